@@ -1,0 +1,184 @@
+"""`jaxmlp` on the command line: parse arguments into a config and call the library.
+
+Bad input ends in one line on stderr that names the problem and the fix, and a
+non-zero exit; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from jaxmlp.errors import JaxmlpError
+
+EXIT_ERROR = 2
+EXIT_DIVERGED = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with errors as one line that points to --help."""
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from jaxmlp.train import TrainConfig
+
+    defaults = TrainConfig()
+    parser = _Parser(prog="jaxmlp", description="Benchmark and profile the JAX MNIST tutorial's training pipeline.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    train = commands.add_parser(
+        "train",
+        help="train the tutorial's MLP and print its per-epoch lines",
+        description="Train the tutorial's MLP (defaults are the tutorial's) and print its three lines per epoch.",
+    )
+    train.add_argument(
+        "--epochs", type=_integer, default=defaults.epochs, help="epochs to train (default: %(default)s)"
+    )
+    train.add_argument(
+        "--batch-size", type=_integer, default=defaults.batch_size, help="images per step (default: %(default)s)"
+    )
+    train.add_argument(
+        "--step-size", type=_number, default=defaults.step_size, help="SGD step size (default: %(default)s)"
+    )
+    train.add_argument(
+        "--workers",
+        type=_integer,
+        default=defaults.workers,
+        help="DataLoader worker processes, spawned (default: %(default)s)",
+    )
+    train.add_argument(
+        "--data-dir",
+        help="folder with the four MNIST IDX files, gzipped or not (default: $JAXMLP_DATA_DIR, else a cache folder)",
+    )
+    train.add_argument("--download", action="store_true", help="let torchvision download MNIST into the data folder")
+    train.add_argument(
+        "--dataset",
+        choices=("mnist", "synthetic"),
+        default=defaults.dataset,
+        help="real MNIST, or a generated MNIST-shaped set for machines without it (default: %(default)s)",
+    )
+    train.add_argument(
+        "--seed", type=_integer, default=defaults.seed, help="PRNGKey seed of the initial params (default: %(default)s)"
+    )
+    train.add_argument("--backend", choices=("cpu", "gpu"), help="JAX backend (default: JAX's default device)")
+    train.add_argument("--json", metavar="PATH", help="write per-epoch records to this NEW JSON file")
+    train.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
+    )
+    train.set_defaults(run=run_train)
+    return parser
+
+
+def _progress_bar(enabled: bool | None):
+    from tqdm import tqdm
+
+    def wrap(iterable, total):
+        # disable=None: shown on a terminal, silent in logs.
+        return tqdm(iterable, total=total, disable=None if enabled is None else not enabled, leave=False, unit="batch")
+
+    return wrap
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from jaxmlp.train import TrainConfig, steady_state_seconds, to_rows, train, validate_config
+
+    config = validate_config(
+        TrainConfig(
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            step_size=args.step_size,
+            workers=args.workers,
+            dataset=args.dataset,
+            data_dir=args.data_dir,
+            download=args.download,
+            seed=args.seed,
+            backend=args.backend,
+        )
+    )
+    if args.json:
+        from jaxmlp.results import check_new_path
+
+        check_new_path(args.json)  # fail before training, not after
+    if config.backend == "cpu" and not os.environ.get("JAX_PLATFORMS"):
+        import jax
+
+        jax.config.update("jax_platforms", "cpu")  # don't start (and fill) a GPU we won't use
+
+    import numpy as np
+
+    from jaxmlp.data import load_datasets
+
+    datasets = load_datasets(config.dataset, config.data_dir, config.download)
+
+    def on_start(meta: dict, compile_s: float) -> None:
+        print(
+            f"jaxmlp train: {datasets.label}; {meta['backend']} ({meta['device_kind']}); pipeline {config.pipeline}; "
+            f"{config.epochs} epochs, batch {config.batch_size}, step size {config.step_size}, {config.workers} workers"
+        )
+        print(f"Compiled the update step in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
+
+    def on_epoch(r) -> None:
+        print(f"Epoch {r.epoch} in {r.epoch_seconds:0.2f} sec")
+        if r.diverged:
+            print(f"Diverged: the training loss is not finite after epoch {r.epoch}; try a smaller --step-size")
+        else:
+            # As the tutorial prints them: float32 scalars at their shortest exact repr.
+            print(f"Training set accuracy {np.float32(r.train_accuracy)!s}")
+            print(f"Test set accuracy {np.float32(r.test_accuracy)!s}", flush=True)
+
+    result = train(config, datasets, on_start=on_start, on_epoch=on_epoch, progress=_progress_bar(args.progress))
+    records = result.records
+    last = records[-1]
+    steady = steady_state_seconds(records)
+    over = f"median of epochs 1-{len(records) - 1}" if len(records) > 1 else "epoch 0 only"
+    label = " [SYNTHETIC data, not MNIST]" if datasets.name == "synthetic" else ""
+    if last.diverged:
+        print(f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}")
+    else:
+        print(
+            f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
+            f"{len(records)} epochs; epoch time {steady:0.2f} sec ({over}); "
+            f"compile {records[0].compile_seconds:0.2f} sec{label}"
+        )
+    if args.json:
+        from jaxmlp.results import write_json_new
+
+        path = write_json_new(args.json, {"jaxmlp": "train", "records": to_rows(config, datasets, result)})
+        print(f"Wrote {len(records)} epoch records to {path}")
+    return EXIT_DIVERGED if last.diverged else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except JaxmlpError as e:
+        print(f"jaxmlp {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"jaxmlp {args.command}: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Which device runs the computation, and the metadata every result carries."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import os
+import platform
+import socket
+import subprocess
+from importlib import metadata as _importlib_metadata
+from pathlib import Path
+
+from jaxmlp.errors import JaxmlpError
+
+BACKENDS = ("cpu", "gpu")
+
+
+def select_device(backend: str | None):
+    """The first device of ``backend`` ("cpu", "gpu"), or JAX's default device when None."""
+    import jax
+
+    if backend is None:
+        return jax.devices()[0]
+    if backend not in BACKENDS:
+        raise JaxmlpError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    try:
+        return jax.devices(backend)[0]
+    except RuntimeError:
+        if backend == "gpu":
+            raise JaxmlpError(
+                "--backend gpu was asked for, but JAX sees no GPU "
+                f"(JAX {jax.__version__} devices: {', '.join(sorted({d.platform for d in jax.devices()}))}); "
+                "install JAX with CUDA (pip install 'jaxmlp[cuda]') on a machine with an NVIDIA GPU, "
+                "or use --backend cpu"
+            ) from None
+        raise
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return _importlib_metadata.version(name)
+    except _importlib_metadata.PackageNotFoundError:
+        return None
+
+
+@functools.cache
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+@functools.cache
+def git_commit() -> str | None:
+    """The jaxmlp checkout's commit (``+dirty`` when it has uncommitted changes), if it is one."""
+    here = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("+dirty" if dirty else "")
+
+
+def metadata(device=None) -> dict:
+    """Versions, machine, device and flags: what makes two numbers comparable."""
+    meta = {
+        "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "jax": package_version("jax"),
+        "jaxlib": package_version("jaxlib"),
+        "numpy": package_version("numpy"),
+        "torch": package_version("torch"),
+        "torchvision": package_version("torchvision"),
+        "jaxmlp": package_version("jaxmlp"),
+        "commit": git_commit(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "jax_platforms": os.environ.get("JAX_PLATFORMS", ""),
+    }
+    if device is not None:
+        import jax
+
+        meta.update(
+            backend=device.platform,
+            device_kind=device.device_kind,
+            device=str(device),
+            jax_enable_x64=bool(jax.config.jax_enable_x64),
+            compilation_cache_dir=jax.config.jax_compilation_cache_dir or "",
+        )
+    return meta

@@ -1,0 +1,176 @@
+"""The training run behind `jaxmlp train`: a frozen config in, epoch records out."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from jaxmlp.errors import JaxmlpError
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run depends on. Defaults are the tutorial's."""
+
+    epochs: int = 8
+    batch_size: int = 128
+    step_size: float = 0.01
+    workers: int = 0
+    dataset: str = "mnist"
+    data_dir: str | None = None
+    download: bool = False
+    seed: int = 0
+    backend: str | None = None  # None: JAX's default device
+    pipeline: str = "seed"
+
+
+def validate_config(config: TrainConfig) -> TrainConfig:
+    """``config`` unchanged, or a `JaxmlpError` naming the impossible setting and what to do."""
+    from jaxmlp.data import DATASETS
+    from jaxmlp.environment import BACKENDS
+
+    if config.epochs <= 0:
+        raise JaxmlpError(f"--epochs must be at least 1, got {config.epochs}")
+    if config.batch_size <= 0:
+        raise JaxmlpError(f"--batch-size must be at least 1, got {config.batch_size}")
+    if not math.isfinite(config.step_size) or config.step_size <= 0:
+        raise JaxmlpError(f"--step-size must be a positive finite number, got {config.step_size}")
+    if config.workers < 0:
+        raise JaxmlpError(f"--workers must be 0 (load in the main process) or more, got {config.workers}")
+    if config.dataset not in DATASETS:
+        raise JaxmlpError(f"unknown --dataset {config.dataset!r}: choose one of {', '.join(DATASETS)}")
+    if config.backend is not None and config.backend not in BACKENDS:
+        raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
+    from jaxmlp.pipelines import PIPELINES
+
+    if config.pipeline not in PIPELINES:
+        raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
+    return config
+
+
+def check_batch_size(batch_size: int, n_train: int) -> None:
+    if batch_size > n_train:
+        raise JaxmlpError(
+            f"--batch-size {batch_size} is larger than the training set ({n_train} images): choose at most {n_train}"
+        )
+
+
+class EpochRecord(NamedTuple):
+    """One epoch's measurements. Times in seconds; losses and accuracies on whole splits."""
+
+    epoch: int
+    epoch_seconds: float  # wall time of the epoch, stopped once the params are ready on the device
+    compile_seconds: float  # JAX compile time: ahead of epoch 0 (for epoch 0), else inside the epoch
+    steps: int
+    samples_per_second: float
+    train_loss: float | None
+    train_accuracy: float | None
+    test_loss: float | None
+    test_accuracy: float | None
+    diverged: bool
+
+
+class TrainResult(NamedTuple):
+    params: list
+    records: list[EpochRecord]
+    metadata: dict  # versions, device, flags, commit (`jaxmlp.environment.metadata`)
+
+
+def _finite_or_none(x) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def train(
+    config: TrainConfig,
+    datasets,
+    *,
+    on_start: Callable[[dict, float], None] | None = None,
+    on_epoch: Callable[[EpochRecord], None] | None = None,
+    progress: Callable[[Iterable, int], Iterable] | None = None,
+) -> TrainResult:
+    """Train the tutorial's MLP on ``datasets`` (`jaxmlp.data.Datasets`) as ``config`` says.
+
+    Compiles the update step for every batch size first (reported as epoch 0's
+    compile time, not part of any epoch time), then runs ``config.epochs``
+    epochs of ``config.pipeline``, evaluating loss and accuracy on both splits
+    after each. Stops early, with ``diverged=True``, once the loss is NaN or
+    infinite. ``on_start(metadata, compile_seconds)`` and ``on_epoch(record)``
+    report as it goes; ``progress(iterable, total)`` may wrap the batches.
+    """
+    import jax
+    from jax import random
+
+    from jaxmlp import data as data_mod
+    from jaxmlp.environment import metadata, select_device
+    from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot
+    from jaxmlp.pipelines import PIPELINES, CompiledStep
+    from jaxmlp.timing import compile_seconds
+
+    validate_config(config)
+    n_train = len(datasets.train)
+    check_batch_size(config.batch_size, n_train)
+    device = select_device(config.backend)
+    meta = metadata(device)
+    run_epoch = PIPELINES[config.pipeline]
+    n_batches = math.ceil(n_train / config.batch_size)
+
+    with jax.default_device(device):
+        params = init_network_params(LAYER_SIZES, random.PRNGKey(config.seed))
+        splits = {}
+        for split, dataset in (("train", datasets.train), ("test", datasets.test)):
+            images, labels = data_mod.as_arrays(dataset)
+            splits[split] = jax.device_put((images, one_hot(labels, N_TARGETS)), device)
+        loader = data_mod.make_loader(datasets.train, config.batch_size, config.workers)
+        step = CompiledStep(config.step_size)
+        ahead = step.compile(params, data_mod.batch_sizes(n_train, config.batch_size))
+        if on_start is not None:
+            on_start(meta, ahead)
+
+        records: list[EpochRecord] = []
+        for epoch in range(config.epochs):
+            batches = progress(loader, n_batches) if progress is not None else loader
+            with compile_seconds() as inside:
+                start = time.perf_counter()
+                params = run_epoch(params, batches, step)  # returns once params are ready
+                seconds = time.perf_counter() - start
+            train_eval = evaluate(params, *splits["train"])
+            test_eval = evaluate(params, *splits["test"])
+            train_loss = _finite_or_none(train_eval.loss)
+            diverged = train_loss is None
+            record = EpochRecord(
+                epoch=epoch,
+                epoch_seconds=seconds,
+                compile_seconds=inside.seconds + (ahead if epoch == 0 else 0.0),
+                steps=n_batches,
+                samples_per_second=n_train / seconds,
+                train_loss=train_loss,
+                train_accuracy=None if diverged else float(train_eval.accuracy),
+                test_loss=_finite_or_none(test_eval.loss),
+                test_accuracy=None if diverged else float(test_eval.accuracy),
+                diverged=diverged,
+            )
+            records.append(record)
+            if on_epoch is not None:
+                on_epoch(record)
+            if diverged:
+                break
+    return TrainResult(params, records, meta)
+
+
+def steady_state_seconds(records: list[EpochRecord]) -> float:
+    """Median epoch time without epoch 0 (which warms caches and the loader), or epoch 0's alone."""
+    times = [r.epoch_seconds for r in records]
+    return statistics.median(times[1:] if len(times) > 1 else times)
+
+
+def to_rows(config: TrainConfig, datasets, result: TrainResult) -> list[dict]:
+    """Flat, JSON-ready rows: one per epoch, each with the settings, the data's origin and the metadata."""
+    settings = {f"config_{k}": v for k, v in dataclasses.asdict(config).items()}
+    origin = {"dataset": datasets.name, "data_source": datasets.source}
+    return [{"kind": "train_epoch", **r._asdict(), **origin, **settings, **result.metadata} for r in result.records]

@@ -1,0 +1,70 @@
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+MNIST_HOWTO = (
+    "real MNIST files not found: set JAXMLP_DATA_DIR to a folder holding the four MNIST IDX files "
+    "(gzipped or not; on the project's machines ../shared/data/mnist) to run this test"
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cache_dir(tmp_path_factory):
+    """Prepared data goes to a temporary cache, never the user's."""
+    old = os.environ.get("JAXMLP_CACHE_DIR")
+    os.environ["JAXMLP_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        os.environ.pop("JAXMLP_CACHE_DIR", None)
+    else:
+        os.environ["JAXMLP_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def mnist_dir() -> Path:
+    """The folder with the real MNIST files, or a skip that says how to provide it."""
+    from jaxmlp.data import find_idx_files
+
+    env = os.environ.get("JAXMLP_DATA_DIR")
+    if not env:
+        pytest.skip(MNIST_HOWTO)
+    folder = Path(env)
+    if find_idx_files(folder) is None and find_idx_files(folder / "MNIST" / "raw") is None:
+        pytest.skip(f"{MNIST_HOWTO} (JAXMLP_DATA_DIR={env} holds no IDX files)")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def mnist(mnist_dir):
+    from jaxmlp.data import load_datasets
+
+    return load_datasets("mnist", mnist_dir)
+
+
+def idx_bytes(kind: str, count: int, seed: int = 0) -> bytes:
+    """A valid IDX file: ``kind`` is "images" (count x 28 x 28 uint8) or "labels" (count uint8 in 0-9)."""
+    rng = np.random.default_rng(seed)
+    if kind == "images":
+        header = np.array([2051, count, 28, 28], ">u4").tobytes()
+        return header + rng.integers(0, 256, count * 784, dtype=np.uint8).tobytes()
+    header = np.array([2049, count], ">u4").tobytes()
+    return header + rng.integers(0, 10, count, dtype=np.uint8).tobytes()
+
+
+def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None = None) -> Path:
+    """A folder with the four MNIST-sized IDX files (random content), some replaced by ``overrides``."""
+    from jaxmlp.data import MNIST_FILES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for spec in MNIST_FILES:
+        raw = (overrides or {}).get(spec.name)
+        if raw is None:
+            raw = idx_bytes("images" if spec.item_shape else "labels", spec.count)
+        if gz:
+            (folder / f"{spec.name}.gz").write_bytes(gzip.compress(raw, compresslevel=1))
+        else:
+            (folder / spec.name).write_bytes(raw)
+    return folder

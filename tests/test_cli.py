@@ -1,0 +1,134 @@
+"""`jaxmlp train` on the command line: its output, its JSON, and one-line errors for bad input."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import write_idx_folder
+
+from jaxmlp.cli import EXIT_DIVERGED, EXIT_ERROR, main
+
+
+def run_cli(*args, timeout=240):
+    """``python -m jaxmlp ARGS`` in a fresh process, as a user runs it."""
+    env = {**os.environ, "PYTHONWARNINGS": "default"}
+    return subprocess.run(
+        [sys.executable, "-m", "jaxmlp", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--epochs", "0"], "--epochs must be at least 1, got 0"),
+        (["--epochs=-3"], "--epochs must be at least 1, got -3"),
+        (["--batch-size", "0"], "--batch-size must be at least 1, got 0"),
+        (["--step-size", "0"], "--step-size must be a positive finite number, got 0.0"),
+        (["--step-size=-0.1"], "--step-size must be a positive finite number, got -0.1"),
+        (["--step-size", "nan"], "--step-size must be a positive finite number, got nan"),
+        (["--workers", "-1"], "--workers must be 0 (load in the main process) or more, got -1"),
+    ],
+)
+def test_impossible_settings(capsys, argv, message):
+    assert main(["train", *argv]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err == f"jaxmlp train: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--backend", "tpu"], "argument --backend: invalid choice: 'tpu'"),
+        (["--epochs", "two"], "argument --epochs: expected a whole number, got 'two'"),
+        (["--dataset", "cifar"], "argument --dataset: invalid choice: 'cifar'"),
+    ],
+)
+def test_unknown_choices_and_malformed_numbers(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", *argv])
+    assert exit_.value.code == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "see jaxmlp train --help" in err
+
+
+def test_gpu_asked_for_and_absent(capsys):
+    assert main(["train", "--dataset", "synthetic", "--backend", "gpu"]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("jaxmlp train: error: --backend gpu was asked for, but JAX sees no GPU")
+    assert "--backend cpu" in err and err.count("\n") == 1
+
+
+def test_batch_larger_than_the_data(capsys):
+    assert main(["train", "--dataset", "synthetic", "--batch-size", "60001"]) == EXIT_ERROR
+    assert "--batch-size 60001 is larger than the training set (60000 images)" in capsys.readouterr().err
+
+
+def test_missing_data_offline(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("JAXMLP_DATA_DIR", raising=False)
+    monkeypatch.setenv("JAXMLP_CACHE_DIR", str(tmp_path / "empty-cache"))
+    assert main(["train"]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "empty-cache does not exist: pass --data-dir DIR (or set JAXMLP_DATA_DIR)" in err
+    assert "--download" in err and "--dataset synthetic" in err and err.count("\n") == 1
+
+
+def test_corrupt_data(capsys, tmp_path):
+    source = write_idx_folder(tmp_path / "src", gz=False)
+    (source / "train-images-idx3-ubyte").write_bytes((source / "train-images-idx3-ubyte").read_bytes()[:5000])
+    assert main(["train", "--data-dir", str(source)]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f"{source / 'train-images-idx3-ubyte'}: truncated (5000 bytes" in err and err.count("\n") == 1
+
+
+def test_json_is_never_overwritten(capsys, tmp_path):
+    existing = tmp_path / "run.json"
+    existing.write_text("{}")
+    assert main(["train", "--dataset", "synthetic", "--json", str(existing)]) == EXIT_ERROR
+    assert "already exists and results are never overwritten" in capsys.readouterr().err
+    assert existing.read_text() == "{}"
+    assert main(["train", "--dataset", "synthetic", "--json", str(tmp_path / "no" / "run.json")]) == EXIT_ERROR
+    assert "folder" in capsys.readouterr().err
+
+
+def test_diverging_run_is_reported_not_scored(capsys, tmp_path):
+    out = tmp_path / "diverged.json"
+    code = main(["train", "--dataset", "synthetic", "--step-size", "1e4", "--epochs", "2", "--json", str(out)])
+    assert code == EXIT_DIVERGED
+    stdout = capsys.readouterr().out
+    assert "Diverged: the training loss is not finite after epoch 0" in stdout
+    assert "Summary: DIVERGED" in stdout and "Training set accuracy" not in stdout
+    records = json.loads(out.read_text())["records"]
+    assert records[-1]["diverged"] is True and records[-1]["train_accuracy"] is None
+
+
+def test_one_epoch_on_synthetic_data_end_to_end(tmp_path):
+    out = tmp_path / "run.json"
+    result = run_cli("train", "--dataset", "synthetic", "--epochs", "1", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "synthetic (generated, NOT MNIST)" in lines[0]
+    assert lines[2].startswith("Epoch 0 in ") and lines[2].endswith(" sec")
+    assert lines[3].startswith("Training set accuracy 0.9") and lines[4].startswith("Test set accuracy 0.9")
+    assert "[SYNTHETIC data, not MNIST]" in lines[5]
+    assert "Traceback" not in result.stderr and "\r" not in result.stderr  # no progress bar in logs
+    (record,) = json.loads(out.read_text())["records"]
+    assert record["dataset"] == "synthetic" and record["epoch"] == 0 and record["train_accuracy"] > 0.8
+    for key in ("epoch_seconds", "compile_seconds", "jax", "jaxlib", "torch", "backend", "device_kind", "commit"):
+        assert key in record
+    assert sorted(os.listdir(tmp_path)) == ["run.json"]  # no temporary file left
+
+
+def test_workers_are_spawned_without_the_fork_warning():
+    result = run_cli("train", "--dataset", "synthetic", "--epochs", "1", "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert "2 workers" in result.stdout and "Test set accuracy" in result.stdout
+    assert "os.fork() was called" not in result.stderr, result.stderr
+
+
+def test_errors_have_no_traceback_in_a_real_process(tmp_path):
+    result = run_cli("train", "--data-dir", str(tmp_path / "nowhere"))
+    assert result.returncode == EXIT_ERROR
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stdout == ""
