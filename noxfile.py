@@ -8,6 +8,13 @@ nox.options.error_on_missing_interpreters = True
 
 
 @nox.session
+def train(session: nox.Session) -> None:
+    """Train the tutorial's MLP: `nox -s train -- --data-dir DIR` (or `-- --dataset synthetic`)."""
+    session.install("-e", ".")
+    session.run("jaxmlp", "train", *session.posargs)
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (real-MNIST tests skip unless JAXMLP_DATA_DIR is set)."""
     session.install("-e", ".[test]")
