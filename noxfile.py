@@ -1,6 +1,13 @@
 """Sessions for jaxmlp: `nox -l` lists them; `nox -s NAME -- ARGS` passes ARGS through."""
 
+import datetime
+import shutil
+from pathlib import Path
+
 import nox
+
+ROOT = Path(__file__).parent
+REPORTS = ROOT / "reports"
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"  # torch is gigabytes: install it once per session's environment
@@ -16,9 +23,10 @@ def train(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite (real-MNIST tests skip unless JAXMLP_DATA_DIR is set)."""
+    """Run the tests, then every benchmark once, tiny (real-MNIST tests skip unless JAXMLP_DATA_DIR is set)."""
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
+    session.run("pytest", "bench", "--profile=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider")
 
 
 @nox.session
@@ -27,3 +35,44 @@ def lint(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+def _bench(session: nox.Session, backends: str, extra: str) -> None:
+    """Run bench/ into a new JSON under reports/, then print its summary.
+
+    Switches (after --): --full (more sizes and rounds), --preinstalled (install nothing: run where jax,
+    torch and the rest are already installed, e.g. with `nox --no-venv`); anything else goes to pytest.
+    """
+    args = list(session.posargs)
+    profile = "full" if "--full" in args else "quick"
+    preinstalled = "--preinstalled" in args
+    args = [a for a in args if a not in ("--full", "--preinstalled")]
+    env = {"PYTHONPATH": str(ROOT)} if preinstalled else {}
+    if not preinstalled:
+        session.install("-e", f".[{extra}]" if extra else ".")
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
+    raw = Path(session.create_tmp()) / f"bench-{stamp}.json"
+    session.run(
+        "python", "-m", "pytest", "bench", "-p", "no:cacheprovider",
+        f"--profile={profile}", f"--backends={backends}",
+        f"--benchmark-json={raw}", "--benchmark-save-data", "--benchmark-columns=min,median,iqr,rounds",
+        *args, env=env,
+    )  # fmt: skip
+    session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmark on the CPU (quick; `-- --full` for more); writes a new reports/bench-*.json and a summary."""
+    _bench(session, backends="cpu", extra="")
+
+
+@nox.session(name="bench-gpu")
+def bench_gpu(session: nox.Session) -> None:
+    """Benchmark on the GPU with JAX for CUDA (`nox --no-venv -s bench-gpu -- --preinstalled` where it is installed)."""
+    if not (shutil.which("nvidia-smi") or any(Path("/dev").glob("nvidia[0-9]*"))):
+        session.error(
+            "no NVIDIA GPU on this machine (no nvidia-smi, no /dev/nvidia*): bench-gpu measures the GPU only; "
+            "run `nox -s bench` for the CPU"
+        )
+    _bench(session, backends="gpu", extra="cuda")

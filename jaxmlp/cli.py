@@ -39,6 +39,7 @@ def _number(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from jaxmlp.pipelines import PIPELINES
     from jaxmlp.train import TrainConfig
 
     defaults = TrainConfig()
@@ -80,11 +81,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=_integer, default=defaults.seed, help="PRNGKey seed of the initial params (default: %(default)s)"
     )
     train.add_argument("--backend", choices=("cpu", "gpu"), help="JAX backend (default: JAX's default device)")
+    train.add_argument(
+        "--pipeline",
+        choices=PIPELINES,
+        default=defaults.pipeline,
+        help="how batches reach the step: the tutorial's DataLoader (seed), array slices (batched), "
+        "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan) "
+        "(default: %(default)s)",
+    )
     train.add_argument("--json", metavar="PATH", help="write per-epoch records to this NEW JSON file")
     train.add_argument(
         "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
     )
     train.set_defaults(run=run_train)
+
+    summary = commands.add_parser(
+        "summary",
+        help="summarize a pytest-benchmark JSON file (and file it under a results folder)",
+        description="Print the compact summary of a pytest-benchmark JSON file: jit/eager and vmap/loop speedups, "
+        "the best worker count, and the pipeline ladder against the compute floor.",
+    )
+    summary.add_argument("file", help="a pytest-benchmark JSON file (written with --benchmark-json)")
+    summary.add_argument(
+        "--save",
+        metavar="DIR",
+        help="also copy the file, atomically and under a new name (never over another run), into DIR",
+    )
+    summary.add_argument("--name", help="the saved file's name (default: bench-<UTC time>-<backends>.json)")
+    summary.set_defaults(run=run_summary)
     return parser
 
 
@@ -112,10 +136,11 @@ def run_train(args: argparse.Namespace) -> int:
             download=args.download,
             seed=args.seed,
             backend=args.backend,
+            pipeline=args.pipeline,
         )
     )
     if args.json:
-        from jaxmlp.results import check_new_path
+        from jaxmlp.store import check_new_path
 
         check_new_path(args.json)  # fail before training, not after
     if config.backend == "cpu" and not os.environ.get("JAX_PLATFORMS"):
@@ -134,7 +159,7 @@ def run_train(args: argparse.Namespace) -> int:
             f"jaxmlp train: {datasets.label}; {meta['backend']} ({meta['device_kind']}); pipeline {config.pipeline}; "
             f"{config.epochs} epochs, batch {config.batch_size}, step size {config.step_size}, {config.workers} workers"
         )
-        print(f"Compiled the update step in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
+        print(f"Compiled in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
 
     def on_epoch(r) -> None:
         print(f"Epoch {r.epoch} in {r.epoch_seconds:0.2f} sec")
@@ -160,11 +185,34 @@ def run_train(args: argparse.Namespace) -> int:
             f"compile {records[0].compile_seconds:0.2f} sec{label}"
         )
     if args.json:
-        from jaxmlp.results import write_json_new
+        from jaxmlp.store import write_json_new
 
         path = write_json_new(args.json, {"jaxmlp": "train", "records": to_rows(config, datasets, result)})
         print(f"Wrote {len(records)} epoch records to {path}")
     return EXIT_DIVERGED if last.diverged else 0
+
+
+def run_summary(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from jaxmlp.results import benchmark_rows, read_benchmark_json
+    from jaxmlp.summary import text_summary
+
+    doc = read_benchmark_json(args.file)
+    rows, _ = benchmark_rows(doc, str(args.file))
+    if rows.empty:
+        raise JaxmlpError(f"{args.file}: holds no benchmarks; did the benchmark run select any?")
+    print(text_summary(rows))
+    if args.save:
+        from jaxmlp.store import unique_path, write_new
+
+        backends = "-".join(sorted(str(b) for b in rows.get("backend", []).dropna().unique())) or "host"
+        stamp = str(doc.get("datetime", "")).replace(":", "").replace("-", "")[:15] or "undated"
+        path = unique_path(Path(args.save), args.name or f"bench-{stamp}-{backends}.json")
+        write_new(path, json.dumps(doc, indent=1) + "\n")
+        print(f"\nSaved {path}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -113,14 +113,6 @@ def make_loader(dataset, batch_size: int, workers: int = 0) -> NumpyLoader:
     )
 
 
-def batch_sizes(n_samples: int, batch_size: int) -> list[int]:
-    """The distinct batch sizes an in-order epoch yields: ``[batch_size]``, plus the remainder."""
-    sizes = [min(batch_size, n_samples)]
-    if n_samples > batch_size and n_samples % batch_size:
-        sizes.append(n_samples % batch_size)
-    return sizes
-
-
 # --- synthetic data ------------------------------------------------------------
 
 
@@ -356,9 +348,3 @@ def load_datasets(
         MNIST(str(root), train=True, transform=FlattenAndCast()),
         MNIST(str(root), train=False, transform=FlattenAndCast()),
     )
-
-
-def as_arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
-    """A whole split converted once: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32."""
-    images = dataset.data.numpy().reshape(len(dataset.data), -1).astype(np.float32)
-    return images, dataset.targets.numpy().astype(np.int32)

@@ -1,21 +1,38 @@
 """Training epochs: one definition of each input pipeline, shared by every caller.
 
-`jaxmlp train`, the benchmarks, the profiler and the version sweep all run an
-epoch through the functions here. Each takes params and returns the new params
-once they are ready on the device (an epoch's clock may stop right after).
+`jaxmlp train`, the benchmarks, the profiler and the version sweep all build an
+epoch with `make_epoch` and call it. Every pipeline feeds the same batches in the
+same order (the tutorial's: no shuffling, the last batch smaller), so all of them
+compute the same parameters; they differ only in how batches reach the step:
+
+- ``seed``: the tutorial as written: torch `DataLoader` batches (numpy), one-hot
+  per batch, one jitted step per batch.
+- ``batched``: the split converted to arrays once; batches are slices of them.
+- ``prefetch``: like ``batched``, but a background thread `device_put`s batches
+  ahead of the step (``depth`` in flight).
+- ``scan``: the whole epoch as ONE jitted `lax.scan` over device-resident
+  batches: one dispatch per epoch.
+
+An epoch returns the new params once they are ready on the device, so a clock
+may stop right after it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, update
-from jaxmlp.timing import compile_seconds
+from jaxmlp.compat import cost_analysis
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
 
-Step = Callable[[Params, jax.Array, jax.Array], Params]
+PIPELINES = ("seed", "batched", "prefetch", "scan")
 
 
 class CompiledStep:
@@ -28,25 +45,49 @@ class CompiledStep:
 
     def __init__(self, step_size: float = STEP_SIZE):
         self.step_size = float(step_size)
-        self._executables: dict[tuple[int, ...], Callable] = {}
+        self._executables: dict[tuple[int, ...], Any] = {}
+
+    def _compile(self, params: Params, x, y):
+        executable = update.lower(params, x, y, self.step_size).compile()
+        self._executables[tuple(x.shape)] = executable
+        return executable
 
     def compile(self, params: Params, sizes: Sequence[int], n_features: int = 784) -> float:
-        """Lower and compile for each batch size; returns the seconds it took."""
-        with compile_seconds() as spent:
-            for size in sizes:
-                x = jax.ShapeDtypeStruct((size, n_features), jnp.float32)
-                y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)
-                self._executables[x.shape] = update.lower(params, x, y, self.step_size).compile()
-        return spent.seconds
+        """Lower and compile for each batch size; returns the wall time it took, in seconds."""
+        start = time.perf_counter()
+        for size in sizes:
+            x = jax.ShapeDtypeStruct((size, n_features), jnp.float32)
+            y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)
+            self._compile(params, x, y)
+        return time.perf_counter() - start
+
+    def flops(self, batch_size: int, n_features: int = 784) -> float | None:
+        """FLOPs of one step at ``batch_size``, from XLA's cost analysis of the compiled step."""
+        executable = self._executables.get((batch_size, n_features))
+        return None if executable is None else cost_analysis(executable).get("flops")
 
     def __call__(self, params: Params, x, y) -> Params:
-        executable = self._executables.get(x.shape)
-        if executable is None:
-            executable = self._executables[x.shape] = update.lower(params, x, y, self.step_size).compile()
+        executable = self._executables.get(tuple(x.shape)) or self._compile(params, x, y)
         return executable(params, x, y, self.step_size)
 
 
-def seed_epoch(params: Params, loader: Iterable, step: Step) -> Params:
+def batch_sizes(n_samples: int, batch_size: int) -> list[int]:
+    """The distinct batch sizes of an in-order epoch: ``[batch_size]``, plus the remainder."""
+    sizes = [min(batch_size, n_samples)]
+    if n_samples > batch_size and n_samples % batch_size:
+        sizes.append(n_samples % batch_size)
+    return sizes
+
+
+def slices(n_samples: int, batch_size: int) -> list[slice]:
+    """The batches of an in-order epoch, the last one smaller if ``batch_size`` does not divide."""
+    return [slice(start, min(start + batch_size, n_samples)) for start in range(0, n_samples, batch_size)]
+
+
+# --- the epochs themselves ------------------------------------------------------
+
+
+def seed_epoch(params: Params, loader, step: Callable) -> Params:
     """The tutorial's epoch as written: numpy batches from the DataLoader, one-hot, one jitted step each."""
     for x, y in loader:
         y = one_hot(y, N_TARGETS)
@@ -54,4 +95,209 @@ def seed_epoch(params: Params, loader: Iterable, step: Step) -> Params:
     return jax.block_until_ready(params)
 
 
-PIPELINES: dict[str, Callable] = {"seed": seed_epoch}
+def batched_epoch(params: Params, images: np.ndarray, targets: np.ndarray, batches, step: Callable) -> Params:
+    """Batches sliced from arrays converted once (images ``(N, 784)``, one-hot targets ``(N, 10)``)."""
+    for s in batches:
+        params = step(params, images[s], targets[s])
+    return jax.block_until_ready(params)
+
+
+def _device_batches(images, targets, batches, device, depth: int) -> Iterator:
+    """Batches put on ``device`` by a background thread, up to ``depth`` ahead of the consumer."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce():
+        try:
+            for s in batches:
+                item = jax.device_put((images[s], targets[s]), device)
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+        except BaseException as e:  # handed to the consumer, raised there
+            ready.put(e)
+            return
+        ready.put(done)
+
+    worker = threading.Thread(target=produce, name="jaxmlp-prefetch", daemon=True)
+    worker.start()
+    try:
+        while (item := ready.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
+def prefetch_epoch(params: Params, images, targets, batches, step: Callable, device=None, depth: int = 2) -> Params:
+    """`batched_epoch`, with a background thread putting ``depth`` batches on the device ahead of the step."""
+    device = device or jax.devices()[0]
+    for x, y in _device_batches(images, targets, batches, device, depth):
+        params = step(params, x, y)
+    return jax.block_until_ready(params)
+
+
+def _scan_steps(params: Params, xs, ys, step_size):
+    """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``."""
+
+    def body(p, batch):
+        return sgd_update(p, *batch, step_size), None
+
+    return jax.lax.scan(body, params, (xs, ys))[0]
+
+
+scan_steps = jax.jit(_scan_steps)
+
+
+def scan_epoch(params: Params, xs, ys, remainder, scan: Callable, step: Callable) -> Params:
+    """All full batches as one scanned program, then the smaller last batch (if any) with the step."""
+    params = scan(params, xs, ys)
+    if remainder is not None:
+        params = step(params, *remainder)
+    return jax.block_until_ready(params)
+
+
+# --- building an epoch for a pipeline ---------------------------------------------
+
+
+class Epoch:
+    """One pipeline's epoch over a training split, ready to compile and run.
+
+    ``epoch.compile(params)`` compiles every executable the epoch runs and
+    returns the seconds it took; ``epoch(params)`` runs one epoch and returns
+    the new params once they are ready. ``flops`` is the epoch's FLOP count
+    from XLA's cost analysis of the compiled step (known after `compile`).
+    """
+
+    def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float):
+        self.pipeline = pipeline
+        self.n_samples = n_samples
+        self.batch_size = batch_size
+        self.step = CompiledStep(step_size)
+        self.sizes = batch_sizes(n_samples, batch_size)
+        self.n_steps = len(slices(n_samples, batch_size))
+
+    @property
+    def flops(self) -> float | None:
+        n_full = self.n_samples // self.batch_size
+        per_size = {size: self.step.flops(size) for size in self.sizes}
+        if any(f is None for f in per_size.values()):
+            return None
+        total = n_full * per_size[self.batch_size]
+        if self.n_samples % self.batch_size:
+            total += per_size[self.n_samples % self.batch_size]
+        return float(total)
+
+    def compile(self, params: Params) -> float:
+        return self.step.compile(params, self.sizes)
+
+    def __call__(self, params: Params, progress: Callable | None = None) -> Params:
+        """One epoch; ``progress(iterable, total)`` may wrap the batches (a progress bar)."""
+        raise NotImplementedError
+
+
+def _wrap(progress, iterable, total):
+    return iterable if progress is None else progress(iterable, total)
+
+
+def as_arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
+    """A whole split converted once: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32.
+
+    ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets``, like torchvision's `MNIST`.
+    """
+    images = np.asarray(dataset.data).reshape(len(dataset.data), -1).astype(np.float32)
+    return images, np.asarray(dataset.targets).astype(np.int32)
+
+
+class _SeedEpoch(Epoch):
+    def __init__(self, dataset, batch_size, step_size, workers):
+        from jaxmlp.data import make_loader  # torch stays out of the other pipelines
+
+        super().__init__("seed", len(dataset), batch_size, step_size)
+        self.loader = make_loader(dataset, batch_size, workers)
+
+    def __call__(self, params, progress=None):
+        return seed_epoch(params, _wrap(progress, self.loader, self.n_steps), self.step)
+
+
+class _ArrayEpoch(Epoch):
+    def __init__(self, pipeline, images, labels, batch_size, step_size, device):
+        super().__init__(pipeline, len(images), batch_size, step_size)
+        self.device = device
+        self.images = np.ascontiguousarray(images, dtype=np.float32)
+        self.targets = np.asarray(one_hot(np.asarray(labels), N_TARGETS))
+        self.batches = slices(self.n_samples, batch_size)
+
+
+class _BatchedEpoch(_ArrayEpoch):
+    def __call__(self, params, progress=None):
+        batches = _wrap(progress, self.batches, self.n_steps)
+        return batched_epoch(params, self.images, self.targets, batches, self.step)
+
+
+class _PrefetchEpoch(_ArrayEpoch):
+    depth = 2
+
+    def __call__(self, params, progress=None):
+        batches = _wrap(progress, self.batches, self.n_steps)
+        return prefetch_epoch(params, self.images, self.targets, batches, self.step, self.device, self.depth)
+
+
+class _ScanEpoch(_ArrayEpoch):
+    def __init__(self, *args):
+        super().__init__(*args)
+        n_full = self.n_samples // self.batch_size
+        cut = n_full * self.batch_size
+        shape = (n_full, self.batch_size)
+        self.xs = jax.device_put(self.images[:cut].reshape(*shape, -1), self.device)
+        self.ys = jax.device_put(self.targets[:cut].reshape(*shape, -1), self.device)
+        self.remainder = None
+        if cut < self.n_samples:
+            self.remainder = jax.device_put((self.images[cut:], self.targets[cut:]), self.device)
+        self.scan = None
+
+    def compile(self, params):
+        seconds = super().compile(params)
+        start = time.perf_counter()
+        self.scan = scan_steps.lower(params, self.xs, self.ys, self.step.step_size).compile()
+        return seconds + time.perf_counter() - start
+
+    def __call__(self, params, progress=None):
+        if self.scan is None:
+            self.compile(params)
+        return scan_epoch(params, self.xs, self.ys, self.remainder, self._run_scan, self.step)
+
+    def _run_scan(self, params, xs, ys):
+        return self.scan(params, xs, ys, self.step.step_size)
+
+
+def make_epoch(
+    pipeline: str,
+    dataset,
+    *,
+    batch_size: int = 128,
+    step_size: float = STEP_SIZE,
+    workers: int = 0,
+    device=None,
+) -> Epoch:
+    """The epoch of ``pipeline`` over ``dataset`` (a split like torchvision's `MNIST`).
+
+    ``workers`` applies to ``seed`` only (its DataLoader); ``device`` to the
+    array pipelines (where their batches go; JAX's default device if None).
+    """
+    if pipeline == "seed":
+        return _SeedEpoch(dataset, batch_size, step_size, workers)
+    images, labels = as_arrays(dataset)
+    device = device or jax.devices()[0]
+    kinds = {"batched": _BatchedEpoch, "prefetch": _PrefetchEpoch, "scan": _ScanEpoch}
+    if pipeline not in kinds:
+        raise ValueError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")
+    return kinds[pipeline](pipeline, images, labels, batch_size, step_size, device)

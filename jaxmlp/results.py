@@ -1,52 +1,71 @@
-"""Writing results: atomically, and never over an earlier run."""
+"""Results into pandas: pytest-benchmark JSON files as one tidy DataFrame (a row per benchmark).
+
+Only this module and the report/summary modules import pandas.
+"""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
+
+import pandas as pd
 
 from jaxmlp.errors import JaxmlpError
 
+STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
+METADATA = (
+    "jax",
+    "jaxlib",
+    "torch",
+    "torchvision",
+    "python",
+    "numpy",
+    "commit",
+    "host",
+    "cpu_model",
+    "cpu_count",
+    "cpu_affinity",
+    "xla_flags",
+    "profile",
+)
 
-def check_new_path(path: str | os.PathLike) -> Path:
-    """``path`` as a Path, if a result may be written there (it is new and its folder exists)."""
+
+def read_benchmark_json(path: str | Path) -> dict:
+    """A pytest-benchmark JSON document, or a `JaxmlpError` saying what is wrong with the file."""
     path = Path(path)
-    if path.exists():
-        raise JaxmlpError(f"{path} already exists and results are never overwritten: choose a new file name")
-    if not path.parent.is_dir():
-        raise JaxmlpError(f"cannot write {path}: folder {path.parent} does not exist; create it or choose another path")
-    return path
-
-
-def write_new(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to a NEW file: all of it or nothing, and never over an existing file.
-
-    The text goes to a temporary file in the same folder, which is then linked to
-    ``path`` (a hard link fails, atomically, if ``path`` exists) and removed.
-    """
-    path = check_new_path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise JaxmlpError(
-                f"{path} appeared while writing and is never overwritten: choose a new file name"
-            ) from None
-        except OSError:  # a file system without hard links: check, then rename
-            check_new_path(path)
-            os.rename(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise JaxmlpError(f"{path}: not readable as JSON ({e}); is it a pytest-benchmark results file?") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list) or "machine_info" not in doc:
+        raise JaxmlpError(f"{path}: not a pytest-benchmark results file (no 'benchmarks' and 'machine_info')")
+    return doc
 
 
-def write_json_new(path: str | os.PathLike, obj) -> Path:
-    return write_new(path, json.dumps(obj, indent=1, allow_nan=False) + "\n")
+def benchmark_rows(doc: dict, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per benchmark, one row per raw round time) from a pytest-benchmark document."""
+    meta = doc["machine_info"].get("jaxmlp", {})
+    common = {key: meta.get(key) for key in METADATA}
+    common.update(
+        file=source,
+        timestamp=doc.get("datetime"),
+        commit=common.get("commit") or (doc.get("commit_info") or {}).get("id"),
+    )
+    rows, samples = [], []
+    for bench in doc["benchmarks"]:
+        stats = bench.get("stats") or {}
+        params = bench.get("params") or {}
+        row = {
+            "group": bench.get("group"),
+            "name": bench.get("name"),
+            "test": bench.get("name", "").split("[")[0],
+            **params,
+            **(bench.get("extra_info") or {}),
+            **{key: stats.get(key) for key in STATS},
+            **common,
+        }
+        rows.append(row)
+        for i, seconds in enumerate(stats.get("data") or []):
+            samples.append({"file": source, "group": row["group"], "name": row["name"], "round": i, "seconds": seconds})
+    frame = pd.DataFrame(rows)
+    return frame, pd.DataFrame(samples, columns=["file", "group", "name", "round", "seconds"])

@@ -96,9 +96,9 @@ def train(
 ) -> TrainResult:
     """Train the tutorial's MLP on ``datasets`` (`jaxmlp.data.Datasets`) as ``config`` says.
 
-    Compiles the update step for every batch size first (reported as epoch 0's
-    compile time, not part of any epoch time), then runs ``config.epochs``
-    epochs of ``config.pipeline``, evaluating loss and accuracy on both splits
+    Compiles everything the epoch runs first (reported as epoch 0's compile
+    time, not part of any epoch time), then runs ``config.epochs`` epochs of
+    ``config.pipeline`` (`jaxmlp.pipelines.make_epoch`), evaluating loss and accuracy on both splits
     after each. Stops early, with ``diverged=True``, once the loss is NaN or
     infinite. ``on_start(metadata, compile_seconds)`` and ``on_epoch(record)``
     report as it goes; ``progress(iterable, total)`` may wrap the batches.
@@ -106,10 +106,9 @@ def train(
     import jax
     from jax import random
 
-    from jaxmlp import data as data_mod
     from jaxmlp.environment import metadata, select_device
     from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot
-    from jaxmlp.pipelines import PIPELINES, CompiledStep
+    from jaxmlp.pipelines import as_arrays, make_epoch
     from jaxmlp.timing import compile_seconds
 
     validate_config(config)
@@ -117,27 +116,30 @@ def train(
     check_batch_size(config.batch_size, n_train)
     device = select_device(config.backend)
     meta = metadata(device)
-    run_epoch = PIPELINES[config.pipeline]
-    n_batches = math.ceil(n_train / config.batch_size)
 
     with jax.default_device(device):
         params = init_network_params(LAYER_SIZES, random.PRNGKey(config.seed))
         splits = {}
         for split, dataset in (("train", datasets.train), ("test", datasets.test)):
-            images, labels = data_mod.as_arrays(dataset)
+            images, labels = as_arrays(dataset)
             splits[split] = jax.device_put((images, one_hot(labels, N_TARGETS)), device)
-        loader = data_mod.make_loader(datasets.train, config.batch_size, config.workers)
-        step = CompiledStep(config.step_size)
-        ahead = step.compile(params, data_mod.batch_sizes(n_train, config.batch_size))
+        run_epoch = make_epoch(
+            config.pipeline,
+            datasets.train,
+            batch_size=config.batch_size,
+            step_size=config.step_size,
+            workers=config.workers,
+            device=device,
+        )
+        ahead = run_epoch.compile(params)
         if on_start is not None:
             on_start(meta, ahead)
 
         records: list[EpochRecord] = []
         for epoch in range(config.epochs):
-            batches = progress(loader, n_batches) if progress is not None else loader
             with compile_seconds() as inside:
                 start = time.perf_counter()
-                params = run_epoch(params, batches, step)  # returns once params are ready
+                params = run_epoch(params, progress)  # returns once params are ready
                 seconds = time.perf_counter() - start
             train_eval = evaluate(params, *splits["train"])
             test_eval = evaluate(params, *splits["test"])
@@ -147,7 +149,7 @@ def train(
                 epoch=epoch,
                 epoch_seconds=seconds,
                 compile_seconds=inside.seconds + (ahead if epoch == 0 else 0.0),
-                steps=n_batches,
+                steps=run_epoch.n_steps,
                 samples_per_second=n_train / seconds,
                 train_loss=train_loss,
                 train_accuracy=None if diverged else float(train_eval.accuracy),

@@ -9,6 +9,7 @@ from conftest import idx_bytes, write_idx_folder
 
 from jaxmlp import data
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.pipelines import as_arrays
 
 # --- the loader shim ---------------------------------------------------------
 
@@ -27,7 +28,7 @@ def test_numpy_loader_yields_numpy_batches_in_order():
     x, y = batches[0]
     assert isinstance(x, np.ndarray) and x.dtype == np.float32
     assert isinstance(y, np.ndarray) and y.dtype == np.int64
-    images, labels = data.as_arrays(dataset)
+    images, labels = as_arrays(dataset)
     np.testing.assert_array_equal(np.concatenate([x for x, _ in batches]), images)  # no shuffling
     np.testing.assert_array_equal(np.concatenate([y for _, y in batches]), labels)
 
@@ -36,11 +37,6 @@ def test_numpy_collate_turns_tensors_into_arrays():
     out = data.numpy_collate([(np.zeros(3, np.float32), 1), (np.ones(3, np.float32), 2)])
     assert isinstance(out[0], np.ndarray) and out[0].shape == (2, 3)
     np.testing.assert_array_equal(out[1], [1, 2])
-
-
-@pytest.mark.parametrize(("n", "batch", "sizes"), [(60000, 128, [128, 96]), (256, 128, [128]), (50, 128, [50])])
-def test_batch_sizes_of_an_epoch(n, batch, sizes):
-    assert data.batch_sizes(n, batch) == sizes
 
 
 # --- synthetic data ------------------------------------------------------------

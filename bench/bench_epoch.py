@@ -1,0 +1,44 @@
+"""One full training epoch per input pipeline and backend, against the compute floor."""
+
+import jax
+import numpy as np
+import pytest
+from benchutil import max_relative_difference, measure
+from jax import random
+
+from jaxmlp import model
+from jaxmlp.pipelines import as_arrays, make_epoch, slices
+
+
+@pytest.fixture(scope="session")
+def reference_epoch(datasets, device):
+    """The epoch every pipeline must compute: the tutorial's jitted update over in-order batches."""
+    images, labels = as_arrays(datasets.train)
+    targets = np.asarray(model.one_hot(labels, 10))
+    with jax.default_device(device):
+        params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+        for s in slices(len(images), 128):
+            params = model.update(params, images[s], targets[s])
+        return jax.block_until_ready(params)
+
+
+def test_epoch(benchmark, profile, backend, device, datasets, matmul_rate, reference_epoch, pipeline):
+    benchmark.group = f"epoch: batch 128, {backend}"
+    with jax.default_device(device):
+        params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+        epoch = make_epoch(pipeline, datasets.train, batch_size=128, device=device)
+        compile_seconds = epoch.compile(params)
+        # Checked once (the first epoch, which also warms up), outside the rounds.
+        assert max_relative_difference(epoch(params), reference_epoch) < 1e-5
+        median = measure(benchmark, lambda: epoch(params), profile, rounds=profile["epoch_rounds"])
+    floor = epoch.flops / matmul_rate
+    benchmark.extra_info.update(
+        compile_seconds=compile_seconds,
+        steps=epoch.n_steps,
+        samples=epoch.n_samples,
+        flops=epoch.flops,
+        matmul_flops_per_second=matmul_rate,
+        floor_seconds=floor,
+        floor_ratio=None if median is None else median / floor,
+        samples_per_second=None if median is None else epoch.n_samples / median,
+    )

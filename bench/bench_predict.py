@@ -1,0 +1,42 @@
+"""Prediction over a batch: vmap(predict) vs a Python loop over predict vs jit(vmap(predict))."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+from benchutil import max_relative_difference, measure
+from jax import random
+
+from jaxmlp import model
+
+
+def loop_predict(params, images):
+    """What vmap replaces: predict image by image, stacked."""
+    return jnp.stack([model.predict(params, image) for image in images])
+
+
+VARIANTS = {
+    "vmap": model.batched_predict,
+    "loop": loop_predict,
+    "jit-vmap": jax.jit(model.batched_predict),
+}
+
+
+@pytest.fixture(scope="module")
+def images(datasets):
+    from jaxmlp.pipelines import as_arrays
+
+    return as_arrays(datasets.train)[0]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_predict(benchmark, profile, backend, device, images, batch_size, variant):
+    benchmark.group = f"predict: batch {batch_size}, {backend}"
+    params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    params, x = jax.device_put((params, images[:batch_size]), device)
+    predict = VARIANTS[variant]
+    with jax.default_device(device):
+        # Checked once (which also compiles), outside the rounds, against jit(vmap(predict)).
+        out = jax.block_until_ready(predict(params, x))
+        assert out.shape == (batch_size, 10)
+        assert max_relative_difference(out, VARIANTS["jit-vmap"](params, x)) < 1e-5
+        measure(benchmark, lambda: jax.block_until_ready(predict(params, x)), profile)

@@ -1,0 +1,152 @@
+"""Shared set-up of the benchmarks: profiles, backends, data, metadata.
+
+Options (after `nox -s bench --`, or to pytest directly):
+  --profile {smoke,quick,full}   sizes and rounds (quick by default; smoke runs everything once, tiny)
+  --backends cpu,gpu             which JAX backends to measure (default: every backend JAX sees)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jax
+import pytest
+
+from jaxmlp import environment
+
+PROFILES = {
+    "smoke": {
+        "rounds": 1,
+        "epoch_rounds": 1,
+        "warmup_rounds": 0,
+        "update_batch_size": (32, 128),
+        "predict_batch_size": (1, 16),
+        "workers": (0, 2),
+        "pipeline": ("seed", "batched", "prefetch", "scan"),
+        "synthetic_sizes": (1024, 256),
+    },
+    "quick": {
+        "rounds": 7,
+        "epoch_rounds": 3,
+        "warmup_rounds": 1,
+        "update_batch_size": (32, 128, 512),
+        "predict_batch_size": (1, 16, 128, 1024),
+        "workers": (0, 1, 2, 4),
+        "pipeline": ("seed", "batched", "prefetch", "scan"),
+        "synthetic_sizes": (60000, 10000),
+    },
+    "full": {
+        "rounds": 25,
+        "epoch_rounds": 7,
+        "warmup_rounds": 2,
+        "update_batch_size": (8, 32, 64, 128, 256, 512, 1024, 2048),
+        "predict_batch_size": (1, 4, 16, 64, 128, 256, 1024, 4096),
+        "workers": (0, 1, 2, 3, 4, 6, 8),
+        "pipeline": ("seed", "batched", "prefetch", "scan"),
+        "synthetic_sizes": (60000, 10000),
+    },
+}
+# Benchmark parameters that the profile decides (they land in the JSON's `params`);
+# `batch_size` takes the list of the module's subject (bench_update.py: update_batch_size).
+PROFILE_PARAMETERS = ("batch_size", "workers", "pipeline")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("jaxmlp")
+    group.addoption("--profile", choices=sorted(PROFILES), default="quick", help="sizes and rounds (default: quick)")
+    group.addoption(
+        "--backends", default="auto", help="comma-separated JAX backends to measure, e.g. cpu,gpu (default: all seen)"
+    )
+
+
+def visible_backends() -> list[str]:
+    found = []
+    for backend in ("cpu", "gpu"):
+        try:
+            jax.devices(backend)
+            found.append(backend)
+        except RuntimeError:
+            pass
+    return found
+
+
+def pytest_configure(config):
+    requested = config.getoption("--backends")
+    visible = visible_backends()
+    chosen = visible if requested == "auto" else [b.strip() for b in requested.split(",") if b.strip()]
+    for backend in chosen:
+        if backend not in visible:
+            raise pytest.UsageError(
+                f"--backends asks for {backend}, but JAX {jax.__version__} sees only {', '.join(visible)}: "
+                + (
+                    "install JAX with CUDA (pip install 'jaxmlp[cuda]') on a machine with an NVIDIA GPU"
+                    if backend == "gpu"
+                    else "choose from those"
+                )
+            )
+    config.jaxmlp_backends = chosen
+    config.jaxmlp_profile = PROFILES[config.getoption("--profile")]
+
+
+def pytest_generate_tests(metafunc):
+    config = metafunc.config
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", config.jaxmlp_backends, scope="session")
+    for name in PROFILE_PARAMETERS:
+        if name in metafunc.fixturenames:
+            key = name
+            if name == "batch_size":
+                key = f"{metafunc.module.__name__.removeprefix('bench_')}_batch_size"
+            metafunc.parametrize(name, config.jaxmlp_profile[key])
+
+
+def pytest_benchmark_update_machine_info(config, machine_info):
+    machine_info["jaxmlp"] = environment.metadata()
+    machine_info["jaxmlp"]["profile"] = config.getoption("--profile")
+    machine_info["jaxmlp"]["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
+
+
+@pytest.fixture(scope="session")
+def profile(request) -> dict:
+    return request.config.jaxmlp_profile
+
+
+@pytest.fixture(scope="session")
+def device(backend):
+    return jax.devices(backend)[0]
+
+
+@pytest.fixture(scope="session")
+def datasets(profile):
+    """Real MNIST when JAXMLP_DATA_DIR holds it (quick and full profiles), else the labelled synthetic set."""
+    from jaxmlp import data
+
+    folder = os.environ.get("JAXMLP_DATA_DIR")
+    real = folder and (
+        data.find_idx_files(Path(folder)) is not None or data.find_idx_files(Path(folder) / "MNIST" / "raw") is not None
+    )
+    if real and profile is not PROFILES["smoke"]:
+        return data.load_datasets("mnist", folder)
+    return data.load_datasets("synthetic", synthetic_sizes=profile["synthetic_sizes"])
+
+
+@pytest.fixture(scope="session")
+def matmul_rate(device) -> float:
+    """Float32 FLOP/s of a 2048^3 matmul on this backend, measured once in this session."""
+    from jaxmlp.floor import matmul_flops_per_second
+
+    return matmul_flops_per_second(device)
+
+
+@pytest.fixture(autouse=True)
+def _context(request):
+    """Every benchmark records its backend, device and data in `extra_info`."""
+    if "benchmark" in request.fixturenames:
+        benchmark = request.getfixturevalue("benchmark")
+        if "backend" in request.fixturenames:
+            dev = request.getfixturevalue("device")
+            benchmark.extra_info.update(backend=dev.platform, device_kind=dev.device_kind)
+        if "datasets" in request.fixturenames:
+            benchmark.extra_info["dataset"] = request.getfixturevalue("datasets").name
+    yield

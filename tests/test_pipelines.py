@@ -1,0 +1,118 @@
+"""Every pipeline feeds the same batches in the same order, so every epoch computes the same params."""
+
+import jax
+import numpy as np
+import pytest
+from jax import random
+
+from jaxmlp import data, model
+from jaxmlp.pipelines import PIPELINES, CompiledStep, _device_batches, as_arrays, batch_sizes, make_epoch, slices
+
+
+@pytest.fixture(scope="module")
+def split():
+    return data.SyntheticMNIST(train=True, size=1000, transform=data.FlattenAndCast())
+
+
+@pytest.fixture(scope="module")
+def params():
+    return model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+
+
+@pytest.fixture(scope="module")
+def by_hand(split, params):
+    """The reference epoch: the tutorial's jitted update over in-order batches of 128 (the last one 104)."""
+    images, labels = as_arrays(split)
+    targets = model.one_hot(labels, 10)
+    p = params
+    for start in range(0, 1000, 128):
+        p = model.update(p, images[start : start + 128], targets[start : start + 128])
+    return p
+
+
+def max_relative_difference(a, b):
+    return max(
+        float(np.max(np.abs(x - y)) / np.max(np.abs(y)))
+        for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b))
+    )
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_every_pipeline_computes_the_reference_epoch(pipeline, split, params, by_hand):
+    epoch = make_epoch(pipeline, split, batch_size=128)
+    assert epoch.compile(params) > 0
+    assert epoch.n_steps == 8 and epoch.sizes == [128, 104]
+    result = epoch(params)
+    assert max_relative_difference(result, by_hand) < 1e-5
+    assert max_relative_difference(epoch(result), by_hand) > 1e-3  # a second epoch moves on
+    assert max_relative_difference(params, by_hand) > 1e-3  # the caller's params are untouched
+
+
+def test_an_epoch_that_skips_a_batch_is_told_apart(split, params, by_hand):
+    """The tolerance above is far tighter than what leaving out the last batch changes."""
+    images, labels = as_arrays(split)
+    targets = model.one_hot(labels, 10)
+    p = params
+    for start in range(0, 896, 128):
+        p = model.update(p, images[start : start + 128], targets[start : start + 128])
+    assert max_relative_difference(p, by_hand) > 1e-3
+
+
+def test_epoch_flops_come_from_the_compiled_step(split, params):
+    epoch = make_epoch("batched", split, batch_size=128)
+    assert epoch.flops is None  # not compiled yet
+    epoch.compile(params)
+    per_step_128 = epoch.step.flops(128)
+    # Analytic: forward 2*B*(784*512 + 512*512 + 512*10), weight gradients the same, input gradients of layers 2-3.
+    analytic = 2 * 128 * (2 * (784 * 512 + 512 * 512 + 512 * 10) + 512 * 512 + 10 * 512)
+    assert per_step_128 == pytest.approx(analytic, rel=0.02)
+    assert epoch.flops == pytest.approx(7 * per_step_128 + epoch.step.flops(104))
+
+
+def test_progress_sees_every_batch(split, params):
+    seen = []
+
+    def progress(iterable, total):
+        for item in iterable:
+            seen.append(total)
+            yield item
+
+    make_epoch("batched", split, batch_size=256)(params, progress)
+    assert seen == [4, 4, 4, 4]
+
+
+def test_prefetch_hands_errors_to_the_consumer():
+    images = np.zeros((10, 784), np.float32)
+
+    class Boom(Exception):
+        pass
+
+    def batches():
+        yield slice(0, 5)
+        raise Boom
+
+    stream = _device_batches(images, images, batches(), jax.devices()[0], depth=2)
+    next(stream)
+    with pytest.raises(Boom):
+        next(stream)
+
+
+def test_compiled_step_compiles_an_unforeseen_size(params):
+    step = CompiledStep()
+    x = np.ones((3, 784), np.float32)
+    y = np.asarray(model.one_hot(np.array([0, 1, 2]), 10))
+    np.testing.assert_array_equal(step(params, x, y)[0][0], model.update(params, x, y)[0][0])
+    assert step.flops(3) > 0
+
+
+@pytest.mark.parametrize(("n", "batch", "sizes"), [(60000, 128, [128, 96]), (256, 128, [128]), (50, 128, [50])])
+def test_batch_sizes_and_slices_of_an_epoch(n, batch, sizes):
+    assert batch_sizes(n, batch) == sizes
+    cuts = slices(n, batch)
+    assert cuts[0].start == 0 and cuts[-1].stop == n
+    assert sorted({s.stop - s.start for s in cuts}, reverse=True) == sizes
+
+
+def test_unknown_pipeline(split):
+    with pytest.raises(ValueError, match="unknown pipeline 'fast'"):
+        make_epoch("fast", split)
