@@ -28,7 +28,7 @@ PROFILES = {
     },
     "quick": {
         "rounds": 7,
-        "epoch_rounds": 3,
+        "epoch_rounds": 5,
         "warmup_rounds": 1,
         "update_batch_size": (32, 128, 512),
         "predict_batch_size": (1, 16, 128, 1024),

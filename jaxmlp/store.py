@@ -28,6 +28,9 @@ def write_new(path: str | os.PathLike, text: str) -> Path:
     """
     path = check_new_path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a result file is as readable as any other
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)

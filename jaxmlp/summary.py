@@ -6,7 +6,14 @@ import pandas as pd
 
 
 def _of(df: pd.DataFrame, test: str) -> pd.DataFrame:
-    return df[df["test"] == test] if "test" in df else df.iloc[0:0]
+    """The rows of one benchmark function, with its integer parameters as integers."""
+    if "test" not in df:
+        return df.iloc[0:0]
+    rows = df[df["test"] == test].dropna(axis="columns", how="all")
+    for column in ("batch_size", "workers"):
+        if column in rows:
+            rows = rows.astype({column: "Int64"})
+    return rows
 
 
 def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
@@ -109,7 +116,7 @@ def text_summary(df: pd.DataFrame) -> str:
             f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
             f"profile {first.profile}; data: {datasets}{label}"
         )
-    fmt = {"float_format": lambda x: f"{x:,.3g}", "index": False}
+    fmt = {"float_format": lambda x: f"{x:,.3g}", "index": False, "na_rep": "-"}
     for title, table in (
         ("Update step: jit vs eager (median ms)", jit_vs_eager(df)),
         ("Prediction: vmap vs Python loop (median ms)", vmap_vs_loop(df)),
@@ -121,4 +128,15 @@ def text_summary(df: pd.DataFrame) -> str:
     best = best_workers(df)
     if best is not None:
         parts.append(f"Best DataLoader worker count here: {best}")
+    ladder = pipeline_ladder(df)
+    for backend, rungs in ladder.groupby("backend"):
+        pipelines = rungs[rungs["rung"].str.startswith("pipeline")]
+        if len(pipelines):
+            fastest, seed = pipelines.iloc[0], pipelines[pipelines["rung"] == "pipeline seed"]
+            line = (
+                f"{backend}: fastest {fastest.rung} at {fastest.x_floor:.2f}x the floor ({fastest.epoch_s:.3g} s/epoch)"
+            )
+            if len(seed):
+                line += f"; the tutorial's seed pipeline at {seed.iloc[0].x_floor:.2f}x ({seed.iloc[0].epoch_s:.3g} s)"
+            parts.append(line)
     return "\n\n".join(parts)

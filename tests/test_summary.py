@@ -1,0 +1,88 @@
+"""Benchmark JSON into a DataFrame, and the summary's derived numbers, from a small fixture file."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jaxmlp import summary
+from jaxmlp.cli import main
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.results import benchmark_rows, read_benchmark_json
+
+FIXTURE = Path(__file__).parent / "fixtures" / "bench-cpu.json"
+
+
+@pytest.fixture(scope="module")
+def frames():
+    return benchmark_rows(read_benchmark_json(FIXTURE), str(FIXTURE))
+
+
+def test_one_row_per_benchmark_with_parameters_metadata_and_stats(frames):
+    rows, samples = frames
+    assert len(rows) == 22
+    row = rows[rows["name"] == "test_update[cpu-128-jit]"].iloc[0]
+    assert (row.backend, row.batch_size, row.variant, row.test) == ("cpu", 128, "jit", "test_update")
+    assert (row.jax, row.jaxlib, row.torch, row.commit, row.host) == (
+        "0.10.2", "0.10.2", "2.14.1", "0123456789abcdef", "fixture-host"
+    )  # fmt: skip
+    assert (row["median"], row.rounds, row.compile_seconds) == (0.004, 3, 0.5)
+    assert len(samples) == 22 * 3 and set(samples.columns) == {"file", "group", "name", "round", "seconds"}
+
+
+def test_jit_vs_eager(frames):
+    table = summary.jit_vs_eager(frames[0]).set_index("batch_size")
+    assert table.loc[32, "jit_speedup"] == pytest.approx(10.0)
+    assert table.loc[128, "jit_speedup"] == pytest.approx(5.0)
+    assert table.loc[128, "dispatch_ms"] == pytest.approx(0.1)
+
+
+def test_vmap_vs_loop(frames):
+    table = summary.vmap_vs_loop(frames[0]).set_index("batch_size")
+    assert table.loc[128, "vmap_speedup"] == pytest.approx(64.0)
+    assert table.loc[128, "jit_vmap_speedup"] == pytest.approx(256.0)
+    assert table.loc[1, "vmap_speedup"] == pytest.approx(2.0)
+
+
+def test_loader_and_best_workers(frames):
+    table = summary.loader_by_workers(frames[0])
+    assert list(table["epoch_s"]) == [2.0, 1.5, 1.25, 0.01]
+    assert summary.best_workers(frames[0]) == 2
+
+
+def test_pipeline_ladder(frames):
+    ladder = summary.pipeline_ladder(frames[0])
+    assert list(ladder["rung"]) == [
+        "floor (epoch FLOPs / 2048^3 matmul rate)",
+        "the step's matmuls alone",
+        "pipeline scan",
+        "pipeline batched",
+        "pipeline prefetch",
+        "pipeline seed",
+    ]
+    assert list(ladder["x_floor"]) == pytest.approx([1.0, 1.2, 1.5, 2.0, 2.5, 3.0])
+    assert ladder.iloc[2]["samples_per_s"] == pytest.approx(40000)
+
+
+def test_cli_summary_saves_a_new_file_each_time(tmp_path, capsys):
+    assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
+    assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Best DataLoader worker count here: 2" in out and "pipeline scan" in out
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert saved == ["bench-20261201T100000-cpu-2.json", "bench-20261201T100000-cpu.json"]
+    assert json.loads((tmp_path / saved[0]).read_text()) == json.loads(FIXTURE.read_text())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "not readable as JSON"), ('{"a": 1}', "not a pytest-benchmark results file")],
+)
+def test_corrupt_or_foreign_files(tmp_path, content, message, capsys):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(JaxmlpError, match=message):
+        read_benchmark_json(path)
+    assert main(["summary", str(path)]) == 2
+    assert message in capsys.readouterr().err
+    assert path.read_text() == content  # never modified
