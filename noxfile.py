@@ -59,6 +59,14 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
         *args, env=env,
     )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
+    session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS), env=env)
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """Render every result under reports/ as summary.md, index.html (plots) and CSV in a new reports/report-*/."""
+    session.install("-e", ".")
+    session.run("jaxmlp", "report", *session.posargs)
 
 
 @nox.session

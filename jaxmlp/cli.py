@@ -109,6 +109,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("--name", help="the saved file's name (default: bench-<UTC time>-<backends>.json)")
     summary.set_defaults(run=run_summary)
+
+    report = commands.add_parser(
+        "report",
+        help="render every result under a folder as summary.md, index.html (with plots) and CSV tables",
+        description="Load every pytest-benchmark JSON and jaxmlp train --json file under --results into one "
+        "table and write summary.md, a self-contained index.html with plots, results.csv and samples.csv.",
+    )
+    report.add_argument("--results", default="reports", help="folder of result files (default: %(default)s)")
+    report.add_argument("--out", help="NEW folder for the report (default: RESULTS/report-<UTC time>)")
+    report.set_defaults(run=run_report)
     return parser
 
 
@@ -212,6 +222,36 @@ def run_summary(args: argparse.Namespace) -> int:
         path = unique_path(Path(args.save), args.name or f"bench-{stamp}-{backends}.json")
         write_new(path, json.dumps(doc, indent=1) + "\n")
         print(f"\nSaved {path}")
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    import datetime
+    import warnings
+    from pathlib import Path
+
+    from jaxmlp.report import write_report
+    from jaxmlp.results import load_results
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # skipped files are reported below, one line each
+        results = load_results(args.results)
+    for path, why in results.skipped:
+        print(f"jaxmlp report: warning: skipped {path}: {why}", file=sys.stderr)
+    if results.runs.empty:
+        raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
+    if args.out:
+        out = Path(args.out)
+        if out.exists():
+            raise JaxmlpError(f"{out} already exists and reports are never overwritten: choose a new folder")
+    else:
+        from jaxmlp.store import unique_path
+
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
+        out = unique_path(Path(args.results), f"report-{stamp}")
+    paths = write_report(results, out)
+    n_files = results.runs["file"].nunique()
+    print(f"Report of {len(results.runs)} rows from {n_files} files: " + ", ".join(str(p) for p in paths))
     return 0
 
 
