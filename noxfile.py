@@ -1,6 +1,7 @@
 """Sessions for jaxmlp: `nox -l` lists them; `nox -s NAME -- ARGS` passes ARGS through."""
 
 import datetime
+import os
 import shutil
 from pathlib import Path
 
@@ -26,7 +27,7 @@ def tests(session: nox.Session) -> None:
     """Run the tests, then every benchmark once, tiny (real-MNIST tests skip unless JAXMLP_DATA_DIR is set)."""
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
-    session.run("pytest", "bench", "--profile=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider")
+    session.run("pytest", "bench", "--size=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider")
 
 
 @nox.session
@@ -38,15 +39,17 @@ def lint(session: nox.Session) -> None:
 
 
 def _bench(session: nox.Session, backends: str, extra: str) -> None:
-    """Run bench/ into a new JSON under reports/, then print its summary.
+    """Run bench/ into a new JSON under reports/, print its summary, render the report.
 
-    Switches (after --): --full (more sizes and rounds), --preinstalled (install nothing: run where jax,
-    torch and the rest are already installed, e.g. with `nox --no-venv`); anything else goes to pytest.
+    Switches (after --): --full (more sizes and rounds); --profile (also capture one XLA trace per epoch
+    pipeline into reports/traces, outside the timed rounds); --preinstalled (install nothing: run where
+    jax, torch and the rest are already installed, e.g. with `nox --no-venv`); the rest goes to pytest.
     """
     args = list(session.posargs)
-    profile = "full" if "--full" in args else "quick"
+    size = "full" if "--full" in args else "quick"
     preinstalled = "--preinstalled" in args
-    args = [a for a in args if a not in ("--full", "--preinstalled")]
+    traces = "--profile" in args
+    args = [a for a in args if a not in ("--full", "--preinstalled", "--profile")]
     env = {"PYTHONPATH": str(ROOT)} if preinstalled else {}
     if not preinstalled:
         session.install("-e", f".[{extra}]" if extra else ".")
@@ -54,12 +57,23 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     raw = Path(session.create_tmp()) / f"bench-{stamp}.json"
     session.run(
         "python", "-m", "pytest", "bench", "-p", "no:cacheprovider",
-        f"--profile={profile}", f"--backends={backends}",
+        f"--size={size}", f"--backends={backends}",
         f"--benchmark-json={raw}", "--benchmark-save-data", "--benchmark-columns=min,median,iqr,rounds",
         *args, env=env,
     )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
+    if traces:
+        for pipeline in ("seed", "batched", "prefetch", "scan"):
+            session.run(
+                "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
+                "--logdir", str(REPORTS / "traces"), "--backend", backends, *_data_args(), env=env,
+            )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS), env=env)
+
+
+def _data_args() -> list[str]:
+    """Real MNIST where JAXMLP_DATA_DIR is set, else the (labelled) synthetic set."""
+    return [] if os.environ.get("JAXMLP_DATA_DIR") else ["--dataset", "synthetic"]
 
 
 @nox.session
@@ -84,3 +98,17 @@ def bench_gpu(session: nox.Session) -> None:
             "run `nox -s bench` for the CPU"
         )
     _bench(session, backends="gpu", extra="cuda")
+
+
+@nox.session
+def profile(session: nox.Session) -> None:
+    """Capture an XLA trace: `nox -s profile -- --pipeline scan --steps 10` (into reports/traces)."""
+    session.install("-e", ".")
+    session.run("jaxmlp", "profile", *(session.posargs or _data_args()))
+
+
+@nox.session
+def tensorboard(session: nox.Session) -> None:
+    """Serve TensorBoard with the profile plugin on 127.0.0.1 over reports/traces (`-- --port 6007`)."""
+    session.install("-e", ".")
+    session.run("jaxmlp", "tensorboard", *session.posargs)

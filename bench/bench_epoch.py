@@ -22,7 +22,7 @@ def reference_epoch(datasets, device):
         return jax.block_until_ready(params)
 
 
-def test_epoch(benchmark, profile, backend, device, datasets, matmul_rate, reference_epoch, pipeline):
+def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, reference_epoch, pipeline):
     benchmark.group = f"epoch: batch 128, {backend}"
     with jax.default_device(device):
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
@@ -31,9 +31,10 @@ def test_epoch(benchmark, profile, backend, device, datasets, matmul_rate, refer
         compile_seconds = epoch.compile(params)
         # Checked once (the first epoch, which also warms up), outside the rounds.
         assert max_relative_difference(epoch(params), reference_epoch) < 1e-5
-        median = measure(benchmark, lambda: epoch(params), profile, rounds=profile["epoch_rounds"])
+        median = measure(benchmark, lambda: epoch(params), sizes, rounds=sizes["epoch_rounds"])
     floor = epoch.flops / matmul_rate
     benchmark.extra_info.update(
+        **epoch.facts(),
         compile_seconds=compile_seconds,
         steps=epoch.n_steps,
         samples=epoch.n_samples,

@@ -6,38 +6,41 @@ import numpy as np
 from benchutil import measure
 
 from jaxmlp import floor
-from jaxmlp.compat import cost_analysis
+from jaxmlp.compat import compiled_facts, cost_analysis
+from jaxmlp.model import LAYER_SIZES
 from jaxmlp.pipelines import as_arrays
 
 
-def test_matmul(benchmark, profile, backend, device):
+def test_matmul(benchmark, sizes, backend, device):
     """The float32 rate that turns an epoch's FLOPs into its floor (2048^3)."""
     benchmark.group = f"floor: {backend}"
     n = 2048
     a = jax.device_put(jnp.asarray(np.random.default_rng(0).standard_normal((n, n)), jnp.float32), device)
     f = jax.jit(floor.matmul).lower(a, a).compile()
     np.testing.assert_allclose(f(a, a)[:4, :4], np.asarray(a)[:4] @ np.asarray(a)[:, :4], rtol=1e-3, atol=1e-2)
-    median = measure(benchmark, lambda: jax.block_until_ready(f(a, a)), profile)
+    median = measure(benchmark, lambda: jax.block_until_ready(f(a, a)), sizes)
+    benchmark.extra_info.update(compiled_facts(f))
     benchmark.extra_info.update(flops=2 * n**3, flops_per_second=None if median is None else 2 * n**3 / median)
 
 
-def test_step_gemms(benchmark, profile, backend, device, datasets, matmul_rate):
+def test_step_gemms(benchmark, sizes, backend, device, datasets, matmul_rate):
     """An epoch's worth (batch 128) of the step's matrix products, at the step's shapes, and nothing else."""
     benchmark.group = f"floor: {backend}"
     images = as_arrays(datasets.train)[0]
     n_full = len(images) // 128
     xs = jax.device_put(images[: n_full * 128].reshape(n_full, 128, -1), device)
     rng = np.random.default_rng(0)
-    sizes = [(512, 784), (512, 512), (10, 512)]
-    weights = jax.device_put([jnp.asarray(rng.standard_normal(s) * 1e-2, jnp.float32) for s in sizes], device)
+    shapes = [(n_out, n_in) for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])]
+    weights = jax.device_put([jnp.asarray(rng.standard_normal(s) * 1e-2, jnp.float32) for s in shapes], device)
     f = floor.step_gemms.lower(weights, xs).compile()
     flops = n_full * floor.gemm_flops(floor.step_gemm_shapes(128))
     assert cost_analysis(f).get("flops") in (None, flops / n_full)  # XLA counts a scan's body once
     # Checked once against the same products in numpy, on two batches.
     two = floor.step_gemms(weights, xs[:2])
     np.testing.assert_allclose(two, _step_gemms_numpy([np.asarray(w) for w in weights], np.asarray(xs[:2])), rtol=1e-3)
-    median = measure(benchmark, lambda: jax.block_until_ready(f(weights, xs)), profile, rounds=profile["epoch_rounds"])
+    median = measure(benchmark, lambda: jax.block_until_ready(f(weights, xs)), sizes, rounds=sizes["epoch_rounds"])
     benchmark.extra_info.update(
+        **compiled_facts(f),
         flops=flops,
         steps=n_full,
         floor_seconds=flops / matmul_rate,

@@ -24,7 +24,7 @@ def split(datasets):
     return datasets.train
 
 
-def test_loader(benchmark, profile, split, workers):
+def test_loader(benchmark, sizes, split, workers):
     benchmark.group = "loader: one epoch, batch 128"
     start = time.perf_counter()
     loader = data.make_loader(split, batch_size=128, workers=workers)  # spawned, persistent workers
@@ -33,21 +33,21 @@ def test_loader(benchmark, profile, split, workers):
     benchmark.extra_info["first_epoch_seconds"] = time.perf_counter() - start
     np.testing.assert_array_equal(labels, as_arrays(split)[1])
     expected = (len(slices(len(split), 128)), len(split))
-    assert measure_and_count(benchmark, profile, lambda: iterate(loader)) == expected
+    assert measure_and_count(benchmark, sizes, lambda: iterate(loader)) == expected
 
 
-def test_arrays(benchmark, profile, split):
+def test_arrays(benchmark, sizes, split):
     """The alternative: the split converted to arrays once, batches sliced from them."""
     benchmark.group = "loader: one epoch, batch 128"
     images, labels = as_arrays(split)
     batches = slices(len(images), 128)
     np.testing.assert_array_equal(np.concatenate([labels[s] for s in batches]), labels)
     expected = (len(batches), len(images))
-    assert measure_and_count(benchmark, profile, lambda: iterate((images[s], labels[s]) for s in batches)) == expected
+    assert measure_and_count(benchmark, sizes, lambda: iterate((images[s], labels[s]) for s in batches)) == expected
 
 
-def measure_and_count(benchmark, profile, target):
+def measure_and_count(benchmark, sizes, target):
     counts = []
-    measure(benchmark, lambda: counts.append(target()), profile, rounds=profile["epoch_rounds"])
+    measure(benchmark, lambda: counts.append(target()), sizes, rounds=sizes["epoch_rounds"])
     assert len(set(counts)) == 1
     return counts[0]

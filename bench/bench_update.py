@@ -9,7 +9,7 @@ from benchutil import max_relative_difference, measure
 from jax import random
 
 from jaxmlp import model
-from jaxmlp.compat import cost_analysis
+from jaxmlp.compat import compiled_facts, cost_analysis
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def inputs(batches, batch_size, device):
 
 
 @pytest.mark.parametrize("variant", ["jit", "jit-dispatch", "eager"])
-def test_update(benchmark, profile, backend, device, batches, batch_size, variant):
+def test_update(benchmark, sizes, backend, device, batches, batch_size, variant):
     benchmark.group = f"update: batch {batch_size}, {backend}"
     params, x, y = inputs(batches, batch_size, device)
     with jax.default_device(device):
@@ -38,7 +38,7 @@ def test_update(benchmark, profile, backend, device, batches, batch_size, varian
             start = time.perf_counter()
             step = model.update.lower(params, x, y).compile()
             benchmark.extra_info["compile_seconds"] = time.perf_counter() - start
-            benchmark.extra_info["flops"] = cost_analysis(step).get("flops")
+            benchmark.extra_info.update(compiled_facts(step), flops=cost_analysis(step).get("flops"))
 
         # Checked once, outside the rounds, against the tutorial's math.
         expected = model.update(params, x, y)
@@ -56,7 +56,7 @@ def test_update(benchmark, profile, backend, device, batches, batch_size, varian
             def target():
                 pending.append(step(params, x, y))
 
-            measure(benchmark, target, profile, setup=setup)
+            measure(benchmark, target, sizes, setup=setup)
             jax.block_until_ready(pending)
         else:
-            measure(benchmark, lambda: jax.block_until_ready(step(params, x, y)), profile)
+            measure(benchmark, lambda: jax.block_until_ready(step(params, x, y)), sizes)

@@ -6,16 +6,16 @@ import jax
 import numpy as np
 
 
-def measure(benchmark, target, profile, *, rounds=None, setup=None):
-    """Time ``target`` (which ends in block_until_ready) for the profile's rounds, warm-up outside them.
+def measure(benchmark, target, sizes, *, rounds=None, setup=None):
+    """Time ``target`` (which ends in block_until_ready) for the sizes's rounds, warm-up outside them.
 
     Returns the median seconds, or None where benchmarks are disabled (a smoke run).
     """
     benchmark.pedantic(
         target,
         setup=setup,
-        rounds=rounds or profile["rounds"],
-        warmup_rounds=profile["warmup_rounds"],
+        rounds=rounds or sizes["rounds"],
+        warmup_rounds=sizes["warmup_rounds"],
         iterations=1,
     )
     stats = getattr(benchmark, "stats", None)

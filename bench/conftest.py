@@ -1,7 +1,7 @@
-"""Shared set-up of the benchmarks: profiles, backends, data, metadata.
+"""Shared set-up of the benchmarks: sizes, backends, data, metadata.
 
 Options (after `nox -s bench --`, or to pytest directly):
-  --profile {smoke,quick,full}   sizes and rounds (quick by default; smoke runs everything once, tiny)
+  --size {smoke,quick,full}   sizes and rounds (quick by default; smoke runs everything once, tiny)
   --backends cpu,gpu             which JAX backends to measure (default: every backend JAX sees)
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 from jaxmlp import environment
 
-PROFILES = {
+SIZES = {
     "smoke": {
         "rounds": 1,
         "epoch_rounds": 1,
@@ -47,14 +47,14 @@ PROFILES = {
         "synthetic_sizes": (60000, 10000),
     },
 }
-# Benchmark parameters that the profile decides (they land in the JSON's `params`);
+# Benchmark parameters that the size decides (they land in the JSON's `params`);
 # `batch_size` takes the list of the module's subject (bench_update.py: update_batch_size).
-PROFILE_PARAMETERS = ("batch_size", "workers", "pipeline")
+SIZE_PARAMETERS = ("batch_size", "workers", "pipeline")
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("jaxmlp")
-    group.addoption("--profile", choices=sorted(PROFILES), default="quick", help="sizes and rounds (default: quick)")
+    group.addoption("--size", choices=sorted(SIZES), default="quick", help="sizes and rounds (default: quick)")
     group.addoption(
         "--backends", default="auto", help="comma-separated JAX backends to measure, e.g. cpu,gpu (default: all seen)"
     )
@@ -86,30 +86,30 @@ def pytest_configure(config):
                 )
             )
     config.jaxmlp_backends = chosen
-    config.jaxmlp_profile = PROFILES[config.getoption("--profile")]
+    config.jaxmlp_sizes = SIZES[config.getoption("--size")]
 
 
 def pytest_generate_tests(metafunc):
     config = metafunc.config
     if "backend" in metafunc.fixturenames:
         metafunc.parametrize("backend", config.jaxmlp_backends, scope="session")
-    for name in PROFILE_PARAMETERS:
+    for name in SIZE_PARAMETERS:
         if name in metafunc.fixturenames:
             key = name
             if name == "batch_size":
                 key = f"{metafunc.module.__name__.removeprefix('bench_')}_batch_size"
-            metafunc.parametrize(name, config.jaxmlp_profile[key])
+            metafunc.parametrize(name, config.jaxmlp_sizes[key])
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
     machine_info["jaxmlp"] = environment.metadata()
-    machine_info["jaxmlp"]["profile"] = config.getoption("--profile")
+    machine_info["jaxmlp"]["size"] = config.getoption("--size")
     machine_info["jaxmlp"]["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
 
 
 @pytest.fixture(scope="session")
-def profile(request) -> dict:
-    return request.config.jaxmlp_profile
+def sizes(request) -> dict:
+    return request.config.jaxmlp_sizes
 
 
 @pytest.fixture(scope="session")
@@ -118,17 +118,17 @@ def device(backend):
 
 
 @pytest.fixture(scope="session")
-def datasets(profile):
-    """Real MNIST when JAXMLP_DATA_DIR holds it (quick and full profiles), else the labelled synthetic set."""
+def datasets(sizes):
+    """Real MNIST when JAXMLP_DATA_DIR holds it (quick and full sizes), else the labelled synthetic set."""
     from jaxmlp import data
 
     folder = os.environ.get("JAXMLP_DATA_DIR")
     real = folder and (
         data.find_idx_files(Path(folder)) is not None or data.find_idx_files(Path(folder) / "MNIST" / "raw") is not None
     )
-    if real and profile is not PROFILES["smoke"]:
+    if real and sizes is not SIZES["smoke"]:
         return data.load_datasets("mnist", folder)
-    return data.load_datasets("synthetic", synthetic_sizes=profile["synthetic_sizes"])
+    return data.load_datasets("synthetic", synthetic_sizes=sizes["synthetic_sizes"])
 
 
 @pytest.fixture(scope="session")

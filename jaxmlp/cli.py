@@ -66,17 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=defaults.workers,
         help="DataLoader worker processes, spawned (default: %(default)s)",
     )
-    train.add_argument(
-        "--data-dir",
-        help="folder with the four MNIST IDX files, gzipped or not (default: $JAXMLP_DATA_DIR, else a cache folder)",
-    )
-    train.add_argument("--download", action="store_true", help="let torchvision download MNIST into the data folder")
-    train.add_argument(
-        "--dataset",
-        choices=("mnist", "synthetic"),
-        default=defaults.dataset,
-        help="real MNIST, or a generated MNIST-shaped set for machines without it (default: %(default)s)",
-    )
+    _add_data_arguments(train, defaults)
     train.add_argument(
         "--seed", type=_integer, default=defaults.seed, help="PRNGKey seed of the initial params (default: %(default)s)"
     )
@@ -119,7 +109,47 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--results", default="reports", help="folder of result files (default: %(default)s)")
     report.add_argument("--out", help="NEW folder for the report (default: RESULTS/report-<UTC time>)")
     report.set_defaults(run=run_report)
+
+    profile = commands.add_parser(
+        "profile",
+        help="capture an XLA profiler trace of training steps, for TensorBoard",
+        description="After a warm-up, trace N training steps of a pipeline (each step, batch fetch included, "
+        "marked for TensorBoard's profile plugin) into a new run folder under --logdir.",
+    )
+    profile.add_argument("--pipeline", choices=PIPELINES, default="scan", help="(default: %(default)s)")
+    profile.add_argument(
+        "--steps", type=_integer, default=10, help="steps to trace; for scan one step is one epoch (default: 10)"
+    )
+    profile.add_argument("--logdir", default="reports/traces", help="TensorBoard logdir (default: %(default)s)")
+    _add_data_arguments(profile, defaults)
+    profile.add_argument("--batch-size", type=_integer, default=defaults.batch_size, help="(default: %(default)s)")
+    profile.add_argument("--workers", type=_integer, default=0, help="DataLoader workers, seed only (default: 0)")
+    profile.add_argument("--backend", choices=("cpu", "gpu"), help="JAX backend (default: JAX's default device)")
+    profile.set_defaults(run=run_profile)
+
+    board = commands.add_parser(
+        "tensorboard",
+        help="serve TensorBoard with the profile plugin on 127.0.0.1 over a traces folder",
+        description="Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C.",
+    )
+    board.add_argument("--logdir", default="reports/traces", help="(default: %(default)s)")
+    board.add_argument("--port", type=_integer, default=6006, help="(default: %(default)s)")
+    board.set_defaults(run=run_tensorboard)
     return parser
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser, defaults) -> None:
+    parser.add_argument(
+        "--data-dir",
+        help="folder with the four MNIST IDX files, gzipped or not (default: $JAXMLP_DATA_DIR, else a cache folder)",
+    )
+    parser.add_argument("--download", action="store_true", help="let torchvision download MNIST into the data folder")
+    parser.add_argument(
+        "--dataset",
+        choices=("mnist", "synthetic"),
+        default=defaults.dataset,
+        help="real MNIST, or a generated MNIST-shaped set for machines without it (default: %(default)s)",
+    )
 
 
 def _progress_bar(enabled: bool | None):
@@ -153,10 +183,7 @@ def run_train(args: argparse.Namespace) -> int:
         from jaxmlp.store import check_new_path
 
         check_new_path(args.json)  # fail before training, not after
-    if config.backend == "cpu" and not os.environ.get("JAX_PLATFORMS"):
-        import jax
-
-        jax.config.update("jax_platforms", "cpu")  # don't start (and fill) a GPU we won't use
+    _cpu_only_if_asked(config.backend)
 
     import numpy as np
 
@@ -202,6 +229,97 @@ def run_train(args: argparse.Namespace) -> int:
     return EXIT_DIVERGED if last.diverged else 0
 
 
+def _cpu_only_if_asked(backend: str | None) -> None:
+    if backend == "cpu" and not os.environ.get("JAX_PLATFORMS"):
+        import jax
+
+        jax.config.update("jax_platforms", "cpu")  # don't start (and fill) a GPU we won't use
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jaxmlp.data import load_datasets
+    from jaxmlp.train import TrainConfig, check_batch_size, validate_config
+
+    config = validate_config(
+        TrainConfig(
+            batch_size=args.batch_size,
+            workers=args.workers,
+            dataset=args.dataset,
+            data_dir=args.data_dir,
+            download=args.download,
+            backend=args.backend,
+            pipeline=args.pipeline,
+        )
+    )
+    if args.steps <= 0:
+        raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
+    _cpu_only_if_asked(config.backend)
+    datasets = load_datasets(config.dataset, config.data_dir, config.download)
+    check_batch_size(config.batch_size, len(datasets.train))
+
+    import jax
+    from jax import random
+
+    from jaxmlp.environment import select_device
+    from jaxmlp.model import LAYER_SIZES, init_network_params
+    from jaxmlp.pipelines import make_epoch
+    from jaxmlp.profiling import capture
+    from jaxmlp.traces import capture_summary
+
+    device = select_device(config.backend)
+    with jax.default_device(device):
+        params = init_network_params(LAYER_SIZES, random.PRNGKey(config.seed))
+        epoch = make_epoch(
+            config.pipeline, datasets.train, batch_size=config.batch_size, workers=config.workers, device=device
+        )
+        print(f"jaxmlp profile: {datasets.label}; {device.platform} ({device.device_kind}); pipeline {config.pipeline}")
+        result = capture(epoch, params, steps=args.steps, logdir=Path(args.logdir))
+    unit = "epochs (one scan each)" if config.pipeline == "scan" else "steps"
+    print(f"Traced {result.steps} {unit} in {result.seconds:0.2f} sec into {result.run_dir}")
+    for xplane in result.xplanes:
+        s = capture_summary(xplane)
+        if s["median_step_ms"] is not None:
+            print(
+                f"Median step {s['median_step_ms']:0.3g} ms (load {s['median_load_ms']:0.3g} ms, "
+                f"compute {s['median_compute_ms']:0.3g} ms); top op: {s['top_ops']['op'].iloc[0]}"
+            )
+    print(f"Open it: jaxmlp tensorboard --logdir {args.logdir}   (then the PROFILE tab)")
+    return 0
+
+
+def tensorboard_command(logdir: str, port: int) -> list[str]:
+    """TensorBoard with the profile plugin, bound to 127.0.0.1 only."""
+    return [
+        sys.executable,
+        "-m",
+        "tensorboard.main",
+        "--logdir",
+        str(logdir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+
+
+def run_tensorboard(args: argparse.Namespace) -> int:
+    import importlib.util
+    import subprocess
+
+    for module, package in (("tensorboard", "tensorboard"), ("xprof", "tensorboard-plugin-profile")):
+        if importlib.util.find_spec(module) is None:
+            raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install -e .)")
+    if not os.path.isdir(args.logdir):
+        raise JaxmlpError(f"no traces folder {args.logdir}: capture one with jaxmlp profile --logdir {args.logdir}")
+    print(f"TensorBoard on http://127.0.0.1:{args.port}/#profile over {args.logdir} (Ctrl-C stops it)", flush=True)
+    try:
+        return subprocess.run(tensorboard_command(args.logdir, args.port)).returncode
+    except KeyboardInterrupt:
+        return 0
+
+
 def run_summary(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
@@ -238,7 +356,10 @@ def run_report(args: argparse.Namespace) -> int:
         results = load_results(args.results)
     for path, why in results.skipped:
         print(f"jaxmlp report: warning: skipped {path}: {why}", file=sys.stderr)
-    if results.runs.empty:
+    from jaxmlp.traces import capture_summary, find_captures
+
+    traces = [capture_summary(xplane) for xplane in find_captures(args.results)]
+    if results.runs.empty and not traces:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
     if args.out:
         out = Path(args.out)
@@ -249,9 +370,12 @@ def run_report(args: argparse.Namespace) -> int:
 
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
         out = unique_path(Path(args.results), f"report-{stamp}")
-    paths = write_report(results, out)
-    n_files = results.runs["file"].nunique()
-    print(f"Report of {len(results.runs)} rows from {n_files} files: " + ", ".join(str(p) for p in paths))
+    paths = write_report(results, out, traces)
+    n_files = results.runs["file"].nunique() if len(results.runs) else 0
+    print(
+        f"Report of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "
+        + ", ".join(str(p) for p in paths)
+    )
     return 0
 
 

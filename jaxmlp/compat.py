@@ -24,3 +24,37 @@ def cost_analysis(compiled) -> dict:
             costs = costs[0] if costs else None
         return dict(costs or {})
     return {}
+
+
+_MEMORY_FIELDS = {
+    "argument_bytes": "argument_size_in_bytes",
+    "output_bytes": "output_size_in_bytes",
+    "temp_bytes": "temp_size_in_bytes",
+    "generated_code_bytes": "generated_code_size_in_bytes",
+    "alias_bytes": "alias_size_in_bytes",
+}
+
+
+def memory_analysis(compiled) -> dict:
+    """``Compiled.memory_analysis()`` as a dict of byte counts (best-effort: empty where unsupported)."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # documented as best-effort; some backends and versions raise
+        return {}
+    if isinstance(stats, (list, tuple)):  # older versions: one entry per device
+        stats = stats[0] if stats else None
+    if stats is None:
+        return {}
+    return {key: int(getattr(stats, attr)) for key, attr in _MEMORY_FIELDS.items() if hasattr(stats, attr)}
+
+
+def compiled_facts(compiled) -> dict:
+    """What XLA says about a compiled program: flops, bytes accessed, transcendentals, and memory sizes."""
+    costs = cost_analysis(compiled)
+    facts = {
+        "flops": costs.get("flops"),
+        "bytes_accessed": costs.get("bytes accessed"),
+        "transcendentals": costs.get("transcendentals"),
+        **memory_analysis(compiled),
+    }
+    return {f"xla_{key}": value for key, value in facts.items() if value is not None}

@@ -22,14 +22,14 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmlp.compat import cost_analysis
+from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
 
 PIPELINES = ("seed", "batched", "prefetch", "scan")
@@ -60,6 +60,11 @@ class CompiledStep:
             y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)
             self._compile(params, x, y)
         return time.perf_counter() - start
+
+    def facts(self, batch_size: int, n_features: int = 784) -> dict:
+        """XLA's cost and memory analysis of the step compiled for ``batch_size`` (`compat.compiled_facts`)."""
+        executable = self._executables.get((batch_size, n_features))
+        return {} if executable is None else compiled_facts(executable)
 
     def flops(self, batch_size: int, n_features: int = 784) -> float | None:
         """FLOPs of one step at ``batch_size``, from XLA's cost analysis of the compiled step."""
@@ -95,10 +100,10 @@ def seed_epoch(params: Params, loader, step: Callable) -> Params:
     return jax.block_until_ready(params)
 
 
-def batched_epoch(params: Params, images: np.ndarray, targets: np.ndarray, batches, step: Callable) -> Params:
-    """Batches sliced from arrays converted once (images ``(N, 784)``, one-hot targets ``(N, 10)``)."""
-    for s in batches:
-        params = step(params, images[s], targets[s])
+def run_steps(params: Params, batches: Iterable, step: Callable) -> Params:
+    """One step per ``(x, y)`` batch (images ``(B, 784)``, one-hot targets ``(B, 10)``), in order."""
+    for x, y in batches:
+        params = step(params, x, y)
     return jax.block_until_ready(params)
 
 
@@ -137,14 +142,6 @@ def _device_batches(images, targets, batches, device, depth: int) -> Iterator:
         worker.join()
 
 
-def prefetch_epoch(params: Params, images, targets, batches, step: Callable, device=None, depth: int = 2) -> Params:
-    """`batched_epoch`, with a background thread putting ``depth`` batches on the device ahead of the step."""
-    device = device or jax.devices()[0]
-    for x, y in _device_batches(images, targets, batches, device, depth):
-        params = step(params, x, y)
-    return jax.block_until_ready(params)
-
-
 def _scan_steps(params: Params, xs, ys, step_size):
     """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``."""
 
@@ -181,6 +178,7 @@ class Epoch:
         self.pipeline = pipeline
         self.n_samples = n_samples
         self.batch_size = batch_size
+        self.step_size = float(step_size)
         self.step = CompiledStep(step_size)
         self.sizes = batch_sizes(n_samples, batch_size)
         self.n_steps = len(slices(n_samples, batch_size))
@@ -199,8 +197,18 @@ class Epoch:
     def compile(self, params: Params) -> float:
         return self.step.compile(params, self.sizes)
 
+    def facts(self) -> dict:
+        """What XLA says about the programs this epoch runs (the step at full batch size)."""
+        return self.step.facts(self.batch_size)
+
     def __call__(self, params: Params, progress: Callable | None = None) -> Params:
-        """One epoch; ``progress(iterable, total)`` may wrap the batches (a progress bar)."""
+        """One epoch; returns once the new params are ready.
+
+        ``progress(batches, total)`` may wrap the iterable of batches as the step
+        loop consumes it (a progress bar, profiler step markers); stopping it
+        early ends the epoch early. The scan pipeline has no per-batch loop on
+        the host and ignores it.
+        """
         raise NotImplementedError
 
 
@@ -239,16 +247,16 @@ class _ArrayEpoch(Epoch):
 
 class _BatchedEpoch(_ArrayEpoch):
     def __call__(self, params, progress=None):
-        batches = _wrap(progress, self.batches, self.n_steps)
-        return batched_epoch(params, self.images, self.targets, batches, self.step)
+        batches = ((self.images[s], self.targets[s]) for s in self.batches)
+        return run_steps(params, _wrap(progress, batches, self.n_steps), self.step)
 
 
 class _PrefetchEpoch(_ArrayEpoch):
     depth = 2
 
     def __call__(self, params, progress=None):
-        batches = _wrap(progress, self.batches, self.n_steps)
-        return prefetch_epoch(params, self.images, self.targets, batches, self.step, self.device, self.depth)
+        batches = _device_batches(self.images, self.targets, self.batches, self.device, self.depth)
+        return run_steps(params, _wrap(progress, batches, self.n_steps), self.step)
 
 
 class _ScanEpoch(_ArrayEpoch):
@@ -267,7 +275,7 @@ class _ScanEpoch(_ArrayEpoch):
     def compile(self, params):
         seconds = super().compile(params)
         start = time.perf_counter()
-        self.scan = scan_steps.lower(params, self.xs, self.ys, self.step.step_size).compile()
+        self.scan = scan_steps.lower(params, self.xs, self.ys, self.step_size).compile()
         return seconds + time.perf_counter() - start
 
     def __call__(self, params, progress=None):
@@ -275,8 +283,12 @@ class _ScanEpoch(_ArrayEpoch):
             self.compile(params)
         return scan_epoch(params, self.xs, self.ys, self.remainder, self._run_scan, self.step)
 
+    def facts(self):
+        scan = {} if self.scan is None else compiled_facts(self.scan)
+        return {**super().facts(), **{key.replace("xla_", "xla_scan_", 1): v for key, v in scan.items()}}
+
     def _run_scan(self, params, xs, ys):
-        return self.scan(params, xs, ys, self.step.step_size)
+        return self.scan(params, xs, ys, self.step_size)
 
 
 def make_epoch(

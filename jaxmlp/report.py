@@ -29,7 +29,7 @@ def environment_of(run: pd.DataFrame) -> dict:
         backends=", ".join(sorted(str(b) for b in run.get("backend", pd.Series(dtype=object)).dropna().unique())),
         devices=", ".join(sorted(str(d) for d in run.get("device_kind", pd.Series(dtype=object)).dropna().unique())),
         dataset=", ".join(sorted(str(d) for d in run.get("dataset", pd.Series(dtype=object)).dropna().unique())),
-        profile=first.get("profile"),
+        size=first.get("size"),
         file=Path(str(first.get("file"))).name,
     )
     return env
@@ -40,13 +40,15 @@ def describe(env: dict) -> str:
     return (
         f"{env['file']}: {env['timestamp']}, host {env['host']} ({env['cpu_model']}), backends {env['backends']} "
         f"({env['devices']}); jax {env['jax']}, jaxlib {env['jaxlib']}, torch {env['torch']}, python {env['python']}; "
-        f"XLA_FLAGS '{env['xla_flags'] or ''}'; commit {env['commit']}; profile {env['profile']}; data {data}"
+        f"XLA_FLAGS '{env['xla_flags'] or ''}'; commit {env['commit']}; size {env['size']}; data {data}"
     )
 
 
 def benchmark_runs(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Benchmark rows by file, newest first."""
-    bench = runs[runs["test"] != "train_epoch"] if "test" in runs else runs.iloc[0:0]
+    if "test" not in runs:
+        return {}
+    bench = runs[runs["test"] != "train_epoch"]
     by_file = {name: rows for name, rows in bench.groupby("file")}
     return dict(sorted(by_file.items(), key=lambda item: str(item[1]["timestamp"].iloc[0]), reverse=True))
 
@@ -78,7 +80,9 @@ def cpu_vs_gpu(runs_by_file: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, str
 
 
 def training_table(runs: pd.DataFrame) -> pd.DataFrame:
-    train = runs[runs["test"] == "train_epoch"] if "test" in runs else runs.iloc[0:0]
+    if "test" not in runs:
+        return pd.DataFrame()
+    train = runs[runs["test"] == "train_epoch"]
     rows = []
     for file, epochs in train.groupby("file"):
         epochs = epochs.sort_values("epoch")
@@ -203,8 +207,36 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def build_sections(results) -> list[dict]:
-    """The report's content: a list of sections {title, env, tables: [(caption, DataFrame)], plots: [(alt, png)]}."""
+def trace_sections(traces: list[dict]) -> list[dict]:
+    """One section per profiler capture: where its steps' time went, and its top operations."""
+    sections = []
+    for trace in traces:
+        steps = trace["steps"]
+        if len(steps):
+            head = (
+                f"{trace['file']}: {len(steps)} marked steps, median {trace['median_step_ms']:.3g} ms "
+                f"(load {trace['median_load_ms']:.3g} ms, compute {trace['median_compute_ms']:.3g} ms). "
+                "Open with `jaxmlp tensorboard --logdir` on its folder."
+            )
+        else:
+            head = f"{trace['file']}: no step markers."
+        breakdown = steps.describe().loc[["mean", "50%", "min", "max"]].drop(columns="step").reset_index(names="stat")
+        sections.append(
+            {
+                "title": f"Trace {trace['run']}",
+                "env": head,
+                "tables": [("Step time breakdown (ms)", breakdown), ("Top operations by total time", trace["top_ops"])],
+                "plots": [],
+            }
+        )
+    return sections
+
+
+def build_sections(results, traces: list[dict] = ()) -> list[dict]:
+    """The report's content: a list of sections {title, env, tables: [(caption, DataFrame)], plots: [(alt, png)]}.
+
+    ``traces`` are `jaxmlp.traces.capture_summary` results.
+    """
     sections = []
     runs_by_file = benchmark_runs(results.runs)
     for rows in runs_by_file.values():
@@ -250,6 +282,7 @@ def build_sections(results) -> list[dict]:
                 "plots": [],
             }
         )
+    sections += trace_sections(traces)
     if results.skipped:
         skipped = pd.DataFrame(results.skipped, columns=["file", "why it was skipped"])
         sections.append({"title": "Skipped files", "env": "", "tables": [("Not results", skipped)], "plots": []})
@@ -287,13 +320,17 @@ def render_html(sections: list[dict]) -> str:
     return "\n".join(out)
 
 
-def write_report(results, out_dir: Path) -> list[Path]:
-    """Write summary.md, index.html, results.csv and samples.csv into the NEW folder ``out_dir``."""
-    sections = build_sections(results)
+def write_report(results, out_dir: Path, traces: list[dict] = ()) -> list[Path]:
+    """Write summary.md, index.html, results.csv and samples.csv (and trace_ops.csv) into the NEW folder ``out_dir``."""
+    sections = build_sections(results, traces)
     out_dir.mkdir(parents=True, exist_ok=False)
-    return [
+    paths = [
         write_new(out_dir / "summary.md", render_markdown(sections)),
         write_new(out_dir / "index.html", render_html(sections)),
         write_new(out_dir / "results.csv", results.runs.to_csv(index=False)),
         write_new(out_dir / "samples.csv", results.samples.to_csv(index=False)),
     ]
+    if traces:
+        ops = pd.concat([t["top_ops"].assign(run=t["run"], file=t["file"]) for t in traces], ignore_index=True)
+        paths.append(write_new(out_dir / "trace_ops.csv", ops.to_csv(index=False)))
+    return paths

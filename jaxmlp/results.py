@@ -33,7 +33,7 @@ METADATA = (
     "cpu_count",
     "cpu_affinity",
     "xla_flags",
-    "profile",
+    "size",
 )
 
 

@@ -1,0 +1,106 @@
+"""XLA profiler traces of training steps, with step markers, for TensorBoard's profile plugin.
+
+Each step, fetching its batch included, runs inside a `StepTraceAnnotation`
+("train", step_num=i), with the fetch in a "load" and the step's dispatch in a
+"compute" `TraceAnnotation`; without step markers TensorBoard's overview page
+cannot tell a step time. The scan pipeline runs a whole epoch as one program,
+so there one step is one epoch.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+
+STEP_NAME = "train"
+
+
+class Capture(NamedTuple):
+    run_dir: Path  # a TensorBoard logdir holding this one capture (plugins/profile/<time>/)
+    xplanes: list[Path]
+    steps: int
+    seconds: float
+
+
+def annotated_steps(batches: Iterable, limit: int, first_step: int = 0) -> Iterator:
+    """Yield at most ``limit`` batches, each step marked: fetch in "load", the consumer's work in "compute"."""
+    iterator = iter(batches)
+    for step_num in range(first_step, first_step + limit):
+        with jax.profiler.StepTraceAnnotation(STEP_NAME, step_num=step_num):
+            with jax.profiler.TraceAnnotation("load"):
+                batch = next(iterator, None)
+            if batch is None:
+                return
+            with jax.profiler.TraceAnnotation("compute"):
+                yield batch  # the step loop dispatches this batch's step before asking for the next
+
+
+def limited(batches: Iterable, limit: int) -> Iterator:
+    return itertools.islice(batches, limit)
+
+
+def new_run_dir(logdir: Path, pipeline: str) -> Path:
+    """A fresh folder for one capture under ``logdir``: never one an earlier capture used."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
+    for n in itertools.count(1):
+        run_dir = logdir / f"{pipeline}-{stamp}" if n == 1 else logdir / f"{pipeline}-{stamp}-{n}"
+        try:
+            run_dir.mkdir(parents=True)
+            return run_dir
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def run_steps(epoch, params, steps: int, wrap) -> tuple[object, int]:
+    """Run ``steps`` steps of ``epoch`` (over as many epochs as it takes); ``wrap(batches, limit, done)``."""
+    done = 0
+    while done < steps:
+        if epoch.pipeline == "scan":  # one program per epoch: the epoch is the step
+            with jax.profiler.StepTraceAnnotation(STEP_NAME, step_num=done), jax.profiler.TraceAnnotation("compute"):
+                params = epoch(params)
+            done += 1
+        else:
+            limit = min(steps - done, epoch.n_steps)
+            params = epoch(params, lambda batches, _total, limit=limit, done=done: wrap(batches, limit, done))
+            done += limit
+    return params, done
+
+
+class _Synced:
+    """A step that returns only once its result is ready."""
+
+    def __init__(self, step):
+        self.step = step
+
+    def __call__(self, params, x, y):
+        return jax.block_until_ready(self.step(params, x, y))
+
+
+def capture(epoch, params, *, steps: int, logdir: Path, warmup_steps: int = 3) -> Capture:
+    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps into a new run folder.
+
+    Each traced step waits for its result, so step times in TensorBoard are real step times.
+    """
+    epoch.compile(params)
+    params, _ = run_steps(epoch, params, min(warmup_steps, 1 if epoch.pipeline == "scan" else warmup_steps),
+                          lambda batches, limit, _done: limited(batches, limit))  # fmt: skip
+    run_dir = new_run_dir(Path(logdir), epoch.pipeline)
+    # Each traced step waits for its own result, so that a step's time in the trace is the time the step
+    # took rather than the time to dispatch it (with asynchronous dispatch the host runs ahead).
+    step, epoch.step = epoch.step, _Synced(epoch.step)
+    start = time.perf_counter()
+    try:
+        with jax.profiler.trace(str(run_dir)):
+            params, done = run_steps(epoch, params, steps, annotated_steps)
+            jax.block_until_ready(params)
+    finally:
+        epoch.step = step
+    seconds = time.perf_counter() - start
+    return Capture(run_dir, sorted(run_dir.glob("plugins/profile/*/*.xplane.pb")), done, seconds)

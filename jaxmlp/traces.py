@@ -1,0 +1,100 @@
+"""Trace summaries in pandas: the top operations and a step-time breakdown of each capture.
+
+Reads the ``.xplane.pb`` files `jaxmlp profile` writes with `jax.profiler.ProfileData`
+(part of jax, no extra dependency).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from jaxmlp.profiling import STEP_NAME
+
+# Runtime wrappers around the operations, not operations themselves.
+_RUNTIME = ("ThreadpoolListener::", "ThunkExecutor::", "SlinkyThreadPool::", "H2D Dispatch", "D2H Dispatch")
+
+
+def trace_events(xplane: str | Path) -> pd.DataFrame:
+    """Every event of a trace: plane, line, name, start and duration (ns), and step_num where marked."""
+    from jax.profiler import ProfileData
+
+    profile = ProfileData.from_file(str(xplane))
+    rows = []
+    for plane in profile.planes:
+        for line in plane.lines:
+            for event in line.events:
+                step = None
+                if event.name == STEP_NAME:
+                    step = dict(event.stats).get("step_num")
+                rows.append((plane.name, line.name, event.name, event.start_ns, event.duration_ns, step))
+    return pd.DataFrame(rows, columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num"])
+
+
+def op_events(events: pd.DataFrame) -> pd.DataFrame:
+    """The XLA operations: a device's "XLA Ops" line where there is one (GPU), else the host's XLA threads."""
+    device = events[events["plane"].str.startswith("/device:") & (events["line"] == "XLA Ops")]
+    if len(device):
+        return device
+    host = events[(events["plane"] == "/host:CPU") & events["line"].str.startswith("tf_XLA")]
+    return host[~host["name"].str.startswith(_RUNTIME)]
+
+
+def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
+    """The ``n`` operations that took the most time in total, with counts and shares."""
+    ops = op_events(events)
+    table = ops.groupby("name")["duration_ns"].agg(["count", "sum", "mean"]).sort_values("sum", ascending=False)
+    total = table["sum"].sum()
+    out = pd.DataFrame(
+        {
+            "op": table.index,
+            "count": table["count"].to_numpy(),
+            "total_ms": table["sum"].to_numpy() / 1e6,
+            "mean_us": table["mean"].to_numpy() / 1e3,
+            "share": table["sum"].to_numpy() / total if total else 0.0,
+        }
+    )
+    return out.head(n).reset_index(drop=True)
+
+
+def step_breakdown(events: pd.DataFrame) -> pd.DataFrame:
+    """Per marked step: its wall time, and the time in its "load" and "compute" annotations (ms)."""
+    python = events[events["line"] == "python"]
+    steps = python[python["name"] == STEP_NAME].sort_values("start_ns")
+    rows = []
+    for step in steps.itertuples():
+        end = step.start_ns + step.duration_ns
+        inside = python[(python["start_ns"] >= step.start_ns) & (python["start_ns"] < end)]
+        load = inside.loc[inside["name"] == "load", "duration_ns"].sum() / 1e6
+        compute = inside.loc[inside["name"] == "compute", "duration_ns"].sum() / 1e6
+        rows.append(
+            {
+                "step": int(step.step_num) if step.step_num is not None else None,
+                "step_ms": step.duration_ns / 1e6,
+                "load_ms": load,
+                "compute_ms": compute,
+                "other_ms": step.duration_ns / 1e6 - load - compute,
+            }
+        )
+    return pd.DataFrame(rows, columns=["step", "step_ms", "load_ms", "compute_ms", "other_ms"])
+
+
+def find_captures(folder: str | Path) -> list[Path]:
+    """Every ``.xplane.pb`` under ``folder``, oldest run folder first."""
+    return sorted(Path(folder).rglob("*.xplane.pb"))
+
+
+def capture_summary(xplane: str | Path) -> dict:
+    """One capture's tables and headline numbers, for reports."""
+    events = trace_events(xplane)
+    steps = step_breakdown(events)
+    return {
+        "file": str(xplane),
+        "run": Path(xplane).parent.parent.parent.parent.name,
+        "top_ops": top_ops(events),
+        "steps": steps,
+        "median_step_ms": float(steps["step_ms"].median()) if len(steps) else None,
+        "median_load_ms": float(steps["load_ms"].median()) if len(steps) else None,
+        "median_compute_ms": float(steps["compute_ms"].median()) if len(steps) else None,
+    }

@@ -1,0 +1,150 @@
+"""Profiler traces: step markers for every pipeline, summaries in pandas, and a real TensorBoard reading them."""
+
+import gzip
+import json
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+from jax import random
+
+from jaxmlp import data, model
+from jaxmlp.cli import main, tensorboard_command
+from jaxmlp.compat import compiled_facts
+from jaxmlp.pipelines import PIPELINES, make_epoch
+from jaxmlp.profiling import capture
+from jaxmlp.traces import capture_summary, find_captures, step_breakdown, trace_events
+
+
+@pytest.fixture(scope="module")
+def split():
+    return data.SyntheticMNIST(train=True, size=1024, transform=data.FlattenAndCast())
+
+
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory, split):
+    """One 4-step capture per pipeline, in one TensorBoard logdir."""
+    folder = tmp_path_factory.mktemp("traces")
+    for pipeline in PIPELINES:
+        params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+        capture(make_epoch(pipeline, split, batch_size=128), params, steps=4, logdir=folder)
+    return folder
+
+
+def test_every_pipeline_is_captured_with_its_steps_marked(logdir):
+    runs = sorted(p.name.split("-")[0] for p in logdir.iterdir())
+    assert runs == sorted(PIPELINES)
+    for xplane in find_captures(logdir):
+        steps = step_breakdown(trace_events(xplane))
+        assert list(steps["step"]) == [0, 1, 2, 3], xplane
+        assert (steps["step_ms"] > 0).all() and (steps["compute_ms"] > 0).all()
+        assert (steps["load_ms"] + steps["compute_ms"] <= steps["step_ms"] + 1e-9).all()
+
+
+def test_trace_summaries_name_the_top_operations(logdir):
+    summary = capture_summary(find_captures(logdir)[0])
+    ops = summary["top_ops"]
+    assert len(ops) > 3 and ops["total_ms"].is_monotonic_decreasing
+    assert 0 < ops["share"].sum() <= 1 + 1e-9
+    assert not ops["op"].str.startswith("ThunkExecutor").any()
+    assert summary["median_step_ms"] > 0
+
+
+def test_captures_never_share_a_folder(tmp_path, split):
+    params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    epoch = make_epoch("batched", split, batch_size=512)
+    first = capture(epoch, params, steps=1, logdir=tmp_path)
+    second = capture(epoch, params, steps=1, logdir=tmp_path)  # within the same second
+    assert first.run_dir != second.run_dir
+    assert len(find_captures(tmp_path)) == 2
+
+
+def test_cost_analysis_of_the_step_matches_the_arithmetic():
+    params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    x, y = np.zeros((128, 784), np.float32), np.zeros((128, 10), np.float32)
+    facts = compiled_facts(model.update.lower(params, x, y).compile())
+    assert facts["xla_flops"] == pytest.approx(4.11e8, rel=0.02)
+    assert facts["xla_argument_bytes"] >= 4 * (669_706 + 128 * 794)  # params, images and targets
+    assert facts["xla_output_bytes"] >= 4 * 669_706
+
+
+def test_profile_refuses_impossible_settings(capsys):
+    assert main(["profile", "--dataset", "synthetic", "--steps", "0"]) == 2
+    assert "--steps must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_tensorboard_needs_an_existing_folder(tmp_path, capsys):
+    assert main(["tensorboard", "--logdir", str(tmp_path / "none")]) == 2
+    assert "capture one with jaxmlp profile" in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str):
+    with urllib.request.urlopen(url, timeout=60) as response:
+        body = response.read()
+        if response.headers.get("Content-Encoding") == "gzip":  # the profile plugin gzips its answers
+            body = gzip.decompress(body)
+        return json.loads(body.decode())
+
+
+@pytest.fixture(scope="module")
+def tensorboard(logdir):
+    """A real TensorBoard with the profile plugin, on 127.0.0.1 and a free port."""
+    port = _free_port()
+    server = subprocess.Popen(tensorboard_command(str(logdir), port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}/data/plugin/profile"
+    deadline = time.monotonic() + 90
+    try:
+        while True:
+            try:
+                if len(_get(f"{base}/runs")) == len(PIPELINES):
+                    break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"TensorBoard did not list the runs: {server.stderr.read().decode()[-2000:]}")
+            time.sleep(0.5)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_tensorboard_lists_the_run_with_its_tools_and_step_times(tensorboard, pipeline):
+    (run,) = [r for r in _get(f"{tensorboard}/runs") if r.startswith(f"{pipeline}-")]
+    tools = _get(f"{tensorboard}/run_tools?run={run}")
+    assert "overview_page" in tools and any(t.startswith("trace_viewer") for t in tools)
+    (host,) = _get(f"{tensorboard}/hosts?run={run}&tag=overview_page")
+    overview = _get(f"{tensorboard}/data?run={run}&tag=overview_page&host={host['hostname']}")
+    text = json.dumps(overview)
+    assert "No step marker observed" not in text
+    step_table = next(t for t in overview if "steptime_ms_average" in t.get("p", {}))
+    assert float(step_table["p"]["steptime_ms_average"]) > 0
+    assert len(step_table["rows"]) == 4  # one row per marked step
+
+
+def test_logdir_layout(logdir):
+    for run in logdir.iterdir():
+        (xplane,) = run.glob("plugins/profile/*/*.xplane.pb")
+        assert Path(xplane).stat().st_size > 0
+
+
+def test_report_shows_the_trace_summaries(logdir, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["report", "--results", str(logdir), "--out", str(out)]) == 0
+    assert "and 4 traces" in capsys.readouterr().out
+    md = (out / "summary.md").read_text()
+    for pipeline in PIPELINES:
+        assert f"## Trace {pipeline}-" in md
+    assert md.count("**Top operations by total time**") == 4 and "4 marked steps, median" in md
+    assert (out / "trace_ops.csv").read_text().startswith("op,count,total_ms,mean_us,share,run,file")
