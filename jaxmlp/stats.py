@@ -1,0 +1,75 @@
+"""Is NEW slower than BASELINE? Ratio of medians, a bootstrap interval, and a one-sided Mann-Whitney U test.
+
+A change is flagged only when it is both significant (p < alpha) and large
+(the ratio of medians beyond 1 + threshold), as asv does: on noisy shared
+machines either rule alone cries wolf or misses real regressions. Each sample
+should be one independent measurement (one process's steady-state median).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+THRESHOLD = 0.05
+ALPHA = 0.01
+
+
+class Comparison(NamedTuple):
+    n_baseline: int
+    n_new: int
+    baseline_median: float
+    new_median: float
+    ratio: float  # new / baseline medians: > 1 is slower
+    ci_low: float  # bootstrap 95% interval of the ratio
+    ci_high: float
+    p_slower: float  # one-sided Mann-Whitney U: new > baseline
+    p_faster: float  # one-sided Mann-Whitney U: new < baseline
+    verdict: str  # "regression", "improvement", "no change", "insufficient data"
+
+
+def smallest_p(n: int, m: int) -> float:
+    """The smallest one-sided p an exact Mann-Whitney U test can give with n and m samples."""
+    return 1 / math.comb(n + m, n)
+
+
+def bootstrap_ratio_ci(baseline, new, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0):
+    """Percentile bootstrap interval of median(new) / median(baseline), resampling each side."""
+    rng = np.random.default_rng(seed)
+    base = np.asarray(baseline, float)
+    newer = np.asarray(new, float)
+    b = np.median(rng.choice(base, (n_resamples, len(base))), axis=1)
+    n = np.median(rng.choice(newer, (n_resamples, len(newer))), axis=1)
+    ratios = n / b
+    tail = (1 - confidence) / 2
+    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
+
+
+def compare(baseline, new, threshold: float = THRESHOLD, alpha: float = ALPHA) -> Comparison:
+    """Compare two sets of timings (seconds; smaller is better)."""
+    from scipy.stats import mannwhitneyu
+
+    base = np.asarray(baseline, float)
+    newer = np.asarray(new, float)
+    n, m = len(base), len(newer)
+    if n == 0 or m == 0:
+        nan = float("nan")
+        return Comparison(n, m, nan, nan, nan, nan, nan, nan, nan, "insufficient data")
+    ratio = float(np.median(newer) / np.median(base))
+    if n < 2 or m < 2 or smallest_p(n, m) >= alpha:
+        nan = float("nan")
+        return Comparison(n, m, float(np.median(base)), float(np.median(newer)), ratio, nan, nan, nan, nan,
+                          "insufficient data")  # fmt: skip
+    low, high = bootstrap_ratio_ci(base, newer)
+    p_slower = float(mannwhitneyu(newer, base, alternative="greater").pvalue)
+    p_faster = float(mannwhitneyu(newer, base, alternative="less").pvalue)
+    if p_slower < alpha and ratio > 1 + threshold:
+        verdict = "regression"
+    elif p_faster < alpha and ratio < 1 / (1 + threshold):
+        verdict = "improvement"
+    else:
+        verdict = "no change"
+    return Comparison(n, m, float(np.median(base)), float(np.median(newer)), ratio, low, high, p_slower, p_faster,
+                      verdict)  # fmt: skip

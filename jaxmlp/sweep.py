@@ -1,0 +1,343 @@
+"""The jax/jaxlib version sweep: alternating worker processes, one environment per version, no torch.
+
+``python -m jaxmlp.sweep run --env 0.6.2=/path/to/python ...`` starts worker
+processes in turn (A B C A B C ...), each measuring in a fresh interpreter of
+its version's environment: compile time, the first epoch and the steady-state
+epoch (median of the later ones) of the ``batched`` and ``scan`` pipelines,
+and the jitted step. Each version's results become a pytest-benchmark JSON file
+whose raw samples are the per-process values, so `jaxmlp compare` and the
+report read them like any other benchmark.
+
+``python -m jaxmlp.sweep trials`` proves the detector on this machine: one
+version against itself (A/A) and against itself slowed down by a known amount
+with the test hook ``--inject-slowdown`` (recorded in every result).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SWEEP_PIPELINES = ("batched", "scan")
+
+
+# --- inside a worker process (any supported jax version) --------------------------------
+
+
+def measure_process(
+    dataset: str = "mnist",
+    data_dir: str | None = None,
+    limit: int | None = None,
+    pipelines=SWEEP_PIPELINES,
+    epochs: int = 4,
+    step_rounds: int = 50,
+    inject_slowdown: float = 0.0,
+) -> dict:
+    """One process's measurements. ``inject_slowdown`` (the test hook) stretches every timed epoch and step
+    by that fraction of its own duration (0.10: 10% slower), so a detector can be checked against a known change."""
+    import jax
+    import numpy as np
+
+    from jaxmlp.environment import metadata
+    from jaxmlp.mnist import load_arrays
+    from jaxmlp.model import LAYER_SIZES, one_hot
+    from jaxmlp.pipelines import CompiledStep, make_epoch
+
+    def timed(fn):
+        start = time.perf_counter()
+        result = fn()  # every callable here returns once its result is ready
+        seconds = time.perf_counter() - start
+        if inject_slowdown:
+            time.sleep(inject_slowdown * seconds)
+            seconds = time.perf_counter() - start
+        return result, seconds
+
+    train, _ = load_arrays(dataset, data_dir, limit)
+    device = jax.devices()[0]
+    # The tutorial's shapes and scale, drawn by numpy: eager PRNG initialisation compiles dozens of tiny
+    # programs (about 2 s a process) and its values do not change how long an epoch takes.
+    rng = np.random.default_rng(0)
+    scale = np.float32(1e-2)
+    params = jax.device_put(
+        [(scale * rng.standard_normal((n, m), np.float32), scale * rng.standard_normal(n, np.float32))
+         for m, n in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])],
+        device,
+    )  # fmt: skip
+    out = {"metadata": {**metadata(device), "injected_slowdown": inject_slowdown, "dataset": dataset,
+                        "samples": len(train)}, "pipelines": {}}  # fmt: skip
+    for pipeline in pipelines:
+        epoch = make_epoch(pipeline, train, batch_size=128, device=device)
+        compile_seconds = epoch.compile(params)
+        times = [timed(lambda epoch=epoch: epoch(params))[1] for _ in range(epochs)]
+        out["pipelines"][pipeline] = {
+            "compile_seconds": compile_seconds,
+            "first_epoch_seconds": times[0],
+            "epoch_seconds": times[1:],
+            "steady_seconds": statistics.median(times[1:]),
+        }
+    if not step_rounds:
+        return out
+    step = CompiledStep()
+    jax.clear_caches()  # the pipelines compiled this very step: measure a real compile
+    compile_seconds = step.compile(params, [128])
+    x = jax.device_put(np.asarray(train.data[:128], np.float32).reshape(128, -1), device)
+    y = jax.device_put(one_hot(np.asarray(train.targets[:128]), 10), device)
+    jax.block_until_ready(step(params, x, y))
+    steps = [timed(lambda: jax.block_until_ready(step(params, x, y)))[1] for _ in range(step_rounds)]
+    out["step"] = {"compile_seconds": compile_seconds, "step_seconds": statistics.median(steps)}
+    return out
+
+
+# --- the orchestrator ---------------------------------------------------------------------
+
+
+def run_worker(python: str, worker_args: list[str], env: dict | None = None) -> dict:
+    command = [python, "-m", "jaxmlp.sweep", "worker", *worker_args]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise RuntimeError(f"worker {' '.join(command)} failed: {tail[0]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def alternate(runners: dict[str, tuple[str, list[str]]], processes: int, progress=None) -> dict[str, list[dict]]:
+    """``processes`` rounds; in each, one worker per label, in turn (A B C A B C ...)."""
+    results: dict[str, list[dict]] = {label: [] for label in runners}
+    for round_ in range(processes):
+        for label, (python, args) in runners.items():
+            results[label].append(run_worker(python, args, {"JAX_PLATFORMS": "cpu"} if "--cpu" in args else None))
+            if progress:
+                progress(round_, label)
+    return results
+
+
+def _stats(data: list[float]) -> dict:
+    import numpy as np
+
+    q1, median, q3 = (float(np.quantile(data, q)) for q in (0.25, 0.5, 0.75))
+    return {
+        "min": min(data),
+        "max": max(data),
+        "mean": statistics.fmean(data),
+        "stddev": statistics.stdev(data) if len(data) > 1 else 0.0,
+        "median": median,
+        "q1": q1,
+        "q3": q3,
+        "iqr": q3 - q1,
+        "rounds": len(data),
+        "iterations": 1,
+        "outliers": "",
+        "data": data,
+    }
+
+
+def to_benchmark_doc(label: str, processes: list[dict]) -> dict:
+    """One version's processes as a pytest-benchmark document; each raw sample is one process's value."""
+    meta = dict(processes[0]["metadata"])
+    meta.update(sweep=True, sweep_label=label, processes=len(processes))
+    extra = {key: meta[key] for key in ("jax", "jaxlib", "backend", "device_kind", "dataset", "injected_slowdown")}
+    benchmarks = []
+
+    def add(name, group, params, values):
+        benchmarks.append(
+            {
+                "name": name,
+                "fullname": f"jaxmlp.sweep::{name}",
+                "group": group,
+                "params": params,
+                "extra_info": dict(extra),
+                "stats": _stats(values),
+            }  # fmt: skip
+        )
+
+    for pipeline in processes[0]["pipelines"]:
+        runs = [p["pipelines"][pipeline] for p in processes]
+        add(f"sweep_epoch[{pipeline}]", "sweep: steady-state epoch", {"pipeline": pipeline},
+            [r["steady_seconds"] for r in runs])  # fmt: skip
+        add(f"sweep_first_epoch[{pipeline}]", "sweep: first epoch", {"pipeline": pipeline},
+            [r["first_epoch_seconds"] for r in runs])  # fmt: skip
+        add(
+            f"sweep_compile[{pipeline}]", "sweep: compile", {"pipeline": pipeline}, [r["compile_seconds"] for r in runs]
+        )
+    add("sweep_step", "sweep: jitted step", {}, [p["step"]["step_seconds"] for p in processes])
+    add("sweep_step_compile", "sweep: compile", {}, [p["step"]["compile_seconds"] for p in processes])
+    return {
+        "machine_info": {"node": meta.get("host"), "jaxmlp": meta},
+        "commit_info": {"id": meta.get("commit")},
+        "benchmarks": benchmarks,
+        "datetime": datetime.datetime.now(datetime.UTC).isoformat(),
+        "version": "jaxmlp.sweep",
+        "raw_processes": processes,
+    }
+
+
+def _worker_args(args) -> list[str]:
+    out = ["--dataset", args.dataset, "--epochs", str(args.epochs), "--pipelines", args.pipelines, "--cpu"]
+    if args.data_dir:
+        out += ["--data-dir", args.data_dir]
+    if args.limit:
+        out += ["--limit", str(args.limit)]
+    return out
+
+
+def _new_folder(parent: Path, prefix: str) -> Path:
+    from jaxmlp.store import unique_path
+
+    parent.mkdir(parents=True, exist_ok=True)
+    folder = unique_path(parent, f"{prefix}-{datetime.datetime.now(datetime.UTC).strftime('%Y%m%dT%H%M%S')}")
+    folder.mkdir()
+    return folder
+
+
+def _progress(total: int):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="process", disable=None, file=sys.stderr)
+
+    def tick(round_, label):
+        bar.set_postfix_str(f"round {round_ + 1}, {label}")
+        bar.update()
+
+    return tick, bar
+
+
+def run_command(args) -> int:
+    from jaxmlp.store import write_json_new
+
+    runners = {}
+    for spec in args.env:
+        label, _, python = spec.partition("=")
+        runners[label] = (python or sys.executable, _worker_args(args))
+    tick, bar = _progress(args.processes * len(runners))
+    print(f"Sweep: {', '.join(runners)}; {args.processes} processes each, alternating", flush=True)
+    results = alternate(runners, args.processes, tick)
+    bar.close()
+    folder = _new_folder(Path(args.out), "jaxlib")
+    for label, processes in results.items():
+        write_json_new(folder / f"jax-{label}.json", to_benchmark_doc(label, processes))
+    print(f"Wrote {len(results)} files into {folder}")
+    return 0
+
+
+def _finite(comparison) -> dict:
+    """A comparison as JSON-ready values (NaN, where there was too little data, as null)."""
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in comparison._asdict().items()}
+
+
+def trials_command(args) -> int:
+    """A/A and injected-slowdown trials of one version against itself."""
+    from jaxmlp.stats import compare
+    from jaxmlp.store import write_json_new
+
+    base = [*_worker_args(args), "--step-rounds", "0"]
+    runners = {"A": (sys.executable, base), "A2": (sys.executable, base),
+               "H": (sys.executable, [*base, "--inject-slowdown", str(args.inject_slowdown)])}  # fmt: skip
+    pipeline = args.pipelines.split(",")[0]
+    tick, bar = _progress(args.rounds * args.processes * len(runners))
+    trials = []
+    for trial in range(args.rounds):
+        results = alternate(runners, args.processes, tick)
+        values = {k: [p["pipelines"][pipeline]["steady_seconds"] for p in v] for k, v in results.items()}
+        injected = compare(values["A"], values["H"], args.threshold, args.alpha)
+        aa = compare(values["A"], values["A2"], args.threshold, args.alpha)
+        trials.append({"trial": trial, "values": values, "injected": _finite(injected), "aa": _finite(aa)})
+        bar.write(
+            f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> {injected.verdict}; "
+            f"A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}"
+        )
+    bar.close()
+    caught = sum(t["injected"]["verdict"] == "regression" for t in trials)
+    false = sum(t["aa"]["verdict"] in ("regression", "improvement") for t in trials)
+    meta = results["A"][0]["metadata"]
+    summary = {
+        "jaxmlp": "detector-trials",
+        "metadata": meta,
+        "settings": {
+            "pipeline": pipeline,
+            "processes_per_side": args.processes,
+            "rounds": args.rounds,
+            "inject_slowdown": args.inject_slowdown,
+            "threshold": args.threshold,
+            "alpha": args.alpha,
+            "limit": args.limit,
+            "epochs": args.epochs,
+            "dataset": args.dataset,
+        },  # fmt: skip
+        "injected_flagged": caught,
+        "aa_flagged": false,
+        "trials": trials,
+    }
+    folder = _new_folder(Path(args.out), "detector")
+    path = write_json_new(folder / "trials.json", summary)
+    print(
+        f"Injected {args.inject_slowdown:.0%} slowdown flagged in {caught}/{args.rounds} trials; "
+        f"A/A flagged in {false}/{args.rounds}; {args.processes} processes a side; jax {meta['jax']}. Wrote {path}"
+    )
+    return 0
+
+
+def worker_command(args) -> int:
+    out = measure_process(args.dataset, args.data_dir, args.limit, tuple(args.pipelines.split(",")), args.epochs,
+                          args.step_rounds, args.inject_slowdown)  # fmt: skip
+    print(json.dumps(out))
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jaxmlp.sweep", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def common(p):
+        p.add_argument("--dataset", choices=("mnist", "synthetic"), default="mnist")
+        p.add_argument("--data-dir", default=None)
+        p.add_argument("--limit", type=int, default=None, help="use the first N training images")
+        p.add_argument("--epochs", type=int, default=4, help="epochs per process: the first, then the steady state")
+        p.add_argument("--pipelines", default=",".join(SWEEP_PIPELINES))
+
+    worker = commands.add_parser("worker", help="measure in this process and print one JSON line")
+    common(worker)
+    worker.add_argument(
+        "--inject-slowdown", type=float, default=0.0, help="test hook: stretch timings by this fraction"
+    )
+    worker.add_argument("--cpu", action="store_true", help="(set by the orchestrator: JAX_PLATFORMS=cpu)")
+    worker.add_argument("--step-rounds", type=int, default=50, help="timed jitted steps (0: skip the step)")
+    worker.set_defaults(run=worker_command)
+
+    run = commands.add_parser("run", help="alternate worker processes over versions' environments")
+    common(run)
+    run.add_argument("--env", action="append", required=True, help="LABEL=PYTHON of one version's environment")
+    run.add_argument("--processes", type=int, default=6, help="processes per version (default: 6)")
+    run.add_argument("--out", default="reports")
+    run.set_defaults(run=run_command)
+
+    trials = commands.add_parser("trials", help="A/A and injected-slowdown trials of this environment's version")
+    common(trials)
+    trials.add_argument("--rounds", type=int, default=20)
+    trials.add_argument("--processes", type=int, default=8, help="processes a side per trial (default: 8)")
+    trials.add_argument("--inject-slowdown", type=float, default=0.10)
+    trials.add_argument("--threshold", type=float, default=0.05)
+    trials.add_argument("--alpha", type=float, default=0.01)
+    trials.add_argument("--out", default="reports")
+    trials.set_defaults(run=trials_command)
+
+    args = parser.parse_args(argv)
+    if args.command != "worker" and args.epochs < 2:
+        parser.error("--epochs must be at least 2: the first epoch is recorded apart from the steady state")
+    from jaxmlp.errors import JaxmlpError
+
+    try:
+        return args.run(args)
+    except (JaxmlpError, RuntimeError) as e:
+        print(f"jaxmlp sweep: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
