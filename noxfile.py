@@ -10,6 +10,9 @@ import nox
 ROOT = Path(__file__).parent
 REPORTS = ROOT / "reports"
 
+# The jax/jaxlib releases the version sweep measures by default (oldest to newest, all on Python 3.11).
+JAX_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.8.3", "0.10.2")
+
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"  # torch is gigabytes: install it once per session's environment
 nox.options.error_on_missing_interpreters = True
@@ -112,3 +115,36 @@ def tensorboard(session: nox.Session) -> None:
     """Serve TensorBoard with the profile plugin on 127.0.0.1 over reports/traces (`-- --port 6007`)."""
     session.install("-e", ".")
     session.run("jaxmlp", "tensorboard", *session.posargs)
+
+
+def _version_python(session: nox.Session, version: str) -> str:
+    """The python of jax==version's environment (.nox/jax-VERSION), made if missing: jax, jaxlib, and jaxmlp
+    without its dependencies. No torch (gigabytes a version): the sweep measures the torch-free pipelines."""
+    env = ROOT / ".nox" / f"jax-{version}"
+    python = env / "bin" / "python"
+    if not python.exists():
+        session.run("python", "-m", "venv", str(env), external=True)
+        session.run(str(python), "-m", "pip", "install", "-q", f"jax=={version}", f"jaxlib=={version}", external=True)
+        session.run(str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT), external=True)
+    return str(python)
+
+
+@nox.session(name="jaxlib-env", venv_backend="none")
+@nox.parametrize("jax", JAX_VERSIONS)
+def jaxlib_env(session: nox.Session, jax: str) -> None:
+    """One version of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
+    python = _version_python(session, jax)
+    session.run(python, "-m", "jaxmlp.sweep", "worker", "--dataset", "synthetic", "--limit", "512", "--epochs", "2",
+                "--step-rounds", "2", external=True, silent=True)  # fmt: skip
+
+
+@nox.session(name="bench-jaxlib")
+def bench_jaxlib(session: nox.Session) -> None:
+    """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2` picks them), alternating processes, with statistics."""
+    versions = [a for a in session.posargs if a[:1].isdigit()] or list(JAX_VERSIONS)
+    options = [a for a in session.posargs if not a[:1].isdigit()]
+    session.install("-e", ".", "--no-deps")
+    session.install("jax", "numpy", "scipy", "pandas", "matplotlib", "platformdirs", "tqdm")
+    envs = [f"--env={v}={_version_python(session, v)}" for v in versions]
+    session.run("python", "-m", "jaxmlp.sweep", "run", *envs, *_data_args(), "--out", str(REPORTS), *options)
+    session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS))

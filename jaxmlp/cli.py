@@ -135,6 +135,22 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--logdir", default="reports/traces", help="(default: %(default)s)")
     board.add_argument("--port", type=_integer, default=6006, help="(default: %(default)s)")
     board.set_defaults(run=run_tensorboard)
+
+    compare = commands.add_parser(
+        "compare",
+        help="is NEW slower than BASELINE? ratio of medians, bootstrap interval, Mann-Whitney U",
+        description="Compare two pytest-benchmark JSON files (or folders of them) with raw samples, benchmark by "
+        "benchmark. A regression is flagged only when p < --alpha (one-sided Mann-Whitney U) AND the ratio of "
+        "medians exceeds 1 + --threshold; improvements likewise. Exit 1 with --fail-on-regression if any is flagged.",
+    )
+    compare.add_argument(
+        "baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)"
+    )
+    compare.add_argument("new", help="file or folder of pytest-benchmark JSON")
+    compare.add_argument("--threshold", type=_number, default=0.05, help="minimum effect (default: %(default)s = 5%%)")
+    compare.add_argument("--alpha", type=_number, default=0.01, help="significance level (default: %(default)s)")
+    compare.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
+    compare.set_defaults(run=run_compare)
     return parser
 
 
@@ -320,6 +336,29 @@ def run_tensorboard(args: argparse.Namespace) -> int:
         return 0
 
 
+def run_compare(args: argparse.Namespace) -> int:
+    from jaxmlp.results import benchmark_samples, compare_samples
+
+    if not (args.threshold >= 0 and 0 < args.alpha < 1):
+        raise JaxmlpError("--threshold must be 0 or more and --alpha between 0 and 1")
+    baseline, new = benchmark_samples(args.baseline), benchmark_samples(args.new)
+    table = compare_samples(baseline, new, args.threshold, args.alpha)
+    if table.empty:
+        raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
+    shown = table.assign(
+        n=table["n_baseline"].astype(str) + "/" + table["n_new"].astype(str),
+        ci=[f"{lo:.3f}-{hi:.3f}" if lo == lo else "-" for lo, hi in zip(table["ci_low"], table["ci_high"])],
+    )[["benchmark", "n", "baseline_median", "new_median", "ratio", "ci", "p_slower", "p_faster", "verdict"]]
+    print(shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-"))
+    flagged = table[table["verdict"] == "regression"]
+    print(
+        f"\n{len(flagged)} regression(s), {int((table['verdict'] == 'improvement').sum())} improvement(s), "
+        f"{int((table['verdict'] == 'insufficient data').sum())} with insufficient data, of {len(table)} benchmarks "
+        f"(threshold {args.threshold:.0%}, alpha {args.alpha})"
+    )
+    return 1 if args.fail_on_regression and len(flagged) else 0
+
+
 def run_summary(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
@@ -349,7 +388,7 @@ def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from jaxmlp.report import write_report
-    from jaxmlp.results import load_results
+    from jaxmlp.results import detector_trials, load_results
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # skipped files are reported below, one line each
@@ -370,7 +409,7 @@ def run_report(args: argparse.Namespace) -> int:
 
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
         out = unique_path(Path(args.results), f"report-{stamp}")
-    paths = write_report(results, out, traces)
+    paths = write_report(results, out, traces, detector_trials(args.results))
     n_files = results.runs["file"].nunique() if len(results.runs) else 0
     print(
         f"Report of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "

@@ -207,6 +207,101 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def version_key(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in str(version).split("."))
+
+
+def sweep_tables(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = 0.05, alpha: float = 0.01):
+    """One sweep's per-version table and its consecutive-version comparisons (from the raw per-process samples)."""
+    from jaxmlp.stats import compare
+
+    timed = rows[rows["test"].isin(["sweep_epoch", "sweep_step", "sweep_first_epoch", "sweep_compile"])]
+    table = timed.assign(what=timed["name"]).pivot_table(index="jax", columns="what", values="median", aggfunc="first")
+    table = table.loc[sorted(table.index, key=version_key)]
+    table.insert(0, "processes", timed.groupby("jax")["rounds"].max())
+    by_version = {v: samples[samples["file"] == f] for v, f in rows.groupby("jax")["file"].first().items()}
+    versions = list(table.index)
+    steps = []
+    for name in sorted(rows.loc[rows["test"].isin(["sweep_epoch", "sweep_step"]), "name"].unique()):
+        for old, new in zip(versions[:-1], versions[1:]):
+            a = by_version[old].loc[by_version[old]["name"] == name, "seconds"]
+            b = by_version[new].loc[by_version[new]["name"] == name, "seconds"]
+            c = compare(a, b, threshold, alpha)
+            steps.append({"benchmark": name, "from": old, "to": new, "ratio": c.ratio, "ci_low": c.ci_low,
+                          "ci_high": c.ci_high, "p_slower": c.p_slower, "verdict": c.verdict})  # fmt: skip
+    return table.reset_index(), pd.DataFrame(steps)
+
+
+def plot_sweep(rows: pd.DataFrame, steps: pd.DataFrame) -> str:
+    """Steady-state epoch per version (median, IQR), flagged regressions marked."""
+    fig, ax = _figure()
+    epochs = rows[rows["test"] == "sweep_epoch"]
+    versions = sorted(epochs["jax"].unique(), key=version_key)
+    for i, (name, part) in enumerate(epochs.groupby("name")):
+        part = part.set_index("jax").loc[versions]
+        x = range(len(versions))
+        yerr = [part["median"] - part["q1"], part["q3"] - part["median"]]
+        ax.errorbar(x, part["median"], yerr=yerr, marker="o", capsize=3, label=name, color=f"C{i}")
+        flagged = steps[(steps["benchmark"] == name) & (steps["verdict"] == "regression")] if len(steps) else steps
+        for to in flagged.get("to", []):
+            j = versions.index(to)
+            ax.plot(j, part["median"].iloc[j], marker="X", markersize=14, color="red", linestyle="none",
+                    label="flagged regression" if i == 0 else None)  # fmt: skip
+    ax.set_xticks(range(len(versions)), versions)
+    ax.set(xlabel="jax / jaxlib version", ylabel="steady-state epoch (s)", title="Epoch time by version")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def sweep_sections(results) -> list[dict]:
+    runs = results.runs
+    if "sweep" not in runs:
+        return []
+    sweeps = runs[runs["sweep"].fillna(False).astype(bool)]
+    sections = []
+    for folder, rows in sweeps.groupby(sweeps["file"].map(lambda f: str(Path(f).parent))):
+        table, steps = sweep_tables(rows, results.samples)
+        first = rows.iloc[0]
+        env = (f"{folder}: host {first.host} ({first.cpu_model}), python {first.python}, data {first.get('dataset')}; "
+               "each sample is one process (alternating versions); flagged: one-sided Mann-Whitney p < 0.01 and "
+               "ratio of medians > 1.05")  # fmt: skip
+        tables = [("Median per version (s; sweep_epoch is the steady state: median of epochs after the first)", table)]
+        if len(steps):
+            tables.append(("Each version against the previous one", steps))
+        sections.append(
+            {
+                "title": "jax/jaxlib versions",
+                "env": env,
+                "tables": tables,
+                "plots": [("Epoch time by jax version, flagged steps marked", plot_sweep(rows, steps))],
+            }
+        )
+    return sections
+
+
+def detector_sections(trials: list[dict]) -> list[dict]:
+    """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
+    sections = []
+    for doc in trials:
+        settings, meta = doc["settings"], doc["metadata"]
+        rounds = settings["rounds"]
+        table = pd.DataFrame(
+            [{"trial": t["trial"], "injected_ratio": t["injected"]["ratio"], "injected_p": t["injected"]["p_slower"],
+              "injected_verdict": t["injected"]["verdict"], "aa_ratio": t["aa"]["ratio"],
+              "aa_p": t["aa"]["p_slower"], "aa_verdict": t["aa"]["verdict"]} for t in doc["trials"]]
+        )  # fmt: skip
+        head = (
+            f"{doc['file']}: injected {settings['inject_slowdown']:.0%} slowdown flagged in "
+            f"{doc['injected_flagged']}/{rounds} trials; A/A flagged in {doc['aa_flagged']}/{rounds}; "
+            f"{settings['processes_per_side']} processes a side, pipeline {settings['pipeline']}, "
+            f"jax {meta['jax']}, host {meta['host']}"
+        )
+        sections.append(
+            {"title": "Regression detector trials", "env": head, "tables": [("Trials", table)], "plots": []}
+        )
+    return sections
+
+
 def trace_sections(traces: list[dict]) -> list[dict]:
     """One section per profiler capture: where its steps' time went, and its top operations."""
     sections = []
@@ -232,13 +327,16 @@ def trace_sections(traces: list[dict]) -> list[dict]:
     return sections
 
 
-def build_sections(results, traces: list[dict] = ()) -> list[dict]:
+def build_sections(results, traces: list[dict] = (), trials: list[dict] = ()) -> list[dict]:
     """The report's content: a list of sections {title, env, tables: [(caption, DataFrame)], plots: [(alt, png)]}.
 
-    ``traces`` are `jaxmlp.traces.capture_summary` results.
+    ``traces`` are `jaxmlp.traces.capture_summary` results; ``trials`` detector-trial documents.
     """
     sections = []
-    runs_by_file = benchmark_runs(results.runs)
+    runs = results.runs
+    if "sweep" in runs:
+        runs = runs[~runs["sweep"].fillna(False).astype(bool)]
+    runs_by_file = benchmark_runs(runs)
     for rows in runs_by_file.values():
         env = describe(environment_of(rows))
         tables, plots = [], []
@@ -282,6 +380,8 @@ def build_sections(results, traces: list[dict] = ()) -> list[dict]:
                 "plots": [],
             }
         )
+    sections += sweep_sections(results)
+    sections += detector_sections(trials)
     sections += trace_sections(traces)
     if results.skipped:
         skipped = pd.DataFrame(results.skipped, columns=["file", "why it was skipped"])
@@ -320,9 +420,9 @@ def render_html(sections: list[dict]) -> str:
     return "\n".join(out)
 
 
-def write_report(results, out_dir: Path, traces: list[dict] = ()) -> list[Path]:
+def write_report(results, out_dir: Path, traces: list[dict] = (), trials: list[dict] = ()) -> list[Path]:
     """Write summary.md, index.html, results.csv and samples.csv (and trace_ops.csv) into the NEW folder ``out_dir``."""
-    sections = build_sections(results, traces)
+    sections = build_sections(results, traces, trials)
     out_dir.mkdir(parents=True, exist_ok=False)
     paths = [
         write_new(out_dir / "summary.md", render_markdown(sections)),

@@ -34,6 +34,8 @@ METADATA = (
     "cpu_affinity",
     "xla_flags",
     "size",
+    "sweep",
+    "injected_slowdown",
 )
 
 
@@ -123,6 +125,8 @@ class Results(NamedTuple):
 def load_file(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of one results file (benchmark or training), or a `JaxmlpError` saying why it is not one."""
     doc = _read_json(path)
+    if isinstance(doc, dict) and doc.get("jaxmlp") == "detector-trials":  # not a table of timings: see the report
+        return pd.DataFrame(), pd.DataFrame()
     if _is_train(doc):
         return train_rows(doc, str(path)), pd.DataFrame()
     if _is_benchmark(doc):
@@ -154,3 +158,59 @@ def load_results(folder: str | Path) -> Results:
         else pd.DataFrame(columns=["file", "group", "name", "round", "seconds"])
     )
     return Results(runs_df, samples_df, skipped)
+
+
+def benchmark_samples(path: str | Path) -> dict[str, list[float]]:
+    """Raw samples by benchmark name from a pytest-benchmark file, or from every such file in a folder.
+
+    Samples of the same benchmark in several files are pooled. A benchmark without raw samples
+    (written without ``--benchmark-save-data``) is a `JaxmlpError` saying so.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.json") if not any(part.startswith(".") for part in p.parts))
+        docs = []
+        for file in files:
+            try:
+                docs.append((file, read_benchmark_json(file)))
+            except JaxmlpError:
+                continue  # a folder may hold other files (training records, reports)
+        if not docs:
+            raise JaxmlpError(f"{path}: no pytest-benchmark JSON files in this folder")
+    elif path.exists():
+        docs = [(path, read_benchmark_json(path))]
+    else:
+        raise JaxmlpError(f"{path} does not exist: give a pytest-benchmark JSON file or a folder of them")
+    samples: dict[str, list[float]] = {}
+    for file, doc in docs:
+        for bench in doc["benchmarks"]:
+            data = (bench.get("stats") or {}).get("data")
+            if not data:
+                raise JaxmlpError(
+                    f"{file}: benchmark {bench.get('name')} has no raw samples (stats.data): "
+                    "rerun pytest with --benchmark-save-data (nox -s bench does)"
+                )
+            samples.setdefault(bench["name"], []).extend(float(x) for x in data)
+    return samples
+
+
+def compare_samples(baseline: dict, new: dict, threshold: float, alpha: float) -> pd.DataFrame:
+    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each."""
+    from jaxmlp.stats import compare
+
+    rows = [{"benchmark": name, **compare(baseline[name], new[name], threshold, alpha)._asdict()}
+            for name in sorted(set(baseline) & set(new))]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def detector_trials(folder: str | Path) -> list[dict]:
+    """The detector-trial documents (`python -m jaxmlp.sweep trials`) under ``folder``."""
+    found = []
+    for path in sorted(Path(folder).rglob("*.json")):
+        try:
+            doc = _read_json(path)
+        except JaxmlpError:
+            continue
+        if isinstance(doc, dict) and doc.get("jaxmlp") == "detector-trials":
+            found.append({**doc, "file": str(path)})
+    return found

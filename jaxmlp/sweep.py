@@ -184,6 +184,8 @@ def _worker_args(args) -> list[str]:
         out += ["--data-dir", args.data_dir]
     if args.limit:
         out += ["--limit", str(args.limit)]
+    if args.pin_cpu is not None:
+        out += ["--pin-cpu", str(args.pin_cpu)]
     return out
 
 
@@ -284,6 +286,8 @@ def trials_command(args) -> int:
 
 
 def worker_command(args) -> int:
+    if args.pin_cpu is not None:  # before JAX starts: XLA sizes its thread pool from this process's affinity
+        os.sched_setaffinity(0, {args.pin_cpu})
     out = measure_process(args.dataset, args.data_dir, args.limit, tuple(args.pipelines.split(",")), args.epochs,
                           args.step_rounds, args.inject_slowdown)  # fmt: skip
     print(json.dumps(out))
@@ -300,6 +304,9 @@ def main(argv=None) -> int:
         p.add_argument("--limit", type=int, default=None, help="use the first N training images")
         p.add_argument("--epochs", type=int, default=4, help="epochs per process: the first, then the steady state")
         p.add_argument("--pipelines", default=",".join(SWEEP_PIPELINES))
+        p.add_argument(
+            "--pin-cpu", type=int, default=None, help="pin every worker to this one CPU (steadier, single-threaded)"
+        )
 
     worker = commands.add_parser("worker", help="measure in this process and print one JSON line")
     common(worker)

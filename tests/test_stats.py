@@ -1,0 +1,110 @@
+"""The regression statistics on synthetic samples, and `jaxmlp compare`'s verdicts and exit codes."""
+
+import json
+
+import numpy as np
+import pytest
+
+from jaxmlp.cli import main
+from jaxmlp.stats import bootstrap_ratio_ci, compare, smallest_p
+
+
+def timings(median: float, n: int, noise: float, seed: int) -> np.ndarray:
+    """Lognormal timings around ``median`` with relative spread ``noise``, like epoch times."""
+    return median * np.exp(np.random.default_rng(seed).normal(0, noise, n))
+
+
+def test_a_against_itself_is_no_change():
+    flagged = sum(
+        compare(timings(1.0, 10, 0.03, 2 * i), timings(1.0, 10, 0.03, 2 * i + 1)).verdict != "no change"
+        for i in range(100)
+    )
+    assert flagged <= 3  # alpha is 1% a side, and the 5% threshold cuts the rest
+
+
+def test_ten_percent_slower_is_a_regression():
+    caught = sum(
+        compare(timings(1.0, 10, 0.03, 2 * i), timings(1.1, 10, 0.03, 2 * i + 1)).verdict == "regression"
+        for i in range(100)
+    )
+    assert caught >= 95
+
+
+def test_ten_percent_faster_is_an_improvement():
+    result = compare(timings(1.1, 10, 0.03, 0), timings(1.0, 10, 0.03, 1))
+    assert result.verdict == "improvement" and result.p_faster < 0.01 and result.ratio < 1
+
+
+def test_two_percent_is_below_the_five_percent_threshold():
+    # Significant (a large, clean sample) but too small to count.
+    result = compare(timings(1.0, 40, 0.005, 0), timings(1.02, 40, 0.005, 1))
+    assert result.p_slower < 0.01 and 1.01 < result.ratio < 1.03
+    assert result.verdict == "no change"
+    assert compare(timings(1.0, 40, 0.005, 0), timings(1.02, 40, 0.005, 1), threshold=0.01).verdict == "regression"
+
+
+def test_too_few_samples_give_no_verdict():
+    assert smallest_p(3, 3) == 1 / 20 and smallest_p(5, 5) == 1 / 252
+    result = compare([1.0, 1.01, 0.99], [2.0, 2.1, 2.05])  # twice as slow, but p can't get under 0.01
+    assert result.verdict == "insufficient data" and result.ratio == pytest.approx(2.05 / 1.0)
+    assert compare([], [1.0]).verdict == "insufficient data"
+
+
+def test_ratio_and_its_interval():
+    base, new = timings(1.0, 30, 0.02, 0), timings(1.2, 30, 0.02, 1)
+    result = compare(base, new)
+    assert result.ratio == pytest.approx(np.median(new) / np.median(base))
+    assert result.ci_low < result.ratio < result.ci_high and 1.1 < result.ci_low and result.ci_high < 1.3
+    assert bootstrap_ratio_ci(base, new) == bootstrap_ratio_ci(base, new)  # seeded: reproducible
+
+
+def bench_file(path, medians: dict, save_data=True):
+    benchmarks = []
+    for name, data in medians.items():
+        stats = {"median": float(np.median(data)), "min": float(min(data)), "rounds": len(data)}
+        if save_data:
+            stats["data"] = [float(x) for x in data]
+        benchmarks.append({"name": name, "group": "g", "params": {}, "extra_info": {}, "stats": stats})
+    path.write_text(json.dumps({"machine_info": {}, "benchmarks": benchmarks, "datetime": "2026-12-01T00:00:00"}))
+    return path
+
+
+def test_compare_cli_flags_and_exits(tmp_path, capsys):
+    base = bench_file(tmp_path / "base.json", {"epoch": timings(1.0, 12, 0.02, 0), "step": timings(1.0, 12, 0.02, 1)})
+    new = bench_file(tmp_path / "new.json", {"epoch": timings(1.15, 12, 0.02, 2), "step": timings(1.0, 12, 0.02, 3)})
+    assert main(["compare", str(base), str(new)]) == 0  # reports, does not fail without the switch
+    out = capsys.readouterr().out
+    assert "1 regression(s)" in out and "regression" in out.splitlines()[1]
+    assert main(["compare", str(base), str(new), "--fail-on-regression"]) == 1
+    assert main(["compare", str(base), str(base), "--fail-on-regression"]) == 0
+    assert main(["compare", str(base), str(new), "--fail-on-regression", "--threshold", "0.5"]) == 0
+
+
+def test_compare_reads_folders_and_pools_their_samples(tmp_path, capsys):
+    for i in range(2):
+        (tmp_path / "a").mkdir(exist_ok=True)
+        (tmp_path / "b").mkdir(exist_ok=True)
+        bench_file(tmp_path / "a" / f"{i}.json", {"epoch": timings(1.0, 3, 0.02, i)})
+        bench_file(tmp_path / "b" / f"{i}.json", {"epoch": timings(1.3, 3, 0.02, 10 + i)})
+    (tmp_path / "b" / "notes.json").write_text("{}")  # other files in a folder are passed over
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
+    assert "6/6" in capsys.readouterr().out
+
+
+def test_compare_without_raw_samples_says_how_to_get_them(tmp_path, capsys):
+    base = bench_file(tmp_path / "base.json", {"epoch": [1.0, 1.1]}, save_data=False)
+    assert main(["compare", str(base), str(base)]) == 2
+    err = capsys.readouterr().err
+    assert "has no raw samples (stats.data)" in err and "--benchmark-save-data" in err and err.count("\n") == 1
+
+
+def test_compare_bad_input(tmp_path, capsys):
+    a = bench_file(tmp_path / "a.json", {"epoch": [1.0] * 6})
+    b = bench_file(tmp_path / "b.json", {"other": [1.0] * 6})
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "no benchmark appears in both" in capsys.readouterr().err
+    assert main(["compare", str(a), str(tmp_path / "missing.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{oops")
+    assert main(["compare", str(a), str(tmp_path / "bad.json")]) == 2
+    assert "not readable as JSON" in capsys.readouterr().err
