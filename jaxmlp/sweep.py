@@ -31,6 +31,18 @@ SWEEP_PIPELINES = ("batched", "scan")
 # --- inside a worker process (any supported jax version) --------------------------------
 
 
+def timed_with_hook(fn, inject_slowdown: float = 0.0, clock=time.perf_counter, sleep=time.sleep):
+    """``fn()`` (which returns once its result is ready) and its seconds; the test hook ``inject_slowdown``
+    then sleeps that fraction of the measured time inside the timed region, a known, recorded slowdown."""
+    start = clock()
+    result = fn()
+    seconds = clock() - start
+    if inject_slowdown:
+        sleep(inject_slowdown * seconds)
+        seconds = clock() - start
+    return result, seconds
+
+
 def measure_process(
     dataset: str = "mnist",
     data_dir: str | None = None,
@@ -51,13 +63,7 @@ def measure_process(
     from jaxmlp.pipelines import CompiledStep, make_epoch
 
     def timed(fn):
-        start = time.perf_counter()
-        result = fn()  # every callable here returns once its result is ready
-        seconds = time.perf_counter() - start
-        if inject_slowdown:
-            time.sleep(inject_slowdown * seconds)
-            seconds = time.perf_counter() - start
-        return result, seconds
+        return timed_with_hook(fn, inject_slowdown)
 
     train, _ = load_arrays(dataset, data_dir, limit)
     device = jax.devices()[0]
