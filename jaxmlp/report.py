@@ -228,7 +228,8 @@ def sweep_tables(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = 0
             b = by_version[new].loc[by_version[new]["name"] == name, "seconds"]
             c = compare(a, b, threshold, alpha)
             steps.append({"benchmark": name, "from": old, "to": new, "ratio": c.ratio, "ci_low": c.ci_low,
-                          "ci_high": c.ci_high, "p_slower": c.p_slower, "verdict": c.verdict})  # fmt: skip
+                          "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
+                          "verdict": c.verdict})  # fmt: skip
     return table.reset_index(), pd.DataFrame(steps)
 
 
