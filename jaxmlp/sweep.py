@@ -209,12 +209,14 @@ def _progress(total: int):
 
     bar = tqdm(total=total, unit="process", disable=None, file=sys.stderr)
     start = time.monotonic()
+    done = [0]
 
     def tick(round_, label):
+        done[0] += 1
         bar.set_postfix_str(f"round {round_ + 1}, {label}")
         bar.update()
         if bar.disable:  # not a terminal: a plain line per process, for logs
-            print(f"  {bar.n}/{total} processes ({label}, round {round_ + 1}), {time.monotonic() - start:.0f} s",
+            print(f"  {done[0]}/{total} processes ({label}, round {round_ + 1}), {time.monotonic() - start:.0f} s",
                   file=sys.stderr, flush=True)  # fmt: skip
 
     return tick, bar
