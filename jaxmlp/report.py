@@ -217,7 +217,7 @@ def sweep_tables(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = 0
 
     timed = rows[rows["test"].isin(["sweep_epoch", "sweep_step", "sweep_first_epoch", "sweep_compile"])]
     table = timed.assign(what=timed["name"]).pivot_table(index="jax", columns="what", values="median", aggfunc="first")
-    table = table.loc[sorted(table.index, key=version_key)]
+    table = table.loc[sorted(table.index, key=version_key)].rename_axis(columns=None)
     table.insert(0, "processes", timed.groupby("jax")["rounds"].max())
     by_version = {v: samples[samples["file"] == f] for v, f in rows.groupby("jax")["file"].first().items()}
     versions = list(table.index)
@@ -234,20 +234,23 @@ def sweep_tables(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = 0
 
 
 def plot_sweep(rows: pd.DataFrame, steps: pd.DataFrame) -> str:
-    """Steady-state epoch per version (median, IQR), flagged regressions marked."""
+    """Steady-state epoch per version (median, IQR), flagged steps marked (regressions red, improvements green)."""
     fig, ax = _figure()
     epochs = rows[rows["test"] == "sweep_epoch"]
     versions = sorted(epochs["jax"].unique(), key=version_key)
+    labels: set[str] = set()
     for i, (name, part) in enumerate(epochs.groupby("name")):
         part = part.set_index("jax").loc[versions]
         x = range(len(versions))
         yerr = [part["median"] - part["q1"], part["q3"] - part["median"]]
         ax.errorbar(x, part["median"], yerr=yerr, marker="o", capsize=3, label=name, color=f"C{i}")
-        flagged = steps[(steps["benchmark"] == name) & (steps["verdict"] == "regression")] if len(steps) else steps
-        for to in flagged.get("to", []):
-            j = versions.index(to)
-            ax.plot(j, part["median"].iloc[j], marker="X", markersize=14, color="red", linestyle="none",
-                    label="flagged regression" if i == 0 else None)  # fmt: skip
+        for verdict, color in (("regression", "red"), ("improvement", "green")):
+            flagged = steps[(steps["benchmark"] == name) & (steps["verdict"] == verdict)] if len(steps) else steps
+            for to in flagged.get("to", []):
+                j = versions.index(to)
+                ax.plot(j, part["median"].iloc[j], marker="X", markersize=14, color=color, linestyle="none",
+                        label=f"flagged {verdict}" if verdict not in labels else None)  # fmt: skip
+                labels.add(verdict)
     ax.set_xticks(range(len(versions)), versions)
     ax.set(xlabel="jax / jaxlib version", ylabel="steady-state epoch (s)", title="Epoch time by version")
     ax.legend(fontsize=8)

@@ -114,7 +114,7 @@ def text_summary(df: pd.DataFrame) -> str:
         parts.append(
             f"jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
             f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
-            f"size {first.size}; data: {datasets}{label}"
+            f"size {first['size']}; data: {datasets}{label}"
         )
     fmt = {"float_format": lambda x: f"{x:,.3g}", "index": False, "na_rep": "-"}
     for title, table in (
