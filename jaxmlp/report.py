@@ -319,15 +319,11 @@ def trace_sections(traces: list[dict]) -> list[dict]:
             )
         else:
             head = f"{trace['file']}: no step markers."
-        breakdown = steps.describe().loc[["mean", "50%", "min", "max"]].drop(columns="step").reset_index(names="stat")
-        sections.append(
-            {
-                "title": f"Trace {trace['run']}",
-                "env": head,
-                "tables": [("Step time breakdown (ms)", breakdown), ("Top operations by total time", trace["top_ops"])],
-                "plots": [],
-            }
-        )
+        tables = [("Top operations by total time", trace["top_ops"])]
+        if len(steps):
+            breakdown = steps.drop(columns="step").agg(["mean", "median", "min", "max"]).reset_index(names="stat")
+            tables.insert(0, ("Step time breakdown (ms)", breakdown))
+        sections.append({"title": f"Trace {trace['run']}", "env": head, "tables": tables, "plots": []})
     return sections
 
 

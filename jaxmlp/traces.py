@@ -59,18 +59,22 @@ def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
 
 
 def step_breakdown(events: pd.DataFrame) -> pd.DataFrame:
-    """Per marked step: its wall time, and the time in its "load" and "compute" annotations (ms)."""
-    python = events[events["line"] == "python"]
-    steps = python[python["name"] == STEP_NAME].sort_values("start_ns")
+    """Per marked step: its wall time, and the time in its "load" and "compute" annotations (ms).
+
+    Annotations are looked for on the step's own thread line (named after the process: "python",
+    "pytest", ...).
+    """
+    steps = events[(events["name"] == STEP_NAME) & events["step_num"].notna()].sort_values("start_ns")
     rows = []
     for step in steps.itertuples():
         end = step.start_ns + step.duration_ns
-        inside = python[(python["start_ns"] >= step.start_ns) & (python["start_ns"] < end)]
+        same_thread = events[(events["plane"] == step.plane) & (events["line"] == step.line)]
+        inside = same_thread[(same_thread["start_ns"] >= step.start_ns) & (same_thread["start_ns"] < end)]
         load = inside.loc[inside["name"] == "load", "duration_ns"].sum() / 1e6
         compute = inside.loc[inside["name"] == "compute", "duration_ns"].sum() / 1e6
         rows.append(
             {
-                "step": int(step.step_num) if step.step_num is not None else None,
+                "step": int(step.step_num),
                 "step_ms": step.duration_ns / 1e6,
                 "load_ms": load,
                 "compute_ms": compute,
