@@ -178,23 +178,20 @@ def _progress_bar(enabled: bool | None):
     return wrap
 
 
-def run_train(args: argparse.Namespace) -> int:
-    from jaxmlp.train import TrainConfig, steady_state_seconds, to_rows, train, validate_config
+def _config(args: argparse.Namespace):
+    """The command's settings as a validated `TrainConfig` (the fields it has no option for keep their defaults)."""
+    import dataclasses
 
-    config = validate_config(
-        TrainConfig(
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            step_size=args.step_size,
-            workers=args.workers,
-            dataset=args.dataset,
-            data_dir=args.data_dir,
-            download=args.download,
-            seed=args.seed,
-            backend=args.backend,
-            pipeline=args.pipeline,
-        )
-    )
+    from jaxmlp.train import TrainConfig, validate_config
+
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
+    return validate_config(TrainConfig(**given))
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from jaxmlp.train import steady_state_seconds, to_rows, train
+
+    config = _config(args)
     if args.json:
         from jaxmlp.store import check_new_path
 
@@ -256,19 +253,9 @@ def run_profile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from jaxmlp.data import load_datasets
-    from jaxmlp.train import TrainConfig, check_batch_size, validate_config
+    from jaxmlp.train import check_batch_size
 
-    config = validate_config(
-        TrainConfig(
-            batch_size=args.batch_size,
-            workers=args.workers,
-            dataset=args.dataset,
-            data_dir=args.data_dir,
-            download=args.download,
-            backend=args.backend,
-            pipeline=args.pipeline,
-        )
-    )
+    config = _config(args)
     if args.steps <= 0:
         raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
     _cpu_only_if_asked(config.backend)
