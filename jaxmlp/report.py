@@ -129,30 +129,27 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _batch_ticks(ax, sizes) -> None:
-    sizes = sorted(int(s) for s in sizes)
+def plot_by_batch_size(table: pd.DataFrame, lines, ylabel: str, title: str) -> str:
+    """Log-log lines of median times against batch size; ``lines`` are (column, label) pairs."""
+    fig, ax = _figure()
+    for column, label in lines:
+        ax.plot(table["batch_size"], table[column], marker="o", label=label)
+    ax.set(xscale="log", yscale="log", xlabel="batch size", ylabel=ylabel, title=title)
+    sizes = sorted(int(s) for s in table["batch_size"])
     ax.minorticks_off()
     ax.set_xticks(sizes, [str(s) for s in sizes])
+    ax.legend()
+    return _png(fig)
 
 
 def plot_update(table: pd.DataFrame) -> str:
-    fig, ax = _figure()
-    for column, label in (("jit_ms", "jit"), ("eager_ms", "eager (no jit)"), ("dispatch_ms", "jit, dispatch only")):
-        ax.plot(table["batch_size"], table[column], marker="o", label=label)
-    ax.set(xscale="log", yscale="log", xlabel="batch size", ylabel="median step time (ms)", title="Update step")
-    _batch_ticks(ax, table["batch_size"])
-    ax.legend()
-    return _png(fig)
+    lines = (("jit_ms", "jit"), ("eager_ms", "eager (no jit)"), ("dispatch_ms", "jit, dispatch only"))
+    return plot_by_batch_size(table, lines, "median step time (ms)", "Update step")
 
 
 def plot_predict(table: pd.DataFrame) -> str:
-    fig, ax = _figure()
-    for column, label in (("loop_ms", "Python loop"), ("vmap_ms", "vmap"), ("jit_vmap_ms", "jit(vmap)")):
-        ax.plot(table["batch_size"], table[column], marker="o", label=label)
-    ax.set(xscale="log", yscale="log", xlabel="batch size", ylabel="median time (ms)", title="Prediction")
-    _batch_ticks(ax, table["batch_size"])
-    ax.legend()
-    return _png(fig)
+    lines = (("loop_ms", "Python loop"), ("vmap_ms", "vmap"), ("jit_vmap_ms", "jit(vmap)"))
+    return plot_by_batch_size(table, lines, "median time (ms)", "Prediction")
 
 
 def plot_loader(table: pd.DataFrame) -> str:
