@@ -107,8 +107,3 @@ def evaluate(params: Params, images: Array, targets: Array) -> Evaluation:
 
 def count_params(params: Params) -> int:
     return sum(int(leaf.size) for leaf in jax.tree_util.tree_leaves(params))
-
-
-def all_finite(params: Params) -> bool:
-    """True when no parameter is NaN or infinite."""
-    return all(bool(jnp.isfinite(leaf).all()) for leaf in jax.tree_util.tree_leaves(params))

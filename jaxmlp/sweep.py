@@ -62,9 +62,6 @@ def measure_process(
     from jaxmlp.model import LAYER_SIZES, one_hot
     from jaxmlp.pipelines import CompiledStep, make_epoch
 
-    def timed(fn):
-        return timed_with_hook(fn, inject_slowdown)
-
     train, _ = load_arrays(dataset, data_dir, limit)
     device = jax.devices()[0]
     # The tutorial's shapes and scale, drawn by numpy: eager PRNG initialisation compiles dozens of tiny
@@ -81,7 +78,7 @@ def measure_process(
     for pipeline in pipelines:
         epoch = make_epoch(pipeline, train, batch_size=128, device=device)
         compile_seconds = epoch.compile(params)
-        times = [timed(lambda epoch=epoch: epoch(params))[1] for _ in range(epochs)]
+        times = [timed_with_hook(lambda epoch=epoch: epoch(params), inject_slowdown)[1] for _ in range(epochs)]
         out["pipelines"][pipeline] = {
             "compile_seconds": compile_seconds,
             "first_epoch_seconds": times[0],
@@ -96,7 +93,10 @@ def measure_process(
     x = jax.device_put(np.asarray(train.data[:128], np.float32).reshape(128, -1), device)
     y = jax.device_put(one_hot(np.asarray(train.targets[:128]), 10), device)
     jax.block_until_ready(step(params, x, y))
-    steps = [timed(lambda: jax.block_until_ready(step(params, x, y)))[1] for _ in range(step_rounds)]
+    steps = [
+        timed_with_hook(lambda: jax.block_until_ready(step(params, x, y)), inject_slowdown)[1]
+        for _ in range(step_rounds)
+    ]
     out["step"] = {"compile_seconds": compile_seconds, "step_seconds": statistics.median(steps)}
     return out
 

@@ -1,10 +1,9 @@
-"""Timing that waits for the device, and compile time measured on its own."""
+"""Compile time measured on its own: JAX's compile-stage durations inside a block of code."""
 
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import jax
 
@@ -33,10 +32,6 @@ class CompileTime:
     def seconds(self) -> float:
         return float(sum(self.durations))
 
-    @property
-    def count(self) -> int:
-        return len(self.durations)
-
 
 @contextlib.contextmanager
 def compile_seconds() -> Iterator[CompileTime]:
@@ -47,10 +42,3 @@ def compile_seconds() -> Iterator[CompileTime]:
         yield result
     finally:
         _active.remove(result.durations)
-
-
-def timed(fn: Callable, *args, **kwargs) -> tuple[object, float]:
-    """``fn(*args, **kwargs)`` and its wall time in seconds, the clock stopped once the result is ready."""
-    start = time.perf_counter()
-    result = jax.block_until_ready(fn(*args, **kwargs))
-    return result, time.perf_counter() - start
