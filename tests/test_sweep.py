@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -35,20 +36,24 @@ def test_a_process_measures_compile_first_and_steady_epochs(process):
 
 def test_the_test_hook_stretches_the_timed_region_by_its_fraction():
     now = [0.0]
-    slept = []
+
+    def clock():  # a fake clock: each reading takes a millisecond
+        now[0] += 0.001
+        return now[0]
 
     def work():
         now[0] += 2.0
         return "result"
 
-    def sleep(seconds):
-        slept.append(seconds)
-        now[0] += seconds
+    result, seconds = sweep.timed_with_hook(work, 0.1, clock=clock)
+    assert result == "result" and seconds == pytest.approx(2.2, abs=0.003)
+    assert sweep.timed_with_hook(work, 0.0, clock=clock)[1] == pytest.approx(2.001)
 
-    assert sweep.timed_with_hook(work, 0.1, clock=lambda: now[0], sleep=sleep) == ("result", pytest.approx(2.2))
-    assert slept == [pytest.approx(0.2)]
-    assert sweep.timed_with_hook(work, 0.0, clock=lambda: now[0], sleep=sleep) == ("result", 2.0)
-    assert len(slept) == 1
+
+def test_the_test_hook_keeps_the_core_busy_for_its_share_of_real_time():
+    start = time.process_time()
+    _, seconds = sweep.timed_with_hook(lambda: time.sleep(0.1), 0.5)
+    assert 0.15 <= seconds < 0.2 and time.process_time() - start >= 0.025  # spun on the CPU, did not sleep
 
 
 def test_the_test_hook_is_recorded_with_the_results():
@@ -111,8 +116,13 @@ def test_alternation_runs_real_worker_processes_in_turn():
         processes=2,
         progress=lambda round_, label: order.append((round_, label)),
     )  # fmt: skip
-    assert order == [(0, "a"), (0, "b"), (1, "a"), (1, "b")]
+    assert order == [(0, "a"), (0, "b"), (1, "b"), (1, "a")]
     assert [len(v) for v in results.values()] == [2, 2]
+
+
+def test_the_order_rotates_each_round():
+    assert [sweep.round_order(["A", "B", "C"], r) for r in range(4)] == [
+        ["A", "B", "C"], ["B", "C", "A"], ["C", "A", "B"], ["A", "B", "C"]]  # fmt: skip
 
 
 def test_a_failing_worker_is_named():
@@ -131,3 +141,23 @@ def test_trials_documents_are_not_taken_for_timings(tmp_path):
     (tmp_path / "trials.json").write_text(json.dumps({"jaxmlp": "detector-trials", "trials": []}))
     results = load_results(tmp_path)
     assert results.runs.empty and not results.skipped
+
+
+def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):
+    rng = np.random.default_rng(0)
+
+    def alternate(runners, processes, progress=None):  # the workers' steady epochs, without starting them
+        assert "--inject-slowdown" in runners["H"][1] and "--inject-slowdown" not in runners["A"][1]
+        base = {"A": 1.0, "A2": 1.0, "H": 1.1}
+        meta = {"jax": "0.10.2", "injected_slowdown": 0.0}
+        return {label: [{"metadata": meta, "pipelines": {"batched": {"steady_seconds": base[label] * x}}}
+                        for x in np.exp(rng.normal(0, 0.01, processes))] for label in runners}  # fmt: skip
+
+    monkeypatch.setattr(sweep, "alternate", alternate)
+    assert sweep.main(["trials", "--rounds", "3", "--processes", "10", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "Injected 10% slowdown flagged in 3/3 trials; A/A flagged in 0/3; 10 processes a side" in printed
+    doc = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())
+    assert (doc["injected_flagged"], doc["aa_flagged"], len(doc["trials"])) == (3, 0, 3)
+    expected = {"processes_per_side": 10, "epochs": 16, "limit": 2000, "pipeline": "batched", "dataset": "synthetic"}
+    assert {key: doc["settings"][key] for key in expected} == expected
