@@ -293,7 +293,8 @@ def detector_sections(trials: list[dict]) -> list[dict]:
         )  # fmt: skip
         head = (
             f"{doc['file']}: injected {settings['inject_slowdown']:.0%} slowdown flagged in "
-            f"{doc['injected_flagged']}/{rounds} trials; A/A flagged in {doc['aa_flagged']}/{rounds}; "
+            f"{doc['injected_flagged']}/{rounds} trials (median ratio {table['injected_ratio'].median():.3f}); "
+            f"A/A flagged in {doc['aa_flagged']}/{rounds} (median ratio {table['aa_ratio'].median():.3f}); "
             f"{settings['processes_per_side']} processes a side, pipeline {settings['pipeline']}, "
             f"jax {meta['jax']}, host {meta['host']}"
         )

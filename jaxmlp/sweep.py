@@ -302,9 +302,11 @@ def trials_command(args) -> int:
     }
     folder = _new_folder(Path(args.out), "detector")
     path = write_json_new(folder / "trials.json", summary)
+    injected_ratio, aa_ratio = (statistics.median(t[side]["ratio"] for t in trials) for side in ("injected", "aa"))
     print(
-        f"Injected {args.inject_slowdown:.0%} slowdown flagged in {caught}/{args.rounds} trials; "
-        f"A/A flagged in {false}/{args.rounds}; {args.processes} processes a side; jax {meta['jax']}. Wrote {path}"
+        f"Injected {args.inject_slowdown:.0%} slowdown flagged in {caught}/{args.rounds} trials "
+        f"(median ratio {injected_ratio:.3f}); A/A flagged in {false}/{args.rounds} (median ratio {aa_ratio:.3f}); "
+        f"{args.processes} processes a side; jax {meta['jax']}. Wrote {path}"
     )
     return 0
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from jaxmlp import sweep
-from jaxmlp.report import build_sections, version_key
-from jaxmlp.results import benchmark_samples, load_results
+from jaxmlp.report import build_sections, detector_sections, version_key
+from jaxmlp.results import benchmark_samples, detector_trials, load_results
 from jaxmlp.store import write_json_new
 
 ROOT = Path(__file__).parent.parent
@@ -149,15 +149,21 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
     def alternate(runners, processes, progress=None):  # the workers' steady epochs, without starting them
         assert "--inject-slowdown" in runners["H"][1] and "--inject-slowdown" not in runners["A"][1]
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
-        meta = {"jax": "0.10.2", "injected_slowdown": 0.0}
+        meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
         return {label: [{"metadata": meta, "pipelines": {"batched": {"steady_seconds": base[label] * x}}}
                         for x in np.exp(rng.normal(0, 0.01, processes))] for label in runners}  # fmt: skip
 
     monkeypatch.setattr(sweep, "alternate", alternate)
     assert sweep.main(["trials", "--rounds", "3", "--processes", "10", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "Injected 10% slowdown flagged in 3/3 trials; A/A flagged in 0/3; 10 processes a side" in printed
     doc = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())
     assert (doc["injected_flagged"], doc["aa_flagged"], len(doc["trials"])) == (3, 0, 3)
     expected = {"processes_per_side": 10, "epochs": 16, "limit": 2000, "pipeline": "batched", "dataset": "synthetic"}
     assert {key: doc["settings"][key] for key in expected} == expected
+    (section,) = detector_sections(detector_trials(tmp_path))
+    injected, aa = (np.median([t[side]["ratio"] for t in doc["trials"]]) for side in ("injected", "aa"))
+    assert 1.09 < injected < 1.11 and 0.99 < aa < 1.01
+    assert f"flagged in 3/3 trials (median ratio {injected:.3f})" in section["env"]
+    assert f"A/A flagged in 0/3 (median ratio {aa:.3f})" in section["env"]
+    assert f"slowdown flagged in 3/3 trials (median ratio {injected:.3f}); A/A flagged in 0/3 " in printed
+    assert "10 processes a side" in printed
