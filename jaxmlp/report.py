@@ -263,9 +263,12 @@ def sweep_sections(results) -> list[dict]:
     for folder, rows in sweeps.groupby(sweeps["file"].map(lambda f: str(Path(f).parent))):
         table, steps = sweep_tables(rows, results.samples)
         first = rows.iloc[0]
+        known = (("{:.0f} epochs", first.get("epochs")), ("of {:.0f} images", first.get("samples")))
+        each = " ".join(text.format(value) for text, value in known if pd.notna(value))
         env = (f"{folder}: host {first.host} ({first.cpu_model}), python {first.python}, data {first.get('dataset')}; "
-               "each sample is one process (alternating versions); flagged: one-sided Mann-Whitney p < 0.01 and "
-               "ratio of medians > 1.05")  # fmt: skip
+               f"each sample is one process ({int(first['rounds'])} a version, alternating"
+               f"{'; ' + each if each else ''}; {first.cpu_affinity} CPU(s) each); flagged: one-sided Mann-Whitney "
+               "p < 0.01 and ratio of medians > 1.05")  # fmt: skip
         tables = [("Median per version (s; sweep_epoch is the steady state: median of epochs after the first)", table)]
         if len(steps):
             tables.append(("Each version against the previous one", steps))

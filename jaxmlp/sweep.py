@@ -78,7 +78,7 @@ def measure_process(
         device,
     )  # fmt: skip
     out = {"metadata": {**metadata(device), "injected_slowdown": inject_slowdown, "dataset": dataset,
-                        "samples": len(train)}, "pipelines": {}}  # fmt: skip
+                        "samples": len(train), "epochs": epochs, "batch_size": 128}, "pipelines": {}}  # fmt: skip
     for pipeline in pipelines:
         epoch = make_epoch(pipeline, train, batch_size=128, device=device)
         compile_seconds = epoch.compile(params)
@@ -160,7 +160,8 @@ def to_benchmark_doc(label: str, processes: list[dict]) -> dict:
     """One version's processes as a pytest-benchmark document; each raw sample is one process's value."""
     meta = dict(processes[0]["metadata"])
     meta.update(sweep=True, sweep_label=label, processes=len(processes))
-    extra = {key: meta[key] for key in ("jax", "jaxlib", "backend", "device_kind", "dataset", "injected_slowdown")}
+    keys = ("jax", "jaxlib", "backend", "device_kind", "dataset", "injected_slowdown", "samples", "epochs")
+    extra = {key: meta.get(key) for key in keys}
     benchmarks = []
 
     def add(name, group, params, values):

@@ -64,7 +64,8 @@ def test_the_test_hook_is_recorded_with_the_results():
 def fake_process(jax_version: str, steady: float, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     meta = dict(jax=jax_version, jaxlib=jax_version, backend="cpu", device_kind="cpu", host="fixture-host",
-                dataset="synthetic", injected_slowdown=0.0, commit="abc", python="3.11.7", cpu_model="CPU")  # fmt: skip
+                dataset="synthetic", injected_slowdown=0.0, commit="abc", python="3.11.7", cpu_model="CPU",
+                cpu_affinity=1, samples=2000, epochs=4)  # fmt: skip
     epochs = list(steady * np.exp(rng.normal(0, 0.01, 3)))
     return {
         "metadata": meta,
@@ -106,6 +107,10 @@ def test_report_orders_versions_and_flags_the_slow_step(tmp_path, capsys):
     verdicts = steps[steps["benchmark"] == "sweep_epoch[batched]"].set_index("to")["verdict"]
     assert verdicts.to_dict() == {"0.6.2": "no change", "0.10.2": "regression"}
     assert section["plots"] and version_key("0.10.2") > version_key("0.9.2")
+    assert (
+        "each sample is one process (8 a version, alternating; 4 epochs of 2000 images; 1 CPU(s) each)"
+        in section["env"]
+    )
 
 
 def test_alternation_runs_real_worker_processes_in_turn():
