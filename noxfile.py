@@ -2,6 +2,7 @@
 
 import datetime
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -122,11 +123,26 @@ def _version_python(session: nox.Session, version: str) -> str:
     without its dependencies. No torch (gigabytes a version): the sweep measures the torch-free pipelines."""
     env = ROOT / ".nox" / f"jax-{version}"
     python = env / "bin" / "python"
-    if not python.exists():
+    complete = env / ".jaxmlp-complete"  # written last: an install that failed halfway is made again
+    if not complete.exists():
+        shutil.rmtree(env, ignore_errors=True)
         session.run("python", "-m", "venv", str(env), external=True)
         session.run(str(python), "-m", "pip", "install", "-q", f"jax=={version}", f"jaxlib=={version}", external=True)
         session.run(str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT), external=True)
+        complete.touch()
     return str(python)
+
+
+def _versions_and_options(session: nox.Session) -> tuple[list[str], list[str]]:
+    """`-- 0.6.2 0.10.2 --processes 14`: the versions first (default: JAX_VERSIONS), then the sweep's options."""
+    args = list(session.posargs)
+    first_option = next((i for i, arg in enumerate(args) if arg.startswith("-")), len(args))
+    versions, options = args[:first_option], args[first_option:]
+    for version in versions:
+        if not re.fullmatch(r"\d+(\.\d+)+", version):
+            session.error(f"{version!r} is not a jax version: name versions first, then options "
+                          "(nox -s bench-jaxlib -- 0.6.2 0.10.2 --processes 14)")  # fmt: skip
+    return versions or list(JAX_VERSIONS), options
 
 
 @nox.session(name="jaxlib-env", venv_backend="none")
@@ -141,8 +157,7 @@ def jaxlib_env(session: nox.Session, jax: str) -> None:
 @nox.session(name="bench-jaxlib")
 def bench_jaxlib(session: nox.Session) -> None:
     """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2` picks them), alternating processes, with statistics."""
-    versions = [a for a in session.posargs if a[:1].isdigit()] or list(JAX_VERSIONS)
-    options = [a for a in session.posargs if not a[:1].isdigit()]
+    versions, options = _versions_and_options(session)
     session.install("-e", ".", "--no-deps")
     session.install("jax", "numpy", "scipy", "pandas", "matplotlib", "platformdirs", "tqdm")
     envs = [f"--env={v}={_version_python(session, v)}" for v in versions]
