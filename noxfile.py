@@ -156,7 +156,9 @@ def jaxlib_env(session: nox.Session, jax: str) -> None:
 
 @nox.session(name="bench-jaxlib")
 def bench_jaxlib(session: nox.Session) -> None:
-    """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2` picks them), alternating processes, with statistics."""
+    """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2 --processes 14`), alternating, with statistics.
+
+    After `--`: the versions (default: JAX_VERSIONS), then options of `python -m jaxmlp.sweep run`."""
     versions, options = _versions_and_options(session)
     session.install("-e", ".", "--no-deps")
     session.install("jax", "numpy", "scipy", "pandas", "matplotlib", "platformdirs", "tqdm")

@@ -1,7 +1,7 @@
 """The jax/jaxlib version sweep: alternating worker processes, one environment per version, no torch.
 
 ``python -m jaxmlp.sweep run --env 0.6.2=/path/to/python ...`` starts worker
-processes in turn (A B C A B C ...), each measuring in a fresh interpreter of
+processes in rounds, one per version in turn (A B C, B C A, C A B, ...), each measuring in a fresh interpreter of
 its version's environment: compile time, the first epoch and the steady-state
 epoch (median of the later ones) of the ``batched`` and ``scan`` pipelines,
 and the jitted step. Each version's results become a pytest-benchmark JSON file
