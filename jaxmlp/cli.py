@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.stats import ALPHA, THRESHOLD
 
 EXIT_ERROR = 2
 EXIT_DIVERGED = 3
@@ -147,8 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
         "baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)"
     )
     compare.add_argument("new", help="file or folder of pytest-benchmark JSON")
-    compare.add_argument("--threshold", type=_number, default=0.05, help="minimum effect (default: %(default)s = 5%%)")
-    compare.add_argument("--alpha", type=_number, default=0.01, help="significance level (default: %(default)s)")
+    compare.add_argument("--threshold", type=_number, default=THRESHOLD, help="minimum effect (default: %(default)s)")
+    compare.add_argument("--alpha", type=_number, default=ALPHA, help="significance level (default: %(default)s)")
     compare.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
     compare.set_defaults(run=run_compare)
     return parser

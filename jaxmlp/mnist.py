@@ -54,6 +54,10 @@ class IdxSpec(NamedTuple):
     count: int
     item_shape: tuple[int, ...]
 
+    @property
+    def header_len(self) -> int:
+        return 4 * (2 + len(self.item_shape))
+
 
 MNIST_FILES = (
     IdxSpec("train-images-idx3-ubyte", 2051, 60000, IMAGE_SHAPE),
@@ -67,7 +71,7 @@ _FIX = "replace it with a fresh copy of the MNIST IDX files"
 
 def check_idx(raw: bytes, spec: IdxSpec, path: Path) -> None:
     """Raise `JaxmlpError` naming ``path`` unless ``raw`` is the IDX file ``spec`` describes."""
-    header_len = 4 * (2 + len(spec.item_shape))
+    header_len = spec.header_len
     if len(raw) < header_len:
         raise JaxmlpError(f"{path}: truncated ({len(raw)} bytes, shorter than its header); {_FIX}")
     magic, count, *dims = np.frombuffer(raw[:header_len], dtype=">u4").tolist()
@@ -93,6 +97,13 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except (OSError, EOFError, zlib.error) as e:
         raise JaxmlpError(f"{path}: cannot be read ({e}); {_FIX}") from None
+
+
+def read_idx(path: Path, spec: IdxSpec) -> bytes:
+    """The bytes of the IDX file at ``path``, checked against ``spec`` (a `JaxmlpError` naming it otherwise)."""
+    raw = _read(path)
+    check_idx(raw, spec, path)
+    return raw
 
 
 def find_idx_files(folder: Path) -> dict[str, Path] | None:
@@ -159,7 +170,7 @@ def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
     in_place = candidate == folder / "MNIST" / "raw" and all(p.suffix != ".gz" for p in sources.values())
     if in_place:
         for spec in MNIST_FILES:
-            check_idx(_read(sources[spec.name]), spec, sources[spec.name])
+            read_idx(sources[spec.name], spec)
         return folder
 
     root = _prepared_root(sources, cache_dir or default_cache_dir())
@@ -167,13 +178,9 @@ def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
     prepared = find_idx_files(raw_dir)
     if prepared is not None:
         for spec in MNIST_FILES:
-            check_idx(_read(prepared[spec.name]), spec, prepared[spec.name])
+            read_idx(prepared[spec.name], spec)
         return root
-    contents = {}
-    for spec in MNIST_FILES:
-        raw = _read(sources[spec.name])
-        check_idx(raw, spec, sources[spec.name])
-        contents[spec.name] = raw
+    contents = {spec.name: read_idx(sources[spec.name], spec) for spec in MNIST_FILES}
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root.parent))
     try:
@@ -219,10 +226,8 @@ def load_arrays(
         )
     arrays = {}
     for spec in MNIST_FILES:
-        raw = _read(sources[spec.name])
-        check_idx(raw, spec, sources[spec.name])
-        header = 4 * (2 + len(spec.item_shape))
-        arrays[spec.name] = np.frombuffer(raw, np.uint8, offset=header).reshape(spec.count, *spec.item_shape)
+        raw = read_idx(sources[spec.name], spec)
+        arrays[spec.name] = np.frombuffer(raw, np.uint8, offset=spec.header_len).reshape(spec.count, *spec.item_shape)
     train = Split(arrays["train-images-idx3-ubyte"][:limit], arrays["train-labels-idx1-ubyte"][:limit].astype(np.int64))
     test = Split(arrays["t10k-images-idx3-ubyte"], arrays["t10k-labels-idx1-ubyte"].astype(np.int64))
     return train, test

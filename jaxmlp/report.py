@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import summary
+from jaxmlp.stats import ALPHA, THRESHOLD, compare
 from jaxmlp.store import write_new
 
 ENVIRONMENT = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
@@ -208,9 +209,8 @@ def version_key(version: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in str(version).split("."))
 
 
-def sweep_tables(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = 0.05, alpha: float = 0.01):
+def sweep_tables(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA):
     """One sweep's per-version table and its consecutive-version comparisons (from the raw per-process samples)."""
-    from jaxmlp.stats import compare
 
     timed = rows[rows["test"].isin(["sweep_epoch", "sweep_step", "sweep_first_epoch", "sweep_compile"])]
     table = timed.assign(what=timed["name"]).pivot_table(index="jax", columns="what", values="median", aggfunc="first")
@@ -268,7 +268,7 @@ def sweep_sections(results) -> list[dict]:
         env = (f"{folder}: host {first.host} ({first.cpu_model}), python {first.python}, data {first.get('dataset')}; "
                f"each sample is one process ({int(first['rounds'])} a version, alternating"
                f"{'; ' + each if each else ''}; {first.cpu_affinity} CPU(s) each); flagged: one-sided Mann-Whitney "
-               "p < 0.01 and ratio of medians > 1.05")  # fmt: skip
+               f"p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}")  # fmt: skip
         tables = [("Median per version (s; sweep_epoch is the steady state: median of epochs after the first)", table)]
         if len(steps):
             tables.append(("Each version against the previous one", steps))

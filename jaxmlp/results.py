@@ -50,6 +50,10 @@ def _is_benchmark(doc) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list) and "machine_info" in doc
 
 
+def _is_trials(doc) -> bool:
+    return isinstance(doc, dict) and doc.get("jaxmlp") == "detector-trials"
+
+
 def _is_train(doc) -> bool:
     return isinstance(doc, dict) and doc.get("jaxmlp") == "train" and isinstance(doc.get("records"), list)
 
@@ -125,7 +129,7 @@ class Results(NamedTuple):
 def load_file(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of one results file (benchmark or training), or a `JaxmlpError` saying why it is not one."""
     doc = _read_json(path)
-    if isinstance(doc, dict) and doc.get("jaxmlp") == "detector-trials":  # not a table of timings: see the report
+    if _is_trials(doc):  # not a table of timings: see `detector_trials`
         return pd.DataFrame(), pd.DataFrame()
     if _is_train(doc):
         return train_rows(doc, str(path)), pd.DataFrame()
@@ -211,6 +215,6 @@ def detector_trials(folder: str | Path) -> list[dict]:
             doc = _read_json(path)
         except JaxmlpError:
             continue
-        if isinstance(doc, dict) and doc.get("jaxmlp") == "detector-trials":
+        if _is_trials(doc):
             found.append({**doc, "file": str(path)})
     return found

@@ -54,14 +54,11 @@ def compare(baseline, new, threshold: float = THRESHOLD, alpha: float = ALPHA) -
     base = np.asarray(baseline, float)
     newer = np.asarray(new, float)
     n, m = len(base), len(newer)
-    if n == 0 or m == 0:
-        nan = float("nan")
-        return Comparison(n, m, nan, nan, nan, nan, nan, nan, nan, "insufficient data")
-    ratio = float(np.median(newer) / np.median(base))
+    nan = float("nan")
+    base_median, new_median = (float(np.median(x)) if len(x) else nan for x in (base, newer))
+    ratio = new_median / base_median if base_median else nan
     if n < 2 or m < 2 or smallest_p(n, m) >= alpha:
-        nan = float("nan")
-        return Comparison(n, m, float(np.median(base)), float(np.median(newer)), ratio, nan, nan, nan, nan,
-                          "insufficient data")  # fmt: skip
+        return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, "insufficient data")
     low, high = bootstrap_ratio_ci(base, newer)
     p_slower = float(mannwhitneyu(newer, base, alternative="greater").pvalue)
     p_faster = float(mannwhitneyu(newer, base, alternative="less").pvalue)
@@ -71,5 +68,4 @@ def compare(baseline, new, threshold: float = THRESHOLD, alpha: float = ALPHA) -
         verdict = "improvement"
     else:
         verdict = "no change"
-    return Comparison(n, m, float(np.median(base)), float(np.median(newer)), ratio, low, high, p_slower, p_faster,
-                      verdict)  # fmt: skip
+    return Comparison(n, m, base_median, new_median, ratio, low, high, p_slower, p_faster, verdict)

@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from jaxmlp.stats import ALPHA, THRESHOLD
+
 SWEEP_PIPELINES = ("batched", "scan")
 
 
@@ -108,9 +110,10 @@ def measure_process(
 # --- the orchestrator ---------------------------------------------------------------------
 
 
-def run_worker(python: str, worker_args: list[str], env: dict | None = None) -> dict:
+def run_worker(python: str, worker_args: list[str]) -> dict:
+    """One worker process's measurements, on the CPU (the version environments hold CPU-only jaxlib)."""
     command = [python, "-m", "jaxmlp.sweep", "worker", *worker_args]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"worker {' '.join(command)} failed: {tail[0]}")
@@ -130,7 +133,7 @@ def alternate(runners: dict[str, tuple[str, list[str]]], processes: int, progres
     for round_ in range(processes):
         for label in round_order(list(runners), round_):
             python, args = runners[label]
-            results[label].append(run_worker(python, args, {"JAX_PLATFORMS": "cpu"} if "--cpu" in args else None))
+            results[label].append(run_worker(python, args))
             if progress:
                 progress(round_, label)
     return results
@@ -198,7 +201,7 @@ def to_benchmark_doc(label: str, processes: list[dict]) -> dict:
 
 
 def _worker_args(args) -> list[str]:
-    out = ["--dataset", args.dataset, "--epochs", str(args.epochs), "--pipelines", args.pipelines, "--cpu"]
+    out = ["--dataset", args.dataset, "--epochs", str(args.epochs), "--pipelines", args.pipelines]
     if args.data_dir:
         out += ["--data-dir", args.data_dir]
     if args.limit:
@@ -340,7 +343,6 @@ def main(argv=None) -> int:
     worker.add_argument(
         "--inject-slowdown", type=float, default=0.0, help="test hook: stretch timings by this fraction"
     )
-    worker.add_argument("--cpu", action="store_true", help="(set by the orchestrator: JAX_PLATFORMS=cpu)")
     worker.add_argument("--step-rounds", type=int, default=50, help="timed jitted steps (0: skip the step)")
     worker.set_defaults(run=worker_command)
 
@@ -356,8 +358,8 @@ def main(argv=None) -> int:
     trials.add_argument("--rounds", type=int, default=20)
     trials.add_argument("--processes", type=int, default=14, help="processes a side per trial (default: 14)")
     trials.add_argument("--inject-slowdown", type=float, default=0.10)
-    trials.add_argument("--threshold", type=float, default=0.05)
-    trials.add_argument("--alpha", type=float, default=0.01)
+    trials.add_argument("--threshold", type=float, default=THRESHOLD)
+    trials.add_argument("--alpha", type=float, default=ALPHA)
     trials.add_argument("--out", default="reports")
     # Short runs of many short epochs: the setting that met the detector's goals on a 2-core machine (README).
     trials.set_defaults(run=trials_command, dataset="synthetic", limit=2000, epochs=16, pipelines="batched")
