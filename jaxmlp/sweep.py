@@ -365,11 +365,16 @@ def main(argv=None) -> int:
     trials.set_defaults(run=trials_command, dataset="synthetic", limit=2000, epochs=16, pipelines="batched")
 
     args = parser.parse_args(argv)
-    if args.command != "worker" and args.epochs < 2:
-        parser.error("--epochs must be at least 2: the first epoch is recorded apart from the steady state")
     from jaxmlp.errors import JaxmlpError
 
     try:
+        if args.command != "worker" and args.epochs < 2:
+            raise JaxmlpError("--epochs must be at least 2: the first epoch is recorded apart from the steady state")
+        for option in ("processes", "rounds"):
+            if getattr(args, option, 1) < 1:
+                raise JaxmlpError(f"--{option} must be at least 1, got {getattr(args, option)}")
+        if not getattr(args, "inject_slowdown", 0) >= 0:
+            raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {args.inject_slowdown}")
         return args.run(args)
     except (JaxmlpError, RuntimeError) as e:
         print(f"jaxmlp sweep: error: {e}", file=sys.stderr)

@@ -172,3 +172,19 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
     assert f"A/A flagged in 0/3 (median ratio {aa:.3f})" in section["env"]
     assert f"slowdown flagged in 3/3 trials (median ratio {injected:.3f}); A/A flagged in 0/3 " in printed
     assert "10 processes a side" in printed
+
+
+IMPOSSIBLE = [
+    ["trials", "--rounds", "0"],
+    ["trials", "--processes", "0"],
+    ["run", "--env", "a=python", "--processes", "-1"],
+    ["run", "--env", "a", "--epochs", "1"],
+    ["trials", "--inject-slowdown", "-0.1"],
+]
+
+
+@pytest.mark.parametrize("argv", IMPOSSIBLE)
+def test_impossible_settings_are_one_line_errors(argv, capsys):
+    assert sweep.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("jaxmlp sweep: error: --") and "must be" in err and len(err.splitlines()) == 1
