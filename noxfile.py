@@ -1,15 +1,19 @@
 """Sessions for jaxmlp: `nox -l` lists them; `nox -s NAME -- ARGS` passes ARGS through."""
 
-import datetime
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import nox
 
 ROOT = Path(__file__).parent
-REPORTS = ROOT / "reports"
+sys.path.insert(0, str(ROOT))
+from jaxmlp import registry  # noqa: E402  (plain Python: the names the sessions share with the package)
+from jaxmlp.results import layout  # noqa: E402
+
+REPORTS = ROOT / layout.RESULTS_DIR
 
 # The jax/jaxlib releases the version sweep measures by default (oldest to newest, all on Python 3.11).
 JAX_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.8.3", "0.10.2")
@@ -36,10 +40,11 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Check style and common mistakes with ruff."""
-    session.install("ruff")
+    """Check style and common mistakes with ruff, and types with mypy (strict on the core and the results layer)."""
+    session.install("ruff", "mypy", "pandas-stubs", "numpy", "jax", "scipy")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
 
 
 def _bench(session: nox.Session, backends: str, extra: str) -> None:
@@ -57,8 +62,8 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     env = {"PYTHONPATH": str(ROOT)} if preinstalled else {}
     if not preinstalled:
         session.install("-e", f".[{extra}]" if extra else ".")
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
-    raw = Path(session.create_tmp()) / f"bench-{stamp}.json"
+    raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
+    raw.unlink(missing_ok=True)
     session.run(
         "python", "-m", "pytest", "bench", "-p", "no:cacheprovider",
         f"--size={size}", f"--backends={backends}",
@@ -67,10 +72,10 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
     if traces:
-        for pipeline in ("seed", "batched", "prefetch", "scan"):
+        for pipeline in registry.PIPELINES:
             session.run(
                 "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
-                "--logdir", str(REPORTS / "traces"), "--backend", backends, *_data_args(), env=env,
+                "--logdir", str(ROOT / layout.TRACES_DIR), "--backend", backends, *_data_args(), env=env,
             )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS), env=env)
 
@@ -151,12 +156,12 @@ def jaxlib_env(session: nox.Session, jax: str) -> None:
     """One version of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
     python = _version_python(session, jax)
     session.run(python, "-m", "jaxmlp.sweep", "worker", "--dataset", "synthetic", "--limit", "512", "--epochs", "2",
-                "--step-rounds", "2", external=True, silent=True)  # fmt: skip
+                "--timed-steps", "2", external=True, silent=True)  # fmt: skip
 
 
 @nox.session(name="bench-jaxlib")
 def bench_jaxlib(session: nox.Session) -> None:
-    """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2 --processes 14`), alternating, with statistics.
+    """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2 --processes 14`), in rotating order, with statistics.
 
     After `--`: the versions (default: JAX_VERSIONS), then options of `python -m jaxmlp.sweep run`."""
     versions, options = _versions_and_options(session)

@@ -8,6 +8,9 @@ from jax import random
 
 from jaxmlp import model
 from jaxmlp.compat import compiled_facts
+from jaxmlp.registry import PREDICT
+
+VMAP, LOOP, JIT_VMAP = PREDICT.variants
 
 
 def loop_predict(params, images):
@@ -16,9 +19,9 @@ def loop_predict(params, images):
 
 
 VARIANTS = {
-    "vmap": model.batched_predict,
-    "loop": loop_predict,
-    "jit-vmap": jax.jit(model.batched_predict),
+    VMAP: model.batched_predict,
+    LOOP: loop_predict,
+    JIT_VMAP: jax.jit(model.batched_predict),
 }
 
 
@@ -29,13 +32,13 @@ def images(datasets):
     return as_arrays(datasets.train)[0]
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", PREDICT.variants)
 def test_predict(benchmark, sizes, backend, device, images, batch_size, variant):
     benchmark.group = f"predict: batch {batch_size}, {backend}"
     params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
     params, x = jax.device_put((params, images[:batch_size]), device)
     predict = VARIANTS[variant]
-    if variant == "jit-vmap":
+    if variant == JIT_VMAP:
         compiled = predict.lower(params, x).compile()
         benchmark.extra_info.update(compiled_facts(compiled))
         predict = compiled
@@ -43,5 +46,5 @@ def test_predict(benchmark, sizes, backend, device, images, batch_size, variant)
         # Checked once (which also compiles), outside the rounds, against jit(vmap(predict)).
         out = jax.block_until_ready(predict(params, x))
         assert out.shape == (batch_size, 10)
-        assert max_relative_difference(out, VARIANTS["jit-vmap"](params, x)) < 1e-5
+        assert max_relative_difference(out, VARIANTS[JIT_VMAP](params, x)) < 1e-5
         measure(benchmark, lambda: jax.block_until_ready(predict(params, x)), sizes)

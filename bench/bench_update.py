@@ -10,6 +10,9 @@ from jax import random
 
 from jaxmlp import model
 from jaxmlp.compat import compiled_facts, cost_analysis
+from jaxmlp.registry import UPDATE
+
+JIT, JIT_DISPATCH, EAGER = UPDATE.variants
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +29,12 @@ def inputs(batches, batch_size, device):
     return jax.device_put((params, images[:batch_size], targets[:batch_size]), device)
 
 
-@pytest.mark.parametrize("variant", ["jit", "jit-dispatch", "eager"])
+@pytest.mark.parametrize("variant", UPDATE.variants)
 def test_update(benchmark, sizes, backend, device, batches, batch_size, variant):
     benchmark.group = f"update: batch {batch_size}, {backend}"
     params, x, y = inputs(batches, batch_size, device)
     with jax.default_device(device):
-        if variant == "eager":
+        if variant == EAGER:
             step = model.sgd_update  # op by op, each primitive dispatched on its own
         else:
             jax.clear_caches()  # a real compile, not a cache hit
@@ -44,7 +47,7 @@ def test_update(benchmark, sizes, backend, device, batches, batch_size, variant)
         expected = model.update(params, x, y)
         assert max_relative_difference(step(params, x, y), expected) < 1e-5
 
-        if variant == "jit-dispatch":
+        if variant == JIT_DISPATCH:
             # Time the call only; the previous call's result is waited for in the (untimed) setup.
             pending = []
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import jax
 import pytest
 
-from jaxmlp import environment
+from jaxmlp import environment, registry
+from jaxmlp.results.records import METADATA_KEY
 
 SIZES = {
     "smoke": {
@@ -23,7 +24,7 @@ SIZES = {
         "update_batch_size": (32, 128),
         "predict_batch_size": (1, 16),
         "workers": (0, 2),
-        "pipeline": ("seed", "batched", "prefetch", "scan"),
+        "pipeline": registry.PIPELINES,
         "synthetic_sizes": (1024, 256),
     },
     "quick": {
@@ -33,7 +34,7 @@ SIZES = {
         "update_batch_size": (32, 128, 512),
         "predict_batch_size": (1, 16, 128, 1024),
         "workers": (0, 1, 2, 4),
-        "pipeline": ("seed", "batched", "prefetch", "scan"),
+        "pipeline": registry.PIPELINES,
         "synthetic_sizes": (60000, 10000),
     },
     "full": {
@@ -43,12 +44,12 @@ SIZES = {
         "update_batch_size": (8, 32, 64, 128, 256, 512, 1024, 2048),
         "predict_batch_size": (1, 4, 16, 64, 128, 256, 1024, 4096),
         "workers": (0, 1, 2, 3, 4, 6, 8),
-        "pipeline": ("seed", "batched", "prefetch", "scan"),
+        "pipeline": registry.PIPELINES,
         "synthetic_sizes": (60000, 10000),
     },
 }
-# Benchmark parameters that the size decides (they land in the JSON's `params`);
-# `batch_size` takes the list of the module's subject (bench_update.py: update_batch_size).
+# Benchmark parameters that the size decides (they land in the JSON's `params`; `backend` comes from --backends,
+# `variant` from each module); `batch_size` takes the list of the module's subject (bench_update.py: update_batch_size).
 SIZE_PARAMETERS = ("batch_size", "workers", "pipeline")
 
 
@@ -62,7 +63,7 @@ def pytest_addoption(parser):
 
 def visible_backends() -> list[str]:
     found = []
-    for backend in ("cpu", "gpu"):
+    for backend in registry.BACKENDS:
         try:
             jax.devices(backend)
             found.append(backend)
@@ -102,9 +103,10 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
-    machine_info["jaxmlp"] = environment.metadata()
-    machine_info["jaxmlp"]["size"] = config.getoption("--size")
-    machine_info["jaxmlp"]["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
+    meta = environment.metadata()
+    meta["size"] = config.getoption("--size")
+    meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
+    machine_info[METADATA_KEY] = meta
 
 
 @pytest.fixture(scope="session")

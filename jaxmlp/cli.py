@@ -11,7 +11,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.results import layout
 from jaxmlp.stats import ALPHA, THRESHOLD
 
 EXIT_ERROR = 2
@@ -40,7 +42,6 @@ def _number(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jaxmlp.pipelines import PIPELINES
     from jaxmlp.train import TrainConfig
 
     defaults = TrainConfig()
@@ -71,10 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--seed", type=_integer, default=defaults.seed, help="PRNGKey seed of the initial params (default: %(default)s)"
     )
-    train.add_argument("--backend", choices=("cpu", "gpu"), help="JAX backend (default: JAX's default device)")
+    train.add_argument("--backend", choices=registry.BACKENDS, help="JAX backend (default: JAX's default device)")
     train.add_argument(
         "--pipeline",
-        choices=PIPELINES,
+        choices=registry.PIPELINES,
         default=defaults.pipeline,
         help="how batches reach the step: the tutorial's DataLoader (seed), array slices (batched), "
         "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan) "
@@ -88,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     summary = commands.add_parser(
         "summary",
-        help="summarize a pytest-benchmark JSON file (and file it under a results folder)",
+        help="summarize a pytest-benchmark JSON file (and file it in a results folder)",
         description="Print the compact summary of a pytest-benchmark JSON file: jit/eager and vmap/loop speedups, "
         "the best worker count, and the pipeline ladder against the compute floor.",
     )
@@ -98,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="also copy the file, atomically and under a new name (never over another run), into DIR",
     )
-    summary.add_argument("--name", help="the saved file's name (default: bench-<UTC time>-<backends>.json)")
+    summary.add_argument(
+        "--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"
+    )
     summary.set_defaults(run=run_summary)
 
     report = commands.add_parser(
@@ -107,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Load every pytest-benchmark JSON and jaxmlp train --json file under --results into one "
         "table and write summary.md, a self-contained index.html with plots, results.csv and samples.csv.",
     )
-    report.add_argument("--results", default="reports", help="folder of result files (default: %(default)s)")
+    report.add_argument("--results", default=layout.RESULTS_DIR, help="folder of result files (default: %(default)s)")
     report.add_argument("--out", help="NEW folder for the report (default: RESULTS/report-<UTC time>)")
     report.set_defaults(run=run_report)
 
@@ -117,15 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="After a warm-up, trace N training steps of a pipeline (each step, batch fetch included, "
         "marked for TensorBoard's profile plugin) into a new run folder under --logdir.",
     )
-    profile.add_argument("--pipeline", choices=PIPELINES, default="scan", help="(default: %(default)s)")
+    profile.add_argument("--pipeline", choices=registry.PIPELINES, default="scan", help="(default: %(default)s)")
     profile.add_argument(
         "--steps", type=_integer, default=10, help="steps to trace; for scan one step is one epoch (default: 10)"
     )
-    profile.add_argument("--logdir", default="reports/traces", help="TensorBoard logdir (default: %(default)s)")
+    profile.add_argument("--logdir", default=layout.TRACES_DIR, help="TensorBoard logdir (default: %(default)s)")
     _add_data_arguments(profile, defaults)
     profile.add_argument("--batch-size", type=_integer, default=defaults.batch_size, help="(default: %(default)s)")
     profile.add_argument("--workers", type=_integer, default=0, help="DataLoader workers, seed only (default: 0)")
-    profile.add_argument("--backend", choices=("cpu", "gpu"), help="JAX backend (default: JAX's default device)")
+    profile.add_argument("--backend", choices=registry.BACKENDS, help="JAX backend (default: JAX's default device)")
     profile.set_defaults(run=run_profile)
 
     board = commands.add_parser(
@@ -133,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve TensorBoard with the profile plugin on 127.0.0.1 over a traces folder",
         description="Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C.",
     )
-    board.add_argument("--logdir", default="reports/traces", help="(default: %(default)s)")
+    board.add_argument("--logdir", default=layout.TRACES_DIR, help="(default: %(default)s)")
     board.add_argument("--port", type=_integer, default=6006, help="(default: %(default)s)")
     board.set_defaults(run=run_tensorboard)
 
@@ -163,7 +166,7 @@ def _add_data_arguments(parser: argparse.ArgumentParser, defaults) -> None:
     parser.add_argument("--download", action="store_true", help="let torchvision download MNIST into the data folder")
     parser.add_argument(
         "--dataset",
-        choices=("mnist", "synthetic"),
+        choices=registry.DATASETS,
         default=defaults.dataset,
         help="real MNIST, or a generated MNIST-shaped set for machines without it (default: %(default)s)",
     )
@@ -194,7 +197,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     config = _config(args)
     if args.json:
-        from jaxmlp.store import check_new_path
+        from jaxmlp.results.store import check_new_path
 
         check_new_path(args.json)  # fail before training, not after
     _cpu_only_if_asked(config.backend)
@@ -226,7 +229,7 @@ def run_train(args: argparse.Namespace) -> int:
     last = records[-1]
     steady = steady_state_seconds(records)
     over = f"median of epochs 1-{len(records) - 1}" if len(records) > 1 else "epoch 0 only"
-    label = " [SYNTHETIC data, not MNIST]" if datasets.name == "synthetic" else ""
+    label = f" [{registry.SYNTHETIC_LABEL}]" if datasets.name == registry.SYNTHETIC else ""
     if last.diverged:
         print(f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}")
     else:
@@ -236,9 +239,10 @@ def run_train(args: argparse.Namespace) -> int:
             f"compile {records[0].compile_seconds:0.2f} sec{label}"
         )
     if args.json:
-        from jaxmlp.store import write_json_new
+        from jaxmlp.results.records import TrainDocument
+        from jaxmlp.results.store import write_json_new
 
-        path = write_json_new(args.json, {"jaxmlp": "train", "records": to_rows(config, datasets, result)})
+        path = write_json_new(args.json, TrainDocument(tuple(to_rows(config, datasets, result))).to_json())
         print(f"Wrote {len(records)} epoch records to {path}")
     return EXIT_DIVERGED if last.diverged else 0
 
@@ -284,10 +288,10 @@ def run_profile(args: argparse.Namespace) -> int:
     print(f"Traced {result.steps} {unit} in {result.seconds:0.2f} sec into {result.run_dir}")
     for xplane in result.xplanes:
         s = capture_summary(xplane)
-        if s["median_step_ms"] is not None:
+        if s.median_step_ms is not None:
             print(
-                f"Median step {s['median_step_ms']:0.3g} ms (load {s['median_load_ms']:0.3g} ms, "
-                f"compute {s['median_compute_ms']:0.3g} ms); top op: {s['top_ops']['op'].iloc[0]}"
+                f"Median step {s.median_step_ms:0.3g} ms (load {s.median_load_ms:0.3g} ms, "
+                f"compute {s.median_compute_ms:0.3g} ms); top op: {s.top_ops['op'].iloc[0]}"
             )
     print(f"Open it: jaxmlp tensorboard --logdir {args.logdir}   (then the PROFILE tab)")
     return 0
@@ -325,79 +329,83 @@ def run_tensorboard(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from jaxmlp.results import benchmark_samples, compare_samples
+    from jaxmlp.report import compare_text
+    from jaxmlp.results.tables import compare_samples
 
     if not (args.threshold >= 0 and 0 < args.alpha < 1):
         raise JaxmlpError("--threshold must be 0 or more and --alpha between 0 and 1")
-    baseline, new = benchmark_samples(args.baseline), benchmark_samples(args.new)
+    baseline, new = _samples(args.baseline), _samples(args.new)
     table = compare_samples(baseline, new, args.threshold, args.alpha)
     if table.empty:
         raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
-    shown = table.assign(
-        n=table["n_baseline"].astype(str) + "/" + table["n_new"].astype(str),
-        ci=[f"{lo:.3f}-{hi:.3f}" if lo == lo else "-" for lo, hi in zip(table["ci_low"], table["ci_high"])],
-    )[["benchmark", "n", "baseline_median", "new_median", "ratio", "ci", "p_slower", "p_faster", "verdict"]]
-    print(shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-"))
-    flagged = table[table["verdict"] == "regression"]
-    print(
-        f"\n{len(flagged)} regression(s), {int((table['verdict'] == 'improvement').sum())} improvement(s), "
-        f"{int((table['verdict'] == 'insufficient data').sum())} with insufficient data, of {len(table)} benchmarks "
-        f"(threshold {args.threshold:.0%}, alpha {args.alpha})"
-    )
-    return 1 if args.fail_on_regression and len(flagged) else 0
+    print(compare_text(table, args.threshold, args.alpha))
+    return 1 if args.fail_on_regression and (table["verdict"] == "regression").any() else 0
+
+
+def _samples(path: str) -> dict[str, list[float]]:  # for `jaxmlp compare`
+    """Raw samples by benchmark name from a pytest-benchmark file, or pooled from every one in a folder."""
+    from jaxmlp.results.records import BenchmarkDocument
+    from jaxmlp.results.store import ResultsStore, read_benchmarks
+
+    if not os.path.isdir(path):
+        documents = [(path, read_benchmarks(path))]
+    else:
+        scan = ResultsStore(path).scan()
+        _warn_skipped(scan.skipped, "compare")
+        documents = scan.of(BenchmarkDocument)
+        if not documents:
+            raise JaxmlpError(f"{path}: no pytest-benchmark JSON files in this folder")
+    pooled: dict[str, list[float]] = {}
+    for file, document in documents:
+        try:
+            samples = document.samples()
+        except JaxmlpError as e:
+            raise JaxmlpError(f"{file}: {e}") from None
+        for name, values in samples.items():
+            pooled.setdefault(name, []).extend(values)
+    return pooled
+
+
+def _warn_skipped(skipped, command: str) -> None:
+    """One line on stderr for each file a folder held that is not a result (never modified)."""
+    for s in skipped:
+        print(s.line(f"jaxmlp {command}"), file=sys.stderr)
 
 
 def run_summary(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
+    from jaxmlp.report import text_summary
+    from jaxmlp.results.frames import benchmark_rows
+    from jaxmlp.results.store import ResultsStore, read_benchmarks
 
-    from jaxmlp.results import benchmark_rows, read_benchmark_json
-    from jaxmlp.summary import text_summary
-
-    doc = read_benchmark_json(args.file)
-    rows, _ = benchmark_rows(doc, str(args.file))
+    document = read_benchmarks(args.file)
+    rows, _ = benchmark_rows(document, str(args.file))
     if rows.empty:
         raise JaxmlpError(f"{args.file}: holds no benchmarks; did the benchmark run select any?")
     print(text_summary(rows))
     if args.save:
-        from jaxmlp.store import unique_path, write_new
-
-        backends = "-".join(sorted(str(b) for b in rows.get("backend", []).dropna().unique())) or "host"
-        stamp = str(doc.get("datetime", "")).replace(":", "").replace("-", "")[:15] or "undated"
-        path = unique_path(Path(args.save), args.name or f"bench-{stamp}-{backends}.json")
-        write_new(path, json.dumps(doc, indent=1) + "\n")
+        if not os.path.isdir(args.save):
+            raise JaxmlpError(f"results folder {args.save} does not exist: create it or choose another")
+        path = ResultsStore(args.save).save(document, args.name)
         print(f"\nSaved {path}")
     return 0
 
 
 def run_report(args: argparse.Namespace) -> int:
-    import datetime
-    import warnings
     from pathlib import Path
 
     from jaxmlp.report import write_report
-    from jaxmlp.results import detector_trials, load_results
+    from jaxmlp.results.store import ResultsStore
+    from jaxmlp.traces import capture_summary
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # skipped files are reported below, one line each
-        results = load_results(args.results)
-    for path, why in results.skipped:
-        print(f"jaxmlp report: warning: skipped {path}: {why}", file=sys.stderr)
-    from jaxmlp.traces import capture_summary, find_captures
-
-    traces = [capture_summary(xplane) for xplane in find_captures(args.results)]
-    if results.runs.empty and not traces:
+    if args.out and os.path.exists(args.out):  # before reading anything
+        raise JaxmlpError(f"{args.out} already exists and reports are never overwritten: choose a new folder")
+    store = ResultsStore(args.results)
+    results = store.load()
+    _warn_skipped(results.skipped, "report")
+    traces = [capture_summary(xplane) for xplane in results.captures]
+    if results.runs.empty and not traces and not results.trials:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
-    if args.out:
-        out = Path(args.out)
-        if out.exists():
-            raise JaxmlpError(f"{out} already exists and reports are never overwritten: choose a new folder")
-    else:
-        from jaxmlp.store import unique_path
-
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
-        out = unique_path(Path(args.results), f"report-{stamp}")
-    paths = write_report(results, out, traces, detector_trials(args.results))
+    paths = write_report(results, store, traces, Path(args.out) if args.out else None)
     n_files = results.runs["file"].nunique() if len(results.runs) else 0
     print(
         f"Report of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "

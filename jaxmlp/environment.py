@@ -12,8 +12,7 @@ from importlib import metadata as _importlib_metadata
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-
-BACKENDS = ("cpu", "gpu")
+from jaxmlp.registry import BACKENDS
 
 
 def select_device(backend: str | None):

@@ -22,8 +22,8 @@ from typing import NamedTuple
 import numpy as np
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.registry import DATASETS
 
-DATASETS = ("mnist", "synthetic")
 IMAGE_SHAPE = (28, 28)
 N_PIXELS = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
 

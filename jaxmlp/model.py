@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax import grad, jit, random, vmap
 from jax.scipy.special import logsumexp
+from jax.typing import ArrayLike, DTypeLike
 
 Array = jax.Array
 Layer = tuple[Array, Array]
@@ -60,9 +61,9 @@ def predict(params: Params, image: Array) -> Array:
 batched_predict = vmap(predict, in_axes=(None, 0))
 
 
-def one_hot(x: Array, k: int, dtype=jnp.float32) -> Array:
+def one_hot(x: ArrayLike, k: int, dtype: DTypeLike = jnp.float32) -> Array:
     """One-hot encoding ``(B, k)`` of integer labels ``(B,)``."""
-    return jnp.array(x[:, None] == jnp.arange(k), dtype)
+    return jnp.array(jnp.asarray(x)[:, None] == jnp.arange(k), dtype)
 
 
 def accuracy(params: Params, images: Array, targets: Array) -> Array:

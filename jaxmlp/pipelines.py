@@ -31,8 +31,7 @@ import numpy as np
 
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
-
-PIPELINES = ("seed", "batched", "prefetch", "scan")
+from jaxmlp.registry import PIPELINES
 
 
 class CompiledStep:

@@ -9,7 +9,6 @@ so there one step is one epoch.
 
 from __future__ import annotations
 
-import datetime
 import itertools
 import time
 from collections.abc import Iterable, Iterator
@@ -17,6 +16,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import jax
+
+from jaxmlp.results import layout
+from jaxmlp.results.store import new_dir
 
 STEP_NAME = "train"
 
@@ -47,15 +49,7 @@ def limited(batches: Iterable, limit: int) -> Iterator:
 
 def new_run_dir(logdir: Path, pipeline: str) -> Path:
     """A fresh folder for one capture under ``logdir``: never one an earlier capture used."""
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
-    for n in itertools.count(1):
-        run_dir = logdir / f"{pipeline}-{stamp}" if n == 1 else logdir / f"{pipeline}-{stamp}-{n}"
-        try:
-            run_dir.mkdir(parents=True)
-            return run_dir
-        except FileExistsError:
-            continue
-    raise AssertionError("unreachable")
+    return new_dir(logdir, layout.trace_run(pipeline))
 
 
 def run_steps(epoch, params, steps: int, wrap) -> tuple[object, int]:

@@ -12,6 +12,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 THRESHOLD = 0.05
 ALPHA = 0.01
@@ -35,7 +36,9 @@ def smallest_p(n: int, m: int) -> float:
     return 1 / math.comb(n + m, n)
 
 
-def bootstrap_ratio_ci(baseline, new, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0):
+def bootstrap_ratio_ci(
+    baseline: ArrayLike, new: ArrayLike, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
     """Percentile bootstrap interval of median(new) / median(baseline), resampling each side."""
     rng = np.random.default_rng(seed)
     base = np.asarray(baseline, float)
@@ -47,7 +50,7 @@ def bootstrap_ratio_ci(baseline, new, n_resamples: int = 2000, confidence: float
     return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
 
 
-def compare(baseline, new, threshold: float = THRESHOLD, alpha: float = ALPHA) -> Comparison:
+def compare(baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, alpha: float = ALPHA) -> Comparison:
     """Compare two sets of timings (seconds; smaller is better)."""
     from scipy.stats import mannwhitneyu
 

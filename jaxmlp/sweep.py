@@ -1,16 +1,18 @@
-"""The jax/jaxlib version sweep: alternating worker processes, one environment per version, no torch.
+"""The jax/jaxlib version sweep: worker processes in rotating order, one environment per version, no torch.
 
-``python -m jaxmlp.sweep run --env 0.6.2=/path/to/python ...`` starts worker
-processes in rounds, one per version in turn (A B C, B C A, C A B, ...), each measuring in a fresh interpreter of
-its version's environment: compile time, the first epoch and the steady-state
-epoch (median of the later ones) of the ``batched`` and ``scan`` pipelines,
-and the jitted step. Each version's results become a pytest-benchmark JSON file
-whose raw samples are the per-process values, so `jaxmlp compare` and the
-report read them like any other benchmark.
+Words, each with one meaning: a *process* is one worker process, measuring in a fresh interpreter of its
+version's environment; its value is one *sample*. A *round* runs one process per version, and the order
+rotates from round to round (A B C, B C A, C A B, ...); ``--processes N`` runs N rounds, so N samples a
+version. A *trial* (``trials``) is one whole A/A and injected-slowdown comparison.
 
-``python -m jaxmlp.sweep trials`` proves the detector on this machine: one
-version against itself (A/A) and against itself slowed down by a known amount
-with the test hook ``--inject-slowdown`` (recorded in every result).
+``python -m jaxmlp.sweep run --env 0.6.2=/path/to/python ...`` measures, in each process: compile time, the
+first epoch and the steady-state epoch (median of the later ones) of the ``batched`` and ``scan`` pipelines,
+and the jitted step. Each version's samples become a pytest-benchmark JSON file (`SweepDocument`), so
+`jaxmlp compare` and the report read them like any other benchmark.
+
+``python -m jaxmlp.sweep trials`` proves the detector on this machine: one version against itself (A/A) and
+against itself slowed down by a known amount with the test hook ``--inject-slowdown`` (recorded in every
+result).
 """
 
 from __future__ import annotations
@@ -23,12 +25,19 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from jaxmlp.registry import DATASETS, SWEEP_PIPELINES
+from jaxmlp.results import layout
+from jaxmlp.results.records import (
+    PipelineTimes,
+    ProcessResult,
+    StepTimes,
+    SweepDocument,
+    Trial,
+    TrialsDocument,
+    TrialSettings,
+)
 from jaxmlp.stats import ALPHA, THRESHOLD
-
-SWEEP_PIPELINES = ("batched", "scan")
-
 
 # --- inside a worker process (any supported jax version) --------------------------------
 
@@ -55,9 +64,9 @@ def measure_process(
     limit: int | None = None,
     pipelines=SWEEP_PIPELINES,
     epochs: int = 4,
-    step_rounds: int = 50,
+    timed_steps: int = 50,
     inject_slowdown: float = 0.0,
-) -> dict:
+) -> ProcessResult:
     """One process's measurements. ``inject_slowdown`` (the test hook) stretches every timed epoch and step
     by that fraction of its own duration (0.10: 10% slower), so a detector can be checked against a known change."""
     import jax
@@ -79,20 +88,16 @@ def measure_process(
          for m, n in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])],
         device,
     )  # fmt: skip
-    out = {"metadata": {**metadata(device), "injected_slowdown": inject_slowdown, "dataset": dataset,
-                        "samples": len(train), "epochs": epochs, "batch_size": 128}, "pipelines": {}}  # fmt: skip
+    meta = {**metadata(device), "injected_slowdown": inject_slowdown, "dataset": dataset, "samples": len(train),
+            "epochs": epochs, "batch_size": 128}  # fmt: skip
+    times: dict[str, PipelineTimes] = {}
     for pipeline in pipelines:
         epoch = make_epoch(pipeline, train, batch_size=128, device=device)
         compile_seconds = epoch.compile(params)
-        times = [timed_with_hook(lambda epoch=epoch: epoch(params), inject_slowdown)[1] for _ in range(epochs)]
-        out["pipelines"][pipeline] = {
-            "compile_seconds": compile_seconds,
-            "first_epoch_seconds": times[0],
-            "epoch_seconds": times[1:],
-            "steady_seconds": statistics.median(times[1:]),
-        }
-    if not step_rounds:
-        return out
+        epoch_times = [timed_with_hook(lambda epoch=epoch: epoch(params), inject_slowdown)[1] for _ in range(epochs)]
+        times[pipeline] = PipelineTimes.of(compile_seconds, epoch_times)
+    if not timed_steps:
+        return ProcessResult(meta, times)
     step = CompiledStep()
     jax.clear_caches()  # the pipelines compiled this very step: measure a real compile
     compile_seconds = step.compile(params, [128])
@@ -101,23 +106,22 @@ def measure_process(
     jax.block_until_ready(step(params, x, y))
     steps = [
         timed_with_hook(lambda: jax.block_until_ready(step(params, x, y)), inject_slowdown)[1]
-        for _ in range(step_rounds)
+        for _ in range(timed_steps)
     ]
-    out["step"] = {"compile_seconds": compile_seconds, "step_seconds": statistics.median(steps)}
-    return out
+    return ProcessResult(meta, times, StepTimes(compile_seconds, statistics.median(steps)))
 
 
 # --- the orchestrator ---------------------------------------------------------------------
 
 
-def run_worker(python: str, worker_args: list[str]) -> dict:
+def run_worker(python: str, worker_args: list[str]) -> ProcessResult:
     """One worker process's measurements, on the CPU (the version environments hold CPU-only jaxlib)."""
     command = [python, "-m", "jaxmlp.sweep", "worker", *worker_args]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"worker {' '.join(command)} failed: {tail[0]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return ProcessResult.from_json(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def round_order(labels: list[str], round_: int) -> list[str]:
@@ -127,9 +131,11 @@ def round_order(labels: list[str], round_: int) -> list[str]:
     return labels[shift:] + labels[:shift]
 
 
-def alternate(runners: dict[str, tuple[str, list[str]]], processes: int, progress=None) -> dict[str, list[dict]]:
-    """``processes`` rounds; in each, one worker per label, in turn (see `round_order`)."""
-    results: dict[str, list[dict]] = {label: [] for label in runners}
+def run_rounds(
+    runners: dict[str, tuple[str, list[str]]], processes: int, progress=None
+) -> dict[str, list[ProcessResult]]:
+    """``processes`` rounds; in each, one worker per label, in `round_order`: ``processes`` samples a label."""
+    results: dict[str, list[ProcessResult]] = {label: [] for label in runners}
     for round_ in range(processes):
         for label in round_order(list(runners), round_):
             python, args = runners[label]
@@ -139,65 +145,9 @@ def alternate(runners: dict[str, tuple[str, list[str]]], processes: int, progres
     return results
 
 
-def _stats(data: list[float]) -> dict:
-    import numpy as np
-
-    q1, median, q3 = (float(np.quantile(data, q)) for q in (0.25, 0.5, 0.75))
-    return {
-        "min": min(data),
-        "max": max(data),
-        "mean": statistics.fmean(data),
-        "stddev": statistics.stdev(data) if len(data) > 1 else 0.0,
-        "median": median,
-        "q1": q1,
-        "q3": q3,
-        "iqr": q3 - q1,
-        "rounds": len(data),
-        "iterations": 1,
-        "outliers": "",
-        "data": data,
-    }
-
-
-def to_benchmark_doc(label: str, processes: list[dict]) -> dict:
-    """One version's processes as a pytest-benchmark document; each raw sample is one process's value."""
-    meta = dict(processes[0]["metadata"])
-    meta.update(sweep=True, sweep_label=label, processes=len(processes))
-    keys = ("jax", "jaxlib", "backend", "device_kind", "dataset", "injected_slowdown", "samples", "epochs")
-    extra = {key: meta.get(key) for key in keys}
-    benchmarks = []
-
-    def add(name, group, params, values):
-        benchmarks.append(
-            {
-                "name": name,
-                "fullname": f"jaxmlp.sweep::{name}",
-                "group": group,
-                "params": params,
-                "extra_info": dict(extra),
-                "stats": _stats(values),
-            }  # fmt: skip
-        )
-
-    for pipeline in processes[0]["pipelines"]:
-        runs = [p["pipelines"][pipeline] for p in processes]
-        add(f"sweep_epoch[{pipeline}]", "sweep: steady-state epoch", {"pipeline": pipeline},
-            [r["steady_seconds"] for r in runs])  # fmt: skip
-        add(f"sweep_first_epoch[{pipeline}]", "sweep: first epoch", {"pipeline": pipeline},
-            [r["first_epoch_seconds"] for r in runs])  # fmt: skip
-        add(
-            f"sweep_compile[{pipeline}]", "sweep: compile", {"pipeline": pipeline}, [r["compile_seconds"] for r in runs]
-        )
-    add("sweep_step", "sweep: jitted step", {}, [p["step"]["step_seconds"] for p in processes])
-    add("sweep_step_compile", "sweep: compile", {}, [p["step"]["compile_seconds"] for p in processes])
-    return {
-        "machine_info": {"node": meta.get("host"), "jaxmlp": meta},
-        "commit_info": {"id": meta.get("commit")},
-        "benchmarks": benchmarks,
-        "datetime": datetime.datetime.now(datetime.UTC).isoformat(),
-        "version": "jaxmlp.sweep",
-        "raw_processes": processes,
-    }
+def to_document(label: str, processes: list[ProcessResult]) -> SweepDocument:
+    """One version's processes as its sweep document (a pytest-benchmark file; a raw sample per process)."""
+    return SweepDocument(label, tuple(processes), datetime.datetime.now(datetime.UTC).isoformat())
 
 
 def _worker_args(args) -> list[str]:
@@ -209,15 +159,6 @@ def _worker_args(args) -> list[str]:
     if args.pin_cpu is not None:
         out += ["--pin-cpu", str(args.pin_cpu)]
     return out
-
-
-def _new_folder(parent: Path, prefix: str) -> Path:
-    from jaxmlp.store import unique_path
-
-    parent.mkdir(parents=True, exist_ok=True)
-    folder = unique_path(parent, f"{prefix}-{datetime.datetime.now(datetime.UTC).strftime('%Y%m%dT%H%M%S')}")
-    folder.mkdir()
-    return folder
 
 
 def _progress(total: int):
@@ -239,78 +180,60 @@ def _progress(total: int):
 
 
 def run_command(args) -> int:
-    from jaxmlp.store import write_json_new
+    from jaxmlp.results.store import ResultsStore, write_json_new
 
     runners = {}
     for spec in args.env:
         label, _, python = spec.partition("=")
         runners[label] = (python or sys.executable, _worker_args(args))
     tick, bar = _progress(args.processes * len(runners))
-    print(f"Sweep: {', '.join(runners)}; {args.processes} processes each, alternating", flush=True)
-    results = alternate(runners, args.processes, tick)
+    print(f"Sweep: {', '.join(runners)}; {args.processes} processes each, in rotating order", flush=True)
+    results = run_rounds(runners, args.processes, tick)
     bar.close()
-    folder = _new_folder(Path(args.out), "jaxlib")
-    for label, processes in results.items():
-        write_json_new(folder / f"jax-{label}.json", to_benchmark_doc(label, processes))
-    print(f"Wrote {len(results)} files into {folder}")
+    with ResultsStore(args.out).new_folder(layout.SWEEP) as folder:
+        for label, processes in results.items():
+            write_json_new(folder.path / layout.sweep_file(label), to_document(label, processes).to_json())
+    print(f"Wrote {len(results)} files into {folder.path}")
     return 0
-
-
-def _finite(comparison) -> dict:
-    """A comparison as JSON-ready values (NaN, where there was too little data, as null)."""
-    return {k: (None if isinstance(v, float) and v != v else v) for k, v in comparison._asdict().items()}
 
 
 def trials_command(args) -> int:
     """A/A and injected-slowdown trials of one version against itself."""
+    from jaxmlp.results.store import ResultsStore, write_json_new
     from jaxmlp.stats import compare
-    from jaxmlp.store import write_json_new
 
-    base = [*_worker_args(args), "--step-rounds", "0"]
+    base = [*_worker_args(args), "--timed-steps", "0"]
     runners = {"A": (sys.executable, base), "A2": (sys.executable, base),
                "H": (sys.executable, [*base, "--inject-slowdown", str(args.inject_slowdown)])}  # fmt: skip
     pipeline = args.pipelines.split(",")[0]
-    tick, bar = _progress(args.rounds * args.processes * len(runners))
+    tick, bar = _progress(args.trials * args.processes * len(runners))
     trials = []
-    for trial in range(args.rounds):
-        results = alternate(runners, args.processes, tick)
-        values = {k: [p["pipelines"][pipeline]["steady_seconds"] for p in v] for k, v in results.items()}
+    for trial in range(args.trials):
+        results = run_rounds(runners, args.processes, tick)
+        values = {k: tuple(p.pipelines[pipeline].steady_seconds for p in v) for k, v in results.items()}
         injected = compare(values["A"], values["H"], args.threshold, args.alpha)
         aa = compare(values["A"], values["A2"], args.threshold, args.alpha)
-        trials.append({"trial": trial, "values": values, "injected": _finite(injected), "aa": _finite(aa)})
+        trials.append(Trial(trial, values, injected, aa))
         bar.write(
             f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> {injected.verdict}; "
             f"A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}"
         )
     bar.close()
-    caught = sum(t["injected"]["verdict"] == "regression" for t in trials)
-    false = sum(t["aa"]["verdict"] in ("regression", "improvement") for t in trials)
-    meta = results["A"][0]["metadata"]
-    summary = {
-        "jaxmlp": "detector-trials",
-        "metadata": meta,
-        "settings": {
-            "pipeline": pipeline,
-            "processes_per_side": args.processes,
-            "rounds": args.rounds,
-            "inject_slowdown": args.inject_slowdown,
-            "threshold": args.threshold,
-            "alpha": args.alpha,
-            "limit": args.limit,
-            "epochs": args.epochs,
-            "dataset": args.dataset,
-        },  # fmt: skip
-        "injected_flagged": caught,
-        "aa_flagged": false,
-        "trials": trials,
-    }
-    folder = _new_folder(Path(args.out), "detector")
-    path = write_json_new(folder / "trials.json", summary)
-    injected_ratio, aa_ratio = (statistics.median(t[side]["ratio"] for t in trials) for side in ("injected", "aa"))
+    meta = results["A"][0].metadata
+    settings = TrialSettings(pipeline=pipeline, processes_per_side=args.processes, trials=args.trials,
+                             inject_slowdown=args.inject_slowdown, threshold=args.threshold, alpha=args.alpha,
+                             limit=args.limit, epochs=args.epochs, dataset=args.dataset)  # fmt: skip
+    doc = TrialsDocument(meta, settings, tuple(trials))
+    with ResultsStore(args.out).new_folder(layout.DETECTOR) as folder:
+        write_json_new(folder.path / layout.TRIALS_FILE, doc.to_json())
+    injected_ratio, aa_ratio = (
+        statistics.median(getattr(t, side).ratio for t in trials) for side in ("injected", "aa")
+    )
     print(
-        f"Injected {args.inject_slowdown:.0%} slowdown flagged in {caught}/{args.rounds} trials "
-        f"(median ratio {injected_ratio:.3f}); A/A flagged in {false}/{args.rounds} (median ratio {aa_ratio:.3f}); "
-        f"{args.processes} processes a side; jax {meta['jax']}. Wrote {path}"
+        f"Injected {args.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{args.trials} trials "
+        f"(median ratio {injected_ratio:.3f}); A/A flagged in {doc.aa_flagged}/{args.trials} "
+        f"(median ratio {aa_ratio:.3f}); {args.processes} processes a side; jax {meta['jax']}. "
+        f"Wrote {folder.path / layout.TRIALS_FILE}"
     )
     return 0
 
@@ -319,8 +242,8 @@ def worker_command(args) -> int:
     if args.pin_cpu is not None:  # before JAX starts: XLA sizes its thread pool from this process's affinity
         os.sched_setaffinity(0, {args.pin_cpu})
     out = measure_process(args.dataset, args.data_dir, args.limit, tuple(args.pipelines.split(",")), args.epochs,
-                          args.step_rounds, args.inject_slowdown)  # fmt: skip
-    print(json.dumps(out))
+                          args.timed_steps, args.inject_slowdown)  # fmt: skip
+    print(json.dumps(out.to_json()))
     return 0
 
 
@@ -329,7 +252,7 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
-        p.add_argument("--dataset", choices=("mnist", "synthetic"), default="mnist")
+        p.add_argument("--dataset", choices=DATASETS, default="mnist")
         p.add_argument("--data-dir", default=None)
         p.add_argument("--limit", type=int, default=None, help="use the first N training images")
         p.add_argument("--epochs", type=int, default=4, help="epochs per process: the first, then the steady state")
@@ -343,24 +266,24 @@ def main(argv=None) -> int:
     worker.add_argument(
         "--inject-slowdown", type=float, default=0.0, help="test hook: stretch timings by this fraction"
     )
-    worker.add_argument("--step-rounds", type=int, default=50, help="timed jitted steps (0: skip the step)")
+    worker.add_argument("--timed-steps", type=int, default=50, help="jitted steps to time (0: skip the step)")
     worker.set_defaults(run=worker_command)
 
-    run = commands.add_parser("run", help="alternate worker processes over versions' environments")
+    run = commands.add_parser("run", help="worker processes in rounds over versions' environments, rotating order")
     common(run)
     run.add_argument("--env", action="append", required=True, help="LABEL=PYTHON of one version's environment")
-    run.add_argument("--processes", type=int, default=6, help="processes per version (default: 6)")
-    run.add_argument("--out", default="reports")
+    run.add_argument("--processes", type=int, default=6, help="processes (samples) per version (default: 6)")
+    run.add_argument("--out", default=layout.RESULTS_DIR, help="results folder (default: %(default)s)")
     run.set_defaults(run=run_command)
 
     trials = commands.add_parser("trials", help="A/A and injected-slowdown trials of this environment's version")
     common(trials)
-    trials.add_argument("--rounds", type=int, default=20)
+    trials.add_argument("--trials", type=int, default=20, help="A/A and injected comparisons (default: 20)")
     trials.add_argument("--processes", type=int, default=14, help="processes a side per trial (default: 14)")
     trials.add_argument("--inject-slowdown", type=float, default=0.10)
     trials.add_argument("--threshold", type=float, default=THRESHOLD)
     trials.add_argument("--alpha", type=float, default=ALPHA)
-    trials.add_argument("--out", default="reports")
+    trials.add_argument("--out", default=layout.RESULTS_DIR, help="results folder (default: %(default)s)")
     # Short runs of many short epochs: the setting that met the detector's goals on a 2-core machine (README).
     trials.set_defaults(run=trials_command, dataset="synthetic", limit=2000, epochs=16, pipelines="batched")
 
@@ -370,7 +293,7 @@ def main(argv=None) -> int:
     try:
         if args.command != "worker" and args.epochs < 2:
             raise JaxmlpError("--epochs must be at least 2: the first epoch is recorded apart from the steady state")
-        for option in ("processes", "rounds"):
+        for option in ("processes", "trials"):
             if getattr(args, option, 1) < 1:
                 raise JaxmlpError(f"--{option} must be at least 1, got {getattr(args, option)}")
         if not getattr(args, "inject_slowdown", 0) >= 0:

@@ -7,6 +7,7 @@ Reads the ``.xplane.pb`` files `jaxmlp profile` writes with `jax.profiler.Profil
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -85,20 +86,31 @@ def step_breakdown(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def find_captures(folder: str | Path) -> list[Path]:
-    """Every ``.xplane.pb`` under ``folder``, oldest run folder first."""
-    return sorted(Path(folder).rglob("*.xplane.pb"))
+    """Every capture (``.xplane.pb``) under ``folder``, oldest run folder first (the results store's walk)."""
+    from jaxmlp.results.store import ResultsStore
+
+    return list(ResultsStore(folder).scan().captures)
 
 
-def capture_summary(xplane: str | Path) -> dict:
+class CaptureSummary(NamedTuple):
     """One capture's tables and headline numbers, for reports."""
+
+    file: str
+    run: str  # the run folder under the TensorBoard logdir
+    top_ops: pd.DataFrame
+    steps: pd.DataFrame  # `step_breakdown`
+    median_step_ms: float | None
+    median_load_ms: float | None
+    median_compute_ms: float | None
+
+
+def capture_summary(xplane: str | Path) -> CaptureSummary:
     events = trace_events(xplane)
     steps = step_breakdown(events)
-    return {
-        "file": str(xplane),
-        "run": Path(xplane).parent.parent.parent.parent.name,
-        "top_ops": top_ops(events),
-        "steps": steps,
-        "median_step_ms": float(steps["step_ms"].median()) if len(steps) else None,
-        "median_load_ms": float(steps["load_ms"].median()) if len(steps) else None,
-        "median_compute_ms": float(steps["compute_ms"].median()) if len(steps) else None,
-    }
+
+    def median(column: str) -> float | None:
+        return float(steps[column].median()) if len(steps) else None
+
+    # <logdir>/<run>/plugins/profile/<time>/<host>.xplane.pb
+    return CaptureSummary(str(xplane), Path(xplane).parents[3].name, top_ops(events), steps, median("step_ms"),
+                          median("load_ms"), median("compute_ms"))  # fmt: skip

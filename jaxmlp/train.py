@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,6 @@ class TrainConfig:
 
 def validate_config(config: TrainConfig) -> TrainConfig:
     """``config`` unchanged, or a `JaxmlpError` naming the impossible setting and what to do."""
-    from jaxmlp.data import DATASETS
-    from jaxmlp.environment import BACKENDS
-
     if config.epochs <= 0:
         raise JaxmlpError(f"--epochs must be at least 1, got {config.epochs}")
     if config.batch_size <= 0:
@@ -46,8 +44,6 @@ def validate_config(config: TrainConfig) -> TrainConfig:
         raise JaxmlpError(f"unknown --dataset {config.dataset!r}: choose one of {', '.join(DATASETS)}")
     if config.backend is not None and config.backend not in BACKENDS:
         raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
-    from jaxmlp.pipelines import PIPELINES
-
     if config.pipeline not in PIPELINES:
         raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
     return config

@@ -1,21 +1,22 @@
-"""Benchmark JSON into a DataFrame, and the summary's derived numbers, from a small fixture file."""
+"""Benchmark JSON into a DataFrame, and the tables' derived numbers, from a small fixture file."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from jaxmlp import summary
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results import benchmark_rows, read_benchmark_json
+from jaxmlp.results import tables
+from jaxmlp.results.frames import benchmark_rows
+from jaxmlp.results.store import read_benchmarks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench-cpu.json"
 
 
 @pytest.fixture(scope="module")
 def frames():
-    return benchmark_rows(read_benchmark_json(FIXTURE), str(FIXTURE))
+    return benchmark_rows(read_benchmarks(FIXTURE), str(FIXTURE))
 
 
 def test_one_row_per_benchmark_with_parameters_metadata_and_stats(frames):
@@ -31,30 +32,31 @@ def test_one_row_per_benchmark_with_parameters_metadata_and_stats(frames):
 
 
 def test_jit_vs_eager(frames):
-    table = summary.jit_vs_eager(frames[0]).set_index("batch_size")
+    table = tables.jit_vs_eager(frames[0]).set_index("batch_size")
     assert table.loc[32, "jit_speedup"] == pytest.approx(10.0)
     assert table.loc[128, "jit_speedup"] == pytest.approx(5.0)
     assert table.loc[128, "dispatch_ms"] == pytest.approx(0.1)
 
 
 def test_vmap_vs_loop(frames):
-    table = summary.vmap_vs_loop(frames[0]).set_index("batch_size")
+    table = tables.vmap_vs_loop(frames[0]).set_index("batch_size")
     assert table.loc[128, "vmap_speedup"] == pytest.approx(64.0)
     assert table.loc[128, "jit_vmap_speedup"] == pytest.approx(256.0)
     assert table.loc[1, "vmap_speedup"] == pytest.approx(2.0)
 
 
 def test_loader_and_best_workers(frames):
-    table = summary.loader_by_workers(frames[0])
+    table = tables.loader_by_workers(frames[0])
     assert list(table["epoch_s"]) == [2.0, 1.5, 1.25, 0.01]
-    assert summary.best_workers(frames[0]) == 2
+    assert tables.best_workers(frames[0]) == 2
 
 
 def test_pipeline_ladder(frames):
-    ladder = summary.pipeline_ladder(frames[0])
+    ladder = tables.pipeline_ladder(frames[0])
+    assert tables.FLOOR == "floor (epoch FLOPs / 2048^3 matmul rate)"
     assert list(ladder["rung"]) == [
-        "floor (epoch FLOPs / 2048^3 matmul rate)",
-        "the step's matmuls alone",
+        tables.FLOOR,
+        tables.STEP_GEMMS,
         "pipeline scan",
         "pipeline batched",
         "pipeline prefetch",
@@ -82,7 +84,20 @@ def test_corrupt_or_foreign_files(tmp_path, content, message, capsys):
     path = tmp_path / "bad.json"
     path.write_text(content)
     with pytest.raises(JaxmlpError, match=message):
-        read_benchmark_json(path)
+        read_benchmarks(path)
     assert main(["summary", str(path)]) == 2
     assert message in capsys.readouterr().err
     assert path.read_text() == content  # never modified
+
+
+def test_matmul_rate(frames):
+    (row,) = tables.matmul_rate(frames[0]).to_dict("records")
+    median = frames[0].set_index("name").loc["test_matmul[cpu]", "median"]
+    assert row["backend"] == "cpu" and row["matmul_ms"] == pytest.approx(median * 1e3)
+    assert row["gflop_per_s"] == pytest.approx(2 * 2048**3 / median / 1e9)
+
+
+def test_a_file_without_one_variant_shows_it_empty(frames):
+    rows = frames[0][frames[0]["variant"] != "jit-dispatch"]
+    table = tables.jit_vs_eager(rows)
+    assert table["dispatch_ms"].isna().all() and table.set_index("batch_size").loc[32, "jit_speedup"] == 10.0

@@ -1,0 +1,92 @@
+"""One place for the names that several parts of jaxmlp must spell alike.
+
+The benchmarks (``bench/``), the tables and report, the CLI's choices, the
+version sweep and ``noxfile.py`` all read them from here; a test checks that
+every benchmark in ``bench/`` is registered and shown by a table, and that no
+table looks for a benchmark that does not exist. Plain Python: importing this
+module pulls in nothing else (the noxfile imports it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PIPELINES = ("seed", "batched", "prefetch", "scan")
+"""How batches reach the step (`jaxmlp.pipelines`): the tutorial's DataLoader, array slices, a prefetching
+thread, one ``lax.scan`` per epoch."""
+
+SWEEP_PIPELINES = ("batched", "scan")
+"""The torch-free pipelines the jax/jaxlib version sweep measures (its environments have no torch)."""
+
+DATASETS = ("mnist", "synthetic")
+BACKENDS = ("cpu", "gpu")
+
+SYNTHETIC = "synthetic"
+SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
+"""How every output marks numbers measured on the generated set."""
+
+PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline")
+"""The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark: its id (the function's name, which results carry as ``test``), where it is defined, the
+    parameters it takes (a subset of `PARAMETERS`) and, for those with a ``variant`` parameter, its variants."""
+
+    id: str
+    source: str  # a bench/ module, or the jaxmlp module that writes it
+    params: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+
+    def name(self, *values: object) -> str:
+        """The full name a result carries, as pytest writes it: ``test_epoch[cpu-scan]``."""
+        return f"{self.id}[{'-'.join(map(str, values))}]" if values else self.id
+
+
+# --- bench/: pytest-benchmark modules --------------------------------------------------------------------------
+
+UPDATE = Benchmark(
+    "test_update", "bench_update.py", ("backend", "batch_size", "variant"), ("jit", "jit-dispatch", "eager")
+)
+PREDICT = Benchmark(
+    "test_predict", "bench_predict.py", ("backend", "batch_size", "variant"), ("vmap", "loop", "jit-vmap")
+)
+LOADER = Benchmark("test_loader", "bench_loader.py", ("workers",))
+ARRAYS = Benchmark("test_arrays", "bench_loader.py")
+EPOCH = Benchmark("test_epoch", "bench_epoch.py", ("backend", "pipeline"))
+MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
+STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))
+
+BENCH = (UPDATE, PREDICT, LOADER, ARRAYS, EPOCH, MATMUL, STEP_GEMMS)
+
+# --- written by jaxmlp itself ------------------------------------------------------------------------------
+
+TRAIN_EPOCH = Benchmark("train_epoch", "jaxmlp/train.py", ("pipeline", "batch_size", "workers"))
+SWEEP_EPOCH = Benchmark("sweep_epoch", "jaxmlp/sweep.py", ("pipeline",))  # steady state: after the first epoch
+SWEEP_FIRST_EPOCH = Benchmark("sweep_first_epoch", "jaxmlp/sweep.py", ("pipeline",))
+SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/sweep.py", ("pipeline",))
+SWEEP_STEP = Benchmark("sweep_step", "jaxmlp/sweep.py")
+SWEEP_STEP_COMPILE = Benchmark("sweep_step_compile", "jaxmlp/sweep.py")
+
+SWEEP = (SWEEP_EPOCH, SWEEP_FIRST_EPOCH, SWEEP_COMPILE, SWEEP_STEP, SWEEP_STEP_COMPILE)
+SWEEP_COMPARED = (SWEEP_EPOCH, SWEEP_STEP)
+"""The sweep's benchmarks that each version is tested against the previous one on."""
+
+ALL = (*BENCH, TRAIN_EPOCH, *SWEEP)
+BY_ID = {b.id: b for b in ALL}
+
+
+def benchmark_id(name: str) -> str:
+    """The id in a result's full name: ``test_epoch[cpu-scan]`` -> ``test_epoch``."""
+    return name.split("[", 1)[0]
+
+
+def version_key(version: str) -> tuple[int | str, ...]:
+    """A release number as a sort key: 0.4.30 < 0.10.2."""
+    return tuple(int(part) if part.isdigit() else part for part in str(version).split("."))
+
+
+def dataset_label(name: str | None) -> str:
+    """``name``, marked where it is the generated set: numbers from it are never presented as MNIST."""
+    return f"{name} ({SYNTHETIC_LABEL})" if name == SYNTHETIC else str(name)

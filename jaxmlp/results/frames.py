@@ -1,0 +1,104 @@
+"""Result documents as tidy pandas DataFrames: a row per benchmark and per training epoch.
+
+Each row carries its parameters, its statistics and the metadata that makes two rows comparable;
+raw round times go to a second, long-form table. `query` picks rows by benchmark and parameters.
+Only the results layer and the report import pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.results.records import BenchmarkDocument, TrainDocument, TrialsDocument
+from jaxmlp.results.store import Scan, Skipped
+
+STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
+METADATA = ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model", "cpu_count",
+            "cpu_affinity", "xla_flags", "size", "sweep", "processes", "injected_slowdown")  # fmt: skip
+SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
+
+
+class Results(NamedTuple):
+    runs: pd.DataFrame  # a row per benchmark and per training epoch
+    samples: pd.DataFrame  # a row per raw round time: file, group, name, round, seconds
+    skipped: tuple[Skipped, ...]  # files that are not results, and why
+    trials: tuple[tuple[Path, TrialsDocument], ...]  # the detector's trials
+    captures: tuple[Path, ...]  # profiler captures (.xplane.pb)
+
+
+def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per benchmark, one row per raw round time) of a pytest-benchmark document."""
+    common = {key: doc.metadata.get(key) for key in METADATA}
+    common.update(file=source, timestamp=doc.datetime, commit=doc.commit)
+    rows: list[dict[str, Any]] = []
+    samples: list[dict[str, Any]] = []
+    for bench in doc.benchmarks:
+        stats = {key: getattr(bench.stats, key) if bench.stats else None for key in STATS}
+        rows.append({"group": bench.group, "name": bench.name, "test": bench.id, **bench.params, **bench.extra_info,
+                     **stats, **common})  # fmt: skip
+        data = bench.stats.data if bench.stats else ()
+        samples += [{"file": source, "group": bench.group, "name": bench.name, "round": i, "seconds": seconds}
+                    for i, seconds in enumerate(data)]  # fmt: skip
+    return pd.DataFrame(rows), pd.DataFrame(samples, columns=SAMPLE_COLUMNS)
+
+
+def train_rows(doc: TrainDocument, source: str = "") -> pd.DataFrame:
+    """One row per epoch of a `jaxmlp train --json` document."""
+    rows = []
+    for record in doc.records:
+        pipeline, backend = record.get("config_pipeline"), record.get("backend")
+        rows.append({"group": f"train: {record.get('dataset')}, {pipeline}, {backend}",
+                     "name": f"epoch {record.get('epoch')}", "test": registry.TRAIN_EPOCH.id, "pipeline": pipeline,
+                     "batch_size": record.get("config_batch_size"), "workers": record.get("config_workers"),
+                     **record, "median": record.get("epoch_seconds"), "rounds": 1, "file": source})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _concat(frames: Iterable[pd.DataFrame], columns: list[str] | None = None) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def results(scan: Scan) -> Results:
+    """One walk's documents as one table of runs and one of samples."""
+    runs, samples = [], []
+    for path, bench in scan.of(BenchmarkDocument):
+        rows, raw = benchmark_rows(bench, str(path))
+        runs.append(rows)
+        samples.append(raw)
+    runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
+    return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
+                   scan.captures)  # fmt: skip
+
+
+def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) -> pd.DataFrame:
+    """The rows of one benchmark (and the given parameter values), without all-empty columns, integer parameters
+    as integers."""
+    if "test" not in runs:
+        return runs.iloc[0:0]
+    keep = runs["test"] == benchmark.id
+    for column, value in where.items():
+        keep &= runs[column] == value if column in runs else False
+    rows = runs[keep].dropna(axis="columns", how="all")
+    for column in ("batch_size", "workers"):
+        if column in rows:
+            rows = rows.astype({column: "Int64"})
+    return rows
+
+
+def sweep_rows(runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows written by version sweeps."""
+    if "sweep" not in runs:
+        return runs.iloc[0:0]
+    return runs[runs["sweep"].fillna(False).astype(bool)]
+
+
+def without_sweeps(runs: pd.DataFrame) -> pd.DataFrame:
+    if "sweep" not in runs:
+        return runs
+    return runs[~runs["sweep"].fillna(False).astype(bool)]

@@ -1,0 +1,68 @@
+"""Where results go and what they are called: the one rule for folders, file names and timestamps.
+
+Every new result is named ``<kind>-<UTC time>[-<what>]``: a file (``bench-20261202T145613-cpu.json``)
+or a folder of files (``jaxlib-20261202T181529/jax-0.10.2.json``, ``report-.../summary.md``).
+Plain Python (the noxfile imports it).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+RESULTS_DIR = "reports"
+"""The results folder every command reads and writes by default (relative to where it runs)."""
+TRACES_DIR = f"{RESULTS_DIR}/traces"
+"""Where `jaxmlp profile` captures go by default: a TensorBoard logdir."""
+
+STAMP_FORMAT = "%Y%m%dT%H%M%S"
+
+# The kinds of result, as their names begin.
+BENCH = "bench"  # a pytest-benchmark file: bench-<time>-<backends>.json
+TRAIN = "train"  # a `jaxmlp train --json` file: train-<time>-<dataset>-<pipeline>.json
+SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>.json
+DETECTOR = "detector"  # detector trials: detector-<time>/trials.json
+REPORT = "report"  # a rendered report: report-<time>/
+
+TRIALS_FILE = "trials.json"
+
+
+def stamp(when: _dt.datetime | str | None = None) -> str:
+    """``when`` (now if None; an ISO string or a datetime, in UTC) as a name's time: ``20261202T145613``.
+
+    An ISO string that does not parse gives ``undated``, so a result with a broken date still gets a name.
+    """
+    if when is None:
+        when = _dt.datetime.now(_dt.UTC)
+    elif isinstance(when, str):
+        try:
+            when = _dt.datetime.fromisoformat(when)
+        except ValueError:
+            return "undated"
+    if when.tzinfo is not None:
+        when = when.astimezone(_dt.UTC)
+    return when.strftime(STAMP_FORMAT)
+
+
+def name(kind: str, when: _dt.datetime | str | None = None, *parts: object, suffix: str = "") -> str:
+    """``kind-<time>[-part...]<suffix>``: the name of a new result (the store makes it unique)."""
+    return "-".join([kind, stamp(when), *(str(p) for p in parts if p not in (None, ""))]) + suffix
+
+
+def sweep_file(label: str) -> str:
+    """One version's file inside a sweep folder."""
+    return f"jax-{label}.json"
+
+
+def trace_run(pipeline: str, when: _dt.datetime | str | None = None) -> str:
+    """A capture's run folder under the TensorBoard logdir: ``scan-<time>``."""
+    return f"{pipeline}-{stamp(when)}"
+
+
+def is_hidden(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is hidden *inside* ``folder``: a part of it below ``folder`` starts with a dot.
+
+    Only the parts below the folder count: ``../old``, a folder under ``~/.cache`` or one reached through a
+    symbolic link are not hidden because of where they are. Temporary files of atomic writes are hidden.
+    """
+    return any(part.startswith(".") for part in path.relative_to(folder).parts)

@@ -1,0 +1,283 @@
+"""Views of the results: pure functions from the tidy DataFrame (`jaxmlp.results.frames`) to small tables.
+
+Every table names the benchmarks it shows (`shows`), so a test can check that each registered benchmark
+reaches some table. Statistics come from `jaxmlp.stats`; the report and the terminal summary only render
+these tables. Ratios are only ever taken inside one run, so numbers from different machines or versions
+never meet in one ratio; where runs are set side by side (CPU vs GPU), `cpu_vs_gpu` says what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.registry import Benchmark
+from jaxmlp.results.frames import query, sweep_rows
+from jaxmlp.results.records import TrialsDocument
+from jaxmlp.stats import ALPHA, THRESHOLD, compare
+
+F = TypeVar("F", bound=Callable[..., Any])
+SHOWN: dict[str, tuple[Benchmark, ...]] = {}
+"""Each table function's name, and the benchmarks it shows."""
+
+
+def shows(*benchmarks: Benchmark) -> Callable[[F], F]:
+    """Declare the benchmarks a table shows."""
+
+    def register(table: F) -> F:
+        SHOWN[table.__name__] = benchmarks
+        return table
+
+    return register
+
+
+# --- one benchmark file ---------------------------------------------------------------------------------------
+
+
+@shows(registry.UPDATE)
+def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
+    """Median step time per variant and batch size, with eager/jit and dispatch/jit ratios."""
+    d = query(df, registry.UPDATE)
+    if d.empty:
+        return d
+    jit, dispatch, eager = registry.UPDATE.variants
+    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values="median", aggfunc="median")
+    t = t.reindex(columns=list(registry.UPDATE.variants))  # a file without one variant shows it empty
+    out = pd.DataFrame({"jit_ms": t[jit] * 1e3, "dispatch_ms": t[dispatch] * 1e3, "eager_ms": t[eager] * 1e3,
+                        "jit_speedup": t[eager] / t[jit]})  # fmt: skip
+    return out.reset_index()
+
+
+@shows(registry.PREDICT)
+def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
+    """Median predict time per variant and batch size, with loop/vmap and loop/jit(vmap) ratios."""
+    d = query(df, registry.PREDICT)
+    if d.empty:
+        return d
+    vmap, loop, jit_vmap = registry.PREDICT.variants
+    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values="median", aggfunc="median")
+    out = pd.DataFrame({"loop_ms": t[loop] * 1e3, "vmap_ms": t[vmap] * 1e3, "jit_vmap_ms": t[jit_vmap] * 1e3,
+                        "vmap_speedup": t[loop] / t[vmap], "jit_vmap_speedup": t[loop] / t[jit_vmap]})  # fmt: skip
+    return out.reset_index()
+
+
+@shows(registry.LOADER, registry.ARRAYS)
+def loader_by_workers(df: pd.DataFrame) -> pd.DataFrame:
+    """Median epoch of input alone per worker count (and for arrays sliced once)."""
+    loader, arrays = query(df, registry.LOADER), query(df, registry.ARRAYS)
+    rows: list[dict[str, Any]] = [
+        {"input": f"NumpyLoader, {int(r['workers'])} workers", "workers": int(r["workers"]), "epoch_s": r["median"],
+         "first_epoch_s": r["first_epoch_seconds"]} for r in loader.sort_values("workers").to_dict("records")
+    ]  # fmt: skip
+    rows += [{"input": "arrays sliced", "workers": None, "epoch_s": r["median"], "first_epoch_s": None}
+             for r in arrays.to_dict("records")]  # fmt: skip
+    return pd.DataFrame(rows, columns=["input", "workers", "epoch_s", "first_epoch_s"])
+
+
+def best_workers(df: pd.DataFrame) -> int | None:
+    loader = query(df, registry.LOADER)
+    return None if loader.empty else int(loader.sort_values("median")["workers"].to_numpy()[0])
+
+
+@shows(registry.MATMUL)
+def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend: the 2048^3 float32 matmul behind the floor, its time and rate."""
+    d = query(df, registry.MATMUL)
+    if d.empty:
+        return d
+    return pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] * 1e3,
+                         "gflop_per_s": d["flops"] / d["median"] / 1e9}).reset_index(drop=True)  # fmt: skip
+
+
+FLOOR = "floor (epoch FLOPs / 2048^3 matmul rate)"
+STEP_GEMMS = "the step's matmuls alone"
+PIPELINE_RUNG = "pipeline "
+
+
+@shows(registry.EPOCH, registry.STEP_GEMMS)
+def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend: the compute floor, the step's matmuls alone, then each pipeline, slowest last."""
+    rows: list[dict[str, Any]] = []
+    for backend, d in df.groupby("backend") if "backend" in df else ():
+        epochs = query(d, registry.EPOCH)
+        if epochs.empty:
+            continue
+        rows.append({"backend": backend, "rung": FLOOR, "epoch_s": float(epochs["floor_seconds"].median())})
+        rows += [{"backend": backend, "rung": STEP_GEMMS, "epoch_s": r.median}
+                 for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
+        rows += [{"backend": backend, "rung": f"{PIPELINE_RUNG}{r.pipeline}", "epoch_s": r.median,
+                  "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
+                 for r in epochs.sort_values("median").itertuples()]  # fmt: skip
+    out = pd.DataFrame(rows, columns=["backend", "rung", "epoch_s", "samples_per_s", "compile_s"])
+    if not out.empty:
+        floors = out[out["rung"] == FLOOR].set_index("backend")["epoch_s"]
+        out.insert(3, "x_floor", out["epoch_s"] / out["backend"].map(floors))
+    return out
+
+
+def ladder_headlines(ladder: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per backend: the fastest pipeline and the tutorial's seed pipeline, against the floor."""
+    out = []
+    for backend, rungs in ladder.groupby("backend"):
+        pipelines = rungs[rungs["rung"].str.startswith(PIPELINE_RUNG)]
+        if len(pipelines):
+            seed = pipelines[pipelines["rung"] == f"{PIPELINE_RUNG}seed"]
+            out.append({"backend": backend, "fastest": pipelines.iloc[0], "seed": seed.iloc[0] if len(seed) else None})
+    return out
+
+
+ENVIRONMENT = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
+
+
+def _joined(run: pd.DataFrame, column: str) -> str:
+    return ", ".join(sorted(str(x) for x in run.get(column, pd.Series(dtype=object)).dropna().unique()))
+
+
+def environment(run: pd.DataFrame) -> dict[str, Any]:
+    """What one run (one file's rows) was measured on and with."""
+    first = run.iloc[0]
+    env = {key: first.get(key) for key in ENVIRONMENT}
+    env.update(timestamp=first.get("timestamp"), commit=str(first.get("commit"))[:12], backends=_joined(run, "backend"),
+               devices=_joined(run, "device_kind"), dataset=_joined(run, "dataset"), size=first.get("size"),
+               file=Path(str(first.get("file"))).name)  # fmt: skip
+    return env
+
+
+def benchmark_runs(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Benchmark rows (not training epochs) by file, newest first."""
+    if "test" not in runs:
+        return {}
+    bench = runs[runs["test"] != registry.TRAIN_EPOCH.id]
+    by_file = {str(name): rows for name, rows in bench.groupby("file")}
+    return dict(sorted(by_file.items(), key=lambda item: str(item[1]["timestamp"].iloc[0]), reverse=True))
+
+
+CPU_GPU_DIFFER = ("file", "host", "jax", "jaxlib", "torch", "python")
+
+
+def cpu_vs_gpu(runs_by_file: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
+    """The newest CPU and GPU epoch ladders side by side, and what differs between their runs (None: not both)."""
+    newest: dict[str, pd.DataFrame] = {}
+    for rows in runs_by_file.values():
+        for backend, part in rows.groupby("backend") if "backend" in rows else ():
+            if not pipeline_ladder(part).empty:
+                newest.setdefault(str(backend), part)
+    if not {"cpu", "gpu"} <= set(newest):
+        return pd.DataFrame(), None
+    ladders = {b: pipeline_ladder(newest[b]).set_index("rung")["epoch_s"] for b in ("cpu", "gpu")}
+    table = pd.DataFrame({"cpu_s": ladders["cpu"], "gpu_s": ladders["gpu"]})
+    table["cpu_over_gpu"] = table["cpu_s"] / table["gpu_s"]
+    cpu, gpu = environment(newest["cpu"]), environment(newest["gpu"])
+    return table.reset_index(), {key: (cpu[key], gpu[key]) for key in CPU_GPU_DIFFER if cpu[key] != gpu[key]}
+
+
+# --- training runs --------------------------------------------------------------------------------------------
+
+
+@shows(registry.TRAIN_EPOCH)
+def training_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """A row per `jaxmlp train --json` file: its steady epoch (epochs after the first), compile and accuracies."""
+    train = query(runs, registry.TRAIN_EPOCH)
+    rows = []
+    for file, epochs in train.groupby("file") if len(train) else ():
+        epochs = epochs.sort_values("epoch")
+        last = epochs.iloc[-1]
+        steady = epochs["epoch_seconds"].iloc[1:] if len(epochs) > 1 else epochs["epoch_seconds"]
+        rows.append({"file": Path(str(file)).name, "dataset": last.get("dataset"), "pipeline": last.get("pipeline"),
+                     "backend": last.get("backend"), "epochs": len(epochs), "epoch_s_median": float(steady.median()),
+                     "compile_s": float(epochs["compile_seconds"].sum()), "train_accuracy": last.get("train_accuracy"),
+                     "test_accuracy": last.get("test_accuracy"), "jax": last.get("jax"),
+                     "host": last.get("host")})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+# --- version sweeps -------------------------------------------------------------------------------------------
+
+
+def sweeps(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each sweep's rows (a folder of one file per version), by folder."""
+    rows = sweep_rows(runs)
+    if rows.empty:
+        return {}
+    return {str(folder): part for folder, part in rows.groupby(rows["file"].map(lambda f: str(Path(f).parent)))}
+
+
+@shows(*registry.SWEEP)
+def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One sweep's median of each benchmark per version, oldest version first, with the processes a version."""
+    timed = rows[rows["test"].isin([b.id for b in registry.SWEEP])]
+    table = timed.pivot_table(index="jax", columns="name", values="median", aggfunc="first")
+    table = table.loc[sorted(table.index, key=registry.version_key)].rename_axis(columns=None)
+    table.insert(0, "processes", timed.groupby("jax")["rounds"].max())
+    return table.reset_index()
+
+
+@shows(*registry.SWEEP_COMPARED)
+def sweep_steps(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
+                alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+    """Each version against the previous one, benchmark by benchmark, from the raw per-process samples."""
+    by_version = {str(v): samples[samples["file"] == f] for v, f in rows.groupby("jax")["file"].first().items()}
+    versions = sorted(by_version, key=registry.version_key)
+    compared = rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"]
+    steps = []
+    for name in sorted(compared.unique()):
+        for old, new in zip(versions[:-1], versions[1:]):
+            a = by_version[old].loc[by_version[old]["name"] == name, "seconds"]
+            b = by_version[new].loc[by_version[new]["name"] == name, "seconds"]
+            c = compare(a, b, threshold, alpha)
+            steps.append({"benchmark": name, "from": old, "to": new, "ratio": c.ratio, "ci_low": c.ci_low,
+                          "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
+                          "verdict": c.verdict})  # fmt: skip
+    return pd.DataFrame(steps, columns=["benchmark", "from", "to", "ratio", "ci_low", "ci_high", "p_slower",
+                                        "p_faster", "verdict"])  # fmt: skip
+
+
+def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
+    """How one sweep's samples were measured: processes a version, epochs and images per process, CPUs each."""
+    first = rows.iloc[0]
+    processes = first.get("processes")
+    return {"host": first.get("host"), "cpu_model": first.get("cpu_model"), "python": first.get("python"),
+            "dataset": first.get("dataset"), "cpu_affinity": first.get("cpu_affinity"),
+            "processes": int(processes if pd.notna(processes) else first["rounds"]),
+            "epochs": first.get("epochs"), "samples": first.get("samples")}  # fmt: skip
+
+
+# --- the detector's trials ------------------------------------------------------------------------------------
+
+
+TRIALS_COLUMNS = ["trial", "injected_ratio", "injected_p", "injected_verdict", "aa_ratio", "aa_p", "aa_verdict"]
+
+
+def trials_table(doc: TrialsDocument) -> pd.DataFrame:
+    """A row per detector trial: the injected slowdown's and the A/A comparison's ratio, p and verdict."""
+    rows = [(t.trial, t.injected.ratio, t.injected.p_slower, t.injected.verdict, t.aa.ratio, t.aa.p_slower,
+             t.aa.verdict) for t in doc.trials]  # fmt: skip
+    return pd.DataFrame(rows, columns=TRIALS_COLUMNS)
+
+
+# --- two sets of samples --------------------------------------------------------------------------------------
+
+
+def compare_samples(baseline: Mapping[str, list[float]], new: Mapping[str, list[float]], threshold: float = THRESHOLD,
+                    alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each."""
+    rows = [{"benchmark": name, **compare(baseline[name], new[name], threshold, alpha)._asdict()}
+            for name in sorted(set(baseline) & set(new))]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    return {verdict: int((table["verdict"] == verdict).sum())
+            for verdict in ("regression", "improvement", "insufficient data")}  # fmt: skip
+
+
+# --- profiler captures ----------------------------------------------------------------------------------------
+
+
+def step_stats(steps: pd.DataFrame) -> pd.DataFrame:
+    """Mean, median, min and max of each column of a capture's step breakdown (ms)."""
+    return steps.drop(columns="step").agg(["mean", "median", "min", "max"]).reset_index(names="stat")

@@ -1,0 +1,59 @@
+"""The one registry of names: every benchmark in bench/ is registered, shown by a table, and rendered."""
+
+import ast
+from pathlib import Path
+
+from jaxmlp import registry
+from jaxmlp.results import tables
+
+ROOT = Path(__file__).parent.parent
+
+
+def benchmark_functions() -> dict[str, tuple[str, set[str]]]:
+    """Every benchmark function in bench/ (a test_* taking the `benchmark` fixture): its module and parameters."""
+    found = {}
+    for module in sorted((ROOT / "bench").glob("bench_*.py")):
+        for node in ast.parse(module.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                args = {a.arg for a in node.args.args}
+                if "benchmark" in args:
+                    found[node.name] = (module.name, args & set(registry.PARAMETERS))
+    return found
+
+
+def test_every_benchmark_in_bench_is_registered_with_its_parameters():
+    registered = {b.id: (b.source, set(b.params)) for b in registry.BENCH}
+    assert benchmark_functions() == registered
+
+
+def test_every_registered_benchmark_is_shown_by_a_table_and_no_table_looks_for_another():
+    shown = [b for benchmarks in tables.SHOWN.values() for b in benchmarks]
+    assert all(b in registry.ALL for b in shown)  # a table can only look for what the registry holds
+    assert {b.id for b in shown} == {b.id for b in registry.ALL}
+
+
+def test_every_table_is_rendered():
+    """The report (and so the terminal summary's functions) calls each table that declares what it shows."""
+    source = ast.parse((ROOT / "jaxmlp" / "report.py").read_text())
+    attributes = [n for n in ast.walk(source) if isinstance(n, ast.Attribute)]
+    called = {n.attr for n in attributes if getattr(n.value, "id", "") == "tables"}
+    assert set(tables.SHOWN) <= called
+
+
+def test_names_and_ids():
+    assert registry.EPOCH.name("cpu", "scan") == "test_epoch[cpu-scan]" and registry.SWEEP_STEP.name() == "sweep_step"
+    assert registry.benchmark_id("test_epoch[cpu-scan]") == "test_epoch" == registry.EPOCH.id
+    assert registry.BY_ID["test_update"] is registry.UPDATE
+    assert len(registry.BY_ID) == len(registry.ALL)  # ids are unique
+    assert registry.dataset_label("synthetic") == "synthetic (SYNTHETIC data, not MNIST)"
+    assert registry.dataset_label("mnist") == "mnist"
+    assert sorted(["0.10.2", "0.4.30", "0.6.2"], key=registry.version_key) == ["0.4.30", "0.6.2", "0.10.2"]
+    assert set(registry.SWEEP_PIPELINES) < set(registry.PIPELINES)
+
+
+def test_the_cli_offers_the_registered_choices():
+    from jaxmlp.cli import build_parser
+
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    choices = {a.dest: tuple(a.choices) for a in train._actions if a.choices}
+    assert choices == {"pipeline": registry.PIPELINES, "dataset": registry.DATASETS, "backend": registry.BACKENDS}
