@@ -155,18 +155,18 @@ def _versions_and_options(session: nox.Session) -> tuple[list[str], list[str]]:
 def jaxlib_env(session: nox.Session, jax: str) -> None:
     """One version of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
     python = _version_python(session, jax)
-    session.run(python, "-m", "jaxmlp.sweep", "worker", "--dataset", "synthetic", "--limit", "512", "--epochs", "2",
-                "--timed-steps", "2", external=True, silent=True)  # fmt: skip
+    session.run(python, "-m", "jaxmlp.measure.sweep", "worker", "--dataset", "synthetic", "--limit", "512",
+                "--epochs", "2", "--timed-steps", "2", external=True, silent=True)  # fmt: skip
 
 
 @nox.session(name="bench-jaxlib")
 def bench_jaxlib(session: nox.Session) -> None:
     """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2 --processes 14`), in rotating order, with statistics.
 
-    After `--`: the versions (default: JAX_VERSIONS), then options of `python -m jaxmlp.sweep run`."""
+    After `--`: the versions (default: JAX_VERSIONS), then options of `python -m jaxmlp.measure.sweep run`."""
     versions, options = _versions_and_options(session)
     session.install("-e", ".", "--no-deps")
     session.install("jax", "numpy", "scipy", "pandas", "matplotlib", "platformdirs", "tqdm")
     envs = [f"--env={v}={_version_python(session, v)}" for v in versions]
-    session.run("python", "-m", "jaxmlp.sweep", "run", *envs, *_data_args(), "--out", str(REPORTS), *options)
+    session.run("python", "-m", "jaxmlp.measure.sweep", "run", *envs, *_data_args(), "--out", str(REPORTS), *options)
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS))

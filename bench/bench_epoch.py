@@ -7,7 +7,7 @@ from benchutil import max_relative_difference, measure
 from jax import random
 
 from jaxmlp import model
-from jaxmlp.pipelines import as_arrays, make_epoch, slices
+from jaxmlp.pipelines.epochs import as_arrays, make_epoch, slices
 
 
 @pytest.fixture(scope="session")

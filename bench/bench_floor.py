@@ -5,10 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 from benchutil import measure
 
-from jaxmlp import floor
 from jaxmlp.compat import compiled_facts, cost_analysis
+from jaxmlp.measure import floor
 from jaxmlp.model import LAYER_SIZES
-from jaxmlp.pipelines import as_arrays
+from jaxmlp.pipelines.epochs import as_arrays
 
 
 def test_matmul(benchmark, sizes, backend, device):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from benchutil import measure
 
-from jaxmlp import data
-from jaxmlp.pipelines import as_arrays, slices
+from jaxmlp.pipelines import data
+from jaxmlp.pipelines.epochs import as_arrays, slices
 
 
 def iterate(batches):

@@ -13,7 +13,8 @@ from pathlib import Path
 import jax
 import pytest
 
-from jaxmlp import environment, registry
+from jaxmlp import registry
+from jaxmlp.measure import environment
 from jaxmlp.results.records import METADATA_KEY
 
 SIZES = {
@@ -122,7 +123,7 @@ def device(backend):
 @pytest.fixture(scope="session")
 def datasets(sizes):
     """Real MNIST when JAXMLP_DATA_DIR holds it (quick and full sizes), else the labelled synthetic set."""
-    from jaxmlp import data
+    from jaxmlp.pipelines import data
 
     folder = os.environ.get("JAXMLP_DATA_DIR")
     real = folder and (
@@ -136,7 +137,7 @@ def datasets(sizes):
 @pytest.fixture(scope="session")
 def matmul_rate(device) -> float:
     """Float32 FLOP/s of a 2048^3 matmul on this backend, measured once in this session."""
-    from jaxmlp.floor import matmul_flops_per_second
+    from jaxmlp.measure.floor import matmul_flops_per_second
 
     return matmul_flops_per_second(device)
 

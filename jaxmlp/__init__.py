@@ -23,14 +23,14 @@ _EXPORTS = {
     "evaluate": "jaxmlp.model",
     "LAYER_SIZES": "jaxmlp.model",
     # the data shim (torch and torchvision)
-    "numpy_collate": "jaxmlp.data",
-    "NumpyLoader": "jaxmlp.data",
-    "FlattenAndCast": "jaxmlp.data",
-    "SyntheticMNIST": "jaxmlp.data",
-    "load_datasets": "jaxmlp.data",
+    "numpy_collate": "jaxmlp.pipelines.data",
+    "NumpyLoader": "jaxmlp.pipelines.data",
+    "FlattenAndCast": "jaxmlp.pipelines.data",
+    "SyntheticMNIST": "jaxmlp.pipelines.data",
+    "load_datasets": "jaxmlp.pipelines.data",
     # training
-    "TrainConfig": "jaxmlp.train",
-    "train": "jaxmlp.train",
+    "TrainConfig": "jaxmlp.pipelines.train",
+    "train": "jaxmlp.pipelines.train",
     "JaxmlpError": "jaxmlp.errors",
 }
 

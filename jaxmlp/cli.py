@@ -42,7 +42,7 @@ def _number(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from jaxmlp.train import TrainConfig
+    from jaxmlp.pipelines.train import TrainConfig
 
     defaults = TrainConfig()
     parser = _Parser(prog="jaxmlp", description="Benchmark and profile the JAX MNIST tutorial's training pipeline.")
@@ -186,14 +186,14 @@ def _config(args: argparse.Namespace):
     """The command's settings as a validated `TrainConfig` (the fields it has no option for keep their defaults)."""
     import dataclasses
 
-    from jaxmlp.train import TrainConfig, validate_config
+    from jaxmlp.pipelines.train import TrainConfig, validate_config
 
     given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
     return validate_config(TrainConfig(**given))
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from jaxmlp.train import steady_state_seconds, to_rows, train
+    from jaxmlp.pipelines.train import steady_state_seconds, to_rows, train
 
     config = _config(args)
     if args.json:
@@ -204,7 +204,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from jaxmlp.data import load_datasets
+    from jaxmlp.pipelines.data import load_datasets
 
     datasets = load_datasets(config.dataset, config.data_dir, config.download)
 
@@ -257,8 +257,8 @@ def _cpu_only_if_asked(backend: str | None) -> None:
 def run_profile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from jaxmlp.data import load_datasets
-    from jaxmlp.train import check_batch_size
+    from jaxmlp.pipelines.data import load_datasets
+    from jaxmlp.pipelines.train import check_batch_size
 
     config = _config(args)
     if args.steps <= 0:
@@ -270,11 +270,11 @@ def run_profile(args: argparse.Namespace) -> int:
     import jax
     from jax import random
 
-    from jaxmlp.environment import select_device
+    from jaxmlp.measure.environment import select_device
+    from jaxmlp.measure.profiling import capture
+    from jaxmlp.measure.traces import capture_summary
     from jaxmlp.model import LAYER_SIZES, init_network_params
-    from jaxmlp.pipelines import make_epoch
-    from jaxmlp.profiling import capture
-    from jaxmlp.traces import capture_summary
+    from jaxmlp.pipelines.epochs import make_epoch
 
     device = select_device(config.backend)
     with jax.default_device(device):
@@ -393,9 +393,9 @@ def run_summary(args: argparse.Namespace) -> int:
 def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from jaxmlp.measure.traces import capture_summary
     from jaxmlp.report import write_report
     from jaxmlp.results.store import ResultsStore
-    from jaxmlp.traces import capture_summary
 
     if args.out and os.path.exists(args.out):  # before reading anything
         raise JaxmlpError(f"{args.out} already exists and reports are never overwritten: choose a new folder")

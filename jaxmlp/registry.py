@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PIPELINES = ("seed", "batched", "prefetch", "scan")
-"""How batches reach the step (`jaxmlp.pipelines`): the tutorial's DataLoader, array slices, a prefetching
+"""How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader, array slices, a prefetching
 thread, one ``lax.scan`` per epoch."""
 
 SWEEP_PIPELINES = ("batched", "scan")
@@ -62,12 +62,12 @@ BENCH = (UPDATE, PREDICT, LOADER, ARRAYS, EPOCH, MATMUL, STEP_GEMMS)
 
 # --- written by jaxmlp itself ------------------------------------------------------------------------------
 
-TRAIN_EPOCH = Benchmark("train_epoch", "jaxmlp/train.py", ("pipeline", "batch_size", "workers"))
-SWEEP_EPOCH = Benchmark("sweep_epoch", "jaxmlp/sweep.py", ("pipeline",))  # steady state: after the first epoch
-SWEEP_FIRST_EPOCH = Benchmark("sweep_first_epoch", "jaxmlp/sweep.py", ("pipeline",))
-SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/sweep.py", ("pipeline",))
-SWEEP_STEP = Benchmark("sweep_step", "jaxmlp/sweep.py")
-SWEEP_STEP_COMPILE = Benchmark("sweep_step_compile", "jaxmlp/sweep.py")
+TRAIN_EPOCH = Benchmark("train_epoch", "jaxmlp/pipelines/train.py", ("pipeline", "batch_size", "workers"))
+SWEEP_EPOCH = Benchmark("sweep_epoch", "jaxmlp/measure/sweep.py", ("pipeline",))  # steady state: after the first epoch
+SWEEP_FIRST_EPOCH = Benchmark("sweep_first_epoch", "jaxmlp/measure/sweep.py", ("pipeline",))
+SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/measure/sweep.py", ("pipeline",))
+SWEEP_STEP = Benchmark("sweep_step", "jaxmlp/measure/sweep.py")
+SWEEP_STEP_COMPILE = Benchmark("sweep_step_compile", "jaxmlp/measure/sweep.py")
 
 SWEEP = (SWEEP_EPOCH, SWEEP_FIRST_EPOCH, SWEEP_COMPILE, SWEEP_STEP, SWEEP_STEP_COMPILE)
 SWEEP_COMPARED = (SWEEP_EPOCH, SWEEP_STEP)

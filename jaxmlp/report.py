@@ -22,7 +22,7 @@ from jaxmlp.results.store import ResultsStore, write_new
 from jaxmlp.stats import ALPHA, THRESHOLD
 
 if TYPE_CHECKING:
-    from jaxmlp.traces import CaptureSummary
+    from jaxmlp.measure.traces import CaptureSummary
 
 # --- words ----------------------------------------------------------------------------------------------------
 
@@ -316,7 +316,7 @@ def trace_sections(traces: Sequence[CaptureSummary], folder: Path | None = None)
 
 def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None
                    ) -> list[ReportSection]:  # fmt: skip
-    """The report's content. ``traces`` are `jaxmlp.traces.capture_summary` results; paths are shown relative to
+    """The report's content. ``traces`` are `jaxmlp.measure.traces.capture_summary` results; paths are shown relative to
     ``folder``."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     sections = [benchmark_section(rows) for rows in runs_by_file.values()]

@@ -26,7 +26,7 @@ def _cache_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def mnist_dir() -> Path:
     """The folder with the real MNIST files, or a skip that says how to provide it."""
-    from jaxmlp.data import find_idx_files
+    from jaxmlp.pipelines.data import find_idx_files
 
     env = os.environ.get("JAXMLP_DATA_DIR")
     if not env:
@@ -39,7 +39,7 @@ def mnist_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def mnist(mnist_dir):
-    from jaxmlp.data import load_datasets
+    from jaxmlp.pipelines.data import load_datasets
 
     return load_datasets("mnist", mnist_dir)
 
@@ -56,7 +56,7 @@ def idx_bytes(kind: str, count: int, seed: int = 0) -> bytes:
 
 def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None = None) -> Path:
     """A folder with the four MNIST-sized IDX files (random content), some replaced by ``overrides``."""
-    from jaxmlp.data import MNIST_FILES
+    from jaxmlp.pipelines.data import MNIST_FILES
 
     folder.mkdir(parents=True, exist_ok=True)
     for spec in MNIST_FILES:

@@ -54,7 +54,7 @@ def test_unknown_choices_and_malformed_numbers(capsys, argv, message):
 
 
 def test_gpu_asked_for_and_absent(capsys):
-    from jaxmlp.environment import select_device
+    from jaxmlp.measure.environment import select_device
 
     try:
         select_device("gpu")

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from conftest import idx_bytes, write_idx_folder
 
-from jaxmlp import data
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.pipelines import as_arrays
+from jaxmlp.pipelines import data
+from jaxmlp.pipelines.epochs import as_arrays
 
 # --- the loader shim ---------------------------------------------------------
 

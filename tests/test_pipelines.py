@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 from jax import random
 
-from jaxmlp import data, model
-from jaxmlp.pipelines import PIPELINES, CompiledStep, _device_batches, as_arrays, batch_sizes, make_epoch, slices
+from jaxmlp import model
+from jaxmlp.pipelines import data
+from jaxmlp.pipelines.epochs import PIPELINES, CompiledStep, _device_batches, as_arrays, batch_sizes, make_epoch, slices
 
 
 @pytest.fixture(scope="module")

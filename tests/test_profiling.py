@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from jax import random
 
-from jaxmlp import data, model
+from jaxmlp import model
 from jaxmlp.cli import main, tensorboard_command
 from jaxmlp.compat import compiled_facts
-from jaxmlp.pipelines import PIPELINES, make_epoch
-from jaxmlp.profiling import capture
-from jaxmlp.traces import capture_summary, find_captures, step_breakdown, trace_events
+from jaxmlp.measure.profiling import capture
+from jaxmlp.measure.traces import capture_summary, find_captures, step_breakdown, trace_events
+from jaxmlp.pipelines import data
+from jaxmlp.pipelines.epochs import PIPELINES, make_epoch
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxmlp import sweep
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import sweep
 from jaxmlp.results import layout
 from jaxmlp.results.records import (
     BenchmarkDocument,

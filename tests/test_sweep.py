@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxmlp import registry, sweep
+from jaxmlp import registry
+from jaxmlp.measure import sweep
 from jaxmlp.registry import version_key
 from jaxmlp.report import build_sections, detector_sections
 from jaxmlp.results.records import PipelineTimes, ProcessResult, StepTimes, SweepDocument, TrialsDocument

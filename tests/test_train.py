@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from jax import random
 
-from jaxmlp import data, model
+from jaxmlp import model
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.pipelines import CompiledStep, seed_epoch
-from jaxmlp.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
+from jaxmlp.pipelines import data
+from jaxmlp.pipelines.epochs import CompiledStep, seed_epoch
+from jaxmlp.pipelines.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
 
 
 @pytest.fixture(scope="module")

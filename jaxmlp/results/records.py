@@ -7,7 +7,7 @@ Every result file is one of these documents:
 - `SweepDocument`: one jax/jaxlib version of a sweep, a `ProcessResult` per worker process; stored as a
   `BenchmarkDocument` whose raw samples are the processes' values, so `jaxmlp compare` reads it like any;
 - `TrainDocument`: `jaxmlp train --json`, a record per epoch;
-- `TrialsDocument`: the regression detector's trials (`jaxmlp.sweep trials`).
+- `TrialsDocument`: the regression detector's trials (`jaxmlp.measure.sweep trials`).
 
 `parse` tells them apart. No pandas here: the sweep's worker processes build these records too.
 """
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 METADATA_KEY = "jaxmlp"
-"""pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.environment.metadata`) in ``machine_info[METADATA_KEY]``;
-jaxmlp's own documents name their kind under this key (``{"jaxmlp": "train", ...}``)."""
+"""pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in
+``machine_info[METADATA_KEY]``; jaxmlp's own documents name their kind under this key (``{"jaxmlp": "train", ...}``)."""
 TRAIN_KIND = "train"
 TRIALS_KIND = "detector-trials"
 
@@ -262,7 +262,9 @@ class SweepDocument:
                 "processes": len(self.processes)}  # fmt: skip
         plain = BenchmarkDocument(self.benchmark_rows(), meta, self.datetime, meta.get("commit"))
         raw = [p.to_json() for p in self.processes]
-        return dataclasses.replace(plain, source={**plain.to_json(), "version": "jaxmlp.sweep", "raw_processes": raw})
+        return dataclasses.replace(
+            plain, source={**plain.to_json(), "version": "jaxmlp.measure.sweep", "raw_processes": raw}
+        )
 
     def to_json(self) -> JSON:
         return self.to_benchmarks().to_json()

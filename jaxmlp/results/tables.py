@@ -38,15 +38,22 @@ def shows(*benchmarks: Benchmark) -> Callable[[F], F]:
 # --- one benchmark file ---------------------------------------------------------------------------------------
 
 
+def _by_variant(df: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame | None:
+    """Median time of each of ``benchmark``'s variants (columns) per backend and batch size; None without rows."""
+    d = query(df, benchmark)
+    if d.empty:
+        return None
+    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values="median", aggfunc="median")
+    return t.reindex(columns=list(benchmark.variants))  # a file without one variant shows it empty
+
+
 @shows(registry.UPDATE)
 def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
     """Median step time per variant and batch size, with eager/jit and dispatch/jit ratios."""
-    d = query(df, registry.UPDATE)
-    if d.empty:
-        return d
+    t = _by_variant(df, registry.UPDATE)
+    if t is None:
+        return pd.DataFrame()
     jit, dispatch, eager = registry.UPDATE.variants
-    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values="median", aggfunc="median")
-    t = t.reindex(columns=list(registry.UPDATE.variants))  # a file without one variant shows it empty
     out = pd.DataFrame({"jit_ms": t[jit] * 1e3, "dispatch_ms": t[dispatch] * 1e3, "eager_ms": t[eager] * 1e3,
                         "jit_speedup": t[eager] / t[jit]})  # fmt: skip
     return out.reset_index()
@@ -55,11 +62,10 @@ def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
 @shows(registry.PREDICT)
 def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     """Median predict time per variant and batch size, with loop/vmap and loop/jit(vmap) ratios."""
-    d = query(df, registry.PREDICT)
-    if d.empty:
-        return d
+    t = _by_variant(df, registry.PREDICT)
+    if t is None:
+        return pd.DataFrame()
     vmap, loop, jit_vmap = registry.PREDICT.variants
-    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values="median", aggfunc="median")
     out = pd.DataFrame({"loop_ms": t[loop] * 1e3, "vmap_ms": t[vmap] * 1e3, "jit_vmap_ms": t[jit_vmap] * 1e3,
                         "vmap_speedup": t[loop] / t[vmap], "jit_vmap_speedup": t[loop] / t[jit_vmap]})  # fmt: skip
     return out.reset_index()

@@ -29,7 +29,9 @@ N_PIXELS = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
 
 
 def synthetic_arrays(train: bool = True, size: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Synthetic digits: images ``(N, 28, 28)`` uint8 and labels ``(N,)`` int64 (see `jaxmlp.data.SyntheticMNIST`).
+    """Synthetic digits: images ``(N, 28, 28)`` uint8 and labels ``(N,)`` int64.
+
+    See `jaxmlp.pipelines.data.SyntheticMNIST`.
 
     Each class has a fixed random stroke pattern; a sample keeps a quarter of
     its class's strokes and gains random ones, at MNIST-like intensities

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from jaxmlp.profiling import STEP_NAME
+from jaxmlp.measure.profiling import STEP_NAME
 
 # Runtime wrappers around the operations, not operations themselves.
 _RUNTIME = ("ThreadpoolListener::", "ThunkExecutor::", "SlinkyThreadPool::", "H2D Dispatch", "D2H Dispatch")

@@ -5,12 +5,12 @@ version's environment; its value is one *sample*. A *round* runs one process per
 rotates from round to round (A B C, B C A, C A B, ...); ``--processes N`` runs N rounds, so N samples a
 version. A *trial* (``trials``) is one whole A/A and injected-slowdown comparison.
 
-``python -m jaxmlp.sweep run --env 0.6.2=/path/to/python ...`` measures, in each process: compile time, the
+``python -m jaxmlp.measure.sweep run --env 0.6.2=/path/to/python ...`` measures, in each process: compile time, the
 first epoch and the steady-state epoch (median of the later ones) of the ``batched`` and ``scan`` pipelines,
 and the jitted step. Each version's samples become a pytest-benchmark JSON file (`SweepDocument`), so
 `jaxmlp compare` and the report read them like any other benchmark.
 
-``python -m jaxmlp.sweep trials`` proves the detector on this machine: one version against itself (A/A) and
+``python -m jaxmlp.measure.sweep trials`` proves the detector on this machine: one version against itself (A/A) and
 against itself slowed down by a known amount with the test hook ``--inject-slowdown`` (recorded in every
 result).
 """
@@ -72,10 +72,10 @@ def measure_process(
     import jax
     import numpy as np
 
-    from jaxmlp.environment import metadata
-    from jaxmlp.mnist import load_arrays
+    from jaxmlp.measure.environment import metadata
     from jaxmlp.model import LAYER_SIZES, one_hot
-    from jaxmlp.pipelines import CompiledStep, make_epoch
+    from jaxmlp.pipelines.epochs import CompiledStep, make_epoch
+    from jaxmlp.pipelines.mnist import load_arrays
 
     train, _ = load_arrays(dataset, data_dir, limit)
     device = jax.devices()[0]
@@ -116,7 +116,7 @@ def measure_process(
 
 def run_worker(python: str, worker_args: list[str]) -> ProcessResult:
     """One worker process's measurements, on the CPU (the version environments hold CPU-only jaxlib)."""
-    command = [python, "-m", "jaxmlp.sweep", "worker", *worker_args]
+    command = [python, "-m", "jaxmlp.measure.sweep", "worker", *worker_args]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "JAX_PLATFORMS": "cpu"})
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
@@ -248,7 +248,7 @@ def worker_command(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jaxmlp.sweep", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m jaxmlp.measure.sweep", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     def common(p):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES
+from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, TRAIN_EPOCH
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class EpochRecord(NamedTuple):
 class TrainResult(NamedTuple):
     params: list
     records: list[EpochRecord]
-    metadata: dict  # versions, device, flags, commit (`jaxmlp.environment.metadata`)
+    metadata: dict  # versions, device, flags, commit (`jaxmlp.measure.environment.metadata`)
 
 
 def _finite_or_none(x) -> float | None:
@@ -90,11 +90,11 @@ def train(
     on_epoch: Callable[[EpochRecord], None] | None = None,
     progress: Callable[[Iterable, int], Iterable] | None = None,
 ) -> TrainResult:
-    """Train the tutorial's MLP on ``datasets`` (`jaxmlp.data.Datasets`) as ``config`` says.
+    """Train the tutorial's MLP on ``datasets`` (`jaxmlp.pipelines.data.Datasets`) as ``config`` says.
 
     Compiles everything the epoch runs first (reported as epoch 0's compile
     time, not part of any epoch time), then runs ``config.epochs`` epochs of
-    ``config.pipeline`` (`jaxmlp.pipelines.make_epoch`), evaluating loss and accuracy on both splits
+    ``config.pipeline`` (`jaxmlp.pipelines.epochs.make_epoch`), evaluating loss and accuracy on both splits
     after each. Stops early, with ``diverged=True``, once the loss is NaN or
     infinite. ``on_start(metadata, compile_seconds)`` and ``on_epoch(record)``
     report as it goes; ``progress(iterable, total)`` may wrap the batches.
@@ -102,10 +102,10 @@ def train(
     import jax
     from jax import random
 
-    from jaxmlp.environment import metadata, select_device
+    from jaxmlp.measure.environment import metadata, select_device
+    from jaxmlp.measure.timing import compile_seconds
     from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot
-    from jaxmlp.pipelines import as_arrays, make_epoch
-    from jaxmlp.timing import compile_seconds
+    from jaxmlp.pipelines.epochs import as_arrays, make_epoch
 
     validate_config(config)
     n_train = len(datasets.train)
@@ -171,4 +171,4 @@ def to_rows(config: TrainConfig, datasets, result: TrainResult) -> list[dict]:
     """Flat, JSON-ready rows: one per epoch, each with the settings, the data's origin and the metadata."""
     settings = {f"config_{k}": v for k, v in dataclasses.asdict(config).items()}
     origin = {"dataset": datasets.name, "data_source": datasets.source}
-    return [{"kind": "train_epoch", **r._asdict(), **origin, **settings, **result.metadata} for r in result.records]
+    return [{"kind": TRAIN_EPOCH.id, **r._asdict(), **origin, **settings, **result.metadata} for r in result.records]

@@ -226,7 +226,7 @@ def as_arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
 
 class _SeedEpoch(Epoch):
     def __init__(self, dataset, batch_size, step_size, workers):
-        from jaxmlp.data import make_loader  # torch stays out of the other pipelines
+        from jaxmlp.pipelines.data import make_loader  # torch stays out of the other pipelines
 
         super().__init__("seed", len(dataset), batch_size, step_size)
         self.loader = make_loader(dataset, batch_size, workers)

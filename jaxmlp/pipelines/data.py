@@ -3,7 +3,7 @@
 The only module that imports torch. Nothing here imports JAX: DataLoader workers
 import this module in fresh (spawned) processes, which must stay JAX-free.
 
-Where the data comes from (`jaxmlp.mnist.resolve_data_dir`): ``--data-dir``, else
+Where the data comes from (`jaxmlp.pipelines.mnist.resolve_data_dir`): ``--data-dir``, else
 ``$JAXMLP_DATA_DIR``, else a user cache folder. A folder that holds the four IDX
 files (gzipped or not) is validated and prepared into torchvision's
 ``MNIST/raw`` layout under the cache folder, with no network at all.
@@ -21,7 +21,7 @@ from PIL import Image
 from torch.utils import data
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.mnist import (  # noqa: F401  (re-exported: the data module's public names)
+from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data module's public names)
     DATASETS,
     MNIST_FILES,
     check_idx,
@@ -114,7 +114,7 @@ def make_loader(dataset, batch_size: int, workers: int = 0) -> NumpyLoader:
 
 
 class SyntheticMNIST(data.Dataset):
-    """MNIST-shaped, deterministic and learnable digits that are NOT MNIST (`jaxmlp.mnist.synthetic_arrays`).
+    """MNIST-shaped, deterministic and learnable digits that are NOT MNIST (`jaxmlp.pipelines.mnist.synthetic_arrays`).
 
     Like torchvision's `MNIST`, it has ``data`` (uint8, N x 28 x 28) and
     ``targets`` (int64) tensors and returns PIL images.
