@@ -1,7 +1,6 @@
 """Sessions for jaxmlp: `nox -l` lists them; `nox -s NAME -- ARGS` passes ARGS through."""
 
 import os
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -14,9 +13,6 @@ from jaxmlp import registry  # noqa: E402  (plain Python: the names the sessions
 from jaxmlp.results import layout  # noqa: E402
 
 REPORTS = ROOT / layout.RESULTS_DIR
-
-# The jax/jaxlib releases the version sweep measures by default (oldest to newest, all on Python 3.11).
-JAX_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.8.3", "0.10.2")
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"  # torch is gigabytes: install it once per session's environment
@@ -123,50 +119,25 @@ def tensorboard(session: nox.Session) -> None:
     session.run("jaxmlp", "tensorboard", *session.posargs)
 
 
-def _version_python(session: nox.Session, version: str) -> str:
-    """The python of jax==version's environment (.nox/jax-VERSION), made if missing: jax, jaxlib, and jaxmlp
-    without its dependencies. No torch (gigabytes a version): the sweep measures the torch-free pipelines."""
-    env = ROOT / ".nox" / f"jax-{version}"
-    python = env / "bin" / "python"
-    complete = env / ".jaxmlp-complete"  # written last: an install that failed halfway is made again
-    if not complete.exists():
-        shutil.rmtree(env, ignore_errors=True)
-        session.run("python", "-m", "venv", str(env), external=True)
-        session.run(str(python), "-m", "pip", "install", "-q", f"jax=={version}", f"jaxlib=={version}", external=True)
-        session.run(str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(ROOT), external=True)
-        complete.touch()
-    return str(python)
-
-
-def _versions_and_options(session: nox.Session) -> tuple[list[str], list[str]]:
-    """`-- 0.6.2 0.10.2 --processes 14`: the versions first (default: JAX_VERSIONS), then the sweep's options."""
-    args = list(session.posargs)
-    first_option = next((i for i, arg in enumerate(args) if arg.startswith("-")), len(args))
-    versions, options = args[:first_option], args[first_option:]
-    for version in versions:
-        if not re.fullmatch(r"\d+(\.\d+)+", version):
-            session.error(f"{version!r} is not a jax version: name versions first, then options "
-                          "(nox -s bench-jaxlib -- 0.6.2 0.10.2 --processes 14)")  # fmt: skip
-    return versions or list(JAX_VERSIONS), options
-
-
-@nox.session(name="jaxlib-env", venv_backend="none")
-@nox.parametrize("jax", JAX_VERSIONS)
+@nox.session(name="jaxlib-env")
+@nox.parametrize("jax", registry.SWEEP_VERSIONS)
 def jaxlib_env(session: nox.Session, jax: str) -> None:
-    """One version of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
-    python = _version_python(session, jax)
-    session.run(python, "-m", "jaxmlp.measure.sweep", "worker", "--dataset", "synthetic", "--limit", "512",
-                "--epochs", "2", "--timed-steps", "2", external=True, silent=True)  # fmt: skip
+    """One release of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
+    _install_sweep(session)
+    session.run("jaxmlp", "sweep", "env", jax)
 
 
 @nox.session(name="bench-jaxlib")
 def bench_jaxlib(session: nox.Session) -> None:
-    """Epoch time across jax/jaxlib versions (`-- 0.6.2 0.10.2 --processes 14`), in rotating order, with statistics.
+    """Epoch time across jax/jaxlib releases (`-- 0.6.2 0.10.2 --processes 14`), in rotating order, with statistics.
 
-    After `--`: the versions (default: JAX_VERSIONS), then options of `python -m jaxmlp.measure.sweep run`."""
-    versions, options = _versions_and_options(session)
+    After `--`: arguments of `jaxmlp sweep run` (releases first; default: registry.SWEEP_VERSIONS)."""
+    _install_sweep(session)
+    session.run("jaxmlp", "sweep", "run", *_data_args(), "--out", str(REPORTS), *session.posargs)
+    session.run("jaxmlp", "report", "--results", str(REPORTS))
+
+
+def _install_sweep(session: nox.Session) -> None:
+    """jaxmlp without torch: the sweep's own processes need jax, the statistics and the report's libraries."""
     session.install("-e", ".", "--no-deps")
     session.install("jax", "numpy", "scipy", "pandas", "matplotlib", "platformdirs", "tqdm")
-    envs = [f"--env={v}={_version_python(session, v)}" for v in versions]
-    session.run("python", "-m", "jaxmlp.measure.sweep", "run", *envs, *_data_args(), "--out", str(REPORTS), *options)
-    session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS))

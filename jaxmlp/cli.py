@@ -155,7 +155,30 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--alpha", type=_number, default=ALPHA, help="significance level (default: %(default)s)")
     compare.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
     compare.set_defaults(run=run_compare)
+
+    from jaxmlp.measure import sweep
+
+    sweeping = commands.add_parser(
+        "sweep",
+        help="did a jax/jaxlib release make a workload slower? the version matrix, bisection, XLA flags",
+        description="Time a workload (the MLP's epochs and step, or your own function) in each release's own "
+        "environment, worker processes in rotating order; `jaxmlp sweep 0.6.2 0.8.3` runs the matrix (the `run` "
+        "subcommand), `jaxmlp sweep bisect GOOD BAD` finds the release that changed it.",
+    )
+    sweep.add_arguments(sweeping.add_subparsers(dest="sweep_command", required=True, metavar="COMMAND"),
+                        _integer, _number)  # fmt: skip
     return parser
+
+
+def _default_subcommand(argv: list[str]) -> list[str]:
+    """``jaxmlp sweep 0.6.2 0.8.3 ...`` is ``jaxmlp sweep run 0.6.2 0.8.3 ...``."""
+    from jaxmlp.measure.sweep import COMMANDS, attach_flag_values
+
+    if argv[:1] != ["sweep"]:
+        return argv
+    if len(argv) == 1 or argv[1] not in (*COMMANDS, "-h", "--help"):
+        argv = ["sweep", "run", *argv[1:]]
+    return attach_flag_values(argv)
 
 
 def _add_data_arguments(parser: argparse.ArgumentParser, defaults) -> None:
@@ -416,8 +439,12 @@ def run_report(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_default_subcommand(list(sys.argv[1:] if argv is None else argv)))
     try:
+        if args.command == "sweep":
+            from jaxmlp.measure.sweep import check
+
+            check(args)
         return args.run(args)
     except JaxmlpError as e:
         print(f"jaxmlp {args.command}: error: {e}", file=sys.stderr)

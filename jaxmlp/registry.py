@@ -18,6 +18,13 @@ thread, one ``lax.scan`` per epoch."""
 SWEEP_PIPELINES = ("batched", "scan")
 """The torch-free pipelines the jax/jaxlib version sweep measures (its environments have no torch)."""
 
+SWEEP_WORKLOADS = (*SWEEP_PIPELINES, "step")
+"""The sweep's built-in workloads (`jaxmlp.measure.workload`): an epoch of each sweep pipeline (one call = one
+epoch) and the jitted SGD step alone (one call = one step)."""
+
+SWEEP_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.8.3", "0.10.2")
+"""The jax/jaxlib releases the version sweep measures by default (oldest to newest, all on Python 3.11)."""
+
 DATASETS = ("mnist", "synthetic")
 BACKENDS = ("cpu", "gpu")
 
@@ -25,7 +32,7 @@ SYNTHETIC = "synthetic"
 SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
 """How every output marks numbers measured on the generated set."""
 
-PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline")
+PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload")
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 
 
@@ -63,14 +70,14 @@ BENCH = (UPDATE, PREDICT, LOADER, ARRAYS, EPOCH, MATMUL, STEP_GEMMS)
 # --- written by jaxmlp itself ------------------------------------------------------------------------------
 
 TRAIN_EPOCH = Benchmark("train_epoch", "jaxmlp/pipelines/train.py", ("pipeline", "batch_size", "workers"))
-SWEEP_EPOCH = Benchmark("sweep_epoch", "jaxmlp/measure/sweep.py", ("pipeline",))  # steady state: after the first epoch
-SWEEP_FIRST_EPOCH = Benchmark("sweep_first_epoch", "jaxmlp/measure/sweep.py", ("pipeline",))
-SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/measure/sweep.py", ("pipeline",))
-SWEEP_STEP = Benchmark("sweep_step", "jaxmlp/measure/sweep.py")
-SWEEP_STEP_COMPILE = Benchmark("sweep_step_compile", "jaxmlp/measure/sweep.py")
+SWEEP_STEADY = Benchmark(
+    "sweep_steady", "jaxmlp/measure/sweep.py", ("workload",)
+)  # median of the calls after the first
+SWEEP_FIRST = Benchmark("sweep_first", "jaxmlp/measure/sweep.py", ("workload",))  # the first call after compiling
+SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/measure/sweep.py", ("workload",))
 
-SWEEP = (SWEEP_EPOCH, SWEEP_FIRST_EPOCH, SWEEP_COMPILE, SWEEP_STEP, SWEEP_STEP_COMPILE)
-SWEEP_COMPARED = (SWEEP_EPOCH, SWEEP_STEP)
+SWEEP = (SWEEP_STEADY, SWEEP_FIRST, SWEEP_COMPILE)
+SWEEP_COMPARED = (SWEEP_STEADY,)
 """The sweep's benchmarks that each version is tested against the previous one on."""
 
 ALL = (*BENCH, TRAIN_EPOCH, *SWEEP)
@@ -82,9 +89,9 @@ def benchmark_id(name: str) -> str:
     return name.split("[", 1)[0]
 
 
-def version_key(version: str) -> tuple[int | str, ...]:
-    """A release number as a sort key: 0.4.30 < 0.10.2."""
-    return tuple(int(part) if part.isdigit() else part for part in str(version).split("."))
+def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """A release number as a sort key: 0.4.30 < 0.10.2; a label that is no number sorts after the numbers."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in str(version).split("."))
 
 
 def dataset_label(name: str | None) -> str:

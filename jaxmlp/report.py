@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from jaxmlp import registry
+from jaxmlp.measure.bisection import WORDS
 from jaxmlp.results import layout, tables
 from jaxmlp.results.frames import Results, without_sweeps
-from jaxmlp.results.records import Plot, ReportSection, Table, TrialsDocument
+from jaxmlp.results.records import BisectDocument, Plot, ReportSection, Table, TrialsDocument
 from jaxmlp.results.store import ResultsStore, write_new
 from jaxmlp.stats import ALPHA, THRESHOLD
 
@@ -192,25 +193,45 @@ def plot_cpu_gpu(table: pd.DataFrame) -> str:
 
 
 def plot_sweep(rows: pd.DataFrame, steps: pd.DataFrame) -> str:
-    """Steady-state epoch per version (median, IQR), flagged steps marked (regressions red, improvements green)."""
+    """Steady state per release (median, IQR) of each workload and flags column, flagged steps marked
+    (regressions red, improvements green)."""
     fig, ax = _figure()
-    epochs = rows[rows["test"] == registry.SWEEP_EPOCH.id]
-    versions = sorted(epochs["jax"].unique(), key=registry.version_key)
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=tables.flags_of(rows))
+    versions = sorted(steady["release"].unique(), key=registry.version_key)
     labels: set[str] = set()
-    for i, (name, part) in enumerate(epochs.groupby("name")):
-        part = part.set_index("jax").loc[versions]
-        x = range(len(versions))
+    for i, ((name, flags), part) in enumerate(steady.groupby(["name", "flags"])):
+        part = part.set_index("release")
+        x = [versions.index(v) for v in part.index]
         yerr = [part["median"] - part["q1"], part["q3"] - part["median"]]
-        ax.errorbar(x, part["median"], yerr=yerr, marker="o", capsize=3, label=name, color=f"C{i}")
+        label = f"{name} [{flags}]" if flags else name
+        ax.errorbar(x, part["median"], yerr=yerr, marker="o", capsize=3, label=label, color=f"C{i}")
+        mine = steps[steps["benchmark"] == name]
+        if "xla_flags" in steps:
+            mine = mine[mine["xla_flags"] == flags]
         for verdict, color in (("regression", "red"), ("improvement", "green")):
-            flagged = steps[(steps["benchmark"] == name) & (steps["verdict"] == verdict)]
-            for to in flagged["to"]:
-                j = versions.index(to)
-                ax.plot(j, part["median"].iloc[j], marker="X", markersize=14, color=color, linestyle="none",
-                        label=f"flagged {verdict}" if verdict not in labels else None)  # fmt: skip
+            for to in mine.loc[mine["verdict"] == verdict, "to"]:
+                ax.plot(versions.index(to), part.loc[to, "median"], marker="X", markersize=14, color=color,
+                        linestyle="none", label=f"flagged {verdict}" if verdict not in labels else None)  # fmt: skip
                 labels.add(verdict)
     ax.set_xticks(range(len(versions)), versions)
-    ax.set(xlabel="jax / jaxlib version", ylabel="steady-state epoch (s)", title="Epoch time by version")
+    ax.set(xlabel="jax / jaxlib release", ylabel="steady state (s)", yscale="log", title="Steady state by release")
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def plot_bisection(medians: pd.DataFrame, doc: BisectDocument) -> str:
+    """Each probed release's median, probe by probe, on the releases' axis; the answer marked."""
+    fig, ax = _figure()
+    candidates = list(doc.bisection.candidates)
+    for number, part in medians.groupby("probe"):
+        ax.plot(part["position"], part["median_s"], marker="o", label=f"probe {number}")
+    b = doc.bisection
+    if b.status == "found" and b.first is not None:
+        ax.axvline(candidates.index(b.first), color="red" if b.direction == "regression" else "green",
+                   linestyle="--", label=f"first {WORDS.get(b.direction or '', '')}: {b.first}")  # fmt: skip
+    ax.set_xticks(range(len(candidates)), candidates, rotation=45)
+    ax.set(xlabel="jax / jaxlib release", ylabel=f"steady {doc.settings.get('workload')} (s)",
+           title="Bisection probes")  # fmt: skip
     ax.legend(fontsize=8)
     return _png(fig)
 
@@ -264,21 +285,49 @@ def training_section(runs: pd.DataFrame) -> list[ReportSection]:
 
 def sweep_sections(results: Results, folder: Path | None = None) -> list[ReportSection]:
     sections = []
-    for where, rows in tables.sweeps(results.runs).items():
+    probes = [path.parent for path, _ in results.bisections]
+    cells = {str(path.parent): doc for path, doc in results.cells}
+    for where, rows in tables.sweeps(results.runs, probes).items():
         table, steps = tables.sweep_table(rows), tables.sweep_steps(rows, results.samples)
+        effects = tables.flag_effects(rows, results.samples)
         s = tables.sweep_sampling(rows)
-        known = (("{:.0f} epochs", s["epochs"]), ("of {:.0f} images", s["samples"]))
+        builtin = s["dataset"] is not None and pd.notna(s["dataset"])
+        known = (("{:.0f} epochs", s["epochs"]), ("of {:.0f} images", s["samples"])) if builtin else ()
         each = " ".join(text.format(value) for text, value in known if pd.notna(value))
+        calls = ", ".join(f"{w} {n} calls" for w, n in s["calls"].items() if w not in registry.SWEEP_PIPELINES)
+        each = "; ".join(part for part in (each, calls) if part)
+        data = f"data {registry.dataset_label(s['dataset'])}; " if builtin else ""
         note = (f"{shown_path(where, folder)}: host {s['host']} ({s['cpu_model']}), python {s['python']}, "
-                f"data {registry.dataset_label(s['dataset'])}; each sample is one process ({s['processes']} a version, "
+                f"{data}each sample is one process ({s['processes']} a cell, "
                 f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
                 f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}")  # fmt: skip
-        found = [Table("Median per version (s; sweep_epoch is the steady state: median of epochs after the first)",
-                       table)]  # fmt: skip
+        found = [Table("Median per release (s; sweep_steady is the steady state: median of the calls after the "
+                       "first; one call of a built-in epoch is one epoch)", table)]  # fmt: skip
         if len(steps):
-            found.append(Table("Each version against the previous one", steps))
-        plot = Plot("Epoch time by jax version, flagged steps marked", plot_sweep(rows, steps))
+            found.append(Table("Each release against the previous one", steps))
+        if len(effects):
+            found.append(Table("Each release with XLA flags against the same release without", effects))
+        if where in cells and len(tables.cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", tables.cells_table(cells[where])))
+        plot = Plot("Steady state by release, flagged steps marked", plot_sweep(rows, steps))
         sections.append(ReportSection("jax/jaxlib versions", note, tuple(found), (plot,)))
+    return sections
+
+
+def bisection_sections(results: Results, folder: Path | None = None) -> list[ReportSection]:
+    """One section per `jaxmlp sweep bisect`: its answer line, its probes, a plot of the probed releases."""
+    sections = []
+    for path, doc in results.bisections:
+        s = doc.settings
+        note = (f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
+                f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
+                f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
+                f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
+                f"{doc.seconds / 60:.1f} min. **{doc.line}**")  # fmt: skip
+        medians = tables.bisection_medians(doc)
+        sections.append(ReportSection("Bisection across releases", note,
+                                      (Table("Probes", tables.bisection_table(doc)),),
+                                      (Plot("Bisection probes", plot_bisection(medians, doc)),)))  # fmt: skip
     return sections
 
 
@@ -291,7 +340,7 @@ def detector_sections(trials: Sequence[tuple[Path, TrialsDocument]], folder: Pat
             f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
             f"{s.trials} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
             f"{doc.aa_flagged}/{s.trials} (median ratio {table['aa_ratio'].median():.3f}); {s.processes_per_side} "
-            f"processes a side, pipeline {s.pipeline}, jax {doc.metadata.get('jax')}, host {doc.metadata.get('host')}"
+            f"processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host {doc.metadata.get('host')}"
         )
         sections.append(ReportSection("Regression detector trials", note, (Table("Trials", table),)))
     return sections
@@ -323,6 +372,7 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     sections.append(cpu_vs_gpu_section(runs_by_file))
     sections += training_section(results.runs)
     sections += sweep_sections(results, folder)
+    sections += bisection_sections(results, folder)
     sections += detector_sections(results.trials, folder)
     sections += trace_sections(traces, folder)
     if results.skipped:

@@ -41,7 +41,9 @@ def test_every_table_is_rendered():
 
 
 def test_names_and_ids():
-    assert registry.EPOCH.name("cpu", "scan") == "test_epoch[cpu-scan]" and registry.SWEEP_STEP.name() == "sweep_step"
+    assert registry.EPOCH.name("cpu", "scan") == "test_epoch[cpu-scan]" and registry.SWEEP_STEADY.name("step") == (
+        "sweep_steady[step]"
+    )
     assert registry.benchmark_id("test_epoch[cpu-scan]") == "test_epoch" == registry.EPOCH.id
     assert registry.BY_ID["test_update"] is registry.UPDATE
     assert len(registry.BY_ID) == len(registry.ALL)  # ids are unique

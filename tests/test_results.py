@@ -16,11 +16,11 @@ from jaxmlp.measure import sweep
 from jaxmlp.results import layout
 from jaxmlp.results.records import (
     BenchmarkDocument,
-    PipelineTimes,
     ProcessResult,
     Stats,
     TrainDocument,
     TrialsDocument,
+    WorkloadTimes,
     parse,
 )
 from jaxmlp.results.store import ResultsStore, new_dir, numbered, read_document, unique_path, write_json_new
@@ -222,15 +222,15 @@ def test_report_and_summary_take_any_folder_path(place, capsys):
 
 
 def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
-    def run_rounds(runners, processes, progress=None):
+    def run_worker(runner, pythonpath=None):  # a worker's result, without starting one
         meta = {"jax": "0.10.2", "jaxlib": "0.10.2", "injected_slowdown": 0.0, "host": "here", "dataset": "synthetic"}
-        return {label: [ProcessResult(meta, {"batched": PipelineTimes.of(0.1, [2.0, 1.0 + i / 100])})
-                        for i in range(processes)] for label in runners}  # fmt: skip
+        return ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, 1.0])})
 
-    monkeypatch.setattr(sweep, "run_rounds", run_rounds)
+    monkeypatch.setattr(sweep, "run_worker", run_worker)
     out = place("out")
-    assert sweep.main(["run", "--env", f"0.10.2={sys.executable}", "--processes", "3", "--out", out]) == 0
+    assert main(["sweep", "run", "--env", f"0.10.2={sys.executable}", "--processes", "3", "--out", out]) == 0
     (folder,) = (place.root / "out").iterdir()
-    assert folder.name.startswith("jaxlib-") and [p.name for p in folder.iterdir()] == ["jax-0.10.2.json"]
+    assert folder.name.startswith("jaxlib-") and sorted(p.name for p in folder.iterdir()) == [
+        "cells.json", "jax-0.10.2.json"]  # fmt: skip
     assert main(["report", "--results", out]) == 0
     assert "## jax/jaxlib versions" in next((place.root / "out").glob("report-*/summary.md")).read_text()

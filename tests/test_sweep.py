@@ -1,4 +1,5 @@
-"""The version sweep: worker measurements, rounds in rotating order, its result files, the report's version section."""
+"""The version sweep: worker measurements, rounds in rotating order, cells and XLA flags, its result files, the
+report's version section, the detector's trials, and `jaxmlp sweep` on the command line."""
 
 import json
 import re
@@ -11,29 +12,48 @@ import numpy as np
 import pytest
 
 from jaxmlp import registry
+from jaxmlp.cli import main
 from jaxmlp.measure import sweep
 from jaxmlp.registry import version_key
 from jaxmlp.report import build_sections, detector_sections
-from jaxmlp.results.records import PipelineTimes, ProcessResult, StepTimes, SweepDocument, TrialsDocument
+from jaxmlp.results.records import (
+    CellsDocument,
+    Leaf,
+    Output,
+    ProcessResult,
+    SweepDocument,
+    TrialsDocument,
+    WorkloadTimes,
+    parse,
+)
 from jaxmlp.results.store import ResultsStore, read_benchmarks, write_json_new
 
 ROOT = Path(__file__).parent.parent
+EXAMPLE = str(ROOT / "bench" / "workloads" / "scan_heavy.py") + ":make"
+QUICK = ("--dataset", "synthetic", "--limit", "256", "--epochs", "2", "--calls", "2")
 
 
 @pytest.fixture(scope="module")
 def process():
-    return sweep.measure_process("synthetic", limit=512, epochs=3, timed_steps=3)
+    return sweep.measure_process(dataset="synthetic", limit=512, epochs=3, calls=3)
 
 
-def test_a_process_measures_compile_first_and_steady_epochs(process):
-    for pipeline in registry.SWEEP_PIPELINES:
-        run = process.pipelines[pipeline]
-        assert run.compile_seconds > 0 and run.first_epoch_seconds > 0
-        assert len(run.epoch_seconds) == 2 and run.steady_seconds == float(np.median(run.epoch_seconds))
-    assert process.step is not None and process.step.step_seconds > 0
+def test_a_process_measures_each_builtin_workload_compile_first_and_steady(process):
+    assert list(process.workloads) == list(registry.SWEEP_WORKLOADS)
+    for run in process.workloads.values():
+        assert run.compile_seconds > 0 and run.first_seconds > 0
+        assert len(run.call_seconds) == 2 and run.steady_seconds == float(np.median(run.call_seconds))
+        assert run.output is not None and run.output.leaves[0].shape  # what the last call returned
     meta = process.metadata
     assert meta["injected_slowdown"] == 0.0 and meta["samples"] == 512 and meta["jax"] and meta["jaxlib"]
+    assert (meta["epochs"], meta["calls"]) == (3, 3) and meta["workload_source"] == "batched,scan,step"
     assert ProcessResult.from_json(json.loads(json.dumps(process.to_json()))) == process  # what a worker prints
+
+
+def test_the_builtin_epochs_compute_what_training_computes(process):
+    """The built-in workloads are the pipelines' own epochs: the same data and params give the same values."""
+    batched, scan = (process.workloads[name].output for name in ("batched", "scan"))
+    assert batched.differs(scan, 1e-4) is None
 
 
 def test_the_test_hook_stretches_the_timed_region_by_its_fraction():
@@ -59,63 +79,136 @@ def test_the_test_hook_keeps_the_core_busy_for_its_share_of_real_time():
 
 
 def test_the_test_hook_is_recorded_with_the_results():
-    slow = sweep.measure_process("synthetic", limit=256, epochs=2, timed_steps=0, inject_slowdown=0.1)
-    assert slow.metadata["injected_slowdown"] == 0.1 and slow.step is None
+    slow = sweep.measure_process(["batched"], "synthetic", limit=256, epochs=2, inject_slowdown=0.1)
+    assert slow.metadata["injected_slowdown"] == 0.1 and list(slow.workloads) == ["batched"]
 
 
-def fake_process(jax_version: str, steady: float, seed: int) -> ProcessResult:
+def leaf(value: float) -> Output:
+    return Output((Leaf((2,), "float32", (value, value), 2 * value, 2 * abs(value)),))
+
+
+def fake_process(jax_version: str, steady: float, seed: int, flags: str = "", value: float = 1.0) -> ProcessResult:
     rng = np.random.default_rng(seed)
     meta = dict(jax=jax_version, jaxlib=jax_version, backend="cpu", device_kind="cpu", host="fixture-host",
                 dataset="synthetic", injected_slowdown=0.0, commit="abc", python="3.11.7", cpu_model="CPU",
-                cpu_affinity=1, samples=2000, epochs=4)  # fmt: skip
-    epochs = [2 * steady, *(steady * np.exp(rng.normal(0, 0.01, 3)))]
-    return ProcessResult(meta, {"batched": PipelineTimes.of(0.3, epochs)}, StepTimes(0.2, 0.004))
+                cpu_affinity=1, samples=2000, epochs=4, xla_flags=flags)  # fmt: skip
+    calls = [2 * steady, *(steady * np.exp(rng.normal(0, 0.01, 3)))]
+    return ProcessResult(meta, {"batched": WorkloadTimes.of(0.3, calls, leaf(value)),
+                                "step": WorkloadTimes.of(0.2, [0.005, 0.004, 0.004], leaf(value))})  # fmt: skip
 
 
 def test_sweep_documents_keep_one_sample_per_process(tmp_path):
     processes = [fake_process("0.6.2", 1.0, i) for i in range(6)]
     doc = sweep.to_document("0.6.2", processes).to_benchmarks()
-    epoch = next(b for b in doc.benchmarks if b.name == "sweep_epoch[batched]")
-    assert epoch.stats.data == tuple(p.pipelines["batched"].steady_seconds for p in processes)
-    assert epoch.stats.rounds == 6 and epoch.stats.median == float(np.median(epoch.stats.data))
-    assert epoch.stats.q3 == float(np.quantile(epoch.stats.data, 0.75)) and epoch.extra_info["jax"] == "0.6.2"
+    steady = next(b for b in doc.benchmarks if b.name == "sweep_steady[batched]")
+    assert steady.stats.data == tuple(p.workloads["batched"].steady_seconds for p in processes)
+    assert steady.stats.rounds == 6 and steady.stats.median == float(np.median(steady.stats.data))
+    assert steady.stats.q3 == float(np.quantile(steady.stats.data, 0.75)) and steady.extra_info["jax"] == "0.6.2"
+    assert steady.params == {"workload": "batched"} and steady.extra_info["calls"] == 4
     assert doc.is_sweep and {b.id for b in doc.benchmarks} == {b.id for b in registry.SWEEP}
     path = write_json_new(tmp_path / "jax-0.6.2.json", doc.to_json())
     read = read_benchmarks(path)
-    assert read.samples()["sweep_first_epoch[batched]"] == [2.0] * 6
+    assert read.samples()["sweep_first[batched]"] == [2.0] * 6
     assert SweepDocument.from_benchmarks(read).processes == tuple(processes)  # the raw processes, typed again
 
 
-def test_report_orders_versions_and_flags_the_slow_step(tmp_path, capsys):
+def test_sweep_files_from_before_the_workload_contract_read_as_workloads():
+    """Files the earlier sweep wrote (sweep_epoch[...], sweep_step) are read under today's names, same values."""
+    legacy = json.loads((ROOT / "reports" / "jaxlib-20261202T175027" / "jax-0.8.3.json").read_text())
+    old = {b["name"]: b["stats"]["median"] for b in legacy["benchmarks"]}
+    doc = parse(legacy)
+    new = {b.name: b.stats.median for b in doc.benchmarks}
+    assert new["sweep_steady[batched]"] == old["sweep_epoch[batched]"] == pytest.approx(0.0905, abs=5e-5)
+    assert new["sweep_first[scan]"] == old["sweep_first_epoch[scan]"]
+    assert new["sweep_steady[step]"] == old["sweep_step"] and new["sweep_compile[step]"] == old["sweep_step_compile"]
+    assert "sweep_first[step]" not in new  # the old step kept no first call: no made-up row
+    assert {b.id for b in doc.benchmarks} <= set(registry.BY_ID)
+
+
+def write_sweep(folder: Path, cells: dict[tuple[str, str], float], processes: int = 8, values=None) -> None:
+    """A sweep folder of fake cells {(version, flags): steady seconds}, through the sweep's own writer."""
+    runners, documents, found = {}, {}, {}
+    flags_index = {f: i for i, f in enumerate(sorted({f for _, f in cells}))}
+    reference = None
+    for (version, flags), steady in cells.items():
+        runner = sweep.Runner(version, sys.executable, (), flags, flags_index[flags])
+        value = (values or {}).get((version, flags), 1.0)
+        result = [fake_process(version, steady, i, flags, value) for i in range(processes)]
+        reference = reference or {}
+        reference[runner.name] = result[0]
+        runners[runner.name] = runner
+        documents[runner.name] = result
+    differs = sweep.differences(reference, sweep.TOLERANCE)
+    docs = {name: sweep.to_document(runners[name].label, p, differs.get(name)) for name, p in documents.items()}
+    for name, runner in runners.items():
+        found[name] = sweep.Cell(runner.label, runner.xla_flags, "ok", None)
+    sweep.write_sweep(folder.parent, "jaxlib", runners, docs, found, final=folder)
+
+
+def test_report_orders_versions_and_flags_the_slow_step(tmp_path):
     folder = tmp_path / "jaxlib-20261201T000000"
-    folder.mkdir()
-    for version, steady in (("0.10.2", 1.2), ("0.4.30", 1.0), ("0.6.2", 1.0)):
-        doc = sweep.to_document(version, [fake_process(version, steady, i) for i in range(8)])
-        write_json_new(folder / f"jax-{version}.json", doc.to_json())
+    write_sweep(folder, {("0.10.2", ""): 1.2, ("0.4.30", ""): 1.0, ("0.6.2", ""): 1.0})
     results = ResultsStore(tmp_path).load()
     (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
     table, steps = (t for _, t in section.tables)
-    assert list(table["jax"]) == ["0.4.30", "0.6.2", "0.10.2"]
-    verdicts = steps[steps["benchmark"] == "sweep_epoch[batched]"].set_index("to")["verdict"]
+    assert list(table["release"]) == ["0.4.30", "0.6.2", "0.10.2"] and "xla_flags" not in table
+    verdicts = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("to")["verdict"]
     assert verdicts.to_dict() == {"0.6.2": "no change", "0.10.2": "regression"}
     assert section.plots and version_key("0.10.2") > version_key("0.9.2")
     assert section.note.startswith("jaxlib-20261201T000000: ")  # relative to the results folder
-    assert "each sample is one process (8 a version, in rotating order; 4 epochs of 2000 images; 1 CPU(s) each)" in (
-        section.note
+    assert (
+        "each sample is one process (8 a cell, in rotating order; 4 epochs of 2000 images; step 3 calls; 1 CPU(s) each)"
+        in (section.note)
     )
-    assert {c for c in table.columns if "[" in c or c.startswith("sweep")} == {
-        "sweep_compile[batched]", "sweep_epoch[batched]", "sweep_first_epoch[batched]", "sweep_step",
-        "sweep_step_compile"}  # fmt: skip
+    assert {c for c in table.columns if c.startswith("sweep")} == {
+        f"{b.id}[{w}]" for b in registry.SWEEP for w in ("batched", "step")}  # fmt: skip
+
+
+FLAG = "--xla_cpu_use_thunk_runtime=false"
+
+
+def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_path):
+    folder = tmp_path / "jaxlib-20261201T000000"
+    write_sweep(folder, {("0.4.30", ""): 1.0, ("0.4.31", ""): 3.0, ("0.4.30", FLAG): 1.0, ("0.4.31", FLAG): 1.02})
+    files = ["cells.json", "jax-0.4.30-flags1.json", "jax-0.4.30.json", "jax-0.4.31-flags1.json", "jax-0.4.31.json"]
+    assert sorted(p.name for p in folder.iterdir()) == files
+    results = ResultsStore(tmp_path).load()
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
+    table, steps, effects = (t for _, t in section.tables)
+    assert list(zip(table["release"], table["xla_flags"])) == [("0.4.30", ""), ("0.4.31", ""), ("0.4.30", FLAG),
+                                                           ("0.4.31", FLAG)]  # fmt: skip
+    steady = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("xla_flags")["verdict"]
+    assert steady.to_dict() == {"": "regression", FLAG: "no change"}  # the flag undoes the slowdown
+    undone = effects[(effects["benchmark"] == "sweep_steady[batched]")].set_index("from")
+    assert undone.loc["0.4.31", "verdict"] == "improvement" and undone.loc["0.4.30", "verdict"] == "no change"
+    assert undone.loc["0.4.31", "ratio"] == pytest.approx(1.02 / 3.0, rel=0.03)
+    assert all(row.get("xla_flags") in ("", FLAG) for row in results.runs.to_dict("records"))  # in the metadata
+
+
+def test_a_workload_whose_values_differ_between_releases_is_marked_not_compared(tmp_path):
+    folder = tmp_path / "jaxlib-20261201T000000"
+    write_sweep(folder, {("0.6.2", ""): 1.0, ("0.8.3", ""): 1.5}, values={("0.8.3", ""): 1.1})
+    doc = read_benchmarks(folder / "jax-0.8.3.json")
+    assert doc.metadata["results_differ"]["batched"].startswith("results differ from 0.6.2: values differ by 0.1")
+    results = ResultsStore(tmp_path).load()
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
+    table, steps = (t for _, t in section.tables)
+    assert table.set_index("release").loc["0.8.3", "results_differ"] == "batched, step"
+    assert set(steps["verdict"]) == {"results differ"}  # never a silent ratio
+
+
+def test_outputs_compare_within_a_tolerance():
+    assert leaf(1.0).differs(leaf(1.0 + 1e-6), 1e-3) is None
+    assert "values differ by 0.01" in leaf(1.0).differs(leaf(1.01), 1e-3)
+    other = Output((Leaf((3,), "float32", (1.0,), 3.0, 3.0),))
+    assert leaf(1.0).differs(other, 1e-3) == "array 0 is float32[3] instead of float32[2]"
+    assert "NaN" in leaf(1.0).differs(leaf(float("nan")), 1e-3)
 
 
 def test_rounds_run_real_worker_processes_in_turn():
     order = []
-    results = sweep.run_rounds(
-        {"a": (sys.executable, ["--dataset", "synthetic", "--limit", "256", "--epochs", "2", "--timed-steps", "0"]),
-         "b": (sys.executable, ["--dataset", "synthetic", "--limit", "256", "--epochs", "2", "--timed-steps", "0"])},
-        processes=2,
-        progress=lambda round_, label: order.append((round_, label)),
-    )  # fmt: skip
+    runners = {name: sweep.Runner(name, sys.executable, (*QUICK, "--workload", "batched")) for name in "ab"}
+    results = sweep.run_rounds(runners, processes=2, progress=lambda round_, label: order.append((round_, label)))
     assert order == [(0, "a"), (0, "b"), (1, "b"), (1, "a")]
     assert [len(v) for v in results.values()] == [2, 2]
     assert all(isinstance(p, ProcessResult) for v in results.values() for p in v)
@@ -126,43 +219,120 @@ def test_the_order_rotates_each_round():
         ["A", "B", "C"], ["B", "C", "A"], ["C", "A", "B"], ["A", "B", "C"]]  # fmt: skip
 
 
-def test_a_failing_worker_is_named():
-    with pytest.raises(RuntimeError, match="worker .* failed"):
-        sweep.run_worker(sys.executable, ["--dataset", "nonsense"])
+def test_a_failing_worker_is_named_in_one_line():
+    with pytest.raises(sweep.JaxmlpError, match=r"^x: the worker failed: .*nonsense"):
+        sweep.run_worker(sweep.Runner("x", sys.executable, ("--dataset", "nonsense")))
+
+
+def test_a_flag_a_release_does_not_know_is_reported_for_that_cell_not_a_crash():
+    runners = [sweep.Runner("here", sys.executable, (*QUICK, "--workload", "step"), flags, i)
+               for i, flags in enumerate(("", "--xla_no_such_flag_in_any_release=1"))]  # fmt: skip
+    said = []
+    probed = sweep.probe(runners, say=said.append)
+    assert list(probed.runners) == ["here"] and probed.seconds["here"] > 0
+    cell = probed.cells["here [--xla_no_such_flag_in_any_release=1]"]
+    assert cell.status.startswith("flag unknown to this release (Unknown flag in XLA_FLAGS: --xla_no_such_flag")
+    assert cell.file is None and said == [f"  here [--xla_no_such_flag_in_any_release=1]: not measured: {cell.status}"]
+
+
+def test_the_matrix_is_every_release_without_flags_then_with_each_value():
+    args = sweep_args(["run", "--xla-flags", "--a=1", "--xla-flags", "--b=2"])
+    runners = sweep.runners_for({"0.6.2": "p6", "0.8.3": "p8"}, args)
+    assert [(r.name, r.flags_index) for r in runners] == [
+        ("0.6.2", 0), ("0.8.3", 0), ("0.6.2 [--a=1]", 1), ("0.8.3 [--a=1]", 1), ("0.6.2 [--b=2]", 2),
+        ("0.8.3 [--b=2]", 2)]  # fmt: skip
+
+
+def sweep_args(argv):
+    from jaxmlp.cli import _default_subcommand, build_parser
+
+    return build_parser().parse_args(_default_subcommand(["sweep", *argv]))
+
+
+def test_jaxmlp_sweep_runs_the_matrix_by_default():
+    args = sweep_args(["0.6.2", "0.8.3", "--processes", "3"])
+    assert args.sweep_command == "run" and args.versions == ["0.6.2", "0.8.3"] and args.processes == 3
+    assert sweep_args(["--processes", "2"]).versions == [] and sweep_args(["bisect", "0.6.2", "0.8.3"]).good == "0.6.2"
+
+
+def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
+    """`jaxmlp sweep` with the example workload through real worker processes (the test environment under two
+    labels; the test below takes two real releases where their environments are made)."""
+    out = tmp_path / "out"
+    argv = ["sweep", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", "--workload", EXAMPLE,
+            "--calls", "3", "--processes", "2", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "Probing 2 cell(s), one process each" in printed and "about" in printed and "results differ" not in printed
+    (folder,) = out.iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == ["cells.json", "jax-A.json", "jax-B.json"]
+    doc = SweepDocument.from_benchmarks(read_benchmarks(folder / "jax-A.json"))
+    (times,) = [p.workloads["scan_heavy"] for p in doc.processes[:1]]
+    assert len(doc.processes) == 2 and times.compile_seconds > 0 and len(times.call_seconds) == 2
+    assert times.output.leaves[0].shape == (128,) and doc.processes[0].metadata["workload_source"] == EXAMPLE
+    cells = parse(json.loads((folder / "cells.json").read_text()))
+    assert isinstance(cells, CellsDocument) and [c.status for c in cells.cells] == ["ok", "ok"]
+    assert main(["report", "--results", str(out)]) == 0  # two cells of one jax version stay two cells
+    summary = next(out.glob("report-*/summary.md")).read_text()
+    assert "| A | 2 |" in summary and "| B | 2 |" in summary
+
+
+def made_releases(count: int) -> list[str]:
+    from jaxmlp.measure import envs
+
+    made = sorted((p.name.split("-")[1] for p in envs.envs_root().glob(f"jax-*-py{sys.version_info[0]}*")
+                   if (p / envs.COMPLETE).exists()), key=version_key)  # fmt: skip
+    if len(made) < count:
+        pytest.skip(f"needs {count} release environments made (jaxmlp sweep env 0.6.2 0.8.3; they download "
+                    f"~550 MB each), found {len(made)} under {envs.envs_root()}")  # fmt: skip
+    return made[:count]
+
+
+def test_the_example_workload_on_two_real_releases(tmp_path, capsys):
+    old, new = made_releases(2)
+    out = tmp_path / "out"
+    argv = ["sweep", old, new, "--workload", EXAMPLE, "--calls", "3", "--processes", "2", "--out", str(out)]
+    assert main(argv) == 0
+    (folder,) = out.iterdir()
+    docs = {v: read_benchmarks(folder / f"jax-{v}.json") for v in (old, new)}
+    assert {v: d.metadata["jax"] for v, d in docs.items()} == {old: old, new: new}
+    assert all(not d.metadata["results_differ"] for d in docs.values())  # the same values from both releases
 
 
 def test_nox_lists_the_version_matrix():
     listed = subprocess.run([sys.executable, "-m", "nox", "-l"], cwd=ROOT, capture_output=True, text=True).stdout
     versions = re.findall(r"jaxlib-env\(jax='([0-9.]+)'\)", listed)
-    assert len(versions) >= 5 and versions[0].startswith("0.4.") and versions == sorted(versions, key=version_key)
+    assert versions == list(registry.SWEEP_VERSIONS) and versions == sorted(versions, key=version_key)
     assert "bench-jaxlib" in listed
 
 
 def test_trials_documents_are_not_taken_for_timings(tmp_path):
-    settings = {"pipeline": "batched", "processes_per_side": 3, "trials": 0, "inject_slowdown": 0.1,
+    settings = {"pipeline": "batched", "processes_per_side": 3, "rounds": 0, "inject_slowdown": 0.1,
                 "threshold": 0.05, "alpha": 0.01, "limit": None, "epochs": 4, "dataset": "synthetic"}  # fmt: skip
-    doc = {"jaxmlp": "detector-trials", "metadata": {}, "settings": settings, "trials": []}
+    doc = {"jaxmlp": "detector-trials", "metadata": {}, "settings": settings, "trials": []}  # as written before
     (tmp_path / "trials.json").write_text(json.dumps(doc))
     results = ResultsStore(tmp_path).load()
     assert results.runs.empty and not results.skipped and len(results.trials) == 1
+    ((_, read),) = results.trials
+    assert (read.settings.workload, read.settings.trials) == ("batched", 0)
 
 
 def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(0)
 
-    def run_rounds(runners, processes, progress=None):  # the workers' steady epochs, without starting them
-        assert "--inject-slowdown" in runners["H"][1] and "--inject-slowdown" not in runners["A"][1]
+    def run_rounds(runners, processes, progress=None, pythonpath=None):  # the workers' values, without them
+        assert "--inject-slowdown" in runners["H"].args and "--inject-slowdown" not in runners["A"].args
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
         meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
-        return {label: [ProcessResult(meta, {"batched": PipelineTimes.of(0.1, [2.0, base[label] * x])})
+        return {label: [ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
                         for x in np.exp(rng.normal(0, 0.01, processes))] for label in runners}  # fmt: skip
 
     monkeypatch.setattr(sweep, "run_rounds", run_rounds)
-    assert sweep.main(["trials", "--trials", "3", "--processes", "10", "--out", str(tmp_path)]) == 0
+    assert main(["sweep", "trials", "--trials", "3", "--processes", "10", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     raw = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())
     assert (raw["injected_flagged"], raw["aa_flagged"], len(raw["trials"])) == (3, 0, 3)
-    expected = {"processes_per_side": 10, "trials": 3, "epochs": 16, "limit": 2000, "pipeline": "batched",
+    expected = {"processes_per_side": 10, "trials": 3, "epochs": 16, "limit": 2000, "workload": "batched",
                 "dataset": "synthetic"}  # fmt: skip
     assert {key: raw["settings"][key] for key in expected} == expected
     results = ResultsStore(tmp_path).load()
@@ -182,12 +352,34 @@ IMPOSSIBLE = [
     ["trials", "--processes", "0"],
     ["run", "--env", "a=python", "--processes", "-1"],
     ["run", "--env", "a", "--epochs", "1"],
+    ["run", "--calls", "1"],
+    ["run", "--tolerance", "-1"],
     ["trials", "--inject-slowdown", "-0.1"],
+    ["bisect", "0.6.2", "0.8.3", "--alpha", "2"],
+    ["run", "--workload", "nonsense"],
 ]
 
 
 @pytest.mark.parametrize("argv", IMPOSSIBLE)
 def test_impossible_settings_are_one_line_errors(argv, capsys):
-    assert sweep.main(argv) == 2
+    assert main(["sweep", *argv]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("jaxmlp sweep: error: --") and "must be" in err and len(err.splitlines()) == 1
+    assert err.startswith("jaxmlp sweep: error: --") and len(err.splitlines()) == 1
+    assert "must be" in err or "neither a built-in" in err
+
+
+BAD_INPUT = [
+    (["0.4.29"], "jax 0.4.29 is older than 0.4.30, the oldest release jaxmlp supports"),
+    (["latest"], "'latest' is not a jax release number (like 0.6.2)"),
+    (["--env", "nolabel"], "--env 'nolabel': give it as LABEL=PYTHON"),
+    (["bisect", "0.6.2", "0.6.2"], "GOOD and BAD are the same release: name two"),
+    (["bisect", "0.6.2", "0.8.3", "--versions", "0.7.0,next"], "'next' is not a jax release number"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_INPUT)
+def test_bad_releases_are_one_line_errors(argv, message, capsys, tmp_path):
+    assert main(["sweep", *argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"jaxmlp sweep: error: {message}") and len(err.splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # nothing written

@@ -14,12 +14,12 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results.records import BenchmarkDocument, TrainDocument, TrialsDocument
+from jaxmlp.results.records import BenchmarkDocument, BisectDocument, CellsDocument, TrainDocument, TrialsDocument
 from jaxmlp.results.store import Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model", "cpu_count",
-            "cpu_affinity", "xla_flags", "size", "sweep", "processes", "injected_slowdown")  # fmt: skip
+            "cpu_affinity", "xla_flags", "size", "sweep", "sweep_label", "processes", "injected_slowdown")  # fmt: skip
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
 
 
@@ -29,6 +29,8 @@ class Results(NamedTuple):
     skipped: tuple[Skipped, ...]  # files that are not results, and why
     trials: tuple[tuple[Path, TrialsDocument], ...]  # the detector's trials
     captures: tuple[Path, ...]  # profiler captures (.xplane.pb)
+    bisections: tuple[tuple[Path, BisectDocument], ...] = ()  # `jaxmlp sweep bisect`
+    cells: tuple[tuple[Path, CellsDocument], ...] = ()  # each sweep's matrix, cell by cell
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -73,7 +75,7 @@ def results(scan: Scan) -> Results:
         samples.append(raw)
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
-                   scan.captures)  # fmt: skip
+                   scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)))  # fmt: skip
 
 
 def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) -> pd.DataFrame:
@@ -92,10 +94,13 @@ def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) ->
 
 
 def sweep_rows(runs: pd.DataFrame) -> pd.DataFrame:
-    """The rows written by version sweeps."""
+    """The rows written by version sweeps, with their cell's ``release``: the label it was run under (the
+    release, or the name given with ``--env LABEL=PYTHON``)."""
     if "sweep" not in runs:
         return runs.iloc[0:0]
-    return runs[runs["sweep"].fillna(False).astype(bool)]
+    rows = runs[runs["sweep"].fillna(False).astype(bool)]
+    label = rows["sweep_label"] if "sweep_label" in rows else rows["jax"]
+    return rows.assign(release=label.fillna(rows["jax"]).astype(str))
 
 
 def without_sweeps(runs: pd.DataFrame) -> pd.DataFrame:

@@ -20,11 +20,14 @@ STAMP_FORMAT = "%Y%m%dT%H%M%S"
 # The kinds of result, as their names begin.
 BENCH = "bench"  # a pytest-benchmark file: bench-<time>-<backends>.json
 TRAIN = "train"  # a `jaxmlp train --json` file: train-<time>-<dataset>-<pipeline>.json
-SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>.json
+SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>[-flags<i>].json and cells.json
+BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder per probe, probe-<n>/
 DETECTOR = "detector"  # detector trials: detector-<time>/trials.json
 REPORT = "report"  # a rendered report: report-<time>/
 
 TRIALS_FILE = "trials.json"
+BISECT_FILE = "bisect.json"
+CELLS_FILE = "cells.json"  # in each sweep folder: what became of every cell of the matrix
 
 
 def stamp(when: _dt.datetime | str | None = None) -> str:
@@ -49,9 +52,15 @@ def name(kind: str, when: _dt.datetime | str | None = None, *parts: object, suff
     return "-".join([kind, stamp(when), *(str(p) for p in parts if p not in (None, ""))]) + suffix
 
 
-def sweep_file(label: str) -> str:
-    """One version's file inside a sweep folder."""
-    return f"jax-{label}.json"
+def sweep_file(label: str, flags: int = 0) -> str:
+    """One cell's file inside a sweep folder: a version, run without XLA flags or with the sweep's
+    ``flags``-th ``--xla-flags`` value (counting from 1)."""
+    return f"jax-{label}{f'-flags{flags}' if flags else ''}.json"
+
+
+def probe_folder(number: int) -> str:
+    """One bisection probe's sweep folder, inside the bisection's folder."""
+    return f"probe-{number}"
 
 
 def trace_run(pipeline: str, when: _dt.datetime | str | None = None) -> str:

@@ -23,13 +23,21 @@ from typing import TYPE_CHECKING, TypeVar
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import layout
-from jaxmlp.results.records import BenchmarkDocument, Document, TrainDocument, TrialsDocument, parse
+from jaxmlp.results.records import (
+    BenchmarkDocument,
+    BisectDocument,
+    CellsDocument,
+    Document,
+    TrainDocument,
+    TrialsDocument,
+    parse,
+)
 
 if TYPE_CHECKING:
     from jaxmlp.results.frames import Results
 
 CAPTURE_SUFFIX = ".xplane.pb"
-D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument)
+D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument)
 
 
 # --- writing ----------------------------------------------------------------------------------------------------
@@ -123,6 +131,10 @@ def document_name(document: Document) -> str:
         first = document.records[0] if document.records else {}
         return layout.name(layout.TRAIN, first.get("timestamp"), first.get("dataset"), first.get("config_pipeline"),
                            suffix=".json")  # fmt: skip
+    if isinstance(document, BisectDocument):
+        return layout.BISECT_FILE
+    if isinstance(document, CellsDocument):
+        return layout.CELLS_FILE
     return layout.TRIALS_FILE
 
 

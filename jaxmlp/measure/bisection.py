@@ -1,0 +1,119 @@
+"""Bisection across releases: which release brought the change between two that differ?
+
+Pure logic over a ``measure(releases) -> {release: samples}`` function, so that it can be checked on a fake
+measurement with a known change point. Each probe measures the current ends and their midpoint together
+(fresh processes in rotating order, so drift falls on all three alike), compares each end with the midpoint
+by `jaxmlp.stats.compare`, and keeps the half that holds the change. It stops at the first release flagged
+against the one before it (p < alpha AND beyond the threshold), or says why it cannot go on: no change between
+the ends, or a probe whose change is not in exactly one half (inconclusive: it never guesses).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+
+from jaxmlp.results.records import Bisection, BisectProbe, Step
+from jaxmlp.stats import ALPHA, THRESHOLD, compare
+
+WORDS = {"regression": "slower", "improvement": "faster"}
+
+
+def expected_releases(k: int) -> int:
+    """How many releases a bisection over ``k`` releases between the ends measures when every probe is
+    conclusive: both ends, then one midpoint a probe."""
+    return 2 + math.ceil(math.log2(k + 1)) if k else 2
+
+
+def answer_line(b: Bisection) -> str:
+    """The bisection's last line: its answer, or why there is none."""
+    if b.status == "found" and b.comparison is not None:
+        c = b.comparison
+        p = c.p_slower if b.direction == "regression" else c.p_faster
+        return (f"first {WORDS[b.direction or '']} release: {b.first} (ratio {c.ratio:.3f}, CI {c.ci_low:.3f}–"
+                f"{c.ci_high:.3f}, p {p:.2g}) after {b.after}")  # fmt: skip
+    return b.reason
+
+
+def bisect(
+    candidates: Sequence[str],
+    measure: Callable[[list[str]], Mapping[str, Sequence[float]]],
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    progress: Callable[[BisectProbe], None] | None = None,
+) -> Bisection:
+    """Bisect ``candidates`` (the good end first, the bad end last, the releases between in order)."""
+    if len(candidates) < 2:
+        raise ValueError("a bisection needs two different releases")
+    lo, hi = 0, len(candidates) - 1
+    direction: str | None = None
+    probes: list[BisectProbe] = []
+
+    def done(status: str, reason: str = "", step: Step | None = None) -> Bisection:
+        return Bisection(tuple(candidates), status, direction, tuple(probes), reason,
+                         step.to if step else None, step.from_ if step else None,
+                         step.comparison if step else None)  # fmt: skip
+
+    while True:
+        mid = (lo + hi) // 2 if hi - lo > 1 else None
+        names = [candidates[i] for i in (lo, mid, hi) if i is not None]
+        samples = measure(names)
+        steps = tuple(Step(a, b, compare(samples[a], samples[b], threshold, alpha)) for a, b in zip(names, names[1:]))
+        ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
+        medians = {name: statistics.median(samples[name]) for name in names}
+        first_probe = direction is None
+        if first_probe and ends.comparison.verdict not in WORDS:
+            probes.append(
+                BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, "no change between the ends")
+            )
+            _tell(progress, probes)
+            c = ends.comparison
+            if c.verdict == "insufficient data":
+                why = f"too few processes for p < {alpha} between {names[0]} and {names[-1]} ({c.n_baseline} and "
+                return done("inconclusive", f"inconclusive: {why}{c.n_new}): give more --processes")
+            return done("no change", f"no change between {names[0]} and {names[-1]} ({c.verdict}: ratio "
+                                     f"{c.ratio:.3f}, p {_p(c):.2g}): nothing to bisect")  # fmt: skip
+        direction = direction or ends.comparison.verdict
+        word = WORDS[direction]
+        if mid is None:  # the ends are adjacent releases
+            found = ends.comparison.verdict == direction
+            decision = f"{names[-1]} is {word} than {names[0]}" if found else "the change did not show again"
+            probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, decision))
+            _tell(progress, probes)
+            if found:
+                return done("found", step=ends)
+            return done(
+                "inconclusive",
+                f"inconclusive: {names[-1]} against {names[0]} no longer "
+                f"{word} ({ends.comparison.verdict}); stopping rather than guessing",
+            )
+        left, right = steps
+        in_left, in_right = (s.comparison.verdict == direction for s in steps)
+        if in_left == in_right:
+            where = "both halves" if in_left else "neither half"
+            probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends,
+                                      f"inconclusive: {word} in {where}"))  # fmt: skip
+            _tell(progress, probes)
+            return done(
+                "inconclusive",
+                f"inconclusive: probe {len(probes)} finds the change in {where} "
+                f"({left.from_}→{left.to} {left.comparison.verdict}, {right.from_}→"
+                f"{right.to} {right.comparison.verdict}); stopping rather than guessing",
+            )
+        kept = left if in_left else right
+        lo, hi = (lo, mid) if in_left else (mid, hi)
+        probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends,
+                                  f"{word} between {kept.from_} and {kept.to}"))  # fmt: skip
+        _tell(progress, probes)
+        if hi - lo == 1:
+            return done("found", step=kept)
+
+
+def _p(c) -> float:
+    return c.p_slower if c.ratio >= 1 else c.p_faster
+
+
+def _tell(progress, probes) -> None:
+    if progress is not None:
+        progress(probes[-1])

@@ -1,0 +1,196 @@
+"""The sweep's workload contract: what one worker process compiles once, then calls and times.
+
+A workload is named ``path/to/file.py:make`` or ``package.module:make``. ``make()`` takes no arguments and
+returns ``(fn, args)``: a jittable function and the tuple of arguments to call it with (arrays, or pytrees of
+them). Each worker process imports the file, calls ``make()``, compiles ``jax.jit(fn)`` for ``args`` once (its
+compile time recorded apart), then times ``calls`` calls, each ending in ``block_until_ready``; the first call
+is kept apart and the steady state is the median of the others. What the last call returned is summarised
+(`Output`) so that the sweep can tell whether two releases computed the same thing.
+
+``make()`` may instead return a `Workload`, for code that is not one jittable function: a host loop over
+jitted steps gives its own ``compile`` (which compiles everything the loop runs, ahead of the calls). The
+built-in workloads (`builtin`) are written so: an epoch of a sweep pipeline, and the jitted step alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.registry import SWEEP_PIPELINES, SWEEP_WORKLOADS
+from jaxmlp.results.records import Leaf, Output, WorkloadTimes
+
+
+@dataclass(frozen=True)
+class Workload:
+    """``fn(*args)`` is one call; it returns arrays (a pytree of them). With ``compile`` None, ``fn`` is
+    jitted and compiled ahead for ``args``; otherwise ``compile()`` compiles what ``fn`` runs."""
+
+    name: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    compile: Callable[[], None] | None = None
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``file.py:make`` or ``module:make`` as (where, function); the function is ``make`` when not named."""
+    where, _, attribute = spec.rpartition(":") if ":" in spec else (spec, "", "make")
+    if not where or not attribute.isidentifier():
+        raise JaxmlpError(f"workload {spec!r}: name it as path/to/file.py:make or package.module:make")
+    return where, attribute
+
+
+def spec_name(spec: str) -> str:
+    """The name a user workload's results carry: the file's or module's last part, and the function when it
+    is not ``make`` (``bench/workloads/scan_heavy.py:make`` -> ``scan_heavy``)."""
+    where, attribute = parse_spec(spec)
+    stem = Path(where).stem if where.endswith(".py") else where.rpartition(".")[2]
+    return stem if attribute == "make" else f"{stem}.{attribute}"
+
+
+def load_make(spec: str) -> Callable[[], Any]:
+    """The ``make`` function a spec names; a one-line `JaxmlpError` when it cannot be imported."""
+    where, attribute = parse_spec(spec)
+    try:
+        if where.endswith(".py"):
+            path = Path(where)
+            if not path.is_file():
+                raise JaxmlpError(f"workload {spec!r}: no file {where}")
+            module_spec = importlib.util.spec_from_file_location(f"jaxmlp_workload_{path.stem}", path)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[module_spec.name] = module
+            module_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except JaxmlpError:
+        raise
+    except Exception as e:
+        raise JaxmlpError(f"workload {spec!r} failed to import: {type(e).__name__}: {e}") from None
+    make = getattr(module, attribute, None)
+    if not callable(make):
+        raise JaxmlpError(f"workload {spec!r}: {where} defines no function {attribute}")
+    return make
+
+
+def from_spec(spec: str) -> Workload:
+    """Import a user workload and call its ``make()``: one-line errors for everything it can get wrong."""
+    make = load_make(spec)
+    try:
+        made = make()
+    except Exception as e:
+        raise JaxmlpError(f"workload {spec!r}: make() raised {type(e).__name__}: {e}") from None
+    name = spec_name(spec)
+    if isinstance(made, Workload):
+        return made
+    if not (isinstance(made, tuple) and len(made) == 2 and callable(made[0]) and isinstance(made[1], (tuple, list))):
+        raise JaxmlpError(f"workload {spec!r}: make() must return (fn, args), a callable and a tuple of its "
+                          f"arguments; it returned {type(made).__name__}")  # fmt: skip
+    return Workload(name, made[0], tuple(made[1]))
+
+
+def output_of(result: Any, name: str) -> Output:
+    """What a call returned, in brief (`Output`); a `JaxmlpError` when it is not arrays."""
+    import jax
+    import numpy as np
+
+    leaves = jax.tree_util.tree_leaves(result)
+    if not leaves or not all(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in leaves):
+        kinds = sorted({type(leaf).__name__ for leaf in leaves}) or ["nothing"]
+        raise JaxmlpError(f"workload {name!r} must return arrays (or a pytree of them), not {', '.join(kinds)}")
+    out = []
+    for leaf in leaves:
+        values = np.asarray(leaf)
+        flat = values.astype(np.float64).ravel()
+        picks = np.linspace(0, flat.size - 1, min(Leaf.SAMPLED, flat.size)).astype(int) if flat.size else []
+        out.append(Leaf(tuple(int(n) for n in values.shape), str(values.dtype), tuple(float(flat[i]) for i in picks),
+                        float(flat.sum()), float(np.abs(flat).sum())))  # fmt: skip
+    return Output(tuple(out))
+
+
+def measure(workload: Workload, calls: int, timed: Callable | None = None, clock=time.perf_counter) -> WorkloadTimes:
+    """Compile ``workload`` once (timed apart), then time ``calls`` calls, each ending in `block_until_ready`.
+
+    ``timed(fn) -> (result, seconds)`` times one call (the sweep passes its test hook); by default the clock
+    around ``fn()``. Exceptions from the workload's own code become one-line `JaxmlpError`s.
+    """
+    import jax
+
+    def plain(fn):
+        start = clock()
+        result = fn()
+        return result, clock() - start
+
+    timed = timed or plain
+    jax.clear_caches()  # an earlier workload may have compiled the same program: measure a real compile
+    try:
+        start = clock()
+        if workload.compile is None:
+            executable = jax.jit(workload.fn).lower(*workload.args).compile()
+            compile_seconds = clock() - start
+
+            def call():
+                return jax.block_until_ready(executable(*workload.args))
+        else:
+            workload.compile()
+            compile_seconds = clock() - start
+
+            def call():
+                return jax.block_until_ready(workload.fn(*workload.args))
+
+        seconds, result = [], None
+        for _ in range(calls):
+            result, took = timed(call)
+            seconds.append(took)
+    except JaxmlpError:
+        raise
+    except Exception as e:
+        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise JaxmlpError(f"workload {workload.name!r} raised {type(e).__name__}: {message}") from None
+    return WorkloadTimes.of(compile_seconds, seconds, output_of(result, workload.name))
+
+
+# --- the built-in workloads: the MLP's epochs and its step, instances of the same contract ---------------------
+
+
+def builtin(names=SWEEP_WORKLOADS, train=None, batch_size: int = 128) -> list[Workload]:
+    """The tutorial's MLP as workloads over a training split (``train``, from `jaxmlp.pipelines.mnist.load_arrays`):
+    an epoch of each sweep pipeline (one call is one epoch, `jaxmlp.pipelines.epochs.make_epoch`, the definition
+    training and the benchmarks use) and the jitted SGD step on one batch (``step``). Parameters are drawn by
+    numpy with the tutorial's shapes and scale: eager PRNG initialisation compiles dozens of tiny programs (about
+    2 s a process) and its values do not change how long an epoch takes."""
+    import jax
+    import numpy as np
+
+    from jaxmlp.model import LAYER_SIZES, one_hot
+    from jaxmlp.pipelines.epochs import CompiledStep, make_epoch
+
+    unknown = sorted(set(names) - set(SWEEP_WORKLOADS))
+    if unknown:
+        raise JaxmlpError(f"unknown built-in workload {', '.join(unknown)}: choose from {', '.join(SWEEP_WORKLOADS)}")
+    device = jax.devices()[0]
+    rng = np.random.default_rng(0)
+    scale = np.float32(1e-2)
+    params = jax.device_put(
+        [(scale * rng.standard_normal((n, m), np.float32), scale * rng.standard_normal(n, np.float32))
+         for m, n in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])],
+        device,
+    )  # fmt: skip
+    workloads = []
+    for name in names:
+        if name in SWEEP_PIPELINES:
+            epoch = make_epoch(name, train, batch_size=batch_size, device=device)
+            workloads.append(Workload(name, epoch, (params,), lambda epoch=epoch: epoch.compile(params)))
+        else:
+            step = CompiledStep()
+            x = jax.device_put(np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1), device)
+            y = jax.device_put(one_hot(np.asarray(train.targets[:batch_size]), 10), device)
+            workloads.append(Workload(name, step, (params, x, y), lambda step=step: step.compile(params, [batch_size])))
+    return workloads
