@@ -215,7 +215,7 @@ def plot_sweep(rows: pd.DataFrame, steps: pd.DataFrame) -> str:
                 labels.add(verdict)
     ax.set_xticks(range(len(versions)), versions)
     ax.set(xlabel="jax / jaxlib release", ylabel="steady state (s)", yscale="log", title="Steady state by release")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below: it hides no point
     return _png(fig)
 
 
