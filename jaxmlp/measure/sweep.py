@@ -411,7 +411,7 @@ def bisect_command(args) -> int:
     flags = args.xla_flags[0] if args.xla_flags else ""
 
     def measure(names: list[str]) -> dict[str, list[float]]:
-        pythons = environments(argparse.Namespace(**{**vars(args), "env": None}), names)
+        pythons = environments(args, names)
         runners = [Runner(v, pythons[v], tuple(worker_args(args)), flags, 1 if flags else 0) for v in names]
         documents, probed = measure_cells(runners, args)
         missing = [r.name for r in runners if r.name not in documents]
@@ -582,7 +582,7 @@ def add_arguments(commands, integer: Callable = int, number: Callable = float) -
         p.add_argument("--pin-cpu", type=integer, default=None,
                        help="pin every worker to this one CPU (steadier, single-threaded)")  # fmt: skip
 
-    def matrix(p) -> None:
+    def matrix(p, hand_made: bool = True) -> None:
         p.add_argument("--processes", type=integer, default=6, help="processes (samples) a cell (default: 6)")
         p.add_argument("--xla-flags", action="append", metavar="FLAGS",
                        help="repeatable: each value is its own column of the matrix, every release run with "
@@ -596,8 +596,9 @@ def add_arguments(commands, integer: Callable = int, number: Callable = float) -
             default=None,
             help="where the release environments live (default: $JAXMLP_ENVS, else ~/.cache/jaxmlp/envs)",
         )
-        p.add_argument("--env", action="append", metavar="LABEL=PYTHON",
-                       help="also measure an environment made by hand (repeatable)")  # fmt: skip
+        if hand_made:
+            p.add_argument("--env", action="append", metavar="LABEL=PYTHON",
+                           help="also measure an environment made by hand (repeatable)")  # fmt: skip
         p.add_argument("--out", default=layout.RESULTS_DIR, help="results folder (default: %(default)s)")
 
     run = commands.add_parser("run", help="the version matrix (the default subcommand)",
@@ -625,8 +626,8 @@ def add_arguments(commands, integer: Callable = int, number: Callable = float) -
     bisect.add_argument("--threshold", type=number, default=THRESHOLD, help="minimum effect (default: %(default)s)")
     bisect.add_argument("--alpha", type=number, default=ALPHA, help="significance level (default: %(default)s)")
     measuring(bisect)
-    matrix(bisect)
-    bisect.set_defaults(run=bisect_command)
+    matrix(bisect, hand_made=False)  # the releases between come from the index: each is made here
+    bisect.set_defaults(run=bisect_command, env=None)
 
     trials = commands.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here")
     measuring(trials)
