@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_integer,
         default=defaults.workers,
-        help="DataLoader worker processes, spawned (default: %(default)s)",
+        help="loader worker processes, spawned: torch's DataLoader (seed) or Grain's (grain) (default: %(default)s)",
     )
     _add_data_arguments(train, defaults)
     train.add_argument(
@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--pipeline",
         choices=registry.PIPELINES,
         default=defaults.pipeline,
-        help="how batches reach the step: the tutorial's DataLoader (seed), array slices (batched), "
+        help="how batches reach the step: the tutorial's DataLoader (seed), Grain's (grain), array slices (batched), "
         "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan) "
         "(default: %(default)s)",
     )
@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--logdir", default=layout.TRACES_DIR, help="TensorBoard logdir (default: %(default)s)")
     _add_data_arguments(profile, defaults)
     profile.add_argument("--batch-size", type=_integer, default=defaults.batch_size, help="(default: %(default)s)")
-    profile.add_argument("--workers", type=_integer, default=0, help="DataLoader workers, seed only (default: 0)")
+    profile.add_argument("--workers", type=_integer, default=0, help="loader workers, seed and grain only (default: 0)")
     profile.add_argument("--backend", choices=registry.BACKENDS, help="JAX backend (default: JAX's default device)")
     profile.set_defaults(run=run_profile)
 

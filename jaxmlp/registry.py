@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PIPELINES = ("seed", "batched", "prefetch", "scan")
-"""How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader, array slices, a prefetching
-thread, one ``lax.scan`` per epoch."""
+PIPELINES = ("seed", "grain", "batched", "prefetch", "scan")
+"""How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader, Grain's DataLoader, array
+slices, a prefetching thread, one ``lax.scan`` per epoch."""
 
 SWEEP_PIPELINES = ("batched", "scan")
 """The torch-free pipelines the jax/jaxlib version sweep measures (its environments have no torch)."""

@@ -117,3 +117,18 @@ def test_batch_sizes_and_slices_of_an_epoch(n, batch, sizes):
 def test_unknown_pipeline(split):
     with pytest.raises(ValueError, match="unknown pipeline 'fast'"):
         make_epoch("fast", split)
+
+
+def test_grain_workers_are_spawned_and_feed_the_same_batches():
+    """Grain with worker processes: the same parameters as the tutorial's loader, and no fork of this process
+    (JAX warns `os.fork() was called` when a process that runs JAX forks)."""
+    import warnings
+
+    train = data.load_datasets("synthetic", synthetic_sizes=(700, 100)).train
+    params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    seed = make_epoch("seed", train)(params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grain = make_epoch("grain", train, workers=2)(params)
+    assert not [w for w in caught if "fork" in str(w.message)]
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(seed), jax.tree_util.tree_leaves(grain)))

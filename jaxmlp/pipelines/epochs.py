@@ -7,6 +7,8 @@ compute the same parameters; they differ only in how batches reach the step:
 
 - ``seed``: the tutorial as written: torch `DataLoader` batches (numpy), one-hot
   per batch, one jitted step per batch.
+- ``grain``: the same with Grain's `DataLoader` (`jaxmlp.pipelines.grain_input`)
+  over the split's arrays: the same batches.
 - ``batched``: the split converted to arrays once; batches are slices of them.
 - ``prefetch``: like ``batched``, but a background thread `device_put`s batches
   ahead of the step (``depth`` in flight).
@@ -235,6 +237,19 @@ class _SeedEpoch(Epoch):
         return seed_epoch(params, _wrap(progress, self.loader, self.n_steps), self.step)
 
 
+class _GrainEpoch(Epoch):
+    """The tutorial's epoch with Grain's DataLoader in place of torch's: the same batches, one-hot per batch."""
+
+    def __init__(self, dataset, batch_size, step_size, workers):
+        from jaxmlp.pipelines.grain_input import make_loader
+
+        super().__init__("grain", len(dataset), batch_size, step_size)
+        self.loader = make_loader(*as_arrays(dataset), batch_size, workers)
+
+    def __call__(self, params, progress=None):
+        return seed_epoch(params, _wrap(progress, self.loader, self.n_steps), self.step)
+
+
 class _ArrayEpoch(Epoch):
     def __init__(self, pipeline, images, labels, batch_size, step_size, device):
         super().__init__(pipeline, len(images), batch_size, step_size)
@@ -301,11 +316,13 @@ def make_epoch(
 ) -> Epoch:
     """The epoch of ``pipeline`` over ``dataset`` (a split like torchvision's `MNIST`).
 
-    ``workers`` applies to ``seed`` only (its DataLoader); ``device`` to the
+    ``workers`` applies to ``seed`` and ``grain`` only (their loaders' worker processes); ``device`` to the
     array pipelines (where their batches go; JAX's default device if None).
     """
     if pipeline == "seed":
         return _SeedEpoch(dataset, batch_size, step_size, workers)
+    if pipeline == "grain":
+        return _GrainEpoch(dataset, batch_size, step_size, workers)
     images, labels = as_arrays(dataset)
     device = device or jax.devices()[0]
     kinds = {"batched": _BatchedEpoch, "prefetch": _PrefetchEpoch, "scan": _ScanEpoch}
