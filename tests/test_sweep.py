@@ -383,3 +383,22 @@ def test_bad_releases_are_one_line_errors(argv, message, capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith(f"jaxmlp sweep: error: {message}") and len(err.splitlines()) == 1
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, monkeypatch):
+    from jaxmlp.measure import envs
+
+    made = tmp_path / f"jax-0.6.2-py{sys.version_info[0]}{sys.version_info[1]}"
+    made.mkdir()
+    (made / "lib.bin").write_bytes(b"x" * 2_000_000)
+    (made / envs.COMPLETE).write_text("30.0\n")
+    monkeypatch.setattr(envs, "make_env", lambda version, root=None, log=print: Path(f"python-{version}"))
+    said = []
+    pythons = sweep.environments(sweep_args(["run", "--envs", str(tmp_path)]), ["0.6.2", "0.7.0", "0.8.3"], said.append)
+    assert pythons == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
+    assert said == ["Environments: 1 made, 2 to make (0.7.0, 0.8.3; about 2 MB each and 1.0 min in all, "
+                    "as the ones made here took)"]  # fmt: skip
+    (made / envs.COMPLETE).unlink()
+    said.clear()
+    sweep.environments(sweep_args(["run", "--envs", str(tmp_path)]), ["0.7.0"], said.append)
+    assert said == ["Environments: 0 made, 1 to make (0.7.0; size and time unknown: none made here yet)"]

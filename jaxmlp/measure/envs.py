@@ -59,6 +59,15 @@ def install_seconds(root: Path | None = None) -> float | None:
     return statistics.median(times) if times else None
 
 
+def env_megabytes(root: Path | None = None) -> float | None:
+    """The median size of the environments made here (MB), for the cost estimate; None if none is made."""
+    sizes = []
+    for marker in (root or envs_root()).glob(f"jax-*/{COMPLETE}"):
+        files = (Path(top) / name for top, _, names in os.walk(marker.parent) for name in names)
+        sizes.append(sum(f.stat().st_size for f in files if not f.is_symlink()) / 1e6)
+    return statistics.median(sizes) if sizes else None
+
+
 def check_release(version: str) -> str:
     if not RELEASE.fullmatch(version):
         raise JaxmlpError(f"{version!r} is not a jax release number (like 0.6.2)")

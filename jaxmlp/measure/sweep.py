@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import itertools
 import json
 import os
 import statistics
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.workload import parse_spec, spec_name, workload_name
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.registry import DATASETS, SWEEP_PIPELINES, SWEEP_VERSIONS, SWEEP_WORKLOADS
 from jaxmlp.results import layout
@@ -90,8 +92,8 @@ def measure_process(
     from jaxmlp.measure.environment import metadata
 
     builtin = [name for name in workloads if is_builtin(name)]
-    made: dict[str, w.Workload] = {}
     samples = None
+    made: dict[str, w.Workload] = {}
     if builtin:
         from jaxmlp.pipelines.mnist import load_arrays
 
@@ -103,13 +105,12 @@ def measure_process(
         if user.name in made:
             raise JaxmlpError(f"workload {spec!r} is named {user.name!r} like another workload: rename its file")
         made[user.name] = user
-    names = [name if is_builtin(name) else w.spec_name(name) for name in workloads]
     device = jax.devices()[0]
     meta = {**metadata(device), "injected_slowdown": inject_slowdown, "dataset": dataset if builtin else None,
-            "samples": samples, "epochs": epochs, "calls": calls, "batch_size": 128,
+            "samples": samples, "epochs": epochs, "calls": calls, "batch_size": w.BATCH_SIZE,
             "workload_source": ",".join(workloads)}  # fmt: skip
     times = {}
-    for name in names:
+    for name in map(w.workload_name, workloads):  # in the order given
         n = epochs if name in SWEEP_PIPELINES else calls
         times[name] = w.measure(made[name], n, lambda fn: timed_with_hook(fn, inject_slowdown))
     return ProcessResult(meta, times)
@@ -288,8 +289,6 @@ def worker_args(args) -> list[str]:
 
 def _absolute_spec(spec: str) -> str:
     """A file spec with an absolute path, so that a worker finds it wherever it starts."""
-    from jaxmlp.measure.workload import parse_spec
-
     where, attribute = parse_spec(spec)
     return f"{Path(where).resolve()}:{attribute}" if where.endswith(".py") else spec
 
@@ -302,10 +301,11 @@ def environments(args, versions: Sequence[str], say=print) -> dict[str, str]:
         envs.check_release(version)
     missing = [v for v in versions if not envs.is_made(v, args.envs)]
     if missing:
-        each = envs.install_seconds(args.envs)
-        cost = f"about {_minutes(each * len(missing))}, from earlier installs here" if each else "time unknown"
+        each, size = envs.install_seconds(args.envs), envs.env_megabytes(args.envs)
+        cost = (f"about {size:.0f} MB each and {_minutes(each * len(missing))} in all, as the ones made here took"
+                if each and size else "size and time unknown: none made here yet")  # fmt: skip
         say(f"Environments: {len(versions) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; "
-            f"~550 MB each; {cost})")  # fmt: skip
+            f"{cost})")  # fmt: skip
     pythons = {v: str(envs.make_env(v, args.envs, say)) for v in versions}
     for spec in args.env or ():
         label, _, python = spec.partition("=")
@@ -378,7 +378,7 @@ def run_command(args) -> int:
 
 def bisect_command(args) -> int:
     from jaxmlp.measure import envs
-    from jaxmlp.measure.bisection import WORDS, answer_line, bisect, expected_releases
+    from jaxmlp.measure.bisection import answer_line, bisect, expected_releases
     from jaxmlp.measure.environment import metadata
     from jaxmlp.results.records import BisectDocument, BisectProbe
     from jaxmlp.results.store import ResultsStore, new_dir, write_json_new
@@ -409,6 +409,7 @@ def bisect_command(args) -> int:
     folder = new_dir(store.folder, layout.name(layout.BISECT))
     print(f"Probes go into {folder}")
     flags = args.xla_flags[0] if args.xla_flags else ""
+    probes = itertools.count(1)
 
     def measure(names: list[str]) -> dict[str, list[float]]:
         pythons = environments(args, names)
@@ -417,9 +418,8 @@ def bisect_command(args) -> int:
         missing = [r.name for r in runners if r.name not in documents]
         if missing:
             raise JaxmlpError(f"{', '.join(missing)} could not run ({probed.cells[missing[0]].status}): no bisection")
-        number = len(list(folder.glob("probe-*"))) + 1
         write_sweep(folder, layout.SWEEP, probed.runners, documents, probed.cells,
-                    final=folder / layout.probe_folder(number))  # fmt: skip
+                    final=folder / layout.probe_folder(next(probes)))  # fmt: skip
         for name, doc in documents.items():
             if target in doc.differs:
                 print(f"  RESULTS DIFFER: {name}: {doc.differs[target]}")
@@ -443,7 +443,7 @@ def bisect_command(args) -> int:
     settings = {"good": args.good, "bad": args.bad, "workload": target, "quantity": "steady state",
                 "processes": args.processes, "threshold": args.threshold, "alpha": args.alpha, "xla_flags": flags,
                 "dataset": args.dataset, "limit": args.limit, "epochs": args.epochs, "calls": args.calls,
-                "pin_cpu": args.pin_cpu, "words": WORDS}  # fmt: skip
+                "pin_cpu": args.pin_cpu}  # fmt: skip
     seconds = time.monotonic() - start
     doc = BisectDocument(metadata(), settings, result, line, seconds)
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
@@ -455,7 +455,7 @@ def bisect_command(args) -> int:
 def _bisected(specs: Sequence[str], on: str | None) -> tuple[str, str]:
     """The workload a bisection measures, (its name, its spec): ``--on`` among the ``--workload`` values (or a
     built-in), else the first of them, else ``batched``."""
-    named = {(s if is_builtin(s) else _spec_name(s)): s for s in specs}
+    named = {workload_name(s): s for s in specs}
     if on is None:
         return next(iter(named.items()), (SWEEP_WORKLOADS[0], SWEEP_WORKLOADS[0]))
     if on in named:
@@ -463,7 +463,7 @@ def _bisected(specs: Sequence[str], on: str | None) -> tuple[str, str]:
     if is_builtin(on):
         return on, on
     if ":" in on or on.endswith(".py"):
-        return _spec_name(on), on
+        return spec_name(on), on
     known = ", ".join([*named, *SWEEP_WORKLOADS])
     raise JaxmlpError(f"--on {on!r} names no workload of this run ({known}): give its file with --workload")
 
@@ -482,7 +482,7 @@ def trials_command(args) -> int:
     hooked = (*base, "--inject-slowdown", str(args.inject_slowdown))
     runners = {"A": Runner("A", sys.executable, base), "A2": Runner("A2", sys.executable, base),
                "H": Runner("H", sys.executable, hooked)}  # fmt: skip
-    name = target if is_builtin(target) else _spec_name(target)
+    name = workload_name(target)
     tick, bar = _progress(args.trials * args.processes * len(runners))
     trials = []
     with jaxmlp_path() as path:
@@ -514,12 +514,6 @@ def trials_command(args) -> int:
         f"Wrote {folder.path / layout.TRIALS_FILE}"
     )
     return 0
-
-
-def _spec_name(spec: str) -> str:
-    from jaxmlp.measure.workload import spec_name
-
-    return spec_name(spec)
 
 
 def env_command(args) -> int:

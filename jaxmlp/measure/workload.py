@@ -27,6 +27,9 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import SWEEP_PIPELINES, SWEEP_WORKLOADS
 from jaxmlp.results.records import Leaf, Output, WorkloadTimes
 
+BATCH_SIZE = 128
+"""The built-in workloads' batch: the tutorial's."""
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -53,6 +56,11 @@ def spec_name(spec: str) -> str:
     where, attribute = parse_spec(spec)
     stem = Path(where).stem if where.endswith(".py") else where.rpartition(".")[2]
     return stem if attribute == "make" else f"{stem}.{attribute}"
+
+
+def workload_name(spec: str) -> str:
+    """The name a workload's results carry: a built-in's own, else `spec_name`."""
+    return spec if spec in SWEEP_WORKLOADS else spec_name(spec)
 
 
 def load_make(spec: str) -> Callable[[], Any]:
@@ -160,7 +168,7 @@ def measure(workload: Workload, calls: int, timed: Callable | None = None, clock
 # --- the built-in workloads: the MLP's epochs and its step, instances of the same contract ---------------------
 
 
-def builtin(names=SWEEP_WORKLOADS, train=None, batch_size: int = 128) -> list[Workload]:
+def builtin(names=SWEEP_WORKLOADS, train=None, batch_size: int = BATCH_SIZE) -> list[Workload]:
     """The tutorial's MLP as workloads over a training split (``train``, from `jaxmlp.pipelines.mnist.load_arrays`):
     an epoch of each sweep pipeline (one call is one epoch, `jaxmlp.pipelines.epochs.make_epoch`, the definition
     training and the benchmarks use) and the jitted SGD step on one batch (``step``). Parameters are drawn by
