@@ -62,12 +62,14 @@ def bisect(
         steps = tuple(Step(a, b, compare(samples[a], samples[b], threshold, alpha)) for a, b in zip(names, names[1:]))
         ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
         medians = {name: statistics.median(samples[name]) for name in names}
-        first_probe = direction is None
-        if first_probe and ends.comparison.verdict not in WORDS:
-            probes.append(
-                BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, "no change between the ends")
-            )
-            _tell(progress, probes)
+
+        def record(decision: str, names=names, medians=medians, steps=steps, ends=ends) -> None:  # this probe's
+            probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, decision))
+            if progress is not None:
+                progress(probes[-1])
+
+        if direction is None and ends.comparison.verdict not in WORDS:  # the first probe: is there a change?
+            record("no change between the ends")
             c = ends.comparison
             if c.verdict == "insufficient data":
                 why = f"too few processes for p < {alpha} between {names[0]} and {names[-1]} ({c.n_baseline} and "
@@ -79,8 +81,7 @@ def bisect(
         if mid is None:  # the ends are adjacent releases
             found = ends.comparison.verdict == direction
             decision = f"{names[-1]} is {word} than {names[0]}" if found else "the change did not show again"
-            probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, decision))
-            _tell(progress, probes)
+            record(decision)
             if found:
                 return done("found", step=ends)
             return done(
@@ -92,9 +93,7 @@ def bisect(
         in_left, in_right = (s.comparison.verdict == direction for s in steps)
         if in_left == in_right:
             where = "both halves" if in_left else "neither half"
-            probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends,
-                                      f"inconclusive: {word} in {where}"))  # fmt: skip
-            _tell(progress, probes)
+            record(f"inconclusive: {word} in {where}")
             return done(
                 "inconclusive",
                 f"inconclusive: probe {len(probes)} finds the change in {where} "
@@ -103,17 +102,10 @@ def bisect(
             )
         kept = left if in_left else right
         lo, hi = (lo, mid) if in_left else (mid, hi)
-        probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends,
-                                  f"{word} between {kept.from_} and {kept.to}"))  # fmt: skip
-        _tell(progress, probes)
+        record(f"{word} between {kept.from_} and {kept.to}")
         if hi - lo == 1:
             return done("found", step=kept)
 
 
 def _p(c) -> float:
     return c.p_slower if c.ratio >= 1 else c.p_faster
-
-
-def _tell(progress, probes) -> None:
-    if progress is not None:
-        progress(probes[-1])
