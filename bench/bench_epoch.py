@@ -22,11 +22,11 @@ def reference_epoch(datasets, device):
         return jax.block_until_ready(params)
 
 
-def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, reference_epoch, pipeline):
+def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, reference_epoch, pipeline, workers):
     benchmark.group = f"epoch: batch 128, {backend}"
     with jax.default_device(device):
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
-        epoch = make_epoch(pipeline, datasets.train, batch_size=128, device=device)
+        epoch = make_epoch(pipeline, datasets.train, batch_size=128, workers=workers, device=device)
         jax.clear_caches()  # the reference epoch compiled the same step: measure a real compile
         compile_seconds = epoch.compile(params)
         # Checked once (the first epoch, which also warms up), outside the rounds.

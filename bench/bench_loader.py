@@ -1,4 +1,5 @@
-"""One epoch of input alone (no compute): the tutorial's NumpyLoader by worker count, vs slicing arrays."""
+"""One epoch of input alone (no compute): each pipeline's loader by worker count (`registry.LOADER_PIPELINES`):
+the tutorial's DataLoader a sample at a time, the same DataLoader a batch at a time, Grain, and array slicing."""
 
 import time
 
@@ -6,8 +7,10 @@ import numpy as np
 import pytest
 from benchutil import measure
 
-from jaxmlp.pipelines import data
-from jaxmlp.pipelines.epochs import as_arrays, slices
+from jaxmlp import registry
+from jaxmlp.pipelines.epochs import as_arrays, make_loader, slices
+
+PIPELINES = registry.LOADER_PIPELINES
 
 
 def iterate(batches):
@@ -24,30 +27,19 @@ def split(datasets):
     return datasets.train
 
 
-def test_loader(benchmark, sizes, split, workers):
+def test_loader(benchmark, sizes, split, pipeline, workers):
     benchmark.group = "loader: one epoch, batch 128"
     start = time.perf_counter()
-    loader = data.make_loader(split, batch_size=128, workers=workers)  # spawned, persistent workers
-    # The first epoch starts the workers: timed on its own, outside the rounds, and checked.
-    labels = np.concatenate([y for _, y in loader])
-    benchmark.extra_info["first_epoch_seconds"] = time.perf_counter() - start
-    np.testing.assert_array_equal(labels, as_arrays(split)[1])
-    expected = (len(slices(len(split), 128)), len(split))
-    assert measure_and_count(benchmark, sizes, lambda: iterate(loader)) == expected
-
-
-def test_arrays(benchmark, sizes, split):
-    """The alternative: the split converted to arrays once, batches sliced from them."""
-    benchmark.group = "loader: one epoch, batch 128"
+    loader = make_loader(pipeline, split, batch_size=128, workers=workers)
+    # The first epoch starts the workers (torch's persist; Grain starts them each epoch): timed on its own,
+    # outside the rounds, and checked: the tutorial's batches, in order.
     images, labels = as_arrays(split)
-    batches = slices(len(images), 128)
-    np.testing.assert_array_equal(np.concatenate([labels[s] for s in batches]), labels)
-    expected = (len(batches), len(images))
-    assert measure_and_count(benchmark, sizes, lambda: iterate((images[s], labels[s]) for s in batches)) == expected
-
-
-def measure_and_count(benchmark, sizes, target):
+    batches = list(loader)
+    benchmark.extra_info["first_epoch_seconds"] = time.perf_counter() - start
+    np.testing.assert_array_equal(np.concatenate([y for _, y in batches]), labels)
+    np.testing.assert_array_equal(batches[-1][0], images[slices(len(images), 128)[-1]])
+    del batches
+    expected = (len(slices(len(split), 128)), len(split))
     counts = []
-    measure(benchmark, lambda: counts.append(target()), sizes, rounds=sizes["epoch_rounds"])
-    assert len(set(counts)) == 1
-    return counts[0]
+    measure(benchmark, lambda: counts.append(iterate(loader)), sizes, rounds=sizes["epoch_rounds"])
+    assert set(counts) == {expected}

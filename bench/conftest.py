@@ -91,12 +91,23 @@ def pytest_configure(config):
     config.jaxmlp_sizes = SIZES[config.getoption("--size")]
 
 
+def pipelines_and_workers(pipelines, workers) -> list[tuple[str, int]]:
+    """Each pipeline with each worker count where its loader has workers (`registry.WORKER_PIPELINES`), else 0."""
+    return [(p, w) for p in pipelines for w in (workers if p in registry.WORKER_PIPELINES else (0,))]
+
+
 def pytest_generate_tests(metafunc):
     config = metafunc.config
-    if "backend" in metafunc.fixturenames:
+    names = set(metafunc.fixturenames)
+    if "backend" in names:
         metafunc.parametrize("backend", config.jaxmlp_backends, scope="session")
+    if {"pipeline", "workers"} <= names:  # a module may narrow the pipelines (bench_loader.py: PIPELINES)
+        narrowed = getattr(metafunc.module, "PIPELINES", registry.PIPELINES)
+        pipelines = [p for p in config.jaxmlp_sizes["pipeline"] if p in narrowed]
+        metafunc.parametrize("pipeline,workers", pipelines_and_workers(pipelines, config.jaxmlp_sizes["workers"]))
+        names -= {"pipeline", "workers"}
     for name in SIZE_PARAMETERS:
-        if name in metafunc.fixturenames:
+        if name in names:
             key = name
             if name == "batch_size":
                 key = f"{metafunc.module.__name__.removeprefix('bench_')}_batch_size"

@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_integer,
         default=defaults.workers,
-        help="loader worker processes, spawned: torch's DataLoader (seed) or Grain's (grain) (default: %(default)s)",
+        help="loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or Grain's (grain) "
+        "(default: %(default)s)",
     )
     _add_data_arguments(train, defaults)
     train.add_argument(
@@ -127,7 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--logdir", default=layout.TRACES_DIR, help="TensorBoard logdir (default: %(default)s)")
     _add_data_arguments(profile, defaults)
     profile.add_argument("--batch-size", type=_integer, default=defaults.batch_size, help="(default: %(default)s)")
-    profile.add_argument("--workers", type=_integer, default=0, help="loader workers, seed and grain only (default: 0)")
+    profile.add_argument(
+        "--workers", type=_integer, default=0, help="loader workers: seed, seed_batched and grain only (default: 0)"
+    )
     profile.add_argument("--backend", choices=registry.BACKENDS, help="JAX backend (default: JAX's default device)")
     profile.set_defaults(run=run_profile)
 

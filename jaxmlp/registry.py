@@ -9,11 +9,19 @@ module pulls in nothing else (the noxfile imports it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
-PIPELINES = ("seed", "grain", "batched", "prefetch", "scan")
-"""How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader, Grain's DataLoader, array
-slices, a prefetching thread, one ``lax.scan`` per epoch."""
+PIPELINES = ("seed", "seed_batched", "grain", "batched", "prefetch", "scan")
+"""How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
+DataLoader reading a batch at a time, Grain, array slices, a prefetching thread, one ``lax.scan`` per epoch."""
+
+WORKER_PIPELINES = ("seed", "seed_batched", "grain")
+"""The pipelines whose loader has worker processes (``--workers``)."""
+
+LOADER_PIPELINES = (*WORKER_PIPELINES, "batched")
+"""The pipelines whose input is measured alone (`bench_loader.py`): the loaders of the ladder, and array slicing."""
 
 SWEEP_PIPELINES = ("batched", "scan")
 """The torch-free pipelines the jax/jaxlib version sweep measures (its environments have no torch)."""
@@ -45,9 +53,11 @@ class Benchmark:
     source: str  # a bench/ module, or the jaxmlp module that writes it
     params: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
+    defaults: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    """Parameters added after results were written: the value an older file's row had without saying so."""
 
     def name(self, *values: object) -> str:
-        """The full name a result carries, as pytest writes it: ``test_epoch[cpu-scan]``."""
+        """The full name a result carries, as pytest writes it: ``test_epoch[cpu-scan-0]``."""
         return f"{self.id}[{'-'.join(map(str, values))}]" if values else self.id
 
 
@@ -59,13 +69,16 @@ UPDATE = Benchmark(
 PREDICT = Benchmark(
     "test_predict", "bench_predict.py", ("backend", "batch_size", "variant"), ("vmap", "loop", "jit-vmap")
 )
-LOADER = Benchmark("test_loader", "bench_loader.py", ("workers",))
-ARRAYS = Benchmark("test_arrays", "bench_loader.py")
-EPOCH = Benchmark("test_epoch", "bench_epoch.py", ("backend", "pipeline"))
+LOADER = Benchmark(
+    "test_loader", "bench_loader.py", ("pipeline", "workers"), defaults=MappingProxyType({"pipeline": "seed"})
+)
+EPOCH = Benchmark(
+    "test_epoch", "bench_epoch.py", ("backend", "pipeline", "workers"), defaults=MappingProxyType({"workers": 0})
+)
 MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
 STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))
 
-BENCH = (UPDATE, PREDICT, LOADER, ARRAYS, EPOCH, MATMUL, STEP_GEMMS)
+BENCH = (UPDATE, PREDICT, LOADER, EPOCH, MATMUL, STEP_GEMMS)
 
 # --- written by jaxmlp itself ------------------------------------------------------------------------------
 
@@ -83,9 +96,14 @@ SWEEP_COMPARED = (SWEEP_STEADY,)
 ALL = (*BENCH, TRAIN_EPOCH, *SWEEP)
 BY_ID = {b.id: b for b in ALL}
 
+RENAMED: Mapping[str, tuple[Benchmark, Mapping[str, object]]] = MappingProxyType(
+    {"test_arrays": (LOADER, MappingProxyType({"pipeline": "batched", "workers": 0}))}
+)
+"""Benchmarks of older files that are now another's parameters: array slicing is the batched pipeline's loader."""
+
 
 def benchmark_id(name: str) -> str:
-    """The id in a result's full name: ``test_epoch[cpu-scan]`` -> ``test_epoch``."""
+    """The id in a result's full name: ``test_epoch[cpu-scan-0]`` -> ``test_epoch``."""
     return name.split("[", 1)[0]
 
 

@@ -58,6 +58,12 @@ def shown_path(path: str | Path, folder: Path | None) -> str:
         return str(path)
 
 
+LOADER_CAPTION = (
+    "Loader ladder: input alone (loader_*) and the training epoch (epoch_*), median and IQR in s, times the compute "
+    "floor and times the scan epoch of the same run; best = fastest, ~best = its IQR overlaps the fastest's"
+)
+
+
 # --- the terminal summary of one benchmark file -----------------------------------------------------------------
 
 
@@ -77,15 +83,15 @@ def text_summary(df: pd.DataFrame) -> str:
     for title, table in (
         ("Update step: jit vs eager (median ms)", tables.jit_vs_eager(df)),
         ("Prediction: vmap vs Python loop (median ms)", tables.vmap_vs_loop(df)),
-        ("Input alone, one epoch (median s)", tables.loader_by_workers(df)),
+        (LOADER_CAPTION, tables.loader_ladder(df)),
         ("The floor's matmul (2048^3, float32)", tables.matmul_rate(df)),
         ("Epoch ladder (median s; x_floor = times the compute floor)", ladder),
     ):
         if not table.empty:
             parts.append(f"{title}\n{table.to_string(**fmt)}")
     best = tables.best_workers(df)
-    if best is not None:
-        parts.append(f"Best DataLoader worker count here: {best}")
+    if best:
+        parts.append("Fastest worker count for input alone: " + ", ".join(f"{p} {w}" for p, w in best.items()))
     for line in tables.ladder_headlines(ladder):
         fastest, seed = line["fastest"], line["seed"]
         text = f"{line['backend']}: fastest {fastest.rung} at {fastest.x_floor:.2f}x the floor "
@@ -156,15 +162,30 @@ def plot_predict(table: pd.DataFrame) -> str:
     return plot_by_batch_size(table, lines, "median time (ms)", "Prediction")
 
 
-def plot_loader(table: pd.DataFrame) -> str:
+def plot_loader_ladder(table: pd.DataFrame) -> str:
+    """One backend's loader ladder: input alone and the training epoch per loader and worker count (median, bars to
+    the quartiles), the scan epoch and the compute floor as lines."""
     fig, ax = _figure()
-    loader = table.dropna(subset=["workers"])
-    ax.bar(loader["workers"].astype(int).astype(str), loader["epoch_s"], label="NumpyLoader")
-    arrays = table[table["workers"].isna()]
-    if len(arrays):
-        ax.axhline(float(arrays["epoch_s"].iloc[0]), color="C1", linestyle="--", label="arrays sliced")
-    ax.set(xlabel="DataLoader workers", ylabel="median epoch of input (s)", title="Input alone, one epoch")
-    ax.legend()
+    labels = [
+        f"{p}, {w} workers" if p in registry.WORKER_PIPELINES else p
+        for p, w in zip(table["pipeline"], table["workers"])
+    ]
+    positions = range(len(table))
+    for offset, name, text in ((-0.2, "loader", "input alone"), (0.2, "epoch", "training epoch")):
+        median, iqr = table[f"{name}_s"], table[f"{name}_iqr_s"].fillna(0)
+        ax.barh([p + offset for p in positions], median, height=0.4, xerr=iqr / 2, capsize=2, label=text)
+    floor = table["epoch_s"] / table["epoch_x_floor"]
+    scan = table["epoch_s"] / table["epoch_x_scan"]
+    for line, color, text in ((floor, "C3", "compute floor"), (scan, "C2", "scan epoch")):
+        if line.notna().any():
+            value = float(line.dropna().iloc[0])
+            ax.axvline(value, color=color, linestyle="--", label=f"{text} {value:.3g} s")
+    ax.set_yticks(list(positions), labels)
+    ax.invert_yaxis()
+    ax.set(
+        xscale="log", xlabel="median seconds an epoch", title=f"Loader ladder ({table['backend'].iloc[0] or 'host'})"
+    )
+    ax.legend(fontsize=7)
     return _png(fig)
 
 
@@ -251,12 +272,11 @@ def benchmark_section(rows: pd.DataFrame) -> ReportSection:
     if not predict.empty:
         found.append(Table("Prediction, vmap vs Python loop vs jit(vmap) (median ms; speedups over the loop)", predict))
         plots += [Plot(f"Prediction time vs batch size ({b})", plot_predict(p)) for b, p in predict.groupby("backend")]
-    loader = tables.loader_by_workers(rows)
+    loader = tables.loader_ladder(rows)
     if not loader.empty:
-        found.append(
-            Table(f"Input alone, one epoch (median s); best worker count: {tables.best_workers(rows)}", loader)
-        )
-        plots.append(Plot("Loader epoch vs workers", plot_loader(loader)))
+        found.append(Table(LOADER_CAPTION, loader))
+        plots += [Plot(f"Loader ladder ({b})", plot_loader_ladder(p))
+                  for b, p in loader.groupby("backend", dropna=False)]  # fmt: skip
     matmul = tables.matmul_rate(rows)
     if not matmul.empty:
         found.append(Table("The floor's matmul: 2048^3, float32 (median)", matmul))

@@ -7,7 +7,18 @@ from jax import random
 
 from jaxmlp import model
 from jaxmlp.pipelines import data
-from jaxmlp.pipelines.epochs import PIPELINES, CompiledStep, _device_batches, as_arrays, batch_sizes, make_epoch, slices
+from jaxmlp.pipelines.epochs import (
+    LOADER_PIPELINES,
+    PIPELINES,
+    WORKER_PIPELINES,
+    CompiledStep,
+    _device_batches,
+    as_arrays,
+    batch_sizes,
+    make_epoch,
+    make_loader,
+    slices,
+)
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +130,22 @@ def test_unknown_pipeline(split):
         make_epoch("fast", split)
 
 
-def test_grain_workers_are_spawned_and_feed_the_same_batches():
-    """Grain with worker processes: the same parameters as the tutorial's loader, and no fork of this process
-    (JAX warns `os.fork() was called` when a process that runs JAX forks)."""
+@pytest.mark.parametrize("pipeline", LOADER_PIPELINES)
+def test_every_loader_yields_the_tutorials_batches(pipeline, split):
+    """The input alone (what bench_loader.py times): the same images and labels, batch by batch, in order."""
+    images, labels = as_arrays(split)
+    batches = list(make_loader(pipeline, split, 128))
+    assert len(batches) == 8
+    for (x, y), s in zip(batches, slices(len(images), 128), strict=True):
+        assert x.dtype == np.float32 and x.shape == (s.stop - s.start, 784)
+        np.testing.assert_array_equal(x, images[s])
+        np.testing.assert_array_equal(y, labels[s])
+
+
+@pytest.mark.parametrize("pipeline", WORKER_PIPELINES)
+def test_loader_workers_are_spawned_and_feed_the_same_batches(pipeline):
+    """With 2 worker processes: the same parameters as the tutorial's loader in this process, and no fork of this
+    process (JAX warns `os.fork() was called` when a process that runs JAX forks)."""
     import warnings
 
     train = data.load_datasets("synthetic", synthetic_sizes=(700, 100)).train
@@ -129,6 +153,11 @@ def test_grain_workers_are_spawned_and_feed_the_same_batches():
     seed = make_epoch("seed", train)(params)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        grain = make_epoch("grain", train, workers=2)(params)
+        fed = make_epoch(pipeline, train, workers=2)(params)
     assert not [w for w in caught if "fork" in str(w.message)]
-    assert all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(seed), jax.tree_util.tree_leaves(grain)))
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(seed), jax.tree_util.tree_leaves(fed)))
+
+
+def test_loader_without_one(split):
+    with pytest.raises(ValueError, match="pipeline 'scan' has no loader"):
+        make_loader("scan", split, 128)

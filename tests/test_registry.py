@@ -41,16 +41,20 @@ def test_every_table_is_rendered():
 
 
 def test_names_and_ids():
-    assert registry.EPOCH.name("cpu", "scan") == "test_epoch[cpu-scan]" and registry.SWEEP_STEADY.name("step") == (
+    assert registry.EPOCH.name("cpu", "scan", 0) == "test_epoch[cpu-scan-0]" and registry.SWEEP_STEADY.name("step") == (
         "sweep_steady[step]"
     )
-    assert registry.benchmark_id("test_epoch[cpu-scan]") == "test_epoch" == registry.EPOCH.id
+    assert registry.benchmark_id("test_epoch[cpu-scan-0]") == "test_epoch" == registry.EPOCH.id
     assert registry.BY_ID["test_update"] is registry.UPDATE
     assert len(registry.BY_ID) == len(registry.ALL)  # ids are unique
     assert registry.dataset_label("synthetic") == "synthetic (SYNTHETIC data, not MNIST)"
     assert registry.dataset_label("mnist") == "mnist"
     assert sorted(["0.10.2", "0.4.30", "0.6.2"], key=registry.version_key) == ["0.4.30", "0.6.2", "0.10.2"]
     assert set(registry.SWEEP_PIPELINES) < set(registry.PIPELINES)
+    assert set(registry.WORKER_PIPELINES) < set(registry.LOADER_PIPELINES) < set(registry.PIPELINES)
+    for old, (bench, fixed) in registry.RENAMED.items():  # a renamed benchmark is gone, its parameters are known
+        assert old not in registry.BY_ID and set(fixed) <= set(bench.params)
+    assert all(set(b.defaults) <= set(b.params) for b in registry.ALL)
 
 
 def test_the_cli_offers_the_registered_choices():

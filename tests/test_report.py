@@ -73,14 +73,15 @@ def test_report_writes_every_output_with_every_plot(results_dir, capsys):
     assert alts == [
         "Update step time, jit vs eager (cpu)",
         "Prediction time vs batch size (cpu)",
-        "Loader epoch vs workers",
+        "Loader ladder (cpu)",
         "Pipeline ladder with the floor (cpu)",
     ]
     assert "src='http" not in page and "<link" not in page and "<script" not in page  # self-contained
     md = (out / "summary.md").read_text()
     assert "| cpu | 100 | 171.8 |" in md  # the floor's matmul: 0.1 s for 2 * 2048^3 FLOPs
     assert "| cpu | 128 | 4 | 0.1 | 20 | 5 |" in md  # jit 4 ms, dispatch 0.1, eager 20: speedup 5
-    assert "best worker count: 2" in md and "Fixture CPU" in md
+    assert "| cpu | seed | 2 | 1.25 | 0.25 | 1.25 | 0.8333 |  | - | - | - | - |  |" in md and "Fixture CPU" in md
+    assert "| cpu | batched | 0 | 0.01 | 0.002 | 0.01 | 0.006667 | best | 2 | 0.4 | 2 | 1.333 | best |" in md
     assert (out / "results.csv").read_text().count("\n") == 26  # header and 25 rows
 
 

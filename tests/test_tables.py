@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from jaxmlp.cli import main
@@ -45,10 +46,31 @@ def test_vmap_vs_loop(frames):
     assert table.loc[1, "vmap_speedup"] == pytest.approx(2.0)
 
 
-def test_loader_and_best_workers(frames):
-    table = tables.loader_by_workers(frames[0])
-    assert list(table["epoch_s"]) == [2.0, 1.5, 1.25, 0.01]
-    assert tables.best_workers(frames[0]) == 2
+def test_files_from_before_the_loader_ladder_read_under_the_names_now(frames):
+    """The fixture is written as before: test_loader[W], test_arrays, test_epoch[cpu-PIPELINE]."""
+    names = set(frames[0]["name"])
+    assert {"test_loader[seed-0]", "test_loader[seed-2]", "test_loader[batched-0]", "test_epoch[cpu-scan-0]"} <= names
+    assert not {"test_arrays", "test_loader[0]", "test_epoch[cpu-scan]"} & names
+    arrays = frames[0][frames[0]["name"] == "test_loader[batched-0]"].iloc[0]
+    assert (arrays.test, arrays.pipeline, arrays.workers, arrays["median"]) == ("test_loader", "batched", 0, 0.01)
+
+
+def test_loader_ladder_ratios_to_the_floor_and_scan_of_the_same_run(frames):
+    table = tables.loader_ladder(frames[0])
+    assert list(zip(table["pipeline"], table["workers"])) == [("seed", 0), ("seed", 1), ("seed", 2), ("batched", 0)]
+    seed = table.iloc[0]
+    assert (seed.backend, seed.loader_s, seed.loader_iqr_s, seed.epoch_s) == ("cpu", 2.0, 0.4, 3.0)
+    assert (seed.loader_x_floor, seed.epoch_x_floor) == (2.0, 3.0)  # floor 1.0 s
+    assert (seed.loader_x_scan, seed.epoch_x_scan) == pytest.approx((2.0 / 1.5, 3.0 / 1.5))  # scan 1.5 s
+    assert list(table["loader_best"]) == ["", "", "", tables.BEST]
+    assert list(table["epoch_best"]) == ["", "", "", tables.BEST]
+    assert table["epoch_s"].isna().tolist() == [False, True, True, False]  # no training epoch with workers here
+    assert tables.best_workers(frames[0]) == {"seed": 2}
+
+
+def test_the_best_is_marked_with_those_its_quartiles_overlap():
+    medians, q1, q3 = pd.Series([1.5, 1.25, 2.0]), pd.Series([1.35, 1.125, 1.8]), pd.Series([1.65, 1.375, 2.2])
+    assert list(tables._mark_best(medians, q1, q3)) == [tables.TIED, tables.BEST, ""]
 
 
 def test_pipeline_ladder(frames):
@@ -70,7 +92,7 @@ def test_cli_summary_saves_a_new_file_each_time(tmp_path, capsys):
     assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
     assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Best DataLoader worker count here: 2" in out and "pipeline scan" in out
+    assert "Fastest worker count for input alone: seed 2" in out and "pipeline scan" in out
     saved = sorted(p.name for p in tmp_path.iterdir())
     assert saved == ["bench-20261201T100000-cpu-2.json", "bench-20261201T100000-cpu.json"]
     assert json.loads((tmp_path / saved[0]).read_text()) == json.loads(FIXTURE.read_text())

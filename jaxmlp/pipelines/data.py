@@ -93,21 +93,48 @@ class FlattenAndCast:
         return np.ravel(np.array(pic, dtype=np.float32))
 
 
-def make_loader(dataset, batch_size: int, workers: int = 0) -> NumpyLoader:
-    """The tutorial's loader: in order, no shuffling, the last batch kept even if smaller.
+class BatchReads(data.Dataset):
+    """A split read a batch at a time: the DataLoader hands `__getitems__` a batch's indices and gets back
+    ``(images (B, 784) float32, labels (B,) int64)``, the values that `FlattenAndCast` and the collate make one
+    sample at a time. ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets`` tensors, like torchvision's
+    `MNIST`."""
+
+    def __init__(self, dataset):
+        self.data = dataset.data
+        self.targets = dataset.targets
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, index: int):
+        images, labels = self.__getitems__([index])
+        return images[0], labels[0]
+
+    def __getitems__(self, indices):
+        index = torch.as_tensor(indices)
+        return self.data[index].reshape(len(index), -1).numpy().astype(np.float32), self.targets[index].numpy()
+
+
+def whole_batch(batch):
+    """The collate of `BatchReads`: its batch is already made."""
+    return batch
+
+
+def make_loader(dataset, batch_size: int, workers: int = 0, *, batch_reads: bool = False) -> data.DataLoader:
+    """The tutorial's loader (`NumpyLoader`): in order, no shuffling, the last batch kept even if smaller.
 
     With workers, they are spawned (forking a process that runs JAX can deadlock)
-    and persistent, so their start-up is paid once rather than every epoch.
+    and persistent, so their start-up is paid once rather than every epoch. With
+    ``batch_reads``, a plain `DataLoader` reads the same batches a batch at a time
+    (`BatchReads`): what the per-sample ``__getitem__`` and collate cost, without
+    leaving PyTorch.
     """
-    if workers == 0:
-        return NumpyLoader(dataset, batch_size=batch_size)
-    return NumpyLoader(
-        dataset,
-        batch_size=batch_size,
-        num_workers=workers,
-        multiprocessing_context="spawn",
-        persistent_workers=True,
-    )
+    kwargs: dict = {}
+    if workers:
+        kwargs.update(num_workers=workers, multiprocessing_context="spawn", persistent_workers=True)
+    if batch_reads:
+        return data.DataLoader(BatchReads(dataset), batch_size=batch_size, collate_fn=whole_batch, **kwargs)
+    return NumpyLoader(dataset, batch_size=batch_size, **kwargs)
 
 
 # --- synthetic data ------------------------------------------------------------

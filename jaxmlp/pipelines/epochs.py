@@ -7,8 +7,10 @@ compute the same parameters; they differ only in how batches reach the step:
 
 - ``seed``: the tutorial as written: torch `DataLoader` batches (numpy), one-hot
   per batch, one jitted step per batch.
-- ``grain``: the same with Grain's `DataLoader` (`jaxmlp.pipelines.grain_input`)
-  over the split's arrays: the same batches.
+- ``seed_batched``: the same DataLoader reading a batch at a time
+  (`jaxmlp.pipelines.data.BatchReads`): no per-sample ``__getitem__`` and collate.
+- ``grain``: the same with Grain (`jaxmlp.pipelines.grain_input`) over the
+  split's arrays: the same batches.
 - ``batched``: the split converted to arrays once; batches are slices of them.
 - ``prefetch``: like ``batched``, but a background thread `device_put`s batches
   ahead of the step (``depth`` in flight).
@@ -33,7 +35,7 @@ import numpy as np
 
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
-from jaxmlp.registry import PIPELINES
+from jaxmlp.registry import LOADER_PIPELINES, PIPELINES, WORKER_PIPELINES
 
 
 class CompiledStep:
@@ -226,25 +228,42 @@ def as_arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
     return images, np.asarray(dataset.targets).astype(np.int32)
 
 
-class _SeedEpoch(Epoch):
-    def __init__(self, dataset, batch_size, step_size, workers):
-        from jaxmlp.pipelines.data import make_loader  # torch stays out of the other pipelines
+class ArraySlices:
+    """The ``batched`` pipeline's input alone: in-order batches ``(images, labels)`` sliced from the arrays."""
 
-        super().__init__("seed", len(dataset), batch_size, step_size)
-        self.loader = make_loader(dataset, batch_size, workers)
+    def __init__(self, images: np.ndarray, labels: np.ndarray, batch_size: int):
+        self.images, self.labels, self.batches = images, labels, slices(len(images), batch_size)
 
-    def __call__(self, params, progress=None):
-        return seed_epoch(params, _wrap(progress, self.loader, self.n_steps), self.step)
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        return ((self.images[s], self.labels[s]) for s in self.batches)
 
 
-class _GrainEpoch(Epoch):
-    """The tutorial's epoch with Grain's DataLoader in place of torch's: the same batches, one-hot per batch."""
+def make_loader(pipeline: str, dataset, batch_size: int, workers: int = 0) -> Iterable:
+    """The loader of a `LOADER_PIPELINES` pipeline over ``dataset``: an iterable, once per epoch, of the
+    tutorial's batches ``(images (B, 784) float32, labels (B,))`` on the host. ``workers`` applies to the
+    `WORKER_PIPELINES` (torch's or Grain's worker processes, spawned)."""
+    if pipeline in ("seed", "seed_batched"):
+        from jaxmlp.pipelines import data  # torch stays out of the other pipelines
 
-    def __init__(self, dataset, batch_size, step_size, workers):
-        from jaxmlp.pipelines.grain_input import make_loader
+        return data.make_loader(dataset, batch_size, workers, batch_reads=pipeline == "seed_batched")
+    if pipeline == "grain":
+        from jaxmlp.pipelines import grain_input
 
-        super().__init__("grain", len(dataset), batch_size, step_size)
-        self.loader = make_loader(*as_arrays(dataset), batch_size, workers)
+        return grain_input.make_loader(*as_arrays(dataset), batch_size, workers)
+    if pipeline == "batched":
+        return ArraySlices(*as_arrays(dataset), batch_size)
+    raise ValueError(f"pipeline {pipeline!r} has no loader: choose one of {', '.join(LOADER_PIPELINES)}")
+
+
+class _LoaderEpoch(Epoch):
+    """The tutorial's epoch: host batches from a loader (`make_loader`), one-hot per batch, one step each."""
+
+    def __init__(self, pipeline, dataset, batch_size, step_size, workers):
+        super().__init__(pipeline, len(dataset), batch_size, step_size)
+        self.loader = make_loader(pipeline, dataset, batch_size, workers)
 
     def __call__(self, params, progress=None):
         return seed_epoch(params, _wrap(progress, self.loader, self.n_steps), self.step)
@@ -316,13 +335,11 @@ def make_epoch(
 ) -> Epoch:
     """The epoch of ``pipeline`` over ``dataset`` (a split like torchvision's `MNIST`).
 
-    ``workers`` applies to ``seed`` and ``grain`` only (their loaders' worker processes); ``device`` to the
+    ``workers`` applies to the `WORKER_PIPELINES` only (their loaders' worker processes); ``device`` to the
     array pipelines (where their batches go; JAX's default device if None).
     """
-    if pipeline == "seed":
-        return _SeedEpoch(dataset, batch_size, step_size, workers)
-    if pipeline == "grain":
-        return _GrainEpoch(dataset, batch_size, step_size, workers)
+    if pipeline in WORKER_PIPELINES:
+        return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers)
     images, labels = as_arrays(dataset)
     device = device or jax.devices()[0]
     kinds = {"batched": _BatchedEpoch, "prefetch": _PrefetchEpoch, "scan": _ScanEpoch}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, TRAIN_EPOCH
+from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, TRAIN_EPOCH, WORKER_PIPELINES
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,11 @@ def validate_config(config: TrainConfig) -> TrainConfig:
         raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
     if config.pipeline not in PIPELINES:
         raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
+    if config.workers and config.pipeline not in WORKER_PIPELINES:
+        raise JaxmlpError(
+            f"--workers {config.workers}: the {config.pipeline} pipeline has no loader workers; "
+            f"use --workers 0, or a pipeline with them ({', '.join(WORKER_PIPELINES)})"
+        )
     return config
 
 

@@ -99,7 +99,7 @@ def _quantile(ordered: Sequence[float], q: float) -> float:
 class BenchmarkRow:
     """One benchmark of a pytest-benchmark file: its full name, parameters, extra facts and statistics."""
 
-    name: str  # as pytest writes it: test_epoch[cpu-scan]
+    name: str  # as pytest writes it: test_epoch[cpu-scan-0]
     group: str | None
     params: Mapping[str, Any]
     extra_info: Mapping[str, Any]
@@ -113,8 +113,8 @@ class BenchmarkRow:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> BenchmarkRow:
         stats = doc.get("stats")
-        return cls(name=str(doc.get("name", "")), group=doc.get("group"), params=dict(doc.get("params") or {}),
-                   extra_info=dict(doc.get("extra_info") or {}),
+        name, params = _current_name(str(doc.get("name", "")), dict(doc.get("params") or {}))
+        return cls(name=name, group=doc.get("group"), params=params, extra_info=dict(doc.get("extra_info") or {}),
                    stats=Stats.from_json(stats) if isinstance(stats, Mapping) else None)  # fmt: skip
 
     def to_json(self) -> JSON:
@@ -123,6 +123,22 @@ class BenchmarkRow:
         return {"name": self.name, "fullname": fullname, "group": self.group,
                 "params": dict(self.params), "extra_info": dict(self.extra_info),
                 "stats": None if self.stats is None else self.stats.to_json()}  # fmt: skip
+
+
+def _current_name(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An older file's benchmark under its name and parameters now (`registry.RENAMED`, `Benchmark.defaults`):
+    ``test_arrays`` is ``test_loader[batched-0]``, ``test_loader[2]`` is ``test_loader[seed-2]``."""
+    was = registry.benchmark_id(name)
+    bench, fixed = registry.RENAMED.get(was) or (registry.BY_ID.get(was), {})
+    if bench is None:
+        return name, params
+    missing = {key: value for key, value in {**bench.defaults, **fixed}.items() if key not in params}
+    if not missing:
+        return name, params
+    params = {**params, **missing}
+    if not set(bench.params) <= set(params):  # not a row as pytest writes them: left as it is
+        return name, params
+    return bench.name(*(params[key] for key in bench.params)), params
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from jaxmlp import registry
@@ -71,22 +72,61 @@ def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-@shows(registry.LOADER, registry.ARRAYS)
-def loader_by_workers(df: pd.DataFrame) -> pd.DataFrame:
-    """Median epoch of input alone per worker count (and for arrays sliced once)."""
-    loader, arrays = query(df, registry.LOADER), query(df, registry.ARRAYS)
-    rows: list[dict[str, Any]] = [
-        {"input": f"NumpyLoader, {int(r['workers'])} workers", "workers": int(r["workers"]), "epoch_s": r["median"],
-         "first_epoch_s": r["first_epoch_seconds"]} for r in loader.sort_values("workers").to_dict("records")
-    ]  # fmt: skip
-    rows += [{"input": "arrays sliced", "workers": None, "epoch_s": r["median"], "first_epoch_s": None}
-             for r in arrays.to_dict("records")]  # fmt: skip
-    return pd.DataFrame(rows, columns=["input", "workers", "epoch_s", "first_epoch_s"])
+LADDER_KEYS = ["backend", "pipeline", "workers"]
+LADDER_COLUMNS = [*LADDER_KEYS, "loader_s", "loader_iqr_s", "loader_x_floor", "loader_x_scan", "loader_best",
+                  "epoch_s", "epoch_iqr_s", "epoch_x_floor", "epoch_x_scan", "epoch_best"]  # fmt: skip
+BEST, TIED = "best", "~best"
 
 
-def best_workers(df: pd.DataFrame) -> int | None:
+def _mark_best(medians: pd.Series, q1: pd.Series, q3: pd.Series) -> pd.Series:
+    """``best`` for the smallest median; ``~best`` where the quartile range overlaps the best's (so the two cannot
+    be told apart in this run); else empty."""
+    marks = pd.Series("", index=medians.index, dtype=object)
+    if medians.notna().any():
+        best = int(np.nanargmin(medians.to_numpy(dtype=float)))
+        marks[(q1 <= q3.iloc[best]) & (q3 >= q1.iloc[best])] = TIED
+        marks.iloc[best] = BEST
+    return marks
+
+
+def _rung_columns(rows: pd.DataFrame, name: str, floor: float, scan: float) -> pd.DataFrame:
+    part = rows.set_index(["pipeline", "workers"])
+    return pd.DataFrame({f"{name}_s": part["median"], f"{name}_iqr_s": part["iqr"],
+                         f"{name}_x_floor": part["median"] / floor, f"{name}_x_scan": part["median"] / scan,
+                         f"{name}_best": _mark_best(part["median"], part["q1"], part["q3"])})  # fmt: skip
+
+
+@shows(registry.LOADER)
+def loader_ladder(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend, each loader pipeline by worker count: its input alone (``loader``, host only) and its training
+    epoch (``epoch``), median and IQR in seconds, each as times the compute floor and times the ``scan`` epoch
+    measured in the same run; the fastest of each column marked, with those it cannot be told from."""
+    loader, epochs = query(df, registry.LOADER), query(df, registry.EPOCH)
+    frames = []
+    for backend in sorted(epochs["backend"].unique()) if len(epochs) else [None]:
+        mine = epochs[epochs["backend"] == backend] if backend is not None else epochs
+        floor = float(mine.get("floor_seconds", pd.Series(dtype=float)).median())
+        scan = float(mine.loc[mine["pipeline"] == "scan", "median"].median()) if len(mine) else float("nan")
+        fed = mine[mine["pipeline"].isin(registry.LOADER_PIPELINES)] if len(mine) else mine
+        parts = [_rung_columns(rows, name, floor, scan) for name, rows in (("loader", loader), ("epoch", fed))
+                 if len(rows)]  # fmt: skip
+        if parts:
+            frames.append(pd.concat(parts, axis="columns").reset_index().assign(backend=backend))
+    if not frames:
+        return pd.DataFrame(columns=LADDER_COLUMNS)
+    out = pd.concat(frames, ignore_index=True).reindex(columns=LADDER_COLUMNS)
+    order = {p: i for i, p in enumerate(registry.LOADER_PIPELINES)}
+    out = out.sort_values(LADDER_KEYS, key=lambda c: c.map(order) if c.name == "pipeline" else c)
+    return out.fillna({"loader_best": "", "epoch_best": ""}).reset_index(drop=True)
+
+
+def best_workers(df: pd.DataFrame) -> dict[str, int]:
+    """Each loader pipeline with workers, and its worker count with the fastest input alone."""
     loader = query(df, registry.LOADER)
-    return None if loader.empty else int(loader.sort_values("median")["workers"].to_numpy()[0])
+    if loader.empty:
+        return {}
+    with_workers = loader[loader["pipeline"].isin(registry.WORKER_PIPELINES)].sort_values("median")
+    return {str(p): int(rows["workers"].iloc[0]) for p, rows in with_workers.groupby("pipeline", sort=False)}
 
 
 @shows(registry.MATMUL)
