@@ -73,6 +73,10 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
                 "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
                 "--logdir", str(ROOT / layout.TRACES_DIR), "--backend", backends, *_data_args(), env=env,
             )  # fmt: skip
+    # Data-parallel scaling over the GPUs (on the CPU: `nox -s bench-scaling`); with one GPU it runs N = 1, saying so.
+    if backends == "gpu":
+        session.run("python", "-m", "jaxmlp", "scaling", "--backend", "gpu", "--out", str(REPORTS), *_data_args(),
+                    env=env)  # fmt: skip
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS), env=env)
 
 
@@ -103,6 +107,15 @@ def bench_gpu(session: nox.Session) -> None:
             "run `nox -s bench` for the CPU"
         )
     _bench(session, backends="gpu", extra="cuda")
+
+
+@nox.session(name="bench-scaling")
+def bench_scaling(session: nox.Session) -> None:
+    """Data-parallel scaling of the sharded pipeline on 1, 2, 4, 8 simulated CPU devices, a fresh process each
+    (`-- --devices 1 2`, any `jaxmlp scaling` option); writes reports/scaling-*.json and a new report."""
+    session.install("-e", ".")
+    session.run("python", "-m", "jaxmlp", "scaling", "--out", str(REPORTS), *(session.posargs or _data_args()))
+    session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS))
 
 
 @nox.session

@@ -78,9 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--pipeline",
         choices=registry.PIPELINES,
         default=defaults.pipeline,
-        help="how batches reach the step: the tutorial's DataLoader (seed), Grain's (grain), array slices (batched), "
-        "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan) "
-        "(default: %(default)s)",
+        help="how batches reach the step: the tutorial's DataLoader (seed), the same a batch at a time (seed_batched), "
+        "Grain (grain), array slices (batched), slices put on the device by a background thread (prefetch), one "
+        "lax.scan per epoch (scan), that scan data-parallel over every device (sharded) (default: %(default)s)",
+    )
+    train.add_argument(
+        "--processes",
+        type=_integer,
+        default=1,
+        help="sharded only: start this many local processes joined by jax.distributed on 127.0.0.1, each with its "
+        "own devices (default: %(default)s)",
     )
     train.add_argument("--json", metavar="PATH", help="write per-epoch records to this NEW JSON file")
     train.add_argument(
@@ -159,6 +166,22 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
     compare.set_defaults(run=run_compare)
 
+    from jaxmlp.measure import scaling
+
+    scale = commands.add_parser(
+        "scaling",
+        help="data-parallel scaling: the sharded epoch, step and compile time for 1, 2, 4, 8 devices",
+        description="Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
+        "replicated) for each device count N, each in a fresh process: on the CPU N simulated devices "
+        f"({scaling.FORCE_DEVICES}=N, sharing this machine's cores), on a GPU machine the first N GPUs.",
+    )
+    scale.add_argument("--devices", type=_integer, nargs="+", help="device counts (default: 1 2 4 8 on the CPU; "
+                       "1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
+    scale.add_argument("--backend", choices=registry.BACKENDS, default="cpu", help="default: %(default)s")
+    scaling.add_worker_arguments(scale)
+    scale.add_argument("--out", default=layout.RESULTS_DIR, help="results folder (default: %(default)s)")
+    scale.set_defaults(run=run_scaling)
+
     from jaxmlp.measure import sweep
 
     sweeping = commands.add_parser(
@@ -218,7 +241,23 @@ def _config(args: argparse.Namespace):
     return validate_config(TrainConfig(**given))
 
 
+def _train_args(config, json_path: str | None, progress: bool | None) -> list[str]:
+    """The ``jaxmlp train`` arguments that give ``config`` (for the processes of a distributed run)."""
+    import dataclasses
+
+    args = ["train"]
+    for key, value in dataclasses.asdict(config).items():
+        option = f"--{key.replace('_', '-')}"
+        if isinstance(value, bool):
+            args += [option] if value else []
+        elif value is not None:
+            args += [option, str(value)]
+    args += ["--json", json_path] if json_path else []
+    return args + ([] if progress is None else ["--progress" if progress else "--no-progress"])
+
+
 def run_train(args: argparse.Namespace) -> int:
+    from jaxmlp.pipelines import distributed
     from jaxmlp.pipelines.train import steady_state_seconds, to_rows, train
 
     config = _config(args)
@@ -226,7 +265,12 @@ def run_train(args: argparse.Namespace) -> int:
         from jaxmlp.results.store import check_new_path
 
         check_new_path(args.json)  # fail before training, not after
+    joined = distributed.rank()
+    if config.processes > 1 and joined is None:  # start the processes, rank 0 writes the results
+        return distributed.launch([_train_args(config, args.json if i == 0 else None, args.progress)
+                                   for i in range(config.processes)])  # fmt: skip
     _cpu_only_if_asked(config.backend)
+    distributed.initialize()
 
     import numpy as np
 
@@ -250,7 +294,13 @@ def run_train(args: argparse.Namespace) -> int:
             print(f"Training set accuracy {np.float32(r.train_accuracy)!s}")
             print(f"Test set accuracy {np.float32(r.test_accuracy)!s}", flush=True)
 
-    result = train(config, datasets, on_start=on_start, on_epoch=on_epoch, progress=_progress_bar(args.progress))
+    try:
+        result = train(config, datasets, on_start=on_start, on_epoch=on_epoch, progress=_progress_bar(args.progress))
+    except Exception as e:  # in a distributed run, a peer that stops breaks the collectives of the others
+        if joined is None or isinstance(e, JaxmlpError):
+            raise
+        said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise JaxmlpError(f"process {joined[0]} of {joined[1]} stopped: {said[-300:]}") from None
     records = result.records
     last = records[-1]
     steady = steady_state_seconds(records)
@@ -310,7 +360,7 @@ def run_profile(args: argparse.Namespace) -> int:
         )
         print(f"jaxmlp profile: {datasets.label}; {device.platform} ({device.device_kind}); pipeline {config.pipeline}")
         result = capture(epoch, params, steps=args.steps, logdir=Path(args.logdir))
-    unit = "epochs (one scan each)" if config.pipeline == "scan" else "steps"
+    unit = "epochs (one scan each)" if config.pipeline in registry.ONE_PROGRAM else "steps"
     print(f"Traced {result.steps} {unit} in {result.seconds:0.2f} sec into {result.run_dir}")
     for xplane in result.xplanes:
         s = capture_summary(xplane)
@@ -396,6 +446,32 @@ def _warn_skipped(skipped, command: str) -> None:
     """One line on stderr for each file a folder held that is not a result (never modified)."""
     for s in skipped:
         print(s.line(f"jaxmlp {command}"), file=sys.stderr)
+
+
+def run_scaling(args: argparse.Namespace) -> int:
+    from jaxmlp.measure import scaling
+    from jaxmlp.report import text_summary
+    from jaxmlp.results.frames import benchmark_rows
+    from jaxmlp.results.store import ResultsStore
+
+    visible = scaling.visible_devices(args.backend)
+    devices = tuple(args.devices or scaling.default_devices(args.backend, visible))
+    if any(n < 1 for n in devices) or args.epochs < 2 or args.calls < 2:
+        raise JaxmlpError("--devices must be 1 or more, --epochs and --calls at least 2 (the first call is apart)")
+    if args.backend == "gpu" and max(devices) > visible:
+        raise JaxmlpError(f"--devices {max(devices)} asks for more GPUs than the {visible} visible: choose at most "
+                          f"{visible}")  # fmt: skip
+    if args.backend == "gpu" and visible == 1:
+        print("jaxmlp scaling: one GPU visible: N = 1 only (scaling needs more than one GPU)")
+    options = [f"--{k.replace('_', '-')}={v}" for k, v in (("dataset", args.dataset), ("data_dir", args.data_dir),
+               ("limit", args.limit), ("epochs", args.epochs), ("calls", args.calls)) if v is not None]  # fmt: skip
+    print(f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), a fresh "
+          f"process each; {registry.dataset_label(args.dataset)}", flush=True)  # fmt: skip
+    document = scaling.run_scaling(devices, args.backend, options, progress=lambda line: print(line, flush=True))
+    rows, _ = benchmark_rows(document)
+    print(text_summary(rows))
+    print(f"Saved {ResultsStore(args.out).save(document)}")
+    return 0
 
 
 def run_summary(args: argparse.Namespace) -> int:

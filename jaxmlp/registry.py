@@ -13,9 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-PIPELINES = ("seed", "seed_batched", "grain", "batched", "prefetch", "scan")
+PIPELINES = ("seed", "seed_batched", "grain", "batched", "prefetch", "scan", "sharded")
 """How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
-DataLoader reading a batch at a time, Grain, array slices, a prefetching thread, one ``lax.scan`` per epoch."""
+DataLoader reading a batch at a time, Grain, array slices, a prefetching thread, one ``lax.scan`` per epoch, and that
+scan data-parallel over every device (``jax.sharding``)."""
+
+ONE_PROGRAM = ("scan", "sharded")
+"""The pipelines whose epoch is one program (no host loop over batches): for the profiler, one step is one epoch."""
 
 WORKER_PIPELINES = ("seed", "seed_batched", "grain")
 """The pipelines whose loader has worker processes (``--workers``)."""
@@ -40,7 +44,7 @@ SYNTHETIC = "synthetic"
 SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
 """How every output marks numbers measured on the generated set."""
 
-PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload")
+PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices")
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 
 
@@ -89,11 +93,15 @@ SWEEP_STEADY = Benchmark(
 SWEEP_FIRST = Benchmark("sweep_first", "jaxmlp/measure/sweep.py", ("workload",))  # the first call after compiling
 SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/measure/sweep.py", ("workload",))
 
+SCALING_EPOCH = Benchmark("scaling_epoch", "jaxmlp/measure/scaling.py", ("backend", "devices"))  # sharded epoch
+SCALING_STEP = Benchmark("scaling_step", "jaxmlp/measure/scaling.py", ("backend", "devices"))  # sharded step
+SCALING = (SCALING_EPOCH, SCALING_STEP)
+
 SWEEP = (SWEEP_STEADY, SWEEP_FIRST, SWEEP_COMPILE)
 SWEEP_COMPARED = (SWEEP_STEADY,)
 """The sweep's benchmarks that each version is tested against the previous one on."""
 
-ALL = (*BENCH, TRAIN_EPOCH, *SWEEP)
+ALL = (*BENCH, TRAIN_EPOCH, *SWEEP, *SCALING)
 BY_ID = {b.id: b for b in ALL}
 
 RENAMED: Mapping[str, tuple[Benchmark, Mapping[str, object]]] = MappingProxyType(

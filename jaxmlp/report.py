@@ -64,6 +64,15 @@ LOADER_CAPTION = (
 )
 
 
+SCALING_CAPTION = (
+    "Data-parallel scaling of the sharded pipeline (median s; speedup and efficiency against N = 1 of the same run)"
+)
+SCALING_READING = (
+    "On the CPU the N devices are simulated (--xla_force_host_platform_device_count) and share the same cores: "
+    "this measures the overhead of the sharded program and its all-reduce, not a speed-up; on N GPUs it is one."
+)
+
+
 # --- the terminal summary of one benchmark file -----------------------------------------------------------------
 
 
@@ -86,6 +95,7 @@ def text_summary(df: pd.DataFrame) -> str:
         (LOADER_CAPTION, tables.loader_ladder(df)),
         ("The floor's matmul (2048^3, float32)", tables.matmul_rate(df)),
         ("Epoch ladder (median s; x_floor = times the compute floor)", ladder),
+        (SCALING_CAPTION, tables.scaling_table(df)),
     ):
         if not table.empty:
             parts.append(f"{title}\n{table.to_string(**fmt)}")
@@ -201,6 +211,20 @@ def plot_ladder(ladder: pd.DataFrame) -> str:
     return _png(fig)
 
 
+def plot_scaling(table: pd.DataFrame) -> str:
+    """One backend's scaling: speed-up and efficiency against N (log 2), the ideal line dashed."""
+    fig, ax = _figure()
+    devices = table["devices"].astype(int)
+    ax.plot(devices, table["speedup"], marker="o", label="epoch speed-up over N = 1")
+    ax.plot(devices, table["efficiency"], marker="s", label="efficiency (speed-up / N)")
+    ax.plot(devices, devices, color="grey", linestyle="--", label="ideal speed-up")
+    ax.set(xscale="log", yscale="log", xlabel="devices N", title=f"Data-parallel scaling ({table['backend'].iloc[0]})")
+    ax.minorticks_off()
+    ax.set_xticks(list(devices), [str(n) for n in devices])
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
 def plot_cpu_gpu(table: pd.DataFrame) -> str:
     fig, ax = _figure()
     positions = range(len(table))
@@ -285,6 +309,15 @@ def benchmark_section(rows: pd.DataFrame) -> ReportSection:
         found.append(Table("Epoch ladder (median s; x_floor = times the compute floor)", ladder))
         plots += [Plot(f"Pipeline ladder with the floor ({b})", plot_ladder(p)) for b, p in ladder.groupby("backend")]
     return ReportSection("Benchmarks", describe(tables.environment(rows)), tuple(found), tuple(plots))
+
+
+def scaling_section(rows: pd.DataFrame) -> ReportSection:
+    """One `jaxmlp scaling` file: its table, a plot per backend, and how to read them."""
+    table = tables.scaling_table(rows)
+    plots = tuple(Plot(f"Data-parallel scaling ({b})", plot_scaling(p)) for b, p in table.groupby("backend")
+                  if "speedup" in p)  # fmt: skip
+    note = f"{describe(tables.environment(rows))}. {SCALING_READING}"
+    return ReportSection("Scaling", note, (Table(SCALING_CAPTION, table),), plots)
 
 
 def cpu_vs_gpu_section(runs_by_file: dict[str, pd.DataFrame]) -> ReportSection:
@@ -388,7 +421,8 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     """The report's content. ``traces`` are `jaxmlp.measure.traces.capture_summary` results; paths are shown relative to
     ``folder``."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
-    sections = [benchmark_section(rows) for rows in runs_by_file.values()]
+    sections = [scaling_section(rows) if tables.is_scaling(rows) else benchmark_section(rows)
+                for rows in runs_by_file.values()]  # fmt: skip
     sections.append(cpu_vs_gpu_section(runs_by_file))
     sections += training_section(results.runs)
     sections += sweep_sections(results, folder)

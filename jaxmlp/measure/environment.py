@@ -16,15 +16,16 @@ from jaxmlp.registry import BACKENDS
 
 
 def select_device(backend: str | None):
-    """The first device of ``backend`` ("cpu", "gpu"), or JAX's default device when None."""
+    """This process's first device of ``backend`` ("cpu", "gpu"), or of JAX's default backend when None (in a
+    `jax.distributed` run, the first device this process owns)."""
     import jax
 
     if backend is None:
-        return jax.devices()[0]
+        return jax.local_devices()[0]
     if backend not in BACKENDS:
         raise JaxmlpError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     try:
-        return jax.devices(backend)[0]
+        return jax.local_devices(backend=backend)[0]
     except RuntimeError:
         if backend == "gpu":
             raise JaxmlpError(

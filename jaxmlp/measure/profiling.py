@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import jax
 
+from jaxmlp.registry import ONE_PROGRAM
 from jaxmlp.results import layout
 from jaxmlp.results.store import new_dir
 
@@ -56,7 +57,7 @@ def run_steps(epoch, params, steps: int, wrap) -> tuple[object, int]:
     """Run ``steps`` steps of ``epoch`` (over as many epochs as it takes); ``wrap(batches, limit, done)``."""
     done = 0
     while done < steps:
-        if epoch.pipeline == "scan":  # one program per epoch: the epoch is the step
+        if epoch.pipeline in ONE_PROGRAM:  # one program per epoch: the epoch is the step
             with jax.profiler.StepTraceAnnotation(STEP_NAME, step_num=done), jax.profiler.TraceAnnotation("compute"):
                 params = epoch(params)
             done += 1
@@ -83,7 +84,7 @@ def capture(epoch, params, *, steps: int, logdir: Path, warmup_steps: int = 3) -
     Each traced step waits for its result, so step times in TensorBoard are real step times.
     """
     epoch.compile(params)
-    params, _ = run_steps(epoch, params, min(warmup_steps, 1 if epoch.pipeline == "scan" else warmup_steps),
+    params, _ = run_steps(epoch, params, min(warmup_steps, 1 if epoch.pipeline in ONE_PROGRAM else warmup_steps),
                           lambda batches, limit, _done: limited(batches, limit))  # fmt: skip
     run_dir = new_run_dir(Path(logdir), epoch.pipeline)
     # Each traced step waits for its own result, so that a step's time in the trace is the time the step

@@ -16,6 +16,10 @@ compute the same parameters; they differ only in how batches reach the step:
   ahead of the step (``depth`` in flight).
 - ``scan``: the whole epoch as ONE jitted `lax.scan` over device-resident
   batches: one dispatch per epoch.
+- ``sharded``: the scan epoch data-parallel over a 1-D mesh of devices (every
+  device JAX sees, in every process of a `jax.distributed` run): each full batch
+  split along its batch axis, params replicated, the scan jitted with explicit
+  shardings, so XLA all-reduces the gradients; the smaller last batch replicated.
 
 An epoch returns the new params once they are ready on the device, so a clock
 may stop right after it.
@@ -34,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmlp.compat import compiled_facts, cost_analysis
+from jaxmlp.errors import JaxmlpError
 from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
 from jaxmlp.registry import LOADER_PIPELINES, PIPELINES, WORKER_PIPELINES
 
@@ -204,6 +209,10 @@ class Epoch:
         """What XLA says about the programs this epoch runs (the step at full batch size)."""
         return self.step.facts(self.batch_size)
 
+    def local(self, params: Params) -> Params:
+        """Params this process can evaluate on its own device (the sharded epoch's are spread over a mesh)."""
+        return params
+
     def __call__(self, params: Params, progress: Callable | None = None) -> Params:
         """One epoch; returns once the new params are ready.
 
@@ -298,23 +307,34 @@ class _ScanEpoch(_ArrayEpoch):
         n_full = self.n_samples // self.batch_size
         cut = n_full * self.batch_size
         shape = (n_full, self.batch_size)
-        self.xs = jax.device_put(self.images[:cut].reshape(*shape, -1), self.device)
-        self.ys = jax.device_put(self.targets[:cut].reshape(*shape, -1), self.device)
+        self.xs = self._batches(self.images[:cut].reshape(*shape, -1))
+        self.ys = self._batches(self.targets[:cut].reshape(*shape, -1))
         self.remainder = None
         if cut < self.n_samples:
-            self.remainder = jax.device_put((self.images[cut:], self.targets[cut:]), self.device)
+            self.remainder = (self._whole(self.images[cut:]), self._whole(self.targets[cut:]))
         self.scan = None
+        self.last_step: Callable | None = None  # the smaller last batch's step, where not `step`
+
+    def _batches(self, array: np.ndarray):
+        """The epoch's full batches ``(S, B, ...)`` on the device(s)."""
+        return jax.device_put(array, self.device)
+
+    def _whole(self, array: np.ndarray):
+        return jax.device_put(array, self.device)
+
+    def _compile_scan(self, params):
+        return scan_steps.lower(params, self.xs, self.ys, self.step_size).compile()
 
     def compile(self, params):
         seconds = super().compile(params)
         start = time.perf_counter()
-        self.scan = scan_steps.lower(params, self.xs, self.ys, self.step_size).compile()
+        self.scan = self._compile_scan(params)
         return seconds + time.perf_counter() - start
 
     def __call__(self, params, progress=None):
         if self.scan is None:
             self.compile(params)
-        return scan_epoch(params, self.xs, self.ys, self.remainder, self._run_scan, self.step)
+        return scan_epoch(params, self.xs, self.ys, self.remainder, self._run_scan, self.last_step or self.step)
 
     def facts(self):
         scan = {} if self.scan is None else compiled_facts(self.scan)
@@ -322,6 +342,88 @@ class _ScanEpoch(_ArrayEpoch):
 
     def _run_scan(self, params, xs, ys):
         return self.scan(params, xs, ys, self.step_size)
+
+
+MESH_AXIS = "data"
+"""The one axis of the sharded pipeline's mesh: the batch is split along it."""
+
+
+def check_divides(batch_size: int, n_devices: int) -> None:
+    """A batch splits evenly over the devices, or a `JaxmlpError` naming both numbers."""
+    if batch_size % n_devices:
+        raise JaxmlpError(
+            f"--batch-size {batch_size} does not split evenly over {n_devices} devices: choose a multiple of "
+            f"{n_devices} (e.g. {max(n_devices, batch_size // n_devices * n_devices)})"
+        )
+
+
+class _ShardedEpoch(_ScanEpoch):
+    """The scan epoch, data-parallel: a `Mesh` of ``devices`` (default: all of ``device``'s platform, across
+    processes); each full batch sharded along its batch axis, params and the smaller last batch replicated; the
+    scan and the last step jitted with those shardings (XLA all-reduces the gradients). Built from the whole
+    split on every process: each process places only its own devices' shards."""
+
+    def __init__(self, pipeline, images, labels, batch_size, step_size, device, devices=None):
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        self.devices = list(devices or jax.devices(device.platform))  # every process's, in a distributed run
+        check_divides(batch_size, len(self.devices))
+        self.mesh = Mesh(np.array(self.devices), (MESH_AXIS,))
+        self.replicated = NamedSharding(self.mesh, PartitionSpec())
+        self.by_batch = NamedSharding(self.mesh, PartitionSpec(None, MESH_AXIS))
+        super().__init__(pipeline, images, labels, batch_size, step_size, device)
+
+    @staticmethod
+    def _placed(array: np.ndarray, sharding):
+        return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
+
+    def _batches(self, array):
+        return self._placed(array, self.by_batch)
+
+    def _whole(self, array):
+        return self._placed(array, self.replicated)
+
+    def replicate(self, params: Params) -> Params:
+        """``params`` replicated over the mesh (those from the previous epoch already are)."""
+        if all(getattr(leaf, "sharding", None) == self.replicated for leaf in jax.tree_util.tree_leaves(params)):
+            return params
+        return jax.tree_util.tree_map(lambda leaf: self._placed(np.asarray(leaf), self.replicated), params)
+
+    def local(self, params: Params) -> Params:
+        """This process's copy of replicated ``params`` (host arrays), for evaluating and saving."""
+        return jax.tree_util.tree_map(lambda leaf: np.asarray(leaf.addressable_data(0)), params)
+
+    def sharded_step(self, params: Params) -> tuple[Callable, tuple]:
+        """One full batch's data-parallel SGD step: (the step jitted with its shardings, its arguments: params
+        replicated, the first batch split along its rows)."""
+        from jax.sharding import NamedSharding, PartitionSpec
+
+        rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))
+        x, y = (self._placed(a[: self.batch_size], rows) for a in (self.images, self.targets))
+        rep = self.replicated
+        step = jax.jit(sgd_update, in_shardings=(rep, rows, rows, rep), out_shardings=rep)
+        return step, (self.replicate(params), x, y, self.step_size)
+
+    def _compile_scan(self, params):
+        params = self.replicate(params)
+        rep, batches = self.replicated, self.by_batch
+        scan = jax.jit(_scan_steps, in_shardings=(rep, batches, batches, rep), out_shardings=rep)
+        if self.remainder is not None:
+            last = jax.jit(sgd_update, in_shardings=rep, out_shardings=rep)
+            tail = last.lower(params, *self.remainder, self.step_size).compile()
+            self.last_step = lambda p, x, y: tail(p, x, y, self.step_size)
+        return scan.lower(params, self.xs, self.ys, self.step_size).compile()
+
+    def compile(self, params):
+        """The sharded programs' compile time. The one-device step is compiled too, untimed: its cost analysis
+        gives the epoch's FLOPs (the sharded epoch never runs it)."""
+        self.step.compile(params, self.sizes)
+        start = time.perf_counter()
+        self.scan = self._compile_scan(params)
+        return time.perf_counter() - start
+
+    def __call__(self, params, progress=None):
+        return super().__call__(self.replicate(params), progress)
 
 
 def make_epoch(
@@ -341,8 +443,8 @@ def make_epoch(
     if pipeline in WORKER_PIPELINES:
         return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers)
     images, labels = as_arrays(dataset)
-    device = device or jax.devices()[0]
-    kinds = {"batched": _BatchedEpoch, "prefetch": _PrefetchEpoch, "scan": _ScanEpoch}
+    device = device or jax.local_devices()[0]
+    kinds = {"batched": _BatchedEpoch, "prefetch": _PrefetchEpoch, "scan": _ScanEpoch, "sharded": _ShardedEpoch}
     if pipeline not in kinds:
         raise ValueError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")
     return kinds[pipeline](pipeline, images, labels, batch_size, step_size, device)

@@ -28,6 +28,7 @@ class TrainConfig:
     seed: int = 0
     backend: str | None = None  # None: JAX's default device
     pipeline: str = "seed"
+    processes: int = 1  # sharded only: local processes joined by jax.distributed (`jaxmlp.pipelines.distributed`)
 
 
 def validate_config(config: TrainConfig) -> TrainConfig:
@@ -46,6 +47,11 @@ def validate_config(config: TrainConfig) -> TrainConfig:
         raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
     if config.pipeline not in PIPELINES:
         raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
+    if config.processes < 1:
+        raise JaxmlpError(f"--processes must be at least 1, got {config.processes}")
+    if config.processes > 1 and config.pipeline != "sharded":
+        raise JaxmlpError(f"--processes {config.processes} needs --pipeline sharded (the data-parallel pipeline); "
+                          f"the {config.pipeline} pipeline runs in one process")  # fmt: skip
     if config.workers and config.pipeline not in WORKER_PIPELINES:
         raise JaxmlpError(
             f"--workers {config.workers}: the {config.pipeline} pipeline has no loader workers; "
@@ -142,8 +148,9 @@ def train(
                 start = time.perf_counter()
                 params = run_epoch(params, progress)  # returns once params are ready
                 seconds = time.perf_counter() - start
-            train_eval = evaluate(params, *splits["train"])
-            test_eval = evaluate(params, *splits["test"])
+            here = run_epoch.local(params)  # this process's copy, on its device
+            train_eval = evaluate(here, *splits["train"])
+            test_eval = evaluate(here, *splits["test"])
             train_loss = _finite_or_none(train_eval.loss)
             diverged = train_loss is None
             record = EpochRecord(
@@ -163,7 +170,7 @@ def train(
                 on_epoch(record)
             if diverged:
                 break
-    return TrainResult(params, records, meta)
+    return TrainResult(run_epoch.local(params), records, meta)
 
 
 def steady_state_seconds(records: list[EpochRecord]) -> float:

@@ -23,6 +23,7 @@ TRAIN = "train"  # a `jaxmlp train --json` file: train-<time>-<dataset>-<pipelin
 SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>[-flags<i>].json and cells.json
 BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder per probe, probe-<n>/
 DETECTOR = "detector"  # detector trials: detector-<time>/trials.json
+SCALING = "scaling"  # `jaxmlp scaling`: scaling-<time>-<backend>.json (a pytest-benchmark file)
 REPORT = "report"  # a rendered report: report-<time>/
 
 TRIALS_FILE = "trials.json"

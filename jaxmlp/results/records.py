@@ -156,6 +156,11 @@ class BenchmarkDocument:
         return bool(self.metadata.get("sweep"))
 
     @property
+    def is_scaling(self) -> bool:
+        """Written by `jaxmlp scaling` (`jaxmlp.measure.scaling`)."""
+        return bool(self.metadata.get("scaling"))
+
+    @property
     def backends(self) -> tuple[str, ...]:
         return tuple(sorted({str(b.extra_info["backend"]) for b in self.benchmarks if b.extra_info.get("backend")}))
 

@@ -126,7 +126,8 @@ def new_dir(parent: Path, name: str) -> Path:
 def document_name(document: Document) -> str:
     """The file name `layout` gives a new document."""
     if isinstance(document, BenchmarkDocument):
-        return layout.name(layout.BENCH, document.datetime, "-".join(document.backends) or "host", suffix=".json")
+        kind = layout.SCALING if document.is_scaling else layout.BENCH
+        return layout.name(kind, document.datetime, "-".join(document.backends) or "host", suffix=".json")
     if isinstance(document, TrainDocument):
         first = document.records[0] if document.records else {}
         return layout.name(layout.TRAIN, first.get("timestamp"), first.get("dataset"), first.get("config_pipeline"),

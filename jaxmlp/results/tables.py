@@ -144,6 +144,12 @@ STEP_GEMMS = "the step's matmuls alone"
 PIPELINE_RUNG = "pipeline "
 
 
+def rung_name(pipeline: object, workers: object = 0) -> str:
+    """A pipeline's rung in the epoch ladder: ``pipeline seed``, ``pipeline seed, 2 workers``."""
+    without = workers is None or workers is pd.NA or workers == 0
+    return f"{PIPELINE_RUNG}{pipeline}" + ("" if without else f", {workers} workers")
+
+
 @shows(registry.EPOCH, registry.STEP_GEMMS)
 def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
     """Per backend: the compute floor, the step's matmuls alone, then each pipeline, slowest last."""
@@ -155,7 +161,7 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         rows.append({"backend": backend, "rung": FLOOR, "epoch_s": float(epochs["floor_seconds"].median())})
         rows += [{"backend": backend, "rung": STEP_GEMMS, "epoch_s": r.median}
                  for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
-        rows += [{"backend": backend, "rung": f"{PIPELINE_RUNG}{r.pipeline}", "epoch_s": r.median,
+        rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers), "epoch_s": r.median,
                   "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
                  for r in epochs.sort_values("median").itertuples()]  # fmt: skip
     out = pd.DataFrame(rows, columns=["backend", "rung", "epoch_s", "samples_per_s", "compile_s"])
@@ -171,7 +177,7 @@ def ladder_headlines(ladder: pd.DataFrame) -> list[dict[str, Any]]:
     for backend, rungs in ladder.groupby("backend"):
         pipelines = rungs[rungs["rung"].str.startswith(PIPELINE_RUNG)]
         if len(pipelines):
-            seed = pipelines[pipelines["rung"] == f"{PIPELINE_RUNG}seed"]
+            seed = pipelines[pipelines["rung"] == rung_name("seed")]
             out.append({"backend": backend, "fastest": pipelines.iloc[0], "seed": seed.iloc[0] if len(seed) else None})
     return out
 
@@ -219,6 +225,33 @@ def cpu_vs_gpu(runs_by_file: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, 
     table["cpu_over_gpu"] = table["cpu_s"] / table["gpu_s"]
     cpu, gpu = environment(newest["cpu"]), environment(newest["gpu"])
     return table.reset_index(), {key: (cpu[key], gpu[key]) for key in CPU_GPU_DIFFER if cpu[key] != gpu[key]}
+
+
+def is_scaling(run: pd.DataFrame) -> bool:
+    """Whether one file's rows are a `jaxmlp scaling` run."""
+    return bool(len(run)) and bool(run["test"].isin([b.id for b in registry.SCALING]).all())
+
+
+@shows(registry.SCALING_EPOCH, registry.SCALING_STEP)
+def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and device count N: the sharded epoch and step (median, IQR), the epoch's compile time, the
+    speed-up over N = 1 of the same run and the efficiency (speed-up / N), and the params' largest relative
+    difference from the one-device scan epoch."""
+    epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
+    if epochs.empty:
+        return pd.DataFrame()
+    e = epochs.set_index(["backend", "devices"]).sort_index()
+    out = pd.DataFrame({"epoch_s": e["median"], "epoch_iqr_s": e["iqr"], "compile_s": e["compile_seconds"]})
+    if len(steps):
+        st = steps.set_index(["backend", "devices"])
+        out = out.join(pd.DataFrame({"step_ms": st["median"] * 1e3, "step_iqr_ms": st["iqr"] * 1e3}))
+    out["max_rel_diff"] = e["max_relative_difference"]
+    out = out.reset_index()
+    ones = out[out["devices"] == 1].set_index("backend")["epoch_s"].to_dict()
+    if ones:
+        out.insert(5, "speedup", out["backend"].map(ones) / out["epoch_s"])
+        out.insert(6, "efficiency", out["speedup"] / out["devices"].astype(float))
+    return out
 
 
 # --- training runs --------------------------------------------------------------------------------------------

@@ -1,0 +1,189 @@
+"""The sharded pipeline (data-parallel over a mesh, jax.sharding): the same params as one device, on 2 simulated
+CPU devices in fresh processes and in 2 processes joined by jax.distributed on 127.0.0.1; scaling rows and table."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jaxmlp import registry
+from jaxmlp.measure import scaling
+from jaxmlp.pipelines.epochs import check_divides
+from jaxmlp.results import tables
+from jaxmlp.results.frames import benchmark_rows
+from jaxmlp.results.records import ProcessResult, WorkloadTimes
+
+FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does
+
+
+def run(args, devices=1, **kwargs):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300,
+                          env=scaling.worker_environment(devices, "cpu"), **kwargs)  # fmt: skip
+
+
+def test_two_simulated_devices_compute_the_one_device_params():
+    done = run(["-m", "jaxmlp.measure.scaling", "worker", "--devices", "2", "--dataset", "synthetic",
+                "--limit", "2000", "--epochs", "2", "--calls", "3"], devices=2)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = ProcessResult.from_json(json.loads(done.stdout.splitlines()[-1]))
+    meta = result.metadata
+    assert meta["devices"] == 2 and "--xla_force_host_platform_device_count=2" in meta["xla_flags"]
+    assert 0 <= meta["max_relative_difference"] < FEW_STEPS  # measured here: about 1e-7
+    assert meta["steps"] == 16 and meta["samples"] == 2000  # 15 full batches sharded, the last (80) replicated
+    epoch, step = result.workloads["epoch"], result.workloads["step"]
+    assert epoch.compile_seconds > 0 and len(epoch.call_seconds) == 1 and len(step.call_seconds) == 2
+
+
+HALVES = """
+import jax, numpy as np
+from jax import random
+from jaxmlp import model
+from jaxmlp.pipelines.epochs import as_arrays, make_epoch, slices
+from jaxmlp.pipelines.mnist import load_arrays
+
+train, _ = load_arrays("synthetic", None, 18432)  # a set where one epoch's reduction-order change grows to ~1e-3
+params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+sharded = make_epoch("sharded", train)(params)
+images, labels = as_arrays(train)
+targets = np.asarray(model.one_hot(labels, 10))
+
+
+@jax.jit
+def halves(p, x, y):  # one device, the batch's gradient summed as two halves: the all-reduce's order on 2 devices
+    g = [jax.grad(model.loss)(p, x[i * 64 : i * 64 + 64], y[i * 64 : i * 64 + 64]) for i in (0, 1)]
+    return [(w - 0.01 * (a[0] + b[0]) / 2, c - 0.01 * (a[1] + b[1]) / 2) for (w, c), a, b in zip(p, *g)]
+
+
+p = params
+for s in slices(len(images), 128):
+    p = halves(p, images[s], targets[s])
+scan = make_epoch("scan", train)(params)
+def diff(a, b):
+    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / np.max(np.abs(np.asarray(y))))
+               for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)))
+print(diff(sharded, p), diff(sharded, scan))
+"""
+
+
+def test_the_sharded_epoch_differs_from_one_device_only_by_the_order_of_the_sum():
+    """Two devices against one: over a whole epoch the difference can grow to 1e-3, but one device that sums each
+    batch's gradient in two halves (the order the all-reduce over 2 devices uses) computes the same params."""
+    done = run(["-c", HALVES], devices=2)
+    assert done.returncode == 0, done.stderr
+    to_halves, to_scan = map(float, done.stdout.split())
+    assert to_halves < 1e-6 and 1e-4 < to_scan < scaling.TOLERANCE
+
+
+def test_a_batch_that_does_not_split_over_the_devices_is_one_line():
+    done = run(["-m", "jaxmlp", "train", "--pipeline", "sharded", "--dataset", "synthetic", "--batch-size", "127",
+                "--epochs", "1", "--backend", "cpu"], devices=2)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "jaxmlp train: error: --batch-size 127 does not split evenly over 2 devices: choose a multiple of 2 (e.g. 126)"
+    )
+    with pytest.raises(Exception, match="--batch-size 100 does not split evenly over 8 devices"):
+        check_divides(100, 8)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--processes", "2"], "--processes 2 needs --pipeline sharded"),
+        (["--pipeline", "sharded", "--processes", "0"], "--processes must be at least 1, got 0"),
+    ],
+)
+def test_impossible_process_counts(args, said):
+    done = run(["-m", "jaxmlp", "train", "--dataset", "synthetic", *args])
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
+
+
+def train_records(tmp_path, processes):
+    out = tmp_path / f"train-{processes}.json"
+    done = run(["-m", "jaxmlp", "train", "--pipeline", "sharded", "--processes", str(processes), "--dataset",
+                "synthetic", "--epochs", "1", "--backend", "cpu", "--json", str(out)])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())["records"], done.stdout
+
+
+def test_two_processes_joined_by_jax_distributed_train_like_one(tmp_path):
+    one, _ = train_records(tmp_path, 1)
+    two, stdout = train_records(tmp_path, 2)
+    assert stdout.count("Epoch 0 in") == 1  # rank 0 speaks; the other is quiet
+    assert list(tmp_path.iterdir()) and len(list(tmp_path.glob("train-2*.json"))) == 1  # rank 0 wrote it
+    assert (two[0]["config_processes"], one[0]["config_processes"]) == (2, 1)
+    # A whole epoch (469 steps): the reduction order's change grows (scaling.TOLERANCE); measured 2.4e-5 here.
+    assert two[0]["train_loss"] == pytest.approx(one[0]["train_loss"], rel=1e-3)
+    assert two[0]["test_loss"] == pytest.approx(one[0]["test_loss"], rel=1e-3)
+    assert abs(two[0]["train_accuracy"] - one[0]["train_accuracy"]) <= 1e-3
+
+
+def children(pid):
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in found]
+
+
+def process_id(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+    return int(env.get(b"JAXMLP_PROCESS_ID", b"-1"))
+
+
+def test_a_process_that_dies_stops_the_others(tmp_path):
+    launcher = subprocess.Popen([sys.executable, "-m", "jaxmlp", "train", "--pipeline", "sharded", "--processes", "2",
+                                 "--dataset", "synthetic", "--epochs", "1000", "--backend", "cpu"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=scaling.worker_environment(1, "cpu"))  # fmt: skip
+    try:
+        for line in launcher.stdout:  # training has begun on both processes
+            if line.startswith("Epoch 0 in"):
+                break
+        ranks = {process_id(pid): pid for pid in children(launcher.pid)}
+        assert set(ranks) == {0, 1}
+        os.kill(ranks[1], signal.SIGKILL)
+        start = time.monotonic()
+        code = launcher.wait(timeout=60)
+        waited = time.monotonic() - start
+        err = launcher.stderr.read()
+    finally:
+        launcher.kill()
+    assert code == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == (
+        "jaxmlp train: error: process 1 of 2 was killed by signal 9; stopped the others"
+    )
+    assert waited < 15  # the launcher noticed at once, not after a timeout
+    assert not os.path.exists(f"/proc/{ranks[0]}") or Path(f"/proc/{ranks[0]}/stat").read_text().split()[2] == "Z"
+
+
+def fake(devices, epoch_s, step_s):
+    meta = {"backend": "cpu", "device_kind": "cpu", "devices": devices, "dataset": "synthetic", "samples": 1000,
+            "steps": 8, "batch_size": 128, "flops": 1e9, "max_relative_difference": 1e-7, "commit": "abc",
+            "xla_flags": f"{scaling.FORCE_DEVICES}={devices}"}  # fmt: skip
+    return ProcessResult(meta, {"epoch": WorkloadTimes.of(2.0, [epoch_s * 1.5, epoch_s, epoch_s * 1.1, epoch_s * 0.9]),
+                                "step": WorkloadTimes.of(0.5, [step_s, step_s, step_s])})  # fmt: skip
+
+
+def test_scaling_rows_and_table():
+    rows = [row for n, e in ((1, 1.0), (2, 0.8), (4, 1.0)) for row in scaling.rows_of(fake(n, e, e / 100))]
+    assert [r.name for r in rows[:2]] == ["scaling_epoch[cpu-1]", "scaling_step[cpu-1]"]
+    assert {registry.benchmark_id(r.name) for r in rows} == {b.id for b in registry.SCALING}
+    from jaxmlp.results.records import BenchmarkDocument
+
+    frame, _ = benchmark_rows(BenchmarkDocument(tuple(rows), {"scaling": True}, "2026-12-03T00:00:00", "abc"))
+    table = tables.scaling_table(frame).set_index("devices")
+    assert table.loc[1, "epoch_s"] == pytest.approx(1.0) and table.loc[2, "speedup"] == pytest.approx(1.25)
+    assert table.loc[4, "efficiency"] == pytest.approx(0.25) and table.loc[2, "step_ms"] == pytest.approx(8.0)
+    assert table.loc[2, "compile_s"] == 2.0 and table.loc[2, "max_rel_diff"] == 1e-7
+    assert tables.is_scaling(frame)
+
+
+def test_default_device_counts():
+    assert scaling.default_devices("cpu", 8) == (1, 2, 4, 8)
+    assert scaling.default_devices("gpu", 1) == (1,) and scaling.default_devices("gpu", 6) == (1, 2, 4)
+    env = scaling.worker_environment(4, "cpu", {"XLA_FLAGS": "--xla_foo=1 --xla_force_host_platform_device_count=2"})
+    assert env["XLA_FLAGS"] == "--xla_foo=1 --xla_force_host_platform_device_count=4" and env["JAX_PLATFORMS"] == "cpu"
+    assert scaling.worker_environment(2, "gpu", {})["CUDA_VISIBLE_DEVICES"] == "0,1"
