@@ -89,6 +89,7 @@ def pytest_configure(config):
             )
     config.jaxmlp_backends = chosen
     config.jaxmlp_sizes = SIZES[config.getoption("--size")]
+    config.jaxmlp_metadata = environment.metadata()  # now, before the run: the commit (and its state) measured
 
 
 def pipelines_and_workers(pipelines, workers) -> list[tuple[str, int]]:
@@ -115,7 +116,7 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
-    meta = environment.metadata()
+    meta = dict(config.jaxmlp_metadata)
     meta["size"] = config.getoption("--size")
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
     machine_info[METADATA_KEY] = meta

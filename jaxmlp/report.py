@@ -85,7 +85,8 @@ def text_summary(df: pd.DataFrame) -> str:
         parts.append(
             f"jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
             f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
-            f"size {first['size']}; data: {registry.dataset_label(datasets)}"
+            + (f"size {first['size']}; " if pd.notna(first.get("size")) else "")
+            + f"data: {registry.dataset_label(datasets)}"
         )
     fmt: dict[str, Any] = {"float_format": lambda x: f"{x:,.3g}", "index": False, "na_rep": "-"}
     ladder = tables.pipeline_ladder(df)

@@ -3,6 +3,7 @@ CPU devices in fresh processes and in 2 processes joined by jax.distributed on 1
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -187,3 +188,26 @@ def test_default_device_counts():
     env = scaling.worker_environment(4, "cpu", {"XLA_FLAGS": "--xla_foo=1 --xla_force_host_platform_device_count=2"})
     assert env["XLA_FLAGS"] == "--xla_foo=1 --xla_force_host_platform_device_count=4" and env["JAX_PLATFORMS"] == "cpu"
     assert scaling.worker_environment(2, "gpu", {})["CUDA_VISIBLE_DEVICES"] == "0,1"
+
+
+def test_jaxmlp_scaling_writes_a_results_file_the_report_shows(tmp_path):
+    done = run(["-m", "jaxmlp", "scaling", "--devices", "1", "2", "--dataset", "synthetic", "--limit", "1024",
+                "--epochs", "2", "--calls", "2", "--out", str(tmp_path)])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("N = 1: epoch ") and lines[2].startswith("N = 2: epoch ")
+    (saved,) = tmp_path.glob("scaling-*-cpu.json")
+    assert f"Saved {saved}" in done.stdout and "SYNTHETIC" in done.stdout
+    done = run(["-m", "jaxmlp", "report", "--results", str(tmp_path), "--out", str(tmp_path / "report")])
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert "## Scaling" in md and "not a speed-up" in md and "| cpu | 2 |" in md
+    assert "alt='Data-parallel scaling (cpu)'" in (tmp_path / "report" / "index.html").read_text()
+
+
+def test_scaling_refuses_impossible_settings():
+    done = run(["-m", "jaxmlp", "scaling", "--devices", "0"])
+    assert done.returncode == 2 and "--devices must be 1 or more" in done.stderr and "Traceback" not in done.stderr
+    if shutil.which("nvidia-smi") is None:
+        done = run(["-m", "jaxmlp", "scaling", "--backend", "gpu"])
+        assert done.returncode == 2 and "no NVIDIA GPU is visible" in done.stderr and "use --backend cpu" in done.stderr
