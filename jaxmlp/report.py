@@ -177,8 +177,9 @@ def plot_loader_ladder(table: pd.DataFrame) -> str:
     """One backend's loader ladder: input alone and the training epoch per loader and worker count (median, bars to
     the quartiles), the scan epoch and the compute floor as lines."""
     fig, ax = _figure()
+    fig.set_figheight(max(3.6, 0.3 * len(table) + 1.6))
     labels = [
-        f"{p}, {w} workers" if p in registry.WORKER_PIPELINES else p
+        f"{p}, {w} worker{'' if w == 1 else 's'}" if p in registry.WORKER_PIPELINES else p
         for p, w in zip(table["pipeline"], table["workers"])
     ]
     positions = range(len(table))
@@ -196,7 +197,7 @@ def plot_loader_ladder(table: pd.DataFrame) -> str:
     ax.set(
         xscale="log", xlabel="median seconds an epoch", title=f"Loader ladder ({table['backend'].iloc[0] or 'host'})"
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)  # below: it hides no bar
     return _png(fig)
 
 

@@ -145,9 +145,10 @@ PIPELINE_RUNG = "pipeline "
 
 
 def rung_name(pipeline: object, workers: object = 0) -> str:
-    """A pipeline's rung in the epoch ladder: ``pipeline seed``, ``pipeline seed, 2 workers``."""
-    without = workers is None or workers is pd.NA or workers == 0
-    return f"{PIPELINE_RUNG}{pipeline}" + ("" if without else f", {workers} workers")
+    """A pipeline's rung in the epoch ladder: ``pipeline seed``, ``pipeline seed, 1 worker``."""
+    if workers is None or workers is pd.NA or workers == 0:
+        return f"{PIPELINE_RUNG}{pipeline}"
+    return f"{PIPELINE_RUNG}{pipeline}, {workers} worker{'' if workers == 1 else 's'}"
 
 
 @shows(registry.EPOCH, registry.STEP_GEMMS)
