@@ -57,7 +57,7 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     args = [a for a in args if a not in ("--full", "--preinstalled", "--profile")]
     env = {"PYTHONPATH": str(ROOT)} if preinstalled else {}
     if not preinstalled:
-        session.install("-e", f".[{extra}]" if extra else ".")
+        session.install("-e", f".[{','.join(e for e in (extra, 'hf') if e)}]")  # hf: the hf pipeline's package
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
     raw.unlink(missing_ok=True)
     session.run(

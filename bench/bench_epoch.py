@@ -7,7 +7,7 @@ from benchutil import max_relative_difference, measure
 from jax import random
 
 from jaxmlp import model
-from jaxmlp.pipelines.epochs import as_arrays, make_epoch, slices
+from jaxmlp.pipelines.epochs import as_arrays, make_epoch, missing_package, slices
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +23,8 @@ def reference_epoch(datasets, device):
 
 
 def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, reference_epoch, pipeline, workers):
+    if why := missing_package(pipeline):
+        pytest.skip(why)
     benchmark.group = f"epoch: batch 128, {backend}"
     with jax.default_device(device):
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))

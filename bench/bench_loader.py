@@ -8,7 +8,7 @@ import pytest
 from benchutil import measure
 
 from jaxmlp import registry
-from jaxmlp.pipelines.epochs import as_arrays, make_loader, slices
+from jaxmlp.pipelines.epochs import as_arrays, make_loader, missing_package, slices
 
 PIPELINES = registry.LOADER_PIPELINES
 
@@ -28,6 +28,8 @@ def split(datasets):
 
 
 def test_loader(benchmark, sizes, split, pipeline, workers):
+    if why := missing_package(pipeline):
+        pytest.skip(why)
     benchmark.group = "loader: one epoch, batch 128"
     start = time.perf_counter()
     loader = make_loader(pipeline, split, batch_size=128, workers=workers)

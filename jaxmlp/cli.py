@@ -79,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=registry.PIPELINES,
         default=defaults.pipeline,
         help="how batches reach the step: the tutorial's DataLoader (seed), the same a batch at a time (seed_batched), "
-        "Grain (grain), array slices (batched), slices put on the device by a background thread (prefetch), one "
-        "lax.scan per epoch (scan), that scan data-parallel over every device (sharded) (default: %(default)s)",
+        "Grain (grain), Hugging Face datasets (hf), array slices (batched), slices put on the device by a background "
+        "thread (prefetch), one lax.scan per epoch (scan), that scan data-parallel over every device (sharded) "
+        "(default: %(default)s)",
     )
     train.add_argument(
         "--processes",

@@ -13,10 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-PIPELINES = ("seed", "seed_batched", "grain", "batched", "prefetch", "scan", "sharded")
+PIPELINES = ("seed", "seed_batched", "grain", "hf", "batched", "prefetch", "scan", "sharded")
 """How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
-DataLoader reading a batch at a time, Grain, array slices, a prefetching thread, one ``lax.scan`` per epoch, and that
-scan data-parallel over every device (``jax.sharding``)."""
+DataLoader reading a batch at a time, Grain, Hugging Face datasets (an in-memory Arrow table), array slices, a
+prefetching thread, one ``lax.scan`` per epoch, and that scan data-parallel over every device (``jax.sharding``)."""
+
+OPTIONAL: Mapping[str, tuple[str, str]] = MappingProxyType({"hf": ("datasets", "hf")})
+"""Pipelines whose package is optional: the module they import, and the jaxmlp extra that installs it."""
 
 ONE_PROGRAM = ("scan", "sharded")
 """The pipelines whose epoch is one program (no host loop over batches): for the profiler, one step is one epoch."""
@@ -24,7 +27,7 @@ ONE_PROGRAM = ("scan", "sharded")
 WORKER_PIPELINES = ("seed", "seed_batched", "grain")
 """The pipelines whose loader has worker processes (``--workers``)."""
 
-LOADER_PIPELINES = (*WORKER_PIPELINES, "batched")
+LOADER_PIPELINES = (*WORKER_PIPELINES, "hf", "batched")
 """The pipelines whose input is measured alone (`bench_loader.py`): the loaders of the ladder, and array slicing."""
 
 SWEEP_PIPELINES = ("batched", "scan")

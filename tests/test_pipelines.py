@@ -8,17 +8,16 @@ from jax import random
 from jaxmlp import model
 from jaxmlp.pipelines import data
 from jaxmlp.pipelines.epochs import (
-    LOADER_PIPELINES,
-    PIPELINES,
-    WORKER_PIPELINES,
     CompiledStep,
     _device_batches,
     as_arrays,
     batch_sizes,
     make_epoch,
     make_loader,
+    missing_package,
     slices,
 )
+from jaxmlp.registry import LOADER_PIPELINES, PIPELINES, WORKER_PIPELINES
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +50,8 @@ def max_relative_difference(a, b):
 
 @pytest.mark.parametrize("pipeline", PIPELINES)
 def test_every_pipeline_computes_the_reference_epoch(pipeline, split, params, by_hand):
+    if why := missing_package(pipeline):
+        pytest.skip(why)
     epoch = make_epoch(pipeline, split, batch_size=128)
     assert epoch.compile(params) > 0
     assert epoch.n_steps == 8 and epoch.sizes == [128, 104]
@@ -133,6 +134,8 @@ def test_unknown_pipeline(split):
 @pytest.mark.parametrize("pipeline", LOADER_PIPELINES)
 def test_every_loader_yields_the_tutorials_batches(pipeline, split):
     """The input alone (what bench_loader.py times): the same images and labels, batch by batch, in order."""
+    if why := missing_package(pipeline):
+        pytest.skip(why)
     images, labels = as_arrays(split)
     batches = list(make_loader(pipeline, split, 128))
     assert len(batches) == 8
@@ -161,3 +164,14 @@ def test_loader_workers_are_spawned_and_feed_the_same_batches(pipeline):
 def test_loader_without_one(split):
     with pytest.raises(ValueError, match="pipeline 'scan' has no loader"):
         make_loader("scan", split, 128)
+
+
+def test_a_pipeline_whose_package_is_missing_says_how_to_install_it(split, monkeypatch):
+    from jaxmlp.errors import JaxmlpError
+    from jaxmlp.pipelines import epochs
+
+    monkeypatch.setattr(epochs, "OPTIONAL", {"hf": ("no_such_package_here", "hf")})
+    assert missing_package("hf") == "the hf pipeline needs the no_such_package_here package: pip install 'jaxmlp[hf]'"
+    assert missing_package("seed") is None
+    with pytest.raises(JaxmlpError, match=r"pip install 'jaxmlp\[hf\]'"):
+        make_epoch("hf", split)

@@ -211,3 +211,15 @@ def test_scaling_refuses_impossible_settings():
     if shutil.which("nvidia-smi") is None:
         done = run(["-m", "jaxmlp", "scaling", "--backend", "gpu"])
         assert done.returncode == 2 and "no NVIDIA GPU is visible" in done.stderr and "use --backend cpu" in done.stderr
+
+
+def test_the_profile_of_the_sharded_epoch_shows_its_all_reduce(tmp_path):
+    """`jaxmlp profile --pipeline sharded` on 2 simulated devices: the collective is among the top operations."""
+    done = run(["-m", "jaxmlp", "profile", "--pipeline", "sharded", "--steps", "1", "--dataset", "synthetic",
+                "--backend", "cpu", "--logdir", str(tmp_path)], devices=2)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    from jaxmlp.measure.traces import capture_summary
+
+    (xplane,) = tmp_path.glob("sharded-*/plugins/profile/*/*.xplane.pb")
+    ops = capture_summary(xplane).top_ops
+    assert ops["op"].str.startswith("all-reduce").any(), ops

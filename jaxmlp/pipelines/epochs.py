@@ -11,6 +11,8 @@ compute the same parameters; they differ only in how batches reach the step:
   (`jaxmlp.pipelines.data.BatchReads`): no per-sample ``__getitem__`` and collate.
 - ``grain``: the same with Grain (`jaxmlp.pipelines.grain_input`) over the
   split's arrays: the same batches.
+- ``hf``: the same with Hugging Face ``datasets`` (`jaxmlp.pipelines.hf_input`):
+  an in-memory Arrow table of the split read with ``with_format("numpy")``.
 - ``batched``: the split converted to arrays once; batches are slices of them.
 - ``prefetch``: like ``batched``, but a background thread `device_put`s batches
   ahead of the step (``depth`` in flight).
@@ -40,7 +42,7 @@ import numpy as np
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
-from jaxmlp.registry import LOADER_PIPELINES, PIPELINES, WORKER_PIPELINES
+from jaxmlp.registry import LOADER_PIPELINES, OPTIONAL, PIPELINES
 
 
 class CompiledStep:
@@ -262,6 +264,10 @@ def make_loader(pipeline: str, dataset, batch_size: int, workers: int = 0) -> It
         from jaxmlp.pipelines import grain_input
 
         return grain_input.make_loader(*as_arrays(dataset), batch_size, workers)
+    if pipeline == "hf":
+        from jaxmlp.pipelines import hf_input
+
+        return hf_input.make_loader(*as_arrays(dataset), batch_size)
     if pipeline == "batched":
         return ArraySlices(*as_arrays(dataset), batch_size)
     raise ValueError(f"pipeline {pipeline!r} has no loader: choose one of {', '.join(LOADER_PIPELINES)}")
@@ -344,6 +350,18 @@ class _ScanEpoch(_ArrayEpoch):
         return self.scan(params, xs, ys, self.step_size)
 
 
+def missing_package(pipeline: str) -> str | None:
+    """Why ``pipeline`` cannot run here (its optional package is not installed, `registry.OPTIONAL`), or None."""
+    import importlib.util
+
+    if pipeline not in OPTIONAL:
+        return None
+    module, extra = OPTIONAL[pipeline]
+    if importlib.util.find_spec(module) is not None:
+        return None
+    return f"the {pipeline} pipeline needs the {module} package: pip install 'jaxmlp[{extra}]'"
+
+
 MESH_AXIS = "data"
 """The one axis of the sharded pipeline's mesh: the batch is split along it."""
 
@@ -358,15 +376,15 @@ def check_divides(batch_size: int, n_devices: int) -> None:
 
 
 class _ShardedEpoch(_ScanEpoch):
-    """The scan epoch, data-parallel: a `Mesh` of ``devices`` (default: all of ``device``'s platform, across
-    processes); each full batch sharded along its batch axis, params and the smaller last batch replicated; the
-    scan and the last step jitted with those shardings (XLA all-reduces the gradients). Built from the whole
-    split on every process: each process places only its own devices' shards."""
+    """The scan epoch, data-parallel: a `Mesh` of every device of ``device``'s platform (across processes, in a
+    `jax.distributed` run); each full batch sharded along its batch axis, params and the smaller last batch
+    replicated; the scan and the last step jitted with those shardings (XLA all-reduces the gradients). Built
+    from the whole split on every process: each process places only its own devices' shards."""
 
-    def __init__(self, pipeline, images, labels, batch_size, step_size, device, devices=None):
+    def __init__(self, pipeline, images, labels, batch_size, step_size, device):
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-        self.devices = list(devices or jax.devices(device.platform))  # every process's, in a distributed run
+        self.devices = jax.devices(device.platform)  # every process's, in a distributed run
         check_divides(batch_size, len(self.devices))
         self.mesh = Mesh(np.array(self.devices), (MESH_AXIS,))
         self.replicated = NamedSharding(self.mesh, PartitionSpec())
@@ -440,7 +458,7 @@ def make_epoch(
     ``workers`` applies to the `WORKER_PIPELINES` only (their loaders' worker processes); ``device`` to the
     array pipelines (where their batches go; JAX's default device if None).
     """
-    if pipeline in WORKER_PIPELINES:
+    if pipeline in LOADER_PIPELINES and pipeline != "batched":  # batched: its own epoch, one-hot once
         return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers)
     images, labels = as_arrays(dataset)
     device = device or jax.local_devices()[0]
