@@ -175,3 +175,28 @@ def test_a_pipeline_whose_package_is_missing_says_how_to_install_it(split, monke
     assert missing_package("seed") is None
     with pytest.raises(JaxmlpError, match=r"pip install 'jaxmlp\[hf\]'"):
         make_epoch("hf", split)
+
+
+TORCH_FREE = """
+import sys
+from jaxmlp.measure import scaling, sweep, workload
+from jaxmlp.pipelines import epochs, mnist
+
+train, _ = mnist.load_arrays("synthetic", None, 512)
+for pipeline in ("grain", "hf", "batched"):
+    if epochs.missing_package(pipeline) is None:
+        list(epochs.make_loader(pipeline, train, 128))
+for pipeline in ("scan", "sharded"):
+    epochs.make_epoch(pipeline, train)
+print(sorted(m for m in sys.modules if m.split(".")[0] == "torch"))
+"""
+
+
+def test_the_torch_free_pipelines_and_the_workers_never_import_torch():
+    """Grain, hf and the array pipelines, the sweep's and the scaling's workers run where torch is not installed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", TORCH_FREE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
