@@ -215,6 +215,9 @@ def _add_data_arguments(parser: argparse.ArgumentParser, defaults) -> None:
     )
     parser.add_argument("--download", action="store_true", help="let torchvision download MNIST into the data folder")
     parser.add_argument(
+        "--limit", type=_integer, default=defaults.limit, help="the first LIMIT training images only (default: all)"
+    )
+    parser.add_argument(
         "--dataset",
         choices=registry.DATASETS,
         default=defaults.dataset,
@@ -277,7 +280,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     from jaxmlp.pipelines.data import load_datasets
 
-    datasets = load_datasets(config.dataset, config.data_dir, config.download)
+    datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
 
     def on_start(meta: dict, compile_s: float) -> None:
         print(
@@ -341,7 +344,7 @@ def run_profile(args: argparse.Namespace) -> int:
     if args.steps <= 0:
         raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
     _cpu_only_if_asked(config.backend)
-    datasets = load_datasets(config.dataset, config.data_dir, config.download)
+    datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
     check_batch_size(config.batch_size, len(datasets.train))
 
     import jax

@@ -29,6 +29,12 @@ def run_cli(*args, timeout=240):
         (["--step-size=-0.1"], "--step-size must be a positive finite number, got -0.1"),
         (["--step-size", "nan"], "--step-size must be a positive finite number, got nan"),
         (["--workers", "-1"], "--workers must be 0 (load in the main process) or more, got -1"),
+        (["--limit", "0"], "--limit must be at least 1 (training images), got 0"),
+        (
+            ["--pipeline", "scan", "--workers", "2"],
+            "--workers 2: the scan pipeline has no loader workers; use "
+            "--workers 0, or a pipeline with them (seed, seed_batched, grain)",
+        ),
     ],
 )
 def test_impossible_settings(capsys, argv, message):
@@ -115,7 +121,7 @@ def test_one_epoch_on_synthetic_data_end_to_end(tmp_path):
     result = run_cli("train", "--dataset", "synthetic", "--epochs", "1", "--json", str(out))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert "synthetic (generated, NOT MNIST)" in lines[0]
+    assert "synthetic (generated; SYNTHETIC data, not MNIST)" in lines[0]
     assert lines[2].startswith("Epoch 0 in ") and lines[2].endswith(" sec")
     assert lines[3].startswith("Training set accuracy 0.9") and lines[4].startswith("Test set accuracy 0.9")
     assert "[SYNTHETIC data, not MNIST]" in lines[5]

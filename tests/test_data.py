@@ -57,7 +57,7 @@ def test_synthetic_is_deterministic_mnist_shaped_and_distinct_per_split():
 
 def test_synthetic_datasets_are_labelled():
     datasets = data.load_datasets("synthetic", synthetic_sizes=(100, 50))
-    assert datasets.name == "synthetic" and "NOT MNIST" in datasets.label
+    assert datasets.name == "synthetic" and "SYNTHETIC data, not MNIST" in datasets.label
     assert len(datasets.train) == 100 and len(datasets.test) == 50
 
 

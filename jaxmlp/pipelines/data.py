@@ -11,6 +11,7 @@ files (gzipped or not) is validated and prepared into torchvision's
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data modul
     resolve_data_dir,
     synthetic_arrays,
 )
+from jaxmlp.registry import SYNTHETIC, SYNTHETIC_LABEL
 
 # --- the tutorial's shim --------------------------------------------------------
 
@@ -175,8 +177,8 @@ class Datasets:
 
     @property
     def label(self) -> str:
-        if self.name == "synthetic":
-            return "synthetic (generated, NOT MNIST)"
+        if self.name == SYNTHETIC:
+            return f"{SYNTHETIC} ({self.source}; {SYNTHETIC_LABEL})"
         return f"mnist ({self.source})"
 
 
@@ -185,18 +187,30 @@ def load_datasets(
     data_dir: str | os.PathLike | None = None,
     download: bool = False,
     synthetic_sizes: Sequence[int] = (60000, 10000),
+    limit: int | None = None,
 ) -> Datasets:
-    """The train and test splits, with the tutorial's `FlattenAndCast` transform."""
+    """The train and test splits, with the tutorial's `FlattenAndCast` transform; with ``limit``, the first
+    ``limit`` training images only (the test split whole)."""
     if name == "synthetic":
         train_size, test_size = synthetic_sizes
-        return Datasets(
+        datasets = Datasets(
             "synthetic",
             "generated",
             SyntheticMNIST(True, train_size, FlattenAndCast()),
             SyntheticMNIST(False, test_size, FlattenAndCast()),
         )
-    if name != "mnist":
+    elif name != "mnist":
         raise JaxmlpError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}")
+    else:
+        datasets = _mnist(data_dir, download)
+    if limit is None or limit >= len(datasets.train):
+        return datasets
+    train = datasets.train
+    train.data, train.targets = train.data[:limit], train.targets[:limit]  # both splits index these
+    return dataclasses.replace(datasets, source=f"{datasets.source}, first {limit} training images")
+
+
+def _mnist(data_dir, download: bool) -> Datasets:
     from torchvision.datasets import MNIST
 
     folder = resolve_data_dir(data_dir)

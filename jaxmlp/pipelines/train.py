@@ -28,6 +28,7 @@ class TrainConfig:
     seed: int = 0
     backend: str | None = None  # None: JAX's default device
     pipeline: str = "seed"
+    limit: int | None = None  # the first LIMIT training images only (None: all)
     processes: int = 1  # sharded only: local processes joined by jax.distributed (`jaxmlp.pipelines.distributed`)
 
 
@@ -47,6 +48,8 @@ def validate_config(config: TrainConfig) -> TrainConfig:
         raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
     if config.pipeline not in PIPELINES:
         raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
+    if config.limit is not None and config.limit < 1:
+        raise JaxmlpError(f"--limit must be at least 1 (training images), got {config.limit}")
     if config.processes < 1:
         raise JaxmlpError(f"--processes must be at least 1, got {config.processes}")
     if config.processes > 1 and config.pipeline != "sharded":
