@@ -206,7 +206,7 @@ def load_datasets(
     if limit is None or limit >= len(datasets.train):
         return datasets
     train = datasets.train
-    train.data, train.targets = train.data[:limit], train.targets[:limit]  # both splits index these
+    train.data, train.targets = train.data[:limit], train.targets[:limit]  # what __getitem__ and __len__ read
     return dataclasses.replace(datasets, source=f"{datasets.source}, first {limit} training images")
 
 
