@@ -414,16 +414,21 @@ def run_compare(args: argparse.Namespace) -> int:
 
     if not (args.threshold >= 0 and 0 < args.alpha < 1):
         raise JaxmlpError("--threshold must be 0 or more and --alpha between 0 and 1")
-    baseline, new = _samples(args.baseline), _samples(args.new)
+    (baseline, before), (new, after) = _samples(args.baseline), _samples(args.new)
     table = compare_samples(baseline, new, args.threshold, args.alpha)
     if table.empty:
         raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
     print(compare_text(table, args.threshold, args.alpha))
+    if before != after:
+        print(f"jaxmlp compare: warning: {args.baseline} ({'; '.join(sorted(before))}) and {args.new} "
+              f"({'; '.join(sorted(after))}) come from different machines: their ratios compare the machines too",
+              file=sys.stderr)  # fmt: skip
     return 1 if args.fail_on_regression and (table["verdict"] == "regression").any() else 0
 
 
-def _samples(path: str) -> dict[str, list[float]]:  # for `jaxmlp compare`
-    """Raw samples by benchmark name from a pytest-benchmark file, or pooled from every one in a folder."""
+def _samples(path: str) -> tuple[dict[str, list[float]], set[str]]:  # for `jaxmlp compare`
+    """Raw samples by benchmark name from a pytest-benchmark file, or pooled from every one in a folder, and the
+    machines they were measured on (each as one line)."""
     from jaxmlp.results.records import BenchmarkDocument
     from jaxmlp.results.store import ResultsStore, read_benchmarks
 
@@ -436,6 +441,7 @@ def _samples(path: str) -> dict[str, list[float]]:  # for `jaxmlp compare`
         if not documents:
             raise JaxmlpError(f"{path}: no pytest-benchmark JSON files in this folder")
     pooled: dict[str, list[float]] = {}
+    machines = {", ".join(document.machine) for _, document in documents}
     for file, document in documents:
         try:
             samples = document.samples()
@@ -443,7 +449,7 @@ def _samples(path: str) -> dict[str, list[float]]:  # for `jaxmlp compare`
             raise JaxmlpError(f"{file}: {e}") from None
         for name, values in samples.items():
             pooled.setdefault(name, []).extend(values)
-    return pooled
+    return pooled, machines
 
 
 def _warn_skipped(skipped, command: str) -> None:

@@ -58,14 +58,15 @@ def test_ratio_and_its_interval():
     assert bootstrap_ratio_ci(base, new) == bootstrap_ratio_ci(base, new)  # seeded: reproducible
 
 
-def bench_file(path, medians: dict, save_data=True):
+def bench_file(path, medians: dict, save_data=True, machine=None):
     benchmarks = []
     for name, data in medians.items():
         stats = {"median": float(np.median(data)), "min": float(min(data)), "rounds": len(data)}
         if save_data:
             stats["data"] = [float(x) for x in data]
         benchmarks.append({"name": name, "group": "g", "params": {}, "extra_info": {}, "stats": stats})
-    path.write_text(json.dumps({"machine_info": {}, "benchmarks": benchmarks, "datetime": "2026-12-01T00:00:00"}))
+    info = {"jaxmlp": machine} if machine else {}
+    path.write_text(json.dumps({"machine_info": info, "benchmarks": benchmarks, "datetime": "2026-12-01T00:00:00"}))
     return path
 
 
@@ -78,6 +79,20 @@ def test_compare_cli_flags_and_exits(tmp_path, capsys):
     assert main(["compare", str(base), str(new), "--fail-on-regression"]) == 1
     assert main(["compare", str(base), str(base), "--fail-on-regression"]) == 0
     assert main(["compare", str(base), str(new), "--fail-on-regression", "--threshold", "0.5"]) == 0
+
+
+def test_compare_warns_when_the_two_sides_come_from_different_machines(tmp_path, capsys):
+    here = {"host": "vm", "cpu_model": "AMD EPYC", "cpu_affinity": 2, "jax": "0.8.3"}
+    base = bench_file(tmp_path / "base.json", {"epoch": timings(1.0, 6, 0.02, 0)}, machine=here)
+    same = bench_file(tmp_path / "same.json", {"epoch": timings(1.0, 6, 0.02, 1)}, machine={**here, "jax": "0.10.2"})
+    other = bench_file(tmp_path / "other.json", {"epoch": timings(1.0, 6, 0.02, 2)},
+                       machine={**here, "cpu_model": "Intel Xeon"})  # fmt: skip
+    assert main(["compare", str(base), str(same)]) == 0
+    assert capsys.readouterr().err == ""  # another jax on the same machine: what a comparison is for
+    assert main(["compare", str(base), str(other)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("jaxmlp compare: warning: ")
+    assert "cpu_model AMD EPYC" in err and "cpu_model Intel Xeon" in err and "compare the machines too" in err
 
 
 def test_compare_reads_folders_and_pools_their_samples(tmp_path, capsys):

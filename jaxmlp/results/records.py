@@ -141,6 +141,10 @@ def _current_name(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any
     return bench.name(*(params[key] for key in bench.params)), params
 
 
+MACHINE = ("host", "cpu_model", "cpu_affinity")
+"""The metadata that names the machine a benchmark ran on (the versions are what a comparison may vary)."""
+
+
 @dataclass(frozen=True)
 class BenchmarkDocument:
     """A pytest-benchmark JSON file: its benchmarks and the metadata that makes them comparable."""
@@ -186,6 +190,11 @@ class BenchmarkDocument:
         return {"machine_info": {"node": self.metadata.get("host"), METADATA_KEY: dict(self.metadata)},
                 "commit_info": {"id": self.commit}, "benchmarks": [b.to_json() for b in self.benchmarks],
                 "datetime": self.datetime, "version": "jaxmlp"}  # fmt: skip
+
+    @property
+    def machine(self) -> tuple[str, ...]:
+        """What the numbers were measured on (`MACHINE`): two documents whose machines differ compare them too."""
+        return tuple(f"{key} {self.metadata.get(key)}" for key in MACHINE)
 
     def samples(self) -> dict[str, list[float]]:
         """Raw samples by full benchmark name; a benchmark without them is a `JaxmlpError` saying how to get them."""
