@@ -33,7 +33,7 @@ def test_loader(benchmark, sizes, split, pipeline, workers):
     benchmark.group = "loader: one epoch, batch 128"
     start = time.perf_counter()
     loader = make_loader(pipeline, split, batch_size=128, workers=workers)
-    # The first epoch starts the workers (torch's persist; Grain starts them each epoch): timed on its own,
+    # The first epoch starts the workers (they persist, torch's and Grain's): timed on its own,
     # outside the rounds, and checked: the tutorial's batches, in order.
     images, labels = as_arrays(split)
     batches = list(loader)

@@ -200,3 +200,16 @@ def test_the_torch_free_pipelines_and_the_workers_never_import_torch():
     done = subprocess.run([sys.executable, "-c", TORCH_FREE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_grain_workers_persist_and_every_epoch_starts_at_batch_0(split):
+    """Grain's workers are started once; an epoch stopped early does not shift the next one."""
+    images, labels = as_arrays(split)
+    loader = make_loader("grain", split, 128, workers=1)
+    first = next(iter(loader))  # an epoch stopped after one batch
+    np.testing.assert_array_equal(first[1], labels[:128])
+    for _ in range(2):
+        batches = list(loader)
+        assert len(batches) == 8
+        np.testing.assert_array_equal(np.concatenate([y for _, y in batches]), labels)
+        np.testing.assert_array_equal(batches[-1][0], images[896:])

@@ -35,15 +35,42 @@ def _flags_parsed() -> None:
         flags.FLAGS.mark_as_parsed()
 
 
+class PersistentWorkers:
+    """Grain's worker processes kept across epochs (as torch's ``persistent_workers``): one ``mp_prefetch`` iterator
+    over the batches repeated without end, read ``n_batches`` at a time; an epoch stopped early is finished (its
+    remaining batches skipped) when the next one starts, so every epoch begins at batch 0."""
+
+    def __init__(self, batches, workers: int):
+        import grain.python as gp
+
+        self.n_batches = len(batches)
+        self._dataset = (
+            batches.repeat(None).to_iter_dataset().mp_prefetch(gp.MultiprocessingOptions(num_workers=workers))
+        )
+        self._iterator = None
+        self._position = 0  # batches read so far, over all epochs
+
+    def __len__(self) -> int:
+        return self.n_batches
+
+    def __iter__(self):
+        if self._iterator is None:
+            self._iterator = iter(self._dataset)  # starts the workers: once
+        for _ in range(-self._position % self.n_batches):
+            next(self._iterator)
+            self._position += 1
+        for _ in range(self.n_batches):
+            batch = next(self._iterator)
+            self._position += 1
+            yield batch
+
+
 def make_loader(images: np.ndarray, labels: np.ndarray, batch_size: int, workers: int = 0):
     """In-order batches ``(x (B, 784) float32, y (B,))`` of the split, the last one smaller: a ``MapDataset``
     batched at the source (batch j is records j*B .. j*B+B-1, whichever worker makes it), read in order;
-    with ``workers``, ``mp_prefetch`` spawns that many worker processes each epoch (0: in this process)."""
+    with ``workers``, that many spawned worker processes, started once and kept (`PersistentWorkers`)."""
     import grain.python as gp
 
     _flags_parsed()
     batches = gp.MapDataset.source(ArraySource(images, labels)).batch(batch_size, drop_remainder=False)
-    loader = batches.to_iter_dataset()
-    if workers:
-        loader = loader.mp_prefetch(gp.MultiprocessingOptions(num_workers=workers))
-    return loader
+    return PersistentWorkers(batches, workers) if workers else batches.to_iter_dataset()
