@@ -93,6 +93,7 @@ def measure_devices(devices: int, backend: str, dataset: str, data_dir: str | No
         params = init_network_params(LAYER_SIZES, jax.random.PRNGKey(0))
         reference = make_epoch("scan", train, batch_size=batch_size, device=device)(params)
         epoch = make_epoch("sharded", train, batch_size=batch_size, device=device)
+        params = epoch.place(params)  # once: every timed call starts from the same replicated params
         step, step_args = epoch.sharded_step(params)
         times = {
             "epoch": w.measure(w.Workload("epoch", epoch, (params,), lambda: epoch.compile(params)), epochs),

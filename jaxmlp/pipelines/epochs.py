@@ -211,6 +211,12 @@ class Epoch:
         """What XLA says about the programs this epoch runs (the step at full batch size)."""
         return self.step.facts(self.batch_size)
 
+    def place(self, params: Params) -> Params:
+        """``params`` where this epoch's programs take them (the sharded epoch: replicated over its mesh). An
+        epoch places what it is given itself; a caller that times many epochs from the same params places them
+        once, so that no epoch's time holds the copy."""
+        return params
+
     def local(self, params: Params) -> Params:
         """Params this process can evaluate on its own device (the sharded epoch's are spread over a mesh)."""
         return params
@@ -401,7 +407,7 @@ class _ShardedEpoch(_ScanEpoch):
     def _whole(self, array):
         return self._placed(array, self.replicated)
 
-    def replicate(self, params: Params) -> Params:
+    def place(self, params: Params) -> Params:
         """``params`` replicated over the mesh (those from the previous epoch already are)."""
         if all(getattr(leaf, "sharding", None) == self.replicated for leaf in jax.tree_util.tree_leaves(params)):
             return params
@@ -420,10 +426,10 @@ class _ShardedEpoch(_ScanEpoch):
         x, y = (self._placed(a[: self.batch_size], rows) for a in (self.images, self.targets))
         rep = self.replicated
         step = jax.jit(sgd_update, in_shardings=(rep, rows, rows, rep), out_shardings=rep)
-        return step, (self.replicate(params), x, y, self.step_size)
+        return step, (self.place(params), x, y, self.step_size)
 
     def _compile_scan(self, params):
-        params = self.replicate(params)
+        params = self.place(params)
         rep, batches = self.replicated, self.by_batch
         scan = jax.jit(_scan_steps, in_shardings=(rep, batches, batches, rep), out_shardings=rep)
         if self.remainder is not None:
@@ -435,13 +441,13 @@ class _ShardedEpoch(_ScanEpoch):
     def compile(self, params):
         """The sharded programs' compile time. The one-device step is compiled too, untimed: its cost analysis
         gives the epoch's FLOPs (the sharded epoch never runs it)."""
-        self.step.compile(params, self.sizes)
+        self.step.compile(self.local(params), self.sizes)  # on one device, whatever the params' placement
         start = time.perf_counter()
         self.scan = self._compile_scan(params)
         return time.perf_counter() - start
 
     def __call__(self, params, progress=None):
-        return super().__call__(self.replicate(params), progress)
+        return super().__call__(self.place(params), progress)
 
 
 def make_epoch(
