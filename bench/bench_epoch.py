@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 import pytest
-from benchutil import max_relative_difference, measure
+from benchutil import measure
 from jax import random
 
 from jaxmlp import model
@@ -32,7 +32,7 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
         jax.clear_caches()  # the reference epoch compiled the same step: measure a real compile
         compile_seconds = epoch.compile(params)
         # Checked once (the first epoch, which also warms up), outside the rounds.
-        assert max_relative_difference(epoch(params), reference_epoch) < 1e-5
+        assert model.max_relative_difference(epoch(params), reference_epoch) < 1e-5
         params = epoch.place(params)  # once: no round's time holds the copy
         median = measure(benchmark, lambda: epoch(params), sizes, rounds=sizes["epoch_rounds"])
     floor = epoch.flops / matmul_rate

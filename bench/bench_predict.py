@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import pytest
-from benchutil import max_relative_difference, measure
+from benchutil import measure
 from jax import random
 
 from jaxmlp import model
@@ -46,5 +46,5 @@ def test_predict(benchmark, sizes, backend, device, images, batch_size, variant)
         # Checked once (which also compiles), outside the rounds, against jit(vmap(predict)).
         out = jax.block_until_ready(predict(params, x))
         assert out.shape == (batch_size, 10)
-        assert max_relative_difference(out, VARIANTS[JIT_VMAP](params, x)) < 1e-5
+        assert model.max_relative_difference(out, VARIANTS[JIT_VMAP](params, x)) < 1e-5
         measure(benchmark, lambda: jax.block_until_ready(predict(params, x)), sizes)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import jax
-import numpy as np
-
 
 def measure(benchmark, target, sizes, *, rounds=None, setup=None):
     """Time ``target`` (which ends in block_until_ready) for the sizes's rounds, warm-up outside them.
@@ -20,11 +17,3 @@ def measure(benchmark, target, sizes, *, rounds=None, setup=None):
     )
     stats = getattr(benchmark, "stats", None)
     return None if stats is None else stats.stats.median
-
-
-def max_relative_difference(a, b) -> float:
-    """Largest |a - b| over max |b|, leaf by leaf, for two pytrees of arrays."""
-    return max(
-        float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / max(float(np.max(np.abs(np.asarray(y)))), 1e-30))
-        for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True)
-    )

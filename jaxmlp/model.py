@@ -108,3 +108,14 @@ def evaluate(params: Params, images: Array, targets: Array) -> Evaluation:
 
 def count_params(params: Params) -> int:
     return sum(int(leaf.size) for leaf in jax.tree_util.tree_leaves(params))
+
+
+def max_relative_difference(a: object, b: object) -> float:
+    """Largest |a - b| over max |b|, leaf by leaf, for two pytrees of arrays (``b`` the reference): how tests,
+    benchmarks and the scaling worker say two computations gave the same params."""
+    import numpy as np
+
+    return max(
+        float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / max(float(np.max(np.abs(np.asarray(y)))), 1e-30))
+        for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True)
+    )

@@ -128,3 +128,13 @@ def test_gradients_match_finite_differences():
             analytic = float(np.dot(np.asarray(grads), direction))
             assert abs(analytic) > 1e-4
             np.testing.assert_allclose(analytic, float(numeric), rtol=1e-6)
+
+
+def test_max_relative_difference_is_leaf_by_leaf_against_the_reference():
+    import numpy as np
+
+    from jaxmlp.model import max_relative_difference
+
+    a = [(np.array([1.0, 2.0]), np.array([0.0]))]
+    b = [(np.array([1.0, 4.0]), np.array([0.0]))]
+    assert max_relative_difference(a, b) == 0.5 and max_relative_difference(b, b) == 0.0

@@ -6,6 +6,7 @@ import pytest
 from jax import random
 
 from jaxmlp import model
+from jaxmlp.model import max_relative_difference
 from jaxmlp.pipelines import data
 from jaxmlp.pipelines.epochs import (
     CompiledStep,
@@ -39,13 +40,6 @@ def by_hand(split, params):
     for start in range(0, 1000, 128):
         p = model.update(p, images[start : start + 128], targets[start : start + 128])
     return p
-
-
-def max_relative_difference(a, b):
-    return max(
-        float(np.max(np.abs(x - y)) / np.max(np.abs(y)))
-        for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b))
-    )
 
 
 @pytest.mark.parametrize("pipeline", PIPELINES)

@@ -64,10 +64,7 @@ p = params
 for s in slices(len(images), 128):
     p = halves(p, images[s], targets[s])
 scan = make_epoch("scan", train)(params)
-def diff(a, b):
-    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / np.max(np.abs(np.asarray(y))))
-               for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)))
-print(diff(sharded, p), diff(sharded, scan))
+print(model.max_relative_difference(sharded, p), model.max_relative_difference(sharded, scan))
 """
 
 

@@ -76,11 +76,10 @@ def measure_devices(devices: int, backend: str, dataset: str, data_dir: str | No
                     calls: int, batch_size: int = 128) -> ProcessResult:  # fmt: skip
     """In a process that sees ``devices`` devices of ``backend``: the sharded epoch and step, and the check."""
     import jax
-    import numpy as np
 
     from jaxmlp.measure import workload as w
     from jaxmlp.measure.environment import metadata
-    from jaxmlp.model import LAYER_SIZES, init_network_params
+    from jaxmlp.model import LAYER_SIZES, init_network_params, max_relative_difference
     from jaxmlp.pipelines.epochs import make_epoch
     from jaxmlp.pipelines.mnist import load_arrays
 
@@ -99,12 +98,10 @@ def measure_devices(devices: int, backend: str, dataset: str, data_dir: str | No
             "epoch": w.measure(w.Workload("epoch", epoch, (params,), lambda: epoch.compile(params)), epochs),
             "step": w.measure(w.Workload("step", step, step_args), calls),
         }
-        ours = jax.tree_util.tree_leaves(epoch.local(epoch(params)))
-    differences = [float(np.max(np.abs(a - np.asarray(b))) / np.max(np.abs(np.asarray(b))))
-                   for a, b in zip(ours, jax.tree_util.tree_leaves(reference), strict=True)]  # fmt: skip
+        difference = max_relative_difference(epoch.local(epoch(params)), reference)
     meta = {**metadata(device), "devices": devices, "dataset": dataset, "samples": epoch.n_samples,
             "steps": epoch.n_steps, "batch_size": batch_size, "flops": epoch.flops,
-            "max_relative_difference": max(differences)}  # fmt: skip
+            "max_relative_difference": difference}  # fmt: skip
     return ProcessResult(meta, times)
 
 
