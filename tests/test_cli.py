@@ -145,3 +145,12 @@ def test_errors_have_no_traceback_in_a_real_process(tmp_path):
     assert result.returncode == EXIT_ERROR
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_what_a_failed_child_process_said_last():
+    from jaxmlp.errors import last_error_line
+
+    told = "warming up\njaxmlp sweep: error: no MNIST IDX files in /x: use --dataset synthetic\nbye\n"
+    assert last_error_line(told) == "no MNIST IDX files in /x: use --dataset synthetic"
+    assert last_error_line("Traceback ...\nRuntimeError: boom\n") == "RuntimeError: boom"
+    assert last_error_line("\n  \n") is None

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from jaxmlp import registry
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, last_error_line
 from jaxmlp.results.records import BenchmarkDocument, BenchmarkRow, ProcessResult, Stats
 
 CPU_DEVICES = (1, 2, 4, 8)
@@ -120,9 +120,8 @@ def run_worker(devices: int, backend: str, options: Sequence[str]) -> ProcessRes
                "--backend", backend, *options]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, env=worker_environment(devices, backend))
     if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        said = [line for line in lines if "error:" in line] or lines[-1:] or [f"exit code {done.returncode}"]
-        raise JaxmlpError(f"N = {devices}: the worker failed: {said[-1].split('error: ', 1)[-1]}")
+        said = last_error_line(done.stderr) or f"exit code {done.returncode}"
+        raise JaxmlpError(f"N = {devices}: the worker failed: {said}")
     return ProcessResult.from_json(json.loads(done.stdout.strip().splitlines()[-1]))
 
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, last_error_line
 from jaxmlp.measure.workload import parse_spec, spec_name, workload_name
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.registry import DATASETS, SWEEP_PIPELINES, SWEEP_VERSIONS, SWEEP_WORKLOADS
@@ -164,8 +164,8 @@ def run_worker(runner: Runner, pythonpath: str | None = None) -> ProcessResult:
     if done.returncode != 0 and unknown:
         raise UnknownFlag(unknown[-1].split("] ", 1)[-1].strip())
     if done.returncode != 0:
-        said = [line for line in lines if "error:" in line] or lines[-1:] or [f"exit code {done.returncode}"]
-        raise JaxmlpError(f"{runner.name}: the worker failed: {said[-1].split('error: ', 1)[-1]}")
+        said = last_error_line(done.stderr) or f"exit code {done.returncode}"
+        raise JaxmlpError(f"{runner.name}: the worker failed: {said}")
     result = ProcessResult.from_json(json.loads(done.stdout.strip().splitlines()[-1]))
     warned = [line.split("] ", 1)[-1].strip() for line in lines if "no longer supported" in line]
     if warned:

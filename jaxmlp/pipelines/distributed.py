@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, last_error_line
 
 COORDINATOR = "JAXMLP_COORDINATOR"
 PROCESS_ID = "JAXMLP_PROCESS_ID"
@@ -108,8 +108,7 @@ def launch(commands: Sequence[Sequence[str]], poll_seconds: float = 0.2) -> int:
                           file=sys.stderr)  # fmt: skip
                     return code if code > 0 else 1
                 logs[i].seek(0)
-                lines = [line.strip() for line in logs[i].read().splitlines() if line.strip()]
-                said = [line for line in lines if "error" in line.lower()] or lines[-1:]
-                last = f" (it said: {said[-1][-300:]})" if said else ""
+                said = last_error_line(logs[i].read())
+                last = f" (it said: {said[-300:]})" if said else ""
                 raise JaxmlpError(f"process {i} of {len(processes)} {_how(code)}{last}; stopped the others")
             time.sleep(poll_seconds)
