@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--devices", type=_integer, nargs="+", help="device counts (default: 1 2 4 8 on the CPU; "
                        "1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
     scale.add_argument("--backend", choices=registry.BACKENDS, default="cpu", help="default: %(default)s")
-    scaling.add_worker_arguments(scale)
+    scaling.add_worker_arguments(scale, _integer)
     scale.add_argument("--out", default=layout.RESULTS_DIR, help="results folder (default: %(default)s)")
     scale.set_defaults(run=run_scaling)
 
@@ -466,8 +466,9 @@ def run_scaling(args: argparse.Namespace) -> int:
 
     visible = scaling.visible_devices(args.backend)
     devices = tuple(args.devices or scaling.default_devices(args.backend, visible))
-    if any(n < 1 for n in devices) or args.epochs < 2 or args.calls < 2:
-        raise JaxmlpError("--devices must be 1 or more, --epochs and --calls at least 2 (the first call is apart)")
+    if any(n < 1 for n in devices) or args.epochs < 2 or args.calls < 2 or (args.limit is not None and args.limit < 1):
+        raise JaxmlpError("--devices and --limit must be 1 or more, --epochs and --calls at least 2 (the first call "
+                          "is apart)")  # fmt: skip
     if args.backend == "gpu" and max(devices) > visible:
         raise JaxmlpError(f"--devices {max(devices)} asks for more GPUs than the {visible} visible: choose at most "
                           f"{visible}")  # fmt: skip

@@ -203,8 +203,12 @@ def test_jaxmlp_scaling_writes_a_results_file_the_report_shows(tmp_path):
 
 
 def test_scaling_refuses_impossible_settings():
-    done = run(["-m", "jaxmlp", "scaling", "--devices", "0"])
-    assert done.returncode == 2 and "--devices must be 1 or more" in done.stderr and "Traceback" not in done.stderr
+    for bad in (["--devices", "0"], ["--limit", "0"], ["--epochs", "1"]):
+        done = run(["-m", "jaxmlp", "scaling", *bad])
+        assert done.returncode == 2 and "must be 1 or more, --epochs and --calls at least 2" in done.stderr, bad
+        assert "Traceback" not in done.stderr
+    done = run(["-m", "jaxmlp", "scaling", "--epochs", "two"])
+    assert done.returncode == 2 and "expected a whole number, got 'two'" in done.stderr
     if shutil.which("nvidia-smi") is None:
         done = run(["-m", "jaxmlp", "scaling", "--backend", "gpu"])
         assert done.returncode == 2 and "no NVIDIA GPU is visible" in done.stderr and "use --backend cpu" in done.stderr

@@ -171,12 +171,13 @@ def run_scaling(devices: Sequence[int], backend: str, options: Sequence[str],
     return BenchmarkDocument(rows, meta, dt.datetime.now(dt.UTC).isoformat(), meta.get("commit"))
 
 
-def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+def add_worker_arguments(parser: argparse.ArgumentParser, integer: Callable[[str], int] = int) -> None:
+    """The options `jaxmlp scaling` passes on to its workers (``integer``: the CLI's number parser)."""
     parser.add_argument("--dataset", choices=registry.DATASETS, default="mnist")
     parser.add_argument("--data-dir")
-    parser.add_argument("--limit", type=int, help="the first LIMIT training images only")
-    parser.add_argument("--epochs", type=int, default=6, help="timed epochs a device count (default: %(default)s)")
-    parser.add_argument("--calls", type=int, default=50, help="timed steps a device count (default: %(default)s)")
+    parser.add_argument("--limit", type=integer, help="the first LIMIT training images only")
+    parser.add_argument("--epochs", type=integer, default=6, help="timed epochs a device count (default: %(default)s)")
+    parser.add_argument("--calls", type=integer, default=50, help="timed steps a device count (default: %(default)s)")
 
 
 def main(argv=None) -> int:
