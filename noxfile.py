@@ -1,5 +1,6 @@
 """Sessions for jaxmlp: `nox -l` lists them; `nox -s NAME -- ARGS` passes ARGS through."""
 
+import json
 import os
 import shutil
 import sys
@@ -10,6 +11,7 @@ import nox
 ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT))
 from jaxmlp import registry  # noqa: E402  (plain Python: the names the sessions share with the package)
+from jaxmlp.cli import options  # noqa: E402
 from jaxmlp.results import layout  # noqa: E402
 
 REPORTS = ROOT / layout.RESULTS_DIR
@@ -50,13 +52,10 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     pipeline into reports/traces, outside the timed rounds); --preinstalled (install nothing: run where
     jax, torch and the rest are already installed, e.g. with `nox --no-venv`); the rest goes to pytest.
     """
-    args = list(session.posargs)
-    size = "full" if "--full" in args else "quick"
-    preinstalled = "--preinstalled" in args
-    traces = "--profile" in args
-    args = [a for a in args if a not in ("--full", "--preinstalled", "--profile")]
-    env = {"PYTHONPATH": str(ROOT)} if preinstalled else {}
-    if not preinstalled:
+    switches, args = options.bench_session().parse_known_args(session.posargs)
+    size = "full" if switches.full else "quick"
+    env = {"PYTHONPATH": str(ROOT)} if switches.preinstalled else {}
+    if not switches.preinstalled:
         session.install("-e", f".[{','.join(e for e in (extra, 'hf') if e)}]")  # hf: the hf pipeline's package
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
     raw.unlink(missing_ok=True)
@@ -67,7 +66,7 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
         *args, env=env,
     )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
-    if traces:
+    if switches.profile:
         for pipeline in registry.PIPELINES:
             session.run(
                 "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
@@ -136,13 +135,13 @@ def tensorboard(session: nox.Session) -> None:
 @nox.parametrize("jax", registry.SWEEP_VERSIONS)
 def jaxlib_env(session: nox.Session, jax: str) -> None:
     """One release of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
-    from jaxmlp.measure import envs  # plain Python, like the registry
+    from jaxmlp.measure.sweep import envs  # plain Python, like the registry
 
     python = str(envs.make_env(jax, log=session.log))
+    check = json.dumps({"dataset": "synthetic", "limit": 512, "epochs": 2, "calls": 2})  # a `Measuring`, as JSON
     with envs.jaxmlp_path() as path:
-        session.run(python, "-m", "jaxmlp.measure.sweep", "worker", "--dataset", "synthetic", "--limit", "512",
-                    "--epochs", "2", "--calls", "2", env={"PYTHONPATH": path, "JAX_PLATFORMS": "cpu"},
-                    external=True, silent=True)  # fmt: skip
+        session.run(python, "-m", "jaxmlp.measure.sweep.worker", check, env={"PYTHONPATH": path, "JAX_PLATFORMS":
+                    "cpu"}, external=True, silent=True)  # fmt: skip
 
 
 @nox.session(name="bench-jaxlib")

@@ -7,7 +7,9 @@ from benchutil import measure
 from jax import random
 
 from jaxmlp import model
-from jaxmlp.pipelines.epochs import as_arrays, make_epoch, missing_package, slices
+from jaxmlp.pipelines.epochs import make_epoch
+from jaxmlp.pipelines.loaders import as_arrays, missing_package
+from jaxmlp.pipelines.steps import slices
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from benchutil import measure
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.measure import floor
 from jaxmlp.model import LAYER_SIZES
-from jaxmlp.pipelines.epochs import as_arrays
+from jaxmlp.pipelines.loaders import as_arrays
 
 
 def test_matmul(benchmark, sizes, backend, device):

@@ -8,7 +8,8 @@ import pytest
 from benchutil import measure
 
 from jaxmlp import registry
-from jaxmlp.pipelines.epochs import as_arrays, make_loader, missing_package, slices
+from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
+from jaxmlp.pipelines.steps import slices
 
 PIPELINES = registry.LOADER_PIPELINES
 

@@ -27,7 +27,7 @@ VARIANTS = {
 
 @pytest.fixture(scope="module")
 def images(datasets):
-    from jaxmlp.pipelines.epochs import as_arrays
+    from jaxmlp.pipelines.loaders import as_arrays
 
     return as_arrays(datasets.train)[0]
 

@@ -17,7 +17,7 @@ JIT, JIT_DISPATCH, EAGER = UPDATE.variants
 
 @pytest.fixture(scope="module")
 def batches(datasets):
-    from jaxmlp.pipelines.epochs import as_arrays
+    from jaxmlp.pipelines.loaders import as_arrays
 
     images, labels = as_arrays(datasets.train)
     return images, np.asarray(model.one_hot(labels[:2048], 10))

@@ -15,7 +15,7 @@ import pytest
 
 from jaxmlp import registry
 from jaxmlp.measure import environment
-from jaxmlp.results.records import METADATA_KEY
+from jaxmlp.results.schema.common import BENCH, METADATA_KEY, header
 
 SIZES = {
     "smoke": {
@@ -116,7 +116,7 @@ def pytest_generate_tests(metafunc):
 
 
 def pytest_benchmark_update_machine_info(config, machine_info):
-    meta = dict(config.jaxmlp_metadata)
+    meta = {**header(BENCH), **config.jaxmlp_metadata}  # the file's kind and schema version, with the metadata
     meta["size"] = config.getoption("--size")
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
     machine_info[METADATA_KEY] = meta

@@ -29,8 +29,8 @@ _EXPORTS = {
     "SyntheticMNIST": "jaxmlp.pipelines.data",
     "load_datasets": "jaxmlp.pipelines.data",
     # training
-    "TrainConfig": "jaxmlp.pipelines.train",
-    "train": "jaxmlp.pipelines.train",
+    "TrainConfig": "jaxmlp.measure.train",
+    "train": "jaxmlp.measure.train",
     "JaxmlpError": "jaxmlp.errors",
 }
 

@@ -1,8 +1,36 @@
-"""The one exception type users see: its message names the problem and the fix."""
+"""The one exception type users see (its message names the problem and the fix), the exit codes, and the one way
+settings are checked: each check raises it with the option's name, the rule and the value given."""
+
+from __future__ import annotations
+
+import math
+
+EXIT_ERROR = 2
+"""Bad input: a setting, a file, a folder or the machine; one line says which and what to do."""
+EXIT_DIVERGED = 3
+"""`jaxmlp train`: the loss became NaN or infinite."""
 
 
 class JaxmlpError(Exception):
     """A problem with the user's input or environment, reported as one line without a traceback."""
+
+
+def at_least(option: str, value: float | None, minimum: float, why: str = "") -> None:
+    """``option`` (given as ``value``; None: not given) is at least ``minimum``, or a `JaxmlpError` saying so
+    (``why``: what the rule is for, said in brackets)."""
+    if value is not None and not value >= minimum:
+        raise JaxmlpError(f"{option} must be at least {minimum:g}{f' ({why})' if why else ''}, got {value:g}")
+
+
+def positive_finite(option: str, value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise JaxmlpError(f"{option} must be a positive finite number, got {value}")
+
+
+def detector(threshold: float, alpha: float) -> None:
+    """The detector's two settings: a minimum effect of 0 or more, a significance level between 0 and 1."""
+    if not (threshold >= 0 and 0 < alpha < 1):
+        raise JaxmlpError("--threshold must be 0 or more and --alpha between 0 and 1")
 
 
 def last_error_line(stderr: str) -> str | None:

@@ -47,6 +47,11 @@ SYNTHETIC = "synthetic"
 SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
 """How every output marks numbers measured on the generated set."""
 
+THRESHOLD = 0.05
+"""The smallest change a comparison flags: the ratio of medians beyond 1 + THRESHOLD (`jaxmlp.stats.compare`)."""
+ALPHA = 0.01
+"""The significance level a comparison flags at: one-sided Mann-Whitney p < ALPHA."""
+
 PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices")
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 
@@ -89,15 +94,13 @@ BENCH = (UPDATE, PREDICT, LOADER, EPOCH, MATMUL, STEP_GEMMS)
 
 # --- written by jaxmlp itself ------------------------------------------------------------------------------
 
-TRAIN_EPOCH = Benchmark("train_epoch", "jaxmlp/pipelines/train.py", ("pipeline", "batch_size", "workers"))
-SWEEP_STEADY = Benchmark(
-    "sweep_steady", "jaxmlp/measure/sweep.py", ("workload",)
-)  # median of the calls after the first
-SWEEP_FIRST = Benchmark("sweep_first", "jaxmlp/measure/sweep.py", ("workload",))  # the first call after compiling
-SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/measure/sweep.py", ("workload",))
+TRAIN_EPOCH = Benchmark("train_epoch", "jaxmlp/measure/train.py", ("pipeline", "batch_size", "workers"))
+SWEEP_STEADY = Benchmark("sweep_steady", "jaxmlp/results/schema/sweep.py", ("workload",))  # median after the first
+SWEEP_FIRST = Benchmark("sweep_first", "jaxmlp/results/schema/sweep.py", ("workload",))  # the first call
+SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/results/schema/sweep.py", ("workload",))
 
-SCALING_EPOCH = Benchmark("scaling_epoch", "jaxmlp/measure/scaling.py", ("backend", "devices"))  # sharded epoch
-SCALING_STEP = Benchmark("scaling_step", "jaxmlp/measure/scaling.py", ("backend", "devices"))  # sharded step
+SCALING_EPOCH = Benchmark("scaling_epoch", "jaxmlp/results/schema/scaling.py", ("backend", "devices"))  # sharded epoch
+SCALING_STEP = Benchmark("scaling_step", "jaxmlp/results/schema/scaling.py", ("backend", "devices"))  # sharded step
 SCALING = (SCALING_EPOCH, SCALING_STEP)
 
 SWEEP = (SWEEP_STEADY, SWEEP_FIRST, SWEEP_COMPILE)

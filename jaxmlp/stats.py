@@ -4,18 +4,24 @@ A change is flagged only when it is both significant (p < alpha) and large
 (the ratio of medians beyond 1 + threshold), as asv does: on noisy shared
 machines either rule alone cries wolf or misses real regressions. Each sample
 should be one independent measurement (one process's steady-state median).
+The defaults, `registry.THRESHOLD` and `registry.ALPHA`, are the ones every command uses.
+
+Also the one rule for quartiles (`quantile`, as numpy's and pytest-benchmark's).
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-THRESHOLD = 0.05
-ALPHA = 0.01
+from jaxmlp.jsonio import json_number, number
+from jaxmlp.registry import ALPHA, THRESHOLD
+
+VERDICTS = ("regression", "improvement", "no change", "insufficient data")
 
 
 class Comparison(NamedTuple):
@@ -28,7 +34,23 @@ class Comparison(NamedTuple):
     ci_high: float
     p_slower: float  # one-sided Mann-Whitney U: new > baseline
     p_faster: float  # one-sided Mann-Whitney U: new < baseline
-    verdict: str  # "regression", "improvement", "no change", "insufficient data"
+    verdict: str  # one of VERDICTS
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: json_number(v) if isinstance(v, float) else v for k, v in self._asdict().items()}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Comparison:
+        numbers = {k: number(doc.get(k)) for k in cls._fields if k not in ("n_baseline", "n_new", "verdict")}
+        return cls(n_baseline=int(doc["n_baseline"]), n_new=int(doc["n_new"]), verdict=str(doc["verdict"]), **numbers)
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
+    """The ``q`` quantile of sorted values by linear interpolation (numpy's default, pytest-benchmark's)."""
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def smallest_p(n: int, m: int) -> float:

@@ -8,10 +8,12 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure import envs
 from jaxmlp.measure.bisection import answer_line, bisect, expected_releases
-from jaxmlp.report import build_sections
-from jaxmlp.results.records import BisectDocument, parse
+from jaxmlp.measure.sweep import envs
+from jaxmlp.report.sections import build_sections
+from jaxmlp.results.frames import load
+from jaxmlp.results.schema import parse
+from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.store import ResultsStore
 
 RELEASES = ["0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.1", "0.10.0"]
@@ -132,21 +134,21 @@ def test_a_release_outside_the_list_is_named():
 
 def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_path, monkeypatch, capsys):
     """`jaxmlp sweep bisect` over releases given by hand, the worker processes replaced by the fake's values."""
-    from jaxmlp.measure import sweep
-    from jaxmlp.results.records import ProcessResult, WorkloadTimes
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.measure.sweep import bisect, matrix
 
     fake = Fake("0.8.1", processes=8)
-    monkeypatch.setattr(sweep, "environments", lambda args, names, say=print: {n: "python" for n in names})
+    monkeypatch.setattr(bisect, "environments", lambda matrix_, names, say=print: {n: "python" for n in names})
 
-    def measure_cells(runners, args, say=print):
+    def measure_cells(runners, matrix_, say=print, progress=None):
         values = fake([r.label for r in runners])
-        documents = {r.name: sweep.to_document(r.label, [
-            ProcessResult({"jax": r.label, "xla_flags": r.xla_flags}, {"batched": WorkloadTimes.of(0.1, [2 * v, v])})
-            for v in values[r.label]]) for r in runners}  # fmt: skip
-        cells = {r.name: sweep.Cell(r.label, r.xla_flags, "ok", None) for r in runners}
-        return documents, sweep.Probed({r.name: r for r in runners}, cells, {}, {})
+        processes = {r.name: [ProcessResult({"jax": r.label, "xla_flags": r.xla_flags},
+                                            {"batched": WorkloadTimes.of(0.1, [2 * v, v])}) for v in values[r.label]]
+                     for r in runners}  # fmt: skip
+        outcomes = {r.name: matrix.Outcome("ok") for r in runners}
+        return matrix.Measured(matrix.Probed({r.name: r for r in runners}, outcomes, {}, {}), processes, {})
 
-    monkeypatch.setattr(sweep, "measure_cells", measure_cells)
+    monkeypatch.setattr(bisect, "measure_cells", measure_cells)
     releases = ",".join(RELEASES[:8])
     assert main(["sweep", "bisect", "0.6.2", "0.8.3", "--versions", releases, "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
@@ -158,7 +160,7 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
     doc = parse(json.loads((folder / "bisect.json").read_text()))
     assert isinstance(doc, BisectDocument) and doc.bisection.first == "0.8.1" and doc.settings["workload"] == "batched"
     assert doc.line in printed and len(doc.bisection.measured) <= 5
-    results = ResultsStore(tmp_path).load()
+    results = load(ResultsStore(tmp_path))
     sections = build_sections(results, folder=tmp_path)
     assert not [s for s in sections if s.title == "jax/jaxlib versions"]  # probes are the bisection's, not sweeps
     (section,) = [s for s in sections if s.title == "Bisection across releases"]
@@ -168,7 +170,7 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
 
 
 def test_the_bisected_workload_is_the_one_named():
-    from jaxmlp.measure.sweep import _bisected
+    from jaxmlp.measure.sweep.bisect import bisected as _bisected
 
     assert _bisected([], None) == ("batched", "batched") and _bisected(["scan"], None) == ("scan", "scan")
     assert _bisected(["a/mine.py:make", "step"], "step") == ("step", "step")

@@ -1,14 +1,17 @@
 """`jaxmlp train` on the command line: its output, its JSON, and one-line errors for bad input."""
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import write_idx_folder
 
-from jaxmlp.cli import EXIT_DIVERGED, EXIT_ERROR, main
+from jaxmlp.cli import build_parser, main, options
+from jaxmlp.errors import EXIT_DIVERGED, EXIT_ERROR
 
 
 def run_cli(*args, timeout=240):
@@ -28,7 +31,7 @@ def run_cli(*args, timeout=240):
         (["--step-size", "0"], "--step-size must be a positive finite number, got 0.0"),
         (["--step-size=-0.1"], "--step-size must be a positive finite number, got -0.1"),
         (["--step-size", "nan"], "--step-size must be a positive finite number, got nan"),
-        (["--workers", "-1"], "--workers must be 0 (load in the main process) or more, got -1"),
+        (["--workers", "-1"], "--workers must be at least 0 (0: load in the main process), got -1"),
         (["--limit", "0"], "--limit must be at least 1 (training images), got 0"),
         (
             ["--pipeline", "scan", "--workers", "2"],
@@ -154,3 +157,40 @@ def test_what_a_failed_child_process_said_last():
     assert last_error_line(told) == "no MNIST IDX files in /x: use --dataset synthetic"
     assert last_error_line("Traceback ...\nRuntimeError: boom\n") == "RuntimeError: boom"
     assert last_error_line("\n  \n") is None
+
+
+def every_parser(parser, path=("jaxmlp",)):
+    """Each (command path, parser) of the ``jaxmlp`` parser, its subcommands' included."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from every_parser(sub, (*path, name))
+
+
+def test_every_shared_option_is_declared_once_and_added_alike_everywhere():
+    """Every command's parser built: a flag that a shared option declares comes from `jaxmlp.cli.options` wherever
+    it appears, with that option's help, type, choices and action, and its default unless the command says why not."""
+    shared_flags = {flag for option in options.SHARED for flag in option.flags}
+    used = set()
+    for path, parser in every_parser(build_parser()):
+        for action in parser._actions:
+            option = getattr(action, "jaxmlp_option", None)
+            if option is None:
+                assert not shared_flags & set(action.option_strings), f"{' '.join(path)} declares {action.dest} anew"
+                continue
+            base = option.base or option
+            assert base in options.SHARED, f"{' '.join(path)}: {option.flags} is not in options.SHARED"
+            used.add(base)
+            assert (option.help, option.type, option.choices, option.action) == (
+                base.help, base.type, base.choices, base.action)  # fmt: skip
+            assert action.default == base.default or (option.why and action.default == option.default), path
+            assert action.help == base.help and action.type == base.type
+    assert used == set(options.SHARED)  # no shared option declared and never used
+
+
+def test_the_noxfile_parses_its_switches_with_the_cli_options():
+    noxfile = (Path(__file__).parents[1] / "noxfile.py").read_text()
+    assert "options.bench_session()" in noxfile and "add_argument" not in noxfile
+    switches, rest = options.bench_session().parse_known_args(["--full", "-k", "epoch"])
+    assert switches.full and not switches.profile and rest == ["-k", "epoch"]

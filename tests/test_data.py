@@ -9,7 +9,7 @@ from conftest import idx_bytes, write_idx_folder
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines import data
-from jaxmlp.pipelines.epochs import as_arrays
+from jaxmlp.pipelines.loaders import as_arrays
 
 # --- the loader shim ---------------------------------------------------------
 

@@ -8,16 +8,9 @@ from jax import random
 from jaxmlp import model
 from jaxmlp.model import max_relative_difference
 from jaxmlp.pipelines import data
-from jaxmlp.pipelines.epochs import (
-    CompiledStep,
-    _device_batches,
-    as_arrays,
-    batch_sizes,
-    make_epoch,
-    make_loader,
-    missing_package,
-    slices,
-)
+from jaxmlp.pipelines.epochs import make_epoch
+from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
+from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, device_batches, slices
 from jaxmlp.registry import LOADER_PIPELINES, PIPELINES, WORKER_PIPELINES
 
 
@@ -98,7 +91,7 @@ def test_prefetch_hands_errors_to_the_consumer():
         yield slice(0, 5)
         raise Boom
 
-    stream = _device_batches(images, images, batches(), jax.devices()[0], depth=2)
+    stream = device_batches(images, images, batches(), jax.devices()[0], depth=2)
     next(stream)
     with pytest.raises(Boom):
         next(stream)
@@ -162,9 +155,9 @@ def test_loader_without_one(split):
 
 def test_a_pipeline_whose_package_is_missing_says_how_to_install_it(split, monkeypatch):
     from jaxmlp.errors import JaxmlpError
-    from jaxmlp.pipelines import epochs
+    from jaxmlp.pipelines import loaders
 
-    monkeypatch.setattr(epochs, "OPTIONAL", {"hf": ("no_such_package_here", "hf")})
+    monkeypatch.setattr(loaders, "OPTIONAL", {"hf": ("no_such_package_here", "hf")})
     assert missing_package("hf") == "the hf pipeline needs the no_such_package_here package: pip install 'jaxmlp[hf]'"
     assert missing_package("seed") is None
     with pytest.raises(JaxmlpError, match=r"pip install 'jaxmlp\[hf\]'"):
@@ -173,13 +166,14 @@ def test_a_pipeline_whose_package_is_missing_says_how_to_install_it(split, monke
 
 TORCH_FREE = """
 import sys
-from jaxmlp.measure import scaling, sweep, workload
-from jaxmlp.pipelines import epochs, mnist
+from jaxmlp.measure import scaling, scaling_worker, workers, workload
+from jaxmlp.measure.sweep import bisect, matrix, settings, trials, worker
+from jaxmlp.pipelines import epochs, loaders, mnist
 
 train, _ = mnist.load_arrays("synthetic", None, 512)
 for pipeline in ("grain", "hf", "batched"):
-    if epochs.missing_package(pipeline) is None:
-        list(epochs.make_loader(pipeline, train, 128))
+    if loaders.missing_package(pipeline) is None:
+        list(loaders.make_loader(pipeline, train, 128))
 for pipeline in ("scan", "sharded"):
     epochs.make_epoch(pipeline, train)
 print(sorted(m for m in sys.modules if m.split(".")[0] == "torch"))

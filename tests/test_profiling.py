@@ -13,12 +13,19 @@ import pytest
 from jax import random
 
 from jaxmlp import model
-from jaxmlp.cli import main, tensorboard_command
+from jaxmlp.cli import main
+from jaxmlp.cli.tensorboard import tensorboard_command
 from jaxmlp.compat import compiled_facts
 from jaxmlp.measure.profiling import capture
-from jaxmlp.measure.traces import capture_summary, find_captures, step_breakdown, trace_events
 from jaxmlp.pipelines import data
 from jaxmlp.pipelines.epochs import PIPELINES, make_epoch
+from jaxmlp.results.store import ResultsStore, new_trace_run
+from jaxmlp.results.traces import capture_summary, step_breakdown, trace_events
+
+
+def find_captures(folder):
+    """Every capture under ``folder``, oldest run folder first: the results store's one walk."""
+    return list(ResultsStore(folder).scan().captures)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +39,12 @@ def logdir(tmp_path_factory, split):
     folder = tmp_path_factory.mktemp("traces")
     for pipeline in PIPELINES:
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
-        capture(make_epoch(pipeline, split, batch_size=128), params, steps=4, logdir=folder)
+        capture(
+            make_epoch(pipeline, split, batch_size=128),
+            params,
+            steps=4,
+            run_dir=lambda pipeline=pipeline: new_trace_run(folder, pipeline),
+        )
     return folder
 
 
@@ -58,8 +70,8 @@ def test_trace_summaries_name_the_top_operations(logdir):
 def test_captures_never_share_a_folder(tmp_path, split):
     params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
     epoch = make_epoch("batched", split, batch_size=512)
-    first = capture(epoch, params, steps=1, logdir=tmp_path)
-    second = capture(epoch, params, steps=1, logdir=tmp_path)  # within the same second
+    first = capture(epoch, params, steps=1, run_dir=lambda: new_trace_run(tmp_path, "batched"))
+    second = capture(epoch, params, steps=1, run_dir=lambda: new_trace_run(tmp_path, "batched"))  # the same second
     assert first.run_dir != second.run_dir
     assert len(find_captures(tmp_path)) == 2
 

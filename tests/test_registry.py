@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 from jaxmlp import registry
-from jaxmlp.results import tables
+from jaxmlp.results import sweep_tables, tables
 
 ROOT = Path(__file__).parent.parent
 
@@ -26,6 +26,13 @@ def test_every_benchmark_in_bench_is_registered_with_its_parameters():
     assert benchmark_functions() == registered
 
 
+def test_every_benchmark_written_by_jaxmlp_names_the_module_that_writes_it():
+    for bench in registry.ALL:
+        if bench not in registry.BENCH:
+            source = (ROOT / bench.source).read_text()
+            assert f"registry.{bench.id.upper()}" in source or bench.id.upper() in source, bench
+
+
 def test_every_registered_benchmark_is_shown_by_a_table_and_no_table_looks_for_another():
     shown = [b for benchmarks in tables.SHOWN.values() for b in benchmarks]
     assert all(b in registry.ALL for b in shown)  # a table can only look for what the registry holds
@@ -34,10 +41,11 @@ def test_every_registered_benchmark_is_shown_by_a_table_and_no_table_looks_for_a
 
 def test_every_table_is_rendered():
     """The report (and so the terminal summary's functions) calls each table that declares what it shows."""
-    source = ast.parse((ROOT / "jaxmlp" / "report.py").read_text())
-    attributes = [n for n in ast.walk(source) if isinstance(n, ast.Attribute)]
-    called = {n.attr for n in attributes if getattr(n.value, "id", "") == "tables"}
-    assert set(tables.SHOWN) <= called
+    called = set()
+    for module in (ROOT / "jaxmlp" / "report").glob("*.py"):
+        attributes = [n for n in ast.walk(ast.parse(module.read_text())) if isinstance(n, ast.Attribute)]
+        called |= {n.attr for n in attributes if getattr(n.value, "id", "") in ("tables", "sweep_tables")}
+    assert sweep_tables.sweep_table.__name__ in tables.SHOWN and set(tables.SHOWN) <= called
 
 
 def test_names_and_ids():

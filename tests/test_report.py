@@ -8,7 +8,8 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report import build_sections, cpu_vs_gpu_note
+from jaxmlp.report.sections import build_sections, cpu_vs_gpu_note
+from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore
 from jaxmlp.results.tables import cpu_vs_gpu, training_table
 
@@ -27,7 +28,7 @@ def results_dir(tmp_path):
 
 
 def test_load_makes_one_table_and_skips_what_is_not_results(results_dir):
-    results = ResultsStore(results_dir).load()
+    results = load(ResultsStore(results_dir))
     why = {s.path.name: s.why for s in results.skipped}
     assert sorted(why) == ["corrupt.json", "foreign.json"]
     assert why["corrupt.json"].startswith("not readable as JSON")
@@ -40,13 +41,13 @@ def test_load_makes_one_table_and_skips_what_is_not_results(results_dir):
 
 
 def test_training_table_uses_epochs_after_the_first(results_dir):
-    results = ResultsStore(results_dir).load()
+    results = load(ResultsStore(results_dir))
     row = training_table(results.runs).iloc[0]
     assert row.epoch_s_median == 3.0 and row.compile_s == 0.5 and row.train_accuracy == 0.95
 
 
 def test_cpu_vs_gpu_says_what_differs(results_dir):
-    results = ResultsStore(results_dir).load()
+    results = load(ResultsStore(results_dir))
     runs = {f: rows for f, rows in results.runs[results.runs["test"] != "train_epoch"].groupby("file")}
     table, differ = cpu_vs_gpu(runs)
     assert table.empty and differ is None and "needs results of both" in cpu_vs_gpu_note(differ)
@@ -100,16 +101,16 @@ def test_report_never_overwrites(results_dir, capsys):
 
 
 def test_a_report_that_fails_leaves_nothing(results_dir, monkeypatch):
-    import jaxmlp.report
+    from jaxmlp.report import html, write
 
     def broken(sections):
         raise RuntimeError("rendering failed")
 
-    monkeypatch.setattr(jaxmlp.report, "render_html", broken)
+    monkeypatch.setattr(html, "render", broken)
     store = ResultsStore(results_dir)
     before = sorted(p.name for p in results_dir.iterdir())
     with pytest.raises(RuntimeError, match="rendering failed"):
-        jaxmlp.report.write_report(store.load(), store)
+        write.write_report(load(store), store)
     assert sorted(p.name for p in results_dir.iterdir()) == before
 
 
@@ -117,12 +118,12 @@ def test_empty_or_missing_results(tmp_path, capsys):
     assert main(["report", "--results", str(tmp_path / "none")]) == 2
     assert "does not exist" in capsys.readouterr().err
     with pytest.raises(JaxmlpError, match="does not exist"):
-        ResultsStore(tmp_path / "none").load()
+        load(ResultsStore(tmp_path / "none"))
     assert main(["report", "--results", str(tmp_path)]) == 2
     assert "no results in" in capsys.readouterr().err
 
 
 def test_sections_label_synthetic_data(results_dir):
-    results = ResultsStore(results_dir).load()
+    results = load(ResultsStore(results_dir))
     results.runs.loc[results.runs["test"] != "train_epoch", "dataset"] = "synthetic"
     assert "synthetic (SYNTHETIC data, not MNIST)" in build_sections(results)[0].note

@@ -12,17 +12,13 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure import sweep
+from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+from jaxmlp.measure.sweep import matrix
 from jaxmlp.results import layout
-from jaxmlp.results.records import (
-    BenchmarkDocument,
-    ProcessResult,
-    Stats,
-    TrainDocument,
-    TrialsDocument,
-    WorkloadTimes,
-    parse,
-)
+from jaxmlp.results.schema import parse
+from jaxmlp.results.schema.bench import BenchmarkDocument, Stats
+from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import ResultsStore, new_dir, numbered, read_document, unique_path, write_json_new
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,9 +55,10 @@ def test_documents_are_saved_under_their_own_name(tmp_path):
     assert store.save(bench).name == "bench-20261201T100000-cpu.json"
     assert store.save(bench).name == "bench-20261201T100000-cpu-2.json"
     assert store.save(train).name == "train-20261201T090000-mnist-seed.json"
-    assert json.loads((tmp_path / "bench-20261201T100000-cpu.json").read_text()) == json.loads(
-        (FIXTURES / "bench-cpu.json").read_text()
-    )  # a copy keeps everything pytest-benchmark wrote
+    copy = json.loads((tmp_path / "bench-20261201T100000-cpu.json").read_text())
+    original = json.loads((FIXTURES / "bench-cpu.json").read_text())
+    assert (copy.pop("kind"), copy.pop("schema_version")) == ("bench", 2)
+    assert set(copy) == set(original) and copy["machine_info"] == original["machine_info"]  # everything it wrote
 
 
 def test_a_folder_result_appears_whole_or_not_at_all(tmp_path):
@@ -226,7 +223,7 @@ def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
         meta = {"jax": "0.10.2", "jaxlib": "0.10.2", "injected_slowdown": 0.0, "host": "here", "dataset": "synthetic"}
         return ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, 1.0])})
 
-    monkeypatch.setattr(sweep, "run_worker", run_worker)
+    monkeypatch.setattr(matrix, "run_worker", run_worker)
     out = place("out")
     assert main(["sweep", "run", "--env", f"0.10.2={sys.executable}", "--processes", "3", "--out", out]) == 0
     (folder,) = (place.root / "out").iterdir()

@@ -14,10 +14,13 @@ import pytest
 
 from jaxmlp import registry
 from jaxmlp.measure import scaling
+from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.pipelines.epochs import check_divides
 from jaxmlp.results import tables
 from jaxmlp.results.frames import benchmark_rows
-from jaxmlp.results.records import ProcessResult, WorkloadTimes
+from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.common import SCALING
+from jaxmlp.results.schema.scaling import rows_of
 
 FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does
 
@@ -28,8 +31,8 @@ def run(args, devices=1, **kwargs):
 
 
 def test_two_simulated_devices_compute_the_one_device_params():
-    done = run(["-m", "jaxmlp.measure.scaling", "worker", "--devices", "2", "--dataset", "synthetic",
-                "--limit", "2000", "--epochs", "2", "--calls", "3"], devices=2)  # fmt: skip
+    settings = scaling.Scaling(devices=2, dataset="synthetic", limit=2000, epochs=2, calls=3)
+    done = run(["-m", "jaxmlp.measure.scaling_worker", json.dumps(settings.to_json())], devices=2)
     assert done.returncode == 0, done.stderr
     result = ProcessResult.from_json(json.loads(done.stdout.splitlines()[-1]))
     meta = result.metadata
@@ -44,7 +47,9 @@ HALVES = """
 import jax, numpy as np
 from jax import random
 from jaxmlp import model
-from jaxmlp.pipelines.epochs import as_arrays, make_epoch, slices
+from jaxmlp.pipelines.loaders import as_arrays
+from jaxmlp.pipelines.steps import slices
+from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.mnist import load_arrays
 
 train, _ = load_arrays("synthetic", None, 18432)  # a set where one epoch's reduction-order change grows to ~1e-3
@@ -166,12 +171,10 @@ def fake(devices, epoch_s, step_s):
 
 
 def test_scaling_rows_and_table():
-    rows = [row for n, e in ((1, 1.0), (2, 0.8), (4, 1.0)) for row in scaling.rows_of(fake(n, e, e / 100))]
+    rows = [row for n, e in ((1, 1.0), (2, 0.8), (4, 1.0)) for row in rows_of(fake(n, e, e / 100))]
     assert [r.name for r in rows[:2]] == ["scaling_epoch[cpu-1]", "scaling_step[cpu-1]"]
     assert {registry.benchmark_id(r.name) for r in rows} == {b.id for b in registry.SCALING}
-    from jaxmlp.results.records import BenchmarkDocument
-
-    frame, _ = benchmark_rows(BenchmarkDocument(tuple(rows), {"scaling": True}, "2026-12-03T00:00:00", "abc"))
+    frame, _ = benchmark_rows(BenchmarkDocument(tuple(rows), {"scaling": True}, "2026-12-03T00:00:00", "abc", SCALING))
     table = tables.scaling_table(frame).set_index("devices")
     assert table.loc[1, "epoch_s"] == pytest.approx(1.0) and table.loc[2, "speedup"] == pytest.approx(1.25)
     assert table.loc[4, "efficiency"] == pytest.approx(0.25) and table.loc[2, "step_ms"] == pytest.approx(8.0)
@@ -205,7 +208,7 @@ def test_jaxmlp_scaling_writes_a_results_file_the_report_shows(tmp_path):
 def test_scaling_refuses_impossible_settings():
     for bad in (["--devices", "0"], ["--limit", "0"], ["--epochs", "1"]):
         done = run(["-m", "jaxmlp", "scaling", *bad])
-        assert done.returncode == 2 and "must be 1 or more, --epochs and --calls at least 2" in done.stderr, bad
+        assert done.returncode == 2 and f"{bad[0]} must be at least " in done.stderr, bad
         assert "Traceback" not in done.stderr
     done = run(["-m", "jaxmlp", "scaling", "--epochs", "two"])
     assert done.returncode == 2 and "expected a whole number, got 'two'" in done.stderr
@@ -219,7 +222,7 @@ def test_the_profile_of_the_sharded_epoch_shows_its_all_reduce(tmp_path):
     done = run(["-m", "jaxmlp", "profile", "--pipeline", "sharded", "--steps", "1", "--dataset", "synthetic",
                 "--backend", "cpu", "--logdir", str(tmp_path)], devices=2)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    from jaxmlp.measure.traces import capture_summary
+    from jaxmlp.results.traces import capture_summary
 
     (xplane,) = tmp_path.glob("sharded-*/plugins/profile/*/*.xplane.pb")
     ops = capture_summary(xplane).top_ops

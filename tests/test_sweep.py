@@ -12,30 +12,29 @@ import numpy as np
 import pytest
 
 from jaxmlp import registry
-from jaxmlp.cli import main
-from jaxmlp.measure import sweep
+from jaxmlp.cli import build_parser, main
+from jaxmlp.cli.sweep import normalized
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
+from jaxmlp.measure.sweep import matrix, trials, worker
+from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.registry import version_key
-from jaxmlp.report import build_sections, detector_sections
-from jaxmlp.results.records import (
-    CellsDocument,
-    Leaf,
-    Output,
-    ProcessResult,
-    SweepDocument,
-    TrialsDocument,
-    WorkloadTimes,
-    parse,
-)
+from jaxmlp.report.sections import build_sections, detector_sections
+from jaxmlp.results import sweep_files
+from jaxmlp.results.frames import load
+from jaxmlp.results.schema import parse
+from jaxmlp.results.schema.sweep import CellsDocument, SweepDocument
+from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import ResultsStore, read_benchmarks, write_json_new
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = str(ROOT / "bench" / "workloads" / "scan_heavy.py") + ":make"
-QUICK = ("--dataset", "synthetic", "--limit", "256", "--epochs", "2", "--calls", "2")
+QUICK = {"dataset": "synthetic", "limit": 256, "epochs": 2, "calls": 2}
 
 
 @pytest.fixture(scope="module")
 def process():
-    return sweep.measure_process(dataset="synthetic", limit=512, epochs=3, calls=3)
+    return worker.measure_process(Measuring(dataset="synthetic", limit=512, epochs=3, calls=3))
 
 
 def test_a_process_measures_each_builtin_workload_compile_first_and_steady(process):
@@ -67,19 +66,19 @@ def test_the_test_hook_stretches_the_timed_region_by_its_fraction():
         now[0] += 2.0
         return "result"
 
-    result, seconds = sweep.timed_with_hook(work, 0.1, clock=clock)
+    result, seconds = worker.timed_with_hook(work, 0.1, clock=clock)
     assert result == "result" and seconds == pytest.approx(2.2, abs=0.003)
-    assert sweep.timed_with_hook(work, 0.0, clock=clock)[1] == pytest.approx(2.001)
+    assert worker.timed_with_hook(work, 0.0, clock=clock)[1] == pytest.approx(2.001)
 
 
 def test_the_test_hook_keeps_the_core_busy_for_its_share_of_real_time():
     start = time.process_time()
-    _, seconds = sweep.timed_with_hook(lambda: time.sleep(0.1), 0.5)
+    _, seconds = worker.timed_with_hook(lambda: time.sleep(0.1), 0.5)
     assert 0.15 <= seconds < 0.2 and time.process_time() - start >= 0.025  # spun on the CPU, did not sleep
 
 
 def test_the_test_hook_is_recorded_with_the_results():
-    slow = sweep.measure_process(["batched"], "synthetic", limit=256, epochs=2, inject_slowdown=0.1)
+    slow = worker.measure_process(Measuring(("batched",), "synthetic", limit=256, epochs=2, inject_slowdown=0.1))
     assert slow.metadata["injected_slowdown"] == 0.1 and list(slow.workloads) == ["batched"]
 
 
@@ -99,7 +98,7 @@ def fake_process(jax_version: str, steady: float, seed: int, flags: str = "", va
 
 def test_sweep_documents_keep_one_sample_per_process(tmp_path):
     processes = [fake_process("0.6.2", 1.0, i) for i in range(6)]
-    doc = sweep.to_document("0.6.2", processes).to_benchmarks()
+    doc = sweep_files.to_document("0.6.2", processes).to_benchmarks()
     steady = next(b for b in doc.benchmarks if b.name == "sweep_steady[batched]")
     assert steady.stats.data == tuple(p.workloads["batched"].steady_seconds for p in processes)
     assert steady.stats.rounds == 6 and steady.stats.median == float(np.median(steady.stats.data))
@@ -127,28 +126,24 @@ def test_sweep_files_from_before_the_workload_contract_read_as_workloads():
 
 def write_sweep(folder: Path, cells: dict[tuple[str, str], float], processes: int = 8, values=None) -> None:
     """A sweep folder of fake cells {(version, flags): steady seconds}, through the sweep's own writer."""
-    runners, documents, found = {}, {}, {}
+    runners, processed, reference = {}, {}, {}
     flags_index = {f: i for i, f in enumerate(sorted({f for _, f in cells}))}
-    reference = None
     for (version, flags), steady in cells.items():
-        runner = sweep.Runner(version, sys.executable, (), flags, flags_index[flags])
+        runner = matrix.Runner(version, sys.executable, Measuring(), flags, flags_index[flags])
         value = (values or {}).get((version, flags), 1.0)
-        result = [fake_process(version, steady, i, flags, value) for i in range(processes)]
-        reference = reference or {}
-        reference[runner.name] = result[0]
+        processed[runner.name] = [fake_process(version, steady, i, flags, value) for i in range(processes)]
+        reference[runner.name] = processed[runner.name][0]
         runners[runner.name] = runner
-        documents[runner.name] = result
-    differs = sweep.differences(reference, sweep.TOLERANCE)
-    docs = {name: sweep.to_document(runners[name].label, p, differs.get(name)) for name, p in documents.items()}
-    for name, runner in runners.items():
-        found[name] = sweep.Cell(runner.label, runner.xla_flags, "ok", None)
-    sweep.write_sweep(folder.parent, "jaxlib", runners, docs, found, final=folder)
+    outcomes = {name: matrix.Outcome("ok") for name in runners}
+    measured = matrix.Measured(matrix.Probed(runners, outcomes, {}, reference), processed,
+                               matrix.differences(reference, TOLERANCE))  # fmt: skip
+    sweep_files.write(ResultsStore(folder.parent), list(runners.values()), measured, final=folder)
 
 
 def test_report_orders_versions_and_flags_the_slow_step(tmp_path):
     folder = tmp_path / "jaxlib-20261201T000000"
     write_sweep(folder, {("0.10.2", ""): 1.2, ("0.4.30", ""): 1.0, ("0.6.2", ""): 1.0})
-    results = ResultsStore(tmp_path).load()
+    results = load(ResultsStore(tmp_path))
     (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
     table, steps = (t for _, t in section.tables)
     assert list(table["release"]) == ["0.4.30", "0.6.2", "0.10.2"] and "xla_flags" not in table
@@ -172,7 +167,7 @@ def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_pa
     write_sweep(folder, {("0.4.30", ""): 1.0, ("0.4.31", ""): 3.0, ("0.4.30", FLAG): 1.0, ("0.4.31", FLAG): 1.02})
     files = ["cells.json", "jax-0.4.30-flags1.json", "jax-0.4.30.json", "jax-0.4.31-flags1.json", "jax-0.4.31.json"]
     assert sorted(p.name for p in folder.iterdir()) == files
-    results = ResultsStore(tmp_path).load()
+    results = load(ResultsStore(tmp_path))
     (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
     table, steps, effects = (t for _, t in section.tables)
     assert list(zip(table["release"], table["xla_flags"])) == [("0.4.30", ""), ("0.4.31", ""), ("0.4.30", FLAG),
@@ -190,7 +185,7 @@ def test_a_workload_whose_values_differ_between_releases_is_marked_not_compared(
     write_sweep(folder, {("0.6.2", ""): 1.0, ("0.8.3", ""): 1.5}, values={("0.8.3", ""): 1.1})
     doc = read_benchmarks(folder / "jax-0.8.3.json")
     assert doc.metadata["results_differ"]["batched"].startswith("results differ from 0.6.2: values differ by 0.1")
-    results = ResultsStore(tmp_path).load()
+    results = load(ResultsStore(tmp_path))
     (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
     table, steps = (t for _, t in section.tables)
     assert table.set_index("release").loc["0.8.3", "results_differ"] == "batched, step"
@@ -207,46 +202,48 @@ def test_outputs_compare_within_a_tolerance():
 
 def test_rounds_run_real_worker_processes_in_turn():
     order = []
-    runners = {name: sweep.Runner(name, sys.executable, (*QUICK, "--workload", "batched")) for name in "ab"}
-    results = sweep.run_rounds(runners, processes=2, progress=lambda round_, label: order.append((round_, label)))
+    runners = {name: matrix.Runner(name, sys.executable, Measuring(("batched",), **QUICK)) for name in "ab"}
+    results = matrix.run_rounds(runners, processes=2, tick=lambda round_, label: order.append((round_, label)))
     assert order == [(0, "a"), (0, "b"), (1, "b"), (1, "a")]
     assert [len(v) for v in results.values()] == [2, 2]
     assert all(isinstance(p, ProcessResult) for v in results.values() for p in v)
 
 
 def test_the_order_rotates_each_round():
-    assert [sweep.round_order(["A", "B", "C"], r) for r in range(4)] == [
+    assert [matrix.round_order(["A", "B", "C"], r) for r in range(4)] == [
         ["A", "B", "C"], ["B", "C", "A"], ["C", "A", "B"], ["A", "B", "C"]]  # fmt: skip
 
 
-def test_a_failing_worker_is_named_in_one_line():
-    with pytest.raises(sweep.JaxmlpError, match=r"^x: the worker failed: .*nonsense"):
-        sweep.run_worker(sweep.Runner("x", sys.executable, ("--dataset", "nonsense")))
+def test_a_failing_worker_is_named_in_one_line(tmp_path):
+    nowhere = Measuring(("batched",), data_dir=str(tmp_path / "nonsense"))
+    with pytest.raises(JaxmlpError, match=r"^x: the worker failed: .*nonsense"):
+        matrix.run_worker(matrix.Runner("x", sys.executable, nowhere))
 
 
 def test_a_flag_a_release_does_not_know_is_reported_for_that_cell_not_a_crash():
-    runners = [sweep.Runner("here", sys.executable, (*QUICK, "--workload", "step"), flags, i)
+    runners = [matrix.Runner("here", sys.executable, Measuring(("step",), **QUICK), flags, i)
                for i, flags in enumerate(("", "--xla_no_such_flag_in_any_release=1"))]  # fmt: skip
     said = []
-    probed = sweep.probe(runners, say=said.append)
+    probed = matrix.probe(runners, say=said.append)
     assert list(probed.runners) == ["here"] and probed.seconds["here"] > 0
-    cell = probed.cells["here [--xla_no_such_flag_in_any_release=1]"]
+    cell = probed.outcomes["here [--xla_no_such_flag_in_any_release=1]"]
     assert cell.status.startswith("flag unknown to this release (Unknown flag in XLA_FLAGS: --xla_no_such_flag")
-    assert cell.file is None and said == [f"  here [--xla_no_such_flag_in_any_release=1]: not measured: {cell.status}"]
+    assert said == [f"  here [--xla_no_such_flag_in_any_release=1]: not measured: {cell.status}"]
+    _, unknown = sweep_files.cells(runners, matrix.Measured(probed, {"here": []}, {})).cells
+    assert (unknown.status, unknown.file) == (cell.status, None)  # in cells.json: not measured, no file
 
 
 def test_the_matrix_is_every_release_without_flags_then_with_each_value():
     args = sweep_args(["run", "--xla-flags", "--a=1", "--xla-flags", "--b=2"])
-    runners = sweep.runners_for({"0.6.2": "p6", "0.8.3": "p8"}, args)
+    assert args.xla_flags == ["--a=1", "--b=2"]
+    runners = matrix.runners_for({"0.6.2": "p6", "0.8.3": "p8"}, Matrix(xla_flags=tuple(args.xla_flags)), Measuring())
     assert [(r.name, r.flags_index) for r in runners] == [
         ("0.6.2", 0), ("0.8.3", 0), ("0.6.2 [--a=1]", 1), ("0.8.3 [--a=1]", 1), ("0.6.2 [--b=2]", 2),
         ("0.8.3 [--b=2]", 2)]  # fmt: skip
 
 
 def sweep_args(argv):
-    from jaxmlp.cli import _default_subcommand, build_parser
-
-    return build_parser().parse_args(_default_subcommand(["sweep", *argv]))
+    return build_parser(["sweep"]).parse_args(normalized(["sweep", *argv]))
 
 
 def test_jaxmlp_sweep_runs_the_matrix_by_default():
@@ -278,7 +275,7 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
 
 
 def made_releases(count: int) -> list[str]:
-    from jaxmlp.measure import envs
+    from jaxmlp.measure.sweep import envs
 
     made = sorted((p.name.split("-")[1] for p in envs.envs_root().glob(f"jax-*-py{sys.version_info[0]}*")
                    if (p / envs.COMPLETE).exists()), key=version_key)  # fmt: skip
@@ -311,7 +308,7 @@ def test_trials_documents_are_not_taken_for_timings(tmp_path):
                 "threshold": 0.05, "alpha": 0.01, "limit": None, "epochs": 4, "dataset": "synthetic"}  # fmt: skip
     doc = {"jaxmlp": "detector-trials", "metadata": {}, "settings": settings, "trials": []}  # as written before
     (tmp_path / "trials.json").write_text(json.dumps(doc))
-    results = ResultsStore(tmp_path).load()
+    results = load(ResultsStore(tmp_path))
     assert results.runs.empty and not results.skipped and len(results.trials) == 1
     ((_, read),) = results.trials
     assert (read.settings.workload, read.settings.trials) == ("batched", 0)
@@ -320,14 +317,14 @@ def test_trials_documents_are_not_taken_for_timings(tmp_path):
 def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(0)
 
-    def run_rounds(runners, processes, progress=None, pythonpath=None):  # the workers' values, without them
-        assert "--inject-slowdown" in runners["H"].args and "--inject-slowdown" not in runners["A"].args
+    def run_rounds(runners, processes, tick=None, pythonpath=None):  # the workers' values, without them
+        assert runners["H"].measuring.inject_slowdown == 0.1 and runners["A"].measuring.inject_slowdown == 0
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
         meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
         return {label: [ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
                         for x in np.exp(rng.normal(0, 0.01, processes))] for label in runners}  # fmt: skip
 
-    monkeypatch.setattr(sweep, "run_rounds", run_rounds)
+    monkeypatch.setattr(trials, "run_rounds", run_rounds)
     assert main(["sweep", "trials", "--trials", "3", "--processes", "10", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     raw = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())
@@ -335,7 +332,7 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
     expected = {"processes_per_side": 10, "trials": 3, "epochs": 16, "limit": 2000, "workload": "batched",
                 "dataset": "synthetic"}  # fmt: skip
     assert {key: raw["settings"][key] for key in expected} == expected
-    results = ResultsStore(tmp_path).load()
+    results = load(ResultsStore(tmp_path))
     (section,) = detector_sections(results.trials)
     ((_, doc),) = results.trials
     assert TrialsDocument.from_json(raw) == doc and doc.injected_flagged == 3
@@ -386,7 +383,7 @@ def test_bad_releases_are_one_line_errors(argv, message, capsys, tmp_path):
 
 
 def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, monkeypatch):
-    from jaxmlp.measure import envs
+    from jaxmlp.measure.sweep import envs
 
     made = tmp_path / f"jax-0.6.2-py{sys.version_info[0]}{sys.version_info[1]}"
     made.mkdir()
@@ -394,11 +391,11 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
     (made / envs.COMPLETE).write_text("30.0\n")
     monkeypatch.setattr(envs, "make_env", lambda version, root=None, log=print: Path(f"python-{version}"))
     said = []
-    pythons = sweep.environments(sweep_args(["run", "--envs", str(tmp_path)]), ["0.6.2", "0.7.0", "0.8.3"], said.append)
+    pythons = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
     assert pythons == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
     assert said == ["Environments: 1 made, 2 to make (0.7.0, 0.8.3; about 2 MB each and 1.0 min in all, "
                     "as the ones made here took)"]  # fmt: skip
     (made / envs.COMPLETE).unlink()
     said.clear()
-    sweep.environments(sweep_args(["run", "--envs", str(tmp_path)]), ["0.7.0"], said.append)
+    matrix.environments(Matrix(envs=sweep_args(["run", "--envs", str(tmp_path)]).envs), ["0.7.0"], said.append)
     assert said == ["Environments: 0 made, 1 to make (0.7.0; size and time unknown: none made here yet)"]

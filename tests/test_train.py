@@ -9,9 +9,9 @@ from jax import random
 
 from jaxmlp import model
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
 from jaxmlp.pipelines import data
-from jaxmlp.pipelines.epochs import CompiledStep, seed_epoch
-from jaxmlp.pipelines.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
+from jaxmlp.pipelines.steps import CompiledStep, seed_epoch
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def test_steady_state_leaves_out_epoch_zero():
         ({"batch_size": -1}, "--batch-size must be at least 1"),
         ({"step_size": 0.0}, "--step-size must be a positive finite number"),
         ({"step_size": float("nan")}, "--step-size must be a positive finite number"),
-        ({"workers": -2}, "--workers must be 0"),
+        ({"workers": -2}, "--workers must be at least 0"),
         ({"backend": "tpu"}, "unknown --backend 'tpu'"),
         ({"dataset": "cifar"}, "unknown --dataset 'cifar'"),
         ({"pipeline": "magic"}, "unknown pipeline 'magic'"),

@@ -13,11 +13,89 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from jaxmlp.results.records import Bisection, BisectProbe, Step
-from jaxmlp.stats import ALPHA, THRESHOLD, compare
+from jaxmlp.jsonio import number
+from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.stats import Comparison, compare
 
 WORDS = {"regression": "slower", "improvement": "faster"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One release against an earlier one (``from_`` is the baseline)."""
+
+    from_: str
+    to: str
+    comparison: Comparison
+
+    def to_json(self) -> dict[str, Any]:
+        return {"from": self.from_, "to": self.to, **self.comparison.to_json()}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Step:
+        return cls(str(doc["from"]), str(doc["to"]), Comparison.from_json(doc))
+
+
+@dataclass(frozen=True)
+class BisectProbe:
+    """One probe: the releases measured together (the ends and their midpoint), each one's median, the
+    comparison of each neighbour pair and of the ends, and what the probe decided."""
+
+    number: int
+    releases: tuple[str, ...]
+    medians: Mapping[str, float]
+    steps: tuple[Step, ...]
+    ends: Step
+    decision: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"number": self.number, "releases": list(self.releases), "medians": dict(self.medians),
+                "steps": [s.to_json() for s in self.steps], "ends": self.ends.to_json(),
+                "decision": self.decision}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> BisectProbe:
+        return cls(int(doc["number"]), tuple(doc["releases"]), {k: number(v) for k, v in doc["medians"].items()},
+                   tuple(Step.from_json(s) for s in doc["steps"]), Step.from_json(doc["ends"]),
+                   str(doc["decision"]))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Bisection:
+    """Where a bisection ended: ``found`` (``first`` is the first release flagged against ``after``, by
+    ``comparison``), ``no change`` between the ends, or ``inconclusive`` (``reason`` says why)."""
+
+    candidates: tuple[str, ...]  # the good end, the releases between, the bad end
+    status: str
+    direction: str | None  # "regression" or "improvement"
+    probes: tuple[BisectProbe, ...]
+    reason: str = ""
+    first: str | None = None
+    after: str | None = None
+    comparison: Comparison | None = None
+
+    @property
+    def measured(self) -> tuple[str, ...]:
+        """The distinct releases the probes measured, oldest first."""
+        seen = {r for p in self.probes for r in p.releases}
+        return tuple(r for r in self.candidates if r in seen)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidates": list(self.candidates), "status": self.status, "direction": self.direction,
+                "reason": self.reason, "first": self.first, "after": self.after,
+                "comparison": None if self.comparison is None else self.comparison.to_json(),
+                "probes": [p.to_json() for p in self.probes], "measured": list(self.measured)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Bisection:
+        comparison = doc.get("comparison")
+        return cls(tuple(doc["candidates"]), str(doc["status"]), doc.get("direction"),
+                   tuple(BisectProbe.from_json(p) for p in doc["probes"]), str(doc.get("reason") or ""),
+                   doc.get("first"), doc.get("after"),
+                   None if comparison is None else Comparison.from_json(comparison))  # fmt: skip
 
 
 def expected_releases(k: int) -> int:
@@ -107,5 +185,5 @@ def bisect(
             return done("found", step=kept)
 
 
-def _p(c) -> float:
+def _p(c: Comparison) -> float:
     return c.p_slower if c.ratio >= 1 else c.p_faster

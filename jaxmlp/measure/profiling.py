@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 import jax
 
 from jaxmlp.registry import ONE_PROGRAM
-from jaxmlp.results import layout
-from jaxmlp.results.store import new_dir
 
 STEP_NAME = "train"
 
@@ -48,11 +46,6 @@ def limited(batches: Iterable, limit: int) -> Iterator:
     return itertools.islice(batches, limit)
 
 
-def new_run_dir(logdir: Path, pipeline: str) -> Path:
-    """A fresh folder for one capture under ``logdir``: never one an earlier capture used."""
-    return new_dir(logdir, layout.trace_run(pipeline))
-
-
 def run_steps(epoch, params, steps: int, wrap) -> tuple[object, int]:
     """Run ``steps`` steps of ``epoch`` (over as many epochs as it takes); ``wrap(batches, limit, done)``."""
     done = 0
@@ -78,24 +71,25 @@ class _Synced:
         return jax.block_until_ready(self.step(params, x, y))
 
 
-def capture(epoch, params, *, steps: int, logdir: Path, warmup_steps: int = 3) -> Capture:
-    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps into a new run folder.
+def capture(epoch, params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
+    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps into ``run_dir()``, a new folder
+    made once the warm-up is done (the caller names it: `jaxmlp.results.store.new_trace_run`).
 
     Each traced step waits for its result, so step times in TensorBoard are real step times.
     """
     epoch.compile(params)
     params, _ = run_steps(epoch, params, min(warmup_steps, 1 if epoch.pipeline in ONE_PROGRAM else warmup_steps),
                           lambda batches, limit, _done: limited(batches, limit))  # fmt: skip
-    run_dir = new_run_dir(Path(logdir), epoch.pipeline)
+    folder = run_dir()
     # Each traced step waits for its own result, so that a step's time in the trace is the time the step
     # took rather than the time to dispatch it (with asynchronous dispatch the host runs ahead).
     step, epoch.step = epoch.step, _Synced(epoch.step)
     start = time.perf_counter()
     try:
-        with jax.profiler.trace(str(run_dir)):
+        with jax.profiler.trace(str(folder)):
             params, done = run_steps(epoch, params, steps, annotated_steps)
             jax.block_until_ready(params)
     finally:
         epoch.step = step
     seconds = time.perf_counter() - start
-    return Capture(run_dir, sorted(run_dir.glob("plugins/profile/*/*.xplane.pb")), done, seconds)
+    return Capture(folder, sorted(folder.glob("plugins/profile/*/*.xplane.pb")), done, seconds)

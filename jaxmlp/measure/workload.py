@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.records import Leaf, Output, WorkloadTimes
 from jaxmlp.registry import SWEEP_PIPELINES, SWEEP_WORKLOADS
-from jaxmlp.results.records import Leaf, Output, WorkloadTimes
 
 BATCH_SIZE = 128
 """The built-in workloads' batch: the tutorial's."""

@@ -29,148 +29,28 @@ may stop right after it.
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxmlp.compat import compiled_facts, cost_analysis
+from jaxmlp.compat import compiled_facts
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
-from jaxmlp.registry import LOADER_PIPELINES, OPTIONAL, PIPELINES
-
-
-class CompiledStep:
-    """The jitted `update`, compiled ahead of time for each batch size an epoch yields.
-
-    Calling it runs the executable for the batch's size, so no compilation lands
-    inside an epoch; an unforeseen size is compiled on first use (and shows up in
-    the epoch's compile time).
-    """
-
-    def __init__(self, step_size: float = STEP_SIZE):
-        self.step_size = float(step_size)
-        self._executables: dict[tuple[int, ...], Any] = {}
-
-    def _compile(self, params: Params, x, y):
-        executable = update.lower(params, x, y, self.step_size).compile()
-        self._executables[tuple(x.shape)] = executable
-        return executable
-
-    def compile(self, params: Params, sizes: Sequence[int], n_features: int = 784) -> float:
-        """Lower and compile for each batch size; returns the wall time it took, in seconds."""
-        start = time.perf_counter()
-        for size in sizes:
-            x = jax.ShapeDtypeStruct((size, n_features), jnp.float32)
-            y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)
-            self._compile(params, x, y)
-        return time.perf_counter() - start
-
-    def facts(self, batch_size: int, n_features: int = 784) -> dict:
-        """XLA's cost and memory analysis of the step compiled for ``batch_size`` (`compat.compiled_facts`)."""
-        executable = self._executables.get((batch_size, n_features))
-        return {} if executable is None else compiled_facts(executable)
-
-    def flops(self, batch_size: int, n_features: int = 784) -> float | None:
-        """FLOPs of one step at ``batch_size``, from XLA's cost analysis of the compiled step."""
-        executable = self._executables.get((batch_size, n_features))
-        return None if executable is None else cost_analysis(executable).get("flops")
-
-    def __call__(self, params: Params, x, y) -> Params:
-        executable = self._executables.get(tuple(x.shape)) or self._compile(params, x, y)
-        return executable(params, x, y, self.step_size)
-
-
-def batch_sizes(n_samples: int, batch_size: int) -> list[int]:
-    """The distinct batch sizes of an in-order epoch: ``[batch_size]``, plus the remainder."""
-    sizes = [min(batch_size, n_samples)]
-    if n_samples > batch_size and n_samples % batch_size:
-        sizes.append(n_samples % batch_size)
-    return sizes
-
-
-def slices(n_samples: int, batch_size: int) -> list[slice]:
-    """The batches of an in-order epoch, the last one smaller if ``batch_size`` does not divide."""
-    return [slice(start, min(start + batch_size, n_samples)) for start in range(0, n_samples, batch_size)]
-
-
-# --- the epochs themselves ------------------------------------------------------
-
-
-def seed_epoch(params: Params, loader, step: Callable) -> Params:
-    """The tutorial's epoch as written: numpy batches from the DataLoader, one-hot, one jitted step each."""
-    for x, y in loader:
-        y = one_hot(y, N_TARGETS)
-        params = step(params, x, y)
-    return jax.block_until_ready(params)
-
-
-def run_steps(params: Params, batches: Iterable, step: Callable) -> Params:
-    """One step per ``(x, y)`` batch (images ``(B, 784)``, one-hot targets ``(B, 10)``), in order."""
-    for x, y in batches:
-        params = step(params, x, y)
-    return jax.block_until_ready(params)
-
-
-def _device_batches(images, targets, batches, device, depth: int) -> Iterator:
-    """Batches put on ``device`` by a background thread, up to ``depth`` ahead of the consumer."""
-    ready: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
-    stop = threading.Event()
-
-    def produce():
-        try:
-            for s in batches:
-                item = jax.device_put((images[s], targets[s]), device)
-                while not stop.is_set():
-                    try:
-                        ready.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-        except BaseException as e:  # handed to the consumer, raised there
-            ready.put(e)
-            return
-        ready.put(done)
-
-    worker = threading.Thread(target=produce, name="jaxmlp-prefetch", daemon=True)
-    worker.start()
-    try:
-        while (item := ready.get()) is not done:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        worker.join()
-
-
-def _scan_steps(params: Params, xs, ys, step_size):
-    """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``."""
-
-    def body(p, batch):
-        return sgd_update(p, *batch, step_size), None
-
-    return jax.lax.scan(body, params, (xs, ys))[0]
-
-
-scan_steps = jax.jit(_scan_steps)
-
-
-def scan_epoch(params: Params, xs, ys, remainder, scan: Callable, step: Callable) -> Params:
-    """All full batches as one scanned program, then the smaller last batch (if any) with the step."""
-    params = scan(params, xs, ys)
-    if remainder is not None:
-        params = step(params, *remainder)
-    return jax.block_until_ready(params)
-
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update
+from jaxmlp.pipelines.loaders import as_arrays, make_loader
+from jaxmlp.pipelines.steps import (
+    CompiledStep,
+    batch_sizes,
+    device_batches,
+    run_steps,
+    scan_epoch,
+    scan_steps,
+    seed_epoch,
+    sgd_scan,
+    slices,
+)
+from jaxmlp.registry import LOADER_PIPELINES, PIPELINES
 
 # --- building an epoch for a pipeline ---------------------------------------------
 
@@ -236,49 +116,6 @@ def _wrap(progress, iterable, total):
     return iterable if progress is None else progress(iterable, total)
 
 
-def as_arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
-    """A whole split converted once: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32.
-
-    ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets``, like torchvision's `MNIST`.
-    """
-    images = np.asarray(dataset.data).reshape(len(dataset.data), -1).astype(np.float32)
-    return images, np.asarray(dataset.targets).astype(np.int32)
-
-
-class ArraySlices:
-    """The ``batched`` pipeline's input alone: in-order batches ``(images, labels)`` sliced from the arrays."""
-
-    def __init__(self, images: np.ndarray, labels: np.ndarray, batch_size: int):
-        self.images, self.labels, self.batches = images, labels, slices(len(images), batch_size)
-
-    def __len__(self) -> int:
-        return len(self.batches)
-
-    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        return ((self.images[s], self.labels[s]) for s in self.batches)
-
-
-def make_loader(pipeline: str, dataset, batch_size: int, workers: int = 0) -> Iterable:
-    """The loader of a `LOADER_PIPELINES` pipeline over ``dataset``: an iterable, once per epoch, of the
-    tutorial's batches ``(images (B, 784) float32, labels (B,))`` on the host. ``workers`` applies to the
-    `WORKER_PIPELINES` (torch's or Grain's worker processes, spawned)."""
-    if pipeline in ("seed", "seed_batched"):
-        from jaxmlp.pipelines import data  # torch stays out of the other pipelines
-
-        return data.make_loader(dataset, batch_size, workers, batch_reads=pipeline == "seed_batched")
-    if pipeline == "grain":
-        from jaxmlp.pipelines import grain_input
-
-        return grain_input.make_loader(*as_arrays(dataset), batch_size, workers)
-    if pipeline == "hf":
-        from jaxmlp.pipelines import hf_input
-
-        return hf_input.make_loader(*as_arrays(dataset), batch_size)
-    if pipeline == "batched":
-        return ArraySlices(*as_arrays(dataset), batch_size)
-    raise ValueError(f"pipeline {pipeline!r} has no loader: choose one of {', '.join(LOADER_PIPELINES)}")
-
-
 class _LoaderEpoch(Epoch):
     """The tutorial's epoch: host batches from a loader (`make_loader`), one-hot per batch, one step each."""
 
@@ -309,7 +146,7 @@ class _PrefetchEpoch(_ArrayEpoch):
     depth = 2
 
     def __call__(self, params, progress=None):
-        batches = _device_batches(self.images, self.targets, self.batches, self.device, self.depth)
+        batches = device_batches(self.images, self.targets, self.batches, self.device, self.depth)
         return run_steps(params, _wrap(progress, batches, self.n_steps), self.step)
 
 
@@ -354,18 +191,6 @@ class _ScanEpoch(_ArrayEpoch):
 
     def _run_scan(self, params, xs, ys):
         return self.scan(params, xs, ys, self.step_size)
-
-
-def missing_package(pipeline: str) -> str | None:
-    """Why ``pipeline`` cannot run here (its optional package is not installed, `registry.OPTIONAL`), or None."""
-    import importlib.util
-
-    if pipeline not in OPTIONAL:
-        return None
-    module, extra = OPTIONAL[pipeline]
-    if importlib.util.find_spec(module) is not None:
-        return None
-    return f"the {pipeline} pipeline needs the {module} package: pip install 'jaxmlp[{extra}]'"
 
 
 MESH_AXIS = "data"
@@ -431,7 +256,7 @@ class _ShardedEpoch(_ScanEpoch):
     def _compile_scan(self, params):
         params = self.place(params)
         rep, batches = self.replicated, self.by_batch
-        scan = jax.jit(_scan_steps, in_shardings=(rep, batches, batches, rep), out_shardings=rep)
+        scan = jax.jit(sgd_scan, in_shardings=(rep, batches, batches, rep), out_shardings=rep)
         if self.remainder is not None:
             last = jax.jit(sgd_update, in_shardings=rep, out_shardings=rep)
             tail = last.lower(params, *self.remainder, self.step_size).compile()

@@ -3,7 +3,8 @@
 `make_loader` builds an in-memory Arrow table of the split from its arrays (no download, no network: the data
 never leaves this machine) and reads it with ``with_format("numpy")``: batch j is rows j*B .. j*B+B-1, the last
 one smaller, so an epoch over it computes the same parameters as the ``seed`` pipeline. The package is optional
-(``pip install 'jaxmlp[hf]'``). No torch here.
+(``pip install 'jaxmlp[hf]'``; `jaxmlp.pipelines.loaders.make_loader` says so when it is missing). No torch
+here.
 """
 
 from __future__ import annotations
@@ -12,18 +13,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from jaxmlp.errors import JaxmlpError
-
 
 class ArrowBatches:
     """In-order batches ``(images (B, 784) float32, labels (B,))`` read from a ``datasets.Dataset``."""
 
     def __init__(self, images: np.ndarray, labels: np.ndarray, batch_size: int):
-        from jaxmlp.pipelines.epochs import missing_package
-
-        why = missing_package("hf")
-        if why:
-            raise JaxmlpError(why)
         import datasets
 
         table = datasets.Dataset.from_dict({"image": np.asarray(images, np.float32), "label": np.asarray(labels)})

@@ -14,8 +14,12 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results.records import BenchmarkDocument, BisectDocument, CellsDocument, TrainDocument, TrialsDocument
-from jaxmlp.results.store import Scan, Skipped
+from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model", "cpu_count",
@@ -76,6 +80,11 @@ def results(scan: Scan) -> Results:
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
                    scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)))  # fmt: skip
+
+
+def load(store: ResultsStore) -> Results:
+    """Everything in a results folder as tidy DataFrames: `results` of the store's one walk."""
+    return results(store.scan())
 
 
 def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) -> pd.DataFrame:

@@ -19,22 +19,16 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import layout
-from jaxmlp.results.records import (
-    BenchmarkDocument,
-    BisectDocument,
-    CellsDocument,
-    Document,
-    TrainDocument,
-    TrialsDocument,
-    parse,
-)
-
-if TYPE_CHECKING:
-    from jaxmlp.results.frames import Results
+from jaxmlp.results.schema import Document, parse
+from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.schema.trials import TrialsDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
 D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument)
@@ -123,6 +117,12 @@ def new_dir(parent: Path, name: str) -> Path:
             n += 1
 
 
+def new_trace_run(logdir: str | os.PathLike[str], pipeline: str) -> Path:
+    """A fresh folder for one profiler capture under the TensorBoard ``logdir``: never one an earlier capture
+    used (`layout.trace_run`)."""
+    return new_dir(Path(logdir), layout.trace_run(pipeline))
+
+
 def document_name(document: Document) -> str:
     """The file name `layout` gives a new document."""
     if isinstance(document, BenchmarkDocument):
@@ -202,10 +202,9 @@ def read_benchmarks(path: str | os.PathLike[str]) -> BenchmarkDocument:
     path = Path(path)
     try:
         raw = _read_json(path)
-        if not BenchmarkDocument.recognises(raw):
-            return BenchmarkDocument.from_json(raw)  # raises, saying what a benchmark file has
-        document = parse(raw)  # the same checks of every field as a folder's files get
-        assert isinstance(document, BenchmarkDocument)
+        document = parse(raw) if BenchmarkDocument.recognises(raw) else None  # a folder's files' checks
+        if not isinstance(document, BenchmarkDocument):
+            raise JaxmlpError("not a pytest-benchmark results file (no 'benchmarks' and 'machine_info')")
         return document
     except JaxmlpError as e:
         raise JaxmlpError(str(e) if str(e).startswith(str(path)) else f"{path}: {e}") from None
@@ -289,9 +288,3 @@ class ResultsStore:
                 except JaxmlpError as e:
                     skipped.append(Skipped(path, str(e).removeprefix(f"{path}: ")))
         return Scan(self.folder, tuple(documents), tuple(sorted(captures)), tuple(skipped))
-
-    def load(self) -> Results:
-        """Everything in the folder as tidy DataFrames (`jaxmlp.results.frames.Results`)."""
-        from jaxmlp.results.frames import results
-
-        return results(self.scan())

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import jaxmlp
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import version_key
 
@@ -105,7 +106,7 @@ def make_env(version: str, root: Path | None = None, log=print) -> Path:
 @contextlib.contextmanager
 def jaxmlp_path() -> Iterator[str]:
     """A folder holding only a link to this jaxmlp package: the ``PYTHONPATH`` of the worker processes."""
-    package = Path(__file__).resolve().parents[1]
+    package = Path(jaxmlp.__file__).resolve().parent
     with tempfile.TemporaryDirectory(prefix="jaxmlp-path-") as folder:
         os.symlink(package, Path(folder) / "jaxmlp")
         yield folder

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, TRAIN_EPOCH, WORKER_PIPELINES
 
@@ -29,29 +30,23 @@ class TrainConfig:
     backend: str | None = None  # None: JAX's default device
     pipeline: str = "seed"
     limit: int | None = None  # the first LIMIT training images only (None: all)
-    processes: int = 1  # sharded only: local processes joined by jax.distributed (`jaxmlp.pipelines.distributed`)
+    processes: int = 1  # sharded only: local processes joined by jax.distributed (`jaxmlp.measure.distributed`)
 
 
 def validate_config(config: TrainConfig) -> TrainConfig:
     """``config`` unchanged, or a `JaxmlpError` naming the impossible setting and what to do."""
-    if config.epochs <= 0:
-        raise JaxmlpError(f"--epochs must be at least 1, got {config.epochs}")
-    if config.batch_size <= 0:
-        raise JaxmlpError(f"--batch-size must be at least 1, got {config.batch_size}")
-    if not math.isfinite(config.step_size) or config.step_size <= 0:
-        raise JaxmlpError(f"--step-size must be a positive finite number, got {config.step_size}")
-    if config.workers < 0:
-        raise JaxmlpError(f"--workers must be 0 (load in the main process) or more, got {config.workers}")
+    errors.at_least("--epochs", config.epochs, 1)
+    errors.at_least("--batch-size", config.batch_size, 1)
+    errors.positive_finite("--step-size", config.step_size)
+    errors.at_least("--workers", config.workers, 0, "0: load in the main process")
     if config.dataset not in DATASETS:
         raise JaxmlpError(f"unknown --dataset {config.dataset!r}: choose one of {', '.join(DATASETS)}")
     if config.backend is not None and config.backend not in BACKENDS:
         raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
     if config.pipeline not in PIPELINES:
         raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
-    if config.limit is not None and config.limit < 1:
-        raise JaxmlpError(f"--limit must be at least 1 (training images), got {config.limit}")
-    if config.processes < 1:
-        raise JaxmlpError(f"--processes must be at least 1, got {config.processes}")
+    errors.at_least("--limit", config.limit, 1, "training images")
+    errors.at_least("--processes", config.processes, 1)
     if config.processes > 1 and config.pipeline != "sharded":
         raise JaxmlpError(f"--processes {config.processes} needs --pipeline sharded (the data-parallel pipeline); "
                           f"the {config.pipeline} pipeline runs in one process")  # fmt: skip

@@ -67,29 +67,16 @@ def step_breakdown(events: pd.DataFrame) -> pd.DataFrame:
     """
     steps = events[(events["name"] == STEP_NAME) & events["step_num"].notna()].sort_values("start_ns")
     rows = []
-    for step in steps.itertuples():
-        end = step.start_ns + step.duration_ns
-        same_thread = events[(events["plane"] == step.plane) & (events["line"] == step.line)]
-        inside = same_thread[(same_thread["start_ns"] >= step.start_ns) & (same_thread["start_ns"] < end)]
-        load = inside.loc[inside["name"] == "load", "duration_ns"].sum() / 1e6
-        compute = inside.loc[inside["name"] == "compute", "duration_ns"].sum() / 1e6
-        rows.append(
-            {
-                "step": int(step.step_num),
-                "step_ms": step.duration_ns / 1e6,
-                "load_ms": load,
-                "compute_ms": compute,
-                "other_ms": step.duration_ns / 1e6 - load - compute,
-            }
-        )
+    columns = ["plane", "line", "start_ns", "duration_ns", "step_num"]
+    for plane, line, start, duration, number in steps[columns].to_numpy():
+        same_thread = events[(events["plane"] == plane) & (events["line"] == line)]
+        inside = same_thread[(same_thread["start_ns"] >= start) & (same_thread["start_ns"] < start + duration)]
+        load = float(inside.loc[inside["name"] == "load", "duration_ns"].sum()) / 1e6
+        compute = float(inside.loc[inside["name"] == "compute", "duration_ns"].sum()) / 1e6
+        step_ms = float(duration) / 1e6
+        rows.append({"step": int(number), "step_ms": step_ms, "load_ms": load, "compute_ms": compute,
+                     "other_ms": step_ms - load - compute})  # fmt: skip
     return pd.DataFrame(rows, columns=["step", "step_ms", "load_ms", "compute_ms", "other_ms"])
-
-
-def find_captures(folder: str | Path) -> list[Path]:
-    """Every capture (``.xplane.pb``) under ``folder``, oldest run folder first (the results store's walk)."""
-    from jaxmlp.results.store import ResultsStore
-
-    return list(ResultsStore(folder).scan().captures)
 
 
 class CaptureSummary(NamedTuple):

@@ -1,0 +1,70 @@
+"""`jaxmlp` on the command line: one module per command, each parsing its arguments into settings and calling
+the library. Shared options are declared once (`jaxmlp.cli.options`).
+
+Bad input ends in one line on stderr that names the problem and the fix, and a non-zero exit; never a traceback.
+
+`main` imports a command's module only when that command runs (`_command`, the one lazy import): the modules
+import jax, torch or pandas at their top, and ``jaxmlp --help`` or ``jaxmlp compare`` need none of the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Iterable, Sequence
+from types import ModuleType
+
+from jaxmlp.errors import EXIT_ERROR, JaxmlpError
+
+COMMANDS = {
+    "train": "train the tutorial's MLP and print its per-epoch lines",
+    "profile": "capture an XLA profiler trace of training steps, for TensorBoard",
+    "tensorboard": "serve TensorBoard with the profile plugin on 127.0.0.1 over a traces folder",
+    "summary": "summarize a pytest-benchmark JSON file (and file it in a results folder)",
+    "report": "render every result under a folder as summary.md, index.html (with plots) and CSV tables",
+    "compare": "is NEW slower than BASELINE? ratio of medians, bootstrap interval, Mann-Whitney U",
+    "scaling": "data-parallel scaling: the sharded epoch, step and compile time for 1, 2, 4, 8 devices",
+    "sweep": "did a jax/jaxlib release make a workload slower? the version matrix, bisection, XLA flags",
+}
+"""Each command and its line in ``jaxmlp --help``; its module is ``jaxmlp.cli.<command>``."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with errors as one line that points to --help."""
+
+    def error(self, message: str):  # type: ignore[no-untyped-def]  # argparse's NoReturn
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _command(name: str) -> ModuleType:
+    return importlib.import_module(f"jaxmlp.cli.{name}")
+
+
+def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:
+    """The ``jaxmlp`` parser; the arguments of ``commands`` only (the others are listed, not loaded)."""
+    wanted = set(commands)
+    parser = Parser(prog="jaxmlp", description="Benchmark and profile the JAX MNIST tutorial's training pipeline.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
+    for name, help in COMMANDS.items():
+        command = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
+        if name in wanted:
+            _command(name).add_arguments(command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    name = next((a for a in given if not a.startswith("-")), None)
+    if name in COMMANDS:
+        given = getattr(_command(name), "normalized", list)(given)
+    args = build_parser([name] if name in COMMANDS else []).parse_args(given)
+    args.argv = given  # as given: the processes of a distributed run are started with the same arguments
+    try:
+        return int(args.run(args))
+    except JaxmlpError as e:
+        print(f"jaxmlp {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"jaxmlp {args.command}: interrupted; nothing was written", file=sys.stderr)
+        return 130

@@ -1,0 +1,67 @@
+"""``jaxmlp compare BASELINE NEW``: benchmark by benchmark, is NEW slower? Ratio of medians, its bootstrap
+interval and a one-sided Mann-Whitney U test over the raw samples."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from jaxmlp import errors
+from jaxmlp.cli import options
+from jaxmlp.cli.report import warn_skipped
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.report.text import compare_text
+from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.store import ResultsStore, read_benchmarks
+from jaxmlp.results.tables import compare_samples
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Compare two pytest-benchmark JSON files (or folders of them) with raw samples, benchmark "
+                          "by benchmark. A regression is flagged only when p < --alpha (one-sided Mann-Whitney U) AND "
+                          "the ratio of medians exceeds 1 + --threshold; improvements likewise. Exit 1 with "
+                          "--fail-on-regression if any is flagged.")  # fmt: skip
+    parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: "
+                        "--benchmark-save-data)")  # fmt: skip
+    parser.add_argument("new", help="file or folder of pytest-benchmark JSON")
+    options.add(parser, *options.DETECTOR)
+    parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    errors.detector(args.threshold, args.alpha)
+    (baseline, before), (new, after) = samples(args.baseline), samples(args.new)
+    table = compare_samples(baseline, new, args.threshold, args.alpha)
+    if table.empty:
+        raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
+    print(compare_text(table, args.threshold, args.alpha))
+    if before != after:
+        print(f"jaxmlp compare: warning: {args.baseline} ({'; '.join(sorted(before))}) and {args.new} "
+              f"({'; '.join(sorted(after))}) come from different machines: their ratios compare the machines too",
+              file=sys.stderr)  # fmt: skip
+    return 1 if args.fail_on_regression and (table["verdict"] == "regression").any() else 0
+
+
+def samples(path: str) -> tuple[dict[str, list[float]], set[str]]:
+    """Raw samples by benchmark name from a pytest-benchmark file, or pooled from every one in a folder, and the
+    machines they were measured on (each as one line)."""
+    if not os.path.isdir(path):
+        documents = [(path, read_benchmarks(path))]
+    else:
+        scan = ResultsStore(path).scan()
+        warn_skipped(scan.skipped, "compare")
+        documents = [(str(p), d) for p, d in scan.of(BenchmarkDocument)]
+        if not documents:
+            raise JaxmlpError(f"{path}: no pytest-benchmark JSON files in this folder")
+    pooled: dict[str, list[float]] = {}
+    machines = {", ".join(document.machine) for _, document in documents}
+    for file, document in documents:
+        try:
+            found = document.samples()
+        except JaxmlpError as e:
+            raise JaxmlpError(f"{file}: {e}") from None
+        for name, values in found.items():
+            pooled.setdefault(name, []).extend(values)
+    return pooled, machines

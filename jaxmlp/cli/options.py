@@ -1,0 +1,148 @@
+"""Every option that more than one command takes, declared once: its flags, help, default and validator.
+
+A command adds an `Option` to its parser with `Option.add`; where a command needs its own default (the detector's
+trials run 16 epochs a process, not 4), it says so with `Option.but`, and the shown default follows. A test builds
+every command's parser and checks that each shared option has this help and validator everywhere, and this default
+wherever it is not overridden. The numbers are parsed here (a word where a number goes is argparse's one-line
+error); their ranges are checked where the settings are built (`jaxmlp.errors`).
+
+Plain Python (argparse only): the noxfile uses `bench_session` too.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from jaxmlp import registry
+from jaxmlp.results import layout
+
+
+def whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: what `argparse.ArgumentParser.add_argument` takes, declared once."""
+
+    flags: tuple[str, ...]
+    help: str
+    default: Any = None
+    type: Callable[[str], Any] | None = None
+    choices: Sequence[str] | None = None
+    action: str | type[argparse.Action] | None = None
+    metavar: str | None = None
+    nargs: str | None = None
+    base: Option | None = field(default=None, compare=False, repr=False)  # the shared option this one adapts
+    why: str = ""  # why a command's default differs from the shared one
+
+    def but(self, *, default: Any, why: str) -> Option:
+        """This option with a command's own default (and why it differs)."""
+        return replace(self, default=default, base=self.base or self, why=why)
+
+    def add(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> argparse.Action:
+        given = {"help": self.help, "default": self.default, "type": self.type, "choices": self.choices,
+                 "action": self.action, "metavar": self.metavar, "nargs": self.nargs}  # fmt: skip
+        action = parser.add_argument(*self.flags, **{k: v for k, v in given.items() if v is not None})
+        action.jaxmlp_option = self  # type: ignore[attr-defined]  # read by the test of the declarations
+        return action
+
+
+def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *options: Option) -> None:
+    for option in options:
+        option.add(parser)
+
+
+# --- data --------------------------------------------------------------------------------------------------------
+
+DATASET = Option(("--dataset",), "real MNIST, or a generated MNIST-shaped set for machines without it (default: "
+                 "%(default)s)", "mnist", choices=registry.DATASETS)  # fmt: skip
+DATA_DIR = Option(("--data-dir",), "folder with the four MNIST IDX files, gzipped or not (default: "
+                  "$JAXMLP_DATA_DIR, else a cache folder)", metavar="DIR")  # fmt: skip
+LIMIT = Option(("--limit",), "the first LIMIT training images only (default: all)", type=whole_number)
+DOWNLOAD = Option(("--download",), "let torchvision download MNIST into the data folder", False, action="store_true")
+DATA = (DATASET, DATA_DIR, LIMIT)
+
+# --- where it runs -----------------------------------------------------------------------------------------------
+
+BACKEND = Option(("--backend",), "JAX backend (default: JAX's default device)", choices=registry.BACKENDS)
+PIPELINE = Option(("--pipeline",), "how batches reach the step: the tutorial's DataLoader (seed), the same a batch "
+                  "at a time (seed_batched), Grain (grain), Hugging Face datasets (hf), array slices (batched), "
+                  "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan), that "
+                  "scan data-parallel over every device (sharded) (default: %(default)s)", "seed",
+                  choices=registry.PIPELINES)  # fmt: skip
+BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", 128, whole_number)
+WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "
+                 "Grain's (grain) (default: %(default)s)", 0, whole_number)  # fmt: skip
+TRAIN_PROCESSES = Option(("--processes",), "sharded only: start this many local processes joined by jax.distributed "
+                         "on 127.0.0.1, each with its own devices (default: %(default)s)", 1, whole_number)  # fmt: skip
+
+# --- where results go --------------------------------------------------------------------------------------------
+
+OUT = Option(("--out",), "results folder (default: %(default)s)", layout.RESULTS_DIR, metavar="DIR")
+RESULTS = Option(("--results",), "folder of result files (default: %(default)s)", layout.RESULTS_DIR, metavar="DIR")
+REPORT_OUT = Option(("--out",), "NEW folder for the report (default: RESULTS/report-<UTC time>)", metavar="DIR")
+LOGDIR = Option(("--logdir",), "TensorBoard logdir of profiler captures (default: %(default)s)", layout.TRACES_DIR,
+                metavar="DIR")  # fmt: skip
+
+# --- timing: what each measuring process runs --------------------------------------------------------------------
+
+EPOCHS = Option(("--epochs",), "timed epochs a process (each built-in epoch workload): the first, then the steady "
+                "state (default: %(default)s)", 4, whole_number)  # fmt: skip
+TRAIN_EPOCHS = Option(("--epochs",), "epochs to train (default: %(default)s, the tutorial's)", 8, whole_number)
+CALLS = Option(("--calls",), "timed calls a process of the step and of your workloads: the first, then the steady "
+               "state (default: %(default)s)", 50, whole_number)  # fmt: skip
+PIN_CPU = Option(("--pin-cpu",), "pin every worker process to this one CPU (steadier, single-threaded)",
+                 type=whole_number, metavar="CPU")  # fmt: skip
+TIMING = (EPOCHS, CALLS)
+
+# --- the sweep's matrix and its statistics -----------------------------------------------------------------------
+
+WORKLOAD = Option(("--workload",), "what to time, repeatable: a built-in (" + ", ".join(registry.SWEEP_WORKLOADS)
+                  + "; default: all) or your own, path/to/file.py:make or module:make (README: the workload "
+                  "contract)", action="append", metavar="SPEC")  # fmt: skip
+PROCESSES = Option(("--processes",), "processes (samples) a cell (default: %(default)s)", 6, whole_number)
+XLA_FLAGS = Option(("--xla-flags",), "repeatable: each value is its own column of the matrix, every release run "
+                   "with XLA_FLAGS=FLAGS besides without (e.g. --xla_cpu_use_thunk_runtime=false)", action="append",
+                   metavar="FLAGS")  # fmt: skip
+TOLERANCE = Option(("--tolerance",), "relative difference of values between cells beyond which a row says 'results "
+                   "differ' (default: %(default)s)", 1e-3, number)  # fmt: skip
+ENVS = Option(("--envs",), "where the release environments live (default: $JAXMLP_ENVS, else "
+              "~/.cache/jaxmlp/envs)", type=Path, metavar="DIR")  # fmt: skip
+THRESHOLD = Option(("--threshold",), "minimum effect: the ratio of medians beyond 1 + THRESHOLD (default: "
+                   "%(default)s)", registry.THRESHOLD, number)  # fmt: skip
+ALPHA = Option(("--alpha",), "significance level of the one-sided Mann-Whitney U test (default: %(default)s)",
+               registry.ALPHA, number)  # fmt: skip
+DETECTOR = (THRESHOLD, ALPHA)
+
+SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, BATCH_SIZE, WORKERS, TRAIN_PROCESSES, OUT, RESULTS,
+          REPORT_OUT, LOGDIR, EPOCHS, TRAIN_EPOCHS, CALLS, PIN_CPU, WORKLOAD, PROCESSES, XLA_FLAGS, TOLERANCE, ENVS,
+          THRESHOLD, ALPHA)  # fmt: skip
+"""Every shared option (the test of the declarations walks them)."""
+
+
+# --- nox -s bench's own switches (the noxfile parses them with this) ---------------------------------------------
+
+
+def bench_session() -> argparse.ArgumentParser:
+    """The switches of ``nox -s bench -- ...`` (the rest goes to pytest)."""
+    parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
+    parser.add_argument("--full", action="store_true", help="more sizes and rounds")
+    parser.add_argument("--profile", action="store_true", help="also capture one XLA trace per pipeline")
+    parser.add_argument("--preinstalled", action="store_true", help="install nothing: jax, torch and the rest are "
+                        "installed already (with `nox --no-venv`)")  # fmt: skip
+    return parser

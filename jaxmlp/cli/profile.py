@@ -1,0 +1,62 @@
+"""``jaxmlp profile``: an XLA profiler trace of training steps, step-marked for TensorBoard's profile plugin."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+
+import jax
+from jax import random
+
+from jaxmlp import registry
+from jaxmlp.cli import options
+from jaxmlp.cli.train import config_of, cpu_only_if_asked
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.environment import select_device
+from jaxmlp.measure.profiling import capture
+from jaxmlp.measure.train import check_batch_size
+from jaxmlp.model import LAYER_SIZES, init_network_params
+from jaxmlp.pipelines.data import load_datasets
+from jaxmlp.pipelines.epochs import make_epoch
+from jaxmlp.results.store import new_trace_run
+from jaxmlp.results.traces import capture_summary
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("After a warm-up, trace N training steps of a pipeline (each step, batch fetch included, "
+                          "marked for TensorBoard's profile plugin) into a new run folder under --logdir.")  # fmt: skip
+    options.add(parser, options.PIPELINE.but(default="scan", why="one program an epoch: the XLA ops, not the loader"))
+    parser.add_argument("--steps", type=options.whole_number, default=10,
+                        help="steps to trace; for scan one step is one epoch (default: %(default)s)")  # fmt: skip
+    options.add(parser, options.LOGDIR, *options.DATA, options.DOWNLOAD, options.BATCH_SIZE, options.WORKERS,
+                options.BACKEND)  # fmt: skip
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_of(args)
+    if args.steps <= 0:
+        raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
+    cpu_only_if_asked(config.backend)
+    datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
+    check_batch_size(config.batch_size, len(datasets.train))
+    device = select_device(config.backend)
+    with jax.default_device(device):
+        params = init_network_params(LAYER_SIZES, random.PRNGKey(config.seed))
+        epoch = make_epoch(
+            config.pipeline, datasets.train, batch_size=config.batch_size, workers=config.workers, device=device
+        )
+        print(f"jaxmlp profile: {datasets.label}; {device.platform} ({device.device_kind}); pipeline {config.pipeline}")
+        result = capture(epoch, params, steps=args.steps, run_dir=functools.partial(new_trace_run, args.logdir,
+                                                                                    config.pipeline))  # fmt: skip
+    unit = "epochs (one scan each)" if config.pipeline in registry.ONE_PROGRAM else "steps"
+    print(f"Traced {result.steps} {unit} in {result.seconds:0.2f} sec into {result.run_dir}")
+    for xplane in result.xplanes:
+        s = capture_summary(xplane)
+        if s.median_step_ms is not None:
+            print(
+                f"Median step {s.median_step_ms:0.3g} ms (load {s.median_load_ms:0.3g} ms, "
+                f"compute {s.median_compute_ms:0.3g} ms); top op: {s.top_ops['op'].iloc[0]}"
+            )
+    print(f"Open it: jaxmlp tensorboard --logdir {args.logdir}   (then the PROFILE tab)")
+    return 0

@@ -1,0 +1,46 @@
+"""``jaxmlp report``: every result under a folder rendered into a new report folder."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from jaxmlp.cli import options
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.report.write import write_report
+from jaxmlp.results.frames import load
+from jaxmlp.results.store import ResultsStore, Skipped
+from jaxmlp.results.traces import capture_summary
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Load every result file under --results (benchmarks, training runs, sweeps, bisections, "
+                          "scaling, trials, traces) and write summary.md, a self-contained index.html with plots, "
+                          "results.csv and samples.csv into a new folder.")  # fmt: skip
+    options.add(parser, options.RESULTS, options.REPORT_OUT)
+    parser.set_defaults(run=run)
+
+
+def warn_skipped(skipped: Iterable[Skipped], command: str) -> None:
+    """One line on stderr for each file a folder held that is not a result (never modified)."""
+    for s in skipped:
+        print(s.line(f"jaxmlp {command}"), file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.out and os.path.exists(args.out):  # before reading anything
+        raise JaxmlpError(f"{args.out} already exists and reports are never overwritten: choose a new folder")
+    store = ResultsStore(args.results)
+    results = load(store)
+    warn_skipped(results.skipped, "report")
+    traces = [capture_summary(xplane) for xplane in results.captures]
+    if results.runs.empty and not traces and not results.trials:
+        raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
+    paths = write_report(results, store, traces, Path(args.out) if args.out else None)
+    n_files = results.runs["file"].nunique() if len(results.runs) else 0
+    print(f"Report of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "
+          + ", ".join(str(p) for p in paths))  # fmt: skip
+    return 0

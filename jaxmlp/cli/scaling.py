@@ -1,0 +1,48 @@
+"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count, a fresh process each."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxmlp import errors, registry
+from jaxmlp.cli import options
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import scaling
+from jaxmlp.report.text import text_summary
+from jaxmlp.results.frames import benchmark_rows
+from jaxmlp.results.schema.scaling import document
+from jaxmlp.results.store import ResultsStore
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
+                          "replicated) for each device count N, each in a fresh process: on the CPU N simulated "
+                          f"devices ({scaling.FORCE_DEVICES}=N, sharing this machine's cores), on a GPU machine the "
+                          "first N GPUs.")  # fmt: skip
+    parser.add_argument("--devices", type=options.whole_number, nargs="+", help="device counts (default: 1 2 4 8 on "
+                        "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
+    options.add(parser, options.BACKEND.but(default="cpu", why="simulated devices unless a GPU is asked for"),
+                *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs"),
+                options.CALLS, options.OUT)  # fmt: skip
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for n in args.devices or ():
+        errors.at_least("--devices", n, 1)
+    settings = scaling.Scaling(1, args.backend, args.dataset, args.data_dir, args.limit, args.epochs, args.calls)
+    visible = scaling.visible_devices(args.backend)
+    devices = tuple(args.devices or scaling.default_devices(args.backend, visible))
+    if args.backend == "gpu" and max(devices) > visible:
+        raise JaxmlpError(f"--devices {max(devices)} asks for more GPUs than the {visible} visible: choose at most "
+                          f"{visible}")  # fmt: skip
+    if args.backend == "gpu" and visible == 1:
+        print("jaxmlp scaling: one GPU visible: N = 1 only (scaling needs more than one GPU)")
+    print(f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), a fresh "
+          f"process each; {registry.dataset_label(args.dataset)}", flush=True)  # fmt: skip
+    results = scaling.run(devices, settings, progress=lambda line: print(line, flush=True))
+    doc = document(results)
+    rows, _ = benchmark_rows(doc)
+    print(text_summary(rows))
+    print(f"Saved {ResultsStore(args.out).save(doc)}")
+    return 0

@@ -1,0 +1,243 @@
+"""``jaxmlp sweep``: the version matrix (``run``, the default), ``bisect``, the detector's ``trials`` and ``env``.
+
+Each subcommand builds its frozen settings (`jaxmlp.measure.sweep.settings`) once from its arguments, runs the
+flow in `jaxmlp.measure.sweep` and files what it returns through `jaxmlp.results`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from jaxmlp import registry
+from jaxmlp.cli import options
+from jaxmlp.measure import bisection
+from jaxmlp.measure.environment import metadata
+from jaxmlp.measure.sweep import bisect, envs, trials
+from jaxmlp.measure.sweep.matrix import Measured, Runner, Tick, environments, measure_cells, run_worker, runners_for
+from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, Trials, hand_made
+from jaxmlp.results import layout, sweep_files
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
+from jaxmlp.results.store import ResultsStore, new_dir, write_json_new
+from jaxmlp.units import minutes
+
+SUBCOMMANDS = ("run", "bisect", "trials", "env")
+
+DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
+
+
+def normalized(argv: Sequence[str]) -> list[str]:
+    """``jaxmlp sweep 0.6.2 0.8.3 ...`` is ``jaxmlp sweep run 0.6.2 0.8.3 ...``; ``--xla-flags --xla_foo=1`` is
+    ``--xla-flags=--xla_foo=1`` (a value that starts with a dash, which argparse would take for an option)."""
+    argv = list(argv)
+    at = argv.index("sweep")
+    if len(argv) == at + 1 or argv[at + 1] not in (*SUBCOMMANDS, "-h", "--help"):
+        argv.insert(at + 1, "run")
+    out: list[str] = []
+    values = iter(argv)
+    for arg in values:
+        if arg == "--xla-flags":
+            value = next(values, None)
+            out.append(arg if value is None else f"{arg}={value}")
+        else:
+            out.append(arg)
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Time a workload (the MLP's epochs and step, or your own function) in each release's own "
+                          "environment, worker processes in rotating order; `jaxmlp sweep 0.6.2 0.8.3` runs the "
+                          "matrix (the `run` subcommand), `jaxmlp sweep bisect GOOD BAD` finds the release that "
+                          "changed it.")  # fmt: skip
+    sub = parser.add_subparsers(dest="sweep_command", required=True, metavar="COMMAND",
+                                parser_class=type(parser))  # fmt: skip
+
+    run_ = sub.add_parser("run", help="the version matrix (the default subcommand)",
+                          description="Measure each release (and each --xla-flags value) in its own environment: "
+                          "worker processes in rotating order, a pytest-benchmark file a cell.")  # fmt: skip
+    run_.add_argument("versions", nargs="*", metavar="VERSION",
+                      help=f"jax/jaxlib releases (default: {' '.join(registry.SWEEP_VERSIONS)})")  # fmt: skip
+    _measuring(run_)
+    _matrix(run_)
+    run_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
+                      help="also measure an environment made by hand (repeatable)")  # fmt: skip
+    run_.set_defaults(run=run_command)
+
+    bisect_ = sub.add_parser("bisect", help="the first release between GOOD and BAD that is slower (or faster)",
+                             description="Bisect the releases between GOOD and BAD: each probe measures the ends "
+                             "and their midpoint together and keeps the half that holds the change, until the "
+                             "first release flagged against the one before it.")  # fmt: skip
+    bisect_.add_argument("good", metavar="GOOD", help="the release before the change (e.g. 0.6.2)")
+    bisect_.add_argument("bad", metavar="BAD", help="a release after it (e.g. 0.8.3)")
+    bisect_.add_argument("--versions", help="the releases to bisect over, comma-separated (default: the package "
+                         "index's, via pip index versions)")  # fmt: skip
+    bisect_.add_argument("--on", metavar="WORKLOAD", help="the workload whose steady state is bisected (default: "
+                         f"the first --workload, else {DEFAULT_WORKLOAD})")  # fmt: skip
+    options.add(bisect_, *options.DETECTOR)
+    _measuring(bisect_)
+    _matrix(bisect_)  # no --env: the releases between come from the index, each made here
+    bisect_.set_defaults(run=bisect_command)
+
+    trials_ = sub.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here")
+    # Short runs of many short epochs: the setting that met the detector's goals on a 2-core machine (README).
+    measured = "the setting measured here (README: how the detector was checked)"
+    options.add(trials_, options.WORKLOAD, options.DATASET.but(default="synthetic", why=measured), options.DATA_DIR,
+                options.LIMIT.but(default=2000, why=measured), options.EPOCHS.but(default=16, why=measured),
+                options.CALLS, options.PIN_CPU)  # fmt: skip
+    trials_.add_argument("--trials", type=options.whole_number, default=20,
+                         help="A/A and injected comparisons (default: %(default)s)")  # fmt: skip
+    options.add(trials_, options.PROCESSES.but(default=14, why=measured))
+    trials_.add_argument("--inject-slowdown", type=options.number, default=0.10,
+                         help="the known slowdown, as a fraction (default: %(default)s)")  # fmt: skip
+    options.add(trials_, *options.DETECTOR, options.OUT)
+    trials_.set_defaults(run=trials_command)
+
+    env = sub.add_parser("env", help="make each release's environment and check that it runs")
+    env.add_argument("versions", nargs="+", metavar="VERSION")
+    options.add(env, options.ENVS)
+    env.set_defaults(run=env_command)
+
+
+def _measuring(parser: argparse.ArgumentParser) -> None:
+    options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.PIN_CPU)
+
+
+def _matrix(parser: argparse.ArgumentParser) -> None:
+    options.add(parser, options.PROCESSES, options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.OUT)
+
+
+def measuring_of(args: argparse.Namespace) -> Measuring:
+    return Measuring(tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs, args.calls,
+                     args.pin_cpu)  # fmt: skip
+
+
+def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
+    return Matrix(tuple(versions), args.processes, tuple(args.xla_flags or ()), args.tolerance, args.envs,
+                  hand_made(tuple(getattr(args, "env", None) or ())))  # fmt: skip
+
+
+@contextlib.contextmanager
+def progress_bar(total: int) -> Iterator[Tick]:
+    """A bar on a terminal; in a log, a plain line per process."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="process", disable=None, file=sys.stderr)
+    start = time.monotonic()
+    done = [0]
+
+    def tick(round_: int, label: str) -> None:
+        done[0] += 1
+        bar.set_postfix_str(f"round {round_ + 1}, {label}")
+        bar.update()
+        if bar.disable:
+            print(f"  {done[0]}/{total} processes ({label}, round {round_ + 1}), {time.monotonic() - start:.0f} s",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    try:
+        yield tick
+    finally:
+        bar.close()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    measuring = measuring_of(args)
+    matrix = matrix_of(args, args.versions if args.versions or args.env else registry.SWEEP_VERSIONS)
+    pythons = environments(matrix, matrix.versions)
+    runners = runners_for(pythons, matrix, measuring)
+    measured = measure_cells(runners, matrix, print, progress_bar)
+    path = sweep_files.write(ResultsStore(args.out), runners, measured)
+    print(f"Wrote {len(measured.processes)} files into {path} in {minutes(time.monotonic() - start)}")
+    return 0
+
+
+def bisect_command(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    settings = Bisect(args.good, args.bad, _releases(args.versions), args.on)
+    detector = Detector(args.threshold, args.alpha)
+    measuring, matrix = measuring_of(args), matrix_of(args)
+    candidates = bisect.candidates(settings)
+    target, spec = bisect.bisected(measuring.workloads, settings.on)
+    measuring = replace(measuring, workloads=(spec,))  # only the bisected workload is measured
+    between = candidates[1:-1]
+    print(f"Bisecting {len(between)} release(s) between {args.good} and {args.bad} ({', '.join(between) or 'none'}) "
+          f"on the steady state of {target}: about {bisection.expected_releases(len(between))} releases measured, "
+          f"{matrix.processes} processes each a probe")  # fmt: skip
+    store = ResultsStore(args.out)
+    folder = new_dir(store.folder, layout.name(layout.BISECT))
+    print(f"Probes go into {folder}")
+
+    def record_probe(number: int, runners: Sequence[Runner], measured: Measured) -> None:
+        sweep_files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
+
+    def said(p: bisection.BisectProbe) -> None:
+        medians = ", ".join(f"{r} {p.medians[r]:.4g} s" for r in p.releases)
+        steps = "; ".join(f"{s.from_}→{s.to} {s.comparison.ratio:.3f} ({s.comparison.verdict})" for s in p.steps)
+        print(f"probe {p.number}: {medians}; {steps} => {p.decision}", flush=True)
+
+    try:
+        result = bisect.run(candidates, target, measuring, matrix, detector, record_probe, print, said, progress_bar)
+    except BaseException:
+        if not any(folder.iterdir()):  # no probe finished: leave nothing behind
+            folder.rmdir()
+        else:
+            print(f"The finished probes stay in {folder}", file=sys.stderr)
+        raise
+    line = bisection.answer_line(result)
+    flags = matrix.xla_flags[0] if matrix.xla_flags else ""
+    recorded = {"good": args.good, "bad": args.bad, "workload": target, "quantity": "steady state",
+                "processes": matrix.processes, "threshold": detector.threshold, "alpha": detector.alpha,
+                "xla_flags": flags, "dataset": measuring.dataset, "limit": measuring.limit, "epochs": measuring.epochs,
+                "calls": measuring.calls, "pin_cpu": measuring.pin_cpu}  # fmt: skip
+    seconds = time.monotonic() - start
+    doc = BisectDocument(metadata(), recorded, result, line, seconds)
+    path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
+    print(f"{line}\n({len(result.measured)} releases measured in {len(result.probes)} probe(s), "
+          f"{minutes(seconds)}; {path})")  # fmt: skip
+    return 0
+
+
+def _releases(given: str | None) -> tuple[str, ...] | None:
+    return None if given is None else tuple(v.strip() for v in given.split(",") if v.strip())
+
+
+def trials_command(args: argparse.Namespace) -> int:
+    """A/A and injected-slowdown trials of one version against itself."""
+    from tqdm import tqdm
+
+    settings = Trials(args.trials, args.processes, args.inject_slowdown)
+    detector = Detector(args.threshold, args.alpha)
+    measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))
+    meta, done = trials.run(settings, measuring, detector, progress_bar, tqdm.write)
+    recorded = TrialSettings(workload=measuring.names[0], processes_per_side=settings.processes,
+                             trials=settings.trials, inject_slowdown=settings.inject_slowdown,
+                             threshold=detector.threshold, alpha=detector.alpha, limit=measuring.limit,
+                             epochs=measuring.epochs, dataset=measuring.dataset)  # fmt: skip
+    doc = TrialsDocument(meta, recorded, tuple(done))
+    with ResultsStore(args.out).new_folder(layout.DETECTOR) as folder:
+        write_json_new(folder.path / layout.TRIALS_FILE, doc.to_json())
+    injected, aa = (statistics.median(getattr(t, side).ratio for t in done) for side in ("injected", "aa"))
+    print(f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
+          f"trials (median ratio {injected:.3f}); A/A flagged in {doc.aa_flagged}/{settings.trials} (median ratio "
+          f"{aa:.3f}); {settings.processes} processes a side; jax {meta['jax']}. "
+          f"Wrote {folder.path / layout.TRIALS_FILE}")  # fmt: skip
+    return 0
+
+
+def env_command(args: argparse.Namespace) -> int:
+    """Make (or find) each release's environment and check that a worker runs in it."""
+    matrix = Matrix(tuple(args.versions), envs=args.envs)
+    pythons = environments(matrix, matrix.versions)
+    check = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
+    with envs.jaxmlp_path() as path:
+        for label, python in pythons.items():
+            result = run_worker(Runner(label, python, check), path)
+            print(f"jax {label}: {python} runs (jax {result.metadata.get('jax')}, jaxlib "
+                  f"{result.metadata.get('jaxlib')})")  # fmt: skip
+    return 0

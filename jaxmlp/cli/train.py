@@ -1,0 +1,113 @@
+"""``jaxmlp train``: the tutorial's training run, its three lines per epoch, a summary and ``--json``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from jaxmlp import registry
+from jaxmlp.cli import options
+from jaxmlp.errors import EXIT_DIVERGED, JaxmlpError
+from jaxmlp.measure import distributed
+from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
+from jaxmlp.pipelines.data import load_datasets
+from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.store import check_new_path, write_json_new
+
+DEFAULTS = TrainConfig()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Train the tutorial's MLP (defaults are the tutorial's) and print its three lines per epoch."
+    options.add(parser, options.TRAIN_EPOCHS, options.BATCH_SIZE)
+    parser.add_argument("--step-size", type=options.number, default=DEFAULTS.step_size,
+                        help="SGD step size (default: %(default)s)")  # fmt: skip
+    options.add(parser, options.WORKERS, *options.DATA, options.DOWNLOAD)
+    parser.add_argument("--seed", type=options.whole_number, default=DEFAULTS.seed,
+                        help="PRNGKey seed of the initial params (default: %(default)s)")  # fmt: skip
+    options.add(parser, options.BACKEND, options.PIPELINE, options.TRAIN_PROCESSES)
+    parser.add_argument("--json", metavar="PATH", help="write per-epoch records to this NEW JSON file")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction,
+                        help="a progress bar (default: on a terminal only)")  # fmt: skip
+    parser.set_defaults(run=run)
+
+
+def config_of(args: argparse.Namespace) -> TrainConfig:
+    """The command's settings as a validated `TrainConfig` (the fields it has no option for keep their defaults)."""
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
+    return validate_config(TrainConfig(**given))
+
+
+def cpu_only_if_asked(backend: str | None) -> None:
+    if backend == "cpu" and not os.environ.get("JAX_PLATFORMS"):
+        import jax
+
+        jax.config.update("jax_platforms", "cpu")  # don't start (and fill) a GPU we won't use
+
+
+def progress_bar(enabled: bool | None) -> Callable[[Iterable[Any], int], Iterable[Any]]:
+    from tqdm import tqdm
+
+    def wrap(iterable: Iterable[Any], total: int) -> Iterable[Any]:
+        # disable=None: shown on a terminal, silent in logs.
+        return tqdm(iterable, total=total, disable=None if enabled is None else not enabled, leave=False, unit="batch")
+
+    return wrap
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_of(args)
+    if args.json:
+        check_new_path(args.json)  # fail before training, not after
+    joined = distributed.rank()
+    if config.processes > 1 and joined is None:  # start the processes; each runs this command, rank 0 speaks
+        return distributed.launch(args.argv, config.processes)
+    cpu_only_if_asked(config.backend)
+    distributed.initialize()
+    datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
+
+    def on_start(meta: dict[str, Any], compile_s: float) -> None:
+        print(
+            f"jaxmlp train: {datasets.label}; {meta['backend']} ({meta['device_kind']}); pipeline {config.pipeline}; "
+            f"{config.epochs} epochs, batch {config.batch_size}, step size {config.step_size}, {config.workers} workers"
+        )
+        print(f"Compiled in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
+
+    def on_epoch(r: EpochRecord) -> None:
+        print(f"Epoch {r.epoch} in {r.epoch_seconds:0.2f} sec")
+        if r.diverged:
+            print(f"Diverged: the training loss is not finite after epoch {r.epoch}; try a smaller --step-size")
+        else:
+            # As the tutorial prints them: float32 scalars at their shortest exact repr.
+            print(f"Training set accuracy {np.float32(r.train_accuracy)!s}")
+            print(f"Test set accuracy {np.float32(r.test_accuracy)!s}", flush=True)
+
+    try:
+        result = train(config, datasets, on_start=on_start, on_epoch=on_epoch, progress=progress_bar(args.progress))
+    except Exception as e:  # in a distributed run, a peer that stops breaks the collectives of the others
+        if joined is None or isinstance(e, JaxmlpError):
+            raise
+        said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise JaxmlpError(f"process {joined[0]} of {joined[1]} stopped: {said[-300:]}") from None
+    records = result.records
+    last = records[-1]
+    steady = steady_state_seconds(records)
+    over = f"median of epochs 1-{len(records) - 1}" if len(records) > 1 else "epoch 0 only"
+    label = f" [{registry.SYNTHETIC_LABEL}]" if datasets.name == registry.SYNTHETIC else ""
+    if last.diverged:
+        print(f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}")
+    else:
+        print(
+            f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
+            f"{len(records)} epochs; epoch time {steady:0.2f} sec ({over}); "
+            f"compile {records[0].compile_seconds:0.2f} sec{label}"
+        )
+    if args.json and (joined is None or joined[0] == 0):  # one file for the run: rank 0's
+        path = write_json_new(args.json, TrainDocument(tuple(to_rows(config, datasets, result))).to_json())
+        print(f"Wrote {len(records)} epoch records to {path}")
+    return EXIT_DIVERGED if last.diverged else 0

@@ -1,0 +1,112 @@
+"""What a measuring process reports: typed records and their JSON form (the worker processes' protocol).
+
+A worker process (`jaxmlp.measure.sweep.worker`, `jaxmlp.measure.scaling_worker`) prints one `ProcessResult` as
+a JSON line; its parent reads it back. No pandas, no jax here: the sweep's release environments have neither
+pandas nor torch. How results are stored in files (kinds, schema versions, older forms) is
+`jaxmlp.results.schema`'s job.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jaxmlp.jsonio import json_number, number
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One array a workload returned, in brief: its shape and dtype, a few of its values, its sum and size."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    sample: tuple[float, ...]  # up to SAMPLED evenly spaced elements of the flattened array
+    total: float  # the sum of all elements (float64)
+    magnitude: float  # the sum of their absolute values
+
+    SAMPLED = 16
+
+
+@dataclass(frozen=True)
+class Output:
+    """What one call of a workload returned (its leaves, in pytree order): enough to tell whether two
+    releases computed the same thing, without keeping the arrays."""
+
+    leaves: tuple[Leaf, ...]
+
+    def differs(self, other: Output, rtol: float) -> str | None:
+        """Why ``other`` is not the same result within ``rtol`` (relative to each leaf's magnitude), or None."""
+        if len(self.leaves) != len(other.leaves):
+            return f"{len(other.leaves)} arrays returned instead of {len(self.leaves)}"
+        worst = 0.0
+        for i, (a, b) in enumerate(zip(self.leaves, other.leaves)):
+            if (a.shape, a.dtype) != (b.shape, b.dtype):
+                return f"array {i} is {b.dtype}{list(b.shape)} instead of {a.dtype}{list(a.shape)}"
+            scale = max(a.magnitude / max(1, math.prod(a.shape)), max(map(abs, a.sample), default=0.0), 1e-30)
+            gaps = [abs(x - y) / scale for x, y in zip(a.sample, b.sample)]
+            gaps.append(abs(a.total - b.total) / max(a.magnitude, b.magnitude, 1e-30))
+            if any(math.isnan(g) for g in gaps) or any(math.isnan(x) for x in (*a.sample, *b.sample)):
+                return f"array {i} holds NaN on one side"
+            worst = max(worst, *gaps)
+        return f"values differ by {worst:.2g} relative (tolerance {rtol:g})" if worst > rtol else None
+
+    @classmethod
+    def from_json(cls, doc: Sequence[Mapping[str, Any]]) -> Output:
+        return cls(tuple(Leaf(tuple(leaf["shape"]), str(leaf["dtype"]), tuple(map(number, leaf["sample"])),
+                              number(leaf["total"]), number(leaf["magnitude"])) for leaf in doc))  # fmt: skip
+
+    def to_json(self) -> list[JSON]:
+        return [{"shape": list(leaf.shape), "dtype": leaf.dtype, "sample": [json_number(x) for x in leaf.sample],
+                 "total": json_number(leaf.total), "magnitude": json_number(leaf.magnitude)}
+                for leaf in self.leaves]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class WorkloadTimes:
+    """One worker process's measurement of one workload (seconds): compiled once, then called in turn.
+
+    The steady state is the median of the calls after the first (for the built-in epochs, of the epochs after
+    the first), the rule every jaxmlp epoch follows."""
+
+    compile_seconds: float
+    first_seconds: float  # the first call after compiling
+    call_seconds: tuple[float, ...]  # the calls after the first
+    steady_seconds: float  # their median
+    output: Output | None = None  # what the last call returned, for the check across releases
+
+    @classmethod
+    def of(cls, compile_seconds: float, calls: Sequence[float], output: Output | None = None) -> WorkloadTimes:
+        if len(calls) < 2:
+            raise ValueError("a workload needs at least 2 timed calls: the first, then the steady state")
+        return cls(compile_seconds, calls[0], tuple(calls[1:]), statistics.median(calls[1:]), output)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> WorkloadTimes:
+        output = doc.get("output")
+        return cls(number(doc["compile_seconds"]), number(doc["first_seconds"]), tuple(doc["call_seconds"]),
+                   number(doc["steady_seconds"]), None if output is None else Output.from_json(output))  # fmt: skip
+
+    def to_json(self) -> JSON:
+        return {"compile_seconds": self.compile_seconds, "first_seconds": json_number(self.first_seconds),
+                "call_seconds": list(self.call_seconds), "steady_seconds": self.steady_seconds,
+                "output": None if self.output is None else self.output.to_json()}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """What one worker process measured, with its metadata (versions, flags, settings, the test hook)."""
+
+    metadata: Mapping[str, Any]
+    workloads: Mapping[str, WorkloadTimes]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ProcessResult:
+        return cls(dict(doc["metadata"]), {name: WorkloadTimes.from_json(w) for name, w in doc["workloads"].items()})
+
+    def to_json(self) -> JSON:
+        return {"metadata": dict(self.metadata), "workloads": {n: w.to_json() for n, w in self.workloads.items()}}

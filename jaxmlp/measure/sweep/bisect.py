@@ -1,0 +1,74 @@
+"""`jaxmlp sweep bisect GOOD BAD`: the flow around `jaxmlp.measure.bisection` (pure), each probe measured as a
+small matrix of the ends and their midpoint (`jaxmlp.measure.sweep.matrix`)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.bisection import Bisection, BisectProbe, bisect
+from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep.matrix import Measured, Progress, Runner, Say, environments, measure_cells
+from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, is_builtin
+from jaxmlp.measure.workload import spec_name, workload_name
+from jaxmlp.registry import SWEEP_WORKLOADS, version_key
+
+RecordProbe = Callable[[int, Sequence[Runner], Measured], None]
+"""Told each probe's number, its cells and what they measured (the command files it as a sweep folder)."""
+
+
+def candidates(bisect_: Bisect) -> list[str]:
+    """The good end, the releases between, the bad end (the good end first, whichever is newer)."""
+    for version in (bisect_.good, bisect_.bad):
+        envs.check_release(version)
+    if bisect_.versions is not None:
+        known = sorted({envs.check_release(v) for v in bisect_.versions} | {bisect_.good, bisect_.bad},
+                       key=version_key)  # fmt: skip
+    else:
+        known = envs.releases(envs.index_versions("jax"), envs.index_versions("jaxlib"))
+    between = envs.between(known, bisect_.good, bisect_.bad)
+    return between[::-1] if version_key(bisect_.good) > version_key(bisect_.bad) else between
+
+
+def bisected(specs: Sequence[str], on: str | None) -> tuple[str, str]:
+    """The workload a bisection measures, (its name, its spec): ``on`` among the given workloads (or a built-in),
+    else the first of them, else ``batched``."""
+    named = {workload_name(s): s for s in specs}
+    if on is None:
+        return next(iter(named.items()), (SWEEP_WORKLOADS[0], SWEEP_WORKLOADS[0]))
+    if on in named:
+        return on, named[on]
+    if is_builtin(on):
+        return on, on
+    if ":" in on or on.endswith(".py"):
+        return spec_name(on), on
+    known = ", ".join([*named, *SWEEP_WORKLOADS])
+    raise JaxmlpError(f"--on {on!r} names no workload of this run ({known}): give its file with --workload")
+
+
+def run(releases: Sequence[str], target: str, measuring: Measuring, matrix: Matrix, detector: Detector,
+        record_probe: RecordProbe, say: Say = print, progress: Callable[[BisectProbe], None] | None = None,
+        bar: Progress | None = None) -> Bisection:  # fmt: skip
+    """Bisect ``releases`` on the steady state of ``target`` (``measuring`` measures it alone), a probe at a time:
+    each probe's cells are made, measured and handed to ``record_probe`` before the next."""
+    if len(matrix.xla_flags) > 1:
+        raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
+    flags = matrix.xla_flags[0] if matrix.xla_flags else ""
+    numbers = itertools.count(1)
+
+    def measure(names: list[str]) -> dict[str, list[float]]:
+        pythons = environments(matrix, names, say)
+        runners = [Runner(v, pythons[v], measuring, flags, 1 if flags else 0) for v in names]
+        measured = measure_cells(runners, matrix, say, bar)
+        missing = [r.name for r in runners if r.name not in measured.processes]
+        if missing:
+            why = measured.probed.outcomes[missing[0]].status
+            raise JaxmlpError(f"{', '.join(missing)} could not run ({why}): no bisection")
+        record_probe(next(numbers), runners, measured)
+        for name, why in measured.differs.items():
+            if target in why:
+                say(f"  RESULTS DIFFER: {name}: {why[target]}")
+        return {r.label: [p.workloads[target].steady_seconds for p in measured.processes[r.name]] for r in runners}
+
+    return bisect(releases, measure, detector.threshold, detector.alpha, progress)

@@ -1,0 +1,219 @@
+"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in
+rotating order. Returns what was measured; the commands file it (`jaxmlp.results.schema.sweep`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import workers
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.pipelines.mnist import default_cache_dir
+from jaxmlp.units import minutes
+
+WORKER = "jaxmlp.measure.sweep.worker"
+Say = Callable[[str], None]
+Tick = Callable[[int, str], None]
+"""Told after each process: its round (from 0) and its cell's name."""
+Progress = Callable[[int], contextlib.AbstractContextManager[Tick]]
+"""Given the number of processes to come, a context in which to `Tick` (a progress bar, lines in a log)."""
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How to start one cell's worker processes: its environment's python, its XLA flags, what they measure."""
+
+    label: str  # the release, or the name given with --env LABEL=PYTHON
+    python: str
+    measuring: Measuring
+    xla_flags: str = ""
+    flags_index: int = 0  # which --xla-flags value (from 1); 0: none
+
+    @property
+    def name(self) -> str:
+        return f"{self.label} [{self.xla_flags}]" if self.xla_flags else self.label
+
+
+class UnknownFlag(Exception):
+    """XLA refused a flag in XLA_FLAGS: this release does not know it."""
+
+
+def worker_environment(runner: Runner, pythonpath: str | None = None) -> dict[str, str]:
+    """A worker's environment: on the CPU (the release environments hold CPU-only jaxlib), with the cell's XLA
+    flags and nothing else of the caller's ``XLA_FLAGS``."""
+    env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    env.setdefault("JAXMLP_CACHE_DIR", str(default_cache_dir()))  # the prepared MNIST files, shared with this one
+    if runner.xla_flags:
+        env["XLA_FLAGS"] = runner.xla_flags
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def run_worker(runner: Runner, pythonpath: str | None = None) -> ProcessResult:
+    """One worker process's measurements (`jaxmlp.measure.sweep.worker`)."""
+    settings = json.dumps(runner.measuring.for_workers().to_json())
+    child = workers.Child(runner.name, [runner.python, "-m", WORKER, settings], worker_environment(runner, pythonpath))
+    said: list[str] = []
+    try:
+        result = ProcessResult.from_json(workers.run_json(child, on_line=said.append))
+    except workers.ChildFailed as e:
+        unknown = [line for line in e.stderr.splitlines() if "Unknown flag" in line]
+        if unknown:
+            raise UnknownFlag(unknown[-1].split("] ", 1)[-1].strip()) from None
+        raise
+    warned = [line.split("] ", 1)[-1].strip() for line in said if "no longer supported" in line]
+    if warned:
+        result = dataclasses.replace(result, metadata={**result.metadata, "xla_warning": warned[-1]})
+    return result
+
+
+def round_order(labels: list[str], round_: int) -> list[str]:
+    """The labels' order in one round: each round runs every label once, the order rotating by one a round
+    (A B C, B C A, C A B, ...), so that drift over time and the position in a round fall on all labels alike."""
+    shift = round_ % len(labels)
+    return labels[shift:] + labels[:shift]
+
+
+def run_rounds(runners: Mapping[str, Runner], processes: int, tick: Tick | None = None,
+               pythonpath: str | None = None) -> dict[str, list[ProcessResult]]:  # fmt: skip
+    """``processes`` rounds; in each, one worker per runner, in `round_order`: ``processes`` samples a runner."""
+    results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
+    for round_ in range(processes):
+        for name in round_order(list(runners), round_):
+            results[name].append(run_worker(runners[name], pythonpath))
+            if tick:
+                tick(round_, name)
+    return results
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of a cell at its probe: ``ok``, or why it was not measured; and what XLA said of its flags."""
+
+    status: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Probed:
+    """The probe processes' findings: the cells that run, what became of each, and the cost of one process."""
+
+    runners: dict[str, Runner]
+    outcomes: dict[str, Outcome]
+    seconds: dict[str, float]
+    reference: dict[str, ProcessResult]
+
+
+def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = print) -> Probed:
+    """One process per cell before the rounds: does it run, what XLA says of its flags, how long it takes."""
+    ok: dict[str, Runner] = {}
+    outcomes: dict[str, Outcome] = {}
+    seconds: dict[str, float] = {}
+    reference: dict[str, ProcessResult] = {}
+    for runner in runners:
+        start = time.monotonic()
+        try:
+            result = run_worker(runner, pythonpath)
+        except UnknownFlag as e:
+            why = f"flag unknown to this release ({e})"
+            say(f"  {runner.name}: not measured: {why}")
+            outcomes[runner.name] = Outcome(why)
+            continue
+        seconds[runner.name] = time.monotonic() - start
+        note = str(result.metadata.get("xla_warning") or "")
+        if note:
+            say(f"  {runner.name}: XLA says: {note}")
+        ok[runner.name] = runner
+        reference[runner.name] = result
+        outcomes[runner.name] = Outcome("ok", note)
+    return Probed(ok, outcomes, seconds, reference)
+
+
+def differences(reference: Mapping[str, ProcessResult], tolerance: float) -> dict[str, dict[str, str]]:
+    """For each cell, the workloads whose values are not the first cell's (within ``tolerance``), and why."""
+    names = list(reference)
+    if not names:
+        return {}
+    base = reference[names[0]]
+    out: dict[str, dict[str, str]] = {}
+    for name in names[1:]:
+        for workload, times in reference[name].workloads.items():
+            other = base.workloads.get(workload)
+            if other is None or other.output is None or times.output is None:
+                continue
+            why = other.output.differs(times.output, tolerance)
+            if why:
+                out.setdefault(name, {})[workload] = f"results differ from {names[0]}: {why}"
+    return out
+
+
+def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> dict[str, str]:
+    """Each release's python (made first where missing, with the time that takes said before), plus the
+    hand-made ones."""
+    for version in versions:
+        envs.check_release(version)
+    missing = [v for v in versions if not envs.is_made(v, matrix.envs)]
+    if missing:
+        each, size = envs.install_seconds(matrix.envs), envs.env_megabytes(matrix.envs)
+        cost = (f"about {size:.0f} MB each and {minutes(each * len(missing))} in all, as the ones made here took"
+                if each and size else "size and time unknown: none made here yet")  # fmt: skip
+        say(f"Environments: {len(versions) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; "
+            f"{cost})")  # fmt: skip
+    pythons = {v: str(envs.make_env(v, matrix.envs, say)) for v in versions}
+    pythons.update(matrix.hand_made)
+    if not pythons:
+        raise JaxmlpError("no releases to measure: name them (jaxmlp sweep 0.6.2 0.8.3) or give --env LABEL=PYTHON")
+    return pythons
+
+
+def runners_for(pythons: Mapping[str, str], matrix: Matrix, measuring: Measuring) -> list[Runner]:
+    """The matrix: every release without XLA flags, then with each --xla-flags value (its own column)."""
+    flags = ["", *matrix.xla_flags]
+    return [Runner(label, python, measuring, value, i) for i, value in enumerate(flags)
+            for label, python in pythons.items()]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A matrix measured: the probe's findings, every process of every cell that ran, and each cell's
+    workloads whose values differ from the first cell's."""
+
+    probed: Probed
+    processes: dict[str, list[ProcessResult]]
+    differs: dict[str, dict[str, str]]
+
+
+@contextlib.contextmanager
+def _silent(total: int) -> Iterator[Tick]:
+    yield lambda round_, name: None
+
+
+def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print,
+                  progress: Progress | None = None) -> Measured:  # fmt: skip
+    """Probe every cell, say the cost, then run the rounds."""
+    with envs.jaxmlp_path() as path:
+        say(f"Probing {len(runners)} cell(s), one process each")
+        probed = probe(runners, path, say)
+        if not probed.runners:
+            raise JaxmlpError("no cell could run: see the lines above")
+        differs = differences(probed.reference, matrix.tolerance)
+        for name, why in differs.items():
+            for workload, text in why.items():
+                say(f"  {name}: {workload}: {text} (marked 'results differ')")
+        per_round = sum(probed.seconds.values())
+        total = len(probed.runners) * matrix.processes
+        say(f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes, about "
+            f"{minutes(per_round * matrix.processes)} (from the probe processes), in rotating order")  # fmt: skip
+        with (progress or _silent)(total) as tick:
+            processes = run_rounds(probed.runners, matrix.processes, tick, path)
+    return Measured(probed, processes, differs)

@@ -1,0 +1,154 @@
+"""What a sweep measures and how: frozen settings, built once from the command's arguments and checked there.
+
+`Measuring` is what every worker process measures (sent to it as JSON); `Matrix` is which cells and how many
+samples each; `Detector` is when a change is flagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from jaxmlp import errors
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.workload import parse_spec, workload_name
+from jaxmlp.registry import ALPHA, DATASETS, SWEEP_WORKLOADS, THRESHOLD
+
+TOLERANCE = 1e-3
+"""How far (relative) a workload's values may differ between cells before its row says "results differ"."""
+
+
+def is_builtin(workload: str) -> bool:
+    return workload in SWEEP_WORKLOADS
+
+
+@dataclass(frozen=True)
+class Measuring:
+    """What each worker process measures: the workloads (built-in names or ``file.py:make`` specs; none: every
+    built-in), their data, how many calls of each (the built-in epochs ``epochs`` times, the others ``calls``
+    times), the CPU to pin the process to, and the test hook ``inject_slowdown`` (0.10: every timed call 10%
+    slower, recorded in every result)."""
+
+    workloads: tuple[str, ...] = ()
+    dataset: str = "mnist"
+    data_dir: str | None = None
+    limit: int | None = None
+    epochs: int = 4
+    calls: int = 50
+    pin_cpu: int | None = None
+    inject_slowdown: float = 0.0
+
+    def __post_init__(self) -> None:
+        errors.at_least("--epochs", self.epochs, 2, "the first epoch is recorded apart from the steady state")
+        errors.at_least("--calls", self.calls, 2, "the first call is recorded apart from the steady state")
+        errors.at_least("--limit", self.limit, 1, "training images")
+        errors.at_least("--pin-cpu", self.pin_cpu, 0, "a CPU number")
+        if not self.inject_slowdown >= 0:
+            raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {self.inject_slowdown}")
+        if self.dataset not in DATASETS:
+            raise JaxmlpError(f"unknown --dataset {self.dataset!r}: choose one of {', '.join(DATASETS)}")
+        for spec in self.workloads:
+            if not is_builtin(spec) and ":" not in spec and not spec.endswith(".py"):
+                raise JaxmlpError(f"--workload {spec!r}: neither a built-in ({', '.join(SWEEP_WORKLOADS)}) nor "
+                                  "path/to/file.py:make or module:make")  # fmt: skip
+
+    @property
+    def specs(self) -> tuple[str, ...]:
+        """The workloads measured, in order: those given, else every built-in."""
+        return self.workloads or SWEEP_WORKLOADS
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names their results carry (`jaxmlp.measure.workload.workload_name`)."""
+        return tuple(workload_name(spec) for spec in self.specs)
+
+    def for_workers(self) -> Measuring:
+        """The same, each file spec with an absolute path, so that a worker finds it wherever it starts."""
+        return replace(self, workloads=tuple(spec if is_builtin(spec) else _absolute(spec) for spec in self.workloads))
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "workloads": list(self.workloads)}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Measuring:
+        return cls(**{**doc, "workloads": tuple(doc.get("workloads") or ())})
+
+
+def _absolute(spec: str) -> str:
+    where, attribute = parse_spec(spec)
+    return f"{Path(where).resolve()}:{attribute}" if where.endswith(".py") else spec
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The cells and their samples: each release (and each hand-made environment, ``label -> python``) without XLA
+    flags, then with each ``xla_flags`` value; ``processes`` samples a cell; ``tolerance`` for "results differ";
+    ``envs`` where the release environments live (None: `envs.envs_root`)."""
+
+    versions: tuple[str, ...] = ()
+    processes: int = 6
+    xla_flags: tuple[str, ...] = ()
+    tolerance: float = TOLERANCE
+    envs: Path | None = None
+    hand_made: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        errors.at_least("--processes", self.processes, 1)
+        if not self.tolerance >= 0:
+            raise JaxmlpError(f"--tolerance must be 0 or more, got {self.tolerance}")
+
+
+def hand_made(specs: tuple[str, ...]) -> dict[str, str]:
+    """``--env LABEL=PYTHON`` values as {label: python}."""
+    out = {}
+    for spec in specs:
+        label, _, python = spec.partition("=")
+        if not label or not python:
+            raise JaxmlpError(f"--env {spec!r}: give it as LABEL=PYTHON (a release's environment made by hand)")
+        out[label] = python
+    return out
+
+
+@dataclass(frozen=True)
+class Detector:
+    """When a change is flagged: one-sided Mann-Whitney p < ``alpha`` and a ratio of medians beyond
+    1 + ``threshold``."""
+
+    threshold: float = THRESHOLD
+    alpha: float = ALPHA
+
+    def __post_init__(self) -> None:
+        errors.detector(self.threshold, self.alpha)
+
+
+@dataclass(frozen=True)
+class Bisect:
+    """`jaxmlp sweep bisect GOOD BAD`: the two ends, the releases to bisect over (None: the package index's),
+    and the workload whose steady state is bisected (None: the first given, else ``batched``)."""
+
+    good: str
+    bad: str
+    versions: tuple[str, ...] | None = None
+    on: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.good == self.bad:
+            raise JaxmlpError("GOOD and BAD are the same release: name two")
+
+
+@dataclass(frozen=True)
+class Trials:
+    """`jaxmlp sweep trials`: ``trials`` comparisons of ``processes`` processes a side, one release against itself
+    (A/A) and against itself slowed down by ``inject_slowdown``."""
+
+    trials: int = 20
+    processes: int = 14
+    inject_slowdown: float = 0.10
+
+    def __post_init__(self) -> None:
+        errors.at_least("--trials", self.trials, 1)
+        errors.at_least("--processes", self.processes, 1)
+        if not self.inject_slowdown >= 0:
+            raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {self.inject_slowdown}")

@@ -1,0 +1,59 @@
+"""`jaxmlp sweep trials`: the regression detector's own check on this machine. One release against itself (A/A)
+and against itself with the test hook ``inject_slowdown`` (a known, recorded slowdown): three groups of worker
+processes a trial (A, A again, A with the hook), one of each per round, the order rotating every round."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.envs import jaxmlp_path
+from jaxmlp.measure.sweep.matrix import Progress, Runner, Say, run_rounds
+from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
+from jaxmlp.stats import Comparison, compare
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial: A against A with the test hook (``injected``), and A against A again (``aa``)."""
+
+    trial: int
+    values: Mapping[str, tuple[float, ...]]  # each side's steady state, a process each
+    injected: Comparison
+    aa: Comparison
+
+    def to_json(self) -> dict[str, Any]:
+        return {"trial": self.trial, "values": {k: list(v) for k, v in self.values.items()},
+                "injected": self.injected.to_json(), "aa": self.aa.to_json()}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Trial:
+        return cls(doc["trial"], {k: tuple(v) for k, v in doc["values"].items()},
+                   Comparison.from_json(doc["injected"]), Comparison.from_json(doc["aa"]))  # fmt: skip
+
+
+def run(trials: Trials, measuring: Measuring, detector: Detector, progress: Progress,
+        said: Say = print) -> tuple[Mapping[str, Any], list[Trial]]:  # fmt: skip
+    """Every trial in turn, each told as it ends: (the first process's metadata, the trials)."""
+    target = measuring.specs[0]
+    base = replace(measuring, workloads=(target,))
+    hooked = replace(base, inject_slowdown=trials.inject_slowdown)
+    runners = {"A": Runner("A", sys.executable, base), "A2": Runner("A2", sys.executable, base),
+               "H": Runner("H", sys.executable, hooked)}  # fmt: skip
+    name = base.names[0]
+    done: list[Trial] = []
+    first: dict[str, list[ProcessResult]] = {}
+    with jaxmlp_path() as path, progress(trials.trials * trials.processes * len(runners)) as tick:
+        for trial in range(trials.trials):
+            results = run_rounds(runners, trials.processes, tick, path)
+            first = first or results
+            values = {k: tuple(p.workloads[name].steady_seconds for p in v) for k, v in results.items()}
+            injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)
+            aa = compare(values["A"], values["A2"], detector.threshold, detector.alpha)
+            done.append(Trial(trial, values, injected, aa))
+            said(f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> "
+                 f"{injected.verdict}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}")  # fmt: skip
+    return first["A"][0].metadata, done

@@ -1,0 +1,82 @@
+"""One worker process of a sweep: measure every workload once (compile, then the calls) and print the result.
+
+``python -m jaxmlp.measure.sweep.worker SETTINGS``, where SETTINGS is a `Measuring` as JSON; it prints one
+`ProcessResult` as its last line. It runs in any supported jax release's environment: no torch, no pandas.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.settings import Measuring, is_builtin
+from jaxmlp.measure.workers import serve
+from jaxmlp.registry import SWEEP_PIPELINES
+
+R = TypeVar("R")
+
+
+def timed_with_hook(fn: Callable[[], R], inject_slowdown: float = 0.0,
+                    clock: Callable[[], float] = time.perf_counter) -> tuple[R, float]:  # fmt: skip
+    """``fn()`` (which returns once its result is ready) and its seconds. The test hook ``inject_slowdown`` then
+    keeps this core busy inside the timed region until it lasts ``1 + inject_slowdown`` times as long: a known,
+    recorded slowdown. It spins on the clock rather than sleeping, as slower work would: a sleeping core idles,
+    which slows what runs next and would make the injected change larger than the one recorded."""
+    start = clock()
+    result = fn()
+    seconds = clock() - start
+    if inject_slowdown:
+        end = start + seconds * (1 + inject_slowdown)
+        while clock() < end:
+            pass
+        seconds = clock() - start
+    return result, seconds
+
+
+def measure_process(measuring: Measuring) -> ProcessResult:
+    """One process's measurements of each workload, in the order given: the built-in epochs are called
+    ``measuring.epochs`` times, the step and user workloads ``measuring.calls`` times."""
+    import jax
+
+    from jaxmlp.measure import workload as w
+    from jaxmlp.measure.environment import metadata
+
+    specs = measuring.specs
+    builtin = [name for name in specs if is_builtin(name)]
+    samples = None
+    made: dict[str, w.Workload] = {}
+    if builtin:
+        from jaxmlp.pipelines.mnist import load_arrays
+
+        train, _ = load_arrays(measuring.dataset, measuring.data_dir, measuring.limit)
+        samples = len(train)
+        made = {x.name: x for x in w.builtin(builtin, train)}
+    for spec in (s for s in specs if not is_builtin(s)):
+        user = w.from_spec(spec)
+        if user.name in made:
+            raise JaxmlpError(f"workload {spec!r} is named {user.name!r} like another workload: rename its file")
+        made[user.name] = user
+    device = jax.devices()[0]
+    meta = {**metadata(device), "injected_slowdown": measuring.inject_slowdown,
+            "dataset": measuring.dataset if builtin else None, "samples": samples, "epochs": measuring.epochs,
+            "calls": measuring.calls, "batch_size": w.BATCH_SIZE, "workload_source": ",".join(specs)}  # fmt: skip
+    times = {}
+    for name in measuring.names:  # in the order given
+        n = measuring.epochs if name in SWEEP_PIPELINES else measuring.calls
+        times[name] = w.measure(made[name], n, lambda fn: timed_with_hook(fn, measuring.inject_slowdown))
+    return ProcessResult(meta, times)
+
+
+def _measure(measuring: Measuring) -> ProcessResult:
+    if measuring.pin_cpu is not None:  # before JAX starts: XLA sizes its thread pool from this process's affinity
+        os.sched_setaffinity(0, {measuring.pin_cpu})
+    return measure_process(measuring)
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.argv[1:], _measure, Measuring.from_json, "jaxmlp.measure.sweep.worker"))

@@ -1,0 +1,165 @@
+"""The one way jaxmlp runs a child Python process: the sweep's workers and probes, the scaling's workers and the
+processes of a distributed run all go through here.
+
+A `Child` is a command, its environment, a time limit and the name the lines say. Each child runs in a process
+group of its own, so that it is stopped together with the processes it started (loader workers, compilers); it
+is asked to die with this process (Linux's parent-death signal, `GUARD`), so that none outlives it. `run` waits for one
+child and returns what it printed; a child that fails, or outlives its limit, raises `ChildFailed` with one line
+naming it and what it said last. `start` and `stop` are for children that run side by side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from jaxmlp.errors import EXIT_ERROR, JaxmlpError, last_error_line
+
+STOP_SECONDS = 3.0
+"""How long a stopped child has to exit after SIGTERM before it is killed."""
+
+
+@dataclass(frozen=True)
+class Child:
+    """A child process: ``argv``, run with ``env`` (None: this process's) for at most ``timeout`` seconds (None:
+    no limit). ``name`` is what the lines say of it (``0.6.2 [--xla_foo]``, ``N = 2``, ``process 1 of 2``)."""
+
+    name: str
+    argv: Sequence[str]
+    env: Mapping[str, str] | None = None
+    timeout: float | None = None
+
+
+class ChildFailed(JaxmlpError):
+    """A child that exited with an error, was killed, or ran past its time limit (``timed_out``)."""
+
+    def __init__(self, message: str, child: Child, returncode: int | None, stderr: str, timed_out: bool = False):
+        super().__init__(message)
+        self.child, self.returncode, self.stderr, self.timed_out = child, returncode, stderr, timed_out
+
+
+GUARD = ("import ctypes, os, signal, sys\n"
+         "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"  # PR_SET_PDEATHSIG: killed when the parent dies
+         "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"  # the parent died before that: go
+         "os.execvp(sys.argv[2], sys.argv[2:])\n")  # fmt: skip
+"""Run first in a Linux child, then replaced by the child's own command (the same process): a fresh interpreter
+asks to die with its parent. (Python's ``preexec_fn`` would do it between fork and exec, in a copy of a
+multithreaded process: unsafe, and JAX warns of it.)"""
+
+
+def _guarded(argv: Sequence[str]) -> list[str]:
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [sys.executable, "-c", GUARD, str(os.getpid()), *argv]
+
+
+def start(child: Child, capture: bool = True, stdout: int | IO[Any] | None = None,
+          stderr: int | IO[Any] | None = None) -> subprocess.Popen[str]:  # fmt: skip
+    """Start ``child`` in its own process group. ``capture``: its stdout and stderr are pipes to read; else they
+    go to ``stdout``/``stderr`` (this process's when None)."""
+    pipes: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} if capture else {
+        "stdout": stdout, "stderr": stderr}  # fmt: skip
+    return subprocess.Popen(_guarded(child.argv), env=None if child.env is None else dict(child.env), text=True,
+                            start_new_session=True, **pipes)  # fmt: skip
+
+
+def stop(processes: Sequence[subprocess.Popen[str]], grace: float = STOP_SECONDS) -> None:
+    """Stop each running child and everything in its process group: SIGTERM, then SIGKILL after ``grace``."""
+    for p in processes:
+        if p.poll() is None:
+            _signal_group(p, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(max(0.0, deadline - time.monotonic()))
+        _signal_group(p, signal.SIGKILL)  # the group's stragglers too, even once the child itself is gone
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(grace)
+
+
+def _signal_group(p: subprocess.Popen[str], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, signum)
+
+
+def _read(stream: IO[str], into: list[str], on_line: Callable[[str], None] | None) -> None:
+    for line in stream:
+        into.append(line)
+        if on_line is not None:
+            on_line(line.rstrip("\n"))
+
+
+def run(child: Child, on_line: Callable[[str], None] | None = None) -> str:
+    """Run ``child`` to its end and return its stdout; ``on_line`` is told each line of its stderr as it comes.
+
+    A non-zero exit, a signal or the time limit raise `ChildFailed` (the child and its group stopped first); so
+    does anything that stops this process meanwhile (Ctrl-C), after stopping the child."""
+    process = start(child)
+    out: list[str] = []
+    err: list[str] = []
+    assert process.stdout is not None and process.stderr is not None
+    readers = [threading.Thread(target=_read, args=(process.stdout, out, None), daemon=True),
+               threading.Thread(target=_read, args=(process.stderr, err, on_line), daemon=True)]  # fmt: skip
+    for reader in readers:
+        reader.start()
+    timed_out = False
+    try:
+        process.wait(child.timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        if process.poll() is None or timed_out:
+            stop([process])
+    for reader in readers:
+        reader.join(STOP_SECONDS)
+    stderr = "".join(err)
+    if timed_out:
+        raise ChildFailed(f"{child.name}: stopped after its time limit of {child.timeout:g} s", child, None, stderr,
+                          timed_out=True)  # fmt: skip
+    if process.returncode != 0:
+        said = last_error_line(stderr) or how(process.returncode)
+        raise ChildFailed(f"{child.name}: the worker failed: {said}", child, process.returncode, stderr)
+    return "".join(out)
+
+
+def run_json(child: Child, on_line: Callable[[str], None] | None = None) -> Any:
+    """`run`, and the JSON document the child printed as its last line of output."""
+    printed = run(child, on_line).strip().splitlines()
+    try:
+        return json.loads(printed[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise JaxmlpError(f"{child.name}: the worker printed no JSON result (last line: "
+                          f"{(printed or [''])[-1][:200]!r})") from None  # fmt: skip
+
+
+def how(returncode: int) -> str:
+    """How a child ended, in words: ``was killed by signal 9``, ``exited with code 2``."""
+    return f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
+
+
+# --- the child's side ----------------------------------------------------------------------------------------
+
+
+def serve(argv: Sequence[str], measure: Callable[[Any], Any], settings: Callable[[Any], Any],
+          prog: str) -> int:  # fmt: skip
+    """A worker process's whole life: its settings (JSON, the one argument, typed by ``settings``) in, the
+    result of ``measure`` out as one JSON line; an error as one line on stderr (exit code 2), as the parent reads
+    it. A worker module ends in ``sys.exit(serve(sys.argv[1:], ...))``."""
+    try:
+        if len(argv) != 1:
+            raise JaxmlpError(f"usage: python -m {prog} SETTINGS (the settings as JSON; started by jaxmlp itself)")
+        result = measure(settings(json.loads(argv[0])))
+    except JaxmlpError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    print(json.dumps(result.to_json()))
+    return 0

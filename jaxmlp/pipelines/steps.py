@@ -1,0 +1,143 @@
+"""The step and the loops of steps every epoch is made of: the tutorial's jitted update compiled ahead for each
+batch size, the in-order batches of an epoch, the host loops over batches, and the epoch as one `lax.scan`.
+
+Each loop returns the new params once they are ready on the device, so a clock may stop right after it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxmlp.compat import compiled_facts, cost_analysis
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
+
+
+class CompiledStep:
+    """The jitted `update`, compiled ahead of time for each batch size an epoch yields.
+
+    Calling it runs the executable for the batch's size, so no compilation lands
+    inside an epoch; an unforeseen size is compiled on first use (and shows up in
+    the epoch's compile time).
+    """
+
+    def __init__(self, step_size: float = STEP_SIZE):
+        self.step_size = float(step_size)
+        self._executables: dict[tuple[int, ...], Any] = {}
+
+    def _compile(self, params: Params, x, y):
+        executable = update.lower(params, x, y, self.step_size).compile()
+        self._executables[tuple(x.shape)] = executable
+        return executable
+
+    def compile(self, params: Params, sizes: Sequence[int], n_features: int = 784) -> float:
+        """Lower and compile for each batch size; returns the wall time it took, in seconds."""
+        start = time.perf_counter()
+        for size in sizes:
+            x = jax.ShapeDtypeStruct((size, n_features), jnp.float32)
+            y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)
+            self._compile(params, x, y)
+        return time.perf_counter() - start
+
+    def facts(self, batch_size: int, n_features: int = 784) -> dict:
+        """XLA's cost and memory analysis of the step compiled for ``batch_size`` (`compat.compiled_facts`)."""
+        executable = self._executables.get((batch_size, n_features))
+        return {} if executable is None else compiled_facts(executable)
+
+    def flops(self, batch_size: int, n_features: int = 784) -> float | None:
+        """FLOPs of one step at ``batch_size``, from XLA's cost analysis of the compiled step."""
+        executable = self._executables.get((batch_size, n_features))
+        return None if executable is None else cost_analysis(executable).get("flops")
+
+    def __call__(self, params: Params, x, y) -> Params:
+        executable = self._executables.get(tuple(x.shape)) or self._compile(params, x, y)
+        return executable(params, x, y, self.step_size)
+
+
+def batch_sizes(n_samples: int, batch_size: int) -> list[int]:
+    """The distinct batch sizes of an in-order epoch: ``[batch_size]``, plus the remainder."""
+    sizes = [min(batch_size, n_samples)]
+    if n_samples > batch_size and n_samples % batch_size:
+        sizes.append(n_samples % batch_size)
+    return sizes
+
+
+def slices(n_samples: int, batch_size: int) -> list[slice]:
+    """The batches of an in-order epoch, the last one smaller if ``batch_size`` does not divide."""
+    return [slice(start, min(start + batch_size, n_samples)) for start in range(0, n_samples, batch_size)]
+
+
+def seed_epoch(params: Params, loader, step: Callable) -> Params:
+    """The tutorial's epoch as written: numpy batches from the DataLoader, one-hot, one jitted step each."""
+    for x, y in loader:
+        y = one_hot(y, N_TARGETS)
+        params = step(params, x, y)
+    return jax.block_until_ready(params)
+
+
+def run_steps(params: Params, batches: Iterable, step: Callable) -> Params:
+    """One step per ``(x, y)`` batch (images ``(B, 784)``, one-hot targets ``(B, 10)``), in order."""
+    for x, y in batches:
+        params = step(params, x, y)
+    return jax.block_until_ready(params)
+
+
+def device_batches(images, targets, batches, device, depth: int) -> Iterator:
+    """Batches put on ``device`` by a background thread, up to ``depth`` ahead of the consumer."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def produce():
+        try:
+            for s in batches:
+                item = jax.device_put((images[s], targets[s]), device)
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+        except BaseException as e:  # handed to the consumer, raised there
+            ready.put(e)
+            return
+        ready.put(done)
+
+    worker = threading.Thread(target=produce, name="jaxmlp-prefetch", daemon=True)
+    worker.start()
+    try:
+        while (item := ready.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
+
+
+def sgd_scan(params: Params, xs, ys, step_size):
+    """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``."""
+
+    def body(p, batch):
+        return sgd_update(p, *batch, step_size), None
+
+    return jax.lax.scan(body, params, (xs, ys))[0]
+
+
+scan_steps = jax.jit(sgd_scan)
+
+
+def scan_epoch(params: Params, xs, ys, remainder, scan: Callable, step: Callable) -> Params:
+    """All full batches as one scanned program, then the smaller last batch (if any) with the step."""
+    params = scan(params, xs, ys)
+    if remainder is not None:
+        params = step(params, *remainder)
+    return jax.block_until_ready(params)

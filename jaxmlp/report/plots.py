@@ -1,0 +1,186 @@
+"""The report's plots: each `Figure` of a section drawn with matplotlib, as a base64 PNG for the HTML page."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.measure.bisection import WORDS
+from jaxmlp.report.sections import Figure
+from jaxmlp.results import sweep_tables
+from jaxmlp.results.schema.bisect import BisectDocument
+
+
+def _figure() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6.4, 3.6), dpi=100)
+
+
+def _png(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def plot_by_batch_size(table: pd.DataFrame, lines: Iterable[tuple[str, str]], ylabel: str, title: str) -> str:
+    """Log-log lines of median times against batch size; ``lines`` are (column, label) pairs."""
+    fig, ax = _figure()
+    for column, label in lines:
+        ax.plot(table["batch_size"], table[column], marker="o", label=label)
+    ax.set(xscale="log", yscale="log", xlabel="batch size", ylabel=ylabel, title=title)
+    sizes = sorted(int(s) for s in table["batch_size"])
+    ax.minorticks_off()
+    ax.set_xticks(sizes, [str(s) for s in sizes])
+    ax.legend()
+    return _png(fig)
+
+
+def plot_update(table: pd.DataFrame) -> str:
+    lines = (("jit_ms", "jit"), ("eager_ms", "eager (no jit)"), ("dispatch_ms", "jit, dispatch only"))
+    return plot_by_batch_size(table, lines, "median step time (ms)", "Update step")
+
+
+def plot_predict(table: pd.DataFrame) -> str:
+    lines = (("loop_ms", "Python loop"), ("vmap_ms", "vmap"), ("jit_vmap_ms", "jit(vmap)"))
+    return plot_by_batch_size(table, lines, "median time (ms)", "Prediction")
+
+
+def plot_loader_ladder(table: pd.DataFrame) -> str:
+    """One backend's loader ladder: input alone and the training epoch per loader and worker count (median, bars to
+    the quartiles), the scan epoch and the compute floor as lines."""
+    fig, ax = _figure()
+    fig.set_figheight(max(3.6, 0.3 * len(table) + 1.6))
+    labels = [
+        f"{p}, {w} worker{'' if w == 1 else 's'}" if p in registry.WORKER_PIPELINES else p
+        for p, w in zip(table["pipeline"], table["workers"])
+    ]
+    positions = range(len(table))
+    for offset, name, text in ((-0.2, "loader", "input alone"), (0.2, "epoch", "training epoch")):
+        median, iqr = table[f"{name}_s"], table[f"{name}_iqr_s"].fillna(0)
+        ax.barh([p + offset for p in positions], median, height=0.4, xerr=iqr / 2, capsize=2, label=text)
+    floor = table["epoch_s"] / table["epoch_x_floor"]
+    scan = table["epoch_s"] / table["epoch_x_scan"]
+    for line, color, text in ((floor, "C3", "compute floor"), (scan, "C2", "scan epoch")):
+        if line.notna().any():
+            value = float(line.dropna().iloc[0])
+            ax.axvline(value, color=color, linestyle="--", label=f"{text} {value:.3g} s")
+    ax.set_yticks(list(positions), labels)
+    ax.invert_yaxis()
+    ax.set(
+        xscale="log", xlabel="median seconds an epoch", title=f"Loader ladder ({table['backend'].iloc[0] or 'host'})"
+    )
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2)  # below: it hides no bar
+    return _png(fig)
+
+
+def plot_ladder(ladder: pd.DataFrame) -> str:
+    fig, ax = _figure()
+    floor = float(ladder["epoch_s"].iloc[0])
+    rungs = ladder.iloc[1:]
+    ax.barh(rungs["rung"], rungs["epoch_s"], color="C0")
+    ax.axvline(floor, color="C3", linestyle="--", label=f"compute floor {floor:.3g} s")
+    ax.invert_yaxis()
+    ax.set(xlabel="median epoch (s)", title=f"Epoch ladder ({ladder['backend'].iloc[0]})")
+    ax.legend(loc="upper right")
+    return _png(fig)
+
+
+def plot_scaling(table: pd.DataFrame) -> str:
+    """One backend's scaling: speed-up and efficiency against N (log 2), the ideal line dashed."""
+    fig, ax = _figure()
+    devices = table["devices"].astype(int)
+    ax.plot(devices, table["speedup"], marker="o", label="epoch speed-up over N = 1")
+    ax.plot(devices, table["efficiency"], marker="s", label="efficiency (speed-up / N)")
+    ax.plot(devices, devices, color="grey", linestyle="--", label="ideal speed-up")
+    ax.set(xscale="log", yscale="log", xlabel="devices N", title=f"Data-parallel scaling ({table['backend'].iloc[0]})")
+    ax.minorticks_off()
+    ax.set_xticks(list(devices), [str(n) for n in devices])
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def plot_cpu_gpu(table: pd.DataFrame) -> str:
+    fig, ax = _figure()
+    positions = range(len(table))
+    ax.barh([p - 0.2 for p in positions], table["cpu_s"], height=0.4, label="CPU")
+    ax.barh([p + 0.2 for p in positions], table["gpu_s"], height=0.4, label="GPU")
+    ax.set_yticks(list(positions), table["rung"])
+    ax.set(xscale="log", xlabel="median epoch (s)", title="CPU vs GPU")
+    ax.invert_yaxis()
+    ax.legend()
+    return _png(fig)
+
+
+def plot_sweep(rows: pd.DataFrame, steps: pd.DataFrame) -> str:
+    """Steady state per release (median, IQR) of each workload and flags column, flagged steps marked
+    (regressions red, improvements green)."""
+    fig, ax = _figure()
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=sweep_tables.flags_of(rows))
+    versions = sorted(steady["release"].unique(), key=registry.version_key)
+    labels: set[str] = set()
+    for i, ((name, flags), part) in enumerate(steady.groupby(["name", "flags"])):
+        part = part.set_index("release")
+        x = [versions.index(v) for v in part.index]
+        yerr = [part["median"] - part["q1"], part["q3"] - part["median"]]
+        label = f"{name} [{flags}]" if flags else name
+        ax.errorbar(x, part["median"], yerr=yerr, marker="o", capsize=3, label=label, color=f"C{i}")
+        mine = steps[steps["benchmark"] == name]
+        if "xla_flags" in steps:
+            mine = mine[mine["xla_flags"] == flags]
+        for verdict, color in (("regression", "red"), ("improvement", "green")):
+            for to in mine.loc[mine["verdict"] == verdict, "to"]:
+                ax.plot(versions.index(to), part.loc[to, "median"], marker="X", markersize=14, color=color,
+                        linestyle="none", label=f"flagged {verdict}" if verdict not in labels else None)  # fmt: skip
+                labels.add(verdict)
+    ax.set_xticks(range(len(versions)), versions)
+    ax.set(xlabel="jax / jaxlib release", ylabel="steady state (s)", yscale="log", title="Steady state by release")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below: it hides no point
+    return _png(fig)
+
+
+def plot_bisection(medians: pd.DataFrame, doc: BisectDocument) -> str:
+    """Each probed release's median, probe by probe, on the releases' axis; the answer marked."""
+    fig, ax = _figure()
+    candidates = list(doc.bisection.candidates)
+    for number, part in medians.groupby("probe"):
+        ax.plot(part["position"], part["median_s"], marker="o", label=f"probe {number}")
+    b = doc.bisection
+    if b.status == "found" and b.first is not None:
+        ax.axvline(candidates.index(b.first), color="red" if b.direction == "regression" else "green",
+                   linestyle="--", label=f"first {WORDS.get(b.direction or '', '')}: {b.first}")  # fmt: skip
+    ax.set_xticks(range(len(candidates)), candidates, rotation=45)
+    ax.set(xlabel="jax / jaxlib release", ylabel=f"steady {doc.settings.get('workload')} (s)",
+           title="Bisection probes")  # fmt: skip
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+PLOTTERS: dict[str, Callable[..., str]] = {
+    "update": plot_update,
+    "predict": plot_predict,
+    "loader_ladder": plot_loader_ladder,
+    "ladder": plot_ladder,
+    "scaling": plot_scaling,
+    "cpu_gpu": plot_cpu_gpu,
+    "sweep": plot_sweep,
+    "bisection": plot_bisection,
+}
+"""Each kind of `Figure`, and the function that draws it."""
+
+
+def draw(figure: Figure) -> str:
+    """A figure as a base64-encoded PNG."""
+    return PLOTTERS[figure.kind](*figure.data)

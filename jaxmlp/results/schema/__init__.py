@@ -1,0 +1,54 @@
+"""The result files' schemas: one module per kind of document, one place that upgrades older files.
+
+Every file jaxmlp writes carries its ``kind`` and ``schema_version`` (`header`). Reading a file goes through
+`parse`: `upgrade` turns any earlier form into the current one (the only place that knows earlier forms),
+then the kind's module types it. No pandas here.
+
+- `bench`: a pytest-benchmark file (``nox -s bench``), a `BenchmarkRow` per benchmark with its raw samples;
+- `scaling`: `jaxmlp scaling`'s file, a pytest-benchmark file too (a row per benchmark and device count);
+- `sweep`: one cell of a version sweep (a pytest-benchmark file whose samples are processes), and ``cells.json``;
+- `bisect`: `jaxmlp sweep bisect`'s answer and probes;
+- `train`: `jaxmlp train --json`, a record per epoch;
+- `trials`: the regression detector's trials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.common import BENCH, BISECT, CELLS, SCALING, SWEEP, TRAIN, TRIALS
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.upgrade import upgrade
+
+Document = BenchmarkDocument | TrainDocument | TrialsDocument | BisectDocument | CellsDocument
+
+
+def parse(raw: object) -> Document:
+    """The typed document a result file's JSON holds (upgraded from an earlier form), or a `JaxmlpError` saying
+    what it is not."""
+    kind, doc = upgrade(raw)
+    try:
+        return _typed(kind, doc)
+    except (KeyError, TypeError, ValueError) as e:
+        raise JaxmlpError(
+            f"a jaxmlp results file with a missing or malformed field ({type(e).__name__}: {e})"
+        ) from None
+
+
+def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
+    if kind in (BENCH, SCALING, SWEEP):
+        return BenchmarkDocument.from_json(doc)
+    if kind == TRAIN:
+        return TrainDocument.from_json(doc)
+    if kind == TRIALS:
+        return TrialsDocument.from_json(doc)
+    if kind == BISECT:
+        return BisectDocument.from_json(doc)
+    assert kind == CELLS
+    return CellsDocument.from_json(doc)

@@ -1,0 +1,155 @@
+"""pytest-benchmark files: `nox -s bench`'s, `jaxmlp scaling`'s and each version-sweep cell's.
+
+A `BenchmarkRow` per benchmark with its parameters, its facts (``extra_info``) and its statistics over the raw
+samples (`Stats.data`); the metadata that makes two files comparable in ``machine_info["jaxmlp"]``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxmlp import registry
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.jsonio import number
+from jaxmlp.results.schema.common import BENCH, JSON, KIND, METADATA_KEY, SCALING, SWEEP, header
+from jaxmlp.stats import quantile
+
+
+@dataclass(frozen=True)
+class Stats:
+    """One benchmark's statistics over its rounds, and the rounds' raw times (seconds)."""
+
+    min: float
+    max: float
+    mean: float
+    stddev: float
+    median: float
+    q1: float
+    q3: float
+    iqr: float
+    rounds: int  # how many samples (pytest-benchmark's word)
+    outliers: str
+    data: tuple[float, ...]  # the raw samples; empty where the file was written without --benchmark-save-data
+
+    @classmethod
+    def of(cls, data: Sequence[float]) -> Stats:
+        """The statistics of ``data``, quartiles by `jaxmlp.stats.quantile`."""
+        values = [float(x) for x in data]
+        if not values:
+            raise ValueError("no samples")
+        q1, median, q3 = (quantile(sorted(values), q) for q in (0.25, 0.5, 0.75))
+        return cls(min=min(values), max=max(values), mean=statistics.fmean(values),
+                   stddev=statistics.stdev(values) if len(values) > 1 else 0.0, median=median, q1=q1, q3=q3,
+                   iqr=q3 - q1, rounds=len(values), outliers="", data=tuple(values))  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Stats:
+        numbers = {key: number(doc.get(key)) for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")}
+        return cls(**numbers, rounds=int(doc.get("rounds") or 0), outliers=str(doc.get("outliers") or ""),
+                   data=tuple(float(x) for x in doc.get("data") or ()))  # fmt: skip
+
+    def to_json(self) -> JSON:
+        out: JSON = {key: getattr(self, key) for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")}
+        return {**out, "rounds": self.rounds, "iterations": 1, "outliers": self.outliers, "data": list(self.data)}
+
+
+@dataclass(frozen=True)
+class BenchmarkRow:
+    """One benchmark of a pytest-benchmark file: its full name, parameters, extra facts and statistics."""
+
+    name: str  # as pytest writes it: test_epoch[cpu-scan-0]
+    group: str | None
+    params: Mapping[str, Any]
+    extra_info: Mapping[str, Any]
+    stats: Stats | None
+
+    @property
+    def id(self) -> str:
+        """The benchmark's id (`jaxmlp.registry`): the name without its parameters."""
+        return registry.benchmark_id(self.name)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> BenchmarkRow:
+        stats = doc.get("stats")
+        return cls(name=str(doc.get("name", "")), group=doc.get("group"), params=dict(doc.get("params") or {}),
+                   extra_info=dict(doc.get("extra_info") or {}),
+                   stats=Stats.from_json(stats) if isinstance(stats, Mapping) else None)  # fmt: skip
+
+    def to_json(self) -> JSON:
+        bench = registry.BY_ID.get(self.id)
+        fullname = f"{bench.source}::{self.name}" if bench else self.name
+        return {"name": self.name, "fullname": fullname, "group": self.group,
+                "params": dict(self.params), "extra_info": dict(self.extra_info),
+                "stats": None if self.stats is None else self.stats.to_json()}  # fmt: skip
+
+
+MACHINE = ("host", "cpu_model", "cpu_affinity")
+"""The metadata that names the machine a benchmark ran on (the versions are what a comparison may vary)."""
+
+
+@dataclass(frozen=True)
+class BenchmarkDocument:
+    """A pytest-benchmark JSON file: its benchmarks and the metadata that makes them comparable."""
+
+    benchmarks: tuple[BenchmarkRow, ...]
+    metadata: Mapping[str, Any]  # machine_info["jaxmlp"]: versions, machine, flags, size, commit
+    datetime: str | None
+    commit: str | None
+    kind: str = BENCH  # BENCH, SCALING or SWEEP
+    source: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)  # the file (current form)
+
+    @property
+    def is_sweep(self) -> bool:
+        return self.kind == SWEEP
+
+    @property
+    def is_scaling(self) -> bool:
+        """Written by `jaxmlp scaling`."""
+        return self.kind == SCALING
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        return tuple(sorted({str(b.extra_info["backend"]) for b in self.benchmarks if b.extra_info.get("backend")}))
+
+    @staticmethod
+    def recognises(doc: object) -> bool:
+        return isinstance(doc, Mapping) and isinstance(doc.get("benchmarks"), list) and "machine_info" in doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> BenchmarkDocument:
+        """The document in a file's JSON, in its current form (`jaxmlp.results.schema.upgrade` upgrades others)."""
+        if not cls.recognises(doc):
+            raise JaxmlpError("not a pytest-benchmark results file (no 'benchmarks' and 'machine_info')")
+        machine = doc["machine_info"] if isinstance(doc["machine_info"], Mapping) else {}
+        meta = dict(machine.get(METADATA_KEY) or {})
+        commit = meta.get("commit") or (doc.get("commit_info") or {}).get("id")
+        rows = tuple(BenchmarkRow.from_json(b) for b in doc["benchmarks"] if isinstance(b, Mapping))
+        return cls(rows, meta, doc.get("datetime"), commit, str(doc.get(KIND) or BENCH), dict(doc))
+
+    def to_json(self) -> JSON:
+        """The file as it was read (a copy keeps everything pytest-benchmark wrote), or as built here; with its
+        kind and schema version."""
+        if self.source:
+            return {**dict(self.source), **header(self.kind)}
+        return {**header(self.kind), "machine_info": {"node": self.metadata.get("host"),
+                                                      METADATA_KEY: dict(self.metadata)},
+                "commit_info": {"id": self.commit}, "benchmarks": [b.to_json() for b in self.benchmarks],
+                "datetime": self.datetime, "version": "jaxmlp"}  # fmt: skip
+
+    @property
+    def machine(self) -> tuple[str, ...]:
+        """What the numbers were measured on (`MACHINE`): two documents whose machines differ compare them too."""
+        return tuple(f"{key} {self.metadata.get(key)}" for key in MACHINE)
+
+    def samples(self) -> dict[str, list[float]]:
+        """Raw samples by full benchmark name; a benchmark without them is a `JaxmlpError` saying how to get them."""
+        out: dict[str, list[float]] = {}
+        for bench in self.benchmarks:
+            if bench.stats is None or not bench.stats.data:
+                raise JaxmlpError(f"benchmark {bench.name} has no raw samples (stats.data): "
+                                  "rerun pytest with --benchmark-save-data (nox -s bench does)")  # fmt: skip
+            out.setdefault(bench.name, []).extend(bench.stats.data)
+        return out

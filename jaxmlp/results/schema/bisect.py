@@ -1,0 +1,29 @@
+"""`jaxmlp sweep bisect`'s answer: its settings, every probe, the answer line. Each probe's raw results lie in
+``probe-N`` folders beside it (sweep cells, `jaxmlp.results.schema.sweep`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jaxmlp.measure.bisection import Bisection
+from jaxmlp.results.schema.common import BISECT, JSON, header
+
+
+@dataclass(frozen=True)
+class BisectDocument:
+    metadata: Mapping[str, Any]
+    settings: Mapping[str, Any]  # workload, quantity, processes, threshold, alpha, flags, data
+    bisection: Bisection
+    line: str
+    seconds: float
+
+    def to_json(self) -> JSON:
+        return {**header(BISECT), "metadata": dict(self.metadata), "settings": dict(self.settings),
+                **self.bisection.to_json(), "line": self.line, "seconds": self.seconds}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> BisectDocument:
+        return cls(dict(doc["metadata"]), dict(doc["settings"]), Bisection.from_json(doc), str(doc["line"]),
+                   float(doc["seconds"]))  # fmt: skip

@@ -1,0 +1,33 @@
+"""What every result file carries: its kind and the version of its schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+KIND = "kind"
+SCHEMA_VERSION = "schema_version"
+CURRENT = 2
+"""The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1,
+read through `jaxmlp.results.schema.upgrade`."""
+
+METADATA_KEY = "jaxmlp"
+"""pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in
+``machine_info[METADATA_KEY]``; version 1 of jaxmlp's own documents named their kind under this key."""
+
+# The kinds of document.
+BENCH = "bench"  # a pytest-benchmark file of `nox -s bench`
+SCALING = "scaling"  # `jaxmlp scaling` (a pytest-benchmark file)
+SWEEP = "sweep"  # one cell of a version sweep (a pytest-benchmark file, a sample per process)
+CELLS = "sweep-cells"  # a sweep's cells.json
+BISECT = "bisect"  # `jaxmlp sweep bisect`
+TRAIN = "train"  # `jaxmlp train --json`
+TRIALS = "detector-trials"  # `jaxmlp sweep trials`
+KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS)
+
+JSON = dict[str, Any]
+
+
+def header(kind: str) -> JSON:
+    """The first two keys of every file written now."""
+    assert kind in KINDS
+    return {KIND: kind, SCHEMA_VERSION: CURRENT}

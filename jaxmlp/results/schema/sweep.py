@@ -1,0 +1,95 @@
+"""A version sweep's files: one pytest-benchmark file per cell (a release, and the XLA flags it ran with), whose
+raw samples are worker processes, and ``cells.json``, what became of every cell of the matrix."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxmlp import registry
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
+from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, header
+
+SWEEP_EXTRA = ("jax", "jaxlib", "backend", "device_kind", "dataset", "injected_slowdown", "samples", "epochs",
+               "xla_flags", "workload_source")  # fmt: skip
+"""The metadata each sweep benchmark repeats in its ``extra_info``."""
+
+QUANTITIES = ((registry.SWEEP_STEADY, "steady state", "steady_seconds"),
+              (registry.SWEEP_FIRST, "first call", "first_seconds"),
+              (registry.SWEEP_COMPILE, "compile", "compile_seconds"))  # fmt: skip
+"""Each sweep benchmark, its group's words, and the `WorkloadTimes` field it holds a process's value of."""
+
+
+@dataclass(frozen=True)
+class SweepDocument:
+    """One cell of a sweep's matrix (a jax/jaxlib version, and the XLA flags it ran with): a worker process per
+    sample, measured in that version's environment. ``differs`` names each workload whose result was not the
+    same as the sweep's reference cell's (within its tolerance), and why: its times are then no comparison."""
+
+    label: str  # the version (or the name it was given with --env LABEL=PYTHON)
+    processes: tuple[ProcessResult, ...]
+    datetime: str
+    differs: Mapping[str, str] = field(default_factory=dict)
+
+    def benchmark_rows(self) -> tuple[BenchmarkRow, ...]:
+        """A `BenchmarkRow` per measured quantity; each raw sample is one process's value."""
+        meta = self.processes[0].metadata
+        extra = {key: meta.get(key) for key in SWEEP_EXTRA}
+        rows: list[BenchmarkRow] = []
+        for workload in self.processes[0].workloads:
+            runs = [p.workloads[workload] for p in self.processes]
+            facts = {**extra, "calls": len(runs[0].call_seconds) + 1, "results_differ": self.differs.get(workload)}
+            for bench, group, attribute in QUANTITIES:
+                values = [getattr(r, attribute) for r in runs]
+                if all(math.isnan(v) for v in values):  # a version-1 step kept no first call
+                    continue
+                rows.append(BenchmarkRow(bench.name(workload), f"sweep: {group}", {"workload": workload}, facts,
+                                         Stats.of(values)))  # fmt: skip
+        return tuple(rows)
+
+    def to_benchmarks(self) -> BenchmarkDocument:
+        meta = {**self.processes[0].metadata, "sweep": True, "sweep_label": self.label,
+                "processes": len(self.processes), "results_differ": dict(self.differs)}  # fmt: skip
+        plain = BenchmarkDocument(self.benchmark_rows(), meta, self.datetime, meta.get("commit"), SWEEP)
+        raw = [p.to_json() for p in self.processes]
+        source = {**plain.to_json(), "version": "jaxmlp.measure.sweep", "raw_processes": raw}
+        return dataclasses.replace(plain, source=source)
+
+    def to_json(self) -> JSON:
+        return self.to_benchmarks().to_json()
+
+    @classmethod
+    def from_benchmarks(cls, doc: BenchmarkDocument) -> SweepDocument:
+        raw = doc.source.get("raw_processes") or []
+        return cls(str(doc.metadata.get("sweep_label")), tuple(ProcessResult.from_json(p) for p in raw),
+                   str(doc.datetime), dict(doc.metadata.get("results_differ") or {}))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a sweep's matrix in ``cells.json``: a release (or ``--env`` label) and the XLA flags its
+    processes ran with, what became of it (``ok``, or why it was not measured), its file and what XLA said."""
+
+    label: str
+    xla_flags: str
+    status: str  # "ok", or the reason the cell was not measured ("flag unknown to this release: ...")
+    file: str | None  # its sweep document, relative to the sweep's folder
+    note: str = ""  # e.g. XLA's warning that a flag is no longer supported (and ignored)
+
+
+@dataclass(frozen=True)
+class CellsDocument:
+    """The matrix of one sweep, cell by cell: a cell that could not run says why here, not as a crash."""
+
+    cells: tuple[Cell, ...]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CellsDocument:
+        return cls(tuple(Cell(**c) for c in doc["cells"]))
+
+    def to_json(self) -> JSON:
+        return {**header(CELLS), "cells": [dataclasses.asdict(c) for c in self.cells]}

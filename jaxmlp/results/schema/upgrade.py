@@ -1,0 +1,127 @@
+"""The one place that knows the earlier forms of result files, and turns each into the current one.
+
+A file says which schema it is in (``schema_version``, and its ``kind``); a file without one is version 1 (written
+before 2026-12-04), whose kind is told from its shape. Version 1 files came in several forms, each upgraded here:
+benchmarks renamed since (`registry.RENAMED`, `Benchmark.defaults`), sweep processes from before the workload
+contract (``pipelines`` and ``step``), and detector trials that called their trials ``rounds``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jaxmlp import registry
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.common import (
+    BENCH,
+    BISECT,
+    CELLS,
+    CURRENT,
+    JSON,
+    KIND,
+    KINDS,
+    METADATA_KEY,
+    SCALING,
+    SCHEMA_VERSION,
+    SWEEP,
+    TRAIN,
+    TRIALS,
+    header,
+)
+from jaxmlp.results.schema.sweep import SweepDocument
+
+NOT_RESULTS = "neither a pytest-benchmark file nor a jaxmlp results file"
+
+
+def upgrade(raw: object) -> tuple[str, JSON]:
+    """(the kind, the document in the current schema) of a result file's JSON; a `JaxmlpError` for anything else."""
+    if not isinstance(raw, Mapping):
+        raise JaxmlpError(NOT_RESULTS)
+    meta = _metadata(raw)
+    version = raw.get(SCHEMA_VERSION, meta.get(SCHEMA_VERSION, 1))
+    if not isinstance(version, int) or version < 1:
+        raise JaxmlpError(f"schema_version {version!r} is not a version of jaxmlp's results files")
+    if version > CURRENT:
+        raise JaxmlpError(f"written by a newer jaxmlp (schema version {version}; this one reads up to {CURRENT}): "
+                          "upgrade jaxmlp to read it")  # fmt: skip
+    if version == 1:
+        kind = _kind_of_version_1(raw, meta)
+        return kind, {**_from_version_1(kind, dict(raw)), **header(kind)}
+    kind = raw.get(KIND, meta.get(KIND))
+    if kind not in KINDS:
+        raise JaxmlpError(f"unknown kind of results file {kind!r} (jaxmlp knows {', '.join(KINDS)})")
+    return str(kind), dict(raw)
+
+
+def _metadata(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """jaxmlp's metadata in a pytest-benchmark file (where the benchmark hook puts its kind and version)."""
+    machine = raw.get("machine_info")
+    meta = machine.get(METADATA_KEY) if isinstance(machine, Mapping) else None
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _kind_of_version_1(raw: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
+    named = raw.get(METADATA_KEY)  # version 1's own documents: {"jaxmlp": "train", ...}
+    if named in (TRIALS, CELLS, BISECT, TRAIN):
+        return str(named)
+    if isinstance(raw.get("benchmarks"), list) and "machine_info" in raw:
+        return SWEEP if meta.get("sweep") else SCALING if meta.get("scaling") else BENCH
+    raise JaxmlpError(NOT_RESULTS)
+
+
+def _from_version_1(kind: str, doc: JSON) -> JSON:
+    if kind == TRIALS:
+        settings = dict(doc.get("settings") or {})
+        renamed = {"rounds": "trials", "pipeline": "workload"}  # the trials were "rounds", the workload "pipeline"
+        doc["settings"] = {renamed.get(key, key): value for key, value in settings.items()}
+        return doc
+    if kind not in (BENCH, SCALING, SWEEP):
+        return doc
+    doc["benchmarks"] = [_current_row(b) if isinstance(b, Mapping) else b for b in doc["benchmarks"]]
+    if kind == SWEEP and doc.get("raw_processes"):
+        doc["raw_processes"] = [_current_process(p) for p in doc["raw_processes"]]
+        if any(registry.benchmark_id(str(b.get("name"))) not in registry.BY_ID for b in doc["benchmarks"]):
+            doc = _sweep_rows_again(doc)
+    return doc
+
+
+def _current_row(row: Mapping[str, Any]) -> JSON:
+    """A benchmark under its name and parameters now: ``test_arrays`` is ``test_loader[batched-0]``,
+    ``test_loader[2]`` is ``test_loader[seed-2]``."""
+    row = dict(row)
+    name, params = str(row.get("name", "")), dict(row.get("params") or {})
+    was = registry.benchmark_id(name)
+    bench, fixed = registry.RENAMED.get(was) or (registry.BY_ID.get(was), {})
+    if bench is None:
+        return row
+    missing = {key: value for key, value in {**bench.defaults, **fixed}.items() if key not in params}
+    if not missing:
+        return row
+    params = {**params, **missing}
+    row["params"] = params
+    if set(bench.params) <= set(params):  # else not a row as pytest writes them: its name is left as it is
+        row["name"] = bench.name(*(params[key] for key in bench.params))
+    return row
+
+
+def _current_process(process: Mapping[str, Any]) -> JSON:
+    """A sweep process from before the workload contract (2026-12-03): ``pipelines`` of epochs and a ``step``
+    (timed after one warm-up call that was not kept), as workloads."""
+    if "workloads" in process or "pipelines" not in process:
+        return dict(process)
+    workloads = {name: {"compile_seconds": p["compile_seconds"], "first_seconds": p["first_epoch_seconds"],
+                        "call_seconds": list(p["epoch_seconds"]), "steady_seconds": p["steady_seconds"],
+                        "output": None} for name, p in process["pipelines"].items()}  # fmt: skip
+    if process.get("step"):
+        step = process["step"]
+        workloads["step"] = {"compile_seconds": step["compile_seconds"], "first_seconds": None, "call_seconds": [],
+                             "steady_seconds": step["step_seconds"], "output": None}  # fmt: skip
+    return {"metadata": process["metadata"], "workloads": workloads}
+
+
+def _sweep_rows_again(doc: JSON) -> JSON:
+    """A sweep cell whose rows were named before the workload contract: its rows made again from its processes."""
+    cell = SweepDocument.from_benchmarks(BenchmarkDocument.from_json({**doc, KIND: SWEEP}))
+    return cell.to_json()

@@ -1,0 +1,180 @@
+"""Views of the version sweeps, bisections and the detector's trials: pure functions from the tidy DataFrame
+(`jaxmlp.results.frames`) and the documents to small tables, as `jaxmlp.results.tables` does for benchmark files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.results.frames import sweep_rows
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.tables import shows
+from jaxmlp.stats import compare
+
+# --- version sweeps -------------------------------------------------------------------------------------------
+
+
+def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.DataFrame]:
+    """Each sweep's rows (a folder of one file per cell), by folder; none from under the ``besides`` folders
+    (a bisection's probes, which its own section shows)."""
+    rows = sweep_rows(runs)
+    if rows.empty:
+        return {}
+    apart = [str(b) for b in besides]
+    folders = rows["file"].map(lambda f: str(Path(f).parent))
+    kept = ~folders.map(lambda f: any(f.startswith(a + "/") for a in apart))
+    return {str(folder): part for folder, part in rows[kept].groupby(folders[kept])}
+
+
+def flags_of(rows: pd.DataFrame) -> pd.Series:
+    """Each row's XLA flags, "" for none (so that it can be grouped on)."""
+    return rows["xla_flags"].fillna("").astype(str) if "xla_flags" in rows else pd.Series("", index=rows.index)
+
+
+@shows(*registry.SWEEP)
+def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One sweep's median of each benchmark per cell (release, XLA flags), oldest release first, with the
+    processes a cell; a workload whose values differed from the reference cell's is named in ``results_differ``."""
+    timed = rows[rows["test"].isin([b.id for b in registry.SWEEP])].assign(xla_flags=flags_of(rows))
+    index = ["release", "xla_flags"]
+    table = timed.pivot_table(index=index, columns="name", values="median", aggfunc="first")
+    order = sorted(table.index, key=lambda key: (key[1] != "", key[1], registry.version_key(key[0])))
+    table = table.loc[order].rename_axis(columns=None)
+    table.insert(0, "processes", timed.groupby(index)["rounds"].max())
+    differ = timed.get("results_differ")
+    if differ is not None and differ.notna().any():
+        marked = timed[differ.notna()].groupby(index)["workload"].agg(lambda w: ", ".join(sorted(set(w))))
+        table.insert(1, "results_differ", marked.reindex(table.index).fillna(""))
+    table = table.reset_index()
+    if not (table["xla_flags"] != "").any():
+        table = table.drop(columns="xla_flags")
+    return table
+
+
+STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster",
+                "verdict"]  # fmt: skip
+
+
+def _cell_samples(rows: pd.DataFrame, samples: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    cells = rows.assign(xla_flags=flags_of(rows)).drop_duplicates(["release", "xla_flags"])
+    return {(str(v), str(f)): samples[samples["file"] == file]
+            for v, f, file in zip(cells["release"], cells["xla_flags"], cells["file"])}  # fmt: skip
+
+
+def _differs(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
+    """(release, flags, benchmark) of each row whose workload's values differed from the reference cell's."""
+    if "results_differ" not in rows:
+        return set()
+    marked = rows[rows["results_differ"].notna()].assign(xla_flags=flags_of(rows))
+    return {(str(v), str(f), str(n)) for v, f, n in zip(marked["release"], marked["xla_flags"], marked["name"])}
+
+
+def _step(name: str, flags: str, old: str, new: str, a: pd.Series, b: pd.Series, threshold: float, alpha: float,
+          differ: bool) -> dict[str, Any]:  # fmt: skip
+    c = compare(a, b, threshold, alpha)
+    verdict = "results differ" if differ else c.verdict
+    return {"benchmark": name, "xla_flags": flags, "from": old, "to": new, "ratio": c.ratio, "ci_low": c.ci_low,
+            "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster, "verdict": verdict}  # fmt: skip
+
+
+@shows(*registry.SWEEP_COMPARED)
+def sweep_steps(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
+                alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+    """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
+    raw per-process samples. A pair where either side's values differed from the reference is "results differ"."""
+    cells = _cell_samples(rows, samples)
+    differ = _differs(rows)
+    compared = rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"]
+    steps = []
+    for flags in sorted({f for _, f in cells}):
+        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
+        for name in sorted(compared.unique()):
+            for old, new in zip(versions[:-1], versions[1:]):
+                a, b = (cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"] for v in (old, new))
+                marked = (old, flags, name) in differ or (new, flags, name) in differ
+                steps.append(_step(name, flags, old, new, a, b, threshold, alpha, marked))
+    return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
+
+
+def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
+                 alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+    """Does a flag change things? Each release with each XLA-flags value against the same release without flags
+    (``from`` is the release without, ``to`` the same release with them), benchmark by benchmark."""
+    cells = _cell_samples(rows, samples)
+    differ = _differs(rows)
+    compared = rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"]
+    steps = []
+    for version, flags in sorted(cells, key=lambda key: (registry.version_key(key[0]), key[1])):
+        if not flags or (version, "") not in cells:
+            continue
+        for name in sorted(compared.unique()):
+            a, b = (cells[(version, f)].loc[cells[(version, f)]["name"] == name, "seconds"] for f in ("", flags))
+            marked = (version, flags, name) in differ or (version, "", name) in differ
+            steps.append(_step(name, flags, version, version, a, b, threshold, alpha, marked))
+    return pd.DataFrame(steps, columns=STEP_COLUMNS)
+
+
+def _without_empty_flags(table: pd.DataFrame) -> pd.DataFrame:
+    return table.drop(columns="xla_flags") if not (table["xla_flags"] != "").any() else table
+
+
+def cells_table(doc: CellsDocument) -> pd.DataFrame:
+    """A sweep's cells that did not run, or that XLA warned about: the release, its flags, what became of it."""
+    rows = [(c.label, c.xla_flags, c.status, c.note) for c in doc.cells if c.status != "ok" or c.note]
+    return pd.DataFrame(rows, columns=["release", "xla_flags", "status", "xla_said"])
+
+
+BISECT_COLUMNS = ["probe", "from", "to", "from_median_s", "to_median_s", "ratio", "ci_low", "ci_high", "p_slower",
+                  "p_faster", "verdict", "decision"]  # fmt: skip
+
+
+def bisection_table(doc: BisectDocument) -> pd.DataFrame:
+    """A row per comparison a bisection made: each probe's neighbour pairs, and what the probe decided."""
+    rows = []
+    for p in doc.bisection.probes:
+        for s in p.steps:
+            c = s.comparison
+            rows.append((p.number, s.from_, s.to, p.medians[s.from_], p.medians[s.to], c.ratio, c.ci_low, c.ci_high,
+                         c.p_slower, c.p_faster, c.verdict, p.decision))  # fmt: skip
+    return pd.DataFrame(rows, columns=BISECT_COLUMNS)
+
+
+def bisection_medians(doc: BisectDocument) -> pd.DataFrame:
+    """Each probed release's median in each probe that measured it, in release order (for the plot)."""
+    rows = [(r, p.number, p.medians[r]) for p in doc.bisection.probes for r in p.releases]
+    table = pd.DataFrame(rows, columns=["release", "probe", "median_s"])
+    order = {r: i for i, r in enumerate(doc.bisection.candidates)}
+    return table.assign(position=table["release"].map(order)).sort_values(["position", "probe"]).reset_index(drop=True)
+
+
+def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
+    """How one sweep's samples were measured: processes a cell, CPUs each, the workloads' calls a process (for the
+    built-in epochs, epochs of how many images)."""
+    first = rows.iloc[0]
+    processes = first.get("processes")
+    calls = rows.groupby("workload")["calls"].first() if {"workload", "calls"} <= set(rows) else pd.Series()
+    return {"host": first.get("host"), "cpu_model": first.get("cpu_model"), "python": first.get("python"),
+            "dataset": first.get("dataset"), "cpu_affinity": first.get("cpu_affinity"),
+            "processes": int(processes if pd.notna(processes) else first["rounds"]),
+            "epochs": first.get("epochs"), "samples": first.get("samples"),
+            "calls": {str(w): int(c) for w, c in calls.items() if pd.notna(c)}}  # fmt: skip
+
+
+# --- the detector's trials ------------------------------------------------------------------------------------
+
+
+TRIALS_COLUMNS = ["trial", "injected_ratio", "injected_p", "injected_verdict", "aa_ratio", "aa_p", "aa_verdict"]
+
+
+def trials_table(doc: TrialsDocument) -> pd.DataFrame:
+    """A row per detector trial: the injected slowdown's and the A/A comparison's ratio, p and verdict."""
+    rows = [(t.trial, t.injected.ratio, t.injected.p_slower, t.injected.verdict, t.aa.ratio, t.aa.p_slower,
+             t.aa.verdict) for t in doc.trials]  # fmt: skip
+    return pd.DataFrame(rows, columns=TRIALS_COLUMNS)

@@ -1,0 +1,113 @@
+"""The package's shape: its imports run one way through the layers `ARCHITECTURE.md` lists, with no circle."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "jaxmlp"
+LAYERS_BLOCK = re.compile(r"```layers\n(.*?)```", re.S)
+
+
+def read_layers(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The ``layers`` block of ARCHITECTURE.md: one line per layer, lowest first, ``name: module prefixes``."""
+    (block,) = LAYERS_BLOCK.findall(text)
+    return [(name.strip(), tuple(prefixes.split())) for name, prefixes in (line.split(":", 1) for line in
+            block.strip().splitlines())]  # fmt: skip
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path, root: Path) -> set[str]:
+    """Every jaxmlp module a file imports, anywhere in it: at the top, inside functions, under TYPE_CHECKING;
+    ``from a import b`` counts as ``a`` and, where b is a module, ``a.b``."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return {m for m in found if m == root.name or m.startswith(root.name + ".")}
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    modules = {module_name(p, root): p for p in root.rglob("*.py")}
+    return {m: {d for d in imported(p, root) if d in modules and d != m} for m, p in modules.items()}
+
+
+def layer_of(module: str, layers: list[tuple[str, tuple[str, ...]]]) -> int:
+    """The index of the layer whose longest prefix names ``module``."""
+    matches = [(len(p), i) for i, (_, prefixes) in enumerate(layers) for p in prefixes
+               if module == p or module.startswith(p + ".")]  # fmt: skip
+    if not matches:
+        raise AssertionError(f"{module} is in no layer of ARCHITECTURE.md's layers block: add it there")
+    return max(matches)[1]
+
+
+def upward(graph: dict[str, set[str]], layers: list[tuple[str, tuple[str, ...]]]) -> list[str]:
+    return sorted(f"{m} ({layers[layer_of(m, layers)][0]}) imports {d} ({layers[layer_of(d, layers)][0]})"
+                  for m, deps in graph.items() for d in deps if layer_of(d, layers) > layer_of(m, layers))  # fmt: skip
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle, each once (a depth-first walk that reports the path back to a module on the stack)."""
+    found, done, stack = [], set(), []
+
+    def visit(module: str) -> None:
+        stack.append(module)
+        for dep in sorted(graph[module]):
+            if dep in stack:
+                circle = stack[stack.index(dep) :]
+                if sorted(circle) not in [sorted(c) for c in found]:
+                    found.append([*circle, dep])
+            elif dep not in done:
+                visit(dep)
+        stack.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            visit(module)
+    return found
+
+
+@pytest.fixture(scope="module")
+def layers():
+    return read_layers((ROOT / "ARCHITECTURE.md").read_text())
+
+
+def test_every_import_runs_down_the_layers(layers):
+    graph = import_graph(PACKAGE)
+    assert len(graph) > 50 and "jaxmlp.cli.sweep" in graph
+    assert upward(graph, layers) == []
+
+
+def test_the_package_has_no_import_circle():
+    assert circles(import_graph(PACKAGE)) == []
+
+
+def test_the_check_finds_an_upward_import_and_a_circle(tmp_path, layers):
+    """The same checks over a copy of the package with one upward import and one circle added."""
+    copy = tmp_path / "jaxmlp"
+    for path in PACKAGE.rglob("*.py"):
+        (copy / path.relative_to(PACKAGE)).parent.mkdir(parents=True, exist_ok=True)
+        (copy / path.relative_to(PACKAGE)).write_text(path.read_text())
+    with (copy / "model.py").open("a") as f:
+        f.write("\n\ndef later():\n    from jaxmlp.results import frames  # noqa\n")
+    with (copy / "results" / "layout.py").open("a") as f:
+        f.write("\nfrom .store import ResultsStore  # noqa\n")
+    graph = import_graph(copy)
+    added = [f"jaxmlp.model (model) imports jaxmlp.results{m} (results)" for m in ("", ".frames")]
+    assert upward(graph, layers) == added
+    assert ["jaxmlp.results.layout", "jaxmlp.results.store", "jaxmlp.results.layout"] in circles(graph)
