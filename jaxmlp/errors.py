@@ -3,7 +3,11 @@ settings are checked: each check raises it with the option's name, the rule and 
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
+from collections.abc import Iterator
+from types import FrameType
 
 EXIT_ERROR = 2
 """Bad input: a setting, a file, a folder or the machine; one line says which and what to do."""
@@ -11,8 +15,46 @@ EXIT_DIVERGED = 3
 """`jaxmlp train`: the loss became NaN or infinite."""
 
 
+EXIT_FAILED = 1
+"""Measuring went on, but part of it failed (a cell's worker timed out or crashed); the summary lists which."""
+
+
 class JaxmlpError(Exception):
     """A problem with the user's input or environment, reported as one line without a traceback."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, SIGTERM or SIGHUP: every command stops its children, keeps what was measured, and exits with
+    128 + the signal's number. ``kept`` is the one line a command sets to say what it kept and where."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.kept = ""
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+STOPPING = (signal.SIGTERM, signal.SIGHUP)
+"""The signals handled like Ctrl-C."""
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Interrupted` in the main thread, as Ctrl-C raises KeyboardInterrupt, so that the
+    same cleanup runs (children stopped, temporary folders removed, samples kept)."""
+    before = {s: signal.signal(s, _raise) for s in STOPPING}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def at_least(option: str, value: float | None, minimum: float, why: str = "") -> None:

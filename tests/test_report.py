@@ -91,7 +91,7 @@ def test_report_never_overwrites(results_dir, capsys):
     out.mkdir()
     (out / "summary.md").write_text("earlier")
     assert main(["report", "--results", str(results_dir), "--out", str(out)]) == 2
-    assert "already exists and reports are never overwritten" in capsys.readouterr().err
+    assert "already exists and results are never overwritten" in capsys.readouterr().err
     assert (out / "summary.md").read_text() == "earlier"
     assert main(["report", "--results", str(results_dir)]) == 0
     assert main(["report", "--results", str(results_dir)]) == 0

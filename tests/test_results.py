@@ -219,7 +219,7 @@ def test_report_and_summary_take_any_folder_path(place, capsys):
 
 
 def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
-    def run_worker(runner, pythonpath=None):  # a worker's result, without starting one
+    def run_worker(runner, pythonpath=None, timeout=None):  # a worker's result, without starting one
         meta = {"jax": "0.10.2", "jaxlib": "0.10.2", "injected_slowdown": 0.0, "host": "here", "dataset": "synthetic"}
         return ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, 1.0])})
 
@@ -228,6 +228,6 @@ def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
     assert main(["sweep", "run", "--env", f"0.10.2={sys.executable}", "--processes", "3", "--out", out]) == 0
     (folder,) = (place.root / "out").iterdir()
     assert folder.name.startswith("jaxlib-") and sorted(p.name for p in folder.iterdir()) == [
-        "cells.json", "jax-0.10.2.json"]  # fmt: skip
+        "cells.json", "jax-0.10.2.json", "samples.jsonl"]  # fmt: skip
     assert main(["report", "--results", out]) == 0
     assert "## jax/jaxlib versions" in next((place.root / "out").glob("report-*/summary.md")).read_text()

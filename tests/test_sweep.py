@@ -203,9 +203,9 @@ def test_outputs_compare_within_a_tolerance():
 def test_rounds_run_real_worker_processes_in_turn():
     order = []
     runners = {name: matrix.Runner(name, sys.executable, Measuring(("batched",), **QUICK)) for name in "ab"}
-    results = matrix.run_rounds(runners, processes=2, tick=lambda round_, label: order.append((round_, label)))
+    results, failed = matrix.run_rounds(runners, processes=2, tick=lambda round_, label: order.append((round_, label)))
     assert order == [(0, "a"), (0, "b"), (1, "b"), (1, "a")]
-    assert [len(v) for v in results.values()] == [2, 2]
+    assert [len(v) for v in results.values()] == [2, 2] and failed == []
     assert all(isinstance(p, ProcessResult) for v in results.values() for p in v)
 
 
@@ -216,7 +216,7 @@ def test_the_order_rotates_each_round():
 
 def test_a_failing_worker_is_named_in_one_line(tmp_path):
     nowhere = Measuring(("batched",), data_dir=str(tmp_path / "nonsense"))
-    with pytest.raises(JaxmlpError, match=r"^x: the worker failed: .*nonsense"):
+    with pytest.raises(JaxmlpError, match=r"^x \(batched\): the worker failed: .*nonsense"):
         matrix.run_worker(matrix.Runner("x", sys.executable, nowhere))
 
 
@@ -262,7 +262,7 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Probing 2 cell(s), one process each" in printed and "about" in printed and "results differ" not in printed
     (folder,) = out.iterdir()
-    assert sorted(p.name for p in folder.iterdir()) == ["cells.json", "jax-A.json", "jax-B.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["cells.json", "jax-A.json", "jax-B.json", "samples.jsonl"]
     doc = SweepDocument.from_benchmarks(read_benchmarks(folder / "jax-A.json"))
     (times,) = [p.workloads["scan_heavy"] for p in doc.processes[:1]]
     assert len(doc.processes) == 2 and times.compile_seconds > 0 and len(times.call_seconds) == 2
@@ -317,12 +317,12 @@ def test_trials_documents_are_not_taken_for_timings(tmp_path):
 def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(0)
 
-    def run_rounds(runners, processes, tick=None, pythonpath=None):  # the workers' values, without them
+    def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):  # values, no workers
         assert runners["H"].measuring.inject_slowdown == 0.1 and runners["A"].measuring.inject_slowdown == 0
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
         meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
         return {label: [ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
-                        for x in np.exp(rng.normal(0, 0.01, processes))] for label in runners}  # fmt: skip
+                        for x in np.exp(rng.normal(0, 0.01, processes))] for label in runners}, []  # fmt: skip
 
     monkeypatch.setattr(trials, "run_rounds", run_rounds)
     assert main(["sweep", "trials", "--trials", "3", "--processes", "10", "--out", str(tmp_path)]) == 0

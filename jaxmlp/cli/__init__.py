@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 
-from jaxmlp.errors import EXIT_ERROR, JaxmlpError
+from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError, stop_on_signals
 
 COMMANDS = {
     "train": "train the tutorial's MLP and print its per-epoch lines",
@@ -61,10 +61,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser([name] if name in COMMANDS else []).parse_args(given)
     args.argv = given  # as given: the processes of a distributed run are started with the same arguments
     try:
-        return int(args.run(args))
+        with stop_on_signals():
+            return int(args.run(args))
     except JaxmlpError as e:
         print(f"jaxmlp {args.command}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print(f"jaxmlp {args.command}: interrupted; nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): the children are stopped by now
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        print(f"jaxmlp {args.command}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",
+              file=sys.stderr)  # fmt: skip
+        return stopped.exit_code

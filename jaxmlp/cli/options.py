@@ -106,6 +106,9 @@ EPOCHS = Option(("--epochs",), "timed epochs a process (each built-in epoch work
 TRAIN_EPOCHS = Option(("--epochs",), "epochs to train (default: %(default)s, the tutorial's)", 8, whole_number)
 CALLS = Option(("--calls",), "timed calls a process of the step and of your workloads: the first, then the steady "
                "state (default: %(default)s)", 50, whole_number)  # fmt: skip
+TIMEOUT = Option(("--timeout",), "each worker process's time limit in seconds; past it the process and its children "
+                 "are killed, its sample recorded as failed, and the run goes on (default: 10x the slowest probe, at "
+                 "least 120 s)", type=number, metavar="SECONDS")  # fmt: skip
 PIN_CPU = Option(("--pin-cpu",), "pin every worker process to this one CPU (steadier, single-threaded)",
                  type=whole_number, metavar="CPU")  # fmt: skip
 TIMING = (EPOCHS, CALLS)
@@ -130,8 +133,8 @@ ALPHA = Option(("--alpha",), "significance level of the one-sided Mann-Whitney U
 DETECTOR = (THRESHOLD, ALPHA)
 
 SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, BATCH_SIZE, WORKERS, TRAIN_PROCESSES, OUT, RESULTS,
-          REPORT_OUT, LOGDIR, EPOCHS, TRAIN_EPOCHS, CALLS, PIN_CPU, WORKLOAD, PROCESSES, XLA_FLAGS, TOLERANCE, ENVS,
-          THRESHOLD, ALPHA)  # fmt: skip
+          REPORT_OUT, LOGDIR, EPOCHS, TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD, PROCESSES, XLA_FLAGS, TOLERANCE,
+          ENVS, THRESHOLD, ALPHA)  # fmt: skip
 """Every shared option (the test of the declarations walks them)."""
 
 

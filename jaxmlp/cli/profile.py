@@ -18,7 +18,7 @@ from jaxmlp.measure.train import check_batch_size
 from jaxmlp.model import LAYER_SIZES, init_network_params
 from jaxmlp.pipelines.data import load_datasets
 from jaxmlp.pipelines.epochs import make_epoch
-from jaxmlp.results.store import new_trace_run
+from jaxmlp.results.store import check_folder, new_trace_run
 from jaxmlp.results.traces import capture_summary
 
 
@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_of(args)
     if args.steps <= 0:
         raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
+    check_folder(args.logdir, "--logdir")
     cpu_only_if_asked(config.backend)
     datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
     check_batch_size(config.batch_size, len(datasets.train))

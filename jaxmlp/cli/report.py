@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,7 +11,7 @@ from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.write import write_report
 from jaxmlp.results.frames import load
-from jaxmlp.results.store import ResultsStore, Skipped
+from jaxmlp.results.store import ResultsStore, Skipped, check_new_folder
 from jaxmlp.results.traces import capture_summary
 
 
@@ -31,8 +30,8 @@ def warn_skipped(skipped: Iterable[Skipped], command: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out and os.path.exists(args.out):  # before reading anything
-        raise JaxmlpError(f"{args.out} already exists and reports are never overwritten: choose a new folder")
+    if args.out:  # before reading anything
+        check_new_folder(args.out, "--out")
     store = ResultsStore(args.results)
     results = load(store)
     warn_skipped(results.skipped, "report")

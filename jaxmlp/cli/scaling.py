@@ -11,7 +11,7 @@ from jaxmlp.measure import scaling
 from jaxmlp.report.text import text_summary
 from jaxmlp.results.frames import benchmark_rows
 from jaxmlp.results.schema.scaling import document
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store import ResultsStore, check_folder
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     for n in args.devices or ():
         errors.at_least("--devices", n, 1)
+    check_folder(args.out, "--out")
     settings = scaling.Scaling(1, args.backend, args.dataset, args.data_dir, args.limit, args.epochs, args.calls)
     visible = scaling.visible_devices(args.backend)
     devices = tuple(args.devices or scaling.default_devices(args.backend, visible))

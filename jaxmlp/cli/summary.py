@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.text import text_summary
 from jaxmlp.results import layout
 from jaxmlp.results.frames import benchmark_rows
-from jaxmlp.results.store import ResultsStore, read_benchmarks
+from jaxmlp.results.store import ResultsStore, check_folder, read_benchmarks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,14 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.save:  # before reading anything
+        check_folder(args.save, "--save")
     document = read_benchmarks(args.file)
     rows, _ = benchmark_rows(document, str(args.file))
     if rows.empty:
         raise JaxmlpError(f"{args.file}: holds no benchmarks; did the benchmark run select any?")
     print(text_summary(rows))
     if args.save:
-        if not os.path.isdir(args.save):
-            raise JaxmlpError(f"results folder {args.save} does not exist: create it or choose another")
         path = ResultsStore(args.save).save(document, args.name)
         print(f"\nSaved {path}")
     return 0

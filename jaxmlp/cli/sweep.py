@@ -8,26 +8,41 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import statistics
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from jaxmlp import registry
 from jaxmlp.cli import options
-from jaxmlp.measure import bisection
+from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
+from jaxmlp.measure import bisection, workers
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import bisect, envs, trials
-from jaxmlp.measure.sweep.matrix import Measured, Runner, Tick, environments, measure_cells, run_worker, runners_for
+from jaxmlp.measure.sweep.matrix import (
+    Failure,
+    Measured,
+    Probed,
+    Runner,
+    Tick,
+    environments,
+    measure_cells,
+    rounds,
+    run_worker,
+    runners_for,
+)
 from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, Trials, hand_made
 from jaxmlp.results import layout, sweep_files
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
-from jaxmlp.results.store import ResultsStore, new_dir, write_json_new
+from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
+from jaxmlp.results.sweep_files import Plan, RunLog
 from jaxmlp.units import minutes
 
-SUBCOMMANDS = ("run", "bisect", "trials", "env")
+SUBCOMMANDS = ("run", "resume", "bisect", "trials", "env")
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
 
@@ -69,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help="also measure an environment made by hand (repeatable)")  # fmt: skip
     run_.set_defaults(run=run_command)
 
+    resume = sub.add_parser("resume", help="go on with a sweep that was stopped: measure only what is missing",
+                            description="Measure the processes a stopped sweep did not finish (those that failed "
+                            "too), with its own settings, into its own folder, then write its files.")  # fmt: skip
+    resume.add_argument("folder", metavar="FOLDER", help="the sweep's folder (it holds samples.jsonl and INCOMPLETE)")
+    resume.set_defaults(run=resume_command)
+
     bisect_ = sub.add_parser("bisect", help="the first release between GOOD and BAD that is slower (or faster)",
                              description="Bisect the releases between GOOD and BAD: each probe measures the ends "
                              "and their midpoint together and keeps the half that holds the change, until the "
@@ -109,7 +130,8 @@ def _measuring(parser: argparse.ArgumentParser) -> None:
 
 
 def _matrix(parser: argparse.ArgumentParser) -> None:
-    options.add(parser, options.PROCESSES, options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.OUT)
+    options.add(parser, options.PROCESSES, options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.TIMEOUT,
+                options.OUT)  # fmt: skip
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
@@ -119,7 +141,7 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
 
 def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
     return Matrix(tuple(versions), args.processes, tuple(args.xla_flags or ()), args.tolerance, args.envs,
-                  hand_made(tuple(getattr(args, "env", None) or ())))  # fmt: skip
+                  hand_made(tuple(getattr(args, "env", None) or ())), args.timeout)  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -149,11 +171,63 @@ def run_command(args: argparse.Namespace) -> int:
     start = time.monotonic()
     measuring = measuring_of(args)
     matrix = matrix_of(args, args.versions if args.versions or args.env else registry.SWEEP_VERSIONS)
+    store = ResultsStore(check_folder(args.out, "--out"))
     pythons = environments(matrix, matrix.versions)
     runners = runners_for(pythons, matrix, measuring)
-    measured = measure_cells(runners, matrix, print, progress_bar)
-    path = sweep_files.write(ResultsStore(args.out), runners, measured)
-    print(f"Wrote {len(measured.processes)} files into {path} in {minutes(time.monotonic() - start)}")
+    run = RunLog.create(store)
+    print(f"Samples go into {run.folder} as they are measured")
+    plans: list[Plan] = []
+
+    def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
+        plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, matrix, limit))
+        run.start(plans[0])
+
+    return _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned),
+                     start)  # fmt: skip
+
+
+def resume_command(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    run = RunLog(Path(args.folder))
+    if not run.incomplete:
+        raise JaxmlpError(f"{run.folder} is no stopped sweep (no {layout.INCOMPLETE_FILE} in it): nothing to resume")
+    plan, samples = run.read()
+    missing = [r.python for r in plan.probed.runners.values() if not Path(r.python).exists()]
+    if missing:
+        raise JaxmlpError(f"the environment {missing[0]} this sweep ran in is gone: make it again (jaxmlp sweep env)")
+    print(f"Resuming {run.folder}: {sum(not isinstance(s, Failure) for s in samples.values())} samples kept")
+
+    def measure() -> Measured:
+        with envs.jaxmlp_path() as path:
+            return rounds(plan.probed, plan.differs, plan.matrix, plan.limit, path, print, progress_bar, run.record,
+                          samples)  # fmt: skip
+
+    return _measured(run, [plan], measure, start)
+
+
+def _measured(run: RunLog, plans: list[Plan], measure: Callable[[], Measured], start: float) -> int:
+    """Measure into ``run``; its files written at the end, or with what was kept when it is stopped."""
+    try:
+        measured = measure()
+    except (KeyboardInterrupt, JaxmlpError) as e:
+        if not plans:  # stopped before the first round: nothing measured, nothing left behind
+            shutil.rmtree(run.folder, ignore_errors=True)
+            raise
+        kept = run.write_cells(plans[0], complete=False)
+        said = (f"kept {sum(map(len, kept.processes.values()))} samples in {run.folder} "
+                f"(jaxmlp sweep resume {run.folder} goes on)")  # fmt: skip
+        if isinstance(e, KeyboardInterrupt):
+            stopped = e if isinstance(e, Interrupted) else Interrupted()
+            stopped.kept = said
+            raise stopped from None
+        raise JaxmlpError(f"{e}; {said}") from None
+    measured = run.write_cells(plans[0], complete=True)
+    print(f"Wrote {len(measured.processes)} cell files into {run.folder} in {minutes(time.monotonic() - start)}")
+    if measured.failures:
+        for cell in measured.failed_cells:
+            failed = [f for f in measured.failures if f.cell == cell]
+            print(f"FAILED: {cell}: {len(failed)} of {plans[0].matrix.processes} processes ({failed[-1].reason})")
+        return EXIT_FAILED
     return 0
 
 
@@ -237,7 +311,7 @@ def env_command(args: argparse.Namespace) -> int:
     check = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
     with envs.jaxmlp_path() as path:
         for label, python in pythons.items():
-            result = run_worker(Runner(label, python, check), path)
+            result = run_worker(Runner(label, python, check), path, workers.FIRST_SECONDS)
             print(f"jax {label}: {python} runs (jax {result.metadata.get('jax')}, jaxlib "
                   f"{result.metadata.get('jaxlib')})")  # fmt: skip
     return 0

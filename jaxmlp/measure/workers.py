@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -26,6 +26,19 @@ from jaxmlp.errors import EXIT_ERROR, JaxmlpError, last_error_line
 
 STOP_SECONDS = 3.0
 """How long a stopped child has to exit after SIGTERM before it is killed."""
+FIRST_SECONDS = 900.0
+"""The time limit of a first process (a sweep's probe, the first device count) where none is given."""
+LIMIT_FACTOR = 10
+MIN_LIMIT_SECONDS = 120.0
+DERIVED_LIMIT = f"{LIMIT_FACTOR}x the slowest, at least {MIN_LIMIT_SECONDS:.0f} s"
+
+
+def time_limit(timeout: float | None, measured: Iterable[float]) -> float:
+    """A worker process's time limit: ``timeout`` if given, else `LIMIT_FACTOR` times the slowest of the first
+    processes ``measured`` (in seconds, their compile included), and at least `MIN_LIMIT_SECONDS`."""
+    if timeout is not None:
+        return timeout
+    return max(MIN_LIMIT_SECONDS, LIMIT_FACTOR * max(measured, default=0.0))
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ REPORT = "report"  # a rendered report: report-<time>/
 TRIALS_FILE = "trials.json"
 BISECT_FILE = "bisect.json"
 CELLS_FILE = "cells.json"  # in each sweep folder: what became of every cell of the matrix
+SAMPLES_FILE = "samples.jsonl"  # in each sweep folder: its plan, then every process's sample, appended as it ends
+INCOMPLETE_FILE = "INCOMPLETE"  # in a sweep folder whose rounds did not all run: `jaxmlp sweep resume FOLDER`
 
 
 def stamp(when: _dt.datetime | str | None = None) -> str:

@@ -37,13 +37,62 @@ D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocumen
 # --- writing ----------------------------------------------------------------------------------------------------
 
 
+class Exists(JaxmlpError):
+    """The file a result was to be written as exists (results are never overwritten)."""
+
+
 def check_new_path(path: str | os.PathLike[str]) -> Path:
     """``path`` as a Path, if a result may be written there (it is new and its folder exists)."""
     path = Path(path)
     if path.exists():
-        raise JaxmlpError(f"{path} already exists and results are never overwritten: choose a new file name")
+        raise Exists(f"{path} already exists and results are never overwritten: choose a new file name")
     if not path.parent.is_dir():
         raise JaxmlpError(f"cannot write {path}: folder {path.parent} does not exist; create it or choose another path")
+    return path
+
+
+def _try_writing(folder: Path, option: str) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".jaxmlp-check-", dir=folder)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise JaxmlpError(f"{option} {folder}: cannot write there ({e.strerror}); choose a folder you can write "
+                          "to") from None  # fmt: skip
+
+
+def check_folder(folder: str | os.PathLike[str], option: str) -> Path:
+    """Before any work: results can be written in ``folder`` (made if missing), or one line saying why not and
+    what to do (``option`` names the setting that gave it)."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise JaxmlpError(f"{option} {folder}: that is a file, not a folder; choose a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise JaxmlpError(f"{option} {folder}: cannot create it ({e.strerror}); choose a folder you can write "
+                          "to") from None  # fmt: skip
+    _try_writing(folder, option)
+    return folder
+
+
+def check_new_file(path: str | os.PathLike[str], option: str) -> Path:
+    """Before any work: ``path`` is new, its folder exists and can be written (one line otherwise)."""
+    path = Path(path)
+    try:
+        check_new_path(path)
+    except JaxmlpError as e:
+        raise JaxmlpError(f"{option}: {e}") from None
+    _try_writing(path.parent, option)
+    return path
+
+
+def check_new_folder(path: str | os.PathLike[str], option: str) -> Path:
+    """Before any work: ``path`` does not exist and can be made (its parent made if missing, and writable)."""
+    path = Path(path)
+    if path.exists():
+        raise JaxmlpError(f"{option} {path} already exists and results are never overwritten: choose a new folder")
+    check_folder(path.parent, option)
     return path
 
 
@@ -70,9 +119,7 @@ def write_new(path: str | os.PathLike[str], text: str) -> Path:
         try:
             os.link(tmp, path)
         except FileExistsError:
-            raise JaxmlpError(
-                f"{path} appeared while writing and is never overwritten: choose a new file name"
-            ) from None
+            raise Exists(f"{path} appeared while writing and is never overwritten: choose a new file name") from None
         except OSError:  # a file system without hard links: check, then rename
             check_new_path(path)
             os.rename(tmp, path)
@@ -229,8 +276,12 @@ class ResultsStore:
     def save(self, document: Document, name: str | None = None) -> Path:
         """Write ``document`` as a new file in the folder (named by `layout`, unless ``name``), atomically."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = unique_path(self.folder, name or document_name(document))
-        return write_json_new(path, document.to_json())
+        while True:  # another run saving at the same second takes the name first: take the next
+            try:
+                return write_json_new(unique_path(self.folder, name or document_name(document)), document.to_json())
+            except Exists:
+                if name is not None:
+                    raise
 
     @contextlib.contextmanager
     def new_folder(self, kind: str, final: Path | None = None) -> Iterator[NewFolder]:

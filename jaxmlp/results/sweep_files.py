@@ -1,17 +1,26 @@
 """A measured sweep matrix as its folder of files: a pytest-benchmark file per cell that ran
-(``jax-<release>[-flags<i>].json``) and ``cells.json``, written whole or not at all."""
+(``jax-<release>[-flags<i>].json``) and ``cells.json``; and, while a run is measured, its log (`RunLog`): every
+process's sample appended as it ends, so that an interrupted run keeps them and can be resumed."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import json
+import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep.matrix import Measured, Runner
+from jaxmlp.measure.sweep.matrix import Failure, Measured, Outcome, Probed, Runner
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results import layout
+from jaxmlp.results.schema.common import JSON, SWEEP_LOG, header
 from jaxmlp.results.schema.sweep import Cell, CellsDocument, SweepDocument
-from jaxmlp.results.store import ResultsStore, write_json_new
+from jaxmlp.results.store import ResultsStore, new_dir, write_json_new, write_new
 
 
 def to_document(label: str, processes: Sequence[ProcessResult], differs: Mapping[str, str] | None = None
@@ -27,23 +36,145 @@ def documents(measured: Measured) -> dict[str, SweepDocument]:
             for name, processes in measured.processes.items()}  # fmt: skip
 
 
-def cells(runners: Sequence[Runner], measured: Measured) -> CellsDocument:
-    """What became of every cell, with its file where it ran."""
+def cells(runners: Sequence[Runner], measured: Measured, complete: bool = True) -> CellsDocument:
+    """What became of every cell, with its file where it ran, and its failed processes."""
     found = []
     for runner in runners:
         outcome = measured.probed.outcomes[runner.name]
         ran = runner.name in measured.processes
         file = layout.sweep_file(runner.label, runner.flags_index) if ran else None
-        found.append(Cell(runner.label, runner.xla_flags, outcome.status, file, outcome.note))
-    return CellsDocument(tuple(found))
+        failed = [f.reason for f in measured.failures if f.cell == runner.name]
+        found.append(Cell(runner.label, runner.xla_flags, outcome.status, file, outcome.note, len(failed),
+                          failed[-1] if failed else ""))  # fmt: skip
+    return CellsDocument(tuple(found), complete, float("nan") if measured.limit is None else measured.limit)
+
+
+def write_files(folder: Path, runners: Sequence[Runner], measured: Measured, complete: bool = True) -> None:
+    """Each cell's file and ``cells.json`` into ``folder``."""
+    by_name = {r.name: r for r in runners}
+    for name, doc in documents(measured).items():
+        runner = by_name[name]
+        write_json_new(folder / layout.sweep_file(runner.label, runner.flags_index), doc.to_json())
+    write_json_new(folder / layout.CELLS_FILE, cells(runners, measured, complete).to_json())
 
 
 def write(store: ResultsStore, runners: Sequence[Runner], measured: Measured, final: Path | None = None) -> Path:
     """The sweep's folder, atomically: the next ``jaxlib-<time>`` in ``store`` (or ``final``)."""
     with store.new_folder(layout.SWEEP, final) as folder:
-        by_name = {r.name: r for r in runners}
-        for name, doc in documents(measured).items():
-            runner = by_name[name]
-            write_json_new(folder.path / layout.sweep_file(runner.label, runner.flags_index), doc.to_json())
-        write_json_new(folder.path / layout.CELLS_FILE, cells(runners, measured).to_json())
+        write_files(folder.path, runners, measured)
     return folder.path
+
+
+# --- a run being measured: its log, kept durably as it goes ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a sweep run set out to measure, once its cells were probed: enough to go on with it later."""
+
+    runners: tuple[Runner, ...]  # every cell, measured or not
+    probed: Probed  # without the probes' own results (only what became of each cell, and its cost)
+    differs: dict[str, dict[str, str]]
+    matrix: Matrix
+    limit: float
+
+    def to_json(self) -> JSON:
+        return {**header(SWEEP_LOG), "measuring": self.runners[0].measuring.to_json(),
+                "runners": [{"label": r.label, "python": r.python, "xla_flags": r.xla_flags,
+                             "flags_index": r.flags_index} for r in self.runners],
+                "measured": list(self.probed.runners), "seconds": self.probed.seconds,
+                "outcomes": {k: dataclasses.asdict(v) for k, v in self.probed.outcomes.items()},
+                "differs": self.differs, "processes": self.matrix.processes, "xla_flags": list(self.matrix.xla_flags),
+                "tolerance": self.matrix.tolerance, "timeout": self.matrix.timeout, "limit": self.limit}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Plan:
+        measuring = Measuring.from_json(doc["measuring"])
+        runners = tuple(Runner(r["label"], r["python"], measuring, r["xla_flags"], r["flags_index"])
+                        for r in doc["runners"])  # fmt: skip
+        by_name = {r.name: r for r in runners}
+        probed = Probed({name: by_name[name] for name in doc["measured"]},
+                        {k: Outcome(**v) for k, v in doc["outcomes"].items()}, dict(doc["seconds"]), {})  # fmt: skip
+        matrix = Matrix(processes=int(doc["processes"]), xla_flags=tuple(doc["xla_flags"]),
+                        tolerance=float(doc["tolerance"]), timeout=doc["timeout"])  # fmt: skip
+        return cls(runners, probed, dict(doc["differs"]), matrix, float(doc["limit"]))
+
+
+class RunLog:
+    """A sweep run's folder while it is measured: ``samples.jsonl`` (its `Plan`, then a line per process, each
+    written and flushed to disk as the process ends) and the ``INCOMPLETE`` mark until its last round has run.
+    Its cell files (`write_cells`) are written from the log, at the end or when it is stopped."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.log = folder / layout.SAMPLES_FILE
+        self.mark = folder / layout.INCOMPLETE_FILE
+
+    @classmethod
+    def create(cls, store: ResultsStore) -> RunLog:
+        """A new ``jaxlib-<time>`` folder in ``store``, marked incomplete."""
+        store.folder.mkdir(parents=True, exist_ok=True)
+        run = cls(new_dir(store.folder, layout.name(layout.SWEEP)))
+        write_new(run.mark, "This sweep did not finish: `jaxmlp sweep resume FOLDER` measures what is missing.\n")
+        return run
+
+    @property
+    def incomplete(self) -> bool:
+        return self.mark.exists()
+
+    def _append(self, line: JSON) -> None:
+        with self.log.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def start(self, plan: Plan) -> None:
+        self._append(plan.to_json())
+
+    def record(self, cell: str, round_: int, sample: ProcessResult | Failure) -> None:
+        self._append(sample.to_json() if isinstance(sample, Failure) else
+                     {"cell": cell, "round": round_, "result": sample.to_json()})  # fmt: skip
+
+    def read(self) -> tuple[Plan, dict[tuple[str, int], ProcessResult | Failure]]:
+        """The plan and every process recorded (the last of each cell and round; a torn last line is dropped)."""
+        if not self.log.is_file():
+            raise JaxmlpError(f"{self.folder} holds no {layout.SAMPLES_FILE}: not a sweep run that can be resumed")
+        lines = self.log.read_text(encoding="utf-8").splitlines()
+        try:
+            plan = Plan.from_json(json.loads(lines[0]))
+        except (IndexError, KeyError, TypeError, ValueError) as e:
+            raise JaxmlpError(f"{self.log}: its first line is no sweep plan ({type(e).__name__}: {e})") from None
+        samples: dict[tuple[str, int], ProcessResult | Failure] = {}
+        for line in lines[1:]:
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a kill: that process is measured again
+            key = (str(doc["cell"]), int(doc["round"]))
+            samples[key] = (Failure(key[0], key[1], str(doc["failed"])) if "failed" in doc
+                            else ProcessResult.from_json(doc["result"]))  # fmt: skip
+        return plan, samples
+
+    def measured(self, plan: Plan, samples: Mapping[tuple[str, int], ProcessResult | Failure]) -> Measured:
+        """The log as a `Measured` (the samples of each cell in round order), for its files."""
+        processes: dict[str, list[ProcessResult]] = {name: [] for name in plan.probed.runners}
+        failures = []
+        for (cell, _), sample in sorted(samples.items(), key=lambda item: item[0][1]):
+            if isinstance(sample, Failure):
+                failures.append(sample)
+            elif cell in processes:
+                processes[cell].append(sample)
+        return Measured(plan.probed, {k: v for k, v in processes.items() if v}, plan.differs, tuple(failures),
+                        plan.limit)  # fmt: skip
+
+    def write_cells(self, plan: Plan, complete: bool) -> Measured:
+        """The cell files and ``cells.json`` from the log (those of an earlier, stopped try replaced: they were
+        made from the same log); the mark removed once ``complete``."""
+        plan, samples = self.read()
+        measured = self.measured(plan, samples)
+        for old in [*self.folder.glob("jax-*.json"), self.folder / layout.CELLS_FILE]:
+            old.unlink(missing_ok=True)
+        write_files(self.folder, plan.runners, measured, complete)
+        if complete:
+            self.mark.unlink(missing_ok=True)
+        return measured

@@ -1,5 +1,11 @@
 """The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in
-rotating order. Returns what was measured; the commands file it (`jaxmlp.results.schema.sweep`)."""
+rotating order. Returns what was measured; the commands file it (`jaxmlp.results.schema.sweep`).
+
+Every process runs under a time limit (`workers.time_limit`: ``--timeout``, else derived from the slowest probe). A
+process that fails or outlives it is a `Failure` of its cell in that round: one line says so and the rounds go
+on. Each finished process, sample or failure, is handed to ``record`` as it ends (the command appends it to the
+run's folder), so that an interrupted sweep keeps every sample it measured and can be resumed (``done``).
+"""
 
 from __future__ import annotations
 
@@ -59,10 +65,28 @@ def worker_environment(runner: Runner, pythonpath: str | None = None) -> dict[st
     return env
 
 
-def run_worker(runner: Runner, pythonpath: str | None = None) -> ProcessResult:
-    """One worker process's measurements (`jaxmlp.measure.sweep.worker`)."""
+@dataclass(frozen=True)
+class Failure:
+    """A process of ``cell`` (in ``round``, from 0; -1: its probe) that gave no sample, and why."""
+
+    cell: str
+    round: int
+    reason: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"cell": self.cell, "round": self.round, "failed": self.reason}
+
+
+Record = Callable[[str, int, "ProcessResult | Failure"], None]
+"""Told of each process as it ends: its cell, its round and its sample (or its `Failure`)."""
+
+
+def run_worker(runner: Runner, pythonpath: str | None = None, timeout: float | None = None) -> ProcessResult:
+    """One worker process's measurements (`jaxmlp.measure.sweep.worker`), under ``timeout`` seconds."""
     settings = json.dumps(runner.measuring.for_workers().to_json())
-    child = workers.Child(runner.name, [runner.python, "-m", WORKER, settings], worker_environment(runner, pythonpath))
+    child = workers.Child(f"{runner.name} ({', '.join(runner.measuring.names)})",
+                          [runner.python, "-m", WORKER, settings], worker_environment(runner, pythonpath),
+                          timeout)  # fmt: skip
     said: list[str] = []
     try:
         result = ProcessResult.from_json(workers.run_json(child, on_line=said.append))
@@ -85,15 +109,34 @@ def round_order(labels: list[str], round_: int) -> list[str]:
 
 
 def run_rounds(runners: Mapping[str, Runner], processes: int, tick: Tick | None = None,
-               pythonpath: str | None = None) -> dict[str, list[ProcessResult]]:  # fmt: skip
-    """``processes`` rounds; in each, one worker per runner, in `round_order`: ``processes`` samples a runner."""
+               pythonpath: str | None = None, timeout: float | None = None, record: Record | None = None,
+               done: Mapping[tuple[str, int], ProcessResult] | None = None, say: Say = print,
+               ) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:  # fmt: skip
+    """``processes`` rounds; in each, one worker per runner, in `round_order`: ``processes`` samples a runner.
+
+    ``done`` are the samples of an earlier try (by cell and round): kept, not measured again. A process that
+    fails or outlives ``timeout`` is a `Failure` of its cell, and the rounds go on."""
+    done = done or {}
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
+    failures: list[Failure] = []
     for round_ in range(processes):
         for name in round_order(list(runners), round_):
-            results[name].append(run_worker(runners[name], pythonpath))
+            sample: ProcessResult | Failure | None = done.get((name, round_))
+            if sample is None:
+                try:
+                    sample = run_worker(runners[name], pythonpath, timeout)
+                except workers.ChildFailed as e:
+                    sample = Failure(name, round_, str(e))
+                    say(f"  round {round_ + 1}: {e}; recorded as failed, going on")
+                if record:
+                    record(name, round_, sample)
+            if isinstance(sample, Failure):
+                failures.append(sample)
+            else:
+                results[name].append(sample)
             if tick:
                 tick(round_, name)
-    return results
+    return results, failures
 
 
 @dataclass(frozen=True)
@@ -114,8 +157,10 @@ class Probed:
     reference: dict[str, ProcessResult]
 
 
-def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = print) -> Probed:
-    """One process per cell before the rounds: does it run, what XLA says of its flags, how long it takes."""
+def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = print,
+          timeout: float | None = None) -> Probed:  # fmt: skip
+    """One process per cell before the rounds: does it run, what XLA says of its flags, how long it takes. A
+    cell whose probe fails or outlives ``timeout`` (`workers.FIRST_SECONDS` if None) is not measured; the others are."""
     ok: dict[str, Runner] = {}
     outcomes: dict[str, Outcome] = {}
     seconds: dict[str, float] = {}
@@ -123,11 +168,15 @@ def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = p
     for runner in runners:
         start = time.monotonic()
         try:
-            result = run_worker(runner, pythonpath)
+            result = run_worker(runner, pythonpath, workers.FIRST_SECONDS if timeout is None else timeout)
         except UnknownFlag as e:
             why = f"flag unknown to this release ({e})"
             say(f"  {runner.name}: not measured: {why}")
             outcomes[runner.name] = Outcome(why)
+            continue
+        except workers.ChildFailed as e:
+            say(f"  probe: {e}; this cell is not measured")
+            outcomes[runner.name] = Outcome(f"failed at its probe: {str(e).split(': ', 1)[-1]}")
             continue
         seconds[runner.name] = time.monotonic() - start
         note = str(result.metadata.get("xla_warning") or "")
@@ -191,6 +240,14 @@ class Measured:
     probed: Probed
     processes: dict[str, list[ProcessResult]]
     differs: dict[str, dict[str, str]]
+    failures: tuple[Failure, ...] = ()
+    limit: float | None = None  # each worker process's time limit, in seconds
+    complete: bool = True  # False: the rounds were stopped (an interrupt) before every process ran
+
+    @property
+    def failed_cells(self) -> list[str]:
+        """The cells with a failed process, in order."""
+        return list(dict.fromkeys(f.cell for f in self.failures))
 
 
 @contextlib.contextmanager
@@ -198,22 +255,41 @@ def _silent(total: int) -> Iterator[Tick]:
     yield lambda round_, name: None
 
 
-def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print,
-                  progress: Progress | None = None) -> Measured:  # fmt: skip
-    """Probe every cell, say the cost, then run the rounds."""
+def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, progress: Progress | None = None,
+                  record: Record | None = None,
+                  planned: Callable[[Probed, dict[str, dict[str, str]], float], None] | None = None,
+                  ) -> Measured:  # fmt: skip
+    """Probe every cell, say the cost and the time limit, then run the rounds; ``planned`` is told the probe's
+    findings and the limit before the first round, ``record`` each process as it ends."""
     with envs.jaxmlp_path() as path:
         say(f"Probing {len(runners)} cell(s), one process each")
-        probed = probe(runners, path, say)
+        probed = probe(runners, path, say, matrix.timeout)
         if not probed.runners:
             raise JaxmlpError("no cell could run: see the lines above")
         differs = differences(probed.reference, matrix.tolerance)
         for name, why in differs.items():
             for workload, text in why.items():
                 say(f"  {name}: {workload}: {text} (marked 'results differ')")
-        per_round = sum(probed.seconds.values())
-        total = len(probed.runners) * matrix.processes
-        say(f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes, about "
-            f"{minutes(per_round * matrix.processes)} (from the probe processes), in rotating order")  # fmt: skip
-        with (progress or _silent)(total) as tick:
-            processes = run_rounds(probed.runners, matrix.processes, tick, path)
-    return Measured(probed, processes, differs)
+        limit = workers.time_limit(matrix.timeout, probed.seconds.values())
+        if planned:
+            planned(probed, differs, limit)
+        return rounds(probed, differs, matrix, limit, path, say, progress, record)
+
+
+def rounds(probed: Probed, differs: dict[str, dict[str, str]], matrix: Matrix, limit: float, path: str | None,
+           say: Say = print, progress: Progress | None = None, record: Record | None = None,
+           done: Mapping[tuple[str, int], ProcessResult | Failure] | None = None) -> Measured:  # fmt: skip
+    """The rounds of a probed matrix (those of ``done`` kept from an earlier try, not run again)."""
+    kept = {key: sample for key, sample in (done or {}).items()
+            if not isinstance(sample, Failure) and key[0] in probed.runners and key[1] < matrix.processes}  # fmt: skip
+    per_round = sum(probed.seconds.values())
+    total = len(probed.runners) * matrix.processes
+    todo = total - len(kept)  # a failed process is run again
+    given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} of the probes; --timeout to set"
+    say(f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
+        + (f" ({len(kept)} kept from before, {todo} to run)" if kept else "")
+        + f", about {minutes(per_round * todo)} (from the probe processes), in rotating order; each process's time "
+        f"limit {minutes(limit)} ({given})")  # fmt: skip
+    with (progress or _silent)(total) as tick:
+        processes, failures = run_rounds(probed.runners, matrix.processes, tick, path, limit, record, kept, say)
+    return Measured(probed, processes, differs, tuple(failures), limit)

@@ -85,7 +85,8 @@ def _absolute(spec: str) -> str:
 class Matrix:
     """The cells and their samples: each release (and each hand-made environment, ``label -> python``) without XLA
     flags, then with each ``xla_flags`` value; ``processes`` samples a cell; ``tolerance`` for "results differ";
-    ``envs`` where the release environments live (None: `envs.envs_root`)."""
+    ``envs`` where the release environments live (None: `envs.envs_root`); ``timeout``, each worker process's time
+    limit in seconds (None: derived from the probe, `jaxmlp.measure.workers.time_limit`)."""
 
     versions: tuple[str, ...] = ()
     processes: int = 6
@@ -93,9 +94,12 @@ class Matrix:
     tolerance: float = TOLERANCE
     envs: Path | None = None
     hand_made: Mapping[str, str] = field(default_factory=dict)
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         errors.at_least("--processes", self.processes, 1)
+        if self.timeout is not None:
+            errors.positive_finite("--timeout", self.timeout)
         if not self.tolerance >= 0:
             raise JaxmlpError(f"--tolerance must be 0 or more, got {self.tolerance}")
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from jaxmlp.measure import workers
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.envs import jaxmlp_path
 from jaxmlp.measure.sweep.matrix import Progress, Runner, Say, run_rounds
@@ -48,7 +49,7 @@ def run(trials: Trials, measuring: Measuring, detector: Detector, progress: Prog
     first: dict[str, list[ProcessResult]] = {}
     with jaxmlp_path() as path, progress(trials.trials * trials.processes * len(runners)) as tick:
         for trial in range(trials.trials):
-            results = run_rounds(runners, trials.processes, tick, path)
+            results, _ = run_rounds(runners, trials.processes, tick, path, workers.FIRST_SECONDS, say=said)
             first = first or results
             values = {k: tuple(p.workloads[name].steady_seconds for p in v) for k, v in results.items()}
             injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)

@@ -22,7 +22,8 @@ CELLS = "sweep-cells"  # a sweep's cells.json
 BISECT = "bisect"  # `jaxmlp sweep bisect`
 TRAIN = "train"  # `jaxmlp train --json`
 TRIALS = "detector-trials"  # `jaxmlp sweep trials`
-KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS)
+SWEEP_LOG = "sweep-log"  # the first line of a sweep's samples.jsonl: its plan (the samples follow, a line each)
+KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG)
 
 JSON = dict[str, Any]
 

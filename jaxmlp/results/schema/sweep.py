@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmlp import registry
+from jaxmlp.jsonio import json_number, number
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
 from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, header
@@ -79,6 +80,8 @@ class Cell:
     status: str  # "ok", or the reason the cell was not measured ("flag unknown to this release: ...")
     file: str | None  # its sweep document, relative to the sweep's folder
     note: str = ""  # e.g. XLA's warning that a flag is no longer supported (and ignored)
+    failed: int = 0  # processes of this cell that gave no sample (a crash, or past the time limit)
+    failure: str = ""  # the last one's reason
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,14 @@ class CellsDocument:
     """The matrix of one sweep, cell by cell: a cell that could not run says why here, not as a crash."""
 
     cells: tuple[Cell, ...]
+    complete: bool = True  # False: the sweep was stopped before its last round (`jaxmlp sweep resume` goes on)
+    limit_seconds: float = math.nan  # each worker process's time limit (NaN: written before limits)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CellsDocument:
-        return cls(tuple(Cell(**c) for c in doc["cells"]))
+        return cls(tuple(Cell(**c) for c in doc["cells"]), bool(doc.get("complete", True)),
+                   number(doc.get("limit_seconds")))  # fmt: skip
 
     def to_json(self) -> JSON:
-        return {**header(CELLS), "cells": [dataclasses.asdict(c) for c in self.cells]}
+        return {**header(CELLS), "cells": [dataclasses.asdict(c) for c in self.cells], "complete": self.complete,
+                "limit_seconds": json_number(self.limit_seconds)}  # fmt: skip
