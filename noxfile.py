@@ -54,7 +54,12 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     """
     switches, args = options.bench_session().parse_known_args(session.posargs)
     size = "full" if switches.full else "quick"
-    env = {"PYTHONPATH": str(ROOT)} if switches.preinstalled else {}
+    # Preinstalled: this checkout first, then whatever PYTHONPATH holds already (e.g. carried wheels' --target).
+    env = (
+        {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        if switches.preinstalled
+        else {}
+    )
     if not switches.preinstalled:
         session.install("-e", f".[{','.join(e for e in (extra, 'hf') if e)}]")  # hf: the hf pipeline's package
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`

@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from benchutil import measure
+from benchutil import checked_tolerance, measure
 
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.measure import floor
@@ -17,7 +17,8 @@ def test_matmul(benchmark, sizes, backend, device):
     n = 2048
     a = jax.device_put(jnp.asarray(np.random.default_rng(0).standard_normal((n, n)), jnp.float32), device)
     f = jax.jit(floor.matmul).lower(a, a).compile()
-    np.testing.assert_allclose(f(a, a)[:4, :4], np.asarray(a)[:4] @ np.asarray(a)[:, :4], rtol=1e-3, atol=1e-2)
+    tolerance = checked_tolerance(device)
+    np.testing.assert_allclose(f(a, a)[:4, :4], np.asarray(a)[:4] @ np.asarray(a)[:, :4], **tolerance)
     median = measure(benchmark, lambda: jax.block_until_ready(f(a, a)), sizes)
     benchmark.extra_info.update(compiled_facts(f))
     benchmark.extra_info.update(flops=2 * n**3, flops_per_second=None if median is None else 2 * n**3 / median)
@@ -34,10 +35,12 @@ def test_step_gemms(benchmark, sizes, backend, device, datasets, matmul_rate):
     weights = jax.device_put([jnp.asarray(rng.standard_normal(s) * 1e-2, jnp.float32) for s in shapes], device)
     f = floor.step_gemms.lower(weights, xs).compile()
     flops = n_full * floor.gemm_flops(floor.step_gemm_shapes(128))
-    assert cost_analysis(f).get("flops") in (None, flops / n_full)  # XLA counts a scan's body once
+    if backend == "cpu":  # XLA:CPU counts a scan's body once; XLA:GPU's count of its cuBLAS calls varies with the
+        assert cost_analysis(f).get("flops") in (None, flops / n_full)  # precision (seen: 0.43x to 1.01x on an H200)
     # Checked once against the same products in numpy, on two batches.
     two = floor.step_gemms(weights, xs[:2])
-    np.testing.assert_allclose(two, _step_gemms_numpy([np.asarray(w) for w in weights], np.asarray(xs[:2])), rtol=1e-3)
+    expected = _step_gemms_numpy([np.asarray(w) for w in weights], np.asarray(xs[:2]))
+    np.testing.assert_allclose(two, expected, rtol=checked_tolerance(device)["rtol"])
     median = measure(benchmark, lambda: jax.block_until_ready(f(weights, xs)), sizes, rounds=sizes["epoch_rounds"])
     benchmark.extra_info.update(
         **compiled_facts(f),

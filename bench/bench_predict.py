@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import pytest
-from benchutil import measure
+from benchutil import exact_float32, measure
 from jax import random
 
 from jaxmlp import model
@@ -46,5 +46,6 @@ def test_predict(benchmark, sizes, backend, device, images, batch_size, variant)
         # Checked once (which also compiles), outside the rounds, against jit(vmap(predict)).
         out = jax.block_until_ready(predict(params, x))
         assert out.shape == (batch_size, 10)
-        assert model.max_relative_difference(out, VARIANTS[JIT_VMAP](params, x)) < 1e-5
+        bound = 1e-5 if exact_float32(device) else 5e-2  # a GPU's TF32 passes differ from eager ops' more
+        assert model.max_relative_difference(out, VARIANTS[JIT_VMAP](params, x)) < bound
         measure(benchmark, lambda: jax.block_until_ready(predict(params, x)), sizes)

@@ -3,6 +3,7 @@
 Options (after `nox -s bench --`, or to pytest directly):
   --size {smoke,quick,full}   sizes and rounds (quick by default; smoke runs everything once, tiny)
   --backends cpu,gpu             which JAX backends to measure (default: every backend JAX sees)
+  --rounds N                  timed rounds of every benchmark, whatever the size says (a short GPU lease: 3)
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def pytest_addoption(parser):
     group.addoption(
         "--backends", default="auto", help="comma-separated JAX backends to measure, e.g. cpu,gpu (default: all seen)"
     )
+    group.addoption("--rounds", type=int, default=None, help="timed rounds of every benchmark (default: the size's)")
 
 
 def visible_backends() -> list[str]:
@@ -88,7 +90,13 @@ def pytest_configure(config):
                 )
             )
     config.jaxmlp_backends = chosen
-    config.jaxmlp_sizes = SIZES[config.getoption("--size")]
+    sizes = dict(SIZES[config.getoption("--size")])
+    rounds = config.getoption("--rounds")
+    if rounds is not None:
+        if rounds < 1:
+            raise pytest.UsageError(f"--rounds {rounds}: a benchmark needs at least one timed round; give 1 or more")
+        sizes.update(rounds=rounds, epoch_rounds=rounds)
+    config.jaxmlp_sizes = sizes
     config.jaxmlp_metadata = environment.metadata()  # now, before the run: the commit (and its state) measured
 
 
@@ -118,6 +126,7 @@ def pytest_generate_tests(metafunc):
 def pytest_benchmark_update_machine_info(config, machine_info):
     meta = {**header(BENCH), **config.jaxmlp_metadata}  # the file's kind and schema version, with the metadata
     meta["size"] = config.getoption("--size")
+    meta["rounds"] = config.getoption("--rounds")  # None: the size's own
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
     machine_info[METADATA_KEY] = meta
 
@@ -133,7 +142,7 @@ def device(backend):
 
 
 @pytest.fixture(scope="session")
-def datasets(sizes):
+def datasets(request, sizes):
     """Real MNIST when JAXMLP_DATA_DIR holds it (quick and full sizes), else the labelled synthetic set."""
     from jaxmlp.pipelines import data
 
@@ -141,7 +150,7 @@ def datasets(sizes):
     real = folder and (
         data.find_idx_files(Path(folder)) is not None or data.find_idx_files(Path(folder) / "MNIST" / "raw") is not None
     )
-    if real and sizes is not SIZES["smoke"]:
+    if real and request.config.getoption("--size") != "smoke":
         return data.load_datasets("mnist", folder)
     return data.load_datasets("synthetic", synthetic_sizes=sizes["synthetic_sizes"])
 

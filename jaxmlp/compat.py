@@ -6,6 +6,8 @@ import contextlib
 
 import jax
 
+from jaxmlp import hlo
+
 
 def enable_x64():
     """A context manager that turns on 64-bit types (``jax.enable_x64`` from 0.5, experimental before)."""
@@ -48,13 +50,30 @@ def memory_analysis(compiled) -> dict:
     return {key: int(getattr(stats, attr)) for key, attr in _MEMORY_FIELDS.items() if hasattr(stats, attr)}
 
 
+def optimized_hlo(compiled) -> str | None:
+    """The optimized HLO text of a compiled program (``Compiled.as_text()``), or None where unavailable."""
+    try:
+        text = compiled.as_text()
+    except Exception:  # some backends and versions raise
+        return None
+    return text if isinstance(text, str) and text else None
+
+
 def compiled_facts(compiled) -> dict:
-    """What XLA says about a compiled program: flops, bytes accessed, transcendentals, and memory sizes."""
+    """What XLA says about a compiled program: flops, bytes accessed, transcendentals, memory sizes, and the
+    fingerprint and size of its optimized HLO (`jaxmlp.hlo`: the same for the same program in any release)."""
     costs = cost_analysis(compiled)
+    text = optimized_hlo(compiled)
+    ops = hlo.operations(text) if text else None
     facts = {
         "flops": costs.get("flops"),
         "bytes_accessed": costs.get("bytes accessed"),
         "transcendentals": costs.get("transcendentals"),
         **memory_analysis(compiled),
+        "hlo_fingerprint": hlo.fingerprint(text) if text else None,
+        "hlo_instructions": sum(ops.values()) if ops else None,
+        "hlo_fusions": sum(n for op, n in ops.items() if op.startswith("fusion")) if ops else None,
     }
-    return {f"xla_{key}": value for key, value in facts.items() if value is not None}
+    # XLA says -1 for what it could not count (the GPU's cost analysis of a cuBLAS matmul): not a number of flops
+    return {f"xla_{key}": value for key, value in facts.items()
+            if value is not None and not (isinstance(value, (int, float)) and value < 0)}  # fmt: skip

@@ -81,3 +81,12 @@ def last_error_line(stderr: str) -> str | None:
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     said = [line for line in lines if "error:" in line] or lines[-1:]
     return said[-1].split("error: ", 1)[-1] if said else None
+
+
+def unusable_folder(path: object, source: str, error: OSError) -> JaxmlpError:
+    """One line for a folder that cannot be made or written: which setting gave it (``JAXMLP_CACHE_DIR``, a
+    default...), why, and what to do."""
+    why = error.strerror or type(error).__name__
+    if isinstance(error, (FileExistsError, NotADirectoryError)):
+        why = "it, or a folder above it, is a file"
+    return JaxmlpError(f"{source} {path}: cannot be used as a folder ({why}); set it to a folder you can write to")

@@ -21,7 +21,8 @@ from numpy.typing import ArrayLike
 from jaxmlp.jsonio import json_number, number
 from jaxmlp.registry import ALPHA, THRESHOLD
 
-VERDICTS = ("regression", "improvement", "no change", "insufficient data")
+INVALID = "invalid samples"  # a NaN or infinite time among the samples: no verdict can be trusted
+VERDICTS = ("regression", "improvement", "no change", "insufficient data", INVALID)
 
 
 class Comparison(NamedTuple):
@@ -35,14 +36,21 @@ class Comparison(NamedTuple):
     p_slower: float  # one-sided Mann-Whitney U: new > baseline
     p_faster: float  # one-sided Mann-Whitney U: new < baseline
     verdict: str  # one of VERDICTS
+    invalid: int = 0  # samples that are not finite numbers (NaN, inf), both sides together
+
+    def describe(self) -> str:
+        """The verdict as a reader needs it: ``invalid samples (2 NaN or inf)`` says how many."""
+        return f"{INVALID} ({self.invalid} NaN or inf)" if self.verdict == INVALID else self.verdict
 
     def to_json(self) -> dict[str, Any]:
         return {k: json_number(v) if isinstance(v, float) else v for k, v in self._asdict().items()}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Comparison:
-        numbers = {k: number(doc.get(k)) for k in cls._fields if k not in ("n_baseline", "n_new", "verdict")}
-        return cls(n_baseline=int(doc["n_baseline"]), n_new=int(doc["n_new"]), verdict=str(doc["verdict"]), **numbers)
+        counts = ("n_baseline", "n_new", "verdict", "invalid")
+        numbers = {k: number(doc.get(k)) for k in cls._fields if k not in counts}
+        return cls(n_baseline=int(doc["n_baseline"]), n_new=int(doc["n_new"]), verdict=str(doc["verdict"]),
+                   invalid=int(doc.get("invalid") or 0), **numbers)  # fmt: skip
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -73,15 +81,20 @@ def bootstrap_ratio_ci(
 
 
 def compare(baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, alpha: float = ALPHA) -> Comparison:
-    """Compare two sets of timings (seconds; smaller is better)."""
+    """Compare two sets of timings (seconds; smaller is better). A NaN or infinite sample makes the verdict
+    `INVALID` (the medians shown are of the finite samples): a broken timer must not read as "no change"."""
     from scipy.stats import mannwhitneyu
 
     base = np.asarray(baseline, float)
     newer = np.asarray(new, float)
     n, m = len(base), len(newer)
     nan = float("nan")
-    base_median, new_median = (float(np.median(x)) if len(x) else nan for x in (base, newer))
+    invalid = int((~np.isfinite(base)).sum() + (~np.isfinite(newer)).sum())
+    base_median, new_median = (float(np.median(x[np.isfinite(x)])) if np.isfinite(x).any() else nan
+                               for x in (base, newer))  # fmt: skip
     ratio = new_median / base_median if base_median else nan
+    if invalid:
+        return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, INVALID, invalid)
     if n < 2 or m < 2 or smallest_p(n, m) >= alpha:
         return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, "insufficient data")
     low, high = bootstrap_ratio_ci(base, newer)

@@ -108,6 +108,16 @@ def test_json_is_never_overwritten(capsys, tmp_path):
     assert "folder" in capsys.readouterr().err
 
 
+def test_json_into_a_folder_takes_the_stores_name_and_the_matmul_precision(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAX_DEFAULT_MATMUL_PRECISION", "bfloat16")  # read when jax is imported: in a process
+    result = run_cli("train", "--dataset", "synthetic", "--limit", "1024", "--epochs", "1", "--json", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    (written,) = tmp_path.iterdir()
+    assert written.name.startswith("train-") and written.name.endswith("-synthetic-seed.json")
+    (record,) = json.loads(written.read_text())["records"]
+    assert record["jax_default_matmul_precision"] == "bfloat16"
+
+
 def test_diverging_run_is_reported_not_scored(capsys, tmp_path):
     out = tmp_path / "diverged.json"
     code = main(["train", "--dataset", "synthetic", "--step-size", "1e4", "--epochs", "2", "--json", str(out)])

@@ -123,3 +123,20 @@ def test_compare_bad_input(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{oops")
     assert main(["compare", str(a), str(tmp_path / "bad.json")]) == 2
     assert "not readable as JSON" in capsys.readouterr().err
+
+
+def test_a_sample_that_is_not_a_number_is_never_no_change(tmp_path, capsys):
+    base = timings(1.0, 12, 0.02, 0)
+    broken = timings(1.0, 12, 0.02, 1)
+    broken[3], broken[7] = np.nan, np.inf
+    c = compare(base, broken)
+    assert (c.verdict, c.invalid, c.describe()) == ("invalid samples", 2, "invalid samples (2 NaN or inf)")
+    assert c.new_median == pytest.approx(float(np.median(np.delete(broken, [3, 7]))))  # of the finite ones
+    assert type(c).from_json(json.loads(json.dumps(c.to_json()))).invalid == 2
+    a = bench_file(tmp_path / "base.json", {"epoch": base, "step": base})
+    b = bench_file(tmp_path / "new.json", {"epoch": broken, "step": base})
+    assert main(["compare", str(a), str(b)]) == 0  # reported, as regressions are, without the switch
+    captured = capsys.readouterr()
+    assert "invalid samples (2 NaN or inf)" in captured.out and "1 with invalid samples" in captured.out
+    assert "not finite numbers (NaN or inf)" in captured.err and captured.err.count("\n") == 1
+    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 1  # never a silent pass

@@ -13,7 +13,7 @@ from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.text import compare_text
 from jaxmlp.results.schema.bench import BenchmarkDocument
-from jaxmlp.results.store import ResultsStore, read_benchmarks
+from jaxmlp.results.store import ResultsStore, incomplete_sweep, read_benchmarks
 from jaxmlp.results.tables import compare_samples
 
 
@@ -32,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     errors.detector(args.threshold, args.alpha)
+    for side in (args.baseline, args.new):
+        if (folder := incomplete_sweep(side)) is not None:
+            print(f"jaxmlp compare: note: {side} is from an INCOMPLETE sweep ({folder}): its samples so far; "
+                  f"`jaxmlp sweep resume {folder}` measures the rest", file=sys.stderr)  # fmt: skip
     (baseline, before), (new, after) = samples(args.baseline), samples(args.new)
     table = compare_samples(baseline, new, args.threshold, args.alpha)
     if table.empty:
@@ -41,7 +45,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"jaxmlp compare: warning: {args.baseline} ({'; '.join(sorted(before))}) and {args.new} "
               f"({'; '.join(sorted(after))}) come from different machines: their ratios compare the machines too",
               file=sys.stderr)  # fmt: skip
-    return 1 if args.fail_on_regression and (table["verdict"] == "regression").any() else 0
+    invalid = int((~table["valid"]).sum())
+    if invalid:  # never a silent pass: a NaN time is a broken measurement, whatever the other samples say
+        print(f"jaxmlp compare: {invalid} benchmark(s) have samples that are not finite numbers (NaN or inf): "
+              "their verdict is 'invalid samples'; rerun them", file=sys.stderr)  # fmt: skip
+    flagged = (table["verdict"] == "regression").any() or invalid
+    return 1 if args.fail_on_regression and flagged else 0
 
 
 def samples(path: str) -> tuple[dict[str, list[float]], set[str]]:

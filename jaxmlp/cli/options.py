@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp import registry
+from jaxmlp.measure import workers  # plain Python: its time limits' numbers
 from jaxmlp.results import layout
 
 
@@ -106,9 +107,10 @@ EPOCHS = Option(("--epochs",), "timed epochs a process (each built-in epoch work
 TRAIN_EPOCHS = Option(("--epochs",), "epochs to train (default: %(default)s, the tutorial's)", 8, whole_number)
 CALLS = Option(("--calls",), "timed calls a process of the step and of your workloads: the first, then the steady "
                "state (default: %(default)s)", 50, whole_number)  # fmt: skip
-TIMEOUT = Option(("--timeout",), "each worker process's time limit in seconds; past it the process and its children "
-                 "are killed, its sample recorded as failed, and the run goes on (default: 10x the slowest probe, at "
-                 "least 120 s)", type=number, metavar="SECONDS")  # fmt: skip
+TIMEOUT = Option(("--timeout",), "each child process's time limit in seconds: past it, it and its children are "
+                 f"killed and named as failed, what was measured kept (default: {workers.FIRST_SECONDS:.0f} s for the "
+                 f"first; then {workers.LIMIT_FACTOR}x the slowest before, at least {workers.MIN_LIMIT_SECONDS:.0f} s)",
+                 type=number, metavar="SECONDS")  # fmt: skip
 PIN_CPU = Option(("--pin-cpu",), "pin every worker process to this one CPU (steadier, single-threaded)",
                  type=whole_number, metavar="CPU")  # fmt: skip
 TIMING = (EPOCHS, CALLS)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from jaxmlp import errors, registry
 from jaxmlp.cli import options
-from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure import scaling
+from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.measure import scaling, workers
 from jaxmlp.report.text import text_summary
 from jaxmlp.results.frames import benchmark_rows
 from jaxmlp.results.schema.scaling import document
@@ -23,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
     options.add(parser, options.BACKEND.but(default="cpu", why="simulated devices unless a GPU is asked for"),
                 *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs"),
-                options.CALLS, options.OUT)  # fmt: skip
+                options.CALLS, options.TIMEOUT, options.OUT)  # fmt: skip
     parser.set_defaults(run=run)
 
 
@@ -41,9 +42,20 @@ def run(args: argparse.Namespace) -> int:
         print("jaxmlp scaling: one GPU visible: N = 1 only (scaling needs more than one GPU)")
     print(f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), a fresh "
           f"process each; {registry.dataset_label(args.dataset)}", flush=True)  # fmt: skip
-    results = scaling.run(devices, settings, progress=lambda line: print(line, flush=True))
-    doc = document(results)
-    rows, _ = benchmark_rows(doc)
-    print(text_summary(rows))
-    print(f"Saved {ResultsStore(args.out).save(doc)}")
-    return 0
+    if args.timeout is not None:
+        errors.positive_finite("--timeout", args.timeout)
+    limit = (
+        f"{args.timeout:g} s"
+        if args.timeout is not None
+        else (f"{workers.FIRST_SECONDS:.0f} s for the first, then {workers.DERIVED_LIMIT} before")
+    )
+    print(f"Time limit of each process: {limit} (--timeout)", flush=True)
+    results, failures = scaling.run(devices, settings, lambda line: print(line, flush=True), args.timeout)
+    if results:  # what was measured is kept, whatever failed after
+        doc = document(results)
+        rows, _ = benchmark_rows(doc)
+        print(text_summary(rows))
+        print(f"Saved {ResultsStore(args.out).save(doc)}")
+    for line in failures:
+        print(f"jaxmlp scaling: FAILED {line}", file=sys.stderr)
+    return EXIT_FAILED if failures else 0

@@ -8,7 +8,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.text import text_summary
 from jaxmlp.results import layout
 from jaxmlp.results.frames import benchmark_rows
-from jaxmlp.results.store import ResultsStore, check_folder, read_benchmarks
+from jaxmlp.results.store import ResultsStore, check_folder, incomplete_sweep, read_benchmarks
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +32,9 @@ def run(args: argparse.Namespace) -> int:
     if rows.empty:
         raise JaxmlpError(f"{args.file}: holds no benchmarks; did the benchmark run select any?")
     print(text_summary(rows))
+    if (folder := incomplete_sweep(args.file)) is not None:
+        print(f"\nINCOMPLETE: {args.file} is from a sweep stopped before its last round: its samples so far "
+              f"(`jaxmlp sweep resume {folder}` measures the rest)")  # fmt: skip
     if args.save:
         path = ResultsStore(args.save).save(document, args.name)
         print(f"\nSaved {path}")

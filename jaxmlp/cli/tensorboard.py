@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import socket
 import subprocess
 import sys
 
@@ -15,14 +16,32 @@ from jaxmlp.errors import JaxmlpError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C."
     options.add(parser, options.LOGDIR)
-    parser.add_argument("--port", type=options.whole_number, default=6006, help="(default: %(default)s)")
+    parser.add_argument("--port", type=options.whole_number, default=6006,
+                        help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)")  # fmt: skip
     parser.set_defaults(run=run)
 
 
 def tensorboard_command(logdir: str, port: int) -> list[str]:
     """TensorBoard with the profile plugin, bound to 127.0.0.1 only."""
-    return [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1", "--port",
+    return [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", HOST, "--port",
             str(port)]  # fmt: skip
+
+
+HOST = "127.0.0.1"
+
+
+def free_port(port: int) -> int:
+    """``port`` if nothing listens on it on 127.0.0.1 (a free one for 0), else one line saying what to do."""
+    if not 0 <= port <= 65535:
+        raise JaxmlpError(f"--port {port}: a port is 0 to 65535 (0 picks a free one)")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError as e:
+            raise JaxmlpError(f"--port {port}: cannot listen on {HOST}:{port} ({e.strerror}): another program "
+                              f"(another TensorBoard?) has it; give another --port, or --port 0 for a free one"
+                              ) from None  # fmt: skip
+        return int(probe.getsockname()[1])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
             raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install -e .)")
     if not os.path.isdir(args.logdir):
         raise JaxmlpError(f"no traces folder {args.logdir}: capture one with jaxmlp profile --logdir {args.logdir}")
-    print(f"TensorBoard on http://127.0.0.1:{args.port}/#profile over {args.logdir} (Ctrl-C stops it)", flush=True)
+    port = free_port(args.port)  # checked before announcing it (the probe is closed again for TensorBoard)
+    print(f"TensorBoard on http://{HOST}:{port}/#profile over {args.logdir} (Ctrl-C stops it)", flush=True)
     try:
-        return subprocess.run(tensorboard_command(args.logdir, args.port)).returncode
+        return subprocess.run(tensorboard_command(args.logdir, port)).returncode
     except KeyboardInterrupt:
         return 0

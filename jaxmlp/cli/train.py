@@ -6,18 +6,19 @@ import argparse
 import dataclasses
 import os
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jaxmlp import registry
+from jaxmlp import errors, registry
 from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_DIVERGED, JaxmlpError
-from jaxmlp.measure import distributed
+from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
 from jaxmlp.pipelines.data import load_datasets
 from jaxmlp.results.schema.train import TrainDocument
-from jaxmlp.results.store import check_new_path, write_json_new
+from jaxmlp.results.store import ResultsStore, check_folder, check_new_file, write_json_new
 
 DEFAULTS = TrainConfig()
 
@@ -30,8 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(parser, options.WORKERS, *options.DATA, options.DOWNLOAD)
     parser.add_argument("--seed", type=options.whole_number, default=DEFAULTS.seed,
                         help="PRNGKey seed of the initial params (default: %(default)s)")  # fmt: skip
-    options.add(parser, options.BACKEND, options.PIPELINE, options.TRAIN_PROCESSES)
-    parser.add_argument("--json", metavar="PATH", help="write per-epoch records to this NEW JSON file")
+    options.add(parser, options.BACKEND, options.PIPELINE, options.TRAIN_PROCESSES, options.TIMEOUT)
+    parser.add_argument("--json", metavar="PATH",
+                        help="write per-epoch records to this NEW JSON file, or into this folder under a new "
+                             "train-<time>-... name")  # fmt: skip
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction,
                         help="a progress bar (default: on a terminal only)")  # fmt: skip
     parser.set_defaults(run=run)
@@ -60,13 +63,22 @@ def progress_bar(enabled: bool | None) -> Callable[[Iterable[Any], int], Iterabl
     return wrap
 
 
+def launch_limit(timeout: float | None) -> float:
+    """The time limit of a --processes run's processes (all first ones): ``--timeout``, else
+    `workers.FIRST_SECONDS`."""
+    if timeout is None:
+        return workers.FIRST_SECONDS
+    errors.positive_finite("--timeout", timeout)
+    return timeout
+
+
 def run(args: argparse.Namespace) -> int:
     config = config_of(args)
-    if args.json:
-        check_new_path(args.json)  # fail before training, not after
+    if args.json:  # fail before training, not after
+        check_folder(args.json, "--json") if Path(args.json).is_dir() else check_new_file(args.json, "--json")
     joined = distributed.rank()
     if config.processes > 1 and joined is None:  # start the processes; each runs this command, rank 0 speaks
-        return distributed.launch(args.argv, config.processes)
+        return distributed.launch(args.argv, config.processes, launch_limit(args.timeout))
     cpu_only_if_asked(config.backend)
     distributed.initialize()
     datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
@@ -108,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
             f"compile {records[0].compile_seconds:0.2f} sec{label}"
         )
     if args.json and (joined is None or joined[0] == 0):  # one file for the run: rank 0's
-        path = write_json_new(args.json, TrainDocument(tuple(to_rows(config, datasets, result))).to_json())
+        document = TrainDocument(tuple(to_rows(config, datasets, result)))
+        if Path(args.json).is_dir():
+            path = ResultsStore(args.json).save(document)
+        else:
+            path = write_json_new(args.json, document.to_json())
         print(f"Wrote {len(records)} epoch records to {path}")
     return EXIT_DIVERGED if last.diverged else 0

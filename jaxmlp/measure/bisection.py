@@ -18,7 +18,7 @@ from typing import Any
 
 from jaxmlp.jsonio import number
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.stats import Comparison, compare
+from jaxmlp.stats import INVALID, Comparison, compare
 
 WORDS = {"regression": "slower", "improvement": "faster"}
 
@@ -149,6 +149,9 @@ def bisect(
         if direction is None and ends.comparison.verdict not in WORDS:  # the first probe: is there a change?
             record("no change between the ends")
             c = ends.comparison
+            if c.verdict == INVALID:
+                return done("inconclusive", f"inconclusive: {c.describe()} between {names[0]} and {names[-1]}: "
+                                            "a time that is not a number; rerun")  # fmt: skip
             if c.verdict == "insufficient data":
                 why = f"too few processes for p < {alpha} between {names[0]} and {names[-1]} ({c.n_baseline} and "
                 return done("inconclusive", f"inconclusive: {why}{c.n_new}): give more --processes")

@@ -62,8 +62,9 @@ def initialize() -> tuple[int, int] | None:
     return joined
 
 
-def launch(argv: Sequence[str], processes: int, poll_seconds: float = 0.2) -> int:
-    """Run ``jaxmlp ARGV`` as each of ``processes`` processes; returns 0 once all exit 0.
+def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: float = 0.2) -> int:
+    """Run ``jaxmlp ARGV`` as each of ``processes`` processes, for at most ``timeout`` seconds (then all are
+    stopped: a deadlocked collective ends); returns 0 once all exit 0.
 
     Rank 0's output is this process's; the others' stderr is kept, and told when they fail. The first process
     to fail stops the others (a `JaxmlpError` naming it and its last error line, or rank 0's own exit code
@@ -81,7 +82,14 @@ def launch(argv: Sequence[str], processes: int, poll_seconds: float = 0.2) -> in
                 running.append(workers.start(child, capture=False))
             else:
                 running.append(workers.start(child, capture=False, stdout=subprocess.DEVNULL, stderr=logs[i]))
+        deadline = time.monotonic() + timeout
         while True:
+            if time.monotonic() > deadline:
+                workers.stop(running)
+                raise JaxmlpError(
+                    f"the {processes} processes ran past their time limit of {timeout:g} s and were "
+                    "stopped (a deadlocked collective?): give a longer --timeout if the run needs it"
+                )
             codes = [p.poll() for p in running]  # every one polled, each time
             if all(code == 0 for code in codes):
                 return 0

@@ -93,6 +93,8 @@ def metadata(device=None) -> dict:
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "jax_platforms": os.environ.get("JAX_PLATFORMS", ""),
+        # float32 matmuls' precision as the variable sets it (with a device: as JAX's config has it)
+        "jax_default_matmul_precision": os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") or "default",
     }
     if device is not None:
         import jax
@@ -102,6 +104,8 @@ def metadata(device=None) -> dict:
             device_kind=device.device_kind,
             device=str(device),
             jax_enable_x64=bool(jax.config.jax_enable_x64),
+            # "default" lets a GPU use TF32 for float32 matmuls; "highest" is float32 throughout
+            jax_default_matmul_precision=str(jax.config.jax_default_matmul_precision or "default"),
             compilation_cache_dir=jax.config.jax_compilation_cache_dir or "",
         )
     return meta

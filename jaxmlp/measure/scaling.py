@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -97,11 +98,12 @@ def worker_environment(devices: int, backend: str, base: Mapping[str, str] | Non
     return env
 
 
-def run_worker(settings: Scaling) -> ProcessResult:
-    """One device count's worker process, its result; a `JaxmlpError` with its last error line if it fails."""
+def run_worker(settings: Scaling, timeout: float | None = None) -> ProcessResult:
+    """One device count's worker process, its result; a `JaxmlpError` with its last error line if it fails or
+    runs past ``timeout`` seconds."""
     argv = [sys.executable, "-m", "jaxmlp.measure.scaling_worker", json.dumps(settings.to_json())]
-    child = workers.Child(f"N = {settings.devices}", argv, worker_environment(settings.devices, settings.backend))
-    return ProcessResult.from_json(workers.run_json(child))
+    env = worker_environment(settings.devices, settings.backend)
+    return ProcessResult.from_json(workers.run_json(workers.Child(f"N = {settings.devices}", argv, env, timeout)))
 
 
 def progress_line(result: ProcessResult) -> str:
@@ -111,17 +113,30 @@ def progress_line(result: ProcessResult) -> str:
             "device's")  # fmt: skip
 
 
-def run(devices: tuple[int, ...], settings: Scaling,
-        progress: Callable[[str], None] | None = None) -> list[ProcessResult]:  # fmt: skip
-    """Every device count in turn, each in its own process; each checked against the one-device scan."""
-    results = []
+def run(devices: tuple[int, ...], settings: Scaling, progress: Callable[[str], None] | None = None,
+        timeout: float | None = None) -> tuple[list[ProcessResult], list[str]]:  # fmt: skip
+    """Every device count in turn, each in its own process under a time limit (``timeout``, else
+    `workers.FIRST_SECONDS` for the first and `workers.time_limit` of those before), each checked against the
+    one-device scan. Returns the results and a line for each device count that failed: one failing does not lose
+    the others."""
+    results, failures, took = [], [], []
     for n in devices:
-        result = run_worker(replace(settings, devices=n))
+        limit = workers.time_limit(timeout, took) if took or timeout else workers.FIRST_SECONDS
+        start = time.monotonic()
+        try:
+            result = run_worker(replace(settings, devices=n), limit)
+        except JaxmlpError as e:
+            failures.append(str(e) if str(e).startswith(f"N = {n}") else f"N = {n}: {e}")
+            if progress:
+                progress(f"{failures[-1]}; going on")
+            continue
+        took.append(time.monotonic() - start)
         difference = result.metadata["max_relative_difference"]
         if difference > TOLERANCE:
-            raise JaxmlpError(f"N = {n}: the sharded epoch's params differ from the one-device scan's by "
-                              f"{difference:.2g} (more than {TOLERANCE:g})")  # fmt: skip
+            failures.append(f"N = {n}: the sharded epoch's params differ from the one-device scan's by "
+                            f"{difference:.2g} (more than {TOLERANCE:g})")  # fmt: skip
+            continue
         results.append(result)
         if progress:
             progress(progress_line(result))
-    return results
+    return results, failures

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, unusable_folder
 from jaxmlp.registry import DATASETS
 
 IMAGE_SHAPE = (28, 28)
@@ -108,6 +108,21 @@ def read_idx(path: Path, spec: IdxSpec) -> bytes:
     return raw
 
 
+def _missing(folder: Path) -> str:
+    """What of the four files ``folder`` lacks, for an error: all of them, or by name."""
+    found = {spec.name for spec in MNIST_FILES for c in (spec.name, f"{spec.name}.gz") if (folder / c).is_file()}
+    if not found:
+        return f"no MNIST IDX files in {folder} (looked for train-images-idx3-ubyte[.gz] and the other three)"
+    missing = [f"{spec.name}[.gz]" for spec in MNIST_FILES if spec.name not in found]
+    return f"{folder} lacks {', '.join(missing)} (has the other {len(found)})"
+
+
+def _where(folder: Path) -> Path:
+    """The folder an error should name: torchvision's MNIST/raw inside ``folder`` where that holds any file."""
+    raw = folder / "MNIST" / "raw"
+    return raw if raw.is_dir() and any(raw.iterdir()) else folder
+
+
 def find_idx_files(folder: Path) -> dict[str, Path] | None:
     """The four IDX files in ``folder`` (uncompressed preferred, else ``.gz``); None if any is missing."""
     found = {}
@@ -121,8 +136,11 @@ def find_idx_files(folder: Path) -> dict[str, Path] | None:
     return found
 
 
+CACHE_VARIABLE = "JAXMLP_CACHE_DIR"
+
+
 def default_cache_dir() -> Path:
-    env = os.environ.get("JAXMLP_CACHE_DIR")
+    env = os.environ.get(CACHE_VARIABLE)
     if env:
         return Path(env).expanduser()
     import platformdirs
@@ -165,8 +183,7 @@ def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
             break
     else:
         raise JaxmlpError(
-            f"no MNIST IDX files in {folder} (looked for train-images-idx3-ubyte[.gz] and the other three, "
-            "also in MNIST/raw): point --data-dir or JAXMLP_DATA_DIR at a folder holding them, "
+            f"{_missing(_where(folder))}: point --data-dir or JAXMLP_DATA_DIR at a folder holding all four, "
             "add --download where a network exists, or use --dataset synthetic"
         )
     in_place = candidate == folder / "MNIST" / "raw" and all(p.suffix != ".gz" for p in sources.values())
@@ -175,7 +192,24 @@ def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
             read_idx(sources[spec.name], spec)
         return folder
 
-    root = _prepared_root(sources, cache_dir or default_cache_dir())
+    source = (
+        "the cache folder"
+        if cache_dir
+        else (
+            CACHE_VARIABLE
+            if os.environ.get(CACHE_VARIABLE)
+            else f"the cache folder (set {CACHE_VARIABLE} to choose another)"
+        )
+    )
+    try:
+        return _prepare(sources, cache_dir or default_cache_dir())
+    except OSError as e:
+        raise unusable_folder(cache_dir or default_cache_dir(), source, e) from None
+
+
+def _prepare(sources: dict[str, Path], cache_dir: Path) -> Path:
+    """A validated, decompressed copy of ``sources`` in torchvision's layout under ``cache_dir``, made once."""
+    root = _prepared_root(sources, cache_dir)
     raw_dir = root / "MNIST" / "raw"
     prepared = find_idx_files(raw_dir)
     if prepared is not None:
@@ -222,10 +256,10 @@ def load_arrays(
     folder = resolve_data_dir(data_dir)
     sources = (find_idx_files(folder / "MNIST" / "raw") or find_idx_files(folder)) if folder.is_dir() else None
     if sources is None:
-        raise JaxmlpError(
-            f"no MNIST IDX files in {folder}: point --data-dir or JAXMLP_DATA_DIR at a folder holding them, "
-            "or use --dataset synthetic"
-        )
+        where = _where(folder) if folder.is_dir() else folder
+        what = _missing(where) if folder.is_dir() else f"no MNIST IDX files in {folder} (no such folder)"
+        raise JaxmlpError(f"{what}: point --data-dir or JAXMLP_DATA_DIR at a folder holding all four, "
+                          "or use --dataset synthetic")  # fmt: skip
     arrays = {}
     for spec in MNIST_FILES:
         raw = read_idx(sources[spec.name], spec)

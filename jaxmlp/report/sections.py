@@ -116,7 +116,8 @@ def benchmark_section(rows: pd.DataFrame) -> ReportSection:
                   for b, p in loader.groupby("backend", dropna=False)]  # fmt: skip
     matmul = tables.matmul_rate(rows)
     if not matmul.empty:
-        found.append(Table("The floor's matmul: 2048^3, float32 (median)", matmul))
+        caption = "The floor's matmul: 2048^3 of float32 arrays (median; precision: JAX's, where a run set it)"
+        found.append(Table(caption, matmul))
     ladder = tables.pipeline_ladder(rows)
     if not ladder.empty:
         found.append(Table("Epoch ladder (median s; x_floor = times the compute floor)", ladder))
@@ -176,7 +177,14 @@ def sweep_sections(results: Results, folder: Path | None = None) -> list[ReportS
         if where in cells and len(sweep_tables.cells_table(cells[where])):
             found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
         plot = Figure("Steady state by release, flagged steps marked", "sweep", (rows, steps))
-        sections.append(ReportSection("jax/jaxlib versions", note, tuple(found), (plot,)))
+        title = "jax/jaxlib versions"
+        if where in cells and not cells[where].complete:  # stopped before its last round: say so first
+            title += " (INCOMPLETE)"
+            note = (
+                f"INCOMPLETE: this sweep was stopped before its last round; its samples so far are shown "
+                f"(`jaxmlp sweep resume {shown_path(where, folder)}` measures the rest). {note}"
+            )
+        sections.append(ReportSection(title, note, tuple(found), (plot,)))
     return sections
 
 

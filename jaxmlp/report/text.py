@@ -9,6 +9,7 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.report.sections import LOADER_CAPTION, SCALING_CAPTION
 from jaxmlp.results import tables
+from jaxmlp.stats import INVALID
 
 
 def text_summary(df: pd.DataFrame) -> str:
@@ -29,7 +30,7 @@ def text_summary(df: pd.DataFrame) -> str:
         ("Update step: jit vs eager (median ms)", tables.jit_vs_eager(df)),
         ("Prediction: vmap vs Python loop (median ms)", tables.vmap_vs_loop(df)),
         (LOADER_CAPTION, tables.loader_ladder(df)),
-        ("The floor's matmul (2048^3, float32)", tables.matmul_rate(df)),
+        ("The floor's matmul (2048^3 of float32 arrays)", tables.matmul_rate(df)),
         ("Epoch ladder (median s; x_floor = times the compute floor)", ladder),
         (SCALING_CAPTION, tables.scaling_table(df)),
     ):
@@ -58,6 +59,12 @@ def compare_text(table: pd.DataFrame, threshold: float, alpha: float) -> str:
     return (
         shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
         + f"\n\n{counts['regression']} regression(s), {counts['improvement']} improvement(s), "
-        f"{counts['insufficient data']} with insufficient data, of {len(table)} benchmarks "
+        f"{counts['insufficient data']} with insufficient data, "
+        + (
+            f"{counts[INVALID]} with invalid samples (NaN or inf: fix the timing before trusting any verdict), "
+            if counts[INVALID]
+            else ""
+        )
+        + f"of {len(table)} benchmarks "
         f"(threshold {threshold:.0%}, alpha {alpha})"
     )

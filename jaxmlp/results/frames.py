@@ -23,7 +23,9 @@ from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model", "cpu_count",
-            "cpu_affinity", "xla_flags", "size", "sweep", "sweep_label", "processes", "injected_slowdown")  # fmt: skip
+            "cpu_affinity", "xla_flags", "jax_default_matmul_precision", "size", "rounds", "sweep", "sweep_label",
+            "processes", "injected_slowdown")  # fmt: skip
+DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
 
 
@@ -43,10 +45,13 @@ def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFra
     common.update(file=source, timestamp=doc.datetime, commit=doc.commit)
     rows: list[dict[str, Any]] = []
     samples: list[dict[str, Any]] = []
+    devices = doc.metadata.get("devices") or {}
     for bench in doc.benchmarks:
         stats = {key: getattr(bench.stats, key) if bench.stats else None for key in STATS}
+        device = devices.get(bench.extra_info.get("backend") or bench.params.get("backend")) or {}
+        per_device = {key: device[key] for key in DEVICE_METADATA if common.get(key) is None and key in device}
         rows.append({"group": bench.group, "name": bench.name, "test": bench.id, **bench.params, **bench.extra_info,
-                     **stats, **common})  # fmt: skip
+                     **stats, **common, **per_device})  # fmt: skip
         data = bench.stats.data if bench.stats else ()
         samples += [{"file": source, "group": bench.group, "name": bench.name, "round": i, "seconds": seconds}
                     for i, seconds in enumerate(data)]  # fmt: skip

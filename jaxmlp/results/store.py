@@ -226,10 +226,32 @@ class Scan:
         return [(f.path, f.document) for f in self.documents if isinstance(f.document, kind)]
 
 
+MAX_RESULT_BYTES = 64 * 2**20
+"""Larger than any results file jaxmlp writes (a full bench run with raw samples is a few MB): a file over it is
+skipped unread, so a stray large .json in a results folder costs no memory."""
+
+
+def incomplete_sweep(path: str | os.PathLike[str]) -> Path | None:
+    """The sweep folder ``path`` is (or is a file of) if that sweep was stopped before its last round, else None."""
+    path = Path(path)
+    for folder in (path, path.parent):
+        if (folder / layout.INCOMPLETE_FILE).is_file():
+            return folder
+    return None
+
+
 def _read_json(path: Path) -> object:
     if not path.exists():
         raise JaxmlpError(f"{path} does not exist: give a results file (or a folder of them)")
     try:
+        size = path.stat().st_size
+        if size > MAX_RESULT_BYTES:
+            raise JaxmlpError(f"{path}: {size / 2**20:,.0f} MiB, larger than any results file "
+                              f"({MAX_RESULT_BYTES // 2**20} MiB at most); is it a results file?")  # fmt: skip
+        with path.open("rb") as f:
+            start = f.read(4096).lstrip()
+        if start and not start.startswith(b"{"):  # every results file is one JSON object
+            raise JaxmlpError(f"{path}: not a JSON object (it begins {start[:12]!r}); is it a results file?")
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise JaxmlpError(f"{path}: not readable as JSON ({e}); is it a results file?") from None

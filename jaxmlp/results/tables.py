@@ -18,7 +18,7 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.registry import ALPHA, THRESHOLD, Benchmark
 from jaxmlp.results.frames import query
-from jaxmlp.stats import compare
+from jaxmlp.stats import INVALID, compare
 
 F = TypeVar("F", bound=Callable[..., Any])
 SHOWN: dict[str, tuple[Benchmark, ...]] = {}
@@ -128,12 +128,16 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 
 @shows(registry.MATMUL)
 def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend: the 2048^3 float32 matmul behind the floor, its time and rate."""
+    """Per backend (and JAX's float32 matmul precision, where a run set one): the 2048^3 float32 matmul behind the
+    floor, its time and rate."""
     d = query(df, registry.MATMUL)
     if d.empty:
         return d
-    return pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] * 1e3,
-                         "gflop_per_s": d["flops"] / d["median"] / 1e9}).reset_index(drop=True)  # fmt: skip
+    out = pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] * 1e3,
+                        "gflop_per_s": d["flops"] / d["median"] / 1e9})  # fmt: skip
+    if "jax_default_matmul_precision" in d and (d["jax_default_matmul_precision"].fillna("default") != "default").any():
+        out.insert(1, "precision", d["jax_default_matmul_precision"].fillna("default"))
+    return out.reset_index(drop=True)
 
 
 FLOOR = "floor (epoch FLOPs / 2048^3 matmul rate)"
@@ -278,14 +282,18 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
 def compare_samples(baseline: Mapping[str, list[float]], new: Mapping[str, list[float]], threshold: float = THRESHOLD,
                     alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
     """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each."""
-    rows = [{"benchmark": name, **compare(baseline[name], new[name], threshold, alpha)._asdict()}
-            for name in sorted(set(baseline) & set(new))]  # fmt: skip
+    rows = []
+    for name in sorted(set(baseline) & set(new)):
+        comparison = compare(baseline[name], new[name], threshold, alpha)
+        rows.append({"benchmark": name, **comparison._asdict(), "verdict": comparison.describe(),
+                     "valid": comparison.verdict != INVALID})  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
-    return {verdict: int((table["verdict"] == verdict).sum())
-            for verdict in ("regression", "improvement", "insufficient data")}  # fmt: skip
+    counts = {verdict: int((table["verdict"] == verdict).sum())
+              for verdict in ("regression", "improvement", "insufficient data")}  # fmt: skip
+    return {**counts, INVALID: int((~table["valid"]).sum()) if "valid" in table else 0}
 
 
 # --- profiler captures ----------------------------------------------------------------------------------------

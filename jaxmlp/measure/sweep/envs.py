@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import jaxmlp
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, unusable_folder
 from jaxmlp.registry import version_key
 
 OLDEST = "0.4.30"
@@ -30,6 +30,9 @@ OLDEST = "0.4.30"
 
 COMPLETE = ".jaxmlp-complete"
 """Written last into an environment, with the seconds its install took: one without it is made again."""
+
+MAKE_SECONDS = 1800
+"""The longest one step of making an environment (a venv, a pip install) may take before it is stopped."""
 
 RELEASE = re.compile(r"\d+(\.\d+)+")
 
@@ -84,14 +87,35 @@ def make_env(version: str, root: Path | None = None, log=print) -> Path:
     if (env / COMPLETE).exists():
         return python_of(env)
     shutil.rmtree(env, ignore_errors=True)
-    env.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        env.parent.mkdir(parents=True, exist_ok=True)
+        probe = env.parent / f".jaxmlp-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        source = (
+            "--envs"
+            if root is not None
+            else (
+                "JAXMLP_ENVS"
+                if os.environ.get("JAXMLP_ENVS")
+                else "the environments folder (set JAXMLP_ENVS to choose another)"
+            )
+        )
+        raise unusable_folder(env.parent, source, e) from None
     log(f"Making the environment of jax {version} in {env} (jax, jaxlib and what they need; no torch)")
     start = time.monotonic()
     steps = ([sys.executable, "-m", "venv", str(env)],
              [str(python_of(env)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
               f"jax=={version}", f"jaxlib=={version}"])  # fmt: skip
     for command in steps:
-        done = subprocess.run(command, capture_output=True, text=True)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=MAKE_SECONDS)
+        except subprocess.TimeoutExpired:
+            shutil.rmtree(env, ignore_errors=True)
+            raise JaxmlpError(f"making the environment of jax {version} took over {MAKE_SECONDS} s and was stopped: "
+                              "is the package index slow or unreachable? `--env LABEL=PYTHON` takes one made by "
+                              "hand") from None  # fmt: skip
         if done.returncode != 0:
             shutil.rmtree(env, ignore_errors=True)
             why = (done.stderr.strip().splitlines() or ["no output"])[-1]

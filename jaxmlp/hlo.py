@@ -1,0 +1,97 @@
+"""Optimized HLO text (``compiled.as_text()``) in a canonical form, its fingerprint and its operations.
+
+The same program's text differs between releases in what does not change the program: debug sections
+(FileNames, StackFrames...), ``metadata={...}`` (source lines and columns, op names), and the names XLA gives
+instructions and parameters (``%compare.18`` in one release, ``%lt.6`` in the next). The canonical form drops
+the first two and renames every name in order of first appearance, so that two releases that compiled the same
+program give the same text and the same fingerprint, and a diff of two canonical texts shows only real changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+
+_DEBUG_SECTIONS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+# `, metadata={...}` with quoted strings that may hold braces; also the per-instruction debug frame ids.
+_METADATA = re.compile(r',\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
+_NAME = re.compile(r"%([A-Za-z_][\w.\-]*)")
+# A computation's header: `ENTRY %main.4 (Arg_0.1: f32[8], ...) -> f32[8] {`; its parameters are named bare.
+_HEADER = re.compile(r"^(ENTRY\s+)?%[A-Za-z_][\w.\-]*\s*\(")
+_HEADER_PARAMETER = re.compile(r"(?<=[(,\s])([A-Za-z_][\w.\-]*)(?=:\s)")
+_MODULE = re.compile(r"^(HloModule\s+)[\w.\-]+")  # named after the Python function
+_OPCODE = re.compile(r"([a-z][\w\-]*)\(")
+_FUSION_KIND = re.compile(r"\bkind=(k\w+)")
+
+
+def _without_debug_sections(text: str) -> list[str]:
+    lines, skipping = [], False
+    for line in text.splitlines():
+        if line.strip() in _DEBUG_SECTIONS:
+            skipping = True
+        elif skipping and not line.strip():
+            skipping = False
+        elif not skipping:
+            lines.append(line.rstrip())
+    return lines
+
+
+def canonical(text: str) -> str:
+    """``text`` without debug sections and metadata, each name renamed in order of first appearance."""
+    names: dict[str, str] = {}
+
+    def rename(name: str) -> str:
+        return names.setdefault(name, f"v{len(names)}")
+
+    out = []
+    for line in _without_debug_sections(text):
+        line = _METADATA.sub("", line)
+        if _HEADER.match(line):  # the header's bare parameter names are the `%name`s of its parameter()s
+            head, _, rest = line.partition("(")
+            signature, arrow, tail = rest.rpartition("->")
+            signature = _HEADER_PARAMETER.sub(lambda m: "%" + rename(m.group(1)), "(" + signature)
+            line = _NAME.sub(lambda m: "%" + rename(m.group(1)), head) + signature + arrow + tail
+        else:
+            line = _NAME.sub(lambda m: "%" + rename(m.group(1)), _MODULE.sub(r"\1module", line))
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def fingerprint(text: str) -> str:
+    """A short hash of the canonical form: equal for the same optimized program whatever the release's naming."""
+    return hashlib.sha256(canonical(text).encode()).hexdigest()[:16]
+
+
+def _opcode(line: str) -> str | None:
+    """The opcode of an instruction line (``%x = f32[2]{0} add(%a, %b)``), or None for other lines."""
+    _, eq, rest = line.partition(" = ")
+    if not eq or not line.lstrip().startswith(("%", "ROOT")):
+        return None
+    rest = rest.lstrip()
+    if rest.startswith("("):  # a tuple shape: skip its balanced parentheses
+        depth = 0
+        for i, char in enumerate(rest):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                rest = rest[i + 1 :]
+                break
+    else:
+        rest = rest.partition(" ")[2]
+    match = _OPCODE.match(rest.lstrip())
+    return match.group(1) if match else None
+
+
+def operations(text: str) -> Counter[str]:
+    """How many instructions of each opcode the program has (every computation); fusions by kind."""
+    counts: Counter[str] = Counter()
+    for line in _without_debug_sections(text):
+        op = _opcode(line)
+        if op is None:
+            continue
+        if op == "fusion" and (kind := _FUSION_KIND.search(line)):
+            op = f"fusion:{kind.group(1)}"
+        counts[op] += 1
+    return counts

@@ -1,0 +1,205 @@
+"""Faults as a user meets them, with real processes, signals, files and sockets: a hanging workload, SIGTERM in
+the middle of a sweep, outputs that cannot be written, unusable settings, bad files in a results folder."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from jaxmlp.cli import main
+from jaxmlp.cli.tensorboard import free_port
+from jaxmlp.errors import EXIT_ERROR, EXIT_FAILED, JaxmlpError
+from jaxmlp.results import layout
+from jaxmlp.results.store import MAX_RESULT_BYTES, read_document
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# A tiny workload; the Nth process to make it (counted in a file beside it) sleeps STALL seconds first.
+WORKLOAD = """
+import os, time
+from pathlib import Path
+import numpy as np
+
+COUNTER = Path(__file__).with_suffix(".count")
+
+
+def make():
+    with COUNTER.open("a") as f:
+        f.write("x")
+    if len(COUNTER.read_text()) == int(os.environ.get("STALL_AT", "0")):
+        time.sleep(float(os.environ.get("STALL", "0")))
+    time.sleep(float(os.environ.get("EACH", "0")))
+    return (lambda x: x * 2.0), (np.ones(8, np.float32),)
+"""
+
+
+def workload(tmp_path: Path) -> str:
+    path = tmp_path / "slow_workload.py"
+    path.write_text(WORKLOAD)
+    return f"{path}:make"
+
+
+def sweep_argv(tmp_path: Path, spec: str, *more: str) -> list[str]:
+    return ["sweep", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", "--workload", spec,
+            "--calls", "2", "--out", str(tmp_path / "out"), *more]  # fmt: skip
+
+
+def processes_running(marker: str) -> list[int]:
+    """PIDs of live processes whose command line holds ``marker`` (what a killed run must not leave behind)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and int(proc.name) != os.getpid():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = (proc / "stat").read_text().split()[2]
+            except OSError:
+                continue
+            if marker in cmdline and state != "Z":
+                found.append(int(proc.name))
+    return found
+
+
+def test_a_hanging_worker_is_stopped_at_its_limit_and_the_sweep_keeps_the_rest(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("STALL_AT", "3")  # the probes are processes 1 and 2; the first round's first one hangs
+    monkeypatch.setenv("STALL", "600")
+    spec = workload(tmp_path)
+    start = time.monotonic()
+    assert main(sweep_argv(tmp_path, spec, "--processes", "1", "--timeout", "20")) == EXIT_FAILED
+    assert time.monotonic() - start < 120
+    captured = capsys.readouterr()
+    assert "stopped after its time limit of 20 s" in captured.out + captured.err
+    (folder,) = (tmp_path / "out").iterdir()
+    cells = json.loads((folder / layout.CELLS_FILE).read_text())["cells"]
+    assert sorted(c.get("failed", False) for c in cells) == [False, True]  # one cell failed, the other measured
+    assert not (folder / layout.INCOMPLETE_FILE).exists()  # every round ran: nothing to resume
+    assert processes_running(spec.partition(":")[0]) == []  # the hung process is gone
+
+
+def test_sigterm_mid_sweep_keeps_the_samples_leaves_no_process_and_resume_finishes(tmp_path):
+    spec = workload(tmp_path)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "EACH": "1.5", "TMPDIR": str(temp)}
+    argv = [sys.executable, "-m", "jaxmlp", *sweep_argv(tmp_path, spec, "--processes", "3")]
+    run = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 150
+    log = None
+    while time.monotonic() < deadline and run.poll() is None:  # until the first round's first sample is on disk
+        logs = list((tmp_path / "out").glob(f"*/{layout.SAMPLES_FILE}"))
+        if logs and len(logs[0].read_text().splitlines()) >= 2:
+            log = logs[0]
+            break
+        time.sleep(0.2)
+    assert log is not None, run.communicate()
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=30)
+    assert run.returncode == 128 + signal.SIGTERM
+    assert "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if "stopped by SIGTERM" in x]
+    assert "kept" in line and "jaxmlp sweep resume" in line
+    time.sleep(0.5)
+    assert processes_running(spec.partition(":")[0]) == []  # no worker outlives the sweep
+    assert not list(temp.glob("jaxmlp-path-*"))  # nor its temporary folders
+    folder = log.parent
+    assert (folder / layout.INCOMPLETE_FILE).exists() and list(folder.glob("jax-*.json"))  # partial cells written
+    done = subprocess.run([sys.executable, "-m", "jaxmlp", "sweep", "resume", str(folder)], env=env,
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not (folder / layout.INCOMPLETE_FILE).exists()
+    cells = json.loads((folder / layout.CELLS_FILE).read_text())
+    assert cells["complete"] is True and all(c["status"] == "ok" for c in cells["cells"])
+
+
+UNWRITABLE = {
+    "in /proc": lambda tmp: "/proc/jaxmlp-cannot-write-here/x",
+    "under a file": lambda tmp: str(tmp / "a-file" / "x"),
+}
+
+
+@pytest.mark.parametrize("where", sorted(UNWRITABLE))
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["train", "--dataset", "synthetic", "--json", "{}.json"], "--json"),
+        (["report", "--results", str(FIXTURES), "--out", "{}"], "--out"),
+        (["summary", str(FIXTURES / "bench-cpu.json"), "--save", "{}"], "--save"),
+        (["profile", "--dataset", "synthetic", "--logdir", "{}"], "--logdir"),
+        (["scaling", "--dataset", "synthetic", "--devices", "1", "--out", "{}"], "--out"),
+        (["sweep", "--env", "A=python", "--out", "{}"], "--out"),
+    ],
+)
+def test_an_output_that_cannot_be_written_fails_before_any_work(argv, option, where, tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    place = UNWRITABLE[where](tmp_path)
+    start = time.monotonic()
+    assert main([a.replace("{}", place) for a in argv]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and option in err and "Traceback" not in err, err
+    assert time.monotonic() - start < 10  # refused up front, not after training or measuring
+
+
+def test_a_cache_folder_that_is_a_file_is_named_with_its_variable(mnist_dir, tmp_path, monkeypatch, capsys):
+    (tmp_path / "cache").write_text("")
+    monkeypatch.setenv("JAXMLP_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["train", "--data-dir", str(mnist_dir), "--epochs", "1"]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"JAXMLP_CACHE_DIR {tmp_path / 'cache'}: cannot be used as a folder" in err
+
+
+def test_a_missing_mnist_file_is_named(mnist_dir, tmp_path, capsys):
+    for f in mnist_dir.iterdir():
+        if f.name.startswith(("train-", "t10k-images")):
+            (tmp_path / f.name).symlink_to(f)
+    assert main(["train", "--data-dir", str(tmp_path), "--epochs", "1"]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f"{tmp_path} lacks t10k-labels-idx1-ubyte[.gz] (has the other 3)" in err and err.count("\n") == 1
+
+
+def test_tensorboard_says_when_its_port_is_taken_and_port_0_picks_a_free_one(tmp_path, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["tensorboard", "--logdir", str(tmp_path), "--port", str(port)]) == EXIT_ERROR
+        err = capsys.readouterr().err
+        assert f"cannot listen on 127.0.0.1:{port}" in err and "--port 0" in err and err.count("\n") == 1
+    assert free_port(0) > 0
+    with pytest.raises(JaxmlpError, match="a port is 0 to 65535"):
+        free_port(70000)
+
+
+def test_a_huge_or_junk_json_among_the_results_is_skipped_unread(tmp_path, capsys):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "bench-cpu.json").write_bytes((FIXTURES / "bench-cpu.json").read_bytes())
+    huge = results / "huge.json"
+    with huge.open("wb") as f:  # sparse: 200 MB that take no disk
+        f.truncate(200 * 2**20)
+    (results / "junk.json").write_bytes(b"\x00garbage" * 1000)
+    tracemalloc.start()
+    with pytest.raises(JaxmlpError, match="larger than any results file"):
+        read_document(huge)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < MAX_RESULT_BYTES // 64  # not read into memory
+    assert main(["report", "--results", str(results)]) == 0  # the real result still reported
+    err = capsys.readouterr().err
+    assert "huge.json" in err and "junk.json" in err and "not a JSON object" in err
+
+
+def test_two_saves_at_the_same_second_take_two_names(tmp_path):
+    argv = [sys.executable, "-m", "jaxmlp", "summary", str(FIXTURES / "bench-cpu.json"), "--save", str(tmp_path)]
+    runs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for run in runs:
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+    saved = sorted(p.name for p in tmp_path.iterdir())
+    assert len(saved) == 2 and saved[0] != saved[1]

@@ -1,0 +1,74 @@
+"""The canonical form of optimized HLO: equal for the same program whatever a release names things."""
+
+import jax
+import jax.numpy as jnp
+from jax import random
+
+from jaxmlp import hlo, model
+from jaxmlp.compat import compiled_facts
+
+# One program as two releases print it: other instruction and parameter names, other metadata, a debug section.
+OLD = """HloModule jit_f, entry_computation_layout={(f32[8]{0})->pred[8]{0}}
+
+FileNames
+1 "f.py"
+
+%fused_computation (param_0: f32[8]) -> pred[8] {
+  %param_0 = f32[8]{0} parameter(0)
+  %constant.1 = f32[] constant(0), metadata={op_name="jit(f)/lt" source_file="f.py" source_line=3}
+  %broadcast.2 = f32[8]{0} broadcast(%constant.1), dimensions={}
+  ROOT %compare.18 = pred[8]{0} compare(%param_0, %broadcast.2), direction=LT
+}
+
+ENTRY %main.4 (Arg_0.1: f32[8]) -> pred[8] {
+  %Arg_0.1 = f32[8]{0} parameter(0), metadata={op_name="x"}
+  ROOT %fusion = pred[8]{0} fusion(%Arg_0.1), kind=kLoop, calls=%fused_computation
+}
+"""
+NEW = """HloModule jit_g, entry_computation_layout={(f32[8]{0})->pred[8]{0}}
+
+%fused_computation (param_0.1: f32[8]) -> pred[8] {
+  %param_0.1 = f32[8]{0} parameter(0)
+  %constant.7 = f32[] constant(0), metadata={op_name="jit(f)/lt" source_file="f.py" source_line=3 source_end_line=3}
+  %broadcast.9 = f32[8]{0} broadcast(%constant.7), dimensions={}
+  ROOT %lt.6 = pred[8]{0} compare(%param_0.1, %broadcast.9), direction=LT
+}
+
+ENTRY %main.5 (x.1: f32[8]) -> pred[8] {
+  %x.1 = f32[8]{0} parameter(0)
+  ROOT %fusion.2 = pred[8]{0} fusion(%x.1), kind=kLoop, calls=%fused_computation
+}
+"""
+
+
+def test_the_same_program_named_otherwise_has_one_canonical_text_and_fingerprint():
+    assert hlo.canonical(OLD) == hlo.canonical(NEW)
+    assert hlo.fingerprint(OLD) == hlo.fingerprint(NEW)
+    assert "metadata" not in hlo.canonical(OLD) and "FileNames" not in hlo.canonical(OLD)
+    # Header parameters and the parameter() instructions they name get one name.
+    assert "%v0: f32[8]" in hlo.canonical(OLD) and "%v0 = f32[8]{0} parameter(0)" in hlo.canonical(OLD)
+
+
+def test_a_changed_program_changes_the_fingerprint():
+    changed = NEW.replace("direction=LT", "direction=GT")
+    assert hlo.fingerprint(changed) != hlo.fingerprint(OLD)
+    assert hlo.canonical(changed).count("direction=GT") == 1
+
+
+def test_operations_count_each_opcode_and_fusions_by_kind():
+    ops = hlo.operations(OLD)
+    assert ops == {"parameter": 2, "constant": 1, "broadcast": 1, "compare": 1, "fusion:kLoop": 1}
+    tuple_shaped = "  ROOT %t = (f32[8]{0}, s32[]) tuple(%a, %b)\n"
+    assert hlo.operations(tuple_shaped) == {"tuple": 1}
+
+
+def test_real_compiles_of_one_program_share_a_fingerprint_and_another_shape_does_not():
+    params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    x, y = jnp.zeros((128, 784)), jnp.zeros((128, 10))
+    named = model.update.lower(params, x, y).compile()
+    renamed = jax.jit(lambda p, a, b: model.sgd_update(p, a, b)).lower(params, x, y).compile()
+    smaller = model.update.lower(params, x[:64], y[:64]).compile()
+    facts = compiled_facts(named)
+    assert facts["xla_hlo_fingerprint"] == compiled_facts(renamed)["xla_hlo_fingerprint"]
+    assert facts["xla_hlo_fingerprint"] != compiled_facts(smaller)["xla_hlo_fingerprint"]
+    assert facts["xla_hlo_instructions"] > facts["xla_hlo_fusions"] > 0
