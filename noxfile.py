@@ -38,7 +38,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Check style and common mistakes with ruff, and types with mypy (strict on the core and the results layer)."""
+    """Check style and common mistakes with ruff, and types with mypy (strict on the whole package)."""
     session.install("ruff", "mypy", "pandas-stubs", "numpy", "jax", "scipy")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")

@@ -126,7 +126,7 @@ def pytest_generate_tests(metafunc):
 def pytest_benchmark_update_machine_info(config, machine_info):
     meta = {**header(BENCH), **config.jaxmlp_metadata}  # the file's kind and schema version, with the metadata
     meta["size"] = config.getoption("--size")
-    meta["rounds"] = config.getoption("--rounds")  # None: the size's own
+    meta["rounds_asked"] = config.getoption("--rounds")  # None: the size's own
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
     machine_info[METADATA_KEY] = meta
 

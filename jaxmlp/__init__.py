@@ -7,6 +7,7 @@ They load on first use, so ``import jaxmlp`` pulls in neither JAX nor torch.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 _EXPORTS = {
     # the pure model (jax and numpy only)
@@ -37,7 +38,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'jaxmlp' has no attribute {name!r}")

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any, cast
 
 import jax
 
 from jaxmlp import hlo
 
 
-def enable_x64():
+def enable_x64() -> contextlib.AbstractContextManager[Any]:
     """A context manager that turns on 64-bit types (``jax.enable_x64`` from 0.5, experimental before)."""
     if hasattr(jax, "enable_x64"):
-        return jax.enable_x64(True)
-    from jax.experimental import enable_x64 as _enable_x64  # jax < 0.5
+        return cast(contextlib.AbstractContextManager[Any], jax.enable_x64(True))
+    from jax.experimental import enable_x64 as _enable_x64  # type: ignore[attr-defined]  # jax < 0.5 (gone since)
 
-    return _enable_x64()
+    return cast(contextlib.AbstractContextManager[Any], _enable_x64())
 
 
-def cost_analysis(compiled) -> dict:
+def cost_analysis(compiled: jax.stages.Compiled) -> dict[str, Any]:
     """``Compiled.cost_analysis()`` as a dict: a dict from jax 0.4.38, a one-element list before, maybe None."""
     with contextlib.suppress(Exception):  # documented as best-effort; some backends raise
         costs = compiled.cost_analysis()
@@ -37,7 +38,7 @@ _MEMORY_FIELDS = {
 }
 
 
-def memory_analysis(compiled) -> dict:
+def memory_analysis(compiled: jax.stages.Compiled) -> dict[str, int]:
     """``Compiled.memory_analysis()`` as a dict of byte counts (best-effort: empty where unsupported)."""
     try:
         stats = compiled.memory_analysis()
@@ -50,7 +51,7 @@ def memory_analysis(compiled) -> dict:
     return {key: int(getattr(stats, attr)) for key, attr in _MEMORY_FIELDS.items() if hasattr(stats, attr)}
 
 
-def optimized_hlo(compiled) -> str | None:
+def optimized_hlo(compiled: jax.stages.Compiled) -> str | None:
     """The optimized HLO text of a compiled program (``Compiled.as_text()``), or None where unavailable."""
     try:
         text = compiled.as_text()
@@ -59,7 +60,7 @@ def optimized_hlo(compiled) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
-def compiled_facts(compiled) -> dict:
+def compiled_facts(compiled: jax.stages.Compiled) -> dict[str, Any]:
     """What XLA says about a compiled program: flops, bytes accessed, transcendentals, memory sizes, and the
     fingerprint and size of its optimized HLO (`jaxmlp.hlo`: the same for the same program in any release)."""
     costs = cost_analysis(compiled)

@@ -138,7 +138,9 @@ def test_corrupt_file_inside_a_valid_gzip_is_named(tmp_path):
 def test_missing_file_and_missing_folder(tmp_path):
     source = write_idx_folder(tmp_path / "src", gz=True)
     (source / "t10k-labels-idx1-ubyte.gz").unlink()
-    with pytest.raises(JaxmlpError, match=r"no MNIST IDX files in .*--dataset synthetic"):
+    with pytest.raises(
+        JaxmlpError, match=r"src lacks t10k-labels-idx1-ubyte\[\.gz\] \(has the other 3\).*--dataset synthetic"
+    ):
         data.prepare_mnist(source, cache_dir=tmp_path / "cache")
     with pytest.raises(JaxmlpError, match=r"does not exist: pass --data-dir"):
         data.prepare_mnist(tmp_path / "nowhere", cache_dir=tmp_path / "cache")

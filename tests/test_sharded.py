@@ -195,7 +195,8 @@ def test_jaxmlp_scaling_writes_a_results_file_the_report_shows(tmp_path):
                 "--epochs", "2", "--calls", "2", "--out", str(tmp_path)])  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[1].startswith("N = 1: epoch ") and lines[2].startswith("N = 2: epoch ")
+    assert lines[1].startswith("Time limit of each process: 900 s for the first")
+    assert lines[2].startswith("N = 1: epoch ") and lines[3].startswith("N = 2: epoch ")
     (saved,) = tmp_path.glob("scaling-*-cpu.json")
     assert f"Saved {saved}" in done.stdout and "SYNTHETIC" in done.stdout
     done = run(["-m", "jaxmlp", "report", "--results", str(tmp_path), "--out", str(tmp_path / "report")])

@@ -12,6 +12,7 @@ Plain Python (argparse only): the noxfile uses `bench_session` too.
 from __future__ import annotations
 
 import argparse
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,7 +46,7 @@ class Option:
     default: Any = None
     type: Callable[[str], Any] | None = None
     choices: Sequence[str] | None = None
-    action: str | type[argparse.Action] | None = None
+    action: str | builtins.type[argparse.Action] | None = None  # builtins: the field `type` shadows the name
     metavar: str | None = None
     nargs: str | None = None
     base: Option | None = field(default=None, compare=False, repr=False)  # the shared option this one adapts

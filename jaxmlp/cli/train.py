@@ -7,7 +7,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,7 +50,8 @@ def cpu_only_if_asked(backend: str | None) -> None:
     if backend == "cpu" and not os.environ.get("JAX_PLATFORMS"):
         import jax
 
-        jax.config.update("jax_platforms", "cpu")  # don't start (and fill) a GPU we won't use
+        # Don't start (and fill) a GPU we won't use. (The ignore: jax's Config.update is unannotated.)
+        jax.config.update("jax_platforms", "cpu")  # type: ignore[no-untyped-call]
 
 
 def progress_bar(enabled: bool | None) -> Callable[[Iterable[Any], int], Iterable[Any]]:
@@ -58,7 +59,8 @@ def progress_bar(enabled: bool | None) -> Callable[[Iterable[Any], int], Iterabl
 
     def wrap(iterable: Iterable[Any], total: int) -> Iterable[Any]:
         # disable=None: shown on a terminal, silent in logs.
-        return tqdm(iterable, total=total, disable=None if enabled is None else not enabled, leave=False, unit="batch")
+        bar = tqdm(iterable, total=total, disable=None if enabled is None else not enabled, leave=False, unit="batch")
+        return cast(Iterable[Any], bar)
 
     return wrap
 

@@ -141,7 +141,8 @@ def bisect(
         ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
         medians = {name: statistics.median(samples[name]) for name in names}
 
-        def record(decision: str, names=names, medians=medians, steps=steps, ends=ends) -> None:  # this probe's
+        def record(decision: str, names: list[str] = names, medians: dict[str, float] = medians,
+                   steps: tuple[Step, ...] = steps, ends: Step = ends) -> None:  # this probe's  # fmt: skip
             probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, decision))
             if progress is not None:
                 progress(probes[-1])

@@ -10,12 +10,16 @@ import socket
 import subprocess
 from importlib import metadata as _importlib_metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import BACKENDS
 
+if TYPE_CHECKING:
+    import jax
 
-def select_device(backend: str | None):
+
+def select_device(backend: str | None) -> jax.Device:
     """This process's first device of ``backend`` ("cpu", "gpu"), or of JAX's default backend when None (in a
     `jax.distributed` run, the first device this process owns)."""
     import jax
@@ -75,7 +79,7 @@ def git_commit() -> str | None:
     return commit + ("+dirty" if dirty else "")
 
 
-def metadata(device=None) -> dict:
+def metadata(device: jax.Device | None = None) -> dict[str, Any]:
     """Versions, machine, device and flags: what makes two numbers comparable."""
     meta = {
         "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -103,9 +107,10 @@ def metadata(device=None) -> dict:
             backend=device.platform,
             device_kind=device.device_kind,
             device=str(device),
-            jax_enable_x64=bool(jax.config.jax_enable_x64),
+            # jax's Config gets its flags as attributes at runtime: its stubs lack them, hence the ignores
+            jax_enable_x64=bool(jax.config.jax_enable_x64),  # type: ignore[attr-defined]
             # "default" lets a GPU use TF32 for float32 matmuls; "highest" is float32 throughout
-            jax_default_matmul_precision=str(jax.config.jax_default_matmul_precision or "default"),
-            compilation_cache_dir=jax.config.jax_compilation_cache_dir or "",
+            jax_default_matmul_precision=str(jax.config.jax_default_matmul_precision or "default"),  # type: ignore[attr-defined]
+            compilation_cache_dir=jax.config.jax_compilation_cache_dir or "",  # type: ignore[attr-defined]
         )
     return meta

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Iterable, Sequence
+from typing import cast
 
 import jax
 import jax.numpy as jnp
@@ -19,24 +21,26 @@ import numpy as np
 from jaxmlp.model import LAYER_SIZES
 
 
-def matmul(a, b):
+def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
     return a @ b
 
 
-def matmul_flops_per_second(device, n: int = 2048, repeats: int = 10) -> float:
+def matmul_flops_per_second(device: jax.Device, n: int = 2048, repeats: int = 10) -> float:
     """Median float32 FLOP/s of an ``n x n`` jitted matmul on ``device`` (compiled and warmed up first)."""
     a = jax.device_put(jnp.asarray(np.random.default_rng(0).standard_normal((n, n)), jnp.float32), device)
     f = jax.jit(matmul).lower(a, a).compile()
-    jax.block_until_ready(f(a, a))
+    jax.block_until_ready(f(a, a))  # type: ignore[no-untyped-call]  # unannotated in jax
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        jax.block_until_ready(f(a, a))
+        jax.block_until_ready(f(a, a))  # type: ignore[no-untyped-call]  # unannotated in jax
         times.append(time.perf_counter() - start)
     return 2 * n**3 / statistics.median(times)
 
 
-def step_gemm_shapes(batch_size: int, sizes=LAYER_SIZES) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+def step_gemm_shapes(
+    batch_size: int, sizes: Sequence[int] = LAYER_SIZES
+) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """The (lhs, rhs) shapes of every matrix product in one update step at ``batch_size``.
 
     Forward ``a @ w.T`` per layer; weight gradients ``d.T @ a`` per layer; input
@@ -51,14 +55,14 @@ def step_gemm_shapes(batch_size: int, sizes=LAYER_SIZES) -> list[tuple[tuple[int
     return shapes
 
 
-def gemm_flops(shapes) -> int:
+def gemm_flops(shapes: Iterable[tuple[tuple[int, int], tuple[int, int]]]) -> int:
     return sum(2 * a[0] * a[1] * b[1] for a, b in shapes)
 
 
-def _step_gemms(weights, xs):
+def _step_gemms(weights: Sequence[jax.Array], xs: jax.Array) -> jax.Array:
     """For each batch in ``xs`` ``(S, B, 784)``, the step's matrix products (and nothing else)."""
 
-    def body(carry, x):
+    def body(carry: jax.Array, x: jax.Array) -> tuple[jax.Array, None]:
         a, acc = x, carry
         activations = []
         for w in weights:  # forward
@@ -71,7 +75,7 @@ def _step_gemms(weights, xs):
                 d = d @ w  # input gradient
         return acc, None
 
-    return jax.lax.scan(body, jnp.float32(0), xs)[0]
+    return cast(jax.Array, jax.lax.scan(body, jnp.float32(0), xs)[0])
 
 
 step_gemms = jax.jit(_step_gemms)

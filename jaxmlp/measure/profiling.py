@@ -13,11 +13,16 @@ import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import jax
 
 from jaxmlp.registry import ONE_PROGRAM
+
+if TYPE_CHECKING:
+    from jaxmlp.model import Params
+    from jaxmlp.pipelines.epochs import Epoch
+    from jaxmlp.pipelines.steps import CompiledStep
 
 STEP_NAME = "train"
 
@@ -29,7 +34,7 @@ class Capture(NamedTuple):
     seconds: float
 
 
-def annotated_steps(batches: Iterable, limit: int, first_step: int = 0) -> Iterator:
+def annotated_steps(batches: Iterable[Any], limit: int, first_step: int = 0) -> Iterator[Any]:
     """Yield at most ``limit`` batches, each step marked: fetch in "load", the consumer's work in "compute"."""
     iterator = iter(batches)
     for step_num in range(first_step, first_step + limit):
@@ -42,11 +47,13 @@ def annotated_steps(batches: Iterable, limit: int, first_step: int = 0) -> Itera
                 yield batch  # the step loop dispatches this batch's step before asking for the next
 
 
-def limited(batches: Iterable, limit: int) -> Iterator:
+def limited(batches: Iterable[Any], limit: int) -> Iterator[Any]:
     return itertools.islice(batches, limit)
 
 
-def run_steps(epoch, params, steps: int, wrap) -> tuple[object, int]:
+def run_steps(
+    epoch: Epoch, params: Params, steps: int, wrap: Callable[[Iterable[Any], int, int], Iterable[Any]]
+) -> tuple[Params, int]:
     """Run ``steps`` steps of ``epoch`` (over as many epochs as it takes); ``wrap(batches, limit, done)``."""
     done = 0
     while done < steps:
@@ -56,7 +63,11 @@ def run_steps(epoch, params, steps: int, wrap) -> tuple[object, int]:
             done += 1
         else:
             limit = min(steps - done, epoch.n_steps)
-            params = epoch(params, lambda batches, _total, limit=limit, done=done: wrap(batches, limit, done))
+
+            def progress(batches: Iterable[Any], _total: int, limit: int = limit, done: int = done) -> Iterable[Any]:
+                return wrap(batches, limit, done)
+
+            params = epoch(params, progress)
             done += limit
     return params, done
 
@@ -64,14 +75,15 @@ def run_steps(epoch, params, steps: int, wrap) -> tuple[object, int]:
 class _Synced:
     """A step that returns only once its result is ready."""
 
-    def __init__(self, step):
+    def __init__(self, step: Callable[[Params, Any, Any], Params]):
         self.step = step
 
-    def __call__(self, params, x, y):
-        return jax.block_until_ready(self.step(params, x, y))
+    def __call__(self, params: Params, x: Any, y: Any) -> Params:
+        ready = jax.block_until_ready(self.step(params, x, y))  # type: ignore[no-untyped-call]  # unannotated in jax
+        return cast("Params", ready)
 
 
-def capture(epoch, params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
+def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
     """Warm up (compile, caches, workers), then trace ``steps`` annotated steps into ``run_dir()``, a new folder
     made once the warm-up is done (the caller names it: `jaxmlp.results.store.new_trace_run`).
 
@@ -83,12 +95,12 @@ def capture(epoch, params, *, steps: int, run_dir: Callable[[], Path], warmup_st
     folder = run_dir()
     # Each traced step waits for its own result, so that a step's time in the trace is the time the step
     # took rather than the time to dispatch it (with asynchronous dispatch the host runs ahead).
-    step, epoch.step = epoch.step, _Synced(epoch.step)
+    step, epoch.step = epoch.step, cast("CompiledStep", _Synced(epoch.step))  # stands in for its calls only
     start = time.perf_counter()
     try:
         with jax.profiler.trace(str(folder)):
             params, done = run_steps(epoch, params, steps, annotated_steps)
-            jax.block_until_ready(params)
+            jax.block_until_ready(params)  # type: ignore[no-untyped-call]  # unannotated in jax
     finally:
         epoch.step = step
     seconds = time.perf_counter() - start

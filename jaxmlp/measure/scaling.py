@@ -119,7 +119,9 @@ def run(devices: tuple[int, ...], settings: Scaling, progress: Callable[[str], N
     `workers.FIRST_SECONDS` for the first and `workers.time_limit` of those before), each checked against the
     one-device scan. Returns the results and a line for each device count that failed: one failing does not lose
     the others."""
-    results, failures, took = [], [], []
+    results: list[ProcessResult] = []
+    failures: list[str] = []
+    took: list[float] = []
     for n in devices:
         limit = workers.time_limit(timeout, took) if took or timeout else workers.FIRST_SECONDS
         start = time.monotonic()

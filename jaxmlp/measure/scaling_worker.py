@@ -9,11 +9,15 @@ params against the one-device ``scan`` epoch; it prints one `ProcessResult` as i
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, cast
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.scaling import Scaling
 from jaxmlp.measure.workers import serve
+
+if TYPE_CHECKING:
+    from jaxmlp.pipelines.epochs import _ShardedEpoch
 
 
 def measure_devices(settings: Scaling) -> ProcessResult:
@@ -36,7 +40,7 @@ def measure_devices(settings: Scaling) -> ProcessResult:
     with jax.default_device(device):
         params = init_network_params(LAYER_SIZES, jax.random.PRNGKey(0))
         reference = make_epoch("scan", train, batch_size=batch_size, device=device)(params)
-        epoch = make_epoch("sharded", train, batch_size=batch_size, device=device)
+        epoch = cast("_ShardedEpoch", make_epoch("sharded", train, batch_size=batch_size, device=device))
         params = epoch.place(params)  # once: every timed call starts from the same replicated params
         step, step_args = epoch.sharded_step(params)
         times = {

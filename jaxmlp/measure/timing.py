@@ -11,10 +11,10 @@ _COMPILE_EVENT_PREFIX = "/jax/core/compile/"
 _active: list[list[float]] = []
 
 
-def _on_event_duration(event: str, duration: float, **_kwargs) -> None:
+def _on_event_duration(event: str, duration_secs: float, **_kwargs: str | int) -> None:
     if event.startswith(_COMPILE_EVENT_PREFIX):
         for sink in _active:
-            sink.append(duration)
+            sink.append(duration_secs)
 
 
 # One listener for the process (jax.monitoring has no public way to remove one);

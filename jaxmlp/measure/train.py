@@ -8,11 +8,15 @@ import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, TRAIN_EPOCH, WORKER_PIPELINES
+
+if TYPE_CHECKING:
+    from jaxmlp.model import Params
+    from jaxmlp.pipelines.data import Datasets
 
 
 @dataclass(frozen=True)
@@ -81,23 +85,23 @@ class EpochRecord(NamedTuple):
 
 
 class TrainResult(NamedTuple):
-    params: list
+    params: Params
     records: list[EpochRecord]
-    metadata: dict  # versions, device, flags, commit (`jaxmlp.measure.environment.metadata`)
+    metadata: dict[str, Any]  # versions, device, flags, commit (`jaxmlp.measure.environment.metadata`)
 
 
-def _finite_or_none(x) -> float | None:
+def _finite_or_none(x: Any) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
 
 
 def train(
     config: TrainConfig,
-    datasets,
+    datasets: Datasets,
     *,
-    on_start: Callable[[dict, float], None] | None = None,
+    on_start: Callable[[dict[str, Any], float], None] | None = None,
     on_epoch: Callable[[EpochRecord], None] | None = None,
-    progress: Callable[[Iterable, int], Iterable] | None = None,
+    progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
 ) -> TrainResult:
     """Train the tutorial's MLP on ``datasets`` (`jaxmlp.pipelines.data.Datasets`) as ``config`` says.
 
@@ -114,7 +118,8 @@ def train(
     from jaxmlp.measure.environment import metadata, select_device
     from jaxmlp.measure.timing import compile_seconds
     from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot
-    from jaxmlp.pipelines.epochs import as_arrays, make_epoch
+    from jaxmlp.pipelines.epochs import make_epoch
+    from jaxmlp.pipelines.loaders import as_arrays
 
     validate_config(config)
     n_train = len(datasets.train)
@@ -177,7 +182,7 @@ def steady_state_seconds(records: list[EpochRecord]) -> float:
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
-def to_rows(config: TrainConfig, datasets, result: TrainResult) -> list[dict]:
+def to_rows(config: TrainConfig, datasets: Datasets, result: TrainResult) -> list[dict[str, Any]]:
     """Flat, JSON-ready rows: one per epoch, each with the settings, the data's origin and the metadata."""
     settings = {f"config_{k}": v for k, v in dataclasses.asdict(config).items()}
     origin = {"dataset": datasets.name, "data_source": datasets.source}

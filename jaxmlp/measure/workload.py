@@ -14,11 +14,12 @@ built-in workloads (`builtin`) are written so: an epoch of a sweep pipeline, and
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ class Workload:
     name: str
     fn: Callable[..., Any]
     args: tuple[Any, ...]
-    compile: Callable[[], None] | None = None
+    compile: Callable[[], object] | None = None
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -82,7 +83,7 @@ def load_make(spec: str) -> Callable[[], Any]:
         raise
     except Exception as e:
         raise JaxmlpError(f"workload {spec!r} failed to import: {type(e).__name__}: {e}") from None
-    make = getattr(module, attribute, None)
+    make: object = getattr(module, attribute, None)
     if not callable(make):
         raise JaxmlpError(f"workload {spec!r}: {where} defines no function {attribute}")
     return make
@@ -117,13 +118,20 @@ def output_of(result: Any, name: str) -> Output:
     for leaf in leaves:
         values = np.asarray(leaf)
         flat = values.astype(np.float64).ravel()
-        picks = np.linspace(0, flat.size - 1, min(Leaf.SAMPLED, flat.size)).astype(int) if flat.size else []
+        picks: Sequence[int] | np.ndarray = (
+            np.linspace(0, flat.size - 1, min(Leaf.SAMPLED, flat.size)).astype(int) if flat.size else []
+        )
         out.append(Leaf(tuple(int(n) for n in values.shape), str(values.dtype), tuple(float(flat[i]) for i in picks),
                         float(flat.sum()), float(np.abs(flat).sum())))  # fmt: skip
     return Output(tuple(out))
 
 
-def measure(workload: Workload, calls: int, timed: Callable | None = None, clock=time.perf_counter) -> WorkloadTimes:
+def measure(
+    workload: Workload,
+    calls: int,
+    timed: Callable[[Callable[[], Any]], tuple[Any, float]] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> WorkloadTimes:
     """Compile ``workload`` once (timed apart), then time ``calls`` calls, each ending in `block_until_ready`.
 
     ``timed(fn) -> (result, seconds)`` times one call (the sweep passes its test hook); by default the clock
@@ -131,27 +139,29 @@ def measure(workload: Workload, calls: int, timed: Callable | None = None, clock
     """
     import jax
 
-    def plain(fn):
+    def plain(fn: Callable[[], Any]) -> tuple[Any, float]:
         start = clock()
         result = fn()
         return result, clock() - start
 
     timed = timed or plain
-    jax.clear_caches()  # an earlier workload may have compiled the same program: measure a real compile
+    # An earlier workload may have compiled the same program: measure a real compile. (The ignores here: jax's
+    # clear_caches and block_until_ready are unannotated.)
+    jax.clear_caches()  # type: ignore[no-untyped-call]
     try:
         start = clock()
         if workload.compile is None:
             executable = jax.jit(workload.fn).lower(*workload.args).compile()
             compile_seconds = clock() - start
 
-            def call():
-                return jax.block_until_ready(executable(*workload.args))
+            def call() -> Any:
+                return jax.block_until_ready(executable(*workload.args))  # type: ignore[no-untyped-call]
         else:
             workload.compile()
             compile_seconds = clock() - start
 
-            def call():
-                return jax.block_until_ready(workload.fn(*workload.args))
+            def call() -> Any:
+                return jax.block_until_ready(workload.fn(*workload.args))  # type: ignore[no-untyped-call]
 
         seconds, result = [], None
         for _ in range(calls):
@@ -168,7 +178,7 @@ def measure(workload: Workload, calls: int, timed: Callable | None = None, clock
 # --- the built-in workloads: the MLP's epochs and its step, instances of the same contract ---------------------
 
 
-def builtin(names=SWEEP_WORKLOADS, train=None, batch_size: int = BATCH_SIZE) -> list[Workload]:
+def builtin(names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE) -> list[Workload]:
     """The tutorial's MLP as workloads over a training split (``train``, from `jaxmlp.pipelines.mnist.load_arrays`):
     an epoch of each sweep pipeline (one call is one epoch, `jaxmlp.pipelines.epochs.make_epoch`, the definition
     training and the benchmarks use) and the jitted SGD step on one batch (``step``). Parameters are drawn by
@@ -178,7 +188,8 @@ def builtin(names=SWEEP_WORKLOADS, train=None, batch_size: int = BATCH_SIZE) -> 
     import numpy as np
 
     from jaxmlp.model import LAYER_SIZES, one_hot
-    from jaxmlp.pipelines.epochs import CompiledStep, make_epoch
+    from jaxmlp.pipelines.epochs import make_epoch
+    from jaxmlp.pipelines.steps import CompiledStep
 
     unknown = sorted(set(names) - set(SWEEP_WORKLOADS))
     if unknown:
@@ -195,10 +206,12 @@ def builtin(names=SWEEP_WORKLOADS, train=None, batch_size: int = BATCH_SIZE) -> 
     for name in names:
         if name in SWEEP_PIPELINES:
             epoch = make_epoch(name, train, batch_size=batch_size, device=device)
-            workloads.append(Workload(name, epoch, (params,), lambda epoch=epoch: epoch.compile(params)))
+            workloads.append(Workload(name, epoch, (params,), functools.partial(epoch.compile, params)))
         else:
             step = CompiledStep()
             x = jax.device_put(np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1), device)
             y = jax.device_put(one_hot(np.asarray(train.targets[:batch_size]), 10), device)
-            workloads.append(Workload(name, step, (params, x, y), lambda step=step: step.compile(params, [batch_size])))
+            workloads.append(
+                Workload(name, step, (params, x, y), functools.partial(step.compile, params, [batch_size]))
+            )
     return workloads

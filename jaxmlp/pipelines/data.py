@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -23,7 +24,6 @@ from torch.utils import data
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data module's public names)
-    DATASETS,
     MNIST_FILES,
     check_idx,
     find_idx_files,
@@ -31,12 +31,12 @@ from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data modul
     resolve_data_dir,
     synthetic_arrays,
 )
-from jaxmlp.registry import SYNTHETIC, SYNTHETIC_LABEL
+from jaxmlp.registry import DATASETS, SYNTHETIC, SYNTHETIC_LABEL
 
 # --- the tutorial's shim --------------------------------------------------------
 
 
-def _to_numpy(tree):
+def _to_numpy(tree: Any) -> Any:
     if isinstance(tree, torch.Tensor):
         return tree.numpy()
     if isinstance(tree, (list, tuple)):
@@ -46,12 +46,12 @@ def _to_numpy(tree):
     return np.asarray(tree)
 
 
-def numpy_collate(batch):
+def numpy_collate(batch: Any) -> Any:
     """torch's default collate, with every leaf turned into a numpy array."""
     return _to_numpy(data.default_collate(batch))
 
 
-class NumpyLoader(data.DataLoader):
+class NumpyLoader(data.DataLoader):  # type: ignore[misc]  # torch is untyped in the lint environment
     """A `DataLoader` whose batches are numpy arrays (the tutorial's shim).
 
     Extra keyword arguments (``multiprocessing_context``, ``persistent_workers``,
@@ -60,18 +60,18 @@ class NumpyLoader(data.DataLoader):
 
     def __init__(
         self,
-        dataset,
-        batch_size=1,
-        shuffle=False,
-        sampler=None,
-        batch_sampler=None,
-        num_workers=0,
-        pin_memory=False,
-        drop_last=False,
-        timeout=0,
-        worker_init_fn=None,
-        **kwargs,
-    ):
+        dataset: Any,
+        batch_size: int | None = 1,
+        shuffle: bool | None = False,
+        sampler: Any = None,
+        batch_sampler: Any = None,
+        num_workers: int = 0,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(
             dataset,
             batch_size=batch_size,
@@ -91,38 +91,38 @@ class NumpyLoader(data.DataLoader):
 class FlattenAndCast:
     """Image -> flat ``(784,)`` float32 vector. Pixels stay 0-255, as in the tutorial."""
 
-    def __call__(self, pic):
+    def __call__(self, pic: Any) -> np.ndarray:
         return np.ravel(np.array(pic, dtype=np.float32))
 
 
-class BatchReads(data.Dataset):
+class BatchReads(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
     """A split read a batch at a time: the DataLoader hands `__getitems__` a batch's indices and gets back
     ``(images (B, 784) float32, labels (B,) int64)``, the values that `FlattenAndCast` and the collate make one
     sample at a time. ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets`` tensors, like torchvision's
     `MNIST`."""
 
-    def __init__(self, dataset):
+    def __init__(self, dataset: Any):
         self.data = dataset.data
         self.targets = dataset.targets
 
     def __len__(self) -> int:
         return len(self.data)
 
-    def __getitem__(self, index: int):
+    def __getitem__(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         images, labels = self.__getitems__([index])
         return images[0], labels[0]
 
-    def __getitems__(self, indices):
+    def __getitems__(self, indices: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         index = torch.as_tensor(indices)
         return self.data[index].reshape(len(index), -1).numpy().astype(np.float32), self.targets[index].numpy()
 
 
-def whole_batch(batch):
+def whole_batch(batch: Any) -> Any:
     """The collate of `BatchReads`: its batch is already made."""
     return batch
 
 
-def make_loader(dataset, batch_size: int, workers: int = 0, *, batch_reads: bool = False) -> data.DataLoader:
+def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads: bool = False) -> data.DataLoader:
     """The tutorial's loader (`NumpyLoader`): in order, no shuffling, the last batch kept even if smaller.
 
     With workers, they are spawned (forking a process that runs JAX can deadlock)
@@ -131,7 +131,7 @@ def make_loader(dataset, batch_size: int, workers: int = 0, *, batch_reads: bool
     (`BatchReads`): what the per-sample ``__getitem__`` and collate cost, without
     leaving PyTorch.
     """
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     if workers:
         kwargs.update(num_workers=workers, multiprocessing_context="spawn", persistent_workers=True)
     if batch_reads:
@@ -142,21 +142,23 @@ def make_loader(dataset, batch_size: int, workers: int = 0, *, batch_reads: bool
 # --- synthetic data ------------------------------------------------------------
 
 
-class SyntheticMNIST(data.Dataset):
+class SyntheticMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
     """MNIST-shaped, deterministic and learnable digits that are NOT MNIST (`jaxmlp.pipelines.mnist.synthetic_arrays`).
 
     Like torchvision's `MNIST`, it has ``data`` (uint8, N x 28 x 28) and
     ``targets`` (int64) tensors and returns PIL images.
     """
 
-    def __init__(self, train: bool = True, size: int | None = None, transform=None, seed: int = 0):
+    def __init__(
+        self, train: bool = True, size: int | None = None, transform: Callable[[Any], Any] | None = None, seed: int = 0
+    ):
         images, targets = synthetic_arrays(train, size, seed)
         self.data = torch.from_numpy(images)
         self.targets = torch.from_numpy(targets)
         self.train = train
         self.transform = transform
 
-    def __getitem__(self, index: int):
+    def __getitem__(self, index: int) -> tuple[Any, int]:
         img = Image.fromarray(self.data[index].numpy(), mode="L")
         if self.transform is not None:
             img = self.transform(img)
@@ -184,7 +186,7 @@ class Datasets:
 
 def load_datasets(
     name: str = "mnist",
-    data_dir: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
     download: bool = False,
     synthetic_sizes: Sequence[int] = (60000, 10000),
     limit: int | None = None,
@@ -210,7 +212,7 @@ def load_datasets(
     return dataclasses.replace(datasets, source=f"{datasets.source}, first {limit} training images")
 
 
-def _mnist(data_dir, download: bool) -> Datasets:
+def _mnist(data_dir: str | os.PathLike[str] | None, download: bool) -> Datasets:
     from torchvision.datasets import MNIST
 
     folder = resolve_data_dir(data_dir)

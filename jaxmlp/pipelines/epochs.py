@@ -30,7 +30,8 @@ may stop right after it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any, cast
 
 import jax
 import numpy as np
@@ -53,6 +54,9 @@ from jaxmlp.pipelines.steps import (
 from jaxmlp.registry import LOADER_PIPELINES, PIPELINES
 
 # --- building an epoch for a pipeline ---------------------------------------------
+
+Progress = Callable[[Iterable[Any], int], Iterable[Any]]
+"""``progress(batches, total)``: what may wrap the batches of an epoch as its step loop consumes them."""
 
 
 class Epoch:
@@ -79,15 +83,16 @@ class Epoch:
         per_size = {size: self.step.flops(size) for size in self.sizes}
         if any(f is None for f in per_size.values()):
             return None
-        total = n_full * per_size[self.batch_size]
+        known = cast(dict[int, float], per_size)  # none of them None
+        total = n_full * known[self.batch_size]
         if self.n_samples % self.batch_size:
-            total += per_size[self.n_samples % self.batch_size]
+            total += known[self.n_samples % self.batch_size]
         return float(total)
 
     def compile(self, params: Params) -> float:
         return self.step.compile(params, self.sizes)
 
-    def facts(self) -> dict:
+    def facts(self) -> dict[str, Any]:
         """What XLA says about the programs this epoch runs (the step at full batch size)."""
         return self.step.facts(self.batch_size)
 
@@ -101,7 +106,7 @@ class Epoch:
         """Params this process can evaluate on its own device (the sharded epoch's are spread over a mesh)."""
         return params
 
-    def __call__(self, params: Params, progress: Callable | None = None) -> Params:
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         """One epoch; returns once the new params are ready.
 
         ``progress(batches, total)`` may wrap the iterable of batches as the step
@@ -112,23 +117,31 @@ class Epoch:
         raise NotImplementedError
 
 
-def _wrap(progress, iterable, total):
+def _wrap(progress: Progress | None, iterable: Iterable[Any], total: int) -> Iterable[Any]:
     return iterable if progress is None else progress(iterable, total)
 
 
 class _LoaderEpoch(Epoch):
     """The tutorial's epoch: host batches from a loader (`make_loader`), one-hot per batch, one step each."""
 
-    def __init__(self, pipeline, dataset, batch_size, step_size, workers):
+    def __init__(self, pipeline: str, dataset: Any, batch_size: int, step_size: float, workers: int):
         super().__init__(pipeline, len(dataset), batch_size, step_size)
         self.loader = make_loader(pipeline, dataset, batch_size, workers)
 
-    def __call__(self, params, progress=None):
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         return seed_epoch(params, _wrap(progress, self.loader, self.n_steps), self.step)
 
 
 class _ArrayEpoch(Epoch):
-    def __init__(self, pipeline, images, labels, batch_size, step_size, device):
+    def __init__(
+        self,
+        pipeline: str,
+        images: np.ndarray,
+        labels: np.ndarray,
+        batch_size: int,
+        step_size: float,
+        device: jax.Device,
+    ):
         super().__init__(pipeline, len(images), batch_size, step_size)
         self.device = device
         self.images = np.ascontiguousarray(images, dtype=np.float32)
@@ -137,7 +150,7 @@ class _ArrayEpoch(Epoch):
 
 
 class _BatchedEpoch(_ArrayEpoch):
-    def __call__(self, params, progress=None):
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         batches = ((self.images[s], self.targets[s]) for s in self.batches)
         return run_steps(params, _wrap(progress, batches, self.n_steps), self.step)
 
@@ -145,52 +158,53 @@ class _BatchedEpoch(_ArrayEpoch):
 class _PrefetchEpoch(_ArrayEpoch):
     depth = 2
 
-    def __call__(self, params, progress=None):
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         batches = device_batches(self.images, self.targets, self.batches, self.device, self.depth)
         return run_steps(params, _wrap(progress, batches, self.n_steps), self.step)
 
 
 class _ScanEpoch(_ArrayEpoch):
-    def __init__(self, *args):
+    def __init__(self, *args: Any):
         super().__init__(*args)
         n_full = self.n_samples // self.batch_size
         cut = n_full * self.batch_size
         shape = (n_full, self.batch_size)
         self.xs = self._batches(self.images[:cut].reshape(*shape, -1))
         self.ys = self._batches(self.targets[:cut].reshape(*shape, -1))
-        self.remainder = None
+        self.remainder: tuple[jax.Array, jax.Array] | None = None
         if cut < self.n_samples:
             self.remainder = (self._whole(self.images[cut:]), self._whole(self.targets[cut:]))
-        self.scan = None
-        self.last_step: Callable | None = None  # the smaller last batch's step, where not `step`
+        self.scan: jax.stages.Compiled | None = None
+        self.last_step: Callable[..., Params] | None = None  # the smaller last batch's step, where not `step`
 
-    def _batches(self, array: np.ndarray):
+    def _batches(self, array: np.ndarray) -> jax.Array:
         """The epoch's full batches ``(S, B, ...)`` on the device(s)."""
-        return jax.device_put(array, self.device)
+        return cast(jax.Array, jax.device_put(array, self.device))
 
-    def _whole(self, array: np.ndarray):
-        return jax.device_put(array, self.device)
+    def _whole(self, array: np.ndarray) -> jax.Array:
+        return cast(jax.Array, jax.device_put(array, self.device))
 
-    def _compile_scan(self, params):
+    def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         return scan_steps.lower(params, self.xs, self.ys, self.step_size).compile()
 
-    def compile(self, params):
+    def compile(self, params: Params) -> float:
         seconds = super().compile(params)
         start = time.perf_counter()
         self.scan = self._compile_scan(params)
         return seconds + time.perf_counter() - start
 
-    def __call__(self, params, progress=None):
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         if self.scan is None:
             self.compile(params)
         return scan_epoch(params, self.xs, self.ys, self.remainder, self._run_scan, self.last_step or self.step)
 
-    def facts(self):
+    def facts(self) -> dict[str, Any]:
         scan = {} if self.scan is None else compiled_facts(self.scan)
         return {**super().facts(), **{key.replace("xla_", "xla_scan_", 1): v for key, v in scan.items()}}
 
-    def _run_scan(self, params, xs, ys):
-        return self.scan(params, xs, ys, self.step_size)
+    def _run_scan(self, params: Params, xs: jax.Array, ys: jax.Array) -> Params:
+        assert self.scan is not None  # compiled by __call__ first
+        return cast(Params, self.scan(params, xs, ys, self.step_size))
 
 
 MESH_AXIS = "data"
@@ -212,48 +226,59 @@ class _ShardedEpoch(_ScanEpoch):
     replicated; the scan and the last step jitted with those shardings (XLA all-reduces the gradients). Built
     from the whole split on every process: each process places only its own devices' shards."""
 
-    def __init__(self, pipeline, images, labels, batch_size, step_size, device):
+    def __init__(
+        self,
+        pipeline: str,
+        images: np.ndarray,
+        labels: np.ndarray,
+        batch_size: int,
+        step_size: float,
+        device: jax.Device,
+    ):
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
         self.devices = jax.devices(device.platform)  # every process's, in a distributed run
         check_divides(batch_size, len(self.devices))
         self.mesh = Mesh(np.array(self.devices), (MESH_AXIS,))
-        self.replicated = NamedSharding(self.mesh, PartitionSpec())
-        self.by_batch = NamedSharding(self.mesh, PartitionSpec(None, MESH_AXIS))
+        # jax's PartitionSpec is unannotated, hence the ignores
+        self.replicated = NamedSharding(self.mesh, PartitionSpec())  # type: ignore[no-untyped-call]
+        self.by_batch = NamedSharding(self.mesh, PartitionSpec(None, MESH_AXIS))  # type: ignore[no-untyped-call]
         super().__init__(pipeline, images, labels, batch_size, step_size, device)
 
     @staticmethod
-    def _placed(array: np.ndarray, sharding):
+    def _placed(array: np.ndarray, sharding: jax.sharding.Sharding) -> jax.Array:
         return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
 
-    def _batches(self, array):
+    def _batches(self, array: np.ndarray) -> jax.Array:
         return self._placed(array, self.by_batch)
 
-    def _whole(self, array):
+    def _whole(self, array: np.ndarray) -> jax.Array:
         return self._placed(array, self.replicated)
 
     def place(self, params: Params) -> Params:
         """``params`` replicated over the mesh (those from the previous epoch already are)."""
         if all(getattr(leaf, "sharding", None) == self.replicated for leaf in jax.tree_util.tree_leaves(params)):
             return params
-        return jax.tree_util.tree_map(lambda leaf: self._placed(np.asarray(leaf), self.replicated), params)
+        return cast(
+            Params, jax.tree_util.tree_map(lambda leaf: self._placed(np.asarray(leaf), self.replicated), params)
+        )
 
     def local(self, params: Params) -> Params:
         """This process's copy of replicated ``params`` (host arrays), for evaluating and saving."""
-        return jax.tree_util.tree_map(lambda leaf: np.asarray(leaf.addressable_data(0)), params)
+        return cast(Params, jax.tree_util.tree_map(lambda leaf: np.asarray(leaf.addressable_data(0)), params))
 
-    def sharded_step(self, params: Params) -> tuple[Callable, tuple]:
+    def sharded_step(self, params: Params) -> tuple[Callable[..., Params], tuple[Any, ...]]:
         """One full batch's data-parallel SGD step: (the step jitted with its shardings, its arguments: params
         replicated, the first batch split along its rows)."""
         from jax.sharding import NamedSharding, PartitionSpec
 
-        rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))
+        rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))  # type: ignore[no-untyped-call]  # unannotated in jax
         x, y = (self._placed(a[: self.batch_size], rows) for a in (self.images, self.targets))
         rep = self.replicated
         step = jax.jit(sgd_update, in_shardings=(rep, rows, rows, rep), out_shardings=rep)
         return step, (self.place(params), x, y, self.step_size)
 
-    def _compile_scan(self, params):
+    def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         params = self.place(params)
         rep, batches = self.replicated, self.by_batch
         scan = jax.jit(sgd_scan, in_shardings=(rep, batches, batches, rep), out_shardings=rep)
@@ -263,7 +288,7 @@ class _ShardedEpoch(_ScanEpoch):
             self.last_step = lambda p, x, y: tail(p, x, y, self.step_size)
         return scan.lower(params, self.xs, self.ys, self.step_size).compile()
 
-    def compile(self, params):
+    def compile(self, params: Params) -> float:
         """The sharded programs' compile time. The one-device step is compiled too, untimed: its cost analysis
         gives the epoch's FLOPs (the sharded epoch never runs it)."""
         self.step.compile(self.local(params), self.sizes)  # on one device, whatever the params' placement
@@ -271,18 +296,18 @@ class _ShardedEpoch(_ScanEpoch):
         self.scan = self._compile_scan(params)
         return time.perf_counter() - start
 
-    def __call__(self, params, progress=None):
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         return super().__call__(self.place(params), progress)
 
 
 def make_epoch(
     pipeline: str,
-    dataset,
+    dataset: Any,
     *,
     batch_size: int = 128,
     step_size: float = STEP_SIZE,
     workers: int = 0,
-    device=None,
+    device: jax.Device | None = None,
 ) -> Epoch:
     """The epoch of ``pipeline`` over ``dataset`` (a split like torchvision's `MNIST`).
 
@@ -293,7 +318,12 @@ def make_epoch(
         return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers)
     images, labels = as_arrays(dataset)
     device = device or jax.local_devices()[0]
-    kinds = {"batched": _BatchedEpoch, "prefetch": _PrefetchEpoch, "scan": _ScanEpoch, "sharded": _ShardedEpoch}
+    kinds: dict[str, type[_ArrayEpoch]] = {
+        "batched": _BatchedEpoch,
+        "prefetch": _PrefetchEpoch,
+        "scan": _ScanEpoch,
+        "sharded": _ShardedEpoch,
+    }
     if pipeline not in kinds:
         raise ValueError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")
     return kinds[pipeline](pipeline, images, labels, batch_size, step_size, device)

@@ -9,6 +9,9 @@ fork of the process that runs JAX. No torch here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from typing import Any
+
 import numpy as np
 
 
@@ -40,20 +43,20 @@ class PersistentWorkers:
     over the batches repeated without end, read ``n_batches`` at a time; an epoch stopped early is finished (its
     remaining batches skipped) when the next one starts, so every epoch begins at batch 0."""
 
-    def __init__(self, batches, workers: int):
+    def __init__(self, batches: Any, workers: int):  # batches: a grain MapDataset
         import grain.python as gp
 
         self.n_batches = len(batches)
         self._dataset = (
             batches.repeat(None).to_iter_dataset().mp_prefetch(gp.MultiprocessingOptions(num_workers=workers))
         )
-        self._iterator = None
+        self._iterator: Iterator[tuple[np.ndarray, np.ndarray]] | None = None
         self._position = 0  # batches read so far, over all epochs
 
     def __len__(self) -> int:
         return self.n_batches
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         if self._iterator is None:
             self._iterator = iter(self._dataset)  # starts the workers: once
         for _ in range(-self._position % self.n_batches):
@@ -65,7 +68,9 @@ class PersistentWorkers:
             yield batch
 
 
-def make_loader(images: np.ndarray, labels: np.ndarray, batch_size: int, workers: int = 0):
+def make_loader(
+    images: np.ndarray, labels: np.ndarray, batch_size: int, workers: int = 0
+) -> Iterable[tuple[np.ndarray, np.ndarray]]:
     """In-order batches ``(x (B, 784) float32, y (B,))`` of the split, the last one smaller: a ``MapDataset``
     batched at the source (batch j is records j*B .. j*B+B-1, whichever worker makes it), read in order;
     with ``workers``, that many spawned worker processes, started once and kept (`PersistentWorkers`)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterable, Iterator
+from typing import Any, cast
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from jaxmlp.pipelines.steps import slices
 from jaxmlp.registry import LOADER_PIPELINES, OPTIONAL
 
 
-def as_arrays(dataset) -> tuple[np.ndarray, np.ndarray]:
+def as_arrays(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
     """A whole split converted once: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32.
 
     ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets``, like torchvision's `MNIST`.
@@ -35,14 +36,15 @@ class ArraySlices:
         return ((self.images[s], self.labels[s]) for s in self.batches)
 
 
-def make_loader(pipeline: str, dataset, batch_size: int, workers: int = 0) -> Iterable:
+def make_loader(pipeline: str, dataset: Any, batch_size: int, workers: int = 0) -> Iterable[Any]:
     """The loader of a `LOADER_PIPELINES` pipeline over ``dataset``: an iterable, once per epoch, of the
     tutorial's batches ``(images (B, 784) float32, labels (B,))`` on the host. ``workers`` applies to the
     `WORKER_PIPELINES` (torch's or Grain's worker processes, spawned)."""
     if pipeline in ("seed", "seed_batched"):
         from jaxmlp.pipelines import data  # torch stays out of the other pipelines
 
-        return data.make_loader(dataset, batch_size, workers, batch_reads=pipeline == "seed_batched")
+        loader = data.make_loader(dataset, batch_size, workers, batch_reads=pipeline == "seed_batched")
+        return cast(Iterable[Any], loader)  # a torch DataLoader (Any where torch is untyped)
     if pipeline == "grain":
         from jaxmlp.pipelines import grain_input
 

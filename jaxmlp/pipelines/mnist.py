@@ -53,7 +53,7 @@ def synthetic_arrays(train: bool = True, size: int | None = None, seed: int = 0)
 class IdxSpec(NamedTuple):
     name: str  # torchvision's name for the uncompressed file
     magic: int
-    count: int
+    count: int  # type: ignore[assignment]  # mypy: the field shadows tuple.count (fine at runtime)
     item_shape: tuple[int, ...]
 
     @property
@@ -148,7 +148,7 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("jaxmlp"))
 
 
-def resolve_data_dir(data_dir: str | os.PathLike | None) -> Path:
+def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path:
     """``--data-dir``, else ``$JAXMLP_DATA_DIR``, else the user cache folder."""
     chosen = data_dir if data_dir is not None else os.environ.get("JAXMLP_DATA_DIR") or default_cache_dir()
     return Path(chosen).expanduser()
@@ -245,7 +245,7 @@ class Split:
 
 
 def load_arrays(
-    name: str = "mnist", data_dir: str | os.PathLike | None = None, limit: int | None = None
+    name: str = "mnist", data_dir: str | os.PathLike[str] | None = None, limit: int | None = None
 ) -> tuple[Split, Split]:
     """The train and test splits as arrays (the first ``limit`` training images if given), without torch."""
     if name == "synthetic":

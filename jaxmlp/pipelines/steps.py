@@ -10,10 +10,11 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
@@ -31,7 +32,12 @@ class CompiledStep:
         self.step_size = float(step_size)
         self._executables: dict[tuple[int, ...], Any] = {}
 
-    def _compile(self, params: Params, x, y):
+    def _compile(
+        self,
+        params: Params,
+        x: jax.Array | np.ndarray | jax.ShapeDtypeStruct,
+        y: jax.Array | np.ndarray | jax.ShapeDtypeStruct,
+    ) -> Any:
         executable = update.lower(params, x, y, self.step_size).compile()
         self._executables[tuple(x.shape)] = executable
         return executable
@@ -40,12 +46,13 @@ class CompiledStep:
         """Lower and compile for each batch size; returns the wall time it took, in seconds."""
         start = time.perf_counter()
         for size in sizes:
-            x = jax.ShapeDtypeStruct((size, n_features), jnp.float32)
-            y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)
+            # jax.ShapeDtypeStruct is unannotated, hence the ignores
+            x = jax.ShapeDtypeStruct((size, n_features), jnp.float32)  # type: ignore[no-untyped-call]
+            y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)  # type: ignore[no-untyped-call]
             self._compile(params, x, y)
         return time.perf_counter() - start
 
-    def facts(self, batch_size: int, n_features: int = 784) -> dict:
+    def facts(self, batch_size: int, n_features: int = 784) -> dict[str, Any]:
         """XLA's cost and memory analysis of the step compiled for ``batch_size`` (`compat.compiled_facts`)."""
         executable = self._executables.get((batch_size, n_features))
         return {} if executable is None else compiled_facts(executable)
@@ -55,9 +62,9 @@ class CompiledStep:
         executable = self._executables.get((batch_size, n_features))
         return None if executable is None else cost_analysis(executable).get("flops")
 
-    def __call__(self, params: Params, x, y) -> Params:
+    def __call__(self, params: Params, x: jax.Array | np.ndarray, y: jax.Array | np.ndarray) -> Params:
         executable = self._executables.get(tuple(x.shape)) or self._compile(params, x, y)
-        return executable(params, x, y, self.step_size)
+        return cast(Params, executable(params, x, y, self.step_size))
 
 
 def batch_sizes(n_samples: int, batch_size: int) -> list[int]:
@@ -73,28 +80,30 @@ def slices(n_samples: int, batch_size: int) -> list[slice]:
     return [slice(start, min(start + batch_size, n_samples)) for start in range(0, n_samples, batch_size)]
 
 
-def seed_epoch(params: Params, loader, step: Callable) -> Params:
+def seed_epoch(params: Params, loader: Iterable[tuple[Any, Any]], step: Callable[[Params, Any, Any], Params]) -> Params:
     """The tutorial's epoch as written: numpy batches from the DataLoader, one-hot, one jitted step each."""
     for x, y in loader:
         y = one_hot(y, N_TARGETS)
         params = step(params, x, y)
-    return jax.block_until_ready(params)
+    return cast(Params, jax.block_until_ready(params))  # type: ignore[no-untyped-call]  # unannotated in jax
 
 
-def run_steps(params: Params, batches: Iterable, step: Callable) -> Params:
+def run_steps(params: Params, batches: Iterable[tuple[Any, Any]], step: Callable[[Params, Any, Any], Params]) -> Params:
     """One step per ``(x, y)`` batch (images ``(B, 784)``, one-hot targets ``(B, 10)``), in order."""
     for x, y in batches:
         params = step(params, x, y)
-    return jax.block_until_ready(params)
+    return cast(Params, jax.block_until_ready(params))  # type: ignore[no-untyped-call]  # unannotated in jax
 
 
-def device_batches(images, targets, batches, device, depth: int) -> Iterator:
+def device_batches(
+    images: np.ndarray, targets: np.ndarray, batches: Iterable[slice], device: jax.Device, depth: int
+) -> Iterator[tuple[jax.Array, jax.Array]]:
     """Batches put on ``device`` by a background thread, up to ``depth`` ahead of the consumer."""
-    ready: queue.Queue = queue.Queue(maxsize=depth)
+    ready: queue.Queue[Any] = queue.Queue(maxsize=depth)  # batches, then the end or an exception
     done = object()
     stop = threading.Event()
 
-    def produce():
+    def produce() -> None:
         try:
             for s in batches:
                 item = jax.device_put((images[s], targets[s]), device)
@@ -123,10 +132,10 @@ def device_batches(images, targets, batches, device, depth: int) -> Iterator:
         worker.join()
 
 
-def sgd_scan(params: Params, xs, ys, step_size):
+def sgd_scan(params: Params, xs: jax.Array, ys: jax.Array, step_size: float) -> Params:
     """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``."""
 
-    def body(p, batch):
+    def body(p: Params, batch: tuple[jax.Array, jax.Array]) -> tuple[Params, None]:
         return sgd_update(p, *batch, step_size), None
 
     return jax.lax.scan(body, params, (xs, ys))[0]
@@ -135,9 +144,16 @@ def sgd_scan(params: Params, xs, ys, step_size):
 scan_steps = jax.jit(sgd_scan)
 
 
-def scan_epoch(params: Params, xs, ys, remainder, scan: Callable, step: Callable) -> Params:
+def scan_epoch(
+    params: Params,
+    xs: jax.Array,
+    ys: jax.Array,
+    remainder: tuple[jax.Array, jax.Array] | None,
+    scan: Callable[[Params, jax.Array, jax.Array], Params],
+    step: Callable[[Params, Any, Any], Params],
+) -> Params:
     """All full batches as one scanned program, then the smaller last batch (if any) with the step."""
     params = scan(params, xs, ys)
     if remainder is not None:
         params = step(params, *remainder)
-    return jax.block_until_ready(params)
+    return cast(Params, jax.block_until_ready(params))  # type: ignore[no-untyped-call]  # unannotated in jax

@@ -23,7 +23,7 @@ from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model", "cpu_count",
-            "cpu_affinity", "xla_flags", "jax_default_matmul_precision", "size", "rounds", "sweep", "sweep_label",
+            "cpu_affinity", "xla_flags", "jax_default_matmul_precision", "size", "rounds_asked", "sweep", "sweep_label",
             "processes", "injected_slowdown")  # fmt: skip
 DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]

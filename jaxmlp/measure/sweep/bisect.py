@@ -63,8 +63,8 @@ def run(releases: Sequence[str], target: str, measuring: Measuring, matrix: Matr
         measured = measure_cells(runners, matrix, say, bar)
         missing = [r.name for r in runners if r.name not in measured.processes]
         if missing:
-            why = measured.probed.outcomes[missing[0]].status
-            raise JaxmlpError(f"{', '.join(missing)} could not run ({why}): no bisection")
+            status = measured.probed.outcomes[missing[0]].status
+            raise JaxmlpError(f"{', '.join(missing)} could not run ({status}): no bisection")
         record_probe(next(numbers), runners, measured)
         for name, why in measured.differs.items():
             if target in why:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import jaxmlp
@@ -80,7 +80,7 @@ def check_release(version: str) -> str:
     return version
 
 
-def make_env(version: str, root: Path | None = None, log=print) -> Path:
+def make_env(version: str, root: Path | None = None, log: Callable[[str], None] = print) -> Path:
     """The python of jax==version's environment, made first if missing (a half-made one is made again)."""
     check_release(version)
     env = env_path(version, root)
