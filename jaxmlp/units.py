@@ -1,8 +1,121 @@
-"""Numbers in human units, one format for each quantity everywhere (the terminal, the report, progress lines)."""
+"""Numbers in human units, one format for each quantity everywhere (the terminal, the report, progress lines).
+
+Three significant digits, never scientific notation: ``1.07 s``, ``236 µs``, ``×1.23``, ``12.5%``,
+``266 GFLOP/s``, ``12.3 MiB``. A missing or NaN value is ``-`` everywhere.
+"""
 
 from __future__ import annotations
+
+import math
+from typing import Any
+
+MISSING = "-"
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return value is None or math.isnan(float(value))
+    except (TypeError, ValueError):
+        return True
+
+
+def _rounded(x: float, digits: int) -> tuple[float, int]:
+    """``x`` to ``digits`` significant digits, and the decimals that takes (0 for large numbers)."""
+    places = digits - 1 - math.floor(math.log10(abs(x)))
+    rounded = round(x, places)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > math.floor(math.log10(abs(x))):  # 0.9996 -> 1.00
+        places -= 1
+    return rounded, max(places, 0)
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A plain number to ``digits`` significant digits, thousands separated: ``0.0123``, ``12.3``, ``12,300``."""
+    if _missing(value):
+        return MISSING
+    x = float(value)
+    if x == 0 or math.isinf(x):
+        return f"{x:g}"
+    rounded, decimals = _rounded(x, digits)
+    return f"{rounded:,.{decimals}f}"
+
+
+_DURATIONS = ((1e-6, 1e-9, "ns"), (1e-3, 1e-6, "µs"), (1.0, 1e-3, "ms"), (1000.0, 1.0, "s"))
+
+
+def duration(seconds: Any) -> str:
+    """A time: ``236 µs``, ``4.12 ms``, ``1.07 s``, ``999 s``; from 1000 s on, in minutes (``16.7 min``)."""
+    if _missing(seconds):
+        return MISSING
+    s = float(seconds)
+    if s == 0:
+        return "0 s"
+    for below, scale, unit in _DURATIONS:  # the smallest unit in which it stays under 1000 once rounded
+        if abs(_rounded(s / scale, 3)[0]) < 1000 and abs(s) < below:
+            return f"{number(s / scale)} {unit}"
+    return f"{number(s / 60)} min"
 
 
 def minutes(seconds: float) -> str:
     """A duration of minutes: ``2.5 min``."""
     return f"{seconds / 60:.1f} min"
+
+
+def ratio(value: Any) -> str:
+    """A ratio of two times or rates: ``×1.23``, ``×0.811``, ``×12.3``."""
+    return MISSING if _missing(value) else f"×{number(value)}"
+
+
+def interval(low: Any, high: Any) -> str:
+    """A 95% interval of a ratio: ``×0.98–×1.03``."""
+    return MISSING if _missing(low) or _missing(high) else f"{ratio(low)}–{ratio(high)}"
+
+
+def percent(fraction: Any) -> str:
+    """A fraction as a percentage: ``12.5%``, ``0.312%``."""
+    return MISSING if _missing(fraction) else f"{number(100 * float(fraction))}%"
+
+
+def change(ratio_value: Any) -> str:
+    """A ratio of new to old as a change: ``+12.5% slower``-style sign: ``+12.5%``, ``-3.1%``."""
+    if _missing(ratio_value):
+        return MISSING
+    delta = float(ratio_value) - 1
+    return f"{'+' if delta >= 0 else '-'}{number(100 * abs(delta))}%"
+
+
+def p_value(p: Any) -> str:
+    """A p-value: ``0.0123``; below 0.001, ``<0.001``."""
+    if _missing(p):
+        return MISSING
+    return "<0.001" if float(p) < 0.001 else number(p, 2)
+
+
+_RATES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def flop_rate(flops_per_second: Any) -> str:
+    """A FLOP rate: ``266 GFLOP/s``, ``31.8 TFLOP/s``."""
+    if _missing(flops_per_second):
+        return MISSING
+    x = float(flops_per_second)
+    scale, prefix = next(((s, p) for s, p in _RATES if abs(x) >= s), (1.0, ""))
+    return f"{number(x / scale)} {prefix}FLOP/s"
+
+
+def per_second(value: Any, unit: str = "samples") -> str:
+    """A throughput: ``56,700 samples/s``."""
+    return MISSING if _missing(value) else f"{number(value)} {unit}/s"
+
+
+_BYTES = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def size(n_bytes: Any) -> str:
+    """A size in bytes: ``12.3 MiB``, ``512 B``."""
+    if _missing(n_bytes):
+        return MISSING
+    x = float(n_bytes)
+    for scale, unit in _BYTES:
+        if abs(x) >= scale:
+            return f"{number(x / scale)} {unit}"
+    return f"{x:.0f} B"

@@ -1,0 +1,27 @@
+"""One format for each quantity: three significant digits in human units, never scientific notation."""
+
+import math
+
+import pytest
+
+from jaxmlp import units
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (2.36e-4, "236 µs"), (0.0041234, "4.12 ms"), (1.0712, "1.07 s"), (999.4, "999 s"), (9.99951e-4, "1.00 ms"),
+    (0.99996, "1.00 s"), (999.6, "16.7 min"), (9.245e-05, "92.5 µs"), (1e-9, "1.00 ns"), (0, "0 s"),
+    (math.nan, "-"), (None, "-"),
+])  # fmt: skip
+def test_durations(seconds, text):
+    assert units.duration(seconds) == text
+
+
+def test_other_quantities():
+    assert units.number(5.668e4) == "56,700" and units.number(0.000123) == "0.000123" and units.number(12.34) == "12.3"
+    assert units.ratio(1.2345) == "×1.23" and units.interval(0.98, 1.031) == "×0.980–×1.03"
+    assert units.percent(0.125) == "12.5%" and units.change(1.125) == "+12.5%" and units.change(0.969) == "-3.10%"
+    assert units.p_value(0.00012) == "<0.001" and units.p_value(0.0432) == "0.043"
+    assert units.flop_rate(2.66e11) == "266 GFLOP/s" and units.flop_rate(3.18e13) == "31.8 TFLOP/s"
+    assert units.size(12.3 * 2**20) == "12.3 MiB" and units.size(512) == "512 B"
+    assert units.per_second(56712.3) == "56,700 samples/s"
+    assert "e" not in units.number(1e-9) + units.number(1e15)
