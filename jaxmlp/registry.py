@@ -52,6 +52,9 @@ THRESHOLD = 0.05
 ALPHA = 0.01
 """The significance level a comparison flags at: one-sided Mann-Whitney p < ALPHA."""
 
+BATCH_SIZE = 128
+"""The tutorial's batch size: the default of every command, and the batch size the overview answers for first."""
+
 PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices")
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 

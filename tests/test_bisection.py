@@ -10,7 +10,7 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import answer_line, bisect, expected_releases
 from jaxmlp.measure.sweep import envs
-from jaxmlp.report.sections import build_sections
+from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -162,10 +162,10 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
     assert doc.line in printed and len(doc.bisection.measured) <= 5
     results = load(ResultsStore(tmp_path))
     sections = build_sections(results, folder=tmp_path)
-    assert not [s for s in sections if s.title == "jax/jaxlib versions"]  # probes are the bisection's, not sweeps
-    (section,) = [s for s in sections if s.title == "Bisection across releases"]
-    assert doc.line in section.note and section.plots
-    ((_, probes_table),) = section.tables
+    assert not [s for s in sections if s.anchor == MATRIX]  # probes are the bisection's, not sweeps
+    (section,) = [s for s in sections if s.anchor == BISECTION]
+    assert doc.line in section.shown[0].note and section.plots
+    ((_, probes_table, _),) = section.tables
     assert set(probes_table["probe"]) == set(range(1, len(doc.bisection.probes) + 1))
 
 

@@ -156,13 +156,11 @@ def page(index_html, tmp_path_factory):
         _reap(mark, wait_s=5)
 
 
-@pytest.mark.xfail(reason="today's report is wider than the window (its tables: see the test below)", strict=False)
 def test_nothing_overflows_the_window_sideways(page):
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= WIDTH, f"the page is {width} px wide in a {WIDTH} px window"
 
 
-@pytest.mark.xfail(reason="today's wide tables are not in a box that scrolls sideways", strict=False)
 def test_what_is_wider_than_the_page_scrolls_in_its_own_box(page):
     uncontained = page.evaluate(UNCONTAINED, WIDTH)
     assert not uncontained, f"{len(uncontained)} element(s) pass the {WIDTH} px window: {uncontained[:10]}"
@@ -183,7 +181,6 @@ def test_no_console_error_and_no_request_but_the_file(page, index_html):
     assert [url for url in seen["requests"] if not url.startswith("data:")] == [index_html.as_uri()]
 
 
-@pytest.mark.xfail(reason="overview not built yet", strict=False)
 def test_the_overview_comes_first(page):
     first = page.evaluate(
         "(() => { const s = document.body.querySelector('section, .section');"
@@ -193,7 +190,6 @@ def test_the_overview_comes_first(page):
     assert first["id"] == "overview", f"the first section is <{first['tag']} id='{first['id']}'>, not the overview"
 
 
-@pytest.mark.xfail(reason="today's report is over 1 MB (its plots, inlined as PNG)", strict=False)
 def test_the_page_is_under_a_megabyte(index_html):
     size = os.path.getsize(index_html)
     assert size < MAX_BYTES, f"index.html is {size} bytes, over {MAX_BYTES}"

@@ -155,11 +155,16 @@ def test_logdir_layout(logdir):
 def test_report_shows_the_trace_summaries(logdir, tmp_path, capsys):
     out = tmp_path / "report"
     assert main(["report", "--results", str(logdir), "--out", str(out)]) == 0
-    assert f"and {len(PIPELINES)} traces" in capsys.readouterr().out
-    md = (out / "summary.md").read_text()
-    for pipeline in PIPELINES:
-        assert f"## Trace {pipeline}-" in md
-    assert md.count("**Top operations by total time**") == len(PIPELINES) and "4 marked steps, median" in md
+    printed = capsys.readouterr().out
+    assert f"and {len(PIPELINES)} traces" in printed and "Where the time goes: In the newest trace (" in printed
+    md, page = (out / "summary.md").read_text(), (out / "index.html").read_text()
+    for pipeline in PIPELINES:  # the newest capture in full, the others folded, each named
+        assert f" · {pipeline}-" in md
+    assert md.count("**Top operations by total time**") == 1 and "4 marked steps, median" in md
+    assert (
+        page.count("<h3>Top operations by total time</h3>") == len(PIPELINES)
+        and page.count("<details>") == len(PIPELINES) - 1
+    )
     assert (out / "trace_ops.csv").read_text().startswith("op,count,total_ms,mean_us,share,run,file")
 
 

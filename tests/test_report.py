@@ -74,16 +74,23 @@ def test_report_writes_every_output_with_every_plot(results_dir, capsys):
     assert alts == [
         "Update step time, jit vs eager (cpu)",
         "Prediction time vs batch size (cpu)",
-        "Loader ladder (cpu)",
         "Pipeline ladder with the floor (cpu)",
+        "Loader ladder (cpu)",
     ]
     assert "src='http" not in page and "<link" not in page and "<script" not in page  # self-contained
+    assert page.index("<section id='overview'>") < page.index("<nav>") < page.index("<section id='benchmarks'>")
     md = (out / "summary.md").read_text()
-    assert "| cpu | 100 | 171.8 |" in md  # the floor's matmul: 0.1 s for 2 * 2048^3 FLOPs
-    assert "| cpu | 128 | 4 | 0.1 | 20 | 5 |" in md  # jit 4 ms, dispatch 0.1, eager 20: speedup 5
-    assert "| cpu | seed | 2 | 1.25 | 0.25 | 1.25 | 0.8333 |  | - | - | - | - |  |" in md and "Fixture CPU" in md
-    assert "| cpu | batched | 0 | 0.01 | 0.002 | 0.01 | 0.006667 | best | 2 | 0.4 | 2 | 1.333 | best |" in md
+    assert md.index("## Overview") < md.index("## Benchmarks")
+    assert "- **What jit buys**: jit makes the update step faster than eager by ×5.00 at batch 128 (×10.0 at 32) " in md
+    assert "| cpu | 100 ms | 172 GFLOP/s |" in md  # the floor's matmul: 0.1 s for 2 * 2048^3 FLOPs
+    # jit 4 ms, dispatch 0.1, eager 20: speed-up 5; each median with its IQR
+    assert "| cpu | 128 | 4.00 ms (IQR 800 µs) | 100 µs (IQR 20.0 µs) | 20.0 ms (IQR 4.00 ms) | ×5.00 |" in md
+    assert "| cpu | seed | 2 | 1.25 s (IQR 250 ms) | ×1.25 | ×0.833 |  | - | - | - |  |" in md and "Fixture CPU" in md
+    assert "| cpu | batched | 0 | 10.0 ms (IQR 2.00 ms) | ×0.0100 | ×0.00667 | fastest | 2.00 s (IQR 400 ms) |" in md
+    assert not re.search(r"\d e[-+]?\d|\de[-+]\d", md)  # never scientific notation
     assert (out / "results.csv").read_text().count("\n") == 26  # header and 25 rows
+    printed = captured.out
+    assert printed.startswith("What jit buys: jit makes the update step faster") and "Report of 25 rows" in printed
 
 
 def test_report_never_overwrites(results_dir, capsys):
@@ -103,7 +110,7 @@ def test_report_never_overwrites(results_dir, capsys):
 def test_a_report_that_fails_leaves_nothing(results_dir, monkeypatch):
     from jaxmlp.report import html, write
 
-    def broken(sections):
+    def broken(sections, answers):
         raise RuntimeError("rendering failed")
 
     monkeypatch.setattr(html, "render", broken)
@@ -126,4 +133,4 @@ def test_empty_or_missing_results(tmp_path, capsys):
 def test_sections_label_synthetic_data(results_dir):
     results = load(ResultsStore(results_dir))
     results.runs.loc[results.runs["test"] != "train_epoch", "dataset"] = "synthetic"
-    assert "synthetic (SYNTHETIC data, not MNIST)" in build_sections(results)[0].note
+    assert "synthetic (SYNTHETIC data, not MNIST)" in build_sections(results)[0].shown[0].note

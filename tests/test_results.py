@@ -230,4 +230,4 @@ def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
     assert folder.name.startswith("jaxlib-") and sorted(p.name for p in folder.iterdir()) == [
         "cells.json", "jax-0.10.2.json", "samples.jsonl"]  # fmt: skip
     assert main(["report", "--results", out]) == 0
-    assert "## jax/jaxlib versions" in next((place.root / "out").glob("report-*/summary.md")).read_text()
+    assert "## Version matrix" in next((place.root / "out").glob("report-*/summary.md")).read_text()

@@ -19,7 +19,7 @@ from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix, trials, worker
 from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.registry import version_key
-from jaxmlp.report.sections import build_sections, detector_sections
+from jaxmlp.report.sections import MATRIX, build_sections, trials_run
 from jaxmlp.results import sweep_files
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
@@ -144,16 +144,16 @@ def test_report_orders_versions_and_flags_the_slow_step(tmp_path):
     folder = tmp_path / "jaxlib-20261201T000000"
     write_sweep(folder, {("0.10.2", ""): 1.2, ("0.4.30", ""): 1.0, ("0.6.2", ""): 1.0})
     results = load(ResultsStore(tmp_path))
-    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
-    table, steps = (t for _, t in section.tables)
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
+    table, steps = (t.frame for t in section.tables)
     assert list(table["release"]) == ["0.4.30", "0.6.2", "0.10.2"] and "xla_flags" not in table
     verdicts = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("to")["verdict"]
     assert verdicts.to_dict() == {"0.6.2": "no change", "0.10.2": "regression"}
     assert section.plots and version_key("0.10.2") > version_key("0.9.2")
-    assert section.note.startswith("jaxlib-20261201T000000: ")  # relative to the results folder
+    assert section.shown[0].note.startswith("jaxlib-20261201T000000: ")  # relative to the results folder
     assert (
         "each sample is one process (8 a cell, in rotating order; 4 epochs of 2000 images; step 3 calls; 1 CPU(s) each)"
-        in (section.note)
+        in (section.shown[0].note)
     )
     assert {c for c in table.columns if c.startswith("sweep")} == {
         f"{b.id}[{w}]" for b in registry.SWEEP for w in ("batched", "step")}  # fmt: skip
@@ -168,8 +168,8 @@ def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_pa
     files = ["cells.json", "jax-0.4.30-flags1.json", "jax-0.4.30.json", "jax-0.4.31-flags1.json", "jax-0.4.31.json"]
     assert sorted(p.name for p in folder.iterdir()) == files
     results = load(ResultsStore(tmp_path))
-    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
-    table, steps, effects = (t for _, t in section.tables)
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
+    table, steps, effects = (t.frame for t in section.tables)
     assert list(zip(table["release"], table["xla_flags"])) == [("0.4.30", ""), ("0.4.31", ""), ("0.4.30", FLAG),
                                                            ("0.4.31", FLAG)]  # fmt: skip
     steady = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("xla_flags")["verdict"]
@@ -186,8 +186,8 @@ def test_a_workload_whose_values_differ_between_releases_is_marked_not_compared(
     doc = read_benchmarks(folder / "jax-0.8.3.json")
     assert doc.metadata["results_differ"]["batched"].startswith("results differ from 0.6.2: values differ by 0.1")
     results = load(ResultsStore(tmp_path))
-    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.title == "jax/jaxlib versions"]
-    table, steps = (t for _, t in section.tables)
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
+    table, steps = (t.frame for t in section.tables)
     assert table.set_index("release").loc["0.8.3", "results_differ"] == "batched, step"
     assert set(steps["verdict"]) == {"results differ"}  # never a silent ratio
 
@@ -333,8 +333,8 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
                 "dataset": "synthetic"}  # fmt: skip
     assert {key: raw["settings"][key] for key in expected} == expected
     results = load(ResultsStore(tmp_path))
-    (section,) = detector_sections(results.trials)
-    ((_, doc),) = results.trials
+    ((path, doc),) = results.trials
+    section = trials_run(path, doc)
     assert TrialsDocument.from_json(raw) == doc and doc.injected_flagged == 3
     injected, aa = (np.median([getattr(t, side).ratio for t in doc.trials]) for side in ("injected", "aa"))
     assert 1.09 < injected < 1.11 and 0.99 < aa < 1.01

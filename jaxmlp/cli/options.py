@@ -87,7 +87,7 @@ PIPELINE = Option(("--pipeline",), "how batches reach the step: the tutorial's D
                   "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan), that "
                   "scan data-parallel over every device (sharded) (default: %(default)s)", "seed",
                   choices=registry.PIPELINES)  # fmt: skip
-BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", 128, whole_number)
+BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", registry.BATCH_SIZE, whole_number)
 WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "
                  "Grain's (grain) (default: %(default)s)", 0, whole_number)  # fmt: skip
 TRAIN_PROCESSES = Option(("--processes",), "sharded only: start this many local processes joined by jax.distributed "

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.report.answers import overview
 from jaxmlp.report.write import write_report
 from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore, Skipped, check_new_folder
@@ -39,7 +40,10 @@ def run(args: argparse.Namespace) -> int:
     if results.runs.empty and not traces and not results.trials:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
     paths = write_report(results, store, traces, Path(args.out) if args.out else None)
+    for answer in overview(results, traces):  # the answers first, as the page opens with them
+        if answer.answered:
+            print(f"{answer.question}: {answer.text}")
     n_files = results.runs["file"].nunique() if len(results.runs) else 0
-    print(f"Report of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "
+    print(f"\nReport of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "
           + ", ".join(str(p) for p in paths))  # fmt: skip
     return 0

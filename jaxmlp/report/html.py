@@ -1,32 +1,84 @@
-"""The report as one self-contained HTML page (index.html): its sections' notes, tables and plots (no network)."""
+"""The report as one self-contained HTML page (index.html): the overview's answers, a table of contents, then a
+section per subject, the newest run in full and the earlier runs folded (``<details>``). No network: styles
+inline, plots as data: URIs. Nothing is wider than the page: a wide table scrolls inside its own box.
+"""
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 
 from jaxmlp.report import plots
-from jaxmlp.report.sections import ReportSection
+from jaxmlp.report.answers import Answer
+from jaxmlp.report.display import readable
+from jaxmlp.report.sections import ReportSection, Run, Table
+
+STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
+    "line-height:1.4}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}"
+    "h3{font-size:15px;margin:1.2em 0 .3em}.scroll{overflow-x:auto;max-width:100%}"
+    "table{border-collapse:collapse;margin:.3em 0 1.2em;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;white-space:nowrap}th{background:#f3f3f3}"
+    "td:first-child,th:first-child{text-align:left}.env{color:#555;font-size:13px;overflow-wrap:anywhere}"
+    "img{max-width:100%;height:auto;margin:.5em 0;display:block}"
+    "details{margin:.4em 0;padding:.3em .6em;border:1px solid #e3e3e3;border-radius:4px}"
+    "summary{cursor:pointer;font-size:14px;overflow-wrap:anywhere}#overview li{margin:.35em 0}"
+    ".unanswered{color:#777}nav ol{columns:2;font-size:14px}h3.run{font-size:14px;color:#335;overflow-wrap:anywhere}"
+)
 
 
-def render(sections: Sequence[ReportSection]) -> str:
-    style = (
-        "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}"
-        "table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:14px}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f3f3f3}"
-        ".env{color:#555;font-size:13px}img{max-width:100%;margin:.5em 0}"
-    )
+def _bold(text: str) -> str:
+    """Escaped text, with Markdown's ``**bold**`` and ```code``` kept as such."""
+    escaped = html.escape(text)
+    escaped = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", escaped)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
+
+
+def table_html(table: Table) -> str:
+    shown = readable(table.frame, table.formats)
+    body = shown.to_html(index=False, border=0, escape=True)
+    return f"<h3>{html.escape(table.caption)}</h3><div class='scroll'>{body}</div>"
+
+
+def run_html(run: Run) -> str:
+    out = [f"<p class='env'>{_bold(run.note)}</p>"] if run.note else []
+    out += [table_html(t) for t in run.tables]
+    for figure in run.plots:
+        alt = html.escape(figure.alt)
+        out.append(f"<img alt='{alt}' title='{alt}' src='data:image/png;base64,{plots.draw(figure)}'>")
+    return "\n".join(out)
+
+
+def overview_html(answers: Sequence[Answer]) -> str:
+    items = []
+    for a in answers:
+        kind = " class='unanswered'" if not a.answered else ""
+        items.append(f"<li{kind}><b>{html.escape(a.question)}</b>: {_bold(a.text)} "
+                     f"<a href='#{a.anchor}'>details</a></li>")  # fmt: skip
+    return f"<section id='overview'><h2>Overview</h2><ul>{''.join(items)}</ul></section>"
+
+
+def render(sections: Sequence[ReportSection], answers: Sequence[Answer] = ()) -> str:
     out = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>jaxmlp report</title><style>{style}</style>"
-        "</head><body><h1>jaxmlp report</h1>"
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>jaxmlp report</title>"
+        f"<style>{STYLE}</style></head><body><h1>jaxmlp report</h1>",
+        overview_html(answers),
+        "<nav><h2>Contents</h2><ol>"
+        + "".join(f"<li><a href='#{s.anchor}'>{html.escape(s.title)}</a></li>" for s in sections)
+        + "</ol></nav>",
     ]
     for section in sections:
-        out.append(f"<h2>{html.escape(section.title)}</h2><p class='env'>{html.escape(section.note)}</p>")
-        for caption, table in section.tables:
-            out.append(f"<h3>{html.escape(caption)}</h3>")
-            out.append(table.to_html(index=False, na_rep="-", float_format=lambda x: f"{x:,.4g}", border=0))
-        for figure in section.plots:
-            alt = html.escape(figure.alt)
-            out.append(f"<img alt='{alt}' title='{alt}' src='data:image/png;base64,{plots.draw(figure)}'>")
+        out.append(f"<section id='{section.anchor}'><h2>{html.escape(section.title)}</h2>")
+        if section.note:
+            out.append(f"<p class='env'>{_bold(section.note)}</p>")
+        for run in section.shown:
+            out.append(f"<h3 class='run'>{html.escape(run.label)}</h3>{run_html(run)}")
+        if section.earlier:
+            out.append(f"<h3>Earlier runs ({len(section.earlier)})</h3>")
+        for run in section.earlier:
+            out.append(f"<details><summary>{html.escape(run.label)}</summary>{run_html(run)}</details>")
+        out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out)

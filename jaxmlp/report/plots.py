@@ -9,10 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from jaxmlp import registry
+from jaxmlp import registry, units
 from jaxmlp.measure.bisection import WORDS
 from jaxmlp.report.sections import Figure
-from jaxmlp.results import sweep_tables
+from jaxmlp.results import history, sweep_tables
 from jaxmlp.results.schema.bisect import BisectDocument
 
 
@@ -26,13 +26,19 @@ def _figure() -> Any:
 
 
 def _png(fig: Any) -> str:
+    """The figure as a base64 PNG of at most 256 colours (a third of the bytes of a full-colour one, and the same
+    to the eye for line plots): the page stays small enough to open anywhere."""
     import matplotlib.pyplot as plt
+    from PIL import Image
 
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png")
     plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    buffer.seek(0)
+    small = io.BytesIO()
+    Image.open(buffer).convert("RGB").quantize(colors=256).save(small, format="PNG", optimize=True)
+    return base64.b64encode(small.getvalue()).decode("ascii")
 
 
 def plot_by_batch_size(table: pd.DataFrame, lines: Iterable[tuple[str, str]], ylabel: str, title: str) -> str:
@@ -168,6 +174,43 @@ def plot_bisection(medians: pd.DataFrame, doc: BisectDocument) -> str:
     return _png(fig)
 
 
+def plot_history(points: pd.DataFrame, changes: pd.DataFrame) -> str:
+    """One test's benchmarks across runs, a small plot each: the median per run with its interquartile band, runs in
+    time order (x: date, commit, jax), flagged changes marked (regressions red, improvements green)."""
+    import matplotlib.pyplot as plt
+
+    series = list(points.groupby(["benchmark", "setting"], sort=True))
+    runs = points.drop_duplicates("file").sort_values("timestamp")
+    labels = [history.run_label(r) for r in runs.itertuples()]
+    position = {file: i for i, file in enumerate(runs["file"])}
+    columns = min(4, len(series))
+    rows = -(-len(series) // columns)
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(2.55 * columns, 1.3 * rows + 0.3 + 0.15 * len(labels)), dpi=72, squeeze=False
+    )
+    for ax, ((name, where), part) in zip(axes.flat, series):
+        part = part.sort_values("timestamp")
+        x = [position[f] for f in part["file"]]
+        ax.fill_between(x, part["q1"], part["q3"], alpha=0.25, color="C0", linewidth=0)
+        ax.plot(x, part["median"], marker="o", markersize=3, color="C0")
+        mine = changes[(changes["benchmark"] == name) & (changes["setting"] == where)]
+        for verdict, color in (("regression", "red"), ("improvement", "green")):
+            for to in mine.loc[mine["verdict"] == verdict, "to_file"]:
+                if to in position:
+                    ax.plot(position[to], part.loc[part["file"] == to, "median"].iloc[0], marker="X", markersize=9,
+                            color=color, linestyle="none")  # fmt: skip
+        ax.set_title(str(name).removeprefix("test_"), fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.yaxis.set_major_formatter(lambda v, _: units.duration(v))
+    for i, ax in enumerate(axes.flat):
+        ax.set_visible(i < len(series))
+        ax.set_xticks(range(len(labels)), [str(n + 1) for n in range(len(labels))], fontsize=6)
+        ax.set_xlim(-0.3, len(labels) - 0.7)
+    legend = [f"{n + 1} = {label}" for n, label in enumerate(labels)]
+    fig.supxlabel("runs: " + "\n".join("; ".join(legend[i : i + 3]) for i in range(0, len(legend), 3)), fontsize=7)
+    return _png(fig)
+
+
 PLOTTERS: dict[str, Callable[..., str]] = {
     "update": plot_update,
     "predict": plot_predict,
@@ -177,6 +220,7 @@ PLOTTERS: dict[str, Callable[..., str]] = {
     "cpu_gpu": plot_cpu_gpu,
     "sweep": plot_sweep,
     "bisection": plot_bisection,
+    "history": plot_history,
 }
 """Each kind of `Figure`, and the function that draws it."""
 

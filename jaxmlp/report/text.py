@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from jaxmlp import registry
+from jaxmlp.report.display import readable
 from jaxmlp.report.sections import LOADER_CAPTION, SCALING_CAPTION
 from jaxmlp.results import tables
 from jaxmlp.stats import INVALID
+from jaxmlp.units import duration, ratio
 
 
 def text_summary(df: pd.DataFrame) -> str:
@@ -24,27 +24,26 @@ def text_summary(df: pd.DataFrame) -> str:
             + (f"size {first['size']}; " if pd.notna(first.get("size")) else "")
             + f"data: {registry.dataset_label(datasets)}"
         )
-    fmt: dict[str, Any] = {"float_format": lambda x: f"{x:,.3g}", "index": False, "na_rep": "-"}
     ladder = tables.pipeline_ladder(df)
     for title, table in (
-        ("Update step: jit vs eager (median ms)", tables.jit_vs_eager(df)),
-        ("Prediction: vmap vs Python loop (median ms)", tables.vmap_vs_loop(df)),
+        ("Update step: jit against eager (median and IQR)", tables.jit_vs_eager(df)),
+        ("Prediction: vmap against a Python loop (median and IQR)", tables.vmap_vs_loop(df)),
         (LOADER_CAPTION, tables.loader_ladder(df)),
-        ("The floor's matmul (2048^3 of float32 arrays)", tables.matmul_rate(df)),
-        ("Epoch ladder (median s; x_floor = times the compute floor)", ladder),
+        ("The floor's matmul (2048³ of float32 arrays)", tables.matmul_rate(df)),
+        ("Epoch ladder: each pipeline's epoch against the compute floor (median and IQR)", ladder),
         (SCALING_CAPTION, tables.scaling_table(df)),
     ):
         if not table.empty:
-            parts.append(f"{title}\n{table.to_string(**fmt)}")
+            parts.append(f"{title}\n{readable(table).to_string(index=False)}")
     best = tables.best_workers(df)
     if best:
         parts.append("Fastest worker count for input alone: " + ", ".join(f"{p} {w}" for p, w in best.items()))
     for line in tables.ladder_headlines(ladder):
         fastest, seed = line["fastest"], line["seed"]
-        text = f"{line['backend']}: fastest {fastest.rung} at {fastest.x_floor:.2f}x the floor "
-        text += f"({fastest.epoch_s:.3g} s/epoch)"
+        text = f"{line['backend']}: fastest {fastest.rung} at {ratio(fastest.x_floor)} the floor "
+        text += f"({duration(fastest.epoch_s)} an epoch)"
         if seed is not None:
-            text += f"; the tutorial's seed pipeline at {seed.x_floor:.2f}x ({seed.epoch_s:.3g} s)"
+            text += f"; the tutorial's seed pipeline at {ratio(seed.x_floor)} ({duration(seed.epoch_s)})"
         parts.append(text)
     return "\n\n".join(parts)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp.report import html, markdown
+from jaxmlp.report.answers import overview
 from jaxmlp.report.sections import build_sections
 from jaxmlp.results import layout
 from jaxmlp.results.frames import Results
@@ -23,8 +24,9 @@ def write_report(results: Results, store: ResultsStore, traces: Sequence[Capture
     """Write summary.md, index.html, results.csv and samples.csv (and trace_ops.csv) into a NEW folder: ``out``,
     else the store's next ``report-<time>``. The folder appears whole, or not at all."""
     sections = build_sections(results, traces, store.folder)
+    answers = overview(results, traces)
     with store.new_folder(layout.REPORT, out) as folder:
-        texts = [markdown.render(sections), html.render(sections), results.runs.to_csv(index=False),
+        texts = [markdown.render(sections, answers), html.render(sections, answers), results.runs.to_csv(index=False),
                  results.samples.to_csv(index=False)]  # fmt: skip
         names = list(REPORT_FILES)
         if traces:

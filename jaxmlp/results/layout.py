@@ -8,6 +8,7 @@ Plain Python (the noxfile imports it).
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from pathlib import Path
 
 RESULTS_DIR = "reports"
@@ -16,6 +17,7 @@ TRACES_DIR = f"{RESULTS_DIR}/traces"
 """Where `jaxmlp profile` captures go by default: a TensorBoard logdir."""
 
 STAMP_FORMAT = "%Y%m%dT%H%M%S"
+_STAMP = re.compile(r"\d{8}T\d{6}")
 
 # The kinds of result, as their names begin.
 BENCH = "bench"  # a pytest-benchmark file: bench-<time>-<backends>.json
@@ -48,6 +50,24 @@ def stamp(when: _dt.datetime | str | None = None) -> str:
     if when.tzinfo is not None:
         when = when.astimezone(_dt.UTC)
     return when.strftime(STAMP_FORMAT)
+
+
+def stamp_in(path: str | Path) -> str:
+    """The time in a result's name (the deepest part of ``path`` that has one, ``20261202T145613``), else ``""``:
+    results sort by it, oldest first."""
+    for part in reversed(Path(path).parts):
+        found = _STAMP.search(part)
+        if found:
+            return found.group(0)
+    return ""
+
+
+def shown_stamp(stamp_text: str) -> str:
+    """A name's time as a reader reads it: ``2026-12-02 14:56 UTC`` (``undated`` without one)."""
+    try:
+        return _dt.datetime.strptime(stamp_text, STAMP_FORMAT).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return "undated"
 
 
 def name(kind: str, when: _dt.datetime | str | None = None, *parts: object, suffix: str = "") -> str:

@@ -38,45 +38,48 @@ def shows(*benchmarks: Benchmark) -> Callable[[F], F]:
 # --- one benchmark file ---------------------------------------------------------------------------------------
 
 
-def _by_variant(df: pd.DataFrame, benchmark: Benchmark) -> pd.DataFrame | None:
-    """Median time of each of ``benchmark``'s variants (columns) per backend and batch size; None without rows."""
+def _by_variant(df: pd.DataFrame, benchmark: Benchmark, value: str = "median") -> pd.DataFrame | None:
+    """``value`` (median, iqr) of each of ``benchmark``'s variants (columns) per backend and batch size; None without
+    rows."""
     d = query(df, benchmark)
     if d.empty:
         return None
-    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values="median", aggfunc="median")
+    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values=value, aggfunc="median")
     return t.reindex(columns=list(benchmark.variants))  # a file without one variant shows it empty
 
 
 def _variant_table(df: pd.DataFrame, benchmark: Benchmark, columns: Callable[..., dict[str, Any]]) -> pd.DataFrame:
-    """A row per backend and batch size: ``columns(medians, *variants)`` of the medians by variant."""
-    t = _by_variant(df, benchmark)
-    return pd.DataFrame() if t is None else pd.DataFrame(columns(t, *benchmark.variants)).reset_index()
+    """A row per backend and batch size: ``columns(medians, iqrs, *variants)`` of the medians and IQRs by variant."""
+    t, iqr = _by_variant(df, benchmark), _by_variant(df, benchmark, "iqr")
+    return pd.DataFrame() if t is None else pd.DataFrame(columns(t, iqr, *benchmark.variants)).reset_index()
 
 
 @shows(registry.UPDATE)
 def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
     """Median step time per variant and batch size, with eager/jit and dispatch/jit ratios."""
-    return _variant_table(df, registry.UPDATE, lambda t, jit, dispatch, eager: {
-        "jit_ms": t[jit] * 1e3, "dispatch_ms": t[dispatch] * 1e3, "eager_ms": t[eager] * 1e3,
+    return _variant_table(df, registry.UPDATE, lambda t, iqr, jit, dispatch, eager: {
+        "jit_ms": t[jit] * 1e3, "jit_iqr_ms": iqr[jit] * 1e3, "dispatch_ms": t[dispatch] * 1e3,
+        "dispatch_iqr_ms": iqr[dispatch] * 1e3, "eager_ms": t[eager] * 1e3, "eager_iqr_ms": iqr[eager] * 1e3,
         "jit_speedup": t[eager] / t[jit]})  # fmt: skip
 
 
 @shows(registry.PREDICT)
 def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     """Median predict time per variant and batch size, with loop/vmap and loop/jit(vmap) ratios."""
-    return _variant_table(df, registry.PREDICT, lambda t, vmap, loop, jit_vmap: {
-        "loop_ms": t[loop] * 1e3, "vmap_ms": t[vmap] * 1e3, "jit_vmap_ms": t[jit_vmap] * 1e3,
+    return _variant_table(df, registry.PREDICT, lambda t, iqr, vmap, loop, jit_vmap: {
+        "loop_ms": t[loop] * 1e3, "loop_iqr_ms": iqr[loop] * 1e3, "vmap_ms": t[vmap] * 1e3,
+        "vmap_iqr_ms": iqr[vmap] * 1e3, "jit_vmap_ms": t[jit_vmap] * 1e3, "jit_vmap_iqr_ms": iqr[jit_vmap] * 1e3,
         "vmap_speedup": t[loop] / t[vmap], "jit_vmap_speedup": t[loop] / t[jit_vmap]})  # fmt: skip
 
 
 LADDER_KEYS = ["backend", "pipeline", "workers"]
 LADDER_COLUMNS = [*LADDER_KEYS, "loader_s", "loader_iqr_s", "loader_x_floor", "loader_x_scan", "loader_best",
                   "epoch_s", "epoch_iqr_s", "epoch_x_floor", "epoch_x_scan", "epoch_best"]  # fmt: skip
-BEST, TIED = "best", "~best"
+BEST, TIED = "fastest", "~fastest"
 
 
 def _mark_best(medians: pd.Series, q1: pd.Series, q3: pd.Series) -> pd.Series:
-    """``best`` for the smallest median; ``~best`` where the quartile range overlaps the best's (so the two cannot
+    """``fastest`` for the smallest median; ``~fastest`` where the quartile range overlaps the best's (so the two cannot
     be told apart in this run); else empty."""
     marks = pd.Series("", index=medians.index, dtype=object)
     if medians.notna().any():
@@ -161,15 +164,15 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         if epochs.empty:
             continue
         rows.append({"backend": backend, "rung": FLOOR, "epoch_s": float(epochs["floor_seconds"].median())})
-        rows += [{"backend": backend, "rung": STEP_GEMMS, "epoch_s": r.median}
+        rows += [{"backend": backend, "rung": STEP_GEMMS, "epoch_s": r.median, "epoch_iqr_s": r.iqr}
                  for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
         rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers), "epoch_s": r.median,
-                  "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
+                  "epoch_iqr_s": r.iqr, "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
                  for r in epochs.sort_values("median").itertuples()]  # fmt: skip
-    out = pd.DataFrame(rows, columns=["backend", "rung", "epoch_s", "samples_per_s", "compile_s"])
+    out = pd.DataFrame(rows, columns=["backend", "rung", "epoch_s", "epoch_iqr_s", "samples_per_s", "compile_s"])
     if not out.empty:
         floors = out[out["rung"] == FLOOR].set_index("backend")["epoch_s"]
-        out.insert(3, "x_floor", out["epoch_s"] / out["backend"].map(floors))
+        out.insert(4, "x_floor", out["epoch_s"] / out["backend"].map(floors))
     return out
 
 

@@ -1,0 +1,128 @@
+"""Tables as a reader sees them: headers in words, every number in its unit (`jaxmlp.units`), the noise beside each
+median (``1.07 s (IQR 12.2 ms)``).
+
+The tables (`jaxmlp.results.tables`) keep numbers and code names, for tests and CSV; one function here turns any of
+them into strings, by the conventions of their column names, so a quantity reads the same in every table, in the
+HTML page, the Markdown summary and the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import units
+
+WORDS = {
+    "backend": "backend", "batch_size": "batch", "pipeline": "pipeline", "workers": "workers", "rung": "rung",
+    "jit_ms": "jit", "dispatch_ms": "jit, dispatch only", "eager_ms": "eager (no jit)",
+    "jit_speedup": "jit speed-up", "loop_ms": "Python loop", "vmap_ms": "vmap",
+    "jit_vmap_ms": "jit(vmap)", "vmap_speedup": "vmap speed-up",
+    "jit_vmap_speedup": "jit(vmap) speed-up", "loader_s": "input alone",
+    "loader_x_floor": "input / floor", "loader_x_scan": "input / scan epoch", "loader_best": "input: fastest",
+    "epoch_s": "epoch", "epoch_x_floor": "epoch / floor", "epoch_x_scan": "epoch / scan epoch",
+    "epoch_best": "epoch: fastest", "x_floor": "times the floor", "samples_per_s": "images/s",
+    "compile_s": "compile", "matmul_ms": "matmul", "gflop_per_s": "rate", "precision": "precision",
+    "cpu_s": "CPU", "gpu_s": "GPU", "cpu_over_gpu": "CPU / GPU", "devices": "devices N", "step_ms": "step",
+    "speedup": "speed-up over N = 1", "efficiency": "efficiency", "max_rel_diff": "largest rel. diff. of params",
+    "epoch_s_median": "epoch (after the first)", "train_accuracy": "train accuracy",
+    "test_accuracy": "test accuracy", "ratio": "ratio", "p_slower": "p (slower)", "p_faster": "p (faster)",
+    "verdict": "verdict", "from_median_s": "from: median", "to_median_s": "to: median", "xla_flags": "XLA flags",
+    "results_differ": "results differ", "processes": "processes", "injected_ratio": "injected: ratio",
+    "injected_p": "injected: p", "injected_verdict": "injected: verdict", "aa_ratio": "A/A: ratio",
+    "aa_p": "A/A: p", "aa_verdict": "A/A: verdict", "xla_said": "XLA said", "setting": "machine and settings",
+    "median_ms": "median", "mean_ms": "mean", "total_ms": "total", "share": "share", "occurrences": "calls",
+}  # fmt: skip
+"""Each column's header in words; a column not named here reads with its underscores as spaces."""
+
+Format = Callable[[Any], str]
+FORMATS: dict[str, Format] = {
+    "s": units.duration,
+    "ms": lambda x: units.duration(None if x is None or pd.isna(x) else float(x) / 1e3),
+    "us": lambda x: units.duration(None if x is None or pd.isna(x) else float(x) / 1e6),
+    "ratio": units.ratio,
+    "percent": units.percent,
+    "p": units.p_value,
+    "gflops": lambda x: units.flop_rate(None if x is None or pd.isna(x) else float(x) * 1e9),
+    "number": units.number,
+}
+
+
+def kind(column: str) -> str | None:
+    """A column's unit, from its name: ``*_s`` seconds, ``*_ms`` milliseconds, ``*speedup``/``*_x_*``/``ratio``
+    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``share`` percentages."""
+    if column.endswith("_ms"):
+        return "ms"
+    if column.endswith("_us"):
+        return "us"
+    if column == "gflop_per_s":
+        return "gflops"
+    if column.endswith("_per_s"):
+        return "number"  # its header says what a second holds
+    if column.endswith("_s") or column.endswith("_s_median"):
+        return "s"
+    if (
+        column.endswith("speedup")
+        or "_x_" in column
+        or column.startswith("x_")
+        or column.endswith("ratio")
+        or (column.endswith("_over_gpu"))
+    ):
+        return "ratio"
+    if column.startswith("p_") or column.endswith("_p"):
+        return "p"
+    if column.endswith("accuracy") or column in ("efficiency", "share"):
+        return "percent"
+    return None
+
+
+def _iqr_of(column: str) -> str | None:
+    """The IQR column that goes with a median column: ``epoch_s`` → ``epoch_iqr_s``, ``jit_ms`` → ``jit_iqr_ms``."""
+    for suffix in ("_s", "_ms"):
+        if column.endswith(suffix) and not column.endswith(f"_iqr{suffix}"):
+            return f"{column[: -len(suffix)]}_iqr{suffix}"
+    return None
+
+
+def _cell(value: Any, format_: Format | None) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
+        return units.MISSING
+    if format_ is not None:
+        return format_(value)
+    if isinstance(value, float):
+        return units.number(value)
+    return str(value)
+
+
+def readable(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """``frame`` as strings: headers in words, numbers in their units (``formats`` names the unit of a column the
+    naming conventions do not cover), each IQR folded into its median's cell (``1.07 s (IQR 12.2 ms)``), a ratio's
+    ``ci_low``/``ci_high`` into one 95% interval, ``p_slower``/``p_faster`` into the smaller one (the direction the
+    ratio points)."""
+    formats = dict(formats or {})
+    out: dict[str, list[str]] = {}
+    consumed = set()
+    for column in frame.columns:
+        name = str(column)
+        if name in consumed:
+            continue
+        if name == "ci_low" and "ci_high" in frame:  # a ratio's 95% interval, in one cell
+            consumed.add("ci_high")
+            out["95% interval"] = [units.interval(lo, hi) for lo, hi in zip(frame["ci_low"], frame["ci_high"])]
+            continue
+        if name == "p_slower" and "p_faster" in frame:  # the one-sided p of the direction the ratio points
+            consumed.add("p_faster")
+            out["p"] = [units.p_value(min(a, b)) for a, b in zip(frame["p_slower"], frame["p_faster"])]
+            continue
+        unit = formats.get(name) or kind(name)
+        format_ = FORMATS[unit] if unit else None
+        cells = [_cell(v, format_) for v in frame[column]]
+        iqr = _iqr_of(name)
+        if iqr is not None and iqr in frame.columns:
+            consumed.add(iqr)
+            spread = [_cell(v, format_) for v in frame[iqr]]
+            cells = [c if s == units.MISSING or c == units.MISSING else f"{c} (IQR {s})" for c, s in zip(cells, spread)]
+        out[WORDS.get(name, name.replace("_", " "))] = cells
+    return pd.DataFrame(out, index=frame.index)

@@ -1,0 +1,94 @@
+"""The history of benchmark runs: every benchmark seen in more than one run, time-ordered, and the changes between
+consecutive comparable runs, tested by the statistics `jaxmlp compare` uses (`jaxmlp.stats.compare`, on the raw
+samples of both runs).
+
+Two runs are comparable when they ran on the same machine with the same settings (`COMPARABLE`); a history is one
+benchmark on one such machine and settings, so a faster machine never reads as an improvement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.results.frames import without_sweeps
+from jaxmlp.stats import compare
+
+COMPARABLE = ("host", "cpu_model", "cpu_affinity", "size", "xla_flags", "jax_default_matmul_precision")
+"""What two runs must share for their times to be compared."""
+
+POINT_COLUMNS = ["benchmark", "group", "test", "setting", "file", "timestamp", "commit", "jax", "median", "q1", "q3",
+                 "rounds"]  # fmt: skip
+CHANGE_COLUMNS = ["benchmark", "setting", "from", "to", "from_file", "to_file", "ratio", "ci_low", "ci_high",
+                  "p_slower", "p_faster", "verdict"]  # fmt: skip
+
+
+def setting(row: pd.Series) -> str:
+    """The machine and settings of a run, as one label: ``Intel(R) Xeon(R) Processor · 2 CPUs · host vm · size quick``
+    (the backend is in the benchmark's name)."""
+    parts = [str(row.get("cpu_model") or "?")]
+    if pd.notna(row.get("cpu_affinity")):
+        parts.append(f"{int(row['cpu_affinity'])} CPUs")
+    parts.append(f"host {row.get('host') or '?'}")
+    if pd.notna(row.get("size")):
+        parts.append(f"size {row['size']}")
+    for key, label in (("xla_flags", "XLA_FLAGS"), ("jax_default_matmul_precision", "precision")):
+        value = row.get(key)
+        if isinstance(value, str) and value and value != "default":
+            parts.append(f"{label} {value}")
+    return " · ".join(parts)
+
+
+def run_label(point: Any) -> str:
+    """A run on a history's x axis: its date, commit and jax version (``12-03 08:42 3600a678 jax 0.10.2``)."""
+    stamp = pd.Timestamp(point.timestamp)
+    return f"{stamp:%m-%d %H:%M} {str(point.commit)[:8]} jax {point.jax}"
+
+
+def points(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per benchmark per benchmark run (not sweeps, not training), for each benchmark and setting seen in
+    more than one run; oldest first."""
+    bench = without_sweeps(runs)
+    if "test" not in bench or bench.empty:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    bench = bench[(bench["test"] != registry.TRAIN_EPOCH.id) & bench["median"].notna()]
+    keys = [key for key in COMPARABLE if key in bench]
+    labelled = bench.assign(setting=[setting(row) for _, row in bench[keys].iterrows()], benchmark=bench["name"])
+    labelled = labelled.reindex(columns=POINT_COLUMNS)
+    runs_seen = labelled.groupby(["benchmark", "setting"])["file"].transform("nunique")
+    out = labelled[runs_seen > 1].assign(timestamp=lambda d: pd.to_datetime(d["timestamp"], utc=True, format="ISO8601"))
+    return out.sort_values(["benchmark", "setting", "timestamp"]).reset_index(drop=True)
+
+
+def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
+            alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+    """Each run against the previous comparable one, benchmark by benchmark, from both runs' raw samples."""
+    if history.empty:
+        return pd.DataFrame(columns=CHANGE_COLUMNS)
+    by_run = {key: part["seconds"].to_numpy() for key, part in samples.groupby(["file", "name"])}
+    rows = []
+    for (name, where), part in history.groupby(["benchmark", "setting"], sort=True):
+        ordered = list(part.sort_values("timestamp").itertuples())
+        for old, new in zip(ordered[:-1], ordered[1:]):
+            a, b = by_run.get((old.file, name)), by_run.get((new.file, name))
+            if a is None or b is None:
+                continue
+            c = compare(a, b, threshold, alpha)
+            rows.append({"benchmark": name, "setting": where, "from": run_label(old), "to": run_label(new),
+                         "from_file": old.file, "to_file": new.file, "ratio": c.ratio, "ci_low": c.ci_low,
+                         "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
+                         "verdict": c.describe()})  # fmt: skip
+    return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
+
+
+def flagged(changes_table: pd.DataFrame) -> pd.DataFrame:
+    """The changes that are regressions or improvements (or invalid), biggest change first."""
+    if changes_table.empty:
+        return changes_table
+    keep = ~changes_table["verdict"].isin(["no change", "insufficient data"])
+    out = changes_table[keep]
+    size = (out["ratio"].astype(float) - 1).abs()
+    return out.assign(_size=size).sort_values("_size", ascending=False).drop(columns="_size").reset_index(drop=True)

@@ -1,0 +1,98 @@
+"""The history across runs: comparable runs only, each against the previous one by `compare`'s statistics, and the
+overview's answers and the report's sections built from it."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxmlp.cli import main
+from jaxmlp.report.answers import overview
+from jaxmlp.report.display import readable
+from jaxmlp.report.sections import HISTORY, build_sections
+from jaxmlp.results import history
+from jaxmlp.results.frames import load
+from jaxmlp.results.store import ResultsStore
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+
+
+def write_run(folder: Path, stamp: str, commit: str, slower: dict[str, float], cpu: str = "Fixture CPU") -> None:
+    """The fixture's benchmarks as one run at ``stamp``, 8 samples each around its median (``slower`` scales some)."""
+    doc = json.loads((FIXTURES / "bench-cpu.json").read_text())
+    doc["datetime"], doc["commit_info"] = f"2026-12-0{stamp[7]}T{stamp[9:11]}:00:00+00:00", {"id": commit}
+    doc["machine_info"]["jaxmlp"].update(cpu_model=cpu, commit=commit)
+    rng = np.random.default_rng(int(stamp[-6:]))
+    for bench in doc["benchmarks"]:
+        median = bench["stats"]["median"] * slower.get(bench["name"], 1.0)
+        data = list(median * (1 + 0.01 * rng.standard_normal(8)))
+        q1, q3 = np.percentile(data, [25, 75])
+        bench["stats"].update(data=data, median=float(np.median(data)), q1=float(q1), q3=float(q3), iqr=float(q3 - q1),
+                              rounds=8)  # fmt: skip
+    (folder / f"bench-{stamp}-cpu.json").write_text(json.dumps(doc))
+
+
+@pytest.fixture
+def three_runs(tmp_path):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    write_run(folder, "20261201T100000", "aaaa", {})
+    write_run(folder, "20261202T100000", "bbbb", {"test_update[cpu-128-jit]": 1.5})
+    write_run(folder, "20261203T100000", "cccc", {"test_update[cpu-128-jit]": 1.5})
+    write_run(folder, "20261204T100000", "dddd", {"test_update[cpu-128-jit]": 3.0}, cpu="Another CPU")  # not comparable
+    return folder
+
+
+def test_changes_are_found_between_consecutive_comparable_runs_only(three_runs):
+    results = load(ResultsStore(three_runs))
+    points = history.points(results.runs)
+    assert points["setting"].nunique() == 1 and "Another CPU" not in points["setting"].iloc[0]
+    assert points["file"].nunique() == 3
+    changes = history.changes(points, results.samples)
+    assert len(changes) == 2 * points["benchmark"].nunique()  # 3 runs: 2 steps a benchmark
+    flagged = history.flagged(changes)
+    (row,) = flagged.to_dict("records")  # one step: 1.5x slower from the first run to the second, then flat
+    assert (row["benchmark"], row["verdict"]) == ("test_update[cpu-128-jit]", "regression")
+    assert row["ratio"] == pytest.approx(1.5, rel=0.03) and row["ci_low"] > 1.4 and row["p_slower"] < 0.01
+    assert row["from"].startswith("12-01 10:00 aaaa") and row["to"].startswith("12-02 10:00 bbbb")
+
+
+def test_the_overview_and_the_history_section(three_runs, capsys):
+    results = load(ResultsStore(three_runs))
+    answers = {a.question: a for a in overview(results)}
+    assert answers["Changes across runs"].text.startswith("1 changes flagged over 3 comparable runs; the biggest: "
+                                                          "test_update[cpu-128-jit] ×1.5")  # fmt: skip
+    assert answers["What jit buys"].text.startswith("jit makes the update step faster than eager by ×")
+    assert (
+        not answers["Which release got slower"].answered
+        and "`jaxmlp sweep`" in answers["Which release got slower"].text
+    )
+    (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
+    (table,) = section.tables
+    assert list(readable(table.frame).columns) == ["benchmark", "from", "to", "ratio", "95% interval", "p", "verdict"]
+    assert [f.kind for f in section.plots] == ["history"] * len({t for t in results.runs["test"]})
+    benchmarks = [s for s in build_sections(results) if s.anchor == "benchmarks"]
+    (bench,) = benchmarks
+    assert len(bench.shown) == 1 and len(bench.earlier) == 3  # the newest in full, the others folded
+    assert bench.shown[0].stamp == "20261204T100000" and not any(run.plots for run in bench.earlier)
+    out = three_runs / "report"
+    assert main(["report", "--results", str(three_runs), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text()
+    assert page.count("<details>") == 2 * 3 and "History of the test_update benchmarks" in page
+
+
+@pytest.mark.skipif(not list(REPORTS.glob("bench-*-cpu.json")), reason="no committed benchmark runs in reports/")
+def test_a_change_point_is_found_on_the_committed_runs(tmp_path):
+    """The committed runs of 2026-12-03 on one Intel machine: the grain loader's epoch got faster at 3600a678."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for path in REPORTS.glob("bench-*-cpu.json"):
+        shutil.copy(path, folder)
+    results = load(ResultsStore(folder))
+    flagged = history.flagged(history.changes(history.points(results.runs), results.samples))
+    grain = flagged[flagged["benchmark"] == "test_loader[grain-4]"]
+    assert list(grain["verdict"]) == ["improvement"] and grain["to"].iloc[0].startswith("12-03 08:42 3600a678")
+    assert grain["ci_high"].iloc[0] < 0.5
