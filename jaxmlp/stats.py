@@ -23,6 +23,7 @@ from jaxmlp.registry import ALPHA, THRESHOLD
 
 INVALID = "invalid samples"  # a NaN or infinite time among the samples: no verdict can be trusted
 VERDICTS = ("regression", "improvement", "no change", "insufficient data", INVALID)
+WORDS = {"regression": "slower", "improvement": "faster"}  # a flagged verdict as an answer says it
 
 
 class Comparison(NamedTuple):
@@ -41,6 +42,16 @@ class Comparison(NamedTuple):
     def describe(self) -> str:
         """The verdict as a reader needs it: ``invalid samples (2 NaN or inf)`` says how many."""
         return f"{INVALID} ({self.invalid} NaN or inf)" if self.verdict == INVALID else self.verdict
+
+    def in_words(self) -> str:
+        """The verdict as an answer says it: ``slower``, ``faster``, ``no change``, ``insufficient data`` or
+        `describe`'s ``invalid samples (...)``."""
+        return WORDS.get(self.verdict, self.describe())
+
+    def p_one_sided(self) -> float:
+        """The one-sided p in the direction the medians moved: ``p_slower`` for a ratio of 1 or more, else
+        ``p_faster`` (a flagged verdict's own p)."""
+        return self.p_slower if self.ratio >= 1 else self.p_faster
 
     def to_json(self) -> dict[str, Any]:
         return {k: json_number(v) if isinstance(v, float) else v for k, v in self._asdict().items()}

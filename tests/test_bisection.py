@@ -54,14 +54,14 @@ def test_bisection_finds_the_first_slower_release_wherever_it_is(change):
     assert len(result.measured) <= expected_releases(k) == 2 + 4  # log2(k) + 2, not k
     assert 1.25 < result.comparison.ratio < 1.35 and result.comparison.p_slower < 0.01
     line = answer_line(result)
-    assert line.startswith(f"first slower release: {change} (ratio 1.") and line.endswith(f"after {result.after}")
-    assert "CI 1." in line and ", p " in line
+    assert line.startswith(f"first slower release: {change} (ratio ×1.") and line.endswith(f"after {result.after}")
+    assert "95% interval ×1." in line and ", p <0.001)" in line  # in units: never 9.1e-05
 
 
 def test_an_improvement_is_bisected_the_same_way():
     result = bisect(RELEASES, Fake("0.8.1", before=1.0, after=0.75))
     assert (result.status, result.first, result.after) == ("found", "0.8.1", "0.8.0")
-    assert answer_line(result).startswith("first faster release: 0.8.1 (ratio 0.7")
+    assert answer_line(result).startswith("first faster release: 0.8.1 (ratio ×0.7")
 
 
 def test_bisecting_backwards_from_a_newer_good_release():
@@ -76,7 +76,7 @@ def test_no_change_between_the_ends_stops_after_one_probe():
     fake = Fake(None)
     result = bisect(RELEASES, fake)
     assert result.status == "no change" and len(fake.measured) == 1 and result.first is None
-    assert answer_line(result).startswith("no change between 0.6.2 and 0.10.0 (no change: ratio ")
+    assert answer_line(result).startswith("no change between 0.6.2 and 0.10.0 (no change: ratio ×")
 
 
 def test_a_change_in_both_halves_is_inconclusive_not_a_guess():
@@ -153,7 +153,7 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
     assert main(["sweep", "bisect", "0.6.2", "0.8.3", "--versions", releases, "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     assert "Bisecting 6 release(s) between 0.6.2 and 0.8.3" in printed and "about 5 releases measured" in printed
-    assert "probe 1: 0.6.2 " in printed and "first slower release: 0.8.1 (ratio " in printed
+    assert "probe 1: 0.6.2 " in printed and "first slower release: 0.8.1 (ratio ×" in printed
     (folder,) = tmp_path.iterdir()
     probes = sorted(p.name for p in folder.iterdir() if p.is_dir())
     assert folder.name.startswith("bisect-") and probes == [f"probe-{n}" for n in range(1, len(probes) + 1)]

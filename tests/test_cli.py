@@ -204,3 +204,22 @@ def test_the_noxfile_parses_its_switches_with_the_cli_options():
     assert "options.bench_session()" in noxfile and "add_argument" not in noxfile
     switches, rest = options.bench_session().parse_known_args(["--full", "-k", "epoch"])
     assert switches.full and not switches.profile and rest == ["-k", "epoch"]
+
+
+def test_help_lists_the_public_commands_only(capsys):
+    """Internal entries (the worker processes' modules) never show: ``jaxmlp --help`` and ``jaxmlp sweep --help``
+    list the commands a user runs, and nothing named worker."""
+    from jaxmlp.cli import COMMANDS
+    from jaxmlp.cli.sweep import SUBCOMMANDS
+
+    for argv, listed in ((["--help"], COMMANDS), (["sweep", "--help"], SUBCOMMANDS)):
+        with pytest.raises(SystemExit):
+            main(argv)
+        shown = capsys.readouterr().out
+        assert "worker" not in shown.lower()
+        commands = shown.split("positional arguments:")[1].split("options:")[0]
+        assert [line.split()[0] for line in commands.splitlines()[2:] if line.startswith("    ") and
+                not line.startswith("     ")] == list(listed)  # fmt: skip
+    with pytest.raises(SystemExit, match=str(EXIT_ERROR)):
+        main(["worker"])
+    assert "invalid choice: 'worker'" in capsys.readouterr().err

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxmlp import registry
+from jaxmlp import registry, units
 from jaxmlp.cli import build_parser, main
 from jaxmlp.cli.sweep import normalized
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.measure import workers
 from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix, trials, worker
 from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
@@ -272,6 +273,52 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
     assert main(["report", "--results", str(out)]) == 0  # two cells of one jax version stay two cells
     summary = next(out.glob("report-*/summary.md")).read_text()
     assert "| A | 2 |" in summary and "| B | 2 |" in summary
+    # it ends with its answer: a row per release, then where the files are
+    table = printed[printed.index("scan_heavy, steady state\n") :].splitlines()
+    assert table[1].split() == ["release", "median", "vs", "previous", "95%", "interval", "p", "verdict"]
+    medians = {label: read_benchmarks(folder / f"jax-{label}.json").samples()["sweep_steady[scan_heavy]"]
+               for label in "AB"}  # fmt: skip
+    assert table[2].split() == ["A", *units.duration(np.median(medians["A"])).split(), "-", "-", "-", "-"]
+    ratio = units.ratio(np.median(medians["B"]) / np.median(medians["A"]))
+    assert table[3].split()[:4] == ["B", *units.duration(np.median(medians["B"])).split(), ratio]
+    assert " ".join(table[3].split()[-4:]) == "- - insufficient data"  # 2 processes each: no p can be < 0.01
+    assert table[-1].startswith(f"Wrote 2 cell files into {folder} in ")
+
+
+def fake_workers(monkeypatch, steady: dict[str, float], fails_after: dict[str, int] | None = None) -> None:
+    """Worker processes replaced by their results: each label's steady state, a little apart process by process;
+    a label in ``fails_after`` fails from that call on (its probe is call 0)."""
+    calls = {label: 0 for label in steady}
+
+    def run_worker(runner, pythonpath=None, timeout=None):
+        n = calls[runner.label] = calls[runner.label] + 1
+        if n > (fails_after or {}).get(runner.label, 10**6):
+            raise workers.ChildFailed(f"{runner.label} (batched): the worker failed: boom", None, 1, "boom")
+        meta = {"jax": "0.10.2", "jaxlib": "0.10.2", "injected_slowdown": 0.0, "host": "here", "dataset": "synthetic"}
+        value = steady[runner.label] * (1 + 0.001 * (n % 5))
+        return ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2 * value, value], leaf(1.0))})
+
+    monkeypatch.setattr(matrix, "run_worker", run_worker)
+
+
+def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tmp_path, monkeypatch, capsys):
+    fake_workers(monkeypatch, {"0.6.2": 1.0, "0.8.3": 1.3, "C": 1.3}, fails_after={"C": 5})
+    envs = [arg for label in ("0.6.2", "0.8.3", "C") for arg in ("--env", f"{label}={sys.executable}")]
+    out = tmp_path / "out"
+    assert main(["sweep", "run", *envs, "--processes", "8", "--out", str(out)]) == EXIT_FAILED
+    printed = capsys.readouterr().out
+    (folder,) = out.iterdir()
+    lines = printed[printed.index(f"Releases compared: {folder.name}") :].splitlines()
+    assert "8 to 4 processes a release" not in printed and "4 to 8 processes a release" in lines[1]
+    table = lines[lines.index("batched, steady state") + 1 :][:4]
+    assert [row.split()[0] for row in table] == ["release", "0.6.2", "0.8.3", "C"]  # oldest first, then labels
+    assert table[1].split() == ["0.6.2", "1.00", "s", "-", "-", "-", "-"]
+    slower = table[2].split()
+    assert slower[:4] == ["0.8.3", "1.30", "s", "×1.30"] and slower[-2:] == ["<0.001", "slower"]
+    assert table[3].split()[-2:] == ["no", "change"]  # C's 4 processes against 0.8.3's 8
+    failed = [line for line in lines if line.startswith("FAILED:")]
+    assert failed == ["FAILED: C: 4 of 8 processes (C (batched): the worker failed: boom)"]
+    assert lines.index(failed[0]) < len(lines) - 1 and lines[-1].startswith(f"Wrote 3 cell files into {folder}")
 
 
 def made_releases(count: int) -> list[str]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Iterable, Sequence
 from types import ModuleType
@@ -21,7 +23,7 @@ COMMANDS = {
     "train": "train the tutorial's MLP and print its per-epoch lines",
     "profile": "capture an XLA profiler trace of training steps, for TensorBoard",
     "tensorboard": "serve TensorBoard with the profile plugin on 127.0.0.1 over a traces folder",
-    "summary": "summarize a pytest-benchmark JSON file (and file it in a results folder)",
+    "summary": "the answer of a results file or folder: a benchmark run, a sweep's verdicts, a bisection, training",
     "report": "render every result under a folder as summary.md, index.html (with plots) and CSV tables",
     "compare": "is NEW slower than BASELINE? ratio of medians, bootstrap interval, Mann-Whitney U",
     "scaling": "data-parallel scaling: the sharded epoch, step and compile time for 1, 2, 4, 8 devices",
@@ -66,6 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except JaxmlpError as e:
         print(f"jaxmlp {args.command}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): the children are stopped by now
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         print(f"jaxmlp {args.command}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",

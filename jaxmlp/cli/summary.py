@@ -1,24 +1,39 @@
-"""``jaxmlp summary FILE``: a benchmark run's answers in a few short tables (and the file filed in a folder)."""
+"""``jaxmlp summary PATH``: the answer of any result jaxmlp writes, in a few short tables (as text, or Markdown for a
+pull request), and a benchmark or training file filed in a folder (``--save``)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report.text import text_summary
+from jaxmlp.report.summaries import newest_of_each, summaries
+from jaxmlp.report.text import FORMATS, render
 from jaxmlp.results import layout
-from jaxmlp.results.frames import benchmark_rows
-from jaxmlp.results.store import ResultsStore, check_folder, incomplete_sweep, read_benchmarks
+from jaxmlp.results.frames import Results, load, results
+from jaxmlp.results.schema import Document
+from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.store import Found, ResultsStore, Scan, check_folder, read_document
+
+READS = ("a pytest-benchmark or `jaxmlp scaling` file, a `jaxmlp train --json` file, a sweep, bisect or detector "
+         "folder (or a file in one), or a folder of results such as reports/")  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Print the compact summary of a pytest-benchmark JSON file: jit/eager and vmap/loop "
-        "speedups, the best worker count, and the pipeline ladder against the compute floor."
+        "Print the answer of a result: a benchmark run's speed-ups, best worker count and pipeline ladder; a "
+        "sweep's verdict per release (median, ratio to the previous release, 95% interval, p, slower/faster/no "
+        "change); a bisection's probes and answer; training runs; the detector's trials; of a folder of many, "
+        "the newest of each kind."
     )
-    parser.add_argument("file", help="a pytest-benchmark JSON file (written with --benchmark-json)")
-    parser.add_argument("--save", metavar="DIR", help="also copy the file, atomically and under a new name (never "
-                        "over another run), into DIR")  # fmt: skip
+    parser.add_argument("file", metavar="PATH", help=f"what to summarize: {READS}")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="text for a terminal, md for Markdown "
+                        "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--save", metavar="DIR", help="also copy a benchmark, scaling or training file, atomically "
+                        "and under a new name (never over another run), into DIR")  # fmt: skip
     parser.add_argument("--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-"
                         "<backends>.json)")  # fmt: skip
     parser.set_defaults(run=run)
@@ -27,15 +42,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.save:  # before reading anything
         check_folder(args.save, "--save")
-    document = read_benchmarks(args.file)
-    rows, _ = benchmark_rows(document, str(args.file))
-    if rows.empty:
-        raise JaxmlpError(f"{args.file}: holds no benchmarks; did the benchmark run select any?")
-    print(text_summary(rows))
-    if (folder := incomplete_sweep(args.file)) is not None:
-        print(f"\nINCOMPLETE: {args.file} is from a sweep stopped before its last round: its samples so far "
-              f"(`jaxmlp sweep resume {folder}` measures the rest)")  # fmt: skip
+    path = Path(args.file)
+    if not path.exists():
+        raise JaxmlpError(f"{path} does not exist: give {READS}")
+    document = None if path.is_dir() else _document(path)
+    found, folder = _results(path, document)
+    shown = summaries(found, folder)
+    if not shown:
+        if document is not None:
+            raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
+        raise JaxmlpError(f"{path}: holds no results: give {READS}")
+    print(render(newest_of_each(shown, folder), args.format))
     if args.save:
-        path = ResultsStore(args.save).save(document, args.name)
-        print(f"\nSaved {path}")
+        if isinstance(document, TrainDocument) or (isinstance(document, BenchmarkDocument) and not document.is_sweep):
+            print(f"\nSaved {ResultsStore(args.save).save(document, args.name)}")
+        else:
+            print(f"\nNot saved: --save files one benchmark, scaling or training file, and {path} is "
+                  f"{'a folder' if document is None else 'a file of a sweep, bisection or trials'}")  # fmt: skip
     return 0
+
+
+def _document(path: Path) -> Document:
+    try:
+        return read_document(path)
+    except JaxmlpError as e:
+        raise JaxmlpError(f"{e} (`jaxmlp summary` reads {READS})") from None
+
+
+def _results(path: Path, document: Document | None) -> tuple[Results, Path]:
+    """What to summarize, and the folder its paths are shown from: a folder's results; the sweep a sweep's file
+    belongs to; else the one document."""
+    if document is None:
+        store = ResultsStore(path)
+        scan = store.scan()
+        warn_skipped(scan.skipped, "summary")
+        return results(scan), path
+    if isinstance(document, CellsDocument) or (isinstance(document, BenchmarkDocument) and document.is_sweep):
+        return load(ResultsStore(path.parent)), path.parent
+    return results(Scan(path.parent, (Found(path, document),), (), ())), path.parent

@@ -35,12 +35,15 @@ from jaxmlp.measure.sweep.matrix import (
     runners_for,
 )
 from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, Trials, hand_made
+from jaxmlp.report.summaries import bisect_summary, summaries
+from jaxmlp.report.text import render
 from jaxmlp.results import layout, sweep_files
+from jaxmlp.results.frames import load
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
 from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep_files import Plan, RunLog
-from jaxmlp.units import minutes
+from jaxmlp.units import duration, minutes, ratio
 
 SUBCOMMANDS = ("run", "resume", "bisect", "trials", "env")
 
@@ -67,9 +70,9 @@ def normalized(argv: Sequence[str]) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Time a workload (the MLP's epochs and step, or your own function) in each release's own "
-                          "environment, worker processes in rotating order; `jaxmlp sweep 0.6.2 0.8.3` runs the "
-                          "matrix (the `run` subcommand), `jaxmlp sweep bisect GOOD BAD` finds the release that "
-                          "changed it.")  # fmt: skip
+                          "environment, fresh processes in rotating order, and say which release is slower or faster "
+                          "than the one before; `jaxmlp sweep 0.6.2 0.8.3` runs the matrix (the `run` subcommand), "
+                          "`jaxmlp sweep bisect GOOD BAD` finds the release that changed it.")  # fmt: skip
     sub = parser.add_subparsers(dest="sweep_command", required=True, metavar="COMMAND",
                                 parser_class=type(parser))  # fmt: skip
 
@@ -222,13 +225,14 @@ def _measured(run: RunLog, plans: list[Plan], measure: Callable[[], Measured], s
             raise stopped from None
         raise JaxmlpError(f"{e}; {said}") from None
     measured = run.write_cells(plans[0], complete=True)
+    print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)
     print(f"Wrote {len(measured.processes)} cell files into {run.folder} in {minutes(time.monotonic() - start)}")
-    if measured.failures:
-        for cell in measured.failed_cells:
-            failed = [f for f in measured.failures if f.cell == cell]
-            print(f"FAILED: {cell}: {len(failed)} of {plans[0].matrix.processes} processes ({failed[-1].reason})")
-        return EXIT_FAILED
-    return 0
+    return EXIT_FAILED if measured.failures else 0
+
+
+def verdicts_of(folder: Path) -> str:
+    """The sweep in ``folder``, as `jaxmlp summary` shows it: its verdict tables, then its failed cells."""
+    return render([found.summary for found in summaries(load(ResultsStore(folder)), folder.parent)])
 
 
 def bisect_command(args: argparse.Namespace) -> int:
@@ -251,8 +255,8 @@ def bisect_command(args: argparse.Namespace) -> int:
         sweep_files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
 
     def said(p: bisection.BisectProbe) -> None:
-        medians = ", ".join(f"{r} {p.medians[r]:.4g} s" for r in p.releases)
-        steps = "; ".join(f"{s.from_}→{s.to} {s.comparison.ratio:.3f} ({s.comparison.verdict})" for s in p.steps)
+        medians = ", ".join(f"{r} {duration(p.medians[r])}" for r in p.releases)
+        steps = "; ".join(f"{s.from_}→{s.to} {ratio(s.comparison.ratio)} ({s.comparison.in_words()})" for s in p.steps)
         print(f"probe {p.number}: {medians}; {steps} => {p.decision}", flush=True)
 
     try:
@@ -272,8 +276,9 @@ def bisect_command(args: argparse.Namespace) -> int:
     seconds = time.monotonic() - start
     doc = BisectDocument(metadata(), recorded, result, line, seconds)
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
-    print(f"{line}\n({len(result.measured)} releases measured in {len(result.probes)} probe(s), "
-          f"{minutes(seconds)}; {path})")  # fmt: skip
+    print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
+    probes = ", ".join(layout.probe_folder(p.number) for p in result.probes)
+    print(f"Wrote {path}, beside the probes' folders ({probes})")
     return 0
 
 

@@ -19,8 +19,8 @@ from typing import Any
 from jaxmlp.jsonio import number
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.stats import INVALID, Comparison, compare
-
-WORDS = {"regression": "slower", "improvement": "faster"}
+from jaxmlp.stats import WORDS as WORDS  # re-exported: the report reads it here too
+from jaxmlp.units import interval, p_value, ratio
 
 
 @dataclass(frozen=True)
@@ -109,8 +109,8 @@ def answer_line(b: Bisection) -> str:
     if b.status == "found" and b.comparison is not None:
         c = b.comparison
         p = c.p_slower if b.direction == "regression" else c.p_faster
-        return (f"first {WORDS[b.direction or '']} release: {b.first} (ratio {c.ratio:.3f}, CI {c.ci_low:.3f}–"
-                f"{c.ci_high:.3f}, p {p:.2g}) after {b.after}")  # fmt: skip
+        return (f"first {WORDS[b.direction or '']} release: {b.first} (ratio {ratio(c.ratio)}, 95% interval "
+                f"{interval(c.ci_low, c.ci_high)}, p {p_value(p)}) after {b.after}")  # fmt: skip
     return b.reason
 
 
@@ -157,7 +157,7 @@ def bisect(
                 why = f"too few processes for p < {alpha} between {names[0]} and {names[-1]} ({c.n_baseline} and "
                 return done("inconclusive", f"inconclusive: {why}{c.n_new}): give more --processes")
             return done("no change", f"no change between {names[0]} and {names[-1]} ({c.verdict}: ratio "
-                                     f"{c.ratio:.3f}, p {_p(c):.2g}): nothing to bisect")  # fmt: skip
+                                     f"{ratio(c.ratio)}, p {p_value(c.p_one_sided())}): nothing to bisect")  # fmt: skip
         direction = direction or ends.comparison.verdict
         word = WORDS[direction]
         if mid is None:  # the ends are adjacent releases
@@ -187,7 +187,3 @@ def bisect(
         record(f"{word} between {kept.from_} and {kept.to}")
         if hi - lo == 1:
             return done("found", step=kept)
-
-
-def _p(c: Comparison) -> float:
-    return c.p_slower if c.ratio >= 1 else c.p_faster

@@ -47,7 +47,12 @@ FORMATS: dict[str, Format] = {
     "p": units.p_value,
     "gflops": lambda x: units.flop_rate(None if x is None or pd.isna(x) else float(x) * 1e9),
     "number": units.number,
+    "count": lambda x: f"{int(x)}",
 }
+
+
+def _whole(values: pd.Series) -> bool:
+    return bool(len(values)) and bool(((values % 1 == 0) & (values.abs() < 2**53)).all())
 
 
 def kind(column: str) -> str | None:
@@ -89,6 +94,8 @@ def _iqr_of(column: str) -> str | None:
 def _cell(value: Any, format_: Format | None) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
         return units.MISSING
+    if isinstance(value, str):  # already words
+        return value
     if format_ is not None:
         return format_(value)
     if isinstance(value, float):
@@ -117,6 +124,9 @@ def readable(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> p
             out["p"] = [units.p_value(min(a, b)) for a, b in zip(frame["p_slower"], frame["p_faster"])]
             continue
         unit = formats.get(name) or kind(name)
+        values = frame[column]
+        if unit is None and values.dtype.kind == "f" and _whole(values.dropna()):
+            unit = "count"  # devices, workers: float only because some rows lack them
         format_ = FORMATS[unit] if unit else None
         cells = [_cell(v, format_) for v in frame[column]]
         iqr = _iqr_of(name)

@@ -1,62 +1,69 @@
-"""The terminal's words: a benchmark run's summary, and `jaxmlp compare`'s table."""
+"""The terminal's words: each result's answer (`jaxmlp.report.summaries.Summary`) as plain text or as Markdown for a
+pull request or a CI step summary, a benchmark run's summary, and `jaxmlp compare`'s table."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
-from jaxmlp import registry
 from jaxmlp.report.display import readable
-from jaxmlp.report.sections import LOADER_CAPTION, SCALING_CAPTION
+from jaxmlp.report.markdown import markdown_table
+from jaxmlp.report.summaries import Summary, bench_summary
 from jaxmlp.results import tables
 from jaxmlp.stats import INVALID
-from jaxmlp.units import duration, ratio
+
+FORMATS = ("text", "md")
+"""`render`'s formats: plain text for a terminal, Markdown (GitHub tables)."""
+
+
+def text_table(table: pd.DataFrame) -> str:
+    """A table as aligned plain text: a header line, a line a row, columns two spaces apart."""
+    shown = readable(table)
+    cells = [list(shown.columns), *shown.itertuples(index=False)]
+    widths = [max(len(str(row[i])) for row in cells) for i in range(len(shown.columns))]
+    return "\n".join("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells)
+
+
+def summary_text(answer: Summary) -> str:
+    """An answer as plain text: its title, its lines, each table under its caption, its closing lines."""
+    parts = ["\n".join(filter(None, (answer.title, *answer.lines)))]
+    parts += [f"{caption}\n{text_table(table)}" for caption, table in answer.tables]
+    parts.append("\n".join(answer.closing))
+    return "\n\n".join(p for p in parts if p)
+
+
+def summary_markdown(answer: Summary) -> str:
+    """An answer as GitHub Markdown: its title as a heading, each table under its caption in bold."""
+    parts = [f"### {answer.title}"] if answer.title else []
+    parts += list(answer.lines)
+    parts += [f"**{caption}**\n\n{markdown_table(readable(table))}" for caption, table in answer.tables]
+    parts += list(answer.closing)
+    return "\n\n".join(parts)
+
+
+def render(answers: Sequence[Summary], format: str = "text") -> str:
+    """Answers one after another, as plain text (``text``) or Markdown (``md``)."""
+    if format not in FORMATS:
+        raise ValueError(f"format {format!r} is not one of {FORMATS}")
+    one = summary_markdown if format == "md" else summary_text
+    return "\n\n".join(one(a) for a in answers)
 
 
 def text_summary(df: pd.DataFrame) -> str:
     """A benchmark run's summary as short plain text, for a terminal."""
-    parts = []
-    if not df.empty:
-        first = df.iloc[0]
-        datasets = ", ".join(sorted(str(x) for x in df["dataset"].dropna().unique())) if "dataset" in df else "?"
-        parts.append(
-            f"jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
-            f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
-            + (f"size {first['size']}; " if pd.notna(first.get("size")) else "")
-            + f"data: {registry.dataset_label(datasets)}"
-        )
-    ladder = tables.pipeline_ladder(df)
-    for title, table in (
-        ("Update step: jit against eager (median and IQR)", tables.jit_vs_eager(df)),
-        ("Prediction: vmap against a Python loop (median and IQR)", tables.vmap_vs_loop(df)),
-        (LOADER_CAPTION, tables.loader_ladder(df)),
-        ("The floor's matmul (2048³ of float32 arrays)", tables.matmul_rate(df)),
-        ("Epoch ladder: each pipeline's epoch against the compute floor (median and IQR)", ladder),
-        (SCALING_CAPTION, tables.scaling_table(df)),
-    ):
-        if not table.empty:
-            parts.append(f"{title}\n{readable(table).to_string(index=False)}")
-    best = tables.best_workers(df)
-    if best:
-        parts.append("Fastest worker count for input alone: " + ", ".join(f"{p} {w}" for p, w in best.items()))
-    for line in tables.ladder_headlines(ladder):
-        fastest, seed = line["fastest"], line["seed"]
-        text = f"{line['backend']}: fastest {fastest.rung} at {ratio(fastest.x_floor)} the floor "
-        text += f"({duration(fastest.epoch_s)} an epoch)"
-        if seed is not None:
-            text += f"; the tutorial's seed pipeline at {ratio(seed.x_floor)} ({duration(seed.epoch_s)})"
-        parts.append(text)
-    return "\n\n".join(parts)
+    return summary_text(bench_summary(df))
 
 
 def compare_text(table: pd.DataFrame, threshold: float, alpha: float) -> str:
     """`jaxmlp compare`'s output: a row per benchmark, then the counts."""
-    shown = table.assign(
-        n=table["n_baseline"].astype(str) + "/" + table["n_new"].astype(str),
-        ci=[f"{lo:.3f}-{hi:.3f}" if lo == lo else "-" for lo, hi in zip(table["ci_low"], table["ci_high"])],
-    )[["benchmark", "n", "baseline_median", "new_median", "ratio", "ci", "p_slower", "p_faster", "verdict"]]
+    shown = table.assign(n=table["n_baseline"].astype(str) + "/" + table["n_new"].astype(str))[
+        ["benchmark", "n", "baseline_median", "new_median", "ratio", "ci_low", "ci_high", "p_slower", "p_faster",
+         "verdict"]]  # fmt: skip
     counts = tables.verdict_counts(table)
+    words = readable(shown, {"baseline_median": "s", "new_median": "s"})
     return (
-        shown.to_string(index=False, float_format=lambda x: f"{x:.4g}", na_rep="-")
+        text_table(words.rename(columns={"baseline median": "baseline", "new median": "new"}))
         + f"\n\n{counts['regression']} regression(s), {counts['improvement']} improvement(s), "
         f"{counts['insufficient data']} with insufficient data, "
         + (

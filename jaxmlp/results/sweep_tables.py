@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -16,7 +16,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.tables import shows
-from jaxmlp.stats import compare
+from jaxmlp.stats import Comparison, compare
 
 # --- version sweeps -------------------------------------------------------------------------------------------
 
@@ -76,12 +76,37 @@ def _differs(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
     return {(str(v), str(f), str(n)) for v, f, n in zip(marked["release"], marked["xla_flags"], marked["name"])}
 
 
-def _step(name: str, flags: str, old: str, new: str, a: pd.Series, b: pd.Series, threshold: float, alpha: float,
-          differ: bool) -> dict[str, Any]:  # fmt: skip
-    c = compare(a, b, threshold, alpha)
-    verdict = "results differ" if differ else c.verdict
-    return {"benchmark": name, "xla_flags": flags, "from": old, "to": new, "ratio": c.ratio, "ci_low": c.ci_low,
-            "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster, "verdict": verdict}  # fmt: skip
+class _Pair(NamedTuple):
+    """Two cells of one benchmark to compare: ``old`` is the baseline; ``differ`` if either side's values differed
+    from the reference cell's."""
+
+    name: str
+    flags: str
+    old: str
+    new: str
+    a: pd.Series
+    b: pd.Series
+    differ: bool
+
+
+def _pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[_Pair]:
+    """Each release and the one before it, benchmark by benchmark within each XLA-flags column, oldest first."""
+    cells = _cell_samples(rows, samples)
+    differ = _differs(rows)
+    compared = rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"]
+    for flags in sorted({f for _, f in cells}):
+        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
+        for name in sorted(compared.unique()):
+            for old, new in zip(versions[:-1], versions[1:]):
+                a, b = (cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"] for v in (old, new))
+                yield _Pair(name, flags, old, new, a, b, (old, flags, name) in differ or (new, flags, name) in differ)
+
+
+def _step(pair: _Pair, c: Comparison) -> dict[str, Any]:
+    verdict = "results differ" if pair.differ else c.verdict
+    return {"benchmark": pair.name, "xla_flags": pair.flags, "from": pair.old, "to": pair.new, "ratio": c.ratio,
+            "ci_low": c.ci_low, "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
+            "verdict": verdict}  # fmt: skip
 
 
 @shows(*registry.SWEEP_COMPARED)
@@ -89,18 +114,44 @@ def sweep_steps(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = TH
                 alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
     """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
     raw per-process samples. A pair where either side's values differed from the reference is "results differ"."""
-    cells = _cell_samples(rows, samples)
-    differ = _differs(rows)
-    compared = rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"]
-    steps = []
-    for flags in sorted({f for _, f in cells}):
-        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
-        for name in sorted(compared.unique()):
-            for old, new in zip(versions[:-1], versions[1:]):
-                a, b = (cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"] for v in (old, new))
-                marked = (old, flags, name) in differ or (new, flags, name) in differ
-                steps.append(_step(name, flags, old, new, a, b, threshold, alpha, marked))
+    steps = [_step(pair, compare(pair.a, pair.b, threshold, alpha)) for pair in _pairs(rows, samples)]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
+
+
+VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_low", "ci_high", "p", "verdict"]
+
+
+@shows(*registry.SWEEP_COMPARED)
+def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
+                     alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+    """A sweep's answer: each release, workload by workload within each XLA-flags column (``""`` for none), oldest
+    first, with its steady-state median and, against the release before it, `sweep_steps`'s comparison: the ratio
+    of medians, its 95% interval, the one-sided p in the direction the medians moved, and the verdict in words
+    (`Comparison.in_words`). The first release of a column has no comparison (NaN, verdict None); a pair whose
+    values differed from the reference cell's is "results differ", with no ratio."""
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
+    medians = {(str(n), str(f), str(v)): m for n, f, v, m in
+               zip(steady["name"], steady["xla_flags"], steady["release"], steady["median"])}  # fmt: skip
+    workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
+    compared = {(p.name, p.flags, p.new): (p, compare(p.a, p.b, threshold, alpha)) for p in _pairs(rows, samples)}
+    nan = float("nan")
+    found = []
+    for flags in sorted(set(steady["xla_flags"])):
+        for name in sorted(set(steady.loc[steady["xla_flags"] == flags, "name"].astype(str))):
+            releases = sorted((v for n, f, v in medians if (n, f) == (name, flags)), key=registry.version_key)
+            for release in releases:
+                row: dict[str, Any] = {"workload": workloads[name], "xla_flags": flags, "release": release,
+                                       "median": medians[(name, flags, release)], "ratio": nan, "ci_low": nan,
+                                       "ci_high": nan, "p": nan, "verdict": None}  # fmt: skip
+                if (name, flags, release) in compared:
+                    pair, c = compared[(name, flags, release)]
+                    if pair.differ:
+                        row["verdict"] = "results differ"
+                    else:
+                        row.update(ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, p=c.p_one_sided(),
+                                   verdict=c.in_words())  # fmt: skip
+                found.append(row)
+    return pd.DataFrame(found, columns=VERDICT_COLUMNS)
 
 
 def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
@@ -117,7 +168,8 @@ def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = T
         for name in sorted(compared.unique()):
             a, b = (cells[(version, f)].loc[cells[(version, f)]["name"] == name, "seconds"] for f in ("", flags))
             marked = (version, flags, name) in differ or (version, "", name) in differ
-            steps.append(_step(name, flags, version, version, a, b, threshold, alpha, marked))
+            pair = _Pair(name, flags, version, version, a, b, marked)
+            steps.append(_step(pair, compare(a, b, threshold, alpha)))
     return pd.DataFrame(steps, columns=STEP_COLUMNS)
 
 
@@ -144,6 +196,25 @@ def bisection_table(doc: BisectDocument) -> pd.DataFrame:
             rows.append((p.number, s.from_, s.to, p.medians[s.from_], p.medians[s.to], c.ratio, c.ci_low, c.ci_high,
                          c.p_slower, c.p_faster, c.verdict, p.decision))  # fmt: skip
     return pd.DataFrame(rows, columns=BISECT_COLUMNS)
+
+
+PROBE_COLUMNS = ["probe", "release", "median", "ratio", "ci_low", "ci_high", "p", "verdict", "decision"]
+
+
+def probe_verdicts(doc: BisectDocument) -> pd.DataFrame:
+    """A bisection's answer, probe by probe: the releases each measured, in its order, with their median and,
+    against the release before them in the probe, the ratio, 95% interval, one-sided p and verdict in words, as
+    `release_verdicts` gives them for a sweep; and what the probe decided."""
+    nan = float("nan")
+    rows: list[tuple[Any, ...]] = []
+    for p in doc.bisection.probes:
+        against = {s.to: s.comparison for s in p.steps}
+        for release in p.releases:
+            c = against.get(release)
+            compared = (nan, nan, nan, nan, None) if c is None else (
+                c.ratio, c.ci_low, c.ci_high, c.p_one_sided(), c.in_words())  # fmt: skip
+            rows.append((p.number, release, p.medians[release], *compared, p.decision))
+    return pd.DataFrame(rows, columns=PROBE_COLUMNS)
 
 
 def bisection_medians(doc: BisectDocument) -> pd.DataFrame:

@@ -1,0 +1,285 @@
+"""Each result's answer, as a terminal or a pull request reads it: a title, a few lines, short tables of words and
+numbers in units (`jaxmlp.units`), a closing line. Pure: `jaxmlp.report.text` renders an `Summary` as plain text or
+Markdown; the numbers come from `jaxmlp.results.tables` and `jaxmlp.results.sweep_tables`, their statistics from
+`jaxmlp.stats` (the same as `jaxmlp compare`'s).
+
+- a version sweep: per workload and XLA-flags column, a row per release (`sweep_summary`);
+- a bisection: its probes in the same form, then its answer line (`bisect_summary`);
+- a benchmark or scaling run (`bench_summary`), training runs (`train_summary`), the detector's trials
+  (`trials_summary`);
+- a folder of many: every result found (`answers`), then the newest of each kind (`newest_of_each`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.measure.bisection import answer_line
+from jaxmlp.registry import ALPHA, THRESHOLD, TRAIN_EPOCH
+from jaxmlp.report.sections import LOADER_CAPTION, SCALING_CAPTION
+from jaxmlp.results import layout, sweep_tables, tables
+from jaxmlp.results.frames import Results, query, without_sweeps
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
+
+
+class Summary(NamedTuple):
+    """One result's answer: its title (none: not shown), lines before its tables, its tables (a caption and a
+    table of strings or numbers each), and lines after them."""
+
+    title: str
+    lines: tuple[str, ...] = ()
+    tables: tuple[tuple[str, pd.DataFrame], ...] = ()
+    closing: tuple[str, ...] = ()
+
+
+VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")
+"""The columns of a verdict table, sweep or bisection alike."""
+
+
+def verdict_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """`sweep_tables.release_verdicts` (or `probe_verdicts`) rows as the words of `VERDICT_HEADERS`."""
+    rows = [(str(r.release), duration(r.median), ratio(r.ratio), interval(r.ci_low, r.ci_high), p_value(r.p),
+             r.verdict if isinstance(r.verdict, str) else MISSING) for r in table.itertuples()]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(VERDICT_HEADERS))
+
+
+def flagged_when(threshold: float = THRESHOLD, alpha: float = ALPHA, before: str = "the release before") -> str:
+    """What the columns and "slower" and "faster" mean, in one line."""
+    return (f"vs previous: the ratio of medians to {before} (95% bootstrap interval); slower or faster when "
+            f"one-sided Mann-Whitney p < {alpha:g} and the medians differ by more than "
+            f"{percent(threshold)}")  # fmt: skip
+
+
+def shown(path: str | os.PathLike[str], folder: Path | None) -> str:
+    """``path`` relative to ``folder`` where it lies under it (the folder itself: its name), else as given."""
+    if folder is None:
+        return str(path)
+    relative = os.path.relpath(path, folder)
+    if relative == ".":
+        return os.path.basename(os.path.abspath(path))
+    return str(path) if relative.startswith("..") else relative
+
+
+def _cell(label: str, flags: str) -> str:
+    return f"{label} [{flags}]" if flags else label
+
+
+# --- version sweeps and bisections ----------------------------------------------------------------------------
+
+
+def sweep_summary(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None, where: str = "",
+                 folder: str = "") -> Summary:  # fmt: skip
+    """A sweep's verdict table per workload and XLA-flags column (a row per release, oldest first); then its cells
+    that failed, were not measured or that XLA warned about. ``where`` is the sweep as shown, ``folder`` as
+    `jaxmlp sweep resume` takes it."""
+    verdicts = sweep_tables.release_verdicts(rows, samples) if len(rows) else pd.DataFrame()
+    flags_used = bool(len(verdicts)) and bool((verdicts["xla_flags"] != "").any())
+    found = []
+    for (flags, workload), part in verdicts.groupby(["xla_flags", "workload"], sort=False) if len(verdicts) else ():
+        column = f", XLA_FLAGS={flags}" if flags else (", no XLA flags" if flags_used else "")
+        found.append((f"{workload}, steady state{column}", verdict_rows(part)))
+    processes = _processes(rows)
+    lines = [f"each sample is one process's steady state (the median of its calls after the first); "
+             f"{_count(processes.values())} processes a release, in rotating order", flagged_when()]  # fmt: skip
+    if not found:
+        lines = ["no release was measured"]
+    title = f"Releases compared: {where}" if where else "Releases compared"
+    if cells is not None and not cells.complete:
+        title += " (INCOMPLETE)"
+        lines.insert(0, f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
+                        f"resume {folder or where}` measures the rest)")  # fmt: skip
+    return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
+
+
+def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """The processes measured in each cell (release, flags) of a sweep."""
+    if not len(rows):
+        return {}
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=sweep_tables.flags_of(rows))
+    counts = steady.groupby(["release", "xla_flags"])["rounds"].max()
+    return {(str(v), str(f)): int(n) for v, f, n in zip(counts.index.get_level_values(0),
+                                                        counts.index.get_level_values(1), counts)}  # fmt: skip
+
+
+def _count(values: Any) -> str:
+    found = sorted(set(values))
+    return "no" if not found else str(found[0]) if len(found) == 1 else f"{found[0]} to {found[-1]}"
+
+
+def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> tuple[str, ...]:
+    lines = []
+    for c in cells.cells:
+        name = _cell(c.label, c.xla_flags)
+        if c.status != "ok":
+            lines.append(f"not measured: {name}: {c.status}")
+        if c.failed:
+            asked = c.failed + processes.get((c.label, c.xla_flags), 0)
+            lines.append(f"FAILED: {name}: {c.failed} of {asked} processes ({c.failure})")
+        if c.note:
+            lines.append(f"XLA said, for {name}: {c.note}")
+    return tuple(lines)
+
+
+def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
+    """A bisection's probes, each as a verdict table (its releases in the probe's order, each against the one
+    before it in the probe) under what it decided; then its answer line."""
+    s, b = doc.settings, doc.bisection
+    probes = sweep_tables.probe_verdicts(doc)
+    found = tuple((f"probe {n}: {part['decision'].iloc[0]}", verdict_rows(part))
+                  for n, part in probes.groupby("probe", sort=True))  # fmt: skip
+    flags = f", XLA_FLAGS={s['xla_flags']}" if s.get("xla_flags") else ""
+    line = (f"jaxmlp sweep bisect {s.get('good')} {s.get('bad')} on the steady state of {s.get('workload')}, "
+            f"{s.get('processes')} processes a release a probe{flags}; {len(b.measured)} of {len(b.candidates)} "
+            f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}")  # fmt: skip
+    title = f"Bisection: {where}" if where else "Bisection"
+    said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
+    return Summary(title, (line, said), found, (answer_line(b),))
+
+
+# --- benchmark runs, training, the detector's trials -----------------------------------------------------------
+
+
+def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
+    """A benchmark (or scaling) run's short tables: what it ran on, jit/eager and vmap/loop, the loaders, the
+    floor, the epoch ladder, the scaling; the best worker counts and each backend's fastest pipeline."""
+    lines = []
+    if not df.empty:
+        first = df.iloc[0]
+        datasets = ", ".join(sorted(str(x) for x in df["dataset"].dropna().unique())) if "dataset" in df else ""
+        lines.append(
+            f"jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
+            f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
+            + (f"size {first['size']}; " if pd.notna(first.get("size")) else "")
+            + f"data: {registry.dataset_label(datasets or '?')}"
+        )
+    ladder = tables.pipeline_ladder(df)
+    found = tuple(
+        (caption, table)
+        for caption, table in (
+            ("Update step: jit against eager (median and IQR)", tables.jit_vs_eager(df)),
+            ("Prediction: vmap against a Python loop (median and IQR)", tables.vmap_vs_loop(df)),
+            (LOADER_CAPTION, tables.loader_ladder(df)),
+            ("The floor's matmul (2048³ of float32 arrays)", tables.matmul_rate(df)),
+            ("Epoch ladder: each pipeline's epoch against the compute floor (median and IQR)", ladder),
+            (SCALING_CAPTION, tables.scaling_table(df)),
+        )
+        if not table.empty
+    )
+    closing = []
+    best = tables.best_workers(df)
+    if best:
+        closing.append("Fastest worker count for input alone: " + ", ".join(f"{p} {w}" for p, w in best.items()))
+    for line in tables.ladder_headlines(ladder):
+        fastest, seed = line["fastest"], line["seed"]
+        text = (f"{line['backend']}: fastest {fastest.rung} at {ratio(fastest.x_floor)} the floor "
+                f"({duration(fastest.epoch_s)} an epoch)")  # fmt: skip
+        if seed is not None:
+            text += f"; the tutorial's seed pipeline at {ratio(seed.x_floor)} ({duration(seed.epoch_s)})"
+        closing.append(text)
+    return Summary(title, tuple(lines), found, tuple(closing))
+
+
+TRAIN_HEADERS = ("file", "data", "pipeline", "backend", "epochs", "epoch (median after the first)", "compile",
+                 "train accuracy", "test accuracy", "jax")  # fmt: skip
+
+
+def train_summary(runs: pd.DataFrame, title: str = "Training") -> Summary:
+    """A row per `jaxmlp train --json` file: its steady epoch, its compile time, its accuracies."""
+    table = tables.training_table(runs)
+    rows = [(r.file, r.dataset, r.pipeline, r.backend, str(r.epochs), duration(r.epoch_s_median),
+             duration(r.compile_s), percent(r.train_accuracy), percent(r.test_accuracy), r.jax)
+            for r in table.itertuples()]  # fmt: skip
+    return Summary(title, (), (("One row per training run", pd.DataFrame(rows, columns=list(TRAIN_HEADERS))),))
+
+
+def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summary:
+    """How often the detector caught the injected slowdown, and how often it flagged a release against itself."""
+    s, table = doc.settings, sweep_tables.trials_table(doc)
+    rows = [(f"injected {percent(s.inject_slowdown)} slowdown", f"{doc.injected_flagged} of {s.trials}",
+             ratio(table["injected_ratio"].median())),
+            ("A/A: the same release on both sides", f"{doc.aa_flagged} of {s.trials}",
+             ratio(table["aa_ratio"].median()))]  # fmt: skip
+    line = (f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
+            f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}")  # fmt: skip
+    return Summary(title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged",
+                                                                                  "median ratio"])),))  # fmt: skip
+
+
+# --- every result of a folder ---------------------------------------------------------------------------------
+
+
+KINDS = ("bisection", "sweep", "benchmarks", "scaling", "training", "detector trials")
+"""The kinds of answer, in the order a folder's summary shows them."""
+
+
+class Found(NamedTuple):
+    kind: str  # one of KINDS
+    path: Path  # the result's file or folder
+    when: str  # its UTC time as `layout.stamp` writes it ("" when unknown): the newest is the largest
+    summary: Summary
+
+
+def _when(value: Any) -> str:
+    stamp = layout.stamp(str(value)) if isinstance(value, str) and value else "undated"
+    return "" if stamp == "undated" else stamp
+
+
+def summaries(results: Results, folder: Path | None = None) -> list[Found]:
+    """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``."""
+    found = []
+    probes = [path.parent for path, _ in results.bisections]
+    for path, doc in results.bisections:
+        where = shown(path.parent, folder)
+        found.append(Found("bisection", path.parent, _when(doc.metadata.get("timestamp")), bisect_summary(doc, where)))
+    cells = {str(path.parent): doc for path, doc in results.cells}
+    swept = sweep_tables.sweeps(results.runs, probes)
+    lone = {where: pd.DataFrame() for where in cells if where not in swept and not _under(where, probes)}
+    for where, rows in {**swept, **lone}.items():
+        when = _when(str(rows["timestamp"].max())) if len(rows) else ""
+        answer = sweep_summary(rows, results.samples, cells.get(where), shown(where, folder), where)
+        found.append(Found("sweep", Path(where), when, answer))
+    for file, run in tables.benchmark_runs(without_sweeps(results.runs)).items():
+        kind = "scaling" if tables.is_scaling(run) else "benchmarks"
+        title = f"{kind.capitalize()}: {shown(file, folder)}"
+        found.append(Found(kind, Path(file), _when(run["timestamp"].iloc[0]), bench_summary(run, title)))
+    train = query(results.runs, TRAIN_EPOCH)
+    for train_file, epochs in train.groupby("file") if len(train) else ():
+        when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
+        title = f"Training: {shown(str(train_file), folder)}"
+        found.append(Found("training", Path(str(train_file)), when, train_summary(epochs, title)))
+    for trials_path, trials in results.trials:
+        title = f"Detector trials: {shown(trials_path.parent, folder)}"
+        when = _when(trials.metadata.get("timestamp"))
+        found.append(Found("detector trials", trials_path.parent, when, trials_summary(trials, title)))
+    return sorted(found, key=lambda f: KINDS.index(f.kind))
+
+
+def _under(where: str, folders: Sequence[Path]) -> bool:
+    return any(where == str(f) or where.startswith(f"{f}/") for f in folders)
+
+
+def newest_of_each(found: Sequence[Found], folder: Path | None = None) -> list[Summary]:
+    """A folder's answers kept short: of each kind, the newest result's answer, and the others named in a line."""
+    if len(found) == 1:
+        return [found[0].summary]
+    out = []
+    for kind in KINDS:
+        mine = sorted((f for f in found if f.kind == kind), key=lambda f: (f.when, str(f.path)), reverse=True)
+        if not mine:
+            continue
+        newest, older = mine[0], mine[1:]
+        closing = newest.summary.closing
+        if older:
+            closing += (f"{len(older)} older {kind} result(s): {', '.join(shown(f.path, folder) for f in older)} "
+                        "(`jaxmlp summary PATH` for one)",)  # fmt: skip
+        out.append(newest.summary._replace(closing=closing))
+    return out

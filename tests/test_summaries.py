@@ -1,0 +1,148 @@
+"""Each result's answer (`jaxmlp.report.summaries`), rendered as text or Markdown (`jaxmlp.report.text`), and
+`jaxmlp summary` on every kind of result: real sweep, bisection and scaling results under reports/, the fixtures."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jaxmlp import units
+from jaxmlp.cli import main
+from jaxmlp.report.display import readable
+from jaxmlp.report.summaries import Summary
+from jaxmlp.report.text import render, text_table
+from jaxmlp.results.store import read_benchmarks
+from jaxmlp.stats import compare
+
+ROOT = Path(__file__).parent.parent
+REPORTS = ROOT / "reports"
+SWEEP = REPORTS / "jaxlib-20261203T055619"  # 5 releases, without and with --xla_cpu_use_thunk_runtime=false
+FOUND = REPORTS / "bisect-20261203T054016"  # found the first faster release
+NEITHER = REPORTS / "bisect-20261203T054846"  # no change between the ends
+FIXTURES = ROOT / "tests" / "fixtures"
+FLAG = "--xla_cpu_use_thunk_runtime=false"
+
+
+def summary(capsys, *argv: object) -> list[str]:
+    assert main(["summary", *map(str, argv)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def row(lines: list[str], first: str, after: str = "") -> list[str]:
+    """The words of the first line that starts with ``first`` (after the line ``after``, if given)."""
+    start = lines.index(after) if after else 0
+    return next(line.split() for line in lines[start:] if line.split()[:1] == [first])
+
+
+def test_a_sweep_folder_is_a_verdict_row_per_release_with_compares_statistics(capsys):
+    lines = summary(capsys, SWEEP)
+    assert lines[0] == f"Releases compared: {SWEEP.name}" and "10 processes a release" in lines[1]
+    plain, flagged = "scan_heavy, steady state, no XLA flags", f"scan_heavy, steady state, XLA_FLAGS={FLAG}"
+    assert lines[lines.index(plain) + 1].split() == ["release", "median", "vs", "previous", "95%", "interval", "p",
+                                                     "verdict"]  # fmt: skip
+    assert [line.split()[0] for line in lines[lines.index(plain) + 2:][:5]] == ["0.4.31", "0.4.33", "0.4.36",
+                                                                                 "0.6.2", "0.8.3"]  # fmt: skip
+    assert row(lines, "0.4.31", plain) == ["0.4.31", "5.59", "ms", "-", "-", "-", "-"]  # the first: no comparison
+    assert row(lines, "0.4.33", plain) == ["0.4.33", "12.8", "ms", "×2.29", "×1.84–×2.34", "<0.001", "slower"]
+    assert row(lines, "0.8.3", plain)[-1] == "faster" and row(lines, "0.6.2", plain)[-2:] == ["no", "change"]
+    assert row(lines, "0.4.36", flagged) == ["0.4.36", "5.94", "ms", "×1.05", "×1.04–×1.08", "<0.001", "slower"]
+    samples = {v: read_benchmarks(SWEEP / f"jax-{v}-flags1.json").samples()["sweep_steady[scan_heavy]"]
+               for v in ("0.6.2", "0.8.3")}  # fmt: skip
+    c = compare(samples["0.6.2"], samples["0.8.3"])  # `jaxmlp compare`'s statistics, on the same samples
+    assert row(lines, "0.8.3", flagged) == ["0.8.3", *units.duration(np.median(samples["0.8.3"])).split(),
+                                            units.ratio(c.ratio), units.interval(c.ci_low, c.ci_high),
+                                            units.p_value(c.p_slower), "slower"]  # fmt: skip
+    assert lines[-1] == f'XLA said, for 0.8.3 [{FLAG}]: "xla_cpu_use_thunk_runtime" is no longer supported and will ' \
+                        "be removed in a future release."  # fmt: skip
+
+
+def test_a_file_of_a_sweep_is_its_sweep(capsys):
+    assert summary(capsys, SWEEP / "jax-0.4.31.json")[0] == f"Releases compared: {SWEEP.name}"
+
+
+def test_a_bisect_folder_in_markdown_is_its_probes_then_its_answer(capsys):
+    lines = summary(capsys, FOUND, "--format", "md")
+    assert lines[0] == f"### Bisection: {FOUND.name}"
+    assert "**probe 3: faster between 0.7.2 and 0.8.0**" in lines
+    header = lines.index("| release | median | vs previous | 95% interval | p | verdict |")
+    assert lines[header + 1 :][:2] == ["|---|---|---|---|---|---|", "| 0.6.2 | 9.38 ms | - | - | - | - |"]
+    assert "| 0.8.0 | 6.96 ms | ×0.759 | ×0.750–×0.780 | <0.001 | faster |" in lines
+    assert lines[-1] == "first faster release: 0.8.0 (ratio ×0.759, 95% interval ×0.750–×0.780, p <0.001) after 0.7.2"
+    assert summary(capsys, NEITHER / "bisect.json")[-1].startswith("no change between 0.6.2 and 0.7.2")
+
+
+def test_a_bench_file_is_its_run_summary(capsys):
+    lines = summary(capsys, FIXTURES / "bench-cpu.json")
+    assert lines[0] == "Benchmarks: bench-cpu.json" and lines[1].startswith("jax 0.10.2, jaxlib 0.10.2")
+    assert row(lines, "cpu", "The floor's matmul (2048³ of float32 arrays)") == ["cpu", "100", "ms", "172", "GFLOP/s"]
+    assert lines[-2:] == ["Fastest worker count for input alone: seed 2", "cpu: fastest pipeline scan at ×1.50 the "
+                          "floor (1.50 s an epoch); the tutorial's seed pipeline at ×3.00 (3.00 s)"]  # fmt: skip
+    md = summary(capsys, FIXTURES / "bench-cpu.json", "--format", "md")
+    assert "| backend | matmul | rate |" in md and "| cpu | 100 ms | 172 GFLOP/s |" in md
+
+
+def test_a_training_file_and_a_scaling_file(capsys):
+    lines = summary(capsys, FIXTURES / "train-cpu.json")
+    assert lines[0] == "Training: train-cpu.json"
+    assert row(lines, "train-cpu.json") == ["train-cpu.json", "mnist", "seed", "cpu", "3", "3.00", "s", "500", "ms",
+                                            "95.0%", "94.0%", "0.10.2"]  # fmt: skip
+    scaling = REPORTS / "scaling-20261203T073946-cpu.json"
+    lines = summary(capsys, scaling)
+    assert lines[0] == f"Scaling: {scaling.name}"
+    rows = [line.split()[:4] for line in lines if line.startswith("cpu ")]
+    assert rows == [["cpu", "1", "995", "ms"], ["cpu", "2", "1.21", "s"], ["cpu", "4", "1.79", "s"],
+                    ["cpu", "8", "4.51", "s"]]  # fmt: skip
+
+
+def test_a_folder_of_many_is_the_newest_of_each_kind(tmp_path, capsys):
+    for folder in (SWEEP, FOUND, NEITHER):
+        shutil.copytree(folder, tmp_path / folder.name)
+    for name in ("bench-cpu.json", "train-cpu.json"):
+        shutil.copy(FIXTURES / name, tmp_path)
+    lines = summary(capsys, tmp_path)
+    titles = [line for line in lines if line.split(":")[0] in ("Bisection", "Releases compared", "Benchmarks",
+                                                               "Scaling", "Training")]  # fmt: skip
+    assert titles == [f"Bisection: {NEITHER.name}", f"Releases compared: {SWEEP.name}", "Benchmarks: bench-cpu.json",
+                      "Training: train-cpu.json"]  # fmt: skip  # the probes' folders are the bisections', no sweeps
+    assert f"1 older bisection result(s): {FOUND.name} (`jaxmlp summary PATH` for one)" in lines
+
+
+def test_save_files_single_benchmark_and_training_files_and_says_so_for_the_others(tmp_path, capsys):
+    saved = tmp_path / "saved"
+    assert summary(capsys, SWEEP, "--save", saved)[-1] == (
+        f"Not saved: --save files one benchmark, scaling or training file, and {SWEEP} is a folder"
+    )
+    assert not list(saved.iterdir())
+    assert summary(capsys, FIXTURES / "train-cpu.json", "--save", saved)[-1].startswith(f"Saved {saved}/train-")
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("missing.json", "missing.json does not exist: give a pytest-benchmark"),
+        ("empty", "empty: holds no results: give a pytest-benchmark"),
+        (
+            "notes.json",
+            "notes.json: not a JSON object (it begins b'notes'); is it a results file? (`jaxmlp summary` reads",
+        ),
+    ],  # fmt: skip
+)
+def test_what_is_no_result_is_one_line_with_what_summary_reads(tmp_path, capsys, given, message):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.json").write_text("notes")
+    assert main(["summary", str(tmp_path / given)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"jaxmlp summary: error: {tmp_path / message}") and err.count("\n") == 1
+
+
+def test_cells_are_words_numbers_in_three_digits_and_counts_as_counts():
+    table = pd.DataFrame({"devices": [1.0, 2.0], "rate": [31800.0, 0.54], "note": ["a", None]})
+    assert readable(table).values.tolist() == [["1", "31,800", "a"], ["2", "0.540", "-"]]
+    assert text_table(table).splitlines() == ["devices N  rate    note", "1          31,800  a", "2          0.540   -"]
+    answer = Summary("Title", ("a line",), (("caption", table),), ("the answer",))
+    assert render([answer]).splitlines() == ["Title", "a line", "", "caption", *text_table(table).splitlines(), "",
+                                             "the answer"]  # fmt: skip
+    md = "| devices N | rate | note |\n|---|---|---|\n| 1 | 31,800 | a |\n| 2 | 0.540 | - |"
+    assert render([answer], "md").split("\n\n") == ["### Title", "a line", "**caption**", md, "the answer"]
