@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterable
@@ -81,8 +82,20 @@ def run(args: argparse.Namespace) -> int:
     joined = distributed.rank()
     if config.processes > 1 and joined is None:  # start the processes; each runs this command, rank 0 speaks
         return distributed.launch(args.argv, config.processes, launch_limit(args.timeout))
+    if joined is not None and config.pipeline != "sharded":  # under mpirun/srun: N copies would train, not one run
+        raise JaxmlpError(f"process {joined[0]} of {joined[1]} ({distributed.launcher()}): only --pipeline sharded "
+                          f"joins several processes into one run; --pipeline {config.pipeline} would train "
+                          f"{joined[1]} copies: use --pipeline sharded, or start one process")  # fmt: skip
     cpu_only_if_asked(config.backend)
     distributed.initialize()
+    with contextlib.ExitStack() as quiet:
+        if joined is not None and joined[0] != 0:  # under mpirun/srun every process has the terminal: one speaks
+            quiet.enter_context(contextlib.redirect_stdout(quiet.enter_context(open(os.devnull, "w"))))
+        return _train(args, config, joined)
+
+
+def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int] | None) -> int:
+    """Train and report; in a run of several processes only process 0's words are shown and only it writes."""
     datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
 
     def on_start(meta: dict[str, Any], compile_s: float) -> None:
@@ -122,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
             f"compile {records[0].compile_seconds:0.2f} sec{label}"
         )
     if args.json and (joined is None or joined[0] == 0):  # one file for the run: rank 0's
-        document = TrainDocument(tuple(to_rows(config, datasets, result)))
+        processes = distributed.processes()  # the launcher, the count, the ids that joined the mesh
+        document = TrainDocument(tuple({**row, **processes} for row in to_rows(config, datasets, result)))
         if Path(args.json).is_dir():
             path = ResultsStore(args.json).save(document)
         else:

@@ -1,4 +1,5 @@
-"""Several local processes training one ``sharded`` run, joined by `jax.distributed` on 127.0.0.1.
+"""Several processes training one ``sharded`` run, joined by `jax.distributed`: started by `launch` on this host
+(127.0.0.1), or by a cluster's own launcher (`mpirun`, `srun`: `CLUSTERS`), whose environment JAX detects itself.
 
 `launch` starts one ``jaxmlp`` process a rank with the launcher's own arguments (`jaxmlp.measure.workers`), each
 told by environment variables where the coordinator is (a free port on 127.0.0.1, chosen at run time) and which
@@ -18,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, Any
 
 from jaxmlp.errors import JaxmlpError, last_error_line
 from jaxmlp.measure import workers
@@ -39,27 +40,66 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+CLUSTERS = (
+    ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"),
+    ("SLURM", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID"),  # under srun (a step), not merely inside sbatch
+)
+"""Cluster launchers `jax.distributed.initialize()` detects by itself: name, rank and size variables, and the one
+that says this process was started by it."""
+OWN = "jaxmlp"  # `launch` (the JAXMLP_* variables, set by it or by hand on hosts without a scheduler)
+
+
+def launcher() -> str | None:
+    """Who started this process as one of several: `OWN`, a `CLUSTERS` name, or None (alone)."""
+    if COORDINATOR in os.environ:
+        return OWN
+    for name, rank_var, size_var, marker in CLUSTERS:
+        if marker in os.environ and int(os.environ.get(size_var, "1") or 1) > 1 and rank_var in os.environ:
+            return name
+    return None
+
+
 def rank() -> tuple[int, int] | None:
-    """(this process's id, the number of processes) when `launch` started this process, else None."""
-    if COORDINATOR not in os.environ:
-        return None
-    return int(os.environ[PROCESS_ID]), int(os.environ[NUM_PROCESSES])
+    """(this process's id, the number of processes) when `launch` or a cluster launcher (`CLUSTERS`) started this
+    process among others, else None."""
+    if COORDINATOR in os.environ:
+        return int(os.environ[PROCESS_ID]), int(os.environ[NUM_PROCESSES])
+    found = launcher()
+    for name, rank_var, size_var, _ in CLUSTERS:
+        if name == found:
+            return int(os.environ[rank_var]), int(os.environ[size_var])
+    return None
 
 
 def initialize() -> tuple[int, int] | None:
-    """Join the run `launch` started (before anything else uses JAX); returns `rank`, or None when alone."""
+    """Join the run this process is part of (before anything else uses JAX): `launch`'s, on the coordinator its
+    variables name, or a cluster launcher's, found by `jax.distributed`'s own detection; returns `rank`, or None
+    when alone. A coordinator that cannot be reached within `START_SECONDS` is one line, not a hang."""
     joined = rank()
-    if joined is not None:
-        import jax
+    if joined is None:
+        return None
+    import jax
 
-        jax.distributed.initialize(
-            os.environ[COORDINATOR],
-            num_processes=joined[1],
-            process_id=joined[0],
-            initialization_timeout=START_SECONDS,
-            heartbeat_timeout_seconds=HEARTBEAT_SECONDS,
-        )
+    where = {} if launcher() != OWN else {"coordinator_address": os.environ[COORDINATOR],
+                                          "num_processes": joined[1], "process_id": joined[0]}  # fmt: skip
+    try:
+        jax.distributed.initialize(**where, initialization_timeout=START_SECONDS,  # type: ignore[arg-type]
+                                   heartbeat_timeout_seconds=HEARTBEAT_SECONDS)  # fmt: skip
+    except Exception as e:  # jax raises RuntimeError/ValueError with XLA's long status text
+        said = last_error_line(str(e)) or type(e).__name__
+        raise JaxmlpError(f"process {joined[0]} of {joined[1]} ({launcher()}) could not join the run within "
+                          f"{START_SECONDS} s: {said[-300:]}; is the coordinator reachable?") from None  # fmt: skip
     return joined
+
+
+def processes() -> dict[str, Any]:
+    """This run's processes, for the results' metadata: the launcher, the count, this one's id, the ids that joined
+    the global mesh and its device count (after `initialize`)."""
+    import jax
+
+    return {"launcher": launcher() or "none", "process_count": jax.process_count(),
+            "process_index": jax.process_index(), "process_ids": sorted({d.process_index for d in jax.devices()}),
+            "global_device_count": jax.device_count()}  # fmt: skip
 
 
 def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: float = 0.2) -> int:
