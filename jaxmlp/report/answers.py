@@ -106,6 +106,9 @@ def floor_answer(runs_by_file: dict[str, pd.DataFrame]) -> Answer:
                 f"takes {duration(fastest.epoch_s)} an epoch")  # fmt: skip
         if best is None:
             text += f", {ratio(fastest.x_floor)} the compute floor ({duration(floor)})"
+        elif best.library == "xla":
+            text += (f", {ratio(fastest.x_floor)} the compute floor ({duration(floor)}): XLA reached the ceiling "
+                     f"itself, {flop_rate(best.gflop_per_s * 1e9)}")  # fmt: skip
         else:
             xla = line["floor"]
             text += (f", {ratio(fastest.x_best_floor)} the best floor ({duration(best.epoch_s)}: {best.library} "
