@@ -1,10 +1,13 @@
-"""What the hardware can do: a big square matmul, and the update step's own matrix products alone."""
+"""What the hardware can do: a big square matmul, the same and the MLP's layer products in each library and
+precision, and the update step's own matrix products alone."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from benchutil import checked_tolerance, measure
 
+from jaxmlp import registry
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.measure import floor
 from jaxmlp.model import LAYER_SIZES
@@ -64,3 +67,33 @@ def _step_gemms_numpy(weights, xs):
             if i > 0:
                 d = d @ weights[i]
     return acc
+
+
+@pytest.mark.parametrize("shape", [floor.shape_label(s) for s in floor.gemm_shapes(registry.BATCH_SIZE)])
+@pytest.mark.parametrize("precision", registry.GEMM_PRECISIONS)
+@pytest.mark.parametrize("library", registry.GEMM_LIBRARIES)
+def test_gemm(benchmark, sizes, backend, device, library, precision, shape):
+    """One product (2048^3, or a layer's at batch 128) in one library and precision: its rate, flops / median."""
+    if why := floor.unavailable(library, precision, device.platform):
+        pytest.skip(why)  # no row, and the reason in the run's output (numpy has no bfloat16)
+    benchmark.group = f"floor gemm: {backend}, {shape}"
+    product = floor.gemm(library, precision, floor.parse_shape(shape), device)
+    # Checked once, outside the rounds (this call also compiles and warms up), against float64 products of the same
+    # input values; bf16 results are rounded to 8 bits of mantissa (torch) or accumulated from bf16 products.
+    tolerance = checked_tolerance(device) if precision == "f32" else {"rtol": 2e-2, "atol": 2e-2}
+    scale = np.sqrt(product.shape[1])  # an entry is a sum of k unit-variance products: its size grows as sqrt(k)
+    np.testing.assert_allclose(product.to_numpy(product.call())[:4, :4] / scale,
+                               (product.lhs[:4] @ product.rhs[:, :4]) / scale, **tolerance)  # fmt: skip
+    calls = floor.calls_per_round(product.shape)
+
+    def round_of_calls():
+        for _ in range(calls):
+            product.call()
+
+    median = measure(benchmark, round_of_calls, sizes)
+    m, k, n = product.shape
+    flops = calls * product.flops
+    benchmark.extra_info.update(
+        library=library, precision=precision, m=m, k=k, n=n, calls=calls, flops=flops,
+        flops_per_second=None if median is None else flops / median,
+    )  # fmt: skip

@@ -23,6 +23,7 @@ SIZES = {
         "rounds": 1,
         "epoch_rounds": 1,
         "warmup_rounds": 0,
+        "floor_repeats": 1,
         "update_batch_size": (32, 128),
         "predict_batch_size": (1, 16),
         "workers": (0, 2),
@@ -33,6 +34,7 @@ SIZES = {
         "rounds": 7,
         "epoch_rounds": 5,
         "warmup_rounds": 1,
+        "floor_repeats": 10,
         "update_batch_size": (32, 128, 512),
         "predict_batch_size": (1, 16, 128, 1024),
         "workers": (0, 1, 2, 4),
@@ -43,6 +45,7 @@ SIZES = {
         "rounds": 25,
         "epoch_rounds": 7,
         "warmup_rounds": 2,
+        "floor_repeats": 10,
         "update_batch_size": (8, 32, 64, 128, 256, 512, 1024, 2048),
         "predict_batch_size": (1, 4, 16, 64, 128, 256, 1024, 4096),
         "workers": (0, 1, 2, 3, 4, 6, 8),
@@ -156,16 +159,25 @@ def datasets(request, sizes):
 
 
 @pytest.fixture(scope="session")
-def matmul_rate(device) -> float:
-    """Float32 FLOP/s of a 2048^3 matmul on this backend, measured once in this session."""
-    from jaxmlp.measure.floor import matmul_flops_per_second
+def floor_rates(device, sizes) -> dict[str, float]:
+    """Float32 FLOP/s of a 2048^3 matmul in each library that multiplies on this backend (XLA, PyTorch, numpy's
+    BLAS), measured once in this session, so the epochs' ratios to it are of one run."""
+    from jaxmlp.measure import floor
 
-    return matmul_flops_per_second(device)
+    return floor.floor_rates(device, repeats=sizes["floor_repeats"])
+
+
+@pytest.fixture(scope="session")
+def matmul_rate(floor_rates) -> float:
+    """XLA's float32 FLOP/s of a 2048^3 matmul on this backend: the floor every row has (``floor_seconds``)."""
+    return floor_rates["xla"]
 
 
 @pytest.fixture(autouse=True)
 def _context(request):
-    """Every benchmark records its backend, device and data in `extra_info`."""
+    """Every benchmark records its backend, device and data in `extra_info`; one with a floor (it takes
+    ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`)."""
+    benchmark = rates = None
     if "benchmark" in request.fixturenames:
         benchmark = request.getfixturevalue("benchmark")
         if "backend" in request.fixturenames:
@@ -173,4 +185,12 @@ def _context(request):
             benchmark.extra_info.update(backend=dev.platform, device_kind=dev.device_kind)
         if "datasets" in request.fixturenames:
             benchmark.extra_info["dataset"] = request.getfixturevalue("datasets").name
+        if "matmul_rate" in request.fixturenames:
+            rates = request.getfixturevalue("floor_rates")
     yield
+    if rates and benchmark.extra_info.get("flops"):
+        from jaxmlp.measure.floor import floor_facts
+
+        stats = getattr(benchmark, "stats", None)
+        median = None if stats is None else stats.stats.median
+        benchmark.extra_info.update(floor_facts(benchmark.extra_info["flops"], rates, median))

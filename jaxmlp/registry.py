@@ -55,7 +55,15 @@ ALPHA = 0.01
 BATCH_SIZE = 128
 """The tutorial's batch size: the default of every command, and the batch size the overview answers for first."""
 
-PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices")
+GEMM_LIBRARIES = ("xla", "torch", "numpy")
+"""The libraries whose matrix product the floor measures (`jaxmlp.measure.floor.gemm`): XLA through a jitted
+``jax.numpy.matmul``, ``torch.matmul``, ``numpy.matmul`` (its BLAS). XLA first: the floor every run has had."""
+
+GEMM_PRECISIONS = ("f32", "bf16")
+"""The floor's precisions: float32, and bfloat16 inputs with float32 accumulation (numpy has no bfloat16)."""
+
+PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices", "library",
+              "precision", "shape")  # fmt: skip
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 
 
@@ -92,8 +100,9 @@ EPOCH = Benchmark(
 )
 MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
 STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))
+GEMM = Benchmark("test_gemm", "bench_floor.py", ("backend", "library", "precision", "shape"))
 
-BENCH = (UPDATE, PREDICT, LOADER, EPOCH, MATMUL, STEP_GEMMS)
+BENCH = (UPDATE, PREDICT, LOADER, EPOCH, MATMUL, STEP_GEMMS, GEMM)
 
 # --- written by jaxmlp itself ------------------------------------------------------------------------------
 

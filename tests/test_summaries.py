@@ -1,6 +1,7 @@
 """Each result's answer (`jaxmlp.report.summaries`), rendered as text or Markdown (`jaxmlp.report.text`), and
 `jaxmlp summary` on every kind of result: real sweep, bisection and scaling results under reports/, the fixtures."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -146,3 +147,74 @@ def test_cells_are_words_numbers_in_three_digits_and_counts_as_counts():
                                              "the answer"]  # fmt: skip
     md = "| devices N | rate | note |\n|---|---|---|\n| 1 | 31,800 | a |\n| 2 | 0.540 | - |"
     assert render([answer], "md").split("\n\n") == ["### Title", "a line", "**caption**", md, "the answer"]
+
+
+def best_floor_file(folder: Path, best: str = "torch") -> Path:
+    """The bench fixture as a run whose floor fixture measured every library (torch best, at 400 GFLOP/s against
+    XLA's 200) and whose floor benchmark timed the 2048³ product in each library and precision (numpy: no bf16)."""
+    doc = json.loads((FIXTURES / "bench-cpu.json").read_text())
+    matmul = next(b for b in doc["benchmarks"] if b["name"] == "test_matmul[cpu]")
+    for bench in doc["benchmarks"]:
+        if bench["name"].startswith(("test_epoch", "test_step_gemms")):
+            flops = bench["extra_info"]["flops"]
+            rate = 4e11 if best == "torch" else 2e11  # XLA's: the fixture's own floor
+            bench["extra_info"].update(best_floor_library=best, best_matmul_flops_per_second=rate,
+                                       best_floor_seconds=flops / rate)  # fmt: skip
+    flops = 2 * 2048**3
+    for library, precision, rate in (("xla", "f32", 200e9), ("torch", "f32", 400e9), ("numpy", "f32", 100e9),
+                                     ("xla", "bf16", 1000e9), ("torch", "bf16", 2000e9)):  # fmt: skip
+        median = flops / rate
+        stats = {**matmul["stats"], "median": median, "q1": median * 0.99, "q3": median * 1.01, "iqr": median * 0.02,
+                 "data": [median] * 3}  # fmt: skip
+        doc["benchmarks"].append({**matmul, "name": f"test_gemm[cpu-{library}-{precision}-2048x2048x2048]",
+                                  "params": {"backend": "cpu", "library": library, "precision": precision,
+                                             "shape": "2048x2048x2048"},
+                                  "extra_info": {"backend": "cpu", "library": library, "precision": precision,
+                                                 "m": 2048, "k": 2048, "n": 2048, "calls": 1, "flops": flops},
+                                  "stats": stats})  # fmt: skip
+    path = folder / "bench-best-floor.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_bench_file_with_every_library_says_which_reached_the_ceiling(tmp_path, capsys):
+    from jaxmlp.report.answers import floor_answer
+    from jaxmlp.results.frames import load
+    from jaxmlp.results.store import ResultsStore
+    from jaxmlp.results.tables import benchmark_runs
+
+    path = best_floor_file(tmp_path)
+    lines = summary(capsys, path)
+    md = summary(capsys, path, "--format", "md")
+    assert "| backend | m×k×n | precision | library | product | rate | bf16 speed-up | fastest |" in md
+    assert [line for line in md if line.startswith("| cpu | 2048x2048x2048 |")] == [
+        "| cpu | 2048x2048x2048 | f32 | xla | 85.9 ms (IQR 1.72 ms) | 200 GFLOP/s | - |  |",
+        "| cpu | 2048x2048x2048 | f32 | torch | 42.9 ms (IQR 859 µs) | 400 GFLOP/s | - | fastest |",
+        "| cpu | 2048x2048x2048 | f32 | numpy | 172 ms (IQR 3.44 ms) | 100 GFLOP/s | - |  |",
+        "| cpu | 2048x2048x2048 | bf16 | xla | 17.2 ms (IQR 344 µs) | 1.00 TFLOP/s | ×5.00 |  |",
+        "| cpu | 2048x2048x2048 | bf16 | torch | 8.59 ms (IQR 172 µs) | 2.00 TFLOP/s | ×5.00 | fastest |",
+    ]
+    best = "| cpu | best floor (epoch FLOPs / the best library's 2048^3 rate) | 500 ms | ×0.500 | ×1.00 | - | - |"
+    assert f"{best} torch | 400 GFLOP/s |" in md
+    assert (
+        "cpu: the ceiling (the best 2048³ float32 rate) is torch's, 400 GFLOP/s (xla 200 GFLOP/s, numpy 100 GFLOP/s)"
+        in lines
+    )
+    assert lines[-1] == ("cpu: fastest pipeline scan at ×1.50 the floor (1.50 s an epoch), ×3.00 the best floor "
+                         "(torch); the tutorial's seed pipeline at ×3.00 (3.00 s)")  # fmt: skip
+    answer = floor_answer(benchmark_runs(load(ResultsStore(tmp_path)).runs))
+    assert answer.text.startswith("On cpu the fastest pipeline, scan, takes 1.50 s an epoch, ×3.00 the best floor "
+                                  "(500 ms: torch reached the ceiling, 400 GFLOP/s) and ×1.50 XLA's floor (1.00 s, "
+                                  "200 GFLOP/s) (run of ")  # fmt: skip
+
+
+def test_where_xla_reached_the_ceiling_the_answer_says_so_once(tmp_path):
+    from jaxmlp.report.answers import floor_answer
+    from jaxmlp.results.frames import load
+    from jaxmlp.results.store import ResultsStore
+    from jaxmlp.results.tables import benchmark_runs
+
+    best_floor_file(tmp_path, best="xla")
+    answer = floor_answer(benchmark_runs(load(ResultsStore(tmp_path)).runs))
+    assert answer.text.startswith("On cpu the fastest pipeline, scan, takes 1.50 s an epoch, ×1.50 the compute floor "
+                                  "(1.00 s): XLA reached the ceiling itself, 200 GFLOP/s (run of ")  # fmt: skip

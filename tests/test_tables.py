@@ -75,7 +75,7 @@ def test_the_best_is_marked_with_those_its_quartiles_overlap():
 
 def test_pipeline_ladder(frames):
     ladder = tables.pipeline_ladder(frames[0])
-    assert tables.FLOOR == "floor (epoch FLOPs / 2048^3 matmul rate)"
+    assert tables.FLOOR == "floor (epoch FLOPs / XLA's 2048^3 matmul rate)"
     assert list(ladder["rung"]) == [
         tables.FLOOR,
         tables.STEP_GEMMS,
@@ -86,6 +86,76 @@ def test_pipeline_ladder(frames):
     ]
     assert list(ladder["x_floor"]) == pytest.approx([1.0, 1.2, 1.5, 2.0, 2.5, 3.0])
     assert ladder.iloc[2]["samples_per_s"] == pytest.approx(40000)
+    # A file from before the best floor: XLA's floor only, and its rate (2e11 FLOP an epoch in 1 s).
+    assert ladder["x_best_floor"].isna().all() and (ladder.iloc[0].library, ladder.iloc[0].gflop_per_s) == ("xla", 200)
+
+
+def with_best_floor(rows: pd.DataFrame, library: str = "torch", rate: float = 4e11) -> pd.DataFrame:
+    """The fixture's rows as a run whose floor fixture measured every library: ``library`` best at ``rate``."""
+    epochs = rows["test"].isin(["test_epoch", "test_step_gemms"])
+    best = rows["flops"] / rate
+    return rows.assign(best_floor_library=rows["test"].where(~epochs, library).where(epochs),
+                       best_floor_seconds=best.where(epochs), best_matmul_flops_per_second=rate)  # fmt: skip
+
+
+def test_pipeline_ladder_against_the_best_floor_of_the_same_run(frames):
+    ladder = tables.pipeline_ladder(with_best_floor(frames[0]))
+    assert list(ladder["rung"][:3]) == [tables.FLOOR, tables.BEST_FLOOR, tables.STEP_GEMMS]
+    best = ladder.iloc[1]
+    assert (best.library, best.epoch_s, best.gflop_per_s) == ("torch", 0.5, pytest.approx(400))  # 2e11 FLOP at 4e11/s
+    assert list(ladder["x_floor"]) == pytest.approx([1.0, 0.5, 1.2, 1.5, 2.0, 2.5, 3.0])
+    assert list(ladder["x_best_floor"]) == pytest.approx([2.0, 1.0, 2.4, 3.0, 4.0, 5.0, 6.0])
+    assert list(ladder.columns[4:6]) == ["x_floor", "x_best_floor"]
+    (line,) = tables.ladder_headlines(ladder)
+    assert line["best_library"] == "torch" and line["fastest"].rung == "pipeline scan"
+
+
+def gemm_row(library, precision, shape, median, calls=1, backend="cpu"):
+    m, k, n = (int(x) for x in shape.split("x"))
+    return {"test": "test_gemm", "name": f"test_gemm[{backend}-{library}-{precision}-{shape}]", "backend": backend,
+            "library": library, "precision": precision, "shape": shape, "m": m, "k": k, "n": n, "calls": calls,
+            "flops": calls * 2 * m * k * n, "median": median, "iqr": median / 10, "q1": median * 0.95,
+            "q3": median * 1.05}  # fmt: skip
+
+
+SQUARE = "2048x2048x2048"
+GEMMS = pd.DataFrame([
+    gemm_row("xla", "f32", SQUARE, 2 * 2048**3 / 250e9), gemm_row("torch", "f32", SQUARE, 2 * 2048**3 / 300e9),
+    gemm_row("numpy", "f32", SQUARE, 2 * 2048**3 / 200e9), gemm_row("xla", "bf16", SQUARE, 2 * 2048**3 / 1250e9),
+    gemm_row("torch", "bf16", SQUARE, 2 * 2048**3 / 1800e9),
+    gemm_row("xla", "f32", "128x784x512", 20 * 2 * 128 * 784 * 512 / 200e9, calls=20),
+    gemm_row("torch", "f32", "128x784x512", 20 * 2 * 128 * 784 * 512 / 100e9, calls=20),
+])  # fmt: skip
+
+
+def test_gemm_rates_per_library_precision_and_shape_with_the_best_marked():
+    table = tables.gemm_rates(GEMMS)
+    assert list(zip(table["shape"], table["precision"], table["library"])) == [
+        (SQUARE, "f32", "xla"), (SQUARE, "f32", "torch"), (SQUARE, "f32", "numpy"), (SQUARE, "bf16", "xla"),
+        (SQUARE, "bf16", "torch"), ("128x784x512", "f32", "xla"), ("128x784x512", "f32", "torch"),
+    ]  # fmt: skip
+    assert list(table["gflop_per_s"]) == pytest.approx([250, 300, 200, 1250, 1800, 200, 100])
+    assert list(table["best"]) == ["", tables.BEST, "", "", tables.BEST, tables.BEST, ""]
+    near = tables.gemm_rates(
+        pd.concat([GEMMS.iloc[1:], pd.DataFrame([gemm_row("xla", "f32", SQUARE, 2 * 2048**3 / 290e9)])])
+    )
+    assert list(near["best"])[:2] == [tables.TIED, tables.BEST]  # 290 against 300 GFLOP/s: their quartiles meet
+    assert table.iloc[5].gemm_ms == pytest.approx(2 * 128 * 784 * 512 / 200e9 * 1e3)  # a product, not a round of 20
+    assert table["bf16_speedup"].tolist()[3:5] == pytest.approx([5.0, 6.0])
+    assert table["bf16_speedup"].drop(index=[3, 4]).isna().all()
+    assert tables.gemm_rates(pd.DataFrame({"test": ["test_epoch"]})).empty
+
+
+def test_the_ceiling_is_the_best_library_at_2048_cubed_in_float32():
+    (ceiling,) = tables.ceilings(GEMMS)
+    assert (ceiling["backend"], ceiling["library"], ceiling["gflop_per_s"]) == ("cpu", "torch", pytest.approx(300))
+    assert ceiling["rates"] == pytest.approx({"torch": 300, "xla": 250, "numpy": 200})
+    assert list(ceiling["rates"]) == ["torch", "xla", "numpy"]  # fastest first
+    assert tables.ceiling_line(ceiling) == (
+        "cpu: the ceiling (the best 2048³ float32 rate) is torch's, 300 GFLOP/s (xla 250 GFLOP/s, numpy 200 GFLOP/s)"
+    )
+    alone = {**ceiling, "rates": {"torch": 300}}
+    assert tables.ceiling_line(alone) == "cpu: the ceiling (the best 2048³ float32 rate) is torch's, 300 GFLOP/s"
 
 
 def test_cli_summary_saves_a_new_file_each_time(tmp_path, capsys):

@@ -2,23 +2,38 @@
 
 The floor of an epoch is its FLOPs (from XLA's cost analysis of the compiled
 step) over the float32 matmul rate measured on the same device in the same
-process: no epoch can beat it. `step_gemms` runs just the matrix products of
-the update step, at the step's own shapes, to separate "matmuls at these shapes
-are slower than a big square one" from "everything that is not a matmul".
+process: no epoch can beat it. That rate is measured in every library that can
+multiply there (`gemm`: XLA, PyTorch, numpy's BLAS), since the machine's best is
+not always XLA's (`floor_rates`, `best_floor`). `step_gemms` runs just the matrix
+products of the update step, at the step's own shapes, to separate "matmuls at
+these shapes are slower than a big square one" from "everything that is not a
+matmul".
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmlp import registry
 from jaxmlp.model import LAYER_SIZES
+
+Shape = tuple[int, int, int]
+"""A product's ``(m, k, n)``: an ``m x k`` matrix times a ``k x n`` one."""
+
+SQUARE: Shape = (2048, 2048, 2048)
+"""The big square product whose float32 rate turns an epoch's FLOPs into its floor."""
+
+FLOPS_PER_ROUND = 2**31
+"""About how many FLOPs one timed round of `gemm` holds: a small product is called again and again in a round
+(`calls_per_round`), so a round is milliseconds long, not the microseconds a clock cannot split."""
 
 
 def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -27,15 +42,163 @@ def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
 
 def matmul_flops_per_second(device: jax.Device, n: int = 2048, repeats: int = 10) -> float:
     """Median float32 FLOP/s of an ``n x n`` jitted matmul on ``device`` (compiled and warmed up first)."""
-    a = jax.device_put(jnp.asarray(np.random.default_rng(0).standard_normal((n, n)), jnp.float32), device)
-    f = jax.jit(matmul).lower(a, a).compile()
-    jax.block_until_ready(f(a, a))  # type: ignore[no-untyped-call]  # unannotated in jax
+    return gemm_flops_per_second(gemm("xla", "f32", (n, n, n), device), repeats)
+
+
+# --- one product in each library ----------------------------------------------------------------------------
+
+
+def gemm_shapes(batch_size: int = registry.BATCH_SIZE, sizes: Sequence[int] = LAYER_SIZES) -> list[Shape]:
+    """The floor's products: `SQUARE`, then each layer's forward product at ``batch_size`` (``128 x 784 @ 784 x
+    512``, ...)."""
+    return [SQUARE, *((batch_size, n_in, n_out) for n_in, n_out in zip(sizes[:-1], sizes[1:]))]
+
+
+def shape_label(shape: Shape) -> str:
+    """``128x784x512``: how a shape reads as a benchmark parameter."""
+    return "x".join(map(str, shape))
+
+
+def parse_shape(label: str) -> Shape:
+    m, k, n = (int(part) for part in label.split("x"))
+    return m, k, n
+
+
+def calls_per_round(shape: Shape) -> int:
+    """How many products one timed round holds (`FLOPS_PER_ROUND`): 1 at 2048^3, 1638 at 128 x 512 @ 512 x 10."""
+    return max(1, FLOPS_PER_ROUND // (2 * shape[0] * shape[1] * shape[2]))
+
+
+def unavailable(library: str, precision: str, platform: str) -> str | None:
+    """Why ``library`` cannot multiply in ``precision`` on ``platform`` (a JAX backend), or None where it can."""
+    if library == "numpy" and precision == "bf16":
+        return "not available in numpy: it has no bfloat16 type"
+    if library == "numpy" and platform != "cpu":
+        return f"not available in numpy on {platform}: numpy runs on the host"
+    if library == "torch":
+        try:
+            import torch
+        except ImportError:
+            return "not available: torch is not installed"
+        if platform != "cpu" and not torch.cuda.is_available():
+            return f"not available in torch on {platform}: torch {torch.__version__} sees no CUDA device"
+    return None
+
+
+class Gemm(NamedTuple):
+    """One product ready to time: ``call()`` computes it and returns once it is done (``block_until_ready`` for
+    JAX; torch on a CPU and numpy are synchronous, torch on a GPU synchronizes); ``to_numpy`` turns its result into
+    a float32 array; ``lhs``/``rhs`` are the inputs' values (rounded to bfloat16 where the inputs are) in float64,
+    for a reference product."""
+
+    library: str
+    precision: str
+    shape: Shape
+    call: Callable[[], Any]
+    to_numpy: Callable[[Any], np.ndarray]
+    lhs: np.ndarray
+    rhs: np.ndarray
+
+    @property
+    def flops(self) -> int:
+        m, k, n = self.shape
+        return 2 * m * k * n
+
+
+def _inputs(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+
+
+def _xla(precision: str, a: np.ndarray, b: np.ndarray, device: jax.Device) -> tuple[Callable[[], Any], np.ndarray,
+                                                                                     np.ndarray]:  # fmt: skip
+    dtype = jnp.bfloat16 if precision == "bf16" else jnp.float32
+    x, y = jax.device_put((jnp.asarray(a, dtype), jnp.asarray(b, dtype)), device)
+    # bf16 inputs, float32 accumulation and result: the form that reached XLA:CPU's bf16 kernels (a cast inside the
+    # program compiled to convert fusions feeding float32 dots instead).
+    product = jax.jit(lambda p, q: jnp.matmul(p, q, preferred_element_type=jnp.float32))
+    f = product.lower(x, y).compile()
+    return (lambda: jax.block_until_ready(f(x, y))), np.asarray(x, np.float64), np.asarray(y, np.float64)  # type: ignore[no-untyped-call]  # noqa: E501
+
+
+def _torch(precision: str, a: np.ndarray, b: np.ndarray, platform: str) -> tuple[Callable[[], Any], np.ndarray,
+                                                                                   np.ndarray]:  # fmt: skip
+    import torch
+
+    torch.set_num_threads(len(os.sched_getaffinity(0)))  # the cores XLA's thread pool sizes itself to
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    where = "cpu" if platform == "cpu" else "cuda"
+    x, y = torch.from_numpy(a).to(where, dtype), torch.from_numpy(b).to(where, dtype)
+
+    def call() -> Any:
+        out = torch.matmul(x, y)  # bf16: bf16 inputs and result, float32 accumulation inside the kernel
+        if where == "cuda":
+            torch.cuda.synchronize()
+        return out
+
+    return call, x.double().cpu().numpy(), y.double().cpu().numpy()
+
+
+def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm:
+    """``shape``'s product in ``library`` (`registry.GEMM_LIBRARIES`) and ``precision`` (`registry.GEMM_PRECISIONS`)
+    on ``device``'s platform, compiled where the library compiles; ask `unavailable` first."""
+    why = unavailable(library, precision, device.platform)
+    if why is not None:
+        raise ValueError(why)
+    a, b = _inputs(shape)
+    if library == "xla":
+        call, lhs, rhs = _xla(precision, a, b, device)
+        to_numpy: Callable[[Any], np.ndarray] = lambda out: np.asarray(out, np.float32)  # noqa: E731
+    elif library == "torch":
+        call, lhs, rhs = _torch(precision, a, b, device.platform)
+        to_numpy = lambda out: out.float().cpu().numpy()  # noqa: E731
+    elif library == "numpy":
+        call, lhs, rhs = (lambda: np.matmul(a, b)), a.astype(np.float64), b.astype(np.float64)
+        to_numpy = lambda out: np.asarray(out, np.float32)  # noqa: E731
+    else:
+        raise ValueError(f"no GEMM library {library!r}: choose from {', '.join(registry.GEMM_LIBRARIES)}")
+    return Gemm(library, precision, shape, call, to_numpy, lhs, rhs)
+
+
+def gemm_flops_per_second(product: Gemm, repeats: int = 10) -> float:
+    """Median FLOP/s of ``product`` over ``repeats`` timed calls, after one untimed call (compile and warm-up)."""
+    product.call()
     times = []
-    for _ in range(repeats):
+    for _ in range(max(1, repeats)):
         start = time.perf_counter()
-        jax.block_until_ready(f(a, a))  # type: ignore[no-untyped-call]  # unannotated in jax
+        product.call()
         times.append(time.perf_counter() - start)
-    return 2 * n**3 / statistics.median(times)
+    return product.flops / statistics.median(times)
+
+
+def floor_rates(device: jax.Device, repeats: int = 10) -> dict[str, float]:
+    """The float32 FLOP/s of `SQUARE` in each library that multiplies on ``device``'s platform, XLA first."""
+    return {
+        library: gemm_flops_per_second(gemm(library, "f32", SQUARE, device), repeats)
+        for library in registry.GEMM_LIBRARIES
+        if unavailable(library, "f32", device.platform) is None
+    }
+
+
+def best_floor(rates: Mapping[str, float]) -> tuple[str, float]:
+    """The library with the highest rate, and that rate: the machine's best, the floor's ceiling."""
+    library = max(rates, key=lambda name: rates[name])
+    return library, rates[library]
+
+
+def floor_facts(flops: float, rates: Mapping[str, float], median: float | None) -> dict[str, Any]:
+    """What a row of ``flops`` an epoch (median ``median`` s, None where not timed) records of its best floor: the
+    best library, its rate, the floor at that rate and the row's ratio to it, and every library's rate."""
+    library, rate = best_floor(rates)
+    seconds = flops / rate
+    return {
+        "best_floor_library": library,
+        "best_matmul_flops_per_second": rate,
+        "best_floor_seconds": seconds,
+        "best_floor_ratio": None if median is None else median / seconds,
+        **{f"{name}_matmul_flops_per_second": r for name, r in rates.items()},
+    }
 
 
 def step_gemm_shapes(

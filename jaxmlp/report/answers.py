@@ -15,7 +15,7 @@ from jaxmlp.report import sections as s
 from jaxmlp.results import history, layout, sweep_tables, tables
 from jaxmlp.results.frames import Results, without_sweeps
 from jaxmlp.results.traces import CaptureSummary
-from jaxmlp.units import duration, interval, p_value, percent, ratio
+from jaxmlp.units import duration, flop_rate, interval, p_value, percent, ratio
 
 
 class Answer(NamedTuple):
@@ -100,11 +100,21 @@ def floor_answer(runs_by_file: dict[str, pd.DataFrame]) -> Answer:
     ladder, when = found
     parts = []
     for line in tables.ladder_headlines(ladder):
-        fastest = line["fastest"]
+        fastest, best = line["fastest"], line["best_floor"]
         floor = fastest.epoch_s / fastest.x_floor if fastest.x_floor else float("nan")
-        parts.append(f"on {line['backend']} the fastest pipeline, {fastest.rung.removeprefix(tables.PIPELINE_RUNG)}, "
-                     f"takes {duration(fastest.epoch_s)} an epoch, {ratio(fastest.x_floor)} the compute floor "
-                     f"({duration(floor)})")  # fmt: skip
+        text = (f"on {line['backend']} the fastest pipeline, {fastest.rung.removeprefix(tables.PIPELINE_RUNG)}, "
+                f"takes {duration(fastest.epoch_s)} an epoch")  # fmt: skip
+        if best is None:
+            text += f", {ratio(fastest.x_floor)} the compute floor ({duration(floor)})"
+        elif best.library == "xla":
+            text += (f", {ratio(fastest.x_floor)} the compute floor ({duration(floor)}): XLA reached the ceiling "
+                     f"itself, {flop_rate(best.gflop_per_s * 1e9)}")  # fmt: skip
+        else:
+            xla = line["floor"]
+            text += (f", {ratio(fastest.x_best_floor)} the best floor ({duration(best.epoch_s)}: {best.library} "
+                     f"reached the ceiling, {flop_rate(best.gflop_per_s * 1e9)}) and {ratio(fastest.x_floor)} XLA's "
+                     f"floor ({duration(floor)}, {flop_rate(xla.gflop_per_s * 1e9)})")  # fmt: skip
+        parts.append(text)
     text = "; ".join(parts) or "no pipeline was timed"
     return Answer("How far from the floor", f"{text[0].upper()}{text[1:]} (run of {when}).", s.BENCHMARKS)
 

@@ -23,7 +23,7 @@ WORDS = {
     "jit_vmap_speedup": "jit(vmap) speed-up", "loader_s": "input alone",
     "loader_x_floor": "input / floor", "loader_x_scan": "input / scan epoch", "loader_best": "input: fastest",
     "epoch_s": "epoch", "epoch_x_floor": "epoch / floor", "epoch_x_scan": "epoch / scan epoch",
-    "epoch_best": "epoch: fastest", "x_floor": "times the floor", "samples_per_s": "images/s",
+    "epoch_best": "epoch: fastest", "x_floor": "times XLA's floor", "samples_per_s": "images/s",
     "compile_s": "compile", "matmul_ms": "matmul", "gflop_per_s": "rate", "precision": "precision",
     "cpu_s": "CPU", "gpu_s": "GPU", "cpu_over_gpu": "CPU / GPU", "devices": "devices N", "step_ms": "step",
     "speedup": "speed-up over N = 1", "efficiency": "efficiency", "max_rel_diff": "largest rel. diff. of params",
@@ -34,6 +34,8 @@ WORDS = {
     "injected_p": "injected: p", "injected_verdict": "injected: verdict", "aa_ratio": "A/A: ratio",
     "aa_p": "A/A: p", "aa_verdict": "A/A: verdict", "xla_said": "XLA said", "setting": "machine and settings",
     "median_ms": "median", "mean_ms": "mean", "total_ms": "total", "share": "share", "occurrences": "calls",
+    "x_best_floor": "times the best floor", "library": "library", "shape": "m×k×n", "gemm_ms": "product",
+    "bf16_speedup": "bf16 speed-up", "best": "fastest",
 }  # fmt: skip
 """Each column's header in words; a column not named here reads with its underscores as spaces."""
 

@@ -12,7 +12,7 @@ import pandas as pd
 from jaxmlp import registry, units
 from jaxmlp.measure.bisection import WORDS
 from jaxmlp.report.sections import Figure
-from jaxmlp.results import history, sweep_tables
+from jaxmlp.results import history, sweep_tables, tables
 from jaxmlp.results.schema.bisect import BisectDocument
 
 
@@ -94,10 +94,13 @@ def plot_loader_ladder(table: pd.DataFrame) -> str:
 
 def plot_ladder(ladder: pd.DataFrame) -> str:
     fig, ax = _figure()
-    floor = float(ladder["epoch_s"].iloc[0])
-    rungs = ladder.iloc[1:]
+    floors = ladder[ladder["rung"].isin(tables.FLOORS)]
+    rungs = ladder[~ladder["rung"].isin(tables.FLOORS)]
     ax.barh(rungs["rung"], rungs["epoch_s"], color="C0")
-    ax.axvline(floor, color="C3", linestyle="--", label=f"compute floor {floor:.3g} s")
+    for (_, floor), style in zip(floors.iterrows(), ("--", ":")):
+        name = "compute floor" if floor["rung"] == tables.FLOOR else "best floor"
+        ax.axvline(floor["epoch_s"], color="C3", linestyle=style,
+                   label=f"{name} ({floor['library']}) {floor['epoch_s']:.3g} s")  # fmt: skip
     ax.invert_yaxis()
     ax.set(xlabel="median epoch (s)", title=f"Epoch ladder ({ladder['backend'].iloc[0]})")
     ax.legend(loc="upper right")

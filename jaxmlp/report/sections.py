@@ -127,6 +127,15 @@ LOADER_CAPTION = (
     "compute floor and the scan epoch of the same run; fastest = the smallest median, ~fastest = its IQR overlaps "
     "the fastest's"
 )
+GEMM_CAPTION = (
+    "The floor's products in each library: 2048³ and the MLP's layers at batch 128 (m×k×n), float32 and bf16 inputs "
+    "with float32 accumulation (median a product, and its rate; fastest = the best library of its shape and "
+    f"precision; bf16 speed-up = the rate over the same library's f32 rate; {tables.GEMM_UNAVAILABLE})"
+)
+LADDER_CAPTION = (
+    "Epoch ladder: each pipeline's epoch against the compute floor (median and IQR), as times XLA's floor and the "
+    "best library's floor of the same run (library and rate on the floors' rows)"
+)
 SCALING_CAPTION = (
     "Data-parallel scaling of the sharded pipeline (median; speed-up and efficiency against N = 1 of the same run)"
 )
@@ -188,9 +197,12 @@ def benchmark_run(rows: pd.DataFrame, folder: Path | None = None) -> Run | None:
     if not matmul.empty:
         caption = "The floor's matmul: 2048³ of float32 arrays (median; precision: JAX's, where a run set it)"
         found.append(Table(caption, matmul))
+    gemms = tables.gemm_rates(rows)
+    if not gemms.empty:
+        found.append(Table(GEMM_CAPTION, gemms))
     ladder = tables.pipeline_ladder(rows)
     if not ladder.empty:
-        found.append(Table("Epoch ladder: each pipeline's epoch against the compute floor (median and IQR)", ladder))
+        found.append(Table(LADDER_CAPTION, ladder))
         plots += [Figure(f"Pipeline ladder with the floor ({b})", "ladder", (p,)) for b, p in ladder.groupby("backend")]
     return _env_run(rows, found, plots, folder) if found else None
 

@@ -22,7 +22,7 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
 from jaxmlp.registry import ALPHA, THRESHOLD, TRAIN_EPOCH
-from jaxmlp.report.sections import LOADER_CAPTION, SCALING_CAPTION
+from jaxmlp.report.sections import GEMM_CAPTION, LADDER_CAPTION, LOADER_CAPTION, SCALING_CAPTION
 from jaxmlp.results import layout, sweep_tables, tables
 from jaxmlp.results.frames import Results, query, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -169,7 +169,8 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
             ("Prediction: vmap against a Python loop (median and IQR)", tables.vmap_vs_loop(df)),
             (LOADER_CAPTION, tables.loader_ladder(df)),
             ("The floor's matmul (2048³ of float32 arrays)", tables.matmul_rate(df)),
-            ("Epoch ladder: each pipeline's epoch against the compute floor (median and IQR)", ladder),
+            (GEMM_CAPTION, tables.gemm_rates(df)),
+            (LADDER_CAPTION, ladder),
             (SCALING_CAPTION, tables.scaling_table(df)),
         )
         if not table.empty
@@ -178,10 +179,13 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
     best = tables.best_workers(df)
     if best:
         closing.append("Fastest worker count for input alone: " + ", ".join(f"{p} {w}" for p, w in best.items()))
+    closing += [tables.ceiling_line(ceiling) for ceiling in tables.ceilings(df)]
     for line in tables.ladder_headlines(ladder):
         fastest, seed = line["fastest"], line["seed"]
         text = (f"{line['backend']}: fastest {fastest.rung} at {ratio(fastest.x_floor)} the floor "
                 f"({duration(fastest.epoch_s)} an epoch)")  # fmt: skip
+        if pd.notna(fastest.x_best_floor):
+            text += f", {ratio(fastest.x_best_floor)} the best floor ({line['best_library']})"
         if seed is not None:
             text += f"; the tutorial's seed pipeline at {ratio(seed.x_floor)} ({duration(seed.epoch_s)})"
         closing.append(text)

@@ -19,6 +19,7 @@ from jaxmlp import registry
 from jaxmlp.registry import ALPHA, THRESHOLD, Benchmark
 from jaxmlp.results.frames import query
 from jaxmlp.stats import INVALID, compare
+from jaxmlp.units import flop_rate
 
 F = TypeVar("F", bound=Callable[..., Any])
 SHOWN: dict[str, tuple[Benchmark, ...]] = {}
@@ -143,7 +144,70 @@ def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-FLOOR = "floor (epoch FLOPs / 2048^3 matmul rate)"
+GEMM_UNAVAILABLE = "numpy has no bfloat16 type: no numpy bf16 rows"
+"""Why a library and precision have no rows (`jaxmlp.measure.floor.unavailable` skips them)."""
+
+
+def _order(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
+    return values.map({v: i for i, v in enumerate(order)}).fillna(len(order))
+
+
+@shows(registry.GEMM)
+def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend, shape (2048^3 first, then the MLP's layers at batch 128), precision and library: a product's
+    median time (a round's time over its calls) and rate; ``fastest`` marks the best library of each backend, shape
+    and precision (``~fastest``: its IQR overlaps the best's); bf16's rate as times f32's of the same library."""
+    d = query(df, registry.GEMM)
+    columns = ["backend", "shape", "precision", "library", "gemm_ms", "gemm_iqr_ms", "gflop_per_s", "bf16_speedup",
+               "best"]  # fmt: skip
+    if d.empty:
+        return pd.DataFrame(columns=columns)
+    calls = d["calls"].astype(float)
+    out = pd.DataFrame({"backend": d["backend"], "shape": d["shape"], "precision": d["precision"],
+                        "library": d["library"], "gemm_ms": d["median"] / calls * 1e3,
+                        "gemm_iqr_ms": d["iqr"] / calls * 1e3, "gflop_per_s": d["flops"] / d["median"] / 1e9,
+                        "q1": d["q1"] / calls * 1e3, "q3": d["q3"] / calls * 1e3, "m": d["m"], "k": d["k"],
+                        "n": d["n"]})  # fmt: skip
+    out["best"] = ""
+    for _, rows in out.groupby(["backend", "shape", "precision"]):
+        out.loc[rows.index, "best"] = _mark_best(rows["gemm_ms"], rows["q1"], rows["q3"])
+    f32 = out[out["precision"] == "f32"].set_index(["backend", "shape", "library"])["gflop_per_s"]
+    keys = pd.MultiIndex.from_frame(out[["backend", "shape", "library"]])
+    out["bf16_speedup"] = (out["gflop_per_s"].to_numpy() / f32.reindex(keys).to_numpy()).astype(float)
+    out.loc[out["precision"] != "bf16", "bf16_speedup"] = float("nan")
+    out["size"] = -(out["m"] * out["k"] * out["n"]).astype(float)  # the biggest (2048^3) first, then the layers
+    out = out.sort_values(["backend", "size", "shape", "precision", "library"], kind="stable",
+                          key=lambda c: _order(c, registry.GEMM_PRECISIONS) if c.name == "precision"
+                          else _order(c, registry.GEMM_LIBRARIES) if c.name == "library" else c)  # fmt: skip
+    return out.reindex(columns=columns).reset_index(drop=True)
+
+
+def ceilings(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per backend, which library reached the ceiling (the best float32 2048^3 rate of `gemm_rates`) and every
+    library's rate there, in GFLOP/s (``rates``, fastest first)."""
+    rates = gemm_rates(df)
+    square = rates[(rates["precision"] == "f32") & (rates["shape"] == "x".join(["2048"] * 3))]
+    out = []
+    for backend, rows in square.groupby("backend"):
+        ranked = rows.sort_values("gflop_per_s", ascending=False)
+        rates_of = {str(lib): float(r) for lib, r in zip(ranked["library"], ranked["gflop_per_s"])}
+        out.append({"backend": backend, "library": str(ranked["library"].iloc[0]),
+                    "gflop_per_s": float(ranked["gflop_per_s"].iloc[0]), "rates": rates_of})  # fmt: skip
+    return out
+
+
+def ceiling_line(ceiling: Mapping[str, Any]) -> str:
+    """``cpu: the ceiling (the best 2048³ float32 rate) is torch's, 353 GFLOP/s (xla 266 GFLOP/s, numpy ...)``."""
+    others = ", ".join(
+        f"{lib} {flop_rate(r * 1e9)}" for lib, r in ceiling["rates"].items() if lib != ceiling["library"]
+    )
+    return (f"{ceiling['backend']}: the ceiling (the best 2048³ float32 rate) is {ceiling['library']}'s, "
+            f"{flop_rate(ceiling['gflop_per_s'] * 1e9)}" + (f" ({others})" if others else ""))  # fmt: skip
+
+
+FLOOR = "floor (epoch FLOPs / XLA's 2048^3 matmul rate)"
+BEST_FLOOR = "best floor (epoch FLOPs / the best library's 2048^3 rate)"
+FLOORS = (FLOOR, BEST_FLOOR)
 STEP_GEMMS = "the step's matmuls alone"
 PIPELINE_RUNG = "pipeline "
 
@@ -155,35 +219,59 @@ def rung_name(pipeline: object, workers: object = 0) -> str:
     return f"{PIPELINE_RUNG}{pipeline}, {workers} worker{'' if workers == 1 else 's'}"
 
 
+def _floor_rows(backend: object, epochs: pd.DataFrame) -> list[dict[str, Any]]:
+    """The ladder's floors: XLA's, then (in runs that measured every library) the best library's, each with the
+    library and the rate behind it."""
+    flops = float(epochs["flops"].median()) if "flops" in epochs else float("nan")
+    floor = float(epochs["floor_seconds"].median())
+    rows = [{"backend": backend, "rung": FLOOR, "epoch_s": floor, "library": "xla", "gflop_per_s": flops / floor / 1e9}]
+    if "best_floor_seconds" in epochs and epochs["best_floor_seconds"].notna().any():
+        best = float(epochs["best_floor_seconds"].median())
+        library = epochs["best_floor_library"].dropna().mode().iloc[0]
+        rows.append({"backend": backend, "rung": BEST_FLOOR, "epoch_s": best, "library": library,
+                     "gflop_per_s": flops / best / 1e9})  # fmt: skip
+    return rows
+
+
 @shows(registry.EPOCH, registry.STEP_GEMMS)
 def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend: the compute floor, the step's matmuls alone, then each pipeline, slowest last."""
+    """Per backend: the compute floor (XLA's, then the best library's where the run measured them all, with the
+    library and its rate), the step's matmuls alone, then each pipeline, slowest last; each row as times XLA's floor
+    (``x_floor``) and the best floor (``x_best_floor``)."""
     rows: list[dict[str, Any]] = []
     for backend, d in df.groupby("backend") if "backend" in df else ():
         epochs = query(d, registry.EPOCH)
         if epochs.empty:
             continue
-        rows.append({"backend": backend, "rung": FLOOR, "epoch_s": float(epochs["floor_seconds"].median())})
+        rows += _floor_rows(backend, epochs)
         rows += [{"backend": backend, "rung": STEP_GEMMS, "epoch_s": r.median, "epoch_iqr_s": r.iqr}
                  for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
         rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers), "epoch_s": r.median,
                   "epoch_iqr_s": r.iqr, "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
                  for r in epochs.sort_values("median").itertuples()]  # fmt: skip
-    out = pd.DataFrame(rows, columns=["backend", "rung", "epoch_s", "epoch_iqr_s", "samples_per_s", "compile_s"])
+    columns = ["backend", "rung", "epoch_s", "epoch_iqr_s", "samples_per_s", "compile_s", "library", "gflop_per_s"]
+    out = pd.DataFrame(rows, columns=columns)
     if not out.empty:
-        floors = out[out["rung"] == FLOOR].set_index("backend")["epoch_s"]
-        out.insert(4, "x_floor", out["epoch_s"] / out["backend"].map(floors))
+        for name, rung in (("x_floor", FLOOR), ("x_best_floor", BEST_FLOOR)):
+            floors = out[out["rung"] == rung].set_index("backend")["epoch_s"]
+            out.insert(4 + (name == "x_best_floor"), name, out["epoch_s"] / out["backend"].map(floors))
+        out["library"] = out["library"].fillna("")
     return out
 
 
 def ladder_headlines(ladder: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per backend: the fastest pipeline and the tutorial's seed pipeline, against the floor."""
+    """Per backend: the fastest pipeline and the tutorial's seed pipeline, against the floor; the floors' rows
+    (``floor``: XLA's; ``best_floor``: the best library's, None in runs that did not measure it) and that library."""
     out = []
     for backend, rungs in ladder.groupby("backend"):
         pipelines = rungs[rungs["rung"].str.startswith(PIPELINE_RUNG)]
         if len(pipelines):
             seed = pipelines[pipelines["rung"] == rung_name("seed")]
-            out.append({"backend": backend, "fastest": pipelines.iloc[0], "seed": seed.iloc[0] if len(seed) else None})
+            floor, best = (rungs[rungs["rung"] == rung] for rung in FLOORS)
+            out.append({"backend": backend, "fastest": pipelines.iloc[0], "seed": seed.iloc[0] if len(seed) else None,
+                        "floor": floor.iloc[0] if len(floor) else None,
+                        "best_floor": best.iloc[0] if len(best) else None,
+                        "best_library": best["library"].iloc[0] if len(best) else None})  # fmt: skip
     return out
 
 
