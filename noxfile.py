@@ -72,7 +72,7 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
     if switches.profile:
-        for pipeline in registry.PIPELINES:
+        for pipeline in registry.PROFILED_PIPELINES:  # XLA's profiler: the JAX pipelines
             session.run(
                 "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
                 "--logdir", str(ROOT / layout.TRACES_DIR), "--backend", backends, *_data_args(), env=env,

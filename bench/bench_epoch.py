@@ -7,6 +7,7 @@ from benchutil import measure
 from jax import random
 
 from jaxmlp import model
+from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, missing_package
 from jaxmlp.pipelines.steps import slices
@@ -32,9 +33,12 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
         epoch = make_epoch(pipeline, datasets.train, batch_size=128, workers=workers, device=device)
         jax.clear_caches()  # the reference epoch compiled the same step: measure a real compile
-        compile_seconds = epoch.compile(params)
-        # Checked once (the first epoch, which also warms up), outside the rounds.
-        assert model.max_relative_difference(epoch(params), reference_epoch) < 1e-5
+        try:
+            compile_seconds = epoch.compile(params)
+        except JaxmlpError as e:  # torch.compile where it cannot work here: the row says why
+            pytest.skip(str(e))
+        # Checked once (the first epoch, which also warms up), outside the rounds; torch's within its tolerance.
+        assert model.max_relative_difference(epoch.local(epoch(params)), reference_epoch) < epoch.tolerance
         params = epoch.place(params)  # once: no round's time holds the copy
         median = measure(benchmark, lambda: epoch(params), sizes, rounds=sizes["epoch_rounds"])
     floor = epoch.flops / matmul_rate

@@ -13,10 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-PIPELINES = ("seed", "seed_batched", "grain", "hf", "batched", "prefetch", "scan", "sharded")
+PIPELINES = ("seed", "seed_batched", "grain", "hf", "batched", "prefetch", "scan", "sharded", "torch", "torch_compile")
 """How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
 DataLoader reading a batch at a time, Grain, Hugging Face datasets (an in-memory Arrow table), array slices, a
-prefetching thread, one ``lax.scan`` per epoch, and that scan data-parallel over every device (``jax.sharding``)."""
+prefetching thread, one ``lax.scan`` per epoch, that scan data-parallel over every device (``jax.sharding``); and
+the same MLP and step in PyTorch over the same array slices, eager and through ``torch.compile``."""
+
+TORCH_PIPELINES = ("torch", "torch_compile")
+"""The pipelines that train in PyTorch rather than JAX (`jaxmlp.pipelines.torch_mlp`): XLA's profiler does not see
+their operations."""
+
+PROFILED_PIPELINES = tuple(p for p in PIPELINES if p not in TORCH_PIPELINES)
+"""The pipelines `jaxmlp profile` traces (XLA's profiler: the JAX ones)."""
 
 OPTIONAL: Mapping[str, tuple[str, str]] = MappingProxyType({"hf": ("datasets", "hf")})
 """Pipelines whose package is optional: the module they import, and the jaxmlp extra that installs it."""

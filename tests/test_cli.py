@@ -38,6 +38,11 @@ def run_cli(*args, timeout=240):
             "--workers 2: the scan pipeline has no loader workers; use "
             "--workers 0, or a pipeline with them (seed, seed_batched, grain)",
         ),
+        (
+            ["--pipeline", "torch", "--workers", "1"],
+            "--workers 1: the torch pipeline has no loader workers; use "
+            "--workers 0, or a pipeline with them (seed, seed_batched, grain)",
+        ),
     ],
 )
 def test_impossible_settings(capsys, argv, message):
@@ -144,6 +149,18 @@ def test_one_epoch_on_synthetic_data_end_to_end(tmp_path):
     for key in ("epoch_seconds", "compile_seconds", "jax", "jaxlib", "torch", "backend", "device_kind", "commit"):
         assert key in record
     assert sorted(os.listdir(tmp_path)) == ["run.json"]  # no temporary file left
+
+
+def test_one_epoch_of_the_torch_pipeline_prints_the_same_lines(capsys):
+    """The PyTorch rung trains like the others (in this process: torch and JAX are already imported)."""
+    argv = ["train", "--pipeline", "torch", "--dataset", "synthetic", "--limit", "2048", "--epochs", "2"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "pipeline torch; 2 epochs, batch 128" in lines[0]
+    assert lines[1] == "Compiled in 0.00 sec (before epoch 0, not in any epoch time)"  # eager: nothing to compile
+    assert [line.split(" in ")[0] for line in lines[2:8:3]] == ["Epoch 0", "Epoch 1"]
+    assert lines[3].startswith("Training set accuracy 0.") and lines[4].startswith("Test set accuracy 0.")
+    assert lines[-1].startswith("Summary: train accuracy ") and lines[-1].endswith("[SYNTHETIC data, not MNIST]")
 
 
 def test_workers_are_spawned_without_the_fork_warning():

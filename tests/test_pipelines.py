@@ -11,7 +11,9 @@ from jaxmlp.pipelines import data
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, device_batches, slices
-from jaxmlp.registry import LOADER_PIPELINES, PIPELINES, WORKER_PIPELINES
+from jaxmlp.registry import LOADER_PIPELINES, PIPELINES, TORCH_PIPELINES, WORKER_PIPELINES
+
+TORCH_TOLERANCE = 1e-4  # jaxmlp.pipelines.torch_mlp.TOLERANCE (this module imports torch only in the torch tests)
 
 
 @pytest.fixture(scope="module")
@@ -39,11 +41,13 @@ def by_hand(split, params):
 def test_every_pipeline_computes_the_reference_epoch(pipeline, split, params, by_hand):
     if why := missing_package(pipeline):
         pytest.skip(why)
+    if pipeline == "torch_compile":
+        pytest.skip("torch.compile takes 5-40 s here: the bench smoke run checks its epoch (bench_epoch.py)")
     epoch = make_epoch(pipeline, split, batch_size=128)
-    assert epoch.compile(params) > 0
+    assert epoch.compile(params) > 0 or pipeline == "torch"  # eager torch compiles nothing
     assert epoch.n_steps == 8 and epoch.sizes == [128, 104]
     result = epoch(params)
-    assert max_relative_difference(result, by_hand) < 1e-5
+    assert max_relative_difference(result, by_hand) < epoch.tolerance <= TORCH_TOLERANCE
     assert max_relative_difference(epoch(result), by_hand) > 1e-3  # a second epoch moves on
     assert max_relative_difference(params, by_hand) > 1e-3  # the caller's params are untouched
 
@@ -201,3 +205,83 @@ def test_grain_workers_persist_and_every_epoch_starts_at_batch_0(split):
         assert len(batches) == 8
         np.testing.assert_array_equal(np.concatenate([y for _, y in batches]), labels)
         np.testing.assert_array_equal(batches[-1][0], images[896:])
+
+
+# --- the PyTorch rung --------------------------------------------------------------------------------------------
+
+
+def test_the_torch_tolerance_is_stated_once():
+    from jaxmlp.pipelines import torch_mlp
+
+    assert torch_mlp.TOLERANCE == TORCH_TOLERANCE < torch_mlp.EPOCH_TOLERANCE
+    n = torch_mlp.TOLERANCE_STEPS * 128
+    for pipeline in TORCH_PIPELINES:
+        assert make_epoch(pipeline, data.SyntheticMNIST(size=n)).tolerance == TORCH_TOLERANCE
+        assert make_epoch(pipeline, data.SyntheticMNIST(size=n + 1)).tolerance == torch_mlp.EPOCH_TOLERANCE
+
+
+def test_the_torch_math_is_the_tutorials(split, params):
+    """Loss and one step's params of `torch_mlp` against `jaxmlp.model`, from the same params and batch."""
+    import torch
+
+    from jaxmlp.pipelines import torch_mlp
+
+    images, labels = as_arrays(split)
+    x, y = images[:128], np.asarray(model.one_hot(labels[:128], 10))
+    mine = torch_mlp.to_torch(params, torch.device("cpu"))
+    x, y = x.copy(), y.copy()  # writable, as torch.from_numpy wants them
+    got = float(torch_mlp.loss(mine, torch.from_numpy(x), torch.from_numpy(y)).detach())
+    assert got == pytest.approx(float(model.loss(params, x, y)), rel=1e-6)
+    torch_mlp.sgd_step(mine, torch.from_numpy(x), torch.from_numpy(y), model.STEP_SIZE)
+    assert max_relative_difference(torch_mlp.to_numpy(mine), model.update(params, x, y)) < 1e-6
+    assert max_relative_difference(params, model.update(params, x, y)) > 1e-4  # the step moved them
+
+
+@pytest.fixture(scope="module")
+def mnist_scan(mnist, params):
+    """The scan epoch's params after one epoch on MNIST: the first 4096 training images, and all 60000."""
+    from jaxmlp.pipelines.mnist import Split
+
+    subset = Split(np.asarray(mnist.train.data[:4096]), np.asarray(mnist.train.targets[:4096]))
+    return {n: (split, make_epoch("scan", split)(params)) for n, split in (("subset", subset), ("all", mnist.train))}
+
+
+def test_the_torch_epoch_matches_the_scan_epoch_on_mnist(mnist, mnist_scan, params):
+    """After one epoch on real MNIST: params within the stated tolerance of the scan epoch's (`torch_mlp.TOLERANCE` on
+    the first 4096 images, 32 steps; `EPOCH_TOLERANCE` on all 469), test accuracy within 0.1 point of scan's."""
+    from jaxmlp.pipelines import torch_mlp
+
+    images, labels = as_arrays(mnist.test)
+    test = model.one_hot(labels, 10)
+    for name, bound in (("subset", TORCH_TOLERANCE), ("all", torch_mlp.EPOCH_TOLERANCE)):
+        split, scan = mnist_scan[name]
+        torch_params = make_epoch("torch", split)(params)
+        assert max_relative_difference(torch_params, scan) < bound, name
+        accuracies = [float(model.evaluate(p, images, test).accuracy) for p in (torch_params, scan)]
+        assert abs(accuracies[0] - accuracies[1]) < 0.001, (name, accuracies)
+    assert accuracies[1] > 0.9  # the whole epoch trained
+
+
+def test_torch_compile_without_a_c_compiler_says_why(split, params, monkeypatch):
+    import shutil
+
+    from jaxmlp.errors import JaxmlpError
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    epoch = make_epoch("torch_compile", split)
+    with pytest.raises(JaxmlpError, match=r"^torch.compile needs a C compiler .*: none found here \(cc, gcc\)$"):
+        epoch.compile(params)
+
+
+def test_a_torch_compile_failure_is_one_line(params):
+    import torch
+
+    from jaxmlp.errors import JaxmlpError
+    from jaxmlp.pipelines import torch_mlp
+
+    def broken(*_):
+        raise RuntimeError("\nInductor: cc1plus not found\nand more lines")
+
+    mine = torch_mlp.to_torch(params, torch.device("cpu"))
+    with pytest.raises(JaxmlpError, match=r"^torch.compile failed here \(RuntimeError\): Inductor: cc1plus not found$"):
+        torch_mlp.warm_up(mine, [(torch.zeros(2, 784), torch.zeros(2, 10))], broken)

@@ -18,7 +18,8 @@ from jaxmlp.cli.tensorboard import tensorboard_command
 from jaxmlp.compat import compiled_facts
 from jaxmlp.measure.profiling import capture
 from jaxmlp.pipelines import data
-from jaxmlp.pipelines.epochs import PIPELINES, make_epoch
+from jaxmlp.pipelines.epochs import make_epoch
+from jaxmlp.registry import PROFILED_PIPELINES as PIPELINES
 from jaxmlp.results.store import ResultsStore, new_trace_run
 from jaxmlp.results.traces import capture_summary, step_breakdown, trace_events
 
@@ -88,6 +89,8 @@ def test_cost_analysis_of_the_step_matches_the_arithmetic():
 def test_profile_refuses_impossible_settings(capsys):
     assert main(["profile", "--dataset", "synthetic", "--steps", "0"]) == 2
     assert "--steps must be at least 1, got 0" in capsys.readouterr().err
+    assert main(["profile", "--dataset", "synthetic", "--pipeline", "torch"]) == 2
+    assert "--pipeline torch: it trains in PyTorch, whose operations XLA's profiler" in capsys.readouterr().err
 
 
 def test_tensorboard_needs_an_existing_folder(tmp_path, capsys):

@@ -85,7 +85,8 @@ BACKEND = Option(("--backend",), "JAX backend (default: JAX's default device)", 
 PIPELINE = Option(("--pipeline",), "how batches reach the step: the tutorial's DataLoader (seed), the same a batch "
                   "at a time (seed_batched), Grain (grain), Hugging Face datasets (hf), array slices (batched), "
                   "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan), that "
-                  "scan data-parallel over every device (sharded) (default: %(default)s)", "seed",
+                  "scan data-parallel over every device (sharded), the same MLP in PyTorch, eager (torch) and through "
+                  "torch.compile (torch_compile) (default: %(default)s)", "seed",
                   choices=registry.PIPELINES)  # fmt: skip
 BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", registry.BATCH_SIZE, whole_number)
 WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "

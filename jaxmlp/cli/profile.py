@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config = config_of(args)
+    if config.pipeline not in registry.PROFILED_PIPELINES:
+        raise JaxmlpError(f"--pipeline {config.pipeline}: it trains in PyTorch, whose operations XLA's profiler does "
+                          f"not see; profile one of {', '.join(registry.PROFILED_PIPELINES)}")  # fmt: skip
     if args.steps <= 0:
         raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
     check_folder(args.logdir, "--logdir")

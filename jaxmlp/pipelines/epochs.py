@@ -22,9 +22,14 @@ compute the same parameters; they differ only in how batches reach the step:
   device JAX sees, in every process of a `jax.distributed` run): each full batch
   split along its batch axis, params replicated, the scan jitted with explicit
   shardings, so XLA all-reduces the gradients; the smaller last batch replicated.
+- ``torch``: the same MLP and SGD step in PyTorch (`jaxmlp.pipelines.torch_mlp`),
+  eager, from a copy of the JAX params, over the same slices of the same arrays.
+- ``torch_compile``: that step's loss through ``torch.compile`` (compiled ahead,
+  timed apart; where it cannot work, a `JaxmlpError` says why).
 
 An epoch returns the new params once they are ready on the device, so a clock
-may stop right after it.
+may stop right after it. The JAX pipelines compute the same params to float32
+rounding (``tolerance``, 1e-5); the torch pipelines to `torch_mlp.tolerance`.
 """
 
 from __future__ import annotations
@@ -66,7 +71,11 @@ class Epoch:
     returns the seconds it took; ``epoch(params)`` runs one epoch and returns
     the new params once they are ready. ``flops`` is the epoch's FLOP count
     from XLA's cost analysis of the compiled step (known after `compile`).
+    ``tolerance`` is how close (`max_relative_difference`) its params are to
+    the ``scan`` epoch's after an epoch.
     """
+
+    tolerance = 1e-5
 
     def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float):
         self.pipeline = pipeline
@@ -300,6 +309,73 @@ class _ShardedEpoch(_ScanEpoch):
         return super().__call__(self.place(params), progress)
 
 
+class _TorchEpoch(_ArrayEpoch):
+    """The tutorial's MLP and SGD step in PyTorch (`torch_mlp`) over the same batches: ``torch.from_numpy`` views
+    of the same float32 arrays, sliced in the same order. Takes JAX params (or its own, from `place`), trains a copy
+    and returns host numpy arrays. torch's intra-op threads are set to this process's CPU affinity, as XLA's are."""
+
+    compiled = False
+
+    def __init__(self, *args: Any):
+        super().__init__(*args)
+        from jaxmlp.pipelines import torch_mlp
+
+        self.torch = torch_mlp
+        self.tolerance = torch_mlp.tolerance(self.n_steps)  # float32 rounding, amplified over the epoch's steps
+        self.torch_device = torch_mlp.device_for(self.device.platform)
+        torch_mlp.use_cpu_threads(torch_mlp.cpu_threads())
+        self.x = torch_mlp.as_tensor(self.images, self.torch_device)  # a view of the same array on the CPU
+        self.y = torch_mlp.as_tensor(np.array(self.targets, dtype=np.float32), self.torch_device)  # writable: a copy
+        self.loss: torch_mlp.LossFunction = torch_mlp.loss
+
+    def compile(self, params: Params) -> float:
+        """The JAX step, untimed, for its cost analysis (the epoch's FLOPs: the same math); then the torch step's
+        own compile, timed (none in eager)."""
+        self.step.compile(params, self.sizes)
+        return 0.0
+
+    def place(self, params: Params) -> Params:
+        return cast(Params, self.torch.to_torch(params, self.torch_device))
+
+    def local(self, params: Params) -> Params:
+        return cast(Params, self.torch.to_numpy(cast(Any, params))) if self.torch.is_torch(params) else params
+
+    def facts(self) -> dict[str, Any]:
+        return {**self.torch.facts(self.torch_device), "torch_compiled": self.compiled}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        weights = self.torch.to_torch(params, self.torch_device)  # a copy: 670k floats, well under 1 ms
+        batches = ((self.x[s], self.y[s]) for s in self.batches)
+        for x, y in _wrap(progress, batches, self.n_steps):
+            self.torch.sgd_step(weights, x, y, self.step_size, self.loss)
+        self.torch.synchronize(self.torch_device)  # the CPU: already done (torch is synchronous there)
+        return cast(Params, self.torch.to_numpy(weights))  # materialised: host arrays
+
+
+class _TorchCompileEpoch(_TorchEpoch):
+    compiled = True
+
+    def compile(self, params: Params) -> float:
+        """The loss compiled by ``torch.compile`` (forward, and its backward by AOTAutograd) for each batch size of
+        the epoch, on copies of ``params``: the first calls, timed here and in no epoch. A `JaxmlpError` saying why
+        where it cannot compile here."""
+        super().compile(params)
+        start = time.perf_counter()
+        self.loss = self.torch.compiled_loss()
+        firsts = [self.batches[0], *([self.batches[-1]] if len(self.sizes) > 1 else [])]
+        self.torch.warm_up(self.place(params), [(self.x[s], self.y[s]) for s in firsts], self.loss)
+        self.torch.synchronize(self.torch_device)
+        return time.perf_counter() - start
+
+    def facts(self) -> dict[str, Any]:
+        return {**super().facts(), "torch_compile_cache": self.torch.compile_cache()}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        if self.loss is self.torch.loss:
+            self.compile(params)
+        return super().__call__(params, progress)
+
+
 def make_epoch(
     pipeline: str,
     dataset: Any,
@@ -312,7 +388,8 @@ def make_epoch(
     """The epoch of ``pipeline`` over ``dataset`` (a split like torchvision's `MNIST`).
 
     ``workers`` applies to the `WORKER_PIPELINES` only (their loaders' worker processes); ``device`` to the
-    array pipelines (where their batches go; JAX's default device if None).
+    array pipelines (where their batches go; JAX's default device if None; the torch pipelines: torch's CPU, or
+    its CUDA GPU for a JAX GPU).
     """
     if pipeline in LOADER_PIPELINES and pipeline != "batched":  # batched: its own epoch, one-hot once
         return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers)
@@ -323,6 +400,8 @@ def make_epoch(
         "prefetch": _PrefetchEpoch,
         "scan": _ScanEpoch,
         "sharded": _ShardedEpoch,
+        "torch": _TorchEpoch,
+        "torch_compile": _TorchCompileEpoch,
     }
     if pipeline not in kinds:
         raise ValueError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")

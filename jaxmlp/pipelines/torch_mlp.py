@@ -1,0 +1,168 @@
+"""The tutorial's MLP and SGD step in PyTorch: the `torch` and `torch_compile` pipelines' math.
+
+The same functions as `jaxmlp.model`, over the same params (copied from JAX's `init_network_params`): a list of
+``(w, b)`` with ``w`` ``(n_out, n_in)``; images ``(B, 784)`` float32, unscaled; one-hot targets ``(B, 10)``.
+``predict`` is batched by hand here (torch has no ``vmap`` in its eager path that the compiler takes as cheaply):
+``a @ w.T + b`` is the tutorial's ``w @ a + b`` for each row. The loss is the tutorial's ``-mean(preds * targets)``
+and the step plain SGD, ``w - step_size * dw``.
+
+Imported only by the two torch pipelines (`jaxmlp.pipelines.epochs` imports it when one is built): the other
+pipelines, the sweep's and the scaling's workers run where torch is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from jaxmlp.errors import JaxmlpError
+
+TOLERANCE = 1e-4
+"""How far (`jaxmlp.model.max_relative_difference`: largest |torch - jax| over max |jax|, leaf by leaf) the torch
+pipelines' params may be from the ``scan`` epoch's after an epoch of at most `TOLERANCE_STEPS` steps (tested on the
+first 4096 MNIST training images). Both compute the same float32 math in a different order: XLA's dots, reductions
+and fused logsumexp against torch's BLAS (oneDNN/MKL) kernels, which block and sum the inner products differently.
+Measured here after 32 steps: 1.9e-7 (each of torch and scan 4e-7 from the float64 epoch); leaving the last batch out
+changes them by 1.9e-2. 1e-4 leaves a wide margin for other CPUs' kernels and still tells any real difference."""
+
+TOLERANCE_STEPS = 32
+
+EPOCH_TOLERANCE = 5e-3
+"""The same bound for a longer epoch (a full MNIST epoch is 469 steps). The tutorial's SGD on unscaled pixels
+amplifies rounding step after step (ReLUs flip, logits saturate): measured here after a full epoch, torch and scan
+are 5e-4 to 1.6e-3 apart, and scan is itself 5.6e-3 from the float64 epoch, so no float32 pair can be held to
+1e-4 there. Leaving the last batch out changes them by 1e-2, which this still tells; the full epoch is also held to
+its test accuracy, within 0.1 point of scan's (`tests/test_pipelines.py`)."""
+
+
+def tolerance(n_steps: int) -> float:
+    """The bound for an epoch of ``n_steps`` steps: `TOLERANCE` up to `TOLERANCE_STEPS`, else `EPOCH_TOLERANCE`."""
+    return TOLERANCE if n_steps <= TOLERANCE_STEPS else EPOCH_TOLERANCE
+
+
+TorchParams = list[tuple[Any, Any]]
+"""Params as torch tensors: ``[(w, b), ...]`` (``torch.Tensor`` is Any where torch is untyped)."""
+
+
+def cpu_threads() -> int:
+    """The CPUs this process may run on (its affinity), which XLA's thread pool is sized from too."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def use_cpu_threads(n: int) -> None:
+    """torch's intra-op threads (its CPU kernels' parallelism): ``n``, as many as XLA's pool has."""
+    torch.set_num_threads(n)
+
+
+def facts(device: Any) -> dict[str, Any]:
+    """What a torch result was measured with: torch's version, its threads and device."""
+    return {"torch": torch.__version__, "torch_threads": torch.get_num_threads(), "torch_device": str(device)}
+
+
+def compile_cache() -> bool:
+    """Whether Inductor's on-disk cache is on: like JAX's persistent cache, it turns a later process's compile of the
+    same graphs into a load (measured here: 37 s cold, 3.6 s warm)."""
+    import torch._inductor.config as inductor
+
+    return bool(inductor.fx_graph_cache)
+
+
+def as_tensor(array: np.ndarray, device: Any) -> Any:
+    """``array`` as a tensor on ``device``: a view of the same memory on the CPU (no copy)."""
+    return torch.from_numpy(array).to(device)
+
+
+def is_torch(params: Sequence[Sequence[Any]]) -> bool:
+    return bool(params) and isinstance(params[0][0], torch.Tensor)
+
+
+def device_for(platform: str) -> Any:
+    """The torch device matching a JAX platform: the CPU, or the first CUDA GPU (a `JaxmlpError` where torch
+    sees none)."""
+    if platform == "cpu":
+        return torch.device("cpu")
+    if platform == "gpu" and torch.cuda.is_available():
+        return torch.device("cuda", 0)
+    raise JaxmlpError(
+        f"the torch pipelines run on the CPU or a CUDA GPU; torch {torch.__version__} sees no CUDA GPU for JAX's "
+        f"{platform} device: use --backend cpu"
+    )
+
+
+def to_torch(params: Iterable[Sequence[Any]], device: Any) -> TorchParams:
+    """Copies of ``params`` (JAX or numpy arrays, or tensors) as float32 leaf tensors on ``device`` that require
+    gradients: the epoch updates them in place, never the caller's."""
+    out = []
+    for layer in params:
+        w, b = (
+            (p.detach().to(device, torch.float32, copy=True) if isinstance(p, torch.Tensor)
+             else torch.from_numpy(np.array(p, dtype=np.float32)).to(device))
+            for p in layer
+        )  # fmt: skip
+        out.append((w.requires_grad_(), b.requires_grad_()))
+    return out
+
+
+def to_numpy(params: TorchParams) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``params`` as host numpy arrays (what JAX's `evaluate` and the comparisons take)."""
+    return [(w.detach().cpu().numpy(), b.detach().cpu().numpy()) for w, b in params]
+
+
+def predict(params: TorchParams, images: Any) -> Any:
+    """Log-probabilities ``(B, 10)`` for images ``(B, 784)``: `jaxmlp.model.predict` for each row."""
+    activations = images
+    for w, b in params[:-1]:
+        activations = torch.relu(activations @ w.T + b)
+    final_w, final_b = params[-1]
+    logits = activations @ final_w.T + final_b
+    return logits - torch.logsumexp(logits, dim=1, keepdim=True)
+
+
+def loss(params: TorchParams, images: Any, targets: Any) -> Any:
+    """The tutorial's loss: ``-mean(preds * targets)``, i.e. cross-entropy divided by 10."""
+    return -torch.mean(predict(params, images) * targets)
+
+
+LossFunction = Callable[[TorchParams, Any, Any], Any]
+
+
+def sgd_step(params: TorchParams, x: Any, y: Any, step_size: float, loss_fn: LossFunction = loss) -> None:
+    """One plain SGD step on ``loss_fn``, in place: ``p <- p - step_size * dp`` for every leaf."""
+    leaves = [p for layer in params for p in layer]
+    grads = torch.autograd.grad(loss_fn(params, x, y), leaves)
+    with torch.no_grad():
+        for p, g in zip(leaves, grads):
+            p.sub_(g, alpha=step_size)
+
+
+def compiled_loss() -> LossFunction:
+    """`loss` through ``torch.compile`` (Inductor: it writes C++ and needs a C compiler), one static graph per batch
+    size (an epoch has two). Only the forward is compiled by Dynamo; AOTAutograd compiles its backward too, so
+    `sgd_step` with it runs compiled kernels both ways. A `JaxmlpError` saying why where it cannot work here."""
+    if not (shutil.which("cc") or shutil.which("gcc") or shutil.which(os.environ.get("CXX", "c++"))):
+        raise JaxmlpError("torch.compile needs a C compiler (Inductor builds C++ kernels): none found here (cc, gcc)")
+    return torch.compile(loss, dynamic=False)  # type: ignore[no-any-return]  # torch is untyped here
+
+
+def warm_up(params: TorchParams, batches: Iterable[tuple[Any, Any]], loss_fn: LossFunction) -> None:
+    """Run forward and backward once for each batch (each size an epoch has) on copies of ``params``: compiles
+    ``loss_fn`` ahead of the epoch. A `JaxmlpError` with the compiler's first line where that fails."""
+    copies = to_torch(params, params[0][0].device)
+    try:
+        for x, y in batches:
+            torch.autograd.grad(loss_fn(copies, x, y), [p for layer in copies for p in layer])
+    except Exception as e:  # Inductor's failures are of many types (BackendCompilerFailed, CalledProcessError...)
+        said = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        raise JaxmlpError(f"torch.compile failed here ({type(e).__name__}): {said[:300]}") from None
+
+
+def synchronize(device: Any) -> None:
+    """Wait for ``device``'s queued work: a no-op on the CPU, where torch runs each operation to its end before
+    returning (it is synchronous); ``torch.cuda.synchronize`` on a GPU, where kernels are queued."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
