@@ -12,7 +12,6 @@ matmul".
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,11 +37,6 @@ FLOPS_PER_ROUND = 2**31
 
 def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
     return a @ b
-
-
-def matmul_flops_per_second(device: jax.Device, n: int = 2048, repeats: int = 10) -> float:
-    """Median float32 FLOP/s of an ``n x n`` jitted matmul on ``device`` (compiled and warmed up first)."""
-    return gemm_flops_per_second(gemm("xla", "f32", (n, n, n), device), repeats)
 
 
 # --- one product in each library ----------------------------------------------------------------------------
@@ -126,15 +120,16 @@ def _torch(precision: str, a: np.ndarray, b: np.ndarray, platform: str) -> tuple
                                                                                    np.ndarray]:  # fmt: skip
     import torch
 
-    torch.set_num_threads(len(os.sched_getaffinity(0)))  # the cores XLA's thread pool sizes itself to
+    from jaxmlp.pipelines import torch_mlp  # torch's threads, device and synchronisation, as the torch epochs have them
+
+    torch_mlp.use_cpu_threads(torch_mlp.cpu_threads())  # the cores XLA's thread pool sizes itself to
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
-    where = "cpu" if platform == "cpu" else "cuda"
-    x, y = torch.from_numpy(a).to(where, dtype), torch.from_numpy(b).to(where, dtype)
+    where = torch_mlp.device_for(platform)
+    x, y = torch_mlp.as_tensor(a, where).to(dtype), torch_mlp.as_tensor(b, where).to(dtype)
 
     def call() -> Any:
         out = torch.matmul(x, y)  # bf16: bf16 inputs and result, float32 accumulation inside the kernel
-        if where == "cuda":
-            torch.cuda.synchronize()
+        torch_mlp.synchronize(where)
         return out
 
     return call, x.double().cpu().numpy(), y.double().cpu().numpy()
