@@ -70,7 +70,7 @@ GEMM_LIBRARIES = ("xla", "torch", "numpy")
 GEMM_PRECISIONS = ("f32", "bf16")
 """The floor's precisions: float32, and bfloat16 inputs with float32 accumulation (numpy has no bfloat16)."""
 
-PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices", "library",
+PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices", "processes", "library",
               "precision", "shape")  # fmt: skip
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 
@@ -119,8 +119,13 @@ SWEEP_STEADY = Benchmark("sweep_steady", "jaxmlp/results/schema/sweep.py", ("wor
 SWEEP_FIRST = Benchmark("sweep_first", "jaxmlp/results/schema/sweep.py", ("workload",))  # the first call
 SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/results/schema/sweep.py", ("workload",))
 
-SCALING_EPOCH = Benchmark("scaling_epoch", "jaxmlp/results/schema/scaling.py", ("backend", "devices"))  # sharded epoch
-SCALING_STEP = Benchmark("scaling_step", "jaxmlp/results/schema/scaling.py", ("backend", "devices"))  # sharded step
+_ONE_PROCESS = MappingProxyType({"processes": 1})  # scaling files before 2026-12-05 measured one process only
+SCALING_EPOCH = Benchmark(
+    "scaling_epoch", "jaxmlp/results/schema/scaling.py", ("backend", "devices", "processes"), defaults=_ONE_PROCESS
+)  # the sharded epoch over N devices in all, in P processes
+SCALING_STEP = Benchmark(
+    "scaling_step", "jaxmlp/results/schema/scaling.py", ("backend", "devices", "processes"), defaults=_ONE_PROCESS
+)  # the sharded step
 SCALING = (SCALING_EPOCH, SCALING_STEP)
 
 SWEEP = (SWEEP_STEADY, SWEEP_FIRST, SWEEP_COMPILE)

@@ -93,6 +93,10 @@ WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's Data
                  "Grain's (grain) (default: %(default)s)", 0, whole_number)  # fmt: skip
 TRAIN_PROCESSES = Option(("--processes",), "sharded only: start this many local processes joined by jax.distributed "
                          "on 127.0.0.1, each with its own devices (default: %(default)s)", 1, whole_number)  # fmt: skip
+SCALING_PROCESSES = Option(("--processes",), "process counts P, each measured with each device count N that it "
+                           "divides (N / P devices a process, joined by jax.distributed: started by jaxmlp on "
+                           "127.0.0.1, or by mpirun/srun when jaxmlp runs under one) (default: 1; under mpirun -n P "
+                           "or srun: 1 and P)", type=whole_number, nargs="+")  # fmt: skip
 
 # --- where results go --------------------------------------------------------------------------------------------
 
@@ -136,9 +140,9 @@ ALPHA = Option(("--alpha",), "significance level of the one-sided Mann-Whitney U
                registry.ALPHA, number)  # fmt: skip
 DETECTOR = (THRESHOLD, ALPHA)
 
-SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, BATCH_SIZE, WORKERS, TRAIN_PROCESSES, OUT, RESULTS,
-          REPORT_OUT, LOGDIR, EPOCHS, TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD, PROCESSES, XLA_FLAGS, TOLERANCE,
-          ENVS, THRESHOLD, ALPHA)  # fmt: skip
+SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, BATCH_SIZE, WORKERS, TRAIN_PROCESSES,
+          SCALING_PROCESSES, OUT, RESULTS, REPORT_OUT, LOGDIR, EPOCHS, TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD,
+          PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, THRESHOLD, ALPHA)  # fmt: skip
 """Every shared option (the test of the declarations walks them)."""
 
 

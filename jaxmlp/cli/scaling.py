@@ -1,38 +1,77 @@
-"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count, a fresh process each."""
+"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count N and process count P, fresh
+processes each; under ``mpirun``/``srun`` the cluster's processes are the P > 1 ones, and process 0 alone speaks and
+writes."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from pathlib import Path
 
 from jaxmlp import errors, registry
 from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_FAILED, JaxmlpError
-from jaxmlp.measure import scaling, workers
+from jaxmlp.measure import distributed, scaling, workers
 from jaxmlp.report.text import text_summary
 from jaxmlp.results.frames import benchmark_rows
 from jaxmlp.results.schema.scaling import document
-from jaxmlp.results.store import ResultsStore, check_folder
+from jaxmlp.results.store import ResultsStore, check_folder, new_trace_run
+from jaxmlp.results.traces import ALL_REDUCE, trace_share
+
+TRACES = "traces"
+"""The folder under --out where each N > 1's traced epoch goes (a TensorBoard logdir: `jaxmlp tensorboard`)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
-                          "replicated) for each device count N, each in a fresh process: on the CPU N simulated "
-                          f"devices ({scaling.FORCE_DEVICES}=N, sharing this machine's cores), on a GPU machine the "
-                          "first N GPUs.")  # fmt: skip
+                          "replicated) for each device count N and process count P, fresh processes each: on the CPU "
+                          f"N simulated devices ({scaling.FORCE_DEVICES}=N/P a process, sharing this machine's "
+                          "cores), on a GPU machine N GPUs. Where N > 1, one more epoch is traced (into --out's "
+                          f"{TRACES}/) for the all-reduce's share.")  # fmt: skip
     parser.add_argument("--devices", type=options.whole_number, nargs="+", help="device counts (default: 1 2 4 8 on "
                         "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
-    options.add(parser, options.BACKEND.but(default="cpu", why="simulated devices unless a GPU is asked for"),
+    options.add(parser, options.SCALING_PROCESSES,
+                options.BACKEND.but(default="cpu", why="simulated devices unless a GPU is asked for"),
                 *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs"),
                 options.CALLS, options.TIMEOUT, options.OUT)  # fmt: skip
     parser.set_defaults(run=run)
 
 
+def process_counts(asked: list[int] | None, cluster: tuple[int, int] | None) -> tuple[int, ...]:
+    """The process counts to measure: as asked (under a cluster launcher of P processes: only 1 and P), else 1
+    (and P under a cluster launcher)."""
+    for p in asked or ():
+        errors.at_least("--processes", p, 1)
+    if cluster is None:
+        return tuple(asked or (1,))
+    size = cluster[1]
+    if asked and not set(asked) <= {1, size}:
+        raise JaxmlpError(f"--processes {' '.join(map(str, asked))}: under {distributed.launcher()} with {size} "
+                          f"processes only 1 and {size} can be measured: give --processes 1 {size}, or run jaxmlp "
+                          "scaling without the launcher (its own processes on this machine)")  # fmt: skip
+    return tuple(asked or (1, size))
+
+
 def run(args: argparse.Namespace) -> int:
     for n in args.devices or ():
         errors.at_least("--devices", n, 1)
-    check_folder(args.out, "--out")
+    joined = distributed.rank()
+    cluster = joined if distributed.launcher() not in (None, distributed.OWN) else None
+    processes = process_counts(args.processes, cluster)
     settings = scaling.Scaling(1, args.backend, args.dataset, args.data_dir, args.limit, args.epochs, args.calls)
+    if args.timeout is not None:
+        errors.positive_finite("--timeout", args.timeout)
+    if cluster is not None and cluster[0] != 0:  # one of a cluster's processes: its worker joins process 0's, quiet
+        with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115 (closed as the process ends)
+            return _measure(args, settings, processes, cluster)
+    check_folder(args.out, "--out")
+    return _measure(args, settings, processes, cluster)
+
+
+def _measure(args: argparse.Namespace, settings: scaling.Scaling, processes: tuple[int, ...],
+             cluster: tuple[int, int] | None) -> int:  # fmt: skip
     visible = scaling.visible_devices(args.backend)
     devices = tuple(args.devices or scaling.default_devices(args.backend, visible))
     if args.backend == "gpu" and max(devices) > visible:
@@ -40,18 +79,37 @@ def run(args: argparse.Namespace) -> int:
                           f"{visible}")  # fmt: skip
     if args.backend == "gpu" and visible == 1:
         print("jaxmlp scaling: one GPU visible: N = 1 only (scaling needs more than one GPU)")
-    print(f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), a fresh "
-          f"process each; {registry.dataset_label(args.dataset)}", flush=True)  # fmt: skip
-    if args.timeout is not None:
-        errors.positive_finite("--timeout", args.timeout)
+    pairs, left = scaling.plan(devices, processes)
+    speaker = cluster is None or cluster[0] == 0
+    if cluster is not None:  # the cluster's processes all run its P together, first; then process 0 alone the rest
+        pairs = [pair for pair in pairs if pair[1] > 1] + ([pair for pair in pairs if pair[1] == 1] if speaker else [])
+    if not pairs:
+        raise JaxmlpError("no device count splits evenly over the process counts asked for: " + "; ".join(left))
+    how = (f"processes {', '.join(map(str, processes))} ({distributed.launcher()}'s for P > 1)" if cluster else
+           f"processes {', '.join(map(str, processes))}" if processes != (1,) else "one process each")  # fmt: skip
+    print(f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), "
+          f"{how}, fresh processes each; {registry.dataset_label(args.dataset)}", flush=True)  # fmt: skip
     limit = (
         f"{args.timeout:g} s"
         if args.timeout is not None
         else (f"{workers.FIRST_SECONDS:.0f} s for the first, then {workers.DERIVED_LIMIT} before")
     )
     print(f"Time limit of each process: {limit} (--timeout)", flush=True)
-    results, failures = scaling.run(devices, settings, lambda line: print(line, flush=True), args.timeout)
-    if results:  # what was measured is kept, whatever failed after
+    for line in left:
+        print(line, flush=True)
+    traces = Path(args.out) / TRACES
+
+    def trace_dir(these: scaling.Scaling) -> str | None:
+        if not speaker:
+            return None
+        return str(new_trace_run(traces, f"scaling-N{these.devices}-P{these.processes}"))
+
+    def traced(folder: str) -> dict[str, object]:
+        return trace_share(folder, ALL_REDUCE)
+
+    results, failures = scaling.run(pairs, settings, lambda line: print(line, flush=True), args.timeout,
+                                    cluster is not None, trace_dir, traced)  # fmt: skip
+    if results and speaker:  # what was measured is kept, whatever failed after
         doc = document(results)
         rows, _ = benchmark_rows(doc)
         print(text_summary(rows))

@@ -7,6 +7,8 @@ process it is; each calls `initialize` before JAX starts, owns its own devices, 
 the global mesh (CPU collectives: the installed jaxlib's, gloo). Rank 0 prints and writes the results; the others
 are quiet. When a process fails or dies, the launcher stops the others at once and says which one and how; a
 process whose peers vanish without the launcher stops by itself after JAX's heartbeat (`HEARTBEAT_SECONDS`).
+`run_joined` does the same for a worker module (the scaling's workers across processes), returning what process 0
+printed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from jaxmlp.errors import JaxmlpError, last_error_line
@@ -102,6 +104,14 @@ def processes() -> dict[str, Any]:
             "global_device_count": jax.device_count()}  # fmt: skip
 
 
+def rank_environment(process: int, processes: int, coordinator: str,
+                     base: Mapping[str, str] | None = None) -> dict[str, str]:  # fmt: skip
+    """The environment of `launch`'s process ``process`` of ``processes``: ``base`` (else this process's), told
+    where the coordinator is and which process it is."""
+    return {**(os.environ if base is None else base), COORDINATOR: coordinator, PROCESS_ID: str(process),
+            NUM_PROCESSES: str(processes)}  # fmt: skip
+
+
 def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: float = 0.2) -> int:
     """Run ``jaxmlp ARGV`` as each of ``processes`` processes, for at most ``timeout`` seconds (then all are
     stopped: a deadlocked collective ends); returns 0 once all exit 0.
@@ -110,39 +120,77 @@ def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: fl
     to fail stops the others (a `JaxmlpError` naming it and its last error line, or rank 0's own exit code
     once it has said why itself)."""
     coordinator = f"127.0.0.1:{free_port()}"
-    running: list[subprocess.Popen[str]] = []
-    logs: list[IO[str]] = []
+    command = [sys.executable, "-m", "jaxmlp", *argv]
+    children = [workers.Child(f"process {i} of {processes}", command, rank_environment(i, processes, coordinator))
+                for i in range(processes)]  # fmt: skip
     with contextlib.ExitStack() as stack:
+        logs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in children]
+        running: list[subprocess.Popen[str]] = []
         stack.callback(workers.stop, running)  # on every way out, also Ctrl-C: no process is left behind
-        for i in range(processes):
-            env = {**os.environ, COORDINATOR: coordinator, PROCESS_ID: str(i), NUM_PROCESSES: str(processes)}
-            child = workers.Child(f"process {i} of {processes}", [sys.executable, "-m", "jaxmlp", *argv], env)
-            logs.append(stack.enter_context(tempfile.TemporaryFile("w+")))
+        for i, child in enumerate(children):
             if i == 0:
                 running.append(workers.start(child, capture=False))
             else:
                 running.append(workers.start(child, capture=False, stdout=subprocess.DEVNULL, stderr=logs[i]))
-        deadline = time.monotonic() + timeout
-        while True:
-            if time.monotonic() > deadline:
-                workers.stop(running)
-                raise JaxmlpError(
-                    f"the {processes} processes ran past their time limit of {timeout:g} s and were "
-                    "stopped (a deadlocked collective?): give a longer --timeout if the run needs it"
-                )
-            codes = [p.poll() for p in running]  # every one polled, each time
-            if all(code == 0 for code in codes):
-                return 0
-            failed = [(i, code) for i, code in enumerate(codes) if code is not None and code != 0]
-            if failed:
-                i, code = min(failed, key=lambda f: (f[1] > 0, f[0]))  # a killed one first: the others follow it
-                workers.stop(running)
-                if i == 0:
-                    print(f"jaxmlp train: process 0 of {processes} {workers.how(code)}; stopped the others",
-                          file=sys.stderr)  # fmt: skip
-                    return code if code > 0 else 1
-                logs[i].seek(0)
-                said = last_error_line(logs[i].read())
-                last = f" (it said: {said[-300:]})" if said else ""
-                raise JaxmlpError(f"process {i} of {processes} {workers.how(code)}{last}; stopped the others")
-            time.sleep(poll_seconds)
+        failed = _watch(running, logs, timeout, poll_seconds)
+        if failed is None:
+            return 0
+        i, code = failed
+        if i != 0:
+            raise _failure(i, processes, code, logs[i])
+        print(f"jaxmlp train: process 0 of {processes} {workers.how(code)}; stopped the others", file=sys.stderr)
+        return code if code > 0 else 1
+
+
+def run_joined(argv: Sequence[str], environments: Sequence[Mapping[str, str]], timeout: float, name: str,
+               poll_seconds: float = 0.2) -> str:  # fmt: skip
+    """Run the command ``argv`` as ``len(environments)`` processes joined by `initialize` on 127.0.0.1 (process
+    i with ``environments[i]``, told by `rank_environment` where the coordinator is), for at most ``timeout``
+    seconds; returns what process 0 printed on its stdout once all exit 0. A process that fails stops the others:
+    a `JaxmlpError` beginning with ``name`` says which one and what it said last (the scaling's workers across
+    processes)."""
+    processes = len(environments)
+    coordinator = f"127.0.0.1:{free_port()}"
+    with contextlib.ExitStack() as stack:
+        outs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in environments]
+        logs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in environments]
+        running: list[subprocess.Popen[str]] = []
+        stack.callback(workers.stop, running)
+        for i, env in enumerate(environments):
+            child = workers.Child(f"process {i} of {processes}", argv, rank_environment(i, processes, coordinator, env))
+            running.append(workers.start(child, capture=False, stdout=outs[i], stderr=logs[i]))
+        failed = _watch(running, logs, timeout, poll_seconds)
+        if failed is not None:
+            i, code = failed
+            raise JaxmlpError(f"{name}: {_failure(i, processes, code, logs[i])}")
+        outs[0].seek(0)
+        return outs[0].read()
+
+
+def _watch(running: Sequence[subprocess.Popen[str]], logs: Sequence[IO[str]], timeout: float,
+           poll_seconds: float) -> tuple[int, int] | None:  # fmt: skip
+    """Wait for every process: None once all exit 0, else the first to fail (index, exit code; a killed one first:
+    the others follow it) with all stopped; a `JaxmlpError` past ``timeout`` seconds, all stopped."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if time.monotonic() > deadline:
+            workers.stop(running)
+            raise JaxmlpError(
+                f"the {len(running)} processes ran past their time limit of {timeout:g} s and were "
+                "stopped (a deadlocked collective?): give a longer --timeout if the run needs it"
+            )
+        codes = [p.poll() for p in running]  # every one polled, each time
+        if all(code == 0 for code in codes):
+            return None
+        failed = [(i, code) for i, code in enumerate(codes) if code is not None and code != 0]
+        if failed:
+            workers.stop(running)
+            return min(failed, key=lambda f: (f[1] > 0, f[0]))
+        time.sleep(poll_seconds)
+
+
+def _failure(i: int, processes: int, code: int, log: IO[str]) -> JaxmlpError:
+    log.seek(0)
+    said = last_error_line(log.read())
+    last = f" (it said: {said[-300:]})" if said else ""
+    return JaxmlpError(f"process {i} of {processes} {workers.how(code)}{last}; stopped the others")

@@ -1,7 +1,10 @@
-"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``): each device count N in a fresh worker
-process (`jaxmlp.measure.scaling_worker`), since the device count is fixed when JAX starts: on the CPU, N
-simulated devices (``XLA_FLAGS=--xla_force_host_platform_device_count=N``, sharing this machine's cores); on a GPU
-machine, the first N GPUs (``CUDA_VISIBLE_DEVICES``). Returns what each worker measured; the command files it
+"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``): each device count N and process count P
+in fresh worker processes (`jaxmlp.measure.scaling_worker`), since the device count is fixed when JAX starts: N
+devices in all, N / P in each of P processes joined by `jax.distributed` (`jaxmlp.measure.distributed`: our
+launcher on 127.0.0.1, or a cluster's, ``mpirun``/``srun``, that started this command). On the CPU, simulated
+devices (``XLA_FLAGS=--xla_force_host_platform_device_count=N/P``, sharing this machine's cores); on a GPU machine,
+N / P GPUs a process (``CUDA_VISIBLE_DEVICES``). Where N > 1, process 0 also traces one epoch (after the timed ones)
+into a folder the caller names, for the all-reduce's share. Returns what each worker measured; the command files it
 (`jaxmlp.results.schema.scaling`)."""
 
 from __future__ import annotations
@@ -11,13 +14,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure import workers
+from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.registry import BACKENDS, DATASETS
 
@@ -36,7 +39,8 @@ unscaled pixels that change grows to 5e-4 (N = 2, 8) and 2e-3 (N = 4) on MNIST, 
 @dataclass(frozen=True)
 class Scaling:
     """What one device count's worker measures: the sharded epoch ``epochs`` times and its step ``calls`` times
-    (the first of each apart), on ``devices`` devices of ``backend``, over the given data."""
+    (the first of each apart), on ``devices`` devices of ``backend`` in all, over ``processes`` processes, over the
+    given data; where ``devices`` > 1, one more epoch traced into ``trace_dir`` (by process 0, when given)."""
 
     devices: int = 1
     backend: str = "cpu"
@@ -46,9 +50,14 @@ class Scaling:
     epochs: int = 6
     calls: int = 50
     batch_size: int = 128
+    processes: int = 1
+    trace_dir: str | None = None
 
     def __post_init__(self) -> None:
         errors.at_least("--devices", self.devices, 1)
+        errors.at_least("--processes", self.processes, 1)
+        if self.devices % self.processes:
+            raise JaxmlpError(f"N = {self.devices} devices do not split over P = {self.processes} processes")
         errors.at_least("--limit", self.limit, 1, "training images")
         errors.at_least("--epochs", self.epochs, 2, "the first epoch is recorded apart from the steady state")
         errors.at_least("--calls", self.calls, 2, "the first call is recorded apart from the steady state")
@@ -61,6 +70,24 @@ class Scaling:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Scaling:
         return cls(**doc)
+
+    @property
+    def label(self) -> str:
+        """How the lines name it: ``N = 2`` (one process), ``N = 2, P = 2``."""
+        return f"N = {self.devices}" + (f", P = {self.processes}" if self.processes > 1 else "")
+
+
+def plan(devices: Sequence[int], processes: Sequence[int]) -> tuple[list[tuple[int, int]], list[str]]:
+    """The (N, P) pairs to measure, each device count with each process count, and a line for each pair left out:
+    P processes need N devices to split evenly (N / P each)."""
+    pairs, left = [], []
+    for n in devices:
+        for p in processes:
+            if n % p:
+                left.append(f"N = {n}, P = {p}: left out (the {n} devices do not split evenly over {p} processes)")
+            else:
+                pairs.append((n, p))
+    return pairs, left
 
 
 def default_devices(backend: str, visible: int) -> tuple[int, ...]:
@@ -86,58 +113,80 @@ def visible_devices(backend: str) -> int:
     return count
 
 
-def worker_environment(devices: int, backend: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of the worker for ``devices`` devices: the caller's, with the device count set."""
+def worker_environment(devices: int, backend: str, base: Mapping[str, str] | None = None,
+                       first: int = 0) -> dict[str, str]:  # fmt: skip
+    """The environment of a worker process with ``devices`` devices (on a GPU machine, the GPUs from ``first``
+    on): the caller's, with the device count set."""
     env = dict(os.environ if base is None else base)
     if backend == "cpu":
         flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith(FORCE_DEVICES)]
         env["XLA_FLAGS"] = " ".join([*flags, f"{FORCE_DEVICES}={devices}"])
         env["JAX_PLATFORMS"] = "cpu"
     else:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(devices))
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(first, first + devices))
     return env
 
 
-def run_worker(settings: Scaling, timeout: float | None = None) -> ProcessResult:
-    """One device count's worker process, its result; a `JaxmlpError` with its last error line if it fails or
-    runs past ``timeout`` seconds."""
+def run_worker(settings: Scaling, timeout: float | None = None, cluster: bool = False) -> ProcessResult:
+    """One (N, P)'s worker processes, process 0's result; a `JaxmlpError` with the last error line of the one that
+    failed first, or once they run past ``timeout`` seconds. P > 1: our launcher's P processes on 127.0.0.1, or,
+    with ``cluster`` (this command is one of a cluster launcher's P processes), this process's one worker, which
+    joins the others' through the cluster's environment."""
     argv = [sys.executable, "-m", "jaxmlp.measure.scaling_worker", json.dumps(settings.to_json())]
-    env = worker_environment(settings.devices, settings.backend)
-    return ProcessResult.from_json(workers.run_json(workers.Child(f"N = {settings.devices}", argv, env, timeout)))
+    each = settings.devices // settings.processes
+    if settings.processes == 1 or cluster:
+        env = worker_environment(each, settings.backend)
+        return ProcessResult.from_json(workers.run_json(workers.Child(settings.label, argv, env, timeout)))
+    envs = [worker_environment(each, settings.backend, first=i * each) for i in range(settings.processes)]
+    printed = distributed.run_joined(argv, envs, timeout or workers.FIRST_SECONDS, settings.label).strip()
+    try:
+        return ProcessResult.from_json(json.loads(printed.splitlines()[-1]))
+    except (IndexError, json.JSONDecodeError):
+        raise JaxmlpError(f"{settings.label}: process 0 printed no JSON result") from None
 
 
 def progress_line(result: ProcessResult) -> str:
     epoch, step, meta = result.workloads["epoch"], result.workloads["step"], result.metadata
-    return (f"N = {meta['devices']}: epoch {epoch.steady_seconds:.3g} s, step {step.steady_seconds * 1e3:.3g} ms, "
+    label = replace(Scaling(), devices=meta["devices"], processes=meta.get("process_count", 1)).label
+    share = meta.get("all_reduce_share")
+    traced = "" if share is None else f"; all-reduce {share:.0%} of the traced epoch's operations"
+    return (f"{label}: epoch {epoch.steady_seconds:.3g} s, step {step.steady_seconds * 1e3:.3g} ms, "
             f"compile {epoch.compile_seconds:.2f} s; params within {meta['max_relative_difference']:.1e} of one "
-            "device's")  # fmt: skip
+            f"device's{traced}")  # fmt: skip
 
 
-def run(devices: tuple[int, ...], settings: Scaling, progress: Callable[[str], None] | None = None,
-        timeout: float | None = None) -> tuple[list[ProcessResult], list[str]]:  # fmt: skip
-    """Every device count in turn, each in its own process under a time limit (``timeout``, else
+def run(pairs: Sequence[tuple[int, int]], settings: Scaling, progress: Callable[[str], None] | None = None,
+        timeout: float | None = None, cluster: bool = False, trace_dir: Callable[[Scaling], str | None] | None = None,
+        traced: Callable[[str], Mapping[str, Any]] | None = None) -> tuple[list[ProcessResult], list[str]]:  # fmt: skip
+    """Every (N, P) in turn, each in its own processes under a time limit (``timeout``, else
     `workers.FIRST_SECONDS` for the first and `workers.time_limit` of those before), each checked against the
-    one-device scan. Returns the results and a line for each device count that failed: one failing does not lose
-    the others."""
+    one-device scan. Where N > 1, ``trace_dir(settings)`` names a new folder for process 0's trace and
+    ``traced(folder)`` says what it showed, added to the result's metadata (the caller reads traces: the results
+    layer). ``cluster``: see `run_worker`. Returns the results and a line for each pair that failed: one failing
+    does not lose the others."""
     results: list[ProcessResult] = []
     failures: list[str] = []
     took: list[float] = []
-    for n in devices:
+    for n, p in pairs:
         limit = workers.time_limit(timeout, took) if took or timeout else workers.FIRST_SECONDS
         start = time.monotonic()
+        these = replace(settings, devices=n, processes=p)
+        folder = trace_dir(these) if trace_dir is not None and n > 1 else None
         try:
-            result = run_worker(replace(settings, devices=n), limit)
+            result = run_worker(replace(these, trace_dir=folder), limit, cluster and p > 1)
         except JaxmlpError as e:
-            failures.append(str(e) if str(e).startswith(f"N = {n}") else f"N = {n}: {e}")
+            failures.append(str(e) if str(e).startswith(these.label) else f"{these.label}: {e}")
             if progress:
                 progress(f"{failures[-1]}; going on")
             continue
         took.append(time.monotonic() - start)
         difference = result.metadata["max_relative_difference"]
         if difference > TOLERANCE:
-            failures.append(f"N = {n}: the sharded epoch's params differ from the one-device scan's by "
+            failures.append(f"{these.label}: the sharded epoch's params differ from the one-device scan's by "
                             f"{difference:.2g} (more than {TOLERANCE:g})")  # fmt: skip
             continue
+        if folder is not None and traced is not None:
+            result = ProcessResult({**result.metadata, **traced(folder)}, result.workloads)
         results.append(result)
         if progress:
             progress(progress_line(result))

@@ -1,14 +1,18 @@
-"""One device count of `jaxmlp scaling`, in a process that sees exactly that many devices:
+"""One (N, P) of `jaxmlp scaling`, in a process that sees exactly its N / P devices and, where P > 1, joins the
+other P - 1 (`jaxmlp.measure.distributed.initialize`: our launcher's or a cluster's):
 ``python -m jaxmlp.measure.scaling_worker SETTINGS`` (a `jaxmlp.measure.scaling.Scaling` as JSON).
 
 It measures the sharded epoch and the sharded step as workloads (`jaxmlp.measure.workload.measure`: compiled once
 and timed apart, every call ending in ``block_until_ready``, the first call kept apart) and checks the epoch's
-params against the one-device ``scan`` epoch; it prints one `ProcessResult` as its last line.
+params against the one-device ``scan`` epoch. Where N > 1, every process then runs one warm-up and one more epoch,
+process 0 tracing that epoch into ``trace_dir`` (`jaxmlp.measure.profiling.capture`; the caller reads the trace).
+It prints one `ProcessResult` as its last line (process 0's is the one read).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from jaxmlp.errors import JaxmlpError
@@ -17,12 +21,19 @@ from jaxmlp.measure.scaling import Scaling
 from jaxmlp.measure.workers import serve
 
 if TYPE_CHECKING:
+    from jaxmlp.model import Params
     from jaxmlp.pipelines.epochs import _ShardedEpoch
 
 
 def measure_devices(settings: Scaling) -> ProcessResult:
     """In a process that sees ``settings.devices`` devices of its backend: the sharded epoch and step, and the
     check."""
+    from jaxmlp.measure import distributed
+
+    joined = distributed.initialize() if settings.processes > 1 else None  # before anything else starts JAX
+    if settings.processes > 1 and (joined is None or joined[1] != settings.processes):
+        raise JaxmlpError(f"asked for {settings.processes} processes, {joined[1] if joined else 1} joined: start the "
+                          "worker through jaxmlp scaling")  # fmt: skip
     import jax
 
     from jaxmlp.measure import workload as w
@@ -35,7 +46,7 @@ def measure_devices(settings: Scaling) -> ProcessResult:
     if len(seen) != settings.devices:
         raise JaxmlpError(f"asked for {settings.devices} {settings.backend} devices, JAX sees {len(seen)}")
     train, _ = load_arrays(settings.dataset, settings.data_dir, settings.limit)
-    device = seen[0]
+    device = jax.local_devices(backend=settings.backend)[0]
     batch_size = settings.batch_size
     with jax.default_device(device):
         params = init_network_params(LAYER_SIZES, jax.random.PRNGKey(0))
@@ -48,10 +59,28 @@ def measure_devices(settings: Scaling) -> ProcessResult:
             "step": w.measure(w.Workload("step", step, step_args), settings.calls),
         }
         difference = max_relative_difference(epoch.local(epoch(params)), reference)
-    meta = {**metadata(device), "devices": settings.devices, "dataset": settings.dataset,
+        if settings.devices > 1:
+            trace(epoch, params, settings.trace_dir if jax.process_index() == 0 else None)
+    meta = {**metadata(device), **distributed.processes(), "devices": settings.devices, "dataset": settings.dataset,
             "samples": epoch.n_samples, "steps": epoch.n_steps, "batch_size": batch_size, "flops": epoch.flops,
             "max_relative_difference": difference}  # fmt: skip
     return ProcessResult(meta, times)
+
+
+def trace(epoch: _ShardedEpoch, params: Params, folder: str | None) -> None:
+    """A warm-up epoch and one epoch traced into ``folder`` (None: the same epochs untraced, as every process but
+    the tracing one runs them: the collectives need all)."""
+    import jax
+
+    from jaxmlp.measure.profiling import capture
+
+    if folder is not None:
+        capture(epoch, params, steps=1, run_dir=lambda: Path(folder))
+        return
+    epoch.compile(params)
+    for _ in range(2):
+        params = epoch(params)
+    jax.block_until_ready(params)  # type: ignore[no-untyped-call]  # unannotated in jax
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ its section, from the newest run of each kind. Pure: computed from the same tabl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -165,13 +165,23 @@ def bisection_answer(results: Results) -> Answer:
     return Answer("Which release did it", f"{doc.line} ({layout.shown_stamp(layout.stamp_in(path))}).", s.BISECTION)
 
 
+def _scaling_label(row: Any) -> str:
+    return f"N = {row.devices:.0f}" + (f", P = {row.processes:.0f}" if row.processes != 1 else "")
+
+
+def _all_reduce(row: Any) -> str:
+    share = getattr(row, "all_reduce_share", None)
+    return "" if share is None or pd.isna(share) else f", all-reduce {percent(share)} of the epoch's operations"
+
+
 def scaling_answer(runs_by_file: dict[str, pd.DataFrame]) -> Answer:
     newest = next((rows for rows in runs_by_file.values() if tables.is_scaling(rows)), None)
     if newest is None:
         return Answer("Scaling", "No scaling run yet: `jaxmlp scaling`.", s.SCALING, False)
     table = tables.scaling_table(newest)
-    parts = [f"N = {r.devices:.0f}: efficiency {percent(r.efficiency)} (speed-up {ratio(r.speedup)}) on {r.backend}"
-             for r in table.itertuples() if r.devices != 1 and "efficiency" in table]  # fmt: skip
+    parts = [f"{_scaling_label(r)}: efficiency {percent(r.efficiency)} (speed-up {ratio(r.speedup)})"
+             f"{_all_reduce(r)} on {r.backend}"
+             for r in table.itertuples() if (r.devices, r.processes) != (1, 1) and "efficiency" in table]  # fmt: skip
     simulated = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
     return Answer("Scaling", f"{'; '.join(parts) or 'one device only'}{simulated}.", s.SCALING)
 

@@ -26,7 +26,8 @@ WORDS = {
     "epoch_best": "epoch: fastest", "x_floor": "times XLA's floor", "samples_per_s": "images/s",
     "compile_s": "compile", "matmul_ms": "matmul", "gflop_per_s": "rate", "precision": "precision",
     "cpu_s": "CPU", "gpu_s": "GPU", "cpu_over_gpu": "CPU / GPU", "devices": "devices N", "step_ms": "step",
-    "speedup": "speed-up over N = 1", "efficiency": "efficiency", "max_rel_diff": "largest rel. diff. of params",
+    "speedup": "speed-up over N = 1, P = 1", "efficiency": "efficiency",
+    "all_reduce_share": "all-reduce (traced epoch)", "max_rel_diff": "largest rel. diff. of params",
     "epoch_s_median": "epoch (after the first)", "train_accuracy": "train accuracy",
     "test_accuracy": "test accuracy", "ratio": "ratio", "p_slower": "p (slower)", "p_faster": "p (faster)",
     "verdict": "verdict", "from_median_s": "from: median", "to_median_s": "to: median", "xla_flags": "XLA flags",
@@ -59,7 +60,7 @@ def _whole(values: pd.Series) -> bool:
 
 def kind(column: str) -> str | None:
     """A column's unit, from its name: ``*_s`` seconds, ``*_ms`` milliseconds, ``*speedup``/``*_x_*``/``ratio``
-    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``share`` percentages."""
+    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``*share`` percentages."""
     if column.endswith("_ms"):
         return "ms"
     if column.endswith("_us"):
@@ -80,7 +81,7 @@ def kind(column: str) -> str | None:
         return "ratio"
     if column.startswith("p_") or column.endswith("_p"):
         return "p"
-    if column.endswith("accuracy") or column in ("efficiency", "share"):
+    if column.endswith("accuracy") or column in ("efficiency", "share") or column.endswith("_share"):
         return "percent"
     return None
 

@@ -108,15 +108,19 @@ def plot_ladder(ladder: pd.DataFrame) -> str:
 
 
 def plot_scaling(table: pd.DataFrame) -> str:
-    """One backend's scaling: speed-up and efficiency against N (log 2), the ideal line dashed."""
+    """One backend's scaling: speed-up and efficiency against N (log 2), a line per process count P, the ideal
+    line dashed."""
     fig, ax = _figure()
-    devices = table["devices"].astype(int)
-    ax.plot(devices, table["speedup"], marker="o", label="epoch speed-up over N = 1")
-    ax.plot(devices, table["efficiency"], marker="s", label="efficiency (speed-up / N)")
-    ax.plot(devices, devices, color="grey", linestyle="--", label="ideal speed-up")
+    for p, rows in table.groupby("processes"):
+        devices = rows["devices"].astype(int)
+        one = "" if table["processes"].nunique() == 1 else f", P = {p}"
+        ax.plot(devices, rows["speedup"], marker="o", label=f"epoch speed-up over N = 1{one}")
+        ax.plot(devices, rows["efficiency"], marker="s", label=f"efficiency (speed-up / N){one}")
+    every = sorted(table["devices"].astype(int).unique())
+    ax.plot(every, every, color="grey", linestyle="--", label="ideal speed-up")
     ax.set(xscale="log", yscale="log", xlabel="devices N", title=f"Data-parallel scaling ({table['backend'].iloc[0]})")
     ax.minorticks_off()
-    ax.set_xticks(list(devices), [str(n) for n in devices])
+    ax.set_xticks(every, [str(n) for n in every])
     ax.legend(fontsize=8)
     return _png(fig)
 

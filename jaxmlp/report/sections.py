@@ -137,11 +137,13 @@ LADDER_CAPTION = (
     "best library's floor of the same run (library and rate on the floors' rows)"
 )
 SCALING_CAPTION = (
-    "Data-parallel scaling of the sharded pipeline (median; speed-up and efficiency against N = 1 of the same run)"
+    "Data-parallel scaling of the sharded pipeline: N devices in all over P processes (median; speed-up and "
+    "efficiency against N = 1, P = 1 of the same run; the all-reduce's share of one traced epoch's operations)"
 )
 SCALING_READING = (
     "On the CPU the N devices are simulated (--xla_force_host_platform_device_count) and share the same cores: "
-    "this measures the overhead of the sharded program and its all-reduce, not a speed-up; on N GPUs it is one."
+    "this measures the overhead of the sharded program and its all-reduce, not a speed-up; on N GPUs it is one. "
+    "With P > 1 the all-reduce crosses processes (jax.distributed, the CPU's collectives over 127.0.0.1 on one host)."
 )
 FOLDED = "Earlier runs are folded below the newest, with their tables (the plots are the newest run's)."
 

@@ -327,24 +327,39 @@ def is_scaling(run: pd.DataFrame) -> bool:
 
 @shows(registry.SCALING_EPOCH, registry.SCALING_STEP)
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend and device count N: the sharded epoch and step (median, IQR), the epoch's compile time, the
-    speed-up over N = 1 of the same run and the efficiency (speed-up / N), and the params' largest relative
-    difference from the one-device scan epoch."""
+    """Per backend, device count N and process count P: the sharded epoch and step (median, IQR), the epoch's
+    compile time, the speed-up over N = 1, P = 1 of the same run and the efficiency (speed-up / N), the all-reduce's
+    share of a traced epoch's operations (N > 1), and the params' largest relative difference from the one-device
+    scan epoch."""
     epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
     if epochs.empty:
         return pd.DataFrame()
-    e = epochs.set_index(["backend", "devices"]).sort_index()
+    keys = ["backend", "devices", "processes"]
+    epochs, steps = (rows.assign(processes=_one_process(rows)) for rows in (epochs, steps))
+    e = epochs.set_index(keys).sort_index()
     out = pd.DataFrame({"epoch_s": e["median"], "epoch_iqr_s": e["iqr"], "compile_s": e["compile_seconds"]})
     if len(steps):
-        st = steps.set_index(["backend", "devices"])
+        st = steps.set_index(keys)
         out = out.join(pd.DataFrame({"step_ms": st["median"] * 1e3, "step_iqr_ms": st["iqr"] * 1e3}))
+    share = e["all_reduce_share"] if "all_reduce_share" in e else pd.Series(float("nan"), index=e.index)
+    out["all_reduce_share"] = pd.to_numeric(share, errors="coerce")
     out["max_rel_diff"] = e["max_relative_difference"]
     out = out.reset_index()
-    ones = out[out["devices"] == 1].set_index("backend")["epoch_s"].to_dict()
-    if ones:
-        out.insert(5, "speedup", out["backend"].map(ones) / out["epoch_s"])
-        out.insert(6, "efficiency", out["speedup"] / out["devices"].astype(float))
+    base = out[(out["devices"] == 1) & (out["processes"] == 1)].set_index("backend")["epoch_s"].to_dict()
+    if base:
+        at = list(out.columns).index("compile_s") + 1
+        out.insert(at, "speedup", out["backend"].map(base) / out["epoch_s"])
+        out.insert(at + 1, "efficiency", out["speedup"] / out["devices"].astype(float))
+    if out["all_reduce_share"].isna().all():
+        out = out.drop(columns="all_reduce_share")
     return out
+
+
+def _one_process(rows: pd.DataFrame) -> pd.Series:
+    """The rows' process counts as integers, 1 where a row does not say (one process)."""
+    if "processes" not in rows:
+        return pd.Series(1, index=rows.index, dtype="int64")
+    return rows["processes"].fillna(1).astype("int64")
 
 
 # --- training runs --------------------------------------------------------------------------------------------

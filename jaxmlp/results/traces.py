@@ -101,3 +101,37 @@ def capture_summary(xplane: str | Path) -> CaptureSummary:
     # <logdir>/<run>/plugins/profile/<time>/<host>.xplane.pb
     return CaptureSummary(str(xplane), Path(xplane).parents[3].name, top_ops(events), steps, median("step_ms"),
                           median("load_ms"), median("compute_ms"))  # fmt: skip
+
+
+ALL_REDUCE = "all-reduce"
+"""The collective of the sharded pipeline: its operations' names begin so (``all-reduce.3``, ``all-reduce-start``)."""
+
+
+def outermost(events: pd.DataFrame) -> pd.DataFrame:
+    """The events that no earlier event of their line holds (an all-reduce's ``Rendezvous`` and ``Wait`` inside it
+    are its own time, not more)."""
+    rows = events.sort_values(["plane", "line", "start_ns"])
+    end = rows["start_ns"] + rows["duration_ns"]
+    before = end.groupby([rows["plane"], rows["line"]]).transform(lambda e: e.cummax().shift())
+    return rows[before.isna() | (rows["start_ns"] >= before)]
+
+
+def op_share(events: pd.DataFrame, prefix: str) -> float | None:
+    """The share of the XLA operations' time in those whose name begins with ``prefix``: the time covered by such
+    operations over the time covered by any (`op_events`; on each thread the outermost events, an epoch's ``while``
+    where the operations run inside it, summed over the threads); None for a trace without operations."""
+    ops = op_events(events)
+    total = float(outermost(ops)["duration_ns"].sum())
+    if not total:
+        return None
+    return float(outermost(ops[ops["name"].str.startswith(prefix)])["duration_ns"].sum()) / total
+
+
+def trace_share(folder: str | Path, prefix: str) -> dict[str, object]:
+    """What a capture folder's trace says of the operations named ``prefix``: their share of the operations' time
+    (``all_reduce_share`` for `ALL_REDUCE`, ``<prefix>_share`` else; None without a trace) and the trace's file."""
+    xplanes = sorted(Path(folder).glob("plugins/profile/*/*.xplane.pb"))
+    key = f"{prefix.replace('-', '_')}_share"
+    if not xplanes:
+        return {key: None, "trace": None}
+    return {key: op_share(trace_events(xplanes[0]), prefix), "trace": str(xplanes[0])}

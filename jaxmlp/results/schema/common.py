@@ -6,9 +6,10 @@ from typing import Any
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
-CURRENT = 2
-"""The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1,
-read through `jaxmlp.results.schema.upgrade`."""
+CURRENT = 3
+"""The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1;
+version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); both are read through
+`jaxmlp.results.schema.upgrade`."""
 
 METADATA_KEY = "jaxmlp"
 """pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in

@@ -1,5 +1,7 @@
 """`jaxmlp scaling`'s file: a pytest-benchmark file with a row per benchmark (the sharded epoch, the sharded
-step) and device count N, each row's raw samples the calls of that N's worker process."""
+step), device count N and process count P (``scaling_epoch[cpu-2-2]``: N devices in all over P processes), each
+row's raw samples the calls of process 0 of that (N, P). Schema 3 added P (older rows are P = 1:
+`jaxmlp.results.schema.upgrade`)."""
 
 from __future__ import annotations
 
@@ -13,15 +15,17 @@ from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
 from jaxmlp.results.schema.common import SCALING
 
 SCALING_EXTRA = ("backend", "device_kind", "devices", "dataset", "samples", "steps", "batch_size", "flops",
-                 "max_relative_difference", "xla_flags")  # fmt: skip
+                 "max_relative_difference", "xla_flags", "launcher", "global_device_count", "all_reduce_share",
+                 "trace")  # fmt: skip
 """The worker's metadata that each scaling row repeats in its ``extra_info``."""
 
 
 def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
-    """A worker's two benchmark rows: the sharded epoch and the sharded step at its device count."""
+    """A worker's two benchmark rows: the sharded epoch and the sharded step at its device and process count (the
+    all-reduce's share of the traced epoch's operations, where N > 1, on both)."""
     meta = result.metadata
     extra = {key: meta.get(key) for key in SCALING_EXTRA}
-    params = {"backend": meta["backend"], "devices": meta["devices"]}
+    params = {"backend": meta["backend"], "devices": meta["devices"], "processes": meta.get("process_count", 1)}
     rows = []
     for bench, times, what in ((registry.SCALING_EPOCH, result.workloads["epoch"], "epoch"),
                                (registry.SCALING_STEP, result.workloads["step"], "step")):  # fmt: skip
@@ -33,6 +37,8 @@ def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
 
 def document(results: Sequence[ProcessResult]) -> BenchmarkDocument:
     """Every device count's results as one document (metadata: the first worker's)."""
-    meta: dict[str, Any] = {**results[0].metadata, "scaling": True, "xla_flags": None, "devices": None}
+    meta: dict[str, Any] = {**results[0].metadata, "scaling": True, "xla_flags": None, "devices": None,
+                            "all_reduce_share": None, "trace": None, "launcher": None, "process_count": None,
+                            "process_index": None, "process_ids": None, "global_device_count": None}  # fmt: skip
     rows = tuple(row for result in results for row in rows_of(result))
     return BenchmarkDocument(rows, meta, dt.datetime.now(dt.UTC).isoformat(), meta.get("commit"), SCALING)
