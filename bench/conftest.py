@@ -15,7 +15,7 @@ import jax
 import pytest
 
 from jaxmlp import registry
-from jaxmlp.measure import environment
+from jaxmlp.measure import distributed, environment
 from jaxmlp.results.schema.common import BENCH, METADATA_KEY, header
 
 SIZES = {
@@ -79,6 +79,12 @@ def visible_backends() -> list[str]:
 
 
 def pytest_configure(config):
+    if distributed.launcher() is not None:  # under mpirun/srun (or our launcher): each rank would time alone
+        raise pytest.UsageError(
+            f"bench/ runs in one process, and this is one of {distributed.rank()[1]} started by "
+            f"{distributed.launcher()} (pytest-benchmark cannot join ranks): run it without the launcher, or measure "
+            "the sharded epoch across processes with `mpirun -n P jaxmlp scaling` (or `jaxmlp scaling --processes P`)"
+        )
     requested = config.getoption("--backends")
     visible = visible_backends()
     chosen = visible if requested == "auto" else [b.strip() for b in requested.split(",") if b.strip()]

@@ -95,3 +95,26 @@ def test_a_rank_that_dies_stops_the_other(tmp_path):
     assert len(ours) <= 1 and all(line.startswith("jaxmlp train: error: process 0 of 2 stopped: ") for line in ours)
     stat = Path(f"/proc/{ranks[0]}/stat")
     assert not stat.exists() or stat.read_text().split()[2] == "Z"  # gone (or a zombie waiting for init)
+
+
+def test_two_ranks_measure_the_two_process_scaling_and_one_file_is_written(tmp_path):
+    """`mpirun -n 2 jaxmlp scaling`: the cluster's two processes are P = 2, rank 0 alone measures P = 1 after, speaks
+    and writes one file."""
+    done = mpirun(["-m", "jaxmlp", "scaling", "--devices", "1", "2", "--processes", "1", "2", "--dataset", "synthetic",
+                   "--limit", "1024", "--epochs", "2", "--calls", "2", "--out", str(tmp_path)])  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("jaxmlp scaling: the sharded pipeline") == 1 and done.stdout.count("Saved ") == 1
+    assert "(Open MPI's for P > 1)" in done.stdout and "N = 2, P = 2: epoch " in done.stdout
+    (saved,) = tmp_path.glob("scaling-*-cpu.json")
+    rows = {b["name"]: b["extra_info"] for b in json.loads(saved.read_text())["benchmarks"]}
+    assert set(rows) == {f"scaling_{w}[cpu-{n}-{p}]" for w in ("epoch", "step") for n, p in ((1, 1), (2, 1), (2, 2))}
+    two = rows["scaling_epoch[cpu-2-2]"]
+    assert (two["launcher"], two["global_device_count"]) == ("Open MPI", 2) and 0 < two["all_reduce_share"] < 1
+    assert rows["scaling_epoch[cpu-2-1]"]["launcher"] == "none"  # rank 0's own worker, alone
+
+
+def test_the_benchmarks_refuse_to_run_as_ranks():
+    done = mpirun(["-m", "pytest", "bench/bench_epoch.py", "--size=smoke", "-q", "-p", "no:cacheprovider"])
+    said = [line for line in done.stdout.splitlines() + done.stderr.splitlines() if line.startswith("ERROR: ")]
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert said and all("pytest-benchmark cannot join ranks" in line and "jaxmlp scaling" in line for line in said)

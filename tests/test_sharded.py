@@ -1,5 +1,6 @@
 """The sharded pipeline (data-parallel over a mesh, jax.sharding): the same params as one device, on 2 simulated
-CPU devices in fresh processes and in 2 processes joined by jax.distributed on 127.0.0.1; scaling rows and table."""
+CPU devices in fresh processes and in 2 processes joined by jax.distributed on 127.0.0.1; scaling across devices and
+processes: rows, table, the all-reduce's share of a trace, the older file form."""
 
 import json
 import os
@@ -10,17 +11,20 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from jaxmlp import registry
+from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import scaling
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.pipelines.epochs import check_divides
-from jaxmlp.results import tables
+from jaxmlp.results import tables, traces
 from jaxmlp.results.frames import benchmark_rows
 from jaxmlp.results.schema.bench import BenchmarkDocument
-from jaxmlp.results.schema.common import SCALING
-from jaxmlp.results.schema.scaling import rows_of
+from jaxmlp.results.schema.common import CURRENT, SCALING
+from jaxmlp.results.schema.scaling import document, rows_of
+from jaxmlp.results.store import read_benchmarks
 
 FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does
 
@@ -162,24 +166,75 @@ def test_a_process_that_dies_stops_the_others(tmp_path):
     assert not os.path.exists(f"/proc/{ranks[0]}") or Path(f"/proc/{ranks[0]}/stat").read_text().split()[2] == "Z"
 
 
-def fake(devices, epoch_s, step_s):
+def fake(devices, epoch_s, step_s, processes=1, share=None):
     meta = {"backend": "cpu", "device_kind": "cpu", "devices": devices, "dataset": "synthetic", "samples": 1000,
             "steps": 8, "batch_size": 128, "flops": 1e9, "max_relative_difference": 1e-7, "commit": "abc",
-            "xla_flags": f"{scaling.FORCE_DEVICES}={devices}"}  # fmt: skip
+            "xla_flags": f"{scaling.FORCE_DEVICES}={devices // processes}", "process_count": processes,
+            "launcher": "jaxmlp" if processes > 1 else "none", "all_reduce_share": share}  # fmt: skip
     return ProcessResult(meta, {"epoch": WorkloadTimes.of(2.0, [epoch_s * 1.5, epoch_s, epoch_s * 1.1, epoch_s * 0.9]),
                                 "step": WorkloadTimes.of(0.5, [step_s, step_s, step_s])})  # fmt: skip
 
 
 def test_scaling_rows_and_table():
-    rows = [row for n, e in ((1, 1.0), (2, 0.8), (4, 1.0)) for row in rows_of(fake(n, e, e / 100))]
-    assert [r.name for r in rows[:2]] == ["scaling_epoch[cpu-1]", "scaling_step[cpu-1]"]
+    runs = ((1, 1.0, 1, None), (2, 0.8, 1, 0.5), (4, 1.0, 1, 0.6), (2, 5.0, 2, 0.75))
+    rows = [row for n, e, p, share in runs for row in rows_of(fake(n, e, e / 100, p, share))]
+    assert [r.name for r in rows[:2]] == ["scaling_epoch[cpu-1-1]", "scaling_step[cpu-1-1]"]
+    assert rows[-1].name == "scaling_step[cpu-2-2]" and rows[-1].params == {"backend": "cpu", "devices": 2,
+                                                                           "processes": 2}  # fmt: skip
     assert {registry.benchmark_id(r.name) for r in rows} == {b.id for b in registry.SCALING}
-    frame, _ = benchmark_rows(BenchmarkDocument(tuple(rows), {"scaling": True}, "2026-12-03T00:00:00", "abc", SCALING))
-    table = tables.scaling_table(frame).set_index("devices")
-    assert table.loc[1, "epoch_s"] == pytest.approx(1.0) and table.loc[2, "speedup"] == pytest.approx(1.25)
-    assert table.loc[4, "efficiency"] == pytest.approx(0.25) and table.loc[2, "step_ms"] == pytest.approx(8.0)
-    assert table.loc[2, "compile_s"] == 2.0 and table.loc[2, "max_rel_diff"] == 1e-7
+    meta = {"scaling": True, "processes": None}  # a document's metadata never hides a row's own parameter
+    frame, _ = benchmark_rows(BenchmarkDocument(tuple(rows), meta, "2026-12-03T00:00:00", "abc", SCALING))
+    table = tables.scaling_table(frame).set_index(["devices", "processes"])
+    assert table.loc[(1, 1), "epoch_s"] == pytest.approx(1.0) and table.loc[(2, 1), "speedup"] == pytest.approx(1.25)
+    assert table.loc[(4, 1), "efficiency"] == pytest.approx(0.25) and table.loc[(2, 1), "step_ms"] == pytest.approx(8.0)
+    assert table.loc[(2, 2), "speedup"] == pytest.approx(0.2) and table.loc[(2, 2), "efficiency"] == pytest.approx(0.1)
+    assert table.loc[(2, 2), "all_reduce_share"] == 0.75 and pd.isna(table.loc[(1, 1), "all_reduce_share"])
+    assert table.loc[(2, 1), "compile_s"] == 2.0 and table.loc[(2, 1), "max_rel_diff"] == 1e-7
     assert tables.is_scaling(frame)
+
+
+def test_a_version_2_scaling_file_reads_as_one_process_each(tmp_path):
+    """Schema 3 named the process count: a version 2 file's rows (one process each, unnamed) read as P = 1."""
+    doc = document([fake(1, 1.0, 0.01), fake(2, 0.8, 0.008)]).to_json()
+    for row in doc["benchmarks"]:
+        del row["params"]["processes"]
+        row["name"] = row["name"].removesuffix("-1]") + "]"  # scaling_epoch[cpu-2], as version 2 wrote it
+    old = tmp_path / "scaling-20261204T000000-cpu.json"
+    old.write_text(json.dumps({**doc, "schema_version": 2}))
+    read = read_benchmarks(old)
+    assert [b.name for b in read.benchmarks][:2] == ["scaling_epoch[cpu-1-1]", "scaling_step[cpu-1-1]"]
+    assert all(b.params["processes"] == 1 for b in read.benchmarks) and read.to_json()["schema_version"] == CURRENT
+    frame, _ = benchmark_rows(read)
+    assert tables.scaling_table(frame)["processes"].tolist() == [1, 1]
+
+
+def test_the_all_reduce_share_counts_each_thread_s_outermost_time():
+    """Inside an all-reduce its rendezvous is its own time; where the operations run inside the epoch's ``while``
+    (one core), the while is the time they cover."""
+    line = "tf_XLAEigen/1"
+    events = pd.DataFrame(
+        [("/host:CPU", line, "fusion.1", 0, 10), ("/host:CPU", line, "all-reduce.6", 10, 30),
+         ("/host:CPU", line, "Rendezvous", 12, 20), ("/host:CPU", line, "fusion.2", 40, 10),
+         ("/host:CPU", line + "2", "all-reduce.6", 0, 20), ("/host:CPU", line + "2", "fusion.1", 20, 20)],
+        columns=["plane", "line", "name", "start_ns", "duration_ns"],
+    )  # fmt: skip
+    assert traces.op_share(events, traces.ALL_REDUCE) == pytest.approx(50 / 90)
+    inline = pd.DataFrame(
+        [("/host:CPU", "tf_XLAPjRtCpuClient/1", name, start, length)
+         for name, start, length in (("while.3", 0, 100), ("fusion.1", 1, 9), ("all-reduce.6", 10, 80))],
+        columns=["plane", "line", "name", "start_ns", "duration_ns"],
+    )  # fmt: skip
+    assert traces.op_share(inline, traces.ALL_REDUCE) == pytest.approx(0.8)
+    assert traces.op_share(inline.iloc[0:0], traces.ALL_REDUCE) is None
+
+
+def test_process_counts_and_the_pairs_they_measure():
+    assert scaling.plan((1, 2, 4), (1, 2)) == ([(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)], [
+        "N = 1, P = 2: left out (the 1 devices do not split evenly over 2 processes)"])  # fmt: skip
+    assert scaling.Scaling(devices=4, processes=2).label == "N = 4, P = 2" and scaling.Scaling(devices=4).label == (
+        "N = 4")  # fmt: skip
+    with pytest.raises(JaxmlpError, match="N = 3 devices do not split over P = 2 processes"):
+        scaling.Scaling(devices=3, processes=2)
 
 
 def test_default_device_counts():
@@ -190,19 +245,34 @@ def test_default_device_counts():
     assert scaling.worker_environment(2, "gpu", {})["CUDA_VISIBLE_DEVICES"] == "0,1"
 
 
-def test_jaxmlp_scaling_writes_a_results_file_the_report_shows(tmp_path):
-    done = run(["-m", "jaxmlp", "scaling", "--devices", "1", "2", "--dataset", "synthetic", "--limit", "1024",
-                "--epochs", "2", "--calls", "2", "--out", str(tmp_path)])  # fmt: skip
+def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_shows(tmp_path):
+    """A real two-process run (our launcher on 127.0.0.1): N = 1, P = 1 and N = 2 in one and two processes, the
+    all-reduce's share from process 0's trace, one file the report shows."""
+    done = run(["-m", "jaxmlp", "scaling", "--devices", "1", "2", "--processes", "1", "2", "--dataset", "synthetic",
+                "--limit", "1024", "--epochs", "2", "--calls", "2", "--out", str(tmp_path)])  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].startswith("Time limit of each process: 900 s for the first")
-    assert lines[2].startswith("N = 1: epoch ") and lines[3].startswith("N = 2: epoch ")
+    assert lines[2] == "N = 1, P = 2: left out (the 1 devices do not split evenly over 2 processes)"
+    assert lines[3].startswith("N = 1: epoch ") and lines[4].startswith("N = 2: epoch ")
+    assert lines[5].startswith("N = 2, P = 2: epoch ") and "all-reduce " in lines[5]
     (saved,) = tmp_path.glob("scaling-*-cpu.json")
     assert f"Saved {saved}" in done.stdout and "SYNTHETIC" in done.stdout
+    rows = {b.name: b for b in read_benchmarks(saved).benchmarks}
+    assert set(rows) == {f"scaling_{w}[cpu-{n}-{p}]" for w in ("epoch", "step") for n, p in ((1, 1), (2, 1), (2, 2))}
+    two = rows["scaling_epoch[cpu-2-2]"].extra_info
+    assert (two["launcher"], two["global_device_count"], two["devices"]) == ("jaxmlp", 2, 2)
+    assert two["xla_flags"].endswith(f"{scaling.FORCE_DEVICES}=1")  # one device a process
+    assert 0 < two["all_reduce_share"] < 1 and Path(two["trace"]).is_file()
+    assert 0 <= two["max_relative_difference"] < FEW_STEPS
+    assert rows["scaling_epoch[cpu-1-1]"].extra_info["all_reduce_share"] is None  # N = 1: nothing to reduce
+    assert len(list((tmp_path / "traces").glob("scaling-N2-P*/plugins/profile/*/*.xplane.pb"))) == 2
     done = run(["-m", "jaxmlp", "report", "--results", str(tmp_path), "--out", str(tmp_path / "report")])
     assert done.returncode == 0, done.stderr
     md = (tmp_path / "report" / "summary.md").read_text()
-    assert "## Scaling" in md and "not a speed-up" in md and "| cpu | 2 |" in md
+    assert (
+        "## Scaling" in md and "not a speed-up" in md and "| cpu | 2 | 2 |" in md and "N = 2, P = 2: efficiency" in md
+    )
     assert "alt='Data-parallel scaling (cpu)'" in (tmp_path / "report" / "index.html").read_text()
 
 

@@ -10,6 +10,7 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import tables
 from jaxmlp.results.frames import benchmark_rows
+from jaxmlp.results.schema.common import CURRENT
 from jaxmlp.results.store import read_benchmarks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench-cpu.json"
@@ -166,7 +167,7 @@ def test_cli_summary_saves_a_new_file_each_time(tmp_path, capsys):
     saved = sorted(p.name for p in tmp_path.iterdir())
     assert saved == ["bench-20261201T100000-cpu-2.json", "bench-20261201T100000-cpu.json"]
     copy, original = json.loads((tmp_path / saved[0]).read_text()), json.loads(FIXTURE.read_text())
-    assert (copy.pop("kind"), copy.pop("schema_version")) == ("bench", 2)  # what every file written now says
+    assert (copy.pop("kind"), copy.pop("schema_version")) == ("bench", CURRENT)  # what every file written now says
     assert {k: v for k, v in copy.items() if k != "benchmarks"} == {k: v for k, v in original.items()
                                                                     if k != "benchmarks"}  # fmt: skip
     assert read_benchmarks(tmp_path / saved[0]).benchmarks == read_benchmarks(FIXTURE).benchmarks  # names now

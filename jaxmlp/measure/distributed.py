@@ -51,6 +51,12 @@ that says this process was started by it."""
 OWN = "jaxmlp"  # `launch` (the JAXMLP_* variables, set by it or by hand on hosts without a scheduler)
 
 
+def alone(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without what says a process is one of several (ours, and each `CLUSTERS` marker): a child that runs
+    by itself under mpirun/srun."""
+    return {k: v for k, v in env.items() if k not in (COORDINATOR, *(marker for *_, marker in CLUSTERS))}
+
+
 def launcher() -> str | None:
     """Who started this process as one of several: `OWN`, a `CLUSTERS` name, or None (alone)."""
     if COORDINATOR in os.environ:

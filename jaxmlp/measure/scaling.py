@@ -136,6 +136,7 @@ def run_worker(settings: Scaling, timeout: float | None = None, cluster: bool = 
     each = settings.devices // settings.processes
     if settings.processes == 1 or cluster:
         env = worker_environment(each, settings.backend)
+        env = env if settings.processes > 1 else distributed.alone(env)  # P = 1 under mpirun: by itself
         return ProcessResult.from_json(workers.run_json(workers.Child(settings.label, argv, env, timeout)))
     envs = [worker_environment(each, settings.backend, first=i * each) for i in range(settings.processes)]
     printed = distributed.run_joined(argv, envs, timeout or workers.FIRST_SECONDS, settings.label).strip()
