@@ -19,10 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
                           "replicated) for each device count N, each in a fresh process: on the CPU N simulated "
                           f"devices ({scaling.FORCE_DEVICES}=N, sharing this machine's cores), on a GPU machine the "
-                          "first N GPUs.")  # fmt: skip
+                          "first N GPUs, on a TPU host its chips.")  # fmt: skip
     parser.add_argument("--devices", type=options.whole_number, nargs="+", help="device counts (default: 1 2 4 8 on "
                         "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
-    options.add(parser, options.BACKEND.but(default="cpu", why="simulated devices unless a GPU is asked for"),
+    options.add(parser, options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
                 *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs"),
                 options.CALLS, options.TIMEOUT, options.OUT)  # fmt: skip
     parser.set_defaults(run=run)
@@ -38,8 +38,11 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "gpu" and max(devices) > visible:
         raise JaxmlpError(f"--devices {max(devices)} asks for more GPUs than the {visible} visible: choose at most "
                           f"{visible}")  # fmt: skip
-    if args.backend == "gpu" and visible == 1:
-        print("jaxmlp scaling: one GPU visible: N = 1 only (scaling needs more than one GPU)")
+    if args.backend == "tpu" and devices != (visible,):
+        raise JaxmlpError(f"--devices {' '.join(map(str, devices))}: on a TPU host jaxmlp scaling measures all "
+                          f"{visible} chips visible: give --devices {visible}, or leave it out")  # fmt: skip
+    if args.backend != "cpu" and visible == 1:
+        print(f"jaxmlp scaling: one {args.backend.upper()} visible: N = 1 only (scaling needs more than one)")
     print(f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), a fresh "
           f"process each; {registry.dataset_label(args.dataset)}", flush=True)  # fmt: skip
     if args.timeout is not None:
