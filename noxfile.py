@@ -77,9 +77,9 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
                 "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
                 "--logdir", str(ROOT / layout.TRACES_DIR), "--backend", backends, *_data_args(), env=env,
             )  # fmt: skip
-    # Data-parallel scaling over the GPUs (on the CPU: `nox -s bench-scaling`); with one GPU it runs N = 1, saying so.
-    if backends == "gpu":
-        session.run("python", "-m", "jaxmlp", "scaling", "--backend", "gpu", "--out", str(REPORTS), *_data_args(),
+    # Data-parallel scaling over the GPUs or TPU chips (the CPU: `nox -s bench-scaling`); one device: N = 1, saying so.
+    if backends in registry.ACCELERATORS:
+        session.run("python", "-m", "jaxmlp", "scaling", "--backend", backends, "--out", str(REPORTS), *_data_args(),
                     env=env)  # fmt: skip
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS), env=env)
 
@@ -111,6 +111,17 @@ def bench_gpu(session: nox.Session) -> None:
             "run `nox -s bench` for the CPU"
         )
     _bench(session, backends="gpu", extra="cuda")
+
+
+@nox.session(name="bench-tpu")
+def bench_tpu(session: nox.Session) -> None:
+    """Benchmark on the TPU with JAX and libtpu (`nox --no-venv -s bench-tpu -- --preinstalled` where they are)."""
+    if not (any(Path("/dev").glob("accel[0-9]*")) or any(k.startswith("TPU_") for k in os.environ)):
+        session.error(
+            "no TPU on this machine (no /dev/accel*, no TPU_* variables): bench-tpu measures the TPU only; "
+            "run `nox -s bench` for the CPU"
+        )
+    _bench(session, backends="tpu", extra="tpu")
 
 
 @nox.session(name="bench-scaling")

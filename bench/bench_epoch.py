@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 import pytest
-from benchutil import measure
+from benchutil import exact_float32, measure
 from jax import random
 
 from jaxmlp import model
@@ -11,6 +11,8 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, missing_package
 from jaxmlp.pipelines.steps import slices
+
+EPOCH_BOUND = 5e-2  # of the params after an epoch, where float32 matmuls are not float32 throughout (a bf16 pass: 4e-3)
 
 
 @pytest.fixture(scope="session")
@@ -31,14 +33,17 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
     benchmark.group = f"epoch: batch 128, {backend}"
     with jax.default_device(device):
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
-        epoch = make_epoch(pipeline, datasets.train, batch_size=128, workers=workers, device=device)
         jax.clear_caches()  # the reference epoch compiled the same step: measure a real compile
         try:
+            epoch = make_epoch(pipeline, datasets.train, batch_size=128, workers=workers, device=device)
             compile_seconds = epoch.compile(params)
-        except JaxmlpError as e:  # torch.compile where it cannot work here: the row says why
+        except JaxmlpError as e:  # torch.compile where it cannot work here, torch beside a TPU: the row says why
             pytest.skip(str(e))
-        # Checked once (the first epoch, which also warms up), outside the rounds; torch's within its tolerance.
-        assert model.max_relative_difference(epoch.local(epoch(params)), reference_epoch) < epoch.tolerance
+        # Checked once (the first epoch, which also warms up), outside the rounds; torch's within its tolerance; where
+        # float32 matmuls take fewer-bit passes (a GPU's TF32, a TPU's bf16 at `default`), the order of the sums
+        # differs between programs and an epoch of SGD amplifies it: within EPOCH_BOUND then.
+        tolerance = epoch.tolerance if exact_float32(device) else max(epoch.tolerance, EPOCH_BOUND)
+        assert model.max_relative_difference(epoch.local(epoch(params)), reference_epoch) < tolerance
         params = epoch.place(params)  # once: no round's time holds the copy
         median = measure(benchmark, lambda: epoch(params), sizes, rounds=sizes["epoch_rounds"])
     floor = epoch.flops / matmul_rate

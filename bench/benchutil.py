@@ -21,7 +21,8 @@ def measure(benchmark, target, sizes, *, rounds=None, setup=None):
 
 def exact_float32(device) -> bool:
     """Whether float32 matmuls on ``device`` are float32 throughout: on a CPU, or with ``highest`` precision; a
-    GPU at ``default`` may take TF32 passes (`jax_default_matmul_precision`, recorded with every result)."""
+    GPU at ``default`` may take TF32 passes, a TPU one bf16 pass (`jax_default_matmul_precision`, recorded with every
+    result)."""
     import jax
 
     return device.platform == "cpu" or str(jax.config.jax_default_matmul_precision) in ("highest", "float32")

@@ -2,7 +2,7 @@
 
 Options (after `nox -s bench --`, or to pytest directly):
   --size {smoke,quick,full}   sizes and rounds (quick by default; smoke runs everything once, tiny)
-  --backends cpu,gpu             which JAX backends to measure (default: every backend JAX sees)
+  --backends cpu,gpu,tpu     which JAX backends to measure (default: every backend JAX sees)
   --rounds N                  timed rounds of every benchmark, whatever the size says (a short GPU lease: 3)
 """
 
@@ -62,7 +62,7 @@ def pytest_addoption(parser):
     group = parser.getgroup("jaxmlp")
     group.addoption("--size", choices=sorted(SIZES), default="quick", help="sizes and rounds (default: quick)")
     group.addoption(
-        "--backends", default="auto", help="comma-separated JAX backends to measure, e.g. cpu,gpu (default: all seen)"
+        "--backends", default="auto", help="comma-separated JAX backends to measure, e.g. cpu,tpu (default: all seen)"
     )
     group.addoption("--rounds", type=int, default=None, help="timed rounds of every benchmark (default: the size's)")
 
@@ -92,11 +92,7 @@ def pytest_configure(config):
         if backend not in visible:
             raise pytest.UsageError(
                 f"--backends asks for {backend}, but JAX {jax.__version__} sees only {', '.join(visible)}: "
-                + (
-                    "install JAX with CUDA (pip install 'jaxmlp[cuda]') on a machine with an NVIDIA GPU"
-                    if backend == "gpu"
-                    else "choose from those"
-                )
+                + registry.ACCELERATOR_NEEDS.get(backend, "choose from those")
             )
     config.jaxmlp_backends = chosen
     sizes = dict(SIZES[config.getoption("--size")])
@@ -153,15 +149,16 @@ def device(backend):
 @pytest.fixture(scope="session")
 def datasets(request, sizes):
     """Real MNIST when JAXMLP_DATA_DIR holds it (quick and full sizes), else the labelled synthetic set."""
-    from jaxmlp.pipelines import data
+    from jaxmlp.pipelines.loaders import load_splits  # torchvision's datasets, or arrays where torch is missing
+    from jaxmlp.pipelines.mnist import find_idx_files
 
     folder = os.environ.get("JAXMLP_DATA_DIR")
     real = folder and (
-        data.find_idx_files(Path(folder)) is not None or data.find_idx_files(Path(folder) / "MNIST" / "raw") is not None
+        find_idx_files(Path(folder)) is not None or find_idx_files(Path(folder) / "MNIST" / "raw") is not None
     )
     if real and request.config.getoption("--size") != "smoke":
-        return data.load_datasets("mnist", folder)
-    return data.load_datasets("synthetic", synthetic_sizes=sizes["synthetic_sizes"])
+        return load_splits("mnist", folder)
+    return load_splits("synthetic", synthetic_sizes=sizes["synthetic_sizes"])
 
 
 @pytest.fixture(scope="session")

@@ -49,7 +49,22 @@ SWEEP_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.8.3", "0.10.2")
 """The jax/jaxlib releases the version sweep measures by default (oldest to newest, all on Python 3.11)."""
 
 DATASETS = ("mnist", "synthetic")
-BACKENDS = ("cpu", "gpu")
+BACKENDS = ("cpu", "gpu", "tpu")
+ACCELERATORS = ("gpu", "tpu")
+"""The backends that are not the host's CPU: the report sets each one's newest run beside the CPU's."""
+ACCELERATOR_NEEDS: Mapping[str, str] = MappingProxyType({
+    "gpu": "install JAX with CUDA (pip install 'jaxmlp[cuda]') on a machine with an NVIDIA GPU",
+    "tpu": "install JAX with libtpu (pip install 'jaxmlp[tpu]') on a Cloud TPU machine",
+})  # fmt: skip
+"""What an absent accelerator asks for, in the one line that refuses it."""
+
+PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "seed": ("torch", "torchvision"), "seed_batched": ("torch", "torchvision"), "torch": ("torch",),
+    "torch_compile": ("torch",), "grain": ("grain",),
+})  # fmt: skip
+"""Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import. Installed with
+jaxmlp itself, so the fix is `pip install jaxmlp`; without them the pipeline is refused (a benchmark skipped) saying
+so, and the others run."""
 
 SYNTHETIC = "synthetic"
 SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"

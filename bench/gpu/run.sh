@@ -1,47 +1,55 @@
 #!/usr/bin/env bash
-# The whole GPU check in one command, under one hard time limit (bench/gpu/README.md says how and why):
-#   bench     each benchmark module on its own (update, predict, floor, epoch, loader; quick sizes, --rounds),
-#             its own file, with pytest's --durations: a module cut off by the limit loses only itself
-#   profile   an XLA trace of the `scan` epoch and of the tutorial's `seed` steps
+# The whole accelerator check (a GPU or a TPU) in one command, under one hard time limit (bench/gpu/README.md says
+# how and why; the folder keeps its name, which issue 25 and its users know):
+#   bench     each benchmark module on its own (floor, epoch, update, predict, loader; quick sizes, --rounds), its own
+#             file and time cap, with pytest's --durations: a module cut off loses only itself; then the modules'
+#             benchmarks in one bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
+#   profile   an XLA trace of the `scan` epoch and of the tutorial's `seed` steps (the `batched` host loop where
+#             torch or torchvision is missing, as on a TPU host)
 #   precision the `scan` pipeline trained one epoch per matmul precision (default, highest, tensorfloat32, bfloat16)
-#   nox       `nox --no-venv -s bench-gpu -- --preinstalled --size=smoke`: the session as a user runs it, with its
-#             `jaxmlp scaling` (N = 1 on one GPU); the scaling file is kept
-# The float32 matmul precision of the bench step is JAX_DEFAULT_MATMUL_PRECISION's (default: XLA's own, TF32 on GPU).
-# Everything lands in $OUT (a new temporary folder if unset): log.txt, results.tar.gz (the result files as the
-# store names them, to put into reports/), traces-scan.tar.gz and traces-seed.tar.gz (TensorBoard run folders).
+#   nox       (gpu) `nox --no-venv -s bench-gpu -- --preinstalled --size=smoke`: the session as a user runs it, with
+#             its `jaxmlp scaling` (N = 1 on one GPU); the scaling file is kept
+#   scaling   (cpu, tpu) `jaxmlp scaling` on one device (a TPU host: all its chips)
+# The float32 matmul precision of the bench step is JAX_DEFAULT_MATMUL_PRECISION's (default: XLA's own, TF32 passes
+# on a GPU, one bf16 pass on a TPU). Everything lands in $OUT (a new temporary folder if unset): log.txt,
+# results.tar.gz (the result files as the store names them, to put into reports/), modules.tar.gz (each module's own
+# pytest-benchmark file), traces-<pipeline>.tar.gz (TensorBoard run folders): 5 files.
 #
 #   bench/gpu/run.sh                  on the GPU machine: bench/gpu/prepare.sh first (here), carry
 #                                     bench/gpu/wheels and bench/gpu/mnist
+#   bench/gpu/run.sh --backend tpu    on a TPU host (JAX with libtpu; torch not needed): pandas, tqdm and
+#                                     platformdirs, where missing, from the machine's own package index
+#                                     ($JAXMLP_TPU_INDEX, default /opt/pypi/simple); carry bench/gpu/mnist
 #   bench/gpu/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
 # Options: --limit SECONDS (default 400: the hard limit of the whole run), --rounds N (default 3), --only STEP,...
 set -uo pipefail
 
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
 
-backend=gpu limit=400 rounds=3 only=bench,profile,precision,nox
+backend=gpu limit=400 rounds=3 only=bench,profile,precision,nox,scaling
 while [ $# -gt 0 ]; do
     case $1 in
         --backend) backend=$2; shift 2 ;;
         --limit) limit=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
-        *) echo "bench/gpu/run.sh: unknown argument $1: use --backend cpu|gpu, --limit SECONDS, --rounds N," \
-                "--only bench,profile,precision,nox" >&2; exit 2 ;;
+        *) echo "bench/gpu/run.sh: unknown argument $1: use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N," \
+                "--only bench,profile,precision,nox,scaling" >&2; exit 2 ;;
     esac
 done
-case $backend in cpu|gpu) ;; *) echo "bench/gpu/run.sh: --backend $backend: use cpu or gpu" >&2; exit 2 ;; esac
+case $backend in cpu|gpu|tpu) ;; *) echo "bench/gpu/run.sh: --backend $backend: use cpu, gpu or tpu" >&2; exit 2 ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-gpu-run.XXXXXX")}
+out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-run.XXXXXX")}
 mkdir -p "$out" && touch "$out/log.txt" || { echo "bench/gpu/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
-stage=$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-gpu-stage.XXXXXX")  # what gets packed: results/ and traces/
-mkdir -p "$stage/results" "$stage/traces"
+stage=$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-stage.XXXXXX")  # what gets packed: results/, modules/, traces/
+mkdir -p "$stage/results" "$stage/modules" "$stage/traces"
 exec > >(tee -a "$out/log.txt") 2>&1
 cd "$root"
 
 export PYTHONUNBUFFERED=1
-export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.4}  # a parent and its worker fit
+export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.4}  # a parent and its worker fit (GPU)
 export JAXMLP_DATA_DIR=${JAXMLP_DATA_DIR:-$here/mnist}
 python=python3
 if ! command -v python >/dev/null; then  # the noxfile's sessions run `python`; some images have python3 alone
@@ -51,15 +59,16 @@ reserve=25  # seconds kept for packing what was measured
 deadline=$((SECONDS + limit))
 failed=()
 
-step() {  # step NAME NEEDS_SECONDS COMMAND...: run it under the time left (its whole process group), go on either way
-    local name=$1 needs=$2 left rc start
-    shift 2
+step() {  # step NAME NEEDS CAP COMMAND...: run it for at most CAP s and the time left (its whole process group)
+    local name=$1 needs=$2 cap=$3 left rc start
+    shift 3
     left=$((deadline - SECONDS - reserve))
     if [ "$left" -lt "$needs" ]; then
         echo "== $name: skipped: ${left} s left of the ${limit} s limit, it needs about ${needs} s"
         failed+=("$name (skipped)")
         return
     fi
+    [ "$left" -le "$cap" ] || left=$cap
     echo "== $name (at most ${left} s): $*"
     start=$SECONDS
     timeout -k 10 "$left" "$@"
@@ -79,15 +88,30 @@ if [ "$backend" = gpu ]; then
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader \
         || { echo "bench/gpu/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu" >&2; exit 2; }
 fi
+if [ "$backend" = tpu ]; then  # what jaxmlp needs beside JAX, from the machine's own index, after JAX on the path
+    index=${JAXMLP_TPU_INDEX:-/opt/pypi/simple}
+    missing=$($python -c 'import importlib.util as u
+print(" ".join(m for m in ("pandas", "tqdm", "platformdirs") if u.find_spec(m) is None))')
+    if [ -n "$missing" ]; then
+        [ -d "$index" ] || { echo "bench/gpu/run.sh: this Python lacks $missing and there is no package index at" \
+            "$index: install them, or set JAXMLP_TPU_INDEX" >&2; exit 2; }
+        echo "== installing $missing from $index"
+        PIP_CONFIG_FILE=/dev/null $python -m pip install -q --isolated --only-binary=:all: --no-compile \
+            --index-url "file://$index" --target /tmp/jaxmlp-site $missing \
+            || { echo "bench/gpu/run.sh: $missing did not install from $index" >&2; exit 2; }
+        export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/jaxmlp-site  # last: the machine's JAX and numpy stay first
+    fi
+fi
 export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}  # this checkout's jaxmlp, installed or not
 $python - "$backend" <<'EOF' || { echo "bench/gpu/run.sh: JAX has no $backend device here" >&2; exit 2; }
 import os, platform, sys
-import jax, jaxlib, numpy, torch
+import jax, jaxlib, numpy
 from jaxmlp.measure import environment
 device = jax.devices(sys.argv[1])[0]
+torch = environment.package_version("torch") or "none"
 print(f"python {platform.python_version()}, jax {jax.__version__}, jaxlib {jaxlib.__version__}, numpy {numpy.__version__},"
-      f" torch {torch.__version__}; {device.device_kind} ({device.platform}); CPU {environment.cpu_model()},"
-      f" {os.cpu_count()} cores")
+      f" torch {torch}; {device.device_kind} ({device.platform}), {len(jax.devices(sys.argv[1]))} device(s);"
+      f" CPU {environment.cpu_model()}, {os.cpu_count()} cores")
 EOF
 ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 \
     || echo "== no MNIST files in $JAXMLP_DATA_DIR (bench/gpu/prepare.sh copies them): the synthetic set instead"
@@ -95,45 +119,76 @@ data=()
 ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--dataset synthetic)
 
 before=$(ls reports)
-if wants bench; then  # a module at a time, each its own file: a module cut off by the limit loses only itself
-    for module in update predict floor epoch loader; do
-        step "bench-$module" 30 $python -m pytest "bench/bench_$module.py" -q -p no:cacheprovider --durations=0 \
-            --backends "$backend" --rounds "$rounds" --benchmark-json "$stage/bench-$module.json" \
-            --benchmark-save-data --benchmark-columns=min,median,iqr,rounds
-        [ -s "$stage/bench-$module.json" ] && $python -m jaxmlp summary "$stage/bench-$module.json" \
-            --save "$stage/results"
+if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
+    for module in floor:60 epoch:120 update:60 predict:90 loader:60; do
+        step "bench-${module%:*}" 20 "${module#*:}" $python -m pytest "bench/bench_${module%:*}.py" -q \
+            -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" \
+            --benchmark-json "$stage/modules/bench-${module%:*}.json" --benchmark-save-data \
+            --benchmark-columns=min,median,iqr,rounds
     done
+    # One run, as `nox -s bench` writes it: the modules' benchmarks in one file, with the first module's metadata.
+    if $python - "$stage/bench-$backend.json" "$stage"/modules/bench-*.json <<'EOF'
+import json, os, sys
+docs = []
+for path in sys.argv[2:]:
+    try:
+        with open(path) as f:
+            docs.append(json.load(f))
+    except (OSError, ValueError) as e:
+        print(f"== {path}: not read ({e})")
+docs = [d for d in docs if d.get("benchmarks")]
+if not docs:
+    sys.exit("bench/gpu/run.sh: no module wrote a benchmark")
+merged = {**docs[0], "benchmarks": [b for d in docs for b in d["benchmarks"]]}
+with open(sys.argv[1] + ".tmp", "w") as f:
+    json.dump(merged, f)
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+print(f"== merged {len(merged['benchmarks'])} benchmarks of {len(docs)} modules")
+EOF
+    then
+        $python -m jaxmlp summary "$stage/bench-$backend.json" --save "$stage/results" || failed+=("bench-summary")
+    else
+        failed+=("bench-merge")
+    fi
 fi
-if wants nox; then  # the session as a user runs it where JAX for CUDA is preinstalled: smoke sizes (the numbers
-    # are the modules' above), then `jaxmlp scaling` (N = 1 on one GPU) and a report; only the scaling file is kept
-    session=bench-gpu
-    [ "$backend" = gpu ] || session=bench  # bench-gpu refuses a machine without a GPU: scaling follows by hand
-    listed=$(ls reports)
-    step nox 60 $python -m nox --no-venv -s "$session" -- --preinstalled --size=smoke
-    [ "$backend" = gpu ] || step scaling 30 $python -m jaxmlp scaling --backend cpu --devices 1 --out reports "${data[@]}"
-    for entry in $(comm -13 <(echo "$listed") <(ls reports)); do
-        case $entry in scaling-*) mv "reports/$entry" "$stage/results/" ;; *) rm -rf "reports/${entry:?}" ;; esac
-    done
-fi
+profiled=seed  # the tutorial's own steps; without torchvision (a TPU host) its DataLoader cannot run: the host loop
+$python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "torchvision")))' \
+    || profiled=batched
 if wants profile; then
-    step profile-scan 30 $python -m jaxmlp profile --pipeline scan --steps 3 --backend "$backend" \
+    step profile-scan 30 90 $python -m jaxmlp profile --pipeline scan --steps 3 --backend "$backend" \
         --logdir "$stage/traces/scan" "${data[@]}"
-    step profile-seed 30 $python -m jaxmlp profile --pipeline seed --steps 30 --backend "$backend" \
-        --logdir "$stage/traces/seed" "${data[@]}"
+    step "profile-$profiled" 30 90 $python -m jaxmlp profile --pipeline "$profiled" --steps 30 --backend "$backend" \
+        --logdir "$stage/traces/$profiled" "${data[@]}"
 fi
 if wants precision; then
     for precision in default highest tensorfloat32 bfloat16; do
-        step "train-$precision" 25 env JAX_DEFAULT_MATMUL_PRECISION=$precision $python -m jaxmlp train \
+        step "train-$precision" 25 60 env JAX_DEFAULT_MATMUL_PRECISION=$precision $python -m jaxmlp train \
             --pipeline scan --epochs 1 --backend "$backend" --json "$stage/results" --no-progress "${data[@]}"
     done
 fi
+if wants nox && [ "$backend" = gpu ]; then  # the session as a user runs it where JAX for CUDA is preinstalled: smoke
+    # sizes (the numbers are the modules' above), then `jaxmlp scaling` (N = 1 on one GPU) and a report; only the
+    # scaling file is kept
+    listed=$(ls reports)
+    step nox 60 600 $python -m nox --no-venv -s bench-gpu -- --preinstalled --size=smoke
+    for entry in $(comm -13 <(echo "$listed") <(ls reports)); do
+        case $entry in scaling-*) mv "reports/$entry" "$stage/results/" ;; *) rm -rf "reports/${entry:?}" ;; esac
+    done
+elif wants scaling; then  # N = 1 (a TPU host: all its chips, in the worker it starts; this process holds none)
+    devices=(--devices 1)
+    [ "$backend" = tpu ] && devices=()
+    step scaling 30 120 $python -m jaxmlp scaling --backend "$backend" "${devices[@]}" --epochs 4 --calls 30 \
+        --out "$stage/results" "${data[@]}"
+fi
 
-# Pack: the new result files the store named (moved out of this checkout's reports/), and each trace folder.
+# Pack: the new result files the store named (moved out of this checkout's reports/), each module's own file, and
+# each trace folder.
 for entry in $(comm -13 <(echo "$before") <(ls reports)); do
     [ "$entry" = traces ] || mv "reports/$entry" "$stage/results/"
 done
 tar -czf "$out/results.tar.gz" -C "$stage/results" .
-for run in scan seed; do
+tar -czf "$out/modules.tar.gz" -C "$stage/modules" .
+for run in scan "$profiled"; do
     [ -d "$stage/traces/$run" ] && tar -czf "$out/traces-$run.tar.gz" -C "$stage/traces/$run" .
 done
 rm -rf "$stage"

@@ -16,8 +16,8 @@ from jaxmlp.measure.environment import select_device
 from jaxmlp.measure.profiling import capture
 from jaxmlp.measure.train import check_batch_size
 from jaxmlp.model import LAYER_SIZES, init_network_params
-from jaxmlp.pipelines.data import load_datasets
 from jaxmlp.pipelines.epochs import make_epoch
+from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.store import check_folder, new_trace_run
 from jaxmlp.results.traces import capture_summary
 
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
     check_folder(args.logdir, "--logdir")
     cpu_only_if_asked(config.backend)
-    datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
+    datasets = load_splits(config.dataset, config.data_dir, config.download, limit=config.limit)
     check_batch_size(config.batch_size, len(datasets.train))
     device = select_device(config.backend)
     with jax.default_device(device):

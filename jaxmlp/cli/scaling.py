@@ -28,12 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
                           "replicated) for each device count N and process count P, fresh processes each: on the CPU "
                           f"N simulated devices ({scaling.FORCE_DEVICES}=N/P a process, sharing this machine's "
-                          "cores), on a GPU machine N GPUs. Where N > 1, one more epoch is traced (into --out's "
+                          "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is traced (into --out's "
                           f"{TRACES}/) for the all-reduce's share.")  # fmt: skip
     parser.add_argument("--devices", type=options.whole_number, nargs="+", help="device counts (default: 1 2 4 8 on "
                         "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
     options.add(parser, options.SCALING_PROCESSES,
-                options.BACKEND.but(default="cpu", why="simulated devices unless a GPU is asked for"),
+                options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
                 *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs"),
                 options.CALLS, options.TIMEOUT, options.OUT)  # fmt: skip
     parser.set_defaults(run=run)
@@ -77,8 +77,11 @@ def _measure(args: argparse.Namespace, settings: scaling.Scaling, processes: tup
     if args.backend == "gpu" and max(devices) > visible:
         raise JaxmlpError(f"--devices {max(devices)} asks for more GPUs than the {visible} visible: choose at most "
                           f"{visible}")  # fmt: skip
-    if args.backend == "gpu" and visible == 1:
-        print("jaxmlp scaling: one GPU visible: N = 1 only (scaling needs more than one GPU)")
+    if args.backend == "tpu" and devices != (visible,):
+        raise JaxmlpError(f"--devices {' '.join(map(str, devices))}: on a TPU host jaxmlp scaling measures all "
+                          f"{visible} chips visible: give --devices {visible}, or leave it out")  # fmt: skip
+    if args.backend != "cpu" and visible == 1:
+        print(f"jaxmlp scaling: one {args.backend.upper()} visible: N = 1 only (scaling needs more than one)")
     pairs, left = scaling.plan(devices, processes)
     speaker = cluster is None or cluster[0] == 0
     if cluster is not None:  # the cluster's processes all run its P together, first; then process 0 alone the rest

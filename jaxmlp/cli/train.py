@@ -17,7 +17,7 @@ from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_DIVERGED, JaxmlpError
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
-from jaxmlp.pipelines.data import load_datasets
+from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.store import ResultsStore, check_folder, check_new_file, write_json_new
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int] | None) -> int:
     """Train and report; in a run of several processes only process 0's words are shown and only it writes."""
-    datasets = load_datasets(config.dataset, config.data_dir, config.download, limit=config.limit)
+    datasets = load_splits(config.dataset, config.data_dir, config.download, limit=config.limit)
 
     def on_start(meta: dict[str, Any], compile_s: float) -> None:
         print(

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.registry import BACKENDS
+from jaxmlp.registry import ACCELERATOR_NEEDS, BACKENDS
 
 if TYPE_CHECKING:
     import jax
 
 
 def select_device(backend: str | None) -> jax.Device:
-    """This process's first device of ``backend`` ("cpu", "gpu"), or of JAX's default backend when None (in a
+    """This process's first device of ``backend`` ("cpu", "gpu", "tpu"), or of JAX's default backend when None (in a
     `jax.distributed` run, the first device this process owns)."""
     import jax
 
@@ -31,14 +31,19 @@ def select_device(backend: str | None) -> jax.Device:
     try:
         return jax.local_devices(backend=backend)[0]
     except RuntimeError:
-        if backend == "gpu":
-            raise JaxmlpError(
-                "--backend gpu was asked for, but JAX sees no GPU "
-                f"(JAX {jax.__version__} devices: {', '.join(sorted({d.platform for d in jax.devices()}))}); "
-                "install JAX with CUDA (pip install 'jaxmlp[cuda]') on a machine with an NVIDIA GPU, "
-                "or use --backend cpu"
-            ) from None
+        if backend in ACCELERATOR_NEEDS:
+            raise JaxmlpError(absent_accelerator(backend, sorted({d.platform for d in jax.devices()}))) from None
         raise
+
+
+def absent_accelerator(backend: str, seen: list[str]) -> str:
+    """The one line that refuses ``--backend gpu``/``tpu`` where JAX sees none (``seen``: the platforms it sees)."""
+    import jax
+
+    return (
+        f"--backend {backend} was asked for, but JAX sees no {backend.upper()} (JAX {jax.__version__} devices: "
+        f"{', '.join(seen)}); {ACCELERATOR_NEEDS[backend]}, or use --backend cpu"
+    )
 
 
 def package_version(name: str) -> str | None:
@@ -61,8 +66,11 @@ def cpu_model() -> str:
 
 @functools.cache
 def git_commit() -> str | None:
-    """The jaxmlp checkout's commit (``+dirty`` when it has uncommitted changes), if it is one."""
+    """The jaxmlp checkout's commit (``+dirty`` when it has uncommitted changes), if it is one; else
+    ``$JAXMLP_COMMIT``, which a copy of a commit's files (``git archive``, sent to a device machine) sets."""
     here = Path(__file__).resolve().parent
+    if not (here.parent / ".git").exists() and os.environ.get("JAXMLP_COMMIT"):
+        return os.environ["JAXMLP_COMMIT"]
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5, check=True

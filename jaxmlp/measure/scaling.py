@@ -3,7 +3,7 @@ in fresh worker processes (`jaxmlp.measure.scaling_worker`), since the device co
 devices in all, N / P in each of P processes joined by `jax.distributed` (`jaxmlp.measure.distributed`: our
 launcher on 127.0.0.1, or a cluster's, ``mpirun``/``srun``, that started this command). On the CPU, simulated
 devices (``XLA_FLAGS=--xla_force_host_platform_device_count=N/P``, sharing this machine's cores); on a GPU machine,
-N / P GPUs a process (``CUDA_VISIBLE_DEVICES``). Where N > 1, process 0 also traces one epoch (after the timed ones)
+N / P GPUs a process (``CUDA_VISIBLE_DEVICES``); on a TPU host, its chips. Where N > 1, process 0 also traces one epoch (after the timed ones)
 into a folder the caller names, for the all-reduce's share. Returns what each worker measured; the command files it
 (`jaxmlp.results.schema.scaling`)."""
 
@@ -91,17 +91,23 @@ def plan(devices: Sequence[int], processes: Sequence[int]) -> tuple[list[tuple[i
 
 
 def default_devices(backend: str, visible: int) -> tuple[int, ...]:
-    """The device counts to measure: `CPU_DEVICES` on the CPU; 1, 2, 4, ... up to the GPUs visible on a GPU."""
+    """The device counts to measure: `CPU_DEVICES` on the CPU; 1, 2, 4, ... up to the GPUs visible on a GPU; every
+    chip of a TPU host (its chips are not handed out one by one here)."""
     if backend == "cpu":
         return CPU_DEVICES
+    if backend == "tpu":
+        return (visible,)
     return tuple(n for n in (1, 2, 4, 8, 16, 32, 64) if n <= visible) or (1,)
 
 
 def visible_devices(backend: str) -> int:
     """How many devices the workers may use: the GPUs ``nvidia-smi -L`` lists (without starting JAX here, which
-    would take the GPUs' memory from the workers); on the CPU, any number can be simulated."""
+    would take the GPUs' memory from the workers); the TPU chips a child process sees (one process at a time may
+    hold a chip, so this one never opens them); on the CPU, any number can be simulated."""
     if backend == "cpu":
         return max(CPU_DEVICES)
+    if backend == "tpu":
+        return tpu_chips()
     try:
         listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired):
@@ -110,6 +116,21 @@ def visible_devices(backend: str) -> int:
     if not count:
         raise JaxmlpError("--backend gpu was asked for, but no NVIDIA GPU is visible (nvidia-smi lists none): run it "
                           "on a machine with one, or use --backend cpu")  # fmt: skip
+    return count
+
+
+def tpu_chips() -> int:
+    """The TPU chips JAX sees, counted in a child process (a `JaxmlpError` where it sees none)."""
+    probe = "import jax; print(len(jax.devices('tpu')))"
+    env = {**os.environ, "JAX_PLATFORMS": "tpu"}
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env)
+        count = int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else 0
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        count = 0
+    if not count:
+        raise JaxmlpError("--backend tpu was asked for, but JAX sees no TPU: run it on a Cloud TPU machine with JAX "
+                          "and libtpu, or use --backend cpu")  # fmt: skip
     return count
 
 
@@ -122,9 +143,9 @@ def worker_environment(devices: int, backend: str, base: Mapping[str, str] | Non
         flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith(FORCE_DEVICES)]
         env["XLA_FLAGS"] = " ".join([*flags, f"{FORCE_DEVICES}={devices}"])
         env["JAX_PLATFORMS"] = "cpu"
-    else:
+    elif backend == "gpu":
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(first, first + devices))
-    return env
+    return env  # a TPU host: every chip (`default_devices`)
 
 
 def run_worker(settings: Scaling, timeout: float | None = None, cluster: bool = False) -> ProcessResult:

@@ -16,7 +16,7 @@ from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, TRAIN_EPOCH, WORKER_P
 
 if TYPE_CHECKING:
     from jaxmlp.model import Params
-    from jaxmlp.pipelines.data import Datasets
+    from jaxmlp.pipelines.mnist import Datasets
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def train(
     on_epoch: Callable[[EpochRecord], None] | None = None,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
 ) -> TrainResult:
-    """Train the tutorial's MLP on ``datasets`` (`jaxmlp.pipelines.data.Datasets`) as ``config`` says.
+    """Train the tutorial's MLP on ``datasets`` (`jaxmlp.pipelines.mnist.Datasets`) as ``config`` says.
 
     Compiles everything the epoch runs first (reported as epoch 0's compile
     time, not part of any epoch time), then runs ``config.epochs`` epochs of

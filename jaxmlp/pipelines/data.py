@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,13 +24,14 @@ from torch.utils import data
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data module's public names)
     MNIST_FILES,
+    Datasets,
     check_idx,
     find_idx_files,
     prepare_mnist,
     resolve_data_dir,
     synthetic_arrays,
 )
-from jaxmlp.registry import DATASETS, SYNTHETIC, SYNTHETIC_LABEL
+from jaxmlp.registry import DATASETS
 
 # --- the tutorial's shim --------------------------------------------------------
 
@@ -166,22 +166,6 @@ class SyntheticMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in
 
     def __len__(self) -> int:
         return len(self.data)
-
-
-@dataclass(frozen=True)
-class Datasets:
-    """The train and test splits (torch datasets yielding ``(784,)`` float32 images) and their origin."""
-
-    name: str  # "mnist" or "synthetic"
-    source: str  # where the data came from, for humans and metadata
-    train: data.Dataset
-    test: data.Dataset
-
-    @property
-    def label(self) -> str:
-        if self.name == SYNTHETIC:
-            return f"{SYNTHETIC} ({self.source}; {SYNTHETIC_LABEL})"
-        return f"mnist ({self.source})"
 
 
 def load_datasets(

@@ -44,7 +44,7 @@ import numpy as np
 from jaxmlp.compat import compiled_facts
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update
-from jaxmlp.pipelines.loaders import as_arrays, make_loader
+from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.steps import (
     CompiledStep,
     batch_sizes,
@@ -391,6 +391,8 @@ def make_epoch(
     array pipelines (where their batches go; JAX's default device if None; the torch pipelines: torch's CPU, or
     its CUDA GPU for a JAX GPU).
     """
+    if why := missing_package(pipeline):
+        raise JaxmlpError(why)
     if pipeline in LOADER_PIPELINES and pipeline != "batched":  # batched: its own epoch, one-hot once
         return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers)
     images, labels = as_arrays(dataset)

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.pipelines.mnist import Datasets, Split, load_arrays, resolve_data_dir, synthetic_arrays
 from jaxmlp.pipelines.steps import slices
-from jaxmlp.registry import LOADER_PIPELINES, OPTIONAL
+from jaxmlp.registry import DATASETS, LOADER_PIPELINES, OPTIONAL, PIPELINE_NEEDS, SYNTHETIC
 
 
 def as_arrays(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -61,10 +63,52 @@ def make_loader(pipeline: str, dataset: Any, batch_size: int, workers: int = 0) 
 
 
 def missing_package(pipeline: str) -> str | None:
-    """Why ``pipeline`` cannot run here (its optional package is not installed, `registry.OPTIONAL`), or None."""
+    """Why ``pipeline`` cannot run here (its optional package, `registry.OPTIONAL`, or a package a JAX-only
+    machine may lack, `registry.PIPELINE_NEEDS`, is not installed), or None."""
+    if absent := missing_modules(PIPELINE_NEEDS.get(pipeline, ())):
+        return (f"the {pipeline} pipeline needs {' and '.join(absent)}, which this Python lacks (a JAX-only machine, "
+                f"such as a TPU host, may): pip install {' '.join(absent)}")  # fmt: skip
     if pipeline not in OPTIONAL:
         return None
     module, extra = OPTIONAL[pipeline]
-    if importlib.util.find_spec(module) is not None:
+    if not missing_modules((module,)):
         return None
     return f"the {pipeline} pipeline needs the {module} package: pip install 'jaxmlp[{extra}]'"
+
+
+def missing_modules(modules: Sequence[str]) -> list[str]:
+    """Those of ``modules`` that are not installed (looked up, not imported)."""
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def load_splits(
+    name: str = "mnist",
+    data_dir: str | os.PathLike[str] | None = None,
+    download: bool = False,
+    synthetic_sizes: Sequence[int] = (60000, 10000),
+    limit: int | None = None,
+) -> Datasets:
+    """The train and test splits every command and benchmark takes: torchvision's datasets
+    (`jaxmlp.pipelines.data.load_datasets`) where torch and torchvision are installed; else, on a JAX-only machine
+    (a TPU host), the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which every pipeline that needs neither
+    takes as they are (the others are refused by `missing_package`)."""
+    if not missing_modules(("torch", "torchvision")):
+        from jaxmlp.pipelines import data  # torch stays out of a process that has none
+
+        return data.load_datasets(name, data_dir, download, synthetic_sizes, limit)
+    if download:
+        raise JaxmlpError("--download needs torchvision, which this Python lacks: pass --data-dir DIR holding the "
+                          "four IDX files, or use --dataset synthetic")  # fmt: skip
+    if name == SYNTHETIC:
+        train_size, test_size = synthetic_sizes
+        train, test = Split(*synthetic_arrays(True, train_size)), Split(*synthetic_arrays(False, test_size))
+        source = "generated"
+    elif name not in DATASETS:
+        raise JaxmlpError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}")
+    else:
+        train, test = load_arrays(name, data_dir)
+        source = str(resolve_data_dir(data_dir))
+    source += ", read as arrays (no torchvision here)"
+    if limit is not None and limit < len(train):
+        train, source = Split(train.data[:limit], train.targets[:limit]), f"{source}, first {limit} training images"
+    return Datasets(name, source, train, test)

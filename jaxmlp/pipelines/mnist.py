@@ -17,12 +17,12 @@ import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from jaxmlp.errors import JaxmlpError, unusable_folder
-from jaxmlp.registry import DATASETS
+from jaxmlp.registry import DATASETS, SYNTHETIC, SYNTHETIC_LABEL
 
 IMAGE_SHAPE = (28, 28)
 N_PIXELS = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
@@ -267,3 +267,21 @@ def load_arrays(
     train = Split(arrays["train-images-idx3-ubyte"][:limit], arrays["train-labels-idx1-ubyte"][:limit].astype(np.int64))
     test = Split(arrays["t10k-images-idx3-ubyte"], arrays["t10k-labels-idx1-ubyte"].astype(np.int64))
     return train, test
+
+
+@dataclass(frozen=True)
+class Datasets:
+    """The train and test splits and their origin: torchvision's datasets yielding ``(784,)`` float32 images
+    (`jaxmlp.pipelines.data.load_datasets`), or, where torch is missing, `Split` arrays
+    (`jaxmlp.pipelines.loaders.load_splits`); both have ``data`` and ``targets``, which the array pipelines read."""
+
+    name: str  # "mnist" or "synthetic"
+    source: str  # where the data came from, for humans and metadata
+    train: Any
+    test: Any
+
+    @property
+    def label(self) -> str:
+        if self.name == SYNTHETIC:
+            return f"{SYNTHETIC} ({self.source}; {SYNTHETIC_LABEL})"
+        return f"mnist ({self.source})"
