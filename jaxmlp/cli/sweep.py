@@ -182,7 +182,7 @@ def run_command(args: argparse.Namespace) -> int:
     plans: list[Plan] = []
 
     def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
-        plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, matrix, limit))
+        plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         run.start(plans[0])
 
     return _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned),
