@@ -26,12 +26,13 @@ from jaxmlp.results import layout
 from jaxmlp.results.schema import Document, parse
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
-D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument)
+D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument, ExplainDocument)
 
 
 # --- writing ----------------------------------------------------------------------------------------------------
@@ -198,6 +199,8 @@ def document_name(document: Document) -> str:
         return layout.BISECT_FILE
     if isinstance(document, CellsDocument):
         return layout.CELLS_FILE
+    if isinstance(document, ExplainDocument):
+        return layout.EXPLAIN_FILE
     return layout.TRIALS_FILE
 
 
