@@ -252,6 +252,9 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
             found.append(Table("Each release against the previous one", steps))
         if len(effects):
             found.append(Table("Each release with XLA flags against the same release without", effects))
+        if where in cells and len(sweep_tables.flags_table(cells[where])):
+            found.append(Table("XLA flags per release: does each release accept each --xla-flags value?",
+                               sweep_tables.flags_table(cells[where])))  # fmt: skip
         if where in cells and len(sweep_tables.cells_table(cells[where])):
             found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
         stamp = layout.stamp_in(where)

@@ -78,6 +78,11 @@ def explanation(workload: str, a: str, b: str, processes: Mapping[str, Sequence[
     notes = [f"{label}: {fact}: {why}" for label in (a, b)
              for fact, why in (facts[label].get("not_available") or {}).items()]  # fmt: skip
     same = None if None in fingerprints.values() else fingerprints[a] == fingerprints[b]
+    for label in (a, b):
+        if (facts[label].get("operations") or {}).get("custom-call"):
+            notes.append(f"{label}: its program has custom-call operations (library kernels: matmuls through "
+                         "Eigen or oneDNN in older releases), whose flops XLA's cost analysis does not count: its "
+                         "flops are a lower bound")  # fmt: skip
     operations: tuple[tuple[str, int, int], ...] = ()
     if same is False:
         operations = operation_changes(facts[a].get("operations") or {}, facts[b].get("operations") or {})

@@ -77,7 +77,7 @@ class Cell:
 
     label: str
     xla_flags: str
-    status: str  # "ok", or the reason the cell was not measured ("flag unknown to this release: ...")
+    status: str  # "ok", or the reason the cell was not measured ("flag unknown in 0.4.30 (...)")
     file: str | None  # its sweep document, relative to the sweep's folder
     note: str = ""  # e.g. XLA's warning that a flag is no longer supported (and ignored)
     failed: int = 0  # processes of this cell that gave no sample (a crash, or past the time limit)
