@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Compare two pytest-benchmark JSON files (or folders of them) with raw samples, benchmark "
                           "by benchmark. A regression is flagged only when p < --alpha (one-sided Mann-Whitney U) AND "
                           "the ratio of medians exceeds 1 + --threshold; improvements likewise. Peak memory, where "
-                          "both record it, is compared as a second metric (flagged beyond 1 + --memory-threshold). Exit 1 with "
+                          "both record it, is compared as a second metric (flagged beyond 1 + --memory-threshold). "
+                          "Exit 1 with "
                           "--fail-on-regression if any is flagged.")  # fmt: skip
     parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: "
                         "--benchmark-save-data)")  # fmt: skip
