@@ -446,3 +446,22 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
     said.clear()
     matrix.environments(Matrix(envs=sweep_args(["run", "--envs", str(tmp_path)]).envs), ["0.7.0"], said.append)
     assert said == ["Environments: 0 made, 1 to make (0.7.0; size and time unknown: none made here yet)"]
+
+
+def test_the_flags_table_says_for_each_value_whether_each_release_accepts_it():
+    from jaxmlp.results.schema.sweep import Cell
+    from jaxmlp.results.sweep_tables import flags_table
+
+    doc = CellsDocument((
+        Cell("0.10.2", "", "ok", "a.json"), Cell("0.4.30", "", "ok", "b.json"),
+        Cell("0.10.2", "--xla_new=1", "ok", "c.json"),
+        Cell("0.4.30", "--xla_new=1", "flag unknown in 0.4.30 (Unknown flag in XLA_FLAGS: --xla_new=1)", None),
+        Cell("0.4.30", "--xla_old=1", "ok", "d.json"),
+        Cell("0.10.2", "--xla_old=1", "ok", "e.json", note="--xla_old is no longer supported"),
+    ))  # fmt: skip
+    table = flags_table(doc)
+    assert list(table.columns) == ["xla_flags", "0.4.30", "0.10.2"]  # oldest release first
+    assert table.values.tolist() == [
+        ["--xla_new=1", "flag unknown in 0.4.30", "accepted"],
+        ["--xla_old=1", "accepted", "ignored: --xla_old is no longer supported"]]  # fmt: skip
+    assert flags_table(CellsDocument((Cell("0.10.2", "", "ok", "a.json"),))).empty  # no flags, no table

@@ -17,6 +17,7 @@ from jaxmlp import registry
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
@@ -39,6 +40,7 @@ class Results(NamedTuple):
     bisections: tuple[tuple[Path, BisectDocument], ...] = ()  # `jaxmlp sweep bisect`
     cells: tuple[tuple[Path, CellsDocument], ...] = ()  # each sweep's matrix, cell by cell
     explanations: tuple[tuple[Path, ExplainDocument], ...] = ()  # `jaxmlp sweep explain`
+    rooflines: tuple[tuple[Path, RooflineDocument], ...] = ()  # `jaxmlp roofline`
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -87,7 +89,7 @@ def results(scan: Scan) -> Results:
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
                    scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
-                   tuple(scan.of(ExplainDocument)))  # fmt: skip
+                   tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument)))  # fmt: skip
 
 
 def load(store: ResultsStore) -> Results:

@@ -27,12 +27,23 @@ from jaxmlp.results.schema import Document, parse
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
-D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument, ExplainDocument)
+D = TypeVar(
+    "D",
+    BenchmarkDocument,
+    TrainDocument,
+    TrialsDocument,
+    BisectDocument,
+    CellsDocument,
+    ExplainDocument,
+    CeilingsDocument,
+    RooflineDocument,
+)
 
 
 # --- writing ----------------------------------------------------------------------------------------------------
@@ -201,6 +212,10 @@ def document_name(document: Document) -> str:
         return layout.CELLS_FILE
     if isinstance(document, ExplainDocument):
         return layout.EXPLAIN_FILE
+    if isinstance(document, CeilingsDocument):
+        return layout.name(layout.CEILINGS, document.metadata.get("timestamp"), suffix=".json")
+    if isinstance(document, RooflineDocument):
+        return layout.name(layout.ROOFLINE, document.metadata.get("timestamp"), suffix=".json")
     return layout.TRIALS_FILE
 
 

@@ -10,7 +10,8 @@ then the kind's module types it. No pandas here.
 - `bisect`: `jaxmlp sweep bisect`'s answer and probes;
 - `train`: `jaxmlp train --json`, a record per epoch;
 - `trials`: the regression detector's trials;
-- `explain`: `jaxmlp sweep explain A B`, two releases of one workload compared.
+- `explain`: `jaxmlp sweep explain A B`, two releases of one workload compared;
+- `roofline`: this machine's ceilings (kept once per environment) and `jaxmlp roofline`'s points.
 """
 
 from __future__ import annotations
@@ -21,14 +22,35 @@ from typing import Any
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.common import BENCH, BISECT, CELLS, EXPLAIN, SCALING, SWEEP, TRAIN, TRIALS
+from jaxmlp.results.schema.common import (
+    BENCH,
+    BISECT,
+    CEILINGS,
+    CELLS,
+    EXPLAIN,
+    ROOFLINE,
+    SCALING,
+    SWEEP,
+    TRAIN,
+    TRIALS,
+)
 from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.upgrade import upgrade
 
-Document = BenchmarkDocument | TrainDocument | TrialsDocument | BisectDocument | CellsDocument | ExplainDocument
+Document = (
+    BenchmarkDocument
+    | TrainDocument
+    | TrialsDocument
+    | BisectDocument
+    | CellsDocument
+    | ExplainDocument
+    | CeilingsDocument
+    | RooflineDocument
+)
 
 
 def parse(raw: object) -> Document:
@@ -52,6 +74,10 @@ def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
         return TrialsDocument.from_json(doc)
     if kind == BISECT:
         return BisectDocument.from_json(doc)
+    if kind == CEILINGS:
+        return CeilingsDocument.from_json(doc)
+    if kind == ROOFLINE:
+        return RooflineDocument.from_json(doc)
     if kind == EXPLAIN:
         return ExplainDocument.from_json(doc)
     assert kind == CELLS
