@@ -170,7 +170,8 @@ def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_pa
     assert sorted(p.name for p in folder.iterdir()) == files
     results = load(ResultsStore(tmp_path))
     (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
-    table, steps, effects = (t.frame for t in section.tables)
+    table, steps, effects, flags = (t.frame for t in section.tables)
+    assert flags.values.tolist() == [[FLAG, "accepted", "accepted"]]  # each release took the flag
     assert list(zip(table["release"], table["xla_flags"])) == [("0.4.30", ""), ("0.4.31", ""), ("0.4.30", FLAG),
                                                            ("0.4.31", FLAG)]  # fmt: skip
     steady = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("xla_flags")["verdict"]
@@ -228,7 +229,7 @@ def test_a_flag_a_release_does_not_know_is_reported_for_that_cell_not_a_crash():
     probed = matrix.probe(runners, say=said.append)
     assert list(probed.runners) == ["here"] and probed.seconds["here"] > 0
     cell = probed.outcomes["here [--xla_no_such_flag_in_any_release=1]"]
-    assert cell.status.startswith(f"flag unknown in {cell.label} (Unknown flag in XLA_FLAGS: --xla_no_such_flag")
+    assert cell.status.startswith("flag unknown in here (Unknown flag in XLA_FLAGS: --xla_no_such_flag")
     assert said == [f"  here [--xla_no_such_flag_in_any_release=1]: not measured: {cell.status}"]
     _, unknown = sweep_files.cells(runners, matrix.Measured(probed, {"here": []}, {})).cells
     assert (unknown.status, unknown.file) == (cell.status, None)  # in cells.json: not measured, no file
