@@ -79,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
     saved = store.save(doc)
     figure = write_new(saved.with_suffix(".png"), roofline_png(doc))
     print(f"\n{text_table(readable(roofline_table(doc), {'attainable_seconds': 's', 'measured_seconds': 's'}))}")
+    for name, p in doc.points.items():
+        if p.get("note"):
+            print(f"{name}: {p['note']}")
     print(f"\nWrote {saved} and {figure}")
     return 0
 

@@ -310,7 +310,8 @@ def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) 
     c = doc.ceilings
     rows = [{"workload": name, "intensity": p.get("intensity"), "binds": p.get("binds", p.get("why")),
              "attainable_s": p.get("attainable_seconds"), "measured_s": p.get("measured_seconds"),
-             "x_attainable": p.get("x_attainable")} for name, p in doc.points.items()]  # fmt: skip
+             "x_attainable": p.get("x_attainable"), "note": p.get("note", "")}
+            for name, p in doc.points.items()]  # fmt: skip
     stamp = layout.stamp_in(path)
     note = (f"{shown_path(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
             f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
