@@ -178,9 +178,12 @@ def matmul_rate(floor_rates) -> float:
 
 @pytest.fixture(autouse=True)
 def _context(request):
-    """Every benchmark records its backend, device and data in `extra_info`; one with a floor (it takes
-    ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`)."""
-    benchmark = rates = None
+    """Every benchmark records its backend, device and data in `extra_info`, and its peak memory (host resident set,
+    reset before it; the device's peak where the backend keeps one: `jaxmlp.measure.memory`); one with a floor (it
+    takes ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`)."""
+    from jaxmlp.measure import memory
+
+    benchmark = rates = dev = None
     if "benchmark" in request.fixturenames:
         benchmark = request.getfixturevalue("benchmark")
         if "backend" in request.fixturenames:
@@ -190,7 +193,10 @@ def _context(request):
             benchmark.extra_info["dataset"] = request.getfixturevalue("datasets").name
         if "matmul_rate" in request.fixturenames:
             rates = request.getfixturevalue("floor_rates")
+    was_reset = memory.reset_peak()  # after the session's fixtures: the peak of what this benchmark runs
     yield
+    if benchmark is not None:  # every benchmark's peak memory beside its time (jaxmlp compare's second metric)
+        benchmark.extra_info.update(memory.peak_facts(was_reset, dev))
     if rates and benchmark.extra_info.get("flops"):
         from jaxmlp.measure.floor import floor_facts
 

@@ -78,3 +78,28 @@ def compiled_facts(compiled: jax.stages.Compiled) -> dict[str, Any]:
     # XLA says -1 for what it could not count (the GPU's cost analysis of a cuBLAS matmul): not a number of flops
     return {f"xla_{key}": value for key, value in facts.items()
             if value is not None and not (isinstance(value, (int, float)) and value < 0)}  # fmt: skip
+
+
+def device_memory_stats(device: Any) -> dict[str, Any] | None:
+    """``device.memory_stats()`` (bytes in use, peak bytes in use...), or None where the backend keeps none (the
+    CPU's, in every release) or the release lacks the method."""
+    stats = getattr(device, "memory_stats", None)
+    if stats is None:
+        return None
+    try:
+        found = stats()
+    except Exception:  # some backends and releases raise instead of returning None
+        return None
+    return dict(found) if found else None
+
+
+def lower_and_compile(jitted: Any, args: tuple[Any, ...]) -> tuple[jax.stages.Compiled, float, float]:
+    """``jitted.lower(*args).compile()``, and the seconds of each half: tracing and lowering to StableHLO, then
+    XLA's compile (the same API from 0.4.30 on; kept here beside the other compiled-program differences)."""
+    import time
+
+    start = time.perf_counter()
+    lowered = jitted.lower(*args)
+    lowered_at = time.perf_counter()
+    compiled = lowered.compile()
+    return compiled, lowered_at - start, time.perf_counter() - lowered_at

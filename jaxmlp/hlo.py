@@ -39,6 +39,16 @@ def _without_debug_sections(text: str) -> list[str]:
 
 def canonical(text: str) -> str:
     """``text`` without debug sections and metadata, each name renamed in order of first appearance."""
+    return _canonical(text)[0]
+
+
+def canonical_names(text: str) -> dict[str, str]:
+    """Each instruction's (and computation's) name in ``text`` -> its name in the canonical form: how a profiler's
+    operation (named ``fusion.3`` in one release, ``fusion.7`` in another) is matched across releases."""
+    return _canonical(text)[1]
+
+
+def _canonical(text: str) -> tuple[str, dict[str, str]]:
     names: dict[str, str] = {}
 
     def rename(name: str) -> str:
@@ -57,7 +67,7 @@ def canonical(text: str) -> str:
         out.append(line)
     while out and not out[-1]:
         out.pop()
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n", names
 
 
 def fingerprint(text: str) -> str:

@@ -72,6 +72,9 @@ SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
 
 THRESHOLD = 0.05
 """The smallest change a comparison flags: the ratio of medians beyond 1 + THRESHOLD (`jaxmlp.stats.compare`)."""
+MEMORY_THRESHOLD = 0.10
+"""The smallest change in a benchmark's peak memory `jaxmlp compare` flags: new over baseline beyond
+1 + MEMORY_THRESHOLD (one peak a run: no samples to test, so a wider margin than time's)."""
 ALPHA = 0.01
 """The significance level a comparison flags at: one-sided Mann-Whitney p < ALPHA."""
 

@@ -170,7 +170,8 @@ def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_pa
     assert sorted(p.name for p in folder.iterdir()) == files
     results = load(ResultsStore(tmp_path))
     (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
-    table, steps, effects = (t.frame for t in section.tables)
+    table, steps, effects, flags = (t.frame for t in section.tables)
+    assert flags.values.tolist() == [[FLAG, "accepted", "accepted"]]  # each release took the flag
     assert list(zip(table["release"], table["xla_flags"])) == [("0.4.30", ""), ("0.4.31", ""), ("0.4.30", FLAG),
                                                            ("0.4.31", FLAG)]  # fmt: skip
     steady = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("xla_flags")["verdict"]
@@ -228,7 +229,7 @@ def test_a_flag_a_release_does_not_know_is_reported_for_that_cell_not_a_crash():
     probed = matrix.probe(runners, say=said.append)
     assert list(probed.runners) == ["here"] and probed.seconds["here"] > 0
     cell = probed.outcomes["here [--xla_no_such_flag_in_any_release=1]"]
-    assert cell.status.startswith("flag unknown to this release (Unknown flag in XLA_FLAGS: --xla_no_such_flag")
+    assert cell.status.startswith("flag unknown in here (Unknown flag in XLA_FLAGS: --xla_no_such_flag")
     assert said == [f"  here [--xla_no_such_flag_in_any_release=1]: not measured: {cell.status}"]
     _, unknown = sweep_files.cells(runners, matrix.Measured(probed, {"here": []}, {})).cells
     assert (unknown.status, unknown.file) == (cell.status, None)  # in cells.json: not measured, no file
@@ -446,3 +447,22 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
     said.clear()
     matrix.environments(Matrix(envs=sweep_args(["run", "--envs", str(tmp_path)]).envs), ["0.7.0"], said.append)
     assert said == ["Environments: 0 made, 1 to make (0.7.0; size and time unknown: none made here yet)"]
+
+
+def test_the_flags_table_says_for_each_value_whether_each_release_accepts_it():
+    from jaxmlp.results.schema.sweep import Cell
+    from jaxmlp.results.sweep_tables import flags_table
+
+    doc = CellsDocument((
+        Cell("0.10.2", "", "ok", "a.json"), Cell("0.4.30", "", "ok", "b.json"),
+        Cell("0.10.2", "--xla_new=1", "ok", "c.json"),
+        Cell("0.4.30", "--xla_new=1", "flag unknown in 0.4.30 (Unknown flag in XLA_FLAGS: --xla_new=1)", None),
+        Cell("0.4.30", "--xla_old=1", "ok", "d.json"),
+        Cell("0.10.2", "--xla_old=1", "ok", "e.json", note="--xla_old is no longer supported"),
+    ))  # fmt: skip
+    table = flags_table(doc)
+    assert list(table.columns) == ["xla_flags", "0.4.30", "0.10.2"]  # oldest release first
+    assert table.values.tolist() == [
+        ["--xla_new=1", "flag unknown in 0.4.30", "accepted"],
+        ["--xla_old=1", "accepted", "ignored: --xla_old is no longer supported"]]  # fmt: skip
+    assert flags_table(CellsDocument((Cell("0.10.2", "", "ok", "a.json"),))).empty  # no flags, no table

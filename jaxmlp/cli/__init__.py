@@ -28,6 +28,7 @@ COMMANDS = {
     "compare": "is NEW slower than BASELINE? ratio of medians, bootstrap interval, Mann-Whitney U",
     "scaling": "data-parallel scaling: the sharded epoch, step and compile time for 1, 2, 4, 8 devices",
     "sweep": "did a jax/jaxlib release make a workload slower? the version matrix, bisection, XLA flags",
+    "roofline": "each workload against this machine's FLOP rate and memory bandwidth: which ceiling binds",
 }
 """Each command and its line in ``jaxmlp --help``; its module is ``jaxmlp.cli.<command>``."""
 

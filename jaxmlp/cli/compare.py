@@ -7,25 +7,29 @@ import argparse
 import os
 import sys
 
-from jaxmlp import errors
+from jaxmlp import errors, registry
 from jaxmlp.cli import options
 from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report.text import compare_text
+from jaxmlp.report.text import compare_text, memory_text
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.store import ResultsStore, incomplete_sweep, read_benchmarks
-from jaxmlp.results.tables import compare_samples
+from jaxmlp.results.tables import compare_memory, compare_samples
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Compare two pytest-benchmark JSON files (or folders of them) with raw samples, benchmark "
                           "by benchmark. A regression is flagged only when p < --alpha (one-sided Mann-Whitney U) AND "
-                          "the ratio of medians exceeds 1 + --threshold; improvements likewise. Exit 1 with "
+                          "the ratio of medians exceeds 1 + --threshold; improvements likewise. Peak memory, where "
+                          "both record it, is compared as a second metric (flagged beyond 1 + --memory-threshold). "
+                          "Exit 1 with "
                           "--fail-on-regression if any is flagged.")  # fmt: skip
     parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: "
                         "--benchmark-save-data)")  # fmt: skip
     parser.add_argument("new", help="file or folder of pytest-benchmark JSON")
     options.add(parser, *options.DETECTOR)
+    parser.add_argument("--memory-threshold", type=options.number, default=registry.MEMORY_THRESHOLD,
+                        help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)")  # fmt: skip
     parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
     parser.set_defaults(run=run)
 
@@ -37,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"jaxmlp compare: note: {side} is from an INCOMPLETE sweep ({folder}): its samples so far; "
                   f"`jaxmlp sweep resume {folder}` measures the rest", file=sys.stderr)  # fmt: skip
     (baseline, before), (new, after) = samples(args.baseline), samples(args.new)
+    memory = compare_memory(peak_memory(args.baseline), peak_memory(args.new), args.memory_threshold)
     table = compare_samples(baseline, new, args.threshold, args.alpha)
     if table.empty:
         raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
@@ -49,8 +54,25 @@ def run(args: argparse.Namespace) -> int:
     if invalid:  # never a silent pass: a NaN time is a broken measurement, whatever the other samples say
         print(f"jaxmlp compare: {invalid} benchmark(s) have samples that are not finite numbers (NaN or inf): "
               "their verdict is 'invalid samples'; rerun them", file=sys.stderr)  # fmt: skip
-    flagged = (table["verdict"] == "regression").any() or invalid
+    if len(memory):
+        print(f"\n{memory_text(memory, args.memory_threshold)}")
+    flagged = (table["verdict"] == "regression").any() or invalid or (memory["verdict"] == "memory regression").any()
     return 1 if args.fail_on_regression and flagged else 0
+
+
+def documents_of(path: str) -> list[tuple[str, BenchmarkDocument]]:
+    if not os.path.isdir(path):
+        return [(path, read_benchmarks(path))]
+    return [(str(p), d) for p, d in ResultsStore(path).scan().of(BenchmarkDocument)]
+
+
+def peak_memory(path: str) -> dict[str, float]:
+    """Each benchmark's peak host memory from a file, or the highest of a folder's files."""
+    out: dict[str, float] = {}
+    for _, document in documents_of(path):
+        for name, peak in document.peak_memory().items():
+            out[name] = max(peak, out.get(name, 0.0))
+    return out
 
 
 def samples(path: str) -> tuple[dict[str, list[float]], set[str]]:

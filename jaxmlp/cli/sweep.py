@@ -45,7 +45,7 @@ from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json
 from jaxmlp.results.sweep_files import Plan, RunLog
 from jaxmlp.units import duration, minutes, ratio
 
-SUBCOMMANDS = ("run", "resume", "bisect", "trials", "env")
+SUBCOMMANDS = ("run", "resume", "bisect", "explain", "trials", "env")
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
 
@@ -107,6 +107,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _measuring(bisect_)
     _matrix(bisect_)  # no --env: the releases between come from the index, each made here
     bisect_.set_defaults(run=bisect_command)
+
+    explain_ = sub.add_parser("explain", help="why A and B differ on a workload: the compiled program, or below it",
+                              description="Say whether two releases compiled the same optimized HLO for a workload: "
+                              "if not, the operations added or removed, the change in flops, bytes and memory and "
+                              "the HLO's diff; if so, each operation's time in one profiled process per release. "
+                              "Writes RESULTS/explain-<time>/.")  # fmt: skip
+    explain_.add_argument("a", metavar="A", help="the earlier release (e.g. 0.4.30)")
+    explain_.add_argument("b", metavar="B", help="the later release (e.g. 0.10.2)")
+    options.add(explain_, options.WORKLOAD.but(default=None, why="one workload (default: the first given, else "
+                                                                 f"{DEFAULT_WORKLOAD})"))  # fmt: skip
+    options.add(explain_, *options.DATA, *options.TIMING, options.PIN_CPU)
+    options.add(explain_, options.PROCESSES.but(default=3, why="a release; the first of each profiled"),
+                options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)  # fmt: skip
+    explain_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
+                          help="a release's environment made by hand (repeatable)")  # fmt: skip
+    explain_.set_defaults(run=explain_command)
 
     trials_ = sub.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here")
     # Short runs of many short epochs: the setting that met the detector's goals on a 2-core machine (README).
@@ -182,7 +198,7 @@ def run_command(args: argparse.Namespace) -> int:
     plans: list[Plan] = []
 
     def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
-        plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, matrix, limit))
+        plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         run.start(plans[0])
 
     return _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned),
@@ -279,7 +295,43 @@ def bisect_command(args: argparse.Namespace) -> int:
     print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
     probes = ", ".join(layout.probe_folder(p.number) for p in result.probes)
     print(f"Wrote {path}, beside the probes' folders ({probes})")
+    explain_answer(result, measuring, spec, matrix, folder)
     return 0
+
+
+def explain_command(args: argparse.Namespace) -> int:
+    """`jaxmlp sweep explain A B`: run, file and print an explanation."""
+    from jaxmlp.report.explain import explain_text
+    from jaxmlp.results.explain_files import explain
+
+    measuring, matrix = measuring_of(args), matrix_of(args)
+    workload = (args.workload or [DEFAULT_WORKLOAD])[0]
+    store = ResultsStore(check_folder(args.out, "--out"))
+    print(f"Explaining {workload} from {args.a} to {args.b}: {matrix.processes} process(es) a release in rotating "
+          "order, the first of each recording its program and a trace")  # fmt: skip
+    doc, folder = explain(measuring, args.a, args.b, workload, store.folder, matrix, print,
+                          lambda label: print(f"  a process of {label} done", flush=True))  # fmt: skip
+    print(f"\n{explain_text(doc, folder)}")
+    return 0
+
+
+def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str, matrix: Matrix,
+                   out: Path) -> None:  # fmt: skip
+    """The bisection's answer explained (`jaxmlp sweep explain AFTER FIRST`), printed; a failure to explain is one
+    line, never the bisection's failure."""
+    from jaxmlp.report.explain import explain_text
+    from jaxmlp.results.explain_files import explain
+
+    if result.status != "found" or result.first is None or result.after is None:
+        return
+    print(f"\nExplaining the answer: {result.after} -> {result.first}")
+    try:
+        doc, folder = explain(measuring, result.after, result.first, spec, out,
+                              replace(matrix, processes=min(matrix.processes, 3)), print)  # fmt: skip
+    except JaxmlpError as e:
+        print(f"could not explain it: {e}")
+        return
+    print(f"\n{explain_text(doc, folder)}")
 
 
 def _releases(given: str | None) -> tuple[str, ...] | None:

@@ -78,6 +78,7 @@ class WorkloadTimes:
     call_seconds: tuple[float, ...]  # the calls after the first
     steady_seconds: float  # their median
     output: Output | None = None  # what the last call returned, for the check across releases
+    program: Mapping[str, Any] | None = None  # what it compiled (`jaxmlp.measure.programs`), in the process asked
 
     @classmethod
     def of(cls, compile_seconds: float, calls: Sequence[float], output: Output | None = None) -> WorkloadTimes:
@@ -87,14 +88,18 @@ class WorkloadTimes:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> WorkloadTimes:
-        output = doc.get("output")
+        output, program = doc.get("output"), doc.get("program")
         return cls(number(doc["compile_seconds"]), number(doc["first_seconds"]), tuple(doc["call_seconds"]),
-                   number(doc["steady_seconds"]), None if output is None else Output.from_json(output))  # fmt: skip
+                   number(doc["steady_seconds"]), None if output is None else Output.from_json(output),
+                   None if program is None else dict(program))  # fmt: skip
 
     def to_json(self) -> JSON:
-        return {"compile_seconds": self.compile_seconds, "first_seconds": json_number(self.first_seconds),
-                "call_seconds": list(self.call_seconds), "steady_seconds": self.steady_seconds,
-                "output": None if self.output is None else self.output.to_json()}  # fmt: skip
+        doc: JSON = {"compile_seconds": self.compile_seconds, "first_seconds": json_number(self.first_seconds),
+               "call_seconds": list(self.call_seconds), "steady_seconds": self.steady_seconds,
+               "output": None if self.output is None else self.output.to_json()}  # fmt: skip
+        if self.program is not None:  # only the processes asked for it (a cell's probe, explain's)
+            doc["program"] = dict(self.program)
+        return doc
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.programs import Program
 from jaxmlp.measure.records import Leaf, Output, WorkloadTimes
 from jaxmlp.registry import SWEEP_PIPELINES, SWEEP_WORKLOADS
 
@@ -41,6 +42,17 @@ class Workload:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     compile: Callable[[], object] | None = None
+    programs: Callable[[], Sequence[Program]] | None = None
+    """The programs one call runs, to lower and compile apart for their facts (`jaxmlp.measure.programs`); None:
+    ``jax.jit(fn)`` for ``args`` when ``compile`` is None, else none known."""
+
+    def program_list(self) -> list[Program]:
+        """`programs`, or the one jitted ``fn`` of a plain ``(fn, args)`` workload."""
+        import jax
+
+        if self.programs is not None:
+            return list(self.programs())
+        return [Program(self.name, jax.jit(self.fn), self.args)] if self.compile is None else []
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -206,12 +218,45 @@ def builtin(names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_siz
     for name in names:
         if name in SWEEP_PIPELINES:
             epoch = make_epoch(name, train, batch_size=batch_size, device=device)
-            workloads.append(Workload(name, epoch, (params,), functools.partial(epoch.compile, params)))
+            workloads.append(Workload(name, epoch, (params,), functools.partial(epoch.compile, params),
+                                      functools.partial(epoch_programs, epoch, params)))  # fmt: skip
         else:
             step = CompiledStep()
             x = jax.device_put(np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1), device)
             y = jax.device_put(one_hot(np.asarray(train.targets[:batch_size]), 10), device)
             workloads.append(
-                Workload(name, step, (params, x, y), functools.partial(step.compile, params, [batch_size]))
-            )
+                Workload(name, step, (params, x, y), functools.partial(step.compile, params, [batch_size]),
+                         functools.partial(step_programs, params, x, y, step.step_size))
+            )  # fmt: skip
     return workloads
+
+
+def step_programs(params: Any, x: Any, y: Any, step_size: float) -> list[Program]:
+    """The jitted step alone: one program, run once a call."""
+    from jaxmlp.model import update
+
+    return [Program("step", update, (params, x, y, step_size))]
+
+
+def epoch_programs(epoch: Any, params: Any) -> list[Program]:
+    """The programs an epoch of a sweep pipeline runs: the scan over its full batches (``scan``) or the step once a
+    full batch (``batched``), then the step on the smaller last batch where the batch size does not divide."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmlp.model import N_TARGETS, update
+    from jaxmlp.pipelines.steps import scan_steps
+
+    def batch(size: int) -> tuple[Any, Any]:
+        return (jax.ShapeDtypeStruct((size, 784), jnp.float32),  # type: ignore[no-untyped-call]
+                jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32))  # type: ignore[no-untyped-call]  # fmt: skip
+
+    full, rest = divmod(epoch.n_samples, epoch.batch_size)
+    if epoch.pipeline == "scan":
+        # XLA's cost analysis counts a loop's body once: the scan's costs count once a full batch
+        programs = [Program("scan", scan_steps, (params, epoch.xs, epoch.ys, epoch.step_size), full)]
+    else:
+        programs = [Program("step", update, (params, *batch(epoch.batch_size), epoch.step_size), full)]
+    if rest:
+        programs.append(Program("step (last batch)", update, (params, *batch(rest), epoch.step_size)))
+    return programs

@@ -36,7 +36,8 @@ WORDS = {
     "aa_p": "A/A: p", "aa_verdict": "A/A: verdict", "xla_said": "XLA said", "setting": "machine and settings",
     "median_ms": "median", "mean_ms": "mean", "total_ms": "total", "share": "share", "occurrences": "calls",
     "x_best_floor": "times the best floor", "library": "library", "shape": "m×k×n", "gemm_ms": "product",
-    "bf16_speedup": "bf16 speed-up", "best": "fastest",
+    "bf16_speedup": "bf16 speed-up", "best": "fastest", "peak_rss_bytes": "peak host memory (RSS)",
+    "device_peak_bytes": "device peak", "baseline_bytes": "baseline", "new_bytes": "new",
 }  # fmt: skip
 """Each column's header in words; a column not named here reads with its underscores as spaces."""
 
@@ -51,6 +52,7 @@ FORMATS: dict[str, Format] = {
     "gflops": lambda x: units.flop_rate(None if x is None or pd.isna(x) else float(x) * 1e9),
     "number": units.number,
     "count": lambda x: f"{int(x)}",
+    "bytes": units.size,
 }
 
 
@@ -60,7 +62,9 @@ def _whole(values: pd.Series) -> bool:
 
 def kind(column: str) -> str | None:
     """A column's unit, from its name: ``*_s`` seconds, ``*_ms`` milliseconds, ``*speedup``/``*_x_*``/``ratio``
-    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``*share`` percentages."""
+    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``*share`` percentages, ``*_bytes`` sizes."""
+    if column.endswith("_bytes"):
+        return "bytes"
     if column.endswith("_ms"):
         return "ms"
     if column.endswith("_us"):

@@ -14,6 +14,7 @@ from jaxmlp.measure.bisection import WORDS
 from jaxmlp.report.sections import Figure
 from jaxmlp.results import history, sweep_tables, tables
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.roofline import RooflineDocument
 
 
 def _figure() -> Any:
@@ -218,7 +219,46 @@ def plot_history(points: pd.DataFrame, changes: pd.DataFrame) -> str:
     return _png(fig)
 
 
+def roofline_figure(doc: RooflineDocument) -> Any:
+    """The roofline: attainable FLOP/s against arithmetic intensity (both ceilings: the memory slope up to the ridge,
+    then the FLOP rate), each workload a point at its intensity and the FLOP/s it reached (log-log)."""
+    import numpy as np
+
+    fig, ax = _figure()
+    flops, bandwidth = float(doc.ceilings["flops_per_second"]), float(doc.ceilings["bytes_per_second"])
+    placed = {k: p for k, p in doc.points.items() if p.get("intensity")}
+    lo = min([flops / bandwidth / 100, *(p["intensity"] / 3 for p in placed.values())])
+    hi = max([flops / bandwidth * 100, *(p["intensity"] * 3 for p in placed.values())])
+    x = np.geomspace(lo, hi, 200)
+    ax.plot(x, np.minimum(flops, x * bandwidth), color="black", linewidth=1.5)
+    ax.axhline(flops, color="grey", linestyle=":", linewidth=0.8)
+    ax.text(hi, flops * 1.08, f"FLOP rate {units.flop_rate(flops)}", ha="right", va="bottom", fontsize=8)
+    ax.text(lo * 1.3, lo * 1.3 * bandwidth * 1.2, f"bandwidth {units.size(bandwidth)}/s", rotation=0, fontsize=8,
+            va="bottom")  # fmt: skip
+    for name, p in placed.items():
+        ax.scatter([p["intensity"]], [p["achieved_flops_per_second"]], zorder=3)
+        at = (p["intensity"], p["achieved_flops_per_second"])
+        label = f"{name} ({units.ratio(p['x_attainable'])} attainable)"
+        ax.annotate(label, at, textcoords="offset points", xytext=(5, -10), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte accessed, XLA's cost analysis)")
+    ax.set_ylabel("FLOP/s")
+    ax.set_title("Roofline: each workload against this machine's two ceilings", fontsize=10)
+    return fig
+
+
+def plot_roofline(doc: RooflineDocument) -> str:
+    return _png(roofline_figure(doc))
+
+
+def roofline_png(doc: RooflineDocument) -> bytes:
+    """The roofline as PNG bytes, for a file beside its results."""
+    return base64.b64decode(plot_roofline(doc))
+
+
 PLOTTERS: dict[str, Callable[..., str]] = {
+    "roofline": plot_roofline,
     "update": plot_update,
     "predict": plot_predict,
     "loader_ladder": plot_loader_ladder,

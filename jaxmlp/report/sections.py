@@ -17,11 +17,14 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from jaxmlp import registry
+from jaxmlp import registry, units
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import history, layout, sweep_tables, tables
 from jaxmlp.results.frames import Results, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.traces import CaptureSummary
 from jaxmlp.units import duration
@@ -78,6 +81,7 @@ class ReportSection:
 BENCHMARKS, LOADERS, CPU_GPU, HISTORY, MATRIX = "benchmarks", "loaders", "cpu-gpu", "history", "matrix"
 BISECTION, SCALING, PROFILES, TRAINING = "bisection", "scaling", "profiles", "training"
 TRIALS, SKIPPED = "trials", "skipped"
+EXPLAINED, ROOFLINE = "explained", "roofline"
 
 
 # --- words ----------------------------------------------------------------------------------------------------
@@ -254,6 +258,9 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
             found.append(Table("Each release against the previous one", steps))
         if len(effects):
             found.append(Table("Each release with XLA flags against the same release without", effects))
+        if where in cells and len(sweep_tables.flags_table(cells[where])):
+            found.append(Table("XLA flags per release: does each release accept each --xla-flags value?",
+                               sweep_tables.flags_table(cells[where])))  # fmt: skip
         if where in cells and len(sweep_tables.cells_table(cells[where])):
             found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
         stamp = layout.stamp_in(where)
@@ -283,6 +290,40 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
     label = f"{layout.shown_stamp(stamp)} · {s.get('good')} → {s.get('bad')} · {doc.line}"
     return Run(label, note, (Table("Probes", sweep_tables.bisection_table(doc), {"from_median_s": "s"}),),
                (Figure("Bisection probes", "bisection", (medians, doc)),), stamp)  # fmt: skip
+
+
+def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) -> Run:
+    """One `jaxmlp sweep explain A B`: its answer, what changed in the program or each operation's time."""
+    stamp = layout.stamp_in(path)
+    note = f"{shown_path(path.parent, folder)}: {answer_line(doc)}" + "".join(f"; {n}" for n in doc.notes)
+    found = []
+    if doc.operations:
+        found.append(Table("Operations and fusion kinds added or removed", operations_table(doc)))
+    if doc.op_times:
+        found.append(Table("Operations by time per traced call, the biggest change first", op_time_table(doc)))
+    if doc.changes:
+        found.append(Table("The program: XLA's cost and memory analysis, compile split", changes_table(doc)))
+    label = f"{layout.shown_stamp(stamp)} · {doc.workload}, {doc.a} → {doc.b}"
+    return Run(label, note, tuple(found), (), stamp)
+
+
+def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) -> Run:
+    """One `jaxmlp roofline`: the ceilings, each workload's point, the plot."""
+    c = doc.ceilings
+    rows = [{"workload": name, "intensity": p.get("intensity"), "binds": p.get("binds", p.get("why")),
+             "attainable_s": p.get("attainable_seconds"), "measured_s": p.get("measured_seconds"),
+             "x_attainable": p.get("x_attainable"), "note": p.get("note", "")}
+            for name, p in doc.points.items()]  # fmt: skip
+    stamp = layout.stamp_in(path)
+    note = (f"{shown_path(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
+            f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
+            f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
+            f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
+            "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
+            "workload's loop)")  # fmt: skip
+    return Run(f"{layout.shown_stamp(stamp)} · {describe(dict(doc.metadata))}", note,
+               (Table("Each workload on the roofline", pd.DataFrame(rows)),),
+               (Figure("Roofline", "roofline", (doc,)),), stamp)  # fmt: skip
 
 
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
@@ -369,6 +410,14 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     if results.bisections:
         runs = [bisection_run(path, doc, folder) for path, doc in results.bisections]
         sections.append(subject("Bisection across releases", BISECTION, "Which release changed the workload.", runs))
+    if results.explanations:
+        runs = [explain_run(path, doc, folder) for path, doc in results.explanations]
+        sections.append(subject("Why a release changed: the compiled program, or below it", EXPLAINED,
+                                "`jaxmlp sweep explain A B`: same optimized HLO or not, then the evidence.",
+                                runs))  # fmt: skip
+    if results.rooflines:
+        runs = [roofline_run(path, doc, folder) for path, doc in results.rooflines]
+        sections.append(subject("Roofline", ROOFLINE, "Each workload against this machine's two ceilings.", runs))
     if scaling:
         sections.append(subject("Scaling", SCALING, SCALING_READING, scaling))
     if traces:

@@ -87,6 +87,9 @@ def sweep_summary(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocumen
     for (flags, workload), part in verdicts.groupby(["xla_flags", "workload"], sort=False) if len(verdicts) else ():
         column = f", XLA_FLAGS={flags}" if flags else (", no XLA flags" if flags_used else "")
         found.append((f"{workload}, steady state{column}", verdict_rows(part)))
+    accepted = sweep_tables.flags_table(cells) if cells is not None else pd.DataFrame()
+    if len(accepted):
+        found.append(("XLA flags per release (does each release accept each --xla-flags value?)", accepted))
     processes = _processes(rows)
     lines = [f"each sample is one process's steady state (the median of its calls after the first); "
              f"{_count(processes.values())} processes a release, in rotating order", flagged_when()]  # fmt: skip
@@ -148,6 +151,10 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
 # --- benchmark runs, training, the detector's trials -----------------------------------------------------------
 
 
+MEMORY_CAPTION = ("Peak memory of each benchmark (host resident set, its peak reset before each benchmark; the "
+                  "device's peak where the backend keeps one), largest first")  # fmt: skip
+
+
 def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
     """A benchmark (or scaling) run's short tables: what it ran on, jit/eager and vmap/loop, the loaders, the
     floor, the epoch ladder, the scaling; the best worker counts and each backend's fastest pipeline."""
@@ -172,6 +179,7 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
             (GEMM_CAPTION, tables.gemm_rates(df)),
             (LADDER_CAPTION, ladder),
             (SCALING_CAPTION, tables.scaling_table(df)),
+            (MEMORY_CAPTION, tables.memory_table(df)),
         )
         if not table.empty
     )

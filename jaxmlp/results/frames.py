@@ -16,6 +16,8 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
@@ -37,6 +39,8 @@ class Results(NamedTuple):
     captures: tuple[Path, ...]  # profiler captures (.xplane.pb)
     bisections: tuple[tuple[Path, BisectDocument], ...] = ()  # `jaxmlp sweep bisect`
     cells: tuple[tuple[Path, CellsDocument], ...] = ()  # each sweep's matrix, cell by cell
+    explanations: tuple[tuple[Path, ExplainDocument], ...] = ()  # `jaxmlp sweep explain`
+    rooflines: tuple[tuple[Path, RooflineDocument], ...] = ()  # `jaxmlp roofline`
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -85,7 +89,8 @@ def results(scan: Scan) -> Results:
         samples.append(raw)
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
-                   scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)))  # fmt: skip
+                   scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
+                   tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument)))  # fmt: skip
 
 
 def load(store: ResultsStore) -> Results:

@@ -27,11 +27,17 @@ BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder p
 DETECTOR = "detector"  # detector trials: detector-<time>/trials.json
 SCALING = "scaling"  # `jaxmlp scaling`: scaling-<time>-<backend>.json (a pytest-benchmark file)
 REPORT = "report"  # a rendered report: report-<time>/
+EXPLAIN = "explain"  # `jaxmlp sweep explain A B`: explain-<time>/explain.json, hlo.diff, hlo/, traces/
+ROOFLINE = "roofline"  # `jaxmlp roofline`: roofline-<time>.json (its ceilings and each workload's point)
+CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth, once per environment: ceilings-<time>.json
 
 TRIALS_FILE = "trials.json"
 BISECT_FILE = "bisect.json"
 CELLS_FILE = "cells.json"  # in each sweep folder: what became of every cell of the matrix
 SAMPLES_FILE = "samples.jsonl"  # in each sweep folder: its plan, then every process's sample, appended as it ends
+HLO_DIR = "hlo"  # in a sweep or explain folder: each cell's optimized HLO of each workload, gzipped
+EXPLAIN_FILE = "explain.json"  # in an explain folder: the comparison of two releases (`jaxmlp sweep explain`)
+HLO_DIFF_FILE = "hlo.diff"  # in an explain folder: the unified diff of the two canonical optimized HLOs
 INCOMPLETE_FILE = "INCOMPLETE"  # in a sweep folder whose rounds did not all run: `jaxmlp sweep resume FOLDER`
 
 
@@ -79,6 +85,11 @@ def sweep_file(label: str, flags: int = 0) -> str:
     """One cell's file inside a sweep folder: a version, run without XLA flags or with the sweep's
     ``flags``-th ``--xla-flags`` value (counting from 1)."""
     return f"jax-{label}{f'-flags{flags}' if flags else ''}.json"
+
+
+def hlo_file(label: str, flags: int, workload: str) -> str:
+    """A cell's optimized HLO of one workload, gzipped, inside a sweep (or explain) folder."""
+    return f"{HLO_DIR}/{sweep_file(label, flags).removesuffix('.json')}.{workload}.hlo.txt.gz"
 
 
 def probe_folder(number: int) -> str:

@@ -26,12 +26,24 @@ from jaxmlp.results import layout
 from jaxmlp.results.schema import Document, parse
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
-D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument)
+D = TypeVar(
+    "D",
+    BenchmarkDocument,
+    TrainDocument,
+    TrialsDocument,
+    BisectDocument,
+    CellsDocument,
+    ExplainDocument,
+    CeilingsDocument,
+    RooflineDocument,
+)
 
 
 # --- writing ----------------------------------------------------------------------------------------------------
@@ -102,8 +114,8 @@ def _umask() -> int:
     return umask
 
 
-def write_new(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to a NEW file: all of it or nothing, and never over an existing file.
+def write_new(path: str | os.PathLike[str], text: str | bytes) -> Path:
+    """Write ``text`` (or bytes) to a NEW file: all of it or nothing, and never over an existing file.
 
     The text goes to a temporary (hidden) file in the same folder, which is then linked to
     ``path`` (a hard link fails, atomically, if ``path`` exists) and removed.
@@ -112,8 +124,8 @@ def write_new(path: str | os.PathLike[str], text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a result file is as readable as any other
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         try:
@@ -131,6 +143,21 @@ def write_new(path: str | os.PathLike[str], text: str) -> Path:
 
 def write_json_new(path: str | os.PathLike[str], obj: object) -> Path:
     return write_new(path, json.dumps(obj, indent=1, allow_nan=False) + "\n")
+
+
+def write_gzip_new(path: str | os.PathLike[str], text: str) -> Path:
+    """``text`` gzipped into a NEW file (`write_new`); the folder made first. A fixed mtime: the same text
+    gives the same bytes."""
+    import gzip
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return write_new(path, gzip.compress(text.encode(), mtime=0))
+
+
+def read_gzip(path: str | os.PathLike[str]) -> str:
+    import gzip
+
+    return gzip.decompress(Path(path).read_bytes()).decode()
 
 
 def numbered(name: str, n: int) -> str:
@@ -183,6 +210,12 @@ def document_name(document: Document) -> str:
         return layout.BISECT_FILE
     if isinstance(document, CellsDocument):
         return layout.CELLS_FILE
+    if isinstance(document, ExplainDocument):
+        return layout.EXPLAIN_FILE
+    if isinstance(document, CeilingsDocument):
+        return layout.name(layout.CEILINGS, document.metadata.get("timestamp"), suffix=".json")
+    if isinstance(document, RooflineDocument):
+        return layout.name(layout.ROOFLINE, document.metadata.get("timestamp"), suffix=".json")
     return layout.TRIALS_FILE
 
 

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.programs import HLO_TEXT
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Failure, Measured, Outcome, Probed, Runner
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results import layout
 from jaxmlp.results.schema.common import JSON, SWEEP_LOG, header
 from jaxmlp.results.schema.sweep import Cell, CellsDocument, SweepDocument
-from jaxmlp.results.store import ResultsStore, new_dir, write_json_new, write_new
+from jaxmlp.results.store import ResultsStore, new_dir, write_gzip_new, write_json_new, write_new
 
 
 def to_document(label: str, processes: Sequence[ProcessResult], differs: Mapping[str, str] | None = None
@@ -36,22 +37,58 @@ def documents(measured: Measured) -> dict[str, SweepDocument]:
             for name, processes in measured.processes.items()}  # fmt: skip
 
 
+PROCESS_FACTS = ("peak_rss_bytes", "device_peak_bytes", "device_peak_why")
+
+
+def without_hlo(runner: Runner, result: ProcessResult) -> tuple[ProcessResult, dict[str, str]]:
+    """``result`` with each workload's optimized HLO text taken out (its file named in its place, ``hlo_file``),
+    and the texts by that file (relative to the folder)."""
+    texts: dict[str, str] = {}
+    workloads = {}
+    for name, times in result.workloads.items():
+        program = None if times.program is None else dict(times.program)
+        if program is not None and HLO_TEXT in program:
+            file = layout.hlo_file(runner.label, runner.flags_index, name)
+            texts[file] = program.pop(HLO_TEXT)
+            program["hlo_file"] = file
+        workloads[name] = dataclasses.replace(times, program=program)
+    return dataclasses.replace(result, workloads=workloads), texts
+
+
+def store_hlo(folder: Path, runners: Sequence[Runner], probed: Probed) -> Probed:
+    """The probes' optimized HLO texts written gzipped into ``folder`` (those already there kept), and the probed
+    cells without them."""
+    by_name = {r.name: r for r in runners}
+    reference = {}
+    for name, result in probed.reference.items():
+        reference[name], texts = without_hlo(by_name[name], result)
+        for file, text in texts.items():
+            if not (folder / file).exists():
+                write_gzip_new(folder / file, text)
+    return dataclasses.replace(probed, reference=reference)
+
+
 def cells(runners: Sequence[Runner], measured: Measured, complete: bool = True) -> CellsDocument:
-    """What became of every cell, with its file where it ran, and its failed processes."""
+    """What became of every cell, with its file where it ran, its failed processes, and what its probe process
+    found its workloads compiled."""
     found = []
     for runner in runners:
         outcome = measured.probed.outcomes[runner.name]
         ran = runner.name in measured.processes
         file = layout.sweep_file(runner.label, runner.flags_index) if ran else None
         failed = [f.reason for f in measured.failures if f.cell == runner.name]
+        probe = measured.probed.reference.get(runner.name)
+        programs = {} if probe is None else {w: dict(t.program) for w, t in probe.workloads.items() if t.program}
+        process = {} if probe is None else {k: probe.metadata[k] for k in PROCESS_FACTS if k in probe.metadata}
         found.append(Cell(runner.label, runner.xla_flags, outcome.status, file, outcome.note, len(failed),
-                          failed[-1] if failed else ""))  # fmt: skip
+                          failed[-1] if failed else "", programs, process))  # fmt: skip
     return CellsDocument(tuple(found), complete, float("nan") if measured.limit is None else measured.limit)
 
 
 def write_files(folder: Path, runners: Sequence[Runner], measured: Measured, complete: bool = True) -> None:
-    """Each cell's file and ``cells.json`` into ``folder``."""
+    """Each cell's file, its probe's optimized HLO (gzipped) and ``cells.json`` into ``folder``."""
     by_name = {r.name: r for r in runners}
+    measured = dataclasses.replace(measured, probed=store_hlo(folder, runners, measured.probed))
     for name, doc in documents(measured).items():
         runner = by_name[name]
         write_json_new(folder / layout.sweep_file(runner.label, runner.flags_index), doc.to_json())
@@ -85,7 +122,8 @@ class Plan:
                 "measured": list(self.probed.runners), "seconds": self.probed.seconds,
                 "outcomes": {k: dataclasses.asdict(v) for k, v in self.probed.outcomes.items()},
                 "differs": self.differs, "processes": self.matrix.processes, "xla_flags": list(self.matrix.xla_flags),
-                "tolerance": self.matrix.tolerance, "timeout": self.matrix.timeout, "limit": self.limit}  # fmt: skip
+                "tolerance": self.matrix.tolerance, "timeout": self.matrix.timeout, "limit": self.limit,
+                "reference": {k: v.to_json() for k, v in self.probed.reference.items()}}  # fmt: skip
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Plan:
@@ -93,8 +131,10 @@ class Plan:
         runners = tuple(Runner(r["label"], r["python"], measuring, r["xla_flags"], r["flags_index"])
                         for r in doc["runners"])  # fmt: skip
         by_name = {r.name: r for r in runners}
+        reference = {k: ProcessResult.from_json(v) for k, v in (doc.get("reference") or {}).items()}
         probed = Probed({name: by_name[name] for name in doc["measured"]},
-                        {k: Outcome(**v) for k, v in doc["outcomes"].items()}, dict(doc["seconds"]), {})  # fmt: skip
+                        {k: Outcome(**v) for k, v in doc["outcomes"].items()}, dict(doc["seconds"]),
+                        reference)  # fmt: skip
         matrix = Matrix(processes=int(doc["processes"]), xla_flags=tuple(doc["xla_flags"]),
                         tolerance=float(doc["tolerance"]), timeout=doc["timeout"])  # fmt: skip
         return cls(runners, probed, dict(doc["differs"]), matrix, float(doc["limit"]))
@@ -129,7 +169,8 @@ class RunLog:
             os.fsync(f.fileno())
 
     def start(self, plan: Plan) -> None:
-        self._append(plan.to_json())
+        """The plan first in the log; its probes' optimized HLO into the folder, gzipped, and out of the log."""
+        self._append(dataclasses.replace(plan, probed=store_hlo(self.folder, plan.runners, plan.probed)).to_json())
 
     def record(self, cell: str, round_: int, sample: ProcessResult | Failure) -> None:
         self._append(sample.to_json() if isinstance(sample, Failure) else

@@ -13,7 +13,7 @@ from jaxmlp import registry
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results.frames import sweep_rows
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.sweep import Cell, CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.tables import shows
 from jaxmlp.stats import Comparison, compare
@@ -181,6 +181,29 @@ def cells_table(doc: CellsDocument) -> pd.DataFrame:
     """A sweep's cells that did not run, or that XLA warned about: the release, its flags, what became of it."""
     rows = [(c.label, c.xla_flags, c.status, c.note) for c in doc.cells if c.status != "ok" or c.note]
     return pd.DataFrame(rows, columns=["release", "xla_flags", "status", "xla_said"])
+
+
+def flag_support(cell: Cell) -> str:
+    """Whether a cell's release took its XLA flags, in words: ``accepted``, ``ignored: ...`` (XLA's warning that it
+    no longer supports it), ``unknown in V``, or what else stopped its probe."""
+    if cell.status == "ok":
+        return f"ignored: {cell.note}" if "no longer supported" in cell.note else "accepted"
+    if cell.status.startswith("flag unknown"):
+        return cell.status.split(" (", 1)[0]
+    return cell.status
+
+
+def flags_table(doc: CellsDocument) -> pd.DataFrame:
+    """For every ``--xla-flags`` value, whether each release accepts it: a row a value, a column a release (oldest
+    first); empty for a sweep without XLA flags."""
+    flagged = [c for c in doc.cells if c.xla_flags]
+    if not flagged:
+        return pd.DataFrame()
+    releases = sorted(dict.fromkeys(c.label for c in flagged), key=registry.version_key)
+    values = list(dict.fromkeys(c.xla_flags for c in flagged))
+    by = {(c.xla_flags, c.label): flag_support(c) for c in flagged}
+    return pd.DataFrame([[value, *(by.get((value, r), "-") for r in releases)] for value in values],
+                        columns=["xla_flags", *releases])  # fmt: skip
 
 
 BISECT_COLUMNS = ["probe", "from", "to", "from_median_s", "to_median_s", "ratio", "ci_low", "ci_high", "p_slower",

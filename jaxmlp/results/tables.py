@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.registry import ALPHA, THRESHOLD, Benchmark
+from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
 from jaxmlp.results.frames import query
 from jaxmlp.stats import INVALID, compare
 from jaxmlp.units import flop_rate
@@ -394,6 +394,34 @@ def compare_samples(baseline: Mapping[str, list[float]], new: Mapping[str, list[
         rows.append({"benchmark": name, **comparison._asdict(), "verdict": comparison.describe(),
                      "valid": comparison.verdict != INVALID})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each benchmark's median time beside its peak memory (host resident set, and the device's peak where the
+    backend keeps one): empty for runs written before benchmarks recorded memory."""
+    if "peak_rss_bytes" not in runs or runs["peak_rss_bytes"].isna().all():
+        return pd.DataFrame()
+    rows = runs[runs["peak_rss_bytes"].notna()]
+    out = pd.DataFrame(
+        {"benchmark": rows["name"], "median_s": rows["median"], "peak_rss_bytes": rows["peak_rss_bytes"]}
+    )
+    if "device_peak_bytes" in rows and rows["device_peak_bytes"].notna().any():
+        out["device_peak_bytes"] = rows["device_peak_bytes"]
+    return out.sort_values("peak_rss_bytes", ascending=False).reset_index(drop=True)
+
+
+def compare_memory(baseline: Mapping[str, float], new: Mapping[str, float],
+                   threshold: float = MEMORY_THRESHOLD) -> pd.DataFrame:  # fmt: skip
+    """Peak memory, benchmark by benchmark on both sides: the ratio new / baseline, flagged ``memory regression``
+    beyond 1 + ``threshold`` (``memory improvement`` below 1 / (1 + threshold)), else ``no change``."""
+    rows = []
+    for name in sorted(set(baseline) & set(new)):
+        a, b = float(baseline[name]), float(new[name])
+        r = b / a if a > 0 else float("nan")
+        verdict = ("memory regression" if r > 1 + threshold else
+                   "memory improvement" if r < 1 / (1 + threshold) else "no change")  # fmt: skip
+        rows.append({"benchmark": name, "baseline_bytes": a, "new_bytes": b, "ratio": r, "verdict": verdict})
+    return pd.DataFrame(rows, columns=["benchmark", "baseline_bytes", "new_bytes", "ratio", "verdict"])
 
 
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:

@@ -168,9 +168,10 @@ def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = p
     for runner in runners:
         start = time.monotonic()
         try:
-            result = run_worker(runner, pythonpath, workers.FIRST_SECONDS if timeout is None else timeout)
+            result = run_worker(dataclasses.replace(runner, measuring=runner.measuring.probing()), pythonpath,
+                                workers.FIRST_SECONDS if timeout is None else timeout)  # fmt: skip
         except UnknownFlag as e:
-            why = f"flag unknown to this release ({e})"
+            why = f"flag unknown in {runner.label} ({e})"
             say(f"  {runner.name}: not measured: {why}")
             outcomes[runner.name] = Outcome(why)
             continue

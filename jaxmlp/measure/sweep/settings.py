@@ -39,6 +39,8 @@ class Measuring:
     calls: int = 50
     pin_cpu: int | None = None
     inject_slowdown: float = 0.0
+    program_facts: bool = False  # also record what each workload compiled (`jaxmlp.measure.programs`): the probe's
+    profile_dir: str | None = None  # also trace a few calls of each workload into <profile_dir>/<workload>
 
     def __post_init__(self) -> None:
         errors.at_least("--epochs", self.epochs, 2, "the first epoch is recorded apart from the steady state")
@@ -74,6 +76,10 @@ class Measuring:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Measuring:
         return cls(**{**doc, "workloads": tuple(doc.get("workloads") or ())})
+
+    def probing(self) -> Measuring:
+        """The same, for a cell's probe process: what each workload compiled recorded too."""
+        return replace(self, program_facts=True)
 
 
 def _absolute(spec: str) -> str:

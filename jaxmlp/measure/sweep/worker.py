@@ -6,13 +6,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import programs
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.settings import Measuring, is_builtin
 from jaxmlp.measure.workers import serve
@@ -69,7 +72,36 @@ def measure_process(measuring: Measuring) -> ProcessResult:
     for name in measuring.names:  # in the order given
         n = measuring.epochs if name in SWEEP_PIPELINES else measuring.calls
         times[name] = w.measure(made[name], n, lambda fn: timed_with_hook(fn, measuring.inject_slowdown))
+    meta.update(programs.process_facts(device, jax.__version__))  # before the facts' compiles add to it
+    if measuring.program_facts:
+        for name in measuring.names:
+            facts = programs.workload_facts(made[name].program_list(), jax.__version__)
+            times[name] = dataclasses.replace(times[name], program=facts)
+    if measuring.profile_dir:
+        for name in measuring.names:
+            traced(made[name], min(n_calls(measuring, name), PROFILED_CALLS), Path(measuring.profile_dir) / name)
     return ProcessResult(meta, times)
+
+
+PROFILED_CALLS = 5
+"""The most calls of a workload traced when a profile is asked (`jaxmlp sweep explain`)."""
+
+
+def n_calls(measuring: Measuring, name: str) -> int:
+    return measuring.epochs if name in SWEEP_PIPELINES else measuring.calls
+
+
+def traced(workload: Any, calls: int, folder: Path) -> None:
+    """``calls`` calls of ``workload`` (compiled and called before) inside one XLA profiler trace into ``folder``,
+    as `jaxmlp profile` captures them; each call waits for its result."""
+    import jax
+
+    fn = jax.jit(workload.fn) if workload.compile is None else workload.fn
+    jax.block_until_ready(fn(*workload.args))  # type: ignore[no-untyped-call]  # compiled outside the trace
+    folder.mkdir(parents=True, exist_ok=True)
+    with jax.profiler.trace(str(folder)):
+        for _ in range(calls):
+            jax.block_until_ready(fn(*workload.args))  # type: ignore[no-untyped-call]
 
 
 def _measure(measuring: Measuring) -> ProcessResult:

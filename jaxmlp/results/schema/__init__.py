@@ -9,7 +9,9 @@ then the kind's module types it. No pandas here.
 - `sweep`: one cell of a version sweep (a pytest-benchmark file whose samples are processes), and ``cells.json``;
 - `bisect`: `jaxmlp sweep bisect`'s answer and probes;
 - `train`: `jaxmlp train --json`, a record per epoch;
-- `trials`: the regression detector's trials.
+- `trials`: the regression detector's trials;
+- `explain`: `jaxmlp sweep explain A B`, two releases of one workload compared;
+- `roofline`: this machine's ceilings (kept once per environment) and `jaxmlp roofline`'s points.
 """
 
 from __future__ import annotations
@@ -20,13 +22,35 @@ from typing import Any
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.common import BENCH, BISECT, CELLS, SCALING, SWEEP, TRAIN, TRIALS
+from jaxmlp.results.schema.common import (
+    BENCH,
+    BISECT,
+    CEILINGS,
+    CELLS,
+    EXPLAIN,
+    ROOFLINE,
+    SCALING,
+    SWEEP,
+    TRAIN,
+    TRIALS,
+)
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.upgrade import upgrade
 
-Document = BenchmarkDocument | TrainDocument | TrialsDocument | BisectDocument | CellsDocument
+Document = (
+    BenchmarkDocument
+    | TrainDocument
+    | TrialsDocument
+    | BisectDocument
+    | CellsDocument
+    | ExplainDocument
+    | CeilingsDocument
+    | RooflineDocument
+)
 
 
 def parse(raw: object) -> Document:
@@ -50,5 +74,11 @@ def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
         return TrialsDocument.from_json(doc)
     if kind == BISECT:
         return BisectDocument.from_json(doc)
+    if kind == CEILINGS:
+        return CeilingsDocument.from_json(doc)
+    if kind == ROOFLINE:
+        return RooflineDocument.from_json(doc)
+    if kind == EXPLAIN:
+        return ExplainDocument.from_json(doc)
     assert kind == CELLS
     return CellsDocument.from_json(doc)

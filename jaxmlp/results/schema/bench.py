@@ -144,6 +144,16 @@ class BenchmarkDocument:
         """What the numbers were measured on (`MACHINE`): two documents whose machines differ compare them too."""
         return tuple(f"{key} {self.metadata.get(key)}" for key in MACHINE)
 
+    def peak_memory(self) -> dict[str, float]:
+        """Each benchmark's peak host memory (``extra_info["peak_rss_bytes"]``) by full name; those without it (runs
+        before benchmarks recorded memory) left out. Several files of one benchmark: the highest peak."""
+        out: dict[str, float] = {}
+        for bench in self.benchmarks:
+            peak = bench.extra_info.get("peak_rss_bytes")
+            if isinstance(peak, (int, float)):
+                out[bench.name] = max(float(peak), out.get(bench.name, 0.0))
+        return out
+
     def samples(self) -> dict[str, list[float]]:
         """Raw samples by full benchmark name; a benchmark without them is a `JaxmlpError` saying how to get them."""
         out: dict[str, list[float]] = {}

@@ -77,11 +77,16 @@ class Cell:
 
     label: str
     xla_flags: str
-    status: str  # "ok", or the reason the cell was not measured ("flag unknown to this release: ...")
+    status: str  # "ok", or the reason the cell was not measured ("flag unknown in 0.4.30 (...)")
     file: str | None  # its sweep document, relative to the sweep's folder
     note: str = ""  # e.g. XLA's warning that a flag is no longer supported (and ignored)
     failed: int = 0  # processes of this cell that gave no sample (a crash, or past the time limit)
     failure: str = ""  # the last one's reason
+    programs: Mapping[str, Any] = field(default_factory=dict)
+    """What each workload compiled, from the cell's probe process (`jaxmlp.measure.programs`): HLO fingerprint and
+    file (``hlo_file``, relative to the folder), operations, costs, memory, compile split; {} before 2026-12-05."""
+    process: Mapping[str, Any] = field(default_factory=dict)
+    """The probe process's peak resident memory (``peak_rss_bytes``) and device peak (or why there is none)."""
 
 
 @dataclass(frozen=True)

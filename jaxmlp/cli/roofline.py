@@ -1,0 +1,97 @@
+"""``jaxmlp roofline``: each workload (the built-ins and any ``--workload file.py:make``) against this machine's two
+ceilings, its FLOP rate and memory bandwidth; the ceilings measured once per environment and kept in the results
+folder (``ceilings-<time>.json``), the points in ``roofline-<time>.json`` with a figure beside it."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from jaxmlp.cli import options
+from jaxmlp.measure import ceilings as measured_ceilings
+from jaxmlp.measure.environment import metadata
+from jaxmlp.measure.programs import HLO_TEXT
+from jaxmlp.measure.sweep.settings import Measuring
+from jaxmlp.measure.sweep.worker import measure_process
+from jaxmlp.report.display import readable
+from jaxmlp.report.plots import roofline_png
+from jaxmlp.report.text import text_table
+from jaxmlp.results import layout
+from jaxmlp.results.roofline import points
+from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument, environment_of
+from jaxmlp.results.store import ResultsStore, check_folder, write_new
+from jaxmlp.units import flop_rate, size
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Measure this machine's FLOP rate (the best of a few float32 matmuls in XLA) and memory "
+                          "bandwidth (STREAM-like kernels in XLA, and numpy's for comparison) once per environment, "
+                          "then put each workload on the roofline: arithmetic intensity from XLA's cost analysis, "
+                          "attainable time = max(flops / FLOP rate, bytes / bandwidth), measured / attainable and "
+                          "which ceiling binds.")  # fmt: skip
+    options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.OUT)
+    parser.add_argument("--remeasure-ceilings", action="store_true",
+                        help="measure the ceilings again even where this environment's are kept")  # fmt: skip
+    parser.set_defaults(run=run)
+
+
+def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Path, CeilingsDocument] | None:
+    """The newest ceilings kept in ``store`` for this environment (same host, CPU, cores, release, device)."""
+    if not store.folder.is_dir():
+        return None
+    found = [(p, d) for p, d in store.scan().of(CeilingsDocument) if environment_of(d.metadata) == environment]
+    return max(found, key=lambda item: layout.stamp_in(item[0])) if found else None
+
+
+def run(args: argparse.Namespace) -> int:
+    store = ResultsStore(check_folder(args.out, "--out"))
+    device = jax.devices()[0]
+    meta = {**metadata(device), "backend": device.platform}
+    environment = environment_of(meta)
+    kept = None if args.remeasure_ceilings else kept_ceilings(store, environment)
+    if kept is None:
+        print("Measuring this environment's ceilings (matmuls of 1024³ to 3072³, STREAM over 128 MiB arrays)")
+        ceilings = CeilingsDocument(meta, measured_ceilings.measure(device))
+        path = store.save(ceilings)
+        print(f"Kept them in {path}")
+    else:
+        path, ceilings = kept
+        print(f"This environment's ceilings, kept in {path}")
+    c = ceilings.ceilings
+    numpy = c["numpy_bytes_per_second"]
+    print(f"FLOP rate {flop_rate(c['flops_per_second'])} (XLA, {c['best_shape']}); bandwidth "
+          f"{size(c['bytes_per_second'])}/s (XLA {c['best_kernel']}; numpy copy {size(numpy['copy'])}/s, triad "
+          f"{size(numpy['triad'])}/s)")  # fmt: skip
+    measuring = Measuring(tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs,
+                          args.calls, program_facts=True)  # fmt: skip
+    result = measure_process(measuring)
+    workloads = {}
+    for name, times in result.workloads.items():
+        program = {k: v for k, v in (times.program or {}).items() if k != HLO_TEXT}
+        workloads[name] = {**program, "steady_seconds": times.steady_seconds}
+    found = points(workloads, c)
+    settings = {**dataclasses.asdict(measuring), "workloads": list(measuring.names)}
+    doc = RooflineDocument(meta, c, str(path), found, settings)
+    saved = store.save(doc)
+    figure = write_new(saved.with_suffix(".png"), roofline_png(doc))
+    print(f"\n{text_table(readable(roofline_table(doc), {'attainable_seconds': 's', 'measured_seconds': 's'}))}")
+    for name, p in doc.points.items():
+        if p.get("note"):
+            print(f"{name}: {p['note']}")
+    print(f"\nWrote {saved} and {figure}")
+    return 0
+
+
+def roofline_table(doc: RooflineDocument) -> Any:
+    import pandas as pd
+
+    rows = []
+    for name, p in doc.points.items():
+        rows.append({"workload": name, "intensity": p.get("intensity"), "binds": p.get("binds", p.get("why")),
+                     "attainable_seconds": p.get("attainable_seconds"), "measured_seconds": p.get("measured_seconds"),
+                     "x_attainable": p.get("x_attainable")})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,0 +1,83 @@
+"""This machine's two ceilings, for the roofline: the FLOP rate (the best of a few float32 matmul sizes in XLA,
+`jaxmlp.measure.floor.gemm`) and the memory bandwidth (STREAM-like kernels over arrays far larger than the caches:
+in XLA, the roofline's ceiling, and in numpy's, for comparison).
+
+Bytes are counted as STREAM counts them: what the kernel must read and write (scale ``b = s * c``: 2 arrays;
+triad ``a = b + s * c``: 3 arrays), whatever extra traffic an implementation makes (numpy's triad makes a pass
+more: its rate is a lower bound of the machine's).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from jaxmlp.measure import floor
+
+MATMUL_SIZES = (1024, 2048, 3072)
+"""The square float32 products whose best rate is the FLOP ceiling."""
+STREAM_ELEMENTS = 2**25
+"""float32 elements per STREAM array: 128 MiB each, far beyond any CPU's caches."""
+
+
+def _median_seconds(call: Callable[[], Any], repeats: int) -> float:
+    call()  # compile, fault the pages in
+    times = []
+    for _ in range(max(1, repeats)):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def flop_ceiling(device: Any, sizes: Sequence[int] = MATMUL_SIZES, repeats: int = 5) -> dict[str, Any]:
+    """XLA's float32 matmul rate at each size (FLOP/s, median of ``repeats``), and the best: the FLOP ceiling."""
+    rates = {}
+    for n in sizes:
+        product = floor.gemm("xla", "f32", (n, n, n), device)
+        rates[f"{n}x{n}x{n}"] = floor.gemm_flops_per_second(product, repeats)
+    best = max(rates, key=lambda k: rates[k])
+    return {"flops_per_second": rates[best], "best_shape": best, "matmul_flops_per_second": rates}
+
+
+def _xla_kernels(device: Any, n: int) -> dict[str, tuple[Callable[[], Any], int]]:
+    import jax
+
+    rng = np.random.default_rng(0)
+    b, c = (jax.device_put(rng.standard_normal(n, np.float32), device) for _ in range(2))
+    s = np.float32(3.0)
+    scale = jax.jit(lambda c: s * c).lower(c).compile()
+    triad = jax.jit(lambda b, c: b + s * c).lower(b, c).compile()
+    return {"scale": ((lambda: jax.block_until_ready(scale(c))), 2 * 4 * n),  # type: ignore[no-untyped-call]
+            "triad": ((lambda: jax.block_until_ready(triad(b, c))), 3 * 4 * n)}  # type: ignore[no-untyped-call]  # fmt: skip
+
+
+def _numpy_kernels(n: int) -> dict[str, tuple[Callable[[], Any], int]]:
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(n, np.float32) for _ in range(3))
+    s = np.float32(3.0)
+
+    def triad() -> None:
+        np.multiply(c, s, out=a)
+        np.add(a, b, out=a)
+
+    return {"copy": ((lambda: np.copyto(a, c)), 2 * 4 * n), "scale": ((lambda: np.multiply(c, s, out=b)), 2 * 4 * n),
+            "triad": (triad, 3 * 4 * n)}  # fmt: skip
+
+
+def bandwidth(device: Any, n: int = STREAM_ELEMENTS, repeats: int = 5) -> dict[str, Any]:
+    """Bytes per second of each STREAM kernel in XLA and in numpy; the best of XLA's is the bandwidth ceiling."""
+    xla = {name: nbytes / _median_seconds(call, repeats) for name, (call, nbytes) in _xla_kernels(device, n).items()}
+    numpy = {name: nbytes / _median_seconds(call, repeats) for name, (call, nbytes) in _numpy_kernels(n).items()}
+    best = max(xla, key=lambda k: xla[k])
+    return {"bytes_per_second": xla[best], "best_kernel": best, "xla_bytes_per_second": xla,
+            "numpy_bytes_per_second": numpy, "stream_elements": n}  # fmt: skip
+
+
+def measure(device: Any, repeats: int = 5) -> dict[str, Any]:
+    """Both ceilings of ``device``."""
+    return {**flop_ceiling(device, repeats=repeats), **bandwidth(device, repeats=repeats)}

@@ -1,0 +1,56 @@
+"""Peak memory of what a benchmark ran: this process's resident set at its highest, and the device's peak.
+
+Linux keeps a process's peak resident set (``VmHWM`` in ``/proc/self/status``) and lets the process reset it
+(writing ``5`` to ``/proc/self/clear_refs``), so each benchmark's peak is its own. Where that cannot be done the
+peak is the process's since it started (``getrusage``), and the record says so (``peak_rss_scope``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jaxmlp import compat
+from jaxmlp.measure.programs import peak_rss_bytes
+
+STATUS = Path("/proc/self/status")
+CLEAR_REFS = Path("/proc/self/clear_refs")
+
+SCOPE_BENCHMARK = "this benchmark (peak reset before it)"
+SCOPE_PROCESS = "the process since it started (the peak could not be reset here)"
+
+
+def reset_peak() -> bool:
+    """Reset this process's peak resident set to its current one; False where the system does not allow it."""
+    try:
+        CLEAR_REFS.write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def current_peak(status: str | None = None) -> int | None:
+    """``VmHWM`` of ``/proc/self/status`` (or of ``status``, its text) in bytes; None where there is none."""
+    try:
+        text = STATUS.read_text() if status is None else status
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024  # kB
+    return None
+
+
+def peak_facts(was_reset: bool, device: Any | None = None) -> dict[str, Any]:
+    """What a benchmark records of its memory (`extra_info`): its peak resident set and that peak's scope, and
+    the device's peak bytes in use where the backend keeps it (else why not)."""
+    peak = current_peak() if was_reset else None
+    facts: dict[str, Any] = {"peak_rss_bytes": peak if peak is not None else peak_rss_bytes(),
+                             "peak_rss_scope": SCOPE_BENCHMARK if peak is not None else SCOPE_PROCESS}  # fmt: skip
+    if device is not None:
+        stats = compat.device_memory_stats(device)
+        if stats and "peak_bytes_in_use" in stats:
+            facts["device_peak_bytes"] = int(stats["peak_bytes_in_use"])  # since the process started: JAX has no reset
+        else:
+            facts["device_peak_why"] = f"not available on {device.platform}: the backend keeps no memory_stats() peak"
+    return facts

@@ -1,0 +1,109 @@
+"""What a workload compiled, and what its process held: the facts a sweep cell records from one of its processes.
+
+For each workload: the fingerprint of its optimized HLO (`jaxmlp.hlo`: the same program in any release gives the
+same one) and the text itself (the caller stores it compressed), its operations and fusion kinds, XLA's cost
+analysis (flops, bytes accessed, transcendentals) and memory analysis (argument, output, temp, generated-code
+bytes), and its compile time split into trace+lower and XLA's compile. For the process: its peak resident memory
+(``resource.getrusage``) and the device's peak bytes in use where the backend keeps it (``memory_stats()``).
+
+A fact a release cannot give is named in ``not_available`` ("not available in 0.4.30: ..."), never a failure.
+Runs in the release environments: no torch, no pandas.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from jaxmlp import compat, hlo
+
+HLO_TEXT = "hlo_text"
+"""The key of the optimized HLO text in a worker's facts: sent to the parent, stored apart (compressed), never in
+the results' JSON."""
+
+COST_FIELDS = {"flops": "flops", "bytes_accessed": "bytes accessed", "transcendentals": "transcendentals"}
+MEMORY_FIELDS = ("argument_bytes", "output_bytes", "temp_bytes", "generated_code_bytes")
+
+
+class Program(NamedTuple):
+    """One program a workload runs: ``jitted.lower(*args)``, run ``runs`` times in one call of the workload (the
+    batched epoch runs its step once a batch; XLA's cost analysis counts a loop body once, so a scan over N batches
+    counts N). The first of a workload's programs is its main one: the one whose
+    HLO is fingerprinted and stored."""
+
+    name: str
+    jitted: Any
+    args: tuple[Any, ...]
+    runs: int = 1
+
+
+def program_facts(program: Program, version: str) -> dict[str, Any]:
+    """One program compiled afresh: its HLO (text and fingerprint), operations, costs, memory and compile split."""
+    import jax
+
+    jax.clear_caches()  # type: ignore[no-untyped-call]  # a real compile, not a cache hit
+    compiled, lower_seconds, compile_seconds = compat.lower_and_compile(program.jitted, program.args)
+    missing: dict[str, str] = {}
+    facts: dict[str, Any] = {"name": program.name, "runs": program.runs, "trace_lower_seconds": lower_seconds,
+                             "xla_compile_seconds": compile_seconds}  # fmt: skip
+    costs = compat.cost_analysis(compiled)
+    for key, field in COST_FIELDS.items():
+        value = costs.get(field)
+        if value is None or value < 0:  # XLA says -1 for what it could not count
+            missing[key] = f"not available in {version}: cost_analysis() gives no {field!r}"
+        else:
+            facts[key] = float(value)
+    memory = compat.memory_analysis(compiled)
+    for key in MEMORY_FIELDS:
+        if key in memory:
+            facts[key] = memory[key]
+        else:
+            missing[key] = f"not available in {version}: memory_analysis() gives no {key}"
+    text = compat.optimized_hlo(compiled)
+    if text is None:
+        missing["hlo"] = f"not available in {version}: Compiled.as_text() gives no optimized HLO"
+    else:
+        facts[HLO_TEXT] = text
+        facts["hlo_fingerprint"] = hlo.fingerprint(text)
+        facts["operations"] = dict(sorted(hlo.operations(text).items()))
+    facts["not_available"] = missing
+    return facts
+
+
+def workload_facts(programs: Sequence[Program], version: str) -> dict[str, Any]:
+    """A workload's facts: its main program's (`program_facts`), with every program's flops and bytes and their
+    totals for one call of the workload (each times its runs) and the compile time of them all."""
+    if not programs:
+        return {"not_available": {"program": "the workload names no program (a make() returning a Workload without "
+                                  "programs)"}}  # fmt: skip
+    each = [program_facts(p, version) for p in programs]
+    main = dict(each[0])
+    main["programs"] = [{k: f.get(k) for k in ("name", "runs", "flops", "bytes_accessed")} for f in each]
+    for key in ("flops", "bytes_accessed"):
+        if all(key in f for f in each):
+            main[f"{key}_per_call"] = sum(f[key] * f["runs"] for f in each)
+    main["trace_lower_seconds"] = sum(f["trace_lower_seconds"] for f in each)
+    main["xla_compile_seconds"] = sum(f["xla_compile_seconds"] for f in each)
+    return main
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set so far (``getrusage``: kilobytes on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def device_peak(device: Any, version: str) -> dict[str, Any]:
+    """The device's peak bytes in use (``memory_stats()["peak_bytes_in_use"]``), or why there is none."""
+    stats = compat.device_memory_stats(device)
+    if stats is None or "peak_bytes_in_use" not in stats:
+        return {"device_peak_why": f"not available in {version} on {device.platform}: the backend keeps no "
+                                   "memory_stats() peak"}  # fmt: skip
+    return {"device_peak_bytes": int(stats["peak_bytes_in_use"])}
+
+
+def process_facts(device: Any, version: str) -> dict[str, Any]:
+    """What the process held at its end: its peak resident memory and the device's peak."""
+    return {"peak_rss_bytes": peak_rss_bytes(), **device_peak(device, version)}

@@ -1,0 +1,109 @@
+"""Two releases of one workload compared (`jaxmlp sweep explain A B`): pure functions from what their processes
+recorded (`jaxmlp.measure.programs` facts, the optimized HLO texts, the traces' events) to an `ExplainDocument`.
+
+First, whether the optimized HLO is the same (`jaxmlp.hlo`'s canonical form: names and metadata aside). Where it
+differs: the operations and fusion kinds added or removed, the change in flops, bytes and memory, and a unified
+diff of the two canonical texts. Where it is the same, the change (if any) is below HLO, and the evidence is each
+operation's time in one profiled process per release, matched by its canonical name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import hlo
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.results.schema.explain import Change, ExplainDocument, OpTime
+from jaxmlp.results.traces import op_events
+
+QUANTITIES = ("flops_per_call", "bytes_accessed_per_call", "flops", "bytes_accessed", "transcendentals",
+              "argument_bytes", "output_bytes", "temp_bytes", "generated_code_bytes", "trace_lower_seconds",
+              "xla_compile_seconds")  # fmt: skip
+"""The program facts compared, in the order shown (per call: each program times its runs in one call)."""
+
+
+def program_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[Change, ...]:
+    """Each quantity either program has, in A and in B."""
+    return tuple(Change(q, a.get(q), b.get(q)) for q in QUANTITIES if q in a or q in b)
+
+
+def operation_changes(a: Mapping[str, int], b: Mapping[str, int]) -> tuple[tuple[str, int, int], ...]:
+    """The operations (and fusion kinds) whose count differs: (op, count in A, count in B), largest change first."""
+    ops = sorted(set(a) | set(b), key=lambda op: (-abs(b.get(op, 0) - a.get(op, 0)), op))
+    return tuple((op, a.get(op, 0), b.get(op, 0)) for op in ops if a.get(op, 0) != b.get(op, 0))
+
+
+def hlo_diff(text_a: str, text_b: str, a: str, b: str) -> list[str]:
+    """The unified diff of the two canonical optimized HLOs (names renamed in order, metadata dropped)."""
+    return list(difflib.unified_diff(hlo.canonical(text_a).splitlines(), hlo.canonical(text_b).splitlines(),
+                                     f"{a} (canonical optimized HLO)", f"{b} (canonical optimized HLO)",
+                                     lineterm="", n=2))  # fmt: skip
+
+
+def op_seconds(events: pd.DataFrame, names: Mapping[str, str], calls: int) -> dict[str, tuple[str, float]]:
+    """Each operation of a trace by its canonical name: (its name in the trace, its seconds per traced call). Events
+    that name no instruction of the program (the runtime's own) are left out."""
+    ops = op_events(events)
+    total = ops.groupby("name")["duration_ns"].sum()
+    return {names[str(name)]: (str(name), float(ns) / 1e9 / calls) for name, ns in total.items() if str(name) in names}
+
+
+def op_times(a: Mapping[str, tuple[str, float]], b: Mapping[str, tuple[str, float]]) -> tuple[OpTime, ...]:
+    """Both releases' operations side by side, the biggest change in time first."""
+    rows = [OpTime(op, a[op][0] if op in a else None, b[op][0] if op in b else None,
+                   a[op][1] if op in a else None, b[op][1] if op in b else None)
+            for op in set(a) | set(b)]  # fmt: skip
+    return tuple(sorted(rows, key=lambda r: (-abs((r.b_seconds or 0.0) - (r.a_seconds or 0.0)), r.op)))
+
+
+def main_program(result: ProcessResult, workload: str) -> Mapping[str, Any]:
+    times = result.workloads.get(workload)
+    return (times.program if times is not None else None) or {}
+
+
+def explanation(workload: str, a: str, b: str, processes: Mapping[str, Sequence[ProcessResult]],
+                texts: Mapping[str, str | None], events: Mapping[str, pd.DataFrame | None], traced_calls: int,
+                metadata: Mapping[str, Any], settings: Mapping[str, Any], diff_file: str | None = None,
+                diff_lines: int = 0) -> ExplainDocument:  # fmt: skip
+    """The comparison of ``a`` and ``b``: ``processes`` each release ran (the first with its program's facts),
+    their optimized HLO ``texts`` (None: not available), their traces' ``events`` (None: no trace)."""
+    facts = {label: main_program(processes[label][0], workload) for label in (a, b)}
+    fingerprints = {label: facts[label].get("hlo_fingerprint") for label in (a, b)}
+    steady = {label: tuple(p.workloads[workload].steady_seconds for p in processes[label]) for label in (a, b)}
+    notes = [f"{label}: {fact}: {why}" for label in (a, b)
+             for fact, why in (facts[label].get("not_available") or {}).items()]  # fmt: skip
+    same = None if None in fingerprints.values() else fingerprints[a] == fingerprints[b]
+    for label in (a, b):
+        if (facts[label].get("operations") or {}).get("custom-call"):
+            notes.append(f"{label}: its program has custom-call operations (library kernels: matmuls through "
+                         "Eigen or oneDNN in older releases), whose flops XLA's cost analysis does not count: its "
+                         "flops are a lower bound")  # fmt: skip
+    operations: tuple[tuple[str, int, int], ...] = ()
+    if same is False:
+        operations = operation_changes(facts[a].get("operations") or {}, facts[b].get("operations") or {})
+    per_op: dict[str, dict[str, tuple[str, float]]] = {}
+    for label in (a, b):
+        text, found = texts.get(label), events.get(label)
+        if text is None or found is None:
+            notes.append(f"{label}: no operation times: " + ("no optimized HLO to name the operations by"
+                                                          if text is None else "no trace"))  # fmt: skip
+            continue
+        per_op[label] = op_seconds(found, hlo.canonical_names(text), traced_calls)
+        if not per_op[label]:
+            notes.append(f"{label}: its trace has no per-operation events (XLA:CPU before its thunk runtime, "
+                         "jaxlib 0.4.32, runs a program as one compiled function): no operation times")  # fmt: skip
+    table = op_times(per_op.get(a, {}), per_op.get(b, {})) if per_op.get(a) and per_op.get(b) else ()
+    return ExplainDocument(dict(metadata), workload, a, b, fingerprints, steady,
+                           program_changes(facts[a], facts[b]), operations, table, diff_file, diff_lines,
+                           tuple(notes), dict(settings))  # fmt: skip
+
+
+def median_ratio(doc: ExplainDocument) -> float | None:
+    """B's median steady state over A's."""
+    a, b = doc.steady.get(doc.a), doc.steady.get(doc.b)
+    return statistics.median(b) / statistics.median(a) if a and b else None

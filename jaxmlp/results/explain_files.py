@@ -1,0 +1,86 @@
+"""`explain`: run an explanation of two releases and file it; the one function `jaxmlp sweep explain`, the bisection's
+answer and a timeline's change points call (`jaxmlp.results.explain` compares; `jaxmlp.measure.sweep.explain` runs).
+
+Its folder, ``explain-<time>/``: ``explain.json`` (`ExplainDocument`), ``hlo/`` (each release's optimized HLO,
+gzipped), ``hlo.diff`` where the two differ, and ``traces/<release>/`` (a TensorBoard logdir each).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from jaxmlp.measure.environment import metadata
+from jaxmlp.measure.programs import HLO_TEXT
+from jaxmlp.measure.sweep import explain as running
+from jaxmlp.measure.sweep.matrix import Say
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.measure.workload import workload_name
+from jaxmlp.results import layout
+from jaxmlp.results.explain import explanation, hlo_diff
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.store import ResultsStore, write_gzip_new, write_json_new, write_new
+from jaxmlp.results.sweep_files import RunLog
+from jaxmlp.results.traces import trace_events
+
+EXPLAIN_PROCESSES = 3
+"""Processes per release when an explanation is made on its own (the first profiled): enough to see a change of
+tens of percent, not to test it (the sweep and the bisection test it)."""
+
+
+def settings_of(where: Measuring | Path) -> Measuring:
+    """What to measure: given, or a sweep (or bisection probe) folder's own settings (its log's plan)."""
+    if isinstance(where, Measuring):
+        return where
+    plan, _ = RunLog(Path(where)).read()
+    return plan.runners[0].measuring
+
+
+def explain(where: Measuring | Path, a: str, b: str, workload: str, out: Path | str = layout.RESULTS_DIR,
+            matrix: Matrix | None = None, say: Say = print,
+            tick: Callable[[str], None] | None = None) -> tuple[ExplainDocument, Path]:  # fmt: skip
+    """Explain the change of ``workload`` from release ``a`` to ``b``: measured with ``where``'s settings (a
+    `Measuring`, or a sweep folder's), ``matrix`` (processes, XLA flags, envs; default 3 processes), into a new
+    ``explain-<time>/`` in ``out``. Returns the explanation and its folder."""
+    measuring = dataclasses.replace(settings_of(where), program_facts=False, profile_dir=None)
+    matrix = matrix or Matrix(processes=EXPLAIN_PROCESSES)
+    settings = running.Explain(a, b, workload)
+    name = workload_name(workload)
+    with ResultsStore(out).new_folder(layout.EXPLAIN) as folder:
+        found = running.run(settings, measuring, matrix, folder.path / "traces", say, tick)
+        texts: dict[str, str | None] = {}
+        events: dict[str, pd.DataFrame | None] = {}
+        for label in (a, b):
+            first = found.processes[label][0]
+            program = dict(first.workloads[name].program or {})
+            texts[label] = program.pop(HLO_TEXT, None)
+            flags = matrix.xla_flags[0] if matrix.xla_flags else ""
+            if texts[label] is not None:
+                file = layout.hlo_file(label, 1 if flags else 0, name)
+                write_gzip_new(folder.path / file, str(texts[label]))
+                program["hlo_file"] = file
+            found.processes[label][0] = dataclasses.replace(
+                first, workloads={**first.workloads, name: dataclasses.replace(first.workloads[name],
+                                                                               program=program)})  # fmt: skip
+            xplanes = sorted((found.traces[label] / name).glob("plugins/profile/*/*.xplane.pb"))
+            events[label] = trace_events(xplanes[-1]) if xplanes else None
+        diff_file, lines = None, []
+        text_a, text_b = texts[a], texts[b]
+        if text_a is not None and text_b is not None:
+            lines = hlo_diff(text_a, text_b, a, b)
+            if lines:
+                diff_file = layout.HLO_DIFF_FILE
+                write_new(folder.path / diff_file, "\n".join(lines) + "\n")
+        recorded = {**dataclasses.asdict(measuring), "workloads": [workload], "processes": matrix.processes,
+                    "xla_flags": list(matrix.xla_flags), "traced_calls": found.traced_calls,
+                    "jax": {label: p[0].metadata.get("jax") for label, p in found.processes.items()},
+                    "process_facts": {label: {k: p[0].metadata.get(k) for k in ("peak_rss_bytes", "device_peak_bytes",
+                                                                                 "device_peak_why")}
+                                      for label, p in found.processes.items()}}  # fmt: skip
+        doc = explanation(name, a, b, found.processes, texts, events, found.traced_calls, metadata(), recorded,
+                          diff_file, len(lines))  # fmt: skip
+        write_json_new(folder.path / layout.EXPLAIN_FILE, doc.to_json())
+    return doc, folder.path

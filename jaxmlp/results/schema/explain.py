@@ -1,0 +1,103 @@
+"""`jaxmlp sweep explain A B`'s answer (``explain.json``): did the optimized program change between two releases of
+one workload, and if not, where the time went in each. Beside it in its folder: ``hlo.diff`` (the unified diff of
+the two canonical optimized HLOs, where they differ), ``hlo/`` (each release's optimized HLO, gzipped) and
+``traces/`` (one profiled process per release, as `jaxmlp profile` captures it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from jaxmlp.jsonio import number
+from jaxmlp.results.schema.common import EXPLAIN, JSON, header
+
+
+def json_number(value: float | None) -> float | None:
+    """A figure as JSON holds it: None or NaN (not had) as null."""
+    return None if value is None or value != value else value
+
+
+SAME_HLO = "same optimized HLO: the change is below HLO, in the backend's code generation or runtime"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One quantity of the two programs (flops, bytes, memory, compile seconds): its value in A and in B."""
+
+    quantity: str
+    a: float | None
+    b: float | None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.b / self.a if self.a and self.b is not None else None
+
+
+@dataclass(frozen=True)
+class OpTime:
+    """One operation of the program, by its canonical name (the same in both releases where the HLO is the same):
+    its name in each release, and its time per traced call in each (seconds; None: not in that trace)."""
+
+    op: str
+    name_a: str | None
+    name_b: str | None
+    a_seconds: float | None
+    b_seconds: float | None
+
+    @property
+    def ratio(self) -> float | None:
+        return self.b_seconds / self.a_seconds if self.a_seconds and self.b_seconds is not None else None
+
+
+@dataclass(frozen=True)
+class ExplainDocument:
+    """Two releases of one workload compared: their fingerprints, whether their optimized HLO is the same, what
+    changed in the program (operations added or removed, its costs and memory), the steady state each measured
+    (seconds per process), the compile times, and the operations' times in one profiled process each. ``notes``
+    say what could not be had, and why."""
+
+    metadata: Mapping[str, Any]
+    workload: str
+    a: str
+    b: str
+    fingerprints: Mapping[str, str | None]
+    steady: Mapping[str, tuple[float, ...]]
+    changes: tuple[Change, ...] = ()
+    operations: tuple[tuple[str, int, int], ...] = ()  # (op or fusion kind, count in A, count in B) that differ
+    op_times: tuple[OpTime, ...] = ()
+    diff_file: str | None = None
+    diff_lines: int = 0
+    notes: tuple[str, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def same_hlo(self) -> bool | None:
+        """Whether both compiled the same optimized HLO; None where a release gave none."""
+        a, b = self.fingerprints.get(self.a), self.fingerprints.get(self.b)
+        return None if a is None or b is None else a == b
+
+    def to_json(self) -> JSON:
+        return {**header(EXPLAIN), "metadata": dict(self.metadata), "workload": self.workload, "a": self.a,
+                "b": self.b, "fingerprints": dict(self.fingerprints), "same_hlo": self.same_hlo,
+                "steady": {k: [json_number(x) for x in v] for k, v in self.steady.items()},
+                "changes": [{**asdict(c), "a": json_number(c.a), "b": json_number(c.b)} for c in self.changes],
+                "operations": [list(o) for o in self.operations],
+                "op_times": [{**asdict(o), "a_seconds": json_number(o.a_seconds),
+                              "b_seconds": json_number(o.b_seconds)} for o in self.op_times],
+                "diff_file": self.diff_file, "diff_lines": self.diff_lines, "notes": list(self.notes),
+                "settings": dict(self.settings)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ExplainDocument:
+        def maybe(x: Any) -> float | None:
+            return None if x is None else number(x)
+
+        return cls(dict(doc["metadata"]), str(doc["workload"]), str(doc["a"]), str(doc["b"]),
+                   dict(doc["fingerprints"]), {k: tuple(map(number, v)) for k, v in doc["steady"].items()},
+                   tuple(Change(c["quantity"], maybe(c["a"]), maybe(c["b"])) for c in doc.get("changes", ())),
+                   tuple((str(o[0]), int(o[1]), int(o[2])) for o in doc.get("operations", ())),
+                   tuple(OpTime(o["op"], o["name_a"], o["name_b"], maybe(o["a_seconds"]), maybe(o["b_seconds"]))
+                         for o in doc.get("op_times", ())),
+                   doc.get("diff_file"), int(doc.get("diff_lines", 0)), tuple(doc.get("notes", ())),
+                   dict(doc.get("settings") or {}))  # fmt: skip
