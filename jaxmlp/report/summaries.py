@@ -13,21 +13,24 @@ Markdown; the numbers come from `jaxmlp.results.tables` and `jaxmlp.results.swee
 from __future__ import annotations
 
 import os
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
 
-from jaxmlp import registry
+from jaxmlp import changepoints, registry
+from jaxmlp.changepoints import Change
 from jaxmlp.measure.bisection import answer_line
-from jaxmlp.registry import ALPHA, THRESHOLD, TRAIN_EPOCH
+from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD, TRAIN_EPOCH
 from jaxmlp.report.sections import GEMM_CAPTION, LADDER_CAPTION, LOADER_CAPTION, SCALING_CAPTION
 from jaxmlp.results import layout, sweep_tables, tables
 from jaxmlp.results.frames import Results, query, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.stats import quantile
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
 
 
@@ -129,6 +132,66 @@ def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> 
     return tuple(lines)
 
 
+TIMELINE_HEADERS = ("release", "median", "IQR", "processes", "change")
+CHANGE_HEADERS = ("kind", "release", "before", "ratio", "95% interval", "p", "direction")
+
+
+def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
+    """A column's changes as a verdict table: each one's kind, release, ratio, 95% interval and p."""
+    rows = [(c.kind, c.at, c.before, ratio(c.comparison.ratio), interval(c.comparison.ci_low, c.comparison.ci_high),
+             p_value(c.comparison.p_one_sided()), c.direction) for c in changes]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
+
+
+def timeline_rows(column: sweep_tables.TimelineColumn) -> pd.DataFrame:
+    """A timeline column's releases: median and interquartile range of its samples, and the change marked at each."""
+    marked = changepoints.at_each(column.changes)
+    rows = []
+    for release, values in zip(column.releases, column.samples):
+        ordered = sorted(values)
+        change = marked.get(release)
+        said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
+        rows.append((release, duration(statistics.median(ordered)),
+                     f"{duration(quantile(ordered, 0.25))} to {duration(quantile(ordered, 0.75))}",
+                     str(len(ordered)), said))  # fmt: skip
+    return pd.DataFrame(rows, columns=list(TIMELINE_HEADERS))
+
+
+def timeline_summary(columns: Sequence[sweep_tables.TimelineColumn], cells: CellsDocument | None = None,
+                     where: str = "", folder: str = "") -> Summary:  # fmt: skip
+    """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
+    with its release, ratio, 95% interval and p), then the cells that failed."""
+    flags_used = any(c.xla_flags for c in columns)
+    found: list[tuple[str, pd.DataFrame]] = []
+    closing: list[str] = []
+    for column in columns:
+        name = f"{column.workload}, steady state" + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else
+                                                      ", no XLA flags" if flags_used else "")  # fmt: skip
+        found.append((name, timeline_rows(column)))
+        if column.changes:
+            found.append((f"{name}: changes", change_rows(column.changes)))
+        closing.append(f"{name}: " + ("; ".join(c.line() for c in column.changes) or "no change from "
+                                      f"{column.releases[0]} to {column.releases[-1]}"))  # fmt: skip
+    releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+    lines = [f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "
+             f"each sample is one process's steady state; {_count(len(s) for c in columns for s in c.samples)} "
+             "processes a release, in rotating order", CHANGE_RULE]  # fmt: skip
+    if not columns:
+        lines = ["no release was measured"]
+    title = f"Release timeline: {where}" if where else "Release timeline"
+    if cells is not None and not cells.complete:
+        title += " (INCOMPLETE)"
+        lines.insert(0, f"INCOMPLETE: stopped before its last round (`jaxmlp sweep resume {folder or where}`)")
+    cell_lines = _cell_lines(cells, {}) if cells is not None else ()
+    return Summary(title, tuple(lines), tuple(found), (*closing, *cell_lines))
+
+
+CHANGE_RULE = (f"changes: ruptures' PELT over the releases' log medians, each candidate confirmed between every sample "
+               f"of the segments either side (ratio of medians beyond {percent(CHANGE_THRESHOLD)}, one-sided "
+               f"Mann-Whitney p < {CHANGE_ALPHA:g}); a release unlike both neighbours while they agree is a transient, "
+               "consecutive small steps one way a drift")  # fmt: skip
+
+
 def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     """A bisection's probes, each as a verdict table (its releases in the probe's order, each against the one
     before it in the probe) under what it decided; then its answer line."""
@@ -221,7 +284,7 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
 # --- every result of a folder ---------------------------------------------------------------------------------
 
 
-KINDS = ("bisection", "sweep", "benchmarks", "scaling", "training", "detector trials")
+KINDS = ("timeline", "bisection", "sweep", "benchmarks", "scaling", "training", "detector trials")
 """The kinds of answer, in the order a folder's summary shows them."""
 
 
@@ -249,6 +312,11 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
     lone = {where: pd.DataFrame() for where in cells if where not in swept and not _under(where, probes)}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
+        if sweep_tables.is_timeline(where):
+            columns = sweep_tables.timeline_columns(rows, results.samples) if len(rows) else []
+            answer = timeline_summary(columns, cells.get(where), shown(where, folder), where)
+            found.append(Found("timeline", Path(where), when, answer))
+            continue
         answer = sweep_summary(rows, results.samples, cells.get(where), shown(where, folder), where)
         found.append(Found("sweep", Path(where), when, answer))
     for file, run in tables.benchmark_runs(without_sweeps(results.runs)).items():

@@ -23,6 +23,7 @@ _STAMP = re.compile(r"\d{8}T\d{6}")
 BENCH = "bench"  # a pytest-benchmark file: bench-<time>-<backends>.json
 TRAIN = "train"  # a `jaxmlp train --json` file: train-<time>-<dataset>-<pipeline>.json
 SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>[-flags<i>].json and cells.json
+TIMELINE = "timeline"  # a release timeline: timeline-<time>/, a sweep folder over every release from A to B
 BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder per probe, probe-<n>/
 DETECTOR = "detector"  # detector trials: detector-<time>/trials.json
 SCALING = "scaling"  # `jaxmlp scaling`: scaling-<time>-<backend>.json (a pytest-benchmark file)

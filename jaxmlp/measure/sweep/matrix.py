@@ -258,9 +258,10 @@ def _silent(total: int) -> Iterator[Tick]:
 def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, progress: Progress | None = None,
                   record: Record | None = None,
                   planned: Callable[[Probed, dict[str, dict[str, str]], float], None] | None = None,
-                  ) -> Measured:  # fmt: skip
+                  fit: Callable[[Probed], Matrix] | None = None) -> Measured:  # fmt: skip
     """Probe every cell, say the cost and the time limit, then run the rounds; ``planned`` is told the probe's
-    findings and the limit before the first round, ``record`` each process as it ends."""
+    findings and the limit before the first round, ``record`` each process as it ends; ``fit`` (a timeline's
+    ``--budget``) sets the processes a cell from what the probe cost."""
     with envs.jaxmlp_path() as path:
         say(f"Probing {len(runners)} cell(s), one process each")
         probed = probe(runners, path, say, matrix.timeout)
@@ -271,6 +272,8 @@ def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, p
             for workload, text in why.items():
                 say(f"  {name}: {workload}: {text} (marked 'results differ')")
         limit = workers.time_limit(matrix.timeout, probed.seconds.values())
+        if fit:
+            matrix = fit(probed)
         if planned:
             planned(probed, differs, limit)
         return rounds(probed, differs, matrix, limit, path, say, progress, record)
@@ -288,7 +291,7 @@ def rounds(probed: Probed, differs: dict[str, dict[str, str]], matrix: Matrix, l
     given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} of the probes; --timeout to set"
     say(f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
         + (f" ({len(kept)} kept from before, {todo} to run)" if kept else "")
-        + f", about {minutes(per_round * todo)} (from the probe processes), in rotating order; each process's time "
+        + f", about {minutes(per_round / max(len(probed.runners), 1) * todo)} (from the probe processes), in rotating order; each process's time "
         f"limit {minutes(limit)} ({given})")  # fmt: skip
     with (progress or _silent)(total) as tick:
         processes, failures = run_rounds(probed.runners, matrix.processes, tick, path, limit, record, kept, say)
