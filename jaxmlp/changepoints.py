@@ -163,7 +163,8 @@ def label(labels: Sequence[str], samples: Sequence[Sequence[float]], found: Sequ
 
 
 def detect(labels: Sequence[str], samples: Sequence[Sequence[float]], penalty: float = PENALTY,
-           threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA, method: str = "pelt") -> list[Change]:  # fmt: skip
+           threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA,
+           method: str = "pelt") -> list[Change]:  # fmt: skip
     """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first)."""
     if len(labels) != len(samples):
         raise ValueError("one label per point")

@@ -16,12 +16,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from jaxmlp import registry
+from jaxmlp import changepoints, errors, registry
+from jaxmlp.changepoints import Change
 from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure import bisection, workers
 from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import bisect, envs, timeline, trials
+from jaxmlp.measure.sweep import bisect, envs, timeline, trials, validation
 from jaxmlp.measure.sweep.matrix import (
     Failure,
     Measured,
@@ -35,13 +36,13 @@ from jaxmlp.measure.sweep.matrix import (
     runners_for,
 )
 from jaxmlp.measure.sweep.settings import EVERY, Bisect, Detector, Matrix, Measuring, Timeline, Trials, hand_made
-from jaxmlp.report.summaries import bisect_summary, summaries
+from jaxmlp.report.summaries import bisect_summary, summaries, validation_summary
 from jaxmlp.report.text import render
-from jaxmlp.changepoints import Change
 from jaxmlp.results import layout, sweep_files, sweep_tables
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep_files import Plan, RunLog
 from jaxmlp.units import duration, minutes, ratio
@@ -106,7 +107,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     timeline.add_argument("--every", choices=EVERY, default="patch", help="every release (patch), or the last patch "
                           "of each minor release (minor) (default: %(default)s)")  # fmt: skip
     timeline.add_argument("--budget", type=options.number, metavar="MINUTES", help="the minutes the processes may "
-                          "take: sets the processes a release from the probe's measured time (default: --processes)")  # fmt: skip
+                          "take: sets the processes a release from the probe's measured time (default: "
+                          "--processes)")  # fmt: skip
     _measuring(timeline)
     _matrix(timeline)
     timeline.set_defaults(run=timeline_command)
@@ -139,6 +141,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="the known slowdown, as a fraction (default: %(default)s)")  # fmt: skip
     options.add(trials_, *options.DETECTOR, options.OUT)
     trials_.set_defaults(run=trials_command)
+
+    validate = sub.add_parser("validate", help="the change-point detector on synthetic histories with known changes",
+                              description="Draw synthetic histories (8 to 30 releases, 8 samples each) from the noise "
+                              "of real fresh-process samples, with known steps, transients, drifts or none, and count "
+                              "how often each detector finds them and how often it flags a flat history.")  # fmt: skip
+    validate.add_argument("noise", nargs="*", metavar="FOLDER", help="sweep or timeline folders whose samples give "
+                          "the noise (default: every one under --results)")  # fmt: skip
+    options.add(validate, options.RESULTS)
+    validate.add_argument("--histories", type=options.whole_number, default=200,
+                          help="histories a case (default: %(default)s)")  # fmt: skip
+    validate.add_argument("--seed", type=options.whole_number, default=0, help="the histories' seed (default: "
+                          "%(default)s)")  # fmt: skip
+    validate.add_argument("--detectors", default="pelt,binseg", help="comma-separated, of "
+                          f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
+                          "(default: %(default)s)")  # fmt: skip
+    validate.add_argument("--penalty", type=options.number, default=changepoints.PENALTY,
+                          help="PELT's and binary segmentation's penalty (default: %(default)s)")  # fmt: skip
+    options.add(validate, options.OUT)
+    validate.set_defaults(run=validate_command)
 
     env = sub.add_parser("env", help="make each release's environment and check that it runs")
     env.add_argument("versions", nargs="+", metavar="VERSION")
@@ -388,6 +409,57 @@ def trials_command(args: argparse.Namespace) -> int:
           f"{aa:.3f}); {settings.processes} processes a side; jax {meta['jax']}. "
           f"Wrote {folder.path / layout.TRIALS_FILE}")  # fmt: skip
     return 0
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    """The change-point detector on synthetic histories drawn from measured noise (`validation`)."""
+    detectors = [d.strip() for d in args.detectors.split(",") if d.strip()]
+    unknown = [d for d in detectors if d not in validation.DETECTORS]
+    if unknown or not detectors:
+        raise JaxmlpError(f"--detectors {args.detectors!r}: choose among {', '.join(validation.DETECTORS)}")
+    errors.at_least("--histories", args.histories, 1)
+    errors.positive_finite("--penalty", args.penalty)
+    if "edivisive" in detectors:
+        try:
+            import signal_processing_algorithms  # noqa: F401
+        except ImportError:
+            raise JaxmlpError("--detectors edivisive needs signal-processing-algorithms (it wants numpy<2: install "
+                              "it in an environment of its own)") from None  # fmt: skip
+    folders = [Path(f) for f in args.noise] or [Path(args.results)]
+    cells = noise_cells(folders)
+    noise = validation.deviations(cells)
+    store = ResultsStore(check_folder(args.out, "--out"))
+    print(f"Validating {', '.join(detectors)} on {args.histories} histories a case ({len(validation.CASES)} cases), "
+          f"noise from {len(noise)} samples of {len(cells)} cells")  # fmt: skip
+    start = time.monotonic()
+    rows = validation.run(noise, detectors, args.histories, args.seed, penalty=args.penalty)
+    chosen = next((d for d in detectors if validation.meets(rows, d)), "none met every goal")
+    settings = {"histories": args.histories, "samples": validation.SAMPLES,
+                "releases": f"{validation.RELEASES[0]} to {validation.RELEASES[1]}", "seed": args.seed,
+                "penalty": args.penalty, "noise": ", ".join(str(f) for f in folders), "noise_samples": len(noise),
+                "noise_cells": len(cells), "seconds": round(time.monotonic() - start, 1)}  # fmt: skip
+    doc = ValidationDocument(metadata(), settings, chosen, tuple(rows))
+    with store.new_folder(layout.DETECTOR) as folder:
+        write_json_new(folder.path / layout.VALIDATION_FILE, doc.to_json())
+    print(f"\n{render([validation_summary(doc)])}\n")
+    print(f"Wrote {folder.path / layout.VALIDATION_FILE} in {minutes(time.monotonic() - start)}")
+    return 0
+
+
+def noise_cells(folders: Sequence[Path]) -> list[list[float]]:
+    """Every sweep cell's steady-state samples (one a process) under ``folders``, a list a cell and workload."""
+    cells: list[list[float]] = []
+    for folder in folders:
+        results = load(ResultsStore(folder))
+        for rows in sweep_tables.sweeps(results.runs).values():
+            steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
+            for file, name in zip(steady["file"], steady["name"]):
+                picked = results.samples[(results.samples["file"] == file) & (results.samples["name"] == name)]
+                cells.append([float(x) for x in picked["seconds"]])
+    if not any(len(c) >= 4 for c in cells):
+        raise JaxmlpError(f"no sweep cell of 4 or more processes under {', '.join(map(str, folders))}: give the "
+                          "folder of a sweep or timeline")  # fmt: skip
+    return cells
 
 
 def env_command(args: argparse.Namespace) -> int:

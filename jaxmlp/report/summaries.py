@@ -13,24 +13,31 @@ Markdown; the numbers come from `jaxmlp.results.tables` and `jaxmlp.results.swee
 from __future__ import annotations
 
 import os
-import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
 
-from jaxmlp import changepoints, registry
-from jaxmlp.changepoints import Change
+from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
-from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD, TRAIN_EPOCH
-from jaxmlp.report.sections import GEMM_CAPTION, LADDER_CAPTION, LOADER_CAPTION, SCALING_CAPTION
+from jaxmlp.registry import ALPHA, THRESHOLD, TRAIN_EPOCH
+from jaxmlp.report.sections import (
+    CHANGE_RULE,
+    GEMM_CAPTION,
+    LADDER_CAPTION,
+    LOADER_CAPTION,
+    SCALING_CAPTION,
+    change_rows,
+    timeline_rows,
+    validation_table,
+)
 from jaxmlp.results import layout, sweep_tables, tables
 from jaxmlp.results.frames import Results, query, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.stats import quantile
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
 
 
@@ -132,31 +139,6 @@ def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> 
     return tuple(lines)
 
 
-TIMELINE_HEADERS = ("release", "median", "IQR", "processes", "change")
-CHANGE_HEADERS = ("kind", "release", "before", "ratio", "95% interval", "p", "direction")
-
-
-def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
-    """A column's changes as a verdict table: each one's kind, release, ratio, 95% interval and p."""
-    rows = [(c.kind, c.at, c.before, ratio(c.comparison.ratio), interval(c.comparison.ci_low, c.comparison.ci_high),
-             p_value(c.comparison.p_one_sided()), c.direction) for c in changes]  # fmt: skip
-    return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
-
-
-def timeline_rows(column: sweep_tables.TimelineColumn) -> pd.DataFrame:
-    """A timeline column's releases: median and interquartile range of its samples, and the change marked at each."""
-    marked = changepoints.at_each(column.changes)
-    rows = []
-    for release, values in zip(column.releases, column.samples):
-        ordered = sorted(values)
-        change = marked.get(release)
-        said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
-        rows.append((release, duration(statistics.median(ordered)),
-                     f"{duration(quantile(ordered, 0.25))} to {duration(quantile(ordered, 0.75))}",
-                     str(len(ordered)), said))  # fmt: skip
-    return pd.DataFrame(rows, columns=list(TIMELINE_HEADERS))
-
-
 def timeline_summary(columns: Sequence[sweep_tables.TimelineColumn], cells: CellsDocument | None = None,
                      where: str = "", folder: str = "") -> Summary:  # fmt: skip
     """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
@@ -184,12 +166,6 @@ def timeline_summary(columns: Sequence[sweep_tables.TimelineColumn], cells: Cell
         lines.insert(0, f"INCOMPLETE: stopped before its last round (`jaxmlp sweep resume {folder or where}`)")
     cell_lines = _cell_lines(cells, {}) if cells is not None else ()
     return Summary(title, tuple(lines), tuple(found), (*closing, *cell_lines))
-
-
-CHANGE_RULE = (f"changes: ruptures' PELT over the releases' log medians, each candidate confirmed between every sample "
-               f"of the segments either side (ratio of medians beyond {percent(CHANGE_THRESHOLD)}, one-sided "
-               f"Mann-Whitney p < {CHANGE_ALPHA:g}); a release unlike both neighbours while they agree is a transient, "
-               "consecutive small steps one way a drift")  # fmt: skip
 
 
 def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
@@ -268,6 +244,18 @@ def train_summary(runs: pd.DataFrame, title: str = "Training") -> Summary:
     return Summary(title, (), (("One row per training run", pd.DataFrame(rows, columns=list(TRAIN_HEADERS))),))
 
 
+def validation_summary(doc: ValidationDocument, title: str = "Change-point detector validation") -> Summary:
+    """The detector's validation: how often each detector found each known change, and flagged a flat history."""
+    s = doc.settings
+    line = (f"{s.get('histories')} synthetic histories a case, {s.get('releases')} releases of {s.get('samples')} "
+            f"samples each, noise drawn from {s.get('noise_samples')} real fresh-process samples ({s.get('noise')}); "
+            f"found: the change marked within one release (a transient labelled a transient); false alarms: a change "
+            f"marked anywhere else")  # fmt: skip
+    return Summary(
+        title, (line,), (("Found and false alarms, per detector", validation_table(doc)),), (f"chosen: {doc.chosen}",)
+    )
+
+
 def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summary:
     """How often the detector caught the injected slowdown, and how often it flagged a release against itself."""
     s, table = doc.settings, sweep_tables.trials_table(doc)
@@ -284,7 +272,16 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
 # --- every result of a folder ---------------------------------------------------------------------------------
 
 
-KINDS = ("timeline", "bisection", "sweep", "benchmarks", "scaling", "training", "detector trials")
+KINDS = (
+    "timeline",
+    "bisection",
+    "sweep",
+    "benchmarks",
+    "scaling",
+    "training",
+    "detector trials",
+    "detector validation",
+)
 """The kinds of answer, in the order a folder's summary shows them."""
 
 
@@ -328,6 +325,10 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
         title = f"Training: {shown(str(train_file), folder)}"
         found.append(Found("training", Path(str(train_file)), when, train_summary(epochs, title)))
+    for validation_path, validation in results.validations:
+        title = f"Change-point detector validation: {shown(validation_path.parent, folder)}"
+        when = _when(validation.metadata.get("timestamp"))
+        found.append(Found("detector validation", validation_path.parent, when, validation_summary(validation, title)))
     for trials_path, trials in results.trials:
         title = f"Detector trials: {shown(trials_path.parent, folder)}"
         when = _when(trials.metadata.get("timestamp"))

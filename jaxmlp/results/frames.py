@@ -19,6 +19,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
@@ -37,6 +38,7 @@ class Results(NamedTuple):
     captures: tuple[Path, ...]  # profiler captures (.xplane.pb)
     bisections: tuple[tuple[Path, BisectDocument], ...] = ()  # `jaxmlp sweep bisect`
     cells: tuple[tuple[Path, CellsDocument], ...] = ()  # each sweep's matrix, cell by cell
+    validations: tuple[tuple[Path, ValidationDocument], ...] = ()  # `jaxmlp sweep validate`
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -84,7 +86,8 @@ def results(scan: Scan) -> Results:
         samples.append(raw)
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
-                   scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)))  # fmt: skip
+                   scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
+                   tuple(scan.of(ValidationDocument)))  # fmt: skip
 
 
 def load(store: ResultsStore) -> Results:

@@ -25,11 +25,12 @@ TRAIN = "train"  # a `jaxmlp train --json` file: train-<time>-<dataset>-<pipelin
 SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>[-flags<i>].json and cells.json
 TIMELINE = "timeline"  # a release timeline: timeline-<time>/, a sweep folder over every release from A to B
 BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder per probe, probe-<n>/
-DETECTOR = "detector"  # detector trials: detector-<time>/trials.json
+DETECTOR = "detector"  # detector trials: detector-<time>/trials.json; its validation: detector-<time>/validation.json
 SCALING = "scaling"  # `jaxmlp scaling`: scaling-<time>-<backend>.json (a pytest-benchmark file)
 REPORT = "report"  # a rendered report: report-<time>/
 
 TRIALS_FILE = "trials.json"
+VALIDATION_FILE = "validation.json"
 BISECT_FILE = "bisect.json"
 CELLS_FILE = "cells.json"  # in each sweep folder: what became of every cell of the matrix
 SAMPLES_FILE = "samples.jsonl"  # in each sweep folder: its plan, then every process's sample, appended as it ends

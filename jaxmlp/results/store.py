@@ -29,9 +29,10 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
-D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument)
+D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument, ValidationDocument)
 
 
 # --- writing ----------------------------------------------------------------------------------------------------
@@ -183,6 +184,8 @@ def document_name(document: Document) -> str:
         return layout.BISECT_FILE
     if isinstance(document, CellsDocument):
         return layout.CELLS_FILE
+    if isinstance(document, ValidationDocument):
+        return layout.VALIDATION_FILE
     return layout.TRIALS_FILE
 
 

@@ -122,7 +122,9 @@ def make_env(version: str, root: Path | None = None, log: Callable[[str], None] 
 def _source(root: Path | None) -> str:
     if root is not None:
         return "--envs"
-    return "JAXMLP_ENVS" if os.environ.get("JAXMLP_ENVS") else "the environments folder (set JAXMLP_ENVS to choose another)"
+    if os.environ.get("JAXMLP_ENVS"):
+        return "JAXMLP_ENVS"
+    return "the environments folder (set JAXMLP_ENVS to choose another)"
 
 
 def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], None]) -> Path:

@@ -285,13 +285,13 @@ def rounds(probed: Probed, differs: dict[str, dict[str, str]], matrix: Matrix, l
     """The rounds of a probed matrix (those of ``done`` kept from an earlier try, not run again)."""
     kept = {key: sample for key, sample in (done or {}).items()
             if not isinstance(sample, Failure) and key[0] in probed.runners and key[1] < matrix.processes}  # fmt: skip
-    per_round = sum(probed.seconds.values())
+    per_process = sum(probed.seconds.values()) / max(len(probed.seconds), 1)
     total = len(probed.runners) * matrix.processes
     todo = total - len(kept)  # a failed process is run again
     given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} of the probes; --timeout to set"
     say(f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
         + (f" ({len(kept)} kept from before, {todo} to run)" if kept else "")
-        + f", about {minutes(per_round / max(len(probed.runners), 1) * todo)} (from the probe processes), in rotating order; each process's time "
+        + f", about {minutes(per_process * todo)} (from the probe processes), in rotating order; each process's time "
         f"limit {minutes(limit)} ({given})")  # fmt: skip
     with (progress or _silent)(total) as tick:
         processes, failures = run_rounds(probed.runners, matrix.processes, tick, path, limit, record, kept, say)

@@ -8,7 +8,7 @@ from the fresh-process samples of committed sweeps (``noise``). The cases (`CASE
 alike); two 10% steps in the same direction at least three releases apart; a slow drift (2% a release over five
 releases). For each case and detector: the share of histories whose truth was found within one release (for a
 transient: labelled a transient there), and the share with a change anywhere else (false alarms; for flat
-histories, any change).
+histories, any change). Two steps are further apart than `DRIFT_GAP` releases (nearer, they read as a drift).
 
 Pure: numpy and the detector; the command reads the noise from result files and writes what this returns.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxmlp.changepoints import PENALTY, Change, detect
+from jaxmlp.changepoints import DRIFT_GAP, PENALTY, Change, detect
 
 SAMPLES = 8
 RELEASES = (8, 30)
@@ -59,8 +59,9 @@ def levels(case: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, tup
         level[k] *= 1.10**sign
         return level, (k,)
     if case.startswith("two steps"):
-        k1 = int(rng.integers(1, n - 3))
-        k2 = int(rng.integers(k1 + 3, n))
+        apart = DRIFT_GAP + 1  # further apart than a drift's steps
+        k1 = int(rng.integers(1, n - apart))
+        k2 = int(rng.integers(k1 + apart, n))
         level[k1:] *= 1.10**sign
         level[k2:] *= 1.10**sign
         return level, (k1, k2)
@@ -137,14 +138,15 @@ class Row:
 
 
 def run(noise: np.ndarray, detectors: Sequence[str], histories: int = 200, seed: int = 0,
-        cases: Sequence[str] = CASES) -> list[Row]:  # fmt: skip
-    """Every case under every detector, each detector on the same histories (``seed``)."""
+        cases: Sequence[str] = CASES, penalty: float = PENALTY) -> list[Row]:  # fmt: skip
+    """Every case under every detector, each detector on the same histories (``seed``; PELT and binary
+    segmentation with ``penalty``)."""
     rows = []
     for case in cases:
         rng = np.random.default_rng([seed, CASES.index(case) if case in CASES else 99])
         made = [history(case, noise, rng) for _ in range(histories)]
         for name in detectors:
-            detect_ = detector(name)
+            detect_ = detector(name, penalty)
             hits = alarms = 0
             for h in made:
                 labels = [str(i) for i in range(len(h.samples))]

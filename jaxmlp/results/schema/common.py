@@ -22,8 +22,9 @@ CELLS = "sweep-cells"  # a sweep's cells.json
 BISECT = "bisect"  # `jaxmlp sweep bisect`
 TRAIN = "train"  # `jaxmlp train --json`
 TRIALS = "detector-trials"  # `jaxmlp sweep trials`
+VALIDATION = "detector-validation"  # `jaxmlp sweep validate`: the change-point detector on synthetic histories
 SWEEP_LOG = "sweep-log"  # the first line of a sweep's samples.jsonl: its plan (the samples follow, a line each)
-KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG)
+KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, VALIDATION, SWEEP_LOG)
 
 JSON = dict[str, Any]
 
