@@ -114,6 +114,13 @@ def _flagged(c: Comparison) -> bool:
     return c.verdict in WORDS
 
 
+def _weakness(c: Comparison) -> tuple[float, float]:
+    """How weak an unconfirmed candidate is: its one-sided p (1 where there was too little data for one), then the
+    smaller its change the weaker."""
+    p = c.p_one_sided()
+    return (p if p == p else 1.0, -abs(math.log(c.ratio)) if c.ratio > 0 else 0.0)
+
+
 def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], threshold: float = CHANGE_THRESHOLD,
               alpha: float = CHANGE_ALPHA) -> list[tuple[int, Comparison]]:  # fmt: skip
     """The candidates the two-sample test confirms between the segments either side, each with its comparison:
@@ -123,8 +130,7 @@ def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], thresho
         bounds = [0, *kept, len(samples)]
         tested = [compare(_pooled(samples, bounds[i], bounds[i + 1]), _pooled(samples, bounds[i + 1], bounds[i + 2]),
                           threshold, alpha) for i in range(len(kept))]  # fmt: skip
-        weak = [(c.p_one_sided() if c.p_one_sided() == c.p_one_sided() else 1.0, i)
-                for i, c in enumerate(tested) if not _flagged(c)]  # fmt: skip
+        weak = [(_weakness(c), i) for i, c in enumerate(tested) if not _flagged(c)]
         if not weak:
             return list(zip(kept, tested))
         kept.pop(max(weak)[1])

@@ -71,7 +71,8 @@ def test_the_overview_and_the_history_section(three_runs, capsys):
     )
     (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
     (table,) = section.tables
-    assert list(readable(table.frame).columns) == ["benchmark", "from", "to", "ratio", "95% interval", "p", "verdict"]
+    assert list(readable(table.frame).columns) == ["benchmark", "kind", "from", "to", "ratio", "95% interval", "p",
+                                                   "verdict"]  # fmt: skip
     assert [f.kind for f in section.plots] == ["history"] * len({t for t in results.runs["test"]})
     benchmarks = [s for s in build_sections(results) if s.anchor == "benchmarks"]
     (bench,) = benchmarks
