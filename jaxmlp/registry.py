@@ -78,6 +78,13 @@ MEMORY_THRESHOLD = 0.10
 ALPHA = 0.01
 """The significance level a comparison flags at: one-sided Mann-Whitney p < ALPHA."""
 
+CHANGE_THRESHOLD = 0.03
+"""The smallest change the change-point detector confirms (`jaxmlp.changepoints`): the ratio of medians between
+the segments either side of a candidate beyond 1 + CHANGE_THRESHOLD (a timeline pools many samples a side)."""
+CHANGE_ALPHA = 0.001
+"""The significance level the change-point detector confirms at: one-sided Mann-Whitney p < CHANGE_ALPHA (a
+history is many comparisons: stricter than `ALPHA`)."""
+
 BATCH_SIZE = 128
 """The tutorial's batch size: the default of every command, and the batch size the overview answers for first."""
 

@@ -1,5 +1,5 @@
-"""The history across runs: comparable runs only, each against the previous one by `compare`'s statistics, and the
-overview's answers and the report's sections built from it."""
+"""The history across runs: comparable runs only, its changes found by the change-point detector the release
+timeline uses (`jaxmlp.changepoints`), and the overview's answers and the report's sections built from it."""
 
 import json
 import shutil
@@ -46,24 +46,23 @@ def three_runs(tmp_path):
     return folder
 
 
-def test_changes_are_found_between_consecutive_comparable_runs_only(three_runs):
+def test_changes_are_found_by_the_change_point_detector_over_comparable_runs_only(three_runs):
     results = load(ResultsStore(three_runs))
     points = history.points(results.runs)
     assert points["setting"].nunique() == 1 and "Another CPU" not in points["setting"].iloc[0]
     assert points["file"].nunique() == 3
     changes = history.changes(points, results.samples)
-    assert len(changes) == 2 * points["benchmark"].nunique()  # 3 runs: 2 steps a benchmark
     flagged = history.flagged(changes)
     (row,) = flagged.to_dict("records")  # one step: 1.5x slower from the first run to the second, then flat
-    assert (row["benchmark"], row["verdict"]) == ("test_update[cpu-128-jit]", "regression")
-    assert row["ratio"] == pytest.approx(1.5, rel=0.03) and row["ci_low"] > 1.4 and row["p_slower"] < 0.01
+    assert (row["benchmark"], row["kind"], row["verdict"]) == ("test_update[cpu-128-jit]", "step", "regression")
+    assert row["ratio"] == pytest.approx(1.5, rel=0.03) and row["ci_low"] > 1.4 and row["p_slower"] < 0.001
     assert row["from"].startswith("12-01 10:00 aaaa") and row["to"].startswith("12-02 10:00 bbbb")
 
 
 def test_the_overview_and_the_history_section(three_runs, capsys):
     results = load(ResultsStore(three_runs))
     answers = {a.question: a for a in overview(results)}
-    assert answers["Changes across runs"].text.startswith("1 changes flagged over 3 comparable runs; the biggest: "
+    assert answers["Changes across runs"].text.startswith("1 change(s) found over 3 comparable runs; the biggest: "
                                                           "test_update[cpu-128-jit] ×1.5")  # fmt: skip
     assert answers["What jit buys"].text.startswith("jit makes the update step faster than eager by ×")
     assert (
@@ -72,7 +71,8 @@ def test_the_overview_and_the_history_section(three_runs, capsys):
     )
     (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
     (table,) = section.tables
-    assert list(readable(table.frame).columns) == ["benchmark", "from", "to", "ratio", "95% interval", "p", "verdict"]
+    assert list(readable(table.frame).columns) == ["benchmark", "kind", "from", "to", "ratio", "95% interval", "p",
+                                                   "verdict"]  # fmt: skip
     assert [f.kind for f in section.plots] == ["history"] * len({t for t in results.runs["test"]})
     benchmarks = [s for s in build_sections(results) if s.anchor == "benchmarks"]
     (bench,) = benchmarks

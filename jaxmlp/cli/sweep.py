@@ -16,12 +16,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from jaxmlp import registry
+from jaxmlp import changepoints, errors, registry
+from jaxmlp.changepoints import Change
 from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure import bisection, workers
 from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import bisect, envs, trials
+from jaxmlp.measure.sweep import bisect, envs, timeline, trials, validation
 from jaxmlp.measure.sweep.matrix import (
     Failure,
     Measured,
@@ -34,18 +35,19 @@ from jaxmlp.measure.sweep.matrix import (
     run_worker,
     runners_for,
 )
-from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, Trials, hand_made
-from jaxmlp.report.summaries import bisect_summary, summaries
+from jaxmlp.measure.sweep.settings import EVERY, Bisect, Detector, Matrix, Measuring, Timeline, Trials, hand_made
+from jaxmlp.report.summaries import bisect_summary, summaries, validation_summary
 from jaxmlp.report.text import render
-from jaxmlp.results import layout, sweep_files
+from jaxmlp.results import layout, sweep_files, sweep_tables
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep_files import Plan, RunLog
 from jaxmlp.units import duration, minutes, ratio
 
-SUBCOMMANDS = ("run", "resume", "bisect", "explain", "trials", "env")
+SUBCOMMANDS = ("run", "resume", "timeline", "bisect", "explain", "trials", "validate", "env")
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
 
@@ -93,6 +95,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     resume.add_argument("folder", metavar="FOLDER", help="the sweep's folder (it holds samples.jsonl and INCOMPLETE)")
     resume.set_defaults(run=resume_command)
 
+    timeline = sub.add_parser("timeline", help="every release from A to B, and where the time changed",
+                              description="Measure every release published for jax and jaxlib alike from A to B "
+                              "(patch releases included) in its own environment, fresh processes in rotating order "
+                              "as `run` does; then the change points, transients and drifts of each workload's steady "
+                              "state (README: the release timeline).")  # fmt: skip
+    timeline.add_argument("first", metavar="A", help="the first release (e.g. 0.4.30)")
+    timeline.add_argument("last", metavar="B", help="the last release (e.g. 0.5.0)")
+    timeline.add_argument("--versions", help="the releases to pick from, comma-separated (default: the package "
+                          "index's, via pip index versions; give them to run offline)")  # fmt: skip
+    timeline.add_argument("--every", choices=EVERY, default="patch", help="every release (patch), or the last patch "
+                          "of each minor release (minor) (default: %(default)s)")  # fmt: skip
+    timeline.add_argument("--budget", type=options.number, metavar="MINUTES", help="the minutes the processes may "
+                          "take: sets the processes a release from the probe's measured time (default: "
+                          "--processes)")  # fmt: skip
+    _measuring(timeline)
+    _matrix(timeline)
+    timeline.set_defaults(run=timeline_command)
+
     bisect_ = sub.add_parser("bisect", help="the first release between GOOD and BAD that is slower (or faster)",
                              description="Bisect the releases between GOOD and BAD: each probe measures the ends "
                              "and their midpoint together and keeps the half that holds the change, until the "
@@ -137,6 +157,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="the known slowdown, as a fraction (default: %(default)s)")  # fmt: skip
     options.add(trials_, *options.DETECTOR, options.OUT)
     trials_.set_defaults(run=trials_command)
+
+    validate = sub.add_parser("validate", help="the change-point detector on synthetic histories with known changes",
+                              description="Draw synthetic histories (8 to 30 releases, 8 samples each) from the noise "
+                              "of real fresh-process samples, with known steps, transients, drifts or none, and count "
+                              "how often each detector finds them and how often it flags a flat history.")  # fmt: skip
+    validate.add_argument("noise", nargs="*", metavar="FOLDER", help="sweep or timeline folders whose samples give "
+                          "the noise (default: every one under --results)")  # fmt: skip
+    options.add(validate, options.RESULTS)
+    validate.add_argument("--histories", type=options.whole_number, default=200,
+                          help="histories a case (default: %(default)s)")  # fmt: skip
+    validate.add_argument("--seed", type=options.whole_number, default=0, help="the histories' seed (default: "
+                          "%(default)s)")  # fmt: skip
+    validate.add_argument("--detectors", default="pelt,binseg", help="comma-separated, of "
+                          f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
+                          "(default: %(default)s)")  # fmt: skip
+    validate.add_argument("--penalty", type=options.number, default=changepoints.PENALTY,
+                          help="PELT's and binary segmentation's penalty (default: %(default)s)")  # fmt: skip
+    options.add(validate, options.OUT)
+    validate.set_defaults(run=validate_command)
 
     env = sub.add_parser("env", help="make each release's environment and check that it runs")
     env.add_argument("versions", nargs="+", metavar="VERSION")
@@ -203,6 +242,79 @@ def run_command(args: argparse.Namespace) -> int:
 
     return _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned),
                      start)  # fmt: skip
+
+
+def timeline_command(args: argparse.Namespace) -> int:
+    """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`)."""
+    start = time.monotonic()
+    settings = Timeline(args.first, args.last, _releases(args.versions), args.every, args.budget)
+    measuring = measuring_of(args)
+    store = ResultsStore(check_folder(args.out, "--out"))
+    versions = timeline.releases(settings)
+    matrix = matrix_of(args, versions)
+    missing = [v for v in versions if not envs.is_made(v, matrix.envs)]
+    size = envs.env_megabytes(matrix.envs)
+    disk = (f"about {size * len(missing) / 1e3:.1f} GB of disk for {len(missing)} not made yet" if missing and size
+            else f"{len(missing)} not made yet (size unknown: none made here)" if missing
+            else "every environment made")  # fmt: skip
+    columns = 1 + len(matrix.xla_flags)
+    print(f"Timeline {settings.first} to {settings.last}: {len(versions)} releases ({', '.join(versions)}), "
+          f"{columns} column(s); {disk}; a probe process each, then "
+          + (f"as many processes a release as fit in {settings.budget:g} min" if settings.budget
+             else f"{matrix.processes} processes a release"))  # fmt: skip
+    pythons = environments(matrix, versions)
+    envs.prune(versions, matrix.envs)
+    runners = runners_for(pythons, matrix, measuring)
+    run = RunLog.create(store, layout.TIMELINE)
+    print(f"Samples go into {run.folder} as they are measured")
+    plans: list[Plan] = []
+    fitted: list[Matrix] = [matrix]
+
+    def fit(probed: Probed) -> Matrix:
+        spent, per_round = time.monotonic() - start, sum(probed.seconds.values())
+        processes = (timeline.fitted_processes(settings.budget * 60, 0.0, per_round) if settings.budget
+                     else matrix.processes)  # fmt: skip
+        fitted[0] = replace(matrix, processes=processes)
+        print(f"Cost: {len(probed.runners)} cells x {processes} processes = {len(probed.runners) * processes} "
+              f"processes; the probe's processes took {per_round:.1f} s a round ({minutes(spent)} so far, "
+              f"environments included): about {minutes(per_round * processes)} to go")  # fmt: skip
+        return fitted[0]
+
+    def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
+        plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, fitted[0], limit))
+        run.start(plans[0])
+
+    code = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned,
+                                                         fit), start)  # fmt: skip
+    for column in timeline_columns(run.folder):
+        for change in column.changes:
+            explain_at(run.folder, column, change, fitted[0])
+    return code
+
+
+def timeline_columns(folder: Path) -> list[sweep_tables.TimelineColumn]:
+    """The timeline in ``folder``: per workload and XLA-flags column, its releases' samples and changes."""
+    results = load(ResultsStore(folder))
+    rows = sweep_tables.sweeps(results.runs).get(str(folder))
+    return [] if rows is None else sweep_tables.timeline_columns(rows, results.samples)
+
+
+def explain_at(folder: Path, column: sweep_tables.TimelineColumn, change: Change, matrix: Matrix) -> None:
+    """`jaxmlp sweep explain` at one change point of a timeline (the releases either side of a step or a drift; a
+    transient's earlier neighbour and itself), with the timeline's own settings, into its folder; printed. A failure
+    to explain is one line, never the timeline's failure."""
+    from jaxmlp.report.explain import explain_text
+    from jaxmlp.results.explain_files import explain
+
+    flags = (column.xla_flags,) if column.xla_flags else ()
+    print(f"\nExplaining {column.workload}: {change.before} -> {change.at} ({change.kind})")
+    try:
+        doc, out = explain(folder, change.before, change.at, column.workload, folder,
+                           replace(matrix, processes=min(matrix.processes, 3), xla_flags=flags), print)  # fmt: skip
+    except JaxmlpError as e:
+        print(f"could not explain it: {e}")
+        return
+    print(f"\n{explain_text(doc, out)}")
 
 
 def resume_command(args: argparse.Namespace) -> int:
@@ -359,6 +471,57 @@ def trials_command(args: argparse.Namespace) -> int:
           f"{aa:.3f}); {settings.processes} processes a side; jax {meta['jax']}. "
           f"Wrote {folder.path / layout.TRIALS_FILE}")  # fmt: skip
     return 0
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    """The change-point detector on synthetic histories drawn from measured noise (`validation`)."""
+    detectors = [d.strip() for d in args.detectors.split(",") if d.strip()]
+    unknown = [d for d in detectors if d not in validation.DETECTORS]
+    if unknown or not detectors:
+        raise JaxmlpError(f"--detectors {args.detectors!r}: choose among {', '.join(validation.DETECTORS)}")
+    errors.at_least("--histories", args.histories, 1)
+    errors.positive_finite("--penalty", args.penalty)
+    if "edivisive" in detectors:
+        try:
+            import signal_processing_algorithms  # noqa: F401
+        except ImportError:
+            raise JaxmlpError("--detectors edivisive needs signal-processing-algorithms (it wants numpy<2: install "
+                              "it in an environment of its own)") from None  # fmt: skip
+    folders = [Path(f) for f in args.noise] or [Path(args.results)]
+    cells = noise_cells(folders)
+    noise = validation.deviations(cells)
+    store = ResultsStore(check_folder(args.out, "--out"))
+    print(f"Validating {', '.join(detectors)} on {args.histories} histories a case ({len(validation.CASES)} cases), "
+          f"noise from {len(noise)} samples of {len(cells)} cells")  # fmt: skip
+    start = time.monotonic()
+    rows = validation.run(noise, detectors, args.histories, args.seed, penalty=args.penalty)
+    chosen = next((d for d in detectors if validation.meets(rows, d)), "none met every goal")
+    settings = {"histories": args.histories, "samples": validation.SAMPLES,
+                "releases": f"{validation.RELEASES[0]} to {validation.RELEASES[1]}", "seed": args.seed,
+                "penalty": args.penalty, "noise": ", ".join(str(f) for f in folders), "noise_samples": len(noise),
+                "noise_cells": len(cells), "seconds": round(time.monotonic() - start, 1)}  # fmt: skip
+    doc = ValidationDocument(metadata(), settings, chosen, tuple(rows))
+    with store.new_folder(layout.DETECTOR) as folder:
+        write_json_new(folder.path / layout.VALIDATION_FILE, doc.to_json())
+    print(f"\n{render([validation_summary(doc)])}\n")
+    print(f"Wrote {folder.path / layout.VALIDATION_FILE} in {minutes(time.monotonic() - start)}")
+    return 0
+
+
+def noise_cells(folders: Sequence[Path]) -> list[list[float]]:
+    """Every sweep cell's steady-state samples (one a process) under ``folders``, a list a cell and workload."""
+    cells: list[list[float]] = []
+    for folder in folders:
+        results = load(ResultsStore(folder))
+        for rows in sweep_tables.sweeps(results.runs).values():
+            steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
+            for file, name in zip(steady["file"], steady["name"]):
+                picked = results.samples[(results.samples["file"] == file) & (results.samples["name"] == name)]
+                cells.append([float(x) for x in picked["seconds"]])
+    if not any(len(c) >= 4 for c in cells):
+        raise JaxmlpError(f"no sweep cell of 4 or more processes under {', '.join(map(str, folders))}: give the "
+                          "folder of a sweep or timeline")  # fmt: skip
+    return cells
 
 
 def env_command(args: argparse.Namespace) -> int:

@@ -104,6 +104,14 @@ def expected_releases(k: int) -> int:
     return 2 + math.ceil(math.log2(k + 1)) if k else 2
 
 
+def no_change_line(good: str, bad: str, c: Comparison) -> str:
+    """What a bisection whose ends agree answers: no change, and why that does not mean none in between."""
+    return (f"no change between {good} and {bad} ({c.verdict}: ratio {ratio(c.ratio)}, p {p_value(c.p_one_sided())}): "
+            "nothing to bisect. Bisection assumes a monotone history: a release that got slower and was fixed before "
+            f"{bad} is invisible to it; `jaxmlp sweep timeline {good} {bad}` measures every release between and shows "
+            "transients")  # fmt: skip
+
+
 def answer_line(b: Bisection) -> str:
     """The bisection's last line: its answer, or why there is none."""
     if b.status == "found" and b.comparison is not None:
@@ -156,8 +164,7 @@ def bisect(
             if c.verdict == "insufficient data":
                 why = f"too few processes for p < {alpha} between {names[0]} and {names[-1]} ({c.n_baseline} and "
                 return done("inconclusive", f"inconclusive: {why}{c.n_new}): give more --processes")
-            return done("no change", f"no change between {names[0]} and {names[-1]} ({c.verdict}: ratio "
-                                     f"{ratio(c.ratio)}, p {p_value(c.p_one_sided())}): nothing to bisect")  # fmt: skip
+            return done("no change", no_change_line(names[0], names[-1], c))
         direction = direction or ends.comparison.verdict
         word = WORDS[direction]
         if mid is None:  # the ends are adjacent releases

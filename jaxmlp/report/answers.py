@@ -141,7 +141,7 @@ def _step_words(row: pd.Series) -> str:
 
 def matrix_answer(results: Results) -> Answer:
     probes = [path.parent for path, _ in results.bisections]
-    found = sweep_tables.sweeps(results.runs, probes)
+    found = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
     if not found:
         return Answer("Which release got slower", "No version matrix yet: `jaxmlp sweep`.", s.MATRIX, False)
     where = max(found, key=layout.stamp_in)
@@ -156,6 +156,22 @@ def matrix_answer(results: Results) -> Answer:
     parts = [f"{words[str(v)]}: " + "; ".join(_step_words(r) for _, r in part.iterrows())
              for v, part in flagged.groupby("verdict", sort=False)]  # fmt: skip
     return Answer("Which release got slower", f"{'. '.join(parts)}; in {span}.", s.MATRIX)
+
+
+def timeline_answer(results: Results) -> Answer:
+    """The newest release timeline's changes, workload by workload."""
+    found = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
+    if not found:
+        return Answer("Where across releases", "No release timeline yet: `jaxmlp sweep timeline A B`.", s.TIMELINE,
+                      False)  # fmt: skip
+    where = max(found, key=layout.stamp_in)
+    columns = sweep_tables.timeline_columns(found[where], results.samples)
+    releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+    parts = [f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: "
+             + ("; ".join(change.line() for change in c.changes) or "no change") for c in columns]  # fmt: skip
+    span = (f"{len(releases)} releases, {releases[0]} to {releases[-1]} "
+            f"({layout.shown_stamp(layout.stamp_in(where))})") if releases else "no release measured"  # fmt: skip
+    return Answer("Where across releases", f"{'. '.join(parts)}; over {span}.", s.TIMELINE)
 
 
 def bisection_answer(results: Results) -> Answer:
@@ -208,10 +224,11 @@ def history_answer(results: Results) -> Answer:
     flagged = history.flagged(changes)
     runs = f"{points['file'].nunique()} comparable runs"
     if flagged.empty:
-        return Answer("Changes across runs", f"No benchmark changed between consecutive runs ({runs}).", s.HISTORY)
+        return Answer("Changes across runs", f"The change-point detector finds no change over {runs}.", s.HISTORY)
     top = flagged.iloc[0]
-    return Answer("Changes across runs", f"{len(flagged)} changes flagged over {runs}; the biggest: {top.benchmark} "
-                  f"{ratio(top.ratio)} ({top.verdict}) from {top['from']} to {top['to']}.", s.HISTORY)  # fmt: skip
+    return Answer("Changes across runs", f"{len(flagged)} change(s) found over {runs}; the biggest: {top.benchmark} "
+                  f"{ratio(top.ratio)} ({top.verdict}, a {top.kind}) at {top['to']}, after {top['from']}.",
+                  s.HISTORY)  # fmt: skip
 
 
 def training_answer(results: Results) -> Answer:
@@ -234,6 +251,7 @@ def overview(results: Results, traces: Sequence[CaptureSummary] = ()) -> tuple[A
         floor_answer(runs_by_file),
         cpu_gpu_answer(runs_by_file),
         matrix_answer(results),
+        timeline_answer(results),
         bisection_answer(results),
         scaling_answer(runs_by_file),
         trace_answer(traces),

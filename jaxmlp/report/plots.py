@@ -257,6 +257,43 @@ def roofline_png(doc: RooflineDocument) -> bytes:
     return base64.b64decode(plot_roofline(doc))
 
 
+def plot_timeline(column: sweep_tables.TimelineColumn) -> str:
+    """A release timeline's workload: the median per release with its interquartile band, releases in order (their
+    labels slanted, all shown); a step drawn as a dashed line between the releases either side, a transient as a
+    cross on its release, a drift as a shaded span; slower red, faster green, each with its ratio."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    x = np.arange(len(column.releases))
+    q1, median, q3 = (np.array([np.quantile(s, q) for s in column.samples]) for q in (0.25, 0.5, 0.75))
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.5 * len(x) + 1.5), 2.8), dpi=72)
+    ax.fill_between(x, q1, q3, alpha=0.25, color="C0", linewidth=0, label="interquartile range")
+    ax.plot(x, median, marker="o", markersize=4, color="C0", label="median")
+    top = float(np.max(q3))
+    for change in column.changes:
+        color = "red" if change.comparison.verdict == "regression" else "green"
+        text = units.ratio(change.comparison.ratio)
+        if change.kind == "transient":
+            ax.plot(change.index, median[change.index], marker="X", markersize=11, color=color, linestyle="none")
+            ax.annotate(f"transient {text}", (change.index, median[change.index]), textcoords="offset points",
+                        xytext=(0, 8), ha="center", fontsize=7, color=color)  # fmt: skip
+        elif change.kind == "drift":
+            start = column.releases.index(change.before)
+            ax.axvspan(start, change.index, color=color, alpha=0.12)
+            ax.annotate(f"drift {text}", ((start + change.index) / 2, top), ha="center", fontsize=7, color=color)
+        else:
+            ax.axvline(change.index - 0.5, color=color, linestyle="--", linewidth=1.2)
+            ax.annotate(f"{change.at} {text}", (change.index - 0.5, top), ha="center", fontsize=7, color=color)
+    ax.set_xticks(x, column.releases, rotation=45, ha="right", fontsize=7)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.yaxis.set_major_formatter(lambda v, _: units.duration(v))
+    flags = f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else ""
+    ax.set_title(f"{column.workload}{flags}: steady state by release", fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return _png(fig)
+
+
 PLOTTERS: dict[str, Callable[..., str]] = {
     "roofline": plot_roofline,
     "update": plot_update,
@@ -268,6 +305,7 @@ PLOTTERS: dict[str, Callable[..., str]] = {
     "sweep": plot_sweep,
     "bisection": plot_bisection,
     "history": plot_history,
+    "timeline": plot_timeline,
 }
 """Each kind of `Figure`, and the function that draws it."""
 

@@ -10,6 +10,7 @@ The tables come from `jaxmlp.results.tables`, `sweep_tables` and `history`, thei
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,8 +18,10 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from jaxmlp import registry, units
-from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp import changepoints, registry, units
+from jaxmlp.changepoints import Change
+from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
+from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import history, layout, sweep_tables, tables
 from jaxmlp.results.frames import Results, without_sweeps
@@ -26,8 +29,10 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.traces import CaptureSummary
-from jaxmlp.units import duration
+from jaxmlp.stats import quantile
+from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
 
 
 class Table(NamedTuple):
@@ -80,7 +85,7 @@ class ReportSection:
 # Each subject's anchor in the page: the overview links to them.
 BENCHMARKS, LOADERS, CPU_GPU, HISTORY, MATRIX = "benchmarks", "loaders", "cpu-gpu", "history", "matrix"
 BISECTION, SCALING, PROFILES, TRAINING = "bisection", "scaling", "profiles", "training"
-TRIALS, SKIPPED = "trials", "skipped"
+TRIALS, SKIPPED, TIMELINE = "trials", "skipped", "timeline"
 EXPLAINED, ROOFLINE = "explained", "roofline"
 
 
@@ -238,6 +243,8 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
     probes = [path.parent for path, _ in results.bisections]
     cells = {str(path.parent): doc for path, doc in results.cells}
     for where, rows in sweep_tables.sweeps(results.runs, probes).items():
+        if sweep_tables.is_timeline(where):  # its own section
+            continue
         table, steps = sweep_tables.sweep_table(rows), sweep_tables.sweep_steps(rows, results.samples)
         effects = sweep_tables.flag_effects(rows, results.samples)
         s = sweep_tables.sweep_sampling(rows)
@@ -274,6 +281,51 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
             )
         plot = Figure("Steady state by release, flagged steps marked", "sweep", (rows, steps))
         runs.append(Run(label, note, tuple(found), (plot,), stamp))
+    return runs
+
+
+def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
+    """One run per release timeline (`jaxmlp sweep timeline`): per workload, a plot of its releases (median and
+    interquartile band, changes marked) and its verdict table; the detector's newest validation beside it."""
+    runs = []
+    cells = {str(path.parent): doc for path, doc in results.cells}
+    for where, rows in sweep_tables.sweeps(results.runs).items():
+        if not sweep_tables.is_timeline(where):
+            continue
+        columns = sweep_tables.timeline_columns(rows, results.samples)
+        s = sweep_tables.sweep_sampling(rows)
+        releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+        counts = sorted({len(x) for c in columns for x in c.samples})
+        note = (f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; host {s['host']} "
+                f"({s['cpu_model']}), data {registry.dataset_label(s['dataset'])}, {s['epochs']} epochs of "
+                f"{s['samples']} images a process; each sample is one fresh process ({counts[0] if counts else 0} "
+                f"to {counts[-1] if counts else 0} a release, in rotating order). {CHANGE_RULE}.")  # fmt: skip
+        found, plots = [], []
+        for column in columns:
+            name = column.workload + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else "")
+            said = "; ".join(c.line() for c in column.changes) or "no change"
+            plots.append(Figure(f"{name}: steady state by release (median and IQR; {said})", "timeline", (column,)))
+            table = change_rows(column.changes) if column.changes else timeline_rows(column)
+            found.append(Table(f"{name}: " + ("changes" if column.changes else "no change; the releases"), table))
+        if where in cells and len(sweep_tables.cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
+        stamp = layout.stamp_in(where)
+        span = f"{releases[0]} to {releases[-1]}" if releases else "no release"
+        label = f"{layout.shown_stamp(stamp)} · {span}"
+        if where in cells and not cells[where].complete:
+            label, note = f"INCOMPLETE · {label}", f"INCOMPLETE: stopped before its last round. {note}"
+        runs.append(Run(f"{label} · {shown_path(where, folder)}", note, tuple(found), tuple(plots), stamp))
+    if runs and results.validations:
+        path, doc = max(results.validations, key=lambda v: layout.stamp_in(v[0]))
+        g = doc.settings
+        note = (f"{shown_path(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
+                f"releases of {g.get('samples')} samples, noise from {g.get('noise_samples')} real fresh-process "
+                f"samples; found: within one release of the truth (a transient labelled a transient); chosen: "
+                f"{doc.chosen}")  # fmt: skip
+        at = max(range(len(runs)), key=lambda k: runs[k].stamp)
+        newest = runs[at]
+        runs[at] = replace(newest, tables=(*newest.tables, Table(f"The detector's validation ({note})",
+                                                                 validation_table(doc))))  # fmt: skip
     return runs
 
 
@@ -355,12 +407,66 @@ def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
     return Run(f"{layout.shown_stamp(stamp)} · {trace.run}", note, tuple(found), (), stamp)
 
 
+# --- the release timeline and its detector ------------------------------------------------------------------
+
+
+TIMELINE_HEADERS = ("release", "median", "IQR", "processes", "change")
+CHANGE_HEADERS = ("kind", "release", "before", "ratio", "95% interval", "p", "direction")
+
+
+def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
+    """A column's changes as a verdict table: each one's kind, release, ratio, 95% interval and p."""
+    rows = [(c.kind, c.at, c.before, ratio(c.comparison.ratio), interval(c.comparison.ci_low, c.comparison.ci_high),
+             p_value(c.comparison.p_one_sided()), c.direction) for c in changes]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
+
+
+def timeline_rows(column: sweep_tables.TimelineColumn) -> pd.DataFrame:
+    """A timeline column's releases: median and interquartile range of its samples, and the change marked at each."""
+    marked = changepoints.at_each(column.changes)
+    rows = []
+    for release, values in zip(column.releases, column.samples):
+        ordered = sorted(values)
+        change = marked.get(release)
+        said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
+        rows.append((release, duration(statistics.median(ordered)),
+                     f"{duration(quantile(ordered, 0.25))} to {duration(quantile(ordered, 0.75))}",
+                     str(len(ordered)), said))  # fmt: skip
+    return pd.DataFrame(rows, columns=list(TIMELINE_HEADERS))
+
+
+CHANGE_RULE = (f"changes: ruptures' PELT over the releases' log medians, each candidate confirmed between every sample "
+               f"of the segments either side (ratio of medians beyond {percent(CHANGE_THRESHOLD)}, one-sided "
+               f"Mann-Whitney p < {CHANGE_ALPHA:g}); a release unlike both neighbours while they agree is a transient, "
+               "consecutive small steps one way a drift")  # fmt: skip
+
+
+def validation_table(doc: ValidationDocument) -> pd.DataFrame:
+    """The validation as a table: a row per case, a recall and a false-alarm column per detector (a flat history's
+    "recall" is its false alarms: any change in it is one)."""
+    detectors = list(dict.fromkeys(r.detector for r in doc.rows))
+    cases = list(dict.fromkeys(r.case for r in doc.rows))
+    by = {(r.detector, r.case): r for r in doc.rows}
+    rows = []
+    for case in cases:
+        goal = GOALS.get(case)
+        row = [case, f">= {percent(goal)} found" if goal else (f"<= {percent(FLAT_GOAL)} flagged" if case == "flat"
+                                                               else "")]  # fmt: skip
+        for name in detectors:
+            r = by.get((name, case))
+            row += [MISSING, MISSING] if r is None else [MISSING if case == "flat" else percent(r.recall),
+                                                         percent(r.false_alarms)]  # fmt: skip
+        rows.append(row)
+    columns = ["case", "goal"] + [f"{d} {what}" for d in detectors for what in ("found", "false alarms")]
+    return pd.DataFrame(rows, columns=columns)
+
+
 # --- subjects -------------------------------------------------------------------------------------------------
 
 
 def history_section(results: Results) -> ReportSection | None:
-    """Every benchmark seen in more than one comparable run, time-ordered, and the changes between consecutive
-    runs, tested like `jaxmlp compare` does."""
+    """Every benchmark seen in more than one comparable run, time-ordered, and its changes by the change-point
+    detector the release timeline uses (`jaxmlp.results.history.changes`)."""
     points = history.points(results.runs)
     if points.empty:
         return None
@@ -368,15 +474,14 @@ def history_section(results: Results) -> ReportSection | None:
     flagged = history.flagged(changes)
     n_runs = points["file"].nunique()
     note = (f"{points['benchmark'].nunique()} benchmarks seen in more than one of {n_runs} comparable runs (same "
-            "machine and settings); each run against the previous one, from both runs' raw samples: flagged when "
-            f"one-sided Mann-Whitney p < {ALPHA} and the ratio of medians beyond {1 + THRESHOLD:g} (or below "
-            f"{1 / (1 + THRESHOLD):.3g}); {len(flagged)} of {len(changes)} steps flagged.")  # fmt: skip
+            "machine and settings); changes found by the detector the release timeline uses, over every run's raw "
+            f"samples: {CHANGE_RULE}; {len(flagged)} change(s) found.")  # fmt: skip
     shown = flagged.drop(columns=["from_file", "to_file"]) if len(flagged) else flagged
     if points["setting"].nunique() == 1:
         note += f" Machine and settings: {points['setting'].iloc[0]}."
         shown = shown.drop(columns="setting")
-    found = (Table("Changes across runs (flagged, biggest first)", shown),) if len(flagged) else ()
-    plots = tuple(Figure(f"History of the {test} benchmarks (median and IQR per run; flagged changes marked)",
+    found = (Table("Changes across runs (biggest first)", shown),) if len(flagged) else ()
+    plots = tuple(Figure(f"History of the {test} benchmarks (median and IQR per run; changes marked)",
                          "history", (part, changes[changes["benchmark"].isin(part["benchmark"])]))
                   for test, part in points.groupby("test", sort=True))  # fmt: skip
     run = Run("all comparable runs", note, found, plots, "")
@@ -407,6 +512,9 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     if sweeps := sweep_runs(results, folder):
         sections.append(subject("Version matrix: jax/jaxlib releases", MATRIX, "Each sample is one fresh process.",
                                 sweeps))  # fmt: skip
+    if timelines := timeline_runs(results, folder):
+        sections.append(subject("Release timeline", TIMELINE, "Every release from A to B (`jaxmlp sweep timeline "
+                                "A B`): change points, transients and drifts.", timelines))  # fmt: skip
     if results.bisections:
         runs = [bisection_run(path, doc, folder) for path, doc in results.bisections]
         sections.append(subject("Bisection across releases", BISECTION, "Which release changed the workload.", runs))

@@ -22,12 +22,22 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
 from jaxmlp.registry import ALPHA, THRESHOLD, TRAIN_EPOCH
-from jaxmlp.report.sections import GEMM_CAPTION, LADDER_CAPTION, LOADER_CAPTION, SCALING_CAPTION
+from jaxmlp.report.sections import (
+    CHANGE_RULE,
+    GEMM_CAPTION,
+    LADDER_CAPTION,
+    LOADER_CAPTION,
+    SCALING_CAPTION,
+    change_rows,
+    timeline_rows,
+    validation_table,
+)
 from jaxmlp.results import layout, sweep_tables, tables
 from jaxmlp.results.frames import Results, query, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
 
 
@@ -132,6 +142,35 @@ def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> 
     return tuple(lines)
 
 
+def timeline_summary(columns: Sequence[sweep_tables.TimelineColumn], cells: CellsDocument | None = None,
+                     where: str = "", folder: str = "") -> Summary:  # fmt: skip
+    """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
+    with its release, ratio, 95% interval and p), then the cells that failed."""
+    flags_used = any(c.xla_flags for c in columns)
+    found: list[tuple[str, pd.DataFrame]] = []
+    closing: list[str] = []
+    for column in columns:
+        name = f"{column.workload}, steady state" + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else
+                                                      ", no XLA flags" if flags_used else "")  # fmt: skip
+        found.append((name, timeline_rows(column)))
+        if column.changes:
+            found.append((f"{name}: changes", change_rows(column.changes)))
+        closing.append(f"{name}: " + ("; ".join(c.line() for c in column.changes) or "no change from "
+                                      f"{column.releases[0]} to {column.releases[-1]}"))  # fmt: skip
+    releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+    lines = [f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "
+             f"each sample is one process's steady state; {_count(len(s) for c in columns for s in c.samples)} "
+             "processes a release, in rotating order", CHANGE_RULE]  # fmt: skip
+    if not columns:
+        lines = ["no release was measured"]
+    title = f"Release timeline: {where}" if where else "Release timeline"
+    if cells is not None and not cells.complete:
+        title += " (INCOMPLETE)"
+        lines.insert(0, f"INCOMPLETE: stopped before its last round (`jaxmlp sweep resume {folder or where}`)")
+    cell_lines = _cell_lines(cells, {}) if cells is not None else ()
+    return Summary(title, tuple(lines), tuple(found), (*closing, *cell_lines))
+
+
 def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     """A bisection's probes, each as a verdict table (its releases in the probe's order, each against the one
     before it in the probe) under what it decided; then its answer line."""
@@ -213,6 +252,18 @@ def train_summary(runs: pd.DataFrame, title: str = "Training") -> Summary:
     return Summary(title, (), (("One row per training run", pd.DataFrame(rows, columns=list(TRAIN_HEADERS))),))
 
 
+def validation_summary(doc: ValidationDocument, title: str = "Change-point detector validation") -> Summary:
+    """The detector's validation: how often each detector found each known change, and flagged a flat history."""
+    s = doc.settings
+    line = (f"{s.get('histories')} synthetic histories a case, {s.get('releases')} releases of {s.get('samples')} "
+            f"samples each, noise drawn from {s.get('noise_samples')} real fresh-process samples ({s.get('noise')}); "
+            f"found: the change marked within one release (a transient labelled a transient); false alarms: a change "
+            f"marked anywhere else")  # fmt: skip
+    return Summary(
+        title, (line,), (("Found and false alarms, per detector", validation_table(doc)),), (f"chosen: {doc.chosen}",)
+    )
+
+
 def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summary:
     """How often the detector caught the injected slowdown, and how often it flagged a release against itself."""
     s, table = doc.settings, sweep_tables.trials_table(doc)
@@ -229,7 +280,16 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
 # --- every result of a folder ---------------------------------------------------------------------------------
 
 
-KINDS = ("bisection", "sweep", "benchmarks", "scaling", "training", "detector trials")
+KINDS = (
+    "timeline",
+    "bisection",
+    "sweep",
+    "benchmarks",
+    "scaling",
+    "training",
+    "detector trials",
+    "detector validation",
+)
 """The kinds of answer, in the order a folder's summary shows them."""
 
 
@@ -257,6 +317,11 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
     lone = {where: pd.DataFrame() for where in cells if where not in swept and not _under(where, probes)}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
+        if sweep_tables.is_timeline(where):
+            columns = sweep_tables.timeline_columns(rows, results.samples) if len(rows) else []
+            answer = timeline_summary(columns, cells.get(where), shown(where, folder), where)
+            found.append(Found("timeline", Path(where), when, answer))
+            continue
         answer = sweep_summary(rows, results.samples, cells.get(where), shown(where, folder), where)
         found.append(Found("sweep", Path(where), when, answer))
     for file, run in tables.benchmark_runs(without_sweeps(results.runs)).items():
@@ -268,6 +333,10 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
         title = f"Training: {shown(str(train_file), folder)}"
         found.append(Found("training", Path(str(train_file)), when, train_summary(epochs, title)))
+    for validation_path, validation in results.validations:
+        title = f"Change-point detector validation: {shown(validation_path.parent, folder)}"
+        when = _when(validation.metadata.get("timestamp"))
+        found.append(Found("detector validation", validation_path.parent, when, validation_summary(validation, title)))
     for trials_path, trials in results.trials:
         title = f"Detector trials: {shown(trials_path.parent, folder)}"
         when = _when(trials.metadata.get("timestamp"))

@@ -21,6 +21,7 @@ from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
@@ -41,6 +42,7 @@ class Results(NamedTuple):
     cells: tuple[tuple[Path, CellsDocument], ...] = ()  # each sweep's matrix, cell by cell
     explanations: tuple[tuple[Path, ExplainDocument], ...] = ()  # `jaxmlp sweep explain`
     rooflines: tuple[tuple[Path, RooflineDocument], ...] = ()  # `jaxmlp roofline`
+    validations: tuple[tuple[Path, ValidationDocument], ...] = ()  # `jaxmlp sweep validate`
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -90,7 +92,8 @@ def results(scan: Scan) -> Results:
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
                    scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
-                   tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument)))  # fmt: skip
+                   tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument),
+                   tuple(scan.of(ValidationDocument)))  # fmt: skip
 
 
 def load(store: ResultsStore) -> Results:

@@ -1,6 +1,7 @@
-"""The history of benchmark runs: every benchmark seen in more than one run, time-ordered, and the changes between
-consecutive comparable runs, tested by the statistics `jaxmlp compare` uses (`jaxmlp.stats.compare`, on the raw
-samples of both runs).
+"""The history of benchmark runs: every benchmark seen in more than one run, time-ordered, and its changes, found by
+the one change-point detector (`jaxmlp.changepoints`, validated by `jaxmlp sweep validate`) that the release
+timeline uses: over each benchmark's runs, each run's raw samples, each change confirmed by `jaxmlp.stats.compare`
+between the runs either side; a run unlike both neighbours while they agree is a transient.
 
 Two runs are comparable when they ran on the same machine with the same settings (`COMPARABLE`); a history is one
 benchmark on one such machine and settings, so a faster machine never reads as an improvement.
@@ -12,17 +13,16 @@ from typing import Any
 
 import pandas as pd
 
-from jaxmlp import registry
-from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp import changepoints, registry
+from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
 from jaxmlp.results.frames import without_sweeps
-from jaxmlp.stats import compare
 
 COMPARABLE = ("host", "cpu_model", "cpu_affinity", "size", "xla_flags", "jax_default_matmul_precision")
 """What two runs must share for their times to be compared."""
 
 POINT_COLUMNS = ["benchmark", "group", "test", "setting", "file", "timestamp", "commit", "jax", "median", "q1", "q3",
                  "rounds"]  # fmt: skip
-CHANGE_COLUMNS = ["benchmark", "setting", "from", "to", "from_file", "to_file", "ratio", "ci_low", "ci_high",
+CHANGE_COLUMNS = ["benchmark", "setting", "kind", "from", "to", "from_file", "to_file", "ratio", "ci_low", "ci_high",
                   "p_slower", "p_faster", "verdict"]  # fmt: skip
 
 
@@ -63,23 +63,25 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["benchmark", "setting", "timestamp"]).reset_index(drop=True)
 
 
-def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
-            alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
-    """Each run against the previous comparable one, benchmark by benchmark, from both runs' raw samples."""
+def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHANGE_THRESHOLD,
+            alpha: float = CHANGE_ALPHA) -> pd.DataFrame:  # fmt: skip
+    """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
+    each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours)."""
     if history.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
     by_run = {key: part["seconds"].to_numpy() for key, part in samples.groupby(["file", "name"])}
     rows = []
     for (name, where), part in history.groupby(["benchmark", "setting"], sort=True):
-        ordered = list(part.sort_values("timestamp").itertuples())
-        for old, new in zip(ordered[:-1], ordered[1:]):
-            a, b = by_run.get((old.file, name)), by_run.get((new.file, name))
-            if a is None or b is None:
-                continue
-            c = compare(a, b, threshold, alpha)
-            rows.append({"benchmark": name, "setting": where, "from": run_label(old), "to": run_label(new),
-                         "from_file": old.file, "to_file": new.file, "ratio": c.ratio, "ci_low": c.ci_low,
-                         "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
+        ordered = [p for p in part.sort_values("timestamp").itertuples() if (p.file, name) in by_run]
+        runs = {run_label(p): p for p in ordered}
+        labels = list(runs)
+        found = changepoints.detect(labels, [list(by_run[(p.file, name)]) for p in runs.values()], threshold=threshold,
+                                    alpha=alpha)  # fmt: skip
+        for change in found:
+            c, old, new = change.comparison, runs[change.before], runs[change.at]
+            rows.append({"benchmark": name, "setting": where, "kind": change.kind, "from": change.before,
+                         "to": change.at, "from_file": old.file, "to_file": new.file, "ratio": c.ratio,
+                         "ci_low": c.ci_low, "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
                          "verdict": c.describe()})  # fmt: skip
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 

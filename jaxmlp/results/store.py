@@ -31,6 +31,7 @@ from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
 D = TypeVar(
@@ -43,6 +44,7 @@ D = TypeVar(
     ExplainDocument,
     CeilingsDocument,
     RooflineDocument,
+    ValidationDocument,
 )
 
 
@@ -216,6 +218,8 @@ def document_name(document: Document) -> str:
         return layout.name(layout.CEILINGS, document.metadata.get("timestamp"), suffix=".json")
     if isinstance(document, RooflineDocument):
         return layout.name(layout.ROOFLINE, document.metadata.get("timestamp"), suffix=".json")
+    if isinstance(document, ValidationDocument):
+        return layout.VALIDATION_FILE
     return layout.TRIALS_FILE
 
 

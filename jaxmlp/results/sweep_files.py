@@ -151,10 +151,10 @@ class RunLog:
         self.mark = folder / layout.INCOMPLETE_FILE
 
     @classmethod
-    def create(cls, store: ResultsStore) -> RunLog:
-        """A new ``jaxlib-<time>`` folder in ``store``, marked incomplete."""
+    def create(cls, store: ResultsStore, kind: str = layout.SWEEP) -> RunLog:
+        """A new ``jaxlib-<time>`` folder in ``store`` (``timeline-<time>`` for a timeline), marked incomplete."""
         store.folder.mkdir(parents=True, exist_ok=True)
-        run = cls(new_dir(store.folder, layout.name(layout.SWEEP)))
+        run = cls(new_dir(store.folder, layout.name(kind)))
         write_new(run.mark, "This sweep did not finish: `jaxmlp sweep resume FOLDER` measures what is missing.\n")
         return run
 

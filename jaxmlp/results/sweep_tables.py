@@ -9,8 +9,10 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from jaxmlp import registry
+from jaxmlp import changepoints, registry
+from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.results import layout
 from jaxmlp.results.frames import sweep_rows
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import Cell, CellsDocument
@@ -171,6 +173,43 @@ def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = T
             pair = _Pair(name, flags, version, version, a, b, marked)
             steps.append(_step(pair, compare(a, b, threshold, alpha)))
     return pd.DataFrame(steps, columns=STEP_COLUMNS)
+
+
+class TimelineColumn(NamedTuple):
+    """One workload and XLA-flags column of a release timeline: its releases (oldest first), each one's samples
+    (one process's steady state each) and the changes `jaxmlp.changepoints` finds in them."""
+
+    workload: str
+    xla_flags: str
+    releases: tuple[str, ...]
+    samples: tuple[tuple[float, ...], ...]
+    changes: tuple[Change, ...]
+
+
+def is_timeline(folder: str | Path) -> bool:
+    """Whether a sweep folder is a release timeline (`jaxmlp sweep timeline`, named ``timeline-<time>``)."""
+    return Path(folder).name.startswith(f"{layout.TIMELINE}-")
+
+
+def timeline_columns(rows: pd.DataFrame, samples: pd.DataFrame) -> list[TimelineColumn]:
+    """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples);
+    a column where some release's values differed from the reference cell's is still shown, its changes found."""
+    cells = _cell_samples(rows, samples)
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
+    workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
+    found = []
+    for flags in sorted({f for _, f in cells}):
+        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
+        for name in sorted(workloads):
+            values = [tuple(float(x) for x in cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"])
+                      for v in versions]  # fmt: skip
+            kept = [(v, x) for v, x in zip(versions, values) if x]
+            if len(kept) < 2:
+                continue
+            labels, measured = [v for v, _ in kept], [x for _, x in kept]
+            found.append(TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured),
+                                        tuple(changepoints.detect(labels, measured))))  # fmt: skip
+    return found
 
 
 def _without_empty_flags(table: pd.DataFrame) -> pd.DataFrame:

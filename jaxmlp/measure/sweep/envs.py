@@ -10,6 +10,7 @@ both published with that number. Plain Python: the noxfile imports it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -35,6 +36,11 @@ MAKE_SECONDS = 1800
 """The longest one step of making an environment (a venv, a pip install) may take before it is stopped."""
 
 RELEASE = re.compile(r"\d+(\.\d+)+")
+
+MAX_GB = "JAXMLP_ENVS_MAX_GB"
+"""The environment variable that caps the environments' size (GB): past it, the least recently used are removed."""
+LOCK = ".jaxmlp-envs.lock"
+"""The file locked (``flock``) around making an environment, so that two sweeps never make the same one at once."""
 
 
 def envs_root() -> Path:
@@ -80,11 +86,50 @@ def check_release(version: str) -> str:
     return version
 
 
+def used(env: Path) -> None:
+    """Mark ``env`` as just used (its marker's time): the size cap removes the least recently used first."""
+    with contextlib.suppress(OSError):
+        os.utime(env / COMPLETE)
+
+
+@contextlib.contextmanager
+def locked(root: Path) -> Iterator[None]:
+    """``root``'s environments to this process alone (an exclusive ``flock`` on its lock file) while inside."""
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / LOCK).open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def make_env(version: str, root: Path | None = None, log: Callable[[str], None] = print) -> Path:
-    """The python of jax==version's environment, made first if missing (a half-made one is made again)."""
+    """The python of jax==version's environment, made first if missing (a half-made one is made again), under
+    the environments' lock (`locked`)."""
     check_release(version)
     env = env_path(version, root)
     if (env / COMPLETE).exists():
+        used(env)
+        return python_of(env)
+    try:
+        with locked(env.parent):
+            return _make_env(version, env, root, log)
+    except OSError as e:
+        raise unusable_folder(env.parent, _source(root), e) from None
+
+
+def _source(root: Path | None) -> str:
+    if root is not None:
+        return "--envs"
+    if os.environ.get("JAXMLP_ENVS"):
+        return "JAXMLP_ENVS"
+    return "the environments folder (set JAXMLP_ENVS to choose another)"
+
+
+def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], None]) -> Path:
+    if (env / COMPLETE).exists():  # made by another process while this one waited for the lock
+        used(env)
         return python_of(env)
     shutil.rmtree(env, ignore_errors=True)
     try:
@@ -93,16 +138,7 @@ def make_env(version: str, root: Path | None = None, log: Callable[[str], None] 
         probe.write_text("")
         probe.unlink()
     except OSError as e:
-        source = (
-            "--envs"
-            if root is not None
-            else (
-                "JAXMLP_ENVS"
-                if os.environ.get("JAXMLP_ENVS")
-                else "the environments folder (set JAXMLP_ENVS to choose another)"
-            )
-        )
-        raise unusable_folder(env.parent, source, e) from None
+        raise unusable_folder(env.parent, _source(root), e) from None
     log(f"Making the environment of jax {version} in {env} (jax, jaxlib and what they need; no torch)")
     start = time.monotonic()
     steps = ([sys.executable, "-m", "venv", str(env)],
@@ -125,6 +161,60 @@ def make_env(version: str, root: Path | None = None, log: Callable[[str], None] 
             )
     (env / COMPLETE).write_text(f"{time.monotonic() - start:.1f}\n")
     return python_of(env)
+
+
+def env_bytes(env: Path) -> int:
+    files = (Path(top) / name for top, _, names in os.walk(env) for name in names)
+    return sum(f.stat().st_size for f in files if not f.is_symlink())
+
+
+def cap_bytes() -> float | None:
+    """`MAX_GB` in bytes; None when it is not set (no cap)."""
+    text = os.environ.get(MAX_GB)
+    if not text:
+        return None
+    try:
+        gb = float(text)
+    except ValueError:
+        raise JaxmlpError(f"{MAX_GB}={text!r} is not a number of GB (like 20)") from None
+    if not gb > 0:
+        raise JaxmlpError(f"{MAX_GB}={text!r}: give a size above 0 GB")
+    return gb * 1e9
+
+
+def least_recent(sizes: Sequence[tuple[str, float, int]], keep: set[str], cap: float) -> list[str]:
+    """Which environments to remove, least recently used first, until the rest fit in ``cap`` bytes: ``sizes``
+    are (name, last used, bytes); those in ``keep`` are never removed."""
+    total = sum(size for _, _, size in sizes)
+    out = []
+    for name, _, size in sorted(sizes, key=lambda s: s[1]):
+        if total <= cap:
+            break
+        if name not in keep:
+            out.append(name)
+            total -= size
+    return out
+
+
+def prune(keep: Sequence[str], root: Path | None = None, say: Callable[[str], None] = print) -> list[str]:
+    """Under `MAX_GB`, remove the least recently used environments (never those of ``keep``'s releases) until the
+    rest fit, said in one line; the releases removed."""
+    cap = cap_bytes()
+    folder = root or envs_root()
+    if cap is None or not folder.is_dir():
+        return []
+    with locked(folder):
+        made = [marker.parent for marker in folder.glob(f"jax-*/{COMPLETE}")]
+        sizes = [(env.name, (env / COMPLETE).stat().st_mtime, env_bytes(env)) for env in made]
+        kept = {env_path(v, root).name for v in keep}
+        gone = least_recent(sizes, kept, cap)
+        for name in gone:
+            shutil.rmtree(folder / name, ignore_errors=True)
+    if gone:
+        freed = sum(size for name, _, size in sizes if name in gone)
+        say(f"Environments over {MAX_GB}={cap / 1e9:g}: removed the least recently used, {', '.join(gone)} "
+            f"({freed / 1e9:.1f} GB)")  # fmt: skip
+    return gone
 
 
 @contextlib.contextmanager
@@ -165,6 +255,14 @@ def releases(jax: Sequence[str], jaxlib: Sequence[str]) -> list[str]:
     """The releases a sweep can measure: published for jax and jaxlib alike, from `OLDEST` on, oldest first."""
     both = set(jax) & set(jaxlib)
     return sorted((v for v in both if version_key(v) >= version_key(OLDEST)), key=version_key)
+
+
+def last_of_each_minor(versions: Sequence[str]) -> list[str]:
+    """The last patch release of each minor release (``0.4.38`` for 0.4), oldest first."""
+    last: dict[str, str] = {}
+    for v in sorted(versions, key=version_key):
+        last[".".join(v.split(".")[:2])] = v
+    return list(last.values())
 
 
 def between(known: Sequence[str], good: str, bad: str) -> list[str]:

@@ -259,9 +259,10 @@ def _silent(total: int) -> Iterator[Tick]:
 def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, progress: Progress | None = None,
                   record: Record | None = None,
                   planned: Callable[[Probed, dict[str, dict[str, str]], float], None] | None = None,
-                  ) -> Measured:  # fmt: skip
+                  fit: Callable[[Probed], Matrix] | None = None) -> Measured:  # fmt: skip
     """Probe every cell, say the cost and the time limit, then run the rounds; ``planned`` is told the probe's
-    findings and the limit before the first round, ``record`` each process as it ends."""
+    findings and the limit before the first round, ``record`` each process as it ends; ``fit`` (a timeline's
+    ``--budget``) sets the processes a cell from what the probe cost."""
     with envs.jaxmlp_path() as path:
         say(f"Probing {len(runners)} cell(s), one process each")
         probed = probe(runners, path, say, matrix.timeout)
@@ -272,6 +273,8 @@ def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, p
             for workload, text in why.items():
                 say(f"  {name}: {workload}: {text} (marked 'results differ')")
         limit = workers.time_limit(matrix.timeout, probed.seconds.values())
+        if fit:
+            matrix = fit(probed)
         if planned:
             planned(probed, differs, limit)
         return rounds(probed, differs, matrix, limit, path, say, progress, record)
@@ -283,13 +286,13 @@ def rounds(probed: Probed, differs: dict[str, dict[str, str]], matrix: Matrix, l
     """The rounds of a probed matrix (those of ``done`` kept from an earlier try, not run again)."""
     kept = {key: sample for key, sample in (done or {}).items()
             if not isinstance(sample, Failure) and key[0] in probed.runners and key[1] < matrix.processes}  # fmt: skip
-    per_round = sum(probed.seconds.values())
+    per_process = sum(probed.seconds.values()) / max(len(probed.seconds), 1)
     total = len(probed.runners) * matrix.processes
     todo = total - len(kept)  # a failed process is run again
     given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} of the probes; --timeout to set"
     say(f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
         + (f" ({len(kept)} kept from before, {todo} to run)" if kept else "")
-        + f", about {minutes(per_round * todo)} (from the probe processes), in rotating order; each process's time "
+        + f", about {minutes(per_process * todo)} (from the probe processes), in rotating order; each process's time "
         f"limit {minutes(limit)} ({given})")  # fmt: skip
     with (progress or _silent)(total) as tick:
         processes, failures = run_rounds(probed.runners, matrix.processes, tick, path, limit, record, kept, say)

@@ -148,6 +148,32 @@ class Bisect:
             raise JaxmlpError("GOOD and BAD are the same release: name two")
 
 
+EVERY = ("patch", "minor")
+"""What a timeline measures between its ends: every release (``patch``), or the last patch of each minor."""
+MIN_PROCESSES = 4
+"""The fewest processes a release a timeline's ``--budget`` sets (fewer give the confirmation too little)."""
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """`jaxmlp sweep timeline A B`: the ends, the releases to pick from (None: the package index's), every patch
+    release or the last of each minor, and the minutes its processes may take (None: ``--processes``)."""
+
+    first: str
+    last: str
+    versions: tuple[str, ...] | None = None
+    every: str = "patch"
+    budget: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.first == self.last:
+            raise JaxmlpError("A and B are the same release: name two")
+        if self.every not in EVERY:
+            raise JaxmlpError(f"--every {self.every!r}: choose one of {', '.join(EVERY)}")
+        if self.budget is not None:
+            errors.positive_finite("--budget", self.budget)
+
+
 @dataclass(frozen=True)
 class Trials:
     """`jaxmlp sweep trials`: ``trials`` comparisons of ``processes`` processes a side, one release against itself

@@ -11,7 +11,8 @@ then the kind's module types it. No pandas here.
 - `train`: `jaxmlp train --json`, a record per epoch;
 - `trials`: the regression detector's trials;
 - `explain`: `jaxmlp sweep explain A B`, two releases of one workload compared;
-- `roofline`: this machine's ceilings (kept once per environment) and `jaxmlp roofline`'s points.
+- `roofline`: this machine's ceilings (kept once per environment) and `jaxmlp roofline`'s points;
+- `validation`: the change-point detector's validation on synthetic histories.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from jaxmlp.results.schema.common import (
     SWEEP,
     TRAIN,
     TRIALS,
+    VALIDATION,
 )
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
@@ -40,6 +42,7 @@ from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.upgrade import upgrade
+from jaxmlp.results.schema.validation import ValidationDocument
 
 Document = (
     BenchmarkDocument
@@ -50,6 +53,7 @@ Document = (
     | ExplainDocument
     | CeilingsDocument
     | RooflineDocument
+    | ValidationDocument
 )
 
 
@@ -80,5 +84,7 @@ def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
         return RooflineDocument.from_json(doc)
     if kind == EXPLAIN:
         return ExplainDocument.from_json(doc)
+    if kind == VALIDATION:
+        return ValidationDocument.from_json(doc)
     assert kind == CELLS
     return CellsDocument.from_json(doc)

@@ -23,11 +23,12 @@ CELLS = "sweep-cells"  # a sweep's cells.json
 BISECT = "bisect"  # `jaxmlp sweep bisect`
 TRAIN = "train"  # `jaxmlp train --json`
 TRIALS = "detector-trials"  # `jaxmlp sweep trials`
+VALIDATION = "detector-validation"  # `jaxmlp sweep validate`: the change-point detector on synthetic histories
 SWEEP_LOG = "sweep-log"  # the first line of a sweep's samples.jsonl: its plan (the samples follow, a line each)
 EXPLAIN = "explain"  # `jaxmlp sweep explain A B`
 CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth (the roofline's ceilings)
 ROOFLINE = "roofline"  # `jaxmlp roofline`: each workload against the ceilings
-KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG, EXPLAIN, CEILINGS, ROOFLINE)
+KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG, EXPLAIN, CEILINGS, ROOFLINE, VALIDATION)
 
 JSON = dict[str, Any]
 

@@ -1,0 +1,186 @@
+"""Change points in a history: where a sequence of sample sets (one per release, or one per benchmark run) moved.
+
+One detector decides "changed" across releases (`jaxmlp sweep timeline`) and across benchmark runs (the report's
+history), validated once on synthetic histories (`jaxmlp sweep validate`, README):
+
+1. *Candidates* come from a well-kept library, not from code written here: ``ruptures``' PELT over the log of each
+   point's median, with a penalty of `PENALTY` times the noise variance of one median (estimated from the
+   samples themselves: the pooled spread of the points' log samples, robustly) times log(points).
+2. Each candidate is *confirmed* by the suite's own two-sample statistics (`jaxmlp.stats.compare`) between every
+   sample of the segment before it and every sample of the segment after it: the ratio of medians beyond
+   1 + `registry.CHANGE_THRESHOLD` and one-sided Mann-Whitney p < `registry.CHANGE_ALPHA`. The weakest
+   unconfirmed candidate is dropped and the segments merged, until every candidate left is confirmed.
+3. The confirmed changes are *labelled*: a point that differs from both neighbours while they agree is a
+   ``transient`` (one change, not two); two or more consecutive same-direction steps each a few points apart are one
+   ``drift``; the rest are ``step`` s.
+
+Pure (numpy, scipy and ruptures): the callers hand it labels and samples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
+from jaxmlp.stats import Comparison, compare
+from jaxmlp.units import interval, p_value, ratio
+
+PENALTY = 3.0
+"""PELT's penalty per change, in units of (noise variance of one point's log median) x log(points): tuned on the
+validation (`jaxmlp sweep validate`; README: the detector's validation)."""
+
+DRIFT_GAP = 3
+"""The longest segment (in points) between two same-direction steps for them to read as one drift."""
+
+KINDS = ("step", "transient", "drift")
+WORDS = {"regression": "slower", "improvement": "faster"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change: a ``step`` at ``at`` (the first point after it; ``before`` the last point before it), a
+    ``transient`` at ``at`` (``before`` its earlier neighbour), or a ``drift`` from ``before`` to ``at``; its
+    ``comparison`` is of every sample before against every sample after (a transient: of both neighbours against
+    it)."""
+
+    kind: str
+    at: str
+    before: str
+    index: int  # the position of ``at``
+    comparison: Comparison
+
+    @property
+    def direction(self) -> str:
+        return WORDS.get(self.comparison.verdict, self.comparison.verdict)
+
+    def line(self) -> str:
+        """``0.4.33 slower than both neighbours, x1.31 (95% interval x1.25-x1.36, p 0.0001)``."""
+        c = self.comparison
+        figures = f"{ratio(c.ratio)} (95% interval {interval(c.ci_low, c.ci_high)}, p {p_value(c.p_one_sided())})"
+        if self.kind == "transient":
+            return f"{self.at} {self.direction} than both neighbours, {figures}"
+        if self.kind == "drift":
+            return f"drift from {self.before} to {self.at}, {self.direction}, {figures}"
+        return f"{self.at} {self.direction} than {self.before} and before, {figures}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "at": self.at, "before": self.before, "index": self.index,
+                "comparison": self.comparison.to_json()}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Change:
+        return cls(str(doc["kind"]), str(doc["at"]), str(doc["before"]), int(doc["index"]),
+                   Comparison.from_json(doc["comparison"]))  # fmt: skip
+
+
+def noise_variance(samples: Sequence[Sequence[float]]) -> float:
+    """The variance of one point's log median under the measured noise: the median, over points, of each point's
+    robust variance of its log samples (1.4826 x MAD, squared), times pi/2 over its sample count."""
+    variances = []
+    for values in samples:
+        logs = np.log(np.asarray(values, float))
+        if len(logs) < 2:
+            continue
+        mad = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
+        variances.append(mad**2 * math.pi / 2 / len(logs))
+    positive = [v for v in variances if v > 0]
+    return float(np.median(positive)) if positive else 1e-12
+
+
+def candidates(samples: Sequence[Sequence[float]], penalty: float = PENALTY, method: str = "pelt") -> list[int]:
+    """The candidate change positions (each the index of the first point after a change), from ruptures' PELT
+    (``method="binseg"``: binary segmentation, the validation's second candidate) over the log medians."""
+    import ruptures
+
+    if len(samples) < 2:
+        return []
+    signal = np.log([float(np.median(s)) for s in samples]).reshape(-1, 1)
+    pen = penalty * noise_variance(samples) * math.log(len(samples))
+    algo = ruptures.Pelt(model="l2", min_size=1, jump=1) if method == "pelt" else ruptures.Binseg(
+        model="l2", min_size=1, jump=1)  # fmt: skip
+    return [int(b) for b in algo.fit(signal).predict(pen=pen)[:-1]]
+
+
+def _pooled(samples: Sequence[Sequence[float]], lo: int, hi: int) -> list[float]:
+    return [float(x) for s in samples[lo:hi] for x in s]
+
+
+def _flagged(c: Comparison) -> bool:
+    return c.verdict in WORDS
+
+
+def _weakness(c: Comparison) -> tuple[float, float]:
+    """How weak an unconfirmed candidate is: its one-sided p (1 where there was too little data for one), then the
+    smaller its change the weaker."""
+    p = c.p_one_sided()
+    return (p if p == p else 1.0, -abs(math.log(c.ratio)) if c.ratio > 0 else 0.0)
+
+
+def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], threshold: float = CHANGE_THRESHOLD,
+              alpha: float = CHANGE_ALPHA) -> list[tuple[int, Comparison]]:  # fmt: skip
+    """The candidates the two-sample test confirms between the segments either side, each with its comparison:
+    the weakest unconfirmed one dropped (its segments merged) until all that are left are confirmed."""
+    kept = sorted(set(points))
+    while True:
+        bounds = [0, *kept, len(samples)]
+        tested = [compare(_pooled(samples, bounds[i], bounds[i + 1]), _pooled(samples, bounds[i + 1], bounds[i + 2]),
+                          threshold, alpha) for i in range(len(kept))]  # fmt: skip
+        weak = [(_weakness(c), i) for i, c in enumerate(tested) if not _flagged(c)]
+        if not weak:
+            return list(zip(kept, tested))
+        kept.pop(max(weak)[1])
+
+
+def label(labels: Sequence[str], samples: Sequence[Sequence[float]], found: Sequence[tuple[int, Comparison]],
+          threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA) -> list[Change]:  # fmt: skip
+    """The confirmed changes as steps, transients and drifts (see the module's docstring)."""
+    changes: list[Change] = []
+    i = 0
+    while i < len(found):
+        at, c = found[i]
+        if i + 1 < len(found) and found[i + 1][0] == at + 1 and found[i + 1][1].verdict != c.verdict and at > 0:
+            around = compare(samples[at - 1], samples[at + 1], threshold, alpha)
+            if not _flagged(around):  # its neighbours agree: one transient, not two steps
+                both = [*samples[at - 1], *samples[at + 1]]
+                changes.append(Change("transient", labels[at], labels[at - 1], at,
+                                      compare(both, samples[at], threshold, alpha)))  # fmt: skip
+                i += 2
+                continue
+        j = i
+        while (j + 1 < len(found) and found[j + 1][1].verdict == c.verdict
+               and found[j + 1][0] - found[j][0] <= DRIFT_GAP):  # fmt: skip
+            j += 1
+        if j > i:  # consecutive same-direction steps a few points apart: one drift
+            start, end = found[i][0], found[j][0]
+            lo = found[i - 1][0] if i > 0 else 0
+            hi = found[j + 1][0] if j + 1 < len(found) else len(samples)
+            whole = compare(_pooled(samples, lo, start), _pooled(samples, end, hi), threshold, alpha)
+            changes.append(Change("drift", labels[end], labels[start - 1], end, whole))
+            i = j + 1
+            continue
+        changes.append(Change("step", labels[at], labels[at - 1], at, c))
+        i += 1
+    return changes
+
+
+def detect(labels: Sequence[str], samples: Sequence[Sequence[float]], penalty: float = PENALTY,
+           threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA,
+           method: str = "pelt") -> list[Change]:  # fmt: skip
+    """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first)."""
+    if len(labels) != len(samples):
+        raise ValueError("one label per point")
+    usable = [s for s in samples if len(s) and np.all(np.isfinite(s)) and np.all(np.asarray(s, float) > 0)]
+    if len(usable) != len(samples) or len(samples) < 2:
+        return []
+    return label(labels, samples, confirmed(samples, candidates(samples, penalty, method), threshold, alpha),
+                 threshold, alpha)  # fmt: skip
+
+
+def at_each(changes: Sequence[Change]) -> dict[str, Change]:
+    """The changes by the point each marks (``at``)."""
+    return {c.at: c for c in changes}

@@ -1,0 +1,173 @@
+"""`jaxmlp sweep validate`: the change-point detector (`jaxmlp.changepoints`) on synthetic histories whose truth is
+known, drawn from noise measured on this machine.
+
+A history is 8 to 30 releases with `SAMPLES` fresh-process samples each. Each sample is the release's true level
+times a relative deviation drawn (with replacement) from a pool of real ones: each real sample over its cell's median,
+from the fresh-process samples of committed sweeps (``noise``). The cases (`CASES`): flat (A/A); one step of 3, 5,
+10 or 20% at a random place, slower or faster; a transient (one release 10% slower or faster, its neighbours
+alike); two 10% steps in the same direction at least three releases apart; a slow drift (2% a release over five
+releases). For each case and detector: the share of histories whose truth was found within one release (for a
+transient: labelled a transient there), and the share with a change anywhere else (false alarms; for flat
+histories, any change). Two steps are further apart than `DRIFT_GAP` releases (nearer, they read as a drift).
+
+Pure: numpy and the detector; the command reads the noise from result files and writes what this returns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from jaxmlp.changepoints import DRIFT_GAP, PENALTY, Change, detect
+
+SAMPLES = 8
+RELEASES = (8, 30)
+CASES = ("flat", "step 3%", "step 5%", "step 10%", "step 20%", "transient 10%", "two steps 10%", "drift 2%/release")
+GOALS = {"step 10%": 0.99, "step 5%": 0.90, "transient 10%": 0.90}
+"""The recall each case must reach (issue 27); flat: false alarms in at most `FLAT_GOAL` of histories."""
+FLAT_GOAL = 0.02
+DETECTORS = ("pelt", "binseg", "edivisive")
+
+Detect = Callable[[Sequence[str], Sequence[Sequence[float]]], list[Change]]
+
+
+@dataclass(frozen=True)
+class History:
+    """A synthetic history: each release's samples, and the truth: the changed releases' positions (a step: the
+    first release after it; a transient: the release; a drift: its first and last changed releases)."""
+
+    case: str
+    samples: tuple[tuple[float, ...], ...]
+    truth: tuple[int, ...]
+
+
+def levels(case: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Each release's true level (1: unchanged) and the truth, for one history of ``n`` releases."""
+    level = np.ones(n)
+    sign = 1 if rng.random() < 0.5 else -1
+    if case.startswith("step"):
+        size = float(case.split()[1].rstrip("%")) / 100
+        k = int(rng.integers(1, n))
+        level[k:] *= (1 + size) ** sign
+        return level, (k,)
+    if case.startswith("transient"):
+        k = int(rng.integers(1, n - 1))
+        level[k] *= 1.10**sign
+        return level, (k,)
+    if case.startswith("two steps"):
+        apart = DRIFT_GAP + 1  # further apart than a drift's steps
+        k1 = int(rng.integers(1, n - apart))
+        k2 = int(rng.integers(k1 + apart, n))
+        level[k1:] *= 1.10**sign
+        level[k2:] *= 1.10**sign
+        return level, (k1, k2)
+    if case.startswith("drift"):
+        length = 5
+        start = int(rng.integers(1, n - length + 1))
+        for i in range(length):
+            level[start + i :] *= 1.02**sign
+        return level, (start, start + length - 1)
+    return level, ()
+
+
+def history(case: str, noise: np.ndarray, rng: np.random.Generator, samples: int = SAMPLES,
+            releases: tuple[int, int] = RELEASES) -> History:  # fmt: skip
+    """One synthetic history of ``case``: its releases' levels times deviations drawn from ``noise``."""
+    n = int(rng.integers(releases[0], releases[1] + 1))
+    level, truth = levels(case, n, rng)
+    drawn = level[:, None] * rng.choice(noise, (n, samples))
+    return History(case, tuple(tuple(float(x) for x in row) for row in drawn), truth)
+
+
+def found(h: History, changes: Sequence[Change]) -> tuple[bool, bool]:
+    """(was the truth found within one release, is there a change elsewhere)."""
+    near = [c for c in changes if any(abs(c.index - t) <= 1 for t in h.truth)]
+    if h.case.startswith("drift"):  # found when something is marked from its start to one after its end
+        lo, hi = h.truth
+        near = [c for c in changes if lo - 1 <= c.index <= hi + 1]
+        return bool(near), len(near) < len(changes)
+    if h.case.startswith("transient"):
+        hit = any(c.kind == "transient" and abs(c.index - h.truth[0]) <= 1 for c in changes)
+    elif h.case.startswith("two steps"):
+        hit = all(any(abs(c.index - t) <= 1 and c.kind != "transient" for c in changes) for t in h.truth)
+    else:
+        hit = bool(near)
+    return hit, len(near) < len(changes)
+
+
+def detector(method: str, penalty: float = PENALTY) -> Detect:
+    """The detector with ``method``'s candidates (ruptures' PELT or binary segmentation, or E-divisive means from
+    signal-processing-algorithms where it is installed), all confirmed and labelled alike."""
+    if method in ("pelt", "binseg"):
+        return lambda labels, samples: detect(labels, samples, penalty, method=method)
+    if method == "edivisive":
+        return _edivisive
+    raise ValueError(f"unknown detector {method!r}: one of {', '.join(DETECTORS)}")
+
+
+def _edivisive(labels: Sequence[str], samples: Sequence[Sequence[float]]) -> list[Change]:
+    """MongoDB's E-divisive means over the log medians (its permutation test at p 0.05), then the same
+    confirmation and labels as the others."""
+    from signal_processing_algorithms.energy_statistics import energy_statistics
+
+    from jaxmlp.changepoints import confirmed, label
+
+    series = np.log([float(np.median(s)) for s in samples])
+    points = sorted(int(p) for p in energy_statistics.e_divisive(series, pvalue=0.05, permutations=100))
+    return label(labels, samples, confirmed(samples, points))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One case under one detector: histories, the share whose truth was found, the share with a false alarm."""
+
+    detector: str
+    case: str
+    histories: int
+    recall: float  # flat: nan (nothing to find)
+    false_alarms: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"detector": self.detector, "case": self.case, "histories": self.histories,
+                "recall": None if math.isnan(self.recall) else self.recall,
+                "false_alarms": self.false_alarms}  # fmt: skip
+
+
+def run(noise: np.ndarray, detectors: Sequence[str], histories: int = 200, seed: int = 0,
+        cases: Sequence[str] = CASES, penalty: float = PENALTY) -> list[Row]:  # fmt: skip
+    """Every case under every detector, each detector on the same histories (``seed``; PELT and binary
+    segmentation with ``penalty``)."""
+    rows = []
+    for case in cases:
+        rng = np.random.default_rng([seed, CASES.index(case) if case in CASES else 99])
+        made = [history(case, noise, rng) for _ in range(histories)]
+        for name in detectors:
+            detect_ = detector(name, penalty)
+            hits = alarms = 0
+            for h in made:
+                labels = [str(i) for i in range(len(h.samples))]
+                hit, alarm = found(h, detect_(labels, h.samples))
+                hits += hit
+                alarms += alarm
+            recall = float("nan") if case == "flat" else hits / histories
+            rows.append(Row(name, case, histories, recall, alarms / histories))
+    return rows
+
+
+def meets(rows: Sequence[Row], name: str) -> bool:
+    """Whether ``name`` met every goal: `GOALS`' recalls and at most `FLAT_GOAL` flat histories flagged."""
+    mine = {r.case: r for r in rows if r.detector == name}
+    recalls = all(mine[case].recall >= goal for case, goal in GOALS.items() if case in mine)
+    return recalls and ("flat" not in mine or mine["flat"].false_alarms <= FLAT_GOAL)
+
+
+def deviations(cells: Sequence[Sequence[float]]) -> np.ndarray:
+    """The noise pool: every sample over its cell's median (cells of fewer than 4 samples left out)."""
+    pool = [np.asarray(c, float) / float(np.median(c)) for c in cells if len(c) >= 4]
+    if not pool:
+        raise ValueError("no cell with 4 or more samples to draw the noise from")
+    return np.concatenate(pool)
