@@ -115,7 +115,10 @@ LOADER = Benchmark(
     "test_loader", "bench_loader.py", ("pipeline", "workers"), defaults=MappingProxyType({"pipeline": "seed"})
 )
 EPOCH = Benchmark(
-    "test_epoch", "bench_epoch.py", ("backend", "pipeline", "workers"), defaults=MappingProxyType({"workers": 0})
+    "test_epoch",
+    "bench_epoch.py",
+    ("backend", "pipeline", "workers", "precision"),
+    defaults=MappingProxyType({"workers": 0, "precision": "f32"}),
 )
 MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
 STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))

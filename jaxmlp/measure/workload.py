@@ -178,18 +178,21 @@ def measure(
 # --- the built-in workloads: the MLP's epochs and its step, instances of the same contract ---------------------
 
 
-def builtin(names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE) -> list[Workload]:
+def builtin(
+    names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE, precision: str = "f32"
+) -> list[Workload]:
     """The tutorial's MLP as workloads over a training split (``train``, from `jaxmlp.pipelines.mnist.load_arrays`):
     an epoch of each sweep pipeline (one call is one epoch, `jaxmlp.pipelines.epochs.make_epoch`, the definition
     training and the benchmarks use) and the jitted SGD step on one batch (``step``). Parameters are drawn by
     numpy with the tutorial's shapes and scale: eager PRNG initialisation compiles dozens of tiny programs (about
-    2 s a process) and its values do not change how long an epoch takes."""
+    2 s a process) and its values do not change how long an epoch takes. Each in ``precision`` (the epochs' and
+    the step's products, `jaxmlp.model.step_function`; the step's batch in that precision's data type)."""
     import jax
     import numpy as np
 
     from jaxmlp.model import LAYER_SIZES, one_hot
     from jaxmlp.pipelines.epochs import make_epoch
-    from jaxmlp.pipelines.steps import CompiledStep
+    from jaxmlp.pipelines.steps import CompiledStep, images_for
 
     unknown = sorted(set(names) - set(SWEEP_WORKLOADS))
     if unknown:
@@ -205,13 +208,16 @@ def builtin(names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_siz
     workloads = []
     for name in names:
         if name in SWEEP_PIPELINES:
-            epoch = make_epoch(name, train, batch_size=batch_size, device=device)
+            epoch = make_epoch(name, train, batch_size=batch_size, device=device, precision=precision)
             workloads.append(Workload(name, epoch, (params,), functools.partial(epoch.compile, params)))
         else:
-            step = CompiledStep()
-            x = jax.device_put(np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1), device)
+            step = CompiledStep(precision=precision)
+            images = np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1)
+            x = jax.device_put(images_for(images, precision), device)
             y = jax.device_put(one_hot(np.asarray(train.targets[:batch_size]), 10), device)
             workloads.append(
-                Workload(name, step, (params, x, y), functools.partial(step.compile, params, [batch_size]))
+                Workload(
+                    name, step, (params, x, y), functools.partial(step.compile, params, [batch_size], dtype=x.dtype)
+                )
             )
     return workloads
