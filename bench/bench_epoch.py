@@ -1,4 +1,4 @@
-"""One full training epoch per input pipeline and backend, against the compute floor."""
+"""One full training epoch per input pipeline, precision and backend, against the compute floor."""
 
 import jax
 import numpy as np
@@ -6,36 +6,51 @@ import pytest
 from benchutil import exact_float32, measure
 from jax import random
 
-from jaxmlp import model
+from jaxmlp import model, registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, missing_package
-from jaxmlp.pipelines.steps import slices
+from jaxmlp.pipelines.steps import images_for, jit_step, slices
 
 EPOCH_BOUND = 5e-2  # of the params after an epoch, where float32 matmuls are not float32 throughout (a bf16 pass: 4e-3)
 
 
 @pytest.fixture(scope="session")
-def reference_epoch(datasets, device):
-    """The epoch every pipeline must compute: the tutorial's jitted update over in-order batches."""
+def reference_epochs(datasets, device):
+    """The epoch every pipeline must compute, per precision: the step of that precision over in-order batches
+    (f32: the tutorial's jitted update), computed once a session."""
     images, labels = as_arrays(datasets.train)
     targets = np.asarray(model.one_hot(labels, 10))
-    with jax.default_device(device):
-        params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
-        for s in slices(len(images), 128):
-            params = model.update(params, images[s], targets[s])
-        return jax.block_until_ready(params)
+    done = {}
+
+    def of(precision):
+        if precision not in done:
+            step, x = jit_step(precision), images_for(images, precision)
+            with jax.default_device(device):
+                params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+                for s in slices(len(images), 128):
+                    params = step(params, x[s], targets[s], model.STEP_SIZE)
+                done[precision] = jax.block_until_ready(params)
+        return done[precision]
+
+    return of
 
 
-def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, reference_epoch, pipeline, workers):
+@pytest.mark.parametrize("precision", registry.BENCH_PRECISIONS)
+def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, reference_epochs, pipeline, workers,
+               precision):  # fmt: skip
     if why := missing_package(pipeline):
         pytest.skip(why)
+    if precision != "f32" and workers:
+        pytest.skip("loader workers do not touch the step's precision: measured in f32 only")
     benchmark.group = f"epoch: batch 128, {backend}"
+    reference = reference_epochs(precision)
     with jax.default_device(device):
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
         jax.clear_caches()  # the reference epoch compiled the same step: measure a real compile
         try:
-            epoch = make_epoch(pipeline, datasets.train, batch_size=128, workers=workers, device=device)
+            epoch = make_epoch(pipeline, datasets.train, batch_size=128, workers=workers, device=device,
+                               precision=precision)  # fmt: skip
             compile_seconds = epoch.compile(params)
         except JaxmlpError as e:  # torch.compile where it cannot work here, torch beside a TPU: the row says why
             pytest.skip(str(e))
@@ -43,12 +58,13 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
         # float32 matmuls take fewer-bit passes (a GPU's TF32, a TPU's bf16 at `default`), the order of the sums
         # differs between programs and an epoch of SGD amplifies it: within EPOCH_BOUND then.
         tolerance = epoch.tolerance if exact_float32(device) else max(epoch.tolerance, EPOCH_BOUND)
-        assert model.max_relative_difference(epoch.local(epoch(params)), reference_epoch) < tolerance
+        assert model.max_relative_difference(epoch.local(epoch(params)), reference) < tolerance
         params = epoch.place(params)  # once: no round's time holds the copy
         median = measure(benchmark, lambda: epoch(params), sizes, rounds=sizes["epoch_rounds"])
     floor = epoch.flops / matmul_rate
     benchmark.extra_info.update(
         **epoch.facts(),
+        precision=precision,
         compile_seconds=compile_seconds,
         steps=epoch.n_steps,
         samples=epoch.n_samples,

@@ -171,6 +171,14 @@ def floor_rates(device, sizes) -> dict[str, float]:
 
 
 @pytest.fixture(scope="session")
+def floor_rates_bf16(device, sizes) -> dict[str, float]:
+    """`floor_rates` in bf16 (bfloat16 operands, float32 accumulation): the floor of the bf16 epochs' rows."""
+    from jaxmlp.measure import floor
+
+    return floor.floor_rates(device, repeats=sizes["floor_repeats"], precision="bf16")
+
+
+@pytest.fixture(scope="session")
 def matmul_rate(floor_rates) -> float:
     """XLA's float32 FLOP/s of a 2048^3 matmul on this backend: the floor every row has (``floor_seconds``)."""
     return floor_rates["xla"]
@@ -180,7 +188,8 @@ def matmul_rate(floor_rates) -> float:
 def _context(request):
     """Every benchmark records its backend, device and data in `extra_info`, and its peak memory (host resident set,
     reset before it; the device's peak where the backend keeps one: `jaxmlp.measure.memory`); one with a floor (it
-    takes ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`)."""
+    takes ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`), in its own precision (a bf16
+    epoch: the best bf16 GEMM)."""
     from jaxmlp.measure import memory
 
     benchmark = rates = dev = None
@@ -192,7 +201,8 @@ def _context(request):
         if "datasets" in request.fixturenames:
             benchmark.extra_info["dataset"] = request.getfixturevalue("datasets").name
         if "matmul_rate" in request.fixturenames:
-            rates = request.getfixturevalue("floor_rates")
+            bf16 = getattr(request.node, "callspec", None) and request.node.callspec.params.get("precision") == "bf16"
+            rates = request.getfixturevalue("floor_rates_bf16" if bf16 else "floor_rates")
     was_reset = memory.reset_peak()  # after the session's fixtures: the peak of what this benchmark runs
     yield
     if benchmark is not None:  # every benchmark's peak memory beside its time (jaxmlp compare's second metric)

@@ -7,18 +7,23 @@ PyTorch data loading", so a reader of the tutorial finds everything here.
 Shapes: an image is a flat ``(784,)`` float32 vector of unscaled pixels
 (0-255); a batch is ``(B, 784)``; targets are one-hot ``(B, 10)``; params is a
 list of ``(w, b)`` with ``w.shape == (n_out, n_in)`` and ``b.shape == (n_out,)``.
+
+The same step in mixed precision (``--precision bf16``) is `sgd_update_bf16`: every matrix product in bfloat16
+with float32 accumulation and a float32 result, params kept and updated in float32 (`PRECISIONS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
 from jax import grad, jit, random, vmap
 from jax.scipy.special import logsumexp
 from jax.typing import ArrayLike, DTypeLike
+
+from jaxmlp.registry import PRECISIONS
 
 Array = jax.Array
 Layer = tuple[Array, Array]
@@ -119,3 +124,87 @@ def max_relative_difference(a: object, b: object) -> float:
         float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / max(float(np.max(np.abs(np.asarray(y)))), 1e-30))
         for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True)
     )
+
+
+# --- mixed precision: bfloat16 products, float32 accumulation, float32 params and update ------------------------
+
+BF16 = jnp.bfloat16
+
+_NT = (((1,), (1,)), ((), ()))  # a (B, in) . w (out, in): contract both last axes
+_NN = (((1,), (0,)), ((), ()))  # g (B, out) . w (out, in)
+_TN = (((0,), (0,)), ((), ()))  # g (B, out) . a (B, in): contract the batch axis
+
+
+def _product(a: Array, b: Array, dims: Any) -> Array:
+    """``a . b`` of bfloat16 operands accumulated and returned in float32."""
+    return jax.lax.dot_general(a, b, dims, preferred_element_type=jnp.float32)
+
+
+@jax.custom_vjp
+def dense_bf16(a: Array, w: Array) -> Array:
+    """``a @ w.T`` for bfloat16 activations ``a`` ``(B, n_in)`` and float32 weights ``w`` ``(n_out, n_in)``: the
+    weights rounded to bfloat16, the product accumulated in float32; float32 ``(B, n_out)``.
+
+    Its gradient is written out (`jax.custom_vjp`) so that every product of the backward pass also takes bfloat16
+    operands with a float32 result, in the dimension orders XLA:CPU runs as bfloat16 kernels: JAX's own transpose
+    rule gives bfloat16 results and transposed operands, which XLA:CPU computes as float32 dots fed by converts
+    (slower than the float32 step; measured, README "Precision")."""
+    return _product(a, w.astype(BF16), _NT)
+
+
+def _dense_forward(a: Array, w: Array) -> tuple[Array, tuple[Array, Array]]:
+    w16 = w.astype(BF16)
+    return _product(a, w16, _NT), (a, w16)
+
+
+def _dense_backward(saved: tuple[Array, Array], g: Array) -> tuple[Array, Array]:
+    a, w16 = saved
+    g16 = g.astype(BF16)
+    return _product(g16, w16, _NN).astype(BF16), _product(g16, a, _TN)  # d a (bfloat16, as a), d w (float32, as w)
+
+
+dense_bf16.defvjp(_dense_forward, _dense_backward)
+
+
+def batched_predict_bf16(params: Params, images: Array) -> Array:
+    """`batched_predict` in mixed precision: images ``(B, 784)`` (float32 or bfloat16: the pixels 0-255 are exact
+    in both) -> float32 log-probabilities ``(B, 10)``. Biases, ReLU and logsumexp in float32; each layer's output
+    rounded to bfloat16 as the next product's operand."""
+    activations = images.astype(BF16)
+    for w, b in params[:-1]:
+        activations = relu(dense_bf16(activations, w) + b).astype(BF16)
+    final_w, final_b = params[-1]
+    logits = dense_bf16(activations, final_w) + final_b
+    return logits - logsumexp(logits, axis=1, keepdims=True)
+
+
+def loss_bf16(params: Params, images: Array, targets: Array) -> Array:
+    """The tutorial's loss over `batched_predict_bf16`."""
+    return -jnp.mean(batched_predict_bf16(params, images) * targets)
+
+
+def sgd_update_bf16(params: Params, x: Array, y: Array, step_size: float = STEP_SIZE) -> Params:
+    """`sgd_update` in mixed precision: bfloat16 products, float32 gradients, params and update."""
+    grads = grad(loss_bf16)(params, x, y)
+    return [(w - step_size * dw, b - step_size * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
+def step_function(precision: str) -> Callable[[Params, Array, Array, float], Params]:
+    """The (unjitted) SGD step of a precision (`PRECISIONS`): ``f32`` and ``tf32`` the tutorial's `sgd_update`
+    (``tf32``: compiled under JAX's ``tensorfloat32`` matmul precision, `matmul_precision`), ``bf16``
+    `sgd_update_bf16`."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    return sgd_update_bf16 if precision == "bf16" else sgd_update
+
+
+def data_dtype(precision: str) -> DTypeLike:
+    """The dtype a precision keeps its images in, cast once where the data is prepared: bfloat16 for ``bf16`` (the
+    unscaled pixels 0-255 are exact in it), else float32."""
+    return cast(DTypeLike, BF16 if precision == "bf16" else jnp.float32)
+
+
+def matmul_precision(precision: str) -> str | None:
+    """JAX's ``default_matmul_precision`` a precision compiles under: ``tensorfloat32`` for ``tf32`` (GPUs), else
+    None (float32 products at JAX's default; bf16 sets its own operand types)."""
+    return "tensorfloat32" if precision == "tf32" else None

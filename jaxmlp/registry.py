@@ -88,6 +88,17 @@ history is many comparisons: stricter than `ALPHA`)."""
 BATCH_SIZE = 128
 """The tutorial's batch size: the default of every command, and the batch size the overview answers for first."""
 
+PRECISIONS = ("f32", "bf16", "tf32")
+"""How the MLP's matrix products are computed (``--precision``): float32; bfloat16 operands with float32
+accumulation, params and update in float32 (mixed precision, `jaxmlp.model.sgd_update_bf16`); TF32 tensor cores
+(GPUs only)."""
+
+GPU_ONLY_PRECISIONS = ("tf32",)
+"""The precisions only a GPU backend has (elsewhere, a one-line error)."""
+
+BENCH_PRECISIONS = ("f32", "bf16")
+"""The precisions the epoch benchmarks and ``jaxmlp tta`` measure by default (every backend has them)."""
+
 GEMM_LIBRARIES = ("xla", "torch", "numpy")
 """The libraries whose matrix product the floor measures (`jaxmlp.measure.floor.gemm`): XLA through a jitted
 ``jax.numpy.matmul``, ``torch.matmul``, ``numpy.matmul`` (its BLAS). XLA first: the floor every run has had."""
@@ -129,7 +140,10 @@ LOADER = Benchmark(
     "test_loader", "bench_loader.py", ("pipeline", "workers"), defaults=MappingProxyType({"pipeline": "seed"})
 )
 EPOCH = Benchmark(
-    "test_epoch", "bench_epoch.py", ("backend", "pipeline", "workers"), defaults=MappingProxyType({"workers": 0})
+    "test_epoch",
+    "bench_epoch.py",
+    ("backend", "pipeline", "workers", "precision"),
+    defaults=MappingProxyType({"workers": 0, "precision": "f32"}),
 )
 MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
 STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))

@@ -88,6 +88,9 @@ PIPELINE = Option(("--pipeline",), "how batches reach the step: the tutorial's D
                   "scan data-parallel over every device (sharded), the same MLP in PyTorch, eager (torch) and through "
                   "torch.compile (torch_compile) (default: %(default)s)", "seed",
                   choices=registry.PIPELINES)  # fmt: skip
+PRECISION = Option(("--precision",), "the matrix products' precision: float32 (f32), bfloat16 operands with float32 "
+                   "accumulation and float32 params and update (bf16), TF32 tensor cores (tf32, GPU backends only) "
+                   "(default: %(default)s)", "f32", choices=registry.PRECISIONS)  # fmt: skip
 BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", registry.BATCH_SIZE, whole_number)
 WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "
                  "Grain's (grain) (default: %(default)s)", 0, whole_number)  # fmt: skip
@@ -140,7 +143,7 @@ ALPHA = Option(("--alpha",), "significance level of the one-sided Mann-Whitney U
                registry.ALPHA, number)  # fmt: skip
 DETECTOR = (THRESHOLD, ALPHA)
 
-SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, BATCH_SIZE, WORKERS, TRAIN_PROCESSES,
+SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, PRECISION, BATCH_SIZE, WORKERS, TRAIN_PROCESSES,
           SCALING_PROCESSES, OUT, RESULTS, REPORT_OUT, LOGDIR, EPOCHS, TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD,
           PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, THRESHOLD, ALPHA)  # fmt: skip
 """Every shared option (the test of the declarations walks them)."""

@@ -184,7 +184,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _measuring(parser: argparse.ArgumentParser) -> None:
-    options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.PIN_CPU)
+    options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION)
 
 
 def _matrix(parser: argparse.ArgumentParser) -> None:
@@ -194,7 +194,7 @@ def _matrix(parser: argparse.ArgumentParser) -> None:
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
     return Measuring(tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs, args.calls,
-                     args.pin_cpu)  # fmt: skip
+                     args.pin_cpu, precision=getattr(args, "precision", "f32"))  # fmt: skip
 
 
 def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:

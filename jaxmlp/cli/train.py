@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(parser, options.WORKERS, *options.DATA, options.DOWNLOAD)
     parser.add_argument("--seed", type=options.whole_number, default=DEFAULTS.seed,
                         help="PRNGKey seed of the initial params (default: %(default)s)")  # fmt: skip
-    options.add(parser, options.BACKEND, options.PIPELINE, options.TRAIN_PROCESSES, options.TIMEOUT)
+    options.add(parser, options.BACKEND, options.PIPELINE, options.PRECISION, options.TRAIN_PROCESSES, options.TIMEOUT)
     parser.add_argument("--json", metavar="PATH",
                         help="write per-epoch records to this NEW JSON file, or into this folder under a new "
                              "train-<time>-... name")  # fmt: skip
@@ -101,7 +101,8 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
     def on_start(meta: dict[str, Any], compile_s: float) -> None:
         print(
             f"jaxmlp train: {datasets.label}; {meta['backend']} ({meta['device_kind']}); pipeline {config.pipeline}; "
-            f"{config.epochs} epochs, batch {config.batch_size}, step size {config.step_size}, {config.workers} workers"
+            f"{config.epochs} epochs, batch {config.batch_size}, step size {config.step_size}, "
+            f"{config.workers} workers, precision {config.precision}"
         )
         print(f"Compiled in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
 

@@ -167,12 +167,13 @@ def gemm_flops_per_second(product: Gemm, repeats: int = 10) -> float:
     return product.flops / statistics.median(times)
 
 
-def floor_rates(device: jax.Device, repeats: int = 10) -> dict[str, float]:
-    """The float32 FLOP/s of `SQUARE` in each library that multiplies on ``device``'s platform, XLA first."""
+def floor_rates(device: jax.Device, repeats: int = 10, precision: str = "f32") -> dict[str, float]:
+    """The FLOP/s of `SQUARE` in ``precision`` (`registry.GEMM_PRECISIONS`) in each library that multiplies so on
+    ``device``'s platform, XLA first."""
     return {
-        library: gemm_flops_per_second(gemm(library, "f32", SQUARE, device), repeats)
+        library: gemm_flops_per_second(gemm(library, precision, SQUARE, device), repeats)
         for library in registry.GEMM_LIBRARIES
-        if unavailable(library, "f32", device.platform) is None
+        if unavailable(library, precision, device.platform) is None
     }
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, TRAIN_EPOCH, WORKER_PIPELINES
+from jaxmlp.registry import BACKENDS, DATASETS, PIPELINES, PRECISIONS, TRAIN_EPOCH, WORKER_PIPELINES
 
 if TYPE_CHECKING:
     from jaxmlp.model import Params
@@ -34,6 +34,7 @@ class TrainConfig:
     backend: str | None = None  # None: JAX's default device
     pipeline: str = "seed"
     limit: int | None = None  # the first LIMIT training images only (None: all)
+    precision: str = "f32"  # `registry.PRECISIONS` (tf32: GPU backends only)
     processes: int = 1  # sharded only: local processes joined by jax.distributed (`jaxmlp.measure.distributed`)
 
 
@@ -47,6 +48,8 @@ def validate_config(config: TrainConfig) -> TrainConfig:
         raise JaxmlpError(f"unknown --dataset {config.dataset!r}: choose one of {', '.join(DATASETS)}")
     if config.backend is not None and config.backend not in BACKENDS:
         raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
+    if config.precision not in PRECISIONS:
+        raise JaxmlpError(f"unknown --precision {config.precision!r}: choose one of {', '.join(PRECISIONS)}")
     if config.pipeline not in PIPELINES:
         raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
     errors.at_least("--limit", config.limit, 1, "training images")
@@ -125,7 +128,7 @@ def train(
     n_train = len(datasets.train)
     check_batch_size(config.batch_size, n_train)
     device = select_device(config.backend)
-    meta = metadata(device)
+    meta = {**metadata(device), "precision": config.precision}
 
     with jax.default_device(device):
         params = init_network_params(LAYER_SIZES, random.PRNGKey(config.seed))
@@ -140,6 +143,7 @@ def train(
             step_size=config.step_size,
             workers=config.workers,
             device=device,
+            precision=config.precision,
         )
         ahead = run_epoch.compile(params)
         if on_start is not None:

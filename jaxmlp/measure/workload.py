@@ -190,18 +190,21 @@ def measure(
 # --- the built-in workloads: the MLP's epochs and its step, instances of the same contract ---------------------
 
 
-def builtin(names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE) -> list[Workload]:
+def builtin(
+    names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE, precision: str = "f32"
+) -> list[Workload]:
     """The tutorial's MLP as workloads over a training split (``train``, from `jaxmlp.pipelines.mnist.load_arrays`):
     an epoch of each sweep pipeline (one call is one epoch, `jaxmlp.pipelines.epochs.make_epoch`, the definition
     training and the benchmarks use) and the jitted SGD step on one batch (``step``). Parameters are drawn by
     numpy with the tutorial's shapes and scale: eager PRNG initialisation compiles dozens of tiny programs (about
-    2 s a process) and its values do not change how long an epoch takes."""
+    2 s a process) and its values do not change how long an epoch takes. Each in ``precision`` (the epochs' and
+    the step's products, `jaxmlp.model.step_function`; the step's batch in that precision's data type)."""
     import jax
     import numpy as np
 
     from jaxmlp.model import LAYER_SIZES, one_hot
     from jaxmlp.pipelines.epochs import make_epoch
-    from jaxmlp.pipelines.steps import CompiledStep
+    from jaxmlp.pipelines.steps import CompiledStep, images_for
 
     unknown = sorted(set(names) - set(SWEEP_WORKLOADS))
     if unknown:
@@ -217,46 +220,53 @@ def builtin(names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_siz
     workloads = []
     for name in names:
         if name in SWEEP_PIPELINES:
-            epoch = make_epoch(name, train, batch_size=batch_size, device=device)
+            epoch = make_epoch(name, train, batch_size=batch_size, device=device, precision=precision)
             workloads.append(Workload(name, epoch, (params,), functools.partial(epoch.compile, params),
-                                      functools.partial(epoch_programs, epoch, params)))  # fmt: skip
+                                      functools.partial(epoch_programs, epoch, params, precision)))  # fmt: skip
         else:
-            step = CompiledStep()
-            x = jax.device_put(np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1), device)
+            step = CompiledStep(precision=precision)
+            images = np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1)
+            x = jax.device_put(images_for(images, precision), device)
             y = jax.device_put(one_hot(np.asarray(train.targets[:batch_size]), 10), device)
             workloads.append(
-                Workload(name, step, (params, x, y), functools.partial(step.compile, params, [batch_size]),
-                         functools.partial(step_programs, params, x, y, step.step_size))
+                Workload(name, step, (params, x, y),
+                         functools.partial(step.compile, params, [batch_size], dtype=x.dtype),
+                         functools.partial(step_programs, params, x, y, step.step_size, precision))
             )  # fmt: skip
     return workloads
 
 
-def step_programs(params: Any, x: Any, y: Any, step_size: float) -> list[Program]:
-    """The jitted step alone: one program, run once a call."""
-    from jaxmlp.model import update
+def step_programs(params: Any, x: Any, y: Any, step_size: float, precision: str = "f32") -> list[Program]:
+    """The jitted step of ``precision`` alone: one program, run once a call."""
+    from jaxmlp.pipelines.steps import jit_step
 
-    return [Program("step", update, (params, x, y, step_size))]
+    return [Program("step", jit_step(precision), (params, x, y, step_size))]
 
 
-def epoch_programs(epoch: Any, params: Any) -> list[Program]:
+def epoch_programs(epoch: Any, params: Any, precision: str = "f32") -> list[Program]:
     """The programs an epoch of a sweep pipeline runs: the scan over its full batches (``scan``) or the step once a
-    full batch (``batched``), then the step on the smaller last batch where the batch size does not divide."""
+    full batch (``batched``), then the step on the smaller last batch where the batch size does not divide; each
+    in ``precision`` (its data in that precision's dtype)."""
+    import functools
+
     import jax
     import jax.numpy as jnp
 
-    from jaxmlp.model import N_TARGETS, update
-    from jaxmlp.pipelines.steps import scan_steps
+    from jaxmlp.model import N_TARGETS, data_dtype
+    from jaxmlp.pipelines.steps import jit_step, scan_steps, sgd_scan
 
     def batch(size: int) -> tuple[Any, Any]:
-        return (jax.ShapeDtypeStruct((size, 784), jnp.float32),  # type: ignore[no-untyped-call]
+        return (jax.ShapeDtypeStruct((size, 784), data_dtype(precision)),  # type: ignore[no-untyped-call]
                 jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32))  # type: ignore[no-untyped-call]  # fmt: skip
 
+    step = jit_step(precision)
     full, rest = divmod(epoch.n_samples, epoch.batch_size)
     if epoch.pipeline == "scan":
         # XLA's cost analysis counts a loop's body once: the scan's costs count once a full batch
-        programs = [Program("scan", scan_steps, (params, epoch.xs, epoch.ys, epoch.step_size), full)]
+        scan = scan_steps if precision == "f32" else jax.jit(functools.partial(sgd_scan, precision=precision))
+        programs = [Program("scan", scan, (params, epoch.xs, epoch.ys, epoch.step_size), full)]
     else:
-        programs = [Program("step", update, (params, *batch(epoch.batch_size), epoch.step_size), full)]
+        programs = [Program("step", step, (params, *batch(epoch.batch_size), epoch.step_size), full)]
     if rest:
-        programs.append(Program("step (last batch)", update, (params, *batch(rest), epoch.step_size)))
+        programs.append(Program("step (last batch)", step, (params, *batch(rest), epoch.step_size)))
     return programs

@@ -27,6 +27,11 @@ compute the same parameters; they differ only in how batches reach the step:
 - ``torch_compile``: that step's loss through ``torch.compile`` (compiled ahead,
   timed apart; where it cannot work, a `JaxmlpError` says why).
 
+Every pipeline trains in a precision (`registry.PRECISIONS`): ``f32``; ``bf16``, the
+mixed-precision step (`jaxmlp.model.sgd_update_bf16`; the array pipelines keep a
+bfloat16 copy of the images, made once here, the loader pipelines cast each batch
+in the step; torch under ``torch.autocast``); ``tf32`` on GPUs only.
+
 An epoch returns the new params once they are ready on the device, so a clock
 may stop right after it. The JAX pipelines compute the same params to float32
 rounding (``tolerance``, 1e-5); the torch pipelines to `torch_mlp.tolerance`.
@@ -34,6 +39,7 @@ rounding (``tolerance``, 1e-5); the torch pipelines to `torch_mlp.tolerance`.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, cast
@@ -43,12 +49,13 @@ import numpy as np
 
 from jaxmlp.compat import compiled_facts
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, matmul_precision, one_hot, step_function
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.steps import (
     CompiledStep,
     batch_sizes,
     device_batches,
+    images_for,
     run_steps,
     scan_epoch,
     scan_steps,
@@ -56,7 +63,25 @@ from jaxmlp.pipelines.steps import (
     sgd_scan,
     slices,
 )
-from jaxmlp.registry import LOADER_PIPELINES, PIPELINES
+from jaxmlp.registry import GPU_ONLY_PRECISIONS, LOADER_PIPELINES, PIPELINES, PRECISIONS
+
+BF16_TOLERANCE = 5e-2
+"""How close a bf16 epoch's params are to the bf16 ``scan`` epoch's (`max_relative_difference`): the same products
+in the same order, but an activation rounded to bfloat16 (8 bits) flips where float32 accumulations differ in their
+last bit (the loader pipelines' per-batch step against the scan's fused loop), and SGD on unscaled pixels amplifies
+it over the epoch. Measured on MNIST (`tests/test_pipelines.py`); a wrong step (the last batch left out, float32
+products) is further off than this, and the test accuracy is held too."""
+
+
+def check_precision(precision: str, platform: str) -> str:
+    """``precision`` where ``platform`` (a JAX backend) has it, else a `JaxmlpError` in one line."""
+    if precision not in PRECISIONS:
+        raise JaxmlpError(f"unknown --precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    if precision in GPU_ONLY_PRECISIONS and platform != "gpu":
+        raise JaxmlpError(f"--precision {precision} needs a GPU backend (TF32 is a GPU tensor-core mode); on "
+                          f"{platform}: use --precision f32 or bf16")  # fmt: skip
+    return precision
+
 
 # --- building an epoch for a pipeline ---------------------------------------------
 
@@ -76,13 +101,17 @@ class Epoch:
     """
 
     tolerance = 1e-5
+    data_dtype: Any = np.float32  # the images' dtype the step is compiled for (loader pipelines: float32)
 
-    def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float):
+    def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float, precision: str = "f32"):
         self.pipeline = pipeline
         self.n_samples = n_samples
         self.batch_size = batch_size
         self.step_size = float(step_size)
-        self.step = CompiledStep(step_size)
+        self.precision = precision
+        if precision == "bf16":
+            self.tolerance = BF16_TOLERANCE
+        self.step = CompiledStep(step_size, precision)
         self.sizes = batch_sizes(n_samples, batch_size)
         self.n_steps = len(slices(n_samples, batch_size))
 
@@ -99,7 +128,7 @@ class Epoch:
         return float(total)
 
     def compile(self, params: Params) -> float:
-        return self.step.compile(params, self.sizes)
+        return self.step.compile(params, self.sizes, dtype=self.data_dtype)
 
     def facts(self) -> dict[str, Any]:
         """What XLA says about the programs this epoch runs (the step at full batch size)."""
@@ -133,8 +162,9 @@ def _wrap(progress: Progress | None, iterable: Iterable[Any], total: int) -> Ite
 class _LoaderEpoch(Epoch):
     """The tutorial's epoch: host batches from a loader (`make_loader`), one-hot per batch, one step each."""
 
-    def __init__(self, pipeline: str, dataset: Any, batch_size: int, step_size: float, workers: int):
-        super().__init__(pipeline, len(dataset), batch_size, step_size)
+    def __init__(self, pipeline: str, dataset: Any, batch_size: int, step_size: float, workers: int,
+                 precision: str = "f32"):  # fmt: skip
+        super().__init__(pipeline, len(dataset), batch_size, step_size, precision)
         self.loader = make_loader(pipeline, dataset, batch_size, workers)
 
     def __call__(self, params: Params, progress: Progress | None = None) -> Params:
@@ -142,6 +172,8 @@ class _LoaderEpoch(Epoch):
 
 
 class _ArrayEpoch(Epoch):
+    bf16_images = True  # a bf16 epoch keeps a bfloat16 copy of the images (`steps.images_for`)
+
     def __init__(
         self,
         pipeline: str,
@@ -150,10 +182,12 @@ class _ArrayEpoch(Epoch):
         batch_size: int,
         step_size: float,
         device: jax.Device,
+        precision: str = "f32",
     ):
-        super().__init__(pipeline, len(images), batch_size, step_size)
+        super().__init__(pipeline, len(images), batch_size, step_size, precision)
         self.device = device
-        self.images = np.ascontiguousarray(images, dtype=np.float32)
+        self.images = images_for(images, precision if self.bf16_images else "f32")
+        self.data_dtype = self.images.dtype
         self.targets = np.asarray(one_hot(np.asarray(labels), N_TARGETS))
         self.batches = slices(self.n_samples, batch_size)
 
@@ -194,7 +228,8 @@ class _ScanEpoch(_ArrayEpoch):
         return cast(jax.Array, jax.device_put(array, self.device))
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
-        return scan_steps.lower(params, self.xs, self.ys, self.step_size).compile()
+        with jax.default_matmul_precision(matmul_precision(self.precision)):
+            return scan_steps.lower(params, self.xs, self.ys, self.step_size, precision=self.precision).compile()
 
     def compile(self, params: Params) -> float:
         seconds = super().compile(params)
@@ -243,6 +278,7 @@ class _ShardedEpoch(_ScanEpoch):
         batch_size: int,
         step_size: float,
         device: jax.Device,
+        precision: str = "f32",
     ):
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -252,7 +288,7 @@ class _ShardedEpoch(_ScanEpoch):
         # jax's PartitionSpec is unannotated, hence the ignores
         self.replicated = NamedSharding(self.mesh, PartitionSpec())  # type: ignore[no-untyped-call]
         self.by_batch = NamedSharding(self.mesh, PartitionSpec(None, MESH_AXIS))  # type: ignore[no-untyped-call]
-        super().__init__(pipeline, images, labels, batch_size, step_size, device)
+        super().__init__(pipeline, images, labels, batch_size, step_size, device, precision)
 
     @staticmethod
     def _placed(array: np.ndarray, sharding: jax.sharding.Sharding) -> jax.Array:
@@ -284,23 +320,25 @@ class _ShardedEpoch(_ScanEpoch):
         rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))  # type: ignore[no-untyped-call]  # unannotated in jax
         x, y = (self._placed(a[: self.batch_size], rows) for a in (self.images, self.targets))
         rep = self.replicated
-        step = jax.jit(sgd_update, in_shardings=(rep, rows, rows, rep), out_shardings=rep)
+        step = jax.jit(step_function(self.precision), in_shardings=(rep, rows, rows, rep), out_shardings=rep)
         return step, (self.place(params), x, y, self.step_size)
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         params = self.place(params)
         rep, batches = self.replicated, self.by_batch
-        scan = jax.jit(sgd_scan, in_shardings=(rep, batches, batches, rep), out_shardings=rep)
-        if self.remainder is not None:
-            last = jax.jit(sgd_update, in_shardings=rep, out_shardings=rep)
-            tail = last.lower(params, *self.remainder, self.step_size).compile()
-            self.last_step = lambda p, x, y: tail(p, x, y, self.step_size)
-        return scan.lower(params, self.xs, self.ys, self.step_size).compile()
+        scan = jax.jit(functools.partial(sgd_scan, precision=self.precision),
+                       in_shardings=(rep, batches, batches, rep), out_shardings=rep)  # fmt: skip
+        with jax.default_matmul_precision(matmul_precision(self.precision)):
+            if self.remainder is not None:
+                last = jax.jit(step_function(self.precision), in_shardings=rep, out_shardings=rep)
+                tail = last.lower(params, *self.remainder, self.step_size).compile()
+                self.last_step = lambda p, x, y: tail(p, x, y, self.step_size)
+            return scan.lower(params, self.xs, self.ys, self.step_size).compile()
 
     def compile(self, params: Params) -> float:
         """The sharded programs' compile time. The one-device step is compiled too, untimed: its cost analysis
         gives the epoch's FLOPs (the sharded epoch never runs it)."""
-        self.step.compile(self.local(params), self.sizes)  # on one device, whatever the params' placement
+        self.step.compile(self.local(params), self.sizes, dtype=self.data_dtype)  # one device, whatever the placement
         start = time.perf_counter()
         self.scan = self._compile_scan(params)
         return time.perf_counter() - start
@@ -315,6 +353,7 @@ class _TorchEpoch(_ArrayEpoch):
     and returns host numpy arrays. torch's intra-op threads are set to this process's CPU affinity, as XLA's are."""
 
     compiled = False
+    bf16_images = False  # torch takes float32 images and casts them under autocast
 
     def __init__(self, *args: Any):
         super().__init__(*args)
@@ -326,12 +365,13 @@ class _TorchEpoch(_ArrayEpoch):
         torch_mlp.use_cpu_threads(torch_mlp.cpu_threads())
         self.x = torch_mlp.as_tensor(self.images, self.torch_device)  # a view of the same array on the CPU
         self.y = torch_mlp.as_tensor(np.array(self.targets, dtype=np.float32), self.torch_device)  # writable: a copy
-        self.loss: torch_mlp.LossFunction = torch_mlp.loss
+        self.loss: torch_mlp.LossFunction = torch_mlp.loss_of(self.precision, self.torch_device)
+        self.eager_loss = self.loss
 
     def compile(self, params: Params) -> float:
         """The JAX step, untimed, for its cost analysis (the epoch's FLOPs: the same math); then the torch step's
         own compile, timed (none in eager)."""
-        self.step.compile(params, self.sizes)
+        self.step.compile(params, self.sizes, dtype=self.data_dtype)
         return 0.0
 
     def place(self, params: Params) -> Params:
@@ -361,7 +401,7 @@ class _TorchCompileEpoch(_TorchEpoch):
         where it cannot compile here."""
         super().compile(params)
         start = time.perf_counter()
-        self.loss = self.torch.compiled_loss()
+        self.loss = self.torch.compiled_loss(self.eager_loss)
         firsts = [self.batches[0], *([self.batches[-1]] if len(self.sizes) > 1 else [])]
         self.torch.warm_up(self.place(params), [(self.x[s], self.y[s]) for s in firsts], self.loss)
         self.torch.synchronize(self.torch_device)
@@ -371,7 +411,7 @@ class _TorchCompileEpoch(_TorchEpoch):
         return {**super().facts(), "torch_compile_cache": self.torch.compile_cache()}
 
     def __call__(self, params: Params, progress: Progress | None = None) -> Params:
-        if self.loss is self.torch.loss:
+        if self.loss is self.eager_loss:
             self.compile(params)
         return super().__call__(params, progress)
 
@@ -384,19 +424,22 @@ def make_epoch(
     step_size: float = STEP_SIZE,
     workers: int = 0,
     device: jax.Device | None = None,
+    precision: str = "f32",
 ) -> Epoch:
     """The epoch of ``pipeline`` over ``dataset`` (a split like torchvision's `MNIST`).
 
     ``workers`` applies to the `WORKER_PIPELINES` only (their loaders' worker processes); ``device`` to the
     array pipelines (where their batches go; JAX's default device if None; the torch pipelines: torch's CPU, or
-    its CUDA GPU for a JAX GPU).
+    its CUDA GPU for a JAX GPU); ``precision`` to all (`registry.PRECISIONS`; ``tf32`` on a GPU only, else a
+    `JaxmlpError`).
     """
     if why := missing_package(pipeline):
         raise JaxmlpError(why)
-    if pipeline in LOADER_PIPELINES and pipeline != "batched":  # batched: its own epoch, one-hot once
-        return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers)
-    images, labels = as_arrays(dataset)
     device = device or jax.local_devices()[0]
+    check_precision(precision, device.platform)
+    if pipeline in LOADER_PIPELINES and pipeline != "batched":  # batched: its own epoch, one-hot once
+        return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers, precision)
+    images, labels = as_arrays(dataset)
     kinds: dict[str, type[_ArrayEpoch]] = {
         "batched": _BatchedEpoch,
         "prefetch": _PrefetchEpoch,
@@ -407,4 +450,4 @@ def make_epoch(
     }
     if pipeline not in kinds:
         raise ValueError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")
-    return kinds[pipeline](pipeline, images, labels, batch_size, step_size, device)
+    return kinds[pipeline](pipeline, images, labels, batch_size, step_size, device, precision)

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmlp.compat import compiled_facts, cost_analysis
-from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, sgd_update, update
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, data_dtype, matmul_precision, one_hot, step_function, update
 
 
 class CompiledStep:
@@ -28,8 +28,10 @@ class CompiledStep:
     the epoch's compile time).
     """
 
-    def __init__(self, step_size: float = STEP_SIZE):
+    def __init__(self, step_size: float = STEP_SIZE, precision: str = "f32"):
         self.step_size = float(step_size)
+        self.precision = precision
+        self.update = update if precision == "f32" else jit_step(precision)
         self._executables: dict[tuple[int, ...], Any] = {}
 
     def _compile(
@@ -38,16 +40,17 @@ class CompiledStep:
         x: jax.Array | np.ndarray | jax.ShapeDtypeStruct,
         y: jax.Array | np.ndarray | jax.ShapeDtypeStruct,
     ) -> Any:
-        executable = update.lower(params, x, y, self.step_size).compile()
+        with jax.default_matmul_precision(matmul_precision(self.precision)):
+            executable = self.update.lower(params, x, y, self.step_size).compile()
         self._executables[tuple(x.shape)] = executable
         return executable
 
-    def compile(self, params: Params, sizes: Sequence[int], n_features: int = 784) -> float:
-        """Lower and compile for each batch size; returns the wall time it took, in seconds."""
+    def compile(self, params: Params, sizes: Sequence[int], n_features: int = 784, dtype: Any = jnp.float32) -> float:
+        """Lower and compile for each batch size (images of ``dtype``); returns the wall time it took, in seconds."""
         start = time.perf_counter()
         for size in sizes:
             # jax.ShapeDtypeStruct is unannotated, hence the ignores
-            x = jax.ShapeDtypeStruct((size, n_features), jnp.float32)  # type: ignore[no-untyped-call]
+            x = jax.ShapeDtypeStruct((size, n_features), dtype)  # type: ignore[no-untyped-call]
             y = jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32)  # type: ignore[no-untyped-call]
             self._compile(params, x, y)
         return time.perf_counter() - start
@@ -132,16 +135,36 @@ def device_batches(
         worker.join()
 
 
-def sgd_scan(params: Params, xs: jax.Array, ys: jax.Array, step_size: float) -> Params:
-    """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``."""
+def jit_step(precision: str) -> Any:
+    """The jitted SGD step of ``precision`` (`jaxmlp.model.step_function`); ``f32``: the tutorial's `update`."""
+    return update if precision == "f32" else _jitted(step_function(precision))
+
+
+def sgd_scan(params: Params, xs: jax.Array, ys: jax.Array, step_size: float, precision: str = "f32") -> Params:
+    """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``; each step of
+    ``precision``."""
+    step = step_function(precision)
 
     def body(p: Params, batch: tuple[jax.Array, jax.Array]) -> tuple[Params, None]:
-        return sgd_update(p, *batch, step_size), None
+        return step(p, *batch, step_size), None
 
     return jax.lax.scan(body, params, (xs, ys))[0]
 
 
-scan_steps = jax.jit(sgd_scan)
+scan_steps = jax.jit(sgd_scan, static_argnames="precision")
+
+_JITTED: dict[Any, Any] = {}
+
+
+def _jitted(function: Any) -> Any:
+    """One `jax.jit` of ``function`` a process (its compiled programs cached by JAX as `update`'s are)."""
+    return _JITTED.setdefault(function, jax.jit(function))
+
+
+def images_for(images: np.ndarray, precision: str) -> np.ndarray:
+    """``images`` in the dtype ``precision`` keeps them in (`jaxmlp.model.data_dtype`), converted once where the
+    data is prepared, never inside a step: float32 as given, bfloat16 (exact for pixels 0-255) for ``bf16``."""
+    return np.ascontiguousarray(images, dtype=data_dtype(precision))
 
 
 def scan_epoch(

@@ -131,6 +131,29 @@ def loss(params: TorchParams, images: Any, targets: Any) -> Any:
 LossFunction = Callable[[TorchParams, Any, Any], Any]
 
 
+def loss_bf16(params: TorchParams, images: Any, targets: Any) -> Any:
+    """`loss` in mixed precision on the CPU: its matrix products under ``torch.autocast`` (bfloat16 operands, float32
+    accumulation; autocast keeps logsumexp, the mean and the params' gradients in float32)."""
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return loss(params, images, targets)
+
+
+def loss_bf16_cuda(params: TorchParams, images: Any, targets: Any) -> Any:
+    """`loss_bf16` on a CUDA GPU."""
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        return loss(params, images, targets)
+
+
+def loss_of(precision: str, device: Any) -> LossFunction:
+    """The loss a precision trains: `loss` in float32 (``tf32``: with TF32 matmuls allowed on the GPU), `loss_bf16`
+    under autocast; the params and the SGD update stay float32 in every precision."""
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    if precision == "bf16":
+        return loss_bf16_cuda if device.type == "cuda" else loss_bf16
+    return loss
+
+
 def sgd_step(params: TorchParams, x: Any, y: Any, step_size: float, loss_fn: LossFunction = loss) -> None:
     """One plain SGD step on ``loss_fn``, in place: ``p <- p - step_size * dp`` for every leaf."""
     leaves = [p for layer in params for p in layer]
@@ -140,13 +163,14 @@ def sgd_step(params: TorchParams, x: Any, y: Any, step_size: float, loss_fn: Los
             p.sub_(g, alpha=step_size)
 
 
-def compiled_loss() -> LossFunction:
-    """`loss` through ``torch.compile`` (Inductor: it writes C++ and needs a C compiler), one static graph per batch
+def compiled_loss(loss_fn: LossFunction = loss) -> LossFunction:
+    """``loss_fn`` (`loss`, or `loss_bf16`: autocast is traced into the graph) through ``torch.compile`` (Inductor:
+    it writes C++ and needs a C compiler), one static graph per batch
     size (an epoch has two). Only the forward is compiled by Dynamo; AOTAutograd compiles its backward too, so
     `sgd_step` with it runs compiled kernels both ways. A `JaxmlpError` saying why where it cannot work here."""
     if not (shutil.which("cc") or shutil.which("gcc") or shutil.which(os.environ.get("CXX", "c++"))):
         raise JaxmlpError("torch.compile needs a C compiler (Inductor builds C++ kernels): none found here (cc, gcc)")
-    return torch.compile(loss, dynamic=False)  # type: ignore[no-any-return]  # torch is untyped here
+    return torch.compile(loss_fn, dynamic=False)  # type: ignore[no-any-return]  # torch is untyped here
 
 
 def warm_up(params: TorchParams, batches: Iterable[tuple[Any, Any]], loss_fn: LossFunction) -> None:

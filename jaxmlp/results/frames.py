@@ -73,7 +73,8 @@ def train_rows(doc: TrainDocument, source: str = "") -> pd.DataFrame:
         rows.append({"group": f"train: {record.get('dataset')}, {pipeline}, {backend}",
                      "name": f"epoch {record.get('epoch')}", "test": registry.TRAIN_EPOCH.id, "pipeline": pipeline,
                      "batch_size": record.get("config_batch_size"), "workers": record.get("config_workers"),
-                     **record, "median": record.get("epoch_seconds"), "rounds": 1, "file": source})  # fmt: skip
+                     **record, "precision": record.get("precision") or "f32", "median": record.get("epoch_seconds"),
+                     "rounds": 1, "file": source})  # fmt: skip
     return pd.DataFrame(rows)
 
 

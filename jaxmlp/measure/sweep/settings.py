@@ -14,7 +14,7 @@ from typing import Any
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.workload import parse_spec, workload_name
-from jaxmlp.registry import ALPHA, DATASETS, SWEEP_WORKLOADS, THRESHOLD
+from jaxmlp.registry import ALPHA, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
 
 TOLERANCE = 1e-3
 """How far (relative) a workload's values may differ between cells before its row says "results differ"."""
@@ -41,6 +41,7 @@ class Measuring:
     inject_slowdown: float = 0.0
     program_facts: bool = False  # also record what each workload compiled (`jaxmlp.measure.programs`): the probe's
     profile_dir: str | None = None  # also trace a few calls of each workload into <profile_dir>/<workload>
+    precision: str = "f32"  # the built-in workloads' (`registry.PRECISIONS`); a user workload sets its own
 
     def __post_init__(self) -> None:
         errors.at_least("--epochs", self.epochs, 2, "the first epoch is recorded apart from the steady state")
@@ -49,6 +50,8 @@ class Measuring:
         errors.at_least("--pin-cpu", self.pin_cpu, 0, "a CPU number")
         if not self.inject_slowdown >= 0:
             raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {self.inject_slowdown}")
+        if self.precision not in PRECISIONS:
+            raise JaxmlpError(f"unknown --precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
         if self.dataset not in DATASETS:
             raise JaxmlpError(f"unknown --dataset {self.dataset!r}: choose one of {', '.join(DATASETS)}")
         for spec in self.workloads:

@@ -58,7 +58,7 @@ def measure_process(measuring: Measuring) -> ProcessResult:
 
         train, _ = load_arrays(measuring.dataset, measuring.data_dir, measuring.limit)
         samples = len(train)
-        made = {x.name: x for x in w.builtin(builtin, train)}
+        made = {x.name: x for x in w.builtin(builtin, train, precision=measuring.precision)}
     for spec in (s for s in specs if not is_builtin(s)):
         user = w.from_spec(spec)
         if user.name in made:
@@ -67,7 +67,8 @@ def measure_process(measuring: Measuring) -> ProcessResult:
     device = jax.devices()[0]
     meta = {**metadata(device), "injected_slowdown": measuring.inject_slowdown,
             "dataset": measuring.dataset if builtin else None, "samples": samples, "epochs": measuring.epochs,
-            "calls": measuring.calls, "batch_size": w.BATCH_SIZE, "workload_source": ",".join(specs)}  # fmt: skip
+            "calls": measuring.calls, "batch_size": w.BATCH_SIZE, "precision": measuring.precision,
+            "workload_source": ",".join(specs)}  # fmt: skip
     times = {}
     for name in measuring.names:  # in the order given
         n = measuring.epochs if name in SWEEP_PIPELINES else measuring.calls
