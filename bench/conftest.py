@@ -188,8 +188,8 @@ def matmul_rate(floor_rates) -> float:
 def _context(request):
     """Every benchmark records its backend, device and data in `extra_info`, and its peak memory (host resident set,
     reset before it; the device's peak where the backend keeps one: `jaxmlp.measure.memory`); one with a floor (it
-    takes ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`), in its own precision (a bf16
-    epoch: the best bf16 GEMM)."""
+    takes ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`), in
+    its own precision (a bf16 epoch: the best bf16 GEMM)."""
     from jaxmlp.measure import memory
 
     benchmark = rates = dev = None

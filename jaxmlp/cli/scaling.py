@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
                           "replicated) for each device count N and process count P, fresh processes each: on the CPU "
                           f"N simulated devices ({scaling.FORCE_DEVICES}=N/P a process, sharing this machine's "
-                          "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is traced (into --out's "
-                          f"{TRACES}/) for the all-reduce's share.")  # fmt: skip
+                          "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is "
+                          f"traced (into --out's {TRACES}/) for the all-reduce's share.")  # fmt: skip
     parser.add_argument("--devices", type=options.whole_number, nargs="+", help="device counts (default: 1 2 4 8 on "
                         "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
     options.add(parser, options.SCALING_PROCESSES,

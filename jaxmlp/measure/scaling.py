@@ -3,9 +3,9 @@ in fresh worker processes (`jaxmlp.measure.scaling_worker`), since the device co
 devices in all, N / P in each of P processes joined by `jax.distributed` (`jaxmlp.measure.distributed`: our
 launcher on 127.0.0.1, or a cluster's, ``mpirun``/``srun``, that started this command). On the CPU, simulated
 devices (``XLA_FLAGS=--xla_force_host_platform_device_count=N/P``, sharing this machine's cores); on a GPU machine,
-N / P GPUs a process (``CUDA_VISIBLE_DEVICES``); on a TPU host, its chips. Where N > 1, process 0 also traces one epoch (after the timed ones)
-into a folder the caller names, for the all-reduce's share. Returns what each worker measured; the command files it
-(`jaxmlp.results.schema.scaling`)."""
+N / P GPUs a process (``CUDA_VISIBLE_DEVICES``); on a TPU host, its chips. Where N > 1, process 0 also traces one
+epoch (after the timed ones) into a folder the caller names, for the all-reduce's share. Returns what each worker
+measured; the command files it (`jaxmlp.results.schema.scaling`)."""
 
 from __future__ import annotations
 

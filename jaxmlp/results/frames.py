@@ -93,7 +93,7 @@ def results(scan: Scan) -> Results:
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
                    scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
-                   tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument),
+                   tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument)),
                    tuple(scan.of(ValidationDocument)))  # fmt: skip
 
 
