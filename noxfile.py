@@ -15,6 +15,7 @@ from jaxmlp.cli import options  # noqa: E402
 from jaxmlp.results import layout  # noqa: E402
 
 REPORTS = ROOT / layout.RESULTS_DIR
+TEST_WORKERS = 2  # the CI machines' cores
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"  # torch is gigabytes: install it once per session's environment
@@ -30,9 +31,11 @@ def train(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the tests, then every benchmark once, tiny (real-MNIST tests skip unless JAXMLP_DATA_DIR is set)."""
+    """Run the tests on 2 workers (pytest-xdist; the tests that start processes of their own, group `processes`,
+    one after another on one of them), then every benchmark once, tiny (real-MNIST tests skip unless
+    JAXMLP_DATA_DIR is set). `-- ARGS` go to the first pytest, after ours (`-- -n 0` runs serially)."""
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", str(TEST_WORKERS), "--dist", "loadgroup", *session.posargs)
     session.run("pytest", "bench", "--size=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider")
 
 

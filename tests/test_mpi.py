@@ -15,7 +15,8 @@ import pytest
 
 from jaxmlp.measure import scaling
 
-pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun: `apt-get install openmpi-bin`")
+pytestmark = [pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun: `apt-get install openmpi-bin`"),
+              pytest.mark.xdist_group("processes")]  # as tests/test_sharded.py: one after another  # fmt: skip
 
 FEW_STEPS = 1e-5  # as tests/test_sharded.py: float32, the all-reduce sums the gradient in another order
 TRAIN = ["-m", "jaxmlp", "train", "--dataset", "synthetic", "--limit", "4096", "--backend", "cpu"]

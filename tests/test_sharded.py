@@ -26,6 +26,7 @@ from jaxmlp.results.schema.common import CURRENT, SCALING
 from jaxmlp.results.schema.scaling import document, rows_of
 from jaxmlp.results.store import read_benchmarks
 
+pytestmark = pytest.mark.xdist_group("processes")  # processes of their own, timed: one after another
 FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does
 
 
