@@ -264,7 +264,10 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Probing 2 cell(s), one process each" in printed and "about" in printed and "results differ" not in printed
     (folder,) = out.iterdir()
-    assert sorted(p.name for p in folder.iterdir()) == ["cells.json", "jax-A.json", "jax-B.json", "samples.jsonl"]
+    assert sorted(p.name for p in folder.iterdir()) == ["cells.json", "hlo", "jax-A.json", "jax-B.json",
+                                                        "samples.jsonl"]  # fmt: skip
+    assert sorted(p.name for p in (folder / "hlo").iterdir()) == ["jax-A.scan_heavy.hlo.txt.gz",
+                                                                  "jax-B.scan_heavy.hlo.txt.gz"]  # fmt: skip
     doc = SweepDocument.from_benchmarks(read_benchmarks(folder / "jax-A.json"))
     (times,) = [p.workloads["scan_heavy"] for p in doc.processes[:1]]
     assert len(doc.processes) == 2 and times.compile_seconds > 0 and len(times.call_seconds) == 2

@@ -235,11 +235,12 @@ def roofline_figure(doc: RooflineDocument) -> Any:
     ax.text(hi, flops * 1.08, f"FLOP rate {units.flop_rate(flops)}", ha="right", va="bottom", fontsize=8)
     ax.text(lo * 1.3, lo * 1.3 * bandwidth * 1.2, f"bandwidth {units.size(bandwidth)}/s", rotation=0, fontsize=8,
             va="bottom")  # fmt: skip
-    for name, p in placed.items():
-        ax.scatter([p["intensity"]], [p["achieved_flops_per_second"]], zorder=3)
-        at = (p["intensity"], p["achieved_flops_per_second"])
-        label = f"{name} ({units.ratio(p['x_attainable'])} attainable)"
-        ax.annotate(label, at, textcoords="offset points", xytext=(5, -10), fontsize=8)
+    markers = "osD^vP*X"
+    for i, (name, p) in enumerate(placed.items()):
+        ax.scatter([p["intensity"]], [p["achieved_flops_per_second"]], zorder=3, marker=markers[i % len(markers)],
+                   label=f"{name}: {units.ratio(p['x_attainable'])} attainable, {p['binds']} binds")  # fmt: skip
+    if placed:
+        ax.legend(fontsize=7, loc="lower right")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP per byte accessed, XLA's cost analysis)")

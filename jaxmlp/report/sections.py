@@ -215,6 +215,10 @@ def benchmark_run(rows: pd.DataFrame, folder: Path | None = None) -> Run | None:
     if not ladder.empty:
         found.append(Table(LADDER_CAPTION, ladder))
         plots += [Figure(f"Pipeline ladder with the floor ({b})", "ladder", (p,)) for b, p in ladder.groupby("backend")]
+    peaks = tables.memory_table(rows)
+    if not peaks.empty:
+        found.append(Table("Peak memory of each benchmark (host RSS, its peak reset before the benchmark; the device's "
+                           "peak where the backend keeps one), largest first", peaks))  # fmt: skip
     return _env_run(rows, found, plots, folder) if found else None
 
 
@@ -373,7 +377,9 @@ def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) 
             f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
             "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
             "workload's loop)")  # fmt: skip
-    return Run(f"{layout.shown_stamp(stamp)} · {describe(dict(doc.metadata))}", note,
+    m = doc.metadata
+    machine = f"host {m.get('host')} ({m.get('cpu_model')}, {m.get('cpu_affinity')} CPUs), jax {m.get('jax')}"
+    return Run(f"{layout.shown_stamp(stamp)} · {machine}", note,
                (Table("Each workload on the roofline", pd.DataFrame(rows)),),
                (Figure("Roofline", "roofline", (doc,)),), stamp)  # fmt: skip
 

@@ -10,7 +10,8 @@ reported for that cell), gives the cost estimate and the values every cell's res
 
 - `settings`: what a sweep measures and how, frozen and checked once;
 - `worker`: a worker process's entry (``python -m jaxmlp.measure.sweep.worker``; no torch, no pandas);
-- `matrix`: the cells, their probe, the rounds; `bisect`: the bisection over releases; `trials`: the detector's
+- `matrix`: the cells, their probe (which also records what each workload compiled), the rounds; `bisect`: the
+  bisection over releases; `explain`: the processes behind `jaxmlp sweep explain A B`; `trials`: the detector's
   own check (A/A and injected slowdowns); `envs`: one environment per release.
 
 None of them writes a file: the commands (`jaxmlp.cli.sweep`) file what they return through `jaxmlp.results`.
