@@ -26,6 +26,7 @@ SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>[-flags<i>].json
 BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder per probe, probe-<n>/
 DETECTOR = "detector"  # detector trials: detector-<time>/trials.json
 SCALING = "scaling"  # `jaxmlp scaling`: scaling-<time>-<backend>.json (a pytest-benchmark file)
+TTA = "tta"  # `jaxmlp tta`: tta-<time>-<dataset>.json
 REPORT = "report"  # a rendered report: report-<time>/
 
 TRIALS_FILE = "trials.json"

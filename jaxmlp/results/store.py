@@ -29,9 +29,10 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.tta import TtaDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
-D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument)
+D = TypeVar("D", BenchmarkDocument, TrainDocument, TrialsDocument, BisectDocument, CellsDocument, TtaDocument)
 
 
 # --- writing ----------------------------------------------------------------------------------------------------
@@ -178,6 +179,9 @@ def document_name(document: Document) -> str:
     if isinstance(document, TrainDocument):
         first = document.records[0] if document.records else {}
         return layout.name(layout.TRAIN, first.get("timestamp"), first.get("dataset"), first.get("config_pipeline"),
+                           suffix=".json")  # fmt: skip
+    if isinstance(document, TtaDocument):
+        return layout.name(layout.TTA, document.metadata.get("timestamp"), document.settings.get("dataset"),
                            suffix=".json")  # fmt: skip
     if isinstance(document, BisectDocument):
         return layout.BISECT_FILE

@@ -9,7 +9,8 @@ then the kind's module types it. No pandas here.
 - `sweep`: one cell of a version sweep (a pytest-benchmark file whose samples are processes), and ``cells.json``;
 - `bisect`: `jaxmlp sweep bisect`'s answer and probes;
 - `train`: `jaxmlp train --json`, a record per epoch;
-- `trials`: the regression detector's trials.
+- `trials`: the regression detector's trials;
+- `tta`: `jaxmlp tta`'s runs, each with its time to the target accuracy.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from typing import Any
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.common import BENCH, BISECT, CELLS, SCALING, SWEEP, TRAIN, TRIALS
+from jaxmlp.results.schema.common import BENCH, BISECT, CELLS, SCALING, SWEEP, TRAIN, TRIALS, TTA
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.upgrade import upgrade
 
-Document = BenchmarkDocument | TrainDocument | TrialsDocument | BisectDocument | CellsDocument
+Document = BenchmarkDocument | TrainDocument | TrialsDocument | BisectDocument | CellsDocument | TtaDocument
 
 
 def parse(raw: object) -> Document:
@@ -48,6 +50,8 @@ def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
         return TrainDocument.from_json(doc)
     if kind == TRIALS:
         return TrialsDocument.from_json(doc)
+    if kind == TTA:
+        return TtaDocument.from_json(doc)
     if kind == BISECT:
         return BisectDocument.from_json(doc)
     assert kind == CELLS

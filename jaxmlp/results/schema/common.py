@@ -22,8 +22,9 @@ CELLS = "sweep-cells"  # a sweep's cells.json
 BISECT = "bisect"  # `jaxmlp sweep bisect`
 TRAIN = "train"  # `jaxmlp train --json`
 TRIALS = "detector-trials"  # `jaxmlp sweep trials`
+TTA = "tta"  # `jaxmlp tta`: time to accuracy
 SWEEP_LOG = "sweep-log"  # the first line of a sweep's samples.jsonl: its plan (the samples follow, a line each)
-KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG)
+KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG, TTA)
 
 JSON = dict[str, Any]
 
