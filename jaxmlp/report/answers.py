@@ -214,9 +214,10 @@ def training_answer(results: Results) -> Answer:
                   f"{duration(newest.epoch_s_median)} an epoch after the first.", s.TRAINING)  # fmt: skip
 
 
-def goals_answer(runs_by_file: dict[str, pd.DataFrame]) -> Answer:
+def goals_answer(runs_by_file: dict[str, pd.DataFrame], runs: pd.DataFrame) -> Answer:
+    accuracy = tables.tutorial_accuracy(runs)
     for rows in runs_by_file.values():  # newest first
-        goals = tables.goals(rows)
+        goals = tables.goals(rows, accuracy)
         if goals:
             met = sum(bool(g["met"]) for g in goals)
             text = (f"{met} of {len(goals)} met (run of {layout.shown_stamp(s.run_stamp(rows))}): "
@@ -258,6 +259,6 @@ def overview(results: Results, traces: Sequence[CaptureSummary] = ()) -> tuple[A
         trace_answer(traces),
         history_answer(results),
         training_answer(results),
-        goals_answer(runs_by_file),
+        goals_answer(runs_by_file, results.runs),
         tta_answer(results),
     )
