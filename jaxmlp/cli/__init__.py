@@ -27,6 +27,7 @@ COMMANDS = {
     "report": "render every result under a folder as summary.md, index.html (with plots) and CSV tables",
     "compare": "is NEW slower than BASELINE? ratio of medians, bootstrap interval, Mann-Whitney U",
     "scaling": "data-parallel scaling: the sharded epoch, step and compile time for 1, 2, 4, 8 devices",
+    "tta": "time to accuracy (MLPerf style): wall time from a run's start until the test accuracy reaches a target",
     "sweep": "did a jax/jaxlib release make a workload slower? the version matrix, bisection, XLA flags",
     "roofline": "each workload against this machine's FLOP rate and memory bandwidth: which ceiling binds",
 }

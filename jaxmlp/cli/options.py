@@ -91,6 +91,11 @@ PIPELINE = Option(("--pipeline",), "how batches reach the step: the tutorial's D
 PRECISION = Option(("--precision",), "the matrix products' precision: float32 (f32), bfloat16 operands with float32 "
                    "accumulation and float32 params and update (bf16), TF32 tensor cores (tf32, GPU backends only) "
                    "(default: %(default)s)", "f32", choices=registry.PRECISIONS)  # fmt: skip
+EACH_PIPELINE = Option(("--pipeline",), "repeatable: a pipeline to measure, each on its own (default: scan)",
+                      action="append", choices=registry.PIPELINES)  # fmt: skip
+EACH_PRECISION = Option(("--precision",), "repeatable: a precision to measure each pipeline in, as --precision "
+                        "(f32, bf16; tf32 on GPU backends) (default: f32)", action="append",
+                        choices=registry.PRECISIONS)  # fmt: skip
 BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", registry.BATCH_SIZE, whole_number)
 WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "
                  "Grain's (grain) (default: %(default)s)", 0, whole_number)  # fmt: skip
@@ -143,9 +148,10 @@ ALPHA = Option(("--alpha",), "significance level of the one-sided Mann-Whitney U
                registry.ALPHA, number)  # fmt: skip
 DETECTOR = (THRESHOLD, ALPHA)
 
-SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, PRECISION, BATCH_SIZE, WORKERS, TRAIN_PROCESSES,
-          SCALING_PROCESSES, OUT, RESULTS, REPORT_OUT, LOGDIR, EPOCHS, TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD,
-          PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, THRESHOLD, ALPHA)  # fmt: skip
+SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, PRECISION, EACH_PIPELINE, EACH_PRECISION,
+          BATCH_SIZE, WORKERS, TRAIN_PROCESSES, SCALING_PROCESSES, OUT, RESULTS, REPORT_OUT, LOGDIR, EPOCHS,
+          TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD, PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, THRESHOLD,
+          ALPHA)  # fmt: skip
 """Every shared option (the test of the declarations walks them)."""
 
 

@@ -18,8 +18,8 @@ from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.store import Found, ResultsStore, Scan, check_folder, read_document
 
-READS = ("a pytest-benchmark or `jaxmlp scaling` file, a `jaxmlp train --json` file, a sweep, bisect or detector "
-         "folder (or a file in one), or a folder of results such as reports/")  # fmt: skip
+READS = ("a pytest-benchmark or `jaxmlp scaling` file, a `jaxmlp train --json` or `jaxmlp tta` file, a sweep, "
+         "bisect or detector folder (or a file in one), or a folder of results such as reports/")  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

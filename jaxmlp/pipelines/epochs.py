@@ -101,6 +101,7 @@ class Epoch:
     """
 
     tolerance = 1e-5
+    count_flops = True  # the torch epochs compile the JAX step for its cost analysis only where this holds
     data_dtype: Any = np.float32  # the images' dtype the step is compiled for (loader pipelines: float32)
 
     def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float, precision: str = "f32"):
@@ -371,7 +372,8 @@ class _TorchEpoch(_ArrayEpoch):
     def compile(self, params: Params) -> float:
         """The JAX step, untimed, for its cost analysis (the epoch's FLOPs: the same math); then the torch step's
         own compile, timed (none in eager)."""
-        self.step.compile(params, self.sizes, dtype=self.data_dtype)
+        if self.count_flops:
+            self.step.compile(params, self.sizes, dtype=self.data_dtype)
         return 0.0
 
     def place(self, params: Params) -> Params:

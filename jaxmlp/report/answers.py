@@ -241,6 +241,36 @@ def training_answer(results: Results) -> Answer:
                   f"{duration(newest.epoch_s_median)} an epoch after the first.", s.TRAINING)  # fmt: skip
 
 
+def goals_answer(runs_by_file: dict[str, pd.DataFrame], runs: pd.DataFrame) -> Answer:
+    accuracy = tables.tutorial_accuracy(runs)
+    for rows in runs_by_file.values():  # newest first
+        goals = tables.goals(rows, accuracy)
+        if goals:
+            met = sum(bool(g["met"]) for g in goals)
+            text = (f"{met} of {len(goals)} met (run of {layout.shown_stamp(s.run_stamp(rows))}): "
+                    + "; ".join(tables.goal_line(g) for g in goals) + ".")  # fmt: skip
+            return Answer("Performance goals", text, s.BENCHMARKS)
+    return Answer("Performance goals", "No run with the epoch ladder in both precisions yet: `nox -s bench`.",
+                  s.BENCHMARKS, False)  # fmt: skip
+
+
+def tta_answer(results: Results) -> Answer:
+    table = tables.tta_table(results.tta)
+    if table.empty:
+        return Answer("Time to accuracy", "No time-to-accuracy run yet: `jaxmlp tta --target 0.97 --runs 5`.",
+                      s.TTA, False)  # fmt: skip
+    newest = table[table["file"] == results.tta.sort_values("timestamp")["file"].iloc[-1]]
+    reached = newest[newest["reached"] > 0].sort_values("tta_s")
+    lines = "; ".join(tables.tta_line(r) for r in newest.itertuples())
+    head = (
+        f"fastest to {percent(reached['target'].iloc[0])}: {reached['pipeline'].iloc[0]} "
+        f"{reached['precision'].iloc[0]} in {duration(reached['tta_s'].iloc[0])}. "
+        if len(reached)
+        else ""
+    )
+    return Answer("Time to accuracy", f"{head}{lines}.", s.TTA)
+
+
 def overview(results: Results, traces: Sequence[CaptureSummary] = ()) -> tuple[Answer, ...]:
     """The overview's answers, in the order the README asks its questions."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
@@ -257,4 +287,6 @@ def overview(results: Results, traces: Sequence[CaptureSummary] = ()) -> tuple[A
         trace_answer(traces),
         history_answer(results),
         training_answer(results),
+        goals_answer(runs_by_file, results.runs),
+        tta_answer(results),
     )

@@ -87,6 +87,7 @@ BENCHMARKS, LOADERS, CPU_GPU, HISTORY, MATRIX = "benchmarks", "loaders", "cpu-gp
 BISECTION, SCALING, PROFILES, TRAINING = "bisection", "scaling", "profiles", "training"
 TRIALS, SKIPPED, TIMELINE = "trials", "skipped", "timeline"
 EXPLAINED, ROOFLINE = "explained", "roofline"
+TTA = "time-to-accuracy"
 
 
 # --- words ----------------------------------------------------------------------------------------------------
@@ -219,7 +220,39 @@ def benchmark_run(rows: pd.DataFrame, folder: Path | None = None) -> Run | None:
     if not peaks.empty:
         found.append(Table("Peak memory of each benchmark (host RSS, its peak reset before the benchmark; the device's "
                            "peak where the backend keeps one), largest first", peaks))  # fmt: skip
+    goals = tables.goals(rows)
+    if goals:
+        found.append(Table(GOALS_CAPTION, goals_frame(goals)))
     return _env_run(rows, found, plots, folder) if found else None
+
+
+GOALS_CAPTION = "Performance goals (issue 24), read from this run's epochs and GEMMs"
+
+
+def goals_frame(goals: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The goals as a table of words: backend, goal, met, the numbers."""
+    state = {True: "met", False: "MISSED", None: "not measured"}
+    return pd.DataFrame([(g["backend"], g["goal"], state[g["met"]], g["text"]) for g in goals],
+                        columns=["backend", "goal", "state", "numbers"])  # fmt: skip
+
+
+def tta_section(results: Results, folder: Path | None = None) -> ReportSection | None:
+    """Every `jaxmlp tta` file: per pipeline and precision, the time to the target accuracy (median, min, max),
+    how many runs reached it, and its parts; the newest file in full, the others folded."""
+    table = tables.tta_table(results.tta)
+    if table.empty:
+        return None
+    runs = []
+    for file, rows in table.groupby("file", sort=False):
+        stamp = layout.stamp_in(str(file))
+        note = f"{shown_path(str(file), folder)}: " + "; ".join(tables.tta_line(r) for r in rows.itertuples()) + "."
+        runs.append(Run(layout.shown_stamp(stamp), note, (Table("Time to accuracy", rows.drop(columns="file")),),
+                        (), stamp))  # fmt: skip
+    runs.sort(key=lambda r: r.stamp, reverse=True)
+    note = ("MLPerf style: wall time from the start of a run (data preparation and compilation included, each also "
+            "shown apart) until the test accuracy first reaches the target; median, min and max over the runs that "
+            "reached it (seeds 0..N-1).")  # fmt: skip
+    return ReportSection("Time to accuracy", note, tuple(runs[:1]), tuple(runs[1:]), TTA)
 
 
 def loader_run(rows: pd.DataFrame, folder: Path | None = None) -> Run | None:
@@ -542,6 +575,8 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
         run = Run("every training run", "", (Table("Training: one row per `jaxmlp train --json` file", training),))
         sections.append(ReportSection("Training runs", "One row per `jaxmlp train --json` file.", (run,), (),
                                       TRAINING))  # fmt: skip
+    if (tta := tta_section(results, folder)) is not None:
+        sections.append(tta)
     if results.trials:
         runs = [trials_run(path, doc, folder) for path, doc in results.trials]
         sections.append(subject("Regression detector trials", TRIALS, "The detector checked on itself.", runs))

@@ -33,11 +33,12 @@ from jaxmlp.report.sections import (
     validation_table,
 )
 from jaxmlp.results import layout, sweep_tables, tables
-from jaxmlp.results.frames import Results, query, without_sweeps
+from jaxmlp.results.frames import Results, query, tta_rows, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
 
 
@@ -236,7 +237,33 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
         if seed is not None:
             text += f"; the tutorial's seed pipeline at {ratio(seed.x_floor)} ({duration(seed.epoch_s)})"
         closing.append(text)
+    goals = tables.goals(df)
+    if goals:
+        closing.append("Goals (issue 24):")
+        closing += ["  " + tables.goal_line(goal) for goal in goals]
     return Summary(title, tuple(lines), found, tuple(closing))
+
+
+TTA_HEADERS = ("pipeline", "precision", "reached", "time to target (median)", "min", "max", "data", "compile",
+               "training", "evaluation", "epochs", "best accuracy")  # fmt: skip
+
+
+def tta_summary(doc: TtaDocument, title: str = "Time to accuracy") -> Summary:
+    """A `jaxmlp tta` file: per pipeline and precision, how many runs reached the target and how fast."""
+    table = tables.tta_table(tta_rows(doc))
+    rows = [(r.pipeline, r.precision, f"{r.reached} of {r.runs}", duration(r.tta_s), duration(r.tta_min_s),
+             duration(r.tta_max_s), duration(r.data_s), duration(r.compile_s), duration(r.train_s),
+             duration(r.eval_s), f"{r.epochs:g}", percent(r.best_accuracy)) for r in table.itertuples()]  # fmt: skip
+    meta, settings = doc.metadata, doc.settings
+    every = f"every {settings['eval_every']} steps" if settings.get("eval_every") else "after every epoch"
+    line = (f"target {percent(settings.get('target'))} test accuracy, {settings.get('runs')} runs each (seeds), "
+            f"evaluated {every}; "
+            f"{registry.dataset_label(settings.get('dataset'))}; jax {meta.get('jax')}, torch {meta.get('torch')}, "
+            f"{meta.get('cpu_model')}, {meta.get('cpu_affinity')} cores; "
+            f"commit {str(meta.get('commit'))[:12]}")  # fmt: skip
+    closing = tuple(tables.tta_line(r) for r in table.itertuples())
+    return Summary(title, (line,), (("Time to accuracy, per pipeline and precision",
+                                     pd.DataFrame(rows, columns=list(TTA_HEADERS))),), closing)  # fmt: skip
 
 
 TRAIN_HEADERS = ("file", "data", "pipeline", "backend", "epochs", "epoch (median after the first)", "compile",
@@ -287,6 +314,7 @@ KINDS = (
     "benchmarks",
     "scaling",
     "training",
+    "time to accuracy",
     "detector trials",
     "detector validation",
 )
@@ -337,6 +365,9 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         title = f"Change-point detector validation: {shown(validation_path.parent, folder)}"
         when = _when(validation.metadata.get("timestamp"))
         found.append(Found("detector validation", validation_path.parent, when, validation_summary(validation, title)))
+    for tta_path, tta in results.tta_documents:
+        title = f"Time to accuracy: {shown(tta_path, folder)}"
+        found.append(Found("time to accuracy", tta_path, _when(tta.metadata.get("timestamp")), tta_summary(tta, title)))
     for trials_path, trials in results.trials:
         title = f"Detector trials: {shown(trials_path.parent, folder)}"
         when = _when(trials.metadata.get("timestamp"))

@@ -22,12 +22,13 @@ from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model", "cpu_count",
             "cpu_affinity", "xla_flags", "jax_default_matmul_precision", "size", "rounds_asked", "sweep", "sweep_label",
-            "processes", "injected_slowdown")  # fmt: skip
+            "processes", "injected_slowdown", "backend", "device_kind", "precision")  # fmt: skip
 DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
 
@@ -43,6 +44,8 @@ class Results(NamedTuple):
     explanations: tuple[tuple[Path, ExplainDocument], ...] = ()  # `jaxmlp sweep explain`
     rooflines: tuple[tuple[Path, RooflineDocument], ...] = ()  # `jaxmlp roofline`
     validations: tuple[tuple[Path, ValidationDocument], ...] = ()  # `jaxmlp sweep validate`
+    tta: pd.DataFrame = pd.DataFrame()  # a row per `jaxmlp tta` run (`tta_rows`)
+    tta_documents: tuple[tuple[Path, TtaDocument], ...] = ()
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -78,6 +81,16 @@ def train_rows(doc: TrainDocument, source: str = "") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def tta_rows(doc: TtaDocument, source: str = "") -> pd.DataFrame:
+    """One row per run of a `jaxmlp tta` document: its settings, its times and the run's metadata."""
+    meta = {key: doc.metadata.get(key) for key in METADATA}
+    settings = {f"tta_{k}": v for k, v in doc.settings.items() if not isinstance(v, (list, tuple, dict))}
+    rows = [{**settings, **meta, **{k: v for k, v in run.items() if k != "evaluations"},
+             "evaluations": len(run.get("evaluations") or ()), "file": source,
+             "timestamp": doc.metadata.get("timestamp")} for run in doc.runs]  # fmt: skip
+    return pd.DataFrame(rows)  # fmt: skip
+
+
 def _concat(frames: Iterable[pd.DataFrame], columns: list[str] | None = None) -> pd.DataFrame:
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
@@ -91,10 +104,11 @@ def results(scan: Scan) -> Results:
         runs.append(rows)
         samples.append(raw)
     runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
+    tta = _concat(tta_rows(doc, str(path)) for path, doc in scan.of(TtaDocument))
     return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
                    scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
                    tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument)),
-                   tuple(scan.of(ValidationDocument)))  # fmt: skip
+                   tuple(scan.of(ValidationDocument)), tta, tuple(scan.of(TtaDocument)))  # fmt: skip
 
 
 def load(store: ResultsStore) -> Results:

@@ -27,6 +27,7 @@ TIMELINE = "timeline"  # a release timeline: timeline-<time>/, a sweep folder ov
 BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder per probe, probe-<n>/
 DETECTOR = "detector"  # detector trials: detector-<time>/trials.json; its validation: detector-<time>/validation.json
 SCALING = "scaling"  # `jaxmlp scaling`: scaling-<time>-<backend>.json (a pytest-benchmark file)
+TTA = "tta"  # `jaxmlp tta`: tta-<time>-<dataset>.json
 REPORT = "report"  # a rendered report: report-<time>/
 EXPLAIN = "explain"  # `jaxmlp sweep explain A B`: explain-<time>/explain.json, hlo.diff, hlo/, traces/
 ROOFLINE = "roofline"  # `jaxmlp roofline`: roofline-<time>.json (its ceilings and each workload's point)

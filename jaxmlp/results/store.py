@@ -31,6 +31,7 @@ from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.validation import ValidationDocument
 
 CAPTURE_SUFFIX = ".xplane.pb"
@@ -45,6 +46,7 @@ D = TypeVar(
     CeilingsDocument,
     RooflineDocument,
     ValidationDocument,
+    TtaDocument,
 )
 
 
@@ -207,6 +209,9 @@ def document_name(document: Document) -> str:
     if isinstance(document, TrainDocument):
         first = document.records[0] if document.records else {}
         return layout.name(layout.TRAIN, first.get("timestamp"), first.get("dataset"), first.get("config_pipeline"),
+                           suffix=".json")  # fmt: skip
+    if isinstance(document, TtaDocument):
+        return layout.name(layout.TTA, document.metadata.get("timestamp"), document.settings.get("dataset"),
                            suffix=".json")  # fmt: skip
     if isinstance(document, BisectDocument):
         return layout.BISECT_FILE

@@ -19,7 +19,7 @@ from jaxmlp import registry
 from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
 from jaxmlp.results.frames import query
 from jaxmlp.stats import INVALID, compare
-from jaxmlp.units import flop_rate
+from jaxmlp.units import duration, flop_rate, percent, ratio
 
 F = TypeVar("F", bound=Callable[..., Any])
 SHOWN: dict[str, tuple[Benchmark, ...]] = {}
@@ -212,16 +212,31 @@ STEP_GEMMS = "the step's matmuls alone"
 PIPELINE_RUNG = "pipeline "
 
 
-def rung_name(pipeline: object, workers: object = 0) -> str:
-    """A pipeline's rung in the epoch ladder: ``pipeline seed``, ``pipeline seed, 1 worker``."""
-    if workers is None or workers is pd.NA or workers == 0:
-        return f"{PIPELINE_RUNG}{pipeline}"
-    return f"{PIPELINE_RUNG}{pipeline}, {workers} worker{'' if workers == 1 else 's'}"
+BEST_BF16_FLOOR = "best bf16 floor (epoch FLOPs / the best library's 2048^3 bf16 rate)"
+
+
+def _precision(value: object) -> str:
+    """A row's precision: older rows (none recorded) were float32."""
+    return "f32" if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def rung_name(pipeline: object, workers: object = 0, precision: object = "f32") -> str:
+    """A pipeline's rung in the epoch ladder: ``pipeline seed``, ``pipeline seed, 1 worker``, ``pipeline scan,
+    bf16`` (float32 unsaid)."""
+    name = f"{PIPELINE_RUNG}{pipeline}"
+    if not (workers is None or workers is pd.NA or workers == 0):
+        name += f", {workers} worker{'' if workers == 1 else 's'}"
+    return name if _precision(precision) == "f32" else f"{name}, {_precision(precision)}"
 
 
 def _floor_rows(backend: object, epochs: pd.DataFrame) -> list[dict[str, Any]]:
     """The ladder's floors: XLA's, then (in runs that measured every library) the best library's, each with the
     library and the rate behind it."""
+    everything = epochs
+    if "precision" in epochs:
+        epochs = epochs[epochs["precision"].map(_precision) == "f32"]
+        if epochs.empty:
+            epochs = everything
     flops = float(epochs["flops"].median()) if "flops" in epochs else float("nan")
     floor = float(epochs["floor_seconds"].median())
     rows = [{"backend": backend, "rung": FLOOR, "epoch_s": floor, "library": "xla", "gflop_per_s": flops / floor / 1e9}]
@@ -230,6 +245,12 @@ def _floor_rows(backend: object, epochs: pd.DataFrame) -> list[dict[str, Any]]:
         library = epochs["best_floor_library"].dropna().mode().iloc[0]
         rows.append({"backend": backend, "rung": BEST_FLOOR, "epoch_s": best, "library": library,
                      "gflop_per_s": flops / best / 1e9})  # fmt: skip
+    bf16 = everything[everything["precision"].map(_precision) == "bf16"] if "precision" in everything else None
+    if bf16 is not None and "best_floor_seconds" in bf16 and bf16["best_floor_seconds"].notna().any():
+        best = float(bf16["best_floor_seconds"].median())
+        rows.append({"backend": backend, "rung": BEST_BF16_FLOOR, "epoch_s": best, "precision": "bf16",
+                     "library": bf16["best_floor_library"].dropna().mode().iloc[0],
+                     "gflop_per_s": float(bf16["flops"].median()) / best / 1e9})  # fmt: skip
     return rows
 
 
@@ -246,17 +267,145 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         rows += _floor_rows(backend, epochs)
         rows += [{"backend": backend, "rung": STEP_GEMMS, "epoch_s": r.median, "epoch_iqr_s": r.iqr}
                  for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
-        rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers), "epoch_s": r.median,
-                  "epoch_iqr_s": r.iqr, "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
-                 for r in epochs.sort_values("median").itertuples()]  # fmt: skip
-    columns = ["backend", "rung", "epoch_s", "epoch_iqr_s", "samples_per_s", "compile_s", "library", "gflop_per_s"]
+        rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers, getattr(r, "precision", "f32")),
+                  "pipeline": r.pipeline, "precision": _precision(getattr(r, "precision", "f32")),
+                  "epoch_s": r.median, "epoch_iqr_s": r.iqr, "samples_per_s": r.samples_per_second,
+                  "compile_s": r.compile_seconds} for r in epochs.sort_values("median").itertuples()]  # fmt: skip
+    columns = ["backend", "rung", "epoch_s", "epoch_iqr_s", "samples_per_s", "compile_s", "library", "gflop_per_s",
+               "pipeline", "precision"]  # fmt: skip
     out = pd.DataFrame(rows, columns=columns)
     if not out.empty:
         for name, rung in (("x_floor", FLOOR), ("x_best_floor", BEST_FLOOR)):
             floors = out[out["rung"] == rung].set_index("backend")["epoch_s"]
             out.insert(4 + (name == "x_best_floor"), name, out["epoch_s"] / out["backend"].map(floors))
         out["library"] = out["library"].fillna("")
+        out["precision"] = out["precision"].fillna("")
+        out["pipeline"] = out["pipeline"].fillna("")
     return out
+
+
+# --- the performance goals (issue 24, item 5), read from one benchmark run ---------------------------------------
+
+GOAL_FLOOR_FACTOR = 1.3
+"""Goal 1: the fastest JAX float32 pipeline within this factor of the best float32 GEMM floor."""
+GOAL_BF16_SPEEDUP = 2.5
+"""Goal 2: the fastest bf16 pipeline at least this many times faster an epoch than the float32 scan."""
+
+
+def _gemm_square(df: pd.DataFrame, precision: str) -> tuple[str, float] | None:
+    """The best library and its GFLOP/s at 2048^3 in ``precision`` (None where not measured)."""
+    rates = gemm_rates(df)
+    rows = rates[(rates["precision"] == precision) & (rates["shape"] == "x".join(["2048"] * 3))]
+    if rows.empty:
+        return None
+    best = rows.sort_values("gflop_per_s", ascending=False).iloc[0]
+    return str(best["library"]), float(best["gflop_per_s"])
+
+
+def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """Per backend, the three goals read from one run's epoch ladder and GEMMs: ``goal``, ``met`` (None: not
+    measurable in this run), ``text`` (the numbers behind it, in units). ``accuracy``: test accuracy after the
+    tutorial's epochs per precision, where known (the bf16 goal holds only with accuracy kept)."""
+    out: list[dict[str, Any]] = []
+    ladder = pipeline_ladder(df)
+    gemm = gemm_rates(df)
+    for backend, rungs in ladder.groupby("backend") if not ladder.empty else ():
+        runs = rungs[rungs["pipeline"] != ""]
+        jax_rows = runs[~runs["pipeline"].isin(registry.TORCH_PIPELINES)]
+        torch_rows = runs[runs["pipeline"].isin(registry.TORCH_PIPELINES)]
+        best = rungs[rungs["rung"] == BEST_FLOOR]
+        f32 = jax_rows[jax_rows["precision"] == "f32"]
+        if len(f32) and len(best):
+            fastest, floor = f32.iloc[0], float(best["epoch_s"].iloc[0])
+            x = float(fastest.epoch_s) / floor
+            out.append({"backend": backend, "goal": f"fastest JAX f32 pipeline within {GOAL_FLOOR_FACTOR}x the best "
+                        "f32 GEMM floor", "met": x <= GOAL_FLOOR_FACTOR,
+                        "text": f"{fastest.rung} {duration(fastest.epoch_s)} an epoch = {ratio(x)} the best floor "
+                        f"({duration(floor)}, {best['library'].iloc[0]})"
+                        + ("" if x <= GOAL_FLOOR_FACTOR else f": missed by {ratio(x / GOAL_FLOOR_FACTOR)}"),
+                        })  # fmt: skip
+        scan = runs[(runs["pipeline"] == "scan") & (runs["precision"] == "f32")]
+        bf16 = runs[runs["precision"] == "bf16"]
+        if len(scan) and len(bf16):
+            fastest, base = bf16.iloc[0], float(scan["epoch_s"].iloc[0])
+            speedup = base / float(fastest.epoch_s)
+            kept = None if not accuracy or not {"f32", "bf16"} <= set(accuracy) else (
+                abs(accuracy["bf16"] - accuracy["f32"]) <= 0.003)  # fmt: skip
+            on = gemm[(gemm["backend"] == backend) & (gemm["shape"] == "x".join(["2048"] * 3))]
+            xla = on[(on["library"] == "xla") & (on["precision"] == "bf16")]["bf16_speedup"]
+            f32_best, bf16_best = _gemm_square(on, "f32"), _gemm_square(on, "bf16")
+            machine = f"; this machine's 2048³ GEMM: bf16 {ratio(float(xla.iloc[0]))} f32 in XLA" if len(xla) else ""
+            if f32_best and bf16_best:
+                machine += (
+                    f", best bf16 {flop_rate(bf16_best[1] * 1e9)} ({bf16_best[0]}) against best f32 "
+                    f"{flop_rate(f32_best[1] * 1e9)} ({f32_best[0]}) = {ratio(bf16_best[1] / f32_best[1])}"
+                )
+            acc = ("; accuracy: no 8-epoch scan training run of each precision here (`jaxmlp train --pipeline scan "
+                   "--precision bf16 --json reports`; tests/test_precision.py holds it within 0.3 point)"
+                   if kept is None or accuracy is None else f"; accuracy after 8 epochs f32 "
+                   f"{percent(accuracy['f32'])}, bf16 {percent(accuracy['bf16'])} "
+                   f"({'kept' if kept else 'not kept'})")  # fmt: skip
+            met = speedup >= GOAL_BF16_SPEEDUP and kept is not False
+            out.append({"backend": backend, "goal": f"fastest bf16 pipeline >= {GOAL_BF16_SPEEDUP}x faster than f32 "
+                        "scan, accuracy kept", "met": met,
+                        "text": f"{fastest.rung} {duration(fastest.epoch_s)} against scan f32 {duration(base)}: "
+                        f"{ratio(speedup)}" + ("" if met else f": missed by {ratio(GOAL_BF16_SPEEDUP / speedup)}")
+                        + acc + machine})  # fmt: skip
+        for precision in ("f32", "bf16"):
+            mine, theirs = (r[r["precision"] == precision] for r in (jax_rows, torch_rows))
+            if len(mine) and len(theirs):
+                a, b = mine.iloc[0], theirs.iloc[0]
+                x = float(a.epoch_s) / float(b.epoch_s)
+                out.append({"backend": backend, "goal": f"fastest JAX pipeline faster than the fastest PyTorch rung "
+                            f"({precision})", "met": x < 1,
+                            "text": f"{a.rung} {duration(a.epoch_s)} against {b.rung} {duration(b.epoch_s)}: "
+                            f"{ratio(x)}" + ("" if x < 1 else f": missed by {ratio(x)}")})  # fmt: skip
+    return out
+
+
+def goal_line(goal: Mapping[str, Any]) -> str:
+    """``cpu: goal ...: met|MISSED|not measured: the numbers``."""
+    state = "not measured" if goal["met"] is None else "met" if goal["met"] else "MISSED"
+    return f"{goal['backend']}: {goal['goal']}: {state}: {goal['text']}"
+
+
+# --- time to accuracy (`jaxmlp tta`) --------------------------------------------------------------------------
+
+
+def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
+    """Per file, pipeline and precision: how many runs reached the target, the median time to it (start to
+    target, data preparation and compile included) with its min and max, and the median of each part (data,
+    compile, training, evaluation) and of the epochs it took, over the runs that reached it."""
+    columns = ["file", "target", "pipeline", "precision", "runs", "reached", "tta_s", "tta_min_s", "tta_max_s",
+               "data_s", "compile_s", "train_s", "eval_s", "epochs", "best_accuracy"]  # fmt: skip
+    if tta.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for (file, pipeline, precision), runs in tta.groupby(["file", "pipeline", "precision"], sort=False):
+        ok = runs[runs["reached"].astype(bool)]
+        part = ok if len(ok) else runs
+        rows.append({"file": file, "target": float(runs["target"].iloc[0]), "pipeline": pipeline,
+                     "precision": precision, "runs": len(runs), "reached": len(ok),
+                     "tta_s": ok["seconds"].median() if len(ok) else float("nan"),
+                     "tta_min_s": ok["seconds"].min() if len(ok) else float("nan"),
+                     "tta_max_s": ok["seconds"].max() if len(ok) else float("nan"),
+                     "data_s": part["data_seconds"].median(), "compile_s": part["compile_seconds"].median(),
+                     "train_s": part["train_seconds"].median(), "eval_s": part["eval_seconds"].median(),
+                     "epochs": part["epochs"].median(), "best_accuracy": runs["best_accuracy"].max()})  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def tta_line(row: Any) -> str:
+    """``scan f32: 97% in 4.1 s median (3.9-4.4 s), 5 of 5 runs (data 0.2 s, compile 1.1 s, 3 epochs)`` or that
+    it was never reached."""
+    head = f"{row.pipeline} {row.precision}: "
+    if not row.reached:
+        return (head + f"never reached {percent(row.target)} in {row.runs} run(s) (best test accuracy "
+                f"{percent(row.best_accuracy)} after {row.epochs:g} epochs)")  # fmt: skip
+    return (head + f"{percent(row.target)} in {duration(row.tta_s)} median ({duration(row.tta_min_s)} to "
+            f"{duration(row.tta_max_s)}), {row.reached} of {row.runs} runs reached it (data {duration(row.data_s)}, "
+            f"compile {duration(row.compile_s)}, training {duration(row.train_s)}, evaluation "
+            f"{duration(row.eval_s)}; {row.epochs:g} epochs)")  # fmt: skip
 
 
 def ladder_headlines(ladder: pd.DataFrame) -> list[dict[str, Any]]:
@@ -378,8 +527,20 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
                      "backend": last.get("backend"), "epochs": len(epochs), "epoch_s_median": float(steady.median()),
                      "compile_s": float(epochs["compile_seconds"].sum()), "train_accuracy": last.get("train_accuracy"),
                      "test_accuracy": last.get("test_accuracy"), "jax": last.get("jax"),
-                     "host": last.get("host")})  # fmt: skip
+                     "host": last.get("host"), "precision": _precision(last.get("precision")),
+                     "timestamp": last.get("timestamp")})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, float]:
+    """Per precision, the test accuracy of the newest complete 8-epoch (the tutorial's) training run of
+    ``pipeline`` on MNIST: what the bf16 goal's "accuracy kept" reads."""
+    table = training_table(runs)
+    if table.empty:
+        return {}
+    done = table[(table["pipeline"] == pipeline) & (table["epochs"] == 8) & (table["dataset"] == "mnist")]
+    done = done.sort_values("timestamp", na_position="first")
+    return {str(p): float(rows["test_accuracy"].iloc[-1]) for p, rows in done.groupby("precision")}
 
 
 # --- two sets of samples --------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ then the kind's module types it. No pandas here.
 - `trials`: the regression detector's trials;
 - `explain`: `jaxmlp sweep explain A B`, two releases of one workload compared;
 - `roofline`: this machine's ceilings (kept once per environment) and `jaxmlp roofline`'s points;
-- `validation`: the change-point detector's validation on synthetic histories.
+- `validation`: the change-point detector's validation on synthetic histories;
+- `tta`: `jaxmlp tta`'s runs, each with its time to the target accuracy.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from jaxmlp.results.schema.common import (
     SWEEP,
     TRAIN,
     TRIALS,
+    TTA,
     VALIDATION,
 )
 from jaxmlp.results.schema.explain import ExplainDocument
@@ -41,6 +43,7 @@ from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.upgrade import upgrade
 from jaxmlp.results.schema.validation import ValidationDocument
 
@@ -54,6 +57,7 @@ Document = (
     | CeilingsDocument
     | RooflineDocument
     | ValidationDocument
+    | TtaDocument
 )
 
 
@@ -76,6 +80,8 @@ def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
         return TrainDocument.from_json(doc)
     if kind == TRIALS:
         return TrialsDocument.from_json(doc)
+    if kind == TTA:
+        return TtaDocument.from_json(doc)
     if kind == BISECT:
         return BisectDocument.from_json(doc)
     if kind == CEILINGS:

@@ -28,7 +28,9 @@ SWEEP_LOG = "sweep-log"  # the first line of a sweep's samples.jsonl: its plan (
 EXPLAIN = "explain"  # `jaxmlp sweep explain A B`
 CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth (the roofline's ceilings)
 ROOFLINE = "roofline"  # `jaxmlp roofline`: each workload against the ceilings
-KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG, EXPLAIN, CEILINGS, ROOFLINE, VALIDATION)
+TTA = "tta"  # `jaxmlp tta`: time to accuracy
+KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG, EXPLAIN, CEILINGS, ROOFLINE, VALIDATION,
+         TTA)  # fmt: skip
 
 JSON = dict[str, Any]
 

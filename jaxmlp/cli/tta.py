@@ -1,0 +1,75 @@
+"""``jaxmlp tta``: time to accuracy, MLPerf style (`jaxmlp.measure.tta`), per pipeline and precision over N seeds;
+its table, and a ``tta-<time>-<dataset>.json`` in the results folder."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from jaxmlp.cli import options
+from jaxmlp.cli.train import cpu_only_if_asked
+from jaxmlp.measure.environment import metadata, select_device
+from jaxmlp.measure.tta import TtaConfig, TtaRun, measure
+from jaxmlp.pipelines.data import load_datasets
+from jaxmlp.pipelines.epochs import check_precision
+from jaxmlp.report.summaries import tta_summary
+from jaxmlp.report.text import render
+from jaxmlp.results.schema.tta import TtaDocument
+from jaxmlp.results.store import ResultsStore, check_folder
+
+DEFAULTS = TtaConfig()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Time to accuracy, MLPerf style: the wall time from the start of a run (data preparation "
+                          "and compilation included, each also shown apart) until the test accuracy first reaches "
+                          "--target, evaluated after every epoch (or every --eval-every steps), over --runs seeds, "
+                          "per pipeline and precision.")  # fmt: skip
+    parser.add_argument("--target", type=options.number, default=DEFAULTS.target,
+                        help="test accuracy to reach, a fraction (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--runs", type=options.whole_number, default=DEFAULTS.runs,
+                        help="runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--eval-every", type=options.whole_number, metavar="STEPS",
+                        help="evaluate every STEPS training steps (default: after every epoch)")  # fmt: skip
+    parser.add_argument("--max-epochs", type=options.whole_number, default=DEFAULTS.max_epochs,
+                        help="a run that has not reached the target after this many epochs stops and says so "
+                             "(default: %(default)s)")  # fmt: skip
+    options.add(parser, options.EACH_PIPELINE, options.EACH_PRECISION, options.BATCH_SIZE, options.BACKEND,
+                *options.DATA, options.OUT)  # fmt: skip
+    parser.set_defaults(run=run)
+
+
+def config_of(args: argparse.Namespace) -> TtaConfig:
+    return TtaConfig(target=args.target, runs=args.runs, pipelines=tuple(dict.fromkeys(args.pipeline or ["scan"])),
+                     precisions=tuple(dict.fromkeys(args.precision or ["f32"])), eval_every=args.eval_every,
+                     max_epochs=args.max_epochs, batch_size=args.batch_size, backend=args.backend)  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_of(args)
+    check_folder(args.out, "--out")  # fail before measuring, not after
+    cpu_only_if_asked(config.backend)
+    device = select_device(config.backend)
+    for precision in config.precisions:
+        check_precision(precision, device.platform)
+    datasets = load_datasets(args.dataset, args.data_dir, limit=args.limit)
+    meta = metadata(device)
+    print(
+        f"jaxmlp tta: {datasets.label}; {meta['backend']} ({meta['device_kind']}); target {config.target}, "
+        f"{config.runs} runs of {', '.join(config.pipelines)} in {', '.join(config.precisions)}",
+        flush=True,
+    )
+
+    def on_run(r: TtaRun) -> None:
+        said = f"reached in {r.seconds:.2f} s" if r.reached else f"not reached (best {r.best_accuracy:.4f})"
+        print(f"  {r.pipeline} {r.precision} seed {r.seed}: {said} after {r.epochs:g} epochs (data "
+              f"{r.data_seconds:.2f} s, compile {r.compile_seconds:.2f} s)", flush=True)  # fmt: skip
+
+    runs = measure(config, datasets, on_run)
+    settings = {**dataclasses.asdict(config), "dataset": datasets.name, "data_source": datasets.source,
+                "limit": args.limit}  # fmt: skip
+    document = TtaDocument(settings, meta, tuple(r.to_json() for r in runs))
+    path = ResultsStore(args.out).save(document)
+    print(render([tta_summary(document, "Time to accuracy")]))
+    print(f"Wrote {len(runs)} runs to {path}")
+    return 0
