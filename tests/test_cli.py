@@ -67,17 +67,18 @@ def test_unknown_choices_and_malformed_numbers(capsys, argv, message):
     assert err.count("\n") == 1 and message in err and "see jaxmlp train --help" in err
 
 
-def test_gpu_asked_for_and_absent(capsys):
+@pytest.mark.parametrize("backend", ["gpu", "tpu"])
+def test_accelerator_asked_for_and_absent(capsys, backend):
     from jaxmlp.measure.environment import select_device
 
     try:
-        select_device("gpu")
-        pytest.skip("a GPU is visible here: the refusal cannot be shown")
+        select_device(backend)
+        pytest.skip(f"a {backend} is visible here: the refusal cannot be shown")
     except Exception:
         pass
-    assert main(["train", "--dataset", "synthetic", "--backend", "gpu"]) == EXIT_ERROR
+    assert main(["train", "--dataset", "synthetic", "--backend", backend]) == EXIT_ERROR
     err = capsys.readouterr().err
-    assert err.startswith("jaxmlp train: error: --backend gpu was asked for, but JAX sees no GPU")
+    assert err.startswith(f"jaxmlp train: error: --backend {backend} was asked for, but JAX sees no {backend.upper()}")
     assert "--backend cpu" in err and err.count("\n") == 1
 
 

@@ -7,7 +7,7 @@ from jax import random
 
 from jaxmlp import model
 from jaxmlp.model import max_relative_difference
-from jaxmlp.pipelines import data
+from jaxmlp.pipelines import data, loaders
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, device_batches, slices
@@ -285,3 +285,26 @@ def test_a_torch_compile_failure_is_one_line(params):
     mine = torch_mlp.to_torch(params, torch.device("cpu"))
     with pytest.raises(JaxmlpError, match=r"^torch.compile failed here \(RuntimeError\): Inductor: cc1plus not found$"):
         torch_mlp.warm_up(mine, [(torch.zeros(2, 784), torch.zeros(2, 10))], broken)
+
+
+def test_without_torch_the_splits_are_arrays_and_torch_pipelines_are_refused(monkeypatch):
+    """A JAX-only machine (a TPU host): the splits come as arrays equal to torchvision's, the array pipelines take
+    them, and a pipeline needing torch is refused in one line naming what is missing."""
+    from jaxmlp.errors import JaxmlpError
+
+    with_torch = loaders.load_splits("synthetic", synthetic_sizes=(512, 256), limit=300)
+    real_missing = loaders.missing_modules
+    monkeypatch.setattr(loaders, "missing_modules",
+                        lambda modules: [m for m in modules if m in ("torch", "torchvision")] + real_missing(
+                            [m for m in modules if m not in ("torch", "torchvision")]))  # fmt: skip
+    arrays = loaders.load_splits("synthetic", synthetic_sizes=(512, 256), limit=300)
+    assert "no torchvision here" in arrays.source and "first 300 training images" in arrays.source
+    for ours, theirs in ((arrays.train, with_torch.train), (arrays.test, with_torch.test)):
+        assert all(np.array_equal(a, b) for a, b in zip(as_arrays(ours), as_arrays(theirs)))
+    assert make_epoch("batched", arrays.train, batch_size=128).n_steps == 3
+    assert missing_package("seed") == (
+        "the seed pipeline needs torch and torchvision, which this Python lacks (a "
+        "JAX-only machine, such as a TPU host, may): pip install torch torchvision"
+    )
+    with pytest.raises(JaxmlpError, match="the torch pipeline needs torch"):
+        make_epoch("torch", arrays.train, batch_size=128)

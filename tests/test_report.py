@@ -8,10 +8,10 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report.sections import build_sections, cpu_vs_gpu_note
+from jaxmlp.report.sections import build_sections, cpu_vs_accelerator_note
 from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore
-from jaxmlp.results.tables import cpu_vs_gpu, training_table
+from jaxmlp.results.tables import accelerator_floor, cpu_vs_accelerator, training_table
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -46,19 +46,36 @@ def test_training_table_uses_epochs_after_the_first(results_dir):
     assert row.epoch_s_median == 3.0 and row.compile_s == 0.5 and row.train_accuracy == 0.95
 
 
-def test_cpu_vs_gpu_says_what_differs(results_dir):
+@pytest.mark.parametrize("accelerator", ["gpu", "tpu"])
+def test_cpu_vs_accelerator_says_what_differs(results_dir, accelerator):
     results = load(ResultsStore(results_dir))
     runs = {f: rows for f, rows in results.runs[results.runs["test"] != "train_epoch"].groupby("file")}
-    table, differ = cpu_vs_gpu(runs)
-    assert table.empty and differ is None and "needs results of both" in cpu_vs_gpu_note(differ)
+    table, differ = cpu_vs_accelerator(runs, accelerator)
+    note = cpu_vs_accelerator_note(accelerator, differ)
+    assert table.empty and differ is None and "needs results of both" in note and f"bench-{accelerator}" in note
     cpu = next(iter(runs.values()))
-    gpu = cpu.assign(backend="gpu", median=cpu["median"] / 10, floor_seconds=cpu["floor_seconds"] / 10,
-                     file="other.json", jax="0.11.2")  # fmt: skip
-    table, differ = cpu_vs_gpu({"a": cpu, "b": gpu})
-    assert table.set_index("rung").loc["pipeline scan", "cpu_over_gpu"] == pytest.approx(10.0)
-    note = cpu_vs_gpu_note(differ)
+    other = cpu.assign(backend=accelerator, median=cpu["median"] / 10, floor_seconds=cpu["floor_seconds"] / 10,
+                       file="other.json", jax="0.11.2")  # fmt: skip
+    table, differ = cpu_vs_accelerator({"a": cpu, "b": other}, accelerator)
+    by_benchmark = table.set_index("benchmark")["cpu_over_accelerator"]
+    assert by_benchmark["pipeline scan"] == pytest.approx(10.0)
+    assert by_benchmark["update: batch_size 128, variant jit"] == pytest.approx(10.0)  # every benchmark, not the ladder
+    note = cpu_vs_accelerator_note(accelerator, differ)
     assert "different runs" in note and "jax (0.10.2 vs 0.11.2)" in note
-    assert cpu_vs_gpu_note({}) == "CPU and GPU from the same run."
+    assert cpu_vs_accelerator_note(accelerator, {}) == f"CPU and {accelerator.upper()} from the same run."
+
+
+def test_accelerator_floor_is_the_fastest_epoch_at_each_precision_rate(results_dir):
+    results = load(ResultsStore(results_dir))
+    run = next(rows for _, rows in results.runs[results.runs["test"] != "train_epoch"].groupby("file"))
+    floor = accelerator_floor(run)
+    if floor.empty:
+        pytest.skip("the fixture run has no 2048^3 XLA gemm rows")
+    row = floor.iloc[0]
+    assert row.floor_s == pytest.approx(row.epoch_s / row.x_floor)
+    assert row.floor_s * row.gflop_per_s * 1e9 == pytest.approx(
+        floor.iloc[-1].floor_s * floor.iloc[-1].gflop_per_s * 1e9
+    )
 
 
 def test_report_writes_every_output_with_every_plot(results_dir, capsys):

@@ -244,6 +244,8 @@ def test_default_device_counts():
     env = scaling.worker_environment(4, "cpu", {"XLA_FLAGS": "--xla_foo=1 --xla_force_host_platform_device_count=2"})
     assert env["XLA_FLAGS"] == "--xla_foo=1 --xla_force_host_platform_device_count=4" and env["JAX_PLATFORMS"] == "cpu"
     assert scaling.worker_environment(2, "gpu", {})["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert scaling.default_devices("tpu", 1) == (1,) and scaling.default_devices("tpu", 4) == (4,)
+    assert scaling.worker_environment(1, "tpu", {"A": "b"}) == {"A": "b"}  # every chip: nothing narrowed
 
 
 def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_shows(tmp_path):
@@ -287,6 +289,8 @@ def test_scaling_refuses_impossible_settings():
     if shutil.which("nvidia-smi") is None:
         done = run(["-m", "jaxmlp", "scaling", "--backend", "gpu"])
         assert done.returncode == 2 and "no NVIDIA GPU is visible" in done.stderr and "use --backend cpu" in done.stderr
+    done = run(["-m", "jaxmlp", "scaling", "--backend", "tpu"])  # no TPU here (a CI machine has none)
+    assert done.returncode == 2 and "JAX sees no TPU" in done.stderr and done.stderr.count("\n") == 1
 
 
 def test_the_profile_of_the_sharded_epoch_shows_its_all_reduce(tmp_path):

@@ -120,7 +120,9 @@ ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--datase
 
 before=$(ls reports)
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
-    for module in floor:60 epoch:120 update:60 predict:90 loader:60; do
+    # Caps from the TPU v5e run (reports/tpu-20261205T180837/): floor 39 s, epoch 57, update 65 (cut at 60 there),
+    # predict 81, loader 19, each with its process's start and the chip's opening (10-20 s).
+    for module in floor:60 epoch:120 update:90 predict:100 loader:60; do
         step "bench-${module%:*}" 20 "${module#*:}" $python -m pytest "bench/bench_${module%:*}.py" -q \
             -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" \
             --benchmark-json "$stage/modules/bench-${module%:*}.json" --benchmark-save-data \
@@ -160,12 +162,6 @@ if wants profile; then
     step "profile-$profiled" 30 90 $python -m jaxmlp profile --pipeline "$profiled" --steps 30 --backend "$backend" \
         --logdir "$stage/traces/$profiled" "${data[@]}"
 fi
-if wants precision; then
-    for precision in default highest tensorfloat32 bfloat16; do
-        step "train-$precision" 25 60 env JAX_DEFAULT_MATMUL_PRECISION=$precision $python -m jaxmlp train \
-            --pipeline scan --epochs 1 --backend "$backend" --json "$stage/results" --no-progress "${data[@]}"
-    done
-fi
 if wants nox && [ "$backend" = gpu ]; then  # the session as a user runs it where JAX for CUDA is preinstalled: smoke
     # sizes (the numbers are the modules' above), then `jaxmlp scaling` (N = 1 on one GPU) and a report; only the
     # scaling file is kept
@@ -179,6 +175,15 @@ elif wants scaling; then  # N = 1 (a TPU host: all its chips, in the worker it s
     [ "$backend" = tpu ] && devices=()
     step scaling 30 120 $python -m jaxmlp scaling --backend "$backend" "${devices[@]}" --epochs 4 --calls 30 \
         --out "$stage/results" "${data[@]}"
+fi
+
+if wants precision; then  # tensorfloat32 is a GPU's mode: a TPU host trains the other three (each ~30 s there)
+    precisions=(default highest tensorfloat32 bfloat16)
+    [ "$backend" = tpu ] && precisions=(default highest bfloat16)
+    for precision in "${precisions[@]}"; do
+        step "train-$precision" 25 60 env JAX_DEFAULT_MATMUL_PRECISION=$precision $python -m jaxmlp train \
+            --pipeline scan --epochs 1 --backend "$backend" --json "$stage/results" --no-progress "${data[@]}"
+    done
 fi
 
 # Pack: the new result files the store named (moved out of this checkout's reports/), each module's own file, and

@@ -119,17 +119,26 @@ def floor_answer(runs_by_file: dict[str, pd.DataFrame]) -> Answer:
     return Answer("How far from the floor", f"{text[0].upper()}{text[1:]} (run of {when}).", s.BENCHMARKS)
 
 
-def cpu_gpu_answer(runs_by_file: dict[str, pd.DataFrame]) -> Answer:
-    table, differ = tables.cpu_vs_gpu(runs_by_file)
-    if table.empty:
-        return Answer("CPU against GPU", s.cpu_vs_gpu_note(differ), s.CPU_GPU, False)
-    pipelines = table[table["rung"].str.startswith(tables.PIPELINE_RUNG)].dropna(subset=["cpu_s", "gpu_s"])
-    if pipelines.empty:
-        return Answer("CPU against GPU", "The newest CPU and GPU runs share no pipeline.", s.CPU_GPU, False)
-    row = pipelines.sort_values("gpu_s").iloc[0]
-    text = (f"{row.rung.removeprefix(tables.PIPELINE_RUNG)}: {duration(row.cpu_s)} an epoch on the CPU, "
-            f"{duration(row.gpu_s)} on the GPU (CPU / GPU {ratio(row.cpu_over_gpu)}).")  # fmt: skip
-    return Answer("CPU against GPU", text, s.CPU_GPU)
+def cpu_accelerator_answer(runs_by_file: dict[str, pd.DataFrame]) -> Answer:
+    texts = []
+    for accelerator in registry.ACCELERATORS:
+        table, _ = tables.cpu_vs_accelerator(runs_by_file, accelerator)
+        if table.empty:
+            continue
+        pipelines = table[table["benchmark"].str.startswith(tables.PIPELINE_RUNG)]
+        pipelines = pipelines.dropna(subset=["cpu_s", "accelerator_s"])
+        if pipelines.empty:
+            texts.append(f"the newest CPU and {accelerator.upper()} runs share no pipeline")
+            continue
+        row = pipelines.sort_values("accelerator_s").iloc[0]
+        name = accelerator.upper()
+        texts.append(f"{row.benchmark.removeprefix(tables.PIPELINE_RUNG)}: {duration(row.cpu_s)} an epoch on the CPU, "
+                     f"{duration(row.accelerator_s)} on the {name} (CPU / {name} "
+                     f"{ratio(row.cpu_over_accelerator)})")  # fmt: skip
+    if not texts:
+        return Answer("CPU against an accelerator", s.accelerator_runs(runs_by_file)[1], s.CPU_ACCELERATOR, False)
+    text = "; ".join(texts)
+    return Answer("CPU against an accelerator", f"{text[0].upper()}{text[1:]}.", s.CPU_ACCELERATOR)
 
 
 def _step_words(row: pd.Series) -> str:
@@ -279,7 +288,7 @@ def overview(results: Results, traces: Sequence[CaptureSummary] = ()) -> tuple[A
         vmap_answer(runs_by_file),
         loader_answer(runs_by_file),
         floor_answer(runs_by_file),
-        cpu_gpu_answer(runs_by_file),
+        cpu_accelerator_answer(runs_by_file),
         matrix_answer(results),
         timeline_answer(results),
         bisection_answer(results),

@@ -25,7 +25,8 @@ WORDS = {
     "epoch_s": "epoch", "epoch_x_floor": "epoch / floor", "epoch_x_scan": "epoch / scan epoch",
     "epoch_best": "epoch: fastest", "x_floor": "times XLA's floor", "samples_per_s": "images/s",
     "compile_s": "compile", "matmul_ms": "matmul", "gflop_per_s": "rate", "precision": "precision",
-    "cpu_s": "CPU", "gpu_s": "GPU", "cpu_over_gpu": "CPU / GPU", "devices": "devices N", "step_ms": "step",
+    "cpu_s": "CPU", "accelerator_s": "accelerator",
+    "cpu_over_accelerator": "CPU / accelerator", "floor_s": "floor", "devices": "devices N", "step_ms": "step",
     "speedup": "speed-up over N = 1, P = 1", "efficiency": "efficiency",
     "all_reduce_share": "all-reduce (traced epoch)", "max_rel_diff": "largest rel. diff. of params",
     "epoch_s_median": "epoch (after the first)", "train_accuracy": "train accuracy",
@@ -80,7 +81,7 @@ def kind(column: str) -> str | None:
         or "_x_" in column
         or column.startswith("x_")
         or column.endswith("ratio")
-        or (column.endswith("_over_gpu"))
+        or (column.endswith("_over_accelerator"))
     ):
         return "ratio"
     if column.startswith("p_") or column.endswith("_p"):

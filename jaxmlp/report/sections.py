@@ -1,7 +1,7 @@
 """The report's content, computed before anything is rendered: one section per subject (benchmarks, loaders,
-CPU vs GPU, history across runs, version matrix, bisection, scaling, profiles, training runs, the detector's
-trials), each with the newest run in full and the earlier runs folded. Pure: no matplotlib, no HTML; tests read
-sections as data.
+CPU vs accelerator (GPU, TPU), history across runs, version matrix, bisection, scaling, profiles, training runs,
+the detector's trials), each with the newest run in full and the earlier runs folded. Pure: no matplotlib, no
+HTML; tests read sections as data.
 
 The tables come from `jaxmlp.results.tables`, `sweep_tables` and `history`, their statistics from `jaxmlp.stats`;
 `jaxmlp.report.answers` puts the overview's answers together from the same tables, `plots` draws the figures,
@@ -83,7 +83,7 @@ class ReportSection:
 
 
 # Each subject's anchor in the page: the overview links to them.
-BENCHMARKS, LOADERS, CPU_GPU, HISTORY, MATRIX = "benchmarks", "loaders", "cpu-gpu", "history", "matrix"
+BENCHMARKS, LOADERS, CPU_ACCELERATOR, HISTORY, MATRIX = "benchmarks", "loaders", "cpu-accelerator", "history", "matrix"
 BISECTION, SCALING, PROFILES, TRAINING = "bisection", "scaling", "profiles", "training"
 TRIALS, SKIPPED, TIMELINE = "trials", "skipped", "timeline"
 EXPLAINED, ROOFLINE = "explained", "roofline"
@@ -112,16 +112,40 @@ def run_label(env: Mapping[str, Any], stamp: str) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def cpu_vs_gpu_note(differ: dict[str, tuple[Any, Any]] | None) -> str:
+def cpu_vs_accelerator_note(accelerator: str, differ: dict[str, tuple[Any, Any]] | None) -> str:
+    name = accelerator.upper()
     if differ is None:
-        return "CPU vs GPU: needs results of both (`nox -s bench` and `nox -s bench-gpu`)."
+        return f"CPU vs {name}: needs results of both (`nox -s bench` and `nox -s bench-{accelerator}`)."
     if not differ:
-        return "CPU and GPU from the same run."
+        return f"CPU and {name} from the same run."
     return (
-        "CPU and GPU come from different runs; they differ in "
-        + ", ".join(f"{key} ({cpu} vs {gpu})" for key, (cpu, gpu) in differ.items())
+        f"CPU and {name} come from different runs; they differ in "
+        + ", ".join(f"{key} ({cpu} vs {other})" for key, (cpu, other) in differ.items())
         + "."
     )
+
+
+def accelerator_runs(runs_by_file: dict[str, pd.DataFrame]) -> tuple[tuple[Run, ...], str]:
+    """A run per accelerator with results beside the CPU's: per benchmark CPU, accelerator and the ratio, and the
+    accelerator's floor per precision against its fastest pipeline; and the section's note."""
+    runs, notes = [], []
+    newest = tables.newest_by_backend(runs_by_file)
+    for accelerator in registry.ACCELERATORS:
+        table, differ = tables.cpu_vs_accelerator(runs_by_file, accelerator)
+        if differ is None:
+            continue
+        notes.append(cpu_vs_accelerator_note(accelerator, differ))
+        device = ", ".join(sorted(newest[accelerator]["device_kind"].dropna().astype(str).unique()))
+        floor = tables.accelerator_floor(newest[accelerator])
+        shown = (Table(f"CPU against {accelerator.upper()} ({device}), per benchmark (medians)", table),
+                 *((Table(f"The {accelerator.upper()}'s floor per precision (2048^3 XLA product) against its fastest "
+                          "pipeline", floor),) if not floor.empty else ()))  # fmt: skip
+        figure = Figure(f"CPU vs {accelerator.upper()} epoch times", "cpu_accelerator", (table,))
+        runs.append(Run(f"newest CPU and {accelerator.upper()} runs", "", shown, (figure,)))
+    note = " ".join(notes) or (
+        "CPU vs an accelerator: needs results of both (`nox -s bench`, and `nox -s bench-gpu` or bench-tpu)."
+    )
+    return tuple(runs), note
 
 
 def shown_path(path: str | Path, folder: Path | None) -> str:
@@ -542,10 +566,8 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     if loaders:
         sections.append(subject("Loaders and workers", LOADERS, "The newest run of each backend in full.", loaders,
                                 True))  # fmt: skip
-    table, differ = tables.cpu_vs_gpu(runs_by_file)
-    cpu_gpu = () if table.empty else (Run("newest CPU and GPU runs", "", (Table("Epoch ladder by backend", table),),
-                                          (Figure("CPU vs GPU epoch times", "cpu_gpu", (table,)),)),)  # fmt: skip
-    sections.append(ReportSection("CPU vs GPU", cpu_vs_gpu_note(differ), cpu_gpu, (), CPU_GPU))
+    side_by_side, note = accelerator_runs(runs_by_file)
+    sections.append(ReportSection("CPU vs accelerator", note, side_by_side, (), CPU_ACCELERATOR))
     if (past := history_section(results)) is not None:
         sections.append(past)
     if sweeps := sweep_runs(results, folder):

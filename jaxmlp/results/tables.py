@@ -3,14 +3,15 @@
 Every table names the benchmarks it shows (`shows`), so a test can check that each registered benchmark
 reaches some table. Statistics come from `jaxmlp.stats`; the report and the terminal summary only render
 these tables. Ratios are only ever taken inside one run, so numbers from different machines or versions
-never meet in one ratio; where runs are set side by side (CPU vs GPU), `cpu_vs_gpu` says what differs.
+never meet in one ratio; where runs are set side by side (CPU vs an accelerator), `cpu_vs_accelerator` says
+what differs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -450,23 +451,66 @@ def benchmark_runs(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return dict(sorted(by_file.items(), key=lambda item: str(item[1]["timestamp"].iloc[0]), reverse=True))
 
 
-CPU_GPU_DIFFER = ("file", "host", "jax", "jaxlib", "torch", "python")
+ACCELERATOR_DIFFER = ("file", "host", "jax", "jaxlib", "torch", "python")
+SIDE_BY_SIDE = (registry.UPDATE, registry.PREDICT, registry.MATMUL, registry.GEMM)
+"""The benchmarks besides the epoch ladder that run on a backend, set side by side per backend."""
 
 
-def cpu_vs_gpu(runs_by_file: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
-    """The newest CPU and GPU epoch ladders side by side, and what differs between their runs (None: not both)."""
+def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The newest run (``runs_by_file`` is newest first) of each backend that has an epoch ladder."""
     newest: dict[str, pd.DataFrame] = {}
     for rows in runs_by_file.values():
         for backend, part in rows.groupby("backend") if "backend" in rows else ():
             if not pipeline_ladder(part).empty:
                 newest.setdefault(str(backend), part)
-    if not {"cpu", "gpu"} <= set(newest):
+    return newest
+
+
+def benchmark_medians(run: pd.DataFrame) -> pd.Series:
+    """One backend's run as medians (s) by benchmark: the epoch ladder's rungs (floors, the step's matmuls, each
+    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``)."""
+    medians = pipeline_ladder(run).set_index("rung")["epoch_s"].to_dict()
+    for bench in SIDE_BY_SIDE:
+        shown = [p for p in bench.params if p != "backend"]
+        for r in query(run, bench).itertuples():
+            label = ", ".join(f"{p} {getattr(r, p)}" for p in shown if hasattr(r, p))
+            medians[f"{bench.id.removeprefix('test_')}{': ' if label else ''}{label}"] = r.median
+    return pd.Series(medians, dtype=float)
+
+
+def cpu_vs_accelerator(
+    runs_by_file: Mapping[str, pd.DataFrame], accelerator: str
+) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
+    """The newest CPU run and the newest ``accelerator`` run (`registry.ACCELERATORS`) side by side: per benchmark
+    the CPU's median, the accelerator's and CPU / accelerator; and what differs between the two runs (None: not
+    both)."""
+    newest = newest_by_backend(runs_by_file)
+    if not {"cpu", accelerator} <= set(newest):
         return pd.DataFrame(), None
-    ladders = {b: pipeline_ladder(newest[b]).set_index("rung")["epoch_s"] for b in ("cpu", "gpu")}
-    table = pd.DataFrame({"cpu_s": ladders["cpu"], "gpu_s": ladders["gpu"]})
-    table["cpu_over_gpu"] = table["cpu_s"] / table["gpu_s"]
-    cpu, gpu = environment(newest["cpu"]), environment(newest["gpu"])
-    return table.reset_index(), {key: (cpu[key], gpu[key]) for key in CPU_GPU_DIFFER if cpu[key] != gpu[key]}
+    table = pd.DataFrame({"cpu_s": benchmark_medians(newest["cpu"]),
+                          "accelerator_s": benchmark_medians(newest[accelerator])})  # fmt: skip
+    table["cpu_over_accelerator"] = table["cpu_s"] / table["accelerator_s"]
+    cpu, other = environment(newest["cpu"]), environment(newest[accelerator])
+    differ = {key: (cpu[key], other[key]) for key in ACCELERATOR_DIFFER if cpu[key] != other[key]}
+    return table.rename_axis("benchmark").reset_index(), differ
+
+
+def accelerator_floor(run: pd.DataFrame) -> pd.DataFrame:
+    """One backend's floor per precision from its own run: the 2048^3 XLA product's rate at each precision
+    (`registry.GEMM_PRECISIONS`), the epoch's FLOPs at that rate, and the fastest pipeline's epoch against it."""
+    epochs = query(run, registry.EPOCH).dropna(subset=["median"])
+    gemms = query(run, registry.GEMM, library="xla", shape="x".join(map(str, (2048,) * 3)))
+    if epochs.empty or gemms.empty or "flops" not in epochs:
+        return pd.DataFrame()
+    fastest: dict[str, Any] = {str(k): v for k, v in epochs.sort_values("median").iloc[0].items()}
+    rows = []
+    for r in gemms.itertuples():
+        rate = float(cast(float, r.flops_per_second))
+        floor = float(fastest["flops"]) / rate
+        rows.append({"precision": r.precision, "gflop_per_s": rate / 1e9, "floor_s": floor,
+                     "pipeline": rung_name(str(fastest["pipeline"]), int(fastest.get("workers") or 0)),
+                     "epoch_s": float(fastest["median"]), "x_floor": float(fastest["median"]) / floor})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def is_scaling(run: pd.DataFrame) -> bool:
