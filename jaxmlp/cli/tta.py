@@ -10,7 +10,7 @@ from jaxmlp.cli import options
 from jaxmlp.cli.train import cpu_only_if_asked
 from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.tta import TtaConfig, TtaRun, measure
-from jaxmlp.pipelines.data import load_datasets
+from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.pipelines.epochs import check_precision
 from jaxmlp.report.summaries import tta_summary
 from jaxmlp.report.text import render
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     device = select_device(config.backend)
     for precision in config.precisions:
         check_precision(precision, device.platform)
-    datasets = load_datasets(args.dataset, args.data_dir, limit=args.limit)
+    datasets = load_splits(args.dataset, args.data_dir, limit=args.limit)
     meta = metadata(device)
     print(
         f"jaxmlp tta: {datasets.label}; {meta['backend']} ({meta['device_kind']}); target {config.target}, "

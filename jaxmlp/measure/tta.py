@@ -23,7 +23,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import PIPELINES, PRECISIONS
 
 if TYPE_CHECKING:
-    from jaxmlp.pipelines.data import Datasets
+    from jaxmlp.pipelines.mnist import Datasets
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ from jaxmlp.results.frames import Results, query, tta_rows, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.schema.tta import TtaDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
 
 

@@ -21,8 +21,8 @@ from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.schema.tta import TtaDocument
+from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
