@@ -54,7 +54,7 @@ def test_impossible_settings(capsys, argv, message):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--backend", "tpu"], "argument --backend: invalid choice: 'tpu'"),
+        (["--backend", "npu"], "argument --backend: invalid choice: 'npu'"),
         (["--epochs", "two"], "argument --epochs: expected a whole number, got 'two'"),
         (["--dataset", "cifar"], "argument --dataset: invalid choice: 'cifar'"),
     ],
