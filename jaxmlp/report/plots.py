@@ -272,7 +272,8 @@ def plot_timeline(column: sweep_tables.TimelineColumn) -> str:
     fig, ax = plt.subplots(figsize=(max(4.5, 0.5 * len(x) + 1.5), 2.8), dpi=72)
     ax.fill_between(x, q1, q3, alpha=0.25, color="C0", linewidth=0, label="interquartile range")
     ax.plot(x, median, marker="o", markersize=4, color="C0", label="median")
-    top = float(np.max(q3))
+    low, top = float(np.min(q1)), float(np.max(q3))
+    ax.set_ylim(low - 0.08 * (top - low), top + 0.22 * (top - low))  # headroom for the changes' labels
     for change in column.changes:
         color = "red" if change.comparison.verdict == "regression" else "green"
         text = units.ratio(change.comparison.ratio)
@@ -286,13 +287,14 @@ def plot_timeline(column: sweep_tables.TimelineColumn) -> str:
             ax.annotate(f"drift {text}", ((start + change.index) / 2, top), ha="center", fontsize=7, color=color)
         else:
             ax.axvline(change.index - 0.5, color=color, linestyle="--", linewidth=1.2)
-            ax.annotate(f"{change.at} {text}", (change.index - 0.5, top), ha="center", fontsize=7, color=color)
+            ax.annotate(f"{change.at} {text}", (change.index - 0.5, top), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=7, color=color)  # fmt: skip
     ax.set_xticks(x, column.releases, rotation=45, ha="right", fontsize=7)
     ax.tick_params(axis="y", labelsize=7)
     ax.yaxis.set_major_formatter(lambda v, _: units.duration(v))
     flags = f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else ""
     ax.set_title(f"{column.workload}{flags}: steady state by release", fontsize=9)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(fontsize=7, loc="best")  # never over the first releases' points
     fig.tight_layout()
     return _png(fig)
 
