@@ -155,8 +155,10 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
     assert "Bisecting 6 release(s) between 0.6.2 and 0.8.3" in printed and "about 5 releases measured" in printed
     assert "probe 1: 0.6.2 " in printed and "first slower release: 0.8.1 (ratio ×" in printed
     (folder,) = tmp_path.iterdir()
-    probes = sorted(p.name for p in folder.iterdir() if p.is_dir())
+    probes = sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name.startswith("probe-"))
     assert folder.name.startswith("bisect-") and probes == [f"probe-{n}" for n in range(1, len(probes) + 1)]
+    assert "Explaining the answer: 0.8.0 -> 0.8.1" in printed  # and its folder beside the probes
+    assert [p.name for p in folder.iterdir() if p.name.startswith("explain-")]
     doc = parse(json.loads((folder / "bisect.json").read_text()))
     assert isinstance(doc, BisectDocument) and doc.bisection.first == "0.8.1" and doc.settings["workload"] == "batched"
     assert doc.line in printed and len(doc.bisection.measured) <= 5

@@ -219,7 +219,9 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
     assert "0.4.33 slower than both neighbours, ×1.3" in verdict
     assert "0.4.36 slower than 0.4.35 and before, ×1.2" in verdict
     assert verdict.index("Wrote 8 cell files into") > verdict.index("0.4.36 slower")
-    assert "sweep explain` is not available" in printed  # where it will hook in
+    # `jaxmlp sweep explain` at each change point, into the timeline's folder
+    assert "Explaining batched: 0.4.35 -> 0.4.36 (step)" in printed
+    assert [p.name for p in folder.iterdir() if p.name.startswith("explain-")]
     results = load(ResultsStore(out))
     (section,) = [s for s in build_sections(results) if s.anchor == TIMELINE]
     assert not [s for s in build_sections(results) if s.anchor == MATRIX]  # a timeline is not a version matrix
