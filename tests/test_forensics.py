@@ -131,6 +131,16 @@ def test_roofline_arithmetic():
     assert "no roofline" in roofline.point(None, 1e8, 0.1, 1e11, 1e10)["why"]
 
 
+def test_a_program_that_loops_once_a_call_gets_no_roofline_but_the_reason():
+    ceilings = {"flops_per_second": 1e11, "bytes_per_second": 1e10}
+    looped = {"flops_per_call": 1e6, "bytes_accessed_per_call": 1e5, "steady_seconds": 0.5,
+              "operations": {"while": 1, "dot": 2}, "programs": [{"name": "main", "runs": 1}]}  # fmt: skip
+    counted = {**looped, "programs": [{"name": "scan", "runs": 468}]}  # a built-in scan: its costs a full batch
+    found = roofline.points({"user": looped, "scan": counted}, ceilings)
+    assert "counts a loop's body once" in found["user"]["why"] and "x_attainable" not in found["user"]
+    assert found["user"]["measured_seconds"] == 0.5 and "x_attainable" in found["scan"]
+
+
 # --- item 5: memory -----------------------------------------------------------------------------------------------
 
 

@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from jaxmlp import changepoints, errors, registry
-from jaxmlp.changepoints import Change
 from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure import bisection, workers
@@ -240,8 +239,28 @@ def run_command(args: argparse.Namespace) -> int:
         plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         run.start(plans[0])
 
-    return _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned),
+    code = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned),
                      start)  # fmt: skip
+    for workload, flags, before, release in flagged_changes(run.folder):
+        explain_change(run.folder, workload, flags, before, release, "flagged", matrix)
+    return code
+
+
+def flagged_changes(folder: Path) -> list[tuple[str, str, str, str]]:
+    """A sweep's flagged changes (a release slower or faster than the one before it, `release_verdicts`): each
+    workload, XLA-flags value, the release before and the release."""
+    results = load(ResultsStore(folder))
+    rows = sweep_tables.sweeps(results.runs).get(str(folder))
+    if rows is None:
+        return []
+    verdicts = sweep_tables.release_verdicts(rows, results.samples)
+    found = []
+    for (workload, flags), column in verdicts.groupby(["workload", "xla_flags"], sort=False):
+        releases = list(column["release"])
+        for i, verdict in enumerate(column["verdict"]):
+            if i and verdict in ("slower", "faster"):
+                found.append((str(workload), str(flags), releases[i - 1], releases[i]))
+    return found
 
 
 def timeline_command(args: argparse.Namespace) -> int:
@@ -288,7 +307,8 @@ def timeline_command(args: argparse.Namespace) -> int:
                                                          fit), start)  # fmt: skip
     for column in timeline_columns(run.folder):
         for change in column.changes:
-            explain_at(run.folder, column, change, fitted[0])
+            explain_change(run.folder, column.workload, column.xla_flags, change.before, change.at, change.kind,
+                           fitted[0])  # fmt: skip
     return code
 
 
@@ -299,18 +319,18 @@ def timeline_columns(folder: Path) -> list[sweep_tables.TimelineColumn]:
     return [] if rows is None else sweep_tables.timeline_columns(rows, results.samples)
 
 
-def explain_at(folder: Path, column: sweep_tables.TimelineColumn, change: Change, matrix: Matrix) -> None:
-    """`jaxmlp sweep explain` at one change point of a timeline (the releases either side of a step or a drift; a
-    transient's earlier neighbour and itself), with the timeline's own settings, into its folder; printed. A failure
-    to explain is one line, never the timeline's failure."""
+def explain_change(folder: Path, workload: str, flags: str, before: str, at: str, kind: str, matrix: Matrix) -> None:
+    """`jaxmlp sweep explain BEFORE AT` for one change a sweep flagged or a timeline found (a step, a drift, a
+    transient), with the sweep's own settings, into its folder; printed. A failure to explain is one line, never
+    the sweep's failure."""
     from jaxmlp.report.explain import explain_text
     from jaxmlp.results.explain_files import explain
 
-    flags = (column.xla_flags,) if column.xla_flags else ()
-    print(f"\nExplaining {column.workload}: {change.before} -> {change.at} ({change.kind})")
+    print(f"\nExplaining {workload}: {before} -> {at} ({kind})")
     try:
-        doc, out = explain(folder, change.before, change.at, column.workload, folder,
-                           replace(matrix, processes=min(matrix.processes, 3), xla_flags=flags), print)  # fmt: skip
+        doc, out = explain(folder, before, at, workload, folder,
+                           replace(matrix, processes=min(matrix.processes, 3), xla_flags=(flags,) if flags else ()),
+                           print)  # fmt: skip
     except JaxmlpError as e:
         print(f"could not explain it: {e}")
         return

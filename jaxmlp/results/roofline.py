@@ -26,17 +26,17 @@ def point(flops: float | None, bytes_accessed: float | None, seconds: float, flo
             "ridge_intensity": flop_ceiling / bandwidth}  # fmt: skip
 
 
-LOOP_NOTE = ("its program loops (a while), and XLA's cost analysis counts a loop's body once: its flops and bytes "
-             "are one pass of the body, so its attainable time is too small by the loop's trip count")  # fmt: skip
+LOOP_NOTE = ("no roofline: its program loops (a while), and XLA's cost analysis counts a loop's body once, so its "
+             "flops and bytes are one pass of the body, not a call's")  # fmt: skip
 CACHE_NOTE = ("measured below attainable: XLA's bytes accessed count every operation's operands and results as if "
               "from memory, while much of them stay in the caches; the bandwidth roof is then a DRAM roof this "
               "workload does not meet")  # fmt: skip
 
 
 def points(workloads: Mapping[str, Mapping[str, Any]], ceilings: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """`point` of each workload (its ``flops_per_call``, ``bytes_accessed_per_call``, ``steady_seconds``), with a
-    ``note`` where the numbers cannot mean what the roofline says: a loop counted once (a main program with a
-    ``while`` run once a call), or a measured time below the attainable one."""
+    """`point` of each workload (its ``flops_per_call``, ``bytes_accessed_per_call``, ``steady_seconds``): none but
+    the reason where XLA's counts are not a call's (a main program with a ``while`` run once a call: its body is
+    counted once); a ``note`` where a measured time is below the attainable one."""
     out = {}
     for name, w in workloads.items():
         p = {**point(w.get("flops_per_call"), w.get("bytes_accessed_per_call"), float(w["steady_seconds"]),
@@ -44,7 +44,7 @@ def points(workloads: Mapping[str, Mapping[str, Any]], ceilings: Mapping[str, An
              "programs": w.get("programs")}  # fmt: skip
         runs = [q.get("runs") for q in w.get("programs") or []]
         if (w.get("operations") or {}).get("while") and runs[:1] == [1]:
-            p["note"] = LOOP_NOTE
+            p = {"why": LOOP_NOTE, "measured_seconds": float(w["steady_seconds"]), "programs": w.get("programs")}
         elif p.get("x_attainable", 1.0) < 1.0:
             p["note"] = CACHE_NOTE
         out[name] = p
