@@ -322,7 +322,9 @@ def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tm
     assert table[3].split()[-2:] == ["no", "change"]  # C's 4 processes against 0.8.3's 8
     failed = [line for line in lines if line.startswith("FAILED:")]
     assert failed == ["FAILED: C: 4 of 8 processes (C (batched): the worker failed: boom)"]
-    assert lines.index(failed[0]) < len(lines) - 1 and lines[-1].startswith(f"Wrote 3 cell files into {folder}")
+    wrote = [i for i, line in enumerate(lines) if line.startswith(f"Wrote 3 cell files into {folder}")]
+    assert wrote and lines.index(failed[0]) < wrote[0]  # then each flagged change explained
+    assert "Explaining batched: 0.6.2 -> 0.8.3 (flagged)" in lines[wrote[0] + 1 :]
 
 
 def made_releases(count: int) -> list[str]:

@@ -48,10 +48,11 @@ def test_vmap_vs_loop(frames):
 
 
 def test_files_from_before_the_loader_ladder_read_under_the_names_now(frames):
-    """The fixture is written as before: test_loader[W], test_arrays, test_epoch[cpu-PIPELINE]."""
+    """The fixture is written as before: test_loader[W], test_arrays, test_epoch[cpu-PIPELINE] (f32 then)."""
     names = set(frames[0]["name"])
-    assert {"test_loader[seed-0]", "test_loader[seed-2]", "test_loader[batched-0]", "test_epoch[cpu-scan-0]"} <= names
-    assert not {"test_arrays", "test_loader[0]", "test_epoch[cpu-scan]"} & names
+    now = {"test_loader[seed-0]", "test_loader[seed-2]", "test_loader[batched-0]", "test_epoch[cpu-scan-0-f32]"}
+    assert now <= names
+    assert not {"test_arrays", "test_loader[0]", "test_epoch[cpu-scan]", "test_epoch[cpu-scan-0]"} & names
     arrays = frames[0][frames[0]["name"] == "test_loader[batched-0]"].iloc[0]
     assert (arrays.test, arrays.pipeline, arrays.workers, arrays["median"]) == ("test_loader", "batched", 0, 0.01)
 

@@ -96,7 +96,7 @@ def test_steady_state_leaves_out_epoch_zero():
         ({"step_size": 0.0}, "--step-size must be a positive finite number"),
         ({"step_size": float("nan")}, "--step-size must be a positive finite number"),
         ({"workers": -2}, "--workers must be at least 0"),
-        ({"backend": "tpu"}, "unknown --backend 'tpu'"),
+        ({"backend": "npu"}, "unknown --backend 'npu'"),
         ({"dataset": "cifar"}, "unknown --dataset 'cifar'"),
         ({"pipeline": "magic"}, "unknown pipeline 'magic'"),
     ],
