@@ -23,6 +23,28 @@ def _cache_dir(tmp_path_factory):
         os.environ["JAXMLP_CACHE_DIR"] = old
 
 
+EXPLAIN_FAKED = "explain faked in tests"
+
+
+@pytest.fixture(autouse=True)
+def explained(request, monkeypatch):
+    """The sweep commands explain what they find (`jaxmlp sweep explain`, real release environments and processes):
+    outside tests/test_forensics.py, which runs it for real, a recorder of what they asked for stands in, failing in
+    one line as an explanation that cannot be made does."""
+    calls = []
+    if request.module.__name__.endswith("test_forensics"):
+        return calls
+    from jaxmlp.errors import JaxmlpError
+    from jaxmlp.results import explain_files
+
+    def explain(where, a, b, workload, *args, **kwargs):
+        calls.append((a, b, workload))
+        raise JaxmlpError(EXPLAIN_FAKED)
+
+    monkeypatch.setattr(explain_files, "explain", explain)
+    return calls
+
+
 @pytest.fixture(scope="session")
 def mnist_dir() -> Path:
     """The folder with the real MNIST files, or a skip that says how to provide it."""

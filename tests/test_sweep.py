@@ -305,7 +305,7 @@ def fake_workers(monkeypatch, steady: dict[str, float], fails_after: dict[str, i
     monkeypatch.setattr(matrix, "run_worker", run_worker)
 
 
-def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tmp_path, monkeypatch, capsys):
+def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tmp_path, monkeypatch, capsys, explained):
     fake_workers(monkeypatch, {"0.6.2": 1.0, "0.8.3": 1.3, "C": 1.3}, fails_after={"C": 5})
     envs = [arg for label in ("0.6.2", "0.8.3", "C") for arg in ("--env", f"{label}={sys.executable}")]
     out = tmp_path / "out"
@@ -325,6 +325,7 @@ def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tm
     wrote = [i for i, line in enumerate(lines) if line.startswith(f"Wrote 3 cell files into {folder}")]
     assert wrote and lines.index(failed[0]) < wrote[0]  # then each flagged change explained
     assert "Explaining batched: 0.6.2 -> 0.8.3 (flagged)" in lines[wrote[0] + 1 :]
+    assert explained == [("0.6.2", "0.8.3", "batched")]
 
 
 def made_releases(count: int) -> list[str]:
