@@ -57,7 +57,9 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
         # Checked once (the first epoch, which also warms up), outside the rounds; torch's within its tolerance; where
         # float32 matmuls take fewer-bit passes (a GPU's TF32, a TPU's bf16 at `default`), the order of the sums
         # differs between programs and an epoch of SGD amplifies it: within EPOCH_BOUND then.
-        tolerance = epoch.tolerance if exact_float32(device) else max(epoch.tolerance, EPOCH_BOUND)
+        # torch in bf16 (autocast) rounds its bf16 products its own way, not as JAX's bf16 step: within EPOCH_BOUND too.
+        exact = exact_float32(device) and (precision == "f32" or pipeline not in registry.TORCH_PIPELINES)
+        tolerance = epoch.tolerance if exact else max(epoch.tolerance, EPOCH_BOUND)
         assert model.max_relative_difference(epoch.local(epoch(params)), reference) < tolerance
         params = epoch.place(params)  # once: no round's time holds the copy
         median = measure(benchmark, lambda: epoch(params), sizes, rounds=sizes["epoch_rounds"])
