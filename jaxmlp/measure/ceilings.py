@@ -9,8 +9,6 @@ more: its rate is a lower bound of the machine's).
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,16 +20,6 @@ MATMUL_SIZES = (1024, 2048, 3072)
 """The square float32 products whose best rate is the FLOP ceiling."""
 STREAM_ELEMENTS = 2**25
 """float32 elements per STREAM array: 128 MiB each, far beyond any CPU's caches."""
-
-
-def _median_seconds(call: Callable[[], Any], repeats: int) -> float:
-    call()  # compile, fault the pages in
-    times = []
-    for _ in range(max(1, repeats)):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def flop_ceiling(device: Any, sizes: Sequence[int] = MATMUL_SIZES, repeats: int = 5) -> dict[str, Any]:
@@ -69,10 +57,14 @@ def _numpy_kernels(n: int) -> dict[str, tuple[Callable[[], Any], int]]:
             "triad": (triad, 3 * 4 * n)}  # fmt: skip
 
 
+def _rates(kernels: dict[str, tuple[Callable[[], Any], int]], repeats: int) -> dict[str, float]:
+    """Bytes per second of each kernel (its bytes moved over its median time)."""
+    return {name: nbytes / floor.median_seconds(call, repeats) for name, (call, nbytes) in kernels.items()}
+
+
 def bandwidth(device: Any, n: int = STREAM_ELEMENTS, repeats: int = 5) -> dict[str, Any]:
     """Bytes per second of each STREAM kernel in XLA and in numpy; the best of XLA's is the bandwidth ceiling."""
-    xla = {name: nbytes / _median_seconds(call, repeats) for name, (call, nbytes) in _xla_kernels(device, n).items()}
-    numpy = {name: nbytes / _median_seconds(call, repeats) for name, (call, nbytes) in _numpy_kernels(n).items()}
+    xla, numpy = _rates(_xla_kernels(device, n), repeats), _rates(_numpy_kernels(n), repeats)
     best = max(xla, key=lambda k: xla[k])
     return {"bytes_per_second": xla[best], "best_kernel": best, "xla_bytes_per_second": xla,
             "numpy_bytes_per_second": numpy, "stream_elements": n}  # fmt: skip

@@ -156,15 +156,21 @@ def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm
     return Gemm(library, precision, shape, call, to_numpy, lhs, rhs)
 
 
-def gemm_flops_per_second(product: Gemm, repeats: int = 10) -> float:
-    """Median FLOP/s of ``product`` over ``repeats`` timed calls, after one untimed call (compile and warm-up)."""
-    product.call()
+def median_seconds(call: Callable[[], Any], repeats: int) -> float:
+    """The median of ``repeats`` timed calls of ``call`` (which returns once its work is done: a JAX call ends in
+    ``block_until_ready``), after one untimed call (compile, warm-up, the pages faulted in)."""
+    call()
     times = []
     for _ in range(max(1, repeats)):
         start = time.perf_counter()
-        product.call()
+        call()
         times.append(time.perf_counter() - start)
-    return product.flops / statistics.median(times)
+    return statistics.median(times)
+
+
+def gemm_flops_per_second(product: Gemm, repeats: int = 10) -> float:
+    """Median FLOP/s of ``product`` over ``repeats`` timed calls, after one untimed call (compile and warm-up)."""
+    return product.flops / median_seconds(product.call, repeats)
 
 
 def floor_rates(device: jax.Device, repeats: int = 10, precision: str = "f32") -> dict[str, float]:
