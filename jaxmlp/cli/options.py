@@ -134,6 +134,8 @@ TIMING = (EPOCHS, CALLS)
 WORKLOAD = Option(("--workload",), "what to time, repeatable: a built-in (" + ", ".join(registry.SWEEP_WORKLOADS)
                   + "; default: all) or your own, path/to/file.py:make or module:make (README: the workload "
                   "contract)", action="append", metavar="SPEC")  # fmt: skip
+VERSIONS = Option(("--versions",), "the releases to pick from, comma-separated (default: the package index's, via "
+                  "pip index versions; give them to run offline)")  # fmt: skip
 PROCESSES = Option(("--processes",), "processes (samples) a cell (default: %(default)s)", 6, whole_number)
 XLA_FLAGS = Option(("--xla-flags",), "repeatable: each value is its own column of the matrix, every release run "
                    "with XLA_FLAGS=FLAGS besides without (e.g. --xla_cpu_use_thunk_runtime=false)", action="append",
@@ -150,7 +152,7 @@ DETECTOR = (THRESHOLD, ALPHA)
 
 SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, PRECISION, EACH_PIPELINE, EACH_PRECISION,
           BATCH_SIZE, WORKERS, TRAIN_PROCESSES, SCALING_PROCESSES, OUT, RESULTS, REPORT_OUT, LOGDIR, EPOCHS,
-          TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD, PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, THRESHOLD,
+          TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD, VERSIONS, PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, THRESHOLD,
           ALPHA)  # fmt: skip
 """Every shared option (the test of the declarations walks them)."""
 

@@ -101,8 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               "state (README: the release timeline).")  # fmt: skip
     timeline.add_argument("first", metavar="A", help="the first release (e.g. 0.4.30)")
     timeline.add_argument("last", metavar="B", help="the last release (e.g. 0.5.0)")
-    timeline.add_argument("--versions", help="the releases to pick from, comma-separated (default: the package "
-                          "index's, via pip index versions; give them to run offline)")  # fmt: skip
+    options.add(timeline, options.VERSIONS)
     timeline.add_argument("--every", choices=EVERY, default="patch", help="every release (patch), or the last patch "
                           "of each minor release (minor) (default: %(default)s)")  # fmt: skip
     timeline.add_argument("--budget", type=options.number, metavar="MINUTES", help="the minutes the processes may "
@@ -118,8 +117,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "first release flagged against the one before it.")  # fmt: skip
     bisect_.add_argument("good", metavar="GOOD", help="the release before the change (e.g. 0.6.2)")
     bisect_.add_argument("bad", metavar="BAD", help="a release after it (e.g. 0.8.3)")
-    bisect_.add_argument("--versions", help="the releases to bisect over, comma-separated (default: the package "
-                         "index's, via pip index versions)")  # fmt: skip
+    options.add(bisect_, options.VERSIONS)
     bisect_.add_argument("--on", metavar="WORKLOAD", help="the workload whose steady state is bisected (default: "
                          f"the first --workload, else {DEFAULT_WORKLOAD})")  # fmt: skip
     options.add(bisect_, *options.DETECTOR)
