@@ -128,6 +128,20 @@ def pytest_generate_tests(metafunc):
             metafunc.parametrize(name, config.jaxmlp_sizes[key])
 
 
+def pytest_collection_modifyitems(config, items):
+    """A GPU's own precision (`registry.GPU_ONLY_PRECISIONS`: tf32) is measured on GPU backends only: its rows on
+    other backends are deselected, not skipped, so a CPU run does not list rows it could never have."""
+
+    def elsewhere(item) -> bool:
+        params = item.callspec.params if hasattr(item, "callspec") else {}
+        return params.get("precision") in registry.GPU_ONLY_PRECISIONS and params.get("backend") != "gpu"
+
+    dropped = [item for item in items if elsewhere(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not elsewhere(item)]
+
+
 def pytest_benchmark_update_machine_info(config, machine_info):
     meta = {**header(BENCH), **config.jaxmlp_metadata}  # the file's kind and schema version, with the metadata
     meta["size"] = config.getoption("--size")
@@ -162,20 +176,26 @@ def datasets(request, sizes):
 
 
 @pytest.fixture(scope="session")
-def floor_rates(device, sizes) -> dict[str, float]:
-    """Float32 FLOP/s of a 2048^3 matmul in each library that multiplies on this backend (XLA, PyTorch, numpy's
-    BLAS), measured once in this session, so the epochs' ratios to it are of one run."""
+def floor_rates_in(device, sizes):
+    """FLOP/s of a 2048^3 matmul in each library that multiplies on this backend (XLA, PyTorch, numpy's BLAS), per
+    precision (`registry.GEMM_PRECISIONS`; bf16: bfloat16 operands, float32 accumulation), each measured once in
+    this session when first asked, so the epochs' ratios to it are of one run: ``floor_rates_in("bf16")``."""
     from jaxmlp.measure import floor
 
-    return floor.floor_rates(device, repeats=sizes["floor_repeats"])
+    done: dict[str, dict[str, float]] = {}
+
+    def of(precision: str) -> dict[str, float]:
+        if precision not in done:
+            done[precision] = floor.floor_rates(device, repeats=sizes["floor_repeats"], precision=precision)
+        return done[precision]
+
+    return of
 
 
 @pytest.fixture(scope="session")
-def floor_rates_bf16(device, sizes) -> dict[str, float]:
-    """`floor_rates` in bf16 (bfloat16 operands, float32 accumulation): the floor of the bf16 epochs' rows."""
-    from jaxmlp.measure import floor
-
-    return floor.floor_rates(device, repeats=sizes["floor_repeats"], precision="bf16")
+def floor_rates(floor_rates_in) -> dict[str, float]:
+    """`floor_rates_in` float32: the floor of every row at JAX's float32 products."""
+    return floor_rates_in("f32")
 
 
 @pytest.fixture(scope="session")
@@ -189,7 +209,7 @@ def _context(request):
     """Every benchmark records its backend, device and data in `extra_info`, and its peak memory (host resident set,
     reset before it; the device's peak where the backend keeps one: `jaxmlp.measure.memory`); one with a floor (it
     takes ``matmul_rate`` and records its ``flops``) records the best library's floor too (`floor.floor_facts`), in
-    its own precision (a bf16 epoch: the best bf16 GEMM)."""
+    its own precision (a bf16 epoch: the best bf16 GEMM; a tf32 one: the best TF32 GEMM)."""
     from jaxmlp.measure import memory
 
     benchmark = rates = dev = None
@@ -201,8 +221,9 @@ def _context(request):
         if "datasets" in request.fixturenames:
             benchmark.extra_info["dataset"] = request.getfixturevalue("datasets").name
         if "matmul_rate" in request.fixturenames:
-            bf16 = getattr(request.node, "callspec", None) and request.node.callspec.params.get("precision") == "bf16"
-            rates = request.getfixturevalue("floor_rates_bf16" if bf16 else "floor_rates")
+            callspec = getattr(request.node, "callspec", None)
+            precision = callspec.params.get("precision", "f32") if callspec else "f32"
+            rates = request.getfixturevalue("floor_rates_in")(precision)
     was_reset = memory.reset_peak()  # after the session's fixtures: the peak of what this benchmark runs
     yield
     if benchmark is not None:  # every benchmark's peak memory beside its time (jaxmlp compare's second metric)

@@ -14,6 +14,7 @@ with float32 accumulation and a float32 result, params kept and updated in float
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, cast
 
@@ -205,6 +206,16 @@ def data_dtype(precision: str) -> DTypeLike:
 
 
 def matmul_precision(precision: str) -> str | None:
-    """JAX's ``default_matmul_precision`` a precision compiles under: ``tensorfloat32`` for ``tf32`` (GPUs), else
-    None (float32 products at JAX's default; bf16 sets its own operand types)."""
-    return "tensorfloat32" if precision == "tf32" else None
+    """JAX's ``default_matmul_precision`` a precision compiles under: ``highest`` for ``f32`` (float32 products on
+    every backend: at JAX's default XLA:GPU takes TF32 passes and a TPU one bfloat16 pass, so an ``f32`` row would
+    not be float32 there; PyTorch's float32 matmuls are float32 by default too), ``tensorfloat32`` for ``tf32``
+    (GPUs), None for ``bf16`` (its products set their own operand types)."""
+    return {"f32": "highest", "tf32": "tensorfloat32"}.get(precision)
+
+
+def precision_scope(precision: str) -> contextlib.AbstractContextManager[Any]:
+    """Where a precision's programs are traced and compiled: under its `matmul_precision`, or (``bf16``) under the
+    caller's own setting. Every place that compiles a step of a precision enters it, so what runs, what a benchmark
+    checks against and what a sweep fingerprints are one program."""
+    setting = matmul_precision(precision)
+    return contextlib.nullcontext() if setting is None else jax.default_matmul_precision(setting)

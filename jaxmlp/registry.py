@@ -89,22 +89,21 @@ BATCH_SIZE = 128
 """The tutorial's batch size: the default of every command, and the batch size the overview answers for first."""
 
 PRECISIONS = ("f32", "bf16", "tf32")
-"""How the MLP's matrix products are computed (``--precision``): float32; bfloat16 operands with float32
-accumulation, params and update in float32 (mixed precision, `jaxmlp.model.sgd_update_bf16`); TF32 tensor cores
-(GPUs only)."""
+"""How the MLP's matrix products are computed (``--precision``): float32 on every backend (JAX's ``highest``: at
+its default a GPU would take TF32 passes, a TPU one bfloat16 pass; `jaxmlp.model.matmul_precision`); bfloat16
+operands with float32 accumulation, params and update in float32 (mixed precision, `jaxmlp.model.sgd_update_bf16`);
+TF32 tensor cores (GPUs only)."""
 
 GPU_ONLY_PRECISIONS = ("tf32",)
 """The precisions only a GPU backend has (elsewhere, a one-line error)."""
-
-BENCH_PRECISIONS = ("f32", "bf16")
-"""The precisions the epoch benchmarks and ``jaxmlp tta`` measure by default (every backend has them)."""
 
 GEMM_LIBRARIES = ("xla", "torch", "numpy")
 """The libraries whose matrix product the floor measures (`jaxmlp.measure.floor.gemm`): XLA through a jitted
 ``jax.numpy.matmul``, ``torch.matmul``, ``numpy.matmul`` (its BLAS). XLA first: the floor every run has had."""
 
-GEMM_PRECISIONS = ("f32", "bf16")
-"""The floor's precisions: float32, and bfloat16 inputs with float32 accumulation (numpy has no bfloat16)."""
+GEMM_PRECISIONS = ("f32", "bf16", "tf32")
+"""The floor's precisions: float32, bfloat16 inputs with float32 accumulation (numpy has no bfloat16), TF32 passes
+(GPUs only: the benchmarks measure it only where a GPU backend is asked for)."""
 
 PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices", "processes", "library",
               "precision", "shape")  # fmt: skip

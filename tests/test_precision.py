@@ -48,6 +48,27 @@ def test_tf32_off_a_gpu_is_one_line():
     assert check_precision("bf16", "cpu") == "bf16"
 
 
+def test_f32_is_float32_products_on_every_backend_and_tf32_a_gpus(params):
+    """f32 compiles under JAX's ``highest`` (a GPU at JAX's default takes TF32 passes, a TPU one bf16 pass), so an
+    f32 row is float32 wherever it ran; bf16 keeps the caller's setting; the floor has tf32 on a GPU only."""
+    import re
+
+    from jaxmlp.measure import floor
+    from jaxmlp.pipelines.steps import CompiledStep
+
+    seen = {}
+    for precision in ("f32", "bf16"):
+        step = CompiledStep(precision=precision)
+        step.compile(params, [32])
+        text = step._executables[(32, 784)].as_text()
+        seen[precision] = set(re.findall(r"operand_precision=\{([^}]*)\}", text))
+    assert seen == {"f32": {"highest,highest"}, "bf16": set()}
+    assert model.matmul_precision("tf32") == "tensorfloat32"
+    assert "tf32 is a GPU's" in floor.unavailable("xla", "tf32", "cpu")
+    assert "tf32 is a GPU's" in floor.unavailable("torch", "tf32", "tpu")
+    assert floor.unavailable("xla", "f32", "cpu") is None
+
+
 @pytest.mark.parametrize("pipeline", [p for p in PIPELINES if p not in ("torch_compile", "scan")])
 def test_every_pipeline_computes_the_bf16_scan_epoch(pipeline, params):
     if why := missing_package(pipeline):

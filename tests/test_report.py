@@ -78,6 +78,25 @@ def test_accelerator_floor_is_the_fastest_epoch_at_each_precision_rate(results_d
     )
 
 
+def test_accelerator_floor_sets_each_precision_against_its_own_fastest_epoch():
+    import pandas as pd
+
+    epoch = {"test": "test_epoch", "flops": 4e11, "workers": 0}
+    gemm = {"test": "test_gemm", "library": "xla", "shape": "2048x2048x2048"}
+    run = pd.DataFrame([
+        {**epoch, "pipeline": "scan", "precision": "f32", "median": 2.0},
+        {**epoch, "pipeline": "batched", "precision": None, "median": 3.0},  # an older row: f32's
+        {**epoch, "pipeline": "batched", "precision": "bf16", "median": 0.5},
+        {**gemm, "precision": "f32", "flops_per_second": 4e11},
+        {**gemm, "precision": "bf16", "flops_per_second": 1.6e12},
+        {**gemm, "precision": "tf32", "flops_per_second": 8e11},
+    ])  # fmt: skip
+    floor = accelerator_floor(run).set_index("precision")
+    assert floor.loc["f32", "pipeline"] == "pipeline scan" and floor.loc["f32", "x_floor"] == pytest.approx(2.0)
+    assert floor.loc["bf16", "pipeline"] == "pipeline batched" and floor.loc["bf16", "x_floor"] == pytest.approx(2.0)
+    assert floor.loc["tf32", "floor_s"] == pytest.approx(0.5) and pd.isna(floor.loc["tf32", "pipeline"])
+
+
 def test_report_writes_every_output_with_every_plot(results_dir, capsys):
     out = results_dir / "report"
     assert main(["report", "--results", str(results_dir), "--out", str(out)]) == 0

@@ -6,12 +6,14 @@
 #             benchmarks in one bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
 #   profile   an XLA trace of the `scan` epoch and of the tutorial's `seed` steps (the `batched` host loop where
 #             torch or torchvision is missing, as on a TPU host)
-#   precision the `scan` pipeline trained one epoch per matmul precision (default, highest, tensorfloat32, bfloat16)
+#   precision the `scan` pipeline trained one epoch per precision (`--precision` f32, tf32 on a GPU, bf16)
 #   nox       (gpu) `nox --no-venv -s bench-gpu -- --preinstalled --size=smoke`: the session as a user runs it, with
 #             its `jaxmlp scaling` (N = 1 on one GPU); the scaling file is kept
 #   scaling   (cpu, tpu) `jaxmlp scaling` on one device (a TPU host: all its chips)
-# The float32 matmul precision of the bench step is JAX_DEFAULT_MATMUL_PRECISION's (default: XLA's own, TF32 passes
-# on a GPU, one bf16 pass on a TPU). Everything lands in $OUT (a new temporary folder if unset): log.txt,
+# The bench's f32 rows (epochs, floor) are float32 products on every backend (JAX's `highest`); its bf16 rows
+# bfloat16 products, tf32 rows (a GPU's) TF32 passes; the update and predict benchmarks are at JAX's own setting
+# (JAX_DEFAULT_MATMUL_PRECISION, in the metadata: at `default` a GPU takes TF32 passes, a TPU one bf16 pass).
+# Everything lands in $OUT (a new temporary folder if unset): log.txt,
 # results.tar.gz (the result files as the store names them, to put into reports/), modules.tar.gz (each module's own
 # pytest-benchmark file), traces-<pipeline>.tar.gz (TensorBoard run folders): 5 files.
 #
@@ -122,7 +124,7 @@ before=$(ls reports)
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
     # Caps from the TPU v5e run (reports/tpu-20261205T180837/): floor 39 s, epoch 57, update 65 (cut at 60 there),
     # predict 81, loader 19, each with its process's start and the chip's opening (10-20 s).
-    for module in floor:60 epoch:120 update:90 predict:100 loader:60; do
+    for module in floor:75 epoch:150 update:90 predict:100 loader:60; do
         step "bench-${module%:*}" 20 "${module#*:}" $python -m pytest "bench/bench_${module%:*}.py" -q \
             -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" \
             --benchmark-json "$stage/modules/bench-${module%:*}.json" --benchmark-save-data \
@@ -177,12 +179,12 @@ elif wants scaling; then  # N = 1 (a TPU host: all its chips, in the worker it s
         --out "$stage/results" "${data[@]}"
 fi
 
-if wants precision; then  # tensorfloat32 is a GPU's mode: a TPU host trains the other three (each ~30 s there)
-    precisions=(default highest tensorfloat32 bfloat16)
-    [ "$backend" = tpu ] && precisions=(default highest bfloat16)
+if wants precision; then  # jaxmlp's precisions: f32 (float32 products on every backend), tf32 (a GPU's), bf16
+    precisions=(f32 bf16)
+    [ "$backend" = gpu ] && precisions=(f32 tf32 bf16)
     for precision in "${precisions[@]}"; do
-        step "train-$precision" 25 60 env JAX_DEFAULT_MATMUL_PRECISION=$precision $python -m jaxmlp train \
-            --pipeline scan --epochs 1 --backend "$backend" --json "$stage/results" --no-progress "${data[@]}"
+        step "train-$precision" 25 60 $python -m jaxmlp train --pipeline scan --epochs 1 --precision "$precision" \
+            --backend "$backend" --json "$stage/results" --no-progress "${data[@]}"
     done
 fi
 

@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmlp import registry
-from jaxmlp.model import LAYER_SIZES
+from jaxmlp.model import LAYER_SIZES, precision_scope
 
 Shape = tuple[int, int, int]
 """A product's ``(m, k, n)``: an ``m x k`` matrix times a ``k x n`` one."""
@@ -65,6 +65,8 @@ def calls_per_round(shape: Shape) -> int:
 
 def unavailable(library: str, precision: str, platform: str) -> str | None:
     """Why ``library`` cannot multiply in ``precision`` on ``platform`` (a JAX backend), or None where it can."""
+    if precision in registry.GPU_ONLY_PRECISIONS and platform != "gpu":
+        return f"not available on {platform}: {precision} is a GPU's (its tensor cores)"
     if library == "numpy" and precision == "bf16":
         return "not available in numpy: it has no bfloat16 type"
     if library == "numpy" and platform != "cpu":
@@ -112,7 +114,8 @@ def _xla(precision: str, a: np.ndarray, b: np.ndarray, device: jax.Device) -> tu
     # bf16 inputs, float32 accumulation and result: the form that reached XLA:CPU's bf16 kernels (a cast inside the
     # program compiled to convert fusions feeding float32 dots instead).
     product = jax.jit(lambda p, q: jnp.matmul(p, q, preferred_element_type=jnp.float32))
-    f = product.lower(x, y).compile()
+    with precision_scope(precision):  # f32: float32 products on every backend, tf32: TF32 passes (as the epochs)
+        f = product.lower(x, y).compile()
     return (lambda: jax.block_until_ready(f(x, y))), np.asarray(x, np.float64), np.asarray(y, np.float64)  # type: ignore[no-untyped-call]  # noqa: E501
 
 
@@ -125,6 +128,7 @@ def _torch(precision: str, a: np.ndarray, b: np.ndarray, platform: str) -> tuple
     torch_mlp.use_cpu_threads(torch_mlp.cpu_threads())  # the cores XLA's thread pool sizes itself to
     dtype = torch.bfloat16 if precision == "bf16" else torch.float32
     where = torch_mlp.device_for(platform)
+    torch_mlp.allow_tf32(precision == "tf32")  # f32: float32 products (torch's default on a GPU), as XLA's
     x, y = torch_mlp.as_tensor(a, where).to(dtype), torch_mlp.as_tensor(b, where).to(dtype)
 
     def call() -> Any:

@@ -12,6 +12,7 @@ Runs in the release environments: no torch, no pandas.
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import sys
 from collections.abc import Sequence
@@ -31,20 +32,26 @@ class Program(NamedTuple):
     """One program a workload runs: ``jitted.lower(*args)``, run ``runs`` times in one call of the workload (the
     batched epoch runs its step once a batch; XLA's cost analysis counts a loop body once, so a scan over N batches
     counts N). The first of a workload's programs is its main one: the one whose
-    HLO is fingerprinted and stored."""
+    HLO is fingerprinted and stored. ``precision`` (`registry.PRECISIONS`): the one it runs in, lowered under
+    `jaxmlp.model.precision_scope` as the pipelines compile it; None: under the caller's own setting (a user's
+    workload)."""
 
     name: str
     jitted: Any
     args: tuple[Any, ...]
     runs: int = 1
+    precision: str | None = None
 
 
 def program_facts(program: Program, version: str) -> dict[str, Any]:
     """One program compiled afresh: its HLO (text and fingerprint), operations, costs, memory and compile split."""
     import jax
 
+    from jaxmlp.model import precision_scope
+
     jax.clear_caches()  # type: ignore[no-untyped-call]  # a real compile, not a cache hit
-    compiled, lower_seconds, compile_seconds = compat.lower_and_compile(program.jitted, program.args)
+    with contextlib.nullcontext() if program.precision is None else precision_scope(program.precision):
+        compiled, lower_seconds, compile_seconds = compat.lower_and_compile(program.jitted, program.args)
     missing: dict[str, str] = {}
     facts: dict[str, Any] = {"name": program.name, "runs": program.runs, "trace_lower_seconds": lower_seconds,
                              "xla_compile_seconds": compile_seconds}  # fmt: skip

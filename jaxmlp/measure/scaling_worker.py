@@ -38,7 +38,7 @@ def measure_devices(settings: Scaling) -> ProcessResult:
 
     from jaxmlp.measure import workload as w
     from jaxmlp.measure.environment import metadata
-    from jaxmlp.model import LAYER_SIZES, init_network_params, max_relative_difference
+    from jaxmlp.model import LAYER_SIZES, init_network_params, max_relative_difference, precision_scope
     from jaxmlp.pipelines.epochs import make_epoch
     from jaxmlp.pipelines.mnist import load_arrays
 
@@ -48,7 +48,7 @@ def measure_devices(settings: Scaling) -> ProcessResult:
     train, _ = load_arrays(settings.dataset, settings.data_dir, settings.limit)
     device = jax.local_devices(backend=settings.backend)[0]
     batch_size = settings.batch_size
-    with jax.default_device(device):
+    with jax.default_device(device), precision_scope("f32"):  # the sharded step's float32 products, as the epochs'
         params = init_network_params(LAYER_SIZES, jax.random.PRNGKey(0))
         reference = make_epoch("scan", train, batch_size=batch_size, device=device)(params)
         epoch = cast("_ShardedEpoch", make_epoch("sharded", train, batch_size=batch_size, device=device))

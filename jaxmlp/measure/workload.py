@@ -240,7 +240,7 @@ def step_programs(params: Any, x: Any, y: Any, step_size: float, precision: str 
     """The jitted step of ``precision`` alone: one program, run once a call."""
     from jaxmlp.pipelines.steps import jit_step
 
-    return [Program("step", jit_step(precision), (params, x, y, step_size))]
+    return [Program("step", jit_step(precision), (params, x, y, step_size), precision=precision)]
 
 
 def epoch_programs(epoch: Any, params: Any, precision: str = "f32") -> list[Program]:
@@ -264,9 +264,9 @@ def epoch_programs(epoch: Any, params: Any, precision: str = "f32") -> list[Prog
     if epoch.pipeline == "scan":
         # XLA's cost analysis counts a loop's body once: the scan's costs count once a full batch
         scan = scan_steps if precision == "f32" else jax.jit(functools.partial(sgd_scan, precision=precision))
-        programs = [Program("scan", scan, (params, epoch.xs, epoch.ys, epoch.step_size), full)]
+        programs = [Program("scan", scan, (params, epoch.xs, epoch.ys, epoch.step_size), full, precision)]
     else:
-        programs = [Program("step", step, (params, *batch(epoch.batch_size), epoch.step_size), full)]
+        programs = [Program("step", step, (params, *batch(epoch.batch_size), epoch.step_size), full, precision)]
     if rest:
-        programs.append(Program("step (last batch)", step, (params, *batch(rest), epoch.step_size)))
+        programs.append(Program("step (last batch)", step, (params, *batch(rest), epoch.step_size), 1, precision))
     return programs

@@ -49,7 +49,7 @@ import numpy as np
 
 from jaxmlp.compat import compiled_facts
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, matmul_precision, one_hot, step_function
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, precision_scope, step_function
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.steps import (
     CompiledStep,
@@ -229,7 +229,7 @@ class _ScanEpoch(_ArrayEpoch):
         return cast(jax.Array, jax.device_put(array, self.device))
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
-        with jax.default_matmul_precision(matmul_precision(self.precision)):
+        with precision_scope(self.precision):
             return scan_steps.lower(params, self.xs, self.ys, self.step_size, precision=self.precision).compile()
 
     def compile(self, params: Params) -> float:
@@ -329,7 +329,7 @@ class _ShardedEpoch(_ScanEpoch):
         rep, batches = self.replicated, self.by_batch
         scan = jax.jit(functools.partial(sgd_scan, precision=self.precision),
                        in_shardings=(rep, batches, batches, rep), out_shardings=rep)  # fmt: skip
-        with jax.default_matmul_precision(matmul_precision(self.precision)):
+        with precision_scope(self.precision):
             if self.remainder is not None:
                 last = jax.jit(step_function(self.precision), in_shardings=rep, out_shardings=rep)
                 tail = last.lower(params, *self.remainder, self.step_size).compile()

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmlp.compat import compiled_facts, cost_analysis
-from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, data_dtype, matmul_precision, one_hot, step_function, update
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, data_dtype, one_hot, precision_scope, step_function, update
 
 
 class CompiledStep:
@@ -40,7 +40,7 @@ class CompiledStep:
         x: jax.Array | np.ndarray | jax.ShapeDtypeStruct,
         y: jax.Array | np.ndarray | jax.ShapeDtypeStruct,
     ) -> Any:
-        with jax.default_matmul_precision(matmul_precision(self.precision)):
+        with precision_scope(self.precision):
             executable = self.update.lower(params, x, y, self.step_size).compile()
         self._executables[tuple(x.shape)] = executable
         return executable

@@ -144,11 +144,16 @@ def loss_bf16_cuda(params: TorchParams, images: Any, targets: Any) -> Any:
         return loss(params, images, targets)
 
 
+def allow_tf32(allowed: bool) -> None:
+    """Whether torch's float32 matrix products on a CUDA GPU may take TF32 passes (its default: not); the CPU has
+    none."""
+    torch.backends.cuda.matmul.allow_tf32 = allowed
+
+
 def loss_of(precision: str, device: Any) -> LossFunction:
     """The loss a precision trains: `loss` in float32 (``tf32``: with TF32 matmuls allowed on the GPU), `loss_bf16`
     under autocast; the params and the SGD update stay float32 in every precision."""
-    if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    allow_tf32(precision == "tf32")
     if precision == "bf16":
         return loss_bf16_cuda if device.type == "cuda" else loss_bf16
     return loss

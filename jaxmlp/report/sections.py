@@ -139,7 +139,7 @@ def accelerator_runs(runs_by_file: dict[str, pd.DataFrame]) -> tuple[tuple[Run, 
         floor = tables.accelerator_floor(newest[accelerator])
         shown = (Table(f"CPU against {accelerator.upper()} ({device}), per benchmark (medians)", table),
                  *((Table(f"The {accelerator.upper()}'s floor per precision (2048^3 XLA product) against its fastest "
-                          "pipeline", floor),) if not floor.empty else ()))  # fmt: skip
+                          "pipeline at that precision", floor),) if not floor.empty else ()))  # fmt: skip
         figure = Figure(f"CPU vs {accelerator.upper()} epoch times", "cpu_accelerator", (table,))
         runs.append(Run(f"newest CPU and {accelerator.upper()} runs", "", shown, (figure,)))
     note = " ".join(notes) or (

@@ -497,19 +497,25 @@ def cpu_vs_accelerator(
 
 def accelerator_floor(run: pd.DataFrame) -> pd.DataFrame:
     """One backend's floor per precision from its own run: the 2048^3 XLA product's rate at each precision
-    (`registry.GEMM_PRECISIONS`), the epoch's FLOPs at that rate, and the fastest pipeline's epoch against it."""
+    (`registry.GEMM_PRECISIONS`), the epoch's FLOPs at that rate, and the fastest pipeline of that precision against
+    it (an epoch row without a precision is f32's; a precision with no epoch row: its floor alone)."""
     epochs = query(run, registry.EPOCH).dropna(subset=["median"])
     gemms = query(run, registry.GEMM, library="xla", shape="x".join(map(str, (2048,) * 3)))
     if epochs.empty or gemms.empty or "flops" not in epochs:
         return pd.DataFrame()
-    fastest: dict[str, Any] = {str(k): v for k, v in epochs.sort_values("median").iloc[0].items()}
+    precisions = epochs["precision"].fillna("f32") if "precision" in epochs else pd.Series("f32", index=epochs.index)
+    flops = float(epochs["flops"].iloc[0])  # the MLP's epoch: the same FLOPs in every pipeline and precision
     rows = []
     for r in gemms.itertuples():
         rate = float(cast(float, r.flops_per_second))
-        floor = float(fastest["flops"]) / rate
-        rows.append({"precision": r.precision, "gflop_per_s": rate / 1e9, "floor_s": floor,
-                     "pipeline": rung_name(str(fastest["pipeline"]), int(fastest.get("workers") or 0)),
-                     "epoch_s": float(fastest["median"]), "x_floor": float(fastest["median"]) / floor})  # fmt: skip
+        floor = flops / rate
+        row: dict[str, Any] = {"precision": r.precision, "gflop_per_s": rate / 1e9, "floor_s": floor}
+        same = epochs[precisions == r.precision].sort_values("median")
+        if len(same):
+            fastest = same.iloc[0]
+            row.update(pipeline=rung_name(str(fastest["pipeline"]), int(fastest.get("workers") or 0)),
+                       epoch_s=float(fastest["median"]), x_floor=float(fastest["median"]) / floor)  # fmt: skip
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
