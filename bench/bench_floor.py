@@ -15,17 +15,20 @@ from jaxmlp.pipelines.loaders import as_arrays
 
 
 def test_matmul(benchmark, sizes, backend, device):
-    """The float32 rate that turns an epoch's FLOPs into its floor (2048^3)."""
+    """The float32 rate that turns an epoch's FLOPs into its floor (2048^3): the median of rounds of products
+    dispatched back to back (one on a CPU), as `floor.floor_rates` measures it."""
     benchmark.group = f"floor: {backend}"
     n = 2048
     a = jax.device_put(jnp.asarray(np.random.default_rng(0).standard_normal((n, n)), jnp.float32), device)
     with precision_scope("f32"):  # float32 products on every backend, as the f32 epochs'
         f = jax.jit(floor.matmul).lower(a, a).compile()
-    tolerance = FLOAT32
-    np.testing.assert_allclose(f(a, a)[:4, :4], np.asarray(a)[:4] @ np.asarray(a)[:, :4], **tolerance)
-    median = measure(benchmark, lambda: jax.block_until_ready(f(a, a)), sizes)
+    np.testing.assert_allclose(f(a, a)[:4, :4], np.asarray(a)[:4] @ np.asarray(a)[:, :4], **FLOAT32)
+    run = floor.dispatched(f, (a, a))
+    calls = floor.calls_per_round(run, 4 * n * n)
+    median = measure(benchmark, lambda: run(calls), sizes)
     benchmark.extra_info.update(compiled_facts(f))
-    benchmark.extra_info.update(flops=2 * n**3, flops_per_second=None if median is None else 2 * n**3 / median)
+    benchmark.extra_info.update(calls=calls, flops=calls * 2 * n**3,
+                                flops_per_second=None if median is None else calls * 2 * n**3 / median)  # fmt: skip
 
 
 def test_step_gemms(benchmark, sizes, backend, device, datasets, matmul_rate):
@@ -88,13 +91,8 @@ def test_gemm(benchmark, sizes, backend, device, library, precision, shape):
     scale = np.sqrt(product.shape[1])  # an entry is a sum of k unit-variance products: its size grows as sqrt(k)
     np.testing.assert_allclose(product.to_numpy(product.call())[:4, :4] / scale,
                                (product.lhs[:4] @ product.rhs[:, :4]) / scale, **tolerance)  # fmt: skip
-    calls = floor.calls_per_round(product.shape)
-
-    def round_of_calls():
-        for _ in range(calls):
-            product.call()
-
-    median = measure(benchmark, round_of_calls, sizes)
+    calls = floor.calls_per_round(product.run, product.result_bytes)  # back to back, one wait at the round's end
+    median = measure(benchmark, lambda: product.run(calls), sizes)
     m, k, n = product.shape
     flops = calls * product.flops
     benchmark.extra_info.update(

@@ -30,9 +30,14 @@ Shape = tuple[int, int, int]
 SQUARE: Shape = (2048, 2048, 2048)
 """The big square product whose float32 rate turns an epoch's FLOPs into its floor."""
 
-FLOPS_PER_ROUND = 2**31
-"""About how many FLOPs one timed round of `gemm` holds: a small product is called again and again in a round
-(`calls_per_round`), so a round is milliseconds long, not the microseconds a clock cannot split."""
+ROUND_SECONDS = 0.02
+"""How long one timed round of a product's calls lasts at least (`calls_per_round`): a small or fast product is
+called again and again in a round, dispatched back to back with one wait at the end, so a round is milliseconds
+long (not the microseconds a clock cannot split) and, on a GPU or a TPU, the device's rate is not the host's
+round trip (a 2048^3 product there lasts well under a millisecond; pyperf calibrates its loops the same way)."""
+
+HELD_BYTES = 2**31
+"""At most how many bytes of results one round keeps until its wait (`calls_per_round`)."""
 
 
 def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -58,11 +63,6 @@ def parse_shape(label: str) -> Shape:
     return m, k, n
 
 
-def calls_per_round(shape: Shape) -> int:
-    """How many products one timed round holds (`FLOPS_PER_ROUND`): 1 at 2048^3, 1638 at 128 x 512 @ 512 x 10."""
-    return max(1, FLOPS_PER_ROUND // (2 * shape[0] * shape[1] * shape[2]))
-
-
 def unavailable(library: str, precision: str, platform: str) -> str | None:
     """Why ``library`` cannot multiply in ``precision`` on ``platform`` (a JAX backend), or None where it can."""
     if precision in registry.GPU_ONLY_PRECISIONS and platform != "gpu":
@@ -82,18 +82,28 @@ def unavailable(library: str, precision: str, platform: str) -> str | None:
 
 
 class Gemm(NamedTuple):
-    """One product ready to time: ``call()`` computes it and returns once it is done (``block_until_ready`` for
-    JAX; torch on a CPU and numpy are synchronous, torch on a GPU synchronizes); ``to_numpy`` turns its result into
-    a float32 array; ``lhs``/``rhs`` are the inputs' values (rounded to bfloat16 where the inputs are) in float64,
-    for a reference product."""
+    """One product ready to time: ``run(n)`` computes it ``n`` times, dispatched back to back, and returns the last
+    result once all are done (one wait: ``block_until_ready`` for JAX, torch on a GPU synchronizes; torch on a CPU
+    and numpy are synchronous); ``to_numpy`` turns a result into a float32 array; ``lhs``/``rhs`` are the inputs'
+    values (rounded to bfloat16 where the inputs are) in float64, for a reference product."""
 
     library: str
     precision: str
     shape: Shape
-    call: Callable[[], Any]
+    run: Callable[[int], Any]
     to_numpy: Callable[[Any], np.ndarray]
     lhs: np.ndarray
     rhs: np.ndarray
+
+    def call(self) -> Any:
+        """One product, done."""
+        return self.run(1)
+
+    @property
+    def result_bytes(self) -> int:
+        """The bytes of one result (float32, or bf16 at most as large)."""
+        m, _, n = self.shape
+        return 4 * m * n
 
     @property
     def flops(self) -> int:
@@ -107,8 +117,8 @@ def _inputs(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
 
 
-def _xla(precision: str, a: np.ndarray, b: np.ndarray, device: jax.Device) -> tuple[Callable[[], Any], np.ndarray,
-                                                                                     np.ndarray]:  # fmt: skip
+def _xla(precision: str, a: np.ndarray, b: np.ndarray,
+         device: jax.Device) -> tuple[Callable[[int], Any], np.ndarray, np.ndarray]:  # fmt: skip
     dtype = jnp.bfloat16 if precision == "bf16" else jnp.float32
     x, y = jax.device_put((jnp.asarray(a, dtype), jnp.asarray(b, dtype)), device)
     # bf16 inputs, float32 accumulation and result: the form that reached XLA:CPU's bf16 kernels (a cast inside the
@@ -116,11 +126,21 @@ def _xla(precision: str, a: np.ndarray, b: np.ndarray, device: jax.Device) -> tu
     product = jax.jit(lambda p, q: jnp.matmul(p, q, preferred_element_type=jnp.float32))
     with precision_scope(precision):  # f32: float32 products on every backend, tf32: TF32 passes (as the epochs)
         f = product.lower(x, y).compile()
-    return (lambda: jax.block_until_ready(f(x, y))), np.asarray(x, np.float64), np.asarray(y, np.float64)  # type: ignore[no-untyped-call]  # noqa: E501
+    return dispatched(f, (x, y)), np.asarray(x, np.float64), np.asarray(y, np.float64)
 
 
-def _torch(precision: str, a: np.ndarray, b: np.ndarray, platform: str) -> tuple[Callable[[], Any], np.ndarray,
-                                                                                   np.ndarray]:  # fmt: skip
+def dispatched(compiled: Callable[..., Any], args: Sequence[Any]) -> Callable[[int], Any]:
+    """``run(n)``: ``compiled(*args)`` n times, dispatched back to back, and its last result once all are done."""
+
+    def run(n: int) -> Any:
+        outs = [compiled(*args) for _ in range(n)]  # each held: a CPU may run independent calls side by side
+        return jax.block_until_ready(outs)[-1]  # type: ignore[no-untyped-call]
+
+    return run
+
+
+def _torch(precision: str, a: np.ndarray, b: np.ndarray, platform: str) -> tuple[Callable[[int], Any],
+                                                                                   np.ndarray, np.ndarray]:  # fmt: skip
     import torch
 
     from jaxmlp.pipelines import torch_mlp  # torch's threads, device and synchronisation, as the torch epochs have them
@@ -131,12 +151,13 @@ def _torch(precision: str, a: np.ndarray, b: np.ndarray, platform: str) -> tuple
     torch_mlp.allow_tf32(precision == "tf32")  # f32: float32 products (torch's default on a GPU), as XLA's
     x, y = torch_mlp.as_tensor(a, where).to(dtype), torch_mlp.as_tensor(b, where).to(dtype)
 
-    def call() -> Any:
-        out = torch.matmul(x, y)  # bf16: bf16 inputs and result, float32 accumulation inside the kernel
+    def run(n: int) -> Any:
+        for _ in range(n):
+            out = torch.matmul(x, y)  # bf16: bf16 inputs and result, float32 accumulation inside the kernel
         torch_mlp.synchronize(where)
         return out
 
-    return call, x.double().cpu().numpy(), y.double().cpu().numpy()
+    return run, x.double().cpu().numpy(), y.double().cpu().numpy()
 
 
 def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm:
@@ -147,17 +168,17 @@ def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm
         raise ValueError(why)
     a, b = _inputs(shape)
     if library == "xla":
-        call, lhs, rhs = _xla(precision, a, b, device)
+        run, lhs, rhs = _xla(precision, a, b, device)
         to_numpy: Callable[[Any], np.ndarray] = lambda out: np.asarray(out, np.float32)  # noqa: E731
     elif library == "torch":
-        call, lhs, rhs = _torch(precision, a, b, device.platform)
+        run, lhs, rhs = _torch(precision, a, b, device.platform)
         to_numpy = lambda out: out.float().cpu().numpy()  # noqa: E731
     elif library == "numpy":
-        call, lhs, rhs = (lambda: np.matmul(a, b)), a.astype(np.float64), b.astype(np.float64)
+        run, lhs, rhs = (lambda n: [np.matmul(a, b) for _ in range(n)][-1]), a.astype(np.float64), b.astype(float)
         to_numpy = lambda out: np.asarray(out, np.float32)  # noqa: E731
     else:
         raise ValueError(f"no GEMM library {library!r}: choose from {', '.join(registry.GEMM_LIBRARIES)}")
-    return Gemm(library, precision, shape, call, to_numpy, lhs, rhs)
+    return Gemm(library, precision, shape, run, to_numpy, lhs, rhs)
 
 
 def median_seconds(call: Callable[[], Any], repeats: int) -> float:
@@ -172,9 +193,27 @@ def median_seconds(call: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
+def calls_per_round(run: Callable[[int], Any], result_bytes: int) -> int:
+    """How many calls one timed round of ``run(n)`` (`Gemm.run`: n calls dispatched back to back, one wait) holds:
+    the fewest, doubling from 1, whose round lasts `ROUND_SECONDS` (1 for a CPU's 2048^3), at most what
+    `HELD_BYTES` of results (``result_bytes`` a call) allows."""
+    most = max(1, HELD_BYTES // result_bytes)
+    run(1)  # compiled and warm
+    calls = 1
+    while calls < most:
+        start = time.perf_counter()
+        run(calls)
+        if time.perf_counter() - start >= ROUND_SECONDS:
+            break
+        calls = min(most, 2 * calls)
+    return calls
+
+
 def gemm_flops_per_second(product: Gemm, repeats: int = 10) -> float:
-    """Median FLOP/s of ``product`` over ``repeats`` timed calls, after one untimed call (compile and warm-up)."""
-    return product.flops / median_seconds(product.call, repeats)
+    """Median FLOP/s of ``product`` over ``repeats`` timed rounds of `calls_per_round` calls, after one untimed
+    round (compile and warm-up)."""
+    calls = calls_per_round(product.run, product.result_bytes)
+    return calls * product.flops / median_seconds(lambda: product.run(calls), repeats)
 
 
 def floor_rates(device: jax.Device, repeats: int = 10, precision: str = "f32") -> dict[str, float]:

@@ -1,0 +1,38 @@
+"""The floor's products: each library's product is the float64 product of its inputs within its precision, and a
+timed round holds as many calls, dispatched back to back, as its length and its held results allow."""
+
+import time
+
+import jax
+import numpy as np
+import pytest
+
+from jaxmlp.measure import floor
+
+
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_a_round_of_products_is_the_product_each_time(precision):
+    product = floor.gemm("xla", precision, (64, 32, 16), jax.devices("cpu")[0])
+    expected = product.lhs @ product.rhs
+    tolerance = 1e-5 if precision == "f32" else 1e-2
+    for n in (1, 3):
+        got = product.to_numpy(product.run(n))
+        assert got.shape == (64, 16)
+        np.testing.assert_allclose(got / np.sqrt(32), expected / np.sqrt(32), rtol=tolerance, atol=tolerance)
+    assert product.result_bytes == 4 * 64 * 16 and product.flops == 2 * 64 * 32 * 16
+
+
+def test_calls_per_round_doubles_up_to_the_held_bytes_and_stops_at_a_long_round():
+    asked = []
+
+    def instant(n):
+        asked.append(n)
+
+    assert floor.calls_per_round(instant, floor.HELD_BYTES // 4) == 4  # never long: as many as 4 results allow
+    assert asked == [1, 1, 2]  # warm-up, then rounds of 1 and 2; 4 is the most, so no longer round is tried
+
+    def slow(n):
+        time.sleep(floor.ROUND_SECONDS * 1.25 * n)
+
+    assert floor.calls_per_round(slow, 4) == 1  # one call already lasts a round (a CPU's 2048^3)
+    assert floor.calls_per_round(instant, 10 * floor.HELD_BYTES) == 1  # one result over the budget: still one
