@@ -194,9 +194,36 @@ def test_matmul_rate(frames):
     median = frames[0].set_index("name").loc["test_matmul[cpu]", "median"]
     assert row["backend"] == "cpu" and row["matmul_ms"] == pytest.approx(median * 1e3)
     assert row["gflop_per_s"] == pytest.approx(2 * 2048**3 / median / 1e9)
+    rounds = frames[0].assign(calls=8.0, flops=8 * 2 * 2048**3)  # a round of 8 products back to back (an accelerator)
+    (row,) = tables.matmul_rate(rounds).to_dict("records")
+    assert row["matmul_ms"] == pytest.approx(median / 8 * 1e3)
+    assert row["gflop_per_s"] == pytest.approx(8 * 2 * 2048**3 / median / 1e9)
 
 
 def test_a_file_without_one_variant_shows_it_empty(frames):
     rows = frames[0][frames[0]["variant"] != "jit-dispatch"]
     table = tables.jit_vs_eager(rows)
     assert table["dispatch_ms"].isna().all() and table.set_index("batch_size").loc[32, "jit_speedup"] == 10.0
+
+
+def test_an_accelerators_goals_are_read_from_its_own_run():
+    path = Path(__file__).parent / "fixtures" / "bench-tpu.json"
+    rows, _ = benchmark_rows(read_benchmarks(path), str(path))
+    epochs = rows[rows["test"] == "test_epoch"].sort_values("median")
+    fastest = epochs.iloc[0]  # the sharded bf16 epoch
+    square = rows[(rows["test"] == "test_gemm") & (rows["library"] == "xla") & (rows["shape"] == "2048x2048x2048")]
+    rate = square.set_index("precision").loc[fastest.precision, "flops_per_second"]
+    x = fastest["median"] / (epochs["flops"].median() / rate)
+
+    goals = {g["goal"]: g for g in tables.goals(rows) if g["backend"] == "tpu"}
+    (seed,) = (g for name, g in goals.items() if "than the tutorial's seed" in name)
+    assert seed["met"] is None and "no seed epoch in this run" in seed["text"]  # no torchvision on a TPU host
+    (floor,) = (g for name, g in goals.items() if "floor at its precision" in name)
+    assert floor["met"] is bool(x <= tables.GOAL_ACCELERATOR_FLOOR)
+    assert f"{tables.ratio(x)} the {fastest.precision} floor" in floor["text"]
+
+    slow_seed = epochs[epochs["pipeline"] == "batched"].head(1).assign(pipeline="seed", median=fastest["median"] * 60)
+    goals = {g["goal"]: g for g in tables.goals(pd.concat([rows, slow_seed])) if g["backend"] == "tpu"}
+    (seed,) = (g for name, g in goals.items() if "than the tutorial's seed" in name)
+    assert seed["met"] is True and "×60" in seed["text"]
+    assert not [g for g in tables.goals(rows) if g["backend"] == "cpu"]  # a CPU has no accelerator goals

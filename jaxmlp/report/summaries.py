@@ -239,7 +239,7 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
         closing.append(text)
     goals = tables.goals(df)
     if goals:
-        closing.append("Goals (issue 24):")
+        closing.append("Goals (issues 24 and 25):")
         closing += ["  " + tables.goal_line(goal) for goal in goals]
     return Summary(title, tuple(lines), found, tuple(closing))
 

@@ -134,11 +134,12 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 @shows(registry.MATMUL)
 def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
     """Per backend (and JAX's float32 matmul precision, where a run set one): the 2048^3 float32 matmul behind the
-    floor, its time and rate."""
+    floor, its time (a round's median over its calls: rows before rounds of several calls have one) and rate."""
     d = query(df, registry.MATMUL)
     if d.empty:
         return d
-    out = pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] * 1e3,
+    calls = d["calls"].fillna(1).astype(float) if "calls" in d else 1.0
+    out = pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] / calls * 1e3,
                         "gflop_per_s": d["flops"] / d["median"] / 1e9})  # fmt: skip
     if "jax_default_matmul_precision" in d and (d["jax_default_matmul_precision"].fillna("default") != "default").any():
         out.insert(1, "precision", d["jax_default_matmul_precision"].fillna("default"))
@@ -291,11 +292,18 @@ GOAL_FLOOR_FACTOR = 1.3
 """Goal 1: the fastest JAX float32 pipeline within this factor of the best float32 GEMM floor."""
 GOAL_BF16_SPEEDUP = 2.5
 """Goal 2: the fastest bf16 pipeline at least this many times faster an epoch than the float32 scan."""
+GOAL_SEED_SPEEDUP = 50.0
+"""An accelerator's goal (issue 25): its fastest pipeline at least this many times faster an epoch than the
+tutorial's ``seed`` pipeline on the same device."""
+GOAL_ACCELERATOR_FLOOR = 3.0
+"""An accelerator's goal (issue 25): its fastest pipeline within this factor of its floor at its own precision."""
 
 
-def _gemm_square(df: pd.DataFrame, precision: str) -> tuple[str, float] | None:
-    """The best library and its GFLOP/s at 2048^3 in ``precision`` (None where not measured)."""
-    rates = gemm_rates(df)
+def _gemm_square(rates: pd.DataFrame, precision: str) -> tuple[str, float] | None:
+    """The best library and its GFLOP/s at 2048^3 in ``precision`` among `gemm_rates` rows (None where not
+    measured)."""
+    if rates.empty:
+        return None
     rows = rates[(rates["precision"] == precision) & (rates["shape"] == "x".join(["2048"] * 3))]
     if rows.empty:
         return None
@@ -352,6 +360,9 @@ def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list
                         "text": f"{fastest.rung} {duration(fastest.epoch_s)} against scan f32 {duration(base)}: "
                         f"{ratio(speedup)}" + ("" if met else f": missed by {ratio(GOAL_BF16_SPEEDUP / speedup)}")
                         + acc + machine})  # fmt: skip
+        if backend != "cpu" and len(runs):
+            out += _accelerator_goals(str(backend), runs, rungs, query(df[df["backend"] == backend], registry.EPOCH),
+                                      gemm[gemm["backend"] == backend])  # fmt: skip
         for precision in ("f32", "bf16"):
             mine, theirs = (r[r["precision"] == precision] for r in (jax_rows, torch_rows))
             if len(mine) and len(theirs):
@@ -361,6 +372,55 @@ def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list
                             f"({precision})", "met": x < 1,
                             "text": f"{a.rung} {duration(a.epoch_s)} against {b.rung} {duration(b.epoch_s)}: "
                             f"{ratio(x)}" + ("" if x < 1 else f": missed by {ratio(x)}")})  # fmt: skip
+    return out
+
+
+def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame, epochs: pd.DataFrame,
+                       gemm: pd.DataFrame) -> list[dict[str, Any]]:  # fmt: skip
+    """An accelerator's two goals (issue 25) from its own run: its fastest pipeline against the tutorial's ``seed``
+    on the same device, and against its floor at its own precision (the best library's 2048^3 rate in that
+    precision); a miss says by how much, and which part holds it back as far as the run's rows tell: the step's
+    matrix products alone in one program (compute), or the rest of the epoch (host loop, input, launches; the
+    pipeline's trace, `jaxmlp profile`, splits it)."""
+    out: list[dict[str, Any]] = []
+    fastest = runs.iloc[0]
+    seed = runs[runs["pipeline"] == "seed"]
+    goal = f"fastest pipeline >= {GOAL_SEED_SPEEDUP:g}x faster an epoch than the tutorial's seed on this device"
+    if len(seed):
+        speedup = float(seed["epoch_s"].iloc[0]) / float(fastest.epoch_s)
+        met = speedup >= GOAL_SEED_SPEEDUP
+        out.append({"backend": backend, "goal": goal, "met": met,
+                    "text": f"{fastest.rung} {duration(fastest.epoch_s)} against {seed['rung'].iloc[0]} "
+                    f"{duration(seed['epoch_s'].iloc[0])}: {ratio(speedup)}"
+                    + ("" if met else f": missed by {ratio(GOAL_SEED_SPEEDUP / speedup)}")})  # fmt: skip
+    else:
+        out.append({"backend": backend, "goal": goal, "met": None,
+                    "text": "no seed epoch in this run (its DataLoader needs torch and torchvision: the bench "
+                    "skips it, saying why, where they are missing, as on a TPU host)"})  # fmt: skip
+    precision = str(fastest.precision) or "f32"
+    best = _gemm_square(gemm, precision)
+    goal = f"fastest pipeline within {GOAL_ACCELERATOR_FLOOR:g}x this device's floor at its precision"
+    if best is None or epochs.empty or "flops" not in epochs:
+        out.append({"backend": backend, "goal": goal, "met": None,
+                    "text": f"no 2048³ {precision} GEMM in this run to set the floor"})  # fmt: skip
+        return out
+    floor = float(epochs["flops"].median()) / (best[1] * 1e9)
+    x = float(fastest.epoch_s) / floor
+    text = (f"{fastest.rung} {duration(fastest.epoch_s)} = {ratio(x)} the {precision} floor ({duration(floor)} at "
+            f"{flop_rate(best[1] * 1e9)}, {best[0]})")  # fmt: skip
+    if x > GOAL_ACCELERATOR_FLOOR:
+        text += f": missed by {ratio(x / GOAL_ACCELERATOR_FLOOR)}"
+        alone = rungs[rungs["rung"] == STEP_GEMMS]
+        if len(alone) and precision == "f32":
+            matmuls = float(alone["epoch_s"].iloc[0])
+            part = "compute" if matmuls / floor > GOAL_ACCELERATOR_FLOOR else "the rest of the epoch"
+            text += (f"; the step's matrix products alone take {duration(matmuls)} ({ratio(matmuls / floor)} the "
+                     f"floor), the rest of the epoch {duration(max(0.0, float(fastest.epoch_s) - matmuls))}: "
+                     f"{part} holds it back")  # fmt: skip
+        else:
+            text += ("; which part holds it back: this run has the step's products alone in f32 only; the "
+                     "pipeline's trace (`jaxmlp profile`) splits its epoch")  # fmt: skip
+    out.append({"backend": backend, "goal": goal, "met": x <= GOAL_ACCELERATOR_FLOOR, "text": text})
     return out
 
 
