@@ -227,3 +227,7 @@ def test_an_accelerators_goals_are_read_from_its_own_run():
     (seed,) = (g for name, g in goals.items() if "than the tutorial's seed" in name)
     assert seed["met"] is True and "×60" in seed["text"]
     assert not [g for g in tables.goals(rows) if g["backend"] == "cpu"]  # a CPU has no accelerator goals
+
+    matmul = rows[rows["test"] == "test_matmul"].iloc[0]  # a round of products dispatched back to back
+    assert matmul["calls"] > 1 and matmul["device_kind"] == "TPU v5 lite"  # the benchmark's own, not the run's None
+    assert tables.benchmark_medians(rows)["matmul"] == pytest.approx(matmul["median"] / matmul["calls"])

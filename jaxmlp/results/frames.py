@@ -59,7 +59,10 @@ def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFra
         stats = {key: getattr(bench.stats, key) if bench.stats else None for key in STATS}
         device = devices.get(bench.extra_info.get("backend") or bench.params.get("backend")) or {}
         per_device = {key: device[key] for key in DEVICE_METADATA if common.get(key) is None and key in device}
-        mine = {key: value for key, value in common.items() if key not in bench.params}  # a parameter is the row's
+        # a parameter is the row's, and so is what the benchmark recorded itself (its device's kind): the run's
+        # metadata fills the rest
+        mine = {key: value for key, value in common.items()
+                if key not in bench.params and bench.extra_info.get(key) is None}  # fmt: skip
         rows.append({"group": bench.group, "name": bench.name, "test": bench.id, **bench.params, **bench.extra_info,
                      **stats, **mine, **per_device})  # fmt: skip
         data = bench.stats.data if bench.stats else ()

@@ -528,13 +528,16 @@ def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, pd.
 
 def benchmark_medians(run: pd.DataFrame) -> pd.Series:
     """One backend's run as medians (s) by benchmark: the epoch ladder's rungs (floors, the step's matmuls, each
-    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``)."""
+    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``); a
+    benchmark whose round holds several calls (the floor's products) by its median over its calls: one call's."""
     medians = pipeline_ladder(run).set_index("rung")["epoch_s"].to_dict()
     for bench in SIDE_BY_SIDE:
         shown = [p for p in bench.params if p != "backend"]
         for r in query(run, bench).itertuples():
             label = ", ".join(f"{p} {getattr(r, p)}" for p in shown if hasattr(r, p))
-            medians[f"{bench.id.removeprefix('test_')}{': ' if label else ''}{label}"] = r.median
+            calls = getattr(r, "calls", 1)
+            medians[f"{bench.id.removeprefix('test_')}{': ' if label else ''}{label}"] = r.median / (
+                1 if pd.isna(calls) else calls)  # fmt: skip
     return pd.Series(medians, dtype=float)
 
 
