@@ -23,20 +23,22 @@
 #                                     platformdirs, where missing, from the machine's own package index
 #                                     ($JAXMLP_TPU_INDEX, default /opt/pypi/simple); carry bench/gpu/mnist
 #   bench/gpu/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
-# Options: --limit SECONDS (default 400: the hard limit of the whole run), --rounds N (default 3), --only STEP,...
+# Options: --limit SECONDS (default 400: the hard limit of the whole run), --rounds N (default 3), --size SIZE (the
+# bench's sizes, default quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,...
 set -uo pipefail
 
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
 
-backend=gpu limit=400 rounds=3 only=bench,profile,precision,nox,scaling
+backend=gpu limit=400 rounds=3 size=quick only=bench,profile,precision,nox,scaling
 while [ $# -gt 0 ]; do
     case $1 in
         --backend) backend=$2; shift 2 ;;
         --limit) limit=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
+        --size) size=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
         *) echo "bench/gpu/run.sh: unknown argument $1: use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N," \
-                "--only bench,profile,precision,nox,scaling" >&2; exit 2 ;;
+                "--size quick|smoke|..., --only bench,profile,precision,nox,scaling" >&2; exit 2 ;;
     esac
 done
 case $backend in cpu|gpu|tpu) ;; *) echo "bench/gpu/run.sh: --backend $backend: use cpu, gpu or tpu" >&2; exit 2 ;; esac
@@ -44,9 +46,10 @@ case $backend in cpu|gpu|tpu) ;; *) echo "bench/gpu/run.sh: --backend $backend: 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-run.XXXXXX")}
-mkdir -p "$out" && touch "$out/log.txt" || { echo "bench/gpu/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
+mkdir -p "$out" 2>/dev/null && touch "$out/log.txt" 2>/dev/null || { echo "bench/gpu/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
 stage=$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-stage.XXXXXX")  # what gets packed: results/, modules/, traces/
 mkdir -p "$stage/results" "$stage/modules" "$stage/traces"
+trap 'rm -rf "$stage"' EXIT  # what was measured is packed into $OUT before the end; the staging folder never stays
 exec > >(tee -a "$out/log.txt") 2>&1
 cd "$root"
 
@@ -80,15 +83,15 @@ step() {  # step NAME NEEDS CAP COMMAND...: run it for at most CAP s and the tim
 }
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
-echo "== bench/gpu/run.sh --backend $backend --limit $limit --rounds $rounds --only $only; $(date -u +%FT%TZ)"
-if [ "$backend" = gpu ]; then
+echo "== bench/gpu/run.sh --backend $backend --limit $limit --rounds $rounds --size $size --only $only; $(date -u +%FT%TZ)"
+if [ "$backend" = gpu ]; then  # the GPU first: nothing is installed on a machine without one
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null \
+        || { echo "bench/gpu/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu" >&2; exit 2; }
     if ls "$here"/wheels/*.whl >/dev/null 2>&1; then  # what the machine lacks (wheels.txt), in a folder of its own
         $python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
             "$here"/wheels/*.whl || { echo "bench/gpu/run.sh: the carried wheels did not install" >&2; exit 1; }
         export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     fi
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader \
-        || { echo "bench/gpu/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu" >&2; exit 2; }
 fi
 if [ "$backend" = tpu ]; then  # what jaxmlp needs beside JAX, from the machine's own index, after JAX on the path
     index=${JAXMLP_TPU_INDEX:-/opt/pypi/simple}
@@ -126,7 +129,7 @@ if wants bench; then  # a module at a time, each its own file and cap (seconds):
     # predict 81, loader 19, each with its process's start and the chip's opening (10-20 s).
     for module in floor:75 epoch:150 update:90 predict:100 loader:60; do
         step "bench-${module%:*}" 20 "${module#*:}" $python -m pytest "bench/bench_${module%:*}.py" -q \
-            -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" \
+            -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" --size "$size" \
             --benchmark-json "$stage/modules/bench-${module%:*}.json" --benchmark-save-data \
             --benchmark-columns=min,median,iqr,rounds
     done
