@@ -24,11 +24,11 @@ def test_matmul(benchmark, sizes, backend, device):
         f = jax.jit(floor.matmul).lower(a, a).compile()
     np.testing.assert_allclose(f(a, a)[:4, :4], np.asarray(a)[:4] @ np.asarray(a)[:, :4], **FLOAT32)
     run = floor.dispatched(f, (a, a))
-    calls = floor.calls_per_round(run, 4 * n * n)
-    median = measure(benchmark, lambda: run(calls), sizes)
+    calls = floor.calls_per_round(run, 4 * n * n, floor.held_bytes(device))
+    median = measure(benchmark, floor.per_call(run, calls), sizes, iterations=calls)  # one product's share
     benchmark.extra_info.update(compiled_facts(f))
-    benchmark.extra_info.update(calls=calls, flops=calls * 2 * n**3,
-                                flops_per_second=None if median is None else calls * 2 * n**3 / median)  # fmt: skip
+    benchmark.extra_info.update(round_calls=calls, flops=2 * n**3,
+                                flops_per_second=None if median is None else 2 * n**3 / median)  # fmt: skip
 
 
 def test_step_gemms(benchmark, sizes, backend, device, datasets, matmul_rate):
@@ -91,11 +91,11 @@ def test_gemm(benchmark, sizes, backend, device, library, precision, shape):
     scale = np.sqrt(product.shape[1])  # an entry is a sum of k unit-variance products: its size grows as sqrt(k)
     np.testing.assert_allclose(product.to_numpy(product.call())[:4, :4] / scale,
                                (product.lhs[:4] @ product.rhs[:, :4]) / scale, **tolerance)  # fmt: skip
-    calls = floor.calls_per_round(product.run, product.result_bytes)  # back to back, one wait at the round's end
-    median = measure(benchmark, lambda: product.run(calls), sizes)
+    # a round of products dispatched back to back, one wait at its end; each sample one product's share of it
+    calls = floor.calls_per_round(product.run, product.result_bytes, floor.held_bytes(device))
+    median = measure(benchmark, floor.per_call(product.run, calls), sizes, iterations=calls)
     m, k, n = product.shape
-    flops = calls * product.flops
     benchmark.extra_info.update(
-        library=library, precision=precision, m=m, k=k, n=n, calls=calls, flops=flops,
-        flops_per_second=None if median is None else flops / median,
+        library=library, precision=precision, m=m, k=k, n=n, round_calls=calls, flops=product.flops,
+        flops_per_second=None if median is None else product.flops / median,
     )  # fmt: skip

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 
-def measure(benchmark, target, sizes, *, rounds=None, setup=None):
-    """Time ``target`` (which ends in block_until_ready) for the sizes's rounds, warm-up outside them.
+def measure(benchmark, target, sizes, *, rounds=None, setup=None, iterations=1):
+    """Time ``target`` (which ends in block_until_ready) for the sizes's rounds, warm-up outside them; a round of
+    ``iterations`` calls is timed as one and stored divided by them (`jaxmlp.measure.floor.per_call`).
 
-    Returns the median seconds, or None where benchmarks are disabled (a smoke run).
+    Returns the median seconds (of one iteration), or None where benchmarks are disabled (a smoke run).
     """
     benchmark.pedantic(
         target,
         setup=setup,
         rounds=rounds or sizes["rounds"],
         warmup_rounds=sizes["warmup_rounds"],
-        iterations=1,
+        iterations=iterations,
     )
     stats = getattr(benchmark, "stats", None)
     return None if stats is None else stats.stats.median

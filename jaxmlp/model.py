@@ -192,7 +192,7 @@ def sgd_update_bf16(params: Params, x: Array, y: Array, step_size: float = STEP_
 
 def step_function(precision: str) -> Callable[[Params, Array, Array, float], Params]:
     """The (unjitted) SGD step of a precision (`PRECISIONS`): ``f32`` and ``tf32`` the tutorial's `sgd_update`
-    (``tf32``: compiled under JAX's ``tensorfloat32`` matmul precision, `matmul_precision`), ``bf16``
+    (compiled under `precision_scope`: JAX's ``highest`` and ``tensorfloat32`` matmul precision), ``bf16``
     `sgd_update_bf16`."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")

@@ -21,6 +21,7 @@ def run(tmp_path, *args, out=None):
 @pytest.mark.parametrize(("args", "says"), [
     (["--bogus"], "unknown argument --bogus: use --backend cpu|gpu|tpu"),
     (["--backend", "x"], "--backend x: use cpu, gpu or tpu"),
+    (["--size"], "--size needs a value: use --backend cpu|gpu|tpu"),
 ])  # fmt: skip
 def test_a_wrong_argument_is_one_line(tmp_path, args, says):
     code, err = run(tmp_path, *args)

@@ -112,12 +112,13 @@ def test_pipeline_ladder_against_the_best_floor_of_the_same_run(frames):
     assert line["best_library"] == "torch" and line["fastest"].rung == "pipeline scan"
 
 
-def gemm_row(library, precision, shape, median, calls=1, backend="cpu"):
+def gemm_row(library, precision, shape, median, round_calls=1, backend="cpu"):
+    """A floor product's row as read: one product's share of a round of ``round_calls`` (schema 4)."""
     m, k, n = (int(x) for x in shape.split("x"))
     return {"test": "test_gemm", "name": f"test_gemm[{backend}-{library}-{precision}-{shape}]", "backend": backend,
-            "library": library, "precision": precision, "shape": shape, "m": m, "k": k, "n": n, "calls": calls,
-            "flops": calls * 2 * m * k * n, "median": median, "iqr": median / 10, "q1": median * 0.95,
-            "q3": median * 1.05}  # fmt: skip
+            "library": library, "precision": precision, "shape": shape, "m": m, "k": k, "n": n,
+            "round_calls": round_calls, "flops": 2 * m * k * n, "median": median, "iqr": median / 10,
+            "q1": median * 0.95, "q3": median * 1.05}  # fmt: skip
 
 
 SQUARE = "2048x2048x2048"
@@ -125,8 +126,8 @@ GEMMS = pd.DataFrame([
     gemm_row("xla", "f32", SQUARE, 2 * 2048**3 / 250e9), gemm_row("torch", "f32", SQUARE, 2 * 2048**3 / 300e9),
     gemm_row("numpy", "f32", SQUARE, 2 * 2048**3 / 200e9), gemm_row("xla", "bf16", SQUARE, 2 * 2048**3 / 1250e9),
     gemm_row("torch", "bf16", SQUARE, 2 * 2048**3 / 1800e9),
-    gemm_row("xla", "f32", "128x784x512", 20 * 2 * 128 * 784 * 512 / 200e9, calls=20),
-    gemm_row("torch", "f32", "128x784x512", 20 * 2 * 128 * 784 * 512 / 100e9, calls=20),
+    gemm_row("xla", "f32", "128x784x512", 2 * 128 * 784 * 512 / 200e9, round_calls=20),
+    gemm_row("torch", "f32", "128x784x512", 2 * 128 * 784 * 512 / 100e9, round_calls=20),
 ])  # fmt: skip
 
 
@@ -194,10 +195,6 @@ def test_matmul_rate(frames):
     median = frames[0].set_index("name").loc["test_matmul[cpu]", "median"]
     assert row["backend"] == "cpu" and row["matmul_ms"] == pytest.approx(median * 1e3)
     assert row["gflop_per_s"] == pytest.approx(2 * 2048**3 / median / 1e9)
-    rounds = frames[0].assign(calls=8.0, flops=8 * 2 * 2048**3)  # a round of 8 products back to back (an accelerator)
-    (row,) = tables.matmul_rate(rounds).to_dict("records")
-    assert row["matmul_ms"] == pytest.approx(median / 8 * 1e3)
-    assert row["gflop_per_s"] == pytest.approx(8 * 2 * 2048**3 / median / 1e9)
 
 
 def test_a_file_without_one_variant_shows_it_empty(frames):
@@ -222,12 +219,19 @@ def test_an_accelerators_goals_are_read_from_its_own_run():
     assert floor["met"] is bool(x <= tables.GOAL_ACCELERATOR_FLOOR)
     assert f"{tables.ratio(x)} the {fastest.precision} floor" in floor["text"]
 
-    slow_seed = epochs[epochs["pipeline"] == "batched"].head(1).assign(pipeline="seed", median=fastest["median"] * 60)
+    batched = epochs[(epochs["pipeline"] == "batched") & (epochs["precision"] == "f32")]
+    slow_seed = batched.assign(pipeline="seed", median=fastest["median"] * 60)  # the tutorial's: f32, no workers
     goals = {g["goal"]: g for g in tables.goals(pd.concat([rows, slow_seed])) if g["backend"] == "tpu"}
     (seed,) = (g for name, g in goals.items() if "than the tutorial's seed" in name)
     assert seed["met"] is True and "×60" in seed["text"]
     assert not [g for g in tables.goals(rows) if g["backend"] == "cpu"]  # a CPU has no accelerator goals
 
-    matmul = rows[rows["test"] == "test_matmul"].iloc[0]  # a round of products dispatched back to back
-    assert matmul["calls"] > 1 and matmul["device_kind"] == "TPU v5 lite"  # the benchmark's own, not the run's None
-    assert tables.benchmark_medians(rows)["matmul"] == pytest.approx(matmul["median"] / matmul["calls"])
+    # written as rounds of 64 products (schema 3), read as one product's share of its round
+    raw = json.loads(path.read_text())
+    (written,) = (b for b in raw["benchmarks"] if b["name"] == "test_matmul[tpu]")
+    matmul = rows[rows["test"] == "test_matmul"].iloc[0]
+    assert written["extra_info"]["calls"] == matmul["round_calls"] == 64 and "calls" not in rows
+    assert matmul["median"] == pytest.approx(written["stats"]["median"] / 64)
+    assert matmul["flops_per_second"] == pytest.approx(matmul["flops"] / matmul["median"], rel=0.05)
+    assert matmul["device_kind"] == "TPU v5 lite"  # the benchmark's own, not the run's None
+    assert tables.benchmark_medians(rows)["matmul"] == matmul["median"]

@@ -23,22 +23,25 @@
 #                                     platformdirs, where missing, from the machine's own package index
 #                                     ($JAXMLP_TPU_INDEX, default /opt/pypi/simple); carry bench/gpu/mnist
 #   bench/gpu/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
-# Options: --limit SECONDS (default 400: the hard limit of the whole run), --rounds N (default 3), --size SIZE (the
+# Options: --limit SECONDS (default 480: the hard limit of the whole run), --rounds N (default 3), --size SIZE (the
 # bench's sizes, default quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,...
 set -uo pipefail
 
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
 
-backend=gpu limit=400 rounds=3 size=quick only=bench,profile,precision,nox,scaling
+backend=gpu limit=480 rounds=3 size=quick only=bench,profile,precision,nox,scaling
+usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --size quick|smoke|..., --only bench,profile,precision,nox,scaling"
 while [ $# -gt 0 ]; do
+    case $1 in --backend|--limit|--rounds|--size|--only)
+        [ $# -ge 2 ] || { echo "bench/gpu/run.sh: $1 needs a value: $usage" >&2; exit 2; } ;;
+    esac
     case $1 in
         --backend) backend=$2; shift 2 ;;
         --limit) limit=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
-        *) echo "bench/gpu/run.sh: unknown argument $1: use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N," \
-                "--size quick|smoke|..., --only bench,profile,precision,nox,scaling" >&2; exit 2 ;;
+        *) echo "bench/gpu/run.sh: unknown argument $1: $usage" >&2; exit 2 ;;
     esac
 done
 case $backend in cpu|gpu|tpu) ;; *) echo "bench/gpu/run.sh: --backend $backend: use cpu, gpu or tpu" >&2; exit 2 ;; esac
@@ -125,8 +128,8 @@ ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--datase
 
 before=$(ls reports)
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
-    # Caps from the TPU v5e run (reports/tpu-20261205T180837/): floor 39 s, epoch 57, update 65 (cut at 60 there),
-    # predict 81, loader 19, each with its process's start and the chip's opening (10-20 s).
+    # Caps from the TPU v5e runs (reports/tpu-20261205T204421/, --rounds 3): floor 52 s, epoch 95, update 67,
+    # predict 67, loader 18, each with its process's start and the chip's opening (10-20 s); a GPU adds tf32 rows.
     for module in floor:75 epoch:150 update:90 predict:100 loader:60; do
         step "bench-${module%:*}" 20 "${module#*:}" $python -m pytest "bench/bench_${module%:*}.py" -q \
             -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" --size "$size" \

@@ -27,7 +27,7 @@ def flop_ceiling(device: Any, sizes: Sequence[int] = MATMUL_SIZES, repeats: int 
     rates = {}
     for n in sizes:
         product = floor.gemm("xla", "f32", (n, n, n), device)
-        rates[f"{n}x{n}x{n}"] = floor.gemm_flops_per_second(product, repeats)
+        rates[f"{n}x{n}x{n}"] = floor.gemm_flops_per_second(product, repeats, floor.held_bytes(device))
     best = max(rates, key=lambda k: rates[k])
     return {"flops_per_second": rates[best], "best_shape": best, "matmul_flops_per_second": rates}
 

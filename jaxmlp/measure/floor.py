@@ -12,6 +12,7 @@ matmul".
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -193,11 +194,24 @@ def median_seconds(call: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
-def calls_per_round(run: Callable[[int], Any], result_bytes: int) -> int:
+def held_bytes(device: jax.Device) -> int:
+    """How many bytes of results a round may hold on ``device``: `HELD_BYTES`, or less where the device says how
+    much memory it has free (a GPU's or a TPU's ``memory_stats``): a quarter of that."""
+    try:
+        stats = device.memory_stats()
+    except Exception:  # a backend without memory statistics (the CPU)
+        stats = None
+    if stats and "bytes_limit" in stats:
+        free = int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+        return max(1, min(HELD_BYTES, free // 4))
+    return HELD_BYTES
+
+
+def calls_per_round(run: Callable[[int], Any], result_bytes: int, held: int = HELD_BYTES) -> int:
     """How many calls one timed round of ``run(n)`` (`Gemm.run`: n calls dispatched back to back, one wait) holds:
-    the fewest, doubling from 1, whose round lasts `ROUND_SECONDS` (1 for a CPU's 2048^3), at most what
-    `HELD_BYTES` of results (``result_bytes`` a call) allows."""
-    most = max(1, HELD_BYTES // result_bytes)
+    the fewest, doubling from 1, whose round lasts `ROUND_SECONDS` (1 for a CPU's 2048^3), at most what ``held``
+    bytes of results (``result_bytes`` a call; `held_bytes`) allow."""
+    most = max(1, held // result_bytes)
     run(1)  # compiled and warm
     calls = 1
     while calls < most:
@@ -209,10 +223,23 @@ def calls_per_round(run: Callable[[int], Any], result_bytes: int) -> int:
     return calls
 
 
-def gemm_flops_per_second(product: Gemm, repeats: int = 10) -> float:
-    """Median FLOP/s of ``product`` over ``repeats`` timed rounds of `calls_per_round` calls, after one untimed
-    round (compile and warm-up)."""
-    calls = calls_per_round(product.run, product.result_bytes)
+def per_call(run: Callable[[int], Any], calls: int) -> Callable[[], Any]:
+    """A target for a timer that times ``calls`` invocations as one round and divides it by them (pytest-benchmark's
+    ``iterations``): every ``calls``-th invocation runs the round's products, dispatched back to back with one wait
+    (``run(calls)``), the others do nothing; so each stored sample is one product's share of its round, whatever
+    the number of calls `calls_per_round` chose."""
+    count = itertools.count(1)
+
+    def target() -> Any:
+        return run(calls) if next(count) % calls == 0 else None
+
+    return target
+
+
+def gemm_flops_per_second(product: Gemm, repeats: int = 10, held: int = HELD_BYTES) -> float:
+    """Median FLOP/s of ``product`` over ``repeats`` timed rounds of `calls_per_round` calls (at most ``held``
+    bytes of results a round: `held_bytes`), after one untimed round (compile and warm-up)."""
+    calls = calls_per_round(product.run, product.result_bytes, held)
     return calls * product.flops / median_seconds(lambda: product.run(calls), repeats)
 
 
@@ -220,7 +247,7 @@ def floor_rates(device: jax.Device, repeats: int = 10, precision: str = "f32") -
     """The FLOP/s of `SQUARE` in ``precision`` (`registry.GEMM_PRECISIONS`) in each library that multiplies so on
     ``device``'s platform, XLA first."""
     return {
-        library: gemm_flops_per_second(gemm(library, precision, SQUARE, device), repeats)
+        library: gemm_flops_per_second(gemm(library, precision, SQUARE, device), repeats, held_bytes(device))
         for library in registry.GEMM_LIBRARIES
         if unavailable(library, precision, device.platform) is None
     }

@@ -120,7 +120,7 @@ def train(
 
     from jaxmlp.measure.environment import metadata, select_device
     from jaxmlp.measure.timing import compile_seconds
-    from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot
+    from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot, precision_scope
     from jaxmlp.pipelines.epochs import make_epoch
     from jaxmlp.pipelines.loaders import as_arrays
 
@@ -156,8 +156,9 @@ def train(
                 params = run_epoch(params, progress)  # returns once params are ready
                 seconds = time.perf_counter() - start
             here = run_epoch.local(params)  # this process's copy, on its device
-            train_eval = evaluate(here, *splits["train"])
-            test_eval = evaluate(here, *splits["test"])
+            with precision_scope(config.precision):  # an f32 run's accuracy from float32 products too
+                train_eval = evaluate(here, *splits["train"])
+                test_eval = evaluate(here, *splits["test"])
             train_loss = _finite_or_none(train_eval.loss)
             diverged = train_loss is None
             record = EpochRecord(

@@ -101,7 +101,7 @@ def run_once(config: TtaConfig, datasets: Datasets, pipeline: str, precision: st
     from jax import random
 
     from jaxmlp.measure.environment import select_device
-    from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot
+    from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot, precision_scope
     from jaxmlp.pipelines.epochs import make_epoch
     from jaxmlp.pipelines.loaders import as_arrays
 
@@ -129,7 +129,8 @@ def run_once(config: TtaConfig, datasets: Datasets, pipeline: str, precision: st
         for epoch in epochs:
             epoch.count_flops = False  # a torch run compiles no JAX step it does not run
             epoch.compile(params)
-        evaluation = evaluate.lower(epochs[0].local(params), *test).compile()
+        with precision_scope(precision):  # an f32 run's accuracy from float32 products too
+            evaluation = evaluate.lower(epochs[0].local(params), *test).compile()
         run.compile_seconds = time.perf_counter() - mark
         steps_per_epoch = sum(e.n_steps for e in epochs)
         params = epochs[0].place(params)

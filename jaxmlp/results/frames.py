@@ -59,10 +59,11 @@ def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFra
         stats = {key: getattr(bench.stats, key) if bench.stats else None for key in STATS}
         device = devices.get(bench.extra_info.get("backend") or bench.params.get("backend")) or {}
         per_device = {key: device[key] for key in DEVICE_METADATA if common.get(key) is None and key in device}
-        # a parameter is the row's, and so is what the benchmark recorded itself (its device's kind): the run's
-        # metadata fills the rest
+        # a parameter is the row's; the run's metadata fills the rest, but a value the run left empty does not
+        # hide what the benchmark recorded itself (its device's kind)
+        own = {key for key, value in bench.extra_info.items() if value is not None}
         mine = {key: value for key, value in common.items()
-                if key not in bench.params and bench.extra_info.get(key) is None}  # fmt: skip
+                if key not in bench.params and not (value is None and key in own)}  # fmt: skip
         rows.append({"group": bench.group, "name": bench.name, "test": bench.id, **bench.params, **bench.extra_info,
                      **stats, **mine, **per_device})  # fmt: skip
         data = bench.stats.data if bench.stats else ()

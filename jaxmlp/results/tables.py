@@ -134,12 +134,11 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 @shows(registry.MATMUL)
 def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
     """Per backend (and JAX's float32 matmul precision, where a run set one): the 2048^3 float32 matmul behind the
-    floor, its time (a round's median over its calls: rows before rounds of several calls have one) and rate."""
+    floor, its time (one product's) and rate."""
     d = query(df, registry.MATMUL)
     if d.empty:
         return d
-    calls = d["calls"].fillna(1).astype(float) if "calls" in d else 1.0
-    out = pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] / calls * 1e3,
+    out = pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] * 1e3,
                         "gflop_per_s": d["flops"] / d["median"] / 1e9})  # fmt: skip
     if "jax_default_matmul_precision" in d and (d["jax_default_matmul_precision"].fillna("default") != "default").any():
         out.insert(1, "precision", d["jax_default_matmul_precision"].fillna("default"))
@@ -157,18 +156,17 @@ def _order(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
 @shows(registry.GEMM)
 def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
     """Per backend, shape (2048^3 first, then the MLP's layers at batch 128), precision and library: a product's
-    median time (a round's time over its calls) and rate; ``fastest`` marks the best library of each backend, shape
+    median time (one product's) and rate; ``fastest`` marks the best library of each backend, shape
     and precision (``~fastest``: its IQR overlaps the best's); bf16's rate as times f32's of the same library."""
     d = query(df, registry.GEMM)
     columns = ["backend", "shape", "precision", "library", "gemm_ms", "gemm_iqr_ms", "gflop_per_s", "bf16_speedup",
                "best"]  # fmt: skip
     if d.empty:
         return pd.DataFrame(columns=columns)
-    calls = d["calls"].astype(float)
     out = pd.DataFrame({"backend": d["backend"], "shape": d["shape"], "precision": d["precision"],
-                        "library": d["library"], "gemm_ms": d["median"] / calls * 1e3,
-                        "gemm_iqr_ms": d["iqr"] / calls * 1e3, "gflop_per_s": d["flops"] / d["median"] / 1e9,
-                        "q1": d["q1"] / calls * 1e3, "q3": d["q3"] / calls * 1e3, "m": d["m"], "k": d["k"],
+                        "library": d["library"], "gemm_ms": d["median"] * 1e3,
+                        "gemm_iqr_ms": d["iqr"] * 1e3, "gflop_per_s": d["flops"] / d["median"] / 1e9,
+                        "q1": d["q1"] * 1e3, "q3": d["q3"] * 1e3, "m": d["m"], "k": d["k"],
                         "n": d["n"]})  # fmt: skip
     out["best"] = ""
     for _, rows in out.groupby(["backend", "shape", "precision"]):
@@ -312,8 +310,9 @@ def _gemm_square(rates: pd.DataFrame, precision: str) -> tuple[str, float] | Non
 
 
 def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
-    """Per backend, the three goals read from one run's epoch ladder and GEMMs: ``goal``, ``met`` (None: not
-    measurable in this run), ``text`` (the numbers behind it, in units). ``accuracy``: test accuracy after the
+    """Per backend, the goals read from one run's epoch ladder and GEMMs (issue 24's; an accelerator's own too,
+    `_accelerator_goals`): ``goal``, ``met`` (None: not measurable in this run), ``text`` (the numbers behind it,
+    in units). ``accuracy``: test accuracy after the
     tutorial's epochs per precision, where known (the bf16 goal holds only with accuracy kept)."""
     out: list[dict[str, Any]] = []
     ladder = pipeline_ladder(df)
@@ -384,7 +383,7 @@ def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame, ep
     pipeline's trace, `jaxmlp profile`, splits it)."""
     out: list[dict[str, Any]] = []
     fastest = runs.iloc[0]
-    seed = runs[runs["pipeline"] == "seed"]
+    seed = runs[runs["rung"] == rung_name("seed")]  # the tutorial's own: float32, no loader workers
     goal = f"fastest pipeline >= {GOAL_SEED_SPEEDUP:g}x faster an epoch than the tutorial's seed on this device"
     if len(seed):
         speedup = float(seed["epoch_s"].iloc[0]) / float(fastest.epoch_s)
@@ -528,16 +527,13 @@ def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, pd.
 
 def benchmark_medians(run: pd.DataFrame) -> pd.Series:
     """One backend's run as medians (s) by benchmark: the epoch ladder's rungs (floors, the step's matmuls, each
-    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``); a
-    benchmark whose round holds several calls (the floor's products) by its median over its calls: one call's."""
+    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``)."""
     medians = pipeline_ladder(run).set_index("rung")["epoch_s"].to_dict()
     for bench in SIDE_BY_SIDE:
         shown = [p for p in bench.params if p != "backend"]
         for r in query(run, bench).itertuples():
             label = ", ".join(f"{p} {getattr(r, p)}" for p in shown if hasattr(r, p))
-            calls = getattr(r, "calls", 1)
-            medians[f"{bench.id.removeprefix('test_')}{': ' if label else ''}{label}"] = r.median / (
-                1 if pd.isna(calls) else calls)  # fmt: skip
+            medians[f"{bench.id.removeprefix('test_')}{': ' if label else ''}{label}"] = r.median
     return pd.Series(medians, dtype=float)
 
 

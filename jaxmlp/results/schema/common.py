@@ -6,10 +6,11 @@ from typing import Any
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
-CURRENT = 3
+CURRENT = 4
 """The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1;
-version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); both are read through
-`jaxmlp.results.schema.upgrade`."""
+version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); up to version 3 a
+floor product's samples were rounds of ``calls`` products (4: one product's share of its round, ``round_calls``);
+all are read through `jaxmlp.results.schema.upgrade`."""
 
 METADATA_KEY = "jaxmlp"
 """pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in

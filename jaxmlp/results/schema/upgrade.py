@@ -5,7 +5,9 @@ before 2026-12-04), whose kind is told from its shape. Version 1 files came in s
 benchmarks renamed since (`registry.RENAMED`, `Benchmark.defaults`), sweep processes from before the workload
 contract (``pipelines`` and ``step``), and detector trials that called their trials ``rounds``. Version 2's scaling
 rows measured one process and did not say so (``scaling_epoch[cpu-2]``): version 3 names P
-(``scaling_epoch[cpu-2-1]``, ``processes`` 1).
+(``scaling_epoch[cpu-2-1]``, ``processes`` 1). Up to version 3 a floor product's samples (``test_gemm``,
+``test_matmul``) were rounds of ``calls`` products: version 4 stores one product's share of its round (its times and
+FLOPs divided by ``calls``, which becomes ``round_calls``), so runs on either side compare sample for sample.
 """
 
 from __future__ import annotations
@@ -50,13 +52,51 @@ def upgrade(raw: object) -> tuple[str, JSON]:
                           "upgrade jaxmlp to read it")  # fmt: skip
     if version == 1:
         kind = _kind_of_version_1(raw, meta)
-        return kind, {**_from_version_1(kind, dict(raw)), **header(kind)}
+        doc = {**_from_version_1(kind, dict(raw)), **header(kind)}
+        return kind, _floor_per_product(doc) if kind == BENCH else doc
     kind = raw.get(KIND, meta.get(KIND))
     if kind not in KINDS:
         raise JaxmlpError(f"unknown kind of results file {kind!r} (jaxmlp knows {', '.join(KINDS)})")
     if version == 2 and kind == SCALING and isinstance(raw.get("benchmarks"), list):
         return SCALING, _scaling_from_version_2(dict(raw))
+    if version < 4 and kind == BENCH and isinstance(raw.get("benchmarks"), list):
+        return BENCH, {**_floor_per_product(dict(raw)), **header(BENCH)}
     return str(kind), dict(raw)
+
+
+FLOOR_PRODUCTS = (registry.GEMM.id, registry.MATMUL.id)
+"""The benchmarks whose rounds held several products up to version 3 (``extra_info["calls"]``)."""
+PER_ROUND = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "ld15iqr", "hd15iqr", "total")
+"""The pytest-benchmark statistics in seconds: divided by a round's calls for one product's share."""
+
+
+def _floor_per_product(doc: JSON) -> JSON:
+    """Version 3 and before: each floor product's round of ``calls`` products as one product's share (times and
+    FLOPs divided by ``calls``, as pytest-benchmark stores a round of ``iterations``); ``calls`` becomes
+    ``round_calls``."""
+    rows = []
+    for row in doc["benchmarks"]:
+        extra = row.get("extra_info") if isinstance(row, Mapping) else None
+        calls = extra.get("calls") if isinstance(extra, Mapping) else None
+        floor = registry.benchmark_id(str(row.get("name"))) in FLOOR_PRODUCTS
+        if not floor or not isinstance(calls, int) or calls < 2:
+            rows.append(row)
+            continue
+        stats = dict(row.get("stats") or {})
+        for key in PER_ROUND:
+            if isinstance(stats.get(key), (int, float)):
+                stats[key] = stats[key] / calls
+        if isinstance(stats.get("ops"), (int, float)):
+            stats["ops"] = stats["ops"] * calls
+        if isinstance(stats.get("data"), list):
+            stats["data"] = [t / calls for t in stats["data"]]
+        stats["iterations"] = calls
+        info = {key: value for key, value in dict(extra or {}).items() if key != "calls"}
+        info["round_calls"] = calls
+        if isinstance(info.get("flops"), (int, float)):
+            info["flops"] = info["flops"] / calls
+        rows.append({**row, "stats": stats, "extra_info": info})
+    return {**doc, "benchmarks": rows}
 
 
 def _metadata(raw: Mapping[str, Any]) -> Mapping[str, Any]:
