@@ -73,24 +73,15 @@ def parse(raw: object) -> Document:
         ) from None
 
 
+TYPED: Mapping[str, Any] = {
+    BENCH: BenchmarkDocument, SCALING: BenchmarkDocument, SWEEP: BenchmarkDocument, TRAIN: TrainDocument,
+    TRIALS: TrialsDocument, TTA: TtaDocument, BISECT: BisectDocument, CEILINGS: CeilingsDocument,
+    ROOFLINE: RooflineDocument, EXPLAIN: ExplainDocument, VALIDATION: ValidationDocument, CELLS: CellsDocument,
+}  # fmt: skip
+"""The document class of each kind (`common.KINDS`): each reads its JSON with ``from_json``."""
+
+
 def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
-    if kind in (BENCH, SCALING, SWEEP):
-        return BenchmarkDocument.from_json(doc)
-    if kind == TRAIN:
-        return TrainDocument.from_json(doc)
-    if kind == TRIALS:
-        return TrialsDocument.from_json(doc)
-    if kind == TTA:
-        return TtaDocument.from_json(doc)
-    if kind == BISECT:
-        return BisectDocument.from_json(doc)
-    if kind == CEILINGS:
-        return CeilingsDocument.from_json(doc)
-    if kind == ROOFLINE:
-        return RooflineDocument.from_json(doc)
-    if kind == EXPLAIN:
-        return ExplainDocument.from_json(doc)
-    if kind == VALIDATION:
-        return ValidationDocument.from_json(doc)
-    assert kind == CELLS
-    return CellsDocument.from_json(doc)
+    if kind not in TYPED:  # a sweep's log (samples.jsonl): read line by line by `jaxmlp.results.sweep_files`
+        raise JaxmlpError(f"a {kind} file is not one results document: read its folder instead")
+    return TYPED[kind].from_json(doc)  # type: ignore[no-any-return]

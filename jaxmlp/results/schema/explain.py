@@ -21,6 +21,11 @@ def json_number(value: float | None) -> float | None:
 SAME_HLO = "same optimized HLO: the change is below HLO, in the backend's code generation or runtime"
 
 
+def _ratio(a: float | None, b: float | None) -> float | None:
+    """B over A, where both are known (and A is not 0)."""
+    return b / a if a and b is not None else None
+
+
 @dataclass(frozen=True)
 class Change:
     """One quantity of the two programs (flops, bytes, memory, compile seconds): its value in A and in B."""
@@ -31,7 +36,7 @@ class Change:
 
     @property
     def ratio(self) -> float | None:
-        return self.b / self.a if self.a and self.b is not None else None
+        return _ratio(self.a, self.b)
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class OpTime:
 
     @property
     def ratio(self) -> float | None:
-        return self.b_seconds / self.a_seconds if self.a_seconds and self.b_seconds is not None else None
+        return _ratio(self.a_seconds, self.b_seconds)
 
 
 @dataclass(frozen=True)
