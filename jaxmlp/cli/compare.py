@@ -40,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
         if (folder := incomplete_sweep(side)) is not None:
             print(f"jaxmlp compare: note: {side} is from an INCOMPLETE sweep ({folder}): its samples so far; "
                   f"`jaxmlp sweep resume {folder}` measures the rest", file=sys.stderr)  # fmt: skip
-    (baseline, before), (new, after) = samples(args.baseline), samples(args.new)
-    memory = compare_memory(peak_memory(args.baseline), peak_memory(args.new), args.memory_threshold)
+    documents = documents_of(args.baseline), documents_of(args.new)  # each file read once, for both metrics
+    (baseline, before), (new, after) = (samples(side) for side in documents)
+    memory = compare_memory(peak_memory(documents[0]), peak_memory(documents[1]), args.memory_threshold)
     table = compare_samples(baseline, new, args.threshold, args.alpha)
     if table.empty:
         raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
@@ -60,32 +61,33 @@ def run(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_regression and flagged else 0
 
 
-def documents_of(path: str) -> list[tuple[str, BenchmarkDocument]]:
+Documents = list[tuple[str, BenchmarkDocument]]
+
+
+def documents_of(path: str) -> Documents:
+    """The pytest-benchmark documents of a file, or of every one in a folder (what it skips, said in a warning)."""
     if not os.path.isdir(path):
         return [(path, read_benchmarks(path))]
-    return [(str(p), d) for p, d in ResultsStore(path).scan().of(BenchmarkDocument)]
+    scan = ResultsStore(path).scan()
+    warn_skipped(scan.skipped, "compare")
+    documents = [(str(p), d) for p, d in scan.of(BenchmarkDocument)]
+    if not documents:
+        raise JaxmlpError(f"{path}: no pytest-benchmark JSON files in this folder")
+    return documents
 
 
-def peak_memory(path: str) -> dict[str, float]:
-    """Each benchmark's peak host memory from a file, or the highest of a folder's files."""
+def peak_memory(documents: Documents) -> dict[str, float]:
+    """Each benchmark's peak host memory from one document, or the highest of several."""
     out: dict[str, float] = {}
-    for _, document in documents_of(path):
+    for _, document in documents:
         for name, peak in document.peak_memory().items():
             out[name] = max(peak, out.get(name, 0.0))
     return out
 
 
-def samples(path: str) -> tuple[dict[str, list[float]], set[str]]:
-    """Raw samples by benchmark name from a pytest-benchmark file, or pooled from every one in a folder, and the
-    machines they were measured on (each as one line)."""
-    if not os.path.isdir(path):
-        documents = [(path, read_benchmarks(path))]
-    else:
-        scan = ResultsStore(path).scan()
-        warn_skipped(scan.skipped, "compare")
-        documents = [(str(p), d) for p, d in scan.of(BenchmarkDocument)]
-        if not documents:
-            raise JaxmlpError(f"{path}: no pytest-benchmark JSON files in this folder")
+def samples(documents: Documents) -> tuple[dict[str, list[float]], set[str]]:
+    """Raw samples by benchmark name from one document, or pooled from several, and the machines they were measured
+    on (each as one line)."""
     pooled: dict[str, list[float]] = {}
     machines = {", ".join(document.machine) for _, document in documents}
     for file, document in documents:
