@@ -38,6 +38,7 @@ from jaxmlp.measure.sweep.settings import EVERY, Bisect, Detector, Matrix, Measu
 from jaxmlp.report.summaries import bisect_summary, summaries, validation_summary
 from jaxmlp.report.text import render
 from jaxmlp.results import layout, sweep_files, sweep_tables
+from jaxmlp.results.explain_files import EXPLAIN_PROCESSES
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
@@ -135,7 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(explain_, options.WORKLOAD.but(default=None, why="one workload (default: the first given, else "
                                                                  f"{DEFAULT_WORKLOAD})"))  # fmt: skip
     options.add(explain_, *options.DATA, *options.TIMING, options.PIN_CPU)
-    options.add(explain_, options.PROCESSES.but(default=3, why="a release; the first of each profiled"),
+    options.add(explain_, options.PROCESSES.but(default=EXPLAIN_PROCESSES, why="a release; the first of each profiled"),
                 options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)  # fmt: skip
     explain_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
                           help="a release's environment made by hand (repeatable)")  # fmt: skip
@@ -319,20 +320,27 @@ def timeline_columns(folder: Path) -> list[sweep_tables.TimelineColumn]:
 
 def explain_change(folder: Path, workload: str, flags: str, before: str, at: str, kind: str, matrix: Matrix) -> None:
     """`jaxmlp sweep explain BEFORE AT` for one change a sweep flagged or a timeline found (a step, a drift, a
-    transient), with the sweep's own settings, into its folder; printed. A failure to explain is one line, never
-    the sweep's failure."""
-    from jaxmlp.report.explain import explain_text
-    from jaxmlp.results.explain_files import explain
+    transient), with the sweep's own settings, into its folder; printed."""
+    _explained(f"Explaining {workload}: {before} -> {at} ({kind})", folder, before, at, workload, folder,
+               replace(matrix, xla_flags=(flags,) if flags else ()))  # fmt: skip
 
-    print(f"\nExplaining {workload}: {before} -> {at} ({kind})")
+
+def _explained(heading: str, settings: Measuring | Path, before: str, after: str, workload: str, out: Path,
+               matrix: Matrix) -> None:  # fmt: skip
+    """An explanation a command makes of its own answer (`jaxmlp.results.explain_files.explain`, at most
+    `EXPLAIN_PROCESSES` processes a release), printed under ``heading``; a failure to explain is one line, never
+    the command's failure."""
+    from jaxmlp.report.explain import explain_text
+    from jaxmlp.results.explain_files import explain  # looked up when called (tests/conftest.py `explained`)
+
+    print(f"\n{heading}")
     try:
-        doc, out = explain(folder, before, at, workload, folder,
-                           replace(matrix, processes=min(matrix.processes, 3), xla_flags=(flags,) if flags else ()),
-                           print)  # fmt: skip
+        doc, folder = explain(settings, before, after, workload, out,
+                              replace(matrix, processes=min(matrix.processes, EXPLAIN_PROCESSES)), print)  # fmt: skip
     except JaxmlpError as e:
         print(f"could not explain it: {e}")
         return
-    print(f"\n{explain_text(doc, out)}")
+    print(f"\n{explain_text(doc, folder)}")
 
 
 def resume_command(args: argparse.Namespace) -> int:
@@ -447,21 +455,10 @@ def explain_command(args: argparse.Namespace) -> int:
 
 def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str, matrix: Matrix,
                    out: Path) -> None:  # fmt: skip
-    """The bisection's answer explained (`jaxmlp sweep explain AFTER FIRST`), printed; a failure to explain is one
-    line, never the bisection's failure."""
-    from jaxmlp.report.explain import explain_text
-    from jaxmlp.results.explain_files import explain
-
-    if result.status != "found" or result.first is None or result.after is None:
-        return
-    print(f"\nExplaining the answer: {result.after} -> {result.first}")
-    try:
-        doc, folder = explain(measuring, result.after, result.first, spec, out,
-                              replace(matrix, processes=min(matrix.processes, 3)), print)  # fmt: skip
-    except JaxmlpError as e:
-        print(f"could not explain it: {e}")
-        return
-    print(f"\n{explain_text(doc, folder)}")
+    """The bisection's answer explained (`jaxmlp sweep explain AFTER FIRST`), printed."""
+    if result.status == "found" and result.first is not None and result.after is not None:
+        _explained(f"Explaining the answer: {result.after} -> {result.first}", measuring, result.after, result.first,
+                   spec, out, matrix)  # fmt: skip
 
 
 def _releases(given: str | None) -> tuple[str, ...] | None:
