@@ -129,6 +129,28 @@ def test_benchmark_and_train_documents_are_typed():
     assert TrainDocument.from_json(train.to_json()) == train
 
 
+def test_a_version_3_bench_file_reads_under_todays_names_and_per_product():
+    doc = json.loads((FIXTURES / "bench-cpu.json").read_text())
+    doc["machine_info"]["jaxmlp"].update(kind="bench", schema_version=3)  # written before the epochs had precision
+    doc["benchmarks"].append(
+        {
+            **doc["benchmarks"][0],
+            "name": "test_gemm[cpu-xla-f32-128x512x10]",
+            "params": {"backend": "cpu", "library": "xla", "precision": "f32", "shape": "128x512x10"},
+            "extra_info": {"calls": 8, "flops": 8 * 2 * 128 * 512 * 10},
+            "stats": {**doc["benchmarks"][0]["stats"], "median": 0.8, "data": [0.8, 1.6]},
+        }
+    )  # a round of 8 products
+    read = parse(doc)
+    names = [b.name for b in read.benchmarks]
+    assert "test_epoch[cpu-seed-f32]" not in names and "test_epoch[cpu-seed-0-f32]" in names  # workers, precision
+    (gemm,) = (b for b in read.benchmarks if b.name.startswith("test_gemm"))
+    assert gemm.stats.median == pytest.approx(0.1) and gemm.stats.data == pytest.approx([0.1, 0.2])
+    assert gemm.extra_info["round_calls"] == 8 and "calls" not in gemm.extra_info
+    assert gemm.extra_info["flops"] == 2 * 128 * 512 * 10
+    assert read.to_json()["schema_version"] == CURRENT
+
+
 def test_trials_documents_read_their_earlier_form():
     comparison = {
         "n_baseline": 3,

@@ -2,7 +2,8 @@
 
 A file says which schema it is in (``schema_version``, and its ``kind``); a file without one is version 1 (written
 before 2026-12-04), whose kind is told from its shape. Version 1 files came in several forms, each upgraded here:
-benchmarks renamed since (`registry.RENAMED`, `Benchmark.defaults`), sweep processes from before the workload
+benchmarks renamed since (`registry.RENAMED`, `Benchmark.defaults`: a parameter added since, such as an epoch's
+``precision``, is filled in files of every earlier version), sweep processes from before the workload
 contract (``pipelines`` and ``step``), and detector trials that called their trials ``rounds``. Version 2's scaling
 rows measured one process and did not say so (``scaling_epoch[cpu-2]``): version 3 names P
 (``scaling_epoch[cpu-2-1]``, ``processes`` 1). Up to version 3 a floor product's samples (``test_gemm``,
@@ -57,10 +58,10 @@ def upgrade(raw: object) -> tuple[str, JSON]:
     kind = raw.get(KIND, meta.get(KIND))
     if kind not in KINDS:
         raise JaxmlpError(f"unknown kind of results file {kind!r} (jaxmlp knows {', '.join(KINDS)})")
-    if version == 2 and kind == SCALING and isinstance(raw.get("benchmarks"), list):
-        return SCALING, _scaling_from_version_2(dict(raw))
-    if version < 4 and kind == BENCH and isinstance(raw.get("benchmarks"), list):
-        return BENCH, {**_floor_per_product(dict(raw)), **header(BENCH)}
+    if version < CURRENT and kind in (BENCH, SCALING, SWEEP) and isinstance(raw.get("benchmarks"), list):
+        doc = dict(raw)  # rows under their names and parameters now (a version 2 scaling row: one process)
+        doc["benchmarks"] = [_current_row(b) if isinstance(b, Mapping) else b for b in doc["benchmarks"]]
+        return str(kind), {**(_floor_per_product(doc) if kind == BENCH else doc), **header(str(kind))}
     return str(kind), dict(raw)
 
 
@@ -129,12 +130,6 @@ def _from_version_1(kind: str, doc: JSON) -> JSON:
         if any(registry.benchmark_id(str(b.get("name"))) not in registry.BY_ID for b in doc["benchmarks"]):
             doc = _sweep_rows_again(doc)
     return doc
-
-
-def _scaling_from_version_2(doc: JSON) -> JSON:
-    """A version 2 scaling file: its rows one process each (`registry.SCALING`'s defaults), under their names now."""
-    doc["benchmarks"] = [_current_row(b) if isinstance(b, Mapping) else b for b in doc["benchmarks"]]
-    return {**doc, **header(SCALING)}
 
 
 def _current_row(row: Mapping[str, Any]) -> JSON:
