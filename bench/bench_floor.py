@@ -15,20 +15,23 @@ from jaxmlp.pipelines.loaders import as_arrays
 
 
 def test_matmul(benchmark, sizes, backend, device):
-    """The float32 rate that turns an epoch's FLOPs into its floor (2048^3): the median of rounds of products
-    dispatched back to back (one on a CPU), as `floor.floor_rates` measures it."""
+    """The float32 rate that turns an epoch's FLOPs into its floor (2048^3): XLA's product as `floor.floor_rates`
+    measures it, with its compiled facts."""
     benchmark.group = f"floor: {backend}"
-    n = 2048
-    a = jax.device_put(jnp.asarray(np.random.default_rng(0).standard_normal((n, n)), jnp.float32), device)
-    with precision_scope("f32"):  # float32 products on every backend, as the f32 epochs'
-        f = jax.jit(floor.matmul).lower(a, a).compile()
-    np.testing.assert_allclose(f(a, a)[:4, :4], np.asarray(a)[:4] @ np.asarray(a)[:, :4], **FLOAT32)
-    run = floor.dispatched(f, (a, a))
-    calls = floor.calls_per_round(run, 4 * n * n, floor.held_bytes(device))
-    median = measure(benchmark, floor.per_call(run, calls), sizes, iterations=calls)  # one product's share
-    benchmark.extra_info.update(compiled_facts(f))
-    benchmark.extra_info.update(round_calls=calls, flops=2 * n**3,
-                                flops_per_second=None if median is None else 2 * n**3 / median)  # fmt: skip
+    product = floor.gemm("xla", "f32", floor.SQUARE, device)  # float32 products on every backend, as f32 epochs'
+    np.testing.assert_allclose(product.to_numpy(product.call())[:4, :4], product.lhs[:4] @ product.rhs[:, :4],
+                               **FLOAT32)  # fmt: skip
+    timed_rounds(benchmark, product, sizes, device)
+    benchmark.extra_info.update(compiled_facts(product.compiled))
+
+
+def timed_rounds(benchmark, product, sizes, device) -> None:
+    """``product`` timed in rounds of calls dispatched back to back, one wait at a round's end (`floor.per_call`):
+    each sample one product's share of its round; its FLOPs and rate (flops / median) in extra_info."""
+    calls = floor.calls_per_round(product.run, product.result_bytes, floor.held_bytes(device))
+    median = measure(benchmark, floor.per_call(product.run, calls), sizes, iterations=calls)
+    benchmark.extra_info.update(round_calls=calls, flops=product.flops,
+                                flops_per_second=None if median is None else product.flops / median)  # fmt: skip
 
 
 def test_step_gemms(benchmark, sizes, backend, device, datasets, matmul_rate):
@@ -91,11 +94,6 @@ def test_gemm(benchmark, sizes, backend, device, library, precision, shape):
     scale = np.sqrt(product.shape[1])  # an entry is a sum of k unit-variance products: its size grows as sqrt(k)
     np.testing.assert_allclose(product.to_numpy(product.call())[:4, :4] / scale,
                                (product.lhs[:4] @ product.rhs[:, :4]) / scale, **tolerance)  # fmt: skip
-    # a round of products dispatched back to back, one wait at its end; each sample one product's share of it
-    calls = floor.calls_per_round(product.run, product.result_bytes, floor.held_bytes(device))
-    median = measure(benchmark, floor.per_call(product.run, calls), sizes, iterations=calls)
+    timed_rounds(benchmark, product, sizes, device)
     m, k, n = product.shape
-    benchmark.extra_info.update(
-        library=library, precision=precision, m=m, k=k, n=n, round_calls=calls, flops=product.flops,
-        flops_per_second=None if median is None else product.flops / median,
-    )  # fmt: skip
+    benchmark.extra_info.update(library=library, precision=precision, m=m, k=k, n=n)

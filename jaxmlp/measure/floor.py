@@ -41,10 +41,6 @@ HELD_BYTES = 2**31
 """At most how many bytes of results one round keeps until its wait (`calls_per_round`)."""
 
 
-def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
-    return a @ b
-
-
 # --- one product in each library ----------------------------------------------------------------------------
 
 
@@ -95,6 +91,8 @@ class Gemm(NamedTuple):
     to_numpy: Callable[[Any], np.ndarray]
     lhs: np.ndarray
     rhs: np.ndarray
+    compiled: Any = None
+    """XLA's executable of the product (its compiled facts); None for the other libraries."""
 
     def call(self) -> Any:
         """One product, done."""
@@ -118,8 +116,7 @@ def _inputs(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
 
 
-def _xla(precision: str, a: np.ndarray, b: np.ndarray,
-         device: jax.Device) -> tuple[Callable[[int], Any], np.ndarray, np.ndarray]:  # fmt: skip
+def _xla(precision: str, a: np.ndarray, b: np.ndarray, device: jax.Device) -> tuple[Any, np.ndarray, np.ndarray]:
     dtype = jnp.bfloat16 if precision == "bf16" else jnp.float32
     x, y = jax.device_put((jnp.asarray(a, dtype), jnp.asarray(b, dtype)), device)
     # bf16 inputs, float32 accumulation and result: the form that reached XLA:CPU's bf16 kernels (a cast inside the
@@ -127,7 +124,7 @@ def _xla(precision: str, a: np.ndarray, b: np.ndarray,
     product = jax.jit(lambda p, q: jnp.matmul(p, q, preferred_element_type=jnp.float32))
     with precision_scope(precision):  # f32: float32 products on every backend, tf32: TF32 passes (as the epochs)
         f = product.lower(x, y).compile()
-    return dispatched(f, (x, y)), np.asarray(x, np.float64), np.asarray(y, np.float64)
+    return (f, (x, y)), np.asarray(x, np.float64), np.asarray(y, np.float64)
 
 
 def dispatched(compiled: Callable[..., Any], args: Sequence[Any]) -> Callable[[int], Any]:
@@ -168,8 +165,10 @@ def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm
     if why is not None:
         raise ValueError(why)
     a, b = _inputs(shape)
+    compiled = None
     if library == "xla":
-        run, lhs, rhs = _xla(precision, a, b, device)
+        (compiled, args), lhs, rhs = _xla(precision, a, b, device)
+        run = dispatched(compiled, args)
         to_numpy: Callable[[Any], np.ndarray] = lambda out: np.asarray(out, np.float32)  # noqa: E731
     elif library == "torch":
         run, lhs, rhs = _torch(precision, a, b, device.platform)
@@ -179,7 +178,7 @@ def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm
         to_numpy = lambda out: np.asarray(out, np.float32)  # noqa: E731
     else:
         raise ValueError(f"no GEMM library {library!r}: choose from {', '.join(registry.GEMM_LIBRARIES)}")
-    return Gemm(library, precision, shape, run, to_numpy, lhs, rhs)
+    return Gemm(library, precision, shape, run, to_numpy, lhs, rhs, compiled)
 
 
 def median_seconds(call: Callable[[], Any], repeats: int) -> float:
