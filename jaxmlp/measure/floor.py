@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmlp import registry
+from jaxmlp import compat, registry
 from jaxmlp.model import LAYER_SIZES, precision_scope
 
 Shape = tuple[int, int, int]
@@ -196,10 +196,7 @@ def median_seconds(call: Callable[[], Any], repeats: int) -> float:
 def held_bytes(device: jax.Device) -> int:
     """How many bytes of results a round may hold on ``device``: `HELD_BYTES`, or less where the device says how
     much memory it has free (a GPU's or a TPU's ``memory_stats``): a quarter of that."""
-    try:
-        stats = device.memory_stats()
-    except Exception:  # a backend without memory statistics (the CPU)
-        stats = None
+    stats = compat.device_memory_stats(device)  # None on the CPU
     if stats and "bytes_limit" in stats:
         free = int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
         return max(1, min(HELD_BYTES, free // 4))

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jaxmlp import compat
-from jaxmlp.measure.programs import peak_rss_bytes
+from jaxmlp.measure.programs import device_peak, peak_rss_bytes
 
 STATUS = Path("/proc/self/status")
 CLEAR_REFS = Path("/proc/self/clear_refs")
@@ -48,9 +47,5 @@ def peak_facts(was_reset: bool, device: Any | None = None) -> dict[str, Any]:
     facts: dict[str, Any] = {"peak_rss_bytes": peak if peak is not None else peak_rss_bytes(),
                              "peak_rss_scope": SCOPE_BENCHMARK if peak is not None else SCOPE_PROCESS}  # fmt: skip
     if device is not None:
-        stats = compat.device_memory_stats(device)
-        if stats and "peak_bytes_in_use" in stats:
-            facts["device_peak_bytes"] = int(stats["peak_bytes_in_use"])  # since the process started: JAX has no reset
-        else:
-            facts["device_peak_why"] = f"not available on {device.platform}: the backend keeps no memory_stats() peak"
+        facts.update(device_peak(device))
     return facts

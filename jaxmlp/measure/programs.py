@@ -102,13 +102,14 @@ def peak_rss_bytes() -> int:
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
 
-def device_peak(device: Any, version: str) -> dict[str, Any]:
+def device_peak(device: Any, version: str | None = None) -> dict[str, Any]:
     """The device's peak bytes in use (``memory_stats()["peak_bytes_in_use"]``), or why there is none."""
     stats = compat.device_memory_stats(device)
     if stats is None or "peak_bytes_in_use" not in stats:
-        return {"device_peak_why": f"not available in {version} on {device.platform}: the backend keeps no "
-                                   "memory_stats() peak"}  # fmt: skip
-    return {"device_peak_bytes": int(stats["peak_bytes_in_use"])}
+        where = f"in {version} on" if version else "on"
+        return {"device_peak_why": f"not available {where} {device.platform}: the backend keeps no memory_stats() "
+                                   "peak"}  # fmt: skip
+    return {"device_peak_bytes": int(stats["peak_bytes_in_use"])}  # since the process started: JAX has no reset
 
 
 def process_facts(device: Any, version: str) -> dict[str, Any]:
