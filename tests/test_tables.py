@@ -194,7 +194,9 @@ def test_matmul_rate(frames):
     (row,) = tables.matmul_rate(frames[0]).to_dict("records")
     median = frames[0].set_index("name").loc["test_matmul[cpu]", "median"]
     assert row["backend"] == "cpu" and row["matmul_ms"] == pytest.approx(median * 1e3)
-    assert row["gflop_per_s"] == pytest.approx(2 * 2048**3 / median / 1e9)
+    assert row["gflop_per_s"] == pytest.approx(2 * 2048**3 / median / 1e9) and "precision" not in row
+    (row,) = tables.matmul_rate(frames[0].assign(round_calls=1.0)).to_dict("records")  # timed since f32 is highest
+    assert row["precision"] == "highest"
 
 
 def test_a_file_without_one_variant_shows_it_empty(frames):

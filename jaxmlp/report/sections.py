@@ -212,7 +212,8 @@ def _env_run(rows: pd.DataFrame, found: Sequence[Table], plots: Sequence[Figure]
     return Run(run_label(env, stamp), f"{where}. {note}".strip(), tuple(found), tuple(plots), stamp, env["backends"])
 
 
-def benchmark_run(rows: pd.DataFrame, folder: Path | None = None) -> Run | None:
+def benchmark_run(rows: pd.DataFrame, folder: Path | None = None, accuracy: Mapping[str, float] | None = None
+                  ) -> Run | None:  # fmt: skip
     """One benchmark file's jit, vmap, floor and epoch-ladder tables and plots (None: it has none)."""
     found: list[Table] = []
     plots: list[Figure] = []
@@ -231,7 +232,10 @@ def benchmark_run(rows: pd.DataFrame, folder: Path | None = None) -> Run | None:
         plots += [Figure(f"Prediction time vs batch size ({b})", "predict", (p,)) for b, p in by_backend]
     matmul = tables.matmul_rate(rows)
     if not matmul.empty:
-        caption = "The floor's matmul: 2048³ of float32 arrays (median; precision: JAX's, where a run set it)"
+        caption = (
+            "The floor's matmul: 2048³ of float32 arrays (median of one product's time; its precision where not "
+            "JAX's default)"
+        )
         found.append(Table(caption, matmul))
     gemms = tables.gemm_rates(rows)
     if not gemms.empty:
@@ -244,13 +248,13 @@ def benchmark_run(rows: pd.DataFrame, folder: Path | None = None) -> Run | None:
     if not peaks.empty:
         found.append(Table("Peak memory of each benchmark (host RSS, its peak reset before the benchmark; the device's "
                            "peak where the backend keeps one), largest first", peaks))  # fmt: skip
-    goals = tables.goals(rows)
+    goals = tables.goals(rows, accuracy)  # the accuracy the overview's goals answer reads too
     if goals:
         found.append(Table(GOALS_CAPTION, goals_frame(goals)))
     return _env_run(rows, found, plots, folder) if found else None
 
 
-GOALS_CAPTION = "Performance goals (issue 24), read from this run's epochs and GEMMs"
+GOALS_CAPTION = "Performance goals (issues 24 and 25), read from this run's epochs and GEMMs"
 
 
 def goals_frame(goals: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -556,7 +560,9 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     """The report's content, a section per subject. ``traces`` are `jaxmlp.results.traces.capture_summary`
     results; paths are shown relative to ``folder``."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
-    bench = [r for rows in runs_by_file.values() if not tables.is_scaling(rows) if (r := benchmark_run(rows, folder))]
+    accuracy = tables.tutorial_accuracy(results.runs)
+    bench = [r for rows in runs_by_file.values() if not tables.is_scaling(rows)
+             if (r := benchmark_run(rows, folder, accuracy))]  # fmt: skip
     loaders = [r for rows in runs_by_file.values() if not tables.is_scaling(rows) if (r := loader_run(rows, folder))]
     scaling = [scaling_run(rows, folder) for rows in runs_by_file.values() if tables.is_scaling(rows)]
     sections = []

@@ -133,15 +133,19 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 
 @shows(registry.MATMUL)
 def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend (and JAX's float32 matmul precision, where a run set one): the 2048^3 float32 matmul behind the
-    floor, its time (one product's) and rate."""
+    """Per backend (and its matmul precision, where a row's was not JAX's default): the 2048^3 float32 matmul behind
+    the floor, its time (one product's) and rate. Rows timed in rounds (``round_calls``, since the f32 precision
+    compiles at ``highest``) are ``highest``; older ones are at the run's ``jax_default_matmul_precision``."""
     d = query(df, registry.MATMUL)
     if d.empty:
         return d
     out = pd.DataFrame({"backend": d["backend"], "matmul_ms": d["median"] * 1e3,
                         "gflop_per_s": d["flops"] / d["median"] / 1e9})  # fmt: skip
-    if "jax_default_matmul_precision" in d and (d["jax_default_matmul_precision"].fillna("default") != "default").any():
-        out.insert(1, "precision", d["jax_default_matmul_precision"].fillna("default"))
+    setting = "jax_default_matmul_precision"
+    run = d[setting].astype(object).fillna("default") if setting in d else pd.Series("default", index=d.index)
+    precision = run.where(d["round_calls"].isna(), "highest") if "round_calls" in d else run
+    if (precision != "default").any():
+        out.insert(1, "precision", precision)
     return out.reset_index(drop=True)
 
 
