@@ -127,7 +127,6 @@ def run_once(config: TtaConfig, datasets: Datasets, pipeline: str, precision: st
         run.data_seconds = time.perf_counter() - start
         mark = time.perf_counter()
         for epoch in epochs:
-            epoch.count_flops = False  # a torch run compiles no JAX step it does not run
             epoch.compile(params)
         with precision_scope(precision):  # an f32 run's accuracy from float32 products too
             evaluation = evaluate.lower(epochs[0].local(params), *test).compile()

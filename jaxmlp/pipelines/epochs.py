@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 import jax
@@ -95,13 +95,14 @@ class Epoch:
     ``epoch.compile(params)`` compiles every executable the epoch runs and
     returns the seconds it took; ``epoch(params)`` runs one epoch and returns
     the new params once they are ready. ``flops`` is the epoch's FLOP count
-    from XLA's cost analysis of the compiled step (known after `compile`).
+    from XLA's cost analysis of the one-device step (known after `compile`;
+    where the epoch does not run that step at a batch size, it is compiled
+    when first asked, untimed: `_analysed`).
     ``tolerance`` is how close (`max_relative_difference`) its params are to
     the ``scan`` epoch's after an epoch.
     """
 
     tolerance = 1e-5
-    count_flops = True  # the torch epochs compile the JAX step for its cost analysis only where this holds
     data_dtype: Any = np.float32  # the images' dtype the step is compiled for (loader pipelines: float32)
 
     def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float, precision: str = "f32"):
@@ -115,11 +116,26 @@ class Epoch:
         self.step = CompiledStep(step_size, precision)
         self.sizes = batch_sizes(n_samples, batch_size)
         self.n_steps = len(slices(n_samples, batch_size))
+        self.abstract_params: Any = None  # the params' shapes, kept by `compile` for `_analysed`
+
+    def _keep_shapes(self, params: Params) -> None:
+        shape = lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype)  # type: ignore[no-untyped-call]  # noqa: E731
+        self.abstract_params = jax.tree_util.tree_map(shape, params)
+
+    def _analysed(self, sizes: Sequence[int]) -> CompiledStep:
+        """The one-device step compiled at ``sizes`` for XLA's analyses (the FLOPs, the facts): where the epoch did
+        not compile it to run it (the scan's full batches, the sharded and torch epochs), compiled here, when first
+        asked, outside `compile`'s time and every epoch's."""
+        missing = [size for size in sizes if not self.step.compiled_for(size)]
+        if missing and self.abstract_params is not None:
+            self.step.compile(self.abstract_params, missing, dtype=self.data_dtype)
+        return self.step
 
     @property
     def flops(self) -> float | None:
         n_full = self.n_samples // self.batch_size
-        per_size = {size: self.step.flops(size) for size in self.sizes}
+        step = self._analysed(self.sizes)
+        per_size = {size: step.flops(size) for size in self.sizes}
         if any(f is None for f in per_size.values()):
             return None
         known = cast(dict[int, float], per_size)  # none of them None
@@ -129,11 +145,12 @@ class Epoch:
         return float(total)
 
     def compile(self, params: Params) -> float:
+        self._keep_shapes(params)
         return self.step.compile(params, self.sizes, dtype=self.data_dtype)
 
     def facts(self) -> dict[str, Any]:
-        """What XLA says about the programs this epoch runs (the step at full batch size)."""
-        return self.step.facts(self.batch_size)
+        """What XLA says about the step at full batch size (`_analysed`)."""
+        return self._analysed([self.batch_size]).facts(self.batch_size)
 
     def place(self, params: Params) -> Params:
         """``params`` where this epoch's programs take them (the sharded epoch: replicated over its mesh). An
@@ -233,10 +250,13 @@ class _ScanEpoch(_ArrayEpoch):
             return scan_steps.lower(params, self.xs, self.ys, self.step_size, precision=self.precision).compile()
 
     def compile(self, params: Params) -> float:
-        seconds = super().compile(params)
+        """What the epoch runs: the scan over its full batches and the step at the smaller last batch's size."""
+        self._keep_shapes(params)
         start = time.perf_counter()
+        if self.remainder is not None:
+            self.step.compile(params, [len(self.remainder[0])], dtype=self.data_dtype)
         self.scan = self._compile_scan(params)
-        return seconds + time.perf_counter() - start
+        return time.perf_counter() - start
 
     def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         if self.scan is None:
@@ -337,9 +357,9 @@ class _ShardedEpoch(_ScanEpoch):
             return scan.lower(params, self.xs, self.ys, self.step_size).compile()
 
     def compile(self, params: Params) -> float:
-        """The sharded programs' compile time. The one-device step is compiled too, untimed: its cost analysis
-        gives the epoch's FLOPs (the sharded epoch never runs it)."""
-        self.step.compile(self.local(params), self.sizes, dtype=self.data_dtype)  # one device, whatever the placement
+        """The sharded programs' compile time (the one-device step, which gives the epoch's FLOPs, only when they
+        are asked for: `_analysed`)."""
+        self._keep_shapes(self.local(params))  # one device, whatever the placement
         start = time.perf_counter()
         self.scan = self._compile_scan(params)
         return time.perf_counter() - start
@@ -370,10 +390,9 @@ class _TorchEpoch(_ArrayEpoch):
         self.eager_loss = self.loss
 
     def compile(self, params: Params) -> float:
-        """The JAX step, untimed, for its cost analysis (the epoch's FLOPs: the same math); then the torch step's
-        own compile, timed (none in eager)."""
-        if self.count_flops:
-            self.step.compile(params, self.sizes, dtype=self.data_dtype)
+        """Nothing to compile in eager (the JAX step that gives the epoch's FLOPs, the same math, only when they
+        are asked for: `_analysed`)."""
+        self._keep_shapes(params)
         return 0.0
 
     def place(self, params: Params) -> Params:

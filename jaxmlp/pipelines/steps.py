@@ -55,6 +55,10 @@ class CompiledStep:
             self._compile(params, x, y)
         return time.perf_counter() - start
 
+    def compiled_for(self, batch_size: int, n_features: int = 784) -> bool:
+        """Whether the step is compiled for ``batch_size``."""
+        return (batch_size, n_features) in self._executables
+
     def facts(self, batch_size: int, n_features: int = 784) -> dict[str, Any]:
         """XLA's cost and memory analysis of the step compiled for ``batch_size`` (`compat.compiled_facts`)."""
         executable = self._executables.get((batch_size, n_features))
