@@ -120,17 +120,18 @@ def visible_devices(backend: str) -> int:
 
 
 def tpu_chips() -> int:
-    """The TPU chips JAX sees, counted in a child process (a `JaxmlpError` where it sees none)."""
+    """The TPU chips JAX sees, counted in a child process (`workers.run`: under a time limit, never outliving this
+    one), so that this process holds none; a `JaxmlpError` where it sees none."""
+    from jaxmlp.measure.environment import absent_accelerator
+
     probe = "import jax; print(len(jax.devices('tpu')))"
-    env = {**os.environ, "JAX_PLATFORMS": "tpu"}
+    child = workers.Child("TPU probe", [sys.executable, "-c", probe], {**os.environ, "JAX_PLATFORMS": "tpu"}, 120)
     try:
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env)
-        count = int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else 0
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        count = int(workers.run(child).strip().splitlines()[-1])
+    except (JaxmlpError, ValueError, IndexError):
         count = 0
     if not count:
-        raise JaxmlpError("--backend tpu was asked for, but JAX sees no TPU: run it on a Cloud TPU machine with JAX "
-                          "and libtpu, or use --backend cpu")  # fmt: skip
+        raise JaxmlpError(absent_accelerator("tpu", ["none in a child process with JAX_PLATFORMS=tpu"]))
     return count
 
 
