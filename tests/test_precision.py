@@ -69,19 +69,28 @@ def test_f32_is_float32_products_on_every_backend_and_tf32_a_gpus(params):
     assert floor.unavailable("xla", "f32", "cpu") is None
 
 
+@pytest.fixture(scope="module")
+def bf16_scan(params):
+    """A small synthetic split and the bf16 ``scan`` epoch of it, computed once for every pipeline's test."""
+    split = data.SyntheticMNIST(train=True, size=1000, transform=data.FlattenAndCast())
+    return split, make_epoch("scan", split, precision="bf16")(params)
+
+
+def test_the_bf16_scan_epoch_is_not_the_f32_one(bf16_scan, params):
+    split, expected = bf16_scan
+    f32 = make_epoch("scan", split)(params)
+    assert max_relative_difference(expected, f32) > 1e-4  # it is not the f32 epoch
+
+
 @pytest.mark.parametrize("pipeline", [p for p in PIPELINES if p not in ("torch_compile", "scan")])
-def test_every_pipeline_computes_the_bf16_scan_epoch(pipeline, params):
+def test_every_pipeline_computes_the_bf16_scan_epoch(pipeline, params, bf16_scan):
     if why := missing_package(pipeline):
         pytest.skip(why)
-    split = data.SyntheticMNIST(train=True, size=1000, transform=data.FlattenAndCast())
-    reference = make_epoch("scan", split, precision="bf16")
-    expected = reference(params)
+    split, expected = bf16_scan
     epoch = make_epoch(pipeline, split, precision="bf16")
     epoch.compile(params)
     got = epoch.local(epoch(params))
     assert max_relative_difference(got, expected) < BF16_TOLERANCE
-    f32 = make_epoch("scan", split)(params)
-    assert max_relative_difference(expected, f32) > 1e-4  # it is not the f32 epoch
 
 
 def test_bf16_accuracy_after_8_epochs_is_f32s_within_0_3_point(mnist_dir):
