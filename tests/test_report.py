@@ -76,28 +76,30 @@ def test_accelerator_floor_is_the_fastest_epoch_at_each_precision_rate():
     raw = json.loads(path.read_text())["benchmarks"]
     rate = {b["params"]["precision"]: b["extra_info"]["flops_per_second"] for b in raw
             if b["name"].startswith("test_gemm[tpu-xla-") and b["name"].endswith("-2048x2048x2048]")}  # fmt: skip
-    epoch_flops = next(b["extra_info"]["flops"] for b in raw if b["name"].startswith("test_epoch["))
+    epoch_flops = {
+        b["params"]["precision"]: b["extra_info"]["flops"] for b in raw if b["name"].startswith("test_epoch[")
+    }
     floor = accelerator_floor(run).set_index("precision")
     assert set(floor.index) == {"f32", "bf16"}  # no tf32 on a TPU
     for precision in ("f32", "bf16"):
-        assert floor.loc[precision, "floor_s"] == pytest.approx(epoch_flops / rate[precision])
+        assert floor.loc[precision, "floor_s"] == pytest.approx(epoch_flops[precision] / rate[precision])
     assert floor.loc["bf16", "pipeline"] == "pipeline sharded" and floor.loc["f32", "pipeline"] == "pipeline scan"
-    assert floor.loc["bf16", "x_floor"] == pytest.approx(3.62, abs=0.01)  # 4.90 ms against 1.35 ms
+    assert floor.loc["bf16", "x_floor"] == pytest.approx(3.61, abs=0.01)  # 4.90 ms against 1.36 ms
     assert floor.loc["f32", "x_floor"] == pytest.approx(1.70, abs=0.01)  # 11.0 ms against 6.48 ms
 
 
 def test_accelerator_floor_sets_each_precision_against_its_own_fastest_epoch():
     import pandas as pd
 
-    epoch = {"test": "test_epoch", "flops": 4e11, "workers": 0}
-    gemm = {"test": "test_gemm", "library": "xla", "shape": "2048x2048x2048"}
+    epoch = {"test": "test_epoch", "backend": "gpu", "flops": 4e11, "workers": 0}
+    gemm = {"test": "test_gemm", "backend": "gpu", "library": "xla", "shape": "2048x2048x2048", "m": 2048, "k": 2048,
+            "n": 2048, "flops": 2 * 2048**3, "iqr": 0.0, "q1": 0.0, "q3": 0.0}  # fmt: skip
     run = pd.DataFrame([
         {**epoch, "pipeline": "scan", "precision": "f32", "median": 2.0},
         {**epoch, "pipeline": "batched", "precision": None, "median": 3.0},  # an older row: f32's
         {**epoch, "pipeline": "batched", "precision": "bf16", "median": 0.5},
-        {**gemm, "precision": "f32", "flops_per_second": 4e11},
-        {**gemm, "precision": "bf16", "flops_per_second": 1.6e12},
-        {**gemm, "precision": "tf32", "flops_per_second": 8e11},
+        *({**gemm, "precision": p, "median": 2 * 2048**3 / rate} for p, rate in (("f32", 4e11), ("bf16", 1.6e12),
+                                                                                ("tf32", 8e11))),
     ])  # fmt: skip
     floor = accelerator_floor(run).set_index("precision")
     assert floor.loc["f32", "pipeline"] == "pipeline scan" and floor.loc["f32", "x_floor"] == pytest.approx(2.0)

@@ -137,9 +137,10 @@ def accelerator_runs(runs_by_file: dict[str, pd.DataFrame]) -> tuple[tuple[Run, 
         notes.append(cpu_vs_accelerator_note(accelerator, differ))
         device = ", ".join(sorted(newest[accelerator]["device_kind"].dropna().astype(str).unique()))
         floor = tables.accelerator_floor(newest[accelerator])
+        floor_caption = (f"The {accelerator.upper()}'s floor per precision (the best library's 2048^3 product) "
+                         "against its fastest pipeline at that precision")  # fmt: skip
         shown = (Table(f"CPU against {accelerator.upper()} ({device}), per benchmark (medians)", table),
-                 *((Table(f"The {accelerator.upper()}'s floor per precision (2048^3 XLA product) against its fastest "
-                          "pipeline at that precision", floor),) if not floor.empty else ()))  # fmt: skip
+                 *((Table(floor_caption, floor),) if not floor.empty else ()))  # fmt: skip
         figure = Figure(f"CPU vs {accelerator.upper()} epoch times", "cpu_accelerator", (table,))
         runs.append(Run(f"newest CPU and {accelerator.upper()} runs", "", shown, (figure,)))
     note = " ".join(notes) or (

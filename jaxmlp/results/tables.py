@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -364,8 +364,7 @@ def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list
                         f"{ratio(speedup)}" + ("" if met else f": missed by {ratio(GOAL_BF16_SPEEDUP / speedup)}")
                         + acc + machine})  # fmt: skip
         if backend != "cpu" and len(runs):
-            out += _accelerator_goals(str(backend), runs, rungs, query(df[df["backend"] == backend], registry.EPOCH),
-                                      gemm[gemm["backend"] == backend])  # fmt: skip
+            out += _accelerator_goals(str(backend), runs, rungs, accelerator_floor(df[df["backend"] == backend]))
         for precision in ("f32", "bf16"):
             mine, theirs = (r[r["precision"] == precision] for r in (jax_rows, torch_rows))
             if len(mine) and len(theirs):
@@ -378,13 +377,13 @@ def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list
     return out
 
 
-def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame, epochs: pd.DataFrame,
-                       gemm: pd.DataFrame) -> list[dict[str, Any]]:  # fmt: skip
+def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame,
+                       floors: pd.DataFrame) -> list[dict[str, Any]]:  # fmt: skip
     """An accelerator's two goals (issue 25) from its own run: its fastest pipeline against the tutorial's ``seed``
-    on the same device, and against its floor at its own precision (the best library's 2048^3 rate in that
-    precision); a miss says by how much, and which part holds it back as far as the run's rows tell: the step's
-    matrix products alone in one program (compute), or the rest of the epoch (host loop, input, launches; the
-    pipeline's trace, `jaxmlp profile`, splits it)."""
+    on the same device, and against its floor at its own precision (`accelerator_floor`'s row); a miss says by how
+    much, and which part holds it back as far as the run's rows tell: the step's matrix products alone in one
+    program (compute), or the rest of the epoch (host loop, input, launches; the pipeline's trace, `jaxmlp
+    profile`, splits it)."""
     out: list[dict[str, Any]] = []
     fastest = runs.iloc[0]
     seed = runs[runs["rung"] == rung_name("seed")]  # the tutorial's own: float32, no loader workers
@@ -401,16 +400,16 @@ def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame, ep
                     "text": "no seed epoch in this run (its DataLoader needs torch and torchvision: the bench "
                     "skips it, saying why, where they are missing, as on a TPU host)"})  # fmt: skip
     precision = str(fastest.precision) or "f32"
-    best = _gemm_square(gemm, precision)
     goal = f"fastest pipeline within {GOAL_ACCELERATOR_FLOOR:g}x this device's floor at its precision"
-    if best is None or epochs.empty or "flops" not in epochs:
+    if floors.empty or precision not in set(floors["precision"]):
         out.append({"backend": backend, "goal": goal, "met": None,
                     "text": f"no 2048³ {precision} GEMM in this run to set the floor"})  # fmt: skip
         return out
-    floor = float(epochs["flops"].median()) / (best[1] * 1e9)
+    at: dict[str, Any] = floors[floors["precision"] == precision].iloc[0].to_dict()  # type: ignore[assignment]
+    floor = float(at["floor_s"])
     x = float(fastest.epoch_s) / floor
     text = (f"{fastest.rung} {duration(fastest.epoch_s)} = {ratio(x)} the {precision} floor ({duration(floor)} at "
-            f"{flop_rate(best[1] * 1e9)}, {best[0]})")  # fmt: skip
+            f"{flop_rate(float(at['gflop_per_s']) * 1e9)}, {at['library']})")  # fmt: skip
     if x > GOAL_ACCELERATOR_FLOOR:
         text += f": missed by {ratio(x / GOAL_ACCELERATOR_FLOOR)}"
         alone = rungs[rungs["rung"] == STEP_GEMMS]
@@ -559,21 +558,26 @@ def cpu_vs_accelerator(
 
 
 def accelerator_floor(run: pd.DataFrame) -> pd.DataFrame:
-    """One backend's floor per precision from its own run: the 2048^3 XLA product's rate at each precision
-    (`registry.GEMM_PRECISIONS`), the epoch's FLOPs at that rate, and the fastest pipeline of that precision against
-    it (an epoch row without a precision is f32's; a precision with no epoch row: its floor alone)."""
+    """One backend's floor per precision from its own run: the best library's 2048^3 rate at each precision
+    (`registry.GEMM_PRECISIONS`, `gemm_rates`), the epoch's FLOPs at that rate, and the fastest pipeline of that
+    precision against it (an epoch row without a precision is f32's; a precision with no epoch row: its floor
+    alone). The accelerator's goal reads the same rows."""
     epochs = query(run, registry.EPOCH).dropna(subset=["median"])
-    gemms = query(run, registry.GEMM, library="xla", shape="x".join(map(str, (2048,) * 3)))
-    if epochs.empty or gemms.empty or "flops" not in epochs:
+    rates = gemm_rates(run)
+    if epochs.empty or rates.empty or "flops" not in epochs:
         return pd.DataFrame()
     precisions = epochs["precision"].fillna("f32") if "precision" in epochs else pd.Series("f32", index=epochs.index)
-    flops = float(epochs["flops"].iloc[0])  # the MLP's epoch: the same FLOPs in every pipeline and precision
     rows = []
-    for r in gemms.itertuples():
-        rate = float(cast(float, r.flops_per_second))
-        floor = flops / rate
-        row: dict[str, Any] = {"precision": r.precision, "gflop_per_s": rate / 1e9, "floor_s": floor}
-        same = epochs[precisions == r.precision].sort_values("median")
+    for precision in registry.GEMM_PRECISIONS:
+        if (best := _gemm_square(rates, precision)) is None:
+            continue
+        library, gflop_per_s = best
+        same = epochs[precisions == precision].sort_values("median")
+        # the epoch's FLOPs as XLA counts them in this precision (bf16's counts its casts: 0.4% more), else f32's
+        flops = float((same if len(same) else epochs)["flops"].median())
+        floor = flops / (gflop_per_s * 1e9)
+        row: dict[str, Any] = {"precision": precision, "library": library, "gflop_per_s": gflop_per_s,
+                               "floor_s": floor}  # fmt: skip
         if len(same):
             fastest = same.iloc[0]
             row.update(pipeline=rung_name(str(fastest["pipeline"]), int(fastest.get("workers") or 0)),
