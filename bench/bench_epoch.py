@@ -10,7 +10,7 @@ from jaxmlp import model, registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.epochs import BF16_TOLERANCE, make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, missing_package
-from jaxmlp.pipelines.steps import images_for, jit_step, slices
+from jaxmlp.pipelines.steps import images_for, jit_step, scan_epoch, scan_steps, scan_unroll, slices
 
 EPOCH_BOUND = BF16_TOLERANCE  # of the params after an epoch whose products are not float32 (bf16, tf32)
 
@@ -65,6 +65,8 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
     floor = epoch.flops / matmul_rate
     benchmark.extra_info.update(
         **epoch.facts(),
+        **epoch.training(),
+        bytes_accessed=epoch.bytes_accessed,
         precision=precision,
         compile_seconds=compile_seconds,
         steps=epoch.n_steps,
@@ -75,3 +77,32 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
         floor_ratio=None if median is None else median / floor,
         samples_per_second=None if median is None else epoch.n_samples / median,
     )
+
+
+@pytest.mark.parametrize("variant", registry.BF16_STEP.variants)
+def test_bf16_step(benchmark, sizes, backend, device, datasets, reference_epochs, variant):
+    """The scan epoch in bf16 with each form of the mixed-precision step (`model.BF16_STEPS`): a backend trains with
+    the faster (`model.BF16_STEP_BY_BACKEND`), and this says which it is here."""
+    benchmark.group = f"bf16 step: batch 128, {backend}"
+    images, labels = as_arrays(datasets.train)
+    x, y = images_for(images, "bf16"), np.asarray(model.one_hot(labels, 10))
+    n_full = len(x) // 128
+    cut = n_full * 128
+    with jax.default_device(device):
+        params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+        xs, ys = jax.device_put((x[:cut].reshape(n_full, 128, -1), y[:cut].reshape(n_full, 128, -1)), device)
+        remainder = jax.device_put((x[cut:], y[cut:]), device) if cut < len(x) else None
+        unroll = scan_unroll(device.platform)
+        scan = scan_steps.lower(params, xs, ys, model.STEP_SIZE, precision="bf16", bf16_step=variant,
+                                unroll=unroll).compile()  # fmt: skip
+        step = jit_step("bf16", variant)
+
+        def epoch():
+            return scan_epoch(params, xs, ys, remainder, lambda p, a, b: scan(p, a, b, model.STEP_SIZE),
+                              lambda p, a, b: step(p, a, b, model.STEP_SIZE))  # fmt: skip
+
+        assert model.max_relative_difference(epoch(), reference_epochs("bf16")) < EPOCH_BOUND
+        median = measure(benchmark, epoch, sizes, rounds=sizes["epoch_rounds"])
+    benchmark.extra_info.update(precision="bf16", bf16_step=variant, scan_unroll=unroll,
+                                chosen=variant == model.bf16_step_for(device.platform),
+                                samples_per_second=None if median is None else len(x) / median)  # fmt: skip

@@ -9,7 +9,7 @@ from benchutil import FLOAT32, measure
 
 from jaxmlp import registry
 from jaxmlp.compat import compiled_facts, cost_analysis
-from jaxmlp.measure import floor
+from jaxmlp.measure import ceilings, floor
 from jaxmlp.model import LAYER_SIZES, precision_scope
 from jaxmlp.pipelines.loaders import as_arrays
 
@@ -78,13 +78,17 @@ def _step_gemms_numpy(weights, xs):
     return acc
 
 
-@pytest.mark.parametrize("shape", [floor.shape_label(s) for s in floor.gemm_shapes(registry.BATCH_SIZE)])
+@pytest.mark.parametrize(
+    "shape", [floor.shape_label(s) for s in (*floor.gemm_shapes(registry.BATCH_SIZE), *floor.peak_shapes())]
+)
 @pytest.mark.parametrize("precision", registry.GEMM_PRECISIONS)
 @pytest.mark.parametrize("library", registry.GEMM_LIBRARIES)
 def test_gemm(benchmark, sizes, backend, device, library, precision, shape):
     """One product (2048^3, or a layer's at batch 128) in one library and precision: its rate, flops / median."""
     if why := floor.unavailable(library, precision, device.platform):
         pytest.skip(why)  # no row, and the reason in the run's output (numpy has no bfloat16)
+    if floor.parse_shape(shape) in floor.peak_shapes() and device.platform == "cpu":
+        pytest.skip("the larger squares find an accelerator's peak; a CPU's 2048^3 already saturates its cores")
     benchmark.group = f"floor gemm: {backend}, {shape}"
     product = floor.gemm(library, precision, floor.parse_shape(shape), device)
     # Checked once, outside the rounds (this call also compiles and warms up), against float64 products of the same
@@ -97,3 +101,18 @@ def test_gemm(benchmark, sizes, backend, device, library, precision, shape):
     timed_rounds(benchmark, product, sizes, device)
     m, k, n = product.shape
     benchmark.extra_info.update(library=library, precision=precision, m=m, k=k, n=n)
+
+
+@pytest.mark.parametrize("kernel", ceilings.STREAM_KERNELS)
+def test_bandwidth(benchmark, sizes, backend, device, kernel):
+    """The memory bandwidth: a STREAM kernel in XLA over float32 arrays far larger than any cache (the roofline's
+    other ceiling), in rounds of calls dispatched back to back."""
+    benchmark.group = f"bandwidth: {backend}"
+    n = sizes["stream_elements"]
+    run, nbytes = ceilings.xla_stream(kernel, device, n)
+    out = np.asarray(run(1)[:4])
+    assert np.all(np.isfinite(out))  # computed, once, outside the rounds (also compiles and warms up)
+    calls = floor.calls_per_round(run, nbytes, floor.held_bytes(device))
+    median = measure(benchmark, floor.per_call(run, calls), sizes, iterations=calls)
+    benchmark.extra_info.update(kernel=kernel, elements=n, bytes=nbytes, round_calls=calls,
+                                bytes_per_second=None if median is None else nbytes / median)  # fmt: skip

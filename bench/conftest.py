@@ -29,6 +29,7 @@ SIZES = {
         "workers": (0, 2),
         "pipeline": registry.PIPELINES,
         "synthetic_sizes": (1024, 256),
+        "stream_elements": 2**20,
     },
     "quick": {
         "rounds": 7,
@@ -40,6 +41,7 @@ SIZES = {
         "workers": (0, 1, 2, 4),
         "pipeline": registry.PIPELINES,
         "synthetic_sizes": (60000, 10000),
+        "stream_elements": 2**25,
     },
     "full": {
         "rounds": 25,
@@ -51,6 +53,7 @@ SIZES = {
         "workers": (0, 1, 2, 3, 4, 6, 8),
         "pipeline": registry.PIPELINES,
         "synthetic_sizes": (60000, 10000),
+        "stream_elements": 2**25,
     },
 }
 # Benchmark parameters that the size decides (they land in the JSON's `params`; `backend` comes from --backends,

@@ -190,13 +190,54 @@ def sgd_update_bf16(params: Params, x: Array, y: Array, step_size: float = STEP_
     return [(w - step_size * dw, b - step_size * db) for (w, b), (dw, db) in zip(params, grads)]
 
 
-def step_function(precision: str) -> Callable[[Params, Array, Array, float], Params]:
+def batched_predict_bf16_casts(params: Params, images: Array) -> Array:
+    """`batched_predict_bf16` written plainly: the same bfloat16 operands and float32 products by casts around
+    ``jnp.dot``, differentiated by JAX's own transpose rules (the other form of the mixed-precision step)."""
+    activations = images.astype(BF16)
+    for w, b in params[:-1]:
+        outputs = jnp.dot(activations, w.astype(BF16).T, preferred_element_type=jnp.float32) + b
+        activations = relu(outputs).astype(BF16)
+    final_w, final_b = params[-1]
+    logits = jnp.dot(activations, final_w.astype(BF16).T, preferred_element_type=jnp.float32) + final_b
+    return logits - logsumexp(logits, axis=1, keepdims=True)
+
+
+def sgd_update_bf16_casts(params: Params, x: Array, y: Array, step_size: float = STEP_SIZE) -> Params:
+    """`sgd_update_bf16` in its plain form (`batched_predict_bf16_casts`)."""
+    grads = grad(lambda p: -jnp.mean(batched_predict_bf16_casts(p, x) * y))(params)
+    return [(w - step_size * dw, b - step_size * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
+BF16_STEPS: dict[str, Callable[[Params, Array, Array, float], Params]] = {
+    "vjp": sgd_update_bf16,
+    "casts": sgd_update_bf16_casts,
+}
+"""The two forms of the mixed-precision step: the written-out VJP and the plain casts (the same products)."""
+
+BF16_STEP_BY_BACKEND = {"cpu": "vjp", "tpu": "vjp"}
+"""The bf16 step each backend trains with: the faster form measured there (`bench/bench_epoch.py`'s
+``test_bf16_step``; the docs' precision page gives the figures). XLA:CPU computes the plain form's transposed
+products as float32 dots fed by converts; on a TPU v5e the written-out VJP was also the faster, by 3%. A backend
+not measured takes `DEFAULT_BF16_STEP`."""
+DEFAULT_BF16_STEP = "vjp"
+
+
+def bf16_step_for(platform: str) -> str:
+    """The bf16 step form a JAX backend trains with (`BF16_STEP_BY_BACKEND`)."""
+    return BF16_STEP_BY_BACKEND.get(platform, DEFAULT_BF16_STEP)
+
+
+def step_function(
+    precision: str, bf16_step: str = DEFAULT_BF16_STEP
+) -> Callable[[Params, Array, Array, float], Params]:
     """The (unjitted) SGD step of a precision (`PRECISIONS`): ``f32`` and ``tf32`` the tutorial's `sgd_update`
-    (compiled under `precision_scope`: JAX's ``highest`` and ``tensorfloat32`` matmul precision), ``bf16``
-    `sgd_update_bf16`."""
+    (compiled under `precision_scope`: JAX's ``highest`` and ``tensorfloat32`` matmul precision), ``bf16`` the form
+    ``bf16_step`` of `BF16_STEPS`."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
-    return sgd_update_bf16 if precision == "bf16" else sgd_update
+    if bf16_step not in BF16_STEPS:
+        raise ValueError(f"unknown bf16 step {bf16_step!r}: choose one of {', '.join(BF16_STEPS)}")
+    return BF16_STEPS[bf16_step] if precision == "bf16" else sgd_update
 
 
 def data_dtype(precision: str) -> DTypeLike:

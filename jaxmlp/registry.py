@@ -13,11 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-PIPELINES = ("seed", "seed_batched", "grain", "hf", "batched", "prefetch", "scan", "sharded", "torch", "torch_compile")
+PIPELINES = (
+    "seed", "seed_batched", "grain", "hf", "batched", "prefetch", "scan", "sharded", "pallas", "torch", "torch_compile",
+)  # fmt: skip
 """How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
 DataLoader reading a batch at a time, Grain, Hugging Face datasets (an in-memory Arrow table), array slices, a
-prefetching thread, one ``lax.scan`` per epoch, that scan data-parallel over every device (``jax.sharding``); and
-the same MLP and step in PyTorch over the same array slices, eager and through ``torch.compile``."""
+prefetching thread, one ``lax.scan`` per epoch, that scan data-parallel over every device (``jax.sharding``), the
+whole epoch as one Pallas kernel on a TPU; and the same MLP and step in PyTorch over the same array slices, eager and
+through ``torch.compile``."""
+
+PIPELINE_BACKENDS: Mapping[str, tuple[str, ...]] = MappingProxyType({"pallas": ("tpu",)})
+"""Pipelines that run on some JAX backends only (elsewhere refused in one line, a benchmark skipped saying why)."""
 
 TORCH_PIPELINES = ("torch", "torch_compile")
 """The pipelines that train in PyTorch rather than JAX (`jaxmlp.pipelines.torch_mlp`): XLA's profiler does not see
@@ -29,7 +35,7 @@ PROFILED_PIPELINES = tuple(p for p in PIPELINES if p not in TORCH_PIPELINES)
 OPTIONAL: Mapping[str, tuple[str, str]] = MappingProxyType({"hf": ("datasets", "hf")})
 """Pipelines whose package is optional: the module they import, and the jaxmlp extra that installs it."""
 
-ONE_PROGRAM = ("scan", "sharded")
+ONE_PROGRAM = ("scan", "sharded", "pallas")
 """The pipelines whose epoch is one program (no host loop over batches): for the profiler, one step is one epoch."""
 
 WORKER_PIPELINES = ("seed", "seed_batched", "grain")
@@ -59,12 +65,16 @@ ACCELERATOR_NEEDS: Mapping[str, str] = MappingProxyType({
 """What an absent accelerator asks for, in the one line that refuses it."""
 
 PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "seed": ("torch", "torchvision"), "seed_batched": ("torch", "torchvision"), "torch": ("torch",),
+    "seed": ("torch", "PIL"), "seed_batched": ("torch", "PIL"), "torch": ("torch",),
     "torch_compile": ("torch",), "grain": ("grain",),
 })  # fmt: skip
-"""Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import. Installed with
-jaxmlp itself, so the fix is `pip install jaxmlp`; without them the pipeline is refused (a benchmark skipped) saying
-so, and the others run."""
+"""Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import (the tutorial's
+DataLoader reads MNIST through torchvision's dataset where installed, else through `jaxmlp.pipelines.data.IdxMNIST`,
+which yields the same samples). Installed with jaxmlp itself, so the fix is `pip install jaxmlp`; without them the
+pipeline is refused (a benchmark skipped) saying so, and the others run."""
+
+PIP_NAMES: Mapping[str, str] = MappingProxyType({"PIL": "pillow"})
+"""The pip package of a module whose name differs from it."""
 
 SYNTHETIC = "synthetic"
 SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
@@ -106,7 +116,7 @@ GEMM_PRECISIONS = ("f32", "bf16", "tf32")
 (GPUs only: the benchmarks measure it only where a GPU backend is asked for)."""
 
 PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices", "processes", "library",
-              "precision", "shape")  # fmt: skip
+              "precision", "shape", "kernel")  # fmt: skip
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 
 
@@ -144,11 +154,13 @@ EPOCH = Benchmark(
     ("backend", "pipeline", "workers", "precision"),
     defaults=MappingProxyType({"workers": 0, "precision": "f32"}),
 )
+BF16_STEP = Benchmark("test_bf16_step", "bench_epoch.py", ("backend", "variant"), ("vjp", "casts"))
 MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
 STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))
 GEMM = Benchmark("test_gemm", "bench_floor.py", ("backend", "library", "precision", "shape"))
+BANDWIDTH = Benchmark("test_bandwidth", "bench_floor.py", ("backend", "kernel"))
 
-BENCH = (UPDATE, PREDICT, LOADER, EPOCH, MATMUL, STEP_GEMMS, GEMM)
+BENCH = (UPDATE, PREDICT, LOADER, EPOCH, BF16_STEP, MATMUL, STEP_GEMMS, GEMM, BANDWIDTH)
 
 # --- written by jaxmlp itself ------------------------------------------------------------------------------
 

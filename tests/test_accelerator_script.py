@@ -1,5 +1,5 @@
-"""bench/gpu/run.sh, the accelerator check in one command: what it refuses, in one line and exit 2, before anything
-is installed or measured (its runs themselves are on a GPU or TPU machine and in its CPU dry run: bench/gpu/README)."""
+"""bench/accelerator/run.sh, the accelerator check in one command: what it refuses, in one line and exit 2, before
+anything is installed or measured (its runs are on a GPU or TPU machine and in its CPU dry run)."""
 
 import os
 import shutil
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).parents[1] / "bench" / "gpu" / "run.sh"
+SCRIPT = Path(__file__).parents[1] / "bench" / "accelerator" / "run.sh"
 
 
 def run(tmp_path, *args, out=None):
@@ -31,14 +31,16 @@ def test_a_wrong_argument_is_one_line(tmp_path, args, says):
 def test_an_unwritable_out_is_refused_first(tmp_path):
     code, err = run(tmp_path, "--backend", "cpu", out="/proc/jaxmlp-out")
     assert code == 2 and err == [
-        "bench/gpu/run.sh: cannot write in /proc/jaxmlp-out: set OUT to a folder you can write to"
+        "bench/accelerator/run.sh: cannot write in /proc/jaxmlp-out: set OUT to a folder you can write to"
     ]
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this machine has a GPU: the script would run")
 def test_no_gpu_is_one_line_and_nothing_is_left_behind(tmp_path):
     code, lines = run(tmp_path, "--backend", "gpu")
-    assert code == 2 and lines[0].startswith("== bench/gpu/run.sh --backend gpu")  # the log's header, then why
-    assert lines[1:] == ["bench/gpu/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu"]
+    assert code == 2 and lines[0].startswith("== bench/accelerator/run.sh --backend gpu")  # the log's header, then why
+    assert lines[1:] == [
+        "bench/accelerator/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu"
+    ]
     assert not list(tmp_path.glob("jaxmlp-accel-stage.*"))  # its staging folder removed
     assert lines[1] in (tmp_path / "out" / "log.txt").read_text()  # the log says it too

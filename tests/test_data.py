@@ -188,3 +188,20 @@ def test_real_mnist_loads_from_gz_and_from_raw(mnist_dir, mnist, tmp_path):
     image, label = mnist.train[0]
     assert image.shape == (784,) and image.dtype == np.float32 and image.max() == 255.0
     assert label == 5  # MNIST's first training digit
+
+
+@pytest.mark.mnist
+def test_without_torchvision_the_idx_reader_gives_torchvisions_samples(mnist, mnist_dir):
+    """`IdxMNIST` (a machine without torchvision, such as a TPU host) yields the same PIL samples, images and labels
+    as torchvision's MNIST over the same files."""
+    from jaxmlp.pipelines import data
+    from jaxmlp.pipelines.mnist import load_arrays
+
+    train, test = load_arrays("mnist", mnist_dir)
+    for ours, theirs in ((data.IdxMNIST(train, data.FlattenAndCast()), mnist.train),
+                         (data.IdxMNIST(test, data.FlattenAndCast()), mnist.test)):  # fmt: skip
+        assert len(ours) == len(theirs)
+        for index in (0, 1, len(theirs) // 2, len(theirs) - 1):
+            (a, label_a), (b, label_b) = ours[index], theirs[index]
+            assert a.dtype == b.dtype == np.float32 and np.array_equal(a, b) and label_a == label_b
+        assert np.array_equal(ours.targets.numpy(), np.asarray(theirs.targets))

@@ -32,16 +32,31 @@ def flop_ceiling(device: Any, sizes: Sequence[int] = MATMUL_SIZES, repeats: int 
     return {"flops_per_second": rates[best], "best_shape": best, "matmul_flops_per_second": rates}
 
 
-def _xla_kernels(device: Any, n: int) -> dict[str, tuple[Callable[[], Any], int]]:
+STREAM_KERNELS = ("scale", "triad")
+"""XLA's STREAM kernels: scale ``b = s * c`` (2 arrays moved) and triad ``a = b + s * c`` (3); a plain copy is no
+kernel in XLA (it aliases or elides it)."""
+
+
+def xla_stream(kernel: str, device: Any, n: int = STREAM_ELEMENTS) -> tuple[Callable[[int], Any], int]:
+    """``(run, bytes)``: ``run(k)`` calls ``kernel`` (`STREAM_KERNELS`) over float32 arrays of ``n`` elements on
+    ``device`` k times, dispatched back to back with one wait (`floor.dispatched`: an accelerator's rate, not the
+    host's round trip); ``bytes`` is what one call must read and write."""
     import jax
 
     rng = np.random.default_rng(0)
     b, c = (jax.device_put(rng.standard_normal(n, np.float32), device) for _ in range(2))
     s = np.float32(3.0)
-    scale = jax.jit(lambda c: s * c).lower(c).compile()
-    triad = jax.jit(lambda b, c: b + s * c).lower(b, c).compile()
-    return {"scale": ((lambda: jax.block_until_ready(scale(c))), 2 * 4 * n),  # type: ignore[no-untyped-call]
-            "triad": ((lambda: jax.block_until_ready(triad(b, c))), 3 * 4 * n)}  # type: ignore[no-untyped-call]  # fmt: skip
+    if kernel == "scale":
+        return floor.dispatched(jax.jit(lambda c: s * c).lower(c).compile(), (c,)), 2 * 4 * n
+    if kernel == "triad":
+        return floor.dispatched(jax.jit(lambda b, c: b + s * c).lower(b, c).compile(), (b, c)), 3 * 4 * n
+    raise ValueError(f"no STREAM kernel {kernel!r}: choose one of {', '.join(STREAM_KERNELS)}")
+
+
+def stream_bytes_per_second(run: Callable[[int], Any], nbytes: int, device: Any, repeats: int) -> float:
+    """Bytes per second of a `xla_stream` kernel: rounds of `floor.calls_per_round` calls, the median round."""
+    calls = floor.calls_per_round(run, nbytes, floor.held_bytes(device))
+    return calls * nbytes / floor.median_seconds(lambda: run(calls), repeats)
 
 
 def _numpy_kernels(n: int) -> dict[str, tuple[Callable[[], Any], int]]:
@@ -64,7 +79,10 @@ def _rates(kernels: dict[str, tuple[Callable[[], Any], int]], repeats: int) -> d
 
 def bandwidth(device: Any, n: int = STREAM_ELEMENTS, repeats: int = 5) -> dict[str, Any]:
     """Bytes per second of each STREAM kernel in XLA and in numpy; the best of XLA's is the bandwidth ceiling."""
-    xla, numpy = _rates(_xla_kernels(device, n), repeats), _rates(_numpy_kernels(n), repeats)
+    xla = {
+        kernel: stream_bytes_per_second(*xla_stream(kernel, device, n), device, repeats) for kernel in STREAM_KERNELS
+    }
+    numpy = _rates(_numpy_kernels(n), repeats)
     best = max(xla, key=lambda k: xla[k])
     return {"bytes_per_second": xla[best], "best_kernel": best, "xla_bytes_per_second": xla,
             "numpy_bytes_per_second": numpy, "stream_elements": n}  # fmt: skip

@@ -37,6 +37,11 @@ called again and again in a round, dispatched back to back with one wait at the 
 long (not the microseconds a clock cannot split) and, on a GPU or a TPU, the device's rate is not the host's
 round trip (a 2048^3 product there lasts well under a millisecond; pyperf calibrates its loops the same way)."""
 
+PEAK_SQUARES = (4096, 8192)
+"""Larger square products an accelerator's floor also measures: its rate keeps rising past 2048^3 until the
+products saturate the chip (a TPU v5e's bf16 rate: 144 TFLOP/s at 2048^3, 185 at 4096^3, 176 at 8192^3), so the
+floor at a precision is the best of these sizes, not the 2048^3 alone. A CPU's 2048^3 saturates its cores."""
+
 HELD_BYTES = 2**31
 """At most how many bytes of results one round keeps until its wait (`calls_per_round`)."""
 
@@ -48,6 +53,11 @@ def gemm_shapes(batch_size: int = registry.BATCH_SIZE, sizes: Sequence[int] = LA
     """The floor's products: `SQUARE`, then each layer's forward product at ``batch_size`` (``128 x 784 @ 784 x
     512``, ...)."""
     return [SQUARE, *((batch_size, n_in, n_out) for n_in, n_out in zip(sizes[:-1], sizes[1:]))]
+
+
+def peak_shapes() -> list[Shape]:
+    """The `PEAK_SQUARES` products (an accelerator's)."""
+    return [(n, n, n) for n in PEAK_SQUARES]
 
 
 def shape_label(shape: Shape) -> str:

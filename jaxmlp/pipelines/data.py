@@ -1,4 +1,5 @@
-"""MNIST through torchvision and the tutorial's numpy DataLoader shim.
+"""MNIST through torchvision (or, without it, jaxmlp's own IDX reader: `IdxMNIST`) and the tutorial's numpy
+DataLoader shim.
 
 The only module that imports torch. Nothing here imports JAX: DataLoader workers
 import this module in fresh (spawned) processes, which must stay JAX-free.
@@ -27,6 +28,7 @@ from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data modul
     Datasets,
     check_idx,
     find_idx_files,
+    load_arrays,
     prepare_mnist,
     resolve_data_dir,
     synthetic_arrays,
@@ -142,20 +144,14 @@ def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads:
 # --- synthetic data ------------------------------------------------------------
 
 
-class SyntheticMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """MNIST-shaped, deterministic and learnable digits that are NOT MNIST (`jaxmlp.pipelines.mnist.synthetic_arrays`).
+class ArrayMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
+    """A split held as arrays that reads like torchvision's `MNIST`: ``data`` (uint8, N x 28 x 28) and ``targets``
+    (int64) tensors, and ``dataset[i]`` is ``(transform(PIL image), label)``, made as torchvision makes it
+    (``Image.fromarray(..., mode="L")``)."""
 
-    Like torchvision's `MNIST`, it has ``data`` (uint8, N x 28 x 28) and
-    ``targets`` (int64) tensors and returns PIL images.
-    """
-
-    def __init__(
-        self, train: bool = True, size: int | None = None, transform: Callable[[Any], Any] | None = None, seed: int = 0
-    ):
-        images, targets = synthetic_arrays(train, size, seed)
-        self.data = torch.from_numpy(images)
-        self.targets = torch.from_numpy(targets)
-        self.train = train
+    def __init__(self, images: np.ndarray, targets: np.ndarray, transform: Callable[[Any], Any] | None = None):
+        self.data = torch.from_numpy(np.ascontiguousarray(images))
+        self.targets = torch.from_numpy(np.asarray(targets, np.int64))
         self.transform = transform
 
     def __getitem__(self, index: int) -> tuple[Any, int]:
@@ -166,6 +162,24 @@ class SyntheticMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in
 
     def __len__(self) -> int:
         return len(self.data)
+
+
+class SyntheticMNIST(ArrayMNIST):
+    """MNIST-shaped, deterministic, learnable digits that are NOT MNIST (`jaxmlp.pipelines.mnist.synthetic_arrays`)."""
+
+    def __init__(
+        self, train: bool = True, size: int | None = None, transform: Callable[[Any], Any] | None = None, seed: int = 0
+    ):
+        super().__init__(*synthetic_arrays(train, size, seed), transform)
+        self.train = train
+
+
+class IdxMNIST(ArrayMNIST):
+    """MNIST read from its IDX files by jaxmlp's own reader (`jaxmlp.pipelines.mnist.load_arrays`), for a machine
+    without torchvision (a TPU host): the same images, labels and PIL samples as torchvision's `MNIST`."""
+
+    def __init__(self, split: Any, transform: Callable[[Any], Any] | None = None):
+        super().__init__(split.data, split.targets, transform)
 
 
 def load_datasets(
@@ -197,9 +211,18 @@ def load_datasets(
 
 
 def _mnist(data_dir: str | os.PathLike[str] | None, download: bool) -> Datasets:
-    from torchvision.datasets import MNIST
+    import importlib.util
 
     folder = resolve_data_dir(data_dir)
+    if importlib.util.find_spec("torchvision") is None:
+        if download:
+            raise JaxmlpError("--download needs torchvision, which this Python lacks: pass --data-dir DIR holding the "
+                              "four IDX files, or use --dataset synthetic")  # fmt: skip
+        train, test = load_arrays("mnist", folder)
+        return Datasets("mnist", f"{folder}, read by jaxmlp's IDX reader (no torchvision here)",
+                        IdxMNIST(train, FlattenAndCast()), IdxMNIST(test, FlattenAndCast()))  # fmt: skip
+    from torchvision.datasets import MNIST
+
     if download:
         try:
             MNIST(str(folder), train=True, download=True)

@@ -18,6 +18,9 @@ compute the same parameters; they differ only in how batches reach the step:
   ahead of the step (``depth`` in flight).
 - ``scan``: the whole epoch as ONE jitted `lax.scan` over device-resident
   batches: one dispatch per epoch.
+- ``pallas``: the whole epoch as ONE Pallas kernel on a TPU (`jaxmlp.pipelines.pallas_epoch`): the parameters
+  resident in the chip's VMEM, forward, backward and update of every batch inside; refused off a TPU (its tests run
+  it in Pallas's interpret mode).
 - ``sharded``: the scan epoch data-parallel over a 1-D mesh of devices (every
   device JAX sees, in every process of a `jax.distributed` run): each full batch
   split along its batch axis, params replicated, the scan jitted with explicit
@@ -34,7 +37,7 @@ in the step; torch under ``torch.autocast``); ``tf32`` on GPUs only.
 
 An epoch returns the new params once they are ready on the device, so a clock
 may stop right after it. The JAX pipelines compute the same params to float32
-rounding (``tolerance``, 1e-5); the torch pipelines to `torch_mlp.tolerance`.
+rounding (``tolerance``, 1e-5); the torch pipelines and the Pallas kernel to `tolerances.reordered`.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ import numpy as np
 
 from jaxmlp.compat import compiled_facts
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, one_hot, precision_scope, step_function
+from jaxmlp.model import N_TARGETS, STEP_SIZE, Params, bf16_step_for, one_hot, precision_scope, step_function
+from jaxmlp.pipelines import tolerances
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.steps import (
     CompiledStep,
@@ -59,11 +63,12 @@ from jaxmlp.pipelines.steps import (
     run_steps,
     scan_epoch,
     scan_steps,
+    scan_unroll,
     seed_epoch,
     sgd_scan,
     slices,
 )
-from jaxmlp.registry import GPU_ONLY_PRECISIONS, LOADER_PIPELINES, PIPELINES, PRECISIONS
+from jaxmlp.registry import GPU_ONLY_PRECISIONS, LOADER_PIPELINES, PIPELINE_BACKENDS, PIPELINES, PRECISIONS
 
 BF16_TOLERANCE = 5e-2
 """How close a bf16 epoch's params are to the bf16 ``scan`` epoch's (`max_relative_difference`): the same products
@@ -81,6 +86,17 @@ def check_precision(precision: str, platform: str) -> str:
         raise JaxmlpError(f"--precision {precision} needs a GPU backend (TF32 is a GPU tensor-core mode); on "
                           f"{platform}: use --precision f32 or bf16")  # fmt: skip
     return precision
+
+
+def check_backend(pipeline: str, platform: str) -> None:
+    """Nothing where ``pipeline`` runs on ``platform`` (a JAX backend), else a `JaxmlpError` in one line."""
+    backends = PIPELINE_BACKENDS.get(pipeline)
+    if backends is not None and platform not in backends:
+        raise JaxmlpError(
+            f"the {pipeline} pipeline is a TPU kernel (Pallas's Mosaic backend) and this backend is {platform}: run "
+            "it on a TPU host (on a GPU Pallas lowers through Triton, for which this kernel's blocks are not "
+            "written; elsewhere it runs only in Pallas's interpreter, as its tests do); here use --pipeline scan"
+        )
 
 
 # --- building an epoch for a pipeline ---------------------------------------------
@@ -105,15 +121,18 @@ class Epoch:
     tolerance = 1e-5
     data_dtype: Any = np.float32  # the images' dtype the step is compiled for (loader pipelines: float32)
 
-    def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float, precision: str = "f32"):
+    def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float, precision: str = "f32",
+                 platform: str = "cpu"):  # fmt: skip
         self.pipeline = pipeline
         self.n_samples = n_samples
         self.batch_size = batch_size
         self.step_size = float(step_size)
         self.precision = precision
+        self.platform = platform
+        self.bf16_step = bf16_step_for(platform)  # the bf16 step's form this backend trains with
         if precision == "bf16":
             self.tolerance = BF16_TOLERANCE
-        self.step = CompiledStep(step_size, precision)
+        self.step = CompiledStep(step_size, precision, self.bf16_step)
         self.sizes = batch_sizes(n_samples, batch_size)
         self.n_steps = len(slices(n_samples, batch_size))
         self.abstract_params: Any = None  # the params' shapes, kept by `compile` for `_analysed`
@@ -131,11 +150,11 @@ class Epoch:
             self.step.compile(self.abstract_params, missing, dtype=self.data_dtype)
         return self.step
 
-    @property
-    def flops(self) -> float | None:
+    def _per_epoch(self, what: str) -> float | None:
+        """XLA's count ``what`` (`CompiledStep.cost`) of the one-device step, summed over the epoch's steps."""
         n_full = self.n_samples // self.batch_size
         step = self._analysed(self.sizes)
-        per_size = {size: step.flops(size) for size in self.sizes}
+        per_size = {size: step.cost(size, what) for size in self.sizes}
         if any(f is None for f in per_size.values()):
             return None
         known = cast(dict[int, float], per_size)  # none of them None
@@ -143,6 +162,20 @@ class Epoch:
         if self.n_samples % self.batch_size:
             total += known[self.n_samples % self.batch_size]
         return float(total)
+
+    @property
+    def flops(self) -> float | None:
+        return self._per_epoch("flops")
+
+    @property
+    def bytes_accessed(self) -> float | None:
+        """The bytes an epoch moves by XLA's count of the one-device step (every operation's operands and results
+        as if from memory), summed over its steps: the roofline's bytes of an epoch of steps."""
+        return self._per_epoch("bytes accessed")
+
+    def training(self) -> dict[str, Any]:
+        """How this epoch trains, for its results: the bf16 step's form, the scan's unroll."""
+        return {"bf16_step": self.bf16_step} if self.precision == "bf16" else {}
 
     def compile(self, params: Params) -> float:
         self._keep_shapes(params)
@@ -181,8 +214,8 @@ class _LoaderEpoch(Epoch):
     """The tutorial's epoch: host batches from a loader (`make_loader`), one-hot per batch, one step each."""
 
     def __init__(self, pipeline: str, dataset: Any, batch_size: int, step_size: float, workers: int,
-                 precision: str = "f32"):  # fmt: skip
-        super().__init__(pipeline, len(dataset), batch_size, step_size, precision)
+                 precision: str = "f32", platform: str = "cpu"):  # fmt: skip
+        super().__init__(pipeline, len(dataset), batch_size, step_size, precision, platform)
         self.loader = make_loader(pipeline, dataset, batch_size, workers)
 
     def __call__(self, params: Params, progress: Progress | None = None) -> Params:
@@ -202,7 +235,7 @@ class _ArrayEpoch(Epoch):
         device: jax.Device,
         precision: str = "f32",
     ):
-        super().__init__(pipeline, len(images), batch_size, step_size, precision)
+        super().__init__(pipeline, len(images), batch_size, step_size, precision, device.platform)
         self.device = device
         self.images = images_for(images, precision if self.bf16_images else "f32")
         self.data_dtype = self.images.dtype
@@ -245,9 +278,17 @@ class _ScanEpoch(_ArrayEpoch):
     def _whole(self, array: np.ndarray) -> jax.Array:
         return cast(jax.Array, jax.device_put(array, self.device))
 
+    @property
+    def unroll(self) -> int:
+        return scan_unroll(self.platform)
+
+    def training(self) -> dict[str, Any]:
+        return {**super().training(), "scan_unroll": self.unroll}
+
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         with precision_scope(self.precision):
-            return scan_steps.lower(params, self.xs, self.ys, self.step_size, precision=self.precision).compile()
+            return scan_steps.lower(params, self.xs, self.ys, self.step_size, precision=self.precision,
+                                    bf16_step=self.bf16_step, unroll=self.unroll).compile()  # fmt: skip
 
     def compile(self, params: Params) -> float:
         """What the epoch runs: the scan over its full batches and the step at the smaller last batch's size."""
@@ -270,6 +311,52 @@ class _ScanEpoch(_ArrayEpoch):
     def _run_scan(self, params: Params, xs: jax.Array, ys: jax.Array) -> Params:
         assert self.scan is not None  # compiled by __call__ first
         return cast(Params, self.scan(params, xs, ys, self.step_size))
+
+
+class PallasEpoch(_ArrayEpoch):
+    """The whole epoch as one Pallas kernel (`pallas_epoch`): the images and targets padded and put on the device
+    once, the kernel compiled ahead; ``interpret`` runs it in Pallas's interpreter (any backend: the tests)."""
+
+    def __init__(self, *args: Any, interpret: bool = False):
+        super().__init__(*args)
+        from jaxmlp.pipelines import pallas_epoch
+
+        self.kernel = pallas_epoch
+        self.interpret = interpret
+        if self.precision != "bf16":  # float32 in another order: its exponentials and sums are the kernel's own
+            self.tolerance = tolerances.reordered(self.n_steps)
+        self.shape = pallas_epoch.layout(self.n_samples, self.batch_size, self.images.shape[1])
+        padded = pallas_epoch.pad_batches(self.images, self.targets, self.shape)
+        self.xs, self.ys = (cast(jax.Array, jax.device_put(a, self.device)) for a in padded)
+        self.compiled: jax.stages.Compiled | None = None
+
+    def compile(self, params: Params) -> float:
+        """The kernel's epoch, compiled ahead (the one-device step that gives the FLOPs only when asked for)."""
+        self._keep_shapes(params)
+        start = time.perf_counter()
+        call = self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret)
+        with precision_scope(self.precision):
+            self.compiled = call.lower(params, self.xs, self.ys).compile()
+        return time.perf_counter() - start
+
+    @property
+    def bytes_accessed(self) -> float | None:
+        """The bytes the kernel moves in an epoch, as its blocks define them: its batches read once, its parameters
+        read and written once (`pallas_epoch.cost`)."""
+        n_params = sum(
+            int(np.prod(p.shape)) for p in self.kernel.kernel_params(self.abstract_params, self.shape.features)
+        )
+        return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize).bytes_accessed)
+
+    def facts(self) -> dict[str, Any]:
+        kernel = {} if self.compiled is None else compiled_facts(self.compiled)
+        return {**super().facts(), **{key.replace("xla_", "xla_kernel_", 1): v for key, v in kernel.items()}}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        if self.compiled is None:
+            self.compile(params)
+        assert self.compiled is not None
+        return cast(Params, jax.block_until_ready(self.compiled(params, self.xs, self.ys)))  # type: ignore[no-untyped-call]
 
 
 MESH_AXIS = "data"
@@ -341,17 +428,19 @@ class _ShardedEpoch(_ScanEpoch):
         rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))  # type: ignore[no-untyped-call]  # unannotated in jax
         x, y = (self._placed(a[: self.batch_size], rows) for a in (self.images, self.targets))
         rep = self.replicated
-        step = jax.jit(step_function(self.precision), in_shardings=(rep, rows, rows, rep), out_shardings=rep)
+        step = jax.jit(step_function(self.precision, self.bf16_step), in_shardings=(rep, rows, rows, rep),
+                       out_shardings=rep)  # fmt: skip
         return step, (self.place(params), x, y, self.step_size)
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         params = self.place(params)
         rep, batches = self.replicated, self.by_batch
-        scan = jax.jit(functools.partial(sgd_scan, precision=self.precision),
+        scan = jax.jit(functools.partial(sgd_scan, precision=self.precision, bf16_step=self.bf16_step,
+                                         unroll=self.unroll),
                        in_shardings=(rep, batches, batches, rep), out_shardings=rep)  # fmt: skip
         with precision_scope(self.precision):
             if self.remainder is not None:
-                last = jax.jit(step_function(self.precision), in_shardings=rep, out_shardings=rep)
+                last = jax.jit(step_function(self.precision, self.bf16_step), in_shardings=rep, out_shardings=rep)
                 tail = last.lower(params, *self.remainder, self.step_size).compile()
                 self.last_step = lambda p, x, y: tail(p, x, y, self.step_size)
             return scan.lower(params, self.xs, self.ys, self.step_size).compile()
@@ -381,7 +470,7 @@ class _TorchEpoch(_ArrayEpoch):
         from jaxmlp.pipelines import torch_mlp
 
         self.torch = torch_mlp
-        self.tolerance = torch_mlp.tolerance(self.n_steps)  # float32 rounding, amplified over the epoch's steps
+        self.tolerance = tolerances.reordered(self.n_steps)  # float32 rounding, amplified over the epoch's steps
         self.torch_device = torch_mlp.device_for(self.device.platform)
         torch_mlp.use_cpu_threads(torch_mlp.cpu_threads())
         self.x = torch_mlp.as_tensor(self.images, self.torch_device)  # a view of the same array on the CPU
@@ -458,14 +547,16 @@ def make_epoch(
         raise JaxmlpError(why)
     device = device or jax.local_devices()[0]
     check_precision(precision, device.platform)
+    check_backend(pipeline, device.platform)
     if pipeline in LOADER_PIPELINES and pipeline != "batched":  # batched: its own epoch, one-hot once
-        return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers, precision)
+        return _LoaderEpoch(pipeline, dataset, batch_size, step_size, workers, precision, device.platform)
     images, labels = as_arrays(dataset)
     kinds: dict[str, type[_ArrayEpoch]] = {
         "batched": _BatchedEpoch,
         "prefetch": _PrefetchEpoch,
         "scan": _ScanEpoch,
         "sharded": _ShardedEpoch,
+        "pallas": PallasEpoch,
         "torch": _TorchEpoch,
         "torch_compile": _TorchCompileEpoch,
     }

@@ -13,7 +13,7 @@ import numpy as np
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.mnist import Datasets, Split, load_arrays, resolve_data_dir, synthetic_arrays
 from jaxmlp.pipelines.steps import slices
-from jaxmlp.registry import DATASETS, LOADER_PIPELINES, OPTIONAL, PIPELINE_NEEDS, SYNTHETIC
+from jaxmlp.registry import DATASETS, LOADER_PIPELINES, OPTIONAL, PIP_NAMES, PIPELINE_NEEDS, SYNTHETIC
 
 
 def as_arrays(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +67,7 @@ def missing_package(pipeline: str) -> str | None:
     machine may lack, `registry.PIPELINE_NEEDS`, is not installed), or None."""
     if absent := missing_modules(PIPELINE_NEEDS.get(pipeline, ())):
         return (f"the {pipeline} pipeline needs {' and '.join(absent)}, which this Python lacks (a JAX-only machine, "
-                f"such as a TPU host, may): pip install {' '.join(absent)}")  # fmt: skip
+                f"such as a TPU host, may): pip install {' '.join(PIP_NAMES.get(m, m) for m in absent)}")  # fmt: skip
     if pipeline not in OPTIONAL:
         return None
     module, extra = OPTIONAL[pipeline]
@@ -88,17 +88,19 @@ def load_splits(
     synthetic_sizes: Sequence[int] = (60000, 10000),
     limit: int | None = None,
 ) -> Datasets:
-    """The train and test splits every command and benchmark takes: torchvision's datasets
-    (`jaxmlp.pipelines.data.load_datasets`) where torch and torchvision are installed; else, on a JAX-only machine
-    (a TPU host), the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which every pipeline that needs neither
-    takes as they are (the others are refused by `missing_package`)."""
-    if not missing_modules(("torch", "torchvision")):
+    """The train and test splits every command and benchmark takes: the tutorial's datasets
+    (`jaxmlp.pipelines.data.load_datasets`: torchvision's, or `IdxMNIST` without it) where torch and PIL are
+    installed; else, on a JAX-only machine (a TPU host), the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which
+    every pipeline that needs neither takes as they are (the others are refused by `missing_package`)."""
+    if not missing_modules(("torch", "PIL")):
         from jaxmlp.pipelines import data  # torch stays out of a process that has none
 
         return data.load_datasets(name, data_dir, download, synthetic_sizes, limit)
     if download:
-        raise JaxmlpError("--download needs torchvision, which this Python lacks: pass --data-dir DIR holding the "
-                          "four IDX files, or use --dataset synthetic")  # fmt: skip
+        raise JaxmlpError(
+            "--download needs torch and torchvision, which this Python lacks: pass --data-dir DIR holding the four "
+            "IDX files, or use --dataset synthetic"
+        )
     if name == SYNTHETIC:
         train_size, test_size = synthetic_sizes
         train, test = Split(*synthetic_arrays(True, train_size)), Split(*synthetic_arrays(False, test_size))
@@ -108,7 +110,7 @@ def load_splits(
     else:
         train, test = load_arrays(name, data_dir)
         source = str(resolve_data_dir(data_dir))
-    source += ", read as arrays (no torchvision here)"
+    source += ", read as arrays (no torch here)"
     if limit is not None and limit < len(train):
         train, source = Split(train.data[:limit], train.targets[:limit]), f"{source}, first {limit} training images"
     return Datasets(name, source, train, test)

@@ -21,29 +21,9 @@ import numpy as np
 import torch
 
 from jaxmlp.errors import JaxmlpError
-
-TOLERANCE = 1e-4
-"""How far (`jaxmlp.model.max_relative_difference`: largest |torch - jax| over max |jax|, leaf by leaf) the torch
-pipelines' params may be from the ``scan`` epoch's after an epoch of at most `TOLERANCE_STEPS` steps (tested on the
-first 4096 MNIST training images). Both compute the same float32 math in a different order: XLA's dots, reductions
-and fused logsumexp against torch's BLAS (oneDNN/MKL) kernels, which block and sum the inner products differently.
-Measured here after 32 steps: 1.9e-7 (each of torch and scan 4e-7 from the float64 epoch); leaving the last batch out
-changes them by 1.9e-2. 1e-4 leaves a wide margin for other CPUs' kernels and still tells any real difference."""
-
-TOLERANCE_STEPS = 32
-
-EPOCH_TOLERANCE = 5e-3
-"""The same bound for a longer epoch (a full MNIST epoch is 469 steps). The tutorial's SGD on unscaled pixels
-amplifies rounding step after step (ReLUs flip, logits saturate): measured here after a full epoch, torch and scan
-are 5e-4 to 1.6e-3 apart, and scan is itself 5.6e-3 from the float64 epoch, so no float32 pair can be held to
-1e-4 there. Leaving the last batch out changes them by 1e-2, which this still tells; the full epoch is also held to
-its test accuracy, within 0.1 point of scan's (`tests/test_pipelines.py`)."""
-
-
-def tolerance(n_steps: int) -> float:
-    """The bound for an epoch of ``n_steps`` steps: `TOLERANCE` up to `TOLERANCE_STEPS`, else `EPOCH_TOLERANCE`."""
-    return TOLERANCE if n_steps <= TOLERANCE_STEPS else EPOCH_TOLERANCE
-
+from jaxmlp.pipelines.tolerances import EPOCH_TOLERANCE as EPOCH_TOLERANCE
+from jaxmlp.pipelines.tolerances import TOLERANCE as TOLERANCE
+from jaxmlp.pipelines.tolerances import TOLERANCE_STEPS as TOLERANCE_STEPS
 
 TorchParams = list[tuple[Any, Any]]
 """Params as torch tensors: ``[(w, b), ...]`` (``torch.Tensor`` is Any where torch is untyped)."""

@@ -241,6 +241,12 @@ def benchmark_run(rows: pd.DataFrame, folder: Path | None = None, accuracy: Mapp
     gemms = tables.gemm_rates(rows)
     if not gemms.empty:
         found.append(Table(GEMM_CAPTION, gemms))
+    for caption, extra in (
+        ("Memory bandwidth: STREAM kernels in XLA (median of a call)", tables.bandwidth_table(rows)),
+        ("The bf16 step's two forms: the scan epoch (median)", tables.bf16_step_table(rows)),
+    ):
+        if not extra.empty:
+            found.append(Table(caption, extra))
     ladder = tables.pipeline_ladder(rows)
     if not ladder.empty:
         found.append(Table(LADDER_CAPTION, ladder))

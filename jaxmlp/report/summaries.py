@@ -217,6 +217,8 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
             (LOADER_CAPTION, tables.loader_ladder(df)),
             ("The floor's matmul (2048³ of float32 arrays)", tables.matmul_rate(df)),
             (GEMM_CAPTION, tables.gemm_rates(df)),
+            ("Memory bandwidth: STREAM kernels in XLA (median of a call)", tables.bandwidth_table(df)),
+            ("The bf16 step's two forms: the scan epoch (median)", tables.bf16_step_table(df)),
             (LADDER_CAPTION, ladder),
             (SCALING_CAPTION, tables.scaling_table(df)),
             (MEMORY_CAPTION, tables.memory_table(df)),

@@ -714,3 +714,25 @@ def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
 def step_stats(steps: pd.DataFrame) -> pd.DataFrame:
     """Mean, median, min and max of each column of a capture's step breakdown (ms)."""
     return steps.drop(columns="step").agg(["mean", "median", "min", "max"]).reset_index(names="stat")
+
+
+@shows(registry.BANDWIDTH)
+def bandwidth_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and STREAM kernel: the memory bandwidth (bytes it must move over the median time of one call)."""
+    d = query(df, registry.BANDWIDTH)
+    if d.empty:
+        return pd.DataFrame(columns=["backend", "kernel", "array_mib", "call_ms", "gb_per_s"])
+    return pd.DataFrame({"backend": d["backend"], "kernel": d["kernel"], "array_mib": d["elements"] * 4 / 2**20,
+                         "call_ms": d["median"] * 1e3,
+                         "gb_per_s": d["bytes"] / d["median"] / 1e9}).reset_index(drop=True)  # fmt: skip
+
+
+@shows(registry.BF16_STEP)
+def bf16_step_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and form of the bf16 step: the scan epoch's median time, and whether it is the form that backend
+    trains with."""
+    d = query(df, registry.BF16_STEP)
+    if d.empty:
+        return pd.DataFrame(columns=["backend", "bf16_step", "epoch_ms", "trains_with"])
+    return pd.DataFrame({"backend": d["backend"], "bf16_step": d["variant"], "epoch_ms": d["median"] * 1e3,
+                         "trains_with": d["chosen"].map({True: "yes", False: ""})}).reset_index(drop=True)  # fmt: skip

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The whole accelerator check (a GPU or a TPU) in one command, under one hard time limit (bench/gpu/README.md says
-# how and why; the folder keeps its name, which issue 25 and its users know):
-#   bench     each benchmark module on its own (floor, epoch, update, predict, loader; quick sizes, --rounds), its own
-#             file and time cap, with pytest's --durations: a module cut off loses only itself; then the modules'
-#             benchmarks in one bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
-#   profile   an XLA trace of the `scan` epoch and of the tutorial's `seed` steps (the `batched` host loop where
-#             torch or torchvision is missing, as on a TPU host)
-#   precision the `scan` pipeline trained one epoch per precision (`--precision` f32, tf32 on a GPU, bf16)
+# The whole accelerator check (a GPU, a TPU, or the CPU as a dry run) in one command, under one hard time limit:
+#   bench     each benchmark module on its own (--modules: floor, epoch, update, predict, loader; quick sizes,
+#             --rounds), its own file and time cap, with pytest's --durations: a module cut off loses only itself;
+#             then the modules' benchmarks in one bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
+#   profile   an XLA trace of the `scan` epoch, of the `pallas` epoch (a TPU's) and of the tutorial's `seed` steps
+#             (the `batched` host loop where torch or PIL is missing)
+#   precision the `scan` pipeline (and `pallas` on a TPU) trained --train-epochs per precision (`--precision` f32,
+#             tf32 on a GPU, bf16): time and test accuracy after each epoch
 #   nox       (gpu) `nox --no-venv -s bench-gpu -- --preinstalled --size=smoke`: the session as a user runs it, with
 #             its `jaxmlp scaling` (N = 1 on one GPU); the scaling file is kept
 #   scaling   (cpu, tpu) `jaxmlp scaling` on one device (a TPU host: all its chips)
@@ -15,25 +15,28 @@
 # (JAX_DEFAULT_MATMUL_PRECISION, in the metadata: at `default` a GPU takes TF32 passes, a TPU one bf16 pass).
 # Everything lands in $OUT (a new temporary folder if unset): log.txt,
 # results.tar.gz (the result files as the store names them, to put into reports/), modules.tar.gz (each module's own
-# pytest-benchmark file), traces-<pipeline>.tar.gz (TensorBoard run folders): 5 files.
+# pytest-benchmark file), traces-<pipeline>.tar.gz (TensorBoard run folders).
 #
-#   bench/gpu/run.sh                  on the GPU machine: bench/gpu/prepare.sh first (here), carry
-#                                     bench/gpu/wheels and bench/gpu/mnist
-#   bench/gpu/run.sh --backend tpu    on a TPU host (JAX with libtpu; torch not needed): pandas, tqdm and
-#                                     platformdirs, where missing, from the machine's own package index
-#                                     ($JAXMLP_TPU_INDEX, default /opt/pypi/simple); carry bench/gpu/mnist
-#   bench/gpu/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
+#   bench/accelerator/run.sh                  on a GPU machine where JAX for CUDA is installed (bench/accelerator/
+#                                             prepare.sh makes the wheels such a machine may lack)
+#   bench/accelerator/run.sh --backend tpu    on a TPU host (JAX with libtpu): pandas, tqdm, platformdirs and pillow,
+#                                             where missing, from a local package index ($JAXMLP_TPU_INDEX, default
+#                                             /opt/pypi/simple), torch's CPU build from a folder of wheels
+#                                             ($JAXMLP_TPU_WHEELS, default /opt/wheels) for the tutorial's DataLoader
+#   bench/accelerator/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
 # Options: --limit SECONDS (default 480: the hard limit of the whole run), --rounds N (default 3), --size SIZE (the
-# bench's sizes, default quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,...
+# bench's sizes, default quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,...,
+# --modules MODULE,... (the bench step's modules, in that order), --train-epochs N (the precision step's epochs, 1)
 set -uo pipefail
 
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
 
-backend=gpu limit=480 rounds=3 size=quick only=bench,profile,precision,nox,scaling
-usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --size quick|smoke|..., --only bench,profile,precision,nox,scaling"
+backend=gpu limit=480 rounds=3 size=quick only=bench,profile,precision,nox,scaling modules=floor,epoch,update,predict,loader
+train_epochs=1
+usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --size quick|smoke|..., --only bench,profile,precision,nox,scaling, --modules floor,epoch,update,predict,loader, --train-epochs N"
 while [ $# -gt 0 ]; do
-    case $1 in --backend|--limit|--rounds|--size|--only)
-        [ $# -ge 2 ] || { echo "bench/gpu/run.sh: $1 needs a value: $usage" >&2; exit 2; } ;;
+    case $1 in --backend|--limit|--rounds|--size|--only|--modules|--train-epochs)
+        [ $# -ge 2 ] || { echo "bench/accelerator/run.sh: $1 needs a value: $usage" >&2; exit 2; } ;;
     esac
     case $1 in
         --backend) backend=$2; shift 2 ;;
@@ -41,15 +44,17 @@ while [ $# -gt 0 ]; do
         --rounds) rounds=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
-        *) echo "bench/gpu/run.sh: unknown argument $1: $usage" >&2; exit 2 ;;
+        --modules) modules=$2; shift 2 ;;
+        --train-epochs) train_epochs=$2; shift 2 ;;
+        *) echo "bench/accelerator/run.sh: unknown argument $1: $usage" >&2; exit 2 ;;
     esac
 done
-case $backend in cpu|gpu|tpu) ;; *) echo "bench/gpu/run.sh: --backend $backend: use cpu, gpu or tpu" >&2; exit 2 ;; esac
+case $backend in cpu|gpu|tpu) ;; *) echo "bench/accelerator/run.sh: --backend $backend: use cpu, gpu or tpu" >&2; exit 2 ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-run.XXXXXX")}
-mkdir -p "$out" 2>/dev/null && touch "$out/log.txt" 2>/dev/null || { echo "bench/gpu/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
+mkdir -p "$out" 2>/dev/null && touch "$out/log.txt" 2>/dev/null || { echo "bench/accelerator/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
 stage=$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-stage.XXXXXX")  # what gets packed: results/, modules/, traces/
 mkdir -p "$stage/results" "$stage/modules" "$stage/traces"
 trap 'rm -rf "$stage"' EXIT  # what was measured is packed into $OUT before the end; the staging folder never stays
@@ -86,32 +91,36 @@ step() {  # step NAME NEEDS CAP COMMAND...: run it for at most CAP s and the tim
 }
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
-echo "== bench/gpu/run.sh --backend $backend --limit $limit --rounds $rounds --size $size --only $only; $(date -u +%FT%TZ)"
+echo "== bench/accelerator/run.sh --backend $backend --limit $limit --rounds $rounds --size $size --only $only; $(date -u +%FT%TZ)"
 if [ "$backend" = gpu ]; then  # the GPU first: nothing is installed on a machine without one
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null \
-        || { echo "bench/gpu/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu" >&2; exit 2; }
+        || { echo "bench/accelerator/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu" >&2; exit 2; }
     if ls "$here"/wheels/*.whl >/dev/null 2>&1; then  # what the machine lacks (wheels.txt), in a folder of its own
         $python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-            "$here"/wheels/*.whl || { echo "bench/gpu/run.sh: the carried wheels did not install" >&2; exit 1; }
+            "$here"/wheels/*.whl || { echo "bench/accelerator/run.sh: the carried wheels did not install" >&2; exit 1; }
         export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     fi
 fi
 if [ "$backend" = tpu ]; then  # what jaxmlp needs beside JAX, from the machine's own index, after JAX on the path
     index=${JAXMLP_TPU_INDEX:-/opt/pypi/simple}
+    wheels=${JAXMLP_TPU_WHEELS:-/opt/wheels}
     missing=$($python -c 'import importlib.util as u
-print(" ".join(m for m in ("pandas", "tqdm", "platformdirs") if u.find_spec(m) is None))')
+names = {"pandas": "pandas", "tqdm": "tqdm", "platformdirs": "platformdirs", "PIL": "pillow", "torch": "torch"}
+print(" ".join(p for m, p in names.items() if u.find_spec(m) is None))')
     if [ -n "$missing" ]; then
-        [ -d "$index" ] || { echo "bench/gpu/run.sh: this Python lacks $missing and there is no package index at" \
-            "$index: install them, or set JAXMLP_TPU_INDEX" >&2; exit 2; }
-        echo "== installing $missing from $index"
+        [ -d "$index" ] || { echo "bench/accelerator/run.sh: this Python lacks $missing and there is no package index" \
+            "at $index: install them, or set JAXMLP_TPU_INDEX" >&2; exit 2; }
+        links=()
+        [ -d "$wheels" ] && links=(--find-links "$wheels")  # torch's CPU build (the index has none)
+        echo "== installing $missing from $index ${links[*]}"
         PIP_CONFIG_FILE=/dev/null $python -m pip install -q --isolated --only-binary=:all: --no-compile \
-            --index-url "file://$index" --target /tmp/jaxmlp-site $missing \
-            || { echo "bench/gpu/run.sh: $missing did not install from $index" >&2; exit 2; }
+            --index-url "file://$index" "${links[@]}" --target /tmp/jaxmlp-site $missing \
+            || echo "== $missing did not all install from $index: the pipelines that need them are skipped, saying why"
         export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/jaxmlp-site  # last: the machine's JAX and numpy stay first
     fi
 fi
 export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}  # this checkout's jaxmlp, installed or not
-$python - "$backend" <<'EOF' || { echo "bench/gpu/run.sh: JAX has no $backend device here" >&2; exit 2; }
+$python - "$backend" <<'EOF' || { echo "bench/accelerator/run.sh: JAX has no $backend device here" >&2; exit 2; }
 import os, platform, sys
 import jax, jaxlib, numpy
 from jaxmlp.measure import environment
@@ -122,18 +131,21 @@ print(f"python {platform.python_version()}, jax {jax.__version__}, jaxlib {jaxli
       f" CPU {environment.cpu_model()}, {os.cpu_count()} cores")
 EOF
 ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 \
-    || echo "== no MNIST files in $JAXMLP_DATA_DIR (bench/gpu/prepare.sh copies them): the synthetic set instead"
+    || echo "== no MNIST files in $JAXMLP_DATA_DIR (bench/accelerator/prepare.sh copies them): the synthetic set instead"
 data=()
 ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--dataset synthetic)
 
 before=$(ls reports)
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
-    # Caps from the TPU v5e runs (reports/tpu-20261205T204421/, --rounds 3): floor 52 s, epoch 95, update 67,
-    # predict 67, loader 18, each with its process's start and the chip's opening (10-20 s); a GPU adds tf32 rows.
-    for module in floor:75 epoch:150 update:90 predict:100 loader:60; do
-        step "bench-${module%:*}" 20 "${module#*:}" $python -m pytest "bench/bench_${module%:*}.py" -q \
+    # Caps (seconds) from TPU v5e runs with --rounds 3: floor 52 s before its peak squares and bandwidth, epoch 95
+    # before the seed, pallas and bf16-step rows, update 67, predict 67, loader 18, each with its process's start
+    # and the chip's opening (10-20 s); a GPU adds tf32 rows.
+    declare -A caps=([floor]=110 [epoch]=220 [update]=90 [predict]=100 [loader]=60)
+    for module in ${modules//,/ }; do
+        [ -n "${caps[$module]:-}" ] || { echo "bench/accelerator/run.sh: --modules $module: use floor, epoch, update, predict or loader" >&2; exit 2; }
+        step "bench-$module" 20 "${caps[$module]}" $python -m pytest "bench/bench_$module.py" -q \
             -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" --size "$size" \
-            --benchmark-json "$stage/modules/bench-${module%:*}.json" --benchmark-save-data \
+            --benchmark-json "$stage/modules/bench-$module.json" --benchmark-save-data \
             --benchmark-columns=min,median,iqr,rounds
     done
     # One run, as `nox -s bench` writes it: the modules' benchmarks in one file, with the first module's metadata.
@@ -148,7 +160,7 @@ for path in sys.argv[2:]:
         print(f"== {path}: not read ({e})")
 docs = [d for d in docs if d.get("benchmarks")]
 if not docs:
-    sys.exit("bench/gpu/run.sh: no module wrote a benchmark")
+    sys.exit("bench/accelerator/run.sh: no module wrote a benchmark")
 merged = {**docs[0], "benchmarks": [b for d in docs for b in d["benchmarks"]]}
 with open(sys.argv[1] + ".tmp", "w") as f:
     json.dump(merged, f)
@@ -161,12 +173,16 @@ EOF
         failed+=("bench-merge")
     fi
 fi
-profiled=seed  # the tutorial's own steps; without torchvision (a TPU host) its DataLoader cannot run: the host loop
-$python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "torchvision")))' \
+profiled=seed  # the tutorial's own steps; without torch or PIL its DataLoader cannot run: the host loop
+$python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "PIL")))' \
     || profiled=batched
+traced=(scan)
+[ "$backend" = tpu ] && traced+=(pallas)  # the whole epoch as one Pallas kernel: a TPU's
 if wants profile; then
-    step profile-scan 30 90 $python -m jaxmlp profile --pipeline scan --steps 3 --backend "$backend" \
-        --logdir "$stage/traces/scan" "${data[@]}"
+    for pipeline in "${traced[@]}"; do
+        step "profile-$pipeline" 30 90 $python -m jaxmlp profile --pipeline "$pipeline" --steps 3 \
+            --backend "$backend" --logdir "$stage/traces/$pipeline" "${data[@]}"
+    done
     step "profile-$profiled" 30 90 $python -m jaxmlp profile --pipeline "$profiled" --steps 30 --backend "$backend" \
         --logdir "$stage/traces/$profiled" "${data[@]}"
 fi
@@ -188,9 +204,12 @@ fi
 if wants precision; then  # jaxmlp's precisions: f32 (float32 products on every backend), tf32 (a GPU's), bf16
     precisions=(f32 bf16)
     [ "$backend" = gpu ] && precisions=(f32 tf32 bf16)
-    for precision in "${precisions[@]}"; do
-        step "train-$precision" 25 60 $python -m jaxmlp train --pipeline scan --epochs 1 --precision "$precision" \
-            --backend "$backend" --json "$stage/results" --no-progress "${data[@]}"
+    for pipeline in "${traced[@]}"; do  # scan, and the pallas kernel on a TPU: the accuracy after each epoch
+        for precision in "${precisions[@]}"; do
+            step "train-$pipeline-$precision" 25 60 $python -m jaxmlp train --pipeline "$pipeline" \
+                --epochs "$train_epochs" --precision "$precision" --backend "$backend" --json "$stage/results" \
+                --no-progress "${data[@]}"
+        done
     done
 fi
 
@@ -201,14 +220,14 @@ for entry in $(comm -13 <(echo "$before") <(ls reports)); do
 done
 tar -czf "$out/results.tar.gz" -C "$stage/results" .
 tar -czf "$out/modules.tar.gz" -C "$stage/modules" .
-for run in scan "$profiled"; do
+for run in "${traced[@]}" "$profiled"; do
     [ -d "$stage/traces/$run" ] && tar -czf "$out/traces-$run.tar.gz" -C "$stage/traces/$run" .
 done
 rm -rf "$stage"
 echo "== packed in $out: $(cd "$out" && ls -s --block-size=K | tail -n +2 | tr '\n' ' ')"
 echo "== results: $(tar -tzf "$out/results.tar.gz" | grep -c -v '/$') files; $((SECONDS)) s of the ${limit} s limit"
 if [ ${#failed[@]} -gt 0 ]; then
-    echo "bench/gpu/run.sh: ${#failed[@]} step(s) did not complete: ${failed[*]}; see $out/log.txt" >&2
+    echo "bench/accelerator/run.sh: ${#failed[@]} step(s) did not complete: ${failed[*]}; see $out/log.txt" >&2
     exit 1
 fi
 echo "== every step completed"
