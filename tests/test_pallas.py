@@ -48,6 +48,10 @@ def test_the_kernel_computes_the_steps_epoch_and_keeps_the_last_smaller_batch(sy
     assert epoch.shape.steps == 4 and epoch.shape.samples == len(images)
     assert epoch.compile(params) > 0
     result = epoch(params)
+    held = pallas_epoch.kernel_params(params, epoch.shape.features)
+    n_params = sum(int(p.size) for p in held)
+    assert epoch.bytes_accessed == pallas_epoch.cost(epoch.shape, n_params, epoch.xs.dtype.itemsize).bytes_accessed
+    assert epoch.flops > 0 and epoch.training() == ({"bf16_step": "vjp"} if precision == "bf16" else {})
     reference = steps_by_hand(images, labels, precision, params)
     assert model.max_relative_difference(result, reference) < epoch.tolerance
     assert epoch.tolerance == (BF16_TOLERANCE if precision == "bf16" else tolerances.TOLERANCE)

@@ -343,9 +343,8 @@ class PallasEpoch(_ArrayEpoch):
     def bytes_accessed(self) -> float | None:
         """The bytes the kernel moves in an epoch, as its blocks define them: its batches read once, its parameters
         read and written once (`pallas_epoch.cost`)."""
-        n_params = sum(
-            int(np.prod(p.shape)) for p in self.kernel.kernel_params(self.abstract_params, self.shape.features)
-        )
+        shapes = jax.eval_shape(lambda p: self.kernel.kernel_params(p, self.shape.features), self.abstract_params)
+        n_params = sum(int(np.prod(p.shape)) for p in shapes)
         return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize).bytes_accessed)
 
     def facts(self) -> dict[str, Any]:
