@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import pandas as pd
 
@@ -59,7 +59,8 @@ def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
     counted = events.groupby(["plane", "line"], sort=False)["name"]
     busiest = counted.size().sort_values(ascending=False, kind="stable")
     said = []
-    for (plane, line), n in busiest.head(lines).items():
+    for key, n in busiest.head(lines).items():
+        plane, line = cast(tuple[str, str], key)
         top = counted.get_group((plane, line)).value_counts().head(names)
         said.append(f"{plane} {line or '(unnamed)'}: {n} ({', '.join(f'{k} x{v}' for k, v in top.items())})")
     more = f"; {len(busiest) - lines} more lines" if len(busiest) > lines else ""
