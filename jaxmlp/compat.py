@@ -103,3 +103,20 @@ def lower_and_compile(jitted: Any, args: tuple[Any, ...]) -> tuple[jax.stages.Co
     lowered_at = time.perf_counter()
     compiled = lowered.compile()
     return compiled, lowered_at - start, time.perf_counter() - lowered_at
+
+
+HOST_TRACER_LEVEL = 2
+"""The host tracer level a profile is taken at: XLA:CPU's per-operation events (one per thunk) are level 2."""
+
+
+def profiler_trace(folder: str) -> contextlib.AbstractContextManager[Any]:
+    """``jax.profiler.trace(folder)`` at `HOST_TRACER_LEVEL` where the release takes profiler options (0.5.3 takes
+    none): jax 0.7.0 starts a trace given none at level 1, whose trace holds no operations."""
+    import inspect
+
+    options = getattr(jax.profiler, "ProfileOptions", None)
+    if options is None or "profiler_options" not in inspect.signature(jax.profiler.trace).parameters:
+        return cast(contextlib.AbstractContextManager[Any], jax.profiler.trace(folder))
+    chosen = options()
+    chosen.host_tracer_level = HOST_TRACER_LEVEL
+    return cast(contextlib.AbstractContextManager[Any], jax.profiler.trace(folder, profiler_options=chosen))

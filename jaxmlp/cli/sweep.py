@@ -38,7 +38,7 @@ from jaxmlp.measure.sweep.settings import EVERY, Bisect, Detector, Matrix, Measu
 from jaxmlp.report.summaries import bisect_summary, summaries, validation_summary
 from jaxmlp.report.text import render
 from jaxmlp.results import layout, sweep_files, sweep_tables
-from jaxmlp.results.explain_files import EXPLAIN_PROCESSES
+from jaxmlp.results.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
@@ -320,8 +320,10 @@ def timeline_columns(folder: Path) -> list[sweep_tables.TimelineColumn]:
 
 def explain_change(folder: Path, workload: str, flags: str, before: str, at: str, kind: str, matrix: Matrix) -> None:
     """`jaxmlp sweep explain BEFORE AT` for one change a sweep flagged or a timeline found (a step, a drift, a
-    transient), with the sweep's own settings, into its folder; printed."""
-    _explained(f"Explaining {workload}: {before} -> {at} ({kind})", folder, before, at, workload, folder,
+    transient), with the sweep's own settings, into its folder; printed. ``workload`` is the name its results carry:
+    the explanation is given its spec (``mine.py:make``), the one its processes can import."""
+    spec = spec_of(settings_of(folder), workload)
+    _explained(f"Explaining {workload}: {before} -> {at} ({kind})", folder, before, at, spec, folder,
                replace(matrix, xla_flags=(flags,) if flags else ()))  # fmt: skip
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 from jaxmlp import hlo
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.explain import Change, ExplainDocument, OpTime
-from jaxmlp.results.traces import op_events
+from jaxmlp.results.traces import program_ops, trace_contents
 
 QUANTITIES = ("flops_per_call", "bytes_accessed_per_call", "flops", "bytes_accessed", "transcendentals",
               "argument_bytes", "output_bytes", "temp_bytes", "generated_code_bytes", "trace_lower_seconds",
@@ -47,10 +47,9 @@ def hlo_diff(text_a: str, text_b: str, a: str, b: str) -> list[str]:
 
 def op_seconds(events: pd.DataFrame, names: Mapping[str, str], calls: int) -> dict[str, tuple[str, float]]:
     """Each operation of a trace by its canonical name: (its name in the trace, its seconds per traced call). Events
-    that name no instruction of the program (the runtime's own) are left out."""
-    ops = op_events(events)
-    total = ops.groupby("name")["duration_ns"].sum()
-    return {names[str(name)]: (str(name), float(ns) / 1e9 / calls) for name, ns in total.items() if str(name) in names}
+    that name no instruction of the program (the runtime's own) are left out (`program_ops`)."""
+    total = program_ops(events, names).groupby("name")["duration_ns"].sum()
+    return {names[str(name)]: (str(name), float(ns) / 1e9 / calls) for name, ns in total.items()}
 
 
 def op_times(a: Mapping[str, tuple[str, float]], b: Mapping[str, tuple[str, float]]) -> tuple[OpTime, ...]:
@@ -95,8 +94,8 @@ def explanation(workload: str, a: str, b: str, processes: Mapping[str, Sequence[
             continue
         per_op[label] = op_seconds(found, hlo.canonical_names(text), traced_calls)
         if not per_op[label]:
-            notes.append(f"{label}: its trace has no per-operation events (XLA:CPU before its thunk runtime, "
-                         "jaxlib 0.4.32, runs a program as one compiled function): no operation times")  # fmt: skip
+            notes.append(f"{label}: no operation times: no event of its trace names an instruction of its optimized "
+                         f"HLO; the trace holds {trace_contents(found)}")  # fmt: skip
     table = op_times(per_op.get(a, {}), per_op.get(b, {})) if per_op.get(a) and per_op.get(b) else ()
     return ExplainDocument(dict(metadata), workload, a, b, fingerprints, steady,
                            program_changes(facts[a], facts[b]), operations, table, diff_file, diff_lines,

@@ -39,13 +39,20 @@ def settings_of(where: Measuring | Path) -> Measuring:
     return plan.runners[0].measuring
 
 
+def spec_of(measuring: Measuring, workload: str) -> str:
+    """The spec (``mine.py:make``, ``pkg.mod:make``, a built-in) among ``measuring``'s that ``workload`` names: a
+    spec, or the name its results carry (``mine``), as a sweep's and a timeline's changes give it."""
+    return next((spec for spec in measuring.specs if workload in (spec, workload_name(spec))), workload)
+
+
 def explain(where: Measuring | Path, a: str, b: str, workload: str, out: Path | str = layout.RESULTS_DIR,
             matrix: Matrix | None = None, say: Say = print,
             tick: Callable[[str], None] | None = None) -> tuple[ExplainDocument, Path]:  # fmt: skip
-    """Explain the change of ``workload`` from release ``a`` to ``b``: measured with ``where``'s settings (a
-    `Measuring`, or a sweep folder's), ``matrix`` (processes, XLA flags, envs; default 3 processes), into a new
-    ``explain-<time>/`` in ``out``. Returns the explanation and its folder."""
+    """Explain the change of ``workload`` (its spec, or the name its results carry) from release ``a`` to ``b``:
+    measured with ``where``'s settings (a `Measuring`, or a sweep folder's), ``matrix`` (processes, XLA flags, envs;
+    default 3 processes), into a new ``explain-<time>/`` in ``out``. Returns the explanation and its folder."""
     measuring = dataclasses.replace(settings_of(where), program_facts=False, profile_dir=None)
+    workload = spec_of(measuring, workload)
     matrix = matrix or Matrix(processes=EXPLAIN_PROCESSES)
     settings = running.Explain(a, b, workload)
     name = workload_name(workload)

@@ -6,8 +6,9 @@ Reads the ``.xplane.pb`` files `jaxmlp profile` writes with `jax.profiler.Profil
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import pandas as pd
 
@@ -40,6 +41,30 @@ def op_events(events: pd.DataFrame) -> pd.DataFrame:
         return device
     host = events[(events["plane"] == "/host:CPU") & events["line"].str.startswith("tf_XLA")]
     return host[~host["name"].str.startswith(_RUNTIME)]
+
+
+def program_ops(events: pd.DataFrame, names: Collection[str]) -> pd.DataFrame:
+    """The events that name an instruction of a program (``names``): on a device's "XLA Ops" line where the trace
+    has one, else on any host line (XLA's threads, or the caller's where XLA runs a program on it)."""
+    device = events[events["plane"].str.startswith("/device:") & (events["line"] == "XLA Ops")]
+    found = device if len(device) else events[events["plane"] == "/host:CPU"]
+    return found[found["name"].isin(set(names))]
+
+
+def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
+    """What a trace holds, in words: its events' count, and its busiest ``lines`` (plane/line) with each one's
+    count and most frequent event ``names``."""
+    if not len(events):
+        return "no events"
+    counted = events.groupby(["plane", "line"], sort=False)["name"]
+    busiest = counted.size().sort_values(ascending=False, kind="stable")
+    said = []
+    for key, n in busiest.head(lines).items():
+        plane, line = cast(tuple[str, str], key)
+        top = counted.get_group((plane, line)).value_counts().head(names)
+        said.append(f"{plane} {line or '(unnamed)'}: {n} ({', '.join(f'{k} x{v}' for k, v in top.items())})")
+    more = f"; {len(busiest) - lines} more lines" if len(busiest) > lines else ""
+    return f"{len(events)} events on {len(busiest)} lines: " + "; ".join(said) + more
 
 
 def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:

@@ -97,10 +97,12 @@ def traced(workload: Any, calls: int, folder: Path) -> None:
     as `jaxmlp profile` captures them; each call waits for its result."""
     import jax
 
+    from jaxmlp import compat
+
     fn = jax.jit(workload.fn) if workload.compile is None else workload.fn
     jax.block_until_ready(fn(*workload.args))  # type: ignore[no-untyped-call]  # compiled outside the trace
     folder.mkdir(parents=True, exist_ok=True)
-    with jax.profiler.trace(str(folder)):
+    with compat.profiler_trace(str(folder)):  # at the level that holds the operations, in every release
         for _ in range(calls):
             jax.block_until_ready(fn(*workload.args))  # type: ignore[no-untyped-call]
 
