@@ -102,12 +102,12 @@ def noise_variance(samples: Sequence[Sequence[float]]) -> float:
     return float(np.median(positive)) if positive else FLOOR
 
 
-def series_variance(samples: Sequence[Sequence[float]], window: int = SERIES_WINDOW) -> float:
+def series_variance(samples: Sequence[Sequence[float]], window: int | None = None) -> float:
     """The variance of one point's log median from the series itself: the robust variance (1.4826 x MAD, squared)
     of each point's log median less the running median of the `SERIES_WINDOW` points around it (fewer at the ends):
     what moves within that window is noise, a level that holds longer is signal."""
     logs = np.log([float(np.median(s)) for s in samples])
-    half = window // 2
+    half = (window or SERIES_WINDOW) // 2
     level = np.array([np.median(logs[max(0, i - half) : i + half + 1]) for i in range(len(logs))])
     residuals = logs - level
     mad = 1.4826 * float(np.median(np.abs(residuals - np.median(residuals))))
