@@ -1,11 +1,13 @@
 """Change points in a history: where a sequence of sample sets (one per release, or one per benchmark run) moved.
 
 One detector decides "changed" across releases (`jaxmlp sweep timeline`) and across benchmark runs (the report's
-history), validated once on synthetic histories (`jaxmlp sweep validate`, README):
+history), validated on synthetic histories and on Apache Otava's test suite (`jaxmlp sweep validate`; the method and
+both tables: docs, methods/changepoints):
 
 1. *Candidates* come from a well-kept library, not from code written here: ``ruptures``' PELT over the log of each
-   point's median, with a penalty of `PENALTY` times the noise variance of one median (estimated from the
-   samples themselves: the pooled spread of the points' log samples, robustly) times log(points).
+   point's median (its compiled kernel form), with a penalty of `PENALTY` times the noise variance of one median
+   times log(points). The noise comes from the samples where most points have two or more (`noise_variance`), else
+   from the series itself (`series_variance`).
 2. Each candidate is *confirmed* by the suite's own two-sample statistics (`jaxmlp.stats.compare`) between every
    sample of the segment before it and every sample of the segment after it: the ratio of medians beyond
    1 + `registry.CHANGE_THRESHOLD` and one-sided Mann-Whitney p < `registry.CHANGE_ALPHA`. The weakest
@@ -32,7 +34,7 @@ from jaxmlp.units import interval, p_value, ratio
 
 PENALTY = 3.0
 """PELT's penalty per change, in units of (noise variance of one point's log median) x log(points): tuned on the
-validation (`jaxmlp sweep validate`; README: the detector's validation)."""
+validation (`jaxmlp sweep validate`; docs: methods/changepoints)."""
 
 SERIES_WINDOW = 21
 """The running median's width (points) that `series_variance` takes the noise around where points have a sample
