@@ -35,6 +35,7 @@ def tests(session: nox.Session) -> None:
     one after another on one of them), then every benchmark once, tiny (real-MNIST tests skip unless
     JAXMLP_DATA_DIR is set). `-- ARGS` go to the first pytest, after ours (`-- -n 0` runs serially)."""
     session.install("-e", ".[test]")
+    session.install("--no-deps", "apache-otava==0.8.0")  # the peer suite's other detector (pyproject.toml: why)
     session.run("pytest", "-n", str(TEST_WORKERS), "--dist", "loadgroup", *session.posargs)
     session.run("pytest", "bench", "--size=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider")
 

@@ -1,11 +1,13 @@
 """Change points in a history: where a sequence of sample sets (one per release, or one per benchmark run) moved.
 
 One detector decides "changed" across releases (`jaxmlp sweep timeline`) and across benchmark runs (the report's
-history), validated once on synthetic histories (`jaxmlp sweep validate`, README):
+history), validated on synthetic histories and on Apache Otava's test suite (`jaxmlp sweep validate`; the method and
+both tables: docs, methods/changepoints):
 
 1. *Candidates* come from a well-kept library, not from code written here: ``ruptures``' PELT over the log of each
-   point's median, with a penalty of `PENALTY` times the noise variance of one median (estimated from the
-   samples themselves: the pooled spread of the points' log samples, robustly) times log(points).
+   point's median (its compiled kernel form), with a penalty of `PENALTY` times the noise variance of one median
+   times log(points). The noise comes from the samples where most points have two or more (`noise_variance`), else
+   from the series itself (`series_variance`).
 2. Each candidate is *confirmed* by the suite's own two-sample statistics (`jaxmlp.stats.compare`) between every
    sample of the segment before it and every sample of the segment after it: the ratio of medians beyond
    1 + `registry.CHANGE_THRESHOLD` and one-sided Mann-Whitney p < `registry.CHANGE_ALPHA`. The weakest
@@ -32,7 +34,14 @@ from jaxmlp.units import interval, p_value, ratio
 
 PENALTY = 3.0
 """PELT's penalty per change, in units of (noise variance of one point's log median) x log(points): tuned on the
-validation (`jaxmlp sweep validate`; README: the detector's validation)."""
+validation (`jaxmlp sweep validate`; docs: methods/changepoints)."""
+
+SERIES_WINDOW = 21
+"""The running median's width (points) that `series_variance` takes the noise around where points have a sample
+each: chosen on Otava's suite (docs: methods/changepoints)."""
+
+FLOOR = 1e-12
+"""The smallest noise variance the penalty is scaled by (a series of identical values has none)."""
 
 DRIFT_GAP = 3
 """The longest segment (in points) between two same-direction steps for them to read as one drift."""
@@ -80,7 +89,8 @@ class Change:
 
 def noise_variance(samples: Sequence[Sequence[float]]) -> float:
     """The variance of one point's log median under the measured noise: the median, over points, of each point's
-    robust variance of its log samples (1.4826 x MAD, squared), times pi/2 over its sample count."""
+    robust variance of its log samples (1.4826 x MAD, squared), times pi/2 over its sample count; where fewer than
+    half the points have two samples or more, from the series itself (`series_variance`)."""
     variances = []
     for values in samples:
         logs = np.log(np.asarray(values, float))
@@ -89,7 +99,21 @@ def noise_variance(samples: Sequence[Sequence[float]]) -> float:
         mad = 1.4826 * float(np.median(np.abs(logs - np.median(logs))))
         variances.append(mad**2 * math.pi / 2 / len(logs))
     positive = [v for v in variances if v > 0]
-    return float(np.median(positive)) if positive else 1e-12
+    if 2 * len(variances) < len(samples):
+        return series_variance(samples)
+    return float(np.median(positive)) if positive else FLOOR
+
+
+def series_variance(samples: Sequence[Sequence[float]], window: int | None = None) -> float:
+    """The variance of one point's log median from the series itself: the robust variance (1.4826 x MAD, squared)
+    of each point's log median less the running median of the `SERIES_WINDOW` points around it (fewer at the ends):
+    what moves within that window is noise, a level that holds longer is signal."""
+    logs = np.log([float(np.median(s)) for s in samples])
+    half = (window or SERIES_WINDOW) // 2
+    level = np.array([np.median(logs[max(0, i - half) : i + half + 1]) for i in range(len(logs))])
+    residuals = logs - level
+    mad = 1.4826 * float(np.median(np.abs(residuals - np.median(residuals))))
+    return max(mad**2, FLOOR)
 
 
 def candidates(samples: Sequence[Sequence[float]], penalty: float = PENALTY, method: str = "pelt") -> list[int]:
@@ -101,7 +125,7 @@ def candidates(samples: Sequence[Sequence[float]], penalty: float = PENALTY, met
         return []
     signal = np.log([float(np.median(s)) for s in samples]).reshape(-1, 1)
     pen = penalty * noise_variance(samples) * math.log(len(samples))
-    algo = ruptures.Pelt(model="l2", min_size=1, jump=1) if method == "pelt" else ruptures.Binseg(
+    algo = ruptures.KernelCPD(kernel="linear", min_size=1, jump=1) if method == "pelt" else ruptures.Binseg(
         model="l2", min_size=1, jump=1)  # fmt: skip
     return [int(b) for b in algo.fit(signal).predict(pen=pen)[:-1]]
 
@@ -126,13 +150,19 @@ def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], thresho
     """The candidates the two-sample test confirms between the segments either side, each with its comparison:
     the weakest unconfirmed one dropped (its segments merged) until all that are left are confirmed."""
     kept = sorted(set(points))
+    known: dict[tuple[int, int, int], Comparison] = {}  # (segment start, candidate, segment end): its comparison
+
+    def tested(lo: int, at: int, hi: int) -> Comparison:
+        if (lo, at, hi) not in known:
+            known[lo, at, hi] = compare(_pooled(samples, lo, at), _pooled(samples, at, hi), threshold, alpha)
+        return known[lo, at, hi]
+
     while True:
         bounds = [0, *kept, len(samples)]
-        tested = [compare(_pooled(samples, bounds[i], bounds[i + 1]), _pooled(samples, bounds[i + 1], bounds[i + 2]),
-                          threshold, alpha) for i in range(len(kept))]  # fmt: skip
-        weak = [(_weakness(c), i) for i, c in enumerate(tested) if not _flagged(c)]
+        found = [tested(bounds[i], bounds[i + 1], bounds[i + 2]) for i in range(len(kept))]
+        weak = [(_weakness(c), i) for i, c in enumerate(found) if not _flagged(c)]
         if not weak:
-            return list(zip(kept, tested))
+            return list(zip(kept, found))
         kept.pop(max(weak)[1])
 
 

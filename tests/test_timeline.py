@@ -117,7 +117,8 @@ def test_synthetic_histories_carry_their_truth():
 @pytest.mark.skipif(not SWEEP.is_dir(), reason="no committed sweep in reports/")
 def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
     out = tmp_path / "out"
-    argv = ["sweep", "validate", str(SWEEP), "--histories", "5", "--detectors", "pelt,binseg", "--out", str(out)]
+    argv = ["sweep", "validate", str(SWEEP), "--histories", "5", "--detectors", "pelt,binseg", "--peer", "5",
+            "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out
     (path,) = out.glob("detector-*/validation.json")
@@ -125,6 +126,8 @@ def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
     assert {r.detector for r in doc.rows} == {"pelt", "binseg"} and len(doc.rows) == 2 * len(validation.CASES)
     assert doc.settings["noise_cells"] == 10 and doc.settings["noise_samples"] == 100
     assert "pelt found" in printed and "binseg false alarms" in printed and f"Wrote {path}" in printed
+    assert [r.detector for r in doc.peer] == ["jaxmlp", "otava"] and doc.peer[0].series == 22  # every 5th of 110
+    assert "On Otava's suite" in printed and "within 5 points" in printed
     results = load(ResultsStore(out))
     assert not results.skipped and len(results.validations) == 1
 
@@ -132,6 +135,8 @@ def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
 def test_validate_refuses_what_it_cannot_do(tmp_path, capsys):
     assert main(["sweep", "validate", str(tmp_path), "--detectors", "magic", "--out", str(tmp_path)]) == 2
     assert "choose among pelt, binseg, edivisive" in capsys.readouterr().err
+    assert main(["sweep", "validate", str(tmp_path), "--peer", "-1", "--out", str(tmp_path)]) == 2
+    assert "--peer" in capsys.readouterr().err
     assert main(["sweep", "validate", str(tmp_path), "--out", str(tmp_path)]) == 2
     assert "no sweep cell of 4 or more processes" in capsys.readouterr().err
 

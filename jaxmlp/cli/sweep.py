@@ -21,7 +21,7 @@ from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure import bisection, workers
 from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import bisect, envs, timeline, trials, validation
+from jaxmlp.measure.sweep import bisect, envs, peer, timeline, trials, validation
 from jaxmlp.measure.sweep.matrix import (
     Failure,
     Measured,
@@ -35,7 +35,7 @@ from jaxmlp.measure.sweep.matrix import (
     runners_for,
 )
 from jaxmlp.measure.sweep.settings import EVERY, Bisect, Detector, Matrix, Measuring, Timeline, Trials, hand_made
-from jaxmlp.report.summaries import bisect_summary, summaries, validation_summary
+from jaxmlp.report.summaries import Summary, bisect_summary, summaries, validation_summary
 from jaxmlp.report.text import render
 from jaxmlp.results import layout, sweep_files, sweep_tables
 from jaxmlp.results.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
@@ -172,6 +172,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "(default: %(default)s)")  # fmt: skip
     validate.add_argument("--penalty", type=options.number, default=changepoints.PENALTY,
                           help="PELT's and binary segmentation's penalty (default: %(default)s)")  # fmt: skip
+    validate.add_argument("--peer", type=options.whole_number, default=1, metavar="EVERY",
+                          help="also run the detector and Apache Otava's on every EVERY-th series of Otava's own test "
+                          "suite, one value a point (0: not at all; default: %(default)s, all 110)")  # fmt: skip
     options.add(validate, options.OUT)
     validate.set_defaults(run=validate_command)
 
@@ -498,12 +501,15 @@ def validate_command(args: argparse.Namespace) -> int:
         raise JaxmlpError(f"--detectors {args.detectors!r}: choose among {', '.join(validation.DETECTORS)}")
     errors.at_least("--histories", args.histories, 1)
     errors.positive_finite("--penalty", args.penalty)
+    errors.at_least("--peer", args.peer, 0)
     if "edivisive" in detectors:
         try:
             import signal_processing_algorithms  # noqa: F401
         except ImportError:
             raise JaxmlpError("--detectors edivisive needs signal-processing-algorithms (it wants numpy<2: install "
                               "it in an environment of its own)") from None  # fmt: skip
+    if args.peer and peer.missing():
+        raise JaxmlpError(f"{peer.missing()} (or --peer 0)")
     folders = [Path(f) for f in args.noise] or [Path(args.results)]
     cells = noise_cells(folders)
     noise = validation.deviations(cells)
@@ -517,12 +523,29 @@ def validate_command(args: argparse.Namespace) -> int:
                 "releases": f"{validation.RELEASES[0]} to {validation.RELEASES[1]}", "seed": args.seed,
                 "penalty": args.penalty, "noise": ", ".join(str(f) for f in folders), "noise_samples": len(noise),
                 "noise_cells": len(cells), "seconds": round(time.monotonic() - start, 1)}  # fmt: skip
-    doc = ValidationDocument(metadata(), settings, chosen, tuple(rows))
+    peers = peer.run(peer.of(peer.suite(), args.peer)) if args.peer else []
+    if peers:
+        settings = {**settings, "peer_every": args.peer, "peer_tolerance": peer.TOLERANCE, "peer": peer.versions()}
+    doc = ValidationDocument(metadata(), settings, chosen, tuple(rows), tuple(peers))
     with store.new_folder(layout.DETECTOR) as folder:
         write_json_new(folder.path / layout.VALIDATION_FILE, doc.to_json())
-    print(f"\n{render([validation_summary(doc)])}\n")
+    print(f"\n{render([validation_summary(doc), *([peer_summary(peers)] if peers else [])])}\n")
     print(f"Wrote {folder.path / layout.VALIDATION_FILE} in {minutes(time.monotonic() - start)}")
     return 0
+
+
+def peer_summary(rows: Sequence[peer.PeerRow]) -> Summary:
+    """The peer suite's table, with how a found change matches a true one."""
+    verdict = "holds" if peer.holds(rows) else "does not hold"
+    return Summary(
+        "On Otava's suite",
+        (
+            f"jaxmlp's detector {verdict} beside Apache Otava's (F1 no lower, no more "
+            f"change-free series flagged) on {rows[0].series} series, one value a point; a found change matches "
+            f"a true one within {peer.TOLERANCE} points, one to one",
+        ),
+        (("Each detector", peer.table(rows)),),
+    )
 
 
 def noise_cells(folders: Sequence[Path]) -> list[list[float]]:

@@ -10,6 +10,8 @@ releases). For each case and detector: the share of histories whose truth was fo
 transient: labelled a transient there), and the share with a change anywhere else (false alarms; for flat
 histories, any change). Two steps are further apart than `DRIFT_GAP` releases (nearer, they read as a drift).
 
+The same command also runs the detector where a point has one sample, on a peer's suite (`peer`).
+
 Pure: numpy and the detector; the command reads the noise from result files and writes what this returns.
 """
 

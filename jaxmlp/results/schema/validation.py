@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jaxmlp.measure.sweep.peer import PeerRow
 from jaxmlp.measure.sweep.validation import Row
 from jaxmlp.results.schema.common import JSON, VALIDATION, header
 
@@ -14,20 +15,24 @@ from jaxmlp.results.schema.common import JSON, VALIDATION, header
 @dataclass(frozen=True)
 class ValidationDocument:
     """The validation's settings (histories a case, samples a release, releases, seed, penalty, noise sources and
-    the size of its pool), the detector chosen and every row."""
+    the size of its pool), the detector chosen and every row; ``peer``: each detector on Otava's suite (none when it
+    was not run)."""
 
     metadata: Mapping[str, Any]
     settings: Mapping[str, Any]
     chosen: str
     rows: tuple[Row, ...]
+    peer: tuple[PeerRow, ...] = ()
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ValidationDocument:
         rows = tuple(Row(str(r["detector"]), str(r["case"]), int(r["histories"]),
                          float("nan") if r.get("recall") is None else float(r["recall"]), float(r["false_alarms"]))
                      for r in doc["rows"])  # fmt: skip
-        return cls(dict(doc["metadata"]), dict(doc["settings"]), str(doc["chosen"]), rows)
+        peer = tuple(PeerRow.from_json(r) for r in doc.get("peer", ()))
+        return cls(dict(doc["metadata"]), dict(doc["settings"]), str(doc["chosen"]), rows, peer)
 
     def to_json(self) -> JSON:
         return {**header(VALIDATION), "metadata": dict(self.metadata), "settings": dict(self.settings),
-                "chosen": self.chosen, "rows": [r.to_json() for r in self.rows]}  # fmt: skip
+                "chosen": self.chosen, "rows": [r.to_json() for r in self.rows],
+                "peer": [r.to_json() for r in self.peer]}  # fmt: skip

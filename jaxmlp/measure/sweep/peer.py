@@ -1,0 +1,187 @@
+"""The change-point detector on a peer's suite: Apache Otava's own test series (``otava-test-data``), one value a
+point, with their true changes, beside Otava's detector run on the same series.
+
+The series are ``CombinationGenerator(lengths=[50, 500], seed).generate_all_test_cases()``: constant, normal and
+uniform noise, an outlier, a step, a regression and its fix, banding, a variance change, a phase change and
+multiple changes, each at 50 and 500 points and with added normal noise of sigma 0, 2, 5 and 10 (around 100), and
+their pairwise sums. A found change *matches* a true one within `TOLERANCE` points (a drift: anywhere from its first
+to its last point, within the tolerance), each true change matched at most once and each found change at most once,
+nearest pairs first; the same matching for both detectors. A found change left unmatched is a false alarm.
+
+Pure but for the two packages it imports when it runs: the command prints and files what this returns.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp.changepoints import detect
+
+TOLERANCE = 5
+"""How far (points) a found change may be from a true one and still match it: TCPDBench's margin."""
+SEED = 42
+"""The suite's seed: the one ``otava-test-data`` writes its suite with."""
+LENGTHS = (50, 500)
+OTAVA_WINDOW = 50
+OTAVA_P = 0.001
+DETECTORS = ("jaxmlp", "otava")
+NEEDS = (
+    "the peer suite needs otava-test-data and apache-otava: pip install otava-test-data; pip install --no-deps "
+    "apache-otava"
+)
+
+Spans = list[tuple[int, int]]  # each found change's first and last point (the same point but for a drift)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One of the suite's series: its generator, length, added noise, values and true change positions."""
+
+    name: str
+    noise: float
+    values: tuple[float, ...]
+    truth: tuple[int, ...]
+
+
+def missing() -> str | None:
+    """What to install for the peer suite, or None when both packages import."""
+    try:
+        import otava.analysis  # noqa: F401
+        import otava_test_data  # noqa: F401
+    except ImportError:
+        return NEEDS
+    return None
+
+
+def versions() -> str:
+    """The two packages' versions, as the settings record them."""
+    from importlib.metadata import version
+
+    return f"otava-test-data {version('otava-test-data')}, apache-otava {version('apache-otava')}"
+
+
+def suite(seed: int = SEED) -> list[Series]:
+    """Every series of Otava's generated suite, with its truth."""
+    from otava_test_data.generators.combiner import CombinationGenerator
+
+    made = CombinationGenerator(lengths=list(LENGTHS), seed=seed).generate_all_test_cases()
+    return [Series(ts.generator_name, float(ts.parameters.get("noise_sigma", 0.0)),
+                   tuple(float(v) for v in ts.data), tuple(int(i) for i in ts.get_change_point_indices()))
+            for ts in made]  # fmt: skip
+
+
+def ours(values: Sequence[float]) -> Spans:
+    """`jaxmlp.changepoints.detect` on one value a point."""
+    labels = [str(i) for i in range(len(values))]
+    return [(int(c.before) + 1 if c.kind == "drift" else c.index, c.index)
+            for c in detect(labels, [[v] for v in values])]  # fmt: skip
+
+
+def otava(values: Sequence[float]) -> Spans:
+    """Apache Otava's ``compute_change_points`` (window `OTAVA_WINDOW`, p `OTAVA_P`)."""
+    from otava.analysis import compute_change_points
+
+    found, _ = compute_change_points(list(values), window_len=OTAVA_WINDOW, max_pvalue=OTAVA_P)
+    return [(int(c.index), int(c.index)) for c in found]
+
+
+FINDERS: Mapping[str, Callable[[Sequence[float]], Spans]] = {"jaxmlp": ours, "otava": otava}
+
+
+def matched(truth: Sequence[int], spans: Spans, tolerance: int = TOLERANCE) -> int:
+    """How many true changes a found one matches (one to one, nearest pairs first, within ``tolerance``)."""
+    pairs = sorted((max(lo - t, t - hi, 0), i, j) for i, t in enumerate(truth) for j, (lo, hi) in enumerate(spans))
+    true_used: set[int] = set()
+    found_used: set[int] = set()
+    for distance, i, j in pairs:
+        if distance <= tolerance and i not in true_used and j not in found_used:
+            true_used.add(i)
+            found_used.add(j)
+    return len(true_used)
+
+
+@dataclass(frozen=True)
+class PeerRow:
+    """One detector on the suite: true changes, found changes, matches, change-free series and those flagged, and
+    the seconds it took."""
+
+    detector: str
+    series: int
+    changes: int
+    found: int
+    matched: int
+    change_free: int
+    flagged: int
+    seconds: float
+
+    @property
+    def recall(self) -> float:
+        return self.matched / self.changes if self.changes else math.nan
+
+    @property
+    def precision(self) -> float:
+        return self.matched / self.found if self.found else math.nan
+
+    @property
+    def f1(self) -> float:
+        return 2 * self.matched / (self.changes + self.found) if self.changes + self.found else math.nan
+
+    @property
+    def false_alarms(self) -> int:
+        return self.found - self.matched
+
+    def to_json(self) -> dict[str, Any]:
+        return {"detector": self.detector, "series": self.series, "changes": self.changes, "found": self.found,
+                "matched": self.matched, "change_free": self.change_free, "flagged": self.flagged,
+                "seconds": self.seconds}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> PeerRow:
+        counts = {k: int(doc[k]) for k in ("series", "changes", "found", "matched", "change_free", "flagged")}
+        return cls(detector=str(doc["detector"]), seconds=float(doc["seconds"]), **counts)
+
+
+def run(series: Sequence[Series], detectors: Sequence[str] = DETECTORS) -> list[PeerRow]:
+    """Each detector on every series, matched alike."""
+    rows = []
+    for name in detectors:
+        find = FINDERS[name]
+        start = time.monotonic()
+        changes = found = hits = free = flagged = 0
+        for s in series:
+            spans = find(s.values)
+            changes += len(s.truth)
+            found += len(spans)
+            hits += matched(s.truth, spans)
+            free += not s.truth
+            flagged += bool(spans) and not s.truth
+        rows.append(PeerRow(name, len(series), changes, found, hits, free, flagged, time.monotonic() - start))
+    return rows
+
+
+def holds(rows: Sequence[PeerRow]) -> bool:
+    """Whether jaxmlp's detector did at least as well as Otava's: its F1 no lower, no more change-free series
+    flagged."""
+    by = {r.detector: r for r in rows}
+    mine, peer = by["jaxmlp"], by["otava"]
+    return mine.f1 >= peer.f1 and mine.flagged <= peer.flagged
+
+
+def table(rows: Sequence[PeerRow]) -> pd.DataFrame:
+    """The rows as people read them: recall, precision, F1, false alarms, change-free series flagged."""
+    return pd.DataFrame(
+        [(r.detector, f"{r.matched} of {r.changes} ({r.recall:.0%})", f"{r.precision:.0%}", f"{r.f1:.2f}",
+          r.false_alarms, f"{r.flagged} of {r.change_free}", f"{r.seconds:.1f} s") for r in rows],
+        columns=["detector", "true changes found", "precision", "F1", "false alarms", "change-free flagged", "time"],
+    )  # fmt: skip
+
+
+def of(series: Sequence[Series], every: int) -> list[Series]:
+    """Every ``every``-th series (a representative subset: the suite cycles through its generators)."""
+    return list(series[::every]) if every > 1 else list(series)
