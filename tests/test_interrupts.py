@@ -138,3 +138,75 @@ def test_train_stopped_by_sigterm_to_itself_alone_stops_its_workers(tmp_path):
     stopped = stop(["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
                    has_child(SPAWNED), signal.SIGTERM, tmp_path, to_group=False)  # fmt: skip
     one_line(stopped, "train", signal.SIGTERM)  # the workers, which got no signal, are gone too
+
+
+def test_tta_stopped_mid_run(tmp_path):
+    stopped = stop(["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "50", "--out", str(tmp_path / "out")],
+                   lambda pid, output: "jaxmlp tta:" in output, signal.SIGINT, tmp_path)  # fmt: skip
+    assert "nothing was written" in one_line(stopped, "tta", signal.SIGINT)
+    assert not any((tmp_path / "out").iterdir())
+
+
+def test_profile_stopped_while_it_traces(tmp_path):
+    stopped = stop(["profile", "--dataset", "synthetic", "--limit", "2048", "--steps", "100000", "--logdir",
+                    str(tmp_path / "traces")], lambda pid, output: "jaxmlp profile" in output or "Tracing" in output,
+                   signal.SIGTERM, tmp_path)  # fmt: skip
+    one_line(stopped, "profile", signal.SIGTERM)
+
+
+def test_scaling_stopped_while_its_worker_process_runs(tmp_path):
+    stopped = stop(["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--out",
+                    str(tmp_path / "out")], has_child("jaxmlp.measure.scaling_worker"), signal.SIGINT, tmp_path)  # fmt: skip
+    one_line(stopped, "scaling", signal.SIGINT)
+
+
+def sweep_options(tmp_path: Path) -> list[str]:
+    path = tmp_path / "tiny_workload.py"
+    path.write_text(WORKLOAD)
+    return ["--workload", f"{path}:make", "--calls", "2", "--processes", "2", "--out", str(tmp_path / "out")]
+
+
+def made_releases(tmp_path: Path, *versions: str) -> dict[str, str]:
+    """Release environments as jaxmlp finds them made (its marker written), each running this interpreter: the
+    commands that measure releases run offline, their processes real."""
+    root = tmp_path / "envs"
+    for version in versions:
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = envs.python_of(env)
+        python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1")
+    return {"JAXMLP_ENVS": str(root)}
+
+
+SWEEP_WORKER = "jaxmlp.measure.sweep.worker"
+
+
+def test_sweep_run_stopped_while_its_probes_start(tmp_path):
+    stopped = stop(["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
+                    *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path)  # fmt: skip
+    assert "nothing was written" in one_line(stopped, "sweep", signal.SIGINT)
+    assert not any((tmp_path / "out").iterdir())  # stopped before its first round: no folder left
+
+
+def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
+    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    stopped = stop(["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+                    *sweep_options(tmp_path)], lambda pid, output: "1/6 processes" in output, signal.SIGTERM,
+                   tmp_path, env)  # fmt: skip
+    line = one_line(stopped, "sweep", signal.SIGTERM)
+    assert "kept" in line and "jaxmlp sweep resume" in line
+
+
+def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
+    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    stopped = stop(["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+                    *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path, env)  # fmt: skip
+    one_line(stopped, "sweep", signal.SIGINT)
+
+
+def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
+    stopped = stop(["sweep", "explain", "A", "B", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
+                    *sweep_options(tmp_path)], has_child("jaxmlp.measure"), signal.SIGTERM, tmp_path)  # fmt: skip
+    one_line(stopped, "sweep", signal.SIGTERM)
