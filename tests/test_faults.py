@@ -231,3 +231,47 @@ def test_a_release_that_hangs_or_lacks_jax_at_its_probe_fails_the_sweep_naming_i
     summary = subprocess.run([sys.executable, "-m", "jaxmlp", "summary", str(folder)], capture_output=True, text=True)
     assert "not measured: hangs: failed at its probe" in summary.stdout  # the report marks it
     assert processes_running(hangs) == []
+
+
+HELD_TPU = """
+import sys
+from jax._src import xla_bridge
+
+SAID = sys.argv.pop(1)
+
+
+def held():  # what libtpu raises when another program has the chip
+    raise RuntimeError(SAID)
+
+
+xla_bridge.register_backend_factory("tpu", held, priority=300, fail_quietly=True)  # as JAX registers the TPU's
+from jaxmlp.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+NEWER = ("TPU initialization failed: The TPU is already in use by process with pid 4242. Not attempting to load "
+         "libtpu.so in this process.")  # fmt: skip
+OLDER = "Unable to initialize backend 'tpu': INTERNAL: could not acquire the multi-process lockfile"
+
+
+@pytest.mark.parametrize(
+    ("said", "platforms", "backend", "who"),
+    [
+        (NEWER, None, [], "process 4242 holds it"),  # JAX would go on with the CPU
+        (NEWER, None, ["--backend", "tpu"], "process 4242 holds it"),
+        (OLDER, "tpu,cpu", [], "find which with `sudo lsof"),  # JAX raises
+    ],
+)
+def test_a_tpu_held_by_another_program_is_one_line_never_the_cpu(said, platforms, backend, who, tmp_path):
+    script = tmp_path / "held_tpu.py"
+    script.write_text(HELD_TPU)
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"} | ({"JAX_PLATFORMS": platforms} if platforms
+                                                                          else {})  # fmt: skip
+    env["PYTHONPATH"] = str(ROOT)
+    json_path = tmp_path / "train.json"
+    done = subprocess.run([sys.executable, str(script), said, "train", "--dataset", "synthetic", "--limit", "512",
+                           "--epochs", "1", "--json", str(json_path), *backend], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+    assert done.returncode == EXIT_ERROR and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.startswith("jaxmlp train: error: the TPU is in use by another program: ") and who in done.stderr
+    assert done.stderr.count("\n") == 1 and not json_path.exists()  # no CPU numbers filed for the TPU
