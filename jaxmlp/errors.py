@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import signal
 from collections.abc import Iterator
 from types import FrameType
@@ -111,3 +112,17 @@ def unusable_folder(path: object, source: str, error: OSError) -> JaxmlpError:
     if isinstance(error, (FileExistsError, NotADirectoryError)):
         why = "it, or a folder above it, is a file"
     return JaxmlpError(f"{source} {path}: cannot be used as a folder ({why}); set it to a folder you can write to")
+
+
+def device_out_of_memory(error: BaseException) -> str | None:
+    """When ``error`` is the device's out-of-memory (XLA's ``RESOURCE_EXHAUSTED``): what it says in a few words,
+    the memory asked for (where XLA names it) first; else None."""
+    from jaxmlp.units import size
+
+    text = str(error)
+    if "RESOURCE_EXHAUSTED" not in text:
+        return None
+    asked = re.search(r"allocat\w* (\d+)(?: ?bytes|B)", text)
+    said = next((line.strip() for line in text.splitlines() if "RESOURCE_EXHAUSTED" in line), text)[:200]
+    return (f"the device ran out of memory asking for {size(int(asked[1]))} ({said})" if asked
+            else f"the device ran out of memory ({said})")

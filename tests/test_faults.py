@@ -275,3 +275,33 @@ def test_a_tpu_held_by_another_program_is_one_line_never_the_cpu(said, platforms
     assert done.returncode == EXIT_ERROR and done.stdout == "", done.stdout + done.stderr
     assert done.stderr.startswith("jaxmlp train: error: the TPU is in use by another program: ") and who in done.stderr
     assert done.stderr.count("\n") == 1 and not json_path.exists()  # no CPU numbers filed for the TPU
+
+
+OUT_OF_MEMORY = """
+import pytest
+
+
+class XlaRuntimeError(RuntimeError):  # what jax raises, by its name
+    pass
+
+
+def test_too_big():
+    raise XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.\\n"
+                          "BufferAssignment OOM Debugging.\\n" + "allocation 0: size 16.00G\\n" * 40)
+
+
+def test_fits():
+    assert True
+"""
+
+
+def test_a_benchmark_out_of_device_memory_is_one_line_and_the_others_run(tmp_path):
+    (tmp_path / "conftest.py").write_text("from bench.conftest import pytest_runtest_makereport  # noqa: F401\n")
+    (tmp_path / "bench_memory.py").write_text(OUT_OF_MEMORY)
+    done = subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "bench_memory.py"), "-p", "no:cacheprovider",
+                           "-q", "--rootdir", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)  # fmt: skip
+    assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout, done.stdout
+    line = ("bench_memory.py::test_too_big: the device ran out of memory asking for 16.0 GiB (RESOURCE_EXHAUSTED: Out "
+            "of memory while trying to allocate 17179869184 bytes.)")  # fmt: skip
+    assert line in done.stdout and "allocation 0" not in done.stdout and "Traceback" not in done.stdout, done.stdout
