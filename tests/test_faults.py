@@ -305,3 +305,14 @@ def test_a_benchmark_out_of_device_memory_is_one_line_and_the_others_run(tmp_pat
     line = ("bench_memory.py::test_too_big: the device ran out of memory asking for 16.0 GiB (RESOURCE_EXHAUSTED: Out "
             "of memory while trying to allocate 17179869184 bytes.)")  # fmt: skip
     assert line in done.stdout and "allocation 0" not in done.stdout and "Traceback" not in done.stdout, done.stdout
+
+
+def test_explain_of_a_release_that_cannot_run_names_it_and_fails(tmp_path):
+    no_jax = fake_release(tmp_path, "no-jax", f'exec {sys.executable} -S "$@"')
+    done = subprocess.run([sys.executable, "-m", "jaxmlp", "sweep", "explain", "good", "nojax", "--env",
+                           f"good={sys.executable}", "--env", f"nojax={no_jax}", "--workload", workload(tmp_path),
+                           "--calls", "2", "--processes", "1", "--out", str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=180)  # fmt: skip
+    assert done.returncode == EXIT_ERROR and "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("jaxmlp sweep: error: not measured: nojax (") and "ModuleNotFoundError" in last, last
