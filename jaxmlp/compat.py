@@ -127,5 +127,7 @@ def tpu_held(message: str) -> str | None:
     pid = re.search(r"pid (\d+)", message)
     who = (f"process {pid[1]} holds it (see it with `ps -o pid,user,etime,cmd -p {pid[1]}`)" if pid
            else "find which with `sudo lsof -w /dev/accel* /dev/vfio/* /tmp/libtpu_lockfile`")  # fmt: skip
-    return (f"the TPU is in use by another program: {who}; stop it or let it finish, then run again (measuring "
-            "on the CPU instead would file CPU numbers for this TPU host)")
+    return (
+        f"the TPU is in use by another program: {who}; stop it or let it finish, then run again (measuring "
+        "on the CPU instead would file CPU numbers for this TPU host)"
+    )

@@ -124,5 +124,8 @@ def device_out_of_memory(error: BaseException) -> str | None:
         return None
     asked = re.search(r"allocat\w* (\d+)(?: ?bytes|B)", text)
     said = next((line.strip() for line in text.splitlines() if "RESOURCE_EXHAUSTED" in line), text)[:200]
-    return (f"the device ran out of memory asking for {size(int(asked[1]))} ({said})" if asked
-            else f"the device ran out of memory ({said})")
+    return (
+        f"the device ran out of memory asking for {size(int(asked[1]))} ({said})"
+        if asked
+        else f"the device ran out of memory ({said})"
+    )

@@ -221,7 +221,9 @@ def test_a_release_that_hangs_or_lacks_jax_at_its_probe_fails_the_sweep_naming_i
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
     assert done.returncode == EXIT_FAILED, done.stderr
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("jaxmlp sweep: not measured: hangs (failed at its probe: stopped after its time limit of 15 s")
+    assert last.startswith(
+        "jaxmlp sweep: not measured: hangs (failed at its probe: stopped after its time limit of 15 s"
+    )
     assert "nojax (failed at its probe: " in last and "ModuleNotFoundError" in last, last
     assert "Traceback" not in done.stderr
     (folder,) = (tmp_path / "out").iterdir()

@@ -155,8 +155,8 @@ def test_profile_stopped_while_it_traces(tmp_path):
 
 
 def test_scaling_stopped_while_its_worker_process_runs(tmp_path):
-    stopped = stop(["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--out",
-                    str(tmp_path / "out")], has_child("jaxmlp.measure.scaling_worker"), signal.SIGINT, tmp_path)  # fmt: skip
+    argv = ["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--out", str(tmp_path / "o")]
+    stopped = stop(argv, has_child("jaxmlp.measure.scaling_worker"), signal.SIGINT, tmp_path)
     one_line(stopped, "scaling", signal.SIGINT)
 
 

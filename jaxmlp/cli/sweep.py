@@ -304,13 +304,13 @@ def timeline_command(args: argparse.Namespace) -> int:
         plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, fitted[0], limit))
         run.start(plans[0])
 
-    code, missing = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record,
-                                                                planned, fit), start)  # fmt: skip
+    code, unmeasured_cells = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar,
+                                                                         run.record, planned, fit), start)  # fmt: skip
     for column in timeline_columns(run.folder):
         for change in column.changes:
             explain_change(run.folder, column.workload, column.xla_flags, change.before, change.at, change.kind,
                            fitted[0])  # fmt: skip
-    return _ended(code, missing, run.folder)
+    return _ended(code, unmeasured_cells, run.folder)
 
 
 def timeline_columns(folder: Path) -> list[sweep_tables.TimelineColumn]:

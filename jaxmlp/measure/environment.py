@@ -32,7 +32,7 @@ def select_device(backend: str | None) -> jax.Device:
         device = jax.local_devices(backend=backend)[0]
     except RuntimeError as e:
         _refuse_a_held_tpu(str(e))
-        if backend in ACCELERATOR_NEEDS:
+        if backend is not None and backend in ACCELERATOR_NEEDS:
             raise JaxmlpError(absent_accelerator(backend, sorted({d.platform for d in jax.devices()}))) from None
         raise
     if device.platform == "cpu" and backend != "cpu":  # JAX went on without an accelerator that failed to start

@@ -44,7 +44,7 @@ def rounds_for_effect(sigma: float, threshold: float, alpha: float, power: float
     test's efficiency."""
     if not (sigma > 0 and threshold > 0):
         return 0
-    z = norm.ppf(1 - alpha) + norm.ppf(power)
+    z = float(norm.ppf(1 - alpha) + norm.ppf(power))
     return math.ceil(2 * (z * sigma / math.log1p(threshold)) ** 2 / MANN_WHITNEY_EFFICIENCY)
 
 
@@ -63,9 +63,11 @@ class Undecidable:
         spread_said = (f"their spread (up to {self.sigma:.1%} a round) needs about {self.needed} rounds a side to "
                        f"tell a {threshold:.0%} change" if math.isfinite(self.sigma) and self.needed > self.for_alpha
                        else f"they need at least {self.needed} rounds a side")  # fmt: skip
-        return (f"UNDECIDED: {len(self.benchmarks)} of {total} benchmarks had too few rounds ({base} against {new}) "
-                f"to reach p < {alpha:g}, which takes at least {self.for_alpha} a side; {spread_said}: measure both "
-                f"again with --rounds {self.needed} (nox -s bench -- --rounds {self.needed})")
+        return (
+            f"UNDECIDED: {len(self.benchmarks)} of {total} benchmarks had too few rounds ({base} against {new}) "
+            f"to reach p < {alpha:g}, which takes at least {self.for_alpha} a side; {spread_said}: measure both "
+            f"again with --rounds {self.needed} (nox -s bench -- --rounds {self.needed})"
+        )
 
 
 def undecidable(table: pd.DataFrame, baseline: Mapping[str, Sequence[float]], new: Mapping[str, Sequence[float]],

@@ -289,8 +289,8 @@ def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, p
         say(f"Probing {len(runners)} cell(s), one process each")
         probed = probe(runners, path, say, matrix.timeout)
         if not probed.runners:
-            why = "; ".join(f"{name} ({o.status})" for name, o in probed.outcomes.items())
-            raise JaxmlpError(f"no cell could be measured: {why}")
+            said = "; ".join(f"{name} ({o.status})" for name, o in probed.outcomes.items())
+            raise JaxmlpError(f"no cell could be measured: {said}")
         differs = differences(probed.reference, matrix.tolerance)
         for name, why in differs.items():
             for workload, text in why.items():
