@@ -14,7 +14,7 @@ from pathlib import Path
 import jax
 import pytest
 
-from jaxmlp import registry
+from jaxmlp import errors, registry
 from jaxmlp.measure import distributed, environment
 from jaxmlp.results.schema.common import BENCH, METADATA_KEY, header
 
@@ -237,3 +237,15 @@ def _context(request):
         stats = getattr(benchmark, "stats", None)
         median = None if stats is None else stats.stats.median
         benchmark.extra_info.update(floor_facts(benchmark.extra_info["flops"], rates, median))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A benchmark that runs out of device memory (XLA's RESOURCE_EXHAUSTED) fails in one line naming it and the
+    memory it asked for, not a page of traceback; the others run on."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and report.failed:
+        said = errors.device_out_of_memory(call.excinfo.value)
+        if said:
+            report.longrepr = f"{item.nodeid}: {said}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any, cast
 
 import jax
@@ -120,3 +121,30 @@ def profiler_trace(folder: str) -> contextlib.AbstractContextManager[Any]:
     chosen = options()
     chosen.host_tracer_level = HOST_TRACER_LEVEL
     return cast(contextlib.AbstractContextManager[Any], jax.profiler.trace(folder, profiler_options=chosen))
+
+
+TPU_HELD = ("already in use by process", "multi-process lockfile")
+"""What libtpu says when another program holds the chip (``The TPU is already in use by process with pid N``; older
+releases: its ``multi-process lockfile``)."""
+
+
+def backend_errors() -> dict[str, str]:
+    """The backends JAX tried and could not start in this process, each with its error: JAX keeps them where a
+    backend fails quietly and the process goes on with the others (the CPU)."""
+    from jax._src import xla_bridge
+
+    return dict(getattr(xla_bridge, "_backend_errors", None) or {})
+
+
+def tpu_held(message: str) -> str | None:
+    """One line, when ``message`` (an error starting JAX's TPU backend) says that another program holds the TPU:
+    which process (where libtpu names it) and what to do; else None."""
+    if not any(marker in message for marker in TPU_HELD):
+        return None
+    pid = re.search(r"pid (\d+)", message)
+    who = (f"process {pid[1]} holds it (see it with `ps -o pid,user,etime,cmd -p {pid[1]}`)" if pid
+           else "find which with `sudo lsof -w /dev/accel* /dev/vfio/* /tmp/libtpu_lockfile`")  # fmt: skip
+    return (
+        f"the TPU is in use by another program: {who}; stop it or let it finish, then run again (measuring "
+        "on the CPU instead would file CPU numbers for this TPU host)"
+    )

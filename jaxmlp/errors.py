@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import signal
 from collections.abc import Iterator
 from types import FrameType
@@ -37,24 +38,45 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-STOPPING = (signal.SIGTERM, signal.SIGHUP)
-"""The signals handled like Ctrl-C."""
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that stop a command: Ctrl-C, and those handled like it."""
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
+    # From here on, a child's end is the command's to handle: a library's SIGCHLD handler (torch's DataLoader
+    # raises when a worker dies of a signal) would put its own error, with a traceback, over this one.
+    signal.signal(signal.SIGCHLD, _ignore)  # (a Python handler: SIG_DFL would make a pending one print an error)
     raise Interrupted(signum)
+
+
+def _ignore(signum: int, frame: FrameType | None) -> None:
+    pass
 
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise `Interrupted` in the main thread, as Ctrl-C raises KeyboardInterrupt, so that the
-    same cleanup runs (children stopped, temporary folders removed, samples kept)."""
+    """Ctrl-C, SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt) in the main thread, so that the same
+    cleanup runs (children stopped, temporary folders removed, samples kept)."""
     before = {s: signal.signal(s, _raise) for s in STOPPING}
     try:
         yield
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def deaf_to_ctrl_c() -> Iterator[None]:
+    """Processes started inside never see Ctrl-C (SIGINT is blocked in this thread while they start, and a child
+    keeps its parent's blocked signals): a terminal's Ctrl-C reaches every process of its group, and a worker that
+    is still importing its libraries would print a traceback of its own. The command that started them stops them
+    (`stop_children`); a SIGINT sent meanwhile reaches this process once they have started."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if signal.SIGINT not in blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def at_least(option: str, value: float | None, minimum: float, why: str = "") -> None:
@@ -90,3 +112,20 @@ def unusable_folder(path: object, source: str, error: OSError) -> JaxmlpError:
     if isinstance(error, (FileExistsError, NotADirectoryError)):
         why = "it, or a folder above it, is a file"
     return JaxmlpError(f"{source} {path}: cannot be used as a folder ({why}); set it to a folder you can write to")
+
+
+def device_out_of_memory(error: BaseException) -> str | None:
+    """When ``error`` is the device's out-of-memory (XLA's ``RESOURCE_EXHAUSTED``): what it says in a few words,
+    the memory asked for (where XLA names it) first; else None."""
+    from jaxmlp.units import size
+
+    text = str(error)
+    if "RESOURCE_EXHAUSTED" not in text:
+        return None
+    asked = re.search(r"allocat\w* (\d+)(?: ?bytes|B)", text)
+    said = next((line.strip() for line in text.splitlines() if "RESOURCE_EXHAUSTED" in line), text)[:200]
+    return (
+        f"the device ran out of memory asking for {size(int(asked[1]))} ({said})"
+        if asked
+        else f"the device ran out of memory ({said})"
+    )

@@ -110,12 +110,12 @@ def test_a_folder_of_many_is_the_newest_of_each_kind(tmp_path, capsys):
     assert f"1 older bisection result(s): {FOUND.name} (`jaxmlp summary PATH` for one)" in lines
 
 
-def test_save_files_single_benchmark_and_training_files_and_says_so_for_the_others(tmp_path, capsys):
+def test_save_files_single_benchmark_and_training_files_and_refuses_the_others(tmp_path, capsys):
     saved = tmp_path / "saved"
-    assert summary(capsys, SWEEP, "--save", saved)[-1] == (
-        f"Not saved: --save files one benchmark, scaling or training file, and {SWEEP} is a folder"
-    )
-    assert not list(saved.iterdir())
+    assert main(["summary", str(SWEEP), "--save", str(saved)]) == 2  # refused before any work, no folder made
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and not saved.exists()
+    assert f"--save files one benchmark, scaling or training file, and {SWEEP} is a folder" in err
     assert summary(capsys, FIXTURES / "train-cpu.json", "--save", saved)[-1].startswith(f"Saved {saved}/train-")
 
 

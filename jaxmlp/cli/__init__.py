@@ -73,8 +73,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
         return 128 + signal.SIGPIPE
-    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): the children are stopped by now
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): our children are stopped by now
+        stop_children()  # and the libraries' (DataLoader's, Grain's workers)
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         print(f"jaxmlp {args.command}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",
               file=sys.stderr)  # fmt: skip
         return stopped.exit_code
+
+
+def stop_children(grace: float = 3.0) -> None:
+    """Every `multiprocessing` child of this process (a library's workers: torch's DataLoader, Grain) killed and
+    reaped, so that none outlives an interrupted command."""
+    import multiprocessing
+
+    children = multiprocessing.active_children()
+    for child in children:
+        child.kill()
+    for child in children:
+        child.join(grace)

@@ -12,6 +12,7 @@ from jaxmlp.cli import options
 from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.text import compare_text, memory_text
+from jaxmlp.results.compare import undecidable, undecided_memory
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.store import ResultsStore, incomplete_sweep, read_benchmarks
 from jaxmlp.results.tables import compare_memory, compare_samples
@@ -46,17 +47,25 @@ def run(args: argparse.Namespace) -> int:
     table = compare_samples(baseline, new, args.threshold, args.alpha)
     if table.empty:
         raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
-    print(compare_text(table, args.threshold, args.alpha))
-    if before != after:
+    if before != after:  # the first line: every ratio below compares the machines too
         print(f"jaxmlp compare: warning: {args.baseline} ({'; '.join(sorted(before))}) and {args.new} "
               f"({'; '.join(sorted(after))}) come from different machines: their ratios compare the machines too",
-              file=sys.stderr)  # fmt: skip
+              file=sys.stderr, flush=True)  # fmt: skip
+    undecided = undecidable(table, baseline, new, args.threshold, args.alpha)
+    if undecided is not None:
+        print(f"{undecided.line(len(table), args.threshold, args.alpha)}\n", flush=True)
+    memory = undecided_memory(memory, undecided)
+    print(compare_text(table, args.threshold, args.alpha))
     invalid = int((~table["valid"]).sum())
     if invalid:  # never a silent pass: a NaN time is a broken measurement, whatever the other samples say
         print(f"jaxmlp compare: {invalid} benchmark(s) have samples that are not finite numbers (NaN or inf): "
               "their verdict is 'invalid samples'; rerun them", file=sys.stderr)  # fmt: skip
     if len(memory):
         print(f"\n{memory_text(memory, args.memory_threshold)}")
+        unsure = int(memory["verdict"].str.endswith(", undecided").sum())
+        if unsure:
+            print(f"{unsure} peak(s) differ beyond the memory threshold in runs too short to decide anything "
+                  "(marked undecided, not counted above): measure again with the rounds said first")  # fmt: skip
     flagged = (table["verdict"] == "regression").any() or invalid or (memory["verdict"] == "memory regression").any()
     return 1 if args.fail_on_regression and flagged else 0
 

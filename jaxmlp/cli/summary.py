@@ -40,12 +40,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.save:  # before reading anything
-        check_folder(args.save, "--save")
     path = Path(args.file)
     if not path.exists():
         raise JaxmlpError(f"{path} does not exist: give {READS}")
     document = None if path.is_dir() else _document(path)
+    if args.save:  # before any work, and before making a folder it would leave empty
+        if not (isinstance(document, TrainDocument) or (isinstance(document, BenchmarkDocument)
+                                                        and not document.is_sweep)):  # fmt: skip
+            what = "a folder" if document is None else "a file of a sweep, bisection or trials"
+            raise JaxmlpError(f"--save files one benchmark, scaling or training file, and {path} is {what}: leave "
+                              "--save out (a sweep or timeline is filed in its own folder already)")  # fmt: skip
+        check_folder(args.save, "--save")
     found, folder = _results(path, document)
     shown = summaries(found, folder)
     if not shown:
@@ -53,12 +58,8 @@ def run(args: argparse.Namespace) -> int:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
     print(render(newest_of_each(shown, folder), args.format))
-    if args.save:
-        if isinstance(document, TrainDocument) or (isinstance(document, BenchmarkDocument) and not document.is_sweep):
-            print(f"\nSaved {ResultsStore(args.save).save(document, args.name)}")
-        else:
-            print(f"\nNot saved: --save files one benchmark, scaling or training file, and {path} is "
-                  f"{'a folder' if document is None else 'a file of a sweep, bisection or trials'}")  # fmt: skip
+    if args.save and document is not None:
+        print(f"\nSaved {ResultsStore(args.save).save(document, args.name)}")
     return 0
 
 

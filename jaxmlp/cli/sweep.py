@@ -33,6 +33,8 @@ from jaxmlp.measure.sweep.matrix import (
     rounds,
     run_worker,
     runners_for,
+    unmeasured,
+    unmeasured_line,
 )
 from jaxmlp.measure.sweep.settings import EVERY, Bisect, Detector, Matrix, Measuring, Timeline, Trials, hand_made
 from jaxmlp.report.summaries import Summary, bisect_summary, summaries, validation_summary
@@ -241,11 +243,11 @@ def run_command(args: argparse.Namespace) -> int:
         plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         run.start(plans[0])
 
-    code = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned),
-                     start)  # fmt: skip
+    code, missing = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record,
+                                                                planned), start)  # fmt: skip
     for workload, flags, before, release in flagged_changes(run.folder):
         explain_change(run.folder, workload, flags, before, release, "flagged", matrix)
-    return code
+    return _ended(code, missing, run.folder)
 
 
 def flagged_changes(folder: Path) -> list[tuple[str, str, str, str]]:
@@ -305,13 +307,13 @@ def timeline_command(args: argparse.Namespace) -> int:
         plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, fitted[0], limit))
         run.start(plans[0])
 
-    code = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar, run.record, planned,
-                                                         fit), start)  # fmt: skip
+    code, unmeasured_cells = _measured(run, plans, lambda: measure_cells(runners, matrix, print, progress_bar,
+                                                                         run.record, planned, fit), start)  # fmt: skip
     for column in timeline_columns(run.folder):
         for change in column.changes:
             explain_change(run.folder, column.workload, column.xla_flags, change.before, change.at, change.kind,
                            fitted[0])  # fmt: skip
-    return code
+    return _ended(code, unmeasured_cells, run.folder)
 
 
 def timeline_columns(folder: Path) -> list[sweep_tables.TimelineColumn]:
@@ -364,11 +366,12 @@ def resume_command(args: argparse.Namespace) -> int:
             return rounds(plan.probed, plan.differs, plan.matrix, plan.limit, path, print, progress_bar, run.record,
                           samples)  # fmt: skip
 
-    return _measured(run, [plan], measure, start)
+    return _ended(*_measured(run, [plan], measure, start), run.folder)
 
 
-def _measured(run: RunLog, plans: list[Plan], measure: Callable[[], Measured], start: float) -> int:
-    """Measure into ``run``; its files written at the end, or with what was kept when it is stopped."""
+def _measured(run: RunLog, plans: list[Plan], measure: Callable[[], Measured], start: float) -> tuple[int, str]:
+    """Measure into ``run``; its files written at the end, or with what was kept when it is stopped. Returns the
+    exit code and the line naming the cells that could not be measured (`unmeasured_line`; "" if none)."""
     try:
         measured = measure()
     except (KeyboardInterrupt, JaxmlpError) as e:
@@ -386,7 +389,16 @@ def _measured(run: RunLog, plans: list[Plan], measure: Callable[[], Measured], s
     measured = run.write_cells(plans[0], complete=True)
     print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)
     print(f"Wrote {len(measured.processes)} cell files into {run.folder} in {minutes(time.monotonic() - start)}")
-    return EXIT_FAILED if measured.failures else 0
+    return EXIT_FAILED if measured.failures else 0, unmeasured_line(unmeasured(measured))
+
+
+def _ended(code: int, missing: str, folder: Path) -> int:
+    """The command's exit code; a release it could not measure fails it, named in its last line (stderr)."""
+    if not missing:
+        return code
+    sys.stdout.flush()
+    print(f"jaxmlp sweep: {missing}; what was measured is in {folder}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def verdicts_of(folder: Path) -> str:

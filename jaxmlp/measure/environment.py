@@ -24,16 +24,28 @@ def select_device(backend: str | None) -> jax.Device:
     `jax.distributed` run, the first device this process owns)."""
     import jax
 
-    if backend is None:
-        return jax.local_devices()[0]
-    if backend not in BACKENDS:
+    from jaxmlp import compat
+
+    if backend is not None and backend not in BACKENDS:
         raise JaxmlpError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     try:
-        return jax.local_devices(backend=backend)[0]
-    except RuntimeError:
-        if backend in ACCELERATOR_NEEDS:
+        device = jax.local_devices(backend=backend)[0]
+    except RuntimeError as e:
+        _refuse_a_held_tpu(str(e))
+        if backend is not None and backend in ACCELERATOR_NEEDS:
             raise JaxmlpError(absent_accelerator(backend, sorted({d.platform for d in jax.devices()}))) from None
         raise
+    if device.platform == "cpu" and backend != "cpu":  # JAX went on without an accelerator that failed to start
+        _refuse_a_held_tpu(compat.backend_errors().get("tpu", ""))
+    return device
+
+
+def _refuse_a_held_tpu(message: str) -> None:
+    from jaxmlp import compat
+
+    held = compat.tpu_held(message)
+    if held:
+        raise JaxmlpError(held)
 
 
 def absent_accelerator(backend: str, seen: list[str]) -> str:

@@ -13,6 +13,7 @@ files (gzipped or not) is validated and prepared into torchvision's
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing.context
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,7 +23,7 @@ import torch
 from PIL import Image
 from torch.utils import data
 
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, deaf_to_ctrl_c
 from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data module's public names)
     MNIST_FILES,
     Datasets,
@@ -124,6 +125,20 @@ def whole_batch(batch: Any) -> Any:
     return batch
 
 
+class QuietProcess(multiprocessing.context.SpawnProcess):
+    """A spawned worker that never sees Ctrl-C (`errors.deaf_to_ctrl_c`): the command stops it."""
+
+    def start(self) -> None:
+        with deaf_to_ctrl_c():
+            super().start()
+
+
+class QuietSpawn(multiprocessing.context.SpawnContext):
+    """The ``spawn`` context, its processes `QuietProcess`."""
+
+    Process = QuietProcess
+
+
 def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads: bool = False) -> data.DataLoader:
     """The tutorial's loader (`NumpyLoader`): in order, no shuffling, the last batch kept even if smaller.
 
@@ -135,7 +150,7 @@ def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads:
     """
     kwargs: dict[str, Any] = {}
     if workers:
-        kwargs.update(num_workers=workers, multiprocessing_context="spawn", persistent_workers=True)
+        kwargs.update(num_workers=workers, multiprocessing_context=QuietSpawn(), persistent_workers=True)
     if batch_reads:
         return data.DataLoader(BatchReads(dataset), batch_size=batch_size, collate_fn=whole_batch, **kwargs)
     return NumpyLoader(dataset, batch_size=batch_size, **kwargs)

@@ -9,7 +9,16 @@ from collections.abc import Callable, Sequence
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import Bisection, BisectProbe, bisect
 from jaxmlp.measure.sweep import envs
-from jaxmlp.measure.sweep.matrix import Measured, Progress, Runner, Say, environments, measure_cells
+from jaxmlp.measure.sweep.matrix import (
+    Measured,
+    Progress,
+    Runner,
+    Say,
+    environments,
+    measure_cells,
+    unmeasured,
+    unmeasured_line,
+)
 from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, is_builtin
 from jaxmlp.measure.workload import spec_name, workload_name
 from jaxmlp.registry import SWEEP_WORKLOADS, version_key
@@ -61,11 +70,10 @@ def run(releases: Sequence[str], target: str, measuring: Measuring, matrix: Matr
         pythons = environments(matrix, names, say)
         runners = [Runner(v, pythons[v], measuring, flags, 1 if flags else 0) for v in names]
         measured = measure_cells(runners, matrix, say, bar)
-        missing = [r.name for r in runners if r.name not in measured.processes]
-        if missing:
-            status = measured.probed.outcomes[missing[0]].status
-            raise JaxmlpError(f"{', '.join(missing)} could not run ({status}): no bisection")
         record_probe(next(numbers), runners, measured)
+        missing = unmeasured(measured)
+        if missing:
+            raise JaxmlpError(f"{unmeasured_line(missing)}: no bisection past this probe")
         for name, why in measured.differs.items():
             if target in why:
                 say(f"  RESULTS DIFFER: {name}: {why[target]}")

@@ -82,7 +82,7 @@ def run(explain: Explain, measuring: Measuring, matrix: Matrix, trace_root: Path
                 except UnknownFlag as e:
                     raise JaxmlpError(f"flag unknown in {label} ({e}): nothing to explain with it") from None
                 except workers.ChildFailed as e:
-                    raise JaxmlpError(f"{label}: {e}") from None
+                    raise JaxmlpError(f"not measured: {e}; nothing to explain without it") from None
                 processes[label].append(result)
                 if tick:
                     tick(label)

@@ -139,6 +139,10 @@ def run_rounds(runners: Mapping[str, Runner], processes: int, tick: Tick | None 
     return results, failures
 
 
+PROBE_FAILED = "failed at its probe"
+"""The start of a cell's status when its probe process failed, or outlived its time limit."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What became of a cell at its probe: ``ok``, or why it was not measured; and what XLA said of its flags."""
@@ -177,7 +181,7 @@ def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = p
             continue
         except workers.ChildFailed as e:
             say(f"  probe: {e}; this cell is not measured")
-            outcomes[runner.name] = Outcome(f"failed at its probe: {str(e).split(': ', 1)[-1]}")
+            outcomes[runner.name] = Outcome(f"{PROBE_FAILED}: {str(e).split(': ', 1)[-1]}")
             continue
         seconds[runner.name] = time.monotonic() - start
         note = str(result.metadata.get("xla_warning") or "")
@@ -251,6 +255,24 @@ class Measured:
         return list(dict.fromkeys(f.cell for f in self.failures))
 
 
+def unmeasured(measured: Measured) -> dict[str, str]:
+    """The cells asked for that gave no sample, and why: the probe failed or outlived its limit, or every process
+    failed. (A cell whose release refuses its XLA flag is an answer, not a failure to measure.)"""
+    found = {name: o.status for name, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
+    for name in measured.probed.runners:
+        if not measured.processes.get(name):
+            reasons = [f.reason for f in measured.failures if f.cell == name]
+            found[name] = f"every process failed (the last: {reasons[-1]})" if reasons else "no process ran"
+    return found
+
+
+def unmeasured_line(found: Mapping[str, str]) -> str:
+    """One line naming each cell that could not be measured and why (`unmeasured`); "" when there is none."""
+    if not found:
+        return ""
+    return "not measured: " + "; ".join(f"{name} ({why})" for name, why in found.items())
+
+
 @contextlib.contextmanager
 def _silent(total: int) -> Iterator[Tick]:
     yield lambda round_, name: None
@@ -267,7 +289,8 @@ def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, p
         say(f"Probing {len(runners)} cell(s), one process each")
         probed = probe(runners, path, say, matrix.timeout)
         if not probed.runners:
-            raise JaxmlpError("no cell could run: see the lines above")
+            said = "; ".join(f"{name} ({o.status})" for name, o in probed.outcomes.items())
+            raise JaxmlpError(f"no cell could be measured: {said}")
         differs = differences(probed.reference, matrix.tolerance)
         for name, why in differs.items():
             for workload, text in why.items():

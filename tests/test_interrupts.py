@@ -1,0 +1,212 @@
+"""Every long-running command stopped by a real signal, sent as a terminal sends Ctrl-C (to every process of the
+command's group) or as a service manager sends SIGTERM, at the moment it is most fragile: while its worker
+processes start. Each must end in one line, exit 128 + the signal's number, print no traceback (its children's
+included) and leave no process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from jaxmlp.measure.sweep import envs
+
+ROOT = Path(__file__).parent.parent
+
+WORKLOAD = """
+import numpy as np
+
+
+def make():
+    return (lambda x: x * 2.0), (np.ones(8, np.float32),)
+"""
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # state, ppid, pgrp, ...
+
+
+def descendants(root: int) -> list[int]:
+    """The live processes below ``root`` (children, grandchildren...), zombies left out."""
+    parent: dict[int, int] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            fields = _stat(int(proc.name))
+            if fields and fields[0] != "Z":
+                parent[int(proc.name)] = int(fields[1])
+    found, frontier = [], {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier}
+        found.extend(frontier)
+    return found
+
+
+def alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@dataclass
+class Stopped:
+    code: int
+    out: str
+    err: str
+    children: dict[int, str]  # the processes below the command when it was signalled, their command lines
+    waited: float  # seconds from the signal to the command's exit
+    left: list[int]  # those still alive after it exited
+
+
+def stop(argv: list[str], ready: Callable[[int, str], bool], signum: int, tmp_path: Path,
+         env: dict[str, str] | None = None, to_group: bool = True) -> Stopped:  # fmt: skip
+    """Run ``jaxmlp ARGV`` until ``ready(pid, output so far)``, then send ``signum`` (to its whole process group, as
+    a terminal does, if ``to_group``), and wait for its end."""
+    out_file, err_file = tmp_path / "stdout", tmp_path / "stderr"
+    with out_file.open("w") as out, err_file.open("w") as err:
+        run = subprocess.Popen([sys.executable, "-m", "jaxmlp", *argv], stdout=out, stderr=err, text=True,
+                               start_new_session=True, env={**os.environ, **(env or {})}, cwd=tmp_path)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while not ready(run.pid, out_file.read_text() + err_file.read_text()):
+            assert run.poll() is None, f"ended before the signal: {err_file.read_text()}"
+            assert time.monotonic() < deadline, "never ready"
+            time.sleep(0.05)
+        children = {p: cmdline(p) for p in descendants(run.pid)}
+        signalled = time.monotonic()
+        if to_group:
+            os.killpg(run.pid, signum)
+        else:
+            run.send_signal(signum)
+        run.wait(timeout=60)
+        waited = time.monotonic() - signalled
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    time.sleep(0.3)
+    return Stopped(run.returncode, out_file.read_text(), err_file.read_text(), children, waited,
+                   [p for p in children if alive(p)])  # fmt: skip
+
+
+def one_line(stopped: Stopped, command: str, signum: int) -> str:
+    """The checks every interrupt passes; its one line returned."""
+    assert stopped.code == 128 + signum, stopped.err
+    assert "Traceback" not in stopped.err and "terminate called" not in stopped.err, stopped.err
+    (line,) = stopped.err.strip().splitlines()[-1:]
+    name = signal.Signals(signum).name
+    assert line.startswith(f"jaxmlp {command}: stopped by {name}"), stopped.err
+    assert not stopped.left, [stopped.children[p] for p in stopped.left]
+    return line
+
+
+def has_child(marker: str) -> Callable[[int, str], bool]:
+    """Ready once a process below the command has ``marker`` in its command line."""
+    return lambda pid, output: any(marker in cmdline(p) for p in descendants(pid))
+
+
+SPAWNED = "multiprocessing.spawn"
+"""In the command line of a spawned worker (torch's DataLoader, Grain)."""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_train_stopped_while_its_dataloader_workers_start(signum, tmp_path):
+    stopped = stop(["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
+                   has_child(SPAWNED), signum, tmp_path)  # fmt: skip
+    one_line(stopped, "train", signum)
+    assert any(SPAWNED in c for c in stopped.children.values()), stopped.children
+    print(f"stopped {stopped.waited:.1f} s after the signal")
+    assert stopped.err.count("\n") == 1, stopped.err  # nothing from the workers either
+
+
+def test_train_stopped_by_sigterm_to_itself_alone_stops_its_workers(tmp_path):
+    stopped = stop(["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
+                   has_child(SPAWNED), signal.SIGTERM, tmp_path, to_group=False)  # fmt: skip
+    one_line(stopped, "train", signal.SIGTERM)  # the workers, which got no signal, are gone too
+
+
+def test_tta_stopped_mid_run(tmp_path):
+    stopped = stop(["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "50", "--out", str(tmp_path / "out")],
+                   lambda pid, output: "jaxmlp tta:" in output, signal.SIGINT, tmp_path)  # fmt: skip
+    assert "nothing was written" in one_line(stopped, "tta", signal.SIGINT)
+    assert not any((tmp_path / "out").iterdir())
+
+
+def test_profile_stopped_while_it_traces(tmp_path):
+    stopped = stop(["profile", "--dataset", "synthetic", "--limit", "2048", "--steps", "100000", "--logdir",
+                    str(tmp_path / "traces")], lambda pid, output: "jaxmlp profile" in output or "Tracing" in output,
+                   signal.SIGTERM, tmp_path)  # fmt: skip
+    one_line(stopped, "profile", signal.SIGTERM)
+
+
+def test_scaling_stopped_while_its_worker_process_runs(tmp_path):
+    argv = ["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--out", str(tmp_path / "o")]
+    stopped = stop(argv, has_child("jaxmlp.measure.scaling_worker"), signal.SIGINT, tmp_path)
+    one_line(stopped, "scaling", signal.SIGINT)
+
+
+def sweep_options(tmp_path: Path) -> list[str]:
+    path = tmp_path / "tiny_workload.py"
+    path.write_text(WORKLOAD)
+    return ["--workload", f"{path}:make", "--calls", "2", "--processes", "2", "--out", str(tmp_path / "out")]
+
+
+def made_releases(tmp_path: Path, *versions: str) -> dict[str, str]:
+    """Release environments as jaxmlp finds them made (its marker written), each running this interpreter: the
+    commands that measure releases run offline, their processes real."""
+    root = tmp_path / "envs"
+    for version in versions:
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = envs.python_of(env)
+        python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1")
+    return {"JAXMLP_ENVS": str(root)}
+
+
+SWEEP_WORKER = "jaxmlp.measure.sweep.worker"
+
+
+def test_sweep_run_stopped_while_its_probes_start(tmp_path):
+    stopped = stop(["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
+                    *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path)  # fmt: skip
+    assert "nothing was written" in one_line(stopped, "sweep", signal.SIGINT)
+    assert not any((tmp_path / "out").iterdir())  # stopped before its first round: no folder left
+
+
+def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
+    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    stopped = stop(["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+                    *sweep_options(tmp_path)], lambda pid, output: "1/6 processes" in output, signal.SIGTERM,
+                   tmp_path, env)  # fmt: skip
+    line = one_line(stopped, "sweep", signal.SIGTERM)
+    assert "kept" in line and "jaxmlp sweep resume" in line
+
+
+def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
+    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    stopped = stop(["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+                    *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path, env)  # fmt: skip
+    one_line(stopped, "sweep", signal.SIGINT)
+
+
+def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
+    stopped = stop(["sweep", "explain", "A", "B", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
+                    *sweep_options(tmp_path)], has_child("jaxmlp.measure"), signal.SIGTERM, tmp_path)  # fmt: skip
+    one_line(stopped, "sweep", signal.SIGTERM)
