@@ -1,5 +1,6 @@
 """Each result's answer (`jaxmlp.report.summaries`), rendered as text or Markdown (`jaxmlp.report.text`), and
-`jaxmlp summary` on every kind of result: real sweep, bisection and scaling results and hand-made ones, all under tests/fixtures/."""
+`jaxmlp summary` on every kind of result: real sweep, bisection and scaling results, and hand-made ones, all under
+tests/fixtures/."""
 
 import json
 import shutil

@@ -15,7 +15,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "<!-- commands -->"
-WIDTH = "100"  # argparse wraps to $COLUMNS
+WIDTH = "88"  # argparse wraps to $COLUMNS; the page's code box holds about 90
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

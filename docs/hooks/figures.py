@@ -94,11 +94,14 @@ class Figures:
         return float(max(rates))
 
     def floor(self, run: str, precision: str) -> float:
-        """The floor of an epoch in ``precision`` (s): its FLOPs (XLA's count of the `scan` epoch) at the floor's rate."""
+        """An epoch's floor in ``precision`` (s): its FLOPs (XLA's count of the `scan` epoch) at the floor's rate."""
         epochs = [
-            b for b in self.load(run)["benchmarks"]
-            if b["name"].startswith("test_epoch[") and "-scan-" in b["name"] and b["extra_info"]["precision"] == precision
-        ]  # fmt: skip
+            b
+            for b in self.load(run)["benchmarks"]
+            if b["name"].startswith("test_epoch[")
+            and "-scan-" in b["name"]
+            and b["extra_info"]["precision"] == precision
+        ]
         if len(epochs) != 1:
             raise FigureError(f"{len(epochs)} scan epochs in {precision} in run {run!r}")
         return float(epochs[0]["extra_info"]["flops"]) / self.floor_rate(run, precision)
@@ -211,7 +214,8 @@ def readme_problems(figures: Figures) -> list[str]:
     """Where the README's figure blocks differ from the home page's, rendered."""
     home, readme = blocks(HOME.read_text()), blocks(README.read_text())
     return [
-        f"README.md's block {name!r} differs from docs/index.md's, rendered: run `python docs/hooks/figures.py --readme`"
+        f"README.md's block {name!r} differs from docs/index.md's, rendered: "
+        "run `python docs/hooks/figures.py --readme`"
         for name, source in home.items()
         if readme.get(name) != figures.render(source, f"docs/index.md, block {name}")
     ]
@@ -220,9 +224,11 @@ def readme_problems(figures: Figures) -> list[str]:
 def write_readme(figures: Figures) -> None:
     home = blocks(HOME.read_text())
     text = BLOCK.sub(
-        lambda m: f"<!-- figures:{m.group(1)} -->\n{figures.render(home[m.group(1)])}<!-- /figures -->"
-        if m.group(1) in home
-        else m.group(0),
+        lambda m: (
+            f"<!-- figures:{m.group(1)} -->\n{figures.render(home[m.group(1)])}<!-- /figures -->"
+            if m.group(1) in home
+            else m.group(0)
+        ),
         README.read_text(),
     )
     README.write_text(text)
