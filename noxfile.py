@@ -174,6 +174,26 @@ def bench_jaxlib(session: nox.Session) -> None:
     session.run("jaxmlp", "report", "--results", str(REPORTS))
 
 
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation with MkDocs (strict) into site/: figures read from reports/, the commands' reference
+    from the parsers (`-- serve` previews it on 127.0.0.1:8000 instead)."""
+    _install_sweep(session)  # the parsers import jax, numpy and pandas; torch is not needed
+    session.install(*_optional("docs"))
+    env = {"NO_MKDOCS_2_WARNING": "1"}
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", "--dev-addr", "127.0.0.1:8000", *session.posargs[1:], env=env)
+    else:
+        session.run("mkdocs", "build", "--strict", *session.posargs, env=env)
+
+
+def _optional(extra: str) -> list[str]:
+    """The requirements of one of pyproject.toml's optional-dependencies (one list of them, there)."""
+    import tomllib
+
+    return list(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"][extra])
+
+
 def _install_sweep(session: nox.Session) -> None:
     """jaxmlp without torch: the sweep's own processes need jax, the statistics and the report's libraries."""
     session.install("-e", ".", "--no-deps")

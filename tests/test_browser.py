@@ -23,7 +23,6 @@ import pytest
 from jaxmlp.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-REPORTS = ROOT / "reports"
 FIXTURES = Path(__file__).parent / "fixtures"
 WIDTH, HEIGHT = 1280, 800
 BROWSER_LIMIT_S = 90  # the browser's whole life; it is killed when this passes
@@ -52,14 +51,11 @@ UNCONTAINED = """(width) => {
 
 
 def _results(tmp: Path) -> Path:
-    """A copy of the repository's committed results (the fixtures where it has none): nothing is written in it."""
+    """A results folder of the fixtures: real sweeps, a bisection, a timeline and scaling, and hand-made runs."""
     folder = tmp / "reports"
-    if REPORTS.is_dir() and any(REPORTS.glob("*.json")):
-        shutil.copytree(REPORTS, folder)
-    else:
-        folder.mkdir()
-        for name in ("bench-cpu.json", "train-cpu.json"):
-            shutil.copy(FIXTURES / name, folder)
+    shutil.copytree(FIXTURES / "runs", folder)
+    for name in ("bench-cpu.json", "bench-tpu.json", "train-cpu.json"):
+        shutil.copy(FIXTURES / name, folder)
     return folder
 
 

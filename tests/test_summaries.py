@@ -1,5 +1,6 @@
 """Each result's answer (`jaxmlp.report.summaries`), rendered as text or Markdown (`jaxmlp.report.text`), and
-`jaxmlp summary` on every kind of result: real sweep, bisection and scaling results under reports/, the fixtures."""
+`jaxmlp summary` on every kind of result: real sweep, bisection and scaling results, and hand-made ones, all under
+tests/fixtures/."""
 
 import json
 import shutil
@@ -18,7 +19,7 @@ from jaxmlp.results.store import read_benchmarks
 from jaxmlp.stats import compare
 
 ROOT = Path(__file__).parent.parent
-REPORTS = ROOT / "reports"
+REPORTS = ROOT / "tests" / "fixtures" / "runs"  # real results, copied
 SWEEP = REPORTS / "jaxlib-20261203T055619"  # 5 releases, without and with --xla_cpu_use_thunk_runtime=false
 FOUND = REPORTS / "bisect-20261203T054016"  # found the first faster release
 NEITHER = REPORTS / "bisect-20261203T054846"  # no change between the ends

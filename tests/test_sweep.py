@@ -120,7 +120,7 @@ def test_sweep_documents_keep_one_sample_per_process(tmp_path):
 
 def test_sweep_files_from_before_the_workload_contract_read_as_workloads():
     """Files the earlier sweep wrote (sweep_epoch[...], sweep_step) are read under today's names, same values."""
-    legacy = json.loads((ROOT / "reports" / "jaxlib-20261202T175027" / "jax-0.8.3.json").read_text())
+    legacy = json.loads((ROOT / "tests/fixtures/runs/jaxlib-20261202T175027/jax-0.8.3.json").read_text())
     old = {b["name"]: b["stats"]["median"] for b in legacy["benchmarks"]}
     doc = parse(legacy)
     new = {b.name: b.stats.median for b in doc.benchmarks}

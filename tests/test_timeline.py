@@ -23,8 +23,8 @@ from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.store import ResultsStore
 
-REPORTS = Path(__file__).resolve().parents[1] / "reports"
-SWEEP = REPORTS / "jaxlib-20261203T055619"  # a committed sweep: 10 fresh processes a cell
+RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"  # real results, copied
+SWEEP = RUNS / "jaxlib-20261203T055619"  # a committed sweep: 10 fresh processes a cell
 
 
 def history(levels, seed=0, samples=8, spread=0.02):
@@ -114,7 +114,6 @@ def test_synthetic_histories_carry_their_truth():
     assert two.truth[1] - two.truth[0] > changepoints.DRIFT_GAP
 
 
-@pytest.mark.skipif(not SWEEP.is_dir(), reason="no committed sweep in reports/")
 def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["sweep", "validate", str(SWEEP), "--histories", "5", "--detectors", "pelt,binseg", "--peer", "5",
@@ -262,8 +261,7 @@ def test_a_bisection_with_no_change_between_its_ends_points_to_the_timeline():
                                   "transients")  # fmt: skip
 
 
-@pytest.mark.skipif(not list(REPORTS.glob("timeline-*")), reason="no committed timeline in reports/")
 def test_the_committed_timeline_reads_back_with_its_changes():
-    folder = sorted(REPORTS.glob("timeline-*"))[-1]
+    folder = RUNS / "timeline-20261205T181756"
     (section,) = [s for s in build_sections(load(ResultsStore(folder))) if s.anchor == TIMELINE]
     assert len(section.plots) == 3  # batched, scan, step

@@ -1,0 +1,57 @@
+"""The command reference, generated from jaxmlp's own argparse parsers when the docs are built.
+
+A page holding ``<!-- commands -->`` gets, in its place, every command's and subcommand's ``--help`` text as the
+parser formats it, so the reference cannot drift from ``jaxmlp COMMAND --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+MARKER = "<!-- commands -->"
+WIDTH = "88"  # argparse wraps to $COLUMNS; the page's code box holds about 90
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return {
+        name: sub
+        for action in parser._actions  # argparse keeps its subparsers only here
+        if isinstance(action, argparse._SubParsersAction)
+        for name, sub in action.choices.items()
+    }
+
+
+def _walk(parser: argparse.ArgumentParser, level: int = 2) -> Iterator[tuple[int, argparse.ArgumentParser]]:
+    yield level, parser
+    for sub in _subcommands(parser).values():
+        yield from _walk(sub, level + 1)
+
+
+def reference() -> str:
+    """Markdown: a heading and the help text of ``jaxmlp`` and of each command and subcommand."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from jaxmlp.cli import COMMANDS, build_parser
+
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = WIDTH
+    try:
+        parts = []
+        for level, parser in _walk(build_parser(COMMANDS)):
+            parts.append(f"{'#' * level} `{parser.prog}`\n\n```text\n{parser.format_help().rstrip()}\n```\n")
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    return "\n".join(parts)
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    return markdown.replace(MARKER, reference()) if MARKER in markdown else markdown

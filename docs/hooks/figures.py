@@ -1,0 +1,264 @@
+"""Every figure a docs page states, read from the results file it cites when the docs are built.
+
+A page writes a figure as ``{{ EXPR }}``: ``{{ s(median("cpu", "test_epoch[cpu-scan-0-f32]")) }}`` is the median of
+that benchmark in the run named ``cpu``, as a duration (``1.17 s``). Run names and their files are the table in
+``reports/README.md`` (one place: a new reference run is one row changed there). An expression that cannot be
+resolved fails the build, so no page can state a figure its file does not hold.
+
+The README cannot be rendered by the docs build, so its headline table is the home page's block between
+``<!-- figures:NAME -->`` and ``<!-- /figures -->`` rendered: the build fails if the README's block differs, and
+``python docs/hooks/figures.py --readme`` rewrites it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import operator
+import re
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS_TABLE = ROOT / "reports" / "README.md"
+README = ROOT / "README.md"
+HOME = ROOT / "docs" / "index.md"
+FIGURE = re.compile(r"\{\{(.+?)\}\}")
+BLOCK = re.compile(r"<!-- figures:(\w+) -->\n(.*?)<!-- /figures -->", re.S)
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+from jaxmlp import units  # noqa: E402  (plain Python: the one format of each quantity)
+
+
+class FigureError(Exception):
+    """A figure that cannot be read from its file."""
+
+
+def runs(table: Path = RUNS_TABLE) -> dict[str, Path]:
+    """The cited runs: ``| `name` | `file` | ...`` rows of the table in reports/README.md, by name."""
+    found = {}
+    for line in table.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0].startswith("`") and cells[1].startswith("`"):
+            found[cells[0].strip("`")] = table.parent / cells[1].strip("`")
+    return found
+
+
+class Figures:
+    """The functions a figure may call, over the runs of one table."""
+
+    def __init__(self, table: Path = RUNS_TABLE) -> None:
+        self.runs = runs(table)
+        self._loaded: dict[Path, Any] = {}
+
+    def path(self, run: str, within: str = "") -> Path:
+        if run not in self.runs:
+            raise FigureError(f"no run named {run!r} in {RUNS_TABLE.relative_to(ROOT)}")
+        path = self.runs[run] / within if within else self.runs[run]
+        if not path.exists():
+            raise FigureError(f"{path.relative_to(ROOT)} is not there (run {run!r})")
+        return path
+
+    def load(self, run: str, within: str = "") -> Any:
+        path = self.path(run, within)
+        if path not in self._loaded:
+            text = path.read_text()
+            self._loaded[path] = (
+                [json.loads(line) for line in text.splitlines() if line.strip()]
+                if path.suffix == ".jsonl"
+                else json.loads(text)
+            )
+        return self._loaded[path]
+
+    def benchmark(self, run: str, name: str, within: str = "") -> dict[str, Any]:
+        found = [b for b in self.load(run, within)["benchmarks"] if b["name"] == name]
+        if len(found) != 1:
+            raise FigureError(f"{len(found)} benchmarks named {name!r} in run {run!r}")
+        return found[0]
+
+    def floor_rate(self, run: str, precision: str) -> float:
+        """The best library's 2048³ product rate in ``precision`` (FLOP/s): the floor's rate."""
+        rates = [
+            b["extra_info"]["flops_per_second"]
+            for b in self.load(run)["benchmarks"]
+            if b["name"].startswith("test_gemm[")
+            and b["name"].endswith("-2048x2048x2048]")
+            and b["extra_info"].get("precision") == precision
+        ]
+        if not rates:
+            raise FigureError(f"no 2048³ product in {precision} in run {run!r}")
+        return float(max(rates))
+
+    def floor(self, run: str, precision: str) -> float:
+        """An epoch's floor in ``precision`` (s): its FLOPs (XLA's count of the `scan` epoch) at the floor's rate."""
+        epochs = [
+            b
+            for b in self.load(run)["benchmarks"]
+            if b["name"].startswith("test_epoch[")
+            and "-scan-" in b["name"]
+            and b["extra_info"]["precision"] == precision
+        ]
+        if len(epochs) != 1:
+            raise FigureError(f"{len(epochs)} scan epochs in {precision} in run {run!r}")
+        return float(epochs[0]["extra_info"]["flops"]) / self.floor_rate(run, precision)
+
+    def get(self, run: str, path: str, within: str = "") -> Any:
+        """A value by a path of keys: ``a/b/0/c``; ``1:`` slices a list; ``key=value`` (``a=1&b=2``) picks the one
+        list item with those values, ``?a=1`` keeps every such item; ``*`` maps the rest of the path over a list."""
+        return _walk(self.load(run, within), [p for p in path.split("/") if p], f"{run}:{within}{path}")
+
+    def functions(self) -> dict[str, Callable[..., Any]]:
+        return {
+            # values
+            "median": lambda run, name, within="": self.benchmark(run, name, within)["stats"]["median"],
+            "iqr": lambda run, name, within="": self.benchmark(run, name, within)["stats"]["iqr"],
+            "rounds": lambda run, name, within="": self.benchmark(run, name, within)["stats"]["rounds"],
+            "info": lambda run, name, key, within="": _key(self.benchmark(run, name, within)["extra_info"], key),
+            "get": self.get,
+            "floor": self.floor,
+            "floor_rate": self.floor_rate,
+            "file": lambda run: f"`{self.path(run).relative_to(ROOT)}`",
+            "min": min,
+            "max": max,
+            "len": len,
+            "median_of": statistics.median,
+            "count": lambda values, value: sum(1 for v in values if v == value),
+            # formats (jaxmlp.units: three significant digits in their unit)
+            "s": units.duration,
+            "x": units.ratio,
+            "pct": units.percent,
+            "n": units.number,
+            "rate": units.flop_rate,
+            "size": units.size,
+            "fixed": lambda value, places: f"{float(value):.{int(places)}f}",
+            "i": lambda value: f"{int(round(float(value))):,}",
+        }
+
+    def render(self, text: str, where: str = "") -> str:
+        """``text`` with every ``{{ EXPR }}`` replaced by its value."""
+        functions = self.functions()
+
+        def one(match: re.Match[str]) -> str:
+            expression = match.group(1).strip()
+            try:
+                return str(_evaluate(ast.parse(expression, mode="eval").body, functions))
+            except FigureError as e:
+                raise FigureError(f"{where}: {{{{ {expression} }}}}: {e}") from None
+            except (KeyError, IndexError, TypeError, ValueError, SyntaxError, OSError) as e:
+                raise FigureError(f"{where}: {{{{ {expression} }}}}: {type(e).__name__}: {e}") from None
+
+        return FIGURE.sub(one, text)
+
+
+def _key(mapping: dict[str, Any], key: str) -> Any:
+    if key not in mapping:
+        raise FigureError(f"no {key!r} among {sorted(mapping)}")
+    return mapping[key]
+
+
+def _walk(value: Any, parts: list[str], where: str) -> Any:
+    for i, part in enumerate(parts):
+        if part == "*":
+            return [_walk(item, parts[i + 1 :], where) for item in value]
+        if ":" in part and isinstance(value, list):  # a slice: ``1:`` all but the first
+            start, stop = (int(s) if s else None for s in part.split(":", 1))
+            value = value[start:stop]
+        elif part.startswith("?") and isinstance(value, list):  # ``?a=1``: every item with those values
+            wanted = [condition.split("=", 1) for condition in part[1:].split("&")]
+            value = [item for item in value if all(str(item.get(k)) == v for k, v in wanted)]
+            if not value:
+                raise FigureError(f"no items with {part[1:]} in {where}")
+        elif "=" in part and isinstance(value, list):
+            wanted = [condition.split("=", 1) for condition in part.split("&")]  # ``a=1&b=2``: both
+            found = [item for item in value if all(str(item.get(k)) == v for k, v in wanted)]
+            if len(found) != 1:
+                raise FigureError(f"{len(found)} items with {part} in {where}")
+            value = found[0]
+        elif isinstance(value, list):
+            value = value[int(part)]
+        elif isinstance(value, dict):
+            value = _key(value, part)
+        else:
+            raise FigureError(f"{part!r} in {where}: {value!r} has no parts")
+    return value
+
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _evaluate(node: ast.expr, functions: dict[str, Callable[..., Any]]) -> Any:
+    """Calls of the figure functions, numbers, strings and + - * / between them: nothing else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | str):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left, functions), _evaluate(node.right, functions)
+        return _OPERATORS[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand, functions)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+        args = [_evaluate(a, functions) for a in node.args]
+        kwargs = {k.arg: _evaluate(k.value, functions) for k in node.keywords if k.arg}
+        return functions[node.func.id](*args, **kwargs)
+    raise FigureError(f"not a figure expression: {ast.unparse(node)}")
+
+
+def blocks(text: str) -> dict[str, str]:
+    return {m.group(1): m.group(2) for m in BLOCK.finditer(text)}
+
+
+def readme_problems(figures: Figures) -> list[str]:
+    """Where the README's figure blocks differ from the home page's, rendered."""
+    home, readme = blocks(HOME.read_text()), blocks(README.read_text())
+    return [
+        f"README.md's block {name!r} differs from docs/index.md's, rendered: "
+        "run `python docs/hooks/figures.py --readme`"
+        for name, source in home.items()
+        if readme.get(name) != figures.render(source, f"docs/index.md, block {name}")
+    ]
+
+
+def write_readme(figures: Figures) -> None:
+    home = blocks(HOME.read_text())
+    text = BLOCK.sub(
+        lambda m: (
+            f"<!-- figures:{m.group(1)} -->\n{figures.render(home[m.group(1)])}<!-- /figures -->"
+            if m.group(1) in home
+            else m.group(0)
+        ),
+        README.read_text(),
+    )
+    README.write_text(text)
+
+
+# --- the MkDocs hook --------------------------------------------------------------------------------------------------
+
+_figures: Figures | None = None
+
+
+def on_pre_build(config: Any) -> None:
+    global _figures
+    from mkdocs.exceptions import PluginError
+
+    _figures = Figures()
+    problems = readme_problems(_figures)
+    if problems:
+        raise PluginError("; ".join(problems))
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    from mkdocs.exceptions import PluginError
+
+    try:
+        return (_figures or Figures()).render(markdown, page.file.src_path)
+    except FigureError as e:
+        raise PluginError(str(e)) from None
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--readme"]:
+        sys.exit("usage: python docs/hooks/figures.py --readme  (rewrites README.md's figure blocks)")
+    write_readme(Figures())
