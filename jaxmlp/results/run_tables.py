@@ -72,6 +72,7 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
                      "compile_s": float(epochs["compile_seconds"].sum()), "train_accuracy": last.get("train_accuracy"),
                      "test_accuracy": last.get("test_accuracy"), "jax": last.get("jax"),
                      "host": last.get("host"), "cpu_model": last.get("cpu_model"),
+                     "cpu_affinity": last.get("cpu_affinity"), "device_kind": last.get("device_kind"),
                      "timestamp": last.get("timestamp")})  # fmt: skip
     return pd.DataFrame(rows)
 

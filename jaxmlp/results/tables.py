@@ -34,6 +34,7 @@ from jaxmlp.results.goals import (
     floor_vs_fastest,
     goal_line,
     goals,
+    group as goal_group,
 )
 from jaxmlp.results.ladders import (
     FLOOR,
@@ -63,7 +64,7 @@ __all__ = [
     "GOAL_BF16_SPEEDUP", "GOAL_FLOOR_FACTOR", "GOAL_SEED_SPEEDUP", "LADDER_COLUMNS", "LADDER_KEYS", "PIPELINE_RUNG",
     "SHOWN", "SIDE_BY_SIDE", "STEP_GEMMS", "TIED", "benchmark_medians", "benchmark_runs", "best_workers",
     "compare_memory", "compare_samples", "cpu_vs_accelerator", "environment", "floor_line", "floor_of", "floor_vs_fastest",
-    "floors", "gemm_rates", "goal_line", "goals", "is_scaling", "jit_vs_eager", "ladder_headlines", "loader_ladder",
+    "floors", "gemm_rates", "goal_group", "goal_line", "goals", "is_scaling", "jit_vs_eager", "ladder_headlines", "loader_ladder",
     "matmul_rate", "memory_table", "newest_by_backend", "pipeline_ladder", "rung_name", "scaling_table", "shows",
     "step_stats", "training_table", "tta_line", "tta_table", "tutorial_accuracy", "verdict_counts", "vmap_vs_loop",
 ]  # fmt: skip
