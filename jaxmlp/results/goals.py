@@ -28,7 +28,7 @@ ACCURACY_KEPT = 0.003
 
 def group(backend: object) -> str:
     """The heading a backend's goals go under."""
-    return "Goals: the tutorial's epoch on this CPU" if backend == "cpu" else f"Goals: the accelerator ({backend})"
+    return "Goals: the tutorial's epoch on this CPU" if backend == "cpu" else "Goals: the accelerator"
 
 
 def floor_vs_fastest(run: pd.DataFrame) -> pd.DataFrame:

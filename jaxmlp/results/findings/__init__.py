@@ -4,8 +4,10 @@ summary.md only render it. Which run answers: `jaxmlp.results.findings.select`."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import pandas as pd
 
 from jaxmlp.results import tables
 from jaxmlp.results.findings import bench, releases, runs
@@ -13,7 +15,7 @@ from jaxmlp.results.findings.model import Finding, Table, shown
 from jaxmlp.results.frames import Results, without_sweeps
 from jaxmlp.results.traces import CaptureSummary
 
-__all__ = ["Finding", "Table", "findings", "shown"]
+__all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
 
 
 def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None
@@ -37,4 +39,18 @@ def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Pa
         *bench.goals(runs_by_file, accuracy, folder),
         *runs.time_to_accuracy(results, folder),
         *bench.memory(runs_by_file, folder),
+    )
+
+
+def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> tuple[Finding, ...]:
+    """One benchmark or scaling file's findings (asked for by name: a smoke run answers too, and says so)."""
+    by_file = tables.benchmark_runs(run)
+    return (
+        *bench.jit(by_file, None, False),
+        *bench.vmap(by_file, None, False),
+        *bench.loaders(by_file, None, False),
+        *bench.floor(by_file, None, False),
+        *(runs.scaling(by_file) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
+        *bench.goals(by_file, accuracy or {}, None, False),
+        *bench.memory(by_file, None, False),
     )

@@ -56,10 +56,10 @@ def _speedups(table: pd.DataFrame, column: str) -> str:
 
 
 def _per_backend(runs_by_file: Mapping[str, pd.DataFrame], question: str, anchor: str, table: Any, missing: str,
-                 answer: Any, folder: Path | None) -> list[Finding]:  # fmt: skip
-    """A finding per backend from its newest timed run with ``table``: ``answer(part, frame)`` gives the sentence
-    and the tables."""
-    found = newest_per_backend(runs_by_file, lambda part: not table(part).empty)
+                 answer: Any, folder: Path | None, timed_only: bool = True) -> list[Finding]:  # fmt: skip
+    """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
+    one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables."""
+    found = newest_per_backend(runs_by_file, lambda part: not table(part).empty, timed_only)
     if not found:
         return [Finding(question, missing, anchor, False)]
     out = []
@@ -69,22 +69,24 @@ def _per_backend(runs_by_file: Mapping[str, pd.DataFrame], question: str, anchor
     return out
 
 
-def jit(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
+def jit(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+        ) -> list[Finding]:  # fmt: skip
     return _per_backend(runs_by_file, "What jit buys", BENCHMARKS, tables.jit_vs_eager,
                         "No update-step benchmarks yet: `nox -s bench`.",
                         lambda part, t: (f"jit makes the update step faster than eager by "
                                          f"{_speedups(t, 'jit_speedup')}.",
                                          (Table("Update step: jit against eager (median and IQR; speed-up = eager / "
-                                                "jit)", t),)), folder)  # fmt: skip
+                                                "jit)", t),)), folder, timed_only)  # fmt: skip
 
 
-def vmap(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
+def vmap(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+         ) -> list[Finding]:  # fmt: skip
     return _per_backend(runs_by_file, "What vmap buys", BENCHMARKS, tables.vmap_vs_loop,
                         "No prediction benchmarks yet: `nox -s bench`.",
                         lambda part, t: (f"vmap predicts faster than a Python loop by {_speedups(t, 'vmap_speedup')}, "
                                          f"and jit(vmap) by {_speedups(t, 'jit_vmap_speedup')}.",
                                          (Table("Prediction: vmap and jit(vmap) against a Python loop (median and IQR; "
-                                                "speed-up = loop / vmap)", t),)), folder)  # fmt: skip
+                                                "speed-up = loop / vmap)", t),)), folder, timed_only)  # fmt: skip
 
 
 def _rung(row: Any) -> str:
@@ -112,9 +114,10 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
     return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, table),)
 
 
-def loaders(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
+def loaders(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+            ) -> list[Finding]:  # fmt: skip
     return _per_backend(runs_by_file, "Which loader, how many workers", LOADERS, tables.loader_ladder,
-                        "No loader benchmarks yet: `nox -s bench`.", _loader_answer, folder)  # fmt: skip
+                        "No loader benchmarks yet: `nox -s bench`.", _loader_answer, folder, timed_only)  # fmt: skip
 
 
 def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
@@ -127,17 +130,18 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
                      f"takes {duration(fastest.epoch_s)} an epoch, {ratio(fastest.x_floor)} the {line['precision']} "
                      f"floor ({duration(floor.epoch_s)} at {flop_rate(floor.gflop_per_s * 1e9)}, "
                      f"{floor.library})")  # fmt: skip
-    text = "; ".join(parts) or "no pipeline was timed against a floor"
-    shown_tables = [Table(FLOORS_CAPTION, tables.floors(part)), Table(LADDER_CAPTION, ladder)]
+    text = "; ".join(parts) or "No pipeline was timed against a floor"
+    shown_tables = [Table(FLOORS_CAPTION, tables.floors(part).drop(columns="flops")), Table(LADDER_CAPTION, ladder)]
     gemm = tables.gemm_rates(part)
     if len(gemm):
         shown_tables.append(Table(GEMM_CAPTION, gemm, long=True))
-    return f"{text[0].upper()}{text[1:]}.", tuple(shown_tables)
+    return f"{text}.", tuple(shown_tables)
 
 
-def floor(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
+def floor(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+          ) -> list[Finding]:  # fmt: skip
     return _per_backend(runs_by_file, "How far from the floor", FLOOR, tables.pipeline_ladder,
-                        "No epoch benchmarks yet: `nox -s bench`.", _floor_answer, folder)  # fmt: skip
+                        "No epoch benchmarks yet: `nox -s bench`.", _floor_answer, folder, timed_only)  # fmt: skip
 
 
 def goals_frame(goals: list[dict[str, Any]]) -> pd.DataFrame:
@@ -146,28 +150,30 @@ def goals_frame(goals: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([(g["goal"], state[g["met"]], g["text"]) for g in goals], columns=["goal", "state", "numbers"])
 
 
-def goals(runs_by_file: Mapping[str, pd.DataFrame], accuracy: Mapping[str, float],
-          folder: Path | None = None) -> list[Finding]:  # fmt: skip
+def goals(runs_by_file: Mapping[str, pd.DataFrame], accuracy: Mapping[str, float], folder: Path | None = None,
+          timed_only: bool = True) -> list[Finding]:  # fmt: skip
     """Per backend, the goals of its newest timed run with an epoch ladder, under the heading of what they are."""
-    found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)))
+    found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)), timed_only)
     out = []
     for backend, part in found.items():
         mine = tables.goals(part, accuracy)
         met = sum(bool(g["met"]) for g in mine)
         measured = sum(g["met"] is not None for g in mine)
-        text = f"{met} of {measured} met: " + "; ".join(tables.goal_line(g) for g in mine) + "."
+        missed = [g["goal"] for g in mine if g["met"] is False]
+        text = f"{met} of {measured} met" + (f"; missed: {'; '.join(missed)}" if missed else "") + "."
         out.append(Finding(tables.goal_group(backend), text, GOALS, True, _where(part, folder), machine_of(part),
                            (Table("Goals, read from this run's epochs and GEMMs", goals_frame(mine)),)))  # fmt: skip
     return out or [Finding("Goals", "No run with the epoch ladder yet: `nox -s bench`.", GOALS, False)]
 
 
-def memory(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
+def memory(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+           ) -> list[Finding]:  # fmt: skip
     def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
         top = table.iloc[0]
         return (f"The largest host peak is {top.benchmark}'s, {size(top.peak_rss_bytes)}, of {len(table)} "
                 "benchmarks.", (Table(MEMORY_CAPTION, table, long=True),))  # fmt: skip
 
-    found = _per_backend(runs_by_file, "Peak memory", BENCHMARKS, tables.memory_table, "", answer, folder)
+    found = _per_backend(runs_by_file, "Peak memory", BENCHMARKS, tables.memory_table, "", answer, folder, timed_only)
     return [f for f in found if f.answered]
 
 

@@ -5,6 +5,7 @@ whose every verdict is "insufficient data" decides nothing: an older one answers
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,34 @@ def _step_words(row: pd.Series) -> str:
             f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)})")  # fmt: skip
 
 
+def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame) -> str | None:
+    """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
+    insufficient data (it decides nothing)."""
+    steps = sweep_tables.sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
+    if steps.empty or (steps["verdict"] == UNDECIDED).all():
+        return None
+    span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
+    flagged = steps[steps["verdict"].isin(list(WORDS))]
+    if flagged.empty:
+        return f"No release changed its workloads' time against the previous one, in {span}."
+    return ". ".join(f"{WORDS[str(v)]}: " + "; ".join(_step_words(r) for _, r in part.iterrows())
+                     for v, part in flagged.groupby("verdict", sort=False)) + f"; in {span}."  # fmt: skip
+
+
+UNDECIDED_LINE = (f"Undecided: every comparison has {UNDECIDED} (one process a release decides nothing; "
+                  "`jaxmlp sweep --processes 8`).")  # fmt: skip
+
+
+def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
+    """A release timeline's one-line verdict: per workload, its changes or none."""
+    releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+    if not releases:
+        return "No release was measured."
+    parts = [f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: "
+             + ("; ".join(change.line() for change in c.changes) or "no change") for c in columns]  # fmt: skip
+    return f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
+
+
 def matrix(results: Results, folder: Path | None = None) -> Finding:
     """The newest version matrix that decides anything: its flagged steps, or that none changed."""
     question = "Which release got slower"
@@ -39,25 +68,13 @@ def matrix(results: Results, folder: Path | None = None) -> Finding:
     found = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
     if not found:
         return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
-    undecided = []
-    for where in sorted(found, key=layout.stamp_in, reverse=True):
-        steps = sweep_tables.sweep_steps(found[where], results.samples)
-        if steps.empty or (steps["verdict"] == UNDECIDED).all():
-            undecided.append(where)
-            continue
-        releases = sorted(found[where]["release"].unique(), key=registry.version_key)
-        span = f"releases {', '.join(releases)}"
-        flagged = steps[steps["verdict"].isin(list(WORDS))]
-        if flagged.empty:
-            text = f"No release changed its workloads' time against the previous one, in {span}."
-        else:
-            text = ". ".join(f"{WORDS[str(v)]}: " + "; ".join(_step_words(r) for _, r in part.iterrows())
-                             for v, part in flagged.groupby("verdict", sort=False)) + f"; in {span}."  # fmt: skip
-        return Finding(question, text, MATRIX, True, _where(where, folder), machine(found[where].iloc[0]))
-    newest = undecided[0]
-    return Finding(question, f"Undecided: every comparison of the newest sweep has {UNDECIDED} (one process a "
-                   "release decides nothing; `jaxmlp sweep --processes 8`).", MATRIX, True, _where(newest, folder),
-                   machine(found[newest].iloc[0]))  # fmt: skip
+    ordered = sorted(found, key=layout.stamp_in, reverse=True)
+    for where in ordered:
+        text = sweep_verdict(found[where], results.samples)
+        if text is not None:
+            return Finding(question, text, MATRIX, True, _where(where, folder), machine(found[where].iloc[0]))
+    return Finding(question, UNDECIDED_LINE, MATRIX, True, _where(ordered[0], folder),
+                   machine(found[ordered[0]].iloc[0]))  # fmt: skip
 
 
 def timeline(results: Results, folder: Path | None = None) -> Finding:
@@ -68,11 +85,7 @@ def timeline(results: Results, folder: Path | None = None) -> Finding:
         columns = sweep_tables.timeline_columns(found[where], results.samples)
         if not columns or min(len(s) for c in columns for s in c.samples) < 2:
             continue
-        releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
-        parts = [f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: "
-                 + ("; ".join(change.line() for change in c.changes) or "no change") for c in columns]  # fmt: skip
-        text = f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
-        return Finding(question, text, TIMELINE, True, _where(where, folder), machine(found[where].iloc[0]))
+        return Finding(question, timeline_verdict(columns), TIMELINE, True, _where(where, folder), machine(found[where].iloc[0]))
     return Finding(question, "No release timeline with two or more processes a release yet: `jaxmlp sweep timeline "
                    "A B`.", TIMELINE, False)  # fmt: skip
 

@@ -31,18 +31,22 @@ def timed(rows: pd.DataFrame) -> bool:
 
 
 def by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> Iterator[tuple[str, pd.DataFrame]]:
-    """Each benchmark file's rows split by backend (a file may hold several), newest file first."""
+    """Each benchmark file's rows split by backend (a file may hold several; its host-only rows, the loaders', go
+    with each), newest file first."""
     for rows in runs_by_file.values():
-        for backend, part in rows.groupby("backend", sort=True) if "backend" in rows else ():
-            yield str(backend), part
+        if "backend" not in rows:
+            continue
+        host = rows[rows["backend"].isna()]
+        for backend, part in rows.groupby("backend", sort=True):
+            yield str(backend), pd.concat([part, host]) if len(host) else part
 
 
-def newest_per_backend(runs_by_file: Mapping[str, pd.DataFrame],
-                       answers: Callable[[pd.DataFrame], bool]) -> dict[str, pd.DataFrame]:  # fmt: skip
+def newest_per_backend(runs_by_file: Mapping[str, pd.DataFrame], answers: Callable[[pd.DataFrame], bool],
+                       timed_only: bool = True) -> dict[str, pd.DataFrame]:  # fmt: skip
     """Per backend, the newest timed run whose rows ``answers`` (the machine is that run's: an older run on another
     machine of the same backend is the history's, not the answer's)."""
     found: dict[str, pd.DataFrame] = {}
     for backend, part in by_backend(runs_by_file):
-        if backend not in found and timed(part) and answers(part):
+        if backend not in found and (timed(part) or not timed_only) and answers(part):
             found[backend] = part
     return found
