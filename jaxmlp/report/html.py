@@ -24,9 +24,10 @@ STYLE = (
     "img{max-width:100%;height:auto;margin:.5em 0;display:block}"
     "details{margin:.4em 0;padding:.3em .6em;border:1px solid #e3e3e3;border-radius:4px}"
     "summary{cursor:pointer;font-size:14px;overflow-wrap:anywhere}"
-    "table.overview td{white-space:normal;text-align:left;vertical-align:top;font-size:13px}"
-    "table.overview td.answer{min-width:28em}table.overview td.run{font-size:12px;color:#555;max-width:14em;"
-    "overflow-wrap:anywhere}p.answer{margin:.4em 0}"
+    "table.overview{width:100%;table-layout:fixed}table.overview td,table.overview th{white-space:normal;text-align:left;"
+    "vertical-align:top;font-size:13px}"
+    "table.overview td.run{font-size:12px;color:#555;overflow-wrap:anywhere}"
+    "p.answer{margin:.3em 0;font-size:14px}"
     ".unanswered{color:#777}nav ol{columns:2;font-size:14px}h3.run{font-size:14px;color:#335;overflow-wrap:anywhere}"
 )
 
@@ -39,6 +40,11 @@ def _bold(text: str) -> str:
 
 
 def table_html(table: Table) -> str:
+    """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
+    results.csv."""
+    if table.long:
+        return (f"<p class='env'>{html.escape(table.caption)}: {len(table.frame)} rows, in summary.md and "
+                "results.csv.</p>")  # fmt: skip
     shown = readable(table.frame, table.formats)
     body = shown.to_html(index=False, border=0, escape=True)
     return f"<h3>{html.escape(table.caption)}</h3><div class='scroll'>{body}</div>"
@@ -60,7 +66,8 @@ def overview_html(answers: Sequence[Finding]) -> str:
         kind = " class='unanswered'" if not a.answered else ""
         rows.append(f"<tr{kind}><td>{html.escape(a.asked)}</td><td class='answer'>{_bold(a.answer)}</td>"
                     f"<td class='run'>{html.escape(a.run)}</td><td><a href='#{a.anchor}'>details</a></td></tr>")
-    return (f"<section id='overview'><h2>Overview</h2><table class='overview'><tr><th>question</th><th>answer</th>"
+    return (f"<section id='overview'><h2>Overview</h2><table class='overview'><colgroup><col style='width:17%'><col><col style='width:19%'>"
+            f"<col style='width:5em'></colgroup><tr><th>question</th><th>answer</th>"
             f"<th>run</th><th></th></tr>{''.join(rows)}</table></section>")  # fmt: skip
 
 

@@ -64,6 +64,8 @@ SCALING_READING = (
     "this measures the overhead of the sharded program and its all-reduce, not a speed-up; on N GPUs it is one. "
     "With P > 1 the all-reduce crosses processes (jax.distributed, the CPU's collectives over 127.0.0.1 on one host)."
 )
+HISTORY_PLOTTED = 8
+"""The history plot shows this many benchmarks, those with the biggest changes."""
 TTA_READING = ("MLPerf style: wall time from the start of a run (data preparation and compilation included, each also "
                "shown apart) until the test accuracy first reaches the target; median, min and max over the runs that "
                "reached it (seeds 0..N-1).")  # fmt: skip
@@ -127,12 +129,15 @@ def history_section(results: Results, answers: Sequence[Finding]) -> ReportSecti
     changes = history.changes(points, results.samples)
     newest = points.sort_values("timestamp")["machine"].iloc[-1]
     mine = points[points["machine"] == newest]
+    flagged = history.flagged(changes[changes["machine"] == newest]) if len(changes) else changes
+    top = list(dict.fromkeys(flagged["benchmark"]))[:HISTORY_PLOTTED] if len(flagged) else []
     note = (f"Each machine's runs are their own history (same CPU model, cores, backend and device, host and "
             f"settings); changes found by the detector the release timeline uses, over every run's raw samples: "
-            f"{CHANGE_RULE}. The plots are of {newest}, the machine of the newest run.")  # fmt: skip
-    plots = tuple(Figure(f"History of the {test} benchmarks on {newest} (median and IQR per run; changes marked)",
-                         "history", (part, changes[changes["benchmark"].isin(part["benchmark"])]))
-                  for test, part in mine.groupby("test", sort=True))  # fmt: skip
+            f"{CHANGE_RULE}. The plot shows the {len(top)} benchmarks with the biggest changes on {newest}, the "
+            "machine of the newest run.")  # fmt: skip
+    shown = mine[mine["benchmark"].isin(top)]
+    plots = (Figure(f"History on {newest}: the benchmarks with the biggest changes (median and IQR per run; "
+                    "changes marked)", "history", (shown, changes[changes["benchmark"].isin(top)])),) if top else ()
     runs = [_run_of(f) for f in answers if f.tables]
     if runs:
         runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables, plots, runs[0].stamp)
@@ -179,9 +184,10 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     ):  # fmt: skip
         if runs:
             sections.append(subject(title, anchor, note, runs, _of(found, anchor)))
+    first_scaling = next((f for f in found if f.anchor == SCALING and f.answered), None)
     add("Scaling", SCALING, SCALING_READING,
         lambda f: [Figure(f"Data-parallel scaling ({f.machine})", "scaling", (t.frame,)) for t in f.tables
-                   if "speedup" in t.frame]) # fmt: skip
+                   if "speedup" in t.frame and f is first_scaling])  # fmt: skip
     if traces:
         sections.append(_section("Profiles", PROFILES, "Profiler captures (`jaxmlp profile`).", _of(found, PROFILES),
                                  [trace_run(t, folder) for t in traces]))  # fmt: skip
