@@ -34,7 +34,7 @@ from jaxmlp.report.content import (
     ReportSection,
     Run,
     Table,
-    env_run,
+    describe,
     run_stamp,
     shown_path,
     subject,
@@ -81,10 +81,12 @@ def cpu_vs_accelerator_note(accelerator: str, differ: dict[str, tuple[Any, Any]]
             + ", ".join(f"{key} ({cpu} vs {other})" for key, (cpu, other) in differ.items()) + ".")  # fmt: skip
 
 
-def _run_of(finding: Finding, plots: Sequence[Figure] = ()) -> Run:
-    """A finding's tables (and plots) as the run it rests on."""
+def _run_of(finding: Finding, plots: Sequence[Figure] = (), envs: dict[str, pd.DataFrame] | None = None) -> Run:
+    """A finding's tables (and plots) as the run it rests on, with what that run was measured on and with."""
     label = f"{finding.machine}: {finding.run}" if finding.machine else finding.run
-    return Run(label, "", finding.tables, tuple(plots), layout.stamp_in(finding.run.split(" (")[0]))
+    notes = [describe({**tables.environment(rows), "file": name}) for name, rows in (envs or {}).items()
+             if finding.run.startswith(f"{name} (") or f"; {name} (" in finding.run]  # fmt: skip
+    return Run(label, " ".join(notes), finding.tables, tuple(plots), layout.stamp_in(finding.run.split(" (")[0]))
 
 
 def _of(found: Sequence[Finding], *anchors: str) -> tuple[Finding, ...]:
@@ -152,12 +154,13 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     when not given). ``traces`` are `jaxmlp.results.traces.capture_summary` results; paths relative to ``folder``."""
     found = tuple(found) if found is not None else findings(results, traces, folder)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
+    envs = {shown_path(file, folder): rows for file, rows in runs_by_file.items()}
     sections = []
 
     def add(title: str, anchor: str, note: str, plots: Any = lambda f: [], earlier: Sequence[Run] = ()) -> None:
         answers = _of(found, anchor)
         if any(f.answered for f in answers):
-            runs = [_run_of(f, plots(f)) for f in answers if f.answered and (f.tables or plots(f))]
+            runs = [_run_of(f, plots(f), envs) for f in answers if f.answered and (f.tables or plots(f))]
             sections.append(_section(title, anchor, note, answers, runs, earlier))
 
     add("jit and vmap", BENCHMARKS, "The newest timed run of each machine.",

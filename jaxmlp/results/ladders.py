@@ -103,6 +103,9 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         rows += [{"backend": backend, "rung": STEP_GEMMS, "precision": "f32", "epoch_s": r.median,
                   "epoch_iqr_s": r.iqr} for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
         epochs = epochs.assign(precision=precisions(epochs))
+        epochs = epochs.reindex(columns=[*epochs.columns.drop(["iqr", "samples_per_second", "compile_seconds"],
+                                                                errors="ignore"),
+                                         "iqr", "samples_per_second", "compile_seconds"])  # absent in older rows
         rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers, r.precision), "pipeline": r.pipeline,
                   "workers": r.workers, "precision": r.precision, "epoch_s": r.median, "epoch_iqr_s": r.iqr,
                   "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
