@@ -204,4 +204,4 @@ def test_sections_label_synthetic_data(results_dir):
     results = load(ResultsStore(results_dir))
     results.runs.loc[results.runs["test"] != "train_epoch", "dataset"] = "synthetic"
     sections = build_sections(results)
-    assert "synthetic (SYNTHETIC data, not MNIST)" in " ".join(r.label for s in sections for r in s.earlier + s.shown)
+    assert "synthetic (SYNTHETIC data, not MNIST)" in " ".join(r.note for s in sections for r in s.shown)

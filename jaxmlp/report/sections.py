@@ -6,6 +6,7 @@ read sections as data. The release sweeps' parts: `jaxmlp.report.release_section
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -160,8 +161,14 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     def add(title: str, anchor: str, note: str, plots: Any = lambda f: [], earlier: Sequence[Run] = ()) -> None:
         answers = _of(found, anchor)
         if any(f.answered for f in answers):
-            runs = [_run_of(f, plots(f), envs) for f in answers if f.answered and (f.tables or plots(f))]
-            sections.append(_section(title, anchor, note, answers, runs, earlier))
+            runs: dict[tuple[str, str], Run] = {}
+            for f in answers:
+                if f.answered and (f.tables or plots(f)):
+                    run = _run_of(f, plots(f), envs)
+                    had = runs.get((f.machine, f.run))  # the findings of one run: one part
+                    runs[(f.machine, f.run)] = run if had is None else replace(
+                        had, tables=had.tables + run.tables, plots=had.plots + run.plots)  # fmt: skip
+            sections.append(_section(title, anchor, note, answers, list(runs.values()), earlier))
 
     add("jit and vmap", BENCHMARKS, "The newest timed run of each machine.",
         earlier=_earlier(runs_by_file, _of(found, BENCHMARKS), folder, lambda r: not tables.is_scaling(r)))

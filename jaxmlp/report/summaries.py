@@ -370,6 +370,6 @@ def folder_summary(found: Sequence[Finding], results: Sequence[Found], folder: P
     results of each kind it holds."""
     lines = tuple(f.line() for f in found if f.answered)
     counts = ", ".join(f"{n} {kind}" for kind in KINDS if (n := sum(r.kind == kind for r in results)))
-    title = f"Findings: {shown(folder, None) if folder is not None else 'results'}"
+    title = f"Findings: {folder.name if folder is not None else 'results'}"
     return Summary(title, lines, (), (f"Holds {counts}; `jaxmlp summary PATH` shows one in full, `--all` the newest "
                                       "of each kind.",))  # fmt: skip

@@ -24,7 +24,6 @@ def _order(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
     return values.map({v: i for i, v in enumerate(order)}).fillna(len(order))
 
 
-@shows(registry.MATMUL)
 def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
     """Per backend: the floor's own 2048^3 matmul, its time (one product's), rate and precision: ``f32`` where it was
     timed at float32 (in rounds, at ``highest``; or on a CPU, whose default is float32), else JAX's default of that
@@ -79,6 +78,7 @@ def _rates(run: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([f for f in (gemm, matmul) if len(f)], ignore_index=True) if len(gemm) or len(matmul) else gemm
 
 
+@shows(registry.MATMUL)
 def floors(run: pd.DataFrame) -> pd.DataFrame:
     """One run's floor per backend and precision: the best rate it measured at that precision (its library and
     shape), the epoch's FLOPs at that precision (f32's where no epoch of that precision ran) and the epoch at that
