@@ -45,7 +45,9 @@ def test_every_face_prints_the_same_answers_and_numbers(folder, capsys):
     md = (out / "summary.md").read_text()
     overview_md = md.split("## Overview")[1].split("\n## ")[0]
     page = (out / "index.html").read_text()
-    overview_html = html.unescape(re.sub(r"<[^>]+>", " ", page.split("<section id='overview'>")[1].split("</section>")[0]))
+    overview_html = html.unescape(
+        re.sub(r"<[^>]+>", " ", page.split("<section id='overview'>")[1].split("</section>")[0])
+    )
     sections_md = md.split("## Overview")[1].split("\n## ", 1)[1]
     for f in found:
         assert f.line() in summary.splitlines() and f.line() in printed.splitlines()
@@ -96,7 +98,9 @@ def test_a_smoke_run_answers_nothing_and_another_machine_is_its_own_line(tmp_pat
     _with(tmp_path, "bench-20261202T100000-cpu.json", "20261202T100000", size="smoke")  # newer, too short to time
     _with(tmp_path, "bench-20261203T100000-cpu.json", "20261203T100000", cpu_model="Other CPU", cpu_affinity=8)
     found = [f for f in findings(load(ResultsStore(tmp_path)), (), tmp_path) if f.question == "What jit buys"]
-    assert [(f.machine, f.run.split(" ")[0]) for f in found] == [("Other CPU, 8 cores", "bench-20261203T100000-cpu.json")]
+    assert [(f.machine, f.run.split(" ")[0]) for f in found] == [
+        ("Other CPU, 8 cores", "bench-20261203T100000-cpu.json")
+    ]
     (tmp_path / "bench-20261203T100000-cpu.json").unlink()
     (found,) = [f for f in findings(load(ResultsStore(tmp_path)), (), tmp_path) if f.question == "What jit buys"]
     assert found.run.startswith("bench-20261201T100000-cpu.json")  # not the newer smoke run

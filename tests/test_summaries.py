@@ -114,8 +114,10 @@ def test_a_folder_of_many_is_the_newest_of_each_kind(tmp_path, capsys):
         shutil.copy(FIXTURES / name, tmp_path)
     lines = summary(capsys, tmp_path)
     assert lines[0] == f"Findings: {tmp_path.name}"  # a folder opens with its findings, then --all for every result
-    assert "Which release did it (Intel(R) Xeon(R) Processor, 2 cores): First faster release: 0.8.0" in lines[
-        next(i for i, line in enumerate(lines) if line.startswith("Which release did it"))][:90]
+    assert (
+        "Which release did it (Intel(R) Xeon(R) Processor, 2 cores): First faster release: 0.8.0"
+        in lines[next(i for i, line in enumerate(lines) if line.startswith("Which release did it"))][:90]
+    )
     assert lines[-1].startswith("Holds 2 bisection, 1 sweep, 1 benchmarks, 1 training")
     lines = summary(capsys, tmp_path, "--all")
     titles = [line for line in lines if line.split(":")[0] in ("Bisection", "Releases compared", "Benchmarks",

@@ -34,8 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="PATH", help=f"what to summarize: {READS}")
     parser.add_argument("--format", choices=FORMATS, default="text", help="text for a terminal, md for Markdown "
                         "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--all", action="store_true", dest="everything", help="every table in full, the long ones "
-                        "too (peak memory, every GEMM); of a folder, the newest result of each kind in full")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        dest="everything",
+        help="every table in full, the long ones "
+        "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
+    )
     parser.add_argument("--save", metavar="DIR", help="also copy a benchmark, scaling or training file, atomically "
                         "and under a new name (never over another run), into DIR")  # fmt: skip
     parser.add_argument("--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-"

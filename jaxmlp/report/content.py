@@ -63,8 +63,6 @@ class Run:
     backends: str = ""  # where a section shows the newest run of each backend
 
 
-
-
 @dataclass(frozen=True)
 class ReportSection:
     """One subject: its title and anchor, its findings (the answers, shown first), a line on how to read it, the runs
@@ -105,14 +103,12 @@ def run_label(env: Mapping[str, Any], stamp: str) -> str:
     return " · ".join(p for p in parts if p)
 
 
-
 def shown_path(path: str | Path, folder: Path | None) -> str:
     """A result's path as a reader wants it: relative to the results folder it was found in."""
     try:
         return str(Path(path).relative_to(folder)) if folder is not None else str(path)
     except ValueError:
         return str(path)
-
 
 
 FOLDED = "Earlier runs are listed below the newest (`jaxmlp summary PATH` shows one in full)."
@@ -125,8 +121,9 @@ def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Se
     preferred = {layout.stamp_in(f.run.split(" (")[0]) for f in answers} - {""}
     ordered = sorted(runs, key=lambda r: (r.stamp in preferred, r.stamp), reverse=True)
     earlier = tuple(replace(r, tables=(), plots=()) for r in ordered[1:])
-    return ReportSection(title, f"{note} {FOLDED}" if earlier else note, tuple(ordered[:1]), earlier, anchor,
-                         tuple(answers))
+    return ReportSection(
+        title, f"{note} {FOLDED}" if earlier else note, tuple(ordered[:1]), earlier, anchor, tuple(answers)
+    )
 
 
 def env_run(rows: pd.DataFrame, found: Sequence[Table], plots: Sequence[Figure], folder: Path | None,

@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 
 from jaxmlp.report import plots
-from jaxmlp.report.display import readable
 from jaxmlp.report.content import Finding, ReportSection, Run, Table
+from jaxmlp.report.display import readable
 
 STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
@@ -24,8 +24,8 @@ STYLE = (
     "img{max-width:100%;height:auto;margin:.5em 0;display:block}"
     "details{margin:.4em 0;padding:.3em .6em;border:1px solid #e3e3e3;border-radius:4px}"
     "summary{cursor:pointer;font-size:14px;overflow-wrap:anywhere}"
-    "table.overview{width:100%;table-layout:fixed}table.overview td,table.overview th{white-space:normal;text-align:left;"
-    "vertical-align:top;font-size:13px}"
+    "table.overview{width:100%;table-layout:fixed}"
+    "table.overview td,table.overview th{white-space:normal;text-align:left;vertical-align:top;font-size:13px}"
     "table.overview td.run{font-size:12px;color:#555;overflow-wrap:anywhere}"
     "p.answer{margin:.3em 0;font-size:14px}"
     ".unanswered{color:#777}nav ol{columns:2;font-size:14px}h3.run{font-size:14px;color:#335;overflow-wrap:anywhere}"
@@ -64,11 +64,13 @@ def overview_html(answers: Sequence[Finding]) -> str:
     rows = []
     for a in answers:
         kind = " class='unanswered'" if not a.answered else ""
-        rows.append(f"<tr{kind}><td>{html.escape(a.asked)}</td><td class='answer'>{_bold(a.answer)}</td>"
-                    f"<td class='run'>{html.escape(a.run)}</td><td><a href='#{a.anchor}'>details</a></td></tr>")
-    return (f"<section id='overview'><h2>Overview</h2><table class='overview'><colgroup><col style='width:17%'><col><col style='width:19%'>"
-            f"<col style='width:5em'></colgroup><tr><th>question</th><th>answer</th>"
-            f"<th>run</th><th></th></tr>{''.join(rows)}</table></section>")  # fmt: skip
+        rows.append(
+            f"<tr{kind}><td>{html.escape(a.asked)}</td><td class='answer'>{_bold(a.answer)}</td>"
+            f"<td class='run'>{html.escape(a.run)}</td><td><a href='#{a.anchor}'>details</a></td></tr>"
+        )
+    columns = "<colgroup><col style='width:17%'><col><col style='width:19%'><col style='width:5em'></colgroup>"
+    return (f"<section id='overview'><h2>Overview</h2><table class='overview'>{columns}<tr><th>question</th>"
+            f"<th>answer</th><th>run</th><th></th></tr>{''.join(rows)}</table></section>")  # fmt: skip
 
 
 def section_html(section: ReportSection) -> str:

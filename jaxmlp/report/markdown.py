@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from jaxmlp.report.display import readable
 from jaxmlp.report.content import Finding, ReportSection
+from jaxmlp.report.display import readable
 
 
 def markdown_table(table: pd.DataFrame) -> str:

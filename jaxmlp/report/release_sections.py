@@ -27,7 +27,6 @@ from jaxmlp.results.traces import CaptureSummary
 from jaxmlp.stats import quantile
 from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
 
-
 # --- the release timeline and its detector ------------------------------------------------------------------
 
 
@@ -252,4 +251,3 @@ def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
         note = f"{where}: no step markers."
     stamp = layout.stamp_in(trace.run) or layout.stamp_in(trace.file)
     return Run(f"{layout.shown_stamp(stamp)} · {trace.run}", note, tuple(found), (), stamp)
-

@@ -56,7 +56,7 @@ from jaxmlp.results.frames import Results, without_sweeps
 from jaxmlp.results.traces import CaptureSummary
 
 __all__ = [
-    "BENCHMARKS", "BISECTION", "CPU_ACCELERATOR", "HISTORY", "MATRIX", "SCALING", "TIMELINE", "ReportSection",
+    "BENCHMARKS", "BISECTION", "CPU_ACCELERATOR", "HISTORY", "MATRIX", "SCALING", "TIMELINE", "Figure", "ReportSection",
     "build_sections", "cpu_vs_accelerator_note", "trials_run",
 ]  # fmt: skip
 
@@ -139,8 +139,18 @@ def history_section(results: Results, answers: Sequence[Finding]) -> ReportSecti
             f"{CHANGE_RULE}. The plot shows the {len(top)} benchmarks with the biggest changes on {newest}, the "
             "machine of the newest run.")  # fmt: skip
     shown = mine[mine["benchmark"].isin(top)]
-    plots = (Figure(f"History on {newest}: the benchmarks with the biggest changes (median and IQR per run; "
-                    "changes marked)", "history", (shown, changes[changes["benchmark"].isin(top)])),) if top else ()
+    plots = (
+        (
+            Figure(
+                f"History on {newest}: the benchmarks with the biggest changes (median and IQR per run; "
+                "changes marked)",
+                "history",
+                (shown, changes[changes["benchmark"].isin(top)]),
+            ),
+        )
+        if top
+        else ()
+    )
     runs = [_run_of(f) for f in answers if f.tables]
     if runs:
         runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables, plots, runs[0].stamp)
@@ -170,8 +180,12 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
                         had, tables=had.tables + run.tables, plots=had.plots + run.plots)  # fmt: skip
             sections.append(_section(title, anchor, note, answers, list(runs.values()), earlier))
 
-    add("jit and vmap", BENCHMARKS, "The newest timed run of each machine.",
-        earlier=_earlier(runs_by_file, _of(found, BENCHMARKS), folder, lambda r: not tables.is_scaling(r)))
+    add(
+        "jit and vmap",
+        BENCHMARKS,
+        "The newest timed run of each machine.",
+        earlier=_earlier(runs_by_file, _of(found, BENCHMARKS), folder, lambda r: not tables.is_scaling(r)),
+    )
     add("The floor and the epoch ladder", FLOOR, "The floor of each precision is the best rate the run measured at "
         "that precision; every pipeline is set against its own precision's floor.", _ladder_plots)  # fmt: skip
     add("Goals", GOALS, "Read from the newest timed run of each machine.")
@@ -182,7 +196,8 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     if (past := history_section(results, _of(found, HISTORY))) is not None:
         sections.append(past)
     for title, anchor, note, runs in (
-        ("Version matrix: jax/jaxlib releases", MATRIX, "Each sample is one fresh process.", sweep_runs(results, folder)),
+        ("Version matrix: jax/jaxlib releases", MATRIX, "Each sample is one fresh process.",
+         sweep_runs(results, folder)),
         ("Release timeline", TIMELINE, "Every release from A to B (`jaxmlp sweep timeline A B`): change points, "
          "transients and drifts.", timeline_runs(results, folder)),
         ("Bisection across releases", BISECTION, "Which release changed the workload.",
@@ -195,19 +210,30 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
         if runs:
             sections.append(subject(title, anchor, note, runs, _of(found, anchor)))
     first_scaling = next((f for f in found if f.anchor == SCALING and f.answered), None)
-    add("Scaling", SCALING, SCALING_READING,
-        lambda f: [Figure(f"Data-parallel scaling ({f.machine})", "scaling", (t.frame,)) for t in f.tables
-                   if "speedup" in t.frame and f is first_scaling])  # fmt: skip
+
+    def scaling_plots(finding: Finding) -> list[Figure]:
+        return [Figure(f"Data-parallel scaling ({finding.machine})", "scaling", (t.frame,)) for t in finding.tables
+                if "speedup" in t.frame and finding is first_scaling]  # fmt: skip
+
+    add("Scaling", SCALING, SCALING_READING, scaling_plots)
     if traces:
         sections.append(_section("Profiles", PROFILES, "Profiler captures (`jaxmlp profile`).", _of(found, PROFILES),
                                  [trace_run(t, folder) for t in traces]))  # fmt: skip
     add("Training runs", TRAINING, "The newest training run of each machine; every run in its table.")
     add("Time to accuracy", TTA, TTA_READING)
     if results.trials:
-        sections.append(subject("Regression detector trials", TRIALS, "The detector checked on itself.",
-                                [trials_run(path, doc, folder) for path, doc in results.trials]))
+        sections.append(
+            subject(
+                "Regression detector trials",
+                TRIALS,
+                "The detector checked on itself.",
+                [trials_run(path, doc, folder) for path, doc in results.trials],
+            )
+        )
     if results.skipped:
         skipped = pd.DataFrame([(shown_path(s.path, folder), s.why) for s in results.skipped],
                                columns=["file", "why it was skipped"])  # fmt: skip
-        sections.append(_section("Skipped files", SKIPPED, "", (), [Run("files", "", (Table("Not results", skipped),))]))
+        sections.append(
+            _section("Skipped files", SKIPPED, "", (), [Run("files", "", (Table("Not results", skipped),))])
+        )
     return sections

@@ -16,6 +16,7 @@ from jaxmlp.results.ladders import pipeline_ladder
 from jaxmlp.results.table_base import shows
 from jaxmlp.stats import INVALID, compare
 
+
 def _by_variant(df: pd.DataFrame, benchmark: Benchmark, value: str = "median") -> pd.DataFrame | None:
     """``value`` (median, iqr) of each of ``benchmark``'s variants (columns) per backend and batch size; None without
     rows."""
@@ -48,7 +49,6 @@ def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
         "loop_ms": t[loop] * 1e3, "loop_iqr_ms": iqr[loop] * 1e3, "vmap_ms": t[vmap] * 1e3,
         "vmap_iqr_ms": iqr[vmap] * 1e3, "jit_vmap_ms": t[jit_vmap] * 1e3, "jit_vmap_iqr_ms": iqr[jit_vmap] * 1e3,
         "vmap_speedup": t[loop] / t[vmap], "jit_vmap_speedup": t[loop] / t[jit_vmap]})  # fmt: skip
-
 
 
 ENVIRONMENT = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")

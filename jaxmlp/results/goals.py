@@ -120,8 +120,15 @@ def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) ->
                          f"{seed['rung'].iloc[0]} {duration(seed['epoch_s'].iloc[0])}: {ratio(speedup)}"
                          + ("" if met else f": missed by {ratio(GOAL_SEED_SPEEDUP / speedup)}")))  # fmt: skip
     else:
-        out.append(_goal(backend, goal, None, "no seed epoch in this run (its DataLoader needs torch and "
-                         "torchvision: the bench skips it, saying why, where they are missing, as on a TPU host)"))
+        out.append(
+            _goal(
+                backend,
+                goal,
+                None,
+                "no seed epoch in this run (its DataLoader needs torch and "
+                "torchvision: the bench skips it, saying why, where they are missing, as on a TPU host)",
+            )
+        )
     precision = str(fastest.precision) or "f32"
     goal = f"fastest pipeline within {GOAL_ACCELERATOR_FLOOR:g}x this device's floor at its precision"
     floor_rows = rungs[rungs["rung"] == f"floor, {precision}"]

@@ -22,10 +22,10 @@ from jaxmlp.results.machines import MACHINE, machine
 COMPARABLE = (*MACHINE, "host", "size", "xla_flags", "jax_default_matmul_precision")
 """What two runs must share for their times to be compared."""
 
-POINT_COLUMNS = ["benchmark", "group", "test", "machine", "setting", "file", "timestamp", "commit", "jax", "median", "q1", "q3",
-                 "rounds"]  # fmt: skip
-CHANGE_COLUMNS = ["benchmark", "machine", "setting", "kind", "from", "to", "from_file", "to_file", "ratio", "ci_low", "ci_high",
-                  "p_slower", "p_faster", "verdict"]  # fmt: skip
+POINT_COLUMNS = ["benchmark", "group", "test", "machine", "setting", "file", "timestamp", "commit", "jax", "median",
+                 "q1", "q3", "rounds"]  # fmt: skip
+CHANGE_COLUMNS = ["benchmark", "machine", "setting", "kind", "from", "to", "from_file", "to_file", "ratio", "ci_low",
+                  "ci_high", "p_slower", "p_faster", "verdict"]  # fmt: skip
 
 
 def setting(row: pd.Series) -> str:
@@ -55,8 +55,11 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=POINT_COLUMNS)
     bench = bench[(bench["test"] != registry.TRAIN_EPOCH.id) & bench["median"].notna()]
     keys = [key for key in COMPARABLE if key in bench]
-    labelled = bench.assign(setting=[setting(row) for _, row in bench[keys].iterrows()],
-                            machine=[machine(row) for _, row in bench[keys].iterrows()], benchmark=bench["name"])
+    labelled = bench.assign(
+        setting=[setting(row) for _, row in bench[keys].iterrows()],
+        machine=[machine(row) for _, row in bench[keys].iterrows()],
+        benchmark=bench["name"],
+    )
     labelled = labelled.reindex(columns=POINT_COLUMNS)
     runs_seen = labelled.groupby(["benchmark", "setting"])["file"].transform("nunique")
     out = labelled[runs_seen > 1].assign(timestamp=lambda d: pd.to_datetime(d["timestamp"], utc=True, format="ISO8601"))
@@ -79,10 +82,10 @@ def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHA
                                     alpha=alpha)  # fmt: skip
         for change in found:
             c, old, new = change.comparison, runs[change.before], runs[change.at]
-            rows.append({"benchmark": name, "machine": part["machine"].iloc[0], "setting": where, "kind": change.kind, "from": change.before,
-                         "to": change.at, "from_file": old.file, "to_file": new.file, "ratio": c.ratio,
-                         "ci_low": c.ci_low, "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
-                         "verdict": c.describe()})  # fmt: skip
+            rows.append({"benchmark": name, "machine": part["machine"].iloc[0], "setting": where,
+                         "kind": change.kind, "from": change.before, "to": change.at, "from_file": old.file,
+                         "to_file": new.file, "ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high,
+                         "p_slower": c.p_slower, "p_faster": c.p_faster, "verdict": c.describe()})  # fmt: skip
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 

@@ -64,10 +64,10 @@ def loader_ladder(df: pd.DataFrame) -> pd.DataFrame:
                                 pd.Series([floor_of(floor_table, backend, "f32")] * n),
                                 pd.Series([float(pd.Series(scans).get("f32", float("nan")))] * n)))  # fmt: skip
         if len(fed):
-            ps = fed["precision"]
-            parts.append(_rungs(fed, "epoch", ["pipeline", "workers", "precision"],
-                                ps.map(lambda p: floor_of(floor_table, backend, p)),
-                                ps.map(lambda p: float(pd.Series(scans).get(p, float("nan"))))))  # fmt: skip
+            floor_by = {p: floor_of(floor_table, backend, p) for p in set(fed["precision"])}
+            scan_by = {p: float(pd.Series(scans).get(p, float("nan"))) for p in set(fed["precision"])}
+            parts.append(_rungs(fed, "epoch", ["pipeline", "workers", "precision"], fed["precision"].map(floor_by),
+                                fed["precision"].map(scan_by)))  # fmt: skip
         if parts:
             frames.append(pd.concat(parts, axis="columns").reset_index().assign(backend=backend))
     if not frames:
@@ -103,9 +103,14 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         rows += [{"backend": backend, "rung": STEP_GEMMS, "precision": "f32", "epoch_s": r.median,
                   "epoch_iqr_s": r.iqr} for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
         epochs = epochs.assign(precision=precisions(epochs))
-        epochs = epochs.reindex(columns=[*epochs.columns.drop(["iqr", "samples_per_second", "compile_seconds"],
-                                                                errors="ignore"),
-                                         "iqr", "samples_per_second", "compile_seconds"])  # absent in older rows
+        epochs = epochs.reindex(
+            columns=[
+                *epochs.columns.drop(["iqr", "samples_per_second", "compile_seconds"], errors="ignore"),
+                "iqr",
+                "samples_per_second",
+                "compile_seconds",
+            ]
+        )  # absent in older rows
         rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers, r.precision), "pipeline": r.pipeline,
                   "workers": r.workers, "precision": r.precision, "epoch_s": r.median, "epoch_iqr_s": r.iqr,
                   "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}

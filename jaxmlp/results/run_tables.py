@@ -13,6 +13,7 @@ from jaxmlp.results.frames import query
 from jaxmlp.results.table_base import precision_of, shows
 from jaxmlp.units import duration, percent
 
+
 def is_scaling(run: pd.DataFrame) -> bool:
     """Whether one file's rows are a `jaxmlp scaling` run."""
     return bool(len(run)) and bool(run["test"].isin([b.id for b in registry.SCALING]).all())
@@ -68,7 +69,8 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
         last = epochs.iloc[-1]
         steady = epochs["epoch_seconds"].iloc[1:] if len(epochs) > 1 else epochs["epoch_seconds"]
         rows.append({"file": Path(str(file)).name, "dataset": last.get("dataset"), "pipeline": last.get("pipeline"),
-                     "precision": precision_of(last.get("precision")), "backend": last.get("backend"), "epochs": len(epochs), "epoch_s_median": float(steady.median()),
+                     "precision": precision_of(last.get("precision")), "backend": last.get("backend"),
+                     "epochs": len(epochs), "epoch_s_median": float(steady.median()),
                      "compile_s": float(epochs["compile_seconds"].sum()), "train_accuracy": last.get("train_accuracy"),
                      "test_accuracy": last.get("test_accuracy"), "jax": last.get("jax"),
                      "host": last.get("host"), "cpu_model": last.get("cpu_model"),
@@ -86,7 +88,6 @@ def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, f
     done = table[(table["pipeline"] == pipeline) & (table["epochs"] == 8) & (table["dataset"] == "mnist")]
     done = done.sort_values("timestamp", na_position="first")
     return {str(p): float(rows["test_accuracy"].iloc[-1]) for p, rows in done.groupby("precision")}
-
 
 
 # --- time to accuracy (`jaxmlp tta`) --------------------------------------------------------------------------
@@ -126,5 +127,3 @@ def tta_line(row: Any) -> str:
             f"{duration(row.tta_max_s)}), {row.reached} of {row.runs} runs reached it (data {duration(row.data_s)}, "
             f"compile {duration(row.compile_s)}, training {duration(row.train_s)}, evaluation "
             f"{duration(row.eval_s)}; {row.epochs:g} epochs)")  # fmt: skip
-
-

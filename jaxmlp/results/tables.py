@@ -34,6 +34,8 @@ from jaxmlp.results.goals import (
     floor_vs_fastest,
     goal_line,
     goals,
+)
+from jaxmlp.results.goals import (
     group as goal_group,
 )
 from jaxmlp.results.ladders import (
@@ -60,11 +62,12 @@ from jaxmlp.results.run_tables import (
 from jaxmlp.results.table_base import BEST, SHOWN, TIED, shows
 
 __all__ = [
-    "ACCELERATOR_DIFFER", "BEST", "ENVIRONMENT", "FLOOR", "FLOORS", "GEMM_UNAVAILABLE", "GOAL_ACCELERATOR_FLOOR",
-    "GOAL_BF16_SPEEDUP", "GOAL_FLOOR_FACTOR", "GOAL_SEED_SPEEDUP", "LADDER_COLUMNS", "LADDER_KEYS", "PIPELINE_RUNG",
-    "SHOWN", "SIDE_BY_SIDE", "STEP_GEMMS", "TIED", "benchmark_medians", "benchmark_runs", "best_workers",
-    "compare_memory", "compare_samples", "cpu_vs_accelerator", "environment", "floor_line", "floor_of", "floor_vs_fastest",
-    "floors", "gemm_rates", "goal_group", "goal_line", "goals", "is_scaling", "jit_vs_eager", "ladder_headlines", "loader_ladder",
-    "matmul_rate", "memory_table", "newest_by_backend", "pipeline_ladder", "rung_name", "scaling_table", "shows",
-    "step_stats", "training_table", "tta_line", "tta_table", "tutorial_accuracy", "verdict_counts", "vmap_vs_loop",
+    "ACCELERATOR_DIFFER", "BEST", "ENVIRONMENT", "FLOOR", "FLOORS", "GEMM_UNAVAILABLE",
+    "GOAL_ACCELERATOR_FLOOR", "GOAL_BF16_SPEEDUP", "GOAL_FLOOR_FACTOR", "GOAL_SEED_SPEEDUP", "LADDER_COLUMNS",
+    "LADDER_KEYS", "PIPELINE_RUNG", "SHOWN", "SIDE_BY_SIDE", "STEP_GEMMS", "TIED", "benchmark_medians",
+    "benchmark_runs", "best_workers", "compare_memory", "compare_samples", "cpu_vs_accelerator", "environment",
+    "floor_line", "floor_of", "floor_vs_fastest", "floors", "gemm_rates", "goal_group", "goal_line", "goals",
+    "is_scaling", "jit_vs_eager", "ladder_headlines", "loader_ladder", "matmul_rate", "memory_table",
+    "newest_by_backend", "pipeline_ladder", "rung_name", "scaling_table", "shows", "step_stats",
+    "training_table", "tta_line", "tta_table", "tutorial_accuracy", "verdict_counts", "vmap_vs_loop",
 ]  # fmt: skip

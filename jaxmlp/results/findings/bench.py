@@ -33,8 +33,10 @@ GEMM_CAPTION = ("The floor's products in each library and precision: 2048³ (and
                 "and the MLP's layers at batch 128 (m×k×n), f32 and bf16 inputs with float32 accumulation (median a "
                 "product, and its rate; fastest = the best library of its shape and precision; bf16 speed-up = the "
                 f"rate over the same library's f32 rate; {tables.GEMM_UNAVAILABLE})")  # fmt: skip
-FLOORS_CAPTION = ("The floor per precision: the best rate this run measured at that precision (every GEMM row and "
-                  "the f32 matmul), and the epoch's FLOPs at that rate; every table of the run reads it")
+FLOORS_CAPTION = (
+    "The floor per precision: the best rate this run measured at that precision (every GEMM row and "
+    "the f32 matmul), and the epoch's FLOPs at that rate; every table of the run reads it"
+)
 LADDER_CAPTION = ("Epoch ladder: each pipeline's epoch (median and IQR) as times the floor of its own precision in "
                   "the same run (library and rate on the floors' rows)")  # fmt: skip
 MEMORY_CAPTION = ("Peak memory of each benchmark (host resident set, its peak reset before each benchmark; the "
@@ -191,8 +193,10 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
             text = f"The newest CPU and {name} runs share no pipeline."
         else:
             row = pipelines.sort_values("accelerator_s").iloc[0]
-            text = (f"{row.benchmark.removeprefix(tables.PIPELINE_RUNG)}: {duration(row.cpu_s)} an epoch on the CPU, "
-                    f"{duration(row.accelerator_s)} on the {name} (CPU / {name} {ratio(row.cpu_over_accelerator)}).")
+            text = (
+                f"{row.benchmark.removeprefix(tables.PIPELINE_RUNG)}: {duration(row.cpu_s)} an epoch on the CPU, "
+                f"{duration(row.accelerator_s)} on the {name} (CPU / {name} {ratio(row.cpu_over_accelerator)})."
+            )
         cpu, other = newest["cpu"], newest[accelerator]
         differs = ("; they differ in " + ", ".join(f"{k} ({a} vs {b})" for k, (a, b) in differ.items())
                    if differ else "")  # fmt: skip

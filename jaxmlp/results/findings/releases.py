@@ -5,7 +5,7 @@ whose every verdict is "insufficient data" decides nothing: an older one answers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,9 @@ def timeline(results: Results, folder: Path | None = None) -> Finding:
         columns = sweep_tables.timeline_columns(found[where], results.samples)
         if not columns or min(len(s) for c in columns for s in c.samples) < 2:
             continue
-        return Finding(question, timeline_verdict(columns), TIMELINE, True, _where(where, folder), machine(found[where].iloc[0]))
+        return Finding(
+            question, timeline_verdict(columns), TIMELINE, True, _where(where, folder), machine(found[where].iloc[0])
+        )
     return Finding(question, "No release timeline with two or more processes a release yet: `jaxmlp sweep timeline "
                    "A B`.", TIMELINE, False)  # fmt: skip
 
@@ -103,6 +105,5 @@ def bisection(results: Results, folder: Path | None = None) -> Finding:
                    _where(path.parent, folder), _machine(doc.metadata))  # fmt: skip
 
 
-def _machine(metadata: dict[str, Any]) -> str:
+def _machine(metadata: Mapping[str, Any]) -> str:
     return machine({**metadata, "backend": metadata.get("backend") or "cpu"})
-

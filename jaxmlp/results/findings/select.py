@@ -1,14 +1,15 @@
 """Which run answers a question: per machine, the newest run on it that can answer it.
 
-A machine is what its times depend on (`jaxmlp.results.machines`): a run of another machine or backend answers on its own line, never mixed into another's. A run
-that cannot decide a question answers nothing about it: a smoke-size benchmark run (too short to time), a sweep whose
-every verdict is "insufficient data" (one process a release), an inconclusive bisection while a conclusive one exists.
+A machine is what its times depend on (`jaxmlp.results.machines`): a run of another machine or backend answers on
+its own line, never mixed into another's. A run that cannot decide a question answers nothing about it: a
+smoke-size benchmark run (too short to time), a sweep whose every verdict is "insufficient data" (one process a
+release), a timeline of one process a release, a scaling run of one device and one process, an inconclusive
+bisection while a conclusive one exists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
 import pandas as pd
 
@@ -19,6 +20,7 @@ __all__ = ["MACHINE", "machine", "machine_of", "newest_per_backend", "stamp_of",
 
 UNTIMED_SIZES = ("smoke",)
 """Benchmark sizes that run every step once to check it works: too short to answer how fast."""
+
 
 def stamp_of(rows: pd.DataFrame) -> str:
     """One file's rows' time: the one in its name, else its run's timestamp."""
