@@ -166,7 +166,8 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
     assert not [s for s in sections if s.anchor == MATRIX]  # probes are the bisection's, not sweeps
     (section,) = [s for s in sections if s.anchor == BISECTION]
     assert doc.line in section.shown[0].note and section.plots
-    ((_, probes_table, _),) = section.tables
+    (table,) = section.tables
+    probes_table = table.frame
     assert set(probes_table["probe"]) == set(range(1, len(doc.bisection.probes) + 1))
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from jaxmlp.cli import main
-from jaxmlp.report.answers import overview
 from jaxmlp.report.display import readable
 from jaxmlp.report.sections import HISTORY, build_sections
 from jaxmlp.results import history
+from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore
 
@@ -59,29 +59,43 @@ def test_changes_are_found_by_the_change_point_detector_over_comparable_runs_onl
     assert row["from"].startswith("12-01 10:00 aaaa") and row["to"].startswith("12-02 10:00 bbbb")
 
 
+def test_each_machine_is_its_own_history(three_runs):
+    """The machine (CPU model, cores, backend, device) is a key of every history: its lines, changes and counts."""
+    write_run(three_runs, "20261205T100000", "eeee", {"test_update[cpu-128-jit]": 3.0}, cpu="Another CPU")
+    results = load(ResultsStore(three_runs))
+    points = history.points(results.runs)
+    assert set(points["machine"]) == {"Fixture CPU, 2 cores", "Another CPU, 2 cores"}
+    changes = history.flagged(history.changes(points, results.samples))
+    assert set(changes["machine"]) == {"Fixture CPU, 2 cores"}  # the other machine is flat on its own line
+    by_machine = {f.machine: f for f in findings(results) if f.question == "Changes across runs"}
+    assert by_machine["Fixture CPU, 2 cores"].answer.startswith("1 change(s) over 3 comparable runs")
+    assert by_machine["Another CPU, 2 cores"].answer.startswith("The change-point detector finds no change over 2")
+
+
 def test_the_overview_and_the_history_section(three_runs, capsys):
     results = load(ResultsStore(three_runs))
-    answers = {a.question: a for a in overview(results)}
-    assert answers["Changes across runs"].text.startswith("1 change(s) found over 3 comparable runs; the biggest: "
-                                                          "test_update[cpu-128-jit] ×1.5")  # fmt: skip
-    assert answers["What jit buys"].text.startswith("jit makes the update step faster than eager by ×")
+    answers = {f.question: f for f in reversed(findings(results))}  # the first of each question
+    assert answers["What jit buys"].machine == "Another CPU, 2 cores"  # the newest run of the backend answers
+    assert answers["Changes across runs"].answer.startswith("1 change(s) over 3 comparable runs; the biggest: "
+                                                            "test_update[cpu-128-jit] ×1.5")  # fmt: skip
+    assert answers["What jit buys"].answer.startswith("jit makes the update step faster than eager by ×")
     assert (
         not answers["Which release got slower"].answered
-        and "`jaxmlp sweep`" in answers["Which release got slower"].text
+        and "`jaxmlp sweep`" in answers["Which release got slower"].answer
     )
     (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
     (table,) = section.tables
-    assert list(readable(table.frame).columns) == ["benchmark", "kind", "from", "to", "ratio", "95% interval", "p",
-                                                   "verdict"]  # fmt: skip
-    assert [f.kind for f in section.plots] == ["history"] * len({t for t in results.runs["test"]})
-    benchmarks = [s for s in build_sections(results) if s.anchor == "benchmarks"]
-    (bench,) = benchmarks
-    assert len(bench.shown) == 1 and len(bench.earlier) == 3  # the newest in full, the others folded
-    assert bench.shown[0].stamp == "20261204T100000" and not any(run.plots for run in bench.earlier)
+    assert list(readable(table.frame).columns) == ["benchmark", "machine and settings", "kind", "from", "to", "ratio",
+                                                   "95% interval", "p", "verdict"]  # fmt: skip
+    (plot,) = section.plots  # one plot: the biggest changes of the newest machine with a history
+    assert plot.kind == "history" and "Fixture CPU, 2 cores" in plot.alt
+    (bench,) = [s for s in build_sections(results) if s.anchor == "benchmarks"]
+    assert len(bench.shown) == 1 and len(bench.earlier) == 3  # the newest in full, the others as labels
+    assert bench.shown[0].stamp == "20261204T100000" and not any(run.tables or run.plots for run in bench.earlier)
     out = three_runs / "report"
     assert main(["report", "--results", str(three_runs), "--out", str(out)]) == 0
     page = (out / "index.html").read_text()
-    assert page.count("<details>") == 2 * 3 and "History of the test_update benchmarks" in page
+    assert "History on Fixture CPU, 2 cores" in page
 
 
 def test_a_change_point_is_found_on_the_committed_runs(tmp_path):

@@ -40,9 +40,12 @@ def test_every_registered_benchmark_is_shown_by_a_table_and_no_table_looks_for_a
 
 
 def test_every_table_is_rendered():
-    """The report (and so the terminal summary's functions) calls each table that declares what it shows."""
+    """The findings or the report (and so the terminal summary) call each table that declares what it shows."""
     called = set()
-    for module in (ROOT / "jaxmlp" / "report").glob("*.py"):
+    for module in [
+        *(ROOT / "jaxmlp" / "report").glob("*.py"),
+        *(ROOT / "jaxmlp" / "results" / "findings").glob("*.py"),
+    ]:
         attributes = [n for n in ast.walk(ast.parse(module.read_text())) if isinstance(n, ast.Attribute)]
         called |= {n.attr for n in attributes if getattr(n.value, "id", "") in ("tables", "sweep_tables")}
     assert sweep_tables.sweep_table.__name__ in tables.SHOWN and set(tables.SHOWN) <= called

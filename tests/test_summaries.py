@@ -40,7 +40,8 @@ def row(lines: list[str], first: str, after: str = "") -> list[str]:
 
 def test_a_sweep_folder_is_a_verdict_row_per_release_with_compares_statistics(capsys):
     lines = summary(capsys, SWEEP)
-    assert lines[0] == f"Releases compared: {SWEEP.name}" and "10 processes a release" in lines[1]
+    assert lines[0] == f"Releases compared: {SWEEP.name}" and "10 processes a release" in lines[2]
+    assert lines[1].startswith("Verdict: slower: sweep_steady[scan_heavy] 0.4.31 → 0.4.33 ×2.29")  # the answer first
     plain, flagged = "scan_heavy, steady state, no XLA flags", f"scan_heavy, steady state, XLA_FLAGS={FLAG}"
     assert lines[lines.index(plain) + 1].split() == ["release", "median", "vs", "previous", "95%", "interval", "p",
                                                      "verdict"]  # fmt: skip
@@ -71,18 +72,27 @@ def test_a_bisect_folder_in_markdown_is_its_probes_then_its_answer(capsys):
     header = lines.index("| release | median | vs previous | 95% interval | p | verdict |")
     assert lines[header + 1 :][:2] == ["|---|---|---|---|---|---|", "| 0.6.2 | 9.38 ms | - | - | - | - |"]
     assert "| 0.8.0 | 6.96 ms | ×0.759 | ×0.750–×0.780 | <0.001 | faster |" in lines
-    assert lines[-1] == "first faster release: 0.8.0 (ratio ×0.759, 95% interval ×0.750–×0.780, p <0.001) after 0.7.2"
+    answer = "first faster release: 0.8.0 (ratio ×0.759, 95% interval ×0.750–×0.780, p <0.001) after 0.7.2"
+    assert lines[-1] == answer and lines[2] == f"Verdict: {answer}"
     assert summary(capsys, NEITHER / "bisect.json")[-1].startswith("no change between 0.6.2 and 0.7.2")
 
 
 def test_a_bench_file_is_its_run_summary(capsys):
+    """Its answers first, one line each, then what it ran on, then the tables; the long ones behind --all."""
     lines = summary(capsys, FIXTURES / "bench-cpu.json")
-    assert lines[0] == "Benchmarks: bench-cpu.json" and lines[1].startswith("jax 0.10.2, jaxlib 0.10.2")
-    assert row(lines, "cpu", "The floor's matmul (2048³ of float32 arrays)") == ["cpu", "100", "ms", "172", "GFLOP/s"]
-    assert lines[-2:] == ["Fastest worker count for input alone: seed 2", "cpu: fastest pipeline scan at ×1.50 the "
-                          "floor (1.50 s an epoch); the tutorial's seed pipeline at ×3.00 (3.00 s)"]  # fmt: skip
+    assert lines[0] == "Benchmarks: bench-cpu.json"
+    assert lines[1] == ("What jit buys (Fixture CPU, 2 cores): jit makes the update step faster than eager by ×5.00 "
+                        "at batch 128 (×10.0 at 32).")  # fmt: skip
+    floor = next(i for i, line in enumerate(lines) if line.startswith("How far from the floor"))
+    assert lines[floor].endswith("f32: the fastest pipeline, scan, takes 1.50 s an epoch, ×1.29 the f32 floor (1.16 s "
+                                 "at 172 GFLOP/s, xla).")  # fmt: skip
+    setting = next(i for i, line in enumerate(lines) if line.startswith("measured with jax 0.10.2, jaxlib 0.10.2"))
+    assert setting <= 15 and lines[setting + 1] == ""  # the answers within 15 lines, then the tables
+    assert row(lines, "cpu", lines[next(i for i, x in enumerate(lines) if x.startswith("The floor per precision"))]) \
+        == ["cpu", "f32", "xla", "2048x2048x2048", "172", "GFLOP/s", "1.16", "s"]  # fmt: skip
+    assert not any("Goals (issues" in line or "issue" in line for line in lines)
     md = summary(capsys, FIXTURES / "bench-cpu.json", "--format", "md")
-    assert "| backend | matmul | rate |" in md and "| cpu | 100 ms | 172 GFLOP/s |" in md
+    assert "| cpu | f32 | xla | 2048x2048x2048 | 172 GFLOP/s | 1.16 s |" in md
 
 
 def test_a_training_file_and_a_scaling_file(capsys):
@@ -104,6 +114,13 @@ def test_a_folder_of_many_is_the_newest_of_each_kind(tmp_path, capsys):
     for name in ("bench-cpu.json", "train-cpu.json"):
         shutil.copy(FIXTURES / name, tmp_path)
     lines = summary(capsys, tmp_path)
+    assert lines[0] == f"Findings: {tmp_path.name}"  # a folder opens with its findings, then --all for every result
+    assert (
+        "Which release did it (Intel(R) Xeon(R) Processor, 2 cores): First faster release: 0.8.0"
+        in lines[next(i for i, line in enumerate(lines) if line.startswith("Which release did it"))][:90]
+    )
+    assert lines[-1].startswith("Holds 2 bisection, 1 sweep, 1 benchmarks, 1 training")
+    lines = summary(capsys, tmp_path, "--all")
     titles = [line for line in lines if line.split(":")[0] in ("Bisection", "Releases compared", "Benchmarks",
                                                                "Scaling", "Training")]  # fmt: skip
     assert titles == [f"Bisection: {NEITHER.name}", f"Releases compared: {SWEEP.name}", "Benchmarks: bench-cpu.json",
@@ -178,15 +195,14 @@ def best_floor_file(folder: Path, best: str = "torch") -> Path:
     return path
 
 
-def test_a_bench_file_with_every_library_says_which_reached_the_ceiling(tmp_path, capsys):
-    from jaxmlp.report.answers import floor_answer
+def test_a_bench_file_with_every_library_sets_each_precision_against_its_best_rate(tmp_path, capsys):
+    from jaxmlp.results.findings import bench
     from jaxmlp.results.frames import load
     from jaxmlp.results.store import ResultsStore
     from jaxmlp.results.tables import benchmark_runs
 
     path = best_floor_file(tmp_path)
-    lines = summary(capsys, path)
-    md = summary(capsys, path, "--format", "md")
+    md = summary(capsys, path, "--format", "md", "--all")
     assert "| backend | m×k×n | precision | library | product | rate | bf16 speed-up | fastest |" in md
     assert [line for line in md if line.startswith("| cpu | 2048x2048x2048 |")] == [
         "| cpu | 2048x2048x2048 | f32 | xla | 85.9 ms (IQR 1.72 ms) | 200 GFLOP/s | - |  |",
@@ -195,33 +211,11 @@ def test_a_bench_file_with_every_library_says_which_reached_the_ceiling(tmp_path
         "| cpu | 2048x2048x2048 | bf16 | xla | 17.2 ms (IQR 344 µs) | 1.00 TFLOP/s | ×5.00 |  |",
         "| cpu | 2048x2048x2048 | bf16 | torch | 8.59 ms (IQR 172 µs) | 2.00 TFLOP/s | ×5.00 | fastest |",
     ]
-    best = "| cpu | best floor (epoch FLOPs / the best library's 2048^3 rate) | 500 ms | ×0.500 | ×1.00 | - | - |"
-    assert [line for line in md if line.startswith(f"{best} torch | 400 GFLOP/s |")]  # then its pipeline, precision
-    assert (
-        "cpu: the ceiling (the best 2048³ float32 rate) is torch's, 400 GFLOP/s (xla 200 GFLOP/s, numpy 100 GFLOP/s)"
-        in lines
-    )
-    assert (
-        "cpu: fastest pipeline scan at ×1.50 the floor (1.50 s an epoch), ×3.00 the best floor (torch); the "
-        "tutorial's seed pipeline at ×3.00 (3.00 s)"
-    ) in lines  # then the goals
-    assert (
-        "  cpu: fastest JAX f32 pipeline within 1.3x the best f32 GEMM floor: MISSED: pipeline scan 1.50 s an "
-        "epoch = ×3.00 the best floor (500 ms, torch): missed by ×2.31"
-    ) in lines
-    answer = floor_answer(benchmark_runs(load(ResultsStore(tmp_path)).runs))
-    assert answer.text.startswith("On cpu the fastest pipeline, scan, takes 1.50 s an epoch, ×3.00 the best floor "
-                                  "(500 ms: torch reached the ceiling, 400 GFLOP/s) and ×1.50 XLA's floor (1.00 s, "
-                                  "200 GFLOP/s) (run of ")  # fmt: skip
-
-
-def test_where_xla_reached_the_ceiling_the_answer_says_so_once(tmp_path):
-    from jaxmlp.report.answers import floor_answer
-    from jaxmlp.results.frames import load
-    from jaxmlp.results.store import ResultsStore
-    from jaxmlp.results.tables import benchmark_runs
-
-    best_floor_file(tmp_path, best="xla")
-    answer = floor_answer(benchmark_runs(load(ResultsStore(tmp_path)).runs))
-    assert answer.text.startswith("On cpu the fastest pipeline, scan, takes 1.50 s an epoch, ×1.50 the compute floor "
-                                  "(1.00 s): XLA reached the ceiling itself, 200 GFLOP/s (run of ")  # fmt: skip
+    assert "| cpu | floor, f32 | f32 | 500 ms | ×1.00 | - | - | torch | 400 GFLOP/s |  | - |" in md
+    lines = summary(capsys, path)
+    assert "Not shown (`--all` shows them): The floor's products in each library and precision (5 rows)" in lines
+    (floor,) = bench.floor(benchmark_runs(load(ResultsStore(tmp_path)).runs))
+    assert floor.answer.startswith("f32: the fastest pipeline, scan, takes 1.50 s an epoch, ×3.00 the f32 floor "
+                                   "(500 ms at 400 GFLOP/s, torch)")  # fmt: skip
+    # every number of the answer is in the summary the terminal prints: one floor for one thing
+    assert any(floor.answer in line for line in lines)

@@ -319,7 +319,8 @@ def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tm
     printed = capsys.readouterr().out
     (folder,) = out.iterdir()
     lines = printed[printed.index(f"Releases compared: {folder.name}") :].splitlines()
-    assert "8 to 4 processes a release" not in printed and "4 to 8 processes a release" in lines[1]
+    assert lines[1].startswith("Verdict: slower: sweep_steady[batched] 0.6.2 → 0.8.3 ×1.30")  # its answer first
+    assert "8 to 4 processes a release" not in printed and "4 to 8 processes a release" in lines[2]
     table = lines[lines.index("batched, steady state") + 1 :][:4]
     assert [row.split()[0] for row in table] == ["release", "0.6.2", "0.8.3", "C"]  # oldest first, then labels
     assert table[1].split() == ["0.6.2", "1.00", "s", "-", "-", "-", "-"]

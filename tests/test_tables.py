@@ -57,12 +57,17 @@ def test_files_from_before_the_loader_ladder_read_under_the_names_now(frames):
     assert (arrays.test, arrays.pipeline, arrays.workers, arrays["median"]) == ("test_loader", "batched", 0, 0.01)
 
 
+FLOOR_S = 2e11 / (2 * 2048**3 / 0.1)
+"""The fixture's f32 floor: its epoch's 2e11 FLOPs at the rate of its one measured product (2048^3 in 0.1 s)."""
+
+
 def test_loader_ladder_ratios_to_the_floor_and_scan_of_the_same_run(frames):
     table = tables.loader_ladder(frames[0])
     assert list(zip(table["pipeline"], table["workers"])) == [("seed", 0), ("seed", 1), ("seed", 2), ("batched", 0)]
+    assert set(table["precision"]) == {"f32"}  # every row says its precision
     seed = table.iloc[0]
     assert (seed.backend, seed.loader_s, seed.loader_iqr_s, seed.epoch_s) == ("cpu", 2.0, 0.4, 3.0)
-    assert (seed.loader_x_floor, seed.epoch_x_floor) == (2.0, 3.0)  # floor 1.0 s
+    assert (seed.loader_x_floor, seed.epoch_x_floor) == pytest.approx((2.0 / FLOOR_S, 3.0 / FLOOR_S))
     assert (seed.loader_x_scan, seed.epoch_x_scan) == pytest.approx((2.0 / 1.5, 3.0 / 1.5))  # scan 1.5 s
     assert list(table["loader_best"]) == ["", "", "", tables.BEST]
     assert list(table["epoch_best"]) == ["", "", "", tables.BEST]
@@ -70,14 +75,34 @@ def test_loader_ladder_ratios_to_the_floor_and_scan_of_the_same_run(frames):
     assert tables.best_workers(frames[0]) == {"seed": 2}
 
 
+def test_a_bf16_epoch_meets_the_bf16_floor_and_the_bf16_scan(frames):
+    rows = frames[0]
+    epochs = rows[rows["test"] == "test_epoch"]
+    bf16 = epochs.assign(precision="bf16", median=epochs["median"] / 2, name=epochs["name"] + "-bf16")
+    gemm = pd.DataFrame([gemm_row("torch", "bf16", SQUARE, 2 * 2048**3 / 400e9)])
+    run = pd.concat([rows, bf16, gemm], ignore_index=True)
+    floors = tables.floors(run).set_index("precision")
+    assert floors.loc["bf16", "gflop_per_s"] == pytest.approx(400) and floors.loc["bf16", "floor_s"] == 0.5
+    ladder = tables.loader_ladder(run)
+    seed = ladder[(ladder["pipeline"] == "seed") & (ladder["workers"] == 0)].set_index("precision")
+    assert seed.loc["bf16", "epoch_x_floor"] == pytest.approx(1.5 / 0.5)  # its own precision's floor
+    assert seed.loc["bf16", "epoch_x_scan"] == pytest.approx(2.0)  # against the bf16 scan
+    assert pd.isna(seed.loc["bf16", "loader_s"])  # input alone is the host's: on the f32 row only
+    rungs = tables.pipeline_ladder(run).set_index("rung")
+    assert rungs.loc["pipeline seed, bf16", "x_floor"] == pytest.approx(3.0)
+    assert rungs.loc["pipeline seed", "x_floor"] == pytest.approx(3.0 / FLOOR_S)
+
+
 def test_the_best_is_marked_with_those_its_quartiles_overlap():
+    from jaxmlp.results.table_base import mark_best
+
     medians, q1, q3 = pd.Series([1.5, 1.25, 2.0]), pd.Series([1.35, 1.125, 1.8]), pd.Series([1.65, 1.375, 2.2])
-    assert list(tables._mark_best(medians, q1, q3)) == [tables.TIED, tables.BEST, ""]
+    assert list(mark_best(medians, q1, q3)) == [tables.TIED, tables.BEST, ""]
 
 
 def test_pipeline_ladder(frames):
     ladder = tables.pipeline_ladder(frames[0])
-    assert tables.FLOOR == "floor (epoch FLOPs / XLA's 2048^3 matmul rate)"
+    assert tables.FLOOR == "floor, f32"
     assert list(ladder["rung"]) == [
         tables.FLOOR,
         tables.STEP_GEMMS,
@@ -86,30 +111,24 @@ def test_pipeline_ladder(frames):
         "pipeline prefetch",
         "pipeline seed",
     ]
-    assert list(ladder["x_floor"]) == pytest.approx([1.0, 1.2, 1.5, 2.0, 2.5, 3.0])
+    assert list(ladder["x_floor"]) == pytest.approx([1.0, *(x / FLOOR_S for x in (1.2, 1.5, 2.0, 2.5, 3.0))])
     assert ladder.iloc[2]["samples_per_s"] == pytest.approx(40000)
-    # A file from before the best floor: XLA's floor only, and its rate (2e11 FLOP an epoch in 1 s).
-    assert ladder["x_best_floor"].isna().all() and (ladder.iloc[0].library, ladder.iloc[0].gflop_per_s) == ("xla", 200)
+    assert (ladder.iloc[0].library, ladder.iloc[0].gflop_per_s) == ("xla", pytest.approx(2 * 2048**3 / 0.1 / 1e9))
+    assert set(ladder["precision"]) == {"f32"}
 
 
-def with_best_floor(rows: pd.DataFrame, library: str = "torch", rate: float = 4e11) -> pd.DataFrame:
-    """The fixture's rows as a run whose floor fixture measured every library: ``library`` best at ``rate``."""
-    epochs = rows["test"].isin(["test_epoch", "test_step_gemms"])
-    best = rows["flops"] / rate
-    return rows.assign(best_floor_library=rows["test"].where(~epochs, library).where(epochs),
-                       best_floor_seconds=best.where(epochs), best_matmul_flops_per_second=rate)  # fmt: skip
-
-
-def test_pipeline_ladder_against_the_best_floor_of_the_same_run(frames):
-    ladder = tables.pipeline_ladder(with_best_floor(frames[0]))
-    assert list(ladder["rung"][:3]) == [tables.FLOOR, tables.BEST_FLOOR, tables.STEP_GEMMS]
-    best = ladder.iloc[1]
-    assert (best.library, best.epoch_s, best.gflop_per_s) == ("torch", 0.5, pytest.approx(400))  # 2e11 FLOP at 4e11/s
-    assert list(ladder["x_floor"]) == pytest.approx([1.0, 0.5, 1.2, 1.5, 2.0, 2.5, 3.0])
-    assert list(ladder["x_best_floor"]) == pytest.approx([2.0, 1.0, 2.4, 3.0, 4.0, 5.0, 6.0])
-    assert list(ladder.columns[4:6]) == ["x_floor", "x_best_floor"]
-    (line,) = tables.ladder_headlines(ladder)
-    assert line["best_library"] == "torch" and line["fastest"].rung == "pipeline scan"
+def test_the_floor_is_the_best_rate_of_any_library_at_that_precision(frames):
+    run = pd.concat([frames[0], GEMMS], ignore_index=True)
+    floors = tables.floors(run).set_index("precision")
+    assert floors.loc["f32", "library"] == "torch" and floors.loc["f32", "gflop_per_s"] == pytest.approx(300)
+    assert floors.loc["bf16", "library"] == "torch" and floors.loc["bf16", "gflop_per_s"] == pytest.approx(1800)
+    ladder = tables.pipeline_ladder(run)
+    assert list(ladder["rung"][:3]) == ["floor, f32", "floor, bf16", tables.STEP_GEMMS]
+    assert ladder.iloc[0].epoch_s == pytest.approx(2e11 / 300e9)
+    (f32,) = tables.ladder_headlines(ladder)
+    assert f32["precision"] == "f32" and f32["fastest"].rung == "pipeline scan" and f32["floor"].library == "torch"
+    line = tables.floor_line(next(tables.floors(run).itertuples()))
+    assert line == "cpu f32 floor: 667 ms an epoch at 300 GFLOP/s (torch, 2048x2048x2048)"
 
 
 def gemm_row(library, precision, shape, median, round_calls=1, backend="cpu"):
@@ -149,23 +168,11 @@ def test_gemm_rates_per_library_precision_and_shape_with_the_best_marked():
     assert tables.gemm_rates(pd.DataFrame({"test": ["test_epoch"]})).empty
 
 
-def test_the_ceiling_is_the_best_library_at_2048_cubed_in_float32():
-    (ceiling,) = tables.ceilings(GEMMS)
-    assert (ceiling["backend"], ceiling["library"], ceiling["gflop_per_s"]) == ("cpu", "torch", pytest.approx(300))
-    assert ceiling["rates"] == pytest.approx({"torch": 300, "xla": 250, "numpy": 200})
-    assert list(ceiling["rates"]) == ["torch", "xla", "numpy"]  # fastest first
-    assert tables.ceiling_line(ceiling) == (
-        "cpu: the ceiling (the best 2048³ float32 rate) is torch's, 300 GFLOP/s (xla 250 GFLOP/s, numpy 200 GFLOP/s)"
-    )
-    alone = {**ceiling, "rates": {"torch": 300}}
-    assert tables.ceiling_line(alone) == "cpu: the ceiling (the best 2048³ float32 rate) is torch's, 300 GFLOP/s"
-
-
 def test_cli_summary_saves_a_new_file_each_time(tmp_path, capsys):
     assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
     assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "Fastest worker count for input alone: seed 2" in out and "pipeline scan" in out
+    assert "input alone is fastest with seed, 2 workers" in out and "pipeline scan" in out
     saved = sorted(p.name for p in tmp_path.iterdir())
     assert saved == ["bench-20261201T100000-cpu-2.json", "bench-20261201T100000-cpu.json"]
     copy, original = json.loads((tmp_path / saved[0]).read_text()), json.loads(FIXTURE.read_text())
@@ -194,9 +201,12 @@ def test_matmul_rate(frames):
     (row,) = tables.matmul_rate(frames[0]).to_dict("records")
     median = frames[0].set_index("name").loc["test_matmul[cpu]", "median"]
     assert row["backend"] == "cpu" and row["matmul_ms"] == pytest.approx(median * 1e3)
-    assert row["gflop_per_s"] == pytest.approx(2 * 2048**3 / median / 1e9) and "precision" not in row
-    (row,) = tables.matmul_rate(frames[0].assign(round_calls=1.0)).to_dict("records")  # timed since f32 is highest
-    assert row["precision"] == "highest"
+    assert row["gflop_per_s"] == pytest.approx(2 * 2048**3 / median / 1e9) and row["precision"] == "f32"  # a CPU's
+    tpu = frames[0].assign(backend="tpu")
+    (row,) = tables.matmul_rate(tpu).to_dict("records")  # an older accelerator run: JAX's default, not f32
+    assert row["precision"] == "default" and tables.floors(tpu[tpu["test"] == "test_matmul"]).empty
+    (row,) = tables.matmul_rate(tpu.assign(round_calls=1.0)).to_dict("records")  # timed since f32 is highest
+    assert row["precision"] == "f32"
 
 
 def test_a_file_without_one_variant_shows_it_empty(frames):
@@ -226,7 +236,8 @@ def test_an_accelerators_goals_are_read_from_its_own_run():
     goals = {g["goal"]: g for g in tables.goals(pd.concat([rows, slow_seed])) if g["backend"] == "tpu"}
     (seed,) = (g for name, g in goals.items() if "than the tutorial's seed" in name)
     assert seed["met"] is True and "×60" in seed["text"]
-    assert not [g for g in tables.goals(rows) if g["backend"] == "cpu"]  # a CPU has no accelerator goals
+    assert not [g for g in tables.goals(rows) if g["backend"] == "cpu" and "seed on this device" in g["goal"]]
+    assert {g["group"] for g in tables.goals(rows) if g["backend"] == "tpu"} == {"Goals: the accelerator"}
 
     # written as rounds of 64 products (schema 3), read as one product's share of its round
     raw = json.loads(path.read_text())

@@ -16,9 +16,9 @@ from jaxmlp.measure.bisection import bisect
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix, timeline, validation
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
-from jaxmlp.report.answers import overview
 from jaxmlp.report.plots import draw
 from jaxmlp.report.sections import MATRIX, TIMELINE, build_sections
+from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.store import ResultsStore
@@ -233,8 +233,9 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
     assert plot.kind == "timeline" and len(draw(plot)) > 1000
     (table,) = section.tables
     assert list(table.frame["kind"]) == ["transient", "step"] and list(table.frame["release"]) == ["0.4.33", "0.4.36"]
-    answers = {a.question: a for a in overview(results)}
-    assert answers["Where across releases"].text.startswith("batched: 0.4.33 slower than both neighbours, ×1.3")
+    answers = {a.question: a for a in findings(results)}
+    assert answers["Where across releases"].answer.startswith("batched: 0.4.33 slower than both neighbours, ×1.3")
+    assert section.answers == (answers["Where across releases"],)  # the section opens with the overview's answer
     assert main(["summary", str(folder)]) == 0
     assert "0.4.33 slower than both neighbours" in capsys.readouterr().out
 

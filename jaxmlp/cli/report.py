@@ -9,8 +9,8 @@ from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report.answers import overview
 from jaxmlp.report.write import write_report
+from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore, Skipped, check_new_folder
 from jaxmlp.results.traces import capture_summary
@@ -39,10 +39,11 @@ def run(args: argparse.Namespace) -> int:
     traces = [capture_summary(xplane) for xplane in results.captures]
     if results.runs.empty and not traces and not results.trials:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
-    paths = write_report(results, store, traces, Path(args.out) if args.out else None)
-    for answer in overview(results, traces):  # the answers first, as the page opens with them
-        if answer.answered:
-            print(f"{answer.question}: {answer.text}")
+    found = findings(results, traces, store.folder)
+    paths = write_report(results, store, traces, Path(args.out) if args.out else None, found)
+    for finding in found:  # the answers first, as the page opens with them
+        if finding.answered:
+            print(finding.line())
     n_files = results.runs["file"].nunique() if len(results.runs) else 0
     print(f"\nReport of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "
           + ", ".join(str(p) for p in paths))  # fmt: skip

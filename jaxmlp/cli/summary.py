@@ -8,9 +8,10 @@ from pathlib import Path
 
 from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report.summaries import newest_of_each, summaries
+from jaxmlp.report.summaries import folder_summary, newest_of_each, summaries
 from jaxmlp.report.text import FORMATS, render
 from jaxmlp.results import layout
+from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import Results, load, results
 from jaxmlp.results.schema import Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
@@ -27,11 +28,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Print the answer of a result: a benchmark run's speed-ups, best worker count and pipeline ladder; a "
         "sweep's verdict per release (median, ratio to the previous release, 95% interval, p, slower/faster/no "
         "change); a bisection's probes and answer; training runs; the detector's trials; of a folder of many, "
-        "the newest of each kind."
+        "the answer to each question from the newest run that can answer it, per machine (--all: then the newest "
+        "result of each kind in full)."
     )
     parser.add_argument("file", metavar="PATH", help=f"what to summarize: {READS}")
     parser.add_argument("--format", choices=FORMATS, default="text", help="text for a terminal, md for Markdown "
                         "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        dest="everything",
+        help="every table in full, the long ones "
+        "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
+    )
     parser.add_argument("--save", metavar="DIR", help="also copy a benchmark, scaling or training file, atomically "
                         "and under a new name (never over another run), into DIR")  # fmt: skip
     parser.add_argument("--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-"
@@ -57,7 +66,12 @@ def run(args: argparse.Namespace) -> int:
         if document is not None:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
-    print(render(newest_of_each(shown, folder), args.format))
+    if document is None and len(shown) > 1:  # a folder of many: its findings first, as the report opens
+        print(render((folder_summary(findings(found, (), folder), shown, folder),), args.format))
+        if args.everything:
+            print("\n\n" + render(newest_of_each(shown, folder), args.format, True))
+    else:
+        print(render(newest_of_each(shown, folder), args.format, args.everything))
     if args.save and document is not None:
         print(f"\nSaved {ResultsStore(args.save).save(document, args.name)}")
     return 0

@@ -23,7 +23,7 @@ WORDS = {
     "jit_vmap_speedup": "jit(vmap) speed-up", "loader_s": "input alone",
     "loader_x_floor": "input / floor", "loader_x_scan": "input / scan epoch", "loader_best": "input: fastest",
     "epoch_s": "epoch", "epoch_x_floor": "epoch / floor", "epoch_x_scan": "epoch / scan epoch",
-    "epoch_best": "epoch: fastest", "x_floor": "times XLA's floor", "samples_per_s": "images/s",
+    "epoch_best": "epoch: fastest", "x_floor": "times its precision's floor", "samples_per_s": "images/s",
     "compile_s": "compile", "matmul_ms": "matmul", "gflop_per_s": "rate", "precision": "precision",
     "cpu_s": "CPU", "accelerator_s": "accelerator",
     "cpu_over_accelerator": "CPU / accelerator", "floor_s": "floor", "devices": "devices N", "step_ms": "step",

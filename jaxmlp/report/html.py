@@ -1,5 +1,6 @@
-"""The report as one self-contained HTML page (index.html): the overview's answers, a table of contents, then a
-section per subject, the newest run in full and the earlier runs folded (``<details>``). No network: styles
+"""The report as one self-contained HTML page (index.html): the overview (a row per finding: question, answer, run,
+link), a table of contents, then a section per subject: its answers, the tables and plots they rest on folded
+(``<details>``), the earlier runs' labels folded. No network: styles
 inline, plots as data: URIs. Nothing is wider than the page: a wide table scrolls inside its own box.
 """
 
@@ -10,9 +11,8 @@ import re
 from collections.abc import Sequence
 
 from jaxmlp.report import plots
-from jaxmlp.report.answers import Answer
+from jaxmlp.report.content import Finding, ReportSection, Run, Table
 from jaxmlp.report.display import readable
-from jaxmlp.report.sections import ReportSection, Run, Table
 
 STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
@@ -23,7 +23,11 @@ STYLE = (
     "td:first-child,th:first-child{text-align:left}.env{color:#555;font-size:13px;overflow-wrap:anywhere}"
     "img{max-width:100%;height:auto;margin:.5em 0;display:block}"
     "details{margin:.4em 0;padding:.3em .6em;border:1px solid #e3e3e3;border-radius:4px}"
-    "summary{cursor:pointer;font-size:14px;overflow-wrap:anywhere}#overview li{margin:.35em 0}"
+    "summary{cursor:pointer;font-size:14px;overflow-wrap:anywhere}"
+    "table.overview{width:100%;table-layout:fixed}"
+    "table.overview td,table.overview th{white-space:normal;text-align:left;vertical-align:top;font-size:13px}"
+    "table.overview td.run{font-size:12px;color:#555;overflow-wrap:anywhere}"
+    "p.answer{margin:.3em 0;font-size:14px}"
     ".unanswered{color:#777}nav ol{columns:2;font-size:14px}h3.run{font-size:14px;color:#335;overflow-wrap:anywhere}"
 )
 
@@ -36,6 +40,11 @@ def _bold(text: str) -> str:
 
 
 def table_html(table: Table) -> str:
+    """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
+    results.csv."""
+    if table.long:
+        return (f"<p class='env'>{html.escape(table.caption)}: {len(table.frame)} rows, in summary.md and "
+                "results.csv.</p>")  # fmt: skip
     shown = readable(table.frame, table.formats)
     body = shown.to_html(index=False, border=0, escape=True)
     return f"<h3>{html.escape(table.caption)}</h3><div class='scroll'>{body}</div>"
@@ -50,16 +59,38 @@ def run_html(run: Run) -> str:
     return "\n".join(out)
 
 
-def overview_html(answers: Sequence[Answer]) -> str:
-    items = []
+def overview_html(answers: Sequence[Finding]) -> str:
+    """The overview: a row per finding (question, answer, the run it rests on, a link to its section)."""
+    rows = []
     for a in answers:
         kind = " class='unanswered'" if not a.answered else ""
-        items.append(f"<li{kind}><b>{html.escape(a.question)}</b>: {_bold(a.text)} "
-                     f"<a href='#{a.anchor}'>details</a></li>")  # fmt: skip
-    return f"<section id='overview'><h2>Overview</h2><ul>{''.join(items)}</ul></section>"
+        rows.append(
+            f"<tr{kind}><td>{html.escape(a.asked)}</td><td class='answer'>{_bold(a.answer)}</td>"
+            f"<td class='run'>{html.escape(a.run)}</td><td><a href='#{a.anchor}'>details</a></td></tr>"
+        )
+    columns = "<colgroup><col style='width:17%'><col><col style='width:19%'><col style='width:5em'></colgroup>"
+    return (f"<section id='overview'><h2>Overview</h2><table class='overview'>{columns}<tr><th>question</th>"
+            f"<th>answer</th><th>run</th><th></th></tr>{''.join(rows)}</table></section>")  # fmt: skip
 
 
-def render(sections: Sequence[ReportSection], answers: Sequence[Answer] = ()) -> str:
+def section_html(section: ReportSection) -> str:
+    """A section: its answers, then its runs' tables and plots folded, then the earlier runs' labels folded."""
+    out = [f"<section id='{section.anchor}'><h2>{html.escape(section.title)}</h2>"]
+    out += [f"<p class='answer'><b>{html.escape(a.asked)}</b>: {_bold(a.answer)}</p>" for a in section.answers]
+    if section.note:
+        out.append(f"<p class='env'>{_bold(section.note)}</p>")
+    for run in section.shown:
+        if run.tables or run.plots or run.note:
+            out.append(f"<details><summary>{html.escape(run.label or 'detail')}</summary>{run_html(run)}</details>")
+    if section.earlier:
+        items = "".join(f"<li>{html.escape(r.label)}</li>" for r in section.earlier)
+        out.append(f"<details><summary>Earlier runs ({len(section.earlier)})</summary><ul class='env'>{items}</ul>"
+                   "</details>")  # fmt: skip
+    out.append("</section>")
+    return "".join(out)
+
+
+def render(sections: Sequence[ReportSection], answers: Sequence[Finding] = ()) -> str:
     out = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>jaxmlp report</title>"
@@ -69,16 +100,6 @@ def render(sections: Sequence[ReportSection], answers: Sequence[Answer] = ()) ->
         + "".join(f"<li><a href='#{s.anchor}'>{html.escape(s.title)}</a></li>" for s in sections)
         + "</ol></nav>",
     ]
-    for section in sections:
-        out.append(f"<section id='{section.anchor}'><h2>{html.escape(section.title)}</h2>")
-        if section.note:
-            out.append(f"<p class='env'>{_bold(section.note)}</p>")
-        for run in section.shown:
-            out.append(f"<h3 class='run'>{html.escape(run.label)}</h3>{run_html(run)}")
-        if section.earlier:
-            out.append(f"<h3>Earlier runs ({len(section.earlier)})</h3>")
-        for run in section.earlier:
-            out.append(f"<details><summary>{html.escape(run.label)}</summary>{run_html(run)}</details>")
-        out.append("</section>")
+    out += [section_html(section) for section in sections]
     out.append("</body></html>")
     return "\n".join(out)

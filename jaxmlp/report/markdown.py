@@ -1,5 +1,5 @@
-"""The report as Markdown (summary.md): the overview's answers, then each section's newest run and the earlier runs'
-lines (their tables are in the HTML page, folded), in the same words and units as the page."""
+"""The report as Markdown (summary.md): the overview's findings as a table, then each section's answers, the tables
+they rest on and the earlier runs' labels, in the same words and units as the page."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from jaxmlp.report.answers import Answer
+from jaxmlp.report.content import Finding, ReportSection
 from jaxmlp.report.display import readable
-from jaxmlp.report.sections import ReportSection
 
 
 def markdown_table(table: pd.DataFrame) -> str:
@@ -27,24 +26,32 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def render(sections: Sequence[ReportSection], answers: Sequence[Answer] = ()) -> str:
+def overview(answers: Sequence[Finding]) -> str:
+    """The overview as a Markdown table: question, answer, run, link."""
+    rows = pd.DataFrame([(a.asked, a.answer, a.run, f"[details](#{a.anchor})") for a in answers],
+                        columns=["question", "answer", "run", ""])  # fmt: skip
+    return markdown_table(rows)
+
+
+def render(sections: Sequence[ReportSection], answers: Sequence[Finding] = ()) -> str:
     out = ["# jaxmlp report", ""]
     if answers:
-        out += ["## Overview", ""]
-        out += [f"- **{a.question}**: {a.text} ([details](#{a.anchor}))" for a in answers]
-        out.append("")
+        out += ["## Overview", "", overview(answers), ""]
     for section in sections:
         out += [f"## {section.title}", ""]
+        out += [f"- **{a.asked}**: {a.answer}" for a in section.answers]
+        out += [""] if section.answers else []
         if section.note:
             out += [section.note, ""]
         for run in section.shown:
-            out += [f"### {run.label}", ""]
+            if run.label:
+                out += [f"### {run.label}", ""]
             if run.note:
                 out += [run.note, ""]
             for table in run.tables:
                 out += [f"**{table.caption}**", "", markdown_table(readable(table.frame, table.formats)), ""]
         if section.earlier:
-            out += [f"Earlier runs (tables in index.html): {len(section.earlier)}", ""]
+            out += [f"Earlier runs: {len(section.earlier)}", ""]
             out += [f"- {run.label}" for run in section.earlier]
             out.append("")
     return "\n".join(out)

@@ -22,17 +22,10 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
 from jaxmlp.registry import ALPHA, THRESHOLD, TRAIN_EPOCH
-from jaxmlp.report.sections import (
-    CHANGE_RULE,
-    GEMM_CAPTION,
-    LADDER_CAPTION,
-    LOADER_CAPTION,
-    SCALING_CAPTION,
-    change_rows,
-    timeline_rows,
-    validation_table,
-)
+from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
 from jaxmlp.results import layout, sweep_tables, tables
+from jaxmlp.results.findings import Finding, run_findings
+from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
 from jaxmlp.results.frames import Results, query, tta_rows, without_sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -43,13 +36,15 @@ from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent,
 
 
 class Summary(NamedTuple):
-    """One result's answer: its title (none: not shown), lines before its tables, its tables (a caption and a
-    table of strings or numbers each), and lines after them."""
+    """One result's answer: its title (none: not shown), lines before its tables (the verdict first), its tables (a
+    caption and a table of strings or numbers each), lines after them, and its long tables (shown when all are
+    asked for, else named in a line)."""
 
     title: str
     lines: tuple[str, ...] = ()
     tables: tuple[tuple[str, pd.DataFrame], ...] = ()
     closing: tuple[str, ...] = ()
+    long: tuple[tuple[str, pd.DataFrame], ...] = ()
 
 
 VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")
@@ -111,6 +106,8 @@ def sweep_summary(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocumen
         title += " (INCOMPLETE)"
         lines.insert(0, f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
                         f"resume {folder or where}` measures the rest)")  # fmt: skip
+    if len(rows):
+        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples) or UNDECIDED_LINE}")
     return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
 
 
@@ -169,6 +166,8 @@ def timeline_summary(columns: Sequence[sweep_tables.TimelineColumn], cells: Cell
         title += " (INCOMPLETE)"
         lines.insert(0, f"INCOMPLETE: stopped before its last round (`jaxmlp sweep resume {folder or where}`)")
     cell_lines = _cell_lines(cells, {}) if cells is not None else ()
+    if columns:
+        lines.insert(0, f"Verdict: {timeline_verdict(columns)}")
     return Summary(title, tuple(lines), tuple(found), (*closing, *cell_lines))
 
 
@@ -185,65 +184,32 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
             f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}")  # fmt: skip
     title = f"Bisection: {where}" if where else "Bisection"
     said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
-    return Summary(title, (line, said), found, (answer_line(b),))
+    return Summary(title, (f"Verdict: {answer_line(b)}", line, said), found, (answer_line(b),))
 
 
 # --- benchmark runs, training, the detector's trials -----------------------------------------------------------
 
 
-MEMORY_CAPTION = ("Peak memory of each benchmark (host resident set, its peak reset before each benchmark; the "
-                  "device's peak where the backend keeps one), largest first")  # fmt: skip
-
-
 def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
-    """A benchmark (or scaling) run's short tables: what it ran on, jit/eager and vmap/loop, the loaders, the
-    floor, the epoch ladder, the scaling; the best worker counts and each backend's fastest pipeline."""
-    lines = []
+    """A benchmark (or scaling) run's findings first (`jaxmlp.results.findings.run_findings`: one line each), then
+    what it ran on, then the findings' tables; the long ones (GEMMs, peak memory) apart."""
+    found = [f for f in run_findings(df) if f.answered]
+    lines = [f"{f.asked}: {f.answer}" for f in found]
     if not df.empty:
         first = df.iloc[0]
         datasets = ", ".join(sorted(str(x) for x in df["dataset"].dropna().unique())) if "dataset" in df else ""
+        if "size" in df and df["size"].isin(["smoke"]).any():
+            lines.insert(0, "size smoke: every step ran once to check it works; its times are too short to answer "
+                         "how fast (a report leaves it out of its answers)")  # fmt: skip
         lines.append(
-            f"jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
+            f"measured with jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
             f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
             + (f"size {first['size']}; " if pd.notna(first.get("size")) else "")
             + f"data: {registry.dataset_label(datasets or '?')}"
         )
-    ladder = tables.pipeline_ladder(df)
-    found = tuple(
-        (caption, table)
-        for caption, table in (
-            ("Update step: jit against eager (median and IQR)", tables.jit_vs_eager(df)),
-            ("Prediction: vmap against a Python loop (median and IQR)", tables.vmap_vs_loop(df)),
-            (LOADER_CAPTION, tables.loader_ladder(df)),
-            ("The floor's matmul (2048³ of float32 arrays)", tables.matmul_rate(df)),
-            (GEMM_CAPTION, tables.gemm_rates(df)),
-            ("Memory bandwidth: STREAM kernels in XLA (median of a call)", tables.bandwidth_table(df)),
-            ("The bf16 step's two forms: the scan epoch (median)", tables.bf16_step_table(df)),
-            (LADDER_CAPTION, ladder),
-            (SCALING_CAPTION, tables.scaling_table(df)),
-            (MEMORY_CAPTION, tables.memory_table(df)),
-        )
-        if not table.empty
-    )
-    closing = []
-    best = tables.best_workers(df)
-    if best:
-        closing.append("Fastest worker count for input alone: " + ", ".join(f"{p} {w}" for p, w in best.items()))
-    closing += [tables.ceiling_line(ceiling) for ceiling in tables.ceilings(df)]
-    for line in tables.ladder_headlines(ladder):
-        fastest, seed = line["fastest"], line["seed"]
-        text = (f"{line['backend']}: fastest {fastest.rung} at {ratio(fastest.x_floor)} the floor "
-                f"({duration(fastest.epoch_s)} an epoch)")  # fmt: skip
-        if pd.notna(fastest.x_best_floor):
-            text += f", {ratio(fastest.x_best_floor)} the best floor ({line['best_library']})"
-        if seed is not None:
-            text += f"; the tutorial's seed pipeline at {ratio(seed.x_floor)} ({duration(seed.epoch_s)})"
-        closing.append(text)
-    goals = tables.goals(df)
-    if goals:
-        closing.append("Goals (issues 24 and 25):")
-        closing += ["  " + tables.goal_line(goal) for goal in goals]
-    return Summary(title, tuple(lines), found, tuple(closing))
+    shown = tuple((t.caption, t.frame) for f in found for t in f.tables if not t.long and not t.frame.empty)
+    long = tuple((t.caption, t.frame) for f in found for t in f.tables if t.long and not t.frame.empty)
+    return Summary(title, tuple(lines), shown, (), long)
 
 
 TTA_HEADERS = ("pipeline", "precision", "reached", "time to target (median)", "min", "max", "data", "compile",
@@ -397,3 +363,13 @@ def newest_of_each(found: Sequence[Found], folder: Path | None = None) -> list[S
                         "(`jaxmlp summary PATH` for one)",)  # fmt: skip
         out.append(newest.summary._replace(closing=closing))
     return out
+
+
+def folder_summary(found: Sequence[Finding], results: Sequence[Found], folder: Path | None = None) -> Summary:
+    """A folder of many results: each question's finding in one line (the report's overview), then how many
+    results of each kind it holds."""
+    lines = tuple(f.line() for f in found if f.answered)
+    counts = ", ".join(f"{n} {kind}" for kind in KINDS if (n := sum(r.kind == kind for r in results)))
+    title = f"Findings: {folder.name if folder is not None else 'results'}"
+    return Summary(title, lines, (), (f"Holds {counts}; `jaxmlp summary PATH` shows one in full, `--all` the newest "
+                                      "of each kind.",))  # fmt: skip

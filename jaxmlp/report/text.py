@@ -25,29 +25,42 @@ def text_table(table: pd.DataFrame) -> str:
     return "\n".join("  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells)
 
 
-def summary_text(answer: Summary) -> str:
-    """An answer as plain text: its title, its lines, each table under its caption, its closing lines."""
+def _long(answer: Summary, everything: bool) -> tuple[tuple[str, pd.DataFrame], ...]:
+    return answer.long if everything else ()
+
+
+def _held_back(answer: Summary, everything: bool) -> str:
+    if everything or not answer.long:
+        return ""
+    names = "; ".join(f"{caption.split(' (')[0].split(':')[0]} ({len(table)} rows)" for caption, table in answer.long)
+    return f"Not shown (`--all` shows them): {names}"
+
+
+def summary_text(answer: Summary, everything: bool = False) -> str:
+    """An answer as plain text: its title, its lines, each table under its caption, its closing lines; its long
+    tables with ``everything``, else a line naming them."""
     parts = ["\n".join(filter(None, (answer.title, *answer.lines)))]
-    parts += [f"{caption}\n{text_table(table)}" for caption, table in answer.tables]
-    parts.append("\n".join(answer.closing))
+    parts += [f"{caption}\n{text_table(table)}" for caption, table in (*answer.tables, *_long(answer, everything))]
+    parts.append("\n".join(filter(None, (*answer.closing, _held_back(answer, everything)))))
     return "\n\n".join(p for p in parts if p)
 
 
-def summary_markdown(answer: Summary) -> str:
+def summary_markdown(answer: Summary, everything: bool = False) -> str:
     """An answer as GitHub Markdown: its title as a heading, each table under its caption in bold."""
     parts = [f"### {answer.title}"] if answer.title else []
     parts += list(answer.lines)
-    parts += [f"**{caption}**\n\n{markdown_table(readable(table))}" for caption, table in answer.tables]
-    parts += list(answer.closing)
+    parts += [f"**{caption}**\n\n{markdown_table(readable(table))}"
+              for caption, table in (*answer.tables, *_long(answer, everything))]  # fmt: skip
+    parts += [line for line in (*answer.closing, _held_back(answer, everything)) if line]
     return "\n\n".join(parts)
 
 
-def render(answers: Sequence[Summary], format: str = "text") -> str:
-    """Answers one after another, as plain text (``text``) or Markdown (``md``)."""
+def render(answers: Sequence[Summary], format: str = "text", everything: bool = False) -> str:
+    """Answers one after another, as plain text (``text``) or Markdown (``md``); long tables with ``everything``."""
     if format not in FORMATS:
         raise ValueError(f"format {format!r} is not one of {FORMATS}")
     one = summary_markdown if format == "md" else summary_text
-    return "\n\n".join(one(a) for a in answers)
+    return "\n\n".join(one(a, everything) for a in answers)
 
 
 def text_summary(df: pd.DataFrame) -> str:

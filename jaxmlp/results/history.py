@@ -3,8 +3,9 @@ the one change-point detector (`jaxmlp.changepoints`, validated by `jaxmlp sweep
 timeline uses: over each benchmark's runs, each run's raw samples, each change confirmed by `jaxmlp.stats.compare`
 between the runs either side; a run unlike both neighbours while they agree is a transient.
 
-Two runs are comparable when they ran on the same machine with the same settings (`COMPARABLE`); a history is one
-benchmark on one such machine and settings, so a faster machine never reads as an improvement.
+Two runs are comparable when they ran on the same machine (`jaxmlp.results.machines`: CPU model, core count, backend
+and device kind) and host with the same settings (`COMPARABLE`); a history is one benchmark on one such machine and
+settings, so a faster machine never reads as an improvement: its lines, change points and counts are per machine.
 """
 
 from __future__ import annotations
@@ -16,23 +17,21 @@ import pandas as pd
 from jaxmlp import changepoints, registry
 from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
 from jaxmlp.results.frames import without_sweeps
+from jaxmlp.results.machines import MACHINE, machine
 
-COMPARABLE = ("host", "cpu_model", "cpu_affinity", "size", "xla_flags", "jax_default_matmul_precision")
+COMPARABLE = (*MACHINE, "host", "size", "xla_flags", "jax_default_matmul_precision")
 """What two runs must share for their times to be compared."""
 
-POINT_COLUMNS = ["benchmark", "group", "test", "setting", "file", "timestamp", "commit", "jax", "median", "q1", "q3",
-                 "rounds"]  # fmt: skip
-CHANGE_COLUMNS = ["benchmark", "setting", "kind", "from", "to", "from_file", "to_file", "ratio", "ci_low", "ci_high",
-                  "p_slower", "p_faster", "verdict"]  # fmt: skip
+POINT_COLUMNS = ["benchmark", "group", "test", "machine", "setting", "file", "timestamp", "commit", "jax", "median",
+                 "q1", "q3", "rounds"]  # fmt: skip
+CHANGE_COLUMNS = ["benchmark", "machine", "setting", "kind", "from", "to", "from_file", "to_file", "ratio", "ci_low",
+                  "ci_high", "p_slower", "p_faster", "verdict"]  # fmt: skip
 
 
 def setting(row: pd.Series) -> str:
-    """The machine and settings of a run, as one label: ``Intel(R) Xeon(R) Processor · 2 CPUs · host vm · size quick``
-    (the backend is in the benchmark's name)."""
-    parts = [str(row.get("cpu_model") or "?")]
-    if pd.notna(row.get("cpu_affinity")):
-        parts.append(f"{int(row['cpu_affinity'])} CPUs")
-    parts.append(f"host {row.get('host') or '?'}")
+    """The machine and settings of a run, as one label: ``AMD EPYC, 2 cores · host vm · size quick`` (the backend is
+    in the benchmark's name)."""
+    parts = [machine(row), f"host {row.get('host') or '?'}"]
     if pd.notna(row.get("size")):
         parts.append(f"size {row['size']}")
     for key, label in (("xla_flags", "XLA_FLAGS"), ("jax_default_matmul_precision", "precision")):
@@ -56,7 +55,11 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=POINT_COLUMNS)
     bench = bench[(bench["test"] != registry.TRAIN_EPOCH.id) & bench["median"].notna()]
     keys = [key for key in COMPARABLE if key in bench]
-    labelled = bench.assign(setting=[setting(row) for _, row in bench[keys].iterrows()], benchmark=bench["name"])
+    labelled = bench.assign(
+        setting=[setting(row) for _, row in bench[keys].iterrows()],
+        machine=[machine(row) for _, row in bench[keys].iterrows()],
+        benchmark=bench["name"],
+    )
     labelled = labelled.reindex(columns=POINT_COLUMNS)
     runs_seen = labelled.groupby(["benchmark", "setting"])["file"].transform("nunique")
     out = labelled[runs_seen > 1].assign(timestamp=lambda d: pd.to_datetime(d["timestamp"], utc=True, format="ISO8601"))
@@ -79,10 +82,10 @@ def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHA
                                     alpha=alpha)  # fmt: skip
         for change in found:
             c, old, new = change.comparison, runs[change.before], runs[change.at]
-            rows.append({"benchmark": name, "setting": where, "kind": change.kind, "from": change.before,
-                         "to": change.at, "from_file": old.file, "to_file": new.file, "ratio": c.ratio,
-                         "ci_low": c.ci_low, "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
-                         "verdict": c.describe()})  # fmt: skip
+            rows.append({"benchmark": name, "machine": part["machine"].iloc[0], "setting": where,
+                         "kind": change.kind, "from": change.before, "to": change.at, "from_file": old.file,
+                         "to_file": new.file, "ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high,
+                         "p_slower": c.p_slower, "p_faster": c.p_faster, "verdict": c.describe()})  # fmt: skip
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 

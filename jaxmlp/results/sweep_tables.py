@@ -17,7 +17,7 @@ from jaxmlp.results.frames import sweep_rows
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import Cell, CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.tables import shows
+from jaxmlp.results.table_base import shows
 from jaxmlp.stats import Comparison, compare
 
 # --- version sweeps -------------------------------------------------------------------------------------------

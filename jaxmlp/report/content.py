@@ -1,0 +1,134 @@
+"""The report's content types and the words every section shares: a section (`ReportSection`) holds its findings
+(`jaxmlp.results.findings`, its answers), the newest run's tables and plots (folded in the page below the answers)
+and the earlier runs' labels. Pure: no matplotlib, no HTML."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.results import layout, tables
+from jaxmlp.results.findings import Finding, Table
+from jaxmlp.results.findings.model import (
+    BENCHMARKS,
+    BISECTION,
+    CPU_ACCELERATOR,
+    EXPLAINED,
+    FLOOR,
+    GOALS,
+    HISTORY,
+    LOADERS,
+    MATRIX,
+    PROFILES,
+    ROOFLINE,
+    SCALING,
+    SKIPPED,
+    TIMELINE,
+    TRAINING,
+    TRIALS,
+    TTA,
+)
+from jaxmlp.results.findings.select import stamp_of as run_stamp
+
+__all__ = [
+    "BENCHMARKS", "BISECTION", "CPU_ACCELERATOR", "EXPLAINED", "FLOOR", "GOALS", "HISTORY", "LOADERS", "MATRIX",
+    "PROFILES", "ROOFLINE", "SCALING", "SKIPPED", "TIMELINE", "TRAINING", "TRIALS", "TTA", "Figure", "Finding", "Run",
+    "ReportSection", "Table", "describe", "env_run", "run_label", "run_stamp", "shown_path", "subject",
+]  # fmt: skip
+
+
+class Figure(NamedTuple):
+    """A plot to draw: its alt text, its kind (`jaxmlp.report.plots.PLOTTERS`) and the data it is drawn from."""
+
+    alt: str
+    kind: str
+    data: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run's part of a section: which run (``label``: its date, commit, versions), a line saying where its
+    numbers come from, its tables and plots."""
+
+    label: str
+    note: str
+    tables: tuple[Table, ...] = ()
+    plots: tuple[Figure, ...] = ()
+    stamp: str = ""  # `jaxmlp.results.layout.stamp_in`: runs sort by it
+    backends: str = ""  # where a section shows the newest run of each backend
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """One subject: its title and anchor, its findings (the answers, shown first), a line on how to read it, the runs
+    shown in full (the newest; the newest of each backend for benchmarks) and the earlier runs (their labels)."""
+
+    title: str
+    note: str
+    shown: tuple[Run, ...] = ()
+    earlier: tuple[Run, ...] = ()
+    anchor: str = ""
+    answers: tuple[Finding, ...] = ()
+
+    @property
+    def tables(self) -> tuple[Table, ...]:
+        return tuple(t for run in self.shown for t in run.tables)
+
+    @property
+    def plots(self) -> tuple[Figure, ...]:
+        return tuple(p for run in self.shown for p in run.plots)
+
+
+def describe(env: dict[str, Any]) -> str:
+    """One run's environment as one line."""
+    return (
+        f"{env['file']}: {env['timestamp']}, host {env['host']} ({env['cpu_model']}), backends {env['backends']} "
+        f"({env['devices']}); jax {env['jax']}, jaxlib {env['jaxlib']}, torch {env['torch']}, python {env['python']}; "
+        f"XLA_FLAGS '{env['xla_flags'] or ''}'; commit {env['commit']}; size {env['size']}; "
+        f"data {registry.dataset_label(env['dataset'])}"
+    )
+
+
+def run_label(env: Mapping[str, Any], stamp: str) -> str:
+    """A run as its folded line reads: ``2026-12-03 08:42 UTC · cpu · commit 3600a678 · jax 0.10.2 · Intel...``."""
+    parts = [layout.shown_stamp(stamp), str(env.get("backends") or "")]
+    if env.get("commit") not in (None, "", "None"):
+        parts.append(f"commit {str(env['commit'])[:8]}")
+    parts += [f"jax {env.get('jax')}", str(env.get("cpu_model") or ""), str(env.get("file") or "")]
+    return " · ".join(p for p in parts if p)
+
+
+def shown_path(path: str | Path, folder: Path | None) -> str:
+    """A result's path as a reader wants it: relative to the results folder it was found in."""
+    try:
+        return str(Path(path).relative_to(folder)) if folder is not None else str(path)
+    except ValueError:
+        return str(path)
+
+
+FOLDED = "Earlier runs are listed below the newest (`jaxmlp summary PATH` shows one in full)."
+
+
+def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Sequence[Finding] = ()
+            ) -> ReportSection:  # fmt: skip
+    """A section over runs: the one its findings rest on (else the newest) shown in full, the others as their
+    labels, newest first."""
+    preferred = {layout.stamp_in(f.run.split(" (")[0]) for f in answers} - {""}
+    ordered = sorted(runs, key=lambda r: (r.stamp in preferred, r.stamp), reverse=True)
+    earlier = tuple(replace(r, tables=(), plots=()) for r in ordered[1:])
+    return ReportSection(
+        title, f"{note} {FOLDED}" if earlier else note, tuple(ordered[:1]), earlier, anchor, tuple(answers)
+    )
+
+
+def env_run(rows: pd.DataFrame, found: Sequence[Table], plots: Sequence[Figure], folder: Path | None,
+            note: str = "") -> Run:  # fmt: skip
+    """A benchmark file's part of a section: its label, where its numbers come from, its tables and plots."""
+    env, stamp = tables.environment(rows), run_stamp(rows)
+    where = describe({**env, "file": shown_path(str(rows["file"].iloc[0]), folder)})
+    return Run(run_label(env, stamp), f"{where}. {note}".strip(), tuple(found), tuple(plots), stamp, env["backends"])

@@ -1,0 +1,253 @@
+"""The release sweeps' and other tools' parts of the report: a version matrix, a release timeline and its
+detector, a bisection, an explanation, a roofline, the detector's trials, a profiler capture. Pure."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from jaxmlp import changepoints, registry, units
+from jaxmlp.changepoints import Change
+from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
+from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
+from jaxmlp.report.content import Figure, Run, Table, shown_path
+from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
+from jaxmlp.results import layout, sweep_tables, tables
+from jaxmlp.results.frames import Results
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.roofline import RooflineDocument
+from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.stats import quantile
+from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
+
+# --- the release timeline and its detector ------------------------------------------------------------------
+
+
+TIMELINE_HEADERS = ("release", "median", "IQR", "processes", "change")
+CHANGE_HEADERS = ("kind", "release", "before", "ratio", "95% interval", "p", "direction")
+
+
+def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
+    """A column's changes as a verdict table: each one's kind, release, ratio, 95% interval and p."""
+    rows = [(c.kind, c.at, c.before, ratio(c.comparison.ratio), interval(c.comparison.ci_low, c.comparison.ci_high),
+             p_value(c.comparison.p_one_sided()), c.direction) for c in changes]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
+
+
+def timeline_rows(column: sweep_tables.TimelineColumn) -> pd.DataFrame:
+    """A timeline column's releases: median and interquartile range of its samples, and the change marked at each."""
+    marked = changepoints.at_each(column.changes)
+    rows = []
+    for release, values in zip(column.releases, column.samples):
+        ordered = sorted(values)
+        change = marked.get(release)
+        said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
+        rows.append((release, duration(statistics.median(ordered)),
+                     f"{duration(quantile(ordered, 0.25))} to {duration(quantile(ordered, 0.75))}",
+                     str(len(ordered)), said))  # fmt: skip
+    return pd.DataFrame(rows, columns=list(TIMELINE_HEADERS))
+
+
+CHANGE_RULE = (f"changes: ruptures' PELT over the releases' log medians, each candidate confirmed between every sample "
+               f"of the segments either side (ratio of medians beyond {percent(CHANGE_THRESHOLD)}, one-sided "
+               f"Mann-Whitney p < {CHANGE_ALPHA:g}); a release unlike both neighbours while they agree is a transient, "
+               "consecutive small steps one way a drift")  # fmt: skip
+
+
+def validation_table(doc: ValidationDocument) -> pd.DataFrame:
+    """The validation as a table: a row per case, a recall and a false-alarm column per detector (a flat history's
+    "recall" is its false alarms: any change in it is one)."""
+    detectors = list(dict.fromkeys(r.detector for r in doc.rows))
+    cases = list(dict.fromkeys(r.case for r in doc.rows))
+    by = {(r.detector, r.case): r for r in doc.rows}
+    rows = []
+    for case in cases:
+        goal = GOALS.get(case)
+        row = [case, f">= {percent(goal)} found" if goal else (f"<= {percent(FLAT_GOAL)} flagged" if case == "flat"
+                                                               else "")]  # fmt: skip
+        for name in detectors:
+            r = by.get((name, case))
+            row += [MISSING, MISSING] if r is None else [MISSING if case == "flat" else percent(r.recall),
+                                                         percent(r.false_alarms)]  # fmt: skip
+        rows.append(row)
+    columns = ["case", "goal"] + [f"{d} {what}" for d in detectors for what in ("found", "false alarms")]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
+    """One run per version sweep: medians per release, each release against the previous one, flags' effects."""
+    runs = []
+    probes = [path.parent for path, _ in results.bisections]
+    cells = {str(path.parent): doc for path, doc in results.cells}
+    for where, rows in sweep_tables.sweeps(results.runs, probes).items():
+        if sweep_tables.is_timeline(where):  # its own section
+            continue
+        table, steps = sweep_tables.sweep_table(rows), sweep_tables.sweep_steps(rows, results.samples)
+        effects = sweep_tables.flag_effects(rows, results.samples)
+        s = sweep_tables.sweep_sampling(rows)
+        builtin = s["dataset"] is not None and pd.notna(s["dataset"])
+        known = (("{:.0f} epochs", s["epochs"]), ("of {:.0f} images", s["samples"])) if builtin else ()
+        each = " ".join(text.format(value) for text, value in known if pd.notna(value))
+        calls = ", ".join(f"{w} {n} calls" for w, n in s["calls"].items() if w not in registry.SWEEP_PIPELINES)
+        each = "; ".join(part for part in (each, calls) if part)
+        data = f"data {registry.dataset_label(s['dataset'])}; " if builtin else ""
+        note = (f"{shown_path(where, folder)}: host {s['host']} ({s['cpu_model']}), python {s['python']}, "
+                f"{data}each sample is one process ({s['processes']} a cell, "
+                f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
+                f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}")  # fmt: skip
+        seconds = {c: "s" for c in table.columns if c not in ("release", "xla_flags", "processes", "results_differ")}
+        found = [Table("Median per release (sweep_steady is the steady state: the median of the calls after the "
+                       "first; one call of a built-in epoch is one epoch)", table, seconds)]  # fmt: skip
+        if len(steps):
+            found.append(Table("Each release against the previous one", steps))
+        if len(effects):
+            found.append(Table("Each release with XLA flags against the same release without", effects))
+        if where in cells and len(sweep_tables.flags_table(cells[where])):
+            found.append(Table("XLA flags per release: does each release accept each --xla-flags value?",
+                               sweep_tables.flags_table(cells[where])))  # fmt: skip
+        if where in cells and len(sweep_tables.cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
+        stamp = layout.stamp_in(where)
+        releases = sorted(table["release"].unique(), key=registry.version_key)
+        label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {shown_path(where, folder)}"
+        if where in cells and not cells[where].complete:  # stopped before its last round: say so first
+            label = f"INCOMPLETE · {label}"
+            note = (
+                f"INCOMPLETE: this sweep was stopped before its last round; its samples so far are shown "
+                f"(`jaxmlp sweep resume {shown_path(where, folder)}` measures the rest). {note}"
+            )
+        plot = Figure("Steady state by release, flagged steps marked", "sweep", (rows, steps))
+        runs.append(Run(label, note, tuple(found), (plot,), stamp))
+    return runs
+
+
+def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
+    """One run per release timeline (`jaxmlp sweep timeline`): per workload, a plot of its releases (median and
+    interquartile band, changes marked) and its verdict table; the detector's newest validation beside it."""
+    runs = []
+    cells = {str(path.parent): doc for path, doc in results.cells}
+    for where, rows in sweep_tables.sweeps(results.runs).items():
+        if not sweep_tables.is_timeline(where):
+            continue
+        columns = sweep_tables.timeline_columns(rows, results.samples)
+        s = sweep_tables.sweep_sampling(rows)
+        releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+        counts = sorted({len(x) for c in columns for x in c.samples})
+        note = (f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; host {s['host']} "
+                f"({s['cpu_model']}), data {registry.dataset_label(s['dataset'])}, {s['epochs']} epochs of "
+                f"{s['samples']} images a process; each sample is one fresh process ({counts[0] if counts else 0} "
+                f"to {counts[-1] if counts else 0} a release, in rotating order). {CHANGE_RULE}.")  # fmt: skip
+        found, plots = [], []
+        for column in columns:
+            name = column.workload + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else "")
+            said = "; ".join(c.line() for c in column.changes) or "no change"
+            plots.append(Figure(f"{name}: steady state by release (median and IQR; {said})", "timeline", (column,)))
+            table = change_rows(column.changes) if column.changes else timeline_rows(column)
+            found.append(Table(f"{name}: " + ("changes" if column.changes else "no change; the releases"), table))
+        if where in cells and len(sweep_tables.cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
+        stamp = layout.stamp_in(where)
+        span = f"{releases[0]} to {releases[-1]}" if releases else "no release"
+        label = f"{layout.shown_stamp(stamp)} · {span}"
+        if where in cells and not cells[where].complete:
+            label, note = f"INCOMPLETE · {label}", f"INCOMPLETE: stopped before its last round. {note}"
+        runs.append(Run(f"{label} · {shown_path(where, folder)}", note, tuple(found), tuple(plots), stamp))
+    if runs and results.validations:
+        path, doc = max(results.validations, key=lambda v: layout.stamp_in(v[0]))
+        g = doc.settings
+        note = (f"{shown_path(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
+                f"releases of {g.get('samples')} samples, noise from {g.get('noise_samples')} real fresh-process "
+                f"samples; found: within one release of the truth (a transient labelled a transient); chosen: "
+                f"{doc.chosen}")  # fmt: skip
+        at = max(range(len(runs)), key=lambda k: runs[k].stamp)
+        newest = runs[at]
+        runs[at] = replace(newest, tables=(*newest.tables, Table(f"The detector's validation ({note})",
+                                                                 validation_table(doc))))  # fmt: skip
+    return runs
+
+
+def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -> Run:
+    """One `jaxmlp sweep bisect`: its answer line, its probes, a plot of the probed releases."""
+    s = doc.settings
+    note = (f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
+            f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
+            f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
+            f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
+            f"{doc.seconds / 60:.1f} min. **{doc.line}**")  # fmt: skip
+    medians = sweep_tables.bisection_medians(doc)
+    stamp = layout.stamp_in(path)
+    label = f"{layout.shown_stamp(stamp)} · {s.get('good')} → {s.get('bad')} · {doc.line}"
+    return Run(label, note, (Table("Probes", sweep_tables.bisection_table(doc), {"from_median_s": "s"}),),
+               (Figure("Bisection probes", "bisection", (medians, doc)),), stamp)  # fmt: skip
+
+
+def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) -> Run:
+    """One `jaxmlp sweep explain A B`: its answer, what changed in the program or each operation's time."""
+    stamp = layout.stamp_in(path)
+    note = f"{shown_path(path.parent, folder)}: {answer_line(doc)}" + "".join(f"; {n}" for n in doc.notes)
+    found = []
+    if doc.operations:
+        found.append(Table("Operations and fusion kinds added or removed", operations_table(doc)))
+    if doc.op_times:
+        found.append(Table("Operations by time per traced call, the biggest change first", op_time_table(doc)))
+    if doc.changes:
+        found.append(Table("The program: XLA's cost and memory analysis, compile split", changes_table(doc)))
+    label = f"{layout.shown_stamp(stamp)} · {doc.workload}, {doc.a} → {doc.b}"
+    return Run(label, note, tuple(found), (), stamp)
+
+
+def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) -> Run:
+    """One `jaxmlp roofline`: the ceilings, each workload's point, the plot."""
+    c = doc.ceilings
+    rows = [{"workload": name, "intensity": p.get("intensity"), "binds": p.get("binds", p.get("why")),
+             "attainable_s": p.get("attainable_seconds"), "measured_s": p.get("measured_seconds"),
+             "x_attainable": p.get("x_attainable"), "note": p.get("note", "")}
+            for name, p in doc.points.items()]  # fmt: skip
+    stamp = layout.stamp_in(path)
+    note = (f"{shown_path(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
+            f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
+            f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
+            f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
+            "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
+            "workload's loop)")  # fmt: skip
+    m = doc.metadata
+    machine = f"host {m.get('host')} ({m.get('cpu_model')}, {m.get('cpu_affinity')} CPUs), jax {m.get('jax')}"
+    return Run(f"{layout.shown_stamp(stamp)} · {machine}", note,
+               (Table("Each workload on the roofline", pd.DataFrame(rows)),),
+               (Figure("Roofline", "roofline", (doc,)),), stamp)  # fmt: skip
+
+
+def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
+    """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
+    s, table = doc.settings, sweep_tables.trials_table(doc)
+    note = (
+        f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
+        f"{s.trials} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
+        f"{doc.aa_flagged}/{s.trials} (median ratio {table['aa_ratio'].median():.3f}); {s.processes_per_side} "
+        f"processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host {doc.metadata.get('host')}"
+    )
+    stamp = layout.stamp_in(path)
+    return Run(f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}", note, (Table("Trials", table),), (), stamp)
+
+
+def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
+    """One profiler capture: where its steps' time went, and its top operations."""
+    steps, where = trace.steps, shown_path(trace.file, folder)
+    found = [Table("Top operations by total time", trace.top_ops)]
+    if len(steps):
+        note = (f"{where}: {len(steps)} marked steps, median {duration((trace.median_step_ms or 0) / 1e3)} "
+                f"(load {duration((trace.median_load_ms or 0) / 1e3)}, compute "
+                f"{duration((trace.median_compute_ms or 0) / 1e3)}). Open with `jaxmlp tensorboard --logdir` on "
+                "its folder.")  # fmt: skip
+        found.insert(0, Table("Step time breakdown", tables.step_stats(steps)))
+    else:
+        note = f"{where}: no step markers."
+    stamp = layout.stamp_in(trace.run) or layout.stamp_in(trace.file)
+    return Run(f"{layout.shown_stamp(stamp)} · {trace.run}", note, tuple(found), (), stamp)

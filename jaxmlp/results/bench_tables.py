@@ -1,0 +1,203 @@
+"""One run's tables besides the floor and the ladders: jit against eager, vmap against a loop, peak memory, the
+environment a run was measured on, CPU against an accelerator, two sets of samples compared, a capture's steps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
+from jaxmlp.results.frames import query
+from jaxmlp.results.ladders import pipeline_ladder
+from jaxmlp.results.table_base import shows
+from jaxmlp.stats import INVALID, compare
+
+
+def _by_variant(df: pd.DataFrame, benchmark: Benchmark, value: str = "median") -> pd.DataFrame | None:
+    """``value`` (median, iqr) of each of ``benchmark``'s variants (columns) per backend and batch size; None without
+    rows."""
+    d = query(df, benchmark)
+    if d.empty:
+        return None
+    t = d.pivot_table(index=["backend", "batch_size"], columns="variant", values=value, aggfunc="median")
+    return t.reindex(columns=list(benchmark.variants))  # a file without one variant shows it empty
+
+
+def _variant_table(df: pd.DataFrame, benchmark: Benchmark, columns: Callable[..., dict[str, Any]]) -> pd.DataFrame:
+    """A row per backend and batch size: ``columns(medians, iqrs, *variants)`` of the medians and IQRs by variant."""
+    t, iqr = _by_variant(df, benchmark), _by_variant(df, benchmark, "iqr")
+    return pd.DataFrame() if t is None else pd.DataFrame(columns(t, iqr, *benchmark.variants)).reset_index()
+
+
+@shows(registry.UPDATE)
+def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
+    """Median step time per variant and batch size, with eager/jit and dispatch/jit ratios."""
+    return _variant_table(df, registry.UPDATE, lambda t, iqr, jit, dispatch, eager: {
+        "jit_ms": t[jit] * 1e3, "jit_iqr_ms": iqr[jit] * 1e3, "dispatch_ms": t[dispatch] * 1e3,
+        "dispatch_iqr_ms": iqr[dispatch] * 1e3, "eager_ms": t[eager] * 1e3, "eager_iqr_ms": iqr[eager] * 1e3,
+        "jit_speedup": t[eager] / t[jit]})  # fmt: skip
+
+
+@shows(registry.PREDICT)
+def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
+    """Median predict time per variant and batch size, with loop/vmap and loop/jit(vmap) ratios."""
+    return _variant_table(df, registry.PREDICT, lambda t, iqr, vmap, loop, jit_vmap: {
+        "loop_ms": t[loop] * 1e3, "loop_iqr_ms": iqr[loop] * 1e3, "vmap_ms": t[vmap] * 1e3,
+        "vmap_iqr_ms": iqr[vmap] * 1e3, "jit_vmap_ms": t[jit_vmap] * 1e3, "jit_vmap_iqr_ms": iqr[jit_vmap] * 1e3,
+        "vmap_speedup": t[loop] / t[vmap], "jit_vmap_speedup": t[loop] / t[jit_vmap]})  # fmt: skip
+
+
+ENVIRONMENT = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
+
+
+def _joined(run: pd.DataFrame, column: str) -> str:
+    return ", ".join(sorted(str(x) for x in run.get(column, pd.Series(dtype=object)).dropna().unique()))
+
+
+def environment(run: pd.DataFrame) -> dict[str, Any]:
+    """What one run (one file's rows) was measured on and with."""
+    first = run.iloc[0]
+    env = {key: first.get(key) for key in ENVIRONMENT}
+    env.update(timestamp=first.get("timestamp"), commit=str(first.get("commit"))[:12], backends=_joined(run, "backend"),
+               devices=_joined(run, "device_kind"), dataset=_joined(run, "dataset"), size=first.get("size"),
+               file=Path(str(first.get("file"))).name)  # fmt: skip
+    return env
+
+
+def benchmark_runs(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Benchmark rows (not training epochs) by file, newest first."""
+    if "test" not in runs:
+        return {}
+    bench = runs[runs["test"] != registry.TRAIN_EPOCH.id]
+    by_file = {str(name): rows for name, rows in bench.groupby("file")}
+    return dict(sorted(by_file.items(), key=lambda item: str(item[1]["timestamp"].iloc[0]), reverse=True))
+
+
+ACCELERATOR_DIFFER = ("file", "host", "jax", "jaxlib", "torch", "python")
+SIDE_BY_SIDE = (registry.UPDATE, registry.PREDICT, registry.MATMUL, registry.GEMM)
+"""The benchmarks besides the epoch ladder that run on a backend, set side by side per backend."""
+
+
+def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The newest run (``runs_by_file`` is newest first) of each backend that has an epoch ladder."""
+    newest: dict[str, pd.DataFrame] = {}
+    for rows in runs_by_file.values():
+        for backend, part in rows.groupby("backend") if "backend" in rows else ():
+            if not pipeline_ladder(part).empty:
+                newest.setdefault(str(backend), part)
+    return newest
+
+
+def benchmark_medians(run: pd.DataFrame) -> pd.Series:
+    """One backend's run as medians (s) by benchmark: the epoch ladder's rungs (floors, the step's matmuls, each
+    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``)."""
+    medians = pipeline_ladder(run).set_index("rung")["epoch_s"].to_dict()
+    for bench in SIDE_BY_SIDE:
+        shown = [p for p in bench.params if p != "backend"]
+        for r in query(run, bench).itertuples():
+            label = ", ".join(f"{p} {getattr(r, p)}" for p in shown if hasattr(r, p))
+            medians[f"{bench.id.removeprefix('test_')}{': ' if label else ''}{label}"] = r.median
+    return pd.Series(medians, dtype=float)
+
+
+def cpu_vs_accelerator(
+    runs_by_file: Mapping[str, pd.DataFrame], accelerator: str
+) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
+    """The newest CPU run and the newest ``accelerator`` run (`registry.ACCELERATORS`) side by side: per benchmark
+    both ran, the CPU's median, the accelerator's and CPU / accelerator; and what differs between the two runs
+    (None: not both)."""
+    newest = newest_by_backend(runs_by_file)
+    if not {"cpu", accelerator} <= set(newest):
+        return pd.DataFrame(), None
+    table = pd.DataFrame({"cpu_s": benchmark_medians(newest["cpu"]),
+                          "accelerator_s": benchmark_medians(newest[accelerator])})  # fmt: skip
+    table = table.dropna()  # a benchmark only one side ran is not a comparison
+    table["cpu_over_accelerator"] = table["cpu_s"] / table["accelerator_s"]
+    cpu, other = environment(newest["cpu"]), environment(newest[accelerator])
+    differ = {key: (cpu[key], other[key]) for key in ACCELERATOR_DIFFER if cpu[key] != other[key]}
+    return table.rename_axis("benchmark").reset_index(), differ
+
+
+# --- two sets of samples --------------------------------------------------------------------------------------
+
+
+def compare_samples(baseline: Mapping[str, list[float]], new: Mapping[str, list[float]], threshold: float = THRESHOLD,
+                    alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each."""
+    rows = []
+    for name in sorted(set(baseline) & set(new)):
+        comparison = compare(baseline[name], new[name], threshold, alpha)
+        rows.append({"benchmark": name, **comparison._asdict(), "verdict": comparison.describe(),
+                     "valid": comparison.verdict != INVALID})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each benchmark's median time beside its peak memory (host resident set, and the device's peak where the
+    backend keeps one): empty for runs written before benchmarks recorded memory."""
+    if "peak_rss_bytes" not in runs or runs["peak_rss_bytes"].isna().all():
+        return pd.DataFrame()
+    rows = runs[runs["peak_rss_bytes"].notna()]
+    out = pd.DataFrame(
+        {"benchmark": rows["name"], "median_s": rows["median"], "peak_rss_bytes": rows["peak_rss_bytes"]}
+    )
+    if "device_peak_bytes" in rows and rows["device_peak_bytes"].notna().any():
+        out["device_peak_bytes"] = rows["device_peak_bytes"]
+    return out.sort_values("peak_rss_bytes", ascending=False).reset_index(drop=True)
+
+
+def compare_memory(baseline: Mapping[str, float], new: Mapping[str, float],
+                   threshold: float = MEMORY_THRESHOLD) -> pd.DataFrame:  # fmt: skip
+    """Peak memory, benchmark by benchmark on both sides: the ratio new / baseline, flagged ``memory regression``
+    beyond 1 + ``threshold`` (``memory improvement`` below 1 / (1 + threshold)), else ``no change``."""
+    rows = []
+    for name in sorted(set(baseline) & set(new)):
+        a, b = float(baseline[name]), float(new[name])
+        r = b / a if a > 0 else float("nan")
+        verdict = ("memory regression" if r > 1 + threshold else
+                   "memory improvement" if r < 1 / (1 + threshold) else "no change")  # fmt: skip
+        rows.append({"benchmark": name, "baseline_bytes": a, "new_bytes": b, "ratio": r, "verdict": verdict})
+    return pd.DataFrame(rows, columns=["benchmark", "baseline_bytes", "new_bytes", "ratio", "verdict"])
+
+
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    counts = {verdict: int((table["verdict"] == verdict).sum())
+              for verdict in ("regression", "improvement", "insufficient data")}  # fmt: skip
+    return {**counts, INVALID: int((~table["valid"]).sum()) if "valid" in table else 0}
+
+
+# --- profiler captures ----------------------------------------------------------------------------------------
+
+
+def step_stats(steps: pd.DataFrame) -> pd.DataFrame:
+    """Mean, median, min and max of each column of a capture's step breakdown (ms)."""
+    return steps.drop(columns="step").agg(["mean", "median", "min", "max"]).reset_index(names="stat")
+
+
+# --- an accelerator's own ceilings and forms ---------------------------------------------------------------------
+
+
+@shows(registry.BANDWIDTH)
+def bandwidth_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and STREAM kernel: the memory bandwidth (bytes it must move over the median time of one call)."""
+    d = query(df, registry.BANDWIDTH)
+    if d.empty:
+        return pd.DataFrame(columns=["backend", "kernel", "array_mib", "call_ms", "gb_per_s"])
+    return pd.DataFrame({"backend": d["backend"], "kernel": d["kernel"], "array_mib": d["elements"] * 4 / 2**20,
+                         "call_ms": d["median"] * 1e3,
+                         "gb_per_s": d["bytes"] / d["median"] / 1e9}).reset_index(drop=True)  # fmt: skip
+
+
+@shows(registry.BF16_STEP)
+def bf16_step_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and form of the bf16 step: the scan epoch's median time, and whether it is the form that backend
+    trains with."""
+    d = query(df, registry.BF16_STEP)
+    if d.empty:
+        return pd.DataFrame(columns=["backend", "bf16_step", "epoch_ms", "trains_with"])
+    return pd.DataFrame({"backend": d["backend"], "bf16_step": d["variant"], "epoch_ms": d["median"] * 1e3,
+                         "trains_with": d["chosen"].map({True: "yes", False: ""})}).reset_index(drop=True)  # fmt: skip

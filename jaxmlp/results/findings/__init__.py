@@ -1,0 +1,56 @@
+"""The findings model: for each question jaxmlp answers, the answer, the run(s) it rests on, the machine and the
+tables, computed once per results folder (or file). `jaxmlp summary`, the report's overview, its sections and
+summary.md only render it. Which run answers: `jaxmlp.results.findings.select`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from jaxmlp.results import tables
+from jaxmlp.results.findings import bench, releases, runs
+from jaxmlp.results.findings.model import Finding, Table, shown
+from jaxmlp.results.frames import Results, without_sweeps
+from jaxmlp.results.traces import CaptureSummary
+
+__all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
+
+
+def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None
+             ) -> tuple[Finding, ...]:  # fmt: skip
+    """Every question's finding, in the order the README asks them; paths shown relative to ``folder``."""
+    runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
+    accuracy = tables.tutorial_accuracy(results.runs)
+    return (
+        *bench.jit(runs_by_file, folder),
+        *bench.vmap(runs_by_file, folder),
+        *bench.loaders(runs_by_file, folder),
+        *bench.floor(runs_by_file, folder),
+        *bench.cpu_vs_accelerator(runs_by_file, folder),
+        releases.matrix(results, folder),
+        releases.timeline(results, folder),
+        releases.bisection(results, folder),
+        *runs.scaling(runs_by_file, folder),
+        runs.trace(traces, folder),
+        *runs.changes_across_runs(results),
+        *runs.training(results, folder),
+        *bench.goals(runs_by_file, accuracy, folder),
+        *runs.time_to_accuracy(results, folder),
+        *bench.memory(runs_by_file, folder),
+    )
+
+
+def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> tuple[Finding, ...]:
+    """One benchmark or scaling file's findings (asked for by name: a smoke run answers too, and says so)."""
+    by_file = tables.benchmark_runs(run)
+    return (
+        *bench.jit(by_file, None, False),
+        *bench.vmap(by_file, None, False),
+        *bench.loaders(by_file, None, False),
+        *bench.floor(by_file, None, False),
+        *(runs.scaling(by_file) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
+        *bench.goals(by_file, accuracy or {}, None, False),
+        *bench.memory(by_file, None, False),
+    )

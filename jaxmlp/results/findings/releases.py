@@ -1,0 +1,109 @@
+"""The findings of the release sweeps: which release got slower (the version matrix), where across releases (the
+timeline), which release did it (bisection); each from the newest sweep that can decide it. A sweep
+whose every verdict is "insufficient data" decides nothing: an older one answers, or the answer says so, never
+"no change"."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.results import layout, sweep_tables
+from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding, shown
+from jaxmlp.results.findings.select import machine
+from jaxmlp.results.frames import Results
+from jaxmlp.units import interval, p_value, ratio
+
+UNDECIDED = "insufficient data"
+WORDS = {"regression": "slower", "improvement": "faster", "results differ": "results differ"}
+
+
+def _where(where: str | Path, folder: Path | None) -> str:
+    return f"{shown(where, folder)} ({layout.shown_stamp(layout.stamp_in(where))})"
+
+
+def _step_words(row: pd.Series) -> str:
+    flags = f" [XLA_FLAGS {row['xla_flags']}]" if isinstance(row.get("xla_flags"), str) and row["xla_flags"] else ""
+    p = min(row["p_slower"], row["p_faster"])
+    return (f"{row['benchmark']}{flags} {row['from']} → {row['to']} {ratio(row['ratio'])} "
+            f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)})")  # fmt: skip
+
+
+def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame) -> str | None:
+    """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
+    insufficient data (it decides nothing)."""
+    steps = sweep_tables.sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
+    if steps.empty or (steps["verdict"] == UNDECIDED).all():
+        return None
+    span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
+    flagged = steps[steps["verdict"].isin(list(WORDS))]
+    if flagged.empty:
+        return f"No release changed its workloads' time against the previous one, in {span}."
+    return ". ".join(f"{WORDS[str(v)]}: " + "; ".join(_step_words(r) for _, r in part.iterrows())
+                     for v, part in flagged.groupby("verdict", sort=False)) + f"; in {span}."  # fmt: skip
+
+
+UNDECIDED_LINE = (f"Undecided: every comparison has {UNDECIDED} (one process a release decides nothing; "
+                  "`jaxmlp sweep --processes 8`).")  # fmt: skip
+
+
+def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
+    """A release timeline's one-line verdict: per workload, its changes or none."""
+    releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+    if not releases:
+        return "No release was measured."
+    parts = [f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: "
+             + ("; ".join(change.line() for change in c.changes) or "no change") for c in columns]  # fmt: skip
+    return f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
+
+
+def matrix(results: Results, folder: Path | None = None) -> Finding:
+    """The newest version matrix that decides anything: its flagged steps, or that none changed."""
+    question = "Which release got slower"
+    probes = [path.parent for path, _ in results.bisections]
+    found = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
+    if not found:
+        return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
+    ordered = sorted(found, key=layout.stamp_in, reverse=True)
+    for where in ordered:
+        text = sweep_verdict(found[where], results.samples)
+        if text is not None:
+            return Finding(question, text, MATRIX, True, _where(where, folder), machine(found[where].iloc[0]))
+    return Finding(question, UNDECIDED_LINE, MATRIX, True, _where(ordered[0], folder),
+                   machine(found[ordered[0]].iloc[0]))  # fmt: skip
+
+
+def timeline(results: Results, folder: Path | None = None) -> Finding:
+    """The newest release timeline with at least two processes a release: its changes, workload by workload."""
+    question = "Where across releases"
+    found = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
+    for where in sorted(found, key=layout.stamp_in, reverse=True):
+        columns = sweep_tables.timeline_columns(found[where], results.samples)
+        if not columns or min(len(s) for c in columns for s in c.samples) < 2:
+            continue
+        return Finding(
+            question, timeline_verdict(columns), TIMELINE, True, _where(where, folder), machine(found[where].iloc[0])
+        )
+    return Finding(question, "No release timeline with two or more processes a release yet: `jaxmlp sweep timeline "
+                   "A B`.", TIMELINE, False)  # fmt: skip
+
+
+def bisection(results: Results, folder: Path | None = None) -> Finding:
+    """The newest bisection that found a release, else the newest one's reason."""
+    question = "Which release did it"
+    if not results.bisections:
+        return Finding(question, "No bisection yet: `jaxmlp sweep bisect GOOD BAD`.", BISECTION, False)
+    ordered = sorted(results.bisections, key=lambda item: layout.stamp_in(item[0]), reverse=True)
+    path, doc = next(((p, d) for p, d in ordered if d.bisection.status == "found"), ordered[0])
+    more = len(ordered) - 1
+    also = f" ({more} other bisection(s) in the report)" if more else ""
+    return Finding(question, f"{doc.line[0].upper()}{doc.line[1:]}{also}.", BISECTION, True,
+                   _where(path.parent, folder), _machine(doc.metadata))  # fmt: skip
+
+
+def _machine(metadata: Mapping[str, Any]) -> str:
+    return machine({**metadata, "backend": metadata.get("backend") or "cpu"})

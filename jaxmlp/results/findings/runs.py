@@ -1,0 +1,145 @@
+"""The findings of the other runs: scaling, where the time goes (a profiler trace), changes across runs (the history,
+per machine), training and time to accuracy; each per machine, from its newest run that can answer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp.results import history, layout, tables
+from jaxmlp.results.findings.model import HISTORY, PROFILES, SCALING, TRAINING, TTA, Finding, Table, shown
+from jaxmlp.results.findings.select import machine, machine_of, stamp_of
+from jaxmlp.results.frames import Results
+from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.units import duration, percent, ratio
+
+SCALING_CAPTION = (
+    "Data-parallel scaling of the sharded pipeline: N devices in all over P processes (median; speed-up and "
+    "efficiency against N = 1, P = 1 of the same run; the all-reduce's share of one traced epoch's operations)"
+)
+
+
+def _where(path: str | Path, folder: Path | None, stamp: str = "") -> str:
+    when = stamp or layout.stamp_in(path)
+    return f"{shown(path, folder)}" + (f" ({layout.shown_stamp(when)})" if when else "")
+
+
+def _scaling_label(row: Any) -> str:
+    return f"N = {row.devices:.0f}" + (f", P = {row.processes:.0f}" if row.processes != 1 else "")
+
+
+def _all_reduce(row: Any) -> str:
+    share = getattr(row, "all_reduce_share", None)
+    return "" if share is None or pd.isna(share) else f", all-reduce {percent(share)} of the epoch's operations"
+
+
+def scaling(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
+    """Per machine, its newest scaling run over more than one device or process (one over N = 1 alone decides
+    nothing about scaling)."""
+    found: dict[str, pd.DataFrame] = {}
+    any_run = None
+    for rows in runs_by_file.values():  # newest first
+        if not tables.is_scaling(rows):
+            continue
+        any_run = any_run if any_run is not None else rows
+        table = tables.scaling_table(rows)
+        if "efficiency" in table and ((table["devices"] > 1) | (table["processes"] > 1)).any():
+            found.setdefault(machine_of(rows), rows)
+    if not found:
+        text = ("No scaling run yet: `jaxmlp scaling`." if any_run is None else "Only one device and one process "
+                "measured: `jaxmlp scaling --devices 1 2 4`.")  # fmt: skip
+        return [Finding("Scaling", text, SCALING, False)]
+    out = []
+    for name, rows in found.items():
+        table = tables.scaling_table(rows)
+        parts = [f"{_scaling_label(r)}: efficiency {percent(r.efficiency)} (speed-up {ratio(r.speedup)})"
+                 f"{_all_reduce(r)}" for r in table.itertuples() if (r.devices, r.processes) != (1, 1)]  # fmt: skip
+        simulated = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
+        out.append(Finding("Scaling", f"{'; '.join(parts)}{simulated}.", SCALING, True,
+                           _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)), name,
+                           (Table(SCALING_CAPTION, table),)))  # fmt: skip
+    return out
+
+
+def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Finding:
+    if not traces:
+        return Finding("Where the time goes", "No profiler trace yet: `jaxmlp profile`.", PROFILES, False)
+    newest = max(traces, key=lambda t: layout.stamp_in(t.run) or layout.stamp_in(t.file))
+    where = _where(newest.file, folder, layout.stamp_in(newest.run) or layout.stamp_in(newest.file))
+    if newest.top_ops.empty:
+        return Finding("Where the time goes", "The newest trace holds no device operations.", PROFILES, True, where)
+    top = newest.top_ops.iloc[0]
+    step = f"; a step takes {duration(newest.median_step_ms / 1e3)}" if newest.median_step_ms is not None else ""
+    return Finding("Where the time goes", f"In the newest trace ({newest.run}) the top operation is {top.op}, "
+                   f"{percent(top.share)} of the operations' time ({top['count']} calls){step}.", PROFILES, True,
+                   where)  # fmt: skip
+
+
+def changes_across_runs(results: Results) -> list[Finding]:
+    """Per machine, the changes the detector finds over its comparable runs (each history is one machine's and
+    settings')."""
+    points = history.points(results.runs)
+    if points.empty:
+        return [Finding("Changes across runs", "No benchmark has been run twice on one machine with the same "
+                        "settings yet.", HISTORY, False)]  # fmt: skip
+    changes = history.flagged(history.changes(points, results.samples))
+    out = []
+    for where, part in points.groupby("machine", sort=False):
+        mine = changes[changes["machine"] == where] if len(changes) else changes
+        runs = f"{part['file'].nunique()} comparable runs"
+        if mine.empty:
+            text = f"The change-point detector finds no change over {runs}."
+        else:
+            top = mine.iloc[0]
+            text = (f"{len(mine)} change(s) over {runs}; the biggest: {top.benchmark} {ratio(top.ratio)} "
+                    f"({top.verdict}, a {top.kind}) at {top['to']}, after {top['from']}.")  # fmt: skip
+        newest = part.sort_values("timestamp")["file"].iloc[-1]
+        out.append(Finding("Changes across runs", text, HISTORY, True, f"{part['file'].nunique()} runs to "
+                           f"{Path(str(newest)).name}", str(where),
+                           (Table("Changes (biggest first)", mine.drop(columns=["from_file", "to_file", "machine"]))
+                            ,) if len(mine) else ()))  # fmt: skip
+    return out
+
+
+def training(results: Results, folder: Path | None = None) -> list[Finding]:
+    """Per machine, its newest training run."""
+    table = tables.training_table(results.runs)
+    if table.empty:
+        return [Finding("Training", "No training run saved yet: `jaxmlp train --json reports`.", TRAINING, False)]
+    table = table.assign(machine=[machine(r) for _, r in table.iterrows()]).sort_values("timestamp")
+    out = []
+    for name, rows in table.groupby("machine", sort=False):
+        r = rows.iloc[-1]
+        out.append(Finding("Training", f"{r.pipeline} {r.precision} on {r.dataset}, {int(r.epochs)} epochs: test "
+                           f"accuracy {percent(r.test_accuracy)}, {duration(r.epoch_s_median)} an epoch after the "
+                           "first.", TRAINING, True, r.file, str(name),
+                           (Table("Training runs: one row per `jaxmlp train --json` file", rows.drop(
+                               columns=["machine"])),)))  # fmt: skip
+    return out
+
+
+def time_to_accuracy(results: Results, folder: Path | None = None) -> list[Finding]:
+    """Per machine, the newest run of each pipeline and precision (whichever file holds it), the fastest first."""
+    table = tables.tta_table(results.tta)
+    if table.empty:
+        return [Finding("Time to accuracy", "No time-to-accuracy run yet: `jaxmlp tta --target 0.97 --runs 5`.", TTA,
+                        False)]  # fmt: skip
+    first = results.tta.drop_duplicates("file").set_index("file")
+    table = table.assign(machine=[machine(first.loc[f]) for f in table["file"]],
+                         stamp=[layout.stamp_in(str(f)) for f in table["file"]])  # fmt: skip
+    out = []
+    for name, rows in table.groupby("machine", sort=False):
+        newest = rows.sort_values("stamp").drop_duplicates(["pipeline", "precision"], keep="last")
+        reached = newest[newest["reached"] > 0].sort_values("tta_s")
+        head = (f"fastest to {percent(reached['target'].iloc[0])}: {reached['pipeline'].iloc[0]} "
+                f"{reached['precision'].iloc[0]} in {duration(reached['tta_s'].iloc[0])}. " if len(reached)
+                else "")  # fmt: skip
+        text = head + "; ".join(tables.tta_line(r) for r in newest.sort_values("tta_s").itertuples()) + "."
+        files = ", ".join(_where(f, folder) for f in dict.fromkeys(newest["file"]))
+        out.append(Finding("Time to accuracy", text[0].upper() + text[1:], TTA, True, files, str(name),
+                           (Table("Time to accuracy, the newest run of each pipeline and precision",
+                                  newest.drop(columns=["machine", "stamp", "file"])),)))  # fmt: skip
+    return out

@@ -1,0 +1,54 @@
+"""Which run answers a question: per machine, the newest run on it that can answer it.
+
+A machine is what its times depend on (`jaxmlp.results.machines`): a run of another machine or backend answers on
+its own line, never mixed into another's. A run that cannot decide a question answers nothing about it: a
+smoke-size benchmark run (too short to time), a sweep whose every verdict is "insufficient data" (one process a
+release), a timeline of one process a release, a scaling run of one device and one process, an inconclusive
+bisection while a conclusive one exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+import pandas as pd
+
+from jaxmlp.results import layout
+from jaxmlp.results.machines import MACHINE, machine, machine_of
+
+__all__ = ["MACHINE", "machine", "machine_of", "newest_per_backend", "stamp_of", "timed"]
+
+UNTIMED_SIZES = ("smoke",)
+"""Benchmark sizes that run every step once to check it works: too short to answer how fast."""
+
+
+def stamp_of(rows: pd.DataFrame) -> str:
+    """One file's rows' time: the one in its name, else its run's timestamp."""
+    return layout.stamp_in(str(rows["file"].iloc[0])) or layout.stamp(str(rows["timestamp"].iloc[0]))
+
+
+def timed(rows: pd.DataFrame) -> bool:
+    """Whether a benchmark run's times can answer how fast (not a smoke-size run)."""
+    return not ("size" in rows and rows["size"].isin(UNTIMED_SIZES).any())
+
+
+def by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> Iterator[tuple[str, pd.DataFrame]]:
+    """Each benchmark file's rows split by backend (a file may hold several; its host-only rows, the loaders', go
+    with each), newest file first."""
+    for rows in runs_by_file.values():
+        if "backend" not in rows:
+            continue
+        host = rows[rows["backend"].isna()]
+        for backend, part in rows.groupby("backend", sort=True):
+            yield str(backend), pd.concat([part, host]) if len(host) else part
+
+
+def newest_per_backend(runs_by_file: Mapping[str, pd.DataFrame], answers: Callable[[pd.DataFrame], bool],
+                       timed_only: bool = True) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """Per backend, the newest timed run whose rows ``answers`` (the machine is that run's: an older run on another
+    machine of the same backend is the history's, not the answer's)."""
+    found: dict[str, pd.DataFrame] = {}
+    for backend, part in by_backend(runs_by_file):
+        if backend not in found and (timed(part) or not timed_only) and answers(part):
+            found[backend] = part
+    return found

@@ -1,0 +1,118 @@
+"""The floor: one per backend and precision in a run, the best rate that run measured at that precision (every
+GEMM row of every shape and library, and the floor's own matmul where it ran at float32), and an epoch's FLOPs at
+that rate. Every table, line, plot and goal of the run reads its floor from `floors`, so a bf16 row is only ever set
+against the bf16 floor, and larger GEMMs (an accelerator's) raise the floor by being measured, nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.results.frames import query
+from jaxmlp.results.table_base import mark_best, precisions, shows
+from jaxmlp.units import duration, flop_rate
+
+GEMM_UNAVAILABLE = "numpy has no bfloat16 type: no numpy bf16 rows"
+"""Why a library and precision have no rows (`jaxmlp.measure.floor.unavailable` skips them)."""
+
+FLOOR_COLUMNS = ["backend", "precision", "library", "shape", "gflop_per_s", "flops", "floor_s"]
+
+
+def _order(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
+    return values.map({v: i for i, v in enumerate(order)}).fillna(len(order))
+
+
+def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend: the floor's own 2048^3 matmul, its time (one product's), rate and precision: ``f32`` where it was
+    timed at float32 (in rounds, at ``highest``; or on a CPU, whose default is float32), else JAX's default of that
+    run (an older accelerator run's: not float32, so never a floor)."""
+    d = query(df, registry.MATMUL)
+    if d.empty:
+        return pd.DataFrame(columns=["backend", "precision", "matmul_ms", "gflop_per_s"])
+    setting = "jax_default_matmul_precision"
+    run = d[setting].astype(object).fillna("default") if setting in d else pd.Series("default", index=d.index)
+    f32 = (d["backend"] == "cpu") | run.isin(["highest", "float32"])
+    if "round_calls" in d:
+        f32 |= d["round_calls"].notna()
+    return pd.DataFrame({"backend": d["backend"], "precision": run.where(~f32, "f32"), "matmul_ms": d["median"] * 1e3,
+                         "gflop_per_s": d["flops"] / d["median"] / 1e9}).reset_index(drop=True)  # fmt: skip
+
+
+@shows(registry.GEMM)
+def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
+    """Per backend, shape (the biggest first), precision and library: a product's median time (one product's) and
+    rate; ``fastest`` marks the best library of each backend, shape and precision (``~fastest``: its IQR overlaps
+    the best's); bf16's rate as times f32's of the same library."""
+    d = query(df, registry.GEMM)
+    columns = ["backend", "shape", "precision", "library", "gemm_ms", "gemm_iqr_ms", "gflop_per_s", "bf16_speedup",
+               "best"]  # fmt: skip
+    if d.empty:
+        return pd.DataFrame(columns=columns)
+    out = pd.DataFrame({"backend": d["backend"], "shape": d["shape"], "precision": d["precision"],
+                        "library": d["library"], "gemm_ms": d["median"] * 1e3,
+                        "gemm_iqr_ms": d["iqr"] * 1e3, "gflop_per_s": d["flops"] / d["median"] / 1e9,
+                        "q1": d["q1"] * 1e3, "q3": d["q3"] * 1e3, "m": d["m"], "k": d["k"],
+                        "n": d["n"]})  # fmt: skip
+    out["best"] = ""
+    for _, rows in out.groupby(["backend", "shape", "precision"]):
+        out.loc[rows.index, "best"] = mark_best(rows["gemm_ms"], rows["q1"], rows["q3"])
+    f32 = out[out["precision"] == "f32"].set_index(["backend", "shape", "library"])["gflop_per_s"]
+    keys = pd.MultiIndex.from_frame(out[["backend", "shape", "library"]])
+    out["bf16_speedup"] = (out["gflop_per_s"].to_numpy() / f32.reindex(keys).to_numpy()).astype(float)
+    out.loc[out["precision"] != "bf16", "bf16_speedup"] = float("nan")
+    out["size"] = -(out["m"] * out["k"] * out["n"]).astype(float)
+    out = out.sort_values(["backend", "size", "shape", "precision", "library"], kind="stable",
+                          key=lambda c: _order(c, registry.GEMM_PRECISIONS) if c.name == "precision"
+                          else _order(c, registry.GEMM_LIBRARIES) if c.name == "library" else c)  # fmt: skip
+    return out.reindex(columns=columns).reset_index(drop=True)
+
+
+def _rates(run: pd.DataFrame) -> pd.DataFrame:
+    """Every rate the run measured: its GEMM rows and its float32 matmul (backend, precision, library, shape,
+    gflop_per_s)."""
+    gemm = gemm_rates(run)[["backend", "precision", "library", "shape", "gflop_per_s"]]
+    matmul = matmul_rate(run).assign(library="xla", shape="2048x2048x2048")
+    matmul = matmul[matmul["precision"] == "f32"][["backend", "precision", "library", "shape", "gflop_per_s"]]
+    return pd.concat([f for f in (gemm, matmul) if len(f)], ignore_index=True) if len(gemm) or len(matmul) else gemm
+
+
+@shows(registry.MATMUL)
+def floors(run: pd.DataFrame) -> pd.DataFrame:
+    """One run's floor per backend and precision: the best rate it measured at that precision (its library and
+    shape), the epoch's FLOPs at that precision (f32's where no epoch of that precision ran) and the epoch at that
+    rate (``floor_s``). A run without GEMM rows: the f32 floor its epochs recorded (XLA's matmul rate)."""
+    epochs = query(run, registry.EPOCH)
+    rates = _rates(run)
+    rows: list[dict[str, Any]] = []
+    for backend in sorted(set(epochs.get("backend", pd.Series(dtype=object)).dropna()) | set(rates["backend"])):
+        mine = epochs[epochs["backend"] == backend] if len(epochs) else epochs
+        flops_of = (mine.assign(p=precisions(mine)).groupby("p")["flops"].median().to_dict()
+                    if len(mine) and "flops" in mine else {})  # fmt: skip
+        measured = rates[rates["backend"] == backend]
+        for precision in registry.GEMM_PRECISIONS:
+            at = measured[measured["precision"] == precision].sort_values("gflop_per_s", ascending=False)
+            flops = float(flops_of.get(precision, flops_of.get("f32", float("nan"))))
+            if len(at):
+                best = at.iloc[0]
+                rate, library, shape = float(best["gflop_per_s"]), str(best["library"]), str(best["shape"])
+            elif precision == "f32" and len(mine) and "floor_seconds" in mine and mine["floor_seconds"].notna().any():
+                rate, library, shape = flops / float(mine["floor_seconds"].median()) / 1e9, "xla", "2048x2048x2048"
+            else:
+                continue
+            rows.append({"backend": backend, "precision": precision, "library": library, "shape": shape,
+                         "gflop_per_s": rate, "flops": flops, "floor_s": flops / (rate * 1e9)})  # fmt: skip
+    return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
+
+
+def floor_of(table: pd.DataFrame, backend: object, precision: object) -> float:
+    """``floors``' epoch time for a backend and precision (NaN where the run set none)."""
+    at = table[(table["backend"] == backend) & (table["precision"] == precision)]
+    return float(at["floor_s"].iloc[0]) if len(at) else float("nan")
+
+
+def floor_line(row: Any) -> str:
+    """``cpu f32 floor: 954 ms an epoch at 208 GFLOP/s (numpy, 2048x2048x2048)``."""
+    return (f"{row.backend} {row.precision} floor: {duration(row.floor_s)} an epoch at "
+            f"{flop_rate(row.gflop_per_s * 1e9)} ({row.library}, {row.shape})")  # fmt: skip
