@@ -15,7 +15,7 @@ from jaxmlp.results import history, sweep_tables
 
 COLUMNS = 4
 """Small multiples a row."""
-CELL_IN = (plot_style.WIDTH_IN / COLUMNS, 2.2)
+CELL_IN = (plot_style.WIDTH_IN / COLUMNS, 2.0)
 """Each small plot's width and height."""
 TICKS = 10
 MACHINE_COLOURS = ("C0", "C1", "C4", "C9", "C5", "C6", "C7", "C8")
@@ -57,7 +57,7 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
     rows = -(-len(names) // columns)
     key = [f"{n + 1} = {label}" for n, label in enumerate(labels)]
     key_lines = [";  ".join(key[i : i + 3]) for i in range(0, len(key), 3)]
-    height = CELL_IN[1] * rows + 0.9 + 0.2 * len(key_lines) + 0.25 * len(kinds)
+    height = CELL_IN[1] * rows + 0.5 + 0.2 * len(key_lines) + 0.2 * (len(kinds) + 2)
     fig, axes = plt.subplots(rows, columns, figsize=(plot_style.WIDTH_IN, height), layout="constrained",
                              squeeze=False)  # fmt: skip
     step = max(1, math.ceil(len(labels) / TICKS))
@@ -82,7 +82,7 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
         ax.set_visible(i < len(names))
         ax.set_xticks(range(0, len(labels), step), [str(n + 1) for n in range(0, len(labels), step)])
         ax.set_xlim(-0.3, len(labels) - 0.7)
-    legend_above(fig, ncols=1)
+    legend_above(fig)
     fig.supxlabel("runs: " + "\n".join(key_lines), fontsize=SMALL_PT)
     return fig
 
