@@ -73,7 +73,8 @@ def figure(height_in: float = 4.0, width_in: float = WIDTH_IN, **subplots: Any) 
     """A new figure and its axes (`plt.subplots`), laid out by matplotlib's constrained layout."""
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(width_in, height_in), layout="constrained", **subplots)
+    fig, axes = plt.subplots(figsize=(width_in, height_in), layout="constrained", **subplots)
+    return fig, axes
 
 
 def png(fig: Any) -> str:

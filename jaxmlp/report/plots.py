@@ -129,11 +129,12 @@ def ladder_figure(ladder: pd.DataFrame) -> Any:
     fig, ax = plot_style.figure(bars_height(labels))
     positions, length = slots(labels)
     colours = [PRECISION_COLOURS.get(q, "C2") for q in precision]
-    ax.barh(positions, ladder["epoch_s"], height=0.7, color=colours,
-            hatch=["//" if f else "" for f in floor], edgecolor="white", linewidth=0)  # fmt: skip
+    bars = ax.barh(positions, ladder["epoch_s"], height=0.7, color=colours, edgecolor="white", linewidth=0)
+    for bar, is_floor in zip(bars, floor):
+        bar.set_hatch("//" if is_floor else "")
     _value_labels(ax, positions, ladder["epoch_s"])
     for q, rows in ladder[floor].groupby(precision[floor], sort=False):
-        best = rows.loc[rows["epoch_s"].idxmin()]
+        best = rows.sort_values("epoch_s").iloc[0]
         ax.axvline(best["epoch_s"], color=PRECISION_COLOURS.get(str(q), "C2"), linestyle="--", linewidth=1.2,
                    label=f"{q} floor ({best['library']}): {units.duration(best['epoch_s'])}")  # fmt: skip
     ax.set_yticks(positions, labels)
