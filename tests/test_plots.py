@@ -242,3 +242,14 @@ def test_every_kind_of_figure_draws_as_a_png():
     for kind, data in CASES.items():
         png = plots.PLOTTERS[kind](*data)
         assert png.startswith("iVBOR"), kind  # a base64 PNG
+
+
+def test_a_plot_s_background_is_the_page_s_white():
+    import base64
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(base64.b64decode(plots.plot_ladder(LADDER)))) as png:
+        assert png.convert("RGB").getpixel((1, 1)) == (255, 255, 255)  # no grey box around the plot
+        assert png.width <= plot_style.WIDTH_IN * plot_style.DPI

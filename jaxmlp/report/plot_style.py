@@ -88,8 +88,13 @@ def png(fig: Any) -> str:
     plt.close(fig)
     buffer.seek(0)
     small = io.BytesIO()
-    palette = Image.open(buffer).convert("RGB").quantize(colors=PNG_COLOURS, method=Image.Quantize.FASTOCTREE)
-    palette.save(small, format="PNG", optimize=True)
+    image = Image.open(buffer).convert("RGB").quantize(colors=PNG_COLOURS, method=Image.Quantize.FASTOCTREE)
+    _, background = max(image.getcolors() or [(0, 0)])
+    colours = image.getpalette() or []
+    if all(c >= 240 for c in colours[3 * background : 3 * background + 3]):  # the page's white, not a near-white
+        colours[3 * background : 3 * background + 3] = [255, 255, 255]
+        image.putpalette(colours)
+    image.save(small, format="PNG", optimize=True)
     return base64.b64encode(small.getvalue()).decode("ascii")
 
 
