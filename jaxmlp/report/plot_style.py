@@ -32,7 +32,7 @@ MIN_FONT_PX = MIN_FONT_PT * DPI / 72
 """The smallest text's height in pixels when a plot is shown at its natural size (13.9 px)."""
 LOG_SPAN = 20.0
 """Values spread wider than this ratio (largest over smallest) are drawn on a log axis."""
-BAR_LINE_IN = 0.24
+BAR_LINE_IN = 0.21
 """The height a line of a bar's label takes: a figure of bars grows with them."""
 LABEL_CHARS = 44
 """A bar's label is wrapped to lines of at most this many characters."""

@@ -60,7 +60,7 @@ def _value_labels(ax: Any, positions: Iterable[float], values: Iterable[float]) 
 
 def by_batch_size_figure(table: pd.DataFrame, lines: Iterable[tuple[str, str]], ylabel: str, title: str) -> Any:
     """Log-log lines of median times (``*_ms`` columns) against batch size; ``lines`` are (column, label) pairs."""
-    fig, ax = plot_style.figure(3.4, 8.0)
+    fig, ax = plot_style.figure(3.2, 8.0)
     for column, label in lines:
         ax.plot(table["batch_size"], table[column] / 1e3, marker="o", label=label)
     ax.set(xscale="log", yscale="log", xlabel="batch size", ylabel=ylabel, title=title)

@@ -15,7 +15,7 @@ from jaxmlp.results import history, sweep_tables
 
 COLUMNS = 4
 """Small multiples a row."""
-CELL_IN = (plot_style.WIDTH_IN / COLUMNS, 2.0)
+CELL_IN = (plot_style.WIDTH_IN / COLUMNS, 1.85)
 """Each small plot's width and height."""
 TICKS = 10
 MACHINE_COLOURS = ("C0", "C1", "C4", "C9", "C5", "C6", "C7", "C8")
