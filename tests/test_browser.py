@@ -1,5 +1,11 @@
-"""The rendered report in a real headless browser: it fits a 1280×800 window, every plot decodes, the page logs no
-error and asks for nothing but itself, and the answers come first.
+"""The rendered report in a real headless browser: it fits a 1280×800 window, no element sits on another, every plot
+decodes and is shown at a size where its smallest text is at least 10 px, the page is small and short before
+anything is unfolded, logs no error and asks for nothing but itself, and the answers come first.
+
+The report is of the fixtures (tests/fixtures), never of a user's results: two benchmark runs (CPU and TPU), a
+training run, and a history of the CPU run on two machines (copies of it with later dates, other times and another
+CPU model). Screenshots at 1280 px (the first screen, the whole page as loaded and unfolded) are written to the
+test's temporary folder, or to the folder ``JAXMLP_SCREENSHOTS`` names.
 
 Chromium comes from the system (`apt-get install chromium`), never from `playwright install`: Playwright's Python
 package only drives it. Without Chromium on PATH, or without the package, every test here skips and says why.
@@ -8,26 +14,33 @@ crash handlers included) is killed when the limit passes, and whatever is left o
 """
 
 import contextlib
+import copy
+import json
 import os
 import re
 import shutil
 import signal
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jaxmlp.cli import main
+from jaxmlp.report import plot_style
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 WIDTH, HEIGHT = 1280, 800
-BROWSER_LIMIT_S = 90  # the browser's whole life; it is killed when this passes
+BROWSER_LIMIT_S = 120  # the browser's whole life; it is killed when this passes
 STEP_LIMIT_MS = 30_000  # launch, navigation, each call
-MAX_BYTES = 1_000_000
+MAX_BYTES = 400_000
+MAX_SCREENS = 12  # the page's height before anything is unfolded, in 1280×800 windows
+MIN_FONT_PX = 10  # the smallest text of a plot, as shown
+SCREENSHOTS = "JAXMLP_SCREENSHOTS"
 
 CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
 NO_CHROMIUM = "no Chromium on PATH (chromium, chromium-browser): `apt-get install chromium` to run it"
@@ -50,13 +63,86 @@ UNCONTAINED = """(width) => {
 }"""
 
 
+SECONDS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "ld15iqr", "hd15iqr", "total")
+
+
+def _rerun(document: dict, days: int, factor: float, cpu_model: str | None = None) -> dict:
+    """A made-up later run of a benchmark file: ``days`` later, every time × ``factor``, on ``cpu_model``."""
+    out = copy.deepcopy(document)
+    stamp = datetime.fromisoformat(out["datetime"]) + timedelta(days=days)
+    out["datetime"] = stamp.isoformat()
+    info = out["machine_info"]["jaxmlp"]
+    info["commit"] = out["commit_info"]["id"] = f"{days:x}" * 16
+    if cpu_model:
+        info["cpu_model"] = cpu_model
+    for bench in out["benchmarks"]:
+        stats = bench["stats"]
+        for key in SECONDS:
+            if isinstance(stats.get(key), (int, float)):
+                stats[key] *= factor
+        stats["data"] = [x * factor for x in stats["data"]]
+        if stats.get("ops"):
+            stats["ops"] /= factor
+    return out
+
+
+# Pairs of shown boxes (headings, paragraphs, tables, images, folds, lists; not those in a closed fold) that overlap
+# by more than a pixel, one never inside the other; a box that scrolls sideways counts as its scroll box's width.
+OVERLAPS = """() => {
+  const shown = [...document.body.querySelectorAll('h1,h2,h3,p,table,img,details,ul,ol,nav,section')]
+    .filter((el) => el.getClientRects().length > 0 && el.checkVisibility());  // not inside a closed fold
+  const box = (el) => {
+    const r = el.getBoundingClientRect();
+    let right = r.right;
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const o = getComputedStyle(a).overflowX;
+      if (o === 'auto' || o === 'scroll') { right = Math.min(right, a.getBoundingClientRect().right); break; }
+    }
+    return {left: r.left, right, top: r.top, bottom: r.bottom};
+  };
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '')
+    + ' "' + (el.textContent || el.alt || '').trim().slice(0, 40) + '"';
+  const boxes = shown.map(box);
+  const out = [];
+  for (let i = 0; i < shown.length; i++) {
+    for (let j = i + 1; j < shown.length; j++) {
+      if (shown[i].contains(shown[j]) || shown[j].contains(shown[i])) continue;
+      const a = boxes[i], b = boxes[j];
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 1 && h > 1) out.push([name(shown[i]), name(shown[j])]);
+    }
+  }
+  return out;
+}"""
+
+
+# The height the page's shown plots and tables take, each kind together.
+HEIGHTS = """() => Object.fromEntries(['img', 'table'].map((tag) => [tag, Math.round([...document.querySelectorAll(tag)]
+  .filter((el) => el.checkVisibility()).reduce((sum, el) => sum + el.getBoundingClientRect().height, 0))]))"""
+
+
 def _results(tmp: Path) -> Path:
-    """A results folder of the fixtures: real sweeps, a bisection, a timeline and scaling, and hand-made runs."""
+    """The fixtures' results (real sweeps, a bisection, a timeline and scaling, hand-made runs), and a history of the
+    CPU run: two later runs on its machine (the last 25% slower) and two on another CPU model."""
     folder = tmp / "reports"
     shutil.copytree(FIXTURES / "runs", folder)
     for name in ("bench-cpu.json", "bench-tpu.json", "train-cpu.json"):
         shutil.copy(FIXTURES / name, folder)
+    cpu = json.loads((FIXTURES / "bench-cpu.json").read_text())
+    for days, factor, model in ((1, 1.01, None), (2, 1.25, None), (1, 0.8, "Other CPU"), (3, 0.81, "Other CPU")):
+        run = _rerun(cpu, days, factor, model)
+        stamp = datetime.fromisoformat(run["datetime"]).strftime("%Y%m%dT%H%M%S")
+        (folder / f"bench-{stamp}{'-other' if model else ''}-cpu.json").write_text(json.dumps(run))
     return folder
+
+
+def _screenshots(tmp_path_factory) -> Path:
+    named = os.environ.get(SCREENSHOTS)
+    if named:
+        Path(named).mkdir(parents=True, exist_ok=True)
+        return Path(named)
+    return tmp_path_factory.mktemp("screenshots")
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +190,8 @@ def _reap(mark: bytes, wait_s: float) -> None:
 class Opened:
     tab: Any  # playwright's Page
     seen: dict[str, list[Any]]  # console messages, page errors, requests and failed requests, while it loaded
+    shots: Path  # where the screenshots go
+    folded: dict[str, Any] = field(default_factory=dict)  # the page as it loaded: its height, its boxes' overlaps
 
     def evaluate(self, script: str, arg: Any = None) -> Any:
         return self.tab.evaluate(script, arg)
@@ -144,12 +232,25 @@ def page(index_html, tmp_path_factory):
                 tab.on("requestfailed", lambda r: seen["failed"].append(f"{r.url}: {r.failure}"))
                 tab.route(re.compile(r"^(?!file:|data:)"), lambda route: route.abort())
                 tab.goto(index_html.as_uri(), wait_until="load")
-                yield Opened(tab, seen)
+                opened = Opened(tab, seen, _screenshots(tmp_path_factory))
+                tab.screenshot(path=opened.shots / "first-screen.png")
+                tab.screenshot(path=opened.shots / "page.png", full_page=True)
+                opened.folded = {"height": opened.evaluate("document.documentElement.scrollHeight"),
+                                 "overlaps": opened.evaluate(OVERLAPS), "parts": opened.evaluate(HEIGHTS)}  # fmt: skip
+                yield opened
             finally:
                 browser.close()
     finally:
         watchdog.cancel()
         _reap(mark, wait_s=5)
+
+
+@pytest.fixture(scope="module")
+def unfolded(page):
+    """The page with every ``<details>`` open (after the checks of the page as loaded), and its screenshot."""
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    page.tab.screenshot(path=page.shots / "unfolded.png", full_page=True)
+    return page
 
 
 def test_nothing_overflows_the_window_sideways(page):
@@ -186,6 +287,45 @@ def test_the_overview_comes_first(page):
     assert first["id"] == "overview", f"the first section is <{first['tag']} id='{first['id']}'>, not the overview"
 
 
-def test_the_page_is_under_a_megabyte(index_html):
+def test_the_page_is_small(index_html):
     size = os.path.getsize(index_html)
     assert size < MAX_BYTES, f"index.html is {size} bytes, over {MAX_BYTES}"
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="the report's folding (each section's detail folded below its answer) lands "
+    "with the findings model; the page's tables and plots are shown unfolded until then",
+)
+def test_the_page_is_short_before_anything_is_unfolded(page):
+    height, parts = page.folded["height"], page.folded["parts"]
+    assert height < MAX_SCREENS * HEIGHT, (f"the page is {height} px tall ({height / HEIGHT:.1f} screens of {HEIGHT}"
+                                           f"): plots {parts['img']} px, tables {parts['table']} px")  # fmt: skip
+
+
+def test_no_box_sits_on_another_as_loaded(page):
+    overlaps = page.folded["overlaps"]
+    assert not overlaps, f"{len(overlaps)} pairs of boxes overlap: {overlaps[:5]}"
+
+
+def test_no_box_sits_on_another_with_everything_unfolded(unfolded):
+    overlaps = unfolded.evaluate(OVERLAPS)
+    assert not overlaps, f"{len(overlaps)} pairs of boxes overlap: {overlaps[:5]}"
+
+
+def test_every_plot_is_shown_with_its_text_at_least_10_px(unfolded):
+    images = unfolded.evaluate("[...document.images].map(i => [i.alt, i.width, i.naturalWidth])")
+    assert images, "the report has no image"
+    assert all(width > 0 for _, width, _ in images), "an image is not shown even with every fold open"
+    # a plot's smallest text is MIN_FONT_PX at its natural width; shown narrower, it shrinks in proportion
+    small = [(alt, round(plot_style.MIN_FONT_PX * width / natural, 1)) for alt, width, natural in images
+             if plot_style.MIN_FONT_PX * width / natural < MIN_FONT_PX]  # fmt: skip
+    assert not small, f"{len(small)} of {len(images)} plots shown with text under {MIN_FONT_PX} px: {small[:5]}"
+
+
+def test_the_screenshots_are_1280_px_wide(page, unfolded):
+    from PIL import Image
+
+    for name in ("first-screen.png", "page.png", "unfolded.png"):
+        with Image.open(page.shots / name) as shot:
+            assert shot.width == WIDTH, (name, shot.size)

@@ -1,0 +1,180 @@
+"""How every report plot looks, set in one place: its size, resolution and fonts, axes in human units, legends off
+the data, horizontal bars sized to their labels, and the PNG it is saved as.
+
+A figure is at most `WIDTH_IN` × `DPI` pixels wide, so the page (at most 1100 px of text wide) shows it at its
+natural size at 1280 px, and its smallest text is `MIN_FONT_PT` points: `MIN_FONT_PX` pixels on the screen.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import itertools
+import math
+import textwrap
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from jaxmlp import units
+
+DPI = 100
+"""Pixels per inch of every PNG."""
+WIDTH_IN = 10.0
+"""The width of a full-width figure (1000 px)."""
+FONT_PT = 11.0
+"""Titles, axis labels."""
+SMALL_PT = 10.0
+"""Tick labels, legends, notes on the data."""
+MIN_FONT_PT = SMALL_PT
+"""No text in a plot is smaller."""
+MIN_FONT_PX = MIN_FONT_PT * DPI / 72
+"""The smallest text's height in pixels when a plot is shown at its natural size (13.9 px)."""
+LOG_SPAN = 20.0
+"""Values spread wider than this ratio (largest over smallest) are drawn on a log axis."""
+BAR_LINE_IN = 0.21
+"""The height a line of a bar's label takes: a figure of bars grows with them."""
+LABEL_CHARS = 44
+"""A bar's label is wrapped to lines of at most this many characters."""
+PNG_COLOURS = 64
+
+RC = {
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "font.size": FONT_PT,
+    "axes.titlesize": FONT_PT,
+    "axes.labelsize": FONT_PT,
+    "figure.titlesize": FONT_PT + 1,
+    "figure.labelsize": FONT_PT,
+    "xtick.labelsize": SMALL_PT,
+    "ytick.labelsize": SMALL_PT,
+    "legend.fontsize": SMALL_PT,
+    "legend.title_fontsize": SMALL_PT,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.axisbelow": True,
+}
+"""matplotlib's settings for every report plot."""
+
+
+@contextlib.contextmanager
+def style() -> Iterator[Any]:
+    """matplotlib (headless) with the report's settings, for as long as a plot is drawn and saved."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context(RC):
+        yield plt
+
+
+def figure(height_in: float = 4.0, width_in: float = WIDTH_IN, **subplots: Any) -> tuple[Any, Any]:
+    """A new figure and its axes (`plt.subplots`), laid out by matplotlib's constrained layout."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(figsize=(width_in, height_in), layout="constrained", **subplots)
+    return fig, axes
+
+
+def png(fig: Any) -> str:
+    """The figure as a base64 PNG of at most `PNG_COLOURS` colours (a third of the bytes of a full-colour one, and
+    the same to the eye for plots, bands and grid included): the page stays small enough to open anywhere."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    plt.close(fig)
+    buffer.seek(0)
+    small = io.BytesIO()
+    image = Image.open(buffer).convert("RGB").quantize(colors=PNG_COLOURS, method=Image.Quantize.FASTOCTREE)
+    _, background = max(image.getcolors() or [(0, 0)])
+    colours = image.getpalette() or []
+    if all(c >= 240 for c in colours[3 * background : 3 * background + 3]):  # the page's white, not a near-white
+        colours[3 * background : 3 * background + 3] = [255, 255, 255]
+        image.putpalette(colours)
+    image.save(small, format="PNG", optimize=True)
+    return base64.b64encode(small.getvalue()).decode("ascii")
+
+
+def wrap(label: str, width: int = LABEL_CHARS) -> str:
+    """A label broken into lines of at most ``width`` characters."""
+    return "\n".join(textwrap.wrap(str(label), width)) or str(label)
+
+
+def slots(labels: Sequence[str], per_label: float = 1.0) -> tuple[list[float], float]:
+    """Where each label's bars go on a bar chart's axis (the centre of its slot) and the axis' length: a label
+    takes as many lines as it has, at least ``per_label`` (the bars it has), so no label runs into the next."""
+    sizes = [max(per_label, label.count("\n") + 1) for label in labels]
+    ends = list(itertools.accumulate(sizes))
+    return [end - size / 2 for end, size in zip(ends, sizes)], (ends[-1] if ends else 0.0)
+
+
+def bars_height(labels: Sequence[str], per_label: float = 1.0, extra_in: float = 1.6) -> float:
+    """The height (inches) of a figure of horizontal bars: `BAR_LINE_IN` a line of each label's slot (`slots`),
+    plus ``extra_in`` for the title, the axis and a legend."""
+    return max(2.5, BAR_LINE_IN * slots(labels, per_label)[1] + extra_in)
+
+
+def spans_decades(values: Iterable[float]) -> bool:
+    """Whether positive ``values`` spread wider than `LOG_SPAN`: they are drawn on a log axis."""
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v)) and float(v) > 0]
+    return bool(finite) and max(finite) / min(finite) > LOG_SPAN
+
+
+def _tick(text: str) -> str:
+    """A tick's label without trailing zeros: ``1.50 s`` -> ``1.5 s``, ``10.0 ms`` -> ``10 ms``."""
+    number, _, unit = text.partition(" ")
+    if "." in number:
+        number = number.rstrip("0").rstrip(".")
+    return f"{number} {unit}".strip()
+
+
+def _duration(value: float, _: Any = None) -> str:
+    return _tick(units.duration(value)) if value > 0 else "0"
+
+
+def _flop_rate(value: float, _: Any = None) -> str:
+    return _tick(units.flop_rate(value)) if value > 0 else "0"
+
+
+def _number(value: float, _: Any = None) -> str:
+    return _tick(units.number(value))
+
+
+FORMATS = {"seconds": _duration, "flops": _flop_rate, "number": _number}
+
+
+def human_axis(ax: Any, axis: str, kind: str = "seconds", values: Iterable[float] | None = None) -> None:
+    """An axis ("x" or "y") of ``ax`` in human units (``kind``: seconds "5 ms", flops "31.8 TFLOP/s", number), never
+    1e-3 or 10^-3: log when ``values`` spread wider than `LOG_SPAN` (or the axis is log already), ticks at 1, 2, 5
+    times a power of ten where the axis spans few decades."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    scale = getattr(ax, f"set_{axis}scale")
+    if values is not None:
+        scale("log" if spans_decades(values) else "linear")
+    target = getattr(ax, f"{axis}axis")
+    formatter = FuncFormatter(FORMATS[kind])
+    if target.get_scale() == "log":
+        low, high = sorted(getattr(ax, f"get_{axis}lim")())
+        decades = math.log10(high / low) if low > 0 else 9.0
+        subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)
+        target.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+        target.set_minor_formatter(NullFormatter())
+    target.set_major_formatter(formatter)
+
+
+def legend_above(fig: Any, ncols: int | None = None, **kwargs: Any) -> Any:
+    """The figure's legend above its axes, off the data (constrained layout makes room for it)."""
+    handles, labels = [], []
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    if not labels:
+        return None
+    columns = ncols or min(len(labels), max(1, int(WIDTH_IN * 72 / (SMALL_PT * 0.6 * max(map(len, labels)) + 40))))
+    return fig.legend(handles, labels, loc="outside upper center", ncols=columns, frameon=False, **kwargs)
