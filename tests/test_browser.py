@@ -292,11 +292,6 @@ def test_the_page_is_small(index_html):
     assert size < MAX_BYTES, f"index.html is {size} bytes, over {MAX_BYTES}"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the report's folding (each section's detail folded below its answer) lands "
-    "with the findings model; the page's tables and plots are shown unfolded until then",
-)
 def test_the_page_is_short_before_anything_is_unfolded(page):
     height, parts = page.folded["height"], page.folded["parts"]
     assert height < MAX_SCREENS * HEIGHT, (f"the page is {height} px tall ({height / HEIGHT:.1f} screens of {HEIGHT}"
