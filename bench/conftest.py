@@ -3,7 +3,7 @@
 Options (after `nox -s bench --`, or to pytest directly):
   --size {smoke,quick,full}   sizes and rounds (quick by default; smoke runs everything once, tiny)
   --backends cpu,gpu,tpu     which JAX backends to measure (default: every backend JAX sees)
-  --rounds N                  timed rounds of every benchmark, whatever the size says (a short GPU lease: 3)
+  --rounds N                  timed rounds of every benchmark, whatever the size says (e.g. 3 on a machine held briefly)
 """
 
 from __future__ import annotations

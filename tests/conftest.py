@@ -7,7 +7,7 @@ import pytest
 
 MNIST_HOWTO = (
     "real MNIST files not found: set JAXMLP_DATA_DIR to a folder holding the four MNIST IDX files "
-    "(gzipped or not; on the project's machines ../shared/data/mnist) to run this test"
+    "(gzipped or not) to run this test"
 )
 
 

@@ -23,7 +23,7 @@ from jaxmlp.results.tables import compare_memory
 TINY = Measuring(dataset="synthetic", limit=256, epochs=2, calls=3)
 
 
-# --- item 1: what a cell compiled ---------------------------------------------------------------------------------
+# --- what a cell compiled ---------------------------------------------------------------------------------
 
 
 def test_a_probe_records_the_program_and_the_process(tmp_path):
@@ -44,7 +44,7 @@ def test_a_probe_records_the_program_and_the_process(tmp_path):
     assert "not available" in result.metadata["device_peak_why"]  # the CPU keeps no memory_stats()
 
 
-# --- item 2: explain ----------------------------------------------------------------------------------------------
+# --- explain ----------------------------------------------------------------------------------------------
 
 
 def test_explain_two_cells_of_the_same_program_says_same_hlo_and_times_each_operation(tmp_path):
@@ -97,7 +97,7 @@ def test_explain_of_two_real_releases_whose_programs_differ(tmp_path):
     assert doc.operations
 
 
-# --- item 3: XLA flags per release ---------------------------------------------------------------------------------
+# --- XLA flags per release ---------------------------------------------------------------------------------
 
 
 def test_the_flags_table_says_which_release_takes_which_flag():
@@ -115,7 +115,7 @@ def test_the_flags_table_says_which_release_takes_which_flag():
     assert sweep_tables.flags_table(CellsDocument((Cell("0.4.31", "", "ok", "f"),))).empty
 
 
-# --- item 4: the roofline -----------------------------------------------------------------------------------------
+# --- the roofline -----------------------------------------------------------------------------------------
 
 
 def test_roofline_arithmetic():
@@ -141,7 +141,7 @@ def test_a_program_that_loops_once_a_call_gets_no_roofline_but_the_reason():
     assert found["user"]["measured_seconds"] == 0.5 and "x_attainable" in found["scan"]
 
 
-# --- item 5: memory -----------------------------------------------------------------------------------------------
+# --- memory -----------------------------------------------------------------------------------------------
 
 
 def test_the_peak_resets_and_is_read_back():

@@ -13,6 +13,7 @@ The README cannot be rendered by the docs build, so its headline table is the ho
 from __future__ import annotations
 
 import ast
+import csv
 import json
 import operator
 import re
@@ -67,11 +68,12 @@ class Figures:
         path = self.path(run, within)
         if path not in self._loaded:
             text = path.read_text()
-            self._loaded[path] = (
-                [json.loads(line) for line in text.splitlines() if line.strip()]
-                if path.suffix == ".jsonl"
-                else json.loads(text)
-            )
+            if path.suffix == ".csv":
+                self._loaded[path] = list(csv.DictReader(text.splitlines()))
+            elif path.suffix == ".jsonl":
+                self._loaded[path] = [json.loads(line) for line in text.splitlines() if line.strip()]
+            else:
+                self._loaded[path] = json.loads(text)
         return self._loaded[path]
 
     def benchmark(self, run: str, name: str, within: str = "") -> dict[str, Any]:
@@ -81,16 +83,17 @@ class Figures:
         return found[0]
 
     def floor_rate(self, run: str, precision: str) -> float:
-        """The best library's 2048³ product rate in ``precision`` (FLOP/s): the floor's rate."""
+        """The best product rate the run measured in ``precision`` (FLOP/s), over every size and library: the
+        floor's rate, as `jaxmlp.results.floors` reads it."""
         rates = [
             b["extra_info"]["flops_per_second"]
             for b in self.load(run)["benchmarks"]
             if b["name"].startswith("test_gemm[")
-            and b["name"].endswith("-2048x2048x2048]")
             and b["extra_info"].get("precision") == precision
+            and b["extra_info"].get("flops_per_second")
         ]
         if not rates:
-            raise FigureError(f"no 2048³ product in {precision} in run {run!r}")
+            raise FigureError(f"no product in {precision} in run {run!r}")
         return float(max(rates))
 
     def floor(self, run: str, precision: str) -> float:
@@ -121,6 +124,8 @@ class Figures:
             "get": self.get,
             "floor": self.floor,
             "floor_rate": self.floor_rate,
+            "ops_count": lambda run: len(self.load(run)),
+            "ops_top": lambda run: max(float(row["self_percent"]) for row in self.load(run)) / 100,
             "file": lambda run: f"`{self.path(run).relative_to(ROOT)}`",
             "min": min,
             "max": max,
@@ -134,6 +139,7 @@ class Figures:
             "n": units.number,
             "rate": units.flop_rate,
             "size": units.size,
+            "bw": lambda bytes_per_second: f"{units.size(bytes_per_second)}/s",
             "fixed": lambda value, places: f"{float(value):.{int(places)}f}",
             "i": lambda value: f"{int(round(float(value))):,}",
         }

@@ -160,3 +160,38 @@ def trace_share(folder: str | Path, prefix: str) -> dict[str, object]:
     if not xplanes:
         return {key: None, "trace": None}
     return {key: op_share(trace_events(xplanes[0]), prefix), "trace": str(xplanes[0])}
+
+
+HLO_STATS_COLUMNS = {
+    "category": "category",
+    "hlo_op_name": "operation",
+    "occurrences": "occurrences",
+    "total_self_time": "self_us",
+    "avg_self_time": "avg_self_us",
+    "total_self_time_percent": "self_percent",
+    "model_flop_rate": "gflop_per_s",
+    "measured_memory_bw": "memory_gb_per_s",
+    "bound_by": "bound_by",
+}
+"""The columns of xprof's ``hlo_stats`` tool that the operation table keeps, in jaxmlp's words."""
+
+
+def hlo_stats(xplane: str | Path) -> pd.DataFrame | None:
+    """The operation table of a trace as the profiler's own tool computes it (xprof's ``hlo_stats``: each XLA
+    operation's occurrences, self time, FLOP rate, bandwidth and what bounds it), largest self time first; None
+    where xprof (tensorboard-plugin-profile) is not installed."""
+    import importlib.util
+    import json
+
+    if importlib.util.find_spec("xprof") is None:
+        return None
+    from xprof.convert import raw_to_tool_data
+
+    data = raw_to_tool_data.xspace_to_tool_data([str(xplane)], "hlo_stats", {})
+    table = json.loads(data[0] if isinstance(data, tuple) else data)
+    ids = [column["id"] for column in table["cols"]]
+    rows = [[cell.get("v") if isinstance(cell, dict) else cell for cell in row["c"]] for row in table["rows"]]
+    frame = pd.DataFrame(rows, columns=ids)
+    kept = [c for c in HLO_STATS_COLUMNS if c in frame]
+    frame = frame[kept].rename(columns=HLO_STATS_COLUMNS)
+    return frame.sort_values("self_us", ascending=False, kind="stable").reset_index(drop=True)

@@ -30,7 +30,7 @@ SAMPLES = 8
 RELEASES = (8, 30)
 CASES = ("flat", "step 3%", "step 5%", "step 10%", "step 20%", "transient 10%", "two steps 10%", "drift 2%/release")
 GOALS = {"step 10%": 0.99, "step 5%": 0.90, "transient 10%": 0.90}
-"""The recall each case must reach (issue 27); flat: false alarms in at most `FLAT_GOAL` of histories."""
+"""The recall each case must reach; flat: false alarms in at most `FLAT_GOAL` of histories."""
 FLAT_GOAL = 0.02
 DETECTORS = ("pelt", "binseg", "edivisive")
 
