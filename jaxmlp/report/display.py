@@ -39,6 +39,8 @@ WORDS = {
     "x_best_floor": "times the best floor", "library": "library", "shape": "m×k×n", "gemm_ms": "product",
     "bf16_speedup": "bf16 speed-up", "best": "fastest", "peak_rss_bytes": "peak host memory (RSS)",
     "device_peak_bytes": "device peak", "baseline_bytes": "baseline", "new_bytes": "new",
+    "compute_s": "compute (FLOPs at the floor)", "memory_s": "memory (XLA's bytes at the bandwidth)",
+    "binds": "binds", "x_attainable": "× attainable", "intensity": "FLOP per byte",
 }  # fmt: skip
 """Each column's header in words; a column not named here reads with its underscores as spaces."""
 

@@ -116,3 +116,32 @@ def floor_line(row: Any) -> str:
     """``cpu f32 floor: 954 ms an epoch at 208 GFLOP/s (numpy, 2048x2048x2048)``."""
     return (f"{row.backend} {row.precision} floor: {duration(row.floor_s)} an epoch at "
             f"{flop_rate(row.gflop_per_s * 1e9)} ({row.library}, {row.shape})")  # fmt: skip
+
+
+EPOCH_ROOFLINE_COLUMNS = ["backend", "pipeline", "precision", "epoch_s", "compute_s", "memory_s", "binds",
+                          "x_attainable", "intensity"]  # fmt: skip
+
+
+def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
+    """Each epoch of one run on its own backend's roofline: its FLOPs at the floor of its precision (``compute_s``)
+    and the bytes it moves (its row's ``bytes_accessed``) at the run's best STREAM bandwidth (``memory_s``), which
+    of the two binds, and the measured epoch over the larger (``x_attainable``); empty where the run measured no
+    bandwidth. An epoch that recorded no bytes has none of the memory columns."""
+    epochs, bandwidth = query(run, registry.EPOCH), query(run, registry.BANDWIDTH)
+    if epochs.empty or bandwidth.empty or "bytes_accessed" not in epochs:
+        return pd.DataFrame(columns=EPOCH_ROOFLINE_COLUMNS)
+    table = floors(run)
+    best = (bandwidth["bytes"] / bandwidth["median"]).groupby(bandwidth["backend"]).max()
+    rows = []
+    for _, epoch in epochs.iterrows():
+        precision = epoch.get("precision") or "f32"
+        floor_s, rate = floor_of(table, epoch["backend"], precision), best.get(epoch["backend"], float("nan"))
+        nbytes = float(epoch["bytes_accessed"]) if pd.notna(epoch.get("bytes_accessed")) else float("nan")
+        memory_s = nbytes / rate
+        attainable = max(floor_s, memory_s) if pd.notna(memory_s) else float("nan")
+        flops = float(epoch["flops"]) if pd.notna(epoch.get("flops")) else float("nan")
+        rows.append({"backend": epoch["backend"], "pipeline": epoch["pipeline"], "precision": precision,
+                     "epoch_s": epoch["median"], "compute_s": floor_s, "memory_s": memory_s,
+                     "binds": "" if pd.isna(memory_s) else ("memory" if memory_s > floor_s else "compute"),
+                     "x_attainable": epoch["median"] / attainable, "intensity": flops / nbytes})  # fmt: skip
+    return pd.DataFrame(rows, columns=EPOCH_ROOFLINE_COLUMNS).sort_values("epoch_s").reset_index(drop=True)

@@ -27,7 +27,15 @@ from jaxmlp.results.bench_tables import (
     verdict_counts,
     vmap_vs_loop,
 )
-from jaxmlp.results.floors import GEMM_UNAVAILABLE, floor_line, floor_of, floors, gemm_rates, matmul_rate
+from jaxmlp.results.floors import (
+    GEMM_UNAVAILABLE,
+    epoch_roofline,
+    floor_line,
+    floor_of,
+    floors,
+    gemm_rates,
+    matmul_rate,
+)
 from jaxmlp.results.goals import (
     GOAL_ACCELERATOR_FLOOR,
     GOAL_BF16_SPEEDUP,
@@ -68,7 +76,8 @@ __all__ = [
     "GOAL_BF16_SPEEDUP", "GOAL_FLOOR_FACTOR", "GOAL_SEED_SPEEDUP", "LADDER_COLUMNS", "LADDER_KEYS",
     "PIPELINE_RUNG", "SHOWN", "SIDE_BY_SIDE", "STEP_GEMMS", "TIED", "bandwidth_table", "benchmark_medians",
     "benchmark_runs", "best_workers", "bf16_step_table", "compare_memory", "compare_samples", "cpu_vs_accelerator",
-    "environment", "floor_line", "floor_of", "floor_vs_fastest", "floors", "gemm_rates", "goal_group", "goal_line",
+    "environment", "epoch_roofline", "floor_line", "floor_of", "floor_vs_fastest", "floors", "gemm_rates",
+    "goal_group", "goal_line",
     "goals", "is_scaling", "jit_vs_eager", "ladder_headlines", "loader_ladder", "matmul_rate", "memory_table",
     "newest_by_backend", "pipeline_ladder", "rung_name", "scaling_table", "shows", "step_stats", "training_table",
     "tta_line", "tta_table", "tutorial_accuracy", "verdict_counts", "vmap_vs_loop",

@@ -138,6 +138,7 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
     if len(gemm):
         shown_tables.append(Table(GEMM_CAPTION, gemm, long=True))
     for caption, extra in ((BANDWIDTH_CAPTION, tables.bandwidth_table(part)),
+                           (ROOFLINE_CAPTION, tables.epoch_roofline(part)),
                            (BF16_STEP_CAPTION, tables.bf16_step_table(part))):  # fmt: skip
         if len(extra):
             shown_tables.append(Table(caption, extra))
@@ -145,6 +146,11 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
 
 
 BANDWIDTH_CAPTION = "Memory bandwidth: STREAM kernels in XLA (median of a call)"
+ROOFLINE_CAPTION = (
+    "The epochs on the roofline: the epoch's FLOPs at its precision's floor (compute) and the bytes XLA counts for its "
+    "steps at the run's bandwidth (memory); XLA counts every operand and result as if from memory, so an epoch "
+    "measured below its memory time keeps them on chip (× attainable under 1)"
+)
 BF16_STEP_CAPTION = "The bf16 step's two forms: the scan epoch (median); a backend trains with the faster"
 
 
