@@ -76,7 +76,9 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     )  # fmt: skip
     session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
     if switches.profile:
-        for pipeline in registry.PROFILED_PIPELINES:  # XLA's profiler: the JAX pipelines
+        for pipeline in registry.PROFILED_PIPELINES:  # XLA's profiler: the JAX pipelines (pallas: a TPU's)
+            if backends not in registry.PIPELINE_BACKENDS.get(pipeline, (backends,)):
+                continue
             session.run(
                 "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
                 "--logdir", str(ROOT / layout.TRACES_DIR), "--backend", backends, *_data_args(), env=env,

@@ -36,7 +36,7 @@ def test_tables_read_in_words_and_units():
                           "gflop_per_s": [286.4], "ci_low": [0.98], "ci_high": [1.03], "p_slower": [0.2],
                           "p_faster": [0.0004], "efficiency": [0.411], "samples_per_s": [60213.0]})  # fmt: skip
     shown = readable(frame)
-    assert list(shown.columns) == ["backend", "epoch", "times XLA's floor", "rate", "95% interval", "p", "efficiency",
-                                   "images/s"]  # fmt: skip
+    assert list(shown.columns) == ["backend", "epoch", "times its precision's floor", "rate", "95% interval", "p",
+                                   "efficiency", "images/s"]  # fmt: skip
     assert shown.iloc[0].tolist() == ["cpu", "1.07 s (IQR 12.2 ms)", "×1.23", "286 GFLOP/s", "×0.980–×1.03", "<0.001",
                                       "41.1%", "60,200"]  # fmt: skip
