@@ -241,3 +241,14 @@ def test_help_lists_the_public_commands_only(capsys):
     with pytest.raises(SystemExit, match=str(EXIT_ERROR)):
         main(["worker"])
     assert "invalid choice: 'worker'" in capsys.readouterr().err
+
+
+def test_version_names_jaxmlp_and_jax(capsys):
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"jaxmlp {metadata.version('jaxmlp')} (jax {metadata.version('jax')}, jaxlib ")
+    assert said.count("\n") == 1

@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import platform
 import signal
 import sys
 from collections.abc import Iterable, Sequence
+from importlib import metadata
 from types import ModuleType
 
 from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError, stop_on_signals
@@ -41,6 +43,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def version_line() -> str:
+    """``jaxmlp --version``: this package's version and the JAX it runs with (read from the installed packages'
+    metadata: nothing is imported)."""
+
+    def of(package: str) -> str:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return f"jaxmlp {of('jaxmlp')} (jax {of('jax')}, jaxlib {of('jaxlib')}; Python {platform.python_version()})"
+
+
 def _command(name: str) -> ModuleType:
     return importlib.import_module(f"jaxmlp.cli.{name}")
 
@@ -49,6 +64,8 @@ def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:
     """The ``jaxmlp`` parser; the arguments of ``commands`` only (the others are listed, not loaded)."""
     wanted = set(commands)
     parser = Parser(prog="jaxmlp", description="Benchmark and profile the JAX MNIST tutorial's training pipeline.")
+    parser.add_argument("--version", action="version", version=version_line(), help="print jaxmlp's version and "
+                        "jax's, and exit")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     for name, help in COMMANDS.items():
         command = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
