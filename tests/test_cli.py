@@ -252,3 +252,26 @@ def test_version_names_jaxmlp_and_jax(capsys):
     said = capsys.readouterr().out
     assert said.startswith(f"jaxmlp {metadata.version('jaxmlp')} (jax {metadata.version('jax')}, jaxlib ")
     assert said.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["tta", "--runs", "1", "stray"], "jaxmlp tta: error: unrecognized arguments: stray"),
+        (["sweep", "run", "0.6.2", "--bogus"], "jaxmlp sweep run: error: unrecognized arguments: --bogus"),
+        (["sweep", "0.6.2", "--bogus"], "jaxmlp sweep run: error: unrecognized arguments: --bogus"),  # run: implied
+        (["sweep", "env", "--processes", "2"], "jaxmlp sweep env: error: unrecognized arguments: --processes"),
+        (["--bogus", "train"], "jaxmlp: error: unrecognized arguments: --bogus"),  # before any command
+    ],
+)
+def test_an_argument_error_names_the_subcommand_that_refused_it(capsys, argv, said):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1, err
+
+
+def test_a_settings_error_names_the_subcommand(capsys, tmp_path):
+    assert main(["sweep", "validate", str(tmp_path), "--histories", "0", "--out", str(tmp_path)]) == EXIT_ERROR
+    assert capsys.readouterr().err == "jaxmlp sweep validate: error: --histories must be at least 1, got 0\n"

@@ -37,10 +37,18 @@ COMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with errors as one line that points to --help."""
+    """argparse, with errors as one line that points to --help, said by the (sub)command whose arguments they are:
+    an argument no parser knows is refused by the innermost subcommand (``jaxmlp sweep run: error: ...``), not by
+    ``jaxmlp``."""
 
     def error(self, message: str):  # type: ignore[no-untyped-def]  # argparse's NoReturn
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]  # argparse's
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
 
 def version_line() -> str:
@@ -71,7 +79,18 @@ def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:
         command = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
         if name in wanted:
             _command(name).add_arguments(command)
+    _name_commands(parser)
     return parser
+
+
+def _name_commands(parser: argparse.ArgumentParser) -> None:
+    """Each parser's ``prog`` (``jaxmlp sweep run``) as the default ``prog`` of what it parses: the innermost
+    command's wins, and its errors name it."""
+    parser.set_defaults(prog=parser.prog)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _name_commands(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -85,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stop_on_signals():
             return int(args.run(args))
     except JaxmlpError as e:
-        print(f"jaxmlp {args.command}: error: {e}", file=sys.stderr)
+        print(f"{args.prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
@@ -93,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): our children are stopped by now
         stop_children()  # and the libraries' (DataLoader's, Grain's workers)
         stopped = e if isinstance(e, Interrupted) else Interrupted()
-        print(f"jaxmlp {args.command}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",
+        print(f"{args.prog}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",
               file=sys.stderr)  # fmt: skip
         return stopped.exit_code
 
