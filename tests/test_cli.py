@@ -198,7 +198,8 @@ def every_parser(parser, path=("jaxmlp",)):
 
 def test_every_shared_option_is_declared_once_and_added_alike_everywhere():
     """Every command's parser built: a flag that a shared option declares comes from `jaxmlp.cli.options` wherever
-    it appears, with that option's help, type, choices and action, and its default unless the command says why not."""
+    it appears, with that option's type, choices and action, its help unless the command rewords it, and its default
+    unless the command says why not."""
     shared_flags = {flag for option in options.SHARED for flag in option.flags}
     used = set()
     for path, parser in every_parser(build_parser()):
@@ -210,10 +211,9 @@ def test_every_shared_option_is_declared_once_and_added_alike_everywhere():
             base = option.base or option
             assert base in options.SHARED, f"{' '.join(path)}: {option.flags} is not in options.SHARED"
             used.add(base)
-            assert (option.help, option.type, option.choices, option.action) == (
-                base.help, base.type, base.choices, base.action)  # fmt: skip
+            assert (option.type, option.choices, option.action) == (base.type, base.choices, base.action)
             assert action.default == base.default or (option.why and action.default == option.default), path
-            assert action.help == base.help and action.type == base.type
+            assert action.help == option.help and action.type == base.type
     assert used == set(options.SHARED)  # no shared option declared and never used
 
 
@@ -275,3 +275,26 @@ def test_an_argument_error_names_the_subcommand_that_refused_it(capsys, argv, sa
 def test_a_settings_error_names_the_subcommand(capsys, tmp_path):
     assert main(["sweep", "validate", str(tmp_path), "--histories", "0", "--out", str(tmp_path)]) == EXIT_ERROR
     assert capsys.readouterr().err == "jaxmlp sweep validate: error: --histories must be at least 1, got 0\n"
+
+
+def test_every_command_and_subcommand_says_what_it_does():
+    for path, parser in every_parser(build_parser()):
+        assert parser.description and parser.description.endswith("."), " ".join(path)
+        for action in parser._actions:
+            assert action.help or isinstance(action, argparse._SubParsersAction), (path, action.dest)
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "says", "not_said"),
+    [
+        (["scaling"], "--calls", "sharded step", "your workloads"),
+        (["scaling"], "--epochs", "sharded epochs", "built-in epoch workload"),
+        (["sweep", "explain"], "--xla-flags", "both releases", "column of the matrix"),
+        (["sweep", "explain"], "--workload", "the workload to explain", "repeatable"),
+        (["sweep", "trials"], "--workload", "the workload to compare", "repeatable"),
+    ],
+)
+def test_a_shared_option_says_what_it_does_in_that_command(command, flag, says, not_said):
+    parsers = dict(every_parser(build_parser()))
+    (action,) = [a for a in parsers[("jaxmlp", *command)]._actions if flag in a.option_strings]
+    assert says in action.help and not_said not in action.help

@@ -1,10 +1,11 @@
 """Every option that more than one command takes, declared once: its flags, help, default and validator.
 
 A command adds an `Option` to its parser with `Option.add`; where a command needs its own default (the detector's
-trials run 16 epochs a process, not 4), it says so with `Option.but`, and the shown default follows. A test builds
-every command's parser and checks that each shared option has this help and validator everywhere, and this default
-wherever it is not overridden. The numbers are parsed here (a word where a number goes is argparse's one-line
-error); their ranges are checked where the settings are built (`jaxmlp.errors`).
+trials run 16 epochs a process, not 4), it says so with `Option.but`, and the shown default follows; where the option
+means something narrower in that command (scaling's --calls time the sharded step only), `Option.but` rewords its
+help. A test builds every command's parser and checks that each shared option has this validator everywhere,
+and this default wherever it is not overridden. The numbers are parsed here (a word where a number goes is
+argparse's one-line error); their ranges are checked where the settings are built (`jaxmlp.errors`).
 
 Plain Python (argparse only): the noxfile uses `bench_session` too.
 """
@@ -37,6 +38,10 @@ def number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
+KEEP: Any = object()
+"""`Option.but`'s default: the shared option's own."""
+
+
 @dataclass(frozen=True)
 class Option:
     """One option: what `argparse.ArgumentParser.add_argument` takes, declared once."""
@@ -52,9 +57,13 @@ class Option:
     base: Option | None = field(default=None, compare=False, repr=False)  # the shared option this one adapts
     why: str = ""  # why a command's default differs from the shared one
 
-    def but(self, *, default: Any, why: str) -> Option:
-        """This option with a command's own default (and why it differs)."""
-        return replace(self, default=default, base=self.base or self, why=why)
+    def but(self, *, default: Any = KEEP, help: str | None = None, why: str = "") -> Option:
+        """This option as one command takes it: its own default (and why it differs) or its own help (what the
+        option does in that command)."""
+        if default is not KEEP and not why:
+            raise ValueError(f"{self.flags[0]}: a command's own default says why")
+        return replace(self, default=self.default if default is KEEP else default, help=help or self.help,
+                       base=self.base or self, why=why)  # fmt: skip
 
     def add(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> argparse.Action:
         given = {"help": self.help, "default": self.default, "type": self.type, "choices": self.choices,

@@ -34,8 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
     options.add(parser, options.SCALING_PROCESSES,
                 options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
-                *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs"),
-                options.CALLS, options.TIMEOUT, options.OUT)  # fmt: skip
+                *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs",
+                                                  help="timed sharded epochs a process: the first, then the steady "
+                                                  "state (default: %(default)s)"),
+                options.CALLS.but(help="timed calls a process of the sharded step: the first, then the steady state "
+                                  "(default: %(default)s)"),
+                options.TIMEOUT, options.OUT)  # fmt: skip
     parser.set_defaults(run=run)
 
 

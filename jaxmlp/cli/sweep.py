@@ -52,6 +52,7 @@ from jaxmlp.units import duration, minutes, ratio
 SUBCOMMANDS = ("run", "resume", "timeline", "bisect", "explain", "trials", "validate", "env")
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
+WORKLOADS = f"a built-in ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, path/to/file.py:make or module:make"
 
 
 def normalized(argv: Sequence[str]) -> list[str]:
@@ -135,24 +136,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               "Writes RESULTS/explain-<time>/.")  # fmt: skip
     explain_.add_argument("a", metavar="A", help="the earlier release (e.g. 0.4.30)")
     explain_.add_argument("b", metavar="B", help="the later release (e.g. 0.10.2)")
-    options.add(explain_, options.WORKLOAD.but(default=None, why="one workload (default: the first given, else "
-                                                                 f"{DEFAULT_WORKLOAD})"))  # fmt: skip
+    options.add(explain_, options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: "
+                                                    f"{DEFAULT_WORKLOAD})"))  # fmt: skip
     options.add(explain_, *options.DATA, *options.TIMING, options.PIN_CPU)
-    options.add(explain_, options.PROCESSES.but(default=EXPLAIN_PROCESSES, why="a release; the first of each profiled"),
-                options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)  # fmt: skip
+    options.add(explain_, options.PROCESSES.but(default=EXPLAIN_PROCESSES, why="a release; the first of each profiled",
+                                                help="processes a release, the first of each profiled (default: "
+                                                "%(default)s)"),
+                options.XLA_FLAGS.but(help="the XLA_FLAGS both releases run with, one value (e.g. "
+                                      "--xla_cpu_use_thunk_runtime=false) (default: none)"),
+                options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)  # fmt: skip
     explain_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
                           help="a release's environment made by hand (repeatable)")  # fmt: skip
     explain_.set_defaults(run=explain_command)
 
-    trials_ = sub.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here")
+    trials_ = sub.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here",
+                             description="Check the detector on this machine: --trials comparisons of the jax "
+                             "installed here against itself (A/A: a flag is a false alarm) and against itself with a "
+                             "known slowdown injected (a flag is a hit), each side --processes fresh processes; writes "
+                             "OUT/detector-<time>/trials.json.")  # fmt: skip
     # Short runs of many short epochs: the setting that met the detector's goals on a 2-core machine (README).
     measured = "the setting measured here (README: how the detector was checked)"
-    options.add(trials_, options.WORKLOAD, options.DATASET.but(default="synthetic", why=measured), options.DATA_DIR,
+    options.add(trials_, options.WORKLOAD.but(help=f"the workload to compare against itself: {WORKLOADS} (default: "
+                                                   f"{DEFAULT_WORKLOAD})"),
+                options.DATASET.but(default="synthetic", why=measured), options.DATA_DIR,
                 options.LIMIT.but(default=2000, why=measured), options.EPOCHS.but(default=16, why=measured),
                 options.CALLS, options.PIN_CPU)  # fmt: skip
     trials_.add_argument("--trials", type=options.whole_number, default=20,
                          help="A/A and injected comparisons (default: %(default)s)")  # fmt: skip
-    options.add(trials_, options.PROCESSES.but(default=14, why=measured))
+    options.add(trials_, options.PROCESSES.but(default=14, why=measured, help="fresh processes a side of each "
+                                               "comparison (default: %(default)s)"))  # fmt: skip
     trials_.add_argument("--inject-slowdown", type=options.number, default=0.10,
                          help="the known slowdown, as a fraction (default: %(default)s)")  # fmt: skip
     options.add(trials_, *options.DETECTOR, options.OUT)
@@ -180,8 +192,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(validate, options.OUT)
     validate.set_defaults(run=validate_command)
 
-    env = sub.add_parser("env", help="make each release's environment and check that it runs")
-    env.add_argument("versions", nargs="+", metavar="VERSION")
+    env = sub.add_parser("env", help="make each release's environment and check that it runs",
+                         description="Make each release's environment under --envs (or find it made) and check that "
+                         "a worker process runs in it: two short epochs of the synthetic set.")  # fmt: skip
+    env.add_argument("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)")
     options.add(env, options.ENVS)
     env.set_defaults(run=env_command)
 
