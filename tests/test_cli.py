@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,14 @@ def test_json_into_a_folder_takes_the_stores_name_and_the_matmul_precision(tmp_p
     assert record["jax_default_matmul_precision"] == "bfloat16"
 
 
+def test_json_to_a_path_ending_in_a_slash_is_a_folder_made_if_missing(capsys, tmp_path):
+    folder = tmp_path / "new" / "runs"
+    assert main(["train", "--dataset", "synthetic", "--limit", "1024", "--epochs", "1", "--json", f"{folder}/"]) == 0
+    (written,) = folder.iterdir()
+    assert written.name.startswith("train-") and written.suffix == ".json"
+    assert capsys.readouterr().out.splitlines()[-1] == f"Wrote 1 epoch record to {written}"
+
+
 def test_diverging_run_is_reported_not_scored(capsys, tmp_path):
     out = tmp_path / "diverged.json"
     code = main(["train", "--dataset", "synthetic", "--step-size", "1e4", "--epochs", "2", "--json", str(out)])
@@ -144,6 +153,9 @@ def test_one_epoch_on_synthetic_data_end_to_end(tmp_path):
     assert lines[2].startswith("Epoch 0 in ") and lines[2].endswith(" sec")
     assert lines[3].startswith("Training set accuracy 0.9") and lines[4].startswith("Test set accuracy 0.9")
     assert "[SYNTHETIC data, not MNIST]" in lines[5]
+    assert "; 1 epoch, batch 128" in lines[0] and ", 0 workers," in lines[0]  # one epoch in the singular
+    assert sum("compile" in line.lower() for line in lines) == 1  # the compile time said once, at the start
+    assert " after 1 epoch;" in lines[5] and lines[6] == f"Wrote 1 epoch record to {out}"
     assert "Traceback" not in result.stderr and "\r" not in result.stderr  # no progress bar in logs
     (record,) = json.loads(out.read_text())["records"]
     assert record["dataset"] == "synthetic" and record["epoch"] == 0 and record["train_accuracy"] > 0.8
@@ -298,3 +310,21 @@ def test_a_shared_option_says_what_it_does_in_that_command(command, flag, says, 
     parsers = dict(every_parser(build_parser()))
     (action,) = [a for a in parsers[("jaxmlp", *command)]._actions if flag in a.option_strings]
     assert says in action.help and not_said not in action.help
+
+
+def test_counts_say_one_in_the_singular():
+    from jaxmlp.units import count
+
+    assert [count(1, "epoch"), count(2, "epoch"), count(1.5, "epoch"), count(0, "worker")] == [
+        "1 epoch", "2 epochs", "1.5 epochs", "0 workers"]  # fmt: skip
+    assert count(1, "process", "processes") == "1 process" and count(3, "process", "processes") == "3 processes"
+
+
+def test_profile_says_its_times_in_human_units(capsys, tmp_path):
+    argv = ["profile", "--dataset", "synthetic", "--limit", "1024", "--pipeline", "batched", "--steps", "1"]
+    assert main([*argv, "--logdir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("Traced 1 step in ")
+    (median,) = [line for line in lines if line.startswith("Median step ")]
+    unit = r"[\d.]+ (µs|ms|s|min)"
+    assert re.match(rf"Median step {unit} \(load {unit}, compute {unit}\); top op: ", median), median

@@ -47,7 +47,7 @@ from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep_files import Plan, RunLog
-from jaxmlp.units import duration, minutes, ratio
+from jaxmlp.units import count, duration, minutes, ratio
 
 SUBCOMMANDS = ("run", "resume", "timeline", "bisect", "explain", "trials", "validate", "env")
 
@@ -476,8 +476,8 @@ def explain_command(args: argparse.Namespace) -> int:
     measuring, matrix = measuring_of(args), matrix_of(args)
     workload = (args.workload or [DEFAULT_WORKLOAD])[0]
     store = ResultsStore(check_folder(args.out, "--out"))
-    print(f"Explaining {workload} from {args.a} to {args.b}: {matrix.processes} process(es) a release in rotating "
-          "order, the first of each recording its program and a trace")  # fmt: skip
+    print(f"Explaining {workload} from {args.a} to {args.b}: {count(matrix.processes, 'process', 'processes')} a "
+          "release in rotating order, the first of each recording its program and a trace")  # fmt: skip
     doc, folder = explain(measuring, args.a, args.b, workload, store.folder, matrix, print,
                           lambda label: print(f"  a process of {label} done", flush=True))  # fmt: skip
     print(f"\n{explain_text(doc, folder)}")
@@ -514,7 +514,7 @@ def trials_command(args: argparse.Namespace) -> int:
     injected, aa = (statistics.median(getattr(t, side).ratio for t in done) for side in ("injected", "aa"))
     print(f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
           f"trials (median ratio {injected:.3f}); A/A flagged in {doc.aa_flagged}/{settings.trials} (median ratio "
-          f"{aa:.3f}); {settings.processes} processes a side; jax {meta['jax']}. "
+          f"{aa:.3f}); {count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
           f"Wrote {folder.path / layout.TRIALS_FILE}")  # fmt: skip
     return 0
 
