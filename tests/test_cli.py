@@ -328,3 +328,53 @@ def test_profile_says_its_times_in_human_units(capsys, tmp_path):
     (median,) = [line for line in lines if line.startswith("Median step ")]
     unit = r"[\d.]+ (µs|ms|s|min)"
     assert re.match(rf"Median step {unit} \(load {unit}, compute {unit}\); top op: ", median), median
+
+
+LISTS = [
+    (["tta"], "--pipeline", ["scan", "torch"], ["batched"]),
+    (["tta"], "--precision", ["f32"], ["bf16"]),
+    (["scaling"], "--devices", ["1", "2"], ["4"]),
+    (["scaling"], "--processes", ["1"], ["2"]),
+    (["sweep", "timeline", "0.4.30", "0.5.0"], "--versions", ["0.4.30", "0.4.31"], ["0.5.0"]),
+    (["sweep", "bisect", "0.4.30", "0.5.0"], "--versions", ["0.4.31"], ["0.4.33"]),
+    (["sweep", "validate"], "--detectors", ["pelt", "binseg"], ["edivisive"]),
+    (["sweep", "run", "0.6.2"], "--workload", ["scan", "step"], ["batched"]),
+    (["sweep", "run"], "--env", ["A=python", "B=python"], ["C=python"]),
+    (["roofline"], "--workload", ["scan"], ["step"]),
+]
+
+
+@pytest.mark.parametrize(("command", "flag", "first", "then"), LISTS)
+def test_a_list_is_space_separated_and_the_option_repeatable(command, flag, first, then):
+    args = build_parser([command[0]]).parse_args([*command, flag, *first, flag, *then])
+    got = getattr(args, flag.lstrip("-").replace("-", "_"))
+    assert [str(x) for x in got] == [*first, *then]
+
+
+def test_every_option_of_several_values_takes_them_one_way():
+    """Space-separated and repeatable (`options.LIST`), in every command; --xla-flags alone is repeatable only (its
+    values start with a dash)."""
+    for path, parser in every_parser(build_parser()):
+        for action in parser._actions:
+            if not action.option_strings or action.nargs in (None, 0, "?"):
+                continue
+            assert (action.nargs, type(action)) == ("+", argparse._ExtendAction), (path, action.option_strings)
+            assert action.default is None, (path, action.option_strings)  # argparse would extend a default list
+    (xla,) = [a for a in dict(every_parser(build_parser()))[("jaxmlp", "sweep", "run")]._actions
+              if a.option_strings == ["--xla-flags"]]  # fmt: skip
+    assert isinstance(xla, argparse._AppendAction)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["sweep", "bisect", "0.6.2", "0.8.3", "--versions", "0.7.0,0.7.1"], "give the releases space-separated"),
+        (["sweep", "run", "--workload", "scan", "0.6.2"], "--workload 0.6.2: a release, not a workload"),
+        (["sweep", "validate", "--detectors", "pelt,binseg"], "--detectors pelt,binseg: choose among"),
+    ],
+)
+def test_a_list_given_the_old_way_says_how(capsys, tmp_path, argv, said):
+    assert main([*argv, "--out", str(tmp_path / "out")]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()

@@ -192,7 +192,7 @@ def test_sweep_run_stopped_while_its_probes_start(tmp_path):
 
 def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
     env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
-    stopped = stop(["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+    stopped = stop(["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33",
                     *sweep_options(tmp_path)], lambda pid, output: "1/6 processes" in output, signal.SIGTERM,
                    tmp_path, env)  # fmt: skip
     line = one_line(stopped, "sweep timeline", signal.SIGTERM)
@@ -201,7 +201,7 @@ def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
 
 def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
     env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
-    stopped = stop(["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+    stopped = stop(["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33",
                     *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path, env)  # fmt: skip
     one_line(stopped, "sweep bisect", signal.SIGINT)
 

@@ -432,7 +432,7 @@ BAD_INPUT = [
     (["latest"], "'latest' is not a jax release number (like 0.6.2)"),
     (["--env", "nolabel"], "--env 'nolabel': give it as LABEL=PYTHON"),
     (["bisect", "0.6.2", "0.6.2"], "GOOD and BAD are the same release: name two"),
-    (["bisect", "0.6.2", "0.8.3", "--versions", "0.7.0,next"], "'next' is not a jax release number"),
+    (["bisect", "0.6.2", "0.8.3", "--versions", "0.7.0", "next"], "'next' is not a jax release number"),
 ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import shutil
 import statistics
 import sys
@@ -52,6 +53,8 @@ from jaxmlp.units import count, duration, minutes, ratio
 SUBCOMMANDS = ("run", "resume", "timeline", "bisect", "explain", "trials", "validate", "env")
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
+DETECTORS = ("pelt", "binseg")
+"""``sweep validate``'s detectors unless --detectors names others."""
 WORKLOADS = f"a built-in ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, path/to/file.py:make or module:make"
 
 
@@ -88,8 +91,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help=f"jax/jaxlib releases (default: {' '.join(registry.SWEEP_VERSIONS)})")  # fmt: skip
     _measuring(run_)
     _matrix(run_)
-    run_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
-                      help="also measure an environment made by hand (repeatable)")  # fmt: skip
+    run_.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST,
+                      help="also measure environments made by hand")  # fmt: skip
     run_.set_defaults(run=run_command)
 
     resume = sub.add_parser("resume", help="go on with a sweep that was stopped: measure only what is missing",
@@ -145,8 +148,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                 options.XLA_FLAGS.but(help="the XLA_FLAGS both releases run with, one value (e.g. "
                                       "--xla_cpu_use_thunk_runtime=false) (default: none)"),
                 options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)  # fmt: skip
-    explain_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
-                          help="a release's environment made by hand (repeatable)")  # fmt: skip
+    explain_.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST,
+                          help="releases' environments made by hand")  # fmt: skip
     explain_.set_defaults(run=explain_command)
 
     trials_ = sub.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here",
@@ -181,9 +184,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="histories a case (default: %(default)s)")  # fmt: skip
     validate.add_argument("--seed", type=options.whole_number, default=0, help="the histories' seed (default: "
                           "%(default)s)")  # fmt: skip
-    validate.add_argument("--detectors", default="pelt,binseg", help="comma-separated, of "
+    validate.add_argument("--detectors", metavar="DETECTOR", **options.LIST, help="the detectors to validate, of "
                           f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
-                          "(default: %(default)s)")  # fmt: skip
+                          f"(default: {' '.join(DETECTORS)})")  # fmt: skip
     validate.add_argument("--penalty", type=options.number, default=changepoints.PENALTY,
                           help="PELT's and binary segmentation's penalty (default: %(default)s)")  # fmt: skip
     validate.add_argument("--peer", type=options.whole_number, default=1, metavar="EVERY",
@@ -210,6 +213,12 @@ def _matrix(parser: argparse.ArgumentParser) -> None:
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
+    for spec in args.workload or ():
+        if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
+            raise JaxmlpError(
+                f"--workload {spec}: a release, not a workload; --workload takes every value up to the "
+                "next option: give the releases first (jaxmlp sweep run 0.6.2 0.8.3 --workload scan)"
+            )
     return Measuring(tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs, args.calls,
                      args.pin_cpu, precision=getattr(args, "precision", "f32"))  # fmt: skip
 
@@ -492,8 +501,11 @@ def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str,
                    spec, out, matrix)  # fmt: skip
 
 
-def _releases(given: str | None) -> tuple[str, ...] | None:
-    return None if given is None else tuple(v.strip() for v in given.split(",") if v.strip())
+def _releases(given: Sequence[str] | None) -> tuple[str, ...] | None:
+    if given and any("," in v for v in given):
+        raise JaxmlpError(f"--versions {' '.join(given)}: give the releases space-separated, e.g. --versions 0.6.2 "
+                          "0.7.0 0.7.1")  # fmt: skip
+    return None if given is None else tuple(given)
 
 
 def trials_command(args: argparse.Namespace) -> int:
@@ -521,10 +533,11 @@ def trials_command(args: argparse.Namespace) -> int:
 
 def validate_command(args: argparse.Namespace) -> int:
     """The change-point detector on synthetic histories drawn from measured noise (`validation`)."""
-    detectors = [d.strip() for d in args.detectors.split(",") if d.strip()]
+    detectors = list(dict.fromkeys(args.detectors or DETECTORS))
     unknown = [d for d in detectors if d not in validation.DETECTORS]
-    if unknown or not detectors:
-        raise JaxmlpError(f"--detectors {args.detectors!r}: choose among {', '.join(validation.DETECTORS)}")
+    if unknown:
+        raise JaxmlpError(f"--detectors {' '.join(unknown)}: choose among {', '.join(validation.DETECTORS)}, "
+                          "space-separated")  # fmt: skip
     errors.at_least("--histories", args.histories, 1)
     errors.positive_finite("--penalty", args.penalty)
     errors.at_least("--peer", args.peer, 0)
