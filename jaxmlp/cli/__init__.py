@@ -44,7 +44,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[no-untyped-def]  # argparse's NoReturn
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]  # argparse's
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]  # argparse's
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")

@@ -61,8 +61,12 @@ def run(args: argparse.Namespace) -> int:
         s = capture_summary(xplane)
         if s.median_step_ms is not None:
             print(
-                f"Median step {duration(s.median_step_ms / 1e3)} (load {duration(s.median_load_ms / 1e3)}, "
-                f"compute {duration(s.median_compute_ms / 1e3)}); top op: {s.top_ops['op'].iloc[0]}"
+                f"Median step {_ms(s.median_step_ms)} (load {_ms(s.median_load_ms)}, compute "
+                f"{_ms(s.median_compute_ms)}); top op: {s.top_ops['op'].iloc[0]}"
             )
     print(f"Open it: jaxmlp tensorboard --logdir {args.logdir}   (then the PROFILE tab)")
     return 0
+
+
+def _ms(milliseconds: float | None) -> str:
+    return duration(None if milliseconds is None else milliseconds / 1e3)
