@@ -55,6 +55,13 @@ def duration(seconds: Any) -> str:
     return f"{number(s / 60)} min"
 
 
+def count(n: float, thing: str, things: str | None = None) -> str:
+    """How many of a thing, in the singular for one: ``1 epoch``, ``2 epochs``, ``1.5 epochs``, ``3 processes``
+    (``things``: the plural, where it is not ``thing`` + s)."""
+    shown = str(int(n)) if float(n).is_integer() else f"{n:g}"
+    return f"{shown} {thing if n == 1 else things or thing + 's'}"
+
+
 def minutes(seconds: float) -> str:
     """A duration of minutes: ``2.5 min``."""
     return f"{seconds / 60:.1f} min"

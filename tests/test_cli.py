@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,14 @@ def test_json_into_a_folder_takes_the_stores_name_and_the_matmul_precision(tmp_p
     assert record["jax_default_matmul_precision"] == "bfloat16"
 
 
+def test_json_to_a_path_ending_in_a_slash_is_a_folder_made_if_missing(capsys, tmp_path):
+    folder = tmp_path / "new" / "runs"
+    assert main(["train", "--dataset", "synthetic", "--limit", "1024", "--epochs", "1", "--json", f"{folder}/"]) == 0
+    (written,) = folder.iterdir()
+    assert written.name.startswith("train-") and written.suffix == ".json"
+    assert capsys.readouterr().out.splitlines()[-1] == f"Wrote 1 epoch record to {written}"
+
+
 def test_diverging_run_is_reported_not_scored(capsys, tmp_path):
     out = tmp_path / "diverged.json"
     code = main(["train", "--dataset", "synthetic", "--step-size", "1e4", "--epochs", "2", "--json", str(out)])
@@ -144,6 +153,9 @@ def test_one_epoch_on_synthetic_data_end_to_end(tmp_path):
     assert lines[2].startswith("Epoch 0 in ") and lines[2].endswith(" sec")
     assert lines[3].startswith("Training set accuracy 0.9") and lines[4].startswith("Test set accuracy 0.9")
     assert "[SYNTHETIC data, not MNIST]" in lines[5]
+    assert "; 1 epoch, batch 128" in lines[0] and ", 0 workers," in lines[0]  # one epoch in the singular
+    assert sum("compile" in line.lower() for line in lines) == 1  # the compile time said once, at the start
+    assert " after 1 epoch;" in lines[5] and lines[6] == f"Wrote 1 epoch record to {out}"
     assert "Traceback" not in result.stderr and "\r" not in result.stderr  # no progress bar in logs
     (record,) = json.loads(out.read_text())["records"]
     assert record["dataset"] == "synthetic" and record["epoch"] == 0 and record["train_accuracy"] > 0.8
@@ -198,7 +210,8 @@ def every_parser(parser, path=("jaxmlp",)):
 
 def test_every_shared_option_is_declared_once_and_added_alike_everywhere():
     """Every command's parser built: a flag that a shared option declares comes from `jaxmlp.cli.options` wherever
-    it appears, with that option's help, type, choices and action, and its default unless the command says why not."""
+    it appears, with that option's type, choices and action, its help unless the command rewords it, and its default
+    unless the command says why not."""
     shared_flags = {flag for option in options.SHARED for flag in option.flags}
     used = set()
     for path, parser in every_parser(build_parser()):
@@ -210,10 +223,9 @@ def test_every_shared_option_is_declared_once_and_added_alike_everywhere():
             base = option.base or option
             assert base in options.SHARED, f"{' '.join(path)}: {option.flags} is not in options.SHARED"
             used.add(base)
-            assert (option.help, option.type, option.choices, option.action) == (
-                base.help, base.type, base.choices, base.action)  # fmt: skip
+            assert (option.type, option.choices, option.action) == (base.type, base.choices, base.action)
             assert action.default == base.default or (option.why and action.default == option.default), path
-            assert action.help == base.help and action.type == base.type
+            assert action.help == option.help and action.type == base.type
     assert used == set(options.SHARED)  # no shared option declared and never used
 
 
@@ -241,3 +253,128 @@ def test_help_lists_the_public_commands_only(capsys):
     with pytest.raises(SystemExit, match=str(EXIT_ERROR)):
         main(["worker"])
     assert "invalid choice: 'worker'" in capsys.readouterr().err
+
+
+def test_version_names_jaxmlp_and_jax(capsys):
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"jaxmlp {metadata.version('jaxmlp')} (jax {metadata.version('jax')}, jaxlib ")
+    assert said.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["tta", "--runs", "1", "stray"], "jaxmlp tta: error: unrecognized arguments: stray"),
+        (["sweep", "run", "0.6.2", "--bogus"], "jaxmlp sweep run: error: unrecognized arguments: --bogus"),
+        (["sweep", "0.6.2", "--bogus"], "jaxmlp sweep run: error: unrecognized arguments: --bogus"),  # run: implied
+        (["sweep", "env", "--processes", "2"], "jaxmlp sweep env: error: unrecognized arguments: --processes"),
+        (["--bogus", "train"], "jaxmlp: error: unrecognized arguments: --bogus"),  # before any command
+    ],
+)
+def test_an_argument_error_names_the_subcommand_that_refused_it(capsys, argv, said):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1, err
+
+
+def test_a_settings_error_names_the_subcommand(capsys, tmp_path):
+    assert main(["sweep", "validate", str(tmp_path), "--histories", "0", "--out", str(tmp_path)]) == EXIT_ERROR
+    assert capsys.readouterr().err == "jaxmlp sweep validate: error: --histories must be at least 1, got 0\n"
+
+
+def test_every_command_and_subcommand_says_what_it_does():
+    for path, parser in every_parser(build_parser()):
+        assert parser.description and parser.description.endswith("."), " ".join(path)
+        for action in parser._actions:
+            assert action.help or isinstance(action, argparse._SubParsersAction), (path, action.dest)
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "says", "not_said"),
+    [
+        (["scaling"], "--calls", "sharded step", "your workloads"),
+        (["scaling"], "--epochs", "sharded epochs", "built-in epoch workload"),
+        (["sweep", "explain"], "--xla-flags", "both releases", "column of the matrix"),
+        (["sweep", "explain"], "--workload", "the workload to explain", "repeatable"),
+        (["sweep", "trials"], "--workload", "the workload to compare", "repeatable"),
+    ],
+)
+def test_a_shared_option_says_what_it_does_in_that_command(command, flag, says, not_said):
+    parsers = dict(every_parser(build_parser()))
+    (action,) = [a for a in parsers[("jaxmlp", *command)]._actions if flag in a.option_strings]
+    assert says in action.help and not_said not in action.help
+
+
+def test_counts_say_one_in_the_singular():
+    from jaxmlp.units import count
+
+    assert [count(1, "epoch"), count(2, "epoch"), count(1.5, "epoch"), count(0, "worker")] == [
+        "1 epoch", "2 epochs", "1.5 epochs", "0 workers"]  # fmt: skip
+    assert count(1, "process", "processes") == "1 process" and count(3, "process", "processes") == "3 processes"
+
+
+def test_profile_says_its_times_in_human_units(capsys, tmp_path):
+    argv = ["profile", "--dataset", "synthetic", "--limit", "1024", "--pipeline", "batched", "--steps", "1"]
+    assert main([*argv, "--logdir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("Traced 1 step in ")
+    (median,) = [line for line in lines if line.startswith("Median step ")]
+    unit = r"[\d.]+ (µs|ms|s|min)"
+    assert re.match(rf"Median step {unit} \(load {unit}, compute {unit}\); top op: ", median), median
+
+
+LISTS = [
+    (["tta"], "--pipeline", ["scan", "torch"], ["batched"]),
+    (["tta"], "--precision", ["f32"], ["bf16"]),
+    (["scaling"], "--devices", ["1", "2"], ["4"]),
+    (["scaling"], "--processes", ["1"], ["2"]),
+    (["sweep", "timeline", "0.4.30", "0.5.0"], "--versions", ["0.4.30", "0.4.31"], ["0.5.0"]),
+    (["sweep", "bisect", "0.4.30", "0.5.0"], "--versions", ["0.4.31"], ["0.4.33"]),
+    (["sweep", "validate"], "--detectors", ["pelt", "binseg"], ["edivisive"]),
+    (["sweep", "run", "0.6.2"], "--workload", ["scan", "step"], ["batched"]),
+    (["sweep", "run"], "--env", ["A=python", "B=python"], ["C=python"]),
+    (["roofline"], "--workload", ["scan"], ["step"]),
+]
+
+
+@pytest.mark.parametrize(("command", "flag", "first", "then"), LISTS)
+def test_a_list_is_space_separated_and_the_option_repeatable(command, flag, first, then):
+    args = build_parser([command[0]]).parse_args([*command, flag, *first, flag, *then])
+    got = getattr(args, flag.lstrip("-").replace("-", "_"))
+    assert [str(x) for x in got] == [*first, *then]
+
+
+def test_every_option_of_several_values_takes_them_one_way():
+    """Space-separated and repeatable (`options.LIST`), in every command; --xla-flags alone is repeatable only (its
+    values start with a dash)."""
+    for path, parser in every_parser(build_parser()):
+        for action in parser._actions:
+            if not action.option_strings or action.nargs in (None, 0, "?"):
+                continue
+            assert (action.nargs, type(action)) == ("+", argparse._ExtendAction), (path, action.option_strings)
+            assert action.default is None, (path, action.option_strings)  # argparse would extend a default list
+    (xla,) = [a for a in dict(every_parser(build_parser()))[("jaxmlp", "sweep", "run")]._actions
+              if a.option_strings == ["--xla-flags"]]  # fmt: skip
+    assert isinstance(xla, argparse._AppendAction)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["sweep", "bisect", "0.6.2", "0.8.3", "--versions", "0.7.0,0.7.1"], "give the releases space-separated"),
+        (["sweep", "run", "--workload", "scan", "0.6.2"], "--workload 0.6.2: a release, not a workload"),
+        (["sweep", "validate", "--detectors", "pelt,binseg"], "--detectors pelt,binseg: choose among"),
+    ],
+)
+def test_a_list_given_the_old_way_says_how(capsys, tmp_path, argv, said):
+    assert main([*argv, "--out", str(tmp_path / "out")]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()

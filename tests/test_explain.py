@@ -134,9 +134,9 @@ def command(which: str, spec: str, root: Path, out: Path) -> list[str]:
     if which == "run":
         return ["sweep", "run", "0.4.33", CHANGED, "--processes", "6", *common]
     if which == "timeline":
-        return ["sweep", "timeline", RELEASES[0], RELEASES[-1], "--versions", ",".join(RELEASES), "--processes", "8",
+        return ["sweep", "timeline", RELEASES[0], RELEASES[-1], "--versions", *RELEASES, "--processes", "8",
                 *common]  # fmt: skip
-    return ["sweep", "bisect", RELEASES[0], RELEASES[-1], "--versions", ",".join(RELEASES), "--processes", "8",
+    return ["sweep", "bisect", RELEASES[0], RELEASES[-1], "--versions", *RELEASES, "--processes", "8",
             *common]  # fmt: skip
 
 

@@ -317,4 +317,4 @@ def test_explain_of_a_release_that_cannot_run_names_it_and_fails(tmp_path):
                           text=True, timeout=180)  # fmt: skip
     assert done.returncode == EXIT_ERROR and "Traceback" not in done.stderr, done.stderr
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("jaxmlp sweep: error: not measured: nojax (") and "ModuleNotFoundError" in last, last
+    assert last.startswith("jaxmlp sweep explain: error: not measured: nojax (") and "ModuleNotFoundError" in last, last

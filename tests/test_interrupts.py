@@ -192,27 +192,27 @@ SWEEP_WORKER = "jaxmlp.measure.sweep.worker"
 def test_sweep_run_stopped_while_its_probes_start(tmp_path):
     stopped = stop(["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
                     *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path)  # fmt: skip
-    assert "nothing was written" in one_line(stopped, "sweep", signal.SIGINT)
+    assert "nothing was written" in one_line(stopped, "sweep run", signal.SIGINT)
     assert not any((tmp_path / "out").iterdir())  # stopped before its first round: no folder left
 
 
 def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
     env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
-    stopped = stop(["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+    stopped = stop(["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33",
                     *sweep_options(tmp_path)], lambda pid, output: "1/6 processes" in output, signal.SIGTERM,
                    tmp_path, env)  # fmt: skip
-    line = one_line(stopped, "sweep", signal.SIGTERM)
+    line = one_line(stopped, "sweep timeline", signal.SIGTERM)
     assert "kept" in line and "jaxmlp sweep resume" in line
 
 
 def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
     env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
-    stopped = stop(["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30,0.4.31,0.4.33",
+    stopped = stop(["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33",
                     *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path, env)  # fmt: skip
-    one_line(stopped, "sweep", signal.SIGINT)
+    one_line(stopped, "sweep bisect", signal.SIGINT)
 
 
 def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
     stopped = stop(["sweep", "explain", "A", "B", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
                     *sweep_options(tmp_path)], has_child("jaxmlp.measure"), signal.SIGTERM, tmp_path)  # fmt: skip
-    one_line(stopped, "sweep", signal.SIGTERM)
+    one_line(stopped, "sweep explain", signal.SIGTERM)

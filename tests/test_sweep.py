@@ -13,7 +13,7 @@ import pytest
 
 from jaxmlp import registry, units
 from jaxmlp.cli import build_parser, main
-from jaxmlp.cli.sweep import normalized
+from jaxmlp.cli.sweep import SUBCOMMANDS, normalized
 from jaxmlp.errors import EXIT_FAILED, JaxmlpError
 from jaxmlp.measure import workers
 from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
@@ -422,7 +422,8 @@ IMPOSSIBLE = [
 def test_impossible_settings_are_one_line_errors(argv, capsys):
     assert main(["sweep", *argv]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("jaxmlp sweep: error: --") and len(err.splitlines()) == 1
+    command = argv[0] if argv[0] in SUBCOMMANDS else "run"
+    assert err.startswith(f"jaxmlp sweep {command}: error: --") and len(err.splitlines()) == 1
     assert "must be" in err or "neither a built-in" in err
 
 
@@ -431,7 +432,7 @@ BAD_INPUT = [
     (["latest"], "'latest' is not a jax release number (like 0.6.2)"),
     (["--env", "nolabel"], "--env 'nolabel': give it as LABEL=PYTHON"),
     (["bisect", "0.6.2", "0.6.2"], "GOOD and BAD are the same release: name two"),
-    (["bisect", "0.6.2", "0.8.3", "--versions", "0.7.0,next"], "'next' is not a jax release number"),
+    (["bisect", "0.6.2", "0.8.3", "--versions", "0.7.0", "next"], "'next' is not a jax release number"),
 ]
 
 
@@ -439,7 +440,8 @@ BAD_INPUT = [
 def test_bad_releases_are_one_line_errors(argv, message, capsys, tmp_path):
     assert main(["sweep", *argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"jaxmlp sweep: error: {message}") and len(err.splitlines()) == 1
+    command = argv[0] if argv[0] in SUBCOMMANDS else "run"
+    assert err.startswith(f"jaxmlp sweep {command}: error: {message}") and len(err.splitlines()) == 1
     assert not list(tmp_path.iterdir())  # nothing written
 
 

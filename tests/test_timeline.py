@@ -116,7 +116,7 @@ def test_synthetic_histories_carry_their_truth():
 
 def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
     out = tmp_path / "out"
-    argv = ["sweep", "validate", str(SWEEP), "--histories", "5", "--detectors", "pelt,binseg", "--peer", "5",
+    argv = ["sweep", "validate", str(SWEEP), "--histories", "5", "--detectors", "pelt", "binseg", "--peer", "5",
             "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out
@@ -210,7 +210,7 @@ def fake_releases(root: Path, monkeypatch) -> None:
 def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path, monkeypatch, capsys, explained):
     fake_releases(tmp_path / "envs", monkeypatch)
     out = tmp_path / "out"
-    argv = ["sweep", "timeline", "0.4.30", "0.5.0", "--versions", ",".join(TRUE), "--processes", "8",
+    argv = ["sweep", "timeline", "0.4.30", "0.5.0", "--versions", *TRUE, "--processes", "8",
             "--envs", str(tmp_path / "envs"), "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out

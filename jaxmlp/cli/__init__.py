@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import platform
 import signal
 import sys
 from collections.abc import Iterable, Sequence
+from importlib import metadata
 from types import ModuleType
 
 from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError, stop_on_signals
@@ -35,10 +37,31 @@ COMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with errors as one line that points to --help."""
+    """argparse, with errors as one line that points to --help, said by the (sub)command whose arguments they are:
+    an argument no parser knows is refused by the innermost subcommand (``jaxmlp sweep run: error: ...``), not by
+    ``jaxmlp``."""
 
     def error(self, message: str):  # type: ignore[no-untyped-def]  # argparse's NoReturn
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]  # argparse's
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
+def version_line() -> str:
+    """``jaxmlp --version``: this package's version and the JAX it runs with (read from the installed packages'
+    metadata: nothing is imported)."""
+
+    def of(package: str) -> str:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return f"jaxmlp {of('jaxmlp')} (jax {of('jax')}, jaxlib {of('jaxlib')}; Python {platform.python_version()})"
 
 
 def _command(name: str) -> ModuleType:
@@ -49,12 +72,25 @@ def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:
     """The ``jaxmlp`` parser; the arguments of ``commands`` only (the others are listed, not loaded)."""
     wanted = set(commands)
     parser = Parser(prog="jaxmlp", description="Benchmark and profile the JAX MNIST tutorial's training pipeline.")
+    parser.add_argument("--version", action="version", version=version_line(), help="print jaxmlp's version and "
+                        "jax's, and exit")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     for name, help in COMMANDS.items():
         command = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
         if name in wanted:
             _command(name).add_arguments(command)
+    _name_commands(parser)
     return parser
+
+
+def _name_commands(parser: argparse.ArgumentParser) -> None:
+    """Each parser's ``prog`` (``jaxmlp sweep run``) as the default ``prog`` of what it parses: the innermost
+    command's wins, and its errors name it."""
+    parser.set_defaults(prog=parser.prog)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _name_commands(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with stop_on_signals():
             return int(args.run(args))
     except JaxmlpError as e:
-        print(f"jaxmlp {args.command}: error: {e}", file=sys.stderr)
+        print(f"{args.prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
@@ -76,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): our children are stopped by now
         stop_children()  # and the libraries' (DataLoader's, Grain's workers)
         stopped = e if isinstance(e, Interrupted) else Interrupted()
-        print(f"jaxmlp {args.command}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",
+        print(f"{args.prog}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",
               file=sys.stderr)  # fmt: skip
         return stopped.exit_code
 

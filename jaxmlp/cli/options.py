@@ -1,10 +1,11 @@
 """Every option that more than one command takes, declared once: its flags, help, default and validator.
 
 A command adds an `Option` to its parser with `Option.add`; where a command needs its own default (the detector's
-trials run 16 epochs a process, not 4), it says so with `Option.but`, and the shown default follows. A test builds
-every command's parser and checks that each shared option has this help and validator everywhere, and this default
-wherever it is not overridden. The numbers are parsed here (a word where a number goes is argparse's one-line
-error); their ranges are checked where the settings are built (`jaxmlp.errors`).
+trials run 16 epochs a process, not 4), it says so with `Option.but`, and the shown default follows; where the option
+means something narrower in that command (scaling's --calls time the sharded step only), `Option.but` rewords its
+help. A test builds every command's parser and checks that each shared option has this validator everywhere,
+and this default wherever it is not overridden. The numbers are parsed here (a word where a number goes is
+argparse's one-line error); their ranges are checked where the settings are built (`jaxmlp.errors`).
 
 Plain Python (argparse only): the noxfile uses `bench_session` too.
 """
@@ -37,6 +38,10 @@ def number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
+KEEP: Any = object()
+"""`Option.but`'s default: the shared option's own."""
+
+
 @dataclass(frozen=True)
 class Option:
     """One option: what `argparse.ArgumentParser.add_argument` takes, declared once."""
@@ -52,9 +57,13 @@ class Option:
     base: Option | None = field(default=None, compare=False, repr=False)  # the shared option this one adapts
     why: str = ""  # why a command's default differs from the shared one
 
-    def but(self, *, default: Any, why: str) -> Option:
-        """This option with a command's own default (and why it differs)."""
-        return replace(self, default=default, base=self.base or self, why=why)
+    def but(self, *, default: Any = KEEP, help: str | None = None, why: str = "") -> Option:
+        """This option as one command takes it: its own default (and why it differs) or its own help (what the
+        option does in that command)."""
+        if default is not KEEP and not why:
+            raise ValueError(f"{self.flags[0]}: a command's own default says why")
+        return replace(self, default=self.default if default is KEEP else default, help=help or self.help,
+                       base=self.base or self, why=why)  # fmt: skip
 
     def add(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> argparse.Action:
         given = {"help": self.help, "default": self.default, "type": self.type, "choices": self.choices,
@@ -67,6 +76,12 @@ class Option:
 def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *options: Option) -> None:
     for option in options:
         option.add(parser)
+
+
+LIST: dict[str, Any] = {"action": "extend", "nargs": "+"}
+"""How an option takes several values, everywhere: space-separated (``--pipeline scan torch``), the option also
+repeatable (``--pipeline scan --pipeline torch``). Its default is None (argparse would extend a default list), the
+command's own default filled in where it reads the values."""
 
 
 # --- data --------------------------------------------------------------------------------------------------------
@@ -91,11 +106,10 @@ PIPELINE = Option(("--pipeline",), "how batches reach the step: the tutorial's D
 PRECISION = Option(("--precision",), "the matrix products' precision: float32 (f32), bfloat16 operands with float32 "
                    "accumulation and float32 params and update (bf16), TF32 tensor cores (tf32, GPU backends only) "
                    "(default: %(default)s)", "f32", choices=registry.PRECISIONS)  # fmt: skip
-EACH_PIPELINE = Option(("--pipeline",), "repeatable: a pipeline to measure, each on its own (default: scan)",
-                      action="append", choices=registry.PIPELINES)  # fmt: skip
-EACH_PRECISION = Option(("--precision",), "repeatable: a precision to measure each pipeline in, as --precision "
-                        "(f32, bf16; tf32 on GPU backends) (default: f32)", action="append",
-                        choices=registry.PRECISIONS)  # fmt: skip
+EACH_PIPELINE = Option(("--pipeline",), "the pipelines to measure, each on its own (default: scan)",
+                      choices=registry.PIPELINES, **LIST)  # fmt: skip
+EACH_PRECISION = Option(("--precision",), "the precisions to measure each pipeline in, as --precision (f32, bf16; "
+                        "tf32 on GPU backends) (default: f32)", choices=registry.PRECISIONS, **LIST)  # fmt: skip
 BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", registry.BATCH_SIZE, whole_number)
 WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "
                  "Grain's (grain) (default: %(default)s)", 0, whole_number)  # fmt: skip
@@ -104,7 +118,7 @@ TRAIN_PROCESSES = Option(("--processes",), "sharded only: start this many local 
 SCALING_PROCESSES = Option(("--processes",), "process counts P, each measured with each device count N that it "
                            "divides (N / P devices a process, joined by jax.distributed: started by jaxmlp on "
                            "127.0.0.1, or by mpirun/srun when jaxmlp runs under one) (default: 1; under mpirun -n P "
-                           "or srun: 1 and P)", type=whole_number, nargs="+")  # fmt: skip
+                           "or srun: 1 and P)", type=whole_number, **LIST)  # fmt: skip
 
 # --- where results go --------------------------------------------------------------------------------------------
 
@@ -131,15 +145,15 @@ TIMING = (EPOCHS, CALLS)
 
 # --- the sweep's matrix and its statistics -----------------------------------------------------------------------
 
-WORKLOAD = Option(("--workload",), "what to time, repeatable: a built-in (" + ", ".join(registry.SWEEP_WORKLOADS)
-                  + "; default: all) or your own, path/to/file.py:make or module:make (README: the workload "
-                  "contract)", action="append", metavar="SPEC")  # fmt: skip
-VERSIONS = Option(("--versions",), "the releases to pick from, comma-separated (default: the package index's, via "
-                  "pip index versions; give them to run offline)")  # fmt: skip
+WORKLOAD = Option(("--workload",), "what to time: built-ins (" + ", ".join(registry.SWEEP_WORKLOADS) + "; default: "
+                  "all) or your own, path/to/file.py:make or module:make (README: the workload contract)",
+                  metavar="SPEC", **LIST)  # fmt: skip
+VERSIONS = Option(("--versions",), "the releases to pick from (default: the package index's, via pip index "
+                  "versions; give them to run offline)", metavar="VERSION", **LIST)  # fmt: skip
 PROCESSES = Option(("--processes",), "processes (samples) a cell (default: %(default)s)", 6, whole_number)
-XLA_FLAGS = Option(("--xla-flags",), "repeatable: each value is its own column of the matrix, every release run "
-                   "with XLA_FLAGS=FLAGS besides without (e.g. --xla_cpu_use_thunk_runtime=false)", action="append",
-                   metavar="FLAGS")  # fmt: skip
+XLA_FLAGS = Option(("--xla-flags",), "each value is its own column of the matrix, every release run with "
+                   "XLA_FLAGS=FLAGS besides without (e.g. --xla_cpu_use_thunk_runtime=false); its values start with "
+                   "a dash, so one a flag: repeat it for each", action="append", metavar="FLAGS")  # fmt: skip
 TOLERANCE = Option(("--tolerance",), "relative difference of values between cells beyond which a row says 'results "
                    "differ' (default: %(default)s)", 1e-3, number)  # fmt: skip
 ENVS = Option(("--envs",), "where the release environments live (default: $JAXMLP_ENVS, else "

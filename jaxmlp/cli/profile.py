@@ -20,6 +20,7 @@ from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.store import check_folder, new_trace_run
 from jaxmlp.results.traces import capture_summary
+from jaxmlp.units import count, duration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,14 +54,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"jaxmlp profile: {datasets.label}; {device.platform} ({device.device_kind}); pipeline {config.pipeline}")
         result = capture(epoch, params, steps=args.steps, run_dir=functools.partial(new_trace_run, args.logdir,
                                                                                     config.pipeline))  # fmt: skip
-    unit = "epochs (one scan each)" if config.pipeline in registry.ONE_PROGRAM else "steps"
-    print(f"Traced {result.steps} {unit} in {result.seconds:0.2f} sec into {result.run_dir}")
+    traced = (f"{count(result.steps, 'epoch')} (one scan each)" if config.pipeline in registry.ONE_PROGRAM
+              else count(result.steps, "step"))  # fmt: skip
+    print(f"Traced {traced} in {result.seconds:0.2f} sec into {result.run_dir}")
     for xplane in result.xplanes:
         s = capture_summary(xplane)
         if s.median_step_ms is not None:
             print(
-                f"Median step {s.median_step_ms:0.3g} ms (load {s.median_load_ms:0.3g} ms, "
-                f"compute {s.median_compute_ms:0.3g} ms); top op: {s.top_ops['op'].iloc[0]}"
+                f"Median step {_ms(s.median_step_ms)} (load {_ms(s.median_load_ms)}, compute "
+                f"{_ms(s.median_compute_ms)}); top op: {s.top_ops['op'].iloc[0]}"
             )
     print(f"Open it: jaxmlp tensorboard --logdir {args.logdir}   (then the PROFILE tab)")
     return 0
+
+
+def _ms(milliseconds: float | None) -> str:
+    return duration(None if milliseconds is None else milliseconds / 1e3)

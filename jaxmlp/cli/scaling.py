@@ -30,12 +30,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           f"N simulated devices ({scaling.FORCE_DEVICES}=N/P a process, sharing this machine's "
                           "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is "
                           f"traced (into --out's {TRACES}/) for the all-reduce's share.")  # fmt: skip
-    parser.add_argument("--devices", type=options.whole_number, nargs="+", help="device counts (default: 1 2 4 8 on "
-                        "the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
+    parser.add_argument("--devices", type=options.whole_number, **options.LIST, help="device counts (default: 1 2 4 8 "
+                        "on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
     options.add(parser, options.SCALING_PROCESSES,
                 options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
-                *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs"),
-                options.CALLS, options.TIMEOUT, options.OUT)  # fmt: skip
+                *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs",
+                                                  help="timed sharded epochs a process: the first, then the steady "
+                                                  "state (default: %(default)s)"),
+                options.CALLS.but(help="timed calls a process of the sharded step: the first, then the steady state "
+                                  "(default: %(default)s)"),
+                options.TIMEOUT, options.OUT)  # fmt: skip
     parser.set_defaults(run=run)
 
 

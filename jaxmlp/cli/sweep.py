@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import shutil
 import statistics
 import sys
@@ -47,11 +48,14 @@ from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep_files import Plan, RunLog
-from jaxmlp.units import duration, minutes, ratio
+from jaxmlp.units import count, duration, minutes, ratio
 
 SUBCOMMANDS = ("run", "resume", "timeline", "bisect", "explain", "trials", "validate", "env")
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
+DETECTORS = ("pelt", "binseg")
+"""``sweep validate``'s detectors unless --detectors names others."""
+WORKLOADS = f"a built-in ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, path/to/file.py:make or module:make"
 
 
 def normalized(argv: Sequence[str]) -> list[str]:
@@ -87,8 +91,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help=f"jax/jaxlib releases (default: {' '.join(registry.SWEEP_VERSIONS)})")  # fmt: skip
     _measuring(run_)
     _matrix(run_)
-    run_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
-                      help="also measure an environment made by hand (repeatable)")  # fmt: skip
+    run_.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST,
+                      help="also measure environments made by hand")  # fmt: skip
     run_.set_defaults(run=run_command)
 
     resume = sub.add_parser("resume", help="go on with a sweep that was stopped: measure only what is missing",
@@ -135,24 +139,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               "Writes RESULTS/explain-<time>/.")  # fmt: skip
     explain_.add_argument("a", metavar="A", help="the earlier release (e.g. 0.4.30)")
     explain_.add_argument("b", metavar="B", help="the later release (e.g. 0.10.2)")
-    options.add(explain_, options.WORKLOAD.but(default=None, why="one workload (default: the first given, else "
-                                                                 f"{DEFAULT_WORKLOAD})"))  # fmt: skip
+    options.add(explain_, options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: "
+                                                    f"{DEFAULT_WORKLOAD})"))  # fmt: skip
     options.add(explain_, *options.DATA, *options.TIMING, options.PIN_CPU)
-    options.add(explain_, options.PROCESSES.but(default=EXPLAIN_PROCESSES, why="a release; the first of each profiled"),
-                options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)  # fmt: skip
-    explain_.add_argument("--env", action="append", metavar="LABEL=PYTHON",
-                          help="a release's environment made by hand (repeatable)")  # fmt: skip
+    options.add(explain_, options.PROCESSES.but(default=EXPLAIN_PROCESSES, why="a release; the first of each profiled",
+                                                help="processes a release, the first of each profiled (default: "
+                                                "%(default)s)"),
+                options.XLA_FLAGS.but(help="the XLA_FLAGS both releases run with, one value (e.g. "
+                                      "--xla_cpu_use_thunk_runtime=false) (default: none)"),
+                options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)  # fmt: skip
+    explain_.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST,
+                          help="releases' environments made by hand")  # fmt: skip
     explain_.set_defaults(run=explain_command)
 
-    trials_ = sub.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here")
+    trials_ = sub.add_parser("trials", help="the detector's check: A/A and injected-slowdown trials here",
+                             description="Check the detector on this machine: --trials comparisons of the jax "
+                             "installed here against itself (A/A: a flag is a false alarm) and against itself with a "
+                             "known slowdown injected (a flag is a hit), each side --processes fresh processes; writes "
+                             "OUT/detector-<time>/trials.json.")  # fmt: skip
     # Short runs of many short epochs: the setting that met the detector's goals on a 2-core machine (README).
     measured = "the setting measured here (README: how the detector was checked)"
-    options.add(trials_, options.WORKLOAD, options.DATASET.but(default="synthetic", why=measured), options.DATA_DIR,
+    options.add(trials_, options.WORKLOAD.but(help=f"the workload to compare against itself: {WORKLOADS} (default: "
+                                                   f"{DEFAULT_WORKLOAD})"),
+                options.DATASET.but(default="synthetic", why=measured), options.DATA_DIR,
                 options.LIMIT.but(default=2000, why=measured), options.EPOCHS.but(default=16, why=measured),
                 options.CALLS, options.PIN_CPU)  # fmt: skip
     trials_.add_argument("--trials", type=options.whole_number, default=20,
                          help="A/A and injected comparisons (default: %(default)s)")  # fmt: skip
-    options.add(trials_, options.PROCESSES.but(default=14, why=measured))
+    options.add(trials_, options.PROCESSES.but(default=14, why=measured, help="fresh processes a side of each "
+                                               "comparison (default: %(default)s)"))  # fmt: skip
     trials_.add_argument("--inject-slowdown", type=options.number, default=0.10,
                          help="the known slowdown, as a fraction (default: %(default)s)")  # fmt: skip
     options.add(trials_, *options.DETECTOR, options.OUT)
@@ -169,9 +184,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="histories a case (default: %(default)s)")  # fmt: skip
     validate.add_argument("--seed", type=options.whole_number, default=0, help="the histories' seed (default: "
                           "%(default)s)")  # fmt: skip
-    validate.add_argument("--detectors", default="pelt,binseg", help="comma-separated, of "
+    validate.add_argument("--detectors", metavar="DETECTOR", **options.LIST, help="the detectors to validate, of "
                           f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
-                          "(default: %(default)s)")  # fmt: skip
+                          f"(default: {' '.join(DETECTORS)})")  # fmt: skip
     validate.add_argument("--penalty", type=options.number, default=changepoints.PENALTY,
                           help="PELT's and binary segmentation's penalty (default: %(default)s)")  # fmt: skip
     validate.add_argument("--peer", type=options.whole_number, default=1, metavar="EVERY",
@@ -180,8 +195,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(validate, options.OUT)
     validate.set_defaults(run=validate_command)
 
-    env = sub.add_parser("env", help="make each release's environment and check that it runs")
-    env.add_argument("versions", nargs="+", metavar="VERSION")
+    env = sub.add_parser("env", help="make each release's environment and check that it runs",
+                         description="Make each release's environment under --envs (or find it made) and check that "
+                         "a worker process runs in it: two short epochs of the synthetic set.")  # fmt: skip
+    env.add_argument("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)")
     options.add(env, options.ENVS)
     env.set_defaults(run=env_command)
 
@@ -196,6 +213,12 @@ def _matrix(parser: argparse.ArgumentParser) -> None:
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
+    for spec in args.workload or ():
+        if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
+            raise JaxmlpError(
+                f"--workload {spec}: a release, not a workload; --workload takes every value up to the "
+                "next option: give the releases first (jaxmlp sweep run 0.6.2 0.8.3 --workload scan)"
+            )
     return Measuring(tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs, args.calls,
                      args.pin_cpu, precision=getattr(args, "precision", "f32"))  # fmt: skip
 
@@ -462,8 +485,8 @@ def explain_command(args: argparse.Namespace) -> int:
     measuring, matrix = measuring_of(args), matrix_of(args)
     workload = (args.workload or [DEFAULT_WORKLOAD])[0]
     store = ResultsStore(check_folder(args.out, "--out"))
-    print(f"Explaining {workload} from {args.a} to {args.b}: {matrix.processes} process(es) a release in rotating "
-          "order, the first of each recording its program and a trace")  # fmt: skip
+    print(f"Explaining {workload} from {args.a} to {args.b}: {count(matrix.processes, 'process', 'processes')} a "
+          "release in rotating order, the first of each recording its program and a trace")  # fmt: skip
     doc, folder = explain(measuring, args.a, args.b, workload, store.folder, matrix, print,
                           lambda label: print(f"  a process of {label} done", flush=True))  # fmt: skip
     print(f"\n{explain_text(doc, folder)}")
@@ -478,8 +501,11 @@ def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str,
                    spec, out, matrix)  # fmt: skip
 
 
-def _releases(given: str | None) -> tuple[str, ...] | None:
-    return None if given is None else tuple(v.strip() for v in given.split(",") if v.strip())
+def _releases(given: Sequence[str] | None) -> tuple[str, ...] | None:
+    if given and any("," in v for v in given):
+        raise JaxmlpError(f"--versions {' '.join(given)}: give the releases space-separated, e.g. --versions 0.6.2 "
+                          "0.7.0 0.7.1")  # fmt: skip
+    return None if given is None else tuple(given)
 
 
 def trials_command(args: argparse.Namespace) -> int:
@@ -500,17 +526,18 @@ def trials_command(args: argparse.Namespace) -> int:
     injected, aa = (statistics.median(getattr(t, side).ratio for t in done) for side in ("injected", "aa"))
     print(f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
           f"trials (median ratio {injected:.3f}); A/A flagged in {doc.aa_flagged}/{settings.trials} (median ratio "
-          f"{aa:.3f}); {settings.processes} processes a side; jax {meta['jax']}. "
+          f"{aa:.3f}); {count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
           f"Wrote {folder.path / layout.TRIALS_FILE}")  # fmt: skip
     return 0
 
 
 def validate_command(args: argparse.Namespace) -> int:
     """The change-point detector on synthetic histories drawn from measured noise (`validation`)."""
-    detectors = [d.strip() for d in args.detectors.split(",") if d.strip()]
+    detectors = list(dict.fromkeys(args.detectors or DETECTORS))
     unknown = [d for d in detectors if d not in validation.DETECTORS]
-    if unknown or not detectors:
-        raise JaxmlpError(f"--detectors {args.detectors!r}: choose among {', '.join(validation.DETECTORS)}")
+    if unknown:
+        raise JaxmlpError(f"--detectors {' '.join(unknown)}: choose among {', '.join(validation.DETECTORS)}, "
+                          "space-separated")  # fmt: skip
     errors.at_least("--histories", args.histories, 1)
     errors.positive_finite("--penalty", args.penalty)
     errors.at_least("--peer", args.peer, 0)

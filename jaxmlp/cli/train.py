@@ -20,6 +20,7 @@ from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds,
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.store import ResultsStore, check_folder, check_new_file, write_json_new
+from jaxmlp.units import count
 
 DEFAULTS = TrainConfig()
 
@@ -34,8 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PRNGKey seed of the initial params (default: %(default)s)")  # fmt: skip
     options.add(parser, options.BACKEND, options.PIPELINE, options.PRECISION, options.TRAIN_PROCESSES, options.TIMEOUT)
     parser.add_argument("--json", metavar="PATH",
-                        help="write per-epoch records to this NEW JSON file, or into this folder under a new "
-                             "train-<time>-... name")  # fmt: skip
+                        help="write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
+                             "or any PATH that ends in /, made if missing) under a new train-<time>-... "
+                             "name")  # fmt: skip
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction,
                         help="a progress bar (default: on a terminal only)")  # fmt: skip
     parser.set_defaults(run=run)
@@ -75,10 +77,16 @@ def launch_limit(timeout: float | None) -> float:
     return timeout
 
 
+def into_folder(given: str) -> bool:
+    """Whether ``--json`` names a folder to write into (one that exists, or any path that ends in a slash), not a
+    new file."""
+    return given.endswith(("/", os.sep)) or Path(given).is_dir()
+
+
 def run(args: argparse.Namespace) -> int:
     config = config_of(args)
     if args.json:  # fail before training, not after
-        check_folder(args.json, "--json") if Path(args.json).is_dir() else check_new_file(args.json, "--json")
+        check_folder(args.json, "--json") if into_folder(args.json) else check_new_file(args.json, "--json")
     joined = distributed.rank()
     if config.processes > 1 and joined is None:  # start the processes; each runs this command, rank 0 speaks
         return distributed.launch(args.argv, config.processes, launch_limit(args.timeout))
@@ -101,8 +109,8 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
     def on_start(meta: dict[str, Any], compile_s: float) -> None:
         print(
             f"jaxmlp train: {datasets.label}; {meta['backend']} ({meta['device_kind']}); pipeline {config.pipeline}; "
-            f"{config.epochs} epochs, batch {config.batch_size}, step size {config.step_size}, "
-            f"{config.workers} workers, precision {config.precision}"
+            f"{count(config.epochs, 'epoch')}, batch {config.batch_size}, step size {config.step_size}, "
+            f"{count(config.workers, 'worker')}, precision {config.precision}"
         )
         print(f"Compiled in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
 
@@ -132,15 +140,14 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
     else:
         print(
             f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
-            f"{len(records)} epochs; epoch time {steady:0.2f} sec ({over}); "
-            f"compile {records[0].compile_seconds:0.2f} sec{label}"
+            f"{count(len(records), 'epoch')}; epoch time {steady:0.2f} sec ({over}){label}"
         )
     if args.json and (joined is None or joined[0] == 0):  # one file for the run: rank 0's
         processes = distributed.processes()  # the launcher, the count, the ids that joined the mesh
         document = TrainDocument(tuple({**row, **processes} for row in to_rows(config, datasets, result)))
-        if Path(args.json).is_dir():
+        if into_folder(args.json):
             path = ResultsStore(args.json).save(document)
         else:
             path = write_json_new(args.json, document.to_json())
-        print(f"Wrote {len(records)} epoch records to {path}")
+        print(f"Wrote {count(len(records), 'epoch record')} to {path}")
     return EXIT_DIVERGED if last.diverged else 0

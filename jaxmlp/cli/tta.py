@@ -16,6 +16,7 @@ from jaxmlp.report.summaries import tta_summary
 from jaxmlp.report.text import render
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.store import ResultsStore, check_folder
+from jaxmlp.units import count
 
 DEFAULTS = TtaConfig()
 
@@ -56,13 +57,13 @@ def run(args: argparse.Namespace) -> int:
     meta = metadata(device)
     print(
         f"jaxmlp tta: {datasets.label}; {meta['backend']} ({meta['device_kind']}); target {config.target}, "
-        f"{config.runs} runs of {', '.join(config.pipelines)} in {', '.join(config.precisions)}",
+        f"{count(config.runs, 'run')} of {', '.join(config.pipelines)} in {', '.join(config.precisions)}",
         flush=True,
     )
 
     def on_run(r: TtaRun) -> None:
         said = f"reached in {r.seconds:.2f} s" if r.reached else f"not reached (best {r.best_accuracy:.4f})"
-        print(f"  {r.pipeline} {r.precision} seed {r.seed}: {said} after {r.epochs:g} epochs (data "
+        print(f"  {r.pipeline} {r.precision} seed {r.seed}: {said} after {count(r.epochs, 'epoch')} (data "
               f"{r.data_seconds:.2f} s, compile {r.compile_seconds:.2f} s)", flush=True)  # fmt: skip
 
     runs = measure(config, datasets, on_run)
@@ -71,5 +72,5 @@ def run(args: argparse.Namespace) -> int:
     document = TtaDocument(settings, meta, tuple(r.to_json() for r in runs))
     path = ResultsStore(args.out).save(document)
     print(render([tta_summary(document, "Time to accuracy")]))
-    print(f"Wrote {len(runs)} runs to {path}")
+    print(f"Wrote {count(len(runs), 'run')} to {path}")
     return 0

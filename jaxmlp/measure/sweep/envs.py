@@ -247,7 +247,7 @@ def index_versions(package: str, python: str = sys.executable) -> list[str]:
     versions = parse_index_versions(done.stdout) if done is not None and done.returncode == 0 else []
     if not versions:
         raise JaxmlpError(f"could not list {package}'s releases from the package index (offline?): "
-                          "pass them by hand with --versions 0.6.2,0.7.0,0.7.1,...")  # fmt: skip
+                          "pass them by hand with --versions 0.6.2 0.7.0 0.7.1 ...")  # fmt: skip
     return versions
 
 
