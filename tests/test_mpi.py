@@ -38,7 +38,7 @@ def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path):
     out.mkdir()
     done = mpirun([*TRAIN, "--pipeline", "sharded", "--epochs", "1", "--json", str(out)])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("Epoch 0 in") == 1 and done.stdout.count("Wrote 1 epoch records") == 1  # rank 0 speaks
+    assert done.stdout.count("Epoch 0 in") == 1 and done.stdout.count("Wrote 1 epoch record ") == 1  # rank 0 speaks
     (written,) = out.iterdir()  # once, by rank 0
     two = json.loads(written.read_text())["records"]
     assert {k: two[0][k] for k in ("launcher", "process_count", "process_index", "process_ids", "global_device_count")

@@ -165,7 +165,7 @@ class ArrayMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in the
     (``Image.fromarray(..., mode="L")``)."""
 
     def __init__(self, images: np.ndarray, targets: np.ndarray, transform: Callable[[Any], Any] | None = None):
-        self.data = torch.from_numpy(np.ascontiguousarray(images))
+        self.data = torch.from_numpy(np.require(images, requirements=["C", "W"]))  # torch wants a writable array
         self.targets = torch.from_numpy(np.asarray(targets, np.int64))
         self.transform = transform
 
