@@ -150,6 +150,27 @@ def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("peak_rss_bytes", ascending=False).reset_index(drop=True)
 
 
+@shows(registry.RESULTS_FOLDER)
+def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """`jaxmlp summary` and `jaxmlp report` over the generated folder: its runs, each command's median time and peak
+    memory, and the report's goal (`registry.REPORT_SECONDS_GOAL`, `REPORT_MEMORY_GOAL`) met or missed."""
+    rows = query(runs, registry.RESULTS_FOLDER)
+    if rows.empty:
+        return pd.DataFrame()
+    out = []
+    for row in rows.itertuples():
+        peak = float(getattr(row, "command_peak_rss_bytes", float("nan")))
+        median = float(row.median)  # type: ignore[arg-type]
+        goal = ""
+        if row.variant == "report":
+            met = median <= registry.REPORT_SECONDS_GOAL and peak <= registry.REPORT_MEMORY_GOAL
+            goal = (f"{'met' if met else 'MISSED'}: at most {registry.REPORT_SECONDS_GOAL:.0f} s and "
+                    f"{registry.REPORT_MEMORY_GOAL / 2**30:.0f} GiB")  # fmt: skip
+        out.append({"command": f"jaxmlp {row.variant}", "folder_runs": getattr(row, "folder_runs", None),
+                    "median_s": median, "command_peak_bytes": peak, "goal": goal})  # fmt: skip
+    return pd.DataFrame(out)
+
+
 def compare_memory(baseline: Mapping[str, float], new: Mapping[str, float],
                    threshold: float = MEMORY_THRESHOLD) -> pd.DataFrame:  # fmt: skip
     """Peak memory, benchmark by benchmark on both sides: the ratio new / baseline, flagged ``memory regression``

@@ -39,6 +39,7 @@ def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Pa
         *bench.goals(runs_by_file, accuracy, folder),
         *runs.time_to_accuracy(results, folder),
         *bench.memory(runs_by_file, folder),
+        *bench.results_folder(runs_by_file, folder),
     )
 
 
@@ -53,4 +54,5 @@ def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None)
         *(runs.scaling(by_file) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
         *bench.goals(by_file, accuracy or {}, None, False),
         *bench.memory(by_file, None, False),
+        *bench.results_folder(by_file, None, False),
     )

@@ -187,6 +187,24 @@ def memory(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None,
     return [f for f in found if f.answered]
 
 
+RESULTS_FOLDER_CAPTION = "A large results folder: each command a fresh process (median time, its peak memory)"
+
+
+def results_folder(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+                   ) -> list[Finding]:  # fmt: skip
+    """Per backend, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs."""
+
+    def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+        said = [f"{row.command} took {duration(row.median_s)} and {size(row.command_peak_bytes)} over "
+                f"{row.folder_runs:.0f} runs" + (f" (the goal: {row.goal})" if row.goal else "")
+                for row in table.itertuples()]  # fmt: skip
+        return "; ".join(said) + ".", (Table(RESULTS_FOLDER_CAPTION, table),)
+
+    found = _per_backend(runs_by_file, "How fast the report reads a large folder", BENCHMARKS,
+                         tables.results_folder_table, "", answer, folder, timed_only)  # fmt: skip
+    return [f for f in found if f.answered]
+
+
 def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
     """Per accelerator, its newest run beside the newest CPU run: the fastest shared pipeline's epoch on each."""
     out = []
