@@ -86,9 +86,11 @@ def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, pd.
     """The newest run (``runs_by_file`` is newest first) of each backend that has an epoch ladder."""
     newest: dict[str, pd.DataFrame] = {}
     for rows in runs_by_file.values():
-        for backend, part in rows.groupby("backend") if "backend" in rows else ():
-            if not pipeline_ladder(part).empty:
-                newest.setdefault(str(backend), part)
+        if "backend" not in rows or not (rows["test"] == registry.EPOCH.id).any():
+            continue  # no epoch, no ladder
+        for backend, part in rows.groupby("backend"):
+            if str(backend) not in newest and not pipeline_ladder(part).empty:  # a backend found: no ladder to build
+                newest[str(backend)] = part
     return newest
 
 
@@ -105,12 +107,12 @@ def benchmark_medians(run: pd.DataFrame) -> pd.Series:
 
 
 def cpu_vs_accelerator(
-    runs_by_file: Mapping[str, pd.DataFrame], accelerator: str
+    runs_by_file: Mapping[str, pd.DataFrame], accelerator: str, newest: Mapping[str, pd.DataFrame] | None = None
 ) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
     """The newest CPU run and the newest ``accelerator`` run (`registry.ACCELERATORS`) side by side: per benchmark
     both ran, the CPU's median, the accelerator's and CPU / accelerator; and what differs between the two runs
-    (None: not both)."""
-    newest = newest_by_backend(runs_by_file)
+    (None: not both). ``newest``: `newest_by_backend` of the same runs, where the caller has it."""
+    newest = newest_by_backend(runs_by_file) if newest is None else newest
     if not {"cpu", accelerator} <= set(newest):
         return pd.DataFrame(), None
     table = pd.DataFrame({"cpu_s": benchmark_medians(newest["cpu"]),

@@ -57,11 +57,20 @@ def _speedups(table: pd.DataFrame, column: str) -> str:
     return f"{ratio(by_size[first])} at batch {first}" + (f" ({others})" if others else "")
 
 
+NEEDS: dict[str, tuple[registry.Benchmark, ...]] = {
+    "jit_vs_eager": (registry.UPDATE,), "vmap_vs_loop": (registry.PREDICT,),
+    "loader_ladder": (registry.LOADER, registry.EPOCH), "pipeline_ladder": (registry.EPOCH,),
+    "results_folder_table": (registry.RESULTS_FOLDER,),
+}  # fmt: skip
+"""The benchmarks of which a run must hold one for each table to have rows (`newest_per_backend`'s ``needs``)."""
+
+
 def _per_backend(runs_by_file: Mapping[str, pd.DataFrame], question: str, anchor: str, table: Any, missing: str,
                  answer: Any, folder: Path | None, timed_only: bool = True) -> list[Finding]:  # fmt: skip
     """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
     one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables."""
-    found = newest_per_backend(runs_by_file, lambda part: not table(part).empty, timed_only)
+    found = newest_per_backend(runs_by_file, lambda part: not table(part).empty, timed_only,
+                               NEEDS.get(table.__name__, ()))  # fmt: skip
     if not found:
         return [Finding(question, missing, anchor, False)]
     out = []
@@ -163,7 +172,7 @@ def goals_frame(goals: list[dict[str, Any]]) -> pd.DataFrame:
 def goals(runs_by_file: Mapping[str, pd.DataFrame], accuracy: Mapping[str, float], folder: Path | None = None,
           timed_only: bool = True) -> list[Finding]:  # fmt: skip
     """Per backend, the goals of its newest timed run with an epoch ladder, under the heading of what they are."""
-    found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)), timed_only)
+    found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)), timed_only, (registry.EPOCH,))
     out = []
     for backend, part in found.items():
         mine = tables.goals(part, accuracy)
@@ -208,11 +217,11 @@ def results_folder(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None
 def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
     """Per accelerator, its newest run beside the newest CPU run: the fastest shared pipeline's epoch on each."""
     out = []
+    newest = tables.newest_by_backend(runs_by_file)
     for accelerator in registry.ACCELERATORS:
-        table, differ = tables.cpu_vs_accelerator(runs_by_file, accelerator)
+        table, differ = tables.cpu_vs_accelerator(runs_by_file, accelerator, newest)
         if differ is None:
             continue
-        newest = tables.newest_by_backend(runs_by_file)
         name = accelerator.upper()
         pipelines = table[table["benchmark"].str.startswith(tables.PIPELINE_RUNG)] if len(table) else table
         if pipelines.empty:
