@@ -158,8 +158,9 @@ def history_section(results: Results, answers: Sequence[Finding], past: history.
         else ()
     )
     runs = [_run_of(f) for f in answers if f.tables]
-    older = (Table(f"Older runs, summarised (before each machine's newest {history.RECENT_RUNS})", past.older),)
-    older = older if len(past.older) else ()
+    older: tuple[Table, ...] = ()
+    if len(past.older):
+        older = (Table(f"Older runs, summarised (before each machine's newest {history.RECENT_RUNS})", past.older),)
     if runs:
         runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables + older, plots, runs[0].stamp)
     else:

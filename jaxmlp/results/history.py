@@ -81,8 +81,9 @@ def recent(history: pd.DataFrame, keep: int = RECENT_RUNS) -> tuple[pd.DataFrame
     older = (
         history[~shown]
         .groupby(["benchmark", "machine", "setting"], sort=True)
-        .agg(runs=("file", "nunique"), first=("timestamp", "min"), last=("timestamp", "max"),
-             median=("median", "median"))  # fmt: skip
+        .agg(
+            runs=("file", "nunique"), first=("timestamp", "min"), last=("timestamp", "max"), median=("median", "median")
+        )  # fmt: skip
     )
     return history[shown].reset_index(drop=True), older.reset_index().reindex(columns=OLDER_COLUMNS)
 

@@ -204,9 +204,9 @@ def results_folder(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None
     """Per backend, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs."""
 
     def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
-        said = [f"{row.command} took {duration(row.median_s)} and {size(row.command_peak_bytes)} over "
-                f"{row.folder_runs:.0f} runs" + (f" (the goal: {row.goal})" if row.goal else "")
-                for row in table.itertuples()]  # fmt: skip
+        said = [f"{row['command']} took {duration(row['median_s'])} and {size(row['command_peak_bytes'])} over "
+                f"{row['folder_runs']:.0f} runs" + (f" (the goal: {row['goal']})" if row["goal"] else "")
+                for _, row in table.iterrows()]  # fmt: skip
         return "; ".join(said) + ".", (Table(RESULTS_FOLDER_CAPTION, table),)
 
     found = _per_backend(runs_by_file, "How fast the report reads a large folder", BENCHMARKS,

@@ -54,7 +54,8 @@ def _split(rows: pd.DataFrame, done: Container[str] = ()) -> Iterator[tuple[str,
 
 
 def newest_per_backend(runs_by_file: Mapping[str, pd.DataFrame], answers: Callable[[pd.DataFrame], bool],
-                       timed_only: bool = True, needs: Sequence[Benchmark] = ()) -> dict[str, pd.DataFrame]:  # fmt: skip
+                       timed_only: bool = True, needs: Sequence[Benchmark] = ()
+                       ) -> dict[str, pd.DataFrame]:  # fmt: skip
     """Per backend, the newest timed run whose rows ``answers`` (the machine is that run's: an older run on another
     machine of the same backend is the history's, not the answer's). ``needs``: benchmarks of which a run must hold
     one to answer at all (a run without any is passed over unasked: a folder of many runs asks few)."""
