@@ -30,7 +30,7 @@ def test_the_history_keeps_each_machine_s_newest_runs_and_summarises_the_older()
     assert shown.groupby("machine")["file"].nunique().to_dict() == {"a": 30, "b": 30}  # each machine its own 30
     assert shown["timestamp"].min() == pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(hours=20)
     assert list(older["machine"]) == ["a", "b"] and list(older["runs"]) == [20, 20]
-    assert list(older["median"]) == [9.5, 9.5]  # the median of the older runs' medians (0..19)
+    assert list(older["median_s"]) == [9.5, 9.5]  # the median of the older runs' medians (0..19)
     few, none = history.recent(_points(5), keep=30)
     assert len(few) == 5 and none.empty
 

@@ -160,7 +160,9 @@ def history_section(results: Results, answers: Sequence[Finding], past: history.
     runs = [_run_of(f) for f in answers if f.tables]
     older: tuple[Table, ...] = ()
     if len(past.older):
-        older = (Table(f"Older runs, summarised (before each machine's newest {history.RECENT_RUNS})", past.older),)
+        when = {c: past.older[c].dt.strftime("%Y-%m-%d %H:%M UTC") for c in ("first", "last")}
+        older = (Table(f"Older runs, summarised (before each machine's newest {history.RECENT_RUNS}; median of their "
+                       "medians)", past.older.drop(columns="machine").assign(**when)),)  # fmt: skip
     if runs:
         runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables + older, plots, runs[0].stamp)
     else:

@@ -67,7 +67,7 @@ RECENT_RUNS = 30
 """How many runs of each machine (the newest) the history draws and searches for changes; the older ones are
 summarised (`recent`), so a folder of a thousand runs keeps readable plots and a quick report."""
 
-OLDER_COLUMNS = ["benchmark", "machine", "setting", "runs", "first", "last", "median"]
+OLDER_COLUMNS = ["benchmark", "machine", "setting", "runs", "first", "last", "median_s"]
 
 
 def recent(history: pd.DataFrame, keep: int = RECENT_RUNS) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -82,7 +82,10 @@ def recent(history: pd.DataFrame, keep: int = RECENT_RUNS) -> tuple[pd.DataFrame
         history[~shown]
         .groupby(["benchmark", "machine", "setting"], sort=True)
         .agg(
-            runs=("file", "nunique"), first=("timestamp", "min"), last=("timestamp", "max"), median=("median", "median")
+            runs=("file", "nunique"),
+            first=("timestamp", "min"),
+            last=("timestamp", "max"),
+            median_s=("median", "median"),
         )  # fmt: skip
     )
     return history[shown].reset_index(drop=True), older.reset_index().reindex(columns=OLDER_COLUMNS)
