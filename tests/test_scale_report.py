@@ -102,6 +102,8 @@ def test_the_results_folder_benchmark_shows_each_command_and_the_report_s_goal()
     assert table["goal"].iloc[0] == "" and table["goal"].iloc[1] == "MISSED: at most 60 s and 2 GiB"
     met = tables.results_folder_table(pd.DataFrame([row("report", 59.0, 2**31)]))
     assert met["goal"].iloc[0] == "met: at most 60 s and 2 GiB"
+    small = tables.results_folder_table(pd.DataFrame([{**row("report", 5.0, 2**28), "folder_runs": 3}]))
+    assert small["goal"].iloc[0] == ""  # the goal is a thousand runs
 
 
 def test_the_results_folder_finding_says_each_command_s_time_and_memory():

@@ -155,7 +155,8 @@ def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
 @shows(registry.RESULTS_FOLDER)
 def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
     """`jaxmlp summary` and `jaxmlp report` over the generated folder: its runs, each command's median time and peak
-    memory, and the report's goal (`registry.REPORT_SECONDS_GOAL`, `REPORT_MEMORY_GOAL`) met or missed."""
+    memory, and, over a folder of `registry.REPORT_GOAL_RUNS` runs or more, the report's goal
+    (`registry.REPORT_SECONDS_GOAL`, `REPORT_MEMORY_GOAL`) met or missed."""
     rows = query(runs, registry.RESULTS_FOLDER)
     if rows.empty:
         return pd.DataFrame()
@@ -164,11 +165,12 @@ def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
         peak = float(getattr(row, "command_peak_rss_bytes", float("nan")))
         median = float(row.median)  # type: ignore[arg-type]
         goal = ""
-        if row.variant == "report":
+        runs_in = getattr(row, "folder_runs", None)
+        if row.variant == "report" and runs_in is not None and float(runs_in) >= registry.REPORT_GOAL_RUNS:
             met = median <= registry.REPORT_SECONDS_GOAL and peak <= registry.REPORT_MEMORY_GOAL
             goal = (f"{'met' if met else 'MISSED'}: at most {registry.REPORT_SECONDS_GOAL:.0f} s and "
                     f"{registry.REPORT_MEMORY_GOAL / 2**30:.0f} GiB")  # fmt: skip
-        out.append({"command": f"jaxmlp {row.variant}", "folder_runs": getattr(row, "folder_runs", None),
+        out.append({"command": f"jaxmlp {row.variant}", "folder_runs": runs_in,
                     "median_s": median, "command_peak_bytes": peak, "goal": goal})  # fmt: skip
     return pd.DataFrame(out)
 

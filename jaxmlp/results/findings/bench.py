@@ -22,7 +22,7 @@ from jaxmlp.results.findings.model import (
     Table,
     shown,
 )
-from jaxmlp.results.findings.select import machine_of, newest_per_backend, stamp_of
+from jaxmlp.results.findings.select import machine_of, newest_per_backend, stamp_of, timed
 from jaxmlp.results.layout import shown_stamp
 from jaxmlp.units import duration, flop_rate, ratio, size
 
@@ -60,7 +60,6 @@ def _speedups(table: pd.DataFrame, column: str) -> str:
 NEEDS: dict[str, tuple[registry.Benchmark, ...]] = {
     "jit_vs_eager": (registry.UPDATE,), "vmap_vs_loop": (registry.PREDICT,),
     "loader_ladder": (registry.LOADER, registry.EPOCH), "pipeline_ladder": (registry.EPOCH,),
-    "results_folder_table": (registry.RESULTS_FOLDER,),
 }  # fmt: skip
 """The benchmarks of which a run must hold one for each table to have rows (`newest_per_backend`'s ``needs``)."""
 
@@ -201,17 +200,21 @@ RESULTS_FOLDER_CAPTION = "A large results folder: each command a fresh process (
 
 def results_folder(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
                    ) -> list[Finding]:  # fmt: skip
-    """Per backend, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs."""
-
-    def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs (its
+    newest run of `bench_scale.py`: host-only rows, of no backend)."""
+    found: dict[str, pd.DataFrame] = {}
+    for rows in runs_by_file.values():
+        if (rows["test"] == registry.RESULTS_FOLDER.id).any() and (timed(rows) or not timed_only):
+            found.setdefault(machine_of(rows), rows)
+    out = []
+    for name, rows in found.items():
+        table = tables.results_folder_table(rows)
         said = [f"{row['command']} took {duration(row['median_s'])} and {size(row['command_peak_bytes'])} over "
                 f"{row['folder_runs']:.0f} runs" + (f" (the goal: {row['goal']})" if row["goal"] else "")
                 for _, row in table.iterrows()]  # fmt: skip
-        return "; ".join(said) + ".", (Table(RESULTS_FOLDER_CAPTION, table),)
-
-    found = _per_backend(runs_by_file, "How fast the report reads a large folder", BENCHMARKS,
-                         tables.results_folder_table, "", answer, folder, timed_only)  # fmt: skip
-    return [f for f in found if f.answered]
+        out.append(Finding("How fast the report reads a large folder", "; ".join(said) + ".", BENCHMARKS, True,
+                           _where(rows, folder), name, (Table(RESULTS_FOLDER_CAPTION, table),)))  # fmt: skip
+    return out
 
 
 def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
