@@ -20,6 +20,8 @@ from jaxmlp.results.schema.common import BENCH, METADATA_KEY, header
 
 SIZES = {
     "smoke": {
+        "scale_folder": {"runs": 3, "sweeps": 1, "timelines": 1, "corrupt": 6},
+        "scale_rounds": 1,
         "rounds": 1,
         "epoch_rounds": 1,
         "warmup_rounds": 0,
@@ -32,6 +34,8 @@ SIZES = {
         "stream_elements": 2**20,
     },
     "quick": {
+        "scale_folder": {"runs": 100, "sweeps": 5, "timelines": 2, "corrupt": 6},
+        "scale_rounds": 3,
         "rounds": 7,
         "epoch_rounds": 5,
         "warmup_rounds": 1,
@@ -44,6 +48,8 @@ SIZES = {
         "stream_elements": 2**25,
     },
     "full": {
+        "scale_folder": {"runs": 1000, "sweeps": 50, "timelines": 20, "corrupt": 6},
+        "scale_rounds": 3,
         "rounds": 25,
         "epoch_rounds": 7,
         "warmup_rounds": 2,

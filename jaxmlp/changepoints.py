@@ -152,9 +152,11 @@ def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], thresho
     kept = sorted(set(points))
     known: dict[tuple[int, int, int], Comparison] = {}  # (segment start, candidate, segment end): its comparison
 
-    def tested(lo: int, at: int, hi: int) -> Comparison:
+    def tested(lo: int, at: int, hi: int, interval: bool = False) -> Comparison:
+        if interval:  # the verdicts need no bootstrap interval: only the confirmed ones get it
+            return compare(_pooled(samples, lo, at), _pooled(samples, at, hi), threshold, alpha)
         if (lo, at, hi) not in known:
-            known[lo, at, hi] = compare(_pooled(samples, lo, at), _pooled(samples, at, hi), threshold, alpha)
+            known[lo, at, hi] = compare(_pooled(samples, lo, at), _pooled(samples, at, hi), threshold, alpha, False)
         return known[lo, at, hi]
 
     while True:
@@ -162,7 +164,7 @@ def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], thresho
         found = [tested(bounds[i], bounds[i + 1], bounds[i + 2]) for i in range(len(kept))]
         weak = [(_weakness(c), i) for i, c in enumerate(found) if not _flagged(c)]
         if not weak:
-            return list(zip(kept, found))
+            return [(at, tested(bounds[i], at, bounds[i + 2], True)) for i, at in enumerate(kept)]
         kept.pop(max(weak)[1])
 
 

@@ -160,7 +160,16 @@ STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))
 GEMM = Benchmark("test_gemm", "bench_floor.py", ("backend", "library", "precision", "shape"))
 BANDWIDTH = Benchmark("test_bandwidth", "bench_floor.py", ("backend", "kernel"))
 
-BENCH = (UPDATE, PREDICT, LOADER, EPOCH, BF16_STEP, MATMUL, STEP_GEMMS, GEMM, BANDWIDTH)
+RESULTS_FOLDER = Benchmark("test_results_folder", "bench_scale.py", ("variant",), ("summary", "report"))
+"""`jaxmlp summary` and `jaxmlp report` over a generated folder of many runs (`bench/make_scale_folder.py`)."""
+
+BENCH = (UPDATE, PREDICT, LOADER, EPOCH, BF16_STEP, MATMUL, STEP_GEMMS, GEMM, BANDWIDTH, RESULTS_FOLDER)
+
+REPORT_SECONDS_GOAL = 60.0
+REPORT_MEMORY_GOAL = 2 * 2**30
+REPORT_GOAL_RUNS = 1000
+"""`jaxmlp report` over a thousand benchmark runs, 50 sweeps and 20 timelines, on 2 cores: at most a minute and
+2 GiB (`RESULTS_FOLDER`'s report row; a smaller folder is not held to it)."""
 
 # --- written by jaxmlp itself ------------------------------------------------------------------------------
 

@@ -91,9 +91,11 @@ def bootstrap_ratio_ci(
     return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
 
 
-def compare(baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, alpha: float = ALPHA) -> Comparison:
+def compare(baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, alpha: float = ALPHA,
+            interval: bool = True) -> Comparison:  # fmt: skip
     """Compare two sets of timings (seconds; smaller is better). A NaN or infinite sample makes the verdict
-    `INVALID` (the medians shown are of the finite samples): a broken timer must not read as "no change"."""
+    `INVALID` (the medians shown are of the finite samples): a broken timer must not read as "no change".
+    Without ``interval`` the bootstrap interval is left out (NaN): the verdict does not read it."""
     from scipy.stats import mannwhitneyu
 
     base = np.asarray(baseline, float)
@@ -108,7 +110,7 @@ def compare(baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, a
         return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, INVALID, invalid)
     if n < 2 or m < 2 or smallest_p(n, m) >= alpha:
         return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, "insufficient data")
-    low, high = bootstrap_ratio_ci(base, newer)
+    low, high = bootstrap_ratio_ci(base, newer) if interval else (nan, nan)
     p_slower = float(mannwhitneyu(newer, base, alternative="greater").pvalue)
     p_faster = float(mannwhitneyu(newer, base, alternative="less").pvalue)
     if p_slower < alpha and ratio > 1 + threshold:

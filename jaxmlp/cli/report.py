@@ -10,6 +10,7 @@ from pathlib import Path
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.write import write_report
+from jaxmlp.results import history
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore, Skipped, check_new_folder
@@ -39,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
     traces = [capture_summary(xplane) for xplane in results.captures]
     if results.runs.empty and not traces and not results.trials:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
-    found = findings(results, traces, store.folder)
-    paths = write_report(results, store, traces, Path(args.out) if args.out else None, found)
+    past = history.found(results.runs, results.samples)  # the findings' and the history section's, computed once
+    found = findings(results, traces, store.folder, past)
+    paths = write_report(results, store, traces, Path(args.out) if args.out else None, found, past)
     for finding in found:  # the answers first, as the page opens with them
         if finding.answered:
             print(finding.line())

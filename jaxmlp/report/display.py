@@ -16,6 +16,7 @@ import pandas as pd
 from jaxmlp import units
 
 WORDS = {
+    "median_s": "median", "command_peak_bytes": "peak memory (its RSS)", "folder_runs": "runs in the folder",
     "backend": "backend", "batch_size": "batch", "pipeline": "pipeline", "workers": "workers", "rung": "rung",
     "jit_ms": "jit", "dispatch_ms": "jit, dispatch only", "eager_ms": "eager (no jit)",
     "jit_speedup": "jit speed-up", "loop_ms": "Python loop", "vmap_ms": "vmap",

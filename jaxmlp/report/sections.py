@@ -123,13 +123,15 @@ def _loader_plots(finding: Finding) -> list[Figure]:
     return [Figure(f"Loader ladder ({finding.machine})", "loader_ladder", (t.frame,)) for t in finding.tables[:1]]
 
 
-def history_section(results: Results, answers: Sequence[Finding]) -> ReportSection | None:
+def history_section(results: Results, answers: Sequence[Finding], past: history.Found | None = None
+                    ) -> ReportSection | None:  # fmt: skip
     """Every benchmark seen in more than one comparable run, per machine, and its changes by the change-point
-    detector the release timeline uses; the plots of the newest run's machine (each machine's are its own)."""
-    points = history.points(results.runs)
+    detector the release timeline uses; the plots of the newest run's machine (each machine's are its own). Of each
+    machine the newest `history.RECENT_RUNS` runs are drawn and searched, the older summarised in a table."""
+    past = history.found(results.runs, results.samples) if past is None else past
+    points, changes = past.points, past.changes
     if points.empty:
         return None
-    changes = history.changes(points, results.samples)
     newest = points.sort_values("timestamp")["machine"].iloc[-1]
     mine = points[points["machine"] == newest]
     flagged = history.flagged(changes[changes["machine"] == newest]) if len(changes) else changes
@@ -138,6 +140,10 @@ def history_section(results: Results, answers: Sequence[Finding]) -> ReportSecti
             f"settings); changes found by the detector the release timeline uses, over every run's raw samples: "
             f"{CHANGE_RULE}. The plot shows the {len(top)} benchmarks with the biggest changes on {newest}, the "
             "machine of the newest run.")  # fmt: skip
+    if len(past.older):
+        note += (f" Drawn and searched: each machine's newest {history.RECENT_RUNS} runs; the "
+                 f"{past.every['file'].nunique() - points['file'].nunique()} older ones are summarised in a table "
+                 "(every run is in results.csv).")  # fmt: skip
     shown = mine[mine["benchmark"].isin(top)]
     plots = (
         (
@@ -152,18 +158,26 @@ def history_section(results: Results, answers: Sequence[Finding]) -> ReportSecti
         else ()
     )
     runs = [_run_of(f) for f in answers if f.tables]
+    older: tuple[Table, ...] = ()
+    if len(past.older):
+        when = {c: past.older[c].dt.strftime("%Y-%m-%d %H:%M UTC") for c in ("first", "last")}
+        older = (Table(f"Older runs, summarised (before each machine's newest {history.RECENT_RUNS}; median of their "
+                       "medians)", past.older.drop(columns="machine").assign(**when)),)  # fmt: skip
     if runs:
-        runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables, plots, runs[0].stamp)
+        runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables + older, plots, runs[0].stamp)
     else:
-        runs = [Run(newest, "", (), plots)]
+        runs = [Run(newest, "", older, plots)]
     return _section("History across runs", HISTORY, note, answers, runs)
 
 
 def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None,
-                   found: Sequence[Finding] | None = None) -> list[ReportSection]:  # fmt: skip
+                   found: Sequence[Finding] | None = None, past: history.Found | None = None
+                   ) -> list[ReportSection]:  # fmt: skip
     """The report's content, a section per subject, from ``found`` (`findings` of the same results, computed here
-    when not given). ``traces`` are `jaxmlp.results.traces.capture_summary` results; paths relative to ``folder``."""
-    found = tuple(found) if found is not None else findings(results, traces, folder)
+    when not given) and ``past`` (`history.found`, likewise). ``traces`` are `jaxmlp.results.traces.capture_summary`
+    results; paths relative to ``folder``."""
+    past = history.found(results.runs, results.samples) if past is None else past
+    found = tuple(found) if found is not None else findings(results, traces, folder, past)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     envs = {shown_path(file, folder): rows for file, rows in runs_by_file.items()}
     sections = []
@@ -193,8 +207,8 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
     add("CPU against an accelerator", CPU_ACCELERATOR, "The newest run of each backend.",
         lambda f: [Figure("CPU vs accelerator epoch times", "cpu_accelerator", (f.tables[0].frame,))]
         if f.tables and len(f.tables[0].frame) else [])  # fmt: skip
-    if (past := history_section(results, _of(found, HISTORY))) is not None:
-        sections.append(past)
+    if (drawn := history_section(results, _of(found, HISTORY), past)) is not None:
+        sections.append(drawn)
     for title, anchor, note, runs in (
         ("Version matrix: jax/jaxlib releases", MATRIX, "Each sample is one fresh process.",
          sweep_runs(results, folder)),

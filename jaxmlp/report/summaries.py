@@ -13,7 +13,8 @@ Markdown; the numbers come from `jaxmlp.results.tables` and `jaxmlp.results.swee
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -293,7 +294,11 @@ class Found(NamedTuple):
     kind: str  # one of KINDS
     path: Path  # the result's file or folder
     when: str  # its UTC time as `layout.stamp` writes it ("" when unknown): the newest is the largest
-    summary: Summary
+    make: Callable[[], Summary]  # its answer, computed when asked: a folder's summary shows the newest of each kind
+
+    @property
+    def summary(self) -> Summary:
+        return self.make()
 
 
 def _when(value: Any) -> str:
@@ -307,40 +312,64 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
     probes = [path.parent for path, _ in results.bisections]
     for path, doc in results.bisections:
         where = shown(path.parent, folder)
-        found.append(Found("bisection", path.parent, _when(doc.metadata.get("timestamp")), bisect_summary(doc, where)))
+        found.append(Found("bisection", path.parent, _when(doc.metadata.get("timestamp")),
+                           partial(bisect_summary, doc, where)))  # fmt: skip
     cells = {str(path.parent): doc for path, doc in results.cells}
     swept = sweep_tables.sweeps(results.runs, probes)
     lone = {where: pd.DataFrame() for where in cells if where not in swept and not _under(where, probes)}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
         if sweep_tables.is_timeline(where):
-            columns = sweep_tables.timeline_columns(rows, results.samples) if len(rows) else []
-            answer = timeline_summary(columns, cells.get(where), shown(where, folder), where)
+            answer = partial(_timeline, rows, results.samples, cells.get(where), shown(where, folder), where)
             found.append(Found("timeline", Path(where), when, answer))
             continue
-        answer = sweep_summary(rows, results.samples, cells.get(where), shown(where, folder), where)
+        answer = partial(sweep_summary, rows, results.samples, cells.get(where), shown(where, folder), where)
         found.append(Found("sweep", Path(where), when, answer))
     for file, run in tables.benchmark_runs(without_sweeps(results.runs)).items():
         kind = "scaling" if tables.is_scaling(run) else "benchmarks"
         title = f"{kind.capitalize()}: {shown(file, folder)}"
-        found.append(Found(kind, Path(file), _when(run["timestamp"].iloc[0]), bench_summary(run, title)))
+        found.append(Found(kind, Path(file), _when(run["timestamp"].iloc[0]), partial(bench_summary, run, title)))
     train = query(results.runs, TRAIN_EPOCH)
     for train_file, epochs in train.groupby("file") if len(train) else ():
         when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
         title = f"Training: {shown(str(train_file), folder)}"
-        found.append(Found("training", Path(str(train_file)), when, train_summary(epochs, title)))
+        found.append(Found("training", Path(str(train_file)), when, partial(train_summary, epochs, title)))
     for validation_path, validation in results.validations:
         title = f"Change-point detector validation: {shown(validation_path.parent, folder)}"
         when = _when(validation.metadata.get("timestamp"))
-        found.append(Found("detector validation", validation_path.parent, when, validation_summary(validation, title)))
+        found.append(
+            Found("detector validation", validation_path.parent, when, partial(validation_summary, validation, title))
+        )
     for tta_path, tta in results.tta_documents:
         title = f"Time to accuracy: {shown(tta_path, folder)}"
-        found.append(Found("time to accuracy", tta_path, _when(tta.metadata.get("timestamp")), tta_summary(tta, title)))
+        found.append(
+            Found("time to accuracy", tta_path, _when(tta.metadata.get("timestamp")), partial(tta_summary, tta, title))
+        )
     for trials_path, trials in results.trials:
         title = f"Detector trials: {shown(trials_path.parent, folder)}"
         when = _when(trials.metadata.get("timestamp"))
-        found.append(Found("detector trials", trials_path.parent, when, trials_summary(trials, title)))
+        found.append(Found("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
     return sorted(found, key=lambda f: KINDS.index(f.kind))
+
+
+def _timeline(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None, shown_as: str,
+              where: str) -> Summary:  # fmt: skip
+    columns = sweep_tables.timeline_columns(rows, samples) if len(rows) else []
+    return timeline_summary(columns, cells, shown_as, where)
+
+
+OLDER_NAMED = 5
+"""How many of a kind's older results a folder's summary names (the rest counted, with the oldest's date)."""
+
+
+def _older_line(kind: str, older: Sequence[Found], folder: Path | None) -> str:
+    """One line naming a kind's older results: the newest few, then how many more and since when."""
+    named = ", ".join(shown(f.path, folder) for f in older[:OLDER_NAMED])
+    rest = older[OLDER_NAMED:]
+    if rest:
+        since = min((f.when for f in rest if f.when), default="")
+        named += f" and {len(rest)} more" + (f" back to {layout.shown_stamp(since)}" if since else "")
+    return f"{len(older)} older {kind} result(s): {named} (`jaxmlp summary PATH` for one)"
 
 
 def _under(where: str, folders: Sequence[Path]) -> bool:
@@ -357,11 +386,11 @@ def newest_of_each(found: Sequence[Found], folder: Path | None = None) -> list[S
         if not mine:
             continue
         newest, older = mine[0], mine[1:]
-        closing = newest.summary.closing
+        summary = newest.summary  # the one answer of this kind computed
+        closing = summary.closing
         if older:
-            closing += (f"{len(older)} older {kind} result(s): {', '.join(shown(f.path, folder) for f in older)} "
-                        "(`jaxmlp summary PATH` for one)",)  # fmt: skip
-        out.append(newest.summary._replace(closing=closing))
+            closing += (_older_line(kind, older, folder),)
+        out.append(summary._replace(closing=closing))
     return out
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from jaxmlp.report import html, markdown
 from jaxmlp.report.sections import build_sections
-from jaxmlp.results import layout
+from jaxmlp.results import history, layout
 from jaxmlp.results.findings import Finding, findings
 from jaxmlp.results.frames import Results
 from jaxmlp.results.store import ResultsStore, write_new
@@ -20,12 +20,14 @@ TRACE_OPS_FILE = "trace_ops.csv"
 
 
 def write_report(results: Results, store: ResultsStore, traces: Sequence[CaptureSummary] = (),
-                 out: Path | None = None, found: Sequence[Finding] | None = None) -> list[Path]:  # fmt: skip
+                 out: Path | None = None, found: Sequence[Finding] | None = None,
+                 past: history.Found | None = None) -> list[Path]:  # fmt: skip
     """Write summary.md, index.html, results.csv and samples.csv (and trace_ops.csv) into a NEW folder: ``out``,
-    else the store's next ``report-<time>``. The folder appears whole, or not at all. ``found``: the results'
-    findings, where the caller has them."""
-    answers = tuple(found) if found is not None else findings(results, traces, store.folder)
-    sections = build_sections(results, traces, store.folder, answers)
+    else the store's next ``report-<time>``. The folder appears whole, or not at all. ``found`` and ``past``: the
+    results' findings and `history.found`, where the caller has them."""
+    past = history.found(results.runs, results.samples) if past is None else past
+    answers = tuple(found) if found is not None else findings(results, traces, store.folder, past)
+    sections = build_sections(results, traces, store.folder, answers, past)
     with store.new_folder(layout.REPORT, out) as folder:
         texts = [markdown.render(sections, answers), html.render(sections, answers), results.runs.to_csv(index=False),
                  results.samples.to_csv(index=False)]  # fmt: skip

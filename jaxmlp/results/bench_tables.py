@@ -86,9 +86,11 @@ def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, pd.
     """The newest run (``runs_by_file`` is newest first) of each backend that has an epoch ladder."""
     newest: dict[str, pd.DataFrame] = {}
     for rows in runs_by_file.values():
-        for backend, part in rows.groupby("backend") if "backend" in rows else ():
-            if not pipeline_ladder(part).empty:
-                newest.setdefault(str(backend), part)
+        if "backend" not in rows or not (rows["test"] == registry.EPOCH.id).any():
+            continue  # no epoch, no ladder
+        for backend, part in rows.groupby("backend"):
+            if str(backend) not in newest and not pipeline_ladder(part).empty:  # a backend found: no ladder to build
+                newest[str(backend)] = part
     return newest
 
 
@@ -105,12 +107,12 @@ def benchmark_medians(run: pd.DataFrame) -> pd.Series:
 
 
 def cpu_vs_accelerator(
-    runs_by_file: Mapping[str, pd.DataFrame], accelerator: str
+    runs_by_file: Mapping[str, pd.DataFrame], accelerator: str, newest: Mapping[str, pd.DataFrame] | None = None
 ) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
     """The newest CPU run and the newest ``accelerator`` run (`registry.ACCELERATORS`) side by side: per benchmark
     both ran, the CPU's median, the accelerator's and CPU / accelerator; and what differs between the two runs
-    (None: not both)."""
-    newest = newest_by_backend(runs_by_file)
+    (None: not both). ``newest``: `newest_by_backend` of the same runs, where the caller has it."""
+    newest = newest_by_backend(runs_by_file) if newest is None else newest
     if not {"cpu", accelerator} <= set(newest):
         return pd.DataFrame(), None
     table = pd.DataFrame({"cpu_s": benchmark_medians(newest["cpu"]),
@@ -148,6 +150,29 @@ def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
     if "device_peak_bytes" in rows and rows["device_peak_bytes"].notna().any():
         out["device_peak_bytes"] = rows["device_peak_bytes"]
     return out.sort_values("peak_rss_bytes", ascending=False).reset_index(drop=True)
+
+
+@shows(registry.RESULTS_FOLDER)
+def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """`jaxmlp summary` and `jaxmlp report` over the generated folder: its runs, each command's median time and peak
+    memory, and, over a folder of `registry.REPORT_GOAL_RUNS` runs or more, the report's goal
+    (`registry.REPORT_SECONDS_GOAL`, `REPORT_MEMORY_GOAL`) met or missed."""
+    rows = query(runs, registry.RESULTS_FOLDER)
+    if rows.empty:
+        return pd.DataFrame()
+    out = []
+    for row in rows.itertuples():
+        peak = float(getattr(row, "command_peak_rss_bytes", float("nan")))
+        median = float(row.median)  # type: ignore[arg-type]
+        goal = ""
+        runs_in = getattr(row, "folder_runs", None)
+        if row.variant == "report" and runs_in is not None and float(runs_in) >= registry.REPORT_GOAL_RUNS:
+            met = median <= registry.REPORT_SECONDS_GOAL and peak <= registry.REPORT_MEMORY_GOAL
+            goal = (f"{'met' if met else 'MISSED'}: at most {registry.REPORT_SECONDS_GOAL:.0f} s and "
+                    f"{registry.REPORT_MEMORY_GOAL / 2**30:.0f} GiB")  # fmt: skip
+        out.append({"command": f"jaxmlp {row.variant}", "folder_runs": runs_in,
+                    "median_s": median, "command_peak_bytes": peak, "goal": goal})  # fmt: skip
+    return pd.DataFrame(out)
 
 
 def compare_memory(baseline: Mapping[str, float], new: Mapping[str, float],

@@ -7,7 +7,7 @@ Only the results layer and the report import pandas.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,10 +50,34 @@ class Results(NamedTuple):
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(one row per benchmark, one row per raw round time) of a pytest-benchmark document."""
+    rows: list[dict[str, Any]] = []
+    samples = _Samples()
+    _benchmark_records(doc, source, rows, samples)
+    return pd.DataFrame(rows), samples.frame()
+
+
+class _Samples:
+    """Raw round times gathered column by column (a folder of many runs holds millions)."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[Any]] = {column: [] for column in SAMPLE_COLUMNS}
+
+    def add(self, file: str, group: str | None, name: str, data: Sequence[float]) -> None:
+        n = len(data)
+        for column, value in (("file", file), ("group", group), ("name", name)):
+            self.columns[column].extend([value] * n)
+        self.columns["round"].extend(range(n))
+        self.columns["seconds"].extend(data)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.columns, columns=SAMPLE_COLUMNS)
+
+
+def _benchmark_records(doc: BenchmarkDocument, source: str, rows: list[dict[str, Any]], samples: _Samples) -> None:
+    """A pytest-benchmark document's rows (one per benchmark) and raw round times, added to ``rows`` and
+    ``samples``."""
     common = {key: doc.metadata.get(key) for key in METADATA}
     common.update(file=source, timestamp=doc.datetime, commit=doc.commit)
-    rows: list[dict[str, Any]] = []
-    samples: list[dict[str, Any]] = []
     devices = doc.metadata.get("devices") or {}
     for bench in doc.benchmarks:
         stats = {key: getattr(bench.stats, key) if bench.stats else None for key in STATS}
@@ -66,10 +90,7 @@ def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFra
                 if key not in bench.params and not (value is None and key in own)}  # fmt: skip
         rows.append({"group": bench.group, "name": bench.name, "test": bench.id, **bench.params, **bench.extra_info,
                      **stats, **mine, **per_device})  # fmt: skip
-        data = bench.stats.data if bench.stats else ()
-        samples += [{"file": source, "group": bench.group, "name": bench.name, "round": i, "seconds": seconds}
-                    for i, seconds in enumerate(data)]  # fmt: skip
-    return pd.DataFrame(rows), pd.DataFrame(samples, columns=SAMPLE_COLUMNS)
+        samples.add(source, bench.group, bench.name, bench.stats.data if bench.stats else ())
 
 
 def train_rows(doc: TrainDocument, source: str = "") -> pd.DataFrame:
@@ -102,14 +123,13 @@ def _concat(frames: Iterable[pd.DataFrame], columns: list[str] | None = None) ->
 
 def results(scan: Scan) -> Results:
     """One walk's documents as one table of runs and one of samples."""
-    runs, samples = [], []
-    for path, bench in scan.of(BenchmarkDocument):
-        rows, raw = benchmark_rows(bench, str(path))
-        runs.append(rows)
-        samples.append(raw)
-    runs += [train_rows(train, str(path)) for path, train in scan.of(TrainDocument)]
+    rows: list[dict[str, Any]] = []
+    samples = _Samples()
+    for path, bench in scan.of(BenchmarkDocument):  # one table built once, not one a file then joined
+        _benchmark_records(bench, str(path), rows, samples)
+    runs = [pd.DataFrame(rows), *(train_rows(train, str(path)) for path, train in scan.of(TrainDocument))]
     tta = _concat(tta_rows(doc, str(path)) for path, doc in scan.of(TtaDocument))
-    return Results(_concat(runs), _concat(samples, SAMPLE_COLUMNS), scan.skipped, tuple(scan.of(TrialsDocument)),
+    return Results(_concat(runs), samples.frame(), scan.skipped, tuple(scan.of(TrialsDocument)),
                    scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
                    tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument)),
                    tuple(scan.of(ValidationDocument)), tta, tuple(scan.of(TtaDocument)))  # fmt: skip

@@ -10,7 +10,7 @@ settings, so a faster machine never reads as an improvement: its lines, change p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -55,15 +55,49 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=POINT_COLUMNS)
     bench = bench[(bench["test"] != registry.TRAIN_EPOCH.id) & bench["median"].notna()]
     keys = [key for key in COMPARABLE if key in bench]
-    labelled = bench.assign(
-        setting=[setting(row) for _, row in bench[keys].iterrows()],
-        machine=[machine(row) for _, row in bench[keys].iterrows()],
-        benchmark=bench["name"],
-    )
+    labelled = bench.assign(setting=_labels(bench, keys, setting), machine=_labels(bench, keys, machine),
+                            benchmark=bench["name"])  # fmt: skip
     labelled = labelled.reindex(columns=POINT_COLUMNS)
     runs_seen = labelled.groupby(["benchmark", "setting"])["file"].transform("nunique")
     out = labelled[runs_seen > 1].assign(timestamp=lambda d: pd.to_datetime(d["timestamp"], utc=True, format="ISO8601"))
     return out.sort_values(["benchmark", "setting", "timestamp"]).reset_index(drop=True)
+
+
+RECENT_RUNS = 30
+"""How many runs of each machine (the newest) the history draws and searches for changes; the older ones are
+summarised (`recent`), so a folder of a thousand runs keeps readable plots and a quick report."""
+
+OLDER_COLUMNS = ["benchmark", "machine", "setting", "runs", "first", "last", "median_s"]
+
+
+def recent(history: pd.DataFrame, keep: int = RECENT_RUNS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(`points` of each machine's newest ``keep`` runs, a row per benchmark and setting summarising the older runs:
+    how many, the first and last date, the median of their medians)."""
+    if history.empty:
+        return history, pd.DataFrame(columns=OLDER_COLUMNS)
+    runs = history.drop_duplicates("file").sort_values("timestamp")
+    newest = set(runs.groupby("machine", sort=False)["file"].tail(keep))
+    shown = history["file"].isin(newest)
+    older = (
+        history[~shown]
+        .groupby(["benchmark", "machine", "setting"], sort=True)
+        .agg(
+            runs=("file", "nunique"),
+            first=("timestamp", "min"),
+            last=("timestamp", "max"),
+            median_s=("median", "median"),
+        )  # fmt: skip
+    )
+    return history[shown].reset_index(drop=True), older.reset_index().reindex(columns=OLDER_COLUMNS)
+
+
+def _labels(bench: pd.DataFrame, keys: list[str], label: Any) -> pd.Series:
+    """``label(row)`` of each row's ``keys``, worked out once for each machine and settings seen (not once a row)."""
+    if not keys:
+        return pd.Series(label(pd.Series(dtype=object)), index=bench.index, dtype=object)
+    ids = bench.groupby(keys, dropna=False, sort=False).ngroup()  # numbered in order of first appearance
+    named = [label(row) for _, row in bench.loc[~ids.duplicated(), keys].iterrows()]
+    return ids.map(dict(enumerate(named)))
 
 
 def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHANGE_THRESHOLD,
@@ -72,7 +106,8 @@ def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHA
     each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours)."""
     if history.empty:
         return pd.DataFrame(columns=CHANGE_COLUMNS)
-    by_run = {key: part["seconds"].to_numpy() for key, part in samples.groupby(["file", "name"])}
+    mine = samples[samples["file"].isin(set(history["file"]))]  # the history's runs only, not every sample
+    by_run = {key: part["seconds"].to_numpy() for key, part in mine.groupby(["file", "name"])}
     rows = []
     for (name, where), part in history.groupby(["benchmark", "setting"], sort=True):
         ordered = [p for p in part.sort_values("timestamp").itertuples() if (p.file, name) in by_run]
@@ -87,6 +122,23 @@ def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHA
                          "to_file": new.file, "ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high,
                          "p_slower": c.p_slower, "p_faster": c.p_faster, "verdict": c.describe()})  # fmt: skip
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
+
+
+class Found(NamedTuple):
+    """A folder's history: every comparable point, each machine's newest `RECENT_RUNS` runs (drawn and searched),
+    the older ones summarised, and the changes in the newest."""
+
+    every: pd.DataFrame
+    points: pd.DataFrame
+    older: pd.DataFrame
+    changes: pd.DataFrame
+
+
+def found(runs: pd.DataFrame, samples: pd.DataFrame) -> Found:
+    """`points`, `recent` and `changes` of a folder's runs: computed once, read by the findings and the report."""
+    every = points(runs)
+    shown, older = recent(every)
+    return Found(every, shown, older, changes(shown, samples))
 
 
 def flagged(changes_table: pd.DataFrame) -> pd.DataFrame:

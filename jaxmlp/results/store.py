@@ -6,12 +6,14 @@ result of several files in a hidden folder and moves it into place once it is co
 
 Reading: `ResultsStore.scan` walks the folder once (symbolic links followed, each folder once; the parts
 below the folder that start with a dot are hidden) and returns every document, typed, every profiler
-capture, and every file it skipped with why. Skipped files are never modified.
+capture, and every file it skipped with why. Skipped files are never modified. A benchmark file's document from
+the walk keeps its typed fields only, not the file's JSON as read (`read_document` keeps that, for a copy).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -195,6 +197,15 @@ def new_dir(parent: Path, name: str) -> Path:
             n += 1
 
 
+def _claim(path: Path) -> Path:
+    """Make ``path`` as an empty folder, so that no other writer can take the name, or say it is taken."""
+    try:
+        path.mkdir()
+    except FileExistsError:
+        raise JaxmlpError(f"{path} appeared while writing and is never overwritten: choose a new folder") from None
+    return path
+
+
 def new_trace_run(logdir: str | os.PathLike[str], pipeline: str) -> Path:
     """A fresh folder for one profiler capture under the TensorBoard ``logdir``: never one an earlier capture
     used (`layout.trace_run`)."""
@@ -360,14 +371,18 @@ class ResultsStore:
         parent.mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(prefix=f".{kind}-", suffix=".tmp", dir=parent))
         folder = NewFolder(building)
+        target: Path | None = None
         try:
             yield folder
-            target = final if final is not None else unique_path(parent, layout.name(kind))
-            if target.exists():
-                raise JaxmlpError(f"{target} appeared while writing and is never overwritten: choose a new folder")
+            # the name is taken by making it (another run finishing in the same second takes the next one), then
+            # the whole folder is renamed onto that empty folder of ours
+            target = _claim(final) if final is not None else new_dir(parent, layout.name(kind))
             os.rename(building, target)
         except BaseException:
             shutil.rmtree(building, ignore_errors=True)
+            if target is not None:
+                with contextlib.suppress(OSError):
+                    target.rmdir()  # the name claimed, if the folder never arrived
             raise
         os.chmod(target, 0o777 & ~_umask())  # mkdtemp makes it private; a result folder is as readable as any
         folder.path = target
@@ -399,7 +414,10 @@ class ResultsStore:
                 captures.append(path)
             elif path.suffix == ".json":
                 try:
-                    documents.append(Found(path, read_document(path)))
+                    document = read_document(path)
+                    if isinstance(document, BenchmarkDocument):  # its typed fields only: not a thousand files' JSON
+                        document = dataclasses.replace(document, source={})
+                    documents.append(Found(path, document))
                 except JaxmlpError as e:
                     skipped.append(Skipped(path, str(e).removeprefix(f"{path}: ")))
         return Scan(self.folder, tuple(documents), tuple(sorted(captures)), tuple(skipped))

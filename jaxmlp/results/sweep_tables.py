@@ -66,7 +66,9 @@ STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_h
 
 def _cell_samples(rows: pd.DataFrame, samples: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
     cells = rows.assign(xla_flags=flags_of(rows)).drop_duplicates(["release", "xla_flags"])
-    return {(str(v), str(f)): samples[samples["file"] == file]
+    mine = samples[samples["file"].isin(set(cells["file"]))]  # one pass over every run's samples, not one a cell
+    by_file = {str(file): part for file, part in mine.groupby("file", sort=False)}
+    return {(str(v), str(f)): by_file.get(str(file), samples.iloc[0:0])
             for v, f, file in zip(cells["release"], cells["xla_flags"], cells["file"])}  # fmt: skip
 
 

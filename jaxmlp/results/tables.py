@@ -23,6 +23,7 @@ from jaxmlp.results.bench_tables import (
     jit_vs_eager,
     memory_table,
     newest_by_backend,
+    results_folder_table,
     step_stats,
     verdict_counts,
     vmap_vs_loop,
@@ -79,6 +80,7 @@ __all__ = [
     "environment", "epoch_roofline", "floor_line", "floor_of", "floor_vs_fastest", "floors", "gemm_rates",
     "goal_group", "goal_line",
     "goals", "is_scaling", "jit_vs_eager", "ladder_headlines", "loader_ladder", "matmul_rate", "memory_table",
-    "newest_by_backend", "pipeline_ladder", "rung_name", "scaling_table", "shows", "step_stats", "training_table",
+    "newest_by_backend", "pipeline_ladder", "results_folder_table",
+    "rung_name", "scaling_table", "shows", "step_stats", "training_table",
     "tta_line", "tta_table", "tutorial_accuracy", "verdict_counts", "vmap_vs_loop",
 ]  # fmt: skip

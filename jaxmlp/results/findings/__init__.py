@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jaxmlp.results import tables
+from jaxmlp.results import history, tables
 from jaxmlp.results.findings import bench, releases, runs
 from jaxmlp.results.findings.model import Finding, Table, shown
 from jaxmlp.results.frames import Results, without_sweeps
@@ -18,9 +18,10 @@ from jaxmlp.results.traces import CaptureSummary
 __all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
 
 
-def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None
-             ) -> tuple[Finding, ...]:  # fmt: skip
-    """Every question's finding, in the order the README asks them; paths shown relative to ``folder``."""
+def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None,
+             past: history.Found | None = None) -> tuple[Finding, ...]:  # fmt: skip
+    """Every question's finding, in the order the README asks them; paths shown relative to ``folder``; ``past``:
+    `history.found` of the same results, where the caller has it (the report draws it too)."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     accuracy = tables.tutorial_accuracy(results.runs)
     return (
@@ -34,11 +35,12 @@ def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Pa
         releases.bisection(results, folder),
         *runs.scaling(runs_by_file, folder),
         runs.trace(traces, folder),
-        *runs.changes_across_runs(results),
+        *runs.changes_across_runs(results, past),
         *runs.training(results, folder),
         *bench.goals(runs_by_file, accuracy, folder),
         *runs.time_to_accuracy(results, folder),
         *bench.memory(runs_by_file, folder),
+        *bench.results_folder(runs_by_file, folder),
     )
 
 
@@ -53,4 +55,5 @@ def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None)
         *(runs.scaling(by_file) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
         *bench.goals(by_file, accuracy or {}, None, False),
         *bench.memory(by_file, None, False),
+        *bench.results_folder(by_file, None, False),
     )

@@ -22,7 +22,7 @@ from jaxmlp.results.findings.model import (
     Table,
     shown,
 )
-from jaxmlp.results.findings.select import machine_of, newest_per_backend, stamp_of
+from jaxmlp.results.findings.select import machine_of, newest_per_backend, stamp_of, timed
 from jaxmlp.results.layout import shown_stamp
 from jaxmlp.units import duration, flop_rate, ratio, size
 
@@ -57,11 +57,19 @@ def _speedups(table: pd.DataFrame, column: str) -> str:
     return f"{ratio(by_size[first])} at batch {first}" + (f" ({others})" if others else "")
 
 
+NEEDS: dict[str, tuple[registry.Benchmark, ...]] = {
+    "jit_vs_eager": (registry.UPDATE,), "vmap_vs_loop": (registry.PREDICT,),
+    "loader_ladder": (registry.LOADER, registry.EPOCH), "pipeline_ladder": (registry.EPOCH,),
+}  # fmt: skip
+"""The benchmarks of which a run must hold one for each table to have rows (`newest_per_backend`'s ``needs``)."""
+
+
 def _per_backend(runs_by_file: Mapping[str, pd.DataFrame], question: str, anchor: str, table: Any, missing: str,
                  answer: Any, folder: Path | None, timed_only: bool = True) -> list[Finding]:  # fmt: skip
     """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
     one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables."""
-    found = newest_per_backend(runs_by_file, lambda part: not table(part).empty, timed_only)
+    found = newest_per_backend(runs_by_file, lambda part: not table(part).empty, timed_only,
+                               NEEDS.get(table.__name__, ()))  # fmt: skip
     if not found:
         return [Finding(question, missing, anchor, False)]
     out = []
@@ -169,7 +177,7 @@ def goals_frame(goals: list[dict[str, Any]]) -> pd.DataFrame:
 def goals(runs_by_file: Mapping[str, pd.DataFrame], accuracy: Mapping[str, float], folder: Path | None = None,
           timed_only: bool = True) -> list[Finding]:  # fmt: skip
     """Per backend, the goals of its newest timed run with an epoch ladder, under the heading of what they are."""
-    found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)), timed_only)
+    found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)), timed_only, (registry.EPOCH,))
     out = []
     for backend, part in found.items():
         mine = tables.goals(part, accuracy)
@@ -193,14 +201,36 @@ def memory(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None,
     return [f for f in found if f.answered]
 
 
+RESULTS_FOLDER_CAPTION = "A large results folder: each command a fresh process (median time, its peak memory)"
+
+
+def results_folder(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+                   ) -> list[Finding]:  # fmt: skip
+    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs (its
+    newest run of `bench_scale.py`: host-only rows, of no backend)."""
+    found: dict[str, pd.DataFrame] = {}
+    for rows in runs_by_file.values():
+        if (rows["test"] == registry.RESULTS_FOLDER.id).any() and (timed(rows) or not timed_only):
+            found.setdefault(machine_of(rows), rows)
+    out = []
+    for name, rows in found.items():
+        table = tables.results_folder_table(rows)
+        said = [f"{row['command']} took {duration(row['median_s'])} and {size(row['command_peak_bytes'])} over "
+                f"{row['folder_runs']:.0f} runs" + (f" (the goal: {row['goal']})" if row["goal"] else "")
+                for _, row in table.iterrows()]  # fmt: skip
+        out.append(Finding("How fast the report reads a large folder", "; ".join(said) + ".", BENCHMARKS, True,
+                           _where(rows, folder), name, (Table(RESULTS_FOLDER_CAPTION, table),)))  # fmt: skip
+    return out
+
+
 def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
     """Per accelerator, its newest run beside the newest CPU run: the fastest shared pipeline's epoch on each."""
     out = []
+    newest = tables.newest_by_backend(runs_by_file)
     for accelerator in registry.ACCELERATORS:
-        table, differ = tables.cpu_vs_accelerator(runs_by_file, accelerator)
+        table, differ = tables.cpu_vs_accelerator(runs_by_file, accelerator, newest)
         if differ is None:
             continue
-        newest = tables.newest_by_backend(runs_by_file)
         name = accelerator.upper()
         pipelines = table[table["benchmark"].str.startswith(tables.PIPELINE_RUNG)] if len(table) else table
         if pipelines.empty:

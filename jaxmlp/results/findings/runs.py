@@ -78,18 +78,20 @@ def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Findi
                    where)  # fmt: skip
 
 
-def changes_across_runs(results: Results) -> list[Finding]:
-    """Per machine, the changes the detector finds over its comparable runs (each history is one machine's and
-    settings')."""
-    points = history.points(results.runs)
+def changes_across_runs(results: Results, past: history.Found | None = None) -> list[Finding]:
+    """Per machine, the changes the detector finds over its newest comparable runs (each history is one machine's
+    and settings'); ``past``: `history.found` of the same results, where the caller has it."""
+    past = history.found(results.runs, results.samples) if past is None else past
+    points = past.every
     if points.empty:
         return [Finding("Changes across runs", "No benchmark has been run twice on one machine with the same "
                         "settings yet.", HISTORY, False)]  # fmt: skip
-    changes = history.flagged(history.changes(points, results.samples))
+    changes = history.flagged(past.changes)
     out = []
     for where, part in points.groupby("machine", sort=False):
         mine = changes[changes["machine"] == where] if len(changes) else changes
-        runs = f"{part['file'].nunique()} comparable runs"
+        total, searched = part["file"].nunique(), past.points.loc[past.points["machine"] == where, "file"].nunique()
+        runs = f"{total} comparable runs" if searched == total else f"the newest {searched} of {total} comparable runs"
         if mine.empty:
             text = f"The change-point detector finds no change over {runs}."
         else:

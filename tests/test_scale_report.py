@@ -1,0 +1,133 @@
+"""A folder of many runs stays readable and quick: each machine's newest runs drawn, the older summarised, each answer
+computed once and only where it is shown, a question passing over runs that cannot answer it, and the change-point
+confirmation bootstrapping only what it confirms."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jaxmlp import changepoints, registry
+from jaxmlp.report import summaries
+from jaxmlp.results import history, tables
+from jaxmlp.results.findings import select
+from jaxmlp.stats import compare
+
+
+def _points(n_runs: int, machines: tuple[str, ...] = ("a",)) -> pd.DataFrame:
+    rows = []
+    start = pd.Timestamp("2026-01-01", tz="UTC")
+    for i in range(n_runs):
+        for where in machines:
+            rows.append({"benchmark": "test_update[cpu-128-jit]", "machine": where, "setting": where,
+                         "file": f"run-{i}-{where}.json", "timestamp": start + pd.Timedelta(hours=i),
+                         "median": float(i)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_history_keeps_each_machine_s_newest_runs_and_summarises_the_older():
+    shown, older = history.recent(_points(50, ("a", "b")), keep=30)
+    assert shown.groupby("machine")["file"].nunique().to_dict() == {"a": 30, "b": 30}  # each machine its own 30
+    assert shown["timestamp"].min() == pd.Timestamp("2026-01-01", tz="UTC") + pd.Timedelta(hours=20)
+    assert list(older["machine"]) == ["a", "b"] and list(older["runs"]) == [20, 20]
+    assert list(older["median_s"]) == [9.5, 9.5]  # the median of the older runs' medians (0..19)
+    few, none = history.recent(_points(5), keep=30)
+    assert len(few) == 5 and none.empty
+
+
+def _every_interval(samples, points, threshold=changepoints.CHANGE_THRESHOLD, alpha=changepoints.CHANGE_ALPHA):
+    """Every candidate re-tested with its bootstrap interval after each merge: the reference answer."""
+    kept = sorted(set(points))
+    while True:
+        bounds = [0, *kept, len(samples)]
+        tested = [compare(changepoints._pooled(samples, bounds[i], bounds[i + 1]),
+                          changepoints._pooled(samples, bounds[i + 1], bounds[i + 2]), threshold, alpha)
+                  for i in range(len(kept))]  # fmt: skip
+        weak = [(changepoints._weakness(c), i) for i, c in enumerate(tested) if not changepoints._flagged(c)]
+        if not weak:
+            return list(zip(kept, tested))
+        kept.pop(max(weak)[1])
+
+
+def test_confirming_candidates_without_intervals_gives_the_same_answer():
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        levels = rng.choice([1.0, 1.0, 1.1, 1.3], 24)
+        samples = [list(level * np.exp(rng.normal(0, 0.03, 5))) for level in levels]
+        candidates = changepoints.candidates(samples)
+        assert len(candidates) > 3
+        assert changepoints.confirmed(samples, candidates) == _every_interval(samples, candidates)
+
+
+def test_a_folder_summary_computes_only_the_newest_answer_of_each_kind_and_names_the_older_briefly():
+    made = []
+
+    def answer(n):
+        made.append(n)
+        return summaries.Summary(title=f"run {n}")
+
+    found = [summaries.Found("benchmarks", Path(f"bench-2026010{n}T000000-cpu.json"), f"2026010{n}T000000",
+                             lambda n=n: answer(n)) for n in range(1, 9)]  # fmt: skip
+    shown = summaries.newest_of_each(found)
+    assert made == [8] and shown[0].title == "run 8"
+    line = shown[0].closing[-1]
+    assert line.startswith("7 older benchmarks result(s): bench-20260107T000000-cpu.json, ")
+    assert "and 2 more back to 2026-01-01 00:00 UTC" in line and "bench-20260101" not in line
+
+
+def test_a_question_passes_over_runs_without_its_benchmarks_and_backends_answered():
+    def run(n, backend, test):
+        return pd.DataFrame({"file": [f"f{n}"], "backend": [backend], "test": [test], "size": ["quick"]})
+
+    by_file = {f"f{n}": run(n, b, t) for n, b, t in ((3, "cpu", "test_update"), (2, "cpu", "test_loader"),
+                                                     (1, "cpu", "test_update"), (0, "tpu", "test_update"))}  # fmt: skip
+    asked = []
+
+    def answers(part):
+        asked.append(part["file"].iloc[0])
+        return True
+
+    found = select.newest_per_backend(by_file, answers, needs=(registry.UPDATE,))
+    assert {b: p["file"].iloc[0] for b, p in found.items()} == {"cpu": "f3", "tpu": "f0"}
+    assert asked == ["f3", "f0"]  # f2 holds no update step, f1's backend had its answer
+
+
+def test_the_results_folder_benchmark_shows_each_command_and_the_report_s_goal():
+    def row(variant, median, peak):
+        return {"test": registry.RESULTS_FOLDER.id, "name": f"test_results_folder[{variant}]", "variant": variant,
+                "median": median, "command_peak_rss_bytes": peak, "folder_runs": 1000}  # fmt: skip
+
+    table = tables.results_folder_table(pd.DataFrame([row("summary", 20.0, 7e8), row("report", 61.0, 8e8)]))
+    assert list(table["command"]) == ["jaxmlp summary", "jaxmlp report"] and list(table["folder_runs"]) == [1000, 1000]
+    assert table["goal"].iloc[0] == "" and table["goal"].iloc[1] == "MISSED: at most 60 s and 2 GiB"
+    met = tables.results_folder_table(pd.DataFrame([row("report", 59.0, 2**31)]))
+    assert met["goal"].iloc[0] == "met: at most 60 s and 2 GiB"
+    small = tables.results_folder_table(pd.DataFrame([{**row("report", 5.0, 2**28), "folder_runs": 3}]))
+    assert small["goal"].iloc[0] == ""  # the goal is a thousand runs
+
+
+def test_the_results_folder_finding_says_each_command_s_time_and_memory():
+    from jaxmlp.results.findings import bench
+
+    rows = pd.DataFrame(
+        [
+            {
+                "test": registry.RESULTS_FOLDER.id,
+                "name": f"test_results_folder[{v}]",
+                "variant": v,
+                "median": m,
+                "command_peak_rss_bytes": 2**29,
+                "folder_runs": 1000,
+                "backend": "cpu",
+                "size": "full",
+                "file": "bench-20261205T191503-cpu.json",
+                "timestamp": "2026-12-05T19:15:03+00:00",
+            }
+            for v, m in (("summary", 18.0), ("report", 49.0))
+        ]
+    )
+    (found,) = bench.results_folder({"bench-20261205T191503-cpu.json": rows})
+    assert found.answered and found.answer == (
+        "jaxmlp summary took 18.0 s and 512 MiB over 1000 runs; jaxmlp report took 49.0 s and 512 MiB over 1000 runs "
+        "(the goal: met: at most 60 s and 2 GiB)."
+    )
