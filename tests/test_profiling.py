@@ -166,9 +166,8 @@ def test_report_shows_the_trace_summaries(logdir, tmp_path, capsys):
     for pipeline in PIPELINES:  # every capture named, its detail folded below the answer
         assert f" · {pipeline}-" in md
     assert md.count("**Top operations by total time**") == len(PIPELINES) and "4 marked steps, median" in md
-    assert (
-        page.count("<h3>Top operations by total time</h3>") == len(PIPELINES)
-        and page.count("<details>") == len(PIPELINES)
+    assert page.count("<h3>Top operations by total time</h3>") == len(PIPELINES) and page.count("<details>") == len(
+        PIPELINES
     )
     assert (out / "trace_ops.csv").read_text().startswith("op,count,total_ms,mean_us,share,run,file")
 
