@@ -42,7 +42,15 @@ STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that stop a command: Ctrl-C, and those handled like it."""
 
 
+_STARTING: list[int] = []
+"""Signals that arrived while a child process was starting (`deaf_to_ctrl_c`), raised once it has started."""
+_STARTS = [0]  # how many starts are under way (nested)
+
+
 def _raise(signum: int, frame: FrameType | None) -> None:
+    if _STARTS[0]:  # a child half started (its start data half written) would print multiprocessing's EOFError
+        _STARTING.append(signum)
+        return
     # From here on, a child's end is the command's to handle: a library's SIGCHLD handler (torch's DataLoader
     # raises when a worker dies of a signal) would put its own error, with a traceback, over this one.
     signal.signal(signal.SIGCHLD, _ignore)  # (a Python handler: SIG_DFL would make a pending one print an error)
@@ -70,13 +78,20 @@ def deaf_to_ctrl_c() -> Iterator[None]:
     """Processes started inside never see Ctrl-C (SIGINT is blocked in this thread while they start, and a child
     keeps its parent's blocked signals): a terminal's Ctrl-C reaches every process of its group, and a worker that
     is still importing its libraries would print a traceback of its own. The command that started them stops them
-    (`stop_children`); a SIGINT sent meanwhile reaches this process once they have started."""
+    (`stop_children`); a stopping signal sent meanwhile (to any of this process's threads) is raised once they have
+    started, so that no child is left with its start data half written."""
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    _STARTS[0] += 1  # and a stopping signal that reaches another thread waits for the start (`_raise`)
     try:
         yield
     finally:
+        _STARTS[0] -= 1
         if signal.SIGINT not in blocked:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if not _STARTS[0] and _STARTING:
+            signum = _STARTING[0]
+            _STARTING.clear()
+            _raise(signum, None)
 
 
 def at_least(option: str, value: float | None, minimum: float, why: str = "") -> None:

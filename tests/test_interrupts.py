@@ -134,12 +134,6 @@ def test_train_stopped_while_its_dataloader_workers_start(signum, tmp_path):
     assert stopped.err.count("\n") == 1, stopped.err  # nothing from the workers either
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="a known race: a SIGTERM while a worker is being spawned (its start data half written) stops the command "
-    "before the worker is registered, and the worker prints multiprocessing's EOFError; SIGINT is blocked around the "
-    "start (errors.deaf_to_ctrl_c), SIGTERM not yet (blocking it there would leave workers deaf to it)",
-)
 def test_train_stopped_by_sigterm_to_itself_alone_stops_its_workers(tmp_path):
     stopped = stop(["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
                    has_child(SPAWNED), signal.SIGTERM, tmp_path, to_group=False)  # fmt: skip
