@@ -87,6 +87,14 @@ def _read_by_people() -> list[Path]:
         ROOT / "reports" / "README.md",
         ROOT / "bench" / "README.md",
         *sorted((ROOT / "docs").rglob("*.md")),
+        *(  # the code, its tests and fixtures, and the results they ship (their recorded metadata included)
+            path
+            for folder in ("jaxmlp", "bench", "tests", "reports")
+            for path in sorted((ROOT / folder).rglob("*"))
+            if path.suffix in (".py", ".md", ".json", ".jsonl", ".sh", ".txt", ".csv", ".yml")
+            and path != Path(__file__).resolve()
+            and ".nox" not in path.parts
+        ),
     ]
 
 
