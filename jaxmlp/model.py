@@ -217,8 +217,8 @@ BF16_STEPS: dict[str, Callable[[Params, Array, Array, float], Params]] = {
 BF16_STEP_BY_BACKEND = {"cpu": "vjp", "tpu": "vjp"}
 """The bf16 step each backend trains with: the faster form measured there (`bench/bench_epoch.py`'s
 ``test_bf16_step``; the docs' precision page gives the figures). XLA:CPU computes the plain form's transposed
-products as float32 dots fed by converts; on a TPU v5e the written-out VJP was also the faster, by 3%. A backend
-not measured takes `DEFAULT_BF16_STEP`."""
+products as float32 dots fed by converts; on a TPU v5e the written-out VJP was also the faster (4.04 against 4.22 ms
+an epoch, ``reports/bench-20261206T012031-tpu.json``). A backend not measured takes `DEFAULT_BF16_STEP`."""
 DEFAULT_BF16_STEP = "vjp"
 
 

@@ -39,7 +39,8 @@ round trip (a 2048^3 product there lasts well under a millisecond; pyperf calibr
 
 PEAK_SQUARES = (4096, 8192)
 """Larger square products an accelerator's floor also measures: its rate keeps rising past 2048^3 until the
-products saturate the chip (a TPU v5e's bf16 rate: 144 TFLOP/s at 2048^3, 185 at 4096^3, 176 at 8192^3), so the
+products saturate the chip (a TPU v5e's bf16 rate: 125 TFLOP/s at 2048^3, 186 at 4096^3, 177 at 8192^3 in
+``reports/bench-20261206T012031-tpu.json``), so the
 floor at a precision is the best of these sizes, not the 2048^3 alone. A CPU's 2048^3 saturates its cores."""
 
 HELD_BYTES = 2**31

@@ -7,10 +7,11 @@ the mixed-precision step's (`jaxmlp.model.sgd_update_bf16`): bfloat16 operands, 
 rounded to bfloat16, float32 parameters and update.
 
 Shapes the kernel works in: the 784 pixels padded to 896 (`LANES` x 7: zero pixels, zero weights, zero gradient; on
-the v5e the unpadded rows ran 15% slower), the 10 classes padded to `LANES` (zero targets, a bias of `PAD_LOGIT`, so
-a padded class has zero probability and zero gradient), the smaller last batch padded with zero rows (zero targets:
-zero gradient) and its loss averaged over its real rows, so no batch is dropped and the parameters are those of the
-in-order epoch. On a machine without a TPU the same kernel runs in Pallas's interpret mode (``interpret=True``).
+the v5e the unpadded rows took 2.59 ms a bf16 epoch against 2.21 ms padded), the 10 classes padded to `LANES` (zero
+targets, a bias of `PAD_LOGIT`, so a padded class has zero probability and zero gradient), the smaller last batch
+padded with zero rows (zero targets: zero gradient) and its loss averaged over its real rows, so no batch is dropped
+and the parameters are those of the in-order epoch. On a machine without a TPU the same kernel runs in Pallas's
+interpret mode (``interpret=True``).
 """
 
 from __future__ import annotations
