@@ -69,24 +69,46 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
     raw.unlink(missing_ok=True)
     session.run(
-        "python", "-m", "pytest", "bench", "-p", "no:cacheprovider",
-        f"--size={size}", f"--backends={backends}",
-        f"--benchmark-json={raw}", "--benchmark-save-data", "--benchmark-columns=min,median,iqr,rounds",
-        *args, env=env,
-    )  # fmt: skip
+        "python",
+        "-m",
+        "pytest",
+        "bench",
+        "-p",
+        "no:cacheprovider",
+        f"--size={size}",
+        f"--backends={backends}",
+        f"--benchmark-json={raw}",
+        "--benchmark-save-data",
+        "--benchmark-columns=min,median,iqr,rounds",
+        *args,
+        env=env,
+    )
     session.run("python", "-m", "jaxmlp", "summary", str(raw), "--save", str(REPORTS), env=env)
     if switches.profile:
         for pipeline in registry.PROFILED_PIPELINES:  # XLA's profiler: the JAX pipelines (pallas: a TPU's)
             if backends not in registry.PIPELINE_BACKENDS.get(pipeline, (backends,)):
                 continue
             session.run(
-                "python", "-m", "jaxmlp", "profile", "--pipeline", pipeline, "--steps", "10",
-                "--logdir", str(ROOT / layout.TRACES_DIR), "--backend", backends, *_data_args(), env=env,
-            )  # fmt: skip
+                "python",
+                "-m",
+                "jaxmlp",
+                "profile",
+                "--pipeline",
+                pipeline,
+                "--steps",
+                "10",
+                "--logdir",
+                str(ROOT / layout.TRACES_DIR),
+                "--backend",
+                backends,
+                *_data_args(),
+                env=env,
+            )
     # Data-parallel scaling over the GPUs or TPU chips (the CPU: `nox -s bench-scaling`); one device: N = 1, saying so.
     if backends in registry.ACCELERATORS:
-        session.run("python", "-m", "jaxmlp", "scaling", "--backend", backends, "--out", str(REPORTS), *_data_args(),
-                    env=env)  # fmt: skip
+        session.run(
+            "python", "-m", "jaxmlp", "scaling", "--backend", backends, "--out", str(REPORTS), *_data_args(), env=env
+        )
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS), env=env)
 
 
@@ -162,8 +184,15 @@ def jaxlib_env(session: nox.Session, jax: str) -> None:
     python = str(envs.make_env(jax, log=session.log))
     check = json.dumps({"dataset": "synthetic", "limit": 512, "epochs": 2, "calls": 2})  # a `Measuring`, as JSON
     with envs.jaxmlp_path() as path:
-        session.run(python, "-m", "jaxmlp.measure.sweep.worker", check, env={"PYTHONPATH": path, "JAX_PLATFORMS":
-                    "cpu"}, external=True, silent=True)  # fmt: skip
+        session.run(
+            python,
+            "-m",
+            "jaxmlp.measure.sweep.worker",
+            check,
+            env={"PYTHONPATH": path, "JAX_PLATFORMS": "cpu"},
+            external=True,
+            silent=True,
+        )
 
 
 @nox.session(name="bench-jaxlib")

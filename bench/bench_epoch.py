@@ -37,8 +37,9 @@ def reference_epochs(datasets, device):
 
 
 @pytest.mark.parametrize("precision", registry.PRECISIONS)
-def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, reference_epochs, pipeline, workers,
-               precision):  # fmt: skip
+def test_epoch(
+    benchmark, sizes, backend, device, datasets, matmul_rate, reference_epochs, pipeline, workers, precision
+):
     if why := missing_package(pipeline):
         pytest.skip(why)
     if precision != "f32" and workers:
@@ -49,8 +50,9 @@ def test_epoch(benchmark, sizes, backend, device, datasets, matmul_rate, referen
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
         jax.clear_caches()  # the reference epoch compiled the same step: measure a real compile
         try:
-            epoch = make_epoch(pipeline, datasets.train, batch_size=128, workers=workers, device=device,
-                               precision=precision)  # fmt: skip
+            epoch = make_epoch(
+                pipeline, datasets.train, batch_size=128, workers=workers, device=device, precision=precision
+            )
             compile_seconds = epoch.compile(params)
         except JaxmlpError as e:  # torch.compile where it cannot work here, torch beside a TPU: the row says why
             pytest.skip(str(e))
@@ -93,16 +95,27 @@ def test_bf16_step(benchmark, sizes, backend, device, datasets, reference_epochs
         xs, ys = jax.device_put((x[:cut].reshape(n_full, 128, -1), y[:cut].reshape(n_full, 128, -1)), device)
         remainder = jax.device_put((x[cut:], y[cut:]), device) if cut < len(x) else None
         unroll = scan_unroll(device.platform)
-        scan = scan_steps.lower(params, xs, ys, model.STEP_SIZE, precision="bf16", bf16_step=variant,
-                                unroll=unroll).compile()  # fmt: skip
+        scan = scan_steps.lower(
+            params, xs, ys, model.STEP_SIZE, precision="bf16", bf16_step=variant, unroll=unroll
+        ).compile()
         step = jit_step("bf16", variant)
 
         def epoch():
-            return scan_epoch(params, xs, ys, remainder, lambda p, a, b: scan(p, a, b, model.STEP_SIZE),
-                              lambda p, a, b: step(p, a, b, model.STEP_SIZE))  # fmt: skip
+            return scan_epoch(
+                params,
+                xs,
+                ys,
+                remainder,
+                lambda p, a, b: scan(p, a, b, model.STEP_SIZE),
+                lambda p, a, b: step(p, a, b, model.STEP_SIZE),
+            )
 
         assert model.max_relative_difference(epoch(), reference_epochs("bf16")) < EPOCH_BOUND
         median = measure(benchmark, epoch, sizes, rounds=sizes["epoch_rounds"])
-    benchmark.extra_info.update(precision="bf16", bf16_step=variant, scan_unroll=unroll,
-                                chosen=variant == model.bf16_step_for(device.platform),
-                                samples_per_second=None if median is None else len(x) / median)  # fmt: skip
+    benchmark.extra_info.update(
+        precision="bf16",
+        bf16_step=variant,
+        scan_unroll=unroll,
+        chosen=variant == model.bf16_step_for(device.platform),
+        samples_per_second=None if median is None else len(x) / median,
+    )

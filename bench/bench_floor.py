@@ -19,8 +19,9 @@ def test_matmul(benchmark, sizes, backend, device):
     measures it, with its compiled facts."""
     benchmark.group = f"floor: {backend}"
     product = floor.gemm("xla", "f32", floor.SQUARE, device)  # float32 products on every backend, as f32 epochs'
-    np.testing.assert_allclose(product.to_numpy(product.call())[:4, :4], product.lhs[:4] @ product.rhs[:, :4],
-                               **FLOAT32)  # fmt: skip
+    np.testing.assert_allclose(
+        product.to_numpy(product.call())[:4, :4], product.lhs[:4] @ product.rhs[:, :4], **FLOAT32
+    )
     timed_rounds(benchmark, product, sizes, device)
     benchmark.extra_info.update(compiled_facts(product.compiled))
 
@@ -30,8 +31,9 @@ def timed_rounds(benchmark, product, sizes, device) -> None:
     each sample one product's share of its round; its FLOPs and rate (flops / median) in extra_info."""
     calls = floor.calls_per_round(product.run, product.result_bytes, floor.held_bytes(device))
     median = measure(benchmark, floor.per_call(product.run, calls), sizes, iterations=calls)
-    benchmark.extra_info.update(round_calls=calls, flops=product.flops,
-                                flops_per_second=None if median is None else product.flops / median)  # fmt: skip
+    benchmark.extra_info.update(
+        round_calls=calls, flops=product.flops, flops_per_second=None if median is None else product.flops / median
+    )
 
 
 def test_step_gemms(benchmark, sizes, backend, device, datasets, matmul_rate):
@@ -96,8 +98,9 @@ def test_gemm(benchmark, sizes, backend, device, library, precision, shape):
     # products have 10.
     tolerance = FLOAT32 if precision == "f32" else {"rtol": 2e-2, "atol": 2e-2}
     scale = np.sqrt(product.shape[1])  # an entry is a sum of k unit-variance products: its size grows as sqrt(k)
-    np.testing.assert_allclose(product.to_numpy(product.call())[:4, :4] / scale,
-                               (product.lhs[:4] @ product.rhs[:, :4]) / scale, **tolerance)  # fmt: skip
+    np.testing.assert_allclose(
+        product.to_numpy(product.call())[:4, :4] / scale, (product.lhs[:4] @ product.rhs[:, :4]) / scale, **tolerance
+    )
     timed_rounds(benchmark, product, sizes, device)
     m, k, n = product.shape
     benchmark.extra_info.update(library=library, precision=precision, m=m, k=k, n=n)
@@ -114,5 +117,10 @@ def test_bandwidth(benchmark, sizes, backend, device, kernel):
     assert np.all(np.isfinite(out))  # computed, once, outside the rounds (also compiles and warms up)
     calls = floor.calls_per_round(run, nbytes, floor.held_bytes(device))
     median = measure(benchmark, floor.per_call(run, calls), sizes, iterations=calls)
-    benchmark.extra_info.update(kernel=kernel, elements=n, bytes=nbytes, round_calls=calls,
-                                bytes_per_second=None if median is None else nbytes / median)  # fmt: skip
+    benchmark.extra_info.update(
+        kernel=kernel,
+        elements=n,
+        bytes=nbytes,
+        round_calls=calls,
+        bytes_per_second=None if median is None else nbytes / median,
+    )

@@ -151,17 +151,33 @@ def corrupt_one(out: Path, kind: str, runs: list[Path], sweeps: list[Path], rng:
     return write_new(cell, text[: len(text) // 2])
 
 
-def make(source: Path, out: Path, runs: int, sweeps: int, timelines: int, corrupt: int, *, seed: int = 0,
-         jitter: float = 0.03, step: float = 0.08, every_hours: float = 6.0,
-         log: Callable[[str], None] = print) -> dict[str, int]:  # fmt: skip
+def make(
+    source: Path,
+    out: Path,
+    runs: int,
+    sweeps: int,
+    timelines: int,
+    corrupt: int,
+    *,
+    seed: int = 0,
+    jitter: float = 0.03,
+    step: float = 0.08,
+    every_hours: float = 6.0,
+    log: Callable[[str], None] = print,
+) -> dict[str, int]:
     """Fill the new folder ``out`` from the real results in ``source``; returns how many of each it wrote."""
     bench_files, sweep_folders, timeline_folders = sources(source)
-    wanted = {"runs": (runs, bench_files), "sweeps": (sweeps, sweep_folders), "timelines": (timelines,
-              timeline_folders)}  # fmt: skip
+    wanted = {
+        "runs": (runs, bench_files),
+        "sweeps": (sweeps, sweep_folders),
+        "timelines": (timelines, timeline_folders),
+    }
     for what, (count, found) in wanted.items():
         if count and not found:
-            raise SystemExit(f"{source} holds no {what} to copy (bench-*.json, jaxlib-*/, timeline-*/): give the "
-                             f"folder of real results, or --{what} 0")  # fmt: skip
+            raise SystemExit(
+                f"{source} holds no {what} to copy (bench-*.json, jaxlib-*/, timeline-*/): give the "
+                f"folder of real results, or --{what} 0"
+            )
     out.mkdir(parents=True)
     rng = random.Random(seed)
     newest = max((_source_date(p) for p in [*bench_files, *sweep_folders, *timeline_folders]), default=None)
@@ -194,13 +210,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1000, help="benchmark runs (default: %(default)s)")
     parser.add_argument("--sweeps", type=int, default=50, help="sweep folders (default: %(default)s)")
     parser.add_argument("--timelines", type=int, default=20, help="timeline folders (default: %(default)s)")
-    parser.add_argument("--corrupt", type=int, default=len(CORRUPTIONS), help="corrupt or truncated files "
-                        "(default: %(default)s, one of each kind)")  # fmt: skip
+    parser.add_argument(
+        "--corrupt",
+        type=int,
+        default=len(CORRUPTIONS),
+        help="corrupt or truncated files (default: %(default)s, one of each kind)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the random factors' seed (default: %(default)s)")
-    parser.add_argument("--jitter", type=float, default=0.03, help="spread of the per-benchmark factor "
-                        "(default: %(default)s)")  # fmt: skip
-    parser.add_argument("--step", type=float, default=0.08, help="how much slower the last third of the runs "
-                        "are (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--jitter", type=float, default=0.03, help="spread of the per-benchmark factor (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--step", type=float, default=0.08, help="how much slower the last third of the runs are (default: %(default)s)"
+    )
     parser.add_argument("--every", type=float, default=6.0, help="hours between runs (default: %(default)s)")
     args = parser.parse_args(argv)
     if not args.source.is_dir():
@@ -209,9 +231,19 @@ def main(argv: list[str] | None = None) -> int:
         check_new_folder(args.out, "out")
     except JaxmlpError as e:
         parser.error(str(e))
-    made = make(args.source, args.out, args.runs, args.sweeps, args.timelines, args.corrupt, seed=args.seed,
-                jitter=args.jitter, step=args.step, every_hours=args.every,
-                log=lambda line: print(line, file=sys.stderr))  # fmt: skip
+    made = make(
+        args.source,
+        args.out,
+        args.runs,
+        args.sweeps,
+        args.timelines,
+        args.corrupt,
+        seed=args.seed,
+        jitter=args.jitter,
+        step=args.step,
+        every_hours=args.every,
+        log=lambda line: print(line, file=sys.stderr),
+    )
     print(f"{args.out}: " + ", ".join(f"{n} {what}" for what, n in made.items()))
     return 0
 

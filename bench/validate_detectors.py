@@ -60,15 +60,29 @@ def main() -> int:
     for row in rows:
         print(f"{row.detector:10} {row.case:18} found {row.recall:.3f} false alarms {row.false_alarms:.3f}", flush=True)
     chosen = next((d for d in detectors if validation.meets(rows, d)), "none met every goal")
-    settings = {"histories": args.histories, "samples": validation.SAMPLES,
-                "releases": f"{validation.RELEASES[0]} to {validation.RELEASES[1]}", "seed": args.seed,
-                "penalty": args.penalty, "noise": ", ".join(str(f) for f in args.noise), "noise_samples": len(noise),
-                "noise_cells": len(measured), "seconds": round(time.monotonic() - start, 1)}  # fmt: skip
-    packages = {name: version(name) for name in ("numpy", "scipy", "ruptures", "signal-processing-algorithms")
-                if _installed(name)}  # fmt: skip
-    metadata = {"timestamp": datetime.datetime.now(datetime.UTC).isoformat(), "host": socket.gethostname(),
-                "python": platform.python_version(), "packages": packages,
-                "command": " ".join(["bench/validate_detectors.py", *sys.argv[1:]])}  # fmt: skip
+    settings = {
+        "histories": args.histories,
+        "samples": validation.SAMPLES,
+        "releases": f"{validation.RELEASES[0]} to {validation.RELEASES[1]}",
+        "seed": args.seed,
+        "penalty": args.penalty,
+        "noise": ", ".join(str(f) for f in args.noise),
+        "noise_samples": len(noise),
+        "noise_cells": len(measured),
+        "seconds": round(time.monotonic() - start, 1),
+    }
+    packages = {
+        name: version(name)
+        for name in ("numpy", "scipy", "ruptures", "signal-processing-algorithms")
+        if _installed(name)
+    }
+    metadata = {
+        "timestamp": datetime.datetime.now(datetime.UTC).isoformat(),
+        "host": socket.gethostname(),
+        "python": platform.python_version(),
+        "packages": packages,
+        "command": " ".join(["bench/validate_detectors.py", *sys.argv[1:]]),
+    }
     doc = ValidationDocument(metadata, settings, chosen, tuple(rows))
     with ResultsStore(args.out).new_folder(layout.DETECTOR) as folder:
         write_json_new(folder.path / layout.VALIDATION_FILE, doc.to_json())

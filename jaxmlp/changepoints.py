@@ -78,13 +78,23 @@ class Change:
         return f"{self.at} {self.direction} than {self.before} and before, {figures}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "at": self.at, "before": self.before, "index": self.index,
-                "comparison": self.comparison.to_json()}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "at": self.at,
+            "before": self.before,
+            "index": self.index,
+            "comparison": self.comparison.to_json(),
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Change:
-        return cls(str(doc["kind"]), str(doc["at"]), str(doc["before"]), int(doc["index"]),
-                   Comparison.from_json(doc["comparison"]))  # fmt: skip
+        return cls(
+            str(doc["kind"]),
+            str(doc["at"]),
+            str(doc["before"]),
+            int(doc["index"]),
+            Comparison.from_json(doc["comparison"]),
+        )
 
 
 def noise_variance(samples: Sequence[Sequence[float]]) -> float:
@@ -125,8 +135,11 @@ def candidates(samples: Sequence[Sequence[float]], penalty: float = PENALTY, met
         return []
     signal = np.log([float(np.median(s)) for s in samples]).reshape(-1, 1)
     pen = penalty * noise_variance(samples) * math.log(len(samples))
-    algo = ruptures.KernelCPD(kernel="linear", min_size=1, jump=1) if method == "pelt" else ruptures.Binseg(
-        model="l2", min_size=1, jump=1)  # fmt: skip
+    algo = (
+        ruptures.KernelCPD(kernel="linear", min_size=1, jump=1)
+        if method == "pelt"
+        else ruptures.Binseg(model="l2", min_size=1, jump=1)
+    )
     return [int(b) for b in algo.fit(signal).predict(pen=pen)[:-1]]
 
 
@@ -145,8 +158,12 @@ def _weakness(c: Comparison) -> tuple[float, float]:
     return (p if p == p else 1.0, -abs(math.log(c.ratio)) if c.ratio > 0 else 0.0)
 
 
-def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], threshold: float = CHANGE_THRESHOLD,
-              alpha: float = CHANGE_ALPHA) -> list[tuple[int, Comparison]]:  # fmt: skip
+def confirmed(
+    samples: Sequence[Sequence[float]],
+    points: Sequence[int],
+    threshold: float = CHANGE_THRESHOLD,
+    alpha: float = CHANGE_ALPHA,
+) -> list[tuple[int, Comparison]]:
     """The candidates the two-sample test confirms between the segments either side, each with its comparison:
     the weakest unconfirmed one dropped (its segments merged) until all that are left are confirmed."""
     kept = sorted(set(points))
@@ -168,8 +185,13 @@ def confirmed(samples: Sequence[Sequence[float]], points: Sequence[int], thresho
         kept.pop(max(weak)[1])
 
 
-def label(labels: Sequence[str], samples: Sequence[Sequence[float]], found: Sequence[tuple[int, Comparison]],
-          threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA) -> list[Change]:  # fmt: skip
+def label(
+    labels: Sequence[str],
+    samples: Sequence[Sequence[float]],
+    found: Sequence[tuple[int, Comparison]],
+    threshold: float = CHANGE_THRESHOLD,
+    alpha: float = CHANGE_ALPHA,
+) -> list[Change]:
     """The confirmed changes as steps, transients and drifts (see the module's docstring)."""
     changes: list[Change] = []
     i = 0
@@ -179,13 +201,15 @@ def label(labels: Sequence[str], samples: Sequence[Sequence[float]], found: Sequ
             around = compare(samples[at - 1], samples[at + 1], threshold, alpha)
             if not _flagged(around):  # its neighbours agree: one transient, not two steps
                 both = [*samples[at - 1], *samples[at + 1]]
-                changes.append(Change("transient", labels[at], labels[at - 1], at,
-                                      compare(both, samples[at], threshold, alpha)))  # fmt: skip
+                changes.append(
+                    Change("transient", labels[at], labels[at - 1], at, compare(both, samples[at], threshold, alpha))
+                )
                 i += 2
                 continue
         j = i
-        while (j + 1 < len(found) and found[j + 1][1].verdict == c.verdict
-               and found[j + 1][0] - found[j][0] <= DRIFT_GAP):  # fmt: skip
+        while (
+            j + 1 < len(found) and found[j + 1][1].verdict == c.verdict and found[j + 1][0] - found[j][0] <= DRIFT_GAP
+        ):
             j += 1
         if j > i:  # consecutive same-direction steps a few points apart: one drift
             start, end = found[i][0], found[j][0]
@@ -200,17 +224,23 @@ def label(labels: Sequence[str], samples: Sequence[Sequence[float]], found: Sequ
     return changes
 
 
-def detect(labels: Sequence[str], samples: Sequence[Sequence[float]], penalty: float = PENALTY,
-           threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA,
-           method: str = "pelt") -> list[Change]:  # fmt: skip
+def detect(
+    labels: Sequence[str],
+    samples: Sequence[Sequence[float]],
+    penalty: float = PENALTY,
+    threshold: float = CHANGE_THRESHOLD,
+    alpha: float = CHANGE_ALPHA,
+    method: str = "pelt",
+) -> list[Change]:
     """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first)."""
     if len(labels) != len(samples):
         raise ValueError("one label per point")
     usable = [s for s in samples if len(s) and np.all(np.isfinite(s)) and np.all(np.asarray(s, float) > 0)]
     if len(usable) != len(samples) or len(samples) < 2:
         return []
-    return label(labels, samples, confirmed(samples, candidates(samples, penalty, method), threshold, alpha),
-                 threshold, alpha)  # fmt: skip
+    return label(
+        labels, samples, confirmed(samples, candidates(samples, penalty, method), threshold, alpha), threshold, alpha
+    )
 
 
 def at_each(changes: Sequence[Change]) -> dict[str, Change]:

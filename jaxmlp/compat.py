@@ -77,8 +77,11 @@ def compiled_facts(compiled: jax.stages.Compiled) -> dict[str, Any]:
         "hlo_fusions": sum(n for op, n in ops.items() if op.startswith("fusion")) if ops else None,
     }
     # XLA says -1 for what it could not count (the GPU's cost analysis of a cuBLAS matmul): not a number of flops
-    return {f"xla_{key}": value for key, value in facts.items()
-            if value is not None and not (isinstance(value, (int, float)) and value < 0)}  # fmt: skip
+    return {
+        f"xla_{key}": value
+        for key, value in facts.items()
+        if value is not None and not (isinstance(value, (int, float)) and value < 0)
+    }
 
 
 def device_memory_stats(device: Any) -> dict[str, Any] | None:
@@ -142,8 +145,11 @@ def tpu_held(message: str) -> str | None:
     if not any(marker in message for marker in TPU_HELD):
         return None
     pid = re.search(r"pid (\d+)", message)
-    who = (f"process {pid[1]} holds it (see it with `ps -o pid,user,etime,cmd -p {pid[1]}`)" if pid
-           else "find which with `sudo lsof -w /dev/accel* /dev/vfio/* /tmp/libtpu_lockfile`")  # fmt: skip
+    who = (
+        f"process {pid[1]} holds it (see it with `ps -o pid,user,etime,cmd -p {pid[1]}`)"
+        if pid
+        else "find which with `sudo lsof -w /dev/accel* /dev/vfio/* /tmp/libtpu_lockfile`"
+    )
     return (
         f"the TPU is in use by another program: {who}; stop it or let it finish, then run again (measuring "
         "on the CPU instead would file CPU numbers for this TPU host)"

@@ -14,8 +14,18 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 PIPELINES = (
-    "seed", "seed_batched", "grain", "hf", "batched", "prefetch", "scan", "sharded", "pallas", "torch", "torch_compile",
-)  # fmt: skip
+    "seed",
+    "seed_batched",
+    "grain",
+    "hf",
+    "batched",
+    "prefetch",
+    "scan",
+    "sharded",
+    "pallas",
+    "torch",
+    "torch_compile",
+)
 """How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
 DataLoader reading a batch at a time, Grain, Hugging Face datasets (an in-memory Arrow table), array slices, a
 prefetching thread, one ``lax.scan`` per epoch, that scan data-parallel over every device (``jax.sharding``), the
@@ -58,16 +68,23 @@ DATASETS = ("mnist", "synthetic")
 BACKENDS = ("cpu", "gpu", "tpu")
 ACCELERATORS = ("gpu", "tpu")
 """The backends that are not the host's CPU: the report sets each one's newest run beside the CPU's."""
-ACCELERATOR_NEEDS: Mapping[str, str] = MappingProxyType({
-    "gpu": "install JAX with CUDA (pip install 'jaxmlp[cuda]') on a machine with an NVIDIA GPU",
-    "tpu": "install JAX with libtpu (pip install 'jaxmlp[tpu]') on a Cloud TPU machine",
-})  # fmt: skip
+ACCELERATOR_NEEDS: Mapping[str, str] = MappingProxyType(
+    {
+        "gpu": "install JAX with CUDA (pip install 'jaxmlp[cuda]') on a machine with an NVIDIA GPU",
+        "tpu": "install JAX with libtpu (pip install 'jaxmlp[tpu]') on a Cloud TPU machine",
+    }
+)
 """What an absent accelerator asks for, in the one line that refuses it."""
 
-PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "seed": ("torch", "PIL"), "seed_batched": ("torch", "PIL"), "torch": ("torch",),
-    "torch_compile": ("torch",), "grain": ("grain",),
-})  # fmt: skip
+PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "seed": ("torch", "PIL"),
+        "seed_batched": ("torch", "PIL"),
+        "torch": ("torch",),
+        "torch_compile": ("torch",),
+        "grain": ("grain",),
+    }
+)
 """Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import (the tutorial's
 DataLoader reads MNIST through torchvision's dataset where installed, else through `jaxmlp.pipelines.data.IdxMNIST`,
 which yields the same samples). Installed with jaxmlp itself, so the fix is `pip install jaxmlp`; without them the
@@ -115,8 +132,20 @@ GEMM_PRECISIONS = ("f32", "bf16", "tf32")
 """The floor's precisions: float32, bfloat16 inputs with float32 accumulation (numpy has no bfloat16), TF32 passes
 (GPUs only: the benchmarks measure it only where a GPU backend is asked for)."""
 
-PARAMETERS = ("backend", "batch_size", "variant", "workers", "pipeline", "workload", "devices", "processes", "library",
-              "precision", "shape", "kernel")  # fmt: skip
+PARAMETERS = (
+    "backend",
+    "batch_size",
+    "variant",
+    "workers",
+    "pipeline",
+    "workload",
+    "devices",
+    "processes",
+    "library",
+    "precision",
+    "shape",
+    "kernel",
+)
 """The benchmark parameters (pytest parameters, so they land in each result's ``params``)."""
 
 

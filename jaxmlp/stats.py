@@ -60,8 +60,13 @@ class Comparison(NamedTuple):
     def from_json(cls, doc: Mapping[str, Any]) -> Comparison:
         counts = ("n_baseline", "n_new", "verdict", "invalid")
         numbers = {k: number(doc.get(k)) for k in cls._fields if k not in counts}
-        return cls(n_baseline=int(doc["n_baseline"]), n_new=int(doc["n_new"]), verdict=str(doc["verdict"]),
-                   invalid=int(doc.get("invalid") or 0), **numbers)  # fmt: skip
+        return cls(
+            n_baseline=int(doc["n_baseline"]),
+            n_new=int(doc["n_new"]),
+            verdict=str(doc["verdict"]),
+            invalid=int(doc.get("invalid") or 0),
+            **numbers,
+        )
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -91,8 +96,9 @@ def bootstrap_ratio_ci(
     return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
 
 
-def compare(baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, alpha: float = ALPHA,
-            interval: bool = True) -> Comparison:  # fmt: skip
+def compare(
+    baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, alpha: float = ALPHA, interval: bool = True
+) -> Comparison:
     """Compare two sets of timings (seconds; smaller is better). A NaN or infinite sample makes the verdict
     `INVALID` (the medians shown are of the finite samples): a broken timer must not read as "no change".
     Without ``interval`` the bootstrap interval is left out (NaN): the verdict does not read it."""
@@ -103,8 +109,9 @@ def compare(baseline: ArrayLike, new: ArrayLike, threshold: float = THRESHOLD, a
     n, m = len(base), len(newer)
     nan = float("nan")
     invalid = int((~np.isfinite(base)).sum() + (~np.isfinite(newer)).sum())
-    base_median, new_median = (float(np.median(x[np.isfinite(x)])) if np.isfinite(x).any() else nan
-                               for x in (base, newer))  # fmt: skip
+    base_median, new_median = (
+        float(np.median(x[np.isfinite(x)])) if np.isfinite(x).any() else nan for x in (base, newer)
+    )
     ratio = new_median / base_median if base_median else nan
     if invalid:
         return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, INVALID, invalid)

@@ -13,16 +13,20 @@ SCRIPT = Path(__file__).parents[1] / "bench" / "accelerator" / "run.sh"
 
 def run(tmp_path, *args, out=None):
     env = {**os.environ, "OUT": str(out or tmp_path / "out"), "TMPDIR": str(tmp_path)}
-    done = subprocess.run(["bash", str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=60, env=env)  # fmt: skip  # once it logs, its errors go through its log too
+    done = subprocess.run(
+        ["bash", str(SCRIPT), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, env=env
+    )  # once it logs, its errors go through its log too
     return done.returncode, done.stdout.strip().splitlines()
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--bogus"], "unknown argument --bogus: use --backend cpu|gpu|tpu"),
-    (["--backend", "x"], "--backend x: use cpu, gpu or tpu"),
-    (["--size"], "--size needs a value: use --backend cpu|gpu|tpu"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--bogus"], "unknown argument --bogus: use --backend cpu|gpu|tpu"),
+        (["--backend", "x"], "--backend x: use cpu, gpu or tpu"),
+        (["--size"], "--size needs a value: use --backend cpu|gpu|tpu"),
+    ],
+)
 def test_a_wrong_argument_is_one_line(tmp_path, args, says):
     code, err = run(tmp_path, *args)
     assert code == 2 and len(err) == 1 and says in err[0]

@@ -14,8 +14,10 @@ LAYERS_BLOCK = re.compile(r"```layers\n(.*?)```", re.S)
 def read_layers(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """The ``layers`` block of ARCHITECTURE.md: one line per layer, lowest first, ``name: module prefixes``."""
     (block,) = LAYERS_BLOCK.findall(text)
-    return [(name.strip(), tuple(prefixes.split())) for name, prefixes in (line.split(":", 1) for line in
-            block.strip().splitlines())]  # fmt: skip
+    return [
+        (name.strip(), tuple(prefixes.split()))
+        for name, prefixes in (line.split(":", 1) for line in block.strip().splitlines())
+    ]
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -48,16 +50,24 @@ def import_graph(root: Path) -> dict[str, set[str]]:
 
 def layer_of(module: str, layers: list[tuple[str, tuple[str, ...]]]) -> int:
     """The index of the layer whose longest prefix names ``module``."""
-    matches = [(len(p), i) for i, (_, prefixes) in enumerate(layers) for p in prefixes
-               if module == p or module.startswith(p + ".")]  # fmt: skip
+    matches = [
+        (len(p), i)
+        for i, (_, prefixes) in enumerate(layers)
+        for p in prefixes
+        if module == p or module.startswith(p + ".")
+    ]
     if not matches:
         raise AssertionError(f"{module} is in no layer of ARCHITECTURE.md's layers block: add it there")
     return max(matches)[1]
 
 
 def upward(graph: dict[str, set[str]], layers: list[tuple[str, tuple[str, ...]]]) -> list[str]:
-    return sorted(f"{m} ({layers[layer_of(m, layers)][0]}) imports {d} ({layers[layer_of(d, layers)][0]})"
-                  for m, deps in graph.items() for d in deps if layer_of(d, layers) > layer_of(m, layers))  # fmt: skip
+    return sorted(
+        f"{m} ({layers[layer_of(m, layers)][0]}) imports {d} ({layers[layer_of(d, layers)][0]})"
+        for m, deps in graph.items()
+        for d in deps
+        if layer_of(d, layers) > layer_of(m, layers)
+    )
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:

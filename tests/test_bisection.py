@@ -23,8 +23,17 @@ class Fake:
     """A step function of the release: ``before`` seconds up to the change, ``after`` from it on; each sample a
     process with log-normal noise. Records which releases were measured."""
 
-    def __init__(self, change: str | None, before=1.0, after=1.3, spread=0.03, processes=10, seed=0,
-                 releases=RELEASES, second: str | None = None):  # fmt: skip
+    def __init__(
+        self,
+        change: str | None,
+        before=1.0,
+        after=1.3,
+        spread=0.03,
+        processes=10,
+        seed=0,
+        releases=RELEASES,
+        second: str | None = None,
+    ):
         self.rng = np.random.default_rng(seed)
         self.change, self.second, self.releases = change, second, list(releases)
         self.before, self.after, self.spread, self.processes = before, after, spread, processes
@@ -142,9 +151,15 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
 
     def measure_cells(runners, matrix_, say=print, progress=None):
         values = fake([r.label for r in runners])
-        processes = {r.name: [ProcessResult({"jax": r.label, "xla_flags": r.xla_flags},
-                                            {"batched": WorkloadTimes.of(0.1, [2 * v, v])}) for v in values[r.label]]
-                     for r in runners}  # fmt: skip
+        processes = {
+            r.name: [
+                ProcessResult(
+                    {"jax": r.label, "xla_flags": r.xla_flags}, {"batched": WorkloadTimes.of(0.1, [2 * v, v])}
+                )
+                for v in values[r.label]
+            ]
+            for r in runners
+        }
         outcomes = {r.name: matrix.Outcome("ok") for r in runners}
         return matrix.Measured(matrix.Probed({r.name: r for r in runners}, outcomes, {}, {}), processes, {})
 

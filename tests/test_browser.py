@@ -206,13 +206,19 @@ def page(index_html, tmp_path_factory):
     """
     if CHROMIUM is None:
         pytest.skip(NO_CHROMIUM)
-    sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright package (it drives Chromium): "
-                                   "`pip install -e .[test]`")  # fmt: skip
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="no playwright package (it drives Chromium): `pip install -e .[test]`"
+    )
     home = tmp_path_factory.mktemp("browser-home")
     token = f"{os.getpid()}-{time.monotonic_ns()}"
     mark = f"{MARK}={token}".encode()
-    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-           "XDG_CACHE_HOME": str(home / ".cache"), MARK: token}  # fmt: skip
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        MARK: token,
+    }
     watchdog = threading.Timer(BROWSER_LIMIT_S, _kill, (mark,))
     watchdog.daemon = True
     watchdog.start()
@@ -220,8 +226,12 @@ def page(index_html, tmp_path_factory):
         with sync_api.sync_playwright() as pw:
             # --no-sandbox: root (CI, containers) cannot start Chromium's sandbox; the page is our own file.
             # --disable-dev-shm-usage: containers' /dev/shm is often 64 MB.
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"],
-                                         env=env, timeout=STEP_LIMIT_MS)  # fmt: skip
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--no-sandbox", "--disable-dev-shm-usage"],
+                env=env,
+                timeout=STEP_LIMIT_MS,
+            )
             try:
                 tab = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
                 tab.set_default_timeout(STEP_LIMIT_MS)
@@ -235,8 +245,11 @@ def page(index_html, tmp_path_factory):
                 opened = Opened(tab, seen, _screenshots(tmp_path_factory))
                 tab.screenshot(path=opened.shots / "first-screen.png")
                 tab.screenshot(path=opened.shots / "page.png", full_page=True)
-                opened.folded = {"height": opened.evaluate("document.documentElement.scrollHeight"),
-                                 "overlaps": opened.evaluate(OVERLAPS), "parts": opened.evaluate(HEIGHTS)}  # fmt: skip
+                opened.folded = {
+                    "height": opened.evaluate("document.documentElement.scrollHeight"),
+                    "overlaps": opened.evaluate(OVERLAPS),
+                    "parts": opened.evaluate(HEIGHTS),
+                }
                 yield opened
             finally:
                 browser.close()
@@ -294,8 +307,10 @@ def test_the_page_is_small(index_html):
 
 def test_the_page_is_short_before_anything_is_unfolded(page):
     height, parts = page.folded["height"], page.folded["parts"]
-    assert height < MAX_SCREENS * HEIGHT, (f"the page is {height} px tall ({height / HEIGHT:.1f} screens of {HEIGHT}"
-                                           f"): plots {parts['img']} px, tables {parts['table']} px")  # fmt: skip
+    assert height < MAX_SCREENS * HEIGHT, (
+        f"the page is {height} px tall ({height / HEIGHT:.1f} screens of {HEIGHT}"
+        f"): plots {parts['img']} px, tables {parts['table']} px"
+    )
 
 
 def test_no_box_sits_on_another_as_loaded(page):
@@ -313,8 +328,11 @@ def test_every_plot_is_shown_with_its_text_at_least_10_px(unfolded):
     assert images, "the report has no image"
     assert all(width > 0 for _, width, _ in images), "an image is not shown even with every fold open"
     # a plot's smallest text is MIN_FONT_PX at its natural width; shown narrower, it shrinks in proportion
-    small = [(alt, round(plot_style.MIN_FONT_PX * width / natural, 1)) for alt, width, natural in images
-             if plot_style.MIN_FONT_PX * width / natural < MIN_FONT_PX]  # fmt: skip
+    small = [
+        (alt, round(plot_style.MIN_FONT_PX * width / natural, 1))
+        for alt, width, natural in images
+        if plot_style.MIN_FONT_PX * width / natural < MIN_FONT_PX
+    ]
     assert not small, f"{len(small)} of {len(images)} plots shown with text under {MIN_FONT_PX} px: {small[:5]}"
 
 

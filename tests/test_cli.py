@@ -248,8 +248,11 @@ def test_help_lists_the_public_commands_only(capsys):
         shown = capsys.readouterr().out
         assert "worker" not in shown.lower()
         commands = shown.split("positional arguments:")[1].split("options:")[0]
-        assert [line.split()[0] for line in commands.splitlines()[2:] if line.startswith("    ") and
-                not line.startswith("     ")] == list(listed)  # fmt: skip
+        assert [
+            line.split()[0]
+            for line in commands.splitlines()[2:]
+            if line.startswith("    ") and not line.startswith("     ")
+        ] == list(listed)
     with pytest.raises(SystemExit, match=str(EXIT_ERROR)):
         main(["worker"])
     assert "invalid choice: 'worker'" in capsys.readouterr().err
@@ -316,7 +319,11 @@ def test_counts_say_one_in_the_singular():
     from jaxmlp.units import count
 
     assert [count(1, "epoch"), count(2, "epoch"), count(1.5, "epoch"), count(0, "worker")] == [
-        "1 epoch", "2 epochs", "1.5 epochs", "0 workers"]  # fmt: skip
+        "1 epoch",
+        "2 epochs",
+        "1.5 epochs",
+        "0 workers",
+    ]
     assert count(1, "process", "processes") == "1 process" and count(3, "process", "processes") == "3 processes"
 
 
@@ -360,8 +367,11 @@ def test_every_option_of_several_values_takes_them_one_way():
                 continue
             assert (action.nargs, type(action)) == ("+", argparse._ExtendAction), (path, action.option_strings)
             assert action.default is None, (path, action.option_strings)  # argparse would extend a default list
-    (xla,) = [a for a in dict(every_parser(build_parser()))[("jaxmlp", "sweep", "run")]._actions
-              if a.option_strings == ["--xla-flags"]]  # fmt: skip
+    (xla,) = [
+        a
+        for a in dict(every_parser(build_parser()))[("jaxmlp", "sweep", "run")]._actions
+        if a.option_strings == ["--xla-flags"]
+    ]
     assert isinstance(xla, argparse._AppendAction)
 
 

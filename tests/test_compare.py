@@ -16,9 +16,15 @@ def run_file(path, rounds: int, median: float, peak: float, seed: int, machine: 
     benchmarks = []
     for name in ("epoch", "step"):
         data = [float(x) for x in median * np.exp(rng.normal(0, 0.03, rounds))]
-        benchmarks.append({"name": name, "group": "g", "params": {}, "extra_info": {"peak_rss_bytes": peak},
-                           "stats": {"median": float(np.median(data)), "min": min(data), "rounds": rounds,
-                                     "data": data}})  # fmt: skip
+        benchmarks.append(
+            {
+                "name": name,
+                "group": "g",
+                "params": {},
+                "extra_info": {"peak_rss_bytes": peak},
+                "stats": {"median": float(np.median(data)), "min": min(data), "rounds": rounds, "data": data},
+            }
+        )
     info = {"jaxmlp": {"host": "vm", "cpu_model": machine, "cpu_affinity": 2}}
     path.write_text(json.dumps({"machine_info": info, "benchmarks": benchmarks, "datetime": "2026-12-01T00:00:00"}))
     return str(path)
@@ -45,8 +51,9 @@ def test_the_rounds_said_are_enough():
     rng = np.random.default_rng(0)
     sigma, threshold = 0.03, 0.05
     n = rounds_for_effect(sigma, threshold, 0.01)
-    found = [compare(np.exp(rng.normal(0, sigma, n)), 1.08 * np.exp(rng.normal(0, sigma, n))).verdict
-             for _ in range(200)]  # fmt: skip
+    found = [
+        compare(np.exp(rng.normal(0, sigma, n)), 1.08 * np.exp(rng.normal(0, sigma, n))).verdict for _ in range(200)
+    ]
     assert found.count("regression") / len(found) >= 0.8  # an 8% change, beyond the 5% threshold, flagged
     assert spread([1.0]) != spread([1.0])  # NaN: one sample has no spread
     assert spread(np.exp(rng.normal(0, 0.03, 4000))) == pytest.approx(0.03, rel=0.1)

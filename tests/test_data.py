@@ -198,8 +198,10 @@ def test_without_torchvision_the_idx_reader_gives_torchvisions_samples(mnist, mn
     from jaxmlp.pipelines.mnist import load_arrays
 
     train, test = load_arrays("mnist", mnist_dir)
-    for ours, theirs in ((data.IdxMNIST(train, data.FlattenAndCast()), mnist.train),
-                         (data.IdxMNIST(test, data.FlattenAndCast()), mnist.test)):  # fmt: skip
+    for ours, theirs in (
+        (data.IdxMNIST(train, data.FlattenAndCast()), mnist.train),
+        (data.IdxMNIST(test, data.FlattenAndCast()), mnist.test),
+    ):
         assert len(ours) == len(theirs)
         for index in (0, 1, len(theirs) // 2, len(theirs) - 1):
             (a, label_a), (b, label_b) = ours[index], theirs[index]

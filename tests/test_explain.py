@@ -76,15 +76,21 @@ def test_a_trace_without_operations_is_described_by_what_it_holds():
     columns = ["plane", "line", "name", "start_ns", "duration_ns", "step_num"]
     runtime = [("/host:CPU", "tf_XLAPjRtCpuClient/1", "H2D Dispatch", 0, 10, None)] * 3
     caller = [("/host:CPU", "python", "PjitFunction(f)", 0, 50, None)]
-    events = {"A": pd.DataFrame(runtime + caller, columns=columns),
-              "B": pd.DataFrame([*caller, ("/host:CPU", "python", "n", 0, 20, None)], columns=columns)}  # fmt: skip
+    events = {
+        "A": pd.DataFrame(runtime + caller, columns=columns),
+        "B": pd.DataFrame([*caller, ("/host:CPU", "python", "n", 0, 20, None)], columns=columns),
+    }
     program = {"hlo_fingerprint": hlo.fingerprint(text), "operations": {"negate": 1}}
-    processes = {label: [ProcessResult({"jax": label}, {"w": WorkloadTimes(0.1, 1.0, (1.0, 1.0), 1.0, None, program)})]
-                 for label in "AB"}  # fmt: skip
+    processes = {
+        label: [ProcessResult({"jax": label}, {"w": WorkloadTimes(0.1, 1.0, (1.0, 1.0), 1.0, None, program)})]
+        for label in "AB"
+    }
     doc = explanation("w", "A", "B", processes, {"A": text, "B": text}, events, 1, {}, {})
-    assert doc.notes == ("A: no operation times: no event of its trace names an instruction of its optimized HLO; "
-                         "the trace holds 4 events on 2 lines: /host:CPU tf_XLAPjRtCpuClient/1: 3 (H2D Dispatch x3); "
-                         "/host:CPU python: 1 (PjitFunction(f) x1)",)  # fmt: skip
+    assert doc.notes == (
+        "A: no operation times: no event of its trace names an instruction of its optimized HLO; "
+        "the trace holds 4 events on 2 lines: /host:CPU tf_XLAPjRtCpuClient/1: 3 (H2D Dispatch x3); "
+        "/host:CPU python: 1 (PjitFunction(f) x1)",
+    )
     # an operation XLA ran on the caller's thread is found there
     assert list(op_seconds(events["B"], hlo.canonical_names(text), 1).values()) == [("n", 2e-8)]
 
@@ -122,8 +128,13 @@ def fake_releases(root: Path, monkeypatch) -> None:
 
     def run_worker(runner, pythonpath=None, timeout=None):
         value = (1.3 if RELEASES.index(runner.label) >= RELEASES.index(CHANGED) else 1.0) * np.exp(rng.normal(0, 0.01))
-        meta = {"jax": runner.label, "jaxlib": runner.label, "injected_slowdown": 0.0, "host": "here",
-                "workload_source": ",".join(runner.measuring.workloads)}  # fmt: skip
+        meta = {
+            "jax": runner.label,
+            "jaxlib": runner.label,
+            "injected_slowdown": 0.0,
+            "host": "here",
+            "workload_source": ",".join(runner.measuring.workloads),
+        }
         return ProcessResult(meta, {runner.measuring.names[0]: WorkloadTimes.of(0.1, [2 * value, value])})
 
     monkeypatch.setattr(matrix, "run_worker", run_worker)
@@ -134,10 +145,8 @@ def command(which: str, spec: str, root: Path, out: Path) -> list[str]:
     if which == "run":
         return ["sweep", "run", "0.4.33", CHANGED, "--processes", "6", *common]
     if which == "timeline":
-        return ["sweep", "timeline", RELEASES[0], RELEASES[-1], "--versions", *RELEASES, "--processes", "8",
-                *common]  # fmt: skip
-    return ["sweep", "bisect", RELEASES[0], RELEASES[-1], "--versions", *RELEASES, "--processes", "8",
-            *common]  # fmt: skip
+        return ["sweep", "timeline", RELEASES[0], RELEASES[-1], "--versions", *RELEASES, "--processes", "8", *common]
+    return ["sweep", "bisect", RELEASES[0], RELEASES[-1], "--versions", *RELEASES, "--processes", "8", *common]
 
 
 @pytest.mark.parametrize("form", ["file", "module"])

@@ -48,8 +48,20 @@ def workload(tmp_path: Path) -> str:
 
 
 def sweep_argv(tmp_path: Path, spec: str, *more: str) -> list[str]:
-    return ["sweep", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", "--workload", spec,
-            "--calls", "2", "--out", str(tmp_path / "out"), *more]  # fmt: skip
+    return [
+        "sweep",
+        "--env",
+        f"A={sys.executable}",
+        "--env",
+        f"B={sys.executable}",
+        "--workload",
+        spec,
+        "--calls",
+        "2",
+        "--out",
+        str(tmp_path / "out"),
+        *more,
+    ]
 
 
 def processes_running(marker: str) -> list[int]:
@@ -110,8 +122,13 @@ def test_sigterm_mid_sweep_keeps_the_samples_leaves_no_process_and_resume_finish
     assert not list(temp.glob("jaxmlp-path-*"))  # nor its temporary folders
     folder = log.parent
     assert (folder / layout.INCOMPLETE_FILE).exists() and list(folder.glob("jax-*.json"))  # partial cells written
-    done = subprocess.run([sys.executable, "-m", "jaxmlp", "sweep", "resume", str(folder)], env=env,
-                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", "sweep", "resume", str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     assert not (folder / layout.INCOMPLETE_FILE).exists()
     cells = json.loads((folder / layout.CELLS_FILE).read_text())
@@ -215,9 +232,28 @@ def fake_release(tmp_path: Path, name: str, body: str) -> str:
 def test_a_release_that_hangs_or_lacks_jax_at_its_probe_fails_the_sweep_naming_it(tmp_path):
     hangs = fake_release(tmp_path, "hangs", "exec sleep 600")  # the probe never answers
     no_jax = fake_release(tmp_path, "no-jax", f'exec {sys.executable} -S "$@"')  # its site-packages unseen
-    argv = [sys.executable, "-m", "jaxmlp", "sweep", "--env", f"good={sys.executable}", "--env", f"hangs={hangs}",
-            "--env", f"nojax={no_jax}", "--workload", workload(tmp_path), "--calls", "2", "--processes", "1",
-            "--timeout", "15", "--out", str(tmp_path / "out")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "jaxmlp",
+        "sweep",
+        "--env",
+        f"good={sys.executable}",
+        "--env",
+        f"hangs={hangs}",
+        "--env",
+        f"nojax={no_jax}",
+        "--workload",
+        workload(tmp_path),
+        "--calls",
+        "2",
+        "--processes",
+        "1",
+        "--timeout",
+        "15",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
     assert done.returncode == EXIT_FAILED, done.stderr
     last = done.stderr.strip().splitlines()[-1]
@@ -251,8 +287,10 @@ from jaxmlp.cli import main
 
 sys.exit(main(sys.argv[1:]))
 """
-NEWER = ("TPU initialization failed: The TPU is already in use by process with pid 4242. Not attempting to load "
-         "libtpu.so in this process.")  # fmt: skip
+NEWER = (
+    "TPU initialization failed: The TPU is already in use by process with pid 4242. Not attempting to load "
+    "libtpu.so in this process."
+)
 OLDER = "Unable to initialize backend 'tpu': INTERNAL: could not acquire the multi-process lockfile"
 
 
@@ -267,13 +305,32 @@ OLDER = "Unable to initialize backend 'tpu': INTERNAL: could not acquire the mul
 def test_a_tpu_held_by_another_program_is_one_line_never_the_cpu(said, platforms, backend, who, tmp_path):
     script = tmp_path / "held_tpu.py"
     script.write_text(HELD_TPU)
-    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"} | ({"JAX_PLATFORMS": platforms} if platforms
-                                                                          else {})  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"} | (
+        {"JAX_PLATFORMS": platforms} if platforms else {}
+    )
     env["PYTHONPATH"] = str(ROOT)
     json_path = tmp_path / "train.json"
-    done = subprocess.run([sys.executable, str(script), said, "train", "--dataset", "synthetic", "--limit", "512",
-                           "--epochs", "1", "--json", str(json_path), *backend], capture_output=True, text=True,
-                          env=env, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            said,
+            "train",
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "512",
+            "--epochs",
+            "1",
+            "--json",
+            str(json_path),
+            *backend,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == EXIT_ERROR and done.stdout == "", done.stdout + done.stderr
     assert done.stderr.startswith("jaxmlp train: error: the TPU is in use by another program: ") and who in done.stderr
     assert done.stderr.count("\n") == 1 and not json_path.exists()  # no CPU numbers filed for the TPU
@@ -300,21 +357,60 @@ def test_fits():
 def test_a_benchmark_out_of_device_memory_is_one_line_and_the_others_run(tmp_path):
     (tmp_path / "conftest.py").write_text("from bench.conftest import pytest_runtest_makereport  # noqa: F401\n")
     (tmp_path / "bench_memory.py").write_text(OUT_OF_MEMORY)
-    done = subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "bench_memory.py"), "-p", "no:cacheprovider",
-                           "-q", "--rootdir", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(tmp_path / "bench_memory.py"),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
     assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout, done.stdout
-    line = ("bench_memory.py::test_too_big: the device ran out of memory asking for 16.0 GiB (RESOURCE_EXHAUSTED: Out "
-            "of memory while trying to allocate 17179869184 bytes.)")  # fmt: skip
+    line = (
+        "bench_memory.py::test_too_big: the device ran out of memory asking for 16.0 GiB (RESOURCE_EXHAUSTED: Out "
+        "of memory while trying to allocate 17179869184 bytes.)"
+    )
     assert line in done.stdout and "allocation 0" not in done.stdout and "Traceback" not in done.stdout, done.stdout
 
 
 def test_explain_of_a_release_that_cannot_run_names_it_and_fails(tmp_path):
     no_jax = fake_release(tmp_path, "no-jax", f'exec {sys.executable} -S "$@"')
-    done = subprocess.run([sys.executable, "-m", "jaxmlp", "sweep", "explain", "good", "nojax", "--env",
-                           f"good={sys.executable}", "--env", f"nojax={no_jax}", "--workload", workload(tmp_path),
-                           "--calls", "2", "--processes", "1", "--out", str(tmp_path / "out")], capture_output=True,
-                          text=True, timeout=180)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jaxmlp",
+            "sweep",
+            "explain",
+            "good",
+            "nojax",
+            "--env",
+            f"good={sys.executable}",
+            "--env",
+            f"nojax={no_jax}",
+            "--workload",
+            workload(tmp_path),
+            "--calls",
+            "2",
+            "--processes",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == EXIT_ERROR and "Traceback" not in done.stderr, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("jaxmlp sweep explain: error: not measured: nojax (") and "ModuleNotFoundError" in last, last

@@ -64,8 +64,11 @@ def test_every_face_prints_the_same_answers_and_numbers(folder, capsys):
 
 def test_a_files_own_summary_answers_as_its_folder_does(folder, capsys):
     """Asked about one file, `jaxmlp summary` gives the same answers as the folder's findings for that run."""
-    found = {f.asked: f.answer for f in findings(load(ResultsStore(folder)), (), folder)
-             if f.run.startswith("bench-cpu.json (") and ";" not in f.run}  # fmt: skip
+    found = {
+        f.asked: f.answer
+        for f in findings(load(ResultsStore(folder)), (), folder)
+        if f.run.startswith("bench-cpu.json (") and ";" not in f.run
+    }
     assert len(found) >= 4
     assert main(["summary", str(folder / "bench-cpu.json")]) == 0
     lines = capsys.readouterr().out.splitlines()

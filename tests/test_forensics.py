@@ -29,8 +29,7 @@ TINY = Measuring(dataset="synthetic", limit=256, epochs=2, calls=3)
 def test_a_probe_records_the_program_and_the_process(tmp_path):
     from jaxmlp.measure.sweep.worker import measure_process
 
-    result = measure_process(Measuring(("step", "scan"), "synthetic", limit=300, epochs=2, calls=3,
-                                       program_facts=True))  # fmt: skip
+    result = measure_process(Measuring(("step", "scan"), "synthetic", limit=300, epochs=2, calls=3, program_facts=True))
     step, scan = result.workloads["step"].program, result.workloads["scan"].program
     assert step["hlo_fingerprint"] and step["hlo_text"].startswith("HloModule")
     assert step["operations"]["dot"] >= 3  # forward and backward matmuls of the 3 layers
@@ -63,8 +62,7 @@ def _process(label: str, text: str, ops: dict, seconds: float) -> ProcessResult:
     from jaxmlp import hlo
 
     program = {"hlo_fingerprint": hlo.fingerprint(text), "operations": ops, "flops": 100.0, "temp_bytes": 64}
-    return ProcessResult({"jax": label}, {"w": WorkloadTimes(0.1, seconds, (seconds, seconds), seconds, None,
-                                                             program)})  # fmt: skip
+    return ProcessResult({"jax": label}, {"w": WorkloadTimes(0.1, seconds, (seconds, seconds), seconds, None, program)})
 
 
 def test_explain_of_different_programs_lists_operations_and_the_diff(tmp_path):
@@ -83,7 +81,9 @@ def test_explain_of_different_programs_lists_operations_and_the_diff(tmp_path):
 
 def test_operation_changes_and_op_times_order_by_size_of_change():
     assert operation_changes({"dot": 3, "add": 2}, {"dot": 8, "add": 2, "fusion:kCustom": 7}) == (
-        ("fusion:kCustom", 0, 7), ("dot", 3, 8))  # fmt: skip
+        ("fusion:kCustom", 0, 7),
+        ("dot", 3, 8),
+    )
     rows = op_times({"v1": ("dot.1", 0.010), "v2": ("add.3", 0.001)}, {"v1": ("dot.7", 0.004), "v2": ("add.9", 0.003)})
     assert [(r.name_a, r.name_b) for r in rows] == [("dot.1", "dot.7"), ("add.3", "add.9")]
     assert rows[0].ratio == pytest.approx(0.4)
@@ -101,13 +101,15 @@ def test_explain_of_two_real_releases_whose_programs_differ(tmp_path):
 
 
 def test_the_flags_table_says_which_release_takes_which_flag():
-    cells = CellsDocument((
-        Cell("0.4.31", "", "ok", "jax-0.4.31.json"),
-        Cell("0.4.31", "--xla_a=1", "ok", "jax-0.4.31-flags1.json"),
-        Cell("0.4.31", "--xla_new=1", "flag unknown in 0.4.31 (Unknown flags in XLA_FLAGS: --xla_new=1)", None),
-        Cell("0.10.2", "--xla_a=1", "ok", "f", '"xla_a" is no longer supported and will be removed'),
-        Cell("0.10.2", "--xla_new=1", "ok", "f"),
-    ))  # fmt: skip
+    cells = CellsDocument(
+        (
+            Cell("0.4.31", "", "ok", "jax-0.4.31.json"),
+            Cell("0.4.31", "--xla_a=1", "ok", "jax-0.4.31-flags1.json"),
+            Cell("0.4.31", "--xla_new=1", "flag unknown in 0.4.31 (Unknown flags in XLA_FLAGS: --xla_new=1)", None),
+            Cell("0.10.2", "--xla_a=1", "ok", "f", '"xla_a" is no longer supported and will be removed'),
+            Cell("0.10.2", "--xla_new=1", "ok", "f"),
+        )
+    )
     table = sweep_tables.flags_table(cells)
     assert list(table.columns) == ["xla_flags", "0.4.31", "0.10.2"]
     assert table.iloc[0].tolist()[:2] == ["--xla_a=1", "accepted"] and table.iloc[0, 2].startswith("ignored")
@@ -133,8 +135,13 @@ def test_roofline_arithmetic():
 
 def test_a_program_that_loops_once_a_call_gets_no_roofline_but_the_reason():
     ceilings = {"flops_per_second": 1e11, "bytes_per_second": 1e10}
-    looped = {"flops_per_call": 1e6, "bytes_accessed_per_call": 1e5, "steady_seconds": 0.5,
-              "operations": {"while": 1, "dot": 2}, "programs": [{"name": "main", "runs": 1}]}  # fmt: skip
+    looped = {
+        "flops_per_call": 1e6,
+        "bytes_accessed_per_call": 1e5,
+        "steady_seconds": 0.5,
+        "operations": {"while": 1, "dot": 2},
+        "programs": [{"name": "main", "runs": 1}],
+    }
     counted = {**looped, "programs": [{"name": "scan", "runs": 468}]}  # a built-in scan: its costs a full batch
     found = roofline.points({"user": looped, "scan": counted}, ceilings)
     assert "counts a loop's body once" in found["user"]["why"] and "x_attainable" not in found["user"]
@@ -155,8 +162,11 @@ def test_the_peak_resets_and_is_read_back():
 
 def test_compare_memory_flags_beyond_its_own_threshold():
     table = compare_memory({"a": 100.0, "b": 100.0, "c": 100.0}, {"a": 105.0, "b": 130.0, "c": 80.0}, 0.10)
-    assert table.set_index("benchmark")["verdict"].to_dict() == {"a": "no change", "b": "memory regression",
-                                                                 "c": "memory improvement"}  # fmt: skip
+    assert table.set_index("benchmark")["verdict"].to_dict() == {
+        "a": "no change",
+        "b": "memory regression",
+        "c": "memory improvement",
+    }
 
 
 def _bench(path: Path, peak: float) -> Path:

@@ -30,8 +30,9 @@ def write_run(folder: Path, stamp: str, commit: str, slower: dict[str, float], c
         median = bench["stats"]["median"] * slower.get(bench["name"], 1.0)
         data = list(median * (1 + 0.01 * rng.standard_normal(8)))
         q1, q3 = np.percentile(data, [25, 75])
-        bench["stats"].update(data=data, median=float(np.median(data)), q1=float(q1), q3=float(q3), iqr=float(q3 - q1),
-                              rounds=8)  # fmt: skip
+        bench["stats"].update(
+            data=data, median=float(np.median(data)), q1=float(q1), q3=float(q3), iqr=float(q3 - q1), rounds=8
+        )
     (folder / f"bench-{stamp}-cpu.json").write_text(json.dumps(doc))
 
 
@@ -76,8 +77,9 @@ def test_the_overview_and_the_history_section(three_runs, capsys):
     results = load(ResultsStore(three_runs))
     answers = {f.question: f for f in reversed(findings(results))}  # the first of each question
     assert answers["What jit buys"].machine == "Another CPU, 2 cores"  # the newest run of the backend answers
-    assert answers["Changes across runs"].answer.startswith("1 change(s) over 3 comparable runs; the biggest: "
-                                                            "test_update[cpu-128-jit] ×1.5")  # fmt: skip
+    assert answers["Changes across runs"].answer.startswith(
+        "1 change(s) over 3 comparable runs; the biggest: test_update[cpu-128-jit] ×1.5"
+    )
     assert answers["What jit buys"].answer.startswith("jit makes the update step faster than eager by ×")
     assert (
         not answers["Which release got slower"].answered
@@ -85,8 +87,17 @@ def test_the_overview_and_the_history_section(three_runs, capsys):
     )
     (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
     (table,) = section.tables
-    assert list(readable(table.frame).columns) == ["benchmark", "machine and settings", "kind", "from", "to", "ratio",
-                                                   "95% interval", "p", "verdict"]  # fmt: skip
+    assert list(readable(table.frame).columns) == [
+        "benchmark",
+        "machine and settings",
+        "kind",
+        "from",
+        "to",
+        "ratio",
+        "95% interval",
+        "p",
+        "verdict",
+    ]
     (plot,) = section.plots  # one plot: the biggest changes of the newest machine with a history
     assert plot.kind == "history" and "Fixture CPU, 2 cores" in plot.alt
     (bench,) = [s for s in build_sections(results) if s.anchor == "benchmarks"]

@@ -74,14 +74,27 @@ class Stopped:
     left: list[int]  # those still alive after it exited
 
 
-def stop(argv: list[str], ready: Callable[[int, str], bool], signum: int, tmp_path: Path,
-         env: dict[str, str] | None = None, to_group: bool = True) -> Stopped:  # fmt: skip
+def stop(
+    argv: list[str],
+    ready: Callable[[int, str], bool],
+    signum: int,
+    tmp_path: Path,
+    env: dict[str, str] | None = None,
+    to_group: bool = True,
+) -> Stopped:
     """Run ``jaxmlp ARGV`` until ``ready(pid, output so far)``, then send ``signum`` (to its whole process group, as
     a terminal does, if ``to_group``), and wait for its end."""
     out_file, err_file = tmp_path / "stdout", tmp_path / "stderr"
     with out_file.open("w") as out, err_file.open("w") as err:
-        run = subprocess.Popen([sys.executable, "-m", "jaxmlp", *argv], stdout=out, stderr=err, text=True,
-                               start_new_session=True, env={**os.environ, **(env or {})}, cwd=tmp_path)  # fmt: skip
+        run = subprocess.Popen(
+            [sys.executable, "-m", "jaxmlp", *argv],
+            stdout=out,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+            cwd=tmp_path,
+        )
     try:
         deadline = time.monotonic() + 180
         while not ready(run.pid, out_file.read_text() + err_file.read_text()):
@@ -100,8 +113,9 @@ def stop(argv: list[str], ready: Callable[[int, str], bool], signum: int, tmp_pa
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
     time.sleep(0.3)
-    return Stopped(run.returncode, out_file.read_text(), err_file.read_text(), children, waited,
-                   [p for p in children if alive(p)])  # fmt: skip
+    return Stopped(
+        run.returncode, out_file.read_text(), err_file.read_text(), children, waited, [p for p in children if alive(p)]
+    )
 
 
 def one_line(stopped: Stopped, command: str, signum: int) -> str:
@@ -126,8 +140,12 @@ SPAWNED = "multiprocessing.spawn"
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_train_stopped_while_its_dataloader_workers_start(signum, tmp_path):
-    stopped = stop(["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
-                   has_child(SPAWNED), signum, tmp_path)  # fmt: skip
+    stopped = stop(
+        ["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
+        has_child(SPAWNED),
+        signum,
+        tmp_path,
+    )
     one_line(stopped, "train", signum)
     assert any(SPAWNED in c for c in stopped.children.values()), stopped.children
     print(f"stopped {stopped.waited:.1f} s after the signal")
@@ -135,22 +153,44 @@ def test_train_stopped_while_its_dataloader_workers_start(signum, tmp_path):
 
 
 def test_train_stopped_by_sigterm_to_itself_alone_stops_its_workers(tmp_path):
-    stopped = stop(["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
-                   has_child(SPAWNED), signal.SIGTERM, tmp_path, to_group=False)  # fmt: skip
+    stopped = stop(
+        ["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "50", "--workers", "2"],
+        has_child(SPAWNED),
+        signal.SIGTERM,
+        tmp_path,
+        to_group=False,
+    )
     one_line(stopped, "train", signal.SIGTERM)  # the workers, which got no signal, are gone too
 
 
 def test_tta_stopped_mid_run(tmp_path):
-    stopped = stop(["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "50", "--out", str(tmp_path / "out")],
-                   lambda pid, output: "jaxmlp tta:" in output, signal.SIGINT, tmp_path)  # fmt: skip
+    stopped = stop(
+        ["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "50", "--out", str(tmp_path / "out")],
+        lambda pid, output: "jaxmlp tta:" in output,
+        signal.SIGINT,
+        tmp_path,
+    )
     assert "nothing was written" in one_line(stopped, "tta", signal.SIGINT)
     assert not any((tmp_path / "out").iterdir())
 
 
 def test_profile_stopped_while_it_traces(tmp_path):
-    stopped = stop(["profile", "--dataset", "synthetic", "--limit", "2048", "--steps", "100000", "--logdir",
-                    str(tmp_path / "traces")], lambda pid, output: "jaxmlp profile" in output or "Tracing" in output,
-                   signal.SIGTERM, tmp_path)  # fmt: skip
+    stopped = stop(
+        [
+            "profile",
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "2048",
+            "--steps",
+            "100000",
+            "--logdir",
+            str(tmp_path / "traces"),
+        ],
+        lambda pid, output: "jaxmlp profile" in output or "Tracing" in output,
+        signal.SIGTERM,
+        tmp_path,
+    )
     one_line(stopped, "profile", signal.SIGTERM)
 
 
@@ -184,29 +224,56 @@ SWEEP_WORKER = "jaxmlp.measure.sweep.worker"
 
 
 def test_sweep_run_stopped_while_its_probes_start(tmp_path):
-    stopped = stop(["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
-                    *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path)  # fmt: skip
+    stopped = stop(
+        ["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", *sweep_options(tmp_path)],
+        has_child(SWEEP_WORKER),
+        signal.SIGINT,
+        tmp_path,
+    )
     assert "nothing was written" in one_line(stopped, "sweep run", signal.SIGINT)
     assert not any((tmp_path / "out").iterdir())  # stopped before its first round: no folder left
 
 
 def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
     env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
-    stopped = stop(["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33",
-                    *sweep_options(tmp_path)], lambda pid, output: "1/6 processes" in output, signal.SIGTERM,
-                   tmp_path, env)  # fmt: skip
+    stopped = stop(
+        ["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33", *sweep_options(tmp_path)],
+        lambda pid, output: "1/6 processes" in output,
+        signal.SIGTERM,
+        tmp_path,
+        env,
+    )
     line = one_line(stopped, "sweep timeline", signal.SIGTERM)
     assert "kept" in line and "jaxmlp sweep resume" in line
 
 
 def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
     env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
-    stopped = stop(["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33",
-                    *sweep_options(tmp_path)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path, env)  # fmt: skip
+    stopped = stop(
+        ["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33", *sweep_options(tmp_path)],
+        has_child(SWEEP_WORKER),
+        signal.SIGINT,
+        tmp_path,
+        env,
+    )
     one_line(stopped, "sweep bisect", signal.SIGINT)
 
 
 def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
-    stopped = stop(["sweep", "explain", "A", "B", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}",
-                    *sweep_options(tmp_path)], has_child("jaxmlp.measure"), signal.SIGTERM, tmp_path)  # fmt: skip
+    stopped = stop(
+        [
+            "sweep",
+            "explain",
+            "A",
+            "B",
+            "--env",
+            f"A={sys.executable}",
+            "--env",
+            f"B={sys.executable}",
+            *sweep_options(tmp_path),
+        ],
+        has_child("jaxmlp.measure"),
+        signal.SIGTERM,
+        tmp_path,
+    )
     one_line(stopped, "sweep explain", signal.SIGTERM)

@@ -15,8 +15,10 @@ import pytest
 
 from jaxmlp.measure import scaling
 
-pytestmark = [pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun: `apt-get install openmpi-bin`"),
-              pytest.mark.xdist_group("processes")]  # as tests/test_sharded.py: one after another  # fmt: skip
+pytestmark = [
+    pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun: `apt-get install openmpi-bin`"),
+    pytest.mark.xdist_group("processes"),
+]  # as tests/test_sharded.py: one after another
 
 FEW_STEPS = 1e-5  # as tests/test_sharded.py: float32, the all-reduce sums the gradient in another order
 TRAIN = ["-m", "jaxmlp", "train", "--dataset", "synthetic", "--limit", "4096", "--backend", "cpu"]
@@ -24,13 +26,23 @@ TRAIN = ["-m", "jaxmlp", "train", "--dataset", "synthetic", "--limit", "4096", "
 
 def environment():
     env = scaling.worker_environment(1, "cpu")  # one CPU device a process, as the sharded tests use
-    return {**env, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",  # CI runs as root
-            "OMPI_MCA_rmaps_base_oversubscribe": "1"}  # fmt: skip
+    return {
+        **env,
+        "OMPI_ALLOW_RUN_AS_ROOT": "1",
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",  # CI runs as root
+        "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    }
 
 
 def mpirun(args, **kwargs):
-    return subprocess.run(["mpirun", "-n", "2", sys.executable, *args], capture_output=True, text=True, timeout=240,
-                          env=environment(), **kwargs)  # fmt: skip
+    return subprocess.run(
+        ["mpirun", "-n", "2", sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=environment(),
+        **kwargs,
+    )
 
 
 def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path):
@@ -41,9 +53,15 @@ def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path):
     assert done.stdout.count("Epoch 0 in") == 1 and done.stdout.count("Wrote 1 epoch record ") == 1  # rank 0 speaks
     (written,) = out.iterdir()  # once, by rank 0
     two = json.loads(written.read_text())["records"]
-    assert {k: two[0][k] for k in ("launcher", "process_count", "process_index", "process_ids", "global_device_count")
-            } == {"launcher": "Open MPI", "process_count": 2, "process_index": 0, "process_ids": [0, 1],
-                  "global_device_count": 2}  # fmt: skip
+    assert {
+        k: two[0][k] for k in ("launcher", "process_count", "process_index", "process_ids", "global_device_count")
+    } == {
+        "launcher": "Open MPI",
+        "process_count": 2,
+        "process_index": 0,
+        "process_ids": [0, 1],
+        "global_device_count": 2,
+    }
     alone = tmp_path / "alone.json"
     one = subprocess.run(
         [sys.executable, *TRAIN, "--pipeline", "scan", "--epochs", "1", "--json", str(alone)],
@@ -67,9 +85,14 @@ def test_a_pipeline_that_would_train_copies_is_one_line_each(tmp_path):
 
 
 def test_a_rank_that_dies_stops_the_other(tmp_path):
-    job = subprocess.Popen(["mpirun", "-n", "2", sys.executable, *TRAIN, "--pipeline", "sharded", "--epochs", "1000"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(),
-                           start_new_session=True)  # fmt: skip
+    job = subprocess.Popen(
+        ["mpirun", "-n", "2", sys.executable, *TRAIN, "--pipeline", "sharded", "--epochs", "1000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+        start_new_session=True,
+    )
     try:
         for line in job.stdout:  # both ranks are training
             if line.startswith("Epoch 0 in"):
@@ -101,8 +124,29 @@ def test_a_rank_that_dies_stops_the_other(tmp_path):
 def test_two_ranks_measure_the_two_process_scaling_and_one_file_is_written(tmp_path):
     """`mpirun -n 2 jaxmlp scaling`: the cluster's two processes are P = 2, rank 0 alone measures P = 1 after, speaks
     and writes one file."""
-    done = mpirun(["-m", "jaxmlp", "scaling", "--devices", "1", "2", "--processes", "1", "2", "--dataset", "synthetic",
-                   "--limit", "1024", "--epochs", "2", "--calls", "2", "--out", str(tmp_path)])  # fmt: skip
+    done = mpirun(
+        [
+            "-m",
+            "jaxmlp",
+            "scaling",
+            "--devices",
+            "1",
+            "2",
+            "--processes",
+            "1",
+            "2",
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "1024",
+            "--epochs",
+            "2",
+            "--calls",
+            "2",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("jaxmlp scaling: the sharded pipeline") == 1 and done.stdout.count("Saved ") == 1
     assert "(Open MPI's for P > 1)" in done.stdout and "N = 2, P = 2: epoch " in done.stdout

@@ -16,8 +16,9 @@ from jaxmlp.pipelines.steps import images_for, jit_step, slices
 
 def kernel_epoch(images, labels, precision, batch_size=128):
     """The pallas epoch over ``images`` in the interpreter, compiled."""
-    epoch = PallasEpoch("pallas", images, labels, batch_size, model.STEP_SIZE, jax.devices()[0], precision,
-                        interpret=True)  # fmt: skip
+    epoch = PallasEpoch(
+        "pallas", images, labels, batch_size, model.STEP_SIZE, jax.devices()[0], precision, interpret=True
+    )
     return epoch
 
 

@@ -295,9 +295,14 @@ def test_without_torch_the_splits_are_arrays_and_torch_pipelines_are_refused(mon
 
     with_torch = loaders.load_splits("synthetic", synthetic_sizes=(512, 256), limit=300)
     real_missing = loaders.missing_modules
-    monkeypatch.setattr(loaders, "missing_modules",
-                        lambda modules: [m for m in modules if m in ("torch", "torchvision")] + real_missing(
-                            [m for m in modules if m not in ("torch", "torchvision")]))  # fmt: skip
+    monkeypatch.setattr(
+        loaders,
+        "missing_modules",
+        lambda modules: (
+            [m for m in modules if m in ("torch", "torchvision")]
+            + real_missing([m for m in modules if m not in ("torch", "torchvision")])
+        ),
+    )
     arrays = loaders.load_splits("synthetic", synthetic_sizes=(512, 256), limit=300)
     assert "no torch here" in arrays.source and "first 300 training images" in arrays.source
     for ours, theirs in ((arrays.train, with_torch.train), (arrays.test, with_torch.test)):

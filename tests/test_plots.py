@@ -16,39 +16,65 @@ from jaxmlp import changepoints, registry
 from jaxmlp.report import plot_style, plots
 from jaxmlp.results.sweep_tables import TimelineColumn
 
-LADDER = pd.DataFrame({
-    "backend": "tpu",
-    "rung": ["floor (epoch FLOPs / XLA's 2048^3 matmul rate)",
-             "best bf16 floor (epoch FLOPs / the best library's 2048^3 bf16 rate)", "the step's matmuls alone",
-             "pipeline scan, bf16", "pipeline scan", "pipeline batched", "pipeline prefetch, bf16"],
-    "epoch_s": [0.00648, 0.00145, 0.00737, 0.00498, 0.011, 0.286, 0.346],
-    "library": ["xla", "xla", None, None, None, None, None],
-    "precision": ["", "bf16", "", "bf16", "f32", "f32", "bf16"],
-})  # fmt: skip
-LOADER = pd.DataFrame({
-    "backend": "cpu",
-    "pipeline": ["seed", "seed", "seed", "batched", "batched"],
-    "workers": [0, 2, 0, 0, 0],
-    "precision": ["f32", "f32", "bf16", "f32", "bf16"],
-    "loader_s": [1.3, 1.1, 1.3, 1e-4, 1e-4],
-    "loader_iqr_s": [0.02, 0.05, 0.02, 1e-6, 1e-6],
-    "epoch_s": [2.3, 2.5, 2.1, 1.5, 1.1],
-    "epoch_iqr_s": [0.07, 0.09, 0.06, 0.02, 0.09],
-    "epoch_x_floor": [2.3, 2.5, 4.2, 1.5, 2.2],  # the f32 floor 1 s, the bf16 floor 0.5 s
-    "epoch_x_scan": [2.3 / 1.17, 2.5 / 1.17, 2.1 / 1.13, 1.5 / 1.17, 1.1 / 1.13],
-})  # fmt: skip
-CPU_ACCELERATOR = pd.DataFrame({
-    "benchmark": ["best bf16 floor (epoch FLOPs / the best library's 2048^3 bf16 rate)", "matmul",
-                  "gemm: library xla, precision f32, shape 128x512x10", "pipeline scan", "pipeline grain"],
-    "cpu_s": [0.466, 0.0856, 3.8e-5, 1.17, 2.18],
-    "accelerator_s": [0.00145, 0.000574, 0.000133, 0.011, None],
-})  # fmt: skip
-BATCHES = pd.DataFrame({"backend": "cpu", "batch_size": [1, 32, 128, 1024], "jit_ms": [0.1, 0.2, 0.5, 3.0],
-                        "eager_ms": [5.0, 6.0, 8.0, 20.0], "dispatch_ms": [0.01, 0.01, 0.02, 0.02],
-                        "loop_ms": [0.5, 16.0, 64.0, 512.0], "vmap_ms": [0.4, 1.0, 2.0, 9.0],
-                        "jit_vmap_ms": [0.05, 0.1, 0.3, 2.0]})  # fmt: skip
-SCALING = pd.DataFrame({"backend": "cpu", "processes": 1, "devices": [1, 2, 4], "speedup": [1.0, 1.8, 3.1],
-                        "efficiency": [1.0, 0.9, 0.78]})  # fmt: skip
+LADDER = pd.DataFrame(
+    {
+        "backend": "tpu",
+        "rung": [
+            "floor (epoch FLOPs / XLA's 2048^3 matmul rate)",
+            "best bf16 floor (epoch FLOPs / the best library's 2048^3 bf16 rate)",
+            "the step's matmuls alone",
+            "pipeline scan, bf16",
+            "pipeline scan",
+            "pipeline batched",
+            "pipeline prefetch, bf16",
+        ],
+        "epoch_s": [0.00648, 0.00145, 0.00737, 0.00498, 0.011, 0.286, 0.346],
+        "library": ["xla", "xla", None, None, None, None, None],
+        "precision": ["", "bf16", "", "bf16", "f32", "f32", "bf16"],
+    }
+)
+LOADER = pd.DataFrame(
+    {
+        "backend": "cpu",
+        "pipeline": ["seed", "seed", "seed", "batched", "batched"],
+        "workers": [0, 2, 0, 0, 0],
+        "precision": ["f32", "f32", "bf16", "f32", "bf16"],
+        "loader_s": [1.3, 1.1, 1.3, 1e-4, 1e-4],
+        "loader_iqr_s": [0.02, 0.05, 0.02, 1e-6, 1e-6],
+        "epoch_s": [2.3, 2.5, 2.1, 1.5, 1.1],
+        "epoch_iqr_s": [0.07, 0.09, 0.06, 0.02, 0.09],
+        "epoch_x_floor": [2.3, 2.5, 4.2, 1.5, 2.2],  # the f32 floor 1 s, the bf16 floor 0.5 s
+        "epoch_x_scan": [2.3 / 1.17, 2.5 / 1.17, 2.1 / 1.13, 1.5 / 1.17, 1.1 / 1.13],
+    }
+)
+CPU_ACCELERATOR = pd.DataFrame(
+    {
+        "benchmark": [
+            "best bf16 floor (epoch FLOPs / the best library's 2048^3 bf16 rate)",
+            "matmul",
+            "gemm: library xla, precision f32, shape 128x512x10",
+            "pipeline scan",
+            "pipeline grain",
+        ],
+        "cpu_s": [0.466, 0.0856, 3.8e-5, 1.17, 2.18],
+        "accelerator_s": [0.00145, 0.000574, 0.000133, 0.011, None],
+    }
+)
+BATCHES = pd.DataFrame(
+    {
+        "backend": "cpu",
+        "batch_size": [1, 32, 128, 1024],
+        "jit_ms": [0.1, 0.2, 0.5, 3.0],
+        "eager_ms": [5.0, 6.0, 8.0, 20.0],
+        "dispatch_ms": [0.01, 0.01, 0.02, 0.02],
+        "loop_ms": [0.5, 16.0, 64.0, 512.0],
+        "vmap_ms": [0.4, 1.0, 2.0, 9.0],
+        "jit_vmap_ms": [0.05, 0.1, 0.3, 2.0],
+    }
+)
+SCALING = pd.DataFrame(
+    {"backend": "cpu", "processes": 1, "devices": [1, 2, 4], "speedup": [1.0, 1.8, 3.1], "efficiency": [1.0, 0.9, 0.78]}
+)
 XEON = "Intel(R) Xeon(R) Processor · 2 CPUs · host vm · size quick"
 EPYC = "AMD EPYC 7B13 · 2 CPUs · host vm · size quick"
 
@@ -58,27 +84,50 @@ def history_points(settings=(XEON,), runs=4):
     for s, setting in enumerate(settings):
         for r, name in itertools.product(range(runs), ("epoch[cpu-scan-0-f32]", "epoch[cpu-seed_batched-4-f32]")):
             median = 1.2 + 0.3 * s + (0.2 if r >= 2 else 0)
-            rows.append({"benchmark": name, "group": "", "test": "test_epoch", "setting": setting,
-                         "file": f"bench-{s}-{r}.json", "timestamp": pd.Timestamp("2026-12-01", tz="UTC")
-                         + pd.Timedelta(hours=10 * r + s), "commit": f"{r:08x}", "jax": "0.10.2",
-                         "median": median, "q1": median * 0.98, "q3": median * 1.02, "rounds": 5})  # fmt: skip
+            rows.append(
+                {
+                    "benchmark": name,
+                    "group": "",
+                    "test": "test_epoch",
+                    "setting": setting,
+                    "file": f"bench-{s}-{r}.json",
+                    "timestamp": pd.Timestamp("2026-12-01", tz="UTC") + pd.Timedelta(hours=10 * r + s),
+                    "commit": f"{r:08x}",
+                    "jax": "0.10.2",
+                    "median": median,
+                    "q1": median * 0.98,
+                    "q3": median * 1.02,
+                    "rounds": 5,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def history_changes(points):
     first = points[points["setting"] == points["setting"].iloc[0]]
     to = sorted(first["file"].unique())[2]
-    return pd.DataFrame([{"benchmark": "epoch[cpu-scan-0-f32]", "setting": first["setting"].iloc[0],
-                          "kind": "step", "to_file": to, "verdict": "regression"}])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "benchmark": "epoch[cpu-scan-0-f32]",
+                "setting": first["setting"].iloc[0],
+                "kind": "step",
+                "to_file": to,
+                "verdict": "regression",
+            }
+        ]
+    )
 
 
 def timeline_column():
     rng = random.Random(0)
     releases = tuple(f"0.4.{n}" for n in range(30, 40))
-    samples = tuple(tuple(rng.gauss(0.065 * (1.2 if i >= 4 else 1.0), 0.0005) for _ in range(8))
-                    for i in range(len(releases)))  # fmt: skip
-    found = changepoints.detect(list(releases), [list(s) for s in samples], threshold=registry.CHANGE_THRESHOLD,
-                                alpha=registry.CHANGE_ALPHA)  # fmt: skip
+    samples = tuple(
+        tuple(rng.gauss(0.065 * (1.2 if i >= 4 else 1.0), 0.0005) for _ in range(8)) for i in range(len(releases))
+    )
+    found = changepoints.detect(
+        list(releases), [list(s) for s in samples], threshold=registry.CHANGE_THRESHOLD, alpha=registry.CHANGE_ALPHA
+    )
     return TimelineColumn("batched", "", releases, samples, tuple(found))
 
 
@@ -145,12 +194,17 @@ def test_no_text_is_smaller_than_the_style_says(built):
 def test_no_text_overlaps_another_or_leaves_the_figure(built):
     boxes = texts(built)
     page = built.bbox
-    outside = [t.get_text() for t, b in boxes if b.x0 < page.x0 - 1 or b.x1 > page.x1 + 1 or b.y0 < page.y0 - 1
-               or b.y1 > page.y1 + 1]  # fmt: skip
+    outside = [
+        t.get_text()
+        for t, b in boxes
+        if b.x0 < page.x0 - 1 or b.x1 > page.x1 + 1 or b.y0 < page.y0 - 1 or b.y1 > page.y1 + 1
+    ]
     assert not outside, f"texts past the figure's edge: {outside[:5]}"
-    overlapping = [(a.get_text(), b.get_text()) for (a, x), (b, y) in itertools.combinations(boxes, 2)
-                   if x.overlaps(y) and min(x.x1, y.x1) - max(x.x0, y.x0) > 1
-                   and min(x.y1, y.y1) - max(x.y0, y.y0) > 1]  # fmt: skip
+    overlapping = [
+        (a.get_text(), b.get_text())
+        for (a, x), (b, y) in itertools.combinations(boxes, 2)
+        if x.overlaps(y) and min(x.x1, y.x1) - max(x.x0, y.x0) > 1 and min(x.y1, y.y1) - max(x.y0, y.y0) > 1
+    ]
     assert not overlapping, f"{len(overlapping)} pairs of texts overlap: {overlapping[:5]}"
 
 

@@ -177,9 +177,13 @@ def test_step_breakdown_follows_the_step_marker_to_its_thread():
     import pandas as pd
 
     events = pd.DataFrame(
-        [("/host:CPU", "pytest", "train", 0, 100, 0), ("/host:CPU", "pytest", "load", 5, 20, None),
-         ("/host:CPU", "pytest", "compute", 30, 60, None), ("/host:CPU", "other", "load", 10, 50, None)],
+        [
+            ("/host:CPU", "pytest", "train", 0, 100, 0),
+            ("/host:CPU", "pytest", "load", 5, 20, None),
+            ("/host:CPU", "pytest", "compute", 30, 60, None),
+            ("/host:CPU", "other", "load", 10, 50, None),
+        ],
         columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num"],
-    )  # fmt: skip
+    )
     (row,) = step_breakdown(events).to_dict("records")
     assert row == {"step": 0, "step_ms": 1e-4, "load_ms": 2e-5, "compute_ms": 6e-5, "other_ms": pytest.approx(2e-5)}

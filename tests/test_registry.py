@@ -73,5 +73,9 @@ def test_the_cli_offers_the_registered_choices():
 
     train = build_parser()._subparsers._group_actions[0].choices["train"]
     choices = {a.dest: tuple(a.choices) for a in train._actions if a.choices}
-    assert choices == {"pipeline": registry.PIPELINES, "dataset": registry.DATASETS, "backend": registry.BACKENDS,
-                       "precision": registry.PRECISIONS}  # fmt: skip
+    assert choices == {
+        "pipeline": registry.PIPELINES,
+        "dataset": registry.DATASETS,
+        "backend": registry.BACKENDS,
+        "precision": registry.PRECISIONS,
+    }

@@ -54,8 +54,13 @@ def test_cpu_vs_accelerator_says_what_differs(results_dir, accelerator):
     note = cpu_vs_accelerator_note(accelerator, differ)
     assert table.empty and differ is None and "needs results of both" in note and f"bench-{accelerator}" in note
     cpu = next(iter(runs.values()))
-    other = cpu.assign(backend=accelerator, median=cpu["median"] / 10, floor_seconds=cpu["floor_seconds"] / 10,
-                       file="other.json", jax="0.11.2")  # fmt: skip
+    other = cpu.assign(
+        backend=accelerator,
+        median=cpu["median"] / 10,
+        floor_seconds=cpu["floor_seconds"] / 10,
+        file="other.json",
+        jax="0.11.2",
+    )
     table, differ = cpu_vs_accelerator({"a": cpu, "b": other}, accelerator)
     by_benchmark = table.set_index("benchmark")["cpu_over_accelerator"]
     assert by_benchmark["pipeline scan"] == pytest.approx(10.0)
@@ -75,8 +80,11 @@ def test_accelerator_floor_is_the_fastest_epoch_at_each_precision_rate():
     runs = load(ResultsStore(FIXTURES)).runs
     run = runs[runs["file"].str.endswith("bench-tpu.json")]
     raw = json.loads(path.read_text())["benchmarks"]
-    rate = {b["params"]["precision"]: b["extra_info"]["flops_per_second"] for b in raw
-            if b["name"].startswith("test_gemm[tpu-xla-") and b["name"].endswith("-2048x2048x2048]")}  # fmt: skip
+    rate = {
+        b["params"]["precision"]: b["extra_info"]["flops_per_second"]
+        for b in raw
+        if b["name"].startswith("test_gemm[tpu-xla-") and b["name"].endswith("-2048x2048x2048]")
+    }
     epoch_flops = {
         b["params"]["precision"]: b["extra_info"]["flops"] for b in raw if b["name"].startswith("test_epoch[")
     }
@@ -100,12 +108,32 @@ def test_the_floor_is_the_best_rate_of_the_run_at_each_precision_whatever_the_si
     import pandas as pd
 
     gemm = {"test": "test_gemm", "backend": "tpu", "library": "xla", "iqr": 0.0, "q1": 0.0, "q3": 0.0}
-    run = pd.DataFrame([
-        {"test": "test_epoch", "backend": "tpu", "flops": 1e12, "workers": 0, "pipeline": "scan", "precision": "bf16",
-         "median": 0.01},
-        *({**gemm, "shape": f"{n}x{n}x{n}", "m": n, "k": n, "n": n, "flops": 2 * n**3, "precision": "bf16",
-           "median": 2 * n**3 / rate} for n, rate in ((2048, 1e14), (8192, 2e14))),
-    ])  # fmt: skip
+    run = pd.DataFrame(
+        [
+            {
+                "test": "test_epoch",
+                "backend": "tpu",
+                "flops": 1e12,
+                "workers": 0,
+                "pipeline": "scan",
+                "precision": "bf16",
+                "median": 0.01,
+            },
+            *(
+                {
+                    **gemm,
+                    "shape": f"{n}x{n}x{n}",
+                    "m": n,
+                    "k": n,
+                    "n": n,
+                    "flops": 2 * n**3,
+                    "precision": "bf16",
+                    "median": 2 * n**3 / rate,
+                }
+                for n, rate in ((2048, 1e14), (8192, 2e14))
+            ),
+        ]
+    )
     table = floors(run).set_index("precision")
     assert list(table.index) == ["bf16"] and table.loc["bf16", "shape"] == "8192x8192x8192"
     assert table.loc["bf16", "floor_s"] == pytest.approx(1e12 / 2e14)
@@ -116,15 +144,30 @@ def test_accelerator_floor_sets_each_precision_against_its_own_fastest_epoch():
     import pandas as pd
 
     epoch = {"test": "test_epoch", "backend": "gpu", "flops": 4e11, "workers": 0}
-    gemm = {"test": "test_gemm", "backend": "gpu", "library": "xla", "shape": "2048x2048x2048", "m": 2048, "k": 2048,
-            "n": 2048, "flops": 2 * 2048**3, "iqr": 0.0, "q1": 0.0, "q3": 0.0}  # fmt: skip
-    run = pd.DataFrame([
-        {**epoch, "pipeline": "scan", "precision": "f32", "median": 2.0},
-        {**epoch, "pipeline": "batched", "precision": None, "median": 3.0},  # an older row: f32's
-        {**epoch, "pipeline": "batched", "precision": "bf16", "median": 0.5},
-        *({**gemm, "precision": p, "median": 2 * 2048**3 / rate} for p, rate in (("f32", 4e11), ("bf16", 1.6e12),
-                                                                                ("tf32", 8e11))),
-    ])  # fmt: skip
+    gemm = {
+        "test": "test_gemm",
+        "backend": "gpu",
+        "library": "xla",
+        "shape": "2048x2048x2048",
+        "m": 2048,
+        "k": 2048,
+        "n": 2048,
+        "flops": 2 * 2048**3,
+        "iqr": 0.0,
+        "q1": 0.0,
+        "q3": 0.0,
+    }
+    run = pd.DataFrame(
+        [
+            {**epoch, "pipeline": "scan", "precision": "f32", "median": 2.0},
+            {**epoch, "pipeline": "batched", "precision": None, "median": 3.0},  # an older row: f32's
+            {**epoch, "pipeline": "batched", "precision": "bf16", "median": 0.5},
+            *(
+                {**gemm, "precision": p, "median": 2 * 2048**3 / rate}
+                for p, rate in (("f32", 4e11), ("bf16", 1.6e12), ("tf32", 8e11))
+            ),
+        ]
+    )
     floor = floor_vs_fastest(run).set_index("precision")
     assert floor.loc["f32", "pipeline"] == "scan" and floor.loc["f32", "x_floor"] == pytest.approx(2.0)
     assert floor.loc["bf16", "pipeline"] == "batched, bf16" and floor.loc["bf16", "x_floor"] == pytest.approx(2.0)

@@ -122,7 +122,11 @@ def test_benchmark_and_train_documents_are_typed():
     assert isinstance(bench, BenchmarkDocument) and not bench.is_sweep and bench.backends == ("cpu",)
     row = next(b for b in bench.benchmarks if b.name == "test_update[cpu-128-jit]")
     assert (row.id, row.params["batch_size"], row.stats.median, row.extra_info["compile_seconds"]) == (
-        "test_update", 128, 0.004, 0.5)  # fmt: skip
+        "test_update",
+        128,
+        0.004,
+        0.5,
+    )
     assert bench.commit == "0123456789abcdef" and bench.metadata["size"] == "quick"
     train = read_document(FIXTURES / "train-cpu.json")
     assert isinstance(train, TrainDocument) and [r["epoch"] for r in train.records] == [0, 1, 2]
@@ -164,11 +168,24 @@ def test_trials_documents_read_their_earlier_form():
         "p_faster": None,
         "verdict": "insufficient data",
     }
-    earlier = {"jaxmlp": "detector-trials", "metadata": {"jax": "0.10.2"}, "injected_flagged": 0, "aa_flagged": 0,
-               "settings": {"pipeline": "batched", "processes_per_side": 3, "rounds": 1, "inject_slowdown": 0.1,
-                            "threshold": 0.05, "alpha": 0.01, "limit": None, "epochs": 4, "dataset": "synthetic"},
-               "trials": [{"trial": 0, "values": {"A": [1.0] * 3}, "injected": comparison,
-                           "aa": comparison}]}  # fmt: skip
+    earlier = {
+        "jaxmlp": "detector-trials",
+        "metadata": {"jax": "0.10.2"},
+        "injected_flagged": 0,
+        "aa_flagged": 0,
+        "settings": {
+            "pipeline": "batched",
+            "processes_per_side": 3,
+            "rounds": 1,
+            "inject_slowdown": 0.1,
+            "threshold": 0.05,
+            "alpha": 0.01,
+            "limit": None,
+            "epochs": 4,
+            "dataset": "synthetic",
+        },
+        "trials": [{"trial": 0, "values": {"A": [1.0] * 3}, "injected": comparison, "aa": comparison}],
+    }
     doc = parse(earlier)
     assert isinstance(doc, TrialsDocument) and doc.settings.trials == 1 and np.isnan(doc.trials[0].injected.p_slower)
     again = doc.to_json()
@@ -184,8 +201,11 @@ def test_trials_documents_read_their_earlier_form():
 def place(request, tmp_path, monkeypatch):
     """``place(name)``: a results folder ``name``, made, and the path a user would type for it from the cwd."""
     kind = request.param
-    root = {"relative-with-dotdot": tmp_path / "results", "under-a-dot-folder": tmp_path / ".cache" / "results",
-            "symlinked": tmp_path / "real"}[kind]  # fmt: skip
+    root = {
+        "relative-with-dotdot": tmp_path / "results",
+        "under-a-dot-folder": tmp_path / ".cache" / "results",
+        "symlinked": tmp_path / "real",
+    }[kind]
     work = root / "work" if kind == "relative-with-dotdot" else tmp_path
     work.mkdir(parents=True, exist_ok=True)
     root.mkdir(parents=True, exist_ok=True)
@@ -209,9 +229,19 @@ def place(request, tmp_path, monkeypatch):
 def bench_file(folder: Path, name: str, median: float, seed: int) -> None:
     rng = np.random.default_rng(seed)
     data = list(median * np.exp(rng.normal(0, 0.01, 8)))
-    doc = {"machine_info": {}, "datetime": "2026-12-01T00:00:00",
-           "benchmarks": [{"name": "test_epoch[cpu-scan]", "group": "g", "params": {}, "extra_info": {},
-                           "stats": {"median": float(np.median(data)), "rounds": 8, "data": data}}]}  # fmt: skip
+    doc = {
+        "machine_info": {},
+        "datetime": "2026-12-01T00:00:00",
+        "benchmarks": [
+            {
+                "name": "test_epoch[cpu-scan]",
+                "group": "g",
+                "params": {},
+                "extra_info": {},
+                "stats": {"median": float(np.median(data)), "rounds": 8, "data": data},
+            }
+        ],
+    }
     (folder / name).write_text(json.dumps(doc))
 
 
@@ -251,6 +281,9 @@ def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
     assert main(["sweep", "run", "--env", f"0.10.2={sys.executable}", "--processes", "3", "--out", out]) == 0
     (folder,) = (place.root / "out").iterdir()
     assert folder.name.startswith("jaxlib-") and sorted(p.name for p in folder.iterdir()) == [
-        "cells.json", "jax-0.10.2.json", "samples.jsonl"]  # fmt: skip
+        "cells.json",
+        "jax-0.10.2.json",
+        "samples.jsonl",
+    ]
     assert main(["report", "--results", out]) == 0
     assert "## Version matrix" in next((place.root / "out").glob("report-*/summary.md")).read_text()

@@ -17,8 +17,13 @@ SOURCE = Path(__file__).parent / "fixtures" / "scale"
 
 
 def make(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), str(SOURCE), str(out), *args], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), str(SOURCE), str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
 
 
 def test_the_folder_holds_the_runs_sweeps_timelines_and_corrupt_files_asked_for(tmp_path):
@@ -54,7 +59,12 @@ def test_it_never_writes_over_a_folder_and_says_what_it_needs(tmp_path):
     assert done.returncode == 2 and "already exists" in done.stderr and "Traceback" not in done.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = subprocess.run([sys.executable, str(SCRIPT), str(empty), str(tmp_path / "new")], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(empty), str(tmp_path / "new")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 1 and "holds no runs to copy" in done.stderr and "Traceback" not in done.stderr
     assert json.loads((SOURCE / "timeline-20261205T171450" / "cells.json").read_text())["kind"] == "sweep-cells"

@@ -19,9 +19,16 @@ def _points(n_runs: int, machines: tuple[str, ...] = ("a",)) -> pd.DataFrame:
     start = pd.Timestamp("2026-01-01", tz="UTC")
     for i in range(n_runs):
         for where in machines:
-            rows.append({"benchmark": "test_update[cpu-128-jit]", "machine": where, "setting": where,
-                         "file": f"run-{i}-{where}.json", "timestamp": start + pd.Timedelta(hours=i),
-                         "median": float(i)})  # fmt: skip
+            rows.append(
+                {
+                    "benchmark": "test_update[cpu-128-jit]",
+                    "machine": where,
+                    "setting": where,
+                    "file": f"run-{i}-{where}.json",
+                    "timestamp": start + pd.Timedelta(hours=i),
+                    "median": float(i),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -40,9 +47,15 @@ def _every_interval(samples, points, threshold=changepoints.CHANGE_THRESHOLD, al
     kept = sorted(set(points))
     while True:
         bounds = [0, *kept, len(samples)]
-        tested = [compare(changepoints._pooled(samples, bounds[i], bounds[i + 1]),
-                          changepoints._pooled(samples, bounds[i + 1], bounds[i + 2]), threshold, alpha)
-                  for i in range(len(kept))]  # fmt: skip
+        tested = [
+            compare(
+                changepoints._pooled(samples, bounds[i], bounds[i + 1]),
+                changepoints._pooled(samples, bounds[i + 1], bounds[i + 2]),
+                threshold,
+                alpha,
+            )
+            for i in range(len(kept))
+        ]
         weak = [(changepoints._weakness(c), i) for i, c in enumerate(tested) if not changepoints._flagged(c)]
         if not weak:
             return list(zip(kept, tested))
@@ -66,8 +79,12 @@ def test_a_folder_summary_computes_only_the_newest_answer_of_each_kind_and_names
         made.append(n)
         return summaries.Summary(title=f"run {n}")
 
-    found = [summaries.Found("benchmarks", Path(f"bench-2026010{n}T000000-cpu.json"), f"2026010{n}T000000",
-                             lambda n=n: answer(n)) for n in range(1, 9)]  # fmt: skip
+    found = [
+        summaries.Found(
+            "benchmarks", Path(f"bench-2026010{n}T000000-cpu.json"), f"2026010{n}T000000", lambda n=n: answer(n)
+        )
+        for n in range(1, 9)
+    ]
     shown = summaries.newest_of_each(found)
     assert made == [8] and shown[0].title == "run 8"
     line = shown[0].closing[-1]
@@ -79,8 +96,15 @@ def test_a_question_passes_over_runs_without_its_benchmarks_and_backends_answere
     def run(n, backend, test):
         return pd.DataFrame({"file": [f"f{n}"], "backend": [backend], "test": [test], "size": ["quick"]})
 
-    by_file = {f"f{n}": run(n, b, t) for n, b, t in ((3, "cpu", "test_update"), (2, "cpu", "test_loader"),
-                                                     (1, "cpu", "test_update"), (0, "tpu", "test_update"))}  # fmt: skip
+    by_file = {
+        f"f{n}": run(n, b, t)
+        for n, b, t in (
+            (3, "cpu", "test_update"),
+            (2, "cpu", "test_loader"),
+            (1, "cpu", "test_update"),
+            (0, "tpu", "test_update"),
+        )
+    }
     asked = []
 
     def answers(part):
@@ -94,8 +118,14 @@ def test_a_question_passes_over_runs_without_its_benchmarks_and_backends_answere
 
 def test_the_results_folder_benchmark_shows_each_command_and_the_report_s_goal():
     def row(variant, median, peak):
-        return {"test": registry.RESULTS_FOLDER.id, "name": f"test_results_folder[{variant}]", "variant": variant,
-                "median": median, "command_peak_rss_bytes": peak, "folder_runs": 1000}  # fmt: skip
+        return {
+            "test": registry.RESULTS_FOLDER.id,
+            "name": f"test_results_folder[{variant}]",
+            "variant": variant,
+            "median": median,
+            "command_peak_rss_bytes": peak,
+            "folder_runs": 1000,
+        }
 
     table = tables.results_folder_table(pd.DataFrame([row("summary", 20.0, 7e8), row("report", 61.0, 8e8)]))
     assert list(table["command"]) == ["jaxmlp summary", "jaxmlp report"] and list(table["folder_runs"]) == [1000, 1000]

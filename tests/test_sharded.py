@@ -31,8 +31,14 @@ FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order t
 
 
 def run(args, devices=1, **kwargs):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300,
-                          env=scaling.worker_environment(devices, "cpu"), **kwargs)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=scaling.worker_environment(devices, "cpu"),
+        **kwargs,
+    )
 
 
 def test_two_simulated_devices_compute_the_one_device_params():
@@ -88,8 +94,24 @@ def test_the_sharded_epoch_differs_from_one_device_only_by_the_order_of_the_sum(
 
 
 def test_a_batch_that_does_not_split_over_the_devices_is_one_line():
-    done = run(["-m", "jaxmlp", "train", "--pipeline", "sharded", "--dataset", "synthetic", "--batch-size", "127",
-                "--epochs", "1", "--backend", "cpu"], devices=2)  # fmt: skip
+    done = run(
+        [
+            "-m",
+            "jaxmlp",
+            "train",
+            "--pipeline",
+            "sharded",
+            "--dataset",
+            "synthetic",
+            "--batch-size",
+            "127",
+            "--epochs",
+            "1",
+            "--backend",
+            "cpu",
+        ],
+        devices=2,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         "jaxmlp train: error: --batch-size 127 does not split evenly over 2 devices: choose a multiple of 2 (e.g. 126)"
@@ -112,8 +134,27 @@ def test_impossible_process_counts(args, said):
 
 def train_records(tmp_path, processes):
     out = tmp_path / f"train-{processes}.json"
-    done = run(["-m", "jaxmlp", "train", "--pipeline", "sharded", "--processes", str(processes), "--dataset",
-                "synthetic", "--limit", "4096", "--epochs", "2", "--backend", "cpu", "--json", str(out)])  # fmt: skip
+    done = run(
+        [
+            "-m",
+            "jaxmlp",
+            "train",
+            "--pipeline",
+            "sharded",
+            "--processes",
+            str(processes),
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "4096",
+            "--epochs",
+            "2",
+            "--backend",
+            "cpu",
+            "--json",
+            str(out),
+        ]
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())["records"], done.stdout
 
@@ -142,10 +183,30 @@ def process_id(pid):
 
 
 def test_a_process_that_dies_stops_the_others(tmp_path):
-    launcher = subprocess.Popen([sys.executable, "-m", "jaxmlp", "train", "--pipeline", "sharded", "--processes", "2",
-                                 "--dataset", "synthetic", "--limit", "4096", "--epochs", "1000", "--backend", "cpu"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=scaling.worker_environment(1, "cpu"))  # fmt: skip
+    launcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jaxmlp",
+            "train",
+            "--pipeline",
+            "sharded",
+            "--processes",
+            "2",
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "4096",
+            "--epochs",
+            "1000",
+            "--backend",
+            "cpu",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=scaling.worker_environment(1, "cpu"),
+    )
     try:
         for line in launcher.stdout:  # training has begun on both processes
             if line.startswith("Epoch 0 in"):
@@ -168,20 +229,40 @@ def test_a_process_that_dies_stops_the_others(tmp_path):
 
 
 def fake(devices, epoch_s, step_s, processes=1, share=None):
-    meta = {"backend": "cpu", "device_kind": "cpu", "devices": devices, "dataset": "synthetic", "samples": 1000,
-            "steps": 8, "batch_size": 128, "flops": 1e9, "max_relative_difference": 1e-7, "commit": "abc",
-            "xla_flags": f"{scaling.FORCE_DEVICES}={devices // processes}", "process_count": processes,
-            "launcher": "jaxmlp" if processes > 1 else "none", "all_reduce_share": share}  # fmt: skip
-    return ProcessResult(meta, {"epoch": WorkloadTimes.of(2.0, [epoch_s * 1.5, epoch_s, epoch_s * 1.1, epoch_s * 0.9]),
-                                "step": WorkloadTimes.of(0.5, [step_s, step_s, step_s])})  # fmt: skip
+    meta = {
+        "backend": "cpu",
+        "device_kind": "cpu",
+        "devices": devices,
+        "dataset": "synthetic",
+        "samples": 1000,
+        "steps": 8,
+        "batch_size": 128,
+        "flops": 1e9,
+        "max_relative_difference": 1e-7,
+        "commit": "abc",
+        "xla_flags": f"{scaling.FORCE_DEVICES}={devices // processes}",
+        "process_count": processes,
+        "launcher": "jaxmlp" if processes > 1 else "none",
+        "all_reduce_share": share,
+    }
+    return ProcessResult(
+        meta,
+        {
+            "epoch": WorkloadTimes.of(2.0, [epoch_s * 1.5, epoch_s, epoch_s * 1.1, epoch_s * 0.9]),
+            "step": WorkloadTimes.of(0.5, [step_s, step_s, step_s]),
+        },
+    )
 
 
 def test_scaling_rows_and_table():
     runs = ((1, 1.0, 1, None), (2, 0.8, 1, 0.5), (4, 1.0, 1, 0.6), (2, 5.0, 2, 0.75))
     rows = [row for n, e, p, share in runs for row in rows_of(fake(n, e, e / 100, p, share))]
     assert [r.name for r in rows[:2]] == ["scaling_epoch[cpu-1-1]", "scaling_step[cpu-1-1]"]
-    assert rows[-1].name == "scaling_step[cpu-2-2]" and rows[-1].params == {"backend": "cpu", "devices": 2,
-                                                                           "processes": 2}  # fmt: skip
+    assert rows[-1].name == "scaling_step[cpu-2-2]" and rows[-1].params == {
+        "backend": "cpu",
+        "devices": 2,
+        "processes": 2,
+    }
     assert {registry.benchmark_id(r.name) for r in rows} == {b.id for b in registry.SCALING}
     meta = {"scaling": True, "processes": None}  # a document's metadata never hides a row's own parameter
     frame, _ = benchmark_rows(BenchmarkDocument(tuple(rows), meta, "2026-12-03T00:00:00", "abc", SCALING))
@@ -214,26 +295,36 @@ def test_the_all_reduce_share_counts_each_thread_s_outermost_time():
     (one core), the while is the time they cover."""
     line = "tf_XLAEigen/1"
     events = pd.DataFrame(
-        [("/host:CPU", line, "fusion.1", 0, 10), ("/host:CPU", line, "all-reduce.6", 10, 30),
-         ("/host:CPU", line, "Rendezvous", 12, 20), ("/host:CPU", line, "fusion.2", 40, 10),
-         ("/host:CPU", line + "2", "all-reduce.6", 0, 20), ("/host:CPU", line + "2", "fusion.1", 20, 20)],
+        [
+            ("/host:CPU", line, "fusion.1", 0, 10),
+            ("/host:CPU", line, "all-reduce.6", 10, 30),
+            ("/host:CPU", line, "Rendezvous", 12, 20),
+            ("/host:CPU", line, "fusion.2", 40, 10),
+            ("/host:CPU", line + "2", "all-reduce.6", 0, 20),
+            ("/host:CPU", line + "2", "fusion.1", 20, 20),
+        ],
         columns=["plane", "line", "name", "start_ns", "duration_ns"],
-    )  # fmt: skip
+    )
     assert traces.op_share(events, traces.ALL_REDUCE) == pytest.approx(50 / 90)
     inline = pd.DataFrame(
-        [("/host:CPU", "tf_XLAPjRtCpuClient/1", name, start, length)
-         for name, start, length in (("while.3", 0, 100), ("fusion.1", 1, 9), ("all-reduce.6", 10, 80))],
+        [
+            ("/host:CPU", "tf_XLAPjRtCpuClient/1", name, start, length)
+            for name, start, length in (("while.3", 0, 100), ("fusion.1", 1, 9), ("all-reduce.6", 10, 80))
+        ],
         columns=["plane", "line", "name", "start_ns", "duration_ns"],
-    )  # fmt: skip
+    )
     assert traces.op_share(inline, traces.ALL_REDUCE) == pytest.approx(0.8)
     assert traces.op_share(inline.iloc[0:0], traces.ALL_REDUCE) is None
 
 
 def test_process_counts_and_the_pairs_they_measure():
-    assert scaling.plan((1, 2, 4), (1, 2)) == ([(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)], [
-        "N = 1, P = 2: left out (the 1 devices do not split evenly over 2 processes)"])  # fmt: skip
+    assert scaling.plan((1, 2, 4), (1, 2)) == (
+        [(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)],
+        ["N = 1, P = 2: left out (the 1 devices do not split evenly over 2 processes)"],
+    )
     assert scaling.Scaling(devices=4, processes=2).label == "N = 4, P = 2" and scaling.Scaling(devices=4).label == (
-        "N = 4")  # fmt: skip
+        "N = 4"
+    )
     with pytest.raises(JaxmlpError, match="N = 3 devices do not split over P = 2 processes"):
         scaling.Scaling(devices=3, processes=2)
 
@@ -251,8 +342,29 @@ def test_default_device_counts():
 def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_shows(tmp_path):
     """A real two-process run (our launcher on 127.0.0.1): N = 1, P = 1 and N = 2 in one and two processes, the
     all-reduce's share from process 0's trace, one file the report shows."""
-    done = run(["-m", "jaxmlp", "scaling", "--devices", "1", "2", "--processes", "1", "2", "--dataset", "synthetic",
-                "--limit", "1024", "--epochs", "2", "--calls", "2", "--out", str(tmp_path)])  # fmt: skip
+    done = run(
+        [
+            "-m",
+            "jaxmlp",
+            "scaling",
+            "--devices",
+            "1",
+            "2",
+            "--processes",
+            "1",
+            "2",
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "1024",
+            "--epochs",
+            "2",
+            "--calls",
+            "2",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].startswith("Time limit of each process: 900 s for the first")
@@ -295,8 +407,24 @@ def test_scaling_refuses_impossible_settings():
 
 def test_the_profile_of_the_sharded_epoch_shows_its_all_reduce(tmp_path):
     """`jaxmlp profile --pipeline sharded` on 2 simulated devices: the collective is among the top operations."""
-    done = run(["-m", "jaxmlp", "profile", "--pipeline", "sharded", "--steps", "1", "--dataset", "synthetic",
-                "--backend", "cpu", "--logdir", str(tmp_path)], devices=2)  # fmt: skip
+    done = run(
+        [
+            "-m",
+            "jaxmlp",
+            "profile",
+            "--pipeline",
+            "sharded",
+            "--steps",
+            "1",
+            "--dataset",
+            "synthetic",
+            "--backend",
+            "cpu",
+            "--logdir",
+            str(tmp_path),
+        ],
+        devices=2,
+    )
     assert done.returncode == 0, done.stderr
     from jaxmlp.results.traces import capture_summary
 

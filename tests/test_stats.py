@@ -85,8 +85,9 @@ def test_compare_warns_when_the_two_sides_come_from_different_machines(tmp_path,
     here = {"host": "vm", "cpu_model": "AMD EPYC", "cpu_affinity": 2, "jax": "0.8.3"}
     base = bench_file(tmp_path / "base.json", {"epoch": timings(1.0, 6, 0.02, 0)}, machine=here)
     same = bench_file(tmp_path / "same.json", {"epoch": timings(1.0, 6, 0.02, 1)}, machine={**here, "jax": "0.10.2"})
-    other = bench_file(tmp_path / "other.json", {"epoch": timings(1.0, 6, 0.02, 2)},
-                       machine={**here, "cpu_model": "Intel Xeon"})  # fmt: skip
+    other = bench_file(
+        tmp_path / "other.json", {"epoch": timings(1.0, 6, 0.02, 2)}, machine={**here, "cpu_model": "Intel Xeon"}
+    )
     assert main(["compare", str(base), str(same)]) == 0
     assert capsys.readouterr().err == ""  # another jax on the same machine: what a comparison is for
     assert main(["compare", str(base), str(other)]) == 0

@@ -54,8 +54,16 @@ def _hidden(folder: Path) -> list[Path]:
 def test_result_folders_finished_in_the_same_second_are_all_kept(tmp_path):
     results, start = tmp_path / "reports", tmp_path / "start"
     results.mkdir()
-    runs = [subprocess.Popen([sys.executable, "-c", WRITER, str(results), str(start), str(i)], cwd=ROOT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(4)]  # fmt: skip
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(results), str(start), str(i)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
     time.sleep(1.0)  # every process imported and waiting
     start.touch()
     paths = [Path(out.strip()) for out in _finish(runs)]
@@ -77,8 +85,10 @@ def test_a_report_and_a_save_into_one_folder_at_once_lose_nothing(tmp_path):
     (results / document_name(read_document(source))).write_bytes(source.read_bytes())  # the name --save asks for
     report = [sys.executable, "-m", "jaxmlp", "report", "--results", str(results)]
     save = [sys.executable, "-m", "jaxmlp", "summary", str(source), "--save", str(results)]
-    runs = [subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for argv in (report, save)]  # fmt: skip
+    runs = [
+        subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for argv in (report, save)
+    ]
     _finish(runs)
     (folder,) = results.glob(f"{layout.REPORT}-*")
     assert sorted(p.name for p in folder.iterdir()) == sorted(REPORT_FILES)

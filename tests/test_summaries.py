@@ -43,22 +43,44 @@ def test_a_sweep_folder_is_a_verdict_row_per_release_with_compares_statistics(ca
     assert lines[0] == f"Releases compared: {SWEEP.name}" and "10 processes a release" in lines[2]
     assert lines[1].startswith("Verdict: slower: sweep_steady[scan_heavy] 0.4.31 → 0.4.33 ×2.29")  # the answer first
     plain, flagged = "scan_heavy, steady state, no XLA flags", f"scan_heavy, steady state, XLA_FLAGS={FLAG}"
-    assert lines[lines.index(plain) + 1].split() == ["release", "median", "vs", "previous", "95%", "interval", "p",
-                                                     "verdict"]  # fmt: skip
-    assert [line.split()[0] for line in lines[lines.index(plain) + 2:][:5]] == ["0.4.31", "0.4.33", "0.4.36",
-                                                                                 "0.6.2", "0.8.3"]  # fmt: skip
+    assert lines[lines.index(plain) + 1].split() == [
+        "release",
+        "median",
+        "vs",
+        "previous",
+        "95%",
+        "interval",
+        "p",
+        "verdict",
+    ]
+    assert [line.split()[0] for line in lines[lines.index(plain) + 2 :][:5]] == [
+        "0.4.31",
+        "0.4.33",
+        "0.4.36",
+        "0.6.2",
+        "0.8.3",
+    ]
     assert row(lines, "0.4.31", plain) == ["0.4.31", "5.59", "ms", "-", "-", "-", "-"]  # the first: no comparison
     assert row(lines, "0.4.33", plain) == ["0.4.33", "12.8", "ms", "×2.29", "×1.84–×2.34", "<0.001", "slower"]
     assert row(lines, "0.8.3", plain)[-1] == "faster" and row(lines, "0.6.2", plain)[-2:] == ["no", "change"]
     assert row(lines, "0.4.36", flagged) == ["0.4.36", "5.94", "ms", "×1.05", "×1.04–×1.08", "<0.001", "slower"]
-    samples = {v: read_benchmarks(SWEEP / f"jax-{v}-flags1.json").samples()["sweep_steady[scan_heavy]"]
-               for v in ("0.6.2", "0.8.3")}  # fmt: skip
+    samples = {
+        v: read_benchmarks(SWEEP / f"jax-{v}-flags1.json").samples()["sweep_steady[scan_heavy]"]
+        for v in ("0.6.2", "0.8.3")
+    }
     c = compare(samples["0.6.2"], samples["0.8.3"])  # `jaxmlp compare`'s statistics, on the same samples
-    assert row(lines, "0.8.3", flagged) == ["0.8.3", *units.duration(np.median(samples["0.8.3"])).split(),
-                                            units.ratio(c.ratio), units.interval(c.ci_low, c.ci_high),
-                                            units.p_value(c.p_slower), "slower"]  # fmt: skip
-    assert lines[-1] == f'XLA said, for 0.8.3 [{FLAG}]: "xla_cpu_use_thunk_runtime" is no longer supported and will ' \
-                        "be removed in a future release."  # fmt: skip
+    assert row(lines, "0.8.3", flagged) == [
+        "0.8.3",
+        *units.duration(np.median(samples["0.8.3"])).split(),
+        units.ratio(c.ratio),
+        units.interval(c.ci_low, c.ci_high),
+        units.p_value(c.p_slower),
+        "slower",
+    ]
+    assert (
+        lines[-1] == f'XLA said, for 0.8.3 [{FLAG}]: "xla_cpu_use_thunk_runtime" is no longer supported and will '
+        "be removed in a future release."
+    )
 
 
 def test_a_file_of_a_sweep_is_its_sweep(capsys):
@@ -81,15 +103,19 @@ def test_a_bench_file_is_its_run_summary(capsys):
     """Its answers first, one line each, then what it ran on, then the tables; the long ones behind --all."""
     lines = summary(capsys, FIXTURES / "bench-cpu.json")
     assert lines[0] == "Benchmarks: bench-cpu.json"
-    assert lines[1] == ("What jit buys (Fixture CPU, 2 cores): jit makes the update step faster than eager by ×5.00 "
-                        "at batch 128 (×10.0 at 32).")  # fmt: skip
+    assert lines[1] == (
+        "What jit buys (Fixture CPU, 2 cores): jit makes the update step faster than eager by ×5.00 "
+        "at batch 128 (×10.0 at 32)."
+    )
     floor = next(i for i, line in enumerate(lines) if line.startswith("How far from the floor"))
-    assert lines[floor].endswith("f32: the fastest pipeline, scan, takes 1.50 s an epoch, ×1.29 the f32 floor (1.16 s "
-                                 "at 172 GFLOP/s, xla).")  # fmt: skip
+    assert lines[floor].endswith(
+        "f32: the fastest pipeline, scan, takes 1.50 s an epoch, ×1.29 the f32 floor (1.16 s at 172 GFLOP/s, xla)."
+    )
     setting = next(i for i, line in enumerate(lines) if line.startswith("measured with jax 0.10.2, jaxlib 0.10.2"))
     assert setting <= 15 and lines[setting + 1] == ""  # the answers within 15 lines, then the tables
-    assert row(lines, "cpu", lines[next(i for i, x in enumerate(lines) if x.startswith("The floor per precision"))]) \
-        == ["cpu", "f32", "xla", "2048x2048x2048", "172", "GFLOP/s", "1.16", "s"]  # fmt: skip
+    assert row(
+        lines, "cpu", lines[next(i for i, x in enumerate(lines) if x.startswith("The floor per precision"))]
+    ) == ["cpu", "f32", "xla", "2048x2048x2048", "172", "GFLOP/s", "1.16", "s"]
     assert not any("Goals (issues" in line or "issue" in line for line in lines)
     md = summary(capsys, FIXTURES / "bench-cpu.json", "--format", "md")
     assert "| cpu | f32 | xla | 2048x2048x2048 | 172 GFLOP/s | 1.16 s |" in md
@@ -98,14 +124,30 @@ def test_a_bench_file_is_its_run_summary(capsys):
 def test_a_training_file_and_a_scaling_file(capsys):
     lines = summary(capsys, FIXTURES / "train-cpu.json")
     assert lines[0] == "Training: train-cpu.json"
-    assert row(lines, "train-cpu.json") == ["train-cpu.json", "mnist", "seed", "cpu", "3", "3.00", "s", "500", "ms",
-                                            "95.0%", "94.0%", "0.10.2"]  # fmt: skip
+    assert row(lines, "train-cpu.json") == [
+        "train-cpu.json",
+        "mnist",
+        "seed",
+        "cpu",
+        "3",
+        "3.00",
+        "s",
+        "500",
+        "ms",
+        "95.0%",
+        "94.0%",
+        "0.10.2",
+    ]
     scaling = REPORTS / "scaling-20261203T073946-cpu.json"
     lines = summary(capsys, scaling)
     assert lines[0] == f"Scaling: {scaling.name}"
     rows = [line.split()[:5] for line in lines if line.startswith("cpu ")]  # an older file: one process each
-    assert rows == [["cpu", "1", "1", "995", "ms"], ["cpu", "2", "1", "1.21", "s"], ["cpu", "4", "1", "1.79", "s"],
-                    ["cpu", "8", "1", "4.51", "s"]]  # fmt: skip
+    assert rows == [
+        ["cpu", "1", "1", "995", "ms"],
+        ["cpu", "2", "1", "1.21", "s"],
+        ["cpu", "4", "1", "1.79", "s"],
+        ["cpu", "8", "1", "4.51", "s"],
+    ]
 
 
 def test_a_folder_of_many_is_the_newest_of_each_kind(tmp_path, capsys):
@@ -121,10 +163,17 @@ def test_a_folder_of_many_is_the_newest_of_each_kind(tmp_path, capsys):
     )
     assert lines[-1].startswith("Holds 2 bisection, 1 sweep, 1 benchmarks, 1 training")
     lines = summary(capsys, tmp_path, "--all")
-    titles = [line for line in lines if line.split(":")[0] in ("Bisection", "Releases compared", "Benchmarks",
-                                                               "Scaling", "Training")]  # fmt: skip
-    assert titles == [f"Bisection: {NEITHER.name}", f"Releases compared: {SWEEP.name}", "Benchmarks: bench-cpu.json",
-                      "Training: train-cpu.json"]  # fmt: skip  # the probes' folders are the bisections', no sweeps
+    titles = [
+        line
+        for line in lines
+        if line.split(":")[0] in ("Bisection", "Releases compared", "Benchmarks", "Scaling", "Training")
+    ]
+    assert titles == [
+        f"Bisection: {NEITHER.name}",
+        f"Releases compared: {SWEEP.name}",
+        "Benchmarks: bench-cpu.json",
+        "Training: train-cpu.json",
+    ]  # the probes' folders are the bisections', no sweeps
     assert f"1 older bisection result(s): {FOUND.name} (`jaxmlp summary PATH` for one)" in lines
 
 
@@ -146,7 +195,7 @@ def test_save_files_single_benchmark_and_training_files_and_refuses_the_others(t
             "notes.json",
             "notes.json: not a JSON object (it begins b'notes'); is it a results file? (`jaxmlp summary` reads",
         ),
-    ],  # fmt: skip
+    ],
 )
 def test_what_is_no_result_is_one_line_with_what_summary_reads(tmp_path, capsys, given, message):
     (tmp_path / "empty").mkdir()
@@ -161,8 +210,15 @@ def test_cells_are_words_numbers_in_three_digits_and_counts_as_counts():
     assert readable(table).values.tolist() == [["1", "31,800", "a"], ["2", "0.540", "-"]]
     assert text_table(table).splitlines() == ["devices N  rate    note", "1          31,800  a", "2          0.540   -"]
     answer = Summary("Title", ("a line",), (("caption", table),), ("the answer",))
-    assert render([answer]).splitlines() == ["Title", "a line", "", "caption", *text_table(table).splitlines(), "",
-                                             "the answer"]  # fmt: skip
+    assert render([answer]).splitlines() == [
+        "Title",
+        "a line",
+        "",
+        "caption",
+        *text_table(table).splitlines(),
+        "",
+        "the answer",
+    ]
     md = "| devices N | rate | note |\n|---|---|---|\n| 1 | 31,800 | a |\n| 2 | 0.540 | - |"
     assert render([answer], "md").split("\n\n") == ["### Title", "a line", "**caption**", md, "the answer"]
 
@@ -176,20 +232,44 @@ def best_floor_file(folder: Path, best: str = "torch") -> Path:
         if bench["name"].startswith(("test_epoch", "test_step_gemms")):
             flops = bench["extra_info"]["flops"]
             rate = 4e11 if best == "torch" else 2e11  # XLA's: the fixture's own floor
-            bench["extra_info"].update(best_floor_library=best, best_matmul_flops_per_second=rate,
-                                       best_floor_seconds=flops / rate)  # fmt: skip
+            bench["extra_info"].update(
+                best_floor_library=best, best_matmul_flops_per_second=rate, best_floor_seconds=flops / rate
+            )
     flops = 2 * 2048**3
-    for library, precision, rate in (("xla", "f32", 200e9), ("torch", "f32", 400e9), ("numpy", "f32", 100e9),
-                                     ("xla", "bf16", 1000e9), ("torch", "bf16", 2000e9)):  # fmt: skip
+    for library, precision, rate in (
+        ("xla", "f32", 200e9),
+        ("torch", "f32", 400e9),
+        ("numpy", "f32", 100e9),
+        ("xla", "bf16", 1000e9),
+        ("torch", "bf16", 2000e9),
+    ):
         median = flops / rate
-        stats = {**matmul["stats"], "median": median, "q1": median * 0.99, "q3": median * 1.01, "iqr": median * 0.02,
-                 "data": [median] * 3}  # fmt: skip
-        doc["benchmarks"].append({**matmul, "name": f"test_gemm[cpu-{library}-{precision}-2048x2048x2048]",
-                                  "params": {"backend": "cpu", "library": library, "precision": precision,
-                                             "shape": "2048x2048x2048"},
-                                  "extra_info": {"backend": "cpu", "library": library, "precision": precision,
-                                                 "m": 2048, "k": 2048, "n": 2048, "calls": 1, "flops": flops},
-                                  "stats": stats})  # fmt: skip
+        stats = {
+            **matmul["stats"],
+            "median": median,
+            "q1": median * 0.99,
+            "q3": median * 1.01,
+            "iqr": median * 0.02,
+            "data": [median] * 3,
+        }
+        doc["benchmarks"].append(
+            {
+                **matmul,
+                "name": f"test_gemm[cpu-{library}-{precision}-2048x2048x2048]",
+                "params": {"backend": "cpu", "library": library, "precision": precision, "shape": "2048x2048x2048"},
+                "extra_info": {
+                    "backend": "cpu",
+                    "library": library,
+                    "precision": precision,
+                    "m": 2048,
+                    "k": 2048,
+                    "n": 2048,
+                    "calls": 1,
+                    "flops": flops,
+                },
+                "stats": stats,
+            }
+        )
     path = folder / "bench-best-floor.json"
     path.write_text(json.dumps(doc))
     return path
@@ -215,7 +295,8 @@ def test_a_bench_file_with_every_library_sets_each_precision_against_its_best_ra
     lines = summary(capsys, path)
     assert "Not shown (`--all` shows them): The floor's products in each library and precision (5 rows)" in lines
     (floor,) = bench.floor(benchmark_runs(load(ResultsStore(tmp_path)).runs))
-    assert floor.answer.startswith("f32: the fastest pipeline, scan, takes 1.50 s an epoch, ×3.00 the f32 floor "
-                                   "(500 ms at 400 GFLOP/s, torch)")  # fmt: skip
+    assert floor.answer.startswith(
+        "f32: the fastest pipeline, scan, takes 1.50 s an epoch, ×3.00 the f32 floor (500 ms at 400 GFLOP/s, torch)"
+    )
     # every number of the answer is in the summary the terminal prints: one floor for one thing
     assert any(floor.answer in line for line in lines)

@@ -95,12 +95,30 @@ def leaf(value: float) -> Output:
 
 def fake_process(jax_version: str, steady: float, seed: int, flags: str = "", value: float = 1.0) -> ProcessResult:
     rng = np.random.default_rng(seed)
-    meta = dict(jax=jax_version, jaxlib=jax_version, backend="cpu", device_kind="cpu", host="fixture-host",
-                dataset="synthetic", injected_slowdown=0.0, commit="abc", python="3.11.7", cpu_model="CPU",
-                cpu_affinity=1, samples=2000, epochs=4, xla_flags=flags)  # fmt: skip
+    meta = dict(
+        jax=jax_version,
+        jaxlib=jax_version,
+        backend="cpu",
+        device_kind="cpu",
+        host="fixture-host",
+        dataset="synthetic",
+        injected_slowdown=0.0,
+        commit="abc",
+        python="3.11.7",
+        cpu_model="CPU",
+        cpu_affinity=1,
+        samples=2000,
+        epochs=4,
+        xla_flags=flags,
+    )
     calls = [2 * steady, *(steady * np.exp(rng.normal(0, 0.01, 3)))]
-    return ProcessResult(meta, {"batched": WorkloadTimes.of(0.3, calls, leaf(value)),
-                                "step": WorkloadTimes.of(0.2, [0.005, 0.004, 0.004], leaf(value))})  # fmt: skip
+    return ProcessResult(
+        meta,
+        {
+            "batched": WorkloadTimes.of(0.3, calls, leaf(value)),
+            "step": WorkloadTimes.of(0.2, [0.005, 0.004, 0.004], leaf(value)),
+        },
+    )
 
 
 def test_sweep_documents_keep_one_sample_per_process(tmp_path):
@@ -142,8 +160,9 @@ def write_sweep(folder: Path, cells: dict[tuple[str, str], float], processes: in
         reference[runner.name] = processed[runner.name][0]
         runners[runner.name] = runner
     outcomes = {name: matrix.Outcome("ok") for name in runners}
-    measured = matrix.Measured(matrix.Probed(runners, outcomes, {}, reference), processed,
-                               matrix.differences(reference, TOLERANCE))  # fmt: skip
+    measured = matrix.Measured(
+        matrix.Probed(runners, outcomes, {}, reference), processed, matrix.differences(reference, TOLERANCE)
+    )
     sweep_files.write(ResultsStore(folder.parent), list(runners.values()), measured, final=folder)
 
 
@@ -163,7 +182,8 @@ def test_report_orders_versions_and_flags_the_slow_step(tmp_path):
         in (section.shown[0].note)
     )
     assert {c for c in table.columns if c.startswith("sweep")} == {
-        f"{b.id}[{w}]" for b in registry.SWEEP for w in ("batched", "step")}  # fmt: skip
+        f"{b.id}[{w}]" for b in registry.SWEEP for w in ("batched", "step")
+    }
 
 
 FLAG = "--xla_cpu_use_thunk_runtime=false"
@@ -178,8 +198,12 @@ def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_pa
     (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
     table, steps, effects, flags = (t.frame for t in section.tables)
     assert flags.values.tolist() == [[FLAG, "accepted", "accepted"]]  # each release took the flag
-    assert list(zip(table["release"], table["xla_flags"])) == [("0.4.30", ""), ("0.4.31", ""), ("0.4.30", FLAG),
-                                                           ("0.4.31", FLAG)]  # fmt: skip
+    assert list(zip(table["release"], table["xla_flags"])) == [
+        ("0.4.30", ""),
+        ("0.4.31", ""),
+        ("0.4.30", FLAG),
+        ("0.4.31", FLAG),
+    ]
     steady = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("xla_flags")["verdict"]
     assert steady.to_dict() == {"": "regression", FLAG: "no change"}  # the flag undoes the slowdown
     undone = effects[(effects["benchmark"] == "sweep_steady[batched]")].set_index("from")
@@ -219,7 +243,11 @@ def test_rounds_run_real_worker_processes_in_turn():
 
 def test_the_order_rotates_each_round():
     assert [matrix.round_order(["A", "B", "C"], r) for r in range(4)] == [
-        ["A", "B", "C"], ["B", "C", "A"], ["C", "A", "B"], ["A", "B", "C"]]  # fmt: skip
+        ["A", "B", "C"],
+        ["B", "C", "A"],
+        ["C", "A", "B"],
+        ["A", "B", "C"],
+    ]
 
 
 def test_a_failing_worker_is_named_in_one_line(tmp_path):
@@ -229,8 +257,10 @@ def test_a_failing_worker_is_named_in_one_line(tmp_path):
 
 
 def test_a_flag_a_release_does_not_know_is_reported_for_that_cell_not_a_crash():
-    runners = [matrix.Runner("here", sys.executable, Measuring(("step",), **QUICK), flags, i)
-               for i, flags in enumerate(("", "--xla_no_such_flag_in_any_release=1"))]  # fmt: skip
+    runners = [
+        matrix.Runner("here", sys.executable, Measuring(("step",), **QUICK), flags, i)
+        for i, flags in enumerate(("", "--xla_no_such_flag_in_any_release=1"))
+    ]
     said = []
     probed = matrix.probe(runners, say=said.append)
     assert list(probed.runners) == ["here"] and probed.seconds["here"] > 0
@@ -246,8 +276,13 @@ def test_the_matrix_is_every_release_without_flags_then_with_each_value():
     assert args.xla_flags == ["--a=1", "--b=2"]
     runners = matrix.runners_for({"0.6.2": "p6", "0.8.3": "p8"}, Matrix(xla_flags=tuple(args.xla_flags)), Measuring())
     assert [(r.name, r.flags_index) for r in runners] == [
-        ("0.6.2", 0), ("0.8.3", 0), ("0.6.2 [--a=1]", 1), ("0.8.3 [--a=1]", 1), ("0.6.2 [--b=2]", 2),
-        ("0.8.3 [--b=2]", 2)]  # fmt: skip
+        ("0.6.2", 0),
+        ("0.8.3", 0),
+        ("0.6.2 [--a=1]", 1),
+        ("0.8.3 [--a=1]", 1),
+        ("0.6.2 [--b=2]", 2),
+        ("0.8.3 [--b=2]", 2),
+    ]
 
 
 def sweep_args(argv):
@@ -264,16 +299,36 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
     """`jaxmlp sweep` with the example workload through real worker processes (the test environment under two
     labels; the test below takes two real releases where their environments are made)."""
     out = tmp_path / "out"
-    argv = ["sweep", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", "--workload", EXAMPLE,
-            "--calls", "3", "--processes", "2", "--out", str(out)]  # fmt: skip
+    argv = [
+        "sweep",
+        "--env",
+        f"A={sys.executable}",
+        "--env",
+        f"B={sys.executable}",
+        "--workload",
+        EXAMPLE,
+        "--calls",
+        "3",
+        "--processes",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "Probing 2 cell(s), one process each" in printed and "about" in printed and "results differ" not in printed
     (folder,) = out.iterdir()
-    assert sorted(p.name for p in folder.iterdir()) == ["cells.json", "hlo", "jax-A.json", "jax-B.json",
-                                                        "samples.jsonl"]  # fmt: skip
-    assert sorted(p.name for p in (folder / "hlo").iterdir()) == ["jax-A.scan_heavy.hlo.txt.gz",
-                                                                  "jax-B.scan_heavy.hlo.txt.gz"]  # fmt: skip
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "cells.json",
+        "hlo",
+        "jax-A.json",
+        "jax-B.json",
+        "samples.jsonl",
+    ]
+    assert sorted(p.name for p in (folder / "hlo").iterdir()) == [
+        "jax-A.scan_heavy.hlo.txt.gz",
+        "jax-B.scan_heavy.hlo.txt.gz",
+    ]
     doc = SweepDocument.from_benchmarks(read_benchmarks(folder / "jax-A.json"))
     (times,) = [p.workloads["scan_heavy"] for p in doc.processes[:1]]
     assert len(doc.processes) == 2 and times.compile_seconds > 0 and len(times.call_seconds) == 2
@@ -286,8 +341,9 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
     # it ends with its answer: a row per release, then where the files are
     table = printed[printed.index("scan_heavy, steady state\n") :].splitlines()
     assert table[1].split() == ["release", "median", "vs", "previous", "95%", "interval", "p", "verdict"]
-    medians = {label: read_benchmarks(folder / f"jax-{label}.json").samples()["sweep_steady[scan_heavy]"]
-               for label in "AB"}  # fmt: skip
+    medians = {
+        label: read_benchmarks(folder / f"jax-{label}.json").samples()["sweep_steady[scan_heavy]"] for label in "AB"
+    }
     assert table[2].split() == ["A", *units.duration(np.median(medians["A"])).split(), "-", "-", "-", "-"]
     ratio = units.ratio(np.median(medians["B"]) / np.median(medians["A"]))
     assert table[3].split()[:4] == ["B", *units.duration(np.median(medians["B"])).split(), ratio]
@@ -338,11 +394,19 @@ def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tm
 def made_releases(count: int) -> list[str]:
     from jaxmlp.measure.sweep import envs
 
-    made = sorted((p.name.split("-")[1] for p in envs.envs_root().glob(f"jax-*-py{sys.version_info[0]}*")
-                   if (p / envs.COMPLETE).exists()), key=version_key)  # fmt: skip
+    made = sorted(
+        (
+            p.name.split("-")[1]
+            for p in envs.envs_root().glob(f"jax-*-py{sys.version_info[0]}*")
+            if (p / envs.COMPLETE).exists()
+        ),
+        key=version_key,
+    )
     if len(made) < count:
-        pytest.skip(f"needs {count} release environments made (jaxmlp sweep env 0.6.2 0.8.3; they download "
-                    f"~550 MB each), found {len(made)} under {envs.envs_root()}")  # fmt: skip
+        pytest.skip(
+            f"needs {count} release environments made (jaxmlp sweep env 0.6.2 0.8.3; they download "
+            f"~550 MB each), found {len(made)} under {envs.envs_root()}"
+        )
     return made[:count]
 
 
@@ -365,8 +429,17 @@ def test_nox_lists_the_version_matrix():
 
 
 def test_trials_documents_are_not_taken_for_timings(tmp_path):
-    settings = {"pipeline": "batched", "processes_per_side": 3, "rounds": 0, "inject_slowdown": 0.1,
-                "threshold": 0.05, "alpha": 0.01, "limit": None, "epochs": 4, "dataset": "synthetic"}  # fmt: skip
+    settings = {
+        "pipeline": "batched",
+        "processes_per_side": 3,
+        "rounds": 0,
+        "inject_slowdown": 0.1,
+        "threshold": 0.05,
+        "alpha": 0.01,
+        "limit": None,
+        "epochs": 4,
+        "dataset": "synthetic",
+    }
     doc = {"jaxmlp": "detector-trials", "metadata": {}, "settings": settings, "trials": []}  # as written before
     (tmp_path / "trials.json").write_text(json.dumps(doc))
     results = load(ResultsStore(tmp_path))
@@ -382,16 +455,27 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
         assert runners["H"].measuring.inject_slowdown == 0.1 and runners["A"].measuring.inject_slowdown == 0
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
         meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
-        return {label: [ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
-                        for x in np.exp(rng.normal(0, 0.01, processes))] for label in runners}, []  # fmt: skip
+        return {
+            label: [
+                ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
+                for x in np.exp(rng.normal(0, 0.01, processes))
+            ]
+            for label in runners
+        }, []
 
     monkeypatch.setattr(trials, "run_rounds", run_rounds)
     assert main(["sweep", "trials", "--trials", "3", "--processes", "10", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     raw = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())
     assert (raw["injected_flagged"], raw["aa_flagged"], len(raw["trials"])) == (3, 0, 3)
-    expected = {"processes_per_side": 10, "trials": 3, "epochs": 16, "limit": 2000, "workload": "batched",
-                "dataset": "synthetic"}  # fmt: skip
+    expected = {
+        "processes_per_side": 10,
+        "trials": 3,
+        "epochs": 16,
+        "limit": 2000,
+        "workload": "batched",
+        "dataset": "synthetic",
+    }
     assert {key: raw["settings"][key] for key in expected} == expected
     results = load(ResultsStore(tmp_path))
     ((path, doc),) = results.trials
@@ -456,8 +540,9 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
     said = []
     pythons = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
     assert pythons == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
-    assert said == ["Environments: 1 made, 2 to make (0.7.0, 0.8.3; about 2 MB each and 1.0 min in all, "
-                    "as the ones made here took)"]  # fmt: skip
+    assert said == [
+        "Environments: 1 made, 2 to make (0.7.0, 0.8.3; about 2 MB each and 1.0 min in all, as the ones made here took)"
+    ]
     (made / envs.COMPLETE).unlink()
     said.clear()
     matrix.environments(Matrix(envs=sweep_args(["run", "--envs", str(tmp_path)]).envs), ["0.7.0"], said.append)
@@ -468,25 +553,32 @@ def test_the_flags_table_says_for_each_value_whether_each_release_accepts_it():
     from jaxmlp.results.schema.sweep import Cell
     from jaxmlp.results.sweep_tables import flags_table
 
-    doc = CellsDocument((
-        Cell("0.10.2", "", "ok", "a.json"), Cell("0.4.30", "", "ok", "b.json"),
-        Cell("0.10.2", "--xla_new=1", "ok", "c.json"),
-        Cell("0.4.30", "--xla_new=1", "flag unknown in 0.4.30 (Unknown flag in XLA_FLAGS: --xla_new=1)", None),
-        Cell("0.4.30", "--xla_old=1", "ok", "d.json"),
-        Cell("0.10.2", "--xla_old=1", "ok", "e.json", note="--xla_old is no longer supported"),
-    ))  # fmt: skip
+    doc = CellsDocument(
+        (
+            Cell("0.10.2", "", "ok", "a.json"),
+            Cell("0.4.30", "", "ok", "b.json"),
+            Cell("0.10.2", "--xla_new=1", "ok", "c.json"),
+            Cell("0.4.30", "--xla_new=1", "flag unknown in 0.4.30 (Unknown flag in XLA_FLAGS: --xla_new=1)", None),
+            Cell("0.4.30", "--xla_old=1", "ok", "d.json"),
+            Cell("0.10.2", "--xla_old=1", "ok", "e.json", note="--xla_old is no longer supported"),
+        )
+    )
     table = flags_table(doc)
     assert list(table.columns) == ["xla_flags", "0.4.30", "0.10.2"]  # oldest release first
     assert table.values.tolist() == [
         ["--xla_new=1", "flag unknown in 0.4.30", "accepted"],
-        ["--xla_old=1", "accepted", "ignored: --xla_old is no longer supported"]]  # fmt: skip
+        ["--xla_old=1", "accepted", "ignored: --xla_old is no longer supported"],
+    ]
     assert flags_table(CellsDocument((Cell("0.10.2", "", "ok", "a.json"),))).empty  # no flags, no table
 
 
 def test_the_releases_not_measured_are_those_whose_probe_failed_or_every_process_failed():
-    outcomes = {"0.5.3": matrix.Outcome("ok"), "0.6.2": matrix.Outcome("ok"),
-                "0.7.2": matrix.Outcome(f"{matrix.PROBE_FAILED}: stopped after its time limit of 60 s"),
-                "0.8.3 [--xla_foo=1]": matrix.Outcome("flag unknown in 0.8.3 (--xla_foo)")}  # fmt: skip
+    outcomes = {
+        "0.5.3": matrix.Outcome("ok"),
+        "0.6.2": matrix.Outcome("ok"),
+        "0.7.2": matrix.Outcome(f"{matrix.PROBE_FAILED}: stopped after its time limit of 60 s"),
+        "0.8.3 [--xla_foo=1]": matrix.Outcome("flag unknown in 0.8.3 (--xla_foo)"),
+    }
     probed = matrix.Probed({"0.5.3": None, "0.6.2": None}, outcomes, {}, {})  # type: ignore[dict-item]
     failed = (matrix.Failure("0.6.2", 0, "0.6.2 (batched): the worker failed: killed by signal 9"),)
     measured = matrix.Measured(probed, {"0.5.3": [fake_process("0.5.3", 1.0, 0)], "0.6.2": []}, {}, failed)

@@ -27,8 +27,12 @@ def test_one_row_per_benchmark_with_parameters_metadata_and_stats(frames):
     row = rows[rows["name"] == "test_update[cpu-128-jit]"].iloc[0]
     assert (row.backend, row.batch_size, row.variant, row.test) == ("cpu", 128, "jit", "test_update")
     assert (row.jax, row.jaxlib, row.torch, row.commit, row.host) == (
-        "0.10.2", "0.10.2", "2.14.1", "0123456789abcdef", "fixture-host"
-    )  # fmt: skip
+        "0.10.2",
+        "0.10.2",
+        "2.14.1",
+        "0123456789abcdef",
+        "fixture-host",
+    )
     assert (row["median"], row.rounds, row.compile_seconds) == (0.004, 3, 0.5)
     assert len(samples) == 22 * 3 and set(samples.columns) == {"file", "group", "name", "round", "seconds"}
 
@@ -134,28 +138,50 @@ def test_the_floor_is_the_best_rate_of_any_library_at_that_precision(frames):
 def gemm_row(library, precision, shape, median, round_calls=1, backend="cpu"):
     """A floor product's row as read: one product's share of a round of ``round_calls`` (schema 4)."""
     m, k, n = (int(x) for x in shape.split("x"))
-    return {"test": "test_gemm", "name": f"test_gemm[{backend}-{library}-{precision}-{shape}]", "backend": backend,
-            "library": library, "precision": precision, "shape": shape, "m": m, "k": k, "n": n,
-            "round_calls": round_calls, "flops": 2 * m * k * n, "median": median, "iqr": median / 10,
-            "q1": median * 0.95, "q3": median * 1.05}  # fmt: skip
+    return {
+        "test": "test_gemm",
+        "name": f"test_gemm[{backend}-{library}-{precision}-{shape}]",
+        "backend": backend,
+        "library": library,
+        "precision": precision,
+        "shape": shape,
+        "m": m,
+        "k": k,
+        "n": n,
+        "round_calls": round_calls,
+        "flops": 2 * m * k * n,
+        "median": median,
+        "iqr": median / 10,
+        "q1": median * 0.95,
+        "q3": median * 1.05,
+    }
 
 
 SQUARE = "2048x2048x2048"
-GEMMS = pd.DataFrame([
-    gemm_row("xla", "f32", SQUARE, 2 * 2048**3 / 250e9), gemm_row("torch", "f32", SQUARE, 2 * 2048**3 / 300e9),
-    gemm_row("numpy", "f32", SQUARE, 2 * 2048**3 / 200e9), gemm_row("xla", "bf16", SQUARE, 2 * 2048**3 / 1250e9),
-    gemm_row("torch", "bf16", SQUARE, 2 * 2048**3 / 1800e9),
-    gemm_row("xla", "f32", "128x784x512", 2 * 128 * 784 * 512 / 200e9, round_calls=20),
-    gemm_row("torch", "f32", "128x784x512", 2 * 128 * 784 * 512 / 100e9, round_calls=20),
-])  # fmt: skip
+GEMMS = pd.DataFrame(
+    [
+        gemm_row("xla", "f32", SQUARE, 2 * 2048**3 / 250e9),
+        gemm_row("torch", "f32", SQUARE, 2 * 2048**3 / 300e9),
+        gemm_row("numpy", "f32", SQUARE, 2 * 2048**3 / 200e9),
+        gemm_row("xla", "bf16", SQUARE, 2 * 2048**3 / 1250e9),
+        gemm_row("torch", "bf16", SQUARE, 2 * 2048**3 / 1800e9),
+        gemm_row("xla", "f32", "128x784x512", 2 * 128 * 784 * 512 / 200e9, round_calls=20),
+        gemm_row("torch", "f32", "128x784x512", 2 * 128 * 784 * 512 / 100e9, round_calls=20),
+    ]
+)
 
 
 def test_gemm_rates_per_library_precision_and_shape_with_the_best_marked():
     table = tables.gemm_rates(GEMMS)
     assert list(zip(table["shape"], table["precision"], table["library"])) == [
-        (SQUARE, "f32", "xla"), (SQUARE, "f32", "torch"), (SQUARE, "f32", "numpy"), (SQUARE, "bf16", "xla"),
-        (SQUARE, "bf16", "torch"), ("128x784x512", "f32", "xla"), ("128x784x512", "f32", "torch"),
-    ]  # fmt: skip
+        (SQUARE, "f32", "xla"),
+        (SQUARE, "f32", "torch"),
+        (SQUARE, "f32", "numpy"),
+        (SQUARE, "bf16", "xla"),
+        (SQUARE, "bf16", "torch"),
+        ("128x784x512", "f32", "xla"),
+        ("128x784x512", "f32", "torch"),
+    ]
     assert list(table["gflop_per_s"]) == pytest.approx([250, 300, 200, 1250, 1800, 200, 100])
     assert list(table["best"]) == ["", tables.BEST, "", "", tables.BEST, tables.BEST, ""]
     near = tables.gemm_rates(
@@ -177,8 +203,9 @@ def test_cli_summary_saves_a_new_file_each_time(tmp_path, capsys):
     assert saved == ["bench-20261201T100000-cpu-2.json", "bench-20261201T100000-cpu.json"]
     copy, original = json.loads((tmp_path / saved[0]).read_text()), json.loads(FIXTURE.read_text())
     assert (copy.pop("kind"), copy.pop("schema_version")) == ("bench", CURRENT)  # what every file written now says
-    assert {k: v for k, v in copy.items() if k != "benchmarks"} == {k: v for k, v in original.items()
-                                                                    if k != "benchmarks"}  # fmt: skip
+    assert {k: v for k, v in copy.items() if k != "benchmarks"} == {
+        k: v for k, v in original.items() if k != "benchmarks"
+    }
     assert read_benchmarks(tmp_path / saved[0]).benchmarks == read_benchmarks(FIXTURE).benchmarks  # names now
 
 

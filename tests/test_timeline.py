@@ -70,8 +70,9 @@ def test_flat_histories_stay_quiet():
 def test_two_steps_apart_are_two_and_small_steps_in_a_row_are_one_drift():
     two = changepoints.detect(labels(16), history([1.0] * 5 + [1.1] * 6 + [1.21] * 5, seed=2))
     assert [(c.kind, c.index) for c in two] == [("step", 5), ("step", 11)]
-    drift = changepoints.detect(labels(14), history([1.0] * 4 + [1.04**k for k in range(1, 6)] + [1.04**5] * 5,
-                                                    seed=3, spread=0.01))  # fmt: skip
+    drift = changepoints.detect(
+        labels(14), history([1.0] * 4 + [1.04**k for k in range(1, 6)] + [1.04**5] * 5, seed=3, spread=0.01)
+    )
     assert [c.kind for c in drift] == ["drift"]
     assert 4 <= drift[0].index <= 9 and drift[0].comparison.ratio == pytest.approx(1.04**5, rel=0.04)
     assert drift[0].line().startswith(f"drift from {drift[0].before} to {drift[0].at}, slower, ×1.2")
@@ -116,8 +117,20 @@ def test_synthetic_histories_carry_their_truth():
 
 def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
     out = tmp_path / "out"
-    argv = ["sweep", "validate", str(SWEEP), "--histories", "5", "--detectors", "pelt", "binseg", "--peer", "5",
-            "--out", str(out)]  # fmt: skip
+    argv = [
+        "sweep",
+        "validate",
+        str(SWEEP),
+        "--histories",
+        "5",
+        "--detectors",
+        "pelt",
+        "binseg",
+        "--peer",
+        "5",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     (path,) = out.glob("detector-*/validation.json")
@@ -149,8 +162,12 @@ KNOWN = ["0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35", "0.4.36", "0.4.38", "
 def test_the_releases_between_the_ends_every_patch_or_the_last_of_each_minor():
     assert timeline.releases(Timeline("0.4.33", "0.5.1"), KNOWN) == KNOWN[2:9]
     assert timeline.releases(Timeline("0.5.1", "0.4.33"), KNOWN) == KNOWN[2:9]  # either order
-    assert timeline.releases(Timeline("0.4.30", "0.6.0", every="minor"), KNOWN) == ["0.4.30", "0.4.38", "0.5.3",
-                                                                                    "0.6.0"]  # fmt: skip
+    assert timeline.releases(Timeline("0.4.30", "0.6.0", every="minor"), KNOWN) == [
+        "0.4.30",
+        "0.4.38",
+        "0.5.3",
+        "0.6.0",
+    ]
     offline = Timeline("0.4.30", "0.4.34", versions=("0.4.31", "0.4.33"))
     assert timeline.releases(offline) == ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
     with pytest.raises(JaxmlpError, match="only 2 releases from 0.4.30 to 0.4.31"):
@@ -185,8 +202,16 @@ def test_the_size_cap_removes_the_least_recently_used_first(tmp_path, monkeypatc
 # --- the command, end to end (worker processes replaced by their results) ------------------------------------------
 
 
-TRUE = {"0.4.30": 1.0, "0.4.31": 1.0, "0.4.33": 1.3, "0.4.34": 1.0, "0.4.35": 1.0, "0.4.36": 1.2, "0.4.38": 1.2,
-        "0.5.0": 1.2}  # fmt: skip
+TRUE = {
+    "0.4.30": 1.0,
+    "0.4.31": 1.0,
+    "0.4.33": 1.3,
+    "0.4.34": 1.0,
+    "0.4.35": 1.0,
+    "0.4.36": 1.2,
+    "0.4.38": 1.2,
+    "0.5.0": 1.2,
+}
 
 
 def fake_releases(root: Path, monkeypatch) -> None:
@@ -200,8 +225,15 @@ def fake_releases(root: Path, monkeypatch) -> None:
 
     def run_worker(runner, pythonpath=None, timeout=None):
         value = TRUE[runner.label] * float(np.exp(rng.normal(0, 0.01)))
-        meta = {"jax": runner.label, "jaxlib": runner.label, "injected_slowdown": 0.0, "host": "here",
-                "dataset": "synthetic", "samples": 256, "epochs": 2}  # fmt: skip
+        meta = {
+            "jax": runner.label,
+            "jaxlib": runner.label,
+            "injected_slowdown": 0.0,
+            "host": "here",
+            "dataset": "synthetic",
+            "samples": 256,
+            "epochs": 2,
+        }
         return ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2 * value, value])})
 
     monkeypatch.setattr(matrix, "run_worker", run_worker)
@@ -210,14 +242,28 @@ def fake_releases(root: Path, monkeypatch) -> None:
 def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path, monkeypatch, capsys, explained):
     fake_releases(tmp_path / "envs", monkeypatch)
     out = tmp_path / "out"
-    argv = ["sweep", "timeline", "0.4.30", "0.5.0", "--versions", *TRUE, "--processes", "8",
-            "--envs", str(tmp_path / "envs"), "--out", str(out)]  # fmt: skip
+    argv = [
+        "sweep",
+        "timeline",
+        "0.4.30",
+        "0.5.0",
+        "--versions",
+        *TRUE,
+        "--processes",
+        "8",
+        "--envs",
+        str(tmp_path / "envs"),
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     (folder,) = out.iterdir()
     assert folder.name.startswith("timeline-") and (folder / "jax-0.4.33.json").exists()
-    assert printed.startswith("Timeline 0.4.30 to 0.5.0: 8 releases (0.4.30, 0.4.31, 0.4.33, 0.4.34, 0.4.35, 0.4.36, "
-                              "0.4.38, 0.5.0), 1 column(s); every environment made")  # fmt: skip
+    assert printed.startswith(
+        "Timeline 0.4.30 to 0.5.0: 8 releases (0.4.30, 0.4.31, 0.4.33, 0.4.34, 0.4.35, 0.4.36, "
+        "0.4.38, 0.5.0), 1 column(s); every environment made"
+    )
     assert "Cost: 8 cells x 8 processes = 64 processes; the probe's processes took" in printed
     verdict = printed[printed.index(f"Release timeline: {folder.name}") :]
     assert "0.4.33 slower than both neighbours, ×1.3" in verdict
@@ -258,8 +304,9 @@ def test_a_bisection_with_no_change_between_its_ends_points_to_the_timeline():
     result = bisect(["0.4.30", "0.4.31", "0.4.33"], measure)
     assert result.status == "no change"
     assert "Bisection assumes a monotone history" in result.reason
-    assert result.reason.endswith("`jaxmlp sweep timeline 0.4.30 0.4.33` measures every release between and shows "
-                                  "transients")  # fmt: skip
+    assert result.reason.endswith(
+        "`jaxmlp sweep timeline 0.4.30 0.4.33` measures every release between and shows transients"
+    )
 
 
 def test_the_committed_timeline_reads_back_with_its_changes():

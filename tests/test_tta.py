@@ -31,15 +31,34 @@ def test_bad_settings_are_one_line():
 
 
 def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path):
-    out = run_cli("tta", "--target", "0.6", "--runs", "2", "--limit", "2048", "--pipeline", "scan",
-                  "--precision", "f32", "--precision", "bf16", "--eval-every", "8", "--data-dir", str(mnist_dir),
-                  "--out", str(tmp_path))  # fmt: skip
+    out = run_cli(
+        "tta",
+        "--target",
+        "0.6",
+        "--runs",
+        "2",
+        "--limit",
+        "2048",
+        "--pipeline",
+        "scan",
+        "--precision",
+        "f32",
+        "--precision",
+        "bf16",
+        "--eval-every",
+        "8",
+        "--data-dir",
+        str(mnist_dir),
+        "--out",
+        str(tmp_path),
+    )
     assert out.returncode == 0, out.stderr
     files = list(tmp_path.glob("tta-*-mnist.json"))
     assert len(files) == 1
     doc = parse(json.loads(files[0].read_text()))
     assert {(r["pipeline"], r["precision"], r["seed"]) for r in doc.runs} == {
-        ("scan", p, s) for p in ("f32", "bf16") for s in (0, 1)}  # fmt: skip
+        ("scan", p, s) for p in ("f32", "bf16") for s in (0, 1)
+    }
     for run in doc.runs:
         assert run["reached"] and run["best_accuracy"] >= 0.6
         first = next(e for e in run["evaluations"] if e["accuracy"] >= 0.6)
@@ -55,8 +74,21 @@ def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path):
 
 
 def test_a_target_never_reached_says_so(mnist_dir, tmp_path):
-    out = run_cli("tta", "--target", "0.999", "--runs", "1", "--limit", "1024", "--max-epochs", "1",
-                  "--data-dir", str(mnist_dir), "--out", str(tmp_path))  # fmt: skip
+    out = run_cli(
+        "tta",
+        "--target",
+        "0.999",
+        "--runs",
+        "1",
+        "--limit",
+        "1024",
+        "--max-epochs",
+        "1",
+        "--data-dir",
+        str(mnist_dir),
+        "--out",
+        str(tmp_path),
+    )
     assert out.returncode == 0, out.stderr
     assert "scan f32: never reached 99.9% in 1 run(s)" in out.stdout
     run = parse(json.loads(next(tmp_path.glob("tta-*.json")).read_text())).runs[0]
@@ -64,7 +96,18 @@ def test_a_target_never_reached_says_so(mnist_dir, tmp_path):
 
 
 def test_tf32_on_the_cpu_is_one_line(tmp_path):
-    out = run_cli("tta", "--precision", "tf32", "--backend", "cpu", "--dataset", "synthetic", "--limit", "256",
-                  "--out", str(tmp_path))  # fmt: skip
+    out = run_cli(
+        "tta",
+        "--precision",
+        "tf32",
+        "--backend",
+        "cpu",
+        "--dataset",
+        "synthetic",
+        "--limit",
+        "256",
+        "--out",
+        str(tmp_path),
+    )
     assert out.returncode != 0 and "--precision tf32 needs a GPU backend" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1

@@ -7,11 +7,23 @@ import pytest
 from jaxmlp import units
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (2.36e-4, "236 µs"), (0.0041234, "4.12 ms"), (1.0712, "1.07 s"), (999.4, "999 s"), (9.99951e-4, "1.00 ms"),
-    (0.99996, "1.00 s"), (999.6, "16.7 min"), (9.245e-05, "92.5 µs"), (1e-9, "1.00 ns"), (0, "0 s"),
-    (math.nan, "-"), (None, "-"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (2.36e-4, "236 µs"),
+        (0.0041234, "4.12 ms"),
+        (1.0712, "1.07 s"),
+        (999.4, "999 s"),
+        (9.99951e-4, "1.00 ms"),
+        (0.99996, "1.00 s"),
+        (999.6, "16.7 min"),
+        (9.245e-05, "92.5 µs"),
+        (1e-9, "1.00 ns"),
+        (0, "0 s"),
+        (math.nan, "-"),
+        (None, "-"),
+    ],
+)
 def test_durations(seconds, text):
     assert units.duration(seconds) == text
 
@@ -32,11 +44,39 @@ def test_tables_read_in_words_and_units():
 
     from jaxmlp.report.display import readable
 
-    frame = pd.DataFrame({"backend": ["cpu"], "epoch_s": [1.0712], "epoch_iqr_s": [0.0122], "x_floor": [1.234],
-                          "gflop_per_s": [286.4], "ci_low": [0.98], "ci_high": [1.03], "p_slower": [0.2],
-                          "p_faster": [0.0004], "efficiency": [0.411], "samples_per_s": [60213.0]})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "backend": ["cpu"],
+            "epoch_s": [1.0712],
+            "epoch_iqr_s": [0.0122],
+            "x_floor": [1.234],
+            "gflop_per_s": [286.4],
+            "ci_low": [0.98],
+            "ci_high": [1.03],
+            "p_slower": [0.2],
+            "p_faster": [0.0004],
+            "efficiency": [0.411],
+            "samples_per_s": [60213.0],
+        }
+    )
     shown = readable(frame)
-    assert list(shown.columns) == ["backend", "epoch", "times its precision's floor", "rate", "95% interval", "p",
-                                   "efficiency", "images/s"]  # fmt: skip
-    assert shown.iloc[0].tolist() == ["cpu", "1.07 s (IQR 12.2 ms)", "×1.23", "286 GFLOP/s", "×0.980–×1.03", "<0.001",
-                                      "41.1%", "60,200"]  # fmt: skip
+    assert list(shown.columns) == [
+        "backend",
+        "epoch",
+        "times its precision's floor",
+        "rate",
+        "95% interval",
+        "p",
+        "efficiency",
+        "images/s",
+    ]
+    assert shown.iloc[0].tolist() == [
+        "cpu",
+        "1.07 s (IQR 12.2 ms)",
+        "×1.23",
+        "286 GFLOP/s",
+        "×0.980–×1.03",
+        "<0.001",
+        "41.1%",
+        "60,200",
+    ]

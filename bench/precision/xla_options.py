@@ -75,11 +75,13 @@ def main():
         "bf16 scan, written-out VJP (shipped)": (jax.jit(scan_of(model.sgd_update_bf16)), xs16),
     }
     if label == "default":
-        variants.update({
-            "f32 scan, params donated": (jax.jit(scan_of(model.sgd_update), donate_argnums=0), xs),
-            "f32 scan, unroll 4": (jax.jit(scan_of(model.sgd_update, 4)), xs),
-            "bf16 scan, written-out VJP, unroll 4": (jax.jit(scan_of(model.sgd_update_bf16, 4)), xs16),
-        })  # fmt: skip
+        variants.update(
+            {
+                "f32 scan, params donated": (jax.jit(scan_of(model.sgd_update), donate_argnums=0), xs),
+                "f32 scan, unroll 4": (jax.jit(scan_of(model.sgd_update, 4)), xs),
+                "bf16 scan, written-out VJP, unroll 4": (jax.jit(scan_of(model.sgd_update_bf16, 4)), xs16),
+            }
+        )
     compiled, compile_s, dots = {}, {}, {}
     for name, (f, data) in variants.items():
         start = time.perf_counter()
@@ -95,10 +97,21 @@ def main():
             jax.block_until_ready(compiled[name](p, data, ys))
             times[name].append(time.perf_counter() - start)
     for name in variants:
-        print(json.dumps({"xla_flags": os.environ.get("XLA_FLAGS", ""), "label": label, "variant": name,
-                          "median_s": statistics.median(times[name]), "samples_s": times[name],
-                          "compile_s": compile_s[name], "bf16_dots": dots[name][0], "dots": dots[name][1],
-                          "jax": jax.__version__}))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "xla_flags": os.environ.get("XLA_FLAGS", ""),
+                    "label": label,
+                    "variant": name,
+                    "median_s": statistics.median(times[name]),
+                    "samples_s": times[name],
+                    "compile_s": compile_s[name],
+                    "bf16_dots": dots[name][0],
+                    "dots": dots[name][1],
+                    "jax": jax.__version__,
+                }
+            )
+        )
 
 
 if __name__ == "__main__":

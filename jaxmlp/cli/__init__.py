@@ -72,8 +72,9 @@ def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:
     """The ``jaxmlp`` parser; the arguments of ``commands`` only (the others are listed, not loaded)."""
     wanted = set(commands)
     parser = Parser(prog="jaxmlp", description="Benchmark and profile the JAX MNIST tutorial's training pipeline.")
-    parser.add_argument("--version", action="version", version=version_line(), help="print jaxmlp's version and "
-                        "jax's, and exit")  # fmt: skip
+    parser.add_argument(
+        "--version", action="version", version=version_line(), help="print jaxmlp's version and jax's, and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     for name, help in COMMANDS.items():
         command = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
@@ -112,8 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): our children are stopped by now
         stop_children()  # and the libraries' (DataLoader's, Grain's workers)
         stopped = e if isinstance(e, Interrupted) else Interrupted()
-        print(f"{args.prog}: stopped by {stopped}; {stopped.kept or 'nothing was written'}",
-              file=sys.stderr)  # fmt: skip
+        print(f"{args.prog}: stopped by {stopped}; {stopped.kept or 'nothing was written'}", file=sys.stderr)
         return stopped.exit_code
 
 

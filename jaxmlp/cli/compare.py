@@ -19,18 +19,23 @@ from jaxmlp.results.tables import compare_memory, compare_samples
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Compare two pytest-benchmark JSON files (or folders of them) with raw samples, benchmark "
-                          "by benchmark. A regression is flagged only when p < --alpha (one-sided Mann-Whitney U) AND "
-                          "the ratio of medians exceeds 1 + --threshold; improvements likewise. Peak memory, where "
-                          "both record it, is compared as a second metric (flagged beyond 1 + --memory-threshold). "
-                          "Exit 1 with "
-                          "--fail-on-regression if any is flagged.")  # fmt: skip
-    parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: "
-                        "--benchmark-save-data)")  # fmt: skip
+    parser.description = (
+        "Compare two pytest-benchmark JSON files (or folders of them) with raw samples, benchmark "
+        "by benchmark. A regression is flagged only when p < --alpha (one-sided Mann-Whitney U) AND "
+        "the ratio of medians exceeds 1 + --threshold; improvements likewise. Peak memory, where "
+        "both record it, is compared as a second metric (flagged beyond 1 + --memory-threshold). "
+        "Exit 1 with "
+        "--fail-on-regression if any is flagged."
+    )
+    parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)")
     parser.add_argument("new", help="file or folder of pytest-benchmark JSON")
     options.add(parser, *options.DETECTOR)
-    parser.add_argument("--memory-threshold", type=options.number, default=registry.MEMORY_THRESHOLD,
-                        help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--memory-threshold",
+        type=options.number,
+        default=registry.MEMORY_THRESHOLD,
+        help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
+    )
     parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
     parser.set_defaults(run=run)
 
@@ -39,8 +44,11 @@ def run(args: argparse.Namespace) -> int:
     errors.detector(args.threshold, args.alpha)
     for side in (args.baseline, args.new):
         if (folder := incomplete_sweep(side)) is not None:
-            print(f"jaxmlp compare: note: {side} is from an INCOMPLETE sweep ({folder}): its samples so far; "
-                  f"`jaxmlp sweep resume {folder}` measures the rest", file=sys.stderr)  # fmt: skip
+            print(
+                f"jaxmlp compare: note: {side} is from an INCOMPLETE sweep ({folder}): its samples so far; "
+                f"`jaxmlp sweep resume {folder}` measures the rest",
+                file=sys.stderr,
+            )
     documents = documents_of(args.baseline), documents_of(args.new)  # each file read once, for both metrics
     (baseline, before), (new, after) = (samples(side) for side in documents)
     memory = compare_memory(peak_memory(documents[0]), peak_memory(documents[1]), args.memory_threshold)
@@ -48,9 +56,12 @@ def run(args: argparse.Namespace) -> int:
     if table.empty:
         raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
     if before != after:  # the first line: every ratio below compares the machines too
-        print(f"jaxmlp compare: warning: {args.baseline} ({'; '.join(sorted(before))}) and {args.new} "
-              f"({'; '.join(sorted(after))}) come from different machines: their ratios compare the machines too",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"jaxmlp compare: warning: {args.baseline} ({'; '.join(sorted(before))}) and {args.new} "
+            f"({'; '.join(sorted(after))}) come from different machines: their ratios compare the machines too",
+            file=sys.stderr,
+            flush=True,
+        )
     undecided = undecidable(table, baseline, new, args.threshold, args.alpha)
     if undecided is not None:
         print(f"{undecided.line(len(table), args.threshold, args.alpha)}\n", flush=True)
@@ -58,14 +69,19 @@ def run(args: argparse.Namespace) -> int:
     print(compare_text(table, args.threshold, args.alpha))
     invalid = int((~table["valid"]).sum())
     if invalid:  # never a silent pass: a NaN time is a broken measurement, whatever the other samples say
-        print(f"jaxmlp compare: {invalid} benchmark(s) have samples that are not finite numbers (NaN or inf): "
-              "their verdict is 'invalid samples'; rerun them", file=sys.stderr)  # fmt: skip
+        print(
+            f"jaxmlp compare: {invalid} benchmark(s) have samples that are not finite numbers (NaN or inf): "
+            "their verdict is 'invalid samples'; rerun them",
+            file=sys.stderr,
+        )
     if len(memory):
         print(f"\n{memory_text(memory, args.memory_threshold)}")
         unsure = int(memory["verdict"].str.endswith(", undecided").sum())
         if unsure:
-            print(f"{unsure} peak(s) differ beyond the memory threshold in runs too short to decide anything "
-                  "(marked undecided, not counted above): measure again with the rounds said first")  # fmt: skip
+            print(
+                f"{unsure} peak(s) differ beyond the memory threshold in runs too short to decide anything "
+                "(marked undecided, not counted above): measure again with the rounds said first"
+            )
     flagged = (table["verdict"] == "regression").any() or invalid or (memory["verdict"] == "memory regression").any()
     return 1 if args.fail_on_regression and flagged else 0
 

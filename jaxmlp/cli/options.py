@@ -62,12 +62,24 @@ class Option:
         option does in that command)."""
         if default is not KEEP and not why:
             raise ValueError(f"{self.flags[0]}: a command's own default says why")
-        return replace(self, default=self.default if default is KEEP else default, help=help or self.help,
-                       base=self.base or self, why=why)  # fmt: skip
+        return replace(
+            self,
+            default=self.default if default is KEEP else default,
+            help=help or self.help,
+            base=self.base or self,
+            why=why,
+        )
 
     def add(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> argparse.Action:
-        given = {"help": self.help, "default": self.default, "type": self.type, "choices": self.choices,
-                 "action": self.action, "metavar": self.metavar, "nargs": self.nargs}  # fmt: skip
+        given = {
+            "help": self.help,
+            "default": self.default,
+            "type": self.type,
+            "choices": self.choices,
+            "action": self.action,
+            "metavar": self.metavar,
+            "nargs": self.nargs,
+        }
         action = parser.add_argument(*self.flags, **{k: v for k, v in given.items() if v is not None})
         action.jaxmlp_option = self  # type: ignore[attr-defined]  # read by the test of the declarations
         return action
@@ -86,10 +98,17 @@ command's own default filled in where it reads the values."""
 
 # --- data --------------------------------------------------------------------------------------------------------
 
-DATASET = Option(("--dataset",), "real MNIST, or a generated MNIST-shaped set for machines without it (default: "
-                 "%(default)s)", "mnist", choices=registry.DATASETS)  # fmt: skip
-DATA_DIR = Option(("--data-dir",), "folder with the four MNIST IDX files, gzipped or not (default: "
-                  "$JAXMLP_DATA_DIR, else a cache folder)", metavar="DIR")  # fmt: skip
+DATASET = Option(
+    ("--dataset",),
+    "real MNIST, or a generated MNIST-shaped set for machines without it (default: %(default)s)",
+    "mnist",
+    choices=registry.DATASETS,
+)
+DATA_DIR = Option(
+    ("--data-dir",),
+    "folder with the four MNIST IDX files, gzipped or not (default: $JAXMLP_DATA_DIR, else a cache folder)",
+    metavar="DIR",
+)
 LIMIT = Option(("--limit",), "the first LIMIT training images only (default: all)", type=whole_number)
 DOWNLOAD = Option(("--download",), "let torchvision download MNIST into the data folder", False, action="store_true")
 DATA = (DATASET, DATA_DIR, LIMIT)
@@ -97,77 +116,180 @@ DATA = (DATASET, DATA_DIR, LIMIT)
 # --- where it runs -----------------------------------------------------------------------------------------------
 
 BACKEND = Option(("--backend",), "JAX backend (default: JAX's default device)", choices=registry.BACKENDS)
-PIPELINE = Option(("--pipeline",), "how batches reach the step: the tutorial's DataLoader (seed), the same a batch "
-                  "at a time (seed_batched), Grain (grain), Hugging Face datasets (hf), array slices (batched), "
-                  "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan), that "
-                  "scan data-parallel over every device (sharded), the same MLP in PyTorch, eager (torch) and through "
-                  "torch.compile (torch_compile) (default: %(default)s)", "seed",
-                  choices=registry.PIPELINES)  # fmt: skip
-PRECISION = Option(("--precision",), "the matrix products' precision: float32 (f32), bfloat16 operands with float32 "
-                   "accumulation and float32 params and update (bf16), TF32 tensor cores (tf32, GPU backends only) "
-                   "(default: %(default)s)", "f32", choices=registry.PRECISIONS)  # fmt: skip
-EACH_PIPELINE = Option(("--pipeline",), "the pipelines to measure, each on its own (default: scan)",
-                      choices=registry.PIPELINES, **LIST)  # fmt: skip
-EACH_PRECISION = Option(("--precision",), "the precisions to measure each pipeline in, as --precision (f32, bf16; "
-                        "tf32 on GPU backends) (default: f32)", choices=registry.PRECISIONS, **LIST)  # fmt: skip
+PIPELINE = Option(
+    ("--pipeline",),
+    "how batches reach the step: the tutorial's DataLoader (seed), the same a batch "
+    "at a time (seed_batched), Grain (grain), Hugging Face datasets (hf), array slices (batched), "
+    "slices put on the device by a background thread (prefetch), one lax.scan per epoch (scan), that "
+    "scan data-parallel over every device (sharded), the same MLP in PyTorch, eager (torch) and through "
+    "torch.compile (torch_compile) (default: %(default)s)",
+    "seed",
+    choices=registry.PIPELINES,
+)
+PRECISION = Option(
+    ("--precision",),
+    "the matrix products' precision: float32 (f32), bfloat16 operands with float32 "
+    "accumulation and float32 params and update (bf16), TF32 tensor cores (tf32, GPU backends only) "
+    "(default: %(default)s)",
+    "f32",
+    choices=registry.PRECISIONS,
+)
+EACH_PIPELINE = Option(
+    ("--pipeline",), "the pipelines to measure, each on its own (default: scan)", choices=registry.PIPELINES, **LIST
+)
+EACH_PRECISION = Option(
+    ("--precision",),
+    "the precisions to measure each pipeline in, as --precision (f32, bf16; tf32 on GPU backends) (default: f32)",
+    choices=registry.PRECISIONS,
+    **LIST,
+)
 BATCH_SIZE = Option(("--batch-size",), "images per step (default: %(default)s)", registry.BATCH_SIZE, whole_number)
-WORKERS = Option(("--workers",), "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "
-                 "Grain's (grain) (default: %(default)s)", 0, whole_number)  # fmt: skip
-TRAIN_PROCESSES = Option(("--processes",), "sharded only: start this many local processes joined by jax.distributed "
-                         "on 127.0.0.1, each with its own devices (default: %(default)s)", 1, whole_number)  # fmt: skip
-SCALING_PROCESSES = Option(("--processes",), "process counts P, each measured with each device count N that it "
-                           "divides (N / P devices a process, joined by jax.distributed: started by jaxmlp on "
-                           "127.0.0.1, or by mpirun/srun when jaxmlp runs under one) (default: 1; under mpirun -n P "
-                           "or srun: 1 and P)", type=whole_number, **LIST)  # fmt: skip
+WORKERS = Option(
+    ("--workers",),
+    "loader worker processes, spawned: torch's DataLoader (seed, seed_batched) or "
+    "Grain's (grain) (default: %(default)s)",
+    0,
+    whole_number,
+)
+TRAIN_PROCESSES = Option(
+    ("--processes",),
+    "sharded only: start this many local processes joined by jax.distributed "
+    "on 127.0.0.1, each with its own devices (default: %(default)s)",
+    1,
+    whole_number,
+)
+SCALING_PROCESSES = Option(
+    ("--processes",),
+    "process counts P, each measured with each device count N that it "
+    "divides (N / P devices a process, joined by jax.distributed: started by jaxmlp on "
+    "127.0.0.1, or by mpirun/srun when jaxmlp runs under one) (default: 1; under mpirun -n P "
+    "or srun: 1 and P)",
+    type=whole_number,
+    **LIST,
+)
 
 # --- where results go --------------------------------------------------------------------------------------------
 
 OUT = Option(("--out",), "results folder (default: %(default)s)", layout.RESULTS_DIR, metavar="DIR")
 RESULTS = Option(("--results",), "folder of result files (default: %(default)s)", layout.RESULTS_DIR, metavar="DIR")
 REPORT_OUT = Option(("--out",), "NEW folder for the report (default: RESULTS/report-<UTC time>)", metavar="DIR")
-LOGDIR = Option(("--logdir",), "TensorBoard logdir of profiler captures (default: %(default)s)", layout.TRACES_DIR,
-                metavar="DIR")  # fmt: skip
+LOGDIR = Option(
+    ("--logdir",), "TensorBoard logdir of profiler captures (default: %(default)s)", layout.TRACES_DIR, metavar="DIR"
+)
 
 # --- timing: what each measuring process runs --------------------------------------------------------------------
 
-EPOCHS = Option(("--epochs",), "timed epochs a process (each built-in epoch workload): the first, then the steady "
-                "state (default: %(default)s)", 4, whole_number)  # fmt: skip
+EPOCHS = Option(
+    ("--epochs",),
+    "timed epochs a process (each built-in epoch workload): the first, then the steady state (default: %(default)s)",
+    4,
+    whole_number,
+)
 TRAIN_EPOCHS = Option(("--epochs",), "epochs to train (default: %(default)s, the tutorial's)", 8, whole_number)
-CALLS = Option(("--calls",), "timed calls a process of the step and of your workloads: the first, then the steady "
-               "state (default: %(default)s)", 50, whole_number)  # fmt: skip
-TIMEOUT = Option(("--timeout",), "each child process's time limit in seconds: past it, it and its children are "
-                 f"killed and named as failed, what was measured kept (default: {workers.FIRST_SECONDS:.0f} s for the "
-                 f"first; then {workers.LIMIT_FACTOR}x the slowest before, at least {workers.MIN_LIMIT_SECONDS:.0f} s)",
-                 type=number, metavar="SECONDS")  # fmt: skip
-PIN_CPU = Option(("--pin-cpu",), "pin every worker process to this one CPU (steadier, single-threaded)",
-                 type=whole_number, metavar="CPU")  # fmt: skip
+CALLS = Option(
+    ("--calls",),
+    "timed calls a process of the step and of your workloads: the first, then the steady state (default: %(default)s)",
+    50,
+    whole_number,
+)
+TIMEOUT = Option(
+    ("--timeout",),
+    "each child process's time limit in seconds: past it, it and its children are "
+    f"killed and named as failed, what was measured kept (default: {workers.FIRST_SECONDS:.0f} s for the "
+    f"first; then {workers.LIMIT_FACTOR}x the slowest before, at least {workers.MIN_LIMIT_SECONDS:.0f} s)",
+    type=number,
+    metavar="SECONDS",
+)
+PIN_CPU = Option(
+    ("--pin-cpu",),
+    "pin every worker process to this one CPU (steadier, single-threaded)",
+    type=whole_number,
+    metavar="CPU",
+)
 TIMING = (EPOCHS, CALLS)
 
 # --- the sweep's matrix and its statistics -----------------------------------------------------------------------
 
-WORKLOAD = Option(("--workload",), "what to time: built-ins (" + ", ".join(registry.SWEEP_WORKLOADS) + "; default: "
-                  "all) or your own, path/to/file.py:make or module:make (README: the workload contract)",
-                  metavar="SPEC", **LIST)  # fmt: skip
-VERSIONS = Option(("--versions",), "the releases to pick from (default: the package index's, via pip index "
-                  "versions; give them to run offline)", metavar="VERSION", **LIST)  # fmt: skip
+WORKLOAD = Option(
+    ("--workload",),
+    "what to time: built-ins (" + ", ".join(registry.SWEEP_WORKLOADS) + "; default: "
+    "all) or your own, path/to/file.py:make or module:make (README: the workload contract)",
+    metavar="SPEC",
+    **LIST,
+)
+VERSIONS = Option(
+    ("--versions",),
+    "the releases to pick from (default: the package index's, via pip index versions; give them to run offline)",
+    metavar="VERSION",
+    **LIST,
+)
 PROCESSES = Option(("--processes",), "processes (samples) a cell (default: %(default)s)", 6, whole_number)
-XLA_FLAGS = Option(("--xla-flags",), "each value is its own column of the matrix, every release run with "
-                   "XLA_FLAGS=FLAGS besides without (e.g. --xla_cpu_use_thunk_runtime=false); its values start with "
-                   "a dash, so one a flag: repeat it for each", action="append", metavar="FLAGS")  # fmt: skip
-TOLERANCE = Option(("--tolerance",), "relative difference of values between cells beyond which a row says 'results "
-                   "differ' (default: %(default)s)", 1e-3, number)  # fmt: skip
-ENVS = Option(("--envs",), "where the release environments live (default: $JAXMLP_ENVS, else "
-              "~/.cache/jaxmlp/envs)", type=Path, metavar="DIR")  # fmt: skip
-THRESHOLD = Option(("--threshold",), "minimum effect: the ratio of medians beyond 1 + THRESHOLD (default: "
-                   "%(default)s)", registry.THRESHOLD, number)  # fmt: skip
-ALPHA = Option(("--alpha",), "significance level of the one-sided Mann-Whitney U test (default: %(default)s)",
-               registry.ALPHA, number)  # fmt: skip
+XLA_FLAGS = Option(
+    ("--xla-flags",),
+    "each value is its own column of the matrix, every release run with "
+    "XLA_FLAGS=FLAGS besides without (e.g. --xla_cpu_use_thunk_runtime=false); its values start with "
+    "a dash, so one a flag: repeat it for each",
+    action="append",
+    metavar="FLAGS",
+)
+TOLERANCE = Option(
+    ("--tolerance",),
+    "relative difference of values between cells beyond which a row says 'results differ' (default: %(default)s)",
+    1e-3,
+    number,
+)
+ENVS = Option(
+    ("--envs",),
+    "where the release environments live (default: $JAXMLP_ENVS, else ~/.cache/jaxmlp/envs)",
+    type=Path,
+    metavar="DIR",
+)
+THRESHOLD = Option(
+    ("--threshold",),
+    "minimum effect: the ratio of medians beyond 1 + THRESHOLD (default: %(default)s)",
+    registry.THRESHOLD,
+    number,
+)
+ALPHA = Option(
+    ("--alpha",),
+    "significance level of the one-sided Mann-Whitney U test (default: %(default)s)",
+    registry.ALPHA,
+    number,
+)
 DETECTOR = (THRESHOLD, ALPHA)
 
-SHARED = (DATASET, DATA_DIR, LIMIT, DOWNLOAD, BACKEND, PIPELINE, PRECISION, EACH_PIPELINE, EACH_PRECISION,
-          BATCH_SIZE, WORKERS, TRAIN_PROCESSES, SCALING_PROCESSES, OUT, RESULTS, REPORT_OUT, LOGDIR, EPOCHS,
-          TRAIN_EPOCHS, CALLS, TIMEOUT, PIN_CPU, WORKLOAD, VERSIONS, PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, THRESHOLD,
-          ALPHA)  # fmt: skip
+SHARED = (
+    DATASET,
+    DATA_DIR,
+    LIMIT,
+    DOWNLOAD,
+    BACKEND,
+    PIPELINE,
+    PRECISION,
+    EACH_PIPELINE,
+    EACH_PRECISION,
+    BATCH_SIZE,
+    WORKERS,
+    TRAIN_PROCESSES,
+    SCALING_PROCESSES,
+    OUT,
+    RESULTS,
+    REPORT_OUT,
+    LOGDIR,
+    EPOCHS,
+    TRAIN_EPOCHS,
+    CALLS,
+    TIMEOUT,
+    PIN_CPU,
+    WORKLOAD,
+    VERSIONS,
+    PROCESSES,
+    XLA_FLAGS,
+    TOLERANCE,
+    ENVS,
+    THRESHOLD,
+    ALPHA,
+)
 """Every shared option (the test of the declarations walks them)."""
 
 
@@ -179,6 +301,9 @@ def bench_session() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
     parser.add_argument("--full", action="store_true", help="more sizes and rounds")
     parser.add_argument("--profile", action="store_true", help="also capture one XLA trace per pipeline")
-    parser.add_argument("--preinstalled", action="store_true", help="install nothing: jax, torch and the rest are "
-                        "installed already (with `nox --no-venv`)")  # fmt: skip
+    parser.add_argument(
+        "--preinstalled",
+        action="store_true",
+        help="install nothing: jax, torch and the rest are installed already (with `nox --no-venv`)",
+    )
     return parser

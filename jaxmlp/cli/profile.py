@@ -24,21 +24,30 @@ from jaxmlp.units import count, duration
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("After a warm-up, trace N training steps of a pipeline (each step, batch fetch included, "
-                          "marked for TensorBoard's profile plugin) into a new run folder under --logdir.")  # fmt: skip
+    parser.description = (
+        "After a warm-up, trace N training steps of a pipeline (each step, batch fetch included, "
+        "marked for TensorBoard's profile plugin) into a new run folder under --logdir."
+    )
     options.add(parser, options.PIPELINE.but(default="scan", why="one program an epoch: the XLA ops, not the loader"))
-    parser.add_argument("--steps", type=options.whole_number, default=10,
-                        help="steps to trace; for scan one step is one epoch (default: %(default)s)")  # fmt: skip
-    options.add(parser, options.LOGDIR, *options.DATA, options.DOWNLOAD, options.BATCH_SIZE, options.WORKERS,
-                options.BACKEND)  # fmt: skip
+    parser.add_argument(
+        "--steps",
+        type=options.whole_number,
+        default=10,
+        help="steps to trace; for scan one step is one epoch (default: %(default)s)",
+    )
+    options.add(
+        parser, options.LOGDIR, *options.DATA, options.DOWNLOAD, options.BATCH_SIZE, options.WORKERS, options.BACKEND
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     config = config_of(args)
     if config.pipeline not in registry.PROFILED_PIPELINES:
-        raise JaxmlpError(f"--pipeline {config.pipeline}: it trains in PyTorch, whose operations XLA's profiler does "
-                          f"not see; profile one of {', '.join(registry.PROFILED_PIPELINES)}")  # fmt: skip
+        raise JaxmlpError(
+            f"--pipeline {config.pipeline}: it trains in PyTorch, whose operations XLA's profiler does "
+            f"not see; profile one of {', '.join(registry.PROFILED_PIPELINES)}"
+        )
     if args.steps <= 0:
         raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
     check_folder(args.logdir, "--logdir")
@@ -52,10 +61,14 @@ def run(args: argparse.Namespace) -> int:
             config.pipeline, datasets.train, batch_size=config.batch_size, workers=config.workers, device=device
         )
         print(f"jaxmlp profile: {datasets.label}; {device.platform} ({device.device_kind}); pipeline {config.pipeline}")
-        result = capture(epoch, params, steps=args.steps, run_dir=functools.partial(new_trace_run, args.logdir,
-                                                                                    config.pipeline))  # fmt: skip
-    traced = (f"{count(result.steps, 'epoch')} (one scan each)" if config.pipeline in registry.ONE_PROGRAM
-              else count(result.steps, "step"))  # fmt: skip
+        result = capture(
+            epoch, params, steps=args.steps, run_dir=functools.partial(new_trace_run, args.logdir, config.pipeline)
+        )
+    traced = (
+        f"{count(result.steps, 'epoch')} (one scan each)"
+        if config.pipeline in registry.ONE_PROGRAM
+        else count(result.steps, "step")
+    )
     print(f"Traced {traced} in {result.seconds:0.2f} sec into {result.run_dir}")
     for xplane in result.xplanes:
         s = capture_summary(xplane)

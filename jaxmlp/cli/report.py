@@ -18,9 +18,11 @@ from jaxmlp.results.traces import capture_summary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Load every result file under --results (benchmarks, training runs, sweeps, bisections, "
-                          "scaling, trials, traces) and write summary.md, a self-contained index.html with plots, "
-                          "results.csv and samples.csv into a new folder.")  # fmt: skip
+    parser.description = (
+        "Load every result file under --results (benchmarks, training runs, sweeps, bisections, "
+        "scaling, trials, traces) and write summary.md, a self-contained index.html with plots, "
+        "results.csv and samples.csv into a new folder."
+    )
     options.add(parser, options.RESULTS, options.REPORT_OUT)
     parser.set_defaults(run=run)
 
@@ -47,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         if finding.answered:
             print(finding.line())
     n_files = results.runs["file"].nunique() if len(results.runs) else 0
-    print(f"\nReport of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "
-          + ", ".join(str(p) for p in paths))  # fmt: skip
+    print(
+        f"\nReport of {len(results.runs)} rows from {n_files} files and {len(traces)} traces: "
+        + ", ".join(str(p) for p in paths)
+    )
     return 0

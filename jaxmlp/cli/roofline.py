@@ -28,14 +28,19 @@ from jaxmlp.units import flop_rate, size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Measure this machine's FLOP rate (the best of a few float32 matmuls in XLA) and memory "
-                          "bandwidth (STREAM-like kernels in XLA, and numpy's for comparison) once per environment, "
-                          "then put each workload on the roofline: arithmetic intensity from XLA's cost analysis, "
-                          "attainable time = max(flops / FLOP rate, bytes / bandwidth), measured / attainable and "
-                          "which ceiling binds.")  # fmt: skip
+    parser.description = (
+        "Measure this machine's FLOP rate (the best of a few float32 matmuls in XLA) and memory "
+        "bandwidth (STREAM-like kernels in XLA, and numpy's for comparison) once per environment, "
+        "then put each workload on the roofline: arithmetic intensity from XLA's cost analysis, "
+        "attainable time = max(flops / FLOP rate, bytes / bandwidth), measured / attainable and "
+        "which ceiling binds."
+    )
     options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.OUT)
-    parser.add_argument("--remeasure-ceilings", action="store_true",
-                        help="measure the ceilings again even where this environment's are kept")  # fmt: skip
+    parser.add_argument(
+        "--remeasure-ceilings",
+        action="store_true",
+        help="measure the ceilings again even where this environment's are kept",
+    )
     parser.set_defaults(run=run)
 
 
@@ -63,11 +68,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"This environment's ceilings, kept in {path}")
     c = ceilings.ceilings
     numpy = c["numpy_bytes_per_second"]
-    print(f"FLOP rate {flop_rate(c['flops_per_second'])} (XLA, {c['best_shape']}); bandwidth "
-          f"{size(c['bytes_per_second'])}/s (XLA {c['best_kernel']}; numpy copy {size(numpy['copy'])}/s, triad "
-          f"{size(numpy['triad'])}/s)")  # fmt: skip
-    measuring = Measuring(tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs,
-                          args.calls, program_facts=True)  # fmt: skip
+    print(
+        f"FLOP rate {flop_rate(c['flops_per_second'])} (XLA, {c['best_shape']}); bandwidth "
+        f"{size(c['bytes_per_second'])}/s (XLA {c['best_kernel']}; numpy copy {size(numpy['copy'])}/s, triad "
+        f"{size(numpy['triad'])}/s)"
+    )
+    measuring = Measuring(
+        tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs, args.calls, program_facts=True
+    )
     result = measure_process(measuring)
     workloads = {}
     for name, times in result.workloads.items():
@@ -91,7 +99,14 @@ def roofline_table(doc: RooflineDocument) -> Any:
 
     rows = []
     for name, p in doc.points.items():
-        rows.append({"workload": name, "intensity": p.get("intensity"), "binds": p.get("binds", p.get("why")),
-                     "attainable_seconds": p.get("attainable_seconds"), "measured_seconds": p.get("measured_seconds"),
-                     "x_attainable": p.get("x_attainable")})  # fmt: skip
+        rows.append(
+            {
+                "workload": name,
+                "intensity": p.get("intensity"),
+                "binds": p.get("binds", p.get("why")),
+                "attainable_seconds": p.get("attainable_seconds"),
+                "measured_seconds": p.get("measured_seconds"),
+                "x_attainable": p.get("x_attainable"),
+            }
+        )
     return pd.DataFrame(rows)

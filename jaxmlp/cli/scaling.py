@@ -25,21 +25,35 @@ TRACES = "traces"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
-                          "replicated) for each device count N and process count P, fresh processes each: on the CPU "
-                          f"N simulated devices ({scaling.FORCE_DEVICES}=N/P a process, sharing this machine's "
-                          "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is "
-                          f"traced (into --out's {TRACES}/) for the all-reduce's share.")  # fmt: skip
-    parser.add_argument("--devices", type=options.whole_number, **options.LIST, help="device counts (default: 1 2 4 8 "
-                        "on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)")  # fmt: skip
-    options.add(parser, options.SCALING_PROCESSES,
-                options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
-                *options.DATA, options.EPOCHS.but(default=6, why="a sharded epoch is short; 5 steady epochs",
-                                                  help="timed sharded epochs a process: the first, then the steady "
-                                                  "state (default: %(default)s)"),
-                options.CALLS.but(help="timed calls a process of the sharded step: the first, then the steady state "
-                                  "(default: %(default)s)"),
-                options.TIMEOUT, options.OUT)  # fmt: skip
+    parser.description = (
+        "Time the sharded pipeline (jax.sharding: the batch split over a mesh of N devices, params "
+        "replicated) for each device count N and process count P, fresh processes each: on the CPU "
+        f"N simulated devices ({scaling.FORCE_DEVICES}=N/P a process, sharing this machine's "
+        "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is "
+        f"traced (into --out's {TRACES}/) for the all-reduce's share."
+    )
+    parser.add_argument(
+        "--devices",
+        type=options.whole_number,
+        **options.LIST,
+        help="device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
+    )
+    options.add(
+        parser,
+        options.SCALING_PROCESSES,
+        options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
+        *options.DATA,
+        options.EPOCHS.but(
+            default=6,
+            why="a sharded epoch is short; 5 steady epochs",
+            help="timed sharded epochs a process: the first, then the steady state (default: %(default)s)",
+        ),
+        options.CALLS.but(
+            help="timed calls a process of the sharded step: the first, then the steady state (default: %(default)s)"
+        ),
+        options.TIMEOUT,
+        options.OUT,
+    )
     parser.set_defaults(run=run)
 
 
@@ -52,9 +66,11 @@ def process_counts(asked: list[int] | None, cluster: tuple[int, int] | None) -> 
         return tuple(asked or (1,))
     size = cluster[1]
     if asked and not set(asked) <= {1, size}:
-        raise JaxmlpError(f"--processes {' '.join(map(str, asked))}: under {distributed.launcher()} with {size} "
-                          f"processes only 1 and {size} can be measured: give --processes 1 {size}, or run jaxmlp "
-                          "scaling without the launcher (its own processes on this machine)")  # fmt: skip
+        raise JaxmlpError(
+            f"--processes {' '.join(map(str, asked))}: under {distributed.launcher()} with {size} "
+            f"processes only 1 and {size} can be measured: give --processes 1 {size}, or run jaxmlp "
+            "scaling without the launcher (its own processes on this machine)"
+        )
     return tuple(asked or (1, size))
 
 
@@ -74,16 +90,20 @@ def run(args: argparse.Namespace) -> int:
     return _measure(args, settings, processes, cluster)
 
 
-def _measure(args: argparse.Namespace, settings: scaling.Scaling, processes: tuple[int, ...],
-             cluster: tuple[int, int] | None) -> int:  # fmt: skip
+def _measure(
+    args: argparse.Namespace, settings: scaling.Scaling, processes: tuple[int, ...], cluster: tuple[int, int] | None
+) -> int:
     visible = scaling.visible_devices(args.backend)
     devices = tuple(args.devices or scaling.default_devices(args.backend, visible))
     if args.backend == "gpu" and max(devices) > visible:
-        raise JaxmlpError(f"--devices {max(devices)} asks for more GPUs than the {visible} visible: choose at most "
-                          f"{visible}")  # fmt: skip
+        raise JaxmlpError(
+            f"--devices {max(devices)} asks for more GPUs than the {visible} visible: choose at most {visible}"
+        )
     if args.backend == "tpu" and devices != (visible,):
-        raise JaxmlpError(f"--devices {' '.join(map(str, devices))}: on a TPU host jaxmlp scaling measures all "
-                          f"{visible} chips visible: give --devices {visible}, or leave it out")  # fmt: skip
+        raise JaxmlpError(
+            f"--devices {' '.join(map(str, devices))}: on a TPU host jaxmlp scaling measures all "
+            f"{visible} chips visible: give --devices {visible}, or leave it out"
+        )
     if args.backend != "cpu" and visible == 1:
         print(f"jaxmlp scaling: one {args.backend.upper()} visible: N = 1 only (scaling needs more than one)")
     pairs, left = scaling.plan(devices, processes)
@@ -92,10 +112,18 @@ def _measure(args: argparse.Namespace, settings: scaling.Scaling, processes: tup
         pairs = [pair for pair in pairs if pair[1] > 1] + ([pair for pair in pairs if pair[1] == 1] if speaker else [])
     if not pairs:
         raise JaxmlpError("no device count splits evenly over the process counts asked for: " + "; ".join(left))
-    how = (f"processes {', '.join(map(str, processes))} ({distributed.launcher()}'s for P > 1)" if cluster else
-           f"processes {', '.join(map(str, processes))}" if processes != (1,) else "one process each")  # fmt: skip
-    print(f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), "
-          f"{how}, fresh processes each; {registry.dataset_label(args.dataset)}", flush=True)  # fmt: skip
+    how = (
+        f"processes {', '.join(map(str, processes))} ({distributed.launcher()}'s for P > 1)"
+        if cluster
+        else f"processes {', '.join(map(str, processes))}"
+        if processes != (1,)
+        else "one process each"
+    )
+    print(
+        f"jaxmlp scaling: the sharded pipeline on {', '.join(map(str, devices))} {args.backend} device(s), "
+        f"{how}, fresh processes each; {registry.dataset_label(args.dataset)}",
+        flush=True,
+    )
     limit = (
         f"{args.timeout:g} s"
         if args.timeout is not None
@@ -114,8 +142,9 @@ def _measure(args: argparse.Namespace, settings: scaling.Scaling, processes: tup
     def traced(folder: str) -> dict[str, object]:
         return trace_share(folder, ALL_REDUCE)
 
-    results, failures = scaling.run(pairs, settings, lambda line: print(line, flush=True), args.timeout,
-                                    cluster is not None, trace_dir, traced)  # fmt: skip
+    results, failures = scaling.run(
+        pairs, settings, lambda line: print(line, flush=True), args.timeout, cluster is not None, trace_dir, traced
+    )
     if results and speaker:  # what was measured is kept, whatever failed after
         doc = document(results)
         rows, _ = benchmark_rows(doc)

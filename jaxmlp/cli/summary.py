@@ -19,8 +19,10 @@ from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.store import Found, ResultsStore, Scan, check_folder, read_document
 
-READS = ("a pytest-benchmark or `jaxmlp scaling` file, a `jaxmlp train --json` or `jaxmlp tta` file, a sweep, "
-         "bisect or detector folder (or a file in one), or a folder of results such as reports/")  # fmt: skip
+READS = (
+    "a pytest-benchmark or `jaxmlp scaling` file, a `jaxmlp train --json` or `jaxmlp tta` file, a sweep, "
+    "bisect or detector folder (or a file in one), or a folder of results such as reports/"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,8 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "result of each kind in full)."
     )
     parser.add_argument("file", metavar="PATH", help=f"what to summarize: {READS}")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="text for a terminal, md for Markdown "
-                        "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text for a terminal, md for Markdown "
+        "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)",
+    )
     parser.add_argument(
         "--all",
         action="store_true",
@@ -41,10 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="every table in full, the long ones "
         "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
     )
-    parser.add_argument("--save", metavar="DIR", help="also copy a benchmark, scaling or training file, atomically "
-                        "and under a new name (never over another run), into DIR")  # fmt: skip
-    parser.add_argument("--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-"
-                        "<backends>.json)")  # fmt: skip
+    parser.add_argument(
+        "--save",
+        metavar="DIR",
+        help="also copy a benchmark, scaling or training file, atomically "
+        "and under a new name (never over another run), into DIR",
+    )
+    parser.add_argument(
+        "--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -54,11 +66,14 @@ def run(args: argparse.Namespace) -> int:
         raise JaxmlpError(f"{path} does not exist: give {READS}")
     document = None if path.is_dir() else _document(path)
     if args.save:  # before any work, and before making a folder it would leave empty
-        if not (isinstance(document, TrainDocument) or (isinstance(document, BenchmarkDocument)
-                                                        and not document.is_sweep)):  # fmt: skip
+        if not (
+            isinstance(document, TrainDocument) or (isinstance(document, BenchmarkDocument) and not document.is_sweep)
+        ):
             what = "a folder" if document is None else "a file of a sweep, bisection or trials"
-            raise JaxmlpError(f"--save files one benchmark, scaling or training file, and {path} is {what}: leave "
-                              "--save out (a sweep or timeline is filed in its own folder already)")  # fmt: skip
+            raise JaxmlpError(
+                f"--save files one benchmark, scaling or training file, and {path} is {what}: leave "
+                "--save out (a sweep or timeline is filed in its own folder already)"
+            )
         check_folder(args.save, "--save")
     found, folder = _results(path, document)
     shown = summaries(found, folder)

@@ -16,15 +16,18 @@ from jaxmlp.errors import JaxmlpError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C."
     options.add(parser, options.LOGDIR)
-    parser.add_argument("--port", type=options.whole_number, default=6006,
-                        help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--port",
+        type=options.whole_number,
+        default=6006,
+        help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)",
+    )
     parser.set_defaults(run=run)
 
 
 def tensorboard_command(logdir: str, port: int) -> list[str]:
     """TensorBoard with the profile plugin, bound to 127.0.0.1 only."""
-    return [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", HOST, "--port",
-            str(port)]  # fmt: skip
+    return [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", HOST, "--port", str(port)]
 
 
 HOST = "127.0.0.1"
@@ -38,9 +41,10 @@ def free_port(port: int) -> int:
         try:
             probe.bind((HOST, port))
         except OSError as e:
-            raise JaxmlpError(f"--port {port}: cannot listen on {HOST}:{port} ({e.strerror}): another program "
-                              f"(another TensorBoard?) has it; give another --port, or --port 0 for a free one"
-                              ) from None  # fmt: skip
+            raise JaxmlpError(
+                f"--port {port}: cannot listen on {HOST}:{port} ({e.strerror}): another program "
+                f"(another TensorBoard?) has it; give another --port, or --port 0 for a free one"
+            ) from None
         return int(probe.getsockname()[1])
 
 

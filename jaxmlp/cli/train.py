@@ -28,18 +28,27 @@ DEFAULTS = TrainConfig()
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Train the tutorial's MLP (defaults are the tutorial's) and print its three lines per epoch."
     options.add(parser, options.TRAIN_EPOCHS, options.BATCH_SIZE)
-    parser.add_argument("--step-size", type=options.number, default=DEFAULTS.step_size,
-                        help="SGD step size (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--step-size", type=options.number, default=DEFAULTS.step_size, help="SGD step size (default: %(default)s)"
+    )
     options.add(parser, options.WORKERS, *options.DATA, options.DOWNLOAD)
-    parser.add_argument("--seed", type=options.whole_number, default=DEFAULTS.seed,
-                        help="PRNGKey seed of the initial params (default: %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--seed",
+        type=options.whole_number,
+        default=DEFAULTS.seed,
+        help="PRNGKey seed of the initial params (default: %(default)s)",
+    )
     options.add(parser, options.BACKEND, options.PIPELINE, options.PRECISION, options.TRAIN_PROCESSES, options.TIMEOUT)
-    parser.add_argument("--json", metavar="PATH",
-                        help="write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
-                             "or any PATH that ends in /, made if missing) under a new train-<time>-... "
-                             "name")  # fmt: skip
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction,
-                        help="a progress bar (default: on a terminal only)")  # fmt: skip
+    parser.add_argument(
+        "--json",
+        metavar="PATH",
+        help="write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
+        "or any PATH that ends in /, made if missing) under a new train-<time>-... "
+        "name",
+    )
+    parser.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -91,9 +100,11 @@ def run(args: argparse.Namespace) -> int:
     if config.processes > 1 and joined is None:  # start the processes; each runs this command, rank 0 speaks
         return distributed.launch(args.argv, config.processes, launch_limit(args.timeout))
     if joined is not None and config.pipeline != "sharded":  # under mpirun/srun: N copies would train, not one run
-        raise JaxmlpError(f"process {joined[0]} of {joined[1]} ({distributed.launcher()}): only --pipeline sharded "
-                          f"joins several processes into one run; --pipeline {config.pipeline} would train "
-                          f"{joined[1]} copies: use --pipeline sharded, or start one process")  # fmt: skip
+        raise JaxmlpError(
+            f"process {joined[0]} of {joined[1]} ({distributed.launcher()}): only --pipeline sharded "
+            f"joins several processes into one run; --pipeline {config.pipeline} would train "
+            f"{joined[1]} copies: use --pipeline sharded, or start one process"
+        )
     cpu_only_if_asked(config.backend)
     distributed.initialize()
     with contextlib.ExitStack() as quiet:

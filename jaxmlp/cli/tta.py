@@ -22,28 +22,59 @@ DEFAULTS = TtaConfig()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Time to accuracy, MLPerf style: the wall time from the start of a run (data preparation "
-                          "and compilation included, each also shown apart) until the test accuracy first reaches "
-                          "--target, evaluated after every epoch (or every --eval-every steps), over --runs seeds, "
-                          "per pipeline and precision.")  # fmt: skip
-    parser.add_argument("--target", type=options.number, default=DEFAULTS.target,
-                        help="test accuracy to reach, a fraction (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--runs", type=options.whole_number, default=DEFAULTS.runs,
-                        help="runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)")  # fmt: skip
-    parser.add_argument("--eval-every", type=options.whole_number, metavar="STEPS",
-                        help="evaluate every STEPS training steps (default: after every epoch)")  # fmt: skip
-    parser.add_argument("--max-epochs", type=options.whole_number, default=DEFAULTS.max_epochs,
-                        help="a run that has not reached the target after this many epochs stops and says so "
-                             "(default: %(default)s)")  # fmt: skip
-    options.add(parser, options.EACH_PIPELINE, options.EACH_PRECISION, options.BATCH_SIZE, options.BACKEND,
-                *options.DATA, options.OUT)  # fmt: skip
+    parser.description = (
+        "Time to accuracy, MLPerf style: the wall time from the start of a run (data preparation "
+        "and compilation included, each also shown apart) until the test accuracy first reaches "
+        "--target, evaluated after every epoch (or every --eval-every steps), over --runs seeds, "
+        "per pipeline and precision."
+    )
+    parser.add_argument(
+        "--target",
+        type=options.number,
+        default=DEFAULTS.target,
+        help="test accuracy to reach, a fraction (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=options.whole_number,
+        default=DEFAULTS.runs,
+        help="runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--eval-every",
+        type=options.whole_number,
+        metavar="STEPS",
+        help="evaluate every STEPS training steps (default: after every epoch)",
+    )
+    parser.add_argument(
+        "--max-epochs",
+        type=options.whole_number,
+        default=DEFAULTS.max_epochs,
+        help="a run that has not reached the target after this many epochs stops and says so (default: %(default)s)",
+    )
+    options.add(
+        parser,
+        options.EACH_PIPELINE,
+        options.EACH_PRECISION,
+        options.BATCH_SIZE,
+        options.BACKEND,
+        *options.DATA,
+        options.OUT,
+    )
     parser.set_defaults(run=run)
 
 
 def config_of(args: argparse.Namespace) -> TtaConfig:
-    return TtaConfig(target=args.target, runs=args.runs, pipelines=tuple(dict.fromkeys(args.pipeline or ["scan"])),
-                     precisions=tuple(dict.fromkeys(args.precision or ["f32"])), eval_every=args.eval_every,
-                     max_epochs=args.max_epochs, batch_size=args.batch_size, backend=args.backend)  # fmt: skip
+    return TtaConfig(
+        target=args.target,
+        runs=args.runs,
+        pipelines=tuple(dict.fromkeys(args.pipeline or ["scan"])),
+        precisions=tuple(dict.fromkeys(args.precision or ["f32"])),
+        eval_every=args.eval_every,
+        max_epochs=args.max_epochs,
+        batch_size=args.batch_size,
+        backend=args.backend,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,12 +94,19 @@ def run(args: argparse.Namespace) -> int:
 
     def on_run(r: TtaRun) -> None:
         said = f"reached in {r.seconds:.2f} s" if r.reached else f"not reached (best {r.best_accuracy:.4f})"
-        print(f"  {r.pipeline} {r.precision} seed {r.seed}: {said} after {count(r.epochs, 'epoch')} (data "
-              f"{r.data_seconds:.2f} s, compile {r.compile_seconds:.2f} s)", flush=True)  # fmt: skip
+        print(
+            f"  {r.pipeline} {r.precision} seed {r.seed}: {said} after {count(r.epochs, 'epoch')} (data "
+            f"{r.data_seconds:.2f} s, compile {r.compile_seconds:.2f} s)",
+            flush=True,
+        )
 
     runs = measure(config, datasets, on_run)
-    settings = {**dataclasses.asdict(config), "dataset": datasets.name, "data_source": datasets.source,
-                "limit": args.limit}  # fmt: skip
+    settings = {
+        **dataclasses.asdict(config),
+        "dataset": datasets.name,
+        "data_source": datasets.source,
+        "limit": args.limit,
+    }
     document = TtaDocument(settings, meta, tuple(r.to_json() for r in runs))
     path = ResultsStore(args.out).save(document)
     print(render([tta_summary(document, "Time to accuracy")]))

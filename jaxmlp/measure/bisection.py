@@ -52,15 +52,25 @@ class BisectProbe:
     decision: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"number": self.number, "releases": list(self.releases), "medians": dict(self.medians),
-                "steps": [s.to_json() for s in self.steps], "ends": self.ends.to_json(),
-                "decision": self.decision}  # fmt: skip
+        return {
+            "number": self.number,
+            "releases": list(self.releases),
+            "medians": dict(self.medians),
+            "steps": [s.to_json() for s in self.steps],
+            "ends": self.ends.to_json(),
+            "decision": self.decision,
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> BisectProbe:
-        return cls(int(doc["number"]), tuple(doc["releases"]), {k: number(v) for k, v in doc["medians"].items()},
-                   tuple(Step.from_json(s) for s in doc["steps"]), Step.from_json(doc["ends"]),
-                   str(doc["decision"]))  # fmt: skip
+        return cls(
+            int(doc["number"]),
+            tuple(doc["releases"]),
+            {k: number(v) for k, v in doc["medians"].items()},
+            tuple(Step.from_json(s) for s in doc["steps"]),
+            Step.from_json(doc["ends"]),
+            str(doc["decision"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -84,18 +94,31 @@ class Bisection:
         return tuple(r for r in self.candidates if r in seen)
 
     def to_json(self) -> dict[str, Any]:
-        return {"candidates": list(self.candidates), "status": self.status, "direction": self.direction,
-                "reason": self.reason, "first": self.first, "after": self.after,
-                "comparison": None if self.comparison is None else self.comparison.to_json(),
-                "probes": [p.to_json() for p in self.probes], "measured": list(self.measured)}  # fmt: skip
+        return {
+            "candidates": list(self.candidates),
+            "status": self.status,
+            "direction": self.direction,
+            "reason": self.reason,
+            "first": self.first,
+            "after": self.after,
+            "comparison": None if self.comparison is None else self.comparison.to_json(),
+            "probes": [p.to_json() for p in self.probes],
+            "measured": list(self.measured),
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Bisection:
         comparison = doc.get("comparison")
-        return cls(tuple(doc["candidates"]), str(doc["status"]), doc.get("direction"),
-                   tuple(BisectProbe.from_json(p) for p in doc["probes"]), str(doc.get("reason") or ""),
-                   doc.get("first"), doc.get("after"),
-                   None if comparison is None else Comparison.from_json(comparison))  # fmt: skip
+        return cls(
+            tuple(doc["candidates"]),
+            str(doc["status"]),
+            doc.get("direction"),
+            tuple(BisectProbe.from_json(p) for p in doc["probes"]),
+            str(doc.get("reason") or ""),
+            doc.get("first"),
+            doc.get("after"),
+            None if comparison is None else Comparison.from_json(comparison),
+        )
 
 
 def expected_releases(k: int) -> int:
@@ -106,10 +129,12 @@ def expected_releases(k: int) -> int:
 
 def no_change_line(good: str, bad: str, c: Comparison) -> str:
     """What a bisection whose ends agree answers: no change, and why that does not mean none in between."""
-    return (f"no change between {good} and {bad} ({c.verdict}: ratio {ratio(c.ratio)}, p {p_value(c.p_one_sided())}): "
-            "nothing to bisect. Bisection assumes a monotone history: a release that got slower and was fixed before "
-            f"{bad} is invisible to it; `jaxmlp sweep timeline {good} {bad}` measures every release between and shows "
-            "transients")  # fmt: skip
+    return (
+        f"no change between {good} and {bad} ({c.verdict}: ratio {ratio(c.ratio)}, p {p_value(c.p_one_sided())}): "
+        "nothing to bisect. Bisection assumes a monotone history: a release that got slower and was fixed before "
+        f"{bad} is invisible to it; `jaxmlp sweep timeline {good} {bad}` measures every release between and shows "
+        "transients"
+    )
 
 
 def answer_line(b: Bisection) -> str:
@@ -117,8 +142,10 @@ def answer_line(b: Bisection) -> str:
     if b.status == "found" and b.comparison is not None:
         c = b.comparison
         p = c.p_slower if b.direction == "regression" else c.p_faster
-        return (f"first {WORDS[b.direction or '']} release: {b.first} (ratio {ratio(c.ratio)}, 95% interval "
-                f"{interval(c.ci_low, c.ci_high)}, p {p_value(p)}) after {b.after}")  # fmt: skip
+        return (
+            f"first {WORDS[b.direction or '']} release: {b.first} (ratio {ratio(c.ratio)}, 95% interval "
+            f"{interval(c.ci_low, c.ci_high)}, p {p_value(p)}) after {b.after}"
+        )
     return b.reason
 
 
@@ -137,9 +164,16 @@ def bisect(
     probes: list[BisectProbe] = []
 
     def done(status: str, reason: str = "", step: Step | None = None) -> Bisection:
-        return Bisection(tuple(candidates), status, direction, tuple(probes), reason,
-                         step.to if step else None, step.from_ if step else None,
-                         step.comparison if step else None)  # fmt: skip
+        return Bisection(
+            tuple(candidates),
+            status,
+            direction,
+            tuple(probes),
+            reason,
+            step.to if step else None,
+            step.from_ if step else None,
+            step.comparison if step else None,
+        )
 
     while True:
         mid = (lo + hi) // 2 if hi - lo > 1 else None
@@ -149,8 +183,13 @@ def bisect(
         ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
         medians = {name: statistics.median(samples[name]) for name in names}
 
-        def record(decision: str, names: list[str] = names, medians: dict[str, float] = medians,
-                   steps: tuple[Step, ...] = steps, ends: Step = ends) -> None:  # this probe's  # fmt: skip
+        def record(
+            decision: str,
+            names: list[str] = names,
+            medians: dict[str, float] = medians,
+            steps: tuple[Step, ...] = steps,
+            ends: Step = ends,
+        ) -> None:  # this probe's
             probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, decision))
             if progress is not None:
                 progress(probes[-1])
@@ -159,8 +198,11 @@ def bisect(
             record("no change between the ends")
             c = ends.comparison
             if c.verdict == INVALID:
-                return done("inconclusive", f"inconclusive: {c.describe()} between {names[0]} and {names[-1]}: "
-                                            "a time that is not a number; rerun")  # fmt: skip
+                return done(
+                    "inconclusive",
+                    f"inconclusive: {c.describe()} between {names[0]} and {names[-1]}: "
+                    "a time that is not a number; rerun",
+                )
             if c.verdict == "insufficient data":
                 why = f"too few processes for p < {alpha} between {names[0]} and {names[-1]} ({c.n_baseline} and "
                 return done("inconclusive", f"inconclusive: {why}{c.n_new}): give more --processes")

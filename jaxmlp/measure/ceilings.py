@@ -68,8 +68,11 @@ def _numpy_kernels(n: int) -> dict[str, tuple[Callable[[], Any], int]]:
         np.multiply(c, s, out=a)
         np.add(a, b, out=a)
 
-    return {"copy": ((lambda: np.copyto(a, c)), 2 * 4 * n), "scale": ((lambda: np.multiply(c, s, out=b)), 2 * 4 * n),
-            "triad": (triad, 3 * 4 * n)}  # fmt: skip
+    return {
+        "copy": ((lambda: np.copyto(a, c)), 2 * 4 * n),
+        "scale": ((lambda: np.multiply(c, s, out=b)), 2 * 4 * n),
+        "triad": (triad, 3 * 4 * n),
+    }
 
 
 def _rates(kernels: dict[str, tuple[Callable[[], Any], int]], repeats: int) -> dict[str, float]:
@@ -84,8 +87,13 @@ def bandwidth(device: Any, n: int = STREAM_ELEMENTS, repeats: int = 5) -> dict[s
     }
     numpy = _rates(_numpy_kernels(n), repeats)
     best = max(xla, key=lambda k: xla[k])
-    return {"bytes_per_second": xla[best], "best_kernel": best, "xla_bytes_per_second": xla,
-            "numpy_bytes_per_second": numpy, "stream_elements": n}  # fmt: skip
+    return {
+        "bytes_per_second": xla[best],
+        "best_kernel": best,
+        "xla_bytes_per_second": xla,
+        "numpy_bytes_per_second": numpy,
+        "stream_elements": n,
+    }
 
 
 def measure(device: Any, repeats: int = 5) -> dict[str, Any]:

@@ -88,15 +88,23 @@ def initialize() -> tuple[int, int] | None:
         return None
     import jax
 
-    where = {} if launcher() != OWN else {"coordinator_address": os.environ[COORDINATOR],
-                                          "num_processes": joined[1], "process_id": joined[0]}  # fmt: skip
+    where = (
+        {}
+        if launcher() != OWN
+        else {"coordinator_address": os.environ[COORDINATOR], "num_processes": joined[1], "process_id": joined[0]}
+    )
     try:
-        jax.distributed.initialize(**where, initialization_timeout=START_SECONDS,  # type: ignore[arg-type]
-                                   heartbeat_timeout_seconds=HEARTBEAT_SECONDS)  # fmt: skip
+        jax.distributed.initialize(
+            **where,  # type: ignore[arg-type]
+            initialization_timeout=START_SECONDS,
+            heartbeat_timeout_seconds=HEARTBEAT_SECONDS,
+        )
     except Exception as e:  # jax raises RuntimeError/ValueError with XLA's long status text
         said = last_error_line(str(e)) or type(e).__name__
-        raise JaxmlpError(f"process {joined[0]} of {joined[1]} ({launcher()}) could not join the run within "
-                          f"{START_SECONDS} s: {said[-300:]}; is the coordinator reachable?") from None  # fmt: skip
+        raise JaxmlpError(
+            f"process {joined[0]} of {joined[1]} ({launcher()}) could not join the run within "
+            f"{START_SECONDS} s: {said[-300:]}; is the coordinator reachable?"
+        ) from None
     return joined
 
 
@@ -105,17 +113,26 @@ def processes() -> dict[str, Any]:
     the global mesh and its device count (after `initialize`)."""
     import jax
 
-    return {"launcher": launcher() or "none", "process_count": jax.process_count(),
-            "process_index": jax.process_index(), "process_ids": sorted({d.process_index for d in jax.devices()}),
-            "global_device_count": jax.device_count()}  # fmt: skip
+    return {
+        "launcher": launcher() or "none",
+        "process_count": jax.process_count(),
+        "process_index": jax.process_index(),
+        "process_ids": sorted({d.process_index for d in jax.devices()}),
+        "global_device_count": jax.device_count(),
+    }
 
 
-def rank_environment(process: int, processes: int, coordinator: str,
-                     base: Mapping[str, str] | None = None) -> dict[str, str]:  # fmt: skip
+def rank_environment(
+    process: int, processes: int, coordinator: str, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment of `launch`'s process ``process`` of ``processes``: ``base`` (else this process's), told
     where the coordinator is and which process it is."""
-    return {**(os.environ if base is None else base), COORDINATOR: coordinator, PROCESS_ID: str(process),
-            NUM_PROCESSES: str(processes)}  # fmt: skip
+    return {
+        **(os.environ if base is None else base),
+        COORDINATOR: coordinator,
+        PROCESS_ID: str(process),
+        NUM_PROCESSES: str(processes),
+    }
 
 
 def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: float = 0.2) -> int:
@@ -127,8 +144,10 @@ def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: fl
     once it has said why itself)."""
     coordinator = f"127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "jaxmlp", *argv]
-    children = [workers.Child(f"process {i} of {processes}", command, rank_environment(i, processes, coordinator))
-                for i in range(processes)]  # fmt: skip
+    children = [
+        workers.Child(f"process {i} of {processes}", command, rank_environment(i, processes, coordinator))
+        for i in range(processes)
+    ]
     with contextlib.ExitStack() as stack:
         logs = [stack.enter_context(tempfile.TemporaryFile("w+")) for _ in children]
         running: list[subprocess.Popen[str]] = []
@@ -148,8 +167,9 @@ def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: fl
         return code if code > 0 else 1
 
 
-def run_joined(argv: Sequence[str], environments: Sequence[Mapping[str, str]], timeout: float, name: str,
-               poll_seconds: float = 0.2) -> str:  # fmt: skip
+def run_joined(
+    argv: Sequence[str], environments: Sequence[Mapping[str, str]], timeout: float, name: str, poll_seconds: float = 0.2
+) -> str:
     """Run the command ``argv`` as ``len(environments)`` processes joined by `initialize` on 127.0.0.1 (process
     i with ``environments[i]``, told by `rank_environment` where the coordinator is), for at most ``timeout``
     seconds; returns what process 0 printed on its stdout once all exit 0. A process that fails stops the others:
@@ -173,8 +193,9 @@ def run_joined(argv: Sequence[str], environments: Sequence[Mapping[str, str]], t
         return outs[0].read()
 
 
-def _watch(running: Sequence[subprocess.Popen[str]], logs: Sequence[IO[str]], timeout: float,
-           poll_seconds: float) -> tuple[int, int] | None:  # fmt: skip
+def _watch(
+    running: Sequence[subprocess.Popen[str]], logs: Sequence[IO[str]], timeout: float, poll_seconds: float
+) -> tuple[int, int] | None:
     """Wait for every process: None once all exit 0, else the first to fail (index, exit code; a killed one first:
     the others follow it) with all stopped; a `JaxmlpError` past ``timeout`` seconds, all stopped."""
     deadline = time.monotonic() + timeout

@@ -148,8 +148,9 @@ def dispatched(compiled: Callable[..., Any], args: Sequence[Any]) -> Callable[[i
     return run
 
 
-def _torch(precision: str, a: np.ndarray, b: np.ndarray, platform: str) -> tuple[Callable[[int], Any],
-                                                                                   np.ndarray, np.ndarray]:  # fmt: skip
+def _torch(
+    precision: str, a: np.ndarray, b: np.ndarray, platform: str
+) -> tuple[Callable[[int], Any], np.ndarray, np.ndarray]:
     import torch
 
     from jaxmlp.pipelines import torch_mlp  # torch's threads, device and synchronisation, as the torch epochs have them

@@ -44,8 +44,10 @@ def peak_facts(was_reset: bool, device: Any | None = None) -> dict[str, Any]:
     """What a benchmark records of its memory (`extra_info`): its peak resident set and that peak's scope, and
     the device's peak bytes in use where the backend keeps it (else why not)."""
     peak = current_peak() if was_reset else None
-    facts: dict[str, Any] = {"peak_rss_bytes": peak if peak is not None else peak_rss_bytes(),
-                             "peak_rss_scope": SCOPE_BENCHMARK if peak is not None else SCOPE_PROCESS}  # fmt: skip
+    facts: dict[str, Any] = {
+        "peak_rss_bytes": peak if peak is not None else peak_rss_bytes(),
+        "peak_rss_scope": SCOPE_BENCHMARK if peak is not None else SCOPE_PROCESS,
+    }
     if device is not None:
         facts.update(device_peak(device))
     return facts

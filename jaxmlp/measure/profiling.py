@@ -90,8 +90,12 @@ def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], P
     Each traced step waits for its result, so step times in TensorBoard are real step times.
     """
     epoch.compile(params)
-    params, _ = run_steps(epoch, params, min(warmup_steps, 1 if epoch.pipeline in ONE_PROGRAM else warmup_steps),
-                          lambda batches, limit, _done: limited(batches, limit))  # fmt: skip
+    params, _ = run_steps(
+        epoch,
+        params,
+        min(warmup_steps, 1 if epoch.pipeline in ONE_PROGRAM else warmup_steps),
+        lambda batches, limit, _done: limited(batches, limit),
+    )
     folder = run_dir()
     # Each traced step waits for its own result, so that a step's time in the trace is the time the step
     # took rather than the time to dispatch it (with asynchronous dispatch the host runs ahead).

@@ -53,8 +53,12 @@ def program_facts(program: Program, version: str) -> dict[str, Any]:
     with contextlib.nullcontext() if program.precision is None else precision_scope(program.precision):
         compiled, lower_seconds, compile_seconds = compat.lower_and_compile(program.jitted, program.args)
     missing: dict[str, str] = {}
-    facts: dict[str, Any] = {"name": program.name, "runs": program.runs, "trace_lower_seconds": lower_seconds,
-                             "xla_compile_seconds": compile_seconds}  # fmt: skip
+    facts: dict[str, Any] = {
+        "name": program.name,
+        "runs": program.runs,
+        "trace_lower_seconds": lower_seconds,
+        "xla_compile_seconds": compile_seconds,
+    }
     costs = compat.cost_analysis(compiled)
     for key, field in COST_FIELDS.items():
         value = costs.get(field)
@@ -83,8 +87,11 @@ def workload_facts(programs: Sequence[Program], version: str) -> dict[str, Any]:
     """A workload's facts: its main program's (`program_facts`), with every program's flops and bytes and their
     totals for one call of the workload (each times its runs) and the compile time of them all."""
     if not programs:
-        return {"not_available": {"program": "the workload names no program (a make() returning a Workload without "
-                                  "programs)"}}  # fmt: skip
+        return {
+            "not_available": {
+                "program": "the workload names no program (a make() returning a Workload without programs)"
+            }
+        }
     each = [program_facts(p, version) for p in programs]
     main = dict(each[0])
     main["programs"] = [{k: f.get(k) for k in ("name", "runs", "flops", "bytes_accessed")} for f in each]
@@ -107,8 +114,7 @@ def device_peak(device: Any, version: str | None = None) -> dict[str, Any]:
     stats = compat.device_memory_stats(device)
     if stats is None or "peak_bytes_in_use" not in stats:
         where = f"in {version} on" if version else "on"
-        return {"device_peak_why": f"not available {where} {device.platform}: the backend keeps no memory_stats() "
-                                   "peak"}  # fmt: skip
+        return {"device_peak_why": f"not available {where} {device.platform}: the backend keeps no memory_stats() peak"}
     return {"device_peak_bytes": int(stats["peak_bytes_in_use"])}  # since the process started: JAX has no reset
 
 

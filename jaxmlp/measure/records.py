@@ -57,13 +57,30 @@ class Output:
 
     @classmethod
     def from_json(cls, doc: Sequence[Mapping[str, Any]]) -> Output:
-        return cls(tuple(Leaf(tuple(leaf["shape"]), str(leaf["dtype"]), tuple(map(number, leaf["sample"])),
-                              number(leaf["total"]), number(leaf["magnitude"])) for leaf in doc))  # fmt: skip
+        return cls(
+            tuple(
+                Leaf(
+                    tuple(leaf["shape"]),
+                    str(leaf["dtype"]),
+                    tuple(map(number, leaf["sample"])),
+                    number(leaf["total"]),
+                    number(leaf["magnitude"]),
+                )
+                for leaf in doc
+            )
+        )
 
     def to_json(self) -> list[JSON]:
-        return [{"shape": list(leaf.shape), "dtype": leaf.dtype, "sample": [json_number(x) for x in leaf.sample],
-                 "total": json_number(leaf.total), "magnitude": json_number(leaf.magnitude)}
-                for leaf in self.leaves]  # fmt: skip
+        return [
+            {
+                "shape": list(leaf.shape),
+                "dtype": leaf.dtype,
+                "sample": [json_number(x) for x in leaf.sample],
+                "total": json_number(leaf.total),
+                "magnitude": json_number(leaf.magnitude),
+            }
+            for leaf in self.leaves
+        ]
 
 
 @dataclass(frozen=True)
@@ -89,14 +106,23 @@ class WorkloadTimes:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> WorkloadTimes:
         output, program = doc.get("output"), doc.get("program")
-        return cls(number(doc["compile_seconds"]), number(doc["first_seconds"]), tuple(doc["call_seconds"]),
-                   number(doc["steady_seconds"]), None if output is None else Output.from_json(output),
-                   None if program is None else dict(program))  # fmt: skip
+        return cls(
+            number(doc["compile_seconds"]),
+            number(doc["first_seconds"]),
+            tuple(doc["call_seconds"]),
+            number(doc["steady_seconds"]),
+            None if output is None else Output.from_json(output),
+            None if program is None else dict(program),
+        )
 
     def to_json(self) -> JSON:
-        doc: JSON = {"compile_seconds": self.compile_seconds, "first_seconds": json_number(self.first_seconds),
-               "call_seconds": list(self.call_seconds), "steady_seconds": self.steady_seconds,
-               "output": None if self.output is None else self.output.to_json()}  # fmt: skip
+        doc: JSON = {
+            "compile_seconds": self.compile_seconds,
+            "first_seconds": json_number(self.first_seconds),
+            "call_seconds": list(self.call_seconds),
+            "steady_seconds": self.steady_seconds,
+            "output": None if self.output is None else self.output.to_json(),
+        }
         if self.program is not None:  # only the processes asked for it (a cell's probe, explain's)
             doc["program"] = dict(self.program)
         return doc

@@ -114,8 +114,10 @@ def visible_devices(backend: str) -> int:
         listed = []
     count = sum(line.startswith("GPU ") for line in listed)
     if not count:
-        raise JaxmlpError("--backend gpu was asked for, but no NVIDIA GPU is visible (nvidia-smi lists none): run it "
-                          "on a machine with one, or use --backend cpu")  # fmt: skip
+        raise JaxmlpError(
+            "--backend gpu was asked for, but no NVIDIA GPU is visible (nvidia-smi lists none): run it "
+            "on a machine with one, or use --backend cpu"
+        )
     return count
 
 
@@ -135,8 +137,9 @@ def tpu_chips() -> int:
     return count
 
 
-def worker_environment(devices: int, backend: str, base: Mapping[str, str] | None = None,
-                       first: int = 0) -> dict[str, str]:  # fmt: skip
+def worker_environment(
+    devices: int, backend: str, base: Mapping[str, str] | None = None, first: int = 0
+) -> dict[str, str]:
     """The environment of a worker process with ``devices`` devices (on a GPU machine, the GPUs from ``first``
     on): the caller's, with the device count set."""
     env = dict(os.environ if base is None else base)
@@ -173,14 +176,22 @@ def progress_line(result: ProcessResult) -> str:
     label = replace(Scaling(), devices=meta["devices"], processes=meta.get("process_count", 1)).label
     share = meta.get("all_reduce_share")
     traced = "" if share is None else f"; all-reduce {share:.0%} of the traced epoch's operations"
-    return (f"{label}: epoch {epoch.steady_seconds:.3g} s, step {step.steady_seconds * 1e3:.3g} ms, "
-            f"compile {epoch.compile_seconds:.2f} s; params within {meta['max_relative_difference']:.1e} of one "
-            f"device's{traced}")  # fmt: skip
+    return (
+        f"{label}: epoch {epoch.steady_seconds:.3g} s, step {step.steady_seconds * 1e3:.3g} ms, "
+        f"compile {epoch.compile_seconds:.2f} s; params within {meta['max_relative_difference']:.1e} of one "
+        f"device's{traced}"
+    )
 
 
-def run(pairs: Sequence[tuple[int, int]], settings: Scaling, progress: Callable[[str], None] | None = None,
-        timeout: float | None = None, cluster: bool = False, trace_dir: Callable[[Scaling], str | None] | None = None,
-        traced: Callable[[str], Mapping[str, Any]] | None = None) -> tuple[list[ProcessResult], list[str]]:  # fmt: skip
+def run(
+    pairs: Sequence[tuple[int, int]],
+    settings: Scaling,
+    progress: Callable[[str], None] | None = None,
+    timeout: float | None = None,
+    cluster: bool = False,
+    trace_dir: Callable[[Scaling], str | None] | None = None,
+    traced: Callable[[str], Mapping[str, Any]] | None = None,
+) -> tuple[list[ProcessResult], list[str]]:
     """Every (N, P) in turn, each in its own processes under a time limit (``timeout``, else
     `workers.FIRST_SECONDS` for the first and `workers.time_limit` of those before), each checked against the
     one-device scan. Where N > 1, ``trace_dir(settings)`` names a new folder for process 0's trace and
@@ -205,8 +216,10 @@ def run(pairs: Sequence[tuple[int, int]], settings: Scaling, progress: Callable[
         took.append(time.monotonic() - start)
         difference = result.metadata["max_relative_difference"]
         if difference > TOLERANCE:
-            failures.append(f"{these.label}: the sharded epoch's params differ from the one-device scan's by "
-                            f"{difference:.2g} (more than {TOLERANCE:g})")  # fmt: skip
+            failures.append(
+                f"{these.label}: the sharded epoch's params differ from the one-device scan's by "
+                f"{difference:.2g} (more than {TOLERANCE:g})"
+            )
             continue
         if folder is not None and traced is not None:
             result = ProcessResult({**result.metadata, **traced(folder)}, result.workloads)

@@ -32,8 +32,10 @@ def measure_devices(settings: Scaling) -> ProcessResult:
 
     joined = distributed.initialize() if settings.processes > 1 else None  # before anything else starts JAX
     if settings.processes > 1 and (joined is None or joined[1] != settings.processes):
-        raise JaxmlpError(f"asked for {settings.processes} processes, {joined[1] if joined else 1} joined: start the "
-                          "worker through jaxmlp scaling")  # fmt: skip
+        raise JaxmlpError(
+            f"asked for {settings.processes} processes, {joined[1] if joined else 1} joined: start the "
+            "worker through jaxmlp scaling"
+        )
     import jax
 
     from jaxmlp.measure import workload as w
@@ -61,9 +63,17 @@ def measure_devices(settings: Scaling) -> ProcessResult:
         difference = max_relative_difference(epoch.local(epoch(params)), reference)
         if settings.devices > 1:
             trace(epoch, params, settings.trace_dir if jax.process_index() == 0 else None)
-    meta = {**metadata(device), **distributed.processes(), "devices": settings.devices, "dataset": settings.dataset,
-            "samples": epoch.n_samples, "steps": epoch.n_steps, "batch_size": batch_size, "flops": epoch.flops,
-            "max_relative_difference": difference}  # fmt: skip
+    meta = {
+        **metadata(device),
+        **distributed.processes(),
+        "devices": settings.devices,
+        "dataset": settings.dataset,
+        "samples": epoch.n_samples,
+        "steps": epoch.n_steps,
+        "batch_size": batch_size,
+        "flops": epoch.flops,
+        "max_relative_difference": difference,
+    }
     return ProcessResult(meta, times)
 
 

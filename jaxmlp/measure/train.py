@@ -55,8 +55,10 @@ def validate_config(config: TrainConfig) -> TrainConfig:
     errors.at_least("--limit", config.limit, 1, "training images")
     errors.at_least("--processes", config.processes, 1)
     if config.processes > 1 and config.pipeline != "sharded":
-        raise JaxmlpError(f"--processes {config.processes} needs --pipeline sharded (the data-parallel pipeline); "
-                          f"the {config.pipeline} pipeline runs in one process")  # fmt: skip
+        raise JaxmlpError(
+            f"--processes {config.processes} needs --pipeline sharded (the data-parallel pipeline); "
+            f"the {config.pipeline} pipeline runs in one process"
+        )
     if config.workers and config.pipeline not in WORKER_PIPELINES:
         raise JaxmlpError(
             f"--workers {config.workers}: the {config.pipeline} pipeline has no loader workers; "

@@ -121,7 +121,7 @@ def run_once(config: TtaConfig, datasets: Datasets, pipeline: str, precision: st
                 step_size=config.step_size,
                 device=device,
                 precision=precision,
-            )  # fmt: skip
+            )
             for part in parts(datasets.train, config.batch_size, config.eval_every)
         ]
         run.data_seconds = time.perf_counter() - start

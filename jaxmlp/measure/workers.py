@@ -60,10 +60,12 @@ class ChildFailed(JaxmlpError):
         self.child, self.returncode, self.stderr, self.timed_out = child, returncode, stderr, timed_out
 
 
-GUARD = ("import ctypes, os, signal, sys\n"
-         "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"  # PR_SET_PDEATHSIG: killed when the parent dies
-         "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"  # the parent died before that: go
-         "os.execvp(sys.argv[2], sys.argv[2:])\n")  # fmt: skip
+GUARD = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"  # PR_SET_PDEATHSIG: killed when the parent dies
+    "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"  # the parent died before that: go
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
 """Run first in a Linux child, then replaced by the child's own command (the same process): a fresh interpreter
 asks to die with its parent. (Python's ``preexec_fn`` would do it between fork and exec, in a copy of a
 multithreaded process: unsafe, and JAX warns of it.)"""
@@ -75,14 +77,21 @@ def _guarded(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-c", GUARD, str(os.getpid()), *argv]
 
 
-def start(child: Child, capture: bool = True, stdout: int | IO[Any] | None = None,
-          stderr: int | IO[Any] | None = None) -> subprocess.Popen[str]:  # fmt: skip
+def start(
+    child: Child, capture: bool = True, stdout: int | IO[Any] | None = None, stderr: int | IO[Any] | None = None
+) -> subprocess.Popen[str]:
     """Start ``child`` in its own process group. ``capture``: its stdout and stderr are pipes to read; else they
     go to ``stdout``/``stderr`` (this process's when None)."""
-    pipes: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} if capture else {
-        "stdout": stdout, "stderr": stderr}  # fmt: skip
-    return subprocess.Popen(_guarded(child.argv), env=None if child.env is None else dict(child.env), text=True,
-                            start_new_session=True, **pipes)  # fmt: skip
+    pipes: dict[str, Any] = (
+        {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} if capture else {"stdout": stdout, "stderr": stderr}
+    )
+    return subprocess.Popen(
+        _guarded(child.argv),
+        env=None if child.env is None else dict(child.env),
+        text=True,
+        start_new_session=True,
+        **pipes,
+    )
 
 
 def stop(processes: Sequence[subprocess.Popen[str]], grace: float = STOP_SECONDS) -> None:
@@ -120,8 +129,10 @@ def run(child: Child, on_line: Callable[[str], None] | None = None) -> str:
     out: list[str] = []
     err: list[str] = []
     assert process.stdout is not None and process.stderr is not None
-    readers = [threading.Thread(target=_read, args=(process.stdout, out, None), daemon=True),
-               threading.Thread(target=_read, args=(process.stderr, err, on_line), daemon=True)]  # fmt: skip
+    readers = [
+        threading.Thread(target=_read, args=(process.stdout, out, None), daemon=True),
+        threading.Thread(target=_read, args=(process.stderr, err, on_line), daemon=True),
+    ]
     for reader in readers:
         reader.start()
     timed_out = False
@@ -136,8 +147,9 @@ def run(child: Child, on_line: Callable[[str], None] | None = None) -> str:
         reader.join(STOP_SECONDS)
     stderr = "".join(err)
     if timed_out:
-        raise ChildFailed(f"{child.name}: stopped after its time limit of {child.timeout:g} s", child, None, stderr,
-                          timed_out=True)  # fmt: skip
+        raise ChildFailed(
+            f"{child.name}: stopped after its time limit of {child.timeout:g} s", child, None, stderr, timed_out=True
+        )
     if process.returncode != 0:
         said = last_error_line(stderr) or how(process.returncode)
         raise ChildFailed(f"{child.name}: the worker failed: {said}", child, process.returncode, stderr)
@@ -150,8 +162,9 @@ def run_json(child: Child, on_line: Callable[[str], None] | None = None) -> Any:
     try:
         return json.loads(printed[-1])
     except (IndexError, json.JSONDecodeError):
-        raise JaxmlpError(f"{child.name}: the worker printed no JSON result (last line: "
-                          f"{(printed or [''])[-1][:200]!r})") from None  # fmt: skip
+        raise JaxmlpError(
+            f"{child.name}: the worker printed no JSON result (last line: {(printed or [''])[-1][:200]!r})"
+        ) from None
 
 
 def how(returncode: int) -> str:
@@ -162,8 +175,7 @@ def how(returncode: int) -> str:
 # --- the child's side ----------------------------------------------------------------------------------------
 
 
-def serve(argv: Sequence[str], measure: Callable[[Any], Any], settings: Callable[[Any], Any],
-          prog: str) -> int:  # fmt: skip
+def serve(argv: Sequence[str], measure: Callable[[Any], Any], settings: Callable[[Any], Any], prog: str) -> int:
     """A worker process's whole life: its settings (JSON, the one argument, typed by ``settings``) in, the
     result of ``measure`` out as one JSON line; an error as one line on stderr (exit code 2), as the parent reads
     it. A worker module ends in ``sys.exit(serve(sys.argv[1:], ...))``."""

@@ -112,8 +112,10 @@ def from_spec(spec: str) -> Workload:
     if isinstance(made, Workload):
         return made
     if not (isinstance(made, tuple) and len(made) == 2 and callable(made[0]) and isinstance(made[1], (tuple, list))):
-        raise JaxmlpError(f"workload {spec!r}: make() must return (fn, args), a callable and a tuple of its "
-                          f"arguments; it returned {type(made).__name__}")  # fmt: skip
+        raise JaxmlpError(
+            f"workload {spec!r}: make() must return (fn, args), a callable and a tuple of its "
+            f"arguments; it returned {type(made).__name__}"
+        )
     return Workload(name, made[0], tuple(made[1]))
 
 
@@ -133,8 +135,15 @@ def output_of(result: Any, name: str) -> Output:
         picks: Sequence[int] | np.ndarray = (
             np.linspace(0, flat.size - 1, min(Leaf.SAMPLED, flat.size)).astype(int) if flat.size else []
         )
-        out.append(Leaf(tuple(int(n) for n in values.shape), str(values.dtype), tuple(float(flat[i]) for i in picks),
-                        float(flat.sum()), float(np.abs(flat).sum())))  # fmt: skip
+        out.append(
+            Leaf(
+                tuple(int(n) for n in values.shape),
+                str(values.dtype),
+                tuple(float(flat[i]) for i in picks),
+                float(flat.sum()),
+                float(np.abs(flat).sum()),
+            )
+        )
     return Output(tuple(out))
 
 
@@ -213,26 +222,39 @@ def builtin(
     rng = np.random.default_rng(0)
     scale = np.float32(1e-2)
     params = jax.device_put(
-        [(scale * rng.standard_normal((n, m), np.float32), scale * rng.standard_normal(n, np.float32))
-         for m, n in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])],
+        [
+            (scale * rng.standard_normal((n, m), np.float32), scale * rng.standard_normal(n, np.float32))
+            for m, n in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:])
+        ],
         device,
-    )  # fmt: skip
+    )
     workloads = []
     for name in names:
         if name in SWEEP_PIPELINES:
             epoch = make_epoch(name, train, batch_size=batch_size, device=device, precision=precision)
-            workloads.append(Workload(name, epoch, (params,), functools.partial(epoch.compile, params),
-                                      functools.partial(epoch_programs, epoch, params, precision)))  # fmt: skip
+            workloads.append(
+                Workload(
+                    name,
+                    epoch,
+                    (params,),
+                    functools.partial(epoch.compile, params),
+                    functools.partial(epoch_programs, epoch, params, precision),
+                )
+            )
         else:
             step = CompiledStep(precision=precision)
             images = np.asarray(train.data[:batch_size], np.float32).reshape(batch_size, -1)
             x = jax.device_put(images_for(images, precision), device)
             y = jax.device_put(one_hot(np.asarray(train.targets[:batch_size]), 10), device)
             workloads.append(
-                Workload(name, step, (params, x, y),
-                         functools.partial(step.compile, params, [batch_size], dtype=x.dtype),
-                         functools.partial(step_programs, params, x, y, step.step_size, precision))
-            )  # fmt: skip
+                Workload(
+                    name,
+                    step,
+                    (params, x, y),
+                    functools.partial(step.compile, params, [batch_size], dtype=x.dtype),
+                    functools.partial(step_programs, params, x, y, step.step_size, precision),
+                )
+            )
     return workloads
 
 
@@ -256,8 +278,10 @@ def epoch_programs(epoch: Any, params: Any, precision: str = "f32") -> list[Prog
     from jaxmlp.pipelines.steps import jit_step, scan_steps, sgd_scan
 
     def batch(size: int) -> tuple[Any, Any]:
-        return (jax.ShapeDtypeStruct((size, 784), data_dtype(precision)),  # type: ignore[no-untyped-call]
-                jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32))  # type: ignore[no-untyped-call]  # fmt: skip
+        return (
+            jax.ShapeDtypeStruct((size, 784), data_dtype(precision)),  # type: ignore[no-untyped-call]
+            jax.ShapeDtypeStruct((size, N_TARGETS), jnp.float32),  # type: ignore[no-untyped-call]
+        )
 
     step = jit_step(precision)
     full, rest = divmod(epoch.n_samples, epoch.batch_size)

@@ -231,11 +231,17 @@ def _mnist(data_dir: str | os.PathLike[str] | None, download: bool) -> Datasets:
     folder = resolve_data_dir(data_dir)
     if importlib.util.find_spec("torchvision") is None:
         if download:
-            raise JaxmlpError("--download needs torchvision, which this Python lacks: pass --data-dir DIR holding the "
-                              "four IDX files, or use --dataset synthetic")  # fmt: skip
+            raise JaxmlpError(
+                "--download needs torchvision, which this Python lacks: pass --data-dir DIR holding the "
+                "four IDX files, or use --dataset synthetic"
+            )
         train, test = load_arrays("mnist", folder)
-        return Datasets("mnist", f"{folder}, read by jaxmlp's IDX reader (no torchvision here)",
-                        IdxMNIST(train, FlattenAndCast()), IdxMNIST(test, FlattenAndCast()))  # fmt: skip
+        return Datasets(
+            "mnist",
+            f"{folder}, read by jaxmlp's IDX reader (no torchvision here)",
+            IdxMNIST(train, FlattenAndCast()),
+            IdxMNIST(test, FlattenAndCast()),
+        )
     from torchvision.datasets import MNIST
 
     if download:

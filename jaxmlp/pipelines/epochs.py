@@ -83,8 +83,10 @@ def check_precision(precision: str, platform: str) -> str:
     if precision not in PRECISIONS:
         raise JaxmlpError(f"unknown --precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
     if precision in GPU_ONLY_PRECISIONS and platform != "gpu":
-        raise JaxmlpError(f"--precision {precision} needs a GPU backend (TF32 is a GPU tensor-core mode); on "
-                          f"{platform}: use --precision f32 or bf16")  # fmt: skip
+        raise JaxmlpError(
+            f"--precision {precision} needs a GPU backend (TF32 is a GPU tensor-core mode); on "
+            f"{platform}: use --precision f32 or bf16"
+        )
     return precision
 
 
@@ -121,8 +123,15 @@ class Epoch:
     tolerance = 1e-5
     data_dtype: Any = np.float32  # the images' dtype the step is compiled for (loader pipelines: float32)
 
-    def __init__(self, pipeline: str, n_samples: int, batch_size: int, step_size: float, precision: str = "f32",
-                 platform: str = "cpu"):  # fmt: skip
+    def __init__(
+        self,
+        pipeline: str,
+        n_samples: int,
+        batch_size: int,
+        step_size: float,
+        precision: str = "f32",
+        platform: str = "cpu",
+    ):
         self.pipeline = pipeline
         self.n_samples = n_samples
         self.batch_size = batch_size
@@ -213,8 +222,16 @@ def _wrap(progress: Progress | None, iterable: Iterable[Any], total: int) -> Ite
 class _LoaderEpoch(Epoch):
     """The tutorial's epoch: host batches from a loader (`make_loader`), one-hot per batch, one step each."""
 
-    def __init__(self, pipeline: str, dataset: Any, batch_size: int, step_size: float, workers: int,
-                 precision: str = "f32", platform: str = "cpu"):  # fmt: skip
+    def __init__(
+        self,
+        pipeline: str,
+        dataset: Any,
+        batch_size: int,
+        step_size: float,
+        workers: int,
+        precision: str = "f32",
+        platform: str = "cpu",
+    ):
         super().__init__(pipeline, len(dataset), batch_size, step_size, precision, platform)
         self.loader = make_loader(pipeline, dataset, batch_size, workers)
 
@@ -287,8 +304,15 @@ class _ScanEpoch(_ArrayEpoch):
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         with precision_scope(self.precision):
-            return scan_steps.lower(params, self.xs, self.ys, self.step_size, precision=self.precision,
-                                    bf16_step=self.bf16_step, unroll=self.unroll).compile()  # fmt: skip
+            return scan_steps.lower(
+                params,
+                self.xs,
+                self.ys,
+                self.step_size,
+                precision=self.precision,
+                bf16_step=self.bf16_step,
+                unroll=self.unroll,
+            ).compile()
 
     def compile(self, params: Params) -> float:
         """What the epoch runs: the scan over its full batches and the step at the smaller last batch's size."""
@@ -427,16 +451,19 @@ class _ShardedEpoch(_ScanEpoch):
         rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))  # type: ignore[no-untyped-call]  # unannotated in jax
         x, y = (self._placed(a[: self.batch_size], rows) for a in (self.images, self.targets))
         rep = self.replicated
-        step = jax.jit(step_function(self.precision, self.bf16_step), in_shardings=(rep, rows, rows, rep),
-                       out_shardings=rep)  # fmt: skip
+        step = jax.jit(
+            step_function(self.precision, self.bf16_step), in_shardings=(rep, rows, rows, rep), out_shardings=rep
+        )
         return step, (self.place(params), x, y, self.step_size)
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         params = self.place(params)
         rep, batches = self.replicated, self.by_batch
-        scan = jax.jit(functools.partial(sgd_scan, precision=self.precision, bf16_step=self.bf16_step,
-                                         unroll=self.unroll),
-                       in_shardings=(rep, batches, batches, rep), out_shardings=rep)  # fmt: skip
+        scan = jax.jit(
+            functools.partial(sgd_scan, precision=self.precision, bf16_step=self.bf16_step, unroll=self.unroll),
+            in_shardings=(rep, batches, batches, rep),
+            out_shardings=rep,
+        )
         with precision_scope(self.precision):
             if self.remainder is not None:
                 last = jax.jit(step_function(self.precision, self.bf16_step), in_shardings=rep, out_shardings=rep)

@@ -66,8 +66,10 @@ def missing_package(pipeline: str) -> str | None:
     """Why ``pipeline`` cannot run here (its optional package, `registry.OPTIONAL`, or a package a JAX-only
     machine may lack, `registry.PIPELINE_NEEDS`, is not installed), or None."""
     if absent := missing_modules(PIPELINE_NEEDS.get(pipeline, ())):
-        return (f"the {pipeline} pipeline needs {' and '.join(absent)}, which this Python lacks (a JAX-only machine, "
-                f"such as a TPU host, may): pip install {' '.join(PIP_NAMES.get(m, m) for m in absent)}")  # fmt: skip
+        return (
+            f"the {pipeline} pipeline needs {' and '.join(absent)}, which this Python lacks (a JAX-only machine, "
+            f"such as a TPU host, may): pip install {' '.join(PIP_NAMES.get(m, m) for m in absent)}"
+        )
     if pipeline not in OPTIONAL:
         return None
     module, extra = OPTIONAL[pipeline]

@@ -258,8 +258,9 @@ def load_arrays(
     if sources is None:
         where = _where(folder) if folder.is_dir() else folder
         what = _missing(where) if folder.is_dir() else f"no MNIST IDX files in {folder} (no such folder)"
-        raise JaxmlpError(f"{what}: point --data-dir or JAXMLP_DATA_DIR at a folder holding all four, "
-                          "or use --dataset synthetic")  # fmt: skip
+        raise JaxmlpError(
+            f"{what}: point --data-dir or JAXMLP_DATA_DIR at a folder holding all four, or use --dataset synthetic"
+        )
     arrays = {}
     for spec in MNIST_FILES:
         raw = read_idx(sources[spec.name], spec)

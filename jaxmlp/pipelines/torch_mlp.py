@@ -80,10 +80,13 @@ def to_torch(params: Iterable[Sequence[Any]], device: Any) -> TorchParams:
     out = []
     for layer in params:
         w, b = (
-            (p.detach().to(device, torch.float32, copy=True) if isinstance(p, torch.Tensor)
-             else torch.from_numpy(np.array(p, dtype=np.float32)).to(device))
+            (
+                p.detach().to(device, torch.float32, copy=True)
+                if isinstance(p, torch.Tensor)
+                else torch.from_numpy(np.array(p, dtype=np.float32)).to(device)
+            )
             for p in layer
-        )  # fmt: skip
+        )
         out.append((w.requires_grad_(), b.requires_grad_()))
     return out
 

@@ -36,10 +36,35 @@ from jaxmlp.results.findings.model import (
 from jaxmlp.results.findings.select import stamp_of as run_stamp
 
 __all__ = [
-    "BENCHMARKS", "BISECTION", "CPU_ACCELERATOR", "EXPLAINED", "FLOOR", "GOALS", "HISTORY", "LOADERS", "MATRIX",
-    "PROFILES", "ROOFLINE", "SCALING", "SKIPPED", "TIMELINE", "TRAINING", "TRIALS", "TTA", "Figure", "Finding", "Run",
-    "ReportSection", "Table", "describe", "env_run", "run_label", "run_stamp", "shown_path", "subject",
-]  # fmt: skip
+    "BENCHMARKS",
+    "BISECTION",
+    "CPU_ACCELERATOR",
+    "EXPLAINED",
+    "FLOOR",
+    "GOALS",
+    "HISTORY",
+    "LOADERS",
+    "MATRIX",
+    "PROFILES",
+    "ROOFLINE",
+    "SCALING",
+    "SKIPPED",
+    "TIMELINE",
+    "TRAINING",
+    "TRIALS",
+    "TTA",
+    "Figure",
+    "Finding",
+    "Run",
+    "ReportSection",
+    "Table",
+    "describe",
+    "env_run",
+    "run_label",
+    "run_stamp",
+    "shown_path",
+    "subject",
+]
 
 
 class Figure(NamedTuple):
@@ -114,8 +139,7 @@ def shown_path(path: str | Path, folder: Path | None) -> str:
 FOLDED = "Earlier runs are listed below the newest (`jaxmlp summary PATH` shows one in full)."
 
 
-def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Sequence[Finding] = ()
-            ) -> ReportSection:  # fmt: skip
+def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Sequence[Finding] = ()) -> ReportSection:
     """A section over runs: the one its findings rest on (else the newest) shown in full, the others as their
     labels, newest first."""
     preferred = {layout.stamp_in(f.run.split(" (")[0]) for f in answers} - {""}
@@ -126,8 +150,9 @@ def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Se
     )
 
 
-def env_run(rows: pd.DataFrame, found: Sequence[Table], plots: Sequence[Figure], folder: Path | None,
-            note: str = "") -> Run:  # fmt: skip
+def env_run(
+    rows: pd.DataFrame, found: Sequence[Table], plots: Sequence[Figure], folder: Path | None, note: str = ""
+) -> Run:
     """A benchmark file's part of a section: its label, where its numbers come from, its tables and plots."""
     env, stamp = tables.environment(rows), run_stamp(rows)
     where = describe({**env, "file": shown_path(str(rows["file"].iloc[0]), folder)})

@@ -31,35 +31,62 @@ def _value(quantity: str, value: float | None) -> str:
 def answer_line(doc: ExplainDocument) -> str:
     """The first line: is the optimized HLO the same, and did the time change."""
     r = median_ratio(doc)
-    timed = "" if r is None else (f"; steady state {duration(statistics.median(doc.steady[doc.a]))} -> "
-                                  f"{duration(statistics.median(doc.steady[doc.b]))} ({ratio(r)}, medians of "
-                                  f"{len(doc.steady[doc.a])} processes each)")  # fmt: skip
+    timed = (
+        ""
+        if r is None
+        else (
+            f"; steady state {duration(statistics.median(doc.steady[doc.a]))} -> "
+            f"{duration(statistics.median(doc.steady[doc.b]))} ({ratio(r)}, medians of "
+            f"{len(doc.steady[doc.a])} processes each)"
+        )
+    )
     if doc.same_hlo is None:
         return f"{doc.workload}, {doc.a} -> {doc.b}: the optimized HLO is not available on both sides{timed}"
     if doc.same_hlo:
         return f"{doc.workload}, {doc.a} -> {doc.b}: {SAME_HLO}{timed}"
-    return (f"{doc.workload}, {doc.a} -> {doc.b}: the optimized HLO changed (fingerprint "
-            f"{doc.fingerprints[doc.a]} -> {doc.fingerprints[doc.b]}){timed}")  # fmt: skip
+    return (
+        f"{doc.workload}, {doc.a} -> {doc.b}: the optimized HLO changed (fingerprint "
+        f"{doc.fingerprints[doc.a]} -> {doc.fingerprints[doc.b]}){timed}"
+    )
 
 
 def changes_table(doc: ExplainDocument) -> pd.DataFrame:
-    return pd.DataFrame([(c.quantity, _value(c.quantity, c.a), _value(c.quantity, c.b),
-                          ratio(c.ratio) if c.ratio is not None else "-") for c in doc.changes],
-                        columns=["quantity", doc.a, doc.b, "ratio"])  # fmt: skip
+    return pd.DataFrame(
+        [
+            (
+                c.quantity,
+                _value(c.quantity, c.a),
+                _value(c.quantity, c.b),
+                ratio(c.ratio) if c.ratio is not None else "-",
+            )
+            for c in doc.changes
+        ],
+        columns=["quantity", doc.a, doc.b, "ratio"],
+    )
 
 
 def operations_table(doc: ExplainDocument) -> pd.DataFrame:
-    return pd.DataFrame([(op, a, b, f"{b - a:+d}") for op, a, b in doc.operations],
-                        columns=["operation", doc.a, doc.b, "change"])  # fmt: skip
+    return pd.DataFrame(
+        [(op, a, b, f"{b - a:+d}") for op, a, b in doc.operations], columns=["operation", doc.a, doc.b, "change"]
+    )
 
 
 def op_time_table(doc: ExplainDocument, rows: int = OP_ROWS) -> pd.DataFrame:
     def named(a: str | None, b: str | None) -> str:
         return str(a or b) if a == b or a is None or b is None else f"{a} / {b}"
 
-    return pd.DataFrame([(named(o.name_a, o.name_b), duration(o.a_seconds), duration(o.b_seconds),
-                          ratio(o.ratio) if o.ratio is not None else "-") for o in doc.op_times[:rows]],
-                        columns=["operation", f"time in {doc.a}", f"time in {doc.b}", "ratio"])  # fmt: skip
+    return pd.DataFrame(
+        [
+            (
+                named(o.name_a, o.name_b),
+                duration(o.a_seconds),
+                duration(o.b_seconds),
+                ratio(o.ratio) if o.ratio is not None else "-",
+            )
+            for o in doc.op_times[:rows]
+        ],
+        columns=["operation", f"time in {doc.a}", f"time in {doc.b}", "ratio"],
+    )
 
 
 def _plain(table: pd.DataFrame) -> str:
@@ -74,24 +101,30 @@ def explain_text(doc: ExplainDocument, folder: Path | None = None, diff_lines: i
     parts = [answer_line(doc)]
     if doc.same_hlo is False:
         if doc.operations:
-            parts.append("Operations and fusion kinds added or removed (count in each release):\n"
-                         + _plain(operations_table(doc)))  # fmt: skip
+            parts.append(
+                "Operations and fusion kinds added or removed (count in each release):\n"
+                + _plain(operations_table(doc))
+            )
         else:
             parts.append("The same operations in the same numbers: the change is in their shapes, layouts or order")
     if doc.changes:
-        parts.append("The program (XLA's cost and memory analysis; compile split into trace+lower and XLA):\n"
-                     + _plain(changes_table(doc)))  # fmt: skip
+        parts.append(
+            "The program (XLA's cost and memory analysis; compile split into trace+lower and XLA):\n"
+            + _plain(changes_table(doc))
+        )
     if doc.op_times:
         calls = doc.settings.get("traced_calls")
-        parts.append(f"Operations by time per call ({calls} calls traced in one process a release), the biggest "
-                     f"change first ({min(len(doc.op_times), OP_ROWS)} of {len(doc.op_times)}):\n"
-                     + _plain(op_time_table(doc)))  # fmt: skip
+        parts.append(
+            f"Operations by time per call ({calls} calls traced in one process a release), the biggest "
+            f"change first ({min(len(doc.op_times), OP_ROWS)} of {len(doc.op_times)}):\n" + _plain(op_time_table(doc))
+        )
     if doc.same_hlo is False and doc.diff_file and folder is not None:
         diff = (folder / doc.diff_file).read_text(encoding="utf-8").splitlines()
         shown = "\n".join(diff[:diff_lines])
         more = f"\n... ({len(diff) - diff_lines} more lines)" if len(diff) > diff_lines else ""
-        parts.append(f"The optimized HLO's diff ({doc.diff_lines} lines; all of it in {folder / doc.diff_file}):\n"
-                     f"{shown}{more}")  # fmt: skip
+        parts.append(
+            f"The optimized HLO's diff ({doc.diff_lines} lines; all of it in {folder / doc.diff_file}):\n{shown}{more}"
+        )
     if doc.notes:
         parts.append("Not available:\n" + "\n".join(f"- {note}" for note in doc.notes))
     if folder is not None:

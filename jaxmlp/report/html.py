@@ -43,8 +43,9 @@ def table_html(table: Table) -> str:
     """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
     results.csv."""
     if table.long:
-        return (f"<p class='env'>{html.escape(table.caption)}: {len(table.frame)} rows, in summary.md and "
-                "results.csv.</p>")  # fmt: skip
+        return (
+            f"<p class='env'>{html.escape(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
+        )
     shown = readable(table.frame, table.formats)
     body = shown.to_html(index=False, border=0, escape=True)
     return f"<h3>{html.escape(table.caption)}</h3><div class='scroll'>{body}</div>"
@@ -69,8 +70,10 @@ def overview_html(answers: Sequence[Finding]) -> str:
             f"<td class='run'>{html.escape(a.run)}</td><td><a href='#{a.anchor}'>details</a></td></tr>"
         )
     columns = "<colgroup><col style='width:17%'><col><col style='width:19%'><col style='width:5em'></colgroup>"
-    return (f"<section id='overview'><h2>Overview</h2><table class='overview'>{columns}<tr><th>question</th>"
-            f"<th>answer</th><th>run</th><th></th></tr>{''.join(rows)}</table></section>")  # fmt: skip
+    return (
+        f"<section id='overview'><h2>Overview</h2><table class='overview'>{columns}<tr><th>question</th>"
+        f"<th>answer</th><th>run</th><th></th></tr>{''.join(rows)}</table></section>"
+    )
 
 
 def section_html(section: ReportSection) -> str:
@@ -84,8 +87,9 @@ def section_html(section: ReportSection) -> str:
             out.append(f"<details><summary>{html.escape(run.label or 'detail')}</summary>{run_html(run)}</details>")
     if section.earlier:
         items = "".join(f"<li>{html.escape(r.label)}</li>" for r in section.earlier)
-        out.append(f"<details><summary>Earlier runs ({len(section.earlier)})</summary><ul class='env'>{items}</ul>"
-                   "</details>")  # fmt: skip
+        out.append(
+            f"<details><summary>Earlier runs ({len(section.earlier)})</summary><ul class='env'>{items}</ul></details>"
+        )
     out.append("</section>")
     return "".join(out)
 

@@ -28,8 +28,10 @@ def markdown_table(table: pd.DataFrame) -> str:
 
 def overview(answers: Sequence[Finding]) -> str:
     """The overview as a Markdown table: question, answer, run, link."""
-    rows = pd.DataFrame([(a.asked, a.answer, a.run, f"[details](#{a.anchor})") for a in answers],
-                        columns=["question", "answer", "run", ""])  # fmt: skip
+    rows = pd.DataFrame(
+        [(a.asked, a.answer, a.run, f"[details](#{a.anchor})") for a in answers],
+        columns=["question", "answer", "run", ""],
+    )
     return markdown_table(rows)
 
 

@@ -54,8 +54,14 @@ def _bar_limits(ax: Any, values: Iterable[float]) -> None:
 def _value_labels(ax: Any, positions: Iterable[float], values: Iterable[float]) -> None:
     for y, value in zip(positions, values):
         if pd.notna(value) and value > 0:
-            ax.annotate(units.duration(value), (value, y), xytext=(4, 0), textcoords="offset points", va="center",
-                        fontsize=SMALL_PT)  # fmt: skip
+            ax.annotate(
+                units.duration(value),
+                (value, y),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=SMALL_PT,
+            )
 
 
 def by_batch_size_figure(table: pd.DataFrame, lines: Iterable[tuple[str, str]], ylabel: str, title: str) -> Any:
@@ -104,8 +110,12 @@ def loader_ladder_figure(table: pd.DataFrame) -> Any:
             if len(line):
                 value = float(line.iloc[0])
                 named = f"{text}, {q}" if "precision" in table else text  # else the table's runs are one line
-                ax.axvline(value, color=color, linestyle=PRECISION_LINES.get(str(q), "-."),
-                           label=f"{named}: {units.duration(value)}")  # fmt: skip
+                ax.axvline(
+                    value,
+                    color=color,
+                    linestyle=PRECISION_LINES.get(str(q), "-."),
+                    label=f"{named}: {units.duration(value)}",
+                )
     ax.set_yticks(positions, labels)
     ax.set_ylim(length, 0)
     values = [*table["loader_s"], *table["epoch_s"]]
@@ -135,8 +145,13 @@ def ladder_figure(ladder: pd.DataFrame) -> Any:
     _value_labels(ax, positions, ladder["epoch_s"])
     for q, rows in ladder[floor].groupby(precision[floor], sort=False):
         best = rows.sort_values("epoch_s").iloc[0]
-        ax.axvline(best["epoch_s"], color=PRECISION_COLOURS.get(str(q), "C2"), linestyle="--", linewidth=1.2,
-                   label=f"{q} floor ({best['library']}): {units.duration(best['epoch_s'])}")  # fmt: skip
+        ax.axvline(
+            best["epoch_s"],
+            color=PRECISION_COLOURS.get(str(q), "C2"),
+            linestyle="--",
+            linewidth=1.2,
+            label=f"{q} floor ({best['library']}): {units.duration(best['epoch_s'])}",
+        )
     ax.set_yticks(positions, labels)
     ax.set_ylim(length, 0)
     human_axis(ax, "x", values=ladder["epoch_s"])
@@ -146,8 +161,13 @@ def ladder_figure(ladder: pd.DataFrame) -> Any:
     handles = [Patch(color=PRECISION_COLOURS.get(q, "C2"), label=q) for q in dict.fromkeys(precision)]
     handles.append(Patch(facecolor="grey", hatch="//", edgecolor="white", label="floor (epoch FLOPs / a GEMM rate)"))
     lines, names = ax.get_legend_handles_labels()
-    fig.legend([*handles, *lines], [h.get_label() for h in handles] + names, loc="outside upper center",
-               ncols=min(3, len(handles) + len(lines)), frameon=False)  # fmt: skip
+    fig.legend(
+        [*handles, *lines],
+        [h.get_label() for h in handles] + names,
+        loc="outside upper center",
+        ncols=min(3, len(handles) + len(lines)),
+        frameon=False,
+    )
     return fig
 
 
@@ -164,8 +184,14 @@ def cpu_accelerator_figure(table: pd.DataFrame) -> Any:
     ax.barh([p + 0.3 for p in positions], accelerator, height=0.6, label="accelerator")
     for y, c, a in zip(positions, cpu, accelerator):
         for at, value, text in ((y - 0.3, c, ""), (y + 0.3, a, f" (the CPU takes {units.ratio(c / a)})")):
-            ax.annotate(units.duration(value) + text, (value, at), xytext=(4, 0), textcoords="offset points",
-                        va="center", fontsize=SMALL_PT)  # fmt: skip
+            ax.annotate(
+                units.duration(value) + text,
+                (value, at),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=SMALL_PT,
+            )
     ax.set_yticks(positions, labels)
     ax.set_ylim(length, 0)
     ax.set_xscale("log")
@@ -213,8 +239,15 @@ def sweep_figure(rows: pd.DataFrame, steps: pd.DataFrame) -> Any:
             mine = mine[mine["xla_flags"] == flags]
         for verdict, color in (("regression", "red"), ("improvement", "green")):
             for to in mine.loc[mine["verdict"] == verdict, "to"]:
-                ax.plot(versions.index(to), part.loc[to, "median"], marker="X", markersize=14, color=color,
-                        linestyle="none", label=f"flagged {verdict}" if verdict not in labels else None)  # fmt: skip
+                ax.plot(
+                    versions.index(to),
+                    part.loc[to, "median"],
+                    marker="X",
+                    markersize=14,
+                    color=color,
+                    linestyle="none",
+                    label=f"flagged {verdict}" if verdict not in labels else None,
+                )
                 labels.add(verdict)
     ax.set_xticks(range(len(versions)), versions, rotation=30, ha="right")
     ax.set(xlabel="jax / jaxlib release", ylabel="steady state", yscale="log", title="Steady state by release")
@@ -231,8 +264,12 @@ def bisection_figure(medians: pd.DataFrame, doc: BisectDocument) -> Any:
         ax.plot(part["position"], part["median_s"], marker="o", label=f"probe {number}")
     b = doc.bisection
     if b.status == "found" and b.first is not None:
-        ax.axvline(candidates.index(b.first), color="red" if b.direction == "regression" else "green",
-                   linestyle="--", label=f"first {WORDS.get(b.direction or '', '')}: {b.first}")  # fmt: skip
+        ax.axvline(
+            candidates.index(b.first),
+            color="red" if b.direction == "regression" else "green",
+            linestyle="--",
+            label=f"first {WORDS.get(b.direction or '', '')}: {b.first}",
+        )
     ax.set_xticks(range(len(candidates)), candidates, rotation=45, ha="right")
     ax.set(xlabel="jax / jaxlib release", ylabel=f"steady {doc.settings.get('workload')}", title="Bisection probes")
     human_axis(ax, "y")
@@ -254,12 +291,18 @@ def roofline_figure(doc: RooflineDocument) -> Any:
     ax.plot(x, np.minimum(flops, x * bandwidth), color="black", linewidth=1.5)
     ax.axhline(flops, color="grey", linestyle=":", linewidth=0.8)
     ax.text(hi, flops * 1.08, f"FLOP rate {units.flop_rate(flops)}", ha="right", va="bottom", fontsize=SMALL_PT)
-    ax.text(lo * 1.3, lo * 1.3 * bandwidth * 1.2, f"bandwidth {units.size(bandwidth)}/s", fontsize=SMALL_PT,
-            va="bottom")  # fmt: skip
+    ax.text(
+        lo * 1.3, lo * 1.3 * bandwidth * 1.2, f"bandwidth {units.size(bandwidth)}/s", fontsize=SMALL_PT, va="bottom"
+    )
     markers = "osD^vP*X"
     for i, (name, p) in enumerate(placed.items()):
-        ax.scatter([p["intensity"]], [p["achieved_flops_per_second"]], zorder=3, marker=markers[i % len(markers)],
-                   label=f"{name}: {units.ratio(p['x_attainable'])} attainable, {p['binds']} binds")  # fmt: skip
+        ax.scatter(
+            [p["intensity"]],
+            [p["achieved_flops_per_second"]],
+            zorder=3,
+            marker=markers[i % len(markers)],
+            label=f"{name}: {units.ratio(p['x_attainable'])} attainable, {p['binds']} binds",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(top=flops * 3)

@@ -58,8 +58,7 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
     key = [f"{n + 1} = {label}" for n, label in enumerate(labels)]
     key_lines = [";  ".join(key[i : i + 3]) for i in range(0, len(key), 3)]
     height = CELL_IN[1] * rows + 0.5 + 0.2 * len(key_lines) + 0.2 * (len(kinds) + 2)
-    fig, axes = plt.subplots(rows, columns, figsize=(plot_style.WIDTH_IN, height), layout="constrained",
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(rows, columns, figsize=(plot_style.WIDTH_IN, height), layout="constrained", squeeze=False)
     step = max(1, math.ceil(len(labels) / TICKS))
     for ax, name in zip(axes.flat, names):
         mine = points[points["benchmark"] == name]
@@ -74,8 +73,15 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
             for verdict, color in (("regression", "C3"), ("improvement", "C2")):
                 for to in marks.loc[marks["verdict"] == verdict, "to_file"]:
                     if to in set(part["file"]):
-                        ax.plot(position[to], part.loc[part["file"] == to, "median"].iloc[0], marker="X",
-                                markersize=9, color=color, linestyle="none", label=f"flagged {verdict}")  # fmt: skip
+                        ax.plot(
+                            position[to],
+                            part.loc[part["file"] == to, "median"].iloc[0],
+                            marker="X",
+                            markersize=9,
+                            color=color,
+                            linestyle="none",
+                            label=f"flagged {verdict}",
+                        )
         ax.set_title(_title(str(name)), fontsize=SMALL_PT)
         human_axis(ax, "y", values=[*mine["q1"], *mine["q3"]])
     for i, ax in enumerate(axes.flat):
@@ -105,17 +111,39 @@ def timeline_figure(column: sweep_tables.TimelineColumn) -> Any:
         text = units.ratio(change.comparison.ratio)
         if change.kind == "transient":
             ax.plot(change.index, median[change.index], marker="X", markersize=11, color=color, linestyle="none")
-            ax.annotate(f"transient {text}", (change.index, median[change.index]), textcoords="offset points",
-                        xytext=(0, 8), ha="center", fontsize=SMALL_PT, color=color, bbox=LABEL_BOX)  # fmt: skip
+            ax.annotate(
+                f"transient {text}",
+                (change.index, median[change.index]),
+                textcoords="offset points",
+                xytext=(0, 8),
+                ha="center",
+                fontsize=SMALL_PT,
+                color=color,
+                bbox=LABEL_BOX,
+            )
         elif change.kind == "drift":
             start = column.releases.index(change.before)
             ax.axvspan(start, change.index, color=color, alpha=0.12)
-            ax.annotate(f"drift {text}", ((start + change.index) / 2, top), ha="center", fontsize=SMALL_PT,
-                        color=color, bbox=LABEL_BOX)  # fmt: skip
+            ax.annotate(
+                f"drift {text}",
+                ((start + change.index) / 2, top),
+                ha="center",
+                fontsize=SMALL_PT,
+                color=color,
+                bbox=LABEL_BOX,
+            )
         else:
             ax.axvline(change.index - 0.5, color=color, linestyle="--", linewidth=1.2)
-            ax.annotate(f"{change.at} {text}", (change.index - 0.5, top), textcoords="offset points", xytext=(0, 6),
-                        ha="center", fontsize=SMALL_PT, color=color, bbox=LABEL_BOX)  # fmt: skip
+            ax.annotate(
+                f"{change.at} {text}",
+                (change.index - 0.5, top),
+                textcoords="offset points",
+                xytext=(0, 6),
+                ha="center",
+                fontsize=SMALL_PT,
+                color=color,
+                bbox=LABEL_BOX,
+            )
     ax.set_xticks(x, column.releases, rotation=45, ha="right")
     human_axis(ax, "y")
     flags = f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else ""

@@ -36,8 +36,18 @@ CHANGE_HEADERS = ("kind", "release", "before", "ratio", "95% interval", "p", "di
 
 def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
     """A column's changes as a verdict table: each one's kind, release, ratio, 95% interval and p."""
-    rows = [(c.kind, c.at, c.before, ratio(c.comparison.ratio), interval(c.comparison.ci_low, c.comparison.ci_high),
-             p_value(c.comparison.p_one_sided()), c.direction) for c in changes]  # fmt: skip
+    rows = [
+        (
+            c.kind,
+            c.at,
+            c.before,
+            ratio(c.comparison.ratio),
+            interval(c.comparison.ci_low, c.comparison.ci_high),
+            p_value(c.comparison.p_one_sided()),
+            c.direction,
+        )
+        for c in changes
+    ]
     return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
 
 
@@ -49,16 +59,24 @@ def timeline_rows(column: sweep_tables.TimelineColumn) -> pd.DataFrame:
         ordered = sorted(values)
         change = marked.get(release)
         said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
-        rows.append((release, duration(statistics.median(ordered)),
-                     f"{duration(quantile(ordered, 0.25))} to {duration(quantile(ordered, 0.75))}",
-                     str(len(ordered)), said))  # fmt: skip
+        rows.append(
+            (
+                release,
+                duration(statistics.median(ordered)),
+                f"{duration(quantile(ordered, 0.25))} to {duration(quantile(ordered, 0.75))}",
+                str(len(ordered)),
+                said,
+            )
+        )
     return pd.DataFrame(rows, columns=list(TIMELINE_HEADERS))
 
 
-CHANGE_RULE = (f"changes: ruptures' PELT over the releases' log medians, each candidate confirmed between every sample "
-               f"of the segments either side (ratio of medians beyond {percent(CHANGE_THRESHOLD)}, one-sided "
-               f"Mann-Whitney p < {CHANGE_ALPHA:g}); a release unlike both neighbours while they agree is a transient, "
-               "consecutive small steps one way a drift")  # fmt: skip
+CHANGE_RULE = (
+    f"changes: ruptures' PELT over the releases' log medians, each candidate confirmed between every sample "
+    f"of the segments either side (ratio of medians beyond {percent(CHANGE_THRESHOLD)}, one-sided "
+    f"Mann-Whitney p < {CHANGE_ALPHA:g}); a release unlike both neighbours while they agree is a transient, "
+    "consecutive small steps one way a drift"
+)
 
 
 def validation_table(doc: ValidationDocument) -> pd.DataFrame:
@@ -70,12 +88,17 @@ def validation_table(doc: ValidationDocument) -> pd.DataFrame:
     rows = []
     for case in cases:
         goal = GOALS.get(case)
-        row = [case, f">= {percent(goal)} found" if goal else (f"<= {percent(FLAT_GOAL)} flagged" if case == "flat"
-                                                               else "")]  # fmt: skip
+        row = [
+            case,
+            f">= {percent(goal)} found" if goal else (f"<= {percent(FLAT_GOAL)} flagged" if case == "flat" else ""),
+        ]
         for name in detectors:
             r = by.get((name, case))
-            row += [MISSING, MISSING] if r is None else [MISSING if case == "flat" else percent(r.recall),
-                                                         percent(r.false_alarms)]  # fmt: skip
+            row += (
+                [MISSING, MISSING]
+                if r is None
+                else [MISSING if case == "flat" else percent(r.recall), percent(r.false_alarms)]
+            )
         rows.append(row)
     columns = ["case", "goal"] + [f"{d} {what}" for d in detectors for what in ("found", "false alarms")]
     return pd.DataFrame(rows, columns=columns)
@@ -98,20 +121,32 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
         calls = ", ".join(f"{w} {n} calls" for w, n in s["calls"].items() if w not in registry.SWEEP_PIPELINES)
         each = "; ".join(part for part in (each, calls) if part)
         data = f"data {registry.dataset_label(s['dataset'])}; " if builtin else ""
-        note = (f"{shown_path(where, folder)}: host {s['host']} ({s['cpu_model']}), python {s['python']}, "
-                f"{data}each sample is one process ({s['processes']} a cell, "
-                f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
-                f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}")  # fmt: skip
+        note = (
+            f"{shown_path(where, folder)}: host {s['host']} ({s['cpu_model']}), python {s['python']}, "
+            f"{data}each sample is one process ({s['processes']} a cell, "
+            f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
+            f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}"
+        )
         seconds = {c: "s" for c in table.columns if c not in ("release", "xla_flags", "processes", "results_differ")}
-        found = [Table("Median per release (sweep_steady is the steady state: the median of the calls after the "
-                       "first; one call of a built-in epoch is one epoch)", table, seconds)]  # fmt: skip
+        found = [
+            Table(
+                "Median per release (sweep_steady is the steady state: the median of the calls after the "
+                "first; one call of a built-in epoch is one epoch)",
+                table,
+                seconds,
+            )
+        ]
         if len(steps):
             found.append(Table("Each release against the previous one", steps))
         if len(effects):
             found.append(Table("Each release with XLA flags against the same release without", effects))
         if where in cells and len(sweep_tables.flags_table(cells[where])):
-            found.append(Table("XLA flags per release: does each release accept each --xla-flags value?",
-                               sweep_tables.flags_table(cells[where])))  # fmt: skip
+            found.append(
+                Table(
+                    "XLA flags per release: does each release accept each --xla-flags value?",
+                    sweep_tables.flags_table(cells[where]),
+                )
+            )
         if where in cells and len(sweep_tables.cells_table(cells[where])):
             found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
         stamp = layout.stamp_in(where)
@@ -140,10 +175,12 @@ def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
         s = sweep_tables.sweep_sampling(rows)
         releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
         counts = sorted({len(x) for c in columns for x in c.samples})
-        note = (f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; host {s['host']} "
-                f"({s['cpu_model']}), data {registry.dataset_label(s['dataset'])}, {s['epochs']} epochs of "
-                f"{s['samples']} images a process; each sample is one fresh process ({counts[0] if counts else 0} "
-                f"to {counts[-1] if counts else 0} a release, in rotating order). {CHANGE_RULE}.")  # fmt: skip
+        note = (
+            f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; host {s['host']} "
+            f"({s['cpu_model']}), data {registry.dataset_label(s['dataset'])}, {s['epochs']} epochs of "
+            f"{s['samples']} images a process; each sample is one fresh process ({counts[0] if counts else 0} "
+            f"to {counts[-1] if counts else 0} a release, in rotating order). {CHANGE_RULE}."
+        )
         found, plots = [], []
         for column in columns:
             name = column.workload + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else "")
@@ -162,30 +199,40 @@ def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
     if runs and results.validations:
         path, doc = max(results.validations, key=lambda v: layout.stamp_in(v[0]))
         g = doc.settings
-        note = (f"{shown_path(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
-                f"releases of {g.get('samples')} samples, noise from {g.get('noise_samples')} real fresh-process "
-                f"samples; found: within one release of the truth (a transient labelled a transient); chosen: "
-                f"{doc.chosen}")  # fmt: skip
+        note = (
+            f"{shown_path(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
+            f"releases of {g.get('samples')} samples, noise from {g.get('noise_samples')} real fresh-process "
+            f"samples; found: within one release of the truth (a transient labelled a transient); chosen: "
+            f"{doc.chosen}"
+        )
         at = max(range(len(runs)), key=lambda k: runs[k].stamp)
         newest = runs[at]
-        runs[at] = replace(newest, tables=(*newest.tables, Table(f"The detector's validation ({note})",
-                                                                 validation_table(doc))))  # fmt: skip
+        runs[at] = replace(
+            newest, tables=(*newest.tables, Table(f"The detector's validation ({note})", validation_table(doc)))
+        )
     return runs
 
 
 def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -> Run:
     """One `jaxmlp sweep bisect`: its answer line, its probes, a plot of the probed releases."""
     s = doc.settings
-    note = (f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
-            f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
-            f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
-            f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
-            f"{doc.seconds / 60:.1f} min. **{doc.line}**")  # fmt: skip
+    note = (
+        f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
+        f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
+        f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
+        f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
+        f"{doc.seconds / 60:.1f} min. **{doc.line}**"
+    )
     medians = sweep_tables.bisection_medians(doc)
     stamp = layout.stamp_in(path)
     label = f"{layout.shown_stamp(stamp)} · {s.get('good')} → {s.get('bad')} · {doc.line}"
-    return Run(label, note, (Table("Probes", sweep_tables.bisection_table(doc), {"from_median_s": "s"}),),
-               (Figure("Bisection probes", "bisection", (medians, doc)),), stamp)  # fmt: skip
+    return Run(
+        label,
+        note,
+        (Table("Probes", sweep_tables.bisection_table(doc), {"from_median_s": "s"}),),
+        (Figure("Bisection probes", "bisection", (medians, doc)),),
+        stamp,
+    )
 
 
 def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) -> Run:
@@ -206,22 +253,36 @@ def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) ->
 def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) -> Run:
     """One `jaxmlp roofline`: the ceilings, each workload's point, the plot."""
     c = doc.ceilings
-    rows = [{"workload": name, "intensity": p.get("intensity"), "binds": p.get("binds", p.get("why")),
-             "attainable_s": p.get("attainable_seconds"), "measured_s": p.get("measured_seconds"),
-             "x_attainable": p.get("x_attainable"), "note": p.get("note", "")}
-            for name, p in doc.points.items()]  # fmt: skip
+    rows = [
+        {
+            "workload": name,
+            "intensity": p.get("intensity"),
+            "binds": p.get("binds", p.get("why")),
+            "attainable_s": p.get("attainable_seconds"),
+            "measured_s": p.get("measured_seconds"),
+            "x_attainable": p.get("x_attainable"),
+            "note": p.get("note", ""),
+        }
+        for name, p in doc.points.items()
+    ]
     stamp = layout.stamp_in(path)
-    note = (f"{shown_path(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
-            f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
-            f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
-            f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
-            "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
-            "workload's loop)")  # fmt: skip
+    note = (
+        f"{shown_path(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
+        f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
+        f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
+        f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
+        "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
+        "workload's loop)"
+    )
     m = doc.metadata
     machine = f"host {m.get('host')} ({m.get('cpu_model')}, {m.get('cpu_affinity')} CPUs), jax {m.get('jax')}"
-    return Run(f"{layout.shown_stamp(stamp)} · {machine}", note,
-               (Table("Each workload on the roofline", pd.DataFrame(rows)),),
-               (Figure("Roofline", "roofline", (doc,)),), stamp)  # fmt: skip
+    return Run(
+        f"{layout.shown_stamp(stamp)} · {machine}",
+        note,
+        (Table("Each workload on the roofline", pd.DataFrame(rows)),),
+        (Figure("Roofline", "roofline", (doc,)),),
+        stamp,
+    )
 
 
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
@@ -242,10 +303,12 @@ def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
     steps, where = trace.steps, shown_path(trace.file, folder)
     found = [Table("Top operations by total time", trace.top_ops)]
     if len(steps):
-        note = (f"{where}: {len(steps)} marked steps, median {duration((trace.median_step_ms or 0) / 1e3)} "
-                f"(load {duration((trace.median_load_ms or 0) / 1e3)}, compute "
-                f"{duration((trace.median_compute_ms or 0) / 1e3)}). Open with `jaxmlp tensorboard --logdir` on "
-                "its folder.")  # fmt: skip
+        note = (
+            f"{where}: {len(steps)} marked steps, median {duration((trace.median_step_ms or 0) / 1e3)} "
+            f"(load {duration((trace.median_load_ms or 0) / 1e3)}, compute "
+            f"{duration((trace.median_compute_ms or 0) / 1e3)}). Open with `jaxmlp tensorboard --logdir` on "
+            "its folder."
+        )
         found.insert(0, Table("Step time breakdown", tables.step_stats(steps)))
     else:
         note = f"{where}: no step markers."

@@ -56,9 +56,19 @@ from jaxmlp.results.frames import Results, without_sweeps
 from jaxmlp.results.traces import CaptureSummary
 
 __all__ = [
-    "BENCHMARKS", "BISECTION", "CPU_ACCELERATOR", "HISTORY", "MATRIX", "SCALING", "TIMELINE", "Figure", "ReportSection",
-    "build_sections", "cpu_vs_accelerator_note", "trials_run",
-]  # fmt: skip
+    "BENCHMARKS",
+    "BISECTION",
+    "CPU_ACCELERATOR",
+    "HISTORY",
+    "MATRIX",
+    "SCALING",
+    "TIMELINE",
+    "Figure",
+    "ReportSection",
+    "build_sections",
+    "cpu_vs_accelerator_note",
+    "trials_run",
+]
 
 SCALING_READING = (
     "On the CPU the N devices are simulated (--xla_force_host_platform_device_count) and share the same cores: "
@@ -67,9 +77,11 @@ SCALING_READING = (
 )
 HISTORY_PLOTTED = 8
 """The history plot shows this many benchmarks, those with the biggest changes."""
-TTA_READING = ("MLPerf style: wall time from the start of a run (data preparation and compilation included, each also "
-               "shown apart) until the test accuracy first reaches the target; median, min and max over the runs that "
-               "reached it (seeds 0..N-1).")  # fmt: skip
+TTA_READING = (
+    "MLPerf style: wall time from the start of a run (data preparation and compilation included, each also "
+    "shown apart) until the test accuracy first reaches the target; median, min and max over the runs that "
+    "reached it (seeds 0..N-1)."
+)
 
 
 def cpu_vs_accelerator_note(accelerator: str, differ: dict[str, tuple[Any, Any]] | None) -> str:
@@ -78,15 +90,21 @@ def cpu_vs_accelerator_note(accelerator: str, differ: dict[str, tuple[Any, Any]]
         return f"CPU vs {name}: needs results of both (`nox -s bench` and `nox -s bench-{accelerator}`)."
     if not differ:
         return f"CPU and {name} from the same run."
-    return (f"CPU and {name} come from different runs; they differ in "
-            + ", ".join(f"{key} ({cpu} vs {other})" for key, (cpu, other) in differ.items()) + ".")  # fmt: skip
+    return (
+        f"CPU and {name} come from different runs; they differ in "
+        + ", ".join(f"{key} ({cpu} vs {other})" for key, (cpu, other) in differ.items())
+        + "."
+    )
 
 
 def _run_of(finding: Finding, plots: Sequence[Figure] = (), envs: dict[str, pd.DataFrame] | None = None) -> Run:
     """A finding's tables (and plots) as the run it rests on, with what that run was measured on and with."""
     label = f"{finding.machine}: {finding.run}" if finding.machine else finding.run
-    notes = [describe({**tables.environment(rows), "file": name}) for name, rows in (envs or {}).items()
-             if finding.run.startswith(f"{name} (") or f"; {name} (" in finding.run]  # fmt: skip
+    notes = [
+        describe({**tables.environment(rows), "file": name})
+        for name, rows in (envs or {}).items()
+        if finding.run.startswith(f"{name} (") or f"; {name} (" in finding.run
+    ]
     return Run(label, " ".join(notes), finding.tables, tuple(plots), layout.stamp_in(finding.run.split(" (")[0]))
 
 
@@ -94,21 +112,31 @@ def _of(found: Sequence[Finding], *anchors: str) -> tuple[Finding, ...]:
     return tuple(f for f in found if f.anchor in anchors)
 
 
-def _earlier(runs_by_file: dict[str, pd.DataFrame], shown: Sequence[Finding], folder: Path | None,
-             keep: Any = None) -> tuple[Run, ...]:  # fmt: skip
+def _earlier(
+    runs_by_file: dict[str, pd.DataFrame], shown: Sequence[Finding], folder: Path | None, keep: Any = None
+) -> tuple[Run, ...]:
     """The benchmark files the findings do not rest on, as labels (newest first)."""
     used = " ".join(f.run for f in shown)
     out = []
     for file, rows in runs_by_file.items():
         if (keep is None or keep(rows)) and shown_path(file, folder) not in used:
             env = tables.environment(rows)
-            out.append(Run(f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['cpu_model']} · "
-                           f"{shown_path(file, folder)}", "", (), (), run_stamp(rows)))  # fmt: skip
+            out.append(
+                Run(
+                    f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['cpu_model']} · "
+                    f"{shown_path(file, folder)}",
+                    "",
+                    (),
+                    (),
+                    run_stamp(rows),
+                )
+            )
     return tuple(out)
 
 
-def _section(title: str, anchor: str, note: str, answers: Sequence[Finding], runs: Sequence[Run],
-             earlier: Sequence[Run] = ()) -> ReportSection:  # fmt: skip
+def _section(
+    title: str, anchor: str, note: str, answers: Sequence[Finding], runs: Sequence[Run], earlier: Sequence[Run] = ()
+) -> ReportSection:
     return ReportSection(title, note, tuple(runs), tuple(earlier), anchor, tuple(answers))
 
 
@@ -123,8 +151,9 @@ def _loader_plots(finding: Finding) -> list[Figure]:
     return [Figure(f"Loader ladder ({finding.machine})", "loader_ladder", (t.frame,)) for t in finding.tables[:1]]
 
 
-def history_section(results: Results, answers: Sequence[Finding], past: history.Found | None = None
-                    ) -> ReportSection | None:  # fmt: skip
+def history_section(
+    results: Results, answers: Sequence[Finding], past: history.Found | None = None
+) -> ReportSection | None:
     """Every benchmark seen in more than one comparable run, per machine, and its changes by the change-point
     detector the release timeline uses; the plots of the newest run's machine (each machine's are its own). Of each
     machine the newest `history.RECENT_RUNS` runs are drawn and searched, the older summarised in a table."""
@@ -136,14 +165,18 @@ def history_section(results: Results, answers: Sequence[Finding], past: history.
     mine = points[points["machine"] == newest]
     flagged = history.flagged(changes[changes["machine"] == newest]) if len(changes) else changes
     top = list(dict.fromkeys(flagged["benchmark"]))[:HISTORY_PLOTTED] if len(flagged) else []
-    note = (f"Each machine's runs are their own history (same CPU model, cores, backend and device, host and "
-            f"settings); changes found by the detector the release timeline uses, over every run's raw samples: "
-            f"{CHANGE_RULE}. The plot shows the {len(top)} benchmarks with the biggest changes on {newest}, the "
-            "machine of the newest run.")  # fmt: skip
+    note = (
+        f"Each machine's runs are their own history (same CPU model, cores, backend and device, host and "
+        f"settings); changes found by the detector the release timeline uses, over every run's raw samples: "
+        f"{CHANGE_RULE}. The plot shows the {len(top)} benchmarks with the biggest changes on {newest}, the "
+        "machine of the newest run."
+    )
     if len(past.older):
-        note += (f" Drawn and searched: each machine's newest {history.RECENT_RUNS} runs; the "
-                 f"{past.every['file'].nunique() - points['file'].nunique()} older ones are summarised in a table "
-                 "(every run is in results.csv).")  # fmt: skip
+        note += (
+            f" Drawn and searched: each machine's newest {history.RECENT_RUNS} runs; the "
+            f"{past.every['file'].nunique() - points['file'].nunique()} older ones are summarised in a table "
+            "(every run is in results.csv)."
+        )
     shown = mine[mine["benchmark"].isin(top)]
     plots = (
         (
@@ -161,8 +194,12 @@ def history_section(results: Results, answers: Sequence[Finding], past: history.
     older: tuple[Table, ...] = ()
     if len(past.older):
         when = {c: past.older[c].dt.strftime("%Y-%m-%d %H:%M UTC") for c in ("first", "last")}
-        older = (Table(f"Older runs, summarised (before each machine's newest {history.RECENT_RUNS}; median of their "
-                       "medians)", past.older.drop(columns="machine").assign(**when)),)  # fmt: skip
+        older = (
+            Table(
+                f"Older runs, summarised (before each machine's newest {history.RECENT_RUNS}; median of their medians)",
+                past.older.drop(columns="machine").assign(**when),
+            ),
+        )
     if runs:
         runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables + older, plots, runs[0].stamp)
     else:
@@ -170,9 +207,13 @@ def history_section(results: Results, answers: Sequence[Finding], past: history.
     return _section("History across runs", HISTORY, note, answers, runs)
 
 
-def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None,
-                   found: Sequence[Finding] | None = None, past: history.Found | None = None
-                   ) -> list[ReportSection]:  # fmt: skip
+def build_sections(
+    results: Results,
+    traces: Sequence[CaptureSummary] = (),
+    folder: Path | None = None,
+    found: Sequence[Finding] | None = None,
+    past: history.Found | None = None,
+) -> list[ReportSection]:
     """The report's content, a section per subject, from ``found`` (`findings` of the same results, computed here
     when not given) and ``past`` (`history.found`, likewise). ``traces`` are `jaxmlp.results.traces.capture_summary`
     results; paths relative to ``folder``."""
@@ -190,8 +231,11 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
                 if f.answered and (f.tables or plots(f)):
                     run = _run_of(f, plots(f), envs)
                     had = runs.get((f.machine, f.run))  # the findings of one run: one part
-                    runs[(f.machine, f.run)] = run if had is None else replace(
-                        had, tables=had.tables + run.tables, plots=had.plots + run.plots)  # fmt: skip
+                    runs[(f.machine, f.run)] = (
+                        run
+                        if had is None
+                        else replace(had, tables=had.tables + run.tables, plots=had.plots + run.plots)
+                    )
             sections.append(_section(title, anchor, note, answers, list(runs.values()), earlier))
 
     add(
@@ -200,39 +244,81 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
         "The newest timed run of each machine.",
         earlier=_earlier(runs_by_file, _of(found, BENCHMARKS), folder, lambda r: not tables.is_scaling(r)),
     )
-    add("The floor and the epoch ladder", FLOOR, "The floor of each precision is the best rate the run measured at "
-        "that precision; every pipeline is set against its own precision's floor.", _ladder_plots)  # fmt: skip
+    add(
+        "The floor and the epoch ladder",
+        FLOOR,
+        "The floor of each precision is the best rate the run measured at "
+        "that precision; every pipeline is set against its own precision's floor.",
+        _ladder_plots,
+    )
     add("Goals", GOALS, "Read from the newest timed run of each machine.")
     add("Loaders and workers", LOADERS, "The newest timed run of each machine.", _loader_plots)
-    add("CPU against an accelerator", CPU_ACCELERATOR, "The newest run of each backend.",
-        lambda f: [Figure("CPU vs accelerator epoch times", "cpu_accelerator", (f.tables[0].frame,))]
-        if f.tables and len(f.tables[0].frame) else [])  # fmt: skip
+    add(
+        "CPU against an accelerator",
+        CPU_ACCELERATOR,
+        "The newest run of each backend.",
+        lambda f: (
+            [Figure("CPU vs accelerator epoch times", "cpu_accelerator", (f.tables[0].frame,))]
+            if f.tables and len(f.tables[0].frame)
+            else []
+        ),
+    )
     if (drawn := history_section(results, _of(found, HISTORY), past)) is not None:
         sections.append(drawn)
     for title, anchor, note, runs in (
-        ("Version matrix: jax/jaxlib releases", MATRIX, "Each sample is one fresh process.",
-         sweep_runs(results, folder)),
-        ("Release timeline", TIMELINE, "Every release from A to B (`jaxmlp sweep timeline A B`): change points, "
-         "transients and drifts.", timeline_runs(results, folder)),
-        ("Bisection across releases", BISECTION, "Which release changed the workload.",
-         [bisection_run(p, d, folder) for p, d in results.bisections]),
-        ("Why a release changed: the compiled program, or below it", EXPLAINED, "`jaxmlp sweep explain A B`: same "
-         "optimized HLO or not, then the evidence.", [explain_run(p, d, folder) for p, d in results.explanations]),
-        ("Roofline", ROOFLINE, "Each workload against this machine's two ceilings.",
-         [roofline_run(p, d, folder) for p, d in results.rooflines]),
-    ):  # fmt: skip
+        (
+            "Version matrix: jax/jaxlib releases",
+            MATRIX,
+            "Each sample is one fresh process.",
+            sweep_runs(results, folder),
+        ),
+        (
+            "Release timeline",
+            TIMELINE,
+            "Every release from A to B (`jaxmlp sweep timeline A B`): change points, transients and drifts.",
+            timeline_runs(results, folder),
+        ),
+        (
+            "Bisection across releases",
+            BISECTION,
+            "Which release changed the workload.",
+            [bisection_run(p, d, folder) for p, d in results.bisections],
+        ),
+        (
+            "Why a release changed: the compiled program, or below it",
+            EXPLAINED,
+            "`jaxmlp sweep explain A B`: same optimized HLO or not, then the evidence.",
+            [explain_run(p, d, folder) for p, d in results.explanations],
+        ),
+        (
+            "Roofline",
+            ROOFLINE,
+            "Each workload against this machine's two ceilings.",
+            [roofline_run(p, d, folder) for p, d in results.rooflines],
+        ),
+    ):
         if runs:
             sections.append(subject(title, anchor, note, runs, _of(found, anchor)))
     first_scaling = next((f for f in found if f.anchor == SCALING and f.answered), None)
 
     def scaling_plots(finding: Finding) -> list[Figure]:
-        return [Figure(f"Data-parallel scaling ({finding.machine})", "scaling", (t.frame,)) for t in finding.tables
-                if "speedup" in t.frame and finding is first_scaling]  # fmt: skip
+        return [
+            Figure(f"Data-parallel scaling ({finding.machine})", "scaling", (t.frame,))
+            for t in finding.tables
+            if "speedup" in t.frame and finding is first_scaling
+        ]
 
     add("Scaling", SCALING, SCALING_READING, scaling_plots)
     if traces:
-        sections.append(_section("Profiles", PROFILES, "Profiler captures (`jaxmlp profile`).", _of(found, PROFILES),
-                                 [trace_run(t, folder) for t in traces]))  # fmt: skip
+        sections.append(
+            _section(
+                "Profiles",
+                PROFILES,
+                "Profiler captures (`jaxmlp profile`).",
+                _of(found, PROFILES),
+                [trace_run(t, folder) for t in traces],
+            )
+        )
     add("Training runs", TRAINING, "The newest training run of each machine; every run in its table.")
     add("Time to accuracy", TTA, TTA_READING)
     if results.trials:
@@ -245,8 +331,9 @@ def build_sections(results: Results, traces: Sequence[CaptureSummary] = (), fold
             )
         )
     if results.skipped:
-        skipped = pd.DataFrame([(shown_path(s.path, folder), s.why) for s in results.skipped],
-                               columns=["file", "why it was skipped"])  # fmt: skip
+        skipped = pd.DataFrame(
+            [(shown_path(s.path, folder), s.why) for s in results.skipped], columns=["file", "why it was skipped"]
+        )
         sections.append(
             _section("Skipped files", SKIPPED, "", (), [Run("files", "", (Table("Not results", skipped),))])
         )

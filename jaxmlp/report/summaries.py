@@ -54,16 +54,27 @@ VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "ver
 
 def verdict_rows(table: pd.DataFrame) -> pd.DataFrame:
     """`sweep_tables.release_verdicts` (or `probe_verdicts`) rows as the words of `VERDICT_HEADERS`."""
-    rows = [(str(r.release), duration(r.median), ratio(r.ratio), interval(r.ci_low, r.ci_high), p_value(r.p),
-             r.verdict if isinstance(r.verdict, str) else MISSING) for r in table.itertuples()]  # fmt: skip
+    rows = [
+        (
+            str(r.release),
+            duration(r.median),
+            ratio(r.ratio),
+            interval(r.ci_low, r.ci_high),
+            p_value(r.p),
+            r.verdict if isinstance(r.verdict, str) else MISSING,
+        )
+        for r in table.itertuples()
+    ]
     return pd.DataFrame(rows, columns=list(VERDICT_HEADERS))
 
 
 def flagged_when(threshold: float = THRESHOLD, alpha: float = ALPHA, before: str = "the release before") -> str:
     """What the columns and "slower" and "faster" mean, in one line."""
-    return (f"vs previous: the ratio of medians to {before} (95% bootstrap interval); slower or faster when "
-            f"one-sided Mann-Whitney p < {alpha:g} and the medians differ by more than "
-            f"{percent(threshold)}")  # fmt: skip
+    return (
+        f"vs previous: the ratio of medians to {before} (95% bootstrap interval); slower or faster when "
+        f"one-sided Mann-Whitney p < {alpha:g} and the medians differ by more than "
+        f"{percent(threshold)}"
+    )
 
 
 def shown(path: str | os.PathLike[str], folder: Path | None) -> str:
@@ -83,8 +94,9 @@ def _cell(label: str, flags: str) -> str:
 # --- version sweeps and bisections ----------------------------------------------------------------------------
 
 
-def sweep_summary(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None, where: str = "",
-                 folder: str = "") -> Summary:  # fmt: skip
+def sweep_summary(
+    rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None, where: str = "", folder: str = ""
+) -> Summary:
     """A sweep's verdict table per workload and XLA-flags column (a row per release, oldest first); then its cells
     that failed, were not measured or that XLA warned about. ``where`` is the sweep as shown, ``folder`` as
     `jaxmlp sweep resume` takes it."""
@@ -98,15 +110,21 @@ def sweep_summary(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocumen
     if len(accepted):
         found.append(("XLA flags per release (does each release accept each --xla-flags value?)", accepted))
     processes = _processes(rows)
-    lines = [f"each sample is one process's steady state (the median of its calls after the first); "
-             f"{_count(processes.values())} processes a release, in rotating order", flagged_when()]  # fmt: skip
+    lines = [
+        f"each sample is one process's steady state (the median of its calls after the first); "
+        f"{_count(processes.values())} processes a release, in rotating order",
+        flagged_when(),
+    ]
     if not found:
         lines = ["no release was measured"]
     title = f"Releases compared: {where}" if where else "Releases compared"
     if cells is not None and not cells.complete:
         title += " (INCOMPLETE)"
-        lines.insert(0, f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
-                        f"resume {folder or where}` measures the rest)")  # fmt: skip
+        lines.insert(
+            0,
+            f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
+            f"resume {folder or where}` measures the rest)",
+        )
     if len(rows):
         lines.insert(0, f"Verdict: {sweep_verdict(rows, samples) or UNDECIDED_LINE}")
     return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
@@ -118,8 +136,10 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
         return {}
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=sweep_tables.flags_of(rows))
     counts = steady.groupby(["release", "xla_flags"])["rounds"].max()
-    return {(str(v), str(f)): int(n) for v, f, n in zip(counts.index.get_level_values(0),
-                                                        counts.index.get_level_values(1), counts)}  # fmt: skip
+    return {
+        (str(v), str(f)): int(n)
+        for v, f, n in zip(counts.index.get_level_values(0), counts.index.get_level_values(1), counts)
+    }
 
 
 def _count(values: Any) -> str:
@@ -141,25 +161,38 @@ def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> 
     return tuple(lines)
 
 
-def timeline_summary(columns: Sequence[sweep_tables.TimelineColumn], cells: CellsDocument | None = None,
-                     where: str = "", folder: str = "") -> Summary:  # fmt: skip
+def timeline_summary(
+    columns: Sequence[sweep_tables.TimelineColumn],
+    cells: CellsDocument | None = None,
+    where: str = "",
+    folder: str = "",
+) -> Summary:
     """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
     with its release, ratio, 95% interval and p), then the cells that failed."""
     flags_used = any(c.xla_flags for c in columns)
     found: list[tuple[str, pd.DataFrame]] = []
     closing: list[str] = []
     for column in columns:
-        name = f"{column.workload}, steady state" + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else
-                                                      ", no XLA flags" if flags_used else "")  # fmt: skip
+        name = f"{column.workload}, steady state" + (
+            f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else ", no XLA flags" if flags_used else ""
+        )
         found.append((name, timeline_rows(column)))
         if column.changes:
             found.append((f"{name}: changes", change_rows(column.changes)))
-        closing.append(f"{name}: " + ("; ".join(c.line() for c in column.changes) or "no change from "
-                                      f"{column.releases[0]} to {column.releases[-1]}"))  # fmt: skip
+        closing.append(
+            f"{name}: "
+            + (
+                "; ".join(c.line() for c in column.changes)
+                or f"no change from {column.releases[0]} to {column.releases[-1]}"
+            )
+        )
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
-    lines = [f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "
-             f"each sample is one process's steady state; {_count(len(s) for c in columns for s in c.samples)} "
-             "processes a release, in rotating order", CHANGE_RULE]  # fmt: skip
+    lines = [
+        f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "
+        f"each sample is one process's steady state; {_count(len(s) for c in columns for s in c.samples)} "
+        "processes a release, in rotating order",
+        CHANGE_RULE,
+    ]
     if not columns:
         lines = ["no release was measured"]
     title = f"Release timeline: {where}" if where else "Release timeline"
@@ -177,12 +210,15 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     before it in the probe) under what it decided; then its answer line."""
     s, b = doc.settings, doc.bisection
     probes = sweep_tables.probe_verdicts(doc)
-    found = tuple((f"probe {n}: {part['decision'].iloc[0]}", verdict_rows(part))
-                  for n, part in probes.groupby("probe", sort=True))  # fmt: skip
+    found = tuple(
+        (f"probe {n}: {part['decision'].iloc[0]}", verdict_rows(part)) for n, part in probes.groupby("probe", sort=True)
+    )
     flags = f", XLA_FLAGS={s['xla_flags']}" if s.get("xla_flags") else ""
-    line = (f"jaxmlp sweep bisect {s.get('good')} {s.get('bad')} on the steady state of {s.get('workload')}, "
-            f"{s.get('processes')} processes a release a probe{flags}; {len(b.measured)} of {len(b.candidates)} "
-            f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}")  # fmt: skip
+    line = (
+        f"jaxmlp sweep bisect {s.get('good')} {s.get('bad')} on the steady state of {s.get('workload')}, "
+        f"{s.get('processes')} processes a release a probe{flags}; {len(b.measured)} of {len(b.candidates)} "
+        f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}"
+    )
     title = f"Bisection: {where}" if where else "Bisection"
     said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
     return Summary(title, (f"Verdict: {answer_line(b)}", line, said), found, (answer_line(b),))
@@ -200,8 +236,11 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
         first = df.iloc[0]
         datasets = ", ".join(sorted(str(x) for x in df["dataset"].dropna().unique())) if "dataset" in df else ""
         if "size" in df and df["size"].isin(["smoke"]).any():
-            lines.insert(0, "size smoke: every step ran once to check it works; its times are too short to answer "
-                         "how fast (a report leaves it out of its answers)")  # fmt: skip
+            lines.insert(
+                0,
+                "size smoke: every step ran once to check it works; its times are too short to answer "
+                "how fast (a report leaves it out of its answers)",
+            )
         lines.append(
             f"measured with jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
             f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
@@ -213,48 +252,104 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
     return Summary(title, tuple(lines), shown, (), long)
 
 
-TTA_HEADERS = ("pipeline", "precision", "reached", "time to target (median)", "min", "max", "data", "compile",
-               "training", "evaluation", "epochs", "best accuracy")  # fmt: skip
+TTA_HEADERS = (
+    "pipeline",
+    "precision",
+    "reached",
+    "time to target (median)",
+    "min",
+    "max",
+    "data",
+    "compile",
+    "training",
+    "evaluation",
+    "epochs",
+    "best accuracy",
+)
 
 
 def tta_summary(doc: TtaDocument, title: str = "Time to accuracy") -> Summary:
     """A `jaxmlp tta` file: per pipeline and precision, how many runs reached the target and how fast."""
     table = tables.tta_table(tta_rows(doc))
-    rows = [(r.pipeline, r.precision, f"{r.reached} of {r.runs}", duration(r.tta_s), duration(r.tta_min_s),
-             duration(r.tta_max_s), duration(r.data_s), duration(r.compile_s), duration(r.train_s),
-             duration(r.eval_s), f"{r.epochs:g}", percent(r.best_accuracy)) for r in table.itertuples()]  # fmt: skip
+    rows = [
+        (
+            r.pipeline,
+            r.precision,
+            f"{r.reached} of {r.runs}",
+            duration(r.tta_s),
+            duration(r.tta_min_s),
+            duration(r.tta_max_s),
+            duration(r.data_s),
+            duration(r.compile_s),
+            duration(r.train_s),
+            duration(r.eval_s),
+            f"{r.epochs:g}",
+            percent(r.best_accuracy),
+        )
+        for r in table.itertuples()
+    ]
     meta, settings = doc.metadata, doc.settings
     every = f"every {settings['eval_every']} steps" if settings.get("eval_every") else "after every epoch"
-    line = (f"target {percent(settings.get('target'))} test accuracy, {settings.get('runs')} runs each (seeds), "
-            f"evaluated {every}; "
-            f"{registry.dataset_label(settings.get('dataset'))}; jax {meta.get('jax')}, torch {meta.get('torch')}, "
-            f"{meta.get('cpu_model')}, {meta.get('cpu_affinity')} cores; "
-            f"commit {str(meta.get('commit'))[:12]}")  # fmt: skip
+    line = (
+        f"target {percent(settings.get('target'))} test accuracy, {settings.get('runs')} runs each (seeds), "
+        f"evaluated {every}; "
+        f"{registry.dataset_label(settings.get('dataset'))}; jax {meta.get('jax')}, torch {meta.get('torch')}, "
+        f"{meta.get('cpu_model')}, {meta.get('cpu_affinity')} cores; "
+        f"commit {str(meta.get('commit'))[:12]}"
+    )
     closing = tuple(tables.tta_line(r) for r in table.itertuples())
-    return Summary(title, (line,), (("Time to accuracy, per pipeline and precision",
-                                     pd.DataFrame(rows, columns=list(TTA_HEADERS))),), closing)  # fmt: skip
+    return Summary(
+        title,
+        (line,),
+        (("Time to accuracy, per pipeline and precision", pd.DataFrame(rows, columns=list(TTA_HEADERS))),),
+        closing,
+    )
 
 
-TRAIN_HEADERS = ("file", "data", "pipeline", "backend", "epochs", "epoch (median after the first)", "compile",
-                 "train accuracy", "test accuracy", "jax")  # fmt: skip
+TRAIN_HEADERS = (
+    "file",
+    "data",
+    "pipeline",
+    "backend",
+    "epochs",
+    "epoch (median after the first)",
+    "compile",
+    "train accuracy",
+    "test accuracy",
+    "jax",
+)
 
 
 def train_summary(runs: pd.DataFrame, title: str = "Training") -> Summary:
     """A row per `jaxmlp train --json` file: its steady epoch, its compile time, its accuracies."""
     table = tables.training_table(runs)
-    rows = [(r.file, r.dataset, r.pipeline, r.backend, str(r.epochs), duration(r.epoch_s_median),
-             duration(r.compile_s), percent(r.train_accuracy), percent(r.test_accuracy), r.jax)
-            for r in table.itertuples()]  # fmt: skip
+    rows = [
+        (
+            r.file,
+            r.dataset,
+            r.pipeline,
+            r.backend,
+            str(r.epochs),
+            duration(r.epoch_s_median),
+            duration(r.compile_s),
+            percent(r.train_accuracy),
+            percent(r.test_accuracy),
+            r.jax,
+        )
+        for r in table.itertuples()
+    ]
     return Summary(title, (), (("One row per training run", pd.DataFrame(rows, columns=list(TRAIN_HEADERS))),))
 
 
 def validation_summary(doc: ValidationDocument, title: str = "Change-point detector validation") -> Summary:
     """The detector's validation: how often each detector found each known change, and flagged a flat history."""
     s = doc.settings
-    line = (f"{s.get('histories')} synthetic histories a case, {s.get('releases')} releases of {s.get('samples')} "
-            f"samples each, noise drawn from {s.get('noise_samples')} real fresh-process samples ({s.get('noise')}); "
-            f"found: the change marked within one release (a transient labelled a transient); false alarms: a change "
-            f"marked anywhere else")  # fmt: skip
+    line = (
+        f"{s.get('histories')} synthetic histories a case, {s.get('releases')} releases of {s.get('samples')} "
+        f"samples each, noise drawn from {s.get('noise_samples')} real fresh-process samples ({s.get('noise')}); "
+        f"found: the change marked within one release (a transient labelled a transient); false alarms: a change "
+        f"marked anywhere else"
+    )
     return Summary(
         title, (line,), (("Found and false alarms, per detector", validation_table(doc)),), (f"chosen: {doc.chosen}",)
     )
@@ -263,14 +358,21 @@ def validation_summary(doc: ValidationDocument, title: str = "Change-point detec
 def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summary:
     """How often the detector caught the injected slowdown, and how often it flagged a release against itself."""
     s, table = doc.settings, sweep_tables.trials_table(doc)
-    rows = [(f"injected {percent(s.inject_slowdown)} slowdown", f"{doc.injected_flagged} of {s.trials}",
-             ratio(table["injected_ratio"].median())),
-            ("A/A: the same release on both sides", f"{doc.aa_flagged} of {s.trials}",
-             ratio(table["aa_ratio"].median()))]  # fmt: skip
-    line = (f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
-            f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}")  # fmt: skip
-    return Summary(title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged",
-                                                                                  "median ratio"])),))  # fmt: skip
+    rows = [
+        (
+            f"injected {percent(s.inject_slowdown)} slowdown",
+            f"{doc.injected_flagged} of {s.trials}",
+            ratio(table["injected_ratio"].median()),
+        ),
+        ("A/A: the same release on both sides", f"{doc.aa_flagged} of {s.trials}", ratio(table["aa_ratio"].median())),
+    ]
+    line = (
+        f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
+        f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}"
+    )
+    return Summary(
+        title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)
+    )
 
 
 # --- every result of a folder ---------------------------------------------------------------------------------
@@ -312,8 +414,9 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
     probes = [path.parent for path, _ in results.bisections]
     for path, doc in results.bisections:
         where = shown(path.parent, folder)
-        found.append(Found("bisection", path.parent, _when(doc.metadata.get("timestamp")),
-                           partial(bisect_summary, doc, where)))  # fmt: skip
+        found.append(
+            Found("bisection", path.parent, _when(doc.metadata.get("timestamp")), partial(bisect_summary, doc, where))
+        )
     cells = {str(path.parent): doc for path, doc in results.cells}
     swept = sweep_tables.sweeps(results.runs, probes)
     lone = {where: pd.DataFrame() for where in cells if where not in swept and not _under(where, probes)}
@@ -352,8 +455,9 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
     return sorted(found, key=lambda f: KINDS.index(f.kind))
 
 
-def _timeline(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None, shown_as: str,
-              where: str) -> Summary:  # fmt: skip
+def _timeline(
+    rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None, shown_as: str, where: str
+) -> Summary:
     columns = sweep_tables.timeline_columns(rows, samples) if len(rows) else []
     return timeline_summary(columns, cells, shown_as, where)
 
@@ -400,5 +504,9 @@ def folder_summary(found: Sequence[Finding], results: Sequence[Found], folder: P
     lines = tuple(f.line() for f in found if f.answered)
     counts = ", ".join(f"{n} {kind}" for kind in KINDS if (n := sum(r.kind == kind for r in results)))
     title = f"Findings: {folder.name if folder is not None else 'results'}"
-    return Summary(title, lines, (), (f"Holds {counts}; `jaxmlp summary PATH` shows one in full, `--all` the newest "
-                                      "of each kind.",))  # fmt: skip
+    return Summary(
+        title,
+        lines,
+        (),
+        (f"Holds {counts}; `jaxmlp summary PATH` shows one in full, `--all` the newest of each kind.",),
+    )

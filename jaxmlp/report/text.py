@@ -49,8 +49,10 @@ def summary_markdown(answer: Summary, everything: bool = False) -> str:
     """An answer as GitHub Markdown: its title as a heading, each table under its caption in bold."""
     parts = [f"### {answer.title}"] if answer.title else []
     parts += list(answer.lines)
-    parts += [f"**{caption}**\n\n{markdown_table(readable(table))}"
-              for caption, table in (*answer.tables, *_long(answer, everything))]  # fmt: skip
+    parts += [
+        f"**{caption}**\n\n{markdown_table(readable(table))}"
+        for caption, table in (*answer.tables, *_long(answer, everything))
+    ]
     parts += [line for line in (*answer.closing, _held_back(answer, everything)) if line]
     return "\n\n".join(parts)
 
@@ -71,8 +73,19 @@ def text_summary(df: pd.DataFrame) -> str:
 def compare_text(table: pd.DataFrame, threshold: float, alpha: float) -> str:
     """`jaxmlp compare`'s output: a row per benchmark, then the counts."""
     shown = table.assign(n=table["n_baseline"].astype(str) + "/" + table["n_new"].astype(str))[
-        ["benchmark", "n", "baseline_median", "new_median", "ratio", "ci_low", "ci_high", "p_slower", "p_faster",
-         "verdict"]]  # fmt: skip
+        [
+            "benchmark",
+            "n",
+            "baseline_median",
+            "new_median",
+            "ratio",
+            "ci_low",
+            "ci_high",
+            "p_slower",
+            "p_faster",
+            "verdict",
+        ]
+    ]
     counts = tables.verdict_counts(table)
     words = readable(shown, {"baseline_median": "s", "new_median": "s"})
     return (

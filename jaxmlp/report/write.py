@@ -19,9 +19,14 @@ REPORT_FILES = ("summary.md", "index.html", "results.csv", "samples.csv")
 TRACE_OPS_FILE = "trace_ops.csv"
 
 
-def write_report(results: Results, store: ResultsStore, traces: Sequence[CaptureSummary] = (),
-                 out: Path | None = None, found: Sequence[Finding] | None = None,
-                 past: history.Found | None = None) -> list[Path]:  # fmt: skip
+def write_report(
+    results: Results,
+    store: ResultsStore,
+    traces: Sequence[CaptureSummary] = (),
+    out: Path | None = None,
+    found: Sequence[Finding] | None = None,
+    past: history.Found | None = None,
+) -> list[Path]:
     """Write summary.md, index.html, results.csv and samples.csv (and trace_ops.csv) into a NEW folder: ``out``,
     else the store's next ``report-<time>``. The folder appears whole, or not at all. ``found`` and ``past``: the
     results' findings and `history.found`, where the caller has them."""
@@ -29,8 +34,12 @@ def write_report(results: Results, store: ResultsStore, traces: Sequence[Capture
     answers = tuple(found) if found is not None else findings(results, traces, store.folder, past)
     sections = build_sections(results, traces, store.folder, answers, past)
     with store.new_folder(layout.REPORT, out) as folder:
-        texts = [markdown.render(sections, answers), html.render(sections, answers), results.runs.to_csv(index=False),
-                 results.samples.to_csv(index=False)]  # fmt: skip
+        texts = [
+            markdown.render(sections, answers),
+            html.render(sections, answers),
+            results.runs.to_csv(index=False),
+            results.samples.to_csv(index=False),
+        ]
         names = list(REPORT_FILES)
         if traces:
             ops = pd.concat([t.top_ops.assign(run=t.run, file=t.file) for t in traces], ignore_index=True)

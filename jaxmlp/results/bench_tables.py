@@ -36,19 +36,38 @@ def _variant_table(df: pd.DataFrame, benchmark: Benchmark, columns: Callable[...
 @shows(registry.UPDATE)
 def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
     """Median step time per variant and batch size, with eager/jit and dispatch/jit ratios."""
-    return _variant_table(df, registry.UPDATE, lambda t, iqr, jit, dispatch, eager: {
-        "jit_ms": t[jit] * 1e3, "jit_iqr_ms": iqr[jit] * 1e3, "dispatch_ms": t[dispatch] * 1e3,
-        "dispatch_iqr_ms": iqr[dispatch] * 1e3, "eager_ms": t[eager] * 1e3, "eager_iqr_ms": iqr[eager] * 1e3,
-        "jit_speedup": t[eager] / t[jit]})  # fmt: skip
+    return _variant_table(
+        df,
+        registry.UPDATE,
+        lambda t, iqr, jit, dispatch, eager: {
+            "jit_ms": t[jit] * 1e3,
+            "jit_iqr_ms": iqr[jit] * 1e3,
+            "dispatch_ms": t[dispatch] * 1e3,
+            "dispatch_iqr_ms": iqr[dispatch] * 1e3,
+            "eager_ms": t[eager] * 1e3,
+            "eager_iqr_ms": iqr[eager] * 1e3,
+            "jit_speedup": t[eager] / t[jit],
+        },
+    )
 
 
 @shows(registry.PREDICT)
 def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     """Median predict time per variant and batch size, with loop/vmap and loop/jit(vmap) ratios."""
-    return _variant_table(df, registry.PREDICT, lambda t, iqr, vmap, loop, jit_vmap: {
-        "loop_ms": t[loop] * 1e3, "loop_iqr_ms": iqr[loop] * 1e3, "vmap_ms": t[vmap] * 1e3,
-        "vmap_iqr_ms": iqr[vmap] * 1e3, "jit_vmap_ms": t[jit_vmap] * 1e3, "jit_vmap_iqr_ms": iqr[jit_vmap] * 1e3,
-        "vmap_speedup": t[loop] / t[vmap], "jit_vmap_speedup": t[loop] / t[jit_vmap]})  # fmt: skip
+    return _variant_table(
+        df,
+        registry.PREDICT,
+        lambda t, iqr, vmap, loop, jit_vmap: {
+            "loop_ms": t[loop] * 1e3,
+            "loop_iqr_ms": iqr[loop] * 1e3,
+            "vmap_ms": t[vmap] * 1e3,
+            "vmap_iqr_ms": iqr[vmap] * 1e3,
+            "jit_vmap_ms": t[jit_vmap] * 1e3,
+            "jit_vmap_iqr_ms": iqr[jit_vmap] * 1e3,
+            "vmap_speedup": t[loop] / t[vmap],
+            "jit_vmap_speedup": t[loop] / t[jit_vmap],
+        },
+    )
 
 
 ENVIRONMENT = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
@@ -62,9 +81,15 @@ def environment(run: pd.DataFrame) -> dict[str, Any]:
     """What one run (one file's rows) was measured on and with."""
     first = run.iloc[0]
     env = {key: first.get(key) for key in ENVIRONMENT}
-    env.update(timestamp=first.get("timestamp"), commit=str(first.get("commit"))[:12], backends=_joined(run, "backend"),
-               devices=_joined(run, "device_kind"), dataset=_joined(run, "dataset"), size=first.get("size"),
-               file=Path(str(first.get("file"))).name)  # fmt: skip
+    env.update(
+        timestamp=first.get("timestamp"),
+        commit=str(first.get("commit"))[:12],
+        backends=_joined(run, "backend"),
+        devices=_joined(run, "device_kind"),
+        dataset=_joined(run, "dataset"),
+        size=first.get("size"),
+        file=Path(str(first.get("file"))).name,
+    )
     return env
 
 
@@ -115,8 +140,9 @@ def cpu_vs_accelerator(
     newest = newest_by_backend(runs_by_file) if newest is None else newest
     if not {"cpu", accelerator} <= set(newest):
         return pd.DataFrame(), None
-    table = pd.DataFrame({"cpu_s": benchmark_medians(newest["cpu"]),
-                          "accelerator_s": benchmark_medians(newest[accelerator])})  # fmt: skip
+    table = pd.DataFrame(
+        {"cpu_s": benchmark_medians(newest["cpu"]), "accelerator_s": benchmark_medians(newest[accelerator])}
+    )
     table = table.dropna()  # a benchmark only one side ran is not a comparison
     table["cpu_over_accelerator"] = table["cpu_s"] / table["accelerator_s"]
     cpu, other = environment(newest["cpu"]), environment(newest[accelerator])
@@ -127,14 +153,24 @@ def cpu_vs_accelerator(
 # --- two sets of samples --------------------------------------------------------------------------------------
 
 
-def compare_samples(baseline: Mapping[str, list[float]], new: Mapping[str, list[float]], threshold: float = THRESHOLD,
-                    alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+def compare_samples(
+    baseline: Mapping[str, list[float]],
+    new: Mapping[str, list[float]],
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+) -> pd.DataFrame:
     """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each."""
     rows = []
     for name in sorted(set(baseline) & set(new)):
         comparison = compare(baseline[name], new[name], threshold, alpha)
-        rows.append({"benchmark": name, **comparison._asdict(), "verdict": comparison.describe(),
-                     "valid": comparison.verdict != INVALID})  # fmt: skip
+        rows.append(
+            {
+                "benchmark": name,
+                **comparison._asdict(),
+                "verdict": comparison.describe(),
+                "valid": comparison.verdict != INVALID,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -168,30 +204,47 @@ def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
         runs_in = getattr(row, "folder_runs", None)
         if row.variant == "report" and runs_in is not None and float(runs_in) >= registry.REPORT_GOAL_RUNS:
             met = median <= registry.REPORT_SECONDS_GOAL and peak <= registry.REPORT_MEMORY_GOAL
-            goal = (f"{'met' if met else 'MISSED'}: at most {registry.REPORT_SECONDS_GOAL:.0f} s and "
-                    f"{registry.REPORT_MEMORY_GOAL / 2**30:.0f} GiB")  # fmt: skip
-        out.append({"command": f"jaxmlp {row.variant}", "folder_runs": runs_in,
-                    "median_s": median, "command_peak_bytes": peak, "goal": goal})  # fmt: skip
+            goal = (
+                f"{'met' if met else 'MISSED'}: at most {registry.REPORT_SECONDS_GOAL:.0f} s and "
+                f"{registry.REPORT_MEMORY_GOAL / 2**30:.0f} GiB"
+            )
+        out.append(
+            {
+                "command": f"jaxmlp {row.variant}",
+                "folder_runs": runs_in,
+                "median_s": median,
+                "command_peak_bytes": peak,
+                "goal": goal,
+            }
+        )
     return pd.DataFrame(out)
 
 
-def compare_memory(baseline: Mapping[str, float], new: Mapping[str, float],
-                   threshold: float = MEMORY_THRESHOLD) -> pd.DataFrame:  # fmt: skip
+def compare_memory(
+    baseline: Mapping[str, float], new: Mapping[str, float], threshold: float = MEMORY_THRESHOLD
+) -> pd.DataFrame:
     """Peak memory, benchmark by benchmark on both sides: the ratio new / baseline, flagged ``memory regression``
     beyond 1 + ``threshold`` (``memory improvement`` below 1 / (1 + threshold)), else ``no change``."""
     rows = []
     for name in sorted(set(baseline) & set(new)):
         a, b = float(baseline[name]), float(new[name])
         r = b / a if a > 0 else float("nan")
-        verdict = ("memory regression" if r > 1 + threshold else
-                   "memory improvement" if r < 1 / (1 + threshold) else "no change")  # fmt: skip
+        verdict = (
+            "memory regression"
+            if r > 1 + threshold
+            else "memory improvement"
+            if r < 1 / (1 + threshold)
+            else "no change"
+        )
         rows.append({"benchmark": name, "baseline_bytes": a, "new_bytes": b, "ratio": r, "verdict": verdict})
     return pd.DataFrame(rows, columns=["benchmark", "baseline_bytes", "new_bytes", "ratio", "verdict"])
 
 
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
-    counts = {verdict: int((table["verdict"] == verdict).sum())
-              for verdict in ("regression", "improvement", "insufficient data")}  # fmt: skip
+    counts = {
+        verdict: int((table["verdict"] == verdict).sum())
+        for verdict in ("regression", "improvement", "insufficient data")
+    }
     return {**counts, INVALID: int((~table["valid"]).sum()) if "valid" in table else 0}
 
 
@@ -212,9 +265,15 @@ def bandwidth_table(df: pd.DataFrame) -> pd.DataFrame:
     d = query(df, registry.BANDWIDTH)
     if d.empty:
         return pd.DataFrame(columns=["backend", "kernel", "array_mib", "call_ms", "gb_per_s"])
-    return pd.DataFrame({"backend": d["backend"], "kernel": d["kernel"], "array_mib": d["elements"] * 4 / 2**20,
-                         "call_ms": d["median"] * 1e3,
-                         "gb_per_s": d["bytes"] / d["median"] / 1e9}).reset_index(drop=True)  # fmt: skip
+    return pd.DataFrame(
+        {
+            "backend": d["backend"],
+            "kernel": d["kernel"],
+            "array_mib": d["elements"] * 4 / 2**20,
+            "call_ms": d["median"] * 1e3,
+            "gb_per_s": d["bytes"] / d["median"] / 1e9,
+        }
+    ).reset_index(drop=True)
 
 
 @shows(registry.BF16_STEP)
@@ -224,5 +283,11 @@ def bf16_step_table(df: pd.DataFrame) -> pd.DataFrame:
     d = query(df, registry.BF16_STEP)
     if d.empty:
         return pd.DataFrame(columns=["backend", "bf16_step", "epoch_ms", "trains_with"])
-    return pd.DataFrame({"backend": d["backend"], "bf16_step": d["variant"], "epoch_ms": d["median"] * 1e3,
-                         "trains_with": d["chosen"].map({True: "yes", False: ""})}).reset_index(drop=True)  # fmt: skip
+    return pd.DataFrame(
+        {
+            "backend": d["backend"],
+            "bf16_step": d["variant"],
+            "epoch_ms": d["median"] * 1e3,
+            "trains_with": d["chosen"].map({True: "yes", False: ""}),
+        }
+    ).reset_index(drop=True)

@@ -60,9 +60,12 @@ class Undecidable:
 
     def line(self, total: int, threshold: float, alpha: float) -> str:
         base, new = self.had
-        spread_said = (f"their spread (up to {self.sigma:.1%} a round) needs about {self.needed} rounds a side to "
-                       f"tell a {threshold:.0%} change" if math.isfinite(self.sigma) and self.needed > self.for_alpha
-                       else f"they need at least {self.needed} rounds a side")  # fmt: skip
+        spread_said = (
+            f"their spread (up to {self.sigma:.1%} a round) needs about {self.needed} rounds a side to "
+            f"tell a {threshold:.0%} change"
+            if math.isfinite(self.sigma) and self.needed > self.for_alpha
+            else f"they need at least {self.needed} rounds a side"
+        )
         return (
             f"UNDECIDED: {len(self.benchmarks)} of {total} benchmarks had too few rounds ({base} against {new}) "
             f"to reach p < {alpha:g}, which takes at least {self.for_alpha} a side; {spread_said}: measure both "
@@ -70,15 +73,21 @@ class Undecidable:
         )
 
 
-def undecidable(table: pd.DataFrame, baseline: Mapping[str, Sequence[float]], new: Mapping[str, Sequence[float]],
-                threshold: float, alpha: float) -> Undecidable | None:  # fmt: skip
+def undecidable(
+    table: pd.DataFrame,
+    baseline: Mapping[str, Sequence[float]],
+    new: Mapping[str, Sequence[float]],
+    threshold: float,
+    alpha: float,
+) -> Undecidable | None:
     """The benchmarks of a comparison (`tables.compare_samples`) whose rounds cannot reach ``alpha``; None if none."""
     short = table[table["verdict"] == "insufficient data"]
     if short.empty:
         return None
     names = tuple(str(n) for n in short["benchmark"])
-    sigma = max((s for name in names for s in (spread(baseline[name]), spread(new[name])) if math.isfinite(s)),
-                default=math.nan)  # fmt: skip
+    sigma = max(
+        (s for name in names for s in (spread(baseline[name]), spread(new[name])) if math.isfinite(s)), default=math.nan
+    )
     for_alpha = rounds_for_alpha(alpha)
     needed = max(for_alpha, rounds_for_effect(sigma, threshold, alpha) if math.isfinite(sigma) else 0)
     had = (int(short["n_baseline"].min()), int(short["n_new"].min()))

@@ -21,9 +21,19 @@ from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.explain import Change, ExplainDocument, OpTime
 from jaxmlp.results.traces import program_ops, trace_contents
 
-QUANTITIES = ("flops_per_call", "bytes_accessed_per_call", "flops", "bytes_accessed", "transcendentals",
-              "argument_bytes", "output_bytes", "temp_bytes", "generated_code_bytes", "trace_lower_seconds",
-              "xla_compile_seconds")  # fmt: skip
+QUANTITIES = (
+    "flops_per_call",
+    "bytes_accessed_per_call",
+    "flops",
+    "bytes_accessed",
+    "transcendentals",
+    "argument_bytes",
+    "output_bytes",
+    "temp_bytes",
+    "generated_code_bytes",
+    "trace_lower_seconds",
+    "xla_compile_seconds",
+)
 """The program facts compared, in the order shown (per call: each program times its runs in one call)."""
 
 
@@ -40,9 +50,16 @@ def operation_changes(a: Mapping[str, int], b: Mapping[str, int]) -> tuple[tuple
 
 def hlo_diff(text_a: str, text_b: str, a: str, b: str) -> list[str]:
     """The unified diff of the two canonical optimized HLOs (names renamed in order, metadata dropped)."""
-    return list(difflib.unified_diff(hlo.canonical(text_a).splitlines(), hlo.canonical(text_b).splitlines(),
-                                     f"{a} (canonical optimized HLO)", f"{b} (canonical optimized HLO)",
-                                     lineterm="", n=2))  # fmt: skip
+    return list(
+        difflib.unified_diff(
+            hlo.canonical(text_a).splitlines(),
+            hlo.canonical(text_b).splitlines(),
+            f"{a} (canonical optimized HLO)",
+            f"{b} (canonical optimized HLO)",
+            lineterm="",
+            n=2,
+        )
+    )
 
 
 def op_seconds(events: pd.DataFrame, names: Mapping[str, str], calls: int) -> dict[str, tuple[str, float]]:
@@ -54,9 +71,16 @@ def op_seconds(events: pd.DataFrame, names: Mapping[str, str], calls: int) -> di
 
 def op_times(a: Mapping[str, tuple[str, float]], b: Mapping[str, tuple[str, float]]) -> tuple[OpTime, ...]:
     """Both releases' operations side by side, the biggest change in time first."""
-    rows = [OpTime(op, a[op][0] if op in a else None, b[op][0] if op in b else None,
-                   a[op][1] if op in a else None, b[op][1] if op in b else None)
-            for op in set(a) | set(b)]  # fmt: skip
+    rows = [
+        OpTime(
+            op,
+            a[op][0] if op in a else None,
+            b[op][0] if op in b else None,
+            a[op][1] if op in a else None,
+            b[op][1] if op in b else None,
+        )
+        for op in set(a) | set(b)
+    ]
     return tuple(sorted(rows, key=lambda r: (-abs((r.b_seconds or 0.0) - (r.a_seconds or 0.0)), r.op)))
 
 
@@ -65,23 +89,35 @@ def main_program(result: ProcessResult, workload: str) -> Mapping[str, Any]:
     return (times.program if times is not None else None) or {}
 
 
-def explanation(workload: str, a: str, b: str, processes: Mapping[str, Sequence[ProcessResult]],
-                texts: Mapping[str, str | None], events: Mapping[str, pd.DataFrame | None], traced_calls: int,
-                metadata: Mapping[str, Any], settings: Mapping[str, Any], diff_file: str | None = None,
-                diff_lines: int = 0) -> ExplainDocument:  # fmt: skip
+def explanation(
+    workload: str,
+    a: str,
+    b: str,
+    processes: Mapping[str, Sequence[ProcessResult]],
+    texts: Mapping[str, str | None],
+    events: Mapping[str, pd.DataFrame | None],
+    traced_calls: int,
+    metadata: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    diff_file: str | None = None,
+    diff_lines: int = 0,
+) -> ExplainDocument:
     """The comparison of ``a`` and ``b``: ``processes`` each release ran (the first with its program's facts),
     their optimized HLO ``texts`` (None: not available), their traces' ``events`` (None: no trace)."""
     facts = {label: main_program(processes[label][0], workload) for label in (a, b)}
     fingerprints = {label: facts[label].get("hlo_fingerprint") for label in (a, b)}
     steady = {label: tuple(p.workloads[workload].steady_seconds for p in processes[label]) for label in (a, b)}
-    notes = [f"{label}: {fact}: {why}" for label in (a, b)
-             for fact, why in (facts[label].get("not_available") or {}).items()]  # fmt: skip
+    notes = [
+        f"{label}: {fact}: {why}" for label in (a, b) for fact, why in (facts[label].get("not_available") or {}).items()
+    ]
     same = None if None in fingerprints.values() else fingerprints[a] == fingerprints[b]
     for label in (a, b):
         if (facts[label].get("operations") or {}).get("custom-call"):
-            notes.append(f"{label}: its program has custom-call operations (library kernels: matmuls through "
-                         "Eigen or oneDNN in older releases), whose flops XLA's cost analysis does not count: its "
-                         "flops are a lower bound")  # fmt: skip
+            notes.append(
+                f"{label}: its program has custom-call operations (library kernels: matmuls through "
+                "Eigen or oneDNN in older releases), whose flops XLA's cost analysis does not count: its "
+                "flops are a lower bound"
+            )
     operations: tuple[tuple[str, int, int], ...] = ()
     if same is False:
         operations = operation_changes(facts[a].get("operations") or {}, facts[b].get("operations") or {})
@@ -89,17 +125,33 @@ def explanation(workload: str, a: str, b: str, processes: Mapping[str, Sequence[
     for label in (a, b):
         text, found = texts.get(label), events.get(label)
         if text is None or found is None:
-            notes.append(f"{label}: no operation times: " + ("no optimized HLO to name the operations by"
-                                                          if text is None else "no trace"))  # fmt: skip
+            notes.append(
+                f"{label}: no operation times: "
+                + ("no optimized HLO to name the operations by" if text is None else "no trace")
+            )
             continue
         per_op[label] = op_seconds(found, hlo.canonical_names(text), traced_calls)
         if not per_op[label]:
-            notes.append(f"{label}: no operation times: no event of its trace names an instruction of its optimized "
-                         f"HLO; the trace holds {trace_contents(found)}")  # fmt: skip
+            notes.append(
+                f"{label}: no operation times: no event of its trace names an instruction of its optimized "
+                f"HLO; the trace holds {trace_contents(found)}"
+            )
     table = op_times(per_op.get(a, {}), per_op.get(b, {})) if per_op.get(a) and per_op.get(b) else ()
-    return ExplainDocument(dict(metadata), workload, a, b, fingerprints, steady,
-                           program_changes(facts[a], facts[b]), operations, table, diff_file, diff_lines,
-                           tuple(notes), dict(settings))  # fmt: skip
+    return ExplainDocument(
+        dict(metadata),
+        workload,
+        a,
+        b,
+        fingerprints,
+        steady,
+        program_changes(facts[a], facts[b]),
+        operations,
+        table,
+        diff_file,
+        diff_lines,
+        tuple(notes),
+        dict(settings),
+    )
 
 
 def median_ratio(doc: ExplainDocument) -> float | None:

@@ -45,9 +45,16 @@ def spec_of(measuring: Measuring, workload: str) -> str:
     return next((spec for spec in measuring.specs if workload in (spec, workload_name(spec))), workload)
 
 
-def explain(where: Measuring | Path, a: str, b: str, workload: str, out: Path | str = layout.RESULTS_DIR,
-            matrix: Matrix | None = None, say: Say = print,
-            tick: Callable[[str], None] | None = None) -> tuple[ExplainDocument, Path]:  # fmt: skip
+def explain(
+    where: Measuring | Path,
+    a: str,
+    b: str,
+    workload: str,
+    out: Path | str = layout.RESULTS_DIR,
+    matrix: Matrix | None = None,
+    say: Say = print,
+    tick: Callable[[str], None] | None = None,
+) -> tuple[ExplainDocument, Path]:
     """Explain the change of ``workload`` (its spec, or the name its results carry) from release ``a`` to ``b``:
     measured with ``where``'s settings (a `Measuring`, or a sweep folder's), ``matrix`` (processes, XLA flags, envs;
     default 3 processes), into a new ``explain-<time>/`` in ``out``. Returns the explanation and its folder."""
@@ -70,8 +77,8 @@ def explain(where: Measuring | Path, a: str, b: str, workload: str, out: Path | 
                 write_gzip_new(folder.path / file, str(texts[label]))
                 program["hlo_file"] = file
             found.processes[label][0] = dataclasses.replace(
-                first, workloads={**first.workloads, name: dataclasses.replace(first.workloads[name],
-                                                                               program=program)})  # fmt: skip
+                first, workloads={**first.workloads, name: dataclasses.replace(first.workloads[name], program=program)}
+            )
             xplanes = sorted((found.traces[label] / name).glob("plugins/profile/*/*.xplane.pb"))
             events[label] = trace_events(xplanes[-1]) if xplanes else None
         diff_file, lines = None, []
@@ -81,13 +88,20 @@ def explain(where: Measuring | Path, a: str, b: str, workload: str, out: Path | 
             if lines:
                 diff_file = layout.HLO_DIFF_FILE
                 write_new(folder.path / diff_file, "\n".join(lines) + "\n")
-        recorded = {**dataclasses.asdict(measuring), "workloads": [workload], "processes": matrix.processes,
-                    "xla_flags": list(matrix.xla_flags), "traced_calls": found.traced_calls,
-                    "jax": {label: p[0].metadata.get("jax") for label, p in found.processes.items()},
-                    "process_facts": {label: {k: p[0].metadata.get(k) for k in ("peak_rss_bytes", "device_peak_bytes",
-                                                                                 "device_peak_why")}
-                                      for label, p in found.processes.items()}}  # fmt: skip
-        doc = explanation(name, a, b, found.processes, texts, events, found.traced_calls, metadata(), recorded,
-                          diff_file, len(lines))  # fmt: skip
+        recorded = {
+            **dataclasses.asdict(measuring),
+            "workloads": [workload],
+            "processes": matrix.processes,
+            "xla_flags": list(matrix.xla_flags),
+            "traced_calls": found.traced_calls,
+            "jax": {label: p[0].metadata.get("jax") for label, p in found.processes.items()},
+            "process_facts": {
+                label: {k: p[0].metadata.get(k) for k in ("peak_rss_bytes", "device_peak_bytes", "device_peak_why")}
+                for label, p in found.processes.items()
+            },
+        }
+        doc = explanation(
+            name, a, b, found.processes, texts, events, found.traced_calls, metadata(), recorded, diff_file, len(lines)
+        )
         write_json_new(folder.path / layout.EXPLAIN_FILE, doc.to_json())
     return doc, folder.path

@@ -36,8 +36,14 @@ def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
     f32 = (d["backend"] == "cpu") | run.isin(["highest", "float32"])
     if "round_calls" in d:
         f32 |= d["round_calls"].notna()
-    return pd.DataFrame({"backend": d["backend"], "precision": run.where(~f32, "f32"), "matmul_ms": d["median"] * 1e3,
-                         "gflop_per_s": d["flops"] / d["median"] / 1e9}).reset_index(drop=True)  # fmt: skip
+    return pd.DataFrame(
+        {
+            "backend": d["backend"],
+            "precision": run.where(~f32, "f32"),
+            "matmul_ms": d["median"] * 1e3,
+            "gflop_per_s": d["flops"] / d["median"] / 1e9,
+        }
+    ).reset_index(drop=True)
 
 
 @shows(registry.GEMM)
@@ -46,15 +52,35 @@ def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
     rate; ``fastest`` marks the best library of each backend, shape and precision (``~fastest``: its IQR overlaps
     the best's); bf16's rate as times f32's of the same library."""
     d = query(df, registry.GEMM)
-    columns = ["backend", "shape", "precision", "library", "gemm_ms", "gemm_iqr_ms", "gflop_per_s", "bf16_speedup",
-               "best"]  # fmt: skip
+    columns = [
+        "backend",
+        "shape",
+        "precision",
+        "library",
+        "gemm_ms",
+        "gemm_iqr_ms",
+        "gflop_per_s",
+        "bf16_speedup",
+        "best",
+    ]
     if d.empty:
         return pd.DataFrame(columns=columns)
-    out = pd.DataFrame({"backend": d["backend"], "shape": d["shape"], "precision": d["precision"],
-                        "library": d["library"], "gemm_ms": d["median"] * 1e3,
-                        "gemm_iqr_ms": d["iqr"] * 1e3, "gflop_per_s": d["flops"] / d["median"] / 1e9,
-                        "q1": d["q1"] * 1e3, "q3": d["q3"] * 1e3, "m": d["m"], "k": d["k"],
-                        "n": d["n"]})  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "backend": d["backend"],
+            "shape": d["shape"],
+            "precision": d["precision"],
+            "library": d["library"],
+            "gemm_ms": d["median"] * 1e3,
+            "gemm_iqr_ms": d["iqr"] * 1e3,
+            "gflop_per_s": d["flops"] / d["median"] / 1e9,
+            "q1": d["q1"] * 1e3,
+            "q3": d["q3"] * 1e3,
+            "m": d["m"],
+            "k": d["k"],
+            "n": d["n"],
+        }
+    )
     out["best"] = ""
     for _, rows in out.groupby(["backend", "shape", "precision"]):
         out.loc[rows.index, "best"] = mark_best(rows["gemm_ms"], rows["q1"], rows["q3"])
@@ -63,9 +89,17 @@ def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
     out["bf16_speedup"] = (out["gflop_per_s"].to_numpy() / f32.reindex(keys).to_numpy()).astype(float)
     out.loc[out["precision"] != "bf16", "bf16_speedup"] = float("nan")
     out["size"] = -(out["m"] * out["k"] * out["n"]).astype(float)
-    out = out.sort_values(["backend", "size", "shape", "precision", "library"], kind="stable",
-                          key=lambda c: _order(c, registry.GEMM_PRECISIONS) if c.name == "precision"
-                          else _order(c, registry.GEMM_LIBRARIES) if c.name == "library" else c)  # fmt: skip
+    out = out.sort_values(
+        ["backend", "size", "shape", "precision", "library"],
+        kind="stable",
+        key=lambda c: (
+            _order(c, registry.GEMM_PRECISIONS)
+            if c.name == "precision"
+            else _order(c, registry.GEMM_LIBRARIES)
+            if c.name == "library"
+            else c
+        ),
+    )
     return out.reindex(columns=columns).reset_index(drop=True)
 
 
@@ -88,8 +122,11 @@ def floors(run: pd.DataFrame) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     for backend in sorted(set(epochs.get("backend", pd.Series(dtype=object)).dropna()) | set(rates["backend"])):
         mine = epochs[epochs["backend"] == backend] if len(epochs) else epochs
-        flops_of = (mine.assign(p=precisions(mine)).groupby("p")["flops"].median().to_dict()
-                    if len(mine) and "flops" in mine else {})  # fmt: skip
+        flops_of = (
+            mine.assign(p=precisions(mine)).groupby("p")["flops"].median().to_dict()
+            if len(mine) and "flops" in mine
+            else {}
+        )
         measured = rates[rates["backend"] == backend]
         for precision in registry.GEMM_PRECISIONS:
             at = measured[measured["precision"] == precision].sort_values("gflop_per_s", ascending=False)
@@ -101,8 +138,17 @@ def floors(run: pd.DataFrame) -> pd.DataFrame:
                 rate, library, shape = flops / float(mine["floor_seconds"].median()) / 1e9, "xla", "2048x2048x2048"
             else:
                 continue
-            rows.append({"backend": backend, "precision": precision, "library": library, "shape": shape,
-                         "gflop_per_s": rate, "flops": flops, "floor_s": flops / (rate * 1e9)})  # fmt: skip
+            rows.append(
+                {
+                    "backend": backend,
+                    "precision": precision,
+                    "library": library,
+                    "shape": shape,
+                    "gflop_per_s": rate,
+                    "flops": flops,
+                    "floor_s": flops / (rate * 1e9),
+                }
+            )
     return pd.DataFrame(rows, columns=FLOOR_COLUMNS)
 
 
@@ -114,12 +160,23 @@ def floor_of(table: pd.DataFrame, backend: object, precision: object) -> float:
 
 def floor_line(row: Any) -> str:
     """``cpu f32 floor: 954 ms an epoch at 208 GFLOP/s (numpy, 2048x2048x2048)``."""
-    return (f"{row.backend} {row.precision} floor: {duration(row.floor_s)} an epoch at "
-            f"{flop_rate(row.gflop_per_s * 1e9)} ({row.library}, {row.shape})")  # fmt: skip
+    return (
+        f"{row.backend} {row.precision} floor: {duration(row.floor_s)} an epoch at "
+        f"{flop_rate(row.gflop_per_s * 1e9)} ({row.library}, {row.shape})"
+    )
 
 
-EPOCH_ROOFLINE_COLUMNS = ["backend", "pipeline", "precision", "epoch_s", "compute_s", "memory_s", "binds",
-                          "x_attainable", "intensity"]  # fmt: skip
+EPOCH_ROOFLINE_COLUMNS = [
+    "backend",
+    "pipeline",
+    "precision",
+    "epoch_s",
+    "compute_s",
+    "memory_s",
+    "binds",
+    "x_attainable",
+    "intensity",
+]
 
 
 def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
@@ -140,8 +197,17 @@ def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
         memory_s = nbytes / rate
         attainable = max(floor_s, memory_s) if pd.notna(memory_s) else float("nan")
         flops = float(epoch["flops"]) if pd.notna(epoch.get("flops")) else float("nan")
-        rows.append({"backend": epoch["backend"], "pipeline": epoch["pipeline"], "precision": precision,
-                     "epoch_s": epoch["median"], "compute_s": floor_s, "memory_s": memory_s,
-                     "binds": "" if pd.isna(memory_s) else ("memory" if memory_s > floor_s else "compute"),
-                     "x_attainable": epoch["median"] / attainable, "intensity": flops / nbytes})  # fmt: skip
+        rows.append(
+            {
+                "backend": epoch["backend"],
+                "pipeline": epoch["pipeline"],
+                "precision": precision,
+                "epoch_s": epoch["median"],
+                "compute_s": floor_s,
+                "memory_s": memory_s,
+                "binds": "" if pd.isna(memory_s) else ("memory" if memory_s > floor_s else "compute"),
+                "x_attainable": epoch["median"] / attainable,
+                "intensity": flops / nbytes,
+            }
+        )
     return pd.DataFrame(rows, columns=EPOCH_ROOFLINE_COLUMNS).sort_values("epoch_s").reset_index(drop=True)

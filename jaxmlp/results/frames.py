@@ -26,9 +26,30 @@ from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore, Scan, Skipped
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
-METADATA = ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model", "cpu_count",
-            "cpu_affinity", "xla_flags", "jax_default_matmul_precision", "size", "rounds_asked", "sweep", "sweep_label",
-            "processes", "injected_slowdown", "backend", "device_kind", "precision")  # fmt: skip
+METADATA = (
+    "jax",
+    "jaxlib",
+    "torch",
+    "torchvision",
+    "python",
+    "numpy",
+    "commit",
+    "host",
+    "cpu_model",
+    "cpu_count",
+    "cpu_affinity",
+    "xla_flags",
+    "jax_default_matmul_precision",
+    "size",
+    "rounds_asked",
+    "sweep",
+    "sweep_label",
+    "processes",
+    "injected_slowdown",
+    "backend",
+    "device_kind",
+    "precision",
+)
 DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
 
@@ -86,10 +107,23 @@ def _benchmark_records(doc: BenchmarkDocument, source: str, rows: list[dict[str,
         # a parameter is the row's; the run's metadata fills the rest, but a value the run left empty does not
         # hide what the benchmark recorded itself (its device's kind)
         own = {key for key, value in bench.extra_info.items() if value is not None}
-        mine = {key: value for key, value in common.items()
-                if key not in bench.params and not (value is None and key in own)}  # fmt: skip
-        rows.append({"group": bench.group, "name": bench.name, "test": bench.id, **bench.params, **bench.extra_info,
-                     **stats, **mine, **per_device})  # fmt: skip
+        mine = {
+            key: value
+            for key, value in common.items()
+            if key not in bench.params and not (value is None and key in own)
+        }
+        rows.append(
+            {
+                "group": bench.group,
+                "name": bench.name,
+                "test": bench.id,
+                **bench.params,
+                **bench.extra_info,
+                **stats,
+                **mine,
+                **per_device,
+            }
+        )
         samples.add(source, bench.group, bench.name, bench.stats.data if bench.stats else ())
 
 
@@ -98,11 +132,21 @@ def train_rows(doc: TrainDocument, source: str = "") -> pd.DataFrame:
     rows = []
     for record in doc.records:
         pipeline, backend = record.get("config_pipeline"), record.get("backend")
-        rows.append({"group": f"train: {record.get('dataset')}, {pipeline}, {backend}",
-                     "name": f"epoch {record.get('epoch')}", "test": registry.TRAIN_EPOCH.id, "pipeline": pipeline,
-                     "batch_size": record.get("config_batch_size"), "workers": record.get("config_workers"),
-                     **record, "precision": record.get("precision") or "f32", "median": record.get("epoch_seconds"),
-                     "rounds": 1, "file": source})  # fmt: skip
+        rows.append(
+            {
+                "group": f"train: {record.get('dataset')}, {pipeline}, {backend}",
+                "name": f"epoch {record.get('epoch')}",
+                "test": registry.TRAIN_EPOCH.id,
+                "pipeline": pipeline,
+                "batch_size": record.get("config_batch_size"),
+                "workers": record.get("config_workers"),
+                **record,
+                "precision": record.get("precision") or "f32",
+                "median": record.get("epoch_seconds"),
+                "rounds": 1,
+                "file": source,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -110,10 +154,18 @@ def tta_rows(doc: TtaDocument, source: str = "") -> pd.DataFrame:
     """One row per run of a `jaxmlp tta` document: its settings, its times and the run's metadata."""
     meta = {key: doc.metadata.get(key) for key in METADATA}
     settings = {f"tta_{k}": v for k, v in doc.settings.items() if not isinstance(v, (list, tuple, dict))}
-    rows = [{**settings, **meta, **{k: v for k, v in run.items() if k != "evaluations"},
-             "evaluations": len(run.get("evaluations") or ()), "file": source,
-             "timestamp": doc.metadata.get("timestamp")} for run in doc.runs]  # fmt: skip
-    return pd.DataFrame(rows)  # fmt: skip
+    rows = [
+        {
+            **settings,
+            **meta,
+            **{k: v for k, v in run.items() if k != "evaluations"},
+            "evaluations": len(run.get("evaluations") or ()),
+            "file": source,
+            "timestamp": doc.metadata.get("timestamp"),
+        }
+        for run in doc.runs
+    ]
+    return pd.DataFrame(rows)
 
 
 def _concat(frames: Iterable[pd.DataFrame], columns: list[str] | None = None) -> pd.DataFrame:
@@ -129,10 +181,20 @@ def results(scan: Scan) -> Results:
         _benchmark_records(bench, str(path), rows, samples)
     runs = [pd.DataFrame(rows), *(train_rows(train, str(path)) for path, train in scan.of(TrainDocument))]
     tta = _concat(tta_rows(doc, str(path)) for path, doc in scan.of(TtaDocument))
-    return Results(_concat(runs), samples.frame(), scan.skipped, tuple(scan.of(TrialsDocument)),
-                   scan.captures, tuple(scan.of(BisectDocument)), tuple(scan.of(CellsDocument)),
-                   tuple(scan.of(ExplainDocument)), tuple(scan.of(RooflineDocument)),
-                   tuple(scan.of(ValidationDocument)), tta, tuple(scan.of(TtaDocument)))  # fmt: skip
+    return Results(
+        _concat(runs),
+        samples.frame(),
+        scan.skipped,
+        tuple(scan.of(TrialsDocument)),
+        scan.captures,
+        tuple(scan.of(BisectDocument)),
+        tuple(scan.of(CellsDocument)),
+        tuple(scan.of(ExplainDocument)),
+        tuple(scan.of(RooflineDocument)),
+        tuple(scan.of(ValidationDocument)),
+        tta,
+        tuple(scan.of(TtaDocument)),
+    )
 
 
 def load(store: ResultsStore) -> Results:

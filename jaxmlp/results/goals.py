@@ -38,8 +38,13 @@ def floor_vs_fastest(run: pd.DataFrame) -> pd.DataFrame:
     fastest = {(h["backend"], h["precision"]): h["fastest"] for h in ladder_headlines(ladder)} if len(ladder) else {}
     rows = []
     for f in table.itertuples():
-        row: dict[str, Any] = {"backend": f.backend, "precision": f.precision, "library": f.library,
-                               "gflop_per_s": f.gflop_per_s, "floor_s": f.floor_s}  # fmt: skip
+        row: dict[str, Any] = {
+            "backend": f.backend,
+            "precision": f.precision,
+            "library": f.library,
+            "gflop_per_s": f.gflop_per_s,
+            "floor_s": f.floor_s,
+        }
         if (best := fastest.get((f.backend, f.precision))) is not None:
             row.update(pipeline=best.rung.removeprefix("pipeline "), epoch_s=best.epoch_s, x_floor=best.x_floor)
         rows.append(row)
@@ -66,15 +71,28 @@ def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list
         if len(f32) and len(floor):
             fastest, x = f32.iloc[0], float(f32["x_floor"].iloc[0])
             met = x <= GOAL_FLOOR_FACTOR
-            out.append(_goal(backend, f"fastest JAX f32 pipeline within {GOAL_FLOOR_FACTOR}x the f32 floor", met,
-                             f"{fastest.rung} {duration(fastest.epoch_s)} an epoch = {ratio(x)} the f32 floor "
-                             f"({duration(floor['epoch_s'].iloc[0])}, {floor['library'].iloc[0]})"
-                             + ("" if met else f": missed by {ratio(x / GOAL_FLOOR_FACTOR)}")))  # fmt: skip
+            out.append(
+                _goal(
+                    backend,
+                    f"fastest JAX f32 pipeline within {GOAL_FLOOR_FACTOR}x the f32 floor",
+                    met,
+                    f"{fastest.rung} {duration(fastest.epoch_s)} an epoch = {ratio(x)} the f32 floor "
+                    f"({duration(floor['epoch_s'].iloc[0])}, {floor['library'].iloc[0]})"
+                    + ("" if met else f": missed by {ratio(x / GOAL_FLOOR_FACTOR)}"),
+                )
+            )
         scan = runs[(runs["pipeline"] == "scan") & (runs["precision"] == "f32")]
         bf16 = runs[runs["precision"] == "bf16"]
         if len(scan) and len(bf16):
-            out.append(_bf16_goal(backend, bf16.iloc[0], float(scan["epoch_s"].iloc[0]), accuracy,
-                                  square[square["backend"] == backend]))  # fmt: skip
+            out.append(
+                _bf16_goal(
+                    backend,
+                    bf16.iloc[0],
+                    float(scan["epoch_s"].iloc[0]),
+                    accuracy,
+                    square[square["backend"] == backend],
+                )
+            )
         if backend != "cpu" and len(runs):
             out += _accelerator_goals(str(backend), runs, rungs)
         for precision in ("f32", "bf16"):
@@ -82,27 +100,43 @@ def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list
             if len(mine) and len(theirs):
                 a, b = mine.iloc[0], theirs.iloc[0]
                 x = float(a.epoch_s) / float(b.epoch_s)
-                out.append(_goal(backend, f"fastest JAX pipeline faster than the fastest PyTorch one ({precision})",
-                                 x < 1, f"{a.rung} {duration(a.epoch_s)} against {b.rung} {duration(b.epoch_s)}: "
-                                 f"{ratio(x)}" + ("" if x < 1 else f": missed by {ratio(x)}")))  # fmt: skip
+                out.append(
+                    _goal(
+                        backend,
+                        f"fastest JAX pipeline faster than the fastest PyTorch one ({precision})",
+                        x < 1,
+                        f"{a.rung} {duration(a.epoch_s)} against {b.rung} {duration(b.epoch_s)}: "
+                        f"{ratio(x)}" + ("" if x < 1 else f": missed by {ratio(x)}"),
+                    )
+                )
     return out
 
 
-def _bf16_goal(backend: object, fastest: Any, base: float, accuracy: Mapping[str, float] | None,
-               gemm: pd.DataFrame) -> dict[str, Any]:  # fmt: skip
+def _bf16_goal(
+    backend: object, fastest: Any, base: float, accuracy: Mapping[str, float] | None, gemm: pd.DataFrame
+) -> dict[str, Any]:
     speedup = base / float(fastest.epoch_s)
     known = bool(accuracy) and {"f32", "bf16"} <= set(accuracy or {})
     kept = None if not known or accuracy is None else abs(accuracy["bf16"] - accuracy["f32"]) <= ACCURACY_KEPT
     xla = gemm[(gemm["library"] == "xla") & (gemm["precision"] == "bf16")].sort_values("gflop_per_s")["bf16_speedup"]
     machine = f"; this machine's fastest XLA bf16 GEMM: {ratio(float(xla.iloc[-1]))} its f32" if len(xla) else ""
-    acc = ("; accuracy: no 8-epoch scan training run of each precision here (`jaxmlp train --pipeline scan "
-           "--precision bf16 --json reports`)" if kept is None or accuracy is None else
-           f"; accuracy after 8 epochs f32 {percent(accuracy['f32'])}, bf16 {percent(accuracy['bf16'])} "
-           f"({'kept' if kept else 'not kept'})")  # fmt: skip
+    acc = (
+        "; accuracy: no 8-epoch scan training run of each precision here (`jaxmlp train --pipeline scan "
+        "--precision bf16 --json reports`)"
+        if kept is None or accuracy is None
+        else f"; accuracy after 8 epochs f32 {percent(accuracy['f32'])}, bf16 {percent(accuracy['bf16'])} "
+        f"({'kept' if kept else 'not kept'})"
+    )
     met = speedup >= GOAL_BF16_SPEEDUP and kept is not False
-    return _goal(backend, f"fastest bf16 pipeline >= {GOAL_BF16_SPEEDUP}x faster than f32 scan, accuracy kept", met,
-                 f"{fastest.rung} {duration(fastest.epoch_s)} against scan f32 {duration(base)}: {ratio(speedup)}"
-                 + ("" if met else f": missed by {ratio(GOAL_BF16_SPEEDUP / speedup)}") + acc + machine)  # fmt: skip
+    return _goal(
+        backend,
+        f"fastest bf16 pipeline >= {GOAL_BF16_SPEEDUP}x faster than f32 scan, accuracy kept",
+        met,
+        f"{fastest.rung} {duration(fastest.epoch_s)} against scan f32 {duration(base)}: {ratio(speedup)}"
+        + ("" if met else f": missed by {ratio(GOAL_BF16_SPEEDUP / speedup)}")
+        + acc
+        + machine,
+    )
 
 
 def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) -> list[dict[str, Any]]:
@@ -116,9 +150,16 @@ def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) ->
     if len(seed):
         speedup = float(seed["epoch_s"].iloc[0]) / float(fastest.epoch_s)
         met = speedup >= GOAL_SEED_SPEEDUP
-        out.append(_goal(backend, goal, met, f"{fastest.rung} {duration(fastest.epoch_s)} against "
-                         f"{seed['rung'].iloc[0]} {duration(seed['epoch_s'].iloc[0])}: {ratio(speedup)}"
-                         + ("" if met else f": missed by {ratio(GOAL_SEED_SPEEDUP / speedup)}")))  # fmt: skip
+        out.append(
+            _goal(
+                backend,
+                goal,
+                met,
+                f"{fastest.rung} {duration(fastest.epoch_s)} against "
+                f"{seed['rung'].iloc[0]} {duration(seed['epoch_s'].iloc[0])}: {ratio(speedup)}"
+                + ("" if met else f": missed by {ratio(GOAL_SEED_SPEEDUP / speedup)}"),
+            )
+        )
     else:
         out.append(
             _goal(
@@ -137,20 +178,26 @@ def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) ->
         return out
     at = floor_rows.iloc[0]
     floor, x = float(at.epoch_s), float(fastest.x_floor)
-    text = (f"{fastest.rung} {duration(fastest.epoch_s)} = {ratio(x)} the {precision} floor ({duration(floor)} at "
-            f"{flop_rate(float(at.gflop_per_s) * 1e9)}, {at.library})")  # fmt: skip
+    text = (
+        f"{fastest.rung} {duration(fastest.epoch_s)} = {ratio(x)} the {precision} floor ({duration(floor)} at "
+        f"{flop_rate(float(at.gflop_per_s) * 1e9)}, {at.library})"
+    )
     if x > GOAL_ACCELERATOR_FLOOR:
         text += f": missed by {ratio(x / GOAL_ACCELERATOR_FLOOR)}"
         alone = rungs[rungs["rung"] == STEP_GEMMS]
         if len(alone) and precision == "f32":
             matmuls = float(alone["epoch_s"].iloc[0])
             part = "compute" if matmuls / floor > GOAL_ACCELERATOR_FLOOR else "the rest of the epoch"
-            text += (f"; the step's matrix products alone take {duration(matmuls)} ({ratio(matmuls / floor)} the "
-                     f"floor), the rest of the epoch {duration(max(0.0, float(fastest.epoch_s) - matmuls))}: "
-                     f"{part} holds it back")  # fmt: skip
+            text += (
+                f"; the step's matrix products alone take {duration(matmuls)} ({ratio(matmuls / floor)} the "
+                f"floor), the rest of the epoch {duration(max(0.0, float(fastest.epoch_s) - matmuls))}: "
+                f"{part} holds it back"
+            )
         else:
-            text += ("; which part holds it back: this run has the step's products alone in f32 only; the "
-                     "pipeline's trace (`jaxmlp profile`) splits its epoch")  # fmt: skip
+            text += (
+                "; which part holds it back: this run has the step's products alone in f32 only; the "
+                "pipeline's trace (`jaxmlp profile`) splits its epoch"
+            )
     out.append(_goal(backend, goal, x <= GOAL_ACCELERATOR_FLOOR, text))
     return out
 

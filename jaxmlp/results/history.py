@@ -22,10 +22,37 @@ from jaxmlp.results.machines import MACHINE, machine
 COMPARABLE = (*MACHINE, "host", "size", "xla_flags", "jax_default_matmul_precision")
 """What two runs must share for their times to be compared."""
 
-POINT_COLUMNS = ["benchmark", "group", "test", "machine", "setting", "file", "timestamp", "commit", "jax", "median",
-                 "q1", "q3", "rounds"]  # fmt: skip
-CHANGE_COLUMNS = ["benchmark", "machine", "setting", "kind", "from", "to", "from_file", "to_file", "ratio", "ci_low",
-                  "ci_high", "p_slower", "p_faster", "verdict"]  # fmt: skip
+POINT_COLUMNS = [
+    "benchmark",
+    "group",
+    "test",
+    "machine",
+    "setting",
+    "file",
+    "timestamp",
+    "commit",
+    "jax",
+    "median",
+    "q1",
+    "q3",
+    "rounds",
+]
+CHANGE_COLUMNS = [
+    "benchmark",
+    "machine",
+    "setting",
+    "kind",
+    "from",
+    "to",
+    "from_file",
+    "to_file",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "p_slower",
+    "p_faster",
+    "verdict",
+]
 
 
 def setting(row: pd.Series) -> str:
@@ -55,8 +82,9 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=POINT_COLUMNS)
     bench = bench[(bench["test"] != registry.TRAIN_EPOCH.id) & bench["median"].notna()]
     keys = [key for key in COMPARABLE if key in bench]
-    labelled = bench.assign(setting=_labels(bench, keys, setting), machine=_labels(bench, keys, machine),
-                            benchmark=bench["name"])  # fmt: skip
+    labelled = bench.assign(
+        setting=_labels(bench, keys, setting), machine=_labels(bench, keys, machine), benchmark=bench["name"]
+    )
     labelled = labelled.reindex(columns=POINT_COLUMNS)
     runs_seen = labelled.groupby(["benchmark", "setting"])["file"].transform("nunique")
     out = labelled[runs_seen > 1].assign(timestamp=lambda d: pd.to_datetime(d["timestamp"], utc=True, format="ISO8601"))
@@ -86,7 +114,7 @@ def recent(history: pd.DataFrame, keep: int = RECENT_RUNS) -> tuple[pd.DataFrame
             first=("timestamp", "min"),
             last=("timestamp", "max"),
             median_s=("median", "median"),
-        )  # fmt: skip
+        )
     )
     return history[shown].reset_index(drop=True), older.reset_index().reindex(columns=OLDER_COLUMNS)
 
@@ -100,8 +128,9 @@ def _labels(bench: pd.DataFrame, keys: list[str], label: Any) -> pd.Series:
     return ids.map(dict(enumerate(named)))
 
 
-def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHANGE_THRESHOLD,
-            alpha: float = CHANGE_ALPHA) -> pd.DataFrame:  # fmt: skip
+def changes(
+    history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA
+) -> pd.DataFrame:
     """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
     each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours)."""
     if history.empty:
@@ -113,14 +142,29 @@ def changes(history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHA
         ordered = [p for p in part.sort_values("timestamp").itertuples() if (p.file, name) in by_run]
         runs = {run_label(p): p for p in ordered}
         labels = list(runs)
-        found = changepoints.detect(labels, [list(by_run[(p.file, name)]) for p in runs.values()], threshold=threshold,
-                                    alpha=alpha)  # fmt: skip
+        found = changepoints.detect(
+            labels, [list(by_run[(p.file, name)]) for p in runs.values()], threshold=threshold, alpha=alpha
+        )
         for change in found:
             c, old, new = change.comparison, runs[change.before], runs[change.at]
-            rows.append({"benchmark": name, "machine": part["machine"].iloc[0], "setting": where,
-                         "kind": change.kind, "from": change.before, "to": change.at, "from_file": old.file,
-                         "to_file": new.file, "ratio": c.ratio, "ci_low": c.ci_low, "ci_high": c.ci_high,
-                         "p_slower": c.p_slower, "p_faster": c.p_faster, "verdict": c.describe()})  # fmt: skip
+            rows.append(
+                {
+                    "benchmark": name,
+                    "machine": part["machine"].iloc[0],
+                    "setting": where,
+                    "kind": change.kind,
+                    "from": change.before,
+                    "to": change.at,
+                    "from_file": old.file,
+                    "to_file": new.file,
+                    "ratio": c.ratio,
+                    "ci_low": c.ci_low,
+                    "ci_high": c.ci_high,
+                    "p_slower": c.p_slower,
+                    "p_faster": c.p_faster,
+                    "verdict": c.describe(),
+                }
+            )
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 

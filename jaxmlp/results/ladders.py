@@ -20,10 +20,33 @@ FLOOR = FLOORS[0]
 STEP_GEMMS = "the step's matmuls alone"
 
 LADDER_KEYS = ["backend", "pipeline", "workers", "precision"]
-LADDER_COLUMNS = [*LADDER_KEYS, "loader_s", "loader_iqr_s", "loader_x_floor", "loader_x_scan", "loader_best",
-                  "epoch_s", "epoch_iqr_s", "epoch_x_floor", "epoch_x_scan", "epoch_best"]  # fmt: skip
-PIPELINE_COLUMNS = ["backend", "rung", "precision", "epoch_s", "epoch_iqr_s", "x_floor", "samples_per_s", "compile_s",
-                    "library", "gflop_per_s", "pipeline", "workers"]  # fmt: skip
+LADDER_COLUMNS = [
+    *LADDER_KEYS,
+    "loader_s",
+    "loader_iqr_s",
+    "loader_x_floor",
+    "loader_x_scan",
+    "loader_best",
+    "epoch_s",
+    "epoch_iqr_s",
+    "epoch_x_floor",
+    "epoch_x_scan",
+    "epoch_best",
+]
+PIPELINE_COLUMNS = [
+    "backend",
+    "rung",
+    "precision",
+    "epoch_s",
+    "epoch_iqr_s",
+    "x_floor",
+    "samples_per_s",
+    "compile_s",
+    "library",
+    "gflop_per_s",
+    "pipeline",
+    "workers",
+]
 
 
 def rung_name(pipeline: object, workers: object = 0, precision: object = "f32") -> str:
@@ -37,10 +60,15 @@ def rung_name(pipeline: object, workers: object = 0, precision: object = "f32") 
 
 def _rungs(rows: pd.DataFrame, name: str, keys: list[str], floor: pd.Series, scan: pd.Series) -> pd.DataFrame:
     part = rows.set_index(keys)
-    return pd.DataFrame({f"{name}_s": part["median"], f"{name}_iqr_s": part["iqr"],
-                         f"{name}_x_floor": part["median"] / floor.to_numpy(),
-                         f"{name}_x_scan": part["median"] / scan.to_numpy(),
-                         f"{name}_best": mark_best(part["median"], part["q1"], part["q3"])})  # fmt: skip
+    return pd.DataFrame(
+        {
+            f"{name}_s": part["median"],
+            f"{name}_iqr_s": part["iqr"],
+            f"{name}_x_floor": part["median"] / floor.to_numpy(),
+            f"{name}_x_scan": part["median"] / scan.to_numpy(),
+            f"{name}_best": mark_best(part["median"], part["q1"], part["q3"]),
+        }
+    )
 
 
 @shows(registry.LOADER)
@@ -60,14 +88,27 @@ def loader_ladder(df: pd.DataFrame) -> pd.DataFrame:
         if len(loader):
             alone = loader.assign(precision="f32")
             n = len(alone)
-            parts.append(_rungs(alone, "loader", ["pipeline", "workers", "precision"],
-                                pd.Series([floor_of(floor_table, backend, "f32")] * n),
-                                pd.Series([float(pd.Series(scans).get("f32", float("nan")))] * n)))  # fmt: skip
+            parts.append(
+                _rungs(
+                    alone,
+                    "loader",
+                    ["pipeline", "workers", "precision"],
+                    pd.Series([floor_of(floor_table, backend, "f32")] * n),
+                    pd.Series([float(pd.Series(scans).get("f32", float("nan")))] * n),
+                )
+            )
         if len(fed):
             floor_by = {p: floor_of(floor_table, backend, p) for p in set(fed["precision"])}
             scan_by = {p: float(pd.Series(scans).get(p, float("nan"))) for p in set(fed["precision"])}
-            parts.append(_rungs(fed, "epoch", ["pipeline", "workers", "precision"], fed["precision"].map(floor_by),
-                                fed["precision"].map(scan_by)))  # fmt: skip
+            parts.append(
+                _rungs(
+                    fed,
+                    "epoch",
+                    ["pipeline", "workers", "precision"],
+                    fed["precision"].map(floor_by),
+                    fed["precision"].map(scan_by),
+                )
+            )
         if parts:
             frames.append(pd.concat(parts, axis="columns").reset_index().assign(backend=backend))
     if not frames:
@@ -97,11 +138,21 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         epochs = query(d, registry.EPOCH)
         if epochs.empty:
             continue
-        rows += [{"backend": backend, "rung": f"{FLOOR_RUNG}{f.precision}", "precision": f.precision,
-                  "epoch_s": f.floor_s, "library": f.library, "gflop_per_s": f.gflop_per_s}
-                 for f in floor_table[floor_table["backend"] == backend].itertuples()]  # fmt: skip
-        rows += [{"backend": backend, "rung": STEP_GEMMS, "precision": "f32", "epoch_s": r.median,
-                  "epoch_iqr_s": r.iqr} for r in query(d, registry.STEP_GEMMS).itertuples()]  # fmt: skip
+        rows += [
+            {
+                "backend": backend,
+                "rung": f"{FLOOR_RUNG}{f.precision}",
+                "precision": f.precision,
+                "epoch_s": f.floor_s,
+                "library": f.library,
+                "gflop_per_s": f.gflop_per_s,
+            }
+            for f in floor_table[floor_table["backend"] == backend].itertuples()
+        ]
+        rows += [
+            {"backend": backend, "rung": STEP_GEMMS, "precision": "f32", "epoch_s": r.median, "epoch_iqr_s": r.iqr}
+            for r in query(d, registry.STEP_GEMMS).itertuples()
+        ]
         epochs = epochs.assign(precision=precisions(epochs))
         epochs = epochs.reindex(
             columns=[
@@ -111,14 +162,25 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
                 "compile_seconds",
             ]
         )  # absent in older rows
-        rows += [{"backend": backend, "rung": rung_name(r.pipeline, r.workers, r.precision), "pipeline": r.pipeline,
-                  "workers": r.workers, "precision": r.precision, "epoch_s": r.median, "epoch_iqr_s": r.iqr,
-                  "samples_per_s": r.samples_per_second, "compile_s": r.compile_seconds}
-                 for r in epochs.sort_values("median").itertuples()]  # fmt: skip
+        rows += [
+            {
+                "backend": backend,
+                "rung": rung_name(r.pipeline, r.workers, r.precision),
+                "pipeline": r.pipeline,
+                "workers": r.workers,
+                "precision": r.precision,
+                "epoch_s": r.median,
+                "epoch_iqr_s": r.iqr,
+                "samples_per_s": r.samples_per_second,
+                "compile_s": r.compile_seconds,
+            }
+            for r in epochs.sort_values("median").itertuples()
+        ]
     out = pd.DataFrame(rows, columns=PIPELINE_COLUMNS)
     if not out.empty:
-        out["x_floor"] = [e / floor_of(floor_table, b, p) for e, b, p in zip(out["epoch_s"], out["backend"],
-                                                                             out["precision"])]  # fmt: skip
+        out["x_floor"] = [
+            e / floor_of(floor_table, b, p) for e, b, p in zip(out["epoch_s"], out["backend"], out["precision"])
+        ]
         out[["library", "pipeline"]] = out[["library", "pipeline"]].fillna("")
     return out
 
@@ -132,7 +194,13 @@ def ladder_headlines(ladder: pd.DataFrame) -> list[dict[str, Any]]:
         if len(pipelines):
             seed = pipelines[(pipelines["pipeline"] == "seed") & (pipelines["workers"].fillna(0) == 0)]
             floor = rungs[rungs["rung"] == f"{FLOOR_RUNG}{precision}"]
-            out.append({"backend": backend, "precision": precision, "fastest": pipelines.iloc[0],
-                        "seed": seed.iloc[0] if len(seed) else None,
-                        "floor": floor.iloc[0] if len(floor) else None})  # fmt: skip
+            out.append(
+                {
+                    "backend": backend,
+                    "precision": precision,
+                    "fastest": pipelines.iloc[0],
+                    "seed": seed.iloc[0] if len(seed) else None,
+                    "floor": floor.iloc[0] if len(floor) else None,
+                }
+            )
     return out

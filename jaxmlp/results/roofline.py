@@ -9,8 +9,9 @@ from typing import Any
 FLOPS, MEMORY = "FLOP rate", "memory bandwidth"
 
 
-def point(flops: float | None, bytes_accessed: float | None, seconds: float, flop_ceiling: float,
-          bandwidth: float) -> dict[str, Any]:  # fmt: skip
+def point(
+    flops: float | None, bytes_accessed: float | None, seconds: float, flop_ceiling: float, bandwidth: float
+) -> dict[str, Any]:
     """One workload against the ceilings (``flop_ceiling`` FLOP/s, ``bandwidth`` bytes/s): its intensity
     (flops / bytes), the time each ceiling allows, the attainable time (the larger), measured / attainable, the
     ceiling that binds and the FLOP/s it reached. A count XLA did not give leaves the row saying why."""
@@ -19,18 +20,30 @@ def point(flops: float | None, bytes_accessed: float | None, seconds: float, flo
         return {"why": f"no roofline: XLA's cost analysis gives no {missing} for it", "measured_seconds": seconds}
     compute, memory = flops / flop_ceiling, bytes_accessed / bandwidth
     attainable = max(compute, memory)
-    return {"flops": flops, "bytes_accessed": bytes_accessed, "intensity": flops / bytes_accessed,
-            "compute_seconds": compute, "memory_seconds": memory, "attainable_seconds": attainable,
-            "measured_seconds": seconds, "x_attainable": seconds / attainable,
-            "binds": FLOPS if compute >= memory else MEMORY, "achieved_flops_per_second": flops / seconds,
-            "ridge_intensity": flop_ceiling / bandwidth}  # fmt: skip
+    return {
+        "flops": flops,
+        "bytes_accessed": bytes_accessed,
+        "intensity": flops / bytes_accessed,
+        "compute_seconds": compute,
+        "memory_seconds": memory,
+        "attainable_seconds": attainable,
+        "measured_seconds": seconds,
+        "x_attainable": seconds / attainable,
+        "binds": FLOPS if compute >= memory else MEMORY,
+        "achieved_flops_per_second": flops / seconds,
+        "ridge_intensity": flop_ceiling / bandwidth,
+    }
 
 
-LOOP_NOTE = ("no roofline: its program loops (a while), and XLA's cost analysis counts a loop's body once, so its "
-             "flops and bytes are one pass of the body, not a call's")  # fmt: skip
-CACHE_NOTE = ("measured below attainable: XLA's bytes accessed count every operation's operands and results as if "
-              "from memory, while much of them stay in the caches; the bandwidth roof is then a DRAM roof this "
-              "workload does not meet")  # fmt: skip
+LOOP_NOTE = (
+    "no roofline: its program loops (a while), and XLA's cost analysis counts a loop's body once, so its "
+    "flops and bytes are one pass of the body, not a call's"
+)
+CACHE_NOTE = (
+    "measured below attainable: XLA's bytes accessed count every operation's operands and results as if "
+    "from memory, while much of them stay in the caches; the bandwidth roof is then a DRAM roof this "
+    "workload does not meet"
+)
 
 
 def points(workloads: Mapping[str, Mapping[str, Any]], ceilings: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -39,9 +52,16 @@ def points(workloads: Mapping[str, Mapping[str, Any]], ceilings: Mapping[str, An
     counted once); a ``note`` where a measured time is below the attainable one."""
     out = {}
     for name, w in workloads.items():
-        p = {**point(w.get("flops_per_call"), w.get("bytes_accessed_per_call"), float(w["steady_seconds"]),
-                     float(ceilings["flops_per_second"]), float(ceilings["bytes_per_second"])),
-             "programs": w.get("programs")}  # fmt: skip
+        p = {
+            **point(
+                w.get("flops_per_call"),
+                w.get("bytes_accessed_per_call"),
+                float(w["steady_seconds"]),
+                float(ceilings["flops_per_second"]),
+                float(ceilings["bytes_per_second"]),
+            ),
+            "programs": w.get("programs"),
+        }
         runs = [q.get("runs") for q in w.get("programs") or []]
         if (w.get("operations") or {}).get("while") and runs[:1] == [1]:
             p = {"why": LOOP_NOTE, "measured_seconds": float(w["steady_seconds"]), "programs": w.get("programs")}

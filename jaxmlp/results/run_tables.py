@@ -68,14 +68,26 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
         epochs = epochs.sort_values("epoch")
         last = epochs.iloc[-1]
         steady = epochs["epoch_seconds"].iloc[1:] if len(epochs) > 1 else epochs["epoch_seconds"]
-        rows.append({"file": Path(str(file)).name, "dataset": last.get("dataset"), "pipeline": last.get("pipeline"),
-                     "precision": precision_of(last.get("precision")), "backend": last.get("backend"),
-                     "epochs": len(epochs), "epoch_s_median": float(steady.median()),
-                     "compile_s": float(epochs["compile_seconds"].sum()), "train_accuracy": last.get("train_accuracy"),
-                     "test_accuracy": last.get("test_accuracy"), "jax": last.get("jax"),
-                     "host": last.get("host"), "cpu_model": last.get("cpu_model"),
-                     "cpu_affinity": last.get("cpu_affinity"), "device_kind": last.get("device_kind"),
-                     "timestamp": last.get("timestamp")})  # fmt: skip
+        rows.append(
+            {
+                "file": Path(str(file)).name,
+                "dataset": last.get("dataset"),
+                "pipeline": last.get("pipeline"),
+                "precision": precision_of(last.get("precision")),
+                "backend": last.get("backend"),
+                "epochs": len(epochs),
+                "epoch_s_median": float(steady.median()),
+                "compile_s": float(epochs["compile_seconds"].sum()),
+                "train_accuracy": last.get("train_accuracy"),
+                "test_accuracy": last.get("test_accuracy"),
+                "jax": last.get("jax"),
+                "host": last.get("host"),
+                "cpu_model": last.get("cpu_model"),
+                "cpu_affinity": last.get("cpu_affinity"),
+                "device_kind": last.get("device_kind"),
+                "timestamp": last.get("timestamp"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -97,22 +109,48 @@ def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
     """Per file, pipeline and precision: how many runs reached the target, the median time to it (start to
     target, data preparation and compile included) with its min and max, and the median of each part (data,
     compile, training, evaluation) and of the epochs it took, over the runs that reached it."""
-    columns = ["file", "target", "pipeline", "precision", "runs", "reached", "tta_s", "tta_min_s", "tta_max_s",
-               "data_s", "compile_s", "train_s", "eval_s", "epochs", "best_accuracy"]  # fmt: skip
+    columns = [
+        "file",
+        "target",
+        "pipeline",
+        "precision",
+        "runs",
+        "reached",
+        "tta_s",
+        "tta_min_s",
+        "tta_max_s",
+        "data_s",
+        "compile_s",
+        "train_s",
+        "eval_s",
+        "epochs",
+        "best_accuracy",
+    ]
     if tta.empty:
         return pd.DataFrame(columns=columns)
     rows = []
     for (file, pipeline, precision), runs in tta.groupby(["file", "pipeline", "precision"], sort=False):
         ok = runs[runs["reached"].astype(bool)]
         part = ok if len(ok) else runs
-        rows.append({"file": file, "target": float(runs["target"].iloc[0]), "pipeline": pipeline,
-                     "precision": precision, "runs": len(runs), "reached": len(ok),
-                     "tta_s": ok["seconds"].median() if len(ok) else float("nan"),
-                     "tta_min_s": ok["seconds"].min() if len(ok) else float("nan"),
-                     "tta_max_s": ok["seconds"].max() if len(ok) else float("nan"),
-                     "data_s": part["data_seconds"].median(), "compile_s": part["compile_seconds"].median(),
-                     "train_s": part["train_seconds"].median(), "eval_s": part["eval_seconds"].median(),
-                     "epochs": part["epochs"].median(), "best_accuracy": runs["best_accuracy"].max()})  # fmt: skip
+        rows.append(
+            {
+                "file": file,
+                "target": float(runs["target"].iloc[0]),
+                "pipeline": pipeline,
+                "precision": precision,
+                "runs": len(runs),
+                "reached": len(ok),
+                "tta_s": ok["seconds"].median() if len(ok) else float("nan"),
+                "tta_min_s": ok["seconds"].min() if len(ok) else float("nan"),
+                "tta_max_s": ok["seconds"].max() if len(ok) else float("nan"),
+                "data_s": part["data_seconds"].median(),
+                "compile_s": part["compile_seconds"].median(),
+                "train_s": part["train_seconds"].median(),
+                "eval_s": part["eval_seconds"].median(),
+                "epochs": part["epochs"].median(),
+                "best_accuracy": runs["best_accuracy"].max(),
+            }
+        )
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -121,9 +159,13 @@ def tta_line(row: Any) -> str:
     it was never reached."""
     head = f"{row.pipeline} {row.precision}: "
     if not row.reached:
-        return (head + f"never reached {percent(row.target)} in {row.runs} run(s) (best test accuracy "
-                f"{percent(row.best_accuracy)} after {row.epochs:g} epochs)")  # fmt: skip
-    return (head + f"{percent(row.target)} in {duration(row.tta_s)} median ({duration(row.tta_min_s)} to "
-            f"{duration(row.tta_max_s)}), {row.reached} of {row.runs} runs reached it (data {duration(row.data_s)}, "
-            f"compile {duration(row.compile_s)}, training {duration(row.train_s)}, evaluation "
-            f"{duration(row.eval_s)}; {row.epochs:g} epochs)")  # fmt: skip
+        return (
+            head + f"never reached {percent(row.target)} in {row.runs} run(s) (best test accuracy "
+            f"{percent(row.best_accuracy)} after {row.epochs:g} epochs)"
+        )
+    return (
+        head + f"{percent(row.target)} in {duration(row.tta_s)} median ({duration(row.tta_min_s)} to "
+        f"{duration(row.tta_max_s)}), {row.reached} of {row.runs} runs reached it (data {duration(row.data_s)}, "
+        f"compile {duration(row.compile_s)}, training {duration(row.train_s)}, evaluation "
+        f"{duration(row.eval_s)}; {row.epochs:g} epochs)"
+    )

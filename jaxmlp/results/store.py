@@ -75,8 +75,9 @@ def _try_writing(folder: Path, option: str) -> None:
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
-        raise JaxmlpError(f"{option} {folder}: cannot write there ({e.strerror}); choose a folder you can write "
-                          "to") from None  # fmt: skip
+        raise JaxmlpError(
+            f"{option} {folder}: cannot write there ({e.strerror}); choose a folder you can write to"
+        ) from None
 
 
 def check_folder(folder: str | os.PathLike[str], option: str) -> Path:
@@ -88,8 +89,9 @@ def check_folder(folder: str | os.PathLike[str], option: str) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise JaxmlpError(f"{option} {folder}: cannot create it ({e.strerror}); choose a folder you can write "
-                          "to") from None  # fmt: skip
+        raise JaxmlpError(
+            f"{option} {folder}: cannot create it ({e.strerror}); choose a folder you can write to"
+        ) from None
     _try_writing(folder, option)
     return folder
 
@@ -219,11 +221,13 @@ def document_name(document: Document) -> str:
         return layout.name(kind, document.datetime, "-".join(document.backends) or "host", suffix=".json")
     if isinstance(document, TrainDocument):
         first = document.records[0] if document.records else {}
-        return layout.name(layout.TRAIN, first.get("timestamp"), first.get("dataset"), first.get("config_pipeline"),
-                           suffix=".json")  # fmt: skip
+        return layout.name(
+            layout.TRAIN, first.get("timestamp"), first.get("dataset"), first.get("config_pipeline"), suffix=".json"
+        )
     if isinstance(document, TtaDocument):
-        return layout.name(layout.TTA, document.metadata.get("timestamp"), document.settings.get("dataset"),
-                           suffix=".json")  # fmt: skip
+        return layout.name(
+            layout.TTA, document.metadata.get("timestamp"), document.settings.get("dataset"), suffix=".json"
+        )
     if isinstance(document, BisectDocument):
         return layout.BISECT_FILE
     if isinstance(document, CellsDocument):
@@ -299,8 +303,10 @@ def _read_json(path: Path) -> object:
     try:
         size = path.stat().st_size
         if size > MAX_RESULT_BYTES:
-            raise JaxmlpError(f"{path}: {size / 2**20:,.0f} MiB, larger than any results file "
-                              f"({MAX_RESULT_BYTES // 2**20} MiB at most); is it a results file?")  # fmt: skip
+            raise JaxmlpError(
+                f"{path}: {size / 2**20:,.0f} MiB, larger than any results file "
+                f"({MAX_RESULT_BYTES // 2**20} MiB at most); is it a results file?"
+            )
         with path.open("rb") as f:
             start = f.read(4096).lstrip()
         if start and not start.startswith(b"{"):  # every results file is one JSON object
@@ -343,8 +349,10 @@ class ResultsStore:
 
     def _require(self) -> None:
         if not self.folder.is_dir():
-            raise JaxmlpError(f"results folder {self.folder} does not exist: run `nox -s bench` first, "
-                              "or give the folder that holds the results")  # fmt: skip
+            raise JaxmlpError(
+                f"results folder {self.folder} does not exist: run `nox -s bench` first, "
+                "or give the folder that holds the results"
+            )
 
     # writing
 

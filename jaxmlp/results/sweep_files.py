@@ -24,8 +24,9 @@ from jaxmlp.results.schema.sweep import Cell, CellsDocument, SweepDocument
 from jaxmlp.results.store import ResultsStore, new_dir, write_gzip_new, write_json_new, write_new
 
 
-def to_document(label: str, processes: Sequence[ProcessResult], differs: Mapping[str, str] | None = None
-                ) -> SweepDocument:  # fmt: skip
+def to_document(
+    label: str, processes: Sequence[ProcessResult], differs: Mapping[str, str] | None = None
+) -> SweepDocument:
     """One cell's processes as its sweep document (a pytest-benchmark file; a raw sample per process)."""
     return SweepDocument(label, tuple(processes), datetime.datetime.now(datetime.UTC).isoformat(), dict(differs or {}))
 
@@ -33,8 +34,10 @@ def to_document(label: str, processes: Sequence[ProcessResult], differs: Mapping
 def documents(measured: Measured) -> dict[str, SweepDocument]:
     """Each cell that ran, by name, as its document."""
     runners = measured.probed.runners
-    return {name: to_document(runners[name].label, processes, measured.differs.get(name))
-            for name, processes in measured.processes.items()}  # fmt: skip
+    return {
+        name: to_document(runners[name].label, processes, measured.differs.get(name))
+        for name, processes in measured.processes.items()
+    }
 
 
 PROCESS_FACTS = ("peak_rss_bytes", "device_peak_bytes", "device_peak_why")
@@ -80,8 +83,19 @@ def cells(runners: Sequence[Runner], measured: Measured, complete: bool = True) 
         probe = measured.probed.reference.get(runner.name)
         programs = {} if probe is None else {w: dict(t.program) for w, t in probe.workloads.items() if t.program}
         process = {} if probe is None else {k: probe.metadata[k] for k in PROCESS_FACTS if k in probe.metadata}
-        found.append(Cell(runner.label, runner.xla_flags, outcome.status, file, outcome.note, len(failed),
-                          failed[-1] if failed else "", programs, process))  # fmt: skip
+        found.append(
+            Cell(
+                runner.label,
+                runner.xla_flags,
+                outcome.status,
+                file,
+                outcome.note,
+                len(failed),
+                failed[-1] if failed else "",
+                programs,
+                process,
+            )
+        )
     return CellsDocument(tuple(found), complete, float("nan") if measured.limit is None else measured.limit)
 
 
@@ -116,27 +130,45 @@ class Plan:
     limit: float
 
     def to_json(self) -> JSON:
-        return {**header(SWEEP_LOG), "measuring": self.runners[0].measuring.to_json(),
-                "runners": [{"label": r.label, "python": r.python, "xla_flags": r.xla_flags,
-                             "flags_index": r.flags_index} for r in self.runners],
-                "measured": list(self.probed.runners), "seconds": self.probed.seconds,
-                "outcomes": {k: dataclasses.asdict(v) for k, v in self.probed.outcomes.items()},
-                "differs": self.differs, "processes": self.matrix.processes, "xla_flags": list(self.matrix.xla_flags),
-                "tolerance": self.matrix.tolerance, "timeout": self.matrix.timeout, "limit": self.limit,
-                "reference": {k: v.to_json() for k, v in self.probed.reference.items()}}  # fmt: skip
+        return {
+            **header(SWEEP_LOG),
+            "measuring": self.runners[0].measuring.to_json(),
+            "runners": [
+                {"label": r.label, "python": r.python, "xla_flags": r.xla_flags, "flags_index": r.flags_index}
+                for r in self.runners
+            ],
+            "measured": list(self.probed.runners),
+            "seconds": self.probed.seconds,
+            "outcomes": {k: dataclasses.asdict(v) for k, v in self.probed.outcomes.items()},
+            "differs": self.differs,
+            "processes": self.matrix.processes,
+            "xla_flags": list(self.matrix.xla_flags),
+            "tolerance": self.matrix.tolerance,
+            "timeout": self.matrix.timeout,
+            "limit": self.limit,
+            "reference": {k: v.to_json() for k, v in self.probed.reference.items()},
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Plan:
         measuring = Measuring.from_json(doc["measuring"])
-        runners = tuple(Runner(r["label"], r["python"], measuring, r["xla_flags"], r["flags_index"])
-                        for r in doc["runners"])  # fmt: skip
+        runners = tuple(
+            Runner(r["label"], r["python"], measuring, r["xla_flags"], r["flags_index"]) for r in doc["runners"]
+        )
         by_name = {r.name: r for r in runners}
         reference = {k: ProcessResult.from_json(v) for k, v in (doc.get("reference") or {}).items()}
-        probed = Probed({name: by_name[name] for name in doc["measured"]},
-                        {k: Outcome(**v) for k, v in doc["outcomes"].items()}, dict(doc["seconds"]),
-                        reference)  # fmt: skip
-        matrix = Matrix(processes=int(doc["processes"]), xla_flags=tuple(doc["xla_flags"]),
-                        tolerance=float(doc["tolerance"]), timeout=doc["timeout"])  # fmt: skip
+        probed = Probed(
+            {name: by_name[name] for name in doc["measured"]},
+            {k: Outcome(**v) for k, v in doc["outcomes"].items()},
+            dict(doc["seconds"]),
+            reference,
+        )
+        matrix = Matrix(
+            processes=int(doc["processes"]),
+            xla_flags=tuple(doc["xla_flags"]),
+            tolerance=float(doc["tolerance"]),
+            timeout=doc["timeout"],
+        )
         return cls(runners, probed, dict(doc["differs"]), matrix, float(doc["limit"]))
 
 
@@ -173,8 +205,11 @@ class RunLog:
         self._append(dataclasses.replace(plan, probed=store_hlo(self.folder, plan.runners, plan.probed)).to_json())
 
     def record(self, cell: str, round_: int, sample: ProcessResult | Failure) -> None:
-        self._append(sample.to_json() if isinstance(sample, Failure) else
-                     {"cell": cell, "round": round_, "result": sample.to_json()})  # fmt: skip
+        self._append(
+            sample.to_json()
+            if isinstance(sample, Failure)
+            else {"cell": cell, "round": round_, "result": sample.to_json()}
+        )
 
     def read(self) -> tuple[Plan, dict[tuple[str, int], ProcessResult | Failure]]:
         """The plan and every process recorded (the last of each cell and round; a torn last line is dropped)."""
@@ -192,8 +227,11 @@ class RunLog:
             except json.JSONDecodeError:
                 continue  # a line cut short by a kill: that process is measured again
             key = (str(doc["cell"]), int(doc["round"]))
-            samples[key] = (Failure(key[0], key[1], str(doc["failed"])) if "failed" in doc
-                            else ProcessResult.from_json(doc["result"]))  # fmt: skip
+            samples[key] = (
+                Failure(key[0], key[1], str(doc["failed"]))
+                if "failed" in doc
+                else ProcessResult.from_json(doc["result"])
+            )
         return plan, samples
 
     def measured(self, plan: Plan, samples: Mapping[tuple[str, int], ProcessResult | Failure]) -> Measured:
@@ -205,8 +243,9 @@ class RunLog:
                 failures.append(sample)
             elif cell in processes:
                 processes[cell].append(sample)
-        return Measured(plan.probed, {k: v for k, v in processes.items() if v}, plan.differs, tuple(failures),
-                        plan.limit)  # fmt: skip
+        return Measured(
+            plan.probed, {k: v for k, v in processes.items() if v}, plan.differs, tuple(failures), plan.limit
+        )
 
     def write_cells(self, plan: Plan, complete: bool) -> Measured:
         """The cell files and ``cells.json`` from the log (those of an earlier, stopped try replaced: they were

@@ -60,16 +60,17 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster",
-                "verdict"]  # fmt: skip
+STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
 
 
 def _cell_samples(rows: pd.DataFrame, samples: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
     cells = rows.assign(xla_flags=flags_of(rows)).drop_duplicates(["release", "xla_flags"])
     mine = samples[samples["file"].isin(set(cells["file"]))]  # one pass over every run's samples, not one a cell
     by_file = {str(file): part for file, part in mine.groupby("file", sort=False)}
-    return {(str(v), str(f)): by_file.get(str(file), samples.iloc[0:0])
-            for v, f, file in zip(cells["release"], cells["xla_flags"], cells["file"])}  # fmt: skip
+    return {
+        (str(v), str(f)): by_file.get(str(file), samples.iloc[0:0])
+        for v, f, file in zip(cells["release"], cells["xla_flags"], cells["file"])
+    }
 
 
 def _differs(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
@@ -108,14 +109,24 @@ def _pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[_Pair]:
 
 def _step(pair: _Pair, c: Comparison) -> dict[str, Any]:
     verdict = "results differ" if pair.differ else c.verdict
-    return {"benchmark": pair.name, "xla_flags": pair.flags, "from": pair.old, "to": pair.new, "ratio": c.ratio,
-            "ci_low": c.ci_low, "ci_high": c.ci_high, "p_slower": c.p_slower, "p_faster": c.p_faster,
-            "verdict": verdict}  # fmt: skip
+    return {
+        "benchmark": pair.name,
+        "xla_flags": pair.flags,
+        "from": pair.old,
+        "to": pair.new,
+        "ratio": c.ratio,
+        "ci_low": c.ci_low,
+        "ci_high": c.ci_high,
+        "p_slower": c.p_slower,
+        "p_faster": c.p_faster,
+        "verdict": verdict,
+    }
 
 
 @shows(*registry.SWEEP_COMPARED)
-def sweep_steps(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
-                alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+def sweep_steps(
+    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
+) -> pd.DataFrame:
     """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
     raw per-process samples. A pair where either side's values differed from the reference is "results differ"."""
     steps = [_step(pair, compare(pair.a, pair.b, threshold, alpha)) for pair in _pairs(rows, samples)]
@@ -126,16 +137,19 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 
 
 @shows(*registry.SWEEP_COMPARED)
-def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
-                     alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+def release_verdicts(
+    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
+) -> pd.DataFrame:
     """A sweep's answer: each release, workload by workload within each XLA-flags column (``""`` for none), oldest
     first, with its steady-state median and, against the release before it, `sweep_steps`'s comparison: the ratio
     of medians, its 95% interval, the one-sided p in the direction the medians moved, and the verdict in words
     (`Comparison.in_words`). The first release of a column has no comparison (NaN, verdict None); a pair whose
     values differed from the reference cell's is "results differ", with no ratio."""
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
-    medians = {(str(n), str(f), str(v)): m for n, f, v, m in
-               zip(steady["name"], steady["xla_flags"], steady["release"], steady["median"])}  # fmt: skip
+    medians = {
+        (str(n), str(f), str(v)): m
+        for n, f, v, m in zip(steady["name"], steady["xla_flags"], steady["release"], steady["median"])
+    }
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
     compared = {(p.name, p.flags, p.new): (p, compare(p.a, p.b, threshold, alpha)) for p in _pairs(rows, samples)}
     nan = float("nan")
@@ -144,22 +158,32 @@ def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float
         for name in sorted(set(steady.loc[steady["xla_flags"] == flags, "name"].astype(str))):
             releases = sorted((v for n, f, v in medians if (n, f) == (name, flags)), key=registry.version_key)
             for release in releases:
-                row: dict[str, Any] = {"workload": workloads[name], "xla_flags": flags, "release": release,
-                                       "median": medians[(name, flags, release)], "ratio": nan, "ci_low": nan,
-                                       "ci_high": nan, "p": nan, "verdict": None}  # fmt: skip
+                row: dict[str, Any] = {
+                    "workload": workloads[name],
+                    "xla_flags": flags,
+                    "release": release,
+                    "median": medians[(name, flags, release)],
+                    "ratio": nan,
+                    "ci_low": nan,
+                    "ci_high": nan,
+                    "p": nan,
+                    "verdict": None,
+                }
                 if (name, flags, release) in compared:
                     pair, c = compared[(name, flags, release)]
                     if pair.differ:
                         row["verdict"] = "results differ"
                     else:
-                        row.update(ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, p=c.p_one_sided(),
-                                   verdict=c.in_words())  # fmt: skip
+                        row.update(
+                            ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, p=c.p_one_sided(), verdict=c.in_words()
+                        )
                 found.append(row)
     return pd.DataFrame(found, columns=VERDICT_COLUMNS)
 
 
-def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD,
-                 alpha: float = ALPHA) -> pd.DataFrame:  # fmt: skip
+def flag_effects(
+    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
+) -> pd.DataFrame:
     """Does a flag change things? Each release with each XLA-flags value against the same release without flags
     (``from`` is the release without, ``to`` the same release with them), benchmark by benchmark."""
     cells = _cell_samples(rows, samples)
@@ -203,14 +227,19 @@ def timeline_columns(rows: pd.DataFrame, samples: pd.DataFrame) -> list[Timeline
     for flags in sorted({f for _, f in cells}):
         versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
         for name in sorted(workloads):
-            values = [tuple(float(x) for x in cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"])
-                      for v in versions]  # fmt: skip
+            values = [
+                tuple(float(x) for x in cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"])
+                for v in versions
+            ]
             kept = [(v, x) for v, x in zip(versions, values) if x]
             if len(kept) < 2:
                 continue
             labels, measured = [v for v, _ in kept], [x for _, x in kept]
-            found.append(TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured),
-                                        tuple(changepoints.detect(labels, measured))))  # fmt: skip
+            found.append(
+                TimelineColumn(
+                    workloads[name], flags, tuple(labels), tuple(measured), tuple(changepoints.detect(labels, measured))
+                )
+            )
     return found
 
 
@@ -243,12 +272,25 @@ def flags_table(doc: CellsDocument) -> pd.DataFrame:
     releases = sorted(dict.fromkeys(c.label for c in flagged), key=registry.version_key)
     values = list(dict.fromkeys(c.xla_flags for c in flagged))
     by = {(c.xla_flags, c.label): flag_support(c) for c in flagged}
-    return pd.DataFrame([[value, *(by.get((value, r), "-") for r in releases)] for value in values],
-                        columns=["xla_flags", *releases])  # fmt: skip
+    return pd.DataFrame(
+        [[value, *(by.get((value, r), "-") for r in releases)] for value in values], columns=["xla_flags", *releases]
+    )
 
 
-BISECT_COLUMNS = ["probe", "from", "to", "from_median_s", "to_median_s", "ratio", "ci_low", "ci_high", "p_slower",
-                  "p_faster", "verdict", "decision"]  # fmt: skip
+BISECT_COLUMNS = [
+    "probe",
+    "from",
+    "to",
+    "from_median_s",
+    "to_median_s",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "p_slower",
+    "p_faster",
+    "verdict",
+    "decision",
+]
 
 
 def bisection_table(doc: BisectDocument) -> pd.DataFrame:
@@ -257,8 +299,22 @@ def bisection_table(doc: BisectDocument) -> pd.DataFrame:
     for p in doc.bisection.probes:
         for s in p.steps:
             c = s.comparison
-            rows.append((p.number, s.from_, s.to, p.medians[s.from_], p.medians[s.to], c.ratio, c.ci_low, c.ci_high,
-                         c.p_slower, c.p_faster, c.verdict, p.decision))  # fmt: skip
+            rows.append(
+                (
+                    p.number,
+                    s.from_,
+                    s.to,
+                    p.medians[s.from_],
+                    p.medians[s.to],
+                    c.ratio,
+                    c.ci_low,
+                    c.ci_high,
+                    c.p_slower,
+                    c.p_faster,
+                    c.verdict,
+                    p.decision,
+                )
+            )
     return pd.DataFrame(rows, columns=BISECT_COLUMNS)
 
 
@@ -275,8 +331,11 @@ def probe_verdicts(doc: BisectDocument) -> pd.DataFrame:
         against = {s.to: s.comparison for s in p.steps}
         for release in p.releases:
             c = against.get(release)
-            compared = (nan, nan, nan, nan, None) if c is None else (
-                c.ratio, c.ci_low, c.ci_high, c.p_one_sided(), c.in_words())  # fmt: skip
+            compared = (
+                (nan, nan, nan, nan, None)
+                if c is None
+                else (c.ratio, c.ci_low, c.ci_high, c.p_one_sided(), c.in_words())
+            )
             rows.append((p.number, release, p.medians[release], *compared, p.decision))
     return pd.DataFrame(rows, columns=PROBE_COLUMNS)
 
@@ -295,11 +354,17 @@ def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
     first = rows.iloc[0]
     processes = first.get("processes")
     calls = rows.groupby("workload")["calls"].first() if {"workload", "calls"} <= set(rows) else pd.Series()
-    return {"host": first.get("host"), "cpu_model": first.get("cpu_model"), "python": first.get("python"),
-            "dataset": first.get("dataset"), "cpu_affinity": first.get("cpu_affinity"),
-            "processes": int(processes if pd.notna(processes) else first["rounds"]),
-            "epochs": first.get("epochs"), "samples": first.get("samples"),
-            "calls": {str(w): int(c) for w, c in calls.items() if pd.notna(c)}}  # fmt: skip
+    return {
+        "host": first.get("host"),
+        "cpu_model": first.get("cpu_model"),
+        "python": first.get("python"),
+        "dataset": first.get("dataset"),
+        "cpu_affinity": first.get("cpu_affinity"),
+        "processes": int(processes if pd.notna(processes) else first["rounds"]),
+        "epochs": first.get("epochs"),
+        "samples": first.get("samples"),
+        "calls": {str(w): int(c) for w, c in calls.items() if pd.notna(c)},
+    }
 
 
 # --- the detector's trials ------------------------------------------------------------------------------------
@@ -310,6 +375,8 @@ TRIALS_COLUMNS = ["trial", "injected_ratio", "injected_p", "injected_verdict", "
 
 def trials_table(doc: TrialsDocument) -> pd.DataFrame:
     """A row per detector trial: the injected slowdown's and the A/A comparison's ratio, p and verdict."""
-    rows = [(t.trial, t.injected.ratio, t.injected.p_slower, t.injected.verdict, t.aa.ratio, t.aa.p_slower,
-             t.aa.verdict) for t in doc.trials]  # fmt: skip
+    rows = [
+        (t.trial, t.injected.ratio, t.injected.p_slower, t.injected.verdict, t.aa.ratio, t.aa.p_slower, t.aa.verdict)
+        for t in doc.trials
+    ]
     return pd.DataFrame(rows, columns=TRIALS_COLUMNS)

@@ -99,8 +99,15 @@ def step_breakdown(events: pd.DataFrame) -> pd.DataFrame:
         load = float(inside.loc[inside["name"] == "load", "duration_ns"].sum()) / 1e6
         compute = float(inside.loc[inside["name"] == "compute", "duration_ns"].sum()) / 1e6
         step_ms = float(duration) / 1e6
-        rows.append({"step": int(number), "step_ms": step_ms, "load_ms": load, "compute_ms": compute,
-                     "other_ms": step_ms - load - compute})  # fmt: skip
+        rows.append(
+            {
+                "step": int(number),
+                "step_ms": step_ms,
+                "load_ms": load,
+                "compute_ms": compute,
+                "other_ms": step_ms - load - compute,
+            }
+        )
     return pd.DataFrame(rows, columns=["step", "step_ms", "load_ms", "compute_ms", "other_ms"])
 
 
@@ -124,8 +131,15 @@ def capture_summary(xplane: str | Path) -> CaptureSummary:
         return float(steps[column].median()) if len(steps) else None
 
     # <logdir>/<run>/plugins/profile/<time>/<host>.xplane.pb
-    return CaptureSummary(str(xplane), Path(xplane).parents[3].name, top_ops(events), steps, median("step_ms"),
-                          median("load_ms"), median("compute_ms"))  # fmt: skip
+    return CaptureSummary(
+        str(xplane),
+        Path(xplane).parents[3].name,
+        top_ops(events),
+        steps,
+        median("step_ms"),
+        median("load_ms"),
+        median("compute_ms"),
+    )
 
 
 ALL_REDUCE = "all-reduce"

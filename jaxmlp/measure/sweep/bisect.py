@@ -32,8 +32,7 @@ def candidates(bisect_: Bisect) -> list[str]:
     for version in (bisect_.good, bisect_.bad):
         envs.check_release(version)
     if bisect_.versions is not None:
-        known = sorted({envs.check_release(v) for v in bisect_.versions} | {bisect_.good, bisect_.bad},
-                       key=version_key)  # fmt: skip
+        known = sorted({envs.check_release(v) for v in bisect_.versions} | {bisect_.good, bisect_.bad}, key=version_key)
     else:
         known = envs.releases(envs.index_versions("jax"), envs.index_versions("jaxlib"))
     between = envs.between(known, bisect_.good, bisect_.bad)
@@ -56,9 +55,17 @@ def bisected(specs: Sequence[str], on: str | None) -> tuple[str, str]:
     raise JaxmlpError(f"--on {on!r} names no workload of this run ({known}): give its file with --workload")
 
 
-def run(releases: Sequence[str], target: str, measuring: Measuring, matrix: Matrix, detector: Detector,
-        record_probe: RecordProbe, say: Say = print, progress: Callable[[BisectProbe], None] | None = None,
-        bar: Progress | None = None) -> Bisection:  # fmt: skip
+def run(
+    releases: Sequence[str],
+    target: str,
+    measuring: Measuring,
+    matrix: Matrix,
+    detector: Detector,
+    record_probe: RecordProbe,
+    say: Say = print,
+    progress: Callable[[BisectProbe], None] | None = None,
+    bar: Progress | None = None,
+) -> Bisection:
     """Bisect ``releases`` on the steady state of ``target`` (``measuring`` measures it alone), a probe at a time:
     each probe's cells are made, measured and handed to ``record_probe`` before the next."""
     if len(matrix.xla_flags) > 1:

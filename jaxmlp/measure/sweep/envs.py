@@ -141,17 +141,29 @@ def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], N
         raise unusable_folder(env.parent, _source(root), e) from None
     log(f"Making the environment of jax {version} in {env} (jax, jaxlib and what they need; no torch)")
     start = time.monotonic()
-    steps = ([sys.executable, "-m", "venv", str(env)],
-             [str(python_of(env)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-              f"jax=={version}", f"jaxlib=={version}"])  # fmt: skip
+    steps = (
+        [sys.executable, "-m", "venv", str(env)],
+        [
+            str(python_of(env)),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            f"jax=={version}",
+            f"jaxlib=={version}",
+        ],
+    )
     for command in steps:
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=MAKE_SECONDS)
         except subprocess.TimeoutExpired:
             shutil.rmtree(env, ignore_errors=True)
-            raise JaxmlpError(f"making the environment of jax {version} took over {MAKE_SECONDS} s and was stopped: "
-                              "is the package index slow or unreachable? `--env LABEL=PYTHON` takes one made by "
-                              "hand") from None  # fmt: skip
+            raise JaxmlpError(
+                f"making the environment of jax {version} took over {MAKE_SECONDS} s and was stopped: "
+                "is the package index slow or unreachable? `--env LABEL=PYTHON` takes one made by "
+                "hand"
+            ) from None
         if done.returncode != 0:
             shutil.rmtree(env, ignore_errors=True)
             why = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -212,8 +224,10 @@ def prune(keep: Sequence[str], root: Path | None = None, say: Callable[[str], No
             shutil.rmtree(folder / name, ignore_errors=True)
     if gone:
         freed = sum(size for name, _, size in sizes if name in gone)
-        say(f"Environments over {MAX_GB}={cap / 1e9:g}: removed the least recently used, {', '.join(gone)} "
-            f"({freed / 1e9:.1f} GB)")  # fmt: skip
+        say(
+            f"Environments over {MAX_GB}={cap / 1e9:g}: removed the least recently used, {', '.join(gone)} "
+            f"({freed / 1e9:.1f} GB)"
+        )
     return gone
 
 
@@ -246,8 +260,10 @@ def index_versions(package: str, python: str = sys.executable) -> list[str]:
         done = None
     versions = parse_index_versions(done.stdout) if done is not None and done.returncode == 0 else []
     if not versions:
-        raise JaxmlpError(f"could not list {package}'s releases from the package index (offline?): "
-                          "pass them by hand with --versions 0.6.2 0.7.0 0.7.1 ...")  # fmt: skip
+        raise JaxmlpError(
+            f"could not list {package}'s releases from the package index (offline?): "
+            "pass them by hand with --versions 0.6.2 0.7.0 0.7.1 ..."
+        )
     return versions
 
 

@@ -60,8 +60,14 @@ def pythons_for(labels: tuple[str, str], matrix: Matrix, say: Say = print) -> di
     return out
 
 
-def run(explain: Explain, measuring: Measuring, matrix: Matrix, trace_root: Path, say: Say = print,
-        tick: Callable[[str], None] | None = None) -> Explained:  # fmt: skip
+def run(
+    explain: Explain,
+    measuring: Measuring,
+    matrix: Matrix,
+    trace_root: Path,
+    say: Say = print,
+    tick: Callable[[str], None] | None = None,
+) -> Explained:
     """``matrix.processes`` processes of each release (at least 1), in rotating order; the first of each profiled."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("explain takes one --xla-flags value (the setting both releases run with)")
@@ -75,8 +81,11 @@ def run(explain: Explain, measuring: Measuring, matrix: Matrix, trace_root: Path
     with envs.jaxmlp_path() as path:
         for round_ in range(max(1, matrix.processes)):
             for label in round_order(list(labels), round_):
-                asked = measuring if round_ else dataclasses.replace(measuring, program_facts=True,
-                                                                     profile_dir=str(traces[label]))  # fmt: skip
+                asked = (
+                    measuring
+                    if round_
+                    else dataclasses.replace(measuring, program_facts=True, profile_dir=str(traces[label]))
+                )
                 try:
                     result = run_worker(Runner(label, pythons[label], asked, flags, 1 if flags else 0), path, limit)
                 except UnknownFlag as e:

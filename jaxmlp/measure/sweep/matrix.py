@@ -84,9 +84,12 @@ Record = Callable[[str, int, "ProcessResult | Failure"], None]
 def run_worker(runner: Runner, pythonpath: str | None = None, timeout: float | None = None) -> ProcessResult:
     """One worker process's measurements (`jaxmlp.measure.sweep.worker`), under ``timeout`` seconds."""
     settings = json.dumps(runner.measuring.for_workers().to_json())
-    child = workers.Child(f"{runner.name} ({', '.join(runner.measuring.names)})",
-                          [runner.python, "-m", WORKER, settings], worker_environment(runner, pythonpath),
-                          timeout)  # fmt: skip
+    child = workers.Child(
+        f"{runner.name} ({', '.join(runner.measuring.names)})",
+        [runner.python, "-m", WORKER, settings],
+        worker_environment(runner, pythonpath),
+        timeout,
+    )
     said: list[str] = []
     try:
         result = ProcessResult.from_json(workers.run_json(child, on_line=said.append))
@@ -108,10 +111,16 @@ def round_order(labels: list[str], round_: int) -> list[str]:
     return labels[shift:] + labels[:shift]
 
 
-def run_rounds(runners: Mapping[str, Runner], processes: int, tick: Tick | None = None,
-               pythonpath: str | None = None, timeout: float | None = None, record: Record | None = None,
-               done: Mapping[tuple[str, int], ProcessResult] | None = None, say: Say = print,
-               ) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:  # fmt: skip
+def run_rounds(
+    runners: Mapping[str, Runner],
+    processes: int,
+    tick: Tick | None = None,
+    pythonpath: str | None = None,
+    timeout: float | None = None,
+    record: Record | None = None,
+    done: Mapping[tuple[str, int], ProcessResult] | None = None,
+    say: Say = print,
+) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:
     """``processes`` rounds; in each, one worker per runner, in `round_order`: ``processes`` samples a runner.
 
     ``done`` are the samples of an earlier try (by cell and round): kept, not measured again. A process that
@@ -161,8 +170,9 @@ class Probed:
     reference: dict[str, ProcessResult]
 
 
-def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = print,
-          timeout: float | None = None) -> Probed:  # fmt: skip
+def probe(
+    runners: Sequence[Runner], pythonpath: str | None = None, say: Say = print, timeout: float | None = None
+) -> Probed:
     """One process per cell before the rounds: does it run, what XLA says of its flags, how long it takes. A
     cell whose probe fails or outlives ``timeout`` (`workers.FIRST_SECONDS` if None) is not measured; the others are."""
     ok: dict[str, Runner] = {}
@@ -172,8 +182,11 @@ def probe(runners: Sequence[Runner], pythonpath: str | None = None, say: Say = p
     for runner in runners:
         start = time.monotonic()
         try:
-            result = run_worker(dataclasses.replace(runner, measuring=runner.measuring.probing()), pythonpath,
-                                workers.FIRST_SECONDS if timeout is None else timeout)  # fmt: skip
+            result = run_worker(
+                dataclasses.replace(runner, measuring=runner.measuring.probing()),
+                pythonpath,
+                workers.FIRST_SECONDS if timeout is None else timeout,
+            )
         except UnknownFlag as e:
             why = f"flag unknown in {runner.label} ({e})"
             say(f"  {runner.name}: not measured: {why}")
@@ -219,10 +232,12 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
     missing = [v for v in versions if not envs.is_made(v, matrix.envs)]
     if missing:
         each, size = envs.install_seconds(matrix.envs), envs.env_megabytes(matrix.envs)
-        cost = (f"about {size:.0f} MB each and {minutes(each * len(missing))} in all, as the ones made here took"
-                if each and size else "size and time unknown: none made here yet")  # fmt: skip
-        say(f"Environments: {len(versions) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; "
-            f"{cost})")  # fmt: skip
+        cost = (
+            f"about {size:.0f} MB each and {minutes(each * len(missing))} in all, as the ones made here took"
+            if each and size
+            else "size and time unknown: none made here yet"
+        )
+        say(f"Environments: {len(versions) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; {cost})")
     pythons = {v: str(envs.make_env(v, matrix.envs, say)) for v in versions}
     pythons.update(matrix.hand_made)
     if not pythons:
@@ -233,8 +248,9 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
 def runners_for(pythons: Mapping[str, str], matrix: Matrix, measuring: Measuring) -> list[Runner]:
     """The matrix: every release without XLA flags, then with each --xla-flags value (its own column)."""
     flags = ["", *matrix.xla_flags]
-    return [Runner(label, python, measuring, value, i) for i, value in enumerate(flags)
-            for label, python in pythons.items()]  # fmt: skip
+    return [
+        Runner(label, python, measuring, value, i) for i, value in enumerate(flags) for label, python in pythons.items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -278,10 +294,15 @@ def _silent(total: int) -> Iterator[Tick]:
     yield lambda round_, name: None
 
 
-def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, progress: Progress | None = None,
-                  record: Record | None = None,
-                  planned: Callable[[Probed, dict[str, dict[str, str]], float], None] | None = None,
-                  fit: Callable[[Probed], Matrix] | None = None) -> Measured:  # fmt: skip
+def measure_cells(
+    runners: Sequence[Runner],
+    matrix: Matrix,
+    say: Say = print,
+    progress: Progress | None = None,
+    record: Record | None = None,
+    planned: Callable[[Probed, dict[str, dict[str, str]], float], None] | None = None,
+    fit: Callable[[Probed], Matrix] | None = None,
+) -> Measured:
     """Probe every cell, say the cost and the time limit, then run the rounds; ``planned`` is told the probe's
     findings and the limit before the first round, ``record`` each process as it ends; ``fit`` (a timeline's
     ``--budget``) sets the processes a cell from what the probe cost."""
@@ -303,20 +324,33 @@ def measure_cells(runners: Sequence[Runner], matrix: Matrix, say: Say = print, p
         return rounds(probed, differs, matrix, limit, path, say, progress, record)
 
 
-def rounds(probed: Probed, differs: dict[str, dict[str, str]], matrix: Matrix, limit: float, path: str | None,
-           say: Say = print, progress: Progress | None = None, record: Record | None = None,
-           done: Mapping[tuple[str, int], ProcessResult | Failure] | None = None) -> Measured:  # fmt: skip
+def rounds(
+    probed: Probed,
+    differs: dict[str, dict[str, str]],
+    matrix: Matrix,
+    limit: float,
+    path: str | None,
+    say: Say = print,
+    progress: Progress | None = None,
+    record: Record | None = None,
+    done: Mapping[tuple[str, int], ProcessResult | Failure] | None = None,
+) -> Measured:
     """The rounds of a probed matrix (those of ``done`` kept from an earlier try, not run again)."""
-    kept = {key: sample for key, sample in (done or {}).items()
-            if not isinstance(sample, Failure) and key[0] in probed.runners and key[1] < matrix.processes}  # fmt: skip
+    kept = {
+        key: sample
+        for key, sample in (done or {}).items()
+        if not isinstance(sample, Failure) and key[0] in probed.runners and key[1] < matrix.processes
+    }
     per_process = sum(probed.seconds.values()) / max(len(probed.seconds), 1)
     total = len(probed.runners) * matrix.processes
     todo = total - len(kept)  # a failed process is run again
     given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} of the probes; --timeout to set"
-    say(f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
+    say(
+        f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
         + (f" ({len(kept)} kept from before, {todo} to run)" if kept else "")
         + f", about {minutes(per_process * todo)} (from the probe processes), in rotating order; each process's time "
-        f"limit {minutes(limit)} ({given})")  # fmt: skip
+        f"limit {minutes(limit)} ({given})"
+    )
     with (progress or _silent)(total) as tick:
         processes, failures = run_rounds(probed.runners, matrix.processes, tick, path, limit, record, kept, say)
     return Measured(probed, processes, differs, tuple(failures), limit)

@@ -71,16 +71,23 @@ def suite(seed: int = SEED) -> list[Series]:
     from otava_test_data.generators.combiner import CombinationGenerator
 
     made = CombinationGenerator(lengths=list(LENGTHS), seed=seed).generate_all_test_cases()
-    return [Series(ts.generator_name, float(ts.parameters.get("noise_sigma", 0.0)),
-                   tuple(float(v) for v in ts.data), tuple(int(i) for i in ts.get_change_point_indices()))
-            for ts in made]  # fmt: skip
+    return [
+        Series(
+            ts.generator_name,
+            float(ts.parameters.get("noise_sigma", 0.0)),
+            tuple(float(v) for v in ts.data),
+            tuple(int(i) for i in ts.get_change_point_indices()),
+        )
+        for ts in made
+    ]
 
 
 def ours(values: Sequence[float]) -> Spans:
     """`jaxmlp.changepoints.detect` on one value a point."""
     labels = [str(i) for i in range(len(values))]
-    return [(int(c.before) + 1 if c.kind == "drift" else c.index, c.index)
-            for c in detect(labels, [[v] for v in values])]  # fmt: skip
+    return [
+        (int(c.before) + 1 if c.kind == "drift" else c.index, c.index) for c in detect(labels, [[v] for v in values])
+    ]
 
 
 def otava(values: Sequence[float]) -> Spans:
@@ -137,9 +144,16 @@ class PeerRow:
         return self.found - self.matched
 
     def to_json(self) -> dict[str, Any]:
-        return {"detector": self.detector, "series": self.series, "changes": self.changes, "found": self.found,
-                "matched": self.matched, "change_free": self.change_free, "flagged": self.flagged,
-                "seconds": self.seconds}  # fmt: skip
+        return {
+            "detector": self.detector,
+            "series": self.series,
+            "changes": self.changes,
+            "found": self.found,
+            "matched": self.matched,
+            "change_free": self.change_free,
+            "flagged": self.flagged,
+            "seconds": self.seconds,
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> PeerRow:
@@ -176,10 +190,20 @@ def holds(rows: Sequence[PeerRow]) -> bool:
 def table(rows: Sequence[PeerRow]) -> pd.DataFrame:
     """The rows as people read them: recall, precision, F1, false alarms, change-free series flagged."""
     return pd.DataFrame(
-        [(r.detector, f"{r.matched} of {r.changes} ({r.recall:.0%})", f"{r.precision:.0%}", f"{r.f1:.2f}",
-          r.false_alarms, f"{r.flagged} of {r.change_free}", f"{r.seconds:.1f} s") for r in rows],
+        [
+            (
+                r.detector,
+                f"{r.matched} of {r.changes} ({r.recall:.0%})",
+                f"{r.precision:.0%}",
+                f"{r.f1:.2f}",
+                r.false_alarms,
+                f"{r.flagged} of {r.change_free}",
+                f"{r.seconds:.1f} s",
+            )
+            for r in rows
+        ],
         columns=["detector", "true changes found", "precision", "F1", "false alarms", "change-free flagged", "time"],
-    )  # fmt: skip
+    )
 
 
 def of(series: Sequence[Series], every: int) -> list[Series]:

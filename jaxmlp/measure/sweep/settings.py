@@ -56,8 +56,10 @@ class Measuring:
             raise JaxmlpError(f"unknown --dataset {self.dataset!r}: choose one of {', '.join(DATASETS)}")
         for spec in self.workloads:
             if not is_builtin(spec) and ":" not in spec and not spec.endswith(".py"):
-                raise JaxmlpError(f"--workload {spec!r}: neither a built-in ({', '.join(SWEEP_WORKLOADS)}) nor "
-                                  "path/to/file.py:make or module:make")  # fmt: skip
+                raise JaxmlpError(
+                    f"--workload {spec!r}: neither a built-in ({', '.join(SWEEP_WORKLOADS)}) nor "
+                    "path/to/file.py:make or module:make"
+                )
 
     @property
     def specs(self) -> tuple[str, ...]:

@@ -31,8 +31,10 @@ def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str
         lasts = set(envs.last_of_each_minor(found)) | ends
         found = [v for v in found if v in lasts]
     if len(found) < 3:
-        raise JaxmlpError(f"only {len(found)} releases from {timeline.first} to {timeline.last}: a timeline needs 3 or "
-                          "more (`jaxmlp sweep run` compares two)")  # fmt: skip
+        raise JaxmlpError(
+            f"only {len(found)} releases from {timeline.first} to {timeline.last}: a timeline needs 3 or "
+            "more (`jaxmlp sweep run` compares two)"
+        )
     return found
 
 

@@ -27,23 +27,35 @@ class Trial:
     aa: Comparison
 
     def to_json(self) -> dict[str, Any]:
-        return {"trial": self.trial, "values": {k: list(v) for k, v in self.values.items()},
-                "injected": self.injected.to_json(), "aa": self.aa.to_json()}  # fmt: skip
+        return {
+            "trial": self.trial,
+            "values": {k: list(v) for k, v in self.values.items()},
+            "injected": self.injected.to_json(),
+            "aa": self.aa.to_json(),
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Trial:
-        return cls(doc["trial"], {k: tuple(v) for k, v in doc["values"].items()},
-                   Comparison.from_json(doc["injected"]), Comparison.from_json(doc["aa"]))  # fmt: skip
+        return cls(
+            doc["trial"],
+            {k: tuple(v) for k, v in doc["values"].items()},
+            Comparison.from_json(doc["injected"]),
+            Comparison.from_json(doc["aa"]),
+        )
 
 
-def run(trials: Trials, measuring: Measuring, detector: Detector, progress: Progress,
-        said: Say = print) -> tuple[Mapping[str, Any], list[Trial]]:  # fmt: skip
+def run(
+    trials: Trials, measuring: Measuring, detector: Detector, progress: Progress, said: Say = print
+) -> tuple[Mapping[str, Any], list[Trial]]:
     """Every trial in turn, each told as it ends: (the first process's metadata, the trials)."""
     target = measuring.specs[0]
     base = replace(measuring, workloads=(target,))
     hooked = replace(base, inject_slowdown=trials.inject_slowdown)
-    runners = {"A": Runner("A", sys.executable, base), "A2": Runner("A2", sys.executable, base),
-               "H": Runner("H", sys.executable, hooked)}  # fmt: skip
+    runners = {
+        "A": Runner("A", sys.executable, base),
+        "A2": Runner("A2", sys.executable, base),
+        "H": Runner("H", sys.executable, hooked),
+    }
     name = base.names[0]
     done: list[Trial] = []
     first: dict[str, list[ProcessResult]] = {}
@@ -55,6 +67,8 @@ def run(trials: Trials, measuring: Measuring, detector: Detector, progress: Prog
             injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)
             aa = compare(values["A"], values["A2"], detector.threshold, detector.alpha)
             done.append(Trial(trial, values, injected, aa))
-            said(f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> "
-                 f"{injected.verdict}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}")  # fmt: skip
+            said(
+                f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> "
+                f"{injected.verdict}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}"
+            )
     return first["A"][0].metadata, done

@@ -76,8 +76,9 @@ def levels(case: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, tup
     return level, ()
 
 
-def history(case: str, noise: np.ndarray, rng: np.random.Generator, samples: int = SAMPLES,
-            releases: tuple[int, int] = RELEASES) -> History:  # fmt: skip
+def history(
+    case: str, noise: np.ndarray, rng: np.random.Generator, samples: int = SAMPLES, releases: tuple[int, int] = RELEASES
+) -> History:
     """One synthetic history of ``case``: its releases' levels times deviations drawn from ``noise``."""
     n = int(rng.integers(releases[0], releases[1] + 1))
     level, truth = levels(case, n, rng)
@@ -134,13 +135,23 @@ class Row:
     false_alarms: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"detector": self.detector, "case": self.case, "histories": self.histories,
-                "recall": None if math.isnan(self.recall) else self.recall,
-                "false_alarms": self.false_alarms}  # fmt: skip
+        return {
+            "detector": self.detector,
+            "case": self.case,
+            "histories": self.histories,
+            "recall": None if math.isnan(self.recall) else self.recall,
+            "false_alarms": self.false_alarms,
+        }
 
 
-def run(noise: np.ndarray, detectors: Sequence[str], histories: int = 200, seed: int = 0,
-        cases: Sequence[str] = CASES, penalty: float = PENALTY) -> list[Row]:  # fmt: skip
+def run(
+    noise: np.ndarray,
+    detectors: Sequence[str],
+    histories: int = 200,
+    seed: int = 0,
+    cases: Sequence[str] = CASES,
+    penalty: float = PENALTY,
+) -> list[Row]:
     """Every case under every detector, each detector on the same histories (``seed``; PELT and binary
     segmentation with ``penalty``)."""
     rows = []

@@ -24,8 +24,9 @@ from jaxmlp.registry import SWEEP_PIPELINES
 R = TypeVar("R")
 
 
-def timed_with_hook(fn: Callable[[], R], inject_slowdown: float = 0.0,
-                    clock: Callable[[], float] = time.perf_counter) -> tuple[R, float]:  # fmt: skip
+def timed_with_hook(
+    fn: Callable[[], R], inject_slowdown: float = 0.0, clock: Callable[[], float] = time.perf_counter
+) -> tuple[R, float]:
     """``fn()`` (which returns once its result is ready) and its seconds. The test hook ``inject_slowdown`` then
     keeps this core busy inside the timed region until it lasts ``1 + inject_slowdown`` times as long: a known,
     recorded slowdown. It spins on the clock rather than sleeping, as slower work would: a sleeping core idles,
@@ -65,10 +66,17 @@ def measure_process(measuring: Measuring) -> ProcessResult:
             raise JaxmlpError(f"workload {spec!r} is named {user.name!r} like another workload: rename its file")
         made[user.name] = user
     device = jax.devices()[0]
-    meta = {**metadata(device), "injected_slowdown": measuring.inject_slowdown,
-            "dataset": measuring.dataset if builtin else None, "samples": samples, "epochs": measuring.epochs,
-            "calls": measuring.calls, "batch_size": w.BATCH_SIZE, "precision": measuring.precision,
-            "workload_source": ",".join(specs)}  # fmt: skip
+    meta = {
+        **metadata(device),
+        "injected_slowdown": measuring.inject_slowdown,
+        "dataset": measuring.dataset if builtin else None,
+        "samples": samples,
+        "epochs": measuring.epochs,
+        "calls": measuring.calls,
+        "batch_size": w.BATCH_SIZE,
+        "precision": measuring.precision,
+        "workload_source": ",".join(specs),
+    }
     times = {}
     for name in measuring.names:  # in the order given
         n = measuring.epochs if name in SWEEP_PIPELINES else measuring.calls

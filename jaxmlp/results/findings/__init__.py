@@ -18,8 +18,12 @@ from jaxmlp.results.traces import CaptureSummary
 __all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
 
 
-def findings(results: Results, traces: Sequence[CaptureSummary] = (), folder: Path | None = None,
-             past: history.Found | None = None) -> tuple[Finding, ...]:  # fmt: skip
+def findings(
+    results: Results,
+    traces: Sequence[CaptureSummary] = (),
+    folder: Path | None = None,
+    past: history.Found | None = None,
+) -> tuple[Finding, ...]:
     """Every question's finding, in the order the README asks them; paths shown relative to ``folder``; ``past``:
     `history.found` of the same results, where the caller has it (the report draws it too)."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))

@@ -26,21 +26,29 @@ from jaxmlp.results.findings.select import machine_of, newest_per_backend, stamp
 from jaxmlp.results.layout import shown_stamp
 from jaxmlp.units import duration, flop_rate, ratio, size
 
-LOADER_CAPTION = ("Loader ladder: input alone and the training epoch per loader, worker count and precision (median "
-                  "and IQR), against the floor of its precision and the scan epoch of its precision in the same run; "
-                  "fastest = the smallest median, ~fastest = its IQR overlaps the fastest's")  # fmt: skip
-GEMM_CAPTION = ("The floor's products in each library and precision: 2048³ (and any larger size the run measured) "
-                "and the MLP's layers at batch 128 (m×k×n), f32 and bf16 inputs with float32 accumulation (median a "
-                "product, and its rate; fastest = the best library of its shape and precision; bf16 speed-up = the "
-                f"rate over the same library's f32 rate; {tables.GEMM_UNAVAILABLE})")  # fmt: skip
+LOADER_CAPTION = (
+    "Loader ladder: input alone and the training epoch per loader, worker count and precision (median "
+    "and IQR), against the floor of its precision and the scan epoch of its precision in the same run; "
+    "fastest = the smallest median, ~fastest = its IQR overlaps the fastest's"
+)
+GEMM_CAPTION = (
+    "The floor's products in each library and precision: 2048³ (and any larger size the run measured) "
+    "and the MLP's layers at batch 128 (m×k×n), f32 and bf16 inputs with float32 accumulation (median a "
+    "product, and its rate; fastest = the best library of its shape and precision; bf16 speed-up = the "
+    f"rate over the same library's f32 rate; {tables.GEMM_UNAVAILABLE})"
+)
 FLOORS_CAPTION = (
     "The floor per precision: the best rate this run measured at that precision (every GEMM row and "
     "the f32 matmul), and the epoch's FLOPs at that rate; every table of the run reads it"
 )
-LADDER_CAPTION = ("Epoch ladder: each pipeline's epoch (median and IQR) as times the floor of its own precision in "
-                  "the same run (library and rate on the floors' rows)")  # fmt: skip
-MEMORY_CAPTION = ("Peak memory of each benchmark (host resident set, its peak reset before each benchmark; the "
-                  "device's peak where the backend keeps one), largest first")  # fmt: skip
+LADDER_CAPTION = (
+    "Epoch ladder: each pipeline's epoch (median and IQR) as times the floor of its own precision in "
+    "the same run (library and rate on the floors' rows)"
+)
+MEMORY_CAPTION = (
+    "Peak memory of each benchmark (host resident set, its peak reset before each benchmark; the "
+    "device's peak where the backend keeps one), largest first"
+)
 
 
 def _where(rows: pd.DataFrame, folder: Path | None) -> str:
@@ -58,18 +66,29 @@ def _speedups(table: pd.DataFrame, column: str) -> str:
 
 
 NEEDS: dict[str, tuple[registry.Benchmark, ...]] = {
-    "jit_vs_eager": (registry.UPDATE,), "vmap_vs_loop": (registry.PREDICT,),
-    "loader_ladder": (registry.LOADER, registry.EPOCH), "pipeline_ladder": (registry.EPOCH,),
-}  # fmt: skip
+    "jit_vs_eager": (registry.UPDATE,),
+    "vmap_vs_loop": (registry.PREDICT,),
+    "loader_ladder": (registry.LOADER, registry.EPOCH),
+    "pipeline_ladder": (registry.EPOCH,),
+}
 """The benchmarks of which a run must hold one for each table to have rows (`newest_per_backend`'s ``needs``)."""
 
 
-def _per_backend(runs_by_file: Mapping[str, pd.DataFrame], question: str, anchor: str, table: Any, missing: str,
-                 answer: Any, folder: Path | None, timed_only: bool = True) -> list[Finding]:  # fmt: skip
+def _per_backend(
+    runs_by_file: Mapping[str, pd.DataFrame],
+    question: str,
+    anchor: str,
+    table: Any,
+    missing: str,
+    answer: Any,
+    folder: Path | None,
+    timed_only: bool = True,
+) -> list[Finding]:
     """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
     one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables."""
-    found = newest_per_backend(runs_by_file, lambda part: not table(part).empty, timed_only,
-                               NEEDS.get(table.__name__, ()))  # fmt: skip
+    found = newest_per_backend(
+        runs_by_file, lambda part: not table(part).empty, timed_only, NEEDS.get(table.__name__, ())
+    )
     if not found:
         return [Finding(question, missing, anchor, False)]
     out = []
@@ -79,24 +98,43 @@ def _per_backend(runs_by_file: Mapping[str, pd.DataFrame], question: str, anchor
     return out
 
 
-def jit(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-        ) -> list[Finding]:  # fmt: skip
-    return _per_backend(runs_by_file, "What jit buys", BENCHMARKS, tables.jit_vs_eager,
-                        "No update-step benchmarks yet: `nox -s bench`.",
-                        lambda part, t: (f"jit makes the update step faster than eager by "
-                                         f"{_speedups(t, 'jit_speedup')}.",
-                                         (Table("Update step: jit against eager (median and IQR; speed-up = eager / "
-                                                "jit)", t),)), folder, timed_only)  # fmt: skip
+def jit(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
+    return _per_backend(
+        runs_by_file,
+        "What jit buys",
+        BENCHMARKS,
+        tables.jit_vs_eager,
+        "No update-step benchmarks yet: `nox -s bench`.",
+        lambda part, t: (
+            f"jit makes the update step faster than eager by {_speedups(t, 'jit_speedup')}.",
+            (Table("Update step: jit against eager (median and IQR; speed-up = eager / jit)", t),),
+        ),
+        folder,
+        timed_only,
+    )
 
 
-def vmap(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-         ) -> list[Finding]:  # fmt: skip
-    return _per_backend(runs_by_file, "What vmap buys", BENCHMARKS, tables.vmap_vs_loop,
-                        "No prediction benchmarks yet: `nox -s bench`.",
-                        lambda part, t: (f"vmap predicts faster than a Python loop by {_speedups(t, 'vmap_speedup')}, "
-                                         f"and jit(vmap) by {_speedups(t, 'jit_vmap_speedup')}.",
-                                         (Table("Prediction: vmap and jit(vmap) against a Python loop (median and IQR; "
-                                                "speed-up = loop / vmap)", t),)), folder, timed_only)  # fmt: skip
+def vmap(
+    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+) -> list[Finding]:
+    return _per_backend(
+        runs_by_file,
+        "What vmap buys",
+        BENCHMARKS,
+        tables.vmap_vs_loop,
+        "No prediction benchmarks yet: `nox -s bench`.",
+        lambda part, t: (
+            f"vmap predicts faster than a Python loop by {_speedups(t, 'vmap_speedup')}, "
+            f"and jit(vmap) by {_speedups(t, 'jit_vmap_speedup')}.",
+            (
+                Table(
+                    "Prediction: vmap and jit(vmap) against a Python loop (median and IQR; speed-up = loop / vmap)", t
+                ),
+            ),
+        ),
+        folder,
+        timed_only,
+    )
 
 
 def _rung(row: Any) -> str:
@@ -108,8 +146,10 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
     parts = []
     if len(epochs):
         best = epochs.iloc[0]
-        parts.append(f"the fastest training epoch fed by a loader is {_rung(best)} ({duration(best.epoch_s)}, "
-                     f"{ratio(best.epoch_x_floor)} the {best.precision} floor)")  # fmt: skip
+        parts.append(
+            f"the fastest training epoch fed by a loader is {_rung(best)} ({duration(best.epoch_s)}, "
+            f"{ratio(best.epoch_x_floor)} the {best.precision} floor)"
+        )
         workers = epochs[epochs["pipeline"].isin(registry.WORKER_PIPELINES) & (epochs["workers"] > 0)]
         if len(workers):
             w = workers.iloc[0]
@@ -118,16 +158,24 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
     with_workers = alone[alone["pipeline"].isin(registry.WORKER_PIPELINES)].sort_values("loader_s")
     if len(with_workers):
         w = with_workers.iloc[0]
-        parts.append(f"input alone is fastest with {_rung(w).removesuffix(', f32')} ({duration(w.loader_s)} an "
-                     "epoch)")  # fmt: skip
+        parts.append(f"input alone is fastest with {_rung(w).removesuffix(', f32')} ({duration(w.loader_s)} an epoch)")
     text = "; ".join(parts) or "no loader was timed"
     return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, table),)
 
 
-def loaders(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-            ) -> list[Finding]:  # fmt: skip
-    return _per_backend(runs_by_file, "Which loader, how many workers", LOADERS, tables.loader_ladder,
-                        "No loader benchmarks yet: `nox -s bench`.", _loader_answer, folder, timed_only)  # fmt: skip
+def loaders(
+    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+) -> list[Finding]:
+    return _per_backend(
+        runs_by_file,
+        "Which loader, how many workers",
+        LOADERS,
+        tables.loader_ladder,
+        "No loader benchmarks yet: `nox -s bench`.",
+        _loader_answer,
+        folder,
+        timed_only,
+    )
 
 
 def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
@@ -136,18 +184,22 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
         fastest, floor = line["fastest"], line["floor"]
         if floor is None:
             continue
-        parts.append(f"{line['precision']}: the fastest pipeline, {fastest.rung.removeprefix(tables.PIPELINE_RUNG)}, "
-                     f"takes {duration(fastest.epoch_s)} an epoch, {ratio(fastest.x_floor)} the {line['precision']} "
-                     f"floor ({duration(floor.epoch_s)} at {flop_rate(floor.gflop_per_s * 1e9)}, "
-                     f"{floor.library})")  # fmt: skip
+        parts.append(
+            f"{line['precision']}: the fastest pipeline, {fastest.rung.removeprefix(tables.PIPELINE_RUNG)}, "
+            f"takes {duration(fastest.epoch_s)} an epoch, {ratio(fastest.x_floor)} the {line['precision']} "
+            f"floor ({duration(floor.epoch_s)} at {flop_rate(floor.gflop_per_s * 1e9)}, "
+            f"{floor.library})"
+        )
     text = "; ".join(parts) or "No pipeline was timed against a floor"
     shown_tables = [Table(FLOORS_CAPTION, tables.floors(part).drop(columns="flops")), Table(LADDER_CAPTION, ladder)]
     gemm = tables.gemm_rates(part)
     if len(gemm):
         shown_tables.append(Table(GEMM_CAPTION, gemm, long=True))
-    for caption, extra in ((BANDWIDTH_CAPTION, tables.bandwidth_table(part)),
-                           (ROOFLINE_CAPTION, tables.epoch_roofline(part)),
-                           (BF16_STEP_CAPTION, tables.bf16_step_table(part))):  # fmt: skip
+    for caption, extra in (
+        (BANDWIDTH_CAPTION, tables.bandwidth_table(part)),
+        (ROOFLINE_CAPTION, tables.epoch_roofline(part)),
+        (BF16_STEP_CAPTION, tables.bf16_step_table(part)),
+    ):
         if len(extra):
             shown_tables.append(Table(caption, extra))
     return f"{text}.", tuple(shown_tables)
@@ -162,10 +214,19 @@ ROOFLINE_CAPTION = (
 BF16_STEP_CAPTION = "The bf16 step's two forms: the scan epoch (median); a backend trains with the faster"
 
 
-def floor(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-          ) -> list[Finding]:  # fmt: skip
-    return _per_backend(runs_by_file, "How far from the floor", FLOOR, tables.pipeline_ladder,
-                        "No epoch benchmarks yet: `nox -s bench`.", _floor_answer, folder, timed_only)  # fmt: skip
+def floor(
+    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+) -> list[Finding]:
+    return _per_backend(
+        runs_by_file,
+        "How far from the floor",
+        FLOOR,
+        tables.pipeline_ladder,
+        "No epoch benchmarks yet: `nox -s bench`.",
+        _floor_answer,
+        folder,
+        timed_only,
+    )
 
 
 def goals_frame(goals: list[dict[str, Any]]) -> pd.DataFrame:
@@ -174,8 +235,12 @@ def goals_frame(goals: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([(g["goal"], state[g["met"]], g["text"]) for g in goals], columns=["goal", "state", "numbers"])
 
 
-def goals(runs_by_file: Mapping[str, pd.DataFrame], accuracy: Mapping[str, float], folder: Path | None = None,
-          timed_only: bool = True) -> list[Finding]:  # fmt: skip
+def goals(
+    runs_by_file: Mapping[str, pd.DataFrame],
+    accuracy: Mapping[str, float],
+    folder: Path | None = None,
+    timed_only: bool = True,
+) -> list[Finding]:
     """Per backend, the goals of its newest timed run with an epoch ladder, under the heading of what they are."""
     found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)), timed_only, (registry.EPOCH,))
     out = []
@@ -185,17 +250,29 @@ def goals(runs_by_file: Mapping[str, pd.DataFrame], accuracy: Mapping[str, float
         measured = sum(g["met"] is not None for g in mine)
         missed = [g["goal"] for g in mine if g["met"] is False]
         text = f"{met} of {measured} met" + (f"; missed: {'; '.join(missed)}" if missed else "") + "."
-        out.append(Finding(tables.goal_group(backend), text, GOALS, True, _where(part, folder), machine_of(part),
-                           (Table("Goals, read from this run's epochs and GEMMs", goals_frame(mine)),)))  # fmt: skip
+        out.append(
+            Finding(
+                tables.goal_group(backend),
+                text,
+                GOALS,
+                True,
+                _where(part, folder),
+                machine_of(part),
+                (Table("Goals, read from this run's epochs and GEMMs", goals_frame(mine)),),
+            )
+        )
     return out or [Finding("Goals", "No run with the epoch ladder yet: `nox -s bench`.", GOALS, False)]
 
 
-def memory(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-           ) -> list[Finding]:  # fmt: skip
+def memory(
+    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+) -> list[Finding]:
     def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
         top = table.iloc[0]
-        return (f"The largest host peak is {top.benchmark}'s, {size(top.peak_rss_bytes)}, of {len(table)} "
-                "benchmarks.", (Table(MEMORY_CAPTION, table, long=True),))  # fmt: skip
+        return (
+            f"The largest host peak is {top.benchmark}'s, {size(top.peak_rss_bytes)}, of {len(table)} benchmarks.",
+            (Table(MEMORY_CAPTION, table, long=True),),
+        )
 
     found = _per_backend(runs_by_file, "Peak memory", BENCHMARKS, tables.memory_table, "", answer, folder, timed_only)
     return [f for f in found if f.answered]
@@ -204,8 +281,9 @@ def memory(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None,
 RESULTS_FOLDER_CAPTION = "A large results folder: each command a fresh process (median time, its peak memory)"
 
 
-def results_folder(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-                   ) -> list[Finding]:  # fmt: skip
+def results_folder(
+    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+) -> list[Finding]:
     """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs (its
     newest run of `bench_scale.py`: host-only rows, of no backend)."""
     found: dict[str, pd.DataFrame] = {}
@@ -215,11 +293,22 @@ def results_folder(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None
     out = []
     for name, rows in found.items():
         table = tables.results_folder_table(rows)
-        said = [f"{row['command']} took {duration(row['median_s'])} and {size(row['command_peak_bytes'])} over "
-                f"{row['folder_runs']:.0f} runs" + (f" (the goal: {row['goal']})" if row["goal"] else "")
-                for _, row in table.iterrows()]  # fmt: skip
-        out.append(Finding("How fast the report reads a large folder", "; ".join(said) + ".", BENCHMARKS, True,
-                           _where(rows, folder), name, (Table(RESULTS_FOLDER_CAPTION, table),)))  # fmt: skip
+        said = [
+            f"{row['command']} took {duration(row['median_s'])} and {size(row['command_peak_bytes'])} over "
+            f"{row['folder_runs']:.0f} runs" + (f" (the goal: {row['goal']})" if row["goal"] else "")
+            for _, row in table.iterrows()
+        ]
+        out.append(
+            Finding(
+                "How fast the report reads a large folder",
+                "; ".join(said) + ".",
+                BENCHMARKS,
+                True,
+                _where(rows, folder),
+                name,
+                (Table(RESULTS_FOLDER_CAPTION, table),),
+            )
+        )
     return out
 
 
@@ -242,13 +331,30 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
                 f"{duration(row.accelerator_s)} on the {name} (CPU / {name} {ratio(row.cpu_over_accelerator)})."
             )
         cpu, other = newest["cpu"], newest[accelerator]
-        differs = ("; they differ in " + ", ".join(f"{k} ({a} vs {b})" for k, (a, b) in differ.items())
-                   if differ else "")  # fmt: skip
-        shown_tables = (Table(f"CPU against {name}, each benchmark both ran (medians){differs}", table),
-                        Table(f"The {name}'s floor per precision against its fastest pipeline of that precision",
-                              tables.floor_vs_fastest(other)))  # fmt: skip
-        out.append(Finding("CPU against an accelerator", text[0].upper() + text[1:], CPU_ACCELERATOR, True,
-                           f"{_where(cpu, folder)}; {_where(other, folder)}",
-                           f"{machine_of(cpu)} against {machine_of(other)}", shown_tables))  # fmt: skip
-    return out or [Finding("CPU against an accelerator", "Needs runs of both: `nox -s bench` here and "
-                           "`bench/gpu/run.sh` on a GPU or TPU host.", CPU_ACCELERATOR, False)]  # fmt: skip
+        differs = "; they differ in " + ", ".join(f"{k} ({a} vs {b})" for k, (a, b) in differ.items()) if differ else ""
+        shown_tables = (
+            Table(f"CPU against {name}, each benchmark both ran (medians){differs}", table),
+            Table(
+                f"The {name}'s floor per precision against its fastest pipeline of that precision",
+                tables.floor_vs_fastest(other),
+            ),
+        )
+        out.append(
+            Finding(
+                "CPU against an accelerator",
+                text[0].upper() + text[1:],
+                CPU_ACCELERATOR,
+                True,
+                f"{_where(cpu, folder)}; {_where(other, folder)}",
+                f"{machine_of(cpu)} against {machine_of(other)}",
+                shown_tables,
+            )
+        )
+    return out or [
+        Finding(
+            "CPU against an accelerator",
+            "Needs runs of both: `nox -s bench` here and `bench/gpu/run.sh` on a GPU or TPU host.",
+            CPU_ACCELERATOR,
+            False,
+        )
+    ]

@@ -29,8 +29,10 @@ def _where(where: str | Path, folder: Path | None) -> str:
 def _step_words(row: pd.Series) -> str:
     flags = f" [XLA_FLAGS {row['xla_flags']}]" if isinstance(row.get("xla_flags"), str) and row["xla_flags"] else ""
     p = min(row["p_slower"], row["p_faster"])
-    return (f"{row['benchmark']}{flags} {row['from']} → {row['to']} {ratio(row['ratio'])} "
-            f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)})")  # fmt: skip
+    return (
+        f"{row['benchmark']}{flags} {row['from']} → {row['to']} {ratio(row['ratio'])} "
+        f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)})"
+    )
 
 
 def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame) -> str | None:
@@ -43,12 +45,19 @@ def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame) -> str | None:
     flagged = steps[steps["verdict"].isin(list(WORDS))]
     if flagged.empty:
         return f"No release changed its workloads' time against the previous one, in {span}."
-    return ". ".join(f"{WORDS[str(v)]}: " + "; ".join(_step_words(r) for _, r in part.iterrows())
-                     for v, part in flagged.groupby("verdict", sort=False)) + f"; in {span}."  # fmt: skip
+    return (
+        ". ".join(
+            f"{WORDS[str(v)]}: " + "; ".join(_step_words(r) for _, r in part.iterrows())
+            for v, part in flagged.groupby("verdict", sort=False)
+        )
+        + f"; in {span}."
+    )
 
 
-UNDECIDED_LINE = (f"Undecided: every comparison has {UNDECIDED} (one process a release decides nothing; "
-                  "`jaxmlp sweep --processes 8`).")  # fmt: skip
+UNDECIDED_LINE = (
+    f"Undecided: every comparison has {UNDECIDED} (one process a release decides nothing; "
+    "`jaxmlp sweep --processes 8`)."
+)
 
 
 def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
@@ -56,8 +65,11 @@ def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     if not releases:
         return "No release was measured."
-    parts = [f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: "
-             + ("; ".join(change.line() for change in c.changes) or "no change") for c in columns]  # fmt: skip
+    parts = [
+        f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: "
+        + ("; ".join(change.line() for change in c.changes) or "no change")
+        for c in columns
+    ]
     return f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
 
 
@@ -73,8 +85,9 @@ def matrix(results: Results, folder: Path | None = None) -> Finding:
         text = sweep_verdict(found[where], results.samples)
         if text is not None:
             return Finding(question, text, MATRIX, True, _where(where, folder), machine(found[where].iloc[0]))
-    return Finding(question, UNDECIDED_LINE, MATRIX, True, _where(ordered[0], folder),
-                   machine(found[ordered[0]].iloc[0]))  # fmt: skip
+    return Finding(
+        question, UNDECIDED_LINE, MATRIX, True, _where(ordered[0], folder), machine(found[ordered[0]].iloc[0])
+    )
 
 
 def timeline(results: Results, folder: Path | None = None) -> Finding:
@@ -88,8 +101,12 @@ def timeline(results: Results, folder: Path | None = None) -> Finding:
         return Finding(
             question, timeline_verdict(columns), TIMELINE, True, _where(where, folder), machine(found[where].iloc[0])
         )
-    return Finding(question, "No release timeline with two or more processes a release yet: `jaxmlp sweep timeline "
-                   "A B`.", TIMELINE, False)  # fmt: skip
+    return Finding(
+        question,
+        "No release timeline with two or more processes a release yet: `jaxmlp sweep timeline A B`.",
+        TIMELINE,
+        False,
+    )
 
 
 def bisection(results: Results, folder: Path | None = None) -> Finding:
@@ -101,8 +118,14 @@ def bisection(results: Results, folder: Path | None = None) -> Finding:
     path, doc = next(((p, d) for p, d in ordered if d.bisection.status == "found"), ordered[0])
     more = len(ordered) - 1
     also = f" ({more} other bisection(s) in the report)" if more else ""
-    return Finding(question, f"{doc.line[0].upper()}{doc.line[1:]}{also}.", BISECTION, True,
-                   _where(path.parent, folder), _machine(doc.metadata))  # fmt: skip
+    return Finding(
+        question,
+        f"{doc.line[0].upper()}{doc.line[1:]}{also}.",
+        BISECTION,
+        True,
+        _where(path.parent, folder),
+        _machine(doc.metadata),
+    )
 
 
 def _machine(metadata: Mapping[str, Any]) -> str:

@@ -49,18 +49,32 @@ def scaling(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None
         if "efficiency" in table and ((table["devices"] > 1) | (table["processes"] > 1)).any():
             found.setdefault(machine_of(rows), rows)
     if not found:
-        text = ("No scaling run yet: `jaxmlp scaling`." if any_run is None else "Only one device and one process "
-                "measured: `jaxmlp scaling --devices 1 2 4`.")  # fmt: skip
+        text = (
+            "No scaling run yet: `jaxmlp scaling`."
+            if any_run is None
+            else "Only one device and one process measured: `jaxmlp scaling --devices 1 2 4`."
+        )
         return [Finding("Scaling", text, SCALING, False)]
     out = []
     for name, rows in found.items():
         table = tables.scaling_table(rows)
-        parts = [f"{_scaling_label(r)}: efficiency {percent(r.efficiency)} (speed-up {ratio(r.speedup)})"
-                 f"{_all_reduce(r)}" for r in table.itertuples() if (r.devices, r.processes) != (1, 1)]  # fmt: skip
+        parts = [
+            f"{_scaling_label(r)}: efficiency {percent(r.efficiency)} (speed-up {ratio(r.speedup)}){_all_reduce(r)}"
+            for r in table.itertuples()
+            if (r.devices, r.processes) != (1, 1)
+        ]
         simulated = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
-        out.append(Finding("Scaling", f"{'; '.join(parts)}{simulated}.", SCALING, True,
-                           _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)), name,
-                           (Table(SCALING_CAPTION, table),)))  # fmt: skip
+        out.append(
+            Finding(
+                "Scaling",
+                f"{'; '.join(parts)}{simulated}.",
+                SCALING,
+                True,
+                _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
+                name,
+                (Table(SCALING_CAPTION, table),),
+            )
+        )
     return out
 
 
@@ -73,9 +87,14 @@ def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Findi
         return Finding("Where the time goes", "The newest trace holds no device operations.", PROFILES, True, where)
     top = newest.top_ops.iloc[0]
     step = f"; a step takes {duration(newest.median_step_ms / 1e3)}" if newest.median_step_ms is not None else ""
-    return Finding("Where the time goes", f"In the newest trace ({newest.run}) the top operation is {top.op}, "
-                   f"{percent(top.share)} of the operations' time ({top['count']} calls){step}.", PROFILES, True,
-                   where)  # fmt: skip
+    return Finding(
+        "Where the time goes",
+        f"In the newest trace ({newest.run}) the top operation is {top.op}, "
+        f"{percent(top.share)} of the operations' time ({top['count']} calls){step}.",
+        PROFILES,
+        True,
+        where,
+    )
 
 
 def changes_across_runs(results: Results, past: history.Found | None = None) -> list[Finding]:
@@ -84,8 +103,14 @@ def changes_across_runs(results: Results, past: history.Found | None = None) -> 
     past = history.found(results.runs, results.samples) if past is None else past
     points = past.every
     if points.empty:
-        return [Finding("Changes across runs", "No benchmark has been run twice on one machine with the same "
-                        "settings yet.", HISTORY, False)]  # fmt: skip
+        return [
+            Finding(
+                "Changes across runs",
+                "No benchmark has been run twice on one machine with the same settings yet.",
+                HISTORY,
+                False,
+            )
+        ]
     changes = history.flagged(past.changes)
     out = []
     for where, part in points.groupby("machine", sort=False):
@@ -96,13 +121,24 @@ def changes_across_runs(results: Results, past: history.Found | None = None) -> 
             text = f"The change-point detector finds no change over {runs}."
         else:
             top = mine.iloc[0]
-            text = (f"{len(mine)} change(s) over {runs}; the biggest: {top.benchmark} {ratio(top.ratio)} "
-                    f"({top.verdict}, a {top.kind}) at {top['to']}, after {top['from']}.")  # fmt: skip
+            text = (
+                f"{len(mine)} change(s) over {runs}; the biggest: {top.benchmark} {ratio(top.ratio)} "
+                f"({top.verdict}, a {top.kind}) at {top['to']}, after {top['from']}."
+            )
         newest = part.sort_values("timestamp")["file"].iloc[-1]
-        out.append(Finding("Changes across runs", text, HISTORY, True, f"{part['file'].nunique()} runs to "
-                           f"{Path(str(newest)).name}", str(where),
-                           (Table("Changes (biggest first)", mine.drop(columns=["from_file", "to_file", "machine"]))
-                            ,) if len(mine) else ()))  # fmt: skip
+        out.append(
+            Finding(
+                "Changes across runs",
+                text,
+                HISTORY,
+                True,
+                f"{part['file'].nunique()} runs to {Path(str(newest)).name}",
+                str(where),
+                (Table("Changes (biggest first)", mine.drop(columns=["from_file", "to_file", "machine"])),)
+                if len(mine)
+                else (),
+            )
+        )
     return out
 
 
@@ -115,11 +151,19 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
     out = []
     for name, rows in table.groupby("machine", sort=False):
         r = rows.iloc[-1]
-        out.append(Finding("Training", f"{r.pipeline} {r.precision} on {r.dataset}, {int(r.epochs)} epochs: test "
-                           f"accuracy {percent(r.test_accuracy)}, {duration(r.epoch_s_median)} an epoch after the "
-                           "first.", TRAINING, True, r.file, str(name),
-                           (Table("Training runs: one row per `jaxmlp train --json` file", rows.drop(
-                               columns=["machine"])),)))  # fmt: skip
+        out.append(
+            Finding(
+                "Training",
+                f"{r.pipeline} {r.precision} on {r.dataset}, {int(r.epochs)} epochs: test "
+                f"accuracy {percent(r.test_accuracy)}, {duration(r.epoch_s_median)} an epoch after the "
+                "first.",
+                TRAINING,
+                True,
+                r.file,
+                str(name),
+                (Table("Training runs: one row per `jaxmlp train --json` file", rows.drop(columns=["machine"])),),
+            )
+        )
     return out
 
 
@@ -127,21 +171,39 @@ def time_to_accuracy(results: Results, folder: Path | None = None) -> list[Findi
     """Per machine, the newest run of each pipeline and precision (whichever file holds it), the fastest first."""
     table = tables.tta_table(results.tta)
     if table.empty:
-        return [Finding("Time to accuracy", "No time-to-accuracy run yet: `jaxmlp tta --target 0.97 --runs 5`.", TTA,
-                        False)]  # fmt: skip
+        return [
+            Finding("Time to accuracy", "No time-to-accuracy run yet: `jaxmlp tta --target 0.97 --runs 5`.", TTA, False)
+        ]
     first = results.tta.drop_duplicates("file").set_index("file")
-    table = table.assign(machine=[machine(first.loc[f]) for f in table["file"]],
-                         stamp=[layout.stamp_in(str(f)) for f in table["file"]])  # fmt: skip
+    table = table.assign(
+        machine=[machine(first.loc[f]) for f in table["file"]], stamp=[layout.stamp_in(str(f)) for f in table["file"]]
+    )
     out = []
     for name, rows in table.groupby("machine", sort=False):
         newest = rows.sort_values("stamp").drop_duplicates(["pipeline", "precision"], keep="last")
         reached = newest[newest["reached"] > 0].sort_values("tta_s")
-        head = (f"fastest to {percent(reached['target'].iloc[0])}: {reached['pipeline'].iloc[0]} "
-                f"{reached['precision'].iloc[0]} in {duration(reached['tta_s'].iloc[0])}. " if len(reached)
-                else "")  # fmt: skip
+        head = (
+            f"fastest to {percent(reached['target'].iloc[0])}: {reached['pipeline'].iloc[0]} "
+            f"{reached['precision'].iloc[0]} in {duration(reached['tta_s'].iloc[0])}. "
+            if len(reached)
+            else ""
+        )
         text = head + "; ".join(tables.tta_line(r) for r in newest.sort_values("tta_s").itertuples()) + "."
         files = ", ".join(_where(f, folder) for f in dict.fromkeys(newest["file"]))
-        out.append(Finding("Time to accuracy", text[0].upper() + text[1:], TTA, True, files, str(name),
-                           (Table("Time to accuracy, the newest run of each pipeline and precision",
-                                  newest.drop(columns=["machine", "stamp", "file"])),)))  # fmt: skip
+        out.append(
+            Finding(
+                "Time to accuracy",
+                text[0].upper() + text[1:],
+                TTA,
+                True,
+                files,
+                str(name),
+                (
+                    Table(
+                        "Time to accuracy, the newest run of each pipeline and precision",
+                        newest.drop(columns=["machine", "stamp", "file"]),
+                    ),
+                ),
+            )
+        )
     return out

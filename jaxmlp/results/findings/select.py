@@ -33,8 +33,9 @@ def timed(rows: pd.DataFrame) -> bool:
     return not ("size" in rows and rows["size"].isin(UNTIMED_SIZES).any())
 
 
-def by_backend(runs_by_file: Mapping[str, pd.DataFrame], done: Container[str] = ()
-               ) -> Iterator[tuple[str, pd.DataFrame]]:  # fmt: skip
+def by_backend(
+    runs_by_file: Mapping[str, pd.DataFrame], done: Container[str] = ()
+) -> Iterator[tuple[str, pd.DataFrame]]:
     """Each benchmark file's rows split by backend (a file may hold several; its host-only rows, the loaders', go
     with each), newest file first; the backends in ``done`` left out."""
     for rows in runs_by_file.values():
@@ -53,9 +54,12 @@ def _split(rows: pd.DataFrame, done: Container[str] = ()) -> Iterator[tuple[str,
             yield str(backend), pd.concat([part, host]) if len(host) else part
 
 
-def newest_per_backend(runs_by_file: Mapping[str, pd.DataFrame], answers: Callable[[pd.DataFrame], bool],
-                       timed_only: bool = True, needs: Sequence[Benchmark] = ()
-                       ) -> dict[str, pd.DataFrame]:  # fmt: skip
+def newest_per_backend(
+    runs_by_file: Mapping[str, pd.DataFrame],
+    answers: Callable[[pd.DataFrame], bool],
+    timed_only: bool = True,
+    needs: Sequence[Benchmark] = (),
+) -> dict[str, pd.DataFrame]:
     """Per backend, the newest timed run whose rows ``answers`` (the machine is that run's: an older run on another
     machine of the same backend is the history's, not the answer's). ``needs``: benchmarks of which a run must hold
     one to answer at all (a run without any is passed over unasked: a folder of many runs asks few)."""

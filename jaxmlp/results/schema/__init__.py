@@ -74,10 +74,19 @@ def parse(raw: object) -> Document:
 
 
 TYPED: Mapping[str, Any] = {
-    BENCH: BenchmarkDocument, SCALING: BenchmarkDocument, SWEEP: BenchmarkDocument, TRAIN: TrainDocument,
-    TRIALS: TrialsDocument, TTA: TtaDocument, BISECT: BisectDocument, CEILINGS: CeilingsDocument,
-    ROOFLINE: RooflineDocument, EXPLAIN: ExplainDocument, VALIDATION: ValidationDocument, CELLS: CellsDocument,
-}  # fmt: skip
+    BENCH: BenchmarkDocument,
+    SCALING: BenchmarkDocument,
+    SWEEP: BenchmarkDocument,
+    TRAIN: TrainDocument,
+    TRIALS: TrialsDocument,
+    TTA: TtaDocument,
+    BISECT: BisectDocument,
+    CEILINGS: CeilingsDocument,
+    ROOFLINE: RooflineDocument,
+    EXPLAIN: ExplainDocument,
+    VALIDATION: ValidationDocument,
+    CELLS: CellsDocument,
+}
 """The document class of each kind (`common.KINDS`): each reads its JSON with ``from_json``."""
 
 

@@ -41,15 +41,29 @@ class Stats:
         if not values:
             raise ValueError("no samples")
         q1, median, q3 = (quantile(sorted(values), q) for q in (0.25, 0.5, 0.75))
-        return cls(min=min(values), max=max(values), mean=statistics.fmean(values),
-                   stddev=statistics.stdev(values) if len(values) > 1 else 0.0, median=median, q1=q1, q3=q3,
-                   iqr=q3 - q1, rounds=len(values), outliers="", data=tuple(values))  # fmt: skip
+        return cls(
+            min=min(values),
+            max=max(values),
+            mean=statistics.fmean(values),
+            stddev=statistics.stdev(values) if len(values) > 1 else 0.0,
+            median=median,
+            q1=q1,
+            q3=q3,
+            iqr=q3 - q1,
+            rounds=len(values),
+            outliers="",
+            data=tuple(values),
+        )
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Stats:
         numbers = {key: number(doc.get(key)) for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")}
-        return cls(**numbers, rounds=int(doc.get("rounds") or 0), outliers=str(doc.get("outliers") or ""),
-                   data=tuple(float(x) for x in doc.get("data") or ()))  # fmt: skip
+        return cls(
+            **numbers,
+            rounds=int(doc.get("rounds") or 0),
+            outliers=str(doc.get("outliers") or ""),
+            data=tuple(float(x) for x in doc.get("data") or ()),
+        )
 
     def to_json(self) -> JSON:
         out: JSON = {key: getattr(self, key) for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")}
@@ -74,16 +88,25 @@ class BenchmarkRow:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> BenchmarkRow:
         stats = doc.get("stats")
-        return cls(name=str(doc.get("name", "")), group=doc.get("group"), params=dict(doc.get("params") or {}),
-                   extra_info=dict(doc.get("extra_info") or {}),
-                   stats=Stats.from_json(stats) if isinstance(stats, Mapping) else None)  # fmt: skip
+        return cls(
+            name=str(doc.get("name", "")),
+            group=doc.get("group"),
+            params=dict(doc.get("params") or {}),
+            extra_info=dict(doc.get("extra_info") or {}),
+            stats=Stats.from_json(stats) if isinstance(stats, Mapping) else None,
+        )
 
     def to_json(self) -> JSON:
         bench = registry.BY_ID.get(self.id)
         fullname = f"{bench.source}::{self.name}" if bench else self.name
-        return {"name": self.name, "fullname": fullname, "group": self.group,
-                "params": dict(self.params), "extra_info": dict(self.extra_info),
-                "stats": None if self.stats is None else self.stats.to_json()}  # fmt: skip
+        return {
+            "name": self.name,
+            "fullname": fullname,
+            "group": self.group,
+            "params": dict(self.params),
+            "extra_info": dict(self.extra_info),
+            "stats": None if self.stats is None else self.stats.to_json(),
+        }
 
 
 MACHINE = ("host", "cpu_model", "cpu_affinity")
@@ -134,10 +157,14 @@ class BenchmarkDocument:
         kind and schema version."""
         if self.source:
             return {**dict(self.source), **header(self.kind)}
-        return {**header(self.kind), "machine_info": {"node": self.metadata.get("host"),
-                                                      METADATA_KEY: dict(self.metadata)},
-                "commit_info": {"id": self.commit}, "benchmarks": [b.to_json() for b in self.benchmarks],
-                "datetime": self.datetime, "version": "jaxmlp"}  # fmt: skip
+        return {
+            **header(self.kind),
+            "machine_info": {"node": self.metadata.get("host"), METADATA_KEY: dict(self.metadata)},
+            "commit_info": {"id": self.commit},
+            "benchmarks": [b.to_json() for b in self.benchmarks],
+            "datetime": self.datetime,
+            "version": "jaxmlp",
+        }
 
     @property
     def machine(self) -> tuple[str, ...]:
@@ -159,7 +186,9 @@ class BenchmarkDocument:
         out: dict[str, list[float]] = {}
         for bench in self.benchmarks:
             if bench.stats is None or not bench.stats.data:
-                raise JaxmlpError(f"benchmark {bench.name} has no raw samples (stats.data): "
-                                  "rerun pytest with --benchmark-save-data (nox -s bench does)")  # fmt: skip
+                raise JaxmlpError(
+                    f"benchmark {bench.name} has no raw samples (stats.data): "
+                    "rerun pytest with --benchmark-save-data (nox -s bench does)"
+                )
             out.setdefault(bench.name, []).extend(bench.stats.data)
         return out

@@ -20,10 +20,21 @@ class BisectDocument:
     seconds: float
 
     def to_json(self) -> JSON:
-        return {**header(BISECT), "metadata": dict(self.metadata), "settings": dict(self.settings),
-                **self.bisection.to_json(), "line": self.line, "seconds": self.seconds}  # fmt: skip
+        return {
+            **header(BISECT),
+            "metadata": dict(self.metadata),
+            "settings": dict(self.settings),
+            **self.bisection.to_json(),
+            "line": self.line,
+            "seconds": self.seconds,
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> BisectDocument:
-        return cls(dict(doc["metadata"]), dict(doc["settings"]), Bisection.from_json(doc), str(doc["line"]),
-                   float(doc["seconds"]))  # fmt: skip
+        return cls(
+            dict(doc["metadata"]),
+            dict(doc["settings"]),
+            Bisection.from_json(doc),
+            str(doc["line"]),
+            float(doc["seconds"]),
+        )

@@ -39,11 +39,21 @@ class RooflineDocument:
     settings: Mapping[str, Any]
 
     def to_json(self) -> JSON:
-        return {**header(ROOFLINE), "metadata": dict(self.metadata), "ceilings": dict(self.ceilings),
-                "ceilings_file": self.ceilings_file, "points": {k: dict(v) for k, v in self.points.items()},
-                "settings": dict(self.settings)}  # fmt: skip
+        return {
+            **header(ROOFLINE),
+            "metadata": dict(self.metadata),
+            "ceilings": dict(self.ceilings),
+            "ceilings_file": self.ceilings_file,
+            "points": {k: dict(v) for k, v in self.points.items()},
+            "settings": dict(self.settings),
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RooflineDocument:
-        return cls(dict(doc["metadata"]), dict(doc["ceilings"]), str(doc["ceilings_file"]),
-                   {k: dict(v) for k, v in doc["points"].items()}, dict(doc.get("settings") or {}))  # fmt: skip
+        return cls(
+            dict(doc["metadata"]),
+            dict(doc["ceilings"]),
+            str(doc["ceilings_file"]),
+            {k: dict(v) for k, v in doc["points"].items()},
+            dict(doc.get("settings") or {}),
+        )

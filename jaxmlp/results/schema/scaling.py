@@ -14,9 +14,22 @@ from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
 from jaxmlp.results.schema.common import SCALING
 
-SCALING_EXTRA = ("backend", "device_kind", "devices", "dataset", "samples", "steps", "batch_size", "flops",
-                 "max_relative_difference", "xla_flags", "launcher", "global_device_count", "all_reduce_share",
-                 "trace")  # fmt: skip
+SCALING_EXTRA = (
+    "backend",
+    "device_kind",
+    "devices",
+    "dataset",
+    "samples",
+    "steps",
+    "batch_size",
+    "flops",
+    "max_relative_difference",
+    "xla_flags",
+    "launcher",
+    "global_device_count",
+    "all_reduce_share",
+    "trace",
+)
 """The worker's metadata that each scaling row repeats in its ``extra_info``."""
 
 
@@ -27,18 +40,37 @@ def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
     extra = {key: meta.get(key) for key in SCALING_EXTRA}
     params = {"backend": meta["backend"], "devices": meta["devices"], "processes": meta.get("process_count", 1)}
     rows = []
-    for bench, times, what in ((registry.SCALING_EPOCH, result.workloads["epoch"], "epoch"),
-                               (registry.SCALING_STEP, result.workloads["step"], "step")):  # fmt: skip
+    for bench, times, what in (
+        (registry.SCALING_EPOCH, result.workloads["epoch"], "epoch"),
+        (registry.SCALING_STEP, result.workloads["step"], "step"),
+    ):
         info = {**extra, "compile_seconds": times.compile_seconds, f"first_{what}_seconds": times.first_seconds}
-        rows.append(BenchmarkRow(bench.name(*params.values()), f"scaling: sharded {what}, {meta['backend']}",
-                                 params, info, Stats.of(times.call_seconds)))  # fmt: skip
+        rows.append(
+            BenchmarkRow(
+                bench.name(*params.values()),
+                f"scaling: sharded {what}, {meta['backend']}",
+                params,
+                info,
+                Stats.of(times.call_seconds),
+            )
+        )
     return rows
 
 
 def document(results: Sequence[ProcessResult]) -> BenchmarkDocument:
     """Every device count's results as one document (metadata: the first worker's)."""
-    meta: dict[str, Any] = {**results[0].metadata, "scaling": True, "xla_flags": None, "devices": None,
-                            "all_reduce_share": None, "trace": None, "launcher": None, "process_count": None,
-                            "process_index": None, "process_ids": None, "global_device_count": None}  # fmt: skip
+    meta: dict[str, Any] = {
+        **results[0].metadata,
+        "scaling": True,
+        "xla_flags": None,
+        "devices": None,
+        "all_reduce_share": None,
+        "trace": None,
+        "launcher": None,
+        "process_count": None,
+        "process_index": None,
+        "process_ids": None,
+        "global_device_count": None,
+    }
     rows = tuple(row for result in results for row in rows_of(result))
     return BenchmarkDocument(rows, meta, dt.datetime.now(dt.UTC).isoformat(), meta.get("commit"), SCALING)

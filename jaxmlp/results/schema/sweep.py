@@ -15,13 +15,25 @@ from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
 from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, header
 
-SWEEP_EXTRA = ("jax", "jaxlib", "backend", "device_kind", "dataset", "injected_slowdown", "samples", "epochs",
-               "xla_flags", "workload_source")  # fmt: skip
+SWEEP_EXTRA = (
+    "jax",
+    "jaxlib",
+    "backend",
+    "device_kind",
+    "dataset",
+    "injected_slowdown",
+    "samples",
+    "epochs",
+    "xla_flags",
+    "workload_source",
+)
 """The metadata each sweep benchmark repeats in its ``extra_info``."""
 
-QUANTITIES = ((registry.SWEEP_STEADY, "steady state", "steady_seconds"),
-              (registry.SWEEP_FIRST, "first call", "first_seconds"),
-              (registry.SWEEP_COMPILE, "compile", "compile_seconds"))  # fmt: skip
+QUANTITIES = (
+    (registry.SWEEP_STEADY, "steady state", "steady_seconds"),
+    (registry.SWEEP_FIRST, "first call", "first_seconds"),
+    (registry.SWEEP_COMPILE, "compile", "compile_seconds"),
+)
 """Each sweep benchmark, its group's words, and the `WorkloadTimes` field it holds a process's value of."""
 
 
@@ -48,13 +60,21 @@ class SweepDocument:
                 values = [getattr(r, attribute) for r in runs]
                 if all(math.isnan(v) for v in values):  # a version-1 step kept no first call
                     continue
-                rows.append(BenchmarkRow(bench.name(workload), f"sweep: {group}", {"workload": workload}, facts,
-                                         Stats.of(values)))  # fmt: skip
+                rows.append(
+                    BenchmarkRow(
+                        bench.name(workload), f"sweep: {group}", {"workload": workload}, facts, Stats.of(values)
+                    )
+                )
         return tuple(rows)
 
     def to_benchmarks(self) -> BenchmarkDocument:
-        meta = {**self.processes[0].metadata, "sweep": True, "sweep_label": self.label,
-                "processes": len(self.processes), "results_differ": dict(self.differs)}  # fmt: skip
+        meta = {
+            **self.processes[0].metadata,
+            "sweep": True,
+            "sweep_label": self.label,
+            "processes": len(self.processes),
+            "results_differ": dict(self.differs),
+        }
         plain = BenchmarkDocument(self.benchmark_rows(), meta, self.datetime, meta.get("commit"), SWEEP)
         raw = [p.to_json() for p in self.processes]
         source = {**plain.to_json(), "version": "jaxmlp.measure.sweep", "raw_processes": raw}
@@ -66,8 +86,12 @@ class SweepDocument:
     @classmethod
     def from_benchmarks(cls, doc: BenchmarkDocument) -> SweepDocument:
         raw = doc.source.get("raw_processes") or []
-        return cls(str(doc.metadata.get("sweep_label")), tuple(ProcessResult.from_json(p) for p in raw),
-                   str(doc.datetime), dict(doc.metadata.get("results_differ") or {}))  # fmt: skip
+        return cls(
+            str(doc.metadata.get("sweep_label")),
+            tuple(ProcessResult.from_json(p) for p in raw),
+            str(doc.datetime),
+            dict(doc.metadata.get("results_differ") or {}),
+        )
 
 
 @dataclass(frozen=True)
@@ -99,9 +123,14 @@ class CellsDocument:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CellsDocument:
-        return cls(tuple(Cell(**c) for c in doc["cells"]), bool(doc.get("complete", True)),
-                   number(doc.get("limit_seconds")))  # fmt: skip
+        return cls(
+            tuple(Cell(**c) for c in doc["cells"]), bool(doc.get("complete", True)), number(doc.get("limit_seconds"))
+        )
 
     def to_json(self) -> JSON:
-        return {**header(CELLS), "cells": [dataclasses.asdict(c) for c in self.cells], "complete": self.complete,
-                "limit_seconds": json_number(self.limit_seconds)}  # fmt: skip
+        return {
+            **header(CELLS),
+            "cells": [dataclasses.asdict(c) for c in self.cells],
+            "complete": self.complete,
+            "limit_seconds": json_number(self.limit_seconds),
+        }

@@ -47,6 +47,11 @@ class TrialsDocument:
         return cls(dict(doc["metadata"]), TrialSettings(**doc["settings"]), trials)
 
     def to_json(self) -> JSON:
-        return {**header(TRIALS), "metadata": dict(self.metadata), "settings": vars(self.settings).copy(),
-                "injected_flagged": self.injected_flagged, "aa_flagged": self.aa_flagged,
-                "trials": [t.to_json() for t in self.trials]}  # fmt: skip
+        return {
+            **header(TRIALS),
+            "metadata": dict(self.metadata),
+            "settings": vars(self.settings).copy(),
+            "injected_flagged": self.injected_flagged,
+            "aa_flagged": self.aa_flagged,
+            "trials": [t.to_json() for t in self.trials],
+        }

@@ -25,9 +25,14 @@ class TtaDocument:
             for key in ("pipeline", "precision", "seed", "reached", "seconds"):
                 if key not in run:
                     raise KeyError(key)
-        return cls(dict(doc.get("settings") or {}), dict(doc.get("metadata") or {}),
-                   tuple(dict(r) for r in doc["runs"]))  # fmt: skip
+        return cls(
+            dict(doc.get("settings") or {}), dict(doc.get("metadata") or {}), tuple(dict(r) for r in doc["runs"])
+        )
 
     def to_json(self) -> JSON:
-        return {**header(TTA), "settings": dict(self.settings), "metadata": dict(self.metadata),
-                "runs": [dict(r) for r in self.runs]}  # fmt: skip
+        return {
+            **header(TTA),
+            "settings": dict(self.settings),
+            "metadata": dict(self.metadata),
+            "runs": [dict(r) for r in self.runs],
+        }

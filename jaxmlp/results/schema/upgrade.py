@@ -49,8 +49,10 @@ def upgrade(raw: object) -> tuple[str, JSON]:
     if not isinstance(version, int) or version < 1:
         raise JaxmlpError(f"schema_version {version!r} is not a version of jaxmlp's results files")
     if version > CURRENT:
-        raise JaxmlpError(f"written by a newer jaxmlp (schema version {version}; this one reads up to {CURRENT}): "
-                          "upgrade jaxmlp to read it")  # fmt: skip
+        raise JaxmlpError(
+            f"written by a newer jaxmlp (schema version {version}; this one reads up to {CURRENT}): "
+            "upgrade jaxmlp to read it"
+        )
     if version == 1:
         kind = _kind_of_version_1(raw, meta)
         doc = {**_from_version_1(kind, dict(raw)), **header(kind)}
@@ -156,13 +158,25 @@ def _current_process(process: Mapping[str, Any]) -> JSON:
     (timed after one warm-up call that was not kept), as workloads."""
     if "workloads" in process or "pipelines" not in process:
         return dict(process)
-    workloads = {name: {"compile_seconds": p["compile_seconds"], "first_seconds": p["first_epoch_seconds"],
-                        "call_seconds": list(p["epoch_seconds"]), "steady_seconds": p["steady_seconds"],
-                        "output": None} for name, p in process["pipelines"].items()}  # fmt: skip
+    workloads = {
+        name: {
+            "compile_seconds": p["compile_seconds"],
+            "first_seconds": p["first_epoch_seconds"],
+            "call_seconds": list(p["epoch_seconds"]),
+            "steady_seconds": p["steady_seconds"],
+            "output": None,
+        }
+        for name, p in process["pipelines"].items()
+    }
     if process.get("step"):
         step = process["step"]
-        workloads["step"] = {"compile_seconds": step["compile_seconds"], "first_seconds": None, "call_seconds": [],
-                             "steady_seconds": step["step_seconds"], "output": None}  # fmt: skip
+        workloads["step"] = {
+            "compile_seconds": step["compile_seconds"],
+            "first_seconds": None,
+            "call_seconds": [],
+            "steady_seconds": step["step_seconds"],
+            "output": None,
+        }
     return {"metadata": process["metadata"], "workloads": workloads}
 
 
