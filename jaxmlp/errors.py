@@ -3,12 +3,15 @@ settings are checked: each check raises it with the option's name, the rule and 
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import math
 import re
 import signal
+import sys
 from collections.abc import Iterator
 from types import FrameType
+from typing import Any
 
 EXIT_ERROR = 2
 """Bad input: a setting, a file, a folder or the machine; one line says which and what to do."""
@@ -61,14 +64,25 @@ def _ignore(signum: int, frame: FrameType | None) -> None:
     pass
 
 
+def _raise_again(unraisable: Any) -> None:
+    """An `Interrupted` that Python dropped (it arrived in a finalizer or a gc callback, such as JAX's, where an
+    exception is printed as "Exception ignored" and lost) delivered again, to be raised in the program's own code."""
+    if isinstance(unraisable.exc_value, Interrupted):  # from another thread: here it would land in this hook
+        _thread.start_new_thread(_thread.interrupt_main, (signal.Signals(unraisable.exc_value.signum),))
+    else:
+        sys.__unraisablehook__(unraisable)
+
+
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt) in the main thread, so that the same
     cleanup runs (children stopped, temporary folders removed, samples kept)."""
     before = {s: signal.signal(s, _raise) for s in STOPPING}
+    sys.unraisablehook, hook = _raise_again, sys.unraisablehook
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for s, handler in before.items():
             signal.signal(s, handler)
 

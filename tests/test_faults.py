@@ -414,3 +414,21 @@ def test_explain_of_a_release_that_cannot_run_names_it_and_fails(tmp_path):
     assert done.returncode == EXIT_ERROR and "Traceback" not in done.stderr, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("jaxmlp sweep explain: error: not measured: nojax (") and "ModuleNotFoundError" in last, last
+
+
+def test_a_stop_that_arrives_in_a_gc_callback_is_raised_after_it():
+    """Python drops an exception raised in a gc callback (JAX registers one); the stop is delivered again."""
+    import gc
+
+    from jaxmlp.errors import Interrupted, stop_on_signals
+
+    def callback(phase, info):
+        if phase == "start":
+            gc.callbacks.remove(callback)
+            signal.raise_signal(signal.SIGINT)  # the handler runs here, inside the callback
+
+    with pytest.raises(Interrupted), stop_on_signals():
+        gc.callbacks.append(callback)
+        gc.collect()
+        for _ in range(1000):
+            time.sleep(0.001)
