@@ -84,11 +84,8 @@ class _Synced:
 
 
 def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
-    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps into ``run_dir()``, a new folder
-    made once the warm-up is done (the caller names it: `jaxmlp.results.store.new_trace_run`).
-
-    Each traced step waits for its result, so step times in TensorBoard are real step times.
-    """
+    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps, each waiting for its result, into
+    ``run_dir()``: a new folder the caller makes once the warm-up is done."""
     epoch.compile(params)
     params, _ = run_steps(
         epoch,

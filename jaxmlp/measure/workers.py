@@ -121,10 +121,9 @@ def _read(stream: IO[str], into: list[str], on_line: Callable[[str], None] | Non
 
 
 def run(child: Child, on_line: Callable[[str], None] | None = None) -> str:
-    """Run ``child`` to its end and return its stdout; ``on_line`` is told each line of its stderr as it comes.
-
-    A non-zero exit, a signal or the time limit raise `ChildFailed` (the child and its group stopped first); so
-    does anything that stops this process meanwhile (Ctrl-C), after stopping the child."""
+    """Run ``child`` to its end and return its stdout, telling ``on_line`` each line of its stderr as it comes. A
+    non-zero exit, a signal, the time limit or an interrupt of this process stop the child's group and raise
+    `ChildFailed`."""
     process = start(child)
     out: list[str] = []
     err: list[str] = []

@@ -121,10 +121,8 @@ def run_rounds(
     done: Mapping[tuple[str, int], ProcessResult] | None = None,
     say: Say = print,
 ) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:
-    """``processes`` rounds; in each, one worker per runner, in `round_order`: ``processes`` samples a runner.
-
-    ``done`` are the samples of an earlier try (by cell and round): kept, not measured again. A process that
-    fails or outlives ``timeout`` is a `Failure` of its cell, and the rounds go on."""
+    """``processes`` rounds of one worker per runner in `round_order`, keeping the samples ``done`` holds from an
+    earlier try; a process that fails or outlives ``timeout`` is a `Failure` of its cell, and the rounds go on."""
     done = done or {}
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
     failures: list[Failure] = []
