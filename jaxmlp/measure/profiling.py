@@ -1,11 +1,5 @@
-"""XLA profiler traces of training steps, with step markers, for TensorBoard's profile plugin.
-
-Each step, fetching its batch included, runs inside a `StepTraceAnnotation`
-("train", step_num=i), with the fetch in a "load" and the step's dispatch in a
-"compute" `TraceAnnotation`; without step markers TensorBoard's overview page
-cannot tell a step time. The scan pipeline runs a whole epoch as one program,
-so there one step is one epoch.
-"""
+"""XLA profiler traces of training steps for TensorBoard's profile plugin: each step inside a `StepTraceAnnotation`,
+its batch fetch in a "load" and its dispatch in a "compute" `TraceAnnotation` (for ``scan``, one step is one epoch)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""The one way jaxmlp runs a child Python process: the sweep's workers and probes, the scaling's workers and the
-processes of a distributed run all go through here.
-
-A `Child` is a command, its environment, a time limit and the name the lines say. Each child runs in a process
-group of its own, so that it is stopped together with the processes it started (loader workers, compilers); it
-is asked to die with this process (Linux's parent-death signal, `GUARD`), so that none outlives it. `run` waits for one
-child and returns what it printed; a child that fails, or outlives its limit, raises `ChildFailed` with one line
-naming it and what it said last. `start` and `stop` are for children that run side by side.
-"""
+"""The one way jaxmlp runs a child Python process (a `Child`: a command, its environment, a time limit, its name): in
+a process group of its own, dying with this process (`GUARD`); `run` waits for one, `start` and `stop` run several
+side by side, and a failure is a one-line `ChildFailed`."""
 
 from __future__ import annotations
 

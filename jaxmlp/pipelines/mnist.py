@@ -1,11 +1,6 @@
-"""The MNIST IDX files and the synthetic set, as numpy arrays: no torch, no JAX.
-
-Validates the four IDX files (gzipped or not) and prepares them into
-torchvision's ``MNIST/raw`` layout (`prepare_mnist`), or reads them straight into
-arrays (`load_arrays`) for environments without torch, like the jax/jaxlib
-version sweep's. The synthetic set (`synthetic_arrays`) is MNIST-shaped,
-deterministic and learnable, and is never presented as MNIST.
-"""
+"""The MNIST IDX files and the synthetic set, as numpy arrays: no torch, no JAX. The files are validated and prepared
+into torchvision's layout (`prepare_mnist`) or read into arrays (`load_arrays`); the synthetic set
+(`synthetic_arrays`) is never presented as MNIST."""
 
 from __future__ import annotations
 

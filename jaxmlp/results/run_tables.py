@@ -21,8 +21,9 @@ def is_scaling(run: pd.DataFrame) -> bool:
 
 @shows(registry.SCALING_EPOCH, registry.SCALING_STEP)
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend, N and P: the sharded epoch and step, the compile time, the speed-up and efficiency over N = 1, P
-    = 1, the all-reduce's share of a traced epoch, and the params' largest relative difference from the scan epoch."""
+    """Per backend, N and P: the sharded epoch and step, the compile time, the speed-up and efficiency over
+    N = 1, P = 1, the all-reduce's share of a traced epoch, and the params' largest relative difference from the scan
+    epoch."""
     epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
     if epochs.empty:
         return pd.DataFrame()

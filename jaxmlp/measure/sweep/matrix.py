@@ -1,11 +1,6 @@
-"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in
-rotating order. Returns what was measured; the commands file it (`jaxmlp.results.schema.sweep`).
-
-Every process runs under a time limit (`workers.time_limit`: ``--timeout``, else derived from the slowest probe). A
-process that fails or outlives it is a `Failure` of its cell in that round: one line says so and the rounds go
-on. Each finished process, sample or failure, is handed to ``record`` as it ends (the command appends it to the
-run's folder), so that an interrupted sweep keeps every sample it measured and can be resumed (``done``).
-"""
+"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in rotating
+order, each under a time limit and handed to ``record`` as it ends (so an interrupted sweep can be resumed). Returns
+what was measured; the commands file it (`jaxmlp.results.schema.sweep`)."""
 
 from __future__ import annotations
 
