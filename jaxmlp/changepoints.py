@@ -1,23 +1,8 @@
 """Change points in a history: where a sequence of sample sets (one per release, or one per benchmark run) moved.
 
-One detector decides "changed" across releases (`jaxmlp sweep timeline`) and across benchmark runs (the report's
-history), validated on synthetic histories and on Apache Otava's test suite (`jaxmlp sweep validate`; the method and
-both tables: docs, methods/changepoints):
-
-1. *Candidates* come from a well-kept library, not from code written here: ``ruptures``' PELT over the log of each
-   point's median (its compiled kernel form), with a penalty of `PENALTY` times the noise variance of one median
-   times log(points). The noise comes from the samples where most points have two or more (`noise_variance`), else
-   from the series itself (`series_variance`).
-2. Each candidate is *confirmed* by the suite's own two-sample statistics (`jaxmlp.stats.compare`) between every
-   sample of the segment before it and every sample of the segment after it: the ratio of medians beyond
-   1 + `registry.CHANGE_THRESHOLD` and one-sided Mann-Whitney p < `registry.CHANGE_ALPHA`. The weakest
-   unconfirmed candidate is dropped and the segments merged, until every candidate left is confirmed.
-3. The confirmed changes are *labelled*: a point that differs from both neighbours while they agree is a
-   ``transient`` (one change, not two); two or more consecutive same-direction steps each a few points apart are one
-   ``drift``; the rest are ``step`` s.
-
-Pure (numpy, scipy and ruptures): the callers hand it labels and samples.
-"""
+The one detector of the release timeline and the history across runs: candidates from ``ruptures``' PELT, each
+confirmed by `jaxmlp.stats`, labelled ``step``, ``transient`` or ``drift`` (the method and its validation: the docs'
+methods/changepoints page). Pure (numpy, scipy and ruptures): the callers hand it labels and samples."""
 
 from __future__ import annotations
 
@@ -52,10 +37,8 @@ WORDS = {"regression": "slower", "improvement": "faster"}
 
 @dataclass(frozen=True)
 class Change:
-    """One change: a ``step`` at ``at`` (the first point after it; ``before`` the last point before it), a
-    ``transient`` at ``at`` (``before`` its earlier neighbour), or a ``drift`` from ``before`` to ``at``; its
-    ``comparison`` is of every sample before against every sample after (a transient: of both neighbours against
-    it)."""
+    """One change of ``kind`` ``step``, ``transient`` or ``drift`` at ``at`` (``before``: the point before it, a
+    transient's earlier neighbour, a drift's start), with its ``comparison`` of the samples either side."""
 
     kind: str
     at: str

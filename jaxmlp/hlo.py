@@ -1,11 +1,5 @@
-"""Optimized HLO text (``compiled.as_text()``) in a canonical form, its fingerprint and its operations.
-
-The same program's text differs between releases in what does not change the program: debug sections
-(FileNames, StackFrames...), ``metadata={...}`` (source lines and columns, op names), and the names XLA gives
-instructions and parameters (``%compare.18`` in one release, ``%lt.6`` in the next). The canonical form drops
-the first two and renames every name in order of first appearance, so that two releases that compiled the same
-program give the same text and the same fingerprint, and a diff of two canonical texts shows only real changes.
-"""
+"""Optimized HLO text (``compiled.as_text()``) in a canonical form, the same in any release for the same program
+(what it drops and renames: the docs' questions/releases page), its fingerprint and its operations."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
-"""The tutorial's MLP: pure functions over a list of ``(w, b)`` pairs.
+"""The tutorial's MLP: pure functions over a list of ``(w, b)`` pairs, with the names and math of the JAX tutorial
+"Training a simple neural network, with PyTorch data loading" (jax and numpy only), and the same step in mixed precision
+(`sgd_update_bf16`).
 
-This is the pure core of jaxmlp. It imports jax and numpy only and keeps the
-names and the math of the JAX tutorial "Training a simple neural network, with
-PyTorch data loading", so a reader of the tutorial finds everything here.
-
-Shapes: an image is a flat ``(784,)`` float32 vector of unscaled pixels
-(0-255); a batch is ``(B, 784)``; targets are one-hot ``(B, 10)``; params is a
-list of ``(w, b)`` with ``w.shape == (n_out, n_in)`` and ``b.shape == (n_out,)``.
-
-The same step in mixed precision (``--precision bf16``) is `sgd_update_bf16`: every matrix product in bfloat16
-with float32 accumulation and a float32 result, params kept and updated in float32 (`PRECISIONS`).
-"""
+Shapes: an image is a flat ``(784,)`` float32 vector of unscaled pixels (0-255); a batch ``(B, 784)``; targets
+one-hot ``(B, 10)``; ``w`` ``(n_out, n_in)`` and ``b`` ``(n_out,)``."""
 
 from __future__ import annotations
 
@@ -143,13 +136,9 @@ def _product(a: Array, b: Array, dims: Any) -> Array:
 
 @jax.custom_vjp
 def dense_bf16(a: Array, w: Array) -> Array:
-    """``a @ w.T`` for bfloat16 activations ``a`` ``(B, n_in)`` and float32 weights ``w`` ``(n_out, n_in)``: the
-    weights rounded to bfloat16, the product accumulated in float32; float32 ``(B, n_out)``.
-
-    Its gradient is written out (`jax.custom_vjp`) so that every product of the backward pass also takes bfloat16
-    operands with a float32 result, in the dimension orders XLA:CPU runs as bfloat16 kernels: JAX's own transpose
-    rule gives bfloat16 results and transposed operands, which XLA:CPU computes as float32 dots fed by converts
-    (slower than the float32 step; measured, README "Precision")."""
+    """``a @ w.T`` for bfloat16 ``a`` ``(B, n_in)`` and float32 ``w`` ``(n_out, n_in)``: bfloat16 operands, float32
+    accumulation and result, with a written-out gradient (`jax.custom_vjp`) whose products keep that form (why: the
+    docs' questions/precision page)."""
     return _product(a, w.astype(BF16), _NT)
 
 
@@ -247,10 +236,8 @@ def data_dtype(precision: str) -> DTypeLike:
 
 
 def matmul_precision(precision: str) -> str | None:
-    """JAX's ``default_matmul_precision`` a precision compiles under: ``highest`` for ``f32`` (float32 products on
-    every backend: at JAX's default XLA:GPU takes TF32 passes and a TPU one bfloat16 pass, so an ``f32`` row would
-    not be float32 there; PyTorch's float32 matmuls are float32 by default too), ``tensorfloat32`` for ``tf32``
-    (GPUs), None for ``bf16`` (its products set their own operand types)."""
+    """JAX's ``default_matmul_precision`` for a precision: ``highest`` for ``f32`` (float32 on every backend),
+    ``tensorfloat32`` for ``tf32``, None for ``bf16`` (its products set their own operand types)."""
     return {"f32": "highest", "tf32": "tensorfloat32"}.get(precision)
 
 

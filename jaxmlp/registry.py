@@ -1,11 +1,5 @@
-"""One place for the names that several parts of jaxmlp must spell alike.
-
-The benchmarks (``bench/``), the tables and report, the CLI's choices, the
-version sweep and ``noxfile.py`` all read them from here; a test checks that
-every benchmark in ``bench/`` is registered and shown by a table, and that no
-table looks for a benchmark that does not exist. Plain Python: importing this
-module pulls in nothing else (the noxfile imports it).
-"""
+"""One place for the names that several parts of jaxmlp must spell alike (benchmarks, tables, the CLI's choices, the
+sweep, ``noxfile.py``). Plain Python: importing it pulls in nothing else (the noxfile imports it)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""Is NEW slower than BASELINE? Ratio of medians, a bootstrap interval, and a one-sided Mann-Whitney U test.
-
-A change is flagged only when it is both significant (p < alpha) and large
-(the ratio of medians beyond 1 + threshold), as asv does: on noisy shared
-machines either rule alone cries wolf or misses real regressions. Each sample
-should be one independent measurement (one process's steady-state median).
-The defaults, `registry.THRESHOLD` and `registry.ALPHA`, are the ones every command uses.
-
-Also the one rule for quartiles (`quantile`, as numpy's and pytest-benchmark's).
-"""
+"""Is NEW slower than BASELINE? Ratio of medians, a bootstrap interval, and a one-sided Mann-Whitney U test; a change
+needs both p < alpha and a ratio beyond 1 + threshold (`registry.THRESHOLD`, `registry.ALPHA` by default; the rule
+and why: the docs' methods/statistics page). Also the one rule for quartiles (`quantile`)."""
 
 from __future__ import annotations
 

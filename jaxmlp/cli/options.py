@@ -1,14 +1,8 @@
 """Every option that more than one command takes, declared once: its flags, help, default and validator.
 
-A command adds an `Option` to its parser with `Option.add`; where a command needs its own default (the detector's
-trials run 16 epochs a process, not 4), it says so with `Option.but`, and the shown default follows; where the option
-means something narrower in that command (scaling's --calls time the sharded step only), `Option.but` rewords its
-help. A test builds every command's parser and checks that each shared option has this validator everywhere,
-and this default wherever it is not overridden. The numbers are parsed here (a word where a number goes is
-argparse's one-line error); their ranges are checked where the settings are built (`jaxmlp.errors`).
-
-Plain Python (argparse only): the noxfile uses `bench_session` too.
-"""
+A command adds an `Option` with `Option.add`, and gives it its own default or help with `Option.but`. Numbers are
+parsed here; their ranges are checked where the settings are built. Plain Python (argparse only): the noxfile uses
+`bench_session` too."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Bisection across releases: which release brought the change between two that differ?
-
-Pure logic over a ``measure(releases) -> {release: samples}`` function, so that it can be checked on a fake
-measurement with a known change point. Each probe measures the current ends and their midpoint together
-(fresh processes in rotating order, so drift falls on all three alike), compares each end with the midpoint
-by `jaxmlp.stats.compare`, and keeps the half that holds the change. It stops at the first release flagged
-against the one before it (p < alpha AND beyond the threshold), or says why it cannot go on: no change between
-the ends, or a probe whose change is not in exactly one half (inconclusive: it never guesses).
-"""
+"""Bisection across releases: which release brought the change between two that differ? Pure logic over a
+``measure(releases) -> {release: samples}`` function (so a fake measurement with a known change point checks it); the
+method: the docs' questions/releases page."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""This machine's two ceilings, for the roofline: the FLOP rate (the best of a few float32 matmul sizes in XLA,
-`jaxmlp.measure.floor.gemm`) and the memory bandwidth (STREAM-like kernels over arrays far larger than the caches:
-in XLA, the roofline's ceiling, and in numpy's, for comparison).
-
-Bytes are counted as STREAM counts them: what the kernel must read and write (scale ``b = s * c``: 2 arrays;
-triad ``a = b + s * c``: 3 arrays), whatever extra traffic an implementation makes (numpy's triad makes a pass
-more: its rate is a lower bound of the machine's).
-"""
+"""This machine's two ceilings, for the roofline: the FLOP rate (`jaxmlp.measure.floor.gemm`) and the memory
+bandwidth of STREAM-like kernels in XLA and numpy (how bytes are counted: the docs' questions/floor page)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Several processes training one ``sharded`` run, joined by `jax.distributed`: started by `launch` on this host
-(127.0.0.1), or by a cluster's own launcher (`mpirun`, `srun`: `CLUSTERS`), whose environment JAX detects itself.
-
-`launch` starts one ``jaxmlp`` process a rank with the launcher's own arguments (`jaxmlp.measure.workers`), each
-told by environment variables where the coordinator is (a free port on 127.0.0.1, chosen at run time) and which
-process it is; each calls `initialize` before JAX starts, owns its own devices, and trains the same epochs over
-the global mesh (CPU collectives: the installed jaxlib's, gloo). Rank 0 prints and writes the results; the others
-are quiet. When a process fails or dies, the launcher stops the others at once and says which one and how; a
-process whose peers vanish without the launcher stops by itself after JAX's heartbeat (`HEARTBEAT_SECONDS`).
-`run_joined` does the same for a worker module (the scaling's workers across processes), returning what process 0
-printed.
-"""
+"""Several processes training one ``sharded`` run, joined by `jax.distributed`: started on this host (127.0.0.1) by
+`launch` (``jaxmlp train``) or `run_joined` (the scaling's workers), or by a cluster's own launcher (`CLUSTERS`)."""
 
 from __future__ import annotations
 
@@ -136,12 +126,8 @@ def rank_environment(
 
 
 def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: float = 0.2) -> int:
-    """Run ``jaxmlp ARGV`` as each of ``processes`` processes, for at most ``timeout`` seconds (then all are
-    stopped: a deadlocked collective ends); returns 0 once all exit 0.
-
-    Rank 0's output is this process's; the others' stderr is kept, and told when they fail. The first process
-    to fail stops the others (a `JaxmlpError` naming it and its last error line, or rank 0's own exit code
-    once it has said why itself)."""
+    """Run ``jaxmlp ARGV`` as ``processes`` processes joined on 127.0.0.1, all stopped after ``timeout`` seconds; 0
+    once all exit 0. The first to fail stops the others: a `JaxmlpError` naming it, or rank 0's own exit code."""
     coordinator = f"127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "jaxmlp", *argv]
     children = [
@@ -170,11 +156,9 @@ def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: fl
 def run_joined(
     argv: Sequence[str], environments: Sequence[Mapping[str, str]], timeout: float, name: str, poll_seconds: float = 0.2
 ) -> str:
-    """Run the command ``argv`` as ``len(environments)`` processes joined by `initialize` on 127.0.0.1 (process
-    i with ``environments[i]``, told by `rank_environment` where the coordinator is), for at most ``timeout``
-    seconds; returns what process 0 printed on its stdout once all exit 0. A process that fails stops the others:
-    a `JaxmlpError` beginning with ``name`` says which one and what it said last (the scaling's workers across
-    processes)."""
+    """Run ``argv`` as one process per environment of ``environments``, joined on 127.0.0.1, all stopped after
+    ``timeout`` seconds; what process 0 printed once all exit 0. A failure stops the others: a `JaxmlpError`
+    beginning with ``name``."""
     processes = len(environments)
     coordinator = f"127.0.0.1:{free_port()}"
     with contextlib.ExitStack() as stack:

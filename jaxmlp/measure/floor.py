@@ -1,14 +1,6 @@
-"""What the hardware can do: the float32 matmul rate, and the compute floor of an epoch.
-
-The floor of an epoch is its FLOPs (from XLA's cost analysis of the compiled
-step) over the float32 matmul rate measured on the same device in the same
-process: no epoch can beat it. That rate is measured in every library that can
-multiply there (`gemm`: XLA, PyTorch, numpy's BLAS), since the machine's best is
-not always XLA's (`floor_rates`, `best_floor`). `step_gemms` runs just the matrix
-products of the update step, at the step's own shapes, to separate "matmuls at
-these shapes are slower than a big square one" from "everything that is not a
-matmul".
-"""
+"""What the hardware can do: the rate of a matrix product in each library (`gemm`, `floor_rates`, `best_floor`) and
+the update step's own products (`step_gemms`); an epoch's floor is its FLOPs at the best rate (the method: the docs'
+methods/floor page)."""
 
 from __future__ import annotations
 
@@ -90,10 +82,8 @@ def unavailable(library: str, precision: str, platform: str) -> str | None:
 
 
 class Gemm(NamedTuple):
-    """One product ready to time: ``run(n)`` computes it ``n`` times, dispatched back to back, and returns the last
-    result once all are done (one wait: ``block_until_ready`` for JAX, torch on a GPU synchronizes; torch on a CPU
-    and numpy are synchronous); ``to_numpy`` turns a result into a float32 array; ``lhs``/``rhs`` are the inputs'
-    values (rounded to bfloat16 where the inputs are) in float64, for a reference product."""
+    """One product ready to time: ``run(n)`` computes it ``n`` times back to back with one wait and returns the last
+    result; ``to_numpy`` and the float64 inputs ``lhs``/``rhs`` check it against a reference product."""
 
     library: str
     precision: str
@@ -232,10 +222,8 @@ def calls_per_round(run: Callable[[int], Any], result_bytes: int, held: int = HE
 
 
 def per_call(run: Callable[[int], Any], calls: int) -> Callable[[], Any]:
-    """A target for a timer that times ``calls`` invocations as one round and divides it by them (pytest-benchmark's
-    ``iterations``): every ``calls``-th invocation runs the round's products, dispatched back to back with one wait
-    (``run(calls)``), the others do nothing; so each stored sample is one product's share of its round, whatever
-    the number of calls `calls_per_round` chose."""
+    """A timer target that runs a round of ``calls`` products (``run(calls)``) every ``calls``-th invocation and
+    nothing otherwise, so a timer that divides by ``calls`` stores one product's share of its round."""
     count = itertools.count(1)
 
     def target() -> Any:
@@ -284,11 +272,8 @@ def floor_facts(flops: float, rates: Mapping[str, float], median: float | None) 
 def step_gemm_shapes(
     batch_size: int, sizes: Sequence[int] = LAYER_SIZES
 ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """The (lhs, rhs) shapes of every matrix product in one update step at ``batch_size``.
-
-    Forward ``a @ w.T`` per layer; weight gradients ``d.T @ a`` per layer; input
-    gradients ``d @ w`` for every layer but the first (its input is the data).
-    """
+    """The (lhs, rhs) shapes of every matrix product in one update step at ``batch_size``: per layer its forward and
+    weight-gradient products, and the input gradient of every layer but the first."""
     shapes = []
     for n_in, n_out in zip(sizes[:-1], sizes[1:]):
         shapes.append(((batch_size, n_in), (n_in, n_out)))  # forward

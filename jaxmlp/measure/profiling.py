@@ -1,11 +1,5 @@
-"""XLA profiler traces of training steps, with step markers, for TensorBoard's profile plugin.
-
-Each step, fetching its batch included, runs inside a `StepTraceAnnotation`
-("train", step_num=i), with the fetch in a "load" and the step's dispatch in a
-"compute" `TraceAnnotation`; without step markers TensorBoard's overview page
-cannot tell a step time. The scan pipeline runs a whole epoch as one program,
-so there one step is one epoch.
-"""
+"""XLA profiler traces of training steps for TensorBoard's profile plugin: each step inside a `StepTraceAnnotation`,
+its batch fetch in a "load" and its dispatch in a "compute" `TraceAnnotation` (for ``scan``, one step is one epoch)."""
 
 from __future__ import annotations
 
@@ -84,11 +78,8 @@ class _Synced:
 
 
 def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
-    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps into ``run_dir()``, a new folder
-    made once the warm-up is done (the caller names it: `jaxmlp.results.store.new_trace_run`).
-
-    Each traced step waits for its result, so step times in TensorBoard are real step times.
-    """
+    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps, each waiting for its result, into
+    ``run_dir()``: a new folder the caller makes once the warm-up is done."""
     epoch.compile(params)
     params, _ = run_steps(
         epoch,

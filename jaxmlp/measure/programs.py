@@ -1,14 +1,6 @@
-"""What a workload compiled, and what its process held: the facts a sweep cell records from one of its processes.
-
-For each workload: the fingerprint of its optimized HLO (`jaxmlp.hlo`: the same program in any release gives the
-same one) and the text itself (the caller stores it compressed), its operations and fusion kinds, XLA's cost
-analysis (flops, bytes accessed, transcendentals) and memory analysis (argument, output, temp, generated-code
-bytes), and its compile time split into trace+lower and XLA's compile. For the process: its peak resident memory
-(``resource.getrusage``) and the device's peak bytes in use where the backend keeps it (``memory_stats()``).
-
-A fact a release cannot give is named in ``not_available`` ("not available in 0.4.30: ..."), never a failure.
-Runs in the release environments: no torch, no pandas.
-"""
+"""What a workload compiled (its HLO fingerprint and text, operations, XLA's cost and memory analyses, compile split)
+and its process's peak memory: the facts a sweep cell records. A fact a release cannot give is named in
+``not_available``, never a failure. Runs in the release environments: no torch, no pandas."""
 
 from __future__ import annotations
 
@@ -29,12 +21,9 @@ MEMORY_FIELDS = ("argument_bytes", "output_bytes", "temp_bytes", "generated_code
 
 
 class Program(NamedTuple):
-    """One program a workload runs: ``jitted.lower(*args)``, run ``runs`` times in one call of the workload (the
-    batched epoch runs its step once a batch; XLA's cost analysis counts a loop body once, so a scan over N batches
-    counts N). The first of a workload's programs is its main one: the one whose
-    HLO is fingerprinted and stored. ``precision`` (`registry.PRECISIONS`): the one it runs in, lowered under
-    `jaxmlp.model.precision_scope` as the pipelines compile it; None: under the caller's own setting (a user's
-    workload)."""
+    """One program a workload runs, ``jitted.lower(*args)``, ``runs`` times a call (XLA's cost analysis counts a
+    loop's body once). A workload's first program is its main one, whose HLO is fingerprinted; ``precision``: the one
+    it is lowered under (None: the caller's own setting)."""
 
     name: str
     jitted: Any

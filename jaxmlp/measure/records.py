@@ -85,10 +85,8 @@ class Output:
 
 @dataclass(frozen=True)
 class WorkloadTimes:
-    """One worker process's measurement of one workload (seconds): compiled once, then called in turn.
-
-    The steady state is the median of the calls after the first (for the built-in epochs, of the epochs after
-    the first), the rule every jaxmlp epoch follows."""
+    """One worker process's measurement of one workload (seconds): compiled once, then called in turn; the steady
+    state is the median of the calls after the first."""
 
     compile_seconds: float
     first_seconds: float  # the first call after compiling

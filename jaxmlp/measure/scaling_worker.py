@@ -1,13 +1,8 @@
-"""One (N, P) of `jaxmlp scaling`, in a process that sees exactly its N / P devices and, where P > 1, joins the
-other P - 1 (`jaxmlp.measure.distributed.initialize`: our launcher's or a cluster's):
+"""One (N, P) of `jaxmlp scaling` in a process that sees its N / P devices and, where P > 1, joins the others:
 ``python -m jaxmlp.measure.scaling_worker SETTINGS`` (a `jaxmlp.measure.scaling.Scaling` as JSON).
 
-It measures the sharded epoch and the sharded step as workloads (`jaxmlp.measure.workload.measure`: compiled once
-and timed apart, every call ending in ``block_until_ready``, the first call kept apart) and checks the epoch's
-params against the one-device ``scan`` epoch. Where N > 1, every process then runs one warm-up and one more epoch,
-process 0 tracing that epoch into ``trace_dir`` (`jaxmlp.measure.profiling.capture`; the caller reads the trace).
-It prints one `ProcessResult` as its last line (process 0's is the one read).
-"""
+It times the sharded epoch and step as workloads, checks the params against the one-device ``scan`` epoch and, where
+N > 1, has process 0 trace one more epoch into ``trace_dir``; it prints one `ProcessResult` as its last line."""
 
 from __future__ import annotations
 

@@ -108,15 +108,9 @@ def train(
     on_epoch: Callable[[EpochRecord], None] | None = None,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
 ) -> TrainResult:
-    """Train the tutorial's MLP on ``datasets`` (`jaxmlp.pipelines.mnist.Datasets`) as ``config`` says.
-
-    Compiles everything the epoch runs first (reported as epoch 0's compile
-    time, not part of any epoch time), then runs ``config.epochs`` epochs of
-    ``config.pipeline`` (`jaxmlp.pipelines.epochs.make_epoch`), evaluating loss and accuracy on both splits
-    after each. Stops early, with ``diverged=True``, once the loss is NaN or
-    infinite. ``on_start(metadata, compile_seconds)`` and ``on_epoch(record)``
-    report as it goes; ``progress(iterable, total)`` may wrap the batches.
-    """
+    """Train the tutorial's MLP on ``datasets`` as ``config`` says: compile first (epoch 0's compile time), then
+    train ``config.epochs`` epochs, evaluating both splits after each and stopping with ``diverged=True`` at a
+    non-finite loss; ``on_start``, ``on_epoch`` and ``progress`` report as it goes."""
     import jax
     from jax import random
 

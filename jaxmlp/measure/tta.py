@@ -1,14 +1,6 @@
-"""Time to accuracy (`jaxmlp tta`), MLPerf style: the wall time from the start of a run until the test accuracy
-first reaches a target, data preparation and compilation included (and each also reported apart).
-
-A run is one pipeline in one precision from one seed's initial params: the clock starts before the epoch is built
-(the split converted and placed where the pipeline trains: data preparation), then everything the run executes is
-compiled (the epoch's programs and the evaluation: compilation), then it trains, evaluating the test accuracy after
-every epoch, or every ``eval_every`` steps (the training split cut into consecutive parts of that many batches,
-each part an epoch of its own over the same batches in the same order), until the accuracy reaches the target or
-``max_epochs`` have run. Evaluation time counts, as in MLPerf. JAX's in-memory caches are cleared before each run,
-so that each compiles what it runs; runs of the different pipelines and precisions are interleaved seed by seed.
-"""
+"""Time to accuracy (`jaxmlp tta`), MLPerf style: the wall time from the start of a run until the test accuracy first
+reaches a target, data preparation and compilation included (and each also reported apart; the method: the docs'
+questions/time-to-accuracy page)."""
 
 from __future__ import annotations
 

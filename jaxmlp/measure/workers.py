@@ -1,12 +1,6 @@
-"""The one way jaxmlp runs a child Python process: the sweep's workers and probes, the scaling's workers and the
-processes of a distributed run all go through here.
-
-A `Child` is a command, its environment, a time limit and the name the lines say. Each child runs in a process
-group of its own, so that it is stopped together with the processes it started (loader workers, compilers); it
-is asked to die with this process (Linux's parent-death signal, `GUARD`), so that none outlives it. `run` waits for one
-child and returns what it printed; a child that fails, or outlives its limit, raises `ChildFailed` with one line
-naming it and what it said last. `start` and `stop` are for children that run side by side.
-"""
+"""The one way jaxmlp runs a child Python process (a `Child`: a command, its environment, a time limit, its name): in
+a process group of its own, dying with this process (`GUARD`); `run` waits for one, `start` and `stop` run several
+side by side, and a failure is a one-line `ChildFailed`."""
 
 from __future__ import annotations
 
@@ -121,10 +115,9 @@ def _read(stream: IO[str], into: list[str], on_line: Callable[[str], None] | Non
 
 
 def run(child: Child, on_line: Callable[[str], None] | None = None) -> str:
-    """Run ``child`` to its end and return its stdout; ``on_line`` is told each line of its stderr as it comes.
-
-    A non-zero exit, a signal or the time limit raise `ChildFailed` (the child and its group stopped first); so
-    does anything that stops this process meanwhile (Ctrl-C), after stopping the child."""
+    """Run ``child`` to its end and return its stdout, telling ``on_line`` each line of its stderr as it comes. A
+    non-zero exit, a signal, the time limit or an interrupt of this process stop the child's group and raise
+    `ChildFailed`."""
     process = start(child)
     out: list[str] = []
     err: list[str] = []

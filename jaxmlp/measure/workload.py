@@ -1,16 +1,6 @@
-"""The sweep's workload contract: what one worker process compiles once, then calls and times.
-
-A workload is named ``path/to/file.py:make`` or ``package.module:make``. ``make()`` takes no arguments and
-returns ``(fn, args)``: a jittable function and the tuple of arguments to call it with (arrays, or pytrees of
-them). Each worker process imports the file, calls ``make()``, compiles ``jax.jit(fn)`` for ``args`` once (its
-compile time recorded apart), then times ``calls`` calls, each ending in ``block_until_ready``; the first call
-is kept apart and the steady state is the median of the others. What the last call returned is summarised
-(`Output`) so that the sweep can tell whether two releases computed the same thing.
-
-``make()`` may instead return a `Workload`, for code that is not one jittable function: a host loop over
-jitted steps gives its own ``compile`` (which compiles everything the loop runs, ahead of the calls). The
-built-in workloads (`builtin`) are written so: an epoch of a sweep pipeline, and the jitted step alone.
-"""
+"""The sweep's workload contract: ``make()`` returns ``(fn, args)``, or a `Workload` that compiles itself, which a
+worker process compiles once, then calls and times (`measure`); `builtin` gives the MLP's epochs and step (the
+contract: the docs' questions/releases page)."""
 
 from __future__ import annotations
 
@@ -153,11 +143,8 @@ def measure(
     timed: Callable[[Callable[[], Any]], tuple[Any, float]] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> WorkloadTimes:
-    """Compile ``workload`` once (timed apart), then time ``calls`` calls, each ending in `block_until_ready`.
-
-    ``timed(fn) -> (result, seconds)`` times one call (the sweep passes its test hook); by default the clock
-    around ``fn()``. Exceptions from the workload's own code become one-line `JaxmlpError`s.
-    """
+    """Compile ``workload`` once (timed apart), then time ``calls`` calls, each ending in `block_until_ready`, with
+    ``timed(fn) -> (result, seconds)``; the workload's own exceptions become one-line `JaxmlpError`s."""
     import jax
 
     def plain(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -202,12 +189,9 @@ def measure(
 def builtin(
     names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE, precision: str = "f32"
 ) -> list[Workload]:
-    """The tutorial's MLP as workloads over a training split (``train``, from `jaxmlp.pipelines.mnist.load_arrays`):
-    an epoch of each sweep pipeline (one call is one epoch, `jaxmlp.pipelines.epochs.make_epoch`, the definition
-    training and the benchmarks use) and the jitted SGD step on one batch (``step``). Parameters are drawn by
-    numpy with the tutorial's shapes and scale: eager PRNG initialisation compiles dozens of tiny programs (about
-    2 s a process) and its values do not change how long an epoch takes. Each in ``precision`` (the epochs' and
-    the step's products, `jaxmlp.model.step_function`; the step's batch in that precision's data type)."""
+    """The tutorial's MLP as workloads over ``train``, in ``precision``: an epoch of each sweep pipeline
+    (`make_epoch`) and the jitted SGD step on one batch (``step``), from params numpy draws (why not jax.random: the
+    docs' questions/releases page)."""
     import jax
     import numpy as np
 

@@ -1,11 +1,6 @@
-"""Hugging Face ``datasets`` over the same MNIST arrays, in the tutorial's order.
-
-`make_loader` builds an in-memory Arrow table of the split from its arrays (no download, no network: the data
-never leaves this machine) and reads it with ``with_format("numpy")``: batch j is rows j*B .. j*B+B-1, the last
-one smaller, so an epoch over it computes the same parameters as the ``seed`` pipeline. The package is optional
-(``pip install 'jaxmlp[hf]'``; `jaxmlp.pipelines.loaders.make_loader` says so when it is missing). No torch
-here.
-"""
+"""Hugging Face ``datasets`` over the same MNIST arrays, in the tutorial's order: an in-memory Arrow table read with
+``with_format("numpy")``, no network, so an epoch computes the same parameters as ``seed``'s. Optional (``pip install
+'jaxmlp[hf]'``); no torch here."""
 
 from __future__ import annotations
 

@@ -90,10 +90,8 @@ def load_splits(
     synthetic_sizes: Sequence[int] = (60000, 10000),
     limit: int | None = None,
 ) -> Datasets:
-    """The train and test splits every command and benchmark takes: the tutorial's datasets
-    (`jaxmlp.pipelines.data.load_datasets`: torchvision's, or `IdxMNIST` without it) where torch and PIL are
-    installed; else, on a JAX-only machine (a TPU host), the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which
-    every pipeline that needs neither takes as they are (the others are refused by `missing_package`)."""
+    """The train and test splits: the tutorial's datasets where torch and PIL are installed, else (a JAX-only host)
+    the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which the pipelines that need neither take as they are."""
     if not missing_modules(("torch", "PIL")):
         from jaxmlp.pipelines import data  # torch stays out of a process that has none
 

@@ -1,11 +1,6 @@
-"""The MNIST IDX files and the synthetic set, as numpy arrays: no torch, no JAX.
-
-Validates the four IDX files (gzipped or not) and prepares them into
-torchvision's ``MNIST/raw`` layout (`prepare_mnist`), or reads them straight into
-arrays (`load_arrays`) for environments without torch, like the jax/jaxlib
-version sweep's. The synthetic set (`synthetic_arrays`) is MNIST-shaped,
-deterministic and learnable, and is never presented as MNIST.
-"""
+"""The MNIST IDX files and the synthetic set, as numpy arrays: no torch, no JAX. The files are validated and prepared
+into torchvision's layout (`prepare_mnist`) or read into arrays (`load_arrays`); the synthetic set
+(`synthetic_arrays`) is never presented as MNIST."""
 
 from __future__ import annotations
 
@@ -29,15 +24,8 @@ N_PIXELS = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
 
 
 def synthetic_arrays(train: bool = True, size: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Synthetic digits: images ``(N, 28, 28)`` uint8 and labels ``(N,)`` int64.
-
-    See `jaxmlp.pipelines.data.SyntheticMNIST`.
-
-    Each class has a fixed random stroke pattern; a sample keeps a quarter of
-    its class's strokes and gains random ones, at MNIST-like intensities
-    (mostly 0, strokes 160-255). The tutorial's MLP reaches about 97% on it in
-    one epoch, about as on MNIST.
-    """
+    """Synthetic digits, each class a fixed random stroke pattern: images ``(N, 28, 28)`` uint8 and labels ``(N,)``
+    int64 (`jaxmlp.pipelines.data.SyntheticMNIST`; the set: the docs' getting-started page)."""
     n = size if size is not None else (60000 if train else 10000)
     rng = np.random.default_rng(seed)
     prototypes = rng.random((10, N_PIXELS)) < 0.12  # the same for both splits
@@ -164,13 +152,9 @@ def _prepared_root(sources: dict[str, Path], cache_dir: Path) -> Path:
 
 
 def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
-    """Validate the IDX files under ``folder`` and return a torchvision ``MNIST`` root for them.
-
-    ``folder`` may hold the four files directly or in torchvision's ``MNIST/raw``.
-    Uncompressed files already in torchvision's layout are used in place;
-    otherwise the files are validated, decompressed and written, atomically, to
-    a prepared copy in the cache folder. No network is used.
-    """
+    """Validate the IDX files under ``folder`` (or its ``MNIST/raw``) and return a torchvision ``MNIST`` root for
+    them: in place where already uncompressed in that layout, else a copy written atomically to the cache; no
+    network."""
     if not folder.is_dir():
         raise JaxmlpError(
             f"MNIST data folder {folder} does not exist: pass --data-dir DIR (or set JAXMLP_DATA_DIR) "

@@ -1,18 +1,6 @@
-"""The whole epoch as one Pallas kernel (the ``pallas`` pipeline): a grid over the batches, the parameters resident in
-the kernel's memory (VMEM on a TPU) for the whole epoch, forward, backward and the SGD update of each batch inside.
-
-The math is `jaxmlp.model`'s step, written out: the tutorial's loss ``-mean(preds * targets)``, its gradient through
-``logsumexp`` and the ReLUs, the update ``w - step_size * dw``. ``f32`` takes float32 products (``HIGHEST``), ``bf16``
-the mixed-precision step's (`jaxmlp.model.sgd_update_bf16`): bfloat16 operands, float32 accumulation, activations
-rounded to bfloat16, float32 parameters and update.
-
-Shapes the kernel works in: the 784 pixels padded to 896 (`LANES` x 7: zero pixels, zero weights, zero gradient; on
-the v5e the unpadded rows took 2.59 ms a bf16 epoch against 2.21 ms padded), the 10 classes padded to `LANES` (zero
-targets, a bias of `PAD_LOGIT`, so a padded class has zero probability and zero gradient), the smaller last batch
-padded with zero rows (zero targets: zero gradient) and its loss averaged over its real rows, so no batch is dropped
-and the parameters are those of the in-order epoch. On a machine without a TPU the same kernel runs in Pallas's
-interpret mode (``interpret=True``).
-"""
+"""The whole epoch as one Pallas kernel (the ``pallas`` pipeline): a grid over the batches, the parameters resident
+in the kernel's memory (VMEM on a TPU), `jaxmlp.model`'s step written out inside, in padded shapes that change no
+result (the kernel and its padding: the docs' questions/accelerator page)."""
 
 from __future__ import annotations
 

@@ -31,12 +31,8 @@ from jaxmlp.model import (
 
 
 class CompiledStep:
-    """The jitted `update`, compiled ahead of time for each batch size an epoch yields.
-
-    Calling it runs the executable for the batch's size, so no compilation lands
-    inside an epoch; an unforeseen size is compiled on first use (and shows up in
-    the epoch's compile time).
-    """
+    """The jitted `update`, compiled ahead of time for each batch size an epoch yields; an unforeseen size is
+    compiled on first use (and shows up in the epoch's compile time)."""
 
     def __init__(self, step_size: float = STEP_SIZE, precision: str = "f32", bf16_step: str = DEFAULT_BF16_STEP):
         self.step_size = float(step_size)

@@ -1,14 +1,6 @@
-"""The tutorial's MLP and SGD step in PyTorch: the `torch` and `torch_compile` pipelines' math.
-
-The same functions as `jaxmlp.model`, over the same params (copied from JAX's `init_network_params`): a list of
-``(w, b)`` with ``w`` ``(n_out, n_in)``; images ``(B, 784)`` float32, unscaled; one-hot targets ``(B, 10)``.
-``predict`` is batched by hand here (torch has no ``vmap`` in its eager path that the compiler takes as cheaply):
-``a @ w.T + b`` is the tutorial's ``w @ a + b`` for each row. The loss is the tutorial's ``-mean(preds * targets)``
-and the step plain SGD, ``w - step_size * dw``.
-
-Imported only by the two torch pipelines (`jaxmlp.pipelines.epochs` imports it when one is built): the other
-pipelines, the sweep's and the scaling's workers run where torch is not installed.
-"""
+"""The tutorial's MLP and SGD step in PyTorch (the `torch` and `torch_compile` pipelines): `jaxmlp.model`'s functions
+over the same params. Imported only when a torch pipeline is built: the others, and the sweep's and the scaling's
+workers, run where torch is not installed."""
 
 from __future__ import annotations
 
@@ -97,7 +89,8 @@ def to_numpy(params: TorchParams) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def predict(params: TorchParams, images: Any) -> Any:
-    """Log-probabilities ``(B, 10)`` for images ``(B, 784)``: `jaxmlp.model.predict` for each row."""
+    """Log-probabilities ``(B, 10)`` for images ``(B, 784)``: `jaxmlp.model.predict` for each row, batched by hand
+    (``a @ w.T + b``: torch's eager path has no ``vmap`` its compiler takes as cheaply)."""
     activations = images
     for w, b in params[:-1]:
         activations = torch.relu(activations @ w.T + b)
@@ -152,10 +145,8 @@ def sgd_step(params: TorchParams, x: Any, y: Any, step_size: float, loss_fn: Los
 
 
 def compiled_loss(loss_fn: LossFunction = loss) -> LossFunction:
-    """``loss_fn`` (`loss`, or `loss_bf16`: autocast is traced into the graph) through ``torch.compile`` (Inductor:
-    it writes C++ and needs a C compiler), one static graph per batch
-    size (an epoch has two). Only the forward is compiled by Dynamo; AOTAutograd compiles its backward too, so
-    `sgd_step` with it runs compiled kernels both ways. A `JaxmlpError` saying why where it cannot work here."""
+    """``loss_fn`` through ``torch.compile`` (Inductor, which needs a C compiler), one static graph per batch size,
+    its backward compiled too (AOTAutograd); a `JaxmlpError` saying why where it cannot work here."""
     if not (shutil.which("cc") or shutil.which("gcc") or shutil.which(os.environ.get("CXX", "c++"))):
         raise JaxmlpError("torch.compile needs a C compiler (Inductor builds C++ kernels): none found here (cc, gcc)")
     return torch.compile(loss_fn, dynamic=False)  # type: ignore[no-any-return]  # torch is untyped here

@@ -170,10 +170,9 @@ def _cell(value: Any, format_: Format | None) -> str:
 
 
 def readable(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """``frame`` as strings: headers in words, numbers in their units (``formats`` names the unit of a column the
-    naming conventions do not cover), each IQR folded into its median's cell (``1.07 s (IQR 12.2 ms)``), a ratio's
-    ``ci_low``/``ci_high`` into one 95% interval, ``p_slower``/``p_faster`` into the smaller one (the direction the
-    ratio points)."""
+    """``frame`` as strings: headers in words, numbers in their units (``formats``: a column's unit where the names
+    do not say it), each IQR folded into its median's cell, a ratio's interval into one cell, its two one-sided p
+    into the smaller."""
     formats = dict(formats or {})
     out: dict[str, list[str]] = {}
     consumed = set()

@@ -1,11 +1,5 @@
 """Two releases of one workload compared (`jaxmlp sweep explain A B`): pure functions from what their processes
-recorded (`jaxmlp.measure.programs` facts, the optimized HLO texts, the traces' events) to an `ExplainDocument`.
-
-First, whether the optimized HLO is the same (`jaxmlp.hlo`'s canonical form: names and metadata aside). Where it
-differs: the operations and fusion kinds added or removed, the change in flops, bytes and memory, and a unified
-diff of the two canonical texts. Where it is the same, the change (if any) is below HLO, and the evidence is each
-operation's time in one profiled process per release, matched by its canonical name.
-"""
+recorded (`jaxmlp.measure.programs` facts, the optimized HLO texts, the traces' events) to an `ExplainDocument`."""
 
 from __future__ import annotations
 

@@ -180,10 +180,9 @@ EPOCH_ROOFLINE_COLUMNS = [
 
 
 def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
-    """Each epoch of one run on its own backend's roofline: its FLOPs at the floor of its precision (``compute_s``)
-    and the bytes it moves (its row's ``bytes_accessed``) at the run's best STREAM bandwidth (``memory_s``), which
-    of the two binds, and the measured epoch over the larger (``x_attainable``); empty where the run measured no
-    bandwidth. An epoch that recorded no bytes has none of the memory columns."""
+    """Each epoch of one run on its backend's roofline: ``compute_s`` (its FLOPs at its precision's floor),
+    ``memory_s`` (its bytes at the run's best STREAM bandwidth), which binds, and ``x_attainable``; empty without a
+    bandwidth."""
     epochs, bandwidth = query(run, registry.EPOCH), query(run, registry.BANDWIDTH)
     if epochs.empty or bandwidth.empty or "bytes_accessed" not in epochs:
         return pd.DataFrame(columns=EPOCH_ROOFLINE_COLUMNS)

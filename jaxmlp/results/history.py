@@ -1,12 +1,5 @@
-"""The history of benchmark runs: every benchmark seen in more than one run, time-ordered, and its changes, found by
-the one change-point detector (`jaxmlp.changepoints`, validated by `jaxmlp sweep validate`) that the release
-timeline uses: over each benchmark's runs, each run's raw samples, each change confirmed by `jaxmlp.stats.compare`
-between the runs either side; a run unlike both neighbours while they agree is a transient.
-
-Two runs are comparable when they ran on the same machine (`jaxmlp.results.machines`: CPU model, core count, backend
-and device kind) and host with the same settings (`COMPARABLE`); a history is one benchmark on one such machine and
-settings, so a faster machine never reads as an improvement: its lines, change points and counts are per machine.
-"""
+"""The history of benchmark runs: every benchmark seen in more than one comparable run (one machine, host and
+settings: `COMPARABLE`), time-ordered, and its changes by the one change-point detector (`jaxmlp.changepoints`)."""
 
 from __future__ import annotations
 

@@ -106,9 +106,6 @@ def trace_run(pipeline: str, when: _dt.datetime | str | None = None) -> str:
 
 
 def is_hidden(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is hidden *inside* ``folder``: a part of it below ``folder`` starts with a dot.
-
-    Only the parts below the folder count: ``../old``, a folder under ``~/.cache`` or one reached through a
-    symbolic link are not hidden because of where they are. Temporary files of atomic writes are hidden.
-    """
+    """Whether a part of ``path`` below ``folder`` starts with a dot (as temporary files of atomic writes do); the
+    parts above ``folder`` do not count."""
     return any(part.startswith(".") for part in path.relative_to(folder).parts)

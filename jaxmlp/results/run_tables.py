@@ -21,10 +21,9 @@ def is_scaling(run: pd.DataFrame) -> bool:
 
 @shows(registry.SCALING_EPOCH, registry.SCALING_STEP)
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend, device count N and process count P: the sharded epoch and step (median, IQR), the epoch's
-    compile time, the speed-up over N = 1, P = 1 of the same run and the efficiency (speed-up / N), the all-reduce's
-    share of a traced epoch's operations (N > 1), and the params' largest relative difference from the one-device
-    scan epoch."""
+    """Per backend, N and P: the sharded epoch and step, the compile time, the speed-up and efficiency over
+    N = 1, P = 1, the all-reduce's share of a traced epoch, and the params' largest relative difference from the scan
+    epoch."""
     epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
     if epochs.empty:
         return pd.DataFrame()

@@ -140,11 +140,8 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 def release_verdicts(
     rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
 ) -> pd.DataFrame:
-    """A sweep's answer: each release, workload by workload within each XLA-flags column (``""`` for none), oldest
-    first, with its steady-state median and, against the release before it, `sweep_steps`'s comparison: the ratio
-    of medians, its 95% interval, the one-sided p in the direction the medians moved, and the verdict in words
-    (`Comparison.in_words`). The first release of a column has no comparison (NaN, verdict None); a pair whose
-    values differed from the reference cell's is "results differ", with no ratio."""
+    """A sweep's answer: per XLA-flags column and workload, each release oldest first with its steady-state median
+    and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio)."""
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
     medians = {
         (str(n), str(f), str(v)): m

@@ -85,11 +85,8 @@ def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
 
 
 def step_breakdown(events: pd.DataFrame) -> pd.DataFrame:
-    """Per marked step: its wall time, and the time in its "load" and "compute" annotations (ms).
-
-    Annotations are looked for on the step's own thread line (named after the process: "python",
-    "pytest", ...).
-    """
+    """Per marked step: its wall time, and the time in its "load" and "compute" annotations (ms), looked for on the
+    step's own thread line."""
     steps = events[(events["name"] == STEP_NAME) & events["step_num"].notna()].sort_values("start_ns")
     rows = []
     columns = ["plane", "line", "start_ns", "duration_ns", "step_num"]

@@ -1,11 +1,6 @@
-"""The sweep's environments: one virtual environment per jax/jaxlib release, made once and kept.
-
-Each holds ``jax==V`` and ``jaxlib==V`` and what they need (no torch, no jaxmlp): the worker processes find
-jaxmlp through ``PYTHONPATH`` (a folder holding only a link to this package), so one environment serves
-every jaxmlp commit. Environments live under ``$JAXMLP_ENVS``, else ``~/.cache/jaxmlp/envs``. Which releases
-exist comes from the package index (``pip index versions``): a release is one whose jax and jaxlib were
-both published with that number. Plain Python: the noxfile imports it.
-"""
+"""The sweep's environments: one virtual environment per jax/jaxlib release (``jax==V``, ``jaxlib==V``, no jaxmlp:
+the workers find it through ``PYTHONPATH``), made once under ``$JAXMLP_ENVS`` or ``~/.cache/jaxmlp/envs`` and kept;
+the releases from the package index. Plain Python: the noxfile imports it."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in
-rotating order. Returns what was measured; the commands file it (`jaxmlp.results.schema.sweep`).
-
-Every process runs under a time limit (`workers.time_limit`: ``--timeout``, else derived from the slowest probe). A
-process that fails or outlives it is a `Failure` of its cell in that round: one line says so and the rounds go
-on. Each finished process, sample or failure, is handed to ``record`` as it ends (the command appends it to the
-run's folder), so that an interrupted sweep keeps every sample it measured and can be resumed (``done``).
-"""
+"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in rotating
+order, each under a time limit and handed to ``record`` as it ends (so an interrupted sweep can be resumed). Returns
+what was measured; the commands file it (`jaxmlp.results.schema.sweep`)."""
 
 from __future__ import annotations
 
@@ -121,10 +116,8 @@ def run_rounds(
     done: Mapping[tuple[str, int], ProcessResult] | None = None,
     say: Say = print,
 ) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:
-    """``processes`` rounds; in each, one worker per runner, in `round_order`: ``processes`` samples a runner.
-
-    ``done`` are the samples of an earlier try (by cell and round): kept, not measured again. A process that
-    fails or outlives ``timeout`` is a `Failure` of its cell, and the rounds go on."""
+    """``processes`` rounds of one worker per runner in `round_order`, keeping the samples ``done`` holds from an
+    earlier try; a process that fails or outlives ``timeout`` is a `Failure` of its cell, and the rounds go on."""
     done = done or {}
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
     failures: list[Failure] = []

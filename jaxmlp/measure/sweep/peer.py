@@ -1,15 +1,8 @@
-"""The change-point detector on a peer's suite: Apache Otava's own test series (``otava-test-data``), one value a
-point, with their true changes, beside Otava's detector run on the same series.
+"""The change-point detector on a peer's suite: Apache Otava's test series (``otava-test-data``) with their true
+changes, beside Otava's own detector, each found change matched to a true one within `TOLERANCE` points (the suite, the
+matching and the results: the docs' methods/changepoints page).
 
-The series are ``CombinationGenerator(lengths=[50, 500], seed).generate_all_test_cases()``: constant, normal and
-uniform noise, an outlier, a step, a regression and its fix, banding, a variance change, a phase change and
-multiple changes, each at 50 and 500 points and with added normal noise of sigma 0, 2, 5 and 10 (around 100), and
-their pairwise sums. A found change *matches* a true one within `TOLERANCE` points (a drift: anywhere from its first
-to its last point, within the tolerance), each true change matched at most once and each found change at most once,
-nearest pairs first; the same matching for both detectors. A found change left unmatched is a false alarm.
-
-Pure but for the two packages it imports when it runs: the command prints and files what this returns.
-"""
+Pure but for the two packages it imports when it runs: the command prints and files what this returns."""
 
 from __future__ import annotations
 

@@ -27,9 +27,7 @@ def is_builtin(workload: str) -> bool:
 @dataclass(frozen=True)
 class Measuring:
     """What each worker process measures: the workloads (built-in names or ``file.py:make`` specs; none: every
-    built-in), their data, how many calls of each (the built-in epochs ``epochs`` times, the others ``calls``
-    times), the CPU to pin the process to, and the test hook ``inject_slowdown`` (0.10: every timed call 10%
-    slower, recorded in every result)."""
+    built-in), their data, the calls of each, the CPU to pin to, and the test hook ``inject_slowdown``."""
 
     workloads: tuple[str, ...] = ()
     dataset: str = "mnist"
@@ -94,10 +92,9 @@ def _absolute(spec: str) -> str:
 
 @dataclass(frozen=True)
 class Matrix:
-    """The cells and their samples: each release (and each hand-made environment, ``label -> python``) without XLA
-    flags, then with each ``xla_flags`` value; ``processes`` samples a cell; ``tolerance`` for "results differ";
-    ``envs`` where the release environments live (None: `envs.envs_root`); ``timeout``, each worker process's time
-    limit in seconds (None: derived from the probe, `jaxmlp.measure.workers.time_limit`)."""
+    """The cells and their samples: each release (or ``label -> python`` environment) without XLA flags, then with
+    each ``xla_flags`` value; ``processes`` samples a cell, the ``tolerance`` for "results differ", where the
+    environments live (``envs``) and each process's time limit (``timeout``)."""
 
     versions: tuple[str, ...] = ()
     processes: int = 6

@@ -1,19 +1,8 @@
 """`jaxmlp sweep validate`: the change-point detector (`jaxmlp.changepoints`) on synthetic histories whose truth is
-known, drawn from noise measured on this machine.
+known, their noise drawn from real fresh-process samples, and on a peer's suite (`peer`); the cases and results: the
+docs' methods/changepoints page.
 
-A history is 8 to 30 releases with `SAMPLES` fresh-process samples each. Each sample is the release's true level
-times a relative deviation drawn (with replacement) from a pool of real ones: each real sample over its cell's median,
-from the fresh-process samples of committed sweeps (``noise``). The cases (`CASES`): flat (A/A); one step of 3, 5,
-10 or 20% at a random place, slower or faster; a transient (one release 10% slower or faster, its neighbours
-alike); two 10% steps in the same direction at least three releases apart; a slow drift (2% a release over five
-releases). For each case and detector: the share of histories whose truth was found within one release (for a
-transient: labelled a transient there), and the share with a change anywhere else (false alarms; for flat
-histories, any change). Two steps are further apart than `DRIFT_GAP` releases (nearer, they read as a drift).
-
-The same command also runs the detector where a point has one sample, on a peer's suite (`peer`).
-
-Pure: numpy and the detector; the command reads the noise from result files and writes what this returns.
-"""
+Pure: numpy and the detector; the command reads the noise from result files and writes what this returns."""
 
 from __future__ import annotations
 

@@ -27,10 +27,8 @@ R = TypeVar("R")
 def timed_with_hook(
     fn: Callable[[], R], inject_slowdown: float = 0.0, clock: Callable[[], float] = time.perf_counter
 ) -> tuple[R, float]:
-    """``fn()`` (which returns once its result is ready) and its seconds. The test hook ``inject_slowdown`` then
-    keeps this core busy inside the timed region until it lasts ``1 + inject_slowdown`` times as long: a known,
-    recorded slowdown. It spins on the clock rather than sleeping, as slower work would: a sleeping core idles,
-    which slows what runs next and would make the injected change larger than the one recorded."""
+    """``fn()`` (which returns once its result is ready) and its seconds, stretched to ``1 + inject_slowdown`` times
+    as long by spinning on the clock (the test hook; why it spins: the docs' methods/trials page)."""
     start = clock()
     result = fn()
     seconds = clock() - start

@@ -1,11 +1,5 @@
-"""Which run answers a question: per machine, the newest run on it that can answer it.
-
-A machine is what its times depend on (`jaxmlp.results.machines`): a run of another machine or backend answers on
-its own line, never mixed into another's. A run that cannot decide a question answers nothing about it: a
-smoke-size benchmark run (too short to time), a sweep whose every verdict is "insufficient data" (one process a
-release), a timeline of one process a release, a scaling run of one device and one process, an inconclusive
-bisection while a conclusive one exists.
-"""
+"""Which run answers a question: per machine (`jaxmlp.results.machines`), the newest run on it that can decide it
+(the rule: ARCHITECTURE.md, "Which run answers")."""
 
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
-"""The result files' schemas: one module per kind of document, one place that upgrades older files.
-
-Every file jaxmlp writes carries its ``kind`` and ``schema_version`` (`header`). Reading a file goes through
-`parse`: `upgrade` turns any earlier form into the current one (the only place that knows earlier forms),
-then the kind's module types it. No pandas here.
-
-- `bench`: a pytest-benchmark file (``nox -s bench``), a `BenchmarkRow` per benchmark with its raw samples;
-- `scaling`: `jaxmlp scaling`'s file, a pytest-benchmark file too (a row per benchmark and device count);
-- `sweep`: one cell of a version sweep (a pytest-benchmark file whose samples are processes), and ``cells.json``;
-- `bisect`: `jaxmlp sweep bisect`'s answer and probes;
-- `train`: `jaxmlp train --json`, a record per epoch;
-- `trials`: the regression detector's trials;
-- `explain`: `jaxmlp sweep explain A B`, two releases of one workload compared;
-- `roofline`: this machine's ceilings (kept once per environment) and `jaxmlp roofline`'s points;
-- `validation`: the change-point detector's validation on synthetic histories;
-- `tta`: `jaxmlp tta`'s runs, each with its time to the target accuracy.
-"""
+"""The result files' schemas: one module per kind of document (`bench`, `scaling`, `sweep`, `bisect`, `train`,
+`trials`, `explain`, `roofline`, `validation`, `tta`), each file carrying its ``kind`` and ``schema_version``
+(`header`). `parse` reads a file: `upgrade` turns an earlier form into the current one, then the kind's module types
+it. No pandas here."""
 
 from __future__ import annotations
 

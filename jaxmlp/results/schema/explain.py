@@ -57,10 +57,8 @@ class OpTime:
 
 @dataclass(frozen=True)
 class ExplainDocument:
-    """Two releases of one workload compared: their fingerprints, whether their optimized HLO is the same, what
-    changed in the program (operations added or removed, its costs and memory), the steady state each measured
-    (seconds per process), the compile times, and the operations' times in one profiled process each. ``notes``
-    say what could not be had, and why."""
+    """Two releases of one workload compared: fingerprints, whether the optimized HLO is the same, what changed in
+    the program, steady states, compile and operation times; ``notes`` say what could not be had, and why."""
 
     metadata: Mapping[str, Any]
     workload: str

@@ -1,15 +1,5 @@
-"""The one place that knows the earlier forms of result files, and turns each into the current one.
-
-A file says which schema it is in (``schema_version``, and its ``kind``); a file without one is version 1 (written
-before 2026-12-04), whose kind is told from its shape. Version 1 files came in several forms, each upgraded here:
-benchmarks renamed since (`registry.RENAMED`, `Benchmark.defaults`: a parameter added since, such as an epoch's
-``precision``, is filled in files of every earlier version), sweep processes from before the workload
-contract (``pipelines`` and ``step``), and detector trials that called their trials ``rounds``. Version 2's scaling
-rows measured one process and did not say so (``scaling_epoch[cpu-2]``): version 3 names P
-(``scaling_epoch[cpu-2-1]``, ``processes`` 1). Up to version 3 a floor product's samples (``test_gemm``,
-``test_matmul``) were rounds of ``calls`` products: version 4 stores one product's share of its round (its times and
-FLOPs divided by ``calls``, which becomes ``round_calls``), so runs on either side compare sample for sample.
-"""
+"""The one place that knows the earlier forms of result files, and turns each into the current one (each version's
+forms: the docs' reference/results-files page)."""
 
 from __future__ import annotations
 
