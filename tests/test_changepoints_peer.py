@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from jaxmlp import changepoints
-from jaxmlp.cli.sweep import noise_cells
 from jaxmlp.measure.sweep import peer, validation
+from jaxmlp.results.sweep_folders import noise_cells
 
 EVERY = 3  # every third series: 37 of 110, each generator, length and noise level (a few seconds)
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jaxmlp.cli import main
-from jaxmlp.cli import sweep as sweep_cli
+from jaxmlp.cli.sweep import explain as sweep_explain
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix
@@ -169,7 +169,7 @@ def test_an_automatic_explanation_of_a_users_module_runs_it(tmp_path, monkeypatc
     spec = user_workload(tmp_path / "work", "module", monkeypatch)
     fake_releases(tmp_path / "envs", monkeypatch)
     monkeypatch.setattr(explain_files, "explain", real_explain)  # the real explanation: real processes
-    monkeypatch.setattr(sweep_cli, "EXPLAIN_PROCESSES", 1)  # one a release: the workload reaching them is the point
+    monkeypatch.setattr(sweep_explain, "EXPLAIN_PROCESSES", 1)  # one a release: the workload reaching them is the point
     assert main(command("run", spec, tmp_path / "envs", tmp_path / "out")) == 0
     printed = capsys.readouterr().out
     assert "could not explain it" not in printed

@@ -8,7 +8,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from jaxmlp.measure.bisection import Bisection
+from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring
 from jaxmlp.results.schema.common import BISECT, JSON, header
+
+
+def recorded(settings: Bisect, workload: str, measuring: Measuring, matrix: Matrix, detector: Detector) -> JSON:
+    """What a bisection's settings store: its ends, the workload bisected and how it was measured."""
+    return {
+        "good": settings.good,
+        "bad": settings.bad,
+        "workload": workload,
+        "quantity": "steady state",
+        "processes": matrix.processes,
+        "threshold": detector.threshold,
+        "alpha": detector.alpha,
+        "xla_flags": matrix.xla_flags[0] if matrix.xla_flags else "",
+        "dataset": measuring.dataset,
+        "limit": measuring.limit,
+        "epochs": measuring.epochs,
+        "calls": measuring.calls,
+        "pin_cpu": measuring.pin_cpu,
+    }
 
 
 @dataclass(frozen=True)

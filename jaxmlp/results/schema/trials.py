@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.sweep.trials import Trial
 from jaxmlp.results.schema.common import JSON, TRIALS, header
 
@@ -26,6 +28,21 @@ class TrialSettings:
     epochs: int
     dataset: str
 
+    @classmethod
+    def of(cls, settings: Trials, measuring: Measuring, detector: Detector) -> TrialSettings:
+        """What a command's settings store."""
+        return cls(
+            workload=measuring.names[0],
+            processes_per_side=settings.processes,
+            trials=settings.trials,
+            inject_slowdown=settings.inject_slowdown,
+            threshold=detector.threshold,
+            alpha=detector.alpha,
+            limit=measuring.limit,
+            epochs=measuring.epochs,
+            dataset=measuring.dataset,
+        )
+
 
 @dataclass(frozen=True)
 class TrialsDocument:
@@ -40,6 +57,10 @@ class TrialsDocument:
     @property
     def aa_flagged(self) -> int:
         return sum(t.aa.verdict in FLAGGED for t in self.trials)
+
+    def median_ratio(self, side: str) -> float:
+        """The median ratio of medians of the trials' ``injected`` or ``aa`` comparisons."""
+        return float(statistics.median(getattr(t, side).ratio for t in self.trials))
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> TrialsDocument:

@@ -1,0 +1,100 @@
+"""``jaxmlp sweep bisect GOOD BAD``: the first release between them that changed a workload, then its explanation."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from jaxmlp.cli import options
+from jaxmlp.cli.sweep.common import (
+    DEFAULT_WORKLOAD,
+    add_matrix,
+    add_measuring,
+    matrix_of,
+    measuring_of,
+    progress_bar,
+    releases,
+)
+from jaxmlp.cli.sweep.explain import explain_answer
+from jaxmlp.measure import bisection
+from jaxmlp.measure.environment import metadata
+from jaxmlp.measure.sweep import bisect as flow
+from jaxmlp.measure.sweep.matrix import Measured, Runner
+from jaxmlp.measure.sweep.settings import Bisect, Detector
+from jaxmlp.report.summaries import bisect_summary
+from jaxmlp.report.text import render
+from jaxmlp.results import layout, sweep_files
+from jaxmlp.results.schema.bisect import BisectDocument, recorded
+from jaxmlp.results.store import ResultsStore, new_dir, write_json_new
+from jaxmlp.units import duration, ratio
+
+HELP = "the first release between GOOD and BAD that is slower (or faster)"
+DESCRIPTION = (
+    "Bisect the releases between GOOD and BAD: each probe measures the ends "
+    "and their midpoint together and keeps the half that holds the change, until the "
+    "first release flagged against the one before it."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("good", metavar="GOOD", help="the release before the change (e.g. 0.6.2)")
+    parser.add_argument("bad", metavar="BAD", help="a release after it (e.g. 0.8.3)")
+    options.add(parser, options.VERSIONS)
+    parser.add_argument(
+        "--on",
+        metavar="WORKLOAD",
+        help=f"the workload whose steady state is bisected (default: the first --workload, else {DEFAULT_WORKLOAD})",
+    )
+    options.add(parser, *options.DETECTOR)
+    add_measuring(parser)
+    add_matrix(parser)  # no --env: the releases between come from the index, each made here
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    settings = Bisect(args.good, args.bad, releases(args.versions), args.on)
+    detector = Detector(args.threshold, args.alpha)
+    measuring, matrix = measuring_of(args), matrix_of(args)
+    candidates = flow.candidates(settings)
+    target, spec = flow.bisected(measuring.workloads, settings.on)
+    measuring = replace(measuring, workloads=(spec,))  # only the bisected workload is measured
+    between = candidates[1:-1]
+    print(
+        f"Bisecting {len(between)} release(s) between {args.good} and {args.bad} ({', '.join(between) or 'none'}) "
+        f"on the steady state of {target}: about {bisection.expected_releases(len(between))} releases measured, "
+        f"{matrix.processes} processes each a probe"
+    )
+    store = ResultsStore(args.out)
+    folder = new_dir(store.folder, layout.name(layout.BISECT))
+    print(f"Probes go into {folder}")
+
+    def record_probe(number: int, runners: Sequence[Runner], measured: Measured) -> None:
+        sweep_files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
+
+    try:
+        result = flow.run(candidates, target, measuring, matrix, detector, record_probe, print, _said, progress_bar)
+    except BaseException:
+        if not any(folder.iterdir()):  # no probe finished: leave nothing behind
+            folder.rmdir()
+        else:
+            print(f"The finished probes stay in {folder}", file=sys.stderr)
+        raise
+    line = bisection.answer_line(result)
+    seconds = time.monotonic() - start
+    doc = BisectDocument(metadata(), recorded(settings, target, measuring, matrix, detector), result, line, seconds)
+    path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
+    print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
+    probes = ", ".join(layout.probe_folder(p.number) for p in result.probes)
+    print(f"Wrote {path}, beside the probes' folders ({probes})")
+    explain_answer(result, measuring, spec, matrix, folder)
+    return 0
+
+
+def _said(p: bisection.BisectProbe) -> None:
+    """A probe's line: each release's median, each step's ratio and verdict, the half kept."""
+    medians = ", ".join(f"{r} {duration(p.medians[r])}" for r in p.releases)
+    steps = "; ".join(f"{s.from_}→{s.to} {ratio(s.comparison.ratio)} ({s.comparison.in_words()})" for s in p.steps)
+    print(f"probe {p.number}: {medians}; {steps} => {p.decision}", flush=True)

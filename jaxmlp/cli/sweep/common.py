@@ -1,0 +1,98 @@
+"""What several ``jaxmlp sweep`` subcommands share: their option groups, the settings built from them, the progress
+bar."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import re
+import sys
+import time
+from collections.abc import Iterator, Sequence
+
+from jaxmlp import registry
+from jaxmlp.cli import options
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.sweep.matrix import Tick
+from jaxmlp.measure.sweep.settings import Matrix, Measuring, hand_made
+
+DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
+WORKLOADS = f"a built-in ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, path/to/file.py:make or module:make"
+
+
+def add_measuring(parser: argparse.ArgumentParser) -> None:
+    """What each process measures: the workloads, the data, the timing."""
+    options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION)
+
+
+def add_matrix(parser: argparse.ArgumentParser) -> None:
+    """How the releases are measured: processes a cell, XLA flags, environments, time limits, where results go."""
+    options.add(
+        parser, options.PROCESSES, options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT
+    )
+
+
+def measuring_of(args: argparse.Namespace) -> Measuring:
+    for spec in args.workload or ():
+        if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
+            raise JaxmlpError(
+                f"--workload {spec}: a release, not a workload; --workload takes every value up to the "
+                "next option: give the releases first (jaxmlp sweep run 0.6.2 0.8.3 --workload scan)"
+            )
+    return Measuring(
+        tuple(args.workload or ()),
+        args.dataset,
+        args.data_dir,
+        args.limit,
+        args.epochs,
+        args.calls,
+        args.pin_cpu,
+        precision=getattr(args, "precision", "f32"),
+    )
+
+
+def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
+    return Matrix(
+        tuple(versions),
+        args.processes,
+        tuple(args.xla_flags or ()),
+        args.tolerance,
+        args.envs,
+        hand_made(tuple(getattr(args, "env", None) or ())),
+        args.timeout,
+    )
+
+
+def releases(given: Sequence[str] | None) -> tuple[str, ...] | None:
+    """``--versions`` as given (None: the package index's), refused if comma-separated."""
+    if given and any("," in v for v in given):
+        raise JaxmlpError(
+            f"--versions {' '.join(given)}: give the releases space-separated, e.g. --versions 0.6.2 0.7.0 0.7.1"
+        )
+    return None if given is None else tuple(given)
+
+
+@contextlib.contextmanager
+def progress_bar(total: int) -> Iterator[Tick]:
+    """A bar on a terminal; in a log, a plain line per process."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="process", disable=None, file=sys.stderr)
+    start = time.monotonic()
+    done = [0]
+
+    def tick(round_: int, label: str) -> None:
+        done[0] += 1
+        bar.set_postfix_str(f"round {round_ + 1}, {label}")
+        bar.update()
+        if bar.disable:
+            print(
+                f"  {done[0]}/{total} processes ({label}, round {round_ + 1}), {time.monotonic() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    try:
+        yield tick
+    finally:
+        bar.close()

@@ -1,0 +1,36 @@
+"""``jaxmlp sweep env VERSION ...``: each release's environment made (or found) and checked."""
+
+from __future__ import annotations
+
+import argparse
+
+from jaxmlp.cli import options
+from jaxmlp.measure import workers
+from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep.matrix import Runner, environments, run_worker
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
+
+HELP = "make each release's environment and check that it runs"
+DESCRIPTION = (
+    "Make each release's environment under --envs (or find it made) and check that "
+    "a worker process runs in it: two short epochs of the synthetic set."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)")
+    options.add(parser, options.ENVS)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Make (or find) each release's environment and check that a worker runs in it."""
+    matrix = Matrix(tuple(args.versions), envs=args.envs)
+    pythons = environments(matrix, matrix.versions)
+    check = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
+    with envs.jaxmlp_path() as path:
+        for label, python in pythons.items():
+            result = run_worker(Runner(label, python, check), path, workers.FIRST_SECONDS)
+            print(
+                f"jax {label}: {python} runs (jax {result.metadata.get('jax')}, jaxlib {result.metadata.get('jaxlib')})"
+            )
+    return 0

@@ -1,0 +1,128 @@
+"""``jaxmlp sweep explain A B``: why two releases differ on a workload; and the explanations the other subcommands
+give of what they find."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from jaxmlp.cli import options
+from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, matrix_of, measuring_of
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import bisection
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.report.explain import explain_text
+from jaxmlp.results import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
+from jaxmlp.results.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
+from jaxmlp.results.store import ResultsStore, check_folder
+from jaxmlp.results.sweep_folders import FoundChange
+from jaxmlp.units import count
+
+HELP = "why A and B differ on a workload: the compiled program, or below it"
+DESCRIPTION = (
+    "Say whether two releases compiled the same optimized HLO for a workload: "
+    "if not, the operations added or removed, the change in flops, bytes and memory and "
+    "the HLO's diff; if so, each operation's time in one profiled process per release. "
+    "Writes RESULTS/explain-<time>/."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", metavar="A", help="the earlier release (e.g. 0.4.30)")
+    parser.add_argument("b", metavar="B", help="the later release (e.g. 0.10.2)")
+    options.add(
+        parser, options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: {DEFAULT_WORKLOAD})")
+    )
+    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU)
+    options.add(
+        parser,
+        options.PROCESSES.but(
+            default=EXPLAIN_PROCESSES,
+            why="a release; the first of each profiled",
+            help="processes a release, the first of each profiled (default: %(default)s)",
+        ),
+        options.XLA_FLAGS.but(
+            help="the XLA_FLAGS both releases run with, one value (e.g. "
+            "--xla_cpu_use_thunk_runtime=false) (default: none)"
+        ),
+        options.TOLERANCE,
+        options.ENVS,
+        options.TIMEOUT,
+        options.OUT,
+    )
+    parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="releases' environments made by hand")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run, file and print an explanation."""
+    measuring, matrix = measuring_of(args), matrix_of(args)
+    workload = (args.workload or [DEFAULT_WORKLOAD])[0]
+    store = ResultsStore(check_folder(args.out, "--out"))
+    print(
+        f"Explaining {workload} from {args.a} to {args.b}: {count(matrix.processes, 'process', 'processes')} a "
+        "release in rotating order, the first of each recording its program and a trace"
+    )
+    doc, folder = explain_files.explain(
+        measuring,
+        args.a,
+        args.b,
+        workload,
+        store.folder,
+        matrix,
+        print,
+        lambda label: print(f"  a process of {label} done", flush=True),
+    )
+    print(f"\n{explain_text(doc, folder)}")
+    return 0
+
+
+def explain_change(folder: Path, change: FoundChange, matrix: Matrix) -> None:
+    """One change a sweep flagged or a timeline found explained with the sweep's own settings, into its folder;
+    printed. Its processes are given the workload's spec (``mine.py:make``), not the name its results carry."""
+    spec = spec_of(settings_of(folder), change.workload)
+    explained(
+        f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})",
+        folder,
+        change.before,
+        change.at,
+        spec,
+        folder,
+        replace(matrix, xla_flags=(change.xla_flags,) if change.xla_flags else ()),
+    )
+
+
+def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str, matrix: Matrix, out: Path) -> None:
+    """The bisection's answer explained (`jaxmlp sweep explain AFTER FIRST`), printed."""
+    if result.status == "found" and result.first is not None and result.after is not None:
+        explained(
+            f"Explaining the answer: {result.after} -> {result.first}",
+            measuring,
+            result.after,
+            result.first,
+            spec,
+            out,
+            matrix,
+        )
+
+
+def explained(
+    heading: str, settings: Measuring | Path, before: str, after: str, workload: str, out: Path, matrix: Matrix
+) -> None:
+    """An explanation of a command's own answer (at most `EXPLAIN_PROCESSES` processes a release), printed under
+    ``heading``; a failure to explain is one line, never the command's failure."""
+    print(f"\n{heading}")
+    try:
+        doc, folder = explain_files.explain(
+            settings,
+            before,
+            after,
+            workload,
+            out,
+            replace(matrix, processes=min(matrix.processes, EXPLAIN_PROCESSES)),
+            print,
+        )
+    except JaxmlpError as e:
+        print(f"could not explain it: {e}")
+        return
+    print(f"\n{explain_text(doc, folder)}")

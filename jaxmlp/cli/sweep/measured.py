@@ -1,0 +1,58 @@
+"""How ``sweep run``, ``resume`` and ``timeline`` end: the samples measured into the run's log, its files written (or
+what was kept when stopped), its verdicts printed and the releases it could not measure named."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
+from jaxmlp.measure.sweep.matrix import Measured, unmeasured, unmeasured_line
+from jaxmlp.report.summaries import summaries
+from jaxmlp.report.text import render
+from jaxmlp.results.frames import load
+from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.sweep_files import Plan, RunLog
+from jaxmlp.units import minutes
+
+
+def measure_into(run: RunLog, plans: list[Plan], measure: Callable[[], Measured], start: float) -> tuple[int, str]:
+    """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code and the line
+    naming the cells that could not be measured ("" if none)."""
+    try:
+        measured = measure()
+    except (KeyboardInterrupt, JaxmlpError) as e:
+        if not plans:  # stopped before the first round: nothing measured, nothing left behind
+            shutil.rmtree(run.folder, ignore_errors=True)
+            raise
+        kept = run.write_cells(plans[0], complete=False)
+        said = (
+            f"kept {sum(map(len, kept.processes.values()))} samples in {run.folder} "
+            f"(jaxmlp sweep resume {run.folder} goes on)"
+        )
+        if isinstance(e, KeyboardInterrupt):
+            stopped = e if isinstance(e, Interrupted) else Interrupted()
+            stopped.kept = said
+            raise stopped from None
+        raise JaxmlpError(f"{e}; {said}") from None
+    measured = run.write_cells(plans[0], complete=True)
+    print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)
+    print(f"Wrote {len(measured.processes)} cell files into {run.folder} in {minutes(time.monotonic() - start)}")
+    return EXIT_FAILED if measured.failures else 0, unmeasured_line(unmeasured(measured))
+
+
+def ended(code: int, missing: str, folder: Path) -> int:
+    """The command's exit code; a release it could not measure fails it, named in its last line (stderr)."""
+    if not missing:
+        return code
+    sys.stdout.flush()
+    print(f"jaxmlp sweep: {missing}; what was measured is in {folder}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def verdicts_of(folder: Path) -> str:
+    """The sweep in ``folder``, as `jaxmlp summary` shows it: its verdict tables, then its failed cells."""
+    return render([found.summary for found in summaries(load(ResultsStore(folder)), folder.parent)])

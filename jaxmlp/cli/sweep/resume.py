@@ -1,0 +1,45 @@
+"""``jaxmlp sweep resume FOLDER``: a stopped sweep measured on, only what it is missing."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from jaxmlp.cli.sweep.common import progress_bar
+from jaxmlp.cli.sweep.measured import ended, measure_into
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep.matrix import Failure, Measured, rounds
+from jaxmlp.results import layout
+from jaxmlp.results.sweep_files import RunLog
+
+HELP = "go on with a sweep that was stopped: measure only what is missing"
+DESCRIPTION = (
+    "Measure the processes a stopped sweep did not finish (those that failed "
+    "too), with its own settings, into its own folder, then write its files."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("folder", metavar="FOLDER", help="the sweep's folder (it holds samples.jsonl and INCOMPLETE)")
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    log = RunLog(Path(args.folder))
+    if not log.incomplete:
+        raise JaxmlpError(f"{log.folder} is no stopped sweep (no {layout.INCOMPLETE_FILE} in it): nothing to resume")
+    plan, samples = log.read()
+    missing = [r.python for r in plan.probed.runners.values() if not Path(r.python).exists()]
+    if missing:
+        raise JaxmlpError(f"the environment {missing[0]} this sweep ran in is gone: make it again (jaxmlp sweep env)")
+    print(f"Resuming {log.folder}: {sum(not isinstance(s, Failure) for s in samples.values())} samples kept")
+
+    def measure() -> Measured:
+        with envs.jaxmlp_path() as path:
+            return rounds(
+                plan.probed, plan.differs, plan.matrix, plan.limit, path, print, progress_bar, log.record, samples
+            )
+
+    return ended(*measure_into(log, [plan], measure, start), log.folder)

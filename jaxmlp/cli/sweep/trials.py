@@ -1,0 +1,75 @@
+"""``jaxmlp sweep trials``: the detector checked here, A/A and injected-slowdown comparisons of one jax."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from jaxmlp.cli import options
+from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, measuring_of, progress_bar
+from jaxmlp.measure.sweep import trials as flow
+from jaxmlp.measure.sweep.settings import Detector, Trials
+from jaxmlp.results import layout
+from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
+from jaxmlp.results.store import ResultsStore, write_json_new
+from jaxmlp.units import count
+
+HELP = "the detector's check: A/A and injected-slowdown trials here"
+DESCRIPTION = (
+    "Check the detector on this machine: --trials comparisons of the jax "
+    "installed here against itself (A/A: a flag is a false alarm) and against itself with a "
+    "known slowdown injected (a flag is a hit), each side --processes fresh processes; writes "
+    "OUT/detector-<time>/trials.json."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # Short runs of many short epochs: the setting that met the detector's goals on a 2-core machine (README).
+    measured = "the setting measured here (README: how the detector was checked)"
+    options.add(
+        parser,
+        options.WORKLOAD.but(help=f"the workload to compare against itself: {WORKLOADS} (default: {DEFAULT_WORKLOAD})"),
+        options.DATASET.but(default="synthetic", why=measured),
+        options.DATA_DIR,
+        options.LIMIT.but(default=2000, why=measured),
+        options.EPOCHS.but(default=16, why=measured),
+        options.CALLS,
+        options.PIN_CPU,
+    )
+    parser.add_argument(
+        "--trials", type=options.whole_number, default=20, help="A/A and injected comparisons (default: %(default)s)"
+    )
+    options.add(
+        parser,
+        options.PROCESSES.but(
+            default=14, why=measured, help="fresh processes a side of each comparison (default: %(default)s)"
+        ),
+    )
+    parser.add_argument(
+        "--inject-slowdown",
+        type=options.number,
+        default=0.10,
+        help="the known slowdown, as a fraction (default: %(default)s)",
+    )
+    options.add(parser, *options.DETECTOR, options.OUT)
+
+
+def run(args: argparse.Namespace) -> int:
+    """A/A and injected-slowdown trials of one version against itself."""
+    from tqdm import tqdm
+
+    settings = Trials(args.trials, args.processes, args.inject_slowdown)
+    detector = Detector(args.threshold, args.alpha)
+    measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))
+    meta, done = flow.run(settings, measuring, detector, progress_bar, tqdm.write)
+    doc = TrialsDocument(meta, TrialSettings.of(settings, measuring, detector), tuple(done))
+    with ResultsStore(args.out).new_folder(layout.DETECTOR) as folder:
+        write_json_new(folder.path / layout.TRIALS_FILE, doc.to_json())
+    print(
+        f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
+        f"trials (median ratio {doc.median_ratio('injected'):.3f}); A/A flagged in {doc.aa_flagged}/"
+        f"{settings.trials} (median ratio {doc.median_ratio('aa'):.3f}); "
+        f"{count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
+        f"Wrote {folder.path / layout.TRIALS_FILE}"
+    )
+    return 0

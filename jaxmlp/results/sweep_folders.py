@@ -1,0 +1,78 @@
+"""What a sweep or timeline folder's files say, read from them: the changes its commands explain, its cells' noise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.results import sweep_tables
+from jaxmlp.results.frames import load
+from jaxmlp.results.store import ResultsStore
+
+
+class FoundChange(NamedTuple):
+    """A change a sweep flagged or a timeline found: its workload, XLA-flags value, the releases around it, its kind."""
+
+    workload: str
+    xla_flags: str
+    before: str
+    at: str
+    kind: str
+
+
+def _sweep(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The rows and samples of the sweep in ``folder`` (None if it holds none)."""
+    results = load(ResultsStore(folder))
+    rows = sweep_tables.sweeps(results.runs).get(str(folder))
+    return None if rows is None else (rows, results.samples)
+
+
+def flagged_changes(folder: Path) -> list[FoundChange]:
+    """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it
+    (`sweep_tables.release_verdicts`)."""
+    sweep = _sweep(folder)
+    if sweep is None:
+        return []
+    verdicts = sweep_tables.release_verdicts(*sweep)
+    found = []
+    for (workload, flags), column in verdicts.groupby(["workload", "xla_flags"], sort=False):
+        releases = list(column["release"])
+        for i, verdict in enumerate(column["verdict"]):
+            if i and verdict in ("slower", "faster"):
+                found.append(FoundChange(str(workload), str(flags), releases[i - 1], releases[i], "flagged"))
+    return found
+
+
+def timeline_changes(folder: Path) -> list[FoundChange]:
+    """The timeline in ``folder``'s changes (steps, transients, drifts), column by column
+    (`sweep_tables.timeline_columns`)."""
+    sweep = _sweep(folder)
+    columns = [] if sweep is None else sweep_tables.timeline_columns(*sweep)
+    return [
+        FoundChange(column.workload, column.xla_flags, change.before, change.at, change.kind)
+        for column in columns
+        for change in column.changes
+    ]
+
+
+def noise_cells(folders: Sequence[Path]) -> list[list[float]]:
+    """Every sweep cell's steady-state samples (one a process) under ``folders``, a list a cell and workload."""
+    cells: list[list[float]] = []
+    for folder in folders:
+        results = load(ResultsStore(folder))
+        for rows in sweep_tables.sweeps(results.runs).values():
+            steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
+            for file, name in zip(steady["file"], steady["name"]):
+                picked = results.samples[(results.samples["file"] == file) & (results.samples["name"] == name)]
+                cells.append([float(x) for x in picked["seconds"]])
+    if not any(len(c) >= 4 for c in cells):
+        raise JaxmlpError(
+            f"no sweep cell of 4 or more processes under {', '.join(map(str, folders))}: give the "
+            "folder of a sweep or timeline"
+        )
+    return cells
