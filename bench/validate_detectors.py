@@ -8,6 +8,8 @@ own that needs nothing of jaxmlp's but numpy, scipy and ruptures:
     /tmp/edv/bin/pip install "numpy<2" scipy ruptures signal-processing-algorithms
     PYTHONPATH=. /tmp/edv/bin/python bench/validate_detectors.py reports/timeline-20261205T171450 --out reports
 
+Its lists are space-separated, as everywhere in jaxmlp: ``--detectors pelt edivisive``.
+
 It reads the noise straight from the sweep folders' cell files (each cell's fresh-process steady states), runs every
 case under every detector on the same seeded histories, and writes ``detector-<time>/validation.json`` as
 `jaxmlp sweep validate` does (`jaxmlp summary` and the report read it).
@@ -26,6 +28,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from jaxmlp.changepoints import PENALTY
+from jaxmlp.cli import options
 from jaxmlp.measure.sweep import validation
 from jaxmlp.results import layout
 from jaxmlp.results.schema.validation import ValidationDocument
@@ -46,13 +49,19 @@ def cells(folders: list[Path]) -> list[list[float]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("noise", nargs="+", type=Path, help="sweep or timeline folders whose samples give the noise")
-    parser.add_argument("--histories", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--penalty", type=float, default=PENALTY)
-    parser.add_argument("--detectors", default=",".join(validation.DETECTORS))
+    parser.add_argument("--histories", type=options.whole_number, default=200)
+    parser.add_argument("--seed", type=options.whole_number, default=0)
+    parser.add_argument("--penalty", type=options.number, default=PENALTY)
+    parser.add_argument(
+        "--detectors",
+        metavar="DETECTOR",
+        choices=validation.DETECTORS,
+        **options.LIST,
+        help=f"the detectors to compare (default: {' '.join(validation.DETECTORS)})",
+    )
     parser.add_argument("--out", type=Path, default=Path(layout.RESULTS_DIR))
     args = parser.parse_args()
-    detectors = args.detectors.split(",")
+    detectors = list(dict.fromkeys(args.detectors or validation.DETECTORS))
     measured = cells(args.noise)
     noise = validation.deviations(measured)
     start = time.monotonic()
