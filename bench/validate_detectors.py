@@ -6,9 +6,9 @@ own that needs nothing of jaxmlp's but numpy, scipy and ruptures:
 
     python -m venv /tmp/edv
     /tmp/edv/bin/pip install "numpy<2" scipy ruptures signal-processing-algorithms
-    PYTHONPATH=. /tmp/edv/bin/python bench/validate_detectors.py reports/timeline-20261205T171450 --out reports
+    PYTHONPATH=. /tmp/edv/bin/python bench/validate_detectors.py reports/timeline-20261205T181756 --out reports
 
-Its lists are space-separated, as everywhere in jaxmlp: ``--detectors pelt edivisive``.
+Its lists are space-separated, as everywhere in jaxmlp: ``--detectors pelt edivisive`` compares those two.
 
 It reads the noise straight from the sweep folders' cell files (each cell's fresh-process steady states), runs every
 case under every detector on the same seeded histories, and writes ``detector-<time>/validation.json`` as
