@@ -3,6 +3,7 @@ detector's validation (`jaxmlp sweep validate`): seeded, small versions of what 
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -151,6 +152,24 @@ def test_validate_refuses_what_it_cannot_do(tmp_path, capsys):
     assert "--peer" in capsys.readouterr().err
     assert main(["sweep", "validate", str(tmp_path), "--out", str(tmp_path)]) == 2
     assert "no sweep cell of 4 or more processes" in capsys.readouterr().err
+
+
+def test_the_detectors_bench_takes_its_detectors_space_separated(tmp_path):
+    """bench/validate_detectors.py (E-divisive's own environment) takes lists as the CLI does, a comma list refused."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+
+    def bench(*detectors: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, str(root / "bench" / "validate_detectors.py"), str(SWEEP), "--detectors", *detectors]
+        argv += ["--histories", "1", "--out", str(tmp_path)]
+        return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+
+    refused = bench("pelt,binseg")
+    assert refused.returncode == 2 and "invalid choice: 'pelt,binseg'" in refused.stderr
+    ran = bench("pelt", "binseg")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    (path,) = tmp_path.glob("detector-*/validation.json")
+    assert {r.detector for r in parse(json.loads(path.read_text())).rows} == {"pelt", "binseg"}
 
 
 # --- the timeline's releases, budget and environments --------------------------------------------------------------
