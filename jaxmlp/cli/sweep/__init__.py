@@ -1,5 +1,5 @@
-"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, one module each, each with
-its ``HELP``, ``DESCRIPTION``, ``add_arguments`` and ``run``."""
+"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, one module each: each
+builds its settings from its arguments, runs `jaxmlp.measure.sweep` and files its results through `jaxmlp.results`."""
 
 from __future__ import annotations
 

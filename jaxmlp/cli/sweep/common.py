@@ -33,6 +33,7 @@ def add_matrix(parser: argparse.ArgumentParser) -> None:
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
+    """What each process measures, from `add_measuring`'s options; a release given to --workload refused."""
     for spec in args.workload or ():
         if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
             raise JaxmlpError(
@@ -52,6 +53,7 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
 
 
 def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
+    """How ``versions`` are measured, from `add_matrix`'s options (and ``--env`` where the command has it)."""
     return Matrix(
         tuple(versions),
         args.processes,
