@@ -200,14 +200,19 @@ def measure(
 
 
 def builtin(
-    names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE, precision: str = "f32"
+    names: Sequence[str] = SWEEP_WORKLOADS,
+    train: Any = None,
+    batch_size: int = BATCH_SIZE,
+    precision: str = "f32",
+    device: Any = None,
 ) -> list[Workload]:
     """The tutorial's MLP as workloads over a training split (``train``, from `jaxmlp.pipelines.mnist.load_arrays`):
     an epoch of each sweep pipeline (one call is one epoch, `jaxmlp.pipelines.epochs.make_epoch`, the definition
     training and the benchmarks use) and the jitted SGD step on one batch (``step``). Parameters are drawn by
     numpy with the tutorial's shapes and scale: eager PRNG initialisation compiles dozens of tiny programs (about
     2 s a process) and its values do not change how long an epoch takes. Each in ``precision`` (the epochs' and
-    the step's products, `jaxmlp.model.step_function`; the step's batch in that precision's data type)."""
+    the step's products, `jaxmlp.model.step_function`; the step's batch in that precision's data type), on
+    ``device`` (JAX's default device if None)."""
     import jax
     import numpy as np
 
@@ -218,7 +223,7 @@ def builtin(
     unknown = sorted(set(names) - set(SWEEP_WORKLOADS))
     if unknown:
         raise JaxmlpError(f"unknown built-in workload {', '.join(unknown)}: choose from {', '.join(SWEEP_WORKLOADS)}")
-    device = jax.devices()[0]
+    device = device or jax.devices()[0]
     rng = np.random.default_rng(0)
     scale = np.float32(1e-2)
     params = jax.device_put(
