@@ -1,6 +1,7 @@
 """bench/accelerator/run.sh, the accelerator check in one command: what it refuses, in one line and exit 2, before
 anything is installed or measured (its runs are on a GPU or TPU machine and in its CPU dry run)."""
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -48,6 +49,15 @@ def test_no_gpu_is_one_line_and_nothing_is_left_behind(tmp_path):
     ]
     assert not list(tmp_path.glob("jaxmlp-accel-stage.*"))  # its staging folder removed
     assert lines[1] in (tmp_path / "out" / "log.txt").read_text()  # the log says it too
+
+
+@pytest.mark.skipif(importlib.util.find_spec("libtpu") is not None, reason="libtpu is installed: the script would run")
+def test_no_tpu_is_one_line_not_a_traceback(tmp_path):
+    code, lines = run(tmp_path, "--backend", "tpu", "--modules", "floor,epoch", "--only", "bench,profile")
+    assert code == 2 and lines[0].startswith("== bench/accelerator/run.sh --backend tpu"), lines
+    assert len(lines) == 2 and lines[1].startswith(
+        "bench/accelerator/run.sh: JAX has no tpu device here: --backend tpu was asked for, but JAX sees no TPU"
+    )
 
 
 @pytest.mark.parametrize(

@@ -156,11 +156,15 @@ print(" ".join(p for m, p in names.items() if u.find_spec(m) is None))')
     fi
 fi
 export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}  # this checkout's jaxmlp, installed or not
-$python - "$backend" <<'EOF' || { echo "bench/accelerator/run.sh: JAX has no $backend device here" >&2; exit 2; }
+$python - "$backend" <<'EOF' || exit 2
 import os, platform, sys
 import jax, jaxlib, numpy
 from jaxmlp.measure import environment
-device = jax.devices(sys.argv[1])[0]
+try:  # an absent accelerator, or a TPU another program holds: one line (`select_device`), never a traceback
+    device = environment.select_device(sys.argv[1])
+except Exception as e:
+    said = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    sys.exit(f"bench/accelerator/run.sh: JAX has no {sys.argv[1]} device here: {said}")
 torch = environment.package_version("torch") or "none"
 print(f"python {platform.python_version()}, jax {jax.__version__}, jaxlib {jaxlib.__version__}, numpy {numpy.__version__},"
       f" torch {torch}; {device.device_kind} ({device.platform}), {len(jax.devices(sys.argv[1]))} device(s);"
