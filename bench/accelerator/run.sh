@@ -290,4 +290,4 @@ fi
 echo "== every step completed"
 }
 
-main "$@"
+main "$@"; exit  # on the line that runs it: bash reads no further (an edit mid-run is safe)
