@@ -186,7 +186,6 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     meta["size"] = config.getoption("--size")
     meta["rounds_asked"] = config.getoption("--rounds")  # None: the size's own
     meta["slow_rounds_asked"] = config.getoption("--slow-rounds")  # None: as the others; each row's own: its rounds
-    meta["pipelines_asked"] = config.getoption("--pipelines")  # None: every pipeline of the size
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
     machine_info[METADATA_KEY] = meta
 
