@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 import pytest
-from benchutil import measure
+from benchutil import epoch_rounds, measure
 from jax import random
 
 from jaxmlp import model, registry
@@ -63,7 +63,7 @@ def test_epoch(
         tolerance = epoch.tolerance if precision == "f32" else max(epoch.tolerance, EPOCH_BOUND)
         assert model.max_relative_difference(epoch.local(epoch(params)), reference) < tolerance
         params = epoch.place(params)  # once: no round's time holds the copy
-        median = measure(benchmark, lambda: epoch(params), sizes, rounds=sizes["epoch_rounds"])
+        median = measure(benchmark, lambda: epoch(params), sizes, **epoch_rounds(sizes, pipeline))
     floor = epoch.flops / matmul_rate
     benchmark.extra_info.update(
         **epoch.facts(),

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from benchutil import measure
+from benchutil import epoch_rounds, measure
 
 from jaxmlp import registry
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
@@ -44,5 +44,5 @@ def test_loader(benchmark, sizes, split, pipeline, workers):
     del batches
     expected = (len(slices(len(split), 128)), len(split))
     counts = []
-    measure(benchmark, lambda: counts.append(iterate(loader)), sizes, rounds=sizes["epoch_rounds"])
+    measure(benchmark, lambda: counts.append(iterate(loader)), sizes, **epoch_rounds(sizes, pipeline))
     assert set(counts) == {expected}

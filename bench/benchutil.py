@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def measure(benchmark, target, sizes, *, rounds=None, setup=None, iterations=1):
+def measure(benchmark, target, sizes, *, rounds=None, warmup_rounds=None, setup=None, iterations=1):
     """Time ``target`` (which ends in block_until_ready) for the sizes's rounds, warm-up outside them; a round of
     ``iterations`` calls is timed as one and stored divided by them (`jaxmlp.measure.floor.per_call`).
 
@@ -13,11 +13,21 @@ def measure(benchmark, target, sizes, *, rounds=None, setup=None, iterations=1):
         target,
         setup=setup,
         rounds=rounds or sizes["rounds"],
-        warmup_rounds=sizes["warmup_rounds"],
+        warmup_rounds=sizes["warmup_rounds"] if warmup_rounds is None else warmup_rounds,
         iterations=iterations,
     )
     stats = getattr(benchmark, "stats", None)
     return None if stats is None else stats.stats.median
+
+
+def epoch_rounds(sizes, pipeline):
+    """The rounds and warm-up rounds of an epoch of ``pipeline`` (``measure``'s keywords): a slow rung's
+    (`jaxmlp.registry.SLOW_PIPELINES`, ``--slow-rounds``) or the size's epoch rounds."""
+    from jaxmlp import registry
+
+    if pipeline in registry.SLOW_PIPELINES:
+        return {"rounds": sizes["slow_rounds"], "warmup_rounds": sizes["slow_warmup_rounds"]}
+    return {"rounds": sizes["epoch_rounds"], "warmup_rounds": sizes["warmup_rounds"]}
 
 
 FLOAT32 = {"rtol": 1e-3, "atol": 1e-2}

@@ -4,6 +4,9 @@ Options (after `nox -s bench --`, or to pytest directly):
   --size {smoke,quick,full}   sizes and rounds (quick by default; smoke runs everything once, tiny)
   --backends cpu,gpu,tpu     which JAX backends to measure (default: every backend JAX sees)
   --rounds N                  timed rounds of every benchmark, whatever the size says (e.g. 3 on a machine held briefly)
+  --slow-rounds N             timed rounds of the slow rungs (registry.SLOW_PIPELINES: the tutorial's DataLoader), their
+                              checked first epoch their only warm-up (default: as every benchmark)
+  --pipelines P,...           the pipelines of the epoch and loader benchmarks (default: every one the size has)
 """
 
 from __future__ import annotations
@@ -74,6 +77,18 @@ def pytest_addoption(parser):
         "--backends", default="auto", help="comma-separated JAX backends to measure, e.g. cpu,tpu (default: all seen)"
     )
     group.addoption("--rounds", type=int, default=None, help="timed rounds of every benchmark (default: the size's)")
+    group.addoption(
+        "--slow-rounds",
+        type=int,
+        default=None,
+        help="timed rounds of the slow rungs (the tutorial's DataLoader: "
+        f"{', '.join(registry.SLOW_PIPELINES)}), their checked first epoch their only warm-up (default: as the rest)",
+    )
+    group.addoption(
+        "--pipelines",
+        default=None,
+        help="comma-separated pipelines of the epoch and loader benchmarks, e.g. seed,seed_batched (default: all)",
+    )
 
 
 def visible_backends() -> list[str]:
@@ -110,6 +125,21 @@ def pytest_configure(config):
         if rounds < 1:
             raise pytest.UsageError(f"--rounds {rounds}: a benchmark needs at least one timed round; give 1 or more")
         sizes.update(rounds=rounds, epoch_rounds=rounds)
+    sizes.update(slow_rounds=sizes["epoch_rounds"], slow_warmup_rounds=sizes["warmup_rounds"])
+    slow = config.getoption("--slow-rounds")
+    if slow is not None:
+        if slow < 1:
+            raise pytest.UsageError(f"--slow-rounds {slow}: a benchmark needs at least one timed round; give 1 or more")
+        sizes.update(slow_rounds=slow, slow_warmup_rounds=0)  # their first epoch, checked, runs before the rounds
+    asked = config.getoption("--pipelines")
+    if asked is not None:
+        chosen = [p.strip() for p in asked.split(",") if p.strip()]
+        unknown = [p for p in chosen if p not in registry.PIPELINES]
+        if unknown or not chosen:
+            raise pytest.UsageError(
+                f"--pipelines {asked}: choose from {', '.join(registry.PIPELINES)} (comma-separated)"
+            )
+        sizes["pipeline"] = tuple(p for p in sizes["pipeline"] if p in chosen)
     config.jaxmlp_sizes = sizes
     config.jaxmlp_metadata = environment.metadata()  # now, before the run: the commit (and its state) measured
 
@@ -155,6 +185,7 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     meta = {**header(BENCH), **config.jaxmlp_metadata}  # the file's kind and schema version, with the metadata
     meta["size"] = config.getoption("--size")
     meta["rounds_asked"] = config.getoption("--rounds")  # None: the size's own
+    meta["slow_rounds_asked"] = config.getoption("--slow-rounds")  # None: as the others; each row's own: its rounds
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
     machine_info[METADATA_KEY] = meta
 

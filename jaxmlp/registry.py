@@ -45,6 +45,11 @@ ONE_PROGRAM = ("scan", "sharded", "pallas")
 WORKER_PIPELINES = ("seed", "seed_batched", "grain")
 """The pipelines whose loader has worker processes (``--workers``)."""
 
+SLOW_PIPELINES = ("seed", "seed_batched")
+"""The tutorial's DataLoader rungs (torch's DataLoader, a sample or a batch at a time): seconds an epoch on any
+backend, every other rung milliseconds on an accelerator. A benchmark run may time them with fewer rounds than the rest
+(bench's ``--slow-rounds``); the accelerator check times them in a call of their own (`bench/accelerator/run.sh`)."""
+
 LOADER_PIPELINES = (*WORKER_PIPELINES, "hf", "batched")
 """The pipelines whose input is measured alone (`bench_loader.py`): the loaders of the ladder, and array slicing."""
 

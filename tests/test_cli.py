@@ -12,7 +12,7 @@ import pytest
 from conftest import write_idx_folder
 
 from jaxmlp.cli import build_parser, main, options
-from jaxmlp.errors import EXIT_DIVERGED, EXIT_ERROR
+from jaxmlp.errors import EXIT_DIVERGED, EXIT_ERROR, JaxmlpError
 
 
 def run_cli(*args, timeout=240):
@@ -81,6 +81,38 @@ def test_accelerator_asked_for_and_absent(capsys, backend):
     err = capsys.readouterr().err
     assert err.startswith(f"jaxmlp train: error: --backend {backend} was asked for, but JAX sees no {backend.upper()}")
     assert "--backend cpu" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("backend", ["gpu", "tpu"])
+def test_roofline_asks_for_its_backend_like_the_other_commands(capsys, tmp_path, backend):
+    """`jaxmlp roofline --backend` selects its device as `train` does (`select_device`): an absent accelerator is one
+    line, before any ceiling is measured or any file written."""
+    from jaxmlp.measure.environment import select_device
+
+    try:
+        select_device(backend)
+        pytest.skip(f"a {backend} is visible here: the refusal cannot be shown")
+    except Exception:
+        pass
+    assert main(["roofline", "--backend", backend, "--out", str(tmp_path)]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"jaxmlp roofline: error: --backend {backend} was asked for, but JAX sees no {backend.upper()}"
+    )
+    assert err.count("\n") == 1 and not list(tmp_path.iterdir())
+
+
+def test_the_roofline_workloads_run_on_the_backend_asked_for():
+    """What roofline hands its workloads (`Measuring.backend`): they are measured on that backend's device."""
+    from jaxmlp.measure.sweep.settings import Measuring
+    from jaxmlp.measure.sweep.worker import measure_process
+
+    measuring = Measuring(("step",), "synthetic", None, 512, 2, 2, backend="cpu")
+    done = measure_process(measuring)
+    assert done.metadata["backend"] == "cpu" and set(done.workloads) == {"step"}
+    assert Measuring.from_json(measuring.to_json()) == measuring
+    with pytest.raises(JaxmlpError, match="unknown --backend 'npu'"):
+        Measuring(backend="npu")
 
 
 def test_batch_larger_than_the_data(capsys):

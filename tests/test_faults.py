@@ -336,6 +336,24 @@ def test_a_tpu_held_by_another_program_is_one_line_never_the_cpu(said, platforms
     assert done.stderr.count("\n") == 1 and not json_path.exists()  # no CPU numbers filed for the TPU
 
 
+def test_roofline_refuses_a_held_tpu_in_one_line_before_measuring(tmp_path):
+    script = tmp_path / "held_tpu.py"
+    script.write_text(HELD_TPU)
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"} | {"PYTHONPATH": str(ROOT)}
+    out = tmp_path / "reports"
+    done = subprocess.run(
+        [sys.executable, str(script), NEWER, "roofline", "--backend", "tpu", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == EXIT_ERROR and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.startswith("jaxmlp roofline: error: the TPU is in use by another program: ")
+    assert "process 4242 holds it" in done.stderr and done.stderr.count("\n") == 1
+    assert not list(out.iterdir())  # no CPU ceilings filed for the TPU
+
+
 OUT_OF_MEMORY = """
 import pytest
 

@@ -114,3 +114,54 @@ def test_a_machine_is_its_cpu_cores_backend_and_device():
     assert machine({"cpu_model": "unknown", "cpu_affinity": 13, "backend": "tpu", "device_kind": "TPU v5 lite"}) == (
         "TPU v5 lite (host: 13 cores)"
     )
+
+
+OPS = FIXTURES / "ops"
+"""The TPU ladder run and its traces' operation tables in the run's folder (`layout.run_folder`), the tables cut."""
+OPERATIONS = "Where the accelerator's time goes, by operation"
+
+
+def test_an_accelerator_runs_operation_tables_answer_with_each_pipelines_top_operations(tmp_path, capsys):
+    from jaxmlp.report.sections import CPU_ACCELERATOR, build_sections
+    from jaxmlp.results.traces import OPERATION_COLUMNS
+
+    folder = tmp_path / "reports"
+    shutil.copytree(OPS, folder)
+    shutil.copy(FIXTURES / "bench-cpu.json", folder)
+    results = load(ResultsStore(folder))
+    every = findings(results, (), folder)
+    (found,) = [f for f in every if f.question == OPERATIONS]
+    assert found.answered and found.anchor == CPU_ACCELERATOR and found.machine == "TPU v5 lite (host: 13 cores)"
+    assert found.run == "bench-20261206T012031-tpu.json (2026-12-06 01:20 UTC)"
+    assert found.answer == (
+        "pallas: 6 operations, the largest run.1 (custom-call), 90.0% of the time, bound by Compute; "
+        "scan: 12 operations, the largest fusion.178 (convolution fusion), 11.1% of the time, bound by Compute."
+    )
+    pallas, scan = (t.frame for t in found.tables)
+    assert "tpu-20261206T012031/ops-scan.csv" in found.tables[1].caption
+    assert list(scan.columns) == OPERATION_COLUMNS and len(scan) == 8 and len(pallas) == 6  # the top 8 of 12
+    assert scan["self_us"].is_monotonic_decreasing and scan["share"].iloc[0] == pytest.approx(0.110905, abs=1e-6)
+    # the report's accelerator section shows them beside the CPU-against-TPU table, which alone is plotted
+    (section,) = [s for s in build_sections(results, (), folder, every) if s.anchor == CPU_ACCELERATOR]
+    assert any(t.frame.equals(scan) for t in section.tables)
+    assert [p.kind for p in section.plots] == ["cpu_accelerator"]
+    assert main(["summary", str(folder / "bench-20261206T012031-tpu.json")]) == 0  # the run asked for by name
+    assert found.answer in capsys.readouterr().out
+
+
+def test_an_operation_table_that_cannot_be_read_is_named_and_a_cpu_run_never_looked_for(tmp_path):
+    from jaxmlp.results.layout import run_folder
+
+    folder = tmp_path / "reports"
+    shutil.copytree(OPS, folder)
+    (folder / "tpu-20261206T012031" / "ops-seed.csv").write_text("name,time\nx,1\n")
+    shutil.copy(FIXTURES / "bench-cpu.json", folder / "bench-20261201T100000-cpu.json")
+    (folder / "cpu-20261201T100000").mkdir()  # where a CPU run's tables would be; the finding is an accelerator's
+    shutil.copy(OPS / "tpu-20261206T012031" / "ops-scan.csv", folder / "cpu-20261201T100000")
+    (found,) = [f for f in findings(load(ResultsStore(folder)), (), folder) if f.question == OPERATIONS]
+    assert found.answer.endswith(
+        "; ops-seed.csv not read (no operation, self_us, self_percent column (not an operation table of op_tables.py))."
+    )
+    assert run_folder(folder / "bench-20261206T012031-tpu.json") == folder / "tpu-20261206T012031"
+    assert run_folder("bench-20261206T012031-cpu-tpu.json").name == "cpu-tpu-20261206T012031"
+    assert run_folder("reports/bench-undated-cpu.json") is None and run_folder("train-20261206T012031-x.json") is None

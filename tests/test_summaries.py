@@ -291,7 +291,7 @@ def test_a_bench_file_with_every_library_sets_each_precision_against_its_best_ra
         "| cpu | 2048x2048x2048 | bf16 | xla | 17.2 ms (IQR 344 µs) | 1.00 TFLOP/s | ×5.00 |  |",
         "| cpu | 2048x2048x2048 | bf16 | torch | 8.59 ms (IQR 172 µs) | 2.00 TFLOP/s | ×5.00 | fastest |",
     ]
-    assert "| cpu | floor, f32 | f32 | 500 ms | ×1.00 | - | - | torch | 400 GFLOP/s |  | - |" in md
+    assert "| cpu | floor, f32 | f32 | 500 ms | ×1.00 | - | - | - | torch | 400 GFLOP/s |  | - |" in md  # no rounds
     lines = summary(capsys, path)
     assert "Not shown (`--all` shows them): The floor's products in each library and precision (5 rows)" in lines
     (floor,) = bench.floor(benchmark_runs(load(ResultsStore(tmp_path)).runs))

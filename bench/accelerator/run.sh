@@ -2,7 +2,9 @@
 # The whole accelerator check (a GPU, a TPU, or the CPU as a dry run) in one command, under one hard time limit:
 #   bench     each benchmark module on its own (--modules: floor, epoch, update, predict, loader; quick sizes,
 #             --rounds), its own file and time cap, with pytest's --durations: a module cut off loses only itself;
-#             then the modules' benchmarks in one bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
+#             the slow rungs (the tutorial's DataLoader, registry.SLOW_PIPELINES: seconds an epoch) timed with
+#             --slow-rounds rounds, their epochs in a call of their own after the modules (bench-epoch-slow); then
+#             the modules' benchmarks in one bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
 #   profile   an XLA trace of the `scan` epoch, of the `pallas` epoch (a TPU's) and of the tutorial's `seed` steps
 #             (the `batched` host loop where torch or PIL is missing)
 #   precision the `scan` pipeline (and `pallas` on a TPU) trained --train-epochs per precision (`--precision` f32,
@@ -24,35 +26,67 @@
 #                                             /opt/pypi/simple), torch's CPU build from a folder of wheels
 #                                             ($JAXMLP_TPU_WHEELS, default /opt/wheels) for the tutorial's DataLoader
 #   bench/accelerator/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
-# Options: --limit SECONDS (default 480: the hard limit of the whole run), --rounds N (default 3), --size SIZE (the
-# bench's sizes, default quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,...,
-# --modules MODULE,... (the bench step's modules, in that order), --train-epochs N (the precision step's epochs, 1)
+# Options: --limit SECONDS (default 480: the hard limit of the whole run), --rounds N (default 3), --slow-rounds N
+# (the slow rungs' rounds, default 1), --size SIZE (the bench's sizes, default quick; the CPU dry run: smoke, every
+# benchmark at tiny sizes), --only STEP,..., --modules MODULE,... (the bench step's modules, in that order),
+# --pipelines P,... (the epoch and loader modules' pipelines, default all), --train-epochs N (the precision step's
+# epochs, 1). A TPU host held for ten minutes a call takes two calls
+# (bench/accelerator/README.md): --modules floor,epoch --only bench,profile, then --modules update,predict,loader
+# --only bench,precision,scaling.
 set -uo pipefail
 
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
 
-backend=gpu limit=480 rounds=3 size=quick only=bench,profile,precision,nox,scaling modules=floor,epoch,update,predict,loader
-train_epochs=1
-usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --size quick|smoke|..., --only bench,profile,precision,nox,scaling, --modules floor,epoch,update,predict,loader, --train-epochs N"
+backend=gpu limit=480 rounds=3 slow_rounds=1 size=quick only=bench,profile,precision,nox,scaling
+modules=floor,epoch,update,predict,loader pipelines= train_epochs=1
+usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --slow-rounds N, --size quick|smoke|..., --only bench,profile,precision,nox,scaling, --modules floor,epoch,update,predict,loader, --pipelines P,..., --train-epochs N"
 while [ $# -gt 0 ]; do
-    case $1 in --backend|--limit|--rounds|--size|--only|--modules|--train-epochs)
+    case $1 in --backend|--limit|--rounds|--slow-rounds|--size|--only|--modules|--pipelines|--train-epochs)
         [ $# -ge 2 ] || { echo "bench/accelerator/run.sh: $1 needs a value: $usage" >&2; exit 2; } ;;
     esac
     case $1 in
         --backend) backend=$2; shift 2 ;;
         --limit) limit=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
+        --slow-rounds) slow_rounds=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
         --modules) modules=$2; shift 2 ;;
+        --pipelines) pipelines=$2; shift 2 ;;
         --train-epochs) train_epochs=$2; shift 2 ;;
         *) echo "bench/accelerator/run.sh: unknown argument $1: $usage" >&2; exit 2 ;;
     esac
 done
 case $backend in cpu|gpu|tpu) ;; *) echo "bench/accelerator/run.sh: --backend $backend: use cpu, gpu or tpu" >&2; exit 2 ;; esac
-
+for pair in "--limit $limit" "--rounds $rounds" "--slow-rounds $slow_rounds" "--train-epochs $train_epochs"; do
+    [[ ${pair#* } =~ ^[1-9][0-9]*$ ]] || { echo "bench/accelerator/run.sh: $pair: give a whole number, 1 or more" >&2; exit 2; }
+done
+for module in ${modules//,/ }; do
+    case $module in floor|epoch|update|predict|loader) ;;
+        *) echo "bench/accelerator/run.sh: --modules $module: use floor, epoch, update, predict or loader" >&2; exit 2 ;;
+    esac
+done
+for name in ${only//,/ }; do
+    case $name in bench|profile|precision|nox|scaling) ;;
+        *) echo "bench/accelerator/run.sh: --only $name: use bench, profile, precision, nox or scaling" >&2; exit 2 ;;
+    esac
+done
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# The pipelines asked for (all by default), split: the fast rungs, then the slow ones (registry.SLOW_PIPELINES)
+split=$(PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH} python3 - "$pipelines" <<'EOF'
+import sys
+from jaxmlp import registry  # plain Python: nothing else imported
+asked = [p.strip() for p in sys.argv[1].split(",") if p.strip()] or list(registry.PIPELINES)
+unknown = [p for p in asked if p not in registry.PIPELINES]
+if unknown:
+    sys.exit(f"bench/accelerator/run.sh: --pipelines {','.join(unknown)}: use {','.join(registry.PIPELINES)}")
+print(",".join(p for p in asked if p not in registry.SLOW_PIPELINES) or "-",
+      ",".join(p for p in asked if p in registry.SLOW_PIPELINES) or "-")
+EOF
+) || exit 2
+read -r fast slow <<<"$split"
+
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-run.XXXXXX")}
 mkdir -p "$out" 2>/dev/null && touch "$out/log.txt" 2>/dev/null || { echo "bench/accelerator/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
 stage=$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-stage.XXXXXX")  # what gets packed: results/, modules/, traces/
@@ -91,7 +125,9 @@ step() {  # step NAME NEEDS CAP COMMAND...: run it for at most CAP s and the tim
 }
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
-echo "== bench/accelerator/run.sh --backend $backend --limit $limit --rounds $rounds --size $size --only $only; $(date -u +%FT%TZ)"
+echo "== bench/accelerator/run.sh --backend $backend --limit $limit --rounds $rounds --slow-rounds $slow_rounds" \
+    "--size $size --only $only --modules $modules --pipelines ${pipelines:-all} --train-epochs $train_epochs;" \
+    "$(date -u +%FT%TZ)"
 if [ "$backend" = gpu ]; then  # the GPU first: nothing is installed on a machine without one
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null \
         || { echo "bench/accelerator/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu" >&2; exit 2; }
@@ -120,11 +156,15 @@ print(" ".join(p for m, p in names.items() if u.find_spec(m) is None))')
     fi
 fi
 export PYTHONPATH=$root${PYTHONPATH:+:$PYTHONPATH}  # this checkout's jaxmlp, installed or not
-$python - "$backend" <<'EOF' || { echo "bench/accelerator/run.sh: JAX has no $backend device here" >&2; exit 2; }
+$python - "$backend" <<'EOF' || exit 2
 import os, platform, sys
 import jax, jaxlib, numpy
 from jaxmlp.measure import environment
-device = jax.devices(sys.argv[1])[0]
+try:  # an absent accelerator, or a TPU another program holds: one line (`select_device`), never a traceback
+    device = environment.select_device(sys.argv[1])
+except Exception as e:
+    said = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    sys.exit(f"bench/accelerator/run.sh: JAX has no {sys.argv[1]} device here: {said}")
 torch = environment.package_version("torch") or "none"
 print(f"python {platform.python_version()}, jax {jax.__version__}, jaxlib {jaxlib.__version__}, numpy {numpy.__version__},"
       f" torch {torch}; {device.device_kind} ({device.platform}), {len(jax.devices(sys.argv[1]))} device(s);"
@@ -137,19 +177,36 @@ ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--datase
 
 before=$(ls reports)
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
-    # Caps (seconds) from TPU v5e runs with --rounds 3: floor 52 s before its peak squares and bandwidth, epoch 95
-    # before the seed, pallas and bf16-step rows, update 67, predict 67, loader 18, each with its process's start
-    # and the chip's opening (10-20 s); a GPU adds tf32 rows.
-    declare -A caps=([floor]=110 [epoch]=220 [update]=90 [predict]=100 [loader]=60)
+    # Caps (seconds) from TPU v5e runs with --rounds 3: floor 46 s before its peak squares and bandwidth, epoch 94
+    # before the pallas and bf16-step rows and without the slow rungs, update 67, predict 67, loader 18 without the
+    # slow rungs, each with its process's start and the chip's opening (10-20 s); a GPU adds tf32 rows. The slow
+    # rungs' caps (epoch-slow; the loader's) allow each of their rows two epochs (the checked first, one round) of
+    # the seed rung's 3.6 s there and its workers' start.
+    declare -A caps=([floor]=110 [epoch]=220 [update]=90 [predict]=100 [loader]=120 [epoch-slow]=180)
+    written=()  # each module's file, in the order they ran
+    bench_module() {  # bench_module NAME TARGET [PYTEST ARGS...]: one pytest process under its cap
+        local name=$1 target=$2
+        shift 2
+        step "bench-$name" 20 "${caps[$name]}" $python -m pytest "$target" -q -p no:cacheprovider --durations=0 \
+            --backends "$backend" --rounds "$rounds" --slow-rounds "$slow_rounds" --size "$size" \
+            --benchmark-json "$stage/modules/bench-$name.json" --benchmark-save-data \
+            --benchmark-columns=min,median,iqr,rounds "$@"
+        [ -f "$stage/modules/bench-$name.json" ] && written+=("$stage/modules/bench-$name.json")
+    }
+    narrowed=()
+    [ -n "$pipelines" ] && narrowed=(--pipelines "$pipelines")
     for module in ${modules//,/ }; do
-        [ -n "${caps[$module]:-}" ] || { echo "bench/accelerator/run.sh: --modules $module: use floor, epoch, update, predict or loader" >&2; exit 2; }
-        step "bench-$module" 20 "${caps[$module]}" $python -m pytest "bench/bench_$module.py" -q \
-            -p no:cacheprovider --durations=0 --backends "$backend" --rounds "$rounds" --size "$size" \
-            --benchmark-json "$stage/modules/bench-$module.json" --benchmark-save-data \
-            --benchmark-columns=min,median,iqr,rounds
+        case $module in
+            epoch) [ "$fast" = - ] || bench_module epoch bench/bench_epoch.py --pipelines "$fast" ;;  # the slow: below
+            loader) bench_module loader bench/bench_loader.py "${narrowed[@]}" ;;
+            *) bench_module "$module" "bench/bench_$module.py" ;;
+        esac
     done
+    if [[ ",$modules," == *",epoch,"* ]] && [ "$slow" != - ]; then  # last: cut off, they lose only themselves
+        bench_module epoch-slow bench/bench_epoch.py::test_epoch --pipelines "$slow"
+    fi
     # One run, as `nox -s bench` writes it: the modules' benchmarks in one file, with the first module's metadata.
-    if $python - "$stage/bench-$backend.json" "$stage"/modules/bench-*.json <<'EOF'
+    if $python - "$stage/bench-$backend.json" "${written[@]}" <<'EOF'
 import json, os, sys
 docs = []
 for path in sys.argv[2:]:
@@ -233,4 +290,4 @@ fi
 echo "== every step completed"
 }
 
-main "$@"
+main "$@"; exit  # on the line that runs it: bash reads no further (an edit mid-run is safe)

@@ -9,11 +9,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import jax
-
 from jaxmlp.cli import options
 from jaxmlp.measure import ceilings as measured_ceilings
-from jaxmlp.measure.environment import metadata
+from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.programs import HLO_TEXT
 from jaxmlp.measure.sweep.settings import Measuring
 from jaxmlp.measure.sweep.worker import measure_process
@@ -35,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "attainable time = max(flops / FLOP rate, bytes / bandwidth), measured / attainable and "
         "which ceiling binds."
     )
-    options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.OUT)
+    options.add(parser, options.BACKEND, options.WORKLOAD, *options.DATA, *options.TIMING, options.OUT)
     parser.add_argument(
         "--remeasure-ceilings",
         action="store_true",
@@ -54,7 +52,7 @@ def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Pat
 
 def run(args: argparse.Namespace) -> int:
     store = ResultsStore(check_folder(args.out, "--out"))
-    device = jax.devices()[0]
+    device = select_device(args.backend)  # a TPU held by another program: one line, never the CPU's numbers
     meta = {**metadata(device), "backend": device.platform}
     environment = environment_of(meta)
     kept = None if args.remeasure_ceilings else kept_ceilings(store, environment)
@@ -74,7 +72,14 @@ def run(args: argparse.Namespace) -> int:
         f"{size(numpy['triad'])}/s)"
     )
     measuring = Measuring(
-        tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs, args.calls, program_facts=True
+        tuple(args.workload or ()),
+        args.dataset,
+        args.data_dir,
+        args.limit,
+        args.epochs,
+        args.calls,
+        program_facts=True,
+        backend=device.platform,  # the workloads on the device whose ceilings they are set against
     )
     result = measure_process(measuring)
     workloads = {}

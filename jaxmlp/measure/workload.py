@@ -187,11 +187,15 @@ def measure(
 
 
 def builtin(
-    names: Sequence[str] = SWEEP_WORKLOADS, train: Any = None, batch_size: int = BATCH_SIZE, precision: str = "f32"
+    names: Sequence[str] = SWEEP_WORKLOADS,
+    train: Any = None,
+    batch_size: int = BATCH_SIZE,
+    precision: str = "f32",
+    device: Any = None,
 ) -> list[Workload]:
     """The tutorial's MLP as workloads over ``train``, in ``precision``: an epoch of each sweep pipeline
     (`make_epoch`) and the jitted SGD step on one batch (``step``), from params numpy draws (why not jax.random: the
-    docs' questions/releases page)."""
+    docs' questions/releases page), on ``device`` (JAX's default device if None)."""
     import jax
     import numpy as np
 
@@ -202,7 +206,7 @@ def builtin(
     unknown = sorted(set(names) - set(SWEEP_WORKLOADS))
     if unknown:
         raise JaxmlpError(f"unknown built-in workload {', '.join(unknown)}: choose from {', '.join(SWEEP_WORKLOADS)}")
-    device = jax.devices()[0]
+    device = device or jax.devices()[0]
     rng = np.random.default_rng(0)
     scale = np.float32(1e-2)
     params = jax.device_put(

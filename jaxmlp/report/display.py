@@ -97,6 +97,10 @@ WORDS = {
     "binds": "binds",
     "x_attainable": "× attainable",
     "intensity": "FLOP per byte",
+    "operation": "operation",
+    "category": "category",
+    "self_us": "time (self, whole trace)",
+    "bound_by": "bound by",
 }
 """Each column's header in words; a column not named here reads with its underscores as spaces."""
 

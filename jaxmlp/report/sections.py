@@ -259,9 +259,9 @@ def build_sections(
         "The newest run of each backend.",
         lambda f: (
             [Figure("CPU vs accelerator epoch times", "cpu_accelerator", (f.tables[0].frame,))]
-            if f.tables and len(f.tables[0].frame)
+            if f.tables and len(f.tables[0].frame) and "cpu_over_accelerator" in f.tables[0].frame
             else []
-        ),
+        ),  # the CPU-against-accelerator table's plot, not the operation tables'
     )
     if (drawn := history_section(results, _of(found, HISTORY), past)) is not None:
         sections.append(drawn)

@@ -42,6 +42,7 @@ PIPELINE_COLUMNS = [
     "x_floor",
     "samples_per_s",
     "compile_s",
+    "rounds",
     "library",
     "gflop_per_s",
     "pipeline",
@@ -131,7 +132,8 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 @shows(registry.EPOCH, registry.STEP_GEMMS)
 def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
     """Per backend: the floor of each precision the run measured (its library and rate, `floors`), the step's
-    matmuls alone (f32), then each pipeline, fastest first; each row as times the floor of its own precision."""
+    matmuls alone (f32), then each pipeline, fastest first, with its timed rounds; each row as times the floor of its
+    own precision."""
     rows: list[dict[str, Any]] = []
     floor_table = floors(df)
     for backend, d in df.groupby("backend") if "backend" in df else ():
@@ -156,10 +158,11 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         epochs = epochs.assign(precision=precisions(epochs))
         epochs = epochs.reindex(
             columns=[
-                *epochs.columns.drop(["iqr", "samples_per_second", "compile_seconds"], errors="ignore"),
+                *epochs.columns.drop(["iqr", "samples_per_second", "compile_seconds", "rounds"], errors="ignore"),
                 "iqr",
                 "samples_per_second",
                 "compile_seconds",
+                "rounds",
             ]
         )  # absent in older rows
         rows += [
@@ -173,6 +176,7 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
                 "epoch_iqr_s": r.iqr,
                 "samples_per_s": r.samples_per_second,
                 "compile_s": r.compile_seconds,
+                "rounds": r.rounds,  # the slow rungs may have fewer (bench's --slow-rounds)
             }
             for r in epochs.sort_values("median").itertuples()
         ]

@@ -33,6 +33,8 @@ EXPLAIN = "explain"  # `jaxmlp sweep explain A B`: explain-<time>/explain.json, 
 ROOFLINE = "roofline"  # `jaxmlp roofline`: roofline-<time>.json (its ceilings and each workload's point)
 CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth, once per environment: ceilings-<time>.json
 
+OPS_FILE = "ops-{pipeline}.csv"  # in a benchmark run's folder: a profiled pipeline's operation table (`run_folder`)
+
 TRIALS_FILE = "trials.json"
 VALIDATION_FILE = "validation.json"
 BISECT_FILE = "bisect.json"
@@ -103,6 +105,27 @@ def probe_folder(number: int) -> str:
 def trace_run(pipeline: str, when: _dt.datetime | str | None = None) -> str:
     """A capture's run folder under the TensorBoard logdir: ``scan-<time>``."""
     return f"{pipeline}-{stamp(when)}"
+
+
+def run_folder(bench_file: str | Path) -> Path | None:
+    """The folder of a benchmark run's other files, beside its file: ``bench-20261206T012031-tpu.json`` →
+    ``tpu-20261206T012031/`` (the accelerator check's files of that run, its operation tables `OPS_FILE`); None for
+    a name without a time."""
+    path = Path(bench_file)
+    kind, _, rest = path.stem.partition("-")
+    when, _, what = rest.partition("-")
+    if kind != BENCH or not _STAMP.fullmatch(when):
+        return None
+    return path.with_name(f"{what or 'host'}-{when}")
+
+
+def ops_pipeline(path: str | Path) -> str | None:
+    """The pipeline an operation table is of, from its name (`OPS_FILE`: ``ops-scan.csv`` → ``scan``), else None."""
+    prefix, suffix = OPS_FILE.split("{pipeline}")
+    name = Path(path).name
+    if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix) + len(suffix):
+        return name[len(prefix) : -len(suffix)]
+    return None
 
 
 def is_hidden(path: Path, folder: Path) -> bool:

@@ -13,6 +13,7 @@ from typing import NamedTuple, cast
 import pandas as pd
 
 from jaxmlp.measure.profiling import STEP_NAME
+from jaxmlp.results import layout
 
 # Runtime wrappers around the operations, not operations themselves.
 _RUNTIME = ("ThreadpoolListener::", "ThunkExecutor::", "SlinkyThreadPool::", "H2D Dispatch", "D2H Dispatch")
@@ -206,3 +207,43 @@ def hlo_stats(xplane: str | Path) -> pd.DataFrame | None:
     kept = [c for c in HLO_STATS_COLUMNS if c in frame]
     frame = frame[kept].rename(columns=HLO_STATS_COLUMNS)
     return frame.sort_values("self_us", ascending=False, kind="stable").reset_index(drop=True)
+
+
+OPERATION_COLUMNS = ["operation", "category", "share", "self_us", "occurrences", "bound_by"]
+"""An operation table as the report shows it: the operation, its category, its share of the trace's operations' self
+time, that self time (µs, summed over the trace), its calls and what bounds it (xprof's words)."""
+
+
+def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """A benchmark run's operation tables (`hlo_stats` written by ``bench/accelerator/op_tables.py`` into the run's
+    folder, `layout.run_folder`, as `layout.OPS_FILE`), by pipeline; and each table that could not be read, by its
+    file's name, with why. Both empty where the run has none."""
+    folder = layout.run_folder(bench_file)
+    tables: dict[str, pd.DataFrame] = {}
+    unread: dict[str, str] = {}
+    if folder is None or not folder.is_dir():
+        return tables, unread
+    for path in sorted(folder.glob(layout.OPS_FILE.format(pipeline="*"))):
+        pipeline = layout.ops_pipeline(path)
+        if pipeline is None:
+            continue
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError, UnicodeDecodeError) as e:  # pandas' parser errors are ValueErrors
+            unread[path.name] = str(e).splitlines()[0] if str(e) else type(e).__name__
+            continue
+        missing = [c for c in ("operation", "self_us", "self_percent") if c not in table]
+        if missing:
+            unread[path.name] = f"no {', '.join(missing)} column (not an operation table of op_tables.py)"
+            continue
+        tables[pipeline] = table
+    return tables, unread
+
+
+def top_operations(table: pd.DataFrame, n: int = 8) -> pd.DataFrame:
+    """The ``n`` operations of an operation table with the most self time, in `OPERATION_COLUMNS` (the share a
+    fraction of the trace's operations' self time, xprof's percentage over 100)."""
+    top = table.sort_values("self_us", ascending=False, kind="stable").head(n)
+    out = top.reindex(columns=OPERATION_COLUMNS)
+    out["share"] = top["self_percent"].astype(float) / 100
+    return out.reset_index(drop=True)

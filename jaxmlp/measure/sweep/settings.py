@@ -14,7 +14,7 @@ from typing import Any
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.workload import parse_spec, workload_name
-from jaxmlp.registry import ALPHA, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
+from jaxmlp.registry import ALPHA, BACKENDS, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
 
 TOLERANCE = 1e-3
 """How far (relative) a workload's values may differ between cells before its row says "results differ"."""
@@ -40,6 +40,7 @@ class Measuring:
     program_facts: bool = False  # also record what each workload compiled (`jaxmlp.measure.programs`): the probe's
     profile_dir: str | None = None  # also trace a few calls of each workload into <profile_dir>/<workload>
     precision: str = "f32"  # the built-in workloads' (`registry.PRECISIONS`); a user workload sets its own
+    backend: str | None = None  # the JAX backend measured on (`registry.BACKENDS`; None: JAX's default device)
 
     def __post_init__(self) -> None:
         errors.at_least("--epochs", self.epochs, 2, "the first epoch is recorded apart from the steady state")
@@ -50,6 +51,8 @@ class Measuring:
             raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {self.inject_slowdown}")
         if self.precision not in PRECISIONS:
             raise JaxmlpError(f"unknown --precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise JaxmlpError(f"unknown --backend {self.backend!r}: choose one of {', '.join(BACKENDS)}")
         if self.dataset not in DATASETS:
             raise JaxmlpError(f"unknown --dataset {self.dataset!r}: choose one of {', '.join(DATASETS)}")
         for spec in self.workloads:

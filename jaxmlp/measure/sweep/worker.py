@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -45,6 +46,15 @@ def measure_process(measuring: Measuring) -> ProcessResult:
     ``measuring.epochs`` times, the step and user workloads ``measuring.calls`` times."""
     import jax
 
+    device = jax.devices(measuring.backend)[0]  # JAX's default device where no backend is asked for
+    with jax.default_device(device) if measuring.backend else contextlib.nullcontext():
+        return _measure_on(measuring, device)
+
+
+def _measure_on(measuring: Measuring, device: Any) -> ProcessResult:
+    """`measure_process` on ``device`` (the built-in workloads' arrays placed there)."""
+    import jax
+
     from jaxmlp.measure import workload as w
     from jaxmlp.measure.environment import metadata
 
@@ -57,13 +67,12 @@ def measure_process(measuring: Measuring) -> ProcessResult:
 
         train, _ = load_arrays(measuring.dataset, measuring.data_dir, measuring.limit)
         samples = len(train)
-        made = {x.name: x for x in w.builtin(builtin, train, precision=measuring.precision)}
+        made = {x.name: x for x in w.builtin(builtin, train, precision=measuring.precision, device=device)}
     for spec in (s for s in specs if not is_builtin(s)):
         user = w.from_spec(spec)
         if user.name in made:
             raise JaxmlpError(f"workload {spec!r} is named {user.name!r} like another workload: rename its file")
         made[user.name] = user
-    device = jax.devices()[0]
     meta = {
         **metadata(device),
         "injected_slowdown": measuring.inject_slowdown,

@@ -9,11 +9,22 @@ from typing import Any
 
 import pandas as pd
 
+from jaxmlp import registry
 from jaxmlp.results import history, layout, tables
-from jaxmlp.results.findings.model import HISTORY, PROFILES, SCALING, TRAINING, TTA, Finding, Table, shown
-from jaxmlp.results.findings.select import machine, machine_of, stamp_of
+from jaxmlp.results.findings.model import (
+    CPU_ACCELERATOR,
+    HISTORY,
+    PROFILES,
+    SCALING,
+    TRAINING,
+    TTA,
+    Finding,
+    Table,
+    shown,
+)
+from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.frames import Results
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.traces import CaptureSummary, op_tables, top_operations
 from jaxmlp.units import duration, percent, ratio
 
 SCALING_CAPTION = (
@@ -25,6 +36,68 @@ SCALING_CAPTION = (
 def _where(path: str | Path, folder: Path | None, stamp: str = "") -> str:
     when = stamp or layout.stamp_in(path)
     return f"{shown(path, folder)}" + (f" ({layout.shown_stamp(when)})" if when else "")
+
+
+OPERATIONS_SHOWN = 8
+"""The operations each profiled pipeline's table shows, most self time first (its file holds them all)."""
+
+
+def operations(
+    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
+) -> list[Finding]:
+    """Per accelerator, its newest benchmark run with operation tables in its folder (`traces.op_tables`): each
+    profiled pipeline's operations with the most self time."""
+    read: dict[str, tuple[dict[str, pd.DataFrame], dict[str, str]]] = {}
+
+    def tables_of(part: pd.DataFrame) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+        file = str(part["file"].iloc[0])
+        if file not in read:
+            read[file] = op_tables(file)
+        return read[file]
+
+    def answers(part: pd.DataFrame) -> bool:
+        accelerator = bool(set(part["backend"].dropna()) & set(registry.ACCELERATORS))
+        return accelerator and any(tables_of(part))  # the CPU's runs: no file looked for
+
+    out = []
+    for part in newest_per_backend(runs_by_file, answers, timed_only).values():
+        by_pipeline, unread = tables_of(part)
+        file = str(part["file"].iloc[0])
+        ops = layout.run_folder(file)
+        said, shown_tables = [], []
+        for pipeline, table in by_pipeline.items():
+            top = top_operations(table, OPERATIONS_SHOWN)
+            first = top.iloc[0] if len(top) else None
+            said.append(
+                f"{pipeline}: {len(table)} operations"
+                + (
+                    ""
+                    if first is None
+                    else f", the largest {first.operation} ({first.category}), {percent(first.share)} of the time"
+                    + (f", bound by {first.bound_by}" if pd.notna(first.bound_by) else "")
+                )
+            )
+            where = shown(str(ops / layout.OPS_FILE.format(pipeline=pipeline)) if ops else file, folder)
+            shown_tables.append(
+                Table(
+                    f"{pipeline}: the {len(top)} operations with the most self time of the {len(table)} in its trace "
+                    f"({where}; xprof's hlo_stats: share of the operations' self time, time summed over the trace)",
+                    top,
+                )
+            )
+        said += [f"{name} not read ({why})" for name, why in unread.items()]
+        out.append(
+            Finding(
+                "Where the accelerator's time goes, by operation",
+                "; ".join(said) + ".",
+                CPU_ACCELERATOR,
+                True,
+                _where(file, folder, stamp_of(part)),
+                machine_of(part),
+                tuple(shown_tables),
+            )
+        )
+    return out
 
 
 def _scaling_label(row: Any) -> str:
