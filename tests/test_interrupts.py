@@ -163,6 +163,31 @@ def test_train_stopped_by_sigterm_to_itself_alone_stops_its_workers(tmp_path):
     one_line(stopped, "train", signal.SIGTERM)  # the workers, which got no signal, are gone too
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_train_stopped_while_its_grain_workers_start(signum, tmp_path):
+    stopped = stop(
+        [
+            "train",
+            "--pipeline",
+            "grain",
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "2048",
+            "--epochs",
+            "50",
+            "--workers",
+            "2",
+        ],
+        has_child(SPAWNED),
+        signum,
+        tmp_path,
+    )
+    one_line(stopped, "train", signum)
+    assert any(SPAWNED in c for c in stopped.children.values()), stopped.children
+    assert stopped.err.count("\n") == 1, stopped.err  # nothing from Grain's workers, threads or resource tracker
+
+
 def test_tta_stopped_mid_run(tmp_path):
     stopped = stop(
         ["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "50", "--out", str(tmp_path / "out")],
