@@ -5,6 +5,7 @@ included) and leave no process behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from jaxmlp.measure.sweep import envs
+from jaxmlp.results.schema.bench import BenchmarkDocument
 
 ROOT = Path(__file__).parent.parent
 
@@ -219,10 +221,31 @@ def test_profile_stopped_while_it_traces(tmp_path):
     one_line(stopped, "profile", signal.SIGTERM)
 
 
+SCALING = ["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--epochs", "2"]
+SCALING_WORKER = "jaxmlp.measure.scaling_worker"
+
+
 def test_scaling_stopped_while_its_worker_process_runs(tmp_path):
-    argv = ["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--out", str(tmp_path / "o")]
-    stopped = stop(argv, has_child("jaxmlp.measure.scaling_worker"), signal.SIGINT, tmp_path)
-    one_line(stopped, "scaling", signal.SIGINT)
+    stopped = stop([*SCALING, "--out", str(tmp_path / "o")], has_child(SCALING_WORKER), signal.SIGINT, tmp_path)
+    assert "nothing was written" in one_line(stopped, "scaling", signal.SIGINT)
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").glob("*.json"))
+
+
+def test_scaling_stopped_in_its_second_cell_keeps_the_first(tmp_path):
+    first_done = has_child(SCALING_WORKER)
+    stopped = stop(
+        [*SCALING, "--out", str(tmp_path / "o")],
+        lambda pid, output: "N = 1: epoch" in output and first_done(pid, output),  # N = 2's worker runs
+        signal.SIGTERM,
+        tmp_path,
+    )
+    line = one_line(stopped, "scaling", signal.SIGTERM)
+    assert "kept 1 of 2 cells in " in line, line
+    path = Path(line.split(" in ")[-1])
+    doc = BenchmarkDocument.from_json(json.loads(path.read_text()))
+    assert doc.metadata["partial"] == "stopped by SIGTERM; kept 1 of 2 cells"
+    assert {row.params["devices"] for row in doc.benchmarks} == {1}
+    assert [p.name for p in path.parent.iterdir() if p.is_file()] == [path.name]  # nothing half written beside it
 
 
 def sweep_options(tmp_path: Path) -> list[str]:
