@@ -325,3 +325,30 @@ def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
         tmp_path,
     )
     one_line(stopped, "sweep explain", signal.SIGTERM)
+
+
+ROOFLINE = ["roofline", "--dataset", "synthetic", "--limit", "2048", "--epochs", "2", "--calls", "3"]
+
+
+def test_roofline_stopped_while_it_measures_the_ceilings_writes_nothing(tmp_path):
+    stopped = stop(
+        [*ROOFLINE, "--out", str(tmp_path / "o")],
+        lambda pid, output: "Measuring this environment's ceilings" in output,
+        signal.SIGINT,
+        tmp_path,
+    )
+    assert "nothing was written" in one_line(stopped, "roofline", signal.SIGINT)
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_roofline_stopped_while_it_measures_the_workloads_keeps_the_ceilings(tmp_path):
+    stopped = stop(
+        [*ROOFLINE, "--out", str(tmp_path / "o")],
+        lambda pid, output: "Kept them in" in output,
+        signal.SIGTERM,
+        tmp_path,
+    )
+    line = one_line(stopped, "roofline", signal.SIGTERM)
+    assert "ceilings are kept in " in line, line
+    (kept,) = (tmp_path / "o").iterdir()
+    assert kept.name.startswith("ceilings-") and str(kept) in line  # and no roofline file

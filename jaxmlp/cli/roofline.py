@@ -12,6 +12,7 @@ from typing import Any
 import jax
 
 from jaxmlp.cli import options
+from jaxmlp.errors import Interrupted
 from jaxmlp.measure import ceilings as measured_ceilings
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.programs import HLO_TEXT
@@ -76,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
     measuring = Measuring(
         tuple(args.workload or ()), args.dataset, args.data_dir, args.limit, args.epochs, args.calls, program_facts=True
     )
-    result = measure_process(measuring)
+    try:
+        result = measure_process(measuring)
+    except KeyboardInterrupt as e:  # the ceilings, measured or kept before, stay for the next run
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        stopped.kept = f"this environment's ceilings are kept in {path}; no workload was measured"
+        raise stopped from None
     workloads = {}
     for name, times in result.workloads.items():
         program = {k: v for k, v in (times.program or {}).items() if k != HLO_TEXT}
