@@ -91,11 +91,12 @@ _TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
 """The resource tracker's warnings filter (``-W``): its only warnings are those that count what it cleans up."""
 
 
-def _resource_tracker_started() -> None:
+def resource_tracker_started() -> None:
     """multiprocessing's resource tracker (the process that unlinks the shared memory of workers that die) started
-    now, as multiprocessing starts it (it blocks SIGINT and SIGTERM around the start, then unblocks them in the
-    calling thread), and quiet about what it cleans up: a worker killed when a command stops leaves the shared memory
-    it was filling (Grain's batches), the tracker unlinks it, and its warning would be a second line."""
+    now, before `deaf_to_ctrl_c`: multiprocessing starts it with the first worker or queue, and then unblocks SIGINT
+    and SIGTERM in the calling thread, so the workers that thread starts next would hear Ctrl-C. Quiet about what
+    it cleans up: a worker killed when a command stops leaves the shared memory it was filling (Grain's batches),
+    the tracker unlinks it, and its warning would be a second line."""
     from multiprocessing import resource_tracker
 
     sys.warnoptions.append(_TRACKER_QUIET)  # the tracker is started with this interpreter's -W options
@@ -114,10 +115,8 @@ def deaf_to_ctrl_c(signals: Collection[int] = (signal.SIGINT,)) -> Iterator[None
     started, so that no child is left with its start data half written.
 
     ``signals``: those blocked (`STOPPING`: a worker whose start data does not fit in a pipe, Grain's, must not die
-    of a group's SIGTERM either while its parent writes them, or the write never ends). multiprocessing's resource
-    tracker is started first (`_resource_tracker_started`): the thread that starts it is left with SIGINT
-    unblocked, and so would be the workers it starts next."""
-    _resource_tracker_started()
+    of a group's SIGTERM either while its parent writes them, or the write never ends). `multiprocessing` workers
+    need the resource tracker started before (`resource_tracker_started`)."""
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set(signals))
     _STARTS[0] += 1  # and a stopping signal that reaches another thread waits for the start (`_raise`)
     try:

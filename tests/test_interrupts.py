@@ -352,3 +352,15 @@ def test_roofline_stopped_while_it_measures_the_workloads_keeps_the_ceilings(tmp
     assert "ceilings are kept in " in line, line
     (kept,) = (tmp_path / "o").iterdir()
     assert kept.name.startswith("ceilings-") and str(kept) in line  # and no roofline file
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_tensorboard_stopped_while_it_starts(signum, tmp_path):
+    (tmp_path / "traces").mkdir()
+    stopped = stop(
+        ["tensorboard", "--logdir", str(tmp_path / "traces"), "--port", "0"],
+        has_child("tensorboard.main"),
+        signum,
+        tmp_path,
+    )
+    one_line(stopped, "tensorboard", signum)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxmlp.errors import STOPPING, deaf_to_ctrl_c
+from jaxmlp.errors import STOPPING, deaf_to_ctrl_c, resource_tracker_started
 
 
 class ArraySource:
@@ -65,8 +65,9 @@ class PersistentWorkers:
         threads of its own, made here and so keeping the signals blocked, as the workers do (the command stops
         them). The first batch of each worker is read here too, so that a stopping signal waits until every worker
         has started: none is left with its start data (the dataset's arrays) half written, and none starts later."""
+        resource_tracker_started()
         with deaf_to_ctrl_c(STOPPING):
-            iterator = iter(self._dataset)
+            iterator: Iterator[tuple[np.ndarray, np.ndarray]] = iter(self._dataset)
             self._ahead = [next(iterator) for _ in range(self.workers)]  # batch j comes from worker j % workers
         return iterator
 
