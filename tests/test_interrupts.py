@@ -327,6 +327,32 @@ def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
     one_line(stopped, "sweep explain", signal.SIGTERM)
 
 
+def test_sweep_resume_stopped_while_its_processes_run_keeps_its_samples(tmp_path):
+    sweep = ["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", *sweep_options(tmp_path)]
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = stop(sweep, lambda pid, output: "1/4 processes" in output, signal.SIGTERM, tmp_path / "first")
+    assert "jaxmlp sweep resume" in one_line(first, "sweep run", signal.SIGTERM)
+    (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    stopped = stop(["sweep", "resume", str(folder)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path / "second")
+    line = one_line(stopped, "sweep resume", signal.SIGINT)
+    assert f"in {folder}" in line and "jaxmlp sweep resume" in line, line
+
+
+def test_sweep_trials_stopped_while_its_processes_run(tmp_path):
+    path = tmp_path / "tiny_workload.py"
+    path.write_text(WORKLOAD)
+    stopped = stop(
+        ["sweep", "trials", "--workload", f"{path}:make", "--trials", "3", "--processes", "2", "--calls", "2"]
+        + ["--out", str(tmp_path / "out")],
+        has_child("jaxmlp.measure"),
+        signal.SIGINT,
+        tmp_path,
+    )
+    assert "nothing was written" in one_line(stopped, "sweep trials", signal.SIGINT)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 ROOFLINE = ["roofline", "--dataset", "synthetic", "--limit", "2048", "--epochs", "2", "--calls", "3"]
 
 
