@@ -9,7 +9,7 @@ import math
 import re
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from types import FrameType
 from typing import Any
 
@@ -87,21 +87,43 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(s, handler)
 
 
+_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+"""The resource tracker's warnings filter (``-W``): its only warnings are those that count what it cleans up."""
+
+
+def resource_tracker_started() -> None:
+    """multiprocessing's resource tracker (the process that unlinks the shared memory of workers that die) started
+    now, before `deaf_to_ctrl_c`: multiprocessing starts it with the first worker or queue, and then unblocks SIGINT
+    and SIGTERM in the calling thread, so the workers that thread starts next would hear Ctrl-C. Quiet about what
+    it cleans up: a worker killed when a command stops leaves the shared memory it was filling (Grain's batches),
+    the tracker unlinks it, and its warning would be a second line."""
+    from multiprocessing import resource_tracker
+
+    sys.warnoptions.append(_TRACKER_QUIET)  # the tracker is started with this interpreter's -W options
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.warnoptions.remove(_TRACKER_QUIET)
+
+
 @contextlib.contextmanager
-def deaf_to_ctrl_c() -> Iterator[None]:
+def deaf_to_ctrl_c(signals: Collection[int] = (signal.SIGINT,)) -> Iterator[None]:
     """Processes started inside never see Ctrl-C (SIGINT is blocked in this thread while they start, and a child
     keeps its parent's blocked signals): a terminal's Ctrl-C reaches every process of its group, and a worker that
     is still importing its libraries would print a traceback of its own. The command that started them stops them
     (`stop_children`); a stopping signal sent meanwhile (to any of this process's threads) is raised once they have
-    started, so that no child is left with its start data half written."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    started, so that no child is left with its start data half written.
+
+    ``signals``: those blocked (`STOPPING`: a worker whose start data does not fit in a pipe, Grain's, must not die
+    of a group's SIGTERM either while its parent writes them, or the write never ends). `multiprocessing` workers
+    need the resource tracker started before (`resource_tracker_started`)."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set(signals))
     _STARTS[0] += 1  # and a stopping signal that reaches another thread waits for the start (`_raise`)
     try:
         yield
     finally:
         _STARTS[0] -= 1
-        if signal.SIGINT not in blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(signals) - set(blocked))
         if not _STARTS[0] and _STARTING:
             signum = _STARTING[0]
             _STARTING.clear()

@@ -5,6 +5,7 @@ included) and leave no process behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from jaxmlp.measure.sweep import envs
+from jaxmlp.results.schema.bench import BenchmarkDocument
 
 ROOT = Path(__file__).parent.parent
 
@@ -163,6 +165,31 @@ def test_train_stopped_by_sigterm_to_itself_alone_stops_its_workers(tmp_path):
     one_line(stopped, "train", signal.SIGTERM)  # the workers, which got no signal, are gone too
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_train_stopped_while_its_grain_workers_start(signum, tmp_path):
+    stopped = stop(
+        [
+            "train",
+            "--pipeline",
+            "grain",
+            "--dataset",
+            "synthetic",
+            "--limit",
+            "2048",
+            "--epochs",
+            "50",
+            "--workers",
+            "2",
+        ],
+        has_child(SPAWNED),
+        signum,
+        tmp_path,
+    )
+    one_line(stopped, "train", signum)
+    assert any(SPAWNED in c for c in stopped.children.values()), stopped.children
+    assert stopped.err.count("\n") == 1, stopped.err  # nothing from Grain's workers, threads or resource tracker
+
+
 def test_tta_stopped_mid_run(tmp_path):
     stopped = stop(
         ["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "50", "--out", str(tmp_path / "out")],
@@ -194,10 +221,31 @@ def test_profile_stopped_while_it_traces(tmp_path):
     one_line(stopped, "profile", signal.SIGTERM)
 
 
+SCALING = ["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--epochs", "2"]
+SCALING_WORKER = "jaxmlp.measure.scaling_worker"
+
+
 def test_scaling_stopped_while_its_worker_process_runs(tmp_path):
-    argv = ["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--out", str(tmp_path / "o")]
-    stopped = stop(argv, has_child("jaxmlp.measure.scaling_worker"), signal.SIGINT, tmp_path)
-    one_line(stopped, "scaling", signal.SIGINT)
+    stopped = stop([*SCALING, "--out", str(tmp_path / "o")], has_child(SCALING_WORKER), signal.SIGINT, tmp_path)
+    assert "nothing was written" in one_line(stopped, "scaling", signal.SIGINT)
+    assert not (tmp_path / "o").exists() or not list((tmp_path / "o").glob("*.json"))
+
+
+def test_scaling_stopped_in_its_second_cell_keeps_the_first(tmp_path):
+    first_done = has_child(SCALING_WORKER)
+    stopped = stop(
+        [*SCALING, "--out", str(tmp_path / "o")],
+        lambda pid, output: "N = 1: epoch" in output and first_done(pid, output),  # N = 2's worker runs
+        signal.SIGTERM,
+        tmp_path,
+    )
+    line = one_line(stopped, "scaling", signal.SIGTERM)
+    assert "kept 1 of 2 cells in " in line, line
+    path = Path(line.split(" in ")[-1])
+    doc = BenchmarkDocument.from_json(json.loads(path.read_text()))
+    assert doc.metadata["partial"] == "stopped by SIGTERM; kept 1 of 2 cells"
+    assert {row.params["devices"] for row in doc.benchmarks} == {1}
+    assert [p.name for p in path.parent.iterdir() if p.is_file()] == [path.name]  # nothing half written beside it
 
 
 def sweep_options(tmp_path: Path) -> list[str]:
@@ -277,3 +325,68 @@ def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
         tmp_path,
     )
     one_line(stopped, "sweep explain", signal.SIGTERM)
+
+
+def test_sweep_resume_stopped_while_its_processes_run_keeps_its_samples(tmp_path):
+    sweep = ["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", *sweep_options(tmp_path)]
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = stop(sweep, lambda pid, output: "1/4 processes" in output, signal.SIGTERM, tmp_path / "first")
+    assert "jaxmlp sweep resume" in one_line(first, "sweep run", signal.SIGTERM)
+    (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    stopped = stop(["sweep", "resume", str(folder)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path / "second")
+    line = one_line(stopped, "sweep resume", signal.SIGINT)
+    assert f"in {folder}" in line and "jaxmlp sweep resume" in line, line
+
+
+def test_sweep_trials_stopped_while_its_processes_run(tmp_path):
+    path = tmp_path / "tiny_workload.py"
+    path.write_text(WORKLOAD)
+    stopped = stop(
+        ["sweep", "trials", "--workload", f"{path}:make", "--trials", "3", "--processes", "2", "--calls", "2"]
+        + ["--out", str(tmp_path / "out")],
+        has_child("jaxmlp.measure"),
+        signal.SIGINT,
+        tmp_path,
+    )
+    assert "nothing was written" in one_line(stopped, "sweep trials", signal.SIGINT)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+ROOFLINE = ["roofline", "--dataset", "synthetic", "--limit", "2048", "--epochs", "2", "--calls", "3"]
+
+
+def test_roofline_stopped_while_it_measures_the_ceilings_writes_nothing(tmp_path):
+    stopped = stop(
+        [*ROOFLINE, "--out", str(tmp_path / "o")],
+        lambda pid, output: "Measuring this environment's ceilings" in output,
+        signal.SIGINT,
+        tmp_path,
+    )
+    assert "nothing was written" in one_line(stopped, "roofline", signal.SIGINT)
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_roofline_stopped_while_it_measures_the_workloads_keeps_the_ceilings(tmp_path):
+    stopped = stop(
+        [*ROOFLINE, "--out", str(tmp_path / "o")],
+        lambda pid, output: "Kept them in" in output,
+        signal.SIGTERM,
+        tmp_path,
+    )
+    line = one_line(stopped, "roofline", signal.SIGTERM)
+    assert "ceilings are kept in " in line, line
+    (kept,) = (tmp_path / "o").iterdir()
+    assert kept.name.startswith("ceilings-") and str(kept) in line  # and no roofline file
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_tensorboard_stopped_while_it_starts(signum, tmp_path):
+    (tmp_path / "traces").mkdir()
+    stopped = stop(
+        ["tensorboard", "--logdir", str(tmp_path / "traces"), "--port", "0"],
+        has_child("tensorboard.main"),
+        signum,
+        tmp_path,
+    )
+    one_line(stopped, "tensorboard", signum)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.cli import options
+from jaxmlp.errors import Interrupted
 from jaxmlp.measure import ceilings as measured_ceilings
 from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.programs import HLO_TEXT
@@ -81,7 +82,12 @@ def run(args: argparse.Namespace) -> int:
         program_facts=True,
         backend=device.platform,  # the workloads on the device whose ceilings they are set against
     )
-    result = measure_process(measuring)
+    try:
+        result = measure_process(measuring)
+    except KeyboardInterrupt as e:  # the ceilings, measured or kept before, stay for the next run
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        stopped.kept = f"this environment's ceilings are kept in {path}; no workload was measured"
+        raise stopped from None
     workloads = {}
     for name, times in result.workloads.items():
         program = {k: v for k, v in (times.program or {}).items() if k != HLO_TEXT}

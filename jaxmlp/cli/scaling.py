@@ -12,8 +12,9 @@ from pathlib import Path
 
 from jaxmlp import errors, registry
 from jaxmlp.cli import options
-from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure import distributed, scaling, workers
+from jaxmlp.measure.records import ProcessResult
 from jaxmlp.report.text import text_summary
 from jaxmlp.results.frames import benchmark_rows
 from jaxmlp.results.schema.scaling import document
@@ -142,9 +143,25 @@ def _measure(
     def traced(folder: str) -> dict[str, object]:
         return trace_share(folder, ALL_REDUCE)
 
-    results, failures = scaling.run(
-        pairs, settings, lambda line: print(line, flush=True), args.timeout, cluster is not None, trace_dir, traced
-    )
+    results: list[ProcessResult] = []
+    try:
+        _, failures = scaling.run(
+            pairs,
+            settings,
+            lambda line: print(line, flush=True),
+            args.timeout,
+            cluster is not None,
+            trace_dir,
+            traced,
+            results,
+        )
+    except KeyboardInterrupt as e:  # the cells measured before the signal are kept
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        if results and speaker:
+            said = f"kept {len(results)} of {len(pairs)} cells"
+            path = ResultsStore(args.out).save(document(results, partial=f"stopped by {stopped}; {said}"))
+            stopped.kept = f"{said} in {path}"
+        raise stopped from None
     if results and speaker:  # what was measured is kept, whatever failed after
         doc = document(results)
         rows, _ = benchmark_rows(doc)

@@ -10,11 +10,13 @@ import subprocess
 import sys
 
 from jaxmlp.cli import options
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, deaf_to_ctrl_c
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C."
+    parser.description = (
+        "Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C (exit 130)."
+    )
     options.add(parser, options.LOGDIR)
     parser.add_argument(
         "--port",
@@ -56,7 +58,20 @@ def run(args: argparse.Namespace) -> int:
         raise JaxmlpError(f"no traces folder {args.logdir}: capture one with jaxmlp profile --logdir {args.logdir}")
     port = free_port(args.port)  # checked before announcing it (the probe is closed again for TensorBoard)
     print(f"TensorBoard on http://{HOST}:{port}/#profile over {args.logdir} (Ctrl-C stops it)", flush=True)
+    with deaf_to_ctrl_c():  # a terminal's Ctrl-C would reach TensorBoard while it imports: this command stops it
+        server = subprocess.Popen(tensorboard_command(args.logdir, port))
     try:
-        return subprocess.run(tensorboard_command(args.logdir, port)).returncode
-    except KeyboardInterrupt:
-        return 0
+        return server.wait()
+    finally:  # Ctrl-C or SIGTERM (`Interrupted`): TensorBoard stopped before the one line
+        stop(server)
+
+
+def stop(server: subprocess.Popen[bytes], grace: float = 5.0) -> None:
+    """``server`` ended: asked (SIGTERM), then killed after ``grace`` seconds."""
+    if server.poll() is None:
+        server.terminate()
+        try:
+            server.wait(grace)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

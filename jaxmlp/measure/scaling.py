@@ -191,14 +191,16 @@ def run(
     cluster: bool = False,
     trace_dir: Callable[[Scaling], str | None] | None = None,
     traced: Callable[[str], Mapping[str, Any]] | None = None,
+    results: list[ProcessResult] | None = None,
 ) -> tuple[list[ProcessResult], list[str]]:
     """Every (N, P) in turn, each in its own processes under a time limit (``timeout``, else
     `workers.FIRST_SECONDS` for the first and `workers.time_limit` of those before), each checked against the
     one-device scan. Where N > 1, ``trace_dir(settings)`` names a new folder for process 0's trace and
     ``traced(folder)`` says what it showed, added to the result's metadata (the caller reads traces: the results
     layer). ``cluster``: see `run_worker`. Returns the results and a line for each pair that failed: one failing
-    does not lose the others."""
-    results: list[ProcessResult] = []
+    does not lose the others. ``results``: the caller's list, which each result joins as its pair ends, so that a
+    command stopped midway keeps those measured."""
+    results = [] if results is None else results
     failures: list[str] = []
     took: list[float] = []
     for n, p in pairs:

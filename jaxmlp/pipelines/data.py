@@ -23,7 +23,7 @@ import torch
 from PIL import Image
 from torch.utils import data
 
-from jaxmlp.errors import JaxmlpError, deaf_to_ctrl_c
+from jaxmlp.errors import JaxmlpError, deaf_to_ctrl_c, resource_tracker_started
 from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data module's public names)
     MNIST_FILES,
     Datasets,
@@ -129,6 +129,7 @@ class QuietProcess(multiprocessing.context.SpawnProcess):
     """A spawned worker that never sees Ctrl-C (`errors.deaf_to_ctrl_c`): the command stops it."""
 
     def start(self) -> None:
+        resource_tracker_started()
         with deaf_to_ctrl_c():
             super().start()
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxmlp.errors import STOPPING, deaf_to_ctrl_c, resource_tracker_started
+
 
 class ArraySource:
     """Grain's random-access source over a split's arrays (picklable, for its worker processes)."""
@@ -47,25 +49,41 @@ class PersistentWorkers:
         import grain.python as gp
 
         self.n_batches = len(batches)
+        self.workers = workers
         self._dataset = (
             batches.repeat(None).to_iter_dataset().mp_prefetch(gp.MultiprocessingOptions(num_workers=workers))
         )
         self._iterator: Iterator[tuple[np.ndarray, np.ndarray]] | None = None
+        self._ahead: list[tuple[np.ndarray, np.ndarray]] = []  # batches read while the workers started
         self._position = 0  # batches read so far, over all epochs
 
     def __len__(self) -> int:
         return self.n_batches
 
+    def _start(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Grain's iterator, its workers deaf to stopping signals (`errors.deaf_to_ctrl_c`): Grain starts them from
+        threads of its own, made here and so keeping the signals blocked, as the workers do (the command stops
+        them). The first batch of each worker is read here too, so that a stopping signal waits until every worker
+        has started: none is left with its start data (the dataset's arrays) half written, and none starts later."""
+        resource_tracker_started()
+        with deaf_to_ctrl_c(STOPPING):
+            iterator: Iterator[tuple[np.ndarray, np.ndarray]] = iter(self._dataset)
+            self._ahead = [next(iterator) for _ in range(self.workers)]  # batch j comes from worker j % workers
+        return iterator
+
+    def _next(self) -> tuple[np.ndarray, np.ndarray]:
+        assert self._iterator is not None
+        batch = self._ahead.pop(0) if self._ahead else next(self._iterator)
+        self._position += 1
+        return batch
+
     def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         if self._iterator is None:
-            self._iterator = iter(self._dataset)  # starts the workers: once
+            self._iterator = self._start()  # once
         for _ in range(-self._position % self.n_batches):
-            next(self._iterator)
-            self._position += 1
+            self._next()
         for _ in range(self.n_batches):
-            batch = next(self._iterator)
-            self._position += 1
-            yield batch
+            yield self._next()
 
 
 def make_loader(

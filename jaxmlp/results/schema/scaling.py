@@ -57,11 +57,14 @@ def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
     return rows
 
 
-def document(results: Sequence[ProcessResult]) -> BenchmarkDocument:
-    """Every device count's results as one document (metadata: the first worker's)."""
+def document(results: Sequence[ProcessResult], partial: str | None = None) -> BenchmarkDocument:
+    """Every device count's results as one document (metadata: the first worker's). ``partial``: why it holds only
+    some of the (N, P) cells asked for (the command was stopped), in its metadata's ``partial``; None: all were
+    run."""
     meta: dict[str, Any] = {
         **results[0].metadata,
         "scaling": True,
+        "partial": partial,
         "xla_flags": None,
         "devices": None,
         "all_reduce_share": None,
