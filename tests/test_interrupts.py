@@ -353,6 +353,23 @@ def test_sweep_trials_stopped_while_its_processes_run(tmp_path):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_sweep_trials_stopped_after_a_trial_keeps_the_trials_that_ended(tmp_path):
+    path = tmp_path / "tiny_workload.py"
+    path.write_text(WORKLOAD)
+    stopped = stop(
+        ["sweep", "trials", "--workload", f"{path}:make", "--trials", "20", "--processes", "2", "--calls", "2"]
+        + ["--out", str(tmp_path / "out")],
+        lambda pid, output: "trial 1:" in output,
+        signal.SIGINT,
+        tmp_path,
+    )
+    line = one_line(stopped, "sweep trials", signal.SIGINT)
+    (kept,) = (tmp_path / "out").glob("detector-*/trials.json")
+    doc = json.loads(kept.read_text())
+    assert f"kept {len(doc['trials'])} of 20 trials in {kept}" in line, line
+    assert doc["metadata"]["partial"].startswith("stopped by SIGINT; kept")
+
+
 ROOFLINE = ["roofline", "--dataset", "synthetic", "--limit", "2048", "--epochs", "2", "--calls", "3"]
 
 

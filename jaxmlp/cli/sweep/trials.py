@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, measuring_of, progress_bar
+from jaxmlp.errors import Interrupted
 from jaxmlp.measure.sweep import trials as flow
 from jaxmlp.measure.sweep.settings import Detector, Trials
+from jaxmlp.measure.sweep.trials import Trial
 from jaxmlp.results import layout
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
 from jaxmlp.results.store import ResultsStore, write_json_new
@@ -61,15 +66,33 @@ def run(args: argparse.Namespace) -> int:
     settings = Trials(args.trials, args.processes, args.inject_slowdown)
     detector = Detector(args.threshold, args.alpha)
     measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))
-    meta, done = flow.run(settings, measuring, detector, progress_bar, tqdm.write)
+    meta: Mapping[str, Any] = {}
+    done: list[Trial] = []
+    try:
+        for first, trial in flow.run(settings, measuring, detector, progress_bar, tqdm.write):
+            meta = first
+            done.append(trial)
+    except KeyboardInterrupt as e:  # the trials that ended before the signal are kept
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        if done:
+            said = f"kept {len(done)} of {settings.trials} trials"
+            partial = {**meta, "partial": f"stopped by {stopped}; {said}"}
+            path = _write(TrialsDocument(partial, TrialSettings.of(settings, measuring, detector), tuple(done)), args)
+            stopped.kept = f"{said} in {path}"
+        raise stopped from None
     doc = TrialsDocument(meta, TrialSettings.of(settings, measuring, detector), tuple(done))
-    with ResultsStore(args.out).new_folder(layout.DETECTOR) as folder:
-        write_json_new(folder.path / layout.TRIALS_FILE, doc.to_json())
+    path = _write(doc, args)
     print(
         f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
         f"trials (median ratio {doc.median_ratio('injected'):.3f}); A/A flagged in {doc.aa_flagged}/"
         f"{settings.trials} (median ratio {doc.median_ratio('aa'):.3f}); "
         f"{count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
-        f"Wrote {folder.path / layout.TRIALS_FILE}"
+        f"Wrote {path}"
     )
     return 0
+
+
+def _write(doc: TrialsDocument, args: argparse.Namespace) -> Path:
+    with ResultsStore(args.out).new_folder(layout.DETECTOR) as folder:
+        write_json_new(folder.path / layout.TRIALS_FILE, doc.to_json())
+    return folder.path / layout.TRIALS_FILE

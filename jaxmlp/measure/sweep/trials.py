@@ -5,7 +5,7 @@ processes a trial (A, A again, A with the hook), one of each per round, the orde
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,8 +46,8 @@ class Trial:
 
 def run(
     trials: Trials, measuring: Measuring, detector: Detector, progress: Progress, said: Say = print
-) -> tuple[Mapping[str, Any], list[Trial]]:
-    """Every trial in turn, each told as it ends: (the first process's metadata, the trials)."""
+) -> Iterator[tuple[Mapping[str, Any], Trial]]:
+    """Every trial in turn, each told and handed over as it ends, with the first process's metadata."""
     target = measuring.specs[0]
     base = replace(measuring, workloads=(target,))
     hooked = replace(base, inject_slowdown=trials.inject_slowdown)
@@ -57,7 +57,6 @@ def run(
         "H": Runner("H", sys.executable, hooked),
     }
     name = base.names[0]
-    done: list[Trial] = []
     first: dict[str, list[ProcessResult]] = {}
     with jaxmlp_path() as path, progress(trials.trials * trials.processes * len(runners)) as tick:
         for trial in range(trials.trials):
@@ -66,9 +65,8 @@ def run(
             values = {k: tuple(p.workloads[name].steady_seconds for p in v) for k, v in results.items()}
             injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)
             aa = compare(values["A"], values["A2"], detector.threshold, detector.alpha)
-            done.append(Trial(trial, values, injected, aa))
             said(
                 f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> "
                 f"{injected.verdict}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}"
             )
-    return first["A"][0].metadata, done
+            yield first["A"][0].metadata, Trial(trial, values, injected, aa)
