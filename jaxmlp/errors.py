@@ -9,6 +9,8 @@ import math
 import re
 import signal
 import sys
+import time
+import weakref
 from collections.abc import Collection, Iterator
 from types import FrameType
 from typing import Any
@@ -50,6 +52,10 @@ _STARTING: list[int] = []
 _STARTS = [0]  # how many starts are under way (nested)
 
 
+_RAISED: dict[weakref.ref[Interrupted], int] = {}
+"""Each stop raised and not yet out of `stop_on_signals`, by a weak reference to it: the signal it came from."""
+
+
 def _raise(signum: int, frame: FrameType | None) -> None:
     if _STARTS[0]:  # a child half started (its start data half written) would print multiprocessing's EOFError
         _STARTING.append(signum)
@@ -57,31 +63,54 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     # From here on, a child's end is the command's to handle: a library's SIGCHLD handler (torch's DataLoader
     # raises when a worker dies of a signal) would put its own error, with a traceback, over this one.
     signal.signal(signal.SIGCHLD, _ignore)  # (a Python handler: SIG_DFL would make a pending one print an error)
-    raise Interrupted(signum)
+    raise _watched(Interrupted(signum))  # (no local holds it: its traceback holds this frame)
+
+
+def _watched(stop: Interrupted) -> Interrupted:
+    _RAISED[weakref.ref(stop, _lost)] = stop.signum
+    return stop
+
+
+def _lost(stop: weakref.ref[Interrupted]) -> None:
+    """A stop gone before it left `stop_on_signals`: dropped where it was raised (a gc callback, a finalizer, a
+    library that clears Python errors, such as JAX's C++ callbacks), so delivered again."""
+    signum = _RAISED.pop(stop, None)
+    if signum is not None:  # from another thread, a moment later: here it could land in the same place
+        _thread.start_new_thread(_deliver, (signum,))
+
+
+def _deliver(signum: int) -> None:
+    time.sleep(0.01)
+    if _HANDLING[0]:
+        _thread.interrupt_main(signal.Signals(signum))
 
 
 def _ignore(signum: int, frame: FrameType | None) -> None:
     pass
 
 
-def _raise_again(unraisable: Any) -> None:
-    """An `Interrupted` that Python dropped (it arrived in a finalizer or a gc callback, such as JAX's, where an
-    exception is printed as "Exception ignored" and lost) delivered again, to be raised in the program's own code."""
-    if isinstance(unraisable.exc_value, Interrupted):  # from another thread: here it would land in this hook
-        _thread.start_new_thread(_thread.interrupt_main, (signal.Signals(unraisable.exc_value.signum),))
-    else:
+def _quiet_when_lost(unraisable: Any) -> None:
+    """Python's "Exception ignored" print, left out for a stop (`_lost` delivers it again)."""
+    if not isinstance(unraisable.exc_value, Interrupted):
         sys.__unraisablehook__(unraisable)
+
+
+_HANDLING = [False]
 
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt) in the main thread, so that the same
-    cleanup runs (children stopped, temporary folders removed, samples kept)."""
+    cleanup runs (children stopped, temporary folders removed, samples kept); one that a library drops is raised
+    again."""
     before = {s: signal.signal(s, _raise) for s in STOPPING}
-    sys.unraisablehook, hook = _raise_again, sys.unraisablehook
+    sys.unraisablehook, hook = _quiet_when_lost, sys.unraisablehook
+    _HANDLING[0] = True
     try:
         yield
     finally:
+        _HANDLING[0] = False
+        _RAISED.clear()  # a stop that reaches here was not lost
         sys.unraisablehook = hook
         for s, handler in before.items():
             signal.signal(s, handler)

@@ -1,6 +1,7 @@
 """Faults as a user meets them, with real processes, signals, files and sockets: a hanging workload, SIGTERM in
 the middle of a sweep, outputs that cannot be written, unusable settings, bad files in a results folder."""
 
+import contextlib
 import json
 import os
 import signal
@@ -450,3 +451,18 @@ def test_a_stop_that_arrives_in_a_gc_callback_is_raised_after_it():
         gc.collect()
         for _ in range(1000):
             time.sleep(0.001)
+
+
+def test_a_stop_that_a_library_drops_is_raised_again():
+    """A library that clears the error (as JAX's C++ callbacks may) loses the stop; it is delivered again."""
+    from jaxmlp.errors import Interrupted, stop_on_signals
+
+    def library():
+        with contextlib.suppress(BaseException):
+            signal.raise_signal(signal.SIGTERM)
+
+    with pytest.raises(Interrupted) as raised, stop_on_signals():
+        library()
+        for _ in range(1000):
+            time.sleep(0.001)
+    assert raised.value.signum == signal.SIGTERM
