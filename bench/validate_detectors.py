@@ -63,23 +63,13 @@ def main() -> int:
     args = parser.parse_args()
     detectors = list(dict.fromkeys(args.detectors or validation.DETECTORS))
     measured = cells(args.noise)
-    noise = validation.deviations(measured)
     start = time.monotonic()
-    rows = validation.run(noise, detectors, args.histories, args.seed, penalty=args.penalty)
+    noise_from = ", ".join(str(f) for f in args.noise)
+    rows, chosen, settings = validation.validate(
+        measured, detectors, args.histories, args.seed, args.penalty, noise_from
+    )
     for row in rows:
         print(f"{row.detector:10} {row.case:18} found {row.recall:.3f} false alarms {row.false_alarms:.3f}", flush=True)
-    chosen = next((d for d in detectors if validation.meets(rows, d)), "none met every goal")
-    settings = {
-        "histories": args.histories,
-        "samples": validation.SAMPLES,
-        "releases": f"{validation.RELEASES[0]} to {validation.RELEASES[1]}",
-        "seed": args.seed,
-        "penalty": args.penalty,
-        "noise": ", ".join(str(f) for f in args.noise),
-        "noise_samples": len(noise),
-        "noise_cells": len(measured),
-        "seconds": round(time.monotonic() - start, 1),
-    }
     packages = {
         name: version(name)
         for name in ("numpy", "scipy", "ruptures", "signal-processing-algorithms")

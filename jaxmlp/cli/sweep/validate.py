@@ -83,19 +83,8 @@ def run(args: argparse.Namespace) -> int:
         f"noise from {len(noise)} samples of {len(cells)} cells"
     )
     start = time.monotonic()
-    rows = validation.run(noise, detectors, args.histories, args.seed, penalty=args.penalty)
-    chosen = next((d for d in detectors if validation.meets(rows, d)), "none met every goal")
-    settings = {
-        "histories": args.histories,
-        "samples": validation.SAMPLES,
-        "releases": f"{validation.RELEASES[0]} to {validation.RELEASES[1]}",
-        "seed": args.seed,
-        "penalty": args.penalty,
-        "noise": ", ".join(str(f) for f in folders),
-        "noise_samples": len(noise),
-        "noise_cells": len(cells),
-        "seconds": round(time.monotonic() - start, 1),
-    }
+    noise_from = ", ".join(str(f) for f in folders)
+    rows, chosen, settings = validation.validate(cells, detectors, args.histories, args.seed, args.penalty, noise_from)
     peers = peer.run(peer.of(peer.suite(), args.peer)) if args.peer else []
     if peers:
         settings = {**settings, "peer_every": args.peer, "peer_tolerance": peer.TOLERANCE, "peer": peer.versions()}

@@ -7,6 +7,7 @@ Pure: numpy and the detector; the command reads the noise from result files and 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,6 +166,29 @@ def meets(rows: Sequence[Row], name: str) -> bool:
     mine = {r.case: r for r in rows if r.detector == name}
     recalls = all(mine[case].recall >= goal for case, goal in GOALS.items() if case in mine)
     return recalls and ("flat" not in mine or mine["flat"].false_alarms <= FLAT_GOAL)
+
+
+def validate(
+    cells: Sequence[Sequence[float]], detectors: Sequence[str], histories: int, seed: int, penalty: float, noise: str
+) -> tuple[list[Row], str, dict[str, Any]]:
+    """Every case under every detector over the noise of ``cells`` (``noise``: where they were read): the rows, the
+    first detector that met every goal (`meets`) and the settings a validation file records."""
+    pool = deviations(cells)
+    start = time.monotonic()
+    rows = run(pool, detectors, histories, seed, penalty=penalty)
+    chosen = next((d for d in detectors if meets(rows, d)), "none met every goal")
+    settings = {
+        "histories": histories,
+        "samples": SAMPLES,
+        "releases": f"{RELEASES[0]} to {RELEASES[1]}",
+        "seed": seed,
+        "penalty": penalty,
+        "noise": noise,
+        "noise_samples": len(pool),
+        "noise_cells": len(cells),
+        "seconds": round(time.monotonic() - start, 1),
+    }
+    return rows, chosen, settings
 
 
 def deviations(cells: Sequence[Sequence[float]]) -> np.ndarray:
