@@ -8,7 +8,8 @@ from jax import random
 
 from jaxmlp import model, registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.pipelines.epochs import BF16_TOLERANCE, make_epoch
+from jaxmlp.pipelines.epoch_base import BF16_TOLERANCE
+from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, missing_package
 from jaxmlp.pipelines.steps import images_for, jit_step, scan_epoch, scan_steps, scan_unroll, slices
 

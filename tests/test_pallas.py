@@ -9,7 +9,9 @@ from jax import random
 from jaxmlp import model
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines import data, pallas_epoch, tolerances
-from jaxmlp.pipelines.epochs import BF16_TOLERANCE, PallasEpoch, make_epoch
+from jaxmlp.pipelines.array_epochs import PallasEpoch
+from jaxmlp.pipelines.epoch_base import BF16_TOLERANCE
+from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays
 from jaxmlp.pipelines.steps import images_for, jit_step, slices
 

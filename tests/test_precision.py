@@ -13,7 +13,8 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.train import TrainConfig, train
 from jaxmlp.model import max_relative_difference
 from jaxmlp.pipelines import data
-from jaxmlp.pipelines.epochs import BF16_TOLERANCE, check_precision, make_epoch
+from jaxmlp.pipelines.epoch_base import BF16_TOLERANCE, check_precision
+from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import missing_package
 from jaxmlp.pipelines.steps import images_for
 from jaxmlp.registry import PIPELINES

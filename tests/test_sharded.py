@@ -18,7 +18,7 @@ from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import scaling
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.pipelines.epochs import check_divides
+from jaxmlp.pipelines.sharded_epoch import check_divides
 from jaxmlp.results import tables, traces
 from jaxmlp.results.frames import benchmark_rows
 from jaxmlp.results.schema.bench import BenchmarkDocument

@@ -10,7 +10,7 @@ from jaxmlp.cli import options
 from jaxmlp.cli.train import cpu_only_if_asked
 from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.tta import TtaConfig, TtaRun, measure
-from jaxmlp.pipelines.epochs import check_precision
+from jaxmlp.pipelines.epoch_base import check_precision
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.report.summaries import tta_summary
 from jaxmlp.report.text import render

@@ -15,7 +15,7 @@ from jaxmlp.registry import ONE_PROGRAM
 
 if TYPE_CHECKING:
     from jaxmlp.model import Params
-    from jaxmlp.pipelines.epochs import Epoch
+    from jaxmlp.pipelines.epoch_base import Epoch
     from jaxmlp.pipelines.steps import CompiledStep
 
 STEP_NAME = "train"

@@ -17,7 +17,7 @@ from jaxmlp.measure.workers import serve
 
 if TYPE_CHECKING:
     from jaxmlp.model import Params
-    from jaxmlp.pipelines.epochs import _ShardedEpoch
+    from jaxmlp.pipelines.sharded_epoch import ShardedEpoch
 
 
 def measure_devices(settings: Scaling) -> ProcessResult:
@@ -48,7 +48,7 @@ def measure_devices(settings: Scaling) -> ProcessResult:
     with jax.default_device(device), precision_scope("f32"):  # the sharded step's float32 products, as the epochs'
         params = init_network_params(LAYER_SIZES, jax.random.PRNGKey(0))
         reference = make_epoch("scan", train, batch_size=batch_size, device=device)(params)
-        epoch = cast("_ShardedEpoch", make_epoch("sharded", train, batch_size=batch_size, device=device))
+        epoch = cast("ShardedEpoch", make_epoch("sharded", train, batch_size=batch_size, device=device))
         params = epoch.place(params)  # once: every timed call starts from the same replicated params
         step, step_args = epoch.sharded_step(params)
         times = {
@@ -72,7 +72,7 @@ def measure_devices(settings: Scaling) -> ProcessResult:
     return ProcessResult(meta, times)
 
 
-def trace(epoch: _ShardedEpoch, params: Params, folder: str | None) -> None:
+def trace(epoch: ShardedEpoch, params: Params, folder: str | None) -> None:
     """A warm-up epoch and one epoch traced into ``folder`` (None: the same epochs untraced, as every process but
     the tracing one runs them: the collectives need all)."""
     import jax

@@ -1,0 +1,115 @@
+"""The ``sharded`` epoch: the scan epoch data-parallel over a mesh of every device JAX sees."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any, cast
+
+import jax
+import numpy as np
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.model import Params, precision_scope, step_function
+from jaxmlp.pipelines.array_epochs import ScanEpoch
+from jaxmlp.pipelines.epoch_base import Progress
+from jaxmlp.pipelines.steps import sgd_scan
+
+MESH_AXIS = "data"
+"""The one axis of the sharded pipeline's mesh: the batch is split along it."""
+
+
+def check_divides(batch_size: int, n_devices: int) -> None:
+    """A batch splits evenly over the devices, or a `JaxmlpError` naming both numbers."""
+    if batch_size % n_devices:
+        raise JaxmlpError(
+            f"--batch-size {batch_size} does not split evenly over {n_devices} devices: choose a multiple of "
+            f"{n_devices} (e.g. {max(n_devices, batch_size // n_devices * n_devices)})"
+        )
+
+
+class ShardedEpoch(ScanEpoch):
+    """The scan epoch, data-parallel over a `Mesh` of every device of ``device``'s platform (every process's, in a
+    `jax.distributed` run), built from the whole split on every process."""
+
+    def __init__(
+        self,
+        pipeline: str,
+        images: np.ndarray,
+        labels: np.ndarray,
+        batch_size: int,
+        step_size: float,
+        device: jax.Device,
+        precision: str = "f32",
+    ):
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        self.devices = jax.devices(device.platform)  # every process's, in a distributed run
+        check_divides(batch_size, len(self.devices))
+        self.mesh = Mesh(np.array(self.devices), (MESH_AXIS,))
+        # jax's PartitionSpec is unannotated, hence the ignores
+        self.replicated = NamedSharding(self.mesh, PartitionSpec())  # type: ignore[no-untyped-call]
+        self.by_batch = NamedSharding(self.mesh, PartitionSpec(None, MESH_AXIS))  # type: ignore[no-untyped-call]
+        super().__init__(pipeline, images, labels, batch_size, step_size, device, precision)
+
+    @staticmethod
+    def _placed(array: np.ndarray, sharding: jax.sharding.Sharding) -> jax.Array:
+        return jax.make_array_from_callback(array.shape, sharding, lambda index: array[index])
+
+    def _batches(self, array: np.ndarray) -> jax.Array:
+        return self._placed(array, self.by_batch)
+
+    def _whole(self, array: np.ndarray) -> jax.Array:
+        return self._placed(array, self.replicated)
+
+    def place(self, params: Params) -> Params:
+        """``params`` replicated over the mesh (those from the previous epoch already are)."""
+        if all(getattr(leaf, "sharding", None) == self.replicated for leaf in jax.tree_util.tree_leaves(params)):
+            return params
+        return cast(
+            Params, jax.tree_util.tree_map(lambda leaf: self._placed(np.asarray(leaf), self.replicated), params)
+        )
+
+    def local(self, params: Params) -> Params:
+        """This process's copy of replicated ``params`` (host arrays), for evaluating and saving."""
+        return cast(Params, jax.tree_util.tree_map(lambda leaf: np.asarray(leaf.addressable_data(0)), params))
+
+    def sharded_step(self, params: Params) -> tuple[Callable[..., Params], tuple[Any, ...]]:
+        """One full batch's data-parallel SGD step: (the step jitted with its shardings, its arguments: params
+        replicated, the first batch split along its rows)."""
+        from jax.sharding import NamedSharding, PartitionSpec
+
+        rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))  # type: ignore[no-untyped-call]  # unannotated in jax
+        x, y = (self._placed(a[: self.batch_size], rows) for a in (self.images, self.targets))
+        rep = self.replicated
+        step = jax.jit(
+            step_function(self.precision, self.bf16_step), in_shardings=(rep, rows, rows, rep), out_shardings=rep
+        )
+        return step, (self.place(params), x, y, self.step_size)
+
+    def _compile_scan(self, params: Params) -> jax.stages.Compiled:
+        params = self.place(params)
+        rep, batches = self.replicated, self.by_batch
+        scan = jax.jit(
+            functools.partial(sgd_scan, precision=self.precision, bf16_step=self.bf16_step, unroll=self.unroll),
+            in_shardings=(rep, batches, batches, rep),
+            out_shardings=rep,
+        )
+        with precision_scope(self.precision):
+            if self.remainder is not None:
+                last = jax.jit(step_function(self.precision, self.bf16_step), in_shardings=rep, out_shardings=rep)
+                tail = last.lower(params, *self.remainder, self.step_size).compile()
+                self.last_step = lambda p, x, y: tail(p, x, y, self.step_size)
+            return scan.lower(params, self.xs, self.ys, self.step_size).compile()
+
+    def compile(self, params: Params) -> float:
+        """The sharded programs' compile time (the one-device step, which gives the epoch's FLOPs, only when they
+        are asked for: `_analysed`)."""
+        self._keep_shapes(self.local(params))  # one device, whatever the placement
+        start = time.perf_counter()
+        self.scan = self._compile_scan(params)
+        return time.perf_counter() - start
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        return super().__call__(self.place(params), progress)

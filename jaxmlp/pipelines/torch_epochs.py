@@ -1,0 +1,79 @@
+"""The ``torch`` and ``torch_compile`` epochs: the tutorial's MLP and SGD step in PyTorch over the same arrays."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, cast
+
+import numpy as np
+
+from jaxmlp.model import Params
+from jaxmlp.pipelines import tolerances
+from jaxmlp.pipelines.epoch_base import ArrayEpoch, Progress, wrap
+
+
+class TorchEpoch(ArrayEpoch):
+    """The tutorial's MLP and SGD step in PyTorch (`torch_mlp`) over views of the same arrays: it trains a copy of
+    the params it is given (JAX's, or its own from `place`) and returns host numpy arrays."""
+
+    compiled = False
+    bf16_images = False  # torch takes float32 images and casts them under autocast
+
+    def __init__(self, *args: Any):
+        super().__init__(*args)
+        from jaxmlp.pipelines import torch_mlp
+
+        self.torch = torch_mlp
+        self.tolerance = tolerances.reordered(self.n_steps)  # float32 rounding, amplified over the epoch's steps
+        self.torch_device = torch_mlp.device_for(self.device.platform)
+        torch_mlp.use_cpu_threads(torch_mlp.cpu_threads())
+        self.x = torch_mlp.as_tensor(self.images, self.torch_device)  # a view of the same array on the CPU
+        self.y = torch_mlp.as_tensor(np.array(self.targets, dtype=np.float32), self.torch_device)  # writable: a copy
+        self.loss: torch_mlp.LossFunction = torch_mlp.loss_of(self.precision, self.torch_device)
+        self.eager_loss = self.loss
+
+    def compile(self, params: Params) -> float:
+        """Nothing to compile in eager (the JAX step that gives the epoch's FLOPs, the same math, only when they
+        are asked for: `_analysed`)."""
+        self._keep_shapes(params)
+        return 0.0
+
+    def place(self, params: Params) -> Params:
+        return cast(Params, self.torch.to_torch(params, self.torch_device))
+
+    def local(self, params: Params) -> Params:
+        return cast(Params, self.torch.to_numpy(cast(Any, params))) if self.torch.is_torch(params) else params
+
+    def facts(self) -> dict[str, Any]:
+        return {**self.torch.facts(self.torch_device), "torch_compiled": self.compiled}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        weights = self.torch.to_torch(params, self.torch_device)  # a copy: 670k floats, well under 1 ms
+        batches = ((self.x[s], self.y[s]) for s in self.batches)
+        for x, y in wrap(progress, batches, self.n_steps):
+            self.torch.sgd_step(weights, x, y, self.step_size, self.loss)
+        self.torch.synchronize(self.torch_device)  # the CPU: already done (torch is synchronous there)
+        return cast(Params, self.torch.to_numpy(weights))  # materialised: host arrays
+
+
+class TorchCompileEpoch(TorchEpoch):
+    compiled = True
+
+    def compile(self, params: Params) -> float:
+        """The loss compiled by ``torch.compile`` for each batch size of the epoch, on copies of ``params`` (a
+        `JaxmlpError` saying why where it cannot compile here)."""
+        super().compile(params)
+        start = time.perf_counter()
+        self.loss = self.torch.compiled_loss(self.eager_loss)
+        firsts = [self.batches[0], *([self.batches[-1]] if len(self.sizes) > 1 else [])]
+        self.torch.warm_up(self.place(params), [(self.x[s], self.y[s]) for s in firsts], self.loss)
+        self.torch.synchronize(self.torch_device)
+        return time.perf_counter() - start
+
+    def facts(self) -> dict[str, Any]:
+        return {**super().facts(), "torch_compile_cache": self.torch.compile_cache()}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        if self.loss is self.eager_loss:
+            self.compile(params)
+        return super().__call__(params, progress)
