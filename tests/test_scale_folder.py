@@ -8,8 +8,9 @@ from pathlib import Path
 
 from jaxmlp.results import layout
 from jaxmlp.results.frames import load
+from jaxmlp.results.reading import read_document
 from jaxmlp.results.schema.bench import BenchmarkDocument
-from jaxmlp.results.store import ResultsStore, read_document
+from jaxmlp.results.store import ResultsStore
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "bench" / "make_scale_folder.py"

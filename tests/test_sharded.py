@@ -21,10 +21,10 @@ from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.pipelines.sharded_epoch import check_divides
 from jaxmlp.results import tables, traces
 from jaxmlp.results.frames import benchmark_rows
+from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT, SCALING
 from jaxmlp.results.schema.scaling import document, rows_of
-from jaxmlp.results.store import read_benchmarks
 
 pytestmark = pytest.mark.xdist_group("processes")  # processes of their own, timed: one after another
 FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does

@@ -10,7 +10,8 @@ import pytest
 
 from jaxmlp.report.write import REPORT_FILES
 from jaxmlp.results import layout
-from jaxmlp.results.store import document_name, read_document
+from jaxmlp.results.reading import read_document
+from jaxmlp.results.store import document_name
 
 pytestmark = pytest.mark.xdist_group("processes")  # processes of their own: one after another
 

@@ -15,7 +15,7 @@ from jaxmlp.cli import main
 from jaxmlp.report.display import readable
 from jaxmlp.report.summaries import Summary
 from jaxmlp.report.text import render, text_table
-from jaxmlp.results.store import read_benchmarks
+from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.stats import compare
 
 ROOT = Path(__file__).parent.parent

@@ -23,10 +23,11 @@ from jaxmlp.registry import version_key
 from jaxmlp.report.sections import MATRIX, build_sections, trials_run
 from jaxmlp.results import sweep_files
 from jaxmlp.results.frames import load
+from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.sweep import CellsDocument, SweepDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.store import ResultsStore, read_benchmarks, write_json_new
+from jaxmlp.results.store import ResultsStore, write_json_new
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = str(ROOT / "bench" / "workloads" / "scan_heavy.py") + ":make"

@@ -10,8 +10,8 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import tables
 from jaxmlp.results.frames import benchmark_rows
+from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.results.schema.common import CURRENT
-from jaxmlp.results.store import read_benchmarks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench-cpu.json"
 

@@ -13,8 +13,9 @@ from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.text import compare_text, memory_text
 from jaxmlp.results.compare import undecidable, undecided_memory
+from jaxmlp.results.reading import incomplete_sweep, read_benchmarks
 from jaxmlp.results.schema.bench import BenchmarkDocument
-from jaxmlp.results.store import ResultsStore, incomplete_sweep, read_benchmarks
+from jaxmlp.results.store import ResultsStore
 from jaxmlp.results.tables import compare_memory, compare_samples
 
 

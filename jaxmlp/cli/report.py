@@ -13,7 +13,8 @@ from jaxmlp.report.write import write_report
 from jaxmlp.results import history
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import load
-from jaxmlp.results.store import ResultsStore, Skipped, check_new_folder
+from jaxmlp.results.reading import Skipped
+from jaxmlp.results.store import ResultsStore, check_new_folder
 from jaxmlp.results.traces import capture_summary
 
 

@@ -13,11 +13,12 @@ from jaxmlp.report.text import FORMATS, render
 from jaxmlp.results import layout
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import Results, load, results
+from jaxmlp.results.reading import Found, Scan, read_document
 from jaxmlp.results.schema import Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
-from jaxmlp.results.store import Found, ResultsStore, Scan, check_folder, read_document
+from jaxmlp.results.store import ResultsStore, check_folder
 
 READS = (
     "a pytest-benchmark or `jaxmlp scaling` file, a `jaxmlp train --json` or `jaxmlp tta` file, a sweep, "

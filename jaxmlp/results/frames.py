@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp import registry
+from jaxmlp.results.reading import Scan, Skipped
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
@@ -23,7 +24,7 @@ from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.store import ResultsStore, Scan, Skipped
+from jaxmlp.results.store import ResultsStore
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = (
