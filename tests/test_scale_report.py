@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from jaxmlp import changepoints, registry
-from jaxmlp.report import summaries
+from jaxmlp.report import summaries, summary_base
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings import select
 from jaxmlp.stats import compare
@@ -77,7 +77,7 @@ def test_a_folder_summary_computes_only_the_newest_answer_of_each_kind_and_names
 
     def answer(n):
         made.append(n)
-        return summaries.Summary(title=f"run {n}")
+        return summary_base.Summary(title=f"run {n}")
 
     found = [
         summaries.Found(

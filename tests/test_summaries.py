@@ -1,6 +1,6 @@
-"""Each result's answer (`jaxmlp.report.summaries`), rendered as text or Markdown (`jaxmlp.report.text`), and
-`jaxmlp summary` on every kind of result: real sweep, bisection and scaling results, and hand-made ones, all under
-tests/fixtures/."""
+"""Each result's answer (`jaxmlp.report.run_summaries`, `release_summaries`, `summaries`), rendered as text or Markdown
+(`jaxmlp.report.text`), and `jaxmlp summary` on every kind of result: real sweep, bisection and scaling results, and
+hand-made ones, all under tests/fixtures/."""
 
 import json
 import shutil
@@ -13,7 +13,7 @@ import pytest
 from jaxmlp import units
 from jaxmlp.cli import main
 from jaxmlp.report.display import readable
-from jaxmlp.report.summaries import Summary
+from jaxmlp.report.summary_base import Summary
 from jaxmlp.report.text import render, text_table
 from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.stats import compare

@@ -12,7 +12,7 @@ from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.tta import TtaConfig, TtaRun, measure
 from jaxmlp.pipelines.epoch_base import check_precision
 from jaxmlp.pipelines.loaders import load_splits
-from jaxmlp.report.summaries import tta_summary
+from jaxmlp.report.run_summaries import tta_summary
 from jaxmlp.report.text import render
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.store import ResultsStore, check_folder

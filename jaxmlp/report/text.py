@@ -1,4 +1,4 @@
-"""The terminal's words: each result's answer (`jaxmlp.report.summaries.Summary`) as plain text or as Markdown for a
+"""The terminal's words: each result's answer (`jaxmlp.report.summary_base.Summary`) as plain text or as Markdown for a
 pull request or a CI step summary, a benchmark run's summary, and `jaxmlp compare`'s table."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import pandas as pd
 
 from jaxmlp.report.display import readable
 from jaxmlp.report.markdown import markdown_table
-from jaxmlp.report.summaries import Summary, bench_summary
+from jaxmlp.report.run_summaries import bench_summary
+from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
 from jaxmlp.stats import INVALID
 

@@ -24,7 +24,7 @@ from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import bisect as flow
 from jaxmlp.measure.sweep.matrix import Measured, Runner
 from jaxmlp.measure.sweep.settings import Bisect, Detector
-from jaxmlp.report.summaries import bisect_summary
+from jaxmlp.report.release_summaries import bisect_summary
 from jaxmlp.report.text import render
 from jaxmlp.results import layout, sweep_files
 from jaxmlp.results.schema.bisect import BisectDocument, recorded

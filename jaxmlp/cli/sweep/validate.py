@@ -13,7 +13,8 @@ from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import peer, validation
-from jaxmlp.report.summaries import Summary, validation_summary
+from jaxmlp.report.release_summaries import validation_summary
+from jaxmlp.report.summary_base import Summary
 from jaxmlp.report.text import render
 from jaxmlp.results import layout
 from jaxmlp.results.schema.validation import ValidationDocument

@@ -1,0 +1,221 @@
+"""The summaries of the releases' results: a version sweep, a release timeline, a bisection, and the change-point
+detector's trials and validation (their numbers from `jaxmlp.results.sweep_tables`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.measure.bisection import answer_line
+from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
+from jaxmlp.report.summary_base import Summary
+from jaxmlp.results import sweep_tables
+from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
+
+VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")
+"""The columns of a verdict table, sweep or bisection alike."""
+
+
+def verdict_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """`sweep_tables.release_verdicts` (or `probe_verdicts`) rows as the words of `VERDICT_HEADERS`."""
+    rows = [
+        (
+            str(r.release),
+            duration(r.median),
+            ratio(r.ratio),
+            interval(r.ci_low, r.ci_high),
+            p_value(r.p),
+            r.verdict if isinstance(r.verdict, str) else MISSING,
+        )
+        for r in table.itertuples()
+    ]
+    return pd.DataFrame(rows, columns=list(VERDICT_HEADERS))
+
+
+def flagged_when(threshold: float = THRESHOLD, alpha: float = ALPHA, before: str = "the release before") -> str:
+    """What the columns and "slower" and "faster" mean, in one line."""
+    return (
+        f"vs previous: the ratio of medians to {before} (95% bootstrap interval); slower or faster when "
+        f"one-sided Mann-Whitney p < {alpha:g} and the medians differ by more than "
+        f"{percent(threshold)}"
+    )
+
+
+def _cell(label: str, flags: str) -> str:
+    return f"{label} [{flags}]" if flags else label
+
+
+# --- version sweeps and bisections ----------------------------------------------------------------------------
+
+
+def sweep_summary(
+    rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None, where: str = "", folder: str = ""
+) -> Summary:
+    """A sweep's verdict table per workload and XLA-flags column (a row per release, oldest first); then its cells
+    that failed, were not measured or that XLA warned about. ``where`` is the sweep as shown, ``folder`` as
+    `jaxmlp sweep resume` takes it."""
+    verdicts = sweep_tables.release_verdicts(rows, samples) if len(rows) else pd.DataFrame()
+    flags_used = bool(len(verdicts)) and bool((verdicts["xla_flags"] != "").any())
+    found = []
+    for (flags, workload), part in verdicts.groupby(["xla_flags", "workload"], sort=False) if len(verdicts) else ():
+        column = f", XLA_FLAGS={flags}" if flags else (", no XLA flags" if flags_used else "")
+        found.append((f"{workload}, steady state{column}", verdict_rows(part)))
+    accepted = sweep_tables.flags_table(cells) if cells is not None else pd.DataFrame()
+    if len(accepted):
+        found.append(("XLA flags per release (does each release accept each --xla-flags value?)", accepted))
+    processes = _processes(rows)
+    lines = [
+        f"each sample is one process's steady state (the median of its calls after the first); "
+        f"{_count(processes.values())} processes a release, in rotating order",
+        flagged_when(),
+    ]
+    if not found:
+        lines = ["no release was measured"]
+    title = f"Releases compared: {where}" if where else "Releases compared"
+    if cells is not None and not cells.complete:
+        title += " (INCOMPLETE)"
+        lines.insert(
+            0,
+            f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
+            f"resume {folder or where}` measures the rest)",
+        )
+    if len(rows):
+        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples) or UNDECIDED_LINE}")
+    return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
+
+
+def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """The processes measured in each cell (release, flags) of a sweep."""
+    if not len(rows):
+        return {}
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=sweep_tables.flags_of(rows))
+    counts = steady.groupby(["release", "xla_flags"])["rounds"].max()
+    return {
+        (str(v), str(f)): int(n)
+        for v, f, n in zip(counts.index.get_level_values(0), counts.index.get_level_values(1), counts)
+    }
+
+
+def _count(values: Any) -> str:
+    found = sorted(set(values))
+    return "no" if not found else str(found[0]) if len(found) == 1 else f"{found[0]} to {found[-1]}"
+
+
+def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> tuple[str, ...]:
+    lines = []
+    for c in cells.cells:
+        name = _cell(c.label, c.xla_flags)
+        if c.status != "ok":
+            lines.append(f"not measured: {name}: {c.status}")
+        if c.failed:
+            asked = c.failed + processes.get((c.label, c.xla_flags), 0)
+            lines.append(f"FAILED: {name}: {c.failed} of {asked} processes ({c.failure})")
+        if c.note:
+            lines.append(f"XLA said, for {name}: {c.note}")
+    return tuple(lines)
+
+
+def timeline_summary(
+    columns: Sequence[sweep_tables.TimelineColumn],
+    cells: CellsDocument | None = None,
+    where: str = "",
+    folder: str = "",
+) -> Summary:
+    """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
+    with its release, ratio, 95% interval and p), then the cells that failed."""
+    flags_used = any(c.xla_flags for c in columns)
+    found: list[tuple[str, pd.DataFrame]] = []
+    closing: list[str] = []
+    for column in columns:
+        name = f"{column.workload}, steady state" + (
+            f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else ", no XLA flags" if flags_used else ""
+        )
+        found.append((name, timeline_rows(column)))
+        if column.changes:
+            found.append((f"{name}: changes", change_rows(column.changes)))
+        closing.append(
+            f"{name}: "
+            + (
+                "; ".join(c.line() for c in column.changes)
+                or f"no change from {column.releases[0]} to {column.releases[-1]}"
+            )
+        )
+    releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+    lines = [
+        f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "
+        f"each sample is one process's steady state; {_count(len(s) for c in columns for s in c.samples)} "
+        "processes a release, in rotating order",
+        CHANGE_RULE,
+    ]
+    if not columns:
+        lines = ["no release was measured"]
+    title = f"Release timeline: {where}" if where else "Release timeline"
+    if cells is not None and not cells.complete:
+        title += " (INCOMPLETE)"
+        lines.insert(0, f"INCOMPLETE: stopped before its last round (`jaxmlp sweep resume {folder or where}`)")
+    cell_lines = _cell_lines(cells, {}) if cells is not None else ()
+    if columns:
+        lines.insert(0, f"Verdict: {timeline_verdict(columns)}")
+    return Summary(title, tuple(lines), tuple(found), (*closing, *cell_lines))
+
+
+def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
+    """A bisection's probes, each as a verdict table (its releases in the probe's order, each against the one
+    before it in the probe) under what it decided; then its answer line."""
+    s, b = doc.settings, doc.bisection
+    probes = sweep_tables.probe_verdicts(doc)
+    found = tuple(
+        (f"probe {n}: {part['decision'].iloc[0]}", verdict_rows(part)) for n, part in probes.groupby("probe", sort=True)
+    )
+    flags = f", XLA_FLAGS={s['xla_flags']}" if s.get("xla_flags") else ""
+    line = (
+        f"jaxmlp sweep bisect {s.get('good')} {s.get('bad')} on the steady state of {s.get('workload')}, "
+        f"{s.get('processes')} processes a release a probe{flags}; {len(b.measured)} of {len(b.candidates)} "
+        f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}"
+    )
+    title = f"Bisection: {where}" if where else "Bisection"
+    said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
+    return Summary(title, (f"Verdict: {answer_line(b)}", line, said), found, (answer_line(b),))
+
+
+def validation_summary(doc: ValidationDocument, title: str = "Change-point detector validation") -> Summary:
+    """The detector's validation: how often each detector found each known change, and flagged a flat history."""
+    s = doc.settings
+    line = (
+        f"{s.get('histories')} synthetic histories a case, {s.get('releases')} releases of {s.get('samples')} "
+        f"samples each, noise drawn from {s.get('noise_samples')} real fresh-process samples ({s.get('noise')}); "
+        f"found: the change marked within one release (a transient labelled a transient); false alarms: a change "
+        f"marked anywhere else"
+    )
+    return Summary(
+        title, (line,), (("Found and false alarms, per detector", validation_table(doc)),), (f"chosen: {doc.chosen}",)
+    )
+
+
+def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summary:
+    """How often the detector caught the injected slowdown, and how often it flagged a release against itself."""
+    s, table = doc.settings, sweep_tables.trials_table(doc)
+    rows = [
+        (
+            f"injected {percent(s.inject_slowdown)} slowdown",
+            f"{doc.injected_flagged} of {s.trials}",
+            ratio(table["injected_ratio"].median()),
+        ),
+        ("A/A: the same release on both sides", f"{doc.aa_flagged} of {s.trials}", ratio(table["aa_ratio"].median())),
+    ]
+    line = (
+        f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
+        f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}"
+    )
+    return Summary(
+        title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)
+    )

@@ -1,0 +1,128 @@
+"""The summaries of a benchmark or scaling run, of training runs and of a time-to-accuracy file (their numbers from
+`jaxmlp.results.tables` and the findings)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.report.summary_base import Summary
+from jaxmlp.results import tables
+from jaxmlp.results.findings import run_findings
+from jaxmlp.results.frames import tta_rows
+from jaxmlp.results.schema.tta import TtaDocument
+from jaxmlp.units import duration, percent
+
+
+def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
+    """A benchmark (or scaling) run's findings first (`jaxmlp.results.findings.run_findings`: one line each), then
+    what it ran on, then the findings' tables; the long ones (GEMMs, peak memory) apart."""
+    found = [f for f in run_findings(df) if f.answered]
+    lines = [f"{f.asked}: {f.answer}" for f in found]
+    if not df.empty:
+        first = df.iloc[0]
+        datasets = ", ".join(sorted(str(x) for x in df["dataset"].dropna().unique())) if "dataset" in df else ""
+        if "size" in df and df["size"].isin(["smoke"]).any():
+            lines.insert(
+                0,
+                "size smoke: every step ran once to check it works; its times are too short to answer "
+                "how fast (a report leaves it out of its answers)",
+            )
+        lines.append(
+            f"measured with jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
+            f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
+            + (f"size {first['size']}; " if pd.notna(first.get("size")) else "")
+            + f"data: {registry.dataset_label(datasets or '?')}"
+        )
+    shown = tuple((t.caption, t.frame) for f in found for t in f.tables if not t.long and not t.frame.empty)
+    long = tuple((t.caption, t.frame) for f in found for t in f.tables if t.long and not t.frame.empty)
+    return Summary(title, tuple(lines), shown, (), long)
+
+
+TTA_HEADERS = (
+    "pipeline",
+    "precision",
+    "reached",
+    "time to target (median)",
+    "min",
+    "max",
+    "data",
+    "compile",
+    "training",
+    "evaluation",
+    "epochs",
+    "best accuracy",
+)
+
+
+def tta_summary(doc: TtaDocument, title: str = "Time to accuracy") -> Summary:
+    """A `jaxmlp tta` file: per pipeline and precision, how many runs reached the target and how fast."""
+    table = tables.tta_table(tta_rows(doc))
+    rows = [
+        (
+            r.pipeline,
+            r.precision,
+            f"{r.reached} of {r.runs}",
+            duration(r.tta_s),
+            duration(r.tta_min_s),
+            duration(r.tta_max_s),
+            duration(r.data_s),
+            duration(r.compile_s),
+            duration(r.train_s),
+            duration(r.eval_s),
+            f"{r.epochs:g}",
+            percent(r.best_accuracy),
+        )
+        for r in table.itertuples()
+    ]
+    meta, settings = doc.metadata, doc.settings
+    every = f"every {settings['eval_every']} steps" if settings.get("eval_every") else "after every epoch"
+    line = (
+        f"target {percent(settings.get('target'))} test accuracy, {settings.get('runs')} runs each (seeds), "
+        f"evaluated {every}; "
+        f"{registry.dataset_label(settings.get('dataset'))}; jax {meta.get('jax')}, torch {meta.get('torch')}, "
+        f"{meta.get('cpu_model')}, {meta.get('cpu_affinity')} cores; "
+        f"commit {str(meta.get('commit'))[:12]}"
+    )
+    closing = tuple(tables.tta_line(r) for r in table.itertuples())
+    return Summary(
+        title,
+        (line,),
+        (("Time to accuracy, per pipeline and precision", pd.DataFrame(rows, columns=list(TTA_HEADERS))),),
+        closing,
+    )
+
+
+TRAIN_HEADERS = (
+    "file",
+    "data",
+    "pipeline",
+    "backend",
+    "epochs",
+    "epoch (median after the first)",
+    "compile",
+    "train accuracy",
+    "test accuracy",
+    "jax",
+)
+
+
+def train_summary(runs: pd.DataFrame, title: str = "Training") -> Summary:
+    """A row per `jaxmlp train --json` file: its steady epoch, its compile time, its accuracies."""
+    table = tables.training_table(runs)
+    rows = [
+        (
+            r.file,
+            r.dataset,
+            r.pipeline,
+            r.backend,
+            str(r.epochs),
+            duration(r.epoch_s_median),
+            duration(r.compile_s),
+            percent(r.train_accuracy),
+            percent(r.test_accuracy),
+            r.jax,
+        )
+        for r in table.itertuples()
+    ]
+    return Summary(title, (), (("One row per training run", pd.DataFrame(rows, columns=list(TRAIN_HEADERS))),))
