@@ -439,7 +439,8 @@ def test_a_stop_that_arrives_in_a_gc_callback_is_raised_after_it():
     """Python drops an exception raised in a gc callback (JAX registers one); the stop is delivered again."""
     import gc
 
-    from jaxmlp.errors import Interrupted, stop_on_signals
+    from jaxmlp.errors import Interrupted
+    from jaxmlp.stops import stop_on_signals
 
     def callback(phase, info):
         if phase == "start":
@@ -455,7 +456,8 @@ def test_a_stop_that_arrives_in_a_gc_callback_is_raised_after_it():
 
 def test_a_stop_that_a_library_drops_is_raised_again():
     """A library that clears the error (as JAX's C++ callbacks may) loses the stop; it is delivered again."""
-    from jaxmlp.errors import Interrupted, stop_on_signals
+    from jaxmlp.errors import Interrupted
+    from jaxmlp.stops import stop_on_signals
 
     def library():
         with contextlib.suppress(BaseException):

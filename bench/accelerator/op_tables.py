@@ -19,32 +19,37 @@ from jaxmlp.results.traces import hlo_stats
 
 
 def main(traces: Path, bench: Path) -> int:
-    found = sorted(traces.glob("*/**/*.xplane.pb"))
-    if not found:
-        print(f"op_tables.py: no .xplane.pb under {traces}: give the folder the traces were unpacked into")
-        return 2
+    newest: dict[str, Path] = {}  # a pipeline's newest trace (a folder may hold several captures)
+    for xplane in sorted(traces.glob("*/**/*.xplane.pb"), key=lambda p: p.stat().st_mtime):
+        newest[xplane.relative_to(traces).parts[0]] = xplane
+    if not newest:
+        return _error(f"no .xplane.pb under {traces}: give the folder the traces were unpacked into")
     out = layout.run_folder(bench)
     if out is None or not bench.is_file():
-        print(f"op_tables.py: {bench} is not a benchmark run's file (bench-<time>-<backend>.json): give the run's")
-        return 2
+        return _error(f"{bench} is not a benchmark run's file (bench-<time>-<backend>.json): give the run's")
     out.mkdir(exist_ok=True)
-    for xplane in found:
-        pipeline = xplane.relative_to(traces).parts[0]
+    for pipeline, xplane in newest.items():
         table = hlo_stats(xplane)
         if table is None:
-            print("op_tables.py: xprof is not installed: pip install tensorboard-plugin-profile")
-            return 2
+            return _error("xprof is not installed: pip install tensorboard-plugin-profile")
+        if table.empty:
+            print(f"op_tables.py: {xplane} holds no operations; no table for {pipeline}", file=sys.stderr)
+            continue
         try:
             target = write_new(out / layout.OPS_FILE.format(pipeline=pipeline), table.to_csv(index=False))
         except JaxmlpError as e:  # one there already: never overwritten
-            print(f"op_tables.py: {e}")
-            return 2
+            return _error(str(e))
         top = table.iloc[0]
         print(
-            f"{target}: {len(table)} operations; the largest {top['operation']} ({top['category']}), "
-            f"{top['self_percent']:.1f}% of the time, bound by {top['bound_by']}"
+            f"{target} (from {xplane}): {len(table)} operations; the largest {top['operation']} "
+            f"({top['category']}), {top['self_percent']:.1f}% of the time, bound by {top['bound_by']}"
         )
     return 0
+
+
+def _error(line: str) -> int:
+    print(f"op_tables.py: {line}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

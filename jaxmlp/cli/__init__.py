@@ -19,7 +19,8 @@ from collections.abc import Iterable, Sequence
 from importlib import metadata
 from types import ModuleType
 
-from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError, stop_on_signals
+from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError
+from jaxmlp.stops import stop_on_signals
 
 COMMANDS = {
     "train": "train the tutorial's MLP and print its per-epoch lines",

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         result = measure_process(measuring)
     except KeyboardInterrupt as e:  # the ceilings, measured or kept before, stay for the next run
         stopped = e if isinstance(e, Interrupted) else Interrupted()
-        stopped.kept = f"this environment's ceilings are kept in {path}; no workload was measured"
+        stopped.kept = f"this environment's ceilings are kept in {path}; no workload's time was kept"
         raise stopped from None
     workloads = {}
     for name, times in result.workloads.items():

@@ -159,8 +159,11 @@ def _measure(
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         if results and speaker:
             said = f"kept {len(results)} of {len(pairs)} cells"
-            path = ResultsStore(args.out).save(document(results, partial=f"stopped by {stopped}; {said}"))
-            stopped.kept = f"{said} in {path}"
+            try:
+                path = ResultsStore(args.out).save(document(results, partial=f"stopped by {stopped}; {said}"))
+                stopped.kept = f"{said} in {path}"
+            except (JaxmlpError, OSError) as error:  # the stop's line still, saying why nothing was kept
+                stopped.kept = f"the {len(results)} cells measured could not be written: {error}"
         raise stopped from None
     if results and speaker:  # what was measured is kept, whatever failed after
         doc = document(results)

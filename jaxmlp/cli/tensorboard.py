@@ -10,7 +10,9 @@ import subprocess
 import sys
 
 from jaxmlp.cli import options
-from jaxmlp.errors import JaxmlpError, deaf_to_ctrl_c
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.workers import guarded
+from jaxmlp.stops import deaf_to_ctrl_c
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,9 +61,10 @@ def run(args: argparse.Namespace) -> int:
     port = free_port(args.port)  # checked before announcing it (the probe is closed again for TensorBoard)
     print(f"TensorBoard on http://{HOST}:{port}/#profile over {args.logdir} (Ctrl-C stops it)", flush=True)
     with deaf_to_ctrl_c():  # a terminal's Ctrl-C would reach TensorBoard while it imports: this command stops it
-        server = subprocess.Popen(tensorboard_command(args.logdir, port))
+        server = subprocess.Popen(guarded(tensorboard_command(args.logdir, port)))  # it dies with this command
     try:
-        return server.wait()
+        code = server.wait()
+        return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says it
     finally:  # Ctrl-C or SIGTERM (`Interrupted`): TensorBoard stopped before the one line
         stop(server)
 

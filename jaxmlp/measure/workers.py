@@ -65,7 +65,8 @@ asks to die with its parent. (Python's ``preexec_fn`` would do it between fork a
 multithreaded process: unsafe, and JAX warns of it.)"""
 
 
-def _guarded(argv: Sequence[str]) -> list[str]:
+def guarded(argv: Sequence[str]) -> list[str]:
+    """``argv`` run so that the child dies with this process (`GUARD`; as it is off Linux)."""
     if not sys.platform.startswith("linux"):
         return list(argv)
     return [sys.executable, "-c", GUARD, str(os.getpid()), *argv]
@@ -80,7 +81,7 @@ def start(
         {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} if capture else {"stdout": stdout, "stderr": stderr}
     )
     return subprocess.Popen(
-        _guarded(child.argv),
+        guarded(child.argv),
         env=None if child.env is None else dict(child.env),
         text=True,
         start_new_session=True,

@@ -23,7 +23,7 @@ import torch
 from PIL import Image
 from torch.utils import data
 
-from jaxmlp.errors import JaxmlpError, deaf_to_ctrl_c, resource_tracker_started
+from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data module's public names)
     MNIST_FILES,
     Datasets,
@@ -35,6 +35,7 @@ from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data modul
     synthetic_arrays,
 )
 from jaxmlp.registry import DATASETS
+from jaxmlp.stops import deaf_to_ctrl_c, resource_tracker_started
 
 # --- the tutorial's shim --------------------------------------------------------
 
@@ -126,7 +127,7 @@ def whole_batch(batch: Any) -> Any:
 
 
 class QuietProcess(multiprocessing.context.SpawnProcess):
-    """A spawned worker that never sees Ctrl-C (`errors.deaf_to_ctrl_c`): the command stops it."""
+    """A spawned worker that never sees Ctrl-C (`stops.deaf_to_ctrl_c`): the command stops it."""
 
     def start(self) -> None:
         resource_tracker_started()

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxmlp.errors import STOPPING, deaf_to_ctrl_c, resource_tracker_started
+from jaxmlp.stops import STOPPING, deaf_to_ctrl_c, resource_tracker_started
 
 
 class ArraySource:
@@ -61,7 +61,7 @@ class PersistentWorkers:
         return self.n_batches
 
     def _start(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Grain's iterator, its workers deaf to stopping signals (`errors.deaf_to_ctrl_c`): Grain starts them from
+        """Grain's iterator, its workers deaf to stopping signals (`stops.deaf_to_ctrl_c`): Grain starts them from
         threads of its own, made here and so keeping the signals blocked, as the workers do (the command stops
         them). The first batch of each worker is read here too, so that a stopping signal waits until every worker
         has started: none is left with its start data (the dataset's arrays) half written, and none starts later."""

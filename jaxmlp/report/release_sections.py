@@ -290,9 +290,11 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
     s, table = doc.settings, sweep_tables.trials_table(doc)
     note = (
         f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
-        f"{s.trials} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
-        f"{doc.aa_flagged}/{s.trials} (median ratio {table['aa_ratio'].median():.3f}); {s.processes_per_side} "
-        f"processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host {doc.metadata.get('host')}"
+        f"{len(doc.trials)} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
+        f"{doc.aa_flagged}/{len(doc.trials)} (median ratio {table['aa_ratio'].median():.3f}); "
+        f"{s.processes_per_side} processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host "
+        f"{doc.metadata.get('host')}"
+        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
     )
     stamp = layout.stamp_in(path)
     return Run(f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}", note, (Table("Trials", table),), (), stamp)

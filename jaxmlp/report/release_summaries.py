@@ -207,14 +207,19 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
     rows = [
         (
             f"injected {percent(s.inject_slowdown)} slowdown",
-            f"{doc.injected_flagged} of {s.trials}",
+            f"{doc.injected_flagged} of {len(doc.trials)}",
             ratio(table["injected_ratio"].median()),
         ),
-        ("A/A: the same release on both sides", f"{doc.aa_flagged} of {s.trials}", ratio(table["aa_ratio"].median())),
+        (
+            "A/A: the same release on both sides",
+            f"{doc.aa_flagged} of {len(doc.trials)}",
+            ratio(table["aa_ratio"].median()),
+        ),
     ]
     line = (
         f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
         f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}"
+        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
     )
     return Summary(
         title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)

@@ -50,6 +50,7 @@ METADATA = (
     "backend",
     "device_kind",
     "precision",
+    "partial",
 )
 DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, measuring_of, progress_bar
-from jaxmlp.errors import Interrupted
+from jaxmlp.errors import Interrupted, JaxmlpError
 from jaxmlp.measure.sweep import trials as flow
 from jaxmlp.measure.sweep.settings import Detector, Trials
 from jaxmlp.measure.sweep.trials import Trial
@@ -77,8 +77,13 @@ def run(args: argparse.Namespace) -> int:
         if done:
             said = f"kept {len(done)} of {settings.trials} trials"
             partial = {**meta, "partial": f"stopped by {stopped}; {said}"}
-            path = _write(TrialsDocument(partial, TrialSettings.of(settings, measuring, detector), tuple(done)), args)
-            stopped.kept = f"{said} in {path}"
+            try:
+                path = _write(
+                    TrialsDocument(partial, TrialSettings.of(settings, measuring, detector), tuple(done)), args
+                )
+                stopped.kept = f"{said} in {path}"
+            except (JaxmlpError, OSError) as error:  # the stop's line still, saying why nothing was kept
+                stopped.kept = f"the {len(done)} trials that ended could not be written: {error}"
         raise stopped from None
     doc = TrialsDocument(meta, TrialSettings.of(settings, measuring, detector), tuple(done))
     path = _write(doc, args)

@@ -137,6 +137,8 @@ def scaling(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None
             if (r.devices, r.processes) != (1, 1)
         ]
         simulated = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
+        stopped = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
+        simulated += f"; a partial run ({stopped.iloc[0]})" if len(stopped) else ""
         out.append(
             Finding(
                 "Scaling",
