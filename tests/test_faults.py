@@ -468,3 +468,12 @@ def test_a_stop_that_a_library_drops_is_raised_again():
         for _ in range(1000):
             time.sleep(0.001)
     assert raised.value.signum == signal.SIGTERM
+
+
+def test_a_dropped_stop_is_raised_when_the_command_ends_before_it_is_sent_again():
+    from jaxmlp.errors import Interrupted
+    from jaxmlp.stops import stop_on_signals
+
+    with pytest.raises(Interrupted), stop_on_signals(), contextlib.suppress(BaseException):
+        signal.raise_signal(signal.SIGINT)
+    time.sleep(0.05)  # the second sending, too late, does nothing now
