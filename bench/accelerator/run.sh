@@ -98,6 +98,7 @@ cd "$root"
 export PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_MEM_FRACTION=${XLA_PYTHON_CLIENT_MEM_FRACTION:-0.4}  # a parent and its worker fit (GPU)
 export JAXMLP_DATA_DIR=${JAXMLP_DATA_DIR:-$here/mnist}
+unset PYTEST_XDIST_WORKER  # started from a pytest-xdist worker (its tests), pytest-benchmark would time nothing
 python=python3
 if ! command -v python >/dev/null; then  # the noxfile's sessions run `python`; some images have python3 alone
     mkdir -p "$stage/bin" && ln -s "$(command -v python3)" "$stage/bin/python" && export PATH=$stage/bin:$PATH
