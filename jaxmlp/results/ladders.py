@@ -117,7 +117,9 @@ def loader_ladder(df: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat(frames, ignore_index=True).reindex(columns=LADDER_COLUMNS)
     order = {p: i for i, p in enumerate(registry.LOADER_PIPELINES)}
     out = out.sort_values(LADDER_KEYS, key=lambda c: c.map(order) if c.name == "pipeline" else c)
-    return out.fillna({"loader_best": "", "epoch_best": ""}).reset_index(drop=True)
+    for best in ("loader_best", "epoch_best"):  # "" where not marked (a column of no marks is float NaN)
+        out[best] = out[best].astype(object).where(out[best].notna(), "")
+    return out.reset_index(drop=True)
 
 
 def best_workers(df: pd.DataFrame) -> dict[str, int]:
