@@ -368,6 +368,9 @@ def test_sweep_trials_stopped_after_a_trial_keeps_the_trials_that_ended(tmp_path
     doc = json.loads(kept.read_text())
     assert f"kept {len(doc['trials'])} of 20 trials in {kept}" in line, line
     assert doc["metadata"]["partial"].startswith("stopped by SIGINT; kept")
+    summary = subprocess.run([sys.executable, "-m", "jaxmlp", "summary", str(kept)], capture_output=True, text=True)
+    assert "a partial run (stopped by SIGINT; kept" in summary.stdout, summary.stdout + summary.stderr
+    assert f"of {len(doc['trials'])}" in summary.stdout  # counted over the trials kept, not those asked for
 
 
 ROOFLINE = ["roofline", "--dataset", "synthetic", "--limit", "2048", "--epochs", "2", "--calls", "3"]
