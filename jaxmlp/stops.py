@@ -4,6 +4,7 @@ method: the docs' faults page."""
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import signal
 import sys
@@ -54,7 +55,7 @@ def _lost(stop: weakref.ref[Interrupted]) -> None:
     signum = _RAISED.pop(stop, None)
     if signum is not None:
         _LOST.append(signum)
-        threading.Thread(target=_send_again, args=(signum, _ACTIVE[0]), daemon=True).start()
+        _thread.start_new_thread(_send_again, (signum, _ACTIVE[0]))  # (no lock of threading's: this runs anywhere)
 
 
 def _send_again(signum: int, token: object | None) -> None:
