@@ -86,7 +86,7 @@ def test_one_floor_per_precision_in_one_output(name, capsys):
         said.setdefault(precision, set()).add(floor)
     assert said and all(len(floors) == 1 for floors in said.values()), said
     assert not re.search(r"bf16[^\n]*the f32 floor", out)  # a bf16 row is never set against the f32 floor
-    assert "issue" not in out.lower()  # no tracker words in what a user reads
+    assert "issue" not in out.lower()  # a summary speaks of the results alone
 
 
 def _with(folder: Path, name: str, stamp: str, **metadata: object) -> None:
