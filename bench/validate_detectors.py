@@ -66,7 +66,7 @@ def main() -> int:
     start = time.monotonic()
     noise_from = ", ".join(str(f) for f in args.noise)
     rows, chosen, settings = validation.validate(
-        measured, detectors, args.histories, args.seed, args.penalty, noise_from
+        validation.deviations(measured), len(measured), detectors, args.histories, args.seed, args.penalty, noise_from
     )
     for row in rows:
         print(f"{row.detector:10} {row.case:18} found {row.recall:.3f} false alarms {row.false_alarms:.3f}", flush=True)

@@ -85,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
     )
     start = time.monotonic()
     noise_from = ", ".join(str(f) for f in folders)
-    rows, chosen, settings = validation.validate(cells, detectors, args.histories, args.seed, args.penalty, noise_from)
+    rows, chosen, settings = validation.validate(
+        noise, len(cells), detectors, args.histories, args.seed, args.penalty, noise_from
+    )
     peers = peer.run(peer.of(peer.suite(), args.peer)) if args.peer else []
     if peers:
         settings = {**settings, "peer_every": args.peer, "peer_tolerance": peer.TOLERANCE, "peer": peer.versions()}

@@ -169,11 +169,11 @@ def meets(rows: Sequence[Row], name: str) -> bool:
 
 
 def validate(
-    cells: Sequence[Sequence[float]], detectors: Sequence[str], histories: int, seed: int, penalty: float, noise: str
+    pool: np.ndarray, cells: int, detectors: Sequence[str], histories: int, seed: int, penalty: float, noise: str
 ) -> tuple[list[Row], str, dict[str, Any]]:
-    """Every case under every detector over the noise of ``cells`` (``noise``: where they were read): the rows, the
-    first detector that met every goal (`meets`) and the settings a validation file records."""
-    pool = deviations(cells)
+    """Every case under every detector over the noise ``pool`` (`deviations` of ``cells`` cells read from
+    ``noise``): the rows, the first detector that met every goal (`meets`) and the settings a validation file
+    records."""
     start = time.monotonic()
     rows = run(pool, detectors, histories, seed, penalty=penalty)
     chosen = next((d for d in detectors if meets(rows, d)), "none met every goal")
@@ -185,7 +185,7 @@ def validate(
         "penalty": penalty,
         "noise": noise,
         "noise_samples": len(pool),
-        "noise_cells": len(cells),
+        "noise_cells": cells,
         "seconds": round(time.monotonic() - start, 1),
     }
     return rows, chosen, settings

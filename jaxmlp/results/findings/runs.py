@@ -136,13 +136,13 @@ def scaling(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None
             for r in table.itertuples()
             if (r.devices, r.processes) != (1, 1)
         ]
-        simulated = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
+        notes = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
         stopped = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
-        simulated += f"; a partial run ({stopped.iloc[0]})" if len(stopped) else ""
+        notes += f"; a partial run ({stopped.iloc[0]})" if len(stopped) else ""
         out.append(
             Finding(
                 "Scaling",
-                f"{'; '.join(parts)}{simulated}.",
+                f"{'; '.join(parts)}{notes}.",
                 SCALING,
                 True,
                 _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
