@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -23,19 +22,9 @@ from jaxmlp.report.run_summaries import bench_summary, train_summary, tta_summar
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import layout, sweep_tables, tables
 from jaxmlp.results.findings import Finding
+from jaxmlp.results.findings.model import shown
 from jaxmlp.results.frames import Results, query, without_sweeps
 from jaxmlp.results.schema.sweep import CellsDocument
-
-
-def shown(path: str | os.PathLike[str], folder: Path | None) -> str:
-    """``path`` relative to ``folder`` where it lies under it (the folder itself: its name), else as given."""
-    if folder is None:
-        return str(path)
-    relative = os.path.relpath(path, folder)
-    if relative == ".":
-        return os.path.basename(os.path.abspath(path))
-    return str(path) if relative.startswith("..") else relative
-
 
 KINDS = (
     "timeline",
