@@ -246,6 +246,7 @@ def test_scaling_stopped_in_its_second_cell_keeps_the_first(tmp_path):
     assert doc.metadata["partial"] == "stopped by SIGTERM; kept 1 of 2 cells"
     assert {row.params["devices"] for row in doc.benchmarks} == {1}
     assert [p.name for p in path.parent.iterdir() if p.is_file()] == [path.name]  # nothing half written beside it
+    assert not list((path.parent / "traces").glob("*"))  # nor the stopped cell's trace
 
 
 def sweep_options(tmp_path: Path) -> list[str]:

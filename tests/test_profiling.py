@@ -187,3 +187,23 @@ def test_step_breakdown_follows_the_step_marker_to_its_thread():
     )
     (row,) = step_breakdown(events).to_dict("records")
     assert row == {"step": 0, "step_ms": 1e-4, "load_ms": 2e-5, "compute_ms": 6e-5, "other_ms": pytest.approx(2e-5)}
+
+
+def test_step_breakdown_of_steps_without_annotations_and_annotations_outside_steps():
+    import pandas as pd
+
+    columns = ["plane", "line", "name", "start_ns", "duration_ns", "step_num"]
+    events = pd.DataFrame(
+        [
+            ("/host:CPU", "main", "load", 0, 5, None),  # before any step
+            ("/host:CPU", "main", "train", 10, 100, 0),  # no annotation inside
+            ("/host:CPU", "main", "load", 150, 5, None),  # between the steps
+            ("/host:CPU", "main", "train", 200, 100, 1),
+            ("/host:CPU", "main", "compute", 210, 40, None),
+            ("/host:CPU", "main", "compute", 260, 30, None),
+        ],
+        columns=columns,
+    )
+    rows = step_breakdown(events).to_dict("records")
+    assert [(r["step"], r["load_ms"], r["compute_ms"]) for r in rows] == [(0, 0.0, 0.0), (1, 0.0, 7e-5)]
+    assert step_breakdown(events[events["name"] != "train"]).empty

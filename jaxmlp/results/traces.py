@@ -87,26 +87,36 @@ def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
 
 def step_breakdown(events: pd.DataFrame) -> pd.DataFrame:
     """Per marked step: its wall time, and the time in its "load" and "compute" annotations (ms), looked for on the
-    step's own thread line."""
-    steps = events[(events["name"] == STEP_NAME) & events["step_num"].notna()].sort_values("start_ns")
-    rows = []
-    columns = ["plane", "line", "start_ns", "duration_ns", "step_num"]
-    for plane, line, start, duration, number in steps[columns].to_numpy():
-        same_thread = events[(events["plane"] == plane) & (events["line"] == line)]
-        inside = same_thread[(same_thread["start_ns"] >= start) & (same_thread["start_ns"] < start + duration)]
-        load = float(inside.loc[inside["name"] == "load", "duration_ns"].sum()) / 1e6
-        compute = float(inside.loc[inside["name"] == "compute", "duration_ns"].sum()) / 1e6
-        step_ms = float(duration) / 1e6
-        rows.append(
-            {
-                "step": int(number),
-                "step_ms": step_ms,
-                "load_ms": load,
-                "compute_ms": compute,
-                "other_ms": step_ms - load - compute,
-            }
-        )
-    return pd.DataFrame(rows, columns=["step", "step_ms", "load_ms", "compute_ms", "other_ms"])
+    step's own thread line (an annotation belongs to the step of its line that it starts in)."""
+    columns = ["step", "step_ms", "load_ms", "compute_ms", "other_ms"]
+    keys = ["plane", "line"]
+    marked = (events["name"] == STEP_NAME) & events["step_num"].notna()
+    steps = events.loc[marked, [*keys, "start_ns", "duration_ns", "step_num"]].sort_values("start_ns")
+    if not len(steps):
+        return pd.DataFrame(columns=columns)
+    marks = events.loc[events["name"].isin(["load", "compute"]), [*keys, "name", "start_ns", "duration_ns"]]
+    held = pd.merge_asof(
+        marks.rename(columns={"duration_ns": "mark_ns"}).sort_values("start_ns"),
+        steps.rename(columns={"start_ns": "step_start"}),
+        left_on="start_ns",
+        right_on="step_start",
+        by=keys,
+        direction="backward",
+    )
+    held = held[held["start_ns"] < held["step_start"] + held["duration_ns"]]
+    spent = held.groupby(["step_start", *keys, "name"])["mark_ns"].sum().unstack("name")
+    table = steps.join(spent.reindex(columns=["load", "compute"]), on=["start_ns", *keys]).fillna(
+        {"load": 0, "compute": 0}
+    )
+    table = pd.DataFrame(
+        {
+            "step": table["step_num"].astype(int),
+            "step_ms": table["duration_ns"].astype(float) / 1e6,
+            "load_ms": table["load"].astype(float) / 1e6,
+            "compute_ms": table["compute"].astype(float) / 1e6,
+        }
+    )
+    return table.assign(other_ms=table["step_ms"] - table["load_ms"] - table["compute_ms"]).reset_index(drop=True)
 
 
 class CaptureSummary(NamedTuple):
