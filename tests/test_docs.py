@@ -63,6 +63,22 @@ def test_a_figure_its_file_does_not_hold_fails_naming_it(tpu, expression, says):
         tpu.render("{{ " + expression + " }}", "page.md")
 
 
+def test_the_runs_table_says_which_pages_cite_each_run(tmp_path):
+    shutil.copy(FIXTURES / "bench-tpu.json", tmp_path / "bench-tpu.json")
+    table = tmp_path / "README.md"
+    table.write_text(
+        "| name | file | what | cited by |\n| --- | --- | --- | --- |\n"
+        "| `tpu` | `bench-tpu.json` | a TPU run | `docs/results/a.md` |\n"
+    )
+    pages = figures.Figures(table)
+    figure = '{{ s(median("tpu", "test_epoch[tpu-scan-0-f32]")) }}'
+    pages.render(figure, "results/a.md", page="results/a.md")
+    assert figures.citation_problems(table, pages.used) == []
+    pages.render(figure, "results/b.md", page="results/b.md")
+    (problem,) = figures.citation_problems(table, pages.used)
+    assert "run 'tpu' is cited by ['results/a.md', 'results/b.md'], its row says ['results/a.md']" in problem
+
+
 def test_the_command_reference_has_every_command_and_subcommand():
     from jaxmlp.cli import COMMANDS
 

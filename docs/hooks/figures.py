@@ -39,14 +39,38 @@ class FigureError(Exception):
     """A figure that cannot be read from its file."""
 
 
-def runs(table: Path = RUNS_TABLE) -> dict[str, Path]:
-    """The cited runs: ``| `name` | `file` | ...`` rows of the table in reports/README.md, by name."""
-    found = {}
+def _rows(table: Path) -> list[list[str]]:
+    """The ``| `name` | `file` | what | cited by |`` rows of the table in reports/README.md, as cells."""
+    rows = []
     for line in table.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 2 and cells[0].startswith("`") and cells[1].startswith("`"):
-            found[cells[0].strip("`")] = table.parent / cells[1].strip("`")
-    return found
+            rows.append(cells)
+    return rows
+
+
+def runs(table: Path = RUNS_TABLE) -> dict[str, Path]:
+    """The cited runs, by name: each row's file."""
+    return {cells[0].strip("`"): table.parent / cells[1].strip("`") for cells in _rows(table)}
+
+
+def cited_by(table: Path = RUNS_TABLE) -> dict[str, set[str]]:
+    """The pages each run's row says cite it (its last column's `docs/...` paths), by name."""
+    return {cells[0].strip("`"): set(re.findall(r"`docs/([^`]+)`", cells[-1])) for cells in _rows(table)}
+
+
+def citation_problems(table: Path, used: dict[str, set[str]]) -> list[str]:
+    """Where the table's "cited by" column differs from the pages that read each run (``used``)."""
+    problems = []
+    shown = table.relative_to(ROOT) if table.is_relative_to(ROOT) else table
+    for name, said in sorted(cited_by(table).items()):
+        really = used.get(name, set())
+        if said != really:
+            problems.append(
+                f"{shown}: run {name!r} is cited by {sorted(really) or 'no page'}, "
+                f"its row says {sorted(said) or 'none'}"
+            )
+    return problems
 
 
 class Figures:
@@ -55,10 +79,14 @@ class Figures:
     def __init__(self, table: Path = RUNS_TABLE) -> None:
         self.runs = runs(table)
         self._loaded: dict[Path, Any] = {}
+        self._page = ""
+        self.used: dict[str, set[str]] = {}  # run -> the pages whose figures read it
 
     def path(self, run: str, within: str = "") -> Path:
         if run not in self.runs:
             raise FigureError(f"no run named {run!r} in {RUNS_TABLE.relative_to(ROOT)}")
+        if self._page:
+            self.used.setdefault(run, set()).add(self._page)
         path = self.runs[run] / within if within else self.runs[run]
         if not path.exists():
             raise FigureError(f"{path.relative_to(ROOT)} is not there (run {run!r})")
@@ -82,32 +110,26 @@ class Figures:
             raise FigureError(f"{len(found)} benchmarks named {name!r} in run {run!r}")
         return found[0]
 
+    def _floor(self, run: str, precision: str) -> Any:
+        """The run's floor in ``precision``: the row `jaxmlp.results.floors` computes, the one every output reads."""
+        from jaxmlp.results.floors import floors
+        from jaxmlp.results.frames import benchmark_rows
+        from jaxmlp.results.reading import read_benchmarks
+
+        rows, _ = benchmark_rows(read_benchmarks(self.path(run)))
+        table = floors(rows)
+        found = table[table["precision"] == precision]
+        if len(found) != 1:
+            raise FigureError(f"{len(found)} floors in {precision} in run {run!r}")
+        return found.iloc[0]
+
     def floor_rate(self, run: str, precision: str) -> float:
-        """The best product rate the run measured in ``precision`` (FLOP/s), over every size and library: the
-        floor's rate, as `jaxmlp.results.floors` reads it."""
-        rates = [
-            b["extra_info"]["flops_per_second"]
-            for b in self.load(run)["benchmarks"]
-            if b["name"].startswith("test_gemm[")
-            and b["extra_info"].get("precision") == precision
-            and b["extra_info"].get("flops_per_second")
-        ]
-        if not rates:
-            raise FigureError(f"no product in {precision} in run {run!r}")
-        return float(max(rates))
+        """The floor's rate in ``precision`` (FLOP/s): the best product the run measured in it."""
+        return float(self._floor(run, precision)["gflop_per_s"]) * 1e9
 
     def floor(self, run: str, precision: str) -> float:
-        """An epoch's floor in ``precision`` (s): its FLOPs (XLA's count of the `scan` epoch) at the floor's rate."""
-        epochs = [
-            b
-            for b in self.load(run)["benchmarks"]
-            if b["name"].startswith("test_epoch[")
-            and "-scan-" in b["name"]
-            and b["extra_info"]["precision"] == precision
-        ]
-        if len(epochs) != 1:
-            raise FigureError(f"{len(epochs)} scan epochs in {precision} in run {run!r}")
-        return float(epochs[0]["extra_info"]["flops"]) / self.floor_rate(run, precision)
+        """An epoch's floor in ``precision`` (s): the epoch's FLOPs at the floor's rate."""
+        return float(self._floor(run, precision)["floor_s"])
 
     def get(self, run: str, path: str, within: str = "") -> Any:
         """A value by a path of keys: ``a/b/0/c``; ``1:`` slices a list; ``key=value`` (``a=1&b=2``) picks the one
@@ -144,9 +166,10 @@ class Figures:
             "i": lambda value: f"{int(round(float(value))):,}",
         }
 
-    def render(self, text: str, where: str = "") -> str:
-        """``text`` with every ``{{ EXPR }}`` replaced by its value."""
+    def render(self, text: str, where: str = "", page: str = "") -> str:
+        """``text`` with every ``{{ EXPR }}`` replaced by its value; ``page``: the docs page it is (its runs noted)."""
         functions = self.functions()
+        self._page = page
 
         def one(match: re.Match[str]) -> str:
             expression = match.group(1).strip()
@@ -255,11 +278,18 @@ def on_pre_build(config: Any) -> None:
         raise PluginError("; ".join(problems))
 
 
+def on_post_build(config: Any) -> None:
+    from mkdocs.exceptions import PluginError
+
+    if _figures is not None and (problems := citation_problems(RUNS_TABLE, _figures.used)):
+        raise PluginError("; ".join(problems))
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     from mkdocs.exceptions import PluginError
 
     try:
-        return (_figures or Figures()).render(markdown, page.file.src_path)
+        return (_figures or Figures()).render(markdown, page.file.src_path, page=page.file.src_path)
     except FigureError as e:
         raise PluginError(str(e)) from None
 
