@@ -104,6 +104,11 @@ MEMORY_THRESHOLD = 0.10
 ALPHA = 0.01
 """The significance level a comparison flags at: one-sided Mann-Whitney p < ALPHA."""
 
+PEAK_SCOPE_BENCHMARK = "this benchmark (peak reset before it)"
+PEAK_SCOPE_PROCESS = "the process since it started (the peak could not be reset here)"
+"""What a benchmark's recorded peak resident set (``peak_rss_scope``) covers: its own run, or everything its process
+ran before it (`jaxmlp.measure.memory`); the findings attribute a peak to a benchmark only in the first case."""
+
 CHANGE_THRESHOLD = 0.03
 """The smallest change the change-point detector confirms (`jaxmlp.changepoints`): the ratio of medians between
 the segments either side of a candidate beyond 1 + CHANGE_THRESHOLD (a timeline pools many samples a side)."""

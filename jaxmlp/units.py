@@ -7,6 +7,7 @@ Three significant digits, never scientific notation: ``1.07 s``, ``236 µs``, ``
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 MISSING = "-"
@@ -60,6 +61,14 @@ def count(n: float, thing: str, things: str | None = None) -> str:
     (``things``: the plural, where it is not ``thing`` + s)."""
     shown = str(int(n)) if float(n).is_integer() else f"{n:g}"
     return f"{shown} {thing if n == 1 else things or thing + 's'}"
+
+
+def span(values: Iterable[float]) -> str:
+    """The range of some counts, said once where its ends are one: ``27``, ``8 to 27``; ``no`` where there are none
+    (``no processes a release``)."""
+    found = sorted(set(float(v) for v in values))
+    shown = [str(int(v)) if v.is_integer() else f"{v:g}" for v in found]
+    return "no" if not shown else shown[0] if len(shown) == 1 else f"{shown[0]} to {shown[-1]}"
 
 
 def minutes(seconds: float) -> str:

@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from jaxmlp.cli import main
@@ -15,6 +16,7 @@ from jaxmlp.results.findings import findings
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore
+from jaxmlp.units import duration, percent, size
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NUMBER = re.compile(r"\d[\d,.]*")
@@ -111,6 +113,7 @@ def test_a_smoke_run_answers_nothing_and_another_machine_is_its_own_line(tmp_pat
 
 def test_a_machine_is_its_cpu_cores_backend_and_device():
     assert machine({"cpu_model": "AMD EPYC", "cpu_affinity": 2, "backend": "cpu"}) == "AMD EPYC, 2 cores"
+    assert machine({"cpu_model": "Xeon", "cpu_affinity": 1.0, "backend": "cpu"}) == "Xeon, 1 core"
     assert machine({"cpu_model": "unknown", "cpu_affinity": 13, "backend": "tpu", "device_kind": "TPU v5 lite"}) == (
         "TPU v5 lite (host: 13 cores)"
     )
@@ -133,14 +136,22 @@ def test_an_accelerator_runs_operation_tables_answer_with_each_pipelines_top_ope
     (found,) = [f for f in every if f.question == OPERATIONS]
     assert found.answered and found.anchor == CPU_ACCELERATOR and found.machine == "TPU v5 lite (host: 13 cores)"
     assert found.run == "bench-20261206T012031-tpu.json (2026-12-06 01:20 UTC)"
+    # the share is of the operations' self time (the file's 6 and 12 rows), not xprof's self_percent (of its total)
     assert found.answer == (
-        "pallas: 6 operations, the largest run.1 (custom-call), 90.0% of the time, bound by Compute; "
-        "scan: 12 operations, the largest fusion.178 (convolution fusion), 11.1% of the time, bound by Compute."
+        "pallas: 6 operations, the largest run.1 (custom-call), 99.9% of the operations' self time, bound by "
+        "Compute; scan: 12 operations, the largest fusion.178 (convolution fusion), 14.5% of the operations' self "
+        "time, bound by Compute."
     )
     pallas, scan = (t.frame for t in found.tables)
+    written = pd.read_csv(OPS / "tpu-20261206T012031" / "ops-scan.csv")
     assert "tpu-20261206T012031/ops-scan.csv" in found.tables[1].caption
+    assert (
+        f"share = its self time over the 12 operations' self time, which is "
+        f"{percent(written['self_percent'].sum() / 100)} of xprof's total" in found.tables[1].caption
+    )
     assert list(scan.columns) == OPERATION_COLUMNS and len(scan) == 8 and len(pallas) == 6  # the top 8 of 12
-    assert scan["self_us"].is_monotonic_decreasing and scan["share"].iloc[0] == pytest.approx(0.110905, abs=1e-6)
+    assert scan["self_us"].is_monotonic_decreasing
+    assert scan["share"].tolist() == pytest.approx((scan["self_us"] / written["self_us"].sum()).tolist())
     # the report's accelerator section shows them beside the CPU-against-TPU table, which alone is plotted
     (section,) = [s for s in build_sections(results, (), folder, every) if s.anchor == CPU_ACCELERATOR]
     assert any(t.frame.equals(scan) for t in section.tables)
@@ -165,3 +176,80 @@ def test_an_operation_table_that_cannot_be_read_is_named_and_a_cpu_run_never_loo
     assert run_folder(folder / "bench-20261206T012031-tpu.json") == folder / "tpu-20261206T012031"
     assert run_folder("bench-20261206T012031-cpu-tpu.json").name == "cpu-tpu-20261206T012031"
     assert run_folder("reports/bench-undated-cpu.json") is None and run_folder("train-20261206T012031-x.json") is None
+
+
+def test_the_loader_answer_says_what_its_table_marks_fastest(folder):
+    """Input alone is fastest with the row its table marks so; the loaders that take workers are a point apart."""
+    (found,) = [
+        f
+        for f in findings(load(ResultsStore(folder)), (), folder)
+        if f.question == "Which loader, how many workers" and f.machine == "Fixture CPU, 2 cores"
+    ]
+    table = found.tables[0].frame
+    fastest = table[table["loader_best"] == "fastest"].iloc[0]
+    assert fastest.pipeline == "batched" and fastest.workers == 0
+    assert found.answer.endswith(
+        f"; input alone is fastest with batched ({duration(fastest.loader_s)} an epoch); of the loaders that can "
+        "use worker processes, seed, 2 workers (1.25 s an epoch)."
+    )
+
+
+def test_a_peak_is_a_benchmarks_own_only_where_it_was_reset_before_it(tmp_path):
+    from jaxmlp.results.findings.bench import MEMORY_CAPTION, PROCESS_MEMORY_CAPTION
+
+    own, process_wide = FIXTURES / "scale" / "bench-20261205T191503-cpu.json", OPS / "bench-20261206T012031-tpu.json"
+    for path in (own, process_wide):  # every peak reset before its benchmark; none could be (the process's)
+        shutil.copy(path, tmp_path)
+    found = {f.machine: f for f in findings(load(ResultsStore(tmp_path)), (), tmp_path) if f.question == "Peak memory"}
+    tpu = found.pop("TPU v5 lite (host: 13 cores)")
+    (cpu,) = found.values()
+    listed = [b["name"] for b in json.loads(process_wide.read_text())["benchmarks"]]
+    (table,) = (t.frame for t in tpu.tables)
+    assert tpu.tables[0].caption == PROCESS_MEMORY_CAPTION and table["benchmark"].tolist() == listed  # never ranked
+    assert tpu.answer == (
+        "The largest host peak the run recorded is 16.6 GiB, over 29 benchmarks, and no benchmark's own: the peak "
+        "could not be reset before each benchmark here, so each records its process's peak since that process "
+        "started."
+    )
+    (table,) = (t.frame for t in cpu.tables)
+    top = table.iloc[0]
+    assert cpu.tables[0].caption == MEMORY_CAPTION and table["peak_rss_bytes"].is_monotonic_decreasing
+    assert cpu.answer.startswith(f"The largest host peak is {top.benchmark}'s, {size(top.peak_rss_bytes)}, of ")
+
+
+def test_a_one_epoch_training_run_has_no_epoch_after_the_first(tmp_path):
+    doc = json.loads((FIXTURES / "train-cpu.json").read_text())
+    doc["records"] = doc["records"][:1]  # its first epoch alone
+    (tmp_path / "train-20261201T090000-mnist-seed.json").write_text(json.dumps(doc))
+    (found,) = [f for f in findings(load(ResultsStore(tmp_path)), (), tmp_path) if f.question == "Training"]
+    assert found.answer == "seed f32 on mnist, 1 epoch: test accuracy 89.0%, no epoch after the first to time."
+    (table,) = (t.frame for t in found.tables)
+    assert table["epoch_s_median"].isna().all() and "a run of one epoch" in found.tables[0].caption
+
+
+def test_a_step_whose_release_ignored_its_flag_says_so():
+    from jaxmlp.results.sweep_tables import cells_table
+
+    sweep = FIXTURES / "runs" / "jaxlib-20261203T055619"  # 0.8.3 ignores --xla_cpu_use_thunk_runtime=false
+    results = load(ResultsStore(sweep))
+    (found,) = [f for f in findings(results, (), sweep) if f.question == "Which release got slower"]
+    step = "[XLA_FLAGS --xla_cpu_use_thunk_runtime=false] 0.6.2 → 0.8.3 ×1.16 (×1.13–×1.20, p <0.001"
+    assert f"{step}; 0.8.3 ignores the flag: this is 0.6.2 with it against 0.8.3 without it)" in found.answer
+    assert found.answer.count("ignores the flag") == 1  # the releases that took it: no caveat
+    ((_, cells),) = results.cells
+    assert cells_table(cells)["status"].tolist() == ["measured, its XLA flags ignored"]
+
+
+def test_what_a_file_does_not_say_reads_as_missing_never_nan(tmp_path, capsys):
+    from jaxmlp.results.tables import environment
+    from jaxmlp.units import MISSING
+
+    shutil.copy(FIXTURES / "bench-tpu.json", tmp_path)  # written where torch was not installed: torch null
+    shutil.copy(FIXTURES / "runs" / "scaling-20261203T073946-cpu.json", tmp_path)  # a scaling run names no size
+    results = load(ResultsStore(tmp_path))
+    by_file = {Path(str(f)).name: rows for f, rows in results.runs.groupby("file")}
+    assert environment(by_file["bench-tpu.json"])["torch"] == MISSING
+    assert environment(by_file["scaling-20261203T073946-cpu.json"])["size"] == MISSING
+    assert main(["report", "--results", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert "torch -," in md and "size -;" in md and not re.search(r"\bnan\b", md)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from jaxmlp import registry
 from jaxmlp.cli import main
 from jaxmlp.measure import memory
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
@@ -115,6 +116,23 @@ def test_the_flags_table_says_which_release_takes_which_flag():
     assert table.iloc[0].tolist()[:2] == ["--xla_a=1", "accepted"] and table.iloc[0, 2].startswith("ignored")
     assert table.iloc[1].tolist() == ["--xla_new=1", "flag unknown in 0.4.31", "accepted"]
     assert sweep_tables.flags_table(CellsDocument((Cell("0.4.31", "", "ok", "f"),))).empty
+    assert sweep_tables.ignored_cells(cells) == {("0.10.2", "--xla_a=1")}  # measured, as if without it
+    assert sweep_tables.cells_table(cells)["status"].tolist() == [
+        "flag unknown in 0.4.31 (Unknown flags in XLA_FLAGS: --xla_new=1)",
+        "measured, its XLA flags ignored",
+    ]
+
+
+def test_the_programs_quantities_read_in_words():
+    from jaxmlp.report.explain import changes_table
+    from jaxmlp.results.explain import QUANTITIES
+    from jaxmlp.results.schema.explain import Change
+
+    facts = {q: 1.0 for q in QUANTITIES}
+    doc = ExplainDocument({}, "w", "A", "B", {}, {}, tuple(Change(q, v, 2 * v) for q, v in facts.items()))
+    shown = changes_table(doc)["quantity"].tolist()
+    assert shown == list(QUANTITIES.values()) and not set(shown) & set(QUANTITIES)  # no field name shown
+    assert "XLA compile time (every program)" in shown and "FLOPs a call (every program, times its runs)" in shown
 
 
 # --- the roofline -----------------------------------------------------------------------------------------
@@ -157,7 +175,7 @@ def test_the_peak_resets_and_is_read_back():
     was_reset = memory.reset_peak()
     facts = memory.peak_facts(was_reset)
     assert facts["peak_rss_bytes"] > 0  # the scope says which peak: this benchmark's where the reset took
-    assert facts["peak_rss_scope"] == (memory.SCOPE_BENCHMARK if was_reset else memory.SCOPE_PROCESS)
+    assert facts["peak_rss_scope"] == (registry.PEAK_SCOPE_BENCHMARK if was_reset else registry.PEAK_SCOPE_PROCESS)
 
 
 def test_compare_memory_flags_beyond_its_own_threshold():

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from jaxmlp import registry
 from jaxmlp.measure import memory
 
 STATUS = "Name:\tpython\nVmPeak:\t  900 kB\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\n"
@@ -18,9 +19,9 @@ def test_a_benchmarks_peak_holds_what_it_allocated_and_a_reset_forgets_the_one_b
     facts = memory.peak_facts(was_reset)
     del block
     if not was_reset:  # a system that cannot reset the peak: the process's, and the record says so
-        assert facts["peak_rss_scope"] == memory.SCOPE_PROCESS
+        assert facts["peak_rss_scope"] == registry.PEAK_SCOPE_PROCESS
         return
-    assert facts["peak_rss_scope"] == memory.SCOPE_BENCHMARK
+    assert facts["peak_rss_scope"] == registry.PEAK_SCOPE_BENCHMARK
     assert facts["peak_rss_bytes"] >= 64 * 2**20
     assert memory.reset_peak()
     after = memory.peak_facts(True)["peak_rss_bytes"]
@@ -31,7 +32,7 @@ def test_the_device_peak_or_why_there_is_none():
     import jax
 
     facts = memory.peak_facts(False, jax.devices()[0])
-    assert facts["peak_rss_bytes"] > 0 and facts["peak_rss_scope"] == memory.SCOPE_PROCESS
+    assert facts["peak_rss_bytes"] > 0 and facts["peak_rss_scope"] == registry.PEAK_SCOPE_PROCESS
     assert ("device_peak_bytes" in facts) != ("device_peak_why" in facts)
     if "device_peak_why" in facts:
         assert facts["device_peak_why"].startswith("not available on cpu")

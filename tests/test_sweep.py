@@ -429,6 +429,18 @@ def test_nox_lists_the_version_matrix():
     assert "bench-jaxlib" in listed
 
 
+def test_a_trials_p_is_the_side_its_verdict_is_about():
+    from jaxmlp.results.sweep_tables import trials_table
+    from jaxmlp.stats import compare
+
+    base = np.linspace(1.0, 1.1, 14)
+    faster, slower = compare(base, base * 0.9), compare(base, base * 1.1)  # an A/A improvement, an injected slowdown
+    doc = TrialsDocument({}, None, (trials.Trial(0, {}, slower, faster),))
+    row = trials_table(doc).iloc[0]
+    assert (row.aa_verdict, row.aa_p) == ("improvement", faster.p_faster) and faster.p_slower > 0.99
+    assert (row.injected_verdict, row.injected_p) == ("regression", slower.p_slower)
+
+
 def test_trials_documents_are_not_taken_for_timings(tmp_path):
     settings = {
         "pipeline": "batched",

@@ -198,7 +198,7 @@ def test_cli_summary_saves_a_new_file_each_time(tmp_path, capsys):
     assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
     assert main(["summary", str(FIXTURE), "--save", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "input alone is fastest with seed, 2 workers" in out and "pipeline scan" in out
+    assert "input alone is fastest with batched (10.0 ms an epoch)" in out and "pipeline scan" in out
     saved = sorted(p.name for p in tmp_path.iterdir())
     assert saved == ["bench-20261201T100000-cpu-2.json", "bench-20261201T100000-cpu.json"]
     copy, original = json.loads((tmp_path / saved[0]).read_text()), json.loads(FIXTURE.read_text())

@@ -37,6 +37,8 @@ def test_other_quantities():
     assert units.size(12.3 * 2**20) == "12.3 MiB" and units.size(512) == "512 B"
     assert units.per_second(56712.3) == "56,700 samples/s"
     assert "e" not in units.number(1e-9) + units.number(1e15)
+    assert units.span([27, 27.0]) == "27" and units.span([27, 8, 12]) == "8 to 27" and units.span([]) == "no"
+    assert units.count(1.0, "core") == "1 core" and units.count(13, "core") == "13 cores"
 
 
 def test_tables_read_in_words_and_units():

@@ -15,7 +15,8 @@ from pathlib import Path
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import layout
 from jaxmlp.results.store import write_new
-from jaxmlp.results.traces import hlo_stats
+from jaxmlp.results.traces import hlo_stats, top_operations
+from jaxmlp.units import percent
 
 
 def main(traces: Path, bench: Path) -> int:
@@ -39,10 +40,10 @@ def main(traces: Path, bench: Path) -> int:
             target = write_new(out / layout.OPS_FILE.format(pipeline=pipeline), table.to_csv(index=False))
         except JaxmlpError as e:  # one there already: never overwritten
             return _error(str(e))
-        top = table.iloc[0]
+        top = top_operations(table, 1).iloc[0]
         print(
             f"{target} (from {xplane}): {len(table)} operations; the largest {top['operation']} "
-            f"({top['category']}), {top['self_percent']:.1f}% of the time, bound by {top['bound_by']}"
+            f"({top['category']}), {percent(top['share'])} of the operations' self time, bound by {top['bound_by']}"
         )
     return 0
 

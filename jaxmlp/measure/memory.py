@@ -11,12 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.measure.programs import device_peak, peak_rss_bytes
+from jaxmlp.registry import PEAK_SCOPE_BENCHMARK, PEAK_SCOPE_PROCESS
 
 STATUS = Path("/proc/self/status")
 CLEAR_REFS = Path("/proc/self/clear_refs")
-
-SCOPE_BENCHMARK = "this benchmark (peak reset before it)"
-SCOPE_PROCESS = "the process since it started (the peak could not be reset here)"
 
 
 def reset_peak() -> bool:
@@ -46,7 +44,7 @@ def peak_facts(was_reset: bool, device: Any | None = None) -> dict[str, Any]:
     peak = current_peak() if was_reset else None
     facts: dict[str, Any] = {
         "peak_rss_bytes": peak if peak is not None else peak_rss_bytes(),
-        "peak_rss_scope": SCOPE_BENCHMARK if peak is not None else SCOPE_PROCESS,
+        "peak_rss_scope": PEAK_SCOPE_BENCHMARK if peak is not None else PEAK_SCOPE_PROCESS,
     }
     if device is not None:
         facts.update(device_peak(device))

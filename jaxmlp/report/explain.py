@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jaxmlp.results.explain import median_ratio
+from jaxmlp.results.explain import median_ratio, quantity_words
 from jaxmlp.results.schema.explain import SAME_HLO, ExplainDocument
 from jaxmlp.units import duration, number, ratio, size
 
@@ -54,7 +54,7 @@ def changes_table(doc: ExplainDocument) -> pd.DataFrame:
     return pd.DataFrame(
         [
             (
-                c.quantity,
+                quantity_words(c.quantity),
                 _value(c.quantity, c.a),
                 _value(c.quantity, c.b),
                 ratio(c.ratio) if c.ratio is not None else "-",

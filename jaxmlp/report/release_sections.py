@@ -174,12 +174,11 @@ def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
         columns = sweep_tables.timeline_columns(rows, results.samples)
         s = sweep_tables.sweep_sampling(rows)
         releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
-        counts = sorted({len(x) for c in columns for x in c.samples})
         note = (
             f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; host {s['host']} "
             f"({s['cpu_model']}), data {registry.dataset_label(s['dataset'])}, {s['epochs']} epochs of "
-            f"{s['samples']} images a process; each sample is one fresh process ({counts[0] if counts else 0} "
-            f"to {counts[-1] if counts else 0} a release, in rotating order). {CHANGE_RULE}."
+            f"{s['samples']} images a process; each sample is one fresh process "
+            f"({units.span(len(x) for c in columns for x in c.samples)} a release, in rotating order). {CHANGE_RULE}."
         )
         found, plots = [], []
         for column in columns:

@@ -4,7 +4,6 @@ detector's trials and validation (their numbers from `jaxmlp.results.sweep_table
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
@@ -19,7 +18,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio
+from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio, span
 
 VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")
 """The columns of a verdict table, sweep or bisection alike."""
@@ -75,7 +74,7 @@ def sweep_summary(
     processes = _processes(rows)
     lines = [
         f"each sample is one process's steady state (the median of its calls after the first); "
-        f"{_count(processes.values())} processes a release, in rotating order",
+        f"{span(processes.values())} processes a release, in rotating order",
         flagged_when(),
     ]
     if not found:
@@ -89,7 +88,7 @@ def sweep_summary(
             f"resume {folder or where}` measures the rest)",
         )
     if len(rows):
-        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples) or UNDECIDED_LINE}")
+        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples, cells) or UNDECIDED_LINE}")
     return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
 
 
@@ -103,11 +102,6 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
         (str(v), str(f)): int(n)
         for v, f, n in zip(counts.index.get_level_values(0), counts.index.get_level_values(1), counts)
     }
-
-
-def _count(values: Any) -> str:
-    found = sorted(set(values))
-    return "no" if not found else str(found[0]) if len(found) == 1 else f"{found[0]} to {found[-1]}"
 
 
 def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> tuple[str, ...]:
@@ -152,7 +146,7 @@ def timeline_summary(
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     lines = [
         f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "
-        f"each sample is one process's steady state; {_count(len(s) for c in columns for s in c.samples)} "
+        f"each sample is one process's steady state; {span(len(s) for c in columns for s in c.samples)} "
         "processes a release, in rotating order",
         CHANGE_RULE,
     ]

@@ -15,6 +15,7 @@ from jaxmlp.results.frames import query
 from jaxmlp.results.ladders import pipeline_ladder
 from jaxmlp.results.table_base import shows
 from jaxmlp.stats import INVALID, compare
+from jaxmlp.units import MISSING
 
 
 def _by_variant(df: pd.DataFrame, benchmark: Benchmark, value: str = "median") -> pd.DataFrame | None:
@@ -77,17 +78,22 @@ def _joined(run: pd.DataFrame, column: str) -> str:
     return ", ".join(sorted(str(x) for x in run.get(column, pd.Series(dtype=object)).dropna().unique()))
 
 
+def _known(value: Any) -> bool:
+    return value is not None and not (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
 def environment(run: pd.DataFrame) -> dict[str, Any]:
-    """What one run (one file's rows) was measured on and with."""
+    """What one run (one file's rows) was measured on and with; what its file does not say is `units.MISSING`
+    (XLA flags it does not name: none, ``""``)."""
     first = run.iloc[0]
-    env = {key: first.get(key) for key in ENVIRONMENT}
+    said = {key: first.get(key) for key in (*ENVIRONMENT, "timestamp", "commit", "size")}
+    env = {key: value if _known(value) else MISSING for key, value in said.items()}
     env.update(
-        timestamp=first.get("timestamp"),
-        commit=str(first.get("commit"))[:12],
+        xla_flags=env["xla_flags"] if _known(said["xla_flags"]) else "",
+        commit=str(env["commit"])[:12],
         backends=_joined(run, "backend"),
         devices=_joined(run, "device_kind"),
         dataset=_joined(run, "dataset"),
-        size=first.get("size"),
         file=Path(str(first.get("file"))).name,
     )
     return env
@@ -174,9 +180,21 @@ def compare_samples(
     return pd.DataFrame(rows)
 
 
+def peaks_are_own(runs: pd.DataFrame) -> bool:
+    """Whether every benchmark's recorded peak resident set is its own (reset before it,
+    `registry.PEAK_SCOPE_BENCHMARK`); False where any is its process's since it started, which holds every benchmark
+    run before it, or where none says."""
+    if "peak_rss_bytes" not in runs or "peak_rss_scope" not in runs:
+        return False
+    scopes = runs.loc[runs["peak_rss_bytes"].notna(), "peak_rss_scope"]
+    return bool(len(scopes)) and bool((scopes == registry.PEAK_SCOPE_BENCHMARK).all())
+
+
 def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Each benchmark's median time beside its peak memory (host resident set, and the device's peak where the
-    backend keeps one): empty for runs written before benchmarks recorded memory."""
+    backend keeps one): largest first where each peak is the benchmark's own (`peaks_are_own`), else in the file's
+    order (each value then its process's peak so far, no benchmark's own); empty for runs written before benchmarks
+    recorded memory."""
     if "peak_rss_bytes" not in runs or runs["peak_rss_bytes"].isna().all():
         return pd.DataFrame()
     rows = runs[runs["peak_rss_bytes"].notna()]
@@ -185,7 +203,9 @@ def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
     )
     if "device_peak_bytes" in rows and rows["device_peak_bytes"].notna().any():
         out["device_peak_bytes"] = rows["device_peak_bytes"]
-    return out.sort_values("peak_rss_bytes", ascending=False).reset_index(drop=True)
+    if peaks_are_own(runs):
+        out = out.sort_values("peak_rss_bytes", ascending=False, kind="stable")
+    return out.reset_index(drop=True)
 
 
 @shows(registry.RESULTS_FOLDER)

@@ -15,20 +15,26 @@ from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.explain import Change, ExplainDocument, OpTime
 from jaxmlp.results.traces import program_ops, trace_contents
 
-QUANTITIES = (
-    "flops_per_call",
-    "bytes_accessed_per_call",
-    "flops",
-    "bytes_accessed",
-    "transcendentals",
-    "argument_bytes",
-    "output_bytes",
-    "temp_bytes",
-    "generated_code_bytes",
-    "trace_lower_seconds",
-    "xla_compile_seconds",
-)
-"""The program facts compared, in the order shown (per call: each program times its runs in one call)."""
+QUANTITIES = {
+    "flops_per_call": "FLOPs a call (every program, times its runs)",
+    "bytes_accessed_per_call": "bytes accessed a call (every program, times its runs)",
+    "flops": "FLOPs of the main program (one run)",
+    "bytes_accessed": "bytes accessed by the main program (one run)",
+    "transcendentals": "transcendental operations of the main program (one run)",
+    "argument_bytes": "memory of the main program's arguments",
+    "output_bytes": "memory of the main program's outputs",
+    "temp_bytes": "memory of the main program's temporaries",
+    "generated_code_bytes": "size of the main program's generated code",
+    "trace_lower_seconds": "trace and lower time (every program)",
+    "xla_compile_seconds": "XLA compile time (every program)",
+}
+"""The program facts compared, in the order shown, each with its name in words (`jaxmlp.measure.programs`: the main
+program is a workload's first; a call runs each program its runs times)."""
+
+
+def quantity_words(quantity: str) -> str:
+    """A program fact's name in words, with what it counts (`QUANTITIES`); an unknown one as recorded."""
+    return QUANTITIES.get(quantity, quantity)
 
 
 def program_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[Change, ...]:

@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from jaxmlp import units
+
 MACHINE = ("cpu_model", "cpu_affinity", "backend", "device_kind")
 """What two runs must share to be on one machine."""
 
@@ -22,10 +24,10 @@ def _known(value: Any) -> bool:
 
 
 def machine(row: Mapping[str, Any] | pd.Series) -> str:
-    """A machine as one label: ``AMD EPYC, 2 cores`` for a CPU run, ``TPU v5 lite (host of 13 cores)`` for an
-    accelerator's."""
+    """A machine as one label: ``AMD EPYC, 2 cores`` (``1 core``) for a CPU run, ``TPU v5 lite (host: 13 cores)``
+    for an accelerator's."""
     cores = row.get("cpu_affinity")
-    count = f"{float(cores):.0f} cores" if _known(cores) and cores is not None else ""
+    count = units.count(round(float(cores)), "core") if _known(cores) and cores is not None else ""
     cpu = str(row.get("cpu_model")) if _known(row.get("cpu_model")) else ""
     backend = str(row.get("backend") or "cpu") if _known(row.get("backend")) else "cpu"
     if backend == "cpu":

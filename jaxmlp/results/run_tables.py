@@ -60,13 +60,14 @@ def _one_process(rows: pd.DataFrame) -> pd.Series:
 
 @shows(registry.TRAIN_EPOCH)
 def training_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """A row per `jaxmlp train --json` file: its steady epoch (epochs after the first), compile and accuracies."""
+    """A row per `jaxmlp train --json` file: its steady epoch (the median of the epochs after the first; NaN for a
+    run of one epoch, whose only epoch is the first), compile and accuracies."""
     train = query(runs, registry.TRAIN_EPOCH)
     rows = []
     for file, epochs in train.groupby("file") if len(train) else ():
         epochs = epochs.sort_values("epoch")
         last = epochs.iloc[-1]
-        steady = epochs["epoch_seconds"].iloc[1:] if len(epochs) > 1 else epochs["epoch_seconds"]
+        steady = epochs["epoch_seconds"].iloc[1:]  # empty for one epoch: its median NaN, never the first epoch's
         rows.append(
             {
                 "file": Path(str(file)).name,

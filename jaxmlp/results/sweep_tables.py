@@ -244,9 +244,27 @@ def _without_empty_flags(table: pd.DataFrame) -> pd.DataFrame:
     return table.drop(columns="xla_flags") if not (table["xla_flags"] != "").any() else table
 
 
+def flags_ignored(cell: Cell) -> bool:
+    """Whether a measured cell's release ignored its XLA flags (XLA warned that it no longer supports them): its
+    samples are then the release's without them."""
+    return bool(cell.xla_flags) and cell.status == "ok" and "no longer supported" in cell.note
+
+
+def ignored_cells(doc: CellsDocument | None) -> set[tuple[str, str]]:
+    """(release, XLA flags) of each cell whose release ignored its flags (`flags_ignored`); none without a
+    ``cells.json``."""
+    return {(c.label, c.xla_flags) for c in doc.cells if flags_ignored(c)} if doc is not None else set()
+
+
+def _cell_status(cell: Cell) -> str:
+    if cell.status != "ok":
+        return cell.status
+    return "measured, its XLA flags ignored" if flags_ignored(cell) else "measured; XLA warned"
+
+
 def cells_table(doc: CellsDocument) -> pd.DataFrame:
     """A sweep's cells that did not run, or that XLA warned about: the release, its flags, what became of it."""
-    rows = [(c.label, c.xla_flags, c.status, c.note) for c in doc.cells if c.status != "ok" or c.note]
+    rows = [(c.label, c.xla_flags, _cell_status(c), c.note) for c in doc.cells if c.status != "ok" or c.note]
     return pd.DataFrame(rows, columns=["release", "xla_flags", "status", "xla_said"])
 
 
@@ -254,7 +272,7 @@ def flag_support(cell: Cell) -> str:
     """Whether a cell's release took its XLA flags, in words: ``accepted``, ``ignored: ...`` (XLA's warning that it
     no longer supports it), ``unknown in V``, or what else stopped its probe."""
     if cell.status == "ok":
-        return f"ignored: {cell.note}" if "no longer supported" in cell.note else "accepted"
+        return f"ignored: {cell.note}" if flags_ignored(cell) else "accepted"
     if cell.status.startswith("flag unknown"):
         return cell.status.split(" (", 1)[0]
     return cell.status
@@ -356,12 +374,17 @@ def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
         "cpu_model": first.get("cpu_model"),
         "python": first.get("python"),
         "dataset": first.get("dataset"),
-        "cpu_affinity": first.get("cpu_affinity"),
+        "cpu_affinity": _whole(first.get("cpu_affinity")),
         "processes": int(processes if pd.notna(processes) else first["rounds"]),
-        "epochs": first.get("epochs"),
-        "samples": first.get("samples"),
+        "epochs": _whole(first.get("epochs")),
+        "samples": _whole(first.get("samples")),
         "calls": {str(w): int(c) for w, c in calls.items() if pd.notna(c)},
     }
+
+
+def _whole(value: Any) -> int | None:
+    """A count as the tidy frame holds it (a float where its column has gaps) as a whole number; None where missing."""
+    return None if value is None or pd.isna(value) else int(value)
 
 
 # --- the detector's trials ------------------------------------------------------------------------------------
@@ -371,9 +394,18 @@ TRIALS_COLUMNS = ["trial", "injected_ratio", "injected_p", "injected_verdict", "
 
 
 def trials_table(doc: TrialsDocument) -> pd.DataFrame:
-    """A row per detector trial: the injected slowdown's and the A/A comparison's ratio, p and verdict."""
+    """A row per detector trial: the injected slowdown's and the A/A comparison's ratio, p and verdict (each p the
+    one-sided one in the direction its medians moved, `Comparison.p_one_sided`: a verdict's own p)."""
     rows = [
-        (t.trial, t.injected.ratio, t.injected.p_slower, t.injected.verdict, t.aa.ratio, t.aa.p_slower, t.aa.verdict)
+        (
+            t.trial,
+            t.injected.ratio,
+            t.injected.p_one_sided(),
+            t.injected.verdict,
+            t.aa.ratio,
+            t.aa.p_one_sided(),
+            t.aa.verdict,
+        )
         for t in doc.trials
     ]
     return pd.DataFrame(rows, columns=TRIALS_COLUMNS)

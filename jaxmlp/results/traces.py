@@ -251,9 +251,16 @@ def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str
 
 
 def top_operations(table: pd.DataFrame, n: int = 8) -> pd.DataFrame:
-    """The ``n`` operations of an operation table with the most self time, in `OPERATION_COLUMNS` (the share a
-    fraction of the trace's operations' self time, xprof's percentage over 100)."""
+    """The ``n`` operations of an operation table with the most self time, in `OPERATION_COLUMNS` (the share: its
+    self time over the summed self time of every operation in the table)."""
     top = table.sort_values("self_us", ascending=False, kind="stable").head(n)
     out = top.reindex(columns=OPERATION_COLUMNS)
-    out["share"] = top["self_percent"].astype(float) / 100
+    total = float(table["self_us"].astype(float).sum())
+    out["share"] = top["self_us"].astype(float) / total if total > 0 else float("nan")
     return out.reset_index(drop=True)
+
+
+def xprof_coverage(table: pd.DataFrame) -> float:
+    """The operations' summed self time as a fraction of xprof's own total for the trace (its ``self_percent``'s
+    denominator, which can be larger than their summed self time), from the table's own percentages."""
+    return float(table["self_percent"].astype(float).sum()) / 100

@@ -24,7 +24,7 @@ from jaxmlp.results.findings.model import (
 )
 from jaxmlp.results.findings.select import machine_of, newest_per_backend, stamp_of, timed
 from jaxmlp.results.layout import shown_stamp
-from jaxmlp.units import duration, flop_rate, ratio, size
+from jaxmlp.units import count, duration, flop_rate, ratio, size
 
 LOADER_CAPTION = (
     "Loader ladder: input alone and the training epoch per loader, worker count and precision (median "
@@ -45,9 +45,15 @@ LADDER_CAPTION = (
     "Epoch ladder: each pipeline's epoch (median and IQR) as times the floor of its own precision in "
     "the same run (library and rate on the floors' rows)"
 )
+DEVICE_PEAK = "the device's peak, where the backend keeps one, since its process started (JAX cannot reset it)"
 MEMORY_CAPTION = (
-    "Peak memory of each benchmark (host resident set, its peak reset before each benchmark; the "
-    "device's peak where the backend keeps one), largest first"
+    f"Peak memory of each benchmark (host resident set, its peak reset before each benchmark; {DEVICE_PEAK}), "
+    "largest first"
+)
+PROCESS_MEMORY_CAPTION = (
+    "Memory at each benchmark, as the run's file lists them: its process's peak host resident set since that process "
+    "started (it could not be reset before each benchmark here, so a value holds every benchmark its process ran "
+    f"before it, and none is a benchmark's own); {DEVICE_PEAK}"
 )
 
 
@@ -141,6 +147,15 @@ def _rung(row: Any) -> str:
     return tables.rung_name(row.pipeline, row.workers, row.precision).removeprefix(tables.PIPELINE_RUNG)
 
 
+def _loader(row: Any) -> str:
+    """A loader of the input-alone rows (all f32) as the answer names it: ``seed_batched without workers``,
+    ``grain, 2 workers``."""
+    if row.pipeline not in registry.WORKER_PIPELINES:
+        return str(row.pipeline)
+    workers = 0 if pd.isna(row.workers) else int(row.workers)
+    return f"{row.pipeline}, {count(workers, 'worker')}" if workers else f"{row.pipeline} without workers"
+
+
 def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
     epochs = table.dropna(subset=["epoch_s"]).sort_values("epoch_s")
     parts = []
@@ -154,11 +169,16 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
         if len(workers):
             w = workers.iloc[0]
             parts.append(f"with worker processes, {_rung(w)} ({duration(w.epoch_s)})")
-    alone = table.dropna(subset=["loader_s"])
-    with_workers = alone[alone["pipeline"].isin(registry.WORKER_PIPELINES)].sort_values("loader_s")
-    if len(with_workers):
-        w = with_workers.iloc[0]
-        parts.append(f"input alone is fastest with {_rung(w).removesuffix(', f32')} ({duration(w.loader_s)} an epoch)")
+    alone = table.dropna(subset=["loader_s"]).sort_values("loader_s", kind="stable")
+    if len(alone):
+        best = alone.iloc[0]  # the row the table marks fastest: the smallest median
+        parts.append(f"input alone is fastest with {_loader(best)} ({duration(best.loader_s)} an epoch)")
+        with_workers = alone[alone["pipeline"].isin(registry.WORKER_PIPELINES)]
+        if len(with_workers) and with_workers.index[0] != alone.index[0]:
+            w = with_workers.iloc[0]
+            parts.append(
+                f"of the loaders that can use worker processes, {_loader(w)} ({duration(w.loader_s)} an epoch)"
+            )
     text = "; ".join(parts) or "no loader was timed"
     return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, table),)
 
@@ -268,9 +288,17 @@ def memory(
     runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
 ) -> list[Finding]:
     def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+        if not tables.peaks_are_own(part):
+            return (
+                f"The largest host peak the run recorded is {size(table['peak_rss_bytes'].max())}, over "
+                f"{len(table)} benchmarks, and no benchmark's own: the peak could not be reset before each "
+                "benchmark here, so each records its process's peak since that process started.",
+                (Table(PROCESS_MEMORY_CAPTION, table, long=True),),
+            )
         top = table.iloc[0]
         return (
-            f"The largest host peak is {top.benchmark}'s, {size(top.peak_rss_bytes)}, of {len(table)} benchmarks.",
+            f"The largest host peak is {top.benchmark}'s, {size(top.peak_rss_bytes)}, of {len(table)} benchmarks "
+            "(each its own: the peak reset before each).",
             (Table(MEMORY_CAPTION, table, long=True),),
         )
 

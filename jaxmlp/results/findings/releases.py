@@ -16,6 +16,7 @@ from jaxmlp.results import layout, sweep_tables
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding, shown
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.frames import Results
+from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.units import interval, p_value, ratio
 
 UNDECIDED = "insufficient data"
@@ -26,18 +27,33 @@ def _where(where: str | Path, folder: Path | None) -> str:
     return f"{shown(where, folder)} ({layout.shown_stamp(layout.stamp_in(where))})"
 
 
-def _step_words(row: pd.Series) -> str:
-    flags = f" [XLA_FLAGS {row['xla_flags']}]" if isinstance(row.get("xla_flags"), str) and row["xla_flags"] else ""
+def _ignored(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
+    """Where a release of a step ignored the step's XLA flags: which, and what the ratio then sets against what."""
+    flags = row["xla_flags"]
+    old, new = ((row[side], flags) in ignored for side in ("from", "to"))
+    if not (old or new):
+        return ""
+    if old and new:
+        return f"; both releases ignore the flag: this is {row['from']} against {row['to']}, both without it"
+    took, dropped = (row["to"], row["from"]) if old else (row["from"], row["to"])
+    return f"; {dropped} ignores the flag: this is {took} with it against {dropped} without it"
+
+
+def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
+    flagged = isinstance(row.get("xla_flags"), str) and bool(row["xla_flags"])
+    flags = f" [XLA_FLAGS {row['xla_flags']}]" if flagged else ""
     p = min(row["p_slower"], row["p_faster"])
     return (
         f"{row['benchmark']}{flags} {row['from']} → {row['to']} {ratio(row['ratio'])} "
-        f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)})"
+        f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)}{_ignored(row, ignored) if flagged else ''})"
     )
 
 
-def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame) -> str | None:
+def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None) -> str | None:
     """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
-    insufficient data (it decides nothing)."""
+    insufficient data (it decides nothing). A step one of whose releases ignored its XLA flags (``cells``, the
+    sweep's ``cells.json``) says so."""
+    ignored = sweep_tables.ignored_cells(cells)
     steps = sweep_tables.sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
     if steps.empty or (steps["verdict"] == UNDECIDED).all():
         return None
@@ -47,7 +63,7 @@ def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame) -> str | None:
         return f"No release changed its workloads' time against the previous one, in {span}."
     return (
         ". ".join(
-            f"{WORDS[str(v)]}: " + "; ".join(_step_words(r) for _, r in part.iterrows())
+            f"{WORDS[str(v)]}: " + "; ".join(_step_words(r, ignored) for _, r in part.iterrows())
             for v, part in flagged.groupby("verdict", sort=False)
         )
         + f"; in {span}."
@@ -80,9 +96,10 @@ def matrix(results: Results, folder: Path | None = None) -> Finding:
     found = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
     if not found:
         return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
+    cells = {str(path.parent): doc for path, doc in results.cells}
     ordered = sorted(found, key=layout.stamp_in, reverse=True)
     for where in ordered:
-        text = sweep_verdict(found[where], results.samples)
+        text = sweep_verdict(found[where], results.samples, cells.get(where))
         if text is not None:
             return Finding(question, text, MATRIX, True, _where(where, folder), machine(found[where].iloc[0]))
     return Finding(

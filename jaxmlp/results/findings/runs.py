@@ -24,8 +24,8 @@ from jaxmlp.results.findings.model import (
 )
 from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.frames import Results
-from jaxmlp.results.traces import CaptureSummary, op_tables, top_operations
-from jaxmlp.units import duration, percent, ratio
+from jaxmlp.results.traces import CaptureSummary, op_tables, top_operations, xprof_coverage
+from jaxmlp.units import count, duration, percent, ratio
 
 SCALING_CAPTION = (
     "Data-parallel scaling of the sharded pipeline: N devices in all over P processes (median; speed-up and "
@@ -73,15 +73,17 @@ def operations(
                 + (
                     ""
                     if first is None
-                    else f", the largest {first.operation} ({first.category}), {percent(first.share)} of the time"
-                    + (f", bound by {first.bound_by}" if pd.notna(first.bound_by) else "")
+                    else f", the largest {first.operation} ({first.category}), {percent(first.share)} of the "
+                    "operations' self time" + (f", bound by {first.bound_by}" if pd.notna(first.bound_by) else "")
                 )
             )
             where = shown(str(ops / layout.OPS_FILE.format(pipeline=pipeline)) if ops else file, folder)
             shown_tables.append(
                 Table(
                     f"{pipeline}: the {len(top)} operations with the most self time of the {len(table)} in its trace "
-                    f"({where}; xprof's hlo_stats: share of the operations' self time, time summed over the trace)",
+                    f"({where}; xprof's hlo_stats, time summed over the trace; share = its self time over the "
+                    f"{len(table)} operations' self time, which is {percent(xprof_coverage(table))} of xprof's total "
+                    "for the trace, its self_percent's denominator)",
                     top,
                 )
             )
@@ -217,6 +219,12 @@ def changes_across_runs(results: Results, past: history.Found | None = None) -> 
     return out
 
 
+TRAINING_CAPTION = (
+    "Training runs: one row per `jaxmlp train --json` file (epoch after the first: the median of the epochs after "
+    "the first; not measured (-) for a run of one epoch, whose only epoch is the first)"
+)
+
+
 def training(results: Results, folder: Path | None = None) -> list[Finding]:
     """Per machine, its newest training run."""
     table = tables.training_table(results.runs)
@@ -226,17 +234,21 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
     out = []
     for name, rows in table.groupby("machine", sort=False):
         r = rows.iloc[-1]
+        steady = (
+            f"{duration(r.epoch_s_median)} an epoch after the first"
+            if pd.notna(r.epoch_s_median)
+            else "no epoch after the first to time"
+        )
         out.append(
             Finding(
                 "Training",
-                f"{r.pipeline} {r.precision} on {r.dataset}, {int(r.epochs)} epochs: test "
-                f"accuracy {percent(r.test_accuracy)}, {duration(r.epoch_s_median)} an epoch after the "
-                "first.",
+                f"{r.pipeline} {r.precision} on {r.dataset}, {count(r.epochs, 'epoch')}: test "
+                f"accuracy {percent(r.test_accuracy)}, {steady}.",
                 TRAINING,
                 True,
                 r.file,
                 str(name),
-                (Table("Training runs: one row per `jaxmlp train --json` file", rows.drop(columns=["machine"])),),
+                (Table(TRAINING_CAPTION, rows.drop(columns=["machine"])),),
             )
         )
     return out
