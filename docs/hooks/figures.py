@@ -131,6 +131,14 @@ class Figures:
         """An epoch's floor in ``precision`` (s): the epoch's FLOPs at the floor's rate."""
         return float(self._floor(run, precision)["floor_s"])
 
+    def ops_top(self, run: str) -> float:
+        """The largest operation's share of an operation table's self time, as `jaxmlp.results.traces` computes it."""
+        import pandas as pd
+
+        from jaxmlp.results.traces import top_operations
+
+        return float(top_operations(pd.read_csv(self.path(run)), 1)["share"].iloc[0])
+
     def get(self, run: str, path: str, within: str = "") -> Any:
         """A value by a path of keys: ``a/b/0/c``; ``1:`` slices a list; ``key=value`` (``a=1&b=2``) picks the one
         list item with those values, ``?a=1`` keeps every such item; ``*`` maps the rest of the path over a list."""
@@ -147,7 +155,7 @@ class Figures:
             "floor": self.floor,
             "floor_rate": self.floor_rate,
             "ops_count": lambda run: len(self.load(run)),
-            "ops_top": lambda run: max(float(row["self_percent"]) for row in self.load(run)) / 100,
+            "ops_top": self.ops_top,
             "file": lambda run: f"`{self.path(run).relative_to(ROOT)}`",
             "min": min,
             "max": max,
