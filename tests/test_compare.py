@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 
+from jaxmlp import registry
 from jaxmlp.results.compare import rounds_for_alpha, rounds_for_effect, spread
 from jaxmlp.stats import compare
 
@@ -21,7 +22,7 @@ def run_file(path, rounds: int, median: float, peak: float, seed: int, machine: 
                 "name": name,
                 "group": "g",
                 "params": {},
-                "extra_info": {"peak_rss_bytes": peak},
+                "extra_info": {"peak_rss_bytes": peak, "peak_rss_scope": registry.PEAK_SCOPE_BENCHMARK},
                 "stats": {"median": float(np.median(data)), "min": min(data), "rounds": rounds, "data": data},
             }
         )

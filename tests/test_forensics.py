@@ -19,7 +19,7 @@ from jaxmlp.results.explain_files import explain
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.explain import SAME_HLO, ExplainDocument
 from jaxmlp.results.schema.sweep import Cell, CellsDocument
-from jaxmlp.results.tables import compare_memory
+from jaxmlp.results.tables import RUN_PEAK, compare_memory
 
 TINY = Measuring(dataset="synthetic", limit=256, epochs=2, calls=3)
 
@@ -187,11 +187,15 @@ def test_compare_memory_flags_beyond_its_own_threshold():
     }
 
 
-def _bench(path: Path, peak: float) -> Path:
+def _bench(path: Path, peak: float, scope: str = registry.PEAK_SCOPE_BENCHMARK, peaks: tuple[float, ...] = ()) -> Path:
     data = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01]
     stats = {"median": 1.0, "min": 0.98, "rounds": len(data), "data": data}
-    bench = {"name": "epoch", "group": "g", "params": {}, "extra_info": {"peak_rss_bytes": peak}, "stats": stats}
-    path.write_text(json.dumps({"machine_info": {}, "benchmarks": [bench], "datetime": "2026-12-01T00:00:00"}))
+    benches = [
+        {"name": name, "group": "g", "params": {}, "extra_info": {"peak_rss_bytes": p, "peak_rss_scope": scope}}
+        for name, p in zip(("epoch", "step", "gemm"), (peak, *peaks), strict=False)
+    ]
+    benches = [{**bench, "stats": stats} for bench in benches]
+    path.write_text(json.dumps({"machine_info": {}, "benchmarks": benches, "datetime": "2026-12-01T00:00:00"}))
     return path
 
 
@@ -205,3 +209,17 @@ def test_jaxmlp_compare_flags_a_memory_regression_like_a_time_regression(tmp_pat
     assert main(["compare", str(base), str(bigger), "--fail-on-regression"]) == 1
     assert "1 memory regression(s)" in capsys.readouterr().out
     assert main(["compare", str(base), str(bigger), "--fail-on-regression", "--memory-threshold", "0.6"]) == 0
+
+
+def test_peaks_that_are_the_process_s_so_far_are_compared_as_one_a_run(tmp_path, capsys):
+    """A run whose peaks could not be reset (each its process's since it started) has no peak of its own per
+    benchmark: only each run's largest is compared, never benchmark by benchmark."""
+    process = registry.PEAK_SCOPE_PROCESS
+    base = _bench(tmp_path / "a.json", 1e9, process, peaks=(2e9, 3e9))  # grows as the benchmarks run
+    new = _bench(tmp_path / "b.json", 1e9, process, peaks=(3e9, 3.1e9))  # its step's peak +50%: not its own
+    assert main(["compare", str(base), str(new), "--fail-on-regression"]) == 0
+    out = capsys.readouterr().out
+    assert RUN_PEAK in out and "0 memory regression(s), 0 memory improvement(s) of the runs' largest peaks" in out
+    bigger = _bench(tmp_path / "c.json", 1e9, registry.PEAK_SCOPE_BENCHMARK, peaks=(2e9, 4.5e9))
+    assert main(["compare", str(base), str(bigger), "--fail-on-regression"]) == 1  # one side not its own: as one
+    assert "1 memory regression(s), 0 memory improvement(s) of the runs' largest peaks" in capsys.readouterr().out

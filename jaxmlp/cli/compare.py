@@ -16,7 +16,7 @@ from jaxmlp.results.compare import undecidable, undecided_memory
 from jaxmlp.results.reading import incomplete_sweep, read_benchmarks
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.store import ResultsStore
-from jaxmlp.results.tables import compare_memory, compare_samples
+from jaxmlp.results.tables import RUN_PEAK, compare_memory, compare_samples
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
             )
     documents = documents_of(args.baseline), documents_of(args.new)  # each file read once, for both metrics
     (baseline, before), (new, after) = (samples(side) for side in documents)
-    memory = compare_memory(peak_memory(documents[0]), peak_memory(documents[1]), args.memory_threshold)
+    memory = compare_memory(*comparable_peaks(*documents), args.memory_threshold)
     table = compare_samples(baseline, new, args.threshold, args.alpha)
     if table.empty:
         raise JaxmlpError(f"no benchmark appears in both {args.baseline} and {args.new}: nothing to compare")
@@ -109,6 +109,16 @@ def peak_memory(documents: Documents) -> dict[str, float]:
         for name, peak in document.peak_memory().items():
             out[name] = max(peak, out.get(name, 0.0))
     return out
+
+
+def comparable_peaks(baseline: Documents, new: Documents) -> tuple[dict[str, float], dict[str, float]]:
+    """The peaks to compare: benchmark by benchmark where every peak on both sides is its benchmark's own, else
+    each side's largest alone (`RUN_PEAK`): a process's peak so far belongs to no one benchmark."""
+    peaks = peak_memory(baseline), peak_memory(new)
+    if all(document.peaks_own() for _, document in (*baseline, *new)):
+        return peaks
+    a, b = ({RUN_PEAK: max(side.values())} if side else {} for side in peaks)
+    return a, b
 
 
 def samples(documents: Documents) -> tuple[dict[str, list[float]], set[str]]:

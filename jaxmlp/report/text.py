@@ -105,11 +105,14 @@ def compare_text(table: pd.DataFrame, threshold: float, alpha: float) -> str:
 
 def memory_text(table: pd.DataFrame, threshold: float) -> str:
     """`jaxmlp compare`'s second metric: each benchmark's peak memory on both sides, then the counts."""
+    compared = (
+        "the runs' largest peaks" if list(table["benchmark"]) == [tables.RUN_PEAK] else f"{len(table)} benchmarks"
+    )
     flagged = int((table["verdict"] == "memory regression").sum())
     better = int((table["verdict"] == "memory improvement").sum())
     return (
         f"Peak memory (host resident set), new / baseline; flagged beyond {1 + threshold:g}x:\n"
         + text_table(table)
         + f"\n\n{flagged} memory regression(s), {better} memory improvement(s) of "
-        f"{len(table)} benchmarks (memory threshold {threshold:.0%})"
+        f"{compared} (memory threshold {threshold:.0%})"
     )

@@ -240,6 +240,10 @@ def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+RUN_PEAK = "the run's largest peak (not reset before each benchmark)"
+"""The one peak `jaxmlp compare` compares where a side's peaks are each its process's so far, none a benchmark's own."""
+
+
 def compare_memory(
     baseline: Mapping[str, float], new: Mapping[str, float], threshold: float = MEMORY_THRESHOLD
 ) -> pd.DataFrame:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from jaxmlp.results.bench_tables import (
     ACCELERATOR_DIFFER,
     ENVIRONMENT,
+    RUN_PEAK,
     SIDE_BY_SIDE,
     bandwidth_table,
     benchmark_medians,
@@ -87,6 +88,7 @@ __all__ = [
     "LADDER_COLUMNS",
     "LADDER_KEYS",
     "PIPELINE_RUNG",
+    "RUN_PEAK",
     "SHOWN",
     "SIDE_BY_SIDE",
     "STEP_GEMMS",

@@ -181,6 +181,12 @@ class BenchmarkDocument:
                 out[bench.name] = max(float(peak), out.get(bench.name, 0.0))
         return out
 
+    def peaks_own(self) -> bool:
+        """Whether each recorded peak is its benchmark's own (reset before it, `registry.PEAK_SCOPE_BENCHMARK`);
+        False where any is its process's since it started, or does not say."""
+        scopes = [b.extra_info.get("peak_rss_scope") for b in self.benchmarks if "peak_rss_bytes" in b.extra_info]
+        return all(scope == registry.PEAK_SCOPE_BENCHMARK for scope in scopes)
+
     def samples(self) -> dict[str, list[float]]:
         """Raw samples by full benchmark name; a benchmark without them is a `JaxmlpError` saying how to get them."""
         out: dict[str, list[float]] = {}
