@@ -111,16 +111,16 @@ _RATES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
 def flop_rate(flops_per_second: Any) -> str:
     """A FLOP rate: ``266 GFLOP/s``, ``31.8 TFLOP/s``."""
-    if _missing(flops_per_second):
+    return per_second(flops_per_second, "FLOP")
+
+
+def per_second(value: Any, unit: str = "") -> str:
+    """A rate, its thousands as a prefix: ``14.8 M/s``, ``66.3 k/s``, ``512/s``; of a unit, ``266 GFLOP/s``."""
+    if _missing(value):
         return MISSING
-    x = float(flops_per_second)
+    x = float(value)
     scale, prefix = next(((s, p) for s, p in _RATES if abs(x) >= s), (1.0, ""))
-    return f"{number(x / scale)} {prefix}FLOP/s"
-
-
-def per_second(value: Any, unit: str = "samples") -> str:
-    """A throughput: ``56,700 samples/s``."""
-    return MISSING if _missing(value) else f"{number(value)} {unit}/s"
+    return f"{number(x / scale)} {prefix}{unit}/s" if prefix or unit else f"{number(x)}/s"
 
 
 _BYTES = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))

@@ -336,6 +336,23 @@ def test_every_plot_is_shown_with_its_text_at_least_10_px(unfolded):
     assert not small, f"{len(small)} of {len(images)} plots shown with text under {MIN_FONT_PX} px: {small[:5]}"
 
 
+def test_every_table_fits_the_page_with_everything_unfolded(unfolded):
+    """No table needs its box's sideways scroll at 1280 px: its headers and words wrap, its numbers do not."""
+    wide = unfolded.evaluate(
+        "[...document.querySelectorAll('div.scroll')].filter((d) => d.scrollWidth > d.clientWidth + 1)"
+        ".map((d) => [(d.previousElementSibling || d).textContent.slice(0, 60), d.scrollWidth, d.clientWidth])"
+    )
+    assert not wide, f"{len(wide)} table(s) wider than the page (caption, width, room): {wide[:5]}"
+
+
+def test_every_in_page_link_leads_to_an_element(page):
+    dead = page.evaluate(
+        "[...document.querySelectorAll(\"a[href^='#']\")].map((a) => a.getAttribute('href'))"
+        ".filter((h) => !document.getElementById(decodeURIComponent(h.slice(1))))"
+    )
+    assert not dead, f"links to no element: {sorted(set(dead))}"
+
+
 def test_the_screenshots_are_1280_px_wide(page, unfolded):
     from PIL import Image
 

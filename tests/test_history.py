@@ -120,3 +120,22 @@ def test_a_change_point_is_found_on_the_committed_runs(tmp_path):
     grain = flagged[flagged["benchmark"] == "test_loader[grain-4]"]
     assert list(grain["verdict"]) == ["improvement"] and grain["to"].iloc[0].startswith("12-03 08:42 3600a678")
     assert grain["ci_high"].iloc[0] < 0.5
+
+
+def test_each_machine_with_changes_has_its_plot_and_the_note_says_what_is_drawn(three_runs):
+    """The newest run's machine has a history without a change, an older machine one change: the plot is the older
+    machine's, the note counts what it shows and says the other has none."""
+    write_run(three_runs, "20261205T100000", "eeee", {"test_update[cpu-128-jit]": 3.0}, cpu="Another CPU")
+    results = load(ResultsStore(three_runs))
+    (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
+    (plot,) = section.plots
+    assert plot.kind == "history" and plot.alt.startswith("History on Fixture CPU, 2 cores")
+    points, changes = plot.data
+    assert set(points["machine"]) == {"Fixture CPU, 2 cores"} and list(changes["benchmark"]) == [
+        "test_update[cpu-128-jit]"
+    ]
+    assert "Fixture CPU, 2 cores: the plot shows its 1 benchmark with a change." in section.note
+    assert "Another CPU, 2 cores: no change, so no plot." in section.note
+    assert "the 0 benchmarks" not in section.note
+    (run,) = [r for r in section.shown if r.plots]
+    assert run.label.startswith("Fixture CPU, 2 cores") and run.tables  # the plot beside its machine's changes

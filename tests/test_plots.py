@@ -14,6 +14,7 @@ import pytest
 
 from jaxmlp import changepoints, registry
 from jaxmlp.report import plot_style, plots
+from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.sweep_tables import TimelineColumn
 
 LADDER = pd.DataFrame(
@@ -131,6 +132,45 @@ def timeline_column():
     return TimelineColumn("batched", "", releases, samples, tuple(found))
 
 
+RELEASES = ["0.4.31", "0.4.33", "0.4.36", "0.6.2", "0.8.3"]
+SWEEP = pd.DataFrame(
+    [
+        {
+            "test": registry.SWEEP_STEADY.id,
+            "release": release,
+            "name": "sweep_steady[scan_heavy]",
+            "xla_flags": flags,
+            "median": median,
+            "q1": median * 0.99,
+            "q3": median * 1.01,
+        }
+        for flags, medians in (
+            ("", (5.59e-3, 12.8e-3, 9.44e-3, 9.55e-3, 6.93e-3)),
+            ("--f=1", (6.9e-3, 5.6e-3, 5.9e-3, 6.1e-3, 7.1e-3)),
+        )
+        for release, median in zip(RELEASES, medians)
+    ]
+)
+SWEEP_STEPS = pd.DataFrame(
+    {
+        "benchmark": "sweep_steady[scan_heavy]",
+        "xla_flags": ["", "", "", "--f=1", "--f=1"],
+        "to": ["0.4.33", "0.4.36", "0.8.3", "0.4.36", "0.8.3"],
+        "verdict": ["regression", "improvement", "improvement", "regression", "regression"],
+    }
+)
+ROOFLINE = RooflineDocument(
+    {},
+    {"flops_per_second": 2.66e11, "bytes_per_second": 9.93e9},
+    "ceilings.json",
+    {
+        "batched": {"intensity": 19.4, "achieved_flops_per_second": 1.5e11, "x_attainable": 1.30, "binds": "memory"},
+        "scan": {"intensity": 13.9, "achieved_flops_per_second": 1.8e11, "x_attainable": 0.785, "binds": "memory"},
+        "step": {"intensity": 19.4, "achieved_flops_per_second": 1.6e11, "x_attainable": 1.20, "binds": "memory"},
+    },
+    {},
+)
+
 CASES = {
     "ladder": (LADDER,),
     "loader_ladder": (LOADER,),
@@ -140,6 +180,8 @@ CASES = {
     "scaling": (SCALING,),
     "history": (history_points((XEON, EPYC)), history_changes(history_points((XEON, EPYC)))),
     "timeline": (timeline_column(),),
+    "sweep": (SWEEP, SWEEP_STEPS),
+    "roofline": (ROOFLINE,),
 }
 
 
@@ -307,3 +349,72 @@ def test_a_plot_s_background_is_the_page_s_white():
     with Image.open(io.BytesIO(base64.b64decode(plots.plot_ladder(LADDER)))) as png:
         assert png.convert("RGB").getpixel((1, 1)) == (255, 255, 255)  # no grey box around the plot
         assert png.width <= plot_style.WIDTH_IN * plot_style.DPI
+
+
+def _tick_labels(axis):
+    """The labels of the ticks an axis draws (within its limits)."""
+    low, high = sorted(axis.get_view_interval())
+    return [t.get_text() for t in axis.get_ticklabels() if low <= t.get_position()[axis is axis.axes.yaxis] <= high]
+
+
+@build("sweep")
+def test_a_sweep_within_a_decade_reads_on_a_linear_axis_with_ticks_enough(built):
+    ax = built.axes[0]
+    assert ax.get_yscale() == "linear"
+    labels = [t for t in _tick_labels(ax.yaxis) if t]
+    assert len(labels) >= 4 and all(t.endswith(" ms") for t in labels), labels
+
+
+@build("sweep")
+def test_a_sweep_s_marks_at_one_release_sit_apart(built):
+    """Two series flagged at the same release (0.8.3) with close medians: their marks do not cover each other."""
+    ax = built.axes[0]
+    marks = [line for line in ax.get_lines() if line.get_marker() in ("^", "v")]
+    last = [ax.transData.transform((line.get_xdata()[0], line.get_ydata()[0])) for line in marks]
+    last = [xy for line, xy in zip(marks, last) if round(line.get_xdata()[0]) == len(RELEASES) - 1]
+    assert len(last) == 2
+    (x0, _), (x1, _) = last
+    assert abs(x0 - x1) >= 20, last  # pixels: wider than a mark
+
+
+def test_a_log_axis_under_a_decade_turns_linear_and_one_over_a_decade_keeps_readable_ticks():
+    with plot_style.style() as plt:
+        fig, ax = plot_style.figure()
+        ax.plot([1, 2], [5.6e-3, 12.8e-3])
+        ax.set_yscale("log")
+        plot_style.human_axis(ax, "y")
+        assert ax.get_yscale() == "linear"
+        ax.set_yscale("log")
+        ax.set_ylim(3e-3, 40e-3)
+        plot_style.human_axis(ax, "y")
+        fig.canvas.draw()
+        assert ax.get_yscale() == "log" and len([t for t in _tick_labels(ax.yaxis) if t]) >= 3
+        plt.close(fig)
+
+
+def test_a_loader_ladder_draws_and_names_only_what_was_measured_on_a_log_axis_over_decades():
+    """An accelerator's ladder: epochs only (no input-alone bars, so none in the legend), its floors and scan
+    epochs milliseconds against epochs of seconds: a log axis, each line apart from the axis' start."""
+    epochs = LOADER.assign(loader_s=float("nan"), loader_iqr_s=float("nan"), epoch_x_floor=[3640, 3000, 4000, 300, 262])
+    with plot_style.style() as plt:
+        fig = plots.loader_ladder_figure(epochs)
+        labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+        assert "input alone" not in labels and "training epoch" in labels, labels
+        ax = fig.axes[0]
+        assert ax.get_xscale() == "log"
+        low = ax.get_xlim()[0]
+        lines = [line.get_xdata()[0] for line in ax.get_lines()]
+        assert lines and all(x > 1.5 * low for x in lines)
+        plt.close(fig)
+
+
+@build("roofline")
+def test_points_at_one_place_on_the_roofline_are_each_seen_and_named(built):
+    """batched and step share an intensity and nearly a rate: each is named beside it, the second a ring around
+    the first."""
+    ax = built.axes[0]
+    named = {t.get_text() for t in ax.texts}
+    assert {"batched", "step"} <= named and "scan" not in named, named
+    points = {c.get_label().split(":")[0]: c for c in ax.collections}
+    assert points["step"].get_sizes()[0] > points["batched"].get_sizes()[0]
+    assert len(points["step"].get_facecolor()) == 0 or points["step"].get_facecolor()[0][3] == 0  # hollow

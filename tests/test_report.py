@@ -206,6 +206,58 @@ def test_report_writes_every_output_with_every_plot(results_dir, capsys):
     assert printed.startswith(f"What jit buys (Fixture CPU, 2 cores): {jit}") and "Report of 25 rows" in printed
 
 
+def _github_slugs(markdown: str) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings: lower case, punctuation dropped, spaces as hyphens, a
+    repeated one numbered."""
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", markdown, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", re.sub(r"<[^>]+>", "", heading).strip().lower()).replace(" ", "-")
+        out.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return out
+
+
+def test_every_in_page_link_leads_somewhere_in_the_page_and_in_the_markdown(results_dir):
+    """Every ``#anchor`` link of index.html names an element's id, and every one of summary.md an anchor it holds
+    (``<a id>``) or a heading's GitHub anchor, whichever sections the results fill (here: no profile, so the
+    profiles' question has no section to lead to)."""
+    shutil.copytree(FIXTURES / "runs", results_dir / "runs")
+    shutil.copy(FIXTURES / "bench-tpu.json", results_dir)
+    out = results_dir / "report"
+    assert main(["report", "--results", str(results_dir), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text()
+    links, ids = set(re.findall(r"href=['\"]#([^'\"]+)['\"]", page)), set(re.findall(r"\sid=['\"]([^'\"]+)['\"]", page))
+    assert {"benchmarks", "matrix", "timeline", "bisection", "scaling"} <= links, links
+    assert links <= ids, f"links to no element: {sorted(links - ids)}"
+    md = (out / "summary.md").read_text()
+    targets = set(re.findall(r"\]\(#([^)]+)\)", md))
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', md)) | _github_slugs(md)
+    assert targets <= links, "the Markdown links to a section the page does not"
+    assert targets <= anchors, f"links to no anchor: {sorted(targets - anchors)}"
+    assert "Where the time goes" in md and "profiles" not in links  # no trace: no section, no link
+
+
+def test_a_table_wraps_its_words_and_keeps_each_number_with_its_unit():
+    import pandas as pd
+
+    from jaxmlp.report import html
+
+    shown = pd.DataFrame(
+        {
+            "rung": ["pipeline seed_batched, 2 workers", "pipeline scan"],
+            "epoch": ["1.63 s (IQR 338 ms)", "1.17 s"],
+            "file": ["train-20261202T133000-mnist-seed.json", "-"],
+        }
+    )
+    table = html.frame_html(shown)
+    assert "<th class='text'>rung</th><th>epoch</th><th class='text'>file</th>" in table  # words left, numbers right
+    assert "<td>1.63\u00a0s (IQR\u00a0338\u00a0ms)</td>" in table  # a number never parted from its unit
+    assert "train-<wbr>20261202T133000-<wbr>mnist-<wbr>seed.json" in table  # a long name breaks after its hyphens
+    wide = html.frame_html(pd.DataFrame({f"c{i}": ["1"] for i in range(html.DENSE_COLUMNS)}))
+    assert wide.startswith("<table class='dense'>")
+
+
 def test_report_never_overwrites(results_dir, capsys):
     out = results_dir / "report"
     out.mkdir()

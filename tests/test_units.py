@@ -35,7 +35,8 @@ def test_other_quantities():
     assert units.p_value(0.00012) == "<0.001" and units.p_value(0.0432) == "0.043"
     assert units.flop_rate(2.66e11) == "266 GFLOP/s" and units.flop_rate(3.18e13) == "31.8 TFLOP/s"
     assert units.size(12.3 * 2**20) == "12.3 MiB" and units.size(512) == "512 B"
-    assert units.per_second(56712.3) == "56,700 samples/s"
+    assert units.per_second(56712.3) == "56.7 k/s" and units.per_second(1.48e7) == "14.8 M/s"
+    assert units.per_second(512) == "512/s" and units.per_second(None) == "-"
     assert "e" not in units.number(1e-9) + units.number(1e15)
     assert units.span([27, 27.0]) == "27" and units.span([27, 8, 12]) == "8 to 27" and units.span([]) == "no"
     assert units.count(1.0, "core") == "1 core" and units.count(13, "core") == "13 cores"
@@ -70,7 +71,7 @@ def test_tables_read_in_words_and_units():
         "95% interval",
         "p",
         "efficiency",
-        "images/s",
+        "images",
     ]
     assert shown.iloc[0].tolist() == [
         "cpu",
@@ -80,5 +81,26 @@ def test_tables_read_in_words_and_units():
         "×0.980–×1.03",
         "<0.001",
         "41.1%",
-        "60,200",
+        "60.2 k/s",
     ]
+
+
+def test_headers_are_words_and_the_unit_is_in_the_cells():
+    """No header is a column's code name with its unit (``call ms``, ``gb per s``): the unit is in every cell."""
+    import pandas as pd
+
+    from jaxmlp.report.display import readable
+
+    bandwidth = pd.DataFrame(
+        {"backend": ["tpu"], "kernel": ["scale"], "array_mib": [128.0], "call_ms": [0.48], "gb_per_s": [559.2]}
+    )
+    shown = readable(bandwidth)
+    assert list(shown.columns) == ["backend", "kernel", "array", "a call", "bandwidth"]
+    assert shown.iloc[0].tolist() == ["tpu", "scale", "128 MiB", "480 µs", "521 GiB/s"]
+    other = pd.DataFrame({"warm_up_s": [0.5], "host_rss_bytes": [2**30], "sweep_steady[scan_heavy]": [0.01]})
+    assert list(readable(other, {"sweep_steady[scan_heavy]": "s"}).columns) == [
+        "warm up",
+        "host rss",
+        "sweep_steady[scan_heavy]",  # a benchmark's id keeps its own name
+    ]
+    assert readable(other).iloc[0].tolist()[:2] == ["500 ms", "1.00 GiB"]

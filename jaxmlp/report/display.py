@@ -42,7 +42,7 @@ WORDS = {
     "epoch_x_scan": "epoch / scan epoch",
     "epoch_best": "epoch: fastest",
     "x_floor": "times its precision's floor",
-    "samples_per_s": "images/s",
+    "samples_per_s": "images",
     "compile_s": "compile",
     "matmul_ms": "matmul",
     "gflop_per_s": "rate",
@@ -101,8 +101,27 @@ WORDS = {
     "category": "category",
     "self_us": "time (self, whole trace)",
     "bound_by": "bound by",
+    "array_mib": "array",
+    "call_ms": "a call",
+    "gb_per_s": "bandwidth",
+    "memory_gb_per_s": "memory bandwidth",
+    "epoch_ms": "epoch",
+    "tta_s": "time to accuracy",
+    "tta_min_s": "fastest",
+    "tta_max_s": "slowest",
+    "data_s": "data",
+    "train_s": "training",
+    "eval_s": "evaluation",
+    "target": "target accuracy",
+    "attainable_s": "attainable",
+    "measured_s": "measured",
+    "numbers": "evidence",
 }
-"""Each column's header in words; a column not named here reads with its underscores as spaces."""
+"""Each column's header in words. A column not named here reads as its name without the unit its cells carry
+(`UNIT_SUFFIXES`), underscores as spaces; a benchmark's id (``test_epoch[cpu-scan-0-f32]``) as it is."""
+
+UNIT_SUFFIXES = ("_per_s", "_bytes", "_mib", "_ms", "_us", "_seconds", "_s")
+"""The endings of a column's name that say its unit: the cells say it, the header does not."""
 
 Format = Callable[[Any], str]
 FORMATS: dict[str, Format] = {
@@ -114,6 +133,9 @@ FORMATS: dict[str, Format] = {
     "p": units.p_value,
     "gflops": lambda x: units.flop_rate(None if x is None or pd.isna(x) else float(x) * 1e9),
     "number": units.number,
+    "rate": units.per_second,
+    "bandwidth": lambda x: units.MISSING if x is None or pd.isna(x) else f"{units.size(float(x) * 1e9)}/s",
+    "mib": lambda x: units.size(None if x is None or pd.isna(x) else float(x) * 2**20),
     "count": lambda x: f"{int(x)}",
     "bytes": units.size,
 }
@@ -125,9 +147,14 @@ def _whole(values: pd.Series) -> bool:
 
 def kind(column: str) -> str | None:
     """A column's unit, from its name: ``*_s`` seconds, ``*_ms`` milliseconds, ``*speedup``/``*_x_*``/``ratio``
-    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``*share`` percentages, ``*_bytes`` sizes."""
+    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``*share``/``target`` percentages, ``*_bytes`` and
+    ``*_mib`` sizes, ``*_gb_per_s`` bandwidths, ``*_per_s`` rates (``14.8 M/s``)."""
     if column.endswith("_bytes"):
         return "bytes"
+    if column.endswith("_mib"):
+        return "mib"
+    if column.endswith("gb_per_s"):
+        return "bandwidth"
     if column.endswith("_ms"):
         return "ms"
     if column.endswith("_us"):
@@ -135,7 +162,7 @@ def kind(column: str) -> str | None:
     if column == "gflop_per_s":
         return "gflops"
     if column.endswith("_per_s"):
-        return "number"  # its header says what a second holds
+        return "rate"  # its header says what a second holds
     if column.endswith("_s") or column.endswith("_s_median"):
         return "s"
     if (
@@ -148,9 +175,22 @@ def kind(column: str) -> str | None:
         return "ratio"
     if column.startswith("p_") or column.endswith("_p"):
         return "p"
-    if column.endswith("accuracy") or column in ("efficiency", "share") or column.endswith("_share"):
+    if column.endswith("accuracy") or column in ("efficiency", "share", "target") or column.endswith("_share"):
         return "percent"
     return None
+
+
+def header(column: str, unit: str | None = None) -> str:
+    """A column's header in words (`WORDS`); else its name without the unit its cells carry (``unit``: its kind,
+    `kind`), underscores as spaces; a benchmark's id as it is."""
+    if column in WORDS:
+        return WORDS[column]
+    if "[" in column:  # a benchmark's id: its underscores are its name's
+        return column
+    stem = column
+    if unit in ("s", "ms", "us", "bytes", "mib", "rate", "bandwidth"):
+        stem = next((stem[: -len(s)] for s in UNIT_SUFFIXES if stem.endswith(s) and len(stem) > len(s)), stem)
+    return stem.replace("_", " ")
 
 
 def _iqr_of(column: str) -> str | None:
@@ -203,5 +243,5 @@ def readable(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> p
             consumed.add(iqr)
             spread = [_cell(v, format_) for v in frame[iqr]]
             cells = [c if s == units.MISSING or c == units.MISSING else f"{c} (IQR {s})" for c, s in zip(cells, spread)]
-        out[WORDS.get(name, name.replace("_", " "))] = cells
+        out[header(name, unit)] = cells
     return pd.DataFrame(out, index=frame.index)

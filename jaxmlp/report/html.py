@@ -1,14 +1,18 @@
 """The report as one self-contained HTML page (index.html): the overview (a row per finding: question, answer, run,
 link), a table of contents, then a section per subject: its answers, the tables and plots they rest on folded
 (``<details>``), the earlier runs' labels folded. No network: styles
-inline, plots as data: URIs. Nothing is wider than the page: a wide table scrolls inside its own box.
+inline, plots as data: URIs. Tables fit the page: their headers and text wrap (a number stays with its unit, a long
+name breaks after its separators); what still cannot fit scrolls inside its own box. Every in-page link leads to a
+section of the page.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+
+import pandas as pd
 
 from jaxmlp.report import plots
 from jaxmlp.report.content import Finding, ReportSection, Run, Table
@@ -19,8 +23,11 @@ STYLE = (
     "line-height:1.4}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}"
     "h3{font-size:15px;margin:1.2em 0 .3em}.scroll{overflow-x:auto;max-width:100%}"
     "table{border-collapse:collapse;margin:.3em 0 1.2em;font-size:13px}"
-    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;white-space:nowrap}th{background:#f3f3f3}"
-    "td:first-child,th:first-child{text-align:left}.env{color:#555;font-size:13px;overflow-wrap:anywhere}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;vertical-align:top;white-space:nowrap}"
+    "th,td.text{white-space:normal}th{background:#f3f3f3;font-weight:600}td.text,th.text{text-align:left}"
+    "td.long{min-width:10em}"
+    "table.dense{font-size:12px}table.dense td,table.dense th{padding:3px 5px}"
+    ".env{color:#555;font-size:13px;overflow-wrap:anywhere}"
     "img{max-width:100%;height:auto;margin:.5em 0;display:block}"
     "details{margin:.4em 0;padding:.3em .6em;border:1px solid #e3e3e3;border-radius:4px}"
     "summary{cursor:pointer;font-size:14px;overflow-wrap:anywhere}"
@@ -39,6 +46,56 @@ def _bold(text: str) -> str:
     return re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
 
 
+UNIT = r"(?:[kMGT]?FLOP/s|[kMGT]?/s|ns|µs|ms|s|min|B|KiB|MiB|GiB|TiB|GiB/s|MiB/s)"
+LONG_WORD = 16
+"""A word longer than this many characters may break after its separators (``-_/[=:+,``)."""
+NUMBER = re.compile(rf"[×<>~+\-−]?[\d.,]+(?: ?(?:%|{UNIT}))?(?: \(IQR [^)]*\))?(?:–×?[\d.,]+)?")
+"""A cell that is one number: ``1.63 s (IQR 338 ms)``, ``×1.26``, ``×0.98–×1.03``, ``97.1%``, ``<0.001``, ``0.10.2``:
+it never wraps; any other cell is words, and wraps."""
+
+
+def cell_html(text: str) -> str:
+    """A cell's text for a table that wraps: a number kept with its unit (``1.63 s``) and an IQR with its value
+    (no-break spaces), a long word (a file, a benchmark's id, a flag) allowed to break after its separators."""
+    text = re.sub(rf"(?<=\d) (?={UNIT}(?![\w/]))", "\u00a0", text).replace("IQR ", "IQR\u00a0")
+    words = []
+    for word in text.split(" "):
+        if len(word) > LONG_WORD:
+            words.append("<wbr>".join(html.escape(part) for part in re.split(r"(?<=[-_/\[=:+,])(?=.)", word)))
+        else:
+            words.append(html.escape(word))
+    return " ".join(words)
+
+
+LONG_CELL = 40
+"""A column with a cell longer than this many characters is at least `STYLE`'s ``td.long`` wide: its text wraps
+in lines a reader can follow."""
+DENSE_COLUMNS = 12
+"""A table of this many columns or more is set a little smaller (`STYLE`'s ``table.dense``), so it fits the page."""
+
+
+def _classes(cells: Sequence[str]) -> str:
+    """A column's classes: ``text`` where it holds words (left-aligned, wrapping) rather than numbers, ``long`` where
+    its text is long."""
+    shown = [c for c in cells if c not in ("", "-")]
+    text = bool(shown) and sum(not NUMBER.fullmatch(c) for c in shown) * 2 > len(shown)
+    long = any(len(c) > LONG_CELL for c in shown)
+    return " ".join(name for name, yes in (("text", text), ("long", long)) if yes)
+
+
+def frame_html(shown: pd.DataFrame) -> str:
+    """A table of strings (`jaxmlp.report.display.readable`) as HTML: a header row, a row each; a column of words
+    left-aligned, a long one kept wide enough to read, a table of many columns set smaller."""
+    columns = [[str(v) for v in shown[c]] for c in shown.columns]
+    kinds = [f" class='{c}'" if (c := _classes(cells)) else "" for cells in columns]
+    head = "".join(f"<th{k}>{cell_html(str(c))}</th>" for c, k in zip(shown.columns, kinds))
+    rows = "".join(
+        "<tr>" + "".join(f"<td{k}>{cell_html(v)}</td>" for v, k in zip(row, kinds)) + "</tr>" for row in zip(*columns)
+    )
+    dense = " class='dense'" if len(columns) >= DENSE_COLUMNS else ""
+    return f"<table{dense}><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
 def table_html(table: Table) -> str:
     """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
     results.csv."""
@@ -46,8 +103,7 @@ def table_html(table: Table) -> str:
         return (
             f"<p class='env'>{html.escape(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
         )
-    shown = readable(table.frame, table.formats)
-    body = shown.to_html(index=False, border=0, escape=True)
+    body = frame_html(readable(table.frame, table.formats))
     return f"<h3>{html.escape(table.caption)}</h3><div class='scroll'>{body}</div>"
 
 
@@ -60,14 +116,16 @@ def run_html(run: Run) -> str:
     return "\n".join(out)
 
 
-def overview_html(answers: Sequence[Finding]) -> str:
-    """The overview: a row per finding (question, answer, the run it rests on, a link to its section)."""
+def overview_html(answers: Sequence[Finding], anchors: Collection[str]) -> str:
+    """The overview: a row per finding (question, answer, the run it rests on, a link to its section where the
+    page has one: ``anchors``)."""
     rows = []
     for a in answers:
         kind = " class='unanswered'" if not a.answered else ""
+        link = f"<a href='#{a.anchor}'>details</a>" if a.anchor in anchors else ""
         rows.append(
             f"<tr{kind}><td>{html.escape(a.asked)}</td><td class='answer'>{_bold(a.answer)}</td>"
-            f"<td class='run'>{html.escape(a.run)}</td><td><a href='#{a.anchor}'>details</a></td></tr>"
+            f"<td class='run'>{html.escape(a.run)}</td><td>{link}</td></tr>"
         )
     columns = "<colgroup><col style='width:17%'><col><col style='width:19%'><col style='width:5em'></colgroup>"
     return (
@@ -99,7 +157,7 @@ def render(sections: Sequence[ReportSection], answers: Sequence[Finding] = ()) -
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>jaxmlp report</title>"
         f"<style>{STYLE}</style></head><body><h1>jaxmlp report</h1>",
-        overview_html(answers),
+        overview_html(answers, {s.anchor for s in sections}),
         "<nav><h2>Contents</h2><ol>"
         + "".join(f"<li><a href='#{s.anchor}'>{html.escape(s.title)}</a></li>" for s in sections)
         + "</ol></nav>",

@@ -1,9 +1,11 @@
 """The report as Markdown (summary.md): the overview's findings as a table, then each section's answers, the tables
-they rest on and the earlier runs' labels, in the same words and units as the page."""
+they rest on and the earlier runs' labels, in the same words and units as the page. Each section's heading has the
+page's anchor before it (``<a id="loaders"></a>``: GitHub and other renderers honour it), so the overview's links
+lead where the page's do."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import pandas as pd
 
@@ -26,20 +28,27 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def overview(answers: Sequence[Finding]) -> str:
-    """The overview as a Markdown table: question, answer, run, link."""
+def overview(answers: Sequence[Finding], anchors: Collection[str]) -> str:
+    """The overview as a Markdown table: question, answer, run, a link to its section where there is one
+    (``anchors``)."""
     rows = pd.DataFrame(
-        [(a.asked, a.answer, a.run, f"[details](#{a.anchor})") for a in answers],
+        [(a.asked, a.answer, a.run, f"[details](#{a.anchor})" if a.anchor in anchors else "") for a in answers],
         columns=["question", "answer", "run", ""],
     )
     return markdown_table(rows)
 
 
+def anchor(name: str) -> str:
+    """An anchor a link ``#name`` leads to, on a line of its own before a heading."""
+    return f'<a id="{name}"></a>'
+
+
 def render(sections: Sequence[ReportSection], answers: Sequence[Finding] = ()) -> str:
     out = ["# jaxmlp report", ""]
     if answers:
-        out += ["## Overview", "", overview(answers), ""]
+        out += ["## Overview", "", overview(answers, {s.anchor for s in sections if s.anchor}), ""]
     for section in sections:
+        out += [anchor(section.anchor), ""] if section.anchor else []
         out += [f"## {section.title}", ""]
         out += [f"- **{a.asked}**: {a.answer}" for a in section.answers]
         out += [""] if section.answers else []

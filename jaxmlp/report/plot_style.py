@@ -148,22 +148,25 @@ FORMATS = {"seconds": _duration, "flops": _flop_rate, "number": _number}
 
 def human_axis(ax: Any, axis: str, kind: str = "seconds", values: Iterable[float] | None = None) -> None:
     """An axis ("x" or "y") of ``ax`` in human units (``kind``: seconds "5 ms", flops "31.8 TFLOP/s", number), never
-    1e-3 or 10^-3: log when ``values`` spread wider than `LOG_SPAN` (or the axis is log already), ticks at 1, 2, 5
-    times a power of ten where the axis spans few decades."""
+    1e-3 or 10^-3: log when ``values`` spread wider than `LOG_SPAN` (or the axis is log already and spans a decade
+    or more: under one, a log axis would label one tick or none, so it is linear), ticks at 1, 2, 5 times a power of
+    ten where it spans few decades."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     scale = getattr(ax, f"set_{axis}scale")
     if values is not None:
         scale("log" if spans_decades(values) else "linear")
     target = getattr(ax, f"{axis}axis")
-    formatter = FuncFormatter(FORMATS[kind])
     if target.get_scale() == "log":
         low, high = sorted(getattr(ax, f"get_{axis}lim")())
         decades = math.log10(high / low) if low > 0 else 9.0
-        subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)
-        target.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
-        target.set_minor_formatter(NullFormatter())
-    target.set_major_formatter(formatter)
+        if decades < 1:
+            scale("linear")
+        else:
+            subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)
+            target.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+            target.set_minor_formatter(NullFormatter())
+    target.set_major_formatter(FuncFormatter(FORMATS[kind]))
 
 
 def legend_above(fig: Any, ncols: int | None = None, **kwargs: Any) -> Any:

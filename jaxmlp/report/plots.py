@@ -2,7 +2,8 @@
 
 Each kind has a builder (``*_figure``: data in, a matplotlib figure out, for tests to inspect) and its ``plot_*``
 (the PNG); how they look (size, fonts, units, legends) is `jaxmlp.report.plot_style`'s. Histories and release
-timelines are drawn in `jaxmlp.report.plots_history`.
+timelines are drawn in `jaxmlp.report.plots_history`, version sweeps, bisections and the roofline in
+`jaxmlp.report.plots_release`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry, units
-from jaxmlp.measure.bisection import WORDS
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, bars_height, human_axis, legend_above, slots, wrap
 from jaxmlp.report.plots_history import history_figure, timeline_figure
+from jaxmlp.report.plots_release import bisection_figure, roofline_figure, sweep_figure
 from jaxmlp.report.sections import Figure
 from jaxmlp.results import sweep_tables
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -90,7 +91,8 @@ def predict_figure(table: pd.DataFrame) -> Any:
 
 def loader_ladder_figure(table: pd.DataFrame) -> Any:
     """One backend's loader ladder: input alone and the training epoch per loader, worker count and precision
-    (median, bars to the quartiles), the scan epoch and the compute floor of each precision as lines."""
+    (median, bars to the quartiles; a kind no row measured is not drawn, nor named), the scan epoch and the compute
+    floor of each precision as lines; a log axis where bars and lines span decades."""
     table = table.reset_index(drop=True)
     precision = _precisions(table)
     several = precision.nunique() > 1
@@ -101,14 +103,19 @@ def loader_ladder_figure(table: pd.DataFrame) -> Any:
     ]
     fig, ax = plot_style.figure(bars_height(labels, PAIR, extra_in=1.9))
     positions, length = slots(labels, PAIR)
-    for offset, name, text in ((-0.3, "loader", "input alone"), (0.3, "epoch", "training epoch")):
+    measured = (("loader", "input alone", "C0"), ("epoch", "training epoch", "C1"))
+    kinds = [(name, text, colour) for name, text, colour in measured if table[f"{name}_s"].notna().any()]
+    for i, (name, text, colour) in enumerate(kinds):
+        offset = 0.0 if len(kinds) == 1 else 0.6 * i - 0.3
         median, iqr = table[f"{name}_s"], table[f"{name}_iqr_s"].fillna(0)
-        ax.barh([p + offset for p in positions], median, height=0.6, xerr=iqr / 2, capsize=2, label=text)
+        ax.barh([p + offset for p in positions], median, height=0.6, xerr=iqr / 2, capsize=2, label=text, color=colour)
+    lines = []
     for q, rows in table.groupby(precision, sort=False):
         for ratio, color, text in (("epoch_x_floor", "C3", "compute floor"), ("epoch_x_scan", "C2", "scan epoch")):
             line = (rows["epoch_s"] / rows[ratio]).dropna()
             if len(line):
                 value = float(line.iloc[0])
+                lines.append(value)
                 named = f"{text}, {q}" if "precision" in table else text  # else the table's runs are one line
                 ax.axvline(
                     value,
@@ -118,11 +125,12 @@ def loader_ladder_figure(table: pd.DataFrame) -> Any:
                 )
     ax.set_yticks(positions, labels)
     ax.set_ylim(length, 0)
-    values = [*table["loader_s"], *table["epoch_s"]]
+    values = [v for name, _, _ in kinds for v in table[f"{name}_s"]] + lines
     human_axis(ax, "x", values=values)
     _bar_limits(ax, values)
     human_axis(ax, "x")
-    ax.set(xlabel="median time an epoch", title=f"Loader ladder ({table['backend'].iloc[0] or 'host'})")
+    log = " (log scale)" if ax.get_xscale() == "log" else ""
+    ax.set(xlabel=f"median time an epoch{log}", title=f"Loader ladder ({table['backend'].iloc[0] or 'host'})")
     legend_above(fig)
     return fig
 
@@ -218,100 +226,6 @@ def scaling_figure(table: pd.DataFrame) -> Any:
     ax.set_xticks(every, [str(n) for n in every])
     human_axis(ax, "y", "number")
     legend_above(fig)
-    return fig
-
-
-def sweep_figure(rows: pd.DataFrame, steps: pd.DataFrame) -> Any:
-    """Steady state per release (median, IQR) of each workload and flags column, flagged steps marked
-    (regressions red, improvements green)."""
-    fig, ax = plot_style.figure(4.5)
-    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=sweep_tables.flags_of(rows))
-    versions = sorted(steady["release"].unique(), key=registry.version_key)
-    labels: set[str] = set()
-    for i, ((name, flags), part) in enumerate(steady.groupby(["name", "flags"])):
-        part = part.set_index("release")
-        x = [versions.index(v) for v in part.index]
-        yerr = [part["median"] - part["q1"], part["q3"] - part["median"]]
-        label = f"{name} [{flags}]" if flags else name
-        ax.errorbar(x, part["median"], yerr=yerr, marker="o", capsize=3, label=label, color=f"C{i}")
-        mine = steps[steps["benchmark"] == name]
-        if "xla_flags" in steps:
-            mine = mine[mine["xla_flags"] == flags]
-        for verdict, color in (("regression", "red"), ("improvement", "green")):
-            for to in mine.loc[mine["verdict"] == verdict, "to"]:
-                ax.plot(
-                    versions.index(to),
-                    part.loc[to, "median"],
-                    marker="X",
-                    markersize=14,
-                    color=color,
-                    linestyle="none",
-                    label=f"flagged {verdict}" if verdict not in labels else None,
-                )
-                labels.add(verdict)
-    ax.set_xticks(range(len(versions)), versions, rotation=30, ha="right")
-    ax.set(xlabel="jax / jaxlib release", ylabel="steady state", yscale="log", title="Steady state by release")
-    human_axis(ax, "y")
-    legend_above(fig, ncols=2)
-    return fig
-
-
-def bisection_figure(medians: pd.DataFrame, doc: BisectDocument) -> Any:
-    """Each probed release's median, probe by probe, on the releases' axis; the answer marked."""
-    fig, ax = plot_style.figure(4.0)
-    candidates = list(doc.bisection.candidates)
-    for number, part in medians.groupby("probe"):
-        ax.plot(part["position"], part["median_s"], marker="o", label=f"probe {number}")
-    b = doc.bisection
-    if b.status == "found" and b.first is not None:
-        ax.axvline(
-            candidates.index(b.first),
-            color="red" if b.direction == "regression" else "green",
-            linestyle="--",
-            label=f"first {WORDS.get(b.direction or '', '')}: {b.first}",
-        )
-    ax.set_xticks(range(len(candidates)), candidates, rotation=45, ha="right")
-    ax.set(xlabel="jax / jaxlib release", ylabel=f"steady {doc.settings.get('workload')}", title="Bisection probes")
-    human_axis(ax, "y")
-    legend_above(fig)
-    return fig
-
-
-def roofline_figure(doc: RooflineDocument) -> Any:
-    """The roofline: attainable FLOP/s against arithmetic intensity (both ceilings: the memory slope up to the ridge,
-    then the FLOP rate), each workload a point at its intensity and the FLOP/s it reached (log-log)."""
-    import numpy as np
-
-    fig, ax = plot_style.figure(5.0, 8.0)
-    flops, bandwidth = float(doc.ceilings["flops_per_second"]), float(doc.ceilings["bytes_per_second"])
-    placed = {k: p for k, p in doc.points.items() if p.get("intensity")}
-    lo = min([flops / bandwidth / 100, *(p["intensity"] / 3 for p in placed.values())])
-    hi = max([flops / bandwidth * 100, *(p["intensity"] * 3 for p in placed.values())])
-    x = np.geomspace(lo, hi, 200)
-    ax.plot(x, np.minimum(flops, x * bandwidth), color="black", linewidth=1.5)
-    ax.axhline(flops, color="grey", linestyle=":", linewidth=0.8)
-    ax.text(hi, flops * 1.08, f"FLOP rate {units.flop_rate(flops)}", ha="right", va="bottom", fontsize=SMALL_PT)
-    ax.text(
-        lo * 1.3, lo * 1.3 * bandwidth * 1.2, f"bandwidth {units.size(bandwidth)}/s", fontsize=SMALL_PT, va="bottom"
-    )
-    markers = "osD^vP*X"
-    for i, (name, p) in enumerate(placed.items()):
-        ax.scatter(
-            [p["intensity"]],
-            [p["achieved_flops_per_second"]],
-            zorder=3,
-            marker=markers[i % len(markers)],
-            label=f"{name}: {units.ratio(p['x_attainable'])} attainable, {p['binds']} binds",
-        )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_ylim(top=flops * 3)
-    human_axis(ax, "y", "flops")
-    human_axis(ax, "x", "number")
-    ax.set_xlabel("arithmetic intensity (FLOP per byte accessed, XLA's cost analysis)")
-    ax.set_ylabel("FLOP/s")
-    ax.set_title("Roofline: each workload against this machine's two ceilings")
-    legend_above(fig, ncols=1)
     return fig
 
 

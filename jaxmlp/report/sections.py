@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from jaxmlp import units
 from jaxmlp.report.content import (
     BENCHMARKS,
     BISECTION,
@@ -76,7 +77,7 @@ SCALING_READING = (
     "With P > 1 the all-reduce crosses processes (jax.distributed, the CPU's collectives over 127.0.0.1 on one host)."
 )
 HISTORY_PLOTTED = 8
-"""The history plot shows this many benchmarks, those with the biggest changes."""
+"""A machine's history plot shows at most this many benchmarks, those with the biggest changes."""
 TTA_READING = (
     "MLPerf style: wall time from the start of a run (data preparation and compilation included, each also "
     "shown apart) until the test accuracy first reaches the target; median, min and max over the runs that "
@@ -151,25 +152,50 @@ def _loader_plots(finding: Finding) -> list[Figure]:
     return [Figure(f"Loader ladder ({finding.machine})", "loader_ladder", (t.frame,)) for t in finding.tables[:1]]
 
 
+def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[str, Figure], list[str]]:
+    """A plot for each machine with changes (its `HISTORY_PLOTTED` benchmarks with the biggest changes, its own
+    runs), and the sentences saying what each plot shows and which machines have none."""
+    flagged = history.flagged(changes) if len(changes) else changes
+    order = list(dict.fromkeys(points.sort_values("timestamp", ascending=False)["machine"]))  # newest run first
+    plots: dict[str, Figure] = {}
+    said = []
+    for machine in order:
+        mine = flagged[flagged["machine"] == machine] if len(flagged) else flagged
+        names = list(dict.fromkeys(mine["benchmark"])) if len(mine) else []
+        if not names:
+            said.append(f"{machine}: no change, so no plot.")
+            continue
+        top = names[:HISTORY_PLOTTED]
+        which = (
+            f"its {len(top)} benchmarks with the biggest changes (of {len(names)} with one)"
+            if len(names) > len(top)
+            else f"its {units.count(len(top), 'benchmark')} with a change"
+        )
+        said.append(f"{machine}: the plot shows {which}.")
+        shown = points[(points["machine"] == machine) & points["benchmark"].isin(top)]
+        plots[str(machine)] = Figure(
+            f"History on {machine}: the benchmarks with the biggest changes (median and IQR per run; changes marked)",
+            "history",
+            (shown, mine[mine["benchmark"].isin(top)]),
+        )
+    return plots, said
+
+
 def history_section(
     results: Results, answers: Sequence[Finding], past: history.Found | None = None
 ) -> ReportSection | None:
     """Every benchmark seen in more than one comparable run, per machine, and its changes by the change-point
-    detector the release timeline uses; the plots of the newest run's machine (each machine's are its own). Of each
+    detector the release timeline uses; a plot for each machine with changes, beside its changes' table. Of each
     machine the newest `history.RECENT_RUNS` runs are drawn and searched, the older summarised in a table."""
     past = history.found(results.runs, results.samples) if past is None else past
-    points, changes = past.points, past.changes
+    points = past.points
     if points.empty:
         return None
-    newest = points.sort_values("timestamp")["machine"].iloc[-1]
-    mine = points[points["machine"] == newest]
-    flagged = history.flagged(changes[changes["machine"] == newest]) if len(changes) else changes
-    top = list(dict.fromkeys(flagged["benchmark"]))[:HISTORY_PLOTTED] if len(flagged) else []
+    plots, said = _history_plots(points, past.changes)
     note = (
         f"Each machine's runs are their own history (same CPU model, cores, backend and device, host and "
         f"settings); changes found by the detector the release timeline uses, over every run's raw samples: "
-        f"{CHANGE_RULE}. The plot shows the {len(top)} benchmarks with the biggest changes on {newest}, the "
-        "machine of the newest run."
+        f"{CHANGE_RULE}. " + " ".join(said)
     )
     if len(past.older):
         note += (
@@ -177,20 +203,8 @@ def history_section(
             f"{past.every['file'].nunique() - points['file'].nunique()} older ones are summarised in a table "
             "(every run is in results.csv)."
         )
-    shown = mine[mine["benchmark"].isin(top)]
-    plots = (
-        (
-            Figure(
-                f"History on {newest}: the benchmarks with the biggest changes (median and IQR per run; "
-                "changes marked)",
-                "history",
-                (shown, changes[changes["benchmark"].isin(top)]),
-            ),
-        )
-        if top
-        else ()
-    )
-    runs = [_run_of(f) for f in answers if f.tables]
+    runs = [_run_of(f, [plots.pop(f.machine)] if f.machine in plots else []) for f in answers if f.tables]
+    runs += [Run(machine, "", (), (plot,)) for machine, plot in plots.items()]  # a machine no finding names
     older: tuple[Table, ...] = ()
     if len(past.older):
         when = {c: past.older[c].dt.strftime("%Y-%m-%d %H:%M UTC") for c in ("first", "last")}
@@ -201,9 +215,9 @@ def history_section(
             ),
         )
     if runs:
-        runs[0] = Run(runs[0].label, runs[0].note, runs[0].tables + older, plots, runs[0].stamp)
-    else:
-        runs = [Run(newest, "", older, plots)]
+        runs[0] = replace(runs[0], tables=runs[0].tables + older)
+    elif older:
+        runs = [Run("older runs", "", older)]
     return _section("History across runs", HISTORY, note, answers, runs)
 
 
