@@ -564,7 +564,7 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
 
 def test_the_flags_table_says_for_each_value_whether_each_release_accepts_it():
     from jaxmlp.results.schema.sweep import Cell
-    from jaxmlp.results.sweep_tables import flags_table
+    from jaxmlp.results.sweep_cells import flags_table
 
     doc = CellsDocument(
         (

@@ -275,3 +275,11 @@ def test_an_accelerators_goals_are_read_from_its_own_run():
     assert matmul["flops_per_second"] == pytest.approx(matmul["flops"] / matmul["median"], rel=0.05)
     assert matmul["device_kind"] == "TPU v5 lite"  # the benchmark's own, not the run's None
     assert tables.benchmark_medians(rows)["matmul"] == matmul["median"]
+
+
+def test_the_bf16_steps_two_forms_each_against_the_faster():
+    path = Path(__file__).parent / "fixtures" / "ops" / "bench-20261206T012031-tpu.json"
+    runs, _ = benchmark_rows(read_benchmarks(path), str(path))
+    table = tables.bf16_step_table(runs).set_index("bf16_step")
+    assert table["x_faster"].min() == 1.0 and table["x_faster"].max() > 1.0
+    assert table.loc[table["x_faster"].idxmin(), "trains_with"] == "yes"  # the TPU trains with its faster form

@@ -333,4 +333,5 @@ def test_the_committed_timeline_reads_back_with_its_changes():
     (section,) = [s for s in build_sections(load(ResultsStore(folder))) if s.anchor == TIMELINE]
     assert len(section.plots) == 3  # batched, scan, step
     note = section.shown[0].note  # counts as whole numbers, a range whose ends are one said once
-    assert "data mnist, 8 epochs of 2000 images a process" in note and "one fresh process (27 a release," in note
+    assert "data mnist, 8 epochs of 2000 images; step 30 calls a process" in note
+    assert "one fresh process (27 a release," in note

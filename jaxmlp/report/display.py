@@ -96,6 +96,7 @@ WORDS = {
     "memory_s": "memory (XLA's bytes at the bandwidth)",
     "binds": "binds",
     "x_attainable": "× attainable",
+    "x_faster": "× the faster",
     "intensity": "FLOP per byte",
     "operation": "operation",
     "category": "category",

@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -16,7 +17,7 @@ from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Run, Table, shown_path
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
-from jaxmlp.results import layout, sweep_tables, tables
+from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
 from jaxmlp.results.frames import Results
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
@@ -104,6 +105,17 @@ def validation_table(doc: ValidationDocument) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _sampled(s: dict[str, Any]) -> tuple[str, str]:
+    """A sweep's data set and what each of its processes ran, in words (`sweep_tables.sweep_sampling`): ``("data
+    MNIST", "8 epochs of 2000 images; mine 30 calls")``; empty where the sweep does not say (a user's workload)."""
+    builtin = s["dataset"] is not None and pd.notna(s["dataset"])
+    known = (("{:.0f} epochs", s["epochs"]), ("of {:.0f} images", s["samples"])) if builtin else ()
+    each = " ".join(text.format(value) for text, value in known if value is not None and pd.notna(value))
+    calls = ", ".join(f"{w} {n} calls" for w, n in s["calls"].items() if w not in registry.SWEEP_PIPELINES)
+    data = f"data {registry.dataset_label(s['dataset'])}" if builtin else ""
+    return data, "; ".join(part for part in (each, calls) if part)
+
+
 def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
     """One run per version sweep: medians per release, each release against the previous one, flags' effects."""
     runs = []
@@ -115,12 +127,8 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
         table, steps = sweep_tables.sweep_table(rows), sweep_tables.sweep_steps(rows, results.samples)
         effects = sweep_tables.flag_effects(rows, results.samples)
         s = sweep_tables.sweep_sampling(rows)
-        builtin = s["dataset"] is not None and pd.notna(s["dataset"])
-        known = (("{:.0f} epochs", s["epochs"]), ("of {:.0f} images", s["samples"])) if builtin else ()
-        each = " ".join(text.format(value) for text, value in known if pd.notna(value))
-        calls = ", ".join(f"{w} {n} calls" for w, n in s["calls"].items() if w not in registry.SWEEP_PIPELINES)
-        each = "; ".join(part for part in (each, calls) if part)
-        data = f"data {registry.dataset_label(s['dataset'])}; " if builtin else ""
+        data, each = _sampled(s)
+        data = f"{data}; " if data else ""
         note = (
             f"{shown_path(where, folder)}: host {s['host']} ({s['cpu_model']}), python {s['python']}, "
             f"{data}each sample is one process ({s['processes']} a cell, "
@@ -137,18 +145,19 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
             )
         ]
         if len(steps):
-            found.append(Table("Each release against the previous one", steps))
+            shown_steps = sweep_cells.with_ignored_flags(steps, cells.get(where))
+            found.append(Table("Each release against the previous one", shown_steps))
         if len(effects):
             found.append(Table("Each release with XLA flags against the same release without", effects))
-        if where in cells and len(sweep_tables.flags_table(cells[where])):
+        if where in cells and len(sweep_cells.flags_table(cells[where])):
             found.append(
                 Table(
                     "XLA flags per release: does each release accept each --xla-flags value?",
-                    sweep_tables.flags_table(cells[where]),
+                    sweep_cells.flags_table(cells[where]),
                 )
             )
-        if where in cells and len(sweep_tables.cells_table(cells[where])):
-            found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
+        if where in cells and len(sweep_cells.cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", sweep_cells.cells_table(cells[where])))
         stamp = layout.stamp_in(where)
         releases = sorted(table["release"].unique(), key=registry.version_key)
         label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {shown_path(where, folder)}"
@@ -174,10 +183,11 @@ def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
         columns = sweep_tables.timeline_columns(rows, results.samples)
         s = sweep_tables.sweep_sampling(rows)
         releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
+        data, each = _sampled(s)
+        measured = ", ".join(part for part in (data, f"{each} a process" if each else "") if part)
         note = (
             f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; host {s['host']} "
-            f"({s['cpu_model']}), data {registry.dataset_label(s['dataset'])}, {s['epochs']} epochs of "
-            f"{s['samples']} images a process; each sample is one fresh process "
+            f"({s['cpu_model']}){', ' + measured if measured else ''}; each sample is one fresh process "
             f"({units.span(len(x) for c in columns for x in c.samples)} a release, in rotating order). {CHANGE_RULE}."
         )
         found, plots = [], []
@@ -187,8 +197,8 @@ def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
             plots.append(Figure(f"{name}: steady state by release (median and IQR; {said})", "timeline", (column,)))
             table = change_rows(column.changes) if column.changes else timeline_rows(column)
             found.append(Table(f"{name}: " + ("changes" if column.changes else "no change; the releases"), table))
-        if where in cells and len(sweep_tables.cells_table(cells[where])):
-            found.append(Table("Cells not measured, or warned about", sweep_tables.cells_table(cells[where])))
+        if where in cells and len(sweep_cells.cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", sweep_cells.cells_table(cells[where])))
         stamp = layout.stamp_in(where)
         span = f"{releases[0]} to {releases[-1]}" if releases else "no release"
         label = f"{layout.shown_stamp(stamp)} · {span}"

@@ -12,7 +12,7 @@ from jaxmlp.measure.bisection import answer_line
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
-from jaxmlp.results import sweep_tables
+from jaxmlp.results import sweep_cells, sweep_tables
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -68,7 +68,7 @@ def sweep_summary(
     for (flags, workload), part in verdicts.groupby(["xla_flags", "workload"], sort=False) if len(verdicts) else ():
         column = f", XLA_FLAGS={flags}" if flags else (", no XLA flags" if flags_used else "")
         found.append((f"{workload}, steady state{column}", verdict_rows(part)))
-    accepted = sweep_tables.flags_table(cells) if cells is not None else pd.DataFrame()
+    accepted = sweep_cells.flags_table(cells) if cells is not None else pd.DataFrame()
     if len(accepted):
         found.append(("XLA flags per release (does each release accept each --xla-flags value?)", accepted))
     processes = _processes(rows)

@@ -302,16 +302,17 @@ def bandwidth_table(df: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.BF16_STEP)
 def bf16_step_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend and form of the bf16 step: the scan epoch's median time, and whether it is the form that backend
-    trains with."""
+    """Per backend and form of the bf16 step: the scan epoch's median time, that time over the faster form's, and
+    whether it is the form that backend trains with."""
     d = query(df, registry.BF16_STEP)
     if d.empty:
-        return pd.DataFrame(columns=["backend", "bf16_step", "epoch_ms", "trains_with"])
+        return pd.DataFrame(columns=["backend", "bf16_step", "epoch_ms", "x_faster", "trains_with"])
     return pd.DataFrame(
         {
             "backend": d["backend"],
             "bf16_step": d["variant"],
             "epoch_ms": d["median"] * 1e3,
+            "x_faster": d["median"] / d.groupby("backend")["median"].transform("min"),
             "trains_with": d["chosen"].map({True: "yes", False: ""}),
         }
     ).reset_index(drop=True)

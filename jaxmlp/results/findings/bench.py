@@ -231,7 +231,10 @@ ROOFLINE_CAPTION = (
     "steps at the run's bandwidth (memory); XLA counts every operand and result as if from memory, so an epoch "
     "measured below its memory time keeps them on chip (× attainable under 1)"
 )
-BF16_STEP_CAPTION = "The bf16 step's two forms: the scan epoch (median); a backend trains with the faster"
+BF16_STEP_CAPTION = (
+    "The bf16 step's two forms, the scan epoch timed with each side by side in a benchmark of their own (median; the "
+    "ladder's scan bf16 row times the chosen form again, apart); a backend trains with the faster"
+)
 
 
 def floor(

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import layout, sweep_tables
+from jaxmlp.results import layout, sweep_cells, sweep_tables
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding, shown
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.frames import Results
@@ -28,15 +28,8 @@ def _where(where: str | Path, folder: Path | None) -> str:
 
 
 def _ignored(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
-    """Where a release of a step ignored the step's XLA flags: which, and what the ratio then sets against what."""
-    flags = row["xla_flags"]
-    old, new = ((row[side], flags) in ignored for side in ("from", "to"))
-    if not (old or new):
-        return ""
-    if old and new:
-        return f"; both releases ignore the flag: this is {row['from']} against {row['to']}, both without it"
-    took, dropped = (row["to"], row["from"]) if old else (row["from"], row["to"])
-    return f"; {dropped} ignores the flag: this is {took} with it against {dropped} without it"
+    said = sweep_cells.ignored_words(row, ignored)
+    return f"; {said}" if said else ""
 
 
 def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
@@ -45,7 +38,7 @@ def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
     p = min(row["p_slower"], row["p_faster"])
     return (
         f"{row['benchmark']}{flags} {row['from']} → {row['to']} {ratio(row['ratio'])} "
-        f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)}{_ignored(row, ignored) if flagged else ''})"
+        f"({interval(row['ci_low'], row['ci_high'])}, p {p_value(p)}{_ignored(row, ignored)})"
     )
 
 
@@ -53,7 +46,7 @@ def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocumen
     """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
     insufficient data (it decides nothing). A step one of whose releases ignored its XLA flags (``cells``, the
     sweep's ``cells.json``) says so."""
-    ignored = sweep_tables.ignored_cells(cells)
+    ignored = sweep_cells.ignored_cells(cells)
     steps = sweep_tables.sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
     if steps.empty or (steps["verdict"] == UNDECIDED).all():
         return None
