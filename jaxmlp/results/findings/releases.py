@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
+from jaxmlp.measure.bisection import answer_line
 from jaxmlp.results import layout, sweep_cells, sweep_tables
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding, shown
 from jaxmlp.results.findings.select import machine
@@ -128,9 +129,10 @@ def bisection(results: Results, folder: Path | None = None) -> Finding:
     path, doc = next(((p, d) for p, d in ordered if d.bisection.status == "found"), ordered[0])
     more = len(ordered) - 1
     also = f" ({more} other bisection(s) in the report)" if more else ""
+    line = answer_line(doc.bisection) if doc.bisection.status == "found" else doc.line  # in today's units
     return Finding(
         question,
-        f"{doc.line[0].upper()}{doc.line[1:]}{also}.",
+        f"{line[0].upper()}{line[1:]}{also}.",
         BISECTION,
         True,
         _where(path.parent, folder),
