@@ -115,9 +115,17 @@ def test_the_roofline_workloads_run_on_the_backend_asked_for():
         Measuring(backend="npu")
 
 
-def test_batch_larger_than_the_data(capsys):
+def test_batch_larger_than_the_data(capsys, tmp_path):
     assert main(["train", "--dataset", "synthetic", "--batch-size", "60001"]) == EXIT_ERROR
     assert "--batch-size 60001 is larger than the training set (60000 images)" in capsys.readouterr().err
+    tta = ["tta", "--dataset", "synthetic", "--runs", "1", "--max-epochs", "1", "--out", str(tmp_path)]
+    assert main([*tta, "--limit", "2048", "--batch-size", "4096"]) == EXIT_ERROR
+    assert capsys.readouterr().err == (
+        "jaxmlp tta: error: --batch-size 4096 is larger than the training set (2048 images): choose at most 2048\n"
+    )
+    assert main([*tta, "--limit", "100"]) == EXIT_ERROR  # the default batch, 128
+    assert "--batch-size 128 is larger than the training set (100 images)" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 def test_missing_data_offline(capsys, tmp_path, monkeypatch):
@@ -367,6 +375,12 @@ def test_profile_says_its_times_in_human_units(capsys, tmp_path):
     (median,) = [line for line in lines if line.startswith("Median step ")]
     unit = r"[\d.]+ (µs|ms|s|min)"
     assert re.match(rf"Median step {unit} \(load {unit}, compute {unit}\); top op: ", median), median
+    argv = ["profile", "--dataset", "synthetic", "--limit", "1024", "--pipeline", "scan", "--steps", "1"]
+    assert main([*argv, "--logdir", str(tmp_path)]) == 0  # one program an epoch: no load step to time
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("Traced 1 epoch (one scan each) in ")
+    (median,) = [line for line in lines if line.startswith("Median ")]
+    assert re.match(rf"Median epoch {unit} \(one program, no batch loads\); top op: ", median), median
 
 
 LISTS = [

@@ -19,6 +19,8 @@ import pytest
 
 from jaxmlp.measure.sweep import envs
 from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.schema.tta import TtaDocument
 
 ROOT = Path(__file__).parent.parent
 
@@ -140,6 +142,49 @@ SPAWNED = "multiprocessing.spawn"
 """In the command line of a spawned worker (torch's DataLoader, Grain)."""
 
 
+def catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler of its own for ``signum`` (its ``SigCgt`` mask)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    (mask,) = [line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")]
+    return bool(int(mask, 16) >> (signum - 1) & 1)
+
+
+def has_loaded(pid: int, marker: str) -> bool:
+    """Whether a file with ``marker`` in its path is mapped in process ``pid`` (a library's shared object)."""
+    try:
+        return marker in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_the_command_starts_is_one_line(signum, tmp_path):
+    """Stopped while it imports its libraries (a second or more; jax first), before any work: the handlers are in
+    place as soon as jaxmlp runs (SIGTERM handled: Python's own handles only SIGINT), before jax is loaded."""
+    for after in (0.05, 0.5):  # once the handler is there: at once, in the imports; a while later
+
+        def ready(pid: int, output: str, after: float = after) -> bool:
+            deadline = time.monotonic() + 60
+            while not catches(pid, signal.SIGTERM):
+                assert time.monotonic() < deadline, "no handler of SIGTERM"
+                time.sleep(0.002)
+            assert not has_loaded(pid, "/jaxlib/"), "the handlers came after jax was imported"
+            time.sleep(after)
+            return True
+
+        stopped = stop(
+            ["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "1", "--pipeline", "scan"],
+            ready,
+            signum,
+            tmp_path,
+        )
+        assert "nothing was written" in one_line(stopped, "train", signum)
+        assert stopped.err.count("\n") == 1, stopped.err
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_train_stopped_while_its_dataloader_workers_start(signum, tmp_path):
     stopped = stop(
@@ -201,6 +246,51 @@ def test_tta_stopped_mid_run(tmp_path):
     assert not any((tmp_path / "out").iterdir())
 
 
+def kept_file(line: str, folder: Path) -> Path:
+    """The one file a stopped command kept, named at the end of its line (nothing else, half written, beside it)."""
+    path = Path(line.split(" in ")[-1])
+    assert path.parent == folder and [p.name for p in folder.iterdir()] == [path.name], line
+    return path
+
+
+def test_tta_stopped_after_two_runs_keeps_them_marked_partial(tmp_path):
+    stopped = stop(
+        ["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "4", "--max-epochs", "2"]
+        + ["--out", str(tmp_path / "out")],
+        lambda pid, output: output.count(" seed ") >= 2,
+        signal.SIGINT,
+        tmp_path,
+    )
+    line = one_line(stopped, "tta", signal.SIGINT)
+    doc = TtaDocument.from_json(json.loads(kept_file(line, tmp_path / "out").read_text()))
+    kept = len(doc.runs)
+    assert f"; kept {kept} of 4 runs in " in line and 2 <= kept < 4
+    assert doc.metadata["partial"] == f"stopped by SIGINT; kept {kept} of 4 runs"
+    printed = {int(said.split(" seed ")[1].split(":")[0]) for said in stopped.out.splitlines() if " seed " in said}
+    assert printed <= {run["seed"] for run in doc.runs} == set(range(kept))  # every run that ended is kept
+    summary = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", "summary", str(tmp_path / "out")], capture_output=True, text=True, check=True
+    )
+    assert f"a partial run (stopped by SIGINT; kept {kept} of 4 runs)" in summary.stdout
+
+
+def test_train_stopped_after_two_epochs_keeps_them_marked_partial(tmp_path):
+    stopped = stop(
+        ["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "30", "--pipeline", "scan"]
+        + ["--json", f"{tmp_path / 'out'}/"],
+        lambda pid, output: "Epoch 1 in" in output,
+        signal.SIGINT,
+        tmp_path,
+    )
+    line = one_line(stopped, "train", signal.SIGINT)
+    doc = TrainDocument.from_json(json.loads(kept_file(line, tmp_path / "out").read_text()))
+    kept = len(doc.records)
+    assert f"; kept {kept} of 30 epochs in " in line and 2 <= kept < 30
+    assert {r["partial"] for r in doc.records} == {f"stopped by SIGINT; kept {kept} of 30 epochs"}
+    printed = {int(said.split()[1]) for said in stopped.out.splitlines() if said.startswith("Epoch ")}
+    assert printed <= {r["epoch"] for r in doc.records} == set(range(kept))  # every epoch that ended is kept
+
+
 def test_profile_stopped_while_it_traces(tmp_path):
     stopped = stop(
         [
@@ -214,11 +304,12 @@ def test_profile_stopped_while_it_traces(tmp_path):
             "--logdir",
             str(tmp_path / "traces"),
         ],
-        lambda pid, output: "jaxmlp profile" in output or "Tracing" in output,
+        lambda pid, output: any((tmp_path / "traces").glob("scan-*")),  # its run folder made: it traces
         signal.SIGTERM,
         tmp_path,
     )
-    one_line(stopped, "profile", signal.SIGTERM)
+    assert "nothing was written" in one_line(stopped, "profile", signal.SIGTERM)
+    assert not any((tmp_path / "traces").iterdir())  # no run folder with a part of a trace
 
 
 SCALING = ["scaling", "--dataset", "synthetic", "--limit", "2048", "--devices", "1", "2", "--epochs", "2"]

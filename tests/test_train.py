@@ -68,7 +68,9 @@ def test_one_epoch_on_synthetic_data_learns(synthetic):
     assert math.isclose(first.samples_per_second, 4000 / first.epoch_seconds)
     assert result.metadata["backend"] == "cpu" and result.metadata["jax"] == jax.__version__
 
-    rows = to_rows(TrainConfig(epochs=2, batch_size=32, dataset="synthetic"), synthetic, result)
+    rows = to_rows(
+        TrainConfig(epochs=2, batch_size=32, dataset="synthetic"), synthetic, result.records, result.metadata
+    )
     assert rows[0]["dataset"] == "synthetic" and rows[0]["config_batch_size"] == 32
     assert rows[1]["epoch"] == 1 and rows[1]["jaxlib"] and rows[1]["device_kind"]
 

@@ -6,8 +6,9 @@ import json
 import pytest
 from test_cli import run_cli
 
-from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.tta import TtaConfig, parts
+from jaxmlp.cli.tta import short_line
+from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.measure.tta import TtaConfig, TtaRun, parts, short_of_target
 from jaxmlp.pipelines import data
 from jaxmlp.results import tables
 from jaxmlp.results.frames import load
@@ -21,6 +22,33 @@ def test_parts_cover_the_split_in_order():
     assert [len(p.data) for p in cut] == [384, 384, 232]
     assert (cut[1].data[0] == split.data[384]).all() and (cut[2].targets[-1] == split.targets[-1]).all()
     assert parts(split, 128, None) == [split] and parts(split, 128, 100) == [split]
+    cut = parts(split, 128, 2)  # 256 a part, and a tail of 232 - 3 x 256 = 232: a whole batch at least
+    assert [len(p.data) for p in cut] == [256, 256, 256, 232]
+    cut = parts(split, 100, 3)  # 300 a part, and a tail of 100 images: a whole batch
+    assert [len(p.data) for p in cut] == [300, 300, 300, 100]
+    cut = parts(split, 128, 7)  # 896 a part, and a tail of 104, shorter than a batch: the last batch before it
+    assert [len(p.data) for p in cut] == [1000] and (cut[0].data == split.data).all()
+
+
+def test_a_tail_shorter_than_a_batch_is_trained_as_the_last_batch(tmp_path):
+    out = run_cli(
+        *("tta", "--dataset", "synthetic", "--limit", "2000", "--eval-every", "5", "--runs", "1"),
+        *("--max-epochs", "1", "--target", "0.01", "--out", str(tmp_path)),
+    )
+    assert out.returncode == 0, out.stderr
+    run = parse(json.loads(next(tmp_path.glob("tta-*.json")).read_text())).runs[0]
+    assert run["reached"] and run["evaluations"][0]["steps"] == 5
+
+
+def test_more_than_half_the_runs_must_reach_the_target():
+    def runs(*reached):
+        return [TtaRun("scan", "f32", seed, 0.97, reached=r) for seed, r in enumerate(reached)]
+
+    assert short_of_target(runs(True)) == [] and short_of_target(runs(True, True, False)) == []
+    assert short_of_target(runs(False)) == ["scan f32: 0 of 1 run"]
+    assert short_of_target(runs(True, False)) == ["scan f32: 1 of 2 runs"]  # the median of the two is no time
+    both = [*runs(True), TtaRun("scan", "bf16", 0, 0.97)]
+    assert short_of_target(both) == ["scan bf16: 0 of 1 run"]
 
 
 def test_bad_settings_are_one_line():
@@ -89,10 +117,26 @@ def test_a_target_never_reached_says_so(mnist_dir, tmp_path):
         "--out",
         str(tmp_path),
     )
-    assert out.returncode == 0, out.stderr
-    assert "scan f32: never reached 99.9% in 1 run(s)" in out.stdout
+    assert out.returncode == EXIT_FAILED, out.stderr  # nothing asked for was measured: no time to the target
+    assert "scan f32: never reached 99.9% in 1 run (best test accuracy " in out.stdout
+    assert " after 1 epoch)" in out.stdout
+    assert out.stderr.splitlines() == [
+        "jaxmlp tta: no run reached 99.9% within 1 epoch: give them more --max-epochs or set a lower --target"
+    ]
     run = parse(json.loads(next(tmp_path.glob("tta-*.json")).read_text())).runs[0]
     assert not run["reached"] and run["seconds"] is None and run["epochs"] == 1
+
+
+def test_some_runs_short_of_the_target_say_which():
+    config = TtaConfig(target=0.97, runs=2, precisions=("f32", "bf16"), max_epochs=3)
+    runs = [
+        TtaRun("scan", p, seed, 0.97, reached=(p == "f32" or seed == 0)) for seed in (0, 1) for p in ("f32", "bf16")
+    ]
+    assert short_line(config, runs) == (
+        "at most half the runs reached 97.0% within 3 epochs (scan bf16: 1 of 2 runs), so no median time to it: "
+        "give them more --max-epochs or set a lower --target"
+    )
+    assert short_line(config, [r for r in runs if r.precision == "f32"]) is None
 
 
 def test_tf32_on_the_cpu_is_one_line(tmp_path):

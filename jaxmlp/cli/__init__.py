@@ -16,7 +16,6 @@ import platform
 import signal
 import sys
 from collections.abc import Iterable, Sequence
-from importlib import metadata
 from types import ModuleType
 
 from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError
@@ -55,6 +54,8 @@ class Parser(argparse.ArgumentParser):
 def version_line() -> str:
     """``jaxmlp --version``: this package's version and the JAX it runs with (read from the installed packages'
     metadata: nothing is imported)."""
+
+    from importlib import metadata  # here, not at the top: it takes a while, and a stop is handled once main runs
 
     def of(package: str) -> str:
         try:
@@ -96,17 +97,21 @@ def _name_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` names. A stop is handled from the first line on, before the command's module and
+    its libraries are imported (a second or more): at any moment it ends in one line and 128 + the signal."""
     given = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in given if not a.startswith("-")), None)
-    if name in COMMANDS:
-        given = getattr(_command(name), "normalized", list)(given)
-    args = build_parser([name] if name in COMMANDS else []).parse_args(given)
-    args.argv = given  # as given: the processes of a distributed run are started with the same arguments
+    prog = f"jaxmlp {name}" if name in COMMANDS else "jaxmlp"  # until the arguments name the (sub)command
     try:
         with stop_on_signals():
+            if name in COMMANDS:
+                given = getattr(_command(name), "normalized", list)(given)
+            args = build_parser([name] if name in COMMANDS else []).parse_args(given)
+            args.argv = given  # as given: the processes of a distributed run are started with the same arguments
+            prog = args.prog
             return int(args.run(args))
     except JaxmlpError as e:
-        print(f"{args.prog}: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
@@ -114,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM/SIGHUP (`Interrupted`): our children are stopped by now
         stop_children()  # and the libraries' (DataLoader's, Grain's workers)
         stopped = e if isinstance(e, Interrupted) else Interrupted()
-        print(f"{args.prog}: stopped by {stopped}; {stopped.kept or 'nothing was written'}", file=sys.stderr)
+        print(f"{prog}: stopped by {stopped}; {stopped.kept or 'nothing was written'}", file=sys.stderr)
         return stopped.exit_code
 
 

@@ -64,15 +64,18 @@ def run(args: argparse.Namespace) -> int:
         result = capture(
             epoch, params, steps=args.steps, run_dir=functools.partial(new_trace_run, args.logdir, config.pipeline)
         )
-    traced = (
-        f"{count(result.steps, 'epoch')} (one scan each)"
-        if config.pipeline in registry.ONE_PROGRAM
-        else count(result.steps, "step")
-    )
+    one_program = config.pipeline in registry.ONE_PROGRAM
+    traced = f"{count(result.steps, 'epoch')} (one scan each)" if one_program else count(result.steps, "step")
     print(f"Traced {traced} in {result.seconds:0.2f} sec into {result.run_dir}")
     for xplane in result.xplanes:
         s = capture_summary(xplane)
-        if s.median_step_ms is not None:
+        if s.median_step_ms is None:
+            continue
+        if one_program:  # one program an epoch, its batches on the device before it: no load of its own
+            print(
+                f"Median epoch {_ms(s.median_step_ms)} (one program, no batch loads); top op: {s.top_ops['op'].iloc[0]}"
+            )
+        else:
             print(
                 f"Median step {_ms(s.median_step_ms)} (load {_ms(s.median_load_ms)}, compute "
                 f"{_ms(s.median_compute_ms)}); top op: {s.top_ops['op'].iloc[0]}"

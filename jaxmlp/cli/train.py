@@ -8,19 +8,22 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from jaxmlp import errors, registry
 from jaxmlp.cli import options
-from jaxmlp.errors import EXIT_DIVERGED, JaxmlpError
+from jaxmlp.errors import EXIT_DIVERGED, Interrupted, JaxmlpError
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.store import ResultsStore, check_folder, check_new_file, write_json_new
 from jaxmlp.units import count
+
+if TYPE_CHECKING:
+    from jaxmlp.pipelines.mnist import Datasets
 
 DEFAULTS = TrainConfig()
 
@@ -116,8 +119,11 @@ def run(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int] | None) -> int:
     """Train and report; in a run of several processes only process 0's words are shown and only it writes."""
     datasets = load_splits(config.dataset, config.data_dir, config.download, limit=config.limit)
+    meta: dict[str, Any] = {}
+    records: list[EpochRecord] = []  # each epoch as it ends: a stopped run keeps those
 
-    def on_start(meta: dict[str, Any], compile_s: float) -> None:
+    def on_start(started: dict[str, Any], compile_s: float) -> None:
+        meta.update(started)
         print(
             f"jaxmlp train: {datasets.label}; {meta['backend']} ({meta['device_kind']}); pipeline {config.pipeline}; "
             f"{count(config.epochs, 'epoch')}, batch {config.batch_size}, step size {config.step_size}, "
@@ -126,6 +132,7 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
         print(f"Compiled in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
 
     def on_epoch(r: EpochRecord) -> None:
+        records.append(r)
         print(f"Epoch {r.epoch} in {r.epoch_seconds:0.2f} sec")
         if r.diverged:
             print(f"Diverged: the training loss is not finite after epoch {r.epoch}; try a smaller --step-size")
@@ -134,14 +141,24 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
             print(f"Training set accuracy {np.float32(r.train_accuracy)!s}")
             print(f"Test set accuracy {np.float32(r.test_accuracy)!s}", flush=True)
 
+    writes = bool(args.json) and (joined is None or joined[0] == 0)  # one file for the run: rank 0's
     try:
         result = train(config, datasets, on_start=on_start, on_epoch=on_epoch, progress=progress_bar(args.progress))
+    except KeyboardInterrupt as e:  # the epochs that ended before the signal are kept
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        if writes and records:
+            said = f"kept {len(records)} of {count(config.epochs, 'epoch')}"
+            try:
+                path = _write(args, config, datasets, records, {**meta, "partial": f"stopped by {stopped}; {said}"})
+                stopped.kept = f"{said} in {path}"
+            except (JaxmlpError, OSError) as error:  # the stop's line still, saying why nothing was kept
+                stopped.kept = f"the {count(len(records), 'epoch')} measured could not be written: {error}"
+        raise stopped from None
     except Exception as e:  # in a distributed run, a peer that stops breaks the collectives of the others
         if joined is None or isinstance(e, JaxmlpError):
             raise
         said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise JaxmlpError(f"process {joined[0]} of {joined[1]} stopped: {said[-300:]}") from None
-    records = result.records
     last = records[-1]
     steady = steady_state_seconds(records)
     over = f"median of epochs 1-{len(records) - 1}" if len(records) > 1 else "epoch 0 only"
@@ -153,12 +170,22 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
             f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
             f"{count(len(records), 'epoch')}; epoch time {steady:0.2f} sec ({over}){label}"
         )
-    if args.json and (joined is None or joined[0] == 0):  # one file for the run: rank 0's
-        processes = distributed.processes()  # the launcher, the count, the ids that joined the mesh
-        document = TrainDocument(tuple({**row, **processes} for row in to_rows(config, datasets, result)))
-        if into_folder(args.json):
-            path = ResultsStore(args.json).save(document)
-        else:
-            path = write_json_new(args.json, document.to_json())
+    if writes:
+        path = _write(args, config, datasets, result.records, result.metadata)
         print(f"Wrote {count(len(records), 'epoch record')} to {path}")
     return EXIT_DIVERGED if last.diverged else 0
+
+
+def _write(
+    args: argparse.Namespace,
+    config: TrainConfig,
+    datasets: Datasets,
+    records: list[EpochRecord],
+    meta: dict[str, Any],
+) -> Path:
+    """The epoch records as ``--json`` says (a new file, or a new name in a folder), written atomically."""
+    processes = distributed.processes()  # the launcher, the count, the ids that joined the mesh
+    document = TrainDocument(tuple({**row, **processes} for row in to_rows(config, datasets, records, meta)))
+    if into_folder(args.json):
+        return ResultsStore(args.json).save(document)
+    return write_json_new(args.json, document.to_json())

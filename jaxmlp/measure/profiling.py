@@ -4,6 +4,7 @@ its batch fetch in a "load" and its dispatch in a "compute" `TraceAnnotation` (f
 from __future__ import annotations
 
 import itertools
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -79,7 +80,8 @@ class _Synced:
 
 def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
     """Warm up (compile, caches, workers), then trace ``steps`` annotated steps, each waiting for its result, into
-    ``run_dir()``: a new folder the caller makes once the warm-up is done."""
+    ``run_dir()``: a new folder the caller makes once the warm-up is done, and removed if the capture does not end
+    (stopped, or failed): its trace would be incomplete."""
     epoch.compile(params)
     params, _ = run_steps(
         epoch,
@@ -96,6 +98,9 @@ def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], P
         with jax.profiler.trace(str(folder)):
             params, done = run_steps(epoch, params, steps, annotated_steps)
             jax.block_until_ready(params)  # type: ignore[no-untyped-call]  # unannotated in jax
+    except BaseException:  # the trace written as the profiler stops holds only part of the steps
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     finally:
         epoch.step = step
     seconds = time.perf_counter() - start

@@ -183,8 +183,11 @@ def steady_state_seconds(records: list[EpochRecord]) -> float:
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
-def to_rows(config: TrainConfig, datasets: Datasets, result: TrainResult) -> list[dict[str, Any]]:
-    """Flat, JSON-ready rows: one per epoch, each with the settings, the data's origin and the metadata."""
+def to_rows(
+    config: TrainConfig, datasets: Datasets, records: Iterable[EpochRecord], metadata: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Flat, JSON-ready rows: one per epoch, each with the settings, the data's origin and the metadata (a
+    `TrainResult`'s, or, of a stopped run, with ``partial`` saying so)."""
     settings = {f"config_{k}": v for k, v in dataclasses.asdict(config).items()}
     origin = {"dataset": datasets.name, "data_source": datasets.source}
-    return [{"kind": TRAIN_EPOCH.id, **r._asdict(), **origin, **settings, **result.metadata} for r in result.records]
+    return [{"kind": TRAIN_EPOCH.id, **r._asdict(), **origin, **settings, **metadata} for r in records]

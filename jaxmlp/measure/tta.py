@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import PIPELINES, PRECISIONS
+from jaxmlp.units import count
 
 if TYPE_CHECKING:
     from jaxmlp.pipelines.mnist import Datasets
@@ -74,15 +75,17 @@ class TtaRun:
 def parts(train: Any, batch_size: int, eval_every: int | None) -> list[Any]:
     """The training split as consecutive parts of ``eval_every`` batches (the last one shorter), each a split of
     its own over the same images (a shallow copy with its slice of ``data`` and ``targets``); the whole split when
-    ``eval_every`` is None or covers it."""
+    ``eval_every`` is None or covers it. A tail shorter than a batch joins the part before it: there it is the
+    smaller last batch, as in a whole epoch."""
     n = len(train)
     size = None if eval_every is None else eval_every * batch_size
     if size is None or size >= n:
         return [train]
+    starts = [start for start in range(0, n, size) if n - start >= batch_size or start == 0]
     out = []
-    for start in range(0, n, size):
+    for start, end in zip(starts, [*starts[1:], n]):
         part = copy.copy(train)
-        part.data, part.targets = train.data[start : start + size], train.targets[start : start + size]
+        part.data, part.targets = train.data[start:end], train.targets[start:end]
         out.append(part)
     return out
 
@@ -145,10 +148,16 @@ def run_once(config: TtaConfig, datasets: Datasets, pipeline: str, precision: st
     return run
 
 
-def measure(config: TtaConfig, datasets: Datasets, on_run: Callable[[TtaRun], None] | None = None) -> list[TtaRun]:
+def measure(
+    config: TtaConfig,
+    datasets: Datasets,
+    on_run: Callable[[TtaRun], None] | None = None,
+    out: list[TtaRun] | None = None,
+) -> list[TtaRun]:
     """Every run: seed after seed, each seed's pipelines and precisions in turn (interleaved, so that a change in
-    the machine's state spreads over all of them)."""
-    out = []
+    the machine's state spreads over all of them). ``out``: the caller's list, which each run joins as it ends, so
+    that the runs that ended are the caller's when a stop ends the others."""
+    out = [] if out is None else out
     for seed in range(config.runs):
         for pipeline in config.pipelines:
             for precision in config.precisions:
@@ -156,4 +165,19 @@ def measure(config: TtaConfig, datasets: Datasets, on_run: Callable[[TtaRun], No
                 out.append(run)
                 if on_run is not None:
                     on_run(run)
+    return out
+
+
+def short_of_target(runs: Sequence[TtaRun]) -> list[str]:
+    """Each pipeline and precision of ``runs`` where at most half of the runs reached the target, said as
+    ``scan f32: 1 of 4 runs``: there the median time over its runs (those that never reached it being slower than
+    any) is not a time."""
+    groups: dict[tuple[str, str], list[TtaRun]] = {}
+    for run in runs:
+        groups.setdefault((run.pipeline, run.precision), []).append(run)
+    out = []
+    for (pipeline, precision), these in groups.items():
+        reached = sum(run.reached for run in these)
+        if 2 * reached <= len(these):
+            out.append(f"{pipeline} {precision}: {reached} of {count(len(these), 'run')}")
     return out

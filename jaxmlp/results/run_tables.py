@@ -11,7 +11,7 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.results.frames import query
 from jaxmlp.results.table_base import precision_of, shows
-from jaxmlp.units import duration, percent
+from jaxmlp.units import count, duration, percent
 
 
 def is_scaling(run: pd.DataFrame) -> bool:
@@ -86,6 +86,7 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "cpu_affinity": last.get("cpu_affinity"),
                 "device_kind": last.get("device_kind"),
                 "timestamp": last.get("timestamp"),
+                "partial": _partial(epochs),
             }
         )
     return pd.DataFrame(rows)
@@ -97,7 +98,12 @@ def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, f
     table = training_table(runs)
     if table.empty:
         return {}
-    done = table[(table["pipeline"] == pipeline) & (table["epochs"] == 8) & (table["dataset"] == "mnist")]
+    done = table[
+        (table["pipeline"] == pipeline)
+        & (table["epochs"] == 8)
+        & (table["dataset"] == "mnist")
+        & table["partial"].isna()
+    ]
     done = done.sort_values("timestamp", na_position="first")
     return {str(p): float(rows["test_accuracy"].iloc[-1]) for p, rows in done.groupby("precision")}
 
@@ -125,6 +131,7 @@ def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
         "eval_s",
         "epochs",
         "best_accuracy",
+        "partial",
     ]
     if tta.empty:
         return pd.DataFrame(columns=columns)
@@ -149,23 +156,32 @@ def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
                 "eval_s": part["eval_seconds"].median(),
                 "epochs": part["epochs"].median(),
                 "best_accuracy": runs["best_accuracy"].max(),
+                "partial": _partial(runs),
             }
         )
     return pd.DataFrame(rows, columns=columns)
+
+
+def _partial(rows: pd.DataFrame) -> str | None:
+    """Why a file's rows are only some of those its command was asked for (its metadata's ``partial``: the command
+    was stopped), else None."""
+    said = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
+    return str(said.iloc[0]) if len(said) else None
 
 
 def tta_line(row: Any) -> str:
     """``scan f32: 97% in 4.1 s median (3.9-4.4 s), 5 of 5 runs (data 0.2 s, compile 1.1 s, 3 epochs)`` or that
     it was never reached."""
     head = f"{row.pipeline} {row.precision}: "
+    stopped = f"; a partial run ({row.partial})" if isinstance(getattr(row, "partial", None), str) else ""
     if not row.reached:
         return (
-            head + f"never reached {percent(row.target)} in {row.runs} run(s) (best test accuracy "
-            f"{percent(row.best_accuracy)} after {row.epochs:g} epochs)"
+            head + f"never reached {percent(row.target)} in {count(row.runs, 'run')} (best test accuracy "
+            f"{percent(row.best_accuracy)} after {count(row.epochs, 'epoch')}){stopped}"
         )
     return (
         head + f"{percent(row.target)} in {duration(row.tta_s)} median ({duration(row.tta_min_s)} to "
-        f"{duration(row.tta_max_s)}), {row.reached} of {row.runs} runs reached it (data {duration(row.data_s)}, "
-        f"compile {duration(row.compile_s)}, training {duration(row.train_s)}, evaluation "
-        f"{duration(row.eval_s)}; {row.epochs:g} epochs)"
+        f"{duration(row.tta_max_s)}), {row.reached} of {count(row.runs, 'run')} reached it (data "
+        f"{duration(row.data_s)}, compile {duration(row.compile_s)}, training {duration(row.train_s)}, evaluation "
+        f"{duration(row.eval_s)}; {count(row.epochs, 'epoch')}){stopped}"
     )
