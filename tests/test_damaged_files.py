@@ -107,3 +107,40 @@ def test_the_line_names_the_file_and_the_field(kind, path, value, said, tmp_path
         assert main(["compare", str(file), str(good)]) == EXIT_ERROR
         err = capsys.readouterr().err.strip()
         assert said in err and str(file) in err and len(err.splitlines()) == 1
+
+
+def test_a_kept_ceilings_file_without_its_flop_rate_is_named_and_measured_again(tmp_path, capsys):
+    from jaxmlp.cli.roofline import kept_ceilings
+    from jaxmlp.results.schema.roofline import CeilingsDocument, environment_of
+    from jaxmlp.results.store import ResultsStore
+
+    meta = {"host": "h", "cpu_model": "c", "cpu_affinity": 2, "jax": "0.10.2", "backend": "cpu"}
+    rates = {"flops_per_second": 1e11, "best_shape": "1024x1024x1024", "bytes_per_second": 1e10}
+    good = CeilingsDocument(meta, {**rates, "best_kernel": "triad"}).to_json()
+    store = ResultsStore(tmp_path)
+    (tmp_path / "ceilings-20261201T000000.json").write_text(json.dumps(good))
+    assert kept_ceilings(store, environment_of(meta)) is not None
+    bad = tmp_path / "ceilings-20261202T000000.json"
+    bad.write_text(json.dumps(mutated(good, ("ceilings", "flops_per_second"), None)))
+    (tmp_path / "ceilings-20261201T000000.json").unlink()
+    assert kept_ceilings(store, environment_of(meta)) is None  # measured again
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"jaxmlp roofline: warning: skipped {bad}: field ceilings.flops_per_second is null, not")
+    assert err.endswith("its ceilings are measured again") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["roofline", "--limit", "100", "--workload", "scan"], "--limit 100 is fewer training images than one batch"),
+        (["scaling", "--limit", "100", "--devices", "1"], "--limit 100 is fewer training images than one batch"),
+        (["roofline", "--dataset", "synthetic", "--workload", "nosuch"], "--workload 'nosuch': neither a built-in"),
+        (["roofline", "--workload", "missing.py:make"], "workload 'missing.py:make': no file missing.py"),
+    ],
+)
+def test_roofline_and_scaling_check_their_workloads_and_batch_before_any_work(argv, said, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main([*argv, "--out", str(out)]) == EXIT_ERROR
+    err = capsys.readouterr().err.strip()
+    assert said in err and len(err.splitlines()) == 1
+    assert not out.exists()  # nothing measured, nothing made
