@@ -127,20 +127,3 @@ def test_a_kept_ceilings_file_without_its_flop_rate_is_named_and_measured_again(
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"jaxmlp roofline: warning: skipped {bad}: field ceilings.flops_per_second is null, not")
     assert err.endswith("its ceilings are measured again") and len(err.splitlines()) == 1
-
-
-@pytest.mark.parametrize(
-    ("argv", "said"),
-    [
-        (["roofline", "--limit", "100", "--workload", "scan"], "--limit 100 is fewer training images than one batch"),
-        (["scaling", "--limit", "100", "--devices", "1"], "--limit 100 is fewer training images than one batch"),
-        (["roofline", "--dataset", "synthetic", "--workload", "nosuch"], "--workload 'nosuch': neither a built-in"),
-        (["roofline", "--workload", "missing.py:make"], "workload 'missing.py:make': no file missing.py"),
-    ],
-)
-def test_roofline_and_scaling_check_their_workloads_and_batch_before_any_work(argv, said, tmp_path, capsys):
-    out = tmp_path / "out"
-    assert main([*argv, "--out", str(out)]) == EXIT_ERROR
-    err = capsys.readouterr().err.strip()
-    assert said in err and len(err.splitlines()) == 1
-    assert not out.exists()  # nothing measured, nothing made

@@ -13,12 +13,12 @@ import pytest
 from jaxmlp import units
 from jaxmlp.cli import main
 from jaxmlp.report.display import readable
-from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import load
-from jaxmlp.results.store import ResultsStore
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.report.text import render, text_table
+from jaxmlp.results.findings import findings
+from jaxmlp.results.frames import load
 from jaxmlp.results.reading import read_benchmarks
+from jaxmlp.results.store import ResultsStore
 from jaxmlp.stats import compare
 
 ROOT = Path(__file__).parent.parent

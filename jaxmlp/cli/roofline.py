@@ -16,9 +16,9 @@ from jaxmlp.errors import Interrupted
 from jaxmlp.measure import ceilings as measured_ceilings
 from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.programs import HLO_TEXT
-from jaxmlp.measure.workload import BATCH_SIZE, load_make
 from jaxmlp.measure.sweep.settings import Measuring, is_builtin
 from jaxmlp.measure.sweep.worker import measure_process
+from jaxmlp.measure.workload import BATCH_SIZE, load_make
 from jaxmlp.report.display import readable
 from jaxmlp.report.plots import roofline_png
 from jaxmlp.report.text import text_table

@@ -82,8 +82,7 @@ def limited_batch(batch_size: int, limit: int) -> None:
         check_batch_size(batch_size, limit)
     except JaxmlpError:
         raise JaxmlpError(
-            f"--limit {limit} is fewer training images than one batch ({batch_size}): give --limit {batch_size} "
-            "or more"
+            f"--limit {limit} is fewer training images than one batch ({batch_size}): give --limit {batch_size} or more"
         ) from None
 
 

@@ -185,9 +185,7 @@ def _notes(rows: pd.DataFrame, table: pd.DataFrame) -> str:
 def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Finding:
     """A scaling run asked for by name that cannot answer how it scales: its cells' times and why not."""
     table = tables.scaling_table(rows)
-    cells = "; ".join(
-        f"{_scaling_label(r)}: epoch {duration(r.epoch_s)}{_all_reduce(r)}" for r in table.itertuples()
-    )
+    cells = "; ".join(f"{_scaling_label(r)}: epoch {duration(r.epoch_s)}{_all_reduce(r)}" for r in table.itertuples())
     return Finding(
         "Scaling",
         f"{cells}{_notes(rows, table)}. {_missing(table)}: `{_command(table)}`.",
