@@ -185,7 +185,7 @@ def test_save_files_single_benchmark_and_training_files_and_refuses_the_others(t
     assert main(["summary", str(SWEEP), "--save", str(saved)]) == 2  # refused before any work, no folder made
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and not saved.exists()
-    assert f"--save files one benchmark, scaling or training file, and {SWEEP} is a folder" in err
+    assert f"--save files one benchmark, scaling, training or time-to-accuracy file, and {SWEEP} is a folder" in err
     assert summary(capsys, FIXTURES / "train-cpu.json", "--save", saved)[-1].startswith(f"Saved {saved}/train-")
 
 

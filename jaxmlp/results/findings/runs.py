@@ -168,8 +168,8 @@ def _missing(table: pd.DataFrame, run: str = "the run") -> str:
 
 def _command(table: pd.DataFrame) -> str:
     """The scaling run that would answer: the run's cells with N = 1, P = 1 (and more devices where it had one)."""
-    devices = sorted({1, *(int(n) for n in table["devices"])})
-    processes = sorted({1, *(int(p) for p in table["processes"])})
+    devices = sorted({1, *(int(n) for n in table["devices"].dropna())})
+    processes = sorted({1, *(int(p) for p in table["processes"].dropna())})
     devices = devices if len(devices) > 1 else [1, 2, 4]
     asked = f"jaxmlp scaling --devices {' '.join(map(str, devices))}"
     return asked + (f" --processes {' '.join(map(str, processes))}" if len(processes) > 1 else "")

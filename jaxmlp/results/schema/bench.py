@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jaxmlp.results.schema.fields as fields
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.jsonio import number
-from jaxmlp.results.schema import fields
 from jaxmlp.results.schema.common import BENCH, JSON, KIND, METADATA_KEY, SCALING, SWEEP, header
 from jaxmlp.stats import quantile
 

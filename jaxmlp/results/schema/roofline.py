@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jaxmlp.results.schema import fields
+import jaxmlp.results.schema.fields as fields
 from jaxmlp.results.schema.common import CEILINGS, JSON, ROOFLINE, header
 
 ENVIRONMENT_KEYS = ("host", "cpu_model", "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
