@@ -83,8 +83,6 @@ def run(args: argparse.Namespace) -> int:
     if not shown:
         if isinstance(document, TrainDocument):
             raise JaxmlpError(f"{path}: holds no epoch records; did `jaxmlp train --json` finish an epoch?")
-        if isinstance(document, TtaDocument):
-            raise JaxmlpError(f"{path}: holds no runs; run `jaxmlp tta` again")
         if document is not None:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
@@ -117,7 +115,7 @@ def _check_name(name: str, save: str | None) -> None:
     """Before any work: ``--name`` is a plain file name, given with ``--save``."""
     if not save:
         raise JaxmlpError(f"--name {name!r} names the file --save writes: give --save DIR too, or leave --name out")
-    if not name or name in (".", "..") or "/" in name or os.sep in name or (os.altsep or "/") in name:
+    if name in ("", ".", "..") or any(sep in name for sep in ("/", os.sep, os.altsep or "/")):
         raise JaxmlpError(
             f"--name {name!r} must be a plain file name (no folder in it), such as bench-mine.json: "
             "give the folder with --save"

@@ -92,14 +92,15 @@ class BenchmarkRow:
         return registry.benchmark_id(self.name)
 
     @classmethod
-    def from_json(cls, doc: object, where: str = "benchmarks[0]") -> BenchmarkRow:
-        """A file's row, each field the type the tables read (`fields`), or a `JaxmlpError` naming the field."""
+    def from_json(cls, doc: object, where: str = "benchmarks[0]", grouped: bool = True) -> BenchmarkRow:
+        """A file's row, each field the type the tables read (`fields`), or a `JaxmlpError` naming the field;
+        ``grouped``: with each parameter its benchmark is grouped by (`registry.Benchmark.params`)."""
         row = fields.typed(doc, where, fields.OBJECT)
         at = f"{where}."
         name = fields.field(row, "name", at, fields.TEXT)
         params = fields.scalars(row.get("params") or {}, at + "params")
         bench = registry.BY_ID.get(registry.benchmark_id(name))
-        for key in bench.params if bench else ():  # what its tables group it by
+        for key in bench.params if bench and grouped else ():  # what its tables group it by
             fields.field(params, key, f"{at}params.", fields.ROW_FIELDS.get(key, fields.TEXT))
         stats = fields.field(row, "stats", at, fields.OBJECT)
         fields.field(stats, "median", f"{at}stats.", fields.NUMBER)
@@ -162,8 +163,9 @@ class BenchmarkDocument:
         return isinstance(doc, Mapping) and "benchmarks" in doc and "machine_info" in doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> BenchmarkDocument:
-        """The document in a file's JSON, in its current form (`jaxmlp.results.schema.upgrade` upgrades others)."""
+    def from_json(cls, doc: Mapping[str, Any], grouped: bool = True) -> BenchmarkDocument:
+        """The document in a file's JSON, in its current form (`jaxmlp.results.schema.upgrade` upgrades others);
+        ``grouped``: its rows hold their benchmarks' parameters (not yet, in an old sweep's rows made again)."""
         if "benchmarks" not in doc and "machine_info" not in doc:
             raise JaxmlpError("not a pytest-benchmark results file (no 'benchmarks' and 'machine_info')")
         machine = fields.field(doc, "machine_info", "", fields.OBJECT)
@@ -171,7 +173,7 @@ class BenchmarkDocument:
         meta = fields.scalars(machine.get(METADATA_KEY) or {}, f"machine_info.{METADATA_KEY}", METADATA_NESTED)
         commit_info = fields.optional(doc, "commit_info", "", fields.OBJECT, {})
         commit = meta.get("commit") or fields.optional(commit_info, "id", "commit_info.", fields.TEXT)
-        rows = tuple(BenchmarkRow.from_json(b, f"benchmarks[{i}]") for i, b in enumerate(listed))
+        rows = tuple(BenchmarkRow.from_json(b, f"benchmarks[{i}]", grouped) for i, b in enumerate(listed))
         datetime = fields.optional(doc, "datetime", "", fields.TEXT)
         return cls(rows, meta, datetime, commit, str(doc.get(KIND) or BENCH), dict(doc))
 

@@ -179,5 +179,5 @@ def _current_process(process: Mapping[str, Any]) -> JSON:
 
 def _sweep_rows_again(doc: JSON) -> JSON:
     """A sweep cell whose rows were named before the workload contract: its rows made again from its processes."""
-    cell = SweepDocument.from_benchmarks(BenchmarkDocument.from_json({**doc, KIND: SWEEP}))
+    cell = SweepDocument.from_benchmarks(BenchmarkDocument.from_json({**doc, KIND: SWEEP}, grouped=False))
     return cell.to_json()
