@@ -126,6 +126,8 @@ def _document(path: Path) -> Document:
     try:
         return read_document(path)
     except JaxmlpError as e:
+        if f"{path}: field " in str(e):  # a results file with a damaged field: the line names it and the fix
+            raise
         raise JaxmlpError(f"{e} (`jaxmlp summary` reads {READS})") from None
 
 
