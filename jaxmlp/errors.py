@@ -48,9 +48,18 @@ def positive_finite(option: str, value: float) -> None:
 
 
 def detector(threshold: float, alpha: float) -> None:
-    """The detector's two settings: a minimum effect of 0 or more, a significance level between 0 and 1."""
-    if not (threshold >= 0 and 0 < alpha < 1):
-        raise JaxmlpError("--threshold must be 0 or more and --alpha between 0 and 1")
+    """The detector's two settings: a minimum effect of 0 or more (finite), a significance level between 0 and 1."""
+    if not (0 <= threshold < math.inf and 0 < alpha < 1):
+        raise JaxmlpError(
+            f"--threshold must be a finite number of 0 or more and --alpha between 0 and 1, got "
+            f"--threshold {threshold} --alpha {alpha}"
+        )
+
+
+def finite_at_least_zero(option: str, value: float) -> None:
+    """``option`` is a finite number of 0 or more (a ratio, such as a threshold), or a `JaxmlpError` saying so."""
+    if not (0 <= value < math.inf):
+        raise JaxmlpError(f"{option} must be a finite number of 0 or more (0.1: 10%), got {value}")
 
 
 def last_error_line(stderr: str) -> str | None:

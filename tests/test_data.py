@@ -1,6 +1,7 @@
 """MNIST files (gz and raw, corrupt and missing), the synthetic set and the tutorial's loader shim."""
 
 import gzip
+import os
 import shutil
 
 import numpy as np
@@ -155,15 +156,35 @@ def test_data_dir_precedence(tmp_path, monkeypatch):
     assert data.resolve_data_dir(None) == tmp_path / "cache"
 
 
-def test_download_offline_fails_with_advice(tmp_path, monkeypatch):
+def test_download_offline_fails_in_one_line_and_leaves_no_empty_folder(tmp_path, monkeypatch):
     from torchvision.datasets import MNIST
 
-    def offline(self):
-        raise RuntimeError("Error downloading train-images-idx3-ubyte.gz")
+    def offline(self):  # as torchvision fails offline: the raw folder made, then every mirror tried
+        os.makedirs(self.raw_folder, exist_ok=True)
+        raise RuntimeError(
+            "Error downloading train-images-idx3-ubyte.gz:\nTried https://ossci-datasets.s3.amazonaws.com/mnist/, "
+            "got:\n<urlopen error [Errno -2] Name or service not known>\n"
+        )
 
     monkeypatch.setattr(MNIST, "download", offline)
-    with pytest.raises(JaxmlpError, match=r"downloading MNIST into .* failed .*--data-dir"):
-        data.load_datasets("mnist", tmp_path, download=True)
+    folder = tmp_path / "new" / "data"
+    with pytest.raises(JaxmlpError) as raised:
+        data.load_datasets("mnist", folder, download=True)
+    said = str(raised.value)
+    assert "\n" not in said and said.startswith(
+        f"downloading MNIST into {folder} failed (RuntimeError: Error downloading train-images-idx3-ubyte.gz: "
+        "<urlopen error [Errno -2] Name or service not known>); without a network, put the four MNIST IDX files in "
+        f"{folder} (or set JAXMLP_DATA_DIR"
+    )
+    assert list(tmp_path.iterdir()) == []  # the folders it made for the download are gone
+
+
+def test_a_data_folder_that_is_a_file_says_so(tmp_path):
+    file = tmp_path / "passwd"
+    file.write_text("x")
+    for read in (lambda: data.prepare_mnist(file), lambda: data.load_arrays("mnist", file)):
+        with pytest.raises(JaxmlpError, match=f"MNIST data folder {file} is a file, not a folder: pass --data-dir"):
+            read()
 
 
 # --- the real MNIST files ----------------------------------------------------------

@@ -237,7 +237,7 @@ def bench_file(folder: Path, name: str, median: float, seed: int) -> None:
             {
                 "name": "test_epoch[cpu-scan]",
                 "group": "g",
-                "params": {},
+                "params": {"backend": "cpu", "pipeline": "scan"},
                 "extra_info": {},
                 "stats": {"median": float(np.median(data)), "rounds": 8, "data": data},
             }

@@ -15,7 +15,10 @@ from jaxmlp.cli import main
 from jaxmlp.report.display import readable
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.report.text import render, text_table
+from jaxmlp.results.findings import findings
+from jaxmlp.results.frames import load
 from jaxmlp.results.reading import read_benchmarks
+from jaxmlp.results.store import ResultsStore
 from jaxmlp.stats import compare
 
 ROOT = Path(__file__).parent.parent
@@ -182,7 +185,7 @@ def test_save_files_single_benchmark_and_training_files_and_refuses_the_others(t
     assert main(["summary", str(SWEEP), "--save", str(saved)]) == 2  # refused before any work, no folder made
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and not saved.exists()
-    assert f"--save files one benchmark, scaling or training file, and {SWEEP} is a folder" in err
+    assert f"--save files one benchmark, scaling, training or time-to-accuracy file, and {SWEEP} is a folder" in err
     assert summary(capsys, FIXTURES / "train-cpu.json", "--save", saved)[-1].startswith(f"Saved {saved}/train-")
 
 
@@ -300,3 +303,30 @@ def test_a_bench_file_with_every_library_sets_each_precision_against_its_best_ra
     )
     # every number of the answer is in the summary the terminal prints: one floor for one thing
     assert any(floor.answer in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("devices", "processes", "partial", "said"),
+    [
+        (1, 1, "stopped by SIGINT; kept 1 of 2 cells", "Only N = 1, P = 1 in the run: no speed-up to find"),
+        (2, 2, None, "No N = 1, P = 1 baseline in the run, so no speed-up or efficiency"),
+    ],
+)
+def test_a_scaling_file_of_one_cell_shows_its_cell_and_why_it_has_no_speed_up(
+    tmp_path, capsys, devices, processes, partial, said
+):
+    doc = json.loads((FIXTURES / "runs" / "scaling-20261203T073946-cpu.json").read_text())
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if b["params"]["devices"] == devices]
+    for b in doc["benchmarks"]:
+        b["params"]["processes"] = processes
+    doc["machine_info"]["jaxmlp"]["partial"] = partial
+    file = tmp_path / "scaling-20261203T073946-cpu.json"
+    file.write_text(json.dumps(doc))
+    lines = summary(capsys, file)
+    answer = next(line for line in lines if line.startswith("Scaling ("))
+    assert f"N = {devices}" in answer and said in answer and "epoch " in answer
+    assert ("a partial run (stopped by SIGINT; kept 1 of 2 cells)" in answer) == bool(partial)
+    assert any(line.startswith("cpu ") and f" {devices} " in line for line in lines)  # its cell's row
+    folder = findings(load(ResultsStore(tmp_path)))  # a folder's answer: still open, saying what is missing
+    scaling = next(f for f in folder if f.question == "Scaling")
+    assert not scaling.answered and said.replace("the run", "the newest scaling run") in scaling.answer

@@ -43,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     errors.detector(args.threshold, args.alpha)
+    errors.finite_at_least_zero("--memory-threshold", args.memory_threshold)
     for side in (args.baseline, args.new):
         if (folder := incomplete_sweep(side)) is not None:
             print(

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
 from jaxmlp.cli import options
+from jaxmlp.cli.scaling import limited_batch
 from jaxmlp.errors import Interrupted
 from jaxmlp.measure import ceilings as measured_ceilings
 from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.programs import HLO_TEXT
-from jaxmlp.measure.sweep.settings import Measuring
+from jaxmlp.measure.sweep.settings import Measuring, is_builtin
 from jaxmlp.measure.sweep.worker import measure_process
+from jaxmlp.measure.workload import BATCH_SIZE, load_make
 from jaxmlp.report.display import readable
 from jaxmlp.report.plots import roofline_png
 from jaxmlp.report.text import text_table
@@ -44,16 +47,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Path, CeilingsDocument] | None:
-    """The newest ceilings kept in ``store`` for this environment (same host, CPU, cores, release, device)."""
+    """The newest ceilings kept in ``store`` for this environment (same host, CPU, cores, release, device); a kept
+    ceilings file that cannot be read is named in a warning line (and measured again)."""
     if not store.folder.is_dir():
         return None
-    found = [(p, d) for p, d in store.scan().of(CeilingsDocument) if environment_of(d.metadata) == environment]
+    scan = store.scan()
+    for skipped in scan.skipped:
+        if skipped.path.name.startswith(f"{layout.CEILINGS}-"):
+            print(f"{skipped.line('jaxmlp roofline')}; its ceilings are measured again", file=sys.stderr)
+    found = [(p, d) for p, d in scan.of(CeilingsDocument) if environment_of(d.metadata) == environment]
     return max(found, key=lambda item: layout.stamp_in(item[0])) if found else None
 
 
+def checked_workloads(args: argparse.Namespace) -> Measuring:
+    """Before any work: the workloads named as built-ins or found in their files, and the data holding a batch of
+    the built-ins'."""
+    measuring = Measuring(
+        tuple(args.workload or ()),
+        args.dataset,
+        args.data_dir,
+        args.limit,
+        args.epochs,
+        args.calls,
+        program_facts=True,
+        backend=args.backend,
+    )
+    for spec in measuring.specs:
+        if not is_builtin(spec):
+            load_make(spec)
+    if args.limit is not None and any(is_builtin(spec) for spec in measuring.specs):
+        limited_batch(BATCH_SIZE, args.limit)
+    return measuring
+
+
 def run(args: argparse.Namespace) -> int:
+    measuring = checked_workloads(args)
     store = ResultsStore(check_folder(args.out, "--out"))
     device = select_device(args.backend)  # a TPU held by another program: one line, never the CPU's numbers
+    measuring = dataclasses.replace(measuring, backend=device.platform)  # the workloads on the ceilings' device
     meta = {**metadata(device), "backend": device.platform}
     environment = environment_of(meta)
     kept = None if args.remeasure_ceilings else kept_ceilings(store, environment)
@@ -66,21 +97,11 @@ def run(args: argparse.Namespace) -> int:
         path, ceilings = kept
         print(f"This environment's ceilings, kept in {path}")
     c = ceilings.ceilings
-    numpy = c["numpy_bytes_per_second"]
+    numpy = c.get("numpy_bytes_per_second") or {}
     print(
         f"FLOP rate {flop_rate(c['flops_per_second'])} (XLA, {c['best_shape']}); bandwidth "
-        f"{size(c['bytes_per_second'])}/s (XLA {c['best_kernel']}; numpy copy {size(numpy['copy'])}/s, triad "
-        f"{size(numpy['triad'])}/s)"
-    )
-    measuring = Measuring(
-        tuple(args.workload or ()),
-        args.dataset,
-        args.data_dir,
-        args.limit,
-        args.epochs,
-        args.calls,
-        program_facts=True,
-        backend=device.platform,  # the workloads on the device whose ceilings they are set against
+        f"{size(c['bytes_per_second'])}/s (XLA {c['best_kernel']}; numpy copy {size(numpy.get('copy'))}/s, triad "
+        f"{size(numpy.get('triad'))}/s)"
     )
     try:
         result = measure_process(measuring)

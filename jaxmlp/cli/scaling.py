@@ -15,6 +15,7 @@ from jaxmlp.cli import options
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure import distributed, scaling, workers
 from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.train import check_batch_size
 from jaxmlp.report.text import text_summary
 from jaxmlp.results.frames import benchmark_rows
 from jaxmlp.results.schema.scaling import document
@@ -75,6 +76,16 @@ def process_counts(asked: list[int] | None, cluster: tuple[int, int] | None) -> 
     return tuple(asked or (1, size))
 
 
+def limited_batch(batch_size: int, limit: int) -> None:
+    """`check_batch_size` for a command whose batch is fixed and whose training set is ``--limit`` images."""
+    try:
+        check_batch_size(batch_size, limit)
+    except JaxmlpError:
+        raise JaxmlpError(
+            f"--limit {limit} is fewer training images than one batch ({batch_size}): give --limit {batch_size} or more"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     for n in args.devices or ():
         errors.at_least("--devices", n, 1)
@@ -84,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     settings = scaling.Scaling(1, args.backend, args.dataset, args.data_dir, args.limit, args.epochs, args.calls)
     if args.timeout is not None:
         errors.positive_finite("--timeout", args.timeout)
+    if args.limit is not None:
+        limited_batch(settings.batch_size, args.limit)
     if cluster is not None and cluster[0] != 0:  # one of a cluster's processes: its worker joins process 0's, quiet
         with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115 (closed as the process ends)
             return _measure(args, settings, processes, cluster)
@@ -128,7 +141,10 @@ def _measure(
     limit = (
         f"{args.timeout:g} s"
         if args.timeout is not None
-        else (f"{workers.FIRST_SECONDS:.0f} s for the first, then {workers.DERIVED_LIMIT} before")
+        else (
+            f"{workers.FIRST_SECONDS:.0f} s for the first, then {workers.LIMIT_FACTOR}x the slowest before it, "
+            f"at least {workers.MIN_LIMIT_SECONDS:.0f} s"
+        )
     )
     print(f"Time limit of each process: {limit} (--timeout)", flush=True)
     for line in left:

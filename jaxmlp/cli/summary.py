@@ -4,6 +4,7 @@ pull request), and a benchmark or training file filed in a folder (``--save``)."
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from jaxmlp.cli.report import warn_skipped
@@ -14,10 +15,11 @@ from jaxmlp.results import layout
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import Results, load, results
 from jaxmlp.results.reading import Found, Scan, read_document
-from jaxmlp.results.schema import Document
+from jaxmlp.results.schema import TYPED, Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
+from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.store import ResultsStore, check_folder
 
 READS = (
@@ -52,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--save",
         metavar="DIR",
-        help="also copy a benchmark, scaling or training file, atomically "
+        help="also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
         "and under a new name (never over another run), into DIR",
     )
     parser.add_argument(
@@ -65,20 +67,22 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.exists():
         raise JaxmlpError(f"{path} does not exist: give {READS}")
+    if args.name is not None:
+        _check_name(args.name, args.save)
     document = None if path.is_dir() else _document(path)
     if args.save:  # before any work, and before making a folder it would leave empty
-        if not (
-            isinstance(document, TrainDocument) or (isinstance(document, BenchmarkDocument) and not document.is_sweep)
-        ):
-            what = "a folder" if document is None else "a file of a sweep, bisection or trials"
+        if not _saved(document):
+            what = "a folder" if document is None else f"a {_kind(document)} file"
             raise JaxmlpError(
-                f"--save files one benchmark, scaling or training file, and {path} is {what}: leave "
-                "--save out (a sweep or timeline is filed in its own folder already)"
+                f"--save files one benchmark, scaling, training or time-to-accuracy file, and {path} is {what}: "
+                "leave --save out (its command filed it where it wrote it)"
             )
         check_folder(args.save, "--save")
     found, folder = _results(path, document)
     shown = summaries(found, folder)
     if not shown:
+        if isinstance(document, TrainDocument):
+            raise JaxmlpError(f"{path}: holds no epoch records; did `jaxmlp train --json` finish an epoch?")
         if document is not None:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
@@ -93,10 +97,37 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _saved(document: Document | None) -> bool:
+    """Whether ``--save`` files ``document``: one run's file (a sweep's, a bisection's... live in their folders)."""
+    if isinstance(document, BenchmarkDocument):
+        return not document.is_sweep
+    return isinstance(document, (TrainDocument, TtaDocument))
+
+
+def _kind(document: Document) -> str:
+    """What a result file is, in words."""
+    if isinstance(document, BenchmarkDocument) and document.is_sweep:
+        return "sweep"
+    return {v: k for k, v in TYPED.items()}.get(type(document), "results").replace("-", " ")
+
+
+def _check_name(name: str, save: str | None) -> None:
+    """Before any work: ``--name`` is a plain file name, given with ``--save``."""
+    if not save:
+        raise JaxmlpError(f"--name {name!r} names the file --save writes: give --save DIR too, or leave --name out")
+    if name in ("", ".", "..") or any(sep in name for sep in ("/", os.sep, os.altsep or "/")):
+        raise JaxmlpError(
+            f"--name {name!r} must be a plain file name (no folder in it), such as bench-mine.json: "
+            "give the folder with --save"
+        )
+
+
 def _document(path: Path) -> Document:
     try:
         return read_document(path)
     except JaxmlpError as e:
+        if f"{path}: field " in str(e):  # a results file with a damaged field: the line names it and the fix
+            raise
         raise JaxmlpError(f"{e} (`jaxmlp summary` reads {READS})") from None
 
 

@@ -56,6 +56,11 @@ def run(args: argparse.Namespace) -> int:
     for module, package in (("tensorboard", "tensorboard"), ("xprof", "tensorboard-plugin-profile")):
         if importlib.util.find_spec(module) is None:
             raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install -e .)")
+    if os.path.exists(args.logdir) and not os.path.isdir(args.logdir):
+        raise JaxmlpError(
+            f"--logdir {args.logdir} is a file, not a folder: give the folder `jaxmlp profile --logdir DIR` "
+            "captured its traces into"
+        )
     if not os.path.isdir(args.logdir):
         raise JaxmlpError(f"no traces folder {args.logdir}: capture one with jaxmlp profile --logdir {args.logdir}")
     port = free_port(args.port)  # checked before announcing it (the probe is closed again for TensorBoard)

@@ -25,6 +25,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.registry import BACKENDS, DATASETS
+from jaxmlp.units import duration
 
 CPU_DEVICES = (1, 2, 4, 8)
 """The simulated CPU device counts measured by default."""
@@ -179,8 +180,8 @@ def progress_line(result: ProcessResult) -> str:
     share = meta.get("all_reduce_share")
     traced = "" if share is None else f"; all-reduce {share:.0%} of the traced epoch's operations"
     return (
-        f"{label}: epoch {epoch.steady_seconds:.3g} s, step {step.steady_seconds * 1e3:.3g} ms, "
-        f"compile {epoch.compile_seconds:.2f} s; params within {meta['max_relative_difference']:.1e} of one "
+        f"{label}: epoch {duration(epoch.steady_seconds)}, step {duration(step.steady_seconds)}, "
+        f"compile {duration(epoch.compile_seconds)}; params within {meta['max_relative_difference']:.1e} of one "
         f"device's{traced}"
     )
 

@@ -12,6 +12,7 @@ files (gzipped or not) is validated and prepared into torchvision's
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing.context
 import os
@@ -30,6 +31,7 @@ from jaxmlp.pipelines.mnist import (  # noqa: F401  (re-exported: the data modul
     check_idx,
     find_idx_files,
     load_arrays,
+    not_a_folder,
     prepare_mnist,
     resolve_data_dir,
     synthetic_arrays,
@@ -227,6 +229,14 @@ def load_datasets(
     return dataclasses.replace(datasets, source=f"{datasets.source}, first {limit} training images")
 
 
+def download_failure(error: BaseException) -> str:
+    """What a failed download said, in one line: torchvision's first line and the last reason it gives
+    (``Error downloading train-images-idx3-ubyte.gz: <urlopen error ...>``)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
+    said = lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')}: {lines[-1]}"
+    return f"{type(error).__name__}: {said}"
+
+
 def _mnist(data_dir: str | os.PathLike[str] | None, download: bool) -> Datasets:
     import importlib.util
 
@@ -247,13 +257,20 @@ def _mnist(data_dir: str | os.PathLike[str] | None, download: bool) -> Datasets:
     from torchvision.datasets import MNIST
 
     if download:
+        not_a_folder(folder)
+        raw = (folder / "MNIST" / "raw").absolute()
+        made = [f for f in (raw, *raw.parents) if not f.exists()]  # the folders the download would make
         try:
             MNIST(str(folder), train=True, download=True)
             MNIST(str(folder), train=False, download=True)
         except Exception as e:  # torchvision raises several kinds when offline
+            for empty in made:  # the folders it made and left empty, innermost first
+                with contextlib.suppress(OSError):
+                    empty.rmdir()
             raise JaxmlpError(
-                f"downloading MNIST into {folder} failed ({type(e).__name__}: {e}); without a network, "
-                "pass --data-dir DIR holding the four IDX files, or use --dataset synthetic"
+                f"downloading MNIST into {folder} failed ({download_failure(e)}); without a network, put the "
+                f"four MNIST IDX files in {folder} (or set JAXMLP_DATA_DIR to a folder holding them), or use "
+                "--dataset synthetic"
             ) from None
     root = prepare_mnist(folder)
     return Datasets(

@@ -142,6 +142,15 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path:
     return Path(chosen).expanduser()
 
 
+def not_a_folder(folder: Path) -> None:
+    """A data folder given as a file: one line saying so, before it is read as a folder."""
+    if folder.exists() and not folder.is_dir():
+        raise JaxmlpError(
+            f"MNIST data folder {folder} is a file, not a folder: pass --data-dir DIR (or set JAXMLP_DATA_DIR) "
+            "to the folder holding the four MNIST IDX files, or use --dataset synthetic"
+        )
+
+
 def _prepared_root(sources: dict[str, Path], cache_dir: Path) -> Path:
     """A cache folder keyed by the source files' paths, sizes and modification times."""
     key = hashlib.sha256()
@@ -155,6 +164,7 @@ def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
     """Validate the IDX files under ``folder`` (or its ``MNIST/raw``) and return a torchvision ``MNIST`` root for
     them: in place where already uncompressed in that layout, else a copy written atomically to the cache; no
     network."""
+    not_a_folder(folder)
     if not folder.is_dir():
         raise JaxmlpError(
             f"MNIST data folder {folder} does not exist: pass --data-dir DIR (or set JAXMLP_DATA_DIR) "
@@ -238,6 +248,7 @@ def load_arrays(
     if name != "mnist":
         raise JaxmlpError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}")
     folder = resolve_data_dir(data_dir)
+    not_a_folder(folder)
     sources = (find_idx_files(folder / "MNIST" / "raw") or find_idx_files(folder)) if folder.is_dir() else None
     if sources is None:
         where = _where(folder) if folder.is_dir() else folder

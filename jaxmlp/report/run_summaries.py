@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 
 from jaxmlp import registry
@@ -11,7 +14,7 @@ from jaxmlp.results import tables
 from jaxmlp.results.findings import run_findings
 from jaxmlp.results.frames import tta_rows
 from jaxmlp.results.schema.tta import TtaDocument
-from jaxmlp.units import duration, percent
+from jaxmlp.units import count, duration, percent
 
 
 def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
@@ -77,12 +80,16 @@ def tta_summary(doc: TtaDocument, title: str = "Time to accuracy") -> Summary:
     ]
     meta, settings = doc.metadata, doc.settings
     every = f"every {settings['eval_every']} steps" if settings.get("eval_every") else "after every epoch"
-    line = (
-        f"target {percent(settings.get('target'))} test accuracy, {settings.get('runs')} runs each (seeds), "
-        f"evaluated {every}; "
-        f"{registry.dataset_label(settings.get('dataset'))}; jax {meta.get('jax')}, torch {meta.get('torch')}, "
-        f"{meta.get('cpu_model')}, {meta.get('cpu_affinity')} cores; "
-        f"commit {str(meta.get('commit'))[:12]}"
+    runs = f", {count(settings['runs'], 'run')} each (seeds)" if settings.get("runs") is not None else ""
+    line = "; ".join(
+        part
+        for part in (
+            f"target {percent(settings.get('target'))} test accuracy{runs}, evaluated {every}",
+            registry.dataset_label(settings["dataset"]) if settings.get("dataset") else "",
+            _measured_on(meta),
+            f"commit {str(meta['commit'])[:12]}" if meta.get("commit") else "",
+        )
+        if part
     )
     closing = tuple(tables.tta_line(r) for r in table.itertuples())
     return Summary(
@@ -91,6 +98,16 @@ def tta_summary(doc: TtaDocument, title: str = "Time to accuracy") -> Summary:
         (("Time to accuracy, per pipeline and precision", pd.DataFrame(rows, columns=list(TTA_HEADERS))),),
         closing,
     )
+
+
+def _measured_on(meta: Mapping[str, Any]) -> str:
+    """``jax 0.10.2, torch 2.14.1, Intel Xeon, 2 cores``: what of it the metadata holds (nothing: empty)."""
+    parts = [f"{name} {meta[name]}" for name in ("jax", "torch") if meta.get(name) is not None]
+    if meta.get("cpu_model") is not None:
+        parts.append(str(meta["cpu_model"]))
+    if meta.get("cpu_affinity") is not None:
+        parts.append(count(meta["cpu_affinity"], "core"))
+    return ", ".join(parts)
 
 
 TRAIN_HEADERS = (

@@ -127,6 +127,11 @@ def read_benchmarks(path: str | os.PathLike[str]) -> BenchmarkDocument:
 
 def files(folder: Path) -> Iterator[Path]:
     """Every visible file under ``folder``, in sorted order: the one walk of a results folder."""
+    if folder.exists() and not folder.is_dir():
+        raise JaxmlpError(
+            f"results folder {folder} is a file, not a folder: give the folder that holds the results "
+            f"(`jaxmlp summary {folder}` reads one file)"
+        )
     if not folder.is_dir():
         raise JaxmlpError(
             f"results folder {folder} does not exist: run `nox -s bench` first, "

@@ -58,7 +58,7 @@ def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None)
         *bench.loaders(by_file, None, False),
         *bench.floor(by_file, None, False),
         *runs.operations(by_file, None, False),
-        *(runs.scaling(by_file) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
+        *(runs.scaling(by_file, None, True) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
         *bench.goals(by_file, accuracy or {}, None, False),
         *bench.memory(by_file, None, False),
         *bench.results_folder(by_file, None, False),

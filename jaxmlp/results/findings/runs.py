@@ -111,23 +111,29 @@ def _all_reduce(row: Any) -> str:
     return "" if share is None or pd.isna(share) else f", all-reduce {percent(share)} of the epoch's operations"
 
 
-def scaling(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None) -> list[Finding]:
+def scaling(
+    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, by_name: bool = False
+) -> list[Finding]:
     """Per machine, its newest scaling run over more than one device or process (one over N = 1 alone decides
-    nothing about scaling)."""
+    nothing about scaling). ``by_name``: the run was asked for by name, and answers for itself: where it cannot
+    answer, its cells and why not."""
     found: dict[str, pd.DataFrame] = {}
-    any_run = None
+    lone: dict[str, pd.DataFrame] = {}
     for rows in runs_by_file.values():  # newest first
         if not tables.is_scaling(rows):
             continue
-        any_run = any_run if any_run is not None else rows
+        lone.setdefault(machine_of(rows), rows)
         table = tables.scaling_table(rows)
         if "efficiency" in table and ((table["devices"] > 1) | (table["processes"] > 1)).any():
             found.setdefault(machine_of(rows), rows)
+    if not found and by_name and lone:
+        return [_unanswered_run(name, rows, folder) for name, rows in lone.items()]
     if not found:
+        table = tables.scaling_table(next(iter(lone.values()))) if lone else pd.DataFrame()
         text = (
             "No scaling run yet: `jaxmlp scaling`."
-            if any_run is None
-            else "Only one device and one process measured: `jaxmlp scaling --devices 1 2 4`."
+            if not lone
+            else f"{_missing(table, 'the newest scaling run')}: `{_command(table)}`."
         )
         return [Finding("Scaling", text, SCALING, False)]
     out = []
@@ -138,13 +144,10 @@ def scaling(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None
             for r in table.itertuples()
             if (r.devices, r.processes) != (1, 1)
         ]
-        notes = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
-        stopped = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
-        notes += f"; a partial run ({stopped.iloc[0]})" if len(stopped) else ""
         out.append(
             Finding(
                 "Scaling",
-                f"{'; '.join(parts)}{notes}.",
+                f"{'; '.join(parts)}{_notes(rows, table)}.",
                 SCALING,
                 True,
                 _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
@@ -153,6 +156,45 @@ def scaling(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None
             )
         )
     return out
+
+
+def _missing(table: pd.DataFrame, run: str = "the run") -> str:
+    """Why a scaling run's cells give no speed-up: what ``run`` lacks."""
+    base = ((table["devices"] == 1) & (table["processes"] == 1)).any()
+    if base:
+        return f"Only N = 1, P = 1 in {run}: no speed-up to find (scaling needs more than one device or process)"
+    return f"No N = 1, P = 1 baseline in {run}, so no speed-up or efficiency: measure it with the others"
+
+
+def _command(table: pd.DataFrame) -> str:
+    """The scaling run that would answer: the run's cells with N = 1, P = 1 (and more devices where it had one)."""
+    devices = sorted({1, *(int(n) for n in table["devices"].dropna())})
+    processes = sorted({1, *(int(p) for p in table["processes"].dropna())})
+    devices = devices if len(devices) > 1 else [1, 2, 4]
+    asked = f"jaxmlp scaling --devices {' '.join(map(str, devices))}"
+    return asked + (f" --processes {' '.join(map(str, processes))}" if len(processes) > 1 else "")
+
+
+def _notes(rows: pd.DataFrame, table: pd.DataFrame) -> str:
+    """What a scaling run's answer adds: simulated CPU devices, and a stopped run's partial note."""
+    notes = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
+    stopped = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
+    return notes + (f"; a partial run ({stopped.iloc[0]})" if len(stopped) else "")
+
+
+def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Finding:
+    """A scaling run asked for by name that cannot answer how it scales: its cells' times and why not."""
+    table = tables.scaling_table(rows)
+    cells = "; ".join(f"{_scaling_label(r)}: epoch {duration(r.epoch_s)}{_all_reduce(r)}" for r in table.itertuples())
+    return Finding(
+        "Scaling",
+        f"{cells}{_notes(rows, table)}. {_missing(table)}: `{_command(table)}`.",
+        SCALING,
+        True,
+        _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
+        name,
+        (Table(SCALING_CAPTION, table),),
+    )
 
 
 def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Finding:

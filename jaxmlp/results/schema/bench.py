@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import jaxmlp.results.schema.fields as fields
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.jsonio import number
@@ -56,13 +57,18 @@ class Stats:
         )
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Stats:
-        numbers = {key: number(doc.get(key)) for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")}
+    def from_json(cls, doc: Mapping[str, Any], where: str = "stats") -> Stats:
+        """The statistics of a file's row, each field checked (`fields`): a number or null (NaN) each."""
+        at = f"{where}."
+        values = {
+            key: number(fields.optional(doc, key, at, fields.NUMBER))
+            for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")
+        }
         return cls(
-            **numbers,
-            rounds=int(doc.get("rounds") or 0),
-            outliers=str(doc.get("outliers") or ""),
-            data=tuple(float(x) for x in doc.get("data") or ()),
+            **values,
+            rounds=int(fields.optional(doc, "rounds", at, fields.WHOLE, 0)),
+            outliers=str(fields.optional(doc, "outliers", at, fields.TEXT, "")),
+            data=fields.numbers(doc.get("data") or [], at + "data"),
         )
 
     def to_json(self) -> JSON:
@@ -86,14 +92,24 @@ class BenchmarkRow:
         return registry.benchmark_id(self.name)
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> BenchmarkRow:
-        stats = doc.get("stats")
+    def from_json(cls, doc: object, where: str = "benchmarks[0]", grouped: bool = True) -> BenchmarkRow:
+        """A file's row, each field the type the tables read (`fields`), or a `JaxmlpError` naming the field;
+        ``grouped``: with each parameter its benchmark is grouped by (`registry.Benchmark.params`)."""
+        row = fields.typed(doc, where, fields.OBJECT)
+        at = f"{where}."
+        name = fields.field(row, "name", at, fields.TEXT)
+        params = fields.scalars(row.get("params") or {}, at + "params")
+        bench = registry.BY_ID.get(registry.benchmark_id(name))
+        for key in bench.params if bench and grouped else ():  # what its tables group it by
+            fields.field(params, key, f"{at}params.", fields.ROW_FIELDS.get(key, fields.TEXT))
+        stats = fields.field(row, "stats", at, fields.OBJECT)
+        fields.field(stats, "median", f"{at}stats.", fields.NUMBER)
         return cls(
-            name=str(doc.get("name", "")),
-            group=doc.get("group"),
-            params=dict(doc.get("params") or {}),
-            extra_info=dict(doc.get("extra_info") or {}),
-            stats=Stats.from_json(stats) if isinstance(stats, Mapping) else None,
+            name=name,
+            group=fields.optional(row, "group", at, fields.TEXT),
+            params=params,
+            extra_info=fields.scalars(row.get("extra_info") or {}, at + "extra_info"),
+            stats=Stats.from_json(stats, at + "stats"),
         )
 
     def to_json(self) -> JSON:
@@ -108,6 +124,10 @@ class BenchmarkRow:
             "stats": None if self.stats is None else self.stats.to_json(),
         }
 
+
+METADATA_NESTED = {"devices": fields.OBJECT, "results_differ": fields.OBJECT, "process_ids": fields.LIST}
+"""The fields of a run's metadata that hold an object or a list (each backend's device, a sweep's workloads whose
+results differ, a distributed run's processes); every other is a number, text, true/false or null."""
 
 MACHINE = ("host", "cpu_model", "cpu_affinity")
 """The metadata that names the machine a benchmark ran on (the versions are what a comparison may vary)."""
@@ -139,18 +159,23 @@ class BenchmarkDocument:
 
     @staticmethod
     def recognises(doc: object) -> bool:
-        return isinstance(doc, Mapping) and isinstance(doc.get("benchmarks"), list) and "machine_info" in doc
+        """Whether ``doc`` is one (its fields' types checked by `from_json`)."""
+        return isinstance(doc, Mapping) and "benchmarks" in doc and "machine_info" in doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> BenchmarkDocument:
-        """The document in a file's JSON, in its current form (`jaxmlp.results.schema.upgrade` upgrades others)."""
-        if not cls.recognises(doc):
+    def from_json(cls, doc: Mapping[str, Any], grouped: bool = True) -> BenchmarkDocument:
+        """The document in a file's JSON, in its current form (`jaxmlp.results.schema.upgrade` upgrades others);
+        ``grouped``: its rows hold their benchmarks' parameters (not yet, in an old sweep's rows made again)."""
+        if "benchmarks" not in doc and "machine_info" not in doc:
             raise JaxmlpError("not a pytest-benchmark results file (no 'benchmarks' and 'machine_info')")
-        machine = doc["machine_info"] if isinstance(doc["machine_info"], Mapping) else {}
-        meta = dict(machine.get(METADATA_KEY) or {})
-        commit = meta.get("commit") or (doc.get("commit_info") or {}).get("id")
-        rows = tuple(BenchmarkRow.from_json(b) for b in doc["benchmarks"] if isinstance(b, Mapping))
-        return cls(rows, meta, doc.get("datetime"), commit, str(doc.get(KIND) or BENCH), dict(doc))
+        machine = fields.field(doc, "machine_info", "", fields.OBJECT)
+        listed = fields.field(doc, "benchmarks", "", fields.LIST)
+        meta = fields.scalars(machine.get(METADATA_KEY) or {}, f"machine_info.{METADATA_KEY}", METADATA_NESTED)
+        commit_info = fields.optional(doc, "commit_info", "", fields.OBJECT, {})
+        commit = meta.get("commit") or fields.optional(commit_info, "id", "commit_info.", fields.TEXT)
+        rows = tuple(BenchmarkRow.from_json(b, f"benchmarks[{i}]", grouped) for i, b in enumerate(listed))
+        datetime = fields.optional(doc, "datetime", "", fields.TEXT)
+        return cls(rows, meta, datetime, commit, str(doc.get(KIND) or BENCH), dict(doc))
 
     def to_json(self) -> JSON:
         """The file as it was read (a copy keeps everything pytest-benchmark wrote), or as built here; with its

@@ -3,10 +3,12 @@ and a roofline run (``roofline-<time>.json``: the ceilings it used and each work
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import jaxmlp.results.schema.fields as fields
 from jaxmlp.results.schema.common import CEILINGS, JSON, ROOFLINE, header
 
 ENVIRONMENT_KEYS = ("host", "cpu_model", "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
@@ -15,6 +17,15 @@ ENVIRONMENT_KEYS = ("host", "cpu_model", "cpu_affinity", "jax", "jaxlib", "backe
 
 def environment_of(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {key: metadata.get(key) for key in ENVIRONMENT_KEYS}
+
+
+CEILING_FIELDS = {
+    "flops_per_second": fields.NUMBER,
+    "best_shape": fields.TEXT,
+    "bytes_per_second": fields.NUMBER,
+    "best_kernel": fields.TEXT,
+}
+"""What a roofline reads of its kept ceilings: the two rates and what each was the best of."""
 
 
 @dataclass(frozen=True)
@@ -27,7 +38,17 @@ class CeilingsDocument:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CeilingsDocument:
-        return cls(dict(doc["metadata"]), dict(doc["ceilings"]))
+        """The kept ceilings, each a positive number (`CEILINGS`), or a `JaxmlpError` naming the field."""
+        ceilings = fields.field(doc, "ceilings", "", fields.OBJECT)
+        for key, wanted in CEILING_FIELDS.items():
+            value = fields.field(ceilings, key, "ceilings.", wanted)
+            if wanted == fields.NUMBER and not (math.isfinite(value) and value > 0):
+                raise fields.wrong(f"ceilings.{key}", value, "a positive number")
+        for key in ("numpy_bytes_per_second", "matmul_flops_per_second", "xla_bytes_per_second"):
+            rates = fields.optional(ceilings, key, "ceilings.", fields.OBJECT, {})
+            for name, rate in rates.items():
+                fields.typed(rate, f"ceilings.{key}.{name}", fields.NUMBER, null=True)
+        return cls(fields.scalars(doc.get("metadata") or {}, "metadata", {"devices": fields.OBJECT}), dict(ceilings))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import jaxmlp.results.schema.fields as fields
 from jaxmlp.results.schema.common import JSON, TRAIN, header
 
 
@@ -15,9 +16,17 @@ class TrainDocument:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> TrainDocument:
-        if not isinstance(doc.get("records"), list):
-            raise TypeError("'records' is not a list")
-        return cls(tuple(dict(r) for r in doc["records"]))
+        """The file's epochs, each field the type the tables read (`fields`), or a `JaxmlpError` naming it."""
+        records = fields.field(doc, "records", "", fields.LIST)
+        return cls(tuple(_record(r, f"records[{i}]") for i, r in enumerate(records)))
 
     def to_json(self) -> JSON:
         return {**header(TRAIN), "records": [dict(r) for r in self.records]}
+
+
+def _record(doc: object, where: str) -> dict[str, Any]:
+    """One epoch's record, checked: its epoch, its time, its numbers (`fields.ROW_FIELDS`)."""
+    record = fields.scalars(doc, where, {"process_ids": fields.LIST})
+    fields.field(record, "epoch", f"{where}.", fields.WHOLE)
+    fields.field(record, "epoch_seconds", f"{where}.", fields.NUMBER, null=True)
+    return record

@@ -8,7 +8,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import jaxmlp.results.schema.fields as fields
+from jaxmlp.results.schema.bench import METADATA_NESTED
 from jaxmlp.results.schema.common import JSON, TTA, header
+
+SETTINGS = {**fields.ROW_FIELDS, "runs": fields.WHOLE, "eval_every": fields.WHOLE, "max_epochs": fields.WHOLE}
+SETTINGS_NESTED = {"pipelines": fields.LIST, "precisions": fields.LIST}
+RUN = {**fields.ROW_FIELDS, "epochs": fields.NUMBER}  # a run's epochs: steps over an epoch's steps
+REQUIRED = {
+    "pipeline": fields.TEXT,
+    "precision": fields.TEXT,
+    "seed": fields.WHOLE,
+    "reached": fields.FLAG,
+    "target": fields.NUMBER,
+}
+"""What each run must hold (its ``seconds``, the time to the target, is null where it never reached it)."""
 
 
 @dataclass(frozen=True)
@@ -19,14 +33,12 @@ class TtaDocument:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> TtaDocument:
-        if not isinstance(doc.get("runs"), list):
-            raise TypeError("'runs' is not a list")
-        for run in doc["runs"]:
-            for key in ("pipeline", "precision", "seed", "reached", "seconds"):
-                if key not in run:
-                    raise KeyError(key)
+        """The file's document, each field the type the tables read (`fields`), or a `JaxmlpError` naming it."""
+        runs = fields.field(doc, "runs", "", fields.LIST)
         return cls(
-            dict(doc.get("settings") or {}), dict(doc.get("metadata") or {}), tuple(dict(r) for r in doc["runs"])
+            fields.scalars(doc.get("settings") or {}, "settings", SETTINGS_NESTED, SETTINGS),
+            fields.scalars(doc.get("metadata") or {}, "metadata", METADATA_NESTED),
+            tuple(_run(run, f"runs[{i}]") for i, run in enumerate(runs)),
         )
 
     def to_json(self) -> JSON:
@@ -36,3 +48,14 @@ class TtaDocument:
             "metadata": dict(self.metadata),
             "runs": [dict(r) for r in self.runs],
         }
+
+
+def _run(doc: object, where: str) -> dict[str, Any]:
+    """One run, checked: its required fields, its numbers, its evaluations (each its steps, seconds, accuracy)."""
+    run = fields.scalars(doc, where, {"evaluations": fields.LIST}, RUN)
+    for key, wanted in REQUIRED.items():
+        fields.field(run, key, f"{where}.", wanted)
+    fields.field(run, "seconds", f"{where}.", fields.NUMBER, null=True)
+    for i, evaluation in enumerate(run.get("evaluations") or ()):
+        fields.scalars(evaluation, f"{where}.evaluations[{i}]", types={"steps": fields.WHOLE})
+    return run

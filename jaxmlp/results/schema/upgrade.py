@@ -67,15 +67,17 @@ def _floor_per_product(doc: JSON) -> JSON:
     """Version 3 and before: each floor product's round of ``calls`` products as one product's share (times and
     FLOPs divided by ``calls``, as pytest-benchmark stores a round of ``iterations``); ``calls`` becomes
     ``round_calls``."""
+    if not isinstance(doc["benchmarks"], list):
+        return doc
     rows = []
-    for row in doc["benchmarks"]:
+    for row in doc["benchmarks"]:  # a row of the wrong type is left for `BenchmarkRow.from_json` to name
         extra = row.get("extra_info") if isinstance(row, Mapping) else None
         calls = extra.get("calls") if isinstance(extra, Mapping) else None
-        floor = registry.benchmark_id(str(row.get("name"))) in FLOOR_PRODUCTS
-        if not floor or not isinstance(calls, int) or calls < 2:
+        floor = isinstance(row, Mapping) and registry.benchmark_id(str(row.get("name"))) in FLOOR_PRODUCTS
+        if not floor or not isinstance(calls, int) or calls < 2 or not isinstance(row.get("stats"), Mapping):
             rows.append(row)
             continue
-        stats = dict(row.get("stats") or {})
+        stats = dict(row["stats"])
         for key in PER_ROUND:
             if isinstance(stats.get(key), (int, float)):
                 stats[key] = stats[key] / calls
@@ -103,7 +105,7 @@ def _kind_of_version_1(raw: Mapping[str, Any], meta: Mapping[str, Any]) -> str:
     named = raw.get(METADATA_KEY)  # version 1's own documents: {"jaxmlp": "train", ...}
     if named in (TRIALS, CELLS, BISECT, TRAIN):
         return str(named)
-    if isinstance(raw.get("benchmarks"), list) and "machine_info" in raw:
+    if "benchmarks" in raw and "machine_info" in raw:  # a field of the wrong type: named by `BenchmarkDocument`
         return SWEEP if meta.get("sweep") else SCALING if meta.get("scaling") else BENCH
     raise JaxmlpError(NOT_RESULTS)
 
@@ -114,12 +116,15 @@ def _from_version_1(kind: str, doc: JSON) -> JSON:
         renamed = {"rounds": "trials", "pipeline": "workload"}  # the trials were "rounds", the workload "pipeline"
         doc["settings"] = {renamed.get(key, key): value for key, value in settings.items()}
         return doc
-    if kind not in (BENCH, SCALING, SWEEP):
+    if kind not in (BENCH, SCALING, SWEEP) or not isinstance(doc["benchmarks"], list):
         return doc
     doc["benchmarks"] = [_current_row(b) if isinstance(b, Mapping) else b for b in doc["benchmarks"]]
     if kind == SWEEP and doc.get("raw_processes"):
         doc["raw_processes"] = [_current_process(p) for p in doc["raw_processes"]]
-        if any(registry.benchmark_id(str(b.get("name"))) not in registry.BY_ID for b in doc["benchmarks"]):
+        if any(
+            isinstance(b, Mapping) and registry.benchmark_id(str(b.get("name"))) not in registry.BY_ID
+            for b in doc["benchmarks"]
+        ):
             doc = _sweep_rows_again(doc)
     return doc
 
@@ -128,6 +133,8 @@ def _current_row(row: Mapping[str, Any]) -> JSON:
     """A benchmark under its name and parameters now: ``test_arrays`` is ``test_loader[batched-0]``,
     ``test_loader[2]`` is ``test_loader[seed-2]``."""
     row = dict(row)
+    if not isinstance(row.get("params") or {}, Mapping):  # left for `BenchmarkRow.from_json` to name
+        return row
     name, params = str(row.get("name", "")), dict(row.get("params") or {})
     was = registry.benchmark_id(name)
     bench, fixed = registry.RENAMED.get(was) or (registry.BY_ID.get(was), {})
@@ -172,5 +179,5 @@ def _current_process(process: Mapping[str, Any]) -> JSON:
 
 def _sweep_rows_again(doc: JSON) -> JSON:
     """A sweep cell whose rows were named before the workload contract: its rows made again from its processes."""
-    cell = SweepDocument.from_benchmarks(BenchmarkDocument.from_json({**doc, KIND: SWEEP}))
+    cell = SweepDocument.from_benchmarks(BenchmarkDocument.from_json({**doc, KIND: SWEEP}, grouped=False))
     return cell.to_json()

@@ -1,0 +1,201 @@
+"""The types of a result file's fields, checked when the file is read: a field of the wrong type (a number that is
+null or text, an object where a list belongs) is a `JaxmlpError` naming the field, so that a folder's walk skips the
+file with one line and a command given the file says which field is wrong."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from jaxmlp.errors import JaxmlpError
+
+NUMBER = "a number"
+WHOLE = "a whole number"
+TEXT = "text"
+FLAG = "true or false"
+OBJECT = "an object"
+LIST = "a list"
+
+ROW_FIELDS: Mapping[str, str] = {
+    **dict.fromkeys(
+        (
+            "batch_size",
+            "workers",
+            "devices",
+            "processes",
+            "process_count",
+            "process_index",
+            "global_device_count",
+            "epoch",
+            "epochs",
+            "steps",
+            "samples",
+            "seed",
+            "calls",
+            "round_calls",
+            "rounds",
+            "cpu_count",
+            "cpu_affinity",
+            "m",
+            "n",
+            "k",
+            "torch_threads",
+            "scan_unroll",
+            "config_batch_size",
+            "config_workers",
+            "config_epochs",
+            "config_seed",
+            "config_limit",
+            "config_processes",
+        ),
+        WHOLE,
+    ),
+    **dict.fromkeys(
+        (
+            "backend",
+            "device_kind",
+            "pipeline",
+            "precision",
+            "variant",
+            "library",
+            "workload",
+            "kernel",
+            "shape",
+            "dataset",
+            "jax",
+            "jaxlib",
+            "torch",
+            "torchvision",
+            "python",
+            "numpy",
+            "commit",
+            "host",
+            "cpu_model",
+            "timestamp",
+            "peak_rss_scope",
+            "config_pipeline",
+            "config_precision",
+            "config_dataset",
+            "config_backend",
+        ),
+        TEXT,
+    ),
+    **dict.fromkeys(("reached", "diverged"), FLAG),
+}
+"""The type of each field of a benchmark's parameters and facts, a training epoch's record and a time-to-accuracy
+run that the tables read by name (null allowed: a figure not had); a field whose name ends in ``_seconds``,
+``_bytes``, ``flops``, ``_per_second``, ``_share``, ``_ratio``, ``_difference``, ``_accuracy`` or ``_loss`` is a
+number. Any other field is a number, text, true/false or null."""
+
+NUMBER_ENDINGS = (
+    "seconds",
+    "_bytes",
+    "flops",
+    "_per_second",
+    "_share",
+    "_ratio",
+    "_difference",
+    "_accuracy",
+    "_loss",
+    "transcendentals",
+    "step_size",
+    "slowdown",
+    "target",
+)
+
+
+def shown(value: object) -> str:
+    """How a wrong value is named in the error: null, a list, an object, or the value itself (cut short)."""
+    if value is None:
+        return "null"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def wrong(where: str, value: object, wanted: str) -> JaxmlpError:
+    """The one line for a field of the wrong type."""
+    return JaxmlpError(
+        f"field {where} is {shown(value)}, not {wanted}: the file was damaged or edited; "
+        "restore it, or move it out of the results folder and measure again"
+    )
+
+
+def is_a(value: object, wanted: str) -> bool:
+    if wanted == NUMBER:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if wanted == WHOLE:
+        return is_a(value, NUMBER) and (isinstance(value, int) or math.isfinite(value) and float(value).is_integer())  # type: ignore[arg-type]
+    if wanted == TEXT:
+        return isinstance(value, str)
+    if wanted == FLAG:
+        return isinstance(value, bool)
+    if wanted == OBJECT:
+        return isinstance(value, Mapping)
+    if wanted == LIST:
+        return isinstance(value, list)
+    raise AssertionError(wanted)
+
+
+def typed(value: object, where: str, wanted: str, *, null: bool = False) -> Any:
+    """``value`` if it is ``wanted`` (or null, where ``null``), else `wrong`."""
+    if (value is None and null) or (value is not None and is_a(value, wanted)):
+        return value
+    raise wrong(where, value, wanted)
+
+
+def field(doc: Mapping[str, Any], key: str, where: str, wanted: str, *, null: bool = False) -> Any:
+    """``doc[key]``, present and ``wanted`` (or null, where ``null``); missing: a `JaxmlpError` naming it."""
+    if key not in doc:
+        raise JaxmlpError(
+            f"field {where}{key} is missing: the file was damaged or edited, or is not one jaxmlp wrote; "
+            "restore it, or move it out of the results folder and measure again"
+        )
+    return typed(doc[key], where + key, wanted, null=null)
+
+
+def optional(doc: Mapping[str, Any], key: str, where: str, wanted: str, default: Any = None) -> Any:
+    """``doc[key]`` where it is ``wanted``; ``default`` where it is missing or null; else `wrong`."""
+    value = doc.get(key)
+    return default if value is None else typed(value, where + key, wanted)
+
+
+def wanted_of(key: str, types: Mapping[str, str] = ROW_FIELDS) -> str | None:
+    """The type ``key`` must have (`ROW_FIELDS`, then by its name's ending), or None where any scalar does."""
+    if key in types:
+        return types[key]
+    return NUMBER if key.endswith(NUMBER_ENDINGS) else None
+
+
+def scalars(
+    doc: object,
+    where: str,
+    nested: Mapping[str, str] | None = None,
+    types: Mapping[str, str] = ROW_FIELDS,
+) -> dict[str, Any]:
+    """``doc`` as a dict of scalar fields (number, text, true/false, null), each of its type (`wanted_of`) where
+    one is known; ``nested``: the fields that hold an object or a list instead (null allowed)."""
+    fields = typed(doc, where, OBJECT)
+    prefix = f"{where}." if where else ""
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if nested and key in nested:
+            typed(value, prefix + str(key), nested[key])
+            continue
+        if isinstance(value, (Mapping, list)):
+            raise wrong(prefix + str(key), value, "a number, text, true/false or null")
+        wanted = wanted_of(str(key), types)
+        if wanted is not None:
+            typed(value, prefix + str(key), wanted)
+    return dict(fields)
+
+
+def numbers(values: object, where: str) -> tuple[float, ...]:
+    """A list of numbers (a benchmark's samples), each checked."""
+    items: Sequence[Any] = typed(values, where, LIST)
+    return tuple(float(typed(x, f"{where}[{i}]", NUMBER)) for i, x in enumerate(items))
