@@ -25,7 +25,7 @@ def ignored_cells(doc: CellsDocument | None) -> set[tuple[str, str]]:
 def ignored_words(step: pd.Series, ignored: set[tuple[str, str]]) -> str:
     """Where a release of a step (a `sweep_steps` row) ignored the step's XLA flags (``ignored``, `ignored_cells`):
     which, and what the ratio then sets against what; "" where neither did."""
-    flags = step["xla_flags"]
+    flags = step.get("xla_flags")
     if not (isinstance(flags, str) and flags):
         return ""
     old, new = ((step[side], flags) in ignored for side in ("from", "to"))
