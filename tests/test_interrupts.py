@@ -289,6 +289,10 @@ def test_train_stopped_after_two_epochs_keeps_them_marked_partial(tmp_path):
     assert {r["partial"] for r in doc.records} == {f"stopped by SIGINT; kept {kept} of 30 epochs"}
     printed = {int(said.split()[1]) for said in stopped.out.splitlines() if said.startswith("Epoch ")}
     assert printed <= {r["epoch"] for r in doc.records} == set(range(kept))  # every epoch that ended is kept
+    summary = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", "summary", str(tmp_path / "out")], capture_output=True, text=True, timeout=120
+    )
+    assert f"{kept} (partial: stopped by SIGINT; kept {kept} of 30 epochs)" in summary.stdout
 
 
 def test_profile_stopped_while_it_traces(tmp_path):

@@ -133,7 +133,7 @@ def train_summary(runs: pd.DataFrame, title: str = "Training") -> Summary:
             r.dataset,
             r.pipeline,
             r.backend,
-            str(r.epochs),
+            str(r.epochs) + (f" (partial: {r.partial})" if isinstance(getattr(r, "partial", None), str) else ""),
             duration(r.epoch_s_median),
             duration(r.compile_s),
             percent(r.train_accuracy),

@@ -267,6 +267,12 @@ TRAINING_CAPTION = (
 )
 
 
+def _stopped(row: pd.Series) -> str:
+    """``; a partial run (stopped by SIGINT; kept 2 of 30 epochs)`` where the run was stopped before its end."""
+    partial = row.get("partial")
+    return f"; a partial run ({partial})" if isinstance(partial, str) else ""
+
+
 def training(results: Results, folder: Path | None = None) -> list[Finding]:
     """Per machine, its newest training run."""
     table = tables.training_table(results.runs)
@@ -285,7 +291,7 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
             Finding(
                 "Training",
                 f"{r.pipeline} {r.precision} on {r.dataset}, {count(r.epochs, 'epoch')}: test "
-                f"accuracy {percent(r.test_accuracy)}, {steady}.",
+                f"accuracy {percent(r.test_accuracy)}, {steady}{_stopped(r)}.",
                 TRAINING,
                 True,
                 r.file,
