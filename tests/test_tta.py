@@ -3,6 +3,7 @@ target never reached says so."""
 
 import json
 
+import pandas as pd
 import pytest
 from test_cli import run_cli
 
@@ -155,3 +156,23 @@ def test_tf32_on_the_cpu_is_one_line(tmp_path):
     )
     assert out.returncode != 0 and "--precision tf32 needs a GPU backend" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_median_time_stands_only_where_more_than_half_reached_the_target():
+    """The table, its line and the command's exit read one rule: at most half reaching the target leaves no median
+    time (those that did are named, with their range)."""
+    runs = [
+        TtaRun("scan", "f32", seed, 0.97, reached=seed == 0, seconds=4.0 if seed == 0 else None) for seed in range(4)
+    ]
+    runs += [
+        TtaRun("scan", "bf16", seed, 0.97, reached=seed < 3, seconds=3.0 + seed if seed < 3 else None)
+        for seed in range(4)
+    ]
+    frame = pd.DataFrame([{**r.to_json(), "file": "t.json", "best_accuracy": 0.975} for r in runs])
+    table = tables.tta_table(frame).set_index("precision")
+    assert pd.isna(table.loc["f32", "tta_s"]) and table.loc["bf16", "tta_s"] == 4.0
+    f32 = tables.tta_line(next(r for r in tables.tta_table(frame).itertuples() if r.precision == "f32"))
+    assert (
+        f32 == "scan f32: 97.0% reached by 1 of 4 runs: at most half, so no median time to it (those that did: 4.00 s)"
+    )
+    assert short_of_target(runs) == ["scan f32: 1 of 4 runs"]

@@ -168,6 +168,12 @@ def measure(
     return out
 
 
+def median_stands(reached: int, runs: int) -> bool:
+    """Whether a median time to the target stands for all ``runs``: more than half of them reached it (those that did
+    not count as slower than any, so at most half reaching it leaves the median no time)."""
+    return 2 * reached > runs
+
+
 def short_of_target(runs: Sequence[TtaRun]) -> list[str]:
     """Each pipeline and precision of ``runs`` where at most half of the runs reached the target, said as
     ``scan f32: 1 of 4 runs``: there the median time over its runs (those that never reached it being slower than
@@ -178,6 +184,6 @@ def short_of_target(runs: Sequence[TtaRun]) -> list[str]:
     out = []
     for (pipeline, precision), these in groups.items():
         reached = sum(run.reached for run in these)
-        if 2 * reached <= len(these):
+        if not median_stands(reached, len(these)):
             out.append(f"{pipeline} {precision}: {reached} of {count(len(these), 'run')}")
     return out

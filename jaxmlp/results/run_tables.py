@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
+from jaxmlp.measure.tta import median_stands
 from jaxmlp.results.frames import query
 from jaxmlp.results.table_base import precision_of, shows
 from jaxmlp.units import count, duration, percent
@@ -113,8 +114,9 @@ def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, f
 
 def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
     """Per file, pipeline and precision: how many runs reached the target, the median time to it (start to
-    target, data preparation and compile included) with its min and max, and the median of each part (data,
-    compile, training, evaluation) and of the epochs it took, over the runs that reached it."""
+    target, data preparation and compile included; NaN where at most half reached it, `tta.median_stands`) with the
+    min and max of those that reached it, and the median of each part (data, compile, training, evaluation) and of
+    the epochs it took, over the runs that reached it."""
     columns = [
         "file",
         "target",
@@ -147,7 +149,7 @@ def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
                 "precision": precision,
                 "runs": len(runs),
                 "reached": len(ok),
-                "tta_s": ok["seconds"].median() if len(ok) else float("nan"),
+                "tta_s": ok["seconds"].median() if median_stands(len(ok), len(runs)) else float("nan"),
                 "tta_min_s": ok["seconds"].min() if len(ok) else float("nan"),
                 "tta_max_s": ok["seconds"].max() if len(ok) else float("nan"),
                 "data_s": part["data_seconds"].median(),
@@ -179,9 +181,19 @@ def tta_line(row: Any) -> str:
             head + f"never reached {percent(row.target)} in {count(row.runs, 'run')} (best test accuracy "
             f"{percent(row.best_accuracy)} after {count(row.epochs, 'epoch')}){stopped}"
         )
+    if pd.isna(row.tta_s):
+        return (
+            head + f"{percent(row.target)} reached by {row.reached} of {count(row.runs, 'run')}: at most half, so no "
+            f"median time to it (those that did: {_range(row.tta_min_s, row.tta_max_s)}){stopped}"
+        )
     return (
         head + f"{percent(row.target)} in {duration(row.tta_s)} median ({duration(row.tta_min_s)} to "
         f"{duration(row.tta_max_s)}), {row.reached} of {count(row.runs, 'run')} reached it (data "
         f"{duration(row.data_s)}, compile {duration(row.compile_s)}, training {duration(row.train_s)}, evaluation "
         f"{duration(row.eval_s)}; {count(row.epochs, 'epoch')}){stopped}"
     )
+
+
+def _range(low: float, high: float) -> str:
+    """``3.00 s to 5.00 s``, or one duration where both ends read the same."""
+    return duration(low) if duration(low) == duration(high) else f"{duration(low)} to {duration(high)}"

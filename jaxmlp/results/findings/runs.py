@@ -316,7 +316,7 @@ def time_to_accuracy(results: Results, folder: Path | None = None) -> list[Findi
     out = []
     for name, rows in table.groupby("machine", sort=False):
         newest = rows.sort_values("stamp").drop_duplicates(["pipeline", "precision"], keep="last")
-        reached = newest[newest["reached"] > 0].sort_values("tta_s")
+        reached = newest[newest["tta_s"].notna()].sort_values("tta_s")
         head = (
             f"fastest to {percent(reached['target'].iloc[0])}: {reached['pipeline'].iloc[0]} "
             f"{reached['precision'].iloc[0]} in {duration(reached['tta_s'].iloc[0])}. "
