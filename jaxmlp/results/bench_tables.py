@@ -13,6 +13,7 @@ from jaxmlp import registry
 from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
 from jaxmlp.results.frames import query
 from jaxmlp.results.ladders import pipeline_ladder
+from jaxmlp.results.schema.bench import own_peaks
 from jaxmlp.results.table_base import shows
 from jaxmlp.stats import INVALID, compare
 from jaxmlp.units import MISSING
@@ -186,8 +187,7 @@ def peaks_are_own(runs: pd.DataFrame) -> bool:
     run before it, or where none says."""
     if "peak_rss_bytes" not in runs or "peak_rss_scope" not in runs:
         return False
-    scopes = runs.loc[runs["peak_rss_bytes"].notna(), "peak_rss_scope"]
-    return bool(len(scopes)) and bool((scopes == registry.PEAK_SCOPE_BENCHMARK).all())
+    return own_peaks(runs.loc[runs["peak_rss_bytes"].notna(), "peak_rss_scope"])
 
 
 def memory_table(runs: pd.DataFrame) -> pd.DataFrame:

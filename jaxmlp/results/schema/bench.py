@@ -7,7 +7,7 @@ samples (`Stats.data`); the metadata that makes two files comparable in ``machin
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +133,14 @@ MACHINE = ("host", "cpu_model", "cpu_affinity")
 """The metadata that names the machine a benchmark ran on (the versions are what a comparison may vary)."""
 
 
+def own_peaks(scopes: Iterable[object]) -> bool:
+    r"""Whether recorded peaks (their ``peak_rss_scope``\ s) are each their benchmark's own (reset before it,
+    `registry.PEAK_SCOPE_BENCHMARK`): False where any is its process's since it started or does not say, and where
+    none was recorded."""
+    said = list(scopes)
+    return bool(said) and all(scope == registry.PEAK_SCOPE_BENCHMARK for scope in said)
+
+
 @dataclass(frozen=True)
 class BenchmarkDocument:
     """A pytest-benchmark JSON file: its benchmarks and the metadata that makes them comparable."""
@@ -207,10 +215,10 @@ class BenchmarkDocument:
         return out
 
     def peaks_own(self) -> bool:
-        """Whether each recorded peak is its benchmark's own (reset before it, `registry.PEAK_SCOPE_BENCHMARK`);
-        False where any is its process's since it started, or does not say."""
-        scopes = [b.extra_info.get("peak_rss_scope") for b in self.benchmarks if "peak_rss_bytes" in b.extra_info]
-        return all(scope == registry.PEAK_SCOPE_BENCHMARK for scope in scopes)
+        """`own_peaks` of this document's recorded peaks."""
+        return own_peaks(
+            b.extra_info.get("peak_rss_scope") for b in self.benchmarks if "peak_rss_bytes" in b.extra_info
+        )
 
     def samples(self) -> dict[str, list[float]]:
         """Raw samples by full benchmark name; a benchmark without them is a `JaxmlpError` saying how to get them."""
