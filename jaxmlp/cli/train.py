@@ -160,15 +160,19 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
         said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise JaxmlpError(f"process {joined[0]} of {joined[1]} stopped: {said[-300:]}") from None
     last = records[-1]
-    steady = steady_state_seconds(records)
-    over = f"median of epochs 1-{len(records) - 1}" if len(records) > 1 else "epoch 0 only"
+    steady = steady_state_seconds([r.epoch_seconds for r in records])
+    timed = (
+        f"epoch time {steady:0.2f} sec (median of epochs 1-{len(records) - 1})"
+        if len(records) > 1
+        else f"epoch 0 took {records[0].epoch_seconds:0.2f} sec (with its first-epoch costs; no later epoch to time)"
+    )
     label = f" [{registry.SYNTHETIC_LABEL}]" if datasets.name == registry.SYNTHETIC else ""
     if last.diverged:
         print(f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}")
     else:
         print(
             f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
-            f"{count(len(records), 'epoch')}; epoch time {steady:0.2f} sec ({over}){label}"
+            f"{count(len(records), 'epoch')}; {timed}{label}"
         )
     if writes:
         path = _write(args, config, datasets, result.records, result.metadata)

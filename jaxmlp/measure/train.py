@@ -6,7 +6,7 @@ import dataclasses
 import math
 import statistics
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -177,10 +177,10 @@ def train(
     return TrainResult(run_epoch.local(params), records, meta)
 
 
-def steady_state_seconds(records: list[EpochRecord]) -> float:
-    """Median epoch time without epoch 0 (which warms caches and the loader), or epoch 0's alone."""
-    times = [r.epoch_seconds for r in records]
-    return statistics.median(times[1:] if len(times) > 1 else times)
+def steady_state_seconds(times: Sequence[float]) -> float:
+    """The median epoch time without epoch 0 (which warms caches and the loader); NaN for one epoch, whose only epoch
+    is the first."""
+    return statistics.median(times[1:]) if len(times) > 1 else math.nan
 
 
 def to_rows(

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
+from jaxmlp.measure.train import steady_state_seconds
 from jaxmlp.measure.tta import median_stands
 from jaxmlp.results.frames import query
 from jaxmlp.results.table_base import precision_of, shows
@@ -68,7 +69,6 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
     for file, epochs in train.groupby("file") if len(train) else ():
         epochs = epochs.sort_values("epoch")
         last = epochs.iloc[-1]
-        steady = epochs["epoch_seconds"].iloc[1:]  # empty for one epoch: its median NaN, never the first epoch's
         rows.append(
             {
                 "file": Path(str(file)).name,
@@ -77,7 +77,7 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "precision": precision_of(last.get("precision")),
                 "backend": last.get("backend"),
                 "epochs": len(epochs),
-                "epoch_s_median": float(steady.median()),
+                "epoch_s_median": steady_state_seconds(epochs["epoch_seconds"].astype(float).tolist()),
                 "compile_s": float(epochs["compile_seconds"].sum()),
                 "train_accuracy": last.get("train_accuracy"),
                 "test_accuracy": last.get("test_accuracy"),
