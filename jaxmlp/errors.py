@@ -4,6 +4,7 @@ settings are checked: each check raises it with the option's name, the rule and 
 from __future__ import annotations
 
 import math
+import os
 import re
 import signal
 
@@ -68,6 +69,12 @@ def last_error_line(stderr: str) -> str | None:
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     said = [line for line in lines if "error:" in line] or lines[-1:]
     return said[-1].split("error: ", 1)[-1] if said else None
+
+
+def file_not_folder(what: str, path: object, fix: str) -> None:
+    """One line where a folder is asked for and ``path`` is a file: ``{what} {path} is a file, not a folder: {fix}``."""
+    if os.path.exists(str(path)) and not os.path.isdir(str(path)):
+        raise JaxmlpError(f"{what} {path} is a file, not a folder: {fix}")
 
 
 def unusable_folder(path: object, source: str, error: OSError) -> JaxmlpError:

@@ -141,10 +141,7 @@ def _measure(
     limit = (
         f"{args.timeout:g} s"
         if args.timeout is not None
-        else (
-            f"{workers.FIRST_SECONDS:.0f} s for the first, then {workers.LIMIT_FACTOR}x the slowest before it, "
-            f"at least {workers.MIN_LIMIT_SECONDS:.0f} s"
-        )
+        else (f"{workers.FIRST_SECONDS:.0f} s for the first, then {workers.DERIVED_LIMIT}")
     )
     print(f"Time limit of each process: {limit} (--timeout)", flush=True)
     for line in left:

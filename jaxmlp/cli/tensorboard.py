@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 
+from jaxmlp import errors
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.workers import guarded
@@ -56,11 +57,9 @@ def run(args: argparse.Namespace) -> int:
     for module, package in (("tensorboard", "tensorboard"), ("xprof", "tensorboard-plugin-profile")):
         if importlib.util.find_spec(module) is None:
             raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install -e .)")
-    if os.path.exists(args.logdir) and not os.path.isdir(args.logdir):
-        raise JaxmlpError(
-            f"--logdir {args.logdir} is a file, not a folder: give the folder `jaxmlp profile --logdir DIR` "
-            "captured its traces into"
-        )
+    errors.file_not_folder(
+        "--logdir", args.logdir, "give the folder `jaxmlp profile --logdir DIR` captured its traces into"
+    )
     if not os.path.isdir(args.logdir):
         raise JaxmlpError(f"no traces folder {args.logdir}: capture one with jaxmlp profile --logdir {args.logdir}")
     port = free_port(args.port)  # checked before announcing it (the probe is closed again for TensorBoard)

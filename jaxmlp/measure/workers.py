@@ -24,7 +24,8 @@ FIRST_SECONDS = 900.0
 """The time limit of a first process (a sweep's probe, the first device count) where none is given."""
 LIMIT_FACTOR = 10
 MIN_LIMIT_SECONDS = 120.0
-DERIVED_LIMIT = f"{LIMIT_FACTOR}x the slowest, at least {MIN_LIMIT_SECONDS:.0f} s"
+DERIVED_LIMIT = f"{LIMIT_FACTOR}x the slowest before it, at least {MIN_LIMIT_SECONDS:.0f} s"
+"""`time_limit` without ``timeout``, in words."""
 
 
 def time_limit(timeout: float | None, measured: Iterable[float]) -> float:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError, unusable_folder
 from jaxmlp.registry import DATASETS, SYNTHETIC, SYNTHETIC_LABEL
 
@@ -144,11 +145,12 @@ def resolve_data_dir(data_dir: str | os.PathLike[str] | None) -> Path:
 
 def not_a_folder(folder: Path) -> None:
     """A data folder given as a file: one line saying so, before it is read as a folder."""
-    if folder.exists() and not folder.is_dir():
-        raise JaxmlpError(
-            f"MNIST data folder {folder} is a file, not a folder: pass --data-dir DIR (or set JAXMLP_DATA_DIR) "
-            "to the folder holding the four MNIST IDX files, or use --dataset synthetic"
-        )
+    errors.file_not_folder(
+        "MNIST data folder",
+        folder,
+        "pass --data-dir DIR (or set JAXMLP_DATA_DIR) to the folder holding the four MNIST IDX files, or use "
+        "--dataset synthetic",
+    )
 
 
 def _prepared_root(sources: dict[str, Path], cache_dir: Path) -> Path:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import layout
 from jaxmlp.results.schema import Document, parse
@@ -127,11 +128,9 @@ def read_benchmarks(path: str | os.PathLike[str]) -> BenchmarkDocument:
 
 def files(folder: Path) -> Iterator[Path]:
     """Every visible file under ``folder``, in sorted order: the one walk of a results folder."""
-    if folder.exists() and not folder.is_dir():
-        raise JaxmlpError(
-            f"results folder {folder} is a file, not a folder: give the folder that holds the results "
-            f"(`jaxmlp summary {folder}` reads one file)"
-        )
+    errors.file_not_folder(
+        "results folder", folder, f"give the folder that holds the results (`jaxmlp summary {folder}` reads one file)"
+    )
     if not folder.is_dir():
         raise JaxmlpError(
             f"results folder {folder} does not exist: run `nox -s bench` first, "

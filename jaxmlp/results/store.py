@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import layout, reading
 from jaxmlp.results.reading import Scan
@@ -55,8 +56,7 @@ def check_folder(folder: str | os.PathLike[str], option: str) -> Path:
     """Before any work: results can be written in ``folder`` (made if missing), or one line saying why not and
     what to do (``option`` names the setting that gave it)."""
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise JaxmlpError(f"{option} {folder}: that is a file, not a folder; choose a folder")
+    errors.file_not_folder(option, folder, "choose a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:

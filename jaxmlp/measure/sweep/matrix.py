@@ -337,7 +337,7 @@ def rounds(
     per_process = sum(probed.seconds.values()) / max(len(probed.seconds), 1)
     total = len(probed.runners) * matrix.processes
     todo = total - len(kept)  # a failed process is run again
-    given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} of the probes; --timeout to set"
+    given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} (of the probes); --timeout to set"
     say(
         f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
         + (f" ({len(kept)} kept from before, {todo} to run)" if kept else "")
