@@ -17,6 +17,7 @@ from jaxmlp.results.frames import Results, load, results
 from jaxmlp.results.reading import Found, Scan, read_document
 from jaxmlp.results.schema import TYPED, Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.fields import DamagedField
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
@@ -125,9 +126,9 @@ def _check_name(name: str, save: str | None) -> None:
 def _document(path: Path) -> Document:
     try:
         return read_document(path)
+    except DamagedField:  # a results file with a damaged field: its line names the field and the fix
+        raise
     except JaxmlpError as e:
-        if f"{path}: field " in str(e):  # a results file with a damaged field: the line names it and the fix
-            raise
         raise JaxmlpError(f"{e} (`jaxmlp summary` reads {READS})") from None
 
 

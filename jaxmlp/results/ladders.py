@@ -187,7 +187,7 @@ def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
         out["x_floor"] = [
             e / floor_of(floor_table, b, p) for e, b, p in zip(out["epoch_s"], out["backend"], out["precision"])
         ]
-        out[["library", "pipeline"]] = out[["library", "pipeline"]].fillna("")
+        out[["library", "pipeline"]] = out[["library", "pipeline"]].astype(object).fillna("")
     return out
 
 

@@ -110,7 +110,7 @@ def read_document(path: str | os.PathLike[str]) -> Document:
     try:
         return parse(_read_json(path))
     except JaxmlpError as e:
-        raise JaxmlpError(str(e) if str(e).startswith(str(path)) else f"{path}: {e}") from None
+        raise type(e)(str(e) if str(e).startswith(str(path)) else f"{path}: {e}") from None
 
 
 def read_benchmarks(path: str | os.PathLike[str]) -> BenchmarkDocument:
@@ -123,7 +123,7 @@ def read_benchmarks(path: str | os.PathLike[str]) -> BenchmarkDocument:
             raise JaxmlpError("not a pytest-benchmark results file (no 'benchmarks' and 'machine_info')")
         return document
     except JaxmlpError as e:
-        raise JaxmlpError(str(e) if str(e).startswith(str(path)) else f"{path}: {e}") from None
+        raise type(e)(str(e) if str(e).startswith(str(path)) else f"{path}: {e}") from None
 
 
 def files(folder: Path) -> Iterator[Path]:

@@ -117,9 +117,13 @@ def shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def wrong(where: str, value: object, wanted: str) -> JaxmlpError:
+class DamagedField(JaxmlpError):
+    """A results file with a field of the wrong type: its line names the field and the fix, and says all."""
+
+
+def wrong(where: str, value: object, wanted: str) -> DamagedField:
     """The one line for a field of the wrong type."""
-    return JaxmlpError(
+    return DamagedField(
         f"field {where} is {shown(value)}, not {wanted}: the file was damaged or edited; "
         "restore it, or move it out of the results folder and measure again"
     )
