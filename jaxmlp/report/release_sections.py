@@ -109,9 +109,13 @@ def _sampled(s: dict[str, Any]) -> tuple[str, str]:
     """A sweep's data set and what each of its processes ran, in words (`sweep_tables.sweep_sampling`): ``("data
     MNIST", "8 epochs of 2000 images; mine 30 calls")``; empty where the sweep does not say (a user's workload)."""
     builtin = s["dataset"] is not None and pd.notna(s["dataset"])
-    known = (("{:.0f} epochs", s["epochs"]), ("of {:.0f} images", s["samples"])) if builtin else ()
-    each = " ".join(text.format(value) for text, value in known if value is not None and pd.notna(value))
-    calls = ", ".join(f"{w} {n} calls" for w, n in s["calls"].items() if w not in registry.SWEEP_PIPELINES)
+    known = (("", s["epochs"], "epoch"), ("of ", s["samples"], "image")) if builtin else ()
+    each = " ".join(
+        said + units.count(int(value), noun) for said, value, noun in known if value is not None and pd.notna(value)
+    )
+    calls = ", ".join(
+        f"{w} {units.count(int(n), 'call')}" for w, n in s["calls"].items() if w not in registry.SWEEP_PIPELINES
+    )
     data = f"data {registry.dataset_label(s['dataset'])}" if builtin else ""
     return data, "; ".join(part for part in (each, calls) if part)
 

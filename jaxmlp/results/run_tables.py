@@ -87,7 +87,7 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "cpu_affinity": last.get("cpu_affinity"),
                 "device_kind": last.get("device_kind"),
                 "timestamp": last.get("timestamp"),
-                "partial": _partial(epochs),
+                "partial": partial_of(epochs),
             }
         )
     return pd.DataFrame(rows)
@@ -158,13 +158,18 @@ def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
                 "eval_s": part["eval_seconds"].median(),
                 "epochs": part["epochs"].median(),
                 "best_accuracy": runs["best_accuracy"].max(),
-                "partial": _partial(runs),
+                "partial": partial_of(runs),
             }
         )
     return pd.DataFrame(rows, columns=columns)
 
 
-def _partial(rows: pd.DataFrame) -> str | None:
+def partial_note(partial: object) -> str:
+    """``; a partial run (stopped by SIGINT; kept 2 of 4 runs)`` for a run stopped before its end, else ""."""
+    return f"; a partial run ({partial})" if isinstance(partial, str) else ""
+
+
+def partial_of(rows: pd.DataFrame) -> str | None:
     """Why a file's rows are only some of those its command was asked for (its metadata's ``partial``: the command
     was stopped), else None."""
     said = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
@@ -175,7 +180,7 @@ def tta_line(row: Any) -> str:
     """``scan f32: 97% in 4.1 s median (3.9-4.4 s), 5 of 5 runs (data 0.2 s, compile 1.1 s, 3 epochs)`` or that
     it was never reached."""
     head = f"{row.pipeline} {row.precision}: "
-    stopped = f"; a partial run ({row.partial})" if isinstance(getattr(row, "partial", None), str) else ""
+    stopped = partial_note(getattr(row, "partial", None))
     if not row.reached:
         return (
             head + f"never reached {percent(row.target)} in {count(row.runs, 'run')} (best test accuracy "

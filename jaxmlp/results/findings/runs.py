@@ -24,6 +24,7 @@ from jaxmlp.results.findings.model import (
 )
 from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.frames import Results
+from jaxmlp.results.run_tables import partial_note, partial_of
 from jaxmlp.results.traces import CaptureSummary, op_tables, top_operations, xprof_coverage
 from jaxmlp.units import count, duration, percent, ratio
 
@@ -178,8 +179,7 @@ def _command(table: pd.DataFrame) -> str:
 def _notes(rows: pd.DataFrame, table: pd.DataFrame) -> str:
     """What a scaling run's answer adds: simulated CPU devices, and a stopped run's partial note."""
     notes = " (CPU devices are simulated and share the cores)" if (table["backend"] == "cpu").any() else ""
-    stopped = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
-    return notes + (f"; a partial run ({stopped.iloc[0]})" if len(stopped) else "")
+    return notes + partial_note(partial_of(rows))
 
 
 def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Finding:
@@ -267,12 +267,6 @@ TRAINING_CAPTION = (
 )
 
 
-def _stopped(row: pd.Series) -> str:
-    """``; a partial run (stopped by SIGINT; kept 2 of 30 epochs)`` where the run was stopped before its end."""
-    partial = row.get("partial")
-    return f"; a partial run ({partial})" if isinstance(partial, str) else ""
-
-
 def training(results: Results, folder: Path | None = None) -> list[Finding]:
     """Per machine, its newest training run."""
     table = tables.training_table(results.runs)
@@ -291,7 +285,7 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
             Finding(
                 "Training",
                 f"{r.pipeline} {r.precision} on {r.dataset}, {count(r.epochs, 'epoch')}: test "
-                f"accuracy {percent(r.test_accuracy)}, {steady}{_stopped(r)}.",
+                f"accuracy {percent(r.test_accuracy)}, {steady}{partial_note(r.get('partial'))}.",
                 TRAINING,
                 True,
                 r.file,

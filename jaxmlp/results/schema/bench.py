@@ -58,7 +58,8 @@ class Stats:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str = "stats") -> Stats:
-        """The statistics of a file's row, each field checked (`fields`): a number or null (NaN) each."""
+        """The statistics of a file's row, each field checked (`fields`): the summaries a number or null (NaN), the
+        rounds a whole number, the outliers text, the samples numbers."""
         at = f"{where}."
         values = {
             key: number(fields.optional(doc, key, at, fields.NUMBER))

@@ -84,9 +84,8 @@ ROW_FIELDS: Mapping[str, str] = {
     **dict.fromkeys(("reached", "diverged"), FLAG),
 }
 """The type of each field of a benchmark's parameters and facts, a training epoch's record and a time-to-accuracy
-run that the tables read by name (null allowed: a figure not had); a field whose name ends in ``_seconds``,
-``_bytes``, ``flops``, ``_per_second``, ``_share``, ``_ratio``, ``_difference``, ``_accuracy`` or ``_loss`` is a
-number. Any other field is a number, text, true/false or null."""
+run that the tables read by name (null allowed: a figure not had); a field whose name ends in one of
+`NUMBER_ENDINGS` is a number. Any other field is a number, text, true/false or null."""
 
 NUMBER_ENDINGS = (
     "seconds",
@@ -103,6 +102,7 @@ NUMBER_ENDINGS = (
     "slowdown",
     "target",
 )
+"""The endings of the field names that hold a number (``compile_seconds``, ``peak_rss_bytes``, ``step_size``...)."""
 
 
 def shown(value: object) -> str:
@@ -130,6 +130,7 @@ def wrong(where: str, value: object, wanted: str) -> DamagedField:
 
 
 def is_a(value: object, wanted: str) -> bool:
+    """Whether ``value`` is of the type ``wanted`` names (`NUMBER`, `WHOLE`, `TEXT`, `FLAG`, `OBJECT`, `LIST`)."""
     if wanted == NUMBER:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if wanted == WHOLE:
