@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.cli import options
-from jaxmlp.cli.scaling import limited_batch
 from jaxmlp.errors import Interrupted
 from jaxmlp.measure import ceilings as measured_ceilings
 from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.programs import HLO_TEXT
 from jaxmlp.measure.sweep.settings import Measuring, is_builtin
 from jaxmlp.measure.sweep.worker import measure_process
+from jaxmlp.measure.train import check_batch_size
 from jaxmlp.measure.workload import BATCH_SIZE, load_make
 from jaxmlp.report.display import readable
 from jaxmlp.report.plots import roofline_png
@@ -76,7 +76,7 @@ def checked_workloads(args: argparse.Namespace) -> Measuring:
         if not is_builtin(spec):
             load_make(spec)
     if args.limit is not None and any(is_builtin(spec) for spec in measuring.specs):
-        limited_batch(BATCH_SIZE, args.limit)
+        check_batch_size(BATCH_SIZE, args.limit, fixed=True)
     return measuring
 
 

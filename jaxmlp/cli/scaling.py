@@ -76,16 +76,6 @@ def process_counts(asked: list[int] | None, cluster: tuple[int, int] | None) -> 
     return tuple(asked or (1, size))
 
 
-def limited_batch(batch_size: int, limit: int) -> None:
-    """`check_batch_size` for a command whose batch is fixed and whose training set is ``--limit`` images."""
-    try:
-        check_batch_size(batch_size, limit)
-    except JaxmlpError:
-        raise JaxmlpError(
-            f"--limit {limit} is fewer training images than one batch ({batch_size}): give --limit {batch_size} or more"
-        ) from None
-
-
 def run(args: argparse.Namespace) -> int:
     for n in args.devices or ():
         errors.at_least("--devices", n, 1)
@@ -96,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout is not None:
         errors.positive_finite("--timeout", args.timeout)
     if args.limit is not None:
-        limited_batch(settings.batch_size, args.limit)
+        check_batch_size(settings.batch_size, args.limit, fixed=True)
     if cluster is not None and cluster[0] != 0:  # one of a cluster's processes: its worker joins process 0's, quiet
         with contextlib.redirect_stdout(open(os.devnull, "w")):  # noqa: SIM115 (closed as the process ends)
             return _measure(args, settings, processes, cluster)

@@ -3,6 +3,7 @@ its batch fetch in a "load" and its dispatch in a "compute" `TraceAnnotation` (f
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shutil
 import time
@@ -78,6 +79,18 @@ class _Synced:
         return cast("Params", ready)
 
 
+@contextlib.contextmanager
+def removed_unless_ended(folder: str | Path | None) -> Iterator[None]:
+    """A trace folder removed where the work inside does not end (stopped, or failed): the trace written as the
+    profiler stops would hold only part of it."""
+    try:
+        yield
+    except BaseException:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
     """Warm up (compile, caches, workers), then trace ``steps`` annotated steps, each waiting for its result, into
     ``run_dir()``: a new folder the caller makes once the warm-up is done, and removed if the capture does not end
@@ -95,12 +108,9 @@ def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], P
     step, epoch.step = epoch.step, cast("CompiledStep", _Synced(epoch.step))  # stands in for its calls only
     start = time.perf_counter()
     try:
-        with jax.profiler.trace(str(folder)):
+        with removed_unless_ended(folder), jax.profiler.trace(str(folder)):
             params, done = run_steps(epoch, params, steps, annotated_steps)
             jax.block_until_ready(params)  # type: ignore[no-untyped-call]  # unannotated in jax
-    except BaseException:  # the trace written as the profiler stops holds only part of the steps
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
     finally:
         epoch.step = step
     seconds = time.perf_counter() - start

@@ -9,20 +9,19 @@ measured; the command files it (`jaxmlp.results.schema.scaling`)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import distributed, workers
+from jaxmlp.measure.profiling import removed_unless_ended
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.registry import BACKENDS, DATASETS
 from jaxmlp.units import duration
@@ -186,17 +185,6 @@ def progress_line(result: ProcessResult) -> str:
     )
 
 
-@contextlib.contextmanager
-def _removed_unless_ended(folder: str | None) -> Iterator[None]:
-    """The trace folder of a worker that failed or was stopped removed: its trace is missing or half written."""
-    try:
-        yield
-    except BaseException:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
-
-
 def run(
     pairs: Sequence[tuple[int, int]],
     settings: Scaling,
@@ -223,7 +211,7 @@ def run(
         these = replace(settings, devices=n, processes=p)
         folder = trace_dir(these) if trace_dir is not None and n > 1 else None
         try:
-            with _removed_unless_ended(folder):
+            with removed_unless_ended(folder):
                 result = run_worker(replace(these, trace_dir=folder), limit, cluster and p > 1)
         except JaxmlpError as e:
             failures.append(str(e) if str(e).startswith(these.label) else f"{these.label}: {e}")

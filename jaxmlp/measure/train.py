@@ -67,11 +67,19 @@ def validate_config(config: TrainConfig) -> TrainConfig:
     return config
 
 
-def check_batch_size(batch_size: int, n_train: int) -> None:
-    if batch_size > n_train:
+def check_batch_size(batch_size: int, n_train: int, fixed: bool = False) -> None:
+    """Before any work: one batch fits the training set, else one line naming the option to change (``fixed``: the
+    command has no --batch-size, its training set is --limit images)."""
+    if batch_size <= n_train:
+        return
+    if fixed:
         raise JaxmlpError(
-            f"--batch-size {batch_size} is larger than the training set ({n_train} images): choose at most {n_train}"
+            f"--limit {n_train} is fewer training images than one batch ({batch_size}): give --limit {batch_size} "
+            "or more"
         )
+    raise JaxmlpError(
+        f"--batch-size {batch_size} is larger than the training set ({n_train} images): choose at most {n_train}"
+    )
 
 
 class EpochRecord(NamedTuple):
