@@ -362,8 +362,10 @@ def memory(
 ) -> list[Finding]:
     def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
         if not tables.peaks_are_own(part):
+            runs = part["file"].nunique()
             return (
-                f"The largest host peak the run recorded is {size(table['peak_rss_bytes'].max())}, over "
+                f"The largest host peak {'the run' if runs == 1 else f'the {runs} runs'} recorded is "
+                f"{size(table['peak_rss_bytes'].max())}, over "
                 f"{len(table)} benchmarks, and no benchmark's own: the peak could not be reset before each "
                 "benchmark here, so each records its process's peak since that process started.",
                 (Table(PROCESS_MEMORY_CAPTION, table, long=True),),
