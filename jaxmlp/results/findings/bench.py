@@ -24,12 +24,14 @@ from jaxmlp.results.findings.model import (
     shown,
 )
 from jaxmlp.results.findings.select import OLDER, machine_of, newest_per_backend, runs_of, timed
+from jaxmlp.results.ladders import FLOOR_RUNG
 from jaxmlp.results.layout import shown_stamp
 from jaxmlp.units import count, duration, flop_rate, ratio, size
 
 LOADER_CAPTION = (
     "Loader ladder: input alone and the training epoch per loader, worker count and precision (median "
-    "and IQR), against the floor of its precision and the scan epoch of its precision in the same run; "
+    "and IQR), against the floor of its precision and the scan epoch of its precision in the same run (or the "
+    "machine's newest environment: run = the file each row comes from); "
     "fastest = the smallest median, ~fastest = its IQR overlaps the fastest's"
 )
 GEMM_CAPTION = (
@@ -39,12 +41,13 @@ GEMM_CAPTION = (
     f"rate over the same library's f32 rate; {tables.GEMM_UNAVAILABLE})"
 )
 FLOORS_CAPTION = (
-    "The floor per precision: the best rate this run measured at that precision (every GEMM row and "
-    "the f32 matmul), and the epoch's FLOPs at that rate; every table of the run reads it"
+    "The floor per precision: the best rate this run (or the machine's newest environment that measured that "
+    "precision) measured at that precision (every GEMM row and the f32 matmul), and the epoch's FLOPs at that rate; "
+    "every table of the run reads it"
 )
 LADDER_CAPTION = (
     "Epoch ladder: each pipeline's epoch (median and IQR) as times the floor of its own precision in "
-    "the same run (library and rate on the floors' rows)"
+    "the same run or environment (library and rate on the floors' rows; run = the file each row comes from)"
 )
 DEVICE_PEAK = "the device's peak, where the backend keeps one, since its process started (JAX cannot reset it)"
 MEMORY_CAPTION = (
@@ -86,17 +89,59 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _cite(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
-    """`` [bench-….json]``: the run a figure comes from (the newest row of ``bench`` with ``params``), where the
-    answer rests on more than one run; else ""."""
-    if rows["file"].nunique() < 2:
-        return ""
+def _source(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
+    """The run (its file's name) of the newest row of ``bench`` with ``params``; "" where none is."""
     mine = rows[rows["test"] == bench.id]
     for key, value in params.items():
         if key in mine:
             column = mine[key].astype(object).where(mine[key].notna(), bench.defaults.get(key, ""))
             mine = mine[column.map(_text) == _text(value)]
-    return f" [{Path(str(mine['file'].iloc[0])).name}]" if len(mine) else ""
+    return Path(str(mine["file"].iloc[0])).name if len(mine) else ""
+
+
+def _cite(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
+    """`` [bench-….json]``: the run a figure comes from (`_source`), where the answer rests on more than one run;
+    else ""."""
+    source = _source(rows, bench, **params) if rows["file"].nunique() > 1 else ""
+    return f" [{source}]" if source else ""
+
+
+def _epoch_source(part: pd.DataFrame, row: Any) -> str:
+    return _source(
+        part, registry.EPOCH, backend=row.backend, pipeline=row.pipeline, workers=row.workers, precision=row.precision
+    )
+
+
+def _floor_source(part: pd.DataFrame, floor: Any) -> str:
+    """The run of a floor's product: a GEMM row of its library and precision, else the float32 matmul."""
+    gemm = _source(part, registry.GEMM, backend=floor.backend, library=floor.library, precision=floor.precision)
+    return gemm or _source(part, registry.MATMUL, backend=floor.backend)
+
+
+def _ladder_run(part: pd.DataFrame, row: Any) -> str:
+    """The run of a pipeline ladder's row: its floor's product, the step's matmuls or its epoch."""
+    if str(row.rung).startswith(FLOOR_RUNG):
+        return _floor_source(part, row)
+    if row.rung == tables.STEP_GEMMS:
+        return _source(part, registry.STEP_GEMMS, backend=row.backend)
+    return _epoch_source(part, row)
+
+
+def _loader_run(part: pd.DataFrame, row: Any) -> str:
+    """The runs of a loader ladder's row: its input alone's and its epoch's."""
+    said = [
+        _source(part, registry.LOADER, pipeline=row.pipeline, workers=row.workers) if pd.notna(row.loader_s) else "",
+        _epoch_source(part, row) if pd.notna(row.epoch_s) else "",
+    ]
+    return "; ".join(dict.fromkeys(s for s in said if s))
+
+
+def with_runs(table: pd.DataFrame, part: pd.DataFrame, run: Any) -> pd.DataFrame:
+    """``table`` with a ``run`` column (``run(part, row)``: the file each row comes from) where ``part`` spans more
+    than one run; as it is where one run answers."""
+    if table.empty or part["file"].nunique() < 2:
+        return table
+    return table.assign(run=[run(part, row) for row in table.itertuples()])
 
 
 def _speedups(table: pd.DataFrame, column: str) -> str:
@@ -244,7 +289,7 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
                 + _cite(part, registry.LOADER, pipeline=w.pipeline, workers=w.workers)
             )
     text = "; ".join(parts) or "no loader was timed"
-    return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, table),)
+    return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, with_runs(table, part, _loader_run)),)
 
 
 def loaders(
@@ -263,9 +308,9 @@ def loaders(
 
 
 def _floor_cite(part: pd.DataFrame, floor: Any) -> str:
-    """`_cite` of a floor's product (a GEMM row of its library, precision and shape, else the float32 matmul)."""
-    gemm = _cite(part, registry.GEMM, backend=floor.backend, library=floor.library, precision=floor.precision)
-    return gemm or _cite(part, registry.MATMUL, backend=floor.backend)
+    """`_cite` of a floor's product (`_floor_source`)."""
+    source = _floor_source(part, floor) if part["file"].nunique() > 1 else ""
+    return f" [{source}]" if source else ""
 
 
 def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
@@ -281,7 +326,10 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
             f"{floor.library}){_floor_cite(part, floor)}"
         )
     text = "; ".join(parts) or "No pipeline was timed against a floor"
-    shown_tables = [Table(FLOORS_CAPTION, tables.floors(part).drop(columns="flops")), Table(LADDER_CAPTION, ladder)]
+    shown_tables = [
+        Table(FLOORS_CAPTION, with_runs(tables.floors(part).drop(columns="flops"), part, _floor_source)),
+        Table(LADDER_CAPTION, with_runs(ladder, part, _ladder_run)),
+    ]
     gemm = tables.gemm_rates(part)
     if len(gemm):
         shown_tables.append(Table(GEMM_CAPTION, gemm, long=True))
