@@ -119,9 +119,9 @@ def newest_per_backend(
     timed_only: bool = True,
     needs: Sequence[Benchmark] = (),
 ) -> dict[str, pd.DataFrame]:
-    """Per backend, the newest timed run whose rows ``answers`` (the machine is that run's: an older run on another
-    machine of the same backend is the history's, not the answer's). ``needs``: benchmarks of which a run must hold
-    one to answer at all (a run without any is passed over unasked: a folder of many runs asks few)."""
+    """Per backend, the newest timed run (or machine's `evidence`) whose rows ``answers``: one machine's, never
+    another's of the same backend. ``needs``: benchmarks of which a run must hold one to answer at all (a run
+    without any is passed over unasked: a folder of many runs asks few)."""
     found: dict[str, pd.DataFrame] = {}
     ids = [b.id for b in needs]
     for rows in runs_by_file.values():
