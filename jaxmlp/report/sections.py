@@ -130,7 +130,7 @@ def _earlier(
             env = tables.environment(rows)
             out.append(
                 Run(
-                    f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['cpu_model']} · "
+                    f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['machine']} · "
                     f"{shown_path(file, folder)}",
                     "",
                     (),
