@@ -100,3 +100,15 @@ def test_a_machine_is_named_only_where_the_user_asks(monkeypatch):
     assert environment.metadata()["machine_name"] is None
     monkeypatch.setenv(environment.MACHINE_NAME, "lab-7")
     assert environment.metadata()["machine_name"] == "lab-7"
+
+
+def test_a_machine_field_of_the_wrong_type_is_named_in_one_line(folder, capsys):
+    doc = json.loads((folder / THIRD).read_text())
+    doc["schema_version"] = doc["machine_info"]["jaxmlp"]["schema_version"] = 5
+    doc["machine_info"]["jaxmlp"].update(
+        machine_cpu=None, machine_cores="many", machine_backend="tpu", machine_device="TPU v5 lite", machine_name=None
+    )
+    (folder / THIRD).write_text(json.dumps(doc))
+    assert main(["summary", str(folder / THIRD)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "machine_cores" in err and len(err.splitlines()) == 1
