@@ -112,11 +112,11 @@ def test_a_smoke_run_answers_nothing_and_another_machine_is_its_own_line(tmp_pat
 
 
 def test_a_machine_is_its_cpu_cores_backend_and_device():
-    assert machine({"cpu_model": "AMD EPYC", "cpu_affinity": 2, "backend": "cpu"}) == "AMD EPYC, 2 cores"
-    assert machine({"cpu_model": "Xeon", "cpu_affinity": 1.0, "backend": "cpu"}) == "Xeon, 1 core"
-    assert machine({"cpu_model": "unknown", "cpu_affinity": 13, "backend": "tpu", "device_kind": "TPU v5 lite"}) == (
-        "TPU v5 lite (host: 13 cores)"
-    )
+    assert machine({"machine_cpu": "AMD EPYC", "machine_cores": 2, "machine_backend": "cpu"}) == "AMD EPYC, 2 cores"
+    assert machine({"machine_cpu": "Xeon", "machine_cores": 1.0, "machine_backend": "cpu"}) == "Xeon, 1 core"
+    tpu = {"machine_cpu": "unknown", "machine_cores": 13, "machine_backend": "tpu", "machine_device": "TPU v5 lite"}
+    assert machine(tpu) == "TPU v5 lite (host: 13 cores)"
+    assert machine({**tpu, "machine_name": "lab-7"}) == "lab-7: TPU v5 lite (host: 13 cores)"  # named where asked
 
 
 OPS = FIXTURES / "ops"

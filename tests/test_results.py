@@ -15,6 +15,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix
 from jaxmlp.results import layout
+from jaxmlp.results.machines import MACHINE
 from jaxmlp.results.reading import read_document
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bench import BenchmarkDocument, Stats
@@ -60,7 +61,16 @@ def test_documents_are_saved_under_their_own_name(tmp_path):
     copy = json.loads((tmp_path / "bench-20261201T100000-cpu.json").read_text())
     original = json.loads((FIXTURES / "bench-cpu.json").read_text())
     assert (copy.pop("kind"), copy.pop("schema_version")) == ("bench", CURRENT)
+    meta = copy["machine_info"]["jaxmlp"]
+    machine = {key: meta.pop(key) for key in MACHINE}  # a file before version 5: its machine told from its metadata
     assert set(copy) == set(original) and copy["machine_info"] == original["machine_info"]  # everything it wrote
+    assert machine == {
+        "machine_cpu": "Fixture CPU",
+        "machine_cores": 2,
+        "machine_backend": "cpu",
+        "machine_device": None,
+        "machine_name": None,
+    }
 
 
 def test_a_folder_result_appears_whole_or_not_at_all(tmp_path):

@@ -99,6 +99,34 @@ def git_commit() -> str | None:
     return commit + ("+dirty" if dirty else "")
 
 
+MACHINE_NAME = "JAXMLP_MACHINE_NAME"
+"""The variable that names this machine in every result (its host name, say): unset, no name is recorded."""
+
+
+def machine() -> dict[str, Any]:
+    """This machine as every result records it (`jaxmlp.results.machines.MACHINE`): the CPU model, the cores this
+    process may use, the name `MACHINE_NAME` gives (None where unset), and the accelerator JAX sees by default (its
+    backend and device kind; ``cpu`` and None where it has none): the same in every file this host writes."""
+    import jax
+
+    device = jax.devices()[0]  # the default backend's: the accelerator this host has, else its CPU
+    accelerator = device.platform != "cpu"
+    return {
+        **_host(),
+        "machine_backend": device.platform,
+        "machine_device": device.device_kind if accelerator else None,
+    }
+
+
+def _host() -> dict[str, Any]:
+    """The machine's fields that need no JAX (`machine` adds its accelerator)."""
+    return {
+        "machine_cpu": cpu_model(),
+        "machine_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "machine_name": os.environ.get(MACHINE_NAME) or None,
+    }
+
+
 def metadata(device: jax.Device | None = None) -> dict[str, Any]:
     """Versions, machine, device and flags: what makes two numbers comparable."""
     meta = {
@@ -119,6 +147,7 @@ def metadata(device: jax.Device | None = None) -> dict[str, Any]:
         "jax_platforms": os.environ.get("JAX_PLATFORMS", ""),
         # float32 matmuls' precision as the variable sets it (with a device: as JAX's config has it)
         "jax_default_matmul_precision": os.environ.get("JAX_DEFAULT_MATMUL_PRECISION") or "default",
+        **_host(),
     }
     if device is not None:
         import jax
@@ -133,4 +162,5 @@ def metadata(device: jax.Device | None = None) -> dict[str, Any]:
             jax_default_matmul_precision=str(jax.config.jax_default_matmul_precision or "default"),  # type: ignore[attr-defined]
             compilation_cache_dir=jax.config.jax_compilation_cache_dir or "",  # type: ignore[attr-defined]
         )
+        meta.update(machine())
     return meta

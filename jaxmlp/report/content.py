@@ -112,7 +112,7 @@ class ReportSection:
 def describe(env: dict[str, Any]) -> str:
     """One run's environment as one line."""
     return (
-        f"{env['file']}: {env['timestamp']}, host {env['host']} ({env['cpu_model']}), backends {env['backends']} "
+        f"{env['file']}: {env['timestamp']}, {env['machine']} (host {env['host']}), backends {env['backends']} "
         f"({env['devices']}); jax {env['jax']}, jaxlib {env['jaxlib']}, torch {env['torch']}, python {env['python']}; "
         f"XLA_FLAGS '{env['xla_flags'] or ''}'; commit {env['commit']}; size {env['size']}; "
         f"data {registry.dataset_label(env['dataset'])}"
@@ -124,7 +124,7 @@ def run_label(env: Mapping[str, Any], stamp: str) -> str:
     parts = [layout.shown_stamp(stamp), str(env.get("backends") or "")]
     if env.get("commit") not in (None, "", "None"):
         parts.append(f"commit {str(env['commit'])[:8]}")
-    parts += [f"jax {env.get('jax')}", str(env.get("cpu_model") or ""), str(env.get("file") or "")]
+    parts += [f"jax {env.get('jax')}", str(env.get("machine") or ""), str(env.get("file") or "")]
     return " · ".join(p for p in parts if p)
 
 

@@ -19,6 +19,7 @@ from jaxmlp.report.content import Figure, Run, Table, shown_path
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
 from jaxmlp.results.frames import Results
+from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
@@ -288,9 +289,8 @@ def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) 
         "workload's loop)"
     )
     m = doc.metadata
-    machine = f"host {m.get('host')} ({m.get('cpu_model')}, {m.get('cpu_affinity')} CPUs), jax {m.get('jax')}"
     return Run(
-        f"{layout.shown_stamp(stamp)} · {machine}",
+        f"{layout.shown_stamp(stamp)} · {machine(m)}, jax {m.get('jax')}",
         note,
         (Table("Each workload on the roofline", pd.DataFrame(rows)),),
         (Figure("Roofline", "roofline", (doc,)),),

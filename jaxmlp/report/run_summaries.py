@@ -13,6 +13,7 @@ from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
 from jaxmlp.results.findings import run_findings
 from jaxmlp.results.frames import tta_rows
+from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.units import count, duration, percent
 
@@ -33,7 +34,7 @@ def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
             )
         lines.append(
             f"measured with jax {first.jax}, jaxlib {first.jaxlib}, torch {first.torch}, python {first.python}; "
-            f"{first.cpu_model}, {first.cpu_affinity} cores; commit {str(first.commit)[:12]}; "
+            f"{machine(first)}; commit {str(first.commit)[:12]}; "
             + (f"size {first['size']}; " if pd.notna(first.get("size")) else "")
             + f"data: {registry.dataset_label(datasets or '?')}"
         )
@@ -101,13 +102,10 @@ def tta_summary(doc: TtaDocument, title: str = "Time to accuracy") -> Summary:
 
 
 def _measured_on(meta: Mapping[str, Any]) -> str:
-    """``jax 0.10.2, torch 2.14.1, Intel Xeon, 2 cores``: what of it the metadata holds (nothing: empty)."""
+    """``jax 0.10.2, torch 2.14.1, Intel Xeon, 2 cores``: what of it the metadata holds (its machine as every output
+    names it, `machine`)."""
     parts = [f"{name} {meta[name]}" for name in ("jax", "torch") if meta.get(name) is not None]
-    if meta.get("cpu_model") is not None:
-        parts.append(str(meta["cpu_model"]))
-    if meta.get("cpu_affinity") is not None:
-        parts.append(count(meta["cpu_affinity"], "core"))
-    return ", ".join(parts)
+    return ", ".join([*parts, machine(meta)])
 
 
 TRAIN_HEADERS = (

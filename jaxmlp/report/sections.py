@@ -98,6 +98,12 @@ def cpu_vs_accelerator_note(accelerator: str, differ: dict[str, tuple[Any, Any]]
     )
 
 
+EVIDENCE = (
+    "Each machine's newest environment (its jax, jaxlib and commit), its runs merged: every figure names its run."
+)
+"""Where the benchmark sections' answers come from (docs/methods/which-run-answers.md)."""
+
+
 def _run_of(finding: Finding, plots: Sequence[Figure] = (), envs: dict[str, pd.DataFrame] | None = None) -> Run:
     """A finding's tables (and plots) as the run it rests on, with what that run was measured on and with."""
     label = f"{finding.machine}: {finding.run}" if finding.machine else finding.run
@@ -124,7 +130,7 @@ def _earlier(
             env = tables.environment(rows)
             out.append(
                 Run(
-                    f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['cpu_model']} · "
+                    f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['machine']} · "
                     f"{shown_path(file, folder)}",
                     "",
                     (),
@@ -255,22 +261,22 @@ def build_sections(
     add(
         "jit and vmap",
         BENCHMARKS,
-        "The newest timed run of each machine.",
+        EVIDENCE,
         earlier=_earlier(runs_by_file, _of(found, BENCHMARKS), folder, lambda r: not tables.is_scaling(r)),
     )
     add(
         "The floor and the epoch ladder",
         FLOOR,
-        "The floor of each precision is the best rate the run measured at "
-        "that precision; every pipeline is set against its own precision's floor.",
+        "The floor of each precision is the best rate the run (or the machine's newest environment that measured "
+        "that precision) measured at that precision; every pipeline is set against its own precision's floor.",
         _ladder_plots,
     )
-    add("Goals", GOALS, "Read from the newest timed run of each machine.")
-    add("Loaders and workers", LOADERS, "The newest timed run of each machine.", _loader_plots)
+    add("Goals", GOALS, f"Read from {EVIDENCE[0].lower()}{EVIDENCE[1:]}")
+    add("Loaders and workers", LOADERS, EVIDENCE, _loader_plots)
     add(
         "CPU against an accelerator",
         CPU_ACCELERATOR,
-        "The newest run of each backend.",
+        "The newest machine of each backend, " + EVIDENCE[0].lower() + EVIDENCE[1:],
         lambda f: (
             [Figure("CPU vs accelerator epoch times", "cpu_accelerator", (f.tables[0].frame,))]
             if f.tables and len(f.tables[0].frame) and "cpu_over_accelerator" in f.tables[0].frame

@@ -13,6 +13,7 @@ from jaxmlp import registry
 from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
 from jaxmlp.results.frames import query
 from jaxmlp.results.ladders import pipeline_ladder
+from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.bench import own_peaks
 from jaxmlp.results.table_base import shows
 from jaxmlp.stats import INVALID, compare
@@ -96,6 +97,7 @@ def environment(run: pd.DataFrame) -> dict[str, Any]:
         devices=_joined(run, "device_kind"),
         dataset=_joined(run, "dataset"),
         file=Path(str(first.get("file"))).name,
+        machine=machine(first),
     )
     return env
 

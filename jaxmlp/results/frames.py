@@ -51,6 +51,11 @@ METADATA = (
     "device_kind",
     "precision",
     "partial",
+    "machine_cpu",
+    "machine_cores",
+    "machine_backend",
+    "machine_device",
+    "machine_name",
 )
 DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]

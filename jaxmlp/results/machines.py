@@ -1,5 +1,7 @@
-"""A machine, as asv's machine is: what a run's times depend on (`MACHINE`: the CPU model, its core count, the
-backend and its device kind). Every history and every answer keeps machines apart."""
+"""A machine, as asv's machine is: the host a run's times depend on (`MACHINE`: its CPU model, its core count, the
+accelerator it has, its backend and device kind, and the name the user gave it, if any), recorded in every file that
+host writes (`jaxmlp.measure.environment.machine`), whatever the file measured. Every history and every answer keeps
+machines apart, and names each the same way (`machine`)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ import pandas as pd
 
 from jaxmlp import units
 
-MACHINE = ("cpu_model", "cpu_affinity", "backend", "device_kind")
-"""What two runs must share to be on one machine."""
+MACHINE = ("machine_cpu", "machine_cores", "machine_backend", "machine_device", "machine_name")
+"""What two runs must share to be on one machine (files before schema version 5: `results.schema.upgrade`)."""
+
+ENVIRONMENT = (*MACHINE, "jax", "jaxlib", "commit")
+"""What two runs must share to be of one environment: one machine, one jax and jaxlib, one commit of the suite."""
 
 
 def _known(value: Any) -> bool:
@@ -24,19 +29,34 @@ def _known(value: Any) -> bool:
 
 
 def machine(row: Mapping[str, Any] | pd.Series) -> str:
-    """A machine as one label: ``AMD EPYC, 2 cores`` (``1 core``) for a CPU run, ``TPU v5 lite (host: 13 cores)``
-    for an accelerator's."""
-    cores = row.get("cpu_affinity")
+    """A machine as one label: ``AMD EPYC, 2 cores`` (``1 core``) for a host without an accelerator, ``TPU v5 lite
+    (host: 13 cores)`` for one with; its name first where the user gave one (``lab-1: AMD EPYC, 2 cores``)."""
+    cores = row.get("machine_cores")
     count = units.count(round(float(cores)), "core") if _known(cores) and cores is not None else ""
-    cpu = str(row.get("cpu_model")) if _known(row.get("cpu_model")) else ""
-    backend = str(row.get("backend") or "cpu") if _known(row.get("backend")) else "cpu"
+    cpu = str(row.get("machine_cpu")) if _known(row.get("machine_cpu")) else ""
+    backend = str(row.get("machine_backend")) if _known(row.get("machine_backend")) else "cpu"
+    name = f"{row.get('machine_name')}: " if _known(row.get("machine_name")) else ""
     if backend == "cpu":
-        return ", ".join(p for p in (cpu or "a CPU", count) if p)
-    device = str(row.get("device_kind")) if _known(row.get("device_kind")) else backend.upper()
+        return name + ", ".join(p for p in (cpu or "a CPU", count) if p)
+    device = str(row.get("machine_device")) if _known(row.get("machine_device")) else backend.upper()
     host = ", ".join(p for p in (cpu, count) if p)
-    return f"{device} ({'host: ' + host if host else backend})"
+    return f"{name}{device} ({'host: ' + host if host else backend})"
 
 
 def machine_of(rows: pd.DataFrame) -> str:
-    """The machine of a run's rows (its first row's)."""
-    return machine(rows.iloc[0]) if len(rows) else "?"
+    """The machine of a run's rows (its first row's); where the rows are all of the host's CPU on a machine with an
+    accelerator, ``… · its CPU``."""
+    if not len(rows):
+        return "?"
+    first = rows.iloc[0]
+    label = machine(first)
+    backends = set(rows["backend"].dropna()) if "backend" in rows else set()
+    if backends == {"cpu"} and _known(first.get("machine_backend")) and first.get("machine_backend") != "cpu":
+        label += " · its CPU"
+    return label
+
+
+def environment(row: Mapping[str, Any] | pd.Series) -> str:
+    """An environment as words: ``jax 0.10.2, jaxlib 0.10.2, commit 8da3c890``."""
+    commit = str(row.get("commit"))[:8] if _known(row.get("commit")) else "?"
+    return f"jax {row.get('jax') or '?'}, jaxlib {row.get('jaxlib') or '?'}, commit {commit}"

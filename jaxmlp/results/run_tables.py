@@ -12,6 +12,7 @@ from jaxmlp import registry
 from jaxmlp.measure.train import steady_state_seconds
 from jaxmlp.measure.tta import median_stands
 from jaxmlp.results.frames import query
+from jaxmlp.results.machines import machine
 from jaxmlp.results.table_base import precision_of, shows
 from jaxmlp.units import count, duration, percent
 
@@ -86,6 +87,7 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
                 "cpu_model": last.get("cpu_model"),
                 "cpu_affinity": last.get("cpu_affinity"),
                 "device_kind": last.get("device_kind"),
+                "machine": machine(last),
                 "timestamp": last.get("timestamp"),
                 "partial": partial_of(epochs),
             }

@@ -12,6 +12,7 @@ import pandas as pd
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings import bench, releases, runs
 from jaxmlp.results.findings.model import Finding, Table, shown
+from jaxmlp.results.findings.select import evidence
 from jaxmlp.results.frames import Results, without_sweeps
 from jaxmlp.results.traces import CaptureSummary
 
@@ -24,16 +25,18 @@ def findings(
     folder: Path | None = None,
     past: history.Found | None = None,
 ) -> tuple[Finding, ...]:
-    """Every question's finding, in the order the README asks them; paths shown relative to ``folder``; ``past``:
-    `history.found` of the same results, where the caller has it (the report draws it too)."""
+    """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
+    evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.found` of the same results,
+    where the caller has it (the report draws it too)."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
+    merged = evidence(runs_by_file)  # per machine, its newest environment's runs as one
     accuracy = tables.tutorial_accuracy(results.runs)
     return (
-        *bench.jit(runs_by_file, folder),
-        *bench.vmap(runs_by_file, folder),
-        *bench.loaders(runs_by_file, folder),
-        *bench.floor(runs_by_file, folder),
-        *bench.cpu_vs_accelerator(runs_by_file, folder),
+        *bench.jit(merged, folder),
+        *bench.vmap(merged, folder),
+        *bench.loaders(merged, folder),
+        *bench.floor(merged, folder),
+        *bench.cpu_vs_accelerator(merged, folder),
         *runs.operations(runs_by_file, folder),
         releases.matrix(results, folder),
         releases.timeline(results, folder),
@@ -42,9 +45,9 @@ def findings(
         runs.trace(traces, folder),
         *runs.changes_across_runs(results, past),
         *runs.training(results, folder),
-        *bench.goals(runs_by_file, accuracy, folder),
+        *bench.goals(merged, accuracy, folder),
         *runs.time_to_accuracy(results, folder),
-        *bench.memory(runs_by_file, folder),
+        *bench.memory(merged, folder),
         *bench.results_folder(runs_by_file, folder),
     )
 

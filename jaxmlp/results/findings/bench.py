@@ -1,6 +1,7 @@
 """The findings of benchmark runs: what jit and vmap buy, which loader and how many workers, how far from the floor,
-the goals, peak memory and CPU against an accelerator; each from the newest timed run of each backend
-(`jaxmlp.results.findings.select`)."""
+the goals, peak memory and CPU against an accelerator; each per backend from the evidence of the newest machine that
+can answer (its newest environment's timed runs merged, `jaxmlp.results.findings.select.evidence`), every figure
+citing its run."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import tables
+from jaxmlp.results import layout, tables
 from jaxmlp.results.findings.model import (
     BENCHMARKS,
     CPU_ACCELERATOR,
@@ -22,13 +23,15 @@ from jaxmlp.results.findings.model import (
     Table,
     shown,
 )
-from jaxmlp.results.findings.select import machine_of, newest_per_backend, stamp_of, timed
+from jaxmlp.results.findings.select import OLDER, machine_of, newest_per_backend, runs_of, timed
+from jaxmlp.results.ladders import FLOOR_RUNG
 from jaxmlp.results.layout import shown_stamp
 from jaxmlp.units import count, duration, flop_rate, ratio, size
 
 LOADER_CAPTION = (
     "Loader ladder: input alone and the training epoch per loader, worker count and precision (median "
-    "and IQR), against the floor of its precision and the scan epoch of its precision in the same run; "
+    "and IQR), against the floor of its precision and the scan epoch of its precision in the same run (or the "
+    "machine's newest environment: run = the file each row comes from); "
     "fastest = the smallest median, ~fastest = its IQR overlaps the fastest's"
 )
 GEMM_CAPTION = (
@@ -38,12 +41,13 @@ GEMM_CAPTION = (
     f"rate over the same library's f32 rate; {tables.GEMM_UNAVAILABLE})"
 )
 FLOORS_CAPTION = (
-    "The floor per precision: the best rate this run measured at that precision (every GEMM row and "
-    "the f32 matmul), and the epoch's FLOPs at that rate; every table of the run reads it"
+    "The floor per precision: the best rate this run (or the machine's newest environment that measured that "
+    "precision) measured at that precision (every GEMM row and the f32 matmul), and the epoch's FLOPs at that rate; "
+    "every table of the run reads it"
 )
 LADDER_CAPTION = (
     "Epoch ladder: each pipeline's epoch (median and IQR) as times the floor of its own precision in "
-    "the same run (library and rate on the floors' rows)"
+    "the same run or environment (library and rate on the floors' rows; run = the file each row comes from)"
 )
 DEVICE_PEAK = "the device's peak, where the backend keeps one, since its process started (JAX cannot reset it)"
 MEMORY_CAPTION = (
@@ -58,7 +62,86 @@ PROCESS_MEMORY_CAPTION = (
 
 
 def _where(rows: pd.DataFrame, folder: Path | None) -> str:
-    return f"{shown(str(rows['file'].iloc[0]), folder)} ({shown_stamp(stamp_of(rows))})"
+    """The runs rows come from, newest first: ``bench-…-tpu.json (12-06 01:20); bench-…-tpu.json (12-05 20:46)``."""
+    stamps = rows.drop_duplicates("file").set_index("file")["timestamp"]
+    return "; ".join(
+        f"{shown(f, folder)} ({shown_stamp(layout.stamp_in(f) or layout.stamp(str(stamps[f])))})" for f in runs_of(rows)
+    )
+
+
+def _older(rows: pd.DataFrame) -> str:
+    """What an answer says of its figures from an older environment of its machine (`select.OLDER`): which
+    environment and run; "" where none is."""
+    if OLDER not in rows:
+        return ""
+    older = rows[rows[OLDER].astype(bool)]
+    said = [
+        f"from an older environment ({env}): {', '.join(Path(f).name for f in runs_of(part))}"
+        for env, part in older.groupby(OLDER, sort=False)
+    ]
+    return f" Figures {'; '.join(said)}." if said else ""
+
+
+def _text(value: Any) -> str:
+    """A parameter as a name spells it (``2``, not ``2.0``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _source(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
+    """The run (its file's name) of the newest row of ``bench`` with ``params``; "" where none is."""
+    mine = rows[rows["test"] == bench.id]
+    for key, value in params.items():
+        if key in mine:
+            column = mine[key].astype(object).where(mine[key].notna(), bench.defaults.get(key, ""))
+            mine = mine[column.map(_text) == _text(value)]
+    return Path(str(mine["file"].iloc[0])).name if len(mine) else ""
+
+
+def _cite(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
+    """`` [bench-….json]``: the run a figure comes from (`_source`), where the answer rests on more than one run;
+    else ""."""
+    source = _source(rows, bench, **params) if rows["file"].nunique() > 1 else ""
+    return f" [{source}]" if source else ""
+
+
+def _epoch_source(part: pd.DataFrame, row: Any) -> str:
+    return _source(
+        part, registry.EPOCH, backend=row.backend, pipeline=row.pipeline, workers=row.workers, precision=row.precision
+    )
+
+
+def _floor_source(part: pd.DataFrame, floor: Any) -> str:
+    """The run of a floor's product: a GEMM row of its library and precision, else the float32 matmul."""
+    gemm = _source(part, registry.GEMM, backend=floor.backend, library=floor.library, precision=floor.precision)
+    return gemm or _source(part, registry.MATMUL, backend=floor.backend)
+
+
+def _ladder_run(part: pd.DataFrame, row: Any) -> str:
+    """The run of a pipeline ladder's row: its floor's product, the step's matmuls or its epoch."""
+    if str(row.rung).startswith(FLOOR_RUNG):
+        return _floor_source(part, row)
+    if row.rung == tables.STEP_GEMMS:
+        return _source(part, registry.STEP_GEMMS, backend=row.backend)
+    return _epoch_source(part, row)
+
+
+def _loader_run(part: pd.DataFrame, row: Any) -> str:
+    """The runs of a loader ladder's row: its input alone's and its epoch's."""
+    said = [
+        _source(part, registry.LOADER, pipeline=row.pipeline, workers=row.workers) if pd.notna(row.loader_s) else "",
+        _epoch_source(part, row) if pd.notna(row.epoch_s) else "",
+    ]
+    return "; ".join(dict.fromkeys(s for s in said if s))
+
+
+def with_runs(table: pd.DataFrame, part: pd.DataFrame, run: Any) -> pd.DataFrame:
+    """``table`` with a ``run`` column (``run(part, row)``: the file each row comes from) where ``part`` spans more
+    than one run; as it is where one run answers."""
+    if table.empty or part["file"].nunique() < 2:
+        return table
+    return table.assign(run=[run(part, row) for row in table.itertuples()])
 
 
 def _speedups(table: pd.DataFrame, column: str) -> str:
@@ -78,6 +161,18 @@ NEEDS: dict[str, tuple[registry.Benchmark, ...]] = {
     "pipeline_ladder": (registry.EPOCH,),
 }
 """The benchmarks of which a run must hold one for each table to have rows (`newest_per_backend`'s ``needs``)."""
+
+READS: dict[str, tuple[registry.Benchmark, ...]] = {
+    "jit_vs_eager": (registry.UPDATE,),
+    "vmap_vs_loop": (registry.PREDICT,),
+    "loader_ladder": (registry.LOADER, registry.EPOCH, registry.GEMM, registry.MATMUL),
+}
+"""The benchmarks each table reads (the runs its answer cites); a table not named reads every row."""
+
+
+def _read(part: pd.DataFrame, table: Any) -> pd.DataFrame:
+    ids = [b.id for b in READS.get(table.__name__, ())]
+    return part[part["test"].isin(ids)] if ids else part
 
 
 def _per_backend(
@@ -100,7 +195,10 @@ def _per_backend(
     out = []
     for part in found.values():
         text, shown_tables = answer(part, table(part))
-        out.append(Finding(question, text, anchor, True, _where(part, folder), machine_of(part), shown_tables))
+        read = _read(part, table)
+        out.append(
+            Finding(question, text + _older(read), anchor, True, _where(read, folder), machine_of(part), shown_tables)
+        )
     return out
 
 
@@ -156,6 +254,13 @@ def _loader(row: Any) -> str:
     return f"{row.pipeline}, {count(workers, 'worker')}" if workers else f"{row.pipeline} without workers"
 
 
+def _epoch_cite(part: pd.DataFrame, row: Any) -> str:
+    """`_cite` of a ladder row's epoch."""
+    return _cite(
+        part, registry.EPOCH, backend=row.backend, pipeline=row.pipeline, workers=row.workers, precision=row.precision
+    )
+
+
 def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
     epochs = table.dropna(subset=["epoch_s"]).sort_values("epoch_s")
     parts = []
@@ -163,24 +268,28 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
         best = epochs.iloc[0]
         parts.append(
             f"the fastest training epoch fed by a loader is {_rung(best)} ({duration(best.epoch_s)}, "
-            f"{ratio(best.epoch_x_floor)} the {best.precision} floor)"
+            f"{ratio(best.epoch_x_floor)} the {best.precision} floor){_epoch_cite(part, best)}"
         )
         workers = epochs[epochs["pipeline"].isin(registry.WORKER_PIPELINES) & (epochs["workers"] > 0)]
         if len(workers):
             w = workers.iloc[0]
-            parts.append(f"with worker processes, {_rung(w)} ({duration(w.epoch_s)})")
+            parts.append(f"with worker processes, {_rung(w)} ({duration(w.epoch_s)}){_epoch_cite(part, w)}")
     alone = table.dropna(subset=["loader_s"]).sort_values("loader_s", kind="stable")
     if len(alone):
         best = alone.iloc[0]  # the row the table marks fastest: the smallest median
-        parts.append(f"input alone is fastest with {_loader(best)} ({duration(best.loader_s)} an epoch)")
+        parts.append(
+            f"input alone is fastest with {_loader(best)} ({duration(best.loader_s)} an epoch)"
+            + _cite(part, registry.LOADER, pipeline=best.pipeline, workers=best.workers)
+        )
         with_workers = alone[alone["pipeline"].isin(registry.WORKER_PIPELINES)]
         if len(with_workers) and with_workers.index[0] != alone.index[0]:
             w = with_workers.iloc[0]
             parts.append(
                 f"of the loaders that can use worker processes, {_loader(w)} ({duration(w.loader_s)} an epoch)"
+                + _cite(part, registry.LOADER, pipeline=w.pipeline, workers=w.workers)
             )
     text = "; ".join(parts) or "no loader was timed"
-    return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, table),)
+    return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, with_runs(table, part, _loader_run)),)
 
 
 def loaders(
@@ -198,6 +307,12 @@ def loaders(
     )
 
 
+def _floor_cite(part: pd.DataFrame, floor: Any) -> str:
+    """`_cite` of a floor's product (`_floor_source`)."""
+    source = _floor_source(part, floor) if part["file"].nunique() > 1 else ""
+    return f" [{source}]" if source else ""
+
+
 def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
     parts = []
     for line in tables.ladder_headlines(ladder):
@@ -206,12 +321,15 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
             continue
         parts.append(
             f"{line['precision']}: the fastest pipeline, {fastest.rung.removeprefix(tables.PIPELINE_RUNG)}, "
-            f"takes {duration(fastest.epoch_s)} an epoch, {ratio(fastest.x_floor)} the {line['precision']} "
-            f"floor ({duration(floor.epoch_s)} at {flop_rate(floor.gflop_per_s * 1e9)}, "
-            f"{floor.library})"
+            f"takes {duration(fastest.epoch_s)} an epoch{_epoch_cite(part, fastest)}, {ratio(fastest.x_floor)} the "
+            f"{line['precision']} floor ({duration(floor.epoch_s)} at {flop_rate(floor.gflop_per_s * 1e9)}, "
+            f"{floor.library}){_floor_cite(part, floor)}"
         )
     text = "; ".join(parts) or "No pipeline was timed against a floor"
-    shown_tables = [Table(FLOORS_CAPTION, tables.floors(part).drop(columns="flops")), Table(LADDER_CAPTION, ladder)]
+    shown_tables = [
+        Table(FLOORS_CAPTION, with_runs(tables.floors(part).drop(columns="flops"), part, _floor_source)),
+        Table(LADDER_CAPTION, with_runs(ladder, part, _ladder_run)),
+    ]
     gemm = tables.gemm_rates(part)
     if len(gemm):
         shown_tables.append(Table(GEMM_CAPTION, gemm, long=True))
@@ -272,7 +390,7 @@ def goals(
         met = sum(bool(g["met"]) for g in mine)
         measured = sum(g["met"] is not None for g in mine)
         missed = [g["goal"] for g in mine if g["met"] is False]
-        text = f"{met} of {measured} met" + (f"; missed: {'; '.join(missed)}" if missed else "") + "."
+        text = f"{met} of {measured} met" + (f"; missed: {'; '.join(missed)}" if missed else "") + "." + _older(part)
         out.append(
             Finding(
                 tables.goal_group(backend),
@@ -292,8 +410,10 @@ def memory(
 ) -> list[Finding]:
     def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
         if not tables.peaks_are_own(part):
+            runs = part["file"].nunique()
             return (
-                f"The largest host peak the run recorded is {size(table['peak_rss_bytes'].max())}, over "
+                f"The largest host peak {'the run' if runs == 1 else f'the {runs} runs'} recorded is "
+                f"{size(table['peak_rss_bytes'].max())}, over "
                 f"{len(table)} benchmarks, and no benchmark's own: the peak could not be reset before each "
                 "benchmark here, so each records its process's peak since that process started.",
                 (Table(PROCESS_MEMORY_CAPTION, table, long=True),),

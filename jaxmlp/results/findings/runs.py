@@ -272,7 +272,7 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
     table = tables.training_table(results.runs)
     if table.empty:
         return [Finding("Training", "No training run saved yet: `jaxmlp train --json reports`.", TRAINING, False)]
-    table = table.assign(machine=[machine(r) for _, r in table.iterrows()]).sort_values("timestamp")
+    table = table.sort_values("timestamp")
     out = []
     for name, rows in table.groupby("machine", sort=False):
         r = rows.iloc[-1]

@@ -1,5 +1,6 @@
-"""Which run answers a question: per machine (`jaxmlp.results.machines`), the newest run on it that can decide it
-(the rule: ARCHITECTURE.md, "Which run answers")."""
+"""Which runs answer a question: per machine (`jaxmlp.results.machines`), the evidence of its newest environment,
+merged across its runs (`evidence`), and of the runs of other kinds the newest on it that can decide it (the rule:
+docs/methods/which-run-answers.md)."""
 
 from __future__ import annotations
 
@@ -7,19 +8,83 @@ from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 
 import pandas as pd
 
+from jaxmlp import registry
 from jaxmlp.registry import Benchmark
 from jaxmlp.results import layout
-from jaxmlp.results.machines import MACHINE, machine, machine_of
+from jaxmlp.results.machines import ENVIRONMENT, MACHINE, environment, machine, machine_of
+from jaxmlp.results.run_tables import is_scaling
 
-__all__ = ["MACHINE", "machine", "machine_of", "newest_per_backend", "stamp_of", "timed"]
+__all__ = [
+    "MACHINE",
+    "OLDER",
+    "evidence",
+    "machine",
+    "machine_of",
+    "newest_per_backend",
+    "runs_of",
+    "stamp_of",
+    "timed",
+]
 
 UNTIMED_SIZES = ("smoke",)
 """Benchmark sizes that run every step once to check it works: too short to answer how fast."""
 
 
 def stamp_of(rows: pd.DataFrame) -> str:
-    """One file's rows' time: the one in its name, else its run's timestamp."""
-    return layout.stamp_in(str(rows["file"].iloc[0])) or layout.stamp(str(rows["timestamp"].iloc[0]))
+    """Rows' time: their newest run's, the one in its file's name, else its timestamp."""
+    return max(
+        layout.stamp_in(str(file)) or layout.stamp(str(when))
+        for file, when in rows[["file", "timestamp"]].drop_duplicates("file").itertuples(index=False)
+    )
+
+
+OLDER = "older_environment"
+"""The column `evidence` marks a row with where it comes from an older environment than its machine's newest (the
+environment in words, `machines.environment`; "" for the newest's)."""
+
+FLOOR_PRODUCTS = (registry.GEMM.id, registry.MATMUL.id)
+"""The rows a floor is the best of: a precision's floor is taken whole from one environment, never mixed."""
+
+
+def _key(row: pd.Series, keys: Sequence[str]) -> tuple[str, ...]:
+    return tuple("" if pd.isna(row.get(k)) else str(row.get(k)) for k in keys)
+
+
+def evidence(runs_by_file: Mapping[str, pd.DataFrame], timed_only: bool = True) -> dict[str, pd.DataFrame]:
+    """Per machine, newest machine first, its benchmark rows merged across its runs: of each measurement (a
+    benchmark's full name) the newest environment's newest row (an environment: the machine, jax, jaxlib and the
+    suite's commit), else the newest older environment's, marked in `OLDER`; a precision's floor products all from
+    the newest environment that measured that precision. Each row keeps its ``file``: the run it comes from. Rows of
+    two machines never meet; scaling runs (and with ``timed_only`` smoke-size runs) are left out."""
+    by_machine: dict[tuple[str, ...], list[pd.DataFrame]] = {}
+    for rows in runs_by_file.values():  # newest first
+        if (timed_only and not timed(rows)) or is_scaling(rows):
+            continue
+        by_machine.setdefault(_key(rows.iloc[0], MACHINE), []).append(rows)
+    return {str(files[0]["file"].iloc[0]): _merged(files) for files in by_machine.values()}
+
+
+def _merged(files: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One machine's runs (newest first) as one set of rows: `evidence`'s rule."""
+    ranks: dict[tuple[str, ...], int] = {}
+    frames = []
+    for rows in files:
+        rank = ranks.setdefault(_key(rows.iloc[0], ENVIRONMENT), len(ranks))
+        frames.append(rows.assign(_rank=rank, **{OLDER: environment(rows.iloc[0]) if rank else ""}))
+    rows = pd.concat(frames, ignore_index=True)  # newest environment first, and in each the newest run first
+    floor = rows["test"].isin(FLOOR_PRODUCTS)
+    if floor.any():
+        precision = rows["precision"].fillna("f32") if "precision" in rows else pd.Series("f32", index=rows.index)
+        unit = rows["backend"].astype(str) + "/" + precision.astype(str)
+        first = rows[floor].groupby(unit[floor])["_rank"].transform("min")
+        rows = rows.drop(index=first.index[rows.loc[first.index, "_rank"] != first])
+    return rows.drop_duplicates("name", keep="first").drop(columns="_rank").reset_index(drop=True)
+
+
+def runs_of(rows: pd.DataFrame) -> list[str]:
+    """The runs (files) rows come from, newest first."""
+    files = rows[["file", "timestamp"]].drop_duplicates("file")
+    return [str(f) for f in files.sort_values("timestamp", ascending=False, kind="stable")["file"]]
 
 
 def timed(rows: pd.DataFrame) -> bool:
@@ -54,9 +119,9 @@ def newest_per_backend(
     timed_only: bool = True,
     needs: Sequence[Benchmark] = (),
 ) -> dict[str, pd.DataFrame]:
-    """Per backend, the newest timed run whose rows ``answers`` (the machine is that run's: an older run on another
-    machine of the same backend is the history's, not the answer's). ``needs``: benchmarks of which a run must hold
-    one to answer at all (a run without any is passed over unasked: a folder of many runs asks few)."""
+    """Per backend, the newest timed run (or machine's `evidence`) whose rows ``answers``: one machine's, never
+    another's of the same backend. ``needs``: benchmarks of which a run must hold one to answer at all (a run
+    without any is passed over unasked: a folder of many runs asks few)."""
     found: dict[str, pd.DataFrame] = {}
     ids = [b.id for b in needs]
     for rows in runs_by_file.values():

@@ -15,6 +15,7 @@ import jaxmlp.results.schema.fields as fields
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.jsonio import number
+from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.common import BENCH, JSON, KIND, METADATA_KEY, SCALING, SWEEP, header
 from jaxmlp.stats import quantile
 
@@ -130,9 +131,6 @@ METADATA_NESTED = {"devices": fields.OBJECT, "results_differ": fields.OBJECT, "p
 """The fields of a run's metadata that hold an object or a list (each backend's device, a sweep's workloads whose
 results differ, a distributed run's processes); every other is a number, text, true/false or null."""
 
-MACHINE = ("host", "cpu_model", "cpu_affinity")
-"""The metadata that names the machine a benchmark ran on (the versions are what a comparison may vary)."""
-
 
 def own_peaks(scopes: Iterable[object]) -> bool:
     r"""Whether recorded peaks (their ``peak_rss_scope``\ s) are each their benchmark's own (reset before it,
@@ -202,8 +200,9 @@ class BenchmarkDocument:
 
     @property
     def machine(self) -> tuple[str, ...]:
-        """What the numbers were measured on (`MACHINE`): two documents whose machines differ compare them too."""
-        return tuple(f"{key} {self.metadata.get(key)}" for key in MACHINE)
+        """What the numbers were measured on, as every output names it (`jaxmlp.results.machines.machine`): two
+        documents whose machines differ compare them too."""
+        return (machine(self.metadata),)
 
     def peak_memory(self) -> dict[str, float]:
         """Each benchmark's peak host memory (``extra_info["peak_rss_bytes"]``) by full name; those without it (runs

@@ -6,11 +6,13 @@ from typing import Any
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
-CURRENT = 4
+CURRENT = 5
 """The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1;
 version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); up to version 3 a
 floor product's samples were rounds of ``calls`` products (4: one product's share of its round, ``round_calls``);
-all are read through `jaxmlp.results.schema.upgrade`."""
+up to version 4 a file did not name its machine (5: ``machine_cpu``, ``machine_cores``, ``machine_backend``,
+``machine_device``, ``machine_name`` in its metadata, the same in every file of one host); all are read
+through `jaxmlp.results.schema.upgrade`."""
 
 METADATA_KEY = "jaxmlp"
 """pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in

@@ -46,15 +46,54 @@ def upgrade(raw: object) -> tuple[str, JSON]:
     if version == 1:
         kind = _kind_of_version_1(raw, meta)
         doc = {**_from_version_1(kind, dict(raw)), **header(kind)}
-        return kind, _floor_per_product(doc) if kind == BENCH else doc
+        return kind, _with_machine(kind, _floor_per_product(doc) if kind == BENCH else doc)
     kind = raw.get(KIND, meta.get(KIND))
     if kind not in KINDS:
         raise JaxmlpError(f"unknown kind of results file {kind!r} (jaxmlp knows {', '.join(KINDS)})")
     if version < CURRENT and kind in (BENCH, SCALING, SWEEP) and isinstance(raw.get("benchmarks"), list):
         doc = dict(raw)  # rows under their names and parameters now (a version 2 scaling row: one process)
         doc["benchmarks"] = [_current_row(b) if isinstance(b, Mapping) else b for b in doc["benchmarks"]]
-        return str(kind), {**(_floor_per_product(doc) if kind == BENCH else doc), **header(str(kind))}
+        doc = _floor_per_product(doc) if kind == BENCH and version < 4 else doc
+        return str(kind), _with_machine(str(kind), {**doc, **header(str(kind))})
+    if version < MACHINE_VERSION:
+        return str(kind), _with_machine(str(kind), dict(raw))
     return str(kind), dict(raw)
+
+
+MACHINE_VERSION = 5
+"""The first version whose files name their machine (`jaxmlp.measure.environment.machine`)."""
+
+
+def _machine_of(meta: Mapping[str, Any]) -> JSON:
+    """Before version 5, a file's machine as its metadata tells it: the CPU model and cores, and the accelerator
+    of the devices it measured (a bench file's ``devices``, else its own backend); no name (none was asked for)."""
+    devices = meta.get("devices")
+    seen = [d for d in (devices.values() if isinstance(devices, Mapping) else ()) if isinstance(d, Mapping)] + [meta]
+    accelerator = next((d for d in seen if d.get("backend") not in (None, "", "cpu")), None)
+    return {
+        "machine_cpu": meta.get("cpu_model"),
+        "machine_cores": meta.get("cpu_affinity"),
+        "machine_backend": accelerator.get("backend") if accelerator else "cpu",
+        "machine_device": accelerator.get("device_kind") if accelerator else None,
+        "machine_name": None,
+    }
+
+
+def _with_machine(kind: str, doc: JSON) -> JSON:
+    """A file from before version 5 with its machine in its metadata (`_machine_of`): a pytest-benchmark file's
+    ``machine_info``, the ``metadata`` of a file that has one (time to accuracy, a bisection), each training
+    record."""
+    if kind in (BENCH, SCALING, SWEEP):
+        machine = doc.get("machine_info")
+        meta = machine.get(METADATA_KEY) if isinstance(machine, Mapping) else None
+        if isinstance(machine, Mapping) and isinstance(meta, Mapping) and "machine_cpu" not in meta:
+            doc = {**doc, "machine_info": {**machine, METADATA_KEY: {**meta, **_machine_of(meta)}}}
+    elif isinstance(doc.get("metadata"), Mapping) and "machine_cpu" not in doc["metadata"]:  # tta, bisect, ...
+        doc = {**doc, "metadata": {**doc["metadata"], **_machine_of(doc["metadata"])}}
+    elif kind == TRAIN and isinstance(doc.get("records"), list):
+        records = doc["records"]
+        doc = {**doc, "records": [{**_machine_of(r), **r} if isinstance(r, Mapping) else r for r in records]}
+    return doc
 
 
 FLOOR_PRODUCTS = (registry.GEMM.id, registry.MATMUL.id)
