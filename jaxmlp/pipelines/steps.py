@@ -154,15 +154,16 @@ def jit_step(precision: str, bf16_step: str = DEFAULT_BF16_STEP) -> Any:
     return update if precision == "f32" else _jitted(step_function(precision, bf16_step))
 
 
-SCAN_UNROLL = {"tpu": 2}
-"""How many steps each iteration of the scan's loop holds, per backend (1 where not named): on a TPU v5e two steps
-an iteration made the bf16 epoch 15% faster (4.9 to 4.2 ms) and changed the f32 one by less than its noise; four
-and eight were slower than two (the docs' precision page)."""
+SCAN_UNROLL = {("tpu", "f32"): 2, ("tpu", "bf16"): 2}
+"""How many steps each iteration of the scan's loop holds, per backend and precision (1 where not named; the bf16
+step in its backend's form, `model.BF16_STEP_BY_BACKEND`): on a TPU v5e two steps an iteration made the bf16 epoch
+15% faster (4.9 to 4.2 ms) and changed the f32 one by less than its noise; four and eight were slower than two (the
+docs' precision page)."""
 
 
-def scan_unroll(platform: str) -> int:
-    """`SCAN_UNROLL` of a JAX backend."""
-    return SCAN_UNROLL.get(platform, 1)
+def scan_unroll(platform: str, precision: str = "f32") -> int:
+    """`SCAN_UNROLL` of a JAX backend and precision."""
+    return SCAN_UNROLL.get((platform, precision), 1)
 
 
 def sgd_scan(
@@ -186,6 +187,27 @@ def sgd_scan(
 
 scan_steps = jax.jit(sgd_scan, static_argnames=("precision", "bf16_step", "unroll"))
 
+
+def sgd_epoch(
+    params: Params,
+    xs: jax.Array,
+    ys: jax.Array,
+    last: tuple[jax.Array, jax.Array] | None,
+    step_size: float,
+    precision: str = "f32",
+    bf16_step: str = DEFAULT_BF16_STEP,
+    unroll: int = 1,
+) -> Params:
+    """An in-order epoch as one XLA program: `sgd_scan` over the full batches ``xs``, ``ys``, then the step on the
+    smaller ``last`` batch ``(x, y)`` where there is one (None: the batch size divides)."""
+    params = sgd_scan(params, xs, ys, step_size, precision, bf16_step, unroll)
+    if last is not None:
+        params = step_function(precision, bf16_step)(params, *last, step_size)
+    return params
+
+
+epoch_steps = jax.jit(sgd_epoch, static_argnames=("precision", "bf16_step", "unroll"))
+
 _JITTED: dict[Any, Any] = {}
 
 
@@ -198,18 +220,3 @@ def images_for(images: np.ndarray, precision: str) -> np.ndarray:
     """``images`` in the dtype ``precision`` keeps them in (`jaxmlp.model.data_dtype`), converted once where the
     data is prepared, never inside a step: float32 as given, bfloat16 (exact for pixels 0-255) for ``bf16``."""
     return np.ascontiguousarray(images, dtype=data_dtype(precision))
-
-
-def scan_epoch(
-    params: Params,
-    xs: jax.Array,
-    ys: jax.Array,
-    remainder: tuple[jax.Array, jax.Array] | None,
-    scan: Callable[[Params, jax.Array, jax.Array], Params],
-    step: Callable[[Params, Any, Any], Params],
-) -> Params:
-    """All full batches as one scanned program, then the smaller last batch (if any) with the step."""
-    params = scan(params, xs, ys)
-    if remainder is not None:
-        params = step(params, *remainder)
-    return cast(Params, jax.block_until_ready(params))  # type: ignore[no-untyped-call]  # unannotated in jax
