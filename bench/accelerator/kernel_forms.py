@@ -35,14 +35,75 @@ from jaxmlp.pipelines.steps import epoch_steps, images_for, jit_step, scan_steps
 SCHEMA_VERSION = 1
 F = pallas_epoch.Form
 KERNEL_FORMS = {
-    "bf16": [F(), F(copies=True), F(transposed=True), F(transposed=True, copies=True),
-             F(transposed=True, images_t=True), F(transposed=True, copies=True, images_t=True)],
-    "f32": [F(), F(transposed=True), F(transposed=True, images_t=True)],
-}  # fmt: skip
-SCAN_VARIANTS = {
-    "bf16": [(form, unroll) for form in ("vjp", "casts") for unroll in (1, 2, 4, 8)],
-    "f32": [("-", unroll) for unroll in (1, 2, 4)],
+    "bf16": [F(), F(copies=True), F(columns=True), F(columns=True, copies=True)],
+    "f32": [F(), F(columns=True)],
 }
+"""The forms timed (the first run, reports/kernel-forms-20261206T112958-tpu.json, also timed ``transposed`` and
+``images_t``: slower)."""
+SCAN_VARIANTS = {
+    "bf16": [
+        *[(form, unroll, how) for form in ("vjp", "casts") for unroll in (2, 4) for how in ("two programs", "padded")],
+        ("vjp", 2, "one program"),
+        ("casts", 4, "one program"),
+        ("vjp", 2, "full batches only"),
+        ("casts", 4, "full batches only"),
+    ],
+    "f32": [("-", unroll, how) for unroll in (1, 2) for how in ("two programs", "padded")] + [("-", 1, "one program")],
+}
+"""(bf16 step form, unroll, how the last batch runs) of each scan variant; how: `scan_program`."""
+
+
+def scan_batches(x: np.ndarray, targets: np.ndarray) -> dict[str, Any]:
+    """The scan's inputs: the full batches, the smaller last batch, and every batch padded to 128 rows with its
+    step size's factor (the last batch's 128 / its rows: its mean over 128 rows is that much smaller)."""
+    n_full, rest = divmod(len(x), 128)
+    cut = n_full * 128
+    steps = n_full + (1 if rest else 0)
+    padded_x = np.zeros((steps * 128, x.shape[1]), x.dtype)
+    padded_x[: len(x)] = x
+    padded_y = np.zeros((steps * 128, targets.shape[1]), targets.dtype)
+    padded_y[: len(x)] = targets
+    factors = np.ones(steps, np.float32)
+    if rest:
+        factors[-1] = 128 / rest
+    return {
+        "full": jax.device_put((x[:cut].reshape(n_full, 128, -1), targets[:cut].reshape(n_full, 128, -1))),
+        "last": jax.device_put((x[cut:], targets[cut:])) if rest else None,
+        "padded": jax.device_put((padded_x.reshape(steps, 128, -1), padded_y.reshape(steps, 128, -1), factors)),
+    }
+
+
+def padded_scan(
+    params: Any, xs: Any, ys: Any, factors: Any, step_size: float, precision: str, bf16_step: str, unroll: int
+) -> Any:
+    """Every batch, the last one padded with zero rows, in one scan: each step's size times its batch's factor."""
+    step = model.step_function(precision, bf16_step)
+
+    def body(p: Any, batch: Any) -> tuple[Any, None]:
+        x, y, factor = batch
+        return step(p, x, y, step_size * factor), None
+
+    return jax.lax.scan(body, params, (xs, ys, factors), unroll=unroll)[0]
+
+
+def scan_program(how: str, init: Any, batches: dict[str, Any], settings: dict[str, Any]) -> Callable[[Any], Any]:
+    """The scan epoch compiled ``how``: ``one program`` (`steps.sgd_epoch`: the scan, then the last batch's step),
+    ``two programs`` (the scan, then the last batch's step dispatched apart), ``padded`` (`padded_scan`), ``full
+    batches only`` (the scan alone: not the epoch, a measure of the last batch's cost)."""
+    (xs, ys), last, padded = batches["full"], batches["last"], batches["padded"]
+    size = model.STEP_SIZE
+    if how == "one program":
+        program = epoch_steps.lower(init, xs, ys, last, size, **settings).compile()
+        return lambda p: jax.block_until_ready(program(p, xs, ys, last, size))
+    if how == "padded":
+        jitted = jax.jit(padded_scan, static_argnames=("precision", "bf16_step", "unroll"))
+        program = jitted.lower(init, *padded, size, **settings).compile()
+        return lambda p: jax.block_until_ready(program(p, *padded, size))
+    scan = scan_steps.lower(init, xs, ys, size, **settings).compile()
+    if how == "full batches only" or last is None:
+        return lambda p: jax.block_until_ready(scan(p, xs, ys, size))
+    tail = jit_step(settings["precision"], settings["bf16_step"]).lower(init, *last, size).compile()
+    return lambda p: jax.block_until_ready(tail(scan(p, xs, ys, size), *last, size))
 
 
 def update_only(*refs: Any, shape: Any, step_size: float, dtype: Any, precision: Any, form: Any) -> None:
@@ -75,10 +136,9 @@ def kernel_variants(precision: str) -> list[tuple[str, str, Any, Callable[..., A
     ]
     if precision == "bf16":
         no_update = functools.partial(pallas_epoch._kernel, update=False)
-        for f in (F(), F(transposed=True)):
+        for f in (F(), F(columns=True)):
             rows.append(("pallas-parts", f"{pallas_epoch.form_name(f)}: products, no update", f, no_update))
-        for f in (F(), F(copies=True)):
-            rows.append(("pallas-parts", f"{pallas_epoch.form_name(f)}: update alone", f, update_only))
+        rows.append(("pallas-parts", "columns+copies: update alone", F(columns=True, copies=True), update_only))
     return rows
 
 
@@ -123,8 +183,6 @@ def main() -> int:
     targets = np.asarray(model.one_hot(labels, 10))
     test_targets = model.one_hot(test_labels, 10)
     init = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
-    n_full = len(images) // 128
-    cut = n_full * 128
 
     def accuracy(params: Any, precision: str) -> float:
         with model.precision_scope(precision):
@@ -165,48 +223,26 @@ def main() -> int:
             runs.append((row, functools.partial(epoch, init)))
         if "scan" not in groups:
             continue
-        xs, ys = jax.device_put((x[:cut].reshape(n_full, 128, -1), targets[:cut].reshape(n_full, 128, -1)), device)
-        last = jax.device_put((x[cut:], targets[cut:]), device) if cut < len(x) else None
-        for bf16_step, unroll in SCAN_VARIANTS[precision]:
+        batches = scan_batches(x, targets)
+        for bf16_step, unroll, how in SCAN_VARIANTS[precision]:
             form = bf16_step if precision == "bf16" else model.DEFAULT_BF16_STEP
             settings = {"precision": precision, "bf16_step": form, "unroll": unroll}
             with model.precision_scope(precision):
                 t0 = time.perf_counter()
-                program = epoch_steps.lower(init, xs, ys, last, model.STEP_SIZE, **settings).compile()
+                run = scan_program(how, init, batches, settings)
                 compile_seconds = time.perf_counter() - t0
-
-            data = (xs, ys, last)
-
-            def one_program(params: Any, program: Any = program, data: Any = data) -> Any:
-                return jax.block_until_ready(program(params, *data, model.STEP_SIZE))
-
-            variants = [("one program", one_program)]
-            if unroll == 2 and bf16_step in ("vjp", "-"):  # the epoch as it was: the last batch a dispatch apart
-                with model.precision_scope(precision):
-                    scan = scan_steps.lower(init, xs, ys, model.STEP_SIZE, **settings).compile()
-                    tail = None if last is None else jit_step(precision, form).lower(init, *last, model.STEP_SIZE)
-                    tail = None if tail is None else tail.compile()
-
-                def two_programs(params: Any, scan: Any = scan, tail: Any = tail, data: Any = data) -> Any:
-                    params = scan(params, *data[:2], model.STEP_SIZE)
-                    if data[2] is not None:
-                        params = tail(params, *data[2], model.STEP_SIZE)
-                    return jax.block_until_ready(params)
-
-                variants.append(("two programs", two_programs))
-            for how, run in variants:
-                name = f"{form if precision == 'bf16' else 'f32'}, unroll {unroll}, {how}"
-                row = {"group": "scan", "name": name, "how": how, "compile_seconds": compile_seconds, **settings}
-                with model.precision_scope(precision):
-                    row["max_relative_difference"] = model.max_relative_difference(run(init), reference)
-                    params = init
-                    for _ in range(args.train_epochs):
-                        params = run(params)
-                row["tolerance"] = 5e-2 if precision == "bf16" else 1e-5
-                row["test_accuracy"] = accuracy(params, precision)
-                print(f"compiled scan {name} in {compile_seconds:.1f} s", flush=True)
-                rows.append(row)
-                runs.append((row, functools.partial(run, init)))
+            name = f"{form if precision == 'bf16' else 'f32'}, unroll {unroll}, {how}"
+            row = {"group": "scan", "name": name, "how": how, "compile_seconds": compile_seconds, **settings}
+            with model.precision_scope(precision):
+                row["max_relative_difference"] = model.max_relative_difference(run(init), reference)
+                params = init
+                for _ in range(args.train_epochs):
+                    params = run(params)
+            row["tolerance"] = 5e-2 if precision == "bf16" else 1e-5
+            row["test_accuracy"] = accuracy(params, precision)
+            print(f"compiled scan {name} in {compile_seconds:.1f} s", flush=True)
+            rows.append(row)
+            runs.append((row, functools.partial(run, init)))
     for _ in range(args.rounds):
         for row, run in runs:
             samples = row.setdefault("samples_seconds", [])

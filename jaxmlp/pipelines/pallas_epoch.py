@@ -29,15 +29,18 @@ _TN = (((0,), (0,)), ((), ()))  # a (B, n) . g (B, m): contract the batch axis, 
 
 
 class Form(NamedTuple):
-    """How the kernel holds its weights: ``transposed`` as ``(in, out)`` (the forward's products take no transposed
-    operand; the input gradients' do) rather than the model's ``(out, in)``; ``copies``: bfloat16 copies of the
-    weights kept beside them, made in the update's pass, for the next step's products (bf16 only); ``images_t``:
-    the images also given as ``(features, rows)``, so the first layer's weight gradient transposes nothing
-    (``transposed`` only)."""
+    """How the kernel holds its weights and activations. ``transposed``: weights as ``(in, out)`` (the forward's
+    products take no transposed operand; the input gradients' do) rather than the model's ``(out, in)``;
+    ``columns``: the batch along the columns, activations ``(features, batch)`` and the images and targets given so,
+    so that every product's stationary operand is the batch's (weights ``(out, in)``, biases ``(n, 1)``); ``copies``:
+    bfloat16 copies of the weights kept beside them, made in the update's pass, for the next step's products (bf16
+    only); ``images_t``: the images also given as ``(features, rows)``, so the first layer's weight gradient
+    transposes nothing (``transposed`` only)."""
 
     transposed: bool = False
     copies: bool = False
     images_t: bool = False
+    columns: bool = False
 
 
 PLAIN = Form()
@@ -76,10 +79,23 @@ def pad_batches(images: np.ndarray, targets: np.ndarray, shape: Layout) -> tuple
 
 
 def kernel_inputs(images: np.ndarray, targets: np.ndarray, shape: Layout, form: Form) -> list[np.ndarray]:
-    """The kernel's data inputs (`pad_batches`), and with ``form.images_t`` the padded images transposed
-    ``(features, steps * batch)``, made once with the data."""
+    """The kernel's data inputs (`pad_batches`), made once with the data: with ``form.columns`` both transposed,
+    ``(features, steps * batch)`` and ``(classes, steps * batch)``; with ``form.images_t`` the images transposed
+    beside them."""
     x, y = pad_batches(images, targets, shape)
+    if form.columns:
+        return [np.ascontiguousarray(x.T), np.ascontiguousarray(y.T)]
     return [x, y, np.ascontiguousarray(x.T)] if form.images_t else [x, y]
+
+
+def _products(form: Form, dot: Any) -> tuple[Any, Any, Any]:
+    """The step's three kinds of product in ``form``: forward ``(w, a) -> z``, input gradient ``(w, g) -> d a`` and
+    weight gradient ``(g, a) -> d w`` (in the form's layouts; ``dot(a, b, dims)`` the operands' product)."""
+    if form.columns:  # z = w . a, d a = w^T . g, d w = g . a^T
+        return (lambda w, a: dot(w, a, _NN)), (lambda w, g: dot(w, g, _TN)), (lambda g, a: dot(g, a, _NT))
+    if form.transposed:  # z = a . w, d a = g . w^T, d w = a^T . g
+        return (lambda w, a: dot(a, w, _NN)), (lambda w, g: dot(g, w, _NT)), (lambda g, a: dot(a, g, _TN))
+    return (lambda w, a: dot(a, w, _NT)), (lambda w, g: dot(g, w, _NN)), (lambda g, a: dot(g, a, _TN))
 
 
 def _kernel(
@@ -107,47 +123,47 @@ def _kernel(
     def weight(k: int) -> jax.Array:  # read where it is used: never held across the step
         return cast(jax.Array, copies[k][...] if copies else params_out[2 * k][...])
 
-    forward, backward = (_NN, _NT) if form.transposed else (_NT, _NN)
+    forward, backward, weight_grad = _products(form, dot)
+    classes = 0 if form.columns else 1  # the axis of the classes and features; the other is the batch's
     x = x_ref[...]
     y = y_ref[...].astype(jnp.float32)
     b1, b2, b3 = (ref[...] for ref in params_out[1::2])
     # forward: activations rounded to the products' operand type, as the model's step does
-    z1 = dot(x, weight(0), forward) + b1
+    z1 = forward(weight(0), x) + b1
     a1 = jnp.maximum(z1, 0.0).astype(dtype)
-    z2 = dot(a1, weight(1), forward) + b2
+    z2 = forward(weight(1), a1) + b2
     a2 = jnp.maximum(z2, 0.0).astype(dtype)
-    logits = dot(a2, weight(2), forward) + b3
-    e = jnp.exp(logits - jnp.max(logits, axis=1, keepdims=True))
-    softmax = e / jnp.sum(e, axis=1, keepdims=True)
+    logits = forward(weight(2), a2) + b3
+    e = jnp.exp(logits - jnp.max(logits, axis=classes, keepdims=True))
+    softmax = e / jnp.sum(e, axis=classes, keepdims=True)
     # backward of -mean(preds * targets) over the batch's real rows and the 10 classes
     real = jnp.minimum(shape.samples - i * shape.batch, shape.batch).astype(jnp.float32)
     d_preds = y * (-1.0 / (real * N_TARGETS))
-    d_logits = d_preds - softmax * jnp.sum(d_preds, axis=1, keepdims=True)
-    d_a2 = dot(d_logits, weight(2), backward).astype(dtype).astype(jnp.float32)
+    d_logits = d_preds - softmax * jnp.sum(d_preds, axis=classes, keepdims=True)
+    d_a2 = backward(weight(2), d_logits).astype(dtype).astype(jnp.float32)
     d_z2 = jnp.where(z2 > 0, d_a2, 0.0)
-    d_a1 = dot(d_z2, weight(1), backward).astype(dtype).astype(jnp.float32)
+    d_a1 = backward(weight(1), d_z2).astype(dtype).astype(jnp.float32)
     d_z1 = jnp.where(z1 > 0, d_a1, 0.0)
-    if form.transposed:  # d w^T = a^T . g
-        first = dot(refs[2][...], d_z1, _NN) if form.images_t else dot(x, d_z1, _TN)
-        weight_grads = (first, dot(a1, d_z2, _TN), dot(a2, d_logits, _TN))
-    else:  # d w = g^T . a
-        weight_grads = (dot(d_z1, x, _TN), dot(d_z2, a1, _TN), dot(d_logits, a2, _TN))
+    first = dot(refs[2][...], d_z1, _NN) if form.images_t else weight_grad(d_z1, x)  # images_t: x^T . g
+    weight_grads = (first, weight_grad(d_z2, a1), weight_grad(d_logits, a2))
     for k, (grad, g) in enumerate(zip(weight_grads, (d_z1, d_z2, d_logits))):
         w_ref, b_ref = params_out[2 * k], params_out[2 * k + 1]
+        bias_grad = jnp.sum(g, axis=1 - classes, keepdims=True)
         if not update:
-            w_ref[...], b_ref[...] = grad, jnp.sum(g, axis=0, keepdims=True)
+            w_ref[...], b_ref[...] = grad, bias_grad
             continue
         new = w_ref[...] - step_size * grad
         w_ref[...] = new
         if copies:
             copies[k][...] = new.astype(copies[k].dtype)
-        b_ref[...] = b_ref[...] - step_size * jnp.sum(g, axis=0, keepdims=True)
+        b_ref[...] = b_ref[...] - step_size * bias_grad
 
 
 def kernel_params(params: Params, features: int, form: Form = PLAIN) -> list[jax.Array]:
     """The model's params as the kernel holds them: biases as rows ``(1, n)``, the first layer's inputs padded to
     ``features`` (zero weights: zero pixels, zero gradient), the last layer's outputs to `LANES` classes (zero
-    weights, `PAD_LOGIT` biases); weights ``(in, out)`` where ``form.transposed``."""
+    weights, `PAD_LOGIT` biases); weights ``(in, out)`` where ``form.transposed``, biases ``(n, 1)`` where
+    ``form.columns``."""
     (w1, b1), (w2, b2), (w3, b3) = params
     w1 = jnp.pad(w1, ((0, 0), (0, features - w1.shape[1])))
     pad = LANES - w3.shape[0]
@@ -155,6 +171,8 @@ def kernel_params(params: Params, features: int, form: Form = PLAIN) -> list[jax
     b3 = jnp.pad(b3, (0, pad), constant_values=PAD_LOGIT)
     if form.transposed:
         w1, w2, w3 = w1.T, w2.T, w3.T
+    if form.columns:
+        return [w1, b1[:, None], w2, b2[:, None], w3, b3[:, None]]
     return [w1, b1[None], w2, b2[None], w3, b3[None]]
 
 
@@ -163,7 +181,8 @@ def model_params(held: Sequence[jax.Array], features: int, form: Form = PLAIN) -
     w1, b1, w2, b2, w3, b3 = held
     if form.transposed:
         w1, w2, w3 = w1.T, w2.T, w3.T
-    return [(w1[:, :features], b1[0]), (w2, b2[0]), (w3[:N_TARGETS], b3[0, :N_TARGETS])]
+    b1, b2, b3 = (b.reshape(-1) for b in (b1, b2, b3))
+    return [(w1[:, :features], b1), (w2, b2), (w3[:N_TARGETS], b3[:N_TARGETS])]
 
 
 def cost(shape: Layout, n_params: int, image_bytes: int, form: Form = PLAIN) -> pl.CostEstimate:
@@ -182,16 +201,16 @@ def cost(shape: Layout, n_params: int, image_bytes: int, form: Form = PLAIN) -> 
 
 def form_for(precision: str, form: Form | None = None) -> Form:
     """``form``, else the precision's (`FORMS`); bfloat16 copies only where the products are bfloat16, transposed
-    images only with transposed weights."""
+    images only with transposed weights, neither with ``columns``."""
     chosen = form if form is not None else FORMS.get(precision, PLAIN)
     return chosen._replace(copies=chosen.copies and precision == "bf16", images_t=chosen.images_t and chosen.transposed)
 
 
 def form_name(form: Form) -> str:
-    """A form in words, for results: ``"out-in"`` or ``"in-out"``, then ``+copies``, ``+images_t``."""
+    """A form in words, for results: ``"out-in"``, ``"in-out"`` or ``"columns"``, then ``+copies``, ``+images_t``."""
     return "+".join(
         [
-            "in-out" if form.transposed else "out-in",
+            "columns" if form.columns else "in-out" if form.transposed else "out-in",
             *(["copies"] if form.copies else []),
             *(["images_t"] if form.images_t else []),
         ]
@@ -221,10 +240,10 @@ def epoch_call(
             extra["compiler_params"] = pltpu.CompilerParams(
                 dimension_semantics=("arbitrary",), vmem_limit_bytes=VMEM_LIMIT_BYTES
             )
-        blocks = [
-            pl.BlockSpec((shape.batch, shape.features), lambda i: (i, 0)),
-            pl.BlockSpec((shape.batch, shape.classes), lambda i: (i, 0)),
-        ]
+        if form.columns:  # a batch is a block of columns
+            blocks = [pl.BlockSpec((n, shape.batch), lambda i: (0, i)) for n in (shape.features, shape.classes)]
+        else:
+            blocks = [pl.BlockSpec((shape.batch, n), lambda i: (i, 0)) for n in (shape.features, shape.classes)]
         if form.images_t:
             blocks.append(pl.BlockSpec((shape.features, shape.batch), lambda i: (0, i)))
         scratch = [_vmem(p.shape, BF16) for p in held[::2]] if form.copies else []
