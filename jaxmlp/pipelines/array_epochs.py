@@ -13,7 +13,7 @@ from jaxmlp.compat import compiled_facts
 from jaxmlp.model import Params, precision_scope
 from jaxmlp.pipelines import tolerances
 from jaxmlp.pipelines.epoch_base import ArrayEpoch, Progress, wrap
-from jaxmlp.pipelines.steps import device_batches, epoch_steps, run_steps, scan_unroll
+from jaxmlp.pipelines.steps import device_batches, epoch_steps, padded_batches, run_steps, scan_unroll
 
 
 class BatchedEpoch(ArrayEpoch):
@@ -31,19 +31,13 @@ class PrefetchEpoch(ArrayEpoch):
 
 
 class ScanEpoch(ArrayEpoch):
-    """The epoch as one XLA program (`steps.sgd_epoch`): a `lax.scan` over the full batches, then the smaller last
-    batch's step in the same program."""
+    """The epoch as one XLA program (`steps.sgd_epoch`): a `lax.scan` over every batch, the smaller last one padded
+    with zero rows and its step size scaled to match (`steps.padded_batches`)."""
 
     def __init__(self, *args: Any):
         super().__init__(*args)
-        n_full = self.n_samples // self.batch_size
-        cut = n_full * self.batch_size
-        shape = (n_full, self.batch_size)
-        self.xs = self._batches(self.images[:cut].reshape(*shape, -1))
-        self.ys = self._batches(self.targets[:cut].reshape(*shape, -1))
-        self.remainder: tuple[jax.Array, jax.Array] | None = None
-        if cut < self.n_samples:
-            self.remainder = (self._whole(self.images[cut:]), self._whole(self.targets[cut:]))
+        xs, ys, factors = padded_batches(self.images, self.targets, self.batch_size)
+        self.xs, self.ys, self.factors = self._batches(xs), self._batches(ys), self._whole(factors)
         self.scan: jax.stages.Compiled | None = None
 
     def _batches(self, array: np.ndarray) -> jax.Array:
@@ -66,7 +60,7 @@ class ScanEpoch(ArrayEpoch):
                 params,
                 self.xs,
                 self.ys,
-                self.remainder,
+                self.factors,
                 self.step_size,
                 precision=self.precision,
                 bf16_step=self.bf16_step,
@@ -74,7 +68,7 @@ class ScanEpoch(ArrayEpoch):
             ).compile()
 
     def compile(self, params: Params) -> float:
-        """The epoch's one program: the scan over its full batches and the smaller last batch's step."""
+        """The epoch's one program, the scan over its batches."""
         self._keep_shapes(params)
         start = time.perf_counter()
         self.scan = self._compile_scan(params)
@@ -84,7 +78,7 @@ class ScanEpoch(ArrayEpoch):
         if self.scan is None:
             self.compile(params)
         assert self.scan is not None
-        new = self.scan(params, self.xs, self.ys, self.remainder, self.step_size)
+        new = self.scan(params, self.xs, self.ys, self.factors, self.step_size)
         return cast(Params, jax.block_until_ready(new))  # type: ignore[no-untyped-call]  # unannotated in jax
 
     def facts(self) -> dict[str, Any]:

@@ -93,11 +93,11 @@ class ShardedEpoch(ScanEpoch):
         rep, batches = self.replicated, self.by_batch
         epoch = jax.jit(
             functools.partial(sgd_epoch, precision=self.precision, bf16_step=self.bf16_step, unroll=self.unroll),
-            in_shardings=(rep, batches, batches, None if self.remainder is None else rep, rep),
+            in_shardings=(rep, batches, batches, rep, rep),
             out_shardings=rep,
         )
         with precision_scope(self.precision):
-            return epoch.lower(params, self.xs, self.ys, self.remainder, self.step_size).compile()
+            return epoch.lower(params, self.xs, self.ys, self.factors, self.step_size).compile()
 
     def compile(self, params: Params) -> float:
         """The sharded programs' compile time (the one-device step, which gives the epoch's FLOPs, only when they
