@@ -1,7 +1,8 @@
 """The `pallas` kernel's forms and the `scan` epoch's unrolls and bf16 step forms, timed side by side in one process
-on real MNIST (one call of a TPU host), with kernels that time a step's parts apart; writes one JSON file.
+on real MNIST (one call of a TPU host), with kernels that time a step's parts apart; writes
+``kernel-forms-<time>-<backend>.jsonl`` into ``--out``, one line a variant (`lines`).
 
-    python bench/accelerator/kernel_forms.py --out DIR [--rounds 5] [--epochs 20] [--limit N]
+    python bench/accelerator/kernel_forms.py --out DIR [--rounds 7] [--epochs 30] [--limit N]
 
 Each variant is compiled apart, checked once against the in-order steps' epoch (its params after one epoch, within
 the pipeline's tolerance), then timed in ``--rounds`` rounds of ``--epochs`` epochs, every variant once a round in
@@ -159,12 +160,18 @@ def summary(samples: list[float]) -> dict[str, float]:
     return {"median_seconds": float(median), "iqr_seconds": float(q3 - q1), "min_seconds": float(min(samples))}
 
 
+def lines(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The file's lines: one a variant, its row with the run's settings and versions beside it."""
+    run = {key: value for key, value in document.items() if key != "rows"}
+    return [{**run, **row} for row in document["rows"]]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="the folder the JSON file goes to")
     parser.add_argument("--data-dir", default=os.environ.get("JAXMLP_DATA_DIR"))
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--epochs", type=int, default=20, help="timed epochs a variant a round")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--epochs", type=int, default=30, help="timed epochs a variant a round")
     parser.add_argument("--train-epochs", type=int, default=8)
     parser.add_argument("--limit", type=int, default=None, help="the first N training images (a check)")
     parser.add_argument("--only", default="pallas,pallas-parts,scan", help="the groups to run")
@@ -271,9 +278,9 @@ def main() -> int:
         "rows": rows,
     }
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    path = out / f"kernel-forms-{stamp}-{device.platform}.json"
+    path = out / f"kernel-forms-{stamp}-{device.platform}.jsonl"
     temporary = out / f".{path.name}.tmp"
-    temporary.write_text(json.dumps(document, indent=1))
+    temporary.write_text("".join(json.dumps(line) + "\n" for line in lines(document)))
     temporary.rename(path)
     for row in rows:
         if "error" in row:

@@ -46,8 +46,11 @@ class Form(NamedTuple):
 PLAIN = Form()
 """The model's own layout, nothing beside it: the kernel as first written."""
 
-FORMS = {"bf16": PLAIN, "f32": PLAIN}
-"""The form each precision runs: the fastest measured on a TPU v5e (`bench/accelerator/kernel_forms.py`)."""
+FORMS = {"bf16": Form(copies=True), "f32": PLAIN}
+"""The form each precision runs: the fastest measured on a TPU v5e (`bench/accelerator/kernel_forms.py`, the docs'
+accelerator results page): in bf16 the copies took 2.23 and 2.25 ms an epoch against 2.25 and 2.28 without, in two
+runs (``reports/kernel-forms-20261206T112958-tpu.jsonl``, ``-114025-tpu.jsonl``); ``transposed`` (2.37-2.40 ms) and
+``columns`` (2.51) were slower, in f32 too (8.17, 8.47 against 8.15-8.17 ms)."""
 
 
 class Layout(NamedTuple):
@@ -203,7 +206,10 @@ def form_for(precision: str, form: Form | None = None) -> Form:
     """``form``, else the precision's (`FORMS`); bfloat16 copies only where the products are bfloat16, transposed
     images only with transposed weights, neither with ``columns``."""
     chosen = form if form is not None else FORMS.get(precision, PLAIN)
-    return chosen._replace(copies=chosen.copies and precision == "bf16", images_t=chosen.images_t and chosen.transposed)
+    transposed = chosen.transposed and not chosen.columns
+    return chosen._replace(
+        transposed=transposed, copies=chosen.copies and precision == "bf16", images_t=chosen.images_t and transposed
+    )
 
 
 def form_name(form: Form) -> str:
