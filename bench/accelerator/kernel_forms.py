@@ -138,8 +138,9 @@ def kernel_variants(precision: str) -> list[tuple[str, str, Any, Callable[..., A
     if precision == "bf16":
         no_update = functools.partial(pallas_epoch._kernel, update=False)
         for f in (F(), F(columns=True)):
-            rows.append(("pallas-parts", f"{pallas_epoch.form_name(f)}: products, no update", f, no_update))
-        rows.append(("pallas-parts", "columns+copies: update alone", F(columns=True, copies=True), update_only))
+            rows.append(("pallas-parts", f"{pallas_epoch.form_name(f)}, products without the update", f, no_update))
+        for f in (F(), F(copies=True)):
+            rows.append(("pallas-parts", f"{pallas_epoch.form_name(f)}, the update alone", f, update_only))
     return rows
 
 
