@@ -11,7 +11,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.epoch_base import BF16_TOLERANCE
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, missing_package
-from jaxmlp.pipelines.steps import images_for, jit_step, scan_epoch, scan_steps, scan_unroll, slices
+from jaxmlp.pipelines.steps import epoch_steps, images_for, jit_step, padded_batches, scan_unroll, slices
 
 EPOCH_BOUND = BF16_TOLERANCE  # of the params after an epoch whose products are not float32 (bf16, tf32)
 
@@ -89,27 +89,16 @@ def test_bf16_step(benchmark, sizes, backend, device, datasets, reference_epochs
     benchmark.group = f"bf16 step: batch 128, {backend}"
     images, labels = as_arrays(datasets.train)
     x, y = images_for(images, "bf16"), np.asarray(model.one_hot(labels, 10))
-    n_full = len(x) // 128
-    cut = n_full * 128
     with jax.default_device(device):
         params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
-        xs, ys = jax.device_put((x[:cut].reshape(n_full, 128, -1), y[:cut].reshape(n_full, 128, -1)), device)
-        remainder = jax.device_put((x[cut:], y[cut:]), device) if cut < len(x) else None
-        unroll = scan_unroll(device.platform)
-        scan = scan_steps.lower(
-            params, xs, ys, model.STEP_SIZE, precision="bf16", bf16_step=variant, unroll=unroll
+        xs, ys, factors = jax.device_put(padded_batches(x, y, 128), device)
+        unroll = scan_unroll(device.platform, "bf16")
+        program = epoch_steps.lower(
+            params, xs, ys, factors, model.STEP_SIZE, precision="bf16", bf16_step=variant, unroll=unroll
         ).compile()
-        step = jit_step("bf16", variant)
 
         def epoch():
-            return scan_epoch(
-                params,
-                xs,
-                ys,
-                remainder,
-                lambda p, a, b: scan(p, a, b, model.STEP_SIZE),
-                lambda p, a, b: step(p, a, b, model.STEP_SIZE),
-            )
+            return jax.block_until_ready(program(params, xs, ys, factors, model.STEP_SIZE))
 
         assert model.max_relative_difference(epoch(), reference_epochs("bf16")) < EPOCH_BOUND
         median = measure(benchmark, epoch, sizes, rounds=sizes["epoch_rounds"])

@@ -207,7 +207,9 @@ BF16_STEP_BY_BACKEND = {"cpu": "vjp", "tpu": "vjp"}
 """The bf16 step each backend trains with: the faster form measured there (`bench/bench_epoch.py`'s
 ``test_bf16_step``; the docs' precision page gives the figures). XLA:CPU computes the plain form's transposed
 products as float32 dots fed by converts; on a TPU v5e the written-out VJP was also the faster (4.04 against 4.22 ms
-an epoch, ``reports/bench-20261206T012031-tpu.json``). A backend not measured takes `DEFAULT_BF16_STEP`."""
+an epoch, ``reports/bench-20261206T012031-tpu.json``), and the two tie in the scan epoch as it now runs (its last
+batch padded, unrolled 4: 3.90 against 3.91 ms, ``reports/kernel-forms-20261206T114025-tpu.jsonl``). A backend not
+measured takes `DEFAULT_BF16_STEP`."""
 DEFAULT_BF16_STEP = "vjp"
 
 

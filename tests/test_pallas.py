@@ -16,12 +16,11 @@ from jaxmlp.pipelines.loaders import as_arrays
 from jaxmlp.pipelines.steps import images_for, jit_step, slices
 
 
-def kernel_epoch(images, labels, precision, batch_size=128):
-    """The pallas epoch over ``images`` in the interpreter, compiled."""
-    epoch = PallasEpoch(
-        "pallas", images, labels, batch_size, model.STEP_SIZE, jax.devices()[0], precision, interpret=True
+def kernel_epoch(images, labels, precision, batch_size=128, form=None):
+    """The pallas epoch over ``images`` in the interpreter (in ``form``; None: the precision's)."""
+    return PallasEpoch(
+        "pallas", images, labels, batch_size, model.STEP_SIZE, jax.devices()[0], precision, interpret=True, form=form
     )
-    return epoch
 
 
 def steps_by_hand(images, labels, precision, params, batch_size=128):
@@ -53,8 +52,13 @@ def test_the_kernel_computes_the_steps_epoch_and_keeps_the_last_smaller_batch(sy
     result = epoch(params)
     held = pallas_epoch.kernel_params(params, epoch.shape.features)
     n_params = sum(int(p.size) for p in held)
-    assert epoch.bytes_accessed == pallas_epoch.cost(epoch.shape, n_params, epoch.xs.dtype.itemsize).bytes_accessed
-    assert epoch.flops > 0 and epoch.training() == ({"bf16_step": "vjp"} if precision == "bf16" else {})
+    cost = pallas_epoch.cost(epoch.shape, n_params, epoch.xs.dtype.itemsize, epoch.form)
+    assert epoch.bytes_accessed == cost.bytes_accessed
+    form = {"bf16": "out-in+copies", "f32": "out-in"}[precision]  # pallas_epoch.FORMS
+    assert epoch.flops > 0 and epoch.training() == {
+        **({"bf16_step": "vjp"} if precision == "bf16" else {}),
+        "pallas_form": form,
+    }
     reference = steps_by_hand(images, labels, precision, params)
     assert model.max_relative_difference(result, reference) < epoch.tolerance
     assert epoch.tolerance == (BF16_TOLERANCE if precision == "bf16" else tolerances.TOLERANCE)
@@ -75,6 +79,38 @@ def test_its_padding_holds_no_class_or_pixel():
     assert held[5][0, 10:].max() == np.float32(pallas_epoch.PAD_LOGIT) and float(held[5][0, :10].min()) == 1.0
     back = pallas_epoch.model_params(held, 784)
     assert all(np.array_equal(a, b) for pair, orig in zip(back, w) for a, b in zip(pair, orig))
+
+
+FORMS = [
+    ("bf16", pallas_epoch.PLAIN),
+    ("bf16", pallas_epoch.Form(transposed=True, copies=True, images_t=True)),
+    ("bf16", pallas_epoch.Form(columns=True, copies=True)),
+    ("f32", pallas_epoch.Form(transposed=True)),
+    ("f32", pallas_epoch.Form(columns=True)),
+]
+
+
+@pytest.mark.parametrize(("precision", "form"), FORMS, ids=lambda v: v if isinstance(v, str) else None)
+def test_every_form_of_the_kernel_computes_the_same_epoch(params, precision, form):
+    """The weights transposed, the batch along the columns, bfloat16 copies: the same params as the steps' epoch."""
+    images, labels = as_arrays(data.SyntheticMNIST(size=2 * 128 + 40))
+    epoch = kernel_epoch(images, labels, precision, form=form)
+    assert epoch.form == form and epoch.training()["pallas_form"] == pallas_epoch.form_name(form)
+    reference = steps_by_hand(images, labels, precision, params)
+    assert model.max_relative_difference(epoch(params), reference) < epoch.tolerance
+
+
+def test_a_form_keeps_only_what_its_precision_and_layout_take():
+    form = pallas_epoch.Form(transposed=True, copies=True, images_t=True, columns=True)
+    assert pallas_epoch.form_for("f32", form) == pallas_epoch.Form(columns=True)
+    assert pallas_epoch.form_for("bf16", form) == pallas_epoch.Form(columns=True, copies=True)
+    assert pallas_epoch.form_for("bf16", pallas_epoch.Form(images_t=True)) == pallas_epoch.PLAIN
+    assert pallas_epoch.form_for("bf16") == pallas_epoch.FORMS["bf16"]
+    w = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(1))
+    for candidate in (pallas_epoch.PLAIN, pallas_epoch.Form(transposed=True), pallas_epoch.Form(columns=True)):
+        held = pallas_epoch.kernel_params(w, 896, candidate)
+        back = pallas_epoch.model_params(held, 784, candidate)
+        assert all(np.array_equal(a, b) for pair, orig in zip(back, w) for a, b in zip(pair, orig))
 
 
 def test_off_a_tpu_the_pipeline_is_refused_in_one_line(synthetic):

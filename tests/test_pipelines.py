@@ -10,7 +10,7 @@ from jaxmlp.model import max_relative_difference
 from jaxmlp.pipelines import data, loaders
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
-from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, device_batches, slices
+from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, device_batches, padded_batches, slices
 from jaxmlp.registry import LOADER_PIPELINES, PIPELINE_BACKENDS, PIPELINES, TORCH_PIPELINES, WORKER_PIPELINES
 
 TORCH_TOLERANCE = 1e-4  # jaxmlp.pipelines.torch_mlp.TOLERANCE (this module imports torch only in the torch tests)
@@ -108,6 +108,15 @@ def test_compiled_step_compiles_an_unforeseen_size(params):
     y = np.asarray(model.one_hot(np.array([0, 1, 2]), 10))
     np.testing.assert_array_equal(step(params, x, y)[0][0], model.update(params, x, y)[0][0])
     assert step.flops(3) > 0
+
+
+def test_the_scan_takes_the_last_batch_padded_with_its_step_scaled():
+    images, targets = np.arange(300 * 3, dtype=np.float32).reshape(300, 3), np.ones((300, 10), np.float32)
+    xs, ys, factors = padded_batches(images, targets, 128)
+    assert xs.shape == (3, 128, 3) and ys.shape == (3, 128, 10) and factors.tolist() == [1.0, 1.0, np.float32(128 / 44)]
+    np.testing.assert_array_equal(xs.reshape(-1, 3)[:300], images)
+    assert not xs[2, 44:].any() and not ys[2, 44:].any() and ys[2, :44].all()
+    assert padded_batches(images[:256], targets[:256], 128)[2].tolist() == [1.0, 1.0]
 
 
 @pytest.mark.parametrize(("n", "batch", "sizes"), [(60000, 128, [128, 96]), (256, 128, [128]), (50, 128, [50])])

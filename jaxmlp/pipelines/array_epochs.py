@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any, cast
 
 import jax
@@ -14,7 +13,7 @@ from jaxmlp.compat import compiled_facts
 from jaxmlp.model import Params, precision_scope
 from jaxmlp.pipelines import tolerances
 from jaxmlp.pipelines.epoch_base import ArrayEpoch, Progress, wrap
-from jaxmlp.pipelines.steps import device_batches, run_steps, scan_epoch, scan_steps, scan_unroll
+from jaxmlp.pipelines.steps import device_batches, epoch_steps, padded_batches, run_steps, scan_unroll
 
 
 class BatchedEpoch(ArrayEpoch):
@@ -32,18 +31,14 @@ class PrefetchEpoch(ArrayEpoch):
 
 
 class ScanEpoch(ArrayEpoch):
+    """The epoch as one XLA program (`steps.sgd_epoch`): a `lax.scan` over every batch, the smaller last one padded
+    with zero rows and its step size scaled to match (`steps.padded_batches`)."""
+
     def __init__(self, *args: Any):
         super().__init__(*args)
-        n_full = self.n_samples // self.batch_size
-        cut = n_full * self.batch_size
-        shape = (n_full, self.batch_size)
-        self.xs = self._batches(self.images[:cut].reshape(*shape, -1))
-        self.ys = self._batches(self.targets[:cut].reshape(*shape, -1))
-        self.remainder: tuple[jax.Array, jax.Array] | None = None
-        if cut < self.n_samples:
-            self.remainder = (self._whole(self.images[cut:]), self._whole(self.targets[cut:]))
+        xs, ys, factors = padded_batches(self.images, self.targets, self.batch_size)
+        self.xs, self.ys, self.factors = self._batches(xs), self._batches(ys), self._whole(factors)
         self.scan: jax.stages.Compiled | None = None
-        self.last_step: Callable[..., Params] | None = None  # the smaller last batch's step, where not `step`
 
     def _batches(self, array: np.ndarray) -> jax.Array:
         """The epoch's full batches ``(S, B, ...)`` on the device(s)."""
@@ -54,17 +49,18 @@ class ScanEpoch(ArrayEpoch):
 
     @property
     def unroll(self) -> int:
-        return scan_unroll(self.platform)
+        return scan_unroll(self.platform, self.precision)
 
     def training(self) -> dict[str, Any]:
         return {**super().training(), "scan_unroll": self.unroll}
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         with precision_scope(self.precision):
-            return scan_steps.lower(
+            return epoch_steps.lower(
                 params,
                 self.xs,
                 self.ys,
+                self.factors,
                 self.step_size,
                 precision=self.precision,
                 bf16_step=self.bf16_step,
@@ -72,52 +68,55 @@ class ScanEpoch(ArrayEpoch):
             ).compile()
 
     def compile(self, params: Params) -> float:
-        """What the epoch runs: the scan over its full batches and the step at the smaller last batch's size."""
+        """The epoch's one program, the scan over its batches."""
         self._keep_shapes(params)
         start = time.perf_counter()
-        if self.remainder is not None:
-            self.step.compile(params, [len(self.remainder[0])], dtype=self.data_dtype)
         self.scan = self._compile_scan(params)
         return time.perf_counter() - start
 
     def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         if self.scan is None:
             self.compile(params)
-        return scan_epoch(params, self.xs, self.ys, self.remainder, self._run_scan, self.last_step or self.step)
+        assert self.scan is not None
+        new = self.scan(params, self.xs, self.ys, self.factors, self.step_size)
+        return cast(Params, jax.block_until_ready(new))  # type: ignore[no-untyped-call]  # unannotated in jax
 
     def facts(self) -> dict[str, Any]:
         scan = {} if self.scan is None else compiled_facts(self.scan)
         return {**super().facts(), **{key.replace("xla_", "xla_scan_", 1): v for key, v in scan.items()}}
 
-    def _run_scan(self, params: Params, xs: jax.Array, ys: jax.Array) -> Params:
-        assert self.scan is not None  # compiled by __call__ first
-        return cast(Params, self.scan(params, xs, ys, self.step_size))
-
 
 class PallasEpoch(ArrayEpoch):
-    """The whole epoch as one Pallas kernel (`pallas_epoch`): the images and targets padded and put on the device
-    once, the kernel compiled ahead; ``interpret`` runs it in Pallas's interpreter (any backend: the tests)."""
+    """The whole epoch as one Pallas kernel (`pallas_epoch`): the images and targets padded (and, in some forms,
+    transposed) and put on the device once, the kernel compiled ahead; ``form`` the kernel's form (`pallas_epoch.Form`;
+    None: the precision's, `pallas_epoch.FORMS`); ``interpret`` runs it in Pallas's interpreter (any backend: the
+    tests)."""
 
-    def __init__(self, *args: Any, interpret: bool = False):
+    def __init__(self, *args: Any, interpret: bool = False, form: Any = None):
         super().__init__(*args)
         from jaxmlp.pipelines import pallas_epoch
 
         self.kernel = pallas_epoch
         self.interpret = interpret
+        self.form = pallas_epoch.form_for(self.precision, form)
         if self.precision != "bf16":  # float32 in another order: its exponentials and sums are the kernel's own
             self.tolerance = tolerances.reordered(self.n_steps)
         self.shape = pallas_epoch.layout(self.n_samples, self.batch_size, self.images.shape[1])
-        padded = pallas_epoch.pad_batches(self.images, self.targets, self.shape)
-        self.xs, self.ys = (cast(jax.Array, jax.device_put(a, self.device)) for a in padded)
+        inputs = pallas_epoch.kernel_inputs(self.images, self.targets, self.shape, self.form)
+        self.data = [cast(jax.Array, jax.device_put(a, self.device)) for a in inputs]
+        self.xs, self.ys = self.data[:2]
         self.compiled: jax.stages.Compiled | None = None
+
+    def training(self) -> dict[str, Any]:
+        return {**super().training(), "pallas_form": self.kernel.form_name(self.form)}
 
     def compile(self, params: Params) -> float:
         """The kernel's epoch, compiled ahead (the one-device step that gives the FLOPs only when asked for)."""
         self._keep_shapes(params)
         start = time.perf_counter()
-        call = self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret)
+        call = self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret, self.form)
         with precision_scope(self.precision):
-            self.compiled = call.lower(params, self.xs, self.ys).compile()
+            self.compiled = call.lower(params, *self.data).compile()
         return time.perf_counter() - start
 
     @property
@@ -126,7 +125,7 @@ class PallasEpoch(ArrayEpoch):
         read and written once (`pallas_epoch.cost`)."""
         shapes = jax.eval_shape(lambda p: self.kernel.kernel_params(p, self.shape.features), self.abstract_params)
         n_params = sum(int(np.prod(p.shape)) for p in shapes)
-        return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize).bytes_accessed)
+        return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize, self.form).bytes_accessed)
 
     def facts(self) -> dict[str, Any]:
         kernel = {} if self.compiled is None else compiled_facts(self.compiled)
@@ -136,4 +135,4 @@ class PallasEpoch(ArrayEpoch):
         if self.compiled is None:
             self.compile(params)
         assert self.compiled is not None
-        return cast(Params, jax.block_until_ready(self.compiled(params, self.xs, self.ys)))  # type: ignore[no-untyped-call]
+        return cast(Params, jax.block_until_ready(self.compiled(params, *self.data)))  # type: ignore[no-untyped-call]

@@ -1,6 +1,6 @@
 """The whole epoch as one Pallas kernel (the ``pallas`` pipeline): a grid over the batches, the parameters resident
 in the kernel's memory (VMEM on a TPU), `jaxmlp.model`'s step written out inside, in padded shapes that change no
-result (the kernel and its padding: the docs' questions/accelerator page)."""
+result (the kernel, its padding and its forms: the docs' questions/accelerator page)."""
 
 from __future__ import annotations
 
@@ -21,11 +21,36 @@ PAD_LOGIT = -1e30
 """The bias of a padded class: its probability is exp(-1e30 - max) = 0, never NaN (unlike -inf)."""
 VMEM_LIMIT_BYTES = 100 * 2**20
 """The kernel's VMEM budget on a TPU (a v5e has 128 MiB): the parameters twice (in and out, 2.7 MB each in float32),
-the batch's blocks double-buffered and the step's activations fit with room to spare."""
+their bfloat16 copies, the batch's blocks double-buffered and the step's activations fit with room to spare."""
 
-_NT = (((1,), (1,)), ((), ()))  # a (B, in) . w (out, in)
-_NN = (((1,), (0,)), ((), ()))  # g (B, out) . w (out, in)
-_TN = (((0,), (0,)), ((), ()))  # g (B, out) . a (B, in): contract the batch axis
+_NT = (((1,), (1,)), ((), ()))  # a (B, n) . w (m, n): the right operand transposed
+_NN = (((1,), (0,)), ((), ()))  # a (B, n) . w (n, m)
+_TN = (((0,), (0,)), ((), ()))  # a (B, n) . g (B, m): contract the batch axis, the left operand transposed
+
+
+class Form(NamedTuple):
+    """How the kernel holds its weights and activations. ``transposed``: weights as ``(in, out)`` (the forward's
+    products take no transposed operand; the input gradients' do) rather than the model's ``(out, in)``;
+    ``columns``: the batch along the columns, activations ``(features, batch)`` and the images and targets given so,
+    so that every product's stationary operand is the batch's (weights ``(out, in)``, biases ``(n, 1)``); ``copies``:
+    bfloat16 copies of the weights kept beside them, made in the update's pass, for the next step's products (bf16
+    only); ``images_t``: the images also given as ``(features, rows)``, so the first layer's weight gradient
+    transposes nothing (``transposed`` only)."""
+
+    transposed: bool = False
+    copies: bool = False
+    images_t: bool = False
+    columns: bool = False
+
+
+PLAIN = Form()
+"""The model's own layout, nothing beside it: the kernel as first written."""
+
+FORMS = {"bf16": Form(copies=True), "f32": PLAIN}
+"""The form each precision runs: the fastest measured on a TPU v5e (`bench/accelerator/kernel_forms.py`, the docs'
+accelerator results page): in bf16 the copies took 2.23 and 2.25 ms an epoch against 2.25 and 2.28 without, in two
+runs (``reports/kernel-forms-20261206T112958-tpu.jsonl``, ``-114025-tpu.jsonl``); ``transposed`` (2.37-2.40 ms) and
+``columns`` (2.51) were slower, in f32 too (8.17, 8.47 against 8.15-8.17 ms)."""
 
 
 class Layout(NamedTuple):
@@ -56,96 +81,164 @@ def pad_batches(images: np.ndarray, targets: np.ndarray, shape: Layout) -> tuple
     return x, y
 
 
-def _kernel(x_ref: Any, y_ref: Any, *refs: Any, shape: Layout, step_size: float, dtype: Any, precision: Any) -> None:
-    """One batch's SGD step on the resident parameters (the outputs, filled from the inputs at the first batch)."""
-    params_in, params_out = refs[:6], refs[6:]
+def kernel_inputs(images: np.ndarray, targets: np.ndarray, shape: Layout, form: Form) -> list[np.ndarray]:
+    """The kernel's data inputs (`pad_batches`), made once with the data: with ``form.columns`` both transposed,
+    ``(features, steps * batch)`` and ``(classes, steps * batch)``; with ``form.images_t`` the images transposed
+    beside them."""
+    x, y = pad_batches(images, targets, shape)
+    if form.columns:
+        return [np.ascontiguousarray(x.T), np.ascontiguousarray(y.T)]
+    return [x, y, np.ascontiguousarray(x.T)] if form.images_t else [x, y]
+
+
+def _products(form: Form, dot: Any) -> tuple[Any, Any, Any]:
+    """The step's three kinds of product in ``form``: forward ``(w, a) -> z``, input gradient ``(w, g) -> d a`` and
+    weight gradient ``(g, a) -> d w`` (in the form's layouts; ``dot(a, b, dims)`` the operands' product)."""
+    if form.columns:  # z = w . a, d a = w^T . g, d w = g . a^T
+        return (lambda w, a: dot(w, a, _NN)), (lambda w, g: dot(w, g, _TN)), (lambda g, a: dot(g, a, _NT))
+    if form.transposed:  # z = a . w, d a = g . w^T, d w = a^T . g
+        return (lambda w, a: dot(a, w, _NN)), (lambda w, g: dot(g, w, _NT)), (lambda g, a: dot(a, g, _TN))
+    return (lambda w, a: dot(a, w, _NT)), (lambda w, g: dot(g, w, _NN)), (lambda g, a: dot(g, a, _TN))
+
+
+def _kernel(
+    *refs: Any, shape: Layout, step_size: float, dtype: Any, precision: Any, form: Form, update: bool = True
+) -> None:
+    """One batch's SGD step on the resident parameters (the outputs, filled from the inputs at the first batch);
+    ``update`` False stores the gradients in their place, unapplied (a benchmark's timing of the step's parts)."""
+    n_data = 3 if form.images_t else 2
+    x_ref, y_ref = refs[:2]
+    params_in, params_out, copies = refs[n_data : n_data + 6], refs[n_data + 6 : n_data + 12], refs[n_data + 12 :]
     i = pl.program_id(0)
 
     @pl.when(i == 0)
     def _() -> None:
         for source, target in zip(params_in, params_out):
             target[...] = source[...]
+        for source, copy in zip(params_in[::2], copies):
+            copy[...] = source[...].astype(copy.dtype)
 
     def dot(a: jax.Array, b: jax.Array, dims: Any) -> jax.Array:
         return jax.lax.dot_general(
             a.astype(dtype), b.astype(dtype), dims, precision=precision, preferred_element_type=jnp.float32
         )
 
-    w1, b1, w2, b2, w3, b3 = (ref[...] for ref in params_out)
+    def weight(k: int) -> jax.Array:  # read where it is used: never held across the step
+        return cast(jax.Array, copies[k][...] if copies else params_out[2 * k][...])
+
+    forward, backward, weight_grad = _products(form, dot)
+    classes = 0 if form.columns else 1  # the axis of the classes and features; the other is the batch's
     x = x_ref[...]
     y = y_ref[...].astype(jnp.float32)
+    b1, b2, b3 = (ref[...] for ref in params_out[1::2])
     # forward: activations rounded to the products' operand type, as the model's step does
-    z1 = dot(x, w1, _NT) + b1
+    z1 = forward(weight(0), x) + b1
     a1 = jnp.maximum(z1, 0.0).astype(dtype)
-    z2 = dot(a1, w2, _NT) + b2
+    z2 = forward(weight(1), a1) + b2
     a2 = jnp.maximum(z2, 0.0).astype(dtype)
-    logits = dot(a2, w3, _NT) + b3
-    e = jnp.exp(logits - jnp.max(logits, axis=1, keepdims=True))
-    softmax = e / jnp.sum(e, axis=1, keepdims=True)
+    logits = forward(weight(2), a2) + b3
+    e = jnp.exp(logits - jnp.max(logits, axis=classes, keepdims=True))
+    softmax = e / jnp.sum(e, axis=classes, keepdims=True)
     # backward of -mean(preds * targets) over the batch's real rows and the 10 classes
     real = jnp.minimum(shape.samples - i * shape.batch, shape.batch).astype(jnp.float32)
     d_preds = y * (-1.0 / (real * N_TARGETS))
-    d_logits = d_preds - softmax * jnp.sum(d_preds, axis=1, keepdims=True)
-    d_a2 = dot(d_logits, w3, _NN).astype(dtype).astype(jnp.float32)
+    d_logits = d_preds - softmax * jnp.sum(d_preds, axis=classes, keepdims=True)
+    d_a2 = backward(weight(2), d_logits).astype(dtype).astype(jnp.float32)
     d_z2 = jnp.where(z2 > 0, d_a2, 0.0)
-    d_a1 = dot(d_z2, w2, _NN).astype(dtype).astype(jnp.float32)
+    d_a1 = backward(weight(1), d_z2).astype(dtype).astype(jnp.float32)
     d_z1 = jnp.where(z1 > 0, d_a1, 0.0)
-    grads = (
-        dot(d_z1, x, _TN),
-        jnp.sum(d_z1, axis=0, keepdims=True),
-        dot(d_z2, a1, _TN),
-        jnp.sum(d_z2, axis=0, keepdims=True),
-        dot(d_logits, a2, _TN),
-        jnp.sum(d_logits, axis=0, keepdims=True),
-    )
-    for ref, value, grad in zip(params_out, (w1, b1, w2, b2, w3, b3), grads):
-        ref[...] = value - step_size * grad
+    first = dot(refs[2][...], d_z1, _NN) if form.images_t else weight_grad(d_z1, x)  # images_t: x^T . g
+    weight_grads = (first, weight_grad(d_z2, a1), weight_grad(d_logits, a2))
+    for k, (grad, g) in enumerate(zip(weight_grads, (d_z1, d_z2, d_logits))):
+        w_ref, b_ref = params_out[2 * k], params_out[2 * k + 1]
+        bias_grad = jnp.sum(g, axis=1 - classes, keepdims=True)
+        if not update:
+            w_ref[...], b_ref[...] = grad, bias_grad
+            continue
+        new = w_ref[...] - step_size * grad
+        w_ref[...] = new
+        if copies:
+            copies[k][...] = new.astype(copies[k].dtype)
+        b_ref[...] = b_ref[...] - step_size * bias_grad
 
 
-def kernel_params(params: Params, features: int) -> list[jax.Array]:
+def kernel_params(params: Params, features: int, form: Form = PLAIN) -> list[jax.Array]:
     """The model's params as the kernel holds them: biases as rows ``(1, n)``, the first layer's inputs padded to
     ``features`` (zero weights: zero pixels, zero gradient), the last layer's outputs to `LANES` classes (zero
-    weights, `PAD_LOGIT` biases)."""
+    weights, `PAD_LOGIT` biases); weights ``(in, out)`` where ``form.transposed``, biases ``(n, 1)`` where
+    ``form.columns``."""
     (w1, b1), (w2, b2), (w3, b3) = params
     w1 = jnp.pad(w1, ((0, 0), (0, features - w1.shape[1])))
     pad = LANES - w3.shape[0]
     w3 = jnp.pad(w3, ((0, pad), (0, 0)))
     b3 = jnp.pad(b3, (0, pad), constant_values=PAD_LOGIT)
+    if form.transposed:
+        w1, w2, w3 = w1.T, w2.T, w3.T
+    if form.columns:
+        return [w1, b1[:, None], w2, b2[:, None], w3, b3[:, None]]
     return [w1, b1[None], w2, b2[None], w3, b3[None]]
 
 
-def model_params(held: Sequence[jax.Array], features: int) -> Params:
+def model_params(held: Sequence[jax.Array], features: int, form: Form = PLAIN) -> Params:
     """The kernel's params back in the model's form (``features`` inputs of the first layer)."""
     w1, b1, w2, b2, w3, b3 = held
-    return [(w1[:, :features], b1[0]), (w2, b2[0]), (w3[:N_TARGETS], b3[0, :N_TARGETS])]
+    if form.transposed:
+        w1, w2, w3 = w1.T, w2.T, w3.T
+    b1, b2, b3 = (b.reshape(-1) for b in (b1, b2, b3))
+    return [(w1[:, :features], b1), (w2, b2), (w3[:N_TARGETS], b3[:N_TARGETS])]
 
 
-def cost(shape: Layout, n_params: int, image_bytes: int) -> pl.CostEstimate:
+def cost(shape: Layout, n_params: int, image_bytes: int, form: Form = PLAIN) -> pl.CostEstimate:
     """What one epoch of the kernel computes and moves, for XLA's cost analysis: the step's products at the padded
     shapes (forward, weight gradients, the input gradients of layers 2 and 3), the exponentials, the batches read
-    once and the parameters read and written once."""
+    once (twice where ``form.images_t``) and the parameters read and written once."""
     b, f, c, h = shape.batch, shape.features, shape.classes, 512
     products = 2 * b * (f * h + h * h + h * c) * 2 + 2 * b * (h * h + h * c)
+    image_reads = 2 if form.images_t else 1
     return pl.CostEstimate(
         flops=shape.steps * products,
         transcendentals=shape.steps * b * c,
-        bytes_accessed=shape.steps * b * (f * image_bytes + c * 2) + 2 * 4 * n_params,
+        bytes_accessed=shape.steps * b * (image_reads * f * image_bytes + c * 2) + 2 * 4 * n_params,
     )
 
 
-def epoch_call(shape: Layout, step_size: float, precision: str, interpret: bool = False) -> Any:
-    """The jitted epoch ``(params, images, targets) -> params`` of the kernel, inputs as `pad_batches` makes them
-    (``interpret``: Pallas's interpreter, on any backend)."""
+def form_for(precision: str, form: Form | None = None) -> Form:
+    """``form``, else the precision's (`FORMS`); bfloat16 copies only where the products are bfloat16, transposed
+    images only with transposed weights, neither with ``columns``."""
+    chosen = form if form is not None else FORMS.get(precision, PLAIN)
+    transposed = chosen.transposed and not chosen.columns
+    return chosen._replace(
+        transposed=transposed, copies=chosen.copies and precision == "bf16", images_t=chosen.images_t and transposed
+    )
+
+
+def form_name(form: Form) -> str:
+    """A form in words, for results: ``"out-in"``, ``"in-out"`` or ``"columns"``, then ``+copies``, ``+images_t``."""
+    return "+".join(
+        [
+            "columns" if form.columns else "in-out" if form.transposed else "out-in",
+            *(["copies"] if form.copies else []),
+            *(["images_t"] if form.images_t else []),
+        ]
+    )
+
+
+def epoch_call(
+    shape: Layout, step_size: float, precision: str, interpret: bool = False, form: Form | None = None
+) -> Any:
+    """The jitted epoch ``(params, *data) -> params`` of the kernel in ``form`` (`form_for`), its data as
+    `kernel_inputs` makes them (``interpret``: Pallas's interpreter, on any backend)."""
+    form = form_for(precision, form)
     dtype = BF16 if precision == "bf16" else jnp.float32
     dot_precision = None if precision == "bf16" else jax.lax.Precision.HIGHEST
-    body = functools.partial(_kernel, shape=shape, step_size=step_size, dtype=dtype, precision=dot_precision)
+    body = functools.partial(_kernel, shape=shape, step_size=step_size, dtype=dtype, precision=dot_precision, form=form)
 
     def whole(array: Any) -> pl.BlockSpec:
         return pl.BlockSpec(array.shape, lambda i: (0, 0))  # the same block at every step: it stays resident
 
-    def run(params: Params, xs: jax.Array, ys: jax.Array) -> Params:
+    def run(params: Params, *data: jax.Array) -> Params:
         features = params[0][0].shape[1]
-        held = kernel_params(params, shape.features)
+        held = kernel_params(params, shape.features, form)
         extra: dict[str, Any] = {}
         if not interpret:
             from jax.experimental.pallas import tpu as pltpu
@@ -153,20 +246,31 @@ def epoch_call(shape: Layout, step_size: float, precision: str, interpret: bool 
             extra["compiler_params"] = pltpu.CompilerParams(
                 dimension_semantics=("arbitrary",), vmem_limit_bytes=VMEM_LIMIT_BYTES
             )
+        if form.columns:  # a batch is a block of columns
+            blocks = [pl.BlockSpec((n, shape.batch), lambda i: (0, i)) for n in (shape.features, shape.classes)]
+        else:
+            blocks = [pl.BlockSpec((shape.batch, n), lambda i: (i, 0)) for n in (shape.features, shape.classes)]
+        if form.images_t:
+            blocks.append(pl.BlockSpec((shape.features, shape.batch), lambda i: (0, i)))
+        scratch = [_vmem(p.shape, BF16) for p in held[::2]] if form.copies else []
         out = pl.pallas_call(
             body,
             grid=(shape.steps,),
-            in_specs=[
-                pl.BlockSpec((shape.batch, shape.features), lambda i: (i, 0)),
-                pl.BlockSpec((shape.batch, shape.classes), lambda i: (i, 0)),
-                *(whole(p) for p in held),
-            ],
+            in_specs=[*blocks, *(whole(p) for p in held)],
             out_specs=[whole(p) for p in held],
             out_shape=[jax.ShapeDtypeStruct(p.shape, p.dtype) for p in held],  # type: ignore[no-untyped-call]
-            cost_estimate=cost(shape, sum(int(np.prod(p.shape)) for p in held), xs.dtype.itemsize),
+            scratch_shapes=scratch,
+            cost_estimate=cost(shape, sum(int(np.prod(p.shape)) for p in held), data[0].dtype.itemsize, form),
             interpret=interpret,
             **extra,
-        )(xs, ys, *held)
-        return model_params(cast(Sequence[jax.Array], out), features)
+        )(*data, *held)
+        return model_params(cast(Sequence[jax.Array], out), features, form)
 
     return jax.jit(run)
+
+
+def _vmem(shape: tuple[int, ...], dtype: Any) -> Any:
+    """A VMEM scratch buffer of the kernel (Pallas's TPU memory space; the interpreter takes it on any backend)."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    return pltpu.VMEM(shape, dtype)

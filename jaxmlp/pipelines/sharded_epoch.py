@@ -14,7 +14,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.model import Params, precision_scope, step_function
 from jaxmlp.pipelines.array_epochs import ScanEpoch
 from jaxmlp.pipelines.epoch_base import Progress
-from jaxmlp.pipelines.steps import sgd_scan
+from jaxmlp.pipelines.steps import sgd_epoch
 
 MESH_AXIS = "data"
 """The one axis of the sharded pipeline's mesh: the batch is split along it."""
@@ -91,17 +91,13 @@ class ShardedEpoch(ScanEpoch):
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         params = self.place(params)
         rep, batches = self.replicated, self.by_batch
-        scan = jax.jit(
-            functools.partial(sgd_scan, precision=self.precision, bf16_step=self.bf16_step, unroll=self.unroll),
-            in_shardings=(rep, batches, batches, rep),
+        epoch = jax.jit(
+            functools.partial(sgd_epoch, precision=self.precision, bf16_step=self.bf16_step, unroll=self.unroll),
+            in_shardings=(rep, batches, batches, rep, rep),
             out_shardings=rep,
         )
         with precision_scope(self.precision):
-            if self.remainder is not None:
-                last = jax.jit(step_function(self.precision, self.bf16_step), in_shardings=rep, out_shardings=rep)
-                tail = last.lower(params, *self.remainder, self.step_size).compile()
-                self.last_step = lambda p, x, y: tail(p, x, y, self.step_size)
-            return scan.lower(params, self.xs, self.ys, self.step_size).compile()
+            return epoch.lower(params, self.xs, self.ys, self.factors, self.step_size).compile()
 
     def compile(self, params: Params) -> float:
         """The sharded programs' compile time (the one-device step, which gives the epoch's FLOPs, only when they

@@ -154,15 +154,17 @@ def jit_step(precision: str, bf16_step: str = DEFAULT_BF16_STEP) -> Any:
     return update if precision == "f32" else _jitted(step_function(precision, bf16_step))
 
 
-SCAN_UNROLL = {"tpu": 2}
-"""How many steps each iteration of the scan's loop holds, per backend (1 where not named): on a TPU v5e two steps
-an iteration made the bf16 epoch 15% faster (4.9 to 4.2 ms) and changed the f32 one by less than its noise; four
-and eight were slower than two (the docs' precision page)."""
+SCAN_UNROLL = {("tpu", "f32"): 1, ("tpu", "bf16"): 4}
+"""How many steps each iteration of the epoch's scan (`sgd_epoch`) holds, per backend and precision (1 where not
+named; the bf16 step in its backend's form, `model.BF16_STEP_BY_BACKEND`), the fastest measured: on a TPU v5e the
+bf16 epoch took 3.90 ms at 4, 4.12 at 2; the f32 one 10.75 ms at 1, 11.33 at 2
+(``reports/kernel-forms-20261206T114025-tpu.jsonl``, `bench/accelerator/kernel_forms.py`; the docs' accelerator
+results page)."""
 
 
-def scan_unroll(platform: str) -> int:
-    """`SCAN_UNROLL` of a JAX backend."""
-    return SCAN_UNROLL.get(platform, 1)
+def scan_unroll(platform: str, precision: str = "f32") -> int:
+    """`SCAN_UNROLL` of a JAX backend and precision."""
+    return SCAN_UNROLL.get((platform, precision), 1)
 
 
 def sgd_scan(
@@ -186,6 +188,49 @@ def sgd_scan(
 
 scan_steps = jax.jit(sgd_scan, static_argnames=("precision", "bf16_step", "unroll"))
 
+
+def padded_batches(
+    images: np.ndarray, targets: np.ndarray, batch_size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An in-order epoch's batches as one scan takes them: images ``(S, B, ...)`` and targets ``(S, B, ...)``, the
+    smaller last batch padded with zero rows (zero targets: zero gradient), and each batch's step-size factor
+    ``(S,)``: 1, and the last batch's ``B / rows`` (the mean over its ``B`` rows is that much smaller than over its
+    real ones)."""
+    steps, rest = -(-len(images) // batch_size), len(images) % batch_size
+    xs = np.zeros((steps * batch_size, *images.shape[1:]), images.dtype)
+    ys = np.zeros((steps * batch_size, *targets.shape[1:]), targets.dtype)
+    xs[: len(images)], ys[: len(targets)] = images, targets
+    factors = np.ones(steps, np.float32)
+    if rest:
+        factors[-1] = batch_size / rest
+    return xs.reshape(steps, batch_size, -1), ys.reshape(steps, batch_size, -1), factors
+
+
+def sgd_epoch(
+    params: Params,
+    xs: jax.Array,
+    ys: jax.Array,
+    factors: jax.Array,
+    step_size: float,
+    precision: str = "f32",
+    bf16_step: str = DEFAULT_BF16_STEP,
+    unroll: int = 1,
+) -> Params:
+    """An in-order epoch as one `lax.scan` over `padded_batches`' batches (the smaller last one padded): each step of
+    ``precision`` (and ``bf16_step``'s form) at ``step_size`` times its batch's factor, ``unroll`` steps an
+    iteration."""
+    step = step_function(precision, bf16_step)
+
+    def body(p: Params, batch: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[Params, None]:
+        x, y, factor = batch
+        scaled: Any = step_size * factor  # a traced scalar, as the step size of every jitted step is
+        return step(p, x, y, scaled), None
+
+    return jax.lax.scan(body, params, (xs, ys, factors), unroll=unroll)[0]
+
+
+epoch_steps = jax.jit(sgd_epoch, static_argnames=("precision", "bf16_step", "unroll"))
+
 _JITTED: dict[Any, Any] = {}
 
 
@@ -198,18 +243,3 @@ def images_for(images: np.ndarray, precision: str) -> np.ndarray:
     """``images`` in the dtype ``precision`` keeps them in (`jaxmlp.model.data_dtype`), converted once where the
     data is prepared, never inside a step: float32 as given, bfloat16 (exact for pixels 0-255) for ``bf16``."""
     return np.ascontiguousarray(images, dtype=data_dtype(precision))
-
-
-def scan_epoch(
-    params: Params,
-    xs: jax.Array,
-    ys: jax.Array,
-    remainder: tuple[jax.Array, jax.Array] | None,
-    scan: Callable[[Params, jax.Array, jax.Array], Params],
-    step: Callable[[Params, Any, Any], Params],
-) -> Params:
-    """All full batches as one scanned program, then the smaller last batch (if any) with the step."""
-    params = scan(params, xs, ys)
-    if remainder is not None:
-        params = step(params, *remainder)
-    return cast(Params, jax.block_until_ready(params))  # type: ignore[no-untyped-call]  # unannotated in jax
