@@ -14,6 +14,7 @@ from typing import Any
 from jaxmlp import changepoints, registry
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.bisect import run as run_bisect
+from jaxmlp.cli.sweep.common import SWEEP_BACKEND, source_of
 from jaxmlp.cli.sweep.timeline import run as run_timeline
 from jaxmlp.errors import EXIT_FAILED, JaxmlpError
 from jaxmlp.measure.environment import metadata
@@ -44,22 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
     )
     parser.add_argument("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
-    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION)
-    options.add(parser, options.PROCESSES, options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT)
-
-
-def detector_settings() -> dict[str, float]:
-    """The detector's parameters the corpus is scored with: the defaults, fixed before any case ran (never options
-    of this command)."""
-    return {
-        "penalty": changepoints.PENALTY,
-        "series_window": changepoints.SERIES_WINDOW,
-        "drift_gap": changepoints.DRIFT_GAP,
-        "change_threshold": registry.CHANGE_THRESHOLD,
-        "change_alpha": registry.CHANGE_ALPHA,
-        "threshold": registry.THRESHOLD,
-        "alpha": registry.ALPHA,
-    }
+    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND)
+    options.add(
+        parser, options.PROCESSES, options.TOLERANCE, options.ENVS, options.WHEELS, options.TIMEOUT, options.OUT
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     releases = sorted({v for c in cases for v in c.releases}, key=version_key)
     for version in releases:
         envs.check_release(version)
+    source = source_of(args)
+    envs.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
     print(
         f"Corpus {manifest}: {len(cases)} case(s) ({', '.join(c.name for c in cases)}) over {len(releases)} "
         f"releases; {args.processes} processes a release; the detector's parameters are the defaults"
@@ -78,12 +69,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"Each case's runs go into {folder}/<case>/")
     scores = [_case(case, i, len(cases), args, folder) for i, case in enumerate(cases, 1)]
     seconds = time.monotonic() - start
-    disk = _disk(releases, args.envs, folder)
+    disk = _disk(releases, args.envs, folder, source)
     settings = {
         "manifest": str(manifest),
+        "source": source.words(),
         "cases": [c.name for c in cases],
         "processes": args.processes,
-        "detector": detector_settings(),
+        "detector": changepoints.parameters(),
         "dataset": args.dataset,
         "limit": args.limit,
         "epochs": args.epochs,
@@ -161,10 +153,10 @@ def _command(name: str, given: dict[str, Any], case: Case) -> str:
     return shlex.join(words)
 
 
-def _disk(releases: list[str], root: Path | None, folder: Path) -> dict[str, object]:
+def _disk(releases: list[str], root: Path | None, folder: Path, source: envs.Source) -> dict[str, object]:
     """The disk the corpus's environments take, all environments under their root take, and its results take."""
     where = root or envs.envs_root()
-    made = [envs.env_path(v, root) for v in releases if envs.is_made(v, root)]
+    made = [envs.env_path(v, root, source) for v in releases if envs.is_made(v, root, source)]
     everything = [m.parent for m in where.glob(f"jax-*/{envs.COMPLETE}")] if where.is_dir() else []
     return {
         "envs": len(made),
