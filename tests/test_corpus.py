@@ -15,6 +15,8 @@ from jaxmlp.measure import workers
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
+from jaxmlp.report.release_sections import KNOWN_REGRESSIONS
+from jaxmlp.report.sections import build_sections
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.store import ResultsStore
@@ -78,6 +80,9 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     assert [f.split("/")[-1].split("-")[0] for f in step.folders] == ["bisect", "timeline"]
     results = load(ResultsStore(out))
     assert len(results.corpora) == 1
+    (section,) = [s for s in build_sections(results) if s.anchor == KNOWN_REGRESSIONS]  # `jaxmlp report`'s
+    assert "Corpus: 3 case(s): found 2 of 2" in section.shown[0].note
+    assert list(section.shown[0].tables[0].frame["case"]) == ["fixture-step", "fixture-control", "fixture-fails"]
     assert main(["summary", str(folder)]) == 0
     assert "1 known regressions" in capsys.readouterr().out  # a folder's summary names it
     assert main(["summary", str(folder / "scorecard.json")]) == 0

@@ -10,10 +10,10 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
+from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, corpus_lines, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import sweep_cells, sweep_tables
-from jaxmlp.results.corpus import corpus_table, totals
+from jaxmlp.results.corpus import corpus_table
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
@@ -220,28 +220,6 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
     return Summary(
         title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)
     )
-
-
-def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
-    """The corpus's total in a line, then a line for each case missed or failed (what, and why)."""
-    t = totals(doc.scores)
-    parts = [
-        f"{name} {t[key][0]} of {t[key][1]}"
-        for key, name in (
-            ("found", "found"),
-            ("in_band", "ratio in its band"),
-            ("bisected", "bisected"),
-            ("explained", "explained"),
-            ("clean", "controls clean"),
-        )
-        if t[key][1]
-    ]
-    failed = f"; failed: {', '.join(t['failed'])}" if t["failed"] else ""
-    lines = [f"Corpus: {t['cases']} case(s): {', '.join(parts) or 'nothing scored'}{failed}"]
-    for s in doc.scores:
-        if s.why:
-            lines.append(f"{s.case.name}: {'; '.join(s.why)}")
-    return tuple(lines)
 
 
 def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
