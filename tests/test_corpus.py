@@ -141,3 +141,25 @@ def test_a_case_not_in_the_manifest_is_refused_before_anything_runs(tmp_path, ca
     argv = ["sweep", "corpus", str(MANIFEST), "--cases", "nothing", "--out", str(tmp_path)]
     assert main(argv) == 2
     assert "--cases nothing: no such case" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+@pytest.mark.xdist_group("processes")
+def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys):
+    """The control case end to end with real worker processes: three releases whose environments are this
+    interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case."""
+    root = tmp_path / "envs"
+    for version in ("0.4.30", "0.4.31", "0.4.33"):
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = env / "bin" / "python"  # this interpreter, its own environment kept (a link would lose it)
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1.0\n")
+    argv = ["sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "--processes", "2", "--calls", "3"]
+    argv += ["--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
+    assert main([*argv, "--envs", str(root), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "Corpus: 1 case(s): controls clean 1 of 1" in printed
+    (folder,) = (tmp_path / "out").iterdir()
+    (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
+    assert score.clean and not score.failures and score.seconds > 0

@@ -3,6 +3,7 @@ should find, read and checked before anything is measured (the manifest's form: 
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -34,8 +35,9 @@ class Expect:
 
 @dataclass(frozen=True)
 class Case:
-    """One known regression (or a control): its workload spec (an absolute ``file.py:make``), its timeline's
-    releases (oldest first), the range a user would bisect, the time it is about and what should be found."""
+    """One known regression (or a control): its workload spec (``file.py:make``, relative to where the command
+    runs), its timeline's releases (oldest first), the range a user would bisect, the time it is about and what
+    should be found."""
 
     name: str
     workload: str
@@ -158,7 +160,7 @@ def _case(path: Path, index: int, raw: Any) -> Case:
         raise JaxmlpError(f"{where}: no [case.expect] table: say what should be found")
     return Case(
         name,
-        f"{(path.parent / file).resolve()}:{attribute}",
+        f"{os.path.relpath(path.parent / file)}:{attribute}",  # made absolute for the workers (`Measuring`)
         text("source", ""),
         text("summary", ""),
         kind,
