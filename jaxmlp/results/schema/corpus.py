@@ -10,7 +10,7 @@ from typing import Any
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.results.schema.common import CORPUS, JSON, header
 from jaxmlp.results.schema.explain import json_number
-from jaxmlp.results.schema.fields import FLAG, LIST, NUMBER, OBJECT, TEXT, typed
+from jaxmlp.results.schema.fields import FLAG, LIST, NUMBER, OBJECT, TEXT, scalars, typed, wrong
 from jaxmlp.results.schema.fields import field as checked
 
 
@@ -62,7 +62,7 @@ class CaseScore:
             return tuple(str(x) for x in checked(doc, key, where, LIST))
 
         return cls(
-            Case.from_json(checked(doc, "case", where, OBJECT)),
+            _case(checked(doc, "case", where, OBJECT), f"{where}case."),
             texts("flagged"),
             maybe("found", FLAG),
             maybe("direction", TEXT),
@@ -82,6 +82,29 @@ class CaseScore:
             float(checked(doc, "seconds", where, NUMBER)),
             bool(doc.get("expected_failure", False)),
         )
+
+
+def _case(doc: Mapping[str, Any], where: str) -> Case:
+    """A case as the scorecard holds it, each field of its type (`Case.from_json` then reads it)."""
+    for key in ("name", "workload", "kind", "metric"):
+        checked(doc, key, where, TEXT)
+    for key in ("source", "summary"):
+        checked(doc, key, where, TEXT, null=True)
+    for i, v in enumerate(checked(doc, "releases", where, LIST)):
+        typed(v, f"{where}releases[{i}]", TEXT)
+    for i, v in enumerate(checked(doc, "bisect", where, LIST, null=True) or ()):
+        typed(v, f"{where}bisect[{i}]", TEXT)
+    expect = checked(doc, "expect", where, OBJECT)
+    inner = f"{where}expect."
+    checked(expect, "direction", inner, TEXT)
+    for key in ("release", "cause", "flag"):
+        checked(expect, key, inner, TEXT, null=True)
+    band = checked(expect, "ratio", inner, LIST, null=True) or ()
+    if band and len(band) != 2:
+        raise wrong(f"{inner}ratio", band, "a list of two numbers")
+    for i, v in enumerate(band):
+        typed(v, f"{inner}ratio[{i}]", NUMBER)
+    return Case.from_json(doc)
 
 
 @dataclass(frozen=True)
@@ -108,10 +131,21 @@ class CorpusDocument:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CorpusDocument:
         rows = checked(doc, "scores", "", LIST)
+        settings = dict(checked(doc, "settings", "", OBJECT))
+        scalars(settings, "settings", {"detector": OBJECT, "cases": LIST})
+        scalars(settings.get("detector") or {}, "settings.detector")
+        for key in ("processes", "limit", "epochs", "calls", "timeout"):
+            typed(settings.get(key), f"settings.{key}", NUMBER, null=True)
+        for key, value in (settings.get("detector") or {}).items():
+            typed(value, f"settings.detector.{key}", NUMBER)
+        disk = dict(checked(doc, "disk", "", OBJECT))
+        scalars(disk, "disk")
+        for key in ("envs", "envs_bytes", "envs_root_bytes", "results_bytes"):
+            typed(disk.get(key), f"disk.{key}", NUMBER, null=True)
         return cls(
             dict(checked(doc, "metadata", "", OBJECT)),
-            dict(checked(doc, "settings", "", OBJECT)),
+            settings,
             tuple(CaseScore.from_json(typed(r, f"scores[{i}]", OBJECT), f"scores[{i}].") for i, r in enumerate(rows)),
             float(checked(doc, "seconds", "", NUMBER)),
-            dict(checked(doc, "disk", "", OBJECT)),
+            disk,
         )
