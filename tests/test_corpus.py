@@ -4,6 +4,7 @@ as tests/test_timeline.py fakes them."""
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -163,3 +164,54 @@ def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys):
     (folder,) = (tmp_path / "out").iterdir()
     (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
     assert score.clean and not score.failures and score.seconds > 0
+
+
+# --- the scoring, pure: from what the commands found -------------------------------------------------------------
+
+
+def _findings(levels, explained_same_hlo=None, bisected=None):
+    """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
+    explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
+    from jaxmlp import changepoints
+    from jaxmlp.results.corpus import Findings
+    from jaxmlp.results.schema.explain import ExplainDocument
+    from jaxmlp.results.sweep_tables import TimelineColumn
+
+    rng = np.random.default_rng(0)
+    samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
+    labels = RELEASES[: len(levels)]
+    column = TimelineColumn("step", "", labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
+    docs = ()
+    if explained_same_hlo is not None:
+        prints = {"0.4.33": "a", "0.4.34": "a" if explained_same_hlo else "b"}
+        docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, {"0.4.33": (1.0,), "0.4.34": (1.3,)}),)
+    return Findings((column,), explanations=docs)
+
+
+def _case(**expect):
+    (case,) = read_manifest(MANIFEST, ("fixture-step",))
+    return replace(case, bisect=None, expect=replace(case.expect, **expect))
+
+
+def test_a_program_change_explains_a_case_whose_cause_is_the_program():
+    from jaxmlp.results.corpus import score
+
+    step = [1.0, 1.0, 1.0, 1.3, 1.3]
+    right = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False))
+    assert (right.found, right.explanation, right.explained, right.why) == (True, "program", True, ())
+    below = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=True))
+    assert below.explained is False and below.why == ("expected a program change; below HLO",)
+    unknown = score(_case(cause="unknown", flag=""), _findings(step, explained_same_hlo=True))
+    assert unknown.explained is None and unknown.explanation == "below HLO"  # shown, not scored
+
+
+def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
+    from jaxmlp.results.corpus import score
+
+    missed = score(_case(cause="unknown", flag=""), _findings([1.0, 1.0, 1.3, 1.3, 1.3]))
+    assert missed.found is False and missed.why[0].startswith("expected 0.4.34 slower; flagged 0.4.33 slower than")
+    wide = score(_case(cause="unknown", flag="", ratio=(1.5, 2.0)), _findings([1.0, 1.0, 1.0, 1.3, 1.3]))
+    assert wide.found and wide.in_band is False and "outside the band ×1.50-×2.00" in wide.why[0]
+    compile_case = replace(_case(cause="unknown", flag=""), metric="compile")
+    assert score(compile_case, _findings([1.0] * 5)).found is None  # a documented limit, said
+    assert "compile time is not scored" in score(compile_case, _findings([1.0] * 5)).why[0]

@@ -100,3 +100,13 @@ def test_an_environment_is_made_from_a_folder_of_wheels_without_the_index(monkey
     code = "import jax, jaxlib; print(jax.__version__, jaxlib.__version__)"
     done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == [RELEASE, RELEASE], done.stderr[-2000:]
+
+
+def test_the_corpus_names_a_release_its_wheel_folder_lacks_before_any_case_runs(tmp_path, capsys):
+    manifest = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
+    folder = wheel_folder(tmp_path / "wheels", ["0.4.30", "0.4.31", "0.4.33"])
+    argv = ["sweep", "corpus", str(manifest), "--wheels", str(folder), "--envs", str(tmp_path / "envs")]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--wheels {folder} holds no jax and jaxlib wheels of 0.4.34, 0.4.35" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "envs").exists() and not list((tmp_path / "out").iterdir())
