@@ -147,7 +147,8 @@ def _bisected(case: Case, findings: Findings, out: CaseScore) -> tuple[CaseScore
         right = result.status == "no change"
     else:
         right = result.status == "found" and result.first == case.expect.release
-    said = [] if right else [f"the bisection answered {answer}" + (f" ({result.reason})" if result.reason else "")]
+    reason = result.reason.removeprefix(f"{result.status}: ")
+    said = [] if right else [f"the bisection answered {answer}" + (f" ({reason})" if reason else "")]
     return replace(out, bisected=answer, bisect_found=right), said
 
 
