@@ -399,7 +399,7 @@ def made_releases(count: int) -> list[str]:
         (
             p.name.split("-")[1]
             for p in envs.envs_root().glob(f"jax-*-py{sys.version_info[0]}*")
-            if (p / envs.COMPLETE).exists()
+            if (p / envs.COMPLETE).exists() and p == envs.env_path(p.name.split("-")[1])  # the index's
         ),
         key=version_key,
     )
