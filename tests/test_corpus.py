@@ -213,5 +213,7 @@ def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
     wide = score(_case(cause="unknown", flag="", ratio=(1.5, 2.0)), _findings([1.0, 1.0, 1.0, 1.3, 1.3]))
     assert wide.found and wide.in_band is False and "outside the band ×1.50-×2.00" in wide.why[0]
     compile_case = replace(_case(cause="unknown", flag=""), metric="compile")
-    assert score(compile_case, _findings([1.0] * 5)).found is None  # a documented limit, said
-    assert "compile time is not scored" in score(compile_case, _findings([1.0] * 5)).why[0]
+    run_time = _findings([1.0, 1.0, 1.0, 1.3, 1.3])
+    compiled = score(compile_case, replace(run_time, columns=(), compile_columns=run_time.columns))
+    assert compiled.found and compiled.flagged[0].startswith("compile time: 0.4.34 slower than 0.4.33")
+    assert score(compile_case, run_time).found is False  # a change of run time is not one of compile time

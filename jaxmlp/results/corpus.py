@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from jaxmlp import registry
 from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.measure.workload import workload_name
@@ -23,10 +24,7 @@ from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store import ResultsStore
 from jaxmlp.units import interval, ratio
 
-COMPILE_LIMIT = (
-    "compile time is not scored: the timeline and the bisection test the steady state (run time) only; the compile "
-    "times are in the timeline's tables"
-)
+COMPILE_BISECT = "not scored: the bisection tests the steady state (run time), not compile time"
 
 
 @dataclass(frozen=True)
@@ -35,6 +33,7 @@ class Findings:
     without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line."""
 
     columns: tuple[sweep_tables.TimelineColumn, ...] = ()
+    compile_columns: tuple[sweep_tables.TimelineColumn, ...] = ()  # the same detector over each process's compile time
     failures: tuple[tuple[str, str], ...] = ()
     explanations: tuple[ExplainDocument, ...] = ()
     bisection: BisectDocument | None = None
@@ -45,9 +44,11 @@ def findings_of(folder: Path, error: str = "") -> Findings:
     """What the timeline, bisection and explanations under a case's ``folder`` found (read from their files)."""
     results = load(ResultsStore(folder))
     columns: list[sweep_tables.TimelineColumn] = []
+    compile_columns: list[sweep_tables.TimelineColumn] = []
     for where, rows in sweep_tables.sweeps(results.runs, [p.parent for p, _ in results.bisections]).items():
         if sweep_tables.is_timeline(where):
             columns += sweep_tables.timeline_columns(rows, results.samples)
+            compile_columns += sweep_tables.timeline_columns(rows, results.samples, registry.SWEEP_COMPILE)
     failures = []
     for path, doc in results.cells:
         if not sweep_tables.is_timeline(path.parent):
@@ -61,6 +62,7 @@ def findings_of(folder: Path, error: str = "") -> Findings:
                 failures.append((cell.label, f"{cell.failed} process(es) gave no sample: {cell.failure}"))
     return Findings(
         tuple(columns),
+        tuple(compile_columns),
         tuple(sorted(failures, key=lambda f: version_key(f[0]))),
         tuple(doc for _, doc in results.explanations),
         results.bisections[-1][1] if results.bisections else None,
@@ -68,8 +70,10 @@ def findings_of(folder: Path, error: str = "") -> Findings:
     )
 
 
-def _column(findings: Findings, workload: str, flags: str) -> sweep_tables.TimelineColumn | None:
-    return next((c for c in findings.columns if c.workload == workload and c.xla_flags == flags), None)
+def _column(findings: Findings, workload: str, flags: str, metric: str = "run") -> sweep_tables.TimelineColumn | None:
+    """The timeline's column of ``workload`` and XLA ``flags``: its run time, or its compile time (``metric``)."""
+    columns = findings.compile_columns if metric == "compile" else findings.columns
+    return next((c for c in columns if c.workload == workload and c.xla_flags == flags), None)
 
 
 def _at(column: sweep_tables.TimelineColumn | None, release: str, direction: str) -> Change | None:
@@ -82,8 +86,9 @@ def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: 
     """``case`` scored on ``findings``: found (the right release, the right direction), the ratio in its band,
     explained (the explanation's kind as expected), the bisection's answer, a control clean, failures named."""
     name = workload_name(case.workload)
-    base = _column(findings, name, "")
-    flagged = tuple(c.line() for c in base.changes) if base is not None else ()
+    base = _column(findings, name, "", case.metric)
+    prefix = "compile time: " if case.metric == "compile" else ""
+    flagged = tuple(prefix + c.line() for c in base.changes) if base is not None else ()
     failures = tuple(f"{release}: {reason}" for release, reason in findings.failures)
     out = CaseScore(case, flagged, failures=failures, error=findings.error, folders=tuple(folders), seconds=seconds)
     why: list[str] = []
@@ -101,8 +106,6 @@ def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: 
         out = replace(out, found=found, direction="fails" if first else None, expected_failure=found)
         if not found:
             why.append(f"expected {expect.release} to fail first; " + (f"{first} did" if first else "none failed"))
-    elif case.metric == "compile":
-        why.append(COMPILE_LIMIT)
     else:
         out, said = _found(case, findings, base, out)
         why += said
@@ -138,6 +141,8 @@ def _found(
 def _bisected(case: Case, findings: Findings, out: CaseScore) -> tuple[CaseScore, list[str]]:
     if case.bisect is None:
         return out, []
+    if case.metric == "compile":
+        return out, [f"the bisection: {COMPILE_BISECT}"]
     doc = findings.bisection
     if doc is None:
         return replace(out, bisect_found=False), ["the bisection filed no answer"]
@@ -165,7 +170,7 @@ def _explained(
     if case.is_control or expect.direction == "fails" or expect.release is None:
         return out, []
     if expect.cause == "flag":
-        flagged = _column(findings, workload_name(case.workload), expect.flag)
+        flagged = _column(findings, workload_name(case.workload), expect.flag, case.metric)
         if flagged is None:
             return replace(out, explained=False), [f"no column ran with {expect.flag}"]
         undone = _at(flagged, expect.release, expect.direction) is None and out.found is True

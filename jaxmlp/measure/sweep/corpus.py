@@ -18,7 +18,7 @@ KINDS = ("step", "transient", "flag", "failure", "compile", "control")
 DIRECTIONS = ("slower", "faster", "none", "fails")
 CAUSES = ("flag", "program", "none", "unknown")
 METRICS = ("run", "compile")
-NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def _case(path: Path, index: int, raw: Any) -> Case:
         raise JaxmlpError(f"{where} is not a table")
     name = raw.get("name")
     if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise JaxmlpError(f"{where}: name {name!r}: give a name of a-z, 0-9 and dashes")
+        raise JaxmlpError(f"{where}: name {name!r}: give a name of a-z, 0-9, dots and dashes (its folder's name)")
     where = f"{path}: case {name}"
 
     def text(key: str, default: str | None = None) -> str:
