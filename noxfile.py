@@ -206,6 +206,16 @@ def bench_jaxlib(session: nox.Session) -> None:
 
 
 @nox.session
+def corpus(session: nox.Session) -> None:
+    """The corpus of known regressions (bench/corpus/corpus.toml) run as a user would and scored into
+    reports/corpus-<time>/; its closing note gives the time and the disk it took (`-- --cases NAME`, `--wheels DIR`).
+
+    After `--`: arguments of `jaxmlp sweep corpus`."""
+    _install_sweep(session)
+    session.run("jaxmlp", "sweep", "corpus", "--out", str(REPORTS), *session.posargs)
+
+
+@nox.session
 def docs(session: nox.Session) -> None:
     """Build the documentation with MkDocs (strict) into site/: figures read from reports/, the commands' reference
     from the parsers (`-- serve` previews it on 127.0.0.1:8000 instead)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
+from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.stats import Comparison, compare
 from jaxmlp.units import interval, p_value, ratio
 
@@ -30,6 +30,21 @@ FLOOR = 1e-12
 
 DRIFT_GAP = 3
 """The longest segment (in points) between two same-direction steps for them to read as one drift."""
+
+
+def parameters() -> dict[str, float]:
+    """Every parameter of the detector and of the release comparison, as fixed before any corpus is scored (where
+    each was chosen: docs/methods/trials.md); `jaxmlp sweep corpus` records them and offers no option to change them."""
+    return {
+        "penalty": PENALTY,
+        "series_window": SERIES_WINDOW,
+        "drift_gap": DRIFT_GAP,
+        "change_threshold": CHANGE_THRESHOLD,
+        "change_alpha": CHANGE_ALPHA,
+        "threshold": THRESHOLD,
+        "alpha": ALPHA,
+    }
+
 
 KINDS = ("step", "transient", "drift")
 WORDS = {"regression": "slower", "improvement": "faster"}

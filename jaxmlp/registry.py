@@ -239,8 +239,16 @@ def benchmark_id(name: str) -> str:
 
 
 def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
-    """A release number as a sort key: 0.4.30 < 0.10.2; a label that is no number sorts after the numbers."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in str(version).split("."))
+    """A release number as a sort key: 0.4.30 < 0.10.2; a nightly before its release, nightlies by build date
+    (0.4.35 < 0.4.36.dev20241120 < 0.4.36.dev20241122 < 0.4.36); a label that is no number sorts after the numbers."""
+    parts = str(version).split(".")
+    dev = parts[-1][3:] if len(parts) > 1 and parts[-1].startswith("dev") and parts[-1][3:].isdigit() else None
+    key = tuple((0, int(part)) if part.isdigit() else (1, part) for part in (parts[:-1] if dev else parts))
+    return (*key, (-1, int(dev) if dev else _RELEASED))
+
+
+_RELEASED = 10**12
+"""Sorts a release after every nightly of its number (a build date is 8 digits)."""
 
 
 def dataset_label(name: str | None) -> str:

@@ -32,6 +32,7 @@ SOURCES = {
     "scaling": lambda: json.loads((FIXTURES / "runs" / "scaling-20261203T073946-cpu.json").read_text()),
     "train": lambda: json.loads((FIXTURES / "train-cpu.json").read_text()),
     "tta": lambda: json.loads((FIXTURES / "tta-synthetic.json").read_text()),
+    "corpus": lambda: json.loads((FIXTURES / "corpus" / "scorecard.json").read_text()),
 }
 SKIPPED_PATHS = {"bench": ("machine_info", "jaxmlp")}
 """The benchmark run's metadata is read as the scaling run's is (one schema, one frame): mutated there."""
@@ -88,6 +89,8 @@ def test_every_field_of_the_wrong_type_is_one_line_or_read(kind, tmp_path, capsy
         ("bench", ("benchmarks", 0, "params"), "x", "field benchmarks[0].params is 'x', not an object"),
         ("scaling", ("benchmarks", 0, "stats"), "x", "field benchmarks[0].stats is 'x', not an object"),
         ("train", ("records", 0, "epoch"), "x", "field records[0].epoch is 'x', not a whole number"),
+        ("corpus", ("scores", 0, "found"), "x", "field scores[0].found is 'x', not true or false"),
+        ("corpus", ("scores", 0, "case", "expect", "ratio"), "x", "field scores[0].case.expect.ratio is 'x', not a"),
     ],
 )
 def test_the_line_names_the_file_and_the_field(kind, path, value, said, tmp_path, capsys):

@@ -399,7 +399,7 @@ def made_releases(count: int) -> list[str]:
         (
             p.name.split("-")[1]
             for p in envs.envs_root().glob(f"jax-*-py{sys.version_info[0]}*")
-            if (p / envs.COMPLETE).exists()
+            if (p / envs.COMPLETE).exists() and p == envs.env_path(p.name.split("-")[1])  # the index's
         ),
         key=version_key,
     )
@@ -549,7 +549,7 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
     made.mkdir()
     (made / "lib.bin").write_bytes(b"x" * 2_000_000)
     (made / envs.COMPLETE).write_text("30.0\n")
-    monkeypatch.setattr(envs, "make_env", lambda version, root=None, log=print: Path(f"python-{version}"))
+    monkeypatch.setattr(envs, "make_env", lambda version, root=None, log=print, source=None: Path(f"python-{version}"))
     said = []
     pythons = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
     assert pythons == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}

@@ -129,6 +129,8 @@ def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
         "binseg",
         "--peer",
         "5",
+        "--held-out",
+        "7",
         "--out",
         str(out),
     ]
@@ -139,7 +141,9 @@ def test_jaxmlp_sweep_validate_writes_its_document_and_table(tmp_path, capsys):
     assert {r.detector for r in doc.rows} == {"pelt", "binseg"} and len(doc.rows) == 2 * len(validation.CASES)
     assert doc.settings["noise_cells"] == 10 and doc.settings["noise_samples"] == 100
     assert "pelt found" in printed and "binseg false alarms" in printed and f"Wrote {path}" in printed
-    assert [r.detector for r in doc.peer] == ["jaxmlp", "otava"] and doc.peer[0].series == 22  # every 5th of 110
+    assert [r.detector for r in doc.peer] == ["jaxmlp", "otava"] * 2 and doc.peer[0].series == 22  # every 5th of 110
+    assert [(r.seed, r.held_out) for r in doc.peer] == [(42, False), (42, False), (7, True), (7, True)]
+    assert "On the held-out seeds it holds on" in printed and "Each seed, tuning and held out" in printed
     assert "On Otava's suite" in printed and "within 5 points" in printed
     results = load(ResultsStore(out))
     assert not results.skipped and len(results.validations) == 1
@@ -150,6 +154,8 @@ def test_validate_refuses_what_it_cannot_do(tmp_path, capsys):
     assert "choose among pelt, binseg, edivisive" in capsys.readouterr().err
     assert main(["sweep", "validate", str(tmp_path), "--peer", "-1", "--out", str(tmp_path)]) == 2
     assert "--peer" in capsys.readouterr().err
+    assert main(["sweep", "validate", str(tmp_path), "--held-out", "42", "--out", str(tmp_path)]) == 2
+    assert "the seed the detector was tuned on" in capsys.readouterr().err
     assert main(["sweep", "validate", str(tmp_path), "--out", str(tmp_path)]) == 2
     assert "no sweep cell of 4 or more processes" in capsys.readouterr().err
 

@@ -139,6 +139,37 @@ class Figures:
 
         return float(top_operations(pd.read_csv(self.path(run)), 1)["share"].iloc[0])
 
+    def _corpus(self, run: str) -> Any:
+        """A corpus run's scorecard, read as `jaxmlp summary` reads it."""
+        from jaxmlp.results.schema import parse
+        from jaxmlp.results.schema.corpus import CorpusDocument
+
+        doc = parse(self.load(run))
+        if not isinstance(doc, CorpusDocument):
+            raise FigureError(f"run {run!r} is not a corpus scorecard (`jaxmlp sweep corpus`)")
+        return doc
+
+    def corpus_total(self, run: str) -> str:
+        """The corpus's total, as `jaxmlp sweep corpus` prints it first."""
+        from jaxmlp.report.release_sections import corpus_lines
+
+        return corpus_lines(self._corpus(run))[0]
+
+    def corpus_missed(self, run: str) -> str:
+        """What was missed and why, a bullet a case; a line saying none was where every case was found."""
+        from jaxmlp.report.release_sections import corpus_lines
+
+        lines = corpus_lines(self._corpus(run))[1:]
+        return "\n".join(f"- {line}" for line in lines) if lines else "Nothing was missed."
+
+    def corpus_table(self, run: str) -> str:
+        """The scorecard's table, a row a case, as a Markdown table."""
+        from jaxmlp.results.corpus import corpus_table
+
+        frame = corpus_table(self._corpus(run).scores)
+        rows = [list(frame.columns), ["---"] * len(frame.columns), *frame.astype(str).values.tolist()]
+        return "\n".join("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows)
+
     def get(self, run: str, path: str, within: str = "") -> Any:
         """A value by a path of keys: ``a/b/0/c``; ``1:`` slices a list; ``key=value`` (``a=1&b=2``) picks the one
         list item with those values, ``?a=1`` keeps every such item; ``*`` maps the rest of the path over a list."""
@@ -152,6 +183,9 @@ class Figures:
             "rounds": lambda run, name, within="": self.benchmark(run, name, within)["stats"]["rounds"],
             "info": lambda run, name, key, within="": _key(self.benchmark(run, name, within)["extra_info"], key),
             "get": self.get,
+            "corpus_total": self.corpus_total,
+            "corpus_missed": self.corpus_missed,
+            "corpus_table": self.corpus_table,
             "floor": self.floor,
             "floor_rate": self.floor_rate,
             "ops_count": lambda run: len(self.load(run)),
@@ -164,6 +198,7 @@ class Figures:
             "count": lambda values, value: sum(1 for v in values if v == value),
             # formats (jaxmlp.units: three significant digits in their unit)
             "s": units.duration,
+            "minutes": units.minutes,
             "x": units.ratio,
             "pct": units.percent,
             "n": units.number,

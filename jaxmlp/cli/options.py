@@ -238,6 +238,13 @@ ENVS = Option(
     type=Path,
     metavar="DIR",
 )
+WHEELS = Option(
+    ("--wheels",),
+    "a folder of jax and jaxlib wheels (nightlies, a private build, `pip download`'s) to take the releases from, "
+    "installed without the package index (default: the package index)",
+    type=Path,
+    metavar="DIR",
+)
 THRESHOLD = Option(
     ("--threshold",),
     "minimum effect: the ratio of medians beyond 1 + THRESHOLD (default: %(default)s)",
@@ -281,6 +288,7 @@ SHARED = (
     XLA_FLAGS,
     TOLERANCE,
     ENVS,
+    WHEELS,
     THRESHOLD,
     ALPHA,
 )

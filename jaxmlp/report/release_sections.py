@@ -18,9 +18,11 @@ from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Run, Table, shown_path
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
+from jaxmlp.results.corpus import corpus_table, totals
 from jaxmlp.results.frames import Results
 from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.trials import TrialsDocument
@@ -311,6 +313,41 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
     )
     stamp = layout.stamp_in(path)
     return Run(f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}", note, (Table("Trials", table),), (), stamp)
+
+
+def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
+    """The corpus's total in a line, then a line for each case missed or failed (what, and why)."""
+    t = totals(doc.scores)
+    parts = [
+        f"{name} {t[key][0]} of {t[key][1]}"
+        for key, name in (
+            ("found", "found"),
+            ("in_band", "ratio in its band"),
+            ("bisected", "bisected"),
+            ("explained", "explained"),
+            ("clean", "controls clean"),
+        )
+        if t[key][1]
+    ]
+    failed = f"; failed: {', '.join(t['failed'])}" if t["failed"] else ""
+    lines = [f"Corpus: {t['cases']} case(s): {', '.join(parts) or 'nothing scored'}{failed}"]
+    for s in doc.scores:
+        if s.why:
+            lines.append(f"{s.case.name}: {'; '.join(s.why)}")
+    return tuple(lines)
+
+
+KNOWN_REGRESSIONS = "known-regressions"
+"""The report's section of corpus runs (`jaxmlp sweep corpus`)."""
+
+
+def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> Run:
+    """A corpus run: its total and what was missed and why, then a row a case."""
+    lines = corpus_lines(doc)
+    note = f"{shown_path(path, folder)}: " + "; ".join(lines)
+    stamp = layout.stamp_in(path)
+    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}"
+    return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
 
 
 def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:

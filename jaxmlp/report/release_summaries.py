@@ -10,15 +10,17 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
+from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, corpus_lines, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import sweep_cells, sweep_tables
+from jaxmlp.results.corpus import corpus_table
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio, span
+from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio, size, span
 
 VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")
 """The columns of a verdict table, sweep or bisection alike."""
@@ -218,3 +220,18 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
     return Summary(
         title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)
     )
+
+
+def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
+    """A corpus run: its total and what was missed and why first, then a row a case."""
+    s, disk = doc.settings, doc.disk
+    detector = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in dict(s.get("detector") or {}).items())
+    line = (
+        f"{s.get('manifest')}: each case's timeline over its releases ({s.get('processes')} processes a release), "
+        f"its bisection where a range is given, the explanation of what was found; the detector's parameters fixed "
+        f"before it ran ({detector}); {minutes(doc.seconds)}"
+        + (f", environments {size(disk['envs_bytes'])} on disk" if disk.get("envs_bytes") is not None else "")
+    )
+    title = f"Known regressions: {where}" if where else "Known regressions"
+    lines = corpus_lines(doc)
+    return Summary(title, (lines[0], line, *lines[1:]), (("Each case", corpus_table(doc.scores)),))

@@ -43,7 +43,9 @@ from jaxmlp.report.content import (
 )
 from jaxmlp.report.release_sections import (
     CHANGE_RULE,
+    KNOWN_REGRESSIONS,
     bisection_run,
+    corpus_run,
     explain_run,
     roofline_run,
     sweep_runs,
@@ -309,6 +311,13 @@ def build_sections(
             EXPLAINED,
             "`jaxmlp sweep explain A B`: same optimized HLO or not, then the evidence.",
             [explain_run(p, d, folder) for p, d in results.explanations],
+        ),
+        (
+            "Known regressions: the corpus",
+            KNOWN_REGRESSIONS,
+            "`jaxmlp sweep corpus`: each known regression run as a user would, and whether it was found, measured "
+            "within its band and explained; controls left clean.",
+            [corpus_run(p, d, folder) for p, d in results.corpora],
         ),
         (
             "Roofline",

@@ -13,6 +13,7 @@ import pandas as pd
 from jaxmlp.registry import TRAIN_EPOCH
 from jaxmlp.report.release_summaries import (
     bisect_summary,
+    corpus_summary,
     sweep_summary,
     timeline_summary,
     trials_summary,
@@ -27,6 +28,7 @@ from jaxmlp.results.frames import Results, query, without_sweeps
 from jaxmlp.results.schema.sweep import CellsDocument
 
 KINDS = (
+    "known regressions",
     "timeline",
     "bisection",
     "sweep",
@@ -59,6 +61,10 @@ def _when(value: Any) -> str:
 def summaries(results: Results, folder: Path | None = None) -> list[Found]:
     """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``."""
     found = []
+    for corpus_path, corpus in results.corpora:
+        where = shown(corpus_path.parent, folder)
+        when = _when(corpus.metadata.get("timestamp"))
+        found.append(Found("known regressions", corpus_path.parent, when, partial(corpus_summary, corpus, where)))
     probes = [path.parent for path, _ in results.bisections]
     for path, doc in results.bisections:
         where = shown(path.parent, folder)

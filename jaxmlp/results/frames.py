@@ -17,6 +17,7 @@ from jaxmlp import registry
 from jaxmlp.results.reading import Scan, Skipped
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -74,6 +75,7 @@ class Results(NamedTuple):
     validations: tuple[tuple[Path, ValidationDocument], ...] = ()  # `jaxmlp sweep validate`
     tta: pd.DataFrame = pd.DataFrame()  # a row per `jaxmlp tta` run (`tta_rows`)
     tta_documents: tuple[tuple[Path, TtaDocument], ...] = ()
+    corpora: tuple[tuple[Path, CorpusDocument], ...] = ()  # `jaxmlp sweep corpus`: scorecards
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -201,6 +203,7 @@ def results(scan: Scan) -> Results:
         tuple(scan.of(ValidationDocument)),
         tta,
         tuple(scan.of(TtaDocument)),
+        tuple((f.path, f.document) for f in scan.documents if isinstance(f.document, CorpusDocument)),
     )
 
 

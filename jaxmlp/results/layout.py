@@ -31,6 +31,7 @@ TTA = "tta"  # `jaxmlp tta`: tta-<time>-<dataset>.json
 REPORT = "report"  # a rendered report: report-<time>/
 EXPLAIN = "explain"  # `jaxmlp sweep explain A B`: explain-<time>/explain.json, hlo.diff, hlo/, traces/
 ROOFLINE = "roofline"  # `jaxmlp roofline`: roofline-<time>.json (its ceilings and each workload's point)
+CORPUS = "corpus"  # `jaxmlp sweep corpus`: corpus-<time>/scorecard.json and a folder a case of its sub-runs
 CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth, once per environment: ceilings-<time>.json
 
 OPS_FILE = "ops-{pipeline}.csv"  # in a benchmark run's folder: a profiled pipeline's operation table (`run_folder`)
@@ -38,6 +39,7 @@ OPS_FILE = "ops-{pipeline}.csv"  # in a benchmark run's folder: a profiled pipel
 TRIALS_FILE = "trials.json"
 VALIDATION_FILE = "validation.json"
 BISECT_FILE = "bisect.json"
+SCORECARD_FILE = "scorecard.json"  # in a corpus folder: each case scored (`jaxmlp sweep corpus`)
 CELLS_FILE = "cells.json"  # in each sweep folder: what became of every cell of the matrix
 SAMPLES_FILE = "samples.jsonl"  # in each sweep folder: its plan, then every process's sample, appended as it ends
 HLO_DIR = "hlo"  # in a sweep or explain folder: each cell's optimized HLO of each workload, gzipped

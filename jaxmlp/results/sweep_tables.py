@@ -213,11 +213,14 @@ def is_timeline(folder: str | Path) -> bool:
     return Path(folder).name.startswith(f"{layout.TIMELINE}-")
 
 
-def timeline_columns(rows: pd.DataFrame, samples: pd.DataFrame) -> list[TimelineColumn]:
-    """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples);
-    a column where some release's values differed from the reference cell's is still shown, its changes found."""
+def timeline_columns(
+    rows: pd.DataFrame, samples: pd.DataFrame, benchmark: registry.Benchmark = registry.SWEEP_STEADY
+) -> list[TimelineColumn]:
+    """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples of
+    ``benchmark``: the steady state, or the compile time a corpus case is about); a column where some release's
+    values differed from the reference cell's is still shown, its changes found."""
     cells = _cell_samples(rows, samples)
-    steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
+    steady = rows[rows["test"] == benchmark.id]
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
     found = []
     for flags in sorted({f for _, f in cells}):

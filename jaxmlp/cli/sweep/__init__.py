@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from types import ModuleType
 
-from jaxmlp.cli.sweep import bisect, env, explain, resume, run, timeline, trials, validate
+from jaxmlp.cli.sweep import bisect, corpus, env, explain, resume, run, timeline, trials, validate
 
 MODULES: dict[str, ModuleType] = {
     "run": run,
@@ -18,6 +18,7 @@ MODULES: dict[str, ModuleType] = {
     "trials": trials,
     "validate": validate,
     "env": env,
+    "corpus": corpus,
 }
 """Each subcommand's module, in ``jaxmlp sweep --help``'s order."""
 SUBCOMMANDS = tuple(MODULES)

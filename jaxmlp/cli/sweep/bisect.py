@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
-    settings = Bisect(args.good, args.bad, releases(args.versions), args.on)
+    settings = Bisect(args.good, args.bad, releases(args.versions), args.on, args.wheels)
     detector = Detector(args.threshold, args.alpha)
     measuring, matrix = measuring_of(args), matrix_of(args)
     candidates = flow.candidates(settings)

@@ -13,22 +13,36 @@ from collections.abc import Iterator, Sequence
 from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Tick
 from jaxmlp.measure.sweep.settings import Matrix, Measuring, hand_made
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
+SWEEP_BACKEND = options.BACKEND.but(
+    help="the JAX backend each process measures on; gpu or tpu also installs that release's accelerator packages "
+    "in its environment (jax[cuda13]==V, jax[tpu]==V) (default: JAX's default device, no accelerator packages)"
+)
 WORKLOADS = f"a built-in ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, path/to/file.py:make or module:make"
 
 
 def add_measuring(parser: argparse.ArgumentParser) -> None:
     """What each process measures: the workloads, the data, the timing."""
-    options.add(parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION)
+    options.add(
+        parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND
+    )
 
 
 def add_matrix(parser: argparse.ArgumentParser) -> None:
     """How the releases are measured: processes a cell, XLA flags, environments, time limits, where results go."""
     options.add(
-        parser, options.PROCESSES, options.XLA_FLAGS, options.TOLERANCE, options.ENVS, options.TIMEOUT, options.OUT
+        parser,
+        options.PROCESSES,
+        options.XLA_FLAGS,
+        options.TOLERANCE,
+        options.ENVS,
+        options.WHEELS,
+        options.TIMEOUT,
+        options.OUT,
     )
 
 
@@ -49,6 +63,7 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
         args.calls,
         args.pin_cpu,
         precision=getattr(args, "precision", "f32"),
+        backend=getattr(args, "backend", None),
     )
 
 
@@ -62,7 +77,14 @@ def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
         args.envs,
         hand_made(tuple(getattr(args, "env", None) or ())),
         args.timeout,
+        source_of(args),
     )
+
+
+def source_of(args: argparse.Namespace) -> envs.Source:
+    """Where the releases' environments come from (``--wheels``, else the index) and the accelerator packages
+    ``--backend`` asks for."""
+    return envs.Source(getattr(args, "wheels", None), getattr(args, "backend", None))
 
 
 def releases(given: Sequence[str] | None) -> tuple[str, ...] | None:

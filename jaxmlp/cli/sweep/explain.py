@@ -48,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
         options.TOLERANCE,
         options.ENVS,
+        options.WHEELS,
         options.TIMEOUT,
         options.OUT,
     )

@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`)."""
     start = time.monotonic()
-    settings = Timeline(args.first, args.last, releases(args.versions), args.every, args.budget)
+    settings = Timeline(args.first, args.last, releases(args.versions), args.every, args.budget, args.wheels)
     measuring = measuring_of(args)
     store = ResultsStore(check_folder(args.out, "--out"))
     versions = flow.releases(settings)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     pythons = environments(matrix, versions)
-    envs.prune(versions, matrix.envs)
+    envs.prune(versions, matrix.envs, source=matrix.source)
     runners = runners_for(pythons, matrix, measuring)
     log = RunLog.create(store, layout.TIMELINE)
     print(f"Samples go into {log.folder} as they are measured")
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _disk(versions: list[str], matrix: Matrix) -> str:
     """The disk the environments not made yet will take, as measured on those made here."""
-    missing = [v for v in versions if not envs.is_made(v, matrix.envs)]
+    missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source)]
     size = envs.env_megabytes(matrix.envs)
     if missing and size:
         return f"about {size * len(missing) / 1e3:.1f} GB of disk for {len(missing)} not made yet"

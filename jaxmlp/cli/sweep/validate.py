@@ -69,12 +69,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also run the detector and Apache Otava's on every EVERY-th series of Otava's own test "
         "suite, one value a point (0: not at all; default: %(default)s, all 110)",
     )
+    parser.add_argument(
+        "--held-out",
+        type=options.whole_number,
+        metavar="SEED",
+        **options.LIST,
+        help="the peer suite's seeds the detector was not tuned on, reported apart from the tuning seed "
+        f"{peer.SEED} (default: {' '.join(map(str, peer.HELD_OUT))})",
+    )
     options.add(parser, options.OUT)
 
 
 def run(args: argparse.Namespace) -> int:
     """The detectors on synthetic histories drawn from measured noise (`validation`), filed and printed."""
-    detectors = _detectors(args)
+    detectors, held_out = _detectors(args), _held_out(args)
     folders = [Path(f) for f in args.noise] or [Path(args.results)]
     cells = noise_cells(folders)
     noise = validation.deviations(cells)
@@ -88,9 +96,16 @@ def run(args: argparse.Namespace) -> int:
     rows, chosen, settings = validation.validate(
         noise, len(cells), detectors, args.histories, args.seed, args.penalty, noise_from
     )
-    peers = peer.run(peer.of(peer.suite(), args.peer)) if args.peer else []
+    peers = peer.run_seeds(args.peer, held_out) if args.peer else []
     if peers:
-        settings = {**settings, "peer_every": args.peer, "peer_tolerance": peer.TOLERANCE, "peer": peer.versions()}
+        seeds = {"peer_seed": peer.SEED, "peer_held_out": list(held_out)}
+        settings = {
+            **settings,
+            "peer_every": args.peer,
+            "peer_tolerance": peer.TOLERANCE,
+            "peer": peer.versions(),
+            **seeds,
+        }
     doc = ValidationDocument(metadata(), settings, chosen, tuple(rows), tuple(peers))
     with store.new_folder(layout.DETECTOR) as folder:
         write_json_new(folder.path / layout.VALIDATION_FILE, doc.to_json())
@@ -123,15 +138,32 @@ def _detectors(args: argparse.Namespace) -> list[str]:
     return detectors
 
 
+def _held_out(args: argparse.Namespace) -> tuple[int, ...]:
+    """The held-out seeds asked for (`peer.HELD_OUT` if none), each once; the tuning seed refused among them."""
+    seeds = tuple(dict.fromkeys(peer.HELD_OUT if args.held_out is None else args.held_out))
+    if peer.SEED in seeds:
+        raise JaxmlpError(f"--held-out {peer.SEED}: that is the seed the detector was tuned on; give others")
+    return seeds
+
+
 def peer_summary(rows: Sequence[peer.PeerRow]) -> Summary:
-    """The peer suite's table, with how a found change matches a true one."""
-    verdict = "holds" if peer.holds(rows) else "does not hold"
-    return Summary(
-        "On Otava's suite",
-        (
-            f"jaxmlp's detector {verdict} beside Apache Otava's (F1 no lower, no more "
-            f"change-free series flagged) on {rows[0].series} series, one value a point; a found change matches "
-            f"a true one within {peer.TOLERANCE} points, one to one",
-        ),
-        (("Each detector", peer.table(rows)),),
-    )
+    """The peer suite's table on the tuning seed, with how a found change matches a true one; then each seed's,
+    the held-out seeds apart."""
+    tuned = peer.tuning(rows)
+    verdict = "holds" if peer.holds(tuned) else "does not hold"
+    held = [r for r in rows if r.held_out]
+    held_seeds = sorted({r.seed for r in held})
+    holding = sum(peer.holds([r for r in held if r.seed == seed]) for seed in held_seeds)
+    lines = [
+        f"jaxmlp's detector {verdict} beside Apache Otava's (F1 no lower, no more "
+        f"change-free series flagged) on {tuned[0].series} series of the seed it was tuned on ({tuned[0].seed}), "
+        f"one value a point; a found change matches a true one within {peer.TOLERANCE} points, one to one"
+    ]
+    if held_seeds:
+        lines.append(
+            f"On the held-out seeds it holds on {holding} of {len(held_seeds)} ({', '.join(map(str, held_seeds))})"
+        )
+    tables = [(f"Each detector, seed {tuned[0].seed} (tuning)", peer.table(tuned))]
+    if held_seeds:
+        tables.append(("Each seed, tuning and held out", peer.seeds_table(rows)))
+    return Summary("On Otava's suite", tuple(lines), tuple(tables))

@@ -34,7 +34,7 @@ def candidates(bisect_: Bisect) -> list[str]:
     if bisect_.versions is not None:
         known = sorted({envs.check_release(v) for v in bisect_.versions} | {bisect_.good, bisect_.bad}, key=version_key)
     else:
-        known = envs.releases(envs.index_versions("jax"), envs.index_versions("jaxlib"))
+        known = envs.available(bisect_.wheels)
     between = envs.between(known, bisect_.good, bisect_.bad)
     return between[::-1] if version_key(bisect_.good) > version_key(bisect_.bad) else between
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import jaxmlp
@@ -30,7 +32,45 @@ COMPLETE = ".jaxmlp-complete"
 MAKE_SECONDS = 1800
 """The longest one step of making an environment (a venv, a pip install) may take before it is stopped."""
 
-RELEASE = re.compile(r"\d+(\.\d+)+")
+RELEASE = re.compile(r"\d+(\.\d+)+(\.dev\d+)?")
+"""A release number (``0.6.2``) or a nightly's (``0.4.36.dev20241122``: the release it leads to, and its build date)."""
+WHEEL = re.compile(r"(jax|jaxlib)-(\d+(?:\.\d+)+(?:\.dev\d+)?)-([^-]+)-[^-]+-[^-]+\.whl")
+"""A jax or jaxlib wheel's file name: its package, version and Python tag (``py3``, ``cp311``)."""
+ACCELERATOR = {"gpu": ("cuda13", "jax_cuda13_plugin"), "tpu": ("tpu", "libtpu")}
+"""Each accelerator backend's extra of the ``jax`` package (``jax[cuda13]==V``) and the package it must install."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a release's environment comes from: the package index, or a folder of wheels (``--wheels``: installed
+    with ``--no-index``); and the accelerator packages it holds (``backend`` gpu or tpu; None or cpu: none). Part
+    of the environment's identity, so that a folder's build and the index's release never share one."""
+
+    wheels: Path | None = None
+    backend: str | None = None
+
+    @property
+    def suffix(self) -> str:
+        """What the environment's folder name adds for this source ("" for the index, no accelerator)."""
+        out = f"-{self.backend}" if self.backend in ACCELERATOR else ""
+        if self.wheels is not None:
+            digest = hashlib.sha256(str(self.wheels.resolve()).encode()).hexdigest()[:8]
+            out += f"-wheels-{digest}"
+        return out
+
+    def requirements(self, version: str) -> list[str]:
+        extra = f"[{ACCELERATOR[self.backend][0]}]" if self.backend in ACCELERATOR else ""
+        return [f"jax{extra}=={version}", f"jaxlib=={version}"]
+
+    def pip_options(self) -> list[str]:
+        return [] if self.wheels is None else ["--no-index", "--find-links", str(self.wheels)]
+
+    def words(self) -> str:
+        where = f"the wheels in {self.wheels}" if self.wheels is not None else "the package index"
+        return where + (f", with the {self.backend} packages" if self.backend in ACCELERATOR else "")
+
+
+INDEX = Source()
 
 MAX_GB = "JAXMLP_ENVS_MAX_GB"
 """The environment variable that caps the environments' size (GB): past it, the least recently used are removed."""
@@ -42,16 +82,20 @@ def envs_root() -> Path:
     return Path(os.environ.get("JAXMLP_ENVS") or Path.home() / ".cache" / "jaxmlp" / "envs")
 
 
-def env_path(version: str, root: Path | None = None) -> Path:
-    return (root or envs_root()) / f"jax-{version}-py{sys.version_info.major}{sys.version_info.minor}"
+def python_tag() -> str:
+    return f"py{sys.version_info.major}{sys.version_info.minor}"
+
+
+def env_path(version: str, root: Path | None = None, source: Source = INDEX) -> Path:
+    return (root or envs_root()) / f"jax-{version}-{python_tag()}{source.suffix}"
 
 
 def python_of(env: Path) -> Path:
     return env / "bin" / "python"
 
 
-def is_made(version: str, root: Path | None = None) -> bool:
-    return (env_path(version, root) / COMPLETE).exists()
+def is_made(version: str, root: Path | None = None, source: Source = INDEX) -> bool:
+    return (env_path(version, root, source) / COMPLETE).exists()
 
 
 def install_seconds(root: Path | None = None) -> float | None:
@@ -99,17 +143,19 @@ def locked(root: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def make_env(version: str, root: Path | None = None, log: Callable[[str], None] = print) -> Path:
-    """The python of jax==version's environment, made first if missing (a half-made one is made again), under
-    the environments' lock (`locked`)."""
+def make_env(
+    version: str, root: Path | None = None, log: Callable[[str], None] = print, source: Source = INDEX
+) -> Path:
+    """The python of jax==version's environment from ``source``, made first if missing (a half-made one is made
+    again), under the environments' lock (`locked`)."""
     check_release(version)
-    env = env_path(version, root)
+    env = env_path(version, root, source)
     if (env / COMPLETE).exists():
         used(env)
         return python_of(env)
     try:
         with locked(env.parent):
-            return _make_env(version, env, root, log)
+            return _make_env(version, env, root, log, source)
     except OSError as e:
         raise unusable_folder(env.parent, _source(root), e) from None
 
@@ -122,7 +168,7 @@ def _source(root: Path | None) -> str:
     return "the environments folder (set JAXMLP_ENVS to choose another)"
 
 
-def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], None]) -> Path:
+def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], None], source: Source) -> Path:
     if (env / COMPLETE).exists():  # made by another process while this one waited for the lock
         used(env)
         return python_of(env)
@@ -134,7 +180,7 @@ def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], N
         probe.unlink()
     except OSError as e:
         raise unusable_folder(env.parent, _source(root), e) from None
-    log(f"Making the environment of jax {version} in {env} (jax, jaxlib and what they need; no torch)")
+    log(f"Making the environment of jax {version} in {env} from {source.words()} (jax, jaxlib and what they need)")
     start = time.monotonic()
     steps = (
         [sys.executable, "-m", "venv", str(env)],
@@ -145,8 +191,8 @@ def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], N
             "install",
             "-q",
             "--disable-pip-version-check",
-            f"jax=={version}",
-            f"jaxlib=={version}",
+            *source.pip_options(),
+            *source.requirements(version),
         ],
     )
     for command in steps:
@@ -159,15 +205,21 @@ def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], N
                 "is the package index slow or unreachable? `--env LABEL=PYTHON` takes one made by "
                 "hand"
             ) from None
-        if done.returncode != 0:
+        lacking = [line for line in done.stderr.splitlines() if "does not provide the extra" in line]
+        if done.returncode != 0 or lacking:
             shutil.rmtree(env, ignore_errors=True)
-            why = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise JaxmlpError(
-                f"could not make the environment of jax {version} ({why}); "
-                "is the package index reachable? `--env LABEL=PYTHON` takes one made by hand"
-            )
+            why = (lacking or done.stderr.strip().splitlines() or ["no output"])[-1].removeprefix("WARNING: ")
+            raise JaxmlpError(f"could not make the environment of jax {version} ({why}); {_fix(version, source)}")
     (env / COMPLETE).write_text(f"{time.monotonic() - start:.1f}\n")
     return python_of(env)
+
+
+def _fix(version: str, source: Source) -> str:
+    """What to do when an environment could not be made from ``source``."""
+    if source.wheels is not None:
+        wanted = " ".join(f"'{r}'" for r in source.requirements(version))
+        return f"`pip download {wanted} -d {source.wheels}` adds what the folder lacks"
+    return "is the package index reachable? `--env LABEL=PYTHON` takes one made by hand"
 
 
 def env_bytes(env: Path) -> int:
@@ -203,7 +255,9 @@ def least_recent(sizes: Sequence[tuple[str, float, int]], keep: set[str], cap: f
     return out
 
 
-def prune(keep: Sequence[str], root: Path | None = None, say: Callable[[str], None] = print) -> list[str]:
+def prune(
+    keep: Sequence[str], root: Path | None = None, say: Callable[[str], None] = print, source: Source = INDEX
+) -> list[str]:
     """Under `MAX_GB`, remove the least recently used environments (never those of ``keep``'s releases) until the
     rest fit, said in one line; the releases removed."""
     cap = cap_bytes()
@@ -213,7 +267,7 @@ def prune(keep: Sequence[str], root: Path | None = None, say: Callable[[str], No
     with locked(folder):
         made = [marker.parent for marker in folder.glob(f"jax-*/{COMPLETE}")]
         sizes = [(env.name, (env / COMPLETE).stat().st_mtime, env_bytes(env)) for env in made]
-        kept = {env_path(v, root).name for v in keep}
+        kept = {env_path(v, root, source).name for v in keep}
         gone = least_recent(sizes, kept, cap)
         for name in gone:
             shutil.rmtree(folder / name, ignore_errors=True)
@@ -283,3 +337,68 @@ def between(known: Sequence[str], good: str, bad: str) -> list[str]:
         if end not in known:
             raise JaxmlpError(f"jax {end} is not among the releases ({', '.join(known[-6:])}, ...)")
     return [v for v in known if version_key(lo) <= version_key(v) <= version_key(hi)]
+
+
+# --- a folder of wheels ---------------------------------------------------------------------------------------
+
+
+def folder_wheels(folder: Path) -> dict[str, dict[str, list[str]]]:
+    """The jax and jaxlib wheels in ``folder``: {package: {version: [python tags]}}."""
+    found: dict[str, dict[str, list[str]]] = {"jax": {}, "jaxlib": {}}
+    for path in folder.glob("*.whl"):
+        match = WHEEL.fullmatch(path.name)
+        if match:
+            package, version, tag = match.groups()
+            found[package].setdefault(version, []).append(tag)
+    return found
+
+
+def wheel_releases(folder: Path) -> list[str]:
+    """The releases a folder of wheels holds for jax and for jaxlib on this Python (``cp311`` or ``py3``), from
+    `OLDEST` on, oldest first (a nightly before its release, nightlies by build date); one line naming the folder
+    and what it holds where it holds none."""
+    if not folder.is_dir():
+        raise JaxmlpError(f"--wheels {folder}: no such folder: give a folder of jax and jaxlib wheels")
+    found = folder_wheels(folder)
+    here = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    jaxlib = [v for v, tags in found["jaxlib"].items() if here in tags or "py3" in tags]
+    both = releases(list(found["jax"]), jaxlib)
+    if not both:
+        held = f"{len(found['jax'])} jax and {len(found['jaxlib'])} jaxlib wheel(s)" + (
+            f", none of jaxlib for {here}" if found["jaxlib"] and not jaxlib else ""
+        )
+        raise JaxmlpError(
+            f"--wheels {folder}: no release with both a jax and a jaxlib wheel for this Python ({held}): "
+            f"`pip download jax==V jaxlib==V -d {folder}` adds one"
+        )
+    return both
+
+
+def available(wheels: Path | None) -> list[str]:
+    """The releases a sweep can take: the folder's (``--wheels``), else the package index's."""
+    if wheels is not None:
+        return wheel_releases(wheels)
+    return releases(index_versions("jax"), index_versions("jaxlib"))
+
+
+def check_held(versions: Sequence[str], source: Source) -> None:
+    """One line naming the releases a folder of wheels does not hold (and the accelerator packages it lacks),
+    before any environment is made; nothing for the package index."""
+    if source.wheels is None:
+        return
+    held = set(wheel_releases(source.wheels))
+    missing = [v for v in versions if v not in held]
+    if missing:
+        raise JaxmlpError(
+            f"--wheels {source.wheels} holds no jax and jaxlib wheels of {', '.join(missing)} (it holds "
+            f"{', '.join(sorted(held, key=version_key)[-6:])}, ...): `pip download jax==V jaxlib==V -d "
+            f"{source.wheels}` adds one"
+        )
+    if source.backend in ACCELERATOR:
+        extra, package = ACCELERATOR[source.backend]
+        names = [p.name.replace("-", "_").lower() for p in source.wheels.glob("*.whl")]
+        if not any(n.startswith(package) for n in names):
+            raise JaxmlpError(
+                f"--backend {source.backend}: --wheels {source.wheels} holds no {package} wheel, which "
+                f"jax[{extra}] needs: `pip download 'jax[{extra}]==V' -d {source.wheels}` adds it"
+            )

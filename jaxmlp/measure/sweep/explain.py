@@ -52,7 +52,8 @@ def pythons_for(labels: tuple[str, str], matrix: Matrix, say: Say = print) -> di
 
     out = {label: matrix.hand_made[label] for label in labels if label in matrix.hand_made}
     for label in labels:
-        if label not in out and label == jax.__version__ and not envs.is_made(label, matrix.envs):
+        here = matrix.source == envs.INDEX and label == jax.__version__  # a wheel folder's build is its own
+        if label not in out and here and not envs.is_made(label, matrix.envs):
             out[label] = sys.executable
     rest = [label for label in labels if label not in out]
     if rest:

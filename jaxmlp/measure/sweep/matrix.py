@@ -222,7 +222,8 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
     hand-made ones."""
     for version in versions:
         envs.check_release(version)
-    missing = [v for v in versions if not envs.is_made(v, matrix.envs)]
+    envs.check_held(versions, matrix.source)
+    missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source)]
     if missing:
         each, size = envs.install_seconds(matrix.envs), envs.env_megabytes(matrix.envs)
         cost = (
@@ -231,7 +232,7 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
             else "size and time unknown: none made here yet"
         )
         say(f"Environments: {len(versions) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; {cost})")
-    pythons = {v: str(envs.make_env(v, matrix.envs, say)) for v in versions}
+    pythons = {v: str(envs.make_env(v, matrix.envs, say, matrix.source)) for v in versions}
     pythons.update(matrix.hand_made)
     if not pythons:
         raise JaxmlpError("no releases to measure: name them (jaxmlp sweep 0.6.2 0.8.3) or give --env LABEL=PYTHON")

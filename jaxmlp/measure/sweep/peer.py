@@ -19,7 +19,10 @@ from jaxmlp.changepoints import detect
 TOLERANCE = 5
 """How far (points) a found change may be from a true one and still match it: TCPDBench's margin."""
 SEED = 42
-"""The suite's seed: the one ``otava-test-data`` writes its suite with."""
+"""The suite's seed: the one ``otava-test-data`` writes its suite with, and the one the detector was tuned on
+(`jaxmlp.changepoints.SERIES_WINDOW`)."""
+HELD_OUT = (1, 2, 3, 4, 5)
+"""The seeds of the suite the detector was never tuned on: its results on them are reported apart from `SEED`'s."""
 LENGTHS = (50, 500)
 OTAVA_WINDOW = 50
 OTAVA_P = 0.001
@@ -119,6 +122,8 @@ class PeerRow:
     change_free: int
     flagged: int
     seconds: float
+    seed: int = SEED
+    held_out: bool = False  # a seed the detector was not tuned on (`HELD_OUT`)
 
     @property
     def recall(self) -> float:
@@ -146,16 +151,26 @@ class PeerRow:
             "change_free": self.change_free,
             "flagged": self.flagged,
             "seconds": self.seconds,
+            "seed": self.seed,
+            "held_out": self.held_out,
         }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> PeerRow:
         counts = {k: int(doc[k]) for k in ("series", "changes", "found", "matched", "change_free", "flagged")}
-        return cls(detector=str(doc["detector"]), seconds=float(doc["seconds"]), **counts)
+        return cls(
+            detector=str(doc["detector"]),
+            seconds=float(doc["seconds"]),
+            seed=int(doc.get("seed", SEED)),  # written before 2026-12-06: the tuning seed alone
+            held_out=bool(doc.get("held_out", False)),
+            **counts,
+        )
 
 
-def run(series: Sequence[Series], detectors: Sequence[str] = DETECTORS) -> list[PeerRow]:
-    """Each detector on every series, matched alike."""
+def run(
+    series: Sequence[Series], detectors: Sequence[str] = DETECTORS, seed: int = SEED, held_out: bool = False
+) -> list[PeerRow]:
+    """Each detector on every series (the suite of ``seed``), matched alike."""
     rows = []
     for name in detectors:
         find = FINDERS[name]
@@ -168,8 +183,48 @@ def run(series: Sequence[Series], detectors: Sequence[str] = DETECTORS) -> list[
             hits += matched(s.truth, spans)
             free += not s.truth
             flagged += bool(spans) and not s.truth
-        rows.append(PeerRow(name, len(series), changes, found, hits, free, flagged, time.monotonic() - start))
+        rows.append(
+            PeerRow(name, len(series), changes, found, hits, free, flagged, time.monotonic() - start, seed, held_out)
+        )
     return rows
+
+
+def run_seeds(every: int, held_out: Sequence[int] = HELD_OUT) -> list[PeerRow]:
+    """Both detectors on every ``every``-th series of the tuning seed's suite, then of each held-out seed's."""
+    rows = run(of(suite(SEED), every))
+    for seed in held_out:
+        rows += run(of(suite(seed), every), seed=seed, held_out=True)
+    return rows
+
+
+def tuning(rows: Sequence[PeerRow]) -> list[PeerRow]:
+    """The rows of the seed the detector was tuned on (all of a file written before held-out seeds)."""
+    return [r for r in rows if not r.held_out]
+
+
+def seeds_table(rows: Sequence[PeerRow]) -> pd.DataFrame:
+    """A row a seed, tuning first then held out: each detector's F1 and change-free series flagged side by side."""
+    by = {(r.seed, r.detector): r for r in rows}
+    seeds = list(dict.fromkeys(r.seed for r in sorted(rows, key=lambda r: r.held_out)))
+    out = []
+    for seed in seeds:
+        mine, peer = by.get((seed, "jaxmlp")), by.get((seed, "otava"))
+        if mine is None or peer is None:
+            continue
+        out.append(
+            (
+                seed,
+                "held out" if mine.held_out else "tuning",
+                mine.series,
+                f"{mine.f1:.2f}",
+                f"{peer.f1:.2f}",
+                f"{mine.flagged} of {mine.change_free}",
+                f"{peer.flagged} of {peer.change_free}",
+                "yes" if holds([mine, peer]) else "no",
+            )
+        )
+    columns = ["seed", "seeds", "series", "jaxmlp F1", "Otava F1", "jaxmlp flagged", "Otava flagged", "holds"]
+    return pd.DataFrame(out, columns=columns)
 
 
 def holds(rows: Sequence[PeerRow]) -> bool:

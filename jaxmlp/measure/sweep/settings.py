@@ -13,6 +13,7 @@ from typing import Any
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.sweep.envs import INDEX, Source
 from jaxmlp.measure.workload import parse_spec, workload_name
 from jaxmlp.registry import ALPHA, BACKENDS, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
 
@@ -106,6 +107,7 @@ class Matrix:
     envs: Path | None = None
     hand_made: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    source: Source = INDEX  # where the releases' environments come from (`envs.Source`)
 
     def __post_init__(self) -> None:
         errors.at_least("--processes", self.processes, 1)
@@ -147,6 +149,7 @@ class Bisect:
     bad: str
     versions: tuple[str, ...] | None = None
     on: str | None = None
+    wheels: Path | None = None  # take the releases from this folder of wheels, not the index
 
     def __post_init__(self) -> None:
         if self.good == self.bad:
@@ -169,6 +172,7 @@ class Timeline:
     versions: tuple[str, ...] | None = None
     every: str = "patch"
     budget: float | None = None
+    wheels: Path | None = None  # take the releases from this folder of wheels, not the index
 
     def __post_init__(self) -> None:
         if self.first == self.last:

@@ -17,14 +17,15 @@ from jaxmlp.registry import version_key
 
 def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str]:
     """The releases from A to B, oldest first: every one published for jax and jaxlib alike (``known``: the
-    package index's, else ``--versions``), or the last patch of each minor (``--every minor``; A and B kept)."""
+    package index's or the wheel folder's, else ``--versions``), or the last patch of each minor (``--every
+    minor``; A and B kept)."""
     for version in (timeline.first, timeline.last):
         envs.check_release(version)
     if timeline.versions is not None:
         listed = {envs.check_release(v) for v in timeline.versions} | {timeline.first, timeline.last}
         known = sorted(listed, key=version_key)
     elif known is None:
-        known = envs.releases(envs.index_versions("jax"), envs.index_versions("jaxlib"))
+        known = envs.available(timeline.wheels)
     found = envs.between(known, timeline.first, timeline.last)
     if timeline.every == "minor":
         ends = {found[0], found[-1]}

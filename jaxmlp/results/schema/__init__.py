@@ -1,5 +1,5 @@
 """The result files' schemas: one module per kind of document (`bench`, `scaling`, `sweep`, `bisect`, `train`,
-`trials`, `explain`, `roofline`, `validation`, `tta`), each file carrying its ``kind`` and ``schema_version``
+`trials`, `explain`, `roofline`, `validation`, `tta`, `corpus`), each file carrying its ``kind`` and ``schema_version``
 (`header`). `parse` reads a file: `upgrade` turns an earlier form into the current one, then the kind's module types
 it. No pandas here."""
 
@@ -16,6 +16,7 @@ from jaxmlp.results.schema.common import (
     BISECT,
     CEILINGS,
     CELLS,
+    CORPUS,
     EXPLAIN,
     ROOFLINE,
     SCALING,
@@ -25,6 +26,7 @@ from jaxmlp.results.schema.common import (
     TTA,
     VALIDATION,
 )
+from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -45,6 +47,7 @@ Document = (
     | RooflineDocument
     | ValidationDocument
     | TtaDocument
+    | CorpusDocument
 )
 
 
@@ -73,6 +76,7 @@ TYPED: Mapping[str, Any] = {
     EXPLAIN: ExplainDocument,
     VALIDATION: ValidationDocument,
     CELLS: CellsDocument,
+    CORPUS: CorpusDocument,
 }
 """The document class of each kind (`common.KINDS`): each reads its JSON with ``from_json``."""
 

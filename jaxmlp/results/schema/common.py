@@ -32,7 +32,23 @@ EXPLAIN = "explain"  # `jaxmlp sweep explain A B`
 CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth (the roofline's ceilings)
 ROOFLINE = "roofline"  # `jaxmlp roofline`: each workload against the ceilings
 TTA = "tta"  # `jaxmlp tta`: time to accuracy
-KINDS = (BENCH, SCALING, SWEEP, CELLS, BISECT, TRAIN, TRIALS, SWEEP_LOG, EXPLAIN, CEILINGS, ROOFLINE, VALIDATION, TTA)
+CORPUS = "corpus"  # `jaxmlp sweep corpus`: the known regressions, scored
+KINDS = (
+    BENCH,
+    SCALING,
+    SWEEP,
+    CELLS,
+    BISECT,
+    TRAIN,
+    TRIALS,
+    SWEEP_LOG,
+    EXPLAIN,
+    CEILINGS,
+    ROOFLINE,
+    VALIDATION,
+    TTA,
+    CORPUS,
+)
 
 JSON = dict[str, Any]
 

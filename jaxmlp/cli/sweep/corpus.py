@@ -1,0 +1,167 @@
+"""``jaxmlp sweep corpus [MANIFEST]``: every known regression of the corpus run the way a user works (the timeline
+over its releases, the bisection where a range is given, the explanation of what was found), then scored."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jaxmlp import changepoints, registry
+from jaxmlp.cli import options
+from jaxmlp.cli.sweep.bisect import run as run_bisect
+from jaxmlp.cli.sweep.common import SWEEP_BACKEND, source_of
+from jaxmlp.cli.sweep.timeline import run as run_timeline
+from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.measure.environment import metadata
+from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep.corpus import Case, read_manifest
+from jaxmlp.registry import version_key
+from jaxmlp.report.release_summaries import corpus_summary
+from jaxmlp.report.text import render
+from jaxmlp.results import layout
+from jaxmlp.results.corpus import findings_of, score
+from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
+from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
+from jaxmlp.units import minutes, size
+
+MANIFEST = Path("bench") / "corpus" / "corpus.toml"
+
+HELP = "run the corpus of known regressions as a user would, and score what was found"
+DESCRIPTION = (
+    "For each case of a corpus manifest (bench/corpus/corpus.toml): the release timeline over its releases, "
+    "the bisection of its range where it gives one, the explanation of each change found; then a scorecard: found "
+    "(the right release, the right direction), the ratio within its band, explained, controls clean, a release that "
+    "failed or hung named. Writes RESULTS/corpus-<time>/ (scorecard.json and a folder a case)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
+    )
+    parser.add_argument("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
+    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND)
+    options.add(
+        parser, options.PROCESSES, options.TOLERANCE, options.ENVS, options.WHEELS, options.TIMEOUT, options.OUT
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    manifest = Path(args.manifest)
+    cases = read_manifest(manifest, tuple(args.cases or ()))
+    store = ResultsStore(check_folder(args.out, "--out"))
+    releases = sorted({v for c in cases for v in c.releases}, key=version_key)
+    for version in releases:
+        envs.check_release(version)
+    source = source_of(args)
+    envs.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
+    print(
+        f"Corpus {manifest}: {len(cases)} case(s) ({', '.join(c.name for c in cases)}) over {len(releases)} "
+        f"releases; {args.processes} processes a release; the detector's parameters are the defaults"
+    )
+    folder = new_dir(store.folder, layout.name(layout.CORPUS))
+    print(f"Each case's runs go into {folder}/<case>/")
+    scores = [_case(case, i, len(cases), args, folder) for i, case in enumerate(cases, 1)]
+    seconds = time.monotonic() - start
+    disk = _disk(releases, args.envs, folder, source)
+    settings = {
+        "manifest": str(manifest),
+        "source": source.words(),
+        "cases": [c.name for c in cases],
+        "processes": args.processes,
+        "detector": changepoints.parameters(),
+        "dataset": args.dataset,
+        "limit": args.limit,
+        "epochs": args.epochs,
+        "calls": args.calls,
+        "timeout": args.timeout,
+    }
+    doc = CorpusDocument(metadata(), settings, tuple(scores), seconds, disk)
+    path = write_json_new(folder / layout.SCORECARD_FILE, doc.to_json())
+    print(f"\n{render([corpus_summary(doc, folder.name)])}\n")
+    print(
+        f"Wrote {path} in {minutes(seconds)}; environments: {size(disk['envs_bytes'])} for these "
+        f"{disk['envs']} releases ({size(disk['envs_root_bytes'])} under {disk['envs_root']}); results "
+        f"{size(disk['results_bytes'])}"
+    )
+    failed = [s for s in scores if s.failed]
+    if failed:
+        sys.stdout.flush()
+        named = "; ".join(
+            f"{s.case.name} ({'; '.join([*s.failures, *([s.error] if s.error else [])])})" for s in failed
+        )
+        print(f"jaxmlp sweep corpus: cases that could not be measured: {named}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def _case(case: Case, number: int, total: int, args: argparse.Namespace, corpus: Path) -> CaseScore:
+    """One case run through the commands a user would run, into ``corpus/<case>/``, then scored."""
+    start = time.monotonic()
+    out = corpus / case.name
+    out.mkdir()
+    print(f"\n=== Case {number} of {total}: {case.name} ({case.kind}): {case.summary or case.source}")
+    flags = [case.expect.flag] if case.expect.flag else None
+    common = {**vars(args), "workload": [case.workload], "out": str(out), "env": None, "xla_flags": flags}
+    errors = []
+    steps: list[tuple[str, Callable[[argparse.Namespace], int], dict[str, Any], dict[str, Any]]] = [
+        (
+            "timeline",
+            run_timeline,
+            {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)},
+            {"every": "patch", "budget": None},
+        )
+    ]
+    if case.bisect is not None:
+        good, bad = case.bisect
+        lo, hi = sorted(case.bisect, key=version_key)
+        between = [v for v in case.releases if version_key(lo) <= version_key(v) <= version_key(hi)]
+        steps.append(
+            (
+                "bisect",
+                run_bisect,
+                {"good": good, "bad": bad, "versions": between},
+                {"on": None, "threshold": registry.THRESHOLD, "alpha": registry.ALPHA, "xla_flags": None},
+            )
+        )
+    for name, command, given, rest in steps:
+        print(f"$ {_command(name, given, case)}")
+        try:
+            command(argparse.Namespace(**{**common, **given, **rest}))
+        except JaxmlpError as e:
+            print(f"jaxmlp sweep {name}: {e}", file=sys.stderr)
+            errors.append(f"{name}: {e}")
+    folders = sorted(str(p.relative_to(corpus)) for p in out.iterdir() if p.is_dir())
+    expected = case.expect.direction == "fails"
+    found = findings_of(out, "" if expected else "; ".join(errors))
+    return score(case, found, folders, time.monotonic() - start)
+
+
+def _command(name: str, given: dict[str, Any], case: Case) -> str:
+    """The command a user would type for this step of the case."""
+    ends = [given["first"], given["last"]] if name == "timeline" else [given["good"], given["bad"]]
+    words = ["jaxmlp", "sweep", name, *map(str, ends), "--versions", *map(str, given["versions"])]
+    words += ["--workload", case.workload]
+    if name == "timeline" and case.expect.flag:
+        words += ["--xla-flags", case.expect.flag]
+    return shlex.join(words)
+
+
+def _disk(releases: list[str], root: Path | None, folder: Path, source: envs.Source) -> dict[str, object]:
+    """The disk the corpus's environments take, all environments under their root take, and its results take."""
+    where = root or envs.envs_root()
+    made = [envs.env_path(v, root, source) for v in releases if envs.is_made(v, root, source)]
+    everything = [m.parent for m in where.glob(f"jax-*/{envs.COMPLETE}")] if where.is_dir() else []
+    return {
+        "envs": len(made),
+        "envs_bytes": sum(envs.env_bytes(e) for e in made),
+        "envs_root": str(where),
+        "envs_root_bytes": sum(envs.env_bytes(e) for e in everything),
+        "results_bytes": envs.env_bytes(folder),
+    }

@@ -1,0 +1,200 @@
+"""The corpus of known regressions (``bench/corpus/corpus.toml``): each case's workload, releases and what a user
+should find, read and checked before anything is measured (the manifest's form: ``bench/corpus/README.md``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.registry import version_key
+
+KINDS = ("step", "transient", "flag", "failure", "compile", "control")
+DIRECTIONS = ("slower", "faster", "none", "fails")
+CAUSES = ("flag", "program", "none", "unknown")
+METRICS = ("run", "compile")
+NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a user should find: the first release that differs (None for a control), which way, the band of new
+    over old time, and what `jaxmlp sweep explain` should find (``flag``: the XLA flag that undoes it)."""
+
+    direction: str
+    release: str | None = None
+    ratio: tuple[float, float] | None = None
+    cause: str = "unknown"
+    flag: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One known regression (or a control): its workload spec (``file.py:make``, relative to where the command
+    runs), its timeline's releases (oldest first), the range a user would bisect, the time it is about and what
+    should be found."""
+
+    name: str
+    workload: str
+    source: str
+    summary: str
+    kind: str
+    releases: tuple[str, ...]
+    expect: Expect
+    bisect: tuple[str, str] | None = None
+    metric: str = "run"
+
+    @property
+    def is_control(self) -> bool:
+        return self.kind == "control"
+
+    def to_json(self) -> dict[str, Any]:
+        expect = {**self.expect.__dict__, "ratio": list(self.expect.ratio) if self.expect.ratio else None}
+        return {
+            "name": self.name,
+            "workload": self.workload,
+            "source": self.source,
+            "summary": self.summary,
+            "kind": self.kind,
+            "releases": list(self.releases),
+            "bisect": list(self.bisect) if self.bisect else None,
+            "metric": self.metric,
+            "expect": expect,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Case:
+        e = doc["expect"]
+        ratio = e.get("ratio")
+        expect = Expect(
+            str(e["direction"]),
+            None if e.get("release") is None else str(e["release"]),
+            None if ratio is None else (float(ratio[0]), float(ratio[1])),
+            str(e.get("cause", "unknown")),
+            str(e.get("flag", "")),
+        )
+        ends = doc.get("bisect")
+        return cls(
+            str(doc["name"]),
+            str(doc["workload"]),
+            str(doc.get("source", "")),
+            str(doc.get("summary", "")),
+            str(doc["kind"]),
+            tuple(str(v) for v in doc["releases"]),
+            expect,
+            None if not ends else (str(ends[0]), str(ends[1])),
+            str(doc.get("metric", "run")),
+        )
+
+
+def read_manifest(path: Path, only: Sequence[str] = ()) -> list[Case]:
+    """The cases of a corpus manifest (those named in ``only``, if any), each checked: one line naming the case and
+    the field, and what to write, where one is wrong."""
+    try:
+        doc = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise JaxmlpError(
+            f"{path}: no such manifest: give the corpus's corpus.toml (bench/corpus/corpus.toml)"
+        ) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise JaxmlpError(f"{path}: not a readable TOML manifest ({e})") from None
+    raw = doc.get("case")
+    if not isinstance(raw, list) or not raw:
+        raise JaxmlpError(f"{path}: no [[case]] tables: each case is a [[case]] table (bench/corpus/README.md)")
+    cases = [_case(path, i, c) for i, c in enumerate(raw)]
+    names = [c.name for c in cases]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise JaxmlpError(f"{path}: case names must be unique: {', '.join(twice)} given twice")
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        raise JaxmlpError(f"--cases {' '.join(unknown)}: no such case in {path} (it holds {', '.join(names)})")
+    return [c for c in cases if not only or c.name in only]
+
+
+def _case(path: Path, index: int, raw: Any) -> Case:
+    where = f"{path}: case {index + 1}"
+    if not isinstance(raw, dict):
+        raise JaxmlpError(f"{where} is not a table")
+    name = raw.get("name")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise JaxmlpError(f"{where}: name {name!r}: give a name of a-z, 0-9, dots and dashes (its folder's name)")
+    where = f"{path}: case {name}"
+
+    def text(key: str, default: str | None = None) -> str:
+        value = raw.get(key, default)
+        if not isinstance(value, str):
+            raise JaxmlpError(f"{where}: {key} {value!r}: give it as text")
+        return value
+
+    def choice(key: str, among: Sequence[str], table: Mapping[str, Any] = raw, default: str | None = None) -> str:
+        value = table.get(key, default)
+        if value not in among:
+            raise JaxmlpError(f"{where}: {key} {value!r}: choose one of {', '.join(among)}")
+        return str(value)
+
+    kind = choice("kind", KINDS)
+    releases = raw.get("releases")
+    if not isinstance(releases, list) or len(releases) < 3 or not all(isinstance(v, str) for v in releases):
+        raise JaxmlpError(f"{where}: releases: give 3 or more releases, oldest first (a timeline needs 3)")
+    if list(releases) != sorted(releases, key=version_key) or len(set(releases)) != len(releases):
+        raise JaxmlpError(f"{where}: releases {', '.join(releases)}: give each once, oldest first")
+    workload = text("workload")
+    file, _, attribute = workload.partition(":")
+    if not file.endswith(".py") or not attribute:
+        raise JaxmlpError(f"{where}: workload {workload!r}: give it as cases/FILE.py:make (relative to the manifest)")
+    if not (path.parent / file).is_file():
+        raise JaxmlpError(f"{where}: workload {workload!r}: {path.parent / file} does not exist")
+    ends = raw.get("bisect")
+    if ends is not None and (
+        not isinstance(ends, list) or len(ends) != 2 or not all(isinstance(v, str) and v in releases for v in ends)
+    ):
+        raise JaxmlpError(f"{where}: bisect {ends!r}: give two of its releases, [GOOD, BAD]")
+    table = raw.get("expect")
+    if not isinstance(table, dict):
+        raise JaxmlpError(f"{where}: no [case.expect] table: say what should be found")
+    return Case(
+        name,
+        f"{os.path.relpath(path.parent / file)}:{attribute}",  # made absolute for the workers (`Measuring`)
+        text("source", ""),
+        text("summary", ""),
+        kind,
+        tuple(releases),
+        _expect(where, kind, releases, table, choice),
+        None if ends is None else (ends[0], ends[1]),
+        choice("metric", METRICS, default="run"),
+    )
+
+
+def _expect(where: str, kind: str, releases: Sequence[str], table: Mapping[str, Any], choice: Any) -> Expect:
+    direction = choice("direction", DIRECTIONS, table)
+    cause = choice("cause", CAUSES, table, "none" if kind == "control" else "unknown")
+    release = table.get("release")
+    if (kind == "control") != (direction == "none"):
+        raise JaxmlpError(f'{where}: a control expects direction "none", and only a control does')
+    if direction == "none":
+        if release is not None:
+            raise JaxmlpError(f"{where}: a control names no release in [case.expect]")
+        return Expect(direction, cause=cause)
+    if release not in releases[1:]:
+        raise JaxmlpError(f"{where}: expect.release {release!r}: give one of its releases after the first")
+    band = table.get("ratio")
+    ratio = None
+    if direction != "fails":
+        if (
+            not isinstance(band, list)
+            or len(band) != 2
+            or not all(isinstance(x, (int, float)) and x > 0 for x in band)
+            or band[0] > band[1]
+        ):
+            raise JaxmlpError(f"{where}: expect.ratio {band!r}: give the band of new over old time, [LOW, HIGH]")
+        ratio = (float(band[0]), float(band[1]))
+    flag = table.get("flag", "")
+    if cause == "flag" and not (isinstance(flag, str) and flag.startswith("--xla")):
+        raise JaxmlpError(f'{where}: cause "flag" needs expect.flag, the XLA flag that undoes it (--xla_...)')
+    return Expect(direction, str(release), ratio, cause, str(flag) if cause == "flag" else "")

@@ -1,0 +1,239 @@
+"""A corpus case scored from what the suite's own commands found in its folder (the timeline's change points, the
+bisection's answer, the explanations, the cells that failed): no detector or verdict of its own. Pure but for
+`findings_of`, which reads the folder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry
+from jaxmlp.changepoints import Change
+from jaxmlp.measure.sweep.corpus import Case
+from jaxmlp.measure.workload import workload_name
+from jaxmlp.registry import version_key
+from jaxmlp.results import sweep_tables
+from jaxmlp.results.frames import load
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.corpus import CaseScore
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.store import ResultsStore
+from jaxmlp.units import interval, ratio
+
+COMPILE_BISECT = "not scored: the bisection tests the steady state (run time), not compile time"
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the commands a case ran found: the timeline's columns, each release that failed or hung in its column
+    without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line."""
+
+    columns: tuple[sweep_tables.TimelineColumn, ...] = ()
+    compile_columns: tuple[sweep_tables.TimelineColumn, ...] = ()  # the same detector over each process's compile time
+    failures: tuple[tuple[str, str], ...] = ()
+    explanations: tuple[ExplainDocument, ...] = ()
+    bisection: BisectDocument | None = None
+    error: str = ""
+
+
+def findings_of(folder: Path, error: str = "") -> Findings:
+    """What the timeline, bisection and explanations under a case's ``folder`` found (read from their files)."""
+    results = load(ResultsStore(folder))
+    columns: list[sweep_tables.TimelineColumn] = []
+    compile_columns: list[sweep_tables.TimelineColumn] = []
+    for where, rows in sweep_tables.sweeps(results.runs, [p.parent for p, _ in results.bisections]).items():
+        if sweep_tables.is_timeline(where):
+            columns += sweep_tables.timeline_columns(rows, results.samples)
+            compile_columns += sweep_tables.timeline_columns(rows, results.samples, registry.SWEEP_COMPILE)
+    failures = []
+    for path, doc in results.cells:
+        if not sweep_tables.is_timeline(path.parent):
+            continue
+        for cell in doc.cells:
+            if cell.xla_flags:
+                continue
+            if cell.status != "ok":
+                failures.append((cell.label, cell.status))
+            elif cell.failed:
+                failures.append((cell.label, f"{cell.failed} process(es) gave no sample: {cell.failure}"))
+    return Findings(
+        tuple(columns),
+        tuple(compile_columns),
+        tuple(sorted(failures, key=lambda f: version_key(f[0]))),
+        tuple(doc for _, doc in results.explanations),
+        results.bisections[-1][1] if results.bisections else None,
+        error,
+    )
+
+
+def _column(findings: Findings, workload: str, flags: str, metric: str = "run") -> sweep_tables.TimelineColumn | None:
+    """The timeline's column of ``workload`` and XLA ``flags``: its run time, or its compile time (``metric``)."""
+    columns = findings.compile_columns if metric == "compile" else findings.columns
+    return next((c for c in columns if c.workload == workload and c.xla_flags == flags), None)
+
+
+def _at(column: sweep_tables.TimelineColumn | None, release: str, direction: str) -> Change | None:
+    """The change ``column`` found at ``release`` going ``direction`` (None: none)."""
+    changes = column.changes if column is not None else ()
+    return next((c for c in changes if c.at == release and c.direction == direction), None)
+
+
+def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: float = 0.0) -> CaseScore:
+    """``case`` scored on ``findings``: found (the right release, the right direction), the ratio in its band,
+    explained (the explanation's kind as expected), the bisection's answer, a control clean, failures named."""
+    name = workload_name(case.workload)
+    base = _column(findings, name, "", case.metric)
+    prefix = "compile time: " if case.metric == "compile" else ""
+    flagged = tuple(prefix + c.line() for c in base.changes) if base is not None else ()
+    failures = tuple(f"{release}: {reason}" for release, reason in findings.failures)
+    out = CaseScore(case, flagged, failures=failures, error=findings.error, folders=tuple(folders), seconds=seconds)
+    why: list[str] = []
+    if findings.error:
+        why.append(f"its command stopped: {findings.error}")
+    expect = case.expect
+    if case.is_control:
+        clean = not flagged and not failures and not findings.error
+        out = replace(out, clean=clean)
+        if flagged:
+            why.append(f"a control, yet flagged: {'; '.join(flagged)}")
+    elif expect.direction == "fails":
+        first = findings.failures[0][0] if findings.failures else None
+        found = first == expect.release
+        out = replace(out, found=found, direction="fails" if first else None, expected_failure=found)
+        if not found:
+            why.append(f"expected {expect.release} to fail first; " + (f"{first} did" if first else "none failed"))
+    else:
+        out, said = _found(case, findings, base, out)
+        why += said
+    out, said = _bisected(case, findings, out)
+    why += said
+    out, said = _explained(case, findings, base, out)
+    why += said
+    return replace(out, why=tuple(why))
+
+
+def _found(
+    case: Case, findings: Findings, base: sweep_tables.TimelineColumn | None, out: CaseScore
+) -> tuple[CaseScore, list[str]]:
+    expect = case.expect
+    assert expect.release is not None and expect.ratio is not None
+    if base is None:
+        return replace(out, found=False), [f"the timeline measured no column of {workload_name(case.workload)}"]
+    change = _at(base, expect.release, expect.direction)
+    if change is None:
+        elsewhere = "; ".join(c.line() for c in base.changes) or "nothing"
+        return replace(out, found=False), [f"expected {expect.release} {expect.direction}; flagged {elsewhere}"]
+    c = change.comparison
+    low, high = expect.ratio
+    in_band = low <= c.ratio <= high
+    out = replace(
+        out, found=True, direction=change.direction, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, in_band=in_band
+    )
+    if in_band:
+        return out, []
+    return out, [f"{ratio(c.ratio)} ({interval(c.ci_low, c.ci_high)}) is outside the band {ratio(low)}-{ratio(high)}"]
+
+
+def _bisected(case: Case, findings: Findings, out: CaseScore) -> tuple[CaseScore, list[str]]:
+    if case.bisect is None:
+        return out, []
+    if case.metric == "compile":
+        return out, [f"the bisection: {COMPILE_BISECT}"]
+    doc = findings.bisection
+    if doc is None:
+        return replace(out, bisect_found=False), ["the bisection filed no answer"]
+    result = doc.bisection
+    answer = result.first if result.status == "found" else result.status
+    if case.is_control:
+        right = result.status == "no change"
+    else:
+        right = result.status == "found" and result.first == case.expect.release
+    reason = result.reason.removeprefix(f"{result.status}: ")
+    said = [] if right else [f"the bisection answered {answer}" + (f" ({reason})" if reason else "")]
+    return replace(out, bisected=answer, bisect_found=right), said
+
+
+def explanation_kind(doc: ExplainDocument) -> str:
+    """What an explanation found: the optimized program changed (``program``), or it did not (``below HLO``)."""
+    same = doc.same_hlo
+    return "no program to compare" if same is None else ("below HLO" if same else "program")
+
+
+def _explained(
+    case: Case, findings: Findings, base: sweep_tables.TimelineColumn | None, out: CaseScore
+) -> tuple[CaseScore, list[str]]:
+    expect = case.expect
+    if case.is_control or expect.direction == "fails" or expect.release is None:
+        return out, []
+    if expect.cause == "flag":
+        flagged = _column(findings, workload_name(case.workload), expect.flag, case.metric)
+        if flagged is None:
+            return replace(out, explained=False), [f"no column ran with {expect.flag}"]
+        undone = _at(flagged, expect.release, expect.direction) is None and out.found is True
+        kind = f"flag: {expect.flag} {'undoes it' if undone else 'does not undo it'}"
+        return replace(out, explanation=kind, explained=undone), [] if undone else [kind]
+    change = _at(base, expect.release, expect.direction)
+    pair = (change.before, change.at) if change is not None else None
+    if findings.bisection is not None and findings.bisection.bisection.first == expect.release:
+        pair = pair or (str(findings.bisection.bisection.after), expect.release)
+    doc = next((d for d in findings.explanations if pair is not None and (d.a, d.b) == pair), None)
+    if doc is None:
+        said = "no explanation filed" + (f" for {pair[0]} -> {pair[1]}" if pair else ": nothing found to explain")
+        return replace(out, explained=False if expect.cause == "program" else None), [said]
+    kind = explanation_kind(doc)
+    if expect.cause != "program":
+        return replace(out, explanation=kind), []
+    right = kind == "program"
+    return replace(out, explanation=kind, explained=right), [] if right else [f"expected a program change; {kind}"]
+
+
+def totals(scores: Sequence[CaseScore]) -> dict[str, Any]:
+    """The corpus's total: of the cases each score applies to, how many passed; the cases that failed."""
+
+    def tally(values: Sequence[bool | None]) -> tuple[int, int]:
+        scored = [v for v in values if v is not None]
+        return sum(scored), len(scored)
+
+    return {
+        "cases": len(scores),
+        "found": tally([s.found for s in scores]),
+        "in_band": tally([s.in_band for s in scores]),
+        "explained": tally([s.explained for s in scores]),
+        "bisected": tally([s.bisect_found for s in scores]),
+        "clean": tally([s.clean for s in scores]),
+        "failed": [s.case.name for s in scores if s.failed],
+    }
+
+
+def _mark(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "NO")
+
+
+def corpus_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
+    """A row a case: what was expected, what was flagged, and each score."""
+    rows = []
+    for s in scores:
+        e = s.case.expect
+        expected = "no change" if s.case.is_control else f"{e.release} {e.direction}"
+        if e.ratio:
+            expected += f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}"
+        measured = f"{ratio(s.ratio)} ({interval(s.ci_low, s.ci_high)})" if s.ratio is not None else "-"
+        rows.append(
+            {
+                "case": s.case.name,
+                "kind": s.case.kind,
+                "expected": expected,
+                "found": _mark(s.found),
+                "ratio": measured,
+                "in band": _mark(s.in_band),
+                "bisected": s.bisected or "-",
+                "explained": f"{_mark(s.explained)} ({s.explanation})" if s.explanation else _mark(s.explained),
+                "clean": _mark(s.clean),
+                "failed": "; ".join([*s.failures, *([s.error] if s.error else [])]) or "-",
+            }
+        )
+    return pd.DataFrame(rows)

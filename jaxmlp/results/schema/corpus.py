@@ -1,0 +1,151 @@
+"""`jaxmlp sweep corpus`'s scorecard (``scorecard.json``): each known regression of the corpus run the way a user
+works, and whether the suite found it, measured it within its band and explained it; controls left clean."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from jaxmlp.measure.sweep.corpus import Case
+from jaxmlp.results.schema.common import CORPUS, JSON, header
+from jaxmlp.results.schema.explain import json_number
+from jaxmlp.results.schema.fields import FLAG, LIST, NUMBER, OBJECT, TEXT, scalars, typed, wrong
+from jaxmlp.results.schema.fields import field as checked
+
+
+@dataclass(frozen=True)
+class CaseScore:
+    """One case scored: what the timeline flagged, whether the expected change was found (None: not scored, ``why``
+    says), its ratio and interval and whether that is within the band, the bisection's answer, the explanation's kind,
+    a control left clean, the releases that failed or hung (``release: reason``), the command's own error, its
+    folders (relative to the scorecard's) and seconds."""
+
+    case: Case
+    flagged: tuple[str, ...] = ()
+    found: bool | None = None
+    direction: str | None = None
+    ratio: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    in_band: bool | None = None
+    bisected: str | None = None
+    bisect_found: bool | None = None
+    explanation: str | None = None
+    explained: bool | None = None
+    clean: bool | None = None
+    failures: tuple[str, ...] = ()
+    error: str = ""
+    why: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()
+    seconds: float = 0.0
+    expected_failure: bool = False  # its failures are what the case expects (a `failure` case found)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the case could not be measured as it should: a release failed or hung that the case does not
+        expect to, or its command stopped with an error."""
+        return bool(self.error) or (bool(self.failures) and not self.expected_failure)
+
+    def to_json(self) -> JSON:
+        out = {k: v for k, v in asdict(self).items() if k != "case"}
+        for key in ("ratio", "ci_low", "ci_high", "seconds"):
+            out[key] = json_number(out[key])
+        return {"case": self.case.to_json(), **{k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> CaseScore:
+        def maybe(key: str, wanted: str) -> Any:
+            return checked(doc, key, where, wanted, null=True)
+
+        def texts(key: str) -> tuple[str, ...]:
+            return tuple(str(x) for x in checked(doc, key, where, LIST))
+
+        return cls(
+            _case(checked(doc, "case", where, OBJECT), f"{where}case."),
+            texts("flagged"),
+            maybe("found", FLAG),
+            maybe("direction", TEXT),
+            maybe("ratio", NUMBER),
+            maybe("ci_low", NUMBER),
+            maybe("ci_high", NUMBER),
+            maybe("in_band", FLAG),
+            maybe("bisected", TEXT),
+            maybe("bisect_found", FLAG),
+            maybe("explanation", TEXT),
+            maybe("explained", FLAG),
+            maybe("clean", FLAG),
+            texts("failures"),
+            str(checked(doc, "error", where, TEXT)),
+            texts("why"),
+            texts("folders"),
+            float(checked(doc, "seconds", where, NUMBER)),
+            bool(doc.get("expected_failure", False)),
+        )
+
+
+def _case(doc: Mapping[str, Any], where: str) -> Case:
+    """A case as the scorecard holds it, each field of its type (`Case.from_json` then reads it)."""
+    for key in ("name", "workload", "kind", "metric"):
+        checked(doc, key, where, TEXT)
+    for key in ("source", "summary"):
+        checked(doc, key, where, TEXT, null=True)
+    for i, v in enumerate(checked(doc, "releases", where, LIST)):
+        typed(v, f"{where}releases[{i}]", TEXT)
+    for i, v in enumerate(checked(doc, "bisect", where, LIST, null=True) or ()):
+        typed(v, f"{where}bisect[{i}]", TEXT)
+    expect = checked(doc, "expect", where, OBJECT)
+    inner = f"{where}expect."
+    checked(expect, "direction", inner, TEXT)
+    for key in ("release", "cause", "flag"):
+        checked(expect, key, inner, TEXT, null=True)
+    band = checked(expect, "ratio", inner, LIST, null=True) or ()
+    if band and len(band) != 2:
+        raise wrong(f"{inner}ratio", band, "a list of two numbers")
+    for i, v in enumerate(band):
+        typed(v, f"{inner}ratio[{i}]", NUMBER)
+    return Case.from_json(doc)
+
+
+@dataclass(frozen=True)
+class CorpusDocument:
+    """A corpus run: its settings (the manifest, processes, the detector's parameters, fixed before it ran), each
+    case's score, its seconds and the disk its environments and results took."""
+
+    metadata: Mapping[str, Any]
+    settings: Mapping[str, Any]
+    scores: tuple[CaseScore, ...]
+    seconds: float
+    disk: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> JSON:
+        return {
+            **header(CORPUS),
+            "metadata": dict(self.metadata),
+            "settings": dict(self.settings),
+            "scores": [s.to_json() for s in self.scores],
+            "seconds": json_number(self.seconds),
+            "disk": dict(self.disk),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CorpusDocument:
+        rows = checked(doc, "scores", "", LIST)
+        settings = dict(checked(doc, "settings", "", OBJECT))
+        scalars(settings, "settings", {"detector": OBJECT, "cases": LIST})
+        scalars(settings.get("detector") or {}, "settings.detector")
+        for key in ("processes", "limit", "epochs", "calls", "timeout"):
+            typed(settings.get(key), f"settings.{key}", NUMBER, null=True)
+        for key, value in (settings.get("detector") or {}).items():
+            typed(value, f"settings.detector.{key}", NUMBER)
+        disk = dict(checked(doc, "disk", "", OBJECT))
+        scalars(disk, "disk")
+        for key in ("envs", "envs_bytes", "envs_root_bytes", "results_bytes"):
+            typed(disk.get(key), f"disk.{key}", NUMBER, null=True)
+        return cls(
+            dict(checked(doc, "metadata", "", OBJECT)),
+            settings,
+            tuple(CaseScore.from_json(typed(r, f"scores[{i}]", OBJECT), f"scores[{i}].") for i, r in enumerate(rows)),
+            float(checked(doc, "seconds", "", NUMBER)),
+            disk,
+        )

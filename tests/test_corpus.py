@@ -1,0 +1,219 @@
+"""The corpus of known regressions run as a user works and scored (`jaxmlp sweep corpus`): the test corpus
+(tests/fixtures/corpus) over releases whose environments are this interpreter and whose workers' results are faked,
+as tests/test_timeline.py fakes them."""
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jaxmlp.cli import main
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import workers
+from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+from jaxmlp.measure.sweep import envs, matrix
+from jaxmlp.measure.sweep.corpus import read_manifest
+from jaxmlp.report.release_sections import KNOWN_REGRESSIONS
+from jaxmlp.report.sections import build_sections
+from jaxmlp.results.frames import load
+from jaxmlp.results.schema import parse
+from jaxmlp.results.store import ResultsStore
+
+MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
+RELEASES = ("0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35")
+
+
+def fake_releases(root: Path, monkeypatch) -> None:
+    """Each release's environment as made (this interpreter); its workers' results: ``step`` x1.3 slower from 0.4.34
+    on (not with the XLA flag), ``control`` flat, ``fails`` failing in 0.4.33; 1% noise."""
+    for version in RELEASES:
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        (env / "bin" / "python").symlink_to(sys.executable)
+        (env / envs.COMPLETE).write_text("1.0\n")
+    rng = np.random.default_rng(3)
+
+    def run_worker(runner, pythonpath=None, timeout=None):
+        (name,) = runner.measuring.names
+        if name == "fails" and runner.label == "0.4.33":
+            raise workers.ChildFailed("fails: exited with 1: RuntimeError: no kernel", None, 1, "no kernel")
+        slower = name == "step" and runner.label in ("0.4.34", "0.4.35") and not runner.xla_flags
+        value = (1.3 if slower else 1.0) * float(np.exp(rng.normal(0, 0.01)))
+        meta = {"jax": runner.label, "jaxlib": runner.label, "xla_flags": runner.xla_flags, "host": "here", "epochs": 2}
+        return ProcessResult(meta, {name: WorkloadTimes.of(0.1, [2 * value, value, value])})
+
+    monkeypatch.setattr(matrix, "run_worker", run_worker)
+
+
+def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monkeypatch, capsys):
+    fake_releases(tmp_path / "envs", monkeypatch)
+    out = tmp_path / "out"
+    argv = ["sweep", "corpus", str(MANIFEST), "--processes", "6", "--envs", str(tmp_path / "envs"), "--out", str(out)]
+    assert main(argv) == 0  # the failure case's failure is what it expects: not a failure of the corpus
+    printed = capsys.readouterr().out
+    (folder,) = out.iterdir()
+    assert folder.name.startswith("corpus-")
+    assert f"jaxmlp sweep timeline 0.4.30 0.4.35 --versions {' '.join(RELEASES)}" in printed
+    assert "--xla-flags --xla_cpu_use_thunk_runtime=false" in printed and "jaxmlp sweep bisect 0.4.30 0.4.35" in printed
+    card = printed[printed.index(f"Known regressions: {folder.name}") :]
+    total = card.splitlines()[1]  # the answer before the table
+    assert total.startswith("Corpus: 3 case(s): found 2 of 2, ratio in its band 1 of 1, bisected 1 of 1")
+    assert "explained 1 of 1, controls clean 1 of 1" in total and "failed" not in total
+    assert "Wrote " in printed and "environments: " in printed and "results " in printed
+    doc = parse(json.loads((folder / "scorecard.json").read_text()))
+    step, control, fails = doc.scores
+    assert (step.found, step.direction, step.in_band, step.bisected, step.explained) == (
+        True,
+        "slower",
+        True,
+        "0.4.34",
+        True,
+    )
+    assert step.explanation == "flag: --xla_cpu_use_thunk_runtime=false undoes it" and 1.25 < step.ratio < 1.35
+    assert step.ci_low < step.ratio < step.ci_high
+    assert control.clean is True and not control.flagged and control.found is None
+    assert fails.found is True and fails.failures[0].startswith("0.4.33: failed at its probe") and not fails.failed
+    assert doc.settings["detector"]["penalty"] == 3.0 and doc.disk["envs"] == 5
+    assert all((folder / f).is_dir() for s in doc.scores for f in s.folders)
+    assert [f.split("/")[-1].split("-")[0] for f in step.folders] == ["bisect", "timeline"]
+    results = load(ResultsStore(out))
+    assert len(results.corpora) == 1
+    (section,) = [s for s in build_sections(results) if s.anchor == KNOWN_REGRESSIONS]  # `jaxmlp report`'s
+    assert "Corpus: 3 case(s): found 2 of 2" in section.shown[0].note
+    assert list(section.shown[0].tables[0].frame["case"]) == ["fixture-step", "fixture-control", "fixture-fails"]
+    assert main(["summary", str(folder)]) == 0
+    assert "1 known regressions" in capsys.readouterr().out  # a folder's summary names it
+    assert main(["summary", str(folder / "scorecard.json")]) == 0
+    assert "Corpus: 3 case(s): found 2 of 2" in capsys.readouterr().out
+
+
+def test_a_case_whose_release_fails_unexpectedly_fails_the_corpus_named(tmp_path, monkeypatch, capsys):
+    fake_releases(tmp_path / "envs", monkeypatch)
+    manifest = tmp_path / "corpus.toml"
+    text = MANIFEST.read_text().replace('direction = "fails"\ncause = "unknown"', 'direction = "fails"')
+    text = text.replace('release = "0.4.33"\ndirection = "fails"', 'release = "0.4.33"\ndirection = "fails"')
+    manifest.write_text(text.replace("cases/", f"{MANIFEST.parent}/cases/"))
+    # the failing workload in a control: its failure is not what the case expects
+    control = manifest.read_text().replace(
+        'workload = "' + f"{MANIFEST.parent}/cases/control.py", 'workload = "' + f"{MANIFEST.parent}/cases/fails.py"
+    )
+    manifest.write_text(control)
+    argv = ["sweep", "corpus", str(manifest), "--cases", "fixture-control", "--processes", "4"]
+    assert main([*argv, "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    assert "controls clean 0 of 1; failed: fixture-control" in captured.out
+    assert (
+        captured.err.strip()
+        .splitlines()[-1]
+        .startswith(
+            "jaxmlp sweep corpus: cases that could not be measured: fixture-control (0.4.33: failed at its probe"
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (('kind = "control"', 'kind = "regression"'), "kind 'regression': choose one of step"),
+        (
+            (
+                'releases = ["0.4.30", "0.4.31", "0.4.33"]\n[case.expect]\ndirection = "none"',
+                'releases = ["0.4.31", "0.4.30", "0.4.33"]\n[case.expect]\ndirection = "none"',
+            ),
+            "oldest first",
+        ),
+        (("ratio = [1.2, 1.5]", "ratio = [1.5, 1.2]"), "give the band of new over old time"),
+        (("cases/step.py", "cases/nothing.py"), "does not exist"),
+        (('name = "fixture-fails"', 'name = "fixture-step"'), "fixture-step given twice"),
+    ],
+)
+def test_a_wrong_manifest_is_one_line_naming_the_case_and_field(tmp_path, edit, said):
+    manifest = tmp_path / "corpus.toml"
+    manifest.write_text(MANIFEST.read_text().replace(*edit))
+    (tmp_path / "cases").symlink_to(MANIFEST.parent / "cases")
+    with pytest.raises(JaxmlpError, match=said):
+        read_manifest(manifest)
+
+
+def test_a_case_not_in_the_manifest_is_refused_before_anything_runs(tmp_path, capsys):
+    argv = ["sweep", "corpus", str(MANIFEST), "--cases", "nothing", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    assert "--cases nothing: no such case" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+@pytest.mark.xdist_group("processes")
+def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys):
+    """The control case end to end with real worker processes: three releases whose environments are this
+    interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case."""
+    root = tmp_path / "envs"
+    for version in ("0.4.30", "0.4.31", "0.4.33"):
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = env / "bin" / "python"  # this interpreter, its own environment kept (a link would lose it)
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1.0\n")
+    argv = ["sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "--processes", "2", "--calls", "3"]
+    argv += ["--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
+    assert main([*argv, "--envs", str(root), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "Corpus: 1 case(s): controls clean 1 of 1" in printed
+    (folder,) = (tmp_path / "out").iterdir()
+    (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
+    assert score.clean and not score.failures and score.seconds > 0
+
+
+# --- the scoring, pure: from what the commands found -------------------------------------------------------------
+
+
+def _findings(levels, explained_same_hlo=None, bisected=None):
+    """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
+    explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
+    from jaxmlp import changepoints
+    from jaxmlp.results.corpus import Findings
+    from jaxmlp.results.schema.explain import ExplainDocument
+    from jaxmlp.results.sweep_tables import TimelineColumn
+
+    rng = np.random.default_rng(0)
+    samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
+    labels = RELEASES[: len(levels)]
+    column = TimelineColumn("step", "", labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
+    docs = ()
+    if explained_same_hlo is not None:
+        prints = {"0.4.33": "a", "0.4.34": "a" if explained_same_hlo else "b"}
+        docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, {"0.4.33": (1.0,), "0.4.34": (1.3,)}),)
+    return Findings((column,), explanations=docs)
+
+
+def _case(**expect):
+    (case,) = read_manifest(MANIFEST, ("fixture-step",))
+    return replace(case, bisect=None, expect=replace(case.expect, **expect))
+
+
+def test_a_program_change_explains_a_case_whose_cause_is_the_program():
+    from jaxmlp.results.corpus import score
+
+    step = [1.0, 1.0, 1.0, 1.3, 1.3]
+    right = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False))
+    assert (right.found, right.explanation, right.explained, right.why) == (True, "program", True, ())
+    below = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=True))
+    assert below.explained is False and below.why == ("expected a program change; below HLO",)
+    unknown = score(_case(cause="unknown", flag=""), _findings(step, explained_same_hlo=True))
+    assert unknown.explained is None and unknown.explanation == "below HLO"  # shown, not scored
+
+
+def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
+    from jaxmlp.results.corpus import score
+
+    missed = score(_case(cause="unknown", flag=""), _findings([1.0, 1.0, 1.3, 1.3, 1.3]))
+    assert missed.found is False and missed.why[0].startswith("expected 0.4.34 slower; flagged 0.4.33 slower than")
+    wide = score(_case(cause="unknown", flag="", ratio=(1.5, 2.0)), _findings([1.0, 1.0, 1.0, 1.3, 1.3]))
+    assert wide.found and wide.in_band is False and "outside the band ×1.50-×2.00" in wide.why[0]
+    compile_case = replace(_case(cause="unknown", flag=""), metric="compile")
+    run_time = _findings([1.0, 1.0, 1.0, 1.3, 1.3])
+    compiled = score(compile_case, replace(run_time, columns=(), compile_columns=run_time.columns))
+    assert compiled.found and compiled.flagged[0].startswith("compile time: 0.4.34 slower than 0.4.33")
+    assert score(compile_case, run_time).found is False  # a change of run time is not one of compile time
