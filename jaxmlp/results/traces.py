@@ -12,6 +12,7 @@ from typing import NamedTuple, cast
 
 import pandas as pd
 
+from jaxmlp import hlo
 from jaxmlp.measure.profiling import STEP_NAME
 from jaxmlp.results import layout
 
@@ -19,8 +20,13 @@ from jaxmlp.results import layout
 _RUNTIME = ("ThreadpoolListener::", "ThunkExecutor::", "SlinkyThreadPool::", "H2D Dispatch", "D2H Dispatch")
 
 
+HLO_CATEGORY = "hlo_category"
+"""The stat in which the profiler names an operation's category (a TPU's trace: ``custom-call``, ``convolution``)."""
+
+
 def trace_events(xplane: str | Path) -> pd.DataFrame:
-    """Every event of a trace: plane, line, name, start and duration (ns), and step_num where marked."""
+    """Every event of a trace: plane, line, name, start and duration (ns), step_num where marked, and the
+    profiler's category of an operation where the trace gives one."""
     from jax.profiler import ProfileData
 
     profile = ProfileData.from_file(str(xplane))
@@ -28,11 +34,21 @@ def trace_events(xplane: str | Path) -> pd.DataFrame:
     for plane in profile.planes:
         for line in plane.lines:
             for event in line.events:
-                step = None
-                if event.name == STEP_NAME:
-                    step = dict(event.stats).get("step_num")
-                rows.append((plane.name, line.name, event.name, event.start_ns, event.duration_ns, step))
-    return pd.DataFrame(rows, columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num"])
+                stats = dict(event.stats) if event.name == STEP_NAME or plane.name.startswith("/device:") else {}
+                step = stats.get("step_num") if event.name == STEP_NAME else None
+                category = stats.get(HLO_CATEGORY)
+                rows.append(
+                    (
+                        plane.name,
+                        line.name,
+                        event.name,
+                        event.start_ns,
+                        event.duration_ns,
+                        step,
+                        None if category is None else str(category),
+                    )
+                )
+    return pd.DataFrame(rows, columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num", "category"])
 
 
 def op_events(events: pd.DataFrame) -> pd.DataFrame:
@@ -69,13 +85,23 @@ def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
 
 
 def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
-    """The ``n`` operations that took the most time in total, with counts and shares."""
+    """The ``n`` operations that took the most time in total, each by its short name and category
+    (`hlo.op_name`, the profiler's category where the trace gives one, else `hlo.op_category`), with counts and
+    shares."""
     ops = op_events(events)
-    table = ops.groupby("name")["duration_ns"].agg(["count", "sum", "mean"]).sort_values("sum", ascending=False)
+    given = ops["category"] if "category" in ops else pd.Series(None, index=ops.index, dtype=object)
+    ops = ops.assign(
+        op=ops["name"].map(hlo.op_name),
+        category=given.where(given.notna(), ops["name"].map(hlo.op_category)),
+    )
+    table = (
+        ops.groupby(["op", "category"])["duration_ns"].agg(["count", "sum", "mean"]).sort_values("sum", ascending=False)
+    )
     total = table["sum"].sum()
     out = pd.DataFrame(
         {
-            "op": table.index,
+            "op": table.index.get_level_values("op"),
+            "category": table.index.get_level_values("category"),
             "count": table["count"].to_numpy(),
             "total_ms": table["sum"].to_numpy() / 1e6,
             "mean_us": table["mean"].to_numpy() / 1e3,
@@ -255,6 +281,7 @@ def top_operations(table: pd.DataFrame, n: int = 8) -> pd.DataFrame:
     self time over the summed self time of every operation in the table)."""
     top = table.sort_values("self_us", ascending=False, kind="stable").head(n)
     out = top.reindex(columns=OPERATION_COLUMNS)
+    out["operation"] = out["operation"].astype(str).map(hlo.op_name)
     total = float(table["self_us"].astype(float).sum())
     out["share"] = top["self_us"].astype(float) / total if total > 0 else float("nan")
     return out.reset_index(drop=True)
