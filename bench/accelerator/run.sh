@@ -16,8 +16,9 @@
 # bfloat16 products, tf32 rows (a GPU's) TF32 passes; the update and predict benchmarks are at JAX's own setting
 # (JAX_DEFAULT_MATMUL_PRECISION, in the metadata: at `default` a GPU takes TF32 passes, a TPU one bf16 pass).
 # Everything lands in $OUT (a new temporary folder if unset): log.txt,
-# results.tar.gz (the result files as the store names them, to put into reports/), modules.tar.gz (each module's own
-# pytest-benchmark file), traces-<pipeline>.tar.gz (TensorBoard run folders).
+# results.tar.gz (the result files as the store names them, to put into reports/; the traces of a call that wrote a
+# benchmark run in that run's folder, <backend>-<time>/traces/<pipeline>/), modules.tar.gz (each module's own
+# pytest-benchmark file), traces-<pipeline>.tar.gz (the traces of a call that wrote no benchmark run).
 #
 #   bench/accelerator/run.sh                  on a GPU machine where JAX for CUDA is installed (bench/accelerator/
 #                                             prepare.sh makes the wheels such a machine may lack)
@@ -272,15 +273,29 @@ if wants precision; then  # jaxmlp's precisions: f32 (float32 products on every 
 fi
 
 # Pack: the new result files the store named (moved out of this checkout's reports/), each module's own file, and
-# each trace folder.
+# each trace folder: in the run's folder (reports/<backend>-<time>/traces/<pipeline>/, layout.run_folder) where this
+# call wrote a benchmark run, where `jaxmlp report` and `summary` compute its operation tables; else on its own.
 for entry in $(comm -13 <(echo "$before") <(ls reports)); do
     [ "$entry" = traces ] || mv "reports/$entry" "$stage/results/"
 done
+run_folder=$($python - "$stage/results"/bench-*-"$backend".json <<'EOF'
+import sys
+from pathlib import Path
+from jaxmlp.results import layout  # plain Python
+found = [layout.run_folder(p) for p in sys.argv[1:] if Path(p).is_file()]
+print(found[0].name if found and found[0] else "")
+EOF
+)
+for run in "${traced[@]}" "$profiled"; do
+    [ -d "$stage/traces/$run" ] || continue
+    if [ -n "$run_folder" ]; then
+        mkdir -p "$stage/results/$run_folder/traces" && mv "$stage/traces/$run" "$stage/results/$run_folder/traces/$run"
+    else
+        tar -czf "$out/traces-$run.tar.gz" -C "$stage/traces/$run" .
+    fi
+done
 tar -czf "$out/results.tar.gz" -C "$stage/results" .
 tar -czf "$out/modules.tar.gz" -C "$stage/modules" .
-for run in "${traced[@]}" "$profiled"; do
-    [ -d "$stage/traces/$run" ] && tar -czf "$out/traces-$run.tar.gz" -C "$stage/traces/$run" .
-done
 rm -rf "$stage"
 echo "== packed in $out: $(cd "$out" && ls -s --block-size=K | tail -n +2 | tr '\n' ' ')"
 echo "== results: $(tar -tzf "$out/results.tar.gz" | grep -c -v '/$') files; $((SECONDS)) s of the ${limit} s limit"
