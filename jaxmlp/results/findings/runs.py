@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from jaxmlp import registry
+from jaxmlp import changepoints, registry
 from jaxmlp.hlo import op_label
 from jaxmlp.results import history, layout, tables
 from jaxmlp.results.findings.model import (
@@ -237,7 +237,9 @@ def changes_across_runs(results: Results, past: history.Found | None = None) -> 
         mine = changes[changes["machine"] == where] if len(changes) else changes
         total, searched = part["file"].nunique(), past.points.loc[past.points["machine"] == where, "file"].nunique()
         runs = f"{total} comparable runs" if searched == total else f"the newest {searched} of {total} comparable runs"
-        if mine.empty:
+        if why := changepoints.unavailable():
+            text = f"No change searched for over {runs}: {why}."
+        elif mine.empty:
             text = f"The change-point detector finds no change over {runs}."
         else:
             top = mine.iloc[0]
