@@ -131,7 +131,7 @@ def _install_from_host(session: nox.Session, extras: tuple[str, ...], look: bool
     if missing:
         session.warn(installs.missing_line(session.name, missing))
     if look:
-        session.install(*links, "--no-deps", "-e", ".")
+        session.install(*links, "--no-deps", "--no-build-isolation", "-e", ".")  # built with the environment's own
         session.install(*links, *[r for r in wanted if installs.name_of(r) not in missing])
 
 
