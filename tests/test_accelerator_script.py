@@ -97,7 +97,7 @@ def test_the_cpu_dry_run_times_the_slow_rungs_apart_with_their_own_rounds(tmp_pa
     lines = log.splitlines()
     steps = [line.split(" (at most")[0] for line in lines if " (at most " in line]
     assert steps == ["== bench-epoch", "== bench-loader", "== bench-epoch-slow", "== profile-scan", "== profile-seed"]
-    start = lines.index(next(line for line in lines if line.startswith("== plan: 5 steps in 875 s (900 s, 25 s ")))
+    start = lines.index(next(line for line in lines if line.startswith("== plan: 5 steps in the ")))
     planned = [line.split(":")[0].strip("= ") for line in lines[start + 1 : start + 6]]
     first = next(i for i, line in enumerate(lines) if " (at most " in line)
     assert planned == [s.strip("= ") for s in steps] and start < first  # said before any step runs
@@ -129,15 +129,22 @@ def test_the_cpu_dry_run_times_the_slow_rungs_apart_with_their_own_rounds(tmp_pa
 
 def test_the_plan_reads_what_earlier_runs_on_the_backend_measured(tmp_path):
     """bench/accelerator/plan.py: each step's need from the newest earlier log of the same backend (a step cut off:
-    more than its time, its cap counted), unknown where none has it, and the steps the limit leaves out."""
-    plan = subprocess.run(
-        ["python3", str(SCRIPT.with_name("plan.py")), "tpu", "300", "25", str(tmp_path), "bench-floor:110"]
-        + ["bench-epoch:220", "bench-epoch-slow:180", "profile-scan:90", "profile-seed:90"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert plan.returncode == 0 and plan.stdout.splitlines()[-1] == (
+    more than its time, its cap counted), unknown where none has it, and the steps the limit leaves out (an unknown
+    one where less than the least time the script starts it with would be left)."""
+    steps = ["bench-floor:110:20", "bench-epoch:220:20", "bench-epoch-slow:180:20", "profile-scan:90:30"]
+    steps += ["profile-seed:90:30"]
+
+    def plan(left):
+        done = subprocess.run(
+            ["python3", str(SCRIPT.with_name("plan.py")), "tpu", "300", str(left), str(tmp_path), *steps],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    assert plan(275)[-1] == (
         "== nothing left out at 300 s (the steps measured before need 0 s of 275 s); 5 not measured before share "
         "the 275 s left: bench-floor, bench-epoch, bench-epoch-slow, profile-scan, profile-seed"
     )
@@ -150,15 +157,8 @@ def test_the_plan_reads_what_earlier_runs_on_the_backend_measured(tmp_path):
         folder.mkdir()
         text = [f"== bench/accelerator/run.sh {header} --limit 400; 2026-12-06T01:20:31Z"]
         (folder / "log.txt").write_text("\n".join(text + [f"== {line}" for line in ended]) + "\n")
-    plan = subprocess.run(
-        ["python3", str(SCRIPT.with_name("plan.py")), "tpu", "300", "25", str(tmp_path), "bench-floor:110"]
-        + ["bench-epoch:220", "bench-epoch-slow:180", "profile-scan:90", "profile-seed:90"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    lines = plan.stdout.splitlines()
-    assert lines[0] == "== plan: 5 steps in 275 s (300 s, 25 s kept to pack what they measure)"
+    lines = plan(275)
+    assert lines[0] == "== plan: 5 steps in the 275 s the 300 s limit leaves them"
     assert lines[1] == f"==   bench-floor: needs about 61 s ({newer / 'log.txt'}); cap 110 s"  # the newest
     assert lines[2] == f"==   bench-epoch: needs about 94 s ({older / 'log.txt'}); cap 220 s"
     assert lines[3] == (
@@ -169,3 +169,8 @@ def test_the_plan_reads_what_earlier_runs_on_the_backend_measured(tmp_path):
         "== left out at 300 s: bench-epoch-slow (the steps measured before need 155 s of 275 s); 2 not measured "
         "before share the 120 s left: profile-scan, profile-seed"
     )
+    unknown = f"needs unknown (no earlier tpu run's log in {tmp_path} has it); cap 90 s: LEFT OUT at 300 s"
+    assert plan(170)[4:6] == [  # 15 s left after those measured: less than a profile starts with
+        f"==   profile-scan: {unknown}",
+        f"==   profile-seed: {unknown}",
+    ]

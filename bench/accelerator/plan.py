@@ -2,7 +2,10 @@
 what it needs, from the logs of earlier runs on the same backend kept in the results folder (each step's
 ``== STEP: exit 0 after N s``; one cut off gives a lower bound), else unknown; and what the limit leaves out.
 
-    python3 bench/accelerator/plan.py BACKEND LIMIT RESERVE REPORTS STEP:CAP...
+    python3 bench/accelerator/plan.py BACKEND LIMIT LEFT REPORTS STEP:CAP:MIN...
+
+LEFT: the seconds the steps have (the limit less what has run and what packing keeps); CAP: a step's own limit; MIN:
+the least time left the script starts it with.
 
 Plain Python (the standard library): it runs before anything is installed.
 """
@@ -38,38 +41,38 @@ def measured(reports: Path, backend: str) -> dict[str, tuple[int, bool, str]]:
     return found
 
 
-def plan(backend: str, limit: int, reserve: int, reports: Path, steps: list[tuple[str, int]]) -> list[str]:
-    """The plan's lines: the budget, a line a step, and what the limit leaves out."""
+def plan(backend: str, limit: int, left: int, reports: Path, steps: list[tuple[str, int, int]]) -> list[str]:
+    """The plan's lines: the time the steps have, a line a step, and what the limit leaves out (a step measured
+    before, at its need; one not, at the least time the script starts it with)."""
     found = measured(reports, backend)
-    budget = limit - reserve
-    lines = [f"== plan: {len(steps)} steps in {budget} s ({limit} s, {reserve} s kept to pack what they measure)"]
+    lines = [f"== plan: {len(steps)} steps in the {left} s the {limit} s limit leaves them"]
     used, left_out, unknown = 0, [], []
-    for name, cap in steps:
+    for name, cap, least in steps:
+        if name in found:
+            seconds, completed, log = found[name]
+            need = min(seconds, cap) if completed else cap
+            said = f"needs about {seconds} s" if completed else f"needs more than {seconds} s (cut off)"
+            said += f" ({log}); cap {cap} s"
+        else:
+            need, said = least, f"needs unknown (no earlier {backend} run's log in {reports} has it); cap {cap} s"
+        if used + need > left:
+            left_out.append(name)
+            lines.append(f"==   {name}: {said}: LEFT OUT at {limit} s")
+            continue
+        used += need if name in found else 0
         if name not in found:
             unknown.append(name)
-            lines.append(
-                f"==   {name}: needs unknown (no earlier {backend} run's log in {reports} has it); cap {cap} s"
-            )
-            continue
-        seconds, completed, log = found[name]
-        need = min(seconds, cap) if completed else cap
-        said = f"about {seconds} s" if completed else f"more than {seconds} s (cut off)"
-        if used + need > budget:
-            left_out.append(name)
-            lines.append(f"==   {name}: needs {said} ({log}); cap {cap} s: LEFT OUT at {limit} s")
-            continue
-        used += need
-        lines.append(f"==   {name}: needs {said} ({log}); cap {cap} s")
+        lines.append(f"==   {name}: {said}")
     summary = f"left out at {limit} s: {', '.join(left_out)}" if left_out else f"nothing left out at {limit} s"
-    summary += f" (the steps measured before need {used} s of {budget} s)"
+    summary += f" (the steps measured before need {used} s of {left} s)"
     if unknown:
-        summary += f"; {len(unknown)} not measured before share the {budget - used} s left: {', '.join(unknown)}"
+        summary += f"; {len(unknown)} not measured before share the {left - used} s left: {', '.join(unknown)}"
     return [*lines, f"== {summary}"]
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 5:
         sys.exit(__doc__)
-    backend, limit, reserve, reports = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
-    asked = [(step.rpartition(":")[0], int(step.rpartition(":")[2])) for step in sys.argv[5:]]
-    print("\n".join(plan(backend, limit, reserve, reports, asked)))
+    backend, limit, left, reports = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
+    asked = [(name, int(cap), int(least)) for name, cap, least in (step.split(":") for step in sys.argv[5:])]
+    print("\n".join(plan(backend, limit, left, reports, asked)))

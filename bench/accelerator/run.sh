@@ -205,24 +205,24 @@ planned=()
 if wants bench; then
     for module in ${modules//,/ }; do
         [ "$module" = epoch ] && [ "$fast" = - ] && continue
-        planned+=("bench-$module:${caps[$module]}")
+        planned+=("bench-$module:${caps[$module]}:20")
     done
-    [[ ",$modules," == *",epoch,"* ]] && [ "$slow" != - ] && planned+=("bench-epoch-slow:${caps[epoch-slow]}")
+    [[ ",$modules," == *",epoch,"* ]] && [ "$slow" != - ] && planned+=("bench-epoch-slow:${caps[epoch-slow]}:20")
 fi
 if wants profile; then
-    for pipeline in "${traced[@]}" "$profiled"; do planned+=("profile-$pipeline:90"); done
+    for pipeline in "${traced[@]}" "$profiled"; do planned+=("profile-$pipeline:90:30"); done
 fi
 if wants nox && [ "$backend" = gpu ]; then
-    planned+=("nox:600")
+    planned+=("nox:600:60")
 elif wants scaling; then
-    planned+=("scaling:120")
+    planned+=("scaling:120:30")
 fi
 if wants precision; then
     for pipeline in "${traced[@]}"; do
-        for precision in "${precisions[@]}"; do planned+=("train-$pipeline-$precision:60"); done
+        for precision in "${precisions[@]}"; do planned+=("train-$pipeline-$precision:60:25"); done
     done
 fi
-python3 "$here/plan.py" "$backend" "$limit" "$reserve" "$root/reports" "${planned[@]}"
+python3 "$here/plan.py" "$backend" "$limit" "$((deadline - SECONDS - reserve))" "$root/reports" "${planned[@]}"
 
 before=$(ls reports)
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
