@@ -116,9 +116,9 @@ def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = Fa
 
 
 def _install_from_host(session: nox.Session, extras: tuple[str, ...], look: bool = True) -> None:
-    """jaxmlp and what its requirements the host's index (``PIP_INDEX_URL``; torch's CPU wheels in
-    ``$JAXMLP_TPU_WHEELS``, default /opt/wheels) has, beside the host's own JAX (the session sees the system's
-    packages); those it lacks (`installs.MAY_LACK`) named in one line with what is skipped for them. ``look``: False
+    """Install jaxmlp and those of its requirements the host's index has (``PIP_INDEX_URL``; torch's CPU wheels in
+    ``$JAXMLP_TPU_WHEELS``, default /opt/wheels), beside the host's own JAX (the session sees the system's packages);
+    those it lacks (`installs.MAY_LACK`) named in one line with what is skipped for them. ``look``: False
     (--preinstalled) installs nothing and names those this Python lacks."""
     try:
         python = shutil.which("python", path=session.bin) or sys.executable
