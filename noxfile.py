@@ -10,7 +10,7 @@ import nox
 
 ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT))
-from jaxmlp import registry  # noqa: E402  (plain Python: the names the sessions share with the package)
+from jaxmlp import installs, registry  # noqa: E402  (plain Python: the names the sessions share with the package)
 from jaxmlp.cli import options  # noqa: E402
 from jaxmlp.results import layout  # noqa: E402
 
@@ -49,12 +49,13 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
-def _bench(session: nox.Session, backends: str, extra: str) -> None:
+def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = False) -> None:
     """Run bench/ into a new JSON under reports/, print its summary, render the report.
 
     Switches (after --): --full (more sizes and rounds); --profile (also capture one XLA trace per epoch
     pipeline into reports/traces, outside the timed rounds); --preinstalled (install nothing: run where
     jax, torch and the rest are already installed, e.g. with `nox --no-venv`); the rest goes to pytest.
+    ``from_host``: install what the host's package index has (`_install_from_host`), naming what it lacks.
     """
     switches, args = options.bench_session().parse_known_args(session.posargs)
     size = "full" if switches.full else "quick"
@@ -64,7 +65,9 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
         if switches.preinstalled
         else {}
     )
-    if not switches.preinstalled:
+    if from_host:
+        _install_from_host(session, ("hf",), look=not switches.preinstalled)
+    elif not switches.preinstalled:
         session.install("-e", f".[{','.join(e for e in (extra, 'hf') if e)}]")  # hf: the hf pipeline's package
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
     raw.unlink(missing_ok=True)
@@ -112,6 +115,26 @@ def _bench(session: nox.Session, backends: str, extra: str) -> None:
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS), env=env)
 
 
+def _install_from_host(session: nox.Session, extras: tuple[str, ...], look: bool = True) -> None:
+    """Install jaxmlp and those of its requirements the host's index has (``PIP_INDEX_URL``; torch's CPU wheels in
+    ``$JAXMLP_TPU_WHEELS``, default /opt/wheels), beside the host's own JAX (the session sees the system's packages);
+    those it lacks (`installs.MAY_LACK`) named in one line with what is skipped for them. ``look``: False
+    (--preinstalled) installs nothing and names those this Python lacks."""
+    try:
+        python = shutil.which("python", path=session.bin) or sys.executable
+    except ValueError:  # `nox --no-venv`: the Python that runs nox
+        python = sys.executable
+    wheels = Path(os.environ.get("JAXMLP_TPU_WHEELS", "/opt/wheels"))
+    links = ["--find-links", str(wheels)] if wheels.is_dir() else []
+    wanted = installs.requirements(ROOT / "pyproject.toml", extras)
+    missing = installs.lacking(python, wanted, links, look=look)
+    if missing:
+        session.warn(installs.missing_line(session.name, missing))
+    if look:
+        session.install(*links, "--no-deps", "--no-build-isolation", "-e", ".")  # built with the environment's own
+        session.install(*links, *[r for r in wanted if installs.name_of(r) not in missing])
+
+
 def _data_args() -> list[str]:
     """Real MNIST where JAXMLP_DATA_DIR is set, else the (labelled) synthetic set."""
     return [] if os.environ.get("JAXMLP_DATA_DIR") else ["--dataset", "synthetic"]
@@ -141,15 +164,16 @@ def bench_gpu(session: nox.Session) -> None:
     _bench(session, backends="gpu", extra="cuda")
 
 
-@nox.session(name="bench-tpu")
+@nox.session(name="bench-tpu", venv_params=["--system-site-packages"])
 def bench_tpu(session: nox.Session) -> None:
-    """Benchmark on the TPU with JAX and libtpu (`nox --no-venv -s bench-tpu -- --preinstalled` where they are)."""
+    """Benchmark on the TPU with the host's JAX and libtpu (its environment sees the system's packages) and what the
+    host's package index has of the rest, naming what it lacks in one line (`--preinstalled`: install nothing)."""
     if not (any(Path("/dev").glob("accel[0-9]*")) or any(k.startswith("TPU_") for k in os.environ)):
         session.error(
             "no TPU on this machine (no /dev/accel*, no TPU_* variables): bench-tpu measures the TPU only; "
             "run `nox -s bench` for the CPU"
         )
-    _bench(session, backends="tpu", extra="tpu")
+    _bench(session, backends="tpu", extra="tpu", from_host=True)
 
 
 @nox.session(name="bench-scaling")

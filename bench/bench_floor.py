@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from benchutil import FLOAT32, measure
 
-from jaxmlp import registry
+from jaxmlp import hlo, registry
 from jaxmlp.compat import compiled_facts, cost_analysis
 from jaxmlp.measure import ceilings, floor
 from jaxmlp.model import LAYER_SIZES, precision_scope
@@ -123,4 +123,19 @@ def test_bandwidth(benchmark, sizes, backend, device, kernel):
         bytes=nbytes,
         round_calls=calls,
         bytes_per_second=None if median is None else nbytes / median,
+    )
+
+
+def test_empty_scan(benchmark, sizes, backend, device, datasets):
+    """The loop's own cost: an empty `lax.scan` as long as an epoch (a step for each batch of 128), in rounds of
+    calls dispatched back to back (a loop's time, not the host's round trip); its cost a step in extra_info."""
+    benchmark.group = f"loop: {backend}"
+    steps = -(-len(datasets.train) // registry.BATCH_SIZE)
+    run, compiled = ceilings.empty_scan(steps, device)
+    assert "while" in hlo.operations(compiled.as_text())  # a real loop, not folded away
+    assert float(run(1)) == steps * (steps - 1) / 2  # computed, once, outside the rounds (also warms up)
+    calls = floor.calls_per_round(run, 4, floor.held_bytes(device))
+    median = measure(benchmark, floor.per_call(run, calls), sizes, iterations=calls)
+    benchmark.extra_info.update(
+        steps=steps, round_calls=calls, loop_step_seconds=None if median is None else median / steps
     )

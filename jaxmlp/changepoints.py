@@ -124,6 +124,17 @@ def series_variance(samples: Sequence[Sequence[float]], window: int | None = Non
     return max(mad**2, FLOOR)
 
 
+MISSING = "the change-point detector needs ruptures, which this Python lacks (pip install ruptures)"
+"""Why no change is searched for where ruptures is not installed (a TPU host's index may not have it)."""
+
+
+def unavailable() -> str | None:
+    """`MISSING` where ruptures is not installed (looked up, not imported), else None."""
+    import importlib.util
+
+    return MISSING if importlib.util.find_spec("ruptures") is None else None
+
+
 def candidates(samples: Sequence[Sequence[float]], penalty: float = PENALTY, method: str = "pelt") -> list[int]:
     """The candidate change positions (each the index of the first point after a change), from ruptures' PELT
     (``method="binseg"``: binary segmentation, the validation's second candidate) over the log medians."""

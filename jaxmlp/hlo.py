@@ -1,5 +1,6 @@
 """Optimized HLO text (``compiled.as_text()``) in a canonical form, the same in any release for the same program
-(what it drops and renames: the docs' questions/releases page), its fingerprint and its operations."""
+(what it drops and renames: the docs' questions/releases page), its fingerprint and its operations; an operation's
+name as every output shows it (`op_label`)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,33 @@ def operations(text: str) -> Counter[str]:
             op = f"fusion:{kind.group(1)}"
         counts[op] += 1
     return counts
+
+
+_NUMBERED = re.compile(r"^(.+?)(?:\.\d+)+$")
+
+
+def op_name(name: str) -> str:
+    """An operation's short name: ``run.1`` for a profiler event named by its whole instruction
+    (``%run.1 = (f32[784,512]{1,0}, ...) custom-call(...), custom_call_target=...``), else the name itself."""
+    text = name.strip().removeprefix("ROOT ").lstrip()
+    left, eq, _ = text.partition(" = ")
+    return left.removeprefix("%") if eq and text.startswith("%") else name.strip()
+
+
+def op_category(name: str) -> str:
+    """An operation's kind where nothing better is known: the opcode of a whole instruction (``custom-call``), else
+    the short name without its numbers (``fusion.12`` → ``fusion``)."""
+    text = name.strip()
+    opcode = _opcode(text if text.startswith(("%", "ROOT")) else "")
+    if opcode is not None:
+        return opcode
+    short = op_name(text)
+    numbered = _NUMBERED.match(short)
+    return numbered.group(1) if numbered else short
+
+
+def op_label(name: str, category: object = None) -> str:
+    """How every output names an operation: its short name and category, ``run.1 (custom-call)``; the category
+    given (xprof's, where known), else `op_category`."""
+    given = category if isinstance(category, str) and category.strip() else op_category(name)
+    return f"{op_name(name)} ({given})"

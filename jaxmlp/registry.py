@@ -42,6 +42,13 @@ OPTIONAL: Mapping[str, tuple[str, str]] = MappingProxyType({"hf": ("datasets", "
 ONE_PROGRAM = ("scan", "sharded", "pallas")
 """The pipelines whose epoch is one program (no host loop over batches): for the profiler, one step is one epoch."""
 
+SCAN_LOOP = ("scan", "sharded")
+"""The pipelines whose steps are a `lax.scan`'s iterations: the empty scan's cost a step is theirs (the roofline)."""
+
+PARAMS_ON_CHIP = ("pallas",)
+"""The pipelines that keep the parameters on chip for the whole epoch (the Pallas kernel, in VMEM): read and written
+through memory once an epoch, not once a step (the roofline)."""
+
 WORKER_PIPELINES = ("seed", "seed_batched", "grain")
 """The pipelines whose loader has worker processes (``--workers``)."""
 
@@ -192,11 +199,13 @@ MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
 STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))
 GEMM = Benchmark("test_gemm", "bench_floor.py", ("backend", "library", "precision", "shape"))
 BANDWIDTH = Benchmark("test_bandwidth", "bench_floor.py", ("backend", "kernel"))
+EMPTY_SCAN = Benchmark("test_empty_scan", "bench_floor.py", ("backend",))
+"""An empty `lax.scan` as long as an epoch: the loop's own cost a step (the roofline's third term)."""
 
 RESULTS_FOLDER = Benchmark("test_results_folder", "bench_scale.py", ("variant",), ("summary", "report"))
 """`jaxmlp summary` and `jaxmlp report` over a generated folder of many runs (`bench/make_scale_folder.py`)."""
 
-BENCH = (UPDATE, PREDICT, LOADER, EPOCH, BF16_STEP, MATMUL, STEP_GEMMS, GEMM, BANDWIDTH, RESULTS_FOLDER)
+BENCH = (UPDATE, PREDICT, LOADER, EPOCH, BF16_STEP, MATMUL, STEP_GEMMS, GEMM, BANDWIDTH, EMPTY_SCAN, RESULTS_FOLDER)
 
 REPORT_SECONDS_GOAL = 60.0
 REPORT_MEMORY_GOAL = 2 * 2**30

@@ -56,6 +56,19 @@ def duration(seconds: Any) -> str:
     return f"{number(s / 60)} min"
 
 
+TUTORIAL_SECONDS_FROM = 0.1
+"""From this time on `tutorial_seconds` keeps the tutorial's ``{:0.2f} sec`` (its two decimals within 5% there);
+below it the time is a `duration`, in the unit it needs."""
+
+
+def tutorial_seconds(seconds: float) -> str:
+    """A time as the tutorial's lines print it, ``2.61 sec``, from `TUTORIAL_SECONDS_FROM` on; a shorter one (an
+    accelerator's epoch, ``0.00 sec`` in that form) as a `duration`: ``2.29 ms``."""
+    if _missing(seconds) or abs(float(seconds)) < TUTORIAL_SECONDS_FROM:
+        return duration(seconds)
+    return f"{float(seconds):0.2f} sec"
+
+
 def count(n: float, thing: str, things: str | None = None) -> str:
     """How many of a thing, in the singular for one: ``1 epoch``, ``2 epochs``, ``1.5 epochs``, ``3 processes``
     (``things``: the plural, where it is not ``thing`` + s)."""

@@ -64,6 +64,7 @@ def test_no_tpu_is_one_line_not_a_traceback(tmp_path):
     ("args", "says"),
     [
         (["--slow-rounds", "0"], "--slow-rounds 0: give a whole number, 1 or more"),
+        (["--slow-workers", "0,x"], "--slow-workers 0,x: give worker counts, e.g. 0 or 0,2"),
         (["--modules", "floor,gemm"], "--modules gemm: use floor, epoch, update, predict or loader"),
         (["--only", "bench,plots"], "--only plots: use bench, profile, precision, nox or scaling"),
         (["--pipelines", "scan,fast"], "--pipelines fast: use seed,seed_batched,"),
@@ -76,13 +77,16 @@ def test_a_wrong_setting_is_refused_before_anything_runs(tmp_path, args, says):
 
 
 def test_the_cpu_dry_run_times_the_slow_rungs_apart_with_their_own_rounds(tmp_path):
-    """The whole bench step on this CPU, cut to two pipelines: the fast rungs' epochs in one pytest call with
-    --rounds, the tutorial's DataLoader rungs (registry.SLOW_PIPELINES) in a call of their own with --slow-rounds, the
-    loader module's slow rows likewise; one bench file packed, each row's rounds in it."""
+    """The bench step on this CPU, cut to two pipelines: the plan said first, every step asked for in it; the fast
+    rungs' epochs in one pytest call with --rounds, the tutorial's DataLoader rungs (registry.SLOW_PIPELINES) in a
+    call of their own with --slow-rounds at --slow-workers 0 only, the loader module's slow rows at every worker
+    count; one bench file packed, each row's rounds in it, and the log in its run's folder (a call that also profiles
+    packs its traces there too, traces/<pipeline>/)."""
     import json
     import tarfile
 
-    args = ["--backend", "cpu", "--size", "smoke", "--only", "bench", "--modules", "epoch,loader", "--rounds", "2"]
+    args = ["--backend", "cpu", "--size", "smoke", "--only", "bench", "--modules", "epoch,loader"]
+    args += ["--rounds", "2"]
     args += ["--slow-rounds", "1", "--pipelines", "seed_batched,batched", "--limit", "900"]
     env = {**os.environ, "OUT": str(tmp_path / "out"), "TMPDIR": str(tmp_path)}
     done = subprocess.run(
@@ -90,18 +94,80 @@ def test_the_cpu_dry_run_times_the_slow_rungs_apart_with_their_own_rounds(tmp_pa
     )
     log = done.stdout
     assert done.returncode == 0 and "== every step completed" in log, log[-3000:]
-    steps = [line.split(" (at most")[0] for line in log.splitlines() if " (at most " in line]
+    lines = log.splitlines()
+    steps = [line.split(" (at most")[0] for line in lines if " (at most " in line]
     assert steps == ["== bench-epoch", "== bench-loader", "== bench-epoch-slow"]
+    start = lines.index(next(line for line in lines if line.startswith("== plan: 3 steps in the ")))
+    planned = [line.split(":")[0].strip("= ") for line in lines[start + 1 : start + 4]]
+    first = next(i for i, line in enumerate(lines) if " (at most " in line)
+    assert planned == [s.strip("= ") for s in steps] and start < first  # said before any step runs
+    assert lines[start + 4].startswith("== nothing left out at 900 s")  # no earlier cpu run's log: each unknown
+    assert all("needs unknown" in line for line in lines[start + 1 : start + 4])
     assert (
-        "--pipelines batched\n" in log and "bench_epoch.py::test_epoch" in log and "--pipelines seed_batched\n" in log
+        "--pipelines batched\n" in log
+        and "bench_epoch.py::test_epoch" in log
+        and "--pipelines seed_batched -k-0-\n" in log
     )
     with tarfile.open(tmp_path / "out" / "results.tar.gz") as packed:
         (name,) = [n for n in packed.getnames() if n.endswith("-cpu.json")]
         doc = json.load(packed.extractfile(name))
+        stamp = name.split("-")[1]
+        names = packed.getnames()
+    assert f"./cpu-{stamp}/log.txt" in names  # the run's folder (layout.run_folder): the next call's plan reads it
     meta = doc["machine_info"]["jaxmlp"]
     assert (meta["rounds_asked"], meta["slow_rounds_asked"]) == (2, 1)
     rounds = {b["name"]: b["stats"]["rounds"] for b in doc["benchmarks"]}
     assert rounds["test_epoch[cpu-batched-0-f32]"] == rounds["test_loader[batched-0]"] == 2
     assert rounds["test_epoch[cpu-seed_batched-0-f32]"] == rounds["test_loader[seed_batched-2]"] == 1
+    assert "test_epoch[cpu-seed_batched-2-f32]" not in rounds  # --slow-workers 0: the tutorial's epoch alone
     assert {n.split("[")[0] for n in rounds} == {"test_epoch", "test_bf16_step", "test_loader"}
     assert not list(tmp_path.glob("jaxmlp-accel-stage.*"))
+
+
+def test_the_plan_reads_what_earlier_runs_on_the_backend_measured(tmp_path):
+    """bench/accelerator/plan.py: each step's need from the newest earlier log of the same backend (a step cut off:
+    more than its time, its cap counted), unknown where none has it, and the steps the limit leaves out (an unknown
+    one where less than the least time the script starts it with would be left)."""
+    steps = ["bench-floor:110:20", "bench-epoch:220:20", "bench-epoch-slow:180:20", "profile-scan:90:30"]
+    steps += ["profile-seed:90:30"]
+
+    def plan(left):
+        done = subprocess.run(
+            ["python3", str(SCRIPT.with_name("plan.py")), "tpu", "300", str(left), str(tmp_path), *steps],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    assert plan(275)[-1] == (
+        "== nothing left out at 300 s (the steps measured before need 0 s of 275 s); 5 not measured before share "
+        "the 275 s left: bench-floor, bench-epoch, bench-epoch-slow, profile-scan, profile-seed"
+    )
+    older, newer, gpu = (tmp_path / name for name in ("tpu-20261205T204421", "tpu-20261206T012031", "gpu-x"))
+    for folder, header, ended in [
+        (older, "--backend tpu", ["bench-floor: exit 0 after 46 s", "bench-epoch: exit 0 after 94 s"]),
+        (newer, "--backend tpu", ["bench-floor: exit 0 after 61 s", "bench-epoch-slow: exit 124 after 150 s"]),
+        (gpu, "--backend gpu", ["profile-scan: exit 0 after 5 s"]),
+    ]:
+        folder.mkdir()
+        text = [f"== bench/accelerator/run.sh {header} --limit 400; 2026-12-06T01:20:31Z"]
+        (folder / "log.txt").write_text("\n".join(text + [f"== {line}" for line in ended]) + "\n")
+    lines = plan(275)
+    assert lines[0] == "== plan: 5 steps in the 275 s the 300 s limit leaves them"
+    assert lines[1] == f"==   bench-floor: needs about 61 s ({newer / 'log.txt'}); cap 110 s"  # the newest
+    assert lines[2] == f"==   bench-epoch: needs about 94 s ({older / 'log.txt'}); cap 220 s"
+    assert lines[3] == (
+        f"==   bench-epoch-slow: needs more than 150 s (cut off) ({newer / 'log.txt'}); cap 180 s: LEFT OUT at 300 s"
+    )
+    assert "profile-scan: needs unknown" in lines[4]  # the GPU's log is another backend's
+    assert lines[-1] == (
+        "== left out at 300 s: bench-epoch-slow (the steps measured before need 155 s of 275 s); 2 not measured "
+        "before share the 120 s left: profile-scan, profile-seed"
+    )
+    unknown = f"needs unknown (no earlier tpu run's log in {tmp_path} has it); cap 90 s: LEFT OUT at 300 s"
+    assert plan(170)[4:6] == [  # 15 s left after those measured: less than a profile starts with
+        f"==   profile-scan: {unknown}",
+        f"==   profile-seed: {unknown}",
+    ]

@@ -171,11 +171,65 @@ def test_an_operation_table_that_cannot_be_read_is_named_and_a_cpu_run_never_loo
     shutil.copy(OPS / "tpu-20261206T012031" / "ops-scan.csv", folder / "cpu-20261201T100000")
     (found,) = [f for f in findings(load(ResultsStore(folder)), (), folder) if f.question == OPERATIONS]
     assert found.answer.endswith(
-        "; ops-seed.csv not read (no operation, self_us, self_percent column (not an operation table of op_tables.py))."
+        "; ops-seed.csv not read (no operation, self_us, self_percent column (not an operation table of xprof's "
+        "hlo_stats))."
     )
     assert run_folder(folder / "bench-20261206T012031-tpu.json") == folder / "tpu-20261206T012031"
     assert run_folder("bench-20261206T012031-cpu-tpu.json").name == "cpu-tpu-20261206T012031"
     assert run_folder("reports/bench-undated-cpu.json") is None and run_folder("train-20261206T012031-x.json") is None
+
+
+@pytest.fixture(scope="module")
+def cpu_trace(tmp_path_factory):
+    """A real trace: `jaxmlp profile`'s capture of two `scan` epochs on this CPU (xprof's hlo_stats of it: no rows,
+    the columns all there)."""
+    from jax import random
+
+    from jaxmlp import model
+    from jaxmlp.measure.profiling import capture
+    from jaxmlp.pipelines import data
+    from jaxmlp.pipelines.epochs import make_epoch
+    from jaxmlp.results.store import new_trace_run
+
+    logdir = tmp_path_factory.mktemp("traces")
+    split = data.SyntheticMNIST(train=True, size=512, transform=data.FlattenAndCast())
+    params = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    capture(make_epoch("scan", split, batch_size=128), params, steps=2, run_dir=lambda: new_trace_run(logdir, "scan"))
+    return logdir
+
+
+def test_a_runs_traces_are_computed_into_tables_once_kept_beside_it_and_a_bad_one_again(tmp_path, cpu_trace, capsys):
+    """`jaxmlp summary` over a run whose folder holds its traces (`traces/<pipeline>/`) computes each trace's
+    operation table where the traces are read, keeps it as ops-<pipeline>.csv, reuses it after, and computes again
+    one that cannot be read; without xprof it says so in one line."""
+    from jaxmlp.results import traces
+    from jaxmlp.results.traces import op_tables
+
+    folder = tmp_path / "reports"
+    shutil.copytree(OPS, folder)
+    run = folder / "tpu-20261206T012031"
+    shutil.copytree(cpu_trace, run / "traces" / "seed")
+    bench = folder / "bench-20261206T012031-tpu.json"
+    assert main(["summary", str(bench)]) == 0
+    assert "; seed: 0 operations." in capsys.readouterr().out  # computed, and shown with the kept ones
+    kept = run / "ops-seed.csv"
+    assert kept.read_text().startswith("category,operation,occurrences,self_us") and not list(run.glob(".*"))
+    first = kept.stat().st_ino
+    tables, unread = op_tables(bench)
+    assert kept.stat().st_ino == first and sorted(tables) == ["pallas", "scan", "seed"] and not unread  # reused
+    kept.write_text("name,time\nx,1\n")  # a kept table that cannot be read: computed again
+    tables, unread = op_tables(bench)
+    assert "seed" in tables and not unread and kept.read_text().startswith("category,operation")
+    kept.unlink()
+    missing = pytest.MonkeyPatch.context()
+    with missing as m:
+        m.setattr(traces, "hlo_stats", lambda xplane: None)  # what it returns where xprof is not installed
+        tables, unread = op_tables(bench)
+    assert sorted(tables) == ["pallas", "scan"] and unread == {
+        "ops-seed.csv": "its trace's operation table not computed: xprof is not installed (pip install "
+        "tensorboard-plugin-profile)"
+    }
+    assert not kept.exists()
 
 
 def test_the_loader_answer_says_what_its_table_marks_fastest(folder):

@@ -36,3 +36,15 @@ def test_calls_per_round_doubles_up_to_the_held_bytes_and_stops_at_a_long_round(
 
     assert floor.calls_per_round(slow, 4) == 1  # one call already lasts a round (a CPU's 2048^3)
     assert floor.calls_per_round(instant, 10 * floor.HELD_BYTES) == 1  # one result over the budget: still one
+
+
+def test_the_empty_scan_is_a_real_loop_of_the_epochs_length():
+    """The roofline's loop term: an empty `lax.scan` that XLA keeps as a loop (a ``while``) and computes."""
+    import jax
+
+    from jaxmlp import hlo
+    from jaxmlp.measure import ceilings
+
+    run, compiled = ceilings.empty_scan(469, jax.devices("cpu")[0])
+    assert "while" in hlo.operations(compiled.as_text())
+    assert float(run(3)) == 469 * 468 / 2

@@ -72,3 +72,18 @@ def test_real_compiles_of_one_program_share_a_fingerprint_and_another_shape_does
     assert facts["xla_hlo_fingerprint"] == compiled_facts(renamed)["xla_hlo_fingerprint"]
     assert facts["xla_hlo_fingerprint"] != compiled_facts(smaller)["xla_hlo_fingerprint"]
     assert facts["xla_hlo_instructions"] > facts["xla_hlo_fusions"] > 0
+
+
+KERNEL = (
+    "%run.1 = (f32[784,512]{1,0:T(8,128)}, f32[512]{0}) custom-call(f32[469,128,784]{2,1,0} %p0, f32[784,512]{1,0} "
+    '%p1), custom_call_target="tpu_custom_call", backend_config={"custom_call_config": {"body": "TUzvUgFNTElSb(...)"}}'
+)
+
+
+def test_an_operation_is_named_by_its_short_name_and_category():
+    """A TPU trace names a Pallas kernel by its whole instruction: every output shows ``run.1 (custom-call)``."""
+    assert hlo.op_name(KERNEL) == "run.1" and hlo.op_category(KERNEL) == "custom-call"
+    assert hlo.op_label(KERNEL) == "run.1 (custom-call)" and hlo.op_label(f"ROOT {KERNEL}") == "run.1 (custom-call)"
+    assert hlo.op_label("run.1", "custom-call") == "run.1 (custom-call)"  # xprof's category where known
+    assert hlo.op_label("fusion.12") == "fusion.12 (fusion)" and hlo.op_label("copy") == "copy (copy)"
+    assert hlo.op_label("ynn_fusion.6", float("nan")) == "ynn_fusion.6 (ynn_fusion)"  # a missing category: derived

@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from jax import random
 
@@ -169,7 +170,7 @@ def test_report_shows_the_trace_summaries(logdir, tmp_path, capsys):
     assert page.count("<h3>Top operations by total time</h3>") == len(PIPELINES) and page.count("<details>") == len(
         PIPELINES
     )
-    assert (out / "trace_ops.csv").read_text().startswith("op,count,total_ms,mean_us,share,run,file")
+    assert (out / "trace_ops.csv").read_text().startswith("op,category,count,total_ms,mean_us,share,run,file")
 
 
 def test_step_breakdown_follows_the_step_marker_to_its_thread():
@@ -207,3 +208,18 @@ def test_step_breakdown_of_steps_without_annotations_and_annotations_outside_ste
     rows = step_breakdown(events).to_dict("records")
     assert [(r["step"], r["load_ms"], r["compute_ms"]) for r in rows] == [(0, 0.0, 0.0), (1, 0.0, 7e-5)]
     assert step_breakdown(events[events["name"] != "train"]).empty
+
+
+def test_a_device_trace_names_its_operations_short_with_the_profilers_category():
+    """A TPU's "XLA Ops" line names a Pallas kernel by its whole instruction and gives its category as a stat: the
+    top operations name it ``run.1`` with that category, a fusion by its name and its derived kind."""
+    from test_hlo import KERNEL
+
+    from jaxmlp.results.traces import top_ops
+
+    rows = [("/device:TPU:0", "XLA Ops", KERNEL, 0, 7_000, None, "custom-call")] * 3
+    rows += [("/device:TPU:0", "XLA Ops", "fusion.3", 10_000, 10, None, None)]
+    events = pd.DataFrame(rows, columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num", "category"])
+    ops = top_ops(events)
+    assert list(ops["op"]) == ["run.1", "fusion.3"] and list(ops["category"]) == ["custom-call", "fusion"]
+    assert list(ops["count"]) == [3, 1]

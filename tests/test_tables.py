@@ -9,7 +9,7 @@ import pytest
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import tables
-from jaxmlp.results.frames import benchmark_rows
+from jaxmlp.results.frames import benchmark_rows, query
 from jaxmlp.results.machines import MACHINE
 from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.results.schema.common import CURRENT
@@ -286,3 +286,40 @@ def test_the_bf16_steps_two_forms_each_against_the_faster():
     table = tables.bf16_step_table(runs).set_index("bf16_step")
     assert table["x_faster"].min() == 1.0 and table["x_faster"].max() > 1.0
     assert table.loc[table["x_faster"].idxmin(), "trains_with"] == "yes"  # the TPU trains with its faster form
+
+
+def test_each_epoch_against_the_bound_of_what_its_steps_must_do():
+    """The TPU ladder run: compute (FLOPs at the floor), memory (the parameters read and written once a step, once
+    an epoch for the Pallas kernel, and the batches read, at the STREAM bandwidth) and the loop's own cost (an empty
+    scan a step over the scan's iterations), added; a run without the empty scan says it was not measured."""
+    import math
+
+    from jaxmlp import registry
+    from jaxmlp.results import roofline
+
+    path = Path(__file__).parent / "fixtures" / "ops" / "bench-20261206T012031-tpu.json"
+    runs, _ = benchmark_rows(read_benchmarks(path), str(path))
+    bandwidth = query(runs, registry.BANDWIDTH)
+    rate = float((bandwidth["bytes"] / bandwidth["median"]).max())
+    table = tables.epoch_roofline(runs).set_index(["pipeline", "precision"])
+    scan, pallas = table.loc[("scan", "bf16")], table.loc[("pallas", "bf16")]
+    params = 2 * 4 * roofline.PARAMETERS  # float32 parameters, read and written
+    batches = 60000 * (784 * 2 + 4 * 10)  # bf16 images and float32 one-hot labels, read once
+    assert roofline.PARAMETERS == 784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10
+    assert scan.memory_s == pytest.approx((469 * params + batches) / rate)
+    assert pallas.memory_s == pytest.approx((params + batches) / rate)  # the kernel keeps them on chip
+    assert scan.binds == "memory" and pallas.binds == "compute" and pallas.bound_s == pallas.compute_s
+    assert math.isnan(scan.loop_s) and scan.loop == roofline.LOOP_NOT_MEASURED and scan.bound_s == scan.memory_s
+    assert table.loc[("seed", "f32")].loop == roofline.LOOP_HOST and pallas.loop == roofline.LOOP_KERNEL
+    # The same run with an empty scan of 469 steps measured (a made-up 0.5 ms, 1.07 µs a step): the scan's loop term
+    # is its 235 iterations (unrolled twice) at that cost, added to its bound.
+    loop = (
+        runs[runs["test"] == registry.BANDWIDTH.id]
+        .iloc[:1]
+        .assign(test=registry.EMPTY_SCAN.id, name="test_empty_scan[tpu]", median=5e-4, steps=469)
+    )
+    measured = tables.epoch_roofline(pd.concat([runs, loop], ignore_index=True)).set_index(["pipeline", "precision"])
+    scan = measured.loc[("scan", "bf16")]
+    assert scan.loop == roofline.LOOP_MEASURED and scan.loop_s == pytest.approx(235 * 5e-4 / 469)
+    assert scan.bound_s == pytest.approx(scan.memory_s + scan.loop_s) and scan.x_bound == scan.epoch_s / scan.bound_s
+    assert math.isnan(measured.loc[("pallas", "bf16")].loop_s)  # its loop is the kernel's own

@@ -104,3 +104,18 @@ def test_headers_are_words_and_the_unit_is_in_the_cells():
         "sweep_steady[scan_heavy]",  # a benchmark's id keeps its own name
     ]
     assert readable(other).iloc[0].tolist()[:2] == ["500 ms", "1.00 GiB"]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (2.6112, "2.61 sec"),  # the tutorial's own line, from 0.1 s on
+        (0.1, "0.10 sec"),
+        (0.0999, "99.9 ms"),  # below, in the unit it needs: a TPU's 2-ms epoch is never "0.00 sec"
+        (0.00229, "2.29 ms"),
+        (0, "0 s"),
+        (None, "-"),
+    ],
+)
+def test_the_tutorials_seconds_where_they_mean_something(seconds, text):
+    assert units.tutorial_seconds(seconds) == text

@@ -16,8 +16,9 @@
 # bfloat16 products, tf32 rows (a GPU's) TF32 passes; the update and predict benchmarks are at JAX's own setting
 # (JAX_DEFAULT_MATMUL_PRECISION, in the metadata: at `default` a GPU takes TF32 passes, a TPU one bf16 pass).
 # Everything lands in $OUT (a new temporary folder if unset): log.txt,
-# results.tar.gz (the result files as the store names them, to put into reports/), modules.tar.gz (each module's own
-# pytest-benchmark file), traces-<pipeline>.tar.gz (TensorBoard run folders).
+# results.tar.gz (the result files as the store names them, to put into reports/; the traces of a call that wrote a
+# benchmark run in that run's folder, <backend>-<time>/traces/<pipeline>/), modules.tar.gz (each module's own
+# pytest-benchmark file), traces-<pipeline>.tar.gz (the traces of a call that wrote no benchmark run).
 #
 #   bench/accelerator/run.sh                  on a GPU machine where JAX for CUDA is installed (bench/accelerator/
 #                                             prepare.sh makes the wheels such a machine may lack)
@@ -26,8 +27,11 @@
 #                                             /opt/pypi/simple), torch's CPU build from a folder of wheels
 #                                             ($JAXMLP_TPU_WHEELS, default /opt/wheels) for the tutorial's DataLoader
 #   bench/accelerator/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
+# It says its plan first: each step asked for, what it needs (from the logs of earlier runs in reports/), what the
+# limit leaves out (bench/accelerator/plan.py).
 # Options: --limit SECONDS (default 480: the hard limit of the whole run), --rounds N (default 3), --slow-rounds N
-# (the slow rungs' rounds, default 1), --size SIZE (the bench's sizes, default quick; the CPU dry run: smoke, every
+# (the slow rungs' rounds, default 1), --slow-workers N,... (the slow rungs' epochs at these worker counts, default
+# 0), --size SIZE (the bench's sizes, default quick; the CPU dry run: smoke, every
 # benchmark at tiny sizes), --only STEP,..., --modules MODULE,... (the bench step's modules, in that order),
 # --pipelines P,... (the epoch and loader modules' pipelines, default all), --train-epochs N (the precision step's
 # epochs, 1). A TPU host held for ten minutes a call takes two calls
@@ -38,10 +42,10 @@ set -uo pipefail
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
 
 backend=gpu limit=480 rounds=3 slow_rounds=1 size=quick only=bench,profile,precision,nox,scaling
-modules=floor,epoch,update,predict,loader pipelines= train_epochs=1
-usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --slow-rounds N, --size quick|smoke|..., --only bench,profile,precision,nox,scaling, --modules floor,epoch,update,predict,loader, --pipelines P,..., --train-epochs N"
+modules=floor,epoch,update,predict,loader pipelines= train_epochs=1 slow_workers=0
+usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --slow-rounds N, --slow-workers N,..., --size quick|smoke|..., --only bench,profile,precision,nox,scaling, --modules floor,epoch,update,predict,loader, --pipelines P,..., --train-epochs N"
 while [ $# -gt 0 ]; do
-    case $1 in --backend|--limit|--rounds|--slow-rounds|--size|--only|--modules|--pipelines|--train-epochs)
+    case $1 in --backend|--limit|--rounds|--slow-rounds|--slow-workers|--size|--only|--modules|--pipelines|--train-epochs)
         [ $# -ge 2 ] || { echo "bench/accelerator/run.sh: $1 needs a value: $usage" >&2; exit 2; } ;;
     esac
     case $1 in
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
         --limit) limit=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --slow-rounds) slow_rounds=$2; shift 2 ;;
+        --slow-workers) slow_workers=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
         --modules) modules=$2; shift 2 ;;
@@ -61,6 +66,7 @@ case $backend in cpu|gpu|tpu) ;; *) echo "bench/accelerator/run.sh: --backend $b
 for pair in "--limit $limit" "--rounds $rounds" "--slow-rounds $slow_rounds" "--train-epochs $train_epochs"; do
     [[ ${pair#* } =~ ^[1-9][0-9]*$ ]] || { echo "bench/accelerator/run.sh: $pair: give a whole number, 1 or more" >&2; exit 2; }
 done
+[[ $slow_workers =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "bench/accelerator/run.sh: --slow-workers $slow_workers: give worker counts, e.g. 0 or 0,2" >&2; exit 2; }
 for module in ${modules//,/ }; do
     case $module in floor|epoch|update|predict|loader) ;;
         *) echo "bench/accelerator/run.sh: --modules $module: use floor, epoch, update, predict or loader" >&2; exit 2 ;;
@@ -127,7 +133,8 @@ step() {  # step NAME NEEDS CAP COMMAND...: run it for at most CAP s and the tim
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
 echo "== bench/accelerator/run.sh --backend $backend --limit $limit --rounds $rounds --slow-rounds $slow_rounds" \
-    "--size $size --only $only --modules $modules --pipelines ${pipelines:-all} --train-epochs $train_epochs;" \
+    "--slow-workers $slow_workers --size $size --only $only --modules $modules --pipelines ${pipelines:-all}" \
+    "--train-epochs $train_epochs;" \
     "$(date -u +%FT%TZ)"
 if [ "$backend" = gpu ]; then  # the GPU first: nothing is installed on a machine without one
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null \
@@ -176,14 +183,49 @@ ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 \
 data=()
 ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--dataset synthetic)
 
+# Caps (seconds) from TPU v5e runs with --rounds 3: floor 46 s before its peak squares and bandwidth, epoch 94
+# before the pallas and bf16-step rows and without the slow rungs, update 67, predict 67, loader 18 without the
+# slow rungs, each with its process's start and the chip's opening (10-20 s); a GPU adds tf32 rows. The slow
+# rungs' caps (epoch-slow; the loader's) allow each of their rows two epochs (the checked first, one round) of
+# the seed rung's 3.6 s there and its workers' start; epoch-slow times them at --slow-workers (default 0: the
+# tutorial's DataLoader; the loader module times every worker count's input).
+declare -A caps=([floor]=110 [epoch]=220 [update]=90 [predict]=100 [loader]=120 [epoch-slow]=180)
+profiled=seed  # the tutorial's own steps; without torch or PIL its DataLoader cannot run: the host loop
+$python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "PIL")))' \
+    || profiled=batched
+traced=(scan)
+[ "$backend" = tpu ] && traced+=(pallas)  # the whole epoch as one Pallas kernel: a TPU's
+precisions=(f32 bf16)  # jaxmlp's precisions: f32 (float32 products on every backend), tf32 (a GPU's), bf16
+[ "$backend" = gpu ] && precisions=(f32 tf32 bf16)
+
+# The plan, said before any step: each step asked for in the order it runs, with its cap; what each needs, from the
+# logs of earlier runs on this backend kept in reports/ (their "== STEP: exit 0 after N s"), else unknown; and what
+# this limit leaves out.
+planned=()
+if wants bench; then
+    for module in ${modules//,/ }; do
+        [ "$module" = epoch ] && [ "$fast" = - ] && continue
+        planned+=("bench-$module:${caps[$module]}:20")
+    done
+    [[ ",$modules," == *",epoch,"* ]] && [ "$slow" != - ] && planned+=("bench-epoch-slow:${caps[epoch-slow]}:20")
+fi
+if wants profile; then
+    for pipeline in "${traced[@]}" "$profiled"; do planned+=("profile-$pipeline:90:30"); done
+fi
+if wants nox && [ "$backend" = gpu ]; then
+    planned+=("nox:600:60")
+elif wants scaling; then
+    planned+=("scaling:120:30")
+fi
+if wants precision; then
+    for pipeline in "${traced[@]}"; do
+        for precision in "${precisions[@]}"; do planned+=("train-$pipeline-$precision:60:25"); done
+    done
+fi
+python3 "$here/plan.py" "$backend" "$limit" "$((deadline - SECONDS - reserve))" "$root/reports" "${planned[@]}"
+
 before=$(ls reports)
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
-    # Caps (seconds) from TPU v5e runs with --rounds 3: floor 46 s before its peak squares and bandwidth, epoch 94
-    # before the pallas and bf16-step rows and without the slow rungs, update 67, predict 67, loader 18 without the
-    # slow rungs, each with its process's start and the chip's opening (10-20 s); a GPU adds tf32 rows. The slow
-    # rungs' caps (epoch-slow; the loader's) allow each of their rows two epochs (the checked first, one round) of
-    # the seed rung's 3.6 s there and its workers' start.
-    declare -A caps=([floor]=110 [epoch]=220 [update]=90 [predict]=100 [loader]=120 [epoch-slow]=180)
     written=()  # each module's file, in the order they ran
     bench_module() {  # bench_module NAME TARGET [PYTEST ARGS...]: one pytest process under its cap
         local name=$1 target=$2
@@ -204,7 +246,8 @@ if wants bench; then  # a module at a time, each its own file and cap (seconds):
         esac
     done
     if [[ ",$modules," == *",epoch,"* ]] && [ "$slow" != - ]; then  # last: cut off, they lose only themselves
-        bench_module epoch-slow bench/bench_epoch.py::test_epoch --pipelines "$slow"
+        bench_module epoch-slow bench/bench_epoch.py::test_epoch --pipelines "$slow" \
+            "-k$(echo "$slow_workers" | sed 's/^/-/; s/,/- or -/g; s/$/-/')"  # its worker counts: test_epoch[tpu-seed-0-f32]
     fi
     # One run, as `nox -s bench` writes it: the modules' benchmarks in one file, with the first module's metadata.
     if $python - "$stage/bench-$backend.json" "${written[@]}" <<'EOF'
@@ -231,11 +274,6 @@ EOF
         failed+=("bench-merge")
     fi
 fi
-profiled=seed  # the tutorial's own steps; without torch or PIL its DataLoader cannot run: the host loop
-$python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "PIL")))' \
-    || profiled=batched
-traced=(scan)
-[ "$backend" = tpu ] && traced+=(pallas)  # the whole epoch as one Pallas kernel: a TPU's
 if wants profile; then
     for pipeline in "${traced[@]}"; do
         step "profile-$pipeline" 30 90 $python -m jaxmlp profile --pipeline "$pipeline" --steps 3 \
@@ -259,9 +297,7 @@ elif wants scaling; then  # N = 1 (a TPU host: all its chips, in the worker it s
         --out "$stage/results" "${data[@]}"
 fi
 
-if wants precision; then  # jaxmlp's precisions: f32 (float32 products on every backend), tf32 (a GPU's), bf16
-    precisions=(f32 bf16)
-    [ "$backend" = gpu ] && precisions=(f32 tf32 bf16)
+if wants precision; then
     for pipeline in "${traced[@]}"; do  # scan, and the pallas kernel on a TPU: the accuracy after each epoch
         for precision in "${precisions[@]}"; do
             step "train-$pipeline-$precision" 25 60 $python -m jaxmlp train --pipeline "$pipeline" \
@@ -272,15 +308,32 @@ if wants precision; then  # jaxmlp's precisions: f32 (float32 products on every 
 fi
 
 # Pack: the new result files the store named (moved out of this checkout's reports/), each module's own file, and
-# each trace folder.
+# each trace folder: in the run's folder (reports/<backend>-<time>/traces/<pipeline>/, layout.run_folder) where this
+# call wrote a benchmark run, where `jaxmlp report` and `summary` compute its operation tables; else on its own.
 for entry in $(comm -13 <(echo "$before") <(ls reports)); do
     [ "$entry" = traces ] || mv "reports/$entry" "$stage/results/"
 done
+run_folder=$($python - "$stage/results"/bench-*.json <<'EOF'
+import sys
+from pathlib import Path
+from jaxmlp.results import layout  # plain Python
+found = [layout.run_folder(p) for p in sys.argv[1:] if Path(p).is_file()]
+print(found[0].name if found and found[0] else "")
+EOF
+)
+if [ -n "$run_folder" ]; then  # its log beside the run: the measured step times a later call's plan reads
+    mkdir -p "$stage/results/$run_folder" && cp "$out/log.txt" "$stage/results/$run_folder/log.txt"
+fi
+for run in "${traced[@]}" "$profiled"; do
+    [ -d "$stage/traces/$run" ] || continue
+    if [ -n "$run_folder" ]; then
+        mkdir -p "$stage/results/$run_folder/traces" && mv "$stage/traces/$run" "$stage/results/$run_folder/traces/$run"
+    else
+        tar -czf "$out/traces-$run.tar.gz" -C "$stage/traces/$run" .
+    fi
+done
 tar -czf "$out/results.tar.gz" -C "$stage/results" .
 tar -czf "$out/modules.tar.gz" -C "$stage/modules" .
-for run in "${traced[@]}" "$profiled"; do
-    [ -d "$stage/traces/$run" ] && tar -czf "$out/traces-$run.tar.gz" -C "$stage/traces/$run" .
-done
 rm -rf "$stage"
 echo "== packed in $out: $(cd "$out" && ls -s --block-size=K | tail -n +2 | tr '\n' ' ')"
 echo "== results: $(tar -tzf "$out/results.tar.gz" | grep -c -v '/$') files; $((SECONDS)) s of the ${limit} s limit"

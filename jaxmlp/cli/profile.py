@@ -12,6 +12,7 @@ from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.cli.train import config_of, cpu_only_if_asked
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.hlo import op_label
 from jaxmlp.measure.environment import select_device
 from jaxmlp.measure.profiling import capture
 from jaxmlp.measure.train import check_batch_size
@@ -19,8 +20,8 @@ from jaxmlp.model import LAYER_SIZES, init_network_params
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.store import check_folder, new_trace_run
-from jaxmlp.results.traces import capture_summary
-from jaxmlp.units import count, duration
+from jaxmlp.results.traces import CaptureSummary, capture_summary
+from jaxmlp.units import count, duration, tutorial_seconds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,22 +67,28 @@ def run(args: argparse.Namespace) -> int:
         )
     one_program = config.pipeline in registry.ONE_PROGRAM
     traced = f"{count(result.steps, 'epoch')} (one scan each)" if one_program else count(result.steps, "step")
-    print(f"Traced {traced} in {result.seconds:0.2f} sec into {result.run_dir}")
+    print(f"Traced {traced} in {tutorial_seconds(result.seconds)} into {result.run_dir}")
     for xplane in result.xplanes:
         s = capture_summary(xplane)
         if s.median_step_ms is None:
             continue
         if one_program:  # one program an epoch, its batches on the device before it: no load of its own
-            print(
-                f"Median epoch {_ms(s.median_step_ms)} (one program, no batch loads); top op: {s.top_ops['op'].iloc[0]}"
-            )
+            print(f"Median epoch {_ms(s.median_step_ms)} (one program, no batch loads); top op: {_top(s)}")
         else:
             print(
                 f"Median step {_ms(s.median_step_ms)} (load {_ms(s.median_load_ms)}, compute "
-                f"{_ms(s.median_compute_ms)}); top op: {s.top_ops['op'].iloc[0]}"
+                f"{_ms(s.median_compute_ms)}); top op: {_top(s)}"
             )
     print(f"Open it: jaxmlp tensorboard --logdir {args.logdir}   (then the PROFILE tab)")
     return 0
+
+
+def _top(summary: CaptureSummary) -> str:
+    """The trace's top operation by its short name and category (`hlo.op_label`)."""
+    if summary.top_ops.empty:
+        return "none (the trace holds no operations)"
+    top = summary.top_ops.iloc[0]
+    return op_label(top["op"], top["category"])
 
 
 def _ms(milliseconds: float | None) -> str:

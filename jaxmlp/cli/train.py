@@ -20,7 +20,7 @@ from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds,
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.store import ResultsStore, check_folder, check_new_file, write_json_new
-from jaxmlp.units import count
+from jaxmlp.units import count, tutorial_seconds
 
 if TYPE_CHECKING:
     from jaxmlp.pipelines.mnist import Datasets
@@ -129,11 +129,11 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
             f"{count(config.epochs, 'epoch')}, batch {config.batch_size}, step size {config.step_size}, "
             f"{count(config.workers, 'worker')}, precision {config.precision}"
         )
-        print(f"Compiled in {compile_s:0.2f} sec (before epoch 0, not in any epoch time)", flush=True)
+        print(f"Compiled in {tutorial_seconds(compile_s)} (before epoch 0, not in any epoch time)", flush=True)
 
     def on_epoch(r: EpochRecord) -> None:
         records.append(r)
-        print(f"Epoch {r.epoch} in {r.epoch_seconds:0.2f} sec")
+        print(f"Epoch {r.epoch} in {tutorial_seconds(r.epoch_seconds)}")  # the tutorial's line from 0.1 s on
         if r.diverged:
             print(f"Diverged: the training loss is not finite after epoch {r.epoch}; try a smaller --step-size")
         else:
@@ -162,9 +162,10 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
     last = records[-1]
     steady = steady_state_seconds([r.epoch_seconds for r in records])
     timed = (
-        f"epoch time {steady:0.2f} sec (median of epochs 1-{len(records) - 1})"
+        f"epoch time {tutorial_seconds(steady)} (median of epochs 1-{len(records) - 1})"
         if len(records) > 1
-        else f"epoch 0 took {records[0].epoch_seconds:0.2f} sec (with its first-epoch costs; no later epoch to time)"
+        else f"epoch 0 took {tutorial_seconds(records[0].epoch_seconds)} (with its first-epoch costs; no later epoch "
+        "to time)"
     )
     label = f" [{registry.SYNTHETIC_LABEL}]" if datasets.name == registry.SYNTHETIC else ""
     if last.diverged:

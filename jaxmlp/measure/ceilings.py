@@ -53,6 +53,21 @@ def stream_bytes_per_second(run: Callable[[int], Any], nbytes: int, device: Any,
     return calls * nbytes / floor.median_seconds(lambda: run(calls), repeats)
 
 
+def empty_scan(steps: int, device: Any) -> tuple[Callable[[int], Any], Any]:
+    """``(run, compiled)``: an empty `lax.scan` of ``steps`` iterations on ``device`` (a float32 scalar carried, one
+    element of its input added each step: a loop XLA can neither drop nor fold), ``run(k)`` as `xla_stream`'s."""
+    import jax
+    import jax.numpy as jnp
+
+    xs = jax.device_put(np.arange(steps, dtype=np.float32), device)
+
+    def loop(xs: Any) -> Any:
+        return jax.lax.scan(lambda carry, x: (carry + x, None), jnp.float32(0), xs)[0]
+
+    compiled = jax.jit(loop).lower(xs).compile()
+    return floor.dispatched(compiled, (xs,)), compiled
+
+
 def _numpy_kernels(n: int) -> dict[str, tuple[Callable[[], Any], int]]:
     rng = np.random.default_rng(0)
     a, b, c = (rng.standard_normal(n, np.float32) for _ in range(3))

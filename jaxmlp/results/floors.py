@@ -5,11 +5,13 @@ against the bf16 floor, and larger GEMMs (an accelerator's) raise the floor by b
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
 
 from jaxmlp import registry
+from jaxmlp.results import roofline
 from jaxmlp.results.frames import query
 from jaxmlp.results.table_base import mark_best, precisions, shows
 from jaxmlp.units import duration, flop_rate
@@ -173,40 +175,67 @@ EPOCH_ROOFLINE_COLUMNS = [
     "epoch_s",
     "compute_s",
     "memory_s",
+    "loop_s",
+    "bound_s",
     "binds",
-    "x_attainable",
-    "intensity",
+    "x_bound",
+    "loop",
 ]
 
 
+def loop_step_seconds(run: pd.DataFrame) -> dict[str, float]:
+    """Per backend, the empty scan's cost a step (`registry.EMPTY_SCAN`, its median over its steps): the loop's own
+    cost; none for a backend the run did not measure it on."""
+    rows = query(run, registry.EMPTY_SCAN)
+    if rows.empty or "steps" not in rows:
+        return {}
+    per_step = (rows["median"] / rows["steps"].astype(float)).groupby(rows["backend"]).min()
+    return {str(k): float(v) for k, v in per_step.items() if pd.notna(v)}
+
+
+def _given(row: pd.Series, column: str, otherwise: float) -> float:
+    value = row.get(column)
+    return float(value) if value is not None and pd.notna(value) else otherwise
+
+
+@shows(registry.EMPTY_SCAN)
 def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
-    """Each epoch of one run on its backend's roofline: ``compute_s`` (its FLOPs at its precision's floor),
-    ``memory_s`` (its bytes at the run's best STREAM bandwidth), which binds, and ``x_attainable``; empty without a
-    bandwidth."""
+    """Each epoch of one run against the bound of what its steps must do (`roofline.step_bound`): ``compute_s`` (its
+    FLOPs at its precision's floor), ``memory_s`` (its parameters read and written, and its batches read, at the run's
+    best STREAM bandwidth), ``loop_s`` (the empty scan's cost a step over its loop's iterations, for a `lax.scan`
+    epoch); ``bound_s``, which binds, ``x_bound`` (the epoch over its bound) and what became of the loop's term.
+    Empty without a bandwidth."""
     epochs, bandwidth = query(run, registry.EPOCH), query(run, registry.BANDWIDTH)
-    if epochs.empty or bandwidth.empty or "bytes_accessed" not in epochs:
+    if epochs.empty or bandwidth.empty:
         return pd.DataFrame(columns=EPOCH_ROOFLINE_COLUMNS)
     table = floors(run)
     best = (bandwidth["bytes"] / bandwidth["median"]).groupby(bandwidth["backend"]).max()
+    loops = loop_step_seconds(run)
+    known = {c: epochs[c].dropna() if c in epochs else pd.Series(dtype=float) for c in ("steps", "samples")}
     rows = []
     for _, epoch in epochs.iterrows():
         precision = epoch.get("precision") or "f32"
-        floor_s, rate = floor_of(table, epoch["backend"], precision), best.get(epoch["backend"], float("nan"))
-        nbytes = float(epoch["bytes_accessed"]) if pd.notna(epoch.get("bytes_accessed")) else float("nan")
-        memory_s = nbytes / rate
-        attainable = max(floor_s, memory_s) if pd.notna(memory_s) else float("nan")
-        flops = float(epoch["flops"]) if pd.notna(epoch.get("flops")) else float("nan")
+        # a row without them (a benchmark that failed after its rounds): the run's other epochs', of one training set
+        steps = _given(epoch, "steps", float(known["steps"].median()))
+        samples = _given(epoch, "samples", float(known["samples"].median()))
+        bound = roofline.step_bound(
+            str(epoch["pipeline"]),
+            precision,
+            steps,
+            None if math.isnan(samples) else samples,
+            int(_given(epoch, "scan_unroll", 1.0)),
+            floor_of(table, epoch["backend"], precision),
+            float(best.get(epoch["backend"], float("nan"))),
+            loops.get(str(epoch["backend"])),
+        )
         rows.append(
             {
                 "backend": epoch["backend"],
                 "pipeline": epoch["pipeline"],
                 "precision": precision,
                 "epoch_s": epoch["median"],
-                "compute_s": floor_s,
-                "memory_s": memory_s,
-                "binds": "" if pd.isna(memory_s) else ("memory" if memory_s > floor_s else "compute"),
-                "x_attainable": epoch["median"] / attainable,
-                "intensity": flops / nbytes,
+                **bound,
+                "x_bound": epoch["median"] / bound["bound_s"],
             }
         )
     return pd.DataFrame(rows, columns=EPOCH_ROOFLINE_COLUMNS).sort_values("epoch_s").reset_index(drop=True)

@@ -125,8 +125,9 @@ def changes(
     history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA
 ) -> pd.DataFrame:
     """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
-    each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours)."""
-    if history.empty:
+    each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours); none
+    where ruptures is not installed (`changepoints.unavailable`)."""
+    if history.empty or changepoints.unavailable():
         return pd.DataFrame(columns=CHANGE_COLUMNS)
     mine = samples[samples["file"].isin(set(history["file"]))]  # the history's runs only, not every sample
     by_run = {key: part["seconds"].to_numpy() for key, part in mine.groupby(["file", "name"])}

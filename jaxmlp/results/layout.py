@@ -35,6 +35,7 @@ CORPUS = "corpus"  # `jaxmlp sweep corpus`: corpus-<time>/scorecard.json and a f
 CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth, once per environment: ceilings-<time>.json
 
 OPS_FILE = "ops-{pipeline}.csv"  # in a benchmark run's folder: a profiled pipeline's operation table (`run_folder`)
+RUN_TRACES = "traces"  # in a benchmark run's folder: its traces, traces/<pipeline>/ (TensorBoard run folders)
 
 TRIALS_FILE = "trials.json"
 VALIDATION_FILE = "validation.json"
@@ -111,8 +112,8 @@ def trace_run(pipeline: str, when: _dt.datetime | str | None = None) -> str:
 
 def run_folder(bench_file: str | Path) -> Path | None:
     """The folder of a benchmark run's other files, beside its file: ``bench-20261206T012031-tpu.json`` →
-    ``tpu-20261206T012031/`` (the accelerator check's files of that run, its operation tables `OPS_FILE`); None for
-    a name without a time."""
+    ``tpu-20261206T012031/`` (the accelerator check's files of that run: its traces `RUN_TRACES`, their operation
+    tables `OPS_FILE`); None for a name without a time."""
     path = Path(bench_file)
     kind, _, rest = path.stem.partition("-")
     when, _, what = rest.partition("-")

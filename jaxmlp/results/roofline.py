@@ -1,10 +1,16 @@
 """The roofline (pure): a workload's arithmetic intensity, its attainable time under this machine's two ceilings,
-and which ceiling binds. The FLOP-only floor (`jaxmlp.measure.floor`) is the case where the FLOP rate binds."""
+and which ceiling binds (`point`); an epoch's bound from what its steps must compute and move and its loop's own
+cost (`step_bound`; the model: the docs' methods/floor page). The FLOP-only floor (`jaxmlp.measure.floor`) is the
+case where the FLOP rate binds."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
+
+from jaxmlp import registry
+from jaxmlp.model import LAYER_SIZES, N_TARGETS
 
 FLOPS, MEMORY = "FLOP rate", "memory bandwidth"
 
@@ -69,3 +75,57 @@ def points(workloads: Mapping[str, Mapping[str, Any]], ceilings: Mapping[str, An
             p["note"] = CACHE_NOTE
         out[name] = p
     return out
+
+
+PARAMETERS = sum(n_in * n_out + n_out for n_in, n_out in zip(LAYER_SIZES[:-1], LAYER_SIZES[1:]))
+"""The MLP's parameters (weights and biases): 669,706, float32 in every precision (the bf16 step's too)."""
+
+LOOP_MEASURED, LOOP_NOT_MEASURED = "measured (empty scan)", "not measured in this run"
+LOOP_HOST, LOOP_KERNEL = "a host loop (not a scan)", "the kernel's own loop"
+"""What the loop term of a `step_bound` is: the empty scan's cost; not measured (a run without `registry.EMPTY_SCAN`);
+none for a host loop (a program a step: its dispatch is the rung's own cost, not a scan's) or the Pallas kernel's
+(its loop runs inside it)."""
+
+
+def moved_bytes(pipeline: str, precision: str, steps: float, samples: float | None) -> float:
+    """The bytes an epoch must move through memory: the parameters read and written once a step (once an epoch for
+    a pipeline that keeps them on chip, `registry.PARAMS_ON_CHIP`), and each image (bfloat16 at bf16, else float32)
+    and its one-hot label (float32) read once."""
+    image = LAYER_SIZES[0] * (2 if precision == "bf16" else 4)
+    images = samples if samples is not None else steps * registry.BATCH_SIZE
+    updates = 1 if pipeline in registry.PARAMS_ON_CHIP else steps
+    return 2 * 4 * PARAMETERS * updates + images * (image + 4 * N_TARGETS)
+
+
+def step_bound(
+    pipeline: str,
+    precision: str,
+    steps: float,
+    samples: float | None,
+    unroll: int,
+    compute_s: float,
+    bandwidth: float,
+    loop_step_s: float | None,
+) -> dict[str, Any]:
+    """An epoch's bound: max(``compute_s``, the bytes it must move (`moved_bytes`) at ``bandwidth``) plus its loop's
+    own cost (``loop_step_s``, the empty scan's cost a step, over ceil(steps / unroll) iterations) for a `lax.scan`
+    epoch (`registry.SCAN_LOOP`); ``binds``: the larger of the first two; ``loop``: what became of the loop term."""
+    memory_s = moved_bytes(pipeline, precision, steps, samples) / bandwidth
+    if pipeline in registry.SCAN_LOOP:
+        loop = LOOP_MEASURED if loop_step_s is not None else LOOP_NOT_MEASURED
+        loop_s = math.ceil(steps / max(unroll, 1)) * loop_step_s if loop_step_s is not None else math.nan
+    else:
+        loop, loop_s = (LOOP_KERNEL if pipeline in registry.PARAMS_ON_CHIP else LOOP_HOST), math.nan
+    bound = max(compute_s, memory_s) + (0.0 if math.isnan(loop_s) else loop_s)
+    return {
+        "compute_s": compute_s,
+        "memory_s": memory_s,
+        "loop_s": loop_s,
+        "bound_s": bound,
+        "binds": ""
+        if math.isnan(memory_s) or math.isnan(compute_s)
+        else "memory"
+        if memory_s > compute_s
+        else "compute",
+        "loop": loop,
+    }

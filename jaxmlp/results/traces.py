@@ -6,21 +6,29 @@ Reads the ``.xplane.pb`` files `jaxmlp profile` writes with `jax.profiler.Profil
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection
 from pathlib import Path
 from typing import NamedTuple, cast
 
 import pandas as pd
 
+from jaxmlp import hlo
 from jaxmlp.measure.profiling import STEP_NAME
 from jaxmlp.results import layout
+from jaxmlp.results.store import Exists, write_new
 
 # Runtime wrappers around the operations, not operations themselves.
 _RUNTIME = ("ThreadpoolListener::", "ThunkExecutor::", "SlinkyThreadPool::", "H2D Dispatch", "D2H Dispatch")
 
 
+HLO_CATEGORY = "hlo_category"
+"""The stat in which the profiler names an operation's category (a TPU's trace: ``custom-call``, ``convolution``)."""
+
+
 def trace_events(xplane: str | Path) -> pd.DataFrame:
-    """Every event of a trace: plane, line, name, start and duration (ns), and step_num where marked."""
+    """Every event of a trace: plane, line, name, start and duration (ns), step_num where marked, and the
+    profiler's category of an operation where the trace gives one."""
     from jax.profiler import ProfileData
 
     profile = ProfileData.from_file(str(xplane))
@@ -28,11 +36,21 @@ def trace_events(xplane: str | Path) -> pd.DataFrame:
     for plane in profile.planes:
         for line in plane.lines:
             for event in line.events:
-                step = None
-                if event.name == STEP_NAME:
-                    step = dict(event.stats).get("step_num")
-                rows.append((plane.name, line.name, event.name, event.start_ns, event.duration_ns, step))
-    return pd.DataFrame(rows, columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num"])
+                stats = dict(event.stats) if event.name == STEP_NAME or plane.name.startswith("/device:") else {}
+                step = stats.get("step_num") if event.name == STEP_NAME else None
+                category = stats.get(HLO_CATEGORY)
+                rows.append(
+                    (
+                        plane.name,
+                        line.name,
+                        event.name,
+                        event.start_ns,
+                        event.duration_ns,
+                        step,
+                        None if category is None else str(category),
+                    )
+                )
+    return pd.DataFrame(rows, columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num", "category"])
 
 
 def op_events(events: pd.DataFrame) -> pd.DataFrame:
@@ -69,13 +87,23 @@ def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
 
 
 def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
-    """The ``n`` operations that took the most time in total, with counts and shares."""
+    """The ``n`` operations that took the most time in total, each by its short name and category
+    (`hlo.op_name`, the profiler's category where the trace gives one, else `hlo.op_category`), with counts and
+    shares."""
     ops = op_events(events)
-    table = ops.groupby("name")["duration_ns"].agg(["count", "sum", "mean"]).sort_values("sum", ascending=False)
+    given = ops["category"] if "category" in ops else pd.Series(None, index=ops.index, dtype=object)
+    ops = ops.assign(
+        op=ops["name"].map(hlo.op_name),
+        category=given.where(given.notna(), ops["name"].map(hlo.op_category)),
+    )
+    table = (
+        ops.groupby(["op", "category"])["duration_ns"].agg(["count", "sum", "mean"]).sort_values("sum", ascending=False)
+    )
     total = table["sum"].sum()
     out = pd.DataFrame(
         {
-            "op": table.index,
+            "op": table.index.get_level_values("op"),
+            "category": table.index.get_level_values("category"),
             "count": table["count"].to_numpy(),
             "total_ms": table["sum"].to_numpy() / 1e6,
             "mean_us": table["mean"].to_numpy() / 1e3,
@@ -224,29 +252,76 @@ OPERATION_COLUMNS = ["operation", "category", "share", "self_us", "occurrences",
 time, that self time (µs, summed over the trace), its calls and what bounds it (xprof's words)."""
 
 
+OPS_NEEDED = ("operation", "self_us", "self_percent")
+"""The columns an operation table must have to be read (and a kept one, to be reused)."""
+
+
+def run_traces(folder: Path) -> dict[str, Path]:
+    """A run folder's traces (`layout.RUN_TRACES`): each pipeline's newest ``.xplane.pb``, by pipeline."""
+    newest: dict[str, Path] = {}
+    for xplane in sorted((folder / layout.RUN_TRACES).glob("*/**/*.xplane.pb")):  # capture folders carry the time
+        newest[xplane.relative_to(folder / layout.RUN_TRACES).parts[0]] = xplane
+    return newest
+
+
+def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
+    """An operation table file (`layout.OPS_FILE`), or None and why it cannot be read."""
+    try:
+        table = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return None, "empty file"
+    except (OSError, ValueError, UnicodeDecodeError) as e:  # pandas' parser errors are ValueErrors
+        return None, str(e).splitlines()[0] if str(e) else type(e).__name__
+    missing = [c for c in OPS_NEEDED if c not in table]
+    if missing:
+        return None, f"no {', '.join(missing)} column (not an operation table of xprof's hlo_stats)"
+    return table, ""
+
+
+def computed_ops(folder: Path, pipeline: str, xplane: Path) -> str:
+    """The operation table of ``xplane`` (`hlo_stats`) kept in ``folder`` as `layout.OPS_FILE`, written atomically,
+    where no readable one is kept there already (one that cannot be read is computed again); "" once kept, else why
+    it is not."""
+    path = folder / layout.OPS_FILE.format(pipeline=pipeline)
+    if path.exists() and read_ops(path)[0] is not None:
+        return ""
+    try:
+        table = hlo_stats(xplane)
+    except Exception as e:  # a damaged trace: xprof's converter raises its own errors
+        said = str(e).strip().splitlines()
+        return f"its trace {xplane.name} not read by xprof: {said[0] if said else type(e).__name__}"
+    if table is None:
+        return (
+            "its trace's operation table not computed: xprof is not installed (pip install tensorboard-plugin-profile)"
+        )
+    path.unlink(missing_ok=True)  # a kept table that could not be read: replaced by the one computed now
+    with contextlib.suppress(Exists):  # another command computed it at the same time: theirs is kept
+        write_new(path, table.to_csv(index=False))
+    return ""
+
+
 def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
-    """A benchmark run's operation tables (`hlo_stats` written by ``bench/accelerator/op_tables.py`` into the run's
-    folder, `layout.run_folder`, as `layout.OPS_FILE`), by pipeline; and each table that could not be read, by its
-    file's name, with why. Both empty where the run has none."""
+    """A benchmark run's operation tables, by pipeline: each trace in its run's folder (`layout.run_folder`,
+    `run_traces`) computed once by xprof (`computed_ops`) and kept there as `layout.OPS_FILE`, then every table kept
+    there read; and each table that could not be computed or read, by its name, with why. Both empty where the run
+    has none."""
     folder = layout.run_folder(bench_file)
     tables: dict[str, pd.DataFrame] = {}
     unread: dict[str, str] = {}
     if folder is None or not folder.is_dir():
         return tables, unread
+    for pipeline, xplane in run_traces(folder).items():
+        if why := computed_ops(folder, pipeline, xplane):
+            unread[layout.OPS_FILE.format(pipeline=pipeline)] = why
     for path in sorted(folder.glob(layout.OPS_FILE.format(pipeline="*"))):
-        pipeline = layout.ops_pipeline(path)
-        if pipeline is None:
+        of = layout.ops_pipeline(path)
+        if of is None:
             continue
-        try:
-            table = pd.read_csv(path)
-        except (OSError, ValueError, UnicodeDecodeError) as e:  # pandas' parser errors are ValueErrors
-            unread[path.name] = str(e).splitlines()[0] if str(e) else type(e).__name__
+        table, why = read_ops(path)
+        if table is None:
+            unread[path.name] = why
             continue
-        missing = [c for c in ("operation", "self_us", "self_percent") if c not in table]
-        if missing:
-            unread[path.name] = f"no {', '.join(missing)} column (not an operation table of op_tables.py)"
-            continue
-        tables[pipeline] = table
+        tables[of] = table
     return tables, unread
 
 
@@ -255,6 +330,7 @@ def top_operations(table: pd.DataFrame, n: int = 8) -> pd.DataFrame:
     self time over the summed self time of every operation in the table)."""
     top = table.sort_values("self_us", ascending=False, kind="stable").head(n)
     out = top.reindex(columns=OPERATION_COLUMNS)
+    out["operation"] = out["operation"].astype(str).map(hlo.op_name)
     total = float(table["self_us"].astype(float).sum())
     out["share"] = top["self_us"].astype(float) / total if total > 0 else float("nan")
     return out.reset_index(drop=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from jaxmlp import registry
+from jaxmlp import changepoints, registry
+from jaxmlp.hlo import op_label
 from jaxmlp.results import history, layout, tables
 from jaxmlp.results.findings.model import (
     CPU_ACCELERATOR,
@@ -74,7 +75,7 @@ def operations(
                 + (
                     ""
                     if first is None
-                    else f", the largest {first.operation} ({first.category}), {percent(first.share)} of the "
+                    else f", the largest {op_label(first.operation, first.category)}, {percent(first.share)} of the "
                     "operations' self time" + (f", bound by {first.bound_by}" if pd.notna(first.bound_by) else "")
                 )
             )
@@ -208,7 +209,7 @@ def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Findi
     step = f"; a step takes {duration(newest.median_step_ms / 1e3)}" if newest.median_step_ms is not None else ""
     return Finding(
         "Where the time goes",
-        f"In the newest trace ({newest.run}) the top operation is {top.op}, "
+        f"In the newest trace ({newest.run}) the top operation is {op_label(top.op, top.category)}, "
         f"{percent(top.share)} of the operations' time ({top['count']} calls){step}.",
         PROFILES,
         True,
@@ -236,7 +237,9 @@ def changes_across_runs(results: Results, past: history.Found | None = None) -> 
         mine = changes[changes["machine"] == where] if len(changes) else changes
         total, searched = part["file"].nunique(), past.points.loc[past.points["machine"] == where, "file"].nunique()
         runs = f"{total} comparable runs" if searched == total else f"the newest {searched} of {total} comparable runs"
-        if mine.empty:
+        if why := changepoints.unavailable():
+            text = f"No change searched for over {runs}: {why}."
+        elif mine.empty:
             text = f"The change-point detector finds no change over {runs}."
         else:
             top = mine.iloc[0]

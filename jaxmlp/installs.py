@@ -1,0 +1,89 @@
+"""What a host's package index offers of jaxmlp's requirements (a TPU host's may lack some): those it may lack
+(`MAY_LACK`) looked for with pip itself, the rest installed, and one line naming what is missing and what is skipped
+for it. Plain Python (the noxfile imports it)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+
+MAY_LACK: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "torch": ("torch", "the seed, seed_batched and torch pipelines and torch's products"),
+        "torchvision": ("torchvision", "nothing (jaxmlp's IDX reader reads MNIST for the tutorial's DataLoader)"),
+        "grain": ("grain", "the grain pipeline"),
+        "ruptures": ("ruptures", "the change points across runs"),
+        "datasets": ("datasets", "the hf pipeline"),
+        "tensorboard-plugin-profile": (
+            "xprof",
+            "the operation tables (computed where the run is read, with xprof there) and TensorBoard's profile",
+        ),
+    }
+)
+"""The requirements a JAX host's index may not have: pip name → (the module it installs, what runs without it)."""
+
+PROBE_SECONDS = 120
+"""The time limit of one look into the index (pip's dry run of one requirement)."""
+
+
+def requirements(pyproject: Path, extras: Iterable[str] = ()) -> list[str]:
+    """jaxmlp's requirements as pyproject.toml lists them, with those of ``extras``."""
+    project = tomllib.loads(pyproject.read_text())["project"]
+    found = list(project["dependencies"])
+    for extra in extras:
+        found += project["optional-dependencies"][extra]
+    return found
+
+
+def name_of(requirement: str) -> str:
+    """A requirement's project name, normalized: ``torchvision>=0.16`` → ``torchvision``, ``jax[tpu]`` → ``jax``."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else requirement.strip().lower()
+
+
+def absent_modules(python: str, modules: Sequence[str]) -> set[str]:
+    """Those of ``modules`` that ``python`` cannot import (looked up, not imported)."""
+    code = "import importlib.util as u, sys; print(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))"
+    done = subprocess.run(
+        [python, "-c", code, *modules], capture_output=True, text=True, timeout=PROBE_SECONDS, check=True
+    )
+    return set(done.stdout.split())
+
+
+def offered(python: str, requirement: str, pip_args: Sequence[str] = ()) -> bool:
+    """Whether pip, as configured (``PIP_INDEX_URL``, ``pip_args``), finds a distribution of ``requirement`` for
+    ``python``: a dry run of installing it alone."""
+    command = [python, "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed", "-q"]
+    try:
+        done = subprocess.run([*command, *pip_args, requirement], capture_output=True, text=True, timeout=PROBE_SECONDS)
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0
+
+
+def lacking(
+    python: str,
+    wanted: Sequence[str],
+    pip_args: Sequence[str] = (),
+    may_lack: Mapping[str, tuple[str, str]] = MAY_LACK,
+    look: bool = True,
+) -> list[str]:
+    """The requirements of ``wanted`` named in ``may_lack`` that ``python`` can neither import nor install from its
+    index (``look``: False, installing nothing: those it cannot import), by their names."""
+    candidates = [r for r in wanted if name_of(r) in may_lack]
+    absent = absent_modules(python, [may_lack[name_of(r)][0] for r in candidates])
+    missing = [r for r in candidates if may_lack[name_of(r)][0] in absent]
+    return [name_of(r) for r in missing if not (look and offered(python, r, pip_args))]
+
+
+def missing_line(session: str, missing: Sequence[str], may_lack: Mapping[str, tuple[str, str]] = MAY_LACK) -> str:
+    """The one line a session says for what it cannot install: each package, and what runs without it."""
+    skipped = "; ".join(f"{name}: {may_lack[name][1]}" for name in missing)
+    return (
+        f"{session}: this host's package index has no {', '.join(missing)}: the rest is installed; skipped without "
+        f"them: {skipped}"
+    )

@@ -1,0 +1,92 @@
+"""`nox -s bench-tpu` on a host whose package index lacks some of jaxmlp's requirements: pip itself looks into a
+real local index (a PEP 503 folder, ``PIP_INDEX_URL=file://...``), the rest is installed, and one line names what is
+missing and what is skipped for it."""
+
+import os
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from jaxmlp import installs
+
+ROOT = Path(__file__).parents[1]
+
+
+def wheel(folder: Path, name: str, version: str) -> None:
+    """A minimal pure-Python wheel of ``name`` in the index folder's project page, as a PEP 503 index serves it."""
+    project = folder / name
+    project.mkdir(parents=True)
+    file = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    info = f"{name.replace('-', '_')}-{version}.dist-info"
+    with zipfile.ZipFile(project / file, "w") as z:
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"{info}/RECORD", "")
+    (project / "index.html").write_text(f'<html><body><a href="{file}">{file}</a></body></html>\n')
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch):
+    """A host's index holding one of two packages the host may lack; pip reads it as the session would."""
+    folder = tmp_path / "simple"
+    wheel(folder, "jaxmlp-probe-present", "1.2")
+    (folder / "index.html").write_text('<html><body><a href="jaxmlp-probe-present/">x</a></body></html>\n')
+    monkeypatch.setenv("PIP_INDEX_URL", f"file://{folder}")
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+    return folder
+
+
+MAY_LACK = {
+    "jaxmlp-probe-present": ("jaxmlp_probe_present", "nothing"),
+    "jaxmlp-probe-absent": ("jaxmlp_probe_absent", "the probe pipeline"),
+    "numpy": ("numpy", "everything"),
+}
+
+
+def test_what_the_index_lacks_is_named_in_one_line_with_what_is_skipped(index):
+    wanted = ["jax>=0.4.30", "jaxmlp-probe-present>=1.0", "jaxmlp_probe.absent>=0.16", "numpy>=1.26"]
+    # numpy is installed (not looked for); the present probe is in the index; the absent one is neither
+    assert installs.lacking(sys.executable, wanted, may_lack=MAY_LACK) == ["jaxmlp-probe-absent"]
+    # installing nothing (--preinstalled): what this Python cannot import
+    assert installs.lacking(sys.executable, wanted, may_lack=MAY_LACK, look=False) == [
+        "jaxmlp-probe-present",
+        "jaxmlp-probe-absent",
+    ]
+    line = installs.missing_line("bench-tpu", ["jaxmlp-probe-absent"], MAY_LACK)
+    assert line == (
+        "bench-tpu: this host's package index has no jaxmlp-probe-absent: the rest is installed; skipped without "
+        "them: jaxmlp-probe-absent: the probe pipeline"
+    )
+    assert installs.offered(sys.executable, "jaxmlp-probe-present==1.2")
+    assert not installs.offered(sys.executable, "jaxmlp-probe-present>=2")  # a version it does not have
+
+
+def test_the_tpu_hosts_missing_packages_are_those_jaxmlp_requires_and_each_says_what_is_skipped():
+    """Each package a TPU host's index may lack is a requirement of jaxmlp (with the hf extra), and the line names
+    what runs without it: torchvision nothing (the IDX reader), ruptures the change points, grain its pipeline."""
+    wanted = {installs.name_of(r) for r in installs.requirements(ROOT / "pyproject.toml", ("hf",))}
+    assert set(installs.MAY_LACK) <= wanted and "jax" in wanted
+    line = installs.missing_line("bench-tpu", ["torchvision", "ruptures", "grain"])
+    assert line.startswith("bench-tpu: this host's package index has no torchvision, ruptures, grain: ")
+    assert "torchvision: nothing (jaxmlp's IDX reader" in line and "grain: the grain pipeline" in line
+    assert "ruptures: the change points across runs" in line and "\n" not in line
+    assert installs.name_of("jax[tpu]") == "jax" and installs.name_of("tensorboard_plugin.profile>=2") == (
+        "tensorboard-plugin-profile"
+    )
+
+
+def test_without_ruptures_the_history_says_no_change_was_searched_for(monkeypatch):
+    """The change points across runs need ruptures: without it the answer says so, and nothing fails."""
+    from jaxmlp import changepoints
+    from jaxmlp.results.findings.runs import changes_across_runs
+    from jaxmlp.results.frames import load
+    from jaxmlp.results.store import ResultsStore
+
+    monkeypatch.setattr(changepoints, "unavailable", lambda: changepoints.MISSING)
+    found = changes_across_runs(load(ResultsStore(ROOT / "tests" / "fixtures" / "history")))
+    assert found and all(f.answer.startswith("No change searched for over ") for f in found)
+    assert found[0].answer.endswith(f": {changepoints.MISSING}.") and not found[0].tables
