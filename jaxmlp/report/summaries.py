@@ -23,7 +23,8 @@ from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import layout, sweep_tables, tables
 from jaxmlp.results.findings import Finding
 from jaxmlp.results.findings.model import shown
-from jaxmlp.results.frames import Results, query, without_sweeps
+from jaxmlp.results.frames import Results, benchmark_rows, query, without_sweeps
+from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.results.schema.sweep import CellsDocument
 
 KINDS = (
@@ -80,6 +81,11 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         kind = "scaling" if tables.is_scaling(run) else "benchmarks"
         title = f"{kind.capitalize()}: {shown(file, folder)}"
         found.append(Found(kind, Path(file), _when(run["timestamp"].iloc[0]), partial(bench_summary, run, title)))
+    for older in results.older.drop_duplicates("file").itertuples() if len(results.older) else ():
+        named = "scaling" if older.kind == "scaling" else "benchmarks"
+        title = f"{named.capitalize()}: {shown(str(older.file), folder)}"
+        path = Path(str(older.file))
+        found.append(Found(named, path, _when(older.timestamp), partial(_read_summary, path, title)))
     train = query(results.runs, TRAIN_EPOCH)
     for train_file, epochs in train.groupby("file") if len(train) else ():
         when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
@@ -101,6 +107,12 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         when = _when(trials.metadata.get("timestamp"))
         found.append(Found("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
     return sorted(found, key=lambda f: KINDS.index(f.kind))
+
+
+def _read_summary(path: Path, title: str) -> Summary:
+    """An older run's answer (the folder's index kept only its history's points): read from its file."""
+    document = read_benchmarks(path)
+    return bench_summary(benchmark_rows(document, str(path))[0], title)
 
 
 def _timeline(

@@ -9,11 +9,10 @@ import pandas as pd
 
 from jaxmlp import changepoints, registry
 from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
-from jaxmlp.results.frames import without_sweeps
-from jaxmlp.results.machines import MACHINE, machine
-
-COMPARABLE = (*MACHINE, "host", "size", "xla_flags", "jax_default_matmul_precision")
-"""What two runs must share for their times to be compared."""
+from jaxmlp.results import index
+from jaxmlp.results.frames import Results, without_sweeps
+from jaxmlp.results.machines import machine
+from jaxmlp.results.rows import COMPARABLE, POINT_FIELDS
 
 POINT_COLUMNS = [
     "benchmark",
@@ -84,9 +83,10 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["benchmark", "setting", "timestamp"]).reset_index(drop=True)
 
 
-RECENT_RUNS = 30
+RECENT_RUNS = index.RECENT_RUNS
 """How many runs of each machine (the newest) the history draws and searches for changes; the older ones are
-summarised (`recent`), so a folder of a thousand runs keeps readable plots and a quick report."""
+summarised (`recent`), so a folder of years keeps readable plots and a quick report (and the folder's index reads
+only these in full)."""
 
 OLDER_COLUMNS = ["benchmark", "machine", "setting", "runs", "first", "last", "median_s"]
 
@@ -171,11 +171,19 @@ class Found(NamedTuple):
     changes: pd.DataFrame
 
 
-def found(runs: pd.DataFrame, samples: pd.DataFrame) -> Found:
-    """`points`, `recent` and `changes` of a folder's runs: computed once, read by the findings and the report."""
+def found(runs: pd.DataFrame, samples: pd.DataFrame, older: pd.DataFrame | None = None) -> Found:
+    """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
+    `Results.older`): computed once, read by the findings and the report."""
+    if older is not None and len(older):
+        runs = pd.concat([runs.reindex(columns=list(POINT_FIELDS)), older.reindex(columns=list(POINT_FIELDS))])
     every = points(runs)
     shown, older = recent(every)
     return Found(every, shown, older, changes(shown, samples))
+
+
+def of(results: Results) -> Found:
+    """`found` of a folder's results, its older runs' points included."""
+    return found(results.runs, results.samples, results.older)
 
 
 def flagged(changes_table: pd.DataFrame) -> pd.DataFrame:
