@@ -218,7 +218,7 @@ def history_section(
         note += (
             f" Drawn and searched: each machine's newest {history.RECENT_RUNS} runs; the "
             f"{past.every['file'].nunique() - points['file'].nunique()} older ones are summarised in a table "
-            "(results.csv holds the rows of the runs drawn; `jaxmlp summary PATH` shows an older one)."
+            "(results.csv holds the rows of each machine's newest runs; `jaxmlp summary PATH` shows an older one)."
         )
     runs = [_run_of(f, [plots.pop(f.machine)] if f.machine in plots else []) for f in answers if f.tables]
     runs += [Run(machine, "", (), (plot,)) for machine, plot in plots.items()]  # a machine no finding names
