@@ -87,7 +87,7 @@ def test_a_folder_read_again_parses_only_what_changed_and_drops_what_was_removed
         paths = {p for (p,) in db.execute("SELECT path FROM files")}
         (points,) = db.execute("SELECT points FROM files WHERE path = ?", (changed.name,)).fetchone()
     assert removed.name not in paths and changed.name in paths
-    assert len(json.loads(points)["name"]) == 3  # the changed file's rows, as it holds them now
+    assert json.loads(points)["n"] == 3  # the changed file's rows, as it holds them now
     assert not lines
 
 

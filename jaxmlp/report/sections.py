@@ -302,13 +302,13 @@ def build_sections(
             "Version matrix: jax/jaxlib releases",
             MATRIX,
             "Each sample is one fresh process.",
-            sweep_runs(results, folder),
+            sweep_runs(results, folder, _of(found, MATRIX)),
         ),
         (
             "Release timeline",
             TIMELINE,
             "Every release from A to B (`jaxmlp sweep timeline A B`): change points, transients and drifts.",
-            timeline_runs(results, folder),
+            timeline_runs(results, folder, _of(found, TIMELINE)),
         ),
         (
             "Bisection across releases",

@@ -8,6 +8,7 @@ Only the results layer and the report import pandas.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -133,19 +134,24 @@ def _samples_frame(samples: Samples) -> pd.DataFrame:
 
 
 def older_rows(summarised: Sequence[Summarised]) -> pd.DataFrame:
-    """The runs read from the index as one table (`Results.older`), built column by column: a folder of years holds
-    hundreds of thousands of their rows."""
+    """The runs read from the index as one table (`Results.older`), built column by column, its text as categories:
+    a folder of years holds hundreds of thousands of their rows."""
     columns: dict[str, list[Any]] = {column: [] for column in OLDER_COLUMNS}
-    intern: dict[Any, Any] = {}
     for run in summarised:
-        n = len(run.points.get("name") or ())
+        n, same, each = run.points["n"], run.points["same"], run.points["each"]
         for field in POINT_FIELDS:
-            values = run.points.get(field) or [None] * n
-            columns[field].extend(intern.setdefault(v, v) if isinstance(v, str) else v for v in values)
-        if n:
-            columns["file"][-n:] = [str(run.path)] * n
-        columns["kind"].extend([run.kind] * n)
-    return pd.DataFrame(columns, columns=OLDER_COLUMNS)
+            columns[field].extend(each[field] if field in each else repeat(same.get(field), n))
+        columns["file"][len(columns["file"]) - n :] = repeat(str(run.path), n)
+        columns["kind"].extend(repeat(run.kind, n))
+    frame = pd.DataFrame({column: _compact(values) for column, values in columns.items()}, columns=OLDER_COLUMNS)
+    return frame
+
+
+def _compact(values: list[Any]) -> Any:
+    """A column's values: text (or text and empties) as a categorical, numbers as they are."""
+    if values and all(v is None or isinstance(v, str) for v in values):
+        return pd.Categorical(values)
+    return values
 
 
 def load(store: ResultsStore) -> Results:

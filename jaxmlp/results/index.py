@@ -31,7 +31,7 @@ from jaxmlp.results.schema.common import CURRENT
 
 INDEX_NAME = ".jaxmlp-index.sqlite"
 """The index's file in a results folder: a dot-name, so no walk of the folder reads it as a result."""
-FORMAT = 1
+FORMAT = 2
 """The index's own form; raised when its tables or what they hold change."""
 VERSION = f"{FORMAT}.{CURRENT}.{hashlib.sha1(repr(rows.POINT_FIELDS).encode()).hexdigest()[:8]}"
 """What a file's row was made by: the index's form, the result files' schema and the fields kept of a run."""
@@ -145,9 +145,10 @@ def open_index(folder: Path, command: str = "jaxmlp", warn: Warn = _stderr) -> s
     return _connect(":memory:")
 
 
-def _machines(points: Mapping[str, Sequence[Any]]) -> list[list[Any]]:
-    """The distinct `MACHINE` values of a run's rows."""
-    keys = [points[field] for field in MACHINE]
+def _machines(points: Mapping[str, Any]) -> list[list[Any]]:
+    """The distinct `MACHINE` values of a run's rows (`rows.points`)."""
+    n, same, each = points["n"], points["same"], points["each"]
+    keys = [each[field] if field in each else [same.get(field)] * n for field in MACHINE]
     return [list(k) for k in dict.fromkeys(zip(*keys, strict=True))]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,7 +65,7 @@ class Summarised:
     path: Path
     kind: str
     stamp: str
-    points: Mapping[str, Sequence[Any]]
+    points: Mapping[str, Any]  # `jaxmlp.results.rows.points`
 
 
 @dataclass(frozen=True)

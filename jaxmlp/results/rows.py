@@ -97,9 +97,16 @@ def benchmark_records(doc: BenchmarkDocument, source: str, rows: list[dict[str, 
         samples.add(source, bench.group, bench.name, bench.stats.data if bench.stats else ())
 
 
-def points(doc: BenchmarkDocument) -> dict[str, list[Any]]:
-    """A benchmark document's `POINT_FIELDS`, a list per field (a value per benchmark), its file left empty: what
-    its history needs of it, without its samples."""
+def points(doc: BenchmarkDocument) -> dict[str, Any]:
+    """A benchmark document's `POINT_FIELDS` (its file left empty): what its history needs of it, without its
+    samples. ``n`` rows; ``same``: the fields with one value in every row (the run's), ``each``: a list per field."""
     rows: list[dict[str, Any]] = []
     benchmark_records(doc, "", rows, Samples())
-    return {field: [row.get(field) for row in rows] for field in POINT_FIELDS}
+    same, each = {}, {}
+    for field in POINT_FIELDS:
+        values = [row.get(field) for row in rows]
+        if all(v == values[0] and type(v) is type(values[0]) for v in values):
+            same[field] = values[0] if values else None
+        else:
+            each[field] = values
+    return {"n": len(rows), "same": same, "each": each}
