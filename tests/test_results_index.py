@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 
 from jaxmlp.cli import main
+from jaxmlp.report import summaries
 from jaxmlp.results import history, index, reading
-from jaxmlp.results.frames import load, results
+from jaxmlp.results.frames import load, results, sweep_rows
 from jaxmlp.results.rows import POINT_FIELDS
 from jaxmlp.results.store import ResultsStore
 
@@ -189,3 +190,19 @@ def test_two_commands_building_one_index_at_once_agree(folder, tmp_path):
     with sqlite3.connect(folder / index.INDEX_NAME) as db:
         rows = db.execute("SELECT path FROM files").fetchall()
     assert len(rows) == len({p for (p,) in rows}) == len(list(folder.rglob("*.json")))
+
+
+def test_sweeps_and_timelines_older_than_the_newest_are_named_from_the_index(folder):
+    every = load(ResultsStore(folder))
+    indexed = results(index.scan(folder, "jaxmlp summary", keep_sweeps=0))
+    assert not len(sweep_rows(indexed.runs)) and len(sweep_rows(every.runs))  # no cell read in full
+    sweeps = {s.folder.name.split("-")[0]: s for s in indexed.older_sweeps}
+    assert set(sweeps) == {"jaxlib", "timeline"}
+    for sweep in sweeps.values():
+        rows = sweep_rows(every.runs)
+        mine = rows[rows["file"].str.startswith(f"{sweep.folder}/")]
+        assert set(sweep.releases) == set(mine["release"])  # the releases its files hold (one cut file's less)
+    found = {f.kind: f for f in summaries.summaries(indexed, folder)}
+    assert {"sweep", "timeline"} <= set(found)
+    full = {f.kind: f for f in summaries.summaries(every, folder)}
+    assert found["timeline"].summary.lines == full["timeline"].summary.lines  # read from its folder when asked

@@ -194,6 +194,9 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
             )
         plot = Figure("Steady state by release, flagged steps marked", "sweep", (rows, steps))
         runs.append(Run(label, note, tuple(found), (plot,), stamp))
+    for older in (s for s in results.older_sweeps if s.kind == "sweep"):
+        where = str(older.folder)
+        runs.append(_label_only(where, f"releases {', '.join(older.releases)}", cells.get(where), folder))
     return runs
 
 
@@ -236,6 +239,10 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
         if where in cells and not cells[where].complete:
             label, note = f"INCOMPLETE · {label}", f"INCOMPLETE: stopped before its last round. {note}"
         runs.append(Run(f"{label} · {shown_path(where, folder)}", note, tuple(found), tuple(plots), stamp))
+    for older in (s for s in results.older_sweeps if s.kind == "timeline"):
+        where, named = str(older.folder), list(older.releases)
+        span = f"{named[0]} to {named[-1]}" if named else "no release"
+        runs.append(_label_only(where, span, cells.get(where), folder))
     if runs and results.validations:
         path, doc = max(results.validations, key=lambda v: layout.stamp_in(v[0]))
         g = doc.settings

@@ -32,6 +32,15 @@ from jaxmlp.results.store import ResultsStore
 OLDER_COLUMNS = [*POINT_FIELDS, "kind"]
 
 
+class OlderSweep(NamedTuple):
+    """A sweep or timeline folder older than the newest (`index.RECENT_SWEEPS`), named from the folder's index."""
+
+    folder: Path
+    kind: str  # sweep, timeline
+    stamp: str  # the folder's time (`layout.stamp_in`)
+    releases: tuple[str, ...]  # its cells' releases (or labels), in version order
+
+
 class Results(NamedTuple):
     runs: pd.DataFrame  # a row per benchmark and per training epoch
     samples: pd.DataFrame  # a row per raw round time: file, group, name, round, seconds
@@ -48,6 +57,7 @@ class Results(NamedTuple):
     # the runs read from the folder's index, not in full (older than each machine's newest): a row per benchmark,
     # its history's fields (`rows.POINT_FIELDS`) and the run's ``kind`` (bench, scaling)
     older: pd.DataFrame = pd.DataFrame(columns=OLDER_COLUMNS)
+    older_sweeps: tuple[OlderSweep, ...] = ()
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -125,7 +135,8 @@ def results(scan: Scan) -> Results:
         tuple(scan.of(ValidationDocument)),
         tta,
         tuple(scan.of(TtaDocument)),
-        older_rows(scan.summarised),
+        older_rows([s for s in scan.summarised if s.kind in index.RUN_KINDS]),
+        older_sweeps([s for s in scan.summarised if s.kind not in index.RUN_KINDS]),
     )
 
 
@@ -145,6 +156,19 @@ def older_rows(summarised: Sequence[Summarised]) -> pd.DataFrame:
         columns["kind"].extend(repeat(run.kind, n))
     frame = pd.DataFrame({column: _compact(values) for column, values in columns.items()}, columns=OLDER_COLUMNS)
     return frame
+
+
+def older_sweeps(cells: Sequence[Summarised]) -> tuple[OlderSweep, ...]:
+    """The sweep and timeline folders whose cells the index named (`Results.older_sweeps`), newest first."""
+    folders: dict[Path, list[Summarised]] = {}
+    for cell in cells:
+        folders.setdefault(cell.path.parent, []).append(cell)
+    out = []
+    for folder, mine in folders.items():
+        releases = {str(c.points.get("release")) for c in mine if c.points.get("release") is not None}
+        ordered = tuple(sorted(releases, key=registry.version_key))
+        out.append(OlderSweep(folder, mine[0].kind, mine[0].stamp, ordered))
+    return tuple(sorted(out, key=lambda s: s.stamp, reverse=True))
 
 
 def _compact(values: list[Any]) -> Any:

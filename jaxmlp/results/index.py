@@ -38,12 +38,17 @@ VERSION = f"{FORMAT}.{CURRENT}.{hashlib.sha1(repr(rows.POINT_FIELDS).encode()).h
 RECENT_RUNS = 30
 """How many runs of each machine (the newest) are read in full: what the history draws and searches for changes
 and the questions are asked of; the older runs are read from the index, as their history's points."""
+RECENT_SWEEPS = 10
+"""How many version sweeps and how many release timelines (the newest folders of each) are read in full; the older
+ones are named from the index (their folder, time and releases)."""
 BATCH = 200
 """Files parsed between two commits of the index: a stopped command keeps what it parsed."""
 BUSY_MS = 60_000
 """How long a command waits for another one's write to the index before it reads the folder without it."""
 DAMAGED = "damaged"
 RUN_KINDS = ("bench", "scaling")
+CELL = "cell"  # a file of a sweep or timeline folder at the folder's top (a bisection's probes: read in full)
+SWEEP_KINDS = {layout.SWEEP: "sweep", layout.TIMELINE: "timeline"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,11 +57,11 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     version TEXT NOT NULL,   -- VERSION when the row was made
-    kind TEXT NOT NULL,      -- 'bench', 'scaling' (a run: its points kept), 'other' (read in full), 'damaged'
+    kind TEXT NOT NULL,      -- 'bench', 'scaling' (a run: its points kept), 'cell' (a sweep's), 'other', 'damaged'
     why TEXT,                -- a damaged file: why it is not a result
-    stamp TEXT,              -- a run's time, as its file says it
+    stamp TEXT,              -- a run's time, as its file says it; a cell's folder's
     machines TEXT,           -- a run's machines: a JSON list of `MACHINE` values, one list per machine
-    points TEXT              -- a run's `rows.POINT_FIELDS`: a JSON object of lists
+    points TEXT              -- a run's `rows.points`; a cell's release: {"release": ...}
 );
 """
 
@@ -152,7 +157,7 @@ def _machines(points: Mapping[str, Any]) -> list[list[Any]]:
     return [list(k) for k in dict.fromkeys(zip(*keys, strict=True))]
 
 
-def _row(rel: str, stat: os.stat_result, path: Path) -> tuple[Any, ...]:
+def _row(rel: str, stat: os.stat_result, path: Path, folder: Path) -> tuple[Any, ...]:
     """The index's row of one result file, read now."""
     head = (rel, stat.st_size, stat.st_mtime_ns, VERSION)
     try:
@@ -163,7 +168,18 @@ def _row(rel: str, stat: os.stat_result, path: Path) -> tuple[Any, ...]:
         points = rows.points(document)
         kind = "scaling" if document.is_scaling else "bench"
         return (*head, kind, None, str(document.datetime), json.dumps(_machines(points)), json.dumps(points))
+    if isinstance(document, BenchmarkDocument) and _sweep_kind(path, folder):
+        release = document.metadata.get("sweep_label") or document.metadata.get("jax")
+        stamp = layout.stamp_in(path.parent.name)
+        return (*head, CELL, None, stamp, None, json.dumps({"release": None if release is None else str(release)}))
     return (*head, "other", None, None, None, None)
+
+
+def _sweep_kind(path: Path, folder: Path) -> str | None:
+    """ "sweep" or "timeline" for a file at the top of a sweep or timeline folder of the results folder."""
+    if path.parent.parent != folder:
+        return None
+    return next((kind for prefix, kind in SWEEP_KINDS.items() if path.parent.name.startswith(f"{prefix}-")), None)
 
 
 def _entries(db: sqlite3.Connection) -> dict[str, Entry]:
@@ -195,7 +211,7 @@ def update(db: sqlite3.Connection, folder: Path, paths: Sequence[Path]) -> dict[
         if (e := known.get(rel)) is None or (e.size, e.mtime_ns, e.version) != (st.st_size, st.st_mtime_ns, VERSION)
     ]
     for batch in _batches(stale, BATCH):
-        made = [_row(rel, stats[rel][1], stats[rel][0]) for rel in batch]
+        made = [_row(rel, stats[rel][1], stats[rel][0], folder) for rel in batch]
         with _transaction(db):
             db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", made)
     gone = [(rel,) for rel in known if rel not in stats]
@@ -229,6 +245,17 @@ def newest_runs(entries: Mapping[str, Entry], keep: int = RECENT_RUNS) -> set[st
     return kept
 
 
+def newest_sweeps(entries: Mapping[str, Entry], keep: int = RECENT_SWEEPS) -> set[str]:
+    """The sweep and timeline cells read in full: those of the newest ``keep`` sweep folders, and timeline folders."""
+    folders: dict[str, set[str]] = {}
+    for rel, e in entries.items():
+        if e.kind == CELL:
+            parent = rel.rsplit("/", 1)[0]
+            folders.setdefault(parent.split("-", 1)[0], set()).add(parent)
+    newest = {f for named in folders.values() for f in sorted(named, key=layout.stamp_in, reverse=True)[:keep]}
+    return {rel for rel, e in entries.items() if e.kind == CELL and rel.rsplit("/", 1)[0] in newest}
+
+
 def _points(db: sqlite3.Connection, folder: Path, rels: Sequence[str]) -> list[Summarised]:
     out = []
     for batch in _batches(rels, 500):
@@ -236,14 +263,23 @@ def _points(db: sqlite3.Connection, folder: Path, rels: Sequence[str]) -> list[S
         for rel, kind, stamp, points in db.execute(
             f"SELECT path, kind, stamp, points FROM files WHERE path IN ({marks})", tuple(batch)
         ):
-            out.append(Summarised(folder / rel, kind, stamp or "", json.loads(points)))
+            path = folder / rel
+            kind = (_sweep_kind(path, folder) or kind) if kind == CELL else kind
+            out.append(Summarised(path, kind, stamp or "", json.loads(points)))
     return sorted(out, key=lambda s: str(s.path))
 
 
-def scan(folder: Path, command: str = "jaxmlp", warn: Warn = _stderr, keep: int = RECENT_RUNS) -> Scan:
+def scan(
+    folder: Path,
+    command: str = "jaxmlp",
+    warn: Warn = _stderr,
+    keep: int = RECENT_RUNS,
+    keep_sweeps: int = RECENT_SWEEPS,
+) -> Scan:
     """`reading.scan` of ``folder`` through its index: every result file's document, except the runs older than
-    each machine's newest ``keep``, which come as their history's points (`Scan.summarised`); damaged files skipped
-    with why, as the index remembers them until they change."""
+    each machine's newest ``keep`` (which come as their history's points, `Scan.summarised`) and the cells of the
+    sweep and timeline folders older than the newest ``keep_sweeps`` of each (named with their release); damaged
+    files skipped with why, as the index remembers them until they change."""
     paths, captures = [], []
     for path in reading.files(folder):
         if path.name.endswith(CAPTURE_SUFFIX):
@@ -256,7 +292,7 @@ def scan(folder: Path, command: str = "jaxmlp", warn: Warn = _stderr, keep: int 
             entries = update(db, folder, paths)
         except sqlite3.OperationalError:  # another command held the index past BUSY_MS: the files alone
             return reading.scan(folder)
-        kept = newest_runs(entries, keep)
+        kept = newest_runs(entries, keep) | newest_sweeps(entries, keep_sweeps)
         documents: list[Found] = []
         skipped: list[Skipped] = []
         older: list[str] = []
@@ -265,7 +301,7 @@ def scan(folder: Path, command: str = "jaxmlp", warn: Warn = _stderr, keep: int 
             entry = entries.get(rel)
             if entry is not None and entry.kind == DAMAGED:
                 skipped.append(Skipped(path, entry.why or "not a results file"))
-            elif entry is not None and entry.kind in RUN_KINDS and rel not in kept:
+            elif entry is not None and entry.kind in (*RUN_KINDS, CELL) and rel not in kept:
                 older.append(rel)
             else:
                 found = _read(path)
