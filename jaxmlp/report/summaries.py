@@ -69,8 +69,8 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         )
     cells = {str(path.parent): doc for path, doc in results.cells}
     swept = sweep_tables.sweeps(results.runs, probes)
-    named = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
-    lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in named and not _under(w, probes)}
+    listed = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
+    lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and not _under(w, probes)}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
         if sweep_tables.is_timeline(where):
