@@ -17,7 +17,6 @@ from jaxmlp.cli import main
 from jaxmlp.report import summaries
 from jaxmlp.results import history, index, reading
 from jaxmlp.results.frames import load, results, sweep_rows
-from jaxmlp.results.rows import POINT_FIELDS
 from jaxmlp.results.store import ResultsStore
 
 ROOT = Path(__file__).parent.parent
@@ -92,17 +91,20 @@ def test_a_folder_read_again_parses_only_what_changed_and_drops_what_was_removed
     assert not lines
 
 
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.astype(object).where(frame.notna(), None).reset_index(drop=True)
+
+
 def test_the_older_runs_summarised_give_the_history_the_files_give(folder):
     every = load(ResultsStore(folder))
     indexed = results(index.scan(folder, "jaxmlp report", keep=3))
     assert len(indexed.older) and indexed.older["file"].nunique() < every.runs["file"].nunique()
-    joined = pd.concat(
-        [indexed.runs.reindex(columns=list(POINT_FIELDS)), indexed.older.reindex(columns=list(POINT_FIELDS))]
-    )
-    want, got = history.points(every.runs), history.points(joined)
-    pd.testing.assert_frame_equal(want, got, check_dtype=False)
-    shown, _ = history.recent(want, keep=3)
+    want = history.points(every.runs)
+    got = history.found(indexed.runs, indexed.samples, indexed.older)
+    pd.testing.assert_frame_equal(_plain(want), _plain(got.every))
+    shown, older = history.recent(want, keep=3)
     assert set(shown["file"]) <= set(indexed.runs["file"])  # the runs drawn are read in full, samples and all
+    assert len(older) and _plain(older).equals(_plain(history.recent(got.every, keep=3)[1]))
 
 
 def test_a_damaged_index_is_set_aside_in_one_line_and_rebuilt(folder):

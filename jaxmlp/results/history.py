@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from jaxmlp import changepoints, registry
 from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
@@ -175,10 +176,27 @@ def found(runs: pd.DataFrame, samples: pd.DataFrame, older: pd.DataFrame | None 
     """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
     `Results.older`): computed once, read by the findings and the report."""
     if older is not None and len(older):
-        runs = pd.concat([runs.reindex(columns=list(POINT_FIELDS)), older.reindex(columns=list(POINT_FIELDS))])
+        runs = _joined(runs, older)
     every = points(runs)
     shown, older = recent(every)
     return Found(every, shown, older, changes(shown, samples))
+
+
+def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
+    """A folder's runs read in full and its older runs' points (`Results.older`) as one table of `POINT_FIELDS`, the
+    older runs' text kept as (sorted) categories, so that half a million rows group and sort quickly."""
+    mine, theirs = runs.reindex(columns=list(POINT_FIELDS)), older.reindex(columns=list(POINT_FIELDS))
+    columns: dict[str, Any] = {}
+    for column in POINT_FIELDS:
+        if isinstance(theirs[column].dtype, pd.CategoricalDtype):
+            try:
+                ours = pd.Categorical(mine[column].astype(object).where(mine[column].notna(), None))
+                columns[column] = union_categoricals([ours, theirs[column].array], sort_categories=True)
+                continue
+            except TypeError:  # not text on both sides: as values
+                pass
+        columns[column] = pd.concat([mine[column].astype(object), theirs[column].astype(object)], ignore_index=True)
+    return pd.DataFrame(columns)
 
 
 def of(results: Results) -> Found:
