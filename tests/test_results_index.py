@@ -102,6 +102,7 @@ def test_the_older_runs_summarised_give_the_history_the_files_give(folder):
     want = history.points(every.runs)
     got = history.found(indexed.runs, indexed.samples, indexed.older)
     pd.testing.assert_frame_equal(_plain(want), _plain(got.every))
+    assert all(pd.api.types.is_float_dtype(got.every[c]) for c in ("median", "q1", "q3"))  # numbers, to be drawn
     shown, older = history.recent(want, keep=3)
     assert set(shown["file"]) <= set(indexed.runs["file"])  # the runs drawn are read in full, samples and all
     assert len(older) and _plain(older).equals(_plain(history.recent(got.every, keep=3)[1]))

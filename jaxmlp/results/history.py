@@ -182,6 +182,9 @@ def found(runs: pd.DataFrame, samples: pd.DataFrame, older: pd.DataFrame | None 
     return Found(every, shown, older, changes(shown, samples))
 
 
+NUMBERS = ("median", "q1", "q3", "rounds")
+
+
 def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
     """A folder's runs read in full and its older runs' points (`Results.older`) as one table of `POINT_FIELDS`, the
     older runs' text kept as (sorted) categories, so that half a million rows group and sort quickly."""
@@ -195,7 +198,9 @@ def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
                 continue
             except TypeError:  # not text on both sides: as values
                 pass
-        columns[column] = pd.concat([mine[column].astype(object), theirs[column].astype(object)], ignore_index=True)
+        columns[column] = pd.concat([mine[column], theirs[column].astype(object)], ignore_index=True)
+        if column in NUMBERS:
+            columns[column] = pd.to_numeric(columns[column])
     return pd.DataFrame(columns)
 
 
