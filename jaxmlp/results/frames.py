@@ -173,9 +173,10 @@ def older_sweeps(cells: Sequence[Summarised]) -> tuple[OlderSweep, ...]:
 
 def _compact(values: list[Any]) -> Any:
     """A column's values: text (or text and empties) as a categorical, numbers as they are."""
-    if values and all(v is None or isinstance(v, str) for v in values):
-        return pd.Categorical(values)
-    return values
+    if not values:
+        return values
+    coded = pd.Categorical(values)
+    return coded if pd.api.types.infer_dtype(coded.categories, skipna=True) in ("string", "empty") else values
 
 
 def load(store: ResultsStore) -> Results:
