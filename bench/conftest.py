@@ -51,7 +51,7 @@ SIZES = {
         "stream_elements": 2**25,
     },
     "full": {
-        "scale_folder": {"runs": 1000, "sweeps": 50, "timelines": 20, "corrupt": 6},
+        "scale_folder": {"runs": 10000, "sweeps": 200, "timelines": 50, "corrupt": 6},
         "scale_rounds": 3,
         "rounds": 25,
         "epoch_rounds": 7,

@@ -10,6 +10,7 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.sections import build_sections, cpu_vs_accelerator_note
 from jaxmlp.results.frames import load
+from jaxmlp.results.index import INDEX_NAME
 from jaxmlp.results.store import ResultsStore
 from jaxmlp.results.tables import cpu_vs_accelerator, floor_vs_fastest, floors, goals, pipeline_ladder, training_table
 
@@ -269,7 +270,8 @@ def test_report_never_overwrites(results_dir, capsys):
     assert main(["report", "--results", str(results_dir)]) == 0
     reports = sorted(p.name for p in results_dir.iterdir() if p.name.startswith("report-"))
     assert len(reports) == 2  # a new folder each time
-    assert not [p for p in results_dir.iterdir() if p.name.startswith(".")]  # no half-made folder left
+    hidden = [p for p in results_dir.iterdir() if p.name.startswith(".") and not p.name.startswith(INDEX_NAME)]
+    assert not hidden  # no half-made folder left (the folder's index is kept)
 
 
 def test_a_report_that_fails_leaves_nothing(results_dir, monkeypatch):

@@ -10,6 +10,7 @@ import pytest
 
 from jaxmlp.report.write import REPORT_FILES
 from jaxmlp.results import layout
+from jaxmlp.results.index import INDEX_NAME
 from jaxmlp.results.reading import read_document
 from jaxmlp.results.store import document_name
 
@@ -49,7 +50,7 @@ def _finish(runs: list[subprocess.Popen[str]]) -> list[str]:
 
 
 def _hidden(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob(".*")]
+    return [p for p in folder.rglob(".*") if not p.name.startswith(INDEX_NAME)]  # the folder's index is kept
 
 
 def test_result_folders_finished_in_the_same_second_are_all_kept(tmp_path):

@@ -12,7 +12,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.write import write_report
 from jaxmlp.results import history
 from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import load
+from jaxmlp.results.frames import load_indexed
 from jaxmlp.results.reading import Skipped
 from jaxmlp.results.store import ResultsStore, check_new_folder
 from jaxmlp.results.traces import capture_summary
@@ -38,12 +38,12 @@ def run(args: argparse.Namespace) -> int:
     if args.out:  # before reading anything
         check_new_folder(args.out, "--out")
     store = ResultsStore(args.results)
-    results = load(store)
+    results = load_indexed(store, "jaxmlp report")
     warn_skipped(results.skipped, "report")
     traces = [capture_summary(xplane) for xplane in results.captures]
     if results.runs.empty and not traces and not results.trials:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
-    past = history.found(results.runs, results.samples)  # the findings' and the history section's, computed once
+    past = history.of(results)  # the findings' and the history section's, computed once
     found = findings(results, traces, store.folder, past)
     paths = write_report(results, store, traces, Path(args.out) if args.out else None, found, past)
     for finding in found:  # the answers first, as the page opens with them

@@ -11,7 +11,7 @@ from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.summaries import folder_summary, newest_of_each, summaries
 from jaxmlp.report.text import FORMATS, render
-from jaxmlp.results import layout
+from jaxmlp.results import history, index, layout
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import Results, load, results
 from jaxmlp.results.reading import Found, Scan, read_document
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
     if document is None and len(shown) > 1:  # a folder of many: its findings first, as the report opens
-        print(render((folder_summary(findings(found, (), folder), shown, folder),), args.format))
+        print(render((folder_summary(findings(found, (), folder, history.of(found)), shown, folder),), args.format))
         if args.everything:
             print("\n\n" + render(newest_of_each(shown, folder), args.format, True))
     else:
@@ -136,8 +136,7 @@ def _results(path: Path, document: Document | None) -> tuple[Results, Path]:
     """What to summarize, and the folder its paths are shown from: a folder's results; the sweep a sweep's file
     belongs to; else the one document."""
     if document is None:
-        store = ResultsStore(path)
-        scan = store.scan()
+        scan = index.scan(path, "jaxmlp summary")
         warn_skipped(scan.skipped, "summary")
         return results(scan), path
     if isinstance(document, CellsDocument) or (isinstance(document, BenchmarkDocument) and document.is_sweep):

@@ -4,7 +4,7 @@ and the earlier runs' labels. Pure: no matplotlib, no HTML."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -139,11 +139,17 @@ def shown_path(path: str | Path, folder: Path | None) -> str:
 FOLDED = "Earlier runs are listed below the newest (`jaxmlp summary PATH` shows one in full)."
 
 
+def shown_first(answers: Sequence[Finding]) -> Callable[[str], tuple[bool, str]]:
+    """The order of a section's runs by their stamps: the one its findings rest on first, then the newest."""
+    preferred = {layout.stamp_in(f.run.split(" (")[0]) for f in answers} - {""}
+    return lambda stamp: (stamp in preferred, stamp)
+
+
 def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Sequence[Finding] = ()) -> ReportSection:
     """A section over runs: the one its findings rest on (else the newest) shown in full, the others as their
     labels, newest first."""
-    preferred = {layout.stamp_in(f.run.split(" (")[0]) for f in answers} - {""}
-    ordered = sorted(runs, key=lambda r: (r.stamp in preferred, r.stamp), reverse=True)
+    key = shown_first(answers)
+    ordered = sorted(runs, key=lambda r: key(r.stamp), reverse=True)
     earlier = tuple(replace(r, tables=(), plots=()) for r in ordered[1:])
     return ReportSection(
         title, f"{note} {FOLDED}" if earlier else note, tuple(ordered[:1]), earlier, anchor, tuple(answers)

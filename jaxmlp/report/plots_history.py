@@ -17,7 +17,9 @@ COLUMNS = 4
 """Small multiples a row."""
 CELL_IN = (plot_style.WIDTH_IN / COLUMNS, 1.85)
 """Each small plot's width and height."""
-TICKS = 10
+TICKS = 6
+"""At most this many runs numbered on a history's x axis (a small plot is a quarter of the page wide: more run
+together)."""
 MACHINE_COLOURS = ("C0", "C1", "C4", "C9", "C5", "C6", "C7", "C8")
 """A colour per machine; red (C3) and green (C2) mark the changes."""
 TITLE_CHARS = 24
@@ -29,9 +31,6 @@ def _title(name: str) -> str:
     """A small plot's title, its parameters on a line of their own where the name is long."""
     name = name.removeprefix("test_")
     return name.replace("[", "\n[", 1) if len(name) > TITLE_CHARS else name
-
-
-"""At most this many runs numbered on a history's x axis."""
 
 
 def machines(points: pd.DataFrame) -> pd.Series:

@@ -15,7 +15,7 @@ from jaxmlp import changepoints, registry, units
 from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
-from jaxmlp.report.content import Figure, Run, Table, shown_path
+from jaxmlp.report.content import Figure, Finding, Run, Table, shown_first, shown_path
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
 from jaxmlp.results.corpus import corpus_table, totals
@@ -123,13 +123,34 @@ def _sampled(s: dict[str, Any]) -> tuple[str, str]:
     return data, "; ".join(part for part in (each, calls) if part)
 
 
-def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
-    """One run per version sweep: medians per release, each release against the previous one, flags' effects."""
+def _releases(rows: pd.DataFrame) -> list[str]:
+    return sorted(rows["release"].unique(), key=registry.version_key) if "release" in rows else []
+
+
+def _in_full(found: dict[str, pd.DataFrame], answers: Sequence[Finding]) -> str:
+    """The one of a section's sweeps (by folder) shown in full (`content.shown_first`'s order): a folder of years
+    holds hundreds, the others are labels."""
+    key = shown_first(answers)
+    return max(found, key=lambda where: key(layout.stamp_in(where)), default="")
+
+
+def _label_only(where: str, label: str, cells: Any, folder: Path | None) -> Run:
+    stamp = layout.stamp_in(where)
+    label = f"{layout.shown_stamp(stamp)} · {label} · {shown_path(where, folder)}"
+    return Run(f"INCOMPLETE · {label}" if cells is not None and not cells.complete else label, "", (), (), stamp)
+
+
+def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
+    """One run per version sweep: medians per release, each release against the previous one, flags' effects (of
+    the one shown in full; the others' labels)."""
     runs = []
     probes = [path.parent for path, _ in results.bisections]
     cells = {str(path.parent): doc for path, doc in results.cells}
-    for where, rows in sweep_tables.sweeps(results.runs, probes).items():
-        if sweep_tables.is_timeline(where):  # its own section
+    swept = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
+    full = _in_full(swept, answers)
+    for where, rows in swept.items():
+        if where != full:
+            runs.append(_label_only(where, f"releases {', '.join(_releases(rows))}", cells.get(where), folder))
             continue
         table, steps = sweep_tables.sweep_table(rows), sweep_tables.sweep_steps(rows, results.samples)
         effects = sweep_tables.flag_effects(rows, results.samples)
@@ -176,16 +197,25 @@ def sweep_runs(results: Results, folder: Path | None = None) -> list[Run]:
             )
         plot = Figure("Steady state by release, flagged steps marked", "sweep", (rows, steps))
         runs.append(Run(label, note, tuple(found), (plot,), stamp))
+    for older in (s for s in results.older_sweeps if s.kind == "sweep"):
+        where = str(older.folder)
+        runs.append(_label_only(where, f"releases {', '.join(older.releases)}", cells.get(where), folder))
     return runs
 
 
-def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
+def timeline_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
     """One run per release timeline (`jaxmlp sweep timeline`): per workload, a plot of its releases (median and
-    interquartile band, changes marked) and its verdict table; the detector's newest validation beside it."""
+    interquartile band, changes marked) and its verdict table, the detector's newest validation beside it (of the
+    one shown in full; the others' labels)."""
     runs = []
     cells = {str(path.parent): doc for path, doc in results.cells}
-    for where, rows in sweep_tables.sweeps(results.runs).items():
-        if not sweep_tables.is_timeline(where):
+    timelines = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
+    full = _in_full(timelines, answers)
+    for where, rows in timelines.items():
+        if where != full:
+            named = _releases(rows)
+            span = f"{named[0]} to {named[-1]}" if named else "no release"
+            runs.append(_label_only(where, span, cells.get(where), folder))
             continue
         columns = sweep_tables.timeline_columns(rows, results.samples)
         s = sweep_tables.sweep_sampling(rows)
@@ -212,6 +242,10 @@ def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
         if where in cells and not cells[where].complete:
             label, note = f"INCOMPLETE · {label}", f"INCOMPLETE: stopped before its last round. {note}"
         runs.append(Run(f"{label} · {shown_path(where, folder)}", note, tuple(found), tuple(plots), stamp))
+    for older in (s for s in results.older_sweeps if s.kind == "timeline"):
+        where, named = str(older.folder), list(older.releases)
+        span = f"{named[0]} to {named[-1]}" if named else "no release"
+        runs.append(_label_only(where, span, cells.get(where), folder))
     if runs and results.validations:
         path, doc = max(results.validations, key=lambda v: layout.stamp_in(v[0]))
         g = doc.settings
@@ -221,7 +255,7 @@ def timeline_runs(results: Results, folder: Path | None = None) -> list[Run]:
             f"samples; found: within one release of the truth (a transient labelled a transient); chosen: "
             f"{doc.chosen}"
         )
-        at = max(range(len(runs)), key=lambda k: runs[k].stamp)
+        at = next(k for k, run in enumerate(runs) if run.tables or run.plots)  # the one shown in full
         newest = runs[at]
         runs[at] = replace(
             newest, tables=(*newest.tables, Table(f"The detector's validation ({note})", validation_table(doc)))

@@ -143,6 +143,23 @@ def _earlier(
     return tuple(out)
 
 
+def _summarised(older: pd.DataFrame, folder: Path | None) -> tuple[Run, ...]:
+    """The benchmark runs the folder's index summarised (`Results.older`), as labels (newest first)."""
+    runs = older[older["kind"] == "bench"] if len(older) else older
+    if runs.empty:
+        return ()
+    backends = runs.dropna(subset=["backend"]).groupby("file", sort=False)["backend"].unique()
+    out = []
+    for row in runs.drop_duplicates("file").sort_values("timestamp", ascending=False).itertuples():
+        file = str(row.file)
+        stamp = layout.stamp_in(file) or layout.stamp(str(row.timestamp))
+        joined = ", ".join(sorted(str(b) for b in backends.get(file, ())))
+        cpu = row.cpu_model if isinstance(row.cpu_model, str) and row.cpu_model else units.MISSING
+        label = f"{layout.shown_stamp(stamp)} · {joined} · {cpu} · {shown_path(file, folder)}"
+        out.append(Run(label, "", (), (), stamp))
+    return tuple(out)
+
+
 def _section(
     title: str, anchor: str, note: str, answers: Sequence[Finding], runs: Sequence[Run], earlier: Sequence[Run] = ()
 ) -> ReportSection:
@@ -195,7 +212,7 @@ def history_section(
     """Every benchmark seen in more than one comparable run, per machine, and its changes by the change-point
     detector the release timeline uses; a plot for each machine with changes, beside its changes' table. Of each
     machine the newest `history.RECENT_RUNS` runs are drawn and searched, the older summarised in a table."""
-    past = history.found(results.runs, results.samples) if past is None else past
+    past = history.of(results) if past is None else past
     points = past.points
     if points.empty:
         return None
@@ -209,7 +226,7 @@ def history_section(
         note += (
             f" Drawn and searched: each machine's newest {history.RECENT_RUNS} runs; the "
             f"{past.every['file'].nunique() - points['file'].nunique()} older ones are summarised in a table "
-            "(every run is in results.csv)."
+            "(results.csv holds the rows of each machine's newest runs; `jaxmlp summary PATH` shows an older one)."
         )
     runs = [_run_of(f, [plots.pop(f.machine)] if f.machine in plots else []) for f in answers if f.tables]
     runs += [Run(machine, "", (), (plot,)) for machine, plot in plots.items()]  # a machine no finding names
@@ -239,7 +256,7 @@ def build_sections(
     """The report's content, a section per subject, from ``found`` (`findings` of the same results, computed here
     when not given) and ``past`` (`history.found`, likewise). ``traces`` are `jaxmlp.results.traces.capture_summary`
     results; paths relative to ``folder``."""
-    past = history.found(results.runs, results.samples) if past is None else past
+    past = history.of(results) if past is None else past
     found = tuple(found) if found is not None else findings(results, traces, folder, past)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     envs = {shown_path(file, folder): rows for file, rows in runs_by_file.items()}
@@ -264,7 +281,8 @@ def build_sections(
         "jit and vmap",
         BENCHMARKS,
         EVIDENCE,
-        earlier=_earlier(runs_by_file, _of(found, BENCHMARKS), folder, lambda r: not tables.is_scaling(r)),
+        earlier=_earlier(runs_by_file, _of(found, BENCHMARKS), folder, lambda r: not tables.is_scaling(r))
+        + _summarised(results.older, folder),
     )
     add(
         "The floor and the epoch ladder",
@@ -292,13 +310,13 @@ def build_sections(
             "Version matrix: jax/jaxlib releases",
             MATRIX,
             "Each sample is one fresh process.",
-            sweep_runs(results, folder),
+            sweep_runs(results, folder, _of(found, MATRIX)),
         ),
         (
             "Release timeline",
             TIMELINE,
             "Every release from A to B (`jaxmlp sweep timeline A B`): change points, transients and drifts.",
-            timeline_runs(results, folder),
+            timeline_runs(results, folder, _of(found, TIMELINE)),
         ),
         (
             "Bisection across releases",

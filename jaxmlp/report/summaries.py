@@ -24,8 +24,10 @@ from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import layout, sweep_tables, tables
 from jaxmlp.results.findings import Finding
 from jaxmlp.results.findings.model import shown
-from jaxmlp.results.frames import Results, query, without_sweeps
+from jaxmlp.results.frames import Results, benchmark_rows, load, query, without_sweeps
+from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.store import ResultsStore
 
 KINDS = (
     "known regressions",
@@ -73,7 +75,8 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         )
     cells = {str(path.parent): doc for path, doc in results.cells}
     swept = sweep_tables.sweeps(results.runs, probes)
-    lone = {where: pd.DataFrame() for where in cells if where not in swept and not _under(where, probes)}
+    listed = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
+    lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and not _under(w, probes)}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
         if sweep_tables.is_timeline(where):
@@ -86,6 +89,14 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         kind = "scaling" if tables.is_scaling(run) else "benchmarks"
         title = f"{kind.capitalize()}: {shown(file, folder)}"
         found.append(Found(kind, Path(file), _when(run["timestamp"].iloc[0]), partial(bench_summary, run, title)))
+    for sweep in results.older_sweeps:
+        answer = partial(_read_sweep, sweep.kind, sweep.folder, folder)
+        found.append(Found(sweep.kind, sweep.folder, sweep.stamp, answer))
+    for older in results.older.drop_duplicates("file").itertuples() if len(results.older) else ():
+        named = "scaling" if older.kind == "scaling" else "benchmarks"
+        title = f"{named.capitalize()}: {shown(str(older.file), folder)}"
+        path = Path(str(older.file))
+        found.append(Found(named, path, _when(older.timestamp), partial(_read_summary, path, title)))
     train = query(results.runs, TRAIN_EPOCH)
     for train_file, epochs in train.groupby("file") if len(train) else ():
         when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
@@ -107,6 +118,17 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         when = _when(trials.metadata.get("timestamp"))
         found.append(Found("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
     return sorted(found, key=lambda f: KINDS.index(f.kind))
+
+
+def _read_sweep(kind: str, where: Path, folder: Path | None) -> Summary:
+    """An older sweep's or timeline's answer (the folder's index named it only): read from its folder."""
+    return next(f for f in summaries(load(ResultsStore(where)), folder) if f.kind == kind).summary
+
+
+def _read_summary(path: Path, title: str) -> Summary:
+    """An older run's answer (the folder's index kept only its history's points): read from its file."""
+    document = read_benchmarks(path)
+    return bench_summary(benchmark_rows(document, str(path))[0], title)
 
 
 def _timeline(

@@ -8,13 +8,16 @@ Only the results layer and the report import pandas.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results.reading import Scan, Skipped
+from jaxmlp.results import index
+from jaxmlp.results.reading import Scan, Skipped, Summarised
+from jaxmlp.results.rows import METADATA, POINT_FIELDS, SAMPLE_COLUMNS, Samples, benchmark_records
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
@@ -27,39 +30,16 @@ from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import ResultsStore
 
-STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
-METADATA = (
-    "jax",
-    "jaxlib",
-    "torch",
-    "torchvision",
-    "python",
-    "numpy",
-    "commit",
-    "host",
-    "cpu_model",
-    "cpu_count",
-    "cpu_affinity",
-    "xla_flags",
-    "jax_default_matmul_precision",
-    "size",
-    "rounds_asked",
-    "sweep",
-    "sweep_label",
-    "processes",
-    "injected_slowdown",
-    "backend",
-    "device_kind",
-    "precision",
-    "partial",
-    "machine_cpu",
-    "machine_cores",
-    "machine_backend",
-    "machine_device",
-    "machine_name",
-)
-DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
-SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
+OLDER_COLUMNS = [*POINT_FIELDS, "kind"]
+
+
+class OlderSweep(NamedTuple):
+    """A sweep or timeline folder older than the newest (`index.RECENT_SWEEPS`), named from the folder's index."""
+
+    folder: Path
+    kind: str  # sweep, timeline
+    stamp: str  # the folder's time (`layout.stamp_in`)
+    releases: tuple[str, ...]  # its cells' releases (or labels), in version order
 
 
 class Results(NamedTuple):
@@ -76,64 +56,18 @@ class Results(NamedTuple):
     tta: pd.DataFrame = pd.DataFrame()  # a row per `jaxmlp tta` run (`tta_rows`)
     tta_documents: tuple[tuple[Path, TtaDocument], ...] = ()
     corpora: tuple[tuple[Path, CorpusDocument], ...] = ()  # `jaxmlp sweep corpus`: scorecards
+    # the runs read from the folder's index, not in full (older than each machine's newest): a row per benchmark,
+    # its history's fields (`rows.POINT_FIELDS`) and the run's ``kind`` (bench, scaling)
+    older: pd.DataFrame = pd.DataFrame(columns=OLDER_COLUMNS)
+    older_sweeps: tuple[OlderSweep, ...] = ()
 
 
 def benchmark_rows(doc: BenchmarkDocument, source: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(one row per benchmark, one row per raw round time) of a pytest-benchmark document."""
     rows: list[dict[str, Any]] = []
-    samples = _Samples()
-    _benchmark_records(doc, source, rows, samples)
-    return pd.DataFrame(rows), samples.frame()
-
-
-class _Samples:
-    """Raw round times gathered column by column (a folder of many runs holds millions)."""
-
-    def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {column: [] for column in SAMPLE_COLUMNS}
-
-    def add(self, file: str, group: str | None, name: str, data: Sequence[float]) -> None:
-        n = len(data)
-        for column, value in (("file", file), ("group", group), ("name", name)):
-            self.columns[column].extend([value] * n)
-        self.columns["round"].extend(range(n))
-        self.columns["seconds"].extend(data)
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self.columns, columns=SAMPLE_COLUMNS)
-
-
-def _benchmark_records(doc: BenchmarkDocument, source: str, rows: list[dict[str, Any]], samples: _Samples) -> None:
-    """A pytest-benchmark document's rows (one per benchmark) and raw round times, added to ``rows`` and
-    ``samples``."""
-    common = {key: doc.metadata.get(key) for key in METADATA}
-    common.update(file=source, timestamp=doc.datetime, commit=doc.commit)
-    devices = doc.metadata.get("devices") or {}
-    for bench in doc.benchmarks:
-        stats = {key: getattr(bench.stats, key) if bench.stats else None for key in STATS}
-        device = devices.get(bench.extra_info.get("backend") or bench.params.get("backend")) or {}
-        per_device = {key: device[key] for key in DEVICE_METADATA if common.get(key) is None and key in device}
-        # a parameter is the row's; the run's metadata fills the rest, but a value the run left empty does not
-        # hide what the benchmark recorded itself (its device's kind)
-        own = {key for key, value in bench.extra_info.items() if value is not None}
-        mine = {
-            key: value
-            for key, value in common.items()
-            if key not in bench.params and not (value is None and key in own)
-        }
-        rows.append(
-            {
-                "group": bench.group,
-                "name": bench.name,
-                "test": bench.id,
-                **bench.params,
-                **bench.extra_info,
-                **stats,
-                **mine,
-                **per_device,
-            }
-        )
-        samples.add(source, bench.group, bench.name, bench.stats.data if bench.stats else ())
+    samples = Samples()
+    benchmark_records(doc, source, rows, samples)
+    return pd.DataFrame(rows), _samples_frame(samples)
 
 
 def train_rows(doc: TrainDocument, source: str = "") -> pd.DataFrame:
@@ -185,14 +119,14 @@ def _concat(frames: Iterable[pd.DataFrame], columns: list[str] | None = None) ->
 def results(scan: Scan) -> Results:
     """One walk's documents as one table of runs and one of samples."""
     rows: list[dict[str, Any]] = []
-    samples = _Samples()
+    samples = Samples()
     for path, bench in scan.of(BenchmarkDocument):  # one table built once, not one a file then joined
-        _benchmark_records(bench, str(path), rows, samples)
+        benchmark_records(bench, str(path), rows, samples)
     runs = [pd.DataFrame(rows), *(train_rows(train, str(path)) for path, train in scan.of(TrainDocument))]
     tta = _concat(tta_rows(doc, str(path)) for path, doc in scan.of(TtaDocument))
     return Results(
         _concat(runs),
-        samples.frame(),
+        _samples_frame(samples),
         scan.skipped,
         tuple(scan.of(TrialsDocument)),
         scan.captures,
@@ -204,12 +138,59 @@ def results(scan: Scan) -> Results:
         tta,
         tuple(scan.of(TtaDocument)),
         tuple((f.path, f.document) for f in scan.documents if isinstance(f.document, CorpusDocument)),
+        older_rows([s for s in scan.summarised if s.kind in index.RUN_KINDS]),
+        older_sweeps([s for s in scan.summarised if s.kind not in index.RUN_KINDS]),
     )
+
+
+def _samples_frame(samples: Samples) -> pd.DataFrame:
+    return pd.DataFrame(samples.columns, columns=SAMPLE_COLUMNS)
+
+
+def older_rows(summarised: Sequence[Summarised]) -> pd.DataFrame:
+    """The runs read from the index as one table (`Results.older`), built column by column, its text as categories:
+    a folder of years holds hundreds of thousands of their rows."""
+    columns: dict[str, list[Any]] = {column: [] for column in OLDER_COLUMNS}
+    for run in summarised:
+        n, same, each = run.points["n"], run.points["same"], run.points["each"]
+        for field in POINT_FIELDS:
+            columns[field].extend(each[field] if field in each else repeat(same.get(field), n))
+        columns["file"][len(columns["file"]) - n :] = repeat(str(run.path), n)
+        columns["kind"].extend(repeat(run.kind, n))
+    frame = pd.DataFrame({column: _compact(values) for column, values in columns.items()}, columns=OLDER_COLUMNS)
+    return frame
+
+
+def older_sweeps(cells: Sequence[Summarised]) -> tuple[OlderSweep, ...]:
+    """The sweep and timeline folders whose cells the index named (`Results.older_sweeps`), newest first."""
+    folders: dict[Path, list[Summarised]] = {}
+    for cell in cells:
+        folders.setdefault(cell.path.parent, []).append(cell)
+    out = []
+    for folder, mine in folders.items():
+        releases = {str(c.points.get("release")) for c in mine if c.points.get("release") is not None}
+        ordered = tuple(sorted(releases, key=registry.version_key))
+        out.append(OlderSweep(folder, mine[0].kind, mine[0].stamp, ordered))
+    return tuple(sorted(out, key=lambda s: s.stamp, reverse=True))
+
+
+def _compact(values: list[Any]) -> Any:
+    """A column's values: text (or text and empties) as a categorical, numbers as they are."""
+    if not values:
+        return values
+    coded = pd.Categorical(values)
+    return coded if pd.api.types.infer_dtype(coded.categories, skipna=True) in ("string", "empty") else values
 
 
 def load(store: ResultsStore) -> Results:
     """Everything in a results folder as tidy DataFrames: `results` of the store's one walk."""
     return results(store.scan())
+
+
+def load_indexed(store: ResultsStore, command: str) -> Results:
+    """A results folder as `load` gives it, read through its index (`jaxmlp.results.index`): the runs older than
+    each machine's newest in `Results.older`, from the index; ``command`` names who speaks in a warning line."""
+    return results(index.scan(store.folder, command))
 
 
 def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) -> pd.DataFrame:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from jaxmlp import changepoints, registry
 from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
-from jaxmlp.results.frames import without_sweeps
-from jaxmlp.results.machines import MACHINE, machine
-
-COMPARABLE = (*MACHINE, "host", "size", "xla_flags", "jax_default_matmul_precision")
-"""What two runs must share for their times to be compared."""
+from jaxmlp.results import index
+from jaxmlp.results.frames import Results, without_sweeps
+from jaxmlp.results.machines import machine
+from jaxmlp.results.rows import COMPARABLE, POINT_FIELDS
 
 POINT_COLUMNS = [
     "benchmark",
@@ -84,9 +84,10 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["benchmark", "setting", "timestamp"]).reset_index(drop=True)
 
 
-RECENT_RUNS = 30
+RECENT_RUNS = index.RECENT_RUNS
 """How many runs of each machine (the newest) the history draws and searches for changes; the older ones are
-summarised (`recent`), so a folder of a thousand runs keeps readable plots and a quick report."""
+summarised (`recent`), so a folder of years keeps readable plots and a quick report (and the folder's index reads
+only these in full)."""
 
 OLDER_COLUMNS = ["benchmark", "machine", "setting", "runs", "first", "last", "median_s"]
 
@@ -172,11 +173,41 @@ class Found(NamedTuple):
     changes: pd.DataFrame
 
 
-def found(runs: pd.DataFrame, samples: pd.DataFrame) -> Found:
-    """`points`, `recent` and `changes` of a folder's runs: computed once, read by the findings and the report."""
+def found(runs: pd.DataFrame, samples: pd.DataFrame, older: pd.DataFrame | None = None) -> Found:
+    """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
+    `Results.older`): computed once, read by the findings and the report."""
+    if older is not None and len(older):
+        runs = _joined(runs, older)
     every = points(runs)
     shown, older = recent(every)
     return Found(every, shown, older, changes(shown, samples))
+
+
+NUMBERS = ("median", "q1", "q3", "rounds")
+
+
+def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
+    """A folder's runs read in full and its older runs' points (`Results.older`) as one table of `POINT_FIELDS`, the
+    older runs' text kept as (sorted) categories, so that half a million rows group and sort quickly."""
+    mine, theirs = runs.reindex(columns=list(POINT_FIELDS)), older.reindex(columns=list(POINT_FIELDS))
+    columns: dict[str, Any] = {}
+    for column in POINT_FIELDS:
+        if isinstance(theirs[column].dtype, pd.CategoricalDtype):
+            try:
+                ours = pd.Categorical(mine[column].astype(object).where(mine[column].notna(), None))
+                columns[column] = union_categoricals([ours, theirs[column].array], sort_categories=True)
+                continue
+            except TypeError:  # not text on both sides: as values
+                pass
+        columns[column] = pd.concat([mine[column], theirs[column].astype(object)], ignore_index=True)
+        if column in NUMBERS:
+            columns[column] = pd.to_numeric(columns[column])
+    return pd.DataFrame(columns)
+
+
+def of(results: Results) -> Found:
+    """`found` of a folder's results, its older runs' points included."""
+    return found(results.runs, results.samples, results.older)
 
 
 def flagged(changes_table: pd.DataFrame) -> pd.DataFrame:

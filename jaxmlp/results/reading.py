@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
@@ -58,6 +58,17 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class Summarised:
+    """A run not read in full (`jaxmlp.results.index`): its kind (bench, scaling), its time as its file says it, and
+    its history's points (`jaxmlp.results.rows.points`)."""
+
+    path: Path
+    kind: str
+    stamp: str
+    points: Mapping[str, Any]  # `jaxmlp.results.rows.points`
+
+
+@dataclass(frozen=True)
 class Scan:
     """Everything one walk of a results folder found."""
 
@@ -65,6 +76,7 @@ class Scan:
     documents: tuple[Found, ...]
     captures: tuple[Path, ...]  # profiler captures (.xplane.pb), oldest run folder first
     skipped: tuple[Skipped, ...]
+    summarised: tuple[Summarised, ...] = ()  # older runs, from the folder's index
 
     def of(self, kind: type[D]) -> list[tuple[Path, D]]:
         """The documents of one kind, with their paths."""

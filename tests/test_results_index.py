@@ -1,0 +1,211 @@
+"""A results folder's index (`jaxmlp.results.index`): a folder read again parses only what changed, two commands may
+update it at once, a damaged index is set aside in one line and rebuilt, a deleted one rebuilt, a folder that cannot
+be written still read; the runs it summarises give the history the files give."""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jaxmlp.cli import main
+from jaxmlp.report import summaries
+from jaxmlp.results import history, index, reading
+from jaxmlp.results.frames import load, results, sweep_rows
+from jaxmlp.results.store import ResultsStore
+
+ROOT = Path(__file__).parent.parent
+SCRIPT = ROOT / "bench" / "make_scale_folder.py"
+SOURCE = Path(__file__).parent / "fixtures" / "scale"
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """A generated folder of 8 runs, a sweep and a timeline, and two corrupt files, never indexed."""
+    out = tmp_path_factory.mktemp("index") / "results"
+    args = ["--runs", "8", "--sweeps", "1", "--timelines", "1", "--corrupt", "2", "--every", "1"]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(SOURCE), str(out), *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture
+def folder(made, tmp_path, monkeypatch):
+    """A fresh copy of the generated folder, the user's cache folder under tmp_path."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    copy = tmp_path / "results"
+    subprocess.run(["cp", "-a", str(made), str(copy)], check=True)
+    return copy
+
+
+def _parsed(monkeypatch) -> list[Path]:
+    """The files `reading.read_document` parses from now on."""
+    seen: list[Path] = []
+    real = reading.read_document
+
+    def counting(path):
+        seen.append(Path(path))
+        return real(path)
+
+    monkeypatch.setattr(reading, "read_document", counting)
+    return seen
+
+
+def _same(a: reading.Scan, b: reading.Scan) -> None:
+    assert [f.path for f in a.documents] == [f.path for f in b.documents]
+    assert [(s.path, s.why) for s in a.skipped] == [(s.path, s.why) for s in b.skipped]
+    assert [s.path for s in a.summarised] == [s.path for s in b.summarised]
+
+
+def test_a_folder_read_again_parses_only_what_changed_and_drops_what_was_removed(folder, monkeypatch):
+    lines: list[str] = []
+    first = index.scan(folder, "jaxmlp summary", lines.append)
+    assert (folder / index.INDEX_NAME).is_file() and not lines
+    assert len(first.skipped) == 2  # each damaged file skipped with why, as without an index
+    parsed = _parsed(monkeypatch)
+    again = index.scan(folder, "jaxmlp summary", lines.append)
+    _same(first, again)
+    read_in_full = {f.path for f in again.documents}
+    assert set(parsed) == read_in_full  # the damaged files remembered, not parsed again; the rest from the files
+    runs = sorted(folder.glob("bench-2026*.json"))
+    changed, removed = runs[-1], runs[-2]
+    doc = json.loads(changed.read_text())
+    doc["benchmarks"] = doc["benchmarks"][:3]
+    changed.write_text(json.dumps(doc))
+    removed.unlink()
+    parsed.clear()
+    later = index.scan(folder, "jaxmlp summary", lines.append)
+    assert changed in parsed and removed not in {f.path for f in later.documents}
+    with sqlite3.connect(folder / index.INDEX_NAME) as db:
+        paths = {p for (p,) in db.execute("SELECT path FROM files")}
+        (points,) = db.execute("SELECT points FROM files WHERE path = ?", (changed.name,)).fetchone()
+    assert removed.name not in paths and changed.name in paths
+    assert json.loads(points)["n"] == 3  # the changed file's rows, as it holds them now
+    assert not lines
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.astype(object).where(frame.notna(), None).reset_index(drop=True)
+
+
+def test_the_older_runs_summarised_give_the_history_the_files_give(folder):
+    every = load(ResultsStore(folder))
+    indexed = results(index.scan(folder, "jaxmlp report", keep=3))
+    assert len(indexed.older) and indexed.older["file"].nunique() < every.runs["file"].nunique()
+    want = history.points(every.runs)
+    got = history.found(indexed.runs, indexed.samples, indexed.older)
+    pd.testing.assert_frame_equal(_plain(want), _plain(got.every))
+    assert all(pd.api.types.is_float_dtype(got.every[c]) for c in ("median", "q1", "q3"))  # numbers, to be drawn
+    shown, older = history.recent(want, keep=3)
+    assert set(shown["file"]) <= set(indexed.runs["file"])  # the runs drawn are read in full, samples and all
+    assert len(older) and _plain(older).equals(_plain(history.recent(got.every, keep=3)[1]))
+
+
+def test_a_damaged_index_is_set_aside_in_one_line_and_rebuilt(folder):
+    clean = index.scan(folder, "jaxmlp summary", lambda line: None)
+    (folder / index.INDEX_NAME).write_bytes(b"not a database, garbage " * 100)
+    lines: list[str] = []
+    rebuilt = index.scan(folder, "jaxmlp summary", lines.append)
+    _same(clean, rebuilt)
+    (aside,) = folder.glob(f"{index.INDEX_NAME}.damaged-*")
+    assert lines == [
+        f"jaxmlp summary: warning: the results index {folder / index.INDEX_NAME} was damaged (file is not a "
+        f"database); moved to {aside.name} and rebuilt"
+    ]
+    assert aside.read_bytes().startswith(b"not a database")
+    lines.clear()
+    (folder / index.INDEX_NAME).unlink()  # deleted: made again, quietly
+    _same(clean, index.scan(folder, "jaxmlp summary", lines.append))
+    assert (folder / index.INDEX_NAME).is_file() and not lines
+
+
+def test_a_damaged_index_through_the_command_is_one_line_and_the_answer_is_the_same(folder, capsys):
+    assert main(["summary", str(folder)]) == 0
+    before = capsys.readouterr()
+    (folder / index.INDEX_NAME).write_bytes(os.urandom(8192))
+    assert main(["summary", str(folder)]) == 0
+    after = capsys.readouterr()
+    assert after.out == before.out
+    extra = [line for line in after.err.splitlines() if line not in before.err.splitlines()]
+    assert len(extra) == 1 and "the results index" in extra[0] and "moved to" in extra[0], after.err
+    assert "Traceback" not in after.err
+
+
+def test_a_folder_that_cannot_be_written_is_read_with_its_index_in_the_user_s_cache(folder, tmp_path, monkeypatch):
+    clean = index.scan(folder, "jaxmlp summary", lambda line: None)
+    (folder / index.INDEX_NAME).unlink()
+    if os.geteuid() == 0:  # root writes anywhere: the folder said unwritable instead
+        monkeypatch.setattr(index, "_writable", lambda folder: False)
+    os.chmod(folder, 0o555)
+    try:
+        lines: list[str] = []
+        _same(clean, index.scan(folder, "jaxmlp summary", lines.append))
+        assert not lines and not (folder / index.INDEX_NAME).exists()
+        assert index.cache_path(folder).is_file()
+        monkeypatch.setenv("XDG_CACHE_HOME", "/proc/no-cache-here")  # no cache folder either: in memory
+        _same(clean, index.scan(folder, "jaxmlp summary", lines.append))
+        assert not lines
+    finally:
+        os.chmod(folder, 0o755)
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from jaxmlp.results import index
+folder, start = Path(sys.argv[1]), Path(sys.argv[2])
+while not start.exists():
+    time.sleep(0.001)
+index.BATCH = 2  # many short transactions, interleaved with the other writer's
+scan = index.scan(folder, "jaxmlp report")
+print(len(scan.documents), len(scan.skipped), len(scan.summarised))
+"""
+
+
+@pytest.mark.xdist_group("processes")
+def test_two_commands_building_one_index_at_once_agree(folder, tmp_path):
+    start = tmp_path / "start"
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(folder), str(start)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    time.sleep(1.0)  # both imported and waiting
+    start.touch()
+    outs = []
+    for run in runs:
+        out, err = run.communicate(timeout=240)
+        assert run.returncode == 0 and not err, err
+        outs.append(out)
+    assert outs[0] == outs[1]
+    with sqlite3.connect(folder / index.INDEX_NAME) as db:
+        rows = db.execute("SELECT path FROM files").fetchall()
+    assert len(rows) == len({p for (p,) in rows}) == len(list(folder.rglob("*.json")))
+
+
+def test_sweeps_and_timelines_older_than_the_newest_are_named_from_the_index(folder):
+    every = load(ResultsStore(folder))
+    indexed = results(index.scan(folder, "jaxmlp summary", keep_sweeps=0))
+    assert not len(sweep_rows(indexed.runs)) and len(sweep_rows(every.runs))  # no cell read in full
+    sweeps = {s.folder.name.split("-")[0]: s for s in indexed.older_sweeps}
+    assert set(sweeps) == {"jaxlib", "timeline"}
+    for sweep in sweeps.values():
+        rows = sweep_rows(every.runs)
+        mine = rows[rows["file"].str.startswith(f"{sweep.folder}/")]
+        assert set(sweep.releases) == set(mine["release"])  # the releases its files hold (one cut file's less)
+    found = {f.kind: f for f in summaries.summaries(indexed, folder)}
+    assert {"sweep", "timeline"} <= set(found)
+    full = {f.kind: f for f in summaries.summaries(every, folder)}
+    assert found["timeline"].summary.lines == full["timeline"].summary.lines  # read from its folder when asked
