@@ -2,7 +2,8 @@
 slower on CPU in JAX 0.4.33 vs 0.4.31 (float32 unaffected)". Found in tinygp's quasiseparable Cholesky: an O(n)
 `lax.scan` whose carry is a float64 3x3 matrix; the reporter measured 10.2x at n=2000 (0.9.1 against 0.4.31) and
 bisected it to 0.4.33, where ``--xla_cpu_use_thunk_runtime=false`` undoes it (on releases that still have the old
-runtime). Here the same shape of scan: a 3x3 float64 carry updated by small products, n=2000."""
+runtime). The reporter's reproducer is not copied here: this is a scan of the same form, a 3x3 float64 carry
+updated by small matrix products each step, n=2000."""
 
 import jax
 import jax.numpy as jnp
