@@ -21,7 +21,6 @@ import argparse
 import datetime
 import json
 import platform
-import socket
 import sys
 import time
 from importlib.metadata import version
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from jaxmlp.changepoints import PENALTY
 from jaxmlp.cli import options
+from jaxmlp.measure import environment
 from jaxmlp.measure.sweep import validation
 from jaxmlp.results import layout
 from jaxmlp.results.schema.validation import ValidationDocument
@@ -77,7 +77,7 @@ def main() -> int:
     }
     metadata = {
         "timestamp": datetime.datetime.now(datetime.UTC).isoformat(),
-        "host": socket.gethostname(),
+        "host": environment.machine_name(),  # the host name only where the user gives it
         "python": platform.python_version(),
         "packages": packages,
         "command": " ".join(["bench/validate_detectors.py", *sys.argv[1:]]),

@@ -95,11 +95,20 @@ def test_a_figure_the_newest_environment_lacks_comes_from_an_older_one_and_says_
     assert THIRD not in loaders.answer  # the older environment's own seed_batched row: replaced, never cited
 
 
+def test_a_run_with_an_xla_flag_is_an_environment_of_its_own(folder):
+    flagged = "bench-20261206T020000-tpu.json"  # the third call again, same commit, with an XLA flag set
+    _copy(folder, THIRD, flagged, "2026-12-06T02:00:00+00:00", xla_flags="--xla_tpu_enable_latency_hiding=false")
+    (loaders,) = _answers(folder, LOADERS)
+    assert f"[{flagged}]" in loaders.answer  # the newest environment's row
+    # the first call's batched epoch comes from another environment of the same commit: said so, with no flag
+    assert "from an older environment (jax 0.10.2, jaxlib 0.10.2, commit 5fd1f16):" in loaders.answer
+
+
 def test_a_machine_is_named_only_where_the_user_asks(monkeypatch):
     monkeypatch.delenv(environment.MACHINE_NAME, raising=False)
-    assert environment.metadata()["machine_name"] is None
+    assert environment.metadata()["machine_name"] is None and environment.metadata()["host"] is None
     monkeypatch.setenv(environment.MACHINE_NAME, "lab-7")
-    assert environment.metadata()["machine_name"] == "lab-7"
+    assert environment.metadata()["machine_name"] == "lab-7" == environment.metadata()["host"]
 
 
 def test_a_machine_field_of_the_wrong_type_is_named_in_one_line(folder, capsys):

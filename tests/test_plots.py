@@ -76,8 +76,8 @@ BATCHES = pd.DataFrame(
 SCALING = pd.DataFrame(
     {"backend": "cpu", "processes": 1, "devices": [1, 2, 4], "speedup": [1.0, 1.8, 3.1], "efficiency": [1.0, 0.9, 0.78]}
 )
-XEON = "Intel(R) Xeon(R) Processor · 2 CPUs · host vm · size quick"
-EPYC = "AMD EPYC 7B13 · 2 CPUs · host vm · size quick"
+XEON = "Intel(R) Xeon(R) Processor · 2 CPUs · size quick"
+EPYC = "AMD EPYC 7B13 · 2 CPUs · size quick"
 
 
 def history_points(settings=(XEON,), runs=4):

@@ -80,7 +80,7 @@ def test_a_folder_summary_computes_only_the_newest_answer_of_each_kind_and_names
         return summary_base.Summary(title=f"run {n}")
 
     found = [
-        summaries.Found(
+        summaries.Listed(
             "benchmarks", Path(f"bench-2026010{n}T000000-cpu.json"), f"2026010{n}T000000", lambda n=n: answer(n)
         )
         for n in range(1, 9)

@@ -14,7 +14,7 @@ from jaxmlp.report.text import FORMATS, render
 from jaxmlp.results import history, index, layout
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import Results, load, results
-from jaxmlp.results.reading import Found, Scan, read_document
+from jaxmlp.results.reading import ReadDocument, Scan, read_document
 from jaxmlp.results.schema import TYPED, Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.fields import DamagedField
@@ -141,4 +141,4 @@ def _results(path: Path, document: Document | None) -> tuple[Results, Path]:
         return results(scan), path
     if isinstance(document, CellsDocument) or (isinstance(document, BenchmarkDocument) and document.is_sweep):
         return load(ResultsStore(path.parent)), path.parent
-    return results(Scan(path.parent, (Found(path, document),), (), ())), path.parent
+    return results(Scan(path.parent, (ReadDocument(path, document),), (), ())), path.parent

@@ -6,7 +6,6 @@ import datetime as _dt
 import functools
 import os
 import platform
-import socket
 import subprocess
 from importlib import metadata as _importlib_metadata
 from pathlib import Path
@@ -103,6 +102,11 @@ MACHINE_NAME = "JAXMLP_MACHINE_NAME"
 """The variable that names this machine in every result (its host name, say): unset, no name is recorded."""
 
 
+def machine_name() -> str | None:
+    """The name the user gives this machine (`MACHINE_NAME`), else None: a host name is never recorded unasked."""
+    return os.environ.get(MACHINE_NAME) or None
+
+
 def machine() -> dict[str, Any]:
     """This machine as every result records it (`jaxmlp.results.machines.MACHINE`): the CPU model, the cores this
     process may use, the name `MACHINE_NAME` gives (None where unset), and the accelerator JAX sees by default (its
@@ -123,7 +127,7 @@ def _host() -> dict[str, Any]:
     return {
         "machine_cpu": cpu_model(),
         "machine_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "machine_name": os.environ.get(MACHINE_NAME) or None,
+        "machine_name": machine_name(),
     }
 
 
@@ -131,7 +135,7 @@ def metadata(device: jax.Device | None = None) -> dict[str, Any]:
     """Versions, machine, device and flags: what makes two numbers comparable."""
     meta = {
         "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "host": socket.gethostname(),
+        "host": machine_name(),  # the host name only where the user gives it
         "python": platform.python_version(),
         "jax": package_version("jax"),
         "jaxlib": package_version("jaxlib"),

@@ -109,10 +109,15 @@ class ReportSection:
         return tuple(p for run in self.shown for p in run.plots)
 
 
+def host_note(name: Any) -> str:
+    """`` (host NAME)`` where a run recorded its host's name (only where the user gave it), else nothing."""
+    return f" (host {name})" if isinstance(name, str) and name else ""
+
+
 def describe(env: dict[str, Any]) -> str:
     """One run's environment as one line."""
     return (
-        f"{env['file']}: {env['timestamp']}, {env['machine']} (host {env['host']}), backends {env['backends']} "
+        f"{env['file']}: {env['timestamp']}, {env['machine']}{host_note(env.get('host'))}, backends {env['backends']} "
         f"({env['devices']}); jax {env['jax']}, jaxlib {env['jaxlib']}, torch {env['torch']}, python {env['python']}; "
         f"XLA_FLAGS '{env['xla_flags'] or ''}'; commit {env['commit']}; size {env['size']}; "
         f"data {registry.dataset_label(env['dataset'])}"

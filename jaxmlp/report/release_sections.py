@@ -15,7 +15,7 @@ from jaxmlp import changepoints, registry, units
 from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
-from jaxmlp.report.content import Figure, Finding, Run, Table, shown_first, shown_path
+from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first, shown_path
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
 from jaxmlp.results.corpus import corpus_table, totals
@@ -108,6 +108,11 @@ def validation_table(doc: ValidationDocument) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _machine(s: dict[str, Any]) -> str:
+    """A sweep's CPU model, and its host's name where the user gave one."""
+    return f"{s['cpu_model']}{host_note(s.get('host'))}"
+
+
 def _sampled(s: dict[str, Any]) -> tuple[str, str]:
     """A sweep's data set and what each of its processes ran, in words (`sweep_tables.sweep_sampling`): ``("data
     MNIST", "8 epochs of 2000 images; mine 30 calls")``; empty where the sweep does not say (a user's workload)."""
@@ -158,7 +163,7 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
         data, each = _sampled(s)
         data = f"{data}; " if data else ""
         note = (
-            f"{shown_path(where, folder)}: host {s['host']} ({s['cpu_model']}), python {s['python']}, "
+            f"{shown_path(where, folder)}: {_machine(s)}, python {s['python']}, "
             f"{data}each sample is one process ({s['processes']} a cell, "
             f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
             f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}"
@@ -223,8 +228,8 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
         data, each = _sampled(s)
         measured = ", ".join(part for part in (data, f"{each} a process" if each else "") if part)
         note = (
-            f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; host {s['host']} "
-            f"({s['cpu_model']}){', ' + measured if measured else ''}; each sample is one fresh process "
+            f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; {_machine(s)}"
+            f"{', ' + measured if measured else ''}; each sample is one fresh process "
             f"({units.span(len(x) for c in columns for x in c.samples)} a release, in rotating order). {CHANGE_RULE}."
         )
         found, plots = [], []

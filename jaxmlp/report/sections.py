@@ -207,7 +207,7 @@ def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[st
 
 
 def history_section(
-    results: Results, answers: Sequence[Finding], past: history.Found | None = None
+    results: Results, answers: Sequence[Finding], past: history.RunHistory | None = None
 ) -> ReportSection | None:
     """Every benchmark seen in more than one comparable run, per machine, and its changes by the change-point
     detector the release timeline uses; a plot for each machine with changes, beside its changes' table. Of each
@@ -251,7 +251,7 @@ def build_sections(
     traces: Sequence[CaptureSummary] = (),
     folder: Path | None = None,
     found: Sequence[Finding] | None = None,
-    past: history.Found | None = None,
+    past: history.RunHistory | None = None,
 ) -> list[ReportSection]:
     """The report's content, a section per subject, from ``found`` (`findings` of the same results, computed here
     when not given) and ``past`` (`history.found`, likewise). ``traces`` are `jaxmlp.results.traces.capture_summary`

@@ -44,7 +44,7 @@ KINDS = (
 """The kinds of answer, in the order a folder's summary shows them."""
 
 
-class Found(NamedTuple):
+class Listed(NamedTuple):
     kind: str  # one of KINDS
     path: Path  # the result's file or folder
     when: str  # its UTC time as `layout.stamp` writes it ("" when unknown): the newest is the largest
@@ -60,18 +60,18 @@ def _when(value: Any) -> str:
     return "" if stamp == "undated" else stamp
 
 
-def summaries(results: Results, folder: Path | None = None) -> list[Found]:
+def summaries(results: Results, folder: Path | None = None) -> list[Listed]:
     """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``."""
     found = []
     for corpus_path, corpus in results.corpora:
         where = shown(corpus_path.parent, folder)
         when = _when(corpus.metadata.get("timestamp"))
-        found.append(Found("known regressions", corpus_path.parent, when, partial(corpus_summary, corpus, where)))
+        found.append(Listed("known regressions", corpus_path.parent, when, partial(corpus_summary, corpus, where)))
     probes = [path.parent for path, _ in results.bisections]
     for path, doc in results.bisections:
         where = shown(path.parent, folder)
         found.append(
-            Found("bisection", path.parent, _when(doc.metadata.get("timestamp")), partial(bisect_summary, doc, where))
+            Listed("bisection", path.parent, _when(doc.metadata.get("timestamp")), partial(bisect_summary, doc, where))
         )
     cells = {str(path.parent): doc for path, doc in results.cells}
     swept = sweep_tables.sweeps(results.runs, probes)
@@ -81,42 +81,42 @@ def summaries(results: Results, folder: Path | None = None) -> list[Found]:
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
         if sweep_tables.is_timeline(where):
             answer = partial(_timeline, rows, results.samples, cells.get(where), shown(where, folder), where)
-            found.append(Found("timeline", Path(where), when, answer))
+            found.append(Listed("timeline", Path(where), when, answer))
             continue
         answer = partial(sweep_summary, rows, results.samples, cells.get(where), shown(where, folder), where)
-        found.append(Found("sweep", Path(where), when, answer))
+        found.append(Listed("sweep", Path(where), when, answer))
     for file, run in tables.benchmark_runs(without_sweeps(results.runs)).items():
         kind = "scaling" if tables.is_scaling(run) else "benchmarks"
         title = f"{kind.capitalize()}: {shown(file, folder)}"
-        found.append(Found(kind, Path(file), _when(run["timestamp"].iloc[0]), partial(bench_summary, run, title)))
+        found.append(Listed(kind, Path(file), _when(run["timestamp"].iloc[0]), partial(bench_summary, run, title)))
     for sweep in results.older_sweeps:
         answer = partial(_read_sweep, sweep.kind, sweep.folder, folder)
-        found.append(Found(sweep.kind, sweep.folder, sweep.stamp, answer))
+        found.append(Listed(sweep.kind, sweep.folder, sweep.stamp, answer))
     for older in results.older.drop_duplicates("file").itertuples() if len(results.older) else ():
         named = "scaling" if older.kind == "scaling" else "benchmarks"
         title = f"{named.capitalize()}: {shown(str(older.file), folder)}"
         path = Path(str(older.file))
-        found.append(Found(named, path, _when(older.timestamp), partial(_read_summary, path, title)))
+        found.append(Listed(named, path, _when(older.timestamp), partial(_read_summary, path, title)))
     train = query(results.runs, TRAIN_EPOCH)
     for train_file, epochs in train.groupby("file") if len(train) else ():
         when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
         title = f"Training: {shown(str(train_file), folder)}"
-        found.append(Found("training", Path(str(train_file)), when, partial(train_summary, epochs, title)))
+        found.append(Listed("training", Path(str(train_file)), when, partial(train_summary, epochs, title)))
     for validation_path, validation in results.validations:
         title = f"Change-point detector validation: {shown(validation_path.parent, folder)}"
         when = _when(validation.metadata.get("timestamp"))
         found.append(
-            Found("detector validation", validation_path.parent, when, partial(validation_summary, validation, title))
+            Listed("detector validation", validation_path.parent, when, partial(validation_summary, validation, title))
         )
     for tta_path, tta in results.tta_documents:
         title = f"Time to accuracy: {shown(tta_path, folder)}"
         found.append(
-            Found("time to accuracy", tta_path, _when(tta.metadata.get("timestamp")), partial(tta_summary, tta, title))
+            Listed("time to accuracy", tta_path, _when(tta.metadata.get("timestamp")), partial(tta_summary, tta, title))
         )
     for trials_path, trials in results.trials:
         title = f"Detector trials: {shown(trials_path.parent, folder)}"
         when = _when(trials.metadata.get("timestamp"))
-        found.append(Found("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
+        found.append(Listed("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
     return sorted(found, key=lambda f: KINDS.index(f.kind))
 
 
@@ -142,7 +142,7 @@ OLDER_NAMED = 5
 """How many of a kind's older results a folder's summary names (the rest counted, with the oldest's date)."""
 
 
-def _older_line(kind: str, older: Sequence[Found], folder: Path | None) -> str:
+def _older_line(kind: str, older: Sequence[Listed], folder: Path | None) -> str:
     """One line naming a kind's older results: the newest few, then how many more and since when."""
     named = ", ".join(shown(f.path, folder) for f in older[:OLDER_NAMED])
     rest = older[OLDER_NAMED:]
@@ -156,7 +156,7 @@ def _under(where: str, folders: Sequence[Path]) -> bool:
     return any(where == str(f) or where.startswith(f"{f}/") for f in folders)
 
 
-def newest_of_each(found: Sequence[Found], folder: Path | None = None) -> list[Summary]:
+def newest_of_each(found: Sequence[Listed], folder: Path | None = None) -> list[Summary]:
     """A folder's answers kept short: of each kind, the newest result's answer, and the others named in a line."""
     if len(found) == 1:
         return [found[0].summary]
@@ -174,7 +174,7 @@ def newest_of_each(found: Sequence[Found], folder: Path | None = None) -> list[S
     return out
 
 
-def folder_summary(found: Sequence[Finding], results: Sequence[Found], folder: Path | None = None) -> Summary:
+def folder_summary(found: Sequence[Finding], results: Sequence[Listed], folder: Path | None = None) -> Summary:
     """A folder of many results: each question's finding in one line (the report's overview), then how many
     results of each kind it holds."""
     lines = tuple(f.line() for f in found if f.answered)

@@ -25,7 +25,7 @@ def write_report(
     traces: Sequence[CaptureSummary] = (),
     out: Path | None = None,
     found: Sequence[Finding] | None = None,
-    past: history.Found | None = None,
+    past: history.RunHistory | None = None,
 ) -> list[Path]:
     """Write summary.md, index.html, results.csv and samples.csv (and trace_ops.csv) into a NEW folder: ``out``,
     else the store's next ``report-<time>``. The folder appears whole, or not at all. ``found`` and ``past``: the

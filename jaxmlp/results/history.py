@@ -1,4 +1,4 @@
-"""The history of benchmark runs: every benchmark seen in more than one comparable run (one machine, host and
+"""The history of benchmark runs: every benchmark seen in more than one comparable run (one machine and its
 settings: `COMPARABLE`), time-ordered, and its changes by the one change-point detector (`jaxmlp.changepoints`)."""
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ CHANGE_COLUMNS = [
 
 
 def setting(row: pd.Series) -> str:
-    """The machine and settings of a run, as one label: ``AMD EPYC, 2 cores · host vm · size quick`` (the backend is
+    """The machine and settings of a run, as one label: ``AMD EPYC, 2 cores · size quick`` (the backend is
     in the benchmark's name)."""
-    parts = [machine(row), f"host {row.get('host') or '?'}"]
+    parts = [machine(row)]
     if pd.notna(row.get("size")):
         parts.append(f"size {row['size']}")
     for key, label in (("xla_flags", "XLA_FLAGS"), ("jax_default_matmul_precision", "precision")):
@@ -163,7 +163,7 @@ def changes(
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 
-class Found(NamedTuple):
+class RunHistory(NamedTuple):
     """A folder's history: every comparable point, each machine's newest `RECENT_RUNS` runs (drawn and searched),
     the older ones summarised, and the changes in the newest."""
 
@@ -173,14 +173,14 @@ class Found(NamedTuple):
     changes: pd.DataFrame
 
 
-def found(runs: pd.DataFrame, samples: pd.DataFrame, older: pd.DataFrame | None = None) -> Found:
+def found(runs: pd.DataFrame, samples: pd.DataFrame, older: pd.DataFrame | None = None) -> RunHistory:
     """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
     `Results.older`): computed once, read by the findings and the report."""
     if older is not None and len(older):
         runs = _joined(runs, older)
     every = points(runs)
     shown, older = recent(every)
-    return Found(every, shown, older, changes(shown, samples))
+    return RunHistory(every, shown, older, changes(shown, samples))
 
 
 NUMBERS = ("median", "q1", "q3", "rounds")
@@ -205,7 +205,7 @@ def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def of(results: Results) -> Found:
+def of(results: Results) -> RunHistory:
     """`found` of a folder's results, its older runs' points included."""
     return found(results.runs, results.samples, results.older)
 

@@ -24,7 +24,7 @@ from typing import Any
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import layout, reading, rows
 from jaxmlp.results.machines import MACHINE
-from jaxmlp.results.reading import CAPTURE_SUFFIX, Found, Scan, Skipped, Summarised
+from jaxmlp.results.reading import CAPTURE_SUFFIX, ReadDocument, Scan, Skipped, Summarised
 from jaxmlp.results.schema import Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT
@@ -293,7 +293,7 @@ def scan(
         except sqlite3.OperationalError:  # another command held the index past BUSY_MS: the files alone
             return reading.scan(folder)
         kept = newest_runs(entries, keep) | newest_sweeps(entries, keep_sweeps)
-        documents: list[Found] = []
+        documents: list[ReadDocument] = []
         skipped: list[Skipped] = []
         older: list[str] = []
         for path in paths:
@@ -315,7 +315,7 @@ def scan(
     return Scan(folder, tuple(documents), tuple(sorted(captures)), tuple(skipped), tuple(summarised))
 
 
-def _read(path: Path) -> Found | Skipped:
+def _read(path: Path) -> ReadDocument | Skipped:
     """One result file read in full (a changed file since the index was updated: skipped with why)."""
     try:
         document: Document = reading.read_document(path)
@@ -323,4 +323,4 @@ def _read(path: Path) -> Found | Skipped:
         return Skipped(path, str(e).removeprefix(f"{path}: "))
     if isinstance(document, BenchmarkDocument):
         document = replace(document, source={})
-    return Found(path, document)
+    return ReadDocument(path, document)

@@ -15,8 +15,11 @@ from jaxmlp import units
 MACHINE = ("machine_cpu", "machine_cores", "machine_backend", "machine_device", "machine_name")
 """What two runs must share to be on one machine (files before schema version 5: `results.schema.upgrade`)."""
 
-ENVIRONMENT = (*MACHINE, "jax", "jaxlib", "commit")
-"""What two runs must share to be of one environment: one machine, one jax and jaxlib, one commit of the suite."""
+SETTINGS = ("size", "xla_flags", "jax_default_matmul_precision")
+"""A run's settings that change its times: two runs that differ in one are two environments."""
+ENVIRONMENT = (*MACHINE, "jax", "jaxlib", "commit", *SETTINGS)
+"""What two runs must share to be of one environment: one machine, one jax and jaxlib, one commit of the suite, the
+same settings."""
 
 
 def _known(value: Any) -> bool:
@@ -57,6 +60,12 @@ def machine_of(rows: pd.DataFrame) -> str:
 
 
 def environment(row: Mapping[str, Any] | pd.Series) -> str:
-    """An environment as words: ``jax 0.10.2, jaxlib 0.10.2, commit 8da3c890``."""
+    """An environment as words: ``jax 0.10.2, jaxlib 0.10.2, commit 8da3c890`` (then its settings where they are not
+    the defaults: ``, size full, XLA_FLAGS '--xla_...'``)."""
     commit = str(row.get("commit"))[:8] if _known(row.get("commit")) else "?"
-    return f"jax {row.get('jax') or '?'}, jaxlib {row.get('jaxlib') or '?'}, commit {commit}"
+    settings = [
+        f"{label} {value}"
+        for key, label in (("size", "size"), ("xla_flags", "XLA_FLAGS"), ("jax_default_matmul_precision", "precision"))
+        if _known(value := row.get(key)) and value not in ("quick", "default")
+    ]
+    return ", ".join([f"jax {row.get('jax') or '?'}, jaxlib {row.get('jaxlib') or '?'}, commit {commit}", *settings])

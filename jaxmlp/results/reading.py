@@ -42,7 +42,7 @@ D = TypeVar(
 
 
 @dataclass(frozen=True)
-class Found:
+class ReadDocument:
     path: Path
     document: Document
 
@@ -73,7 +73,7 @@ class Scan:
     """Everything one walk of a results folder found."""
 
     folder: Path
-    documents: tuple[Found, ...]
+    documents: tuple[ReadDocument, ...]
     captures: tuple[Path, ...]  # profiler captures (.xplane.pb), oldest run folder first
     skipped: tuple[Skipped, ...]
     summarised: tuple[Summarised, ...] = ()  # older runs, from the folder's index
@@ -164,7 +164,7 @@ def files(folder: Path) -> Iterator[Path]:
 
 def scan(folder: Path) -> Scan:
     """Every document (typed), profiler capture and skipped file (with why) under ``folder``, in one walk."""
-    documents: list[Found] = []
+    documents: list[ReadDocument] = []
     captures: list[Path] = []
     skipped: list[Skipped] = []
     for path in files(folder):
@@ -175,7 +175,7 @@ def scan(folder: Path) -> Scan:
                 document = read_document(path)
                 if isinstance(document, BenchmarkDocument):  # its typed fields only: not a thousand files' JSON
                     document = dataclasses.replace(document, source={})
-                documents.append(Found(path, document))
+                documents.append(ReadDocument(path, document))
             except JaxmlpError as e:
                 skipped.append(Skipped(path, str(e).removeprefix(f"{path}: ")))
     return Scan(folder, tuple(documents), tuple(sorted(captures)), tuple(skipped))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jaxmlp.results.machines import MACHINE
+from jaxmlp.results.machines import MACHINE, SETTINGS
 from jaxmlp.results.schema.bench import BenchmarkDocument
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
@@ -44,7 +44,7 @@ METADATA = (
 DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
 
-COMPARABLE = (*MACHINE, "host", "size", "xla_flags", "jax_default_matmul_precision")
+COMPARABLE = (*MACHINE, *SETTINGS)
 """What two runs must share for their times to be compared (`jaxmlp.results.history`)."""
 POINT_FIELDS = tuple(
     dict.fromkeys(

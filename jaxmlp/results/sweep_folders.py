@@ -15,7 +15,7 @@ from jaxmlp.results.frames import load
 from jaxmlp.results.store import ResultsStore
 
 
-class FoundChange(NamedTuple):
+class FiledChange(NamedTuple):
     """A change a sweep flagged or a timeline found: its workload, XLA-flags value, the releases around it, its kind."""
 
     workload: str
@@ -32,7 +32,7 @@ def _sweep(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     return None if rows is None else (rows, results.samples)
 
 
-def flagged_changes(folder: Path) -> list[FoundChange]:
+def flagged_changes(folder: Path) -> list[FiledChange]:
     """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it
     (`sweep_tables.release_verdicts`)."""
     sweep = _sweep(folder)
@@ -44,17 +44,17 @@ def flagged_changes(folder: Path) -> list[FoundChange]:
         releases = list(column["release"])
         for i, verdict in enumerate(column["verdict"]):
             if i and verdict in ("slower", "faster"):
-                found.append(FoundChange(str(workload), str(flags), releases[i - 1], releases[i], "flagged"))
+                found.append(FiledChange(str(workload), str(flags), releases[i - 1], releases[i], "flagged"))
     return found
 
 
-def timeline_changes(folder: Path) -> list[FoundChange]:
+def timeline_changes(folder: Path) -> list[FiledChange]:
     """The timeline in ``folder``'s changes (steps, transients, drifts), column by column
     (`sweep_tables.timeline_columns`)."""
     sweep = _sweep(folder)
     columns = [] if sweep is None else sweep_tables.timeline_columns(*sweep)
     return [
-        FoundChange(column.workload, column.xla_flags, change.before, change.at, change.kind)
+        FiledChange(column.workload, column.xla_flags, change.before, change.at, change.kind)
         for column in columns
         for change in column.changes
     ]

@@ -16,7 +16,7 @@ from jaxmlp.report.explain import explain_text
 from jaxmlp.results import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
 from jaxmlp.results.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
 from jaxmlp.results.store import ResultsStore, check_folder
-from jaxmlp.results.sweep_folders import FoundChange
+from jaxmlp.results.sweep_folders import FiledChange
 from jaxmlp.units import count
 
 HELP = "why A and B differ on a workload: the compiled program, or below it"
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def explain_change(folder: Path, change: FoundChange, matrix: Matrix) -> None:
+def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> None:
     """One change a sweep flagged or a timeline found explained with the sweep's own settings, into its folder;
     printed. Its processes are given the workload's spec (``mine.py:make``), not the name its results carry."""
     spec = spec_of(settings_of(folder), change.workload)

@@ -23,7 +23,7 @@ def findings(
     results: Results,
     traces: Sequence[CaptureSummary] = (),
     folder: Path | None = None,
-    past: history.Found | None = None,
+    past: history.RunHistory | None = None,
 ) -> tuple[Finding, ...]:
     """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
     evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.found` of the same results,

@@ -217,7 +217,7 @@ def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Findi
     )
 
 
-def changes_across_runs(results: Results, past: history.Found | None = None) -> list[Finding]:
+def changes_across_runs(results: Results, past: history.RunHistory | None = None) -> list[Finding]:
     """Per machine, the changes the detector finds over its newest comparable runs (each history is one machine's
     and settings'); ``past``: `history.found` of the same results, where the caller has it."""
     past = history.found(results.runs, results.samples) if past is None else past
