@@ -23,8 +23,6 @@ Array = jax.Array
 Layer = tuple[Array, Array]
 Params = list[Layer]
 
-LAYER_SIZES: tuple[int, ...] = (784, 512, 512, 10)
-N_TARGETS = 10
 STEP_SIZE = 0.01
 
 

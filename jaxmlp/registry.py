@@ -126,6 +126,14 @@ history is many comparisons: stricter than `ALPHA`)."""
 BATCH_SIZE = 128
 """The tutorial's batch size: the default of every command, and the batch size the overview answers for first."""
 
+STEP_NAME = "train"
+"""The name of each traced training step (`jax.profiler.StepTraceAnnotation`), as the trace readers find it."""
+
+LAYER_SIZES: tuple[int, ...] = (784, 512, 512, 10)
+"""The tutorial's MLP: its layers' widths, input to output (`jaxmlp.model` builds it)."""
+N_TARGETS = 10
+"""MNIST's classes."""
+
 PRECISIONS = ("f32", "bf16", "tf32")
 """How the MLP's matrix products are computed (``--precision``): float32 on every backend (JAX's ``highest``: at
 its default a GPU would take TF32 passes, a TPU one bfloat16 pass; `jaxmlp.model.matmul_precision`); bfloat16

@@ -330,3 +330,20 @@ def test_a_scaling_file_of_one_cell_shows_its_cell_and_why_it_has_no_speed_up(
     folder = findings(load(ResultsStore(tmp_path)))  # a folder's answer: still open, saying what is missing
     scaling = next(f for f in folder if f.question == "Scaling")
     assert not scaling.answered and said.replace("the run", "the newest scaling run") in scaling.answer
+
+
+def test_reading_results_never_loads_jax_or_torch(tmp_path):
+    """`jaxmlp summary` of a folder is reading files: JAX's seconds of import (and torch's) are not its to pay."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "reports"
+    shutil.copytree(FIXTURES / "three-calls", folder)
+    code = (
+        "import sys\nfrom jaxmlp.cli import main\n"
+        f"assert main(['summary', {str(folder)!r}]) == 0\n"
+        "print(sorted(m for m in ('jax', 'jaxlib', 'torch') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import jax
 
-from jaxmlp.registry import ONE_PROGRAM
+from jaxmlp.registry import ONE_PROGRAM, STEP_NAME
 
 if TYPE_CHECKING:
     from jaxmlp.model import Params
     from jaxmlp.pipelines.epoch_base import Epoch
     from jaxmlp.pipelines.steps import CompiledStep
-
-STEP_NAME = "train"
 
 
 class Capture(NamedTuple):

@@ -17,6 +17,7 @@ from typing import Any
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.programs import Program
 from jaxmlp.measure.records import Leaf, Output, WorkloadTimes
+from jaxmlp.measure.workload_names import parse_spec, spec_name
 from jaxmlp.registry import SWEEP_PIPELINES, SWEEP_WORKLOADS
 
 BATCH_SIZE = 128
@@ -43,27 +44,6 @@ class Workload:
         if self.programs is not None:
             return list(self.programs())
         return [Program(self.name, jax.jit(self.fn), self.args)] if self.compile is None else []
-
-
-def parse_spec(spec: str) -> tuple[str, str]:
-    """``file.py:make`` or ``module:make`` as (where, function); the function is ``make`` when not named."""
-    where, _, attribute = spec.rpartition(":") if ":" in spec else (spec, "", "make")
-    if not where or not attribute.isidentifier():
-        raise JaxmlpError(f"workload {spec!r}: name it as path/to/file.py:make or package.module:make")
-    return where, attribute
-
-
-def spec_name(spec: str) -> str:
-    """The name a user workload's results carry: the file's or module's last part, and the function when it
-    is not ``make`` (``bench/workloads/scan_heavy.py:make`` -> ``scan_heavy``)."""
-    where, attribute = parse_spec(spec)
-    stem = Path(where).stem if where.endswith(".py") else where.rpartition(".")[2]
-    return stem if attribute == "make" else f"{stem}.{attribute}"
-
-
-def workload_name(spec: str) -> str:
-    """The name a workload's results carry: a built-in's own, else `spec_name`."""
-    return spec if spec in SWEEP_WORKLOADS else spec_name(spec)
 
 
 def load_make(spec: str) -> Callable[[], Any]:

@@ -14,7 +14,7 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.corpus import Case
-from jaxmlp.measure.workload import workload_name
+from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.registry import version_key
 from jaxmlp.results import sweep_tables
 from jaxmlp.results.frames import load

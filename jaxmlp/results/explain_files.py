@@ -18,7 +18,7 @@ from jaxmlp.measure.programs import HLO_TEXT
 from jaxmlp.measure.sweep import explain as running
 from jaxmlp.measure.sweep.matrix import Say
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.measure.workload import workload_name
+from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.results import layout
 from jaxmlp.results.explain import explanation, hlo_diff
 from jaxmlp.results.schema.explain import ExplainDocument

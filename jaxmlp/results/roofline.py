@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jaxmlp import registry
-from jaxmlp.model import LAYER_SIZES, N_TARGETS
+from jaxmlp.registry import LAYER_SIZES, N_TARGETS
 
 FLOPS, MEMORY = "FLOP rate", "memory bandwidth"
 

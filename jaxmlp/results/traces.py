@@ -14,7 +14,7 @@ from typing import NamedTuple, cast
 import pandas as pd
 
 from jaxmlp import hlo
-from jaxmlp.measure.profiling import STEP_NAME
+from jaxmlp.registry import STEP_NAME
 from jaxmlp.results import layout
 from jaxmlp.results.store import Exists, write_new
 

@@ -20,7 +20,7 @@ from jaxmlp.measure.sweep.matrix import (
     unmeasured_line,
 )
 from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, is_builtin
-from jaxmlp.measure.workload import spec_name, workload_name
+from jaxmlp.measure.workload_names import spec_name, workload_name
 from jaxmlp.registry import SWEEP_WORKLOADS, version_key
 
 RecordProbe = Callable[[int, Sequence[Runner], Measured], None]

@@ -14,7 +14,7 @@ from typing import Any
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep.envs import INDEX, Source
-from jaxmlp.measure.workload import parse_spec, workload_name
+from jaxmlp.measure.workload_names import parse_spec, workload_name
 from jaxmlp.registry import ALPHA, BACKENDS, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
 
 TOLERANCE = 1e-3

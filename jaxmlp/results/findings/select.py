@@ -52,10 +52,11 @@ def _key(row: pd.Series, keys: Sequence[str]) -> tuple[str, ...]:
 
 def evidence(runs_by_file: Mapping[str, pd.DataFrame], timed_only: bool = True) -> dict[str, pd.DataFrame]:
     """Per machine, newest machine first, its benchmark rows merged across its runs: of each measurement (a
-    benchmark's full name) the newest environment's newest row (an environment: the machine, jax, jaxlib, the
-    suite's commit and the run's settings, `machines.ENVIRONMENT`), else the newest older environment's, marked in `OLDER`; a precision's floor products all from
-    the newest environment that measured that precision. Each row keeps its ``file``: the run it comes from. Rows of
-    two machines never meet; scaling runs (and with ``timed_only`` smoke-size runs) are left out."""
+    benchmark's full name) the newest environment's newest row (an environment: the machine, jax, jaxlib, the suite's
+    commit and the run's settings, `machines.ENVIRONMENT`), else the newest older environment's, marked in `OLDER`; a
+    precision's floor products all from the newest environment that measured that precision. Each row keeps its
+    ``file``: the run it comes from. Rows of two machines never meet; scaling runs (and with ``timed_only``
+    smoke-size runs) are left out."""
     by_machine: dict[tuple[str, ...], list[pd.DataFrame]] = {}
     for rows in runs_by_file.values():  # newest first
         if (timed_only and not timed(rows)) or is_scaling(rows):
