@@ -17,6 +17,8 @@ from jax import grad, jit, random, vmap
 from jax.scipy.special import logsumexp
 from jax.typing import ArrayLike, DTypeLike
 
+from jaxmlp.registry import LAYER_SIZES as LAYER_SIZES  # the MLP's sizes live in the registry (plain Python)
+from jaxmlp.registry import N_TARGETS as N_TARGETS
 from jaxmlp.registry import PRECISIONS
 
 Array = jax.Array

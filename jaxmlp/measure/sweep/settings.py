@@ -70,7 +70,7 @@ class Measuring:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The names their results carry (`jaxmlp.measure.workload.workload_name`)."""
+        """The names their results carry (`jaxmlp.measure.workload_names.workload_name`)."""
         return tuple(workload_name(spec) for spec in self.specs)
 
     def for_workers(self) -> Measuring:
