@@ -171,3 +171,16 @@ def test_the_plan_reads_what_earlier_runs_on_the_backend_measured(tmp_path):
         f"==   profile-scan: {unknown}",
         f"==   profile-seed: {unknown}",
     ]
+
+
+def test_the_plan_leaves_out_what_the_limit_cannot_start_even_unmeasured(tmp_path):
+    """Steps no earlier run measured each take at least the time the script starts them with: two of 100 s do not
+    both fit 150 s."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plan", SCRIPT.with_name("plan.py"))
+    assert spec and spec.loader
+    plan = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plan)
+    lines = plan.plan("tpu", 200, 150, tmp_path, [("bench-a", 120, 100), ("bench-b", 120, 100)])
+    assert lines[-2].endswith("LEFT OUT at 200 s") and lines[-1].startswith("== left out at 200 s: bench-b")

@@ -217,3 +217,19 @@ def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
     compiled = score(compile_case, replace(run_time, columns=(), compile_columns=run_time.columns))
     assert compiled.found and compiled.flagged[0].startswith("compile time: 0.4.34 slower than 0.4.33")
     assert score(compile_case, run_time).found is False  # a change of run time is not one of compile time
+
+
+def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_explains_nothing():
+    from jaxmlp import changepoints
+    from jaxmlp.results.corpus import Findings, score
+    from jaxmlp.results.sweep_tables import TimelineColumn
+
+    control = replace(_case(), kind="control", expect=replace(_case().expect, direction="none", release=None))
+    nothing = score(control, Findings(()))
+    assert nothing.clean is False and "nothing was measured" in nothing.why[0]
+    step = _findings([1.0, 1.0, 1.0, 1.3, 1.3])
+    flag = "--xla_cpu_use_thunk_runtime=false"
+    labels, samples = RELEASES[:3], [(1.0,) * 8] * 3  # the flag's column stops before 0.4.34: it failed there
+    column = TimelineColumn("step", flag, labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
+    unmeasured = score(_case(cause="flag", flag=flag), replace(step, columns=(*step.columns, column)))
+    assert unmeasured.found and unmeasured.explained is None and "not measured at 0.4.34" in unmeasured.why[-1]

@@ -95,13 +95,22 @@ def test_a_figure_the_newest_environment_lacks_comes_from_an_older_one_and_says_
     assert THIRD not in loaders.answer  # the older environment's own seed_batched row: replaced, never cited
 
 
-def test_a_run_with_an_xla_flag_is_an_environment_of_its_own(folder):
-    flagged = "bench-20261206T020000-tpu.json"  # the third call again, same commit, with an XLA flag set
-    _copy(folder, THIRD, flagged, "2026-12-06T02:00:00+00:00", xla_flags="--xla_tpu_enable_latency_hiding=false")
+def test_a_run_with_an_xla_flag_never_passes_for_a_plain_one(folder):
+    flagged = "bench-20261206T020000-tpu.json"  # the third call again, newer, same commit, with an XLA flag set
+    flag = "--xla_tpu_enable_latency_hiding=false"
+    _copy(folder, THIRD, flagged, "2026-12-06T02:00:00+00:00", xla_flags=flag)
     (loaders,) = _answers(folder, LOADERS)
-    assert f"[{flagged}]" in loaders.answer  # the newest environment's row
-    # the first call's batched epoch comes from another environment of the same commit: said so, with no flag
-    assert "from an older environment (jax 0.10.2, jaxlib 0.10.2, commit 5fd1f16):" in loaders.answer
+    assert flagged not in loaders.answer and "older environment" not in loaders.answer  # the plain runs answer
+    only = json.loads((folder / flagged).read_text())  # now the flagged run alone measured the seed_batched epochs
+    for name in (FIRST, SECOND, THIRD):
+        doc = json.loads((folder / name).read_text())
+        doc["benchmarks"] = [b for b in doc["benchmarks"] if "seed_batched" not in b["name"]]
+        (folder / name).write_text(json.dumps(doc))
+    assert any("seed_batched" in b["name"] for b in only["benchmarks"])
+    (loaders,) = _answers(folder, LOADERS)
+    assert f"seed_batched, 2 workers (1.19 s) [{flagged}]" in loaders.answer  # only it measured them: it fills in
+    said = f"Figures from a run with other settings (jax 0.10.2, jaxlib 0.10.2, commit 5fd1f16, XLA_FLAGS {flag}): "
+    assert said + flagged in loaders.answer  # and the answer says so, with its flag
 
 
 def test_a_machine_is_named_only_where_the_user_asks(monkeypatch):

@@ -231,6 +231,15 @@ def test_a_runs_traces_are_computed_into_tables_once_kept_beside_it_and_a_bad_on
     }
     assert not kept.exists()
 
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    with pytest.MonkeyPatch.context() as m:  # a folder the user may only read (root ignores modes: refused here)
+        m.setattr(traces, "write_new", refused)
+        tables, unread = op_tables(bench)
+    assert "seed" in tables and not kept.exists()  # computed and shown, not kept
+    assert unread == {"ops-seed.csv": f"computed, not kept (Permission denied: {run})"}
+
 
 def test_the_loader_answer_says_what_its_table_marks_fastest(folder):
     """Input alone is fastest with the row its table marks so; the loaders that take workers are a point apart."""

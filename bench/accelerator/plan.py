@@ -46,7 +46,7 @@ def plan(backend: str, limit: int, left: int, reports: Path, steps: list[tuple[s
     before, at its need; one not, at the least time the script starts it with)."""
     found = measured(reports, backend)
     lines = [f"== plan: {len(steps)} steps in the {left} s the {limit} s limit leaves them"]
-    used, left_out, unknown = 0, [], []
+    used, reserved, left_out, unknown = 0, 0, [], []  # reserved: the least each unmeasured step starts with
     for name, cap, least in steps:
         if name in found:
             seconds, completed, log = found[name]
@@ -55,12 +55,14 @@ def plan(backend: str, limit: int, left: int, reports: Path, steps: list[tuple[s
             said += f" ({log}); cap {cap} s"
         else:
             need, said = least, f"needs unknown (no earlier {backend} run's log in {reports} has it); cap {cap} s"
-        if used + need > left:
+        if used + reserved + need > left:
             left_out.append(name)
             lines.append(f"==   {name}: {said}: LEFT OUT at {limit} s")
             continue
-        used += need if name in found else 0
-        if name not in found:
+        if name in found:
+            used += need
+        else:
+            reserved += need
             unknown.append(name)
         lines.append(f"==   {name}: {said}")
     summary = f"left out at {limit} s: {', '.join(left_out)}" if left_out else f"nothing left out at {limit} s"

@@ -96,8 +96,10 @@ def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: 
         why.append(f"its command stopped: {findings.error}")
     expect = case.expect
     if case.is_control:
-        clean = not flagged and not failures and not findings.error
+        clean = base is not None and not flagged and not failures and not findings.error
         out = replace(out, clean=clean)
+        if base is None:
+            why.append(f"nothing was measured of {name}: a control is clean only where it was measured")
         if flagged:
             why.append(f"a control, yet flagged: {'; '.join(flagged)}")
     elif expect.direction == "fails":
@@ -173,6 +175,11 @@ def _explained(
         flagged = _column(findings, workload_name(case.workload), expect.flag, case.metric)
         if flagged is None:
             return replace(out, explained=False), [f"no column ran with {expect.flag}"]
+        before = _before(case, expect.release)
+        missing = [r for r in (before, expect.release) if r is not None and not _measured(flagged, r)]
+        if missing:  # a flag that failed on a release cannot be said to undo anything there
+            said = f"{expect.flag} not measured at {', '.join(missing)}"
+            return replace(out, explanation=f"flag: {said}", explained=None), [said]
         undone = _at(flagged, expect.release, expect.direction) is None and out.found is True
         kind = f"flag: {expect.flag} {'undoes it' if undone else 'does not undo it'}"
         return replace(out, explanation=kind, explained=undone), [] if undone else [kind]
@@ -189,6 +196,17 @@ def _explained(
         return replace(out, explanation=kind), []
     right = kind == "program"
     return replace(out, explanation=kind, explained=right), [] if right else [f"expected a program change; {kind}"]
+
+
+def _before(case: Case, release: str) -> str | None:
+    """The case's release before ``release`` (its list is oldest first); None for the first."""
+    at = case.releases.index(release) if release in case.releases else 0
+    return case.releases[at - 1] if at > 0 else None
+
+
+def _measured(column: sweep_tables.TimelineColumn, release: str) -> bool:
+    """Whether a timeline column holds samples of ``release``."""
+    return release in column.releases and bool(column.samples[column.releases.index(release)])
 
 
 def totals(scores: Sequence[CaseScore]) -> dict[str, Any]:

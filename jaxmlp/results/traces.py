@@ -278,26 +278,29 @@ def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
     return table, ""
 
 
-def computed_ops(folder: Path, pipeline: str, xplane: Path) -> str:
+def computed_ops(folder: Path, pipeline: str, xplane: Path) -> tuple[pd.DataFrame | None, str]:
     """The operation table of ``xplane`` (`hlo_stats`) kept in ``folder`` as `layout.OPS_FILE`, written atomically,
-    where no readable one is kept there already (one that cannot be read is computed again); "" once kept, else why
-    it is not."""
+    where no readable one is kept there already (one that cannot be read is computed again). Returns the table where
+    it was computed but could not be kept (a folder not writable), else None; and why it is not kept, else ""."""
     path = folder / layout.OPS_FILE.format(pipeline=pipeline)
     if path.exists() and read_ops(path)[0] is not None:
-        return ""
+        return None, ""
     try:
         table = hlo_stats(xplane)
     except Exception as e:  # a damaged trace: xprof's converter raises its own errors
         said = str(e).strip().splitlines()
-        return f"its trace {xplane.name} not read by xprof: {said[0] if said else type(e).__name__}"
+        return None, f"its trace {xplane.name} not read by xprof: {said[0] if said else type(e).__name__}"
     if table is None:
-        return (
+        return None, (
             "its trace's operation table not computed: xprof is not installed (pip install tensorboard-plugin-profile)"
         )
-    path.unlink(missing_ok=True)  # a kept table that could not be read: replaced by the one computed now
-    with contextlib.suppress(Exists):  # another command computed it at the same time: theirs is kept
-        write_new(path, table.to_csv(index=False))
-    return ""
+    try:
+        path.unlink(missing_ok=True)  # a kept table that could not be read: replaced by the one computed now
+        with contextlib.suppress(Exists):  # another command computed it at the same time: theirs is kept
+            write_new(path, table.to_csv(index=False))
+    except OSError as e:  # a folder the user may only read: the table is shown, not kept
+        return table, f"computed, not kept ({e.strerror or type(e).__name__}: {folder})"
+    return None, ""
 
 
 def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
@@ -311,7 +314,10 @@ def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str
     if folder is None or not folder.is_dir():
         return tables, unread
     for pipeline, xplane in run_traces(folder).items():
-        if why := computed_ops(folder, pipeline, xplane):
+        table, why = computed_ops(folder, pipeline, xplane)
+        if table is not None:  # computed, not kept: shown all the same
+            tables[pipeline] = table
+        if why:
             unread[layout.OPS_FILE.format(pipeline=pipeline)] = why
     for path in sorted(folder.glob(layout.OPS_FILE.format(pipeline="*"))):
         of = layout.ops_pipeline(path)

@@ -70,13 +70,13 @@ def _where(rows: pd.DataFrame, folder: Path | None) -> str:
 
 
 def _older(rows: pd.DataFrame) -> str:
-    """What an answer says of its figures from an older environment of its machine (`select.OLDER`): which
-    environment and run; "" where none is."""
+    """What an answer says of its figures from an older environment of its machine, or from a run with other settings
+    (`select.OLDER`): which environment and run; "" where none is."""
     if OLDER not in rows:
         return ""
     older = rows[rows[OLDER].astype(bool)]
     said = [
-        f"from an older environment ({env}): {', '.join(Path(f).name for f in runs_of(part))}"
+        f"from {env}: {', '.join(Path(f).name for f in runs_of(part))}"
         for env, part in older.groupby(OLDER, sort=False)
     ]
     return f" Figures {'; '.join(said)}." if said else ""

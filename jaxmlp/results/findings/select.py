@@ -39,11 +39,9 @@ def stamp_of(rows: pd.DataFrame) -> str:
 
 
 OLDER = "older_environment"
-"""The column `evidence` marks a row with where it comes from an older environment than its machine's newest (the
-environment in words, `machines.environment`; "" for the newest's)."""
-
-FLOOR_PRODUCTS = (registry.GEMM.id, registry.MATMUL.id)
-"""The rows a floor is the best of: a precision's floor is taken whole from one environment, never mixed."""
+"""The column `evidence` marks a row with where it comes from, where that is not its machine's newest plain
+environment: "an older environment (...)" or "a run with other settings (...)" (`machines.environment`); "" for the
+newest's. A run with XLA flags or another matmul precision fills in only what no plain run measured."""
 
 
 def _key(row: pd.Series, keys: Sequence[str]) -> tuple[str, ...]:
@@ -67,19 +65,33 @@ def evidence(runs_by_file: Mapping[str, pd.DataFrame], timed_only: bool = True) 
 
 def _merged(files: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """One machine's runs (newest first) as one set of rows: `evidence`'s rule."""
+    plain = [rows for rows in files if _plain(rows.iloc[0])]
     ranks: dict[tuple[str, ...], int] = {}
     frames = []
-    for rows in files:
+    for rows in [*plain, *(rows for rows in files if not _plain(rows.iloc[0]))]:  # a plain run before a flagged one
         rank = ranks.setdefault(_key(rows.iloc[0], ENVIRONMENT), len(ranks))
-        frames.append(rows.assign(_rank=rank, **{OLDER: environment(rows.iloc[0]) if rank else ""}))
-    rows = pd.concat(frames, ignore_index=True)  # newest environment first, and in each the newest run first
-    floor = rows["test"].isin(FLOOR_PRODUCTS)
+        frames.append(rows.assign(_rank=rank, **{OLDER: _said(rows.iloc[0], rank)}))
+    rows = pd.concat(frames, ignore_index=True).sort_values("_rank", kind="stable")  # newest environment first
+    floor = rows["test"].isin(registry.FLOOR_PRODUCTS)  # a precision's floor: whole from one environment
     if floor.any():
         precision = rows["precision"].fillna("f32") if "precision" in rows else pd.Series("f32", index=rows.index)
         unit = rows["backend"].astype(str) + "/" + precision.astype(str)
         first = rows[floor].groupby(unit[floor])["_rank"].transform("min")
         rows = rows.drop(index=first.index[rows.loc[first.index, "_rank"] != first])
     return rows.drop_duplicates("name", keep="first").drop(columns="_rank").reset_index(drop=True)
+
+
+def _plain(row: pd.Series) -> bool:
+    """Whether a run ran with the default settings: no XLA flags, the default float32 matmul precision."""
+    flags, precision = row.get("xla_flags"), row.get("jax_default_matmul_precision")
+    return (pd.isna(flags) or not flags) and (pd.isna(precision) or precision in ("", "default"))
+
+
+def _said(row: pd.Series, rank: int) -> str:
+    """What an answer says of a row from this run's environment (`OLDER`): nothing for the newest plain one."""
+    if not _plain(row):
+        return f"a run with other settings ({environment(row)})"
+    return f"an older environment ({environment(row)})" if rank else ""
 
 
 def runs_of(rows: pd.DataFrame) -> list[str]:

@@ -96,8 +96,6 @@ def _with_machine(kind: str, doc: JSON) -> JSON:
     return doc
 
 
-FLOOR_PRODUCTS = (registry.GEMM.id, registry.MATMUL.id)
-"""The benchmarks whose rounds held several products up to version 3 (``extra_info["calls"]``)."""
 PER_ROUND = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "ld15iqr", "hd15iqr", "total")
 """The pytest-benchmark statistics in seconds: divided by a round's calls for one product's share."""
 
@@ -112,7 +110,9 @@ def _floor_per_product(doc: JSON) -> JSON:
     for row in doc["benchmarks"]:  # a row of the wrong type is left for `BenchmarkRow.from_json` to name
         extra = row.get("extra_info") if isinstance(row, Mapping) else None
         calls = extra.get("calls") if isinstance(extra, Mapping) else None
-        floor = isinstance(row, Mapping) and registry.benchmark_id(str(row.get("name"))) in FLOOR_PRODUCTS
+        floor = (
+            isinstance(row, Mapping) and registry.benchmark_id(str(row.get("name"))) in registry.FLOOR_PRODUCTS
+        )  # their rounds held several products up to version 3
         if not floor or not isinstance(calls, int) or calls < 2 or not isinstance(row.get("stats"), Mapping):
             rows.append(row)
             continue
