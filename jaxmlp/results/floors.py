@@ -214,7 +214,8 @@ def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
     known = {c: epochs[c].dropna() if c in epochs else pd.Series(dtype=float) for c in ("steps", "samples")}
     rows = []
     for _, epoch in epochs.iterrows():
-        precision = epoch.get("precision") if isinstance(epoch.get("precision"), str) else "f32"  # NaN: f32
+        given = epoch.get("precision")
+        precision = given if isinstance(given, str) else "f32"  # a row without one (NaN): f32
         # a row without them (a benchmark that failed after its rounds): the run's other epochs', of one training set
         steps = _given(epoch, "steps", float(known["steps"].median()))
         samples = _given(epoch, "samples", float(known["samples"].median()))
