@@ -29,6 +29,9 @@ SIZES = {
         "epoch_rounds": 1,
         "warmup_rounds": 0,
         "floor_repeats": 1,
+        # a check that each step works, timing nothing: a small product (a bf16 2048³ one takes minutes on a CPU
+        # without bf16 instructions)
+        "floor_square": (256, 256, 256),
         "update_batch_size": (32, 128),
         "predict_batch_size": (1, 16),
         "workers": (0, 2),
@@ -219,8 +222,8 @@ def datasets(request, sizes):
 
 @pytest.fixture(scope="session")
 def floor_rates_in(device, sizes):
-    """FLOP/s of a 2048^3 matmul in each library that multiplies on this backend (XLA, PyTorch, numpy's BLAS), per
-    precision (`registry.GEMM_PRECISIONS`; bf16: bfloat16 operands, float32 accumulation), each measured once in
+    """FLOP/s of a 2048^3 matmul (a smoke run: 256^3) in each library that multiplies on this backend (XLA,
+    PyTorch, numpy's BLAS), per precision (`registry.GEMM_PRECISIONS`; bf16: bfloat16 operands, float32 accumulation), each measured once in
     this pytest run when first asked, so the epochs' ratios to it are of one run: ``floor_rates_in("bf16")``."""
     from jaxmlp.measure import floor
 
@@ -228,7 +231,8 @@ def floor_rates_in(device, sizes):
 
     def of(precision: str) -> dict[str, float]:
         if precision not in done:
-            done[precision] = floor.floor_rates(device, repeats=sizes["floor_repeats"], precision=precision)
+            square = sizes.get("floor_square", floor.SQUARE)
+            done[precision] = floor.floor_rates(device, sizes["floor_repeats"], precision, square)
         return done[precision]
 
     return of

@@ -85,12 +85,13 @@ print(model.max_relative_difference(sharded, p), model.max_relative_difference(s
 
 
 def test_the_sharded_epoch_differs_from_one_device_only_by_the_order_of_the_sum():
-    """Two devices against one: over a whole epoch the difference can grow to 1e-3, but one device that sums each
-    batch's gradient in two halves (the order the all-reduce over 2 devices uses) computes the same params."""
+    """Two devices against one: over a whole epoch the difference can grow to 1e-3 (how far depends on the CPU's
+    kernels: 2e-7 on an AMD EPYC, over 1e-4 on an Intel Xeon), but one device that sums each batch's gradient in two
+    halves (the order the all-reduce over 2 devices uses) computes the same params, closer than the plain scan."""
     done = run(["-c", HALVES], devices=2)
     assert done.returncode == 0, done.stderr
     to_halves, to_scan = map(float, done.stdout.split())
-    assert to_halves < 1e-6 and 1e-4 < to_scan < scaling.TOLERANCE
+    assert to_halves < 1e-6 and to_halves < to_scan < scaling.TOLERANCE
 
 
 def test_a_batch_that_does_not_split_over_the_devices_is_one_line():

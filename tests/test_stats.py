@@ -93,7 +93,7 @@ def test_compare_warns_when_the_two_sides_come_from_different_machines(tmp_path,
     assert main(["compare", str(base), str(other)]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("jaxmlp compare: warning: ")
-    assert "cpu_model AMD EPYC" in err and "cpu_model Intel Xeon" in err and "compare the machines too" in err
+    assert "(AMD EPYC, 2 cores)" in err and "(Intel Xeon, 2 cores)" in err and "compare the machines too" in err
 
 
 def test_compare_reads_folders_and_pools_their_samples(tmp_path, capsys):

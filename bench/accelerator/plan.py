@@ -41,6 +41,12 @@ def measured(reports: Path, backend: str) -> dict[str, tuple[int, bool, str]]:
     return found
 
 
+def _shown(path: str | Path) -> str:
+    """A path as the plan prints it: relative to the folder the script runs in, where it lies under it."""
+    here, where = Path.cwd().resolve(), Path(path).resolve()
+    return str(where.relative_to(here)) if where.is_relative_to(here) else str(path)
+
+
 def plan(backend: str, limit: int, left: int, reports: Path, steps: list[tuple[str, int, int]]) -> list[str]:
     """The plan's lines: the time the steps have, a line a step, and what the limit leaves out (a step measured
     before, at its need; one not, at the least time the script starts it with)."""
@@ -52,9 +58,10 @@ def plan(backend: str, limit: int, left: int, reports: Path, steps: list[tuple[s
             seconds, completed, log = found[name]
             need = min(seconds, cap) if completed else cap
             said = f"needs about {seconds} s" if completed else f"needs more than {seconds} s (cut off)"
-            said += f" ({log}); cap {cap} s"
+            said += f" ({_shown(log)}); cap {cap} s"
         else:
-            need, said = least, f"needs unknown (no earlier {backend} run's log in {reports} has it); cap {cap} s"
+            where = _shown(reports)
+            need, said = least, f"needs unknown (no earlier {backend} run's log in {where} has it); cap {cap} s"
         if used + reserved + need > left:
             left_out.append(name)
             lines.append(f"==   {name}: {said}: LEFT OUT at {limit} s")

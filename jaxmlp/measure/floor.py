@@ -239,11 +239,13 @@ def gemm_flops_per_second(product: Gemm, repeats: int = 10, held: int = HELD_BYT
     return calls * product.flops / median_seconds(lambda: product.run(calls), repeats)
 
 
-def floor_rates(device: jax.Device, repeats: int = 10, precision: str = "f32") -> dict[str, float]:
-    """The FLOP/s of `SQUARE` in ``precision`` (`registry.GEMM_PRECISIONS`) in each library that multiplies so on
-    ``device``'s platform, XLA first."""
+def floor_rates(
+    device: jax.Device, repeats: int = 10, precision: str = "f32", square: Shape = SQUARE
+) -> dict[str, float]:
+    """The FLOP/s of ``square`` (`SQUARE` unless a smoke run's check asks for less) in ``precision``
+    (`registry.GEMM_PRECISIONS`) in each library that multiplies so on ``device``'s platform, XLA first."""
     return {
-        library: gemm_flops_per_second(gemm(library, precision, SQUARE, device), repeats, held_bytes(device))
+        library: gemm_flops_per_second(gemm(library, precision, square, device), repeats, held_bytes(device))
         for library in registry.GEMM_LIBRARIES
         if unavailable(library, precision, device.platform) is None
     }
