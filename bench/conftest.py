@@ -223,8 +223,9 @@ def datasets(request, sizes):
 @pytest.fixture(scope="session")
 def floor_rates_in(device, sizes):
     """FLOP/s of a 2048^3 matmul (a smoke run: 256^3) in each library that multiplies on this backend (XLA,
-    PyTorch, numpy's BLAS), per precision (`registry.GEMM_PRECISIONS`; bf16: bfloat16 operands, float32 accumulation), each measured once in
-    this pytest run when first asked, so the epochs' ratios to it are of one run: ``floor_rates_in("bf16")``."""
+    PyTorch, numpy's BLAS), per precision (`registry.GEMM_PRECISIONS`; bf16: bfloat16 operands, float32
+    accumulation), each measured once in this pytest run when first asked, so the epochs' ratios to it are of one
+    run: ``floor_rates_in("bf16")``."""
     from jaxmlp.measure import floor
 
     done: dict[str, dict[str, float]] = {}
