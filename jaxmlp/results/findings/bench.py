@@ -12,7 +12,18 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import layout, roofline, tables
+from jaxmlp.results import roofline, tables
+from jaxmlp.results.findings.citing import (
+    cite,
+    epoch_cite,
+    floor_cite,
+    floor_source,
+    ladder_run,
+    loader_run,
+    older_note,
+    runs_read,
+    with_runs,
+)
 from jaxmlp.results.findings.model import (
     BENCHMARKS,
     CPU_ACCELERATOR,
@@ -21,11 +32,8 @@ from jaxmlp.results.findings.model import (
     LOADERS,
     Finding,
     Table,
-    shown,
 )
-from jaxmlp.results.findings.select import OLDER, machine_of, newest_per_backend, runs_of, timed
-from jaxmlp.results.ladders import FLOOR_RUNG
-from jaxmlp.results.layout import shown_stamp
+from jaxmlp.results.findings.select import machine_of, newest_per_backend, timed
 from jaxmlp.units import count, duration, flop_rate, ratio, size
 
 LOADER_CAPTION = (
@@ -59,89 +67,6 @@ PROCESS_MEMORY_CAPTION = (
     "started (it could not be reset before each benchmark here, so a value holds every benchmark its process ran "
     f"before it, and none is a benchmark's own); {DEVICE_PEAK}"
 )
-
-
-def _where(rows: pd.DataFrame, folder: Path | None) -> str:
-    """The runs rows come from, newest first: ``bench-…-tpu.json (12-06 01:20); bench-…-tpu.json (12-05 20:46)``."""
-    stamps = rows.drop_duplicates("file").set_index("file")["timestamp"]
-    return "; ".join(
-        f"{shown(f, folder)} ({shown_stamp(layout.stamp_in(f) or layout.stamp(str(stamps[f])))})" for f in runs_of(rows)
-    )
-
-
-def _older(rows: pd.DataFrame) -> str:
-    """What an answer says of its figures from an older environment of its machine, or from a run with other settings
-    (`select.OLDER`): which environment and run; "" where none is."""
-    if OLDER not in rows:
-        return ""
-    older = rows[rows[OLDER].astype(bool)]
-    said = [
-        f"from {env}: {', '.join(Path(f).name for f in runs_of(part))}"
-        for env, part in older.groupby(OLDER, sort=False)
-    ]
-    return f" Figures {'; '.join(said)}." if said else ""
-
-
-def _text(value: Any) -> str:
-    """A parameter as a name spells it (``2``, not ``2.0``)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _source(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
-    """The run (its file's name) of the newest row of ``bench`` with ``params``; "" where none is."""
-    mine = rows[rows["test"] == bench.id]
-    for key, value in params.items():
-        if key in mine:
-            column = mine[key].astype(object).where(mine[key].notna(), bench.defaults.get(key, ""))
-            mine = mine[column.map(_text) == _text(value)]
-    return Path(str(mine["file"].iloc[0])).name if len(mine) else ""
-
-
-def _cite(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
-    """`` [bench-….json]``: the run a figure comes from (`_source`), where the answer rests on more than one run;
-    else ""."""
-    source = _source(rows, bench, **params) if rows["file"].nunique() > 1 else ""
-    return f" [{source}]" if source else ""
-
-
-def _epoch_source(part: pd.DataFrame, row: Any) -> str:
-    return _source(
-        part, registry.EPOCH, backend=row.backend, pipeline=row.pipeline, workers=row.workers, precision=row.precision
-    )
-
-
-def _floor_source(part: pd.DataFrame, floor: Any) -> str:
-    """The run of a floor's product: a GEMM row of its library and precision, else the float32 matmul."""
-    gemm = _source(part, registry.GEMM, backend=floor.backend, library=floor.library, precision=floor.precision)
-    return gemm or _source(part, registry.MATMUL, backend=floor.backend)
-
-
-def _ladder_run(part: pd.DataFrame, row: Any) -> str:
-    """The run of a pipeline ladder's row: its floor's product, the step's matmuls or its epoch."""
-    if str(row.rung).startswith(FLOOR_RUNG):
-        return _floor_source(part, row)
-    if row.rung == tables.STEP_GEMMS:
-        return _source(part, registry.STEP_GEMMS, backend=row.backend)
-    return _epoch_source(part, row)
-
-
-def _loader_run(part: pd.DataFrame, row: Any) -> str:
-    """The runs of a loader ladder's row: its input alone's and its epoch's."""
-    said = [
-        _source(part, registry.LOADER, pipeline=row.pipeline, workers=row.workers) if pd.notna(row.loader_s) else "",
-        _epoch_source(part, row) if pd.notna(row.epoch_s) else "",
-    ]
-    return "; ".join(dict.fromkeys(s for s in said if s))
-
-
-def with_runs(table: pd.DataFrame, part: pd.DataFrame, run: Any) -> pd.DataFrame:
-    """``table`` with a ``run`` column (``run(part, row)``: the file each row comes from) where ``part`` spans more
-    than one run; as it is where one run answers."""
-    if table.empty or part["file"].nunique() < 2:
-        return table
-    return table.assign(run=[run(part, row) for row in table.itertuples()])
 
 
 def _speedups(table: pd.DataFrame, column: str) -> str:
@@ -197,7 +122,9 @@ def _per_backend(
         text, shown_tables = answer(part, table(part))
         read = _read(part, table)
         out.append(
-            Finding(question, text + _older(read), anchor, True, _where(read, folder), machine_of(part), shown_tables)
+            Finding(
+                question, text + older_note(read), anchor, True, runs_read(read, folder), machine_of(part), shown_tables
+            )
         )
     return out
 
@@ -254,13 +181,6 @@ def _loader(row: Any) -> str:
     return f"{row.pipeline}, {count(workers, 'worker')}" if workers else f"{row.pipeline} without workers"
 
 
-def _epoch_cite(part: pd.DataFrame, row: Any) -> str:
-    """`_cite` of a ladder row's epoch."""
-    return _cite(
-        part, registry.EPOCH, backend=row.backend, pipeline=row.pipeline, workers=row.workers, precision=row.precision
-    )
-
-
 def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
     epochs = table.dropna(subset=["epoch_s"]).sort_values("epoch_s")
     parts = []
@@ -268,28 +188,28 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
         best = epochs.iloc[0]
         parts.append(
             f"the fastest training epoch fed by a loader is {_rung(best)} ({duration(best.epoch_s)}, "
-            f"{ratio(best.epoch_x_floor)} the {best.precision} floor){_epoch_cite(part, best)}"
+            f"{ratio(best.epoch_x_floor)} the {best.precision} floor){epoch_cite(part, best)}"
         )
         workers = epochs[epochs["pipeline"].isin(registry.WORKER_PIPELINES) & (epochs["workers"] > 0)]
         if len(workers):
             w = workers.iloc[0]
-            parts.append(f"with worker processes, {_rung(w)} ({duration(w.epoch_s)}){_epoch_cite(part, w)}")
+            parts.append(f"with worker processes, {_rung(w)} ({duration(w.epoch_s)}){epoch_cite(part, w)}")
     alone = table.dropna(subset=["loader_s"]).sort_values("loader_s", kind="stable")
     if len(alone):
         best = alone.iloc[0]  # the row the table marks fastest: the smallest median
         parts.append(
             f"input alone is fastest with {_loader(best)} ({duration(best.loader_s)} an epoch)"
-            + _cite(part, registry.LOADER, pipeline=best.pipeline, workers=best.workers)
+            + cite(part, registry.LOADER, pipeline=best.pipeline, workers=best.workers)
         )
         with_workers = alone[alone["pipeline"].isin(registry.WORKER_PIPELINES)]
         if len(with_workers) and with_workers.index[0] != alone.index[0]:
             w = with_workers.iloc[0]
             parts.append(
                 f"of the loaders that can use worker processes, {_loader(w)} ({duration(w.loader_s)} an epoch)"
-                + _cite(part, registry.LOADER, pipeline=w.pipeline, workers=w.workers)
+                + cite(part, registry.LOADER, pipeline=w.pipeline, workers=w.workers)
             )
     text = "; ".join(parts) or "no loader was timed"
-    return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, with_runs(table, part, _loader_run)),)
+    return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, with_runs(table, part, loader_run)),)
 
 
 def loaders(
@@ -307,12 +227,6 @@ def loaders(
     )
 
 
-def _floor_cite(part: pd.DataFrame, floor: Any) -> str:
-    """`_cite` of a floor's product (`_floor_source`)."""
-    source = _floor_source(part, floor) if part["file"].nunique() > 1 else ""
-    return f" [{source}]" if source else ""
-
-
 def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
     parts = []
     for line in tables.ladder_headlines(ladder):
@@ -321,9 +235,9 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
             continue
         parts.append(
             f"{line['precision']}: the fastest pipeline, {fastest.rung.removeprefix(tables.PIPELINE_RUNG)}, "
-            f"takes {duration(fastest.epoch_s)} an epoch{_epoch_cite(part, fastest)}, {ratio(fastest.x_floor)} the "
+            f"takes {duration(fastest.epoch_s)} an epoch{epoch_cite(part, fastest)}, {ratio(fastest.x_floor)} the "
             f"{line['precision']} floor ({duration(floor.epoch_s)} at {flop_rate(floor.gflop_per_s * 1e9)}, "
-            f"{floor.library}){_floor_cite(part, floor)}"
+            f"{floor.library}){floor_cite(part, floor)}"
         )
     text = "; ".join(parts) or "No pipeline was timed against a floor"
     roof = tables.epoch_roofline(part)
@@ -339,8 +253,8 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
             "bandwidth, the loop's own cost): " + "; ".join(bounds)
         )
     shown_tables = [
-        Table(FLOORS_CAPTION, with_runs(tables.floors(part).drop(columns="flops"), part, _floor_source)),
-        Table(LADDER_CAPTION, with_runs(ladder, part, _ladder_run)),
+        Table(FLOORS_CAPTION, with_runs(tables.floors(part).drop(columns="flops"), part, floor_source)),
+        Table(LADDER_CAPTION, with_runs(ladder, part, ladder_run)),
     ]
     gemm = tables.gemm_rates(part)
     if len(gemm):
@@ -423,14 +337,16 @@ def goals(
         met = sum(bool(g["met"]) for g in mine)
         measured = sum(g["met"] is not None for g in mine)
         missed = [g["goal"] for g in mine if g["met"] is False]
-        text = f"{met} of {measured} met" + (f"; missed: {'; '.join(missed)}" if missed else "") + "." + _older(part)
+        text = (
+            f"{met} of {measured} met" + (f"; missed: {'; '.join(missed)}" if missed else "") + "." + older_note(part)
+        )
         out.append(
             Finding(
                 tables.goal_group(backend),
                 text,
                 GOALS,
                 True,
-                _where(part, folder),
+                runs_read(part, folder),
                 machine_of(part),
                 (Table("Goals, read from this run's epochs and GEMMs", goals_frame(mine)),),
             )
@@ -488,7 +404,7 @@ def results_folder(
                 "; ".join(said) + ".",
                 BENCHMARKS,
                 True,
-                _where(rows, folder),
+                runs_read(rows, folder),
                 name,
                 (Table(RESULTS_FOLDER_CAPTION, table),),
             )
@@ -529,7 +445,7 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
                 text[0].upper() + text[1:],
                 CPU_ACCELERATOR,
                 True,
-                f"{_where(cpu, folder)}; {_where(other, folder)}",
+                f"{runs_read(cpu, folder)}; {runs_read(other, folder)}",
                 f"{machine_of(cpu)} against {machine_of(other)}",
                 shown_tables,
             )
