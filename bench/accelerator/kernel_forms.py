@@ -31,7 +31,7 @@ from jaxmlp.pipelines import pallas_epoch
 from jaxmlp.pipelines.array_epochs import PallasEpoch
 from jaxmlp.pipelines.loaders import as_arrays
 from jaxmlp.pipelines.mnist import load_arrays
-from jaxmlp.pipelines.steps import epoch_steps, images_for, jit_step, scan_steps, slices
+from jaxmlp.pipelines.steps import epoch_steps, images_for, jit_step, padded_batches, scan_steps, slices
 
 SCHEMA_VERSION = 1
 F = pallas_epoch.Form
@@ -44,61 +44,36 @@ KERNEL_FORMS = {
 SCAN_VARIANTS = {
     "bf16": [
         *[(form, unroll, how) for form in ("vjp", "casts") for unroll in (2, 4) for how in ("two programs", "padded")],
-        ("vjp", 2, "one program"),
-        ("casts", 4, "one program"),
         ("vjp", 2, "full batches only"),
         ("casts", 4, "full batches only"),
     ],
-    "f32": [("-", unroll, how) for unroll in (1, 2) for how in ("two programs", "padded")] + [("-", 1, "one program")],
+    "f32": [("-", unroll, how) for unroll in (1, 2) for how in ("two programs", "padded")],
 }
-"""(bf16 step form, unroll, how the last batch runs) of each scan variant; how: `scan_program`."""
+"""(bf16 step form, unroll, how the last batch runs) of each scan variant; how: `scan_program` (the second run,
+reports/kernel-forms-20261206T114025-tpu.jsonl, also timed ``one program``, the last batch's step after the scan in the
+same program: slower, and gone from the pipelines)."""
 
 
 def scan_batches(x: np.ndarray, targets: np.ndarray) -> dict[str, Any]:
-    """The scan's inputs: the full batches, the smaller last batch, and every batch padded to 128 rows with its
-    step size's factor (the last batch's 128 / its rows: its mean over 128 rows is that much smaller)."""
+    """The scan's inputs: the full batches, the smaller last batch, and every batch as the pipelines' scan takes them
+    (`steps.padded_batches`: the last padded to 128 rows, with its step size's factor)."""
     n_full, rest = divmod(len(x), 128)
     cut = n_full * 128
-    steps = n_full + (1 if rest else 0)
-    padded_x = np.zeros((steps * 128, x.shape[1]), x.dtype)
-    padded_x[: len(x)] = x
-    padded_y = np.zeros((steps * 128, targets.shape[1]), targets.dtype)
-    padded_y[: len(x)] = targets
-    factors = np.ones(steps, np.float32)
-    if rest:
-        factors[-1] = 128 / rest
     return {
         "full": jax.device_put((x[:cut].reshape(n_full, 128, -1), targets[:cut].reshape(n_full, 128, -1))),
         "last": jax.device_put((x[cut:], targets[cut:])) if rest else None,
-        "padded": jax.device_put((padded_x.reshape(steps, 128, -1), padded_y.reshape(steps, 128, -1), factors)),
+        "padded": jax.device_put(padded_batches(x, targets, 128)),
     }
 
 
-def padded_scan(
-    params: Any, xs: Any, ys: Any, factors: Any, step_size: float, precision: str, bf16_step: str, unroll: int
-) -> Any:
-    """Every batch, the last one padded with zero rows, in one scan: each step's size times its batch's factor."""
-    step = model.step_function(precision, bf16_step)
-
-    def body(p: Any, batch: Any) -> tuple[Any, None]:
-        x, y, factor = batch
-        return step(p, x, y, step_size * factor), None
-
-    return jax.lax.scan(body, params, (xs, ys, factors), unroll=unroll)[0]
-
-
 def scan_program(how: str, init: Any, batches: dict[str, Any], settings: dict[str, Any]) -> Callable[[Any], Any]:
-    """The scan epoch compiled ``how``: ``one program`` (`steps.sgd_epoch`: the scan, then the last batch's step),
-    ``two programs`` (the scan, then the last batch's step dispatched apart), ``padded`` (`padded_scan`), ``full
+    """The scan epoch compiled ``how``: ``two programs`` (the scan, then the last batch's step dispatched apart),
+    ``padded`` (the pipelines' epoch, `steps.sgd_epoch`: every batch in one scan, the last padded), ``full
     batches only`` (the scan alone: not the epoch, a measure of the last batch's cost)."""
     (xs, ys), last, padded = batches["full"], batches["last"], batches["padded"]
     size = model.STEP_SIZE
-    if how == "one program":
-        program = epoch_steps.lower(init, xs, ys, last, size, **settings).compile()
-        return lambda p: jax.block_until_ready(program(p, xs, ys, last, size))
-    if how == "padded":
-        jitted = jax.jit(padded_scan, static_argnames=("precision", "bf16_step", "unroll"))
-        program = jitted.lower(init, *padded, size, **settings).compile()
+    if how == "padded":  # the pipelines' own epoch (`steps.sgd_epoch`)
+        program = epoch_steps.lower(init, *padded, size, **settings).compile()
         return lambda p: jax.block_until_ready(program(p, *padded, size))
     scan = scan_steps.lower(init, xs, ys, size, **settings).compile()
     if how == "full batches only" or last is None:
