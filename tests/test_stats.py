@@ -195,3 +195,29 @@ def test_the_change_points_take_each_nodes_level_out_first():
     assert (change.kind, change.at) == ("step", "0.4.3") and change.comparison.ratio == pytest.approx(1.2, rel=0.02)
     one = [("a",) * 8] * len(labels)
     assert changepoints.detect(labels, samples, nodes=one) == changepoints.detect(labels, samples)
+
+
+def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
+    """Two sweep cells whose processes two nodes shared (schema 6: a node in each process's metadata), written and
+    read back: the release comparison takes the node as a block; a cell whose processes name no node is one node."""
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.results.frames import load
+    from jaxmlp.results.schema.sweep import SweepDocument
+    from jaxmlp.results.store import ResultsStore, write_json_new
+    from jaxmlp.results.sweep_tables import sweep_steps, sweeps
+
+    levels, nodes = np.repeat([1.0, 2.0], 6), ["a"] * 6 + ["b"] * 6
+    for release, seed, slower in (("0.4.30", 0, 1.0), ("0.4.31", 1, 1.1)):
+        times = levels * timings(slower, 12, 0.01, seed)
+        processes = tuple(
+            ProcessResult({"jax": release, "jaxlib": release, "node": node}, {"w": WorkloadTimes.of(0.1, [t, t, t])})
+            for t, node in zip(times, nodes)
+        )
+        write_json_new(tmp_path / f"jax-{release}.json", SweepDocument(release, processes, "2026-12-06").to_json())
+    results = load(ResultsStore(tmp_path))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
+    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
+    one = sweep_steps(rows.drop(columns="nodes"), results.samples)  # the nodes unknown: pooled, as before
+    assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "no change"
