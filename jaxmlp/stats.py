@@ -1,6 +1,7 @@
 """Is NEW slower than BASELINE? Ratio of medians, a bootstrap interval, and a one-sided Mann-Whitney U test; a change
 needs both p < alpha and a ratio beyond 1 + threshold (`registry.THRESHOLD`, `registry.ALPHA` by default; the rule
-and why: the docs' methods/statistics page). Also the one rule for quartiles (`quantile`)."""
+and why: the docs' methods/statistics page); with samples of several nodes, each node a block (`compare_within`). Also
+the one rule for quartiles (`quantile`)."""
 
 from __future__ import annotations
 

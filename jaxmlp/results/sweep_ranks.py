@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import json
 import math
 import os
@@ -31,7 +30,6 @@ JOBS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESP
 MEET_SECONDS = 600.0
 """How long a rank waits for rank 0 to name the folder and its plan (rank 0 may be making environments)."""
 POLL_SECONDS = 0.2
-_meetings = itertools.count()  # the ranks run the same commands in the same order: the n-th meeting is the same one
 
 
 @dataclass(frozen=True)
@@ -73,8 +71,23 @@ def said_processes(ranks: Ranks, asked: int, matrix: Matrix) -> str:
 
 
 def meeting_file(out: Path, ranks: Ranks) -> Path:
-    """Where rank 0 names the next shared folder for the others (the ranks count their meetings alike)."""
-    return out / f".jaxmlp-meeting-{ranks.job}-{next(_meetings)}"
+    """Where rank 0 names the folder it makes in ``out`` for the others (one a command's ``--out``; a corpus's
+    cases have a folder each)."""
+    return out / f".jaxmlp-meeting-{ranks.job}"
+
+
+def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks) -> bool:
+    """Ranks 1 on, in a corpus: whether rank 0 starts this case's timeline (``meeting`` appears), however long its
+    bisection of the case before takes; False once it has gone past it (a ``later`` path exists). Rank 0's stop is
+    a `JaxmlpError`."""
+    while not meeting.is_file():
+        if any(p.exists() for p in later):
+            return False
+        stopped = others_stopped(corpus, ranks)
+        if stopped:
+            raise JaxmlpError(stopped)
+        time.sleep(POLL_SECONDS)
+    return True
 
 
 def announce(meeting: Path, folder: Path) -> None:
@@ -209,8 +222,7 @@ def take(log: RunLog, ranks: Ranks) -> None:
 
 @contextlib.contextmanager
 def telling(folder: Path, ranks: Ranks) -> Iterator[None]:
-    """This rank's stop or failure marked for the others; rank 0's own stop says which other rank stopped
-    first (mpirun stops the rest when one ends)."""
+    """This rank's stop or failure marked in ``folder`` for the others."""
     try:
         yield
     except BaseException as e:
