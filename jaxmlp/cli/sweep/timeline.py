@@ -99,7 +99,8 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     if ranks:
         print(said_processes(ranks, asked, matrix))
     pythons = environments(matrix, versions)
-    envs.prune(versions, matrix.envs, source=matrix.source)
+    if not (ranks and ranks.rank):  # one rank tidies the environments (a shared folder's, maybe)
+        envs.prune(versions, matrix.envs, source=matrix.source)
     runners = runners_for(pythons, matrix, measuring)
     if ranks and ranks.rank:
         return _follow(runners, matrix, store, ranks)
@@ -143,10 +144,10 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
                 gather(log, ranks, 2 * plans[0].limit + 60)
                 return measured
         except (KeyboardInterrupt, JaxmlpError) as e:
-            take(log, ranks)  # what the others measured is kept with rank 0's
             first = others_stopped(log.folder, ranks)
-            if first and isinstance(e, KeyboardInterrupt):
+            if first and isinstance(e, KeyboardInterrupt):  # mpirun stops the others when one rank ends: said first
                 print(f"jaxmlp sweep timeline: {first} first", file=sys.stderr, flush=True)
+            take(log, ranks)  # what the others measured is kept with rank 0's
             raise
         finally:
             meeting.unlink(missing_ok=True)

@@ -56,11 +56,12 @@ class SweepDocument:
         meta = self.processes[0].metadata
         extra = {key: meta.get(key) for key in SWEEP_EXTRA}
         rows: list[BenchmarkRow] = []
+        nodes = self.nodes()
         for workload in self.processes[0].workloads:
             runs = [p.workloads[workload] for p in self.processes]
             facts = {**extra, "calls": len(runs[0].call_seconds) + 1, "results_differ": self.differs.get(workload)}
-            if self.nodes():
-                facts["nodes"] = ",".join(self.nodes())
+            if nodes:
+                facts["nodes"] = ",".join(nodes)
             for bench, group, attribute in QUANTITIES:
                 values = [getattr(r, attribute) for r in runs]
                 if all(math.isnan(v) for v in values):  # a version-1 step kept no first call
