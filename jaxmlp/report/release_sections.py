@@ -385,9 +385,10 @@ KNOWN_REGRESSIONS = "known-regressions"
 def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> Run:
     """A corpus run: its total and what was missed and why, then a row a case."""
     lines = corpus_lines(doc)
-    note = f"{shown_path(path, folder)}: " + "; ".join(lines)
+    partial = f" (a partial run: {doc.metadata['partial']})" if doc.metadata.get("partial") else ""
+    note = f"{shown_path(path, folder)}{partial}: " + "; ".join(lines)
     stamp = layout.stamp_in(path)
-    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}"
+    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}" + (" · partial" if partial else "")
     return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
 
 

@@ -232,6 +232,7 @@ def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
         f"its bisection where a range is given, the explanation of what was found; the detector's parameters fixed "
         f"before it ran ({detector}); {minutes(doc.seconds)}"
         + (f", environments {size(disk['envs_bytes'])} on disk" if disk.get("envs_bytes") is not None else "")
+        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
     )
     title = f"Known regressions: {where}" if where else "Known regressions"
     lines = corpus_lines(doc)
