@@ -305,3 +305,5 @@ def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_pa
         [sys.executable, "-m", "jaxmlp", "summary", str(folder)], capture_output=True, text=True, timeout=120
     )
     assert f"Verdict: {line}" in summary.stdout and "0.5.3 runs, 0.6.0 fails, 0.6.2 fails" in summary.stdout
+    assert main(["report", "--results", str(tmp_path / "out"), "--out", str(tmp_path / "report")]) == 0  # no runs
+    assert line in (tmp_path / "report" / "summary.md").read_text()

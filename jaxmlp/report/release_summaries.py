@@ -181,7 +181,8 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     title = f"Bisection: {where}" if where else "Bisection"
     said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
     checked = (checked_line(b),) if b.checked else ()
-    return Summary(title, (f"Verdict: {answer_line(b)}", line, *checked, said), found, (answer_line(b),))
+    rule = (said,) if b.probes else ()  # no probe compared releases: no rule to state
+    return Summary(title, (f"Verdict: {answer_line(b)}", line, *checked, *rule), found, (answer_line(b),))
 
 
 def validation_summary(doc: ValidationDocument, title: str = "Change-point detector validation") -> Summary:
