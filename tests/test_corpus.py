@@ -147,9 +147,10 @@ def test_a_case_not_in_the_manifest_is_refused_before_anything_runs(tmp_path, ca
 
 
 @pytest.mark.xdist_group("processes")
-def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys):
+def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys, monkeypatch):
     """The control case end to end with real worker processes: three releases whose environments are this
     interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case."""
+    monkeypatch.chdir(MANIFEST.parent.parent.parent.parent)  # the repository: its cells record the case's file in it
     root = tmp_path / "envs"
     for version in ("0.4.30", "0.4.31", "0.4.33"):
         env = envs.env_path(version, root)
@@ -166,6 +167,17 @@ def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys):
     (folder,) = (tmp_path / "out").iterdir()
     (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
     assert score.clean and not score.failures and score.seconds > 0
+    cells = next(folder.glob("fixture-control/timeline-*/jax-0.4.30.json")).read_text()
+    assert '"workload_source": "tests/fixtures/corpus/cases/control.py:make"' in cells  # not the absolute path
+
+
+def test_a_workload_outside_the_current_folder_is_recorded_by_its_absolute_path(tmp_path, monkeypatch):
+    from jaxmlp.measure.sweep.settings import Measuring
+
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    measuring = Measuring(workloads=("mine.py:make", f"{tmp_path / 'there.py'}:run", "batched", "pkg.mod:make"))
+    assert measuring.workload_source == f"mine.py:make,{tmp_path / 'there.py'}:run,batched,pkg.mod:make"
 
 
 # --- the scoring, pure: from what the commands found -------------------------------------------------------------

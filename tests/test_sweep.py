@@ -296,9 +296,10 @@ def test_jaxmlp_sweep_runs_the_matrix_by_default():
     assert sweep_args(["--processes", "2"]).versions == [] and sweep_args(["bisect", "0.6.2", "0.8.3"]).good == "0.6.2"
 
 
-def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
+def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys, monkeypatch):
     """`jaxmlp sweep` with the example workload through real worker processes (the test environment under two
     labels; the test below takes two real releases where their environments are made)."""
+    monkeypatch.chdir(ROOT)  # the workload, given by its absolute path, is recorded relative to the current folder
     out = tmp_path / "out"
     argv = [
         "sweep",
@@ -333,7 +334,8 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
     doc = SweepDocument.from_benchmarks(read_benchmarks(folder / "jax-A.json"))
     (times,) = [p.workloads["scan_heavy"] for p in doc.processes[:1]]
     assert len(doc.processes) == 2 and times.compile_seconds > 0 and len(times.call_seconds) == 2
-    assert times.output.leaves[0].shape == (128,) and doc.processes[0].metadata["workload_source"] == EXAMPLE
+    assert times.output.leaves[0].shape == (128,)
+    assert doc.processes[0].metadata["workload_source"] == "bench/workloads/scan_heavy.py:make"
     cells = parse(json.loads((folder / "cells.json").read_text()))
     assert isinstance(cells, CellsDocument) and [c.status for c in cells.cells] == ["ok", "ok"]
     assert main(["report", "--results", str(out)]) == 0  # two cells of one jax version stay two cells
