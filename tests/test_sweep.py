@@ -463,6 +463,34 @@ def test_trials_documents_are_not_taken_for_timings(tmp_path):
     assert (read.settings.workload, read.settings.trials) == ("batched", 0)
 
 
+def test_a_trial_whose_line_was_printed_is_kept_whenever_the_stop_comes(tmp_path, monkeypatch, capsys):
+    """A stop that arrives as a trial's line is printed (the signal's handler raises there) keeps that trial: it was
+    handed over before its line."""
+    import tqdm
+
+    from jaxmlp.errors import Interrupted
+
+    def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):  # values, no workers
+        meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
+        return {
+            label: [ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, 1.0])})] * processes
+            for label in runners
+        }, []
+
+    def write(line, *args, **kwargs):
+        print(line)
+        if line.startswith("trial 2:"):
+            raise Interrupted()
+
+    monkeypatch.setattr(trials, "run_rounds", run_rounds)
+    monkeypatch.setattr(tqdm.tqdm, "write", staticmethod(write))
+    assert main(["sweep", "trials", "--trials", "5", "--processes", "3", "--out", str(tmp_path)]) == 130
+    said = capsys.readouterr()
+    (kept,) = tmp_path.glob("detector-*/trials.json")
+    assert "trial 2:" in said.out and f"kept 2 of 5 trials in {kept}" in said.err
+    assert [t["trial"] for t in json.loads(kept.read_text())["trials"]] == [0, 1]
+
+
 def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):
     rng = np.random.default_rng(0)
 
