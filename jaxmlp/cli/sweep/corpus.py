@@ -136,12 +136,12 @@ def _stopped(
     """The stop, its line saying where the scorecard of the cases that ended is (marked partial), the command for
     the rest and what the stopped case kept."""
     stopped = e if isinstance(e, Interrupted) else Interrupted()
-    case, rest = cases[len(scores)], cases[len(scores) :]
+    rest = cases[len(scores) :]  # the stopped case first (none: stopped as the last one ended)
     said = f"kept {len(scores)} of {len(cases)} cases"
     again = shlex.join(["jaxmlp", "sweep", "corpus", args.manifest, "--cases", *(c.name for c in rest)])
-    parts = [f"the rest: `{again}` (with the same options)"]
-    if stopped.kept:  # what the stopped case's command kept, and how to go on with it
-        parts.append(f"{case.name}'s {stopped.kept}")
+    parts = [f"the rest: `{again}` (with the same options)"] if rest else []
+    if rest and stopped.kept:  # what the stopped case's command kept, and how to go on with it
+        parts.append(f"{rest[0].name}'s {stopped.kept}")
     if scores:
         doc = _document(cases, scores, args, folder, start, releases, source, f"stopped by {stopped}; {said}")
         try:
