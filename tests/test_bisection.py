@@ -2,20 +2,33 @@
 list it bisects over (parsed from the package index's answer)."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.bisection import answer_line, bisect, expected_releases
+from jaxmlp.measure.bisection import (
+    RUNS,
+    Bisection,
+    ReleasesFailed,
+    answer_line,
+    bisect,
+    checked_line,
+    expected_releases,
+)
 from jaxmlp.measure.sweep import envs
 from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
+from jaxmlp.results.findings.releases import bisection
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.store import ResultsStore
 
+ROOT = Path(__file__).parent.parent
 RELEASES = ["0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.1", "0.10.0"]
 
 
@@ -122,6 +135,56 @@ Available versions: 0.10.2, 0.10.1, 0.9.0.1, 0.8.3, 0.5.1, 0.4.36, 0.4.33, 0.4.3
 """
 
 
+class Failing(Fake):
+    """The fake's releases, those from ``fails`` on failing (a probe that holds one raises `ReleasesFailed`);
+    records each release ``fails`` was asked about."""
+
+    def __init__(self, fails: str, change: str | None = None):
+        super().__init__(change)
+        self.first_failing, self.asked = self.releases.index(fails), []
+
+    def failure(self, release: str) -> str:
+        return f"the worker failed: {release} lacks it" if self.releases.index(release) >= self.first_failing else ""
+
+    def __call__(self, names):
+        failed = {n: self.failure(n) for n in names if self.failure(n)}
+        if failed:
+            self.measured.append(list(names))
+            raise ReleasesFailed(failed)
+        return super().__call__(names)
+
+    def fails(self, release: str) -> str:
+        self.asked.append(release)
+        return self.failure(release)
+
+
+@pytest.mark.parametrize("fails", RELEASES[1:])
+def test_the_first_release_that_fails_is_found_by_one_probe_a_release(fails):
+    fake = Failing(fails)
+    result = bisect(RELEASES, fake, fails=fake.fails)
+    at = RELEASES.index(fails)
+    assert (result.status, result.first, result.after) == ("fails", fails, RELEASES[at - 1])
+    assert result.failure == f"the worker failed: {fails} lacks it" and result.answered
+    assert (
+        answer_line(result)
+        == f"first release that fails: {fails} ({result.failure}); the last that runs: {RELEASES[at - 1]}"
+    )
+    assert len(fake.asked) <= 3 and len(set(fake.asked)) == len(fake.asked)  # about log2 of the releases between
+    assert result.checked[fails] != RUNS and result.checked[RELEASES[at - 1]] == RUNS
+    assert "fails" in checked_line(result) and json.loads(json.dumps(result.to_json()))["failure"] == result.failure
+    assert Bisection.from_json(result.to_json()) == result
+
+
+def test_a_failure_is_searched_from_a_release_that_runs():
+    fake = Failing("0.9.1", change="0.7.1")
+    result = bisect(RELEASES, fake, fails=fake.fails)  # the bad end fails: the first probe meets it
+    assert result.status == "fails" and result.first == "0.9.1" and result.probes == ()
+    with pytest.raises(ReleasesFailed, match="0.6.2"):  # the good end fails too: nothing known to run
+        bisect(RELEASES, Failing("0.6.2"), fails=lambda release: "")
+    with pytest.raises(ReleasesFailed):  # without a way to probe one release, as before
+        bisect(RELEASES, Failing("0.8.0"))
+
+
 def test_the_release_list_is_parsed_from_the_package_index():
     jax, jaxlib = envs.parse_index_versions(INDEX_ANSWER), envs.parse_index_versions(JAXLIB_ANSWER)
     assert jax[:3] == ["0.2.0", "0.4.29", "0.4.30"] and jax[-1] == "0.10.2"
@@ -149,7 +212,7 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
     fake = Fake("0.8.1", processes=8)
     monkeypatch.setattr(bisect, "environments", lambda matrix_, names, say=print: {n: "python" for n in names})
 
-    def measure_cells(runners, matrix_, say=print, progress=None):
+    def measure_cells(runners, matrix_, say=print, progress=None, planned=None):
         values = fake([r.label for r in runners])
         processes = {
             r.name: [
@@ -195,3 +258,52 @@ def test_the_bisected_workload_is_the_one_named():
     assert _bisected([], "a/mine.py:make") == ("mine", "a/mine.py:make")
     with pytest.raises(JaxmlpError, match="--on 'theirs' names no workload of this run"):
         _bisected(["a/mine.py:make"], "theirs")
+
+
+def fake_releases(root, failing: dict[str, str]) -> None:
+    """Release environments as jaxmlp finds them made, each running this interpreter (their worker processes real);
+    in those of ``failing`` (release: what it removed) the workload tests/workloads/removed_api.py fails."""
+    for version, removed in failing.items():
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = envs.python_of(env)
+        told = f"export REMOVED_API={removed}\n" if removed else ""
+        python.write_text(f'#!/bin/sh\n{told}exec {sys.executable} "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1")
+
+
+def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_path, capsys, explained):
+    """Real worker processes: the workload fails from 0.6.0 on; the first probe meets it at the bad end, one probe
+    process of 0.6.0 finds it the first."""
+    releases = {"0.5.1": "", "0.5.3": "", "0.6.0": "tree_map", "0.6.2": "tree_map"}
+    fake_releases(tmp_path / "envs", releases)
+    workload = f"{ROOT / 'tests' / 'workloads' / 'removed_api.py'}:make"
+    argv = ["sweep", "bisect", "0.5.1", "0.6.2", "--versions", *releases, "--workload", workload, "--calls", "2"]
+    argv += ["--processes", "2", "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]
+    assert main(argv) == 1
+    said = capsys.readouterr()
+    failure = (
+        f"failed at its probe: the worker failed: workload '{workload}': make() raised AttributeError: module 'jax' "
+        "has no attribute 'tree_map'"
+    )
+    line = f"first release that fails: 0.6.0 ({failure}); the last that runs: 0.5.3"
+    assert line in said.out and said.err.strip().splitlines()[-1].startswith(f"jaxmlp sweep bisect: {line}")
+    assert "probe of 0.6.0: failed at its probe" in said.out and not explained  # a failure is not explained
+    (folder,) = (tmp_path / "out").iterdir()
+    assert [p.name for p in folder.iterdir() if p.is_dir()] == ["probe-1"]  # the probe that met it
+    cells = parse(json.loads((folder / "probe-1" / "cells.json").read_text()))
+    assert [c.status for c in cells.cells] == ["ok", "ok", failure] and not cells.complete  # no rounds after it
+    assert "Measuring" not in said.out
+    doc = parse(json.loads((folder / "bisect.json").read_text()))
+    b = doc.bisection
+    assert (b.status, b.first, b.after, b.failure, doc.line) == ("fails", "0.6.0", "0.5.3", failure, line)
+    assert b.checked == {"0.5.3": RUNS, "0.6.0": failure, "0.6.2": failure}
+    finding = bisection(load(ResultsStore(tmp_path / "out")))
+    assert finding.answer.startswith("First release that fails: 0.6.0")
+    summary = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", "summary", str(folder)], capture_output=True, text=True, timeout=120
+    )
+    assert f"Verdict: {line}" in summary.stdout and "0.5.3 runs, 0.6.0 fails, 0.6.2 fails" in summary.stdout
+    assert main(["report", "--results", str(tmp_path / "out"), "--out", str(tmp_path / "report")]) == 0  # no runs
+    assert line in (tmp_path / "report" / "summary.md").read_text()

@@ -60,7 +60,7 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     assert "--xla-flags --xla_cpu_use_thunk_runtime=false" in printed and "jaxmlp sweep bisect 0.4.30 0.4.35" in printed
     card = printed[printed.index(f"Known regressions: {folder.name}") :]
     total = card.splitlines()[1]  # the answer before the table
-    assert total.startswith("Corpus: 3 case(s): found 2 of 2, ratio in its band 1 of 1, bisected 1 of 1")
+    assert total.startswith("Corpus: 3 case(s): found 2 of 2, ratio in its band 1 of 1, bisected 2 of 2")
     assert "explained 1 of 1, controls clean 1 of 1" in total and "failed" not in total
     assert "Wrote " in printed and "environments: " in printed and "results " in printed
     doc = parse(json.loads((folder / "scorecard.json").read_text()))
@@ -76,6 +76,8 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     assert step.ci_low < step.ratio < step.ci_high
     assert control.clean is True and not control.flagged and control.found is None
     assert fails.found is True and fails.failures[0].startswith("0.4.33: failed at its probe") and not fails.failed
+    assert (fails.bisected, fails.bisect_found) == ("0.4.33", True)  # the bisection found the first that fails
+    assert "jaxmlp sweep bisect 0.4.30 0.4.33" in printed and "first release that fails: 0.4.33 (" in printed
     assert doc.settings["detector"]["penalty"] == 3.0 and doc.disk["envs"] == 5
     assert all((folder / f).is_dir() for s in doc.scores for f in s.folders)
     assert [f.split("/")[-1].split("-")[0] for f in step.folders] == ["bisect", "timeline"]
@@ -145,9 +147,10 @@ def test_a_case_not_in_the_manifest_is_refused_before_anything_runs(tmp_path, ca
 
 
 @pytest.mark.xdist_group("processes")
-def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys):
+def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys, monkeypatch):
     """The control case end to end with real worker processes: three releases whose environments are this
     interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case."""
+    monkeypatch.chdir(MANIFEST.parent.parent.parent.parent)  # the repository: its cells record the case's file in it
     root = tmp_path / "envs"
     for version in ("0.4.30", "0.4.31", "0.4.33"):
         env = envs.env_path(version, root)
@@ -164,6 +167,17 @@ def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys):
     (folder,) = (tmp_path / "out").iterdir()
     (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
     assert score.clean and not score.failures and score.seconds > 0
+    cells = next(folder.glob("fixture-control/timeline-*/jax-0.4.30.json")).read_text()
+    assert '"workload_source": "tests/fixtures/corpus/cases/control.py:make"' in cells  # not the absolute path
+
+
+def test_a_workload_outside_the_current_folder_is_recorded_by_its_absolute_path(tmp_path, monkeypatch):
+    from jaxmlp.measure.sweep.settings import Measuring
+
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    measuring = Measuring(workloads=("mine.py:make", f"{tmp_path / 'there.py'}:run", "batched", "pkg.mod:make"))
+    assert measuring.workload_source == f"mine.py:make,{tmp_path / 'there.py'}:run,batched,pkg.mod:make"
 
 
 # --- the scoring, pure: from what the commands found -------------------------------------------------------------

@@ -399,6 +399,53 @@ def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
     one_line(stopped, "sweep bisect", signal.SIGINT)
 
 
+TINY_CORPUS = """
+[[case]]
+name = "first"
+workload = "cases/tiny_workload.py:make"
+kind = "control"
+releases = ["0.4.30", "0.4.31", "0.4.33"]
+[case.expect]
+direction = "none"
+
+[[case]]
+name = "second"
+workload = "cases/tiny_workload.py:make"
+kind = "control"
+releases = ["0.4.30", "0.4.31", "0.4.33"]
+[case.expect]
+direction = "none"
+"""
+
+
+def test_sweep_corpus_stopped_in_its_second_case_keeps_the_scorecard_of_the_first(tmp_path):
+    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "tiny_workload.py").write_text(WORKLOAD)
+    manifest = tmp_path / "corpus.toml"
+    manifest.write_text(TINY_CORPUS)
+    stopped = stop(
+        ["sweep", "corpus", str(manifest), "--calls", "2", "--processes", "2", "--out", str(tmp_path / "out")],
+        lambda pid, output: output.count("1/6 processes") == 2,  # mid-round in the second case
+        signal.SIGTERM,
+        tmp_path,
+        env,
+    )
+    line = one_line(stopped, "sweep corpus", signal.SIGTERM)
+    (folder,) = (tmp_path / "out").iterdir()
+    card = folder / "scorecard.json"
+    assert f"kept 1 of 2 cases in {card}; the rest: `jaxmlp sweep corpus {manifest} --cases second`" in line, line
+    (timeline,) = (folder / "second").iterdir()  # the stopped case's samples, and how to go on with them
+    assert "second's kept " in line and f"in {timeline} (jaxmlp sweep resume {timeline} goes on)" in line, line
+    doc = json.loads(card.read_text())
+    assert [s["case"]["name"] for s in doc["scores"]] == ["first"] and doc["scores"][0]["clean"] is True
+    assert doc["metadata"]["partial"] == "stopped by SIGTERM; kept 1 of 2 cases"
+    summary = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", "summary", str(card)], capture_output=True, text=True, timeout=120
+    )
+    assert "a partial run (stopped by SIGTERM; kept 1 of 2 cases)" in summary.stdout, summary.stdout + summary.stderr
+
+
 def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
     stopped = stop(
         [

@@ -35,14 +35,19 @@ def summary(capsys, *argv: object) -> list[str]:
     return capsys.readouterr().out.splitlines()
 
 
+def copied(folder: Path, tmp_path: Path) -> Path:
+    """A copy of a fixture folder: a folder's summary keeps its index (`.jaxmlp-index.sqlite`) beside its files."""
+    return Path(shutil.copytree(folder, tmp_path / folder.name))
+
+
 def row(lines: list[str], first: str, after: str = "") -> list[str]:
     """The words of the first line that starts with ``first`` (after the line ``after``, if given)."""
     start = lines.index(after) if after else 0
     return next(line.split() for line in lines[start:] if line.split()[:1] == [first])
 
 
-def test_a_sweep_folder_is_a_verdict_row_per_release_with_compares_statistics(capsys):
-    lines = summary(capsys, SWEEP)
+def test_a_sweep_folder_is_a_verdict_row_per_release_with_compares_statistics(capsys, tmp_path):
+    lines = summary(capsys, copied(SWEEP, tmp_path))
     assert lines[0] == f"Releases compared: {SWEEP.name}" and "10 processes a release" in lines[2]
     assert lines[1].startswith("Verdict: slower: sweep_steady[scan_heavy] 0.4.31 → 0.4.33 ×2.29")  # the answer first
     plain, flagged = "scan_heavy, steady state, no XLA flags", f"scan_heavy, steady state, XLA_FLAGS={FLAG}"
@@ -86,12 +91,12 @@ def test_a_sweep_folder_is_a_verdict_row_per_release_with_compares_statistics(ca
     )
 
 
-def test_a_file_of_a_sweep_is_its_sweep(capsys):
-    assert summary(capsys, SWEEP / "jax-0.4.31.json")[0] == f"Releases compared: {SWEEP.name}"
+def test_a_file_of_a_sweep_is_its_sweep(capsys, tmp_path):
+    assert summary(capsys, copied(SWEEP, tmp_path) / "jax-0.4.31.json")[0] == f"Releases compared: {SWEEP.name}"
 
 
-def test_a_bisect_folder_in_markdown_is_its_probes_then_its_answer(capsys):
-    lines = summary(capsys, FOUND, "--format", "md")
+def test_a_bisect_folder_in_markdown_is_its_probes_then_its_answer(capsys, tmp_path):
+    lines = summary(capsys, copied(FOUND, tmp_path), "--format", "md")
     assert lines[0] == f"### Bisection: {FOUND.name}"
     assert "**probe 3: faster between 0.7.2 and 0.8.0**" in lines
     header = lines.index("| release | median | vs previous | 95% interval | p | verdict |")
@@ -99,7 +104,8 @@ def test_a_bisect_folder_in_markdown_is_its_probes_then_its_answer(capsys):
     assert "| 0.8.0 | 6.96 ms | ×0.759 | ×0.750–×0.780 | <0.001 | faster |" in lines
     answer = "first faster release: 0.8.0 (ratio ×0.759, 95% interval ×0.750–×0.780, p <0.001) after 0.7.2"
     assert lines[-1] == answer and lines[2] == f"Verdict: {answer}"
-    assert summary(capsys, NEITHER / "bisect.json")[-1].startswith("no change between 0.6.2 and 0.7.2")
+    neither = summary(capsys, copied(NEITHER, tmp_path) / "bisect.json")
+    assert neither[-1].startswith("no change between 0.6.2 and 0.7.2")
 
 
 def test_a_bench_file_is_its_run_summary(capsys):

@@ -296,9 +296,10 @@ def test_jaxmlp_sweep_runs_the_matrix_by_default():
     assert sweep_args(["--processes", "2"]).versions == [] and sweep_args(["bisect", "0.6.2", "0.8.3"]).good == "0.6.2"
 
 
-def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
+def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys, monkeypatch):
     """`jaxmlp sweep` with the example workload through real worker processes (the test environment under two
     labels; the test below takes two real releases where their environments are made)."""
+    monkeypatch.chdir(ROOT)  # the workload, given by its absolute path, is recorded relative to the current folder
     out = tmp_path / "out"
     argv = [
         "sweep",
@@ -333,7 +334,8 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys):
     doc = SweepDocument.from_benchmarks(read_benchmarks(folder / "jax-A.json"))
     (times,) = [p.workloads["scan_heavy"] for p in doc.processes[:1]]
     assert len(doc.processes) == 2 and times.compile_seconds > 0 and len(times.call_seconds) == 2
-    assert times.output.leaves[0].shape == (128,) and doc.processes[0].metadata["workload_source"] == EXAMPLE
+    assert times.output.leaves[0].shape == (128,)
+    assert doc.processes[0].metadata["workload_source"] == "bench/workloads/scan_heavy.py:make"
     cells = parse(json.loads((folder / "cells.json").read_text()))
     assert isinstance(cells, CellsDocument) and [c.status for c in cells.cells] == ["ok", "ok"]
     assert main(["report", "--results", str(out)]) == 0  # two cells of one jax version stay two cells
@@ -459,6 +461,34 @@ def test_trials_documents_are_not_taken_for_timings(tmp_path):
     assert results.runs.empty and not results.skipped and len(results.trials) == 1
     ((_, read),) = results.trials
     assert (read.settings.workload, read.settings.trials) == ("batched", 0)
+
+
+def test_a_trial_whose_line_was_printed_is_kept_whenever_the_stop_comes(tmp_path, monkeypatch, capsys):
+    """A stop that arrives as a trial's line is printed (the signal's handler raises there) keeps that trial: it was
+    handed over before its line."""
+    import tqdm
+
+    from jaxmlp.errors import Interrupted
+
+    def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):  # values, no workers
+        meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
+        return {
+            label: [ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, 1.0])})] * processes
+            for label in runners
+        }, []
+
+    def write(line, *args, **kwargs):
+        print(line)
+        if line.startswith("trial 2:"):
+            raise Interrupted()
+
+    monkeypatch.setattr(trials, "run_rounds", run_rounds)
+    monkeypatch.setattr(tqdm.tqdm, "write", staticmethod(write))
+    assert main(["sweep", "trials", "--trials", "5", "--processes", "3", "--out", str(tmp_path)]) == 130
+    said = capsys.readouterr()
+    (kept,) = tmp_path.glob("detector-*/trials.json")
+    assert "trial 2:" in said.out and f"kept 2 of 5 trials in {kept}" in said.err
+    assert [t["trial"] for t in json.loads(kept.read_text())["trials"]] == [0, 1]
 
 
 def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):

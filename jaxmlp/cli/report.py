@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     results = load_indexed(store, "jaxmlp report")
     warn_skipped(results.skipped, "report")
     traces = [capture_summary(xplane) for xplane in results.captures]
-    if results.runs.empty and not traces and not results.trials:
+    if results.runs.empty and not traces and not results.trials and not results.bisections:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
     past = history.of(results)  # the findings' and the history section's, computed once
     found = findings(results, traces, store.folder, past)

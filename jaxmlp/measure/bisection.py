@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmlp.jsonio import number
@@ -70,7 +70,9 @@ class BisectProbe:
 @dataclass(frozen=True)
 class Bisection:
     """Where a bisection ended: ``found`` (``first`` is the first release flagged against ``after``, by
-    ``comparison``), ``no change`` between the ends, or ``inconclusive`` (``reason`` says why)."""
+    ``comparison``), ``fails`` (``first`` is the first release that fails, ``failure`` its line, ``after`` the last
+    that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends, or
+    ``inconclusive`` (``reason`` says why)."""
 
     candidates: tuple[str, ...]  # the good end, the releases between, the bad end
     status: str
@@ -80,6 +82,13 @@ class Bisection:
     first: str | None = None
     after: str | None = None
     comparison: Comparison | None = None
+    failure: str = ""
+    checked: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def answered(self) -> bool:
+        """Whether it names a release: the first that changed, or the first that fails."""
+        return self.status in ("found", "fails") and self.first is not None
 
     @property
     def measured(self) -> tuple[str, ...]:
@@ -98,6 +107,8 @@ class Bisection:
             "comparison": None if self.comparison is None else self.comparison.to_json(),
             "probes": [p.to_json() for p in self.probes],
             "measured": list(self.measured),
+            "failure": self.failure,
+            "checked": dict(self.checked),
         }
 
     @classmethod
@@ -112,6 +123,8 @@ class Bisection:
             doc.get("first"),
             doc.get("after"),
             None if comparison is None else Comparison.from_json(comparison),
+            str(doc.get("failure") or ""),
+            {str(k): str(v) for k, v in (doc.get("checked") or {}).items()},
         )
 
 
@@ -140,7 +153,43 @@ def answer_line(b: Bisection) -> str:
             f"first {WORDS[b.direction or '']} release: {b.first} (ratio {ratio(c.ratio)}, 95% interval "
             f"{interval(c.ci_low, c.ci_high)}, p {p_value(p)}) after {b.after}"
         )
+    if b.status == "fails":
+        return f"first release that fails: {b.first} ({b.failure}); the last that runs: {b.after}"
     return b.reason
+
+
+RUNS = "runs"
+"""What `Bisection.checked` says of a release whose probe ran."""
+
+
+def checked_line(b: Bisection) -> str:
+    """The releases a search for the first that fails checked, in order, and what each did ("" if none)."""
+    said = [f"{r} {'runs' if b.checked[r] == RUNS else 'fails'}" for r in b.candidates if r in b.checked]
+    return f"checked for the failure, oldest of the range first: {', '.join(said)}" if said else ""
+
+
+class ReleasesFailed(Exception):
+    """Raised by a bisection's ``measure``: releases of the probe that failed (``failed``: each one's line)."""
+
+    def __init__(self, failed: Mapping[str, str]) -> None:
+        super().__init__("; ".join(f"{r} ({why})" for r, why in failed.items()))
+        self.failed = dict(failed)
+
+
+def first_failing(
+    candidates: Sequence[str], ran: str, failed: str, failure: str, fails: Callable[[str], str]
+) -> tuple[str, str, str, dict[str, str]]:
+    """The first release between ``ran`` (it runs) and ``failed`` (it fails with ``failure``) that fails, by
+    midpoints (``fails``: a release's failure, "" where it runs): (it, the last that runs, its failure, each
+    release checked)."""
+    lo, hi = candidates.index(ran), candidates.index(failed)
+    checked = {ran: RUNS, failed: failure}
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        why = fails(candidates[mid])
+        checked[candidates[mid]] = why or RUNS
+        lo, hi, failure = (lo, mid, why) if why else (mid, hi, failure)
+    return candidates[hi], candidates[lo], failure, checked
 
 
 def bisect(
@@ -149,8 +198,12 @@ def bisect(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
     progress: Callable[[BisectProbe], None] | None = None,
+    fails: Callable[[str], str] | None = None,
 ) -> Bisection:
-    """Bisect ``candidates`` (the good end first, the bad end last, the releases between in order)."""
+    """Bisect ``candidates`` (the good end first, the bad end last, the releases between in order). Where a probe's
+    releases fail (``measure`` raises `ReleasesFailed`), the first release that fails is searched for with ``fails``
+    instead (a release's failure, "" where it runs), from the probe's last release that runs before its first that
+    fails."""
     if len(candidates) < 2:
         raise ValueError("a bisection needs two different releases")
     lo, hi = 0, len(candidates) - 1
@@ -172,7 +225,15 @@ def bisect(
     while True:
         mid = (lo + hi) // 2 if hi - lo > 1 else None
         names = [candidates[i] for i in (lo, mid, hi) if i is not None]
-        samples = measure(names)
+        try:
+            samples = measure(names)
+        except ReleasesFailed as e:
+            failed = next((n for n in names if n in e.failed), None)
+            ran = [n for n in names[: names.index(failed)] if n not in e.failed] if failed else []
+            if fails is None or failed is None or not ran:  # the good end fails too: no release known to run
+                raise
+            first, after, failure, checked = first_failing(candidates, ran[-1], failed, e.failed[failed], fails)
+            return Bisection(tuple(candidates), "fails", None, tuple(probes), "", first, after, None, failure, checked)
         steps = tuple(Step(a, b, compare(samples[a], samples[b], threshold, alpha)) for a, b in zip(names, names[1:]))
         ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
         medians = {name: statistics.median(samples[name]) for name in names}

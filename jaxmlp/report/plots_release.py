@@ -67,12 +67,12 @@ def bisection_figure(medians: pd.DataFrame, doc: BisectDocument) -> Any:
     for number, part in medians.groupby("probe"):
         ax.plot(part["position"], part["median_s"], marker="o", label=f"probe {number}")
     b = doc.bisection
-    if b.status == "found" and b.first is not None:
+    if b.answered and b.first is not None:
         ax.axvline(
             candidates.index(b.first),
-            color="red" if b.direction == "regression" else "green",
+            color="red" if b.direction in ("regression", None) else "green",
             linestyle="--",
-            label=f"first {WORDS.get(b.direction or '', '')}: {b.first}",
+            label=f"first {WORDS.get(b.direction or '', 'that fails')}: {b.first}",
         )
     ax.set_xticks(range(len(candidates)), candidates, rotation=45, ha="right")
     ax.set(xlabel="jax / jaxlib release", ylabel=f"steady {doc.settings.get('workload')}", title="Bisection probes")

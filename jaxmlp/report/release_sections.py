@@ -13,6 +13,7 @@ import pandas as pd
 
 from jaxmlp import changepoints, registry, units
 from jaxmlp.changepoints import Change
+from jaxmlp.measure.bisection import checked_line
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first, shown_path
@@ -277,6 +278,7 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
         f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
         f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
         f"{doc.seconds / 60:.1f} min. **{doc.line}**"
+        + (f" ({checked_line(doc.bisection)})" if doc.bisection.checked else "")
     )
     medians = sweep_tables.bisection_medians(doc)
     stamp = layout.stamp_in(path)
@@ -383,9 +385,10 @@ KNOWN_REGRESSIONS = "known-regressions"
 def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> Run:
     """A corpus run: its total and what was missed and why, then a row a case."""
     lines = corpus_lines(doc)
-    note = f"{shown_path(path, folder)}: " + "; ".join(lines)
+    partial = f" (a partial run: {doc.metadata['partial']})" if doc.metadata.get("partial") else ""
+    note = f"{shown_path(path, folder)}{partial}: " + "; ".join(lines)
     stamp = layout.stamp_in(path)
-    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}"
+    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}" + (" · partial" if partial else "")
     return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.measure.bisection import answer_line
+from jaxmlp.measure.bisection import answer_line, checked_line
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, corpus_lines, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
@@ -180,7 +180,9 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     )
     title = f"Bisection: {where}" if where else "Bisection"
     said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
-    return Summary(title, (f"Verdict: {answer_line(b)}", line, said), found, (answer_line(b),))
+    checked = (checked_line(b),) if b.checked else ()
+    rule = (said,) if b.probes else ()  # no probe compared releases: no rule to state
+    return Summary(title, (f"Verdict: {answer_line(b)}", line, *checked, *rule), found, (answer_line(b),))
 
 
 def validation_summary(doc: ValidationDocument, title: str = "Change-point detector validation") -> Summary:
@@ -231,6 +233,7 @@ def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
         f"its bisection where a range is given, the explanation of what was found; the detector's parameters fixed "
         f"before it ran ({detector}); {minutes(doc.seconds)}"
         + (f", environments {size(disk['envs_bytes'])} on disk" if disk.get("envs_bytes") is not None else "")
+        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
     )
     title = f"Known regressions: {where}" if where else "Known regressions"
     lines = corpus_lines(doc)

@@ -149,11 +149,12 @@ def _bisected(case: Case, findings: Findings, out: CaseScore) -> tuple[CaseScore
     if doc is None:
         return replace(out, bisect_found=False), ["the bisection filed no answer"]
     result = doc.bisection
-    answer = result.first if result.status == "found" else result.status
+    answer = result.first if result.answered else result.status
     if case.is_control:
         right = result.status == "no change"
     else:
-        right = result.status == "found" and result.first == case.expect.release
+        expected = "fails" if case.expect.direction == "fails" else "found"  # the first that fails, or that changed
+        right = result.status == expected and result.first == case.expect.release
     reason = result.reason.removeprefix(f"{result.status}: ")
     said = [] if right else [f"the bisection answered {answer}" + (f" ({reason})" if reason else "")]
     return replace(out, bisected=answer, bisect_found=right), said

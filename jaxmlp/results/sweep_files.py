@@ -111,9 +111,10 @@ def write_files(folder: Path, runners: Sequence[Runner], measured: Measured, com
 
 
 def write(store: ResultsStore, runners: Sequence[Runner], measured: Measured, final: Path | None = None) -> Path:
-    """The sweep's folder, atomically: the next ``jaxlib-<time>`` in ``store`` (or ``final``)."""
+    """The sweep's folder, atomically: the next ``jaxlib-<time>`` in ``store`` (or ``final``); marked incomplete
+    where ``measured`` stopped before its rounds ended."""
     with store.new_folder(layout.SWEEP, final) as folder:
-        write_files(folder.path, runners, measured)
+        write_files(folder.path, runners, measured, measured.complete)
     return folder.path
 
 

@@ -19,6 +19,7 @@ from jaxmlp.cli.sweep.common import (
     releases,
 )
 from jaxmlp.cli.sweep.explain import explain_answer
+from jaxmlp.errors import EXIT_FAILED
 from jaxmlp.measure import bisection
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import bisect as flow
@@ -35,7 +36,8 @@ HELP = "the first release between GOOD and BAD that is slower (or faster)"
 DESCRIPTION = (
     "Bisect the releases between GOOD and BAD: each probe measures the ends "
     "and their midpoint together and keeps the half that holds the change, until the "
-    "first release flagged against the one before it."
+    "first release flagged against the one before it. Where a release fails on the workload, the first release that "
+    "fails instead (one probe process a release), filed, and the command exits 1."
 )
 
 
@@ -87,8 +89,13 @@ def run(args: argparse.Namespace) -> int:
     doc = BisectDocument(metadata(), recorded(settings, target, measuring, matrix, detector), result, line, seconds)
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
     print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
-    probes = ", ".join(layout.probe_folder(p.number) for p in result.probes)
+    filed = [p.name for p in folder.iterdir() if p.is_dir()]  # a probe that met a failure is filed too
+    probes = ", ".join(sorted(filed, key=lambda name: int(name.rpartition("-")[2])))
     print(f"Wrote {path}, beside the probes' folders ({probes})")
+    if result.status == "fails":  # a failure has no timing to explain
+        sys.stdout.flush()
+        print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
+        return EXIT_FAILED
     explain_answer(result, measuring, spec, matrix, folder)
     return 0
 

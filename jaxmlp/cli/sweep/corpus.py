@@ -17,7 +17,7 @@ from jaxmlp.cli import options
 from jaxmlp.cli.sweep.bisect import run as run_bisect
 from jaxmlp.cli.sweep.common import SWEEP_BACKEND, source_of
 from jaxmlp.cli.sweep.timeline import run as run_timeline
-from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
@@ -38,7 +38,8 @@ DESCRIPTION = (
     "For each case of a corpus manifest (bench/corpus/corpus.toml): the release timeline over its releases, "
     "the bisection of its range where it gives one, the explanation of each change found; then a scorecard: found "
     "(the right release, the right direction), the ratio within its band, explained, controls clean, a release that "
-    "failed or hung named. Writes RESULTS/corpus-<time>/ (scorecard.json and a folder a case)."
+    "failed or hung named. Writes RESULTS/corpus-<time>/ (scorecard.json and a folder a case). Stopped (Ctrl-C, "
+    "SIGTERM), the scorecard of the cases that ended is written, marked partial."
 )
 
 
@@ -101,31 +102,22 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
         announce(meeting, folder)
         print(f"{ranks.size} ranks share each case's timeline; rank 0 runs its bisection and scores it")
     print(f"Each case's runs go into {folder}/<case>/")
+    scores: list[CaseScore] = []
     try:
         with telling(folder, ranks) if ranks else contextlib.nullcontext():
-            scores = [_case(case, i, len(cases), args, folder) for i, case in enumerate(cases, 1)]
+            for i, case in enumerate(cases, 1):
+                scores.append(_case(case, i, len(cases), args, folder))
+    except KeyboardInterrupt as e:  # the cases that ended are scored and kept
+        raise _stopped(e, cases, scores, args, folder, start, releases, source) from None
     finally:
         if meeting:
             meeting.unlink(missing_ok=True)
-    seconds = time.monotonic() - start
-    disk = _disk(releases, args.envs, folder, source)
-    settings = {
-        "manifest": str(manifest),
-        "source": source.words(),
-        "cases": [c.name for c in cases],
-        "processes": args.processes,
-        "detector": changepoints.parameters(),
-        "dataset": args.dataset,
-        "limit": args.limit,
-        "epochs": args.epochs,
-        "calls": args.calls,
-        "timeout": args.timeout,
-    }
-    doc = CorpusDocument(metadata(), settings, tuple(scores), seconds, disk)
+    doc = _document(cases, scores, args, folder, start, releases, source)
     path = write_json_new(folder / layout.SCORECARD_FILE, doc.to_json())
     print(f"\n{render([corpus_summary(doc, folder.name)])}\n")
+    disk = doc.disk
     print(
-        f"Wrote {path} in {minutes(seconds)}; environments: {size(disk['envs_bytes'])} for these "
+        f"Wrote {path} in {minutes(doc.seconds)}; environments: {size(disk['envs_bytes'])} for these "
         f"{disk['envs']} releases ({size(disk['envs_root_bytes'])} under {disk['envs_root']}); results "
         f"{size(disk['results_bytes'])}"
     )
@@ -138,6 +130,64 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
         print(f"jaxmlp sweep corpus: cases that could not be measured: {named}", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+def _document(
+    cases: list[Case],
+    scores: list[CaseScore],
+    args: argparse.Namespace,
+    folder: Path,
+    start: float,
+    releases: list[str],
+    source: envs.Source,
+    partial: str = "",
+) -> CorpusDocument:
+    """The scorecard of the cases scored (``partial``: why not every case asked for)."""
+    seconds = time.monotonic() - start
+    disk = _disk(releases, args.envs, folder, source)
+    settings = {
+        "manifest": str(Path(args.manifest)),
+        "source": source.words(),
+        "cases": [c.name for c in cases],
+        "processes": args.processes,
+        "detector": changepoints.parameters(),
+        "dataset": args.dataset,
+        "limit": args.limit,
+        "epochs": args.epochs,
+        "calls": args.calls,
+        "timeout": args.timeout,
+    }
+    meta = {**metadata(), "partial": partial} if partial else metadata()
+    return CorpusDocument(meta, settings, tuple(scores), seconds, disk)
+
+
+def _stopped(
+    e: KeyboardInterrupt,
+    cases: list[Case],
+    scores: list[CaseScore],
+    args: argparse.Namespace,
+    folder: Path,
+    start: float,
+    releases: list[str],
+    source: envs.Source,
+) -> Interrupted:
+    """The stop, its line saying where the scorecard of the cases that ended is (marked partial), the command for
+    the rest and what the stopped case kept."""
+    stopped = e if isinstance(e, Interrupted) else Interrupted()
+    rest = cases[len(scores) :]  # the stopped case first (none: stopped as the last one ended)
+    said = f"kept {len(scores)} of {len(cases)} cases"
+    again = shlex.join(["jaxmlp", "sweep", "corpus", args.manifest, "--cases", *(c.name for c in rest)])
+    parts = [f"the rest: `{again}` (with the same options)"] if rest else []
+    if rest and stopped.kept:  # what the stopped case's command kept, and how to go on with it
+        parts.append(f"{rest[0].name}'s {stopped.kept}")
+    if scores:
+        doc = _document(cases, scores, args, folder, start, releases, source, f"stopped by {stopped}; {said}")
+        try:
+            parts.insert(0, f"{said} in {write_json_new(folder / layout.SCORECARD_FILE, doc.to_json())}")
+        except (JaxmlpError, OSError) as error:  # the stop's line still, saying why no scorecard was kept
+            parts.insert(0, f"the scorecard of the {len(scores)} case(s) that ended could not be written: {error}")
+    stopped.kept = "; ".join(parts)
+    return stopped
 
 
 def _case(case: Case, number: int, total: int, args: argparse.Namespace, corpus: Path) -> CaseScore:

@@ -66,12 +66,15 @@ def run(args: argparse.Namespace) -> int:
     settings = Trials(args.trials, args.processes, args.inject_slowdown)
     detector = Detector(args.threshold, args.alpha)
     measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))
-    meta: Mapping[str, Any] = {}
+    meta: dict[str, Any] = {}
     done: list[Trial] = []
+
+    def keep(first: Mapping[str, Any], trial: Trial) -> None:  # before the trial's line is printed
+        meta.update(first)
+        done.append(trial)
+
     try:
-        for first, trial in flow.run(settings, measuring, detector, progress_bar, tqdm.write):
-            meta = first
-            done.append(trial)
+        flow.run(settings, measuring, detector, progress_bar, keep, tqdm.write)
     except KeyboardInterrupt as e:  # the trials that ended before the signal are kept
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         if done:

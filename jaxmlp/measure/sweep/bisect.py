@@ -7,15 +7,18 @@ import itertools
 from collections.abc import Callable, Sequence
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.bisection import Bisection, BisectProbe, bisect
+from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, bisect
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import (
+    PROBE_FAILED,
     Measured,
+    Probed,
     Progress,
     Runner,
     Say,
     environments,
     measure_cells,
+    probe,
     unmeasured,
     unmeasured_line,
 )
@@ -55,6 +58,20 @@ def bisected(specs: Sequence[str], on: str | None) -> tuple[str, str]:
     raise JaxmlpError(f"--on {on!r} names no workload of this run ({known}): give its file with --workload")
 
 
+class _Failed(Exception):
+    """A probe's cell failed at its probe process: its rounds would decide nothing."""
+
+    def __init__(self, probed: Probed, differs: dict[str, dict[str, str]]) -> None:
+        super().__init__()
+        self.probed, self.differs = probed, differs
+
+
+def _no_failure(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
+    """Told the probe's findings before the rounds: raises `_Failed` where a release failed at its probe."""
+    if any(o.status.startswith(PROBE_FAILED) for o in probed.outcomes.values()):
+        raise _Failed(probed, differs)
+
+
 def run(
     releases: Sequence[str],
     target: str,
@@ -67,7 +84,8 @@ def run(
     bar: Progress | None = None,
 ) -> Bisection:
     """Bisect ``releases`` on the steady state of ``target`` (``measuring`` measures it alone), a probe at a time:
-    each probe's cells are made, measured and handed to ``record_probe`` before the next."""
+    each probe's cells are made, measured and handed to ``record_probe`` before the next. Where a probe's releases
+    fail, the first that fails is searched for by one probe process a release."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
     flags = matrix.xla_flags[0] if matrix.xla_flags else ""
@@ -76,14 +94,32 @@ def run(
     def measure(names: list[str]) -> dict[str, list[float]]:
         pythons = environments(matrix, names, say)
         runners = [Runner(v, pythons[v], measuring, flags, 1 if flags else 0) for v in names]
-        measured = measure_cells(runners, matrix, say, bar)
+        try:
+            measured = measure_cells(runners, matrix, say, bar, planned=_no_failure)
+        except _Failed as e:  # no rounds: the probe is filed as far as it went
+            measured = Measured(e.probed, {}, e.differs, complete=False)
         record_probe(next(numbers), runners, measured)
-        missing = unmeasured(measured)
+        missing = unmeasured(measured)  # stopped after its probe processes: only those that failed there
+        missing = {n: why for n, why in missing.items() if measured.complete or why.startswith(PROBE_FAILED)}
         if missing:
-            raise JaxmlpError(f"{unmeasured_line(missing)}: no bisection past this probe")
+            say(f"  {unmeasured_line(missing)}: searching for the first release that fails, a probe process each")
+            raise ReleasesFailed({r.label: missing[r.name] for r in runners if r.name in missing})
         for name, why in measured.differs.items():
             if target in why:
                 say(f"  RESULTS DIFFER: {name}: {why[target]}")
         return {r.label: [p.workloads[target].steady_seconds for p in measured.processes[r.name]] for r in runners}
 
-    return bisect(releases, measure, detector.threshold, detector.alpha, progress)
+    def fails(release: str) -> str:
+        runner = Runner(release, environments(matrix, [release], say)[release], measuring, flags, 1 if flags else 0)
+        with envs.jaxmlp_path() as path:
+            outcome = probe([runner], path, say, matrix.timeout).outcomes[runner.name]
+        failure = "" if outcome.status == "ok" else outcome.status
+        say(f"probe of {release}: {failure or RUNS}")
+        return failure
+
+    try:
+        return bisect(releases, measure, detector.threshold, detector.alpha, progress, fails)
+    except ReleasesFailed as e:
+        raise JaxmlpError(
+            f"not measured: {e}: no bisection past this probe (a failure is bisected from a GOOD release that runs)"
+        ) from None

@@ -94,9 +94,8 @@ def run_worker(runner: Runner, pythonpath: str | None = None, timeout: float | N
             raise UnknownFlag(unknown[-1].split("] ", 1)[-1].strip()) from None
         raise
     warned = [line.split("] ", 1)[-1].strip() for line in said if "no longer supported" in line]
-    if warned:
-        result = dataclasses.replace(result, metadata={**result.metadata, "xla_warning": warned[-1]})
-    return result
+    meta = {**result.metadata, "workload_source": runner.measuring.workload_source}  # not the worker's absolute paths
+    return dataclasses.replace(result, metadata={**meta, "xla_warning": warned[-1]} if warned else meta)
 
 
 def round_order(labels: list[str], round_: int) -> list[str]:

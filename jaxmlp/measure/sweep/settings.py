@@ -84,6 +84,12 @@ class Measuring:
     def from_json(cls, doc: Mapping[str, Any]) -> Measuring:
         return cls(**{**doc, "workloads": tuple(doc.get("workloads") or ())})
 
+    @property
+    def workload_source(self) -> str:
+        """The workloads as results record them: each file inside the current folder relative to it, else absolute
+        (a worker is given them absolute)."""
+        return ",".join(spec if is_builtin(spec) else _recorded(spec) for spec in self.specs)
+
     def probing(self) -> Measuring:
         """The same, for a cell's probe process: what each workload compiled recorded too."""
         return replace(self, program_facts=True)
@@ -92,6 +98,14 @@ class Measuring:
 def _absolute(spec: str) -> str:
     where, attribute = parse_spec(spec)
     return f"{Path(where).resolve()}:{attribute}" if where.endswith(".py") else spec
+
+
+def _recorded(spec: str) -> str:
+    where, attribute = parse_spec(spec)
+    if not where.endswith(".py"):
+        return spec
+    path, here = Path(where).resolve(), Path.cwd().resolve()
+    return f"{path.relative_to(here) if path.is_relative_to(here) else path}:{attribute}"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ processes a trial (A, A again, A with the hook), one of each per round, the orde
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -44,10 +44,15 @@ class Trial:
         )
 
 
+Keep = Callable[[Mapping[str, Any], Trial], None]
+"""Handed each trial as it ends, with the first process's metadata."""
+
+
 def run(
-    trials: Trials, measuring: Measuring, detector: Detector, progress: Progress, said: Say = print
-) -> Iterator[tuple[Mapping[str, Any], Trial]]:
-    """Every trial in turn, each told and handed over as it ends, with the first process's metadata."""
+    trials: Trials, measuring: Measuring, detector: Detector, progress: Progress, keep: Keep, said: Say = print
+) -> None:
+    """Every trial in turn, each handed to ``keep`` as it ends, then told (a stop between the two loses none that
+    was told)."""
     target = measuring.specs[0]
     base = replace(measuring, workloads=(target,))
     hooked = replace(base, inject_slowdown=trials.inject_slowdown)
@@ -65,8 +70,8 @@ def run(
             values = {k: tuple(p.workloads[name].steady_seconds for p in v) for k, v in results.items()}
             injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)
             aa = compare(values["A"], values["A2"], detector.threshold, detector.alpha)
+            keep(first["A"][0].metadata, Trial(trial, values, injected, aa))
             said(
                 f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> "
                 f"{injected.verdict}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}"
             )
-            yield first["A"][0].metadata, Trial(trial, values, injected, aa)

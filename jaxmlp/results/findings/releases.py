@@ -126,10 +126,10 @@ def bisection(results: Results, folder: Path | None = None) -> Finding:
     if not results.bisections:
         return Finding(question, "No bisection yet: `jaxmlp sweep bisect GOOD BAD`.", BISECTION, False)
     ordered = sorted(results.bisections, key=lambda item: layout.stamp_in(item[0]), reverse=True)
-    path, doc = next(((p, d) for p, d in ordered if d.bisection.status == "found"), ordered[0])
+    path, doc = next(((p, d) for p, d in ordered if d.bisection.answered), ordered[0])
     more = len(ordered) - 1
     also = f" ({more} other bisection(s) in the report)" if more else ""
-    line = answer_line(doc.bisection) if doc.bisection.status == "found" else doc.line  # in today's units
+    line = answer_line(doc.bisection) if doc.bisection.answered else doc.line  # in today's units
     return Finding(
         question,
         f"{line[0].upper()}{line[1:]}{also}.",
