@@ -233,6 +233,19 @@ def label(
     return changes
 
 
+def without_node_levels(samples: Sequence[Sequence[float]], nodes: Sequence[Sequence[str]]) -> list[tuple[float, ...]]:
+    """``samples`` with each node's level taken out: every sample divided by how much slower its node is than the
+    point's median, the median of that over the points (``nodes[i][j]`` measured ``samples[i][j]``)."""
+    offsets: dict[str, list[float]] = {}
+    for values, where in zip(samples, nodes):
+        logs = np.log(np.asarray(values, float))
+        for node in set(where):
+            mine = logs[np.asarray(where, dtype=object) == node]
+            offsets.setdefault(node, []).append(float(np.median(mine) - np.median(logs)))
+    level = {node: math.exp(float(np.median(o))) for node, o in offsets.items()}
+    return [tuple(float(x) / level[n] for x, n in zip(values, where)) for values, where in zip(samples, nodes)]
+
+
 def detect(
     labels: Sequence[str],
     samples: Sequence[Sequence[float]],
@@ -240,13 +253,19 @@ def detect(
     threshold: float = CHANGE_THRESHOLD,
     alpha: float = CHANGE_ALPHA,
     method: str = "pelt",
+    nodes: Sequence[Sequence[str]] | None = None,
 ) -> list[Change]:
-    """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first)."""
+    """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first), measured
+    on ``nodes[i]`` where several nodes shared the points (their levels taken out first: `without_node_levels`)."""
     if len(labels) != len(samples):
         raise ValueError("one label per point")
+    if nodes is not None and any(len(where) != len(values) for where, values in zip(nodes, samples, strict=True)):
+        raise ValueError("one node per sample")
     usable = [s for s in samples if len(s) and np.all(np.isfinite(s)) and np.all(np.asarray(s, float) > 0)]
     if len(usable) != len(samples) or len(samples) < 2:
         return []
+    if nodes is not None and len({n for where in nodes for n in where}) > 1:
+        samples = without_node_levels(samples, nodes)
     return label(
         labels, samples, confirmed(samples, candidates(samples, penalty, method), threshold, alpha), threshold, alpha
     )
