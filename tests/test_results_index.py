@@ -253,3 +253,17 @@ def test_a_folder_read_again_keeps_its_changes_and_searches_only_the_series_a_ne
     with sqlite3.connect(folder / index.INDEX_NAME) as db:
         (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind = ?", (history.MEMO_KIND,)).fetchone()
     assert kept == later.points.groupby(["benchmark", "setting"]).ngroups  # the replaced series' changes dropped
+
+
+def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):
+    from jaxmlp.report.sections import build_sections
+    from jaxmlp.results.findings.model import BENCHMARKS
+
+    indexed = results(index.scan(folder, "jaxmlp report", keep=3))
+    older = indexed.older[indexed.older["kind"] == "bench"]["file"].nunique()
+    assert older == 5  # 8 runs, the newest 3 read in full
+    (section,) = [s for s in build_sections(indexed, folder=folder) if s.anchor == BENCHMARKS]
+    (line,) = [run.label for run in section.earlier if "older run" in run.label]  # one machine: one line
+    newest = sorted(indexed.older["file"].unique())[-1]
+    assert f"· {older} older runs since " in line and line.endswith(f"the newest {Path(newest).name}")
+    assert "Intel(R) Xeon(R) Processor, 2 cores" in line
