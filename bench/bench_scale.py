@@ -8,7 +8,9 @@ mark into a child through fork, vfork and posix_spawn alike (a ``/bin/true`` sta
 1 MiB on a `jaxmlp summary`).
 
 The folder is made once a session by `make_scale_folder.make` (``scale_folder`` in `conftest.SIZES`: at
-``--size full`` 10,000 benchmark runs, 200 sweeps and 50 timelines, with 6 corrupt or truncated files) from the real
+``--size full`` `registry.STORE_FOLDER`, 10,000 benchmark runs, 200 sweeps and 50 timelines, with 6 corrupt or
+truncated files, the folder the goals of a store that holds years hold for: `registry.STORE_WARM_SECONDS`,
+`STORE_COLD_SECONDS`, `STORE_MEMORY`, met or missed in `tables.results_folder_table`) from the real
 results in ``reports/`` (the committed runs), or from ``tests/fixtures/scale`` at ``--size smoke``, so that
 `nox -s tests`' smoke pass never reads the user's results. Each test first reads the folder cold (its index
 removed: ``cold_seconds``, ``cold_peak_rss_bytes``), then times ``scale_rounds`` warm rounds, each one whole
