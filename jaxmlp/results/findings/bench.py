@@ -378,7 +378,9 @@ def memory(
     return [f for f in found if f.answered]
 
 
-RESULTS_FOLDER_CAPTION = "A large results folder: each command a fresh process (median time, its peak memory)"
+RESULTS_FOLDER_CAPTION = (
+    "A large results folder: each command a fresh process, read again (median time) and read first, its own peak memory"
+)
 
 
 def results_folder(
