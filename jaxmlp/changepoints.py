@@ -6,13 +6,18 @@ methods/changepoints page). Pure (numpy, scipy and ruptures): the callers hand i
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from jaxmlp import stats
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.stats import Comparison, compare
 from jaxmlp.units import interval, p_value, ratio
@@ -45,6 +50,23 @@ def parameters() -> dict[str, float]:
         "alpha": ALPHA,
     }
 
+
+def _identity() -> str:
+    """What the detector's answers follow from: its `parameters`, a hash of its code (this module and `jaxmlp.stats`)
+    and the versions of the libraries it calls."""
+    code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in (__file__, stats.__file__))).hexdigest()[:16]
+    versions: dict[str, str | None] = {}
+    for package in ("ruptures", "scipy", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return json.dumps({"parameters": parameters(), "code": code, "versions": versions}, sort_keys=True)
+
+
+DETECTOR = _identity()
+"""The detector's identity (`_identity`): a change kept from an earlier search (`jaxmlp.results.index.IndexMemo`) is
+used again only under the same one."""
 
 KINDS = ("step", "transient", "drift")
 WORDS = {"regression": "slower", "improvement": "faster"}
