@@ -15,8 +15,9 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.report import summaries
-from jaxmlp.results import history, index, reading
-from jaxmlp.results.frames import load, results, sweep_rows
+from jaxmlp.results import history, index, reading, sweep_tables
+from jaxmlp.results.findings import releases
+from jaxmlp.results.frames import Results, load, results, sweep_rows
 from jaxmlp.results.store import ResultsStore
 
 ROOT = Path(__file__).parent.parent
@@ -253,6 +254,58 @@ def test_a_folder_read_again_keeps_its_changes_and_searches_only_the_series_a_ne
     with sqlite3.connect(folder / index.INDEX_NAME) as db:
         (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind = ?", (history.MEMO_KIND,)).fetchone()
     assert kept == later.points.groupby(["benchmark", "setting"]).ngroups  # the replaced series' changes dropped
+
+
+SWEEP = Path(__file__).parent / "fixtures" / "runs" / "jaxlib-20261203T055619"  # 10 processes a cell: decided
+
+
+def _compared(monkeypatch) -> list[int]:
+    """The sides' sizes of each pair `sweep_tables` compares from now on."""
+    seen: list[int] = []
+    real = sweep_tables.compare_within
+
+    def counting(a, b, *args, **kwargs):
+        seen.append(len(a) + len(b))
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(sweep_tables, "compare_within", counting)
+    return seen
+
+
+def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_changed_cell_s(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "results"
+    folder.mkdir()
+    subprocess.run(["cp", "-a", str(SWEEP), str(folder / SWEEP.name)], check=True)
+
+    def answer() -> tuple[str, Results]:
+        found = results(index.scan(folder, "jaxmlp summary"))
+        return releases.matrix(found, folder, index.IndexMemo(folder, "jaxmlp summary")).line(), found
+
+    compared = _compared(monkeypatch)
+    first, found = answer()
+    ((rows),) = sweep_tables.sweeps(found.runs).values()
+    steps = sweep_tables.sweep_steps(rows, found.samples)
+    assert len(compared) == 2 * len(steps) > 0 and "slower" in first  # once with the memo, once without
+    compared.clear()
+    again, _ = answer()
+    assert not compared and again == first  # every pair's comparison kept in the index
+    kept = sweep_tables.comparisons(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    pd.testing.assert_frame_equal(sweep_tables.sweep_steps(rows, found.samples, done=kept), steps)
+    assert releases.matrix(found, folder).line() == first  # the same answer without the memo
+
+    cell = folder / SWEEP.name / "jax-0.8.3.json"  # the newest release without flags, 1.5 times slower
+    doc = json.loads(cell.read_text())
+    for bench in doc["benchmarks"]:
+        stats = bench["stats"]
+        stats["data"] = [x * 1.5 for x in stats["data"]]
+        stats.update({k: stats[k] * 1.5 for k in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")})
+    cell.write_text(json.dumps(doc))
+    compared.clear()
+    later, found = answer()
+    changed = steps[(steps["to"] == "0.8.3") & (steps["xla_flags"].fillna("") == "")]
+    assert len(compared) == len(changed) > 0  # only the pairs the changed cell is a side of
+    assert releases.matrix(found, folder).line() == later != first
 
 
 def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):

@@ -64,7 +64,8 @@ def sweep_summary(
     """A sweep's verdict table per workload and XLA-flags column (a row per release, oldest first); then its cells
     that failed, were not measured or that XLA warned about. ``where`` is the sweep as shown, ``folder`` as
     `jaxmlp sweep resume` takes it."""
-    verdicts = sweep_tables.release_verdicts(rows, samples) if len(rows) else pd.DataFrame()
+    done = sweep_tables.comparisons(rows, samples) if len(rows) else []  # once: the table's and the verdict's
+    verdicts = sweep_tables.release_verdicts(rows, samples, done=done) if len(rows) else pd.DataFrame()
     flags_used = bool(len(verdicts)) and bool((verdicts["xla_flags"] != "").any())
     found = []
     for (flags, workload), part in verdicts.groupby(["xla_flags", "workload"], sort=False) if len(verdicts) else ():
@@ -90,7 +91,7 @@ def sweep_summary(
             f"resume {folder or where}` measures the rest)",
         )
     if len(rows):
-        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples, cells) or UNDECIDED_LINE}")
+        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples, cells, done) or UNDECIDED_LINE}")
     return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
 
 

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from jaxmlp import changepoints, registry
@@ -14,6 +17,7 @@ from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results import layout
 from jaxmlp.results.frames import sweep_rows
+from jaxmlp.results.index import IndexMemo
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.table_base import shows
@@ -107,6 +111,43 @@ class _Pair(NamedTuple):
         return compare_within(self.a, self.b, self.a_nodes, self.b_nodes, threshold, alpha)
 
 
+MEMO_KIND = "comparisons"
+"""What `comparisons` keeps in a folder's index (`index.IndexMemo`): each pair of a sweep's cells compared."""
+Compared = list[tuple[_Pair, Comparison]]
+"""A sweep's pairs (`_pairs`), each with its comparison: computed once (`comparisons`), read by every table of it."""
+
+
+def pair_key(pair: _Pair, threshold: float, alpha: float) -> str:
+    """A hash of all a pair's comparison follows from: both sides' raw samples and nodes, the thresholds and the
+    code and libraries that compare (`changepoints.DETECTOR` hashes `jaxmlp.stats` and names scipy's, numpy's)."""
+    said = [changepoints.DETECTOR, threshold, alpha, list(pair.a_nodes), list(pair.b_nodes)]
+    h = hashlib.sha256(json.dumps(said).encode())
+    for side in (pair.a, pair.b):
+        array = np.asarray(side, float)
+        h.update(len(array).to_bytes(8, "little"))
+        h.update(array.tobytes())
+    return h.hexdigest()
+
+
+def comparisons(
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    memo: IndexMemo | None = None,
+) -> Compared:
+    """Each release and the one before it (`_pairs`), compared; with a ``memo`` (the folder's index), a pair
+    compared before (`pair_key`) is not compared again."""
+    pairs = list(_pairs(rows, samples))
+    keys = [pair_key(pair, threshold, alpha) for pair in pairs]
+    kept = memo.recall(MEMO_KIND, keys) if memo is not None else {}
+    made = {k: p.compared(threshold, alpha).to_json() for p, k in zip(pairs, keys) if k not in kept}
+    if memo is not None:
+        memo.keep(MEMO_KIND, made, keys)
+    known = {**kept, **made}
+    return [(pair, Comparison.from_json(known[key])) for pair, key in zip(pairs, keys)]
+
+
 def _side(cell: pd.DataFrame, name: str) -> tuple[pd.Series, tuple[str, ...]]:
     """One benchmark's samples of a cell, and the node of each."""
     part = cell.loc[cell["name"] == name]
@@ -145,11 +186,17 @@ def _step(pair: _Pair, c: Comparison) -> dict[str, Any]:
 
 @shows(*registry.SWEEP_COMPARED)
 def sweep_steps(
-    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    done: Compared | None = None,
 ) -> pd.DataFrame:
     """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
-    raw per-process samples. A pair where either side's values differed from the reference is "results differ"."""
-    steps = [_step(pair, pair.compared(threshold, alpha)) for pair in _pairs(rows, samples)]
+    raw per-process samples (``done``: `comparisons` of them, where the caller has it). A pair where either side's
+    values differed from the reference is "results differ"."""
+    found = comparisons(rows, samples, threshold, alpha) if done is None else done
+    steps = [_step(pair, c) for pair, c in found]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
 
@@ -158,17 +205,23 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 
 @shows(*registry.SWEEP_COMPARED)
 def release_verdicts(
-    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    done: Compared | None = None,
 ) -> pd.DataFrame:
     """A sweep's answer: per XLA-flags column and workload, each release oldest first with its steady-state median
-    and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio)."""
+    and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio;
+    ``done``: `comparisons`, where the caller has it)."""
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
     medians = {
         (str(n), str(f), str(v)): m
         for n, f, v, m in zip(steady["name"], steady["xla_flags"], steady["release"], steady["median"])
     }
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
-    compared = {(p.name, p.flags, p.new): (p, p.compared(threshold, alpha)) for p in _pairs(rows, samples)}
+    pairs = comparisons(rows, samples, threshold, alpha) if done is None else done
+    by_release = {(p.name, p.flags, p.new): (p, c) for p, c in pairs}
     nan = float("nan")
     found = []
     for flags in sorted(set(steady["xla_flags"])):
@@ -186,8 +239,8 @@ def release_verdicts(
                     "p": nan,
                     "verdict": None,
                 }
-                if (name, flags, release) in compared:
-                    pair, c = compared[(name, flags, release)]
+                if (name, flags, release) in by_release:
+                    pair, c = by_release[(name, flags, release)]
                     if pair.differ:
                         row["verdict"] = "results differ"
                     else:

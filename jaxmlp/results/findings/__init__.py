@@ -14,6 +14,7 @@ from jaxmlp.results.findings import bench, releases, runs
 from jaxmlp.results.findings.model import Finding, Table, shown
 from jaxmlp.results.findings.select import evidence
 from jaxmlp.results.frames import Results, without_sweeps
+from jaxmlp.results.index import IndexMemo
 from jaxmlp.results.traces import CaptureSummary
 
 __all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
@@ -24,10 +25,12 @@ def findings(
     traces: Sequence[CaptureSummary] = (),
     folder: Path | None = None,
     past: history.RunHistory | None = None,
+    memo: IndexMemo | None = None,
 ) -> tuple[Finding, ...]:
     """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
     evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.found` of the same results,
-    where the caller has it (the report draws it too)."""
+    where the caller has it (the report draws it too); ``memo``: the folder's index, where what is dear to compute
+    again is kept (a sweep's comparisons)."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     merged = evidence(runs_by_file)  # per machine, its newest environment's runs as one
     accuracy = tables.tutorial_accuracy(results.runs)
@@ -38,7 +41,7 @@ def findings(
         *bench.floor(merged, folder),
         *bench.cpu_vs_accelerator(merged, folder),
         *runs.operations(runs_by_file, folder),
-        releases.matrix(results, folder),
+        releases.matrix(results, folder, memo),
         releases.timeline(results, folder),
         releases.bisection(results, folder),
         *runs.scaling(runs_by_file, folder),

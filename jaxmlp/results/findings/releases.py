@@ -17,6 +17,7 @@ from jaxmlp.results import layout, sweep_cells, sweep_tables
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding, shown
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.frames import Results
+from jaxmlp.results.index import IndexMemo
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.units import interval, p_value, ratio
 
@@ -43,12 +44,17 @@ def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
     )
 
 
-def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None) -> str | None:
+def sweep_verdict(
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    cells: CellsDocument | None = None,
+    done: sweep_tables.Compared | None = None,
+) -> str | None:
     """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
     insufficient data (it decides nothing). A step one of whose releases ignored its XLA flags (``cells``, the
-    sweep's ``cells.json``) says so."""
+    sweep's ``cells.json``) says so. ``done``: `sweep_tables.comparisons` of the sweep, where the caller has it."""
     ignored = sweep_cells.ignored_cells(cells)
-    steps = sweep_tables.sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
+    steps = sweep_tables.sweep_steps(rows, samples, done=done) if len(rows) else pd.DataFrame()
     if steps.empty or (steps["verdict"] == UNDECIDED).all():
         return None
     span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
@@ -83,8 +89,9 @@ def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
     return f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
 
 
-def matrix(results: Results, folder: Path | None = None) -> Finding:
-    """The newest version matrix that decides anything: its flagged steps, or that none changed."""
+def matrix(results: Results, folder: Path | None = None, memo: IndexMemo | None = None) -> Finding:
+    """The newest version matrix that decides anything: its flagged steps, or that none changed (``memo``: the
+    folder's index, where its comparisons are kept, `sweep_tables.comparisons`)."""
     question = "Which release got slower"
     probes = [path.parent for path, _ in results.bisections]
     found = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
@@ -93,7 +100,8 @@ def matrix(results: Results, folder: Path | None = None) -> Finding:
     cells = {str(path.parent): doc for path, doc in results.cells}
     ordered = sorted(found, key=layout.stamp_in, reverse=True)
     for where in ordered:
-        text = sweep_verdict(found[where], results.samples, cells.get(where))
+        done = sweep_tables.comparisons(found[where], results.samples, memo=memo) if len(found[where]) else []
+        text = sweep_verdict(found[where], results.samples, cells.get(where), done)
         if text is not None:
             return Finding(question, text, MATRIX, True, _where(where, folder), machine(found[where].iloc[0]))
     return Finding(
