@@ -276,7 +276,9 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folder = tmp_path / "results"
     folder.mkdir()
-    subprocess.run(["cp", "-a", str(SWEEP), str(folder / SWEEP.name)], check=True)
+    undecided = SOURCE / "jaxlib-20261205T181153"  # newer, one process a release: the matrix reads both
+    for sweep in (SWEEP, undecided):
+        subprocess.run(["cp", "-a", str(sweep), str(folder / sweep.name)], check=True)
 
     def answer() -> tuple[str, Results]:
         found = results(index.scan(folder, "jaxmlp summary"))
@@ -284,9 +286,11 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
 
     compared = _compared(monkeypatch)
     first, found = answer()
-    ((rows),) = sweep_tables.sweeps(found.runs).values()
+    sweeps = sweep_tables.sweeps(found.runs)
+    rows = sweeps[str(folder / SWEEP.name)]
     steps = sweep_tables.sweep_steps(rows, found.samples)
-    assert len(compared) == 2 * len(steps) > 0 and "slower" in first  # once with the memo, once without
+    pairs = sum(len(sweep_tables.comparisons(r, found.samples)) for r in sweeps.values())
+    assert len(compared) == 2 * pairs + len(steps) and "slower" in first  # the memo's, then the tests' own
     compared.clear()
     again, _ = answer()
     assert not compared and again == first  # every pair's comparison kept in the index
@@ -306,6 +310,9 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
     changed = steps[(steps["to"] == "0.8.3") & (steps["xla_flags"].fillna("") == "")]
     assert len(compared) == len(changed) > 0  # only the pairs the changed cell is a side of
     assert releases.matrix(found, folder).line() == later != first
+    with sqlite3.connect(folder / index.INDEX_NAME) as db:
+        (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind LIKE 'comparisons %'").fetchone()
+    assert kept == pairs  # the changed pairs' old comparisons dropped
 
 
 def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):

@@ -112,7 +112,8 @@ class _Pair(NamedTuple):
 
 
 MEMO_KIND = "comparisons"
-"""What `comparisons` keeps in a folder's index (`index.IndexMemo`): each pair of a sweep's cells compared."""
+"""What `comparisons` keeps in a folder's index (`index.IndexMemo`): each pair of a sweep's cells compared, under
+this kind and the sweep folder's name (a sweep read again drops only its own pairs no longer asked for)."""
 Compared = list[tuple[_Pair, Comparison]]
 """A sweep's pairs (`_pairs`), each with its comparison: computed once (`comparisons`), read by every table of it."""
 
@@ -140,10 +141,11 @@ def comparisons(
     compared before (`pair_key`) is not compared again."""
     pairs = list(_pairs(rows, samples))
     keys = [pair_key(pair, threshold, alpha) for pair in pairs]
-    kept = memo.recall(MEMO_KIND, keys) if memo is not None else {}
+    kind = f"{MEMO_KIND} {Path(str(rows['file'].iloc[0])).parent.name}" if len(rows) else MEMO_KIND  # a sweep's own
+    kept = memo.recall(kind, keys) if memo is not None else {}
     made = {k: p.compared(threshold, alpha).to_json() for p, k in zip(pairs, keys) if k not in kept}
     if memo is not None:
-        memo.keep(MEMO_KIND, made, keys)
+        memo.keep(kind, made, keys)
     known = {**kept, **made}
     return [(pair, Comparison.from_json(known[key])) for pair, key in zip(pairs, keys)]
 
