@@ -315,6 +315,43 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
     assert kept == pairs  # the changed pairs' old comparisons dropped
 
 
+def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_changed_column(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "results"
+    folder.mkdir()
+    timeline = SOURCE / "timeline-20261205T171450"  # three releases, 27 processes each
+    subprocess.run(["cp", "-a", str(timeline), str(folder / timeline.name)], check=True)
+
+    def answer() -> tuple[str, Results]:
+        found = results(index.scan(folder, "jaxmlp summary"))
+        return releases.timeline(found, folder, index.IndexMemo(folder, "jaxmlp summary")).line(), found
+
+    def said(columns: list[sweep_tables.TimelineColumn]) -> list[tuple[object, ...]]:
+        return [(c.workload, c.xla_flags, c.releases, c.samples, [x.line() for x in c.changes]) for c in columns]
+
+    searched = _searched(monkeypatch)
+    first, found = answer()
+    ((rows),) = sweep_tables.sweeps(found.runs).values()
+    columns = sweep_tables.timeline_columns(rows, found.samples)  # no memo: every column searched
+    assert len(searched) == 2 * len(columns) > 1
+    searched.clear()
+    again, _ = answer()
+    assert not searched and again == first  # every column's changes kept in the index
+    kept = sweep_tables.timeline_columns(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    assert not searched and said(kept) == said(columns)
+
+    cell = folder / timeline.name / "jax-0.4.31.json"  # one workload of one release 1.5 times slower
+    doc = json.loads(cell.read_text())
+    (bench,) = [b for b in doc["benchmarks"] if b["name"] == "sweep_steady[step]"]
+    stats = bench["stats"]
+    stats["data"] = [x * 1.5 for x in stats["data"]]
+    stats.update({k: stats[k] * 1.5 for k in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")})
+    cell.write_text(json.dumps(doc))
+    later, found = answer()
+    assert len(searched) == 1  # its column only
+    assert releases.timeline(found, folder).line() == later != first
+
+
 def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):
     from jaxmlp.report.sections import build_sections
     from jaxmlp.results.findings.model import BENCHMARKS

@@ -3,13 +3,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
 import pandas as pd
 
 from jaxmlp import changepoints, registry
@@ -17,7 +14,7 @@ from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results import layout
 from jaxmlp.results.frames import sweep_rows
-from jaxmlp.results.index import IndexMemo
+from jaxmlp.results.index import IndexMemo, samples_key
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.table_base import shows
@@ -122,12 +119,13 @@ def pair_key(pair: _Pair, threshold: float, alpha: float) -> str:
     """A hash of all a pair's comparison follows from: both sides' raw samples and nodes, the thresholds and the
     code and libraries that compare (`changepoints.DETECTOR` hashes `jaxmlp.stats` and names scipy's, numpy's)."""
     said = [changepoints.DETECTOR, threshold, alpha, list(pair.a_nodes), list(pair.b_nodes)]
-    h = hashlib.sha256(json.dumps(said).encode())
-    for side in (pair.a, pair.b):
-        array = np.asarray(side, float)
-        h.update(len(array).to_bytes(8, "little"))
-        h.update(array.tobytes())
-    return h.hexdigest()
+    return samples_key(said, (pair.a, pair.b))
+
+
+def _kind(kind: str, rows: pd.DataFrame) -> str:
+    """A memo's kind for one sweep's values: ``kind`` and the sweep folder's name (its values no longer asked for are
+    dropped when it is read again, never another sweep's)."""
+    return f"{kind} {Path(str(rows['file'].iloc[0])).parent.name}" if len(rows) else kind
 
 
 def comparisons(
@@ -141,7 +139,7 @@ def comparisons(
     compared before (`pair_key`) is not compared again."""
     pairs = list(_pairs(rows, samples))
     keys = [pair_key(pair, threshold, alpha) for pair in pairs]
-    kind = f"{MEMO_KIND} {Path(str(rows['file'].iloc[0])).parent.name}" if len(rows) else MEMO_KIND  # a sweep's own
+    kind = _kind(MEMO_KIND, rows)
     kept = memo.recall(kind, keys) if memo is not None else {}
     made = {k: p.compared(threshold, alpha).to_json() for p, k in zip(pairs, keys) if k not in kept}
     if memo is not None:
@@ -289,12 +287,41 @@ def is_timeline(folder: str | Path) -> bool:
     return Path(folder).name.startswith(f"{layout.TIMELINE}-")
 
 
+TIMELINE_KIND = "timeline changes"
+"""What `timeline_columns` keeps in a folder's index (`index.IndexMemo`): each column's changes, per timeline."""
+
+
 def timeline_columns(
-    rows: pd.DataFrame, samples: pd.DataFrame, benchmark: registry.Benchmark = registry.SWEEP_STEADY
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    benchmark: registry.Benchmark = registry.SWEEP_STEADY,
+    memo: IndexMemo | None = None,
 ) -> list[TimelineColumn]:
     """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples of
     ``benchmark``: the steady state, or the compile time a corpus case is about); a column where some release's
-    values differed from the reference cell's is still shown, its changes found."""
+    values differed from the reference cell's is still shown, its changes found. With a ``memo`` (the folder's
+    index), a column searched before (its samples, nodes, releases, `changepoints.DETECTOR`) is not searched again."""
+    found = _timeline_columns(rows, samples, benchmark)
+    keys = [samples_key([changepoints.DETECTOR, list(c.releases), nodes], c.samples) for c, nodes in found]
+    kind = _kind(f"{TIMELINE_KIND} {benchmark.id}", rows)
+    kept = memo.recall(kind, keys) if memo is not None else {}
+    made = {
+        k: [change.to_json() for change in changepoints.detect(list(c.releases), list(c.samples), nodes=nodes)]
+        for (c, nodes), k in zip(found, keys)
+        if k not in kept
+    }
+    if memo is not None:
+        memo.keep(kind, made, keys)
+    known = {**kept, **made}
+    return [
+        c._replace(changes=tuple(Change.from_json(change) for change in known[k])) for (c, _), k in zip(found, keys)
+    ]
+
+
+def _timeline_columns(
+    rows: pd.DataFrame, samples: pd.DataFrame, benchmark: registry.Benchmark
+) -> list[tuple[TimelineColumn, list[tuple[str, ...]]]]:
+    """A timeline's columns without their changes, each with its samples' nodes."""
     cells = _cell_samples(rows, samples)
     steady = rows[rows["test"] == benchmark.id]
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
@@ -307,8 +334,7 @@ def timeline_columns(
             if len(kept) < 2:
                 continue
             labels, measured, nodes = [v for v, _, _ in kept], [x for _, x, _ in kept], [n for _, _, n in kept]
-            changes = changepoints.detect(labels, measured, nodes=nodes)
-            found.append(TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), tuple(changes)))
+            found.append((TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), ()), nodes))
     return found
 
 

@@ -30,7 +30,7 @@ def findings(
     """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
     evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.found` of the same results,
     where the caller has it (the report draws it too); ``memo``: the folder's index, where what is dear to compute
-    again is kept (a sweep's comparisons)."""
+    again is kept (a sweep's comparisons, a timeline's changes)."""
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     merged = evidence(runs_by_file)  # per machine, its newest environment's runs as one
     accuracy = tables.tutorial_accuracy(results.runs)
@@ -42,7 +42,7 @@ def findings(
         *bench.cpu_vs_accelerator(merged, folder),
         *runs.operations(runs_by_file, folder),
         releases.matrix(results, folder, memo),
-        releases.timeline(results, folder),
+        releases.timeline(results, folder, memo),
         releases.bisection(results, folder),
         *runs.scaling(runs_by_file, folder),
         runs.trace(traces, folder),

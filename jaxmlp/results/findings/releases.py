@@ -109,12 +109,13 @@ def matrix(results: Results, folder: Path | None = None, memo: IndexMemo | None 
     )
 
 
-def timeline(results: Results, folder: Path | None = None) -> Finding:
-    """The newest release timeline with at least two processes a release: its changes, workload by workload."""
+def timeline(results: Results, folder: Path | None = None, memo: IndexMemo | None = None) -> Finding:
+    """The newest release timeline with at least two processes a release: its changes, workload by workload
+    (``memo``: the folder's index, where its columns' changes are kept, `sweep_tables.timeline_columns`)."""
     question = "Where across releases"
     found = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
     for where in sorted(found, key=layout.stamp_in, reverse=True):
-        columns = sweep_tables.timeline_columns(found[where], results.samples)
+        columns = sweep_tables.timeline_columns(found[where], results.samples, memo=memo)
         if not columns or min(len(s) for c in columns for s in c.samples) < 2:
             continue
         return Finding(
