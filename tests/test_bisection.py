@@ -293,17 +293,22 @@ def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_pa
     (folder,) = (tmp_path / "out").iterdir()
     assert [p.name for p in folder.iterdir() if p.is_dir()] == ["probe-1"]  # the probe that met it
     cells = parse(json.loads((folder / "probe-1" / "cells.json").read_text()))
-    assert [c.status for c in cells.cells] == ["ok", "ok", failure] and not cells.complete  # no rounds after it
+    assert [c.status for c in cells.cells] == ["ok", "ok", failure] and cells.complete  # its answer: no rounds
     assert "Measuring" not in said.out
+    assert said.out.index("Searching for the first release that fails") < said.out.index("probe of 0.6.0")
     doc = parse(json.loads((folder / "bisect.json").read_text()))
     b = doc.bisection
     assert (b.status, b.first, b.after, b.failure, doc.line) == ("fails", "0.6.0", "0.5.3", failure, line)
-    assert b.checked == {"0.5.3": RUNS, "0.6.0": failure, "0.6.2": failure}
+    assert b.checked == {"0.5.1": RUNS, "0.5.3": RUNS, "0.6.0": failure, "0.6.2": failure}
     finding = bisection(load(ResultsStore(tmp_path / "out")))
     assert finding.answer.startswith("First release that fails: 0.6.0")
     summary = subprocess.run(
         [sys.executable, "-m", "jaxmlp", "summary", str(folder)], capture_output=True, text=True, timeout=120
     )
-    assert f"Verdict: {line}" in summary.stdout and "0.5.3 runs, 0.6.0 fails, 0.6.2 fails" in summary.stdout
+    assert f"Verdict: {line}" in summary.stdout and "0.5.1 runs, 0.5.3 runs, 0.6.0 fails" in summary.stdout
+    assert "probe 1 met the failure at its probe processes; no rounds" in summary.stdout
+    assert main(["summary", str(folder / "probe-1")]) == 0  # the probe that met it is whole: nothing to resume
+    probe = capsys.readouterr().out
+    assert failure in probe and "INCOMPLETE" not in probe and "resume" not in probe
     assert main(["report", "--results", str(tmp_path / "out"), "--out", str(tmp_path / "report")]) == 0  # no runs
     assert line in (tmp_path / "report" / "summary.md").read_text()

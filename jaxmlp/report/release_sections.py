@@ -13,7 +13,7 @@ import pandas as pd
 
 from jaxmlp import changepoints, registry, units
 from jaxmlp.changepoints import Change
-from jaxmlp.measure.bisection import checked_line
+from jaxmlp.measure.bisection import checked_line, probes_line
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first, shown_path
@@ -276,8 +276,7 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
         f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
         f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
         f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
-        f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
-        f"{doc.seconds / 60:.1f} min. **{doc.line}**"
+        f"{probes_line(doc.bisection)}, in {doc.seconds / 60:.1f} min. **{doc.line}**"
         + (f" ({checked_line(doc.bisection)})" if doc.bisection.checked else "")
     )
     medians = sweep_tables.bisection_medians(doc)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.measure.bisection import answer_line, checked_line
+from jaxmlp.measure.bisection import answer_line, checked_line, probes_line
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, corpus_lines, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
@@ -175,8 +175,8 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     flags = f", XLA_FLAGS={s['xla_flags']}" if s.get("xla_flags") else ""
     line = (
         f"jaxmlp sweep bisect {s.get('good')} {s.get('bad')} on the steady state of {s.get('workload')}, "
-        f"{s.get('processes')} processes a release a probe{flags}; {len(b.measured)} of {len(b.candidates)} "
-        f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}"
+        f"{s.get('processes')} processes a release a probe{flags}; {probes_line(b)}, "
+        f"{minutes(doc.seconds)}"
     )
     title = f"Bisection: {where}" if where else "Bisection"
     said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
