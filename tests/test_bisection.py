@@ -312,3 +312,81 @@ def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_pa
     assert failure in probe and "INCOMPLETE" not in probe and "resume" not in probe
     assert main(["report", "--results", str(tmp_path / "out"), "--out", str(tmp_path / "report")]) == 0  # no runs
     assert line in (tmp_path / "report" / "summary.md").read_text()
+
+
+def _flow_with(monkeypatch, outcomes, probed_status="ok", releases=("0.5.1", "0.5.3", "0.6.0")):
+    """The bisection's flow over ``releases``, its cells' outcomes given (``outcomes``: release -> status at the
+    probe, or "rounds failed" where every process of it failed in the rounds); a probe of one release answers
+    ``probed_status``. Returns a call that runs it and what was said."""
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.measure.sweep import bisect as flow
+    from jaxmlp.measure.sweep import matrix
+    from jaxmlp.measure.sweep.settings import Detector, Matrix, Measuring
+
+    monkeypatch.setattr(flow, "environments", lambda matrix_, names, say=print: {n: "python" for n in names})
+
+    def measure_cells(runners, matrix_, say=print, progress=None, planned=None):
+        status = {r.name: outcomes.get(r.label, "ok") for r in runners}
+        probed = matrix.Probed(
+            {n: r for r in runners if (n := r.name) and status[n] in ("ok", "rounds failed")},
+            {n: matrix.Outcome("ok" if s == "rounds failed" else s) for n, s in status.items()},
+            {},
+            {},
+        )
+        if planned:
+            planned(probed, {}, 1.0)
+        times = ProcessResult({}, {"batched": WorkloadTimes.of(0.1, [0.2, 0.1])})
+        processes = {n: [times] * 3 for n in probed.runners if status[n] == "ok"}
+        failures = tuple(matrix.Failure(n, 0, "it crashed") for n in probed.runners if status[n] == "rounds failed")
+        return matrix.Measured(probed, processes, {}, failures)
+
+    monkeypatch.setattr(flow, "measure_cells", measure_cells)
+    monkeypatch.setattr(
+        flow,
+        "probe",
+        lambda runners, *a: matrix.Probed({}, {r.name: matrix.Outcome(probed_status) for r in runners}, {}, {}),
+    )
+    said: list[str] = []
+
+    def run():
+        return flow.run(list(releases), "batched", Measuring(), Matrix(), Detector(), lambda *a: None, said.append)
+
+    return run, said
+
+
+def test_a_release_whose_every_process_failed_in_the_rounds_is_not_searched_for(monkeypatch):
+    """Its probe ran, so a probe process would not find it failing: the old one line, no search."""
+    run, said = _flow_with(monkeypatch, {"0.6.0": "rounds failed"})
+    with pytest.raises(JaxmlpError, match=r"0.6.0 \(every process failed \(the last: it crashed\)\): no bisection"):
+        run()
+    assert not [s for s in said if "Searching" in s or "probe of" in s]
+
+
+def test_a_failure_at_the_probe_is_searched_for_and_said_once_it_starts(monkeypatch):
+    fails = "failed at its probe: the worker failed: gone"
+    run, said = _flow_with(monkeypatch, {"0.6.0": fails})
+    result = run()  # the probe of 0.5.3 (the midpoint) ran: 0.6.0 is the first that fails, no search needed
+    assert (result.status, result.first, result.after) == ("fails", "0.6.0", "0.5.3")
+    assert not [s for s in said if "Searching" in s]
+    run, said = _flow_with(monkeypatch, {"0.5.1": fails})
+    with pytest.raises(JaxmlpError, match="a failure is bisected from a GOOD release that runs"):
+        run()  # the good end fails: no search either
+    assert not [s for s in said if "Searching" in s]
+    four = ("0.5.1", "0.5.3", "0.6.0", "0.6.2")
+    run, said = _flow_with(monkeypatch, {"0.6.2": fails}, probed_status=fails, releases=four)
+    assert run().first == "0.6.0" and said[-2:] == [
+        "Searching for the first release that fails, a probe process each",
+        f"probe of 0.6.0: {fails}",
+    ]
+
+
+def test_a_release_that_refuses_the_flag_is_one_line_not_a_failure(monkeypatch):
+    refused = "flag unknown in 0.6.0 (--xla_nonsense)"
+    run, said = _flow_with(monkeypatch, {"0.6.0": refused})
+    with pytest.raises(JaxmlpError, match=r"not measured: 0.6.0 \(flag unknown in 0.6.0"):
+        run()  # not a KeyError for the cell that has no processes
+    fails = "failed at its probe: the worker failed: gone"
+    four = ("0.5.1", "0.5.3", "0.6.0", "0.6.2")  # the first probe: 0.5.1, 0.5.3, 0.6.2; the search: 0.6.0
+    run, said = _flow_with(monkeypatch, {"0.6.2": fails}, probed_status=refused, releases=four)
+    with pytest.raises(JaxmlpError, match=r"not measured: 0.6.0 \(flag unknown in 0.6.0"):
+        run()  # the search's probe of one release refuses it: not counted as a failure
