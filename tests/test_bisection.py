@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import made_releases
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
@@ -260,24 +261,12 @@ def test_the_bisected_workload_is_the_one_named():
         _bisected(["a/mine.py:make"], "theirs")
 
 
-def fake_releases(root, failing: dict[str, str]) -> None:
-    """Release environments as jaxmlp finds them made, each running this interpreter (their worker processes real);
-    in those of ``failing`` (release: what it removed) the workload tests/workloads/removed_api.py fails."""
-    for version, removed in failing.items():
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        python = envs.python_of(env)
-        told = f"export REMOVED_API={removed}\n" if removed else ""
-        python.write_text(f'#!/bin/sh\n{told}exec {sys.executable} "$@"\n')
-        python.chmod(0o755)
-        (env / envs.COMPLETE).write_text("1")
-
-
+@pytest.mark.xdist_group("processes")
 def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_path, capsys, explained):
     """Real worker processes: the workload fails from 0.6.0 on; the first probe meets it at the bad end, one probe
     process of 0.6.0 finds it the first."""
     releases = {"0.5.1": "", "0.5.3": "", "0.6.0": "tree_map", "0.6.2": "tree_map"}
-    fake_releases(tmp_path / "envs", releases)
+    made_releases(tmp_path / "envs", removed=releases)
     workload = f"{ROOT / 'tests' / 'workloads' / 'removed_api.py'}:make"
     argv = ["sweep", "bisect", "0.5.1", "0.6.2", "--versions", *releases, "--workload", workload, "--calls", "2"]
     argv += ["--processes", "2", "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]

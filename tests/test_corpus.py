@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import made_releases
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
@@ -152,13 +153,7 @@ def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys, monkeypat
     interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case."""
     monkeypatch.chdir(MANIFEST.parent.parent.parent.parent)  # the repository: its cells record the case's file in it
     root = tmp_path / "envs"
-    for version in ("0.4.30", "0.4.31", "0.4.33"):
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        python = env / "bin" / "python"  # this interpreter, its own environment kept (a link would lose it)
-        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-        python.chmod(0o755)
-        (env / envs.COMPLETE).write_text("1.0\n")
+    made_releases(root, "0.4.30", "0.4.31", "0.4.33")
     argv = ["sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "--processes", "2", "--calls", "3"]
     argv += ["--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
     assert main([*argv, "--envs", str(root), "--out", str(tmp_path / "out")]) == 0
