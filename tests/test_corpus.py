@@ -300,3 +300,18 @@ def test_a_corpus_stopped_before_any_case_ended_has_no_scorecard_and_leaves_no_e
     (folder,) = out.iterdir()
     assert "kept 1 of 2 cases in" in line  # the manifest's order: fixture-step, then the stopped fixture-control
     assert sorted(p.name for p in folder.iterdir()) == ["fixture-step", "scorecard.json"]
+
+
+def test_a_bisection_that_met_a_failure_in_a_slowdown_case_says_so_and_explains_nothing():
+    from jaxmlp.measure.bisection import RUNS, Bisection
+    from jaxmlp.results.corpus import score
+    from jaxmlp.results.schema.bisect import BisectDocument
+
+    failed = "failed at its probe: the worker failed: gone"
+    result = Bisection(RELEASES, "fails", None, (), "", "0.4.34", "0.4.33", None, failed, {"0.4.33": RUNS})
+    findings = replace(_findings([1.0] * 5), bisection=BisectDocument({}, {}, result, "", 1.0))  # no change seen
+    case = replace(_case(cause="program", flag=""), bisect=("0.4.30", "0.4.35"))
+    scored = score(case, findings)
+    assert scored.bisected == "0.4.34 (fails)" and scored.bisect_found is False
+    assert "the bisection answered 0.4.34 (fails)" in scored.why
+    assert scored.why[-1] == "no explanation filed: nothing found to explain"  # its ends are no change's
