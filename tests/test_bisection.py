@@ -262,19 +262,20 @@ def test_the_bisected_workload_is_the_one_named():
 
 
 @pytest.mark.xdist_group("processes")
-def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_path, capsys, explained):
+def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_path, capsys, explained, monkeypatch):
     """Real worker processes: the workload fails from 0.6.0 on; the first probe meets it at the bad end, one probe
     process of 0.6.0 finds it the first."""
     releases = {"0.5.1": "", "0.5.3": "", "0.6.0": "tree_map", "0.6.2": "tree_map"}
+    monkeypatch.chdir(ROOT)  # the repository: the workload inside it is recorded relative to it
     made_releases(tmp_path / "envs", removed=releases)
     workload = f"{ROOT / 'tests' / 'workloads' / 'removed_api.py'}:make"
     argv = ["sweep", "bisect", "0.5.1", "0.6.2", "--versions", *releases, "--workload", workload, "--calls", "2"]
     argv += ["--processes", "2", "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]
     assert main(argv) == 1
     said = capsys.readouterr()
-    failure = (
-        f"failed at its probe: the worker failed: workload '{workload}': make() raised AttributeError: module 'jax' "
-        "has no attribute 'tree_map'"
+    failure = (  # the workload as the folder records it (relative: the tests run in the repository)
+        "failed at its probe: the worker failed: workload 'tests/workloads/removed_api.py:make': make() raised "
+        "AttributeError: module 'jax' has no attribute 'tree_map'"
     )
     line = f"first release that fails: 0.6.0 ({failure}); the last that runs: 0.5.3"
     assert line in said.out and said.err.strip().splitlines()[-1].startswith(f"jaxmlp sweep bisect: {line}")
@@ -283,6 +284,7 @@ def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_pa
     assert [p.name for p in folder.iterdir() if p.is_dir()] == ["probe-1"]  # the probe that met it
     cells = parse(json.loads((folder / "probe-1" / "cells.json").read_text()))
     assert [c.status for c in cells.cells] == ["ok", "ok", failure] and cells.complete  # its answer: no rounds
+    assert str(ROOT) not in (folder / "probe-1" / "cells.json").read_text() + (folder / "bisect.json").read_text()
     assert "Measuring" not in said.out
     assert said.out.index("Searching for the first release that fails") < said.out.index("probe of 0.6.0")
     doc = parse(json.loads((folder / "bisect.json").read_text()))
