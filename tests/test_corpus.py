@@ -17,7 +17,7 @@ from jaxmlp.measure import workers
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
-from jaxmlp.report.release_sections import KNOWN_REGRESSIONS
+from jaxmlp.report.corpus_sections import KNOWN_REGRESSIONS
 from jaxmlp.report.sections import build_sections
 from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
