@@ -8,14 +8,18 @@ mark into a child through fork, vfork and posix_spawn alike (a ``/bin/true`` sta
 1 MiB on a `jaxmlp summary`).
 
 The folder is made once a session by `make_scale_folder.make` (``scale_folder`` in `conftest.SIZES`: at
-``--size full`` 10,000 benchmark runs, 200 sweeps and 50 timelines, with 6 corrupt or truncated files) from the real
+``--size full`` `registry.STORE_FOLDER`, 10,000 benchmark runs, 200 sweeps and 50 timelines, with 6 corrupt or
+truncated files, the folder the goals of a store that holds years hold for: `registry.STORE_WARM_SECONDS`,
+`STORE_COLD_SECONDS`, `STORE_MEMORY`, met or missed in `tables.results_folder_table`) from the real
 results in ``reports/`` (the committed runs), or from ``tests/fixtures/scale`` at ``--size smoke``, so that
 `nox -s tests`' smoke pass never reads the user's results. Each test first reads the folder cold (its index
 removed: ``cold_seconds``, ``cold_peak_rss_bytes``), then times ``scale_rounds`` warm rounds, each one whole
-command (not ``--rounds``). The check, once: the command exits 0 and says one line for each corrupt file, cold and
-warm.
+command (not ``--rounds``); the host's one-minute load average before the cold read and after the last round is kept
+beside them (``load_before``, ``load_after``: the host may be shared). The check, once: the command exits 0 and
+says one line for each corrupt file, cold and warm.
 """
 
+import os
 import subprocess
 import sys
 import time
@@ -97,6 +101,7 @@ def test_results_folder(benchmark, variant, scale_folder, sizes, tmp_path):
         return run_command(["report", "--results", str(folder), "--out", str(where / "report")], where)
 
     without_index(folder)
+    load_before = os.getloadavg()[0]
     cold = command(tmp_path / "cold")
     benchmark.pedantic(
         lambda: runs.append(command(tmp_path / f"round-{len(runs)}")),
@@ -121,4 +126,6 @@ def test_results_folder(benchmark, variant, scale_folder, sizes, tmp_path):
         folder_timelines=made["timelines"],
         folder_corrupt=made["corrupt"],
         folder_source=made["source"],
+        load_before=load_before,
+        load_after=os.getloadavg()[0],
     )

@@ -54,7 +54,7 @@ SIZES = {
         "stream_elements": 2**25,
     },
     "full": {
-        "scale_folder": {"runs": 10000, "sweeps": 200, "timelines": 50, "corrupt": 6},
+        "scale_folder": {**registry.STORE_FOLDER, "corrupt": 6},  # the store the goals hold for
         "scale_rounds": 3,
         "rounds": 25,
         "epoch_rounds": 7,

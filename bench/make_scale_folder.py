@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: this checkout's jaxmlp
     sys.path.insert(0, str(ROOT))
 
+from jaxmlp import registry  # noqa: E402
 from jaxmlp.errors import JaxmlpError  # noqa: E402
 from jaxmlp.results import layout  # noqa: E402
 from jaxmlp.results.store import check_new_folder, write_new  # noqa: E402
@@ -102,6 +103,16 @@ def _source_date(path: Path) -> dt.datetime:
     return dt.datetime.strptime(layout.stamp_in(path), layout.STAMP_FORMAT).replace(tzinfo=dt.UTC)
 
 
+def _times_folders(path: Path) -> bool:
+    """Whether a benchmark file is a run of `bench_scale.py` alone (the commands' times over such a folder): no
+    source of one."""
+    try:
+        names = [b.get("name", "") for b in _load(path).get("benchmarks") or ()]
+    except (OSError, ValueError, AttributeError):
+        return False
+    return bool(names) and all(str(n).startswith(f"{registry.RESULTS_FOLDER.id}[") for n in names)
+
+
 def sources(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
     """The source's benchmark files, sweep folders and timeline folders (top level, oldest first)."""
 
@@ -109,7 +120,7 @@ def sources(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
         found = [p for p in folder.glob(f"{prefix}-*") if want(p) and layout.stamp_in(p.name)]
         return sorted(found, key=lambda p: layout.stamp_in(p.name))
 
-    runs = named(layout.BENCH, lambda p: p.is_file() and p.suffix == ".json")
+    runs = named(layout.BENCH, lambda p: p.is_file() and p.suffix == ".json" and not _times_folders(p))
     sweeps = named(layout.SWEEP, lambda p: (p / layout.CELLS_FILE).is_file())
     timelines = named(layout.TIMELINE, lambda p: (p / layout.CELLS_FILE).is_file())
     return runs, sweeps, timelines

@@ -6,13 +6,18 @@ methods/changepoints page). Pure (numpy, scipy and ruptures): the callers hand i
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from jaxmlp import stats
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.stats import Comparison, compare
 from jaxmlp.units import interval, p_value, ratio
@@ -45,6 +50,23 @@ def parameters() -> dict[str, float]:
         "alpha": ALPHA,
     }
 
+
+def _identity() -> str:
+    """What the detector's answers follow from: its `parameters`, a hash of its code (this module and `jaxmlp.stats`)
+    and the versions of the libraries it calls."""
+    code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in (__file__, stats.__file__))).hexdigest()[:16]
+    versions: dict[str, str | None] = {}
+    for package in ("ruptures", "scipy", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return json.dumps({"parameters": parameters(), "code": code, "versions": versions}, sort_keys=True)
+
+
+DETECTOR = _identity()
+"""The detector's identity (`_identity`): a change kept from an earlier search (`jaxmlp.results.index.IndexMemo`) is
+used again only under the same one."""
 
 KINDS = ("step", "transient", "drift")
 WORDS = {"regression": "slower", "improvement": "faster"}
@@ -233,6 +255,19 @@ def label(
     return changes
 
 
+def without_node_levels(samples: Sequence[Sequence[float]], nodes: Sequence[Sequence[str]]) -> list[tuple[float, ...]]:
+    """``samples`` with each node's level taken out: every sample divided by how much slower its node is than the
+    point's median, the median of that over the points (``nodes[i][j]`` measured ``samples[i][j]``)."""
+    offsets: dict[str, list[float]] = {}
+    for values, where in zip(samples, nodes):
+        logs = np.log(np.asarray(values, float))
+        for node in set(where):
+            mine = logs[np.asarray(where, dtype=object) == node]
+            offsets.setdefault(node, []).append(float(np.median(mine) - np.median(logs)))
+    level = {node: math.exp(float(np.median(o))) for node, o in offsets.items()}
+    return [tuple(float(x) / level[n] for x, n in zip(values, where)) for values, where in zip(samples, nodes)]
+
+
 def detect(
     labels: Sequence[str],
     samples: Sequence[Sequence[float]],
@@ -240,13 +275,19 @@ def detect(
     threshold: float = CHANGE_THRESHOLD,
     alpha: float = CHANGE_ALPHA,
     method: str = "pelt",
+    nodes: Sequence[Sequence[str]] | None = None,
 ) -> list[Change]:
-    """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first)."""
+    """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first), measured
+    on ``nodes[i]`` where several nodes shared the points (their levels taken out first: `without_node_levels`)."""
     if len(labels) != len(samples):
         raise ValueError("one label per point")
+    if nodes is not None and any(len(where) != len(values) for where, values in zip(nodes, samples, strict=True)):
+        raise ValueError("one node per sample")
     usable = [s for s in samples if len(s) and np.all(np.isfinite(s)) and np.all(np.asarray(s, float) > 0)]
     if len(usable) != len(samples) or len(samples) < 2:
         return []
+    if nodes is not None and len({n for where in nodes for n in where}) > 1:
+        samples = without_node_levels(samples, nodes)
     return label(
         labels, samples, confirmed(samples, candidates(samples, penalty, method), threshold, alpha), threshold, alpha
     )

@@ -1,6 +1,7 @@
 """Is NEW slower than BASELINE? Ratio of medians, a bootstrap interval, and a one-sided Mann-Whitney U test; a change
 needs both p < alpha and a ratio beyond 1 + threshold (`registry.THRESHOLD`, `registry.ALPHA` by default; the rule
-and why: the docs' methods/statistics page). Also the one rule for quartiles (`quantile`)."""
+and why: the docs' methods/statistics page); with samples of several nodes, each node a block (`compare_within`). Also
+the one rule for quartiles (`quantile`)."""
 
 from __future__ import annotations
 
@@ -120,3 +121,102 @@ def compare(
     else:
         verdict = "no change"
     return Comparison(n, m, base_median, new_median, ratio, low, high, p_slower, p_faster, verdict)
+
+
+# --- several nodes: each a block (`compare_within`) ---------------------------------------------------------------
+
+
+def _blocks(values: np.ndarray, nodes: Sequence[str]) -> dict[str, np.ndarray]:
+    """``values`` by node, in the order the nodes first appear."""
+    labels = np.asarray(nodes, dtype=object)
+    return {node: values[labels == node] for node in dict.fromkeys(nodes)}
+
+
+def _weights(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Each node's weight in the combined ratio: n·m/(n + m), the inverse of its log ratio's variance up to a
+    constant (a node with few samples on either side counts little)."""
+    return np.array([len(b) * len(n) / (len(b) + len(n)) for b, n in pairs])
+
+
+def combined_ratio(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> float:
+    """The nodes' ratios of medians (new / baseline), combined by their weighted geometric mean."""
+    logs = np.array([math.log(float(np.median(n)) / float(np.median(b))) for b, n in pairs])
+    weights = _weights(pairs)
+    return float(np.exp(np.sum(weights * logs) / np.sum(weights)))
+
+
+def van_elteren(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum, by
+    its normal approximation (ties corrected), floored at the smallest p the nodes' exact tests together attain."""
+    from scipy.stats import norm, rankdata
+
+    total = expected = variance = 0.0
+    for base, newer in pairs:
+        n, m = len(base), len(newer)
+        size = n + m
+        ranks = rankdata(np.concatenate([base, newer]))
+        _, ties = np.unique(ranks, return_counts=True)
+        tied = float(np.sum(ties**3 - ties)) / (size * (size - 1))
+        total += float(np.sum(ranks[n:])) / (size + 1)
+        expected += m / 2
+        variance += n * m * ((size + 1) - tied) / 12 / (size + 1) ** 2
+    floor = math.prod(smallest_p(len(b), len(n)) for b, n in pairs)
+    if variance <= 0:
+        return 1.0, 1.0
+    z = (total - expected) / math.sqrt(variance)
+    return max(float(norm.sf(z)), floor), max(float(norm.cdf(z)), floor)
+
+
+def bootstrap_within(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of `combined_ratio`, resampling each side within each node."""
+    rng = np.random.default_rng(seed)
+    weights = _weights(pairs)
+    logs = np.zeros(n_resamples)
+    for weight, (base, newer) in zip(weights, pairs):
+        b = np.median(rng.choice(base, (n_resamples, len(base))), axis=1)
+        n = np.median(rng.choice(newer, (n_resamples, len(newer))), axis=1)
+        logs += weight * np.log(n / b)
+    ratios = np.exp(logs / np.sum(weights))
+    tail = (1 - confidence) / 2
+    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
+
+
+def compare_within(
+    baseline: ArrayLike,
+    new: ArrayLike,
+    baseline_nodes: Sequence[str],
+    new_nodes: Sequence[str],
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    interval: bool = True,
+) -> Comparison:
+    """`compare` with each sample's node (the machine that measured it) as a block: a release is compared with
+    the other within each node first (`combined_ratio`, `van_elteren`, `bootstrap_within`), so that nodes of
+    different speeds add no noise. With one node it is `compare`, number for number; a node that measured one
+    side only is left out. The medians shown are of all the samples kept."""
+    base, newer = np.asarray(baseline, float), np.asarray(new, float)
+    if len(set(baseline_nodes) | set(new_nodes)) <= 1:
+        return compare(base, newer, threshold, alpha, interval)
+    ours, theirs = _blocks(base, baseline_nodes), _blocks(newer, new_nodes)
+    pairs = [(ours[node], theirs[node]) for node in ours if node in theirs and len(ours[node]) and len(theirs[node])]
+    kept_base = np.concatenate([b for b, _ in pairs]) if pairs else base[:0]
+    kept_new = np.concatenate([n for _, n in pairs]) if pairs else newer[:0]
+    nan = float("nan")
+    plain = compare(kept_base, kept_new, threshold, alpha, interval=False)
+    n, m = len(kept_base), len(kept_new)
+    if plain.verdict == INVALID or not pairs:
+        return plain
+    ratio = combined_ratio(pairs)
+    floor = math.prod(smallest_p(len(b), len(x)) for b, x in pairs)
+    if n < 2 or m < 2 or floor >= alpha:
+        return plain._replace(ratio=ratio, verdict="insufficient data")
+    low, high = bootstrap_within(pairs) if interval else (nan, nan)
+    p_slower, p_faster = van_elteren(pairs)
+    verdict = "no change"
+    if p_slower < alpha and ratio > 1 + threshold:
+        verdict = "regression"
+    elif p_faster < alpha and ratio < 1 / (1 + threshold):
+        verdict = "improvement"
+    return Comparison(n, m, plain.baseline_median, plain.new_median, ratio, low, high, p_slower, p_faster, verdict)

@@ -65,6 +65,43 @@ def test_a_figure_its_file_does_not_hold_fails_naming_it(tpu, expression, says):
         tpu.render("{{ " + expression + " }}", "page.md")
 
 
+def test_a_results_folder_run_s_table_says_each_goal_as_the_summary_does(tmp_path, tpu):
+    import json
+
+    here = tmp_path / "scale"
+    here.mkdir()
+    doc = json.loads((FIXTURES / "bench-tpu.json").read_text())
+    template = doc["benchmarks"][0]
+    folder = {"folder_runs": 10_000, "folder_sweeps": 200, "folder_timelines": 50}
+    doc["benchmarks"] = [
+        {
+            **template,
+            "group": None,
+            "name": f"test_results_folder[{variant}]",
+            "fullname": f"bench/bench_scale.py::test_results_folder[{variant}]",
+            "params": {"variant": variant},
+            "param": variant,
+            "extra_info": {
+                "command_peak_rss_bytes": 2**29,
+                "cold_seconds": 100.0,
+                "cold_peak_rss_bytes": 2**29,
+                **folder,
+            },
+            "stats": {**template["stats"], "median": median},
+        }
+        for variant, median in (("summary", 25.0), ("report", 50.0))
+    ]
+    (here / "bench-scale.json").write_text(json.dumps(doc))
+    table = here / "README.md"
+    table.write_text("| name | file | what |\n| --- | --- | --- |\n| `store` | `bench-scale.json` | a scale run |\n")
+    rows = figures.Figures(table).render('{{ store_table("store") }}').splitlines()
+    assert rows[0].startswith("| command | runs in the folder | median |") and len(rows) == 4
+    assert "| jaxmlp summary | 10000 | 25.0 s" in rows[2] and "MISSED: at most 20 s and 1 GiB" in rows[2]
+    assert rows[3].count("met: at most") == 2  # the report: 60 s read again, 300 s read first
+    with pytest.raises(figures.FigureError, match="no results folder benchmark"):
+        tpu.store_table("tpu")
+
+
 def test_the_runs_table_says_which_pages_cite_each_run(tmp_path):
     shutil.copy(FIXTURES / "bench-tpu.json", tmp_path / "bench-tpu.json")
     table = tmp_path / "README.md"

@@ -163,3 +163,118 @@ def test_the_benchmarks_refuse_to_run_as_ranks():
     said = [line for line in done.stdout.splitlines() + done.stderr.splitlines() if line.startswith("ERROR: ")]
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert said and all("pytest-benchmark cannot join ranks" in line and "jaxmlp scaling" in line for line in said)
+
+
+# --- a timeline or corpus shared by the ranks (`jaxmlp.results.sweep_ranks`) --------------------------------------
+
+MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
+RELEASES = ("0.4.30", "0.4.31", "0.4.33")
+TINY = ["--calls", "3", "--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
+TIMELINE = ["-m", "jaxmlp", "sweep", "timeline", RELEASES[0], RELEASES[-1], "--versions", *RELEASES, *TINY]
+
+
+def releases(root):
+    """Each release's environment as made: this interpreter (the same jax in each: the bookkeeping is tested)."""
+    from jaxmlp.measure.sweep import envs
+
+    for version in RELEASES:
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = env / "bin" / "python"
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1.0\n")
+    return ["--envs", str(root)]
+
+
+def test_two_ranks_share_a_timeline_and_rank_0_files_one_verdict(tmp_path):
+    out = tmp_path / "out"
+    workload = str(MANIFEST.parent / "cases" / "control.py") + ":make"
+    done = mpirun(
+        [*TIMELINE, "--workload", workload, "--processes", "3", *releases(tmp_path / "envs"), "--out", str(out)]
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Release timeline: timeline-") == 1 and done.stdout.count("Wrote 3 cell files") == 1
+    assert "4 processes a release (--processes 3 rounded up to a multiple of the ranks)" in done.stdout
+    assert "rank 1 of 2 on " in done.stderr  # the other rank's lines go to stderr
+    (folder,) = out.iterdir()  # no meeting file left
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["cells.json", "samples.jsonl", *(f"jax-{v}.json" for v in RELEASES)]
+    )  # no rank file or mark left
+    lines = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()[1:]]
+    measured = sorted((line["cell"], line["round"]) for line in lines)
+    assert measured == sorted((v, r) for v in RELEASES for r in range(4))  # every release and round once
+    for line in lines:
+        meta = line["result"]["metadata"]
+        assert meta["rank"] == line["round"] % 2 and meta["node"]  # round r is rank r mod 2's, on its node
+    raw = json.loads((folder / "jax-0.4.31.json").read_text())["raw_processes"]
+    assert sorted(p["metadata"]["rank"] for p in raw) == [0, 0, 1, 1]
+
+
+def test_a_corpus_under_two_ranks_writes_one_scorecard(tmp_path):
+    out = tmp_path / "out"
+    argv = ["-m", "jaxmlp", "sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "--processes", "2"]
+    done = mpirun([*argv, *TINY, *releases(tmp_path / "envs"), "--out", str(out)])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Corpus: 1 case(s): controls clean 1 of 1") == 1
+    (folder,) = out.iterdir()
+    assert (folder / "scorecard.json").is_file() and not list(folder.rglob("rank-*")) and not list(out.glob(".*"))
+    (timeline,) = (folder / "fixture-control").iterdir()
+    lines = (timeline / "samples.jsonl").read_text().splitlines()[1:]  # the plan, then the samples
+    ranks = [json.loads(line)["result"]["metadata"]["rank"] for line in lines]
+    assert sorted(ranks) == [0, 0, 0, 1, 1, 1]
+
+
+def test_a_stopped_rank_is_named_by_rank_0(tmp_path):
+    out = tmp_path / "out"
+    workload = str(MANIFEST.parent / "cases" / "control.py") + ":make"
+    job = subprocess.Popen(
+        [
+            "mpirun",
+            "-n",
+            "2",
+            sys.executable,
+            *TIMELINE,
+            *("--workload", workload, "--processes", "20", "--out", str(out)),
+            *releases(tmp_path / "envs"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not [p for p in out.glob("timeline-*/rank-1.jsonl") if p.stat().st_size]:  # rank 1 measures
+            assert time.monotonic() < deadline and job.poll() is None
+            time.sleep(0.5)
+        ranks = {}
+        for pid in map(
+            int, subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
+        ):
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+            if b"OMPI_COMM_WORLD_RANK" in env:
+                ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = pid
+        os.kill(ranks[1], signal.SIGTERM)
+        code = job.wait(timeout=120)
+        err = job.stderr.read()
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+    assert code != 0 and "Traceback" not in err
+    assert "stopped (stopped by SIGTERM)" in err and "rank 1 on " in err, err
+    (folder,) = out.glob("timeline-*")
+    assert (folder / "INCOMPLETE").exists()  # what both measured is kept: `jaxmlp sweep resume` goes on
+
+
+def test_the_other_sweep_subcommands_refuse_ranks(monkeypatch, capsys):
+    from jaxmlp.cli import main
+
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "0")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    for argv in (["sweep", "0.4.30", "0.4.31"], ["sweep", "bisect", "0.4.30", "0.4.31"], ["sweep", "trials"]):
+        assert main(argv) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert "runs on one machine, not as 2 ranks of mpirun or srun: start it without them" in line

@@ -209,3 +209,61 @@ def test_sweeps_and_timelines_older_than_the_newest_are_named_from_the_index(fol
     assert {"sweep", "timeline"} <= set(found)
     full = {f.kind: f for f in summaries.summaries(every, folder)}
     assert found["timeline"].summary.lines == full["timeline"].summary.lines  # read from its folder when asked
+
+
+def _searched(monkeypatch) -> list[tuple[str, ...]]:
+    """The labels of each series `changepoints.detect` searches from now on."""
+    from jaxmlp import changepoints
+
+    seen: list[tuple[str, ...]] = []
+    real = changepoints.detect
+
+    def counting(labels, samples, **kwargs):
+        seen.append(tuple(labels))
+        return real(labels, samples, **kwargs)
+
+    monkeypatch.setattr(changepoints, "detect", counting)
+    return seen
+
+
+def test_a_folder_read_again_keeps_its_changes_and_searches_only_the_series_a_new_run_changed(folder, monkeypatch):
+    def past() -> history.RunHistory:
+        return history.of(results(index.scan(folder, "jaxmlp summary")), index.IndexMemo(folder, "jaxmlp summary"))
+
+    searched = _searched(monkeypatch)
+    first = past()
+    assert len(searched) == first.points.groupby(["benchmark", "setting"]).ngroups > 3 and len(first.changes)
+    searched.clear()
+    again = past()
+    assert not searched  # every series' changes kept in the index
+    pd.testing.assert_frame_equal(first.changes, again.changes)
+
+    newest = max(folder.glob("bench-2026*.json"), key=lambda p: p.name)
+    doc = json.loads(newest.read_text())
+    when, commit = "2030-01-01T00:00:00+00:00", "f" * 40
+    doc["datetime"] = when
+    doc["commit_info"].update(id=commit, time=when, author_time=when)
+    doc["machine_info"]["jaxmlp"].update(timestamp=when, commit=commit)
+    doc["benchmarks"] = doc["benchmarks"][:3]  # a new run of three benchmarks: three series change
+    (folder / "bench-20300101T000000-cpu.json").write_text(json.dumps(doc))
+    later = past()
+    assert len(searched) == 3 and all(labels[-1].startswith("01-01 00:00 ffffffff") for labels in searched)
+    fresh = history.of(results(index.scan(folder, "jaxmlp summary")))  # no memo: every series searched
+    pd.testing.assert_frame_equal(later.changes, fresh.changes)
+    with sqlite3.connect(folder / index.INDEX_NAME) as db:
+        (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind = ?", (history.MEMO_KIND,)).fetchone()
+    assert kept == later.points.groupby(["benchmark", "setting"]).ngroups  # the replaced series' changes dropped
+
+
+def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):
+    from jaxmlp.report.sections import build_sections
+    from jaxmlp.results.findings.model import BENCHMARKS
+
+    indexed = results(index.scan(folder, "jaxmlp report", keep=3))
+    older = indexed.older[indexed.older["kind"] == "bench"]["file"].nunique()
+    assert older == 5  # 8 runs, the newest 3 read in full
+    (section,) = [s for s in build_sections(indexed, folder=folder) if s.anchor == BENCHMARKS]
+    (line,) = [run.label for run in section.earlier if "older run" in run.label]  # one machine: one line
+    newest = sorted(indexed.older["file"].unique())[-1]
+    assert f"· {older} older runs since " in line and line.endswith(f"the newest {Path(newest).name}")
+    assert "Intel(R) Xeon(R) Processor, 2 cores" in line

@@ -69,3 +69,20 @@ def test_it_never_writes_over_a_folder_and_says_what_it_needs(tmp_path):
     )
     assert done.returncode == 1 and "holds no runs to copy" in done.stderr and "Traceback" not in done.stderr
     assert json.loads((SOURCE / "timeline-20261205T171450" / "cells.json").read_text())["kind"] == "sweep-cells"
+
+
+def test_a_run_of_the_scale_benchmark_itself_is_no_source(tmp_path):
+    import shutil
+
+    source = tmp_path / "source"
+    shutil.copytree(SOURCE, source)
+    doc = json.loads((SOURCE / "bench-20261205T191503-cpu.json").read_text())
+    doc["benchmarks"] = [{**doc["benchmarks"][0], "name": "test_results_folder[summary]"}]
+    (source / "bench-20261206T183936-host.json").write_text(json.dumps(doc))
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import make_scale_folder
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    runs, _, _ = make_scale_folder.sources(source)
+    assert [p.name for p in runs] == ["bench-20261205T191503-cpu.json"]

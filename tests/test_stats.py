@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from jaxmlp import changepoints
 from jaxmlp.cli import main
-from jaxmlp.stats import bootstrap_ratio_ci, compare, smallest_p
+from jaxmlp.stats import bootstrap_ratio_ci, compare, compare_within, smallest_p
 
 
 def timings(median: float, n: int, noise: float, seed: int) -> np.ndarray:
@@ -141,3 +142,82 @@ def test_a_sample_that_is_not_a_number_is_never_no_change(tmp_path, capsys):
     assert "invalid samples (2 NaN or inf)" in captured.out and "1 with invalid samples" in captured.out
     assert "not finite numbers (NaN or inf)" in captured.err and captured.err.count("\n") == 1
     assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 1  # never a silent pass
+
+
+# --- the node as a block: samples of several machines (a sweep under mpirun or srun) ------------------------------
+
+
+def test_one_node_is_the_plain_comparison_number_for_number():
+    for seed in range(5):
+        a, b = timings(1.0, 8, 0.03, seed), timings(1.08, 8, 0.03, seed + 50)
+        plain = compare(a, b)
+        for nodes in ((), ("n1",)):
+            within = compare_within(a, b, nodes * len(a), nodes * len(b))
+            assert within == plain or str(within) == str(plain)  # NaNs compare unequal; their text does not
+
+
+def test_two_nodes_of_different_speeds_give_their_common_ratio_and_find_it():
+    """Node b runs at twice node a's time; each release's samples are half each node's: the pooled samples hide a
+    10% slowdown in the nodes' difference (p above alpha), the comparison within each node finds it and its ratio."""
+    levels, nodes = np.repeat([1.0, 2.0], 6), ["a"] * 6 + ["b"] * 6
+    base, new = (levels * timings(1.0, 12, 0.01, seed) for seed in (0, 1))
+    assert compare_within(base, base * 1.1, nodes, nodes).ratio == pytest.approx(1.1, rel=1e-12)
+    within = compare_within(base, new * 1.1, nodes, nodes)
+    assert within.ratio == pytest.approx(1.1, rel=0.02) and within.verdict == "regression"
+    assert within.ci_low <= 1.1 <= within.ci_high and within.p_slower < 0.01 < within.p_faster
+    assert compare(base, new * 1.1).verdict == "no change"  # pooled: the nodes' levels drown it
+    assert compare_within(base, new, nodes, nodes).verdict == "no change"
+
+
+def test_the_smallest_attainable_p_is_the_nodes_exact_floor():
+    """Two samples a side on each of two nodes: no test over those can go below 1/6 x 1/6."""
+    base, nodes = np.array([1.0, 1.01, 2.0, 2.02]), ["a", "a", "b", "b"]
+    within = compare_within(base, base * 1.5, nodes, nodes, alpha=0.05)
+    assert within.p_slower >= smallest_p(2, 2) ** 2 and within.verdict == "regression"
+    assert compare_within(base, base * 1.5, nodes, nodes).verdict == "insufficient data"  # 1/36 >= alpha 0.01
+
+
+def test_a_node_that_measured_one_side_only_is_left_out():
+    base, new = np.array([1.0, 1.01, 0.99, 3.0]), np.array([1.2, 1.21, 1.19])
+    within = compare_within(base, new, ["a", "a", "a", "c"], ["a", "a", "a"], alpha=0.1)
+    assert within.n_baseline == 3 and within.ratio == pytest.approx(1.2)
+
+
+def test_the_change_points_take_each_nodes_level_out_first():
+    """Two nodes, one twice as slow, each measuring half of every release: the step at the fourth release is found
+    at its size, and the nodes' difference is no change."""
+    rng = np.random.default_rng(1)
+    labels = [f"0.4.{i}" for i in range(8)]
+    levels = [1.0] * 3 + [1.2] * 5
+    samples = [tuple(level * np.r_[np.ones(4), 2 * np.ones(4)] * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
+    nodes = [("a",) * 4 + ("b",) * 4] * len(labels)
+    (change,) = changepoints.detect(labels, samples, nodes=nodes)
+    assert (change.kind, change.at) == ("step", "0.4.3") and change.comparison.ratio == pytest.approx(1.2, rel=0.02)
+    one = [("a",) * 8] * len(labels)
+    assert changepoints.detect(labels, samples, nodes=one) == changepoints.detect(labels, samples)
+
+
+def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
+    """Two sweep cells whose processes two nodes shared (schema 6: a node in each process's metadata), written and
+    read back: the release comparison takes the node as a block; a cell whose processes name no node is one node."""
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.results.frames import load
+    from jaxmlp.results.schema.sweep import SweepDocument
+    from jaxmlp.results.store import ResultsStore, write_json_new
+    from jaxmlp.results.sweep_tables import sweep_steps, sweeps
+
+    levels, nodes = np.repeat([1.0, 2.0], 6), ["a"] * 6 + ["b"] * 6
+    for release, seed, slower in (("0.4.30", 0, 1.0), ("0.4.31", 1, 1.1)):
+        times = levels * timings(slower, 12, 0.01, seed)
+        processes = tuple(
+            ProcessResult({"jax": release, "jaxlib": release, "node": node}, {"w": WorkloadTimes.of(0.1, [t, t, t])})
+            for t, node in zip(times, nodes)
+        )
+        write_json_new(tmp_path / f"jax-{release}.json", SweepDocument(release, processes, "2026-12-06").to_json())
+    results = load(ResultsStore(tmp_path))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
+    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
+    one = sweep_steps(rows.drop(columns="nodes"), results.samples)  # the nodes unknown: pooled, as before
+    assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "no change"

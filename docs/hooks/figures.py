@@ -170,6 +170,21 @@ class Figures:
         rows = [list(frame.columns), ["---"] * len(frame.columns), *frame.astype(str).values.tolist()]
         return "\n".join("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows)
 
+    def store_table(self, run: str) -> str:
+        """A results folder run's table (`bench_scale.py`: each command's time and own peak memory read again and read
+        first, each goal met or missed), as `jaxmlp summary` computes and shows it, as a Markdown table."""
+        from jaxmlp.report.display import readable
+        from jaxmlp.report.markdown import markdown_table
+        from jaxmlp.results.frames import benchmark_rows
+        from jaxmlp.results.reading import read_benchmarks
+        from jaxmlp.results.tables import results_folder_table
+
+        rows, _ = benchmark_rows(read_benchmarks(self.path(run)))
+        table = results_folder_table(rows)
+        if table.empty:
+            raise FigureError(f"run {run!r} holds no results folder benchmark (bench/bench_scale.py)")
+        return markdown_table(readable(table))
+
     def get(self, run: str, path: str, within: str = "") -> Any:
         """A value by a path of keys: ``a/b/0/c``; ``1:`` slices a list; ``key=value`` (``a=1&b=2``) picks the one
         list item with those values, ``?a=1`` keeps every such item; ``*`` maps the rest of the path over a list."""
@@ -186,6 +201,7 @@ class Figures:
             "corpus_total": self.corpus_total,
             "corpus_missed": self.corpus_missed,
             "corpus_table": self.corpus_table,
+            "store_table": self.store_table,
             "floor": self.floor,
             "floor_rate": self.floor_rate,
             "ops_count": lambda run: len(self.load(run)),

@@ -10,7 +10,7 @@ from pathlib import Path
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.write import write_report
-from jaxmlp.results import history
+from jaxmlp.results import history, index
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import load_indexed
 from jaxmlp.results.reading import Skipped
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     traces = [capture_summary(xplane) for xplane in results.captures]
     if results.runs.empty and not traces and not results.trials and not results.bisections:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
-    past = history.of(results)  # the findings' and the history section's, computed once
+    past = history.of(results, index.IndexMemo(store.folder, "jaxmlp report"))  # the findings' and the report's
     found = findings(results, traces, store.folder, past)
     paths = write_report(results, store, traces, Path(args.out) if args.out else None, found, past)
     for finding in found:  # the answers first, as the page opens with them

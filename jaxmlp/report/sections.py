@@ -51,7 +51,7 @@ from jaxmlp.report.release_sections import (
     timeline_runs,
     trace_run,
 )
-from jaxmlp.results import history, layout, tables
+from jaxmlp.results import history, layout, machines, tables
 from jaxmlp.results.findings import findings
 from jaxmlp.results.frames import Results, without_sweeps
 from jaxmlp.results.traces import CaptureSummary
@@ -142,20 +142,26 @@ def _earlier(
 
 
 def _summarised(older: pd.DataFrame, folder: Path | None) -> tuple[Run, ...]:
-    """The benchmark runs the folder's index summarised (`Results.older`), as labels (newest first)."""
-    runs = older[older["kind"] == "bench"] if len(older) else older
+    """The benchmark runs the folder's index summarised (`Results.older`), a label a machine: how many, from when to
+    when, and its newest one's file (newest machine first)."""
+    runs = older[older["kind"] == "bench"].drop_duplicates("file") if len(older) else older
     if runs.empty:
         return ()
-    backends = runs.dropna(subset=["backend"]).groupby("file", sort=False)["backend"].unique()
+    stamps = [layout.stamp_in(str(f)) or layout.stamp(str(t)) for f, t in zip(runs["file"], runs["timestamp"])]
+    runs = runs.assign(_stamp=stamps)
+    keys = [key for key in machines.MACHINE if key in runs]
     out = []
-    for row in runs.drop_duplicates("file").sort_values("timestamp", ascending=False).itertuples():
-        file = str(row.file)
-        stamp = layout.stamp_in(file) or layout.stamp(str(row.timestamp))
-        joined = ", ".join(sorted(str(b) for b in backends.get(file, ())))
-        cpu = row.cpu_model if isinstance(row.cpu_model, str) and row.cpu_model else units.MISSING
-        label = f"{layout.shown_stamp(stamp)} · {joined} · {cpu} · {shown_path(file, folder)}"
-        out.append(Run(label, "", (), (), stamp))
-    return tuple(out)
+    for _, mine in runs.groupby(keys, dropna=False, sort=False, observed=True) if keys else (((), runs),):
+        ordered = mine.sort_values("_stamp")
+        first, last = ordered.iloc[0], ordered.iloc[-1]
+        how_many = units.count(len(mine), "older run")
+        label = (
+            f"{layout.shown_stamp(last['_stamp'])} · {machines.machine(last)} · {how_many} since "
+            f"{layout.shown_stamp(first['_stamp'])}, summarised in the history; the newest "
+            f"{shown_path(str(last['file']), folder)}"
+        )
+        out.append(Run(label, "", (), (), str(last["_stamp"])))
+    return tuple(sorted(out, key=lambda run: run.stamp, reverse=True))
 
 
 def _section(

@@ -125,8 +125,8 @@ def results(scan: Scan) -> Results:
     runs = [pd.DataFrame(rows), *(train_rows(train, str(path)) for path, train in scan.of(TrainDocument))]
     tta = _concat(tta_rows(doc, str(path)) for path, doc in scan.of(TtaDocument))
     return Results(
-        _concat(runs),
-        _samples_frame(samples),
+        plain_text(_concat(runs)),
+        plain_text(_samples_frame(samples)),
         scan.skipped,
         tuple(scan.of(TrialsDocument)),
         scan.captures,
@@ -141,6 +141,13 @@ def results(scan: Scan) -> Results:
         older_rows([s for s in scan.summarised if s.kind in index.RUN_KINDS]),
         older_sweeps([s for s in scan.summarised if s.kind not in index.RUN_KINDS]),
     )
+
+
+def plain_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its text columns as Python strings (object), not pandas' Arrow-backed ``str``: the findings
+    filter the runs table hundreds of times, and comparing object columns takes a third less time there."""
+    text = {column: object for column, dtype in frame.dtypes.items() if isinstance(dtype, pd.StringDtype)}
+    return frame.astype(text).copy() if text else frame  # copied: one block per dtype, not one per column
 
 
 def _samples_frame(samples: Samples) -> pd.DataFrame:

@@ -3,8 +3,12 @@ settings: `COMPARABLE`), time-ordered, and its changes by the one change-point d
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
@@ -122,30 +126,59 @@ def _labels(bench: pd.DataFrame, keys: list[str], label: Any) -> pd.Series:
     return ids.map(dict(enumerate(named)))
 
 
+MEMO_KIND = "changes"
+"""What `changes` keeps in a folder's index (`index.IndexMemo`): each series' changes."""
+
+
+def series_key(labels: Sequence[str], samples: Sequence[Sequence[float]], threshold: float, alpha: float) -> str:
+    """A hash of all a series' changes follow from: its points' labels and raw samples, the thresholds and the
+    detector (`changepoints.DETECTOR`)."""
+    h = hashlib.sha256(json.dumps([changepoints.DETECTOR, threshold, alpha, list(labels)]).encode())
+    for values in samples:
+        array = np.asarray(values, float)
+        h.update(len(array).to_bytes(8, "little"))
+        h.update(array.tobytes())
+    return h.hexdigest()
+
+
 def changes(
-    history: pd.DataFrame, samples: pd.DataFrame, threshold: float = CHANGE_THRESHOLD, alpha: float = CHANGE_ALPHA
+    history: pd.DataFrame,
+    samples: pd.DataFrame,
+    threshold: float = CHANGE_THRESHOLD,
+    alpha: float = CHANGE_ALPHA,
+    memo: index.IndexMemo | None = None,
 ) -> pd.DataFrame:
     """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
     each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours); none
-    where ruptures is not installed (`changepoints.unavailable`)."""
+    where ruptures is not installed (`changepoints.unavailable`). With a ``memo`` (the folder's index), a series
+    searched before (`series_key`) is not searched again."""
     if history.empty or changepoints.unavailable():
         return pd.DataFrame(columns=CHANGE_COLUMNS)
     mine = samples[samples["file"].isin(set(history["file"]))]  # the history's runs only, not every sample
     by_run = {key: part["seconds"].to_numpy() for key, part in mine.groupby(["file", "name"])}
-    rows = []
+    series = []
     for (name, where), part in history.groupby(["benchmark", "setting"], sort=True):
         ordered = [p for p in part.sort_values("timestamp").itertuples() if (p.file, name) in by_run]
         runs = {run_label(p): p for p in ordered}
-        labels = list(runs)
-        found = changepoints.detect(
-            labels, [list(by_run[(p.file, name)]) for p in runs.values()], threshold=threshold, alpha=alpha
+        values = [list(by_run[(p.file, name)]) for p in runs.values()]
+        series.append(
+            (name, where, part["machine"].iloc[0], runs, values, series_key(list(runs), values, threshold, alpha))
         )
+    kept = memo.recall(MEMO_KIND, [key for *_, key in series]) if memo is not None else {}
+    made: dict[str, list[dict[str, Any]]] = {}
+    rows = []
+    for name, where, on, runs, values, key in series:
+        if key in kept:
+            found = [changepoints.Change.from_json(change) for change in kept[key]]
+        else:
+            found = changepoints.detect(list(runs), values, threshold=threshold, alpha=alpha)
+            made[key] = [change.to_json() for change in found]
         for change in found:
             c, old, new = change.comparison, runs[change.before], runs[change.at]
             rows.append(
                 {
                     "benchmark": name,
-                    "machine": part["machine"].iloc[0],
+                    "machine": on,
                     "setting": where,
                     "kind": change.kind,
                     "from": change.before,
@@ -160,6 +193,8 @@ def changes(
                     "verdict": c.describe(),
                 }
             )
+    if memo is not None:
+        memo.keep(MEMO_KIND, made, [key for *_, key in series])
     return pd.DataFrame(rows, columns=CHANGE_COLUMNS)
 
 
@@ -173,14 +208,20 @@ class RunHistory(NamedTuple):
     changes: pd.DataFrame
 
 
-def found(runs: pd.DataFrame, samples: pd.DataFrame, older: pd.DataFrame | None = None) -> RunHistory:
+def found(
+    runs: pd.DataFrame,
+    samples: pd.DataFrame,
+    older: pd.DataFrame | None = None,
+    memo: index.IndexMemo | None = None,
+) -> RunHistory:
     """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
-    `Results.older`): computed once, read by the findings and the report."""
+    `Results.older`): computed once, read by the findings and the report; ``memo``: the folder's index, where the
+    changes of each series searched before are kept."""
     if older is not None and len(older):
         runs = _joined(runs, older)
     every = points(runs)
     shown, older = recent(every)
-    return RunHistory(every, shown, older, changes(shown, samples))
+    return RunHistory(every, shown, older, changes(shown, samples, memo=memo))
 
 
 NUMBERS = ("median", "q1", "q3", "rounds")
@@ -205,9 +246,9 @@ def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def of(results: Results) -> RunHistory:
-    """`found` of a folder's results, its older runs' points included."""
-    return found(results.runs, results.samples, results.older)
+def of(results: Results, memo: index.IndexMemo | None = None) -> RunHistory:
+    """`found` of a folder's results, its older runs' points included (``memo``: the folder's index, `found`)."""
+    return found(results.runs, results.samples, results.older, memo)
 
 
 def flagged(changes_table: pd.DataFrame) -> pd.DataFrame:

@@ -1,6 +1,8 @@
 """A results folder's index: what each result file held when it was last read (its kind, its run's time and machines,
 the few fields its history needs, or why it is not a result), in an SQLite file inside the folder
-(`INDEX_NAME`), so that a folder read before is read again without parsing the files that did not change.
+(`INDEX_NAME`), so that a folder read before is read again without parsing the files that did not change; and what
+was computed from the files and is dear to compute again (`IndexMemo`: each history series' changes), keyed by a hash
+of all it was computed from.
 
 A file is re-read when its path, size, modification time or the index's `VERSION` differ; a removed file is
 dropped. The JSON files stay the truth: every run a command shows in full is read from its file; the index only
@@ -16,7 +18,7 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -62,6 +64,11 @@ CREATE TABLE IF NOT EXISTS files (
     stamp TEXT,              -- a run's time, as its file says it; a cell's folder's
     machines TEXT,           -- a run's machines: a JSON list of `MACHINE` values, one list per machine
     points TEXT              -- a run's `rows.points`; a cell's release: {"release": ...}
+);
+CREATE TABLE IF NOT EXISTS memo (
+    key TEXT PRIMARY KEY,    -- a hash of all the value was computed from (`IndexMemo`)
+    kind TEXT NOT NULL,      -- what the value is: 'changes' (a history series' changes)
+    value TEXT NOT NULL      -- JSON
 );
 """
 
@@ -313,6 +320,49 @@ def scan(
     finally:
         db.close()
     return Scan(folder, tuple(documents), tuple(sorted(captures)), tuple(skipped), tuple(summarised))
+
+
+@dataclass(frozen=True)
+class IndexMemo:
+    """Values computed from a folder's results, kept in its index (the ``memo`` table), each under a key that hashes
+    all it was computed from: a folder read again computes only what a new or changed file changed. An index another
+    command holds past `BUSY_MS` (or that cannot be read) recalls nothing and keeps nothing."""
+
+    folder: Path
+    command: str = "jaxmlp"
+    warn: Warn = _stderr
+
+    def recall(self, kind: str, keys: Collection[str]) -> dict[str, Any]:
+        """The values of ``kind`` kept under ``keys`` (those the index holds)."""
+        out: dict[str, Any] = {}
+        with self._index() as db:
+            wanted = list(keys)
+            for batch in _batches(wanted, 500):
+                marks = ",".join("?" * len(batch))
+                query = f"SELECT key, value FROM memo WHERE kind = ? AND key IN ({marks})"
+                out.update((key, json.loads(value)) for key, value in db.execute(query, (kind, *batch)))
+        return out
+
+    def keep(self, kind: str, made: Mapping[str, Any], used: Collection[str]) -> None:
+        """Keep ``made`` (key: value) and drop the values of ``kind`` whose key is not in ``used`` (asked no more)."""
+        with self._index() as db:
+            known = {key for (key,) in db.execute("SELECT key FROM memo WHERE kind = ?", (kind,))}
+            stale = [(key,) for key in known - set(used) - set(made)]
+            fresh = [(key, kind, json.dumps(value)) for key, value in made.items() if key not in known]
+            if stale or fresh:
+                with _transaction(db):
+                    db.executemany("DELETE FROM memo WHERE key = ?", stale)
+                    db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?)", fresh)
+
+    @contextlib.contextmanager
+    def _index(self) -> Iterator[sqlite3.Connection]:
+        db = open_index(self.folder, self.command, self.warn)
+        try:
+            yield db
+        except sqlite3.Error:  # held by another command past BUSY_MS, or unreadable: computed, not kept
+            pass
+        finally:
+            db.close()
 
 
 def _read(path: Path) -> ReadDocument | Skipped:

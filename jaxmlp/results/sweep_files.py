@@ -4,6 +4,7 @@ process's sample appended as it ends, so that an interrupted run keeps them and 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -178,9 +179,9 @@ class RunLog:
     written and flushed to disk as the process ends) and the ``INCOMPLETE`` mark until its last round has run.
     Its cell files (`write_cells`) are written from the log, at the end or when it is stopped."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, log: str = layout.SAMPLES_FILE):
         self.folder = folder
-        self.log = folder / layout.SAMPLES_FILE
+        self.log = folder / log  # another name: a rank's own samples, taken into rank 0's log at the end (`take`)
         self.mark = folder / layout.INCOMPLETE_FILE
 
     @classmethod
@@ -200,6 +201,18 @@ class RunLog:
             f.write(json.dumps(line) + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+    def take(self, other: Path) -> None:
+        """The whole sample lines of ``other`` (another rank's log) appended to this one; ``other`` removed."""
+        lines = other.read_text(encoding="utf-8").splitlines()
+        with self.log.open("a", encoding="utf-8") as f:
+            for line in lines:
+                with contextlib.suppress(json.JSONDecodeError):
+                    json.loads(line)  # a line cut short by a kill is dropped: its process is measured again
+                    f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        other.unlink()
 
     def start(self, plan: Plan) -> None:
         """The plan first in the log; its probes' optimized HLO into the folder, gzipped, and out of the log."""

@@ -17,7 +17,7 @@ from jaxmlp.results.frames import sweep_rows
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.table_base import shows
-from jaxmlp.stats import Comparison, compare
+from jaxmlp.stats import Comparison, compare_within
 
 # --- version sweeps -------------------------------------------------------------------------------------------
 
@@ -62,10 +62,18 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
 STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
 
 
+def _with_nodes(part: pd.DataFrame, nodes: Any) -> pd.DataFrame:
+    """One cell's samples with the node that measured each (``nodes``: the cell's, comma-separated, one a process;
+    one node, "", where its file names none)."""
+    where = str(nodes).split(",") if isinstance(nodes, str) and nodes else []
+    return part.assign(node=[where[r] if r < len(where) else "" for r in part["round"]])
+
+
 def _cell_samples(rows: pd.DataFrame, samples: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
     cells = rows.assign(xla_flags=flags_of(rows)).drop_duplicates(["release", "xla_flags"])
     mine = samples[samples["file"].isin(set(cells["file"]))]  # one pass over every run's samples, not one a cell
-    by_file = {str(file): part for file, part in mine.groupby("file", sort=False)}
+    nodes = dict(zip(cells["file"].astype(str), cells["nodes"])) if "nodes" in cells else {}
+    by_file = {str(file): _with_nodes(part, nodes.get(str(file))) for file, part in mine.groupby("file", sort=False)}
     return {
         (str(v), str(f)): by_file.get(str(file), samples.iloc[0:0])
         for v, f, file in zip(cells["release"], cells["xla_flags"], cells["file"])
@@ -91,6 +99,18 @@ class _Pair(NamedTuple):
     a: pd.Series
     b: pd.Series
     differ: bool
+    a_nodes: tuple[str, ...] = ()
+    b_nodes: tuple[str, ...] = ()
+
+    def compared(self, threshold: float, alpha: float) -> Comparison:
+        """The two sides compared within each node (`jaxmlp.stats.compare_within`: `compare` with one node)."""
+        return compare_within(self.a, self.b, self.a_nodes, self.b_nodes, threshold, alpha)
+
+
+def _side(cell: pd.DataFrame, name: str) -> tuple[pd.Series, tuple[str, ...]]:
+    """One benchmark's samples of a cell, and the node of each."""
+    part = cell.loc[cell["name"] == name]
+    return part["seconds"], tuple(part["node"]) if "node" in part else ("",) * len(part)
 
 
 def _pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[_Pair]:
@@ -102,8 +122,9 @@ def _pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[_Pair]:
         versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
         for name in sorted(compared.unique()):
             for old, new in zip(versions[:-1], versions[1:]):
-                a, b = (cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"] for v in (old, new))
-                yield _Pair(name, flags, old, new, a, b, (old, flags, name) in differ or (new, flags, name) in differ)
+                (a, a_nodes), (b, b_nodes) = (_side(cells[(v, flags)], name) for v in (old, new))
+                marked = (old, flags, name) in differ or (new, flags, name) in differ
+                yield _Pair(name, flags, old, new, a, b, marked, a_nodes, b_nodes)
 
 
 def _step(pair: _Pair, c: Comparison) -> dict[str, Any]:
@@ -128,7 +149,7 @@ def sweep_steps(
 ) -> pd.DataFrame:
     """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
     raw per-process samples. A pair where either side's values differed from the reference is "results differ"."""
-    steps = [_step(pair, compare(pair.a, pair.b, threshold, alpha)) for pair in _pairs(rows, samples)]
+    steps = [_step(pair, pair.compared(threshold, alpha)) for pair in _pairs(rows, samples)]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
 
@@ -147,7 +168,7 @@ def release_verdicts(
         for n, f, v, m in zip(steady["name"], steady["xla_flags"], steady["release"], steady["median"])
     }
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
-    compared = {(p.name, p.flags, p.new): (p, compare(p.a, p.b, threshold, alpha)) for p in _pairs(rows, samples)}
+    compared = {(p.name, p.flags, p.new): (p, p.compared(threshold, alpha)) for p in _pairs(rows, samples)}
     nan = float("nan")
     found = []
     for flags in sorted(set(steady["xla_flags"])):
@@ -190,10 +211,10 @@ def flag_effects(
         if not flags or (version, "") not in cells:
             continue
         for name in sorted(compared.unique()):
-            a, b = (cells[(version, f)].loc[cells[(version, f)]["name"] == name, "seconds"] for f in ("", flags))
+            (a, a_nodes), (b, b_nodes) = (_side(cells[(version, f)], name) for f in ("", flags))
             marked = (version, flags, name) in differ or (version, "", name) in differ
-            pair = _Pair(name, flags, version, version, a, b, marked)
-            steps.append(_step(pair, compare(a, b, threshold, alpha)))
+            pair = _Pair(name, flags, version, version, a, b, marked, a_nodes, b_nodes)
+            steps.append(_step(pair, pair.compared(threshold, alpha)))
     return pd.DataFrame(steps, columns=STEP_COLUMNS)
 
 
@@ -226,19 +247,13 @@ def timeline_columns(
     for flags in sorted({f for _, f in cells}):
         versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
         for name in sorted(workloads):
-            values = [
-                tuple(float(x) for x in cells[(v, flags)].loc[cells[(v, flags)]["name"] == name, "seconds"])
-                for v in versions
-            ]
-            kept = [(v, x) for v, x in zip(versions, values) if x]
+            sides = [_side(cells[(v, flags)], name) for v in versions]
+            kept = [(v, tuple(float(x) for x in x_), n) for v, (x_, n) in zip(versions, sides) if len(x_)]
             if len(kept) < 2:
                 continue
-            labels, measured = [v for v, _ in kept], [x for _, x in kept]
-            found.append(
-                TimelineColumn(
-                    workloads[name], flags, tuple(labels), tuple(measured), tuple(changepoints.detect(labels, measured))
-                )
-            )
+            labels, measured, nodes = [v for v, _, _ in kept], [x for _, x, _ in kept], [n for _, _, n in kept]
+            changes = changepoints.detect(labels, measured, nodes=nodes)
+            found.append(TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), tuple(changes)))
     return found
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from jaxmlp.cli.sweep import bisect, corpus, env, explain, resume, run, timeline, trials, validate
+from jaxmlp.cli.sweep.common import RANKED, alone
 
 MODULES: dict[str, ModuleType] = {
     "run": run,
@@ -53,4 +54,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, module in MODULES.items():
         command = sub.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
         module.add_arguments(command)
-        command.set_defaults(run=module.run)
+        command.set_defaults(run=module.run if name in RANKED else alone(name, module.run))

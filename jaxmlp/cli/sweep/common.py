@@ -8,7 +8,7 @@ import contextlib
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from jaxmlp import registry
 from jaxmlp.cli import options
@@ -16,6 +16,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Tick
 from jaxmlp.measure.sweep.settings import Matrix, Measuring, hand_made
+from jaxmlp.results.sweep_ranks import Ranks
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
 SWEEP_BACKEND = options.BACKEND.but(
@@ -23,6 +24,25 @@ SWEEP_BACKEND = options.BACKEND.but(
     "in its environment (jax[cuda13]==V, jax[tpu]==V) (default: JAX's default device, no accelerator packages)"
 )
 WORKLOADS = f"a built-in ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, path/to/file.py:make or module:make"
+
+
+RANKED = ("timeline", "corpus")
+"""The subcommands whose rounds the ranks of mpirun or srun share; the others run on one machine."""
+
+
+def alone(name: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``run``, refused in one line under mpirun or srun (a subcommand whose processes one machine runs)."""
+
+    def refusing(args: argparse.Namespace) -> int:
+        ranks = Ranks.found()
+        if ranks:
+            raise JaxmlpError(
+                f"jaxmlp sweep {name} runs on one machine, not as {ranks.size} ranks of mpirun or srun: start it "
+                f"without them (the ranks share only {' and '.join(f'sweep {r}' for r in RANKED)})"
+            )
+        return run(args)
+
+    return refusing
 
 
 def add_measuring(parser: argparse.ArgumentParser) -> None:

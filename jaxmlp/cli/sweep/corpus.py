@@ -29,6 +29,7 @@ from jaxmlp.results import layout
 from jaxmlp.results.corpus import findings_of, score
 from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
 from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
+from jaxmlp.results.sweep_ranks import Ranks, announce, await_case, meet, meeting_file, telling
 from jaxmlp.units import minutes, size
 
 MANIFEST = Path("bench") / "corpus" / "corpus.toml"
@@ -55,6 +56,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Every case as a user would run it, then the scorecard; under mpirun or srun the ranks share each case's
+    timeline (`jaxmlp.cli.sweep.timeline`) and rank 0 runs the rest and scores them."""
+    ranks = Ranks.found()
+    if ranks and ranks.rank:
+        with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr
+            return _share(args, ranks)
+    return _run(args, ranks)
+
+
+def _share(args: argparse.Namespace, ranks: Ranks) -> int:
+    """A rank other than 0: its share of each case's timeline, in rank 0's corpus folder."""
+    cases = read_manifest(Path(args.manifest), tuple(args.cases or ()))
+    corpus = meet(meeting_file(check_folder(args.out, "--out"), ranks), ranks)
+    for i, case in enumerate(cases):
+        later = [corpus / c.name for c in cases[i + 1 :]] + [corpus / layout.SCORECARD_FILE]
+        if not await_case(meeting_file(corpus / case.name, ranks), later, corpus, ranks):
+            continue  # rank 0 did not get as far as this case's timeline
+        common = {**vars(args), "workload": [case.workload], "out": str(corpus / case.name), "env": None}
+        given = {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)}
+        flags = [case.expect.flag] if case.expect.flag else None
+        with contextlib.suppress(JaxmlpError):  # rank 0 says what failed
+            run_timeline(
+                argparse.Namespace(**{**common, **given, "every": "patch", "budget": None, "xla_flags": flags})
+            )
+    return 0
+
+
+def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     start = time.monotonic()
     manifest = Path(args.manifest)
     cases = read_manifest(manifest, tuple(args.cases or ()))
@@ -69,13 +98,18 @@ def run(args: argparse.Namespace) -> int:
         f"releases; {args.processes} processes a release; the detector's parameters are the defaults"
     )
     folder = new_dir(store.folder, layout.name(layout.CORPUS))
+    meeting = meeting_file(store.folder, ranks) if ranks else None
+    if ranks and meeting:
+        announce(meeting, folder)
+        print(f"{ranks.size} ranks share each case's timeline; rank 0 runs its bisection and scores it")
     print(f"Each case's runs go into {folder}/<case>/")
     corpus = _Corpus(cases, args, folder, start, releases, source)
     scores: list[CaseScore] = []
     written: list[Path] = []
     try:
-        for i, case in enumerate(cases, 1):
-            scores.append(_case(case, i, len(cases), args, folder))
+        with telling(folder, ranks) if ranks else contextlib.nullcontext():
+            for i, case in enumerate(cases, 1):
+                scores.append(_case(case, i, len(cases), args, folder))
         doc = _document(corpus, scores, _disk(releases, args.envs, folder, source))
         written.append(write_json_new(folder / layout.SCORECARD_FILE, doc.to_json()))
         print(f"\n{render([corpus_summary(doc, folder.name)])}\n")
@@ -87,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt as e:  # the cases that ended are scored and kept
         raise _stopped(e, corpus, scores, written) from None
+    finally:
+        if meeting:
+            meeting.unlink(missing_ok=True)
     failed = [s for s in scores if s.failed]
     if failed:
         sys.stdout.flush()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 import time
 from dataclasses import replace
 
@@ -10,14 +12,30 @@ from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar, releases
 from jaxmlp.cli.sweep.explain import explain_change
 from jaxmlp.cli.sweep.measured import ended, measure_into
+from jaxmlp.errors import Interrupted, JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep import timeline as flow
-from jaxmlp.measure.sweep.matrix import Probed, environments, measure_cells, runners_for
+from jaxmlp.measure.sweep.matrix import Measured, Probed, Runner, environments, measure_cells, runners_for
 from jaxmlp.measure.sweep.settings import EVERY, Matrix, Timeline
 from jaxmlp.results import layout
 from jaxmlp.results.store import ResultsStore, check_folder
 from jaxmlp.results.sweep_files import Plan, RunLog
 from jaxmlp.results.sweep_folders import timeline_changes
+from jaxmlp.results.sweep_ranks import (
+    Ranks,
+    announce,
+    gather,
+    mark_done,
+    meet,
+    meeting_file,
+    others_stopped,
+    plan_processes,
+    rank_log,
+    recorder,
+    said_processes,
+    take,
+    telling,
+)
 from jaxmlp.units import minutes
 
 HELP = "every release from A to B, and where the time changed"
@@ -52,13 +70,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`)."""
+    """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
+    or srun, the ranks share its rounds (`jaxmlp.results.sweep_ranks`) and rank 0 files it."""
+    ranks = Ranks.found()
+    if ranks and ranks.rank:
+        with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr
+            return _run(args, ranks)
+    return _run(args, ranks)
+
+
+def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     start = time.monotonic()
     settings = Timeline(args.first, args.last, releases(args.versions), args.every, args.budget, args.wheels)
     measuring = measuring_of(args)
     store = ResultsStore(check_folder(args.out, "--out"))
     versions = flow.releases(settings)
     matrix = matrix_of(args, versions)
+    asked, matrix = matrix.processes, ranks.shared(matrix) if ranks else matrix
     print(
         f"Timeline {settings.first} to {settings.last}: {len(versions)} releases ({', '.join(versions)}), "
         f"{1 + len(matrix.xla_flags)} column(s); {_disk(versions, matrix)}; a probe process each, then "
@@ -68,22 +96,35 @@ def run(args: argparse.Namespace) -> int:
             else f"{matrix.processes} processes a release"
         )
     )
+    if ranks:
+        print(said_processes(ranks, asked, matrix))
     pythons = environments(matrix, versions)
-    envs.prune(versions, matrix.envs, source=matrix.source)
+    if not (ranks and ranks.rank):  # one rank tidies the environments (a shared folder's, maybe)
+        envs.prune(versions, matrix.envs, source=matrix.source)
     runners = runners_for(pythons, matrix, measuring)
+    if ranks and ranks.rank:
+        return _follow(runners, matrix, store, ranks)
     log = RunLog.create(store, layout.TIMELINE)
+    meeting = meeting_file(store.folder, ranks) if ranks else None
+    if ranks and meeting:
+        announce(meeting, log.folder)
     print(f"Samples go into {log.folder} as they are measured")
     plans: list[Plan] = []
     fitted: list[Matrix] = [matrix]
+    share = ranks.size if ranks else 1
 
     def fit(probed: Probed) -> Matrix:
         spent, per_round = time.monotonic() - start, sum(probed.seconds.values())
-        processes = flow.fitted_processes(settings.budget * 60, 0.0, per_round) if settings.budget else matrix.processes
+        processes = (
+            flow.fitted_processes(settings.budget * 60 * share, 0.0, per_round) if settings.budget else matrix.processes
+        )
         fitted[0] = replace(matrix, processes=processes)
+        fitted[0] = ranks.shared(fitted[0]) if ranks else fitted[0]
         print(
-            f"Cost: {len(probed.runners)} cells x {processes} processes = {len(probed.runners) * processes} "
-            f"processes; the probe's processes took {per_round:.1f} s a round ({minutes(spent)} so far, "
-            f"environments included): about {minutes(per_round * processes)} to go"
+            f"Cost: {len(probed.runners)} cells x {fitted[0].processes} processes = "
+            f"{len(probed.runners) * fitted[0].processes} processes; the probe's processes took {per_round:.1f} s a "
+            f"round ({minutes(spent)} so far, environments included): about "
+            f"{minutes(per_round * fitted[0].processes / share)} to go"
         )
         return fitted[0]
 
@@ -91,12 +132,50 @@ def run(args: argparse.Namespace) -> int:
         plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, fitted[0], limit))
         log.start(plans[0])
 
-    code, unmeasured_cells = measure_into(
-        log, plans, lambda: measure_cells(runners, matrix, print, progress_bar, log.record, planned, fit), start
-    )
+    def measure() -> Measured:
+        record = recorder(log, ranks) if ranks else log.record
+        return measure_cells(runners, matrix, print, progress_bar, record, planned, fit)
+
+    def shared() -> Measured:
+        assert ranks and meeting
+        try:
+            with telling(log.folder, ranks):
+                measured = measure()
+                gather(log, ranks, 2 * plans[0].limit + 60)
+                return measured
+        except (KeyboardInterrupt, JaxmlpError) as e:
+            first = others_stopped(log.folder, ranks)
+            if first and isinstance(e, KeyboardInterrupt):  # mpirun stops the others when one rank ends: said first
+                print(f"jaxmlp sweep timeline: {first} first", file=sys.stderr, flush=True)
+            take(log, ranks)  # what the others measured is kept with rank 0's
+            raise
+        finally:
+            meeting.unlink(missing_ok=True)
+
+    code, unmeasured_cells = measure_into(log, plans, shared if ranks else measure, start)
     for change in timeline_changes(log.folder):
         explain_change(log.folder, change, fitted[0])
     return ended(code, unmeasured_cells, log.folder)
+
+
+def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: Ranks) -> int:
+    """A rank other than 0: its rounds into its own samples file in rank 0's folder, then a mark that it is done
+    (or why it stopped); rank 0 files them."""
+    folder = meet(meeting_file(store.folder, ranks), ranks)
+    log = rank_log(folder, ranks)
+    print(f"{ranks.name}: its rounds go into {log.log}")
+
+    def fit(probed: Probed) -> Matrix:
+        return replace(matrix, processes=plan_processes(folder, ranks))
+
+    try:
+        with telling(folder, ranks):
+            measure_cells(runners, matrix, print, progress_bar, recorder(log, ranks), None, fit)
+            mark_done(folder, ranks)
+    except Interrupted as e:
+        e.kept = f"{ranks.name}: its samples are in {log.log}, which rank 0 keeps"
+        raise
+    return 0
 
 
 def _disk(versions: list[str], matrix: Matrix) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure import workers
+from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
@@ -49,8 +49,8 @@ class UnknownFlag(Exception):
 
 def worker_environment(runner: Runner, pythonpath: str | None = None) -> dict[str, str]:
     """A worker's environment: on the CPU (the release environments hold CPU-only jaxlib), with the cell's XLA
-    flags and nothing else of the caller's ``XLA_FLAGS``."""
-    env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}
+    flags and nothing else of the caller's ``XLA_FLAGS``; alone, even under mpirun or srun (`distributed.alone`)."""
+    env = {key: value for key, value in distributed.alone(os.environ).items() if key != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"
     env.setdefault("JAXMLP_CACHE_DIR", str(default_cache_dir()))  # the prepared MNIST files, shared with this one
     if runner.xla_flags:
@@ -114,13 +114,15 @@ def run_rounds(
     record: Record | None = None,
     done: Mapping[tuple[str, int], ProcessResult] | None = None,
     say: Say = print,
+    mine: Callable[[int], bool] = lambda round_: True,
 ) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:
-    """``processes`` rounds of one worker per runner in `round_order`, keeping the samples ``done`` holds from an
-    earlier try; a process that fails or outlives ``timeout`` is a `Failure` of its cell, and the rounds go on."""
+    """``processes`` rounds of one worker per runner in `round_order` (those ``mine`` says this rank runs), keeping
+    the samples ``done`` holds from an earlier try; a process that fails or outlives ``timeout`` is a `Failure` of
+    its cell, and the rounds go on."""
     done = done or {}
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
     failures: list[Failure] = []
-    for round_ in range(processes):
+    for round_ in filter(mine, range(processes)):
         for name in round_order(list(runners), round_):
             sample: ProcessResult | Failure | None = done.get((name, round_))
             if sample is None:
@@ -336,15 +338,20 @@ def rounds(
         if not isinstance(sample, Failure) and key[0] in probed.runners and key[1] < matrix.processes
     }
     per_process = sum(probed.seconds.values()) / max(len(probed.seconds), 1)
-    total = len(probed.runners) * matrix.processes
+    total = len(probed.runners) * sum(map(matrix.mine, range(matrix.processes)))
     todo = total - len(kept)  # a failed process is run again
     given = "--timeout" if matrix.timeout is not None else f"{workers.DERIVED_LIMIT} (of the probes); --timeout to set"
+    ranks = matrix.share[1]
+    shared = f" ({total} of them this rank's: round r is rank r mod {ranks}'s)" if ranks > 1 else ""
     say(
-        f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = {total} processes"
+        f"Measuring {len(probed.runners)} cell(s) x {matrix.processes} processes = "
+        f"{len(probed.runners) * matrix.processes} processes{shared}"
         + (f" ({len(kept)} kept from before, {todo} to run)" if kept else "")
         + f", about {minutes(per_process * todo)} (from the probe processes), in rotating order; each process's time "
         f"limit {minutes(limit)} ({given})"
     )
     with (progress or _silent)(total) as tick:
-        processes, failures = run_rounds(probed.runners, matrix.processes, tick, path, limit, record, kept, say)
+        processes, failures = run_rounds(
+            probed.runners, matrix.processes, tick, path, limit, record, kept, say, matrix.mine
+        )
     return Measured(probed, processes, differs, tuple(failures), limit)

@@ -130,6 +130,7 @@ class Matrix:
     hand_made: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None
     source: Source = INDEX  # where the releases' environments come from (`envs.Source`)
+    share: tuple[int, int] = (0, 1)  # (this rank, the ranks) under mpirun or srun: round r is rank r mod ranks's
 
     def __post_init__(self) -> None:
         errors.at_least("--processes", self.processes, 1)
@@ -137,6 +138,11 @@ class Matrix:
             errors.positive_finite("--timeout", self.timeout)
         if not self.tolerance >= 0:
             raise JaxmlpError(f"--tolerance must be 0 or more, got {self.tolerance}")
+
+    def mine(self, round_: int) -> bool:
+        """Whether this process runs round ``round_`` (alone: every round)."""
+        rank, ranks = self.share
+        return round_ % ranks == rank
 
 
 def hand_made(specs: tuple[str, ...]) -> dict[str, str]:

@@ -378,13 +378,16 @@ def memory(
     return [f for f in found if f.answered]
 
 
-RESULTS_FOLDER_CAPTION = "A large results folder: each command a fresh process (median time, its peak memory)"
+RESULTS_FOLDER_CAPTION = (
+    "A large results folder: each command a fresh process, read again (median time) and read first, its own peak memory"
+)
 
 
 def results_folder(
     runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
 ) -> list[Finding]:
-    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs (its
+    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs, read
+    again and read first, and the goals of a store that holds years met or missed (`tables.results_folder_table`; its
     newest run of `bench_scale.py`: host-only rows, of no backend)."""
     found: dict[str, pd.DataFrame] = {}
     for rows in runs_by_file.values():
@@ -394,8 +397,10 @@ def results_folder(
     for name, rows in found.items():
         table = tables.results_folder_table(rows)
         said = [
-            f"{row['command']} took {duration(row['median_s'])} and {size(row['command_peak_bytes'])} over "
-            f"{row['folder_runs']:.0f} runs" + (f" (the goal: {row['goal']})" if row["goal"] else "")
+            f"{row['command']} took {duration(row['median_s'])} and {size(row['command_peak_bytes'])} warm"
+            + (f", {duration(row['cold_s'])} and {size(row['cold_peak_bytes'])} cold" if row["cold_s"] > 0 else "")
+            + f" over {row['folder_runs']:.0f} runs"
+            + (f" (warm {row['warm_goal']}; cold {row['cold_goal']})" if row["warm_goal"] else "")
             for _, row in table.iterrows()
         ]
         out.append(

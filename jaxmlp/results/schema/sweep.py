@@ -36,6 +36,9 @@ QUANTITIES = (
 )
 """Each sweep benchmark, its group's words, and the `WorkloadTimes` field it holds a process's value of."""
 
+RANK, NODE = "rank", "node"
+"""A sweep process's metadata under ``mpirun`` or ``srun`` (schema version 6 on): the rank that ran it, its host."""
+
 
 @dataclass(frozen=True)
 class SweepDocument:
@@ -53,9 +56,12 @@ class SweepDocument:
         meta = self.processes[0].metadata
         extra = {key: meta.get(key) for key in SWEEP_EXTRA}
         rows: list[BenchmarkRow] = []
+        nodes = self.nodes()
         for workload in self.processes[0].workloads:
             runs = [p.workloads[workload] for p in self.processes]
             facts = {**extra, "calls": len(runs[0].call_seconds) + 1, "results_differ": self.differs.get(workload)}
+            if nodes:
+                facts["nodes"] = ",".join(nodes)
             for bench, group, attribute in QUANTITIES:
                 values = [getattr(r, attribute) for r in runs]
                 if all(math.isnan(v) for v in values):  # a version-1 step kept no first call
@@ -66,6 +72,12 @@ class SweepDocument:
                     )
                 )
         return tuple(rows)
+
+    def nodes(self) -> tuple[str, ...]:
+        """The node (host) that measured each process where several did (a sweep under ``mpirun`` or ``srun``),
+        else (): one node (a process from before schema version 6 names none)."""
+        nodes = tuple(str(p.metadata.get(NODE) or "") for p in self.processes)
+        return nodes if len(set(nodes)) > 1 else ()
 
     def to_benchmarks(self) -> BenchmarkDocument:
         meta = {

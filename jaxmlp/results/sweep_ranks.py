@@ -1,0 +1,230 @@
+"""A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun`` (one a node): rank 0 makes the folder and
+names it in a meeting file beside it; every rank measures its rounds (round r is rank r mod N's) into its own
+samples file in that folder; rank 0 waits for the others, takes their samples into its log and files the verdicts.
+A rank that stops or fails leaves a mark that the others read between processes."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import math
+import os
+import socket
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import distributed
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.matrix import Failure, Record
+from jaxmlp.measure.sweep.settings import Matrix
+from jaxmlp.results.schema.sweep import NODE, RANK
+from jaxmlp.results.store import write_new
+from jaxmlp.results.sweep_files import RunLog
+
+JOBS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")
+"""The variables whose values the ranks of one launch share (Slurm's job and step, Open MPI's job)."""
+MEET_SECONDS = 600.0
+"""How long a rank waits for rank 0 to name the folder and its plan (rank 0 may be making environments)."""
+POLL_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """This process's place among the ranks of a cluster launcher (`distributed.CLUSTERS`): its rank, how many
+    there are, its node (host) and what the ranks of this launch share (``job``)."""
+
+    rank: int
+    size: int
+    node: str
+    job: str
+
+    @classmethod
+    def found(cls) -> Ranks | None:
+        """This process's ranks under mpirun or srun (None: alone)."""
+        joined = distributed.rank()
+        if joined is None or distributed.launcher() == distributed.OWN:
+            return None
+        job = "-".join(os.environ[v] for v in JOBS if os.environ.get(v)) or "job"
+        return cls(joined[0], joined[1], socket.gethostname(), job)
+
+    @property
+    def name(self) -> str:
+        return f"rank {self.rank} of {self.size} on {self.node}"
+
+    def shared(self, matrix: Matrix) -> Matrix:
+        """``matrix`` with its processes a release rounded up to a multiple of the ranks, and this rank's rounds."""
+        processes = math.ceil(matrix.processes / self.size) * self.size
+        return dataclasses.replace(matrix, processes=processes, share=(self.rank, self.size))
+
+
+def said_processes(ranks: Ranks, asked: int, matrix: Matrix) -> str:
+    """The line that says how the ranks share the rounds."""
+    rounded = f" (--processes {asked} rounded up to a multiple of the ranks)" if matrix.processes != asked else ""
+    return (
+        f"{ranks.size} ranks share the rounds: {matrix.processes} processes a release{rounded}, round r measured by "
+        f"rank r mod {ranks.size} on its node; rank 0 files the verdicts"
+    )
+
+
+def meeting_file(out: Path, ranks: Ranks) -> Path:
+    """Where rank 0 names the folder it makes in ``out`` for the others (one a command's ``--out``; a corpus's
+    cases have a folder each)."""
+    return out / f".jaxmlp-meeting-{ranks.job}"
+
+
+def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks) -> bool:
+    """Ranks 1 on, in a corpus: whether rank 0 starts this case's timeline (``meeting`` appears), however long its
+    bisection of the case before takes; False once it has gone past it (a ``later`` path exists). Rank 0's stop is
+    a `JaxmlpError`."""
+    while not meeting.is_file():
+        if any(p.exists() for p in later):
+            return False
+        stopped = others_stopped(corpus, ranks)
+        if stopped:
+            raise JaxmlpError(stopped)
+        time.sleep(POLL_SECONDS)
+    return True
+
+
+def announce(meeting: Path, folder: Path) -> None:
+    """Rank 0: the folder the others measure into."""
+    write_new(meeting, str(folder.resolve()))
+
+
+def meet(meeting: Path, ranks: Ranks) -> Path:
+    """Ranks 1 on: the folder rank 0 named, once it has (within `MEET_SECONDS`)."""
+    return Path(_wait_for(meeting, ranks, "name its folder").read_text(encoding="utf-8").strip())
+
+
+def _wait_for(path: Path, ranks: Ranks, what: str) -> Path:
+    deadline = time.monotonic() + MEET_SECONDS
+    while not path.is_file() or not path.stat().st_size:
+        if time.monotonic() > deadline:
+            raise JaxmlpError(
+                f"{ranks.name}: rank 0 did not {what} within {MEET_SECONDS:.0f} s ({path} missing): "
+                "start every rank with the same command and --out on a filesystem they share"
+            )
+        time.sleep(POLL_SECONDS)
+    return path
+
+
+def plan_processes(folder: Path, ranks: Ranks) -> int:
+    """Ranks 1 on: the processes a release rank 0's plan settled (``--budget`` fits them to rank 0's probe)."""
+    log = RunLog(folder)
+    deadline = time.monotonic() + MEET_SECONDS
+    while True:
+        _wait_for(log.log, ranks, "write its plan")
+        with contextlib.suppress(JaxmlpError):
+            return log.read()[0].matrix.processes
+        if time.monotonic() > deadline:
+            raise JaxmlpError(f"{ranks.name}: rank 0's plan in {log.log} cannot be read")
+        time.sleep(POLL_SECONDS)
+
+
+def samples_file(folder: Path, rank: int) -> Path:
+    return folder / f"rank-{rank}.jsonl"
+
+
+def _mark(folder: Path, rank: int, what: str) -> Path:
+    return folder / f"rank-{rank}.{what}"
+
+
+def rank_log(folder: Path, ranks: Ranks) -> RunLog:
+    """Ranks 1 on: this rank's own log in rank 0's folder (samples only: rank 0's log holds the plan)."""
+    log = RunLog(folder, samples_file(folder, ranks.rank).name)
+    log.log.touch()
+    return log
+
+
+def recorder(log: RunLog, ranks: Ranks) -> Record:
+    """``log.record`` with this rank and node in each sample's metadata; first, a stop another rank marked."""
+
+    def record(cell: str, round_: int, sample: ProcessResult | Failure) -> None:
+        if isinstance(sample, ProcessResult):
+            sample = dataclasses.replace(sample, metadata={**sample.metadata, RANK: ranks.rank, NODE: ranks.node})
+        log.record(cell, round_, sample)
+        stopped = others_stopped(log.folder, ranks)
+        if stopped:
+            raise JaxmlpError(stopped)
+
+    return record
+
+
+def others_stopped(folder: Path, ranks: Ranks) -> str:
+    """The ranks other than this one that marked a stop, each with its node and why ("" if none)."""
+    said = []
+    for rank in range(ranks.size):
+        mark = _mark(folder, rank, "stopped")
+        if rank != ranks.rank and mark.is_file():
+            with contextlib.suppress(OSError, ValueError):
+                said.append(_words(json.loads(mark.read_text(encoding="utf-8"))))
+    return "; ".join(said)
+
+
+def _words(mark: Mapping[str, object]) -> str:
+    return f"rank {mark['rank']} on {mark['node']} stopped ({mark['why']})"
+
+
+def mark_stopped(folder: Path, ranks: Ranks, why: str) -> None:
+    """This rank stopped (a signal, an error): said to the others in its mark."""
+    with contextlib.suppress(OSError):
+        write_new(
+            _mark(folder, ranks.rank, "stopped"), json.dumps({"rank": ranks.rank, "node": ranks.node, "why": why})
+        )
+
+
+def mark_done(folder: Path, ranks: Ranks) -> None:
+    write_new(_mark(folder, ranks.rank, "done"), ranks.node)
+
+
+def gather(log: RunLog, ranks: Ranks, silence: float) -> None:
+    """Rank 0: wait for every other rank to end its rounds, then take their samples into ``log``. A rank that
+    stopped, or whose samples file stays unchanged for ``silence`` seconds, is a `JaxmlpError` naming it (the
+    samples the others sent are taken first)."""
+    try:
+        for rank in range(1, ranks.size):
+            _wait_done(log.folder, rank, ranks, silence)
+    finally:
+        take(log, ranks)
+    for rank in range(1, ranks.size):
+        _mark(log.folder, rank, "done").unlink(missing_ok=True)
+
+
+def _wait_done(folder: Path, rank: int, ranks: Ranks, silence: float) -> None:
+    samples, heard = samples_file(folder, rank), time.monotonic()
+    last = -1.0
+    while not _mark(folder, rank, "done").is_file():
+        stopped = others_stopped(folder, ranks)
+        if stopped:
+            raise JaxmlpError(f"{stopped}: the rounds it had left were not measured")
+        changed = samples.stat().st_mtime if samples.is_file() else -1.0
+        if changed != last:
+            last, heard = changed, time.monotonic()
+        if time.monotonic() - heard > silence:
+            raise JaxmlpError(
+                f"rank {rank} sent no sample for {silence:.0f} s (twice a process's time limit): its rounds were "
+                "not measured; see its own output"
+            )
+        time.sleep(POLL_SECONDS)
+
+
+def take(log: RunLog, ranks: Ranks) -> None:
+    """The other ranks' samples appended to ``log`` (whole lines only) and their files removed."""
+    for rank in range(1, ranks.size):
+        path = samples_file(log.folder, rank)
+        if path.is_file():
+            log.take(path)
+
+
+@contextlib.contextmanager
+def telling(folder: Path, ranks: Ranks) -> Iterator[None]:
+    """This rank's stop or failure marked in ``folder`` for the others."""
+    try:
+        yield
+    except BaseException as e:
+        mark_stopped(folder, ranks, f"stopped by {e}" if isinstance(e, KeyboardInterrupt) else str(e) or repr(e))
+        raise
