@@ -1,5 +1,6 @@
 import gzip
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -89,3 +90,21 @@ def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None 
         else:
             (folder / spec.name).write_bytes(raw)
     return folder
+
+
+def made_releases(root: Path, *versions: str, removed: dict[str, str] | None = None) -> dict[str, str]:
+    """Release environments under ``root`` as jaxmlp finds them made (their marker written), each running this
+    interpreter, its own environment kept: the commands that measure releases run offline, their processes real.
+    In those of ``removed`` (release: the name it removed) tests/workloads/removed_api.py fails. Returns the
+    environment variable that points a command at them."""
+    from jaxmlp.measure.sweep import envs
+
+    for version in [*versions, *(removed or {})]:
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = envs.python_of(env)
+        told = f"export REMOVED_API={(removed or {})[version]}\n" if (removed or {}).get(version) else ""
+        python.write_text(f'#!/bin/sh\n{told}exec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1")
+    return {"JAXMLP_ENVS": str(root)}

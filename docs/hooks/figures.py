@@ -151,13 +151,13 @@ class Figures:
 
     def corpus_total(self, run: str) -> str:
         """The corpus's total, as `jaxmlp sweep corpus` prints it first."""
-        from jaxmlp.report.release_sections import corpus_lines
+        from jaxmlp.report.corpus_sections import corpus_lines
 
         return corpus_lines(self._corpus(run))[0]
 
     def corpus_missed(self, run: str) -> str:
         """What was missed and why, a bullet a case; a line saying none was where every case was found."""
-        from jaxmlp.report.release_sections import corpus_lines
+        from jaxmlp.report.corpus_sections import corpus_lines
 
         lines = corpus_lines(self._corpus(run))[1:]
         return "\n".join(f"- {line}" for line in lines) if lines else "Nothing was missed."

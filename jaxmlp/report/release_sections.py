@@ -13,20 +13,17 @@ import pandas as pd
 
 from jaxmlp import changepoints, registry, units
 from jaxmlp.changepoints import Change
-from jaxmlp.measure.bisection import checked_line
+from jaxmlp.measure.bisection import checked_line, probes_line
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first, shown_path
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
-from jaxmlp.results.corpus import corpus_table, totals
 from jaxmlp.results.frames import Results
 from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
-from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.traces import CaptureSummary
 from jaxmlp.stats import quantile
@@ -276,8 +273,7 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
         f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
         f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
         f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
-        f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
-        f"{doc.seconds / 60:.1f} min. **{doc.line}**"
+        f"{probes_line(doc.bisection)}, in {doc.seconds / 60:.1f} min. **{doc.line}**"
         + (f" ({checked_line(doc.bisection)})" if doc.bisection.checked else "")
     )
     medians = sweep_tables.bisection_medians(doc)
@@ -339,57 +335,6 @@ def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) 
         (Figure("Roofline", "roofline", (doc,)),),
         stamp,
     )
-
-
-def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
-    """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
-    s, table = doc.settings, sweep_tables.trials_table(doc)
-    note = (
-        f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
-        f"{len(doc.trials)} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
-        f"{doc.aa_flagged}/{len(doc.trials)} (median ratio {table['aa_ratio'].median():.3f}); "
-        f"{s.processes_per_side} processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host "
-        f"{doc.metadata.get('host')}"
-        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
-    )
-    stamp = layout.stamp_in(path)
-    return Run(f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}", note, (Table("Trials", table),), (), stamp)
-
-
-def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
-    """The corpus's total in a line, then a line for each case missed or failed (what, and why)."""
-    t = totals(doc.scores)
-    parts = [
-        f"{name} {t[key][0]} of {t[key][1]}"
-        for key, name in (
-            ("found", "found"),
-            ("in_band", "ratio in its band"),
-            ("bisected", "bisected"),
-            ("explained", "explained"),
-            ("clean", "controls clean"),
-        )
-        if t[key][1]
-    ]
-    failed = f"; failed: {', '.join(t['failed'])}" if t["failed"] else ""
-    lines = [f"Corpus: {t['cases']} case(s): {', '.join(parts) or 'nothing scored'}{failed}"]
-    for s in doc.scores:
-        if s.why:
-            lines.append(f"{s.case.name}: {'; '.join(s.why)}")
-    return tuple(lines)
-
-
-KNOWN_REGRESSIONS = "known-regressions"
-"""The report's section of corpus runs (`jaxmlp sweep corpus`)."""
-
-
-def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> Run:
-    """A corpus run: its total and what was missed and why, then a row a case."""
-    lines = corpus_lines(doc)
-    partial = f" (a partial run: {doc.metadata['partial']})" if doc.metadata.get("partial") else ""
-    note = f"{shown_path(path, folder)}{partial}: " + "; ".join(lines)
-    stamp = layout.stamp_in(path)
-    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}" + (" · partial" if partial else "")
-    return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
 
 
 def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:

@@ -8,13 +8,15 @@ from collections.abc import Sequence
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.measure.bisection import answer_line, checked_line
+from jaxmlp.measure.bisection import answer_line, checked_line, probes_line
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, corpus_lines, timeline_rows, validation_table
+from jaxmlp.report.corpus_sections import corpus_lines
+from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import sweep_cells, sweep_tables
 from jaxmlp.results.corpus import corpus_table
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
+from jaxmlp.results.run_tables import partial_note
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -175,8 +177,8 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     flags = f", XLA_FLAGS={s['xla_flags']}" if s.get("xla_flags") else ""
     line = (
         f"jaxmlp sweep bisect {s.get('good')} {s.get('bad')} on the steady state of {s.get('workload')}, "
-        f"{s.get('processes')} processes a release a probe{flags}; {len(b.measured)} of {len(b.candidates)} "
-        f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}"
+        f"{s.get('processes')} processes a release a probe{flags}; {probes_line(b)}, "
+        f"{minutes(doc.seconds)}"
     )
     title = f"Bisection: {where}" if where else "Bisection"
     said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
@@ -217,7 +219,7 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
     line = (
         f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
         f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}"
-        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
+        + partial_note(doc.metadata.get("partial") or None)
     )
     return Summary(
         title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)
@@ -233,7 +235,7 @@ def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
         f"its bisection where a range is given, the explanation of what was found; the detector's parameters fixed "
         f"before it ran ({detector}); {minutes(doc.seconds)}"
         + (f", environments {size(disk['envs_bytes'])} on disk" if disk.get("envs_bytes") is not None else "")
-        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
+        + partial_note(doc.metadata.get("partial") or None)
     )
     title = f"Known regressions: {where}" if where else "Known regressions"
     lines = corpus_lines(doc)

@@ -41,17 +41,15 @@ from jaxmlp.report.content import (
     shown_path,
     subject,
 )
+from jaxmlp.report.corpus_sections import KNOWN_REGRESSIONS, corpus_run, trials_run
 from jaxmlp.report.release_sections import (
     CHANGE_RULE,
-    KNOWN_REGRESSIONS,
     bisection_run,
-    corpus_run,
     explain_run,
     roofline_run,
     sweep_runs,
     timeline_runs,
     trace_run,
-    trials_run,
 )
 from jaxmlp.results import history, layout, machines, tables
 from jaxmlp.results.findings import findings

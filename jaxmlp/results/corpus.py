@@ -150,6 +150,8 @@ def _bisected(case: Case, findings: Findings, out: CaseScore) -> tuple[CaseScore
         return replace(out, bisect_found=False), ["the bisection filed no answer"]
     result = doc.bisection
     answer = result.first if result.answered else result.status
+    if result.status == "fails" and case.expect.direction != "fails":  # a failure where a change was expected
+        answer = f"{result.first} (fails)"
     if case.is_control:
         right = result.status == "no change"
     else:
@@ -186,8 +188,9 @@ def _explained(
         return replace(out, explanation=kind, explained=undone), [] if undone else [kind]
     change = _at(base, expect.release, expect.direction)
     pair = (change.before, change.at) if change is not None else None
-    if findings.bisection is not None and findings.bisection.bisection.first == expect.release:
-        pair = pair or (str(findings.bisection.bisection.after), expect.release)
+    b = findings.bisection.bisection if findings.bisection is not None else None
+    if b is not None and b.status == "found" and b.first == expect.release:
+        pair = pair or (str(b.after), expect.release)
     doc = next((d for d in findings.explanations if pair is not None and (d.a, d.b) == pair), None)
     if doc is None:
         said = "no explanation filed" + (f" for {pair[0]} -> {pair[1]}" if pair else ": nothing found to explain")
