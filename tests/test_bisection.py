@@ -11,10 +11,10 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import answer_line, bisect, expected_releases
 from jaxmlp.measure.sweep import envs
 from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 RELEASES = ["0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.1", "0.10.0"]
 

@@ -18,9 +18,9 @@ from jaxmlp.measure.sweep import envs, matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
 from jaxmlp.report.release_sections import KNOWN_REGRESSIONS
 from jaxmlp.report.sections import build_sections
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
 RELEASES = ("0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35")
@@ -173,9 +173,9 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
     explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
     from jaxmlp import changepoints
-    from jaxmlp.results.corpus import Findings
+    from jaxmlp.results.releases.corpus import Findings
+    from jaxmlp.results.releases.tables import TimelineColumn
     from jaxmlp.results.schema.explain import ExplainDocument
-    from jaxmlp.results.sweep_tables import TimelineColumn
 
     rng = np.random.default_rng(0)
     samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
@@ -194,7 +194,7 @@ def _case(**expect):
 
 
 def test_a_program_change_explains_a_case_whose_cause_is_the_program():
-    from jaxmlp.results.corpus import score
+    from jaxmlp.results.releases.corpus import score
 
     step = [1.0, 1.0, 1.0, 1.3, 1.3]
     right = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False))
@@ -206,7 +206,7 @@ def test_a_program_change_explains_a_case_whose_cause_is_the_program():
 
 
 def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
-    from jaxmlp.results.corpus import score
+    from jaxmlp.results.releases.corpus import score
 
     missed = score(_case(cause="unknown", flag=""), _findings([1.0, 1.0, 1.3, 1.3, 1.3]))
     assert missed.found is False and missed.why[0].startswith("expected 0.4.34 slower; flagged 0.4.33 slower than")
@@ -221,8 +221,8 @@ def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
 
 def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_explains_nothing():
     from jaxmlp import changepoints
-    from jaxmlp.results.corpus import Findings, score
-    from jaxmlp.results.sweep_tables import TimelineColumn
+    from jaxmlp.results.releases.corpus import Findings, score
+    from jaxmlp.results.releases.tables import TimelineColumn
 
     control = replace(_case(), kind="control", expect=replace(_case().expect, direction="none", release=None))
     nothing = score(control, Findings(()))

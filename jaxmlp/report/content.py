@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import layout, tables
+from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding, Table
 from jaxmlp.results.findings.model import (
     BENCHMARKS,
@@ -34,6 +34,7 @@ from jaxmlp.results.findings.model import (
     TTA,
 )
 from jaxmlp.results.findings.select import stamp_of as run_stamp
+from jaxmlp.results.store import layout
 
 __all__ = [
     "BENCHMARKS",
@@ -84,7 +85,7 @@ class Run:
     note: str
     tables: tuple[Table, ...] = ()
     plots: tuple[Figure, ...] = ()
-    stamp: str = ""  # `jaxmlp.results.layout.stamp_in`: runs sort by it
+    stamp: str = ""  # `jaxmlp.results.store.layout.stamp_in`: runs sort by it
     backends: str = ""  # where a section shows the newest run of each backend
 
 

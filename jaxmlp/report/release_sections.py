@@ -17,17 +17,32 @@ from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first, shown_path
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
-from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
-from jaxmlp.results.corpus import corpus_table, totals
-from jaxmlp.results.frames import Results
-from jaxmlp.results.machines import machine
+from jaxmlp.results import tables
+from jaxmlp.results.releases.cells import cells_table, flags_table, with_ignored_flags
+from jaxmlp.results.releases.corpus import corpus_table, totals
+from jaxmlp.results.releases.tables import (
+    TimelineColumn,
+    bisection_medians,
+    bisection_table,
+    flag_effects,
+    is_timeline,
+    sweep_sampling,
+    sweep_steps,
+    sweep_table,
+    sweeps,
+    timeline_columns,
+    trials_table,
+)
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
+from jaxmlp.results.store.machines import machine
+from jaxmlp.results.tables.traces import CaptureSummary
 from jaxmlp.stats import quantile
 from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
 
@@ -55,7 +70,7 @@ def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
 
 
-def timeline_rows(column: sweep_tables.TimelineColumn) -> pd.DataFrame:
+def timeline_rows(column: TimelineColumn) -> pd.DataFrame:
     """A timeline column's releases: median and interquartile range of its samples, and the change marked at each."""
     marked = changepoints.at_each(column.changes)
     rows = []
@@ -114,7 +129,7 @@ def _machine(s: dict[str, Any]) -> str:
 
 
 def _sampled(s: dict[str, Any]) -> tuple[str, str]:
-    """A sweep's data set and what each of its processes ran, in words (`sweep_tables.sweep_sampling`): ``("data
+    """A sweep's data set and what each of its processes ran, in words (`sweep_sampling`): ``("data
     MNIST", "8 epochs of 2000 images; mine 30 calls")``; empty where the sweep does not say (a user's workload)."""
     builtin = s["dataset"] is not None and pd.notna(s["dataset"])
     known = (("", s["epochs"], "epoch"), ("of ", s["samples"], "image")) if builtin else ()
@@ -151,15 +166,15 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
     runs = []
     probes = [path.parent for path, _ in results.bisections]
     cells = {str(path.parent): doc for path, doc in results.cells}
-    swept = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
+    swept = {k: v for k, v in sweeps(results.runs, probes).items() if not is_timeline(k)}
     full = _in_full(swept, answers)
     for where, rows in swept.items():
         if where != full:
             runs.append(_label_only(where, f"releases {', '.join(_releases(rows))}", cells.get(where), folder))
             continue
-        table, steps = sweep_tables.sweep_table(rows), sweep_tables.sweep_steps(rows, results.samples)
-        effects = sweep_tables.flag_effects(rows, results.samples)
-        s = sweep_tables.sweep_sampling(rows)
+        table, steps = sweep_table(rows), sweep_steps(rows, results.samples)
+        effects = flag_effects(rows, results.samples)
+        s = sweep_sampling(rows)
         data, each = _sampled(s)
         data = f"{data}; " if data else ""
         note = (
@@ -178,19 +193,19 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
             )
         ]
         if len(steps):
-            shown_steps = sweep_cells.with_ignored_flags(steps, cells.get(where))
+            shown_steps = with_ignored_flags(steps, cells.get(where))
             found.append(Table("Each release against the previous one", shown_steps))
         if len(effects):
             found.append(Table("Each release with XLA flags against the same release without", effects))
-        if where in cells and len(sweep_cells.flags_table(cells[where])):
+        if where in cells and len(flags_table(cells[where])):
             found.append(
                 Table(
                     "XLA flags per release: does each release accept each --xla-flags value?",
-                    sweep_cells.flags_table(cells[where]),
+                    flags_table(cells[where]),
                 )
             )
-        if where in cells and len(sweep_cells.cells_table(cells[where])):
-            found.append(Table("Cells not measured, or warned about", sweep_cells.cells_table(cells[where])))
+        if where in cells and len(cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))
         stamp = layout.stamp_in(where)
         releases = sorted(table["release"].unique(), key=registry.version_key)
         label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {shown_path(where, folder)}"
@@ -214,7 +229,7 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
     one shown in full; the others' labels)."""
     runs = []
     cells = {str(path.parent): doc for path, doc in results.cells}
-    timelines = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
+    timelines = {k: v for k, v in sweeps(results.runs).items() if is_timeline(k)}
     full = _in_full(timelines, answers)
     for where, rows in timelines.items():
         if where != full:
@@ -222,8 +237,8 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
             span = f"{named[0]} to {named[-1]}" if named else "no release"
             runs.append(_label_only(where, span, cells.get(where), folder))
             continue
-        columns = sweep_tables.timeline_columns(rows, results.samples)
-        s = sweep_tables.sweep_sampling(rows)
+        columns = timeline_columns(rows, results.samples)
+        s = sweep_sampling(rows)
         releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
         data, each = _sampled(s)
         measured = ", ".join(part for part in (data, f"{each} a process" if each else "") if part)
@@ -239,8 +254,8 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
             plots.append(Figure(f"{name}: steady state by release (median and IQR; {said})", "timeline", (column,)))
             table = change_rows(column.changes) if column.changes else timeline_rows(column)
             found.append(Table(f"{name}: " + ("changes" if column.changes else "no change; the releases"), table))
-        if where in cells and len(sweep_cells.cells_table(cells[where])):
-            found.append(Table("Cells not measured, or warned about", sweep_cells.cells_table(cells[where])))
+        if where in cells and len(cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))
         stamp = layout.stamp_in(where)
         span = f"{releases[0]} to {releases[-1]}" if releases else "no release"
         label = f"{layout.shown_stamp(stamp)} · {span}"
@@ -278,13 +293,13 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
         f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
         f"{doc.seconds / 60:.1f} min. **{doc.line}**"
     )
-    medians = sweep_tables.bisection_medians(doc)
+    medians = bisection_medians(doc)
     stamp = layout.stamp_in(path)
     label = f"{layout.shown_stamp(stamp)} · {s.get('good')} → {s.get('bad')} · {doc.line}"
     return Run(
         label,
         note,
-        (Table("Probes", sweep_tables.bisection_table(doc), {"from_median_s": "s"}),),
+        (Table("Probes", bisection_table(doc), {"from_median_s": "s"}),),
         (Figure("Bisection probes", "bisection", (medians, doc)),),
         stamp,
     )
@@ -341,7 +356,7 @@ def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) 
 
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
     """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
-    s, table = doc.settings, sweep_tables.trials_table(doc)
+    s, table = doc.settings, trials_table(doc)
     note = (
         f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
         f"{len(doc.trials)} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "

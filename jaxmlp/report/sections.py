@@ -53,10 +53,11 @@ from jaxmlp.report.release_sections import (
     trace_run,
     trials_run,
 )
-from jaxmlp.results import history, layout, tables
+from jaxmlp.results import history, tables
 from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import Results, without_sweeps
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results, without_sweeps
+from jaxmlp.results.tables.traces import CaptureSummary
 
 __all__ = [
     "BENCHMARKS",
@@ -254,8 +255,8 @@ def build_sections(
     past: history.RunHistory | None = None,
 ) -> list[ReportSection]:
     """The report's content, a section per subject, from ``found`` (`findings` of the same results, computed here
-    when not given) and ``past`` (`history.found`, likewise). ``traces`` are `jaxmlp.results.traces.capture_summary`
-    results; paths relative to ``folder``."""
+    when not given) and ``past`` (`history.found`, likewise). ``traces`` are
+    `jaxmlp.results.tables.traces.capture_summary` results; paths relative to ``folder``."""
     past = history.of(results) if past is None else past
     found = tuple(found) if found is not None else findings(results, traces, folder, past)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))

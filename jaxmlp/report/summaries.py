@@ -21,13 +21,15 @@ from jaxmlp.report.release_summaries import (
 )
 from jaxmlp.report.run_summaries import bench_summary, train_summary, tta_summary
 from jaxmlp.report.summary_base import Summary
-from jaxmlp.results import layout, sweep_tables, tables
+from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding
 from jaxmlp.results.findings.model import shown
-from jaxmlp.results.frames import Results, benchmark_rows, load, query, without_sweeps
-from jaxmlp.results.reading import read_benchmarks
+from jaxmlp.results.releases.tables import is_timeline, sweeps, timeline_columns
 from jaxmlp.results.schema.sweep import CellsDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results, benchmark_rows, load, query, without_sweeps
+from jaxmlp.results.store.reading import read_benchmarks
+from jaxmlp.results.store.writing import ResultsStore
 
 KINDS = (
     "known regressions",
@@ -74,12 +76,12 @@ def summaries(results: Results, folder: Path | None = None) -> list[Listed]:
             Listed("bisection", path.parent, _when(doc.metadata.get("timestamp")), partial(bisect_summary, doc, where))
         )
     cells = {str(path.parent): doc for path, doc in results.cells}
-    swept = sweep_tables.sweeps(results.runs, probes)
+    swept = sweeps(results.runs, probes)
     listed = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
     lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and not _under(w, probes)}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
-        if sweep_tables.is_timeline(where):
+        if is_timeline(where):
             answer = partial(_timeline, rows, results.samples, cells.get(where), shown(where, folder), where)
             found.append(Listed("timeline", Path(where), when, answer))
             continue
@@ -134,7 +136,7 @@ def _read_summary(path: Path, title: str) -> Summary:
 def _timeline(
     rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None, shown_as: str, where: str
 ) -> Summary:
-    columns = sweep_tables.timeline_columns(rows, samples) if len(rows) else []
+    columns = timeline_columns(rows, samples) if len(rows) else []
     return timeline_summary(columns, cells, shown_as, where)
 
 

@@ -14,10 +14,10 @@ from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep import timeline as flow
 from jaxmlp.measure.sweep.matrix import Probed, environments, measure_cells, runners_for
 from jaxmlp.measure.sweep.settings import EVERY, Matrix, Timeline
-from jaxmlp.results import layout
-from jaxmlp.results.store import ResultsStore, check_folder
-from jaxmlp.results.sweep_files import Plan, RunLog
-from jaxmlp.results.sweep_folders import timeline_changes
+from jaxmlp.results.releases.files import Plan, RunLog
+from jaxmlp.results.releases.folders import timeline_changes
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.units import minutes
 
 HELP = "every release from A to B, and where the time changed"

@@ -13,8 +13,8 @@ from jaxmlp.results import history, tables
 from jaxmlp.results.findings import bench, releases, runs
 from jaxmlp.results.findings.model import Finding, Table, shown
 from jaxmlp.results.findings.select import evidence
-from jaxmlp.results.frames import Results, without_sweeps
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.store.frames import Results, without_sweeps
+from jaxmlp.results.tables.traces import CaptureSummary
 
 __all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
 

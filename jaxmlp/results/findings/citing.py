@@ -9,11 +9,12 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import layout, tables
+from jaxmlp.results import tables
 from jaxmlp.results.findings.model import shown
 from jaxmlp.results.findings.select import OLDER, runs_of
-from jaxmlp.results.ladders import FLOOR_RUNG
-from jaxmlp.results.layout import shown_stamp
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.layout import shown_stamp
+from jaxmlp.results.tables.ladders import FLOOR_RUNG
 
 
 def runs_read(rows: pd.DataFrame, folder: Path | None) -> str:

@@ -13,11 +13,13 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
-from jaxmlp.results import layout, sweep_cells, sweep_tables
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding, shown
 from jaxmlp.results.findings.select import machine
-from jaxmlp.results.frames import Results
+from jaxmlp.results.releases.cells import ignored_cells, ignored_words
+from jaxmlp.results.releases.tables import TimelineColumn, is_timeline, sweep_steps, sweeps, timeline_columns
 from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
 from jaxmlp.units import interval, p_value, ratio
 
 UNDECIDED = "insufficient data"
@@ -29,7 +31,7 @@ def _where(where: str | Path, folder: Path | None) -> str:
 
 
 def _ignored(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
-    said = sweep_cells.ignored_words(row, ignored)
+    said = ignored_words(row, ignored)
     return f"; {said}" if said else ""
 
 
@@ -47,8 +49,8 @@ def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocumen
     """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
     insufficient data (it decides nothing). A step one of whose releases ignored its XLA flags (``cells``, the
     sweep's ``cells.json``) says so."""
-    ignored = sweep_cells.ignored_cells(cells)
-    steps = sweep_tables.sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
+    ignored = ignored_cells(cells)
+    steps = sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
     if steps.empty or (steps["verdict"] == UNDECIDED).all():
         return None
     span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
@@ -70,7 +72,7 @@ UNDECIDED_LINE = (
 )
 
 
-def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
+def timeline_verdict(columns: Sequence[TimelineColumn]) -> str:
     """A release timeline's one-line verdict: per workload, its changes or none."""
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     if not releases:
@@ -87,7 +89,7 @@ def matrix(results: Results, folder: Path | None = None) -> Finding:
     """The newest version matrix that decides anything: its flagged steps, or that none changed."""
     question = "Which release got slower"
     probes = [path.parent for path, _ in results.bisections]
-    found = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
+    found = {k: v for k, v in sweeps(results.runs, probes).items() if not is_timeline(k)}
     if not found:
         return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
     cells = {str(path.parent): doc for path, doc in results.cells}
@@ -104,9 +106,9 @@ def matrix(results: Results, folder: Path | None = None) -> Finding:
 def timeline(results: Results, folder: Path | None = None) -> Finding:
     """The newest release timeline with at least two processes a release: its changes, workload by workload."""
     question = "Where across releases"
-    found = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
+    found = {k: v for k, v in sweeps(results.runs).items() if is_timeline(k)}
     for where in sorted(found, key=layout.stamp_in, reverse=True):
-        columns = sweep_tables.timeline_columns(found[where], results.samples)
+        columns = timeline_columns(found[where], results.samples)
         if not columns or min(len(s) for c in columns for s in c.samples) < 2:
             continue
         return Finding(

@@ -11,7 +11,7 @@ import pandas as pd
 
 from jaxmlp import changepoints, registry
 from jaxmlp.hlo import op_label
-from jaxmlp.results import history, layout, tables
+from jaxmlp.results import history, tables
 from jaxmlp.results.findings.model import (
     CPU_ACCELERATOR,
     HISTORY,
@@ -24,9 +24,10 @@ from jaxmlp.results.findings.model import (
     shown,
 )
 from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
-from jaxmlp.results.frames import Results
-from jaxmlp.results.run_tables import partial_note, partial_of
-from jaxmlp.results.traces import CaptureSummary, op_tables, top_operations, xprof_coverage
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
+from jaxmlp.results.tables.runs import partial_note, partial_of
+from jaxmlp.results.tables.traces import CaptureSummary, op_tables, top_operations, xprof_coverage
 from jaxmlp.units import count, duration, percent, ratio
 
 SCALING_CAPTION = (

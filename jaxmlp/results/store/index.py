@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results import layout, reading, rows
-from jaxmlp.results.machines import MACHINE
-from jaxmlp.results.reading import CAPTURE_SUFFIX, ReadDocument, Scan, Skipped, Summarised
 from jaxmlp.results.schema import Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT
+from jaxmlp.results.store import layout, reading, rows
+from jaxmlp.results.store.machines import MACHINE
+from jaxmlp.results.store.reading import CAPTURE_SUFFIX, ReadDocument, Scan, Skipped, Summarised
 
 INDEX_NAME = ".jaxmlp-index.sqlite"
 """The index's file in a results folder: a dot-name, so no walk of the folder reads it as a result."""
