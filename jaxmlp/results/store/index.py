@@ -17,7 +17,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -184,11 +184,11 @@ def _sweep_kind(path: Path, folder: Path) -> str | None:
 
 def _entries(db: sqlite3.Connection) -> dict[str, Entry]:
     out = {}
-    for path, size, mtime, version, kind, why, stamp, machines in db.execute(
-        "SELECT path, size, mtime_ns, version, kind, why, stamp, machines FROM files"
-    ):
-        keys = tuple(tuple(k) for k in json.loads(machines)) if machines else ()
-        out[path] = Entry(size, mtime, version, kind, why, stamp, keys)
+    names = [f.name for f in fields(Entry)]
+    for path, *known in db.execute(f"SELECT path, {', '.join(names)} FROM files"):
+        entry = dict(zip(names, known))
+        machines = entry.pop("machines")
+        out[path] = Entry(**entry, machines=tuple(tuple(k) for k in json.loads(machines)) if machines else ())
     return out
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.results.store.frames import query
 from jaxmlp.results.tables.base import mark_best, precisions, shows
-from jaxmlp.results.tables.roofline import step_bound
+from jaxmlp.results.tables.roofline import Bound, step_bound
 from jaxmlp.units import duration, flop_rate
 
 GEMM_UNAVAILABLE = "numpy has no bfloat16 type: no numpy bf16 rows"
@@ -168,19 +168,7 @@ def floor_line(row: Any) -> str:
     )
 
 
-EPOCH_ROOFLINE_COLUMNS = [
-    "backend",
-    "pipeline",
-    "precision",
-    "epoch_s",
-    "compute_s",
-    "memory_s",
-    "loop_s",
-    "bound_s",
-    "binds",
-    "x_bound",
-    "loop",
-]
+EPOCH_ROOFLINE_COLUMNS = ["backend", "pipeline", "precision", "epoch_s", *Bound._fields, "x_bound"]
 
 
 def loop_step_seconds(run: pd.DataFrame) -> dict[str, float]:
@@ -235,8 +223,8 @@ def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
                 "pipeline": epoch["pipeline"],
                 "precision": precision,
                 "epoch_s": epoch["median"],
-                **bound,
-                "x_bound": epoch["median"] / bound["bound_s"],
+                **bound._asdict(),
+                "x_bound": epoch["median"] / bound.bound_s,
             }
         )
     return pd.DataFrame(rows, columns=EPOCH_ROOFLINE_COLUMNS).sort_values("epoch_s").reset_index(drop=True)
