@@ -63,7 +63,6 @@ __all__ = [
     "env_run",
     "run_label",
     "run_stamp",
-    "shown_path",
     "subject",
 ]
 
@@ -134,14 +133,6 @@ def run_label(env: Mapping[str, Any], stamp: str) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def shown_path(path: str | Path, folder: Path | None) -> str:
-    """A result's path as a reader wants it: relative to the results folder it was found in."""
-    try:
-        return str(Path(path).relative_to(folder)) if folder is not None else str(path)
-    except ValueError:
-        return str(path)
-
-
 FOLDED = "Earlier runs are listed below the newest (`jaxmlp summary PATH` shows one in full)."
 
 
@@ -167,5 +158,5 @@ def env_run(
 ) -> Run:
     """A benchmark file's part of a section: its label, where its numbers come from, its tables and plots."""
     env, stamp = tables.environment(rows), run_stamp(rows)
-    where = describe({**env, "file": shown_path(str(rows["file"].iloc[0]), folder)})
+    where = describe({**env, "file": layout.shown(str(rows["file"].iloc[0]), folder)})
     return Run(run_label(env, stamp), f"{where}. {note}".strip(), tuple(found), tuple(plots), stamp, env["backends"])

@@ -15,7 +15,7 @@ from jaxmlp import changepoints, registry, units
 from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
-from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first, shown_path
+from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results import tables
 from jaxmlp.results.releases.cells import cells_table, flags_table, with_ignored_flags
@@ -156,7 +156,7 @@ def _in_full(found: dict[str, pd.DataFrame], answers: Sequence[Finding]) -> str:
 
 def _label_only(where: str, label: str, cells: Any, folder: Path | None) -> Run:
     stamp = layout.stamp_in(where)
-    label = f"{layout.shown_stamp(stamp)} · {label} · {shown_path(where, folder)}"
+    label = f"{layout.shown_stamp(stamp)} · {label} · {layout.shown(where, folder)}"
     return Run(f"INCOMPLETE · {label}" if cells is not None and not cells.complete else label, "", (), (), stamp)
 
 
@@ -178,7 +178,7 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
         data, each = _sampled(s)
         data = f"{data}; " if data else ""
         note = (
-            f"{shown_path(where, folder)}: {_machine(s)}, python {s['python']}, "
+            f"{layout.shown(where, folder)}: {_machine(s)}, python {s['python']}, "
             f"{data}each sample is one process ({s['processes']} a cell, "
             f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
             f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}"
@@ -208,12 +208,12 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
             found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))
         stamp = layout.stamp_in(where)
         releases = sorted(table["release"].unique(), key=registry.version_key)
-        label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {shown_path(where, folder)}"
+        label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {layout.shown(where, folder)}"
         if where in cells and not cells[where].complete:  # stopped before its last round: say so first
             label = f"INCOMPLETE · {label}"
             note = (
                 f"INCOMPLETE: this sweep was stopped before its last round; its samples so far are shown "
-                f"(`jaxmlp sweep resume {shown_path(where, folder)}` measures the rest). {note}"
+                f"(`jaxmlp sweep resume {layout.shown(where, folder)}` measures the rest). {note}"
             )
         plot = Figure("Steady state by release, flagged steps marked", "sweep", (rows, steps))
         runs.append(Run(label, note, tuple(found), (plot,), stamp))
@@ -243,7 +243,7 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
         data, each = _sampled(s)
         measured = ", ".join(part for part in (data, f"{each} a process" if each else "") if part)
         note = (
-            f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; {_machine(s)}"
+            f"{layout.shown(where, folder)}: {len(releases)} releases, {', '.join(releases)}; {_machine(s)}"
             f"{', ' + measured if measured else ''}; each sample is one fresh process "
             f"({units.span(len(x) for c in columns for x in c.samples)} a release, in rotating order). {CHANGE_RULE}."
         )
@@ -261,7 +261,7 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
         label = f"{layout.shown_stamp(stamp)} · {span}"
         if where in cells and not cells[where].complete:
             label, note = f"INCOMPLETE · {label}", f"INCOMPLETE: stopped before its last round. {note}"
-        runs.append(Run(f"{label} · {shown_path(where, folder)}", note, tuple(found), tuple(plots), stamp))
+        runs.append(Run(f"{label} · {layout.shown(where, folder)}", note, tuple(found), tuple(plots), stamp))
     for older in (s for s in results.older_sweeps if s.kind == "timeline"):
         where, named = str(older.folder), list(older.releases)
         span = f"{named[0]} to {named[-1]}" if named else "no release"
@@ -270,7 +270,7 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
         path, doc = max(results.validations, key=lambda v: layout.stamp_in(v[0]))
         g = doc.settings
         note = (
-            f"{shown_path(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
+            f"{layout.shown(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
             f"releases of {g.get('samples')} samples, noise from {g.get('noise_samples')} real fresh-process "
             f"samples; found: within one release of the truth (a transient labelled a transient); chosen: "
             f"{doc.chosen}"
@@ -287,7 +287,7 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
     """One `jaxmlp sweep bisect`: its answer line, its probes, a plot of the probed releases."""
     s = doc.settings
     note = (
-        f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
+        f"{layout.shown(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
         f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
         f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
         f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
@@ -308,7 +308,7 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
 def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) -> Run:
     """One `jaxmlp sweep explain A B`: its answer, what changed in the program or each operation's time."""
     stamp = layout.stamp_in(path)
-    note = f"{shown_path(path.parent, folder)}: {answer_line(doc)}" + "".join(f"; {n}" for n in doc.notes)
+    note = f"{layout.shown(path.parent, folder)}: {answer_line(doc)}" + "".join(f"; {n}" for n in doc.notes)
     found = []
     if doc.operations:
         found.append(Table("Operations and fusion kinds added or removed", operations_table(doc)))
@@ -337,7 +337,7 @@ def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) 
     ]
     stamp = layout.stamp_in(path)
     note = (
-        f"{shown_path(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
+        f"{layout.shown(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
         f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
         f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
         f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
@@ -358,7 +358,7 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
     """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
     s, table = doc.settings, trials_table(doc)
     note = (
-        f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
+        f"{layout.shown(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
         f"{len(doc.trials)} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
         f"{doc.aa_flagged}/{len(doc.trials)} (median ratio {table['aa_ratio'].median():.3f}); "
         f"{s.processes_per_side} processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host "
@@ -366,7 +366,9 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
         + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
     )
     stamp = layout.stamp_in(path)
-    return Run(f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}", note, (Table("Trials", table),), (), stamp)
+    return Run(
+        f"{layout.shown_stamp(stamp)} · {layout.shown(path, folder)}", note, (Table("Trials", table),), (), stamp
+    )
 
 
 def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
@@ -398,15 +400,15 @@ KNOWN_REGRESSIONS = "known-regressions"
 def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> Run:
     """A corpus run: its total and what was missed and why, then a row a case."""
     lines = corpus_lines(doc)
-    note = f"{shown_path(path, folder)}: " + "; ".join(lines)
+    note = f"{layout.shown(path, folder)}: " + "; ".join(lines)
     stamp = layout.stamp_in(path)
-    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}"
+    label = f"{layout.shown_stamp(stamp)} · {layout.shown(path, folder)}"
     return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
 
 
 def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
     """One profiler capture: where its steps' time went, and its top operations."""
-    steps, where = trace.steps, shown_path(trace.file, folder)
+    steps, where = trace.steps, layout.shown(trace.file, folder)
     found = [Table("Top operations by total time", trace.top_ops)]
     if len(steps):
         note = (

@@ -38,7 +38,6 @@ from jaxmlp.report.content import (
     Table,
     describe,
     run_stamp,
-    shown_path,
     subject,
 )
 from jaxmlp.report.release_sections import (
@@ -129,12 +128,12 @@ def _earlier(
     used = " ".join(f.run for f in shown)
     out = []
     for file, rows in runs_by_file.items():
-        if (keep is None or keep(rows)) and shown_path(file, folder) not in used:
+        if (keep is None or keep(rows)) and layout.shown(file, folder) not in used:
             env = tables.environment(rows)
             out.append(
                 Run(
                     f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['machine']} · "
-                    f"{shown_path(file, folder)}",
+                    f"{layout.shown(file, folder)}",
                     "",
                     (),
                     (),
@@ -156,7 +155,7 @@ def _summarised(older: pd.DataFrame, folder: Path | None) -> tuple[Run, ...]:
         stamp = layout.stamp_in(file) or layout.stamp(str(row.timestamp))
         joined = ", ".join(sorted(str(b) for b in backends.get(file, ())))
         cpu = row.cpu_model if isinstance(row.cpu_model, str) and row.cpu_model else units.MISSING
-        label = f"{layout.shown_stamp(stamp)} · {joined} · {cpu} · {shown_path(file, folder)}"
+        label = f"{layout.shown_stamp(stamp)} · {joined} · {cpu} · {layout.shown(file, folder)}"
         out.append(Run(label, "", (), (), stamp))
     return tuple(out)
 
@@ -260,7 +259,7 @@ def build_sections(
     past = history.of(results) if past is None else past
     found = tuple(found) if found is not None else findings(results, traces, folder, past)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
-    envs = {shown_path(file, folder): rows for file, rows in runs_by_file.items()}
+    envs = {layout.shown(file, folder): rows for file, rows in runs_by_file.items()}
     sections = []
 
     def add(title: str, anchor: str, note: str, plots: Any = lambda f: [], earlier: Sequence[Run] = ()) -> None:
@@ -380,7 +379,7 @@ def build_sections(
         )
     if results.skipped:
         skipped = pd.DataFrame(
-            [(shown_path(s.path, folder), s.why) for s in results.skipped], columns=["file", "why it was skipped"]
+            [(layout.shown(s.path, folder), s.why) for s in results.skipped], columns=["file", "why it was skipped"]
         )
         sections.append(
             _section("Skipped files", SKIPPED, "", (), [Run("files", "", (Table("Not results", skipped),))])
