@@ -8,7 +8,8 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report.sections import build_sections, cpu_vs_accelerator_note
+from jaxmlp.report.run_sections import cpu_vs_accelerator_note
+from jaxmlp.report.sections import build_sections
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.index import INDEX_NAME
 from jaxmlp.results.store.writing import ResultsStore
