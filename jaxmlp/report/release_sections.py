@@ -17,7 +17,6 @@ from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
-from jaxmlp.results import tables
 from jaxmlp.results.releases.cells import cells_table, flags_table, with_ignored_flags
 from jaxmlp.results.releases.corpus import corpus_table, totals
 from jaxmlp.results.releases.tables import (
@@ -36,13 +35,10 @@ from jaxmlp.results.releases.tables import (
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
-from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
-from jaxmlp.results.store.machines import machine
-from jaxmlp.results.tables.traces import CaptureSummary
 from jaxmlp.stats import quantile
 from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
 
@@ -320,40 +316,6 @@ def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) ->
     return Run(label, note, tuple(found), (), stamp)
 
 
-def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) -> Run:
-    """One `jaxmlp roofline`: the ceilings, each workload's point, the plot."""
-    c = doc.ceilings
-    rows = [
-        {
-            "workload": name,
-            "intensity": p.get("intensity"),
-            "binds": p.get("binds", p.get("why")),
-            "attainable_s": p.get("attainable_seconds"),
-            "measured_s": p.get("measured_seconds"),
-            "x_attainable": p.get("x_attainable"),
-            "note": p.get("note", ""),
-        }
-        for name, p in doc.points.items()
-    ]
-    stamp = layout.stamp_in(path)
-    note = (
-        f"{layout.shown(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
-        f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
-        f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
-        f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
-        "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
-        "workload's loop)"
-    )
-    m = doc.metadata
-    return Run(
-        f"{layout.shown_stamp(stamp)} · {machine(m)}, jax {m.get('jax')}",
-        note,
-        (Table("Each workload on the roofline", pd.DataFrame(rows)),),
-        (Figure("Roofline", "roofline", (doc,)),),
-        stamp,
-    )
-
-
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
     """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
     s, table = doc.settings, trials_table(doc)
@@ -404,21 +366,3 @@ def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> R
     stamp = layout.stamp_in(path)
     label = f"{layout.shown_stamp(stamp)} · {layout.shown(path, folder)}"
     return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
-
-
-def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
-    """One profiler capture: where its steps' time went, and its top operations."""
-    steps, where = trace.steps, layout.shown(trace.file, folder)
-    found = [Table("Top operations by total time", trace.top_ops)]
-    if len(steps):
-        note = (
-            f"{where}: {len(steps)} marked steps, median {duration((trace.median_step_ms or 0) / 1e3)} "
-            f"(load {duration((trace.median_load_ms or 0) / 1e3)}, compute "
-            f"{duration((trace.median_compute_ms or 0) / 1e3)}). Open with `jaxmlp tensorboard --logdir` on "
-            "its folder."
-        )
-        found.insert(0, Table("Step time breakdown", tables.step_stats(steps)))
-    else:
-        note = f"{where}: no step markers."
-    stamp = layout.stamp_in(trace.run) or layout.stamp_in(trace.file)
-    return Run(f"{layout.shown_stamp(stamp)} · {trace.run}", note, tuple(found), (), stamp)

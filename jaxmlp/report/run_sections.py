@@ -1,5 +1,6 @@
-"""The benchmark runs' parts of the report: a finding's tables and plots as the run it rests on, the runs no finding
-rests on as labels, and the history across runs (`jaxmlp.report.sections` sets them in their sections)."""
+"""The runs' parts of the report (`jaxmlp.report.sections` sets them in their sections): a finding's tables and plots
+as the run it rests on, the runs no finding rests on as labels, the history across runs, a roofline, a profiler
+capture."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from jaxmlp import units
 from jaxmlp.report.content import Figure, Finding, Run, Table, describe, run_stamp
 from jaxmlp.report.release_sections import CHANGE_RULE
 from jaxmlp.results import history, tables
+from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.store import layout
+from jaxmlp.results.store.machines import machine
+from jaxmlp.results.tables.traces import CaptureSummary
 
 HISTORY_PLOTTED = 8
 """A machine's history plot shows at most this many benchmarks, those with the biggest changes."""
@@ -109,11 +113,11 @@ def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[st
     order = list(dict.fromkeys(points.sort_values("timestamp", ascending=False)["machine"]))  # newest run first
     plots: dict[str, Figure] = {}
     said = []
-    for machine in order:
-        mine = flagged[flagged["machine"] == machine] if len(flagged) else flagged
+    for where in order:
+        mine = flagged[flagged["machine"] == where] if len(flagged) else flagged
         names = list(dict.fromkeys(mine["benchmark"])) if len(mine) else []
         if not names:
-            said.append(f"{machine}: no change, so no plot.")
+            said.append(f"{where}: no change, so no plot.")
             continue
         top = names[:HISTORY_PLOTTED]
         which = (
@@ -121,10 +125,10 @@ def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[st
             if len(names) > len(top)
             else f"its {units.count(len(top), 'benchmark')} with a change"
         )
-        said.append(f"{machine}: the plot shows {which}.")
-        shown = points[(points["machine"] == machine) & points["benchmark"].isin(top)]
-        plots[str(machine)] = Figure(
-            f"History on {machine}: the benchmarks with the biggest changes (median and IQR per run; changes marked)",
+        said.append(f"{where}: the plot shows {which}.")
+        shown = points[(points["machine"] == where) & points["benchmark"].isin(top)]
+        plots[str(where)] = Figure(
+            f"History on {where}: the benchmarks with the biggest changes (median and IQR per run; changes marked)",
             "history",
             (shown, mine[mine["benchmark"].isin(top)]),
         )
@@ -167,3 +171,55 @@ def history_part(answers: Sequence[Finding], past: history.RunHistory) -> tuple[
     elif older:
         runs = [Run("older runs", "", older)]
     return note, runs
+
+
+def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) -> Run:
+    """One `jaxmlp roofline`: the ceilings, each workload's point, the plot."""
+    c = doc.ceilings
+    rows = [
+        {
+            "workload": name,
+            "intensity": p.get("intensity"),
+            "binds": p.get("binds", p.get("why")),
+            "attainable_s": p.get("attainable_seconds"),
+            "measured_s": p.get("measured_seconds"),
+            "x_attainable": p.get("x_attainable"),
+            "note": p.get("note", ""),
+        }
+        for name, p in doc.points.items()
+    ]
+    stamp = layout.stamp_in(path)
+    note = (
+        f"{layout.shown(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
+        f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
+        f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
+        f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
+        "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
+        "workload's loop)"
+    )
+    m = doc.metadata
+    return Run(
+        f"{layout.shown_stamp(stamp)} · {machine(m)}, jax {m.get('jax')}",
+        note,
+        (Table("Each workload on the roofline", pd.DataFrame(rows)),),
+        (Figure("Roofline", "roofline", (doc,)),),
+        stamp,
+    )
+
+
+def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
+    """One profiler capture: where its steps' time went, and its top operations."""
+    steps, where = trace.steps, layout.shown(trace.file, folder)
+    found = [Table("Top operations by total time", trace.top_ops)]
+    if len(steps):
+        note = (
+            f"{where}: {len(steps)} marked steps, median {units.duration((trace.median_step_ms or 0) / 1e3)} "
+            f"(load {units.duration((trace.median_load_ms or 0) / 1e3)}, compute "
+            f"{units.duration((trace.median_compute_ms or 0) / 1e3)}). Open with `jaxmlp tensorboard --logdir` on "
+            "its folder."
+        )
+        found.insert(0, Table("Step time breakdown", tables.step_stats(steps)))
+    else:
+        note = f"{where}: no step markers."
+    stamp = layout.stamp_in(trace.run) or layout.stamp_in(trace.file)
+    return Run(f"{layout.shown_stamp(stamp)} · {trace.run}", note, tuple(found), (), stamp)

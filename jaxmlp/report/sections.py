@@ -43,10 +43,8 @@ from jaxmlp.report.release_sections import (
     bisection_run,
     corpus_run,
     explain_run,
-    roofline_run,
     sweep_runs,
     timeline_runs,
-    trace_run,
     trials_run,
 )
 from jaxmlp.report.run_sections import (
@@ -56,7 +54,9 @@ from jaxmlp.report.run_sections import (
     history_part,
     ladder_plots,
     loader_plots,
+    roofline_run,
     summarised_runs,
+    trace_run,
 )
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings import findings
