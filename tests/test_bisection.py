@@ -24,10 +24,10 @@ from jaxmlp.measure.bisection import (
 from jaxmlp.measure.sweep import envs
 from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
 from jaxmlp.results.findings.releases import bisection
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 ROOT = Path(__file__).parent.parent
 RELEASES = ["0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.1", "0.10.0"]
@@ -291,7 +291,7 @@ def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_pa
     b = doc.bisection
     assert (b.status, b.first, b.after, b.failure, doc.line) == ("fails", "0.6.0", "0.5.3", failure, line)
     assert b.checked == {"0.5.1": RUNS, "0.5.3": RUNS, "0.6.0": failure, "0.6.2": failure}
-    finding = bisection(load(ResultsStore(tmp_path / "out")))
+    finding = bisection(load(ResultsStore(tmp_path / "out")).bisections, tmp_path / "out")
     assert finding.answer.startswith("First release that fails: 0.6.0")
     summary = subprocess.run(
         [sys.executable, "-m", "jaxmlp", "summary", str(folder)], capture_output=True, text=True, timeout=120

@@ -19,9 +19,9 @@ from jaxmlp.measure.sweep import envs, matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
 from jaxmlp.report.corpus_sections import KNOWN_REGRESSIONS
 from jaxmlp.report.sections import build_sections
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
 RELEASES = ("0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35")
@@ -182,9 +182,9 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
     explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
     from jaxmlp import changepoints
-    from jaxmlp.results.corpus import Findings
+    from jaxmlp.results.releases.corpus import Findings
+    from jaxmlp.results.releases.tables import TimelineColumn
     from jaxmlp.results.schema.explain import ExplainDocument
-    from jaxmlp.results.sweep_tables import TimelineColumn
 
     rng = np.random.default_rng(0)
     samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
@@ -203,7 +203,7 @@ def _case(**expect):
 
 
 def test_a_program_change_explains_a_case_whose_cause_is_the_program():
-    from jaxmlp.results.corpus import score
+    from jaxmlp.results.releases.corpus import score
 
     step = [1.0, 1.0, 1.0, 1.3, 1.3]
     right = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False))
@@ -215,7 +215,7 @@ def test_a_program_change_explains_a_case_whose_cause_is_the_program():
 
 
 def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
-    from jaxmlp.results.corpus import score
+    from jaxmlp.results.releases.corpus import score
 
     missed = score(_case(cause="unknown", flag=""), _findings([1.0, 1.0, 1.3, 1.3, 1.3]))
     assert missed.found is False and missed.why[0].startswith("expected 0.4.34 slower; flagged 0.4.33 slower than")
@@ -230,8 +230,8 @@ def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
 
 def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_explains_nothing():
     from jaxmlp import changepoints
-    from jaxmlp.results.corpus import Findings, score
-    from jaxmlp.results.sweep_tables import TimelineColumn
+    from jaxmlp.results.releases.corpus import Findings, score
+    from jaxmlp.results.releases.tables import TimelineColumn
 
     control = replace(_case(), kind="control", expect=replace(_case().expect, direction="none", release=None))
     nothing = score(control, Findings(()))
@@ -250,7 +250,7 @@ def _stopped_corpus(tmp_path, monkeypatch, capsys, at):
     scorecard is written. Returns its exit status, its last line and its folder."""
     from jaxmlp.cli.sweep import corpus
     from jaxmlp.errors import Interrupted
-    from jaxmlp.results.corpus import findings_of, score
+    from jaxmlp.results.releases.corpus import findings_of, score
 
     def case(case, number, total, args, folder):
         (folder / case.name).mkdir()
@@ -304,7 +304,7 @@ def test_a_corpus_stopped_before_any_case_ended_has_no_scorecard_and_leaves_no_e
 
 def test_a_bisection_that_met_a_failure_in_a_slowdown_case_says_so_and_explains_nothing():
     from jaxmlp.measure.bisection import RUNS, Bisection
-    from jaxmlp.results.corpus import score
+    from jaxmlp.results.releases.corpus import score
     from jaxmlp.results.schema.bisect import BisectDocument
 
     failed = "failed at its probe: the worker failed: gone"

@@ -17,8 +17,8 @@ import pytest
 from jaxmlp.cli import main
 from jaxmlp.cli.tensorboard import free_port
 from jaxmlp.errors import EXIT_ERROR, EXIT_FAILED, JaxmlpError
-from jaxmlp.results import layout
-from jaxmlp.results.reading import MAX_RESULT_BYTES, read_document
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.reading import MAX_RESULT_BYTES, read_document
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"

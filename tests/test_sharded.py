@@ -19,12 +19,13 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import scaling
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.pipelines.sharded_epoch import check_divides
-from jaxmlp.results import tables, traces
-from jaxmlp.results.frames import benchmark_rows
-from jaxmlp.results.reading import read_benchmarks
+from jaxmlp.results import tables
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT, SCALING
 from jaxmlp.results.schema.scaling import document, rows_of
+from jaxmlp.results.store.frames import benchmark_rows
+from jaxmlp.results.store.reading import read_benchmarks
+from jaxmlp.results.tables import traces
 
 pytestmark = pytest.mark.xdist_group("processes")  # processes of their own, timed: one after another
 FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does
@@ -427,7 +428,7 @@ def test_the_profile_of_the_sharded_epoch_shows_its_all_reduce(tmp_path):
         devices=2,
     )
     assert done.returncode == 0, done.stderr
-    from jaxmlp.results.traces import capture_summary
+    from jaxmlp.results.tables.traces import capture_summary
 
     (xplane,) = tmp_path.glob("sharded-*/plugins/profile/*/*.xplane.pb")
     ops = capture_summary(xplane).top_ops

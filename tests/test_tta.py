@@ -12,9 +12,9 @@ from jaxmlp.errors import EXIT_FAILED, JaxmlpError
 from jaxmlp.measure.tta import TtaConfig, TtaRun, parts, short_of_target
 from jaxmlp.pipelines import data
 from jaxmlp.results import tables
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 
 def test_parts_cover_the_split_in_order():

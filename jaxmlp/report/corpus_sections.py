@@ -5,26 +5,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jaxmlp.report.content import Run, Table, shown_path
-from jaxmlp.results import layout, sweep_tables
-from jaxmlp.results.corpus import corpus_table, totals
-from jaxmlp.results.run_tables import partial_note
+from jaxmlp.report.content import Run, Table
+from jaxmlp.results.releases.corpus import corpus_table, totals
+from jaxmlp.results.releases.tables import trials_table
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.tables.runs import partial_note
 
 
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
     """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
-    s, table = doc.settings, sweep_tables.trials_table(doc)
+    s, table = doc.settings, trials_table(doc)
     note = (
-        f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
+        f"{layout.shown(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
         f"{len(doc.trials)} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
         f"{doc.aa_flagged}/{len(doc.trials)} (median ratio {table['aa_ratio'].median():.3f}); "
         f"{s.processes_per_side} processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host "
         f"{doc.metadata.get('host')}" + partial_note(doc.metadata.get("partial") or None)
     )
     stamp = layout.stamp_in(path)
-    return Run(f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}", note, (Table("Trials", table),), (), stamp)
+    return Run(
+        f"{layout.shown_stamp(stamp)} · {layout.shown(path, folder)}", note, (Table("Trials", table),), (), stamp
+    )
 
 
 def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
@@ -57,7 +60,7 @@ def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> R
     """A corpus run: its total and what was missed and why, then a row a case."""
     lines = corpus_lines(doc)
     partial = partial_note(doc.metadata.get("partial") or None)
-    note = f"{shown_path(path, folder)}{partial}: " + "; ".join(lines)
+    note = f"{layout.shown(path, folder)}{partial}: " + "; ".join(lines)
     stamp = layout.stamp_in(path)
-    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}" + (" · partial" if partial else "")
+    label = f"{layout.shown_stamp(stamp)} · {layout.shown(path, folder)}" + (" · partial" if partial else "")
     return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)

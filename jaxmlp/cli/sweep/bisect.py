@@ -27,9 +27,10 @@ from jaxmlp.measure.sweep.matrix import Measured, Runner
 from jaxmlp.measure.sweep.settings import Bisect, Detector
 from jaxmlp.report.release_summaries import bisect_summary
 from jaxmlp.report.text import render
-from jaxmlp.results import layout, sweep_files
+from jaxmlp.results.releases import files
 from jaxmlp.results.schema.bisect import BisectDocument, recorded
-from jaxmlp.results.store import ResultsStore, new_dir, write_json_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, new_dir, write_json_new
 from jaxmlp.units import duration, ratio
 
 HELP = "the first release between GOOD and BAD that is slower (or faster)"
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     checked: dict[str, str] = {}  # the releases the search for the first that fails checked so far
 
     def record_probe(number: int, runners: Sequence[Runner], measured: Measured) -> None:
-        sweep_files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
+        files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
         probes.append(layout.probe_folder(number))
 
     def record_check(release: str, said: str) -> None:

@@ -25,11 +25,11 @@ from jaxmlp.measure.sweep.corpus import Case, read_manifest
 from jaxmlp.registry import version_key
 from jaxmlp.report.release_summaries import corpus_summary
 from jaxmlp.report.text import render
-from jaxmlp.results import layout
-from jaxmlp.results.corpus import findings_of, score
+from jaxmlp.results.releases.corpus import findings_of, score
+from jaxmlp.results.releases.ranks import Ranks, announce, await_case, meet, meeting_file, telling
 from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
-from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
-from jaxmlp.results.sweep_ranks import Ranks, announce, await_case, meet, meeting_file, telling
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
 from jaxmlp.units import minutes, size
 
 MANIFEST = Path("bench") / "corpus" / "corpus.toml"
