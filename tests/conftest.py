@@ -89,3 +89,29 @@ def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None 
         else:
             (folder / spec.name).write_bytes(raw)
     return folder
+
+
+SHARDED_TRAIN = ["train", "--pipeline", "sharded", "--dataset", "synthetic", "--limit", "4096", "--backend", "cpu"]
+"""The sharded pipeline's training that several processes are compared with (tests/test_sharded.py, test_mpi.py)."""
+
+
+@pytest.fixture(scope="session")
+def trained_alone(tmp_path_factory) -> tuple[list[dict], str]:
+    """`SHARDED_TRAIN` for 2 epochs in one process on one CPU device, run once for every test that compares a
+    run of several processes with it: its epoch records and its output."""
+    import json
+    import subprocess
+    import sys
+
+    from jaxmlp.measure import scaling
+
+    out = tmp_path_factory.mktemp("alone") / "train.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", *SHARDED_TRAIN, "--epochs", "2", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=scaling.worker_environment(1, "cpu"),
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())["records"], done.stdout
