@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from test_cli import run_cli
 
+from jaxmlp.cli import main
 from jaxmlp.cli.tta import short_line
-from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.errors import EXIT_ERROR, EXIT_FAILED, JaxmlpError
 from jaxmlp.measure.tta import TtaConfig, TtaRun, parts, short_of_target
 from jaxmlp.pipelines import data
 from jaxmlp.results import tables
@@ -59,7 +60,7 @@ def test_bad_settings_are_one_line():
         TtaConfig(runs=0)
 
 
-def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path):
+def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path, capsys):
     out = run_cli(
         "tta",
         "--target",
@@ -98,8 +99,8 @@ def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path):
     table = tables.tta_table(load(ResultsStore(tmp_path)).tta)
     assert list(table["reached"]) == [2, 2] and set(table["precision"]) == {"f32", "bf16"}
     assert "2 of 2 runs reached it" in out.stdout
-    summary = run_cli("summary", str(files[0]))
-    assert summary.returncode == 0 and "scan bf16: 60.0% in" in summary.stdout
+    assert main(["summary", str(files[0])]) == 0  # read in this process: the run was a real one
+    assert "scan bf16: 60.0% in" in capsys.readouterr().out
 
 
 def test_a_target_never_reached_says_so(mnist_dir, tmp_path):
@@ -140,22 +141,12 @@ def test_some_runs_short_of_the_target_say_which():
     assert short_line(config, [r for r in runs if r.precision == "f32"]) is None
 
 
-def test_tf32_on_the_cpu_is_one_line(tmp_path):
-    out = run_cli(
-        "tta",
-        "--precision",
-        "tf32",
-        "--backend",
-        "cpu",
-        "--dataset",
-        "synthetic",
-        "--limit",
-        "256",
-        "--out",
-        str(tmp_path),
-    )
-    assert out.returncode != 0 and "--precision tf32 needs a GPU backend" in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1
+def test_tf32_on_the_cpu_is_one_line(tmp_path, capsys):
+    """Refused before any work: in this process (`main`, as the command runs it)."""
+    argv = ["tta", "--precision", "tf32", "--backend", "cpu", "--dataset", "synthetic", "--limit", "256"]
+    assert main([*argv, "--out", str(tmp_path)]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "--precision tf32 needs a GPU backend" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_median_time_stands_only_where_more_than_half_reached_the_target():
