@@ -28,7 +28,8 @@ from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT, SCALING
 from jaxmlp.results.schema.scaling import document, rows_of
 
-pytestmark = pytest.mark.xdist_group("processes")  # processes of their own, timed: one after another
+JOINED = pytest.mark.xdist_group("processes")
+"""Processes joined into one run (ports, a timed stop): one after another, with tests/test_mpi.py's."""
 FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does
 
 
@@ -137,6 +138,7 @@ def test_impossible_process_counts(args, said, capsys):
     assert said in err and err.count("\n") == 1
 
 
+@JOINED
 def test_two_processes_joined_by_jax_distributed_train_like_one(tmp_path, trained_alone):
     """Two processes joined by our launcher train as `trained_alone`, one process, did."""
     one, _ = trained_alone
@@ -164,6 +166,7 @@ def process_id(pid):
     return int(env.get(b"JAXMLP_PROCESS_ID", b"-1"))
 
 
+@JOINED
 def test_a_process_that_dies_stops_the_others(tmp_path):
     launcher = subprocess.Popen(
         [
@@ -321,6 +324,7 @@ def test_default_device_counts():
     assert scaling.worker_environment(1, "tpu", {"A": "b"}) == {"A": "b"}  # every chip: nothing narrowed
 
 
+@JOINED
 def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_shows(tmp_path):
     """A real two-process run (our launcher on 127.0.0.1): N = 1, P = 1 and N = 2 in one and two processes, the
     all-reduce's share from process 0's trace, one file the report shows."""
