@@ -65,32 +65,6 @@ def mnist(mnist_dir):
     return load_datasets("mnist", mnist_dir)
 
 
-def idx_bytes(kind: str, count: int, seed: int = 0) -> bytes:
-    """A valid IDX file: ``kind`` is "images" (count x 28 x 28 uint8) or "labels" (count uint8 in 0-9)."""
-    rng = np.random.default_rng(seed)
-    if kind == "images":
-        header = np.array([2051, count, 28, 28], ">u4").tobytes()
-        return header + rng.integers(0, 256, count * 784, dtype=np.uint8).tobytes()
-    header = np.array([2049, count], ">u4").tobytes()
-    return header + rng.integers(0, 10, count, dtype=np.uint8).tobytes()
-
-
-def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None = None) -> Path:
-    """A folder with the four MNIST-sized IDX files (random content), some replaced by ``overrides``."""
-    from jaxmlp.pipelines.data import MNIST_FILES
-
-    folder.mkdir(parents=True, exist_ok=True)
-    for spec in MNIST_FILES:
-        raw = (overrides or {}).get(spec.name)
-        if raw is None:
-            raw = idx_bytes("images" if spec.item_shape else "labels", spec.count)
-        if gz:
-            (folder / f"{spec.name}.gz").write_bytes(gzip.compress(raw, compresslevel=1))
-        else:
-            (folder / spec.name).write_bytes(raw)
-    return folder
-
-
 SHARDED_TRAIN = ["train", "--pipeline", "sharded", "--dataset", "synthetic", "--limit", "4096", "--backend", "cpu"]
 """The sharded pipeline's training that several processes are compared with (tests/test_sharded.py, test_mpi.py)."""
 
@@ -115,3 +89,29 @@ def trained_alone(tmp_path_factory) -> tuple[list[dict], str]:
     )
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())["records"], done.stdout
+
+
+def idx_bytes(kind: str, count: int, seed: int = 0) -> bytes:
+    """A valid IDX file: ``kind`` is "images" (count x 28 x 28 uint8) or "labels" (count uint8 in 0-9)."""
+    rng = np.random.default_rng(seed)
+    if kind == "images":
+        header = np.array([2051, count, 28, 28], ">u4").tobytes()
+        return header + rng.integers(0, 256, count * 784, dtype=np.uint8).tobytes()
+    header = np.array([2049, count], ">u4").tobytes()
+    return header + rng.integers(0, 10, count, dtype=np.uint8).tobytes()
+
+
+def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None = None) -> Path:
+    """A folder with the four MNIST-sized IDX files (random content), some replaced by ``overrides``."""
+    from jaxmlp.pipelines.data import MNIST_FILES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for spec in MNIST_FILES:
+        raw = (overrides or {}).get(spec.name)
+        if raw is None:
+            raw = idx_bytes("images" if spec.item_shape else "labels", spec.count)
+        if gz:
+            (folder / f"{spec.name}.gz").write_bytes(gzip.compress(raw, compresslevel=1))
+        else:
+            (folder / spec.name).write_bytes(raw)
+    return folder
