@@ -66,6 +66,32 @@ def mnist(mnist_dir):
     return load_datasets("mnist", mnist_dir)
 
 
+SHARDED_TRAIN = ["train", "--pipeline", "sharded", "--dataset", "synthetic", "--limit", "4096", "--backend", "cpu"]
+"""The sharded pipeline's training that several processes are compared with (tests/test_sharded.py, test_mpi.py)."""
+
+
+@pytest.fixture(scope="session")
+def trained_alone(tmp_path_factory) -> tuple[list[dict], str]:
+    """`SHARDED_TRAIN` for 2 epochs in one process on one CPU device, run once for every test that compares a
+    run of several processes with it: its epoch records and its output."""
+    import json
+    import subprocess
+    import sys
+
+    from jaxmlp.measure import scaling
+
+    out = tmp_path_factory.mktemp("alone") / "train.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", *SHARDED_TRAIN, "--epochs", "2", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=scaling.worker_environment(1, "cpu"),
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())["records"], done.stdout
+
+
 def idx_bytes(kind: str, count: int, seed: int = 0) -> bytes:
     """A valid IDX file: ``kind`` is "images" (count x 28 x 28 uint8) or "labels" (count uint8 in 0-9)."""
     rng = np.random.default_rng(seed)
