@@ -1,5 +1,5 @@
-"""A results folder's index (`jaxmlp.results.index`): a folder read again parses only what changed, two commands may
-update it at once, a damaged index is set aside in one line and rebuilt, a deleted one rebuilt, a folder that cannot
+"""A results folder's index (`jaxmlp.results.store.index`): a folder read again parses only what changed, two commands
+may update it at once, a damaged index is set aside in one line and rebuilt, a deleted one rebuilt, a folder that cannot
 be written still read; the runs it summarises give the history the files give."""
 
 import json
@@ -15,10 +15,13 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.report import summaries
-from jaxmlp.results import history, index, reading, sweep_tables
+from jaxmlp.results import history
 from jaxmlp.results.findings import releases
-from jaxmlp.results.frames import Results, load, results, sweep_rows
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.releases import compared
+from jaxmlp.results.releases.tables import sweep_steps, sweeps
+from jaxmlp.results.store import index, reading
+from jaxmlp.results.store.frames import Results, load, results, sweep_rows
+from jaxmlp.results.store.writing import ResultsStore
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "bench" / "make_scale_folder.py"
@@ -160,7 +163,7 @@ def test_a_folder_that_cannot_be_written_is_read_with_its_index_in_the_user_s_ca
 WRITER = """
 import sys, time
 from pathlib import Path
-from jaxmlp.results import index
+from jaxmlp.results.store import index
 folder, start = Path(sys.argv[1]), Path(sys.argv[2])
 while not start.exists():
     time.sleep(0.001)
@@ -260,15 +263,15 @@ SWEEP = Path(__file__).parent / "fixtures" / "runs" / "jaxlib-20261203T055619"  
 
 
 def _compared(monkeypatch) -> list[int]:
-    """The sides' sizes of each pair `sweep_tables` compares from now on."""
+    """The sides' sizes of each pair `compared` compares from now on."""
     seen: list[int] = []
-    real = sweep_tables.compare_within
+    real = compared.compare_within
 
     def counting(a, b, *args, **kwargs):
         seen.append(len(a) + len(b))
         return real(a, b, *args, **kwargs)
 
-    monkeypatch.setattr(sweep_tables, "compare_within", counting)
+    monkeypatch.setattr(compared, "compare_within", counting)
     return seen
 
 
@@ -282,21 +285,22 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
 
     def answer() -> tuple[str, Results]:
         found = results(index.scan(folder, "jaxmlp summary"))
-        return releases.matrix(found, folder, index.IndexMemo(folder, "jaxmlp summary")).line(), found
+        matrix, _, _ = releases.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        return matrix.line(), found
 
-    compared = _compared(monkeypatch)
+    seen = _compared(monkeypatch)
     first, found = answer()
-    sweeps = sweep_tables.sweeps(found.runs)
-    rows = sweeps[str(folder / SWEEP.name)]
-    steps = sweep_tables.sweep_steps(rows, found.samples)
-    pairs = sum(len(sweep_tables.comparisons(r, found.samples)) for r in sweeps.values())
-    assert len(compared) == 2 * pairs + len(steps) and "slower" in first  # the memo's, then the tests' own
-    compared.clear()
+    found_sweeps = sweeps(found.runs)
+    rows = found_sweeps[str(folder / SWEEP.name)]
+    steps = sweep_steps(rows, found.samples)
+    pairs = sum(len(compared.comparisons(r, found.samples)) for r in found_sweeps.values())
+    assert len(seen) == 2 * pairs + len(steps) and "slower" in first  # the memo's, then the tests' own
+    seen.clear()
     again, _ = answer()
-    assert not compared and again == first  # every pair's comparison kept in the index
-    kept = sweep_tables.comparisons(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
-    pd.testing.assert_frame_equal(sweep_tables.sweep_steps(rows, found.samples, done=kept), steps)
-    assert releases.matrix(found, folder).line() == first  # the same answer without the memo
+    assert not seen and again == first  # every pair's comparison kept in the index
+    kept = compared.comparisons(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    pd.testing.assert_frame_equal(sweep_steps(rows, found.samples, done=kept), steps)
+    assert releases.answers(found, folder)[0].line() == first  # the same answer without the memo
 
     cell = folder / SWEEP.name / "jax-0.8.3.json"  # the newest release without flags, 1.5 times slower
     doc = json.loads(cell.read_text())
@@ -305,11 +309,11 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
         stats["data"] = [x * 1.5 for x in stats["data"]]
         stats.update({k: stats[k] * 1.5 for k in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")})
     cell.write_text(json.dumps(doc))
-    compared.clear()
+    seen.clear()
     later, found = answer()
     changed = steps[(steps["to"] == "0.8.3") & (steps["xla_flags"].fillna("") == "")]
-    assert len(compared) == len(changed) > 0  # only the pairs the changed cell is a side of
-    assert releases.matrix(found, folder).line() == later != first
+    assert len(seen) == len(changed) > 0  # only the pairs the changed cell is a side of
+    assert releases.answers(found, folder)[0].line() == later != first
     with sqlite3.connect(folder / index.INDEX_NAME) as db:
         (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind LIKE 'comparisons %'").fetchone()
     assert kept == pairs  # the changed pairs' old comparisons dropped
@@ -324,20 +328,21 @@ def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_cha
 
     def answer() -> tuple[str, Results]:
         found = results(index.scan(folder, "jaxmlp summary"))
-        return releases.timeline(found, folder, index.IndexMemo(folder, "jaxmlp summary")).line(), found
+        _, timeline, _ = releases.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        return timeline.line(), found
 
-    def said(columns: list[sweep_tables.TimelineColumn]) -> list[tuple[object, ...]]:
+    def said(columns: list[compared.TimelineColumn]) -> list[tuple[object, ...]]:
         return [(c.workload, c.xla_flags, c.releases, c.samples, [x.line() for x in c.changes]) for c in columns]
 
     searched = _searched(monkeypatch)
     first, found = answer()
-    ((rows),) = sweep_tables.sweeps(found.runs).values()
-    columns = sweep_tables.timeline_columns(rows, found.samples)  # no memo: every column searched
+    ((rows),) = sweeps(found.runs).values()
+    columns = compared.timeline_columns(rows, found.samples)  # no memo: every column searched
     assert len(searched) == 2 * len(columns) > 1
     searched.clear()
     again, _ = answer()
     assert not searched and again == first  # every column's changes kept in the index
-    kept = sweep_tables.timeline_columns(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    kept = compared.timeline_columns(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
     assert not searched and said(kept) == said(columns)
 
     cell = folder / timeline.name / "jax-0.4.31.json"  # one workload of one release 1.5 times slower
@@ -349,7 +354,7 @@ def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_cha
     cell.write_text(json.dumps(doc))
     later, found = answer()
     assert len(searched) == 1  # its column only
-    assert releases.timeline(found, folder).line() == later != first
+    assert releases.answers(found, folder)[1].line() == later != first
 
 
 def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):

@@ -201,10 +201,10 @@ def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
     """Two sweep cells whose processes two nodes shared (schema 6: a node in each process's metadata), written and
     read back: the release comparison takes the node as a block; a cell whose processes name no node is one node."""
     from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-    from jaxmlp.results.frames import load
+    from jaxmlp.results.releases.tables import sweep_steps, sweeps
     from jaxmlp.results.schema.sweep import SweepDocument
-    from jaxmlp.results.store import ResultsStore, write_json_new
-    from jaxmlp.results.sweep_tables import sweep_steps, sweeps
+    from jaxmlp.results.store.frames import load
+    from jaxmlp.results.store.writing import ResultsStore, write_json_new
 
     levels, nodes = np.repeat([1.0, 2.0], 6), ["a"] * 6 + ["b"] * 6
     for release, seed, slower in (("0.4.30", 0, 1.0), ("0.4.31", 1, 1.1)):

@@ -11,13 +11,13 @@ import pandas as pd
 
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings import bench, releases, runs
-from jaxmlp.results.findings.model import Finding, Table, shown
+from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.select import evidence
-from jaxmlp.results.frames import Results, without_sweeps
-from jaxmlp.results.index import IndexMemo
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.store.frames import Results, without_sweeps
+from jaxmlp.results.store.index import IndexMemo
+from jaxmlp.results.tables.traces import CaptureSummary
 
-__all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
+__all__ = ["Finding", "Table", "findings", "run_findings"]
 
 
 def findings(
@@ -28,9 +28,10 @@ def findings(
     memo: IndexMemo | None = None,
 ) -> tuple[Finding, ...]:
     """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
-    evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.found` of the same results,
-    where the caller has it (the report draws it too); ``memo``: the folder's index, where what is dear to compute
-    again is kept (a sweep's comparisons, a timeline's changes)."""
+    evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.of` the same results, where
+    the caller has it (the report draws it too), else computed here, once; ``memo``: the folder's index, where what
+    is dear to compute again is kept (a sweep's comparisons, a timeline's changes)."""
+    past = history.of(results, memo) if past is None else past
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     merged = evidence(runs_by_file)  # per machine, its newest environment's runs as one
     accuracy = tables.tutorial_accuracy(results.runs)
@@ -41,12 +42,10 @@ def findings(
         *bench.floor(merged, folder),
         *bench.cpu_vs_accelerator(merged, folder),
         *runs.operations(runs_by_file, folder),
-        releases.matrix(results, folder, memo),
-        releases.timeline(results, folder, memo),
-        releases.bisection(results, folder),
+        *releases.answers(results, folder, memo),
         *runs.scaling(runs_by_file, folder),
         runs.trace(traces, folder),
-        *runs.changes_across_runs(results, past),
+        *runs.changes_across_runs(past),
         *runs.training(results, folder),
         *bench.goals(merged, accuracy, folder),
         *runs.time_to_accuracy(results, folder),
