@@ -5,9 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from jaxmlp import changepoints
+from jaxmlp import changepoints, stats
 from jaxmlp.cli import main
-from jaxmlp.stats import bootstrap_ratio_ci, compare, compare_within, smallest_p
+from jaxmlp.stats import bootstrap_ratio_ci, compare, compare_within, smallest_p, van_elteren
 
 
 def timings(median: float, n: int, noise: float, seed: int) -> np.ndarray:
@@ -175,6 +175,54 @@ def test_the_smallest_attainable_p_is_the_nodes_exact_floor():
     within = compare_within(base, base * 1.5, nodes, nodes, alpha=0.05)
     assert within.p_slower >= smallest_p(2, 2) ** 2 and within.verdict == "regression"
     assert compare_within(base, base * 1.5, nodes, nodes).verdict == "insufficient data"  # 1/36 >= alpha 0.01
+
+
+def _permutation_p(pairs):
+    """Van Elteren's one-sided p by enumerating every relabelling within each node (ties as ranked)."""
+    import itertools
+
+    from scipy.stats import rankdata
+
+    laws = []
+    for base, new in pairs:
+        ranks = rankdata(np.concatenate([base, new]))
+        sums = [sum(ranks[list(c)]) / (len(ranks) + 1) for c in itertools.combinations(range(len(ranks)), len(new))]
+        laws.append(sums)
+    observed = sum(float(np.sum(rankdata(np.concatenate([b, n]))[len(b) :])) / (len(b) + len(n) + 1) for b, n in pairs)
+    totals = [sum(t) for t in itertools.product(*laws)]
+    slower = sum(t >= observed - 1e-9 for t in totals) / len(totals)
+    faster = sum(t <= observed + 1e-9 for t in totals) / len(totals)
+    return slower, faster
+
+
+def test_small_nodes_take_the_exact_stratified_null():
+    """Ten nodes, one sample a side each, nine slower: the normal approximation said p 0.0057; the exact p is
+    11/1024 = 0.0107, no regression at alpha 0.01."""
+    base, new = np.ones(10), np.r_[np.full(9, 2.0), 0.5]
+    nodes = [str(i) for i in range(10)]
+    within = compare_within(base, new, nodes, nodes)
+    assert within.p_slower == pytest.approx(11 / 1024, rel=1e-12) and within.verdict == "no change"
+    rng = np.random.default_rng(3)
+    for sizes in (((2, 3), (3, 2)), ((1, 4), (3, 3), (2, 2)), ((4, 4),)):
+        pairs = [(np.round(rng.normal(1, 0.1, n), 1), np.round(rng.normal(1.05, 0.1, m), 1)) for n, m in sizes]
+        assert van_elteren(pairs) == pytest.approx(_permutation_p(pairs), rel=1e-9)  # ties included (rounded)
+
+
+def test_too_large_an_exact_null_takes_a_seeded_permutation_test(monkeypatch):
+    rng = np.random.default_rng(4)
+    pairs = [(rng.normal(1, 0.1, 3), rng.normal(1.1, 0.1, 4)) for _ in range(3)]
+    exact = van_elteren(pairs)
+    monkeypatch.setattr(stats, "SUPPORT", 10)
+    permuted = van_elteren(pairs)
+    assert permuted == van_elteren(pairs) and permuted != exact  # seeded
+    assert permuted == pytest.approx(exact, abs=0.01)
+
+
+def test_large_nodes_take_the_normal_approximation():
+    rng = np.random.default_rng(5)
+    pairs = [(rng.normal(1, 0.1, 8), rng.normal(1.05, 0.1, 9)) for _ in range(2)]
+    slower, faster = van_elteren(pairs)
+    assert slower + faster == pytest.approx(1.0)  # continuous: no atom at the observed value
 
 
 def test_a_node_that_measured_one_side_only_is_left_out():
