@@ -269,3 +269,42 @@ def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
     assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
     one = sweep_steps(rows.drop(columns="nodes"), results.samples)  # the nodes unknown: pooled, as before
     assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "no change"
+
+
+def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two(tmp_path):
+    """A cell whose processes all ran on node a, beside one that nodes a and b shared: the nodes are kept (not ""),
+    so node a's samples are compared, not all dropped as "insufficient data"."""
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.results.frames import load
+    from jaxmlp.results.schema.sweep import SweepDocument
+    from jaxmlp.results.store import ResultsStore, write_json_new
+    from jaxmlp.results.sweep_tables import sweep_steps, sweeps
+
+    sides = (("0.4.30", 0, 1.0, ["a"] * 6 + ["b"] * 6), ("0.4.31", 1, 1.2, ["a"] * 12))
+    for release, seed, slower, nodes in sides:
+        times = timings(slower, 12, 0.01, seed) * np.array([1.0 if n == "a" else 2.0 for n in nodes])
+        processes = tuple(
+            ProcessResult({"jax": release, "jaxlib": release, "node": node}, {"w": WorkloadTimes.of(0.1, [t, t, t])})
+            for t, node in zip(times, nodes)
+        )
+        assert SweepDocument(release, processes, "2026-12-06").nodes() == tuple(nodes)
+        write_json_new(tmp_path / f"jax-{release}.json", SweepDocument(release, processes, "2026-12-06").to_json())
+    results = load(ResultsStore(tmp_path))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
+    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.2, rel=0.02)
+
+
+def test_every_sweep_sample_names_its_node(tmp_path):
+    """A sweep's log names the node (the host, as the ranks name theirs) on every sample, ranked or not."""
+    import socket
+
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.results.sweep_files import RunLog
+
+    log = RunLog(tmp_path)
+    log.record("c", 0, ProcessResult({"jax": "0.4.30"}, {"w": WorkloadTimes.of(0.1, [1.0, 1.0])}))
+    log.record("c", 1, ProcessResult({"node": "other"}, {"w": WorkloadTimes.of(0.1, [1.0, 1.0])}))
+    lines = [json.loads(line) for line in log.log.read_text().splitlines()]
+    assert [d["result"]["metadata"]["node"] for d in lines] == [socket.gethostname(), "other"]

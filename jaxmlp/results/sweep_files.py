@@ -9,6 +9,7 @@ import dataclasses
 import datetime
 import json
 import os
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from jaxmlp.measure.sweep.matrix import Failure, Measured, Outcome, Probed, Runn
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results import layout
 from jaxmlp.results.schema.common import JSON, SWEEP_LOG, header
-from jaxmlp.results.schema.sweep import Cell, CellsDocument, SweepDocument
+from jaxmlp.results.schema.sweep import NODE, Cell, CellsDocument, SweepDocument
 from jaxmlp.results.store import ResultsStore, new_dir, write_gzip_new, write_json_new, write_new
 
 
@@ -219,6 +220,9 @@ class RunLog:
         self._append(dataclasses.replace(plan, probed=store_hlo(self.folder, plan.runners, plan.probed)).to_json())
 
     def record(self, cell: str, round_: int, sample: ProcessResult | Failure) -> None:
+        """One process's sample (or failure) appended; a sample names the node (host) that measured it."""
+        if isinstance(sample, ProcessResult) and not sample.metadata.get(NODE):
+            sample = dataclasses.replace(sample, metadata={**sample.metadata, NODE: socket.gethostname()})
         self._append(
             sample.to_json()
             if isinstance(sample, Failure)
