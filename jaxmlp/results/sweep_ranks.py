@@ -25,8 +25,13 @@ from jaxmlp.results.schema.sweep import NODE, RANK
 from jaxmlp.results.store import write_new
 from jaxmlp.results.sweep_files import RunLog
 
-JOBS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")
-"""The variables whose values the ranks of one launch share (Slurm's job and step, Open MPI's job)."""
+JOBS = {
+    "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
+    "SLURM": (("SLURM_JOB_ID", "SLURM_STEP_ID"),),
+}
+"""Each cluster launcher's variables whose values the ranks of one launch share, the first set in full wins (Open
+MPI's job, else its PMIx namespace; Slurm's job and step): only the launcher's own, so that mpirun inside sbatch
+gives every rank one name."""
 MEET_SECONDS = 600.0
 """How long a rank waits for rank 0 to name the folder and its plan (rank 0 may be making environments)."""
 POLL_SECONDS = 0.2
@@ -48,8 +53,7 @@ class Ranks:
         joined = distributed.rank()
         if joined is None or distributed.launcher() == distributed.OWN:
             return None
-        job = "-".join(os.environ[v] for v in JOBS if os.environ.get(v)) or "job"
-        return cls(joined[0], joined[1], socket.gethostname(), job)
+        return cls(joined[0], joined[1], socket.gethostname(), job_key(distributed.launcher(), os.environ))
 
     @property
     def name(self) -> str:
@@ -59,6 +63,14 @@ class Ranks:
         """``matrix`` with its processes a release rounded up to a multiple of the ranks, and this rank's rounds."""
         processes = math.ceil(matrix.processes / self.size) * self.size
         return dataclasses.replace(matrix, processes=processes, share=(self.rank, self.size))
+
+
+def job_key(launcher: str | None, env: Mapping[str, str]) -> str:
+    """What the ranks of this launch share, from the variables of the ``launcher`` that started them (`JOBS`)."""
+    for names in JOBS.get(launcher or "", ()):
+        if all(env.get(v) for v in names):
+            return ".".join(env[v] for v in names).replace(os.sep, "_")
+    return "job"
 
 
 def said_processes(ranks: Ranks, asked: int, matrix: Matrix) -> str:
