@@ -23,7 +23,7 @@ from jaxmlp.measure.sweep.matrix import Failure, Record
 from jaxmlp.measure.sweep.settings import Matrix
 from jaxmlp.results.schema.sweep import NODE, RANK
 from jaxmlp.results.store import write_new
-from jaxmlp.results.sweep_files import RunLog
+from jaxmlp.results.sweep_files import Plan, RunLog
 
 JOBS = {
     "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
@@ -124,14 +124,15 @@ def _wait_for(path: Path, ranks: Ranks, what: str) -> Path:
     return path
 
 
-def plan_processes(folder: Path, ranks: Ranks) -> int:
-    """Ranks 1 on: the processes a release rank 0's plan settled (``--budget`` fits them to rank 0's probe)."""
+def rank_0_plan(folder: Path, ranks: Ranks) -> Plan:
+    """Ranks 1 on: the plan rank 0 filed once it probed the cells (its cells, what its probe found, the processes a
+    release ``--budget`` fitted to it, each process's time limit): the ranks measure one plan, not one each."""
     log = RunLog(folder)
     deadline = time.monotonic() + MEET_SECONDS
     while True:
         _wait_for(log.log, ranks, "write its plan")
         with contextlib.suppress(JaxmlpError):
-            return log.read()[0].matrix.processes
+            return log.read()[0]
         if time.monotonic() > deadline:
             raise JaxmlpError(f"{ranks.name}: rank 0's plan in {log.log} cannot be read")
         time.sleep(POLL_SECONDS)

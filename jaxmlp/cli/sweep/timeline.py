@@ -15,7 +15,15 @@ from jaxmlp.cli.sweep.measured import ended, measure_into
 from jaxmlp.errors import Interrupted, JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep import timeline as flow
-from jaxmlp.measure.sweep.matrix import Measured, Probed, Runner, environments, measure_cells, runners_for
+from jaxmlp.measure.sweep.matrix import (
+    Measured,
+    Probed,
+    Runner,
+    environments,
+    follow,
+    measure_cells,
+    runners_for,
+)
 from jaxmlp.measure.sweep.settings import EVERY, Matrix, Timeline
 from jaxmlp.results import layout
 from jaxmlp.results.store import ResultsStore, check_folder
@@ -29,7 +37,7 @@ from jaxmlp.results.sweep_ranks import (
     meet,
     meeting_file,
     others_stopped,
-    plan_processes,
+    rank_0_plan,
     rank_log,
     recorder,
     said_processes,
@@ -165,12 +173,11 @@ def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: R
     log = rank_log(folder, ranks)
     print(f"{ranks.name}: its rounds go into {log.log}")
 
-    def fit(probed: Probed) -> Matrix:
-        return replace(matrix, processes=plan_processes(folder, ranks))
-
     try:
         with telling(folder, ranks):
-            measure_cells(runners, matrix, print, progress_bar, recorder(log, ranks), None, fit)
+            plan = rank_0_plan(folder, ranks)
+            mine = replace(matrix, processes=plan.matrix.processes)
+            follow(runners, plan.probed, plan.differs, mine, plan.limit, print, progress_bar, recorder(log, ranks))
             mark_done(folder, ranks)
     except Interrupted as e:
         e.kept = f"{ranks.name}: its samples are in {log.log}, which rank 0 keeps"
