@@ -25,11 +25,11 @@ class Comparison(NamedTuple):
     n_new: int
     baseline_median: float
     new_median: float
-    ratio: float  # new / baseline medians: > 1 is slower
-    ci_low: float  # bootstrap 95% interval of the ratio
+    ratio: float  # new / baseline medians: > 1 is slower (several nodes: their ratios' weighted geometric mean)
+    ci_low: float  # bootstrap 95% interval of the ratio (several nodes: resampled within them, or the nodes)
     ci_high: float
-    p_slower: float  # one-sided Mann-Whitney U: new > baseline
-    p_faster: float  # one-sided Mann-Whitney U: new < baseline
+    p_slower: float  # one-sided Mann-Whitney U: new > baseline (several nodes: van Elteren's stratified test)
+    p_faster: float  # one-sided Mann-Whitney U: new < baseline (several nodes: van Elteren's)
     verdict: str  # one of VERDICTS
     invalid: int = 0  # samples that are not finite numbers (NaN, inf), both sides together
 
@@ -248,6 +248,34 @@ def bootstrap_within(
     return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
 
 
+CLUSTERS = 5
+"""The fewest nodes whose ratios a cluster bootstrap resamples (`bootstrap_nodes`); fewer: no interval."""
+
+
+def bootstrap_nodes(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of `combined_ratio` resampling the nodes (each with its log ratio of medians
+    and its weight), for nodes too small to resample within; NaN with fewer than `CLUSTERS` nodes."""
+    if len(pairs) < CLUSTERS:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    logs = np.array([math.log(float(np.median(n)) / float(np.median(b))) for b, n in pairs])
+    weights = _weights(pairs)
+    drawn = rng.integers(0, len(pairs), (n_resamples, len(pairs)))
+    ratios = np.exp(np.sum(weights[drawn] * logs[drawn], axis=1) / np.sum(weights[drawn], axis=1))
+    tail = (1 - confidence) / 2
+    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
+
+
+def _interval(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """`bootstrap_within`, or `bootstrap_nodes` where a node has one sample on a side (resampling within it would
+    hold that side still)."""
+    if any(min(len(b), len(n)) < 2 for b, n in pairs):
+        return bootstrap_nodes(pairs)
+    return bootstrap_within(pairs)
+
+
 def compare_within(
     baseline: ArrayLike,
     new: ArrayLike,
@@ -259,8 +287,8 @@ def compare_within(
 ) -> Comparison:
     """`compare` with each sample's node (the machine that measured it) as a block: a release is compared with
     the other within each node first (`combined_ratio`, `van_elteren`, `bootstrap_within`), so that nodes of
-    different speeds add no noise. With one node it is `compare`, number for number; a node that measured one
-    side only is left out. The medians shown are of all the samples kept."""
+    different speeds add no noise. With one node (or one left) it is `compare`, number for number; a node that
+    measured one side only is left out. The medians shown are of all the samples kept."""
     base, newer = np.asarray(baseline, float), np.asarray(new, float)
     if len(set(baseline_nodes) | set(new_nodes)) <= 1:
         return compare(base, newer, threshold, alpha, interval)
@@ -273,11 +301,15 @@ def compare_within(
     n, m = len(kept_base), len(kept_new)
     if plain.verdict == INVALID or not pairs:
         return plain
+    if len(pairs) == 1:
+        return compare(kept_base, kept_new, threshold, alpha, interval)
     ratio = combined_ratio(pairs)
     floor = math.prod(smallest_p(len(b), len(x)) for b, x in pairs)
     if n < 2 or m < 2 or floor >= alpha:
-        return plain._replace(ratio=ratio, verdict="insufficient data")
-    low, high = bootstrap_within(pairs) if interval else (nan, nan)
+        return plain._replace(
+            ratio=ratio, ci_low=nan, ci_high=nan, p_slower=nan, p_faster=nan, verdict="insufficient data"
+        )
+    low, high = _interval(pairs) if interval else (nan, nan)
     p_slower, p_faster = van_elteren(pairs)
     verdict = "no change"
     if p_slower < alpha and ratio > 1 + threshold:

@@ -1,6 +1,7 @@
 """The regression statistics on synthetic samples, and `jaxmlp compare`'s verdicts and exit codes."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -229,6 +230,33 @@ def test_a_node_that_measured_one_side_only_is_left_out():
     base, new = np.array([1.0, 1.01, 0.99, 3.0]), np.array([1.2, 1.21, 1.19])
     within = compare_within(base, new, ["a", "a", "a", "c"], ["a", "a", "a"], alpha=0.1)
     assert within.n_baseline == 3 and within.ratio == pytest.approx(1.2)
+
+
+def test_insufficient_data_within_nodes_says_no_p_and_no_interval():
+    base, nodes = np.array([1.0, 1.01, 2.0, 2.02]), ["a", "a", "b", "b"]
+    within = compare_within(base, base * 1.5, nodes, nodes)  # 1/36 >= alpha 0.01
+    assert within.verdict == "insufficient data" and within.ratio == pytest.approx(1.5)
+    assert all(math.isnan(x) for x in (within.p_slower, within.p_faster, within.ci_low, within.ci_high))
+
+
+def test_one_node_left_is_the_plain_comparison_number_for_number():
+    a, b = timings(1.0, 8, 0.03, 1), timings(1.1, 8, 0.03, 2)
+    base, new = np.r_[a, 5.0], np.r_[b, 7.0, 9.0]
+    within = compare_within(base, new, ["a"] * 8 + ["c"], ["a"] * 8 + ["d", "d"])
+    assert str(within) == str(compare(a, b))
+
+
+def test_one_sample_a_node_a_side_resamples_the_nodes():
+    """With one sample per node per side, resampling within nodes holds every ratio still: the interval resamples
+    the nodes' ratios instead, and says nothing (NaN) with fewer than 5 nodes."""
+    rng = np.random.default_rng(6)
+    levels = np.arange(1.0, 11.0)
+    base, new = levels * np.exp(rng.normal(0, 0.02, 10)), levels * 1.2 * np.exp(rng.normal(0, 0.02, 10))
+    nodes = [str(i) for i in range(10)]
+    within = compare_within(base, new, nodes, nodes)
+    assert within.ci_low < within.ratio < within.ci_high and within.ci_low < 1.2 < within.ci_high
+    few = compare_within(base[:3], new[:3], nodes[:3], nodes[:3], alpha=0.2)
+    assert math.isnan(few.ci_low) and math.isnan(few.ci_high)
 
 
 def test_the_change_points_take_each_nodes_level_out_first():
