@@ -204,8 +204,10 @@ class RunLog:
             os.fsync(f.fileno())
 
     def take(self, other: Path) -> None:
-        """The whole sample lines of ``other`` (another rank's log) appended to this one; ``other`` removed."""
-        lines = other.read_text(encoding="utf-8").splitlines()
+        """The whole sample lines of ``other`` (another rank's log) appended to this one; ``other`` removed. It is
+        renamed (``.taken``) first: a rank still running writes a new file rather than into one being read."""
+        taken = other.rename(other.with_suffix(".taken"))
+        lines = taken.read_text(encoding="utf-8").splitlines()
         with self.log.open("a", encoding="utf-8") as f:
             for line in lines:
                 with contextlib.suppress(json.JSONDecodeError):
@@ -213,7 +215,7 @@ class RunLog:
                     f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
-        other.unlink()
+        taken.unlink()
 
     def start(self, plan: Plan) -> None:
         """The plan first in the log; its probes' optimized HLO into the folder, gzipped, and out of the log."""

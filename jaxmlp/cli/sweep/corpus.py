@@ -28,7 +28,7 @@ from jaxmlp.results import layout
 from jaxmlp.results.corpus import findings_of, score
 from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
 from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
-from jaxmlp.results.sweep_ranks import Ranks, announce, await_case, meet, meeting_file, telling
+from jaxmlp.results.sweep_ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.units import minutes, size
 
 MANIFEST = Path("bench") / "corpus" / "corpus.toml"
@@ -67,10 +67,12 @@ def run(args: argparse.Namespace) -> int:
 def _share(args: argparse.Namespace, ranks: Ranks) -> int:
     """A rank other than 0: its share of each case's timeline, in rank 0's corpus folder."""
     cases = read_manifest(Path(args.manifest), tuple(args.cases or ()))
-    corpus = meet(meeting_file(check_folder(args.out, "--out"), ranks), ranks)
+    meeting = meeting_file(check_folder(args.out, "--out"), ranks)
+    corpus = meet(meeting, ranks)
+    pulse = Pulse(meeting, ranks)
     for i, case in enumerate(cases):
         later = [corpus / c.name for c in cases[i + 1 :]] + [corpus / layout.SCORECARD_FILE]
-        if not await_case(meeting_file(corpus / case.name, ranks), later, corpus, ranks):
+        if not await_case(meeting_file(corpus / case.name, ranks), later, corpus, ranks, pulse):
             continue  # rank 0 did not get as far as this case's timeline
         common = {**vars(args), "workload": [case.workload], "out": str(corpus / case.name), "env": None}
         given = {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)}
@@ -104,7 +106,10 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     print(f"Each case's runs go into {folder}/<case>/")
     scores: list[CaseScore] = []
     try:
-        with telling(folder, ranks) if ranks else contextlib.nullcontext():
+        with (
+            telling(folder, ranks) if ranks else contextlib.nullcontext(),
+            beating(meeting) if meeting else contextlib.nullcontext(),
+        ):
             for i, case in enumerate(cases, 1):
                 scores.append(_case(case, i, len(cases), args, folder))
     except KeyboardInterrupt as e:  # the cases that ended are scored and kept

@@ -32,6 +32,7 @@ from jaxmlp.results.sweep_folders import timeline_changes
 from jaxmlp.results.sweep_ranks import (
     Ranks,
     announce,
+    beating,
     gather,
     mark_done,
     meet,
@@ -147,7 +148,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     def shared() -> Measured:
         assert ranks and meeting
         try:
-            with telling(log.folder, ranks):
+            with telling(log.folder, ranks), beating(meeting):
                 measured = measure()
                 gather(log, ranks, 2 * plans[0].limit + 60)
                 return measured
@@ -160,7 +161,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
         finally:
             meeting.unlink(missing_ok=True)
 
-    code, unmeasured_cells = measure_into(log, plans, shared if ranks else measure, start)
+    code, unmeasured_cells = measure_into(log, plans, shared if ranks else measure, start, shared=bool(ranks))
     for change in timeline_changes(log.folder):
         explain_change(log.folder, change, fitted[0])
     return ended(code, unmeasured_cells, log.folder)
