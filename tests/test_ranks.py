@@ -166,3 +166,10 @@ def test_rank_0_stopped_before_its_plan_keeps_a_shared_folder(tmp_path):
         with pytest.raises(sweep_ranks.JaxmlpError):
             measure_into(RunLog(folder), [], stopped, 0.0, shared=shared)
         assert folder.exists() == kept
+
+
+def test_a_silent_rank_is_named_with_its_node(tmp_path):
+    sample = '{"cell": "a", "round": 1, "result": {"metadata": {"node": "node-b"}, "workloads": {}}}\n'
+    sweep_ranks.samples_file(tmp_path, 1).write_text(sample)
+    with pytest.raises(sweep_ranks.JaxmlpError, match=r"^rank 1 on node-b sent no sample for 0 s \(twice a process"):
+        sweep_ranks._wait_done(tmp_path, 1, sweep_ranks.Ranks(0, 2, "node-a", "job"), 0.3)

@@ -72,7 +72,7 @@ class Ranks:
     def name(self) -> str:
         return f"rank {self.rank} of {self.size} on {self.node}"
 
-    def shared(self, matrix: Matrix) -> Matrix:
+    def split(self, matrix: Matrix) -> Matrix:
         """``matrix`` with its processes a release rounded up to a multiple of the ranks, and this rank's rounds."""
         processes = math.ceil(matrix.processes / self.size) * self.size
         return dataclasses.replace(matrix, processes=processes, share=(self.rank, self.size))
@@ -297,7 +297,7 @@ def gather(log: RunLog, ranks: Ranks, silence: float) -> None:
         for rank in range(1, ranks.size):
             _wait_done(log.folder, rank, ranks, silence)
     finally:
-        take(log, ranks)
+        take_rank_files(log, ranks)
     for rank in range(1, ranks.size):
         _mark(log.folder, rank, "done").unlink(missing_ok=True)
 
@@ -314,13 +314,21 @@ def _wait_done(folder: Path, rank: int, ranks: Ranks, silence: float) -> None:
             last, heard = changed, time.monotonic()
         if time.monotonic() - heard > silence:
             raise JaxmlpError(
-                f"rank {rank} sent no sample for {silence:.0f} s (twice a process's time limit): its rounds were "
-                "not measured; see its own output"
+                f"rank {rank}{_on_node(samples)} sent no sample for {silence:.0f} s (twice a process's time limit "
+                "and a minute): its rounds were not measured; see its own output"
             )
         time.sleep(POLL_SECONDS)
 
 
-def take(log: RunLog, ranks: Ranks) -> None:
+def _on_node(samples: Path) -> str:
+    """`` on NODE`` as a rank's first sample names it ("" before its first sample)."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, IndexError):
+        first = json.loads(samples.read_text(encoding="utf-8").splitlines()[0])
+        return f" on {first['result']['metadata'][NODE]}"
+    return ""
+
+
+def take_rank_files(log: RunLog, ranks: Ranks) -> None:
     """The other ranks' samples appended to ``log`` (whole lines only) and their files removed."""
     for rank in range(1, ranks.size):
         path = samples_file(log.folder, rank)

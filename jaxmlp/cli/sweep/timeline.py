@@ -42,7 +42,7 @@ from jaxmlp.results.sweep_ranks import (
     rank_log,
     recorder,
     said_processes,
-    take,
+    take_rank_files,
     telling,
 )
 from jaxmlp.units import minutes
@@ -95,7 +95,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     store = ResultsStore(check_folder(args.out, "--out"))
     versions = flow.releases(settings)
     matrix = matrix_of(args, versions)
-    asked, matrix = matrix.processes, ranks.shared(matrix) if ranks else matrix
+    asked, matrix = matrix.processes, ranks.split(matrix) if ranks else matrix
     print(
         f"Timeline {settings.first} to {settings.last}: {len(versions)} releases ({', '.join(versions)}), "
         f"{1 + len(matrix.xla_flags)} column(s); {_disk(versions, matrix)}; a probe process each, then "
@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             flow.fitted_processes(settings.budget * 60 * share, 0.0, per_round) if settings.budget else matrix.processes
         )
         fitted[0] = replace(matrix, processes=processes)
-        fitted[0] = ranks.shared(fitted[0]) if ranks else fitted[0]
+        fitted[0] = ranks.split(fitted[0]) if ranks else fitted[0]
         print(
             f"Cost: {len(probed.runners)} cells x {fitted[0].processes} processes = "
             f"{len(probed.runners) * fitted[0].processes} processes; the probe's processes took {per_round:.1f} s a "
@@ -156,7 +156,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             first = others_stopped(log.folder, ranks)
             if first and isinstance(e, KeyboardInterrupt):  # mpirun stops the others when one rank ends: said first
                 print(f"jaxmlp sweep timeline: {first} first", file=sys.stderr, flush=True)
-            take(log, ranks)  # what the others measured is kept with rank 0's
+            take_rank_files(log, ranks)  # what the others measured is kept with rank 0's
             raise
         finally:
             meeting.unlink(missing_ok=True)
