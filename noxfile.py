@@ -12,7 +12,7 @@ ROOT = Path(__file__).parent
 sys.path.insert(0, str(ROOT))
 from jaxmlp import installs, registry  # noqa: E402  (plain Python: the names the sessions share with the package)
 from jaxmlp.cli import options  # noqa: E402
-from jaxmlp.results import layout  # noqa: E402
+from jaxmlp.results.store import layout  # noqa: E402
 
 REPORTS = ROOT / layout.RESULTS_DIR
 TEST_WORKERS = 2  # the CI machines' cores

@@ -30,7 +30,7 @@ from make_scale_folder import make
 
 from jaxmlp import registry
 from jaxmlp.report.write import REPORT_FILES
-from jaxmlp.results.index import INDEX_NAME
+from jaxmlp.results.store.index import INDEX_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 TIME_LIMIT = 20 * 60

@@ -31,8 +31,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: this checkout's 
 
 from jaxmlp import registry  # noqa: E402
 from jaxmlp.errors import JaxmlpError  # noqa: E402
-from jaxmlp.results import layout  # noqa: E402
-from jaxmlp.results.store import check_new_folder, write_new  # noqa: E402
+from jaxmlp.results.store import layout  # noqa: E402
+from jaxmlp.results.store.writing import check_new_folder, write_new  # noqa: E402
 
 TIMES = ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr", "ld15iqr", "hd15iqr", "total")
 """The statistics of a pytest-benchmark row that are times (scaled with the samples); ``ops`` is their inverse."""

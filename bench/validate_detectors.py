@@ -30,9 +30,9 @@ from jaxmlp.changepoints import PENALTY
 from jaxmlp.cli import options
 from jaxmlp.measure import environment
 from jaxmlp.measure.sweep import validation
-from jaxmlp.results import layout
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.store import ResultsStore, write_json_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, write_json_new
 
 
 def cells(folders: list[Path]) -> list[list[float]]:

@@ -207,7 +207,7 @@ MATMUL = Benchmark("test_matmul", "bench_floor.py", ("backend",))
 STEP_GEMMS = Benchmark("test_step_gemms", "bench_floor.py", ("backend",))
 GEMM = Benchmark("test_gemm", "bench_floor.py", ("backend", "library", "precision", "shape"))
 FLOOR_PRODUCTS = (GEMM.id, MATMUL.id)
-"""The products a floor is the best rate of (`jaxmlp.results.floors`)."""
+"""The products a floor is the best rate of (`jaxmlp.results.tables.floors`)."""
 BANDWIDTH = Benchmark("test_bandwidth", "bench_floor.py", ("backend", "kernel"))
 EMPTY_SCAN = Benchmark("test_empty_scan", "bench_floor.py", ("backend",))
 """An empty `lax.scan` as long as an epoch: the loop's own cost a step (the roofline's third term)."""

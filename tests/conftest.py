@@ -1,5 +1,6 @@
 import gzip
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ def explained(monkeypatch):
     alone)."""
     calls = []
     from jaxmlp.errors import JaxmlpError
-    from jaxmlp.results import explain_files
+    from jaxmlp.results.releases import explain_files
 
     def explain(where, a, b, workload, *args, **kwargs):
         calls.append((a, b, workload))
@@ -65,6 +66,32 @@ def mnist(mnist_dir):
     return load_datasets("mnist", mnist_dir)
 
 
+SHARDED_TRAIN = ["train", "--pipeline", "sharded", "--dataset", "synthetic", "--limit", "4096", "--backend", "cpu"]
+"""The sharded pipeline's training that several processes are compared with (tests/test_sharded.py, test_mpi.py)."""
+
+
+@pytest.fixture(scope="session")
+def trained_alone(tmp_path_factory) -> tuple[list[dict], str]:
+    """`SHARDED_TRAIN` for 2 epochs in one process on one CPU device, run once for every test that compares a
+    run of several processes with it: its epoch records and its output."""
+    import json
+    import subprocess
+    import sys
+
+    from jaxmlp.measure import scaling
+
+    out = tmp_path_factory.mktemp("alone") / "train.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", *SHARDED_TRAIN, "--epochs", "2", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=scaling.worker_environment(1, "cpu"),
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())["records"], done.stdout
+
+
 def idx_bytes(kind: str, count: int, seed: int = 0) -> bytes:
     """A valid IDX file: ``kind`` is "images" (count x 28 x 28 uint8) or "labels" (count uint8 in 0-9)."""
     rng = np.random.default_rng(seed)
@@ -89,3 +116,21 @@ def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None 
         else:
             (folder / spec.name).write_bytes(raw)
     return folder
+
+
+def made_releases(root: Path, *versions: str, removed: dict[str, str] | None = None) -> dict[str, str]:
+    """Release environments under ``root`` as jaxmlp finds them made (their marker written), each running this
+    interpreter, its own environment kept: the commands that measure releases run offline, their processes real.
+    In those of ``removed`` (release: the name it removed) tests/workloads/removed_api.py fails. Returns the
+    environment variable that points a command at them."""
+    from jaxmlp.measure.sweep import envs
+
+    for version in [*versions, *(removed or {})]:
+        env = envs.env_path(version, root)
+        (env / "bin").mkdir(parents=True)
+        python = envs.python_of(env)
+        told = f"export REMOVED_API={(removed or {})[version]}\n" if (removed or {}).get(version) else ""
+        python.write_text(f'#!/bin/sh\n{told}exec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+        (env / envs.COMPLETE).write_text("1")
+    return {"JAXMLP_ENVS": str(root)}

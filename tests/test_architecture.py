@@ -114,10 +114,11 @@ def test_the_check_finds_an_upward_import_and_a_circle(tmp_path, layers):
         (copy / path.relative_to(PACKAGE)).parent.mkdir(parents=True, exist_ok=True)
         (copy / path.relative_to(PACKAGE)).write_text(path.read_text())
     with (copy / "model.py").open("a") as f:
-        f.write("\n\ndef later():\n    from jaxmlp.results import frames  # noqa\n")
-    with (copy / "results" / "layout.py").open("a") as f:
-        f.write("\nfrom .store import ResultsStore  # noqa\n")
+        f.write("\n\ndef later():\n    from jaxmlp.results.store import frames  # noqa\n")
+    with (copy / "results" / "store" / "layout.py").open("a") as f:
+        f.write("\nfrom .writing import ResultsStore  # noqa\n")
     graph = import_graph(copy)
-    added = [f"jaxmlp.model (model) imports jaxmlp.results{m} (results)" for m in ("", ".frames")]
+    added = [f"jaxmlp.model (model) imports jaxmlp.results.store{m} (results)" for m in ("", ".frames")]
     assert upward(graph, layers) == added
-    assert ["jaxmlp.results.layout", "jaxmlp.results.store", "jaxmlp.results.layout"] in circles(graph)
+    store = "jaxmlp.results.store"
+    assert [f"{store}.layout", f"{store}.writing", f"{store}.layout"] in circles(graph)

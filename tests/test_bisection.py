@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import made_releases
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
@@ -23,10 +24,10 @@ from jaxmlp.measure.bisection import (
 from jaxmlp.measure.sweep import envs
 from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
 from jaxmlp.results.findings.releases import bisection
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 ROOT = Path(__file__).parent.parent
 RELEASES = ["0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.1", "0.10.0"]
@@ -260,32 +261,21 @@ def test_the_bisected_workload_is_the_one_named():
         _bisected(["a/mine.py:make"], "theirs")
 
 
-def fake_releases(root, failing: dict[str, str]) -> None:
-    """Release environments as jaxmlp finds them made, each running this interpreter (their worker processes real);
-    in those of ``failing`` (release: what it removed) the workload tests/workloads/removed_api.py fails."""
-    for version, removed in failing.items():
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        python = envs.python_of(env)
-        told = f"export REMOVED_API={removed}\n" if removed else ""
-        python.write_text(f'#!/bin/sh\n{told}exec {sys.executable} "$@"\n')
-        python.chmod(0o755)
-        (env / envs.COMPLETE).write_text("1")
-
-
-def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_path, capsys, explained):
+@pytest.mark.xdist_group("processes")
+def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_path, capsys, explained, monkeypatch):
     """Real worker processes: the workload fails from 0.6.0 on; the first probe meets it at the bad end, one probe
     process of 0.6.0 finds it the first."""
     releases = {"0.5.1": "", "0.5.3": "", "0.6.0": "tree_map", "0.6.2": "tree_map"}
-    fake_releases(tmp_path / "envs", releases)
+    monkeypatch.chdir(ROOT)  # the repository: the workload inside it is recorded relative to it
+    made_releases(tmp_path / "envs", removed=releases)
     workload = f"{ROOT / 'tests' / 'workloads' / 'removed_api.py'}:make"
     argv = ["sweep", "bisect", "0.5.1", "0.6.2", "--versions", *releases, "--workload", workload, "--calls", "2"]
     argv += ["--processes", "2", "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]
     assert main(argv) == 1
     said = capsys.readouterr()
-    failure = (
-        f"failed at its probe: the worker failed: workload '{workload}': make() raised AttributeError: module 'jax' "
-        "has no attribute 'tree_map'"
+    failure = (  # the workload as the folder records it (relative: the tests run in the repository)
+        "failed at its probe: the worker failed: workload 'tests/workloads/removed_api.py:make': make() raised "
+        "AttributeError: module 'jax' has no attribute 'tree_map'"
     )
     line = f"first release that fails: 0.6.0 ({failure}); the last that runs: 0.5.3"
     assert line in said.out and said.err.strip().splitlines()[-1].startswith(f"jaxmlp sweep bisect: {line}")
@@ -293,17 +283,101 @@ def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_pa
     (folder,) = (tmp_path / "out").iterdir()
     assert [p.name for p in folder.iterdir() if p.is_dir()] == ["probe-1"]  # the probe that met it
     cells = parse(json.loads((folder / "probe-1" / "cells.json").read_text()))
-    assert [c.status for c in cells.cells] == ["ok", "ok", failure] and not cells.complete  # no rounds after it
+    assert [c.status for c in cells.cells] == ["ok", "ok", failure] and cells.complete  # its answer: no rounds
+    assert str(ROOT) not in (folder / "probe-1" / "cells.json").read_text() + (folder / "bisect.json").read_text()
     assert "Measuring" not in said.out
+    assert said.out.index("Searching for the first release that fails") < said.out.index("probe of 0.6.0")
     doc = parse(json.loads((folder / "bisect.json").read_text()))
     b = doc.bisection
     assert (b.status, b.first, b.after, b.failure, doc.line) == ("fails", "0.6.0", "0.5.3", failure, line)
-    assert b.checked == {"0.5.3": RUNS, "0.6.0": failure, "0.6.2": failure}
-    finding = bisection(load(ResultsStore(tmp_path / "out")))
+    assert b.checked == {"0.5.1": RUNS, "0.5.3": RUNS, "0.6.0": failure, "0.6.2": failure}
+    finding = bisection(load(ResultsStore(tmp_path / "out")).bisections, tmp_path / "out")
     assert finding.answer.startswith("First release that fails: 0.6.0")
     summary = subprocess.run(
         [sys.executable, "-m", "jaxmlp", "summary", str(folder)], capture_output=True, text=True, timeout=120
     )
-    assert f"Verdict: {line}" in summary.stdout and "0.5.3 runs, 0.6.0 fails, 0.6.2 fails" in summary.stdout
+    assert f"Verdict: {line}" in summary.stdout and "0.5.1 runs, 0.5.3 runs, 0.6.0 fails" in summary.stdout
+    assert "probe 1 met the failure at its probe processes; no rounds" in summary.stdout
+    assert main(["summary", str(folder / "probe-1")]) == 0  # the probe that met it is whole: nothing to resume
+    probe = capsys.readouterr().out
+    assert failure in probe and "INCOMPLETE" not in probe and "resume" not in probe
     assert main(["report", "--results", str(tmp_path / "out"), "--out", str(tmp_path / "report")]) == 0  # no runs
     assert line in (tmp_path / "report" / "summary.md").read_text()
+
+
+def _flow_with(monkeypatch, outcomes, probed_status="ok", releases=("0.5.1", "0.5.3", "0.6.0")):
+    """The bisection's flow over ``releases``, its cells' outcomes given (``outcomes``: release -> status at the
+    probe, or "rounds failed" where every process of it failed in the rounds); a probe of one release answers
+    ``probed_status``. Returns a call that runs it and what was said."""
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.measure.sweep import bisect as flow
+    from jaxmlp.measure.sweep import matrix
+    from jaxmlp.measure.sweep.settings import Detector, Matrix, Measuring
+
+    monkeypatch.setattr(flow, "environments", lambda matrix_, names, say=print: {n: "python" for n in names})
+
+    def measure_cells(runners, matrix_, say=print, progress=None, planned=None):
+        status = {r.name: outcomes.get(r.label, "ok") for r in runners}
+        probed = matrix.Probed(
+            {n: r for r in runners if (n := r.name) and status[n] in ("ok", "rounds failed")},
+            {n: matrix.Outcome("ok" if s == "rounds failed" else s) for n, s in status.items()},
+            {},
+            {},
+        )
+        if planned:
+            planned(probed, {}, 1.0)
+        times = ProcessResult({}, {"batched": WorkloadTimes.of(0.1, [0.2, 0.1])})
+        processes = {n: [times] * 3 for n in probed.runners if status[n] == "ok"}
+        failures = tuple(matrix.Failure(n, 0, "it crashed") for n in probed.runners if status[n] == "rounds failed")
+        return matrix.Measured(probed, processes, {}, failures)
+
+    monkeypatch.setattr(flow, "measure_cells", measure_cells)
+    monkeypatch.setattr(
+        flow,
+        "probe",
+        lambda runners, *a: matrix.Probed({}, {r.name: matrix.Outcome(probed_status) for r in runners}, {}, {}),
+    )
+    said: list[str] = []
+
+    def run():
+        return flow.run(list(releases), "batched", Measuring(), Matrix(), Detector(), lambda *a: None, said.append)
+
+    return run, said
+
+
+def test_a_release_whose_every_process_failed_in_the_rounds_is_not_searched_for(monkeypatch):
+    """Its probe ran, so a probe process would not find it failing: the old one line, no search."""
+    run, said = _flow_with(monkeypatch, {"0.6.0": "rounds failed"})
+    with pytest.raises(JaxmlpError, match=r"0.6.0 \(every process failed \(the last: it crashed\)\): no bisection"):
+        run()
+    assert not [s for s in said if "Searching" in s or "probe of" in s]
+
+
+def test_a_failure_at_the_probe_is_searched_for_and_said_once_it_starts(monkeypatch):
+    fails = "failed at its probe: the worker failed: gone"
+    run, said = _flow_with(monkeypatch, {"0.6.0": fails})
+    result = run()  # the probe of 0.5.3 (the midpoint) ran: 0.6.0 is the first that fails, no search needed
+    assert (result.status, result.first, result.after) == ("fails", "0.6.0", "0.5.3")
+    assert not [s for s in said if "Searching" in s]
+    run, said = _flow_with(monkeypatch, {"0.5.1": fails})
+    with pytest.raises(JaxmlpError, match="a failure is bisected from a GOOD release that runs"):
+        run()  # the good end fails: no search either
+    assert not [s for s in said if "Searching" in s]
+    four = ("0.5.1", "0.5.3", "0.6.0", "0.6.2")
+    run, said = _flow_with(monkeypatch, {"0.6.2": fails}, probed_status=fails, releases=four)
+    assert run().first == "0.6.0" and said[-2:] == [
+        "Searching for the first release that fails, a probe process each",
+        f"probe of 0.6.0: {fails}",
+    ]
+
+
+def test_a_release_that_refuses_the_flag_is_one_line_not_a_failure(monkeypatch):
+    refused = "flag unknown in 0.6.0 (--xla_nonsense)"
+    run, said = _flow_with(monkeypatch, {"0.6.0": refused})
+    with pytest.raises(JaxmlpError, match=r"not measured: 0.6.0 \(flag unknown in 0.6.0"):
+        run()  # not a KeyError for the cell that has no processes
+    fails = "failed at its probe: the worker failed: gone"
+    four = ("0.5.1", "0.5.3", "0.6.0", "0.6.2")  # the first probe: 0.5.1, 0.5.3, 0.6.2; the search: 0.6.0
+    run, said = _flow_with(monkeypatch, {"0.6.2": fails}, probed_status=refused, releases=four)
+    with pytest.raises(JaxmlpError, match=r"not measured: 0.6.0 \(flag unknown in 0.6.0"):
+        run()  # the search's probe of one release refuses it: not counted as a failure

@@ -184,16 +184,18 @@ def test_diverging_run_is_reported_not_scored(capsys, tmp_path):
     assert records[-1]["diverged"] is True and records[-1]["train_accuracy"] is None
 
 
-def test_one_epoch_on_synthetic_data_end_to_end(tmp_path):
+def test_one_epoch_on_synthetic_data_end_to_end_its_workers_spawned_without_the_fork_warning(tmp_path):
+    """The tutorial's DataLoader in a real process, its 2 workers spawned (Python's fork warning never shown)."""
     out = tmp_path / "run.json"
-    result = run_cli("train", "--dataset", "synthetic", "--epochs", "1", "--json", str(out))
+    result = run_cli("train", "--dataset", "synthetic", "--epochs", "1", "--workers", "2", "--json", str(out))
     assert result.returncode == 0, result.stderr
+    assert "os.fork() was called" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
     assert "synthetic (generated; SYNTHETIC data, not MNIST)" in lines[0]
     assert lines[2].startswith("Epoch 0 in ") and lines[2].endswith(" sec")
     assert lines[3].startswith("Training set accuracy 0.9") and lines[4].startswith("Test set accuracy 0.9")
     assert "[SYNTHETIC data, not MNIST]" in lines[5]
-    assert "; 1 epoch, batch 128" in lines[0] and ", 0 workers," in lines[0]  # one epoch in the singular
+    assert "; 1 epoch, batch 128" in lines[0] and ", 2 workers," in lines[0]  # one epoch in the singular
     assert sum("compile" in line.lower() for line in lines) == 1  # the compile time said once, at the start
     assert " after 1 epoch;" in lines[5] and lines[6] == f"Wrote 1 epoch record to {out}"
     assert "Traceback" not in result.stderr and "\r" not in result.stderr  # no progress bar in logs
@@ -214,13 +216,6 @@ def test_one_epoch_of_the_torch_pipeline_prints_the_same_lines(capsys):
     assert [line.split(" in ")[0] for line in lines[2:8:3]] == ["Epoch 0", "Epoch 1"]
     assert lines[3].startswith("Training set accuracy 0.") and lines[4].startswith("Test set accuracy 0.")
     assert lines[-1].startswith("Summary: train accuracy ") and lines[-1].endswith("[SYNTHETIC data, not MNIST]")
-
-
-def test_workers_are_spawned_without_the_fork_warning():
-    result = run_cli("train", "--dataset", "synthetic", "--epochs", "1", "--workers", "2")
-    assert result.returncode == 0, result.stderr
-    assert "2 workers" in result.stdout and "Test set accuracy" in result.stdout
-    assert "os.fork() was called" not in result.stderr, result.stderr
 
 
 def test_errors_have_no_traceback_in_a_real_process(tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jaxmlp import registry
-from jaxmlp.results.compare import rounds_for_alpha, rounds_for_effect, spread
+from jaxmlp.results.tables.compare import rounds_for_alpha, rounds_for_effect, spread
 from jaxmlp.stats import compare
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import made_releases
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
@@ -16,11 +17,11 @@ from jaxmlp.measure import workers
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
-from jaxmlp.report.release_sections import KNOWN_REGRESSIONS
+from jaxmlp.report.corpus_sections import KNOWN_REGRESSIONS
 from jaxmlp.report.sections import build_sections
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
 RELEASES = ("0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35")
@@ -152,13 +153,7 @@ def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys, monkeypat
     interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case."""
     monkeypatch.chdir(MANIFEST.parent.parent.parent.parent)  # the repository: its cells record the case's file in it
     root = tmp_path / "envs"
-    for version in ("0.4.30", "0.4.31", "0.4.33"):
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        python = env / "bin" / "python"  # this interpreter, its own environment kept (a link would lose it)
-        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-        python.chmod(0o755)
-        (env / envs.COMPLETE).write_text("1.0\n")
+    made_releases(root, "0.4.30", "0.4.31", "0.4.33")
     argv = ["sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "--processes", "2", "--calls", "3"]
     argv += ["--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
     assert main([*argv, "--envs", str(root), "--out", str(tmp_path / "out")]) == 0
@@ -187,9 +182,9 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
     explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
     from jaxmlp import changepoints
-    from jaxmlp.results.corpus import Findings
+    from jaxmlp.results.releases.corpus import Findings
+    from jaxmlp.results.releases.tables import TimelineColumn
     from jaxmlp.results.schema.explain import ExplainDocument
-    from jaxmlp.results.sweep_tables import TimelineColumn
 
     rng = np.random.default_rng(0)
     samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
@@ -208,7 +203,7 @@ def _case(**expect):
 
 
 def test_a_program_change_explains_a_case_whose_cause_is_the_program():
-    from jaxmlp.results.corpus import score
+    from jaxmlp.results.releases.corpus import score
 
     step = [1.0, 1.0, 1.0, 1.3, 1.3]
     right = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False))
@@ -220,7 +215,7 @@ def test_a_program_change_explains_a_case_whose_cause_is_the_program():
 
 
 def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
-    from jaxmlp.results.corpus import score
+    from jaxmlp.results.releases.corpus import score
 
     missed = score(_case(cause="unknown", flag=""), _findings([1.0, 1.0, 1.3, 1.3, 1.3]))
     assert missed.found is False and missed.why[0].startswith("expected 0.4.34 slower; flagged 0.4.33 slower than")
@@ -235,8 +230,8 @@ def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
 
 def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_explains_nothing():
     from jaxmlp import changepoints
-    from jaxmlp.results.corpus import Findings, score
-    from jaxmlp.results.sweep_tables import TimelineColumn
+    from jaxmlp.results.releases.corpus import Findings, score
+    from jaxmlp.results.releases.tables import TimelineColumn
 
     control = replace(_case(), kind="control", expect=replace(_case().expect, direction="none", release=None))
     nothing = score(control, Findings(()))
@@ -247,3 +242,76 @@ def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_ex
     column = TimelineColumn("step", flag, labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
     unmeasured = score(_case(cause="flag", flag=flag), replace(step, columns=(*step.columns, column)))
     assert unmeasured.found and unmeasured.explained is None and "not measured at 0.4.34" in unmeasured.why[-1]
+
+
+def _stopped_corpus(tmp_path, monkeypatch, capsys, at):
+    """`jaxmlp sweep corpus` over two cases, each case scored at once (nothing measured), a stop raised where ``at``
+    says: ("case", n) as case n starts, ("disk", 0) as the environments are walked, ("summary", 0) once the
+    scorecard is written. Returns its exit status, its last line and its folder."""
+    from jaxmlp.cli.sweep import corpus
+    from jaxmlp.errors import Interrupted
+    from jaxmlp.results.releases.corpus import findings_of, score
+
+    def case(case, number, total, args, folder):
+        (folder / case.name).mkdir()
+        if at == ("case", number):
+            raise Interrupted()
+        return score(case, findings_of(folder / case.name), [], 0.0)
+
+    def stop(*args, **kwargs):
+        raise Interrupted()
+
+    monkeypatch.setattr(corpus, "_case", case)
+    monkeypatch.setattr(corpus, "_disk", stop if at[0] == "disk" else lambda *a: {"envs": 0})
+    if at[0] == "summary":
+        monkeypatch.setattr(corpus, "corpus_summary", stop)
+    fake_releases(tmp_path / "envs", monkeypatch)
+    argv = ["sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "fixture-step"]
+    code = main([*argv, "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")])
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    return code, line, tmp_path / "out"
+
+
+def test_a_corpus_stopped_as_its_environments_are_walked_keeps_its_whole_scorecard(tmp_path, monkeypatch, capsys):
+    """Every case ended: the scorecard is whole (not partial), written without the disk the stop cut short."""
+    code, line, out = _stopped_corpus(tmp_path, monkeypatch, capsys, ("disk", 0))
+    (folder,) = out.iterdir()
+    card = folder / "scorecard.json"
+    assert code == 130 and line == f"jaxmlp sweep corpus: stopped by SIGINT; kept 2 of 2 cases in {card}", line
+    doc = parse(json.loads(card.read_text()))
+    assert len(doc.scores) == 2 and "partial" not in doc.metadata and doc.disk == {}
+    assert main(["summary", str(card)]) == 0 and "Corpus: 2 case(s)" in capsys.readouterr().out
+
+
+def test_a_corpus_stopped_after_its_scorecard_was_written_says_where_it_is(tmp_path, monkeypatch, capsys):
+    code, line, out = _stopped_corpus(tmp_path, monkeypatch, capsys, ("summary", 0))
+    (folder,) = out.iterdir()
+    assert code == 130 and line == f"jaxmlp sweep corpus: stopped by SIGINT; wrote {folder / 'scorecard.json'}"
+    assert len(parse(json.loads((folder / "scorecard.json").read_text())).scores) == 2
+
+
+def test_a_corpus_stopped_before_any_case_ended_has_no_scorecard_and_leaves_no_empty_folder(
+    tmp_path, monkeypatch, capsys
+):
+    code, line, out = _stopped_corpus(tmp_path, monkeypatch, capsys, ("case", 1))
+    assert code == 130 and "stopped by SIGINT; no case ended, so there is no scorecard; the rest: `jaxmlp" in line
+    assert not list(out.iterdir())  # the stopped case's folder was empty, and so the corpus's
+    code, line, out = _stopped_corpus(tmp_path / "second", monkeypatch, capsys, ("case", 2))
+    (folder,) = out.iterdir()
+    assert "kept 1 of 2 cases in" in line  # the manifest's order: fixture-step, then the stopped fixture-control
+    assert sorted(p.name for p in folder.iterdir()) == ["fixture-step", "scorecard.json"]
+
+
+def test_a_bisection_that_met_a_failure_in_a_slowdown_case_says_so_and_explains_nothing():
+    from jaxmlp.measure.bisection import RUNS, Bisection
+    from jaxmlp.results.releases.corpus import score
+    from jaxmlp.results.schema.bisect import BisectDocument
+
+    failed = "failed at its probe: the worker failed: gone"
+    result = Bisection(RELEASES, "fails", None, (), "", "0.4.34", "0.4.33", None, failed, {"0.4.33": RUNS})
+    findings = replace(_findings([1.0] * 5), bisection=BisectDocument({}, {}, result, "", 1.0))  # no change seen
+    case = replace(_case(cause="program", flag=""), bisect=("0.4.30", "0.4.35"))
+    scored = score(case, findings)
+    assert scored.bisected == "0.4.34 (fails)" and scored.bisect_found is False
+    assert "the bisection answered 0.4.34 (fails)" in scored.why
+    assert scored.why[-1] == "no explanation filed: nothing found to explain"  # its ends are no change's

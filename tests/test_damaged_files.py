@@ -13,7 +13,7 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import EXIT_ERROR, JaxmlpError
-from jaxmlp.results.reading import read_document, scan
+from jaxmlp.results.store.reading import read_document, scan
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WRONG = (None, "x", [1], {})
@@ -115,7 +115,7 @@ def test_the_line_names_the_file_and_the_field(kind, path, value, said, tmp_path
 def test_a_kept_ceilings_file_without_its_flop_rate_is_named_and_measured_again(tmp_path, capsys):
     from jaxmlp.cli.roofline import kept_ceilings
     from jaxmlp.results.schema.roofline import CeilingsDocument, environment_of
-    from jaxmlp.results.store import ResultsStore
+    from jaxmlp.results.store.writing import ResultsStore
 
     meta = {"host": "h", "cpu_model": "c", "cpu_affinity": 2, "jax": "0.10.2", "backend": "cpu"}
     rates = {"flops_per_second": 1e11, "best_shape": "1024x1024x1024", "bytes_per_second": 1e10}

@@ -14,8 +14,8 @@ import pytest
 from jaxmlp.cli import main
 from jaxmlp.results.findings import findings
 from jaxmlp.results.findings.select import machine
-from jaxmlp.results.frames import load
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.units import duration, percent, size
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -126,7 +126,7 @@ OPERATIONS = "Where the accelerator's time goes, by operation"
 
 def test_an_accelerator_runs_operation_tables_answer_with_each_pipelines_top_operations(tmp_path, capsys):
     from jaxmlp.report.sections import CPU_ACCELERATOR, build_sections
-    from jaxmlp.results.traces import OPERATION_COLUMNS
+    from jaxmlp.results.tables.traces import OPERATION_COLUMNS
 
     folder = tmp_path / "reports"
     shutil.copytree(OPS, folder)
@@ -161,7 +161,7 @@ def test_an_accelerator_runs_operation_tables_answer_with_each_pipelines_top_ope
 
 
 def test_an_operation_table_that_cannot_be_read_is_named_and_a_cpu_run_never_looked_for(tmp_path):
-    from jaxmlp.results.layout import run_folder
+    from jaxmlp.results.store.layout import run_folder
 
     folder = tmp_path / "reports"
     shutil.copytree(OPS, folder)
@@ -189,7 +189,7 @@ def cpu_trace(tmp_path_factory):
     from jaxmlp.measure.profiling import capture
     from jaxmlp.pipelines import data
     from jaxmlp.pipelines.epochs import make_epoch
-    from jaxmlp.results.store import new_trace_run
+    from jaxmlp.results.store.writing import new_trace_run
 
     logdir = tmp_path_factory.mktemp("traces")
     split = data.SyntheticMNIST(train=True, size=512, transform=data.FlattenAndCast())
@@ -202,8 +202,8 @@ def test_a_runs_traces_are_computed_into_tables_once_kept_beside_it_and_a_bad_on
     """`jaxmlp summary` over a run whose folder holds its traces (`traces/<pipeline>/`) computes each trace's
     operation table where the traces are read, keeps it as ops-<pipeline>.csv, reuses it after, and computes again
     one that cannot be read; without xprof it says so in one line."""
-    from jaxmlp.results import traces
-    from jaxmlp.results.traces import op_tables
+    from jaxmlp.results.tables import traces
+    from jaxmlp.results.tables.traces import op_tables
 
     folder = tmp_path / "reports"
     shutil.copytree(OPS, folder)
@@ -291,7 +291,7 @@ def test_a_one_epoch_training_run_has_no_epoch_after_the_first(tmp_path):
 
 
 def test_a_step_whose_release_ignored_its_flag_says_so():
-    from jaxmlp.results.sweep_cells import cells_table
+    from jaxmlp.results.releases.cells import cells_table
 
     sweep = FIXTURES / "runs" / "jaxlib-20261203T055619"  # 0.8.3 ignores --xla_cpu_use_thunk_runtime=false
     results = load(ResultsStore(sweep))

@@ -13,13 +13,13 @@ from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.report.explain import explain_text
-from jaxmlp.results import roofline, sweep_cells
-from jaxmlp.results.explain import explanation, op_times, operation_changes
-from jaxmlp.results.explain_files import explain
+from jaxmlp.results.releases.cells import cells_table, flags_table, ignored_cells
+from jaxmlp.results.releases.explain import explanation, op_times, operation_changes
+from jaxmlp.results.releases.explain_files import explain
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.explain import SAME_HLO, ExplainDocument
 from jaxmlp.results.schema.sweep import Cell, CellsDocument
-from jaxmlp.results.tables import RUN_PEAK, compare_memory
+from jaxmlp.results.tables import RUN_PEAK, compare_memory, roofline
 
 TINY = Measuring(dataset="synthetic", limit=256, epochs=2, calls=3)
 
@@ -111,13 +111,13 @@ def test_the_flags_table_says_which_release_takes_which_flag():
             Cell("0.10.2", "--xla_new=1", "ok", "f"),
         )
     )
-    table = sweep_cells.flags_table(cells)
+    table = flags_table(cells)
     assert list(table.columns) == ["xla_flags", "0.4.31", "0.10.2"]
     assert table.iloc[0].tolist()[:2] == ["--xla_a=1", "accepted"] and table.iloc[0, 2].startswith("ignored")
     assert table.iloc[1].tolist() == ["--xla_new=1", "flag unknown in 0.4.31", "accepted"]
-    assert sweep_cells.flags_table(CellsDocument((Cell("0.4.31", "", "ok", "f"),))).empty
-    assert sweep_cells.ignored_cells(cells) == {("0.10.2", "--xla_a=1")}  # measured, as if without it
-    assert sweep_cells.cells_table(cells)["status"].tolist() == [
+    assert flags_table(CellsDocument((Cell("0.4.31", "", "ok", "f"),))).empty
+    assert ignored_cells(cells) == {("0.10.2", "--xla_a=1")}  # measured, as if without it
+    assert cells_table(cells)["status"].tolist() == [
         "flag unknown in 0.4.31 (Unknown flags in XLA_FLAGS: --xla_new=1)",
         "measured, its XLA flags ignored",
     ]
@@ -125,7 +125,7 @@ def test_the_flags_table_says_which_release_takes_which_flag():
 
 def test_the_programs_quantities_read_in_words():
     from jaxmlp.report.explain import changes_table
-    from jaxmlp.results.explain import QUANTITIES
+    from jaxmlp.results.releases.explain import QUANTITIES
     from jaxmlp.results.schema.explain import Change
 
     facts = {q: 1.0 for q in QUANTITIES}

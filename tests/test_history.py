@@ -13,8 +13,8 @@ from jaxmlp.report.display import readable
 from jaxmlp.report.sections import HISTORY, build_sections
 from jaxmlp.results import history
 from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import load
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUNS = Path(__file__).resolve().parent / "fixtures" / "history"  # three real CPU runs of one machine, copied

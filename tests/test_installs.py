@@ -82,11 +82,12 @@ def test_the_tpu_hosts_missing_packages_are_those_jaxmlp_requires_and_each_says_
 def test_without_ruptures_the_history_says_no_change_was_searched_for(monkeypatch):
     """The change points across runs need ruptures: without it the answer says so, and nothing fails."""
     from jaxmlp import changepoints
+    from jaxmlp.results import history
     from jaxmlp.results.findings.runs import changes_across_runs
-    from jaxmlp.results.frames import load
-    from jaxmlp.results.store import ResultsStore
+    from jaxmlp.results.store.frames import load
+    from jaxmlp.results.store.writing import ResultsStore
 
     monkeypatch.setattr(changepoints, "unavailable", lambda: changepoints.MISSING)
-    found = changes_across_runs(load(ResultsStore(ROOT / "tests" / "fixtures" / "history")))
+    found = changes_across_runs(history.of(load(ResultsStore(ROOT / "tests" / "fixtures" / "history"))))
     assert found and all(f.answer.startswith("No change searched for over ") for f in found)
     assert found[0].answer.endswith(f": {changepoints.MISSING}.") and not found[0].tables

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import made_releases
 
-from jaxmlp.measure.sweep import envs
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
@@ -346,20 +346,6 @@ def sweep_options(tmp_path: Path) -> list[str]:
     return ["--workload", f"{path}:make", "--calls", "2", "--processes", "2", "--out", str(tmp_path / "out")]
 
 
-def made_releases(tmp_path: Path, *versions: str) -> dict[str, str]:
-    """Release environments as jaxmlp finds them made (its marker written), each running this interpreter: the
-    commands that measure releases run offline, their processes real."""
-    root = tmp_path / "envs"
-    for version in versions:
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        python = envs.python_of(env)
-        python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
-        python.chmod(0o755)
-        (env / envs.COMPLETE).write_text("1")
-    return {"JAXMLP_ENVS": str(root)}
-
-
 SWEEP_WORKER = "jaxmlp.measure.sweep.worker"
 
 
@@ -375,7 +361,7 @@ def test_sweep_run_stopped_while_its_probes_start(tmp_path):
 
 
 def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
-    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    env = made_releases(tmp_path / "envs", "0.4.30", "0.4.31", "0.4.33")
     stopped = stop(
         ["sweep", "timeline", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33", *sweep_options(tmp_path)],
         lambda pid, output: "1/6 processes" in output,
@@ -388,7 +374,7 @@ def test_sweep_timeline_stopped_mid_round_keeps_its_samples(tmp_path):
 
 
 def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
-    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    env = made_releases(tmp_path / "envs", "0.4.30", "0.4.31", "0.4.33")
     stopped = stop(
         ["sweep", "bisect", "0.4.30", "0.4.33", "--versions", "0.4.30", "0.4.31", "0.4.33", *sweep_options(tmp_path)],
         has_child(SWEEP_WORKER),
@@ -397,6 +383,29 @@ def test_sweep_bisect_stopped_while_its_probe_runs(tmp_path):
         env,
     )
     one_line(stopped, "sweep bisect", signal.SIGINT)
+
+
+@pytest.mark.xdist_group("processes")
+def test_sweep_bisect_stopped_in_its_search_for_the_first_release_that_fails_keeps_its_probes(tmp_path):
+    """The workload fails from 0.6.0 on: the first probe meets it at 0.6.2, the search runs 0.5.3, then is stopped."""
+    failing = {"0.6.0": "tree_map", "0.6.2": "tree_map", "0.7.0": "tree_map", "0.7.1": "tree_map", "0.7.2": "tree_map"}
+    env = made_releases(tmp_path / "envs", "0.5.1", "0.5.3", removed=failing)
+    workload = f"{ROOT / 'tests' / 'workloads' / 'removed_api.py'}:make"
+    releases = ["0.5.1", "0.5.3", *failing]
+    stopped = stop(
+        ["sweep", "bisect", "0.5.1", "0.7.2", "--versions", *releases, "--workload", workload, "--calls", "2"]
+        + ["--processes", "2", "--out", str(tmp_path / "out")],
+        lambda pid, output: "probe of 0.5.3: runs" in output,  # the search's first probe ended
+        signal.SIGINT,
+        tmp_path,
+        env,
+    )
+    line = one_line(stopped, "sweep bisect", signal.SIGINT)
+    assert "Searching for the first release that fails" in stopped.out
+    (folder,) = (tmp_path / "out").iterdir()
+    assert line.endswith(f"the finished probes stay in {folder} (checked for the failure so far: 0.5.3 runs)"), line
+    assert "nothing was written" not in stopped.err and "The finished probes" not in stopped.err
+    assert [p.name for p in folder.iterdir()] == ["probe-1"]  # no bisect.json: no answer yet
 
 
 TINY_CORPUS = """
@@ -419,7 +428,7 @@ direction = "none"
 
 
 def test_sweep_corpus_stopped_in_its_second_case_keeps_the_scorecard_of_the_first(tmp_path):
-    env = made_releases(tmp_path, "0.4.30", "0.4.31", "0.4.33")
+    env = made_releases(tmp_path / "envs", "0.4.30", "0.4.31", "0.4.33")
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "tiny_workload.py").write_text(WORKLOAD)
     manifest = tmp_path / "corpus.toml"

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import SHARDED_TRAIN
 
 from jaxmlp.measure import scaling
 
@@ -56,10 +57,11 @@ def rank_pids(launcher: int) -> dict[int, int]:
     return ranks
 
 
-def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path):
+def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path, trained_alone):
+    """Two ranks train as one process on one device did (`trained_alone`: its first epoch)."""
     out = tmp_path / "out"
     out.mkdir()
-    done = mpirun([*TRAIN, "--pipeline", "sharded", "--epochs", "1", "--json", str(out)])
+    done = mpirun(["-m", "jaxmlp", *SHARDED_TRAIN, "--epochs", "1", "--json", str(out)])
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("Epoch 0 in") == 1 and done.stdout.count("Wrote 1 epoch record ") == 1  # rank 0 speaks
     (written,) = out.iterdir()  # once, by rank 0
@@ -73,19 +75,11 @@ def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path):
         "process_ids": [0, 1],
         "global_device_count": 2,
     }
-    alone = tmp_path / "alone.json"
-    one = subprocess.run(
-        [sys.executable, *TRAIN, "--pipeline", "scan", "--epochs", "1", "--json", str(alone)],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=scaling.worker_environment(1, "cpu"),
-    )
-    assert one.returncode == 0, one.stderr
-    for a, b in zip(json.loads(alone.read_text())["records"], two, strict=True):
+    alone, stdout = trained_alone
+    for a, b in zip(alone[:1], two, strict=True):
         assert b["train_loss"] == pytest.approx(a["train_loss"], rel=FEW_STEPS)
         assert b["test_loss"] == pytest.approx(a["test_loss"], rel=FEW_STEPS)
-    assert one.stdout and json.loads(alone.read_text())["records"][0]["launcher"] == "none"
+    assert stdout and alone[0]["launcher"] == "none"
 
 
 def test_a_pipeline_that_would_train_copies_is_one_line_each(tmp_path):
@@ -169,7 +163,7 @@ def test_the_benchmarks_refuse_to_run_as_ranks():
     assert said and all("pytest-benchmark cannot join ranks" in line and "jaxmlp scaling" in line for line in said)
 
 
-# --- a timeline or corpus shared by the ranks (`jaxmlp.results.sweep_ranks`) --------------------------------------
+# --- a timeline or corpus shared by the ranks (`jaxmlp.results.releases.ranks`) --------------------------------------
 
 MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
 RELEASES = ("0.4.30", "0.4.31", "0.4.33")

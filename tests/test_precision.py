@@ -1,6 +1,6 @@
 """The precision axis: the mixed-precision (bf16) step is the f32 step's math with bfloat16 products, every pipeline
-computes the same bf16 epoch, its accuracy after the tutorial's 8 epochs is f32's within 0.3 point on real MNIST,
-and a precision a backend lacks is one line."""
+computes the same bf16 epoch, its accuracy after the tutorial's 8 epochs is f32's within 0.3 point on real MNIST
+(its first 15,000 training images), and a precision a backend lacks is one line."""
 
 import jax
 import jax.numpy as jnp
@@ -94,14 +94,20 @@ def test_every_pipeline_computes_the_bf16_scan_epoch(pipeline, params, bf16_scan
     assert max_relative_difference(got, expected) < BF16_TOLERANCE
 
 
+TRAINED_ON = 15_000
+"""Training images of the accuracy test: a quarter of MNIST's, 8 epochs in each precision in a quarter of the time."""
+
+
 def test_bf16_accuracy_after_8_epochs_is_f32s_within_0_3_point(mnist_dir):
-    """The tutorial's 8 epochs on real MNIST with the scan pipeline (about a second an epoch), in each precision."""
-    datasets = data.load_datasets("mnist", str(mnist_dir))
+    """The tutorial's 8 epochs on real MNIST's first `TRAINED_ON` training images with the scan pipeline, in each
+    precision, scored on the whole test split (10,000 images: a point is 100 of them)."""
+    datasets = data.load_datasets("mnist", str(mnist_dir), limit=TRAINED_ON)
     accuracy = {}
     for precision in ("f32", "bf16"):
-        result = train(TrainConfig(pipeline="scan", precision=precision, backend="cpu"), datasets)
+        config = TrainConfig(pipeline="scan", precision=precision, backend="cpu", limit=TRAINED_ON)
+        result = train(config, datasets)
         assert result.metadata["precision"] == precision
         accuracy[precision] = result.records[-1].test_accuracy
-    print(f"test accuracy after 8 epochs: {accuracy}")
-    assert accuracy["f32"] > 0.95  # the tutorial reaches about 0.966
+    print(f"test accuracy after 8 epochs on {TRAINED_ON} images: {accuracy}")
+    assert accuracy["f32"] > 0.92  # 0.933 on these images (the tutorial's 60,000 reach about 0.966)
     assert abs(accuracy["bf16"] - accuracy["f32"]) <= 0.003, accuracy

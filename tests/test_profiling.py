@@ -21,8 +21,8 @@ from jaxmlp.measure.profiling import capture
 from jaxmlp.pipelines import data
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.registry import PIPELINE_BACKENDS, PROFILED_PIPELINES
-from jaxmlp.results.store import ResultsStore, new_trace_run
-from jaxmlp.results.traces import capture_summary, step_breakdown, trace_events
+from jaxmlp.results.store.writing import ResultsStore, new_trace_run
+from jaxmlp.results.tables.traces import capture_summary, step_breakdown, trace_events
 
 PIPELINES = [p for p in PROFILED_PIPELINES if p not in PIPELINE_BACKENDS]  # pallas: a TPU's (its profile there)
 
@@ -215,7 +215,7 @@ def test_a_device_trace_names_its_operations_short_with_the_profilers_category()
     top operations name it ``run.1`` with that category, a fusion by its name and its derived kind."""
     from test_hlo import KERNEL
 
-    from jaxmlp.results.traces import top_ops
+    from jaxmlp.results.tables.traces import top_ops
 
     rows = [("/device:TPU:0", "XLA Ops", KERNEL, 0, 7_000, None, "custom-call")] * 3
     rows += [("/device:TPU:0", "XLA Ops", "fusion.3", 10_000, 10, None, None)]

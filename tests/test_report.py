@@ -8,10 +8,11 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.report.sections import build_sections, cpu_vs_accelerator_note
-from jaxmlp.results.frames import load
-from jaxmlp.results.index import INDEX_NAME
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.report.run_sections import cpu_vs_accelerator_note
+from jaxmlp.report.sections import build_sections
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.index import INDEX_NAME
+from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.results.tables import cpu_vs_accelerator, floor_vs_fastest, floors, goals, pipeline_ladder, training_table
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,15 +14,15 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix
-from jaxmlp.results import layout
-from jaxmlp.results.machines import MACHINE
-from jaxmlp.results.reading import read_document
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bench import BenchmarkDocument, Stats
 from jaxmlp.results.schema.common import CURRENT
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.store import ResultsStore, new_dir, numbered, unique_path, write_json_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.machines import MACHINE
+from jaxmlp.results.store.reading import read_document
+from jaxmlp.results.store.writing import ResultsStore, new_dir, numbered, unique_path, write_json_new
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,5 +1,5 @@
-"""A results folder's index (`jaxmlp.results.index`): a folder read again parses only what changed, two commands may
-update it at once, a damaged index is set aside in one line and rebuilt, a deleted one rebuilt, a folder that cannot
+"""A results folder's index (`jaxmlp.results.store.index`): a folder read again parses only what changed, two commands
+may update it at once, a damaged index is set aside in one line and rebuilt, a deleted one rebuilt, a folder that cannot
 be written still read; the runs it summarises give the history the files give."""
 
 import json
@@ -15,9 +15,10 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.report import summaries
-from jaxmlp.results import history, index, reading
-from jaxmlp.results.frames import load, results, sweep_rows
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results import history
+from jaxmlp.results.store import index, reading
+from jaxmlp.results.store.frames import load, results, sweep_rows
+from jaxmlp.results.store.writing import ResultsStore
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "bench" / "make_scale_folder.py"
@@ -159,7 +160,7 @@ def test_a_folder_that_cannot_be_written_is_read_with_its_index_in_the_user_s_ca
 WRITER = """
 import sys, time
 from pathlib import Path
-from jaxmlp.results import index
+from jaxmlp.results.store import index
 folder, start = Path(sys.argv[1]), Path(sys.argv[2])
 while not start.exists():
     time.sleep(0.001)

@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jaxmlp.results import layout
-from jaxmlp.results.frames import load
-from jaxmlp.results.reading import read_document
 from jaxmlp.results.schema.bench import BenchmarkDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.reading import read_document
+from jaxmlp.results.store.writing import ResultsStore
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "bench" / "make_scale_folder.py"

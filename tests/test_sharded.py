@@ -13,20 +13,24 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import SHARDED_TRAIN
 
 from jaxmlp import registry
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.cli import main
+from jaxmlp.errors import EXIT_ERROR, JaxmlpError
 from jaxmlp.measure import scaling
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.pipelines.sharded_epoch import check_divides
-from jaxmlp.results import tables, traces
-from jaxmlp.results.frames import benchmark_rows
-from jaxmlp.results.reading import read_benchmarks
+from jaxmlp.results import tables
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT, SCALING
 from jaxmlp.results.schema.scaling import document, rows_of
+from jaxmlp.results.store.frames import benchmark_rows
+from jaxmlp.results.store.reading import read_benchmarks
+from jaxmlp.results.tables import traces
 
-pytestmark = pytest.mark.xdist_group("processes")  # processes of their own, timed: one after another
+JOINED = pytest.mark.xdist_group("processes")
+"""Processes joined into one run (ports, a timed stop): one after another, with tests/test_mpi.py's."""
 FEW_STEPS = 1e-5  # float32: the all-reduce sums the gradient in another order than one device does
 
 
@@ -128,43 +132,23 @@ def test_a_batch_that_does_not_split_over_the_devices_is_one_line():
         (["--pipeline", "sharded", "--processes", "0"], "--processes must be at least 1, got 0"),
     ],
 )
-def test_impossible_process_counts(args, said):
-    done = run(["-m", "jaxmlp", "train", "--dataset", "synthetic", *args])
-    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
+def test_impossible_process_counts(args, said, capsys):
+    """Refused before any work: in this process (`main`, as the command runs it)."""
+    assert main(["train", "--dataset", "synthetic", *args]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
 
 
-def train_records(tmp_path, processes):
-    out = tmp_path / f"train-{processes}.json"
-    done = run(
-        [
-            "-m",
-            "jaxmlp",
-            "train",
-            "--pipeline",
-            "sharded",
-            "--processes",
-            str(processes),
-            "--dataset",
-            "synthetic",
-            "--limit",
-            "4096",
-            "--epochs",
-            "2",
-            "--backend",
-            "cpu",
-            "--json",
-            str(out),
-        ]
-    )
+@JOINED
+def test_two_processes_joined_by_jax_distributed_train_like_one(tmp_path, trained_alone):
+    """Two processes joined by our launcher train as `trained_alone`, one process, did."""
+    one, _ = trained_alone
+    out = tmp_path / "train-2.json"
+    done = run(["-m", "jaxmlp", *SHARDED_TRAIN, "--processes", "2", "--epochs", "2", "--json", str(out)])
     assert done.returncode == 0, done.stderr
-    return json.loads(out.read_text())["records"], done.stdout
-
-
-def test_two_processes_joined_by_jax_distributed_train_like_one(tmp_path):
-    one, _ = train_records(tmp_path, 1)
-    two, stdout = train_records(tmp_path, 2)
+    two, stdout = json.loads(out.read_text())["records"], done.stdout
     assert stdout.count("Epoch 0 in") == 1 and "first 4096 training images" in stdout  # rank 0 speaks
-    assert list(tmp_path.iterdir()) and len(list(tmp_path.glob("train-2*.json"))) == 1  # rank 0 wrote it
+    assert [p.name for p in tmp_path.iterdir()] == ["train-2.json"]  # rank 0 wrote it, once
     assert (two[0]["config_processes"], one[0]["config_processes"]) == (2, 1)
     for a, b in zip(one, two, strict=True):  # 64 steps: the reduction order changes the params by ~1e-7
         assert b["train_loss"] == pytest.approx(a["train_loss"], rel=FEW_STEPS)
@@ -183,6 +167,7 @@ def process_id(pid):
     return int(env.get(b"JAXMLP_PROCESS_ID", b"-1"))
 
 
+@JOINED
 def test_a_process_that_dies_stops_the_others(tmp_path):
     launcher = subprocess.Popen(
         [
@@ -340,6 +325,7 @@ def test_default_device_counts():
     assert scaling.worker_environment(1, "tpu", {"A": "b"}) == {"A": "b"}  # every chip: nothing narrowed
 
 
+@JOINED
 def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_shows(tmp_path):
     """A real two-process run (our launcher on 127.0.0.1): N = 1, P = 1 and N = 2 in one and two processes, the
     all-reduce's share from process 0's trace, one file the report shows."""
@@ -392,18 +378,23 @@ def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_sh
     assert "alt='Data-parallel scaling (" in (tmp_path / "report" / "index.html").read_text()
 
 
-def test_scaling_refuses_impossible_settings():
+def test_scaling_refuses_impossible_settings(capsys):
+    """Refused before any worker starts: in this process (`main`, as the command runs it); the TPU's absence is
+    seen by its probe, a child process."""
     for bad in (["--devices", "0"], ["--limit", "0"], ["--epochs", "1"]):
-        done = run(["-m", "jaxmlp", "scaling", *bad])
-        assert done.returncode == 2 and f"{bad[0]} must be at least " in done.stderr, bad
-        assert "Traceback" not in done.stderr
-    done = run(["-m", "jaxmlp", "scaling", "--epochs", "two"])
-    assert done.returncode == 2 and "expected a whole number, got 'two'" in done.stderr
+        assert main(["scaling", *bad]) == EXIT_ERROR, bad
+        err = capsys.readouterr().err
+        assert f"{bad[0]} must be at least " in err and err.count("\n") == 1, bad
+    with pytest.raises(SystemExit) as exit_:
+        main(["scaling", "--epochs", "two"])
+    assert exit_.value.code == EXIT_ERROR and "expected a whole number, got 'two'" in capsys.readouterr().err
     if shutil.which("nvidia-smi") is None:
-        done = run(["-m", "jaxmlp", "scaling", "--backend", "gpu"])
-        assert done.returncode == 2 and "no NVIDIA GPU is visible" in done.stderr and "use --backend cpu" in done.stderr
-    done = run(["-m", "jaxmlp", "scaling", "--backend", "tpu"])  # no TPU here (a CI machine has none)
-    assert done.returncode == 2 and "JAX sees no TPU" in done.stderr and done.stderr.count("\n") == 1
+        assert main(["scaling", "--backend", "gpu"]) == EXIT_ERROR
+        err = capsys.readouterr().err
+        assert "no NVIDIA GPU is visible" in err and "use --backend cpu" in err
+    assert main(["scaling", "--backend", "tpu"]) == EXIT_ERROR  # no TPU here (a CI machine has none)
+    err = capsys.readouterr().err
+    assert "JAX sees no TPU" in err and err.count("\n") == 1
 
 
 def test_the_profile_of_the_sharded_epoch_shows_its_all_reduce(tmp_path):
@@ -427,7 +418,7 @@ def test_the_profile_of_the_sharded_epoch_shows_its_all_reduce(tmp_path):
         devices=2,
     )
     assert done.returncode == 0, done.stderr
-    from jaxmlp.results.traces import capture_summary
+    from jaxmlp.results.tables.traces import capture_summary
 
     (xplane,) = tmp_path.glob("sharded-*/plugins/profile/*/*.xplane.pb")
     ops = capture_summary(xplane).top_ops

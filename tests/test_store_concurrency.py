@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from jaxmlp.report.write import REPORT_FILES
-from jaxmlp.results import layout
-from jaxmlp.results.index import INDEX_NAME
-from jaxmlp.results.reading import read_document
-from jaxmlp.results.store import document_name
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.index import INDEX_NAME
+from jaxmlp.results.store.reading import read_document
+from jaxmlp.results.store.writing import document_name
 
 pytestmark = pytest.mark.xdist_group("processes")  # processes of their own: one after another
 
@@ -25,7 +25,8 @@ ROOT = Path(__file__).parent.parent
 WRITER = """
 import os, sys, time
 from pathlib import Path
-from jaxmlp.results import layout, store
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore
 
 layout.stamp = lambda when=None: "20260101T000000"
 rename = os.rename
@@ -33,7 +34,7 @@ os.rename = lambda old, new: (time.sleep(0.5), rename(old, new))[1]
 folder, start, who = sys.argv[1:]
 while not Path(start).exists():
     time.sleep(0.001)
-with store.ResultsStore(folder).new_folder(layout.REPORT) as building:
+with ResultsStore(folder).new_folder(layout.REPORT) as building:
     (building.path / "who.txt").write_text(who)
     (building.path / "bulk.txt").write_text(who * 100_000)
 print(building.path)

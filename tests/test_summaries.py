@@ -16,9 +16,9 @@ from jaxmlp.report.display import readable
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.report.text import render, text_table
 from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import load
-from jaxmlp.results.reading import read_benchmarks
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.reading import read_benchmarks
+from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.stats import compare
 
 ROOT = Path(__file__).parent.parent
@@ -286,8 +286,8 @@ def best_floor_file(folder: Path, best: str = "torch") -> Path:
 
 def test_a_bench_file_with_every_library_sets_each_precision_against_its_best_rate(tmp_path, capsys):
     from jaxmlp.results.findings import bench
-    from jaxmlp.results.frames import load
-    from jaxmlp.results.store import ResultsStore
+    from jaxmlp.results.store.frames import load
+    from jaxmlp.results.store.writing import ResultsStore
     from jaxmlp.results.tables import benchmark_runs
 
     path = best_floor_file(tmp_path)

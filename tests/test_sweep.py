@@ -20,14 +20,15 @@ from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix, trials, worker
 from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.registry import version_key
-from jaxmlp.report.sections import MATRIX, build_sections, trials_run
-from jaxmlp.results import sweep_files
-from jaxmlp.results.frames import load
-from jaxmlp.results.reading import read_benchmarks
+from jaxmlp.report.release_sections import trials_run
+from jaxmlp.report.sections import MATRIX, build_sections
+from jaxmlp.results.releases import files
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.sweep import CellsDocument, SweepDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.store import ResultsStore, write_json_new
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.reading import read_benchmarks
+from jaxmlp.results.store.writing import ResultsStore, write_json_new
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = str(ROOT / "bench" / "workloads" / "scan_heavy.py") + ":make"
@@ -124,7 +125,7 @@ def fake_process(jax_version: str, steady: float, seed: int, flags: str = "", va
 
 def test_sweep_documents_keep_one_sample_per_process(tmp_path):
     processes = [fake_process("0.6.2", 1.0, i) for i in range(6)]
-    doc = sweep_files.to_document("0.6.2", processes).to_benchmarks()
+    doc = files.to_document("0.6.2", processes).to_benchmarks()
     steady = next(b for b in doc.benchmarks if b.name == "sweep_steady[batched]")
     assert steady.stats.data == tuple(p.workloads["batched"].steady_seconds for p in processes)
     assert steady.stats.rounds == 6 and steady.stats.median == float(np.median(steady.stats.data))
@@ -164,7 +165,7 @@ def write_sweep(folder: Path, cells: dict[tuple[str, str], float], processes: in
     measured = matrix.Measured(
         matrix.Probed(runners, outcomes, {}, reference), processed, matrix.differences(reference, TOLERANCE)
     )
-    sweep_files.write(ResultsStore(folder.parent), list(runners.values()), measured, final=folder)
+    files.write(ResultsStore(folder.parent), list(runners.values()), measured, final=folder)
 
 
 def test_report_orders_versions_and_flags_the_slow_step(tmp_path):
@@ -268,7 +269,7 @@ def test_a_flag_a_release_does_not_know_is_reported_for_that_cell_not_a_crash():
     cell = probed.outcomes["here [--xla_no_such_flag_in_any_release=1]"]
     assert cell.status.startswith("flag unknown in here (Unknown flag in XLA_FLAGS: --xla_no_such_flag")
     assert said == [f"  here [--xla_no_such_flag_in_any_release=1]: not measured: {cell.status}"]
-    _, unknown = sweep_files.cells(runners, matrix.Measured(probed, {"here": []}, {})).cells
+    _, unknown = files.cells(runners, matrix.Measured(probed, {"here": []}, {})).cells
     assert (unknown.status, unknown.file) == (cell.status, None)  # in cells.json: not measured, no file
 
 
@@ -432,7 +433,7 @@ def test_nox_lists_the_version_matrix():
 
 
 def test_a_trials_p_is_the_side_its_verdict_is_about():
-    from jaxmlp.results.sweep_tables import trials_table
+    from jaxmlp.results.releases.tables import trials_table
     from jaxmlp.stats import compare
 
     base = np.linspace(1.0, 1.1, 14)
@@ -593,8 +594,8 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
 
 
 def test_the_flags_table_says_for_each_value_whether_each_release_accepts_it():
+    from jaxmlp.results.releases.cells import flags_table
     from jaxmlp.results.schema.sweep import Cell
-    from jaxmlp.results.sweep_cells import flags_table
 
     doc = CellsDocument(
         (

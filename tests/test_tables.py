@@ -9,10 +9,10 @@ import pytest
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import tables
-from jaxmlp.results.frames import benchmark_rows, query
-from jaxmlp.results.machines import MACHINE
-from jaxmlp.results.reading import read_benchmarks
 from jaxmlp.results.schema.common import CURRENT
+from jaxmlp.results.store.frames import benchmark_rows, query
+from jaxmlp.results.store.machines import MACHINE
+from jaxmlp.results.store.reading import read_benchmarks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench-cpu.json"
 
@@ -99,7 +99,7 @@ def test_a_bf16_epoch_meets_the_bf16_floor_and_the_bf16_scan(frames):
 
 
 def test_the_best_is_marked_with_those_its_quartiles_overlap():
-    from jaxmlp.results.table_base import mark_best
+    from jaxmlp.results.tables.base import mark_best
 
     medians, q1, q3 = pd.Series([1.5, 1.25, 2.0]), pd.Series([1.35, 1.125, 1.8]), pd.Series([1.65, 1.375, 2.2])
     assert list(mark_best(medians, q1, q3)) == [tables.TIED, tables.BEST, ""]
@@ -295,7 +295,7 @@ def test_each_epoch_against_the_bound_of_what_its_steps_must_do():
     import math
 
     from jaxmlp import registry
-    from jaxmlp.results import roofline
+    from jaxmlp.results.tables import roofline
 
     path = Path(__file__).parent / "fixtures" / "ops" / "bench-20261206T012031-tpu.json"
     runs, _ = benchmark_rows(read_benchmarks(path), str(path))

@@ -20,9 +20,9 @@ from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
 from jaxmlp.report.plots import draw
 from jaxmlp.report.sections import MATRIX, TIMELINE, build_sections
 from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"  # real results, copied
 SWEEP = RUNS / "jaxlib-20261203T055619"  # a committed sweep: 10 fresh processes a cell

@@ -7,14 +7,15 @@ import pandas as pd
 import pytest
 from test_cli import run_cli
 
+from jaxmlp.cli import main
 from jaxmlp.cli.tta import short_line
-from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.errors import EXIT_ERROR, EXIT_FAILED, JaxmlpError
 from jaxmlp.measure.tta import TtaConfig, TtaRun, parts, short_of_target
 from jaxmlp.pipelines import data
 from jaxmlp.results import tables
-from jaxmlp.results.frames import load
 from jaxmlp.results.schema import parse
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 
 def test_parts_cover_the_split_in_order():
@@ -31,12 +32,10 @@ def test_parts_cover_the_split_in_order():
     assert [len(p.data) for p in cut] == [1000] and (cut[0].data == split.data).all()
 
 
-def test_a_tail_shorter_than_a_batch_is_trained_as_the_last_batch(tmp_path):
-    out = run_cli(
-        *("tta", "--dataset", "synthetic", "--limit", "2000", "--eval-every", "5", "--runs", "1"),
-        *("--max-epochs", "1", "--target", "0.01", "--out", str(tmp_path)),
-    )
-    assert out.returncode == 0, out.stderr
+def test_a_tail_shorter_than_a_batch_is_trained_as_the_last_batch(tmp_path, capsys):
+    """In this process (`main`, as the command runs it): what it checks is in the file the run writes."""
+    argv = ["tta", "--dataset", "synthetic", "--limit", "2000", "--eval-every", "5", "--runs", "1"]
+    assert main([*argv, "--max-epochs", "1", "--target", "0.01", "--out", str(tmp_path)]) == 0, capsys.readouterr().err
     run = parse(json.loads(next(tmp_path.glob("tta-*.json")).read_text())).runs[0]
     assert run["reached"] and run["evaluations"][0]["steps"] == 5
 
@@ -59,7 +58,7 @@ def test_bad_settings_are_one_line():
         TtaConfig(runs=0)
 
 
-def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path):
+def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path, capsys):
     out = run_cli(
         "tta",
         "--target",
@@ -98,8 +97,8 @@ def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path):
     table = tables.tta_table(load(ResultsStore(tmp_path)).tta)
     assert list(table["reached"]) == [2, 2] and set(table["precision"]) == {"f32", "bf16"}
     assert "2 of 2 runs reached it" in out.stdout
-    summary = run_cli("summary", str(files[0]))
-    assert summary.returncode == 0 and "scan bf16: 60.0% in" in summary.stdout
+    assert main(["summary", str(files[0])]) == 0  # read in this process: the run was a real one
+    assert "scan bf16: 60.0% in" in capsys.readouterr().out
 
 
 def test_a_target_never_reached_says_so(mnist_dir, tmp_path):
@@ -140,22 +139,12 @@ def test_some_runs_short_of_the_target_say_which():
     assert short_line(config, [r for r in runs if r.precision == "f32"]) is None
 
 
-def test_tf32_on_the_cpu_is_one_line(tmp_path):
-    out = run_cli(
-        "tta",
-        "--precision",
-        "tf32",
-        "--backend",
-        "cpu",
-        "--dataset",
-        "synthetic",
-        "--limit",
-        "256",
-        "--out",
-        str(tmp_path),
-    )
-    assert out.returncode != 0 and "--precision tf32 needs a GPU backend" in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1
+def test_tf32_on_the_cpu_is_one_line(tmp_path, capsys):
+    """Refused before any work: in this process (`main`, as the command runs it)."""
+    argv = ["tta", "--precision", "tf32", "--backend", "cpu", "--dataset", "synthetic", "--limit", "256"]
+    assert main([*argv, "--out", str(tmp_path)]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert "--precision tf32 needs a GPU backend" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_median_time_stands_only_where_more_than_half_reached_the_target():

@@ -316,7 +316,7 @@ done
 run_folder=$($python - "$stage/results"/bench-*.json <<'EOF'
 import sys
 from pathlib import Path
-from jaxmlp.results import layout  # plain Python
+from jaxmlp.results.store import layout  # plain Python
 found = [layout.run_folder(p) for p in sys.argv[1:] if Path(p).is_file()]
 print(found[0].name if found and found[0] else "")
 EOF

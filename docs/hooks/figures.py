@@ -111,10 +111,11 @@ class Figures:
         return found[0]
 
     def _floor(self, run: str, precision: str) -> Any:
-        """The run's floor in ``precision``: the row `jaxmlp.results.floors` computes, the one every output reads."""
-        from jaxmlp.results.floors import floors
-        from jaxmlp.results.frames import benchmark_rows
-        from jaxmlp.results.reading import read_benchmarks
+        """The run's floor in ``precision``: the row `jaxmlp.results.tables.floors` computes, the one every
+        output reads."""
+        from jaxmlp.results.store.frames import benchmark_rows
+        from jaxmlp.results.store.reading import read_benchmarks
+        from jaxmlp.results.tables.floors import floors
 
         rows, _ = benchmark_rows(read_benchmarks(self.path(run)))
         table = floors(rows)
@@ -132,10 +133,11 @@ class Figures:
         return float(self._floor(run, precision)["floor_s"])
 
     def ops_top(self, run: str) -> float:
-        """The largest operation's share of an operation table's self time, as `jaxmlp.results.traces` computes it."""
+        """The largest operation's share of an operation table's self time, as `jaxmlp.results.tables.traces`
+        computes it."""
         import pandas as pd
 
-        from jaxmlp.results.traces import top_operations
+        from jaxmlp.results.tables.traces import top_operations
 
         return float(top_operations(pd.read_csv(self.path(run)), 1)["share"].iloc[0])
 
@@ -151,20 +153,20 @@ class Figures:
 
     def corpus_total(self, run: str) -> str:
         """The corpus's total, as `jaxmlp sweep corpus` prints it first."""
-        from jaxmlp.report.release_sections import corpus_lines
+        from jaxmlp.report.corpus_sections import corpus_lines
 
         return corpus_lines(self._corpus(run))[0]
 
     def corpus_missed(self, run: str) -> str:
         """What was missed and why, a bullet a case; a line saying none was where every case was found."""
-        from jaxmlp.report.release_sections import corpus_lines
+        from jaxmlp.report.corpus_sections import corpus_lines
 
         lines = corpus_lines(self._corpus(run))[1:]
         return "\n".join(f"- {line}" for line in lines) if lines else "Nothing was missed."
 
     def corpus_table(self, run: str) -> str:
         """The scorecard's table, a row a case, as a Markdown table."""
-        from jaxmlp.results.corpus import corpus_table
+        from jaxmlp.results.releases.corpus import corpus_table
 
         frame = corpus_table(self._corpus(run).scores)
         rows = [list(frame.columns), ["---"] * len(frame.columns), *frame.astype(str).values.tolist()]
@@ -175,8 +177,8 @@ class Figures:
         first, each goal met or missed), as `jaxmlp summary` computes and shows it, as a Markdown table."""
         from jaxmlp.report.display import readable
         from jaxmlp.report.markdown import markdown_table
-        from jaxmlp.results.frames import benchmark_rows
-        from jaxmlp.results.reading import read_benchmarks
+        from jaxmlp.results.store.frames import benchmark_rows
+        from jaxmlp.results.store.reading import read_benchmarks
         from jaxmlp.results.tables import results_folder_table
 
         rows, _ = benchmark_rows(read_benchmarks(self.path(run)))

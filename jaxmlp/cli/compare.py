@@ -12,11 +12,11 @@ from jaxmlp.cli import options
 from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.text import compare_text, memory_text
-from jaxmlp.results.compare import undecidable, undecided_memory
-from jaxmlp.results.reading import incomplete_sweep, read_benchmarks
 from jaxmlp.results.schema.bench import BenchmarkDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.reading import incomplete_sweep, read_benchmarks
+from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.results.tables import RUN_PEAK, compare_memory, compare_samples
+from jaxmlp.results.tables.compare import undecidable, undecided_memory
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

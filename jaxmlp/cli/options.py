@@ -15,7 +15,7 @@ from typing import Any
 
 from jaxmlp import registry
 from jaxmlp.measure import workers  # plain Python: its time limits' numbers
-from jaxmlp.results import layout
+from jaxmlp.results.store import layout
 
 
 def whole_number(text: str) -> int:

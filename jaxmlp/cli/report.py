@@ -10,12 +10,13 @@ from pathlib import Path
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.write import write_report
-from jaxmlp.results import history, index
+from jaxmlp.results import history
 from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import load_indexed
-from jaxmlp.results.reading import Skipped
-from jaxmlp.results.store import ResultsStore, check_new_folder
-from jaxmlp.results.traces import capture_summary
+from jaxmlp.results.store import index
+from jaxmlp.results.store.frames import load_indexed
+from jaxmlp.results.store.reading import Skipped
+from jaxmlp.results.store.writing import ResultsStore, check_new_folder
+from jaxmlp.results.tables.traces import capture_summary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,10 +22,10 @@ from jaxmlp.measure.workload import BATCH_SIZE, load_make
 from jaxmlp.report.display import readable
 from jaxmlp.report.plots import roofline_png
 from jaxmlp.report.text import text_table
-from jaxmlp.results import layout
-from jaxmlp.results.roofline import points
 from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument, environment_of
-from jaxmlp.results.store import ResultsStore, check_folder, write_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder, write_new
+from jaxmlp.results.tables.roofline import points
 from jaxmlp.units import flop_rate, size
 
 

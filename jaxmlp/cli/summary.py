@@ -11,17 +11,18 @@ from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.summaries import folder_summary, newest_of_each, summaries
 from jaxmlp.report.text import FORMATS, render
-from jaxmlp.results import history, index, layout
+from jaxmlp.results import history
 from jaxmlp.results.findings import findings
-from jaxmlp.results.frames import Results, load, results
-from jaxmlp.results.reading import ReadDocument, Scan, read_document
 from jaxmlp.results.schema import TYPED, Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.fields import DamagedField
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
-from jaxmlp.results.store import ResultsStore, check_folder
+from jaxmlp.results.store import index, layout
+from jaxmlp.results.store.frames import Results, load, results
+from jaxmlp.results.store.reading import ReadDocument, Scan, read_document
+from jaxmlp.results.store.writing import ResultsStore, check_folder
 
 READS = (
     "a pytest-benchmark or `jaxmlp scaling` file, a `jaxmlp train --json` or `jaxmlp tta` file, a sweep, "

@@ -19,7 +19,7 @@ from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.schema.train import TrainDocument
-from jaxmlp.results.store import ResultsStore, check_folder, check_new_file, write_json_new
+from jaxmlp.results.store.writing import ResultsStore, check_folder, check_new_file, write_json_new
 from jaxmlp.units import count, tutorial_seconds
 
 if TYPE_CHECKING:

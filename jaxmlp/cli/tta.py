@@ -18,7 +18,7 @@ from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.report.run_summaries import tta_summary
 from jaxmlp.report.text import render
 from jaxmlp.results.schema.tta import TtaDocument
-from jaxmlp.results.store import ResultsStore, check_folder
+from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.units import count, percent
 
 DEFAULTS = TtaConfig()

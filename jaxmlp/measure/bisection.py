@@ -168,6 +168,15 @@ def checked_line(b: Bisection) -> str:
     return f"checked for the failure, oldest of the range first: {', '.join(said)}" if said else ""
 
 
+def probes_line(b: Bisection) -> str:
+    """How far the probes went: the releases measured in them, and the probe that met a failure."""
+    met = f"probe {len(b.probes) + 1} met the failure at its probe processes; no rounds"
+    if b.status == "fails" and not b.probes:
+        return met
+    line = f"{len(b.measured)} of {len(b.candidates)} releases measured in {len(b.probes)} probe(s)"
+    return f"{line}; {met}" if b.status == "fails" else line
+
+
 class ReleasesFailed(Exception):
     """Raised by a bisection's ``measure``: releases of the probe that failed (``failed``: each one's line)."""
 
@@ -233,6 +242,7 @@ def bisect(
             if fails is None or failed is None or not ran:  # the good end fails too: no release known to run
                 raise
             first, after, failure, checked = first_failing(candidates, ran[-1], failed, e.failed[failed], fails)
+            checked = {**{n: e.failed.get(n, RUNS) for n in names}, **checked}  # the failing probe's releases too
             return Bisection(tuple(candidates), "fails", None, tuple(probes), "", first, after, None, failure, checked)
         steps = tuple(Step(a, b, compare(samples[a], samples[b], threshold, alpha)) for a, b in zip(names, names[1:]))
         ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))

@@ -108,7 +108,7 @@ def machine_name() -> str | None:
 
 
 def machine() -> dict[str, Any]:
-    """This machine as every result records it (`jaxmlp.results.machines.MACHINE`): the CPU model, the cores this
+    """This machine as every result records it (`jaxmlp.results.store.machines.MACHINE`): the CPU model, the cores this
     process may use, the name `MACHINE_NAME` gives (None where unset), and the accelerator JAX sees by default (its
     backend and device kind; ``cpu`` and None where it has none): the same in every file this host writes."""
     import jax

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import layout, tables
+from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding, Table
 from jaxmlp.results.findings.model import (
     BENCHMARKS,
@@ -34,6 +34,7 @@ from jaxmlp.results.findings.model import (
     TTA,
 )
 from jaxmlp.results.findings.select import stamp_of as run_stamp
+from jaxmlp.results.store import layout
 
 __all__ = [
     "BENCHMARKS",
@@ -62,7 +63,6 @@ __all__ = [
     "env_run",
     "run_label",
     "run_stamp",
-    "shown_path",
     "subject",
 ]
 
@@ -84,7 +84,7 @@ class Run:
     note: str
     tables: tuple[Table, ...] = ()
     plots: tuple[Figure, ...] = ()
-    stamp: str = ""  # `jaxmlp.results.layout.stamp_in`: runs sort by it
+    stamp: str = ""  # `jaxmlp.results.store.layout.stamp_in`: runs sort by it
     backends: str = ""  # where a section shows the newest run of each backend
 
 
@@ -133,14 +133,6 @@ def run_label(env: Mapping[str, Any], stamp: str) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def shown_path(path: str | Path, folder: Path | None) -> str:
-    """A result's path as a reader wants it: relative to the results folder it was found in."""
-    try:
-        return str(Path(path).relative_to(folder)) if folder is not None else str(path)
-    except ValueError:
-        return str(path)
-
-
 FOLDED = "Earlier runs are listed below the newest (`jaxmlp summary PATH` shows one in full)."
 
 
@@ -166,5 +158,5 @@ def env_run(
 ) -> Run:
     """A benchmark file's part of a section: its label, where its numbers come from, its tables and plots."""
     env, stamp = tables.environment(rows), run_stamp(rows)
-    where = describe({**env, "file": shown_path(str(rows["file"].iloc[0]), folder)})
+    where = describe({**env, "file": layout.shown(str(rows["file"].iloc[0]), folder)})
     return Run(run_label(env, stamp), f"{where}. {note}".strip(), tuple(found), tuple(plots), stamp, env["backends"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from jaxmlp.results.explain import median_ratio, quantity_words
+from jaxmlp.results.releases.explain import median_ratio, quantity_words
 from jaxmlp.results.schema.explain import SAME_HLO, ExplainDocument
 from jaxmlp.units import duration, number, ratio, size
 

@@ -11,7 +11,8 @@ import pandas as pd
 from jaxmlp import units
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, human_axis, legend_above
-from jaxmlp.results import history, sweep_tables
+from jaxmlp.results import history
+from jaxmlp.results.releases.tables import TimelineColumn
 
 COLUMNS = 4
 """Small multiples a row."""
@@ -92,7 +93,7 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
     return fig
 
 
-def timeline_figure(column: sweep_tables.TimelineColumn) -> Any:
+def timeline_figure(column: TimelineColumn) -> Any:
     """A release timeline's workload: the median per release with its interquartile band, releases in order (their
     labels slanted, all shown); a step drawn as a dashed line between the releases either side, a transient as a
     cross on its release, a drift as a shaded span; slower red, faster green, each with its ratio."""

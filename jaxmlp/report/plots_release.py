@@ -11,7 +11,7 @@ from jaxmlp import registry, units
 from jaxmlp.measure.bisection import WORDS
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, human_axis, legend_above
-from jaxmlp.results import sweep_tables
+from jaxmlp.results.releases.tables import flags_of
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
 
@@ -25,7 +25,7 @@ def sweep_figure(rows: pd.DataFrame, steps: pd.DataFrame) -> Any:
     from the others at each release, flagged steps marked (regressions a red triangle up, improvements a green
     triangle down); a log axis only where the medians span decades."""
     fig, ax = plot_style.figure(4.5)
-    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=sweep_tables.flags_of(rows))
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=flags_of(rows))
     versions = sorted(steady["release"].unique(), key=registry.version_key)
     series = list(steady.groupby(["name", "flags"]))
     labels: set[str] = set()

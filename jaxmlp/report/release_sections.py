@@ -13,22 +13,29 @@ import pandas as pd
 
 from jaxmlp import changepoints, registry, units
 from jaxmlp.changepoints import Change
-from jaxmlp.measure.bisection import checked_line
+from jaxmlp.measure.bisection import checked_line, probes_line
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
-from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first, shown_path
+from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
-from jaxmlp.results import layout, sweep_cells, sweep_tables, tables
-from jaxmlp.results.corpus import corpus_table, totals
-from jaxmlp.results.frames import Results
-from jaxmlp.results.machines import machine
+from jaxmlp.results.releases.cells import cells_table, flags_table, with_ignored_flags
+from jaxmlp.results.releases.tables import (
+    TimelineColumn,
+    bisection_medians,
+    bisection_table,
+    flag_effects,
+    is_timeline,
+    sweep_sampling,
+    sweep_steps,
+    sweep_table,
+    sweeps,
+    timeline_columns,
+)
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
-from jaxmlp.results.schema.roofline import RooflineDocument
-from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
 from jaxmlp.stats import quantile
 from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
 
@@ -56,7 +63,7 @@ def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
 
 
-def timeline_rows(column: sweep_tables.TimelineColumn) -> pd.DataFrame:
+def timeline_rows(column: TimelineColumn) -> pd.DataFrame:
     """A timeline column's releases: median and interquartile range of its samples, and the change marked at each."""
     marked = changepoints.at_each(column.changes)
     rows = []
@@ -115,7 +122,7 @@ def _machine(s: dict[str, Any]) -> str:
 
 
 def _sampled(s: dict[str, Any]) -> tuple[str, str]:
-    """A sweep's data set and what each of its processes ran, in words (`sweep_tables.sweep_sampling`): ``("data
+    """A sweep's data set and what each of its processes ran, in words (`sweep_sampling`): ``("data
     MNIST", "8 epochs of 2000 images; mine 30 calls")``; empty where the sweep does not say (a user's workload)."""
     builtin = s["dataset"] is not None and pd.notna(s["dataset"])
     known = (("", s["epochs"], "epoch"), ("of ", s["samples"], "image")) if builtin else ()
@@ -142,7 +149,7 @@ def _in_full(found: dict[str, pd.DataFrame], answers: Sequence[Finding]) -> str:
 
 def _label_only(where: str, label: str, cells: Any, folder: Path | None) -> Run:
     stamp = layout.stamp_in(where)
-    label = f"{layout.shown_stamp(stamp)} · {label} · {shown_path(where, folder)}"
+    label = f"{layout.shown_stamp(stamp)} · {label} · {layout.shown(where, folder)}"
     return Run(f"INCOMPLETE · {label}" if cells is not None and not cells.complete else label, "", (), (), stamp)
 
 
@@ -152,19 +159,19 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
     runs = []
     probes = [path.parent for path, _ in results.bisections]
     cells = {str(path.parent): doc for path, doc in results.cells}
-    swept = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
+    swept = {k: v for k, v in sweeps(results.runs, probes).items() if not is_timeline(k)}
     full = _in_full(swept, answers)
     for where, rows in swept.items():
         if where != full:
             runs.append(_label_only(where, f"releases {', '.join(_releases(rows))}", cells.get(where), folder))
             continue
-        table, steps = sweep_tables.sweep_table(rows), sweep_tables.sweep_steps(rows, results.samples)
-        effects = sweep_tables.flag_effects(rows, results.samples)
-        s = sweep_tables.sweep_sampling(rows)
+        table, steps = sweep_table(rows), sweep_steps(rows, results.samples)
+        effects = flag_effects(rows, results.samples)
+        s = sweep_sampling(rows)
         data, each = _sampled(s)
         data = f"{data}; " if data else ""
         note = (
-            f"{shown_path(where, folder)}: {_machine(s)}, python {s['python']}, "
+            f"{layout.shown(where, folder)}: {_machine(s)}, python {s['python']}, "
             f"{data}each sample is one process ({s['processes']} a cell, "
             f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
             f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}"
@@ -179,27 +186,27 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
             )
         ]
         if len(steps):
-            shown_steps = sweep_cells.with_ignored_flags(steps, cells.get(where))
+            shown_steps = with_ignored_flags(steps, cells.get(where))
             found.append(Table("Each release against the previous one", shown_steps))
         if len(effects):
             found.append(Table("Each release with XLA flags against the same release without", effects))
-        if where in cells and len(sweep_cells.flags_table(cells[where])):
+        if where in cells and len(flags_table(cells[where])):
             found.append(
                 Table(
                     "XLA flags per release: does each release accept each --xla-flags value?",
-                    sweep_cells.flags_table(cells[where]),
+                    flags_table(cells[where]),
                 )
             )
-        if where in cells and len(sweep_cells.cells_table(cells[where])):
-            found.append(Table("Cells not measured, or warned about", sweep_cells.cells_table(cells[where])))
+        if where in cells and len(cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))
         stamp = layout.stamp_in(where)
         releases = sorted(table["release"].unique(), key=registry.version_key)
-        label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {shown_path(where, folder)}"
+        label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {layout.shown(where, folder)}"
         if where in cells and not cells[where].complete:  # stopped before its last round: say so first
             label = f"INCOMPLETE · {label}"
             note = (
                 f"INCOMPLETE: this sweep was stopped before its last round; its samples so far are shown "
-                f"(`jaxmlp sweep resume {shown_path(where, folder)}` measures the rest). {note}"
+                f"(`jaxmlp sweep resume {layout.shown(where, folder)}` measures the rest). {note}"
             )
         plot = Figure("Steady state by release, flagged steps marked", "sweep", (rows, steps))
         runs.append(Run(label, note, tuple(found), (plot,), stamp))
@@ -215,7 +222,7 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
     one shown in full; the others' labels)."""
     runs = []
     cells = {str(path.parent): doc for path, doc in results.cells}
-    timelines = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
+    timelines = {k: v for k, v in sweeps(results.runs).items() if is_timeline(k)}
     full = _in_full(timelines, answers)
     for where, rows in timelines.items():
         if where != full:
@@ -223,13 +230,13 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
             span = f"{named[0]} to {named[-1]}" if named else "no release"
             runs.append(_label_only(where, span, cells.get(where), folder))
             continue
-        columns = sweep_tables.timeline_columns(rows, results.samples)
-        s = sweep_tables.sweep_sampling(rows)
+        columns = timeline_columns(rows, results.samples)
+        s = sweep_sampling(rows)
         releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
         data, each = _sampled(s)
         measured = ", ".join(part for part in (data, f"{each} a process" if each else "") if part)
         note = (
-            f"{shown_path(where, folder)}: {len(releases)} releases, {', '.join(releases)}; {_machine(s)}"
+            f"{layout.shown(where, folder)}: {len(releases)} releases, {', '.join(releases)}; {_machine(s)}"
             f"{', ' + measured if measured else ''}; each sample is one fresh process "
             f"({units.span(len(x) for c in columns for x in c.samples)} a release, in rotating order). {CHANGE_RULE}."
         )
@@ -240,14 +247,14 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
             plots.append(Figure(f"{name}: steady state by release (median and IQR; {said})", "timeline", (column,)))
             table = change_rows(column.changes) if column.changes else timeline_rows(column)
             found.append(Table(f"{name}: " + ("changes" if column.changes else "no change; the releases"), table))
-        if where in cells and len(sweep_cells.cells_table(cells[where])):
-            found.append(Table("Cells not measured, or warned about", sweep_cells.cells_table(cells[where])))
+        if where in cells and len(cells_table(cells[where])):
+            found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))
         stamp = layout.stamp_in(where)
         span = f"{releases[0]} to {releases[-1]}" if releases else "no release"
         label = f"{layout.shown_stamp(stamp)} · {span}"
         if where in cells and not cells[where].complete:
             label, note = f"INCOMPLETE · {label}", f"INCOMPLETE: stopped before its last round. {note}"
-        runs.append(Run(f"{label} · {shown_path(where, folder)}", note, tuple(found), tuple(plots), stamp))
+        runs.append(Run(f"{label} · {layout.shown(where, folder)}", note, tuple(found), tuple(plots), stamp))
     for older in (s for s in results.older_sweeps if s.kind == "timeline"):
         where, named = str(older.folder), list(older.releases)
         span = f"{named[0]} to {named[-1]}" if named else "no release"
@@ -256,7 +263,7 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
         path, doc = max(results.validations, key=lambda v: layout.stamp_in(v[0]))
         g = doc.settings
         note = (
-            f"{shown_path(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
+            f"{layout.shown(path, folder)}: {g.get('histories')} synthetic histories a case, {g.get('releases')} "
             f"releases of {g.get('samples')} samples, noise from {g.get('noise_samples')} real fresh-process "
             f"samples; found: within one release of the truth (a transient labelled a transient); chosen: "
             f"{doc.chosen}"
@@ -273,20 +280,19 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
     """One `jaxmlp sweep bisect`: its answer line, its probes, a plot of the probed releases."""
     s = doc.settings
     note = (
-        f"{shown_path(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
+        f"{layout.shown(path, folder)}: `jaxmlp sweep bisect {s.get('good')} {s.get('bad')}` on the steady "
         f"state of {s.get('workload')}, {s.get('processes')} processes a release a probe"
         f"{', XLA_FLAGS=' + str(s['xla_flags']) if s.get('xla_flags') else ''}; "
-        f"{len(doc.bisection.measured)} of {len(doc.bisection.candidates)} releases measured in "
-        f"{doc.seconds / 60:.1f} min. **{doc.line}**"
+        f"{probes_line(doc.bisection)}, in {doc.seconds / 60:.1f} min. **{doc.line}**"
         + (f" ({checked_line(doc.bisection)})" if doc.bisection.checked else "")
     )
-    medians = sweep_tables.bisection_medians(doc)
+    medians = bisection_medians(doc)
     stamp = layout.stamp_in(path)
     label = f"{layout.shown_stamp(stamp)} · {s.get('good')} → {s.get('bad')} · {doc.line}"
     return Run(
         label,
         note,
-        (Table("Probes", sweep_tables.bisection_table(doc), {"from_median_s": "s"}),),
+        (Table("Probes", bisection_table(doc), {"from_median_s": "s"}),),
         (Figure("Bisection probes", "bisection", (medians, doc)),),
         stamp,
     )
@@ -295,7 +301,7 @@ def bisection_run(path: Path, doc: BisectDocument, folder: Path | None = None) -
 def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) -> Run:
     """One `jaxmlp sweep explain A B`: its answer, what changed in the program or each operation's time."""
     stamp = layout.stamp_in(path)
-    note = f"{shown_path(path.parent, folder)}: {answer_line(doc)}" + "".join(f"; {n}" for n in doc.notes)
+    note = f"{layout.shown(path.parent, folder)}: {answer_line(doc)}" + "".join(f"; {n}" for n in doc.notes)
     found = []
     if doc.operations:
         found.append(Table("Operations and fusion kinds added or removed", operations_table(doc)))
@@ -305,106 +311,3 @@ def explain_run(path: Path, doc: ExplainDocument, folder: Path | None = None) ->
         found.append(Table("The program: XLA's cost and memory analysis, compile split", changes_table(doc)))
     label = f"{layout.shown_stamp(stamp)} · {doc.workload}, {doc.a} → {doc.b}"
     return Run(label, note, tuple(found), (), stamp)
-
-
-def roofline_run(path: Path, doc: RooflineDocument, folder: Path | None = None) -> Run:
-    """One `jaxmlp roofline`: the ceilings, each workload's point, the plot."""
-    c = doc.ceilings
-    rows = [
-        {
-            "workload": name,
-            "intensity": p.get("intensity"),
-            "binds": p.get("binds", p.get("why")),
-            "attainable_s": p.get("attainable_seconds"),
-            "measured_s": p.get("measured_seconds"),
-            "x_attainable": p.get("x_attainable"),
-            "note": p.get("note", ""),
-        }
-        for name, p in doc.points.items()
-    ]
-    stamp = layout.stamp_in(path)
-    note = (
-        f"{shown_path(path, folder)}: FLOP rate {units.flop_rate(c.get('flops_per_second'))} (XLA matmul "
-        f"{c.get('best_shape')}), bandwidth {units.size(c.get('bytes_per_second'))}/s (XLA STREAM "
-        f"{c.get('best_kernel')}; numpy triad {units.size((c.get('numpy_bytes_per_second') or {}).get('triad'))}"
-        f"/s), kept in {c and doc.ceilings_file}; attainable = max(flops / FLOP rate, bytes / bandwidth), from "
-        "XLA's cost analysis (a loop's body counted once a batch for the built-in scan; once for a user "
-        "workload's loop)"
-    )
-    m = doc.metadata
-    return Run(
-        f"{layout.shown_stamp(stamp)} · {machine(m)}, jax {m.get('jax')}",
-        note,
-        (Table("Each workload on the roofline", pd.DataFrame(rows)),),
-        (Figure("Roofline", "roofline", (doc,)),),
-        stamp,
-    )
-
-
-def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
-    """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
-    s, table = doc.settings, sweep_tables.trials_table(doc)
-    note = (
-        f"{shown_path(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
-        f"{len(doc.trials)} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
-        f"{doc.aa_flagged}/{len(doc.trials)} (median ratio {table['aa_ratio'].median():.3f}); "
-        f"{s.processes_per_side} processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host "
-        f"{doc.metadata.get('host')}"
-        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
-    )
-    stamp = layout.stamp_in(path)
-    return Run(f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}", note, (Table("Trials", table),), (), stamp)
-
-
-def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
-    """The corpus's total in a line, then a line for each case missed or failed (what, and why)."""
-    t = totals(doc.scores)
-    parts = [
-        f"{name} {t[key][0]} of {t[key][1]}"
-        for key, name in (
-            ("found", "found"),
-            ("in_band", "ratio in its band"),
-            ("bisected", "bisected"),
-            ("explained", "explained"),
-            ("clean", "controls clean"),
-        )
-        if t[key][1]
-    ]
-    failed = f"; failed: {', '.join(t['failed'])}" if t["failed"] else ""
-    lines = [f"Corpus: {t['cases']} case(s): {', '.join(parts) or 'nothing scored'}{failed}"]
-    for s in doc.scores:
-        if s.why:
-            lines.append(f"{s.case.name}: {'; '.join(s.why)}")
-    return tuple(lines)
-
-
-KNOWN_REGRESSIONS = "known-regressions"
-"""The report's section of corpus runs (`jaxmlp sweep corpus`)."""
-
-
-def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> Run:
-    """A corpus run: its total and what was missed and why, then a row a case."""
-    lines = corpus_lines(doc)
-    partial = f" (a partial run: {doc.metadata['partial']})" if doc.metadata.get("partial") else ""
-    note = f"{shown_path(path, folder)}{partial}: " + "; ".join(lines)
-    stamp = layout.stamp_in(path)
-    label = f"{layout.shown_stamp(stamp)} · {shown_path(path, folder)}" + (" · partial" if partial else "")
-    return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
-
-
-def trace_run(trace: CaptureSummary, folder: Path | None = None) -> Run:
-    """One profiler capture: where its steps' time went, and its top operations."""
-    steps, where = trace.steps, shown_path(trace.file, folder)
-    found = [Table("Top operations by total time", trace.top_ops)]
-    if len(steps):
-        note = (
-            f"{where}: {len(steps)} marked steps, median {duration((trace.median_step_ms or 0) / 1e3)} "
-            f"(load {duration((trace.median_load_ms or 0) / 1e3)}, compute "
-            f"{duration((trace.median_compute_ms or 0) / 1e3)}). Open with `jaxmlp tensorboard --logdir` on "
-            "its folder."
-        )
-        found.insert(0, Table("Step time breakdown", tables.step_stats(steps)))
-    else:
-        note = f"{where}: no step markers."
-    stamp = layout.stamp_in(trace.run) or layout.stamp_in(trace.file)
-    return Run(f"{layout.shown_stamp(stamp)} · {trace.run}", note, tuple(found), (), stamp)

@@ -1,5 +1,5 @@
 """The summaries of the releases' results: a version sweep, a release timeline, a bisection, and the change-point
-detector's trials and validation (their numbers from `jaxmlp.results.sweep_tables`)."""
+detector's trials and validation (their numbers from `jaxmlp.results.releases.tables`)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,21 @@ from collections.abc import Sequence
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.measure.bisection import answer_line, checked_line
+from jaxmlp.measure.bisection import answer_line, checked_line, probes_line
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, corpus_lines, timeline_rows, validation_table
+from jaxmlp.report.corpus_sections import corpus_lines
+from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
-from jaxmlp.results import sweep_cells, sweep_tables
-from jaxmlp.results.corpus import corpus_table
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
+from jaxmlp.results.releases.cells import flags_table
+from jaxmlp.results.releases.corpus import corpus_table
+from jaxmlp.results.releases.tables import TimelineColumn, flags_of, probe_verdicts, release_verdicts, trials_table
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.tables.runs import partial_note
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio, size, span
 
 VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")
@@ -27,7 +30,7 @@ VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "ver
 
 
 def verdict_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """`sweep_tables.release_verdicts` (or `probe_verdicts`) rows as the words of `VERDICT_HEADERS`."""
+    """`release_verdicts` (or `probe_verdicts`) rows as the words of `VERDICT_HEADERS`."""
     rows = [
         (
             str(r.release),
@@ -64,13 +67,13 @@ def sweep_summary(
     """A sweep's verdict table per workload and XLA-flags column (a row per release, oldest first); then its cells
     that failed, were not measured or that XLA warned about. ``where`` is the sweep as shown, ``folder`` as
     `jaxmlp sweep resume` takes it."""
-    verdicts = sweep_tables.release_verdicts(rows, samples) if len(rows) else pd.DataFrame()
+    verdicts = release_verdicts(rows, samples) if len(rows) else pd.DataFrame()
     flags_used = bool(len(verdicts)) and bool((verdicts["xla_flags"] != "").any())
     found = []
     for (flags, workload), part in verdicts.groupby(["xla_flags", "workload"], sort=False) if len(verdicts) else ():
         column = f", XLA_FLAGS={flags}" if flags else (", no XLA flags" if flags_used else "")
         found.append((f"{workload}, steady state{column}", verdict_rows(part)))
-    accepted = sweep_cells.flags_table(cells) if cells is not None else pd.DataFrame()
+    accepted = flags_table(cells) if cells is not None else pd.DataFrame()
     if len(accepted):
         found.append(("XLA flags per release (does each release accept each --xla-flags value?)", accepted))
     processes = _processes(rows)
@@ -98,7 +101,7 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
     """The processes measured in each cell (release, flags) of a sweep."""
     if not len(rows):
         return {}
-    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=sweep_tables.flags_of(rows))
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
     counts = steady.groupby(["release", "xla_flags"])["rounds"].max()
     return {
         (str(v), str(f)): int(n)
@@ -121,7 +124,7 @@ def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> 
 
 
 def timeline_summary(
-    columns: Sequence[sweep_tables.TimelineColumn],
+    columns: Sequence[TimelineColumn],
     cells: CellsDocument | None = None,
     where: str = "",
     folder: str = "",
@@ -168,15 +171,15 @@ def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
     """A bisection's probes, each as a verdict table (its releases in the probe's order, each against the one
     before it in the probe) under what it decided; then its answer line."""
     s, b = doc.settings, doc.bisection
-    probes = sweep_tables.probe_verdicts(doc)
+    probes = probe_verdicts(doc)
     found = tuple(
         (f"probe {n}: {part['decision'].iloc[0]}", verdict_rows(part)) for n, part in probes.groupby("probe", sort=True)
     )
     flags = f", XLA_FLAGS={s['xla_flags']}" if s.get("xla_flags") else ""
     line = (
         f"jaxmlp sweep bisect {s.get('good')} {s.get('bad')} on the steady state of {s.get('workload')}, "
-        f"{s.get('processes')} processes a release a probe{flags}; {len(b.measured)} of {len(b.candidates)} "
-        f"releases measured in {len(b.probes)} probe(s), {minutes(doc.seconds)}"
+        f"{s.get('processes')} processes a release a probe{flags}; {probes_line(b)}, "
+        f"{minutes(doc.seconds)}"
     )
     title = f"Bisection: {where}" if where else "Bisection"
     said = flagged_when(s.get("threshold", THRESHOLD), s.get("alpha", ALPHA), "the release before it in the probe")
@@ -201,7 +204,7 @@ def validation_summary(doc: ValidationDocument, title: str = "Change-point detec
 
 def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summary:
     """How often the detector caught the injected slowdown, and how often it flagged a release against itself."""
-    s, table = doc.settings, sweep_tables.trials_table(doc)
+    s, table = doc.settings, trials_table(doc)
     rows = [
         (
             f"injected {percent(s.inject_slowdown)} slowdown",
@@ -217,7 +220,7 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
     line = (
         f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
         f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}"
-        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
+        + partial_note(doc.metadata.get("partial") or None)
     )
     return Summary(
         title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)
@@ -233,7 +236,7 @@ def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
         f"its bisection where a range is given, the explanation of what was found; the detector's parameters fixed "
         f"before it ran ({detector}); {minutes(doc.seconds)}"
         + (f", environments {size(disk['envs_bytes'])} on disk" if disk.get("envs_bytes") is not None else "")
-        + (f"; a partial run ({doc.metadata['partial']})" if doc.metadata.get("partial") else "")
+        + partial_note(doc.metadata.get("partial") or None)
     )
     title = f"Known regressions: {where}" if where else "Known regressions"
     lines = corpus_lines(doc)

@@ -21,13 +21,14 @@ from jaxmlp.report.release_summaries import (
 )
 from jaxmlp.report.run_summaries import bench_summary, train_summary, tta_summary
 from jaxmlp.report.summary_base import Summary
-from jaxmlp.results import layout, sweep_tables, tables
+from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding
-from jaxmlp.results.findings.model import shown
-from jaxmlp.results.frames import Results, benchmark_rows, load, query, without_sweeps
-from jaxmlp.results.reading import read_benchmarks
+from jaxmlp.results.releases.tables import is_timeline, sweeps, timeline_columns
 from jaxmlp.results.schema.sweep import CellsDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results, benchmark_rows, load, query, without_sweeps
+from jaxmlp.results.store.reading import read_benchmarks
+from jaxmlp.results.store.writing import ResultsStore
 
 KINDS = (
     "known regressions",
@@ -64,57 +65,57 @@ def summaries(results: Results, folder: Path | None = None) -> list[Listed]:
     """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``."""
     found = []
     for corpus_path, corpus in results.corpora:
-        where = shown(corpus_path.parent, folder)
+        where = layout.shown(corpus_path.parent, folder)
         when = _when(corpus.metadata.get("timestamp"))
         found.append(Listed("known regressions", corpus_path.parent, when, partial(corpus_summary, corpus, where)))
     probes = [path.parent for path, _ in results.bisections]
     for path, doc in results.bisections:
-        where = shown(path.parent, folder)
+        where = layout.shown(path.parent, folder)
         found.append(
             Listed("bisection", path.parent, _when(doc.metadata.get("timestamp")), partial(bisect_summary, doc, where))
         )
     cells = {str(path.parent): doc for path, doc in results.cells}
-    swept = sweep_tables.sweeps(results.runs, probes)
+    swept = sweeps(results.runs, probes)
     listed = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
     lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and not _under(w, probes)}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
-        if sweep_tables.is_timeline(where):
-            answer = partial(_timeline, rows, results.samples, cells.get(where), shown(where, folder), where)
+        if is_timeline(where):
+            answer = partial(_timeline, rows, results.samples, cells.get(where), layout.shown(where, folder), where)
             found.append(Listed("timeline", Path(where), when, answer))
             continue
-        answer = partial(sweep_summary, rows, results.samples, cells.get(where), shown(where, folder), where)
+        answer = partial(sweep_summary, rows, results.samples, cells.get(where), layout.shown(where, folder), where)
         found.append(Listed("sweep", Path(where), when, answer))
     for file, run in tables.benchmark_runs(without_sweeps(results.runs)).items():
         kind = "scaling" if tables.is_scaling(run) else "benchmarks"
-        title = f"{kind.capitalize()}: {shown(file, folder)}"
+        title = f"{kind.capitalize()}: {layout.shown(file, folder)}"
         found.append(Listed(kind, Path(file), _when(run["timestamp"].iloc[0]), partial(bench_summary, run, title)))
     for sweep in results.older_sweeps:
         answer = partial(_read_sweep, sweep.kind, sweep.folder, folder)
         found.append(Listed(sweep.kind, sweep.folder, sweep.stamp, answer))
     for older in results.older.drop_duplicates("file").itertuples() if len(results.older) else ():
         named = "scaling" if older.kind == "scaling" else "benchmarks"
-        title = f"{named.capitalize()}: {shown(str(older.file), folder)}"
+        title = f"{named.capitalize()}: {layout.shown(str(older.file), folder)}"
         path = Path(str(older.file))
         found.append(Listed(named, path, _when(older.timestamp), partial(_read_summary, path, title)))
     train = query(results.runs, TRAIN_EPOCH)
     for train_file, epochs in train.groupby("file") if len(train) else ():
         when = _when(epochs["timestamp"].iloc[0]) if "timestamp" in epochs else ""
-        title = f"Training: {shown(str(train_file), folder)}"
+        title = f"Training: {layout.shown(str(train_file), folder)}"
         found.append(Listed("training", Path(str(train_file)), when, partial(train_summary, epochs, title)))
     for validation_path, validation in results.validations:
-        title = f"Change-point detector validation: {shown(validation_path.parent, folder)}"
+        title = f"Change-point detector validation: {layout.shown(validation_path.parent, folder)}"
         when = _when(validation.metadata.get("timestamp"))
         found.append(
             Listed("detector validation", validation_path.parent, when, partial(validation_summary, validation, title))
         )
     for tta_path, tta in results.tta_documents:
-        title = f"Time to accuracy: {shown(tta_path, folder)}"
+        title = f"Time to accuracy: {layout.shown(tta_path, folder)}"
         found.append(
             Listed("time to accuracy", tta_path, _when(tta.metadata.get("timestamp")), partial(tta_summary, tta, title))
         )
     for trials_path, trials in results.trials:
-        title = f"Detector trials: {shown(trials_path.parent, folder)}"
+        title = f"Detector trials: {layout.shown(trials_path.parent, folder)}"
         when = _when(trials.metadata.get("timestamp"))
         found.append(Listed("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
     return sorted(found, key=lambda f: KINDS.index(f.kind))
@@ -134,7 +135,7 @@ def _read_summary(path: Path, title: str) -> Summary:
 def _timeline(
     rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None, shown_as: str, where: str
 ) -> Summary:
-    columns = sweep_tables.timeline_columns(rows, samples) if len(rows) else []
+    columns = timeline_columns(rows, samples) if len(rows) else []
     return timeline_summary(columns, cells, shown_as, where)
 
 
@@ -144,7 +145,7 @@ OLDER_NAMED = 5
 
 def _older_line(kind: str, older: Sequence[Listed], folder: Path | None) -> str:
     """One line naming a kind's older results: the newest few, then how many more and since when."""
-    named = ", ".join(shown(f.path, folder) for f in older[:OLDER_NAMED])
+    named = ", ".join(layout.shown(f.path, folder) for f in older[:OLDER_NAMED])
     rest = older[OLDER_NAMED:]
     if rest:
         since = min((f.when for f in rest if f.when), default="")

@@ -9,11 +9,12 @@ import pandas as pd
 
 from jaxmlp.report import html, markdown
 from jaxmlp.report.sections import build_sections
-from jaxmlp.results import history, layout
+from jaxmlp.results import history
 from jaxmlp.results.findings import Finding, findings
-from jaxmlp.results.frames import Results
-from jaxmlp.results.store import ResultsStore, write_new
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
+from jaxmlp.results.store.writing import ResultsStore, write_new
+from jaxmlp.results.tables.traces import CaptureSummary
 
 REPORT_FILES = ("summary.md", "index.html", "results.csv", "samples.csv")
 TRACE_OPS_FILE = "trace_ops.csv"

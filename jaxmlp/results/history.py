@@ -14,10 +14,10 @@ from pandas.api.types import union_categoricals
 
 from jaxmlp import changepoints, registry
 from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
-from jaxmlp.results import index
-from jaxmlp.results.frames import Results, without_sweeps
-from jaxmlp.results.machines import machine
-from jaxmlp.results.rows import COMPARABLE, POINT_FIELDS
+from jaxmlp.results.store import index
+from jaxmlp.results.store.frames import Results, without_sweeps
+from jaxmlp.results.store.machines import machine
+from jaxmlp.results.store.rows import COMPARABLE, POINT_FIELDS
 
 POINT_COLUMNS = [
     "benchmark",

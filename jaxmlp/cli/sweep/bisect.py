@@ -19,7 +19,7 @@ from jaxmlp.cli.sweep.common import (
     releases,
 )
 from jaxmlp.cli.sweep.explain import explain_answer
-from jaxmlp.errors import EXIT_FAILED
+from jaxmlp.errors import EXIT_FAILED, Interrupted
 from jaxmlp.measure import bisection
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import bisect as flow
@@ -27,9 +27,10 @@ from jaxmlp.measure.sweep.matrix import Measured, Runner
 from jaxmlp.measure.sweep.settings import Bisect, Detector
 from jaxmlp.report.release_summaries import bisect_summary
 from jaxmlp.report.text import render
-from jaxmlp.results import layout, sweep_files
+from jaxmlp.results.releases import files
 from jaxmlp.results.schema.bisect import BisectDocument, recorded
-from jaxmlp.results.store import ResultsStore, new_dir, write_json_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, new_dir, write_json_new
 from jaxmlp.units import duration, ratio
 
 HELP = "the first release between GOOD and BAD that is slower (or faster)"
@@ -73,14 +74,27 @@ def run(args: argparse.Namespace) -> int:
     folder = new_dir(store.folder, layout.name(layout.BISECT))
     print(f"Probes go into {folder}")
 
+    probes: list[str] = []  # the probes filed, in order
+    checked: dict[str, str] = {}  # the releases the search for the first that fails checked so far
+
     def record_probe(number: int, runners: Sequence[Runner], measured: Measured) -> None:
-        sweep_files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
+        files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
+        probes.append(layout.probe_folder(number))
+
+    def record_check(release: str, said: str) -> None:
+        checked[release] = said
 
     try:
-        result = flow.run(candidates, target, measuring, matrix, detector, record_probe, print, _said, progress_bar)
-    except BaseException:
+        result = flow.run(
+            candidates, target, measuring, matrix, detector, record_probe, print, _said, progress_bar, record_check
+        )
+    except BaseException as e:
         if not any(folder.iterdir()):  # no probe finished: leave nothing behind
             folder.rmdir()
+        elif isinstance(e, KeyboardInterrupt):  # its one line says what is kept
+            stopped = e if isinstance(e, Interrupted) else Interrupted()
+            stopped.kept = f"the finished probes stay in {folder}" + _checked(checked)
+            raise stopped from None
         else:
             print(f"The finished probes stay in {folder}", file=sys.stderr)
         raise
@@ -89,15 +103,19 @@ def run(args: argparse.Namespace) -> int:
     doc = BisectDocument(metadata(), recorded(settings, target, measuring, matrix, detector), result, line, seconds)
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
     print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
-    filed = [p.name for p in folder.iterdir() if p.is_dir()]  # a probe that met a failure is filed too
-    probes = ", ".join(sorted(filed, key=lambda name: int(name.rpartition("-")[2])))
-    print(f"Wrote {path}, beside the probes' folders ({probes})")
+    print(f"Wrote {path}, beside the probes' folders ({', '.join(probes)})")  # a probe that met a failure too
     if result.status == "fails":  # a failure has no timing to explain
         sys.stdout.flush()
         print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
         return EXIT_FAILED
     explain_answer(result, measuring, spec, matrix, folder)
     return 0
+
+
+def _checked(checked: dict[str, str]) -> str:
+    """The releases checked for the first that fails so far, as the end of a stop's line ("" if none)."""
+    said = ", ".join(f"{r} {'runs' if why == bisection.RUNS else 'fails'}" for r, why in checked.items())
+    return f" (checked for the failure so far: {said})" if said else ""
 
 
 def _said(p: bisection.BisectProbe) -> None:

@@ -16,7 +16,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Tick
 from jaxmlp.measure.sweep.settings import Matrix, Measuring, hand_made
-from jaxmlp.results.sweep_ranks import Ranks
+from jaxmlp.results.releases.ranks import Ranks
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
 SWEEP_BACKEND = options.BACKEND.but(

@@ -9,6 +9,7 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,11 @@ from jaxmlp.measure.sweep.corpus import Case, read_manifest
 from jaxmlp.registry import version_key
 from jaxmlp.report.release_summaries import corpus_summary
 from jaxmlp.report.text import render
-from jaxmlp.results import layout
-from jaxmlp.results.corpus import findings_of, score
+from jaxmlp.results.releases.corpus import findings_of, score
+from jaxmlp.results.releases.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
-from jaxmlp.results.store import ResultsStore, check_folder, new_dir, write_json_new
-from jaxmlp.results.sweep_ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
 from jaxmlp.units import minutes, size
 
 MANIFEST = Path("bench") / "corpus" / "corpus.toml"
@@ -99,7 +100,9 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
         announce(meeting, folder)
         print(f"{ranks.size} ranks share each case's timeline; rank 0 runs its bisection and scores it")
     print(f"Each case's runs go into {folder}/<case>/")
+    corpus = _Corpus(cases, args, folder, start, releases, source)
     scores: list[CaseScore] = []
+    written: list[Path] = []
     try:
         with (
             telling(folder, ranks) if ranks else contextlib.nullcontext(),
@@ -107,20 +110,20 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
         ):
             for i, case in enumerate(cases, 1):
                 scores.append(_case(case, i, len(cases), args, folder))
+        doc = _document(corpus, scores, _disk(releases, args.envs, folder, source))
+        written.append(write_json_new(folder / layout.SCORECARD_FILE, doc.to_json()))
+        print(f"\n{render([corpus_summary(doc, folder.name)])}\n")
+        disk = doc.disk
+        print(
+            f"Wrote {written[0]} in {minutes(doc.seconds)}; environments: {size(disk['envs_bytes'])} for these "
+            f"{disk['envs']} releases ({size(disk['envs_root_bytes'])} under {disk['envs_root']}); results "
+            f"{size(disk['results_bytes'])}"
+        )
     except KeyboardInterrupt as e:  # the cases that ended are scored and kept
-        raise _stopped(e, cases, scores, args, folder, start, releases, source) from None
+        raise _stopped(e, corpus, scores, written) from None
     finally:
         if meeting:
             meeting.unlink(missing_ok=True)
-    doc = _document(cases, scores, args, folder, start, releases, source)
-    path = write_json_new(folder / layout.SCORECARD_FILE, doc.to_json())
-    print(f"\n{render([corpus_summary(doc, folder.name)])}\n")
-    disk = doc.disk
-    print(
-        f"Wrote {path} in {minutes(doc.seconds)}; environments: {size(disk['envs_bytes'])} for these "
-        f"{disk['envs']} releases ({size(disk['envs_root_bytes'])} under {disk['envs_root']}); results "
-        f"{size(disk['results_bytes'])}"
-    )
     failed = [s for s in scores if s.failed]
     if failed:
         sys.stdout.flush()
@@ -132,23 +135,28 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     return 0
 
 
-def _document(
-    cases: list[Case],
-    scores: list[CaseScore],
-    args: argparse.Namespace,
-    folder: Path,
-    start: float,
-    releases: list[str],
-    source: envs.Source,
-    partial: str = "",
-) -> CorpusDocument:
-    """The scorecard of the cases scored (``partial``: why not every case asked for)."""
-    seconds = time.monotonic() - start
-    disk = _disk(releases, args.envs, folder, source)
+@dataclass(frozen=True)
+class _Corpus:
+    """A corpus run: the cases asked for, the command's options, its folder, when it started, the releases and
+    where their environments come from."""
+
+    cases: list[Case]
+    args: argparse.Namespace
+    folder: Path
+    start: float
+    releases: list[str]
+    source: envs.Source
+
+
+def _document(corpus: _Corpus, scores: list[CaseScore], disk: dict[str, object], partial: str = "") -> CorpusDocument:
+    """The scorecard of the cases scored (``partial``: why not every case asked for; ``disk``: `_disk`'s, or {}
+    where a stop leaves no time to walk the environments)."""
+    args, source = corpus.args, corpus.source
+    seconds = time.monotonic() - corpus.start
     settings = {
         "manifest": str(Path(args.manifest)),
         "source": source.words(),
-        "cases": [c.name for c in cases],
+        "cases": [c.name for c in corpus.cases],
         "processes": args.processes,
         "detector": changepoints.parameters(),
         "dataset": args.dataset,
@@ -161,33 +169,40 @@ def _document(
     return CorpusDocument(meta, settings, tuple(scores), seconds, disk)
 
 
-def _stopped(
-    e: KeyboardInterrupt,
-    cases: list[Case],
-    scores: list[CaseScore],
-    args: argparse.Namespace,
-    folder: Path,
-    start: float,
-    releases: list[str],
-    source: envs.Source,
-) -> Interrupted:
-    """The stop, its line saying where the scorecard of the cases that ended is (marked partial), the command for
-    the rest and what the stopped case kept."""
+def _stopped(e: KeyboardInterrupt, corpus: _Corpus, scores: list[CaseScore], written: list[Path]) -> Interrupted:
+    """The stop, its line saying where the scorecard of the cases that ended is (marked partial where some did not
+    end), the command for the rest and what the stopped case kept."""
     stopped = e if isinstance(e, Interrupted) else Interrupted()
+    cases, folder = corpus.cases, corpus.folder
+    if written:  # stopped after the scorecard was written: it is whole
+        stopped.kept = f"wrote {written[0]}"
+        return stopped
     rest = cases[len(scores) :]  # the stopped case first (none: stopped as the last one ended)
     said = f"kept {len(scores)} of {len(cases)} cases"
-    again = shlex.join(["jaxmlp", "sweep", "corpus", args.manifest, "--cases", *(c.name for c in rest)])
+    again = shlex.join(["jaxmlp", "sweep", "corpus", corpus.args.manifest, "--cases", *(c.name for c in rest)])
     parts = [f"the rest: `{again}` (with the same options)"] if rest else []
     if rest and stopped.kept:  # what the stopped case's command kept, and how to go on with it
         parts.append(f"{rest[0].name}'s {stopped.kept}")
+    if rest:
+        _remove_empty(folder / rest[0].name)
     if scores:
-        doc = _document(cases, scores, args, folder, start, releases, source, f"stopped by {stopped}; {said}")
+        partial = f"stopped by {stopped}; {said}" if rest else ""  # every case ended: the scorecard is whole
+        doc = _document(corpus, scores, {}, partial)
         try:
             parts.insert(0, f"{said} in {write_json_new(folder / layout.SCORECARD_FILE, doc.to_json())}")
         except (JaxmlpError, OSError) as error:  # the stop's line still, saying why no scorecard was kept
             parts.insert(0, f"the scorecard of the {len(scores)} case(s) that ended could not be written: {error}")
+    else:
+        parts.insert(0, "no case ended, so there is no scorecard")
+        _remove_empty(folder)
     stopped.kept = "; ".join(parts)
     return stopped
+
+
+def _remove_empty(folder: Path) -> None:
+    """``folder`` removed where it holds nothing (a case stopped before its first command wrote anything)."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def _case(case: Case, number: int, total: int, args: argparse.Namespace, corpus: Path) -> CaseScore:

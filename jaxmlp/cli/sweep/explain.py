@@ -13,10 +13,10 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import bisection
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.report.explain import explain_text
-from jaxmlp.results import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
-from jaxmlp.results.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
-from jaxmlp.results.store import ResultsStore, check_folder
-from jaxmlp.results.sweep_folders import FiledChange
+from jaxmlp.results.releases import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
+from jaxmlp.results.releases.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
+from jaxmlp.results.releases.folders import FiledChange
+from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.units import count
 
 HELP = "why A and B differ on a workload: the compiled program, or below it"

@@ -13,9 +13,9 @@ from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure.sweep.matrix import Measured, unmeasured, unmeasured_line
 from jaxmlp.report.summaries import summaries
 from jaxmlp.report.text import render
-from jaxmlp.results.frames import load
-from jaxmlp.results.store import ResultsStore
-from jaxmlp.results.sweep_files import Plan, RunLog
+from jaxmlp.results.releases.files import Plan, RunLog
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.units import minutes
 
 

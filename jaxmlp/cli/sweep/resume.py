@@ -11,8 +11,8 @@ from jaxmlp.cli.sweep.measured import ended, measure_into
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Failure, Measured, rounds
-from jaxmlp.results import layout
-from jaxmlp.results.sweep_files import RunLog
+from jaxmlp.results.releases.files import RunLog
+from jaxmlp.results.store import layout
 
 HELP = "go on with a sweep that was stopped: measure only what is missing"
 DESCRIPTION = (

@@ -11,9 +11,9 @@ from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measur
 from jaxmlp.cli.sweep.explain import explain_change
 from jaxmlp.cli.sweep.measured import ended, measure_into
 from jaxmlp.measure.sweep.matrix import Probed, environments, measure_cells, runners_for
-from jaxmlp.results.store import ResultsStore, check_folder
-from jaxmlp.results.sweep_files import Plan, RunLog
-from jaxmlp.results.sweep_folders import flagged_changes
+from jaxmlp.results.releases.files import Plan, RunLog
+from jaxmlp.results.releases.folders import flagged_changes
+from jaxmlp.results.store.writing import ResultsStore, check_folder
 
 HELP = "the version matrix (the default subcommand)"
 DESCRIPTION = (

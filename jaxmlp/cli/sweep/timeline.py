@@ -25,11 +25,9 @@ from jaxmlp.measure.sweep.matrix import (
     runners_for,
 )
 from jaxmlp.measure.sweep.settings import EVERY, Matrix, Timeline
-from jaxmlp.results import layout
-from jaxmlp.results.store import ResultsStore, check_folder
-from jaxmlp.results.sweep_files import Plan, RunLog
-from jaxmlp.results.sweep_folders import timeline_changes
-from jaxmlp.results.sweep_ranks import (
+from jaxmlp.results.releases.files import Plan, RunLog
+from jaxmlp.results.releases.folders import timeline_changes
+from jaxmlp.results.releases.ranks import (
     Ranks,
     announce,
     beating,
@@ -45,6 +43,8 @@ from jaxmlp.results.sweep_ranks import (
     take_rank_files,
     telling,
 )
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.units import minutes
 
 HELP = "every release from A to B, and where the time changed"
@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
-    or srun, the ranks share its rounds (`jaxmlp.results.sweep_ranks`) and rank 0 files it."""
+    or srun, the ranks share its rounds (`jaxmlp.results.releases.ranks`) and rank 0 files it."""
     ranks = Ranks.found()
     if ranks and ranks.rank:
         with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr

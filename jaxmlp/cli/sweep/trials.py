@@ -14,9 +14,9 @@ from jaxmlp.errors import Interrupted, JaxmlpError
 from jaxmlp.measure.sweep import trials as flow
 from jaxmlp.measure.sweep.settings import Detector, Trials
 from jaxmlp.measure.sweep.trials import Trial
-from jaxmlp.results import layout
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
-from jaxmlp.results.store import ResultsStore, write_json_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, write_json_new
 from jaxmlp.units import count
 
 HELP = "the detector's check: A/A and injected-slowdown trials here"

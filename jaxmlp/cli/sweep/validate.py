@@ -16,10 +16,10 @@ from jaxmlp.measure.sweep import peer, validation
 from jaxmlp.report.release_summaries import validation_summary
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.report.text import render
-from jaxmlp.results import layout
+from jaxmlp.results.releases.folders import noise_cells
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.store import ResultsStore, check_folder, write_json_new
-from jaxmlp.results.sweep_folders import noise_cells
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder, write_json_new
 from jaxmlp.units import minutes
 
 DETECTORS = ("pelt", "binseg")

@@ -29,6 +29,9 @@ from jaxmlp.registry import SWEEP_WORKLOADS, version_key
 RecordProbe = Callable[[int, Sequence[Runner], Measured], None]
 """Told each probe's number, its cells and what they measured (the command files it as a sweep folder)."""
 
+RecordCheck = Callable[[str, str], None]
+"""Told each release the search for the first that fails checked, and what it did (`RUNS` or its failure)."""
+
 
 def candidates(bisect_: Bisect) -> list[str]:
     """The good end, the releases between, the bad end (the good end first, whichever is newer)."""
@@ -82,44 +85,75 @@ def run(
     say: Say = print,
     progress: Callable[[BisectProbe], None] | None = None,
     bar: Progress | None = None,
+    record_check: RecordCheck | None = None,
 ) -> Bisection:
     """Bisect ``releases`` on the steady state of ``target`` (``measuring`` measures it alone), a probe at a time:
     each probe's cells are made, measured and handed to ``record_probe`` before the next. Where a probe's releases
-    fail, the first that fails is searched for by one probe process a release."""
+    fail at their probe processes, the first that fails is searched for by one probe process a release (each told
+    to ``record_check``)."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
     flags = matrix.xla_flags[0] if matrix.xla_flags else ""
     numbers = itertools.count(1)
+    probes: list[int] = []
 
     def measure(names: list[str]) -> dict[str, list[float]]:
         pythons = environments(matrix, names, say)
         runners = [Runner(v, pythons[v], measuring, flags, 1 if flags else 0) for v in names]
         try:
             measured = measure_cells(runners, matrix, say, bar, planned=_no_failure)
-        except _Failed as e:  # no rounds: the probe is filed as far as it went
-            measured = Measured(e.probed, {}, e.differs, complete=False)
-        record_probe(next(numbers), runners, measured)
-        missing = unmeasured(measured)  # stopped after its probe processes: only those that failed there
-        missing = {n: why for n, why in missing.items() if measured.complete or why.startswith(PROBE_FAILED)}
+        except _Failed as e:  # no rounds: the probe is filed as far as it went, its cells' outcomes its answer
+            measured = Measured(e.probed, {}, e.differs)
+        probes.append(next(numbers))
+        record_probe(probes[-1], runners, measured)
+        _refused(measured)
+        failed = {n: o.status for n, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
+        if failed:  # the search for the first that fails decides what comes next
+            say(f"  {unmeasured_line(failed)}")
+            raise ReleasesFailed({r.label: failed[r.name] for r in runners if r.name in failed})
+        missing = unmeasured(measured)  # every process failed in the rounds, after its probe ran
         if missing:
-            say(f"  {unmeasured_line(missing)}: searching for the first release that fails, a probe process each")
-            raise ReleasesFailed({r.label: missing[r.name] for r in runners if r.name in missing})
+            raise JaxmlpError(f"{unmeasured_line(missing)}: no bisection past this probe")
         for name, why in measured.differs.items():
             if target in why:
                 say(f"  RESULTS DIFFER: {name}: {why[target]}")
         return {r.label: [p.workloads[target].steady_seconds for p in measured.processes[r.name]] for r in runners}
 
+    searched: list[str] = []
+
     def fails(release: str) -> str:
+        if not searched:
+            say("Searching for the first release that fails, a probe process each")
+        searched.append(release)
         runner = Runner(release, environments(matrix, [release], say)[release], measuring, flags, 1 if flags else 0)
         with envs.jaxmlp_path() as path:
-            outcome = probe([runner], path, say, matrix.timeout).outcomes[runner.name]
-        failure = "" if outcome.status == "ok" else outcome.status
+            status = probe([runner], path, say, matrix.timeout).outcomes[runner.name].status
+        if status != "ok" and not status.startswith(PROBE_FAILED):  # a refused flag is no failure of the release
+            raise JaxmlpError(f"not measured: {release} ({status}): no bisection past this probe")
+        failure = "" if status == "ok" else status
         say(f"probe of {release}: {failure or RUNS}")
+        if record_check is not None:
+            record_check(release, failure or RUNS)
         return failure
 
     try:
         return bisect(releases, measure, detector.threshold, detector.alpha, progress, fails)
     except ReleasesFailed as e:
-        raise JaxmlpError(
-            f"not measured: {e}: no bisection past this probe (a failure is bisected from a GOOD release that runs)"
-        ) from None
+        later = len(probes) > 1  # the low end ran in an earlier probe, failed in this one
+        why = (
+            "no release of this probe before it runs"
+            if later
+            else "a failure is bisected from a GOOD release that runs"
+        )
+        raise JaxmlpError(f"not measured: {e}: no bisection past this probe ({why})") from None
+
+
+def _refused(measured: Measured) -> None:
+    """Raises the one line of a cell whose release refused the probe's XLA flag: the bisection has no answer there."""
+    refused = {
+        name: o.status
+        for name, o in measured.probed.outcomes.items()
+        if o.status != "ok" and not o.status.startswith(PROBE_FAILED)
+    }
+    if refused:
+        raise JaxmlpError(f"{unmeasured_line(refused)}: no bisection past this probe")

@@ -129,8 +129,8 @@ def run_rounds(
                 try:
                     sample = run_worker(runners[name], pythonpath, timeout)
                 except workers.ChildFailed as e:
-                    sample = Failure(name, round_, str(e))
-                    say(f"  round {round_ + 1}: {e}; recorded as failed, going on")
+                    sample = Failure(name, round_, runners[name].measuring.as_recorded(str(e)))
+                    say(f"  round {round_ + 1}: {sample.reason}; recorded as failed, going on")
                 if record:
                     record(name, round_, sample)
             if isinstance(sample, Failure):
@@ -187,8 +187,9 @@ def probe(
             outcomes[runner.name] = Outcome(why)
             continue
         except workers.ChildFailed as e:
-            say(f"  probe: {e}; this cell is not measured")
-            outcomes[runner.name] = Outcome(f"{PROBE_FAILED}: {str(e).split(': ', 1)[-1]}")
+            failed = runner.measuring.as_recorded(str(e))
+            say(f"  probe: {failed}; this cell is not measured")
+            outcomes[runner.name] = Outcome(f"{PROBE_FAILED}: {failed.split(': ', 1)[-1]}")
             continue
         seconds[runner.name] = time.monotonic() - start
         note = str(result.metadata.get("xla_warning") or "")

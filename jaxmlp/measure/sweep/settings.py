@@ -90,6 +90,14 @@ class Measuring:
         (a worker is given them absolute)."""
         return ",".join(spec if is_builtin(spec) else _recorded(spec) for spec in self.specs)
 
+    def as_recorded(self, text: str) -> str:
+        """A worker's words (a failure naming its workload) with each workload as results record it, not as the
+        worker was given it (`for_workers`)."""
+        for spec in self.workloads:
+            if not is_builtin(spec):
+                text = text.replace(_absolute(spec), _recorded(spec))
+        return text
+
     def probing(self) -> Measuring:
         """The same, for a cell's probe process: what each workload compiled recorded too."""
         return replace(self, program_facts=True)

@@ -11,12 +11,12 @@ import pandas as pd
 
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings import bench, releases, runs
-from jaxmlp.results.findings.model import Finding, Table, shown
+from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.select import evidence
-from jaxmlp.results.frames import Results, without_sweeps
-from jaxmlp.results.traces import CaptureSummary
+from jaxmlp.results.store.frames import Results, without_sweeps
+from jaxmlp.results.tables.traces import CaptureSummary
 
-__all__ = ["Finding", "Table", "findings", "run_findings", "shown"]
+__all__ = ["Finding", "Table", "findings", "run_findings"]
 
 
 def findings(
@@ -26,8 +26,9 @@ def findings(
     past: history.RunHistory | None = None,
 ) -> tuple[Finding, ...]:
     """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
-    evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.found` of the same results,
-    where the caller has it (the report draws it too)."""
+    evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.of` the same results, where
+    the caller has it (the report draws it too), else computed here, once."""
+    past = history.of(results) if past is None else past
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     merged = evidence(runs_by_file)  # per machine, its newest environment's runs as one
     accuracy = tables.tutorial_accuracy(results.runs)
@@ -38,12 +39,10 @@ def findings(
         *bench.floor(merged, folder),
         *bench.cpu_vs_accelerator(merged, folder),
         *runs.operations(runs_by_file, folder),
-        releases.matrix(results, folder),
-        releases.timeline(results, folder),
-        releases.bisection(results, folder),
+        *releases.answers(results, folder),
         *runs.scaling(runs_by_file, folder),
         runs.trace(traces, folder),
-        *runs.changes_across_runs(results, past),
+        *runs.changes_across_runs(past),
         *runs.training(results, folder),
         *bench.goals(merged, accuracy, folder),
         *runs.time_to_accuracy(results, folder),

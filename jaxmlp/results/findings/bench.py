@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import roofline, tables
+from jaxmlp.results import tables
 from jaxmlp.results.findings.citing import (
     cite,
     epoch_cite,
@@ -34,6 +34,7 @@ from jaxmlp.results.findings.model import (
     Table,
 )
 from jaxmlp.results.findings.select import machine_of, newest_per_backend, timed
+from jaxmlp.results.tables import roofline
 from jaxmlp.units import count, duration, flop_rate, ratio, size
 
 LOADER_CAPTION = (

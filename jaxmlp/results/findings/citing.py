@@ -9,19 +9,16 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import layout, tables
-from jaxmlp.results.findings.model import shown
+from jaxmlp.results import tables
 from jaxmlp.results.findings.select import OLDER, runs_of
-from jaxmlp.results.ladders import FLOOR_RUNG
-from jaxmlp.results.layout import shown_stamp
+from jaxmlp.results.store import layout
+from jaxmlp.results.tables.ladders import FLOOR_RUNG
 
 
 def runs_read(rows: pd.DataFrame, folder: Path | None) -> str:
     """The runs rows come from, newest first: ``bench-…-tpu.json (12-06 01:20); bench-…-tpu.json (12-05 20:46)``."""
     stamps = rows.drop_duplicates("file").set_index("file")["timestamp"]
-    return "; ".join(
-        f"{shown(f, folder)} ({shown_stamp(layout.stamp_in(f) or layout.stamp(str(stamps[f])))})" for f in runs_of(rows)
-    )
+    return "; ".join(layout.cited(f, folder, layout.stamp_in(f) or layout.stamp(str(stamps[f]))) for f in runs_of(rows))
 
 
 def older_note(rows: pd.DataFrame) -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
@@ -44,13 +42,3 @@ class Finding(NamedTuple):
     def line(self) -> str:
         """The finding as one line: ``question (machine): answer [run]``."""
         return f"{self.asked}: {self.answer}" + (f" [{self.run}]" if self.run else "")
-
-
-def shown(path: str | os.PathLike[str], folder: Path | None) -> str:
-    """``path`` relative to ``folder`` where it lies under it (the folder itself: its name), else as given."""
-    if folder is None:
-        return str(path)
-    relative = os.path.relpath(path, folder)
-    if relative == ".":
-        return os.path.basename(os.path.abspath(path))
-    return str(path) if relative.startswith("..") else relative

@@ -13,23 +13,22 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
-from jaxmlp.results import layout, sweep_cells, sweep_tables
-from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding, shown
+from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding
 from jaxmlp.results.findings.select import machine
-from jaxmlp.results.frames import Results
+from jaxmlp.results.releases.cells import ignored_cells, ignored_words
+from jaxmlp.results.releases.tables import TimelineColumn, is_timeline, sweep_steps, sweeps, timeline_columns
+from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
 from jaxmlp.units import interval, p_value, ratio
 
 UNDECIDED = "insufficient data"
 WORDS = {"regression": "slower", "improvement": "faster", "results differ": "results differ"}
 
 
-def _where(where: str | Path, folder: Path | None) -> str:
-    return f"{shown(where, folder)} ({layout.shown_stamp(layout.stamp_in(where))})"
-
-
 def _ignored(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
-    said = sweep_cells.ignored_words(row, ignored)
+    said = ignored_words(row, ignored)
     return f"; {said}" if said else ""
 
 
@@ -47,8 +46,8 @@ def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocumen
     """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
     insufficient data (it decides nothing). A step one of whose releases ignored its XLA flags (``cells``, the
     sweep's ``cells.json``) says so."""
-    ignored = sweep_cells.ignored_cells(cells)
-    steps = sweep_tables.sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
+    ignored = ignored_cells(cells)
+    steps = sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
     if steps.empty or (steps["verdict"] == UNDECIDED).all():
         return None
     span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
@@ -70,7 +69,7 @@ UNDECIDED_LINE = (
 )
 
 
-def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
+def timeline_verdict(columns: Sequence[TimelineColumn]) -> str:
     """A release timeline's one-line verdict: per workload, its changes or none."""
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     if not releases:
@@ -83,11 +82,23 @@ def timeline_verdict(columns: Sequence[sweep_tables.TimelineColumn]) -> str:
     return f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
 
 
-def matrix(results: Results, folder: Path | None = None) -> Finding:
-    """The newest version matrix that decides anything: its flagged steps, or that none changed."""
+def answers(results: Results, folder: Path | None = None) -> tuple[Finding, Finding, Finding]:
+    """The release questions' findings, from the folder's sweeps read once (none from a bisection's probes): the
+    version matrix's, the release timeline's and the bisection's."""
+    found = sweeps(results.runs, [path.parent for path, _ in results.bisections])
+    matrices = {k: v for k, v in found.items() if not is_timeline(k)}
+    timelines = {k: v for k, v in found.items() if is_timeline(k)}
+    return (
+        matrix(matrices, results, folder),
+        timeline(timelines, results.samples, folder),
+        bisection(results.bisections, folder),
+    )
+
+
+def matrix(found: Mapping[str, pd.DataFrame], results: Results, folder: Path | None) -> Finding:
+    """The newest version matrix (``found``: the sweeps that are not timelines) that decides anything: its flagged
+    steps, or that none changed."""
     question = "Which release got slower"
-    probes = [path.parent for path, _ in results.bisections]
-    found = {k: v for k, v in sweep_tables.sweeps(results.runs, probes).items() if not sweep_tables.is_timeline(k)}
     if not found:
         return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
     cells = {str(path.parent): doc for path, doc in results.cells}
@@ -95,22 +106,27 @@ def matrix(results: Results, folder: Path | None = None) -> Finding:
     for where in ordered:
         text = sweep_verdict(found[where], results.samples, cells.get(where))
         if text is not None:
-            return Finding(question, text, MATRIX, True, _where(where, folder), machine(found[where].iloc[0]))
+            return Finding(question, text, MATRIX, True, layout.cited(where, folder), machine(found[where].iloc[0]))
     return Finding(
-        question, UNDECIDED_LINE, MATRIX, True, _where(ordered[0], folder), machine(found[ordered[0]].iloc[0])
+        question, UNDECIDED_LINE, MATRIX, True, layout.cited(ordered[0], folder), machine(found[ordered[0]].iloc[0])
     )
 
 
-def timeline(results: Results, folder: Path | None = None) -> Finding:
-    """The newest release timeline with at least two processes a release: its changes, workload by workload."""
+def timeline(found: Mapping[str, pd.DataFrame], samples: pd.DataFrame, folder: Path | None) -> Finding:
+    """The newest release timeline (``found``: the timelines) with at least two processes a release: its changes,
+    workload by workload."""
     question = "Where across releases"
-    found = {k: v for k, v in sweep_tables.sweeps(results.runs).items() if sweep_tables.is_timeline(k)}
     for where in sorted(found, key=layout.stamp_in, reverse=True):
-        columns = sweep_tables.timeline_columns(found[where], results.samples)
+        columns = timeline_columns(found[where], samples)
         if not columns or min(len(s) for c in columns for s in c.samples) < 2:
             continue
         return Finding(
-            question, timeline_verdict(columns), TIMELINE, True, _where(where, folder), machine(found[where].iloc[0])
+            question,
+            timeline_verdict(columns),
+            TIMELINE,
+            True,
+            layout.cited(where, folder),
+            machine(found[where].iloc[0]),
         )
     return Finding(
         question,
@@ -120,12 +136,12 @@ def timeline(results: Results, folder: Path | None = None) -> Finding:
     )
 
 
-def bisection(results: Results, folder: Path | None = None) -> Finding:
+def bisection(bisections: Sequence[tuple[Path, BisectDocument]], folder: Path | None) -> Finding:
     """The newest bisection that found a release, else the newest one's reason."""
     question = "Which release did it"
-    if not results.bisections:
+    if not bisections:
         return Finding(question, "No bisection yet: `jaxmlp sweep bisect GOOD BAD`.", BISECTION, False)
-    ordered = sorted(results.bisections, key=lambda item: layout.stamp_in(item[0]), reverse=True)
+    ordered = sorted(bisections, key=lambda item: layout.stamp_in(item[0]), reverse=True)
     path, doc = next(((p, d) for p, d in ordered if d.bisection.answered), ordered[0])
     more = len(ordered) - 1
     also = f" ({more} other bisection(s) in the report)" if more else ""
@@ -135,7 +151,7 @@ def bisection(results: Results, folder: Path | None = None) -> Finding:
         f"{line[0].upper()}{line[1:]}{also}.",
         BISECTION,
         True,
-        _where(path.parent, folder),
+        layout.cited(path.parent, folder),
         _machine(doc.metadata),
     )
 

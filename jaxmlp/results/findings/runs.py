@@ -11,7 +11,7 @@ import pandas as pd
 
 from jaxmlp import changepoints, registry
 from jaxmlp.hlo import op_label
-from jaxmlp.results import history, layout, tables
+from jaxmlp.results import history, tables
 from jaxmlp.results.findings.model import (
     CPU_ACCELERATOR,
     HISTORY,
@@ -21,23 +21,18 @@ from jaxmlp.results.findings.model import (
     TTA,
     Finding,
     Table,
-    shown,
 )
 from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
-from jaxmlp.results.frames import Results
-from jaxmlp.results.run_tables import partial_note, partial_of
-from jaxmlp.results.traces import CaptureSummary, op_tables, top_operations, xprof_coverage
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
+from jaxmlp.results.tables.runs import partial_note, partial_of
+from jaxmlp.results.tables.traces import CaptureSummary, op_tables, top_operations, xprof_coverage
 from jaxmlp.units import count, duration, percent, ratio
 
 SCALING_CAPTION = (
     "Data-parallel scaling of the sharded pipeline: N devices in all over P processes (median; speed-up and "
     "efficiency against N = 1, P = 1 of the same run; the all-reduce's share of one traced epoch's operations)"
 )
-
-
-def _where(path: str | Path, folder: Path | None, stamp: str = "") -> str:
-    when = stamp or layout.stamp_in(path)
-    return f"{shown(path, folder)}" + (f" ({layout.shown_stamp(when)})" if when else "")
 
 
 OPERATIONS_SHOWN = 8
@@ -79,7 +74,7 @@ def operations(
                     "operations' self time" + (f", bound by {first.bound_by}" if pd.notna(first.bound_by) else "")
                 )
             )
-            where = shown(str(ops / layout.OPS_FILE.format(pipeline=pipeline)) if ops else file, folder)
+            where = layout.shown(str(ops / layout.OPS_FILE.format(pipeline=pipeline)) if ops else file, folder)
             shown_tables.append(
                 Table(
                     f"{pipeline}: the {len(top)} operations with the most self time of the {len(table)} in its trace "
@@ -96,7 +91,7 @@ def operations(
                 "; ".join(said) + ".",
                 CPU_ACCELERATOR,
                 True,
-                _where(file, folder, stamp_of(part)),
+                layout.cited(file, folder, stamp_of(part)),
                 machine_of(part),
                 tuple(shown_tables),
             )
@@ -152,7 +147,7 @@ def scaling(
                 f"{'; '.join(parts)}{_notes(rows, table)}.",
                 SCALING,
                 True,
-                _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
+                layout.cited(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
                 name,
                 (Table(SCALING_CAPTION, table),),
             )
@@ -192,7 +187,7 @@ def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Findi
         f"{cells}{_notes(rows, table)}. {_missing(table)}: `{_command(table)}`.",
         SCALING,
         True,
-        _where(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
+        layout.cited(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
         name,
         (Table(SCALING_CAPTION, table),),
     )
@@ -202,7 +197,7 @@ def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Findi
     if not traces:
         return Finding("Where the time goes", "No profiler trace yet: `jaxmlp profile`.", PROFILES, False)
     newest = max(traces, key=lambda t: layout.stamp_in(t.run) or layout.stamp_in(t.file))
-    where = _where(newest.file, folder, layout.stamp_in(newest.run) or layout.stamp_in(newest.file))
+    where = layout.cited(newest.file, folder, layout.stamp_in(newest.run) or layout.stamp_in(newest.file))
     if newest.top_ops.empty:
         return Finding("Where the time goes", "The newest trace holds no device operations.", PROFILES, True, where)
     top = newest.top_ops.iloc[0]
@@ -217,10 +212,9 @@ def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Findi
     )
 
 
-def changes_across_runs(results: Results, past: history.RunHistory | None = None) -> list[Finding]:
+def changes_across_runs(past: history.RunHistory) -> list[Finding]:
     """Per machine, the changes the detector finds over its newest comparable runs (each history is one machine's
-    and settings'); ``past``: `history.found` of the same results, where the caller has it."""
-    past = history.found(results.runs, results.samples) if past is None else past
+    and settings'): ``past``, `history.of` the results."""
     points = past.every
     if points.empty:
         return [
@@ -321,7 +315,7 @@ def time_to_accuracy(results: Results, folder: Path | None = None) -> list[Findi
             else ""
         )
         text = head + "; ".join(tables.tta_line(r) for r in newest.sort_values("tta_s").itertuples()) + "."
-        files = ", ".join(_where(f, folder) for f in dict.fromkeys(newest["file"]))
+        files = ", ".join(layout.cited(f, folder) for f in dict.fromkeys(newest["file"]))
         out.append(
             Finding(
                 "Time to accuracy",

@@ -15,8 +15,8 @@ import jaxmlp.results.schema.fields as fields
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.jsonio import number
-from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.common import BENCH, JSON, KIND, METADATA_KEY, SCALING, SWEEP, header
+from jaxmlp.results.store.machines import machine
 from jaxmlp.stats import quantile
 
 
@@ -200,7 +200,7 @@ class BenchmarkDocument:
 
     @property
     def machine(self) -> tuple[str, ...]:
-        """What the numbers were measured on, as every output names it (`jaxmlp.results.machines.machine`): two
+        """What the numbers were measured on, as every output names it (`jaxmlp.results.store.machines.machine`): two
         documents whose machines differ compare them too."""
         return (machine(self.metadata),)
 

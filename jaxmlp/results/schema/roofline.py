@@ -56,7 +56,7 @@ class RooflineDocument:
     metadata: Mapping[str, Any]
     ceilings: Mapping[str, Any]
     ceilings_file: str  # where the ceilings were kept (measured by this run, or an earlier one here)
-    points: Mapping[str, Mapping[str, Any]]  # by workload: `jaxmlp.results.roofline.point`
+    points: Mapping[str, Mapping[str, Any]]  # by workload: `jaxmlp.results.tables.roofline.point`
     settings: Mapping[str, Any]
 
     def to_json(self) -> JSON:

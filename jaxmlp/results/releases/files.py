@@ -20,10 +20,10 @@ from jaxmlp.measure.programs import HLO_TEXT
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Failure, Measured, Outcome, Probed, Runner
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.results import layout
 from jaxmlp.results.schema.common import JSON, SWEEP_LOG, header
 from jaxmlp.results.schema.sweep import NODE, Cell, CellsDocument, SweepDocument
-from jaxmlp.results.store import ResultsStore, new_dir, write_gzip_new, write_json_new, write_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, new_dir, write_gzip_new, write_json_new, write_new
 
 
 def to_document(

@@ -10,9 +10,9 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results import sweep_tables
-from jaxmlp.results.frames import load
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.releases.tables import release_verdicts, sweeps, timeline_columns
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 
 
 class FiledChange(NamedTuple):
@@ -28,17 +28,17 @@ class FiledChange(NamedTuple):
 def _sweep(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """The rows and samples of the sweep in ``folder`` (None if it holds none)."""
     results = load(ResultsStore(folder))
-    rows = sweep_tables.sweeps(results.runs).get(str(folder))
+    rows = sweeps(results.runs).get(str(folder))
     return None if rows is None else (rows, results.samples)
 
 
 def flagged_changes(folder: Path) -> list[FiledChange]:
     """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it
-    (`sweep_tables.release_verdicts`)."""
+    (`release_verdicts`)."""
     sweep = _sweep(folder)
     if sweep is None:
         return []
-    verdicts = sweep_tables.release_verdicts(*sweep)
+    verdicts = release_verdicts(*sweep)
     found = []
     for (workload, flags), column in verdicts.groupby(["workload", "xla_flags"], sort=False):
         releases = list(column["release"])
@@ -50,9 +50,9 @@ def flagged_changes(folder: Path) -> list[FiledChange]:
 
 def timeline_changes(folder: Path) -> list[FiledChange]:
     """The timeline in ``folder``'s changes (steps, transients, drifts), column by column
-    (`sweep_tables.timeline_columns`)."""
+    (`timeline_columns`)."""
     sweep = _sweep(folder)
-    columns = [] if sweep is None else sweep_tables.timeline_columns(*sweep)
+    columns = [] if sweep is None else timeline_columns(*sweep)
     return [
         FiledChange(column.workload, column.xla_flags, change.before, change.at, change.kind)
         for column in columns
@@ -65,7 +65,7 @@ def noise_cells(folders: Sequence[Path]) -> list[list[float]]:
     cells: list[list[float]] = []
     for folder in folders:
         results = load(ResultsStore(folder))
-        for rows in sweep_tables.sweeps(results.runs).values():
+        for rows in sweeps(results.runs).values():
             steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
             for file, name in zip(steady["file"], steady["name"]):
                 picked = results.samples[(results.samples["file"] == file) & (results.samples["name"] == name)]

@@ -1,5 +1,5 @@
 """The results store: result files and folders written atomically, never over an earlier run, and named by
-`jaxmlp.results.layout`'s rule (reading them: `jaxmlp.results.reading`)."""
+`jaxmlp.results.store.layout`'s rule (reading them: `jaxmlp.results.store.reading`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from pathlib import Path
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results import layout, reading
-from jaxmlp.results.reading import Scan
 from jaxmlp.results.schema import Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -25,6 +23,8 @@ from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.store import layout, reading
+from jaxmlp.results.store.reading import Scan
 
 
 class Exists(JaxmlpError):
@@ -223,7 +223,7 @@ class NewFolder:
 
 class ResultsStore:
     """A results folder (``reports/`` by default): new results go in by one naming rule; it is read in one walk
-    (`jaxmlp.results.reading`)."""
+    (`jaxmlp.results.store.reading`)."""
 
     def __init__(self, folder: str | os.PathLike[str] = layout.RESULTS_DIR):
         self.folder = Path(folder)

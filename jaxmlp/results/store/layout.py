@@ -8,6 +8,7 @@ Plain Python (the noxfile imports it).
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
 from pathlib import Path
 
@@ -82,6 +83,24 @@ def shown_stamp(stamp_text: str) -> str:
         return _dt.datetime.strptime(stamp_text, STAMP_FORMAT).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:
         return "undated"
+
+
+def shown(path: str | Path, folder: Path | None) -> str:
+    """``path`` as a reader finds it: relative to ``folder`` where it lies under it (the folder itself: its name),
+    else as given."""
+    if folder is None:
+        return str(path)
+    relative = os.path.relpath(path, folder)
+    if relative == ".":
+        return os.path.basename(os.path.abspath(path))
+    return str(path) if relative.startswith("..") else relative
+
+
+def cited(path: str | Path, folder: Path | None, stamp_text: str = "") -> str:
+    """``path`` as shown, with its time where known: ``bench-20261202T145613-cpu.json (2026-12-02 14:56 UTC)``;
+    ``stamp_text`` first, else the time in its name."""
+    when = stamp_text or stamp_in(path)
+    return shown(path, folder) + (f" ({shown_stamp(when)})" if when else "")
 
 
 def name(kind: str, when: _dt.datetime | str | None = None, *parts: object, suffix: str = "") -> str:

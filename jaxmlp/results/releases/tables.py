@@ -1,5 +1,6 @@
 """Views of the version sweeps, bisections and the detector's trials: pure functions from the tidy DataFrame
-(`jaxmlp.results.frames`) and the documents to small tables, as `jaxmlp.results.tables` does for benchmark files."""
+(`jaxmlp.results.store.frames`) and the documents to small tables, as `jaxmlp.results.tables` does for benchmark
+files."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import pandas as pd
 from jaxmlp import changepoints, registry
 from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.results import layout
-from jaxmlp.results.frames import sweep_rows
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.table_base import shows
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import sweep_rows
+from jaxmlp.results.tables.base import shows
 from jaxmlp.stats import Comparison, compare_within
 
 # --- version sweeps -------------------------------------------------------------------------------------------

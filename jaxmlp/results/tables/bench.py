@@ -12,11 +12,11 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
-from jaxmlp.results.frames import query
-from jaxmlp.results.ladders import pipeline_ladder
-from jaxmlp.results.machines import machine
 from jaxmlp.results.schema.bench import own_peaks
-from jaxmlp.results.table_base import shows
+from jaxmlp.results.store.frames import query
+from jaxmlp.results.store.machines import machine
+from jaxmlp.results.tables.base import shows
+from jaxmlp.results.tables.ladders import pipeline_ladder
 from jaxmlp.stats import INVALID, compare
 from jaxmlp.units import MISSING
 

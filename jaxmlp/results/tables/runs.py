@@ -11,9 +11,9 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.train import steady_state_seconds
 from jaxmlp.measure.tta import median_stands
-from jaxmlp.results.frames import query
-from jaxmlp.results.machines import machine
-from jaxmlp.results.table_base import precision_of, shows
+from jaxmlp.results.store.frames import query
+from jaxmlp.results.store.machines import machine
+from jaxmlp.results.tables.base import precision_of, shows
 from jaxmlp.units import count, duration, percent
 
 

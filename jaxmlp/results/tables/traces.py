@@ -15,8 +15,8 @@ import pandas as pd
 
 from jaxmlp import hlo
 from jaxmlp.registry import STEP_NAME
-from jaxmlp.results import layout
-from jaxmlp.results.store import Exists, write_new
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import Exists, write_new
 
 # Runtime wrappers around the operations, not operations themselves.
 _RUNTIME = ("ThreadpoolListener::", "ThunkExecutor::", "SlinkyThreadPool::", "H2D Dispatch", "D2H Dispatch")

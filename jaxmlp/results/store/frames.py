@@ -15,9 +15,6 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import index
-from jaxmlp.results.reading import Scan, Skipped, Summarised
-from jaxmlp.results.rows import METADATA, POINT_FIELDS, SAMPLE_COLUMNS, Samples, benchmark_records
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
@@ -28,7 +25,10 @@ from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store import index
+from jaxmlp.results.store.reading import Scan, Skipped, Summarised
+from jaxmlp.results.store.rows import METADATA, POINT_FIELDS, SAMPLE_COLUMNS, Samples, benchmark_records
+from jaxmlp.results.store.writing import ResultsStore
 
 OLDER_COLUMNS = [*POINT_FIELDS, "kind"]
 
@@ -195,7 +195,7 @@ def load(store: ResultsStore) -> Results:
 
 
 def load_indexed(store: ResultsStore, command: str) -> Results:
-    """A results folder as `load` gives it, read through its index (`jaxmlp.results.index`): the runs older than
+    """A results folder as `load` gives it, read through its index (`jaxmlp.results.store.index`): the runs older than
     each machine's newest in `Results.older`, from the index; ``command`` names who speaks in a warning line."""
     return results(index.scan(store.folder, command))
 

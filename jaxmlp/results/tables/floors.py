@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results import roofline
-from jaxmlp.results.frames import query
-from jaxmlp.results.table_base import mark_best, precisions, shows
+from jaxmlp.results.store.frames import query
+from jaxmlp.results.tables.base import mark_best, precisions, shows
+from jaxmlp.results.tables.roofline import Bound, step_bound
 from jaxmlp.units import duration, flop_rate
 
 GEMM_UNAVAILABLE = "numpy has no bfloat16 type: no numpy bf16 rows"
@@ -168,19 +168,7 @@ def floor_line(row: Any) -> str:
     )
 
 
-EPOCH_ROOFLINE_COLUMNS = [
-    "backend",
-    "pipeline",
-    "precision",
-    "epoch_s",
-    "compute_s",
-    "memory_s",
-    "loop_s",
-    "bound_s",
-    "binds",
-    "x_bound",
-    "loop",
-]
+EPOCH_ROOFLINE_COLUMNS = ["backend", "pipeline", "precision", "epoch_s", *Bound._fields, "x_bound"]
 
 
 def loop_step_seconds(run: pd.DataFrame) -> dict[str, float]:
@@ -200,7 +188,7 @@ def _given(row: pd.Series, column: str, otherwise: float) -> float:
 
 @shows(registry.EMPTY_SCAN)
 def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
-    """Each epoch of one run against the bound of what its steps must do (`roofline.step_bound`): ``compute_s`` (its
+    """Each epoch of one run against the bound of what its steps must do (`step_bound`): ``compute_s`` (its
     FLOPs at its precision's floor), ``memory_s`` (its parameters read and written, and its batches read, at the run's
     best STREAM bandwidth), ``loop_s`` (the empty scan's cost a step over its loop's iterations, for a `lax.scan`
     epoch); ``bound_s``, which binds, ``x_bound`` (the epoch over its bound) and what became of the loop's term.
@@ -219,7 +207,7 @@ def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
         # a row without them (a benchmark that failed after its rounds): the run's other epochs', of one training set
         steps = _given(epoch, "steps", float(known["steps"].median()))
         samples = _given(epoch, "samples", float(known["samples"].median()))
-        bound = roofline.step_bound(
+        bound = step_bound(
             str(epoch["pipeline"]),
             precision,
             steps,
@@ -235,8 +223,8 @@ def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
                 "pipeline": epoch["pipeline"],
                 "precision": precision,
                 "epoch_s": epoch["median"],
-                **bound,
-                "x_bound": epoch["median"] / bound["bound_s"],
+                **bound._asdict(),
+                "x_bound": epoch["median"] / bound.bound_s,
             }
         )
     return pd.DataFrame(rows, columns=EPOCH_ROOFLINE_COLUMNS).sort_values("epoch_s").reset_index(drop=True)

@@ -19,17 +19,17 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results import layout, reading, rows
-from jaxmlp.results.machines import MACHINE
-from jaxmlp.results.reading import CAPTURE_SUFFIX, ReadDocument, Scan, Skipped, Summarised
 from jaxmlp.results.schema import Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT
+from jaxmlp.results.store import layout, reading, rows
+from jaxmlp.results.store.machines import MACHINE
+from jaxmlp.results.store.reading import CAPTURE_SUFFIX, ReadDocument, Scan, Skipped, Summarised
 
 INDEX_NAME = ".jaxmlp-index.sqlite"
 """The index's file in a results folder: a dot-name, so no walk of the folder reads it as a result."""
@@ -191,11 +191,11 @@ def _sweep_kind(path: Path, folder: Path) -> str | None:
 
 def _entries(db: sqlite3.Connection) -> dict[str, Entry]:
     out = {}
-    for path, size, mtime, version, kind, why, stamp, machines in db.execute(
-        "SELECT path, size, mtime_ns, version, kind, why, stamp, machines FROM files"
-    ):
-        keys = tuple(tuple(k) for k in json.loads(machines)) if machines else ()
-        out[path] = Entry(size, mtime, version, kind, why, stamp, keys)
+    names = [f.name for f in fields(Entry)]
+    for path, *known in db.execute(f"SELECT path, {', '.join(names)} FROM files"):
+        entry = dict(zip(names, known))
+        machines = entry.pop("machines")
+        out[path] = Entry(**entry, machines=tuple(tuple(k) for k in json.loads(machines)) if machines else ())
     return out
 
 

@@ -1,14 +1,14 @@
 """A benchmark document's rows as plain records (a dict per benchmark, its raw round times apart), and the few fields
-of each that a history needs (`POINT_FIELDS`): shared by the DataFrames (`jaxmlp.results.frames`) and the index of a
-results folder (`jaxmlp.results.index`). No pandas here."""
+of each that a history needs (`POINT_FIELDS`): shared by the DataFrames (`frames`) and the index of a
+results folder (`index`). No pandas here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from jaxmlp.results.machines import MACHINE, SETTINGS
 from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.store.machines import MACHINE, SETTINGS
 
 STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = (

@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results import layout
 from jaxmlp.results.schema import Document, parse
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -24,6 +23,7 @@ from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.store import layout
 
 CAPTURE_SUFFIX = ".xplane.pb"
 D = TypeVar(
@@ -59,13 +59,13 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Summarised:
-    """A run not read in full (`jaxmlp.results.index`): its kind (bench, scaling), its time as its file says it, and
-    its history's points (`jaxmlp.results.rows.points`)."""
+    """A run not read in full (`index`): its kind (bench, scaling), its time as its file says it, and
+    its history's points (`rows.points`)."""
 
     path: Path
     kind: str
     stamp: str
-    points: Mapping[str, Any]  # `jaxmlp.results.rows.points`
+    points: Mapping[str, Any]  # `jaxmlp.results.store.rows.points`
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from jaxmlp import registry
 from jaxmlp.registry import LAYER_SIZES, N_TARGETS
@@ -97,6 +97,18 @@ def moved_bytes(pipeline: str, precision: str, steps: float, samples: float | No
     return 2 * 4 * PARAMETERS * updates + images * (image + 4 * N_TARGETS)
 
 
+class Bound(NamedTuple):
+    """An epoch's bound (`step_bound`) in seconds, term by term: ``binds``, the larger of the first two; ``loop``,
+    what became of the loop's term."""
+
+    compute_s: float
+    memory_s: float
+    loop_s: float
+    bound_s: float
+    binds: str
+    loop: str
+
+
 def step_bound(
     pipeline: str,
     precision: str,
@@ -106,7 +118,7 @@ def step_bound(
     compute_s: float,
     bandwidth: float,
     loop_step_s: float | None,
-) -> dict[str, Any]:
+) -> Bound:
     """An epoch's bound: max(``compute_s``, the bytes it must move (`moved_bytes`) at ``bandwidth``) plus its loop's
     own cost (``loop_step_s``, the empty scan's cost a step, over ceil(steps / unroll) iterations) for a `lax.scan`
     epoch (`registry.SCAN_LOOP`); ``binds``: the larger of the first two; ``loop``: what became of the loop term."""
@@ -117,15 +129,5 @@ def step_bound(
     else:
         loop, loop_s = (LOOP_KERNEL if pipeline in registry.PARAMS_ON_CHIP else LOOP_HOST), math.nan
     bound = max(compute_s, memory_s) + (0.0 if math.isnan(loop_s) else loop_s)
-    return {
-        "compute_s": compute_s,
-        "memory_s": memory_s,
-        "loop_s": loop_s,
-        "bound_s": bound,
-        "binds": ""
-        if math.isnan(memory_s) or math.isnan(compute_s)
-        else "memory"
-        if memory_s > compute_s
-        else "compute",
-        "loop": loop,
-    }
+    binds = "" if math.isnan(memory_s) or math.isnan(compute_s) else "memory" if memory_s > compute_s else "compute"
+    return Bound(compute_s, memory_s, loop_s, bound, binds, loop)

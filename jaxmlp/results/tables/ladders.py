@@ -1,5 +1,5 @@
-"""The ladders of one run: each pipeline's epoch against the floor of its own precision (`jaxmlp.results.floors`),
-and each loader's input alone and training epoch by worker count."""
+"""The ladders of one run: each pipeline's epoch against the floor of its own precision
+(`jaxmlp.results.tables.floors`), and each loader's input alone and training epoch by worker count."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results.floors import floor_of, floors
-from jaxmlp.results.frames import query
-from jaxmlp.results.table_base import mark_best, precision_of, precisions, shows
+from jaxmlp.results.store.frames import query
+from jaxmlp.results.tables.base import mark_best, precision_of, precisions, shows
+from jaxmlp.results.tables.floors import floor_of, floors
 
 PIPELINE_RUNG = "pipeline "
 FLOOR_RUNG = "floor, "

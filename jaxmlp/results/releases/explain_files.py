@@ -1,5 +1,6 @@
 """`explain`: run an explanation of two releases and file it; the one function `jaxmlp sweep explain`, the bisection's
-answer and a timeline's change points call (`jaxmlp.results.explain` compares; `jaxmlp.measure.sweep.explain` runs).
+answer and a timeline's change points call (`jaxmlp.results.releases.explain` compares; `jaxmlp.measure.sweep.explain`
+runs).
 
 Its folder, ``explain-<time>/``: ``explain.json`` (`ExplainDocument`), ``hlo/`` (each release's optimized HLO,
 gzipped), ``hlo.diff`` where the two differ, and ``traces/<release>/`` (a TensorBoard logdir each).
@@ -19,12 +20,12 @@ from jaxmlp.measure.sweep import explain as running
 from jaxmlp.measure.sweep.matrix import Say
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.workload_names import workload_name
-from jaxmlp.results import layout
-from jaxmlp.results.explain import explanation, hlo_diff
+from jaxmlp.results.releases.explain import explanation, hlo_diff
+from jaxmlp.results.releases.files import RunLog
 from jaxmlp.results.schema.explain import ExplainDocument
-from jaxmlp.results.store import ResultsStore, write_gzip_new, write_json_new, write_new
-from jaxmlp.results.sweep_files import RunLog
-from jaxmlp.results.traces import trace_events
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, write_gzip_new, write_json_new, write_new
+from jaxmlp.results.tables.traces import trace_events
 
 EXPLAIN_PROCESSES = 3
 """Processes per release when an explanation is made on its own (the first profiled): enough to see a change of

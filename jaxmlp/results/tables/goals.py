@@ -1,5 +1,5 @@
 """The performance goals, read from one benchmark run: its epoch ladder against the floor of each precision
-(`jaxmlp.results.floors`, the one floor every table of the run reads) and the tutorial's seed."""
+(`jaxmlp.results.tables.floors`, the one floor every table of the run reads) and the tutorial's seed."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.results.floors import floors, gemm_rates
-from jaxmlp.results.ladders import STEP_GEMMS, ladder_headlines, pipeline_ladder, rung_name
+from jaxmlp.results.tables.floors import floors, gemm_rates
+from jaxmlp.results.tables.ladders import STEP_GEMMS, ladder_headlines, pipeline_ladder, rung_name
 from jaxmlp.units import duration, flop_rate, percent, ratio
 
 GOAL_FLOOR_FACTOR = 1.3

@@ -16,12 +16,12 @@ from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.registry import version_key
-from jaxmlp.results import sweep_tables
-from jaxmlp.results.frames import load
+from jaxmlp.results.releases.tables import TimelineColumn, is_timeline, sweeps, timeline_columns
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CaseScore
 from jaxmlp.results.schema.explain import ExplainDocument
-from jaxmlp.results.store import ResultsStore
+from jaxmlp.results.store.frames import load
+from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.units import interval, ratio
 
 COMPILE_BISECT = "not scored: the bisection tests the steady state (run time), not compile time"
@@ -32,8 +32,8 @@ class Findings:
     """What the commands a case ran found: the timeline's columns, each release that failed or hung in its column
     without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line."""
 
-    columns: tuple[sweep_tables.TimelineColumn, ...] = ()
-    compile_columns: tuple[sweep_tables.TimelineColumn, ...] = ()  # the same detector over each process's compile time
+    columns: tuple[TimelineColumn, ...] = ()
+    compile_columns: tuple[TimelineColumn, ...] = ()  # the same detector over each process's compile time
     failures: tuple[tuple[str, str], ...] = ()
     explanations: tuple[ExplainDocument, ...] = ()
     bisection: BisectDocument | None = None
@@ -43,15 +43,15 @@ class Findings:
 def findings_of(folder: Path, error: str = "") -> Findings:
     """What the timeline, bisection and explanations under a case's ``folder`` found (read from their files)."""
     results = load(ResultsStore(folder))
-    columns: list[sweep_tables.TimelineColumn] = []
-    compile_columns: list[sweep_tables.TimelineColumn] = []
-    for where, rows in sweep_tables.sweeps(results.runs, [p.parent for p, _ in results.bisections]).items():
-        if sweep_tables.is_timeline(where):
-            columns += sweep_tables.timeline_columns(rows, results.samples)
-            compile_columns += sweep_tables.timeline_columns(rows, results.samples, registry.SWEEP_COMPILE)
+    columns: list[TimelineColumn] = []
+    compile_columns: list[TimelineColumn] = []
+    for where, rows in sweeps(results.runs, [p.parent for p, _ in results.bisections]).items():
+        if is_timeline(where):
+            columns += timeline_columns(rows, results.samples)
+            compile_columns += timeline_columns(rows, results.samples, registry.SWEEP_COMPILE)
     failures = []
     for path, doc in results.cells:
-        if not sweep_tables.is_timeline(path.parent):
+        if not is_timeline(path.parent):
             continue
         for cell in doc.cells:
             if cell.xla_flags:
@@ -70,13 +70,13 @@ def findings_of(folder: Path, error: str = "") -> Findings:
     )
 
 
-def _column(findings: Findings, workload: str, flags: str, metric: str = "run") -> sweep_tables.TimelineColumn | None:
+def _column(findings: Findings, workload: str, flags: str, metric: str = "run") -> TimelineColumn | None:
     """The timeline's column of ``workload`` and XLA ``flags``: its run time, or its compile time (``metric``)."""
     columns = findings.compile_columns if metric == "compile" else findings.columns
     return next((c for c in columns if c.workload == workload and c.xla_flags == flags), None)
 
 
-def _at(column: sweep_tables.TimelineColumn | None, release: str, direction: str) -> Change | None:
+def _at(column: TimelineColumn | None, release: str, direction: str) -> Change | None:
     """The change ``column`` found at ``release`` going ``direction`` (None: none)."""
     changes = column.changes if column is not None else ()
     return next((c for c in changes if c.at == release and c.direction == direction), None)
@@ -118,9 +118,7 @@ def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: 
     return replace(out, why=tuple(why))
 
 
-def _found(
-    case: Case, findings: Findings, base: sweep_tables.TimelineColumn | None, out: CaseScore
-) -> tuple[CaseScore, list[str]]:
+def _found(case: Case, findings: Findings, base: TimelineColumn | None, out: CaseScore) -> tuple[CaseScore, list[str]]:
     expect = case.expect
     assert expect.release is not None and expect.ratio is not None
     if base is None:
@@ -150,6 +148,8 @@ def _bisected(case: Case, findings: Findings, out: CaseScore) -> tuple[CaseScore
         return replace(out, bisect_found=False), ["the bisection filed no answer"]
     result = doc.bisection
     answer = result.first if result.answered else result.status
+    if result.status == "fails" and case.expect.direction != "fails":  # a failure where a change was expected
+        answer = f"{result.first} (fails)"
     if case.is_control:
         right = result.status == "no change"
     else:
@@ -167,7 +167,7 @@ def explanation_kind(doc: ExplainDocument) -> str:
 
 
 def _explained(
-    case: Case, findings: Findings, base: sweep_tables.TimelineColumn | None, out: CaseScore
+    case: Case, findings: Findings, base: TimelineColumn | None, out: CaseScore
 ) -> tuple[CaseScore, list[str]]:
     expect = case.expect
     if case.is_control or expect.direction == "fails" or expect.release is None:
@@ -186,8 +186,9 @@ def _explained(
         return replace(out, explanation=kind, explained=undone), [] if undone else [kind]
     change = _at(base, expect.release, expect.direction)
     pair = (change.before, change.at) if change is not None else None
-    if findings.bisection is not None and findings.bisection.bisection.first == expect.release:
-        pair = pair or (str(findings.bisection.bisection.after), expect.release)
+    b = findings.bisection.bisection if findings.bisection is not None else None
+    if b is not None and b.status == "found" and b.first == expect.release:
+        pair = pair or (str(b.after), expect.release)
     doc = next((d for d in findings.explanations if pair is not None and (d.a, d.b) == pair), None)
     if doc is None:
         said = "no explanation filed" + (f" for {pair[0]} -> {pair[1]}" if pair else ": nothing found to explain")
@@ -205,7 +206,7 @@ def _before(case: Case, release: str) -> str | None:
     return case.releases[at - 1] if at > 0 else None
 
 
-def _measured(column: sweep_tables.TimelineColumn, release: str) -> bool:
+def _measured(column: TimelineColumn, release: str) -> bool:
     """Whether a timeline column holds samples of ``release``."""
     return release in column.releases and bool(column.samples[column.releases.index(release)])
 

@@ -1,5 +1,5 @@
-"""Views of the results: pure functions from the tidy DataFrame (`jaxmlp.results.frames`) to small tables, one
-module per subject (`floors`, `ladders`, `goals`, `bench_tables`, `run_tables`), gathered here under one name.
+"""Views of the results: pure functions from the tidy DataFrame (`jaxmlp.results.store.frames`) to small tables, one
+module per subject (`floors`, `ladders`, `goals`, `bench`, `runs`), gathered here under one name.
 
 Every table names the benchmarks it shows (`shows`), so a test can check that each registered benchmark reaches
 some table. Ratios are only ever taken inside one run, so numbers from different machines or versions never meet in
@@ -8,7 +8,8 @@ one ratio; where runs are set side by side (CPU vs an accelerator), `cpu_vs_acce
 
 from __future__ import annotations
 
-from jaxmlp.results.bench_tables import (
+from jaxmlp.results.tables.base import BEST, SHOWN, TIED, shows
+from jaxmlp.results.tables.bench import (
     ACCELERATOR_DIFFER,
     ENVIRONMENT,
     RUN_PEAK,
@@ -30,7 +31,7 @@ from jaxmlp.results.bench_tables import (
     verdict_counts,
     vmap_vs_loop,
 )
-from jaxmlp.results.floors import (
+from jaxmlp.results.tables.floors import (
     GEMM_UNAVAILABLE,
     epoch_roofline,
     floor_line,
@@ -39,7 +40,7 @@ from jaxmlp.results.floors import (
     gemm_rates,
     matmul_rate,
 )
-from jaxmlp.results.goals import (
+from jaxmlp.results.tables.goals import (
     GOAL_ACCELERATOR_FLOOR,
     GOAL_BF16_SPEEDUP,
     GOAL_FLOOR_FACTOR,
@@ -48,10 +49,10 @@ from jaxmlp.results.goals import (
     goal_line,
     goals,
 )
-from jaxmlp.results.goals import (
+from jaxmlp.results.tables.goals import (
     group as goal_group,
 )
-from jaxmlp.results.ladders import (
+from jaxmlp.results.tables.ladders import (
     FLOOR,
     FLOORS,
     LADDER_COLUMNS,
@@ -64,7 +65,7 @@ from jaxmlp.results.ladders import (
     pipeline_ladder,
     rung_name,
 )
-from jaxmlp.results.run_tables import (
+from jaxmlp.results.tables.runs import (
     is_scaling,
     scaling_table,
     training_table,
@@ -72,7 +73,6 @@ from jaxmlp.results.run_tables import (
     tta_table,
     tutorial_accuracy,
 )
-from jaxmlp.results.table_base import BEST, SHOWN, TIED, shows
 
 __all__ = [
     "ACCELERATOR_DIFFER",
