@@ -25,11 +25,11 @@ class Comparison(NamedTuple):
     n_new: int
     baseline_median: float
     new_median: float
-    ratio: float  # new / baseline medians: > 1 is slower
-    ci_low: float  # bootstrap 95% interval of the ratio
+    ratio: float  # new / baseline medians: > 1 is slower (several nodes: their ratios' weighted geometric mean)
+    ci_low: float  # bootstrap 95% interval of the ratio (several nodes: resampled within them, or the nodes)
     ci_high: float
-    p_slower: float  # one-sided Mann-Whitney U: new > baseline
-    p_faster: float  # one-sided Mann-Whitney U: new < baseline
+    p_slower: float  # one-sided Mann-Whitney U: new > baseline (several nodes: van Elteren's stratified test)
+    p_faster: float  # one-sided Mann-Whitney U: new < baseline (several nodes: van Elteren's)
     verdict: str  # one of VERDICTS
     invalid: int = 0  # samples that are not finite numbers (NaN, inf), both sides together
 
@@ -145,26 +145,91 @@ def combined_ratio(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> float:
     return float(np.exp(np.sum(weights * logs) / np.sum(weights)))
 
 
-def van_elteren(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
-    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum, by
-    its normal approximation (ties corrected), floored at the smallest p the nodes' exact tests together attain."""
-    from scipy.stats import norm, rankdata
+SMALL = 8
+"""A stratum with fewer samples than this on either side takes the exact null (scipy's rule for Mann-Whitney U)."""
+SUPPORT = 200_000
+"""The most distinct values the exact null may hold before a seeded permutation test stands in for it."""
+PERMUTATIONS = 100_000
 
-    total = expected = variance = 0.0
-    for base, newer in pairs:
+
+def _statistic(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[list[np.ndarray], list[int], float]:
+    """Each node's ranks (ties averaged), its new side's size, and van Elteren's statistic: the new side's rank
+    sums, each over its node's size + 1."""
+    from scipy.stats import rankdata
+
+    ranks = [rankdata(np.concatenate([b, n])) for b, n in pairs]
+    sizes = [len(n) for _, n in pairs]
+    total = sum(float(np.sum(r[len(b) :])) / (len(r) + 1) for r, (b, _) in zip(ranks, pairs))
+    return ranks, sizes, total
+
+
+def _rank_sums(ranks: np.ndarray, m: int) -> dict[float, float]:
+    """The exact null of one node: each sum of ``m`` of its ``ranks`` (over its size + 1) and its probability."""
+    doubled = np.rint(2 * ranks).astype(int)  # averaged ties are halves
+    top = int(doubled.sum())
+    counts = np.zeros((m + 1, top + 1))
+    counts[0, 0] = 1.0
+    for r in doubled:
+        counts[1:, r:] += counts[:-1, : top + 1 - r].copy()
+    row = counts[m] / math.comb(len(ranks), m)
+    return {float(s) / 2 / (len(ranks) + 1): float(row[s]) for s in np.flatnonzero(row)}
+
+
+def _exact_tails(ranks: list[np.ndarray], sizes: list[int], observed: float) -> tuple[float, float] | None:
+    """(P(T >= observed), P(T <= observed)) under the exact stratified null (the nodes' rank-sum distributions
+    convolved), or None where it would hold more than `SUPPORT` values."""
+    law: dict[float, float] = {0.0: 1.0}
+    for r, m in zip(ranks, sizes):
+        node = _rank_sums(r, m)
+        joined: dict[float, float] = {}
+        for a, pa in law.items():
+            for b, pb in node.items():
+                key = round(a + b, 9)
+                joined[key] = joined.get(key, 0.0) + pa * pb
+        if len(joined) > SUPPORT:
+            return None
+        law = joined
+    values = np.array(list(law))
+    probs = np.array(list(law.values()))
+    tol = 1e-7
+    return float(probs[values >= observed - tol].sum()), float(probs[values <= observed + tol].sum())
+
+
+def _permuted_tails(ranks: list[np.ndarray], sizes: list[int], observed: float, seed: int = 0) -> tuple[float, float]:
+    """`_exact_tails` by a seeded permutation test within each node (`PERMUTATIONS` draws, the observed one counted)."""
+    rng = np.random.default_rng(seed)
+    total = np.zeros(PERMUTATIONS)
+    for r, m in zip(ranks, sizes):
+        drawn = rng.permuted(np.tile(r, (PERMUTATIONS, 1)), axis=1)[:, :m]
+        total += drawn.sum(axis=1) / (len(r) + 1)
+    tol = 1e-7
+    slower = (1 + int(np.sum(total >= observed - tol))) / (PERMUTATIONS + 1)
+    faster = (1 + int(np.sum(total <= observed + tol))) / (PERMUTATIONS + 1)
+    return slower, faster
+
+
+def van_elteren(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum.
+    Where a node has fewer than `SMALL` samples on a side, p is exact (the nodes' exact rank-sum nulls convolved,
+    ties as ranked; a seeded permutation test within nodes where that null is too large); else the normal
+    approximation (ties corrected)."""
+    from scipy.stats import norm
+
+    ranks, sizes, total = _statistic(pairs)
+    if any(min(len(b), len(n)) < SMALL for b, n in pairs):
+        return _exact_tails(ranks, sizes, total) or _permuted_tails(ranks, sizes, total)
+    expected = variance = 0.0
+    for r, (base, newer) in zip(ranks, pairs):
         n, m = len(base), len(newer)
         size = n + m
-        ranks = rankdata(np.concatenate([base, newer]))
-        _, ties = np.unique(ranks, return_counts=True)
+        _, ties = np.unique(r, return_counts=True)
         tied = float(np.sum(ties**3 - ties)) / (size * (size - 1))
-        total += float(np.sum(ranks[n:])) / (size + 1)
         expected += m / 2
         variance += n * m * ((size + 1) - tied) / 12 / (size + 1) ** 2
-    floor = math.prod(smallest_p(len(b), len(n)) for b, n in pairs)
     if variance <= 0:
         return 1.0, 1.0
     z = (total - expected) / math.sqrt(variance)
-    return max(float(norm.sf(z)), floor), max(float(norm.cdf(z)), floor)
+    return float(norm.sf(z)), float(norm.cdf(z))
 
 
 def bootstrap_within(
@@ -183,6 +248,34 @@ def bootstrap_within(
     return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
 
 
+CLUSTERS = 5
+"""The fewest nodes whose ratios a cluster bootstrap resamples (`bootstrap_nodes`); fewer: no interval."""
+
+
+def bootstrap_nodes(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of `combined_ratio` resampling the nodes (each with its log ratio of medians
+    and its weight), for nodes too small to resample within; NaN with fewer than `CLUSTERS` nodes."""
+    if len(pairs) < CLUSTERS:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    logs = np.array([math.log(float(np.median(n)) / float(np.median(b))) for b, n in pairs])
+    weights = _weights(pairs)
+    drawn = rng.integers(0, len(pairs), (n_resamples, len(pairs)))
+    ratios = np.exp(np.sum(weights[drawn] * logs[drawn], axis=1) / np.sum(weights[drawn], axis=1))
+    tail = (1 - confidence) / 2
+    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
+
+
+def _interval(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """`bootstrap_within`, or `bootstrap_nodes` where a node has one sample on a side (resampling within it would
+    hold that side still)."""
+    if any(min(len(b), len(n)) < 2 for b, n in pairs):
+        return bootstrap_nodes(pairs)
+    return bootstrap_within(pairs)
+
+
 def compare_within(
     baseline: ArrayLike,
     new: ArrayLike,
@@ -194,8 +287,8 @@ def compare_within(
 ) -> Comparison:
     """`compare` with each sample's node (the machine that measured it) as a block: a release is compared with
     the other within each node first (`combined_ratio`, `van_elteren`, `bootstrap_within`), so that nodes of
-    different speeds add no noise. With one node it is `compare`, number for number; a node that measured one
-    side only is left out. The medians shown are of all the samples kept."""
+    different speeds add no noise. With one node (or one left) it is `compare`, number for number; a node that
+    measured one side only is left out. The medians shown are of all the samples kept."""
     base, newer = np.asarray(baseline, float), np.asarray(new, float)
     if len(set(baseline_nodes) | set(new_nodes)) <= 1:
         return compare(base, newer, threshold, alpha, interval)
@@ -208,11 +301,15 @@ def compare_within(
     n, m = len(kept_base), len(kept_new)
     if plain.verdict == INVALID or not pairs:
         return plain
+    if len(pairs) == 1:
+        return compare(kept_base, kept_new, threshold, alpha, interval)
     ratio = combined_ratio(pairs)
     floor = math.prod(smallest_p(len(b), len(x)) for b, x in pairs)
     if n < 2 or m < 2 or floor >= alpha:
-        return plain._replace(ratio=ratio, verdict="insufficient data")
-    low, high = bootstrap_within(pairs) if interval else (nan, nan)
+        return plain._replace(
+            ratio=ratio, ci_low=nan, ci_high=nan, p_slower=nan, p_faster=nan, verdict="insufficient data"
+        )
+    low, high = _interval(pairs) if interval else (nan, nan)
     p_slower, p_faster = van_elteren(pairs)
     verdict = "no change"
     if p_slower < alpha and ratio > 1 + threshold:

@@ -46,6 +46,17 @@ def mpirun(args, **kwargs):
     )
 
 
+def rank_pids(launcher: int) -> dict[int, int]:
+    """The process id of each rank ``mpirun`` (process ``launcher``) started, by its rank."""
+    ranks = {}
+    for pid in map(int, subprocess.run(["pgrep", "-P", str(launcher)], capture_output=True, text=True).stdout.split()):
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        if b"OMPI_COMM_WORLD_RANK" in env:
+            ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = pid
+    return ranks
+
+
 def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path, trained_alone):
     """Two ranks train as one process on one device did (`trained_alone`: its first epoch)."""
     out = tmp_path / "out"
@@ -91,14 +102,7 @@ def test_a_rank_that_dies_stops_the_other(tmp_path):
         for line in job.stdout:  # both ranks are training
             if line.startswith("Epoch 0 in"):
                 break
-        ranks = {}
-        for pid in map(
-            int, subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
-        ):
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
-            if b"OMPI_COMM_WORLD_RANK" in env:
-                ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = pid
+        ranks = rank_pids(job.pid)
         assert set(ranks) == {0, 1}
         os.kill(ranks[1], signal.SIGKILL)
         start = time.monotonic()
@@ -243,14 +247,7 @@ def test_a_stopped_rank_is_named_by_rank_0(tmp_path):
         while not [p for p in out.glob("timeline-*/rank-1.jsonl") if p.stat().st_size]:  # rank 1 measures
             assert time.monotonic() < deadline and job.poll() is None
             time.sleep(0.5)
-        ranks = {}
-        for pid in map(
-            int, subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
-        ):
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
-            if b"OMPI_COMM_WORLD_RANK" in env:
-                ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = pid
+        ranks = rank_pids(job.pid)
         os.kill(ranks[1], signal.SIGTERM)
         code = job.wait(timeout=120)
         err = job.stderr.read()

@@ -1,13 +1,14 @@
 """The regression statistics on synthetic samples, and `jaxmlp compare`'s verdicts and exit codes."""
 
 import json
+import math
 
 import numpy as np
 import pytest
 
-from jaxmlp import changepoints
+from jaxmlp import changepoints, stats
 from jaxmlp.cli import main
-from jaxmlp.stats import bootstrap_ratio_ci, compare, compare_within, smallest_p
+from jaxmlp.stats import bootstrap_ratio_ci, compare, compare_within, smallest_p, van_elteren
 
 
 def timings(median: float, n: int, noise: float, seed: int) -> np.ndarray:
@@ -177,10 +178,85 @@ def test_the_smallest_attainable_p_is_the_nodes_exact_floor():
     assert compare_within(base, base * 1.5, nodes, nodes).verdict == "insufficient data"  # 1/36 >= alpha 0.01
 
 
+def _permutation_p(pairs):
+    """Van Elteren's one-sided p by enumerating every relabelling within each node (ties as ranked)."""
+    import itertools
+
+    from scipy.stats import rankdata
+
+    laws = []
+    for base, new in pairs:
+        ranks = rankdata(np.concatenate([base, new]))
+        sums = [sum(ranks[list(c)]) / (len(ranks) + 1) for c in itertools.combinations(range(len(ranks)), len(new))]
+        laws.append(sums)
+    observed = sum(float(np.sum(rankdata(np.concatenate([b, n]))[len(b) :])) / (len(b) + len(n) + 1) for b, n in pairs)
+    totals = [sum(t) for t in itertools.product(*laws)]
+    slower = sum(t >= observed - 1e-9 for t in totals) / len(totals)
+    faster = sum(t <= observed + 1e-9 for t in totals) / len(totals)
+    return slower, faster
+
+
+def test_small_nodes_take_the_exact_stratified_null():
+    """Ten nodes, one sample a side each, nine slower: the normal approximation said p 0.0057; the exact p is
+    11/1024 = 0.0107, no regression at alpha 0.01."""
+    base, new = np.ones(10), np.r_[np.full(9, 2.0), 0.5]
+    nodes = [str(i) for i in range(10)]
+    within = compare_within(base, new, nodes, nodes)
+    assert within.p_slower == pytest.approx(11 / 1024, rel=1e-12) and within.verdict == "no change"
+    rng = np.random.default_rng(3)
+    for sizes in (((2, 3), (3, 2)), ((1, 4), (3, 3), (2, 2)), ((4, 4),)):
+        pairs = [(np.round(rng.normal(1, 0.1, n), 1), np.round(rng.normal(1.05, 0.1, m), 1)) for n, m in sizes]
+        assert van_elteren(pairs) == pytest.approx(_permutation_p(pairs), rel=1e-9)  # ties included (rounded)
+
+
+def test_too_large_an_exact_null_takes_a_seeded_permutation_test(monkeypatch):
+    rng = np.random.default_rng(4)
+    pairs = [(rng.normal(1, 0.1, 3), rng.normal(1.1, 0.1, 4)) for _ in range(3)]
+    exact = van_elteren(pairs)
+    monkeypatch.setattr(stats, "SUPPORT", 10)
+    permuted = van_elteren(pairs)
+    assert permuted == van_elteren(pairs) and permuted != exact  # seeded
+    assert permuted == pytest.approx(exact, abs=0.01)
+
+
+def test_large_nodes_take_the_normal_approximation():
+    rng = np.random.default_rng(5)
+    pairs = [(rng.normal(1, 0.1, 8), rng.normal(1.05, 0.1, 9)) for _ in range(2)]
+    slower, faster = van_elteren(pairs)
+    assert slower + faster == pytest.approx(1.0)  # continuous: no atom at the observed value
+
+
 def test_a_node_that_measured_one_side_only_is_left_out():
     base, new = np.array([1.0, 1.01, 0.99, 3.0]), np.array([1.2, 1.21, 1.19])
     within = compare_within(base, new, ["a", "a", "a", "c"], ["a", "a", "a"], alpha=0.1)
     assert within.n_baseline == 3 and within.ratio == pytest.approx(1.2)
+
+
+def test_insufficient_data_within_nodes_says_no_p_and_no_interval():
+    base, nodes = np.array([1.0, 1.01, 2.0, 2.02]), ["a", "a", "b", "b"]
+    within = compare_within(base, base * 1.5, nodes, nodes)  # 1/36 >= alpha 0.01
+    assert within.verdict == "insufficient data" and within.ratio == pytest.approx(1.5)
+    assert all(math.isnan(x) for x in (within.p_slower, within.p_faster, within.ci_low, within.ci_high))
+
+
+def test_one_node_left_is_the_plain_comparison_number_for_number():
+    a, b = timings(1.0, 8, 0.03, 1), timings(1.1, 8, 0.03, 2)
+    base, new = np.r_[a, 5.0], np.r_[b, 7.0, 9.0]
+    within = compare_within(base, new, ["a"] * 8 + ["c"], ["a"] * 8 + ["d", "d"])
+    assert str(within) == str(compare(a, b))
+
+
+def test_one_sample_a_node_a_side_resamples_the_nodes():
+    """With one sample per node per side, resampling within nodes holds every ratio still: the interval resamples
+    the nodes' ratios instead, and says nothing (NaN) with fewer than 5 nodes."""
+    rng = np.random.default_rng(6)
+    levels = np.arange(1.0, 11.0)
+    base, new = levels * np.exp(rng.normal(0, 0.02, 10)), levels * 1.2 * np.exp(rng.normal(0, 0.02, 10))
+    nodes = [str(i) for i in range(10)]
+    within = compare_within(base, new, nodes, nodes)
+    assert within.ci_low < within.ratio < within.ci_high and within.ci_low < 1.2 < within.ci_high
+    few = compare_within(base[:3], new[:3], nodes[:3], nodes[:3], alpha=0.2)
+    assert math.isnan(few.ci_low) and math.isnan(few.ci_high)
 
 
 def test_the_change_points_take_each_nodes_level_out_first():
@@ -221,3 +297,42 @@ def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
     assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
     one = sweep_steps(rows.drop(columns="nodes"), results.samples)  # the nodes unknown: pooled, as before
     assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "no change"
+
+
+def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two(tmp_path):
+    """A cell whose processes all ran on node a, beside one that nodes a and b shared: the nodes are kept (not ""),
+    so node a's samples are compared, not all dropped as "insufficient data"."""
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.results.releases.tables import sweep_steps, sweeps
+    from jaxmlp.results.schema.sweep import SweepDocument
+    from jaxmlp.results.store.frames import load
+    from jaxmlp.results.store.writing import ResultsStore, write_json_new
+
+    sides = (("0.4.30", 0, 1.0, ["a"] * 6 + ["b"] * 6), ("0.4.31", 1, 1.2, ["a"] * 12))
+    for release, seed, slower, nodes in sides:
+        times = timings(slower, 12, 0.01, seed) * np.array([1.0 if n == "a" else 2.0 for n in nodes])
+        processes = tuple(
+            ProcessResult({"jax": release, "jaxlib": release, "node": node}, {"w": WorkloadTimes.of(0.1, [t, t, t])})
+            for t, node in zip(times, nodes)
+        )
+        assert SweepDocument(release, processes, "2026-12-06").nodes() == tuple(nodes)
+        write_json_new(tmp_path / f"jax-{release}.json", SweepDocument(release, processes, "2026-12-06").to_json())
+    results = load(ResultsStore(tmp_path))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
+    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.2, rel=0.02)
+
+
+def test_every_sweep_sample_names_its_node(tmp_path):
+    """A sweep's log names the node (the host, as the ranks name theirs) on every sample, ranked or not."""
+    import socket
+
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.results.releases.files import RunLog
+
+    log = RunLog(tmp_path)
+    log.record("c", 0, ProcessResult({"jax": "0.4.30"}, {"w": WorkloadTimes.of(0.1, [1.0, 1.0])}))
+    log.record("c", 1, ProcessResult({"node": "other"}, {"w": WorkloadTimes.of(0.1, [1.0, 1.0])}))
+    lines = [json.loads(line) for line in log.log.read_text().splitlines()]
+    assert [d["result"]["metadata"]["node"] for d in lines] == [socket.gethostname(), "other"]

@@ -20,7 +20,7 @@ from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix, trials, worker
 from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.registry import version_key
-from jaxmlp.report.release_sections import trials_run
+from jaxmlp.report.corpus_sections import trials_run
 from jaxmlp.report.sections import MATRIX, build_sections
 from jaxmlp.results.releases import files
 from jaxmlp.results.schema import parse

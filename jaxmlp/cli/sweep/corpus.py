@@ -26,7 +26,7 @@ from jaxmlp.registry import version_key
 from jaxmlp.report.release_summaries import corpus_summary
 from jaxmlp.report.text import render
 from jaxmlp.results.releases.corpus import findings_of, score
-from jaxmlp.results.releases.ranks import Ranks, announce, await_case, meet, meeting_file, telling
+from jaxmlp.results.releases.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
@@ -68,18 +68,15 @@ def run(args: argparse.Namespace) -> int:
 def _share(args: argparse.Namespace, ranks: Ranks) -> int:
     """A rank other than 0: its share of each case's timeline, in rank 0's corpus folder."""
     cases = read_manifest(Path(args.manifest), tuple(args.cases or ()))
-    corpus = meet(meeting_file(check_folder(args.out, "--out"), ranks), ranks)
+    meeting = meeting_file(check_folder(args.out, "--out"), ranks)
+    corpus = meet(meeting, ranks)
+    pulse = Pulse(meeting, ranks)
     for i, case in enumerate(cases):
         later = [corpus / c.name for c in cases[i + 1 :]] + [corpus / layout.SCORECARD_FILE]
-        if not await_case(meeting_file(corpus / case.name, ranks), later, corpus, ranks):
+        if not await_case(meeting_file(corpus / case.name, ranks), later, corpus, ranks, pulse):
             continue  # rank 0 did not get as far as this case's timeline
-        common = {**vars(args), "workload": [case.workload], "out": str(corpus / case.name), "env": None}
-        given = {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)}
-        flags = [case.expect.flag] if case.expect.flag else None
         with contextlib.suppress(JaxmlpError):  # rank 0 says what failed
-            run_timeline(
-                argparse.Namespace(**{**common, **given, "every": "patch", "budget": None, "xla_flags": flags})
-            )
+            run_timeline(_timeline_args(case, args, corpus / case.name))
     return 0
 
 
@@ -107,7 +104,10 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     scores: list[CaseScore] = []
     written: list[Path] = []
     try:
-        with telling(folder, ranks) if ranks else contextlib.nullcontext():
+        with (
+            telling(folder, ranks) if ranks else contextlib.nullcontext(),
+            beating(meeting) if meeting else contextlib.nullcontext(),
+        ):
             for i, case in enumerate(cases, 1):
                 scores.append(_case(case, i, len(cases), args, folder))
         doc = _document(corpus, scores, _disk(releases, args.envs, folder, source))
@@ -211,33 +211,21 @@ def _case(case: Case, number: int, total: int, args: argparse.Namespace, corpus:
     out = corpus / case.name
     out.mkdir()
     print(f"\n=== Case {number} of {total}: {case.name} ({case.kind}): {case.summary or case.source}")
-    flags = [case.expect.flag] if case.expect.flag else None
-    common = {**vars(args), "workload": [case.workload], "out": str(out), "env": None, "xla_flags": flags}
     errors = []
-    steps: list[tuple[str, Callable[[argparse.Namespace], int], dict[str, Any], dict[str, Any]]] = [
-        (
-            "timeline",
-            run_timeline,
-            {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)},
-            {"every": "patch", "budget": None},
-        )
+    steps: list[tuple[str, Callable[[argparse.Namespace], int], dict[str, Any], argparse.Namespace]] = [
+        ("timeline", run_timeline, _timeline_given(case), _timeline_args(case, args, out))
     ]
     if case.bisect is not None:
         good, bad = case.bisect
         lo, hi = sorted(case.bisect, key=version_key)
         between = [v for v in case.releases if version_key(lo) <= version_key(v) <= version_key(hi)]
-        steps.append(
-            (
-                "bisect",
-                run_bisect,
-                {"good": good, "bad": bad, "versions": between},
-                {"on": None, "threshold": registry.THRESHOLD, "alpha": registry.ALPHA, "xla_flags": None},
-            )
-        )
-    for name, command, given, rest in steps:
+        given = {"good": good, "bad": bad, "versions": between}
+        rest = {"on": None, "threshold": registry.THRESHOLD, "alpha": registry.ALPHA, "xla_flags": None}
+        steps.append(("bisect", run_bisect, given, argparse.Namespace(**{**_common(case, args, out), **given, **rest})))
+    for name, command, given, namespace in steps:
         print(f"$ {_command(name, given, case)}")
         try:
-            command(argparse.Namespace(**{**common, **given, **rest}))
+            command(namespace)
         except JaxmlpError as e:
             print(f"jaxmlp sweep {name}: {e}", file=sys.stderr)
             errors.append(f"{name}: {e}")
@@ -245,6 +233,21 @@ def _case(case: Case, number: int, total: int, args: argparse.Namespace, corpus:
     expected = case.expect.direction == "fails"
     found = findings_of(out, "" if expected else "; ".join(errors))
     return score(case, found, folders, time.monotonic() - start)
+
+
+def _common(case: Case, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """The arguments every command of a case shares: the corpus's, with the case's workload, folder and flag."""
+    flags = [case.expect.flag] if case.expect.flag else None
+    return {**vars(args), "workload": [case.workload], "out": str(out), "env": None, "xla_flags": flags}
+
+
+def _timeline_given(case: Case) -> dict[str, Any]:
+    return {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)}
+
+
+def _timeline_args(case: Case, args: argparse.Namespace, out: Path) -> argparse.Namespace:
+    """A case's ``sweep timeline`` as every rank runs it."""
+    return argparse.Namespace(**{**_common(case, args, out), **_timeline_given(case), "every": "patch", "budget": None})
 
 
 def _command(name: str, given: dict[str, Any], case: Case) -> str:

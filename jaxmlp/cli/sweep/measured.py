@@ -19,14 +19,18 @@ from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.units import minutes
 
 
-def measure_into(run: RunLog, plans: list[Plan], measure: Callable[[], Measured], start: float) -> tuple[int, str]:
+def measure_into(
+    run: RunLog, plans: list[Plan], measure: Callable[[], Measured], start: float, shared: bool = False
+) -> tuple[int, str]:
     """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code and the line
-    naming the cells that could not be measured ("" if none)."""
+    naming the cells that could not be measured ("" if none). A folder ``shared`` with other ranks is kept when
+    stopped before the first round: it holds their files and stop marks."""
     try:
         measured = measure()
     except (KeyboardInterrupt, JaxmlpError) as e:
         if not plans:  # stopped before the first round: nothing measured, nothing left behind
-            shutil.rmtree(run.folder, ignore_errors=True)
+            if not shared:
+                shutil.rmtree(run.folder, ignore_errors=True)
             raise
         kept = run.write_cells(plans[0], complete=False)
         said = (

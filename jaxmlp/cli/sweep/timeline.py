@@ -15,23 +15,32 @@ from jaxmlp.cli.sweep.measured import ended, measure_into
 from jaxmlp.errors import Interrupted, JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep import timeline as flow
-from jaxmlp.measure.sweep.matrix import Measured, Probed, Runner, environments, measure_cells, runners_for
+from jaxmlp.measure.sweep.matrix import (
+    Measured,
+    Probed,
+    Runner,
+    environments,
+    follow,
+    measure_cells,
+    runners_for,
+)
 from jaxmlp.measure.sweep.settings import EVERY, Matrix, Timeline
 from jaxmlp.results.releases.files import Plan, RunLog
 from jaxmlp.results.releases.folders import timeline_changes
 from jaxmlp.results.releases.ranks import (
     Ranks,
     announce,
+    beating,
     gather,
     mark_done,
     meet,
     meeting_file,
     others_stopped,
-    plan_processes,
+    rank_0_plan,
     rank_log,
     recorder,
     said_processes,
-    take,
+    take_rank_files,
     telling,
 )
 from jaxmlp.results.store import layout
@@ -86,7 +95,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     store = ResultsStore(check_folder(args.out, "--out"))
     versions = flow.releases(settings)
     matrix = matrix_of(args, versions)
-    asked, matrix = matrix.processes, ranks.shared(matrix) if ranks else matrix
+    asked, matrix = matrix.processes, ranks.split(matrix) if ranks else matrix
     print(
         f"Timeline {settings.first} to {settings.last}: {len(versions)} releases ({', '.join(versions)}), "
         f"{1 + len(matrix.xla_flags)} column(s); {_disk(versions, matrix)}; a probe process each, then "
@@ -119,7 +128,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             flow.fitted_processes(settings.budget * 60 * share, 0.0, per_round) if settings.budget else matrix.processes
         )
         fitted[0] = replace(matrix, processes=processes)
-        fitted[0] = ranks.shared(fitted[0]) if ranks else fitted[0]
+        fitted[0] = ranks.split(fitted[0]) if ranks else fitted[0]
         print(
             f"Cost: {len(probed.runners)} cells x {fitted[0].processes} processes = "
             f"{len(probed.runners) * fitted[0].processes} processes; the probe's processes took {per_round:.1f} s a "
@@ -139,7 +148,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     def shared() -> Measured:
         assert ranks and meeting
         try:
-            with telling(log.folder, ranks):
+            with telling(log.folder, ranks), beating(meeting):
                 measured = measure()
                 gather(log, ranks, 2 * plans[0].limit + 60)
                 return measured
@@ -147,12 +156,12 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             first = others_stopped(log.folder, ranks)
             if first and isinstance(e, KeyboardInterrupt):  # mpirun stops the others when one rank ends: said first
                 print(f"jaxmlp sweep timeline: {first} first", file=sys.stderr, flush=True)
-            take(log, ranks)  # what the others measured is kept with rank 0's
+            take_rank_files(log, ranks)  # what the others measured is kept with rank 0's
             raise
         finally:
             meeting.unlink(missing_ok=True)
 
-    code, unmeasured_cells = measure_into(log, plans, shared if ranks else measure, start)
+    code, unmeasured_cells = measure_into(log, plans, shared if ranks else measure, start, shared=bool(ranks))
     for change in timeline_changes(log.folder):
         explain_change(log.folder, change, fitted[0])
     return ended(code, unmeasured_cells, log.folder)
@@ -165,12 +174,11 @@ def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: R
     log = rank_log(folder, ranks)
     print(f"{ranks.name}: its rounds go into {log.log}")
 
-    def fit(probed: Probed) -> Matrix:
-        return replace(matrix, processes=plan_processes(folder, ranks))
-
     try:
         with telling(folder, ranks):
-            measure_cells(runners, matrix, print, progress_bar, recorder(log, ranks), None, fit)
+            plan = rank_0_plan(folder, ranks)
+            mine = replace(matrix, processes=plan.matrix.processes)
+            follow(runners, plan.probed, plan.differs, mine, plan.limit, print, progress_bar, recorder(log, ranks))
             mark_done(folder, ranks)
     except Interrupted as e:
         e.kept = f"{ranks.name}: its samples are in {log.log}, which rank 0 keeps"

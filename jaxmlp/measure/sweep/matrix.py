@@ -320,6 +320,38 @@ def measure_cells(
         return rounds(probed, differs, matrix, limit, path, say, progress, record)
 
 
+NOT_HERE = "planned by rank 0, but this rank has no environment for it"
+
+
+def follow(
+    runners: Sequence[Runner],
+    plan: Probed,
+    differs: dict[str, dict[str, str]],
+    matrix: Matrix,
+    limit: float,
+    say: Say = print,
+    progress: Progress | None = None,
+    record: Record | None = None,
+) -> Measured:
+    """Ranks 1 on: rank 0's plan measured as it stands (its cells, its probe's findings, its time limit), with no
+    probe of their own; a planned cell this rank has no runner for is a `Failure` of each of its rounds."""
+    own = {r.name: r for r in runners}
+    lacking = [
+        Failure(name, round_, NOT_HERE)
+        for name in plan.runners
+        if name not in own
+        for round_ in filter(matrix.mine, range(matrix.processes))
+    ]
+    for failure in lacking:
+        say(f"  {failure.cell}: {NOT_HERE}; its rounds recorded as failed")
+        if record:
+            record(failure.cell, failure.round, failure)
+    probed = dataclasses.replace(plan, runners={name: own[name] for name in plan.runners if name in own})
+    with envs.jaxmlp_path() as path:
+        measured = rounds(probed, differs, matrix, limit, path, say, progress, record)
+    return dataclasses.replace(measured, failures=(*measured.failures, *lacking))
+
+
 def rounds(
     probed: Probed,
     differs: dict[str, dict[str, str]],

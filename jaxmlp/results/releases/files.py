@@ -9,6 +9,7 @@ import dataclasses
 import datetime
 import json
 import os
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Failure, Measured, Outcome, Probed, Runner
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results.schema.common import JSON, SWEEP_LOG, header
-from jaxmlp.results.schema.sweep import Cell, CellsDocument, SweepDocument
+from jaxmlp.results.schema.sweep import NODE, Cell, CellsDocument, SweepDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, new_dir, write_gzip_new, write_json_new, write_new
 
@@ -203,8 +204,10 @@ class RunLog:
             os.fsync(f.fileno())
 
     def take(self, other: Path) -> None:
-        """The whole sample lines of ``other`` (another rank's log) appended to this one; ``other`` removed."""
-        lines = other.read_text(encoding="utf-8").splitlines()
+        """The whole sample lines of ``other`` (another rank's log) appended to this one; ``other`` removed. It is
+        renamed (``.taken``) first: a rank still running writes a new file rather than into one being read."""
+        taken = other.rename(other.with_suffix(".taken"))
+        lines = taken.read_text(encoding="utf-8").splitlines()
         with self.log.open("a", encoding="utf-8") as f:
             for line in lines:
                 with contextlib.suppress(json.JSONDecodeError):
@@ -212,13 +215,16 @@ class RunLog:
                     f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
-        other.unlink()
+        taken.unlink()
 
     def start(self, plan: Plan) -> None:
         """The plan first in the log; its probes' optimized HLO into the folder, gzipped, and out of the log."""
         self._append(dataclasses.replace(plan, probed=store_hlo(self.folder, plan.runners, plan.probed)).to_json())
 
     def record(self, cell: str, round_: int, sample: ProcessResult | Failure) -> None:
+        """One process's sample (or failure) appended; a sample names the node (host) that measured it."""
+        if isinstance(sample, ProcessResult) and not sample.metadata.get(NODE):
+            sample = dataclasses.replace(sample, metadata={**sample.metadata, NODE: socket.gethostname()})
         self._append(
             sample.to_json()
             if isinstance(sample, Failure)

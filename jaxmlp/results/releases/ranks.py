@@ -7,29 +7,47 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import math
 import os
 import socket
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import distributed
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Failure, Record
 from jaxmlp.measure.sweep.settings import Matrix
-from jaxmlp.results.releases.files import RunLog
+from jaxmlp.results.releases.files import Plan, RunLog
 from jaxmlp.results.schema.sweep import NODE, RANK
 from jaxmlp.results.store.writing import write_new
 
-JOBS = ("SLURM_JOB_ID", "SLURM_STEP_ID", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")
-"""The variables whose values the ranks of one launch share (Slurm's job and step, Open MPI's job)."""
+JOBS = {
+    "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
+    "SLURM": (("SLURM_JOB_ID", "SLURM_STEP_ID"),),
+}
+"""Each cluster launcher's variables whose values the ranks of one launch share, the first set in full wins (Open
+MPI's job, else its PMIx namespace; Slurm's job and step): only the launcher's own, so that mpirun inside sbatch
+gives every rank one name."""
 MEET_SECONDS = 600.0
 """How long a rank waits for rank 0 to name the folder and its plan (rank 0 may be making environments)."""
 POLL_SECONDS = 0.2
+T = TypeVar("T")
+HEARTBEAT_SECONDS = 30.0
+"""How often rank 0 touches its meeting file while the others may wait on it (`beating`)."""
+SILENT_SECONDS = 300.0
+"""How long a rank waits on a meeting file rank 0 no longer touches before it gives up (rank 0 killed)."""
+SKEW_SECONDS = 120.0
+"""How much earlier than this process a meeting may have started and still be this launch's (the ranks start
+together; clocks of nodes differ a little): an older one is a stale file of an earlier launch."""
+STARTED = time.time()
+"""When this process started (imported with the command)."""
 
 
 @dataclass(frozen=True)
@@ -48,17 +66,24 @@ class Ranks:
         joined = distributed.rank()
         if joined is None or distributed.launcher() == distributed.OWN:
             return None
-        job = "-".join(os.environ[v] for v in JOBS if os.environ.get(v)) or "job"
-        return cls(joined[0], joined[1], socket.gethostname(), job)
+        return cls(joined[0], joined[1], socket.gethostname(), job_key(distributed.launcher(), os.environ))
 
     @property
     def name(self) -> str:
         return f"rank {self.rank} of {self.size} on {self.node}"
 
-    def shared(self, matrix: Matrix) -> Matrix:
+    def split(self, matrix: Matrix) -> Matrix:
         """``matrix`` with its processes a release rounded up to a multiple of the ranks, and this rank's rounds."""
         processes = math.ceil(matrix.processes / self.size) * self.size
         return dataclasses.replace(matrix, processes=processes, share=(self.rank, self.size))
+
+
+def job_key(launcher: str | None, env: Mapping[str, str]) -> str:
+    """What the ranks of this launch share, from the variables of the ``launcher`` that started them (`JOBS`)."""
+    for names in JOBS.get(launcher or "", ()):
+        if all(env.get(v) for v in names):
+            return ".".join(env[v] for v in names).replace(os.sep, "_")
+    return "job"
 
 
 def said_processes(ranks: Ranks, asked: int, matrix: Matrix) -> str:
@@ -76,11 +101,13 @@ def meeting_file(out: Path, ranks: Ranks) -> Path:
     return out / f".jaxmlp-meeting-{ranks.job}"
 
 
-def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks) -> bool:
+def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks, pulse: Pulse | None = None) -> bool:
     """Ranks 1 on, in a corpus: whether rank 0 starts this case's timeline (``meeting`` appears), however long its
-    bisection of the case before takes; False once it has gone past it (a ``later`` path exists). Rank 0's stop is
-    a `JaxmlpError`."""
+    bisection of the case before takes, while its heartbeat (``pulse``: on the corpus's meeting file) goes on;
+    False once it has gone past it (a ``later`` path exists). Rank 0's stop or silence is a `JaxmlpError`."""
     while not meeting.is_file():
+        if pulse:
+            pulse.check()
         if any(p.exists() for p in later):
             return False
         stopped = others_stopped(corpus, ranks)
@@ -91,35 +118,115 @@ def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks) -> 
 
 
 def announce(meeting: Path, folder: Path) -> None:
-    """Rank 0: the folder the others measure into."""
-    write_new(meeting, str(folder.resolve()))
+    """Rank 0: the folder the others measure into, by its name beside the meeting file (the ranks may mount the
+    shared filesystem at different paths), and when this launch started; a stale meeting file of an earlier launch
+    is replaced."""
+    if _started(meeting) < STARTED - SKEW_SECONDS:
+        with contextlib.suppress(OSError):
+            meeting.unlink()
+    _said(meeting, lambda: write_new(meeting, json.dumps({"folder": folder.name, "started": STARTED})))
+
+
+def _started(meeting: Path) -> float:
+    """When the launch that wrote ``meeting`` started (-inf: none, or a file this jaxmlp cannot read)."""
+    try:
+        return float(json.loads(meeting.read_text(encoding="utf-8"))["started"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return -math.inf
+
+
+def _said(path: Path, act: Callable[[], T]) -> T:
+    """``act`` on ``path``, an `OSError` as one line naming the file."""
+    try:
+        return act()
+    except OSError as e:
+        raise JaxmlpError(f"{path}: {e.strerror or e}: --out must be a folder every rank can write") from None
 
 
 def meet(meeting: Path, ranks: Ranks) -> Path:
-    """Ranks 1 on: the folder rank 0 named, once it has (within `MEET_SECONDS`)."""
-    return Path(_wait_for(meeting, ranks, "name its folder").read_text(encoding="utf-8").strip())
+    """Ranks 1 on: the folder rank 0 named for this launch, once it has (within `MEET_SECONDS`)."""
+    deadline = time.monotonic() + MEET_SECONDS
+    while _started(meeting) < STARTED - SKEW_SECONDS:  # missing, unfinished or stale
+        _give_up(deadline, meeting, ranks, "name its folder")
+        time.sleep(POLL_SECONDS)
+    name = _said(meeting, lambda: json.loads(meeting.read_text(encoding="utf-8"))["folder"])
+    return meeting.parent / str(name)
+
+
+def _give_up(deadline: float, path: Path, ranks: Ranks, what: str) -> None:
+    if time.monotonic() > deadline:
+        raise JaxmlpError(
+            f"{ranks.name}: rank 0 did not {what} within {MEET_SECONDS:.0f} s ({path} missing): "
+            "start every rank with the same command and --out on a filesystem they share"
+        )
 
 
 def _wait_for(path: Path, ranks: Ranks, what: str) -> Path:
+    """Ranks 1 on: ``path`` once rank 0 writes it (within `MEET_SECONDS`); rank 0's stop mark is a `JaxmlpError`."""
     deadline = time.monotonic() + MEET_SECONDS
     while not path.is_file() or not path.stat().st_size:
-        if time.monotonic() > deadline:
-            raise JaxmlpError(
-                f"{ranks.name}: rank 0 did not {what} within {MEET_SECONDS:.0f} s ({path} missing): "
-                "start every rank with the same command and --out on a filesystem they share"
-            )
+        stopped = others_stopped(path.parent, ranks)
+        if stopped:
+            raise JaxmlpError(stopped)
+        _give_up(deadline, path, ranks, what)
         time.sleep(POLL_SECONDS)
     return path
 
 
-def plan_processes(folder: Path, ranks: Ranks) -> int:
-    """Ranks 1 on: the processes a release rank 0's plan settled (``--budget`` fits them to rank 0's probe)."""
+@contextlib.contextmanager
+def beating(meeting: Path) -> Iterator[None]:
+    """Rank 0: ``meeting``'s modification time touched every `HEARTBEAT_SECONDS` while inside, so that a rank
+    waiting on it knows rank 0 is alive."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            with contextlib.suppress(OSError):
+                os.utime(meeting)
+
+    thread = threading.Thread(target=beat, name="jaxmlp-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+class Pulse:
+    """Ranks 1 on: rank 0's heartbeat on ``meeting`` (`beating`) as this rank sees it change."""
+
+    def __init__(self, meeting: Path, ranks: Ranks):
+        self.meeting, self.ranks = meeting, ranks
+        self.seen, self.heard = self._time(), time.monotonic()
+
+    def _time(self) -> float:
+        try:
+            return self.meeting.stat().st_mtime
+        except OSError:
+            return -1.0
+
+    def check(self) -> None:
+        """A `JaxmlpError` once ``meeting`` has not changed for `SILENT_SECONDS` (rank 0 killed or hung)."""
+        now = self._time()
+        if now != self.seen:
+            self.seen, self.heard = now, time.monotonic()
+        elif time.monotonic() - self.heard > SILENT_SECONDS:
+            raise JaxmlpError(
+                f"{self.ranks.name}: rank 0 gave no sign for {SILENT_SECONDS:.0f} s ({self.meeting} untouched): it "
+                "was killed or hangs; see its own output"
+            )
+
+
+def rank_0_plan(folder: Path, ranks: Ranks) -> Plan:
+    """Ranks 1 on: the plan rank 0 filed once it probed the cells (its cells, what its probe found, the processes a
+    release ``--budget`` fitted to it, each process's time limit): the ranks measure one plan, not one each."""
     log = RunLog(folder)
     deadline = time.monotonic() + MEET_SECONDS
     while True:
         _wait_for(log.log, ranks, "write its plan")
         with contextlib.suppress(JaxmlpError):
-            return log.read()[0].matrix.processes
+            return log.read()[0]
         if time.monotonic() > deadline:
             raise JaxmlpError(f"{ranks.name}: rank 0's plan in {log.log} cannot be read")
         time.sleep(POLL_SECONDS)
@@ -136,7 +243,7 @@ def _mark(folder: Path, rank: int, what: str) -> Path:
 def rank_log(folder: Path, ranks: Ranks) -> RunLog:
     """Ranks 1 on: this rank's own log in rank 0's folder (samples only: rank 0's log holds the plan)."""
     log = RunLog(folder, samples_file(folder, ranks.rank).name)
-    log.log.touch()
+    _said(log.log, log.log.touch)
     return log
 
 
@@ -178,7 +285,8 @@ def mark_stopped(folder: Path, ranks: Ranks, why: str) -> None:
 
 
 def mark_done(folder: Path, ranks: Ranks) -> None:
-    write_new(_mark(folder, ranks.rank, "done"), ranks.node)
+    mark = _mark(folder, ranks.rank, "done")
+    _said(mark, lambda: write_new(mark, ranks.node))
 
 
 def gather(log: RunLog, ranks: Ranks, silence: float) -> None:
@@ -189,7 +297,7 @@ def gather(log: RunLog, ranks: Ranks, silence: float) -> None:
         for rank in range(1, ranks.size):
             _wait_done(log.folder, rank, ranks, silence)
     finally:
-        take(log, ranks)
+        take_rank_files(log, ranks)
     for rank in range(1, ranks.size):
         _mark(log.folder, rank, "done").unlink(missing_ok=True)
 
@@ -206,18 +314,26 @@ def _wait_done(folder: Path, rank: int, ranks: Ranks, silence: float) -> None:
             last, heard = changed, time.monotonic()
         if time.monotonic() - heard > silence:
             raise JaxmlpError(
-                f"rank {rank} sent no sample for {silence:.0f} s (twice a process's time limit): its rounds were "
-                "not measured; see its own output"
+                f"rank {rank}{_on_node(samples)} sent no sample for {silence:.0f} s (twice a process's time limit "
+                "and a minute): its rounds were not measured; see its own output"
             )
         time.sleep(POLL_SECONDS)
 
 
-def take(log: RunLog, ranks: Ranks) -> None:
+def _on_node(samples: Path) -> str:
+    """`` on NODE`` as a rank's first sample names it ("" before its first sample)."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, IndexError):
+        first = json.loads(samples.read_text(encoding="utf-8").splitlines()[0])
+        return f" on {first['result']['metadata'][NODE]}"
+    return ""
+
+
+def take_rank_files(log: RunLog, ranks: Ranks) -> None:
     """The other ranks' samples appended to ``log`` (whole lines only) and their files removed."""
     for rank in range(1, ranks.size):
         path = samples_file(log.folder, rank)
         if path.is_file():
-            log.take(path)
+            _said(path, functools.partial(log.take, path))
 
 
 @contextlib.contextmanager

@@ -74,10 +74,10 @@ class SweepDocument:
         return tuple(rows)
 
     def nodes(self) -> tuple[str, ...]:
-        """The node (host) that measured each process where several did (a sweep under ``mpirun`` or ``srun``),
-        else (): one node (a process from before schema version 6 names none)."""
+        """The node (host) that measured each process ("" where one names none), or () where none does (files from
+        before schema version 6): a cell of one node is compared within that node with a neighbour of several."""
         nodes = tuple(str(p.metadata.get(NODE) or "") for p in self.processes)
-        return nodes if len(set(nodes)) > 1 else ()
+        return nodes if any(nodes) else ()
 
     def to_benchmarks(self) -> BenchmarkDocument:
         meta = {
