@@ -182,8 +182,8 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
     explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
     from jaxmlp import changepoints
+    from jaxmlp.results.releases.compared import TimelineColumn
     from jaxmlp.results.releases.corpus import Findings
-    from jaxmlp.results.releases.tables import TimelineColumn
     from jaxmlp.results.schema.explain import ExplainDocument
 
     rng = np.random.default_rng(0)
@@ -230,8 +230,8 @@ def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
 
 def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_explains_nothing():
     from jaxmlp import changepoints
+    from jaxmlp.results.releases.compared import TimelineColumn
     from jaxmlp.results.releases.corpus import Findings, score
-    from jaxmlp.results.releases.tables import TimelineColumn
 
     control = replace(_case(), kind="control", expect=replace(_case().expect, direction="none", release=None))
     nothing = score(control, Findings(()))

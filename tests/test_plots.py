@@ -14,7 +14,7 @@ import pytest
 
 from jaxmlp import changepoints, registry
 from jaxmlp.report import plot_style, plots
-from jaxmlp.results.releases.tables import TimelineColumn
+from jaxmlp.results.releases.compared import TimelineColumn
 from jaxmlp.results.schema.roofline import RooflineDocument
 
 LADDER = pd.DataFrame(

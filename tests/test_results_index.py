@@ -16,8 +16,11 @@ import pytest
 from jaxmlp.cli import main
 from jaxmlp.report import summaries
 from jaxmlp.results import history
+from jaxmlp.results.findings import releases
+from jaxmlp.results.releases import compared
+from jaxmlp.results.releases.tables import sweep_steps, sweeps
 from jaxmlp.results.store import index, reading
-from jaxmlp.results.store.frames import load, results, sweep_rows
+from jaxmlp.results.store.frames import Results, load, results, sweep_rows
 from jaxmlp.results.store.writing import ResultsStore
 
 ROOT = Path(__file__).parent.parent
@@ -254,6 +257,104 @@ def test_a_folder_read_again_keeps_its_changes_and_searches_only_the_series_a_ne
     with sqlite3.connect(folder / index.INDEX_NAME) as db:
         (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind = ?", (history.MEMO_KIND,)).fetchone()
     assert kept == later.points.groupby(["benchmark", "setting"]).ngroups  # the replaced series' changes dropped
+
+
+SWEEP = Path(__file__).parent / "fixtures" / "runs" / "jaxlib-20261203T055619"  # 10 processes a cell: decided
+
+
+def _compared(monkeypatch) -> list[int]:
+    """The sides' sizes of each pair `compared` compares from now on."""
+    seen: list[int] = []
+    real = compared.compare_within
+
+    def counting(a, b, *args, **kwargs):
+        seen.append(len(a) + len(b))
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(compared, "compare_within", counting)
+    return seen
+
+
+def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_changed_cell_s(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "results"
+    folder.mkdir()
+    undecided = SOURCE / "jaxlib-20261205T181153"  # newer, one process a release: the matrix reads both
+    for sweep in (SWEEP, undecided):
+        subprocess.run(["cp", "-a", str(sweep), str(folder / sweep.name)], check=True)
+
+    def answer() -> tuple[str, Results]:
+        found = results(index.scan(folder, "jaxmlp summary"))
+        matrix, _, _ = releases.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        return matrix.line(), found
+
+    seen = _compared(monkeypatch)
+    first, found = answer()
+    found_sweeps = sweeps(found.runs)
+    rows = found_sweeps[str(folder / SWEEP.name)]
+    steps = sweep_steps(rows, found.samples)
+    pairs = sum(len(compared.comparisons(r, found.samples)) for r in found_sweeps.values())
+    assert len(seen) == 2 * pairs + len(steps) and "slower" in first  # the memo's, then the tests' own
+    seen.clear()
+    again, _ = answer()
+    assert not seen and again == first  # every pair's comparison kept in the index
+    kept = compared.comparisons(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    pd.testing.assert_frame_equal(sweep_steps(rows, found.samples, done=kept), steps)
+    assert releases.answers(found, folder)[0].line() == first  # the same answer without the memo
+
+    cell = folder / SWEEP.name / "jax-0.8.3.json"  # the newest release without flags, 1.5 times slower
+    doc = json.loads(cell.read_text())
+    for bench in doc["benchmarks"]:
+        stats = bench["stats"]
+        stats["data"] = [x * 1.5 for x in stats["data"]]
+        stats.update({k: stats[k] * 1.5 for k in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")})
+    cell.write_text(json.dumps(doc))
+    seen.clear()
+    later, found = answer()
+    changed = steps[(steps["to"] == "0.8.3") & (steps["xla_flags"].fillna("") == "")]
+    assert len(seen) == len(changed) > 0  # only the pairs the changed cell is a side of
+    assert releases.answers(found, folder)[0].line() == later != first
+    with sqlite3.connect(folder / index.INDEX_NAME) as db:
+        (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind LIKE 'comparisons %'").fetchone()
+    assert kept == pairs  # the changed pairs' old comparisons dropped
+
+
+def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_changed_column(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "results"
+    folder.mkdir()
+    timeline = SOURCE / "timeline-20261205T171450"  # three releases, 27 processes each
+    subprocess.run(["cp", "-a", str(timeline), str(folder / timeline.name)], check=True)
+
+    def answer() -> tuple[str, Results]:
+        found = results(index.scan(folder, "jaxmlp summary"))
+        _, timeline, _ = releases.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        return timeline.line(), found
+
+    def said(columns: list[compared.TimelineColumn]) -> list[tuple[object, ...]]:
+        return [(c.workload, c.xla_flags, c.releases, c.samples, [x.line() for x in c.changes]) for c in columns]
+
+    searched = _searched(monkeypatch)
+    first, found = answer()
+    ((rows),) = sweeps(found.runs).values()
+    columns = compared.timeline_columns(rows, found.samples)  # no memo: every column searched
+    assert len(searched) == 2 * len(columns) > 1
+    searched.clear()
+    again, _ = answer()
+    assert not searched and again == first  # every column's changes kept in the index
+    kept = compared.timeline_columns(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    assert not searched and said(kept) == said(columns)
+
+    cell = folder / timeline.name / "jax-0.4.31.json"  # one workload of one release 1.5 times slower
+    doc = json.loads(cell.read_text())
+    (bench,) = [b for b in doc["benchmarks"] if b["name"] == "sweep_steady[step]"]
+    stats = bench["stats"]
+    stats["data"] = [x * 1.5 for x in stats["data"]]
+    stats.update({k: stats[k] * 1.5 for k in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")})
+    cell.write_text(json.dumps(doc))
+    later, found = answer()
+    assert len(searched) == 1  # its column only
+    assert releases.answers(found, folder)[1].line() == later != first
 
 
 def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):

@@ -44,8 +44,9 @@ def run(args: argparse.Namespace) -> int:
     traces = [capture_summary(xplane) for xplane in results.captures]
     if results.runs.empty and not traces and not results.trials and not results.bisections:
         raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
-    past = history.of(results, index.IndexMemo(store.folder, "jaxmlp report"))  # the findings' and the report's
-    found = findings(results, traces, store.folder, past)
+    memo = index.IndexMemo(store.folder, "jaxmlp report")  # what was computed before (changes, comparisons): kept
+    past = history.of(results, memo)  # the findings' and the report's
+    found = findings(results, traces, store.folder, past, memo)
     paths = write_report(results, store, traces, Path(args.out) if args.out else None, found, past)
     for finding in found:  # the answers first, as the page opens with them
         if finding.answered:

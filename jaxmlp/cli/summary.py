@@ -89,8 +89,9 @@ def run(args: argparse.Namespace) -> int:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
     if document is None and len(shown) > 1:  # a folder of many: its findings first, as the report opens
-        past = history.of(found, index.IndexMemo(folder, "jaxmlp summary"))  # the changes found before: kept
-        print(render((folder_summary(findings(found, (), folder, past), shown, folder),), args.format))
+        memo = index.IndexMemo(folder, "jaxmlp summary")  # what was computed before (changes, comparisons): kept
+        past = history.of(found, memo)
+        print(render((folder_summary(findings(found, (), folder, past, memo), shown, folder),), args.format))
         if args.everything:
             print("\n\n" + render(newest_of_each(shown, folder), args.format, True))
     else:

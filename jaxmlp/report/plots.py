@@ -20,7 +20,7 @@ from jaxmlp.report.plot_style import SMALL_PT, bars_height, human_axis, legend_a
 from jaxmlp.report.plots_history import history_figure, timeline_figure
 from jaxmlp.report.plots_release import bisection_figure, roofline_figure, sweep_figure
 from jaxmlp.report.sections import Figure
-from jaxmlp.results.releases.tables import TimelineColumn
+from jaxmlp.results.releases.compared import TimelineColumn
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
 

@@ -12,7 +12,7 @@ from jaxmlp import units
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, human_axis, legend_above
 from jaxmlp.results import history
-from jaxmlp.results.releases.tables import TimelineColumn
+from jaxmlp.results.releases.compared import TimelineColumn
 
 COLUMNS = 4
 """Small multiples a row."""

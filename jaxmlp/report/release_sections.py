@@ -19,8 +19,8 @@ from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results.releases.cells import cells_table, flags_table, with_ignored_flags
+from jaxmlp.results.releases.compared import TimelineColumn, timeline_columns
 from jaxmlp.results.releases.tables import (
-    TimelineColumn,
     bisection_medians,
     bisection_table,
     flag_effects,
@@ -29,7 +29,6 @@ from jaxmlp.results.releases.tables import (
     sweep_steps,
     sweep_table,
     sweeps,
-    timeline_columns,
 )
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument

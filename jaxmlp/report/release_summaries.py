@@ -15,8 +15,9 @@ from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_ro
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
 from jaxmlp.results.releases.cells import flags_table
+from jaxmlp.results.releases.compared import TimelineColumn, comparisons, flags_of
 from jaxmlp.results.releases.corpus import corpus_table
-from jaxmlp.results.releases.tables import TimelineColumn, flags_of, probe_verdicts, release_verdicts, trials_table
+from jaxmlp.results.releases.tables import probe_verdicts, release_verdicts, trials_table
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -67,7 +68,8 @@ def sweep_summary(
     """A sweep's verdict table per workload and XLA-flags column (a row per release, oldest first); then its cells
     that failed, were not measured or that XLA warned about. ``where`` is the sweep as shown, ``folder`` as
     `jaxmlp sweep resume` takes it."""
-    verdicts = release_verdicts(rows, samples) if len(rows) else pd.DataFrame()
+    done = comparisons(rows, samples) if len(rows) else []  # once: the table's and the verdict's
+    verdicts = release_verdicts(rows, samples, done=done) if len(rows) else pd.DataFrame()
     flags_used = bool(len(verdicts)) and bool((verdicts["xla_flags"] != "").any())
     found = []
     for (flags, workload), part in verdicts.groupby(["xla_flags", "workload"], sort=False) if len(verdicts) else ():
@@ -93,7 +95,7 @@ def sweep_summary(
             f"resume {folder or where}` measures the rest)",
         )
     if len(rows):
-        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples, cells) or UNDECIDED_LINE}")
+        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples, cells, done) or UNDECIDED_LINE}")
     return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
 
 

@@ -23,7 +23,8 @@ from jaxmlp.report.run_summaries import bench_summary, train_summary, tta_summar
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding
-from jaxmlp.results.releases.tables import is_timeline, sweeps, timeline_columns
+from jaxmlp.results.releases.compared import timeline_columns
+from jaxmlp.results.releases.tables import is_timeline, sweeps
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results, benchmark_rows, load, query, without_sweeps

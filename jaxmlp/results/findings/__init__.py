@@ -14,6 +14,7 @@ from jaxmlp.results.findings import bench, releases, runs
 from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.select import evidence
 from jaxmlp.results.store.frames import Results, without_sweeps
+from jaxmlp.results.store.index import IndexMemo
 from jaxmlp.results.tables.traces import CaptureSummary
 
 __all__ = ["Finding", "Table", "findings", "run_findings"]
@@ -24,11 +25,13 @@ def findings(
     traces: Sequence[CaptureSummary] = (),
     folder: Path | None = None,
     past: history.RunHistory | None = None,
+    memo: IndexMemo | None = None,
 ) -> tuple[Finding, ...]:
     """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
     evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.of` the same results, where
-    the caller has it (the report draws it too), else computed here, once."""
-    past = history.of(results) if past is None else past
+    the caller has it (the report draws it too), else computed here, once; ``memo``: the folder's index, where what
+    is dear to compute again is kept (a sweep's comparisons, a timeline's changes)."""
+    past = history.of(results, memo) if past is None else past
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     merged = evidence(runs_by_file)  # per machine, its newest environment's runs as one
     accuracy = tables.tutorial_accuracy(results.runs)
@@ -39,7 +42,7 @@ def findings(
         *bench.floor(merged, folder),
         *bench.cpu_vs_accelerator(merged, folder),
         *runs.operations(runs_by_file, folder),
-        *releases.answers(results, folder),
+        *releases.answers(results, folder, memo),
         *runs.scaling(runs_by_file, folder),
         runs.trace(traces, folder),
         *runs.changes_across_runs(past),

@@ -16,11 +16,13 @@ from jaxmlp.measure.bisection import answer_line
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.releases.cells import ignored_cells, ignored_words
-from jaxmlp.results.releases.tables import TimelineColumn, is_timeline, sweep_steps, sweeps, timeline_columns
+from jaxmlp.results.releases.compared import Compared, TimelineColumn, comparisons, timeline_columns
+from jaxmlp.results.releases.tables import is_timeline, sweep_steps, sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
+from jaxmlp.results.store.index import IndexMemo
 from jaxmlp.units import interval, p_value, ratio
 
 UNDECIDED = "insufficient data"
@@ -42,12 +44,17 @@ def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
     )
 
 
-def sweep_verdict(rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None) -> str | None:
+def sweep_verdict(
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    cells: CellsDocument | None = None,
+    done: Compared | None = None,
+) -> str | None:
     """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
     insufficient data (it decides nothing). A step one of whose releases ignored its XLA flags (``cells``, the
-    sweep's ``cells.json``) says so."""
+    sweep's ``cells.json``) says so. ``done``: `comparisons` of the sweep, where the caller has it."""
     ignored = ignored_cells(cells)
-    steps = sweep_steps(rows, samples) if len(rows) else pd.DataFrame()
+    steps = sweep_steps(rows, samples, done=done) if len(rows) else pd.DataFrame()
     if steps.empty or (steps["verdict"] == UNDECIDED).all():
         return None
     span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
@@ -82,29 +89,35 @@ def timeline_verdict(columns: Sequence[TimelineColumn]) -> str:
     return f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
 
 
-def answers(results: Results, folder: Path | None = None) -> tuple[Finding, Finding, Finding]:
+def answers(
+    results: Results, folder: Path | None = None, memo: IndexMemo | None = None
+) -> tuple[Finding, Finding, Finding]:
     """The release questions' findings, from the folder's sweeps read once (none from a bisection's probes): the
-    version matrix's, the release timeline's and the bisection's."""
+    version matrix's, the release timeline's and the bisection's (``memo``: the folder's index, where the sweeps'
+    comparisons and the timelines' changes are kept)."""
     found = sweeps(results.runs, [path.parent for path, _ in results.bisections])
     matrices = {k: v for k, v in found.items() if not is_timeline(k)}
     timelines = {k: v for k, v in found.items() if is_timeline(k)}
     return (
-        matrix(matrices, results, folder),
-        timeline(timelines, results.samples, folder),
+        matrix(matrices, results, folder, memo),
+        timeline(timelines, results.samples, folder, memo),
         bisection(results.bisections, folder),
     )
 
 
-def matrix(found: Mapping[str, pd.DataFrame], results: Results, folder: Path | None) -> Finding:
+def matrix(
+    found: Mapping[str, pd.DataFrame], results: Results, folder: Path | None, memo: IndexMemo | None = None
+) -> Finding:
     """The newest version matrix (``found``: the sweeps that are not timelines) that decides anything: its flagged
-    steps, or that none changed."""
+    steps, or that none changed (``memo``: the folder's index, where its comparisons are kept, `comparisons`)."""
     question = "Which release got slower"
     if not found:
         return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
     cells = {str(path.parent): doc for path, doc in results.cells}
     ordered = sorted(found, key=layout.stamp_in, reverse=True)
     for where in ordered:
-        text = sweep_verdict(found[where], results.samples, cells.get(where))
+        done = comparisons(found[where], results.samples, memo=memo) if len(found[where]) else []
+        text = sweep_verdict(found[where], results.samples, cells.get(where), done)
         if text is not None:
             return Finding(question, text, MATRIX, True, layout.cited(where, folder), machine(found[where].iloc[0]))
     return Finding(
@@ -112,12 +125,14 @@ def matrix(found: Mapping[str, pd.DataFrame], results: Results, folder: Path | N
     )
 
 
-def timeline(found: Mapping[str, pd.DataFrame], samples: pd.DataFrame, folder: Path | None) -> Finding:
+def timeline(
+    found: Mapping[str, pd.DataFrame], samples: pd.DataFrame, folder: Path | None, memo: IndexMemo | None = None
+) -> Finding:
     """The newest release timeline (``found``: the timelines) with at least two processes a release: its changes,
-    workload by workload."""
+    workload by workload (``memo``: the folder's index, where its columns' changes are kept, `timeline_columns`)."""
     question = "Where across releases"
     for where in sorted(found, key=layout.stamp_in, reverse=True):
-        columns = timeline_columns(found[where], samples)
+        columns = timeline_columns(found[where], samples, memo=memo)
         if not columns or min(len(s) for c in columns for s in c.samples) < 2:
             continue
         return Finding(

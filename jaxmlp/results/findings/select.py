@@ -67,11 +67,13 @@ def _merged(files: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """One machine's runs (newest first) as one set of rows: `evidence`'s rule."""
     plain = [rows for rows in files if _plain(rows.iloc[0])]
     ranks: dict[tuple[str, ...], int] = {}
-    frames = []
+    frames, marks = [], []
     for rows in [*plain, *(rows for rows in files if not _plain(rows.iloc[0]))]:  # a plain run before a flagged one
         rank = ranks.setdefault(_key(rows.iloc[0], ENVIRONMENT), len(ranks))
-        frames.append(rows.assign(_rank=rank, **{OLDER: _said(rows.iloc[0], rank)}))
-    rows = pd.concat(frames, ignore_index=True).sort_values("_rank", kind="stable")  # newest environment first
+        frames.append(rows)
+        marks.append(pd.DataFrame({"_rank": rank, OLDER: _said(rows.iloc[0], rank)}, index=range(len(rows))))
+    rows = pd.concat(frames, ignore_index=True)  # the marks' columns joined at once: no frame grown column by column
+    rows = pd.concat([rows, pd.concat(marks, ignore_index=True)], axis=1).sort_values("_rank", kind="stable")
     floor = rows["test"].isin(registry.FLOOR_PRODUCTS)  # a precision's floor: whole from one environment
     if floor.any():
         precision = rows["precision"].fillna("f32") if "precision" in rows else pd.Series("f32", index=rows.index)

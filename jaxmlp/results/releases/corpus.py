@@ -16,7 +16,8 @@ from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.registry import version_key
-from jaxmlp.results.releases.tables import TimelineColumn, is_timeline, sweeps, timeline_columns
+from jaxmlp.results.releases.compared import TimelineColumn, timeline_columns
+from jaxmlp.results.releases.tables import is_timeline, sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CaseScore
 from jaxmlp.results.schema.explain import ExplainDocument

@@ -10,7 +10,8 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results.releases.tables import release_verdicts, sweeps, timeline_columns
+from jaxmlp.results.releases.compared import timeline_columns
+from jaxmlp.results.releases.tables import release_verdicts, sweeps
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
 

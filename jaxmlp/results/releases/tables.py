@@ -4,21 +4,21 @@ files."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pandas as pd
 
-from jaxmlp import changepoints, registry
-from jaxmlp.changepoints import Change
+from jaxmlp import registry
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.results.releases.compared import Compared, Pair, comparisons, flag_pairs, flags_of
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
 from jaxmlp.results.tables.base import shows
-from jaxmlp.stats import Comparison, compare_within
+from jaxmlp.stats import Comparison
 
 # --- version sweeps -------------------------------------------------------------------------------------------
 
@@ -33,11 +33,6 @@ def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.Dat
     folders = rows["file"].map(lambda f: str(Path(f).parent))
     kept = ~folders.map(lambda f: any(f.startswith(a + "/") for a in apart))
     return {str(folder): part for folder, part in rows[kept].groupby(folders[kept])}
-
-
-def flags_of(rows: pd.DataFrame) -> pd.Series:
-    """Each row's XLA flags, "" for none (so that it can be grouped on)."""
-    return rows["xla_flags"].fillna("").astype(str) if "xla_flags" in rows else pd.Series("", index=rows.index)
 
 
 @shows(*registry.SWEEP)
@@ -63,72 +58,7 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
 STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
 
 
-def _with_nodes(part: pd.DataFrame, nodes: Any) -> pd.DataFrame:
-    """One cell's samples with the node that measured each (``nodes``: the cell's, comma-separated, one a process;
-    one node, "", where its file names none)."""
-    where = str(nodes).split(",") if isinstance(nodes, str) and nodes else []
-    return part.assign(node=[where[r] if r < len(where) else "" for r in part["round"]])
-
-
-def _cell_samples(rows: pd.DataFrame, samples: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
-    cells = rows.assign(xla_flags=flags_of(rows)).drop_duplicates(["release", "xla_flags"])
-    mine = samples[samples["file"].isin(set(cells["file"]))]  # one pass over every run's samples, not one a cell
-    nodes = dict(zip(cells["file"].astype(str), cells["nodes"])) if "nodes" in cells else {}
-    by_file = {str(file): _with_nodes(part, nodes.get(str(file))) for file, part in mine.groupby("file", sort=False)}
-    return {
-        (str(v), str(f)): by_file.get(str(file), samples.iloc[0:0])
-        for v, f, file in zip(cells["release"], cells["xla_flags"], cells["file"])
-    }
-
-
-def _differs(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
-    """(release, flags, benchmark) of each row whose workload's values differed from the reference cell's."""
-    if "results_differ" not in rows:
-        return set()
-    marked = rows[rows["results_differ"].notna()].assign(xla_flags=flags_of(rows))
-    return {(str(v), str(f), str(n)) for v, f, n in zip(marked["release"], marked["xla_flags"], marked["name"])}
-
-
-class _Pair(NamedTuple):
-    """Two cells of one benchmark to compare: ``old`` is the baseline; ``differ`` if either side's values differed
-    from the reference cell's."""
-
-    name: str
-    flags: str
-    old: str
-    new: str
-    a: pd.Series
-    b: pd.Series
-    differ: bool
-    a_nodes: tuple[str, ...] = ()
-    b_nodes: tuple[str, ...] = ()
-
-    def compared(self, threshold: float, alpha: float) -> Comparison:
-        """The two sides compared within each node (`jaxmlp.stats.compare_within`: `compare` with one node)."""
-        return compare_within(self.a, self.b, self.a_nodes, self.b_nodes, threshold, alpha)
-
-
-def _side(cell: pd.DataFrame, name: str) -> tuple[pd.Series, tuple[str, ...]]:
-    """One benchmark's samples of a cell, and the node of each."""
-    part = cell.loc[cell["name"] == name]
-    return part["seconds"], tuple(part["node"]) if "node" in part else ("",) * len(part)
-
-
-def _pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[_Pair]:
-    """Each release and the one before it, benchmark by benchmark within each XLA-flags column, oldest first."""
-    cells = _cell_samples(rows, samples)
-    differ = _differs(rows)
-    compared = rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"]
-    for flags in sorted({f for _, f in cells}):
-        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
-        for name in sorted(compared.unique()):
-            for old, new in zip(versions[:-1], versions[1:]):
-                (a, a_nodes), (b, b_nodes) = (_side(cells[(v, flags)], name) for v in (old, new))
-                marked = (old, flags, name) in differ or (new, flags, name) in differ
-                yield _Pair(name, flags, old, new, a, b, marked, a_nodes, b_nodes)
-
-
-def _step(pair: _Pair, c: Comparison) -> dict[str, Any]:
+def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
     verdict = "results differ" if pair.differ else c.verdict
     return {
         "benchmark": pair.name,
@@ -146,11 +76,17 @@ def _step(pair: _Pair, c: Comparison) -> dict[str, Any]:
 
 @shows(*registry.SWEEP_COMPARED)
 def sweep_steps(
-    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    done: Compared | None = None,
 ) -> pd.DataFrame:
     """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
-    raw per-process samples. A pair where either side's values differed from the reference is "results differ"."""
-    steps = [_step(pair, pair.compared(threshold, alpha)) for pair in _pairs(rows, samples)]
+    raw per-process samples (``done``: `comparisons` of them, where the caller has it). A pair where either side's
+    values differed from the reference is "results differ"."""
+    found = comparisons(rows, samples, threshold, alpha) if done is None else done
+    steps = [_step(pair, c) for pair, c in found]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
 
@@ -159,17 +95,23 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 
 @shows(*registry.SWEEP_COMPARED)
 def release_verdicts(
-    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    done: Compared | None = None,
 ) -> pd.DataFrame:
     """A sweep's answer: per XLA-flags column and workload, each release oldest first with its steady-state median
-    and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio)."""
+    and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio;
+    ``done``: `comparisons`, where the caller has it)."""
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
     medians = {
         (str(n), str(f), str(v)): m
         for n, f, v, m in zip(steady["name"], steady["xla_flags"], steady["release"], steady["median"])
     }
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
-    compared = {(p.name, p.flags, p.new): (p, p.compared(threshold, alpha)) for p in _pairs(rows, samples)}
+    compared = comparisons(rows, samples, threshold, alpha) if done is None else done
+    by_release = {(p.name, p.flags, p.new): (p, c) for p, c in compared}
     nan = float("nan")
     found = []
     for flags in sorted(set(steady["xla_flags"])):
@@ -187,8 +129,8 @@ def release_verdicts(
                     "p": nan,
                     "verdict": None,
                 }
-                if (name, flags, release) in compared:
-                    pair, c = compared[(name, flags, release)]
+                if (name, flags, release) in by_release:
+                    pair, c = by_release[(name, flags, release)]
                     if pair.differ:
                         row["verdict"] = "results differ"
                     else:
@@ -203,59 +145,14 @@ def flag_effects(
     rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
 ) -> pd.DataFrame:
     """Does a flag change things? Each release with each XLA-flags value against the same release without flags
-    (``from`` is the release without, ``to`` the same release with them), benchmark by benchmark."""
-    cells = _cell_samples(rows, samples)
-    differ = _differs(rows)
-    compared = rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"]
-    steps = []
-    for version, flags in sorted(cells, key=lambda key: (registry.version_key(key[0]), key[1])):
-        if not flags or (version, "") not in cells:
-            continue
-        for name in sorted(compared.unique()):
-            (a, a_nodes), (b, b_nodes) = (_side(cells[(version, f)], name) for f in ("", flags))
-            marked = (version, flags, name) in differ or (version, "", name) in differ
-            pair = _Pair(name, flags, version, version, a, b, marked, a_nodes, b_nodes)
-            steps.append(_step(pair, pair.compared(threshold, alpha)))
+    (``from`` is the release without, ``to`` the same release with them), benchmark by benchmark (`flag_pairs`)."""
+    steps = [_step(pair, pair.compared(threshold, alpha)) for pair in flag_pairs(rows, samples)]
     return pd.DataFrame(steps, columns=STEP_COLUMNS)
-
-
-class TimelineColumn(NamedTuple):
-    """One workload and XLA-flags column of a release timeline: its releases (oldest first), each one's samples
-    (one process's steady state each) and the changes `jaxmlp.changepoints` finds in them."""
-
-    workload: str
-    xla_flags: str
-    releases: tuple[str, ...]
-    samples: tuple[tuple[float, ...], ...]
-    changes: tuple[Change, ...]
 
 
 def is_timeline(folder: str | Path) -> bool:
     """Whether a sweep folder is a release timeline (`jaxmlp sweep timeline`, named ``timeline-<time>``)."""
     return Path(folder).name.startswith(f"{layout.TIMELINE}-")
-
-
-def timeline_columns(
-    rows: pd.DataFrame, samples: pd.DataFrame, benchmark: registry.Benchmark = registry.SWEEP_STEADY
-) -> list[TimelineColumn]:
-    """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples of
-    ``benchmark``: the steady state, or the compile time a corpus case is about); a column where some release's
-    values differed from the reference cell's is still shown, its changes found."""
-    cells = _cell_samples(rows, samples)
-    steady = rows[rows["test"] == benchmark.id]
-    workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
-    found = []
-    for flags in sorted({f for _, f in cells}):
-        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
-        for name in sorted(workloads):
-            sides = [_side(cells[(v, flags)], name) for v in versions]
-            kept = [(v, tuple(float(x) for x in x_), n) for v, (x_, n) in zip(versions, sides) if len(x_)]
-            if len(kept) < 2:
-                continue
-            labels, measured, nodes = [v for v, _, _ in kept], [x for _, x, _ in kept], [n for _, _, n in kept]
-            changes = changepoints.detect(labels, measured, nodes=nodes)
-            found.append(TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), tuple(changes)))
-    return found
 
 
 def _without_empty_flags(table: pd.DataFrame) -> pd.DataFrame:

@@ -1,8 +1,8 @@
 """A results folder's index: what each result file held when it was last read (its kind, its run's time and machines,
 the few fields its history needs, or why it is not a result), in an SQLite file inside the folder
 (`INDEX_NAME`), so that a folder read before is read again without parsing the files that did not change; and what
-was computed from the files and is dear to compute again (`IndexMemo`: each history series' changes), keyed by a hash
-of all it was computed from.
+was computed from the files and is dear to compute again (`IndexMemo`: each history series' changes, a sweep's
+comparisons, a timeline's changes), keyed by a hash of all it was computed from (`samples_key`).
 
 A file is re-read when its path, size, modification time or the index's `VERSION` differ; a removed file is
 dropped. The JSON files stay the truth: every run a command shows in full is read from its file; the index only
@@ -18,10 +18,12 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema import Document
@@ -67,7 +69,7 @@ CREATE TABLE IF NOT EXISTS files (
 );
 CREATE TABLE IF NOT EXISTS memo (
     key TEXT PRIMARY KEY,    -- a hash of all the value was computed from (`IndexMemo`)
-    kind TEXT NOT NULL,      -- what the value is: 'changes' (a history series' changes)
+    kind TEXT NOT NULL,      -- what the value is: 'changes' (a history series'), 'comparisons ...' (a sweep's)...
     value TEXT NOT NULL      -- JSON
 );
 """
@@ -320,6 +322,17 @@ def scan(
     finally:
         db.close()
     return Scan(folder, tuple(documents), tuple(sorted(captures)), tuple(skipped), tuple(summarised))
+
+
+def samples_key(said: Any, samples: Iterable[Iterable[float]]) -> str:
+    """A key of `IndexMemo`: a hash of ``said`` (JSON: the code's identity, the parameters, the labels) and of each
+    list of raw samples in turn, all a kept value was computed from."""
+    h = hashlib.sha256(json.dumps(said).encode())
+    for values in samples:
+        array = np.asarray(list(values), float)
+        h.update(len(array).to_bytes(8, "little"))
+        h.update(array.tobytes())
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,207 @@
+"""A sweep's cells compared: each release against the one before it (or a release's XLA flags against none), from
+the raw per-process samples, and each timeline column's changes; what is dear to compute again kept in the folder's
+index (`IndexMemo`), under a hash of all it follows from (`samples_key`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from jaxmlp import changepoints, registry
+from jaxmlp.changepoints import Change
+from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.results.store.index import IndexMemo, samples_key
+from jaxmlp.stats import Comparison, compare_within
+
+
+def flags_of(rows: pd.DataFrame) -> pd.Series:
+    """Each row's XLA flags, "" for none (so that it can be grouped on)."""
+    return rows["xla_flags"].fillna("").astype(str) if "xla_flags" in rows else pd.Series("", index=rows.index)
+
+
+def _with_nodes(part: pd.DataFrame, nodes: Any) -> pd.DataFrame:
+    """One cell's samples with the node that measured each (``nodes``: the cell's, comma-separated, one a process;
+    one node, "", where its file names none)."""
+    where = str(nodes).split(",") if isinstance(nodes, str) and nodes else []
+    return part.assign(node=[where[r] if r < len(where) else "" for r in part["round"]])
+
+
+def _cell_samples(rows: pd.DataFrame, samples: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    cells = rows.assign(xla_flags=flags_of(rows)).drop_duplicates(["release", "xla_flags"])
+    mine = samples[samples["file"].isin(set(cells["file"]))]  # one pass over every run's samples, not one a cell
+    nodes = dict(zip(cells["file"].astype(str), cells["nodes"])) if "nodes" in cells else {}
+    by_file = {str(file): _with_nodes(part, nodes.get(str(file))) for file, part in mine.groupby("file", sort=False)}
+    return {
+        (str(v), str(f)): by_file.get(str(file), samples.iloc[0:0])
+        for v, f, file in zip(cells["release"], cells["xla_flags"], cells["file"])
+    }
+
+
+def _differs(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
+    """(release, flags, benchmark) of each row whose workload's values differed from the reference cell's."""
+    if "results_differ" not in rows:
+        return set()
+    marked = rows[rows["results_differ"].notna()].assign(xla_flags=flags_of(rows))
+    return {(str(v), str(f), str(n)) for v, f, n in zip(marked["release"], marked["xla_flags"], marked["name"])}
+
+
+class Pair(NamedTuple):
+    """Two cells of one benchmark to compare: ``old`` is the baseline; ``differ`` if either side's values differed
+    from the reference cell's."""
+
+    name: str
+    flags: str
+    old: str
+    new: str
+    a: pd.Series
+    b: pd.Series
+    differ: bool
+    a_nodes: tuple[str, ...] = ()
+    b_nodes: tuple[str, ...] = ()
+
+    def compared(self, threshold: float, alpha: float) -> Comparison:
+        """The two sides compared within each node (`jaxmlp.stats.compare_within`: `compare` with one node)."""
+        return compare_within(self.a, self.b, self.a_nodes, self.b_nodes, threshold, alpha)
+
+
+def _side(cell: pd.DataFrame, name: str) -> tuple[pd.Series, tuple[str, ...]]:
+    """One benchmark's samples of a cell, and the node of each."""
+    part = cell.loc[cell["name"] == name]
+    return part["seconds"], tuple(part["node"]) if "node" in part else ("",) * len(part)
+
+
+def _compared_names(rows: pd.DataFrame) -> list[str]:
+    """The benchmarks a sweep compares (`registry.SWEEP_COMPARED`), by name."""
+    return sorted(rows.loc[rows["test"].isin([b.id for b in registry.SWEEP_COMPARED]), "name"].unique())
+
+
+def pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
+    """Each release and the one before it, benchmark by benchmark within each XLA-flags column, oldest first."""
+    cells = _cell_samples(rows, samples)
+    differ = _differs(rows)
+    for flags in sorted({f for _, f in cells}):
+        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
+        for name in _compared_names(rows):
+            for old, new in zip(versions[:-1], versions[1:]):
+                (a, a_nodes), (b, b_nodes) = (_side(cells[(v, flags)], name) for v in (old, new))
+                marked = (old, flags, name) in differ or (new, flags, name) in differ
+                yield Pair(name, flags, old, new, a, b, marked, a_nodes, b_nodes)
+
+
+def flag_pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
+    """Each release with each XLA-flags value against the same release without flags (``old`` and ``new`` both the
+    release, ``a`` its samples without the flags), benchmark by benchmark."""
+    cells = _cell_samples(rows, samples)
+    differ = _differs(rows)
+    for version, flags in sorted(cells, key=lambda key: (registry.version_key(key[0]), key[1])):
+        if not flags or (version, "") not in cells:
+            continue
+        for name in _compared_names(rows):
+            (a, a_nodes), (b, b_nodes) = (_side(cells[(version, f)], name) for f in ("", flags))
+            marked = (version, flags, name) in differ or (version, "", name) in differ
+            yield Pair(name, flags, version, version, a, b, marked, a_nodes, b_nodes)
+
+
+COMPARISONS_KIND = "comparisons"
+"""What `comparisons` keeps in a folder's index (`IndexMemo`): each pair of a sweep's cells compared, under this
+kind and the sweep folder's name (a sweep read again drops only its own pairs no longer asked for)."""
+Compared = list[tuple[Pair, Comparison]]
+"""A sweep's pairs (`pairs`), each with its comparison: computed once (`comparisons`), read by every table of it."""
+
+
+def pair_key(pair: Pair, threshold: float, alpha: float) -> str:
+    """A hash of all a pair's comparison follows from: both sides' raw samples and nodes, the thresholds and the
+    code and libraries that compare (`changepoints.DETECTOR` hashes `jaxmlp.stats` and names scipy's, numpy's)."""
+    said = [changepoints.DETECTOR, threshold, alpha, list(pair.a_nodes), list(pair.b_nodes)]
+    return samples_key(said, (pair.a, pair.b))
+
+
+def _kind(kind: str, rows: pd.DataFrame) -> str:
+    """A memo's kind for one sweep's values: ``kind`` and the sweep folder's name (its values no longer asked for are
+    dropped when it is read again, never another sweep's)."""
+    return f"{kind} {Path(str(rows['file'].iloc[0])).parent.name}" if len(rows) else kind
+
+
+def comparisons(
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    memo: IndexMemo | None = None,
+) -> Compared:
+    """Each release and the one before it (`pairs`), compared; with a ``memo`` (the folder's index), a pair
+    compared before (`pair_key`) is not compared again."""
+    found = list(pairs(rows, samples))
+    keys = [pair_key(pair, threshold, alpha) for pair in found]
+    kind = _kind(COMPARISONS_KIND, rows)
+    kept = memo.recall(kind, keys) if memo is not None else {}
+    made = {k: p.compared(threshold, alpha).to_json() for p, k in zip(found, keys) if k not in kept}
+    if memo is not None:
+        memo.keep(kind, made, keys)
+    known = {**kept, **made}
+    return [(pair, Comparison.from_json(known[key])) for pair, key in zip(found, keys)]
+
+
+class TimelineColumn(NamedTuple):
+    """One workload and XLA-flags column of a release timeline: its releases (oldest first), each one's samples
+    (one process's steady state each) and the changes `jaxmlp.changepoints` finds in them."""
+
+    workload: str
+    xla_flags: str
+    releases: tuple[str, ...]
+    samples: tuple[tuple[float, ...], ...]
+    changes: tuple[Change, ...]
+
+
+TIMELINE_KIND = "timeline changes"
+"""What `timeline_columns` keeps in a folder's index (`IndexMemo`): each column's changes, per timeline."""
+
+
+def timeline_columns(
+    rows: pd.DataFrame,
+    samples: pd.DataFrame,
+    benchmark: registry.Benchmark = registry.SWEEP_STEADY,
+    memo: IndexMemo | None = None,
+) -> list[TimelineColumn]:
+    """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples of
+    ``benchmark``: the steady state, or the compile time a corpus case is about); a column where some release's
+    values differed from the reference cell's is still shown, its changes found. With a ``memo`` (the folder's
+    index), a column searched before (its samples, nodes, releases, `changepoints.DETECTOR`) is not searched again."""
+    found = _timeline_columns(rows, samples, benchmark)
+    keys = [samples_key([changepoints.DETECTOR, list(c.releases), nodes], c.samples) for c, nodes in found]
+    kind = _kind(f"{TIMELINE_KIND} {benchmark.id}", rows)
+    kept = memo.recall(kind, keys) if memo is not None else {}
+    made = {
+        k: [change.to_json() for change in changepoints.detect(list(c.releases), list(c.samples), nodes=nodes)]
+        for (c, nodes), k in zip(found, keys)
+        if k not in kept
+    }
+    if memo is not None:
+        memo.keep(kind, made, keys)
+    known = {**kept, **made}
+    return [
+        c._replace(changes=tuple(Change.from_json(change) for change in known[k])) for (c, _), k in zip(found, keys)
+    ]
+
+
+def _timeline_columns(
+    rows: pd.DataFrame, samples: pd.DataFrame, benchmark: registry.Benchmark
+) -> list[tuple[TimelineColumn, list[tuple[str, ...]]]]:
+    """A timeline's columns without their changes, each with its samples' nodes."""
+    cells = _cell_samples(rows, samples)
+    steady = rows[rows["test"] == benchmark.id]
+    workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
+    found = []
+    for flags in sorted({f for _, f in cells}):
+        versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
+        for name in sorted(workloads):
+            sides = [_side(cells[(v, flags)], name) for v in versions]
+            kept = [(v, tuple(float(x) for x in x_), n) for v, (x_, n) in zip(versions, sides) if len(x_)]
+            if len(kept) < 2:
+                continue
+            labels, measured, nodes = [v for v, _, _ in kept], [x for _, x, _ in kept], [n for _, _, n in kept]
+            found.append((TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), ()), nodes))
+    return found
