@@ -17,7 +17,7 @@ from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, time
 from jaxmlp.results.releases.cells import flags_table
 from jaxmlp.results.releases.compared import TimelineColumn, comparisons, flags_of
 from jaxmlp.results.releases.corpus import corpus_table
-from jaxmlp.results.releases.tables import probe_verdicts, release_verdicts, trials_table
+from jaxmlp.results.releases.tables import probe_verdicts, release_verdicts, sweep_steps, trials_table
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -95,7 +95,8 @@ def sweep_summary(
             f"resume {folder or where}` measures the rest)",
         )
     if len(rows):
-        lines.insert(0, f"Verdict: {sweep_verdict(rows, samples, cells, done) or UNDECIDED_LINE}")
+        verdict = sweep_verdict(rows, sweep_steps(rows, samples, done=done), cells)
+        lines.insert(0, f"Verdict: {verdict or UNDECIDED_LINE}")
     return Summary(title, tuple(lines), tuple(found), _cell_lines(cells, processes) if cells is not None else ())
 
 

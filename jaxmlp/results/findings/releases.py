@@ -16,7 +16,7 @@ from jaxmlp.measure.bisection import answer_line
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.releases.cells import ignored_cells, ignored_words
-from jaxmlp.results.releases.compared import Compared, TimelineColumn, comparisons, timeline_columns
+from jaxmlp.results.releases.compared import TimelineColumn, timeline_columns
 from jaxmlp.results.releases.tables import is_timeline, sweep_steps, sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -44,17 +44,11 @@ def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
     )
 
 
-def sweep_verdict(
-    rows: pd.DataFrame,
-    samples: pd.DataFrame,
-    cells: CellsDocument | None = None,
-    done: Compared | None = None,
-) -> str | None:
-    """A version matrix's one-line verdict: its flagged steps, or that none changed; None where every comparison has
-    insufficient data (it decides nothing). A step one of whose releases ignored its XLA flags (``cells``, the
-    sweep's ``cells.json``) says so. ``done``: `comparisons` of the sweep, where the caller has it."""
+def sweep_verdict(rows: pd.DataFrame, steps: pd.DataFrame, cells: CellsDocument | None = None) -> str | None:
+    """A version matrix's one-line verdict from its steps (`sweep_steps`): its flagged steps, or that none changed;
+    None where every comparison has insufficient data (it decides nothing). A step one of whose releases ignored its
+    XLA flags (``cells``, the sweep's ``cells.json``) says so."""
     ignored = ignored_cells(cells)
-    steps = sweep_steps(rows, samples, done=done) if len(rows) else pd.DataFrame()
     if steps.empty or (steps["verdict"] == UNDECIDED).all():
         return None
     span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
@@ -95,14 +89,11 @@ def answers(
     """The release questions' findings, from the folder's sweeps read once (none from a bisection's probes): the
     version matrix's, the release timeline's and the bisection's (``memo``: the folder's index, where the sweeps'
     comparisons and the timelines' changes are kept)."""
+    bisected = bisection(results.bisections, folder)
     found = sweeps(results.runs, [path.parent for path, _ in results.bisections])
     matrices = {k: v for k, v in found.items() if not is_timeline(k)}
     timelines = {k: v for k, v in found.items() if is_timeline(k)}
-    return (
-        matrix(matrices, results, folder, memo),
-        timeline(timelines, results.samples, folder, memo),
-        bisection(results.bisections, folder),
-    )
+    return matrix(matrices, results, folder, memo), timeline(timelines, results.samples, folder, memo), bisected
 
 
 def matrix(
@@ -116,8 +107,8 @@ def matrix(
     cells = {str(path.parent): doc for path, doc in results.cells}
     ordered = sorted(found, key=layout.stamp_in, reverse=True)
     for where in ordered:
-        done = comparisons(found[where], results.samples, memo=memo) if len(found[where]) else []
-        text = sweep_verdict(found[where], results.samples, cells.get(where), done)
+        steps = sweep_steps(found[where], results.samples, memo=memo) if len(found[where]) else pd.DataFrame()
+        text = sweep_verdict(found[where], steps, cells.get(where))
         if text is not None:
             return Finding(question, text, MATRIX, True, layout.cited(where, folder), machine(found[where].iloc[0]))
     return Finding(

@@ -17,6 +17,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
+from jaxmlp.results.store.index import IndexMemo
 from jaxmlp.results.tables.base import shows
 from jaxmlp.stats import Comparison
 
@@ -81,11 +82,12 @@ def sweep_steps(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
     done: Compared | None = None,
+    memo: IndexMemo | None = None,
 ) -> pd.DataFrame:
     """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
-    raw per-process samples (``done``: `comparisons` of them, where the caller has it). A pair where either side's
-    values differed from the reference is "results differ"."""
-    found = comparisons(rows, samples, threshold, alpha) if done is None else done
+    raw per-process samples (``done``: `comparisons` of them, where the caller has it; else computed, kept in
+    ``memo`` where given). A pair where either side's values differed from the reference is "results differ"."""
+    found = comparisons(rows, samples, threshold, alpha, memo) if done is None else done
     steps = [_step(pair, c) for pair, c in found]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
