@@ -21,7 +21,7 @@ from jaxmlp.measure.bisection import (
     checked_line,
     expected_releases,
 )
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import published
 from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
 from jaxmlp.results.findings.releases import bisection
 from jaxmlp.results.schema import parse
@@ -187,22 +187,27 @@ def test_a_failure_is_searched_from_a_release_that_runs():
 
 
 def test_the_release_list_is_parsed_from_the_package_index():
-    jax, jaxlib = envs.parse_index_versions(INDEX_ANSWER), envs.parse_index_versions(JAXLIB_ANSWER)
+    jax, jaxlib = published.parse_index_versions(INDEX_ANSWER), published.parse_index_versions(JAXLIB_ANSWER)
     assert jax[:3] == ["0.2.0", "0.4.29", "0.4.30"] and jax[-1] == "0.10.2"
     # published for both, and supported: 0.4.37 and 0.5.2 had no jaxlib of their own, 0.4.29 is too old
-    assert envs.releases(jax, jaxlib) == ["0.4.30", "0.4.31", "0.4.33", "0.8.3", "0.9.0.1", "0.10.1", "0.10.2"]
-    assert envs.between(envs.releases(jax, jaxlib), "0.4.31", "0.9.0.1") == ["0.4.31", "0.4.33", "0.8.3", "0.9.0.1"]
-    assert envs.parse_index_versions("ERROR: No matching distribution found for jax") == []
+    assert published.releases(jax, jaxlib) == ["0.4.30", "0.4.31", "0.4.33", "0.8.3", "0.9.0.1", "0.10.1", "0.10.2"]
+    assert published.between(published.releases(jax, jaxlib), "0.4.31", "0.9.0.1") == [
+        "0.4.31",
+        "0.4.33",
+        "0.8.3",
+        "0.9.0.1",
+    ]
+    assert published.parse_index_versions("ERROR: No matching distribution found for jax") == []
 
 
 def test_an_unreachable_index_says_how_to_pass_the_releases(monkeypatch):
     with pytest.raises(JaxmlpError, match=r"could not list jax's releases .* --versions 0.6.2 0.7.0"):
-        envs.index_versions("jax", python="/nonexistent/python")
+        published.index_versions("jax", python="/nonexistent/python")
 
 
 def test_a_release_outside_the_list_is_named():
     with pytest.raises(JaxmlpError, match="jax 0.7.5 is not among the releases"):
-        envs.between(RELEASES, "0.6.2", "0.7.5")
+        published.between(RELEASES, "0.6.2", "0.7.5")
 
 
 def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_path, monkeypatch, capsys, explained):

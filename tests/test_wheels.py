@@ -10,7 +10,7 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.envs import Source
 
 HERE = f"cp{sys.version_info.major}{sys.version_info.minor}"
@@ -30,16 +30,16 @@ def test_a_wheel_folder_lists_its_releases_a_nightly_before_its_release(tmp_path
     folder = wheel_folder(tmp_path / "wheels", ["0.4.36", "0.4.35", *nightlies, "0.4.29"])
     (folder / "jax-0.4.38-py3-none-any.whl").write_bytes(b"")  # no jaxlib beside it: not a release here
     (folder / "notes.txt").write_text("")
-    assert envs.wheel_releases(folder) == ["0.4.35", "0.4.36.dev20241120", "0.4.36.dev20241122", "0.4.36"]
-    assert envs.available(folder) == envs.wheel_releases(folder)
+    assert published.wheel_releases(folder) == ["0.4.35", "0.4.36.dev20241120", "0.4.36.dev20241122", "0.4.36"]
+    assert published.available(folder) == published.wheel_releases(folder)
 
 
 def test_a_folder_without_matching_wheels_is_one_line(tmp_path):
     with pytest.raises(JaxmlpError, match="no such folder"):
-        envs.wheel_releases(tmp_path / "nothing")
+        published.wheel_releases(tmp_path / "nothing")
     other = wheel_folder(tmp_path / "other", ["0.4.35"], jaxlib_tag="cp39")
     with pytest.raises(JaxmlpError, match=f"1 jax and 1 jaxlib wheel\\(s\\), none of jaxlib for {HERE}"):
-        envs.wheel_releases(other)
+        published.wheel_releases(other)
 
 
 def test_the_environment_of_a_folder_is_not_the_index_s_nor_a_nightly_s(tmp_path):
@@ -63,7 +63,7 @@ def test_a_release_the_folder_lacks_is_named_before_any_environment_is_made(tmp_
     assert len(err.splitlines()) == 1 and f"--wheels {folder} holds no jax and jaxlib wheels of 0.4.33" in err
     assert not root.exists()
     with pytest.raises(JaxmlpError, match="holds no jax_cuda13_plugin wheel"):
-        envs.check_held(["0.4.30"], Source(folder, "gpu"))
+        published.check_held(["0.4.30"], Source(folder, "gpu"))
 
 
 RELEASE = "0.4.30"
@@ -75,7 +75,7 @@ def downloaded(folder: Path) -> Path:
     """``RELEASE``'s wheels and what they need, `pip download`ed into ``folder`` once; a skip naming why where the
     package index cannot be reached."""
     try:
-        if envs.wheel_releases(folder) == [RELEASE]:
+        if published.wheel_releases(folder) == [RELEASE]:
             return folder
     except JaxmlpError:  # not there yet
         folder.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from jaxmlp.cli.sweep.common import SWEEP_BACKEND, source_of
 from jaxmlp.cli.sweep.timeline import run as run_timeline
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
 from jaxmlp.registry import version_key
 from jaxmlp.report.release_summaries import corpus_summary
@@ -89,7 +89,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     for version in releases:
         envs.check_release(version)
     source = source_of(args)
-    envs.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
+    published.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
     print(
         f"Corpus {manifest}: {len(cases)} case(s) ({', '.join(c.name for c in cases)}) over {len(releases)} "
         f"releases; {args.processes} processes a release; the detector's parameters are the defaults"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, bisect
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.matrix import (
     PROBE_FAILED,
     Measured,
@@ -40,8 +40,8 @@ def candidates(bisect_: Bisect) -> list[str]:
     if bisect_.versions is not None:
         known = sorted({envs.check_release(v) for v in bisect_.versions} | {bisect_.good, bisect_.bad}, key=version_key)
     else:
-        known = envs.available(bisect_.wheels)
-    between = envs.between(known, bisect_.good, bisect_.bad)
+        known = published.available(bisect_.wheels)
+    between = published.between(known, bisect_.good, bisect_.bad)
     return between[::-1] if version_key(bisect_.good) > version_key(bisect_.bad) else between
 
 

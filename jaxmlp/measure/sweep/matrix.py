@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.units import minutes
@@ -224,7 +224,7 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
     hand-made ones."""
     for version in versions:
         envs.check_release(version)
-    envs.check_held(versions, matrix.source)
+    published.check_held(versions, matrix.source)
     missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source)]
     if missing:
         each, size = envs.install_seconds(matrix.envs), envs.env_megabytes(matrix.envs)

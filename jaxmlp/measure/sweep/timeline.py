@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
 from jaxmlp.registry import version_key
 
@@ -25,11 +25,11 @@ def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str
         listed = {envs.check_release(v) for v in timeline.versions} | {timeline.first, timeline.last}
         known = sorted(listed, key=version_key)
     elif known is None:
-        known = envs.available(timeline.wheels)
-    found = envs.between(known, timeline.first, timeline.last)
+        known = published.available(timeline.wheels)
+    found = published.between(known, timeline.first, timeline.last)
     if timeline.every == "minor":
         ends = {found[0], found[-1]}
-        lasts = set(envs.last_of_each_minor(found)) | ends
+        lasts = set(published.last_of_each_minor(found)) | ends
         found = [v for v in found if v in lasts]
     if len(found) < 3:
         raise JaxmlpError(
