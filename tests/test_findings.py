@@ -258,7 +258,7 @@ def test_the_loader_answer_says_what_its_table_marks_fastest(folder):
 
 
 def test_a_peak_is_a_benchmarks_own_only_where_it_was_reset_before_it(tmp_path):
-    from jaxmlp.results.findings.bench import MEMORY_CAPTION, PROCESS_MEMORY_CAPTION
+    from jaxmlp.results.findings.checks import MEMORY_CAPTION, PROCESS_MEMORY_CAPTION
 
     own, process_wide = FIXTURES / "scale" / "bench-20261205T191503-cpu.json", OPS / "bench-20261206T012031-tpu.json"
     for path in (own, process_wide):  # every peak reset before its benchmark; none could be (the process's)

@@ -145,14 +145,14 @@ def test_the_results_folder_benchmark_says_each_command_s_goals_warm_and_cold():
 
 
 def test_the_results_folder_finding_says_each_command_s_time_and_memory():
-    from jaxmlp.results.findings import bench
+    from jaxmlp.results.findings import checks
 
     file = "bench-20261205T191503-cpu.json"
     more = {"backend": "cpu", "size": "full", "file": file, "timestamp": "2026-12-05T19:15:03+00:00"}
     rows = pd.DataFrame(
         [{**_scale_row(v, m, 2**29, cold=c), **more} for v, m, c in (("summary", 18.0, 90.0), ("report", 49.0, 100.0))]
     )
-    (found,) = bench.results_folder({file: rows})
+    (found,) = checks.results_folder({file: rows})
     assert found.answered and found.answer == (
         "jaxmlp summary took 18.0 s and 512 MiB warm, 90.0 s and 512 MiB cold over 10000 runs (warm met: at most "
         "20 s and 1 GiB; cold met: at most 300 s and 1 GiB); jaxmlp report took 49.0 s and 512 MiB warm, 100 s "

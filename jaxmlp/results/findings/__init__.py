@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp.results import history, tables
-from jaxmlp.results.findings import bench, releases, runs
+from jaxmlp.results.findings import bench, checks, releases, runs
 from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.select import evidence
 from jaxmlp.results.store.frames import Results, without_sweeps
@@ -47,10 +47,10 @@ def findings(
         runs.trace(traces, folder),
         *runs.changes_across_runs(past),
         *runs.training(results, folder),
-        *bench.goals(merged, accuracy, folder),
+        *checks.goals(merged, accuracy, folder),
         *runs.time_to_accuracy(results, folder),
-        *bench.memory(merged, folder),
-        *bench.results_folder(runs_by_file, folder),
+        *checks.memory(merged, folder),
+        *checks.results_folder(runs_by_file, folder),
     )
 
 
@@ -64,7 +64,7 @@ def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None)
         *bench.floor(by_file, None, False),
         *runs.operations(by_file, None, False),
         *(runs.scaling(by_file, None, True) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
-        *bench.goals(by_file, accuracy or {}, None, False),
-        *bench.memory(by_file, None, False),
-        *bench.results_folder(by_file, None, False),
+        *checks.goals(by_file, accuracy or {}, None, False),
+        *checks.memory(by_file, None, False),
+        *checks.results_folder(by_file, None, False),
     )
