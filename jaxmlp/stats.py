@@ -63,6 +63,11 @@ class Comparison(NamedTuple):
         )
 
 
+RESULT_FIELDS = Comparison._fields[Comparison._fields.index("ratio") : Comparison._fields.index("verdict") + 1]
+"""A comparison's result, as every table that shows one names its columns: the ratio, its interval, both p-values,
+the verdict."""
+
+
 def quantile(ordered: Sequence[float], q: float) -> float:
     """The ``q`` quantile of sorted values by linear interpolation (numpy's default, pytest-benchmark's)."""
     position = q * (len(ordered) - 1)

@@ -12,7 +12,7 @@ from jaxmlp.report.markdown import markdown_table
 from jaxmlp.report.run_summaries import bench_summary
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
-from jaxmlp.stats import INVALID
+from jaxmlp.stats import INVALID, RESULT_FIELDS
 
 FORMATS = ("text", "md")
 """`render`'s formats: plain text for a terminal, Markdown (GitHub tables)."""
@@ -79,12 +79,7 @@ def compare_text(table: pd.DataFrame, threshold: float, alpha: float) -> str:
             "n",
             "baseline_median",
             "new_median",
-            "ratio",
-            "ci_low",
-            "ci_high",
-            "p_slower",
-            "p_faster",
-            "verdict",
+            *RESULT_FIELDS,
         ]
     ]
     counts = tables.verdict_counts(table)

@@ -18,6 +18,7 @@ from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import Results, without_sweeps
 from jaxmlp.results.store.machines import machine
 from jaxmlp.results.store.rows import COMPARABLE, POINT_FIELDS
+from jaxmlp.stats import RESULT_FIELDS
 
 POINT_COLUMNS = [
     "benchmark",
@@ -43,12 +44,7 @@ CHANGE_COLUMNS = [
     "to",
     "from_file",
     "to_file",
-    "ratio",
-    "ci_low",
-    "ci_high",
-    "p_slower",
-    "p_faster",
-    "verdict",
+    *RESULT_FIELDS,
 ]
 
 

@@ -19,7 +19,7 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
 from jaxmlp.results.store.index import IndexMemo
 from jaxmlp.results.tables.base import shows
-from jaxmlp.stats import Comparison
+from jaxmlp.stats import RESULT_FIELDS, Comparison
 
 # --- version sweeps -------------------------------------------------------------------------------------------
 
@@ -167,12 +167,7 @@ BISECT_COLUMNS = [
     "to",
     "from_median_s",
     "to_median_s",
-    "ratio",
-    "ci_low",
-    "ci_high",
-    "p_slower",
-    "p_faster",
-    "verdict",
+    *RESULT_FIELDS,
     "decision",
 ]
 
