@@ -336,3 +336,98 @@ def test_every_sweep_sample_names_its_node(tmp_path):
     log.record("c", 1, ProcessResult({"node": "other"}, {"w": WorkloadTimes.of(0.1, [1.0, 1.0])}))
     lines = [json.loads(line) for line in log.log.read_text().splitlines()]
     assert [d["result"]["metadata"]["node"] for d in lines] == [socket.gethostname(), "other"]
+
+
+# --- the four words (`verdict_word`), the processes that settle one (`processes_to_settle`), the gate ---------------
+
+
+@pytest.mark.parametrize(
+    ("ratio", "low", "high", "p_slower", "p_faster", "word"),
+    [
+        (1.01, 0.98, 1.04, 0.3, 0.7, "the same"),  # the interval inside the 5% threshold both ways
+        (1.0, 1 / 1.05, 1.05, 0.5, 0.5, "the same"),  # touching it at both ends: within, ends included
+        (1.02, 0.97, 1.0501, 0.2, 0.8, "inconclusive"),  # spanning it above, by a hair
+        (0.98, 0.95, 1.01, 0.8, 0.2, "inconclusive"),  # spanning it below (1/1.05 = 0.952)
+        (1.03, 1.01, 1.045, 0.001, 0.999, "the same"),  # significant, but all of it within the threshold
+        (1.04, 1.02, 1.07, 0.001, 0.999, "inconclusive"),  # significant, within, its interval spanning it
+        (1.08, 1.04, 1.12, 0.001, 0.999, "slower"),  # significant and beyond the threshold
+        (1.08, 1.04, 1.12, 0.02, 0.98, "inconclusive"),  # beyond the threshold, not significant at alpha 1%
+        (1.05, 1.03, 1.07, 0.001, 0.999, "inconclusive"),  # on the threshold itself: not beyond it
+        (0.90, 0.86, 0.93, 0.999, 0.001, "faster"),
+        (1.2, float("nan"), float("nan"), 0.001, 0.999, "slower"),  # no interval: the test still decides
+        (1.0, float("nan"), float("nan"), 0.5, 0.5, "inconclusive"),  # no interval: never the same
+    ],
+)
+def test_the_four_words_at_the_threshold_s_edges(ratio, low, high, p_slower, p_faster, word):
+    assert stats.verdict_word(ratio, low, high, p_slower, p_faster, threshold=0.05, alpha=0.01) == word
+
+
+def test_every_comparison_says_one_of_the_four_words_and_its_flag_agrees():
+    for seed, (slow, n) in enumerate([(1.0, 10), (1.1, 10), (0.9, 10), (1.0, 40), (1.0, 1), (1.06, 3)]):
+        c = compare(timings(1.0, n, 0.03, 2 * seed), timings(slow, n, 0.03, 2 * seed + 1))
+        assert c.word in stats.VERDICT_WORDS and c.in_words() == c.word
+        assert (c.word == "slower") == (c.verdict == "regression")
+        assert (c.word == "faster") == (c.verdict == "improvement")
+    nan = compare([1.0, float("nan"), 1.0], [1.0, 1.0, 1.0])
+    assert nan.verdict == stats.INVALID and nan.word == "inconclusive"
+
+
+def test_forty_quiet_samples_a_side_show_the_same():
+    c = compare(timings(1.0, 40, 0.01, 0), timings(1.0, 40, 0.01, 1))
+    assert c.word == "the same" and stats.processes_to_settle(c) == 0
+
+
+def test_a_file_filed_before_the_word_gets_it_from_its_verdict_and_interval():
+    c = compare(timings(1.0, 40, 0.01, 0), timings(1.0, 40, 0.01, 1))
+    old = {k: v for k, v in c.to_json().items() if k != "word"}
+    assert stats.Comparison.from_json(old).word == "the same"
+    assert stats.Comparison.from_json({**old, "ci_high": 1.2}).word == "inconclusive"
+    assert stats.Comparison.from_json({**old, "verdict": "regression"}).word == "slower"
+    assert stats.Comparison.from_json({**old, "verdict": "insufficient data"}).word == "inconclusive"
+    assert stats.Comparison.from_json(c.to_json()) == c
+
+
+def _inconclusive(ratio: float, low: float, high: float, n: int = 7) -> stats.Comparison:
+    nan = float("nan")
+    return stats.Comparison(n, n, 1.0, ratio, ratio, low, high, nan, nan, "no change", word="inconclusive")
+
+
+def test_processes_to_settle_shrinks_the_interval_as_one_over_root_n():
+    # within the threshold: its upper side 0.06 (log) must fit in log(1.05) - log(1.01) = 0.0392
+    c = _inconclusive(1.01, 1.01 / math.exp(0.06), 1.01 * math.exp(0.06))
+    scale = (math.log(1.05) - math.log(1.01)) / 0.06
+    assert stats.processes_to_settle(c, 0.05) == math.ceil(7 / scale**2) - 7
+    # beyond it: its lower side must clear the threshold
+    beyond = _inconclusive(1.10, 1.10 / math.exp(0.08), 1.10 * math.exp(0.08))
+    scale = (math.log(1.10) - math.log(1.05)) / 0.08
+    assert stats.processes_to_settle(beyond, 0.05) == math.ceil(7 / scale**2) - 7
+    assert stats.processes_to_settle(_inconclusive(1.05, 1.0, 1.1), 0.05) is None  # on the threshold
+    assert stats.processes_to_settle(_inconclusive(1.0, float("nan"), float("nan")), 0.05) is None
+    assert stats.processes_to_settle(_inconclusive(1.1, 1.06, 1.15), 0.05) is None  # clear of it, not significant
+
+
+def test_processes_to_settle_is_about_right_for_real_samples():
+    c = compare(timings(1.0, 6, 0.04, 10), timings(1.0, 6, 0.04, 11))
+    more = stats.processes_to_settle(c)
+    assert c.word == "inconclusive" and more is not None and more > 0
+    settled = [compare(timings(1.0, 6 + more, 0.04, 2 * s), timings(1.0, 6 + more, 0.04, 2 * s + 1)) for s in range(20)]
+    assert sum(s.word == "the same" for s in settled) >= 5  # roughly: the interval's width is itself noisy
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "unmeasured", "strict", "code"),
+    [
+        ([], 0, False, 0),
+        (["the same", "faster"], 0, True, 0),
+        (["the same", "inconclusive"], 0, False, 0),
+        (["the same", "inconclusive"], 0, True, 4),
+        (["inconclusive", "slower"], 0, True, 3),
+        (["slower"], 2, False, 3),  # a release shown slower outranks one not measured
+        (["the same"], 1, False, 1),
+        (["inconclusive"], 1, True, 1),
+    ],
+)
+def test_the_gate_s_exit_codes(verdicts, unmeasured, strict, code):
+    from jaxmlp.errors import gate
+
+    assert gate(verdicts, unmeasured, strict) == code
