@@ -15,6 +15,9 @@ from numpy.typing import ArrayLike
 
 from jaxmlp.jsonio import json_number, number
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.units import interval as interval_words
+from jaxmlp.units import p_value
+from jaxmlp.units import ratio as ratio_words
 
 INVALID = "invalid samples"  # a NaN or infinite time among the samples: no verdict can be trusted
 VERDICTS = ("regression", "improvement", "no change", "insufficient data", INVALID)
@@ -196,6 +199,29 @@ def compare(
     p_faster = float(mannwhitneyu(newer, base, alternative="less").pvalue)
     word = verdict_word(ratio, low, high, p_slower, p_faster, threshold, alpha)
     return Comparison(n, m, base_median, new_median, ratio, low, high, p_slower, p_faster, _flag(word), word=word)
+
+
+def verdict_line(comparison: Comparison, threshold: float = THRESHOLD) -> str:
+    """A comparison as every face says it: its word, ratio and 95% interval, and why: the p of a change, the
+    threshold an interval lies within, or how far an inconclusive one's interval spans it and roughly the processes
+    a side that would settle it (`processes_to_settle`)."""
+    c = comparison
+    figures = f"{ratio_words(c.ratio)} (95% interval {interval_words(c.ci_low, c.ci_high)}"
+    if c.verdict == INVALID:
+        return f"{c.word} ({c.invalid} samples NaN or inf: fix the timing)"
+    if c.word in (SLOWER, FASTER):
+        return f"{c.word}, {figures}, p {p_value(c.p_one_sided())})"
+    if c.word == SAME:
+        return f"{c.word}, {figures} within ±{100 * threshold:g}%)"
+    if not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
+        return f"{c.word}, {ratio_words(c.ratio)} ({c.n_baseline} and {c.n_new} processes: too few to test)"
+    more = processes_to_settle(c, threshold)
+    settle = (
+        f"about {more} more processes a side would settle it"
+        if more
+        else "more processes would settle it (how many, the interval cannot tell)"
+    )
+    return f"{c.word}, {figures} spans the ±{100 * threshold:g}% threshold; {settle})"
 
 
 # --- several nodes: each a block (`compare_within`) ---------------------------------------------------------------
