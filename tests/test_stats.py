@@ -75,12 +75,17 @@ def bench_file(path, medians: dict, save_data=True, machine=None):
 def test_compare_cli_flags_and_exits(tmp_path, capsys):
     base = bench_file(tmp_path / "base.json", {"epoch": timings(1.0, 12, 0.02, 0), "step": timings(1.0, 12, 0.02, 1)})
     new = bench_file(tmp_path / "new.json", {"epoch": timings(1.15, 12, 0.02, 2), "step": timings(1.0, 12, 0.02, 3)})
-    assert main(["compare", str(base), str(new)]) == 0  # reports, does not fail without the switch
+    assert main(["compare", str(base), str(new)]) == 3  # the gate: a benchmark slower beyond the threshold
     out = capsys.readouterr().out
-    assert "1 regression(s)" in out and "regression" in out.splitlines()[1]
-    assert main(["compare", str(base), str(new), "--fail-on-regression"]) == 1
-    assert main(["compare", str(base), str(base), "--fail-on-regression"]) == 0
-    assert main(["compare", str(base), str(new), "--fail-on-regression", "--threshold", "0.5"]) == 0
+    assert "1 slower, 0 faster, " in out and "slower" in out.splitlines()[1]
+    assert main(["compare", str(base), str(new), "--fail-on-regression"]) == 3  # kept: the same gate
+    assert main(["compare", str(base), str(base), "--strict"]) == 0  # a run against itself: the same, exactly
+    assert "0 slower, 0 faster, 2 the same, 0 inconclusive" in capsys.readouterr().out
+    assert main(["compare", str(base), str(new), "--threshold", "0.5"]) == 0  # x1.15 is within 50%
+    assert main(["compare", str(base), str(new), "--threshold", "0.15", "--strict"]) == 4  # x1.13-x1.17 spans 15%
+    out = capsys.readouterr().out
+    assert "inconclusive: the 95% interval spans the ±15% threshold; the widest, epoch" in out
+    assert "more rounds a side would settle them" in out
 
 
 def test_compare_warns_when_the_two_sides_come_from_different_machines(tmp_path, capsys):
@@ -105,7 +110,7 @@ def test_compare_reads_folders_and_pools_their_samples(tmp_path, capsys):
         bench_file(tmp_path / "a" / f"{i}.json", {"epoch": timings(1.0, 3, 0.02, i)})
         bench_file(tmp_path / "b" / f"{i}.json", {"epoch": timings(1.3, 3, 0.02, 10 + i)})
     (tmp_path / "b" / "notes.json").write_text("{}")  # other files in a folder are passed over
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 3
     assert "6/6" in capsys.readouterr().out
 
 
@@ -138,11 +143,10 @@ def test_a_sample_that_is_not_a_number_is_never_no_change(tmp_path, capsys):
     assert type(c).from_json(json.loads(json.dumps(c.to_json()))).invalid == 2
     a = bench_file(tmp_path / "base.json", {"epoch": base, "step": base})
     b = bench_file(tmp_path / "new.json", {"epoch": broken, "step": base})
-    assert main(["compare", str(a), str(b)]) == 0  # reported, as regressions are, without the switch
+    assert main(["compare", str(a), str(b)]) == 1  # not measured: never a silent pass
     captured = capsys.readouterr()
-    assert "invalid samples (2 NaN or inf)" in captured.out and "1 with invalid samples" in captured.out
+    assert "1 with invalid samples" in captured.out and "inconclusive" in captured.out.splitlines()[1]
     assert "not finite numbers (NaN or inf)" in captured.err and captured.err.count("\n") == 1
-    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 1  # never a silent pass
 
 
 # --- the node as a block: samples of several machines (a sweep under mpirun or srun) ------------------------------
@@ -294,9 +298,9 @@ def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
     (rows,) = sweeps(results.runs).values()
     steps = sweep_steps(rows, results.samples)
     steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
-    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
+    assert steady["verdict"] == "slower" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
     one = sweep_steps(rows.drop(columns="nodes"), results.samples)  # the nodes unknown: pooled, as before
-    assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "no change"
+    assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "inconclusive"
 
 
 def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two(tmp_path):
@@ -321,7 +325,7 @@ def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two
     (rows,) = sweeps(results.runs).values()
     steps = sweep_steps(rows, results.samples)
     steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
-    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.2, rel=0.02)
+    assert steady["verdict"] == "slower" and steady["ratio"] == pytest.approx(1.2, rel=0.02)
 
 
 def test_every_sweep_sample_names_its_node(tmp_path):
