@@ -190,7 +190,7 @@ def bisection_table(doc: BisectDocument) -> pd.DataFrame:
                     c.ci_high,
                     c.p_slower,
                     c.p_faster,
-                    c.verdict,
+                    c.word,
                     p.decision,
                 )
             )
@@ -265,10 +265,10 @@ def trials_table(doc: TrialsDocument) -> pd.DataFrame:
             t.trial,
             t.injected.ratio,
             t.injected.p_one_sided(),
-            t.injected.verdict,
+            t.injected.word,
             t.aa.ratio,
             t.aa.p_one_sided(),
-            t.aa.verdict,
+            t.aa.word,
         )
         for t in doc.trials
     ]
