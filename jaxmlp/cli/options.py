@@ -298,6 +298,7 @@ SHARED = (
     WHEELS,
     THRESHOLD,
     ALPHA,
+    STRICT,
 )
 """Every shared option (the test of the declarations walks them)."""
 
