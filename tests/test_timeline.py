@@ -322,6 +322,8 @@ def test_the_timeline_is_measured_from_its_settings_without_argparse(tmp_path, m
     assert outcome.code == 0 and outcome.unmeasured == "" and outcome.folder.parent == tmp_path
     assert (outcome.folder / "jax-0.5.0.json").exists()
     assert {(c.at, c.kind) for c in outcome.changes} >= {("0.4.33", "transient"), ("0.4.36", "step")}
+    compared = outcome.verdicts()  # each release against the one before, as the folder files it
+    assert list(compared["release"]) == list(TRUE) and compared.set_index("release")["verdict"]["0.4.36"] == "slower"
 
 
 def test_bad_timelines_are_one_line_errors(tmp_path, capsys):

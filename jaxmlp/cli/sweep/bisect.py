@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class BisectOutcome:
     """How a bisection ended: its folder (the probes' folders and `layout.BISECT_FILE`), its answer and the exit
     code it implies (`EXIT_FAILED`: the first release that fails, found instead)."""
 
@@ -71,10 +71,11 @@ def run(args: argparse.Namespace) -> int:
     return search(settings, detector, measuring_of(args), matrix_of(args), Path(args.out)).code
 
 
-def search(settings: Bisect, detector: Detector, measuring: Measuring, matrix: Matrix, out: Path) -> Outcome:
+def search(settings: Bisect, detector: Detector, measuring: Measuring, matrix: Matrix, out: Path) -> BisectOutcome:
     """The first release between ``settings``' ends that ``detector`` flags on its workload's steady state, each
-    probe filed into a new bisect folder under ``out``; then the answer explained there (a failure: the first
-    release that fails instead, said on stderr)."""
+    probe filed into a new bisect folder under ``out`` (``matrix.source``: where the environments come from, the
+    same wheel folder as ``settings.wheels``); then the answer explained there (a failure: the first release that
+    fails instead, said on stderr)."""
     start = time.monotonic()
     candidates = flow.candidates(settings)
     target, spec = flow.bisected(measuring.workloads, settings.on)
@@ -122,9 +123,9 @@ def search(settings: Bisect, detector: Detector, measuring: Measuring, matrix: M
     if result.status == "fails":  # a failure has no timing to explain
         sys.stdout.flush()
         print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
-        return Outcome(folder, result, EXIT_FAILED)
+        return BisectOutcome(folder, result, EXIT_FAILED)
     explain_answer(result, measuring, spec, matrix, folder)
-    return Outcome(folder, result, 0)
+    return BisectOutcome(folder, result, 0)
 
 
 def _checked(checked: dict[str, str]) -> str:

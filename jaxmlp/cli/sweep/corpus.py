@@ -15,10 +15,9 @@ from typing import Any
 
 from jaxmlp import changepoints
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.bisect import Outcome as Bisected
-from jaxmlp.cli.sweep.bisect import search
+from jaxmlp.cli.sweep.bisect import BisectOutcome, search
 from jaxmlp.cli.sweep.common import SWEEP_BACKEND, matrix_of, measuring_of
-from jaxmlp.cli.sweep.measured import Outcome as Measured
+from jaxmlp.cli.sweep.measured import SweepOutcome
 from jaxmlp.cli.sweep.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.cli.sweep.timeline import measure as measure_timeline
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
@@ -59,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class CorpusOutcome:
     """How a corpus run ended: its folder (a rank other than 0: rank 0's), each case's score (none on the other
     ranks: rank 0 scores) and the exit code they imply (`EXIT_FAILED`: a case that could not be measured)."""
 
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 def measure(
     settings: Corpus, measuring: Measuring, matrix: Matrix, out: Path, *, ranks: Ranks | None = None
-) -> Outcome:
+) -> CorpusOutcome:
     """Each case of ``settings``' manifest run through `timeline.measure` and `bisect.search` as a user would
     (``measuring`` with the case's workload, ``matrix`` with its XLA flag), into a new corpus folder under ``out``,
     then scored and its scorecard filed. ``ranks`` (`Ranks.found`) share each case's timeline; rank 0 runs the rest
@@ -89,7 +88,7 @@ def measure(
     return _run(_Corpus(settings, measuring, matrix, out, time.monotonic(), ranks))
 
 
-def _share(run: _Corpus, ranks: Ranks) -> Outcome:
+def _share(run: _Corpus, ranks: Ranks) -> CorpusOutcome:
     """A rank other than 0: its share of each case's timeline, in rank 0's corpus folder."""
     cases = read_manifest(run.settings.manifest, run.settings.cases)
     meeting = meeting_file(check_folder(run.out, "--out"), ranks)
@@ -101,10 +100,10 @@ def _share(run: _Corpus, ranks: Ranks) -> Outcome:
             continue  # rank 0 did not get as far as this case's timeline
         with contextlib.suppress(JaxmlpError):  # rank 0 says what failed
             _timeline(case, run, corpus / case.name)
-    return Outcome(corpus, (), 0)
+    return CorpusOutcome(corpus, (), 0)
 
 
-def _run(run: _Corpus) -> Outcome:
+def _run(run: _Corpus) -> CorpusOutcome:
     ranks, manifest = run.ranks, run.settings.manifest
     cases = read_manifest(manifest, run.settings.cases)
     store = ResultsStore(check_folder(run.out, "--out"))
@@ -153,8 +152,8 @@ def _run(run: _Corpus) -> Outcome:
             f"{s.case.name} ({'; '.join([*s.failures, *([s.error] if s.error else [])])})" for s in failed
         )
         print(f"jaxmlp sweep corpus: cases that could not be measured: {named}", file=sys.stderr)
-        return Outcome(folder, tuple(scores), EXIT_FAILED)
-    return Outcome(folder, tuple(scores), 0)
+        return CorpusOutcome(folder, tuple(scores), EXIT_FAILED)
+    return CorpusOutcome(folder, tuple(scores), 0)
 
 
 @dataclass(frozen=True)
@@ -259,7 +258,7 @@ def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> Ca
     return score(case, found, folders, time.monotonic() - start)
 
 
-def _timeline(case: Case, run: _Corpus, out: Path) -> Measured:
+def _timeline(case: Case, run: _Corpus, out: Path) -> SweepOutcome:
     """A case's ``sweep timeline`` over its releases, as every rank runs it: the case's workload and XLA flag."""
     given = _timeline_given(case)
     settings = Timeline(given["first"], given["last"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
@@ -268,7 +267,7 @@ def _timeline(case: Case, run: _Corpus, out: Path) -> Measured:
     return measure_timeline(settings, measuring, replace(run.matrix, xla_flags=flags), out, ranks=run.ranks)
 
 
-def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> Bisected:
+def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> BisectOutcome:
     """A case's ``sweep bisect`` over its range: the case's workload, the detector's defaults, no XLA flag."""
     settings = Bisect(given["good"], given["bad"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
     measuring = replace(run.measuring, workloads=(case.workload,))

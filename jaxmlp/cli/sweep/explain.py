@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ExplainOutcome:
     """An explanation filed: its folder and its document."""
 
     folder: Path
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def explain(a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> Outcome:
+def explain(a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> ExplainOutcome:
     """Why releases ``a`` and ``b`` differ on ``workload`` (``matrix``'s processes a release, the first of each
     profiled), filed into a new explain folder under ``out`` and printed."""
     store = ResultsStore(check_folder(out, "--out"))
@@ -85,7 +85,7 @@ def explain(a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix,
         lambda label: print(f"  a process of {label} done", flush=True),
     )
     print(f"\n{explain_text(doc, folder)}")
-    return Outcome(folder, doc)
+    return ExplainOutcome(folder, doc)
 
 
 def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> None:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from jaxmlp.cli.sweep.common import progress_bar
-from jaxmlp.cli.sweep.measured import Outcome, ended, measure_into
+from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Failure, Measured, rounds
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     return measure(Path(args.folder)).code
 
 
-def measure(folder: Path) -> Outcome:
+def measure(folder: Path) -> SweepOutcome:
     """The stopped sweep in ``folder`` measured on with its own settings: what it is missing, then its files."""
     start = time.monotonic()
     log = RunLog(folder)

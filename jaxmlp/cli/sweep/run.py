@@ -10,7 +10,7 @@ from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar
 from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import Outcome, ended, measure_into
+from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.measure.sweep.matrix import Probed, environments, measure_cells, runners_for
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results.releases.files import Plan, RunLog
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     return measure(measuring_of(args), matrix_of(args, versions), Path(args.out)).code
 
 
-def measure(measuring: Measuring, matrix: Matrix, out: Path) -> Outcome:
+def measure(measuring: Measuring, matrix: Matrix, out: Path) -> SweepOutcome:
     """The matrix's releases (and hand-made environments) measured into a new sweep folder under ``out``, its
     verdicts printed, then each change it flags explained into that folder."""
     start = time.monotonic()

@@ -12,7 +12,7 @@ from pathlib import Path
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar, releases
 from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import Outcome, ended, measure_into
+from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.cli.sweep.ranks import (
     Ranks,
     announce,
@@ -72,17 +72,18 @@ def run(args: argparse.Namespace) -> int:
 
 def measure(
     timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, *, ranks: Ranks | None = None
-) -> Outcome:
-    """The releases of ``timeline`` (given exactly: its ends and ``versions`` those releases) measured as one sweep
-    matrix (``matrix``, its versions the timeline's) into a new timeline folder under ``out``, then each change
-    point found explained into it. ``ranks`` (`Ranks.found`, under mpirun or srun) share its rounds: rank 0 files
-    it, the others' lines go to stderr."""
+) -> SweepOutcome:
+    """The releases of ``timeline`` (exactly these: its ends and ``versions`` those releases, 3 or more) measured as
+    one sweep matrix (``matrix``, its versions the timeline's; its ``source`` where their environments come from, the
+    same wheel folder as ``timeline.wheels``) into a new timeline folder under ``out``, then each change point found
+    explained into it. ``ranks`` (`Ranks.found`, under mpirun or srun) share its rounds: rank 0 files it, the
+    others' lines go to stderr."""
     quiet = ranks and ranks.rank  # rank 0 speaks: the others' lines go to stderr
     with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
         return _measure(timeline, measuring, matrix, out, ranks)
 
 
-def _measure(timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None) -> Outcome:
+def _measure(timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None) -> SweepOutcome:
     start = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     versions = flow.releases(timeline)
@@ -160,7 +161,7 @@ def _measure(timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path
     return ended(code, unmeasured_cells, log.folder, changes)
 
 
-def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: Ranks) -> Outcome:
+def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: Ranks) -> SweepOutcome:
     """A rank other than 0: its rounds into its own samples file in rank 0's folder, then a mark that it is done
     (or why it stopped); rank 0 files them."""
     folder = meet(meeting_file(store.folder, ranks), ranks)
@@ -176,7 +177,7 @@ def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: R
     except Interrupted as e:
         e.kept = f"{ranks.name}: its samples are in {log.log}, which rank 0 keeps"
         raise
-    return Outcome(folder, 0)
+    return SweepOutcome(folder, 0)
 
 
 def _disk(versions: list[str], matrix: Matrix) -> str:
