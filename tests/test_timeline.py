@@ -317,8 +317,12 @@ def test_the_timeline_is_measured_from_its_settings_without_argparse(tmp_path, m
     from jaxmlp.measure.sweep.settings import Matrix, Measuring
 
     fake_releases(tmp_path / "envs", monkeypatch)
-    releases = Timeline("0.4.30", "0.5.0", tuple(TRUE))
-    outcome = command.measure(releases, Measuring(), Matrix(processes=MIN_PROCESSES, envs=tmp_path / "envs"), tmp_path)
+    outcome = command.measure(
+        timeline=Timeline("0.4.30", "0.5.0", tuple(TRUE)),  # these exact releases
+        measuring=Measuring(),
+        matrix=Matrix(processes=MIN_PROCESSES, envs=tmp_path / "envs"),
+        out=tmp_path,
+    )
     assert outcome.code == 0 and outcome.unmeasured == "" and outcome.folder.parent == tmp_path
     assert (outcome.folder / "jax-0.5.0.json").exists()
     assert {(c.at, c.kind) for c in outcome.changes} >= {("0.4.33", "transient"), ("0.4.36", "step")}

@@ -68,10 +68,11 @@ class BisectOutcome:
 def run(args: argparse.Namespace) -> int:
     settings = Bisect(args.good, args.bad, releases(args.versions), args.on, args.wheels)
     detector = Detector(args.threshold, args.alpha)
-    return search(settings, detector, measuring_of(args), matrix_of(args), Path(args.out)).code
+    measuring, matrix = measuring_of(args), matrix_of(args)
+    return search(settings=settings, detector=detector, measuring=measuring, matrix=matrix, out=Path(args.out)).code
 
 
-def search(settings: Bisect, detector: Detector, measuring: Measuring, matrix: Matrix, out: Path) -> BisectOutcome:
+def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix: Matrix, out: Path) -> BisectOutcome:
     """The first release between ``settings``' ends that ``detector`` flags on its workload's steady state, each
     probe filed into a new bisect folder under ``out`` (``matrix.source``: where the environments come from, the
     same wheel folder as ``settings.wheels``); then the answer explained there (a failure: the first release that

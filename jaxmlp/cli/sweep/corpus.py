@@ -72,11 +72,11 @@ def run(args: argparse.Namespace) -> int:
     timeline (`jaxmlp.cli.sweep.timeline`) and rank 0 runs the rest and scores them."""
     settings = Corpus(Path(args.manifest), tuple(args.cases or ()))
     measuring, matrix = measuring_of(args), matrix_of(args)
-    return measure(settings, measuring, matrix, Path(args.out), ranks=Ranks.found()).code
+    return measure(settings=settings, measuring=measuring, matrix=matrix, out=Path(args.out), ranks=Ranks.found()).code
 
 
 def measure(
-    settings: Corpus, measuring: Measuring, matrix: Matrix, out: Path, *, ranks: Ranks | None = None
+    *, settings: Corpus, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None = None
 ) -> CorpusOutcome:
     """Each case of ``settings``' manifest run through `timeline.measure` and `bisect.search` as a user would
     (``measuring`` with the case's workload, ``matrix`` with its XLA flag), into a new corpus folder under ``out``,
@@ -264,14 +264,15 @@ def _timeline(case: Case, run: _Corpus, out: Path) -> SweepOutcome:
     settings = Timeline(given["first"], given["last"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
     flags = (case.expect.flag,) if case.expect.flag else ()
     measuring = replace(run.measuring, workloads=(case.workload,))
-    return measure_timeline(settings, measuring, replace(run.matrix, xla_flags=flags), out, ranks=run.ranks)
+    matrix = replace(run.matrix, xla_flags=flags)
+    return measure_timeline(timeline=settings, measuring=measuring, matrix=matrix, out=out, ranks=run.ranks)
 
 
 def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> BisectOutcome:
     """A case's ``sweep bisect`` over its range: the case's workload, the detector's defaults, no XLA flag."""
     settings = Bisect(given["good"], given["bad"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
     measuring = replace(run.measuring, workloads=(case.workload,))
-    return search(settings, Detector(), measuring, run.matrix, out)
+    return search(settings=settings, detector=Detector(), measuring=measuring, matrix=run.matrix, out=out)
 
 
 def _timeline_given(case: Case) -> dict[str, Any]:

@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
     """Run, file and print an explanation."""
     measuring, matrix = measuring_of(args), matrix_of(args)
     workload = (args.workload or [DEFAULT_WORKLOAD])[0]
-    explain(args.a, args.b, workload, measuring, matrix, Path(args.out))
+    explain(a=args.a, b=args.b, workload=workload, measuring=measuring, matrix=matrix, out=Path(args.out))
     return 0
 
 
-def explain(a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> ExplainOutcome:
+def explain(*, a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> ExplainOutcome:
     """Why releases ``a`` and ``b`` differ on ``workload`` (``matrix``'s processes a release, the first of each
     profiled), filed into a new explain folder under ``out`` and printed."""
     store = ResultsStore(check_folder(out, "--out"))

@@ -38,10 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     versions = args.versions if args.versions or args.env else registry.SWEEP_VERSIONS
-    return measure(measuring_of(args), matrix_of(args, versions), Path(args.out)).code
+    return measure(measuring=measuring_of(args), matrix=matrix_of(args, versions), out=Path(args.out)).code
 
 
-def measure(measuring: Measuring, matrix: Matrix, out: Path) -> SweepOutcome:
+def measure(*, measuring: Measuring, matrix: Matrix, out: Path) -> SweepOutcome:
     """The matrix's releases (and hand-made environments) measured into a new sweep folder under ``out``, its
     verdicts printed, then each change it flags explained into that folder."""
     start = time.monotonic()

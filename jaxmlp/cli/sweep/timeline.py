@@ -67,11 +67,12 @@ def run(args: argparse.Namespace) -> int:
     """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
     or srun, the ranks share its rounds (`jaxmlp.cli.sweep.ranks`) and rank 0 files it."""
     timeline = Timeline(args.first, args.last, releases(args.versions), args.every, args.budget, args.wheels)
-    return measure(timeline, measuring_of(args), matrix_of(args), Path(args.out), ranks=Ranks.found()).code
+    measuring, matrix = measuring_of(args), matrix_of(args)
+    return measure(timeline=timeline, measuring=measuring, matrix=matrix, out=Path(args.out), ranks=Ranks.found()).code
 
 
 def measure(
-    timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, *, ranks: Ranks | None = None
+    *, timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None = None
 ) -> SweepOutcome:
     """The releases of ``timeline`` (exactly these: its ends and ``versions`` those releases, 3 or more) measured as
     one sweep matrix (``matrix``, its versions the timeline's; its ``source`` where their environments come from, the

@@ -72,11 +72,11 @@ def run(args: argparse.Namespace) -> int:
     settings = Trials(args.trials, args.processes, args.inject_slowdown)
     detector = Detector(args.threshold, args.alpha)
     measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))
-    trials(settings, detector, measuring, Path(args.out))
+    trials(settings=settings, detector=detector, measuring=measuring, out=Path(args.out))
     return 0
 
 
-def trials(settings: Trials, detector: Detector, measuring: Measuring, out: Path) -> TrialsOutcome:
+def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: Path) -> TrialsOutcome:
     """``settings``' A/A and injected-slowdown trials of the release installed here on ``measuring``'s workload,
     each judged by ``detector``, filed into a new detector folder under ``out`` (those that ended, when stopped)."""
     from tqdm import tqdm
