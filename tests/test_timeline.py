@@ -320,7 +320,7 @@ def test_the_timeline_is_measured_from_its_settings_without_argparse(tmp_path, m
     outcome = command.measure(
         timeline=Timeline("0.4.30", "0.5.0", tuple(TRUE)),  # these exact releases
         measuring=Measuring(),
-        matrix=Matrix(processes=MIN_PROCESSES, envs=tmp_path / "envs"),
+        matrix=Matrix(processes=8, envs=tmp_path / "envs"),
         out=tmp_path,
     )
     assert outcome.code == 0 and outcome.unmeasured == "" and outcome.folder.parent == tmp_path
