@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.measure import workers
@@ -24,13 +26,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Make (or find) each release's environment and check that a worker runs in it."""
-    matrix = Matrix(tuple(args.versions), envs=args.envs)
+    check(tuple(args.versions), args.envs)
+    return 0
+
+
+def check(versions: Sequence[str], root: Path | None = None) -> dict[str, str]:
+    """Each of ``versions``' environment under ``root`` (None: the default) made or found, and a worker run in it
+    (two short epochs of the synthetic set), said; returns each release's python."""
+    matrix = Matrix(tuple(versions), envs=root)
     pythons = environments(matrix, matrix.versions)
-    check = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
+    short = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
     with envs.jaxmlp_path() as path:
         for label, python in pythons.items():
-            result = run_worker(Runner(label, python, check), path, workers.FIRST_SECONDS)
+            result = run_worker(Runner(label, python, short), path, workers.FIRST_SECONDS)
             print(
                 f"jax {label}: {python} runs (jax {result.metadata.get('jax')}, jaxlib {result.metadata.get('jaxlib')})"
             )
-    return 0
+    return pythons
