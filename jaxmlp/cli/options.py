@@ -299,6 +299,14 @@ def reworded(group: Sequence[Option], *own: Option) -> tuple[Option, ...]:
     return tuple(mine.get(option, option) for option in group)
 
 
+STRICT = Option(
+    ("--strict",),
+    "exit 4 when a comparison is still inconclusive (its 95%% interval spans the threshold; exit codes: "
+    "docs/reference/exit-codes.md)",
+    False,
+    action="store_true",
+)
+
 SHARED = (
     DATASET,
     DATA_DIR,

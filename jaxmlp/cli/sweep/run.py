@@ -33,17 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_measuring(parser)
     add_matrix(parser)
+    options.add(parser, options.STRICT)
     parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="also measure environments made by hand")
 
 
 def run(args: argparse.Namespace) -> int:
     versions = args.versions if args.versions or args.env else registry.SWEEP_VERSIONS
-    return measure(measuring=measuring_of(args), matrix=matrix_of(args, versions), out=Path(args.out)).code
+    matrix = matrix_of(args, versions)
+    return measure(measuring=measuring_of(args), matrix=matrix, out=Path(args.out), strict=args.strict).code
 
 
-def measure(*, measuring: Measuring, matrix: Matrix, out: Path) -> SweepOutcome:
+def measure(*, measuring: Measuring, matrix: Matrix, out: Path, strict: bool = False) -> SweepOutcome:
     """The matrix's releases (and hand-made environments) measured into a new sweep folder under ``out``, its
-    verdicts printed, then each change it flags explained into that folder."""
+    verdicts printed, then each change it flags explained into that folder. ``strict``: an inconclusive comparison
+    exits 4 (`errors.gate`)."""
     start = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     pythons = environments(matrix, matrix.versions)
@@ -57,7 +60,11 @@ def measure(*, measuring: Measuring, matrix: Matrix, out: Path) -> SweepOutcome:
         log.start(plans[0])
 
     code, missing = measure_into(
-        log, plans, lambda: measure_cells(runners, matrix, print, progress_bar, log.record, planned), start
+        log,
+        plans,
+        lambda: measure_cells(runners, matrix, print, progress_bar, log.record, planned),
+        start,
+        strict=strict,
     )
     changes = flagged_changes(log.folder)
     for change in changes:

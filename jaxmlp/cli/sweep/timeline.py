@@ -61,30 +61,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(parser, *options.TIMELINE_RANGE)
     add_measuring(parser)
     add_matrix(parser)
+    options.add(parser, options.STRICT)
 
 
 def run(args: argparse.Namespace) -> int:
     """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
     or srun, the ranks share its rounds (`jaxmlp.cli.sweep.ranks`) and rank 0 files it."""
     timeline = Timeline(args.first, args.last, releases(args.versions), args.every, args.budget, args.wheels)
-    measuring, matrix = measuring_of(args), matrix_of(args)
-    return measure(timeline=timeline, measuring=measuring, matrix=matrix, out=Path(args.out), ranks=Ranks.found()).code
+    measuring, matrix, out = measuring_of(args), matrix_of(args), Path(args.out)
+    ranks = Ranks.found()
+    return measure(timeline=timeline, measuring=measuring, matrix=matrix, out=out, ranks=ranks, strict=args.strict).code
 
 
 def measure(
-    *, timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None = None
+    *,
+    timeline: Timeline,
+    measuring: Measuring,
+    matrix: Matrix,
+    out: Path,
+    ranks: Ranks | None = None,
+    strict: bool = False,
 ) -> SweepOutcome:
     """The releases of ``timeline`` (exactly these: its ends and ``versions`` those releases, 3 or more) measured as
     one sweep matrix (``matrix``, its versions the timeline's; its ``source`` where their environments come from, the
     same wheel folder as ``timeline.wheels``) into a new timeline folder under ``out``, then each change point found
     explained into it. ``ranks`` (`Ranks.found`, under mpirun or srun) share its rounds: rank 0 files it, the
-    others' lines go to stderr."""
+    others' lines go to stderr. ``strict``: an inconclusive comparison exits 4 (`errors.gate`)."""
     quiet = ranks and ranks.rank  # rank 0 speaks: the others' lines go to stderr
     with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
-        return _measure(timeline, measuring, matrix, out, ranks)
+        return _measure(timeline, measuring, matrix, out, ranks, strict)
 
 
-def _measure(timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None) -> SweepOutcome:
+def _measure(
+    timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None, strict: bool
+) -> SweepOutcome:
     start = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     versions = flow.releases(timeline)
@@ -155,7 +165,9 @@ def _measure(timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path
         finally:
             meeting.unlink(missing_ok=True)
 
-    code, unmeasured_cells = measure_into(log, plans, shared if ranks else measure, start, shared=bool(ranks))
+    code, unmeasured_cells = measure_into(
+        log, plans, shared if ranks else measure, start, shared=bool(ranks), strict=strict
+    )
     changes = timeline_changes(log.folder)
     for change in changes:
         explain_change(log.folder, change, fitted[0])

@@ -60,7 +60,7 @@ STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_h
 
 
 def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
-    verdict = "results differ" if pair.differ else c.verdict
+    verdict = "results differ" if pair.differ else c.word
     return {
         "benchmark": pair.name,
         "xla_flags": pair.flags,
@@ -190,7 +190,7 @@ def bisection_table(doc: BisectDocument) -> pd.DataFrame:
                     c.ci_high,
                     c.p_slower,
                     c.p_faster,
-                    c.verdict,
+                    c.word,
                     p.decision,
                 )
             )
@@ -265,10 +265,10 @@ def trials_table(doc: TrialsDocument) -> pd.DataFrame:
             t.trial,
             t.injected.ratio,
             t.injected.p_one_sided(),
-            t.injected.verdict,
+            t.injected.word,
             t.aa.ratio,
             t.aa.p_one_sided(),
-            t.aa.verdict,
+            t.aa.word,
         )
         for t in doc.trials
     ]
