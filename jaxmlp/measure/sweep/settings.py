@@ -131,6 +131,7 @@ class Matrix:
     timeout: float | None = None
     source: Source = INDEX  # where the releases' environments come from (`envs.Source`)
     share: tuple[int, int] = (0, 1)  # (this rank, the ranks) under mpirun or srun: round r is rank r mod ranks's
+    pythons: tuple[str, ...] = ()  # interpreters given (--python), preferred for the environments they can make
 
     def __post_init__(self) -> None:
         errors.at_least("--processes", self.processes, 1)
