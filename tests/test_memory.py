@@ -73,3 +73,31 @@ def test_the_own_peak_is_vmhwm_and_getrusage_only_with_a_reason(monkeypatch, tmp
     monkeypatch.setattr(programs, "STATUS", tmp_path / "absent")
     facts = programs.own_peak()
     assert facts["peak_rss_bytes"] == programs.peak_rss_bytes() and facts["peak_rss_why"] == programs.NOT_OWN
+
+
+def test_a_sweep_written_before_schema_7_says_its_peaks_may_not_be_the_workers_own():
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.results.releases import files
+    from jaxmlp.results.schema.common import CELLS, CURRENT
+    from jaxmlp.results.schema.upgrade import INHERITED_PEAK, upgrade
+
+    process = ProcessResult(
+        {"jax": "0.7.0", "python": "3.11.7", "peak_rss_bytes": 6 * 2**30}, {"step": WorkloadTimes.of(0.1, [2.0, 1.0])}
+    )
+    doc = files.to_document("0.7.0", [process]).to_json()
+    assert doc["schema_version"] == CURRENT == 7
+    read = upgrade(doc)[1]["raw_processes"][0]["metadata"]
+    assert "peak_rss_why" not in read  # written now: the worker's own
+    old = {
+        **doc,
+        "schema_version": 6,
+        "machine_info": {**doc["machine_info"], "jaxmlp": {**doc["machine_info"]["jaxmlp"], "schema_version": 6}},
+    }
+    read = upgrade(old)[1]["raw_processes"][0]["metadata"]
+    assert read["peak_rss_why"] == INHERITED_PEAK and read["peak_rss_bytes"] == 6 * 2**30
+    cells = {
+        "kind": CELLS,
+        "schema_version": 6,
+        "cells": [{"label": "0.7.0", "xla_flags": "", "status": "ok", "file": None, "process": {"peak_rss_bytes": 1}}],
+    }
+    assert upgrade(cells)[1]["cells"][0]["process"]["peak_rss_why"] == INHERITED_PEAK
