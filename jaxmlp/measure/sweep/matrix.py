@@ -226,7 +226,8 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
     for version in versions:
         envs.check_release(version)
     published.check_held(versions, matrix.source)
-    chosen = pythons.for_releases(versions, matrix.source, matrix.pythons, matrix.envs, say) if versions else {}
+    over = list(dict.fromkeys([*matrix.series, *versions]))  # one Python for the whole series where it allows it
+    chosen = pythons.for_releases(over, matrix.source, matrix.pythons, matrix.envs, say) if versions else {}
     missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source, chosen[v])]
     if missing:
         each, size = envs.install_seconds(matrix.envs), envs.env_megabytes(matrix.envs)

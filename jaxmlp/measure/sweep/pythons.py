@@ -253,7 +253,10 @@ def python_line(chosen: Mapping[str, Interpreter]) -> str:
             groups.append((chosen[v], [v]))
     if len(groups) == 1:
         i = groups[0][0]
-        return f"Python {i.words} ({i.path}) for every release: the one Python here that each of them supports"
+        return (
+            f"Python {i.words} ({i.path}) for every release: the nearest to jaxmlp's own ({running().words}) that "
+            "each of them supports"
+        )
     said = "; ".join(f"{g[1][0]}-{g[1][-1]} on Python {g[0].words} ({g[0].path})" for g in groups)
     return f"Environments: {said}: no one Python here supports them all; each change of Python is marked"
 
