@@ -161,3 +161,16 @@ def test_the_python_of_each_release_is_shown_and_a_step_across_a_change_of_pytho
         "the step 0.5.0 -> 0.6.0 crosses a change of Python (3.11.7 -> 3.12.1): what it shows may be the Python's",
     )
     assert python_lines(cells(("0.4.30", ""))) == ()  # written before the cells named their Python
+
+
+def test_a_given_python_is_preferred_to_environments_made_before_on_another(machine, tmp_path):
+    folder = wheels_for(tmp_path / "wheels", "0.7.0", "cp311")
+    wheels_for(folder, "0.7.0", "cp312")
+    root = tmp_path / "envs"
+    made = envs.env_path("0.7.0", root, Source(folder))  # on the running Python, made before
+    made.mkdir(parents=True)
+    (made / envs.COMPLETE).write_text("1.0\n")
+    quiet = {"root": root, "say": lambda line: None}
+    assert pythons.for_releases(["0.7.0"], Source(folder), **quiet)["0.7.0"] == HERE
+    given = str(machine / "bin" / "python3.12")
+    assert pythons.for_releases(["0.7.0"], Source(folder), (given,), **quiet)["0.7.0"].path == given
