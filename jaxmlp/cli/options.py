@@ -259,7 +259,7 @@ ALPHA = Option(
 )
 DETECTOR = (THRESHOLD, ALPHA)
 
-SHARED = (
+SHARED: tuple[Option, ...] = (
     DATASET,
     DATA_DIR,
     LIMIT,

@@ -57,9 +57,10 @@ def asked_index(package: str, python: Sequence[int]) -> list[str]:
     """`index_versions` without the one line: [] where the index gives none for that Python."""
     key = f"{package}-{python[0]}.{python[1]}"
     cache = envs_root() / INDEX_CACHE
-    kept = _read_cache(cache)
-    if key in kept and time.time() - float(kept[key].get("time", 0)) < INDEX_SECONDS:
-        return [str(v) for v in kept[key].get("versions", [])]
+    kept = _read_cache(cache).get(key, {})
+    when, listed = kept.get("time"), kept.get("versions")
+    if isinstance(when, (int, float)) and isinstance(listed, list) and time.time() - when < INDEX_SECONDS:
+        return [str(v) for v in listed]
     command = [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
     command += ["--python-version", f"{python[0]}.{python[1]}", "--only-binary=:all:"]
     try:
