@@ -24,8 +24,8 @@ from jaxmlp.registry import version_key
 PROBE_SECONDS = 30
 """The longest an interpreter may take to say what it is."""
 PROBE = (
-    "import importlib.util as u, json, sys; print(json.dumps({'executable': sys.executable, "
-    "'version': list(sys.version_info[:3]), 'implementation': sys.implementation.name, "
+    "import importlib.util as u, json, sys; print(json.dumps({'version': list(sys.version_info[:3]), "
+    "'implementation': sys.implementation.name, "
     "'venv': all(u.find_spec(m) is not None for m in ('venv', 'ensurepip'))}))"
 )
 
