@@ -259,7 +259,7 @@ ALPHA = Option(
     number,
 )
 DETECTOR = (THRESHOLD, ALPHA)
-MATRIX = (PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT)
+MATRIX: tuple[Option, ...] = (PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT)
 """How a sweep's releases are measured: processes a cell, XLA flags, environments and where they come from, time
 limits, where results go (each sweep subcommand that measures releases adds them, some reworded: `reworded`)."""
 
@@ -307,7 +307,7 @@ STRICT = Option(
     action="store_true",
 )
 
-SHARED = (
+SHARED: tuple[Option, ...] = (
     DATASET,
     DATA_DIR,
     LIMIT,
@@ -350,6 +350,19 @@ SHARED = (
 )
 """Every shared option (the test of the declarations walks them)."""
 
+# --- the Python each release's environment is made with ----------------------------------------------------------
+
+PYTHON = Option(
+    ("--python",),
+    "an interpreter to make the release environments with, preferred to those found on PATH (python3.N), in "
+    "pyenv's versions and uv's, for the releases it supports; repeat it to give several (default: the one running "
+    "jaxmlp where every release supports it, else the nearest Python here that does)",
+    action="append",
+    metavar="PATH",
+)
+SHARED = (*SHARED, PYTHON)
+MATRIX = (*MATRIX, PYTHON)
+
 
 # --- nox -s bench's own switches (the noxfile parses them with this) ---------------------------------------------
 
@@ -359,6 +372,11 @@ def bench_session() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
     parser.add_argument("--full", action="store_true", help="more sizes and rounds")
     parser.add_argument("--profile", action="store_true", help="also capture one XLA trace per pipeline")
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="install the newest jax and jaxlib again into the reused environment (nox keeps the first it installed)",
+    )
     parser.add_argument(
         "--preinstalled",
         action="store_true",

@@ -79,6 +79,7 @@ def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix
     fails instead, said on stderr)."""
     start = time.monotonic()
     candidates = flow.candidates(settings)
+    matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
     target, spec = flow.bisected(measuring.workloads, settings.on)
     measuring = replace(measuring, workloads=(spec,))  # only the bisected workload is measured
     between = candidates[1:-1]

@@ -92,6 +92,7 @@ def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
         hand_made(tuple(getattr(args, "env", None) or ())),
         args.timeout,
         source,
+        pythons=tuple(getattr(args, "python", None) or ()),
     )
 
 
