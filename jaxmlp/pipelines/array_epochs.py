@@ -1,19 +1,37 @@
-"""The epochs of the pipelines that slice the split's arrays on the JAX side: ``batched``, ``prefetch``, ``scan`` and
-``pallas``."""
+"""The epochs of the pipelines that slice the split's arrays on the JAX side: ``batched``, ``prefetch``, ``scan`` (and
+its command-buffer variants on a GPU) and ``pallas``."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, cast
 
 import jax
 import numpy as np
 
-from jaxmlp.compat import compiled_facts
+from jaxmlp.compat import compiled_facts, optimized_hlo
 from jaxmlp.model import Params, precision_scope
 from jaxmlp.pipelines import tolerances
 from jaxmlp.pipelines.epoch_base import ArrayEpoch, Progress, wrap
 from jaxmlp.pipelines.steps import device_batches, epoch_steps, padded_batches, run_steps, scan_unroll
+from jaxmlp.registry import COMMAND_BUFFER_VARIANTS, COMMAND_BUFFERS
+
+COMMAND_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
+
+
+def command_buffer_options(pipeline: str) -> dict[str, str]:
+    """The XLA compile options that set ``pipeline``'s command buffers (`registry.COMMAND_BUFFERS`): none for XLA's
+    own, else `COMMAND_BUFFER_FLAG` as its comma-separated command types ("" turns command buffers off). Given to
+    this compile alone (XLA's per-compile option overrides), so every variant runs in one process."""
+    types = COMMAND_BUFFERS.get(pipeline)
+    return {} if types is None else {COMMAND_BUFFER_FLAG: ",".join(types)}
+
+
+def command_buffer_count(hlo_text: str) -> int:
+    """How many command buffers XLA:GPU made of a program: its optimized HLO's ``command_buffer`` computations (the
+    runs of commands it records as one CUDA graph; 0 off a GPU)."""
+    return len(re.findall(r"^\s*%?command_buffer(?:\.\d+)?\s", hlo_text, re.MULTILINE))
 
 
 class BatchedEpoch(ArrayEpoch):
@@ -32,7 +50,8 @@ class PrefetchEpoch(ArrayEpoch):
 
 class ScanEpoch(ArrayEpoch):
     """The epoch as one XLA program (`steps.sgd_epoch`): a `lax.scan` over every batch, the smaller last one padded
-    with zero rows and its step size scaled to match (`steps.padded_batches`)."""
+    with zero rows and its step size scaled to match (`steps.padded_batches`); compiled with the pipeline's command
+    buffers (`command_buffer_options`: ``scan_cb_off``, ``scan_cb_loops``; ``scan`` XLA's own)."""
 
     def __init__(self, *args: Any):
         super().__init__(*args)
@@ -52,9 +71,14 @@ class ScanEpoch(ArrayEpoch):
         return scan_unroll(self.platform, self.precision)
 
     def training(self) -> dict[str, Any]:
-        return {**super().training(), "scan_unroll": self.unroll}
+        trained = {**super().training(), "scan_unroll": self.unroll}
+        if self.platform == "gpu" and self.pipeline in COMMAND_BUFFERS:  # only XLA:GPU has command buffers
+            flag = command_buffer_options(self.pipeline).get(COMMAND_BUFFER_FLAG)
+            trained.update(command_buffer=COMMAND_BUFFER_VARIANTS[self.pipeline], **{COMMAND_BUFFER_FLAG: flag})
+        return trained
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
+        options = command_buffer_options(self.pipeline)
         with precision_scope(self.precision):
             return epoch_steps.lower(
                 params,
@@ -65,7 +89,7 @@ class ScanEpoch(ArrayEpoch):
                 precision=self.precision,
                 bf16_step=self.bf16_step,
                 unroll=self.unroll,
-            ).compile()
+            ).compile(compiler_options=options or None)
 
     def compile(self, params: Params) -> float:
         """The epoch's one program, the scan over its batches."""
@@ -83,6 +107,8 @@ class ScanEpoch(ArrayEpoch):
 
     def facts(self) -> dict[str, Any]:
         scan = {} if self.scan is None else compiled_facts(self.scan)
+        if self.scan is not None and self.platform == "gpu":
+            scan["xla_command_buffers"] = command_buffer_count(optimized_hlo(self.scan) or "")
         return {**super().facts(), **{key.replace("xla_", "xla_scan_", 1): v for key, v in scan.items()}}
 
 

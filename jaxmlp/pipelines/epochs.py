@@ -14,7 +14,7 @@ from jaxmlp.pipelines.epoch_base import ArrayEpoch, Epoch, Progress, check_backe
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.sharded_epoch import ShardedEpoch
 from jaxmlp.pipelines.steps import seed_epoch
-from jaxmlp.pipelines.torch_epochs import TorchCompileEpoch, TorchEpoch
+from jaxmlp.pipelines.torch_epochs import TorchCompileEpoch, TorchEpoch, TorchGraphEpoch
 from jaxmlp.registry import LOADER_PIPELINES, PIPELINES
 
 
@@ -62,10 +62,13 @@ def make_epoch(
         "batched": BatchedEpoch,
         "prefetch": PrefetchEpoch,
         "scan": ScanEpoch,
+        "scan_cb_off": ScanEpoch,
+        "scan_cb_loops": ScanEpoch,
         "sharded": ShardedEpoch,
         "pallas": PallasEpoch,
         "torch": TorchEpoch,
         "torch_compile": TorchCompileEpoch,
+        "torch_graph": TorchGraphEpoch,
     }
     if pipeline not in kinds:
         raise ValueError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")
