@@ -112,11 +112,42 @@ class ScanEpoch(ArrayEpoch):
         return {**super().facts(), **{key.replace("xla_", "xla_scan_", 1): v for key, v in scan.items()}}
 
 
-class PallasEpoch(ArrayEpoch):
-    """The whole epoch as one Pallas kernel (`pallas_epoch`): the images and targets padded (and, in some forms,
-    transposed) and put on the device once, the kernel compiled ahead; ``form`` the kernel's form (`pallas_epoch.Form`;
-    None: the precision's, `pallas_epoch.FORMS`); ``interpret`` runs it in Pallas's interpreter (any backend: the
-    tests)."""
+class KernelEpoch(ArrayEpoch):
+    """An epoch that is one Pallas kernel over data put on the device once (`PallasEpoch` on a TPU, `PallasGpuEpoch`
+    on a GPU), compiled ahead; ``interpret`` runs it in Pallas's interpreter (any backend: the tests)."""
+
+    interpret = False
+    data: list[jax.Array]
+    compiled: jax.stages.Compiled | None = None
+
+    def _epoch_call(self) -> Any:
+        """The jitted epoch ``(params, *self.data) -> params``."""
+        raise NotImplementedError
+
+    def compile(self, params: Params) -> float:
+        """The kernel's epoch, compiled ahead (the one-device step that gives the FLOPs only when asked for)."""
+        self._keep_shapes(params)
+        start = time.perf_counter()
+        call = self._epoch_call()
+        with precision_scope(self.precision):
+            self.compiled = call.lower(params, *self.data).compile()
+        return time.perf_counter() - start
+
+    def facts(self) -> dict[str, Any]:
+        kernel = {} if self.compiled is None else compiled_facts(self.compiled)
+        return {**super().facts(), **{key.replace("xla_", "xla_kernel_", 1): v for key, v in kernel.items()}}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        if self.compiled is None:
+            self.compile(params)
+        assert self.compiled is not None
+        return cast(Params, jax.block_until_ready(self.compiled(params, *self.data)))  # type: ignore[no-untyped-call]
+
+
+class PallasEpoch(KernelEpoch):
+    """The whole epoch as one Pallas kernel on a TPU (`pallas_epoch`): the images and targets padded (and, in some
+    forms, transposed) and put on the device once; ``form`` the kernel's form (`pallas_epoch.Form`; None: the
+    precision's, `pallas_epoch.FORMS`)."""
 
     def __init__(self, *args: Any, interpret: bool = False, form: Any = None):
         super().__init__(*args)
@@ -131,19 +162,12 @@ class PallasEpoch(ArrayEpoch):
         inputs = pallas_epoch.kernel_inputs(self.images, self.targets, self.shape, self.form)
         self.data = [cast(jax.Array, jax.device_put(a, self.device)) for a in inputs]
         self.xs, self.ys = self.data[:2]
-        self.compiled: jax.stages.Compiled | None = None
 
     def training(self) -> dict[str, Any]:
         return {**super().training(), "pallas_form": self.kernel.form_name(self.form)}
 
-    def compile(self, params: Params) -> float:
-        """The kernel's epoch, compiled ahead (the one-device step that gives the FLOPs only when asked for)."""
-        self._keep_shapes(params)
-        start = time.perf_counter()
-        call = self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret, self.form)
-        with precision_scope(self.precision):
-            self.compiled = call.lower(params, *self.data).compile()
-        return time.perf_counter() - start
+    def _epoch_call(self) -> Any:
+        return self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret, self.form)
 
     @property
     def bytes_accessed(self) -> float | None:
@@ -153,12 +177,38 @@ class PallasEpoch(ArrayEpoch):
         n_params = sum(int(np.prod(p.shape)) for p in shapes)
         return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize, self.form).bytes_accessed)
 
-    def facts(self) -> dict[str, Any]:
-        kernel = {} if self.compiled is None else compiled_facts(self.compiled)
-        return {**super().facts(), **{key.replace("xla_", "xla_kernel_", 1): v for key, v in kernel.items()}}
 
-    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
-        if self.compiled is None:
-            self.compile(params)
-        assert self.compiled is not None
-        return cast(Params, jax.block_until_ready(self.compiled(params, *self.data)))  # type: ignore[no-untyped-call]
+class PallasGpuEpoch(KernelEpoch):
+    """The whole epoch as one Pallas kernel on a GPU (`pallas_gpu`: Triton, one program, tiled products): the images
+    and targets padded and put on the device once."""
+
+    def __init__(self, *args: Any, interpret: bool = False):
+        super().__init__(*args)
+        from jaxmlp.pipelines import pallas_epoch, pallas_gpu
+
+        self.kernel = pallas_gpu
+        self.interpret = interpret
+        if self.precision != "bf16":  # float32 in another order: its tiles' sums and exponentials are its own
+            self.tolerance = tolerances.reordered(self.n_steps)
+        self.shape = pallas_gpu.layout(self.n_samples, self.batch_size, self.images.shape[1])
+        inputs = pallas_epoch.pad_batches(self.images, self.targets, self.shape)
+        self.data = [cast(jax.Array, jax.device_put(a, self.device)) for a in inputs]
+        self.xs, self.ys = self.data
+
+    def training(self) -> dict[str, Any]:
+        gpu = self.kernel
+        return {**super().training(), "pallas_form": f"triton, 1 program, tiles {gpu.TILE}, {gpu.NUM_WARPS} warps"}
+
+    def _epoch_call(self) -> Any:
+        return self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret)
+
+    @property
+    def bytes_accessed(self) -> float | None:
+        """The bytes the kernel moves through memory in an epoch: its batches read once, its parameters read and
+        written once (`pallas_gpu.cost`)."""
+        from jaxmlp.pipelines.pallas_epoch import kernel_params
+
+        classes = self.shape.classes
+        shapes = jax.eval_shape(lambda p: kernel_params(p, self.shape.features, classes=classes), self.abstract_params)
+        n_params = sum(int(np.prod(p.shape)) for p in shapes)
+        return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize).bytes_accessed)
