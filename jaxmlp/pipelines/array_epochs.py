@@ -20,7 +20,7 @@ from jaxmlp.registry import COMMAND_BUFFER_VARIANTS, COMMAND_BUFFERS
 COMMAND_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
 
 
-def command_buffer_options(pipeline: str) -> dict[str, str]:
+def command_buffer_options(pipeline: str) -> dict[str, str | bool]:
     """The XLA compile options that set ``pipeline``'s command buffers (`registry.COMMAND_BUFFERS`): none for XLA's
     own, else `COMMAND_BUFFER_FLAG` as its comma-separated command types ("" turns command buffers off). Given to
     this compile alone (XLA's per-compile option overrides), so every variant runs in one process."""
