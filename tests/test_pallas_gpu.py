@@ -72,6 +72,7 @@ def test_the_gpu_kernel_lowers_through_tritons_lowering(params, precision):
     call = pallas_gpu.epoch_call(shape, model.STEP_SIZE, precision)
     text = call.trace(params, x, y).lower(lowering_platforms=("cuda",)).as_text()
     assert text.count("__gpu$xla.gpu.triton") == 1  # one kernel: the whole epoch
+    assert "barrier" in text  # between the step's phases (the interpreter's run has none: one thread)
 
 
 def test_a_batch_triton_cannot_tile_and_a_cpu_are_refused_in_one_line():

@@ -28,7 +28,7 @@ HIDDEN = 512
 """The hidden layers' width (`registry.LAYER_SIZES`)."""
 NUM_WARPS = 8
 """Triton's warps in the one program (256 threads)."""
-WORKSPACES = ("z1", "a1", "z2", "a2", "d_z1", "d_z2", "d_logits")
+WORKSPACES = ("z1", "a1", "z2", "a2", "d_z1", "d_z2")
 """The step's activations and gradients, kept in the GPU's memory between the step's phases (extra outputs of the
 kernel, discarded): a product's operand is read back tile by tile."""
 
@@ -54,12 +54,21 @@ def layout(n_samples: int, batch: int, features: int) -> Layout:
     return Layout(steps, batch, n_samples, -(-features // TILE) * TILE, CLASSES)
 
 
-def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: Any) -> None:
+def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: Any, barriers: bool) -> None:
     """The epoch: for each batch, `pallas_epoch`'s step, its products tiled; the parameters read and written
-    through their outputs (aliased to their inputs: one buffer on a GPU, a copy of the input in the interpreter)."""
+    through their outputs (aliased to their inputs: one buffer on a GPU, a copy of the input in the interpreter).
+    ``barriers``: a barrier between phases, where one phase reads what another wrote to memory (the program's
+    threads hold other elements in each phase; the interpreter runs it as one thread and has none)."""
     x_ref, y_ref = refs[:2]
     w1, b1, w2, b2, w3, b3 = refs[8:14]
-    z1, a1, z2, a2, d_z1, d_z2, d_logits = refs[14:]
+    z1, a1, z2, a2, d_z1, d_z2 = refs[14:]
+
+    def sync() -> None:
+        if barriers:
+            from jax.experimental.pallas import triton as pltriton
+
+            pltriton.debug_barrier()
+
     b, f, c = shape.batch, shape.features, shape.classes
     f32 = jnp.float32
     all_rows = pl.ds(0, b)
@@ -115,7 +124,9 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
         rows = pl.ds(pl.multiple_of(i * b, b), b)
         # forward: activations rounded to the products' operand type, as the model's step does
         dense(lambda ks: x_ref[rows, ks], f, w1, b1, z1, a1)
+        sync()
         dense(lambda ks: a1[all_rows, ks], HIDDEN, w2, b2, z2, a2)
+        sync()
         logits = jax.lax.fori_loop(
             0,
             HIDDEN // TILE,
@@ -128,8 +139,7 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
         # backward of -mean(preds * targets) over the batch's real rows and the 10 classes
         real = jnp.minimum(shape.samples - i * b, b).astype(f32)
         d_preds = y_ref[rows, :].astype(f32) * (-1.0 / (real * N_TARGETS))
-        d_out = d_preds - softmax * jnp.sum(d_preds, axis=1, keepdims=True)
-        d_logits[...] = d_out
+        d_out = d_preds - softmax * jnp.sum(d_preds, axis=1, keepdims=True)  # held: a (batch, 16) value
 
         def layer2(j: Any) -> None:  # d_z2 = relu'(z2) * (d_logits . w3), at the weights before this step's update
             cols = tile(j)
@@ -137,6 +147,7 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
             d_z2[:, cols] = jnp.where(z2[:, cols] > 0, d_a, 0.0).astype(d_z2.dtype)
 
         tiles(HIDDEN // TILE, layer2)
+        sync()
 
         def layer1(j: Any) -> None:  # d_z1 = relu'(z1) * (d_z2 . w2)
             cols = tile(j)
@@ -149,6 +160,7 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
             d_z1[:, cols] = jnp.where(z1[:, cols] > 0, d_a.astype(dtype).astype(f32), 0.0).astype(d_z1.dtype)
 
         tiles(HIDDEN // TILE, layer1)
+        sync()  # every gradient taken, every read of the weights before their update done
 
         # the update, every gradient taken: w3, w2, w1 and their biases
         def w3_update(j: Any) -> None:
@@ -161,6 +173,7 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
         bias_update(d_z2, b2)
         update(lambda ms, ns: dot(d_z1[all_rows, ms], x_ref[rows, ns], _TN), HIDDEN, f, w1)
         bias_update(d_z1, b1)
+        sync()  # the next step reads the updated weights
         return carry
 
     jax.lax.fori_loop(0, shape.steps, step, 0)
@@ -180,15 +193,11 @@ def cost(shape: Layout, n_params: int, image_bytes: int) -> pl.CostEstimate:
 
 
 def workspaces(shape: Layout, dtype: Any) -> list[jax.ShapeDtypeStruct]:
-    """The `WORKSPACES`' shapes: pre-activations and the output gradient in float32, the rest in the products'
-    operand type (each already rounded to it)."""
-    widths = {"d_logits": shape.classes}
-    dtypes = {"z1": jnp.float32, "z2": jnp.float32, "d_logits": jnp.float32}
+    """The `WORKSPACES`' shapes: the pre-activations in float32, the rest in the products' operand type (each
+    already rounded to it)."""
+    dtypes = {"z1": jnp.float32, "z2": jnp.float32}
     struct = jax.ShapeDtypeStruct
-    return [
-        struct((shape.batch, widths.get(name, HIDDEN)), dtypes.get(name, dtype))  # type: ignore[no-untyped-call]
-        for name in WORKSPACES
-    ]
+    return [struct((shape.batch, HIDDEN), dtypes.get(name, dtype)) for name in WORKSPACES]  # type: ignore[no-untyped-call]
 
 
 def epoch_call(shape: Layout, step_size: float, precision: str, interpret: bool = False) -> Any:
@@ -196,7 +205,9 @@ def epoch_call(shape: Layout, step_size: float, precision: str, interpret: bool 
     `pallas_epoch.pad_batches` makes them at `layout` (``interpret``: Pallas's interpreter, on any backend)."""
     dtype = BF16 if precision == "bf16" else jnp.float32
     dot_precision = None if precision == "bf16" else jax.lax.Precision.HIGHEST  # float32: IEEE products, not TF32
-    body = functools.partial(_kernel, shape=shape, step_size=step_size, dtype=dtype, precision=dot_precision)
+    body = functools.partial(
+        _kernel, shape=shape, step_size=step_size, dtype=dtype, precision=dot_precision, barriers=not interpret
+    )
 
     def run(params: Params, x: jax.Array, y: jax.Array) -> Params:
         features = params[0][0].shape[1]
