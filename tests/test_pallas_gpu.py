@@ -61,18 +61,29 @@ def test_the_gpu_kernel_computes_the_steps_epoch_and_keeps_the_last_smaller_batc
     assert epoch.bytes_accessed > epoch.n_samples * 784 * epoch.xs.dtype.itemsize and epoch.flops > 0
 
 
-@pytest.mark.parametrize("precision", ["f32", "bf16"])
-def test_the_gpu_kernel_lowers_through_tritons_lowering(params, precision):
-    """The kernel as a CUDA GPU's program, lowered here (Pallas's Triton lowering: every load, store and product in
-    Triton's shapes); XLA's compile of it and its run need the GPU."""
+def lowered(params, precision):
+    """The GPU kernel's epoch lowered for a CUDA GPU here (Pallas's Triton lowering), as text."""
     shape = pallas_gpu.layout(300, 128, 784)
     dtype = jax.numpy.bfloat16 if precision == "bf16" else np.float32
     x = jax.ShapeDtypeStruct((shape.steps * shape.batch, shape.features), dtype)
     y = jax.ShapeDtypeStruct((shape.steps * shape.batch, shape.classes), jax.numpy.bfloat16)
     call = pallas_gpu.epoch_call(shape, model.STEP_SIZE, precision)
-    text = call.trace(params, x, y).lower(lowering_platforms=("cuda",)).as_text()
+    return call.trace(params, x, y).lower(lowering_platforms=("cuda",)).as_text()
+
+
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_the_gpu_kernel_lowers_through_tritons_lowering(params, precision):
+    """The kernel as a CUDA GPU's program, lowered here (every load, store and product in Triton's shapes); XLA's
+    compile of it and its run need the GPU."""
+    text = lowered(params, precision)
     assert text.count("__gpu$xla.gpu.triton") == 1  # one kernel: the whole epoch
     assert "barrier" in text  # between the step's phases (the interpreter's run has none: one thread)
+
+
+def test_tf32_is_the_kernels_own_products_not_f32s(params):
+    """tf32 takes TF32 passes (`pallas_gpu.DOT_PRECISION`), f32 IEEE float32: two programs."""
+    assert pallas_gpu.DOT_PRECISION["f32"] == jax.lax.Precision.HIGHEST
+    assert lowered(params, "tf32") != lowered(params, "f32")
 
 
 def test_a_batch_triton_cannot_tile_and_a_cpu_are_refused_in_one_line():

@@ -32,6 +32,10 @@ WORKSPACES = ("z1", "a1", "z2", "a2", "d_z1", "d_z2")
 """The step's activations and gradients, kept in the GPU's memory between the step's phases (extra outputs of the
 kernel, discarded): a product's operand is read back tile by tile."""
 
+DOT_PRECISION = {"f32": jax.lax.Precision.HIGHEST, "tf32": jax.lax.Precision.DEFAULT, "bf16": None}
+"""Each precision's products in Triton's lowering: IEEE float32 (``HIGHEST``), TF32 tensor-core passes (``DEFAULT``),
+bfloat16 operands as given."""
+
 _NT = (((1,), (1,)), ((), ()))  # a (B, n) . w (m, n)
 _NN = (((1,), (0,)), ((), ()))  # a (B, n) . w (n, m)
 _TN = (((0,), (0,)), ((), ()))  # g (B, m) . a (B, n): contract the batch
@@ -204,7 +208,7 @@ def epoch_call(shape: Layout, step_size: float, precision: str, interpret: bool 
     """The jitted epoch ``(params, images, targets) -> params`` of the GPU kernel, its data as
     `pallas_epoch.pad_batches` makes them at `layout` (``interpret``: Pallas's interpreter, on any backend)."""
     dtype = BF16 if precision == "bf16" else jnp.float32
-    dot_precision = None if precision == "bf16" else jax.lax.Precision.HIGHEST  # float32: IEEE products, not TF32
+    dot_precision = DOT_PRECISION[precision]
     body = functools.partial(
         _kernel, shape=shape, step_size=step_size, dtype=dtype, precision=dot_precision, barriers=not interpret
     )
