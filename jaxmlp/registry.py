@@ -34,12 +34,21 @@ COMMAND_BUFFER_DEFAULT = ("FUSION", "CUBLAS", "CUBLASLT", "CUSTOM_CALL", "CUDNN"
 """XLA:GPU's default command types (``--xla_gpu_enable_command_buffer``, `xla/debug_options_flags.cc`): the operations
 it records into command buffers (CUDA graphs) where at least ``xla_gpu_graph_min_graph_size`` (5) run in a row."""
 
+COMMAND_BUFFER_NEWER = ("DYNAMIC_SLICE_COPY_FUSION",)
+"""Command types newer XLA releases add to their default (a batch's dynamic slice in a loop, as a copy): given where
+the release knows them (`jaxmlp.pipelines.array_epochs.known_command_types`), so that a loop of them can be recorded."""
+
 COMMAND_BUFFERS: Mapping[str, tuple[str, ...] | None] = MappingProxyType(
-    {"scan": None, "scan_cb_off": (), "scan_cb_loops": (*COMMAND_BUFFER_DEFAULT, "WHILE", "CONDITIONAL")}
+    {
+        "scan": None,
+        "scan_cb_off": (),
+        "scan_cb_loops": (*COMMAND_BUFFER_DEFAULT, *COMMAND_BUFFER_NEWER, "WHILE", "CONDITIONAL"),
+    }
 )
 """The ``scan`` epoch's command buffers on a GPU, per pipeline: XLA's own (None: no option given), none (every kernel
 launched from the host, each iteration of the loop), and the defaults with the loop itself (``WHILE``, with its
-``CONDITIONAL`` test) recorded: the epoch's 469 steps one CUDA graph (conditional nodes)."""
+``CONDITIONAL`` test) recorded: the epoch's 469 steps one CUDA graph (conditional nodes). XLA records a loop only
+where every operation of its body is of a type given; the types a release does not know are left out."""
 
 COMMAND_BUFFER_VARIANTS: Mapping[str, str] = MappingProxyType(
     {"scan": "default", "scan_cb_off": "off", "scan_cb_loops": "loops"}

@@ -335,13 +335,14 @@ def test_the_command_buffer_variants_are_xlas_option_per_compile():
     assert command_buffer_options("scan") == {}  # XLA's own (or XLA_FLAGS', which the metadata records)
     assert command_buffer_options("scan_cb_off") == {"xla_gpu_enable_command_buffer": ""}
     loops = command_buffer_options("scan_cb_loops")["xla_gpu_enable_command_buffer"].split(",")
-    assert loops == [*registry.COMMAND_BUFFER_DEFAULT, "WHILE", "CONDITIONAL"]
+    newer = [kind for kind in registry.COMMAND_BUFFER_NEWER if kind in loops]  # where this XLA knows them
+    assert loops == [*registry.COMMAND_BUFFER_DEFAULT, *newer, "WHILE", "CONDITIONAL"]
     assert set(registry.COMMAND_BUFFERS) == set(registry.COMMAND_BUFFER_VARIANTS) <= set(registry.SCAN_LOOP)
 
 
-def test_each_command_buffer_variant_reaches_xla_and_computes_the_scan_epoch(split, params, monkeypatch):
+def test_each_command_buffer_variant_reaches_xla_and_computes_the_scan_epoch(split, params):
     """XLA:CPU takes the option and has no command buffers: the scan epoch's params exactly; a command type XLA does
-    not know fails the compile (the option reaches XLA); a GPU's row records the variant and the flag."""
+    not know fails a compile (the option reaches XLA), and is left out; a GPU's row records the variant and flag."""
     from jaxmlp.errors import JaxmlpError
     from jaxmlp.pipelines import array_epochs
     from jaxmlp.pipelines.array_epochs import ScanEpoch
@@ -358,10 +359,9 @@ def test_each_command_buffer_variant_reaches_xla_and_computes_the_scan_epoch(spl
         epoch.platform = "gpu"  # what a GPU's row records
         flag = epoch.training()["xla_gpu_enable_command_buffer"]
         assert epoch.training()["command_buffer"] == registry.COMMAND_BUFFER_VARIANTS[pipeline]
-        assert flag == ",".join(registry.COMMAND_BUFFERS[pipeline])
-    monkeypatch.setattr(array_epochs, "COMMAND_BUFFERS", {"scan_cb_off": ("NO_SUCH_COMMAND",)})
-    with pytest.raises(Exception, match="NO_SUCH_COMMAND"):
-        ScanEpoch("scan_cb_off", images, labels, 128, model.STEP_SIZE, jax.devices()[0]).compile(params)
+        assert flag == array_epochs.command_buffer_options(pipeline)["xla_gpu_enable_command_buffer"]
+    # a type XLA does not know is refused by its compile, so left out: the option reaches XLA
+    assert array_epochs.known_command_types(("FUSION", "NO_SUCH_COMMAND", "WHILE")) == ("FUSION", "WHILE")
 
 
 def test_the_command_buffers_of_a_program_are_counted_from_its_hlo():

@@ -3,6 +3,7 @@ its command-buffer variants on a GPU) and ``pallas``."""
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from typing import Any, cast
@@ -22,10 +23,28 @@ COMMAND_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
 
 def command_buffer_options(pipeline: str) -> dict[str, str | bool]:
     """The XLA compile options that set ``pipeline``'s command buffers (`registry.COMMAND_BUFFERS`): none for XLA's
-    own, else `COMMAND_BUFFER_FLAG` as its comma-separated command types ("" turns command buffers off). Given to
-    this compile alone (XLA's per-compile option overrides), so every variant runs in one process."""
+    own, else `COMMAND_BUFFER_FLAG` as its comma-separated command types that this XLA knows ("" turns command
+    buffers off). Given to this compile alone (XLA's per-compile option overrides), so every variant runs in one
+    process."""
     types = COMMAND_BUFFERS.get(pipeline)
-    return {} if types is None else {COMMAND_BUFFER_FLAG: ",".join(types)}
+    return {} if types is None else {COMMAND_BUFFER_FLAG: ",".join(known_command_types(types))}
+
+
+@functools.cache
+def known_command_types(types: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``types`` this XLA knows: each given alone to the compile of a one-operation program (XLA refuses a
+    type it does not know, whatever the backend), once a process."""
+
+    def known(kind: str) -> bool:
+        try:
+            jax.jit(lambda x: x + 1).lower(np.float32(0)).compile(compiler_options={COMMAND_BUFFER_FLAG: kind})
+        except Exception as e:  # XLA's INVALID_ARGUMENT, as JaxRuntimeError (XlaRuntimeError before 0.4.36)
+            if kind in str(e):
+                return False
+            raise
+        return True
+
+    return tuple(kind for kind in types if known(kind))
 
 
 def command_buffer_count(hlo_text: str) -> int:
