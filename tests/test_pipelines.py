@@ -414,3 +414,10 @@ def test_the_graph_step_captures_autocast_without_its_cache():
     assert torch_mlp.loss_of("bf16", cuda) is torch_mlp.loss_bf16_cuda
     assert torch_mlp.loss_of("bf16", cpu, graphed=True) is torch_mlp.loss_bf16
     assert torch_mlp.loss_of("f32", cuda, graphed=True) is torch_mlp.loss
+
+
+def test_every_pipeline_that_runs_on_some_backends_says_why_and_what_instead():
+    from jaxmlp.pipelines.epoch_base import BACKEND_REASONS, FALLBACKS
+
+    assert set(BACKEND_REASONS) == set(PIPELINE_BACKENDS)
+    assert set(FALLBACKS) <= set(PIPELINE_BACKENDS) and not set(FALLBACKS.values()) & set(PIPELINE_BACKENDS)

@@ -31,13 +31,14 @@ def check_precision(precision: str, platform: str) -> str:
     return precision
 
 
+_COMMAND_BUFFERS = (
+    "sets XLA:GPU's command buffers (CUDA graphs, --xla_gpu_enable_command_buffer), which only a GPU backend has"
+)
 BACKEND_REASONS = {
     "pallas": "is a Pallas kernel written for a TPU (Mosaic) and a GPU (Triton); elsewhere it runs only in Pallas's "
     "interpreter, as its tests do",
-    "scan_cb_off": "sets XLA:GPU's command buffers (CUDA graphs, --xla_gpu_enable_command_buffer), which only a GPU "
-    "backend has",
-    "scan_cb_loops": "sets XLA:GPU's command buffers (CUDA graphs, --xla_gpu_enable_command_buffer), which only a GPU "
-    "backend has",
+    "scan_cb_off": _COMMAND_BUFFERS,
+    "scan_cb_loops": _COMMAND_BUFFERS,
     "torch_graph": "replays each step from a CUDA graph (torch.cuda.graphs), which only a CUDA GPU has",
 }
 """Why each `PIPELINE_BACKENDS` pipeline runs only there, for the line that refuses it elsewhere."""
