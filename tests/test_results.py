@@ -17,10 +17,10 @@ from jaxmlp.measure.sweep import matrix
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bench import BenchmarkDocument, Stats
 from jaxmlp.results.schema.common import CURRENT
+from jaxmlp.results.schema.machines import MACHINE
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
-from jaxmlp.results.store.machines import MACHINE
 from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.store.writing import ResultsStore, new_dir, numbered, unique_path, write_json_new
 

@@ -311,6 +311,25 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
     assert "0.4.33 slower than both neighbours" in capsys.readouterr().out
 
 
+def test_the_timeline_is_measured_from_its_settings_without_argparse(tmp_path, monkeypatch, explained):
+    """`timeline.measure` as other code calls it: these exact releases, this folder; its outcome says what it found."""
+    from jaxmlp.cli.sweep import timeline as command
+    from jaxmlp.measure.sweep.settings import Matrix, Measuring
+
+    fake_releases(tmp_path / "envs", monkeypatch)
+    outcome = command.measure(
+        timeline=Timeline("0.4.30", "0.5.0", tuple(TRUE)),  # these exact releases
+        measuring=Measuring(),
+        matrix=Matrix(processes=8, envs=tmp_path / "envs"),
+        out=tmp_path,
+    )
+    assert outcome.code == 0 and outcome.unmeasured == "" and outcome.folder.parent == tmp_path
+    assert (outcome.folder / "jax-0.5.0.json").exists()
+    assert {(c.at, c.kind) for c in outcome.changes} >= {("0.4.33", "transient"), ("0.4.36", "step")}
+    compared = outcome.verdicts()  # each release against the one before, as the folder files it
+    assert list(compared["release"]) == list(TRUE) and compared.set_index("release")["verdict"]["0.4.36"] == "slower"
+
+
 def test_bad_timelines_are_one_line_errors(tmp_path, capsys):
     assert main(["sweep", "timeline", "0.4.30", "0.4.30", "--out", str(tmp_path)]) == 2
     assert "A and B are the same release" in capsys.readouterr().err

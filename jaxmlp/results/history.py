@@ -14,9 +14,9 @@ from pandas.api.types import union_categoricals
 
 from jaxmlp import changepoints, registry
 from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import Results, without_sweeps
-from jaxmlp.results.store.machines import machine
 from jaxmlp.results.store.rows import COMPARABLE, POINT_FIELDS
 from jaxmlp.stats import FASTER, RESULT_FIELDS, SLOWER
 
