@@ -360,3 +360,19 @@ def test_the_committed_timeline_reads_back_with_its_changes():
     note = section.shown[0].note  # counts as whole numbers, a range whose ends are one said once
     assert "data mnist, 8 epochs of 2000 images; step 30 calls a process" in note
     assert "one fresh process (27 a release," in note
+
+
+def test_a_column_without_a_change_says_its_ends_in_the_four_words():
+    """Where the detector finds nothing, a column's verdict is its last release against its first: the same only
+    where that interval lies within the threshold both ways, else inconclusive with what would settle it."""
+    from jaxmlp.results.releases.compared import TimelineColumn, column_said, column_verdicts
+
+    rng = np.random.default_rng(0)
+    quiet = tuple(tuple(1.0 + rng.normal(0, 0.005, 30)) for _ in range(3))
+    noisy = tuple(tuple(np.exp(rng.normal(0, 0.2, 7))) for _ in range(3))
+    releases = ("0.4.30", "0.4.31", "0.4.33")
+    (same,) = column_verdicts(TimelineColumn("w", "", releases, quiet, ()))
+    (unsure,) = column_verdicts(TimelineColumn("w", "", releases, noisy, ()))
+    assert (same.word, unsure.word) == ("the same", "inconclusive")
+    said = column_said(TimelineColumn("w", "", releases, noisy, ()))
+    assert said.startswith("no change found; 0.4.33 against 0.4.30: inconclusive, ×") and "would settle it" in said

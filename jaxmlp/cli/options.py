@@ -339,6 +339,7 @@ SHARED: tuple[Option, ...] = (
     WHEELS,
     THRESHOLD,
     ALPHA,
+    STRICT,
     FIRST,
     LAST,
     GOOD,
