@@ -537,7 +537,7 @@ IMPOSSIBLE = [
     ["trials", "--trials", "0"],
     ["trials", "--processes", "0"],
     ["run", "--env", "a=python", "--processes", "-1"],
-    ["run", "--env", "a", "--epochs", "1"],
+    ["run", "--env", "a=python", "--epochs", "1"],
     ["run", "--calls", "1"],
     ["run", "--tolerance", "-1"],
     ["trials", "--inject-slowdown", "-0.1"],
