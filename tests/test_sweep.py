@@ -574,16 +574,18 @@ def test_bad_releases_are_one_line_errors(argv, message, capsys, tmp_path):
 
 
 def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, monkeypatch):
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.sweep import envs, pythons
 
     made = tmp_path / f"jax-0.6.2-py{sys.version_info[0]}{sys.version_info[1]}"
     made.mkdir()
     (made / "lib.bin").write_bytes(b"x" * 2_000_000)
     (made / envs.COMPLETE).write_text("30.0\n")
-    monkeypatch.setattr(envs, "make_env", lambda version, root=None, log=print, source=None: Path(f"python-{version}"))
+    monkeypatch.setattr(envs, "make_env", lambda version, root, log, source, python: Path(f"python-{version}"))
+    here = pythons.running()  # what the package index would say: every release here on the running Python
+    monkeypatch.setattr(pythons, "for_releases", lambda versions, *args: dict.fromkeys(versions, here))
     said = []
-    pythons = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
-    assert pythons == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
+    made_here = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
+    assert made_here == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
     assert said == [
         "Environments: 1 made, 2 to make (0.7.0, 0.8.3; about 2 MB each and 1.0 min in all, as the ones made here took)"
     ]

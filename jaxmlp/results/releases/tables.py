@@ -60,6 +60,15 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def pythons_of(rows: pd.DataFrame) -> dict[str, str]:
+    """The Python each release of a sweep or timeline ran on (its samples' ``python``; several joined), by release;
+    {} where its files name none."""
+    if "python" not in rows or not rows["python"].notna().any():
+        return {}
+    ran = rows[rows["python"].notna()].groupby("release")["python"]
+    return {str(k): ", ".join(sorted(set(v.astype(str)))) for k, v in ran}
+
+
 STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
 
 
