@@ -30,7 +30,7 @@ def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
     epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
     if epochs.empty:
         return pd.DataFrame()
-    keys = ["backend", "devices", "processes"]
+    keys = list(registry.SCALING_EPOCH.params)
     epochs, steps = (rows.assign(processes=_one_process(rows)) for rows in (epochs, steps))
     e = epochs.set_index(keys).sort_index()
     out = pd.DataFrame({"epoch_s": e["median"], "epoch_iqr_s": e["iqr"], "compile_s": e["compile_seconds"]})
