@@ -272,9 +272,10 @@ def _context(request):
             precision = callspec.params.get("precision", "f32") if callspec else "f32"
             rates = request.getfixturevalue("floor_rates_in")(precision)
     was_reset = memory.reset_peak()  # after the session's fixtures: the peak of what this benchmark runs
+    device_before = memory.device_mark(dev)  # the device's peak so far (JAX cannot reset it)
     yield
     if benchmark is not None:  # every benchmark's peak memory beside its time (jaxmlp compare's second metric)
-        benchmark.extra_info.update(memory.peak_facts(was_reset, dev))
+        benchmark.extra_info.update(memory.peak_facts(was_reset, dev, device_before))
     if rates and benchmark.extra_info.get("flops"):
         from jaxmlp.measure.floor import floor_facts
 
