@@ -57,6 +57,15 @@ SLOW_PIPELINES = ("seed", "seed_batched")
 backend, every other rung milliseconds on an accelerator. A benchmark run may time them with fewer rounds than the rest
 (bench's ``--slow-rounds``); the accelerator check times them in a call of their own (`bench/accelerator/run.sh`)."""
 
+GPU_LADDER: tuple[str, ...] = ("seed", "batched", "scan", "sharded", "torch", "torch_compile")
+"""The epoch ladder the accelerator check's first call measures on a GPU (`bench/accelerator/run.sh --backend gpu`):
+the tutorial's epoch, the host loop, the scan, the sharded scan and the PyTorch peers. A GPU rung added to
+`PIPELINES` is listed here to be in that call."""
+
+GPU_ALL_PRECISIONS: tuple[str, ...] = ("scan",)
+"""The rungs of `GPU_LADDER` whose epochs that call measures in every precision (f32, tf32, bf16); the others in f32
+only (bench's ``--all-precisions``)."""
+
 LOADER_PIPELINES = (*WORKER_PIPELINES, "hf", "batched")
 """The pipelines whose input is measured alone (`bench_loader.py`): the loaders of the ladder, and array slicing."""
 

@@ -322,3 +322,16 @@ def test_without_torch_the_splits_are_arrays_and_torch_pipelines_are_refused(mon
     )
     with pytest.raises(JaxmlpError, match="the torch pipeline needs torch"):
         make_epoch("torch", arrays.train, batch_size=128)
+
+
+def test_a_package_that_is_installed_but_does_not_import_skips_its_pipeline_saying_so(tmp_path, monkeypatch):
+    """A carried wheel that does not import here (built for another Python, say) is found by importing it, not by
+    looking it up: its pipeline is refused in one line naming the error, not failed mid-row."""
+    (tmp_path / "jaxmlp_broken_grain.py").write_text("raise ImportError('built for another Python')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(loaders, "PIPELINE_NEEDS", {"grain": ("jaxmlp_broken_grain",)})
+    assert loaders.missing_modules(("jaxmlp_broken_grain", "numpy")) == ["jaxmlp_broken_grain"]
+    assert missing_package("grain") == (
+        "the grain pipeline needs jaxmlp_broken_grain, installed but not importing here (jaxmlp_broken_grain: "
+        "ImportError: built for another Python)"
+    )
