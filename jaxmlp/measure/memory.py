@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jaxmlp import compat
 from jaxmlp.measure.programs import device_peak, peak_rss_bytes
 from jaxmlp.registry import PEAK_SCOPE_BENCHMARK, PEAK_SCOPE_PROCESS
 
@@ -42,15 +41,14 @@ def current_peak(status: str | None = None) -> int | None:
 def device_mark(device: Any | None) -> int | None:
     """The device's peak bytes in use so far (``memory_stats()``), taken before a benchmark; None where the backend
     keeps none (a CPU) or there is no device."""
-    stats = None if device is None else compat.device_memory_stats(device)
-    return None if not stats or "peak_bytes_in_use" not in stats else int(stats["peak_bytes_in_use"])
+    return None if device is None else device_peak(device).get("device_peak_bytes")
 
 
 def peak_facts(was_reset: bool, device: Any | None = None, device_before: int | None = None) -> dict[str, Any]:
     """What a benchmark records of its memory (`extra_info`): its peak resident set and that peak's scope, and
     the device's peak bytes in use where the backend keeps it (else why not). JAX cannot reset the device's peak:
     where it rose past ``device_before`` (`device_mark`) during the benchmark it is the benchmark's own, else the
-    process's so far (``device_peak_scope`` says which), with the bytes the device holds after it."""
+    process's so far (``device_peak_scope`` says which)."""
     peak = current_peak() if was_reset else None
     facts: dict[str, Any] = {
         "peak_rss_bytes": peak if peak is not None else peak_rss_bytes(),
@@ -58,10 +56,7 @@ def peak_facts(was_reset: bool, device: Any | None = None, device_before: int | 
     }
     if device is not None:
         facts.update(device_peak(device))
-        stats = compat.device_memory_stats(device)
-        if "device_peak_bytes" in facts and stats is not None:
+        if "device_peak_bytes" in facts:
             own = device_before is not None and facts["device_peak_bytes"] > device_before
             facts["device_peak_scope"] = PEAK_SCOPE_BENCHMARK if own else PEAK_SCOPE_PROCESS
-            if "bytes_in_use" in stats:
-                facts["device_bytes_in_use"] = int(stats["bytes_in_use"])
     return facts
