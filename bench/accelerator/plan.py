@@ -103,7 +103,8 @@ def estimate(backend: str, name: str, rows: int | None) -> tuple[int, str] | Non
     if rows is None:
         return None
     need = round(start + rows * each)
-    return need, f"estimated {need} s: {rows} benchmarks at {each:g} s and {start} s to start"
+    counted = f"{rows} benchmark{'' if rows == 1 else 's'}"
+    return need, f"estimated {need} s: {counted} at {each:g} s and {start} s to start"
 
 
 def _shown(path: str | Path) -> str:
