@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # The whole accelerator check (a GPU, a TPU, or the CPU as a dry run) in one command, under one hard time limit:
-#   bench     each benchmark module on its own (--modules: floor, epoch, update, predict, loader; quick sizes,
-#             --rounds), its own file and time cap, with pytest's --durations: a module cut off loses only itself;
-#             the slow rungs (the tutorial's DataLoader, registry.SLOW_PIPELINES: seconds an epoch) timed with
-#             --slow-rounds rounds, their epochs in a call of their own after the modules (bench-epoch-slow); then
-#             the modules' benchmarks in one bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
+#   bench     each benchmark module on its own (--modules: floor, epoch, update, predict, loader; --size sizes,
+#             --rounds), its own file and time cap, with pytest's --durations; each benchmark written as it finishes
+#             (bench's --rows-json): a module cut off keeps the rows it finished; the slow rungs (the tutorial's
+#             DataLoader, registry.SLOW_PIPELINES: seconds an epoch) timed with --slow-rounds rounds, their epochs in
+#             a call of their own after the modules (bench-epoch-slow); then the modules' benchmarks in one
+#             bench-*-<backend>.json, raw samples kept, as `nox -s bench` writes it
 #   profile   an XLA trace of the `scan` epoch, of the `pallas` epoch (a TPU's) and of the tutorial's `seed` steps
 #             (the `batched` host loop where torch or PIL is missing)
 #   precision the `scan` pipeline (and `pallas` on a TPU) trained --train-epochs per precision (`--precision` f32,
 #             tf32 on a GPU, bf16): time and test accuracy after each epoch
-#   nox       (gpu) `nox --no-venv -s bench-gpu -- --preinstalled --size=smoke`: the session as a user runs it, with
-#             its `jaxmlp scaling` (N = 1 on one GPU); the scaling file is kept
-#   scaling   (cpu, tpu) `jaxmlp scaling` on one device (a TPU host: all its chips)
+#   scaling   `jaxmlp scaling` on one host (N = 1 on one GPU; a TPU host: all its chips)
+#   nox       (gpu, only asked: not a default) `nox --no-venv -s bench-gpu -- --preinstalled --size=smoke`: the
+#             session as a user runs it (every module again at smoke sizes), with its `jaxmlp scaling`
 # The bench's f32 rows (epochs, floor) are float32 products on every backend (JAX's `highest`); its bf16 rows
 # bfloat16 products, tf32 rows (a GPU's) TF32 passes; the update and predict benchmarks are at JAX's own setting
 # (JAX_DEFAULT_MATMUL_PRECISION, in the metadata: at `default` a GPU takes TF32 passes, a TPU one bf16 pass).
@@ -21,22 +22,28 @@
 # pytest-benchmark file), traces-<pipeline>.tar.gz (the traces of a call that wrote no benchmark run).
 #
 #   bench/accelerator/run.sh                  on a GPU machine where JAX for CUDA is installed (bench/accelerator/
-#                                             prepare.sh makes the wheels such a machine may lack)
+#                                             prepare.sh makes the wheels such a machine may lack): the first call
+#   bench/accelerator/run.sh --limit 560 --modules floor,update,predict,loader --gemm-shapes layers \
+#       --only bench,precision,scaling        the GPU's second call
 #   bench/accelerator/run.sh --backend tpu    on a TPU host (JAX with libtpu): pandas, tqdm, platformdirs and pillow,
 #                                             where missing, from a local package index ($JAXMLP_TPU_INDEX, default
 #                                             /opt/pypi/simple), torch's CPU build from a folder of wheels
 #                                             ($JAXMLP_TPU_WHEELS, default /opt/wheels) for the tutorial's DataLoader
-#   bench/accelerator/run.sh --backend cpu    the dry run on this machine's CPU, where jaxmlp's packages are installed
-# It says its plan first: each step asked for, what it needs (from the logs of earlier runs in reports/), what the
-# limit leaves out (bench/accelerator/plan.py).
-# Options: --limit SECONDS (default 480: the hard limit of the whole run), --rounds N (default 3), --slow-rounds N
-# (the slow rungs' rounds, default 1), --slow-workers N,... (the slow rungs' epochs at these worker counts, default
-# 0), --size SIZE (the bench's sizes, default quick; the CPU dry run: smoke, every
-# benchmark at tiny sizes), --only STEP,..., --modules MODULE,... (the bench step's modules, in that order),
-# --pipelines P,... (the epoch and loader modules' pipelines, default all), --train-epochs N (the precision step's
-# epochs, 1). A TPU host held for ten minutes a call takes two calls
-# (bench/accelerator/README.md): --modules floor,epoch --only bench,profile, then --modules update,predict,loader
-# --only bench,precision,scaling.
+#   bench/accelerator/run.sh --backend cpu    the dry run of the GPU's first call on this machine's CPU (smoke sizes)
+# It says its plan first: each step asked for, what it needs (from the logs of earlier runs in reports/, else
+# estimated from its benchmarks' count), what the limit leaves out (bench/accelerator/plan.py).
+# Options (each backend's defaults: below, and bench/accelerator/README.md): --limit SECONDS (the hard limit of the
+# whole run; gpu 420, cpu and tpu 480), --rounds N (gpu and tpu 3, cpu 1), --slow-rounds N (the slow rungs' rounds,
+# default 1), --slow-workers N,... (the slow rungs' epochs at these worker counts, default 0), --size SIZE (the
+# bench's sizes: quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,... (gpu and cpu
+# bench,profile; tpu bench,profile,precision,scaling), --modules MODULE,... (the bench step's modules, in that order;
+# gpu and cpu floor,epoch; tpu all), --pipelines P,... (the epoch and loader modules' pipelines; the epoch's default
+# on gpu and cpu registry.GPU_LADDER, else all), --gemm-shapes squares|layers|all (the floor's squares, or its
+# products at the step's shapes; gpu and cpu squares, tpu all), --train-epochs N (the precision step's epochs, 1).
+# A TPU host held for ten minutes a call takes two calls (bench/accelerator/README.md): --modules floor,epoch --only
+# bench,profile, then --modules update,predict,loader --only bench,precision,scaling.
+# Exit codes: 0 every step completed; 1 a step failed, was cut off or did not fit (named; what was measured is
+# packed); 2 a wrong argument, no such device, or an unwritable $OUT (one line, before anything is measured).
 set -uo pipefail
 
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
