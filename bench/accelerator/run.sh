@@ -263,6 +263,7 @@ ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 \
     || echo "== no MNIST files in $JAXMLP_DATA_DIR (bench/accelerator/prepare.sh copies them): the synthetic set instead"
 data=()
 ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--dataset synthetic)
+[ "$size" = smoke ] && data=(--dataset synthetic)  # a smoke run checks each step works: the benchmarks' data too
 
 # Caps (seconds), per backend: a step's own limit, whatever the plan estimates (bench/accelerator/plan.py). A TPU's from
 # its v5e runs (reports/tpu-*/log.txt: floor 46-88 s, epoch 80-134, update 67, predict 67, loader 18, the slow rungs
@@ -330,6 +331,8 @@ if wants bench; then  # a module at a time, each its own file and cap (seconds):
                 "$stage/modules/rows-$name.json" 2>/dev/null || echo "no")
             echo "== bench-$name: did not finish: its $kept finished benchmarks kept (rows-$name.json)"
             written+=("$stage/modules/rows-$name.json")
+        else
+            echo "== bench-$name: no benchmark finished"
         fi
     }
     narrowed=()
