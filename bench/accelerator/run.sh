@@ -113,7 +113,8 @@ asked = [p.strip() for p in sys.argv[1].split(",") if p.strip()] or ladder
 unknown = [p for p in asked if p not in registry.PIPELINES]
 if unknown:
     sys.exit(f"bench/accelerator/run.sh: --pipelines {','.join(unknown)}: use {','.join(registry.PIPELINES)}")
-every = ",".join(registry.GPU_ALL_PRECISIONS) if sys.argv[2] == "gpu" else "-"  # the rest: f32 only
+# the default ladder's: GPU_ALL_PRECISIONS in every precision, the rest in f32; pipelines asked for: every precision
+every = ",".join(registry.GPU_ALL_PRECISIONS) if sys.argv[2] == "gpu" and not sys.argv[1].strip() else "-"
 print(",".join(p for p in asked if p not in registry.SLOW_PIPELINES) or "-",
       ",".join(p for p in asked if p in registry.SLOW_PIPELINES) or "-", every)
 EOF
