@@ -68,6 +68,7 @@ def test_no_tpu_is_one_line_not_a_traceback(tmp_path):
         (["--modules", "floor,gemm"], "--modules gemm: use floor, epoch, update, predict or loader"),
         (["--only", "bench,plots"], "--only plots: use bench, profile, precision, nox or scaling"),
         (["--pipelines", "scan,fast"], "--pipelines fast: use seed,seed_batched,"),
+        (["--gemm-shapes", "cubes"], "--gemm-shapes cubes: use squares, layers or all"),
     ],
 )
 def test_a_wrong_setting_is_refused_before_anything_runs(tmp_path, args, says):
