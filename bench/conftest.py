@@ -229,7 +229,7 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     meta["rounds_asked"] = config.getoption("--rounds")  # None: the size's own
     meta["slow_rounds_asked"] = config.getoption("--slow-rounds")  # None: as the others; each row's own: its rounds
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
-    meta.update(environment.machine())  # the host's identity, whatever backends this run measured
+    meta.update(environment.machine_facts())  # the host's identity, whatever backends this run measured
     machine_info[METADATA_KEY] = meta
     machine_info["node"] = environment.machine_name()  # pytest-benchmark's host name: only where the user gives one
 

@@ -268,7 +268,34 @@ def test_the_noxfile_parses_its_switches_with_the_cli_options():
     noxfile = (Path(__file__).parents[1] / "noxfile.py").read_text()
     assert "options.bench_session()" in noxfile and "add_argument" not in noxfile
     switches, rest = options.bench_session().parse_known_args(["--full", "-k", "epoch"])
-    assert switches.full and not switches.profile and rest == ["-k", "epoch"]
+    assert switches.full and not switches.profile and not switches.upgrade and rest == ["-k", "epoch"]
+    assert options.bench_session().parse_known_args(["--upgrade"])[0].upgrade
+
+
+def test_every_nox_session_that_measures_with_jax_says_which_and_takes_upgrade():
+    """nox reuses a session's environment (``reuse_venv``): each session that installs jax and runs it says the jax
+    and jaxlib it measures, and ``-- --upgrade`` installs the newest again (`_jax`)."""
+    import ast
+
+    noxfile = (Path(__file__).parents[1] / "noxfile.py").read_text()
+    functions = {
+        f.name: ast.get_source_segment(noxfile, f) or ""
+        for f in ast.parse(noxfile).body
+        if isinstance(f, ast.FunctionDef)
+    }
+    measuring = (
+        "train",
+        "tests",
+        "report",
+        "_bench",
+        "bench_scaling",
+        "profile",
+        "tensorboard",
+        "bench_jaxlib",
+        "corpus",
+    )
+    assert [name for name in measuring if "_jax(session" not in functions[name]] == []
+    assert "session.posargs" not in "".join(functions[name] for name in measuring if name != "_bench")
 
 
 def test_help_lists_the_public_commands_only(capsys):
@@ -430,3 +457,47 @@ def test_a_list_given_the_old_way_says_how(capsys, tmp_path, argv, said):
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+def test_compare_of_two_fixture_runs_is_the_gate(capsys):
+    """Two releases' files of a real sweep: 0.4.33 is slower than 0.4.31 (x2.29), so `compare` exits 3 with no
+    switch (`errors.gate`). A file against itself is not slower (exit 0), but ten noisy processes cannot show its
+    steady state the same within 5%: with `--strict` that is exit 4, and the line says how many more would."""
+    runs = Path(__file__).parent / "fixtures" / "runs" / "jaxlib-20261203T055619"
+    old, new = str(runs / "jax-0.4.31.json"), str(runs / "jax-0.4.33.json")
+    assert main(["compare", old, new]) == 3
+    assert "3 slower, 0 faster, 0 the same, 0 inconclusive" in capsys.readouterr().out
+    assert main(["compare", old, old]) == 0
+    assert main(["compare", old, old, "--strict"]) == 4
+    out = capsys.readouterr().out
+    assert out.count("0 slower, 0 faster, 1 the same, 2 inconclusive") == 2
+    assert "widest, sweep_steady[scan_heavy] ×0.800–×1.25; about 200 more rounds a side would settle them" in out
+
+
+def test_upgrade_installs_the_newest_jax_again_and_the_session_says_which_it_measures():
+    pytest.importorskip("nox")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("jaxmlp_noxfile", Path(__file__).parents[1] / "noxfile.py")
+    assert spec and spec.loader
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+
+    class Session:
+        name = "train"
+
+        def __init__(self, posargs):
+            self.posargs, self.calls = posargs, []
+
+        def install(self, *args):
+            self.calls.append(("install", args))
+
+        def run(self, *args, env):
+            self.calls.append(("run", args))
+
+    upgraded = Session(["--upgrade", "--epochs", "2"])
+    assert noxfile._jax(upgraded) == ["--epochs", "2"]
+    assert upgraded.calls[0] == ("install", ("--upgrade", "jax", "jaxlib"))
+    assert "train: measuring jax {jax.__version__}, jaxlib {jaxlib.__version__}" in upgraded.calls[1][1][-1]
+    kept = Session(["--epochs", "2"])
+    assert noxfile._jax(kept) == ["--epochs", "2"] and [c[0] for c in kept.calls] == ["run"]

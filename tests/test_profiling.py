@@ -24,7 +24,7 @@ from jaxmlp.registry import PIPELINE_BACKENDS, PROFILED_PIPELINES
 from jaxmlp.results.store.writing import ResultsStore, new_trace_run
 from jaxmlp.results.tables.traces import capture_summary, step_breakdown, trace_events
 
-PIPELINES = [p for p in PROFILED_PIPELINES if p not in PIPELINE_BACKENDS]  # pallas: a TPU's (its profile there)
+PIPELINES = [p for p in PROFILED_PIPELINES if p not in PIPELINE_BACKENDS]  # pallas, scan_cb_*: a TPU or GPU host's
 
 
 def find_captures(folder):

@@ -15,6 +15,7 @@ from typing import Any
 
 from jaxmlp import registry
 from jaxmlp.measure import workers  # plain Python: its time limits' numbers
+from jaxmlp.measure.sweep.settings import EVERY as RELEASES_EVERY  # plain Python: a timeline's choices
 from jaxmlp.results.store import layout
 
 
@@ -258,8 +259,55 @@ ALPHA = Option(
     number,
 )
 DETECTOR = (THRESHOLD, ALPHA)
+MATRIX: tuple[Option, ...] = (PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT)
+"""How a sweep's releases are measured: processes a cell, XLA flags, environments and where they come from, time
+limits, where results go (each sweep subcommand that measures releases adds them, some reworded: `reworded`)."""
 
-SHARED = (
+# --- a range of releases: its two ends and how the releases between them are picked ------------------------------
+
+FIRST = Option(("first",), "the first release (e.g. 0.4.30)", metavar="A")
+LAST = Option(("last",), "the last release (e.g. 0.5.0)", metavar="B")
+GOOD = Option(("good",), "the release before the change (e.g. 0.6.2)", metavar="GOOD")
+BAD = Option(("bad",), "a release after it (e.g. 0.8.3)", metavar="BAD")
+EARLIER = Option(("a",), "the earlier release (e.g. 0.4.30)", metavar="A")
+LATER = Option(("b",), "the later release (e.g. 0.10.2)", metavar="B")
+EVERY = Option(
+    ("--every",),
+    "every release (patch), or the last patch of each minor release (minor) (default: %(default)s)",
+    "patch",
+    choices=RELEASES_EVERY,
+)
+BUDGET = Option(
+    ("--budget",),
+    "the minutes the processes may take: sets the processes a release from the probe's measured time (default: "
+    "--processes)",
+    type=number,
+    metavar="MINUTES",
+)
+TIMELINE_RANGE = (FIRST, LAST, VERSIONS, EVERY, BUDGET)
+"""`jaxmlp sweep timeline A B`'s releases: A to B, picked from --versions (else the index's), every patch or minor,
+their processes fitted to --budget."""
+BISECT_RANGE = (GOOD, BAD, VERSIONS)
+"""`jaxmlp sweep bisect GOOD BAD`'s releases: GOOD to BAD, picked from --versions (else the index's)."""
+EXPLAIN_RANGE = (EARLIER, LATER)
+"""`jaxmlp sweep explain A B`'s two releases."""
+
+
+def reworded(group: Sequence[Option], *own: Option) -> tuple[Option, ...]:
+    """``group`` with each of ``own`` (a command's `Option.but` of one of its options) in that option's place."""
+    mine = {option.base: option for option in own}
+    return tuple(mine.get(option, option) for option in group)
+
+
+STRICT = Option(
+    ("--strict",),
+    "exit 4 when a comparison is still inconclusive (its 95%% interval spans the threshold; exit codes: "
+    "docs/reference/exit-codes.md)",
+    False,
+    action="store_true",
+)
+
+SHARED: tuple[Option, ...] = (
     DATASET,
     DATA_DIR,
     LIMIT,
@@ -291,8 +339,30 @@ SHARED = (
     WHEELS,
     THRESHOLD,
     ALPHA,
+    STRICT,
+    FIRST,
+    LAST,
+    GOOD,
+    BAD,
+    EARLIER,
+    LATER,
+    EVERY,
+    BUDGET,
 )
 """Every shared option (the test of the declarations walks them)."""
+
+# --- the Python each release's environment is made with ----------------------------------------------------------
+
+PYTHON = Option(
+    ("--python",),
+    "an interpreter to make the release environments with, preferred to those found on PATH (python3.N), in "
+    "pyenv's versions and uv's, for the releases it supports; repeat it to give several (default: the one running "
+    "jaxmlp where every release supports it, else the nearest Python here that does)",
+    action="append",
+    metavar="PATH",
+)
+SHARED = (*SHARED, PYTHON)
+MATRIX = (*MATRIX, PYTHON)
 
 
 # --- nox -s bench's own switches (the noxfile parses them with this) ---------------------------------------------
@@ -303,6 +373,11 @@ def bench_session() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
     parser.add_argument("--full", action="store_true", help="more sizes and rounds")
     parser.add_argument("--profile", action="store_true", help="also capture one XLA trace per pipeline")
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="install the newest jax and jaxlib again into the reused environment (nox keeps the first it installed)",
+    )
     parser.add_argument(
         "--preinstalled",
         action="store_true",

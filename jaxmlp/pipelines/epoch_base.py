@@ -31,14 +31,30 @@ def check_precision(precision: str, platform: str) -> str:
     return precision
 
 
+_COMMAND_BUFFERS = (
+    "sets XLA:GPU's command buffers (CUDA graphs, --xla_gpu_enable_command_buffer), which only a GPU backend has"
+)
+BACKEND_REASONS = {
+    "pallas": "is a Pallas kernel written for a TPU (Mosaic) and a GPU (Triton); elsewhere it runs only in Pallas's "
+    "interpreter, as its tests do",
+    "scan_cb_off": _COMMAND_BUFFERS,
+    "scan_cb_loops": _COMMAND_BUFFERS,
+    "torch_graph": "replays each step from a CUDA graph (torch.cuda.graphs), which only a CUDA GPU has",
+}
+"""Why each `PIPELINE_BACKENDS` pipeline runs only there, for the line that refuses it elsewhere."""
+
+FALLBACKS = {"torch_graph": "torch"}
+"""The pipeline to use instead where one is refused (else ``scan``)."""
+
+
 def check_backend(pipeline: str, platform: str) -> None:
     """Nothing where ``pipeline`` runs on ``platform`` (a JAX backend), else a `JaxmlpError` in one line."""
     backends = PIPELINE_BACKENDS.get(pipeline)
     if backends is not None and platform not in backends:
+        where = " or ".join(b.upper() for b in backends)
         raise JaxmlpError(
-            f"the {pipeline} pipeline is a TPU kernel (Pallas's Mosaic backend) and this backend is {platform}: run "
-            "it on a TPU host (on a GPU Pallas lowers through Triton, for which this kernel's blocks are not "
-            "written; elsewhere it runs only in Pallas's interpreter, as its tests do); here use --pipeline scan"
+            f"the {pipeline} pipeline {BACKEND_REASONS[pipeline]}, and this backend is {platform}: run it on a "
+            f"{where} host; here use --pipeline {FALLBACKS.get(pipeline, 'scan')}"
         )
 
 

@@ -3,21 +3,28 @@ detector's trials and validation (their numbers from `jaxmlp.results.releases.ta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line, checked_line, probes_line
+from jaxmlp.measure.sweep.pythons import crossings
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.report.corpus_sections import corpus_lines
 from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
 from jaxmlp.results.releases.cells import flags_table
-from jaxmlp.results.releases.compared import TimelineColumn, comparisons, flags_of
+from jaxmlp.results.releases.compared import TimelineColumn, column_said, comparisons, flags_of
 from jaxmlp.results.releases.corpus import corpus_table
-from jaxmlp.results.releases.tables import probe_verdicts, release_verdicts, sweep_steps, trials_table
+from jaxmlp.results.releases.tables import (
+    probe_verdicts,
+    pythons_of,
+    release_verdicts,
+    sweep_steps,
+    trials_table,
+)
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -47,11 +54,12 @@ def verdict_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def flagged_when(threshold: float = THRESHOLD, alpha: float = ALPHA, before: str = "the release before") -> str:
-    """What the columns and "slower" and "faster" mean, in one line."""
+    """What the columns and the four words mean, in one line."""
     return (
         f"vs previous: the ratio of medians to {before} (95% bootstrap interval); slower or faster when "
         f"one-sided Mann-Whitney p < {alpha:g} and the medians differ by more than "
-        f"{percent(threshold)}"
+        f"{percent(threshold)}; the same when the interval lies within {percent(threshold)} both ways; "
+        "else inconclusive"
     )
 
 
@@ -94,6 +102,7 @@ def sweep_summary(
             f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
             f"resume {folder or where}` measures the rest)",
         )
+    lines += python_lines(pythons_of(rows)) if found else ()
     if len(rows):
         verdict = sweep_verdict(rows, sweep_steps(rows, samples, done=done), cells)
         lines.insert(0, f"Verdict: {verdict or UNDECIDED_LINE}")
@@ -110,6 +119,24 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
         (str(v), str(f)): int(n)
         for v, f, n in zip(counts.index.get_level_values(0), counts.index.get_level_values(1), counts)
     }
+
+
+def python_lines(ran: Mapping[str, str]) -> tuple[str, ...]:
+    """Which Python the releases ran on (`pythons_of`): one line, and a line marking each step of the series across
+    a change of Python (a change found there may be the Python's)."""
+    if not ran:
+        return ()
+    groups: dict[str, list[str]] = {}
+    for label in sorted(ran, key=registry.version_key):
+        groups.setdefault(ran[label], []).append(label)
+    if len(groups) == 1:
+        return (f"Python {next(iter(groups))} for every release",)
+    said = "; ".join(f"Python {python} for {', '.join(labels)}" for python, labels in groups.items())
+    marks = [
+        f"the step {a} -> {b} crosses a change of Python ({ran[a]} -> {ran[b]}): what it shows may be the Python's"
+        for a, b in crossings(ran)
+    ]
+    return (said, *marks)
 
 
 def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> tuple[str, ...]:
@@ -131,9 +158,11 @@ def timeline_summary(
     cells: CellsDocument | None = None,
     where: str = "",
     folder: str = "",
+    ran: Mapping[str, str] | None = None,
 ) -> Summary:
     """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
-    with its release, ratio, 95% interval and p), then the cells that failed."""
+    with its release, ratio, 95% interval and p), the Python each release ran on (``ran``: `pythons_of`), then the
+    cells that failed."""
     flags_used = any(c.xla_flags for c in columns)
     found: list[tuple[str, pd.DataFrame]] = []
     closing: list[str] = []
@@ -144,19 +173,14 @@ def timeline_summary(
         found.append((name, timeline_rows(column)))
         if column.changes:
             found.append((f"{name}: changes", change_rows(column.changes)))
-        closing.append(
-            f"{name}: "
-            + (
-                "; ".join(c.line() for c in column.changes)
-                or f"no change from {column.releases[0]} to {column.releases[-1]}"
-            )
-        )
+        closing.append(f"{name}: {column_said(column)}")
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     lines = [
         f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "
         f"each sample is one process's steady state; {span(len(s) for c in columns for s in c.samples)} "
         "processes a release, in rotating order",
         CHANGE_RULE,
+        *python_lines(ran or {}),
     ]
     if not columns:
         lines = ["no release was measured"]

@@ -10,10 +10,11 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results.releases.compared import timeline_columns
-from jaxmlp.results.releases.tables import release_verdicts, sweeps
+from jaxmlp.results.releases.compared import column_verdicts, timeline_columns
+from jaxmlp.results.releases.tables import is_timeline, release_verdicts, sweep_steps, sweeps
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.stats import VERDICT_WORDS
 
 
 class FiledChange(NamedTuple):
@@ -33,15 +34,21 @@ def _sweep(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     return None if rows is None else (rows, results.samples)
 
 
+def verdicts(folder: Path) -> pd.DataFrame:
+    """The sweep in ``folder``'s verdicts: per XLA-flags column and workload, each release compared with the one
+    before it (`release_verdicts`); empty where the folder holds no sweep."""
+    sweep = _sweep(folder)
+    return pd.DataFrame() if sweep is None else release_verdicts(*sweep)
+
+
 def flagged_changes(folder: Path) -> list[FiledChange]:
     """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it
-    (`release_verdicts`)."""
-    sweep = _sweep(folder)
-    if sweep is None:
+    (`verdicts`)."""
+    table = verdicts(folder)
+    if table.empty:
         return []
-    verdicts = release_verdicts(*sweep)
     found = []
-    for (workload, flags), column in verdicts.groupby(["workload", "xla_flags"], sort=False):
+    for (workload, flags), column in table.groupby(["workload", "xla_flags"], sort=False):
         releases = list(column["release"])
         for i, verdict in enumerate(column["verdict"]):
             if i and verdict in ("slower", "faster"):
@@ -59,6 +66,18 @@ def timeline_changes(folder: Path) -> list[FiledChange]:
         for column in columns
         for change in column.changes
     ]
+
+
+def folder_verdicts(folder: Path) -> list[str]:
+    """The verdicts (`VERDICT_WORDS`) of the sweep or timeline in ``folder``, as its summary says them: each step of a
+    sweep (each release against the one before it, benchmark by benchmark), or each timeline column's
+    (`column_verdicts`); a step whose results differ has none."""
+    sweep = _sweep(folder)
+    if sweep is None:
+        return []
+    if is_timeline(folder):
+        return [c.word for column in timeline_columns(*sweep) for c in column_verdicts(column)]
+    return [str(word) for word in sweep_steps(*sweep)["verdict"] if word in VERDICT_WORDS]
 
 
 def noise_cells(folders: Sequence[Path]) -> list[list[float]]:

@@ -39,13 +39,17 @@ def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.Dat
 @shows(*registry.SWEEP)
 def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One sweep's median of each benchmark per cell (release, XLA flags), oldest release first, with the
-    processes a cell; a workload whose values differed from the reference cell's is named in ``results_differ``."""
+    processes a cell and the Python they ran on; a workload whose values differed from the reference cell's is
+    named in ``results_differ``."""
     timed = rows[rows["test"].isin([b.id for b in registry.SWEEP])].assign(xla_flags=flags_of(rows))
     index = ["release", "xla_flags"]
     table = timed.pivot_table(index=index, columns="name", values="median", aggfunc="first")
     order = sorted(table.index, key=lambda key: (key[1] != "", key[1], registry.version_key(key[0])))
     table = table.loc[order].rename_axis(columns=None)
     table.insert(0, "processes", timed.groupby(index)["rounds"].max())
+    if "python" in timed and timed["python"].notna().any():  # the Python its processes ran on
+        ran = timed.groupby(index)["python"].agg(lambda p: ", ".join(sorted(set(p.dropna().astype(str)))))
+        table.insert(1, "python", ran.reindex(table.index).fillna(""))
     differ = timed.get("results_differ")
     if differ is not None and differ.notna().any():
         marked = timed[differ.notna()].groupby(index)["workload"].agg(lambda w: ", ".join(sorted(set(w))))
@@ -56,11 +60,20 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def pythons_of(rows: pd.DataFrame) -> dict[str, str]:
+    """The Python each release of a sweep or timeline ran on (its samples' ``python``; several joined), by release;
+    {} where its files name none."""
+    if "python" not in rows or not rows["python"].notna().any():
+        return {}
+    ran = rows[rows["python"].notna()].groupby("release")["python"]
+    return {str(k): ", ".join(sorted(set(v.astype(str)))) for k, v in ran}
+
+
 STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
 
 
 def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
-    verdict = "results differ" if pair.differ else c.verdict
+    verdict = "results differ" if pair.differ else c.word
     return {
         "benchmark": pair.name,
         "xla_flags": pair.flags,
@@ -190,7 +203,7 @@ def bisection_table(doc: BisectDocument) -> pd.DataFrame:
                     c.ci_high,
                     c.p_slower,
                     c.p_faster,
-                    c.verdict,
+                    c.word,
                     p.decision,
                 )
             )
@@ -265,10 +278,10 @@ def trials_table(doc: TrialsDocument) -> pd.DataFrame:
             t.trial,
             t.injected.ratio,
             t.injected.p_one_sided(),
-            t.injected.verdict,
+            t.injected.word,
             t.aa.ratio,
             t.aa.p_one_sided(),
-            t.aa.verdict,
+            t.aa.word,
         )
         for t in doc.trials
     ]

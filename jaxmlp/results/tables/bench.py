@@ -13,11 +13,11 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
 from jaxmlp.results.schema.bench import own_peaks
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store.frames import query
-from jaxmlp.results.store.machines import machine
 from jaxmlp.results.tables.base import shows
 from jaxmlp.results.tables.ladders import pipeline_ladder
-from jaxmlp.stats import INVALID, compare
+from jaxmlp.stats import INVALID, VERDICT_WORDS, compare, processes_to_settle
 from jaxmlp.units import MISSING
 
 
@@ -74,7 +74,7 @@ def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-ENVIRONMENT = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
+SHOWN_METADATA = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
 
 
 def _joined(run: pd.DataFrame, column: str) -> str:
@@ -85,11 +85,11 @@ def _known(value: Any) -> bool:
     return value is not None and not (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
 
 
-def environment(run: pd.DataFrame) -> dict[str, Any]:
+def shown_metadata(run: pd.DataFrame) -> dict[str, Any]:
     """What one run (one file's rows) was measured on and with; what its file does not say is `units.MISSING`
     (XLA flags it does not name: none, ``""``)."""
     first = run.iloc[0]
-    said = {key: first.get(key) for key in (*ENVIRONMENT, "timestamp", "commit", "size")}
+    said = {key: first.get(key) for key in (*SHOWN_METADATA, "timestamp", "commit", "size")}
     env = {key: value if _known(value) else MISSING for key, value in said.items()}
     env.update(
         xla_flags=env["xla_flags"] if _known(said["xla_flags"]) else "",
@@ -155,7 +155,7 @@ def cpu_vs_accelerator(
     )
     table = table.dropna()  # a benchmark only one side ran is not a comparison
     table["cpu_over_accelerator"] = table["cpu_s"] / table["accelerator_s"]
-    cpu, other = environment(newest["cpu"]), environment(newest[accelerator])
+    cpu, other = shown_metadata(newest["cpu"]), shown_metadata(newest[accelerator])
     differ = {key: (cpu[key], other[key]) for key in ACCELERATOR_DIFFER if cpu[key] != other[key]}
     return table.rename_axis("benchmark").reset_index(), differ
 
@@ -169,7 +169,9 @@ def compare_samples(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> pd.DataFrame:
-    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each."""
+    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each: its verdict in the four words
+    (`stats.VERDICT_WORDS`), ``valid`` False where a sample is NaN or infinite, ``settle`` the processes (rounds) a
+    side that would roughly settle an inconclusive one (`stats.processes_to_settle`)."""
     rows = []
     for name in sorted(set(baseline) & set(new)):
         comparison = compare(baseline[name], new[name], threshold, alpha)
@@ -177,8 +179,9 @@ def compare_samples(
             {
                 "benchmark": name,
                 **comparison._asdict(),
-                "verdict": comparison.describe(),
+                "verdict": comparison.word,
                 "valid": comparison.verdict != INVALID,
+                "settle": processes_to_settle(comparison, threshold),
             }
         )
     return pd.DataFrame(rows)
@@ -274,11 +277,11 @@ def compare_memory(
 
 
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
-    counts = {
-        verdict: int((table["verdict"] == verdict).sum())
-        for verdict in ("regression", "improvement", "insufficient data")
-    }
-    return {**counts, INVALID: int((~table["valid"]).sum()) if "valid" in table else 0}
+    """A `compare_samples` table's count of each verdict word, of invalid samples and of those too few to test."""
+    counts = {verdict: int((table["verdict"] == verdict).sum()) for verdict in VERDICT_WORDS}
+    valid = table["valid"] if "valid" in table else pd.Series(True, index=table.index)
+    untested = int((valid & table["p_slower"].isna()).sum()) if "p_slower" in table else 0
+    return {**counts, INVALID: int((~valid).sum()), "too few": untested}
 
 
 # --- profiler captures ----------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.train import steady_state_seconds
 from jaxmlp.measure.tta import median_stands
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store.frames import query
-from jaxmlp.results.store.machines import machine
 from jaxmlp.results.tables.base import precision_of, shows
 from jaxmlp.units import count, duration, percent
 
