@@ -330,7 +330,7 @@ if wants bench; then  # a module at a time, each its own file and cap (seconds):
         elif [ -f "$stage/modules/rows-$name.json" ]; then  # cut off: the rows it finished, written as they did
             kept=$($python -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["benchmarks"]))' \
                 "$stage/modules/rows-$name.json" 2>/dev/null || echo "no")
-            echo "== bench-$name: did not finish: its $kept finished benchmarks kept (rows-$name.json)"
+            echo "== bench-$name: did not finish: the benchmarks it finished kept ($kept, rows-$name.json)"
             written+=("$stage/modules/rows-$name.json")
         else
             echo "== bench-$name: no benchmark finished"
