@@ -79,6 +79,7 @@ def test_epoch(
         steps=epoch.n_steps,
         samples=epoch.n_samples,
         flops=epoch.flops,
+        xla_epoch_flops=epoch.xla_flops,  # XLA's count, beside the model's (`flops`, the floor's)
         matmul_flops_per_second=matmul_rate,
         floor_seconds=floor,
         floor_ratio=None if median is None else median / floor,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import nvidia
 from jaxmlp.registry import ACCELERATOR_NEEDS, BACKENDS
 
 if TYPE_CHECKING:
@@ -167,4 +168,5 @@ def metadata(device: jax.Device | None = None) -> dict[str, Any]:
             compilation_cache_dir=jax.config.jax_compilation_cache_dir or "",  # type: ignore[attr-defined]
         )
         meta.update(machine_facts())
+        meta.update(nvidia.gpu_facts(device.platform))  # a GPU's driver, clocks, power limit; elsewhere why none
     return meta

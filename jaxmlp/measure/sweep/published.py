@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep.envs import ACCELERATOR, OLDEST, RELEASE, WHEEL, Source, envs_root
+from jaxmlp.measure.sweep.envs import OLDEST, RELEASE, WHEEL, Source, envs_root
 from jaxmlp.registry import version_key
 
 Minor = tuple[int, int]
@@ -195,8 +195,9 @@ def available(wheels: Path | None) -> list[str]:
 
 
 def check_held(versions: Sequence[str], source: Source) -> None:
-    """One line naming the releases a folder of wheels does not hold (and the accelerator packages it lacks),
-    before any environment is made; nothing for the package index."""
+    """One line naming the releases that have no build for the asked backend (`Source.check_builds`), or that a
+    folder of wheels does not hold (and the accelerator packages it lacks), before any environment is made."""
+    source.check_builds(versions)
     if source.wheels is None:
         return
     held = set(wheel_releases(source.wheels))
@@ -207,9 +208,8 @@ def check_held(versions: Sequence[str], source: Source) -> None:
             f"{', '.join(sorted(held, key=version_key)[-6:])}, ...): `pip download jax==V jaxlib==V -d "
             f"{source.wheels}` adds one"
         )
-    if source.backend in ACCELERATOR:
-        extra, package = ACCELERATOR[source.backend]
-        names = [p.name.replace("-", "_").lower() for p in source.wheels.glob("*.whl")]
+    names = [p.name.replace("-", "_").lower() for p in source.wheels.glob("*.whl")]
+    for extra, package in sorted({b for b in map(source.accelerator, versions) if b}):  # each release's own
         if not any(n.startswith(package) for n in names):
             raise JaxmlpError(
                 f"--backend {source.backend}: --wheels {source.wheels} holds no {package} wheel, which "
