@@ -11,7 +11,16 @@ import pandas as pd
 from jaxmlp import registry, units
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import human_axis, legend_above
-from jaxmlp.report.track_answers import FASTER, INCONCLUSIVE, PINNED, SAME, SLOWER, release_order, within
+from jaxmlp.report.track_answers import (
+    FASTER,
+    INCONCLUSIVE,
+    PINNED,
+    SAME,
+    SLOWER,
+    python_changes,
+    release_order,
+    within,
+)
 
 LOOK = {
     SLOWER: {"color": "C3", "marker": "^"},
@@ -25,7 +34,9 @@ PINNED_LOOK = {"color": "black", "marker": "D"}
 
 
 def _times(value: float, _: Any = None) -> str:
-    return f"×{units.number(value)}"
+    """A ratio's tick without trailing zeros: ``×1.1``, ``×0.95``."""
+    number = units.number(value)
+    return "×" + (number.rstrip("0").rstrip(".") if "." in number else number)
 
 
 def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> Any:
@@ -51,7 +62,7 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
         label=f"{base}, measured beside it",
         **PINNED_LOOK,
     )
-    top.plot(x, mine["median_s"], linestyle="none", marker="o", color="C0", label="the release")
+    top.plot(x, mine["median_s"], linestyle="none", marker="o", color="#333", label="the release's median")
     top.set(ylabel="median time", title=f"Time by release, against {base}")
     human_axis(top, "y", values=[*mine["median_s"], *mine["baseline_median_s"]])
     low, high = 1 / (1 + threshold), 1 + threshold
@@ -87,6 +98,18 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
     bottom.set_xticks(range(len(versions)), versions, rotation=30 if len(versions) > 8 else 0)
     bottom.set_xlabel("jax / jaxlib release")
     bottom.set_xlim(-0.5, len(versions) - 0.5)
+    for release, python in python_changes(mine):
+        for ax in (top, bottom):
+            ax.axvline(at[release] - 0.5, color="C1", linestyle="--", linewidth=1)
+        top.annotate(
+            f"Python {python} from here",
+            (at[release] - 0.5, 1),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, -4),
+            textcoords="offset points",
+            va="top",
+            color="C1",
+        )
     legend_above(fig)
     return fig
 

@@ -60,6 +60,20 @@ def newest(rows: pd.DataFrame, against: str = PINNED) -> Mapping[str, Any] | Non
     return mine.loc[at].to_dict()
 
 
+def when(measured_at: object) -> str:
+    """A time of measurement as read: ``2026-12-01 02:10 UTC`` (the frame's ISO-8601 UTC); as given where it is not
+    one."""
+    import datetime as dt
+
+    try:
+        stamp = dt.datetime.fromisoformat(str(measured_at))
+    except ValueError:
+        return str(measured_at)
+    if stamp.tzinfo is not None:
+        stamp = stamp.astimezone(dt.UTC)
+    return stamp.strftime("%Y-%m-%d %H:%M UTC")
+
+
 def within(threshold: float) -> str:
     """The threshold both ways, as said: ``±5%``."""
     return f"±{100 * threshold:g}%"
@@ -101,6 +115,15 @@ def sentence(row: Mapping[str, Any], threshold: float = registry.THRESHOLD) -> s
     if verdict == INCONCLUSIVE:
         return f"{release} against {base} is inconclusive: {measured(row)}; {settle(row, threshold)}"
     return f"{release} against {base}: {verdict}, {measured(row)}"
+
+
+def python_changes(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """Where a series' Python changed: (the first release on the new one, its Python), in version order."""
+    if rows.empty or "python" not in rows:
+        return []
+    ordered = in_order(rows).drop_duplicates("release")
+    pairs = list(zip(ordered["release"].astype(str), ordered["python"].astype(str)))
+    return [(release, python) for (_, before), (release, python) in zip(pairs, pairs[1:]) if python != before]
 
 
 def python_note(rows: pd.DataFrame) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import registry, units
-from jaxmlp.report.track_answers import CHANGED, SAME, in_order, sentence, series, within
+from jaxmlp.report.track_answers import CHANGED, SAME, in_order, sentence, series, when, within
 from jaxmlp.results.store.replacing import replace_file
 
 NOTHING_MEASURED = "jaxmlp track: nothing new was measured (no release newer than the last one tracked)."
@@ -71,8 +71,8 @@ def message(
             said = sentence(row, threshold)
             out.append(f"- {said}" + (f" ([why]({where}))" if where else ""))
         out.append("")
-    measured_at = sorted(rows["measured_at"].astype(str))
-    out.append(f"Measured {measured_at[0]}" + (f" to {measured_at[-1]}" if measured_at[-1] != measured_at[0] else ""))
+    times = sorted(rows["measured_at"].astype(str))
+    out.append(f"Measured {when(times[0])}" + (f" to {when(times[-1])}" if when(times[-1]) != when(times[0]) else ""))
     return "\n".join(out) + "\n"
 
 

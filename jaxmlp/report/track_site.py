@@ -19,7 +19,6 @@ from jaxmlp import registry, units
 from jaxmlp.report.html import STYLE, cell_html
 from jaxmlp.report.plots_track import plot_track
 from jaxmlp.report.track_answers import (
-    AGAINST,
     PINNED,
     PREVIOUS,
     in_order,
@@ -27,6 +26,7 @@ from jaxmlp.report.track_answers import (
     python_note,
     sentence,
     series,
+    when,
     within,
 )
 from jaxmlp.report.track_message import link
@@ -120,7 +120,7 @@ def comparisons_table(rows: pd.DataFrame, link_base: str) -> str:
                     _number(units.interval(row["low"], row["high"])),
                     _number(units.duration(row["median_s"])),
                     _number(units.duration(row["baseline_median_s"])),
-                    _text(str(row.get("measured_at", ""))),
+                    _text(when(row.get("measured_at", ""))),
                     _explanation(row, link_base),
                 ]
             )
@@ -147,7 +147,13 @@ def series_page(machine: str, workload: str, rows: pd.DataFrame, threshold: floa
     for against in (PINNED, PREVIOUS):
         part = rows[rows["against"] == against]
         if not part.empty:
-            body.append(f"<h2>Against the release {html.escape(AGAINST[against])}</h2>")
+            bases = ", ".join(dict.fromkeys(part["baseline"].astype(str)))
+            heading = (
+                f"Against the pinned release ({bases})"
+                if against == PINNED
+                else "Against the release tracked before it"
+            )
+            body.append(f"<h2>{html.escape(heading)}</h2>")
             body.append(comparisons_table(part, link_base))
     others = rows[~rows["against"].isin([PINNED, PREVIOUS])]
     if not others.empty:
@@ -167,10 +173,10 @@ def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[st
                 [
                     _text(key[1]),
                     _text(str(first.get("release", ""))),
-                    _text(f"{_verdict(pin['verdict'])} ({html.escape(str(pin['baseline']))})" if pin else "", True),
+                    _text(f"{_verdict(pin['verdict'])} ({html.escape(str(pin['baseline']))})" if pin else "-", True),
                     _number(units.ratio(pin["ratio"]) if pin else units.MISSING),
                     _number(units.interval(pin["low"], pin["high"]) if pin else units.MISSING),
-                    _text(f"{_verdict(prev['verdict'])} ({html.escape(str(prev['baseline']))})" if prev else "", True),
+                    _text(f"{_verdict(prev['verdict'])} ({html.escape(str(prev['baseline']))})" if prev else "-", True),
                     _number(units.ratio(prev["ratio"]) if prev else units.MISSING),
                     _text(f"<a href='{html.escape(pages[key], quote=True)}'>details</a>", raw=True),
                 ]
@@ -190,8 +196,8 @@ def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], thresh
     times = sorted(frame["measured_at"].astype(str))
     body.append(
         f"<p class='env'>Each release measured side by side with the pinned release and with the one tracked before "
-        f"it, in fresh processes; threshold {within(threshold)}; measured {html.escape(times[0])} to "
-        f"{html.escape(times[-1])}. The data: <a href='{DATA}'>{DATA}</a>.</p>"
+        f"it, in fresh processes; threshold {within(threshold)}; measured {html.escape(when(times[0]))} to "
+        f"{html.escape(when(times[-1]))}. The data: <a href='{DATA}'>{DATA}</a>.</p>"
     )
     for machine in sorted({m for m, _ in found}):
         mine = {key: rows for key, rows in found.items() if key[0] == machine}
