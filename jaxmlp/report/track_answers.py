@@ -18,6 +18,8 @@ AGAINST = {PINNED: "pinned", PREVIOUS: "tracked before it"}
 """How a baseline is named after its release: ``0.7.0 (pinned)``."""
 SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "the same", "inconclusive"
 VERDICTS = (SLOWER, FASTER, SAME, INCONCLUSIVE)
+Row = Mapping[Any, Any]
+"""A row of the frame, as a mapping of its columns."""
 CHANGED = (SLOWER, FASTER, INCONCLUSIVE)
 """The verdicts a message names: "the same" was shown to be no change."""
 
@@ -51,13 +53,14 @@ def series(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
     return {(str(m), str(w)): part for (m, w), part in ordered.groupby(["machine", "workload"], sort=True)}
 
 
-def newest(rows: pd.DataFrame, against: str = PINNED) -> Mapping[str, Any] | None:
+def newest(rows: pd.DataFrame, against: str = PINNED) -> Row | None:
     """The newest release's row against ``against`` among ``rows`` (one machine and workload), or None."""
     mine = rows[rows["against"] == against]
     if mine.empty:
         return None
     at = max(mine.index, key=lambda i: registry.version_key(str(mine.at[i, "release"])))
-    return mine.loc[at].to_dict()
+    row: dict[Any, Any] = mine.loc[at].to_dict()
+    return row
 
 
 def when(measured_at: object) -> str:
@@ -79,17 +82,17 @@ def within(threshold: float) -> str:
     return f"±{100 * threshold:g}%"
 
 
-def baseline_name(row: Mapping[str, Any]) -> str:
+def baseline_name(row: Row) -> str:
     """The release a row is compared with, as said: ``0.7.0 (pinned)``."""
     return f"{row['baseline']} ({AGAINST.get(str(row['against']), str(row['against']))})"
 
 
-def measured(row: Mapping[str, Any]) -> str:
+def measured(row: Row) -> str:
     """The ratio and its 95% interval: ``×1.21 (95% interval ×1.15–×1.28)``."""
     return f"{units.ratio(row['ratio'])} (95% interval {units.interval(row['low'], row['high'])})"
 
 
-def settle(row: Mapping[str, Any], threshold: float = registry.THRESHOLD) -> str:
+def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
     """What an inconclusive comparison lacks: its interval's width against the threshold, and roughly how many more
     processes would settle it where the row says (``more_processes``)."""
     low, high = _number(row.get("low")), _number(row.get("high"))
@@ -103,7 +106,7 @@ def settle(row: Mapping[str, Any], threshold: float = registry.THRESHOLD) -> str
     return f"its 95% interval{wide} still spans {within(threshold)}: {then}"
 
 
-def sentence(row: Mapping[str, Any], threshold: float = registry.THRESHOLD) -> str:
+def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
     """One comparison as said everywhere: ``0.7.2 is the same as 0.7.0 (pinned) within ±5%: ×1.01 (95% interval
     ×0.98–×1.03)``; slower and faster ones with both medians, an inconclusive one with what would settle it."""
     release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])

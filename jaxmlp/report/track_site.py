@@ -11,7 +11,6 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -21,6 +20,7 @@ from jaxmlp.report.plots_track import plot_track
 from jaxmlp.report.track_answers import (
     PINNED,
     PREVIOUS,
+    Row,
     in_order,
     newest,
     python_note,
@@ -69,7 +69,7 @@ def _verdict(verdict: object) -> str:
     return f"<span class='{VERDICT_CLASS.get(word, '')}'>{html.escape(word)}</span>"
 
 
-def _answer(row: Mapping[str, Any] | None, threshold: float, second: bool = False) -> str:
+def _answer(row: Row | None, threshold: float, second: bool = False) -> str:
     """A comparison's sentence as a paragraph, its verdict word coloured."""
     if row is None:
         return ""
@@ -93,7 +93,7 @@ def _number(value: str) -> str:
     return f">{cell_html(value)}"
 
 
-def _explanation(row: Mapping[str, Any], link_base: str) -> str:
+def _explanation(row: Row, link_base: str) -> str:
     where = link(row.get("explanation"), link_base)
     return _text(f"<a href='{html.escape(where, quote=True)}'>why</a>" if where else "", raw=True)
 
