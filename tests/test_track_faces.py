@@ -62,7 +62,7 @@ INCONCLUSIVE = _row(
     0.97,
     1.10,
     NIGHT_3,
-    more_processes=12,
+    settle=24,
 )
 SAME_SCAN = _row("scan_scatter_linearize", "0.7.1", "pinned", "0.7.0", "the same", 0.99, 0.97, 1.02, NIGHT_2)
 HISTORY = frame(SLOWER, SLOWER_PREVIOUS, SAME_SCAN, SAME, FASTER, INCONCLUSIVE)
@@ -96,8 +96,8 @@ def test_a_faster_release_is_named_against_the_release_tracked_before_it():
 def test_an_inconclusive_one_says_how_wide_and_what_would_settle_it():
     text = message(frame(INCONCLUSIVE))
     assert "0.7.2 against 0.7.0 (pinned) is inconclusive: ×1.04 (95% interval ×0.970–×1.10)" in text
-    assert "its 95% interval (13.4% wide) still spans ±5%: about 12 more processes a release would settle it" in text
-    without = message(frame({**INCONCLUSIVE, "more_processes": float("nan")}))
+    assert "its 95% interval (13.4% wide) still spans ±5%: about 24 processes a side would settle it" in text
+    without = message(frame({**INCONCLUSIVE, "settle": float("nan")}))
     assert "more processes (a longer `--budget`) would settle it" in without
 
 
@@ -134,7 +134,7 @@ def test_the_message_replaces_the_last_one_whole(tmp_path):
 
 def test_the_site_answers_first_and_has_a_page_per_machine_and_workload(tmp_path):
     site = tmp_path / "site"
-    files = write_site(HISTORY, site, link_base="../reports/")
+    files = write_site(HISTORY, site, results=tmp_path / "reports")
     assert [f.name for f in files] == [
         "index.html",
         "ci-linux--epoch.html",

@@ -93,13 +93,13 @@ def measured(row: Row) -> str:
 
 
 def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
-    """What an inconclusive comparison lacks: its interval's width against the threshold, and roughly how many more
-    processes would settle it where the row says (``more_processes``)."""
+    """What an inconclusive comparison lacks: its interval's width against the threshold, and roughly how many
+    processes a side would settle it where the row says (``settle``, as `jaxmlp track` estimates it)."""
     low, high = _number(row.get("low")), _number(row.get("high"))
     wide = f" ({units.percent(high / low - 1)} wide)" if low > 0 and high > 0 else ""
-    more = _number(row.get("more_processes"))
+    more = _number(row.get("settle"))
     then = (
-        f"about {units.count(math.ceil(more), 'more process', 'more processes')} a release would settle it"
+        f"about {units.count(math.ceil(more), 'process', 'processes')} a side would settle it"
         if math.isfinite(more) and more > 0
         else "more processes (a longer `--budget`) would settle it"
     )
@@ -124,7 +124,7 @@ def python_changes(rows: pd.DataFrame) -> list[tuple[str, str]]:
     """Where a series' Python changed: (the first release on the new one, its Python), in version order."""
     if rows.empty or "python" not in rows:
         return []
-    ordered = in_order(rows).drop_duplicates("release")
+    ordered = in_order(rows[rows["python"].astype(str).str.strip() != ""]).drop_duplicates("release")
     pairs = list(zip(ordered["release"].astype(str), ordered["python"].astype(str)))
     return [(release, python) for (_, before), (release, python) in zip(pairs, pairs[1:]) if python != before]
 
@@ -134,13 +134,15 @@ def python_note(rows: pd.DataFrame) -> str:
     3.12.1``): a change of Python is a change of its own."""
     if rows.empty or "python" not in rows:
         return ""
-    ordered = in_order(rows)
+    ordered = in_order(rows[rows["python"].astype(str).str.strip() != ""])
     steps: list[tuple[str, str]] = []  # (python, last release on it)
     for release, python in zip(ordered["release"], ordered["python"]):
         if steps and steps[-1][0] == str(python):
             steps[-1] = (steps[-1][0], str(release))
         else:
             steps.append((str(python), str(release)))
+    if not steps:
+        return "Python not recorded"
     if len(steps) == 1:
         return f"Python {steps[0][0]}"
     parts = [f"{python} to {last}" for python, last in steps[:-1]] + [f"then {steps[-1][0]}"]

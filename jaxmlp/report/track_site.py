@@ -224,13 +224,16 @@ def write_site(
     site: str | os.PathLike[str],
     *,
     threshold: float = registry.THRESHOLD,
-    link_base: str = "",
+    link_base: str | None = None,
+    results: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
     """Write the site of ``frame`` (`jaxmlp track`'s comparisons) as the folder ``site``, replacing the last one
     whole: it is built beside it and swapped in (a failure or a crash leaves the old site as it was). Explanations
-    are linked as ``link_base`` + their link (the results folder's address: `site_link_base`, or a URL). Returns the
-    files written, ``index.html`` first."""
+    are linked as ``link_base`` + their link (a URL where the results folder is published), else from the site to
+    the ``results`` folder (`site_link_base`). Returns the files written, ``index.html`` first."""
     site = Path(site)
+    if link_base is None:
+        link_base = site_link_base(site, Path(results)) if results is not None else ""
     ordered = in_order(frame)
     found = series(ordered)
     pages: dict[tuple[str, str], str] = {}
