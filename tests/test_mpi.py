@@ -121,14 +121,13 @@ def test_a_rank_that_dies_stops_the_other(tmp_path):
 
 def test_two_ranks_measure_the_two_process_scaling_and_one_file_is_written(tmp_path):
     """`mpirun -n 2 jaxmlp scaling`: the cluster's two processes are P = 2, rank 0 alone measures P = 1 after, speaks
-    and writes one file."""
+    and writes one file (N = 2 only: N = 1 and the pairs left out are tests/test_sharded.py's, one worker less)."""
     done = mpirun(
         [
             "-m",
             "jaxmlp",
             "scaling",
             "--devices",
-            "1",
             "2",
             "--processes",
             "1",
@@ -150,7 +149,7 @@ def test_two_ranks_measure_the_two_process_scaling_and_one_file_is_written(tmp_p
     assert "(Open MPI's for P > 1)" in done.stdout and "N = 2, P = 2: epoch " in done.stdout
     (saved,) = tmp_path.glob("scaling-*-cpu.json")
     rows = {b["name"]: b["extra_info"] for b in json.loads(saved.read_text())["benchmarks"]}
-    assert set(rows) == {f"scaling_{w}[cpu-{n}-{p}]" for w in ("epoch", "step") for n, p in ((1, 1), (2, 1), (2, 2))}
+    assert set(rows) == {f"scaling_{w}[cpu-2-{p}]" for w in ("epoch", "step") for p in (1, 2)}
     two = rows["scaling_epoch[cpu-2-2]"]
     assert (two["launcher"], two["global_device_count"]) == ("Open MPI", 2) and 0 < two["all_reduce_share"] < 1
     assert rows["scaling_epoch[cpu-2-1]"]["launcher"] == "none"  # rank 0's own worker, alone
