@@ -50,12 +50,14 @@ def train(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the tests on 2 workers (pytest-xdist; the tests that start processes of their own, group `processes`,
-    one after another on one of them), then every benchmark once, tiny (real-MNIST tests skip unless
-    JAXMLP_DATA_DIR is set). `-- ARGS` go to the first pytest, after ours (`-- -n 0` runs serially)."""
+    one after another on one of them), then every benchmark once, tiny, on 2 workers too (--benchmark-disable: a
+    check that each runs, timing nothing); real-MNIST tests skip unless JAXMLP_DATA_DIR is set. `-- ARGS` go to the
+    first pytest, after ours (`-- -n 0` runs serially)."""
     session.install("-e", ".[test]")
     session.install("--no-deps", "apache-otava==0.8.0")  # the peer suite's other detector (pyproject.toml: why)
-    session.run("pytest", "-n", str(TEST_WORKERS), "--dist", "loadgroup", *_jax(session))
-    session.run("pytest", "bench", "--size=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider")
+    workers = ["-n", str(TEST_WORKERS)]
+    session.run("pytest", *workers, "--dist", "loadgroup", *_jax(session))
+    session.run("pytest", "bench", "--size=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider", *workers)
 
 
 @nox.session

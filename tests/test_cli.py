@@ -175,7 +175,8 @@ def test_json_to_a_path_ending_in_a_slash_is_a_folder_made_if_missing(capsys, tm
 
 def test_diverging_run_is_reported_not_scored(capsys, tmp_path):
     out = tmp_path / "diverged.json"
-    code = main(["train", "--dataset", "synthetic", "--step-size", "1e4", "--epochs", "2", "--json", str(out)])
+    argv = ["train", "--dataset", "synthetic", "--limit", "1024", "--step-size", "1e4"]  # 8 steps: epoch 0 diverges
+    code = main([*argv, "--epochs", "2", "--json", str(out)])
     assert code == EXIT_DIVERGED
     stdout = capsys.readouterr().out
     assert "Diverged: the training loss is not finite after epoch 0" in stdout

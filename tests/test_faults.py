@@ -96,7 +96,7 @@ def test_a_hanging_worker_is_stopped_at_its_limit_and_the_sweep_keeps_the_rest(t
     assert processes_running(spec.partition(":")[0]) == []  # the hung process is gone
 
 
-def test_sigterm_mid_sweep_keeps_the_samples_leaves_no_process_and_resume_finishes(tmp_path):
+def test_sigterm_mid_sweep_keeps_the_samples_leaves_no_process_and_resume_finishes(tmp_path, monkeypatch, capsys):
     spec = workload(tmp_path)
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -123,14 +123,9 @@ def test_sigterm_mid_sweep_keeps_the_samples_leaves_no_process_and_resume_finish
     assert not list(temp.glob("jaxmlp-path-*"))  # nor its temporary folders
     folder = log.parent
     assert (folder / layout.INCOMPLETE_FILE).exists() and list(folder.glob("jax-*.json"))  # partial cells written
-    done = subprocess.run(  # its processes at full speed: nothing stops this one
-        [sys.executable, "-m", "jaxmlp", "sweep", "resume", str(folder)],
-        env={**env, "EACH": "0"},
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("EACH", "0")  # its processes at full speed: nothing stops this one
+    monkeypatch.setenv("TMPDIR", str(temp))
+    assert main(["sweep", "resume", str(folder)]) == 0, capsys.readouterr().err  # in this process: its workers real
     assert not (folder / layout.INCOMPLETE_FILE).exists()
     cells = json.loads((folder / layout.CELLS_FILE).read_text())
     assert cells["complete"] is True and all(c["status"] == "ok" for c in cells["cells"])

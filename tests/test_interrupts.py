@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import made_releases
 
+from jaxmlp.cli import main
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
@@ -238,6 +239,15 @@ def test_tta_stopped_mid_run(tmp_path):
     assert not any((tmp_path / "out").iterdir())
 
 
+def summary_of(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """`jaxmlp summary PATH` of what a stopped command kept, in this process (the stop was a real process's): its
+    exit code and output."""
+    capsys.readouterr()
+    code = main(["summary", str(path)])
+    said = capsys.readouterr()
+    return code, said.out + said.err
+
+
 def kept_file(line: str, folder: Path) -> Path:
     """The one file a stopped command kept, named at the end of its line (nothing else, half written, beside it)."""
     path = Path(line.split(" in ")[-1])
@@ -245,7 +255,7 @@ def kept_file(line: str, folder: Path) -> Path:
     return path
 
 
-def test_tta_stopped_after_two_runs_keeps_them_marked_partial(tmp_path):
+def test_tta_stopped_after_two_runs_keeps_them_marked_partial(tmp_path, capsys):
     stopped = stop(
         ["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "40", "--max-epochs", "2"]
         + ["--out", str(tmp_path / "out")],
@@ -260,17 +270,11 @@ def test_tta_stopped_after_two_runs_keeps_them_marked_partial(tmp_path):
     assert doc.metadata["partial"] == f"stopped by SIGINT; kept {kept} of 40 runs"
     printed = {int(said.split(" seed ")[1].split(":")[0]) for said in stopped.out.splitlines() if " seed " in said}
     assert printed <= {run["seed"] for run in doc.runs} == set(range(kept))  # every run that ended is kept
-    summary = subprocess.run(
-        [sys.executable, "-m", "jaxmlp", "summary", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    assert f"a partial run (stopped by SIGINT; kept {kept} of 40 runs)" in summary.stdout
+    code, summary = summary_of(tmp_path / "out", capsys)
+    assert code == 0 and f"a partial run (stopped by SIGINT; kept {kept} of 40 runs)" in summary
 
 
-def test_train_stopped_after_two_epochs_keeps_them_marked_partial(tmp_path):
+def test_train_stopped_after_two_epochs_keeps_them_marked_partial(tmp_path, capsys):
     stopped = stop(
         ["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "1000", "--pipeline", "scan"]
         + ["--json", f"{tmp_path / 'out'}/"],
@@ -285,10 +289,8 @@ def test_train_stopped_after_two_epochs_keeps_them_marked_partial(tmp_path):
     assert {r["partial"] for r in doc.records} == {f"stopped by SIGINT; kept {kept} of 1000 epochs"}
     printed = {int(said.split()[1]) for said in stopped.out.splitlines() if said.startswith("Epoch ")}
     assert printed <= {r["epoch"] for r in doc.records} == set(range(kept))  # every epoch that ended is kept
-    summary = subprocess.run(
-        [sys.executable, "-m", "jaxmlp", "summary", str(tmp_path / "out")], capture_output=True, text=True, timeout=120
-    )
-    assert f"{kept} (partial: stopped by SIGINT; kept {kept} of 1000 epochs)" in summary.stdout
+    _, summary = summary_of(tmp_path / "out", capsys)
+    assert f"{kept} (partial: stopped by SIGINT; kept {kept} of 1000 epochs)" in summary
 
 
 def test_profile_stopped_while_it_traces(tmp_path):
@@ -427,7 +429,7 @@ direction = "none"
 """
 
 
-def test_sweep_corpus_stopped_in_its_second_case_keeps_the_scorecard_of_the_first(tmp_path):
+def test_sweep_corpus_stopped_in_its_second_case_keeps_the_scorecard_of_the_first(tmp_path, capsys):
     env = made_releases(tmp_path / "envs", "0.4.30", "0.4.31", "0.4.33")
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "tiny_workload.py").write_text(WORKLOAD)
@@ -449,10 +451,8 @@ def test_sweep_corpus_stopped_in_its_second_case_keeps_the_scorecard_of_the_firs
     doc = json.loads(card.read_text())
     assert [s["case"]["name"] for s in doc["scores"]] == ["first"] and doc["scores"][0]["clean"] is True
     assert doc["metadata"]["partial"] == "stopped by SIGTERM; kept 1 of 2 cases"
-    summary = subprocess.run(
-        [sys.executable, "-m", "jaxmlp", "summary", str(card)], capture_output=True, text=True, timeout=120
-    )
-    assert "a partial run (stopped by SIGTERM; kept 1 of 2 cases)" in summary.stdout, summary.stdout + summary.stderr
+    _, summary = summary_of(card, capsys)
+    assert "a partial run (stopped by SIGTERM; kept 1 of 2 cases)" in summary, summary
 
 
 def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
@@ -501,7 +501,7 @@ def test_sweep_trials_stopped_while_its_processes_run(tmp_path):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
-def test_sweep_trials_stopped_after_a_trial_keeps_the_trials_that_ended(tmp_path):
+def test_sweep_trials_stopped_after_a_trial_keeps_the_trials_that_ended(tmp_path, capsys):
     path = tmp_path / "tiny_workload.py"
     path.write_text(WORKLOAD)
     stopped = stop(
@@ -516,9 +516,9 @@ def test_sweep_trials_stopped_after_a_trial_keeps_the_trials_that_ended(tmp_path
     doc = json.loads(kept.read_text())
     assert f"kept {len(doc['trials'])} of 20 trials in {kept}" in line, line
     assert doc["metadata"]["partial"].startswith("stopped by SIGINT; kept")
-    summary = subprocess.run([sys.executable, "-m", "jaxmlp", "summary", str(kept)], capture_output=True, text=True)
-    assert "a partial run (stopped by SIGINT; kept" in summary.stdout, summary.stdout + summary.stderr
-    assert f"of {len(doc['trials'])}" in summary.stdout  # counted over the trials kept, not those asked for
+    _, summary = summary_of(kept, capsys)
+    assert "a partial run (stopped by SIGINT; kept" in summary, summary
+    assert f"of {len(doc['trials'])}" in summary  # counted over the trials kept, not those asked for
 
 
 ROOFLINE = ["roofline", "--dataset", "synthetic", "--limit", "2048", "--epochs", "2", "--calls", "3"]

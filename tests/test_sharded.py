@@ -369,8 +369,7 @@ def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_sh
     assert 0 <= two["max_relative_difference"] < FEW_STEPS
     assert rows["scaling_epoch[cpu-1-1]"].extra_info["all_reduce_share"] is None  # N = 1: nothing to reduce
     assert len(list((tmp_path / "traces").glob("scaling-N2-P*/plugins/profile/*/*.xplane.pb"))) == 2
-    done = run(["-m", "jaxmlp", "report", "--results", str(tmp_path), "--out", str(tmp_path / "report")])
-    assert done.returncode == 0, done.stderr
+    assert main(["report", "--results", str(tmp_path), "--out", str(tmp_path / "report")]) == 0  # in this process
     md = (tmp_path / "report" / "summary.md").read_text()
     assert (
         "## Scaling" in md and "not a speed-up" in md and "| cpu | 2 | 2 |" in md and "N = 2, P = 2: efficiency" in md
