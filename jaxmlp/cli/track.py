@@ -1,0 +1,342 @@
+"""``jaxmlp track``: every jax/jaxlib release newer than the last one tracked, measured side by side with that one and
+with the pinned release (the sweep's matrix: fresh processes in rotating order), processes added to what is
+inconclusive until it is settled or the budget ends; then each verdict in a line and the exit code of the gate.
+
+`track` is the typed function (other code and the noxfile's session call the command; tests call it in process);
+`run` parses the arguments into its settings."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from jaxmlp import registry
+from jaxmlp.cli import options
+from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, SWEEP_BACKEND, WORKLOADS, progress_bar
+from jaxmlp.cli.sweep.measured import measure_into
+from jaxmlp.errors import EXIT_FAILED
+from jaxmlp.measure import environment
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep import envs, published
+from jaxmlp.measure.sweep import track as flow
+from jaxmlp.measure.sweep.matrix import (
+    Measured,
+    Probed,
+    Say,
+    environments,
+    measure_cells,
+    rounds,
+    runners_for,
+    unmeasured,
+)
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.results.releases import tracked
+from jaxmlp.results.releases.files import Plan, RunLog
+from jaxmlp.results.schema.track import TrackDocument, Tracked
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new, write_new
+from jaxmlp.units import minutes
+
+EXIT_SLOWER = 3
+"""A tracked release is slower than what it is compared with, beyond the threshold."""
+EXIT_INCONCLUSIVE = 4
+"""With ``--strict``: a comparison still inconclusive when the budget ended."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Measure every jax/jaxlib release newer than the last one this machine tracked (for these workloads) side by "
+        "side with that one and with the pinned release, in fresh processes in rotating order; add processes to an "
+        "inconclusive comparison until it is settled or --budget ends. Exit 0 when nothing is slower, 3 when a "
+        "release is slower, 4 when one is inconclusive (--strict), 1 when one could not be measured, 2 on bad usage."
+    )
+    parser.add_argument(
+        "--pinned",
+        metavar="VERSION",
+        help="the release you run today: each new release is also compared with it (default: the series' start)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=options.number,
+        default=12.0,
+        metavar="MINUTES",
+        help="the minutes the call may take, environments included: processes are added to an inconclusive "
+        "comparison while they fit (default: %(default)s)",
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 4 when a comparison is still inconclusive")
+    parser.add_argument(
+        "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
+    )
+    parser.add_argument(
+        "--message", type=Path, metavar="FILE", help="also write what changed as Markdown into FILE (a comment, a post)"
+    )
+    options.add(
+        parser,
+        options.WORKLOAD.but(help=f"also track this workload ({WORKLOADS}); the MLP epoch ({DEFAULT_WORKLOAD}) always"),
+        *options.DATA,
+        *options.TIMING,
+        options.PIN_CPU,
+        SWEEP_BACKEND,
+        options.PROCESSES,
+        options.ENVS,
+        options.WHEELS,
+        options.TIMEOUT,
+        options.OUT,
+    )
+    parser.set_defaults(run=run)
+
+
+@dataclass(frozen=True)
+class TrackOutcome:
+    """What one call did: its step (what it started, what was new), the folder it wrote (None: nothing new), every
+    comparison, the cells it could not measure (and why), its closing lines and its exit code."""
+
+    step: Step
+    folder: Path | None
+    comparisons: tuple[Tracked, ...]
+    unmeasured: Mapping[str, str]
+    lines: tuple[str, ...]
+    code: int
+
+
+def exit_code(comparisons: Sequence[Tracked], unmeasured: Mapping[str, str], strict: bool) -> int:
+    """The gate: 1 where a release could not be measured, 3 where one is slower, 4 where one is inconclusive and
+    ``strict``, else 0."""
+    if unmeasured:
+        return EXIT_FAILED
+    if any(c.verdict == tracked.SLOWER for c in comparisons):
+        return EXIT_SLOWER
+    if strict and tracked.unsettled(comparisons):
+        return EXIT_INCONCLUSIVE
+    return 0
+
+
+def track(
+    *,
+    settings: Track,
+    measuring: Measuring,
+    matrix: Matrix,
+    out: Path,
+    site: Path | None = None,
+    message: Path | None = None,
+    say: Say = print,
+) -> TrackOutcome:
+    """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
+    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``), then the site and the message."""
+    began = time.monotonic()
+    store = ResultsStore(check_folder(out, "--out"))
+    fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
+    machine = tracked.machine_label(fields)
+    workloads = measuring.names
+    series = f"{machine} ({', '.join(workloads)})"
+    documents, skipped = tracked.history(store.folder)
+    for s in skipped:
+        say(s.line("jaxmlp track"))
+    last = tracked.last_tracked([d for _, d in documents], machine, workloads)
+    step = flow.step(published.available(settings.wheels), last, settings.pinned)
+    say(flow.said(step, matrix.source.words(), series))
+    if not step.new and not step.start:
+        _publish(store.folder, None, site, message, say)
+        return TrackOutcome(step, None, (), {}, (), 0)
+    folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
+    measured, comparisons, unmeasured = (
+        _measure(step, settings, measuring, replace(matrix, versions=step.cells), folder, began, say)
+        if step.new
+        else (None, [], {})
+    )
+    document = TrackDocument(
+        fields,
+        tracked.series_of(machine, workloads),
+        _settings(settings, measuring, matrix, measured),
+        step.start,
+        step.last,
+        step.pinned,
+        step.cells,
+        _tracked(step, unmeasured),
+        tuple(comparisons),
+        dict(unmeasured),
+        time.monotonic() - began,
+    )
+    write_json_new(folder / layout.TRACK_FILE, document.to_json())
+    lines = tuple(tracked.closing_lines(comparisons))
+    _publish(store.folder, folder, site, message, say)
+    code = exit_code(comparisons, unmeasured, settings.strict)
+    return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
+
+
+def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
+    """The releases a call now tracks: the one it started the series at, and each new one it measured (one it could
+    not is measured again next time)."""
+    return tuple(v for v in ((step.last,) if step.start else ()) + step.new if v not in unmeasured)
+
+
+def _settings(settings: Track, measuring: Measuring, matrix: Matrix, measured: Measured | None) -> dict[str, object]:
+    done = measured.processes if measured else {}
+    pythons = {cell: str(samples[0].metadata.get("python", "")) for cell, samples in done.items() if samples}
+    return {
+        "pinned": settings.pinned,
+        "source": matrix.source.words(),
+        "budget_minutes": settings.budget,
+        "strict": settings.strict,
+        "processes": matrix.processes,
+        "measuring": measuring.to_json() | {"workloads": list(measuring.workload_source.split(","))},
+        "threshold": registry.THRESHOLD,
+        "alpha": registry.ALPHA,
+        "pythons": pythons,
+    }
+
+
+def _measure(
+    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+) -> tuple[Measured, list[Tracked], dict[str, str]]:
+    """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
+    the inconclusive comparisons while the budget lasts. Returns what was measured, the comparisons and the cells
+    that could not be measured."""
+    pythons = environments(matrix, matrix.versions, say)
+    envs.prune(matrix.versions, matrix.envs, say, matrix.source)
+    runners = runners_for(pythons, matrix, measuring)
+    log = RunLog(folder)
+    write_new(log.mark, "This call did not finish: its releases are measured again by the next `jaxmlp track`.\n")
+    plans: list[Plan] = []
+
+    def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
+        plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
+        log.start(plans[0])
+
+    def measure() -> Measured:
+        measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
+        return _settle(step, settings, measuring, matrix, log, measured, began, say)
+
+    measure_into(log, plans, measure, began)  # the cell files written, the sweep's tables said
+    plan, samples = log.read()
+    measured = log.measured(plan, samples)
+    comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
+    return measured, comparisons, unmeasured(measured)
+
+
+def _samples(
+    processes: Mapping[str, Sequence[ProcessResult]], workloads: Sequence[str]
+) -> dict[str, dict[str, list[float]]]:
+    return {cell: {w: tracked.steady(done, w) for w in workloads} for cell, done in processes.items()}
+
+
+def _settle(
+    step: Step,
+    settings: Track,
+    measuring: Measuring,
+    matrix: Matrix,
+    log: RunLog,
+    measured: Measured,
+    began: float,
+    say: Say,
+) -> Measured:
+    """Rounds added to the cells of the inconclusive comparisons, as many as would settle them (about) and as fit in
+    what is left of the budget (the probe's seconds a process); until none is inconclusive or the budget ends."""
+    processes = matrix.processes
+    while True:
+        comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
+        open_ = tracked.unsettled(comparisons)
+        if not open_:
+            return measured
+        cells = {c for t in open_ for c in (t.release, t.baseline) if c in measured.probed.runners}
+        per_round = sum(measured.probed.seconds.get(c, 0.0) for c in cells) or math.inf
+        left = settings.budget * 60 - (time.monotonic() - began)
+        fit = math.floor(left / per_round) if per_round < math.inf else 0
+        wanted = max(t.settle for t in open_) - processes
+        if fit < 1 or wanted < 1:
+            say(
+                f"{len(open_)} comparison(s) still inconclusive after {processes} processes a release; "
+                + ("the budget is spent" if fit < 1 else "more processes would not settle them")
+                + f" ({minutes(time.monotonic() - began)} of {settings.budget:g} min)"
+            )
+            return measured
+        more = min(wanted, fit)
+        say(
+            f"{len(open_)} comparison(s) inconclusive: {more} more process(es) for {', '.join(sorted(cells))} "
+            f"(about {minutes(more * per_round)}; {minutes(left)} of the budget left)"
+        )
+        processes += more
+        plan, samples = log.read()
+        probed = dataclasses.replace(
+            measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in cells}
+        )
+        with envs.jaxmlp_path() as path:
+            rounds(
+                probed,
+                measured.differs,
+                replace(matrix, processes=processes),
+                plan.limit,
+                path,
+                say,
+                progress_bar,
+                log.record,
+                samples,
+            )
+        plan, samples = log.read()
+        measured = log.measured(plan, samples)
+
+
+def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
+    """The site of every series (``site``) and the message of this call's changes (``message``)."""
+    if site is None and message is None:
+        return
+    frame = tracked.tracked_frame(folder)
+    ours = frame[frame["folder"] == layout.shown(mine, folder)] if mine is not None else frame.iloc[0:0]
+    from jaxmlp.report import track_pages  # type: ignore[attr-defined]  # the site's and the message's renderers
+
+    if site is not None:
+        track_pages.write_site(frame, site)
+        say(f"Wrote the site into {site}")
+    if message is not None:
+        track_pages.write_message(ours, message)
+        say(f"Wrote what changed into {message}")
+
+
+def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
+    """The call's settings from its arguments: the MLP epoch and each --workload given, measured as the sweep
+    measures them."""
+    given = [w for w in (args.workload or ()) if w != DEFAULT_WORKLOAD]
+    measuring = Measuring(
+        (DEFAULT_WORKLOAD, *dict.fromkeys(given)),
+        args.dataset,
+        args.data_dir,
+        args.limit,
+        args.epochs,
+        args.calls,
+        args.pin_cpu,
+        backend=args.backend,
+    )
+    matrix = Matrix(
+        processes=args.processes,
+        envs=args.envs,
+        timeout=args.timeout,
+        source=envs.Source(args.wheels, args.backend),
+    )
+    return Track(args.pinned, args.wheels, args.budget, args.strict), measuring, matrix
+
+
+def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
+    settings, measuring, matrix = settings_of(args)
+    outcome = track(
+        settings=settings,
+        measuring=measuring,
+        matrix=matrix,
+        out=Path(args.out),
+        site=args.site,
+        message=args.message,
+        say=say,
+    )
+    if outcome.lines:
+        say("")
+        for line in outcome.lines:
+            say(line)
+    if outcome.unmeasured:
+        say("not measured: " + "; ".join(f"jax {k} ({v})" for k, v in outcome.unmeasured.items()))
+    return outcome.code
