@@ -7,6 +7,7 @@ import math
 import os
 import re
 import signal
+from collections.abc import Iterable
 
 EXIT_ERROR = 2
 """Bad input: a setting, a file, a folder or the machine; one line says which and what to do."""
@@ -16,6 +17,23 @@ EXIT_DIVERGED = 3
 
 EXIT_FAILED = 1
 """Measuring went on, but part of it failed (a cell's worker timed out or crashed); the summary lists which."""
+EXIT_SLOWER = 3
+"""The gate (`gate`): a release (or commit) is slower beyond the threshold."""
+EXIT_INCONCLUSIVE = 4
+"""The gate with ``--strict``: a comparison is still inconclusive when its budget ends."""
+
+
+def gate(verdicts: Iterable[str], unmeasured: int = 0, strict: bool = False) -> int:
+    """The exit code of a command that compares (``track``, ``sweep run``, ``sweep timeline``, ``compare``): from
+    its comparisons' verdicts (the four words of `jaxmlp.stats.VERDICT_WORDS`) and the count of what it could not
+    measure. `EXIT_SLOWER` where any is ``slower``, else `EXIT_FAILED` where anything went unmeasured, else
+    `EXIT_INCONCLUSIVE` where ``strict`` and any is ``inconclusive``, else 0 (the docs' exit-codes page)."""
+    said = set(verdicts)
+    if "slower" in said:
+        return EXIT_SLOWER
+    if unmeasured:
+        return EXIT_FAILED
+    return EXIT_INCONCLUSIVE if strict and "inconclusive" in said else 0
 
 
 class JaxmlpError(Exception):

@@ -1,7 +1,8 @@
 """Is NEW slower than BASELINE? Ratio of medians, a bootstrap interval, and a one-sided Mann-Whitney U test; a change
 needs both p < alpha and a ratio beyond 1 + threshold (`registry.THRESHOLD`, `registry.ALPHA` by default; the rule
-and why: the docs' methods/statistics page); with samples of several nodes, each node a block (`compare_within`). Also
-the one rule for quartiles (`quantile`)."""
+and why: the docs' methods/statistics page); with samples of several nodes, each node a block (`compare_within`).
+Every comparison's verdict in one of four words (`verdict_word`: slower, faster, the same, inconclusive) and the
+processes an inconclusive one needs (`processes_to_settle`). Also the one rule for quartiles (`quantile`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,42 @@ from numpy.typing import ArrayLike
 
 from jaxmlp.jsonio import json_number, number
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.units import interval as interval_words
+from jaxmlp.units import p_value
+from jaxmlp.units import ratio as ratio_words
 
 INVALID = "invalid samples"  # a NaN or infinite time among the samples: no verdict can be trusted
 VERDICTS = ("regression", "improvement", "no change", "insufficient data", INVALID)
 WORDS = {"regression": "slower", "improvement": "faster"}  # a flagged verdict as an answer says it
+
+SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "the same", "inconclusive"
+VERDICT_WORDS = (SLOWER, FASTER, SAME, INCONCLUSIVE)
+"""The four words every comparison's verdict is said in, whatever shows it (`verdict_word` decides)."""
+
+
+def within(low: float, high: float, threshold: float = THRESHOLD) -> bool:
+    """Whether the interval [low, high] of a ratio lies within the threshold both ways, [1/(1 + threshold),
+    1 + threshold], its ends included (False for a missing end)."""
+    return bool(1 / (1 + threshold) <= low and high <= 1 + threshold)
+
+
+def verdict_word(
+    ratio: float,
+    ci_low: float,
+    ci_high: float,
+    p_slower: float,
+    p_faster: float,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+) -> str:
+    """A comparison's verdict in one of `VERDICT_WORDS`: ``slower`` where p_slower < alpha and the ratio is beyond
+    1 + threshold (``faster`` the mirror), else ``the same`` where the 95% interval lies `within` the threshold both
+    ways (an equivalence test), else ``inconclusive``. A missing number (NaN) decides nothing."""
+    if p_slower < alpha and ratio > 1 + threshold:
+        return SLOWER
+    if p_faster < alpha and ratio < 1 / (1 + threshold):
+        return FASTER
+    return SAME if within(ci_low, ci_high, threshold) else INCONCLUSIVE
 
 
 class Comparison(NamedTuple):
@@ -32,15 +65,15 @@ class Comparison(NamedTuple):
     p_faster: float  # one-sided Mann-Whitney U: new < baseline (several nodes: van Elteren's)
     verdict: str  # one of VERDICTS
     invalid: int = 0  # samples that are not finite numbers (NaN, inf), both sides together
+    word: str = INCONCLUSIVE  # one of VERDICT_WORDS (`verdict_word`): what every face says
 
     def describe(self) -> str:
         """The verdict as a reader needs it: ``invalid samples (2 NaN or inf)`` says how many."""
         return f"{INVALID} ({self.invalid} NaN or inf)" if self.verdict == INVALID else self.verdict
 
     def in_words(self) -> str:
-        """The verdict as an answer says it: ``slower``, ``faster``, ``no change``, ``insufficient data`` or
-        `describe`'s ``invalid samples (...)``."""
-        return WORDS.get(self.verdict, self.describe())
+        """The verdict as every face says it: one of `VERDICT_WORDS`."""
+        return self.word
 
     def p_one_sided(self) -> float:
         """The one-sided p in the direction the medians moved: ``p_slower`` for a ratio of 1 or more, else
@@ -52,20 +85,65 @@ class Comparison(NamedTuple):
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Comparison:
-        counts = ("n_baseline", "n_new", "verdict", "invalid")
+        """A comparison as filed; one filed before it carried its word gets it from its stored verdict and interval
+        (`word_of_filed`)."""
+        counts = ("n_baseline", "n_new", "verdict", "invalid", "word")
         numbers = {k: number(doc.get(k)) for k in cls._fields if k not in counts}
+        verdict = str(doc["verdict"])
+        word = doc.get("word")
         return cls(
             n_baseline=int(doc["n_baseline"]),
             n_new=int(doc["n_new"]),
-            verdict=str(doc["verdict"]),
+            verdict=verdict,
             invalid=int(doc.get("invalid") or 0),
+            word=str(word) if word in VERDICT_WORDS else word_of_filed(verdict, numbers["ci_low"], numbers["ci_high"]),
             **numbers,
         )
+
+
+def word_of_filed(verdict: str, ci_low: float, ci_high: float, threshold: float = THRESHOLD) -> str:
+    """The word of a comparison filed with its verdict only (older files): a flagged one's direction, a "no change"
+    whose interval lies `within` the threshold the same, anything else inconclusive."""
+    if verdict in WORDS:
+        return WORDS[verdict]
+    return SAME if verdict == "no change" and within(ci_low, ci_high, threshold) else INCONCLUSIVE
 
 
 RESULT_FIELDS = Comparison._fields[Comparison._fields.index("ratio") : Comparison._fields.index("verdict") + 1]
 """A comparison's result, as every table that shows one names its columns: the ratio, its interval, both p-values,
 the verdict."""
+
+
+def _flag(word: str) -> str:
+    """The detector's verdict (`VERDICTS`) of a comparison with enough valid samples, from its word."""
+    return {SLOWER: "regression", FASTER: "improvement"}.get(word, "no change")
+
+
+def processes_to_settle(comparison: Comparison, threshold: float = THRESHOLD) -> int | None:
+    """Roughly how many more processes a side would settle an inconclusive comparison (0 for a settled one): its
+    interval's sides on a log scale, shrunk as 1/sqrt(processes), until the interval lies within the threshold both
+    ways (a ratio within it) or clear of it (a ratio beyond it). None where the interval cannot tell (none, a ratio
+    on the threshold, or an interval already clear of it whose test is not significant)."""
+    if comparison.word != INCONCLUSIVE:
+        return 0
+    ratio, low, high = comparison.ratio, comparison.ci_low, comparison.ci_high
+    n = min(comparison.n_baseline, comparison.n_new)
+    if not (n >= 2 and all(math.isfinite(x) and x > 0 for x in (ratio, low, high))):
+        return None
+    centre, bound = math.log(ratio), math.log(1 + threshold)
+    below, above = max(centre - math.log(low), 0.0), max(math.log(high) - centre, 0.0)
+    inf = math.inf
+    if abs(centre) < bound:
+        scale = min((bound - centre) / above if above else inf, (bound + centre) / below if below else inf)
+    elif centre > bound:
+        scale = (centre - bound) / below if below else inf
+    elif centre < -bound:
+        scale = (-bound - centre) / above if above else inf
+    else:
+        return None
+    if not 0 < scale < 1:
+        return None
+    return math.ceil(n / scale**2) - n
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -119,13 +197,31 @@ def compare(
     low, high = bootstrap_ratio_ci(base, newer) if interval else (nan, nan)
     p_slower = float(mannwhitneyu(newer, base, alternative="greater").pvalue)
     p_faster = float(mannwhitneyu(newer, base, alternative="less").pvalue)
-    if p_slower < alpha and ratio > 1 + threshold:
-        verdict = "regression"
-    elif p_faster < alpha and ratio < 1 / (1 + threshold):
-        verdict = "improvement"
-    else:
-        verdict = "no change"
-    return Comparison(n, m, base_median, new_median, ratio, low, high, p_slower, p_faster, verdict)
+    word = verdict_word(ratio, low, high, p_slower, p_faster, threshold, alpha)
+    return Comparison(n, m, base_median, new_median, ratio, low, high, p_slower, p_faster, _flag(word), word=word)
+
+
+def verdict_line(comparison: Comparison, threshold: float = THRESHOLD) -> str:
+    """A comparison as every face says it: its word, ratio and 95% interval, and why: the p of a change, the
+    threshold an interval lies within, or how far an inconclusive one's interval spans it and roughly the processes
+    a side that would settle it (`processes_to_settle`)."""
+    c = comparison
+    figures = f"{ratio_words(c.ratio)} (95% interval {interval_words(c.ci_low, c.ci_high)}"
+    if c.verdict == INVALID:
+        return f"{c.word} ({c.invalid} samples NaN or inf: fix the timing)"
+    if c.word in (SLOWER, FASTER):
+        return f"{c.word}, {figures}, p {p_value(c.p_one_sided())})"
+    if c.word == SAME:
+        return f"{c.word}, {figures} within ±{100 * threshold:g}%)"
+    if not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
+        return f"{c.word}, {ratio_words(c.ratio)} ({c.n_baseline} and {c.n_new} processes: too few to test)"
+    more = processes_to_settle(c, threshold)
+    settle = (
+        f"about {more} more processes a side would settle it"
+        if more
+        else "more processes would settle it (how many, the interval cannot tell)"
+    )
+    return f"{c.word}, {figures} spans the ±{100 * threshold:g}% threshold; {settle})"
 
 
 # --- several nodes: each a block (`compare_within`) ---------------------------------------------------------------
@@ -316,9 +412,6 @@ def compare_within(
         )
     low, high = _interval(pairs) if interval else (nan, nan)
     p_slower, p_faster = van_elteren(pairs)
-    verdict = "no change"
-    if p_slower < alpha and ratio > 1 + threshold:
-        verdict = "regression"
-    elif p_faster < alpha and ratio < 1 / (1 + threshold):
-        verdict = "improvement"
-    return Comparison(n, m, plain.baseline_median, plain.new_median, ratio, low, high, p_slower, p_faster, verdict)
+    word = verdict_word(ratio, low, high, p_slower, p_faster, threshold, alpha)
+    median = plain.baseline_median, plain.new_median
+    return Comparison(n, m, *median, ratio, low, high, p_slower, p_faster, _flag(word), word=word)

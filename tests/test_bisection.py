@@ -99,7 +99,7 @@ def test_no_change_between_the_ends_stops_after_one_probe():
     fake = Fake(None)
     result = bisect(RELEASES, fake)
     assert result.status == "no change" and len(fake.measured) == 1 and result.first is None
-    assert answer_line(result).startswith("no change between 0.6.2 and 0.10.0 (no change: ratio ×")
+    assert answer_line(result).startswith("no change found between 0.6.2 and 0.10.0 (0.10.0 against 0.6.2: ")
 
 
 def test_a_change_in_both_halves_is_inconclusive_not_a_guess():

@@ -430,3 +430,18 @@ def test_a_list_given_the_old_way_says_how(capsys, tmp_path, argv, said):
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+def test_compare_of_two_fixture_runs_is_the_gate(capsys):
+    """Two releases' files of a real sweep: 0.4.33 is slower than 0.4.31 (x2.29), so `compare` exits 3 with no
+    switch (`errors.gate`). A file against itself is not slower (exit 0), but ten noisy processes cannot show its
+    steady state the same within 5%: with `--strict` that is exit 4, and the line says how many more would."""
+    runs = Path(__file__).parent / "fixtures" / "runs" / "jaxlib-20261203T055619"
+    old, new = str(runs / "jax-0.4.31.json"), str(runs / "jax-0.4.33.json")
+    assert main(["compare", old, new]) == 3
+    assert "3 slower, 0 faster, 0 the same, 0 inconclusive" in capsys.readouterr().out
+    assert main(["compare", old, old]) == 0
+    assert main(["compare", old, old, "--strict"]) == 4
+    out = capsys.readouterr().out
+    assert out.count("0 slower, 0 faster, 1 the same, 2 inconclusive") == 2
+    assert "widest, sweep_steady[scan_heavy] ×0.800–×1.25; about 200 more rounds a side would settle them" in out

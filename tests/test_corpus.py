@@ -62,7 +62,7 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     card = printed[printed.index(f"Known regressions: {folder.name}") :]
     total = card.splitlines()[1]  # the answer before the table
     assert total.startswith("Corpus: 3 case(s): found 2 of 2, ratio in its band 1 of 1, bisected 2 of 2")
-    assert "explained 1 of 1, controls clean 1 of 1" in total and "failed" not in total
+    assert "explained 1 of 1, controls clean (shown the same) 1 of 1" in total and "failed" not in total
     assert "Wrote " in printed and "environments: " in printed and "results " in printed
     doc = parse(json.loads((folder / "scorecard.json").read_text()))
     step, control, fails = doc.scores
@@ -107,7 +107,7 @@ def test_a_case_whose_release_fails_unexpectedly_fails_the_corpus_named(tmp_path
     argv = ["sweep", "corpus", str(manifest), "--cases", "fixture-control", "--processes", "4"]
     assert main([*argv, "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]) == 1
     captured = capsys.readouterr()
-    assert "controls clean 0 of 1; failed: fixture-control" in captured.out
+    assert "controls clean (shown the same) 0 of 1; failed: fixture-control" in captured.out
     assert (
         captured.err.strip()
         .splitlines()[-1]
@@ -148,9 +148,10 @@ def test_a_case_not_in_the_manifest_is_refused_before_anything_runs(tmp_path, ca
 
 
 @pytest.mark.xdist_group("processes")
-def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys, monkeypatch):
+def test_one_small_case_with_real_processes_is_scored(tmp_path, capsys, monkeypatch):
     """The control case end to end with real worker processes: three releases whose environments are this
-    interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case."""
+    interpreter (so the same jax: nothing to find), two processes a release: CI's one small real case. Nothing is
+    flagged, but two processes cannot show the same time (no test, no interval): the control is not clean."""
     monkeypatch.chdir(MANIFEST.parent.parent.parent.parent)  # the repository: its cells record the case's file in it
     root = tmp_path / "envs"
     made_releases(root, "0.4.30", "0.4.31", "0.4.33")
@@ -158,10 +159,12 @@ def test_one_small_case_with_real_processes_is_clean(tmp_path, capsys, monkeypat
     argv += ["--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
     assert main([*argv, "--envs", str(root), "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out
-    assert "Corpus: 1 case(s): controls clean 1 of 1" in printed
+    assert "Corpus: 1 case(s): controls clean (shown the same) 0 of 1" in printed
     (folder,) = (tmp_path / "out").iterdir()
     (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
-    assert score.clean and not score.failures and score.seconds > 0
+    assert score.clean is False and not score.flagged and not score.failures and score.seconds > 0
+    assert "a control is clean only where it shows the same time: 0.4.33 against 0.4.30: inconclusive" in score.why[0]
+    assert "(2 and 2 processes: too few to test)" in score.why[0]
     cells = next(folder.glob("fixture-control/timeline-*/jax-0.4.30.json")).read_text()
     assert '"workload_source": "tests/fixtures/corpus/cases/control.py:make"' in cells  # not the absolute path
 

@@ -75,12 +75,17 @@ def bench_file(path, medians: dict, save_data=True, machine=None):
 def test_compare_cli_flags_and_exits(tmp_path, capsys):
     base = bench_file(tmp_path / "base.json", {"epoch": timings(1.0, 12, 0.02, 0), "step": timings(1.0, 12, 0.02, 1)})
     new = bench_file(tmp_path / "new.json", {"epoch": timings(1.15, 12, 0.02, 2), "step": timings(1.0, 12, 0.02, 3)})
-    assert main(["compare", str(base), str(new)]) == 0  # reports, does not fail without the switch
+    assert main(["compare", str(base), str(new)]) == 3  # the gate: a benchmark slower beyond the threshold
     out = capsys.readouterr().out
-    assert "1 regression(s)" in out and "regression" in out.splitlines()[1]
-    assert main(["compare", str(base), str(new), "--fail-on-regression"]) == 1
-    assert main(["compare", str(base), str(base), "--fail-on-regression"]) == 0
-    assert main(["compare", str(base), str(new), "--fail-on-regression", "--threshold", "0.5"]) == 0
+    assert "1 slower, 0 faster, " in out and "slower" in out.splitlines()[1]
+    assert main(["compare", str(base), str(new), "--fail-on-regression"]) == 3  # kept: the same gate
+    assert main(["compare", str(base), str(base), "--strict"]) == 0  # a run against itself: the same, exactly
+    assert "0 slower, 0 faster, 2 the same, 0 inconclusive" in capsys.readouterr().out
+    assert main(["compare", str(base), str(new), "--threshold", "0.5"]) == 0  # x1.15 is within 50%
+    assert main(["compare", str(base), str(new), "--threshold", "0.15", "--strict"]) == 4  # x1.13-x1.17 spans 15%
+    out = capsys.readouterr().out
+    assert "inconclusive: the 95% interval spans the ±15% threshold; the widest, epoch" in out
+    assert "more rounds a side would settle them" in out
 
 
 def test_compare_warns_when_the_two_sides_come_from_different_machines(tmp_path, capsys):
@@ -105,7 +110,7 @@ def test_compare_reads_folders_and_pools_their_samples(tmp_path, capsys):
         bench_file(tmp_path / "a" / f"{i}.json", {"epoch": timings(1.0, 3, 0.02, i)})
         bench_file(tmp_path / "b" / f"{i}.json", {"epoch": timings(1.3, 3, 0.02, 10 + i)})
     (tmp_path / "b" / "notes.json").write_text("{}")  # other files in a folder are passed over
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 1
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--fail-on-regression"]) == 3
     assert "6/6" in capsys.readouterr().out
 
 
@@ -138,11 +143,10 @@ def test_a_sample_that_is_not_a_number_is_never_no_change(tmp_path, capsys):
     assert type(c).from_json(json.loads(json.dumps(c.to_json()))).invalid == 2
     a = bench_file(tmp_path / "base.json", {"epoch": base, "step": base})
     b = bench_file(tmp_path / "new.json", {"epoch": broken, "step": base})
-    assert main(["compare", str(a), str(b)]) == 0  # reported, as regressions are, without the switch
+    assert main(["compare", str(a), str(b)]) == 1  # not measured: never a silent pass
     captured = capsys.readouterr()
-    assert "invalid samples (2 NaN or inf)" in captured.out and "1 with invalid samples" in captured.out
+    assert "1 with invalid samples" in captured.out and "inconclusive" in captured.out.splitlines()[1]
     assert "not finite numbers (NaN or inf)" in captured.err and captured.err.count("\n") == 1
-    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == 1  # never a silent pass
 
 
 # --- the node as a block: samples of several machines (a sweep under mpirun or srun) ------------------------------
@@ -294,9 +298,9 @@ def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
     (rows,) = sweeps(results.runs).values()
     steps = sweep_steps(rows, results.samples)
     steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
-    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
+    assert steady["verdict"] == "slower" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
     one = sweep_steps(rows.drop(columns="nodes"), results.samples)  # the nodes unknown: pooled, as before
-    assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "no change"
+    assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "inconclusive"
 
 
 def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two(tmp_path):
@@ -321,7 +325,7 @@ def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two
     (rows,) = sweeps(results.runs).values()
     steps = sweep_steps(rows, results.samples)
     steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
-    assert steady["verdict"] == "regression" and steady["ratio"] == pytest.approx(1.2, rel=0.02)
+    assert steady["verdict"] == "slower" and steady["ratio"] == pytest.approx(1.2, rel=0.02)
 
 
 def test_every_sweep_sample_names_its_node(tmp_path):
@@ -336,3 +340,98 @@ def test_every_sweep_sample_names_its_node(tmp_path):
     log.record("c", 1, ProcessResult({"node": "other"}, {"w": WorkloadTimes.of(0.1, [1.0, 1.0])}))
     lines = [json.loads(line) for line in log.log.read_text().splitlines()]
     assert [d["result"]["metadata"]["node"] for d in lines] == [socket.gethostname(), "other"]
+
+
+# --- the four words (`verdict_word`), the processes that settle one (`processes_to_settle`), the gate ---------------
+
+
+@pytest.mark.parametrize(
+    ("ratio", "low", "high", "p_slower", "p_faster", "word"),
+    [
+        (1.01, 0.98, 1.04, 0.3, 0.7, "the same"),  # the interval inside the 5% threshold both ways
+        (1.0, 1 / 1.05, 1.05, 0.5, 0.5, "the same"),  # touching it at both ends: within, ends included
+        (1.02, 0.97, 1.0501, 0.2, 0.8, "inconclusive"),  # spanning it above, by a hair
+        (0.98, 0.95, 1.01, 0.8, 0.2, "inconclusive"),  # spanning it below (1/1.05 = 0.952)
+        (1.03, 1.01, 1.045, 0.001, 0.999, "the same"),  # significant, but all of it within the threshold
+        (1.04, 1.02, 1.07, 0.001, 0.999, "inconclusive"),  # significant, within, its interval spanning it
+        (1.08, 1.04, 1.12, 0.001, 0.999, "slower"),  # significant and beyond the threshold
+        (1.08, 1.04, 1.12, 0.02, 0.98, "inconclusive"),  # beyond the threshold, not significant at alpha 1%
+        (1.05, 1.03, 1.07, 0.001, 0.999, "inconclusive"),  # on the threshold itself: not beyond it
+        (0.90, 0.86, 0.93, 0.999, 0.001, "faster"),
+        (1.2, float("nan"), float("nan"), 0.001, 0.999, "slower"),  # no interval: the test still decides
+        (1.0, float("nan"), float("nan"), 0.5, 0.5, "inconclusive"),  # no interval: never the same
+    ],
+)
+def test_the_four_words_at_the_threshold_s_edges(ratio, low, high, p_slower, p_faster, word):
+    assert stats.verdict_word(ratio, low, high, p_slower, p_faster, threshold=0.05, alpha=0.01) == word
+
+
+def test_every_comparison_says_one_of_the_four_words_and_its_flag_agrees():
+    for seed, (slow, n) in enumerate([(1.0, 10), (1.1, 10), (0.9, 10), (1.0, 40), (1.0, 1), (1.06, 3)]):
+        c = compare(timings(1.0, n, 0.03, 2 * seed), timings(slow, n, 0.03, 2 * seed + 1))
+        assert c.word in stats.VERDICT_WORDS and c.in_words() == c.word
+        assert (c.word == "slower") == (c.verdict == "regression")
+        assert (c.word == "faster") == (c.verdict == "improvement")
+    nan = compare([1.0, float("nan"), 1.0], [1.0, 1.0, 1.0])
+    assert nan.verdict == stats.INVALID and nan.word == "inconclusive"
+
+
+def test_forty_quiet_samples_a_side_show_the_same():
+    c = compare(timings(1.0, 40, 0.01, 0), timings(1.0, 40, 0.01, 1))
+    assert c.word == "the same" and stats.processes_to_settle(c) == 0
+
+
+def test_a_file_filed_before_the_word_gets_it_from_its_verdict_and_interval():
+    c = compare(timings(1.0, 40, 0.01, 0), timings(1.0, 40, 0.01, 1))
+    old = {k: v for k, v in c.to_json().items() if k != "word"}
+    assert stats.Comparison.from_json(old).word == "the same"
+    assert stats.Comparison.from_json({**old, "ci_high": 1.2}).word == "inconclusive"
+    assert stats.Comparison.from_json({**old, "verdict": "regression"}).word == "slower"
+    assert stats.Comparison.from_json({**old, "verdict": "insufficient data"}).word == "inconclusive"
+    assert stats.Comparison.from_json(c.to_json()) == c
+
+
+def _inconclusive(ratio: float, low: float, high: float, n: int = 7) -> stats.Comparison:
+    nan = float("nan")
+    return stats.Comparison(n, n, 1.0, ratio, ratio, low, high, nan, nan, "no change", word="inconclusive")
+
+
+def test_processes_to_settle_shrinks_the_interval_as_one_over_root_n():
+    # within the threshold: its upper side 0.06 (log) must fit in log(1.05) - log(1.01) = 0.0392
+    c = _inconclusive(1.01, 1.01 / math.exp(0.06), 1.01 * math.exp(0.06))
+    scale = (math.log(1.05) - math.log(1.01)) / 0.06
+    assert stats.processes_to_settle(c, 0.05) == math.ceil(7 / scale**2) - 7
+    # beyond it: its lower side must clear the threshold
+    beyond = _inconclusive(1.10, 1.10 / math.exp(0.08), 1.10 * math.exp(0.08))
+    scale = (math.log(1.10) - math.log(1.05)) / 0.08
+    assert stats.processes_to_settle(beyond, 0.05) == math.ceil(7 / scale**2) - 7
+    assert stats.processes_to_settle(_inconclusive(1.05, 1.0, 1.1), 0.05) is None  # on the threshold
+    assert stats.processes_to_settle(_inconclusive(1.0, float("nan"), float("nan")), 0.05) is None
+    assert stats.processes_to_settle(_inconclusive(1.1, 1.06, 1.15), 0.05) is None  # clear of it, not significant
+
+
+def test_processes_to_settle_is_about_right_for_real_samples():
+    c = compare(timings(1.0, 6, 0.04, 10), timings(1.0, 6, 0.04, 11))
+    more = stats.processes_to_settle(c)
+    assert c.word == "inconclusive" and more is not None and more > 0
+    settled = [compare(timings(1.0, 6 + more, 0.04, 2 * s), timings(1.0, 6 + more, 0.04, 2 * s + 1)) for s in range(20)]
+    assert sum(s.word == "the same" for s in settled) >= 5  # roughly: the interval's width is itself noisy
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "unmeasured", "strict", "code"),
+    [
+        ([], 0, False, 0),
+        (["the same", "faster"], 0, True, 0),
+        (["the same", "inconclusive"], 0, False, 0),
+        (["the same", "inconclusive"], 0, True, 4),
+        (["inconclusive", "slower"], 0, True, 3),
+        (["slower"], 2, False, 3),  # a release shown slower outranks one not measured
+        (["the same"], 1, False, 1),
+        (["inconclusive"], 1, True, 1),
+    ],
+)
+def test_the_gate_s_exit_codes(verdicts, unmeasured, strict, code):
+    from jaxmlp.errors import gate
+
+    assert gate(verdicts, unmeasured, strict) == code

@@ -281,7 +281,7 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
         "--out",
         str(out),
     ]
-    assert main(argv) == 0
+    assert main(argv) == 3  # the gate: a release slower beyond the threshold (errors.gate)
     printed = capsys.readouterr().out
     (folder,) = out.iterdir()
     assert folder.name.startswith("timeline-") and (folder / "jax-0.4.33.json").exists()

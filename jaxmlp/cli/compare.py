@@ -25,8 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "by benchmark. A regression is flagged only when p < --alpha (one-sided Mann-Whitney U) AND "
         "the ratio of medians exceeds 1 + --threshold; improvements likewise. Peak memory, where "
         "both record it, is compared as a second metric (flagged beyond 1 + --memory-threshold). "
-        "Exit 1 with "
-        "--fail-on-regression if any is flagged."
+        "Each verdict is slower, faster, the same (the 95%% interval within the threshold both ways) or "
+        "inconclusive. Exit 3 when any is slower (or a peak beyond the memory threshold), 1 when a sample is "
+        "not a number, 4 with --strict when any is inconclusive (docs/reference/exit-codes.md)."
     )
     parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)")
     parser.add_argument("new", help="file or folder of pytest-benchmark JSON")
@@ -37,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=registry.MEMORY_THRESHOLD,
         help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
     )
-    parser.add_argument("--fail-on-regression", action="store_true", help="exit 1 when any regression is flagged")
+    options.add(parser, options.STRICT)
+    parser.add_argument(
+        "--fail-on-regression", action="store_true", help="kept for older scripts: the exit code gates without it"
+    )
     parser.set_defaults(run=run)
 
 
@@ -73,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if invalid:  # never a silent pass: a NaN time is a broken measurement, whatever the other samples say
         print(
             f"jaxmlp compare: {invalid} benchmark(s) have samples that are not finite numbers (NaN or inf): "
-            "their verdict is 'invalid samples'; rerun them",
+            "they could not be measured (their verdict is inconclusive); rerun them",
             file=sys.stderr,
         )
     if len(memory):
@@ -84,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{unsure} peak(s) differ beyond the memory threshold in runs too short to decide anything "
                 "(marked undecided, not counted above): measure again with the rounds said first"
             )
-    flagged = (table["verdict"] == "regression").any() or invalid or (memory["verdict"] == "memory regression").any()
-    return 1 if args.fail_on_regression and flagged else 0
+    heavier = ["slower"] if len(memory) and (memory["verdict"] == "memory regression").any() else []
+    return errors.gate([*table["verdict"], *heavier], invalid, args.strict)
 
 
 Documents = list[tuple[str, BenchmarkDocument]]

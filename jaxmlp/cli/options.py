@@ -258,6 +258,13 @@ ALPHA = Option(
     number,
 )
 DETECTOR = (THRESHOLD, ALPHA)
+STRICT = Option(
+    ("--strict",),
+    "exit 4 when a comparison is still inconclusive (its 95%% interval spans the threshold; exit codes: "
+    "docs/reference/exit-codes.md)",
+    False,
+    action="store_true",
+)
 
 SHARED = (
     DATASET,

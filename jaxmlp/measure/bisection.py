@@ -12,7 +12,7 @@ from typing import Any
 
 from jaxmlp.jsonio import number
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.stats import INVALID, Comparison, compare
+from jaxmlp.stats import INVALID, Comparison, compare, verdict_line
 from jaxmlp.stats import WORDS as WORDS  # re-exported: the report reads it here too
 from jaxmlp.units import interval, p_value, ratio
 
@@ -135,9 +135,10 @@ def expected_releases(k: int) -> int:
 
 
 def no_change_line(good: str, bad: str, c: Comparison) -> str:
-    """What a bisection whose ends agree answers: no change, and why that does not mean none in between."""
+    """What a bisection whose ends agree answers: no change found, the ends' verdict in its words (the same, or
+    inconclusive and what would settle it: `verdict_line`), and why that does not mean none in between."""
     return (
-        f"no change between {good} and {bad} ({c.verdict}: ratio {ratio(c.ratio)}, p {p_value(c.p_one_sided())}): "
+        f"no change found between {good} and {bad} ({bad} against {good}: {verdict_line(c)}): "
         "nothing to bisect. Bisection assumes a monotone history: a release that got slower and was fixed before "
         f"{bad} is invisible to it; `jaxmlp sweep timeline {good} {bad}` measures every release between and shows "
         "transients"

@@ -40,7 +40,7 @@ def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
             ("in_band", "ratio in its band"),
             ("bisected", "bisected"),
             ("explained", "explained"),
-            ("clean", "controls clean"),
+            ("clean", "controls clean (shown the same)"),
         )
         if t[key][1]
     ]

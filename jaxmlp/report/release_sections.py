@@ -19,7 +19,7 @@ from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results.releases.cells import cells_table, flags_table, with_ignored_flags
-from jaxmlp.results.releases.compared import TimelineColumn, timeline_columns
+from jaxmlp.results.releases.compared import TimelineColumn, column_said, timeline_columns
 from jaxmlp.results.releases.tables import (
     bisection_medians,
     bisection_table,
@@ -242,10 +242,10 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
         found, plots = [], []
         for column in columns:
             name = column.workload + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else "")
-            said = "; ".join(c.line() for c in column.changes) or "no change"
+            said = column_said(column)
             plots.append(Figure(f"{name}: steady state by release (median and IQR; {said})", "timeline", (column,)))
             table = change_rows(column.changes) if column.changes else timeline_rows(column)
-            found.append(Table(f"{name}: " + ("changes" if column.changes else "no change; the releases"), table))
+            found.append(Table(f"{name}: " + ("changes" if column.changes else "no change found; the releases"), table))
         if where in cells and len(cells_table(cells[where])):
             found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))
         stamp = layout.stamp_in(where)

@@ -15,7 +15,7 @@ from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_ro
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
 from jaxmlp.results.releases.cells import flags_table
-from jaxmlp.results.releases.compared import TimelineColumn, comparisons, flags_of
+from jaxmlp.results.releases.compared import TimelineColumn, column_said, comparisons, flags_of
 from jaxmlp.results.releases.corpus import corpus_table
 from jaxmlp.results.releases.tables import probe_verdicts, release_verdicts, sweep_steps, trials_table
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -47,11 +47,12 @@ def verdict_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def flagged_when(threshold: float = THRESHOLD, alpha: float = ALPHA, before: str = "the release before") -> str:
-    """What the columns and "slower" and "faster" mean, in one line."""
+    """What the columns and the four words mean, in one line."""
     return (
         f"vs previous: the ratio of medians to {before} (95% bootstrap interval); slower or faster when "
         f"one-sided Mann-Whitney p < {alpha:g} and the medians differ by more than "
-        f"{percent(threshold)}"
+        f"{percent(threshold)}; the same when the interval lies within {percent(threshold)} both ways; "
+        "else inconclusive"
     )
 
 
@@ -144,13 +145,7 @@ def timeline_summary(
         found.append((name, timeline_rows(column)))
         if column.changes:
             found.append((f"{name}: changes", change_rows(column.changes)))
-        closing.append(
-            f"{name}: "
-            + (
-                "; ".join(c.line() for c in column.changes)
-                or f"no change from {column.releases[0]} to {column.releases[-1]}"
-            )
-        )
+        closing.append(f"{name}: {column_said(column)}")
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     lines = [
         f"{len(releases)} releases, {releases[0] if releases else '?'} to {releases[-1] if releases else '?'}; "

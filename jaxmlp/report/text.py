@@ -12,7 +12,8 @@ from jaxmlp.report.markdown import markdown_table
 from jaxmlp.report.run_summaries import bench_summary
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
-from jaxmlp.stats import INVALID, RESULT_FIELDS
+from jaxmlp.stats import INCONCLUSIVE, INVALID, RESULT_FIELDS, VERDICT_WORDS
+from jaxmlp.units import interval
 
 FORMATS = ("text", "md")
 """`render`'s formats: plain text for a terminal, Markdown (GitHub tables)."""
@@ -84,17 +85,37 @@ def compare_text(table: pd.DataFrame, threshold: float, alpha: float) -> str:
     ]
     counts = tables.verdict_counts(table)
     words = readable(shown, {"baseline_median": "s", "new_median": "s"})
+    said = ", ".join(f"{counts[w]} {w}" for w in VERDICT_WORDS)
+    untested = f"{counts['too few']} of them with too few rounds to test, " if counts["too few"] else ""
     return (
         text_table(words.rename(columns={"baseline median": "baseline", "new median": "new"}))
-        + f"\n\n{counts['regression']} regression(s), {counts['improvement']} improvement(s), "
-        f"{counts['insufficient data']} with insufficient data, "
+        + f"\n\n{said} ({untested}"
         + (
             f"{counts[INVALID]} with invalid samples (NaN or inf: fix the timing before trusting any verdict), "
             if counts[INVALID]
             else ""
         )
-        + f"of {len(table)} benchmarks "
-        f"(threshold {threshold:.0%}, alpha {alpha})"
+        + f"of {len(table)} benchmarks; threshold {threshold:.0%}, alpha {alpha})"
+        + _settling(table, threshold)
+    )
+
+
+def _settling(table: pd.DataFrame, threshold: float) -> str:
+    """For a comparison with inconclusive benchmarks: the widest interval among them, and roughly the rounds a side
+    that would settle them all (`stats.processes_to_settle`); "" where none is inconclusive."""
+    open_ = table[(table["verdict"] == INCONCLUSIVE) & table["ci_low"].notna()]
+    if open_.empty:
+        return ""
+    widest = open_.loc[(open_["ci_high"] / open_["ci_low"]).idxmax()]
+    more = open_["settle"].dropna()
+    rounds = (
+        f"about {int(more.max())} more rounds a side would settle them"
+        if len(more) == len(open_)
+        else "more rounds would settle them"
+    )
+    return (
+        f"\n{INCONCLUSIVE}: the 95% interval spans the ±{100 * threshold:g}% threshold; the widest, "
+        f"{widest['benchmark']} {interval(widest['ci_low'], widest['ci_high'])}; {rounds}"
     )
 
 

@@ -247,7 +247,9 @@ def _timeline_given(case: Case) -> dict[str, Any]:
 
 def _timeline_args(case: Case, args: argparse.Namespace, out: Path) -> argparse.Namespace:
     """A case's ``sweep timeline`` as every rank runs it."""
-    return argparse.Namespace(**{**_common(case, args, out), **_timeline_given(case), "every": "patch", "budget": None})
+    return argparse.Namespace(
+        **{**_common(case, args, out), **_timeline_given(case), "every": "patch", "budget": None, "strict": False}
+    )
 
 
 def _command(name: str, given: dict[str, Any], case: Case) -> str:

@@ -9,22 +9,29 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
+from jaxmlp.errors import Interrupted, JaxmlpError, gate
 from jaxmlp.measure.sweep.matrix import Measured, unmeasured, unmeasured_line
 from jaxmlp.report.summaries import summaries
 from jaxmlp.report.text import render
 from jaxmlp.results.releases.files import Plan, RunLog
+from jaxmlp.results.releases.folders import folder_verdicts
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.units import minutes
 
 
 def measure_into(
-    run: RunLog, plans: list[Plan], measure: Callable[[], Measured], start: float, shared: bool = False
+    run: RunLog,
+    plans: list[Plan],
+    measure: Callable[[], Measured],
+    start: float,
+    shared: bool = False,
+    strict: bool = False,
 ) -> tuple[int, str]:
-    """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code and the line
-    naming the cells that could not be measured ("" if none). A folder ``shared`` with other ranks is kept when
-    stopped before the first round: it holds their files and stop marks."""
+    """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code (`errors.gate` of
+    its verdicts, ``strict`` or not) and the line naming the cells that could not be measured ("" if none). A
+    folder ``shared`` with other ranks is kept when stopped before the first round: it holds their files and stop
+    marks."""
     try:
         measured = measure()
     except (KeyboardInterrupt, JaxmlpError) as e:
@@ -45,16 +52,18 @@ def measure_into(
     measured = run.write_cells(plans[0], complete=True)
     print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)
     print(f"Wrote {len(measured.processes)} cell files into {run.folder} in {minutes(time.monotonic() - start)}")
-    return EXIT_FAILED if measured.failures else 0, unmeasured_line(unmeasured(measured))
+    missing = unmeasured(measured)
+    code = gate(folder_verdicts(run.folder), len(measured.failures) + len(missing), strict)
+    return code, unmeasured_line(missing)
 
 
 def ended(code: int, missing: str, folder: Path) -> int:
-    """The command's exit code; a release it could not measure fails it, named in its last line (stderr)."""
-    if not missing:
-        return code
-    sys.stdout.flush()
-    print(f"jaxmlp sweep: {missing}; what was measured is in {folder}", file=sys.stderr)
-    return EXIT_FAILED
+    """The command's exit code (`measure_into`'s); a release it could not measure is named in its last line
+    (stderr)."""
+    if missing:
+        sys.stdout.flush()
+        print(f"jaxmlp sweep: {missing}; what was measured is in {folder}", file=sys.stderr)
+    return code
 
 
 def verdicts_of(folder: Path) -> str:

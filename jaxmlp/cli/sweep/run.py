@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_measuring(parser)
     add_matrix(parser)
+    options.add(parser, options.STRICT)
     parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="also measure environments made by hand")
 
 
@@ -50,7 +51,11 @@ def run(args: argparse.Namespace) -> int:
         log.start(plans[0])
 
     code, missing = measure_into(
-        log, plans, lambda: measure_cells(runners, matrix, print, progress_bar, log.record, planned), start
+        log,
+        plans,
+        lambda: measure_cells(runners, matrix, print, progress_bar, log.record, planned),
+        start,
+        strict=args.strict,
     )
     for change in flagged_changes(log.folder):
         explain_change(log.folder, change, matrix)

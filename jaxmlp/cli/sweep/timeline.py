@@ -76,6 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_measuring(parser)
     add_matrix(parser)
+    options.add(parser, options.STRICT)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -161,7 +162,9 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
         finally:
             meeting.unlink(missing_ok=True)
 
-    code, unmeasured_cells = measure_into(log, plans, shared if ranks else measure, start, shared=bool(ranks))
+    code, unmeasured_cells = measure_into(
+        log, plans, shared if ranks else measure, start, shared=bool(ranks), strict=args.strict
+    )
     for change in timeline_changes(log.folder):
         explain_change(log.folder, change, fitted[0])
     return ended(code, unmeasured_cells, log.folder)

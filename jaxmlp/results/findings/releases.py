@@ -1,7 +1,7 @@
 """The findings of the release sweeps: which release got slower (the version matrix), where across releases (the
-timeline), which release did it (bisection); each from the newest sweep that can decide it. A sweep
-whose every verdict is "insufficient data" decides nothing: an older one answers, or the answer says so, never
-"no change"."""
+timeline), which release did it (bisection); each from the newest sweep that can decide it. A sweep whose every
+comparison has too few processes to test decides nothing: an older one answers, or the answer says so, never "the
+same"."""
 
 from __future__ import annotations
 
@@ -16,17 +16,32 @@ from jaxmlp.measure.bisection import answer_line
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.releases.cells import ignored_cells, ignored_words
-from jaxmlp.results.releases.compared import TimelineColumn, timeline_columns
+from jaxmlp.results.releases.compared import TimelineColumn, column_said, timeline_columns
 from jaxmlp.results.releases.tables import is_timeline, sweep_steps, sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
 from jaxmlp.results.store.index import IndexMemo
+from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER
 from jaxmlp.units import interval, p_value, ratio
 
 UNDECIDED = "insufficient data"
-WORDS = {"regression": "slower", "improvement": "faster", "results differ": "results differ"}
+FLAGGED = (SLOWER, FASTER, "results differ")
+
+
+def _unsettled(steps: pd.DataFrame) -> str:
+    """How many of a sweep's steps show the same time and how many are inconclusive, the widest of those named."""
+    same = int((steps["verdict"] == SAME).sum())
+    open_ = steps[steps["verdict"] == INCONCLUSIVE]
+    said = f"{same} of {len(steps)} comparisons {SAME}, {len(open_)} {INCONCLUSIVE}"
+    if open_.empty:
+        return said
+    widest = open_.assign(width=open_["ci_high"] / open_["ci_low"]).sort_values("width", na_position="first").iloc[-1]
+    return (
+        f"{said}: the widest {widest['benchmark']} {widest['from']} → {widest['to']} "
+        f"{ratio(widest['ratio'])} ({interval(widest['ci_low'], widest['ci_high'])}); more processes settle them"
+    )
 
 
 def _ignored(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
@@ -49,15 +64,15 @@ def sweep_verdict(rows: pd.DataFrame, steps: pd.DataFrame, cells: CellsDocument 
     None where every comparison has insufficient data (it decides nothing). A step one of whose releases ignored its
     XLA flags (``cells``, the sweep's ``cells.json``) says so."""
     ignored = ignored_cells(cells)
-    if steps.empty or (steps["verdict"] == UNDECIDED).all():
+    if steps.empty or steps["p_slower"].isna().all():
         return None
     span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
-    flagged = steps[steps["verdict"].isin(list(WORDS))]
+    flagged = steps[steps["verdict"].isin(FLAGGED)]
     if flagged.empty:
-        return f"No release changed its workloads' time against the previous one, in {span}."
+        return f"No release is slower or faster than the previous one ({_unsettled(steps)}), in {span}."
     return (
         ". ".join(
-            f"{WORDS[str(v)]}: " + "; ".join(_step_words(r, ignored) for _, r in part.iterrows())
+            f"{v}: " + "; ".join(_step_words(r, ignored) for _, r in part.iterrows())
             for v, part in flagged.groupby("verdict", sort=False)
         )
         + f"; in {span}."
@@ -65,7 +80,7 @@ def sweep_verdict(rows: pd.DataFrame, steps: pd.DataFrame, cells: CellsDocument 
 
 
 UNDECIDED_LINE = (
-    f"Undecided: every comparison has {UNDECIDED} (one process a release decides nothing; "
+    f"Undecided: every comparison is {INCONCLUSIVE}, its processes too few to test (one a release decides nothing; "
     "`jaxmlp sweep --processes 8`)."
 )
 
@@ -75,11 +90,7 @@ def timeline_verdict(columns: Sequence[TimelineColumn]) -> str:
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     if not releases:
         return "No release was measured."
-    parts = [
-        f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: "
-        + ("; ".join(change.line() for change in c.changes) or "no change")
-        for c in columns
-    ]
+    parts = [f"{c.workload}{f' [{c.xla_flags}]' if c.xla_flags else ''}: " + column_said(c) for c in columns]
     return f"{'. '.join(parts)}; over {len(releases)} releases, {releases[0]} to {releases[-1]}."
 
 

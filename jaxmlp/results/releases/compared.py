@@ -14,7 +14,7 @@ from jaxmlp import changepoints, registry
 from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results.store.index import IndexMemo, samples_key
-from jaxmlp.stats import Comparison, compare_within
+from jaxmlp.stats import Comparison, compare, compare_within, verdict_line
 
 
 def flags_of(rows: pd.DataFrame) -> pd.Series:
@@ -154,6 +154,25 @@ class TimelineColumn(NamedTuple):
     releases: tuple[str, ...]
     samples: tuple[tuple[float, ...], ...]
     changes: tuple[Change, ...]
+
+
+def column_verdicts(
+    column: TimelineColumn, threshold: float = THRESHOLD, alpha: float = ALPHA
+) -> tuple[Comparison, ...]:
+    """What a timeline column's verdict rests on: each change the detector found, or, where it found none, its last
+    release against its first (`compare`: "the same" only where the interval shows it)."""
+    if column.changes:
+        return tuple(change.comparison for change in column.changes)
+    return (compare(column.samples[0], column.samples[-1], threshold, alpha),)
+
+
+def column_said(column: TimelineColumn) -> str:
+    """A timeline column's verdict in a line: its changes, or that none was found and its last release against its
+    first in the four words (`column_verdicts`, `verdict_line`)."""
+    if column.changes:
+        return "; ".join(change.line() for change in column.changes)
+    (ends,) = column_verdicts(column)
+    return f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
 
 
 TIMELINE_KIND = "timeline changes"

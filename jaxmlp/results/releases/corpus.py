@@ -16,13 +16,14 @@ from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.registry import version_key
-from jaxmlp.results.releases.compared import TimelineColumn, timeline_columns
+from jaxmlp.results.releases.compared import TimelineColumn, column_verdicts, timeline_columns
 from jaxmlp.results.releases.tables import is_timeline, sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CaseScore
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.stats import SAME, verdict_line
 from jaxmlp.units import interval, ratio
 
 COMPILE_BISECT = "not scored: the bisection tests the steady state (run time), not compile time"
@@ -85,7 +86,8 @@ def _at(column: TimelineColumn | None, release: str, direction: str) -> Change |
 
 def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: float = 0.0) -> CaseScore:
     """``case`` scored on ``findings``: found (the right release, the right direction), the ratio in its band,
-    explained (the explanation's kind as expected), the bisection's answer, a control clean, failures named."""
+    explained (the explanation's kind as expected), the bisection's answer, a control clean (nothing flagged, nothing
+    failed, and its last release against its first "the same": `column_verdicts`), failures named."""
     name = workload_name(case.workload)
     base = _column(findings, name, "", case.metric)
     prefix = "compile time: " if case.metric == "compile" else ""
@@ -97,12 +99,19 @@ def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: 
         why.append(f"its command stopped: {findings.error}")
     expect = case.expect
     if case.is_control:
-        clean = base is not None and not flagged and not failures and not findings.error
-        out = replace(out, clean=clean)
+        ends = column_verdicts(base)[0] if base is not None and not flagged else None
+        same = ends is not None and ends.word == SAME
+        out = replace(out, clean=same and not failures and not findings.error)
         if base is None:
             why.append(f"nothing was measured of {name}: a control is clean only where it was measured")
         if flagged:
             why.append(f"a control, yet flagged: {'; '.join(flagged)}")
+        elif ends is not None and not same:
+            assert base is not None
+            why.append(
+                f"a control is clean only where it shows the same time: {base.releases[-1]} against "
+                f"{base.releases[0]}: {prefix}{verdict_line(ends)}"
+            )
     elif expect.direction == "fails":
         first = findings.failures[0][0] if findings.failures else None
         found = first == expect.release
@@ -239,7 +248,7 @@ def corpus_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
     rows = []
     for s in scores:
         e = s.case.expect
-        expected = "no change" if s.case.is_control else f"{e.release} {e.direction}"
+        expected = SAME if s.case.is_control else f"{e.release} {e.direction}"
         if e.ratio:
             expected += f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}"
         measured = f"{ratio(s.ratio)} ({interval(s.ci_low, s.ci_high)})" if s.ratio is not None else "-"

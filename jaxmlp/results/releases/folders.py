@@ -10,10 +10,11 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results.releases.compared import timeline_columns
-from jaxmlp.results.releases.tables import release_verdicts, sweeps
+from jaxmlp.results.releases.compared import column_verdicts, timeline_columns
+from jaxmlp.results.releases.tables import is_timeline, release_verdicts, sweep_steps, sweeps
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.stats import VERDICT_WORDS
 
 
 class FiledChange(NamedTuple):
@@ -59,6 +60,18 @@ def timeline_changes(folder: Path) -> list[FiledChange]:
         for column in columns
         for change in column.changes
     ]
+
+
+def folder_verdicts(folder: Path) -> list[str]:
+    """The verdicts (`VERDICT_WORDS`) of the sweep or timeline in ``folder``, as its summary says them: each step of a
+    sweep (each release against the one before it, benchmark by benchmark), or each timeline column's
+    (`column_verdicts`); a step whose results differ has none."""
+    sweep = _sweep(folder)
+    if sweep is None:
+        return []
+    if is_timeline(folder):
+        return [c.word for column in timeline_columns(*sweep) for c in column_verdicts(column)]
+    return [str(word) for word in sweep_steps(*sweep)["verdict"] if word in VERDICT_WORDS]
 
 
 def noise_cells(folders: Sequence[Path]) -> list[list[float]]:

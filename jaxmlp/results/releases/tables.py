@@ -60,7 +60,7 @@ STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_h
 
 
 def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
-    verdict = "results differ" if pair.differ else c.verdict
+    verdict = "results differ" if pair.differ else c.word
     return {
         "benchmark": pair.name,
         "xla_flags": pair.flags,

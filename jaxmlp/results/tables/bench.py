@@ -17,7 +17,7 @@ from jaxmlp.results.store.frames import query
 from jaxmlp.results.store.machines import machine
 from jaxmlp.results.tables.base import shows
 from jaxmlp.results.tables.ladders import pipeline_ladder
-from jaxmlp.stats import INVALID, compare
+from jaxmlp.stats import INVALID, VERDICT_WORDS, compare, processes_to_settle
 from jaxmlp.units import MISSING
 
 
@@ -169,7 +169,9 @@ def compare_samples(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> pd.DataFrame:
-    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each."""
+    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each: its verdict in the four words
+    (`stats.VERDICT_WORDS`), ``valid`` False where a sample is NaN or infinite, ``settle`` the processes (rounds) a
+    side that would roughly settle an inconclusive one (`stats.processes_to_settle`)."""
     rows = []
     for name in sorted(set(baseline) & set(new)):
         comparison = compare(baseline[name], new[name], threshold, alpha)
@@ -177,8 +179,9 @@ def compare_samples(
             {
                 "benchmark": name,
                 **comparison._asdict(),
-                "verdict": comparison.describe(),
+                "verdict": comparison.word,
                 "valid": comparison.verdict != INVALID,
+                "settle": processes_to_settle(comparison, threshold),
             }
         )
     return pd.DataFrame(rows)
@@ -274,11 +277,11 @@ def compare_memory(
 
 
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
-    counts = {
-        verdict: int((table["verdict"] == verdict).sum())
-        for verdict in ("regression", "improvement", "insufficient data")
-    }
-    return {**counts, INVALID: int((~table["valid"]).sum()) if "valid" in table else 0}
+    """A `compare_samples` table's count of each verdict word, of invalid samples and of those too few to test."""
+    counts = {verdict: int((table["verdict"] == verdict).sum()) for verdict in VERDICT_WORDS}
+    valid = table["valid"] if "valid" in table else pd.Series(True, index=table.index)
+    untested = int((valid & table["p_slower"].isna()).sum()) if "p_slower" in table else 0
+    return {**counts, INVALID: int((~valid).sum()), "too few": untested}
 
 
 # --- profiler captures ----------------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def undecidable(
     alpha: float,
 ) -> Undecidable | None:
     """The benchmarks of a comparison (`tables.compare_samples`) whose rounds cannot reach ``alpha``; None if none."""
-    short = table[table["verdict"] == "insufficient data"]
+    short = table[table["valid"] & table["p_slower"].isna()]  # no test: too few rounds for alpha
     if short.empty:
         return None
     names = tuple(str(n) for n in short["benchmark"])
