@@ -21,12 +21,30 @@ nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"  # torch is gigabytes: install it once per session's environment
 nox.options.error_on_missing_interpreters = True
 
+UPGRADE = "--upgrade"
+"""After `--` in every session that installs jax: install the newest jax and jaxlib again into the reused environment
+(``reuse_venv`` keeps the first it installed, so that a nightly session would never see a new release)."""
+SAY_JAX = (
+    "import jax, jaxlib; print(f'{SESSION}: measuring jax {jax.__version__}, jaxlib {jaxlib.__version__} "
+    "(`-- --upgrade` installs the newest into this reused environment)')"
+)
+
+
+def _jax(session: nox.Session, *, upgrade: bool | None = None, env: dict[str, str] | None = None) -> list[str]:
+    """After the session's installs: the newest jax and jaxlib installed again where `UPGRADE` was given (``upgrade``
+    where the caller parsed it), and the jax and jaxlib it measures said; the session's arguments without it."""
+    given = UPGRADE in session.posargs if upgrade is None else upgrade
+    if given:
+        session.install("--upgrade", "jax", "jaxlib")
+    session.run("python", "-c", SAY_JAX.replace("{SESSION}", session.name), env=env or {})
+    return [a for a in session.posargs if a != UPGRADE]
+
 
 @nox.session
 def train(session: nox.Session) -> None:
     """Train the tutorial's MLP: `nox -s train -- --data-dir DIR` (or `-- --dataset synthetic`)."""
     session.install("-e", ".")
-    session.run("jaxmlp", "train", *session.posargs)
+    session.run("jaxmlp", "train", *_jax(session))
 
 
 @nox.session
@@ -36,7 +54,7 @@ def tests(session: nox.Session) -> None:
     JAXMLP_DATA_DIR is set). `-- ARGS` go to the first pytest, after ours (`-- -n 0` runs serially)."""
     session.install("-e", ".[test]")
     session.install("--no-deps", "apache-otava==0.8.0")  # the peer suite's other detector (pyproject.toml: why)
-    session.run("pytest", "-n", str(TEST_WORKERS), "--dist", "loadgroup", *session.posargs)
+    session.run("pytest", "-n", str(TEST_WORKERS), "--dist", "loadgroup", *_jax(session))
     session.run("pytest", "bench", "--size=smoke", "--benchmark-disable", "-q", "-p", "no:cacheprovider")
 
 
@@ -69,6 +87,9 @@ def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = Fa
         _install_from_host(session, ("hf",), look=not switches.preinstalled)
     elif not switches.preinstalled:
         session.install("-e", f".[{','.join(e for e in (extra, 'hf') if e)}]")  # hf: the hf pipeline's package
+    if switches.upgrade and (switches.preinstalled or from_host):
+        session.error("--upgrade installs jax into the session's environment: not with --preinstalled or bench-tpu")
+    _jax(session, upgrade=switches.upgrade, env=env)
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
     raw.unlink(missing_ok=True)
     session.run(
@@ -144,7 +165,7 @@ def _data_args() -> list[str]:
 def report(session: nox.Session) -> None:
     """Render every result under reports/ as summary.md, index.html (plots) and CSV in a new reports/report-*/."""
     session.install("-e", ".")
-    session.run("jaxmlp", "report", *session.posargs)
+    session.run("jaxmlp", "report", *_jax(session))
 
 
 @nox.session
@@ -181,7 +202,8 @@ def bench_scaling(session: nox.Session) -> None:
     """Data-parallel scaling of the sharded pipeline on 1, 2, 4, 8 simulated CPU devices, a fresh process each
     (`-- --devices 1 2`, any `jaxmlp scaling` option); writes reports/scaling-*.json and a new report."""
     session.install("-e", ".")
-    session.run("python", "-m", "jaxmlp", "scaling", "--out", str(REPORTS), *(session.posargs or _data_args()))
+    args = _jax(session)
+    session.run("python", "-m", "jaxmlp", "scaling", "--out", str(REPORTS), *(args or _data_args()))
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS))
 
 
@@ -189,23 +211,24 @@ def bench_scaling(session: nox.Session) -> None:
 def profile(session: nox.Session) -> None:
     """Capture an XLA trace: `nox -s profile -- --pipeline scan --steps 10` (into reports/traces)."""
     session.install("-e", ".")
-    session.run("jaxmlp", "profile", *(session.posargs or _data_args()))
+    session.run("jaxmlp", "profile", *(_jax(session) or _data_args()))
 
 
 @nox.session
 def tensorboard(session: nox.Session) -> None:
     """Serve TensorBoard with the profile plugin on 127.0.0.1 over reports/traces (`-- --port 6007`)."""
     session.install("-e", ".")
-    session.run("jaxmlp", "tensorboard", *session.posargs)
+    session.run("jaxmlp", "tensorboard", *_jax(session))
 
 
 @nox.session(name="jaxlib-env", venv_backend="none")
 @nox.parametrize("jax", registry.SWEEP_VERSIONS)
 def jaxlib_env(session: nox.Session, jax: str) -> None:
     """One release of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
-    from jaxmlp.measure.sweep import envs  # plain Python, like the registry
+    from jaxmlp.measure.sweep import envs, pythons  # plain Python, like the registry
 
-    python = str(envs.make_env(jax, log=session.log))
+    chosen = pythons.for_releases([jax], say=session.log)  # the Python the release needs
+    python = str(envs.make_env(jax, log=session.log, python=chosen[jax]))
     check = json.dumps({"dataset": "synthetic", "limit": 512, "epochs": 2, "calls": 2})  # a `Measuring`, as JSON
     with envs.jaxmlp_path() as path:
         session.run(
@@ -225,7 +248,7 @@ def bench_jaxlib(session: nox.Session) -> None:
 
     After `--`: arguments of `jaxmlp sweep run` (releases first; default: registry.SWEEP_VERSIONS)."""
     _install_sweep(session)
-    session.run("jaxmlp", "sweep", "run", *_data_args(), "--out", str(REPORTS), *session.posargs)
+    session.run("jaxmlp", "sweep", "run", *_data_args(), "--out", str(REPORTS), *_jax(session))
     session.run("jaxmlp", "report", "--results", str(REPORTS))
 
 
@@ -236,7 +259,7 @@ def corpus(session: nox.Session) -> None:
 
     After `--`: arguments of `jaxmlp sweep corpus`."""
     _install_sweep(session)
-    session.run("jaxmlp", "sweep", "corpus", "--out", str(REPORTS), *session.posargs)
+    session.run("jaxmlp", "sweep", "corpus", "--out", str(REPORTS), *_jax(session))
 
 
 @nox.session

@@ -268,7 +268,34 @@ def test_the_noxfile_parses_its_switches_with_the_cli_options():
     noxfile = (Path(__file__).parents[1] / "noxfile.py").read_text()
     assert "options.bench_session()" in noxfile and "add_argument" not in noxfile
     switches, rest = options.bench_session().parse_known_args(["--full", "-k", "epoch"])
-    assert switches.full and not switches.profile and rest == ["-k", "epoch"]
+    assert switches.full and not switches.profile and not switches.upgrade and rest == ["-k", "epoch"]
+    assert options.bench_session().parse_known_args(["--upgrade"])[0].upgrade
+
+
+def test_every_nox_session_that_measures_with_jax_says_which_and_takes_upgrade():
+    """nox reuses a session's environment (``reuse_venv``): each session that installs jax and runs it says the jax
+    and jaxlib it measures, and ``-- --upgrade`` installs the newest again (`_jax`)."""
+    import ast
+
+    noxfile = (Path(__file__).parents[1] / "noxfile.py").read_text()
+    functions = {
+        f.name: ast.get_source_segment(noxfile, f) or ""
+        for f in ast.parse(noxfile).body
+        if isinstance(f, ast.FunctionDef)
+    }
+    measuring = (
+        "train",
+        "tests",
+        "report",
+        "_bench",
+        "bench_scaling",
+        "profile",
+        "tensorboard",
+        "bench_jaxlib",
+        "corpus",
+    )
+    assert [name for name in measuring if "_jax(session" not in functions[name]] == []
+    assert "session.posargs" not in "".join(functions[name] for name in measuring if name != "_bench")
 
 
 def test_help_lists_the_public_commands_only(capsys):
@@ -445,3 +472,32 @@ def test_compare_of_two_fixture_runs_is_the_gate(capsys):
     out = capsys.readouterr().out
     assert out.count("0 slower, 0 faster, 1 the same, 2 inconclusive") == 2
     assert "widest, sweep_steady[scan_heavy] ×0.800–×1.25; about 200 more rounds a side would settle them" in out
+
+
+def test_upgrade_installs_the_newest_jax_again_and_the_session_says_which_it_measures():
+    pytest.importorskip("nox")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("jaxmlp_noxfile", Path(__file__).parents[1] / "noxfile.py")
+    assert spec and spec.loader
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+
+    class Session:
+        name = "train"
+
+        def __init__(self, posargs):
+            self.posargs, self.calls = posargs, []
+
+        def install(self, *args):
+            self.calls.append(("install", args))
+
+        def run(self, *args, env):
+            self.calls.append(("run", args))
+
+    upgraded = Session(["--upgrade", "--epochs", "2"])
+    assert noxfile._jax(upgraded) == ["--epochs", "2"]
+    assert upgraded.calls[0] == ("install", ("--upgrade", "jax", "jaxlib"))
+    assert "train: measuring jax {jax.__version__}, jaxlib {jaxlib.__version__}" in upgraded.calls[1][1][-1]
+    kept = Session(["--epochs", "2"])
+    assert noxfile._jax(kept) == ["--epochs", "2"] and [c[0] for c in kept.calls] == ["run"]

@@ -301,6 +301,18 @@ SHARED = (
 )
 """Every shared option (the test of the declarations walks them)."""
 
+# --- the Python each release's environment is made with ----------------------------------------------------------
+
+PYTHON = Option(
+    ("--python",),
+    "an interpreter to make the release environments with, preferred to those found on PATH (python3.N), in "
+    "pyenv's versions and uv's, for the releases it supports; repeat it to give several (default: the one running "
+    "jaxmlp where every release supports it, else the nearest Python here that does)",
+    action="append",
+    metavar="PATH",
+)
+SHARED = (*SHARED, PYTHON)
+
 
 # --- nox -s bench's own switches (the noxfile parses them with this) ---------------------------------------------
 
@@ -310,6 +322,11 @@ def bench_session() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
     parser.add_argument("--full", action="store_true", help="more sizes and rounds")
     parser.add_argument("--profile", action="store_true", help="also capture one XLA trace per pipeline")
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="install the newest jax and jaxlib again into the reused environment (nox keeps the first it installed)",
+    )
     parser.add_argument(
         "--preinstalled",
         action="store_true",

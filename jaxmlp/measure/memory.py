@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jaxmlp.measure.programs import device_peak, peak_rss_bytes
+from jaxmlp.measure.programs import current_peak, device_peak, own_peak
 from jaxmlp.registry import PEAK_SCOPE_BENCHMARK, PEAK_SCOPE_PROCESS
 
-STATUS = Path("/proc/self/status")
+__all__ = ["current_peak", "peak_facts", "reset_peak"]
+
 CLEAR_REFS = Path("/proc/self/clear_refs")
 
 
@@ -26,24 +27,12 @@ def reset_peak() -> bool:
     return True
 
 
-def current_peak(status: str | None = None) -> int | None:
-    """``VmHWM`` of ``/proc/self/status`` (or of ``status``, its text) in bytes; None where there is none."""
-    try:
-        text = STATUS.read_text() if status is None else status
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024  # kB
-    return None
-
-
 def peak_facts(was_reset: bool, device: Any | None = None) -> dict[str, Any]:
     """What a benchmark records of its memory (`extra_info`): its peak resident set and that peak's scope, and
     the device's peak bytes in use where the backend keeps it (else why not)."""
     peak = current_peak() if was_reset else None
     facts: dict[str, Any] = {
-        "peak_rss_bytes": peak if peak is not None else peak_rss_bytes(),
+        "peak_rss_bytes": peak if peak is not None else own_peak()["peak_rss_bytes"],
         "peak_rss_scope": PEAK_SCOPE_BENCHMARK if peak is not None else PEAK_SCOPE_PROCESS,
     }
     if device is not None:

@@ -8,6 +8,7 @@ import contextlib
 import resource
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from jaxmlp import compat, hlo
@@ -93,9 +94,39 @@ def workload_facts(programs: Sequence[Program], version: str) -> dict[str, Any]:
 
 
 def peak_rss_bytes() -> int:
-    """This process's peak resident set so far (``getrusage``: kilobytes on Linux, bytes on macOS)."""
+    """This process's peak resident set so far (``getrusage``: kilobytes on Linux, bytes on macOS). On Linux it
+    carries the high-water mark of the process it was forked from across ``exec`` (`own_peak` does not)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+STATUS = Path("/proc/self/status")
+
+
+def current_peak(status: str | None = None) -> int | None:
+    """``VmHWM`` of ``/proc/self/status`` (or of ``status``, its text) in bytes: the high-water mark of this
+    process's own memory since it started its program, never its parent's; None where there is none."""
+    try:
+        text = STATUS.read_text() if status is None else status
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024  # kB
+    return None
+
+
+NOT_OWN = "no VmHWM here (not Linux?): getrusage's peak, which may include the parent's"
+"""Why a process's recorded peak may not be its own (``peak_rss_why``)."""
+
+
+def own_peak() -> dict[str, Any]:
+    """This process's own peak resident set (``peak_rss_bytes``: `current_peak`), else getrusage's and why it may
+    not be its own (``peak_rss_why``)."""
+    peak = current_peak()
+    if peak is not None:
+        return {"peak_rss_bytes": peak}
+    return {"peak_rss_bytes": peak_rss_bytes(), "peak_rss_why": NOT_OWN}
 
 
 def device_peak(device: Any, version: str | None = None) -> dict[str, Any]:
@@ -108,5 +139,5 @@ def device_peak(device: Any, version: str | None = None) -> dict[str, Any]:
 
 
 def process_facts(device: Any, version: str) -> dict[str, Any]:
-    """What the process held at its end: its peak resident memory and the device's peak."""
-    return {"peak_rss_bytes": peak_rss_bytes(), **device_peak(device, version)}
+    """What the process held at its end: its own peak resident memory (`own_peak`) and the device's peak."""
+    return {**own_peak(), **device_peak(device, version)}

@@ -9,6 +9,7 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line, checked_line, probes_line
+from jaxmlp.measure.sweep.pythons import crossings
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.report.corpus_sections import corpus_lines
 from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
@@ -95,6 +96,7 @@ def sweep_summary(
             f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
             f"resume {folder or where}` measures the rest)",
         )
+    lines += python_lines(cells) if found else ()
     if len(rows):
         verdict = sweep_verdict(rows, sweep_steps(rows, samples, done=done), cells)
         lines.insert(0, f"Verdict: {verdict or UNDECIDED_LINE}")
@@ -111,6 +113,25 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
         (str(v), str(f)): int(n)
         for v, f, n in zip(counts.index.get_level_values(0), counts.index.get_level_values(1), counts)
     }
+
+
+def python_lines(cells: CellsDocument | None) -> tuple[str, ...]:
+    """Which Python the releases ran on (each cell's probe process's, schema version 7 on): one line, and a line
+    marking each step of the series across a change of Python (a change found there may be the Python's)."""
+    ran = {c.label: str(c.process["python"]) for c in cells.cells if c.process.get("python")} if cells else {}
+    if not ran:
+        return ()
+    groups: dict[str, list[str]] = {}
+    for label in sorted(ran, key=registry.version_key):
+        groups.setdefault(ran[label], []).append(label)
+    if len(groups) == 1:
+        return (f"Python {next(iter(groups))} for every release",)
+    said = "; ".join(f"Python {python} for {', '.join(labels)}" for python, labels in groups.items())
+    marks = [
+        f"the step {a} -> {b} crosses a change of Python ({ran[a]} -> {ran[b]}): what it shows may be the Python's"
+        for a, b in crossings(ran)
+    ]
+    return (said, *marks)
 
 
 def _cell_lines(cells: CellsDocument, processes: dict[tuple[str, str], int]) -> tuple[str, ...]:
@@ -152,6 +173,7 @@ def timeline_summary(
         f"each sample is one process's steady state; {span(len(s) for c in columns for s in c.samples)} "
         "processes a release, in rotating order",
         CHANGE_RULE,
+        *python_lines(cells),
     ]
     if not columns:
         lines = ["no release was measured"]

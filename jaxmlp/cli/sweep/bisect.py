@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector(args.threshold, args.alpha)
     measuring, matrix = measuring_of(args), matrix_of(args)
     candidates = flow.candidates(settings)
+    matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
     target, spec = flow.bisected(measuring.workloads, settings.on)
     measuring = replace(measuring, workloads=(spec,))  # only the bisected workload is measured
     between = candidates[1:-1]

@@ -63,6 +63,7 @@ def add_matrix(parser: argparse.ArgumentParser) -> None:
         options.WHEELS,
         options.TIMEOUT,
         options.OUT,
+        options.PYTHON,
     )
 
 
@@ -98,6 +99,7 @@ def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
         hand_made(tuple(getattr(args, "env", None) or ())),
         args.timeout,
         source_of(args),
+        pythons=tuple(getattr(args, "python", None) or ()),
     )
 
 

@@ -51,7 +51,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
     options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND)
     options.add(
-        parser, options.PROCESSES, options.TOLERANCE, options.ENVS, options.WHEELS, options.TIMEOUT, options.OUT
+        parser,
+        options.PROCESSES,
+        options.TOLERANCE,
+        options.ENVS,
+        options.WHEELS,
+        options.TIMEOUT,
+        options.OUT,
+        options.PYTHON,
     )
 
 
@@ -265,7 +272,12 @@ def _command(name: str, given: dict[str, Any], case: Case) -> str:
 def _disk(releases: list[str], root: Path | None, folder: Path, source: envs.Source) -> dict[str, object]:
     """The disk the corpus's environments take, all environments under their root take, and its results take."""
     where = root or envs.envs_root()
-    made = [envs.env_path(v, root, source) for v in releases if envs.is_made(v, root, source)]
+    made = [
+        m.parent
+        for v in releases
+        for m in where.glob(f"jax-{v}-py*/{envs.COMPLETE}")
+        if envs.release_of(m.parent.name, source) == v
+    ]
     everything = [m.parent for m in where.glob(f"jax-*/{envs.COMPLETE}")] if where.is_dir() else []
     return {
         "envs": len(made),

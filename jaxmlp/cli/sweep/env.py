@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from jaxmlp.cli import options
+from jaxmlp.cli.sweep.common import source_of
 from jaxmlp.measure import workers
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Runner, environments, run_worker
@@ -19,18 +20,20 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)")
-    options.add(parser, options.ENVS)
+    options.add(parser, options.ENVS, options.WHEELS, options.PYTHON)
 
 
 def run(args: argparse.Namespace) -> int:
     """Make (or find) each release's environment and check that a worker runs in it."""
-    matrix = Matrix(tuple(args.versions), envs=args.envs)
+    matrix = Matrix(tuple(args.versions), envs=args.envs, source=source_of(args), pythons=tuple(args.python or ()))
     pythons = environments(matrix, matrix.versions)
     check = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
     with envs.jaxmlp_path() as path:
         for label, python in pythons.items():
             result = run_worker(Runner(label, python, check), path, workers.FIRST_SECONDS)
+            meta = result.metadata
             print(
-                f"jax {label}: {python} runs (jax {result.metadata.get('jax')}, jaxlib {result.metadata.get('jaxlib')})"
+                f"jax {label}: {python} runs (jax {meta.get('jax')}, jaxlib {meta.get('jaxlib')}, "
+                f"Python {meta.get('python')})"
             )
     return 0

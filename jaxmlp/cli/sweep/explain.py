@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.WHEELS,
         options.TIMEOUT,
         options.OUT,
+        options.PYTHON,
     )
     parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="releases' environments made by hand")
 

@@ -191,7 +191,7 @@ def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: R
 
 def _disk(versions: list[str], matrix: Matrix) -> str:
     """The disk the environments not made yet will take, as measured on those made here."""
-    missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source)]
+    missing = [v for v in versions if not envs.made_any(v, matrix.envs, matrix.source)]
     size = envs.env_megabytes(matrix.envs)
     if missing and size:
         return f"about {size * len(missing) / 1e3:.1f} GB of disk for {len(missing)} not made yet"

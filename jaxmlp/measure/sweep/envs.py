@@ -72,6 +72,34 @@ class Source:
 
 INDEX = Source()
 
+
+@dataclass(frozen=True)
+class Interpreter:
+    """A Python interpreter that can make an environment (CPython with ``venv``): its path and version. Which one
+    each release gets: `jaxmlp.measure.sweep.pythons`."""
+
+    path: str
+    version: tuple[int, int, int]
+
+    @property
+    def minor(self) -> tuple[int, int]:
+        return (self.version[0], self.version[1])
+
+    @property
+    def tag(self) -> str:
+        """Its part of an environment's folder name (``py312``)."""
+        return f"py{self.version[0]}{self.version[1]}"
+
+    @property
+    def words(self) -> str:
+        return ".".join(map(str, self.version))
+
+
+def running() -> Interpreter:
+    """The interpreter running jaxmlp."""
+    return Interpreter(sys.executable, (sys.version_info[0], sys.version_info[1], sys.version_info[2]))
+
+
 MAX_GB = "JAXMLP_ENVS_MAX_GB"
 """The environment variable that caps the environments' size (GB): past it, the least recently used are removed."""
 LOCK = ".jaxmlp-envs.lock"
@@ -86,16 +114,31 @@ def python_tag() -> str:
     return f"py{sys.version_info.major}{sys.version_info.minor}"
 
 
-def env_path(version: str, root: Path | None = None, source: Source = INDEX) -> Path:
-    return (root or envs_root()) / f"jax-{version}-{python_tag()}{source.suffix}"
+def env_path(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> Path:
+    """Where jax==version's environment from ``source`` made with ``python`` (None: the running one) lives: its
+    name holds the Python's version (``jax-0.12.1-py312``), so that two Pythons make two environments."""
+    tag = python_tag() if python is None else python.tag
+    return (root or envs_root()) / f"jax-{version}-{tag}{source.suffix}"
+
+
+def release_of(name: str, source: Source = INDEX) -> str | None:
+    """The release of an environment's folder name from ``source`` on any Python (``jax-0.12.1-py312``: 0.12.1)."""
+    match = re.fullmatch(rf"jax-(.+)-py\d+{re.escape(source.suffix)}", name)
+    return match.group(1) if match else None
+
+
+def made_any(version: str, root: Path | None = None, source: Source = INDEX) -> bool:
+    """Whether jax==version's environment from ``source`` is made here on some Python."""
+    folder = root or envs_root()
+    return any(release_of(m.parent.name, source) == version for m in folder.glob(f"jax-{version}-py*/{COMPLETE}"))
 
 
 def python_of(env: Path) -> Path:
     return env / "bin" / "python"
 
 
-def is_made(version: str, root: Path | None = None, source: Source = INDEX) -> bool:
-    return (env_path(version, root, source) / COMPLETE).exists()
+def is_made(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> bool:
+    return (env_path(version, root, source, python) / COMPLETE).exists()
 
 
 def install_seconds(root: Path | None = None) -> float | None:
@@ -144,18 +187,22 @@ def locked(root: Path) -> Iterator[None]:
 
 
 def make_env(
-    version: str, root: Path | None = None, log: Callable[[str], None] = print, source: Source = INDEX
+    version: str,
+    root: Path | None = None,
+    log: Callable[[str], None] = print,
+    source: Source = INDEX,
+    python: Interpreter | None = None,
 ) -> Path:
-    """The python of jax==version's environment from ``source``, made first if missing (a half-made one is made
-    again), under the environments' lock (`locked`)."""
+    """The python of jax==version's environment from ``source`` made with ``python`` (None: the running one), made
+    first if missing (a half-made one is made again), under the environments' lock (`locked`)."""
     check_release(version)
-    env = env_path(version, root, source)
+    env = env_path(version, root, source, python)
     if (env / COMPLETE).exists():
         used(env)
         return python_of(env)
     try:
         with locked(env.parent):
-            return _make_env(version, env, root, log, source)
+            return _make_env(version, env, root, log, source, sys.executable if python is None else python.path)
     except OSError as e:
         raise unusable_folder(env.parent, _source(root), e) from None
 
@@ -168,7 +215,9 @@ def _source(root: Path | None) -> str:
     return "the environments folder (set JAXMLP_ENVS to choose another)"
 
 
-def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], None], source: Source) -> Path:
+def _make_env(
+    version: str, env: Path, root: Path | None, log: Callable[[str], None], source: Source, base: str
+) -> Path:
     if (env / COMPLETE).exists():  # made by another process while this one waited for the lock
         used(env)
         return python_of(env)
@@ -180,10 +229,13 @@ def _make_env(version: str, env: Path, root: Path | None, log: Callable[[str], N
         probe.unlink()
     except OSError as e:
         raise unusable_folder(env.parent, _source(root), e) from None
-    log(f"Making the environment of jax {version} in {env} from {source.words()} (jax, jaxlib and what they need)")
+    log(
+        f"Making the environment of jax {version} in {env} from {source.words()} with {base} (jax, jaxlib and "
+        "what they need)"
+    )
     start = time.monotonic()
     steps = (
-        [sys.executable, "-m", "venv", str(env)],
+        [base, "-m", "venv", str(env)],
         [
             str(python_of(env)),
             "-m",
@@ -267,7 +319,7 @@ def prune(
     with locked(folder):
         made = [marker.parent for marker in folder.glob(f"jax-*/{COMPLETE}")]
         sizes = [(env.name, (env / COMPLETE).stat().st_mtime, env_bytes(env)) for env in made]
-        kept = {env_path(v, root, source).name for v in keep}
+        kept = {env.name for env in made if release_of(env.name, source) in keep}  # on every Python
         gone = least_recent(sizes, kept, cap)
         for name in gone:
             shutil.rmtree(folder / name, ignore_errors=True)

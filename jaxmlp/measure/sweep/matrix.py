@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import envs, published
+from jaxmlp.measure.sweep import envs, published, pythons
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.units import minutes
@@ -220,12 +220,15 @@ def differences(reference: Mapping[str, ProcessResult], tolerance: float) -> dic
 
 
 def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> dict[str, str]:
-    """Each release's python (made first where missing, with the time that takes said before), plus the
-    hand-made ones."""
+    """Each release's python (made first where missing, with the time that takes said before), on the Python
+    `pythons.for_releases` gives it (a release none here supports named before any is made), plus the hand-made
+    ones."""
     for version in versions:
         envs.check_release(version)
     published.check_held(versions, matrix.source)
-    missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source)]
+    over = list(dict.fromkeys([*matrix.series, *versions]))  # one Python for the whole series where it allows it
+    chosen = pythons.for_releases(over, matrix.source, matrix.pythons, matrix.envs, say) if versions else {}
+    missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source, chosen[v])]
     if missing:
         each, size = envs.install_seconds(matrix.envs), envs.env_megabytes(matrix.envs)
         cost = (
@@ -234,11 +237,11 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
             else "size and time unknown: none made here yet"
         )
         say(f"Environments: {len(versions) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; {cost})")
-    pythons = {v: str(envs.make_env(v, matrix.envs, say, matrix.source)) for v in versions}
-    pythons.update(matrix.hand_made)
-    if not pythons:
+    made = {v: str(envs.make_env(v, matrix.envs, say, matrix.source, chosen[v])) for v in versions}
+    made.update(matrix.hand_made)
+    if not made:
         raise JaxmlpError("no releases to measure: name them (jaxmlp sweep 0.6.2 0.8.3) or give --env LABEL=PYTHON")
-    return pythons
+    return made
 
 
 def runners_for(pythons: Mapping[str, str], matrix: Matrix, measuring: Measuring) -> list[Runner]:

@@ -1,16 +1,33 @@
-"""Which jax/jaxlib releases exist: those the package index lists, and those a folder of wheels holds (``--wheels``);
-a release asked for that its source lacks named in one line before any environment is made."""
+"""Which jax/jaxlib releases exist, and for which Pythons: those the package index lists (asked once a Python
+version, ``pip index versions --python-version 3.N``), and those a folder of wheels holds (``--wheels``: its
+jaxlib wheels' tags); a release asked for that its source lacks named in one line before any environment is made."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep.envs import ACCELERATOR, OLDEST, RELEASE, WHEEL, Source
+from jaxmlp.measure.sweep.envs import ACCELERATOR, OLDEST, RELEASE, WHEEL, Source, envs_root
 from jaxmlp.registry import version_key
+
+Minor = tuple[int, int]
+"""A Python version without its patch number: (3, 12)."""
+OLDEST_PYTHON: Minor = (3, 11)
+"""The oldest Python jaxmlp's workers run on (pyproject's ``requires-python``): older interpreters are not used."""
+MINORS: tuple[Minor, ...] = tuple((3, n) for n in range(OLDEST_PYTHON[1], 15))
+"""The Python versions a source is always asked about, whichever are found here (to name what a release needs)."""
+INDEX_SECONDS = 900
+"""How long the package index's answer for one package and Python version is kept (``.jaxmlp-index.json`` in the
+environments' folder) before it is asked again."""
+INDEX_CACHE = ".jaxmlp-index.json"
 
 # --- which releases exist -------------------------------------------------------------------------------------
 
@@ -24,19 +41,51 @@ def parse_index_versions(text: str) -> list[str]:
     return []
 
 
-def index_versions(package: str, python: str = sys.executable) -> list[str]:
-    command = [python, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    except (subprocess.TimeoutExpired, OSError):
-        done = None
-    versions = parse_index_versions(done.stdout) if done is not None and done.returncode == 0 else []
+def index_versions(package: str, python: Minor | None = None) -> list[str]:
+    """The releases of ``package`` the package index has for Python ``python`` (None: the running one's version),
+    kept for `INDEX_SECONDS`; one line where the index gives none."""
+    versions = asked_index(package, python or sys.version_info[:2])
     if not versions:
         raise JaxmlpError(
             f"could not list {package}'s releases from the package index (offline?): "
             "pass them by hand with --versions 0.6.2 0.7.0 0.7.1 ..."
         )
     return versions
+
+
+def asked_index(package: str, python: Sequence[int]) -> list[str]:
+    """`index_versions` without the one line: [] where the index gives none for that Python."""
+    key = f"{package}-{python[0]}.{python[1]}"
+    cache = envs_root() / INDEX_CACHE
+    kept = _read_cache(cache)
+    if key in kept and time.time() - float(kept[key].get("time", 0)) < INDEX_SECONDS:
+        return [str(v) for v in kept[key].get("versions", [])]
+    command = [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
+    command += ["--python-version", f"{python[0]}.{python[1]}", "--only-binary=:all:"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    except (subprocess.TimeoutExpired, OSError):
+        return []
+    versions = parse_index_versions(done.stdout) if done.returncode == 0 else []
+    if versions:
+        with contextlib.suppress(OSError):
+            _write_cache(cache, {**_read_cache(cache), key: {"time": time.time(), "versions": versions}})
+    return versions
+
+
+def _read_cache(path: Path) -> dict[str, dict[str, object]]:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _write_cache(path: Path, doc: Mapping[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f"{path.name}.{os.getpid()}")
+    part.write_text(json.dumps(doc))
+    os.replace(part, path)
 
 
 def releases(jax: Sequence[str], jaxlib: Sequence[str]) -> list[str]:
@@ -76,32 +125,72 @@ def folder_wheels(folder: Path) -> dict[str, dict[str, list[str]]]:
     return found
 
 
-def wheel_releases(folder: Path) -> list[str]:
-    """The releases a folder of wheels holds for jax and for jaxlib on this Python (``cp311`` or ``py3``), from
-    `OLDEST` on, oldest first (a nightly before its release, nightlies by build date); one line naming the folder
-    and what it holds where it holds none."""
+def tag_minors(tags: Sequence[str]) -> set[Minor]:
+    """The Python versions wheels of these Python tags install on (``cp312``: 3.12; ``py3``: every one asked)."""
+    out: set[Minor] = set()
+    for tag in tags:
+        for part in tag.split("."):
+            if part == "py3":
+                out |= set(MINORS)
+            elif part.startswith("cp3") and part[3:].isdigit():
+                out.add((3, int(part[3:])))
+    return out
+
+
+def folder_listing(folder: Path) -> dict[str, set[Minor]]:
+    """Each release a folder of wheels holds for jax and jaxlib alike, from `OLDEST` on, and the Python versions
+    (from jaxmlp's oldest on) its jaxlib wheels are for; one line naming the folder and what it holds where it
+    holds none."""
     if not folder.is_dir():
         raise JaxmlpError(f"--wheels {folder}: no such folder: give a folder of jax and jaxlib wheels")
     found = folder_wheels(folder)
-    here = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    jaxlib = [v for v, tags in found["jaxlib"].items() if here in tags or "py3" in tags]
-    both = releases(list(found["jax"]), jaxlib)
+    jaxlib = {v: {m for m in tag_minors(tags) if m >= OLDEST_PYTHON} for v, tags in found["jaxlib"].items()}
+    both = releases(list(found["jax"]), [v for v, minors in jaxlib.items() if minors])
     if not both:
+        oldest = f"cp3{OLDEST_PYTHON[1]}"
         held = f"{len(found['jax'])} jax and {len(found['jaxlib'])} jaxlib wheel(s)" + (
-            f", none of jaxlib for {here}" if found["jaxlib"] and not jaxlib else ""
+            f", none of jaxlib for {oldest} or newer" if found["jaxlib"] and not any(jaxlib.values()) else ""
         )
         raise JaxmlpError(
-            f"--wheels {folder}: no release with both a jax and a jaxlib wheel for this Python ({held}): "
+            f"--wheels {folder}: no release with both a jax and a jaxlib wheel for a Python jaxmlp runs on ({held}): "
             f"`pip download jax==V jaxlib==V -d {folder}` adds one"
         )
-    return both
+    return {v: jaxlib[v] for v in both}
+
+
+def wheel_releases(folder: Path) -> list[str]:
+    """The releases a folder of wheels holds for jax and for jaxlib (`folder_listing`), oldest first (a nightly
+    before its release, nightlies by build date)."""
+    return list(folder_listing(folder))
+
+
+def index_listing(minors: Sequence[Minor]) -> dict[str, set[Minor]]:
+    """Each release the package index has for jax and jaxlib alike, from `OLDEST` on, and which of ``minors`` it is
+    published for (the index asked once a package and Python version, at once); one line where it lists none."""
+    asked = [(package, m) for m in minors for package in ("jax", "jaxlib")]
+    with ThreadPoolExecutor(max_workers=len(asked) or 1) as pool:
+        answers = dict(zip(asked, pool.map(lambda a: asked_index(*a), asked), strict=True))
+    out: dict[str, set[Minor]] = {}
+    for m in minors:
+        for v in releases(answers[("jax", m)], answers[("jaxlib", m)]):
+            out.setdefault(v, set()).add(m)
+    if not out:
+        index_versions("jax")  # the one line: the index lists nothing
+        index_versions("jaxlib")
+    return {v: out[v] for v in sorted(out, key=version_key)}
+
+
+def listing(source: Source, minors: Sequence[Minor] = MINORS) -> dict[str, set[Minor]]:
+    """Each release ``source`` holds (the folder's, else the package index's), oldest first, and the Python
+    versions it is published for (the index is asked about ``minors``)."""
+    if source.wheels is not None:
+        return folder_listing(source.wheels)  # every Python its jaxlib wheels are for
+    return index_listing(minors)
 
 
 def available(wheels: Path | None) -> list[str]:
-    """The releases a sweep can take: the folder's (``--wheels``), else the package index's."""
-    if wheels is not None:
-        return wheel_releases(wheels)
-    return releases(index_versions("jax"), index_versions("jaxlib"))
+    """The releases a sweep can take, for any Python: the folder's (``--wheels``), else the package index's."""
+    return list(listing(Source(wheels)))
 
 
 def check_held(versions: Sequence[str], source: Source) -> None:

@@ -131,6 +131,8 @@ class Matrix:
     timeout: float | None = None
     source: Source = INDEX  # where the releases' environments come from (`envs.Source`)
     share: tuple[int, int] = (0, 1)  # (this rank, the ranks) under mpirun or srun: round r is rank r mod ranks's
+    pythons: tuple[str, ...] = ()  # interpreters given (--python), preferred for the environments they can make
+    series: tuple[str, ...] = ()  # the releases one Python is chosen for (a bisection's candidates; (): those made)
 
     def __post_init__(self) -> None:
         errors.at_least("--processes", self.processes, 1)

@@ -39,13 +39,17 @@ def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.Dat
 @shows(*registry.SWEEP)
 def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
     """One sweep's median of each benchmark per cell (release, XLA flags), oldest release first, with the
-    processes a cell; a workload whose values differed from the reference cell's is named in ``results_differ``."""
+    processes a cell and the Python they ran on; a workload whose values differed from the reference cell's is
+    named in ``results_differ``."""
     timed = rows[rows["test"].isin([b.id for b in registry.SWEEP])].assign(xla_flags=flags_of(rows))
     index = ["release", "xla_flags"]
     table = timed.pivot_table(index=index, columns="name", values="median", aggfunc="first")
     order = sorted(table.index, key=lambda key: (key[1] != "", key[1], registry.version_key(key[0])))
     table = table.loc[order].rename_axis(columns=None)
     table.insert(0, "processes", timed.groupby(index)["rounds"].max())
+    if "python" in timed and timed["python"].notna().any():  # the Python its processes ran on
+        ran = timed.groupby(index)["python"].agg(lambda p: ", ".join(sorted(set(p.dropna().astype(str)))))
+        table.insert(1, "python", ran.reindex(table.index).fillna(""))
     differ = timed.get("results_differ")
     if differ is not None and differ.notna().any():
         marked = timed[differ.notna()].groupby(index)["workload"].agg(lambda w: ", ".join(sorted(set(w))))

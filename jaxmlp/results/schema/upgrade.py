@@ -34,6 +34,47 @@ def upgrade(raw: object) -> tuple[str, JSON]:
     """(the kind, the document in the current schema) of a result file's JSON; a `JaxmlpError` for anything else."""
     if not isinstance(raw, Mapping):
         raise JaxmlpError(NOT_RESULTS)
+    kind, doc = _upgrade(raw)
+    version = raw.get(SCHEMA_VERSION, _metadata(raw).get(SCHEMA_VERSION, 1))
+    if isinstance(version, int) and version < OWN_PEAK_VERSION:
+        doc = _peaks_not_own(kind, doc)
+    return kind, doc
+
+
+OWN_PEAK_VERSION = 7
+"""The first version whose sweep processes' ``peak_rss_bytes`` is each worker's own (its ``VmHWM``)."""
+INHERITED_PEAK = (
+    "written before schema version 7: getrusage's peak, which on Linux carries the parent's (jaxmlp's) high-water "
+    "mark into the worker"
+)
+"""Why an older sweep process's peak may not be its own (its ``peak_rss_why``)."""
+
+
+def _peaks_not_own(kind: str, doc: JSON) -> JSON:
+    """Before version 7, each sweep process's peak (a cell's raw processes, ``cells.json``'s probe processes)
+    marked as maybe not its own (`INHERITED_PEAK`)."""
+
+    def marked(facts: object) -> object:
+        if isinstance(facts, Mapping) and "peak_rss_bytes" in facts and "peak_rss_why" not in facts:
+            return {**facts, "peak_rss_why": INHERITED_PEAK}
+        return facts
+
+    if kind == SWEEP and isinstance(doc.get("raw_processes"), list):
+        raw = [
+            {**p, "metadata": marked(p["metadata"])} if isinstance(p, Mapping) and "metadata" in p else p
+            for p in doc["raw_processes"]
+        ]
+        return {**doc, "raw_processes": raw}
+    if kind == CELLS and isinstance(doc.get("cells"), list):
+        cells = [
+            {**c, "process": marked(c["process"])} if isinstance(c, Mapping) and "process" in c else c
+            for c in doc["cells"]
+        ]
+        return {**doc, "cells": cells}
+    return doc
+
+
+def _upgrade(raw: Mapping[str, Any]) -> tuple[str, JSON]:
     meta = _metadata(raw)
     version = raw.get(SCHEMA_VERSION, meta.get(SCHEMA_VERSION, 1))
     if not isinstance(version, int) or version < 1:
