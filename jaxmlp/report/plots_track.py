@@ -1,0 +1,120 @@
+"""Tracking's plot: one machine's workload across releases against the pinned release (`jaxmlp track --site`).
+Its look is `jaxmlp.report.plot_style`'s."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry, units
+from jaxmlp.report import plot_style
+from jaxmlp.report.plot_style import human_axis, legend_above
+from jaxmlp.report.track_answers import (
+    FASTER,
+    INCONCLUSIVE,
+    PINNED,
+    SAME,
+    SLOWER,
+    python_changes,
+    release_order,
+    within,
+)
+
+LOOK = {
+    SLOWER: {"color": "C3", "marker": "^"},
+    FASTER: {"color": "C2", "marker": "v"},
+    SAME: {"color": "C0", "marker": "o"},
+    INCONCLUSIVE: {"color": "C7", "marker": "s"},
+}
+"""Each verdict's colour and mark: slower red (a triangle up), faster green (down), the same blue, inconclusive
+grey."""
+PINNED_LOOK = {"color": "black", "marker": "D"}
+
+
+def _times(value: float, _: Any = None) -> str:
+    """A ratio's tick without trailing zeros: ``×1.1``, ``×0.95``."""
+    number = units.number(value)
+    return "×" + (number.rstrip("0").rstrip(".") if "." in number else number)
+
+
+def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> Any:
+    """One machine's workload against its pinned release, releases in version order: above, each release's median
+    time and the pinned release's, measured beside it; below, their ratio with its 95% interval, marked by its
+    verdict, the threshold's band shaded (inside it, no change worth naming)."""
+    import matplotlib.pyplot as plt
+
+    mine = rows[rows["against"] == PINNED]
+    pinned = sorted(set(mine["baseline"].astype(str)), key=registry.version_key)
+    versions = release_order([*mine["release"].astype(str), *pinned])
+    at = {v: i for i, v in enumerate(versions)}
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(plot_style.WIDTH_IN, 5.6), layout="constrained", sharex=True, height_ratios=(1, 1.3)
+    )
+    x = [at[str(r)] for r in mine["release"]]
+    base = f"{', '.join(pinned)} (pinned)"
+    top.plot(
+        x,
+        mine["baseline_median_s"],
+        linestyle="none",
+        markerfacecolor="none",
+        label=f"{base}, measured beside it",
+        **PINNED_LOOK,
+    )
+    top.plot(x, mine["median_s"], linestyle="none", marker="o", color="#333", label="the release's median")
+    top.set(ylabel="median time", title=f"Time by release, against {base}")
+    human_axis(top, "y", values=[*mine["median_s"], *mine["baseline_median_s"]])
+    low, high = 1 / (1 + threshold), 1 + threshold
+    bottom.axhspan(low, high, color="C0", alpha=0.08, linewidth=0)
+    bottom.axhline(1.0, color="grey", linewidth=0.8)
+    for p in pinned:
+        bottom.plot(at[p], 1.0, linestyle="none", **PINNED_LOOK)
+        bottom.annotate("pinned", (at[p], 1.0), xytext=(0, -16), textcoords="offset points", ha="center")
+    for verdict, look in LOOK.items():
+        part = mine[mine["verdict"] == verdict]
+        if part.empty:
+            continue
+        ratio = part["ratio"].astype(float)
+        errors = [(ratio - part["low"].astype(float)).clip(lower=0), (part["high"].astype(float) - ratio).clip(lower=0)]
+        bottom.errorbar(
+            [at[str(r)] for r in part["release"]],
+            ratio,
+            yerr=errors,
+            linestyle="none",
+            capsize=4,
+            markersize=7,
+            label=verdict,
+            **look,
+        )
+    finite = [float(v) for v in (*mine["low"], *mine["high"], low, high) if math.isfinite(float(v))]
+    pad = (max(finite) - min(finite)) * 0.12
+    bottom.set_ylim(min(finite) - pad, max(finite) + pad)
+    bottom.yaxis.set_major_formatter(_times)
+    bottom.set(
+        ylabel="time / pinned (95% interval)",
+        title=f"Against {base}: the shaded band is {within(threshold)}",
+    )
+    bottom.set_xticks(range(len(versions)), versions, rotation=30 if len(versions) > 8 else 0)
+    bottom.set_xlabel("jax / jaxlib release")
+    bottom.set_xlim(-0.5, len(versions) - 0.5)
+    for release, python in python_changes(mine):
+        for ax in (top, bottom):
+            ax.axvline(at[release] - 0.5, color="C1", linestyle="--", linewidth=1)
+        top.annotate(
+            f"Python {python} from here",
+            (at[release] - 0.5, 1),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, -4),
+            textcoords="offset points",
+            va="top",
+            color="C1",
+        )
+    legend_above(fig)
+    return fig
+
+
+def plot_track(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> str:
+    """`track_figure` as a base64 PNG."""
+    with plot_style.style():
+        return plot_style.png(track_figure(rows, threshold))

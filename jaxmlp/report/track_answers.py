@@ -1,0 +1,149 @@
+"""What tracking found, in words: each tracked comparison (a row of `jaxmlp track`'s frame: one machine, workload,
+release and baseline) as one sentence, the releases of a series in version order, the newest of each. The site
+(`jaxmlp.report.track_site`) and the message (`jaxmlp.report.track_message`) say the same sentences."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from jaxmlp import registry, units
+
+PINNED = "pinned"
+PREVIOUS = "previous"
+AGAINST = {PINNED: "pinned", PREVIOUS: "tracked before it"}
+"""How a baseline is named after its release: ``0.7.0 (pinned)``."""
+SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "the same", "inconclusive"
+VERDICTS = (SLOWER, FASTER, SAME, INCONCLUSIVE)
+Row = Mapping[Any, Any]
+"""A row of the frame, as a mapping of its columns."""
+CHANGED = (SLOWER, FASTER, INCONCLUSIVE)
+"""The verdicts a message names: "the same" was shown to be no change."""
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def release_order(releases: Any) -> list[str]:
+    """Releases once each, oldest first by their numbers (0.4.30 < 0.10.2; a nightly before its release)."""
+    return sorted({str(r) for r in releases}, key=registry.version_key)
+
+
+def in_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame``'s rows by machine, workload, release (version order) and baseline (pinned first)."""
+    if frame.empty:
+        return frame
+    key = frame.assign(
+        _release=frame["release"].map(lambda r: registry.version_key(str(r))),
+        _against=frame["against"].map(lambda a: (a != PINNED, str(a))),
+    )
+    return key.sort_values(["machine", "workload", "_release", "_against"]).drop(columns=["_release", "_against"])
+
+
+def series(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Each (machine, workload)'s rows in version order, machines and workloads by name."""
+    ordered = in_order(frame)
+    return {(str(m), str(w)): part for (m, w), part in ordered.groupby(["machine", "workload"], sort=True)}
+
+
+def newest(rows: pd.DataFrame, against: str = PINNED) -> Row | None:
+    """The newest release's row against ``against`` among ``rows`` (one machine and workload), or None."""
+    mine = rows[rows["against"] == against]
+    if mine.empty:
+        return None
+    at = max(mine.index, key=lambda i: registry.version_key(str(mine.at[i, "release"])))
+    row: dict[Any, Any] = mine.loc[at].to_dict()
+    return row
+
+
+def when(measured_at: object) -> str:
+    """A time of measurement as read: ``2026-12-01 02:10 UTC`` (the frame's ISO-8601 UTC); as given where it is not
+    one."""
+    import datetime as dt
+
+    try:
+        stamp = dt.datetime.fromisoformat(str(measured_at))
+    except ValueError:
+        return str(measured_at)
+    if stamp.tzinfo is not None:
+        stamp = stamp.astimezone(dt.UTC)
+    return stamp.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def within(threshold: float) -> str:
+    """The threshold both ways, as said: ``±5%``."""
+    return f"±{100 * threshold:g}%"
+
+
+def baseline_name(row: Row) -> str:
+    """The release a row is compared with, as said: ``0.7.0 (pinned)``."""
+    return f"{row['baseline']} ({AGAINST.get(str(row['against']), str(row['against']))})"
+
+
+def measured(row: Row) -> str:
+    """The ratio and its 95% interval: ``×1.21 (95% interval ×1.15–×1.28)``."""
+    return f"{units.ratio(row['ratio'])} (95% interval {units.interval(row['low'], row['high'])})"
+
+
+def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
+    """What an inconclusive comparison lacks: its interval's width against the threshold, and roughly how many
+    processes a side would settle it where the row says (``settle``, as `jaxmlp track` estimates it)."""
+    low, high = _number(row.get("low")), _number(row.get("high"))
+    wide = f" ({units.percent(high / low - 1)} wide)" if low > 0 and high > 0 else ""
+    more = _number(row.get("settle"))
+    then = (
+        f"about {units.count(math.ceil(more), 'process', 'processes')} a side would settle it"
+        if math.isfinite(more) and more > 0
+        else "more processes (a longer `--budget`) would settle it"
+    )
+    return f"its 95% interval{wide} still spans {within(threshold)}: {then}"
+
+
+def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
+    """One comparison as said everywhere: ``0.7.2 is the same as 0.7.0 (pinned) within ±5%: ×1.01 (95% interval
+    ×0.98–×1.03)``; slower and faster ones with both medians, an inconclusive one with what would settle it."""
+    release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])
+    medians = f"{units.duration(row['median_s'])} against {units.duration(row['baseline_median_s'])}"
+    if verdict == SAME:
+        return f"{release} is the same as {base} within {within(threshold)}: {measured(row)}"
+    if verdict in (SLOWER, FASTER):
+        return f"{release} is {verdict} than {base}: {measured(row)}, {medians}"
+    if verdict == INCONCLUSIVE:
+        return f"{release} against {base} is inconclusive: {measured(row)}; {settle(row, threshold)}"
+    return f"{release} against {base}: {verdict}, {measured(row)}"
+
+
+def python_changes(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """Where a series' Python changed: (the first release on the new one, its Python), in version order."""
+    if rows.empty or "python" not in rows:
+        return []
+    ordered = in_order(rows[rows["python"].astype(str).str.strip() != ""]).drop_duplicates("release")
+    pairs = list(zip(ordered["release"].astype(str), ordered["python"].astype(str)))
+    return [(release, python) for (_, before), (release, python) in zip(pairs, pairs[1:]) if python != before]
+
+
+def python_note(rows: pd.DataFrame) -> str:
+    """The Python the series ran on (``Python 3.11.7``), or each where it changed (``Python 3.11.7 to 0.10.2, then
+    3.12.1``): a change of Python is a change of its own."""
+    if rows.empty or "python" not in rows:
+        return ""
+    ordered = in_order(rows[rows["python"].astype(str).str.strip() != ""])
+    steps: list[tuple[str, str]] = []  # (python, last release on it)
+    for release, python in zip(ordered["release"], ordered["python"]):
+        if steps and steps[-1][0] == str(python):
+            steps[-1] = (steps[-1][0], str(release))
+        else:
+            steps.append((str(python), str(release)))
+    if not steps:
+        return "Python not recorded"
+    if len(steps) == 1:
+        return f"Python {steps[0][0]}"
+    parts = [f"{python} to {last}" for python, last in steps[:-1]] + [f"then {steps[-1][0]}"]
+    return "Python " + ", ".join(parts)

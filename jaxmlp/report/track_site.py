@@ -1,0 +1,247 @@
+"""Tracking's site (`jaxmlp track --site DIR`): static pages at a fixed place, replaced whole on every call, that need
+no network to view (styles inline, plots as data: URIs). ``index.html`` answers first (per machine, each workload's
+newest release against the pinned one and against the release tracked before it, in words), then a table of them;
+a page per machine and workload shows its time across releases against the pinned one (a plot, its intervals) and
+each release's comparisons in a table, with links to their explanations."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from jaxmlp import registry, units
+from jaxmlp.report.html import STYLE, cell_html
+from jaxmlp.report.plots_track import plot_track
+from jaxmlp.report.track_answers import (
+    PINNED,
+    PREVIOUS,
+    Row,
+    in_order,
+    newest,
+    python_note,
+    sentence,
+    series,
+    when,
+    within,
+)
+from jaxmlp.report.track_message import link
+from jaxmlp.results.store.replacing import replace_folder
+
+INDEX = "index.html"
+DATA = "track.csv"
+"""The frame the site shows, as CSV, beside its pages."""
+SITE_STYLE = STYLE + (
+    "p.answer{font-size:15px;margin:.35em 0}p.answer.second{font-size:14px;color:#444;margin-top:0}"
+    ".slower{color:#b00020;font-weight:600}.faster{color:#1b7a1b;font-weight:600}"
+    ".inconclusive{color:#6a5d00;font-weight:600}.same{color:#225}nav.up{font-size:14px;margin-bottom:1em}"
+    "h1{font-size:24px;margin-bottom:.3em}table.track{width:100%}table.track td.text{white-space:normal}"
+)
+VERDICT_CLASS = {"slower": "slower", "faster": "faster", "inconclusive": "inconclusive", "the same": "same"}
+
+
+def page_name(machine: str, workload: str, taken: Sequence[str] = ()) -> str:
+    """A series' page: ``<machine>--<workload>.html``, in letters, digits, dots and dashes; numbered where two
+    series would share one."""
+    stem = "--".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") or "_" for part in (machine, workload))
+    name, n = f"{stem}.html", 2
+    while name in taken or name == INDEX:
+        name, n = f"{stem}-{n}.html", n + 1
+    return name
+
+
+def _page(title: str, body: Sequence[str]) -> str:
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{html.escape(title)}</title><style>{SITE_STYLE}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def _verdict(verdict: object) -> str:
+    word = str(verdict)
+    return f"<span class='{VERDICT_CLASS.get(word, '')}'>{html.escape(word)}</span>"
+
+
+def _answer(row: Row | None, threshold: float, second: bool = False) -> str:
+    """A comparison's sentence as a paragraph, its verdict word coloured."""
+    if row is None:
+        return ""
+    said = html.escape(sentence(row, threshold))
+    word = re.escape(html.escape(str(row["verdict"])))
+    said = re.sub(rf"\b{word}\b", lambda _: _verdict(row["verdict"]), said, count=1)
+    return f"<p class='answer{' second' if second else ''}'>{said}</p>"
+
+
+def _cells(cells: Sequence[str], header: bool = False) -> str:
+    tag = "th" if header else "td"
+    return "<tr>" + "".join(f"<{tag}{c}</{tag}>" for c in cells) + "</tr>"
+
+
+def _text(value: str, raw: bool = False) -> str:
+    """A cell of words (left-aligned, wrapping); ``raw``: already HTML."""
+    return f" class='text'>{value if raw else cell_html(value)}"
+
+
+def _number(value: str) -> str:
+    return f">{cell_html(value)}"
+
+
+def _explanation(row: Row, link_base: str) -> str:
+    where = link(row.get("explanation"), link_base)
+    return _text(f"<a href='{html.escape(where, quote=True)}'>why</a>" if where else "", raw=True)
+
+
+def comparisons_table(rows: pd.DataFrame, link_base: str) -> str:
+    """A series' comparisons against one kind of baseline: a row per release."""
+    head = ["release", "Python", "against", "verdict", "ratio", "95% interval", "median", "baseline's median"]
+    head += ["measured", "explanation"]
+    body = [
+        _cells(
+            [f" class='text'>{cell_html(h)}" if i in (0, 1, 2, 3, 8, 9) else f">{h}" for i, h in enumerate(head)],
+            header=True,
+        )
+    ]
+    for row in rows.to_dict("records"):
+        body.append(
+            _cells(
+                [
+                    _text(str(row["release"])),
+                    _text(str(row.get("python", ""))),
+                    _text(str(row["baseline"])),
+                    _text(_verdict(row["verdict"]), raw=True),
+                    _number(units.ratio(row["ratio"])),
+                    _number(units.interval(row["low"], row["high"])),
+                    _number(units.duration(row["median_s"])),
+                    _number(units.duration(row["baseline_median_s"])),
+                    _text(when(row.get("measured_at", ""))),
+                    _explanation(row, link_base),
+                ]
+            )
+        )
+    return f"<div class='scroll'><table class='track'>{''.join(body)}</table></div>"
+
+
+def series_page(machine: str, workload: str, rows: pd.DataFrame, threshold: float, link_base: str) -> str:
+    """A machine's workload: its answers, the plot of its time across releases against the pinned one, a table of
+    each release's comparisons with each baseline."""
+    title = f"{workload} on {machine}"
+    body = [
+        f"<nav class='up'><a href='{INDEX}'>All tracked workloads</a></nav><h1>{html.escape(title)}</h1>",
+        _answer(newest(rows, PINNED), threshold),
+        _answer(newest(rows, PREVIOUS), threshold, second=True),
+        f"<p class='env'>{html.escape(python_note(rows))}; a release is slower or faster only beyond "
+        f"{within(threshold)} with its 95% interval past it, the same only with its whole interval within "
+        "it, else inconclusive.</p>",
+    ]
+    pinned = rows[rows["against"] == PINNED]
+    if not pinned.empty:
+        alt = html.escape(f"{title}: time and ratio to the pinned release by release", quote=True)
+        body.append(f"<img alt='{alt}' title='{alt}' src='data:image/png;base64,{plot_track(pinned, threshold)}'>")
+    for against in (PINNED, PREVIOUS):
+        part = rows[rows["against"] == against]
+        if not part.empty:
+            bases = ", ".join(dict.fromkeys(part["baseline"].astype(str)))
+            heading = (
+                f"Against the pinned release ({bases})"
+                if against == PINNED
+                else "Against the release tracked before it"
+            )
+            body.append(f"<h2>{html.escape(heading)}</h2>")
+            body.append(comparisons_table(part, link_base))
+    others = rows[~rows["against"].isin([PINNED, PREVIOUS])]
+    if not others.empty:
+        body.append("<h2>Other comparisons</h2>" + comparisons_table(others, link_base))
+    return _page(f"jaxmlp track: {title}", body)
+
+
+def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[str, str], pd.DataFrame]) -> str:
+    """A row per machine's workload: its newest release, its verdicts against the pinned and the previous one."""
+    head = ["workload", "newest", "against pinned", "ratio", "95% interval", "against the one before", "ratio", ""]
+    body = [_cells([f" class='text'>{h}" if i in (0, 1, 2, 5) else f">{h}" for i, h in enumerate(head)], True)]
+    for key, rows in found.items():
+        pin, prev = newest(rows, PINNED), newest(rows, PREVIOUS)
+        first = pin or prev or {}
+        body.append(
+            _cells(
+                [
+                    _text(key[1]),
+                    _text(str(first.get("release", ""))),
+                    _text(f"{_verdict(pin['verdict'])} ({html.escape(str(pin['baseline']))})" if pin else "-", True),
+                    _number(units.ratio(pin["ratio"]) if pin else units.MISSING),
+                    _number(units.interval(pin["low"], pin["high"]) if pin else units.MISSING),
+                    _text(f"{_verdict(prev['verdict'])} ({html.escape(str(prev['baseline']))})" if prev else "-", True),
+                    _number(units.ratio(prev["ratio"]) if prev else units.MISSING),
+                    _text(f"<a href='{html.escape(pages[key], quote=True)}'>details</a>", raw=True),
+                ]
+            )
+        )
+    return f"<div class='scroll'><table class='track'>{''.join(body)}</table></div>"
+
+
+def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], threshold: float) -> str:
+    """The answers first: per machine, each workload's newest release against the pinned one and the one tracked
+    before it; then a table of them, each row linking to its page."""
+    found = series(frame)
+    body = ["<h1>jax/jaxlib releases, tracked</h1>"]
+    if not found:
+        body.append("<p class='answer'>Nothing tracked yet: no comparison in the results folder.</p>")
+        return _page("jaxmlp track", body)
+    times = sorted(frame["measured_at"].astype(str))
+    body.append(
+        f"<p class='env'>Each release measured side by side with the pinned release and with the one tracked before "
+        f"it, in fresh processes; threshold {within(threshold)}; measured {html.escape(when(times[0]))} to "
+        f"{html.escape(when(times[-1]))}. The data: <a href='{DATA}'>{DATA}</a>.</p>"
+    )
+    for machine in sorted({m for m, _ in found}):
+        mine = {key: rows for key, rows in found.items() if key[0] == machine}
+        body.append(f"<section><h2>{html.escape(machine)}</h2>")
+        for (_, workload), rows in mine.items():
+            answer = _answer(newest(rows, PINNED) or newest(rows, PREVIOUS), threshold)
+            answer = answer.replace(
+                "<p class='answer'>", f"<p class='answer'><b>{html.escape(workload)}</b>: ", 1
+            ).replace("</p>", f" <a href='{html.escape(pages[(machine, workload)], quote=True)}'>details</a></p>")
+            body.append(answer)
+            if newest(rows, PINNED) is not None:
+                body.append(_answer(newest(rows, PREVIOUS), threshold, second=True))
+        body.append(overview_table(pages, mine) + "</section>")
+    return _page("jaxmlp track", body)
+
+
+def site_link_base(site: Path, results: Path) -> str:
+    """The results folder as seen from the site's pages (``../reports/``), where explanations are linked."""
+    return os.path.relpath(results, site).replace(os.sep, "/").rstrip("/") + "/"
+
+
+def write_site(
+    frame: pd.DataFrame,
+    site: str | os.PathLike[str],
+    *,
+    threshold: float = registry.THRESHOLD,
+    link_base: str | None = None,
+    results: str | os.PathLike[str] | None = None,
+) -> list[Path]:
+    """Write the site of ``frame`` (`jaxmlp track`'s comparisons) as the folder ``site``, replacing the last one
+    whole: it is built beside it and swapped in (a failure or a crash leaves the old site as it was). Explanations
+    are linked as ``link_base`` + their link (a URL where the results folder is published), else from the site to
+    the ``results`` folder (`site_link_base`). Returns the files written, ``index.html`` first."""
+    site = Path(site)
+    if link_base is None:
+        link_base = site_link_base(site, Path(results)) if results is not None else ""
+    ordered = in_order(frame)
+    found = series(ordered)
+    pages: dict[tuple[str, str], str] = {}
+    for key in found:
+        pages[key] = page_name(*key, taken=list(pages.values()))
+    with replace_folder(site) as building:
+        (building / INDEX).write_text(index_page(ordered, pages, threshold), encoding="utf-8")
+        for key, rows in found.items():
+            (building / pages[key]).write_text(series_page(*key, rows, threshold, link_base), encoding="utf-8")
+        ordered.to_csv(building / DATA, index=False)
+    return [site / name for name in (INDEX, *pages.values(), DATA)]
