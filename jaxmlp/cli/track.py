@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jaxmlp import registry
+from jaxmlp import registry, units
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, SWEEP_BACKEND, WORKLOADS, progress_bar
 from jaxmlp.cli.sweep.measured import measure_into
-from jaxmlp.errors import EXIT_FAILED
+from jaxmlp.errors import gate
 from jaxmlp.measure import environment
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import envs, published
@@ -37,17 +37,15 @@ from jaxmlp.measure.sweep.matrix import (
 )
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.registry import version_key
+from jaxmlp.report.track_message import write_message
+from jaxmlp.report.track_site import write_site
 from jaxmlp.results.releases import tracked
 from jaxmlp.results.releases.files import Plan, RunLog
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new, write_new
 from jaxmlp.units import minutes
-
-EXIT_SLOWER = 3
-"""A tracked release is slower than what it is compared with, beyond the threshold."""
-EXIT_INCONCLUSIVE = 4
-"""With ``--strict``: a comparison still inconclusive when the budget ended."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,7 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the minutes the call may take, environments included: processes are added to an inconclusive "
         "comparison while they fit (default: %(default)s)",
     )
-    parser.add_argument("--strict", action="store_true", help="exit 4 when a comparison is still inconclusive")
     parser.add_argument(
         "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
     )
@@ -89,6 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.WHEELS,
         options.TIMEOUT,
         options.OUT,
+        options.PYTHON,
+        options.STRICT,
     )
     parser.set_defaults(run=run)
 
@@ -104,18 +103,6 @@ class TrackOutcome:
     unmeasured: Mapping[str, str]
     lines: tuple[str, ...]
     code: int
-
-
-def exit_code(comparisons: Sequence[Tracked], unmeasured: Mapping[str, str], strict: bool) -> int:
-    """The gate: 1 where a release could not be measured, 3 where one is slower, 4 where one is inconclusive and
-    ``strict``, else 0."""
-    if unmeasured:
-        return EXIT_FAILED
-    if any(c.verdict == tracked.SLOWER for c in comparisons):
-        return EXIT_SLOWER
-    if strict and tracked.unsettled(comparisons):
-        return EXIT_INCONCLUSIVE
-    return 0
 
 
 def track(
@@ -147,7 +134,7 @@ def track(
         return TrackOutcome(step, None, (), {}, (), 0)
     folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
     measured, comparisons, unmeasured = (
-        _measure(step, settings, measuring, replace(matrix, versions=step.cells), folder, began, say)
+        _measure(step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say)
         if step.new
         else (None, [], {})
     )
@@ -165,9 +152,9 @@ def track(
         time.monotonic() - began,
     )
     write_json_new(folder / layout.TRACK_FILE, document.to_json())
-    lines = tuple(tracked.closing_lines(comparisons))
+    lines = tuple(tracked.closing_lines(comparisons, step.pinned))
     _publish(store.folder, folder, site, message, say)
-    code = exit_code(comparisons, unmeasured, settings.strict)
+    code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
     return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
 
 
@@ -214,7 +201,7 @@ def _measure(
         measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
         return _settle(step, settings, measuring, matrix, log, measured, began, say)
 
-    measure_into(log, plans, measure, began)  # the cell files written, the sweep's tables said
+    measure_into(log, plans, measure, began, tables=False)  # the cell files written
     plan, samples = log.read()
     measured = log.measured(plan, samples)
     comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
@@ -246,21 +233,22 @@ def _settle(
         if not open_:
             return measured
         cells = {c for t in open_ for c in (t.release, t.baseline) if c in measured.probed.runners}
-        per_round = sum(measured.probed.seconds.get(c, 0.0) for c in cells) or math.inf
+        per_round = sum(measured.probed.seconds.get(c, 0.0) for c in cells)
         left = settings.budget * 60 - (time.monotonic() - began)
-        fit = math.floor(left / per_round) if per_round < math.inf else 0
-        wanted = max(t.settle for t in open_) - processes
-        if fit < 1 or wanted < 1:
+        fit = math.floor(left / per_round) if per_round > 0 else 0
+        wanted = max(tracked.more_processes(t.comparison) for t in open_)
+        if fit < 1:
             say(
-                f"{len(open_)} comparison(s) still inconclusive after {processes} processes a release; "
-                + ("the budget is spent" if fit < 1 else "more processes would not settle them")
-                + f" ({minutes(time.monotonic() - began)} of {settings.budget:g} min)"
+                f"{units.count(len(open_), 'comparison')} still inconclusive after {processes} processes a release: "
+                f"the budget is spent ({minutes(time.monotonic() - began)} of {settings.budget:g} min; --budget "
+                "gives more)"
             )
             return measured
         more = min(wanted, fit)
         say(
-            f"{len(open_)} comparison(s) inconclusive: {more} more process(es) for {', '.join(sorted(cells))} "
-            f"(about {minutes(more * per_round)}; {minutes(left)} of the budget left)"
+            f"{units.count(len(open_), 'comparison')} inconclusive: {more} more process(es) for "
+            f"{', '.join(sorted(cells, key=version_key))} (about {minutes(more * per_round)}; {minutes(left)} of "
+            "the budget left)"
         )
         processes += more
         plan, samples = log.read()
@@ -268,34 +256,24 @@ def _settle(
             measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in cells}
         )
         with envs.jaxmlp_path() as path:
-            rounds(
-                probed,
-                measured.differs,
-                replace(matrix, processes=processes),
-                plan.limit,
-                path,
-                say,
-                progress_bar,
-                log.record,
-                samples,
-            )
+            more_rounds = replace(matrix, processes=processes)
+            rounds(probed, measured.differs, more_rounds, plan.limit, path, say, progress_bar, log.record, samples)
         plan, samples = log.read()
         measured = log.measured(plan, samples)
 
 
 def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
-    """The site of every series (``site``) and the message of this call's changes (``message``)."""
+    """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
+    the comparisons of its folder ``mine``; None: it measured nothing)."""
     if site is None and message is None:
         return
     frame = tracked.tracked_frame(folder)
-    ours = frame[frame["folder"] == layout.shown(mine, folder)] if mine is not None else frame.iloc[0:0]
-    from jaxmlp.report import track_pages  # type: ignore[attr-defined]  # the site's and the message's renderers
-
     if site is not None:
-        track_pages.write_site(frame, site)
-        say(f"Wrote the site into {site}")
+        write_site(frame, site, results=folder)
+        say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
     if message is not None:
-        track_pages.write_message(ours, message)
+        ours = [layout.shown(mine, folder)] if mine is not None else []
+        write_message(frame, message, folders=ours)
         say(f"Wrote what changed into {message}")
 
 
@@ -318,6 +296,7 @@ def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
         envs=args.envs,
         timeout=args.timeout,
         source=envs.Source(args.wheels, args.backend),
+        pythons=tuple(args.python or ()),
     )
     return Track(args.pinned, args.wheels, args.budget, args.strict), measuring, matrix
 

@@ -62,11 +62,12 @@ class Step:
     @property
     def pairs(self) -> tuple[tuple[str, str, str], ...]:
         """(release, baseline, against) of each comparison: each new release against the one before it
-        (``previous``) and against the pinned one (``pinned``); none of a release with itself."""
+        (``previous``) and against the pinned one (``pinned``), once where the two are one release (``previous``:
+        the tidy frame shows it under both)."""
         found = []
         for before, release in zip((self.last, *self.new), self.new):
             found.append((release, before, PREVIOUS))
-            if release != self.pinned:
+            if self.pinned not in (release, before):
                 found.append((release, self.pinned, PINNED))
         return tuple(found)
 

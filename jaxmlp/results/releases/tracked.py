@@ -13,13 +13,16 @@ import pandas as pd
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.track import PINNED, PREVIOUS
 from jaxmlp.registry import ALPHA, THRESHOLD, version_key
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout, machines
 from jaxmlp.results.store.reading import Skipped, read_document
-from jaxmlp.stats import Comparison, compare
+from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER, Comparison, compare, processes_to_settle
 
-SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "the same", "inconclusive"
+MIN_SIDE = 5
+"""The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
+(`jaxmlp.stats.smallest_p`)."""
 FRAME_COLUMNS = (
     "machine",
     "workload",
@@ -36,6 +39,7 @@ FRAME_COLUMNS = (
     "explanation",
     "measured_at",
     "folder",
+    "settle",
 )
 """The tidy frame of tracked comparisons (`tracked_frame`): one row per release, baseline and workload."""
 
@@ -102,35 +106,17 @@ def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
     return [p.workloads[workload].steady_seconds for p in processes if workload in p.workloads]
 
 
-def four_words(comparison: Comparison, threshold: float = THRESHOLD) -> str:
-    """The comparison's verdict in the four words: slower, faster, the same (its 95% interval within the threshold
-    both ways), or inconclusive (anything else: too few processes, or an interval that spans the threshold)."""
-    if comparison.verdict == "regression":
-        return SLOWER
-    if comparison.verdict == "improvement":
-        return FASTER
-    low, high = comparison.ci_low, comparison.ci_high
-    if math.isfinite(low) and math.isfinite(high) and 1 / (1 + threshold) <= low and high <= 1 + threshold:
-        return SAME
-    return INCONCLUSIVE
-
-
-def settle_estimate(comparison: Comparison, threshold: float = THRESHOLD, most: int = 64) -> int:
-    """About how many processes a side would settle an inconclusive comparison: the interval's width falls as one
-    over the square root of the processes, until it fits within the threshold's band (or clears it); capped at
-    ``most``; 0 for a settled one."""
-    if four_words(comparison, threshold) != INCONCLUSIVE:
+def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
+    """The processes a side to add to an inconclusive comparison: as many as would settle it
+    (`jaxmlp.stats.processes_to_settle`), else, where its interval cannot tell (too few processes for one), as many
+    again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one."""
+    if comparison.word != INCONCLUSIVE:
         return 0
-    n = max(2, min(comparison.n_baseline, comparison.n_new))
-    low, high = comparison.ci_low, comparison.ci_high
-    if not (math.isfinite(low) and math.isfinite(high) and low > 0 and high > low):
-        return max(5, 2 * n)  # no interval yet: the fewest processes a verdict can rest on, or twice as many
-    width = math.log(high / low)
-    center = abs(math.log(max(comparison.ratio, 1e-12)))
-    band = math.log(1 + threshold)
-    room = abs(band - center) or band / 4  # how far the interval's half-width must shrink to clear or fit
-    need = math.ceil(n * (width / 2 / room) ** 2)
-    return max(n + 1, min(most, need))
+    settle = processes_to_settle(comparison, threshold)
+    if settle is not None and settle > 0:
+        return settle
+    n = min(comparison.n_baseline, comparison.n_new)
+    return max(MIN_SIDE - n, n, 1)
 
 
 def compared(
@@ -149,10 +135,8 @@ def compared(
             a = list(samples.get(baseline, {}).get(workload, ()))
             b = list(samples.get(release, {}).get(workload, ()))
             comparison = compare(a, b, threshold, alpha)
-            words = four_words(comparison, threshold)
-            out.append(
-                Tracked(workload, release, baseline, against, comparison, words, settle_estimate(comparison, threshold))
-            )
+            settle = processes_to_settle(comparison, threshold)
+            out.append(Tracked(workload, release, baseline, against, comparison, comparison.word, settle or 0))
     return out
 
 
@@ -168,13 +152,15 @@ def shown_ratio(c: Comparison) -> str:
     return f"x{c.ratio:.3g}{interval}, {c.n_baseline} and {c.n_new} processes"
 
 
-def verdict_line(t: Tracked) -> str:
+def verdict_line(t: Tracked, pinned: str = "") -> str:
     """One comparison as a sentence: ``jax 0.7.1 is slower than 0.7.0 (the previous release) on scan: x4.58
-    (3.98x to 10.2x), 6 and 6 processes``."""
-    what = "the previous release" if t.against == "previous" else "the pinned release"
+    (3.98x to 10.2x), 6 and 6 processes``; a baseline that is also the ``pinned`` release is said to be both."""
+    what = "the pinned release" if t.against == PINNED else "the previous release"
+    if t.against == PREVIOUS and t.baseline == pinned:
+        what = "the previous and pinned release"
     said = {SLOWER: "is slower than", FASTER: "is faster than", SAME: "is the same as"}.get(t.verdict)
     if said is None:
-        more = f"; about {t.settle} processes a side would settle it" if t.settle else ""
+        more = f"; about {t.settle} more processes a side would settle it" if t.settle else ""
         return (
             f"jax {t.release} against {t.baseline} ({what}) on {t.workload}: inconclusive, "
             f"{shown_ratio(t.comparison)}{more}"
@@ -182,11 +168,11 @@ def verdict_line(t: Tracked) -> str:
     return f"jax {t.release} {said} {t.baseline} ({what}) on {t.workload}: {shown_ratio(t.comparison)}"
 
 
-def closing_lines(comparisons: Sequence[Tracked]) -> list[str]:
-    """The lines a call ends with: each comparison's verdict, slower first, then inconclusive, faster, the same
-    (the first lines a reader sees name what fails the gate)."""
-    order = {SLOWER: 0, INCONCLUSIVE: 1, FASTER: 2, SAME: 3}
-    return [verdict_line(t) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
+def closing_lines(comparisons: Sequence[Tracked], pinned: str = "") -> list[str]:
+    """The lines a call ends with: each comparison's verdict, the same first, then faster, inconclusive, slower
+    (the last lines, those a CI log shows, name what fails the gate)."""
+    order = {SAME: 0, FASTER: 1, INCONCLUSIVE: 2, SLOWER: 3}
+    return [verdict_line(t, pinned) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
 
 
 # --- the tidy frame --------------------------------------------------------------------------------------------
@@ -200,13 +186,14 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
         explanations = doc.settings.get("explanations") or {}
         for t in doc.comparisons:
             c = t.comparison
-            rows.append(
+            both = (PREVIOUS, PINNED) if t.against == PREVIOUS and t.baseline == doc.pinned else (t.against,)
+            rows.extend(
                 {
                     "machine": doc.machine,
                     "workload": t.workload,
                     "release": t.release,
                     "python": str(pythons.get(t.release, "")) if isinstance(pythons, Mapping) else "",
-                    "against": t.against,
+                    "against": against,
                     "baseline": t.baseline,
                     "ratio": c.ratio,
                     "low": c.ci_low,
@@ -219,7 +206,9 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
                     else "",
                     "measured_at": doc.timestamp,
                     "folder": layout.shown(path.parent, folder),
+                    "settle": t.settle if t.settle else math.nan,
                 }
+                for against in both
             )
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
 
