@@ -61,8 +61,9 @@ def test_only_the_releases_newer_than_the_last_tracked_are_new_a_nightly_by_buil
     step = flow.step(known, "0.7.2.dev20250801", "0.7.0")
     assert step.new == ("0.7.2.dev20250805", "0.7.2") and step.last == "0.7.2.dev20250801"
     assert ("0.7.2.dev20250805", "0.7.0", "pinned") in step.pairs
-    nothing = flow.step(known, "0.7.2", "0.7.0")
+    nothing = flow.step(known, "0.7.2", "0.6.0")  # nothing new: the pinned release is not needed
     assert nothing.new == () and nothing.cells == () and not nothing.start
+    assert flow.step(known, "0.7.1", None, "0.7.0").pinned == "0.7.0"  # without --pinned: the series' start
     line = flow.said(nothing, "the wheels in w", "m (batched)")
     assert (
         line
@@ -121,6 +122,7 @@ def test_the_last_release_tracked_is_per_machine_and_workload_set(tmp_path):
     assert tracked.last_tracked(docs, "lab-1", ["mine", "batched"]) == "0.7.1"
     assert tracked.last_tracked(docs, "lab-1", ["batched"]) is None
     assert tracked.last_tracked(docs, "lab-2", ["batched"]) == "0.7.2"
+    assert tracked.series_start(docs, "lab-1", ["batched", "mine"]) is None  # its start is not among these files
 
 
 def test_runners_appending_to_one_history_never_take_one_another_s_folder():

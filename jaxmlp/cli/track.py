@@ -126,8 +126,9 @@ def track(
     documents, skipped = tracked.history(store.folder)
     for s in skipped:
         say(s.line("jaxmlp track"))
-    last = tracked.last_tracked([d for _, d in documents], machine, workloads)
-    step = flow.step(published.available(settings.wheels), last, settings.pinned)
+    docs = [d for _, d in documents]
+    last, start = tracked.last_tracked(docs, machine, workloads), tracked.series_start(docs, machine, workloads)
+    step = flow.step(published.available(settings.wheels), last, settings.pinned, start)
     say(flow.said(step, matrix.source.words(), series))
     if not step.new and not step.start:
         _publish(store.folder, None, site, message, say)

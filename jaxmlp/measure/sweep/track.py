@@ -77,21 +77,24 @@ def newer(available: Sequence[str], last: str) -> list[str]:
     return sorted((v for v in available if version_key(v) > version_key(last)), key=version_key)
 
 
-def step(available: Sequence[str], last: str | None, pinned: str | None) -> Step:
+def step(available: Sequence[str], last: str | None, pinned: str | None, start: str | None = None) -> Step:
     """What a call measures: with no history (``last`` None), the series starts at ``pinned`` (else the newest
-    release) and every release newer than it is measured; else every release newer than ``last``."""
+    release) and every release newer than it is measured; else every release newer than ``last``, each also against
+    ``pinned`` (else the series' ``start``, else ``last``)."""
     if not available:
         raise JaxmlpError("no release to track: the source holds none (give --wheels DIR, or check the package index)")
-    if pinned is not None and pinned not in available:
+    newest = max(available, key=version_key)
+    if last is None:
+        first = pinned or newest
+        found = Step(first, tuple(newer(available, first)), first, "--pinned" if pinned else "the newest release")
+    else:
+        found = Step(last, tuple(newer(available, last)), pinned or start or last)
+    if pinned is not None and pinned not in available and (found.new or found.start):
         raise JaxmlpError(
             f"--pinned {pinned} is not among the releases of the source ({', '.join(available[-6:])}, ...): "
             "name one it holds"
         )
-    newest = max(available, key=version_key)
-    if last is None:
-        start = pinned or newest
-        return Step(start, tuple(newer(available, start)), start, "--pinned" if pinned else "the newest release")
-    return Step(last, tuple(newer(available, last)), pinned or last)
+    return found
 
 
 def said(step: Step, source: str, series: str) -> str:

@@ -83,6 +83,13 @@ def last_tracked(documents: Iterable[TrackDocument], machine: str, workloads: It
     return max(releases, key=version_key) if releases else None
 
 
+def series_start(documents: Iterable[TrackDocument], machine: str, workloads: Iterable[str]) -> str | None:
+    """The release the series of ``machine`` and ``workloads`` started at (its first call's), or None where it has
+    no history: a call without ``--pinned`` compares each new release with it."""
+    names = sorted(workloads)
+    return next((d.last for d in documents if d.start and same_series(d, machine, names)), None)
+
+
 def machine_label(fields: Mapping[str, object]) -> str:
     """The machine a series is of, as every result names it (`jaxmlp.results.store.machines.machine`)."""
     return machines.machine(fields)
