@@ -9,11 +9,11 @@ import json
 import math
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from test_wheels import wheel_folder
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
@@ -24,19 +24,9 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
 from jaxmlp.stats import compare
 
-HERE = f"cp{sys.version_info.major}{sys.version_info.minor}"
 WHEELS = "JAXMLP_TEST_WHEELS"
 """A folder holding the jax and jaxlib wheels of 0.7.0 and 0.7.1 for this Python and what they need (`pip download
 jax==0.7.0 jaxlib==0.7.0 jax==0.7.1 jaxlib==0.7.1 -d DIR`): the real stream's test runs from it, offline."""
-
-
-def wheel_folder(folder: Path, versions) -> Path:
-    """A folder of (empty) jax and jaxlib wheels of ``versions``: their names are all the listing reads."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for v in versions:
-        (folder / f"jax-{v}-py3-none-any.whl").write_bytes(b"")
-        (folder / f"jaxlib-{v}-{HERE}-{HERE}-manylinux2014_x86_64.whl").write_bytes(b"")
-    return folder
 
 
 # --- what a call measures (pure) ----------------------------------------------------------------------------------
