@@ -8,44 +8,30 @@ inconclusive until it is settled or the budget ends; then each verdict in a line
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxmlp import registry, units
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, SWEEP_BACKEND, WORKLOADS, progress_bar
-from jaxmlp.cli.sweep.measured import measure_into
 from jaxmlp.errors import gate
 from jaxmlp.measure import environment
-from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep import track as flow
-from jaxmlp.measure.sweep.matrix import (
-    Measured,
-    Probed,
-    Say,
-    environments,
-    measure_cells,
-    rounds,
-    runners_for,
-    unmeasured,
-)
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
-from jaxmlp.registry import version_key
 from jaxmlp.report.track_message import write_message
 from jaxmlp.report.track_site import write_site
 from jaxmlp.results.releases import tracked
-from jaxmlp.results.releases.files import Plan, RunLog
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
-from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new, write_new
-from jaxmlp.units import minutes
+from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
+
+EPOCH = registry.SWEEP_WORKLOADS[0]
+"""The MLP epoch every series tracks (the sweep's first built-in workload), beside each ``--workload`` given."""
+Say = Callable[[str], None]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,11 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add(
         parser,
-        options.WORKLOAD.but(help=f"also track this workload ({WORKLOADS}); the MLP epoch ({DEFAULT_WORKLOAD}) always"),
+        options.WORKLOAD.but(
+            help=f"also track these workloads: built-ins ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, "
+            f"path/to/file.py:make or module:make (the MLP epoch, {EPOCH}, always)"
+        ),
         *options.DATA,
         *options.TIMING,
         options.PIN_CPU,
-        SWEEP_BACKEND,
         options.PROCESSES,
         options.ENVS,
         options.WHEELS,
@@ -134,15 +122,17 @@ def track(
         _publish(store.folder, None, site, message, say)
         return TrackOutcome(step, None, (), {}, (), 0)
     folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
-    measured, comparisons, unmeasured = (
-        _measure(step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say)
+    pythons, comparisons, unmeasured = (
+        _measured(
+            step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
+        )
         if step.new
-        else (None, [], {})
+        else ({}, [], {})
     )
     document = TrackDocument(
         fields,
         tracked.series_of(machine, workloads),
-        _settings(settings, measuring, matrix, measured),
+        _settings(settings, measuring, matrix, pythons),
         step.start,
         step.last,
         step.pinned,
@@ -165,9 +155,18 @@ def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(v for v in ((step.last,) if step.start else ()) + step.new if v not in unmeasured)
 
 
-def _settings(settings: Track, measuring: Measuring, matrix: Matrix, measured: Measured | None) -> dict[str, object]:
-    done = measured.processes if measured else {}
-    pythons = {cell: str(samples[0].metadata.get("python", "")) for cell, samples in done.items() if samples}
+def _measured(
+    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
+    """The step measured (`jaxmlp.cli.track_measure`, imported here: it imports JAX): the Python each release ran
+    on, the comparisons, the cells that could not be measured."""
+    from jaxmlp.cli import track_measure
+
+    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say)
+    return track_measure.pythons_of(measured), comparisons, lost
+
+
+def _settings(settings: Track, measuring: Measuring, matrix: Matrix, pythons: Mapping[str, str]) -> dict[str, object]:
     return {
         "pinned": settings.pinned,
         "source": matrix.source.words(),
@@ -177,90 +176,8 @@ def _settings(settings: Track, measuring: Measuring, matrix: Matrix, measured: M
         "measuring": measuring.to_json() | {"workloads": list(measuring.workload_source.split(","))},
         "threshold": registry.THRESHOLD,
         "alpha": registry.ALPHA,
-        "pythons": pythons,
+        "pythons": dict(pythons),
     }
-
-
-def _measure(
-    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
-) -> tuple[Measured, list[Tracked], dict[str, str]]:
-    """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
-    the inconclusive comparisons while the budget lasts. Returns what was measured, the comparisons and the cells
-    that could not be measured."""
-    pythons = environments(matrix, matrix.versions, say)
-    envs.prune(matrix.versions, matrix.envs, say, matrix.source)
-    runners = runners_for(pythons, matrix, measuring)
-    log = RunLog(folder)
-    write_new(log.mark, "This call did not finish: its releases are measured again by the next `jaxmlp track`.\n")
-    plans: list[Plan] = []
-
-    def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
-        plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
-        log.start(plans[0])
-
-    def measure() -> Measured:
-        measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
-        return _settle(step, settings, measuring, matrix, log, measured, began, say)
-
-    measure_into(log, plans, measure, began, tables=False)  # the cell files written
-    plan, samples = log.read()
-    measured = log.measured(plan, samples)
-    comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
-    return measured, comparisons, unmeasured(measured)
-
-
-def _samples(
-    processes: Mapping[str, Sequence[ProcessResult]], workloads: Sequence[str]
-) -> dict[str, dict[str, list[float]]]:
-    return {cell: {w: tracked.steady(done, w) for w in workloads} for cell, done in processes.items()}
-
-
-def _settle(
-    step: Step,
-    settings: Track,
-    measuring: Measuring,
-    matrix: Matrix,
-    log: RunLog,
-    measured: Measured,
-    began: float,
-    say: Say,
-) -> Measured:
-    """Rounds added to the cells of the inconclusive comparisons, as many as would settle them (about) and as fit in
-    what is left of the budget (the probe's seconds a process); until none is inconclusive or the budget ends."""
-    processes = matrix.processes
-    while True:
-        comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
-        open_ = tracked.unsettled(comparisons)
-        if not open_:
-            return measured
-        cells = {c for t in open_ for c in (t.release, t.baseline) if c in measured.probed.runners}
-        per_round = sum(measured.probed.seconds.get(c, 0.0) for c in cells)
-        left = settings.budget * 60 - (time.monotonic() - began)
-        fit = math.floor(left / per_round) if per_round > 0 else 0
-        wanted = max(tracked.more_processes(t.comparison) for t in open_)
-        if fit < 1:
-            say(
-                f"{units.count(len(open_), 'comparison')} still inconclusive after {processes} processes a release: "
-                f"the budget is spent ({minutes(time.monotonic() - began)} of {settings.budget:g} min; --budget "
-                "gives more)"
-            )
-            return measured
-        more = min(wanted, fit)
-        say(
-            f"{units.count(len(open_), 'comparison')} inconclusive: {more} more process(es) for "
-            f"{', '.join(sorted(cells, key=version_key))} (about {minutes(more * per_round)}; {minutes(left)} of "
-            "the budget left)"
-        )
-        processes += more
-        plan, samples = log.read()
-        probed = dataclasses.replace(
-            measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in cells}
-        )
-        with envs.jaxmlp_path() as path:
-            more_rounds = replace(matrix, processes=processes)
-            rounds(probed, measured.differs, more_rounds, plan.limit, path, say, progress_bar, log.record, samples)
-        plan, samples = log.read()
-        measured = log.measured(plan, samples)
 
 
 def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
@@ -281,22 +198,21 @@ def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path |
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
     """The call's settings from its arguments: the MLP epoch and each --workload given, measured as the sweep
     measures them."""
-    given = [w for w in (args.workload or ()) if w != DEFAULT_WORKLOAD]
+    given = [w for w in (args.workload or ()) if w != EPOCH]
     measuring = Measuring(
-        (DEFAULT_WORKLOAD, *dict.fromkeys(given)),
+        (EPOCH, *dict.fromkeys(given)),
         args.dataset,
         args.data_dir,
         args.limit,
         args.epochs,
         args.calls,
         args.pin_cpu,
-        backend=args.backend,
     )
     matrix = Matrix(
         processes=args.processes,
         envs=args.envs,
         timeout=args.timeout,
-        source=envs.Source(args.wheels, args.backend),
+        source=envs.Source(args.wheels),
         pythons=tuple(args.python or ()),
     )
     return Track(args.pinned, args.wheels, args.budget, args.strict), measuring, matrix
