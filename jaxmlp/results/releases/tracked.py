@@ -187,7 +187,7 @@ def closing_lines(comparisons: Sequence[Tracked], pinned: str = "") -> list[str]
 
 def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> pd.DataFrame:
     """Every tracked comparison of ``documents`` as one row (`FRAME_COLUMNS`), oldest call first."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for path, doc in documents:
         pythons = doc.settings.get("pythons") or {}
         explanations = doc.settings.get("explanations") or {}
