@@ -217,7 +217,8 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
                 }
                 for against in both
             )
-    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+    return frame.drop_duplicates(["folder", "workload", "release", "against"], ignore_index=True)
 
 
 def tracked_frame(folder: Path) -> pd.DataFrame:
