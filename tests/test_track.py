@@ -173,6 +173,16 @@ def test_a_first_call_starts_the_series_then_nothing_new_is_one_line_in_seconds(
     assert not (tmp_path / "e").exists()  # no environment made
 
 
+def test_outputs_are_checked_before_anything_is_measured(tmp_path, capsys):
+    wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
+    argv = ["track", "--wheels", str(wheels), "--out", str(tmp_path / "reports"), "--envs", str(tmp_path / "e")]
+    assert main([*argv, "--message", str(tmp_path / "no" / "message.md")]) == 2
+    assert "--message " in capsys.readouterr().err and not (tmp_path / "e").exists()
+    (tmp_path / "site").write_text("")
+    assert main([*argv, "--site", str(tmp_path / "site")]) == 2
+    assert "is a file: give the folder the site goes into" in capsys.readouterr().err
+
+
 def test_a_history_cloned_elsewhere_goes_on_from_its_files_alone(tmp_path, capsys):
     """A results folder that travelled through git: its files only, new times, a damaged index beside them."""
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0"])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jaxmlp import registry, units
 from jaxmlp.cli import options
-from jaxmlp.errors import gate
+from jaxmlp.errors import JaxmlpError, gate
 from jaxmlp.measure import environment
 from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep import track as flow
@@ -107,6 +107,7 @@ def track(
     (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``), then the site and the message."""
     began = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
+    _check_outputs(site, message)
     fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
     machine = tracked.machine_label(fields)
     workloads = measuring.names
@@ -122,13 +123,18 @@ def track(
         _publish(store.folder, None, site, message, say)
         return TrackOutcome(step, None, (), {}, (), 0)
     folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
-    pythons, comparisons, unmeasured = (
-        _measured(
-            step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
+    try:
+        pythons, comparisons, unmeasured = (
+            _measured(
+                step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
+            )
+            if step.new
+            else ({}, [], {})
         )
-        if step.new
-        else ({}, [], {})
-    )
+    except BaseException:
+        if not any(folder.iterdir()):  # stopped before anything was measured (an environment, a probe): no trace
+            folder.rmdir()
+        raise
     document = TrackDocument(
         fields,
         tracked.series_of(machine, workloads),
@@ -147,6 +153,21 @@ def track(
     _publish(store.folder, folder, site, message, say)
     code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
     return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
+
+
+def _check_outputs(site: Path | None, message: Path | None) -> None:
+    """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
+    there), the site not a file, the message not a folder."""
+    for option, path, folder in (("--site", site, True), ("--message", message, False)):
+        if path is None:
+            continue
+        if not path.resolve().parent.is_dir():
+            raise JaxmlpError(f"{option} {path}: its folder {path.resolve().parent} does not exist: create it first")
+        if path.exists() and path.is_dir() != folder:
+            raise JaxmlpError(
+                f"{option} {path} is a {'file' if folder else 'folder'}: give the "
+                f"{'folder the site goes into' if folder else 'file the message goes into'}"
+            )
 
 
 def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
