@@ -20,7 +20,8 @@ NIGHT_SECONDS = 1500
 
 
 def night(tmp_path: Path, bare: Path, name: str, *args: str, machine: str = "runner-a") -> subprocess.CompletedProcess:
-    """One night of ``machine``: the script run in a fresh folder, its track run by this Python."""
+    """One night of ``machine``: the script run in a fresh checkout (a git repository standing in for the project's),
+    its track run by this Python."""
     env = {
         **os.environ,
         "RESULTS_URL": str(bare),
@@ -29,7 +30,12 @@ def night(tmp_path: Path, bare: Path, name: str, *args: str, machine: str = "run
         "JAXMLP_MACHINE_NAME": machine,
         "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
     }
-    (tmp_path / name).mkdir()
+    checkout = tmp_path / name  # a fresh checkout of the project each night, as a CI job has
+    for step in (
+        ["init", "--quiet", str(checkout)],
+        ["-C", str(checkout), "commit", "--quiet", "--allow-empty", "-m", "x"],
+    ):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *step], check=True, timeout=60)
     return subprocess.run(
         ["bash", str(SCRIPT), *args],
         cwd=tmp_path / name,

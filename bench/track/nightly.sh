@@ -21,17 +21,22 @@ folder="${RESULTS_FOLDER:-results}"
 read -r -a command <<<"${TRACK_COMMAND:-nox -s track --}"
 say() { echo "nightly: $*" >&2; }
 git_() { git -C "$folder" -c user.name="${GIT_AUTHOR_NAME:-jaxmlp track}" -c user.email="${GIT_AUTHOR_EMAIL:-jaxmlp-track@localhost}" "$@"; }
+git rev-parse --git-dir >/dev/null 2>&1 || { say "run it inside the project's git checkout"; exit 2; }
 
-# 1. The results so far: the branch's files are the truth (each folder's index is rebuilt from them where missing).
+# 1. The results so far, checked out beside the project (a worktree of this checkout: a push goes with the
+#    checkout's credentials, as actions/checkout leaves them). The branch's files are the truth.
 rm -rf "$folder"
+git worktree prune
 if git ls-remote --exit-code --heads "$url" "$branch" >/dev/null 2>&1; then
-  git clone --quiet --branch "$branch" --single-branch "$url" "$folder" || { say "could not fetch $branch from $url"; exit 1; }
+  git fetch --quiet "$url" "+refs/heads/$branch:refs/remotes/track/$branch" &&
+    git worktree add --quiet --detach "$folder" "refs/remotes/track/$branch" ||
+    { say "could not fetch $branch from $url"; exit 1; }
   say "fetched $branch from $url: $(find "$folder" -maxdepth 2 -name track.json | wc -l) earlier call(s)"
 else
-  git init --quiet "$folder" && git_ checkout --quiet -b "$branch" && git_ remote add origin "$url" || exit 1
+  git worktree add --quiet --detach "$folder" && git_ checkout --quiet --orphan "$branch" && git_ rm -rfq --ignore-unmatch . ||
+    { say "could not start $branch in $folder"; exit 1; }
   say "no branch $branch in $url yet: it starts tonight"
 fi
-printf '.jaxmlp-index*\n' >>"$folder/.git/info/exclude"  # an index is rebuilt where missing: never pushed
 
 # 2. Track: only the releases newer than the last one tracked are measured.
 "${command[@]}" --out "$folder" "$@"
@@ -48,13 +53,13 @@ done
 if [ "$added" -gt 0 ]; then
   git_ commit --quiet -m "jaxmlp track: $added new call(s) on ${JAXMLP_MACHINE_NAME:-this machine}" || exit 1
   for try in 1 2 3 4 5; do
-    if git_ push --quiet origin "HEAD:$branch" 2>/dev/null; then
+    if git_ push --quiet "$url" "HEAD:refs/heads/$branch" 2>/dev/null; then
       say "pushed $added new folder(s) to $branch"
       break
     fi
     [ "$try" = 5 ] && { say "could not push to $branch after 5 tries"; exit 1; }
     say "$branch moved (another runner pushed): rebasing onto it, try $((try + 1))"
-    git_ pull --quiet --rebase origin "$branch" || { say "could not rebase onto $branch"; exit 1; }
+    git_ fetch --quiet "$url" "$branch" && git_ rebase --quiet FETCH_HEAD || { say "could not rebase onto $branch"; exit 1; }
   done
 else
   say "nothing new to push"
