@@ -19,14 +19,16 @@ NIGHT_SECONDS = 1500
 """The longest one night may take here (a real night makes two release environments from the wheels)."""
 
 
-def night(tmp_path: Path, bare: Path, name: str, *args: str, machine: str = "runner-a") -> subprocess.CompletedProcess:
+def night(
+    tmp_path: Path, bare: Path, name: str, *args: str, machine: str = "runner-a", command: str = ""
+) -> subprocess.CompletedProcess:
     """One night of ``machine``: the script run in a fresh checkout (a git repository standing in for the project's),
     its track run by this Python."""
     env = {
         **os.environ,
         "RESULTS_URL": str(bare),
         "RESULTS_FOLDER": str(tmp_path / name / "results"),
-        "TRACK_COMMAND": f"{sys.executable} -m jaxmlp track",
+        "TRACK_COMMAND": command or f"{sys.executable} -m jaxmlp track",
         "JAXMLP_MACHINE_NAME": machine,
         "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
     }
@@ -90,6 +92,46 @@ def test_nights_append_to_the_results_branch_and_a_night_with_nothing_new_pushes
     assert second.returncode == 0, second.stderr
     assert second.stdout.startswith("Nothing new to track") and "nothing new to push" in second.stderr
     assert len(pushed(bare)) == 2 and commits(bare) == 2
+
+
+def test_a_runner_that_pushes_while_another_tracks_is_rebased_onto_never_overwritten(tmp_path, bare):
+    """Runner B's whole night runs inside runner A's track step (after A fetched the branch, before it pushes): A's
+    push finds the branch moved, rebases onto it and pushes; both folders are on the branch."""
+    wheels = wheel_folder(tmp_path / "wheels", ["0.7.0"])
+    args = ("--wheels", str(wheels), "--pinned", "0.7.0")
+    assert night(tmp_path, bare, "night-0", *args).returncode == 0  # the branch exists
+    checkout = tmp_path / "b"
+    subprocess.run(["git", "init", "--quiet", str(checkout)], check=True, timeout=60)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@localhost",
+            "-C",
+            str(checkout),
+            "commit",
+            "-qm",
+            "x",
+            "--allow-empty",
+        ],
+        check=True,
+        timeout=60,
+    )
+    meanwhile = tmp_path / "meanwhile.sh"
+    meanwhile.write_text(
+        "#!/bin/bash\n"
+        f"(cd {checkout} && RESULTS_FOLDER={checkout / 'results'} JAXMLP_MACHINE_NAME=runner-b "
+        f"TRACK_COMMAND='{sys.executable} -m jaxmlp track' "
+        f"bash {SCRIPT} {' '.join(args)}) || exit 9\n"
+        f'exec {sys.executable} -m jaxmlp track "$@"\n'
+    )
+    a = night(tmp_path, bare, "night-1", *args, machine="runner-a-2", command=f"bash {meanwhile}")
+    assert a.returncode == 0, a.stderr
+    assert "results moved (another runner pushed): rebasing onto it" in a.stderr
+    folders = pushed(bare)
+    assert len(folders) == 3 and sum("-runner-b-" in f for f in folders) == 1 and commits(bare) == 3
 
 
 @pytest.mark.xdist_group("processes")
