@@ -182,6 +182,9 @@ def bench_gpu(session: nox.Session) -> None:
             "no NVIDIA GPU on this machine (no nvidia-smi, no /dev/nvidia*): bench-gpu measures the GPU only; "
             "run `nox -s bench` for the CPU"
         )
+    switches, _ = options.bench_session().parse_known_args(session.posargs)
+    if not switches.preinstalled and not installs.index_answers(url := installs.index_url()):
+        session.error(installs.no_index_line("bench-gpu", url))  # one line, not pip's retries and traceback
     _bench(session, backends="gpu", extra="cuda")
 
 

@@ -8,7 +8,7 @@ from jax import random
 
 from jaxmlp import model, registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.pipelines.epoch_base import BF16_TOLERANCE
+from jaxmlp.pipelines.epoch_base import BF16_TOLERANCE, check_backend
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays, missing_package
 from jaxmlp.pipelines.steps import epoch_steps, images_for, jit_step, padded_batches, scan_unroll, slices
@@ -43,6 +43,10 @@ def test_epoch(
 ):
     if why := missing_package(pipeline):
         pytest.skip(why)
+    try:  # before the reference epoch: a rung of another backend skips at once
+        check_backend(pipeline, device.platform)
+    except JaxmlpError as e:
+        pytest.skip(str(e))
     if precision != "f32" and workers:
         pytest.skip("loader workers do not touch the step's precision: measured in f32 only")
     benchmark.group = f"epoch: batch 128, {backend}"
@@ -75,6 +79,7 @@ def test_epoch(
         steps=epoch.n_steps,
         samples=epoch.n_samples,
         flops=epoch.flops,
+        xla_epoch_flops=epoch.xla_flops,  # XLA's count, beside the model's (`flops`, the floor's)
         matmul_flops_per_second=matmul_rate,
         floor_seconds=floor,
         floor_ratio=None if median is None else median / floor,

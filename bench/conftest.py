@@ -7,10 +7,16 @@ Options (after `nox -s bench --`, or to pytest directly):
   --slow-rounds N             timed rounds of the slow rungs (registry.SLOW_PIPELINES: the tutorial's DataLoader), their
                               checked first epoch their only warm-up (default: as every benchmark)
   --pipelines P,...           the pipelines of the epoch and loader benchmarks (default: every one the size has)
+  --all-precisions P,...      the epoch pipelines measured in every precision; the others in f32 only (default: all)
+  --gemm-shapes {squares,layers}  the floor's large squares (and its other rows), or the products at the step's
+                              shapes (test_gemm's and test_step_gemms) alone (default: all)
+  --rows-json PATH            each benchmark written to PATH as it finishes (pytest-benchmark's JSON, rewritten
+                              whole after each): a run cut off keeps the rows it finished
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -92,6 +98,22 @@ def pytest_addoption(parser):
         default=None,
         help="comma-separated pipelines of the epoch and loader benchmarks, e.g. seed,seed_batched (default: all)",
     )
+    group.addoption(
+        "--all-precisions",
+        default=None,
+        help="comma-separated epoch pipelines measured in every precision, the others in f32 only (default: all)",
+    )
+    group.addoption(
+        "--gemm-shapes",
+        choices=("squares", "layers"),
+        default=None,
+        help="the floor's large squares and its other rows, or the products at the step's shapes alone (default: all)",
+    )
+    group.addoption(
+        "--rows-json",
+        default=None,
+        help="write each benchmark to this file as it finishes (pytest-benchmark's JSON): a run cut off keeps them",
+    )
 
 
 def visible_backends() -> list[str]:
@@ -172,10 +194,27 @@ def pytest_generate_tests(metafunc):
 
 def pytest_collection_modifyitems(config, items):
     """A GPU's own precision (`registry.GPU_ONLY_PRECISIONS`: tf32) is measured on GPU backends only: its rows on
-    other backends are deselected, not skipped, so a CPU run does not list rows it could never have."""
+    other backends are deselected, not skipped, so a CPU run does not list rows it could never have (nor an
+    accelerator's numpy's); with --all-precisions, the other pipelines' epochs are measured in f32 only, and with
+    --gemm-shapes the floor's squares or its step-shaped products alone (the rest deselected)."""
+
+    every = config.getoption("--all-precisions")
+    every = None if every is None else {p.strip() for p in every.split(",")}
+
+    shapes = config.getoption("--gemm-shapes")
 
     def elsewhere(item) -> bool:
         params = item.callspec.params if hasattr(item, "callspec") else {}
+        if params.get("library") == "numpy" and params.get("backend") not in (None, "cpu"):
+            return True  # numpy multiplies on the host: an accelerator's run never has its rows
+        if shapes is not None and item.path.name == "bench_floor.py":
+            sides = str(params.get("shape", "")).split("x")
+            layer = item.originalname == "test_step_gemms" or len(set(sides)) > 1  # not a square: a layer's
+            if layer != (shapes == "layers"):
+                return True
+        pipeline = params.get("pipeline")
+        if every is not None and pipeline is not None and pipeline not in every and params.get("precision") != "f32":
+            return True  # --all-precisions: this pipeline's epochs in f32 only
         return params.get("precision") in registry.GPU_ONLY_PRECISIONS and params.get("backend") != "gpu"
 
     dropped = [item for item in items if elsewhere(item)]
@@ -190,9 +229,43 @@ def pytest_benchmark_update_machine_info(config, machine_info):
     meta["rounds_asked"] = config.getoption("--rounds")  # None: the size's own
     meta["slow_rounds_asked"] = config.getoption("--slow-rounds")  # None: as the others; each row's own: its rounds
     meta["devices"] = {b: environment.metadata(jax.devices(b)[0]) for b in config.jaxmlp_backends}
-    meta.update(environment.machine())  # the host's identity, whatever backends this run measured
+    meta.update(environment.machine_facts())  # the host's identity, whatever backends this run measured
     machine_info[METADATA_KEY] = meta
     machine_info["node"] = environment.machine_name()  # pytest-benchmark's host name: only where the user gives one
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    """After each test's teardown (the benchmark's facts all recorded), the benchmarks finished so far written to
+    --rows-json (`write_rows`)."""
+    yield
+    write_rows(item.config)
+
+
+def write_rows(config) -> None:
+    """The benchmarks finished so far in pytest-benchmark's JSON (as --benchmark-json writes it at the end, with
+    this run's metadata) to --rows-json, replacing it atomically; nothing where none finished since the last write."""
+    path = config.getoption("--rows-json")
+    session = getattr(config, "_benchmarksession", None)
+    written = config.__dict__.setdefault("jaxmlp_rows", {"rows": 0})
+    if not path or session is None or len(session.benchmarks) == written["rows"]:
+        return
+    if "machine_info" not in written:  # once: the same metadata for every write
+        written["machine_info"] = session.get_machine_info()
+        commit = config.hook.pytest_benchmark_generate_commit_info(config=config)
+        config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit)
+        written["commit_info"] = commit
+    doc = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=session.benchmarks,
+        include_data=True,
+        machine_info=written["machine_info"],
+        commit_info=written["commit_info"],
+    )
+    tmp = Path(f"{path}.tmp")
+    tmp.write_text(json.dumps(doc, default=str))
+    os.replace(tmp, path)
+    written["rows"] = len(session.benchmarks)
 
 
 @pytest.fixture(scope="session")
@@ -272,9 +345,10 @@ def _context(request):
             precision = callspec.params.get("precision", "f32") if callspec else "f32"
             rates = request.getfixturevalue("floor_rates_in")(precision)
     was_reset = memory.reset_peak()  # after the session's fixtures: the peak of what this benchmark runs
+    device_before = memory.device_mark(dev)  # the device's peak so far (JAX cannot reset it)
     yield
     if benchmark is not None:  # every benchmark's peak memory beside its time (jaxmlp compare's second metric)
-        benchmark.extra_info.update(memory.peak_facts(was_reset, dev))
+        benchmark.extra_info.update(memory.peak_facts(was_reset, dev, device_before))
     if rates and benchmark.extra_info.get("flops"):
         from jaxmlp.measure.floor import floor_facts
 

@@ -4,9 +4,11 @@ for it. Plain Python (the noxfile imports it)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tomllib
+import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -86,4 +88,39 @@ def missing_line(session: str, missing: Sequence[str], may_lack: Mapping[str, tu
     return (
         f"{session}: this host's package index has no {', '.join(missing)}: the rest is installed; skipped without "
         f"them: {skipped}"
+    )
+
+
+DEFAULT_INDEX = "https://pypi.org/simple/"
+INDEX_SECONDS = 10
+"""The time limit of asking whether a package index answers (`index_answers`)."""
+
+
+def index_url(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The package index pip would use (``PIP_INDEX_URL``, else PyPI), or None where ``PIP_NO_INDEX`` says none."""
+    if environ.get("PIP_NO_INDEX", "").lower() in ("1", "true", "yes", "on"):
+        return None
+    return environ.get("PIP_INDEX_URL") or DEFAULT_INDEX
+
+
+def index_answers(url: str | None, seconds: float = INDEX_SECONDS) -> bool:
+    """Whether the package index at ``url`` answers within ``seconds`` (a ``file://`` one: its folder exists)."""
+    if url is None:
+        return False
+    if url.startswith("file://"):
+        return Path(url.removeprefix("file://")).is_dir()
+    try:
+        urllib.request.urlopen(url, timeout=seconds).close()  # noqa: S310  # the index pip is configured with
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def no_index_line(session: str, url: str | None) -> str:
+    """The one line a session that installs from an index says where none answers at ``url``, and what to run."""
+    where = "pip is told to use none (PIP_NO_INDEX)" if url is None else f"none answers at {url}"
+    return (
+        f"nox -s {session} installs jaxmlp and JAX for CUDA from a package index, and {where}: where JAX for CUDA is "
+        f"installed, run `nox --no-venv -s {session} -- --preinstalled`, or bench/accelerator/run.sh (its missing "
+        "wheels gathered by bench/accelerator/prepare.sh on a machine with an index)"
     )

@@ -15,21 +15,57 @@ PIPELINES = (
     "batched",
     "prefetch",
     "scan",
+    "scan_cb_off",
+    "scan_cb_loops",
     "sharded",
     "pallas",
     "torch",
     "torch_compile",
+    "torch_graph",
 )
 """How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
 DataLoader reading a batch at a time, Grain, Hugging Face datasets (an in-memory Arrow table), array slices, a
-prefetching thread, one ``lax.scan`` per epoch, that scan data-parallel over every device (``jax.sharding``), the
-whole epoch as one Pallas kernel on a TPU; and the same MLP and step in PyTorch over the same array slices, eager and
-through ``torch.compile``."""
+prefetching thread, one ``lax.scan`` per epoch (on a GPU also with XLA's command buffers off, and with its loop in
+one), that scan data-parallel over every device (``jax.sharding``), the whole epoch as one Pallas kernel on a TPU or a
+GPU; and the same MLP and step in PyTorch over the same array slices, eager, through ``torch.compile``, and each step
+replayed from a CUDA graph."""
 
-PIPELINE_BACKENDS: Mapping[str, tuple[str, ...]] = MappingProxyType({"pallas": ("tpu",)})
+COMMAND_BUFFER_DEFAULT = ("FUSION", "CUBLAS", "CUBLASLT", "CUSTOM_CALL", "CUDNN")
+"""XLA:GPU's default command types (``--xla_gpu_enable_command_buffer``, `xla/debug_options_flags.cc`): the operations
+it records into command buffers (CUDA graphs) where at least ``xla_gpu_graph_min_graph_size`` (5) run in a row."""
+
+COMMAND_BUFFER_NEWER = ("DYNAMIC_SLICE_COPY_FUSION",)
+"""Command types newer XLA releases add to their default (a batch's dynamic slice in a loop, as a copy): given where
+the release knows them (`jaxmlp.pipelines.array_epochs.known_command_types`), so that a loop of them can be recorded."""
+
+COMMAND_BUFFERS: Mapping[str, tuple[str, ...] | None] = MappingProxyType(
+    {
+        "scan": None,
+        "scan_cb_off": (),
+        "scan_cb_loops": (*COMMAND_BUFFER_DEFAULT, *COMMAND_BUFFER_NEWER, "WHILE", "CONDITIONAL"),
+    }
+)
+"""The ``scan`` epoch's command buffers on a GPU, per pipeline: XLA's own (None: no option given), none (every kernel
+launched from the host, each iteration of the loop), and the defaults with the loop itself (``WHILE``, with its
+``CONDITIONAL`` test) recorded: the epoch's 469 steps one CUDA graph (conditional nodes). XLA records a loop only
+where every operation of its body is of a type given; the types a release does not know are left out."""
+
+COMMAND_BUFFER_VARIANTS: Mapping[str, str] = MappingProxyType(
+    {"scan": "default", "scan_cb_off": "off", "scan_cb_loops": "loops"}
+)
+"""Each `COMMAND_BUFFERS` pipeline's variant in words, as its results record it."""
+
+PIPELINE_BACKENDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "pallas": ("tpu", "gpu"),
+        "scan_cb_off": ("gpu",),
+        "scan_cb_loops": ("gpu",),
+        "torch_graph": ("gpu",),
+    }
+)
 """Pipelines that run on some JAX backends only (elsewhere refused in one line, a benchmark skipped saying why)."""
 
-TORCH_PIPELINES = ("torch", "torch_compile")
+TORCH_PIPELINES = ("torch", "torch_compile", "torch_graph")
 """The pipelines that train in PyTorch rather than JAX (`jaxmlp.pipelines.torch_mlp`): XLA's profiler does not see
 their operations."""
 
@@ -39,15 +75,15 @@ PROFILED_PIPELINES = tuple(p for p in PIPELINES if p not in TORCH_PIPELINES)
 OPTIONAL: Mapping[str, tuple[str, str]] = MappingProxyType({"hf": ("datasets", "hf")})
 """Pipelines whose package is optional: the module they import, and the jaxmlp extra that installs it."""
 
-ONE_PROGRAM = ("scan", "sharded", "pallas")
+ONE_PROGRAM = ("scan", "scan_cb_off", "scan_cb_loops", "sharded", "pallas")
 """The pipelines whose epoch is one program (no host loop over batches): for the profiler, one step is one epoch."""
 
-SCAN_LOOP = ("scan", "sharded")
+SCAN_LOOP = ("scan", "scan_cb_off", "scan_cb_loops", "sharded")
 """The pipelines whose steps are a `lax.scan`'s iterations: the empty scan's cost a step is theirs (the roofline)."""
 
 PARAMS_ON_CHIP = ("pallas",)
-"""The pipelines that keep the parameters on chip for the whole epoch (the Pallas kernel, in VMEM): read and written
-through memory once an epoch, not once a step (the roofline)."""
+"""The pipelines that keep the parameters on chip for the whole epoch (the Pallas kernel: in VMEM on a TPU, in the L2
+cache on a GPU): read and written through memory once an epoch, not once a step (the roofline)."""
 
 WORKER_PIPELINES = ("seed", "seed_batched", "grain")
 """The pipelines whose loader has worker processes (``--workers``)."""
@@ -56,6 +92,27 @@ SLOW_PIPELINES = ("seed", "seed_batched")
 """The tutorial's DataLoader rungs (torch's DataLoader, a sample or a batch at a time): seconds an epoch on any
 backend, every other rung milliseconds on an accelerator. A benchmark run may time them with fewer rounds than the rest
 (bench's ``--slow-rounds``); the accelerator check times them in a call of their own (`bench/accelerator/run.sh`)."""
+
+GPU_LADDER: tuple[str, ...] = (
+    "seed",
+    "batched",
+    "scan",
+    "scan_cb_off",
+    "scan_cb_loops",
+    "sharded",
+    "pallas",
+    "torch",
+    "torch_compile",
+    "torch_graph",
+)
+"""The epoch ladder the accelerator check's first call measures on a GPU (`bench/accelerator/run.sh --backend gpu`):
+the tutorial's epoch, the host loop, the scan (with XLA's command buffers as they come, off, and with its loop), the
+sharded scan, the epoch as one Pallas kernel, and the PyTorch peers (eager, compiled, graph-captured). A GPU rung
+added to `PIPELINES` is listed here to be in that call."""
+
+GPU_ALL_PRECISIONS: tuple[str, ...] = ("scan", "pallas")
+"""The rungs of `GPU_LADDER` whose epochs that call measures in every precision (f32, tf32, bf16); the others in f32
+only (bench's ``--all-precisions``)."""
 
 LOADER_PIPELINES = (*WORKER_PIPELINES, "hf", "batched")
 """The pipelines whose input is measured alone (`bench_loader.py`): the loaders of the ladder, and array slicing."""
@@ -88,6 +145,7 @@ PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "seed_batched": ("torch", "PIL"),
         "torch": ("torch",),
         "torch_compile": ("torch",),
+        "torch_graph": ("torch",),
         "grain": ("grain",),
     }
 )

@@ -9,6 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "jaxmlp"
 LAYERS_BLOCK = re.compile(r"```layers\n(.*?)```", re.S)
+INNER_BLOCKS = re.compile(r"```layers (\S+)\n(.*?)```", re.S)
 
 
 def read_layers(text: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -18,6 +19,14 @@ def read_layers(text: str) -> list[tuple[str, tuple[str, ...]]]:
         (name.strip(), tuple(prefixes.split()))
         for name, prefixes in (line.split(":", 1) for line in block.strip().splitlines())
     ]
+
+
+def read_inner_layers(text: str) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """The ``layers PACKAGE`` blocks of ARCHITECTURE.md: a package's own sub-layers, lowest first."""
+    return {
+        package: [(n.strip(), tuple(p.split())) for n, p in (line.split(":", 1) for line in block.strip().splitlines())]
+        for package, block in INNER_BLOCKS.findall(text)
+    }
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -70,6 +79,14 @@ def upward(graph: dict[str, set[str]], layers: list[tuple[str, tuple[str, ...]]]
     )
 
 
+def inner_upward(graph: dict[str, set[str]], package: str, layers: list[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """`upward` among the modules of ``package`` alone, by its own sub-layers."""
+    inside = {
+        m: {d for d in deps if d.startswith(package + ".")} for m, deps in graph.items() if m.startswith(package + ".")
+    }
+    return upward(inside, layers)
+
+
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every import circle, each once (a depth-first walk that reports the path back to a module on the stack)."""
     found, done, stack = [], set(), []
@@ -103,6 +120,15 @@ def test_every_import_runs_down_the_layers(layers):
     assert upward(graph, layers) == []
 
 
+def test_every_import_inside_results_runs_down_its_sub_layers():
+    """schema → store → tables → releases → history → findings: a module of one imports none of a later one."""
+    inner = read_inner_layers((ROOT / "ARCHITECTURE.md").read_text())
+    assert "jaxmlp.results" in inner
+    graph = import_graph(PACKAGE)
+    for package, layers in inner.items():
+        assert inner_upward(graph, package, layers) == [], package
+
+
 def test_the_package_has_no_import_circle():
     assert circles(import_graph(PACKAGE)) == []
 
@@ -117,7 +143,13 @@ def test_the_check_finds_an_upward_import_and_a_circle(tmp_path, layers):
         f.write("\n\ndef later():\n    from jaxmlp.results.store import frames  # noqa\n")
     with (copy / "results" / "store" / "layout.py").open("a") as f:
         f.write("\nfrom .writing import ResultsStore  # noqa\n")
+    with (copy / "results" / "schema" / "common.py").open("a") as f:
+        f.write("\nfrom jaxmlp.results.store import layout  # noqa\n")
     graph = import_graph(copy)
+    inner = read_inner_layers((ROOT / "ARCHITECTURE.md").read_text())["jaxmlp.results"]
+    assert inner_upward(graph, "jaxmlp.results", inner) == [
+        f"jaxmlp.results.schema.common (schema) imports jaxmlp.results.store{m} (store)" for m in ("", ".layout")
+    ]
     added = [f"jaxmlp.model (model) imports jaxmlp.results.store{m} (results)" for m in ("", ".frames")]
     assert upward(graph, layers) == added
     store = "jaxmlp.results.store"

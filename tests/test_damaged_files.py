@@ -114,7 +114,7 @@ def test_the_line_names_the_file_and_the_field(kind, path, value, said, tmp_path
 
 def test_a_kept_ceilings_file_without_its_flop_rate_is_named_and_measured_again(tmp_path, capsys):
     from jaxmlp.cli.roofline import kept_ceilings
-    from jaxmlp.results.schema.roofline import CeilingsDocument, environment_of
+    from jaxmlp.results.schema.roofline import CeilingsDocument, ceilings_key
     from jaxmlp.results.store.writing import ResultsStore
 
     meta = {"host": "h", "cpu_model": "c", "cpu_affinity": 2, "jax": "0.10.2", "backend": "cpu"}
@@ -122,11 +122,11 @@ def test_a_kept_ceilings_file_without_its_flop_rate_is_named_and_measured_again(
     good = CeilingsDocument(meta, {**rates, "best_kernel": "triad"}).to_json()
     store = ResultsStore(tmp_path)
     (tmp_path / "ceilings-20261201T000000.json").write_text(json.dumps(good))
-    assert kept_ceilings(store, environment_of(meta)) is not None
+    assert kept_ceilings(store, ceilings_key(meta)) is not None
     bad = tmp_path / "ceilings-20261202T000000.json"
     bad.write_text(json.dumps(mutated(good, ("ceilings", "flops_per_second"), None)))
     (tmp_path / "ceilings-20261201T000000.json").unlink()
-    assert kept_ceilings(store, environment_of(meta)) is None  # measured again
+    assert kept_ceilings(store, ceilings_key(meta)) is None  # measured again
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"jaxmlp roofline: warning: skipped {bad}: field ceilings.flops_per_second is null, not")
     assert err.endswith("its ceilings are measured again") and len(err.splitlines()) == 1

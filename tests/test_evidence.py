@@ -11,8 +11,8 @@ import pytest
 from jaxmlp.cli import main
 from jaxmlp.measure import environment
 from jaxmlp.results.findings import findings
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store.frames import load
-from jaxmlp.results.store.machines import machine
 from jaxmlp.results.store.writing import ResultsStore
 
 THREE_CALLS = Path(__file__).parent / "fixtures" / "three-calls"

@@ -304,15 +304,26 @@ def test_a_step_whose_release_ignored_its_flag_says_so():
 
 
 def test_what_a_file_does_not_say_reads_as_missing_never_nan(tmp_path, capsys):
-    from jaxmlp.results.tables import environment
+    from jaxmlp.results.tables import shown_metadata
     from jaxmlp.units import MISSING
 
     shutil.copy(FIXTURES / "bench-tpu.json", tmp_path)  # written where torch was not installed: torch null
     shutil.copy(FIXTURES / "runs" / "scaling-20261203T073946-cpu.json", tmp_path)  # a scaling run names no size
     results = load(ResultsStore(tmp_path))
     by_file = {Path(str(f)).name: rows for f, rows in results.runs.groupby("file")}
-    assert environment(by_file["bench-tpu.json"])["torch"] == MISSING
-    assert environment(by_file["scaling-20261203T073946-cpu.json"])["size"] == MISSING
+    assert shown_metadata(by_file["bench-tpu.json"])["torch"] == MISSING
+    assert shown_metadata(by_file["scaling-20261203T073946-cpu.json"])["size"] == MISSING
     assert main(["report", "--results", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
     md = (tmp_path / "out" / "summary.md").read_text()
     assert "torch -," in md and "size -;" in md and not re.search(r"\bnan\b", md)
+
+
+def test_every_question_is_answered_once_from_the_one_table():
+    """The questions' table (`findings.questions.QUESTIONS`) is what the findings answer: each question has its way
+    to be answered, its words and section once, and the report has a section for each question's anchor."""
+    from jaxmlp.report.sections import SECTIONS
+    from jaxmlp.results.findings import ANSWERS, QUESTIONS
+
+    assert set(ANSWERS) == set(QUESTIONS)
+    assert len({q.name for q in QUESTIONS}) == len({q.text for q in QUESTIONS}) == len(QUESTIONS)
+    assert {q.anchor for q in QUESTIONS} <= {d.anchor for d in SECTIONS}

@@ -91,3 +91,17 @@ def test_without_ruptures_the_history_says_no_change_was_searched_for(monkeypatc
     found = changes_across_runs(history.of(load(ResultsStore(ROOT / "tests" / "fixtures" / "history"))))
     assert found and all(f.answer.startswith("No change searched for over ") for f in found)
     assert found[0].answer.endswith(f": {changepoints.MISSING}.") and not found[0].tables
+
+
+def test_a_gpu_session_without_an_index_is_told_what_to_run_in_one_line(tmp_path):
+    """`nox -s bench-gpu` installs from an index; a GPU machine without one is told, in one line, to run the
+    session on its installed JAX (`--no-venv ... --preinstalled`) or bench/accelerator/run.sh, not pip's retries."""
+    assert installs.index_url({"PIP_NO_INDEX": "1"}) is None
+    assert installs.index_url({"PIP_INDEX_URL": "file:///opt/x"}) == "file:///opt/x"
+    assert installs.index_url({}) == installs.DEFAULT_INDEX
+    assert not installs.index_answers(None) and not installs.index_answers(f"file://{tmp_path}/none")
+    assert installs.index_answers(f"file://{tmp_path}")
+    assert not installs.index_answers("http://127.0.0.1:9/simple/", seconds=2)  # nothing listens on port 9
+    line = installs.no_index_line("bench-gpu", "http://127.0.0.1:9/simple/")
+    assert "\n" not in line and "none answers at http://127.0.0.1:9/simple/" in line
+    assert "`nox --no-venv -s bench-gpu -- --preinstalled`" in line and "bench/accelerator/run.sh" in line

@@ -43,6 +43,30 @@ def test_the_device_peak_or_why_there_is_none():
         assert facts["device_peak_why"].startswith("not available on cpu")
 
 
+class _Device:
+    """A device whose backend keeps memory_stats() (a GPU's or TPU's), as this CPU cannot show one."""
+
+    platform = "gpu"
+
+    def __init__(self, peak, in_use):
+        self.stats = {"peak_bytes_in_use": peak, "bytes_in_use": in_use}
+
+    def memory_stats(self):
+        return self.stats
+
+
+def test_a_device_peak_is_the_benchmarks_own_only_where_it_rose_during_it():
+    device = _Device(peak=100, in_use=40)
+    before = memory.device_mark(device)
+    device.stats = {"peak_bytes_in_use": 250, "bytes_in_use": 60}  # the benchmark raised the peak
+    facts = memory.peak_facts(False, device, before)
+    assert facts["device_peak_bytes"] == 250
+    assert facts["device_peak_scope"] == registry.PEAK_SCOPE_BENCHMARK
+    later = memory.peak_facts(False, device, memory.device_mark(device))  # the next stayed below it: unknown own
+    assert later["device_peak_scope"] == registry.PEAK_SCOPE_PROCESS and later["device_peak_bytes"] == 250
+    assert memory.device_mark(None) is None
+
+
 PARENT = """
 import json, sys
 import numpy as np

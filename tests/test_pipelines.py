@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from jax import random
 
-from jaxmlp import model
+from jaxmlp import model, registry
 from jaxmlp.model import max_relative_difference
 from jaxmlp.pipelines import data, loaders
 from jaxmlp.pipelines.epochs import make_epoch
@@ -39,7 +39,8 @@ def by_hand(split, params):
 
 # torch_compile is left out, not skipped: its check ran (and passed) with gcc here, but Inductor's compile took 183 s
 # on a busy 2-core machine; the benchmarks' first epoch checks it against the same reference (bench/bench_epoch.py,
-# `nox -s bench -- --size smoke`), and its faults are tested below. pallas (a TPU kernel): tests/test_pallas.py.
+# `nox -s bench -- --size smoke`), and its faults are tested below. pallas (a TPU and a GPU kernel):
+# tests/test_pallas.py, tests/test_pallas_gpu.py; the GPU rungs (command buffers, CUDA graphs): at the end.
 @pytest.mark.parametrize("pipeline", [p for p in PIPELINES if p != "torch_compile" and p not in PIPELINE_BACKENDS])
 def test_every_pipeline_computes_the_reference_epoch(pipeline, split, params, by_hand):
     if why := missing_package(pipeline):
@@ -63,15 +64,14 @@ def test_an_epoch_that_skips_a_batch_is_told_apart(split, params, by_hand):
     assert max_relative_difference(p, by_hand) > 1e-3
 
 
-def test_epoch_flops_come_from_the_compiled_step(split, params):
+def test_epoch_flops_come_from_the_model_and_xlas_count_stays_beside_them(split, params):
     epoch = make_epoch("batched", split, batch_size=128)
-    assert epoch.flops is None  # not compiled yet
+    assert epoch.xla_flops is None  # not compiled yet; the model's count needs no compile
+    assert epoch.flops == model.epoch_flops(1000, 128) == 7 * model.step_flops(128) + model.step_flops(104)
     epoch.compile(params)
     per_step_128 = epoch.step.flops(128)
-    # Analytic: forward 2*B*(784*512 + 512*512 + 512*10), weight gradients the same, input gradients of layers 2-3.
-    analytic = 2 * 128 * (2 * (784 * 512 + 512 * 512 + 512 * 10) + 512 * 512 + 10 * 512)
-    assert per_step_128 == pytest.approx(analytic, rel=0.02)
-    assert epoch.flops == pytest.approx(7 * per_step_128 + epoch.step.flops(104))
+    assert per_step_128 == pytest.approx(model.step_flops(128), rel=0.02)  # XLA:CPU counts the elementwise work too
+    assert epoch.xla_flops == pytest.approx(7 * per_step_128 + epoch.step.flops(104))
 
 
 def test_progress_sees_every_batch(split, params):
@@ -225,7 +225,7 @@ def test_the_torch_tolerance_is_stated_once():
 
     assert torch_mlp.TOLERANCE == TORCH_TOLERANCE < torch_mlp.EPOCH_TOLERANCE
     n = torch_mlp.TOLERANCE_STEPS * 128
-    for pipeline in TORCH_PIPELINES:
+    for pipeline in (p for p in TORCH_PIPELINES if p not in PIPELINE_BACKENDS):  # torch_graph: a GPU's, below
         assert make_epoch(pipeline, data.SyntheticMNIST(size=n)).tolerance == TORCH_TOLERANCE
         assert make_epoch(pipeline, data.SyntheticMNIST(size=n + 1)).tolerance == torch_mlp.EPOCH_TOLERANCE
 
@@ -323,3 +323,113 @@ def test_without_torch_the_splits_are_arrays_and_torch_pipelines_are_refused(mon
     )
     with pytest.raises(JaxmlpError, match="the torch pipeline needs torch"):
         make_epoch("torch", arrays.train, batch_size=128)
+
+
+def test_a_package_that_is_installed_but_does_not_import_skips_its_pipeline_saying_so(tmp_path, monkeypatch):
+    """A carried wheel that does not import here (built for another Python, say) is found by importing it, not by
+    looking it up: its pipeline is refused in one line naming the error, not failed mid-row."""
+    (tmp_path / "jaxmlp_broken_grain.py").write_text("raise ImportError('built for another Python')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(loaders, "PIPELINE_NEEDS", {"grain": ("jaxmlp_broken_grain",)})
+    assert loaders.missing_modules(("jaxmlp_broken_grain", "numpy")) == ["jaxmlp_broken_grain"]
+    assert missing_package("grain") == (
+        "the grain pipeline needs jaxmlp_broken_grain, installed but not importing here (jaxmlp_broken_grain: "
+        "ImportError: built for another Python)"
+    )
+
+
+# --- the GPU rungs: XLA's command buffers and the step as a CUDA graph (what only a GPU runs, on a GPU machine) ---
+
+
+def test_the_command_buffer_variants_are_xlas_option_per_compile():
+    from jaxmlp.pipelines.array_epochs import command_buffer_options
+
+    assert command_buffer_options("scan") == {}  # XLA's own (or XLA_FLAGS', which the metadata records)
+    assert command_buffer_options("scan_cb_off") == {"xla_gpu_enable_command_buffer": ""}
+    loops = command_buffer_options("scan_cb_loops")["xla_gpu_enable_command_buffer"].split(",")
+    newer = [kind for kind in registry.COMMAND_BUFFER_NEWER if kind in loops]  # where this XLA knows them
+    assert loops == [*registry.COMMAND_BUFFER_DEFAULT, *newer, "WHILE", "CONDITIONAL"]
+    assert set(registry.COMMAND_BUFFERS) == set(registry.COMMAND_BUFFER_VARIANTS) <= set(registry.SCAN_LOOP)
+
+
+def test_each_command_buffer_variant_reaches_xla_and_computes_the_scan_epoch(split, params):
+    """XLA:CPU takes the option and has no command buffers: the scan epoch's params exactly; a command type XLA does
+    not know fails a compile (the option reaches XLA), and is left out; a GPU's row records the variant and flag."""
+    from jaxmlp.errors import JaxmlpError
+    from jaxmlp.pipelines import array_epochs
+    from jaxmlp.pipelines.array_epochs import ScanEpoch
+
+    images, labels = as_arrays(split)
+    reference = make_epoch("scan", split)(params)
+    for pipeline in ("scan_cb_off", "scan_cb_loops"):
+        with pytest.raises(JaxmlpError, match=f"^the {pipeline} pipeline sets XLA:GPU's command buffers .* GPU host"):
+            make_epoch(pipeline, split)
+        epoch = ScanEpoch(pipeline, images, labels, 128, model.STEP_SIZE, jax.devices()[0])
+        assert max_relative_difference(epoch(params), reference) == 0.0
+        assert "xla_scan_command_buffers" not in epoch.facts()  # counted on a GPU only
+        assert epoch.training() == {"scan_unroll": 1}  # a CPU's row claims no command buffers
+        epoch.platform = "gpu"  # what a GPU's row records
+        flag = epoch.training()["xla_gpu_enable_command_buffer"]
+        assert epoch.training()["command_buffer"] == registry.COMMAND_BUFFER_VARIANTS[pipeline]
+        assert flag == array_epochs.command_buffer_options(pipeline)["xla_gpu_enable_command_buffer"]
+    # a type XLA does not know is refused by its compile, so left out: the option reaches XLA
+    assert array_epochs.known_command_types(("FUSION", "NO_SUCH_COMMAND", "WHILE")) == ("FUSION", "WHILE")
+
+
+def test_the_command_buffers_of_a_program_are_counted_from_its_hlo():
+    from jaxmlp.pipelines.array_epochs import command_buffer_count
+
+    hlo = """HloModule m, is_scheduled=true
+
+%command_buffer (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+}
+
+command_buffer.12 {
+  p = f32[4]{0} parameter(0)
+}
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %call = f32[4]{0} call(%x), to_apply=%command_buffer
+}
+"""
+    assert command_buffer_count(hlo) == 2 and command_buffer_count("") == 0
+
+
+def test_the_graph_step_on_static_buffers_computes_the_scan_epoch(split, params, by_hand):
+    """The CUDA-graph torch epoch's steps, run eagerly on the same static buffers a GPU captures (the capture alone
+    needs CUDA): the scan epoch's params within the torch tolerance, the last batch its own size, the caller's params
+    untouched, each epoch from the params it is given."""
+    from jaxmlp.errors import JaxmlpError
+    from jaxmlp.pipelines.torch_epochs import TorchGraphEpoch
+
+    with pytest.raises(JaxmlpError, match="^the torch_graph pipeline replays .* CUDA GPU.*--pipeline torch$"):
+        make_epoch("torch_graph", split)
+    images, labels = as_arrays(split)
+    epoch = TorchGraphEpoch("torch_graph", images, labels, 128, model.STEP_SIZE, jax.devices()[0], capture=False)
+    assert epoch.compile(params) > 0 and sorted(epoch.steps) == [104, 128]
+    result = epoch(params)
+    assert max_relative_difference(result, by_hand) < epoch.tolerance == TORCH_TOLERANCE
+    assert max_relative_difference(epoch(params), result) == 0.0  # the static params are reset from the given ones
+    assert max_relative_difference(epoch(result), by_hand) > 1e-3  # a second epoch moves on
+    assert max_relative_difference(params, by_hand) > 1e-3
+    assert epoch.facts()["torch_cuda_graph"] is False
+
+
+def test_the_graph_step_captures_autocast_without_its_cache():
+    import torch
+
+    from jaxmlp.pipelines import torch_mlp
+
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")  # devices as names: no GPU needed to choose
+    assert torch_mlp.loss_of("bf16", cuda, graphed=True) is torch_mlp.loss_bf16_graphed
+    assert torch_mlp.loss_of("bf16", cuda) is torch_mlp.loss_bf16_cuda
+    assert torch_mlp.loss_of("bf16", cpu, graphed=True) is torch_mlp.loss_bf16
+    assert torch_mlp.loss_of("f32", cuda, graphed=True) is torch_mlp.loss
+
+
+def test_every_pipeline_that_runs_on_some_backends_says_why_and_what_instead():
+    from jaxmlp.pipelines.epoch_base import BACKEND_REASONS, FALLBACKS
+
+    assert set(BACKEND_REASONS) == set(PIPELINE_BACKENDS)
+    assert set(FALLBACKS) <= set(PIPELINE_BACKENDS) and not set(FALLBACKS.values()) & set(PIPELINE_BACKENDS)

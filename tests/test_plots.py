@@ -114,7 +114,7 @@ def history_changes(points):
                 "setting": first["setting"].iloc[0],
                 "kind": "step",
                 "to_file": to,
-                "verdict": "regression",
+                "verdict": "slower",
             }
         ]
     )
@@ -156,7 +156,7 @@ SWEEP_STEPS = pd.DataFrame(
         "benchmark": "sweep_steady[scan_heavy]",
         "xla_flags": ["", "", "", "--f=1", "--f=1"],
         "to": ["0.4.33", "0.4.36", "0.8.3", "0.4.36", "0.8.3"],
-        "verdict": ["regression", "improvement", "improvement", "regression", "regression"],
+        "verdict": ["slower", "faster", "faster", "slower", "slower"],
     }
 )
 ROOFLINE = RooflineDocument(

@@ -24,7 +24,7 @@ from jaxmlp.registry import PIPELINE_BACKENDS, PROFILED_PIPELINES
 from jaxmlp.results.store.writing import ResultsStore, new_trace_run
 from jaxmlp.results.tables.traces import capture_summary, step_breakdown, trace_events
 
-PIPELINES = [p for p in PROFILED_PIPELINES if p not in PIPELINE_BACKENDS]  # pallas: a TPU's (its profile there)
+PIPELINES = [p for p in PROFILED_PIPELINES if p not in PIPELINE_BACKENDS]  # pallas, scan_cb_*: a TPU or GPU host's
 
 
 def find_captures(folder):
@@ -223,3 +223,25 @@ def test_a_device_trace_names_its_operations_short_with_the_profilers_category()
     ops = top_ops(events)
     assert list(ops["op"]) == ["run.1", "fusion.3"] and list(ops["category"]) == ["custom-call", "fusion"]
     assert list(ops["count"]) == [3, 1]
+
+
+def test_a_gpu_traces_operations_name_the_cuda_kernels_they_launched():
+    """A GPU trace's stream lines hold the CUDA kernels, each naming the XLA operation that launched it (the
+    ``hlo_op`` stat): the top operations name each one's kernels, the most time first, short (no ``void``, no
+    argument list); a trace without kernels (a CPU's, a TPU's) has no such column. A fixture of a GPU trace's events,
+    as `trace_events` reads them (none was taken on a GPU yet)."""
+    from pathlib import Path
+
+    from jaxmlp.results.tables.traces import op_kernels, top_ops
+
+    events = pd.read_csv(Path(__file__).parent / "fixtures" / "traces" / "gpu-trace-events.csv")
+    events["step_num"] = events["step_num"].astype(object).where(events["step_num"].notna(), None)
+    ops = top_ops(events)
+    assert list(ops["op"]) == ["cublas-gemm.1", "input_reduce_fusion.2", "loop_add_fusion"]
+    assert ops.loc[0, "kernels"] == (
+        "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_ex…; "  # 80 characters
+        "cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, t…"
+    )
+    assert ops.loc[1, "kernels"] == "input_reduce_fusion_2"
+    assert op_kernels(events.drop(columns=["hlo_op"])) == {}
+    assert "kernels" not in top_ops(events[~events["line"].str.startswith("Stream")])

@@ -148,16 +148,29 @@ def test_the_python_option_is_declared_once_and_taken_by_every_sweep_command():
 
 
 def test_the_python_of_each_release_is_shown_and_a_step_across_a_change_of_python_marked():
+    import pandas as pd
+
     from jaxmlp.report.release_summaries import python_lines
-    from jaxmlp.results.schema.sweep import Cell, CellsDocument
+    from jaxmlp.results.releases.tables import pythons_of
 
-    def cells(*ran: tuple[str, str]) -> CellsDocument:
-        return CellsDocument(tuple(Cell(v, "", "ok", None, process={"python": p}) for v, p in ran))
-
-    assert python_lines(cells(("0.10.2", "3.12.1"), ("0.12.1", "3.12.1"))) == ("Python 3.12.1 for every release",)
-    crossing = python_lines(cells(("0.5.0", "3.11.7"), ("0.4.30", "3.11.7"), ("0.6.0", "3.12.1")))
-    assert crossing == (
+    rows = pd.DataFrame({"release": ["0.10.2", "0.10.2", "0.12.1"], "python": ["3.12.1", "3.12.1", "3.12.1"]})
+    assert python_lines(pythons_of(rows)) == ("Python 3.12.1 for every release",)
+    ran = {"0.5.0": "3.11.7", "0.4.30": "3.11.7", "0.6.0": "3.12.1"}
+    assert python_lines(ran) == (
         "Python 3.11.7 for 0.4.30, 0.5.0; Python 3.12.1 for 0.6.0",
         "the step 0.5.0 -> 0.6.0 crosses a change of Python (3.11.7 -> 3.12.1): what it shows may be the Python's",
     )
-    assert python_lines(cells(("0.4.30", ""))) == ()  # written before the cells named their Python
+    assert pythons_of(pd.DataFrame({"release": ["0.4.30"], "python": [None]})) == {}  # files naming no Python
+
+
+def test_a_given_python_is_preferred_to_environments_made_before_on_another(machine, tmp_path):
+    folder = wheels_for(tmp_path / "wheels", "0.7.0", "cp311")
+    wheels_for(folder, "0.7.0", "cp312")
+    root = tmp_path / "envs"
+    made = envs.env_path("0.7.0", root, Source(folder))  # on the running Python, made before
+    made.mkdir(parents=True)
+    (made / envs.COMPLETE).write_text("1.0\n")
+    quiet = {"root": root, "say": lambda line: None}
+    assert pythons.for_releases(["0.7.0"], Source(folder), **quiet)["0.7.0"] == HERE
+    given = str(machine / "bin" / "python3.12")
+    assert pythons.for_releases(["0.7.0"], Source(folder), (given,), **quiet)["0.7.0"].path == given

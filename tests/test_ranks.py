@@ -1,10 +1,10 @@
-"""The ranks' sharing of a timeline or corpus (`jaxmlp.results.releases.ranks`) with simulated ranks: no mpirun needed
+"""The ranks' sharing of a timeline or corpus (`jaxmlp.cli.sweep.ranks`) with simulated ranks: no mpirun needed
 (tests/test_mpi.py runs real ranks where mpirun is installed)."""
 
 import pytest
 
-from jaxmlp.results.releases import ranks as sweep_ranks
-from jaxmlp.results.releases.ranks import job_key
+from jaxmlp.cli.sweep import ranks as sweep_ranks
+from jaxmlp.cli.sweep.ranks import job_key
 
 SBATCH = {"SLURM_JOB_ID": "81", "SLURM_STEP_ID": "0"}  # what a step inside sbatch sets
 OPEN_MPI = {"OMPI_MCA_ess_base_jobid": "3107", "PMIX_NAMESPACE": "prterun-host-3107@1"}

@@ -17,10 +17,10 @@ from jaxmlp.measure.sweep import matrix
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bench import BenchmarkDocument, Stats
 from jaxmlp.results.schema.common import CURRENT
+from jaxmlp.results.schema.machines import MACHINE
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
-from jaxmlp.results.store.machines import MACHINE
 from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.store.writing import ResultsStore, new_dir, numbered, unique_path, write_json_new
 
@@ -264,9 +264,9 @@ def test_compare_takes_any_folder_path(place, capsys):
     if new == "../new":  # the reported case: `cd new_results && jaxmlp compare ../old .`
         os.chdir("../new")
         old, new = "../old", "."
-    assert main(["compare", old, new, "--fail-on-regression"]) == 1
+    assert main(["compare", old, new, "--fail-on-regression"]) == 3
     captured = capsys.readouterr()
-    assert "1 regression(s)" in captured.out and "8/8" in captured.out
+    assert "1 slower, 0 faster" in captured.out and "8/8" in captured.out
     assert captured.err.count("\n") == 1 and "jaxmlp compare: warning: skipped" in captured.err
 
 

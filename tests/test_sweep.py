@@ -14,7 +14,7 @@ import pytest
 from jaxmlp import registry, units
 from jaxmlp.cli import build_parser, main
 from jaxmlp.cli.sweep import SUBCOMMANDS, normalized
-from jaxmlp.errors import EXIT_FAILED, JaxmlpError
+from jaxmlp.errors import EXIT_SLOWER, JaxmlpError
 from jaxmlp.measure import workers
 from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix, trials, worker
@@ -176,7 +176,7 @@ def test_report_orders_versions_and_flags_the_slow_step(tmp_path):
     table, steps = (t.frame for t in section.tables)
     assert list(table["release"]) == ["0.4.30", "0.6.2", "0.10.2"] and "xla_flags" not in table
     verdicts = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("to")["verdict"]
-    assert verdicts.to_dict() == {"0.6.2": "no change", "0.10.2": "regression"}
+    assert verdicts.to_dict() == {"0.6.2": "the same", "0.10.2": "slower"}
     assert section.plots and version_key("0.10.2") > version_key("0.9.2")
     assert section.shown[0].note.startswith("jaxlib-20261201T000000: ")  # relative to the results folder
     assert (
@@ -207,9 +207,9 @@ def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_pa
         ("0.4.31", FLAG),
     ]
     steady = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("xla_flags")["verdict"]
-    assert steady.to_dict() == {"": "regression", FLAG: "no change"}  # the flag undoes the slowdown
+    assert steady.to_dict() == {"": "slower", FLAG: "the same"}  # the flag undoes the slowdown
     undone = effects[(effects["benchmark"] == "sweep_steady[batched]")].set_index("from")
-    assert undone.loc["0.4.31", "verdict"] == "improvement" and undone.loc["0.4.30", "verdict"] == "no change"
+    assert undone.loc["0.4.31", "verdict"] == "faster" and undone.loc["0.4.30", "verdict"] == "the same"
     assert undone.loc["0.4.31", "ratio"] == pytest.approx(1.02 / 3.0, rel=0.03)
     assert all(row.get("xla_flags") in ("", FLAG) for row in results.runs.to_dict("records"))  # in the metadata
 
@@ -351,7 +351,7 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys, m
     assert table[2].split() == ["A", *units.duration(np.median(medians["A"])).split(), "-", "-", "-", "-"]
     ratio = units.ratio(np.median(medians["B"]) / np.median(medians["A"]))
     assert table[3].split()[:4] == ["B", *units.duration(np.median(medians["B"])).split(), ratio]
-    assert " ".join(table[3].split()[-4:]) == "- - insufficient data"  # 2 processes each: no p can be < 0.01
+    assert table[3].split()[-3:] == ["-", "-", "inconclusive"]  # 2 processes each: no p can be < 0.01
     assert table[-1].startswith(f"Wrote 2 cell files into {folder} in ")
 
 
@@ -375,7 +375,7 @@ def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tm
     fake_workers(monkeypatch, {"0.6.2": 1.0, "0.8.3": 1.3, "C": 1.3}, fails_after={"C": 5})
     envs = [arg for label in ("0.6.2", "0.8.3", "C") for arg in ("--env", f"{label}={sys.executable}")]
     out = tmp_path / "out"
-    assert main(["sweep", "run", *envs, "--processes", "8", "--out", str(out)]) == EXIT_FAILED
+    assert main(["sweep", "run", *envs, "--processes", "8", "--out", str(out)]) == EXIT_SLOWER  # before the failure
     printed = capsys.readouterr().out
     (folder,) = out.iterdir()
     lines = printed[printed.index(f"Releases compared: {folder.name}") :].splitlines()
@@ -386,7 +386,7 @@ def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tm
     assert table[1].split() == ["0.6.2", "1.00", "s", "-", "-", "-", "-"]
     slower = table[2].split()
     assert slower[:4] == ["0.8.3", "1.30", "s", "×1.30"] and slower[-2:] == ["<0.001", "slower"]
-    assert table[3].split()[-2:] == ["no", "change"]  # C's 4 processes against 0.8.3's 8
+    assert table[3].split()[-2:] == ["the", "same"]  # C's 4 processes against 0.8.3's 8
     failed = [line for line in lines if line.startswith("FAILED:")]
     assert failed == ["FAILED: C: 4 of 8 processes (C (batched): the worker failed: boom)"]
     wrote = [i for i, line in enumerate(lines) if line.startswith(f"Wrote 3 cell files into {folder}")]
@@ -440,8 +440,8 @@ def test_a_trials_p_is_the_side_its_verdict_is_about():
     faster, slower = compare(base, base * 0.9), compare(base, base * 1.1)  # an A/A improvement, an injected slowdown
     doc = TrialsDocument({}, None, (trials.Trial(0, {}, slower, faster),))
     row = trials_table(doc).iloc[0]
-    assert (row.aa_verdict, row.aa_p) == ("improvement", faster.p_faster) and faster.p_slower > 0.99
-    assert (row.injected_verdict, row.injected_p) == ("regression", slower.p_slower)
+    assert (row.aa_verdict, row.aa_p) == ("faster", faster.p_faster) and faster.p_slower > 0.99
+    assert (row.injected_verdict, row.injected_p) == ("slower", slower.p_slower)
 
 
 def test_trials_documents_are_not_taken_for_timings(tmp_path):
@@ -537,7 +537,7 @@ IMPOSSIBLE = [
     ["trials", "--trials", "0"],
     ["trials", "--processes", "0"],
     ["run", "--env", "a=python", "--processes", "-1"],
-    ["run", "--env", "a", "--epochs", "1"],
+    ["run", "--env", "a=python", "--epochs", "1"],
     ["run", "--calls", "1"],
     ["run", "--tolerance", "-1"],
     ["trials", "--inject-slowdown", "-0.1"],
@@ -574,16 +574,18 @@ def test_bad_releases_are_one_line_errors(argv, message, capsys, tmp_path):
 
 
 def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, monkeypatch):
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.sweep import envs, pythons
 
     made = tmp_path / f"jax-0.6.2-py{sys.version_info[0]}{sys.version_info[1]}"
     made.mkdir()
     (made / "lib.bin").write_bytes(b"x" * 2_000_000)
     (made / envs.COMPLETE).write_text("30.0\n")
-    monkeypatch.setattr(envs, "make_env", lambda version, root=None, log=print, source=None: Path(f"python-{version}"))
+    monkeypatch.setattr(envs, "make_env", lambda version, root, log, source, python: Path(f"python-{version}"))
+    here = pythons.running()  # what the package index would say: every release here on the running Python
+    monkeypatch.setattr(pythons, "for_releases", lambda versions, *args: dict.fromkeys(versions, here))
     said = []
-    pythons = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
-    assert pythons == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
+    made_here = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
+    assert made_here == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
     assert said == [
         "Environments: 1 made, 2 to make (0.7.0, 0.8.3; about 2 MB each and 1.0 min in all, as the ones made here took)"
     ]

@@ -10,8 +10,8 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results import tables
 from jaxmlp.results.schema.common import CURRENT
+from jaxmlp.results.schema.machines import MACHINE
 from jaxmlp.results.store.frames import benchmark_rows, query
-from jaxmlp.results.store.machines import MACHINE
 from jaxmlp.results.store.reading import read_benchmarks
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench-cpu.json"

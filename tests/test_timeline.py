@@ -311,6 +311,25 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
     assert "0.4.33 slower than both neighbours" in capsys.readouterr().out
 
 
+def test_the_timeline_is_measured_from_its_settings_without_argparse(tmp_path, monkeypatch, explained):
+    """`timeline.measure` as other code calls it: these exact releases, this folder; its outcome says what it found."""
+    from jaxmlp.cli.sweep import timeline as command
+    from jaxmlp.measure.sweep.settings import Matrix, Measuring
+
+    fake_releases(tmp_path / "envs", monkeypatch)
+    outcome = command.measure(
+        timeline=Timeline("0.4.30", "0.5.0", tuple(TRUE)),  # these exact releases
+        measuring=Measuring(),
+        matrix=Matrix(processes=8, envs=tmp_path / "envs"),
+        out=tmp_path,
+    )
+    assert outcome.code == 0 and outcome.unmeasured == "" and outcome.folder.parent == tmp_path
+    assert (outcome.folder / "jax-0.5.0.json").exists()
+    assert {(c.at, c.kind) for c in outcome.changes} >= {("0.4.33", "transient"), ("0.4.36", "step")}
+    compared = outcome.verdicts()  # each release against the one before, as the folder files it
+    assert list(compared["release"]) == list(TRUE) and compared.set_index("release")["verdict"]["0.4.36"] == "slower"
+
+
 def test_bad_timelines_are_one_line_errors(tmp_path, capsys):
     assert main(["sweep", "timeline", "0.4.30", "0.4.30", "--out", str(tmp_path)]) == 2
     assert "A and B are the same release" in capsys.readouterr().err
@@ -341,3 +360,19 @@ def test_the_committed_timeline_reads_back_with_its_changes():
     note = section.shown[0].note  # counts as whole numbers, a range whose ends are one said once
     assert "data mnist, 8 epochs of 2000 images; step 30 calls a process" in note
     assert "one fresh process (27 a release," in note
+
+
+def test_a_column_without_a_change_says_its_ends_in_the_four_words():
+    """Where the detector finds nothing, a column's verdict is its last release against its first: the same only
+    where that interval lies within the threshold both ways, else inconclusive with what would settle it."""
+    from jaxmlp.results.releases.compared import TimelineColumn, column_said, column_verdicts
+
+    rng = np.random.default_rng(0)
+    quiet = tuple(tuple(1.0 + rng.normal(0, 0.005, 30)) for _ in range(3))
+    noisy = tuple(tuple(np.exp(rng.normal(0, 0.2, 7))) for _ in range(3))
+    releases = ("0.4.30", "0.4.31", "0.4.33")
+    (same,) = column_verdicts(TimelineColumn("w", "", releases, quiet, ()))
+    (unsure,) = column_verdicts(TimelineColumn("w", "", releases, noisy, ()))
+    assert (same.word, unsure.word) == ("the same", "inconclusive")
+    said = column_said(TimelineColumn("w", "", releases, noisy, ()))
+    assert said.startswith("no change found; 0.4.33 against 0.4.30: inconclusive, ×") and "would settle it" in said

@@ -111,7 +111,7 @@ def test_nothing_changed_is_exactly_one_line_saying_what_was_shown():
     text = message(frame(SAME, {**SAME, "against": "previous", "baseline": "0.7.1"}))
     assert text.count("\n") == 1 and text.endswith("\n")
     assert text == (
-        "jaxmlp track: no change: 0.7.2 the same as their baselines within ±5% (2 comparisons: epoch on ci-linux).\n"
+        "jaxmlp track: no change: 0.7.2 the same as its baselines within ±5% (2 comparisons: epoch on ci-linux).\n"
     )
 
 

@@ -49,7 +49,8 @@ def test_the_environment_of_a_folder_is_not_the_index_s_nor_a_nightly_s(tmp_path
     assert len({index, mine, nightly}) == 3 and mine.name.startswith(f"jax-0.4.36-py{sys.version_info[0]}")
     assert envs.env_path("0.4.36", tmp_path, Source(folder, "tpu")) != mine
     assert Source(folder).requirements("0.4.36") == ["jax==0.4.36", "jaxlib==0.4.36"]
-    assert Source(None, "gpu").requirements("0.7.0") == ["jax[cuda13]==0.7.0", "jaxlib==0.7.0"]
+    assert Source(None, "gpu").requirements("0.7.2") == ["jax[cuda13]==0.7.2", "jaxlib==0.7.2"]
+    assert Source(None, "gpu").requirements("0.7.0") == ["jax[cuda12]==0.7.0", "jaxlib==0.7.0"]  # no CUDA 13 build
     assert Source(None, "tpu").requirements("0.7.0")[0] == "jax[tpu]==0.7.0"
     assert Source(folder).pip_options() == ["--no-index", "--find-links", str(folder)]
 
@@ -62,8 +63,23 @@ def test_a_release_the_folder_lacks_is_named_before_any_environment_is_made(tmp_
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"--wheels {folder} holds no jax and jaxlib wheels of 0.4.33" in err
     assert not root.exists()
-    with pytest.raises(JaxmlpError, match="holds no jax_cuda13_plugin wheel"):
+    with pytest.raises(JaxmlpError, match="holds no jax_cuda12_plugin wheel"):  # 0.4.30's CUDA build: CUDA 12's
         published.check_held(["0.4.30"], Source(folder, "gpu"))
+
+
+def test_a_release_without_a_cuda_build_is_named_in_one_line_before_any_environment(tmp_path, capsys):
+    """jax-cuda13-plugin exists from 0.7.2, jax-cuda12-plugin from 0.4.30: a GPU sweep takes each release's newest
+    CUDA build, and names the releases with none in one line, for the index and a folder alike."""
+    assert envs.cuda_build("0.11.2") == envs.cuda_build("0.7.2") == ("cuda13", "jax_cuda13_plugin")
+    assert envs.cuda_build("0.7.1") == envs.cuda_build("0.4.30") == ("cuda12", "jax_cuda12_plugin")
+    assert envs.cuda_build("0.4.29") is None and Source(None, "tpu").accelerator("0.4.29") == ("tpu", "libtpu")
+    with pytest.raises(JaxmlpError) as refused:
+        published.check_held(["0.4.26", "0.4.29", "0.4.30"], Source(None, "gpu"))
+    said = str(refused.value)
+    assert "\n" not in said and said.startswith("--backend gpu: 0.4.26, 0.4.29 has no CUDA build on the index (")
+    assert "jax[cuda13] from 0.7.2, jax[cuda12] from 0.4.30" in said
+    published.check_held(["0.4.26"], Source(None, "cpu"))  # the CPU's build: every release has one
+    published.check_held(["0.4.30", "0.7.2"], Source(None, "gpu"))
 
 
 RELEASE = "0.4.30"

@@ -1,7 +1,8 @@
 """The command reference, generated from jaxmlp's own argparse parsers when the docs are built.
 
 A page holding ``<!-- commands -->`` gets, in its place, every command's and subcommand's ``--help`` text as the
-parser formats it, so the reference cannot drift from ``jaxmlp COMMAND --help``.
+parser formats it, so the reference cannot drift from ``jaxmlp COMMAND --help``; one holding ``<!-- questions -->``
+gets the table of questions `jaxmlp summary` and the report answer (`jaxmlp.results.findings.questions`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "<!-- commands -->"
+QUESTIONS_MARKER = "<!-- questions -->"
 WIDTH = "88"  # argparse wraps to $COLUMNS; the page's code box holds about 90
 
 
@@ -53,5 +55,18 @@ def reference() -> str:
     return "\n".join(parts)
 
 
+def questions() -> str:
+    """Markdown: the questions' table, in the order every face answers them."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from jaxmlp.results.findings.questions import QUESTIONS
+
+    rows = [f"| {q.text} | `#{q.anchor}` | {'yes' if q.of_a_run else 'no'} |" for q in QUESTIONS]
+    head = ["| question | report section | one file asked for by name answers it |", "| --- | --- | --- |"]
+    return "\n".join([*head, *rows])
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    if QUESTIONS_MARKER in markdown:
+        markdown = markdown.replace(QUESTIONS_MARKER, questions())
     return markdown.replace(MARKER, reference()) if MARKER in markdown else markdown

@@ -130,7 +130,7 @@ def samples(documents: Documents) -> tuple[dict[str, list[float]], set[str]]:
     """Raw samples by benchmark name from one document, or pooled from several, and the machines they were measured
     on (each as one line)."""
     pooled: dict[str, list[float]] = {}
-    machines = {", ".join(document.machine) for _, document in documents}
+    machines = {", ".join(document.measured_on) for _, document in documents}
     for file, document in documents:
         try:
             found = document.samples()

@@ -15,6 +15,7 @@ from typing import Any
 
 from jaxmlp import registry
 from jaxmlp.measure import workers  # plain Python: its time limits' numbers
+from jaxmlp.measure.sweep.settings import EVERY as RELEASES_EVERY  # plain Python: a timeline's choices
 from jaxmlp.results.store import layout
 
 
@@ -258,6 +259,46 @@ ALPHA = Option(
     number,
 )
 DETECTOR = (THRESHOLD, ALPHA)
+MATRIX: tuple[Option, ...] = (PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT)
+"""How a sweep's releases are measured: processes a cell, XLA flags, environments and where they come from, time
+limits, where results go (each sweep subcommand that measures releases adds them, some reworded: `reworded`)."""
+
+# --- a range of releases: its two ends and how the releases between them are picked ------------------------------
+
+FIRST = Option(("first",), "the first release (e.g. 0.4.30)", metavar="A")
+LAST = Option(("last",), "the last release (e.g. 0.5.0)", metavar="B")
+GOOD = Option(("good",), "the release before the change (e.g. 0.6.2)", metavar="GOOD")
+BAD = Option(("bad",), "a release after it (e.g. 0.8.3)", metavar="BAD")
+EARLIER = Option(("a",), "the earlier release (e.g. 0.4.30)", metavar="A")
+LATER = Option(("b",), "the later release (e.g. 0.10.2)", metavar="B")
+EVERY = Option(
+    ("--every",),
+    "every release (patch), or the last patch of each minor release (minor) (default: %(default)s)",
+    "patch",
+    choices=RELEASES_EVERY,
+)
+BUDGET = Option(
+    ("--budget",),
+    "the minutes the processes may take: sets the processes a release from the probe's measured time (default: "
+    "--processes)",
+    type=number,
+    metavar="MINUTES",
+)
+TIMELINE_RANGE = (FIRST, LAST, VERSIONS, EVERY, BUDGET)
+"""`jaxmlp sweep timeline A B`'s releases: A to B, picked from --versions (else the index's), every patch or minor,
+their processes fitted to --budget."""
+BISECT_RANGE = (GOOD, BAD, VERSIONS)
+"""`jaxmlp sweep bisect GOOD BAD`'s releases: GOOD to BAD, picked from --versions (else the index's)."""
+EXPLAIN_RANGE = (EARLIER, LATER)
+"""`jaxmlp sweep explain A B`'s two releases."""
+
+
+def reworded(group: Sequence[Option], *own: Option) -> tuple[Option, ...]:
+    """``group`` with each of ``own`` (a command's `Option.but` of one of its options) in that option's place."""
+    mine = {option.base: option for option in own}
+    return tuple(mine.get(option, option) for option in group)
+
+
 STRICT = Option(
     ("--strict",),
     "exit 4 when a comparison is still inconclusive (its 95%% interval spans the threshold; exit codes: "
@@ -266,7 +307,7 @@ STRICT = Option(
     action="store_true",
 )
 
-SHARED = (
+SHARED: tuple[Option, ...] = (
     DATASET,
     DATA_DIR,
     LIMIT,
@@ -298,6 +339,15 @@ SHARED = (
     WHEELS,
     THRESHOLD,
     ALPHA,
+    STRICT,
+    FIRST,
+    LAST,
+    GOOD,
+    BAD,
+    EARLIER,
+    LATER,
+    EVERY,
+    BUDGET,
 )
 """Every shared option (the test of the declarations walks them)."""
 
@@ -312,6 +362,7 @@ PYTHON = Option(
     metavar="PATH",
 )
 SHARED = (*SHARED, PYTHON)
+MATRIX = (*MATRIX, PYTHON)
 
 
 # --- nox -s bench's own switches (the noxfile parses them with this) ---------------------------------------------

@@ -22,7 +22,7 @@ from jaxmlp.measure.workload import BATCH_SIZE, load_make
 from jaxmlp.report.display import readable
 from jaxmlp.report.plots import roofline_png
 from jaxmlp.report.text import text_table
-from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument, environment_of
+from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument, ceilings_key
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, write_new
 from jaxmlp.results.tables.roofline import points
@@ -55,7 +55,7 @@ def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Pat
     for skipped in scan.skipped:
         if skipped.path.name.startswith(f"{layout.CEILINGS}-"):
             print(f"{skipped.line('jaxmlp roofline')}; its ceilings are measured again", file=sys.stderr)
-    found = [(p, d) for p, d in scan.of(CeilingsDocument) if environment_of(d.metadata) == environment]
+    found = [(p, d) for p, d in scan.of(CeilingsDocument) if ceilings_key(d.metadata) == environment]
     return max(found, key=lambda item: layout.stamp_in(item[0])) if found else None
 
 
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     device = select_device(args.backend)  # a TPU held by another program: one line, never the CPU's numbers
     measuring = dataclasses.replace(measuring, backend=device.platform)  # the workloads on the ceilings' device
     meta = {**metadata(device), "backend": device.platform}
-    environment = environment_of(meta)
+    environment = ceilings_key(meta)
     kept = None if args.remeasure_ceilings else kept_ceilings(store, environment)
     if kept is None:
         print("Measuring this environment's ceilings (matmuls of 1024³ to 3072³, STREAM over 128 MiB arrays)")

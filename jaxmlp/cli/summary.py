@@ -33,10 +33,10 @@ READS = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Print the answer of a result: a benchmark run's speed-ups, best worker count and pipeline ladder; a "
-        "sweep's verdict per release (median, ratio to the previous release, 95% interval, p, slower/faster/no "
-        "change); a bisection's probes and answer; training runs; the detector's trials; of a folder of many, "
-        "the answer to each question from the newest run that can answer it, per machine (--all: then the newest "
-        "result of each kind in full)."
+        "sweep's verdict per release (median, ratio to the previous release, 95% interval, p, slower, faster, "
+        "the same or inconclusive); a bisection's probes and answer; training runs; the detector's trials; of a "
+        "folder of many, the answer to each question from the newest run that can answer it, per machine (--all: "
+        "then the newest result of each kind in full)."
     )
     parser.add_argument("file", metavar="PATH", help=f"what to summarize: {READS}")
     parser.add_argument(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import nvidia
 from jaxmlp.registry import ACCELERATOR_NEEDS, BACKENDS
 
 if TYPE_CHECKING:
@@ -107,8 +108,8 @@ def machine_name() -> str | None:
     return os.environ.get(MACHINE_NAME) or None
 
 
-def machine() -> dict[str, Any]:
-    """This machine as every result records it (`jaxmlp.results.store.machines.MACHINE`): the CPU model, the cores this
+def machine_facts() -> dict[str, Any]:
+    """This machine as every result records it (`jaxmlp.results.schema.machines.MACHINE`): the CPU model, the cores this
     process may use, the name `MACHINE_NAME` gives (None where unset), and the accelerator JAX sees by default (its
     backend and device kind; ``cpu`` and None where it has none): the same in every file this host writes."""
     import jax
@@ -123,7 +124,7 @@ def machine() -> dict[str, Any]:
 
 
 def _host() -> dict[str, Any]:
-    """The machine's fields that need no JAX (`machine` adds its accelerator)."""
+    """The machine's fields that need no JAX (`machine_facts` adds its accelerator)."""
     return {
         "machine_cpu": cpu_model(),
         "machine_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
@@ -166,5 +167,6 @@ def metadata(device: jax.Device | None = None) -> dict[str, Any]:
             jax_default_matmul_precision=str(jax.config.jax_default_matmul_precision or "default"),  # type: ignore[attr-defined]
             compilation_cache_dir=jax.config.jax_compilation_cache_dir or "",  # type: ignore[attr-defined]
         )
-        meta.update(machine())
+        meta.update(machine_facts())
+        meta.update(nvidia.gpu_facts(device.platform))  # a GPU's driver, clocks, power limit; elsewhere why none
     return meta

@@ -13,7 +13,7 @@ from typing import Any
 from jaxmlp.measure.programs import current_peak, device_peak, own_peak
 from jaxmlp.registry import PEAK_SCOPE_BENCHMARK, PEAK_SCOPE_PROCESS
 
-__all__ = ["current_peak", "peak_facts", "reset_peak"]
+__all__ = ["current_peak", "device_mark", "peak_facts", "reset_peak"]
 
 CLEAR_REFS = Path("/proc/self/clear_refs")
 
@@ -27,9 +27,17 @@ def reset_peak() -> bool:
     return True
 
 
-def peak_facts(was_reset: bool, device: Any | None = None) -> dict[str, Any]:
+def device_mark(device: Any | None) -> int | None:
+    """The device's peak bytes in use so far (``memory_stats()``), taken before a benchmark; None where the backend
+    keeps none (a CPU) or there is no device."""
+    return None if device is None else device_peak(device).get("device_peak_bytes")
+
+
+def peak_facts(was_reset: bool, device: Any | None = None, device_before: int | None = None) -> dict[str, Any]:
     """What a benchmark records of its memory (`extra_info`): its peak resident set and that peak's scope, and
-    the device's peak bytes in use where the backend keeps it (else why not)."""
+    the device's peak bytes in use where the backend keeps it (else why not). JAX cannot reset the device's peak:
+    where it rose past ``device_before`` (`device_mark`) during the benchmark it is the benchmark's own, else the
+    process's so far (``device_peak_scope`` says which)."""
     peak = current_peak() if was_reset else None
     facts: dict[str, Any] = {
         "peak_rss_bytes": peak if peak is not None else own_peak()["peak_rss_bytes"],
@@ -37,4 +45,7 @@ def peak_facts(was_reset: bool, device: Any | None = None) -> dict[str, Any]:
     }
     if device is not None:
         facts.update(device_peak(device))
+        if "device_peak_bytes" in facts:
+            own = device_before is not None and facts["device_peak_bytes"] > device_before
+            facts["device_peak_scope"] = PEAK_SCOPE_BENCHMARK if own else PEAK_SCOPE_PROCESS
     return facts

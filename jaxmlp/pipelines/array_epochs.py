@@ -1,19 +1,56 @@
-"""The epochs of the pipelines that slice the split's arrays on the JAX side: ``batched``, ``prefetch``, ``scan`` and
-``pallas``."""
+"""The epochs of the pipelines that slice the split's arrays on the JAX side: ``batched``, ``prefetch``, ``scan`` (and
+its command-buffer variants on a GPU) and ``pallas``."""
 
 from __future__ import annotations
 
+import functools
+import re
 import time
 from typing import Any, cast
 
 import jax
 import numpy as np
 
-from jaxmlp.compat import compiled_facts
+from jaxmlp.compat import compiled_facts, optimized_hlo
 from jaxmlp.model import Params, precision_scope
 from jaxmlp.pipelines import tolerances
 from jaxmlp.pipelines.epoch_base import ArrayEpoch, Progress, wrap
 from jaxmlp.pipelines.steps import device_batches, epoch_steps, padded_batches, run_steps, scan_unroll
+from jaxmlp.registry import COMMAND_BUFFER_VARIANTS, COMMAND_BUFFERS
+
+COMMAND_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
+
+
+def command_buffer_options(pipeline: str) -> dict[str, str | bool]:
+    """The XLA compile options that set ``pipeline``'s command buffers (`registry.COMMAND_BUFFERS`): none for XLA's
+    own, else `COMMAND_BUFFER_FLAG` as its comma-separated command types that this XLA knows ("" turns command
+    buffers off). Given to this compile alone (XLA's per-compile option overrides), so every variant runs in one
+    process."""
+    types = COMMAND_BUFFERS.get(pipeline)
+    return {} if types is None else {COMMAND_BUFFER_FLAG: ",".join(known_command_types(types))}
+
+
+@functools.cache
+def known_command_types(types: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``types`` this XLA knows: each given alone to the compile of a one-operation program (XLA refuses a
+    type it does not know, whatever the backend), once a process."""
+
+    def known(kind: str) -> bool:
+        try:
+            jax.jit(lambda x: x + 1).lower(np.float32(0)).compile(compiler_options={COMMAND_BUFFER_FLAG: kind})
+        except Exception as e:  # XLA's INVALID_ARGUMENT, as JaxRuntimeError (XlaRuntimeError before 0.4.36)
+            if kind in str(e):
+                return False
+            raise
+        return True
+
+    return tuple(kind for kind in types if known(kind))
+
+
+def command_buffer_count(hlo_text: str) -> int:
+    """How many command buffers XLA:GPU made of a program: its optimized HLO's ``command_buffer`` computations (the
+    runs of commands it records as one CUDA graph; 0 off a GPU)."""
+    return len(re.findall(r"^\s*%?command_buffer(?:\.\d+)?\s", hlo_text, re.MULTILINE))
 
 
 class BatchedEpoch(ArrayEpoch):
@@ -32,7 +69,8 @@ class PrefetchEpoch(ArrayEpoch):
 
 class ScanEpoch(ArrayEpoch):
     """The epoch as one XLA program (`steps.sgd_epoch`): a `lax.scan` over every batch, the smaller last one padded
-    with zero rows and its step size scaled to match (`steps.padded_batches`)."""
+    with zero rows and its step size scaled to match (`steps.padded_batches`); compiled with the pipeline's command
+    buffers (`command_buffer_options`: ``scan_cb_off``, ``scan_cb_loops``; ``scan`` XLA's own)."""
 
     def __init__(self, *args: Any):
         super().__init__(*args)
@@ -52,9 +90,14 @@ class ScanEpoch(ArrayEpoch):
         return scan_unroll(self.platform, self.precision)
 
     def training(self) -> dict[str, Any]:
-        return {**super().training(), "scan_unroll": self.unroll}
+        trained = {**super().training(), "scan_unroll": self.unroll}
+        if self.platform == "gpu" and self.pipeline in COMMAND_BUFFERS:  # only XLA:GPU has command buffers
+            flag = command_buffer_options(self.pipeline).get(COMMAND_BUFFER_FLAG)
+            trained.update(command_buffer=COMMAND_BUFFER_VARIANTS[self.pipeline], **{COMMAND_BUFFER_FLAG: flag})
+        return trained
 
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
+        options = command_buffer_options(self.pipeline)
         with precision_scope(self.precision):
             return epoch_steps.lower(
                 params,
@@ -65,7 +108,7 @@ class ScanEpoch(ArrayEpoch):
                 precision=self.precision,
                 bf16_step=self.bf16_step,
                 unroll=self.unroll,
-            ).compile()
+            ).compile(compiler_options=options or None)
 
     def compile(self, params: Params) -> float:
         """The epoch's one program, the scan over its batches."""
@@ -83,14 +126,47 @@ class ScanEpoch(ArrayEpoch):
 
     def facts(self) -> dict[str, Any]:
         scan = {} if self.scan is None else compiled_facts(self.scan)
+        if self.scan is not None and self.platform == "gpu":
+            scan["xla_command_buffers"] = command_buffer_count(optimized_hlo(self.scan) or "")
         return {**super().facts(), **{key.replace("xla_", "xla_scan_", 1): v for key, v in scan.items()}}
 
 
-class PallasEpoch(ArrayEpoch):
-    """The whole epoch as one Pallas kernel (`pallas_epoch`): the images and targets padded (and, in some forms,
-    transposed) and put on the device once, the kernel compiled ahead; ``form`` the kernel's form (`pallas_epoch.Form`;
-    None: the precision's, `pallas_epoch.FORMS`); ``interpret`` runs it in Pallas's interpreter (any backend: the
-    tests)."""
+class KernelEpoch(ArrayEpoch):
+    """An epoch that is one Pallas kernel over data put on the device once (`PallasEpoch` on a TPU, `PallasGpuEpoch`
+    on a GPU), compiled ahead; ``interpret`` runs it in Pallas's interpreter (any backend: the tests)."""
+
+    interpret = False
+    data: list[jax.Array]
+    compiled: jax.stages.Compiled | None = None
+
+    def _epoch_call(self) -> Any:
+        """The jitted epoch ``(params, *self.data) -> params``."""
+        raise NotImplementedError
+
+    def compile(self, params: Params) -> float:
+        """The kernel's epoch, compiled ahead (the one-device step that gives the FLOPs only when asked for)."""
+        self._keep_shapes(params)
+        start = time.perf_counter()
+        call = self._epoch_call()
+        with precision_scope(self.precision):
+            self.compiled = call.lower(params, *self.data).compile()
+        return time.perf_counter() - start
+
+    def facts(self) -> dict[str, Any]:
+        kernel = {} if self.compiled is None else compiled_facts(self.compiled)
+        return {**super().facts(), **{key.replace("xla_", "xla_kernel_", 1): v for key, v in kernel.items()}}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        if self.compiled is None:
+            self.compile(params)
+        assert self.compiled is not None
+        return cast(Params, jax.block_until_ready(self.compiled(params, *self.data)))  # type: ignore[no-untyped-call]
+
+
+class PallasEpoch(KernelEpoch):
+    """The whole epoch as one Pallas kernel on a TPU (`pallas_epoch`): the images and targets padded (and, in some
+    forms, transposed) and put on the device once; ``form`` the kernel's form (`pallas_epoch.Form`; None: the
+    precision's, `pallas_epoch.FORMS`)."""
 
     def __init__(self, *args: Any, interpret: bool = False, form: Any = None):
         super().__init__(*args)
@@ -105,19 +181,12 @@ class PallasEpoch(ArrayEpoch):
         inputs = pallas_epoch.kernel_inputs(self.images, self.targets, self.shape, self.form)
         self.data = [cast(jax.Array, jax.device_put(a, self.device)) for a in inputs]
         self.xs, self.ys = self.data[:2]
-        self.compiled: jax.stages.Compiled | None = None
 
     def training(self) -> dict[str, Any]:
         return {**super().training(), "pallas_form": self.kernel.form_name(self.form)}
 
-    def compile(self, params: Params) -> float:
-        """The kernel's epoch, compiled ahead (the one-device step that gives the FLOPs only when asked for)."""
-        self._keep_shapes(params)
-        start = time.perf_counter()
-        call = self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret, self.form)
-        with precision_scope(self.precision):
-            self.compiled = call.lower(params, *self.data).compile()
-        return time.perf_counter() - start
+    def _epoch_call(self) -> Any:
+        return self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret, self.form)
 
     @property
     def bytes_accessed(self) -> float | None:
@@ -127,12 +196,38 @@ class PallasEpoch(ArrayEpoch):
         n_params = sum(int(np.prod(p.shape)) for p in shapes)
         return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize, self.form).bytes_accessed)
 
-    def facts(self) -> dict[str, Any]:
-        kernel = {} if self.compiled is None else compiled_facts(self.compiled)
-        return {**super().facts(), **{key.replace("xla_", "xla_kernel_", 1): v for key, v in kernel.items()}}
 
-    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
-        if self.compiled is None:
-            self.compile(params)
-        assert self.compiled is not None
-        return cast(Params, jax.block_until_ready(self.compiled(params, *self.data)))  # type: ignore[no-untyped-call]
+class PallasGpuEpoch(KernelEpoch):
+    """The whole epoch as one Pallas kernel on a GPU (`pallas_gpu`: Triton, one program, tiled products): the images
+    and targets padded and put on the device once."""
+
+    def __init__(self, *args: Any, interpret: bool = False):
+        super().__init__(*args)
+        from jaxmlp.pipelines import pallas_epoch, pallas_gpu
+
+        self.kernel = pallas_gpu
+        self.interpret = interpret
+        if self.precision != "bf16":  # float32 in another order: its tiles' sums and exponentials are its own
+            self.tolerance = tolerances.reordered(self.n_steps)
+        self.shape = pallas_gpu.layout(self.n_samples, self.batch_size, self.images.shape[1])
+        inputs = pallas_epoch.pad_batches(self.images, self.targets, self.shape)
+        self.data = [cast(jax.Array, jax.device_put(a, self.device)) for a in inputs]
+        self.xs, self.ys = self.data
+
+    def training(self) -> dict[str, Any]:
+        gpu = self.kernel
+        return {**super().training(), "pallas_form": f"triton, 1 program, tiles {gpu.TILE}, {gpu.NUM_WARPS} warps"}
+
+    def _epoch_call(self) -> Any:
+        return self.kernel.epoch_call(self.shape, self.step_size, self.precision, self.interpret)
+
+    @property
+    def bytes_accessed(self) -> float | None:
+        """The bytes the kernel moves through memory in an epoch: its batches read once, its parameters read and
+        written once (`pallas_gpu.cost`)."""
+        from jaxmlp.pipelines.pallas_epoch import kernel_params
+
+        classes = self.shape.classes
+        shapes = jax.eval_shape(lambda p: kernel_params(p, self.shape.features, classes=classes), self.abstract_params)
+        n_params = sum(int(np.prod(p.shape)) for p in shapes)
+        return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize).bytes_accessed)

@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.model import N_TARGETS, Params, bf16_step_for, one_hot
+from jaxmlp.model import N_TARGETS, Params, bf16_step_for, epoch_flops, one_hot
 from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, images_for, slices
 from jaxmlp.registry import GPU_ONLY_PRECISIONS, PIPELINE_BACKENDS, PRECISIONS
 
@@ -31,14 +31,30 @@ def check_precision(precision: str, platform: str) -> str:
     return precision
 
 
+_COMMAND_BUFFERS = (
+    "sets XLA:GPU's command buffers (CUDA graphs, --xla_gpu_enable_command_buffer), which only a GPU backend has"
+)
+BACKEND_REASONS = {
+    "pallas": "is a Pallas kernel written for a TPU (Mosaic) and a GPU (Triton); elsewhere it runs only in Pallas's "
+    "interpreter, as its tests do",
+    "scan_cb_off": _COMMAND_BUFFERS,
+    "scan_cb_loops": _COMMAND_BUFFERS,
+    "torch_graph": "replays each step from a CUDA graph (torch.cuda.graphs), which only a CUDA GPU has",
+}
+"""Why each `PIPELINE_BACKENDS` pipeline runs only there, for the line that refuses it elsewhere."""
+
+FALLBACKS = {"torch_graph": "torch"}
+"""The pipeline to use instead where one is refused (else ``scan``)."""
+
+
 def check_backend(pipeline: str, platform: str) -> None:
     """Nothing where ``pipeline`` runs on ``platform`` (a JAX backend), else a `JaxmlpError` in one line."""
     backends = PIPELINE_BACKENDS.get(pipeline)
     if backends is not None and platform not in backends:
+        where = " or ".join(b.upper() for b in backends)
         raise JaxmlpError(
-            f"the {pipeline} pipeline is a TPU kernel (Pallas's Mosaic backend) and this backend is {platform}: run "
-            "it on a TPU host (on a GPU Pallas lowers through Triton, for which this kernel's blocks are not "
-            "written; elsewhere it runs only in Pallas's interpreter, as its tests do); here use --pipeline scan"
+            f"the {pipeline} pipeline {BACKEND_REASONS[pipeline]}, and this backend is {platform}: run it on a "
+            f"{where} host; here use --pipeline {FALLBACKS.get(pipeline, 'scan')}"
         )
 
 
@@ -94,7 +110,7 @@ class Epoch:
         n_full = self.n_samples // self.batch_size
         step = self._analysed(self.sizes)
         per_size = {size: step.cost(size, what) for size in self.sizes}
-        if any(f is None for f in per_size.values()):
+        if any(f is None or f < 0 for f in per_size.values()):  # XLA says -1 for what it could not count
             return None
         known = cast(dict[int, float], per_size)  # none of them None
         total = n_full * known[self.batch_size]
@@ -103,7 +119,16 @@ class Epoch:
         return float(total)
 
     @property
-    def flops(self) -> float | None:
+    def flops(self) -> float:
+        """The epoch's FLOPs counted from the model (`jaxmlp.model.epoch_flops`): what its floor is computed from,
+        the same on every backend and release."""
+        return float(epoch_flops(self.n_samples, self.batch_size))
+
+    @property
+    def xla_flops(self) -> float | None:
+        """XLA's count of the epoch's FLOPs (its cost analysis of the one-device step, summed over the steps), kept
+        beside `flops`: it varies with the backend (XLA:GPU's count of cuBLAS calls ran 0.43-1.01x of `flops` on an
+        H200), None where XLA could not count."""
         return self._per_epoch("flops")
 
     @property

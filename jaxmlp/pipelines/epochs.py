@@ -9,12 +9,12 @@ import jax
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.model import STEP_SIZE, Params
-from jaxmlp.pipelines.array_epochs import BatchedEpoch, PallasEpoch, PrefetchEpoch, ScanEpoch
+from jaxmlp.pipelines.array_epochs import BatchedEpoch, PallasEpoch, PallasGpuEpoch, PrefetchEpoch, ScanEpoch
 from jaxmlp.pipelines.epoch_base import ArrayEpoch, Epoch, Progress, check_backend, check_precision, wrap
 from jaxmlp.pipelines.loaders import as_arrays, make_loader, missing_package
 from jaxmlp.pipelines.sharded_epoch import ShardedEpoch
 from jaxmlp.pipelines.steps import seed_epoch
-from jaxmlp.pipelines.torch_epochs import TorchCompileEpoch, TorchEpoch
+from jaxmlp.pipelines.torch_epochs import TorchCompileEpoch, TorchEpoch, TorchGraphEpoch
 from jaxmlp.registry import LOADER_PIPELINES, PIPELINES
 
 
@@ -62,10 +62,13 @@ def make_epoch(
         "batched": BatchedEpoch,
         "prefetch": PrefetchEpoch,
         "scan": ScanEpoch,
+        "scan_cb_off": ScanEpoch,
+        "scan_cb_loops": ScanEpoch,
         "sharded": ShardedEpoch,
-        "pallas": PallasEpoch,
+        "pallas": PallasGpuEpoch if device.platform == "gpu" else PallasEpoch,
         "torch": TorchEpoch,
         "torch_compile": TorchCompileEpoch,
+        "torch_graph": TorchGraphEpoch,
     }
     if pipeline not in kinds:
         raise ValueError(f"unknown pipeline {pipeline!r}: choose one of {', '.join(PIPELINES)}")

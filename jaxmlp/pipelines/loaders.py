@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -65,6 +67,10 @@ def make_loader(pipeline: str, dataset: Any, batch_size: int, workers: int = 0) 
 def missing_package(pipeline: str) -> str | None:
     """Why ``pipeline`` cannot run here (its optional package, `registry.OPTIONAL`, or a package a JAX-only
     machine may lack, `registry.PIPELINE_NEEDS`, is not installed), or None."""
+    needs = (*PIPELINE_NEEDS.get(pipeline, ()), *(OPTIONAL[pipeline][:1] if pipeline in OPTIONAL else ()))
+    if broken := [m for m in needs if import_failure(m) not in (None, "not installed")]:
+        said = "; ".join(f"{m}: {import_failure(m)}" for m in broken)
+        return f"the {pipeline} pipeline needs {' and '.join(broken)}, installed but not importing here ({said})"
     if absent := missing_modules(PIPELINE_NEEDS.get(pipeline, ())):
         return (
             f"the {pipeline} pipeline needs {' and '.join(absent)}, which this Python lacks (a JAX-only machine, "
@@ -79,8 +85,22 @@ def missing_package(pipeline: str) -> str | None:
 
 
 def missing_modules(modules: Sequence[str]) -> list[str]:
-    """Those of ``modules`` that are not installed (looked up, not imported)."""
-    return [m for m in modules if importlib.util.find_spec(m) is None]
+    """Those of ``modules`` that do not import here: not installed, or installed and failing to import (a carried
+    wheel built for another Python, say). Each imported once a process (`import_failure`)."""
+    return [m for m in modules if import_failure(m)]
+
+
+@functools.cache
+def import_failure(module: str) -> str | None:
+    """Why ``module`` does not import here in a line ("not installed", or the error it raised), else None; looked
+    up first: an absent one costs no import."""
+    if importlib.util.find_spec(module) is None:
+        return "not installed"
+    try:
+        importlib.import_module(module)
+    except Exception as e:  # any failure: the module cannot serve its pipeline here
+        return f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"
+    return None
 
 
 def load_splits(

@@ -162,14 +162,13 @@ def _kernel(
         b_ref[...] = b_ref[...] - step_size * bias_grad
 
 
-def kernel_params(params: Params, features: int, form: Form = PLAIN) -> list[jax.Array]:
+def kernel_params(params: Params, features: int, form: Form = PLAIN, classes: int = LANES) -> list[jax.Array]:
     """The model's params as the kernel holds them: biases as rows ``(1, n)``, the first layer's inputs padded to
-    ``features`` (zero weights: zero pixels, zero gradient), the last layer's outputs to `LANES` classes (zero
-    weights, `PAD_LOGIT` biases); weights ``(in, out)`` where ``form.transposed``, biases ``(n, 1)`` where
-    ``form.columns``."""
+    ``features`` (zero weights: zero pixels, zero gradient), the last layer's outputs to ``classes`` (zero weights,
+    `PAD_LOGIT` biases); weights ``(in, out)`` where ``form.transposed``, biases ``(n, 1)`` where ``form.columns``."""
     (w1, b1), (w2, b2), (w3, b3) = params
     w1 = jnp.pad(w1, ((0, 0), (0, features - w1.shape[1])))
-    pad = LANES - w3.shape[0]
+    pad = classes - w3.shape[0]
     w3 = jnp.pad(w3, ((0, pad), (0, 0)))
     b3 = jnp.pad(b3, (0, pad), constant_values=PAD_LOGIT)
     if form.transposed:

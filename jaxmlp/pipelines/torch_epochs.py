@@ -1,4 +1,5 @@
-"""The ``torch`` and ``torch_compile`` epochs: the tutorial's MLP and SGD step in PyTorch over the same arrays."""
+"""The ``torch``, ``torch_compile`` and ``torch_graph`` epochs: the tutorial's MLP and SGD step in PyTorch over the
+same arrays."""
 
 from __future__ import annotations
 
@@ -77,3 +78,49 @@ class TorchCompileEpoch(TorchEpoch):
         if self.loss is self.eager_loss:
             self.compile(params)
         return super().__call__(params, progress)
+
+
+class TorchGraphEpoch(TorchEpoch):
+    """Each step replayed from a CUDA graph (`torch_mlp.StaticStep`): one graph per batch size of the epoch, captured
+    in `compile` over static params and batch buffers; an epoch copies the params in, then per batch copies it into
+    its size's buffers and replays that graph (three launches a step, against a dozen kernels and the autograd
+    engine's host work). ``capture`` False runs the same static steps eagerly (any device: the tests)."""
+
+    def __init__(self, *args: Any, capture: bool = True):
+        super().__init__(*args)
+        self.capture = capture
+        self.loss = self.eager_loss = self.torch.loss_of(self.precision, self.torch_device, graphed=capture)
+        self.steps: dict[int, Any] = {}
+
+    def compile(self, params: Params) -> float:
+        """The static params and batch buffers made, and each batch size's step captured as a CUDA graph (its
+        warm-up steps included; no value changed)."""
+        super().compile(params)
+        start = time.perf_counter()
+        weights = self.torch.to_torch(params, self.torch_device)
+        features = self.x.shape[1]
+        self.steps = {
+            size: self.torch.StaticStep(weights, size, features, self.step_size, self.loss) for size in self.sizes
+        }
+        if self.capture:
+            pool = None
+            for step in self.steps.values():
+                pool = step.capture(pool=pool)
+        self.torch.synchronize(self.torch_device)
+        return time.perf_counter() - start
+
+    def facts(self) -> dict[str, Any]:
+        return {**super().facts(), "torch_cuda_graph": self.capture}
+
+    def __call__(self, params: Params, progress: Progress | None = None) -> Params:
+        if not self.steps:
+            self.compile(params)
+        first = next(iter(self.steps.values()))
+        self.torch.assign(first.params, params)  # the captured graphs read these addresses: copied in, not replaced
+        batches = ((self.x[s], self.y[s]) for s in self.batches)
+        for x, y in wrap(progress, batches, self.n_steps):
+            step = self.steps[len(x)]
+            step.load(x, y)
+            step.run()
+        self.torch.synchronize(self.torch_device)
+        return cast(Params, self.torch.to_numpy(first.params))

@@ -1,6 +1,6 @@
-"""The tutorial's MLP and SGD step in PyTorch (the `torch` and `torch_compile` pipelines): `jaxmlp.model`'s functions
-over the same params. Imported only when a torch pipeline is built: the others, and the sweep's and the scaling's
-workers, run where torch is not installed."""
+"""The tutorial's MLP and SGD step in PyTorch (the `torch`, `torch_compile` and `torch_graph` pipelines):
+`jaxmlp.model`'s functions over the same params. Imported only when a torch pipeline is built: the others, and the
+sweep's and the scaling's workers, run where torch is not installed."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.pipelines.tolerances import EPOCH_TOLERANCE as EPOCH_TOLERANCE
 from jaxmlp.pipelines.tolerances import TOLERANCE as TOLERANCE
 from jaxmlp.pipelines.tolerances import TOLERANCE_STEPS as TOLERANCE_STEPS
+from jaxmlp.registry import N_TARGETS
 
 TorchParams = list[tuple[Any, Any]]
 """Params as torch tensors: ``[(w, b), ...]`` (``torch.Tensor`` is Any where torch is untyped)."""
@@ -120,18 +121,28 @@ def loss_bf16_cuda(params: TorchParams, images: Any, targets: Any) -> Any:
         return loss(params, images, targets)
 
 
+def loss_bf16_graphed(params: TorchParams, images: Any, targets: Any) -> Any:
+    """`loss_bf16_cuda` without autocast's cache of bfloat16 weight copies, which a CUDA graph's capture must not
+    keep (PyTorch's CUDA graphs notes): the copies made in the graph, every replay."""
+    with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+        return loss(params, images, targets)
+
+
 def allow_tf32(allowed: bool) -> None:
     """Whether torch's float32 matrix products on a CUDA GPU may take TF32 passes (its default: not); the CPU has
     none."""
     torch.backends.cuda.matmul.allow_tf32 = allowed
 
 
-def loss_of(precision: str, device: Any) -> LossFunction:
+def loss_of(precision: str, device: Any, graphed: bool = False) -> LossFunction:
     """The loss a precision trains: `loss` in float32 (``tf32``: with TF32 matmuls allowed on the GPU), `loss_bf16`
-    under autocast; the params and the SGD update stay float32 in every precision."""
+    under autocast (``graphed``: in a form a CUDA graph captures, `loss_bf16_graphed`); the params and the SGD update
+    stay float32 in every precision."""
     allow_tf32(precision == "tf32")
     if precision == "bf16":
-        return loss_bf16_cuda if device.type == "cuda" else loss_bf16
+        if device.type != "cuda":
+            return loss_bf16
+        return loss_bf16_graphed if graphed else loss_bf16_cuda
     return loss
 
 
@@ -142,6 +153,66 @@ def sgd_step(params: TorchParams, x: Any, y: Any, step_size: float, loss_fn: Los
     with torch.no_grad():
         for p, g in zip(leaves, grads):
             p.sub_(g, alpha=step_size)
+
+
+class StaticStep:
+    """`sgd_step` on buffers whose addresses never change: the params (float32 leaves), a batch's images and targets
+    of one size, the step size fixed. ``run()`` after copying a batch in (`load`) is one step; on a CUDA GPU
+    `capture` records it as one CUDA graph, after which ``run()`` replays the graph (one launch for the step's
+    kernels)."""
+
+    def __init__(self, params: TorchParams, size: int, features: int, step_size: float, loss_fn: LossFunction):
+        device = params[0][0].device
+        self.params = params
+        self.x = torch.zeros(size, features, device=device)
+        self.y = torch.zeros(size, N_TARGETS, device=device)
+        self.step_size = step_size
+        self.loss_fn = loss_fn
+        self.graph: Any = None
+
+    def load(self, x: Any, y: Any) -> None:
+        """Copy a batch into the step's buffers (on the device: one copy kernel each)."""
+        self.x.copy_(x)
+        self.y.copy_(y)
+
+    def eager(self) -> None:
+        sgd_step(self.params, self.x, self.y, self.step_size, self.loss_fn)
+
+    def run(self) -> None:
+        """One step on what the buffers hold: the graph's replay where captured, else eager."""
+        if self.graph is not None:
+            self.graph.replay()
+        else:
+            self.eager()
+
+    def capture(self, warmups: int = 3, pool: Any = None) -> Any:
+        """Record the step as a CUDA graph (``pool``: share another graph's memory pool); returns its pool. The
+        eager warm-up steps that capture needs (on a side stream, as PyTorch's notes ask) run on the params, which
+        are then restored: capturing changes no value."""
+        kept = [p.detach().clone() for layer in self.params for p in layer]
+        side = torch.cuda.Stream()  # type: ignore[no-untyped-call]  # unannotated in torch
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(warmups):
+                self.eager()
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph, pool=pool):
+            self.eager()
+        with torch.no_grad():
+            for p, saved in zip((p for layer in self.params for p in layer), kept):
+                p.copy_(saved)
+        torch.cuda.synchronize()
+        return self.graph.pool()
+
+
+def assign(params: TorchParams, values: Iterable[Sequence[Any]]) -> None:
+    """Copy ``values`` (JAX or numpy arrays, or tensors) into ``params`` in place: their addresses, which a captured
+    graph reads, stay."""
+    with torch.no_grad():
+        for layer, given in zip(params, values):
+            for p, v in zip(layer, given):
+                p.copy_(v if isinstance(v, torch.Tensor) else torch.from_numpy(np.array(v, dtype=np.float32)))
 
 
 def compiled_loss(loss_fn: LossFunction = loss) -> LossFunction:

@@ -157,6 +157,6 @@ def env_run(
     rows: pd.DataFrame, found: Sequence[Table], plots: Sequence[Figure], folder: Path | None, note: str = ""
 ) -> Run:
     """A benchmark file's part of a section: its label, where its numbers come from, its tables and plots."""
-    env, stamp = tables.environment(rows), run_stamp(rows)
+    env, stamp = tables.shown_metadata(rows), run_stamp(rows)
     where = describe({**env, "file": layout.shown(str(rows["file"].iloc[0]), folder)})
     return Run(run_label(env, stamp), f"{where}. {note}".strip(), tuple(found), tuple(plots), stamp, env["backends"])

@@ -13,6 +13,7 @@ from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, human_axis, legend_above
 from jaxmlp.results import history
 from jaxmlp.results.releases.compared import TimelineColumn
+from jaxmlp.stats import FASTER, SLOWER
 
 COLUMNS = 4
 """Small multiples a row."""
@@ -70,7 +71,7 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
             ax.plot(x, part["median"], marker="o", markersize=3, color=colour, label=f"machine: {m}")
             where = part["setting"].iloc[0]
             marks = changes[(changes["benchmark"] == name) & (changes["setting"] == where)]
-            for verdict, color in (("regression", "C3"), ("improvement", "C2")):
+            for verdict, color in ((SLOWER, "C3"), (FASTER, "C2")):
                 for to in marks.loc[marks["verdict"] == verdict, "to_file"]:
                     if to in set(part["file"]):
                         ax.plot(

@@ -14,6 +14,7 @@ from jaxmlp.report.plot_style import SMALL_PT, human_axis, legend_above
 from jaxmlp.results.releases.compared import flags_of
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
+from jaxmlp.stats import FASTER, SLOWER
 
 DODGE = 0.24
 """How far apart (in releases) the outermost of a sweep's series sit at one release: marks on close medians stay
@@ -22,7 +23,7 @@ apart."""
 
 def sweep_figure(rows: pd.DataFrame, steps: pd.DataFrame) -> Any:
     """Steady state per release (median, IQR) of each workload and flags column, each series set a little aside
-    from the others at each release, flagged steps marked (regressions a red triangle up, improvements a green
+    from the others at each release, flagged steps marked (slower a red triangle up, faster a green
     triangle down); a log axis only where the medians span decades."""
     fig, ax = plot_style.figure(4.5)
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=flags_of(rows))
@@ -39,7 +40,7 @@ def sweep_figure(rows: pd.DataFrame, steps: pd.DataFrame) -> Any:
         mine = steps[steps["benchmark"] == name]
         if "xla_flags" in steps:
             mine = mine[mine["xla_flags"] == flags]
-        for verdict, color, marker in (("regression", "red", "^"), ("improvement", "green", "v")):
+        for verdict, color, marker in ((SLOWER, "red", "^"), (FASTER, "green", "v")):
             for to in mine.loc[mine["verdict"] == verdict, "to"]:
                 ax.plot(
                     versions.index(to) + aside,

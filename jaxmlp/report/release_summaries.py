@@ -3,7 +3,7 @@ detector's trials and validation (their numbers from `jaxmlp.results.releases.ta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -18,7 +18,13 @@ from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, time
 from jaxmlp.results.releases.cells import flags_table
 from jaxmlp.results.releases.compared import TimelineColumn, column_said, comparisons, flags_of
 from jaxmlp.results.releases.corpus import corpus_table
-from jaxmlp.results.releases.tables import probe_verdicts, release_verdicts, sweep_steps, trials_table
+from jaxmlp.results.releases.tables import (
+    probe_verdicts,
+    pythons_of,
+    release_verdicts,
+    sweep_steps,
+    trials_table,
+)
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.sweep import CellsDocument
@@ -96,7 +102,7 @@ def sweep_summary(
             f"INCOMPLETE: stopped before its last round; these are its samples so far (`jaxmlp sweep "
             f"resume {folder or where}` measures the rest)",
         )
-    lines += python_lines(cells) if found else ()
+    lines += python_lines(pythons_of(rows)) if found else ()
     if len(rows):
         verdict = sweep_verdict(rows, sweep_steps(rows, samples, done=done), cells)
         lines.insert(0, f"Verdict: {verdict or UNDECIDED_LINE}")
@@ -115,10 +121,9 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
     }
 
 
-def python_lines(cells: CellsDocument | None) -> tuple[str, ...]:
-    """Which Python the releases ran on (each cell's probe process's, schema version 7 on): one line, and a line
-    marking each step of the series across a change of Python (a change found there may be the Python's)."""
-    ran = {c.label: str(c.process["python"]) for c in cells.cells if c.process.get("python")} if cells else {}
+def python_lines(ran: Mapping[str, str]) -> tuple[str, ...]:
+    """Which Python the releases ran on (`pythons_of`): one line, and a line marking each step of the series across
+    a change of Python (a change found there may be the Python's)."""
     if not ran:
         return ()
     groups: dict[str, list[str]] = {}
@@ -153,9 +158,11 @@ def timeline_summary(
     cells: CellsDocument | None = None,
     where: str = "",
     folder: str = "",
+    ran: Mapping[str, str] | None = None,
 ) -> Summary:
     """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
-    with its release, ratio, 95% interval and p), then the cells that failed."""
+    with its release, ratio, 95% interval and p), the Python each release ran on (``ran``: `pythons_of`), then the
+    cells that failed."""
     flags_used = any(c.xla_flags for c in columns)
     found: list[tuple[str, pd.DataFrame]] = []
     closing: list[str] = []
@@ -173,7 +180,7 @@ def timeline_summary(
         f"each sample is one process's steady state; {span(len(s) for c in columns for s in c.samples)} "
         "processes a release, in rotating order",
         CHANGE_RULE,
-        *python_lines(cells),
+        *python_lines(ran or {}),
     ]
     if not columns:
         lines = ["no release was measured"]

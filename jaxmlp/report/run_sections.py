@@ -15,9 +15,10 @@ from jaxmlp import units
 from jaxmlp.report.content import Figure, Finding, Run, Table, describe, run_stamp
 from jaxmlp.report.release_sections import CHANGE_RULE
 from jaxmlp.results import history, tables
+from jaxmlp.results.schema import machines
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.schema.roofline import RooflineDocument
-from jaxmlp.results.store import layout, machines
-from jaxmlp.results.store.machines import machine
+from jaxmlp.results.store import layout
 from jaxmlp.results.tables.traces import CaptureSummary
 
 HISTORY_PLOTTED = 8
@@ -41,7 +42,7 @@ def finding_run(finding: Finding, plots: Sequence[Figure] = (), envs: dict[str, 
     """A finding's tables (and plots) as the run it rests on, with what that run was measured on and with."""
     label = f"{finding.machine}: {finding.run}" if finding.machine else finding.run
     notes = [
-        describe({**tables.environment(rows), "file": name})
+        describe({**tables.shown_metadata(rows), "file": name})
         for name, rows in (envs or {}).items()
         if finding.run.startswith(f"{name} (") or f"; {name} (" in finding.run
     ]
@@ -56,7 +57,7 @@ def earlier_runs(
     out = []
     for file, rows in runs_by_file.items():
         if (keep is None or keep(rows)) and layout.shown(file, folder) not in used:
-            env = tables.environment(rows)
+            env = tables.shown_metadata(rows)
             out.append(
                 Run(
                     f"{layout.shown_stamp(run_stamp(rows))} · {env['backends']} · {env['machine']} · "

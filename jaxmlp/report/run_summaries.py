@@ -12,9 +12,9 @@ from jaxmlp import registry
 from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
 from jaxmlp.results.findings import run_findings
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.store.frames import tta_rows
-from jaxmlp.results.store.machines import machine
 from jaxmlp.units import count, duration, percent
 
 

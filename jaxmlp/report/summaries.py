@@ -24,7 +24,7 @@ from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding
 from jaxmlp.results.releases.compared import timeline_columns
-from jaxmlp.results.releases.tables import is_timeline, sweeps
+from jaxmlp.results.releases.tables import is_timeline, pythons_of, sweeps
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results, benchmark_rows, load, query, without_sweeps
@@ -137,7 +137,7 @@ def _timeline(
     rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None, shown_as: str, where: str
 ) -> Summary:
     columns = timeline_columns(rows, samples) if len(rows) else []
-    return timeline_summary(columns, cells, shown_as, where)
+    return timeline_summary(columns, cells, shown_as, where, pythons_of(rows) if len(rows) else {})
 
 
 OLDER_NAMED = 5

@@ -106,7 +106,7 @@ def _settling(table: pd.DataFrame, threshold: float) -> str:
     open_ = table[(table["verdict"] == INCONCLUSIVE) & table["ci_low"].notna()]
     if open_.empty:
         return ""
-    widest = open_.loc[(open_["ci_high"] / open_["ci_low"]).idxmax()]
+    widest = open_.assign(width=open_["ci_high"] / open_["ci_low"]).sort_values("width").iloc[-1]
     more = open_["settle"].dropna()
     rounds = (
         f"about {int(more.max())} more rounds a side would settle them"

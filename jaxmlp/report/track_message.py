@@ -37,7 +37,8 @@ def _no_change(rows: pd.DataFrame, threshold: float) -> str:
     machines = ", ".join(sorted(rows["machine"].astype(str).unique()))
     comparisons = units.count(len(rows), "comparison")
     return (
-        f"jaxmlp track: no change: {releases} the same as {'its' if len(rows) == 1 else 'their'} baselines within "
+        f"jaxmlp track: no change: {releases} the same as {'their' if ', ' in releases else 'its'} "
+        f"baseline{'s' if len(rows) > 1 else ''} within "
         f"{within(threshold)} ({comparisons}: {workloads} on {machines})."
     )
 

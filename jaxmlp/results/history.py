@@ -14,11 +14,11 @@ from pandas.api.types import union_categoricals
 
 from jaxmlp import changepoints, registry
 from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import Results, without_sweeps
-from jaxmlp.results.store.machines import machine
 from jaxmlp.results.store.rows import COMPARABLE, POINT_FIELDS
-from jaxmlp.stats import RESULT_FIELDS
+from jaxmlp.stats import FASTER, RESULT_FIELDS, SLOWER
 
 POINT_COLUMNS = [
     "benchmark",
@@ -186,7 +186,7 @@ def changes(
                     "ci_high": c.ci_high,
                     "p_slower": c.p_slower,
                     "p_faster": c.p_faster,
-                    "verdict": c.describe(),
+                    "verdict": c.word,
                 }
             )
     if memo is not None:
@@ -248,10 +248,10 @@ def of(results: Results, memo: index.IndexMemo | None = None) -> RunHistory:
 
 
 def flagged(changes_table: pd.DataFrame) -> pd.DataFrame:
-    """The changes that are regressions or improvements (or invalid), biggest change first."""
+    """The changes that are slower or faster, biggest change first."""
     if changes_table.empty:
         return changes_table
-    keep = ~changes_table["verdict"].isin(["no change", "insufficient data"])
+    keep = changes_table["verdict"].isin([SLOWER, FASTER])
     out = changes_table[keep]
     size = (out["ratio"].astype(float) - 1).abs()
     return out.assign(_size=size).sort_values("_size", ascending=False).drop(columns="_size").reset_index(drop=True)

@@ -6,7 +6,8 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import (
@@ -24,7 +25,7 @@ from jaxmlp.measure import bisection
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import bisect as flow
 from jaxmlp.measure.sweep.matrix import Measured, Runner
-from jaxmlp.measure.sweep.settings import Bisect, Detector
+from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring
 from jaxmlp.report.release_summaries import bisect_summary
 from jaxmlp.report.text import render
 from jaxmlp.results.releases import files
@@ -43,9 +44,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("good", metavar="GOOD", help="the release before the change (e.g. 0.6.2)")
-    parser.add_argument("bad", metavar="BAD", help="a release after it (e.g. 0.8.3)")
-    options.add(parser, options.VERSIONS)
+    options.add(parser, *options.BISECT_RANGE)
     parser.add_argument(
         "--on",
         metavar="WORKLOAD",
@@ -56,22 +55,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_matrix(parser)  # no --env: the releases between come from the index, each made here
 
 
+@dataclass(frozen=True)
+class BisectOutcome:
+    """How a bisection ended: its folder (the probes' folders and `layout.BISECT_FILE`), its answer and the exit
+    code it implies (`EXIT_FAILED`: the first release that fails, found instead)."""
+
+    folder: Path
+    result: bisection.Bisection
+    code: int
+
+
 def run(args: argparse.Namespace) -> int:
-    start = time.monotonic()
     settings = Bisect(args.good, args.bad, releases(args.versions), args.on, args.wheels)
     detector = Detector(args.threshold, args.alpha)
     measuring, matrix = measuring_of(args), matrix_of(args)
+    return search(settings=settings, detector=detector, measuring=measuring, matrix=matrix, out=Path(args.out)).code
+
+
+def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix: Matrix, out: Path) -> BisectOutcome:
+    """The first release between ``settings``' ends that ``detector`` flags on its workload's steady state, each
+    probe filed into a new bisect folder under ``out`` (``matrix.source``: where the environments come from, the
+    same wheel folder as ``settings.wheels``); then the answer explained there (a failure: the first release that
+    fails instead, said on stderr)."""
+    start = time.monotonic()
     candidates = flow.candidates(settings)
     matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
     target, spec = flow.bisected(measuring.workloads, settings.on)
     measuring = replace(measuring, workloads=(spec,))  # only the bisected workload is measured
     between = candidates[1:-1]
     print(
-        f"Bisecting {len(between)} release(s) between {args.good} and {args.bad} ({', '.join(between) or 'none'}) "
-        f"on the steady state of {target}: about {bisection.expected_releases(len(between))} releases measured, "
-        f"{matrix.processes} processes each a probe"
+        f"Bisecting {len(between)} release(s) between {settings.good} and {settings.bad} "
+        f"({', '.join(between) or 'none'}) on the steady state of {target}: about "
+        f"{bisection.expected_releases(len(between))} releases measured, {matrix.processes} processes each a probe"
     )
-    store = ResultsStore(args.out)
+    store = ResultsStore(out)
     folder = new_dir(store.folder, layout.name(layout.BISECT))
     print(f"Probes go into {folder}")
 
@@ -108,9 +125,9 @@ def run(args: argparse.Namespace) -> int:
     if result.status == "fails":  # a failure has no timing to explain
         sys.stdout.flush()
         print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
-        return EXIT_FAILED
+        return BisectOutcome(folder, result, EXIT_FAILED)
     explain_answer(result, measuring, spec, matrix, folder)
-    return 0
+    return BisectOutcome(folder, result, 0)
 
 
 def _checked(checked: dict[str, str]) -> str:

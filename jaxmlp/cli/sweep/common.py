@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 
 from jaxmlp import registry
 from jaxmlp.cli import options
+from jaxmlp.cli.sweep.ranks import Ranks
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Tick
-from jaxmlp.measure.sweep.settings import Matrix, Measuring, hand_made
-from jaxmlp.results.releases.ranks import Ranks
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
 SWEEP_BACKEND = options.BACKEND.but(
@@ -52,31 +52,22 @@ def add_measuring(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_matrix(parser: argparse.ArgumentParser) -> None:
-    """How the releases are measured: processes a cell, XLA flags, environments, time limits, where results go."""
-    options.add(
-        parser,
-        options.PROCESSES,
-        options.XLA_FLAGS,
-        options.TOLERANCE,
-        options.ENVS,
-        options.WHEELS,
-        options.TIMEOUT,
-        options.OUT,
-        options.PYTHON,
-    )
+def add_matrix(parser: argparse.ArgumentParser, *own: options.Option) -> None:
+    """How the releases are measured: processes a cell, XLA flags, environments, time limits, where results go
+    (``own``: the command's rewording of some, `options.reworded`)."""
+    options.add(parser, *options.reworded(options.MATRIX, *own))
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
     """What each process measures, from `add_measuring`'s options; a release given to --workload refused."""
-    for spec in args.workload or ():
+    for spec in getattr(args, "workload", None) or ():
         if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
             raise JaxmlpError(
                 f"--workload {spec}: a release, not a workload; --workload takes every value up to the "
                 "next option: give the releases first (jaxmlp sweep run 0.6.2 0.8.3 --workload scan)"
             )
     return Measuring(
-        tuple(args.workload or ()),
+        tuple(getattr(args, "workload", None) or ()),
         args.dataset,
         args.data_dir,
         args.limit,
@@ -89,18 +80,31 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
 
 
 def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
-    """How ``versions`` are measured, from `add_matrix`'s options (and ``--env`` where the command has it)."""
+    """How ``versions`` are measured, from `add_matrix`'s options (``--xla-flags`` and ``--env`` where the command
+    has them)."""
+    source = source_of(args)
     return Matrix(
         tuple(versions),
         args.processes,
-        tuple(args.xla_flags or ()),
+        tuple(getattr(args, "xla_flags", None) or ()),
         args.tolerance,
         args.envs,
         hand_made(tuple(getattr(args, "env", None) or ())),
         args.timeout,
-        source_of(args),
+        source,
         pythons=tuple(getattr(args, "python", None) or ()),
     )
+
+
+def hand_made(specs: tuple[str, ...]) -> dict[str, str]:
+    """``--env LABEL=PYTHON`` values as {label: python}."""
+    out = {}
+    for spec in specs:
+        label, _, python = spec.partition("=")
+        if not label or not python:
+            raise JaxmlpError(f"--env {spec!r}: give it as LABEL=PYTHON (a release's environment made by hand)")
+        out[label] = python
+    return out
 
 
 def source_of(args: argparse.Namespace) -> envs.Source:

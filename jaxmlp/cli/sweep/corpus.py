@@ -9,24 +9,26 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jaxmlp import changepoints, registry
+from jaxmlp import changepoints
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.bisect import run as run_bisect
-from jaxmlp.cli.sweep.common import SWEEP_BACKEND, source_of
-from jaxmlp.cli.sweep.timeline import run as run_timeline
+from jaxmlp.cli.sweep.bisect import BisectOutcome, search
+from jaxmlp.cli.sweep.common import SWEEP_BACKEND, matrix_of, measuring_of
+from jaxmlp.cli.sweep.measured import SweepOutcome
+from jaxmlp.cli.sweep.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
+from jaxmlp.cli.sweep.timeline import measure as measure_timeline
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
+from jaxmlp.measure.sweep.settings import Bisect, Corpus, Detector, Matrix, Measuring, Timeline
 from jaxmlp.registry import version_key
 from jaxmlp.report.release_summaries import corpus_summary
 from jaxmlp.report.text import render
 from jaxmlp.results.releases.corpus import findings_of, score
-from jaxmlp.results.releases.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
@@ -62,20 +64,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+@dataclass(frozen=True)
+class CorpusOutcome:
+    """How a corpus run ended: its folder (a rank other than 0: rank 0's), each case's score (none on the other
+    ranks: rank 0 scores) and the exit code they imply (`EXIT_FAILED`: a case that could not be measured)."""
+
+    folder: Path
+    scores: tuple[CaseScore, ...]
+    code: int
+
+
 def run(args: argparse.Namespace) -> int:
     """Every case as a user would run it, then the scorecard; under mpirun or srun the ranks share each case's
     timeline (`jaxmlp.cli.sweep.timeline`) and rank 0 runs the rest and scores them."""
-    ranks = Ranks.found()
+    settings = Corpus(Path(args.manifest), tuple(args.cases or ()))
+    measuring, matrix = measuring_of(args), matrix_of(args)
+    return measure(settings=settings, measuring=measuring, matrix=matrix, out=Path(args.out), ranks=Ranks.found()).code
+
+
+def measure(
+    *, settings: Corpus, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None = None
+) -> CorpusOutcome:
+    """Each case of ``settings``' manifest run through `timeline.measure` and `bisect.search` as a user would
+    (``measuring`` with the case's workload, ``matrix`` with its XLA flag), into a new corpus folder under ``out``,
+    then scored and its scorecard filed. ``ranks`` (`Ranks.found`) share each case's timeline; rank 0 runs the rest
+    and scores them, the others' lines go to stderr."""
     if ranks and ranks.rank:
         with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr
-            return _share(args, ranks)
-    return _run(args, ranks)
+            return _share(_Corpus(settings, measuring, matrix, out, time.monotonic(), ranks), ranks)
+    return _run(_Corpus(settings, measuring, matrix, out, time.monotonic(), ranks))
 
 
-def _share(args: argparse.Namespace, ranks: Ranks) -> int:
+def _share(run: _Corpus, ranks: Ranks) -> CorpusOutcome:
     """A rank other than 0: its share of each case's timeline, in rank 0's corpus folder."""
-    cases = read_manifest(Path(args.manifest), tuple(args.cases or ()))
-    meeting = meeting_file(check_folder(args.out, "--out"), ranks)
+    cases = read_manifest(run.settings.manifest, run.settings.cases)
+    meeting = meeting_file(check_folder(run.out, "--out"), ranks)
     corpus = meet(meeting, ranks)
     pulse = Pulse(meeting, ranks)
     for i, case in enumerate(cases):
@@ -83,23 +106,22 @@ def _share(args: argparse.Namespace, ranks: Ranks) -> int:
         if not await_case(meeting_file(corpus / case.name, ranks), later, corpus, ranks, pulse):
             continue  # rank 0 did not get as far as this case's timeline
         with contextlib.suppress(JaxmlpError):  # rank 0 says what failed
-            run_timeline(_timeline_args(case, args, corpus / case.name))
-    return 0
+            _timeline(case, run, corpus / case.name)
+    return CorpusOutcome(corpus, (), 0)
 
 
-def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
-    start = time.monotonic()
-    manifest = Path(args.manifest)
-    cases = read_manifest(manifest, tuple(args.cases or ()))
-    store = ResultsStore(check_folder(args.out, "--out"))
+def _run(run: _Corpus) -> CorpusOutcome:
+    ranks, manifest = run.ranks, run.settings.manifest
+    cases = read_manifest(manifest, run.settings.cases)
+    store = ResultsStore(check_folder(run.out, "--out"))
     releases = sorted({v for c in cases for v in c.releases}, key=version_key)
     for version in releases:
         envs.check_release(version)
-    source = source_of(args)
+    source = run.matrix.source
     published.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
     print(
         f"Corpus {manifest}: {len(cases)} case(s) ({', '.join(c.name for c in cases)}) over {len(releases)} "
-        f"releases; {args.processes} processes a release; the detector's parameters are the defaults"
+        f"releases; {run.matrix.processes} processes a release; the detector's parameters are the defaults"
     )
     folder = new_dir(store.folder, layout.name(layout.CORPUS))
     meeting = meeting_file(store.folder, ranks) if ranks else None
@@ -107,7 +129,6 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
         announce(meeting, folder)
         print(f"{ranks.size} ranks share each case's timeline; rank 0 runs its bisection and scores it")
     print(f"Each case's runs go into {folder}/<case>/")
-    corpus = _Corpus(cases, args, folder, start, releases, source)
     scores: list[CaseScore] = []
     written: list[Path] = []
     try:
@@ -116,8 +137,8 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             beating(meeting) if meeting else contextlib.nullcontext(),
         ):
             for i, case in enumerate(cases, 1):
-                scores.append(_case(case, i, len(cases), args, folder))
-        doc = _document(corpus, scores, _disk(releases, args.envs, folder, source))
+                scores.append(_case(case, i, len(cases), run, folder))
+        doc = _document(run, cases, scores, _disk(releases, run.matrix.envs, folder, source))
         written.append(write_json_new(folder / layout.SCORECARD_FILE, doc.to_json()))
         print(f"\n{render([corpus_summary(doc, folder.name)])}\n")
         disk = doc.disk
@@ -127,7 +148,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             f"{size(disk['results_bytes'])}"
         )
     except KeyboardInterrupt as e:  # the cases that ended are scored and kept
-        raise _stopped(e, corpus, scores, written) from None
+        raise _stopped(e, run, cases, folder, scores, written) from None
     finally:
         if meeting:
             meeting.unlink(missing_ok=True)
@@ -138,55 +159,58 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             f"{s.case.name} ({'; '.join([*s.failures, *([s.error] if s.error else [])])})" for s in failed
         )
         print(f"jaxmlp sweep corpus: cases that could not be measured: {named}", file=sys.stderr)
-        return EXIT_FAILED
-    return 0
+        return CorpusOutcome(folder, tuple(scores), EXIT_FAILED)
+    return CorpusOutcome(folder, tuple(scores), 0)
 
 
 @dataclass(frozen=True)
 class _Corpus:
-    """A corpus run: the cases asked for, the command's options, its folder, when it started, the releases and
-    where their environments come from."""
+    """A corpus run as asked for: its settings, what each process measures, how the releases are measured, where
+    it goes, when it started and the ranks that share it."""
 
-    cases: list[Case]
-    args: argparse.Namespace
-    folder: Path
+    settings: Corpus
+    measuring: Measuring
+    matrix: Matrix
+    out: Path
     start: float
-    releases: list[str]
-    source: envs.Source
+    ranks: Ranks | None
 
 
-def _document(corpus: _Corpus, scores: list[CaseScore], disk: dict[str, object], partial: str = "") -> CorpusDocument:
+def _document(
+    run: _Corpus, cases: list[Case], scores: list[CaseScore], disk: dict[str, object], partial: str = ""
+) -> CorpusDocument:
     """The scorecard of the cases scored (``partial``: why not every case asked for; ``disk``: `_disk`'s, or {}
     where a stop leaves no time to walk the environments)."""
-    args, source = corpus.args, corpus.source
-    seconds = time.monotonic() - corpus.start
+    measuring, matrix = run.measuring, run.matrix
+    seconds = time.monotonic() - run.start
     settings = {
-        "manifest": str(Path(args.manifest)),
-        "source": source.words(),
-        "cases": [c.name for c in corpus.cases],
-        "processes": args.processes,
+        "manifest": str(run.settings.manifest),
+        "source": matrix.source.words(),
+        "cases": [c.name for c in cases],
+        "processes": matrix.processes,
         "detector": changepoints.parameters(),
-        "dataset": args.dataset,
-        "limit": args.limit,
-        "epochs": args.epochs,
-        "calls": args.calls,
-        "timeout": args.timeout,
+        "dataset": measuring.dataset,
+        "limit": measuring.limit,
+        "epochs": measuring.epochs,
+        "calls": measuring.calls,
+        "timeout": matrix.timeout,
     }
     meta = {**metadata(), "partial": partial} if partial else metadata()
     return CorpusDocument(meta, settings, tuple(scores), seconds, disk)
 
 
-def _stopped(e: KeyboardInterrupt, corpus: _Corpus, scores: list[CaseScore], written: list[Path]) -> Interrupted:
+def _stopped(
+    e: KeyboardInterrupt, run: _Corpus, cases: list[Case], folder: Path, scores: list[CaseScore], written: list[Path]
+) -> Interrupted:
     """The stop, its line saying where the scorecard of the cases that ended is (marked partial where some did not
     end), the command for the rest and what the stopped case kept."""
     stopped = e if isinstance(e, Interrupted) else Interrupted()
-    cases, folder = corpus.cases, corpus.folder
     if written:  # stopped after the scorecard was written: it is whole
         stopped.kept = f"wrote {written[0]}"
         return stopped
     rest = cases[len(scores) :]  # the stopped case first (none: stopped as the last one ended)
     said = f"kept {len(scores)} of {len(cases)} cases"
-    again = shlex.join(["jaxmlp", "sweep", "corpus", corpus.args.manifest, "--cases", *(c.name for c in rest)])
+    again = shlex.join(["jaxmlp", "sweep", "corpus", str(run.settings.manifest), "--cases", *(c.name for c in rest)])
     parts = [f"the rest: `{again}` (with the same options)"] if rest else []
     if rest and stopped.kept:  # what the stopped case's command kept, and how to go on with it
         parts.append(f"{rest[0].name}'s {stopped.kept}")
@@ -194,7 +218,7 @@ def _stopped(e: KeyboardInterrupt, corpus: _Corpus, scores: list[CaseScore], wri
         _remove_empty(folder / rest[0].name)
     if scores:
         partial = f"stopped by {stopped}; {said}" if rest else ""  # every case ended: the scorecard is whole
-        doc = _document(corpus, scores, {}, partial)
+        doc = _document(run, cases, scores, {}, partial)
         try:
             parts.insert(0, f"{said} in {write_json_new(folder / layout.SCORECARD_FILE, doc.to_json())}")
         except (JaxmlpError, OSError) as error:  # the stop's line still, saying why no scorecard was kept
@@ -212,27 +236,26 @@ def _remove_empty(folder: Path) -> None:
         folder.rmdir()
 
 
-def _case(case: Case, number: int, total: int, args: argparse.Namespace, corpus: Path) -> CaseScore:
+def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> CaseScore:
     """One case run through the commands a user would run, into ``corpus/<case>/``, then scored."""
     start = time.monotonic()
     out = corpus / case.name
     out.mkdir()
     print(f"\n=== Case {number} of {total}: {case.name} ({case.kind}): {case.summary or case.source}")
     errors = []
-    steps: list[tuple[str, Callable[[argparse.Namespace], int], dict[str, Any], argparse.Namespace]] = [
-        ("timeline", run_timeline, _timeline_given(case), _timeline_args(case, args, out))
+    steps: list[tuple[str, dict[str, Any], Callable[[], object]]] = [
+        ("timeline", _timeline_given(case), lambda: _timeline(case, run, out))
     ]
     if case.bisect is not None:
         good, bad = case.bisect
         lo, hi = sorted(case.bisect, key=version_key)
         between = [v for v in case.releases if version_key(lo) <= version_key(v) <= version_key(hi)]
         given = {"good": good, "bad": bad, "versions": between}
-        rest = {"on": None, "threshold": registry.THRESHOLD, "alpha": registry.ALPHA, "xla_flags": None}
-        steps.append(("bisect", run_bisect, given, argparse.Namespace(**{**_common(case, args, out), **given, **rest})))
-    for name, command, given, namespace in steps:
+        steps.append(("bisect", given, lambda: _bisect(case, run, out, given)))
+    for name, given, command in steps:
         print(f"$ {_command(name, given, case)}")
         try:
-            command(namespace)
+            command()
         except JaxmlpError as e:
             print(f"jaxmlp sweep {name}: {e}", file=sys.stderr)
             errors.append(f"{name}: {e}")
@@ -242,21 +265,25 @@ def _case(case: Case, number: int, total: int, args: argparse.Namespace, corpus:
     return score(case, found, folders, time.monotonic() - start)
 
 
-def _common(case: Case, args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    """The arguments every command of a case shares: the corpus's, with the case's workload, folder and flag."""
-    flags = [case.expect.flag] if case.expect.flag else None
-    return {**vars(args), "workload": [case.workload], "out": str(out), "env": None, "xla_flags": flags}
+def _timeline(case: Case, run: _Corpus, out: Path) -> SweepOutcome:
+    """A case's ``sweep timeline`` over its releases, as every rank runs it: the case's workload and XLA flag."""
+    given = _timeline_given(case)
+    settings = Timeline(given["first"], given["last"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
+    flags = (case.expect.flag,) if case.expect.flag else ()
+    measuring = replace(run.measuring, workloads=(case.workload,))
+    matrix = replace(run.matrix, xla_flags=flags)
+    return measure_timeline(timeline=settings, measuring=measuring, matrix=matrix, out=out, ranks=run.ranks)
+
+
+def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> BisectOutcome:
+    """A case's ``sweep bisect`` over its range: the case's workload, the detector's defaults, no XLA flag."""
+    settings = Bisect(given["good"], given["bad"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
+    measuring = replace(run.measuring, workloads=(case.workload,))
+    return search(settings=settings, detector=Detector(), measuring=measuring, matrix=run.matrix, out=out)
 
 
 def _timeline_given(case: Case) -> dict[str, Any]:
     return {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)}
-
-
-def _timeline_args(case: Case, args: argparse.Namespace, out: Path) -> argparse.Namespace:
-    """A case's ``sweep timeline`` as every rank runs it."""
-    return argparse.Namespace(
-        **{**_common(case, args, out), **_timeline_given(case), "every": "patch", "budget": None, "strict": False}
-    )
 
 
 def _command(name: str, given: dict[str, Any], case: Case) -> str:

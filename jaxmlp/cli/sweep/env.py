@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import source_of
@@ -25,15 +27,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Make (or find) each release's environment and check that a worker runs in it."""
-    matrix = Matrix(tuple(args.versions), envs=args.envs, source=source_of(args), pythons=tuple(args.python or ()))
+    check(tuple(args.versions), args.envs, source_of(args), tuple(args.python or ()))
+    return 0
+
+
+def check(
+    versions: Sequence[str],
+    root: Path | None = None,
+    source: envs.Source = envs.INDEX,
+    interpreters: Sequence[str] = (),
+) -> dict[str, str]:
+    """Each of ``versions``' environment under ``root`` (None: the default) made or found from ``source``, with one
+    of ``interpreters`` where given (`--python`), and a worker run in it (two short epochs of the synthetic set),
+    said; returns each release's python."""
+    matrix = Matrix(tuple(versions), envs=root, source=source, pythons=tuple(interpreters))
     pythons = environments(matrix, matrix.versions)
-    check = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
+    short = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)
     with envs.jaxmlp_path() as path:
         for label, python in pythons.items():
-            result = run_worker(Runner(label, python, check), path, workers.FIRST_SECONDS)
+            result = run_worker(Runner(label, python, short), path, workers.FIRST_SECONDS)
             meta = result.metadata
             print(
                 f"jax {label}: {python} runs (jax {meta.get('jax')}, jaxlib {meta.get('jaxlib')}, "
                 f"Python {meta.get('python')})"
             )
-    return 0
+    return pythons

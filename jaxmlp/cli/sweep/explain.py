@@ -4,11 +4,11 @@ give of what they find."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, matrix_of, measuring_of
+from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, add_matrix, matrix_of, measuring_of
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import bisection
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
@@ -16,6 +16,7 @@ from jaxmlp.report.explain import explain_text
 from jaxmlp.results.releases import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
 from jaxmlp.results.releases.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
 from jaxmlp.results.releases.folders import FiledChange
+from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.units import count
 
@@ -29,13 +30,12 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", metavar="A", help="the earlier release (e.g. 0.4.30)")
-    parser.add_argument("b", metavar="B", help="the later release (e.g. 0.10.2)")
+    options.add(parser, *options.EXPLAIN_RANGE)
     options.add(
         parser, options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: {DEFAULT_WORKLOAD})")
     )
     options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU)
-    options.add(
+    add_matrix(
         parser,
         options.PROCESSES.but(
             default=EXPLAIN_PROCESSES,
@@ -46,29 +46,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help="the XLA_FLAGS both releases run with, one value (e.g. "
             "--xla_cpu_use_thunk_runtime=false) (default: none)"
         ),
-        options.TOLERANCE,
-        options.ENVS,
-        options.WHEELS,
-        options.TIMEOUT,
-        options.OUT,
-        options.PYTHON,
     )
     parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="releases' environments made by hand")
+
+
+@dataclass(frozen=True)
+class ExplainOutcome:
+    """An explanation filed: its folder and its document."""
+
+    folder: Path
+    document: ExplainDocument
 
 
 def run(args: argparse.Namespace) -> int:
     """Run, file and print an explanation."""
     measuring, matrix = measuring_of(args), matrix_of(args)
     workload = (args.workload or [DEFAULT_WORKLOAD])[0]
-    store = ResultsStore(check_folder(args.out, "--out"))
+    explain(a=args.a, b=args.b, workload=workload, measuring=measuring, matrix=matrix, out=Path(args.out))
+    return 0
+
+
+def explain(*, a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> ExplainOutcome:
+    """Why releases ``a`` and ``b`` differ on ``workload`` (``matrix``'s processes a release, the first of each
+    profiled), filed into a new explain folder under ``out`` and printed."""
+    store = ResultsStore(check_folder(out, "--out"))
     print(
-        f"Explaining {workload} from {args.a} to {args.b}: {count(matrix.processes, 'process', 'processes')} a "
+        f"Explaining {workload} from {a} to {b}: {count(matrix.processes, 'process', 'processes')} a "
         "release in rotating order, the first of each recording its program and a trace"
     )
     doc, folder = explain_files.explain(
         measuring,
-        args.a,
-        args.b,
+        a,
+        b,
         workload,
         store.folder,
         matrix,
@@ -76,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         lambda label: print(f"  a process of {label} done", flush=True),
     )
     print(f"\n{explain_text(doc, folder)}")
-    return 0
+    return ExplainOutcome(folder, doc)
 
 
 def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> None:

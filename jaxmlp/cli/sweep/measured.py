@@ -6,18 +6,39 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+import pandas as pd
 
 from jaxmlp.errors import Interrupted, JaxmlpError, gate
 from jaxmlp.measure.sweep.matrix import Measured, unmeasured, unmeasured_line
 from jaxmlp.report.summaries import summaries
 from jaxmlp.report.text import render
 from jaxmlp.results.releases.files import Plan, RunLog
-from jaxmlp.results.releases.folders import folder_verdicts
+from jaxmlp.results.releases.folders import FiledChange, folder_verdicts, verdicts
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.units import minutes
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """How a measured sweep ended (`run.measure`, `timeline.measure`, `resume.measure`): its folder, the exit code it
+    implies, the line naming what it could not measure ("" if none) and the changes it found, each explained in its
+    folder (a rank other than 0: none; rank 0 files them)."""
+
+    folder: Path
+    code: int
+    unmeasured: str = ""
+    changes: tuple[FiledChange, ...] = ()
+
+    def verdicts(self) -> pd.DataFrame:
+        """Each comparison the sweep filed: per XLA-flags column and workload, each release against the one before
+        it, with its ratio, interval and verdict (`jaxmlp.results.releases.folders.verdicts`, read from the
+        folder)."""
+        return verdicts(self.folder)
 
 
 def measure_into(
@@ -59,13 +80,13 @@ def measure_into(
     return code, unmeasured_line(missing)
 
 
-def ended(code: int, missing: str, folder: Path) -> int:
-    """The command's exit code (`measure_into`'s); a release it could not measure is named in its last line
-    (stderr)."""
+def ended(code: int, missing: str, folder: Path, changes: Sequence[FiledChange] = ()) -> SweepOutcome:
+    """How the command ended (its exit code `measure_into`'s); a release it could not measure is named in its last
+    line (stderr)."""
     if missing:
         sys.stdout.flush()
         print(f"jaxmlp sweep: {missing}; what was measured is in {folder}", file=sys.stderr)
-    return code
+    return SweepOutcome(folder, code, missing, tuple(changes))
 
 
 def verdicts_of(folder: Path) -> str:

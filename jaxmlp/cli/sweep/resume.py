@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from jaxmlp.cli.sweep.common import progress_bar
-from jaxmlp.cli.sweep.measured import ended, measure_into
+from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Failure, Measured, rounds
@@ -26,8 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    return measure(Path(args.folder)).code
+
+
+def measure(folder: Path) -> SweepOutcome:
+    """The stopped sweep in ``folder`` measured on with its own settings: what it is missing, then its files."""
     start = time.monotonic()
-    log = RunLog(Path(args.folder))
+    log = RunLog(folder)
     if not log.incomplete:
         raise JaxmlpError(f"{log.folder} is no stopped sweep (no {layout.INCOMPLETE_FILE} in it): nothing to resume")
     plan, samples = log.read()
@@ -36,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
         raise JaxmlpError(f"the environment {missing[0]} this sweep ran in is gone: make it again (jaxmlp sweep env)")
     print(f"Resuming {log.folder}: {sum(not isinstance(s, Failure) for s in samples.values())} samples kept")
 
-    def measure() -> Measured:
+    def rest() -> Measured:
         with envs.jaxmlp_path() as path:
             return rounds(
                 plan.probed, plan.differs, plan.matrix, plan.limit, path, print, progress_bar, log.record, samples
             )
 
-    return ended(*measure_into(log, [plan], measure, start), log.folder)
+    return ended(*measure_into(log, [plan], rest, start), log.folder)

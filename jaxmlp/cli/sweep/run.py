@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar
 from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import ended, measure_into
+from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.measure.sweep.matrix import Probed, environments, measure_cells, runners_for
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results.releases.files import Plan, RunLog
 from jaxmlp.results.releases.folders import flagged_changes
 from jaxmlp.results.store.writing import ResultsStore, check_folder
@@ -36,10 +38,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    versions = args.versions if args.versions or args.env else registry.SWEEP_VERSIONS
+    matrix = matrix_of(args, versions)
+    return measure(measuring=measuring_of(args), matrix=matrix, out=Path(args.out), strict=args.strict).code
+
+
+def measure(*, measuring: Measuring, matrix: Matrix, out: Path, strict: bool = False) -> SweepOutcome:
+    """The matrix's releases (and hand-made environments) measured into a new sweep folder under ``out``, its
+    verdicts printed, then each change it flags explained into that folder. ``strict``: an inconclusive comparison
+    exits 4 (`errors.gate`)."""
     start = time.monotonic()
-    measuring = measuring_of(args)
-    matrix = matrix_of(args, args.versions if args.versions or args.env else registry.SWEEP_VERSIONS)
-    store = ResultsStore(check_folder(args.out, "--out"))
+    store = ResultsStore(check_folder(out, "--out"))
     pythons = environments(matrix, matrix.versions)
     runners = runners_for(pythons, matrix, measuring)
     log = RunLog.create(store)
@@ -55,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
         plans,
         lambda: measure_cells(runners, matrix, print, progress_bar, log.record, planned),
         start,
-        strict=args.strict,
+        strict=strict,
     )
-    for change in flagged_changes(log.folder):
+    changes = flagged_changes(log.folder)
+    for change in changes:
         explain_change(log.folder, change, matrix)
-    return ended(code, missing, log.folder)
+    return ended(code, missing, log.folder, changes)

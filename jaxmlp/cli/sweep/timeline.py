@@ -7,27 +7,13 @@ import contextlib
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar, releases
 from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import ended, measure_into
-from jaxmlp.errors import Interrupted, JaxmlpError
-from jaxmlp.measure.sweep import envs
-from jaxmlp.measure.sweep import timeline as flow
-from jaxmlp.measure.sweep.matrix import (
-    Measured,
-    Probed,
-    Runner,
-    environments,
-    follow,
-    measure_cells,
-    runners_for,
-)
-from jaxmlp.measure.sweep.settings import EVERY, Matrix, Timeline
-from jaxmlp.results.releases.files import Plan, RunLog
-from jaxmlp.results.releases.folders import timeline_changes
-from jaxmlp.results.releases.ranks import (
+from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
+from jaxmlp.cli.sweep.ranks import (
     Ranks,
     announce,
     beating,
@@ -43,6 +29,21 @@ from jaxmlp.results.releases.ranks import (
     take_rank_files,
     telling,
 )
+from jaxmlp.errors import Interrupted, JaxmlpError
+from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import timeline as flow
+from jaxmlp.measure.sweep.matrix import (
+    Measured,
+    Probed,
+    Runner,
+    environments,
+    follow,
+    measure_cells,
+    runners_for,
+)
+from jaxmlp.measure.sweep.settings import Matrix, Measuring, Timeline
+from jaxmlp.results.releases.files import Plan, RunLog
+from jaxmlp.results.releases.folders import timeline_changes
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.units import minutes
@@ -57,23 +58,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("first", metavar="A", help="the first release (e.g. 0.4.30)")
-    parser.add_argument("last", metavar="B", help="the last release (e.g. 0.5.0)")
-    options.add(parser, options.VERSIONS)
-    parser.add_argument(
-        "--every",
-        choices=EVERY,
-        default="patch",
-        help="every release (patch), or the last patch of each minor release (minor) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--budget",
-        type=options.number,
-        metavar="MINUTES",
-        help="the minutes the processes may "
-        "take: sets the processes a release from the probe's measured time (default: "
-        "--processes)",
-    )
+    options.add(parser, *options.TIMELINE_RANGE)
     add_measuring(parser)
     add_matrix(parser)
     options.add(parser, options.STRICT)
@@ -81,28 +66,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
-    or srun, the ranks share its rounds (`jaxmlp.results.releases.ranks`) and rank 0 files it."""
+    or srun, the ranks share its rounds (`jaxmlp.cli.sweep.ranks`) and rank 0 files it."""
+    timeline = Timeline(args.first, args.last, releases(args.versions), args.every, args.budget, args.wheels)
+    measuring, matrix, out = measuring_of(args), matrix_of(args), Path(args.out)
     ranks = Ranks.found()
-    if ranks and ranks.rank:
-        with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr
-            return _run(args, ranks)
-    return _run(args, ranks)
+    return measure(timeline=timeline, measuring=measuring, matrix=matrix, out=out, ranks=ranks, strict=args.strict).code
 
 
-def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
+def measure(
+    *,
+    timeline: Timeline,
+    measuring: Measuring,
+    matrix: Matrix,
+    out: Path,
+    ranks: Ranks | None = None,
+    strict: bool = False,
+) -> SweepOutcome:
+    """The releases of ``timeline`` (exactly these: its ends and ``versions`` those releases, 3 or more) measured as
+    one sweep matrix (``matrix``, its versions the timeline's; its ``source`` where their environments come from, the
+    same wheel folder as ``timeline.wheels``) into a new timeline folder under ``out``, then each change point found
+    explained into it. ``ranks`` (`Ranks.found`, under mpirun or srun) share its rounds: rank 0 files it, the
+    others' lines go to stderr. ``strict``: an inconclusive comparison exits 4 (`errors.gate`)."""
+    quiet = ranks and ranks.rank  # rank 0 speaks: the others' lines go to stderr
+    with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
+        return _measure(timeline, measuring, matrix, out, ranks, strict)
+
+
+def _measure(
+    timeline: Timeline, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None, strict: bool
+) -> SweepOutcome:
     start = time.monotonic()
-    settings = Timeline(args.first, args.last, releases(args.versions), args.every, args.budget, args.wheels)
-    measuring = measuring_of(args)
-    store = ResultsStore(check_folder(args.out, "--out"))
-    versions = flow.releases(settings)
-    matrix = matrix_of(args, versions)
+    store = ResultsStore(check_folder(out, "--out"))
+    versions = flow.releases(timeline)
+    matrix = replace(matrix, versions=tuple(versions))
     asked, matrix = matrix.processes, ranks.split(matrix) if ranks else matrix
     print(
-        f"Timeline {settings.first} to {settings.last}: {len(versions)} releases ({', '.join(versions)}), "
+        f"Timeline {timeline.first} to {timeline.last}: {len(versions)} releases ({', '.join(versions)}), "
         f"{1 + len(matrix.xla_flags)} column(s); {_disk(versions, matrix)}; a probe process each, then "
         + (
-            f"as many processes a release as fit in {settings.budget:g} min"
-            if settings.budget
+            f"as many processes a release as fit in {timeline.budget:g} min"
+            if timeline.budget
             else f"{matrix.processes} processes a release"
         )
     )
@@ -126,7 +129,7 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
     def fit(probed: Probed) -> Matrix:
         spent, per_round = time.monotonic() - start, sum(probed.seconds.values())
         processes = (
-            flow.fitted_processes(settings.budget * 60 * share, 0.0, per_round) if settings.budget else matrix.processes
+            flow.fitted_processes(timeline.budget * 60 * share, 0.0, per_round) if timeline.budget else matrix.processes
         )
         fitted[0] = replace(matrix, processes=processes)
         fitted[0] = ranks.split(fitted[0]) if ranks else fitted[0]
@@ -163,14 +166,15 @@ def _run(args: argparse.Namespace, ranks: Ranks | None) -> int:
             meeting.unlink(missing_ok=True)
 
     code, unmeasured_cells = measure_into(
-        log, plans, shared if ranks else measure, start, shared=bool(ranks), strict=args.strict
+        log, plans, shared if ranks else measure, start, shared=bool(ranks), strict=strict
     )
-    for change in timeline_changes(log.folder):
+    changes = timeline_changes(log.folder)
+    for change in changes:
         explain_change(log.folder, change, fitted[0])
-    return ended(code, unmeasured_cells, log.folder)
+    return ended(code, unmeasured_cells, log.folder, changes)
 
 
-def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: Ranks) -> int:
+def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: Ranks) -> SweepOutcome:
     """A rank other than 0: its rounds into its own samples file in rank 0's folder, then a mark that it is done
     (or why it stopped); rank 0 files them."""
     folder = meet(meeting_file(store.folder, ranks), ranks)
@@ -186,7 +190,7 @@ def _follow(runners: list[Runner], matrix: Matrix, store: ResultsStore, ranks: R
     except Interrupted as e:
         e.kept = f"{ranks.name}: its samples are in {log.log}, which rank 0 keeps"
         raise
-    return 0
+    return SweepOutcome(folder, 0)
 
 
 def _disk(versions: list[str], matrix: Matrix) -> str:

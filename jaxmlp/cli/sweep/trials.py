@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, measuring_of, progress_bar
 from jaxmlp.errors import Interrupted, JaxmlpError
 from jaxmlp.measure.sweep import trials as flow
-from jaxmlp.measure.sweep.settings import Detector, Trials
+from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.sweep.trials import Trial
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
 from jaxmlp.results.store import layout
@@ -59,13 +59,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(parser, *options.DETECTOR, options.OUT)
 
 
+@dataclass(frozen=True)
+class TrialsOutcome:
+    """The trials filed: the file and its document."""
+
+    path: Path
+    document: TrialsDocument
+
+
 def run(args: argparse.Namespace) -> int:
     """A/A and injected-slowdown trials of one version against itself."""
-    from tqdm import tqdm
-
     settings = Trials(args.trials, args.processes, args.inject_slowdown)
     detector = Detector(args.threshold, args.alpha)
     measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))
+    trials(settings=settings, detector=detector, measuring=measuring, out=Path(args.out))
+    return 0
+
+
+def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: Path) -> TrialsOutcome:
+    """``settings``' A/A and injected-slowdown trials of the release installed here on ``measuring``'s workload,
+    each judged by ``detector``, filed into a new detector folder under ``out`` (those that ended, when stopped)."""
+    from tqdm import tqdm
+
     meta: dict[str, Any] = {}
     done: list[Trial] = []
 
@@ -82,14 +97,14 @@ def run(args: argparse.Namespace) -> int:
             partial = {**meta, "partial": f"stopped by {stopped}; {said}"}
             try:
                 path = _write(
-                    TrialsDocument(partial, TrialSettings.of(settings, measuring, detector), tuple(done)), args
+                    TrialsDocument(partial, TrialSettings.of(settings, measuring, detector), tuple(done)), out
                 )
                 stopped.kept = f"{said} in {path}"
             except (JaxmlpError, OSError) as error:  # the stop's line still, saying why nothing was kept
                 stopped.kept = f"the {len(done)} trials that ended could not be written: {error}"
         raise stopped from None
     doc = TrialsDocument(meta, TrialSettings.of(settings, measuring, detector), tuple(done))
-    path = _write(doc, args)
+    path = _write(doc, out)
     print(
         f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
         f"trials (median ratio {doc.median_ratio('injected'):.3f}); A/A flagged in {doc.aa_flagged}/"
@@ -97,10 +112,10 @@ def run(args: argparse.Namespace) -> int:
         f"{count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
         f"Wrote {path}"
     )
-    return 0
+    return TrialsOutcome(path, doc)
 
 
-def _write(doc: TrialsDocument, args: argparse.Namespace) -> Path:
-    with ResultsStore(args.out).new_folder(layout.DETECTOR) as folder:
+def _write(doc: TrialsDocument, out: Path) -> Path:
+    with ResultsStore(out).new_folder(layout.DETECTOR) as folder:
         write_json_new(folder.path / layout.TRIALS_FILE, doc.to_json())
     return folder.path / layout.TRIALS_FILE

@@ -38,6 +38,17 @@ WHEEL = re.compile(r"(jax|jaxlib)-(\d+(?:\.\d+)+(?:\.dev\d+)?)-([^-]+)-[^-]+-[^-
 """A jax or jaxlib wheel's file name: its package, version and Python tag (``py3``, ``cp311``)."""
 ACCELERATOR = {"gpu": ("cuda13", "jax_cuda13_plugin"), "tpu": ("tpu", "libtpu")}
 """Each accelerator backend's extra of the ``jax`` package (``jax[cuda13]==V``) and the package it must install."""
+CUDA_BUILDS = (("0.7.2", "cuda13", "jax_cuda13_plugin"), ("0.4.30", "cuda12", "jax_cuda12_plugin"))
+"""JAX's CUDA builds on the index, newest first: the first release with it, the ``jax`` extra, its plugin package
+(jax-cuda13-plugin from 0.7.2, jax-cuda12-plugin from 0.4.30; a CUDA 12 build runs on a CUDA 13 driver)."""
+
+
+def cuda_build(version: str) -> tuple[str, str] | None:
+    """The newest CUDA build ``version`` has (`CUDA_BUILDS`: its extra and plugin package), or None."""
+    for first, extra, package in CUDA_BUILDS:
+        if version_key(version) >= version_key(first):
+            return extra, package
+    return None
 
 
 @dataclass(frozen=True)
@@ -58,8 +69,27 @@ class Source:
             out += f"-wheels-{digest}"
         return out
 
+    def accelerator(self, version: str) -> tuple[str, str] | None:
+        """The ``jax`` extra and the package ``version``'s environment takes for this backend (a GPU's: the newest
+        CUDA build the release has, `cuda_build`); None where none (the CPU, or a release without a CUDA build)."""
+        if self.backend == "gpu":
+            return cuda_build(version)
+        return ACCELERATOR.get(self.backend or "")
+
+    def check_builds(self, versions: Sequence[str]) -> None:
+        """Nothing where each of ``versions`` has a build for this backend, else a `JaxmlpError` in one line naming
+        those without (a GPU's: releases before the first CUDA build, `CUDA_BUILDS`)."""
+        lacking = [v for v in versions if self.backend == "gpu" and cuda_build(v) is None]
+        if lacking:
+            since = ", ".join(f"jax[{extra}] from {first}" for first, extra, _ in CUDA_BUILDS)
+            raise JaxmlpError(
+                f"--backend gpu: {', '.join(lacking)} has no CUDA build on the index ({since}): choose releases "
+                f"from {CUDA_BUILDS[-1][0]} on, or measure {', '.join(lacking)} with --backend cpu"
+            )
+
     def requirements(self, version: str) -> list[str]:
-        extra = f"[{ACCELERATOR[self.backend][0]}]" if self.backend in ACCELERATOR else ""
+        build = self.accelerator(version)
+        extra = f"[{build[0]}]" if build else ""
         return [f"jax{extra}=={version}", f"jaxlib=={version}"]
 
     def pip_options(self) -> list[str]:

@@ -78,12 +78,10 @@ Record = Callable[[str, int, "ProcessResult | Failure"], None]
 
 def run_worker(runner: Runner, pythonpath: str | None = None, timeout: float | None = None) -> ProcessResult:
     """One worker process's measurements (`jaxmlp.measure.sweep.worker`), under ``timeout`` seconds."""
+    env = worker_environment(runner, pythonpath)
     settings = json.dumps(runner.measuring.for_workers().to_json())
     child = workers.Child(
-        f"{runner.name} ({', '.join(runner.measuring.names)})",
-        [runner.python, "-m", WORKER, settings],
-        worker_environment(runner, pythonpath),
-        timeout,
+        f"{runner.name} ({', '.join(runner.measuring.names)})", [runner.python, "-m", WORKER, settings], env, timeout
     )
     said: list[str] = []
     try:

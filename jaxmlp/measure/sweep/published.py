@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep.envs import ACCELERATOR, OLDEST, RELEASE, WHEEL, Source, envs_root
+from jaxmlp.measure.sweep.envs import OLDEST, RELEASE, WHEEL, Source, envs_root
 from jaxmlp.registry import version_key
 
 Minor = tuple[int, int]
@@ -57,9 +57,10 @@ def asked_index(package: str, python: Sequence[int]) -> list[str]:
     """`index_versions` without the one line: [] where the index gives none for that Python."""
     key = f"{package}-{python[0]}.{python[1]}"
     cache = envs_root() / INDEX_CACHE
-    kept = _read_cache(cache)
-    if key in kept and time.time() - float(kept[key].get("time", 0)) < INDEX_SECONDS:
-        return [str(v) for v in kept[key].get("versions", [])]
+    kept = _read_cache(cache).get(key, {})
+    when, listed = kept.get("time"), kept.get("versions")
+    if isinstance(when, (int, float)) and isinstance(listed, list) and time.time() - when < INDEX_SECONDS:
+        return [str(v) for v in listed]
     command = [sys.executable, "-m", "pip", "index", "versions", package, "--disable-pip-version-check"]
     command += ["--python-version", f"{python[0]}.{python[1]}", "--only-binary=:all:"]
     try:
@@ -194,8 +195,9 @@ def available(wheels: Path | None) -> list[str]:
 
 
 def check_held(versions: Sequence[str], source: Source) -> None:
-    """One line naming the releases a folder of wheels does not hold (and the accelerator packages it lacks),
-    before any environment is made; nothing for the package index."""
+    """One line naming the releases that have no build for the asked backend (`Source.check_builds`), or that a
+    folder of wheels does not hold (and the accelerator packages it lacks), before any environment is made."""
+    source.check_builds(versions)
     if source.wheels is None:
         return
     held = set(wheel_releases(source.wheels))
@@ -206,9 +208,8 @@ def check_held(versions: Sequence[str], source: Source) -> None:
             f"{', '.join(sorted(held, key=version_key)[-6:])}, ...): `pip download jax==V jaxlib==V -d "
             f"{source.wheels}` adds one"
         )
-    if source.backend in ACCELERATOR:
-        extra, package = ACCELERATOR[source.backend]
-        names = [p.name.replace("-", "_").lower() for p in source.wheels.glob("*.whl")]
+    names = [p.name.replace("-", "_").lower() for p in source.wheels.glob("*.whl")]
+    for extra, package in sorted({b for b in map(source.accelerator, versions) if b}):  # each release's own
         if not any(n.startswith(package) for n in names):
             raise JaxmlpError(
                 f"--backend {source.backend}: --wheels {source.wheels} holds no {package} wheel, which "

@@ -24,8 +24,8 @@ from jaxmlp.registry import version_key
 PROBE_SECONDS = 30
 """The longest an interpreter may take to say what it is."""
 PROBE = (
-    "import importlib.util as u, json, sys; print(json.dumps({'executable': sys.executable, "
-    "'version': list(sys.version_info[:3]), 'implementation': sys.implementation.name, "
+    "import importlib.util as u, json, sys; print(json.dumps({'version': list(sys.version_info[:3]), "
+    "'implementation': sys.implementation.name, "
     "'venv': all(u.find_spec(m) is not None for m in ('venv', 'ensurepip'))}))"
 )
 
@@ -227,10 +227,11 @@ def for_releases(
     say: Callable[[str], None] = print,
 ) -> dict[str, Interpreter]:
     """Which Python each release's environment is made with: the series' environments already made under one
-    interpreter found here, else `choose` over the Pythons the source publishes each release for (`published.
-    listing`); said in one line where it is not the running one. Raises before any environment is made."""
+    interpreter found here (one of ``given``, where given), else `choose` over the Pythons the source publishes each
+    release for (`published.listing`); said in one line where it is not the running one. Raises before any
+    environment is made."""
     found = interpreters(tuple(given))
-    ready = made_under(versions, found, root, source)
+    ready = made_under(versions, [i for i in found if i.path in given] or found, root, source)
     if ready is not None:
         chosen = {v: ready for v in versions}
     else:

@@ -95,7 +95,7 @@ class Measuring:
         worker was given it (`for_workers`)."""
         for spec in self.workloads:
             if not is_builtin(spec):
-                text = text.replace(_absolute(spec), _recorded(spec))
+                text = text.replace(*_forms(spec))
         return text
 
     def probing(self) -> Measuring:
@@ -104,16 +104,21 @@ class Measuring:
 
 
 def _absolute(spec: str) -> str:
-    where, attribute = parse_spec(spec)
-    return f"{Path(where).resolve()}:{attribute}" if where.endswith(".py") else spec
+    return _forms(spec)[0]
 
 
 def _recorded(spec: str) -> str:
+    return _forms(spec)[1]
+
+
+def _forms(spec: str) -> tuple[str, str]:
+    """A workload spec as a worker is given it (a file's path absolute) and as results record it (a file inside the
+    current folder relative to it, else absolute); a module's spec as it is, both."""
     where, attribute = parse_spec(spec)
     if not where.endswith(".py"):
-        return spec
+        return spec, spec
     path, here = Path(where).resolve(), Path.cwd().resolve()
-    return f"{path.relative_to(here) if path.is_relative_to(here) else path}:{attribute}"
+    return f"{path}:{attribute}", f"{path.relative_to(here) if path.is_relative_to(here) else path}:{attribute}"
 
 
 @dataclass(frozen=True)
@@ -145,17 +150,6 @@ class Matrix:
         """Whether this process runs round ``round_`` (alone: every round)."""
         rank, ranks = self.share
         return round_ % ranks == rank
-
-
-def hand_made(specs: tuple[str, ...]) -> dict[str, str]:
-    """``--env LABEL=PYTHON`` values as {label: python}."""
-    out = {}
-    for spec in specs:
-        label, _, python = spec.partition("=")
-        if not label or not python:
-            raise JaxmlpError(f"--env {spec!r}: give it as LABEL=PYTHON (a release's environment made by hand)")
-        out[label] = python
-    return out
 
 
 @dataclass(frozen=True)
@@ -227,3 +221,12 @@ class Trials:
         errors.at_least("--processes", self.processes, 1)
         if not self.inject_slowdown >= 0:
             raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {self.inject_slowdown}")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """`jaxmlp sweep corpus [MANIFEST]`: the manifest of known regressions and the cases of it to run (none: every
+    one)."""
+
+    manifest: Path
+    cases: tuple[str, ...] = ()

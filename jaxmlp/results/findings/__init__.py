@@ -4,20 +4,77 @@ summary.md only render it. Which run answers: `jaxmlp.results.findings.select`."
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
 from jaxmlp.results import history, tables
-from jaxmlp.results.findings import bench, checks, releases, runs
+from jaxmlp.results.findings import bench, checks, questions, releases, runs
 from jaxmlp.results.findings.model import Finding, Table
+from jaxmlp.results.findings.questions import QUESTIONS, Question
 from jaxmlp.results.findings.select import evidence
 from jaxmlp.results.store.frames import Results, without_sweeps
 from jaxmlp.results.store.index import IndexMemo
 from jaxmlp.results.tables.traces import CaptureSummary
 
-__all__ = ["Finding", "Table", "findings", "run_findings"]
+__all__ = ["ANSWERS", "QUESTIONS", "Finding", "Question", "Table", "findings", "run_findings"]
+
+
+class Asked(NamedTuple):
+    """What the questions are answered from: a folder's results (``whole``) or one file asked for by name."""
+
+    results: Results | None
+    evidence: Mapping[str, pd.DataFrame]  # per machine, its newest environment's runs as one (`select.evidence`)
+    runs_by_file: Mapping[str, pd.DataFrame]
+    accuracy: Mapping[str, float]
+    traces: Sequence[CaptureSummary]
+    folder: Path | None
+    past: history.RunHistory | None
+    memo: IndexMemo | None
+    whole: bool  # a folder: only timed runs answer; False: one file answers for itself, a smoke run too
+
+
+def _results(asked: Asked) -> Results:
+    assert asked.results is not None, "a question of a whole folder asked of one file"
+    return asked.results
+
+
+def _past(asked: Asked) -> history.RunHistory:
+    assert asked.past is not None, "a question of a whole folder asked of one file"
+    return asked.past
+
+
+def _scaling(asked: Asked) -> list[Finding]:
+    if asked.whole:
+        return runs.scaling(asked.runs_by_file, asked.folder)
+    return (
+        runs.scaling(asked.runs_by_file, None, True) if any(map(tables.is_scaling, asked.runs_by_file.values())) else []
+    )
+
+
+ANSWERS: dict[Question, Callable[[Asked], Sequence[Finding]]] = {
+    questions.JIT: lambda a: bench.jit(a.evidence, a.folder, a.whole),
+    questions.VMAP: lambda a: bench.vmap(a.evidence, a.folder, a.whole),
+    questions.LOADER: lambda a: bench.loaders(a.evidence, a.folder, a.whole),
+    questions.FLOOR_DISTANCE: lambda a: bench.floor(a.evidence, a.folder, a.whole),
+    questions.CPU_VS_ACCELERATOR: lambda a: bench.cpu_vs_accelerator(a.evidence, a.folder),
+    questions.OPERATIONS: lambda a: runs.operations(a.runs_by_file, a.folder, a.whole),
+    questions.SLOWER_RELEASE: lambda a: releases.answers(_results(a), a.folder, a.memo)[:1],
+    questions.ACROSS_RELEASES: lambda a: releases.answers(_results(a), a.folder, a.memo)[1:2],
+    questions.WHICH_RELEASE: lambda a: releases.answers(_results(a), a.folder, a.memo)[2:],
+    questions.SCALING_ANSWER: _scaling,
+    questions.TIME_GOES: lambda a: [runs.trace(a.traces, a.folder)],
+    questions.CHANGES: lambda a: runs.changes_across_runs(_past(a)),
+    questions.TRAINED: lambda a: runs.training(_results(a), a.folder),
+    questions.GOALS_MET: lambda a: checks.goals(a.evidence, a.accuracy, a.folder, a.whole),
+    questions.TO_ACCURACY: lambda a: runs.time_to_accuracy(_results(a), a.folder),
+    questions.PEAK_MEMORY: lambda a: checks.memory(a.evidence, a.folder, a.whole),
+    questions.LARGE_FOLDER: lambda a: checks.results_folder(a.evidence, a.folder, a.whole),
+}
+"""How each question of `questions.QUESTIONS` is answered (`tests/test_findings.py` checks that every question has
+one)."""
 
 
 def findings(
@@ -27,44 +84,36 @@ def findings(
     past: history.RunHistory | None = None,
     memo: IndexMemo | None = None,
 ) -> tuple[Finding, ...]:
-    """Every question's finding, in the order the README asks them (a benchmark question from its machine's merged
-    evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.of` the same results, where
-    the caller has it (the report draws it too), else computed here, once; ``memo``: the folder's index, where what
-    is dear to compute again is kept (a sweep's comparisons, a timeline's changes)."""
+    """Every question's finding, in the order of `questions.QUESTIONS` (a benchmark question from its machine's
+    merged evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.of` the same
+    results, where the caller has it (the report draws it too), else computed here, once; ``memo``: the folder's
+    index, where what is dear to compute again is kept (a sweep's comparisons, a timeline's changes)."""
     past = history.of(results, memo) if past is None else past
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
-    merged = evidence(runs_by_file)  # per machine, its newest environment's runs as one
     accuracy = tables.tutorial_accuracy(results.runs)
-    return (
-        *bench.jit(merged, folder),
-        *bench.vmap(merged, folder),
-        *bench.loaders(merged, folder),
-        *bench.floor(merged, folder),
-        *bench.cpu_vs_accelerator(merged, folder),
-        *runs.operations(runs_by_file, folder),
-        *releases.answers(results, folder, memo),
-        *runs.scaling(runs_by_file, folder),
-        runs.trace(traces, folder),
-        *runs.changes_across_runs(past),
-        *runs.training(results, folder),
-        *checks.goals(merged, accuracy, folder),
-        *runs.time_to_accuracy(results, folder),
-        *checks.memory(merged, folder),
-        *checks.results_folder(runs_by_file, folder),
-    )
+    asked = Asked(results, evidence(runs_by_file), runs_by_file, accuracy, traces, folder, past, memo, True)
+    answers = _cached_releases(asked)
+    return tuple(f for q in QUESTIONS for f in answers(q))
+
+
+def _cached_releases(asked: Asked) -> Callable[[Question], Sequence[Finding]]:
+    """`ANSWERS` of ``asked``, the three release answers computed once (they share the sweeps' comparisons)."""
+    three: list[Finding] = []
+    release_questions = (questions.SLOWER_RELEASE, questions.ACROSS_RELEASES, questions.WHICH_RELEASE)
+
+    def answer(question: Question) -> Sequence[Finding]:
+        if question not in release_questions:
+            return ANSWERS[question](asked)
+        if not three:
+            three.extend(releases.answers(_results(asked), asked.folder, asked.memo))
+        return [three[release_questions.index(question)]]
+
+    return answer
 
 
 def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> tuple[Finding, ...]:
-    """One benchmark or scaling file's findings (asked for by name: a smoke run answers too, and says so)."""
+    """One benchmark or scaling file's findings: the questions `Question.of_a_run` (asked for by name: a smoke run
+    answers too, and says so)."""
     by_file = tables.benchmark_runs(run)
-    return (
-        *bench.jit(by_file, None, False),
-        *bench.vmap(by_file, None, False),
-        *bench.loaders(by_file, None, False),
-        *bench.floor(by_file, None, False),
-        *runs.operations(by_file, None, False),
-        *(runs.scaling(by_file, None, True) if any(tables.is_scaling(r) for r in by_file.values()) else ()),
-        *checks.goals(by_file, accuracy or {}, None, False),
-        *checks.memory(by_file, None, False),
-        *checks.results_folder(by_file, None, False),
-    )
+    asked = Asked(None, by_file, by_file, accuracy or {}, (), None, None, None, False)
+    return tuple(f for q in QUESTIONS if q.of_a_run for f in ANSWERS[q](asked))

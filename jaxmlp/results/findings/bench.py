@@ -25,13 +25,10 @@ from jaxmlp.results.findings.citing import (
     with_runs,
 )
 from jaxmlp.results.findings.model import (
-    BENCHMARKS,
-    CPU_ACCELERATOR,
-    FLOOR,
-    LOADERS,
     Finding,
     Table,
 )
+from jaxmlp.results.findings.questions import CPU_VS_ACCELERATOR, FLOOR_DISTANCE, JIT, LOADER, VMAP, Question
 from jaxmlp.results.findings.select import machine_of, newest_per_backend
 from jaxmlp.results.tables import roofline
 from jaxmlp.units import count, duration, flop_rate, ratio
@@ -92,8 +89,7 @@ def _read(part: pd.DataFrame, table: Any) -> pd.DataFrame:
 
 def per_backend(
     runs_by_file: Mapping[str, pd.DataFrame],
-    question: str,
-    anchor: str,
+    question: Question,
     table: Any,
     missing: str,
     answer: Any,
@@ -106,14 +102,20 @@ def per_backend(
         runs_by_file, lambda part: not table(part).empty, timed_only, NEEDS.get(table.__name__, ())
     )
     if not found:
-        return [Finding(question, missing, anchor, False)]
+        return [Finding(question.text, missing, question.anchor, False)]
     out = []
     for part in found.values():
         text, shown_tables = answer(part, table(part))
         read = _read(part, table)
         out.append(
             Finding(
-                question, text + older_note(read), anchor, True, runs_read(read, folder), machine_of(part), shown_tables
+                question.text,
+                text + older_note(read),
+                question.anchor,
+                True,
+                runs_read(read, folder),
+                machine_of(part),
+                shown_tables,
             )
         )
     return out
@@ -122,8 +124,7 @@ def per_backend(
 def jit(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
     return per_backend(
         runs_by_file,
-        "What jit buys",
-        BENCHMARKS,
+        JIT,
         tables.jit_vs_eager,
         "No update-step benchmarks yet: `nox -s bench`.",
         lambda part, t: (
@@ -140,8 +141,7 @@ def vmap(
 ) -> list[Finding]:
     return per_backend(
         runs_by_file,
-        "What vmap buys",
-        BENCHMARKS,
+        VMAP,
         tables.vmap_vs_loop,
         "No prediction benchmarks yet: `nox -s bench`.",
         lambda part, t: (
@@ -207,8 +207,7 @@ def loaders(
 ) -> list[Finding]:
     return per_backend(
         runs_by_file,
-        "Which loader, how many workers",
-        LOADERS,
+        LOADER,
         tables.loader_ladder,
         "No loader benchmarks yet: `nox -s bench`.",
         _loader_answer,
@@ -297,8 +296,7 @@ def floor(
 ) -> list[Finding]:
     return per_backend(
         runs_by_file,
-        "How far from the floor",
-        FLOOR,
+        FLOOR_DISTANCE,
         tables.pipeline_ladder,
         "No epoch benchmarks yet: `nox -s bench`.",
         _floor_answer,
@@ -336,9 +334,9 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
         )
         out.append(
             Finding(
-                "CPU against an accelerator",
+                CPU_VS_ACCELERATOR.text,
                 text[0].upper() + text[1:],
-                CPU_ACCELERATOR,
+                CPU_VS_ACCELERATOR.anchor,
                 True,
                 f"{runs_read(cpu, folder)}; {runs_read(other, folder)}",
                 f"{machine_of(cpu)} against {machine_of(other)}",
@@ -347,9 +345,9 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
         )
     return out or [
         Finding(
-            "CPU against an accelerator",
-            "Needs runs of both: `nox -s bench` here and `bench/gpu/run.sh` on a GPU or TPU host.",
-            CPU_ACCELERATOR,
+            CPU_VS_ACCELERATOR.text,
+            "Needs runs of both: `nox -s bench` here and `bench/accelerator/run.sh` on a GPU or TPU host.",
+            CPU_VS_ACCELERATOR.anchor,
             False,
         )
     ]

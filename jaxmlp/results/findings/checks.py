@@ -22,6 +22,7 @@ from jaxmlp.results.findings.model import (
     Finding,
     Table,
 )
+from jaxmlp.results.findings.questions import GOALS_MET, LARGE_FOLDER, PEAK_MEMORY
 from jaxmlp.results.findings.select import machine_of, newest_per_backend, timed
 from jaxmlp.units import duration, size
 
@@ -71,7 +72,9 @@ def goals(
                 (Table("Goals, read from this run's epochs and GEMMs", goals_frame(mine)),),
             )
         )
-    return out or [Finding("Goals", "No run with the epoch ladder yet: `nox -s bench`.", GOALS, False)]
+    return out or [
+        Finding(GOALS_MET.text, "No run with the epoch ladder yet: `nox -s bench`.", GOALS_MET.anchor, False)
+    ]
 
 
 def memory(
@@ -94,7 +97,7 @@ def memory(
             (Table(MEMORY_CAPTION, table, long=True),),
         )
 
-    found = per_backend(runs_by_file, "Peak memory", BENCHMARKS, tables.memory_table, "", answer, folder, timed_only)
+    found = per_backend(runs_by_file, PEAK_MEMORY, tables.memory_table, "", answer, folder, timed_only)
     return [f for f in found if f.answered]
 
 
@@ -125,7 +128,7 @@ def results_folder(
         ]
         out.append(
             Finding(
-                "How fast the report reads a large folder",
+                LARGE_FOLDER.text,
                 "; ".join(said) + ".",
                 BENCHMARKS,
                 True,

@@ -14,6 +14,7 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding
+from jaxmlp.results.findings.questions import ACROSS_RELEASES, SLOWER_RELEASE, WHICH_RELEASE
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.releases.cells import ignored_cells, ignored_words
 from jaxmlp.results.releases.compared import TimelineColumn, column_said, timeline_columns
@@ -112,7 +113,7 @@ def matrix(
 ) -> Finding:
     """The newest version matrix (``found``: the sweeps that are not timelines) that decides anything: its flagged
     steps, or that none changed (``memo``: the folder's index, where its comparisons are kept, `comparisons`)."""
-    question = "Which release got slower"
+    question = SLOWER_RELEASE.text
     if not found:
         return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
     cells = {str(path.parent): doc for path, doc in results.cells}
@@ -132,7 +133,7 @@ def timeline(
 ) -> Finding:
     """The newest release timeline (``found``: the timelines) with at least two processes a release: its changes,
     workload by workload (``memo``: the folder's index, where its columns' changes are kept, `timeline_columns`)."""
-    question = "Where across releases"
+    question = ACROSS_RELEASES.text
     for where in sorted(found, key=layout.stamp_in, reverse=True):
         columns = timeline_columns(found[where], samples, memo=memo)
         if not columns or min(len(s) for c in columns for s in c.samples) < 2:
@@ -155,7 +156,7 @@ def timeline(
 
 def bisection(bisections: Sequence[tuple[Path, BisectDocument]], folder: Path | None) -> Finding:
     """The newest bisection that found a release, else the newest one's reason."""
-    question = "Which release did it"
+    question = WHICH_RELEASE.text
     if not bisections:
         return Finding(question, "No bisection yet: `jaxmlp sweep bisect GOOD BAD`.", BISECTION, False)
     ordered = sorted(bisections, key=lambda item: layout.stamp_in(item[0]), reverse=True)

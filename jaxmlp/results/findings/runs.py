@@ -22,6 +22,7 @@ from jaxmlp.results.findings.model import (
     Finding,
     Table,
 )
+from jaxmlp.results.findings.questions import CHANGES, OPERATIONS, SCALING_ANSWER, TIME_GOES, TO_ACCURACY, TRAINED
 from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
@@ -87,7 +88,7 @@ def operations(
         said += [f"{name} not read ({why})" for name, why in unread.items()]
         out.append(
             Finding(
-                "Where the accelerator's time goes, by operation",
+                OPERATIONS.text,
                 "; ".join(said) + ".",
                 CPU_ACCELERATOR,
                 True,
@@ -132,7 +133,7 @@ def scaling(
             if not lone
             else f"{_missing(table, 'the newest scaling run')}: `{_command(table)}`."
         )
-        return [Finding("Scaling", text, SCALING, False)]
+        return [Finding(SCALING_ANSWER.text, text, SCALING_ANSWER.anchor, False)]
     out = []
     for name, rows in found.items():
         table = tables.scaling_table(rows)
@@ -143,7 +144,7 @@ def scaling(
         ]
         out.append(
             Finding(
-                "Scaling",
+                SCALING_ANSWER.text,
                 f"{'; '.join(parts)}{_notes(rows, table)}.",
                 SCALING,
                 True,
@@ -183,7 +184,7 @@ def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Findi
     table = tables.scaling_table(rows)
     cells = "; ".join(f"{_scaling_label(r)}: epoch {duration(r.epoch_s)}{_all_reduce(r)}" for r in table.itertuples())
     return Finding(
-        "Scaling",
+        SCALING_ANSWER.text,
         f"{cells}{_notes(rows, table)}. {_missing(table)}: `{_command(table)}`.",
         SCALING,
         True,
@@ -195,15 +196,15 @@ def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Findi
 
 def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Finding:
     if not traces:
-        return Finding("Where the time goes", "No profiler trace yet: `jaxmlp profile`.", PROFILES, False)
+        return Finding(TIME_GOES.text, "No profiler trace yet: `jaxmlp profile`.", TIME_GOES.anchor, False)
     newest = max(traces, key=lambda t: layout.stamp_in(t.run) or layout.stamp_in(t.file))
     where = layout.cited(newest.file, folder, layout.stamp_in(newest.run) or layout.stamp_in(newest.file))
     if newest.top_ops.empty:
-        return Finding("Where the time goes", "The newest trace holds no device operations.", PROFILES, True, where)
+        return Finding(TIME_GOES.text, "The newest trace holds no device operations.", TIME_GOES.anchor, True, where)
     top = newest.top_ops.iloc[0]
     step = f"; a step takes {duration(newest.median_step_ms / 1e3)}" if newest.median_step_ms is not None else ""
     return Finding(
-        "Where the time goes",
+        TIME_GOES.text,
         f"In the newest trace ({newest.run}) the top operation is {op_label(top.op, top.category)}, "
         f"{percent(top.share)} of the operations' time ({top['count']} calls){step}.",
         PROFILES,
@@ -219,7 +220,7 @@ def changes_across_runs(past: history.RunHistory) -> list[Finding]:
     if points.empty:
         return [
             Finding(
-                "Changes across runs",
+                CHANGES.text,
                 "No benchmark has been run twice on one machine with the same settings yet.",
                 HISTORY,
                 False,
@@ -244,7 +245,7 @@ def changes_across_runs(past: history.RunHistory) -> list[Finding]:
         newest = part.sort_values("timestamp")["file"].iloc[-1]
         out.append(
             Finding(
-                "Changes across runs",
+                CHANGES.text,
                 text,
                 HISTORY,
                 True,
@@ -268,7 +269,9 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
     """Per machine, its newest training run."""
     table = tables.training_table(results.runs)
     if table.empty:
-        return [Finding("Training", "No training run saved yet: `jaxmlp train --json reports`.", TRAINING, False)]
+        return [
+            Finding(TRAINED.text, "No training run saved yet: `jaxmlp train --json reports`.", TRAINED.anchor, False)
+        ]
     table = table.sort_values("timestamp")
     out = []
     for name, rows in table.groupby("machine", sort=False):
@@ -280,7 +283,7 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
         )
         out.append(
             Finding(
-                "Training",
+                TRAINED.text,
                 f"{r.pipeline} {r.precision} on {r.dataset}, {count(r.epochs, 'epoch')}: test "
                 f"accuracy {percent(r.test_accuracy)}, {steady}{partial_note(r.get('partial'))}.",
                 TRAINING,
@@ -298,7 +301,12 @@ def time_to_accuracy(results: Results, folder: Path | None = None) -> list[Findi
     table = tables.tta_table(results.tta)
     if table.empty:
         return [
-            Finding("Time to accuracy", "No time-to-accuracy run yet: `jaxmlp tta --target 0.97 --runs 5`.", TTA, False)
+            Finding(
+                TO_ACCURACY.text,
+                "No time-to-accuracy run yet: `jaxmlp tta --target 0.97 --runs 5`.",
+                TO_ACCURACY.anchor,
+                False,
+            )
         ]
     first = results.tta.drop_duplicates("file").set_index("file")
     table = table.assign(
@@ -318,7 +326,7 @@ def time_to_accuracy(results: Results, folder: Path | None = None) -> list[Findi
         files = ", ".join(layout.cited(f, folder) for f in dict.fromkeys(newest["file"]))
         out.append(
             Finding(
-                "Time to accuracy",
+                TO_ACCURACY.text,
                 text[0].upper() + text[1:],
                 TTA,
                 True,

@@ -1,4 +1,4 @@
-"""Which runs answer a question: per machine (`jaxmlp.results.store.machines`), the evidence of its newest environment,
+"""Which runs answer a question: per machine (`jaxmlp.results.schema.machines`), the evidence of its newest environment,
 merged across its runs (`evidence`), and of the runs of other kinds the newest on it that can decide it (the rule:
 docs/methods/which-run-answers.md)."""
 
@@ -10,8 +10,8 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.registry import Benchmark
+from jaxmlp.results.schema.machines import ENVIRONMENT, MACHINE, environment, machine, machine_of
 from jaxmlp.results.store import layout
-from jaxmlp.results.store.machines import ENVIRONMENT, MACHINE, environment, machine, machine_of
 from jaxmlp.results.tables.runs import is_scaling
 
 __all__ = [

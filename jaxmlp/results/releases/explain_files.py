@@ -21,7 +21,7 @@ from jaxmlp.measure.sweep.matrix import Say
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.results.releases.explain import explanation, hlo_diff
-from jaxmlp.results.releases.files import RunLog
+from jaxmlp.results.releases.files import PROCESS_FACTS, RunLog
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, write_gzip_new, write_json_new, write_new
@@ -97,8 +97,7 @@ def explain(
             "traced_calls": found.traced_calls,
             "jax": {label: p[0].metadata.get("jax") for label, p in found.processes.items()},
             "process_facts": {
-                label: {k: p[0].metadata.get(k) for k in ("peak_rss_bytes", "device_peak_bytes", "device_peak_why")}
-                for label, p in found.processes.items()
+                label: {k: p[0].metadata.get(k) for k in PROCESS_FACTS} for label, p in found.processes.items()
             },
         }
         doc = explanation(

@@ -42,9 +42,9 @@ def documents(measured: Measured) -> dict[str, SweepDocument]:
     }
 
 
-PROCESS_FACTS = ("peak_rss_bytes", "peak_rss_why", "device_peak_bytes", "device_peak_why", "python")
-"""What ``cells.json`` keeps of each cell's probe process: its own peak memory (or why it may not be its own), the
-device's peak (or why there is none), and the Python it ran on."""
+PROCESS_FACTS = ("peak_rss_bytes", "peak_rss_why", "device_peak_bytes", "device_peak_why")
+"""What ``cells.json`` keeps of each cell's probe process: its own peak memory (or why it may not be its own) and the
+device's peak (or why there is none)."""
 
 
 def without_hlo(runner: Runner, result: ProcessResult) -> tuple[ProcessResult, dict[str, str]]:

@@ -34,15 +34,21 @@ def _sweep(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
     return None if rows is None else (rows, results.samples)
 
 
+def verdicts(folder: Path) -> pd.DataFrame:
+    """The sweep in ``folder``'s verdicts: per XLA-flags column and workload, each release compared with the one
+    before it (`release_verdicts`); empty where the folder holds no sweep."""
+    sweep = _sweep(folder)
+    return pd.DataFrame() if sweep is None else release_verdicts(*sweep)
+
+
 def flagged_changes(folder: Path) -> list[FiledChange]:
     """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it
-    (`release_verdicts`)."""
-    sweep = _sweep(folder)
-    if sweep is None:
+    (`verdicts`)."""
+    table = verdicts(folder)
+    if table.empty:
         return []
-    verdicts = release_verdicts(*sweep)
     found = []
-    for (workload, flags), column in verdicts.groupby(["workload", "xla_flags"], sort=False):
+    for (workload, flags), column in table.groupby(["workload", "xla_flags"], sort=False):
         releases = list(column["release"])
         for i, verdict in enumerate(column["verdict"]):
             if i and verdict in ("slower", "faster"):

@@ -60,6 +60,15 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def pythons_of(rows: pd.DataFrame) -> dict[str, str]:
+    """The Python each release of a sweep or timeline ran on (its samples' ``python``; several joined), by release;
+    {} where its files name none."""
+    if "python" not in rows or not rows["python"].notna().any():
+        return {}
+    ran = rows[rows["python"].notna()].groupby("release")["python"]
+    return {str(k): ", ".join(sorted(set(v.astype(str)))) for k, v in ran}
+
+
 STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
 
 
@@ -194,7 +203,7 @@ def bisection_table(doc: BisectDocument) -> pd.DataFrame:
                     c.ci_high,
                     c.p_slower,
                     c.p_faster,
-                    c.verdict,
+                    c.word,
                     p.decision,
                 )
             )
@@ -269,10 +278,10 @@ def trials_table(doc: TrialsDocument) -> pd.DataFrame:
             t.trial,
             t.injected.ratio,
             t.injected.p_one_sided(),
-            t.injected.verdict,
+            t.injected.word,
             t.aa.ratio,
             t.aa.p_one_sided(),
-            t.aa.verdict,
+            t.aa.word,
         )
         for t in doc.trials
     ]

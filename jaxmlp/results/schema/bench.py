@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
@@ -16,7 +17,7 @@ from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.jsonio import number
 from jaxmlp.results.schema.common import BENCH, JSON, KIND, METADATA_KEY, SCALING, SWEEP, header
-from jaxmlp.results.store.machines import machine
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.stats import quantile
 
 
@@ -62,10 +63,7 @@ class Stats:
         """The statistics of a file's row, each field checked (`fields`): the summaries a number or null (NaN), the
         rounds a whole number, the outliers text, the samples numbers."""
         at = f"{where}."
-        values = {
-            key: number(fields.optional(doc, key, at, fields.NUMBER))
-            for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")
-        }
+        values = {key: number(fields.optional(doc, key, at, fields.NUMBER)) for key in SECONDS}
         return cls(
             **values,
             rounds=int(fields.optional(doc, "rounds", at, fields.WHOLE, 0)),
@@ -74,8 +72,14 @@ class Stats:
         )
 
     def to_json(self) -> JSON:
-        out: JSON = {key: getattr(self, key) for key in ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr")}
+        out: JSON = {key: getattr(self, key) for key in SECONDS}
         return {**out, "rounds": self.rounds, "iterations": 1, "outliers": self.outliers, "data": list(self.data)}
+
+
+SECONDS = tuple(f.name for f in dataclass_fields(Stats) if f.type == "float")
+"""`Stats`' fields in seconds (min ... iqr), as the file's ``stats`` holds them."""
+STATS = tuple(f.name for f in dataclass_fields(Stats) if f.name != "data")
+"""`Stats`' fields a benchmark's row shows: the seconds, then ``rounds`` and ``outliers``."""
 
 
 @dataclass(frozen=True)
@@ -199,8 +203,8 @@ class BenchmarkDocument:
         }
 
     @property
-    def machine(self) -> tuple[str, ...]:
-        """What the numbers were measured on, as every output names it (`jaxmlp.results.store.machines.machine`): two
+    def measured_on(self) -> tuple[str, ...]:
+        """What the numbers were measured on, as every output names it (`jaxmlp.results.schema.machines.machine`): two
         documents whose machines differ compare them too."""
         return (machine(self.metadata),)
 

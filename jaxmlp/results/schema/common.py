@@ -15,8 +15,8 @@ up to version 4 a file did not name its machine (5: ``machine_cpu``, ``machine_c
 sweep's processes did not name the rank and node that ran them (6: ``rank``, ``node`` in each one's metadata, where
 ranks shared the sweep; older ones read as one node); up to version 6 a sweep process's ``peak_rss_bytes`` was
 getrusage's, which on Linux carries the parent's high-water mark into the worker (7: the worker's own ``VmHWM``,
-``peak_rss_why`` where it could not be read; older ones read with ``peak_rss_why`` saying so, and ``cells.json``'s
-probe processes name their ``python``); all are read through `jaxmlp.results.schema.upgrade`."""
+``peak_rss_why`` where it could not be read; older ones read with ``peak_rss_why`` saying so); all are read
+through `jaxmlp.results.schema.upgrade`."""
 
 METADATA_KEY = "jaxmlp"
 """pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in

@@ -11,12 +11,13 @@ from typing import Any
 import jaxmlp.results.schema.fields as fields
 from jaxmlp.results.schema.common import CEILINGS, JSON, ROOFLINE, header
 
-ENVIRONMENT_KEYS = ("host", "cpu_model", "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
+CEILINGS_KEYS = ("host", "cpu_model", "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
 """What makes two environments the same for their ceilings: the machine, its cores, the release and the device."""
 
 
-def environment_of(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: metadata.get(key) for key in ENVIRONMENT_KEYS}
+def ceilings_key(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a run's metadata that its ceilings are kept and found again by (`CEILINGS_KEYS`)."""
+    return {key: metadata.get(key) for key in CEILINGS_KEYS}
 
 
 CEILING_FIELDS = {

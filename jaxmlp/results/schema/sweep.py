@@ -123,7 +123,7 @@ class Cell:
     file (``hlo_file``, relative to the folder), operations, costs, memory, compile split; {} before 2026-12-05."""
     process: Mapping[str, Any] = field(default_factory=dict)
     """The probe process's own peak resident memory (``peak_rss_bytes``; ``peak_rss_why`` where it may not be its
-    own), its device peak (or why there is none) and its Python (``python``; schema version 7 on)."""
+    own) and its device peak (or why there is none)."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results.schema.bench import BenchmarkDocument
+from jaxmlp.results.schema.bench import SECONDS, BenchmarkDocument
 from jaxmlp.results.schema.common import (
     BENCH,
     BISECT,
@@ -102,7 +102,7 @@ def _upgrade(raw: Mapping[str, Any]) -> tuple[str, JSON]:
 
 
 MACHINE_VERSION = 5
-"""The first version whose files name their machine (`jaxmlp.measure.environment.machine`)."""
+"""The first version whose files name their machine (`jaxmlp.measure.environment.machine_facts`)."""
 
 
 def _machine_of(meta: Mapping[str, Any]) -> JSON:
@@ -137,7 +137,7 @@ def _with_machine(kind: str, doc: JSON) -> JSON:
     return doc
 
 
-PER_ROUND = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "ld15iqr", "hd15iqr", "total")
+PER_ROUND = (*SECONDS, "ld15iqr", "hd15iqr", "total")
 """The pytest-benchmark statistics in seconds: divided by a round's calls for one product's share."""
 
 

@@ -29,8 +29,8 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema import Document
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.common import CURRENT
+from jaxmlp.results.schema.machines import MACHINE
 from jaxmlp.results.store import layout, reading, rows
-from jaxmlp.results.store.machines import MACHINE
 from jaxmlp.results.store.reading import CAPTURE_SUFFIX, ReadDocument, Scan, Skipped, Summarised
 
 INDEX_NAME = ".jaxmlp-index.sqlite"

@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from jaxmlp.results.schema.bench import BenchmarkDocument
-from jaxmlp.results.store.machines import MACHINE, SETTINGS
+from jaxmlp.results.schema.bench import STATS, BenchmarkDocument
+from jaxmlp.results.schema.machines import MACHINE, SETTINGS
 
-STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "rounds", "outliers")
 METADATA = (
     "jax",
     "jaxlib",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from jaxmlp.results.tables.base import BEST, SHOWN, TIED, shows
 from jaxmlp.results.tables.bench import (
     ACCELERATOR_DIFFER,
-    ENVIRONMENT,
     RUN_PEAK,
+    SHOWN_METADATA,
     SIDE_BY_SIDE,
     bandwidth_table,
     benchmark_medians,
@@ -21,12 +21,12 @@ from jaxmlp.results.tables.bench import (
     compare_memory,
     compare_samples,
     cpu_vs_accelerator,
-    environment,
     jit_vs_eager,
     memory_table,
     newest_by_backend,
     peaks_are_own,
     results_folder_table,
+    shown_metadata,
     step_stats,
     verdict_counts,
     vmap_vs_loop,
@@ -46,11 +46,9 @@ from jaxmlp.results.tables.goals import (
     GOAL_FLOOR_FACTOR,
     GOAL_SEED_SPEEDUP,
     floor_vs_fastest,
+    goal_group,
     goal_line,
     goals,
-)
-from jaxmlp.results.tables.goals import (
-    group as goal_group,
 )
 from jaxmlp.results.tables.ladders import (
     FLOOR,
@@ -77,7 +75,7 @@ from jaxmlp.results.tables.runs import (
 __all__ = [
     "ACCELERATOR_DIFFER",
     "BEST",
-    "ENVIRONMENT",
+    "SHOWN_METADATA",
     "FLOOR",
     "FLOORS",
     "GEMM_UNAVAILABLE",
@@ -101,7 +99,7 @@ __all__ = [
     "compare_memory",
     "compare_samples",
     "cpu_vs_accelerator",
-    "environment",
+    "shown_metadata",
     "epoch_roofline",
     "floor_line",
     "floor_of",

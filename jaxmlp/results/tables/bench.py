@@ -13,8 +13,8 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.registry import ALPHA, MEMORY_THRESHOLD, THRESHOLD, Benchmark
 from jaxmlp.results.schema.bench import own_peaks
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store.frames import query
-from jaxmlp.results.store.machines import machine
 from jaxmlp.results.tables.base import shows
 from jaxmlp.results.tables.ladders import pipeline_ladder
 from jaxmlp.stats import INVALID, VERDICT_WORDS, compare, processes_to_settle
@@ -74,7 +74,7 @@ def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-ENVIRONMENT = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
+SHOWN_METADATA = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
 
 
 def _joined(run: pd.DataFrame, column: str) -> str:
@@ -85,11 +85,11 @@ def _known(value: Any) -> bool:
     return value is not None and not (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
 
 
-def environment(run: pd.DataFrame) -> dict[str, Any]:
+def shown_metadata(run: pd.DataFrame) -> dict[str, Any]:
     """What one run (one file's rows) was measured on and with; what its file does not say is `units.MISSING`
     (XLA flags it does not name: none, ``""``)."""
     first = run.iloc[0]
-    said = {key: first.get(key) for key in (*ENVIRONMENT, "timestamp", "commit", "size")}
+    said = {key: first.get(key) for key in (*SHOWN_METADATA, "timestamp", "commit", "size")}
     env = {key: value if _known(value) else MISSING for key, value in said.items()}
     env.update(
         xla_flags=env["xla_flags"] if _known(said["xla_flags"]) else "",
@@ -155,7 +155,7 @@ def cpu_vs_accelerator(
     )
     table = table.dropna()  # a benchmark only one side ran is not a comparison
     table["cpu_over_accelerator"] = table["cpu_s"] / table["accelerator_s"]
-    cpu, other = environment(newest["cpu"]), environment(newest[accelerator])
+    cpu, other = shown_metadata(newest["cpu"]), shown_metadata(newest[accelerator])
     differ = {key: (cpu[key], other[key]) for key in ACCELERATOR_DIFFER if cpu[key] != other[key]}
     return table.rename_axis("benchmark").reset_index(), differ
 

@@ -26,7 +26,7 @@ ACCURACY_KEPT = 0.003
 """bf16's test accuracy after the tutorial's epochs within this of f32's."""
 
 
-def group(backend: object) -> str:
+def goal_group(backend: object) -> str:
     """The heading a backend's goals go under."""
     return "Goals: the tutorial's epoch on this CPU" if backend == "cpu" else "Goals: the accelerator"
 
@@ -52,7 +52,7 @@ def floor_vs_fastest(run: pd.DataFrame) -> pd.DataFrame:
 
 
 def _goal(backend: object, goal: str, met: bool | None, text: str) -> dict[str, Any]:
-    return {"backend": backend, "group": group(backend), "goal": goal, "met": met, "text": text}
+    return {"backend": backend, "group": goal_group(backend), "goal": goal, "met": met, "text": text}
 
 
 def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list[dict[str, Any]]:

@@ -19,7 +19,8 @@ FLOORS = tuple(f"{FLOOR_RUNG}{p}" for p in registry.GEMM_PRECISIONS)
 FLOOR = FLOORS[0]
 STEP_GEMMS = "the step's matmuls alone"
 
-LADDER_KEYS = ["backend", "pipeline", "workers", "precision"]
+LADDER_KEYS = list(registry.EPOCH.params)
+"""An epoch's parameters (`registry.EPOCH`): a rung of the ladder each."""
 LADDER_COLUMNS = [
     *LADDER_KEYS,
     "loader_s",

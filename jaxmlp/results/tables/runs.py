@@ -11,8 +11,8 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.measure.train import steady_state_seconds
 from jaxmlp.measure.tta import median_stands
+from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store.frames import query
-from jaxmlp.results.store.machines import machine
 from jaxmlp.results.tables.base import precision_of, shows
 from jaxmlp.units import count, duration, percent
 
@@ -30,7 +30,7 @@ def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
     epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
     if epochs.empty:
         return pd.DataFrame()
-    keys = ["backend", "devices", "processes"]
+    keys = list(registry.SCALING_EPOCH.params)
     epochs, steps = (rows.assign(processes=_one_process(rows)) for rows in (epochs, steps))
     e = epochs.set_index(keys).sort_index()
     out = pd.DataFrame({"epoch_s": e["median"], "epoch_iqr_s": e["iqr"], "compile_s": e["compile_seconds"]})

@@ -24,6 +24,10 @@ _RUNTIME = ("ThreadpoolListener::", "ThunkExecutor::", "SlinkyThreadPool::", "H2
 
 HLO_CATEGORY = "hlo_category"
 """The stat in which the profiler names an operation's category (a TPU's trace: ``custom-call``, ``convolution``)."""
+HLO_OP = "hlo_op"
+"""The stat in which a GPU trace names the XLA operation that launched a CUDA kernel (its stream lines' events)."""
+KERNELS_SHOWN = 3
+"""The CUDA kernels an operation's row names at most (those it spent the most time in first)."""
 
 
 def trace_events(xplane: str | Path) -> pd.DataFrame:
@@ -38,7 +42,7 @@ def trace_events(xplane: str | Path) -> pd.DataFrame:
             for event in line.events:
                 stats = dict(event.stats) if event.name == STEP_NAME or plane.name.startswith("/device:") else {}
                 step = stats.get("step_num") if event.name == STEP_NAME else None
-                category = stats.get(HLO_CATEGORY)
+                category, launched_by = stats.get(HLO_CATEGORY), stats.get(HLO_OP)
                 rows.append(
                     (
                         plane.name,
@@ -48,9 +52,33 @@ def trace_events(xplane: str | Path) -> pd.DataFrame:
                         event.duration_ns,
                         step,
                         None if category is None else str(category),
+                        None if launched_by is None else str(launched_by),
                     )
                 )
-    return pd.DataFrame(rows, columns=["plane", "line", "name", "start_ns", "duration_ns", "step_num", "category"])
+    columns = ["plane", "line", "name", "start_ns", "duration_ns", "step_num", "category", HLO_OP]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def kernel_name(name: str) -> str:
+    """A CUDA kernel's name as a table shows it: without ``void`` and its argument list, at most 80 characters."""
+    short = name.removeprefix("void ").split("(")[0].strip()
+    return short if len(short) <= 80 else short[:79] + "…"
+
+
+def op_kernels(events: pd.DataFrame) -> dict[str, str]:
+    """Per XLA operation of a GPU trace, the CUDA kernels it launched (its stream lines' events that name it in
+    `HLO_OP`): at most `KERNELS_SHOWN`, the most time first, ``"; "``-joined; empty where the trace has none (a CPU's,
+    a TPU's)."""
+    if HLO_OP not in events:
+        return {}
+    device = events["plane"].str.startswith("/device:") & ~events["line"].isin(["XLA Ops", "XLA Modules"])
+    kernels = events[device & events[HLO_OP].notna()]
+    out = {}
+    for op, launched in kernels.groupby(HLO_OP, sort=False):
+        spent = launched.assign(kernel=launched["name"].map(kernel_name)).groupby("kernel")["duration_ns"].sum()
+        top = spent.sort_values(ascending=False, kind="stable").index[:KERNELS_SHOWN]
+        out[hlo.op_name(str(op))] = "; ".join(top)
+    return out
 
 
 def op_events(events: pd.DataFrame) -> pd.DataFrame:
@@ -89,7 +117,7 @@ def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
 def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
     """The ``n`` operations that took the most time in total, each by its short name and category
     (`hlo.op_name`, the profiler's category where the trace gives one, else `hlo.op_category`), with counts and
-    shares."""
+    shares; on a GPU, the CUDA kernels each launched (`op_kernels`, a ``kernels`` column)."""
     ops = op_events(events)
     given = ops["category"] if "category" in ops else pd.Series(None, index=ops.index, dtype=object)
     ops = ops.assign(
@@ -110,6 +138,9 @@ def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
             "share": table["sum"].to_numpy() / total if total else 0.0,
         }
     )
+    kernels = op_kernels(events)
+    if kernels:
+        out["kernels"] = out["op"].map(kernels).fillna("")
     return out.head(n).reset_index(drop=True)
 
 
