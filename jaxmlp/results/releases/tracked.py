@@ -15,8 +15,9 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.track import PINNED, PREVIOUS
 from jaxmlp.registry import ALPHA, THRESHOLD, version_key
+from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.track import TrackDocument, Tracked
-from jaxmlp.results.store import layout, machines
+from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import Skipped, read_document
 from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER, Comparison, compare, processes_to_settle
 
