@@ -47,14 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the release you run today: each new release is also compared with it (default: the series' start)",
     )
     parser.add_argument(
-        "--budget",
-        type=options.number,
-        default=12.0,
-        metavar="MINUTES",
-        help="the minutes the call may take, environments included: processes are added to an inconclusive "
-        "comparison while they fit (default: %(default)s)",
-    )
-    parser.add_argument(
         "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
     )
     parser.add_argument(
@@ -76,6 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.OUT,
         options.PYTHON,
         options.STRICT,
+        options.BUDGET.but(
+            default=12.0,
+            why="a call with something new is held to a team's time: environments, first rounds, settling",
+            help="the minutes the call may take, environments included: processes are added to an inconclusive "
+            "comparison while they fit (default: %(default)s)",
+        ),
     )
     parser.set_defaults(run=run)
 
