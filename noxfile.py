@@ -258,6 +258,21 @@ def bench_jaxlib(session: nox.Session) -> None:
 
 
 @nox.session
+def track(session: nox.Session) -> None:
+    """Every jax/jaxlib release newer than the last one tracked in reports/, measured against it and the pinned one
+    (`-- --pinned 0.7.0 --workload mine.py:make --site site --message message.md`); exits with track's code.
+
+    The releases are measured in their own environments (the sweep's), never with this session's jax: the reused
+    environment's jax only runs the command. After `--`: arguments of `jaxmlp track`."""
+    _install_sweep(session)
+    try:
+        session.run("jaxmlp", "track", *_data_args(), "--out", str(REPORTS), *session.posargs)
+    except nox.command.CommandFailed as e:  # the gate's code is the session's (nox says 1 for any failure)
+        session.log(f"jaxmlp track exited {e.return_code}")
+        sys.exit(e.return_code)
+
+
+@nox.session
 def corpus(session: nox.Session) -> None:
     """The corpus of known regressions (bench/corpus/corpus.toml) run as a user would and scored into
     reports/corpus-<time>/; its closing note gives the time and the disk it took (`-- --cases NAME`, `--wheels DIR`).

@@ -273,6 +273,12 @@ EMPTY_SCAN = Benchmark("test_empty_scan", "bench_floor.py", ("backend",))
 RESULTS_FOLDER = Benchmark("test_results_folder", "bench_scale.py", ("variant",), ("summary", "report"))
 """`jaxmlp summary` and `jaxmlp report` over a generated folder of many runs (`bench/make_scale_folder.py`)."""
 
+TRACK_NOTHING_SECONDS = 30.0
+"""The goal of a `jaxmlp track` call with nothing new: its one line within this many seconds (`bench_track.py`)."""
+TRACK_NEW_SECONDS = 15 * 60.0
+"""The goal of a `jaxmlp track` call with one new release, for the MLP epoch and two small workloads, its
+environments made from wheels included, on 2 cores (`bench/bench_track.py`)."""
+
 BENCH = (UPDATE, PREDICT, LOADER, EPOCH, BF16_STEP, MATMUL, STEP_GEMMS, GEMM, BANDWIDTH, EMPTY_SCAN, RESULTS_FOLDER)
 
 STORE_FOLDER: Mapping[str, int] = MappingProxyType({"runs": 10_000, "sweeps": 200, "timelines": 50})

@@ -31,6 +31,7 @@ COMMANDS = {
     "scaling": "data-parallel scaling: the sharded epoch, step and compile time for 1, 2, 4, 8 devices",
     "tta": "time to accuracy (MLPerf style): wall time from a run's start until the test accuracy reaches a target",
     "sweep": "did a jax/jaxlib release make a workload slower? the version matrix, bisection, XLA flags",
+    "track": "measure each new jax/jaxlib release against the last one tracked and the pinned one: a CI gate",
     "roofline": "each workload against this machine's FLOP rate and memory bandwidth: which ceiling binds",
 }
 """Each command and its line in ``jaxmlp --help``; its module is ``jaxmlp.cli.<command>``."""

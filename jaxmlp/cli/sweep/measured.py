@@ -48,11 +48,12 @@ def measure_into(
     start: float,
     shared: bool = False,
     strict: bool = False,
+    tables: bool = True,
 ) -> tuple[int, str]:
     """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code (`errors.gate` of
     its verdicts, ``strict`` or not) and the line naming the cells that could not be measured ("" if none). A
     folder ``shared`` with other ranks is kept when stopped before the first round: it holds their files and stop
-    marks."""
+    marks. Without ``tables``, the sweep's verdict tables are not said (`jaxmlp track` says its own)."""
     try:
         measured = measure()
     except (KeyboardInterrupt, JaxmlpError) as e:
@@ -71,7 +72,8 @@ def measure_into(
             raise stopped from None
         raise JaxmlpError(f"{e}; {said}") from None
     measured = run.write_cells(plans[0], complete=True)
-    print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)
+    if tables:
+        print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)
     print(f"Wrote {len(measured.processes)} cell files into {run.folder} in {minutes(time.monotonic() - start)}")
     missing = unmeasured(measured)
     code = gate(folder_verdicts(run.folder), len(measured.failures) + len(missing), strict)

@@ -1,7 +1,7 @@
 """The result files' schemas: one module per kind of document (`bench`, `scaling`, `sweep`, `bisect`, `train`,
-`trials`, `explain`, `roofline`, `validation`, `tta`, `corpus`), each file carrying its ``kind`` and ``schema_version``
-(`header`). `parse` reads a file: `upgrade` turns an earlier form into the current one, then the kind's module types
-it. No pandas here."""
+`trials`, `explain`, `roofline`, `validation`, `tta`, `corpus`, `track`), each file carrying its ``kind`` and
+``schema_version`` (`header`). `parse` reads a file: `upgrade` turns an earlier form into the current one, then the
+kind's module types it. No pandas here."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from jaxmlp.results.schema.common import (
     ROOFLINE,
     SCALING,
     SWEEP,
+    TRACK,
     TRAIN,
     TRIALS,
     TTA,
@@ -30,6 +31,7 @@ from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.tta import TtaDocument
@@ -48,6 +50,7 @@ Document = (
     | ValidationDocument
     | TtaDocument
     | CorpusDocument
+    | TrackDocument
 )
 
 
@@ -77,6 +80,7 @@ TYPED: Mapping[str, Any] = {
     VALIDATION: ValidationDocument,
     CELLS: CellsDocument,
     CORPUS: CorpusDocument,
+    TRACK: TrackDocument,
 }
 """The document class of each kind (`common.KINDS`): each reads its JSON with ``from_json``."""
 

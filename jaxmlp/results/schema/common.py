@@ -37,6 +37,7 @@ CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth (the roof
 ROOFLINE = "roofline"  # `jaxmlp roofline`: each workload against the ceilings
 TTA = "tta"  # `jaxmlp tta`: time to accuracy
 CORPUS = "corpus"  # `jaxmlp sweep corpus`: the known regressions, scored
+TRACK = "track"  # `jaxmlp track`: one call's releases measured and their verdicts
 KINDS = (
     BENCH,
     SCALING,
@@ -52,6 +53,7 @@ KINDS = (
     VALIDATION,
     TTA,
     CORPUS,
+    TRACK,
 )
 
 JSON = dict[str, Any]

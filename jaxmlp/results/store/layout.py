@@ -33,6 +33,7 @@ REPORT = "report"  # a rendered report: report-<time>/
 EXPLAIN = "explain"  # `jaxmlp sweep explain A B`: explain-<time>/explain.json, hlo.diff, hlo/, traces/
 ROOFLINE = "roofline"  # `jaxmlp roofline`: roofline-<time>.json (its ceilings and each workload's point)
 CORPUS = "corpus"  # `jaxmlp sweep corpus`: corpus-<time>/scorecard.json and a folder a case of its sub-runs
+TRACK = "track"  # `jaxmlp track`: track-<time>-<machine>-<pid>/track.json beside the sweep files it measured
 CEILINGS = "ceilings"  # this machine's FLOP rate and memory bandwidth, once per environment: ceilings-<time>.json
 
 OPS_FILE = "ops-{pipeline}.csv"  # in a benchmark run's folder: a profiled pipeline's operation table (`run_folder`)
@@ -47,6 +48,7 @@ SAMPLES_FILE = "samples.jsonl"  # in each sweep folder: its plan, then every pro
 HLO_DIR = "hlo"  # in a sweep or explain folder: each cell's optimized HLO of each workload, gzipped
 EXPLAIN_FILE = "explain.json"  # in an explain folder: the comparison of two releases (`jaxmlp sweep explain`)
 HLO_DIFF_FILE = "hlo.diff"  # in an explain folder: the unified diff of the two canonical optimized HLOs
+TRACK_FILE = "track.json"  # in a track folder: what one call of `jaxmlp track` tracked (`schema/track.py`)
 INCOMPLETE_FILE = "INCOMPLETE"  # in a sweep folder whose rounds did not all run: `jaxmlp sweep resume FOLDER`
 
 

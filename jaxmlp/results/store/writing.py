@@ -20,6 +20,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
 from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.schema.validation import ValidationDocument
@@ -211,6 +212,8 @@ def document_name(document: Document) -> str:
         return layout.name(layout.ROOFLINE, document.metadata.get("timestamp"), suffix=".json")
     if isinstance(document, ValidationDocument):
         return layout.VALIDATION_FILE
+    if isinstance(document, TrackDocument):
+        return layout.TRACK_FILE
     return layout.TRIALS_FILE
 
 

@@ -1,0 +1,114 @@
+"""`jaxmlp track`: which releases a call measures, from the releases its source holds and the last one the series
+tracked (pure; the command reads the history and files what it measures).
+
+A series is one machine and one set of workloads. Its first call starts it at ``--pinned`` (else the newest
+release); each later call measures the releases newer than the last one tracked, side by side with that one and with
+the pinned release, each new release against the one before it and against the pinned one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxmlp import errors
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.sweep import envs
+from jaxmlp.registry import version_key
+
+PINNED = "pinned"
+PREVIOUS = "previous"
+AGAINST = (PREVIOUS, PINNED)
+"""What a tracked release is compared with: the release tracked before it, and the release the user runs today."""
+
+
+@dataclass(frozen=True)
+class Track:
+    """One call of `jaxmlp track`: the release the user runs today (None: the series' start, else the newest), the
+    folder of wheels to take releases from (None: the package index), the minutes its measuring may take in all
+    (the first rounds, then the processes added to settle what is inconclusive), and whether an inconclusive
+    comparison fails it (``strict``)."""
+
+    pinned: str | None = None
+    wheels: Path | None = None
+    budget: float = 12.0
+    strict: bool = False
+
+    def __post_init__(self) -> None:
+        if self.pinned is not None:
+            envs.check_release(self.pinned)
+        errors.positive_finite("--budget", self.budget)
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one call does: the last release tracked before it (``last``; where it starts the series, the release
+    it starts at), the new releases to measure (oldest first), the pinned release, and where it starts the series,
+    why it starts there (``start``: ``--pinned`` or ``the newest release``; "" for a series that has begun)."""
+
+    last: str
+    new: tuple[str, ...]
+    pinned: str
+    start: str = ""
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """The releases measured side by side, oldest first: the pinned one, the last tracked and each new one."""
+        if not self.new:
+            return ()
+        return tuple(sorted({self.pinned, self.last, *self.new}, key=version_key))
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str, str], ...]:
+        """(release, baseline, against) of each comparison: each new release against the one before it
+        (``previous``) and against the pinned one (``pinned``), once where the two are one release (``previous``:
+        the tidy frame shows it under both)."""
+        found = []
+        for before, release in zip((self.last, *self.new), self.new):
+            found.append((release, before, PREVIOUS))
+            if self.pinned not in (release, before):
+                found.append((release, self.pinned, PINNED))
+        return tuple(found)
+
+
+def newer(available: Sequence[str], last: str) -> list[str]:
+    """The releases in ``available`` newer than ``last``, oldest first (nightlies by build date)."""
+    return sorted((v for v in available if version_key(v) > version_key(last)), key=version_key)
+
+
+def step(available: Sequence[str], last: str | None, pinned: str | None, start: str | None = None) -> Step:
+    """What a call measures: with no history (``last`` None), the series starts at ``pinned`` (else the newest
+    release) and every release newer than it is measured; else every release newer than ``last``, each also against
+    ``pinned`` (else the series' ``start``, else ``last``)."""
+    if not available:
+        raise JaxmlpError("no release to track: the source holds none (give --wheels DIR, or check the package index)")
+    newest = max(available, key=version_key)
+    if last is None:
+        first = pinned or newest
+        found = Step(first, tuple(newer(available, first)), first, "--pinned" if pinned else "the newest release")
+    else:
+        found = Step(last, tuple(newer(available, last)), pinned or start or last)
+    if pinned is not None and pinned not in available and (found.new or found.start):
+        raise JaxmlpError(
+            f"--pinned {pinned} is not among the releases of the source ({', '.join(available[-6:])}, ...): "
+            "name one it holds"
+        )
+    return found
+
+
+def said(step: Step, source: str, series: str) -> str:
+    """The first line a call says: the series started, or nothing new (one line, the whole answer), or what it
+    measures."""
+    if step.start and not step.new:
+        return (
+            f"Started the series of {series} at jax {step.last} ({step.start}); nothing newer in {source} yet: "
+            "the next call measures each newer release against it"
+        )
+    if not step.new:
+        return f"Nothing new to track: {source} holds nothing newer than jax {step.last}, the last tracked for {series}"
+    begun = f"Started the series of {series} at jax {step.last} ({step.start}). " if step.start else ""
+    return (
+        f"{begun}New in {source}: jax {', '.join(step.new)}; measuring {', '.join(step.cells)} side by side "
+        f"(each new release against the one before it and against the pinned {step.pinned})"
+    )

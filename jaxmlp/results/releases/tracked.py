@@ -1,0 +1,229 @@
+"""`jaxmlp track`'s history and answers: every call's ``track.json`` under a results folder (the files are the truth:
+nothing else is kept), the last release each series tracked, each new release's comparisons, the lines that end a
+call, and the tidy frame of every tracked comparison (`tracked_frame`) the site and the message are drawn from."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.track import PINNED, PREVIOUS
+from jaxmlp.registry import ALPHA, THRESHOLD, version_key
+from jaxmlp.results.schema import machines
+from jaxmlp.results.schema.track import TrackDocument, Tracked
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.reading import Skipped, read_document
+from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER, Comparison, compare, processes_to_settle
+
+MIN_SIDE = 5
+"""The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
+(`jaxmlp.stats.smallest_p`)."""
+FRAME_COLUMNS = (
+    "machine",
+    "workload",
+    "release",
+    "python",
+    "against",
+    "baseline",
+    "ratio",
+    "low",
+    "high",
+    "verdict",
+    "median_s",
+    "baseline_median_s",
+    "explanation",
+    "measured_at",
+    "folder",
+    "settle",
+)
+"""The tidy frame of tracked comparisons (`tracked_frame`): one row per release, baseline and workload."""
+
+
+# --- the history: every call's file --------------------------------------------------------------------------------
+
+
+def history(folder: Path) -> tuple[list[tuple[Path, TrackDocument]], list[Skipped]]:
+    """Every ``track-*/track.json`` directly under ``folder``, oldest first (by the time in its folder's name), and
+    the files that could not be read (each with why): several runners' folders side by side, none overwritten."""
+    found: list[tuple[Path, TrackDocument]] = []
+    skipped: list[Skipped] = []
+    if not folder.is_dir():
+        return found, skipped
+    for path in sorted(folder.glob(f"{layout.TRACK}-*/{layout.TRACK_FILE}"), key=lambda p: (layout.stamp_in(p), p)):
+        try:
+            document = read_document(path)
+        except JaxmlpError as e:
+            skipped.append(Skipped(path, str(e).removeprefix(f"{path}: ")))
+            continue
+        if isinstance(document, TrackDocument):
+            found.append((path, document))
+    return found, skipped
+
+
+def series_of(machine: str, workloads: Iterable[str]) -> dict[str, object]:
+    """A series: one machine's label and the names of its workloads, sorted (the order they are given in is not
+    part of it)."""
+    return {"machine": machine, "workloads": sorted(workloads)}
+
+
+def same_series(document: TrackDocument, machine: str, workloads: Iterable[str]) -> bool:
+    return document.machine == machine and sorted(document.workloads) == sorted(workloads)
+
+
+def last_tracked(documents: Iterable[TrackDocument], machine: str, workloads: Iterable[str]) -> str | None:
+    """The newest release the series of ``machine`` and ``workloads`` tracked (measured, or started at), or None
+    where it has no history."""
+    names = sorted(workloads)
+    releases = [v for d in documents if same_series(d, machine, names) for v in d.tracked]
+    return max(releases, key=version_key) if releases else None
+
+
+def series_start(documents: Iterable[TrackDocument], machine: str, workloads: Iterable[str]) -> str | None:
+    """The release the series of ``machine`` and ``workloads`` started at (its first call's), or None where it has
+    no history: a call without ``--pinned`` compares each new release with it."""
+    names = sorted(workloads)
+    return next((d.last for d in documents if d.start and same_series(d, machine, names)), None)
+
+
+def machine_label(fields: Mapping[str, object]) -> str:
+    """The machine a series is of, as every result names it (`jaxmlp.results.store.machines.machine`)."""
+    return machines.machine(fields)
+
+
+def folder_name(fields: Mapping[str, object], pid: int, when: str | None = None) -> str:
+    """A call's folder: ``track-<UTC time>-<machine>-<pid>``, the machine its given name (``JAXMLP_MACHINE_NAME``)
+    else its CPU and cores, in letters, digits and dashes: runners appending to one history never take one
+    another's name."""
+    given = fields.get("machine_name")
+    words = str(given) if given else f"{fields.get('machine_cpu') or 'cpu'} {fields.get('machine_cores') or ''}c"
+    slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[:40].strip("-") or "machine"
+    return layout.name(layout.TRACK, when, slug, pid)
+
+
+# --- comparisons -----------------------------------------------------------------------------------------------
+
+
+def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
+    """Each process's steady state of ``workload`` (seconds), those that measured it."""
+    return [p.workloads[workload].steady_seconds for p in processes if workload in p.workloads]
+
+
+def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
+    """The processes a side to add to an inconclusive comparison: as many as would settle it
+    (`jaxmlp.stats.processes_to_settle`), else, where its interval cannot tell (too few processes for one), as many
+    again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one."""
+    if comparison.word != INCONCLUSIVE:
+        return 0
+    settle = processes_to_settle(comparison, threshold)
+    if settle is not None and settle > 0:
+        return settle
+    n = min(comparison.n_baseline, comparison.n_new)
+    return max(MIN_SIDE - n, n, 1)
+
+
+def compared(
+    samples: Mapping[str, Mapping[str, Sequence[float]]],
+    pairs: Iterable[tuple[str, str, str]],
+    workloads: Sequence[str],
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+) -> list[Tracked]:
+    """Each (release, baseline, against) pair compared on each workload's steady state (``samples``: by release,
+    then workload, one value a process), with its verdict and, where inconclusive, the processes that would settle
+    it."""
+    out = []
+    for release, baseline, against in pairs:
+        for workload in workloads:
+            a = list(samples.get(baseline, {}).get(workload, ()))
+            b = list(samples.get(release, {}).get(workload, ()))
+            comparison = compare(a, b, threshold, alpha)
+            settle = processes_to_settle(comparison, threshold)
+            out.append(Tracked(workload, release, baseline, against, comparison, comparison.word, settle or 0))
+    return out
+
+
+def unsettled(comparisons: Iterable[Tracked]) -> list[Tracked]:
+    return [c for c in comparisons if c.verdict == INCONCLUSIVE]
+
+
+# --- the lines a call ends with ------------------------------------------------------------------------------------
+
+
+def shown_ratio(c: Comparison) -> str:
+    interval = f" ({c.ci_low:.3g}x to {c.ci_high:.3g}x)" if math.isfinite(c.ci_low) and math.isfinite(c.ci_high) else ""
+    return f"x{c.ratio:.3g}{interval}, {c.n_baseline} and {c.n_new} processes"
+
+
+def verdict_line(t: Tracked, pinned: str = "") -> str:
+    """One comparison as a sentence: ``jax 0.7.1 is slower than 0.7.0 (the previous release) on scan: x4.58
+    (3.98x to 10.2x), 6 and 6 processes``; a baseline that is also the ``pinned`` release is said to be both."""
+    what = "the pinned release" if t.against == PINNED else "the previous release"
+    if t.against == PREVIOUS and t.baseline == pinned:
+        what = "the previous and pinned release"
+    said = {SLOWER: "is slower than", FASTER: "is faster than", SAME: "is the same as"}.get(t.verdict)
+    if said is None:
+        more = f"; about {t.settle} more processes a side would settle it" if t.settle else ""
+        return (
+            f"jax {t.release} against {t.baseline} ({what}) on {t.workload}: inconclusive, "
+            f"{shown_ratio(t.comparison)}{more}"
+        )
+    return f"jax {t.release} {said} {t.baseline} ({what}) on {t.workload}: {shown_ratio(t.comparison)}"
+
+
+def closing_lines(comparisons: Sequence[Tracked], pinned: str = "") -> list[str]:
+    """The lines a call ends with: each comparison's verdict, the same first, then faster, inconclusive, slower
+    (the last lines, those a CI log shows, name what fails the gate)."""
+    order = {SAME: 0, FASTER: 1, INCONCLUSIVE: 2, SLOWER: 3}
+    return [verdict_line(t, pinned) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
+
+
+# --- the tidy frame --------------------------------------------------------------------------------------------
+
+
+def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> pd.DataFrame:
+    """Every tracked comparison of ``documents`` as one row (`FRAME_COLUMNS`), oldest call first."""
+    rows: list[dict[str, object]] = []
+    for path, doc in documents:
+        pythons = doc.settings.get("pythons") or {}
+        explanations = doc.settings.get("explanations") or {}
+        for t in doc.comparisons:
+            c = t.comparison
+            both = (PREVIOUS, PINNED) if t.against == PREVIOUS and t.baseline == doc.pinned else (t.against,)
+            rows.extend(
+                {
+                    "machine": doc.machine,
+                    "workload": t.workload,
+                    "release": t.release,
+                    "python": str(pythons.get(t.release, "")) if isinstance(pythons, Mapping) else "",
+                    "against": against,
+                    "baseline": t.baseline,
+                    "ratio": c.ratio,
+                    "low": c.ci_low,
+                    "high": c.ci_high,
+                    "verdict": t.verdict,
+                    "median_s": c.new_median,
+                    "baseline_median_s": c.baseline_median,
+                    "explanation": str(explanations.get(f"{t.baseline} {t.release} {t.workload}", ""))
+                    if isinstance(explanations, Mapping)
+                    else "",
+                    "measured_at": doc.timestamp,
+                    "folder": layout.shown(path.parent, folder),
+                    "settle": t.settle if t.settle else math.nan,
+                }
+                for against in both
+            )
+    frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+    return frame.drop_duplicates(["folder", "workload", "release", "against"], ignore_index=True)
+
+
+def tracked_frame(folder: Path) -> pd.DataFrame:
+    """Every tracked comparison under ``folder`` (its calls' ``track.json`` files) as one tidy frame, one row per
+    release, baseline and workload (`FRAME_COLUMNS`)."""
+    documents, _ = history(folder)
+    return frame_of(documents, folder)

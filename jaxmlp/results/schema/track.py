@@ -1,0 +1,124 @@
+"""`jaxmlp track`'s record of one call (``track.json`` in its ``track-<time>-<machine>-<pid>`` folder, beside the
+sweep files of what it measured): its series (machine and workloads), the release it started the series at or the
+last one tracked before it, the releases it measured and now tracks, and each comparison with its verdict. The
+history of a series is every such file of its machine and workloads: the files are the truth."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jaxmlp.jsonio import json_number, number
+from jaxmlp.results.schema.common import JSON, TRACK, header
+from jaxmlp.results.schema.fields import LIST, NUMBER, OBJECT, TEXT, typed
+from jaxmlp.results.schema.fields import field as checked
+from jaxmlp.stats import Comparison
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """One comparison of a tracked release: ``release`` against ``baseline`` (``against``: ``previous`` or
+    ``pinned``) on one workload's steady state, its comparison, its verdict (slower, faster, the same,
+    inconclusive) and, where inconclusive, about how many more processes a side would settle it (0: unknown)."""
+
+    workload: str
+    release: str
+    baseline: str
+    against: str
+    comparison: Comparison
+    verdict: str
+    settle: int = 0
+
+    def to_json(self) -> JSON:
+        return {
+            "workload": self.workload,
+            "release": self.release,
+            "baseline": self.baseline,
+            "against": self.against,
+            "comparison": self.comparison.to_json(),
+            "verdict": self.verdict,
+            "settle": self.settle,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], where: str) -> Tracked:
+        return cls(
+            checked(doc, "workload", where, TEXT),
+            checked(doc, "release", where, TEXT),
+            checked(doc, "baseline", where, TEXT),
+            checked(doc, "against", where, TEXT),
+            Comparison.from_json(checked(doc, "comparison", where, OBJECT)),
+            checked(doc, "verdict", where, TEXT),
+            int(doc.get("settle") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class TrackDocument:
+    """One call of `jaxmlp track`: ``series`` (``machine``: its label; ``workloads``: their names), where it
+    started the series (``start``: why; "" for a series begun before), the last release tracked before it, the
+    pinned release, the releases measured side by side and those it now tracks (measured, or the start), each
+    comparison, the cells it could not measure (and why) and its seconds."""
+
+    metadata: Mapping[str, Any]
+    series: Mapping[str, Any]
+    settings: Mapping[str, Any]
+    start: str
+    last: str
+    pinned: str
+    measured: tuple[str, ...]
+    tracked: tuple[str, ...]
+    comparisons: tuple[Tracked, ...]
+    unmeasured: Mapping[str, str]
+    seconds: float
+
+    @property
+    def machine(self) -> str:
+        return str(self.series.get("machine", ""))
+
+    @property
+    def workloads(self) -> tuple[str, ...]:
+        return tuple(str(w) for w in self.series.get("workloads", ()))
+
+    @property
+    def timestamp(self) -> str:
+        return str(self.metadata.get("timestamp") or "")
+
+    def to_json(self) -> JSON:
+        return {
+            **header(TRACK),
+            "metadata": dict(self.metadata),
+            "series": {"machine": self.machine, "workloads": list(self.workloads)},
+            "settings": dict(self.settings),
+            "start": self.start,
+            "last": self.last,
+            "pinned": self.pinned,
+            "measured": list(self.measured),
+            "tracked": list(self.tracked),
+            "comparisons": [c.to_json() for c in self.comparisons],
+            "unmeasured": dict(self.unmeasured),
+            "seconds": json_number(self.seconds),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> TrackDocument:
+        series = checked(doc, "series", "", OBJECT)
+        checked(series, "machine", "series.", TEXT)
+        checked(series, "workloads", "series.", LIST)
+        return cls(
+            checked(doc, "metadata", "", OBJECT),
+            series,
+            checked(doc, "settings", "", OBJECT),
+            checked(doc, "start", "", TEXT),
+            checked(doc, "last", "", TEXT),
+            checked(doc, "pinned", "", TEXT),
+            tuple(str(v) for v in checked(doc, "measured", "", LIST)),
+            tuple(str(v) for v in checked(doc, "tracked", "", LIST)),
+            tuple(
+                Tracked.from_json(typed(c, f"comparisons.{i}", OBJECT), f"comparisons.{i}.")
+                for i, c in enumerate(checked(doc, "comparisons", "", LIST))
+            ),
+            {str(k): str(v) for k, v in checked(doc, "unmeasured", "", OBJECT).items()},
+            number(checked(doc, "seconds", "", NUMBER, null=True)),
+        )

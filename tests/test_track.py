@@ -1,0 +1,235 @@
+"""`jaxmlp track`: what is new (newer than the last release tracked, a nightly by its build date), where a series
+starts, the one line of a call with nothing new, the folders of runners appending to one history, the comparisons
+and the gate; then one real stream of releases from a folder of wheels (0.7.0, then 0.7.1 beside it), measured by
+real processes in real environments, where the folder is given (``JAXMLP_TEST_WHEELS``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from test_wheels import wheel_folder
+
+from jaxmlp.cli import main
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.sweep import track as flow
+from jaxmlp.results.releases import tracked
+from jaxmlp.results.schema.track import TrackDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.reading import read_document
+from jaxmlp.stats import compare
+
+WHEELS = "JAXMLP_TEST_WHEELS"
+"""A folder holding the jax and jaxlib wheels of 0.7.0 and 0.7.1 for this Python and what they need (`pip download
+jax==0.7.0 jaxlib==0.7.0 jax==0.7.1 jaxlib==0.7.1 -d DIR`): the real stream's test runs from it, offline."""
+
+
+# --- what a call measures (pure) ----------------------------------------------------------------------------------
+
+
+def test_a_first_call_starts_the_series_at_the_pinned_release_and_measures_what_is_newer():
+    step = flow.step(["0.6.2", "0.7.0", "0.7.1", "0.7.2"], None, "0.7.0")
+    assert (step.last, step.new, step.pinned, step.start) == ("0.7.0", ("0.7.1", "0.7.2"), "0.7.0", "--pinned")
+    assert step.cells == ("0.7.0", "0.7.1", "0.7.2")
+    assert step.pairs == (("0.7.1", "0.7.0", "previous"), ("0.7.2", "0.7.1", "previous"), ("0.7.2", "0.7.0", "pinned"))
+
+
+def test_without_pinned_a_series_starts_at_the_newest_and_measures_nothing():
+    step = flow.step(["0.7.0", "0.7.1"], None, None)
+    assert (step.last, step.new, step.start, step.cells, step.pairs) == ("0.7.1", (), "the newest release", (), ())
+    line = flow.said(step, "the package index", "lab-1 (batched)")
+    assert line.startswith("Started the series of lab-1 (batched) at jax 0.7.1 (the newest release)")
+
+
+def test_only_the_releases_newer_than_the_last_tracked_are_new_a_nightly_by_build_date():
+    known = ["0.7.0", "0.7.1", "0.7.2.dev20250801", "0.7.2.dev20250805", "0.7.2"]
+    step = flow.step(known, "0.7.2.dev20250801", "0.7.0")
+    assert step.new == ("0.7.2.dev20250805", "0.7.2") and step.last == "0.7.2.dev20250801"
+    assert ("0.7.2.dev20250805", "0.7.0", "pinned") in step.pairs
+    nothing = flow.step(known, "0.7.2", "0.6.0")  # nothing new: the pinned release is not needed
+    assert nothing.new == () and nothing.cells == () and not nothing.start
+    assert flow.step(known, "0.7.1", None, "0.7.0").pinned == "0.7.0"  # without --pinned: the series' start
+    line = flow.said(nothing, "the wheels in w", "m (batched)")
+    assert (
+        line
+        == "Nothing new to track: the wheels in w holds nothing newer than jax 0.7.2, the last tracked for m (batched)"
+    )
+
+
+def test_a_pinned_release_the_source_lacks_is_one_line():
+    with pytest.raises(JaxmlpError, match="--pinned 0.6.0 is not among the releases"):
+        flow.step(["0.7.0"], None, "0.6.0")
+    with pytest.raises(JaxmlpError, match="no release to track"):
+        flow.step([], None, None)
+    with pytest.raises(JaxmlpError, match="--budget must be a positive"):
+        flow.Track(budget=0)
+
+
+def test_the_pinned_release_as_the_previous_one_is_compared_once_and_shown_under_both():
+    step = flow.step(["0.7.0", "0.7.1"], "0.7.0", "0.7.0")
+    assert step.pairs == (("0.7.1", "0.7.0", "previous"),)
+
+
+# --- the history, the folders and the comparisons -----------------------------------------------------------------
+
+
+def _document(machine: str, workloads, tracked_: tuple[str, ...], comparisons=(), pinned="0.7.0") -> TrackDocument:
+    return TrackDocument(
+        {"timestamp": "2026-12-06T23:00:00+00:00"},
+        {"machine": machine, "workloads": list(workloads)},
+        {"pythons": {"0.7.1": "3.11.7"}},
+        "",
+        "0.7.0",
+        pinned,
+        ("0.7.0", "0.7.1"),
+        tracked_,
+        tuple(comparisons),
+        {},
+        1.0,
+    )
+
+
+def _write(folder: Path, name: str, doc: TrackDocument) -> Path:
+    (folder / name).mkdir(parents=True)
+    path = folder / name / layout.TRACK_FILE
+    path.write_text(json.dumps(doc.to_json()))
+    return path
+
+
+def test_the_last_release_tracked_is_per_machine_and_workload_set(tmp_path):
+    _write(tmp_path, "track-20261206T220000-lab-1-10", _document("lab-1", ["batched", "mine"], ("0.7.0", "0.7.1")))
+    _write(tmp_path, "track-20261206T220000-lab-2-11", _document("lab-2", ["batched"], ("0.7.2",)))
+    (tmp_path / "track-20261206T230000-lab-1-12").mkdir()
+    (tmp_path / "track-20261206T230000-lab-1-12" / layout.TRACK_FILE).write_text("{not json")
+    documents, skipped = tracked.history(tmp_path)
+    assert len(documents) == 2 and len(skipped) == 1 and "not readable as JSON" in skipped[0].why
+    docs = [d for _, d in documents]
+    assert tracked.last_tracked(docs, "lab-1", ["mine", "batched"]) == "0.7.1"
+    assert tracked.last_tracked(docs, "lab-1", ["batched"]) is None
+    assert tracked.last_tracked(docs, "lab-2", ["batched"]) == "0.7.2"
+    assert tracked.series_start(docs, "lab-1", ["batched", "mine"]) is None  # its start is not among these files
+
+
+def test_runners_appending_to_one_history_never_take_one_another_s_folder():
+    fields = {"machine_cpu": "AMD EPYC 7B13", "machine_cores": 2, "machine_name": None}
+    names = {tracked.folder_name(fields, pid, "2026-12-06T23:00:00") for pid in (10, 11)}
+    assert names == {"track-20261206T230000-amd-epyc-7b13-2c-10", "track-20261206T230000-amd-epyc-7b13-2c-11"}
+    named = tracked.folder_name({**fields, "machine_name": "CI runner #3"}, 7, "2026-12-06T23:00:00")
+    assert named == "track-20261206T230000-ci-runner-3-7"
+
+
+def test_each_comparison_says_one_of_the_four_words_the_last_lines_the_slower():
+    fast, slow = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98], [2.0, 2.02, 1.98, 2.0, 2.01, 1.99]
+    samples = {"0.7.0": {"w": fast}, "0.7.1": {"w": slow}, "0.7.2": {"w": fast}}
+    pairs = [("0.7.1", "0.7.0", "previous"), ("0.7.2", "0.7.1", "previous"), ("0.7.2", "0.7.0", "pinned")]
+    found = tracked.compared(samples, pairs, ["w"])
+    assert [c.verdict for c in found] == ["slower", "faster", "the same"]
+    lines = tracked.closing_lines(found, "0.7.0")
+    assert lines[-1].startswith("jax 0.7.1 is slower than 0.7.0 (the previous and pinned release) on w: x2")
+    assert lines[0].startswith("jax 0.7.2 is the same as 0.7.0 (the pinned release) on w: x1")
+    few = tracked.compared({"a": {"w": [1.0, 1.1]}, "b": {"w": [1.0, 1.2]}}, [("b", "a", "previous")], ["w"])
+    assert few[0].verdict == "inconclusive" and tracked.more_processes(few[0].comparison) == 3
+
+
+def test_the_tidy_frame_holds_every_comparison_the_pinned_one_under_both(tmp_path):
+    comparison = compare([1.0, 1.01, 0.99, 1.0, 1.02], [2.0, 2.02, 1.98, 2.0, 2.01])
+    slower = tracked.Tracked("w", "0.7.1", "0.7.0", "previous", comparison, comparison.word)
+    _write(tmp_path, "track-20261206T230000-m-1", _document("m", ["w"], ("0.7.1",), [slower]))
+    frame = tracked.tracked_frame(tmp_path)
+    assert list(frame.columns) == list(tracked.FRAME_COLUMNS)
+    assert list(frame["against"]) == ["previous", "pinned"] and set(frame["verdict"]) == {"slower"}
+    row = frame.iloc[0]
+    assert (row["python"], row["folder"], row["baseline"]) == ("3.11.7", "track-20261206T230000-m-1", "0.7.0")
+    assert math.isclose(row["median_s"], 2.0) and math.isclose(row["baseline_median_s"], 1.0)
+    assert read_document(tmp_path / "track-20261206T230000-m-1" / layout.TRACK_FILE) == _document(
+        "m", ["w"], ("0.7.1",), [slower]
+    )
+
+
+# --- calls that make no environment (in process) ------------------------------------------------------------------
+
+
+def test_a_first_call_starts_the_series_then_nothing_new_is_one_line_in_seconds(tmp_path, capsys):
+    wheels = wheel_folder(tmp_path / "wheels", ["0.7.0"])
+    out = tmp_path / "reports"
+    argv = ["track", "--wheels", str(wheels), "--pinned", "0.7.0", "--out", str(out), "--envs", str(tmp_path / "e")]
+    assert main(argv) == 0
+    said = capsys.readouterr().out.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("Started the series of ") and "at jax 0.7.0 (--pinned)" in said[0]
+    (folder,) = out.glob("track-*")
+    assert folder.name.endswith(f"-{os.getpid()}") and [p.name for p in folder.iterdir()] == [layout.TRACK_FILE]
+    start = time.monotonic()
+    message = tmp_path / "message.md"
+    assert main([*argv, "--message", str(message)]) == 0
+    said = capsys.readouterr().out.strip().splitlines()
+    assert said[0].startswith("Nothing new to track: the wheels in ") and "than jax 0.7.0" in said[0]
+    assert time.monotonic() - start < 30 and len(list(out.glob("track-*"))) == 1
+    assert len(message.read_text().strip().splitlines()) == 1
+    assert not (tmp_path / "e").exists()  # no environment made
+
+
+def test_outputs_are_checked_before_anything_is_measured(tmp_path, capsys):
+    wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
+    argv = ["track", "--wheels", str(wheels), "--out", str(tmp_path / "reports"), "--envs", str(tmp_path / "e")]
+    assert main([*argv, "--message", str(tmp_path / "no" / "message.md")]) == 2
+    assert "--message " in capsys.readouterr().err and not (tmp_path / "e").exists()
+    (tmp_path / "site").write_text("")
+    assert main([*argv, "--site", str(tmp_path / "site")]) == 2
+    assert "is a file: give the folder the site goes into" in capsys.readouterr().err
+
+
+def test_a_history_cloned_elsewhere_goes_on_from_its_files_alone(tmp_path, capsys):
+    """A results folder that travelled through git: its files only, new times, a damaged index beside them."""
+    wheels = wheel_folder(tmp_path / "wheels", ["0.7.0"])
+    argv = ["track", "--wheels", str(wheels)]
+    assert main([*argv, "--out", str(tmp_path / "reports")]) == 0
+    clone = tmp_path / "clone"
+    shutil.copytree(tmp_path / "reports", clone, copy_function=shutil.copyfile)
+    (clone / ".jaxmlp-index.sqlite").write_bytes(b"not a database")
+    capsys.readouterr()
+    assert main([*argv, "--out", str(clone)]) == 0
+    assert capsys.readouterr().out.startswith("Nothing new to track")
+
+
+# --- a real stream of releases ------------------------------------------------------------------------------------
+
+
+def _first(given: Path, into: Path) -> Path:
+    """A folder holding 0.7.0's jax and jaxlib wheels (links into ``given``): the stream's first night."""
+    into.mkdir(parents=True, exist_ok=True)
+    for wheel in given.glob("*-0.7.0-*.whl"):
+        (into / wheel.name).symlink_to(wheel.resolve())
+    return into
+
+
+@pytest.mark.xdist_group("processes")
+def test_a_stream_of_releases_is_tracked_each_new_one_once(tmp_path, capsys):
+    """The first night's folder holds 0.7.0 only: the series starts there, no environment made. The next night's is
+    the given folder (0.7.1 beside 0.7.0; its environments are kept between runs, the folder being the same): each
+    newer release measured side by side with 0.7.0, two processes each. The night after: nothing new."""
+    given = os.environ.get(WHEELS)
+    if not given or not Path(given).is_dir():
+        pytest.skip(f"set {WHEELS} to a folder of jax and jaxlib 0.7.0 and 0.7.1 wheels (pip download) to run it")
+    workload = Path(__file__).parent / "workloads" / "while_loop.py"
+    out = tmp_path / "reports"
+    argv = ["track", "--pinned", "0.7.0", "--workload", f"{workload}:make", "--out", str(out), "--processes", "2"]
+    argv += ["--dataset", "synthetic", "--limit", "512", "--epochs", "2", "--calls", "3", "--budget", "0.1"]
+    assert main([*argv, "--wheels", str(_first(Path(given), tmp_path / "first"))]) == 0
+    assert "at jax 0.7.0 (--pinned)" in capsys.readouterr().out
+    code = main([*argv, "--wheels", given])
+    said = capsys.readouterr().out
+    assert code in (0, 3), said
+    assert "New in the wheels in " in said and "jax 0.7.1" in said and "measuring 0.7.0, 0.7.1" in said
+    (_, second) = sorted(out.glob("track-*"))
+    doc = read_document(second / layout.TRACK_FILE)
+    assert isinstance(doc, TrackDocument) and doc.tracked[0] == "0.7.1" and doc.measured[:2] == ("0.7.0", "0.7.1")
+    assert {c.verdict for c in doc.comparisons} <= {"slower", "faster", "the same", "inconclusive"}
+    assert {"jax-0.7.0.json", "jax-0.7.1.json"} <= {p.name for p in second.glob("jax-*.json")}
+    assert said.strip().splitlines()[-1].startswith("jax 0.7.")  # the last lines: the verdicts
+    assert main([*argv, "--wheels", given]) == 0
+    assert capsys.readouterr().out.startswith("Nothing new to track")
