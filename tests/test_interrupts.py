@@ -449,7 +449,8 @@ def test_sweep_corpus_stopped_in_its_second_case_keeps_the_scorecard_of_the_firs
     (timeline,) = (folder / "second").iterdir()  # the stopped case's samples, and how to go on with them
     assert "second's kept " in line and f"in {timeline} (jaxmlp sweep resume {timeline} goes on)" in line, line
     doc = json.loads(card.read_text())
-    assert [s["case"]["name"] for s in doc["scores"]] == ["first"] and doc["scores"][0]["clean"] is True
+    assert [s["case"]["name"] for s in doc["scores"]] == ["first"]
+    assert doc["scores"][0]["clean"] is False  # 2 processes a release cannot show its ends the same: not clean
     assert doc["metadata"]["partial"] == "stopped by SIGTERM; kept 1 of 2 cases"
     _, summary = summary_of(card, capsys)
     assert "a partial run (stopped by SIGTERM; kept 1 of 2 cases)" in summary, summary
