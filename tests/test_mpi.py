@@ -228,7 +228,8 @@ def test_a_corpus_under_two_ranks_writes_one_scorecard(tmp_path):
     argv = ["-m", "jaxmlp", "sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "--processes", "2"]
     done = mpirun([*argv, *TINY, *releases(tmp_path / "envs"), "--out", str(out)])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("Corpus: 1 case(s): controls clean 1 of 1") == 1
+    assert done.stdout.count("Corpus: 1 case(s): controls clean (shown the same) ") == 1  # 3 processes a release:
+    # rank 0 files the one scorecard, whether the control's ends come out the same or still inconclusive
     (folder,) = out.iterdir()
     assert (folder / "scorecard.json").is_file() and not list(folder.rglob("rank-*")) and not list(out.glob(".*"))
     (timeline,) = (folder / "fixture-control").iterdir()
