@@ -130,8 +130,8 @@ def track(
             else ({}, [], {})
         )
     except BaseException:
-        if not any(folder.iterdir()):  # stopped before anything was measured (an environment, a probe): no trace
-            folder.rmdir()
+        if folder.is_dir() and not any(folder.iterdir()):  # stopped before anything was measured: no trace
+            folder.rmdir()  # (a sweep that measured no cell has removed its own folder already)
         raise
     document = TrackDocument(
         fields,
