@@ -6,9 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from jaxmlp import changepoints, stats
+from jaxmlp import blocks, changepoints, stats
+from jaxmlp.blocks import compare_within, van_elteren
 from jaxmlp.cli import main
-from jaxmlp.stats import bootstrap_ratio_ci, compare, compare_within, smallest_p, van_elteren
+from jaxmlp.stats import bootstrap_ratio_ci, compare, smallest_p
 
 
 def timings(median: float, n: int, noise: float, seed: int) -> np.ndarray:
@@ -217,7 +218,7 @@ def test_too_large_an_exact_null_takes_a_seeded_permutation_test(monkeypatch):
     rng = np.random.default_rng(4)
     pairs = [(rng.normal(1, 0.1, 3), rng.normal(1.1, 0.1, 4)) for _ in range(3)]
     exact = van_elteren(pairs)
-    monkeypatch.setattr(stats, "SUPPORT", 10)
+    monkeypatch.setattr(blocks, "SUPPORT", 10)
     permuted = van_elteren(pairs)
     assert permuted == van_elteren(pairs) and permuted != exact  # seeded
     assert permuted == pytest.approx(exact, abs=0.01)

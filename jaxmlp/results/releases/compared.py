@@ -11,10 +11,11 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp import changepoints, registry
+from jaxmlp.blocks import compare_within
 from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results.store.index import IndexMemo, samples_key
-from jaxmlp.stats import Comparison, compare, compare_within, verdict_line
+from jaxmlp.stats import Comparison, compare, verdict_line
 
 
 def flags_of(rows: pd.DataFrame) -> pd.Series:
@@ -63,7 +64,7 @@ class Pair(NamedTuple):
     b_nodes: tuple[str, ...] = ()
 
     def compared(self, threshold: float, alpha: float) -> Comparison:
-        """The two sides compared within each node (`jaxmlp.stats.compare_within`: `compare` with one node)."""
+        """The two sides compared within each node (`jaxmlp.blocks.compare_within`: `compare` with one node)."""
         return compare_within(self.a, self.b, self.a_nodes, self.b_nodes, threshold, alpha)
 
 

@@ -1,0 +1,204 @@
+"""Samples of several nodes compared with each node a block (`compare_within`): per-node ratios combined
+(`combined_ratio`), van Elteren's test (`van_elteren`), a bootstrap within nodes or over them; one node is
+`jaxmlp.stats.compare`, number for number (the method: the docs' methods/statistics page)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.stats import INVALID, Comparison, compare, flagged_verdict, smallest_p, verdict_word
+
+
+def _blocks(values: np.ndarray, nodes: Sequence[str]) -> dict[str, np.ndarray]:
+    """``values`` by node, in the order the nodes first appear."""
+    labels = np.asarray(nodes, dtype=object)
+    return {node: values[labels == node] for node in dict.fromkeys(nodes)}
+
+
+def _weights(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Each node's weight in the combined ratio: n·m/(n + m), the inverse of its log ratio's variance up to a
+    constant (a node with few samples on either side counts little)."""
+    return np.array([len(b) * len(n) / (len(b) + len(n)) for b, n in pairs])
+
+
+def combined_ratio(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> float:
+    """The nodes' ratios of medians (new / baseline), combined by their weighted geometric mean."""
+    logs = np.array([math.log(float(np.median(n)) / float(np.median(b))) for b, n in pairs])
+    weights = _weights(pairs)
+    return float(np.exp(np.sum(weights * logs) / np.sum(weights)))
+
+
+SMALL = 8
+"""A stratum with fewer samples than this on either side takes the exact null (scipy's rule for Mann-Whitney U)."""
+SUPPORT = 200_000
+"""The most distinct values the exact null may hold before a seeded permutation test stands in for it."""
+PERMUTATIONS = 100_000
+
+
+def _statistic(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[list[np.ndarray], list[int], float]:
+    """Each node's ranks (ties averaged), its new side's size, and van Elteren's statistic: the new side's rank
+    sums, each over its node's size + 1."""
+    from scipy.stats import rankdata
+
+    ranks = [rankdata(np.concatenate([b, n])) for b, n in pairs]
+    sizes = [len(n) for _, n in pairs]
+    total = sum(float(np.sum(r[len(b) :])) / (len(r) + 1) for r, (b, _) in zip(ranks, pairs))
+    return ranks, sizes, total
+
+
+def _rank_sums(ranks: np.ndarray, m: int) -> dict[float, float]:
+    """The exact null of one node: each sum of ``m`` of its ``ranks`` (over its size + 1) and its probability."""
+    doubled = np.rint(2 * ranks).astype(int)  # averaged ties are halves
+    top = int(doubled.sum())
+    counts = np.zeros((m + 1, top + 1))
+    counts[0, 0] = 1.0
+    for r in doubled:
+        counts[1:, r:] += counts[:-1, : top + 1 - r].copy()
+    row = counts[m] / math.comb(len(ranks), m)
+    return {float(s) / 2 / (len(ranks) + 1): float(row[s]) for s in np.flatnonzero(row)}
+
+
+def _exact_tails(ranks: list[np.ndarray], sizes: list[int], observed: float) -> tuple[float, float] | None:
+    """(P(T >= observed), P(T <= observed)) under the exact stratified null (the nodes' rank-sum distributions
+    convolved), or None where it would hold more than `SUPPORT` values."""
+    law: dict[float, float] = {0.0: 1.0}
+    for r, m in zip(ranks, sizes):
+        node = _rank_sums(r, m)
+        joined: dict[float, float] = {}
+        for a, pa in law.items():
+            for b, pb in node.items():
+                key = round(a + b, 9)
+                joined[key] = joined.get(key, 0.0) + pa * pb
+        if len(joined) > SUPPORT:
+            return None
+        law = joined
+    values = np.array(list(law))
+    probs = np.array(list(law.values()))
+    tol = 1e-7
+    return float(probs[values >= observed - tol].sum()), float(probs[values <= observed + tol].sum())
+
+
+def _permuted_tails(ranks: list[np.ndarray], sizes: list[int], observed: float, seed: int = 0) -> tuple[float, float]:
+    """`_exact_tails` by a seeded permutation test within each node (`PERMUTATIONS` draws, the observed one counted)."""
+    rng = np.random.default_rng(seed)
+    total = np.zeros(PERMUTATIONS)
+    for r, m in zip(ranks, sizes):
+        drawn = rng.permuted(np.tile(r, (PERMUTATIONS, 1)), axis=1)[:, :m]
+        total += drawn.sum(axis=1) / (len(r) + 1)
+    tol = 1e-7
+    slower = (1 + int(np.sum(total >= observed - tol))) / (PERMUTATIONS + 1)
+    faster = (1 + int(np.sum(total <= observed + tol))) / (PERMUTATIONS + 1)
+    return slower, faster
+
+
+def van_elteren(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum.
+    Where a node has fewer than `SMALL` samples on a side, p is exact (the nodes' exact rank-sum nulls convolved,
+    ties as ranked; a seeded permutation test within nodes where that null is too large); else the normal
+    approximation (ties corrected)."""
+    from scipy.stats import norm
+
+    ranks, sizes, total = _statistic(pairs)
+    if any(min(len(b), len(n)) < SMALL for b, n in pairs):
+        return _exact_tails(ranks, sizes, total) or _permuted_tails(ranks, sizes, total)
+    expected = variance = 0.0
+    for r, (base, newer) in zip(ranks, pairs):
+        n, m = len(base), len(newer)
+        size = n + m
+        _, ties = np.unique(r, return_counts=True)
+        tied = float(np.sum(ties**3 - ties)) / (size * (size - 1))
+        expected += m / 2
+        variance += n * m * ((size + 1) - tied) / 12 / (size + 1) ** 2
+    if variance <= 0:
+        return 1.0, 1.0
+    z = (total - expected) / math.sqrt(variance)
+    return float(norm.sf(z)), float(norm.cdf(z))
+
+
+def bootstrap_within(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of `combined_ratio`, resampling each side within each node."""
+    rng = np.random.default_rng(seed)
+    weights = _weights(pairs)
+    logs = np.zeros(n_resamples)
+    for weight, (base, newer) in zip(weights, pairs):
+        b = np.median(rng.choice(base, (n_resamples, len(base))), axis=1)
+        n = np.median(rng.choice(newer, (n_resamples, len(newer))), axis=1)
+        logs += weight * np.log(n / b)
+    ratios = np.exp(logs / np.sum(weights))
+    tail = (1 - confidence) / 2
+    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
+
+
+CLUSTERS = 5
+"""The fewest nodes whose ratios a cluster bootstrap resamples (`bootstrap_nodes`); fewer: no interval."""
+
+
+def bootstrap_nodes(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of `combined_ratio` resampling the nodes (each with its log ratio of medians
+    and its weight), for nodes too small to resample within; NaN with fewer than `CLUSTERS` nodes."""
+    if len(pairs) < CLUSTERS:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    logs = np.array([math.log(float(np.median(n)) / float(np.median(b))) for b, n in pairs])
+    weights = _weights(pairs)
+    drawn = rng.integers(0, len(pairs), (n_resamples, len(pairs)))
+    ratios = np.exp(np.sum(weights[drawn] * logs[drawn], axis=1) / np.sum(weights[drawn], axis=1))
+    tail = (1 - confidence) / 2
+    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
+
+
+def _interval(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
+    """`bootstrap_within`, or `bootstrap_nodes` where a node has one sample on a side (resampling within it would
+    hold that side still)."""
+    if any(min(len(b), len(n)) < 2 for b, n in pairs):
+        return bootstrap_nodes(pairs)
+    return bootstrap_within(pairs)
+
+
+def compare_within(
+    baseline: ArrayLike,
+    new: ArrayLike,
+    baseline_nodes: Sequence[str],
+    new_nodes: Sequence[str],
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+    interval: bool = True,
+) -> Comparison:
+    """`compare` with each sample's node (the machine that measured it) as a block: a release is compared with
+    the other within each node first (`combined_ratio`, `van_elteren`, `bootstrap_within`), so that nodes of
+    different speeds add no noise. With one node (or one left) it is `compare`, number for number; a node that
+    measured one side only is left out. The medians shown are of all the samples kept."""
+    base, newer = np.asarray(baseline, float), np.asarray(new, float)
+    if len(set(baseline_nodes) | set(new_nodes)) <= 1:
+        return compare(base, newer, threshold, alpha, interval)
+    ours, theirs = _blocks(base, baseline_nodes), _blocks(newer, new_nodes)
+    pairs = [(ours[node], theirs[node]) for node in ours if node in theirs and len(ours[node]) and len(theirs[node])]
+    kept_base = np.concatenate([b for b, _ in pairs]) if pairs else base[:0]
+    kept_new = np.concatenate([n for _, n in pairs]) if pairs else newer[:0]
+    nan = float("nan")
+    plain = compare(kept_base, kept_new, threshold, alpha, interval=False)
+    n, m = len(kept_base), len(kept_new)
+    if plain.verdict == INVALID or not pairs:
+        return plain
+    if len(pairs) == 1:
+        return compare(kept_base, kept_new, threshold, alpha, interval)
+    ratio = combined_ratio(pairs)
+    floor = math.prod(smallest_p(len(b), len(x)) for b, x in pairs)
+    if n < 2 or m < 2 or floor >= alpha:
+        return plain._replace(
+            ratio=ratio, ci_low=nan, ci_high=nan, p_slower=nan, p_faster=nan, verdict="insufficient data"
+        )
+    low, high = _interval(pairs) if interval else (nan, nan)
+    p_slower, p_faster = van_elteren(pairs)
+    word = verdict_word(ratio, low, high, p_slower, p_faster, threshold, alpha)
+    median = plain.baseline_median, plain.new_median
+    return Comparison(n, m, *median, ratio, low, high, p_slower, p_faster, flagged_verdict(word), word=word)
