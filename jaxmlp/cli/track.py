@@ -16,6 +16,7 @@ from pathlib import Path
 
 from jaxmlp import registry, units
 from jaxmlp.cli import options
+from jaxmlp.cli.sweep.common import measuring_of
 from jaxmlp.errors import JaxmlpError, gate
 from jaxmlp.measure import environment
 from jaxmlp.measure.sweep import envs, published
@@ -218,15 +219,7 @@ def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
     """The call's settings from its arguments: the MLP epoch and each --workload given, measured as the sweep
     measures them."""
     given = [w for w in (args.workload or ()) if w != EPOCH]
-    measuring = Measuring(
-        (EPOCH, *dict.fromkeys(given)),
-        args.dataset,
-        args.data_dir,
-        args.limit,
-        args.epochs,
-        args.calls,
-        args.pin_cpu,
-    )
+    measuring = replace(measuring_of(args), workloads=(EPOCH, *dict.fromkeys(given)))
     matrix = Matrix(
         processes=args.processes,
         envs=args.envs,
