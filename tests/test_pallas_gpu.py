@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 from jax import random
+from test_pallas import steps_by_hand  # the reference the TPU kernel's tests hold
 
 from jaxmlp import model
 from jaxmlp.errors import JaxmlpError
@@ -14,7 +15,6 @@ from jaxmlp.pipelines.array_epochs import PallasGpuEpoch
 from jaxmlp.pipelines.epoch_base import BF16_TOLERANCE
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import as_arrays
-from jaxmlp.pipelines.steps import images_for, jit_step, slices
 
 
 def gpu_epoch(images, labels, precision, batch_size=128):
@@ -22,16 +22,6 @@ def gpu_epoch(images, labels, precision, batch_size=128):
     return PallasGpuEpoch(
         "pallas", images, labels, batch_size, model.STEP_SIZE, jax.devices()[0], precision, interpret=True
     )
-
-
-def steps_by_hand(images, labels, precision, params, batch_size=128):
-    """The reference: the step of ``precision`` over in-order batches, the last one smaller."""
-    x, y = images_for(images, precision), np.asarray(model.one_hot(labels, 10))
-    with model.precision_scope(precision):
-        step = jit_step(precision)
-        for s in slices(len(x), batch_size):
-            params = step(params, x[s], y[s], model.STEP_SIZE)
-    return params
 
 
 @pytest.fixture(scope="module")
