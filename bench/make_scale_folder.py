@@ -3,14 +3,13 @@ corrupt and truncated files among them, to measure `jaxmlp report` and `jaxmlp s
 
     python bench/make_scale_folder.py reports/ /tmp/scale --runs 1000 --sweeps 50 --timelines 20
 
-The runs are copies of the source's ``bench-*.json`` files (taken in turn), the sweeps of its ``jaxlib-*/`` folders
-and the timelines of its ``timeline-*/`` folders, each dated anew (one run every ``--every`` hours, ending at the
-newest source run) and its times multiplied by a random factor per benchmark (``--jitter``, 3% by default); from
-two thirds of the runs on, every benchmark is ``--step`` slower (8% by default), so the history has one change to
-find. Then ``--corrupt`` files are added: truncated copies, an empty file, bytes that are not text, a JSON list, a
-file with a malformed field, and a truncated file inside a sweep folder. The numbers are the real files' numbers
-moved by a seeded random factor: the folder is a load for the report, not a measurement.
-"""
+The runs are copies of the source's ``bench-*.json`` files (taken in turn), the sweeps of its ``sweep-*/`` (and older
+``jaxlib-*/``) folders and the timelines of its ``timeline-*/`` folders, each dated anew (one run every ``--every``
+hours, ending at the newest source run) and its times multiplied by a random factor per benchmark (``--jitter``, 3% by
+default); from two thirds of the runs on, every benchmark is ``--step`` slower (8% by default), so the history has one
+change to find. Then ``--corrupt`` files are added: truncated copies, an empty file, bytes that are not text, a JSON
+list, a file with a malformed field, and a truncated file inside a sweep folder. The numbers are the real files'
+numbers moved by a seeded random factor: the folder is a load for the report, not a measurement."""
 
 from __future__ import annotations
 
@@ -121,7 +120,12 @@ def sources(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
         return sorted(found, key=lambda p: layout.stamp_in(p.name))
 
     runs = named(layout.BENCH, lambda p: p.is_file() and p.suffix == ".json" and not _times_folders(p))
-    sweeps = named(layout.SWEEP, lambda p: (p / layout.CELLS_FILE).is_file())
+
+    def is_sweep(p: Path) -> bool:
+        return (p / layout.CELLS_FILE).is_file()
+
+    sweeps = named(layout.SWEEP, is_sweep) + named(layout.SWEEP_BEFORE, is_sweep)
+    sweeps.sort(key=lambda p: layout.stamp_in(p.name))
     timelines = named(layout.TIMELINE, lambda p: (p / layout.CELLS_FILE).is_file())
     return runs, sweeps, timelines
 
@@ -186,7 +190,7 @@ def make(
     for what, (count, found) in wanted.items():
         if count and not found:
             raise SystemExit(
-                f"{source} holds no {what} to copy (bench-*.json, jaxlib-*/, timeline-*/): give the "
+                f"{source} holds no {what} to copy (bench-*.json, sweep-*/ or jaxlib-*/, timeline-*/): give the "
                 f"folder of real results, or --{what} 0"
             )
     out.mkdir(parents=True)
@@ -216,7 +220,9 @@ def make(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", type=Path, help="a folder of real results (bench-*.json, jaxlib-*/, timeline-*/)")
+    parser.add_argument(
+        "source", type=Path, help="a folder of real results (bench-*.json, sweep-*/, jaxlib-*/, timeline-*/)"
+    )
     parser.add_argument("out", type=Path, help="the new folder to fill (must not exist)")
     parser.add_argument("--runs", type=int, default=1000, help="benchmark runs (default: %(default)s)")
     parser.add_argument("--sweeps", type=int, default=50, help="sweep folders (default: %(default)s)")

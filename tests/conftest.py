@@ -35,7 +35,7 @@ def explained(monkeypatch):
     alone)."""
     calls = []
     from jaxmlp.errors import JaxmlpError
-    from jaxmlp.results.releases import explain_files
+    from jaxmlp.results.sweep import explain_files
 
     def explain(where, a, b, workload, *args, **kwargs):
         calls.append((a, b, workload))

@@ -21,7 +21,7 @@ from jaxmlp.measure.bisection import (
 )
 from jaxmlp.measure.sweep import published
 from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
-from jaxmlp.results.findings.releases import bisection
+from jaxmlp.results.findings.sweeps import bisection
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.store.frames import load

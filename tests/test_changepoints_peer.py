@@ -9,7 +9,7 @@ import pytest
 
 from jaxmlp import changepoints
 from jaxmlp.measure.sweep import peer, validation
-from jaxmlp.results.releases.folders import noise_cells
+from jaxmlp.results.sweep.folders import noise_cells
 
 EVERY = 3  # every third series: 37 of 110, each generator, length and noise level (a few seconds)
 

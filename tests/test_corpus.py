@@ -185,9 +185,9 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
     explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
     from jaxmlp import changepoints
-    from jaxmlp.results.releases.compared import TimelineColumn
-    from jaxmlp.results.releases.corpus import Findings
     from jaxmlp.results.schema.explain import ExplainDocument
+    from jaxmlp.results.sweep.compared import TimelineColumn
+    from jaxmlp.results.sweep.corpus import CaseFound
 
     rng = np.random.default_rng(0)
     samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
@@ -197,7 +197,7 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     if explained_same_hlo is not None:
         prints = {"0.4.33": "a", "0.4.34": "a" if explained_same_hlo else "b"}
         docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, {"0.4.33": (1.0,), "0.4.34": (1.3,)}),)
-    return Findings((column,), explanations=docs)
+    return CaseFound((column,), explanations=docs)
 
 
 def _case(**expect):
@@ -206,7 +206,7 @@ def _case(**expect):
 
 
 def test_a_program_change_explains_a_case_whose_cause_is_the_program():
-    from jaxmlp.results.releases.corpus import score
+    from jaxmlp.results.sweep.corpus import score
 
     step = [1.0, 1.0, 1.0, 1.3, 1.3]
     right = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False))
@@ -218,7 +218,7 @@ def test_a_program_change_explains_a_case_whose_cause_is_the_program():
 
 
 def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
-    from jaxmlp.results.releases.corpus import score
+    from jaxmlp.results.sweep.corpus import score
 
     missed = score(_case(cause="unknown", flag=""), _findings([1.0, 1.0, 1.3, 1.3, 1.3]))
     assert missed.found is False and missed.why[0].startswith("expected 0.4.34 slower; flagged 0.4.33 slower than")
@@ -233,11 +233,11 @@ def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
 
 def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_explains_nothing():
     from jaxmlp import changepoints
-    from jaxmlp.results.releases.compared import TimelineColumn
-    from jaxmlp.results.releases.corpus import Findings, score
+    from jaxmlp.results.sweep.compared import TimelineColumn
+    from jaxmlp.results.sweep.corpus import CaseFound, score
 
     control = replace(_case(), kind="control", expect=replace(_case().expect, direction="none", release=None))
-    nothing = score(control, Findings(()))
+    nothing = score(control, CaseFound(()))
     assert nothing.clean is False and "nothing was measured" in nothing.why[0]
     step = _findings([1.0, 1.0, 1.0, 1.3, 1.3])
     flag = "--xla_cpu_use_thunk_runtime=false"
@@ -253,13 +253,13 @@ def _stopped_corpus(tmp_path, monkeypatch, capsys, at):
     scorecard is written. Returns its exit status, its last line and its folder."""
     from jaxmlp.cli.sweep import corpus
     from jaxmlp.errors import Interrupted
-    from jaxmlp.results.releases.corpus import findings_of, score
+    from jaxmlp.results.sweep.corpus import case_found, score
 
     def case(case, number, total, args, folder):
         (folder / case.name).mkdir()
         if at == ("case", number):
             raise Interrupted()
-        return score(case, findings_of(folder / case.name), [], 0.0)
+        return score(case, case_found(folder / case.name), [], 0.0)
 
     def stop(*args, **kwargs):
         raise Interrupted()
@@ -307,8 +307,8 @@ def test_a_corpus_stopped_before_any_case_ended_has_no_scorecard_and_leaves_no_e
 
 def test_a_bisection_that_met_a_failure_in_a_slowdown_case_says_so_and_explains_nothing():
     from jaxmlp.measure.bisection import RUNS, Bisection
-    from jaxmlp.results.releases.corpus import score
     from jaxmlp.results.schema.bisect import BisectDocument
+    from jaxmlp.results.sweep.corpus import score
 
     failed = "failed at its probe: the worker failed: gone"
     result = Bisection(RELEASES, "fails", None, (), "", "0.4.34", "0.4.33", None, failed, {"0.4.33": RUNS})

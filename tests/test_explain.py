@@ -17,13 +17,13 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.results.releases import explain_files
-from jaxmlp.results.releases.explain import explanation
-from jaxmlp.results.releases.explain_files import (
-    explain as real_explain,  # before tests/conftest.py's `explained` stands in
-)
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.sweep import explain_files
+from jaxmlp.results.sweep.explain import explanation
+from jaxmlp.results.sweep.explain_files import (
+    explain as real_explain,  # before tests/conftest.py's `explained` stands in
+)
 
 WHILE_LOOP = Path(__file__).parent / "workloads" / "while_loop.py"
 LOOPED = "0.7.0"
@@ -69,7 +69,7 @@ def test_a_trace_without_operations_is_described_by_what_it_holds():
     import pandas as pd
 
     from jaxmlp import hlo
-    from jaxmlp.results.releases.explain import op_seconds
+    from jaxmlp.results.sweep.explain import op_seconds
 
     text = (
         "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n  %p = f32[4]{0} parameter(0)\n"

@@ -291,7 +291,7 @@ def test_a_one_epoch_training_run_has_no_epoch_after_the_first(tmp_path):
 
 
 def test_a_step_whose_release_ignored_its_flag_says_so():
-    from jaxmlp.results.releases.cells import cells_table
+    from jaxmlp.results.sweep.cells import cells_table
 
     sweep = FIXTURES / "runs" / "jaxlib-20261203T055619"  # 0.8.3 ignores --xla_cpu_use_thunk_runtime=false
     results = load(ResultsStore(sweep))

@@ -13,12 +13,12 @@ from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.report.explain import explain_text
-from jaxmlp.results.releases.cells import cells_table, flags_table, ignored_cells
-from jaxmlp.results.releases.explain import explanation, op_times, operation_changes
-from jaxmlp.results.releases.explain_files import explain
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.explain import SAME_HLO, ExplainDocument
 from jaxmlp.results.schema.sweep import Cell, CellsDocument
+from jaxmlp.results.sweep.cells import cells_table, flags_table, ignored_cells
+from jaxmlp.results.sweep.explain import explanation, op_times, operation_changes
+from jaxmlp.results.sweep.explain_files import explain
 from jaxmlp.results.tables import RUN_PEAK, compare_memory, roofline
 
 TINY = Measuring(dataset="synthetic", limit=256, epochs=2, calls=3)
@@ -125,8 +125,8 @@ def test_the_flags_table_says_which_release_takes_which_flag():
 
 def test_the_programs_quantities_read_in_words():
     from jaxmlp.report.explain import changes_table
-    from jaxmlp.results.releases.explain import QUANTITIES
     from jaxmlp.results.schema.explain import Change
+    from jaxmlp.results.sweep.explain import QUANTITIES
 
     facts = {q: 1.0 for q in QUANTITIES}
     doc = ExplainDocument({}, "w", "A", "B", {}, {}, tuple(Change(q, v, 2 * v) for q, v in facts.items()))

@@ -83,7 +83,7 @@ def test_without_ruptures_the_history_says_no_change_was_searched_for(monkeypatc
     """The change points across runs need ruptures: without it the answer says so, and nothing fails."""
     from jaxmlp import changepoints
     from jaxmlp.results import history
-    from jaxmlp.results.findings.runs import changes_across_runs
+    from jaxmlp.results.findings.others import changes_across_runs
     from jaxmlp.results.store.frames import load
     from jaxmlp.results.store.writing import ResultsStore
 

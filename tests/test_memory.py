@@ -101,9 +101,9 @@ def test_the_own_peak_is_vmhwm_and_getrusage_only_with_a_reason(monkeypatch, tmp
 
 def test_a_sweep_written_before_schema_7_says_its_peaks_may_not_be_the_workers_own():
     from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-    from jaxmlp.results.releases import files
     from jaxmlp.results.schema.common import CELLS, CURRENT
     from jaxmlp.results.schema.upgrade import INHERITED_PEAK, upgrade
+    from jaxmlp.results.sweep import files
 
     process = ProcessResult(
         {"jax": "0.7.0", "python": "3.11.7", "peak_rss_bytes": 6 * 2**30}, {"step": WorkloadTimes.of(0.1, [2.0, 1.0])}

@@ -14,8 +14,8 @@ import pytest
 
 from jaxmlp import changepoints, registry
 from jaxmlp.report import plot_style, plots
-from jaxmlp.results.releases.compared import TimelineColumn
 from jaxmlp.results.schema.roofline import RooflineDocument
+from jaxmlp.results.sweep.compared import TimelineColumn
 
 LADDER = pd.DataFrame(
     {

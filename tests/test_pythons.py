@@ -150,8 +150,8 @@ def test_the_python_option_is_declared_once_and_taken_by_every_sweep_command():
 def test_the_python_of_each_release_is_shown_and_a_step_across_a_change_of_python_marked():
     import pandas as pd
 
-    from jaxmlp.report.release_summaries import python_lines
-    from jaxmlp.results.releases.tables import pythons_of
+    from jaxmlp.report.sweep_summaries import python_lines
+    from jaxmlp.results.sweep.views import pythons_of
 
     rows = pd.DataFrame({"release": ["0.10.2", "0.10.2", "0.12.1"], "python": ["3.12.1", "3.12.1", "3.12.1"]})
     assert python_lines(pythons_of(rows)) == ("Python 3.12.1 for every release",)

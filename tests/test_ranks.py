@@ -50,7 +50,7 @@ def test_ranks_1_on_measure_rank_0s_plan_without_probing(tmp_path, monkeypatch):
     from jaxmlp.measure.sweep import matrix as sweep_matrix
     from jaxmlp.measure.sweep.matrix import Failure, Outcome, Probed, Runner, follow
     from jaxmlp.measure.sweep.settings import Matrix, Measuring
-    from jaxmlp.results.releases.files import Plan, RunLog
+    from jaxmlp.results.sweep.files import Plan, RunLog
 
     cells = [Runner(label, sys.executable, Measuring(("batched",))) for label in ("0.4.30", "0.4.31")]
     probed = Probed(
@@ -141,7 +141,7 @@ def test_a_folder_removed_under_a_rank_is_one_line(tmp_path):
 def test_rank_0_takes_a_ranks_file_renamed_first(tmp_path):
     """A rank's samples file is renamed before it is read: a line the rank appends afterwards starts a new file
     rather than vanishing with the one taken."""
-    from jaxmlp.results.releases.files import RunLog
+    from jaxmlp.results.sweep.files import RunLog
 
     log = RunLog(tmp_path)
     other = sweep_ranks.samples_file(tmp_path, 1)
@@ -154,7 +154,7 @@ def test_rank_0_takes_a_ranks_file_renamed_first(tmp_path):
 def test_rank_0_stopped_before_its_plan_keeps_a_shared_folder(tmp_path):
     """The folder holds the other ranks' files and stop marks: kept when shared, removed when alone."""
     from jaxmlp.cli.sweep.measured import measure_into
-    from jaxmlp.results.releases.files import RunLog
+    from jaxmlp.results.sweep.files import RunLog
 
     def stopped():
         raise sweep_ranks.JaxmlpError("no cell could be measured")

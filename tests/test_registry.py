@@ -5,10 +5,10 @@ from pathlib import Path
 
 from jaxmlp import registry
 from jaxmlp.results import tables
-from jaxmlp.results.releases.tables import sweep_table
+from jaxmlp.results.sweep.views import sweep_table
 
 ROOT = Path(__file__).parent.parent
-TABLE_MODULES = ("jaxmlp.results.tables", "jaxmlp.results.releases.tables")
+TABLE_MODULES = ("jaxmlp.results.tables", "jaxmlp.results.sweep.views")
 
 
 def benchmark_functions() -> dict[str, tuple[str, set[str]]]:

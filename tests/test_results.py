@@ -78,7 +78,7 @@ def test_a_folder_result_appears_whole_or_not_at_all(tmp_path):
     with store.new_folder(layout.SWEEP) as folder:
         write_json_new(folder.path / "a.json", {})
         assert folder.path.name.startswith(".") and not store.scan().documents  # hidden while it is written
-    assert folder.path.parent == tmp_path and folder.path.name.startswith("jaxlib-")
+    assert folder.path.parent == tmp_path and folder.path.name.startswith("sweep-")
     assert sorted(p.name for p in folder.path.iterdir()) == ["a.json"]
     with pytest.raises(RuntimeError), store.new_folder(layout.SWEEP) as broken:
         write_json_new(broken.path / "a.json", {})
@@ -291,7 +291,7 @@ def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
     out = place("out")
     assert main(["sweep", "run", "--env", f"0.10.2={sys.executable}", "--processes", "3", "--out", out]) == 0
     (folder,) = (place.root / "out").iterdir()
-    assert folder.name.startswith("jaxlib-") and sorted(p.name for p in folder.iterdir()) == [
+    assert folder.name.startswith("sweep-") and sorted(p.name for p in folder.iterdir()) == [
         "cells.json",
         "jax-0.10.2.json",
         "samples.jsonl",

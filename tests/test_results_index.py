@@ -16,12 +16,12 @@ import pytest
 from jaxmlp.cli import main
 from jaxmlp.report import summaries
 from jaxmlp.results import history
-from jaxmlp.results.findings import releases
-from jaxmlp.results.releases import compared
-from jaxmlp.results.releases.tables import sweep_steps, sweeps
+from jaxmlp.results.findings import sweeps as sweep_findings
 from jaxmlp.results.store import index, reading
 from jaxmlp.results.store.frames import Results, load, results, sweep_rows
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.results.sweep import compared
+from jaxmlp.results.sweep.views import sweep_steps, sweeps
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "bench" / "make_scale_folder.py"
@@ -204,7 +204,7 @@ def test_sweeps_and_timelines_older_than_the_newest_are_named_from_the_index(fol
     indexed = results(index.scan(folder, "jaxmlp summary", keep_sweeps=0))
     assert not len(sweep_rows(indexed.runs)) and len(sweep_rows(every.runs))  # no cell read in full
     sweeps = {s.folder.name.split("-")[0]: s for s in indexed.older_sweeps}
-    assert set(sweeps) == {"jaxlib", "timeline"}
+    assert set(sweeps) == {"sweep", "timeline"}  # make_scale_folder names its copies as new sweeps are named
     for sweep in sweeps.values():
         rows = sweep_rows(every.runs)
         mine = rows[rows["file"].str.startswith(f"{sweep.folder}/")]
@@ -285,7 +285,7 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
 
     def answer() -> tuple[str, Results]:
         found = results(index.scan(folder, "jaxmlp summary"))
-        matrix, _, _ = releases.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        matrix, _, _ = sweep_findings.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
         return matrix.line(), found
 
     seen = _compared(monkeypatch)
@@ -300,7 +300,7 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
     assert not seen and again == first  # every pair's comparison kept in the index
     kept = compared.comparisons(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
     pd.testing.assert_frame_equal(sweep_steps(rows, found.samples, done=kept), steps)
-    assert releases.answers(found, folder)[0].line() == first  # the same answer without the memo
+    assert sweep_findings.answers(found, folder)[0].line() == first  # the same answer without the memo
 
     cell = folder / SWEEP.name / "jax-0.8.3.json"  # the newest release without flags, 1.5 times slower
     doc = json.loads(cell.read_text())
@@ -313,7 +313,7 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
     later, found = answer()
     changed = steps[(steps["to"] == "0.8.3") & (steps["xla_flags"].fillna("") == "")]
     assert len(seen) == len(changed) > 0  # only the pairs the changed cell is a side of
-    assert releases.answers(found, folder)[0].line() == later != first
+    assert sweep_findings.answers(found, folder)[0].line() == later != first
     with sqlite3.connect(folder / index.INDEX_NAME) as db:
         (kept,) = db.execute("SELECT count(*) FROM memo WHERE kind LIKE 'comparisons %'").fetchone()
     assert kept == pairs  # the changed pairs' old comparisons dropped
@@ -328,7 +328,7 @@ def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_cha
 
     def answer() -> tuple[str, Results]:
         found = results(index.scan(folder, "jaxmlp summary"))
-        _, timeline, _ = releases.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        _, timeline, _ = sweep_findings.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
         return timeline.line(), found
 
     def said(columns: list[compared.TimelineColumn]) -> list[tuple[object, ...]]:
@@ -354,7 +354,7 @@ def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_cha
     cell.write_text(json.dumps(doc))
     later, found = answer()
     assert len(searched) == 1  # its column only
-    assert releases.answers(found, folder)[1].line() == later != first
+    assert sweep_findings.answers(found, folder)[1].line() == later != first
 
 
 def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):

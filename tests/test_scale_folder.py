@@ -37,7 +37,7 @@ def test_the_folder_holds_the_runs_sweeps_timelines_and_corrupt_files_asked_for(
     bench = [(p, d) for p, d in runs if d.kind == "bench"]
     assert len(bench) == 9 and len({d.commit for _, d in bench}) == 9  # each run its own date and commit
     assert [layout.stamp_in(p) for p, _ in bench] == sorted(layout.stamp_in(p) for p, _ in bench)
-    assert len(list(out.glob("jaxlib-*"))) == 2 and len(list(out.glob("timeline-*"))) == 2
+    assert len(list(out.glob("sweep-*"))) == 2 and len(list(out.glob("timeline-*"))) == 2
     assert len(scan.skipped) == 6  # one of each corruption, each skipped with its reason
     assert all(s.why for s in scan.skipped)
 

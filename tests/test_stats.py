@@ -282,10 +282,10 @@ def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
     """Two sweep cells whose processes two nodes shared (schema 6: a node in each process's metadata), written and
     read back: the release comparison takes the node as a block; a cell whose processes name no node is one node."""
     from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-    from jaxmlp.results.releases.tables import sweep_steps, sweeps
     from jaxmlp.results.schema.sweep import SweepDocument
     from jaxmlp.results.store.frames import load
     from jaxmlp.results.store.writing import ResultsStore, write_json_new
+    from jaxmlp.results.sweep.views import sweep_steps, sweeps
 
     levels, nodes = np.repeat([1.0, 2.0], 6), ["a"] * 6 + ["b"] * 6
     for release, seed, slower in (("0.4.30", 0, 1.0), ("0.4.31", 1, 1.1)):
@@ -308,10 +308,10 @@ def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two
     """A cell whose processes all ran on node a, beside one that nodes a and b shared: the nodes are kept (not ""),
     so node a's samples are compared, not all dropped as "insufficient data"."""
     from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-    from jaxmlp.results.releases.tables import sweep_steps, sweeps
     from jaxmlp.results.schema.sweep import SweepDocument
     from jaxmlp.results.store.frames import load
     from jaxmlp.results.store.writing import ResultsStore, write_json_new
+    from jaxmlp.results.sweep.views import sweep_steps, sweeps
 
     sides = (("0.4.30", 0, 1.0, ["a"] * 6 + ["b"] * 6), ("0.4.31", 1, 1.2, ["a"] * 12))
     for release, seed, slower, nodes in sides:
@@ -334,7 +334,7 @@ def test_every_sweep_sample_names_its_node(tmp_path):
     import socket
 
     from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-    from jaxmlp.results.releases.files import RunLog
+    from jaxmlp.results.sweep.files import RunLog
 
     log = RunLog(tmp_path)
     log.record("c", 0, ProcessResult({"jax": "0.4.30"}, {"w": WorkloadTimes.of(0.1, [1.0, 1.0])}))

@@ -1,4 +1,4 @@
-"""Each result's answer (`jaxmlp.report.run_summaries`, `release_summaries`, `summaries`), rendered as text or Markdown
+"""Each result's answer (`jaxmlp.report.run_summaries`, `sweep_summaries`, `summaries`), rendered as text or Markdown
 (`jaxmlp.report.text`), and `jaxmlp summary` on every kind of result: real sweep, bisection and scaling results, and
 hand-made ones, all under tests/fixtures/."""
 

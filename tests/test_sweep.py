@@ -22,13 +22,13 @@ from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.registry import version_key
 from jaxmlp.report.corpus_sections import trials_run
 from jaxmlp.report.sections import MATRIX, build_sections
-from jaxmlp.results.releases import files
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.sweep import CellsDocument, SweepDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.reading import read_benchmarks
 from jaxmlp.results.store.writing import ResultsStore, write_json_new
+from jaxmlp.results.sweep import files
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = str(ROOT / "bench" / "workloads" / "scan_heavy.py") + ":make"
@@ -433,7 +433,7 @@ def test_nox_lists_the_version_matrix():
 
 
 def test_a_trials_p_is_the_side_its_verdict_is_about():
-    from jaxmlp.results.releases.tables import trials_table
+    from jaxmlp.results.sweep.views import trials_table
     from jaxmlp.stats import compare
 
     base = np.linspace(1.0, 1.1, 14)
@@ -596,8 +596,8 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
 
 
 def test_the_flags_table_says_for_each_value_whether_each_release_accepts_it():
-    from jaxmlp.results.releases.cells import flags_table
     from jaxmlp.results.schema.sweep import Cell
+    from jaxmlp.results.sweep.cells import flags_table
 
     doc = CellsDocument(
         (

@@ -365,7 +365,7 @@ def test_the_committed_timeline_reads_back_with_its_changes():
 def test_a_column_without_a_change_says_its_ends_in_the_four_words():
     """Where the detector finds nothing, a column's verdict is its last release against its first: the same only
     where that interval lies within the threshold both ways, else inconclusive with what would settle it."""
-    from jaxmlp.results.releases.compared import TimelineColumn, column_said, column_verdicts
+    from jaxmlp.results.sweep.compared import TimelineColumn, column_said, column_verdicts
 
     rng = np.random.default_rng(0)
     quiet = tuple(tuple(1.0 + rng.normal(0, 0.005, 30)) for _ in range(3))

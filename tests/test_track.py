@@ -18,10 +18,10 @@ from test_wheels import wheel_folder
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import track as flow
-from jaxmlp.results.releases import tracked
 from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
+from jaxmlp.results.sweep import tracked
 from jaxmlp.stats import compare
 
 WHEELS = "JAXMLP_TEST_WHEELS"

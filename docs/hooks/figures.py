@@ -166,7 +166,7 @@ class Figures:
 
     def corpus_table(self, run: str) -> str:
         """The scorecard's table, a row a case, as a Markdown table."""
-        from jaxmlp.results.releases.corpus import corpus_table
+        from jaxmlp.results.sweep.corpus import corpus_table
 
         frame = corpus_table(self._corpus(run).scores)
         rows = [list(frame.columns), ["---"] * len(frame.columns), *frame.astype(str).values.tolist()]

@@ -25,10 +25,10 @@ from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
 from jaxmlp.report.track_message import write_message
 from jaxmlp.report.track_site import write_site
-from jaxmlp.results.releases import tracked
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
+from jaxmlp.results.sweep import tracked
 
 EPOCH = registry.SWEEP_WORKLOADS[0]
 """The MLP epoch every series tracks (the sweep's first built-in workload), beside each ``--workload`` given."""

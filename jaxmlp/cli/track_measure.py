@@ -30,10 +30,10 @@ from jaxmlp.measure.sweep.matrix import (
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
 from jaxmlp.registry import version_key
-from jaxmlp.results.releases import tracked
-from jaxmlp.results.releases.files import Plan, RunLog
 from jaxmlp.results.schema.track import Tracked
 from jaxmlp.results.store.writing import write_new
+from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep.files import Plan, RunLog
 from jaxmlp.units import minutes
 
 

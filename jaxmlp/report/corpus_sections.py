@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from jaxmlp.report.content import Run, Table
-from jaxmlp.results.releases.corpus import corpus_table, totals
-from jaxmlp.results.releases.tables import trials_table
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
-from jaxmlp.results.tables.runs import partial_note
+from jaxmlp.results.sweep.corpus import corpus_table, totals
+from jaxmlp.results.sweep.views import trials_table
+from jaxmlp.results.tables.training import partial_note
 
 
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:

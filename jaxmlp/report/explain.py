@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from jaxmlp.results.releases.explain import median_ratio, quantity_words
 from jaxmlp.results.schema.explain import SAME_HLO, ExplainDocument
+from jaxmlp.results.sweep.explain import median_ratio, quantity_words
 from jaxmlp.units import duration, number, ratio, size
 
 OP_ROWS = 15

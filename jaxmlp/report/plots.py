@@ -3,7 +3,7 @@
 Each kind has a builder (``*_figure``: data in, a matplotlib figure out, for tests to inspect) and its ``plot_*``
 (the PNG); how they look (size, fonts, units, legends) is `jaxmlp.report.plot_style`'s. Histories and release
 timelines are drawn in `jaxmlp.report.plots_history`, version sweeps, bisections and the roofline in
-`jaxmlp.report.plots_release`.
+`jaxmlp.report.plots_sweep`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from jaxmlp import registry, units
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, bars_height, human_axis, legend_above, slots, wrap
 from jaxmlp.report.plots_history import history_figure, timeline_figure
-from jaxmlp.report.plots_release import bisection_figure, roofline_figure, sweep_figure
+from jaxmlp.report.plots_sweep import bisection_figure, roofline_figure, sweep_figure
 from jaxmlp.report.sections import Figure
-from jaxmlp.results.releases.compared import TimelineColumn
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
+from jaxmlp.results.sweep.compared import TimelineColumn
 
 PRECISION_COLOURS = {"f32": "C0", "bf16": "C1"}
 PRECISION_LINES = {"f32": "--", "bf16": ":"}

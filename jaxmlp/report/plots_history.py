@@ -12,7 +12,7 @@ from jaxmlp import units
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, human_axis, legend_above
 from jaxmlp.results import history
-from jaxmlp.results.releases.compared import TimelineColumn
+from jaxmlp.results.sweep.compared import TimelineColumn
 from jaxmlp.stats import FASTER, SLOWER
 
 COLUMNS = 4

@@ -13,7 +13,7 @@ import pandas as pd
 
 from jaxmlp import units
 from jaxmlp.report.content import Figure, Finding, Run, Table, describe, run_stamp
-from jaxmlp.report.release_sections import CHANGE_RULE
+from jaxmlp.report.sweep_sections import CHANGE_RULE
 from jaxmlp.results import history, tables
 from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.machines import machine

@@ -2,7 +2,7 @@
 its findings (`jaxmlp.results.findings`, the same answers as the overview and `jaxmlp summary`), then the tables and
 plots of the runs those findings rest on (folded in the page), then the earlier runs' labels. Pure: no matplotlib, no
 HTML; tests read sections as data. The benchmark runs' parts: `jaxmlp.report.run_sections`; the release sweeps':
-`jaxmlp.report.release_sections`."""
+`jaxmlp.report.sweep_sections`."""
 
 from __future__ import annotations
 
@@ -39,12 +39,6 @@ from jaxmlp.report.content import (
     subject,
 )
 from jaxmlp.report.corpus_sections import KNOWN_REGRESSIONS, corpus_run, trials_run
-from jaxmlp.report.release_sections import (
-    bisection_run,
-    explain_run,
-    sweep_runs,
-    timeline_runs,
-)
 from jaxmlp.report.run_sections import (
     cpu_accelerator_plots,
     earlier_runs,
@@ -55,6 +49,12 @@ from jaxmlp.report.run_sections import (
     roofline_run,
     summarised_runs,
     trace_run,
+)
+from jaxmlp.report.sweep_sections import (
+    bisection_run,
+    explain_run,
+    sweep_runs,
+    timeline_runs,
 )
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings import findings

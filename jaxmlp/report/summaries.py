@@ -11,7 +11,9 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from jaxmlp.registry import TRAIN_EPOCH
-from jaxmlp.report.release_summaries import (
+from jaxmlp.report.run_summaries import bench_summary, train_summary, tta_summary
+from jaxmlp.report.summary_base import Summary
+from jaxmlp.report.sweep_summaries import (
     bisect_summary,
     corpus_summary,
     sweep_summary,
@@ -19,17 +21,15 @@ from jaxmlp.report.release_summaries import (
     trials_summary,
     validation_summary,
 )
-from jaxmlp.report.run_summaries import bench_summary, train_summary, tta_summary
-from jaxmlp.report.summary_base import Summary
 from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding
-from jaxmlp.results.releases.compared import timeline_columns
-from jaxmlp.results.releases.tables import is_timeline, pythons_of, sweeps
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results, benchmark_rows, load, query, without_sweeps
 from jaxmlp.results.store.reading import read_benchmarks
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.results.sweep.compared import timeline_columns
+from jaxmlp.results.sweep.views import is_timeline, pythons_of, sweeps
 
 KINDS = (
     "known regressions",

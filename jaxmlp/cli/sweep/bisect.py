@@ -26,12 +26,12 @@ from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import bisect as flow
 from jaxmlp.measure.sweep.matrix import Measured, Runner
 from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring
-from jaxmlp.report.release_summaries import bisect_summary
+from jaxmlp.report.sweep_summaries import bisect_summary
 from jaxmlp.report.text import render
-from jaxmlp.results.releases import files
 from jaxmlp.results.schema.bisect import BisectDocument, recorded
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, new_dir, write_json_new
+from jaxmlp.results.sweep import files
 from jaxmlp.units import duration, ratio
 
 HELP = "the first release between GOOD and BAD that is slower (or faster)"

@@ -26,12 +26,12 @@ from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
 from jaxmlp.measure.sweep.settings import Bisect, Corpus, Detector, Matrix, Measuring, Timeline
 from jaxmlp.registry import version_key
-from jaxmlp.report.release_summaries import corpus_summary
+from jaxmlp.report.sweep_summaries import corpus_summary
 from jaxmlp.report.text import render
-from jaxmlp.results.releases.corpus import findings_of, score
 from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
+from jaxmlp.results.sweep.corpus import case_found, score
 from jaxmlp.units import minutes, size
 
 MANIFEST = Path("bench") / "corpus" / "corpus.toml"
@@ -261,7 +261,7 @@ def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> Ca
             errors.append(f"{name}: {e}")
     folders = sorted(str(p.relative_to(corpus)) for p in out.iterdir() if p.is_dir())
     expected = case.expect.direction == "fails"
-    found = findings_of(out, "" if expected else "; ".join(errors))
+    found = case_found(out, "" if expected else "; ".join(errors))
     return score(case, found, folders, time.monotonic() - start)
 
 

@@ -13,11 +13,11 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import bisection
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.report.explain import explain_text
-from jaxmlp.results.releases import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
-from jaxmlp.results.releases.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
-from jaxmlp.results.releases.folders import FiledChange
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store.writing import ResultsStore, check_folder
+from jaxmlp.results.sweep import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
+from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
+from jaxmlp.results.sweep.folders import FiledChange
 from jaxmlp.units import count
 
 HELP = "why A and B differ on a workload: the compiled program, or below it"

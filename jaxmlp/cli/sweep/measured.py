@@ -16,10 +16,10 @@ from jaxmlp.errors import Interrupted, JaxmlpError, gate
 from jaxmlp.measure.sweep.matrix import Measured, unmeasured, unmeasured_line
 from jaxmlp.report.summaries import summaries
 from jaxmlp.report.text import render
-from jaxmlp.results.releases.files import Plan, RunLog
-from jaxmlp.results.releases.folders import FiledChange, folder_verdicts, verdicts
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.results.sweep.files import Plan, RunLog
+from jaxmlp.results.sweep.folders import FiledChange, folder_verdicts, verdicts
 from jaxmlp.units import minutes
 
 
@@ -36,7 +36,7 @@ class SweepOutcome:
 
     def verdicts(self) -> pd.DataFrame:
         """Each comparison the sweep filed: per XLA-flags column and workload, each release against the one before
-        it, with its ratio, interval and verdict (`jaxmlp.results.releases.folders.verdicts`, read from the
+        it, with its ratio, interval and verdict (`jaxmlp.results.sweep.folders.verdicts`, read from the
         folder)."""
         return verdicts(self.folder)
 

@@ -24,9 +24,9 @@ from jaxmlp.measure import distributed
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Failure, Record
 from jaxmlp.measure.sweep.settings import Matrix
-from jaxmlp.results.releases.files import Plan, RunLog
 from jaxmlp.results.schema.sweep import NODE, RANK
 from jaxmlp.results.store.writing import write_new
+from jaxmlp.results.sweep.files import Plan, RunLog
 
 JOBS = {
     "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),

@@ -11,8 +11,8 @@ from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Failure, Measured, rounds
-from jaxmlp.results.releases.files import RunLog
 from jaxmlp.results.store import layout
+from jaxmlp.results.sweep.files import RunLog
 
 HELP = "go on with a sweep that was stopped: measure only what is missing"
 DESCRIPTION = (

@@ -13,9 +13,9 @@ from jaxmlp.cli.sweep.explain import explain_change
 from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.measure.sweep.matrix import Probed, environments, measure_cells, runners_for
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.results.releases.files import Plan, RunLog
-from jaxmlp.results.releases.folders import flagged_changes
 from jaxmlp.results.store.writing import ResultsStore, check_folder
+from jaxmlp.results.sweep.files import Plan, RunLog
+from jaxmlp.results.sweep.folders import flagged_changes
 
 HELP = "the version matrix (the default subcommand)"
 DESCRIPTION = (

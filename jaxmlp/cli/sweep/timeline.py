@@ -42,10 +42,10 @@ from jaxmlp.measure.sweep.matrix import (
     runners_for,
 )
 from jaxmlp.measure.sweep.settings import Matrix, Measuring, Timeline
-from jaxmlp.results.releases.files import Plan, RunLog
-from jaxmlp.results.releases.folders import timeline_changes
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder
+from jaxmlp.results.sweep.files import Plan, RunLog
+from jaxmlp.results.sweep.folders import timeline_changes
 from jaxmlp.units import minutes
 
 HELP = "every release from A to B, and where the time changed"

@@ -13,13 +13,13 @@ from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import peer, validation
-from jaxmlp.report.release_summaries import validation_summary
 from jaxmlp.report.summary_base import Summary
+from jaxmlp.report.sweep_summaries import validation_summary
 from jaxmlp.report.text import render
-from jaxmlp.results.releases.folders import noise_cells
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, write_json_new
+from jaxmlp.results.sweep.folders import noise_cells
 from jaxmlp.units import minutes
 
 DETECTORS = ("pelt", "binseg")

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from jaxmlp.results import history, tables
-from jaxmlp.results.findings import bench, checks, questions, releases, runs
+from jaxmlp.results.findings import bench, checks, others, questions, sweeps
 from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.questions import QUESTIONS, Question
 from jaxmlp.results.findings.select import evidence
@@ -48,9 +48,11 @@ def _past(asked: Asked) -> history.RunHistory:
 
 def _scaling(asked: Asked) -> list[Finding]:
     if asked.whole:
-        return runs.scaling(asked.runs_by_file, asked.folder)
+        return others.scaling(asked.runs_by_file, asked.folder)
     return (
-        runs.scaling(asked.runs_by_file, None, True) if any(map(tables.is_scaling, asked.runs_by_file.values())) else []
+        others.scaling(asked.runs_by_file, None, True)
+        if any(map(tables.is_scaling, asked.runs_by_file.values()))
+        else []
     )
 
 
@@ -60,16 +62,16 @@ ANSWERS: dict[Question, Callable[[Asked], Sequence[Finding]]] = {
     questions.LOADER: lambda a: bench.loaders(a.evidence, a.folder, a.whole),
     questions.FLOOR_DISTANCE: lambda a: bench.floor(a.evidence, a.folder, a.whole),
     questions.CPU_VS_ACCELERATOR: lambda a: bench.cpu_vs_accelerator(a.evidence, a.folder),
-    questions.OPERATIONS: lambda a: runs.operations(a.runs_by_file, a.folder, a.whole),
-    questions.SLOWER_RELEASE: lambda a: releases.answers(_results(a), a.folder, a.memo)[:1],
-    questions.ACROSS_RELEASES: lambda a: releases.answers(_results(a), a.folder, a.memo)[1:2],
-    questions.WHICH_RELEASE: lambda a: releases.answers(_results(a), a.folder, a.memo)[2:],
+    questions.OPERATIONS: lambda a: others.operations(a.runs_by_file, a.folder, a.whole),
+    questions.SLOWER_RELEASE: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[:1],
+    questions.ACROSS_RELEASES: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[1:2],
+    questions.WHICH_RELEASE: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[2:],
     questions.SCALING_ANSWER: _scaling,
-    questions.TIME_GOES: lambda a: [runs.trace(a.traces, a.folder)],
-    questions.CHANGES: lambda a: runs.changes_across_runs(_past(a)),
-    questions.TRAINED: lambda a: runs.training(_results(a), a.folder),
+    questions.TIME_GOES: lambda a: [others.trace(a.traces, a.folder)],
+    questions.CHANGES: lambda a: others.changes_across_runs(_past(a)),
+    questions.TRAINED: lambda a: others.training(_results(a), a.folder),
     questions.GOALS_MET: lambda a: checks.goals(a.evidence, a.accuracy, a.folder, a.whole),
-    questions.TO_ACCURACY: lambda a: runs.time_to_accuracy(_results(a), a.folder),
+    questions.TO_ACCURACY: lambda a: others.time_to_accuracy(_results(a), a.folder),
     questions.PEAK_MEMORY: lambda a: checks.memory(a.evidence, a.folder, a.whole),
     questions.LARGE_FOLDER: lambda a: checks.results_folder(a.evidence, a.folder, a.whole),
 }
@@ -105,7 +107,7 @@ def _cached_releases(asked: Asked) -> Callable[[Question], Sequence[Finding]]:
         if question not in release_questions:
             return ANSWERS[question](asked)
         if not three:
-            three.extend(releases.answers(_results(asked), asked.folder, asked.memo))
+            three.extend(sweeps.answers(_results(asked), asked.folder, asked.memo))
         return [three[release_questions.index(question)]]
 
     return answer

@@ -86,6 +86,6 @@ TYPED: Mapping[str, Any] = {
 
 
 def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
-    if kind not in TYPED:  # a sweep's log (samples.jsonl): read line by line by `jaxmlp.results.releases.files`
+    if kind not in TYPED:  # a sweep's log (samples.jsonl): read line by line by `jaxmlp.results.sweep.files`
         raise JaxmlpError(f"a {kind} file is not one results document: read its folder instead")
     return TYPED[kind].from_json(doc)  # type: ignore[no-any-return]

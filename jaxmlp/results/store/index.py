@@ -52,7 +52,7 @@ BUSY_MS = 60_000
 DAMAGED = "damaged"
 RUN_KINDS = ("bench", "scaling")
 CELL = "cell"  # a file of a sweep or timeline folder at the folder's top (a bisection's probes: read in full)
-SWEEP_KINDS = {layout.SWEEP: "sweep", layout.TIMELINE: "timeline"}
+SWEEP_KINDS = {layout.SWEEP: "sweep", layout.SWEEP_BEFORE: "sweep", layout.TIMELINE: "timeline"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -1,7 +1,7 @@
 """Where results go and what they are called: the one rule for folders, file names and timestamps.
 
 Every new result is named ``<kind>-<UTC time>[-<what>]``: a file (``bench-20261202T145613-cpu.json``)
-or a folder of files (``jaxlib-20261202T181529/jax-0.10.2.json``, ``report-.../summary.md``).
+or a folder of files (``sweep-20261202T181529/jax-0.10.2.json``, ``report-.../summary.md``).
 Plain Python (the noxfile imports it).
 """
 
@@ -23,7 +23,8 @@ _STAMP = re.compile(r"\d{8}T\d{6}")
 # The kinds of result, as their names begin.
 BENCH = "bench"  # a pytest-benchmark file: bench-<time>-<backends>.json
 TRAIN = "train"  # a `jaxmlp train --json` file: train-<time>-<dataset>-<pipeline>.json
-SWEEP = "jaxlib"  # a version sweep: jaxlib-<time>/jax-<version>[-flags<i>].json and cells.json
+SWEEP = "sweep"  # a version sweep: sweep-<time>/jax-<version>[-flags<i>].json and cells.json
+SWEEP_BEFORE = "jaxlib"  # version sweeps' older name: jaxlib-<time>/ (still read as sweeps, never written)
 TIMELINE = "timeline"  # a release timeline: timeline-<time>/, a sweep folder over every release from A to B
 BISECT = "bisect"  # a bisection: bisect-<time>/bisect.json and a sweep folder per probe, probe-<n>/
 DETECTOR = "detector"  # detector trials: detector-<time>/trials.json; its validation: detector-<time>/validation.json

@@ -63,7 +63,7 @@ from jaxmlp.results.tables.ladders import (
     pipeline_ladder,
     rung_name,
 )
-from jaxmlp.results.tables.runs import (
+from jaxmlp.results.tables.training import (
     is_scaling,
     scaling_table,
     training_table,

@@ -1,5 +1,5 @@
 """`explain`: run an explanation of two releases and file it; the one function `jaxmlp sweep explain`, the bisection's
-answer and a timeline's change points call (`jaxmlp.results.releases.explain` compares; `jaxmlp.measure.sweep.explain`
+answer and a timeline's change points call (`jaxmlp.results.sweep.explain` compares; `jaxmlp.measure.sweep.explain`
 runs).
 
 Its folder, ``explain-<time>/``: ``explain.json`` (`ExplainDocument`), ``hlo/`` (each release's optimized HLO,
@@ -20,11 +20,11 @@ from jaxmlp.measure.sweep import explain as running
 from jaxmlp.measure.sweep.matrix import Say
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.workload_names import workload_name
-from jaxmlp.results.releases.explain import explanation, hlo_diff
-from jaxmlp.results.releases.files import PROCESS_FACTS, RunLog
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, write_gzip_new, write_json_new, write_new
+from jaxmlp.results.sweep.explain import explanation, hlo_diff
+from jaxmlp.results.sweep.files import PROCESS_FACTS, RunLog
 from jaxmlp.results.tables.traces import trace_events
 
 EXPLAIN_PROCESSES = 3

@@ -18,9 +18,14 @@ from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_first
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
-from jaxmlp.results.releases.cells import cells_table, flags_table, with_ignored_flags
-from jaxmlp.results.releases.compared import TimelineColumn, column_said, timeline_columns
-from jaxmlp.results.releases.tables import (
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.frames import Results
+from jaxmlp.results.sweep.cells import cells_table, flags_table, with_ignored_flags
+from jaxmlp.results.sweep.compared import TimelineColumn, column_said, timeline_columns
+from jaxmlp.results.sweep.views import (
     bisection_medians,
     bisection_table,
     flag_effects,
@@ -30,11 +35,6 @@ from jaxmlp.results.releases.tables import (
     sweep_table,
     sweeps,
 )
-from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.explain import ExplainDocument
-from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.store import layout
-from jaxmlp.results.store.frames import Results
 from jaxmlp.stats import quantile
 from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
 

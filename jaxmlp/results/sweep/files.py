@@ -114,7 +114,7 @@ def write_files(folder: Path, runners: Sequence[Runner], measured: Measured, com
 
 
 def write(store: ResultsStore, runners: Sequence[Runner], measured: Measured, final: Path | None = None) -> Path:
-    """The sweep's folder, atomically: the next ``jaxlib-<time>`` in ``store`` (or ``final``); marked incomplete
+    """The sweep's folder, atomically: the next ``sweep-<time>`` in ``store`` (or ``final``); marked incomplete
     where ``measured`` stopped before its rounds ended."""
     with store.new_folder(layout.SWEEP, final) as folder:
         write_files(folder.path, runners, measured, measured.complete)
@@ -189,7 +189,7 @@ class RunLog:
 
     @classmethod
     def create(cls, store: ResultsStore, kind: str = layout.SWEEP) -> RunLog:
-        """A new ``jaxlib-<time>`` folder in ``store`` (``timeline-<time>`` for a timeline), marked incomplete."""
+        """A new ``sweep-<time>`` folder in ``store`` (``timeline-<time>`` for a timeline), marked incomplete."""
         store.folder.mkdir(parents=True, exist_ok=True)
         run = cls(new_dir(store.folder, layout.name(kind)))
         write_new(run.mark, "This sweep did not finish: `jaxmlp sweep resume FOLDER` measures what is missing.\n")

@@ -1,6 +1,6 @@
 """A corpus case scored from what the suite's own commands found in its folder (the timeline's change points, the
 bisection's answer, the explanations, the cells that failed): no detector or verdict of its own. Pure but for
-`findings_of`, which reads the folder."""
+`case_found`, which reads the folder."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.registry import version_key
-from jaxmlp.results.releases.compared import TimelineColumn, column_verdicts, timeline_columns
-from jaxmlp.results.releases.tables import is_timeline, sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.corpus import CaseScore
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.results.sweep.compared import TimelineColumn, column_verdicts, timeline_columns
+from jaxmlp.results.sweep.views import is_timeline, sweeps
 from jaxmlp.stats import SAME, verdict_line
 from jaxmlp.units import interval, ratio
 
@@ -30,7 +30,7 @@ COMPILE_BISECT = "not scored: the bisection tests the steady state (run time), n
 
 
 @dataclass(frozen=True)
-class Findings:
+class CaseFound:
     """What the commands a case ran found: the timeline's columns, each release that failed or hung in its column
     without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line."""
 
@@ -42,7 +42,7 @@ class Findings:
     error: str = ""
 
 
-def findings_of(folder: Path, error: str = "") -> Findings:
+def case_found(folder: Path, error: str = "") -> CaseFound:
     """What the timeline, bisection and explanations under a case's ``folder`` found (read from their files)."""
     results = load(ResultsStore(folder))
     columns: list[TimelineColumn] = []
@@ -62,7 +62,7 @@ def findings_of(folder: Path, error: str = "") -> Findings:
                 failures.append((cell.label, cell.status))
             elif cell.failed:
                 failures.append((cell.label, f"{cell.failed} process(es) gave no sample: {cell.failure}"))
-    return Findings(
+    return CaseFound(
         tuple(columns),
         tuple(compile_columns),
         tuple(sorted(failures, key=lambda f: version_key(f[0]))),
@@ -72,9 +72,9 @@ def findings_of(folder: Path, error: str = "") -> Findings:
     )
 
 
-def _column(findings: Findings, workload: str, flags: str, metric: str = "run") -> TimelineColumn | None:
+def _column(found: CaseFound, workload: str, flags: str, metric: str = "run") -> TimelineColumn | None:
     """The timeline's column of ``workload`` and XLA ``flags``: its run time, or its compile time (``metric``)."""
-    columns = findings.compile_columns if metric == "compile" else findings.columns
+    columns = found.compile_columns if metric == "compile" else found.columns
     return next((c for c in columns if c.workload == workload and c.xla_flags == flags), None)
 
 
@@ -84,24 +84,24 @@ def _at(column: TimelineColumn | None, release: str, direction: str) -> Change |
     return next((c for c in changes if c.at == release and c.direction == direction), None)
 
 
-def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: float = 0.0) -> CaseScore:
-    """``case`` scored on ``findings``: found (the right release, the right direction), the ratio in its band,
+def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: float = 0.0) -> CaseScore:
+    """``case`` scored on ``found``: found (the right release, the right direction), the ratio in its band,
     explained (the explanation's kind as expected), the bisection's answer, a control clean (nothing flagged, nothing
     failed, and its last release against its first "the same": `column_verdicts`), failures named."""
     name = workload_name(case.workload)
-    base = _column(findings, name, "", case.metric)
+    base = _column(found, name, "", case.metric)
     prefix = "compile time: " if case.metric == "compile" else ""
     flagged = tuple(prefix + c.line() for c in base.changes) if base is not None else ()
-    failures = tuple(f"{release}: {reason}" for release, reason in findings.failures)
-    out = CaseScore(case, flagged, failures=failures, error=findings.error, folders=tuple(folders), seconds=seconds)
+    failures = tuple(f"{release}: {reason}" for release, reason in found.failures)
+    out = CaseScore(case, flagged, failures=failures, error=found.error, folders=tuple(folders), seconds=seconds)
     why: list[str] = []
-    if findings.error:
-        why.append(f"its command stopped: {findings.error}")
+    if found.error:
+        why.append(f"its command stopped: {found.error}")
     expect = case.expect
     if case.is_control:
         ends = column_verdicts(base)[0] if base is not None and not flagged else None
         same = ends is not None and ends.word == SAME
-        out = replace(out, clean=same and not failures and not findings.error)
+        out = replace(out, clean=same and not failures and not found.error)
         if base is None:
             why.append(f"nothing was measured of {name}: a control is clean only where it was measured")
         if flagged:
@@ -113,22 +113,22 @@ def score(case: Case, findings: Findings, folders: Sequence[str] = (), seconds: 
                 f"{base.releases[0]}: {prefix}{verdict_line(ends)}"
             )
     elif expect.direction == "fails":
-        first = findings.failures[0][0] if findings.failures else None
-        found = first == expect.release
-        out = replace(out, found=found, direction="fails" if first else None, expected_failure=found)
-        if not found:
+        first = found.failures[0][0] if found.failures else None
+        right = first == expect.release
+        out = replace(out, found=right, direction="fails" if first else None, expected_failure=right)
+        if not right:
             why.append(f"expected {expect.release} to fail first; " + (f"{first} did" if first else "none failed"))
     else:
-        out, said = _found(case, findings, base, out)
+        out, said = _found(case, found, base, out)
         why += said
-    out, said = _bisected(case, findings, out)
+    out, said = _bisected(case, found, out)
     why += said
-    out, said = _explained(case, findings, base, out)
+    out, said = _explained(case, found, base, out)
     why += said
     return replace(out, why=tuple(why))
 
 
-def _found(case: Case, findings: Findings, base: TimelineColumn | None, out: CaseScore) -> tuple[CaseScore, list[str]]:
+def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseScore) -> tuple[CaseScore, list[str]]:
     expect = case.expect
     assert expect.release is not None and expect.ratio is not None
     if base is None:
@@ -148,12 +148,12 @@ def _found(case: Case, findings: Findings, base: TimelineColumn | None, out: Cas
     return out, [f"{ratio(c.ratio)} ({interval(c.ci_low, c.ci_high)}) is outside the band {ratio(low)}-{ratio(high)}"]
 
 
-def _bisected(case: Case, findings: Findings, out: CaseScore) -> tuple[CaseScore, list[str]]:
+def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, list[str]]:
     if case.bisect is None:
         return out, []
     if case.metric == "compile":
         return out, [f"the bisection: {COMPILE_BISECT}"]
-    doc = findings.bisection
+    doc = found.bisection
     if doc is None:
         return replace(out, bisect_found=False), ["the bisection filed no answer"]
     result = doc.bisection
@@ -177,13 +177,13 @@ def explanation_kind(doc: ExplainDocument) -> str:
 
 
 def _explained(
-    case: Case, findings: Findings, base: TimelineColumn | None, out: CaseScore
+    case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseScore
 ) -> tuple[CaseScore, list[str]]:
     expect = case.expect
     if case.is_control or expect.direction == "fails" or expect.release is None:
         return out, []
     if expect.cause == "flag":
-        flagged = _column(findings, workload_name(case.workload), expect.flag, case.metric)
+        flagged = _column(found, workload_name(case.workload), expect.flag, case.metric)
         if flagged is None:
             return replace(out, explained=False), [f"no column ran with {expect.flag}"]
         before = _before(case, expect.release)
@@ -196,10 +196,10 @@ def _explained(
         return replace(out, explanation=kind, explained=undone), [] if undone else [kind]
     change = _at(base, expect.release, expect.direction)
     pair = (change.before, change.at) if change is not None else None
-    b = findings.bisection.bisection if findings.bisection is not None else None
+    b = found.bisection.bisection if found.bisection is not None else None
     if b is not None and b.status == "found" and b.first == expect.release:
         pair = pair or (str(b.after), expect.release)
-    doc = next((d for d in findings.explanations if pair is not None and (d.a, d.b) == pair), None)
+    doc = next((d for d in found.explanations if pair is not None and (d.a, d.b) == pair), None)
     if doc is None:
         said = "no explanation filed" + (f" for {pair[0]} -> {pair[1]}" if pair else ": nothing found to explain")
         return replace(out, explained=False if expect.cause == "program" else None), [said]

@@ -10,10 +10,10 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results.releases.compared import column_verdicts, timeline_columns
-from jaxmlp.results.releases.tables import is_timeline, release_verdicts, sweep_steps, sweeps
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.results.sweep.compared import column_verdicts, timeline_columns
+from jaxmlp.results.sweep.views import is_timeline, release_verdicts, sweep_steps, sweeps
 from jaxmlp.stats import VERDICT_WORDS
 
 

@@ -1,5 +1,5 @@
 """The summaries of the releases' results: a version sweep, a release timeline, a bisection, and the change-point
-detector's trials and validation (their numbers from `jaxmlp.results.releases.tables`)."""
+detector's trials and validation (their numbers from `jaxmlp.results.sweep.views`)."""
 
 from __future__ import annotations
 
@@ -12,25 +12,25 @@ from jaxmlp.measure.bisection import answer_line, checked_line, probes_line
 from jaxmlp.measure.sweep.pythons import crossings
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.report.corpus_sections import corpus_lines
-from jaxmlp.report.release_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
 from jaxmlp.report.summary_base import Summary
-from jaxmlp.results.findings.releases import UNDECIDED_LINE, sweep_verdict, timeline_verdict
-from jaxmlp.results.releases.cells import flags_table
-from jaxmlp.results.releases.compared import TimelineColumn, column_said, comparisons, flags_of
-from jaxmlp.results.releases.corpus import corpus_table
-from jaxmlp.results.releases.tables import (
+from jaxmlp.report.sweep_sections import CHANGE_RULE, change_rows, timeline_rows, validation_table
+from jaxmlp.results.findings.sweeps import UNDECIDED_LINE, sweep_verdict, timeline_verdict
+from jaxmlp.results.schema.bisect import BisectDocument
+from jaxmlp.results.schema.corpus import CorpusDocument
+from jaxmlp.results.schema.sweep import CellsDocument
+from jaxmlp.results.schema.trials import TrialsDocument
+from jaxmlp.results.schema.validation import ValidationDocument
+from jaxmlp.results.sweep.cells import flags_table
+from jaxmlp.results.sweep.compared import TimelineColumn, column_said, comparisons, flags_of
+from jaxmlp.results.sweep.corpus import corpus_table
+from jaxmlp.results.sweep.views import (
     probe_verdicts,
     pythons_of,
     release_verdicts,
     sweep_steps,
     trials_table,
 )
-from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.corpus import CorpusDocument
-from jaxmlp.results.schema.sweep import CellsDocument
-from jaxmlp.results.schema.trials import TrialsDocument
-from jaxmlp.results.schema.validation import ValidationDocument
-from jaxmlp.results.tables.runs import partial_note
+from jaxmlp.results.tables.training import partial_note
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio, size, span
 
 VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")

@@ -11,9 +11,9 @@ from jaxmlp import registry, units
 from jaxmlp.measure.bisection import WORDS
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import SMALL_PT, human_axis, legend_above
-from jaxmlp.results.releases.compared import flags_of
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
+from jaxmlp.results.sweep.compared import flags_of
 from jaxmlp.stats import FASTER, SLOWER
 
 DODGE = 0.24

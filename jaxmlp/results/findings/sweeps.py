@@ -16,14 +16,14 @@ from jaxmlp.measure.bisection import answer_line
 from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding
 from jaxmlp.results.findings.questions import ACROSS_RELEASES, SLOWER_RELEASE, WHICH_RELEASE
 from jaxmlp.results.findings.select import machine
-from jaxmlp.results.releases.cells import ignored_cells, ignored_words
-from jaxmlp.results.releases.compared import TimelineColumn, column_said, timeline_columns
-from jaxmlp.results.releases.tables import is_timeline, sweep_steps, sweeps
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
 from jaxmlp.results.store.index import IndexMemo
+from jaxmlp.results.sweep.cells import ignored_cells, ignored_words
+from jaxmlp.results.sweep.compared import TimelineColumn, column_said, timeline_columns
+from jaxmlp.results.sweep.views import is_timeline, sweep_steps, sweeps
 from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER
 from jaxmlp.units import interval, p_value, ratio
 
