@@ -121,12 +121,29 @@ def test_every_import_runs_down_the_layers(layers):
 
 
 def test_every_import_inside_results_runs_down_its_sub_layers():
-    """schema → store → tables → releases → history → findings: a module of one imports none of a later one."""
+    """schema → store → tables → sweep → history → findings: a module of one imports none of a later one."""
     inner = read_inner_layers((ROOT / "ARCHITECTURE.md").read_text())
     assert "jaxmlp.results" in inner
     graph = import_graph(PACKAGE)
     for package, layers in inner.items():
         assert inner_upward(graph, package, layers) == [], package
+
+
+def test_the_tables_are_reached_through_their_front_only():
+    """Outside `jaxmlp.results.tables` (the package, the docs' hooks), its names come from the package itself, never
+    from one of its modules: one way in."""
+    tables = "jaxmlp.results.tables"
+    graph = import_graph(PACKAGE)
+    hooks = {p.stem: imported(p, PACKAGE) for p in (ROOT / "docs" / "hooks").glob("*.py")}
+    front = ast.parse((PACKAGE / "results" / "tables" / "__init__.py").read_text())
+    exported = next(
+        ast.literal_eval(n.value) for n in front.body if isinstance(n, ast.Assign) and n.targets[0].id == "__all__"
+    )
+    # a name the front exports (the function `floors`) is not its module of the same name
+    submodules = {m for m in graph if m.startswith(f"{tables}.") and m.rpartition(".")[2] not in exported}
+    assert len(submodules) > 5
+    reached = {m: sorted(d & submodules) for m, d in {**graph, **hooks}.items() if not m.startswith(tables)}
+    assert {m: d for m, d in reached.items() if d} == {}
 
 
 def test_the_package_has_no_import_circle():

@@ -115,7 +115,7 @@ class Figures:
         output reads."""
         from jaxmlp.results.store.frames import benchmark_rows
         from jaxmlp.results.store.reading import read_benchmarks
-        from jaxmlp.results.tables.floors import floors
+        from jaxmlp.results.tables import floors
 
         rows, _ = benchmark_rows(read_benchmarks(self.path(run)))
         table = floors(rows)
@@ -137,7 +137,7 @@ class Figures:
         computes it."""
         import pandas as pd
 
-        from jaxmlp.results.tables.traces import top_operations
+        from jaxmlp.results.tables import top_operations
 
         return float(top_operations(pd.read_csv(self.path(run)), 1)["share"].iloc[0])
 

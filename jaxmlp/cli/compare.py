@@ -15,8 +15,7 @@ from jaxmlp.report.text import compare_text, memory_text
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.store.reading import incomplete_sweep, read_benchmarks
 from jaxmlp.results.store.writing import ResultsStore
-from jaxmlp.results.tables import RUN_PEAK, compare_memory, compare_samples
-from jaxmlp.results.tables.compare import undecidable, undecided_memory
+from jaxmlp.results.tables import RUN_PEAK, compare_memory, compare_samples, undecidable, undecided_memory
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,7 @@ from jaxmlp.model import LAYER_SIZES, init_network_params
 from jaxmlp.pipelines.epochs import make_epoch
 from jaxmlp.pipelines.loaders import load_splits
 from jaxmlp.results.store.writing import check_folder, new_trace_run
-from jaxmlp.results.tables.traces import CaptureSummary, capture_summary
+from jaxmlp.results.tables import CaptureSummary, capture_summary
 from jaxmlp.units import count, duration, tutorial_seconds
 
 

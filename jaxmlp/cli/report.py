@@ -16,7 +16,7 @@ from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import load_indexed
 from jaxmlp.results.store.reading import Skipped
 from jaxmlp.results.store.writing import ResultsStore, check_new_folder
-from jaxmlp.results.tables.traces import capture_summary
+from jaxmlp.results.tables import capture_summary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -25,7 +25,7 @@ from jaxmlp.report.text import text_table
 from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument, ceilings_key
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, write_new
-from jaxmlp.results.tables.roofline import points
+from jaxmlp.results.tables import points
 from jaxmlp.units import flop_rate, size
 
 

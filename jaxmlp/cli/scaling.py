@@ -20,7 +20,7 @@ from jaxmlp.report.text import text_summary
 from jaxmlp.results.schema.scaling import document
 from jaxmlp.results.store.frames import benchmark_rows
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_trace_run
-from jaxmlp.results.tables.traces import ALL_REDUCE, trace_share
+from jaxmlp.results.tables import ALL_REDUCE, trace_share
 
 TRACES = "traces"
 """The folder under --out where each N > 1's traced epoch goes (a TensorBoard logdir: `jaxmlp tensorboard`)."""

@@ -11,7 +11,7 @@ from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.sweep.corpus import corpus_table, totals
 from jaxmlp.results.sweep.views import trials_table
-from jaxmlp.results.tables.training import partial_note
+from jaxmlp.results.tables import partial_note
 
 
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:

@@ -19,7 +19,7 @@ from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.schema.roofline import RooflineDocument
 from jaxmlp.results.store import layout
-from jaxmlp.results.tables.traces import CaptureSummary
+from jaxmlp.results.tables import CaptureSummary
 
 HISTORY_PLOTTED = 8
 """A machine's history plot shows at most this many benchmarks, those with the biggest changes."""

@@ -60,7 +60,7 @@ from jaxmlp.results import history, tables
 from jaxmlp.results.findings import findings
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results, without_sweeps
-from jaxmlp.results.tables.traces import CaptureSummary
+from jaxmlp.results.tables import CaptureSummary
 
 __all__ = [
     "BENCHMARKS",

@@ -30,7 +30,7 @@ from jaxmlp.results.sweep.views import (
     sweep_steps,
     trials_table,
 )
-from jaxmlp.results.tables.training import partial_note
+from jaxmlp.results.tables import partial_note
 from jaxmlp.units import MISSING, duration, interval, minutes, p_value, percent, ratio, size, span
 
 VERDICT_HEADERS = ("release", "median", "vs previous", "95% interval", "p", "verdict")

@@ -14,7 +14,7 @@ from jaxmlp.results.findings import Finding, findings
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
 from jaxmlp.results.store.writing import ResultsStore, write_new
-from jaxmlp.results.tables.traces import CaptureSummary
+from jaxmlp.results.tables import CaptureSummary
 
 REPORT_FILES = ("summary.md", "index.html", "results.csv", "samples.csv")
 TRACE_OPS_FILE = "trace_ops.csv"

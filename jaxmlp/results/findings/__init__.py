@@ -17,7 +17,7 @@ from jaxmlp.results.findings.questions import QUESTIONS, Question
 from jaxmlp.results.findings.select import evidence
 from jaxmlp.results.store.frames import Results, without_sweeps
 from jaxmlp.results.store.index import IndexMemo
-from jaxmlp.results.tables.traces import CaptureSummary
+from jaxmlp.results.tables import CaptureSummary
 
 __all__ = ["ANSWERS", "QUESTIONS", "Finding", "Question", "Table", "findings", "run_findings"]
 

@@ -30,7 +30,7 @@ from jaxmlp.results.findings.model import (
 )
 from jaxmlp.results.findings.questions import CPU_VS_ACCELERATOR, FLOOR_DISTANCE, JIT, LOADER, VMAP, Question
 from jaxmlp.results.findings.select import machine_of, newest_per_backend
-from jaxmlp.results.tables import roofline
+from jaxmlp.results.tables import LOOP_MEASURED, LOOP_NOT_MEASURED
 from jaxmlp.units import count, duration, flop_rate, ratio
 
 LOADER_CAPTION = (
@@ -266,9 +266,9 @@ def _bound(roof: pd.DataFrame, precision: str, pipeline: str) -> str | None:
     row = at.sort_values("epoch_s").iloc[0]
     loop = (
         f"a loop of {duration(row.loop_s)}"
-        if row.loop == roofline.LOOP_MEASURED
+        if row.loop == LOOP_MEASURED
         else "the loop not measured in this run"
-        if row.loop == roofline.LOOP_NOT_MEASURED
+        if row.loop == LOOP_NOT_MEASURED
         else row.loop
     )
     return (

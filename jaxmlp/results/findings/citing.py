@@ -12,7 +12,7 @@ from jaxmlp import registry
 from jaxmlp.results import tables
 from jaxmlp.results.findings.select import OLDER, runs_of
 from jaxmlp.results.store import layout
-from jaxmlp.results.tables.ladders import FLOOR_RUNG
+from jaxmlp.results.tables import FLOOR_RUNG
 
 
 def runs_read(rows: pd.DataFrame, folder: Path | None) -> str:

@@ -26,8 +26,7 @@ from jaxmlp.results.findings.questions import CHANGES, OPERATIONS, SCALING_ANSWE
 from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
-from jaxmlp.results.tables.traces import CaptureSummary, op_tables, top_operations, xprof_coverage
-from jaxmlp.results.tables.training import partial_note, partial_of
+from jaxmlp.results.tables import CaptureSummary, op_tables, partial_note, partial_of, top_operations, xprof_coverage
 from jaxmlp.units import count, duration, percent, ratio
 
 SCALING_CAPTION = (

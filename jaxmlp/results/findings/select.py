@@ -12,7 +12,7 @@ from jaxmlp import registry
 from jaxmlp.registry import Benchmark
 from jaxmlp.results.schema.machines import ENVIRONMENT, MACHINE, environment, machine, machine_of
 from jaxmlp.results.store import layout
-from jaxmlp.results.tables.training import is_scaling
+from jaxmlp.results.tables import is_scaling
 
 __all__ = [
     "MACHINE",

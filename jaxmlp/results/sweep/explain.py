@@ -13,7 +13,7 @@ import pandas as pd
 from jaxmlp import hlo
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.explain import Change, ExplainDocument, OpTime
-from jaxmlp.results.tables.traces import program_ops, trace_contents
+from jaxmlp.results.tables import program_ops, trace_contents
 
 QUANTITIES = {
     "flops_per_call": "FLOPs a call (every program, times its runs)",

@@ -25,7 +25,7 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, write_gzip_new, write_json_new, write_new
 from jaxmlp.results.sweep.explain import explanation, hlo_diff
 from jaxmlp.results.sweep.files import PROCESS_FACTS, RunLog
-from jaxmlp.results.tables.traces import trace_events
+from jaxmlp.results.tables import trace_events
 
 EXPLAIN_PROCESSES = 3
 """Processes per release when an explanation is made on its own (the first profiled): enough to see a change of

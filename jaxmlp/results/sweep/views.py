@@ -18,7 +18,7 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
 from jaxmlp.results.store.index import IndexMemo
 from jaxmlp.results.sweep.compared import Compared, Pair, comparisons, flag_pairs, flags_of
-from jaxmlp.results.tables.base import shows
+from jaxmlp.results.tables import shows
 from jaxmlp.stats import RESULT_FIELDS, Comparison
 
 # --- version sweeps -------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Views of the results: pure functions from the tidy DataFrame (`jaxmlp.results.store.frames`) to small tables, one
-module per subject (`floors`, `ladders`, `goals`, `bench`, `runs`), gathered here under one name.
+module per subject (`floors`, `ladders`, `goals`, `bench`, `training`, `traces`, `roofline`, `compare`), gathered
+here under one name: code outside this package imports the names from here, never a submodule
+(tests/test_architecture.py).
 
 Every table names the benchmarks it shows (`shows`), so a test can check that each registered benchmark reaches
 some table. Ratios are only ever taken inside one run, so numbers from different machines or versions never meet in
@@ -31,6 +33,7 @@ from jaxmlp.results.tables.bench import (
     verdict_counts,
     vmap_vs_loop,
 )
+from jaxmlp.results.tables.compare import undecidable, undecided_memory
 from jaxmlp.results.tables.floors import (
     GEMM_UNAVAILABLE,
     epoch_roofline,
@@ -52,6 +55,7 @@ from jaxmlp.results.tables.goals import (
 )
 from jaxmlp.results.tables.ladders import (
     FLOOR,
+    FLOOR_RUNG,
     FLOORS,
     LADDER_COLUMNS,
     LADDER_KEYS,
@@ -63,8 +67,23 @@ from jaxmlp.results.tables.ladders import (
     pipeline_ladder,
     rung_name,
 )
+from jaxmlp.results.tables.roofline import LOOP_MEASURED, LOOP_NOT_MEASURED, points
+from jaxmlp.results.tables.traces import (
+    ALL_REDUCE,
+    CaptureSummary,
+    capture_summary,
+    op_tables,
+    program_ops,
+    top_operations,
+    trace_contents,
+    trace_events,
+    trace_share,
+    xprof_coverage,
+)
 from jaxmlp.results.tables.training import (
     is_scaling,
+    partial_note,
+    partial_of,
     scaling_table,
     training_table,
     tta_line,
@@ -74,10 +93,12 @@ from jaxmlp.results.tables.training import (
 
 __all__ = [
     "ACCELERATOR_DIFFER",
+    "ALL_REDUCE",
     "BEST",
-    "SHOWN_METADATA",
+    "CaptureSummary",
     "FLOOR",
     "FLOORS",
+    "FLOOR_RUNG",
     "GEMM_UNAVAILABLE",
     "GOAL_ACCELERATOR_FLOOR",
     "GOAL_BF16_SPEEDUP",
@@ -85,9 +106,12 @@ __all__ = [
     "GOAL_SEED_SPEEDUP",
     "LADDER_COLUMNS",
     "LADDER_KEYS",
+    "LOOP_MEASURED",
+    "LOOP_NOT_MEASURED",
     "PIPELINE_RUNG",
     "RUN_PEAK",
     "SHOWN",
+    "SHOWN_METADATA",
     "SIDE_BY_SIDE",
     "STEP_GEMMS",
     "TIED",
@@ -96,10 +120,10 @@ __all__ = [
     "benchmark_runs",
     "best_workers",
     "bf16_step_table",
+    "capture_summary",
     "compare_memory",
     "compare_samples",
     "cpu_vs_accelerator",
-    "shown_metadata",
     "epoch_roofline",
     "floor_line",
     "floor_of",
@@ -116,17 +140,30 @@ __all__ = [
     "matmul_rate",
     "memory_table",
     "newest_by_backend",
+    "op_tables",
+    "partial_note",
+    "partial_of",
     "peaks_are_own",
     "pipeline_ladder",
+    "points",
+    "program_ops",
     "results_folder_table",
     "rung_name",
     "scaling_table",
+    "shown_metadata",
     "shows",
     "step_stats",
+    "top_operations",
+    "trace_contents",
+    "trace_events",
+    "trace_share",
     "training_table",
     "tta_line",
     "tta_table",
     "tutorial_accuracy",
+    "undecidable",
+    "undecided_memory",
     "verdict_counts",
     "vmap_vs_loop",
+    "xprof_coverage",
 ]
