@@ -93,22 +93,16 @@ SLOW_PIPELINES = ("seed", "seed_batched")
 backend, every other rung milliseconds on an accelerator. A benchmark run may time them with fewer rounds than the rest
 (bench's ``--slow-rounds``); the accelerator check times them in a call of their own (`bench/accelerator/run.sh`)."""
 
-GPU_LADDER: tuple[str, ...] = (
-    "seed",
-    "batched",
-    "scan",
-    "scan_cb_off",
-    "scan_cb_loops",
-    "sharded",
-    "pallas",
-    "torch",
-    "torch_compile",
-    "torch_graph",
-)
+INPUT_VARIANTS = ("seed_batched", "grain", "hf", "prefetch")
+"""The pipelines that differ from the ladder's host-loop rungs (`seed`, `batched`) only in how batches reach the step
+(the tutorial's DataLoader a batch at a time, Grain, Hugging Face datasets, a prefetching thread): the loader
+question's, answered on the CPU."""
+
+GPU_LADDER = tuple(p for p in PIPELINES if p not in INPUT_VARIANTS)
 """The epoch ladder the accelerator check's first call measures on a GPU (`bench/accelerator/run.sh --backend gpu`):
-the tutorial's epoch, the host loop, the scan (with XLA's command buffers as they come, off, and with its loop), the
-sharded scan, the epoch as one Pallas kernel, and the PyTorch peers (eager, compiled, graph-captured). A GPU rung
-added to `PIPELINES` is listed here to be in that call."""
+every pipeline but the `INPUT_VARIANTS` (the tutorial's epoch, the host loop, the scan with XLA's command buffers as
+they come, off, and with its loop, the sharded scan, the epoch as one Pallas kernel, and the PyTorch peers: eager,
+compiled, graph-captured). A rung added to `PIPELINES` is in that call."""
 
 GPU_ALL_PRECISIONS: tuple[str, ...] = ("scan", "pallas")
 """The rungs of `GPU_LADDER` whose epochs that call measures in every precision (f32, tf32, bf16); the others in f32

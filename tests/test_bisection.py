@@ -20,7 +20,8 @@ from jaxmlp.measure.bisection import (
     expected_releases,
 )
 from jaxmlp.measure.sweep import published
-from jaxmlp.report.sections import BISECTION, MATRIX, build_sections
+from jaxmlp.report.sections import build_sections
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.findings.sweeps import bisection
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -245,8 +246,8 @@ def test_bisect_writes_every_probe_and_its_answer_and_the_report_shows_it(tmp_pa
     assert doc.line in printed and len(doc.bisection.measured) <= 5
     results = load(ResultsStore(tmp_path))
     sections = build_sections(results, folder=tmp_path)
-    assert not [s for s in sections if s.anchor == MATRIX]  # probes are the bisection's, not sweeps
-    (section,) = [s for s in sections if s.anchor == BISECTION]
+    assert not [s for s in sections if s.anchor == ANCHOR.matrix]  # probes are the bisection's, not sweeps
+    (section,) = [s for s in sections if s.anchor == ANCHOR.bisection]
     assert doc.line in section.shown[0].note and section.plots
     (table,) = section.tables
     probes_table = table.frame

@@ -17,8 +17,8 @@ from jaxmlp.measure import workers
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
-from jaxmlp.report.corpus_sections import KNOWN_REGRESSIONS
 from jaxmlp.report.sections import build_sections
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.schema import parse
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
@@ -84,7 +84,7 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     assert [f.split("/")[-1].split("-")[0] for f in step.folders] == ["bisect", "timeline"]
     results = load(ResultsStore(out))
     assert len(results.corpora) == 1
-    (section,) = [s for s in build_sections(results) if s.anchor == KNOWN_REGRESSIONS]  # `jaxmlp report`'s
+    (section,) = [s for s in build_sections(results) if s.anchor == ANCHOR.known_regressions]  # `jaxmlp report`'s
     assert "Corpus: 3 case(s): found 2 of 2" in section.shown[0].note
     assert list(section.shown[0].tables[0].frame["case"]) == ["fixture-step", "fixture-control", "fixture-fails"]
     assert main(["summary", str(folder)]) == 0

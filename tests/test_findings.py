@@ -13,6 +13,7 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.results.findings import findings
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
@@ -125,7 +126,7 @@ OPERATIONS = "Where the accelerator's time goes, by operation"
 
 
 def test_an_accelerator_runs_operation_tables_answer_with_each_pipelines_top_operations(tmp_path, capsys):
-    from jaxmlp.report.sections import CPU_ACCELERATOR, build_sections
+    from jaxmlp.report.sections import build_sections
     from jaxmlp.results.tables.traces import OPERATION_COLUMNS
 
     folder = tmp_path / "reports"
@@ -134,7 +135,7 @@ def test_an_accelerator_runs_operation_tables_answer_with_each_pipelines_top_ope
     results = load(ResultsStore(folder))
     every = findings(results, (), folder)
     (found,) = [f for f in every if f.question == OPERATIONS]
-    assert found.answered and found.anchor == CPU_ACCELERATOR and found.machine == "TPU v5 lite (host: 13 cores)"
+    assert found.answered and found.anchor == ANCHOR.cpu_accelerator and found.machine == "TPU v5 lite (host: 13 cores)"
     assert found.run == "bench-20261206T012031-tpu.json (2026-12-06 01:20 UTC)"
     # the share is of the operations' self time (the file's 6 and 12 rows), not xprof's self_percent (of its total)
     assert found.answer == (
@@ -153,7 +154,7 @@ def test_an_accelerator_runs_operation_tables_answer_with_each_pipelines_top_ope
     assert scan["self_us"].is_monotonic_decreasing
     assert scan["share"].tolist() == pytest.approx((scan["self_us"] / written["self_us"].sum()).tolist())
     # the report's accelerator section shows them beside the CPU-against-TPU table, which alone is plotted
-    (section,) = [s for s in build_sections(results, (), folder, every) if s.anchor == CPU_ACCELERATOR]
+    (section,) = [s for s in build_sections(results, (), folder, every) if s.anchor == ANCHOR.cpu_accelerator]
     assert any(t.frame.equals(scan) for t in section.tables)
     assert [p.kind for p in section.plots] == ["cpu_accelerator"]
     assert main(["summary", str(folder / "bench-20261206T012031-tpu.json")]) == 0  # the run asked for by name
@@ -327,3 +328,4 @@ def test_every_question_is_answered_once_from_the_one_table():
     assert set(ANSWERS) == set(QUESTIONS)
     assert len({q.name for q in QUESTIONS}) == len({q.text for q in QUESTIONS}) == len(QUESTIONS)
     assert {q.anchor for q in QUESTIONS} <= {d.anchor for d in SECTIONS}
+    assert tuple(d.anchor for d in SECTIONS) == tuple(ANCHOR)  # a section for each anchor of the one table, in order

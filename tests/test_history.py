@@ -10,9 +10,10 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.report.display import readable
-from jaxmlp.report.sections import HISTORY, build_sections
+from jaxmlp.report.sections import build_sections
 from jaxmlp.results import history
 from jaxmlp.results.findings import findings
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
 
@@ -85,7 +86,7 @@ def test_the_overview_and_the_history_section(three_runs, capsys):
         not answers["Which release got slower"].answered
         and "`jaxmlp sweep`" in answers["Which release got slower"].answer
     )
-    (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
+    (section,) = [s for s in build_sections(results) if s.anchor == ANCHOR.history]
     (table,) = section.tables
     assert list(readable(table.frame).columns) == [
         "benchmark",
@@ -127,7 +128,7 @@ def test_each_machine_with_changes_has_its_plot_and_the_note_says_what_is_drawn(
     machine's, the note counts what it shows and says the other has none."""
     write_run(three_runs, "20261205T100000", "eeee", {"test_update[cpu-128-jit]": 3.0}, cpu="Another CPU")
     results = load(ResultsStore(three_runs))
-    (section,) = [s for s in build_sections(results) if s.anchor == HISTORY]
+    (section,) = [s for s in build_sections(results) if s.anchor == ANCHOR.history]
     (plot,) = section.plots
     assert plot.kind == "history" and plot.alt.startswith("History on Fixture CPU, 2 cores")
     points, changes = plot.data

@@ -17,6 +17,7 @@ from jaxmlp.cli import main
 from jaxmlp.report import summaries
 from jaxmlp.results import history
 from jaxmlp.results.findings import sweeps as sweep_findings
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.store import index, reading
 from jaxmlp.results.store.frames import Results, load, results, sweep_rows
 from jaxmlp.results.store.writing import ResultsStore
@@ -359,12 +360,11 @@ def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_cha
 
 def test_the_report_names_the_older_runs_in_a_line_a_machine(folder):
     from jaxmlp.report.sections import build_sections
-    from jaxmlp.results.findings.model import BENCHMARKS
 
     indexed = results(index.scan(folder, "jaxmlp report", keep=3))
     older = indexed.older[indexed.older["kind"] == "bench"]["file"].nunique()
     assert older == 5  # 8 runs, the newest 3 read in full
-    (section,) = [s for s in build_sections(indexed, folder=folder) if s.anchor == BENCHMARKS]
+    (section,) = [s for s in build_sections(indexed, folder=folder) if s.anchor == ANCHOR.benchmarks]
     (line,) = [run.label for run in section.earlier if "older run" in run.label]  # one machine: one line
     newest = sorted(indexed.older["file"].unique())[-1]
     assert f"· {older} older runs since " in line and line.endswith(f"the newest {Path(newest).name}")

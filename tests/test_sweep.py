@@ -21,7 +21,8 @@ from jaxmlp.measure.sweep import matrix, trials, worker
 from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.registry import version_key
 from jaxmlp.report.corpus_sections import trials_run
-from jaxmlp.report.sections import MATRIX, build_sections
+from jaxmlp.report.sections import build_sections
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.sweep import CellsDocument, SweepDocument
 from jaxmlp.results.schema.trials import TrialsDocument
@@ -172,7 +173,7 @@ def test_report_orders_versions_and_flags_the_slow_step(tmp_path):
     folder = tmp_path / "jaxlib-20261201T000000"
     write_sweep(folder, {("0.10.2", ""): 1.2, ("0.4.30", ""): 1.0, ("0.6.2", ""): 1.0})
     results = load(ResultsStore(tmp_path))
-    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == ANCHOR.matrix]
     table, steps = (t.frame for t in section.tables)
     assert list(table["release"]) == ["0.4.30", "0.6.2", "0.10.2"] and "xla_flags" not in table
     verdicts = steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("to")["verdict"]
@@ -197,7 +198,7 @@ def test_each_xla_flags_value_is_its_own_column_and_is_compared_with_none(tmp_pa
     files = ["cells.json", "jax-0.4.30-flags1.json", "jax-0.4.30.json", "jax-0.4.31-flags1.json", "jax-0.4.31.json"]
     assert sorted(p.name for p in folder.iterdir()) == files
     results = load(ResultsStore(tmp_path))
-    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == ANCHOR.matrix]
     table, steps, effects, flags = (t.frame for t in section.tables)
     assert flags.values.tolist() == [[FLAG, "accepted", "accepted"]]  # each release took the flag
     assert list(zip(table["release"], table["xla_flags"])) == [
@@ -220,7 +221,7 @@ def test_a_workload_whose_values_differ_between_releases_is_marked_not_compared(
     doc = read_benchmarks(folder / "jax-0.8.3.json")
     assert doc.metadata["results_differ"]["batched"].startswith("results differ from 0.6.2: values differ by 0.1")
     results = load(ResultsStore(tmp_path))
-    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == MATRIX]
+    (section,) = [s for s in build_sections(results, folder=tmp_path) if s.anchor == ANCHOR.matrix]
     table, steps = (t.frame for t in section.tables)
     assert table.set_index("release").loc["0.8.3", "results_differ"] == "batched, step"
     assert set(steps["verdict"]) == {"results differ"}  # never a silent ratio

@@ -18,8 +18,9 @@ from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import envs, matrix, timeline, validation
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
 from jaxmlp.report.plots import draw
-from jaxmlp.report.sections import MATRIX, TIMELINE, build_sections
+from jaxmlp.report.sections import build_sections
 from jaxmlp.results.findings import findings
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.schema import parse
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
@@ -298,8 +299,8 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
     assert "Explaining batched: 0.4.35 -> 0.4.36 (step)" in printed
     assert ("0.4.35", "0.4.36", "batched") in explained and "could not explain it: explain faked" in printed
     results = load(ResultsStore(out))
-    (section,) = [s for s in build_sections(results) if s.anchor == TIMELINE]
-    assert not [s for s in build_sections(results) if s.anchor == MATRIX]  # a timeline is not a version matrix
+    (section,) = [s for s in build_sections(results) if s.anchor == ANCHOR.timeline]
+    assert not [s for s in build_sections(results) if s.anchor == ANCHOR.matrix]  # a timeline is not a version matrix
     (plot,) = section.plots
     assert plot.kind == "timeline" and len(draw(plot)) > 1000
     (table,) = section.tables
@@ -355,7 +356,7 @@ def test_a_bisection_with_no_change_between_its_ends_points_to_the_timeline():
 
 def test_the_committed_timeline_reads_back_with_its_changes():
     folder = RUNS / "timeline-20261205T181756"
-    (section,) = [s for s in build_sections(load(ResultsStore(folder))) if s.anchor == TIMELINE]
+    (section,) = [s for s in build_sections(load(ResultsStore(folder))) if s.anchor == ANCHOR.timeline]
     assert len(section.plots) == 3  # batched, scan, step
     note = section.shown[0].note  # counts as whole numbers, a range whose ends are one said once
     assert "data mnist, 8 epochs of 2000 images; step 30 calls a process" in note

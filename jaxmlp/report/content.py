@@ -14,46 +14,10 @@ import pandas as pd
 from jaxmlp import registry
 from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding, Table
-from jaxmlp.results.findings.model import (
-    BENCHMARKS,
-    BISECTION,
-    CPU_ACCELERATOR,
-    EXPLAINED,
-    FLOOR,
-    GOALS,
-    HISTORY,
-    LOADERS,
-    MATRIX,
-    PROFILES,
-    ROOFLINE,
-    SCALING,
-    SKIPPED,
-    TIMELINE,
-    TRAINING,
-    TRIALS,
-    TTA,
-)
 from jaxmlp.results.findings.select import stamp_of as run_stamp
 from jaxmlp.results.store import layout
 
 __all__ = [
-    "BENCHMARKS",
-    "BISECTION",
-    "CPU_ACCELERATOR",
-    "EXPLAINED",
-    "FLOOR",
-    "GOALS",
-    "HISTORY",
-    "LOADERS",
-    "MATRIX",
-    "PROFILES",
-    "ROOFLINE",
-    "SCALING",
-    "SKIPPED",
-    "TIMELINE",
-    "TRAINING",
-    "TRIALS",
-    "TTA",
     "Figure",
     "Finding",
     "Run",

@@ -52,7 +52,6 @@ def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
     return tuple(lines)
 
 
-KNOWN_REGRESSIONS = "known-regressions"
 """The report's section of corpus runs (`jaxmlp sweep corpus`)."""
 
 

@@ -13,32 +13,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from jaxmlp.report.content import (
-    BENCHMARKS,
-    BISECTION,
-    CPU_ACCELERATOR,
-    EXPLAINED,
-    FLOOR,
-    GOALS,
-    HISTORY,
-    LOADERS,
-    MATRIX,
-    PROFILES,
-    ROOFLINE,
-    SCALING,
-    SKIPPED,
-    TIMELINE,
-    TRAINING,
-    TRIALS,
-    TTA,
-    Figure,
-    Finding,
-    ReportSection,
-    Run,
-    Table,
-    subject,
-)
-from jaxmlp.report.corpus_sections import KNOWN_REGRESSIONS, corpus_run, trials_run
+from jaxmlp.report.content import Figure, Finding, ReportSection, Run, Table, subject
+from jaxmlp.report.corpus_sections import corpus_run, trials_run
 from jaxmlp.report.run_sections import (
     cpu_accelerator_plots,
     earlier_runs,
@@ -58,19 +34,13 @@ from jaxmlp.report.sweep_sections import (
 )
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings import findings
+from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results, without_sweeps
 from jaxmlp.results.tables import CaptureSummary
 
 __all__ = [
-    "BENCHMARKS",
-    "BISECTION",
-    "CPU_ACCELERATOR",
-    "HISTORY",
-    "MATRIX",
-    "SCALING",
     "SECTIONS",
-    "TIMELINE",
     "Definition",
     "Figure",
     "ReportSection",
@@ -155,14 +125,14 @@ class Definition(NamedTuple):
 
 
 def _benchmark_runs_not_cited(given: Given) -> Sequence[Run]:
-    found, older = given.answers(BENCHMARKS), given.results.older
+    found, older = given.answers(ANCHOR.benchmarks), given.results.older
     plain = earlier_runs(given.runs_by_file, found, given.folder, lambda r: not tables.is_scaling(r))
     return plain + summarised_runs(older, given.folder)
 
 
 def _scaling_plots(finding: Finding, given: Given) -> list[Figure]:
     """The first answered scaling finding's speed-up plot."""
-    first = next((f for f in given.found if f.anchor == SCALING and f.answered), None)
+    first = next((f for f in given.found if f.anchor == ANCHOR.scaling and f.answered), None)
     if finding is not first:
         return []
     return [
@@ -195,54 +165,54 @@ TTA_READING = (
 )
 
 SECTIONS = (
-    Definition("jit and vmap", BENCHMARKS, EVIDENCE, earlier=_benchmark_runs_not_cited),
+    Definition("jit and vmap", ANCHOR.benchmarks, EVIDENCE, earlier=_benchmark_runs_not_cited),
     Definition(
         "The floor and the epoch ladder",
-        FLOOR,
+        ANCHOR.floor,
         "The floor of each precision is the best rate the run (or the machine's newest environment that measured "
         "that precision) measured at that precision; every pipeline is set against its own precision's floor.",
         plots=lambda f, g: ladder_plots(f),
     ),
-    Definition("Goals", GOALS, f"Read from {EVIDENCE[0].lower()}{EVIDENCE[1:]}"),
-    Definition("Loaders and workers", LOADERS, EVIDENCE, plots=lambda f, g: loader_plots(f)),
+    Definition("Goals", ANCHOR.goals, f"Read from {EVIDENCE[0].lower()}{EVIDENCE[1:]}"),
+    Definition("Loaders and workers", ANCHOR.loaders, EVIDENCE, plots=lambda f, g: loader_plots(f)),
     Definition(
         "CPU against an accelerator",
-        CPU_ACCELERATOR,
+        ANCHOR.cpu_accelerator,
         f"The newest machine of each backend, {EVIDENCE[0].lower()}{EVIDENCE[1:]}",
         plots=lambda f, g: cpu_accelerator_plots(f),
     ),
-    Definition("History across runs", HISTORY, "", of_history),
+    Definition("History across runs", ANCHOR.history, "", of_history),
     Definition(
         "Version matrix: jax/jaxlib releases",
-        MATRIX,
+        ANCHOR.matrix,
         "Each sample is one fresh process.",
         of_files,
-        runs=lambda g: sweep_runs(g.results, g.folder, g.answers(MATRIX)),
+        runs=lambda g: sweep_runs(g.results, g.folder, g.answers(ANCHOR.matrix)),
     ),
     Definition(
         "Release timeline",
-        TIMELINE,
+        ANCHOR.timeline,
         "Every release from A to B (`jaxmlp sweep timeline A B`): change points, transients and drifts.",
         of_files,
-        runs=lambda g: timeline_runs(g.results, g.folder, g.answers(TIMELINE)),
+        runs=lambda g: timeline_runs(g.results, g.folder, g.answers(ANCHOR.timeline)),
     ),
     Definition(
         "Bisection across releases",
-        BISECTION,
+        ANCHOR.bisection,
         "Which release changed the workload.",
         of_files,
         runs=lambda g: [bisection_run(p, d, g.folder) for p, d in g.results.bisections],
     ),
     Definition(
         "Why a release changed: the compiled program, or below it",
-        EXPLAINED,
+        ANCHOR.explained,
         "`jaxmlp sweep explain A B`: same optimized HLO or not, then the evidence.",
         of_files,
         runs=lambda g: [explain_run(p, d, g.folder) for p, d in g.results.explanations],
     ),
     Definition(
         "Known regressions: the corpus",
-        KNOWN_REGRESSIONS,
+        ANCHOR.known_regressions,
         "`jaxmlp sweep corpus`: each known regression run as a user would, and whether it was found, measured "
         "within its band and explained; controls left clean.",
         of_files,
@@ -250,29 +220,29 @@ SECTIONS = (
     ),
     Definition(
         "Roofline",
-        ROOFLINE,
+        ANCHOR.roofline,
         "Each workload against this machine's two ceilings.",
         of_files,
         runs=lambda g: [roofline_run(p, d, g.folder) for p, d in g.results.rooflines],
     ),
-    Definition("Scaling", SCALING, SCALING_READING, plots=_scaling_plots),
+    Definition("Scaling", ANCHOR.scaling, SCALING_READING, plots=_scaling_plots),
     Definition(
         "Profiles",
-        PROFILES,
+        ANCHOR.profiles,
         "Profiler captures (`jaxmlp profile`).",
         in_full,
         runs=lambda g: [trace_run(t, g.folder) for t in g.traces],
     ),
-    Definition("Training runs", TRAINING, "The newest training run of each machine; every run in its table."),
-    Definition("Time to accuracy", TTA, TTA_READING),
+    Definition("Training runs", ANCHOR.training, "The newest training run of each machine; every run in its table."),
+    Definition("Time to accuracy", ANCHOR.tta, TTA_READING),
     Definition(
         "Regression detector trials",
-        TRIALS,
+        ANCHOR.trials,
         "The detector checked on itself.",
         of_files,
         runs=lambda g: [trials_run(path, doc, g.folder) for path, doc in g.results.trials],
     ),
-    Definition("Skipped files", SKIPPED, "", in_full, runs=_skipped),
+    Definition("Skipped files", ANCHOR.skipped, "", in_full, runs=_skipped),
 )
 """The report's sections, in their order: each made where it has something to show."""
 

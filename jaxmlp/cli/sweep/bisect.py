@@ -17,7 +17,7 @@ from jaxmlp.cli.sweep.common import (
     matrix_of,
     measuring_of,
     progress_bar,
-    releases,
+    versions_of,
 )
 from jaxmlp.cli.sweep.explain import explain_answer
 from jaxmlp.errors import EXIT_FAILED, Interrupted
@@ -66,7 +66,7 @@ class BisectOutcome:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = Bisect(args.good, args.bad, releases(args.versions), args.on, args.wheels)
+    settings = Bisect(args.good, args.bad, versions_of(args.versions), args.on, args.wheels)
     detector = Detector(args.threshold, args.alpha)
     measuring, matrix = measuring_of(args), matrix_of(args)
     return search(settings=settings, detector=detector, measuring=measuring, matrix=matrix, out=Path(args.out)).code

@@ -113,7 +113,7 @@ def source_of(args: argparse.Namespace) -> envs.Source:
     return envs.Source(getattr(args, "wheels", None), getattr(args, "backend", None))
 
 
-def releases(given: Sequence[str] | None) -> tuple[str, ...] | None:
+def versions_of(given: Sequence[str] | None) -> tuple[str, ...] | None:
     """``--versions`` as given (None: the package index's), refused if comma-separated."""
     if given and any("," in v for v in given):
         raise JaxmlpError(

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pandas as pd
 
@@ -53,31 +54,40 @@ def measure_into(
     """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code (`errors.gate` of
     its verdicts, ``strict`` or not) and the line naming the cells that could not be measured ("" if none). A
     folder ``shared`` with other ranks is kept when stopped before the first round: it holds their files and stop
-    marks. Without ``tables``, the sweep's verdict tables are not said (`jaxmlp track` says its own)."""
+    marks. Without ``tables``, the sweep's verdict tables are not said (`jaxmlp track` says its own). The files are
+    written in one place, from the log, whether the rounds ended or were stopped."""
+    stopped: KeyboardInterrupt | JaxmlpError | None = None
     try:
-        measured = measure()
+        measure()
     except (KeyboardInterrupt, JaxmlpError) as e:
         if not plans:  # stopped before the first round: nothing measured, nothing left behind
             if not shared:
                 shutil.rmtree(run.folder, ignore_errors=True)
             raise
-        kept = run.write_cells(plans[0], complete=False)
-        said = (
-            f"kept {sum(map(len, kept.processes.values()))} samples in {run.folder} "
-            f"(jaxmlp sweep resume {run.folder} goes on)"
+        stopped = e
+    measured = run.write_cells(plans[0], complete=stopped is None)
+    if stopped is not None:
+        _stop(
+            stopped,
+            f"kept {sum(map(len, measured.processes.values()))} samples in {run.folder} "
+            f"(jaxmlp sweep resume {run.folder} goes on)",
         )
-        if isinstance(e, KeyboardInterrupt):
-            stopped = e if isinstance(e, Interrupted) else Interrupted()
-            stopped.kept = said
-            raise stopped from None
-        raise JaxmlpError(f"{e}; {said}") from None
-    measured = run.write_cells(plans[0], complete=True)
     if tables:
         print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)
     print(f"Wrote {len(measured.processes)} cell files into {run.folder} in {minutes(time.monotonic() - start)}")
     missing = unmeasured(measured)
     code = gate(folder_verdicts(run.folder), len(measured.failures) + len(missing), strict)
     return code, unmeasured_line(missing)
+
+
+def _stop(e: KeyboardInterrupt | JaxmlpError, kept: str) -> NoReturn:
+    """The stop raised again with what was ``kept``: a signal's as `Interrupted` (its exit code), an error's one
+    line."""
+    if isinstance(e, KeyboardInterrupt):
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        stopped.kept = kept
+        raise stopped from None
+    raise JaxmlpError(f"{e}; {kept}") from None
 
 
 def ended(code: int, missing: str, folder: Path, changes: Sequence[FiledChange] = ()) -> SweepOutcome:

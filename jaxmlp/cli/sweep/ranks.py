@@ -1,7 +1,8 @@
 """A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun`` (one a node): rank 0 makes the folder and
 names it in a meeting file beside it; every rank measures its rounds (round r is rank r mod N's) into its own
 samples file in that folder; rank 0 waits for the others, takes their samples into its log and files the verdicts.
-A rank that stops or fails leaves a mark that the others read between processes."""
+A rank that stops or fails leaves a mark that the others read between processes. A timeline calls one function a
+rank: `lead` (rank 0) or `follow_rank_0` (the others), each the rank's whole part."""
 
 from __future__ import annotations
 
@@ -12,19 +13,21 @@ import json
 import math
 import os
 import socket
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import Interrupted, JaxmlpError
 from jaxmlp.measure import distributed
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep.matrix import Failure, Record
+from jaxmlp.measure.sweep.matrix import Failure, Measured, Progress, Record, Runner, Say, follow
 from jaxmlp.measure.sweep.settings import Matrix
 from jaxmlp.results.schema.sweep import NODE, RANK
+from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import write_new
 from jaxmlp.results.sweep.files import Plan, RunLog
 
@@ -72,10 +75,10 @@ class Ranks:
     def name(self) -> str:
         return f"rank {self.rank} of {self.size} on {self.node}"
 
-    def split(self, matrix: Matrix) -> Matrix:
-        """``matrix`` with its processes a release rounded up to a multiple of the ranks, and this rank's rounds."""
-        processes = math.ceil(matrix.processes / self.size) * self.size
-        return dataclasses.replace(matrix, processes=processes, share=(self.rank, self.size))
+    @property
+    def share(self) -> tuple[int, int]:
+        """This rank and how many there are, as a matrix shares its rounds (`Matrix.share`)."""
+        return self.rank, self.size
 
 
 def job_key(launcher: str | None, env: Mapping[str, str]) -> str:
@@ -84,15 +87,6 @@ def job_key(launcher: str | None, env: Mapping[str, str]) -> str:
         if all(env.get(v) for v in names):
             return ".".join(env[v] for v in names).replace(os.sep, "_")
     return "job"
-
-
-def said_processes(ranks: Ranks, asked: int, matrix: Matrix) -> str:
-    """The line that says how the ranks share the rounds."""
-    rounded = f" (--processes {asked} rounded up to a multiple of the ranks)" if matrix.processes != asked else ""
-    return (
-        f"{ranks.size} ranks share the rounds: {matrix.processes} processes a release{rounded}, round r measured by "
-        f"rank r mod {ranks.size} on its node; rank 0 files the verdicts"
-    )
 
 
 def meeting_file(out: Path, ranks: Ranks) -> Path:
@@ -124,7 +118,7 @@ def announce(meeting: Path, folder: Path) -> None:
     if _started(meeting) < STARTED - SKEW_SECONDS:
         with contextlib.suppress(OSError):
             meeting.unlink()
-    _said(meeting, lambda: write_new(meeting, json.dumps({"folder": folder.name, "started": STARTED})))
+    _write(meeting, json.dumps({"folder": folder.name, "started": STARTED}))
 
 
 def _started(meeting: Path) -> float:
@@ -133,6 +127,12 @@ def _started(meeting: Path) -> float:
         return float(json.loads(meeting.read_text(encoding="utf-8"))["started"])
     except (OSError, ValueError, KeyError, TypeError):
         return -math.inf
+
+
+def _write(path: Path, text: str) -> None:
+    """The coordination's files (the meeting, the marks) written, each new and whole (`write_new`); an `OSError` as
+    one line naming the file."""
+    _said(path, lambda: write_new(path, text))
 
 
 def _said(path: Path, act: Callable[[], T]) -> T:
@@ -221,14 +221,13 @@ class Pulse:
 def rank_0_plan(folder: Path, ranks: Ranks) -> Plan:
     """Ranks 1 on: the plan rank 0 filed once it probed the cells (its cells, what its probe found, the processes a
     release ``--budget`` fitted to it, each process's time limit): the ranks measure one plan, not one each."""
-    log = RunLog(folder)
-    deadline = time.monotonic() + MEET_SECONDS
+    path, deadline = folder / layout.SAMPLES_FILE, time.monotonic() + MEET_SECONDS
     while True:
-        _wait_for(log.log, ranks, "write its plan")
+        _wait_for(path, ranks, "write its plan")
         with contextlib.suppress(JaxmlpError):
-            return log.read()[0]
+            return RunLog(folder).read()[0]
         if time.monotonic() > deadline:
-            raise JaxmlpError(f"{ranks.name}: rank 0's plan in {log.log} cannot be read")
+            raise JaxmlpError(f"{ranks.name}: rank 0's plan in {path} cannot be read")
         time.sleep(POLL_SECONDS)
 
 
@@ -242,9 +241,9 @@ def _mark(folder: Path, rank: int, what: str) -> Path:
 
 def rank_log(folder: Path, ranks: Ranks) -> RunLog:
     """Ranks 1 on: this rank's own log in rank 0's folder (samples only: rank 0's log holds the plan)."""
-    log = RunLog(folder, samples_file(folder, ranks.rank).name)
-    _said(log.log, log.log.touch)
-    return log
+    path = samples_file(folder, ranks.rank)
+    _said(path, path.touch)
+    return RunLog(folder, path.name)
 
 
 def recorder(log: RunLog, ranks: Ranks) -> Record:
@@ -278,15 +277,12 @@ def _words(mark: Mapping[str, object]) -> str:
 
 def mark_stopped(folder: Path, ranks: Ranks, why: str) -> None:
     """This rank stopped (a signal, an error): said to the others in its mark."""
-    with contextlib.suppress(OSError):
-        write_new(
-            _mark(folder, ranks.rank, "stopped"), json.dumps({"rank": ranks.rank, "node": ranks.node, "why": why})
-        )
+    with contextlib.suppress(JaxmlpError):  # the folder gone, say: the stop itself goes on
+        _write(_mark(folder, ranks.rank, "stopped"), json.dumps({"rank": ranks.rank, "node": ranks.node, "why": why}))
 
 
 def mark_done(folder: Path, ranks: Ranks) -> None:
-    mark = _mark(folder, ranks.rank, "done")
-    _said(mark, lambda: write_new(mark, ranks.node))
+    _write(_mark(folder, ranks.rank, "done"), ranks.node)
 
 
 def gather(log: RunLog, ranks: Ranks, silence: float) -> None:
@@ -337,10 +333,57 @@ def take_rank_files(log: RunLog, ranks: Ranks) -> None:
 
 
 @contextlib.contextmanager
-def telling(folder: Path, ranks: Ranks) -> Iterator[None]:
-    """This rank's stop or failure marked in ``folder`` for the others."""
+def telling(folder: Path, ranks: Ranks, done: bool = False) -> Iterator[None]:
+    """This rank's stop or failure marked in ``folder`` for the others (`mark_stopped`); ``done``: its end without
+    one too (`mark_done`)."""
     try:
         yield
+        if done:
+            mark_done(folder, ranks)
     except BaseException as e:
         mark_stopped(folder, ranks, f"stopped by {e}" if isinstance(e, KeyboardInterrupt) else str(e) or repr(e))
         raise
+
+
+def lead(log: RunLog, out: Path, ranks: Ranks, measure: Callable[[Record], Measured]) -> Measured:
+    """Rank 0's part of a shared timeline: its folder (``log``'s, in ``out``) named to the others (`announce`), then
+    ``measure`` given a recorder that reads the others' stop marks (`recorder`) while rank 0's heartbeat goes on, then
+    the others' samples gathered into ``log`` (`gather`). Stopped, the others' samples are taken first, and a stop
+    that another rank's came before is said (mpirun stops the others when one rank ends). The meeting file is removed
+    at the end."""
+    meeting = meeting_file(out, ranks)
+    announce(meeting, log.folder)
+    try:
+        with telling(log.folder, ranks), beating(meeting):
+            measured = measure(recorder(log, ranks))
+            gather(log, ranks, 2 * (measured.limit or 0.0) + 60)
+            return measured
+    except (KeyboardInterrupt, JaxmlpError) as e:
+        first = others_stopped(log.folder, ranks)
+        if first and isinstance(e, KeyboardInterrupt):
+            print(f"jaxmlp sweep timeline: {first} first", file=sys.stderr, flush=True)
+        take_rank_files(log, ranks)  # what the others measured is kept with rank 0's
+        raise
+    finally:
+        meeting.unlink(missing_ok=True)
+
+
+def follow_rank_0(
+    runners: Sequence[Runner], matrix: Matrix, out: Path, ranks: Ranks, say: Say, progress: Progress
+) -> Path:
+    """The part of a shared timeline of a rank other than 0: the folder rank 0 names in ``out`` (`meet`), its plan
+    read there (`rank_0_plan`), this rank's rounds of it measured into its own samples file in that folder (rank 0
+    takes them), then a mark that it is done (or why it stopped). Returns the folder."""
+    folder = meet(meeting_file(out, ranks), ranks)
+    log = rank_log(folder, ranks)
+    say(f"{ranks.name}: its rounds go into {log.log}")
+    try:
+        with telling(folder, ranks, done=True):
+            record = recorder(log, ranks)  # reads the others' stop marks
+            plan = rank_0_plan(folder, ranks)
+            mine = dataclasses.replace(matrix, processes=plan.matrix.processes)
+            follow(runners, plan.probed, plan.differs, mine, plan.limit, say, progress, record)
+    except Interrupted as e:
+        e.kept = f"{ranks.name}: its samples are in {log.log}, which rank 0 keeps"
+        raise
+    return folder

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs, published
-from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
+from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Matrix, Timeline
 from jaxmlp.registry import version_key
+from jaxmlp.units import minutes
 
 
 def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str]:
@@ -45,3 +47,68 @@ def fitted_processes(budget_seconds: float, spent: float, per_round: float) -> i
     if per_round <= 0:
         return MIN_PROCESSES
     return max(MIN_PROCESSES, math.floor((budget_seconds - spent) / per_round))
+
+
+def timeline_matrix(matrix: Matrix, versions: Sequence[str], share: tuple[int, int] = (0, 1)) -> Matrix:
+    """``matrix`` for the timeline's ``versions``, its processes a release shared by the ranks (`shared`)."""
+    return shared(replace(matrix, versions=tuple(versions)), share)
+
+
+def shared(matrix: Matrix, share: tuple[int, int]) -> Matrix:
+    """``matrix`` with its processes a release rounded up to a multiple of the ranks under mpirun or srun, and this
+    rank's rounds (``share``: this rank and how many there are; alone, (0, 1): as it is)."""
+    ranks = share[1]
+    return replace(matrix, processes=math.ceil(matrix.processes / ranks) * ranks, share=share)
+
+
+def fitted(timeline: Timeline, matrix: Matrix, per_round: float) -> Matrix:
+    """``matrix`` with the processes a release that fit in the timeline's ``--budget`` (`fitted_processes`; the
+    ranks of ``matrix.share`` each take their share of the rounds), rounded up to a multiple of the ranks (`shared`);
+    without a budget, as it is."""
+    if not timeline.budget:
+        return matrix
+    processes = fitted_processes(timeline.budget * 60 * matrix.share[1], 0.0, per_round)
+    return shared(replace(matrix, processes=processes), matrix.share)
+
+
+def opening(timeline: Timeline, versions: Sequence[str], matrix: Matrix, asked: int, ranked: bool) -> list[str]:
+    """What a timeline says before it measures: its releases, columns, disk and processes; ``ranked`` (under mpirun
+    or srun), how the ranks share the rounds (``asked``: the processes a release given)."""
+    lines = [
+        f"Timeline {timeline.first} to {timeline.last}: {len(versions)} releases ({', '.join(versions)}), "
+        f"{1 + len(matrix.xla_flags)} column(s); {disk(versions, matrix)}; a probe process each, then "
+        + (
+            f"as many processes a release as fit in {timeline.budget:g} min"
+            if timeline.budget
+            else f"{matrix.processes} processes a release"
+        )
+    ]
+    if ranked:
+        ranks = matrix.share[1]
+        rounded = f" (--processes {asked} rounded up to a multiple of the ranks)" if matrix.processes != asked else ""
+        lines.append(
+            f"{ranks} ranks share the rounds: {matrix.processes} processes a release{rounded}, round r measured by "
+            f"rank r mod {ranks} on its node; rank 0 files the verdicts"
+        )
+    return lines
+
+
+def cost(cells: int, matrix: Matrix, per_round: float, spent: float) -> str:
+    """The line that says what the probe found the rounds will cost (``per_round``: its processes' seconds
+    together; ``spent``: the seconds so far, environments included), the ranks of ``matrix.share`` sharing them."""
+    return (
+        f"Cost: {cells} cells x {matrix.processes} processes = {cells * matrix.processes} processes; the probe's "
+        f"processes took {per_round:.1f} s a round ({minutes(spent)} so far, environments included): about "
+        f"{minutes(per_round * matrix.processes / matrix.share[1])} to go"
+    )
+
+
+def disk(versions: Sequence[str], matrix: Matrix) -> str:
+    """The disk the environments not made yet will take, as measured on those made here."""
+    missing = [v for v in versions if not envs.made_any(v, matrix.envs, matrix.source)]
+    size = envs.env_megabytes(matrix.envs)
+    if missing and size:
+        return f"about {size * len(missing) / 1e3:.1f} GB of disk for {len(missing)} not made yet"
+    if missing:
+        return f"{len(missing)} not made yet (size unknown: none made here)"
+    return "every environment made"

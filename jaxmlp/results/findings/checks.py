@@ -16,12 +16,7 @@ from jaxmlp.results.findings.citing import (
     older_note,
     runs_read,
 )
-from jaxmlp.results.findings.model import (
-    BENCHMARKS,
-    GOALS,
-    Finding,
-    Table,
-)
+from jaxmlp.results.findings.model import ANCHOR, Finding, Table
 from jaxmlp.results.findings.questions import GOALS_MET, LARGE_FOLDER, PEAK_MEMORY
 from jaxmlp.results.findings.select import machine_of, newest_per_backend, timed
 from jaxmlp.units import duration, size
@@ -65,7 +60,7 @@ def goals(
             Finding(
                 tables.goal_group(backend),
                 text,
-                GOALS,
+                ANCHOR.goals,
                 True,
                 runs_read(part, folder),
                 machine_of(part),
@@ -130,7 +125,7 @@ def results_folder(
             Finding(
                 LARGE_FOLDER.text,
                 "; ".join(said) + ".",
-                BENCHMARKS,
+                ANCHOR.benchmarks,
                 True,
                 runs_read(rows, folder),
                 name,

@@ -7,12 +7,33 @@ from typing import NamedTuple
 
 import pandas as pd
 
-# Each subject's anchor in the report: the overview links to them.
-BENCHMARKS, LOADERS, CPU_ACCELERATOR, HISTORY, MATRIX = "benchmarks", "loaders", "cpu-accelerator", "history", "matrix"
-BISECTION, SCALING, PROFILES, TRAINING = "bisection", "scaling", "profiles", "training"
-TRIALS, SKIPPED, TIMELINE = "trials", "skipped", "timeline"
-EXPLAINED, ROOFLINE, GOALS, FLOOR = "explained", "roofline", "goals", "floor"
-TTA = "time-to-accuracy"
+
+class Anchors(NamedTuple):
+    """Each subject's anchor in the report, one a section: a finding names its section by it, the overview and the
+    docs link to it, and the report's sections (`jaxmlp.report.sections.SECTIONS`) are defined for each."""
+
+    benchmarks: str = "benchmarks"
+    floor: str = "floor"
+    goals: str = "goals"
+    loaders: str = "loaders"
+    cpu_accelerator: str = "cpu-accelerator"
+    history: str = "history"
+    matrix: str = "matrix"
+    timeline: str = "timeline"
+    bisection: str = "bisection"
+    explained: str = "explained"
+    known_regressions: str = "known-regressions"
+    roofline: str = "roofline"
+    scaling: str = "scaling"
+    profiles: str = "profiles"
+    training: str = "training"
+    tta: str = "time-to-accuracy"
+    trials: str = "trials"
+    skipped: str = "skipped"
+
+
+ANCHOR = Anchors()
+"""The one table of the report's anchors (``ANCHOR.matrix``); ``tuple(ANCHOR)`` lists them in the report's order."""
 
 
 class Table(NamedTuple):

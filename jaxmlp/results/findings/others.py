@@ -12,16 +12,7 @@ import pandas as pd
 from jaxmlp import changepoints, registry
 from jaxmlp.hlo import op_label
 from jaxmlp.results import history, tables
-from jaxmlp.results.findings.model import (
-    CPU_ACCELERATOR,
-    HISTORY,
-    PROFILES,
-    SCALING,
-    TRAINING,
-    TTA,
-    Finding,
-    Table,
-)
+from jaxmlp.results.findings.model import ANCHOR, Finding, Table
 from jaxmlp.results.findings.questions import CHANGES, OPERATIONS, SCALING_ANSWER, TIME_GOES, TO_ACCURACY, TRAINED
 from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.store import layout
@@ -89,7 +80,7 @@ def operations(
             Finding(
                 OPERATIONS.text,
                 "; ".join(said) + ".",
-                CPU_ACCELERATOR,
+                ANCHOR.cpu_accelerator,
                 True,
                 layout.cited(file, folder, stamp_of(part)),
                 machine_of(part),
@@ -145,7 +136,7 @@ def scaling(
             Finding(
                 SCALING_ANSWER.text,
                 f"{'; '.join(parts)}{_notes(rows, table)}.",
-                SCALING,
+                ANCHOR.scaling,
                 True,
                 layout.cited(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
                 name,
@@ -185,7 +176,7 @@ def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Findi
     return Finding(
         SCALING_ANSWER.text,
         f"{cells}{_notes(rows, table)}. {_missing(table)}: `{_command(table)}`.",
-        SCALING,
+        ANCHOR.scaling,
         True,
         layout.cited(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
         name,
@@ -206,7 +197,7 @@ def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Findi
         TIME_GOES.text,
         f"In the newest trace ({newest.run}) the top operation is {op_label(top.op, top.category)}, "
         f"{percent(top.share)} of the operations' time ({top['count']} calls){step}.",
-        PROFILES,
+        ANCHOR.profiles,
         True,
         where,
     )
@@ -221,7 +212,7 @@ def changes_across_runs(past: history.RunHistory) -> list[Finding]:
             Finding(
                 CHANGES.text,
                 "No benchmark has been run twice on one machine with the same settings yet.",
-                HISTORY,
+                ANCHOR.history,
                 False,
             )
         ]
@@ -246,7 +237,7 @@ def changes_across_runs(past: history.RunHistory) -> list[Finding]:
             Finding(
                 CHANGES.text,
                 text,
-                HISTORY,
+                ANCHOR.history,
                 True,
                 f"{part['file'].nunique()} runs to {Path(str(newest)).name}",
                 str(where),
@@ -285,7 +276,7 @@ def training(results: Results, folder: Path | None = None) -> list[Finding]:
                 TRAINED.text,
                 f"{r.pipeline} {r.precision} on {r.dataset}, {count(r.epochs, 'epoch')}: test "
                 f"accuracy {percent(r.test_accuracy)}, {steady}{partial_note(r.get('partial'))}.",
-                TRAINING,
+                ANCHOR.training,
                 True,
                 r.file,
                 str(name),
@@ -327,7 +318,7 @@ def time_to_accuracy(results: Results, folder: Path | None = None) -> list[Findi
             Finding(
                 TO_ACCURACY.text,
                 text[0].upper() + text[1:],
-                TTA,
+                ANCHOR.tta,
                 True,
                 files,
                 str(name),

@@ -6,21 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from jaxmlp.results.findings.model import (
-    BENCHMARKS,
-    BISECTION,
-    CPU_ACCELERATOR,
-    FLOOR,
-    GOALS,
-    HISTORY,
-    LOADERS,
-    MATRIX,
-    PROFILES,
-    SCALING,
-    TIMELINE,
-    TRAINING,
-    TTA,
-)
+from jaxmlp.results.findings.model import ANCHOR
 
 
 class Question(NamedTuple):
@@ -33,23 +19,23 @@ class Question(NamedTuple):
     of_a_run: bool = False
 
 
-JIT = Question("jit", "What jit buys", BENCHMARKS, True)
-VMAP = Question("vmap", "What vmap buys", BENCHMARKS, True)
-LOADER = Question("loaders", "Which loader, how many workers", LOADERS, True)
-FLOOR_DISTANCE = Question("floor", "How far from the floor", FLOOR, True)
-CPU_VS_ACCELERATOR = Question("cpu_vs_accelerator", "CPU against an accelerator", CPU_ACCELERATOR)
-OPERATIONS = Question("operations", "Where the accelerator's time goes, by operation", PROFILES, True)
-SLOWER_RELEASE = Question("matrix", "Which release got slower", MATRIX)
-ACROSS_RELEASES = Question("timeline", "Where across releases", TIMELINE)
-WHICH_RELEASE = Question("bisection", "Which release did it", BISECTION)
-SCALING_ANSWER = Question("scaling", "Scaling", SCALING, True)
-TIME_GOES = Question("trace", "Where the time goes", PROFILES)
-CHANGES = Question("history", "Changes across runs", HISTORY)
-TRAINED = Question("training", "Training", TRAINING)
-GOALS_MET = Question("goals", "Goals", GOALS, True)
-TO_ACCURACY = Question("tta", "Time to accuracy", TTA)
-PEAK_MEMORY = Question("memory", "Peak memory", BENCHMARKS, True)
-LARGE_FOLDER = Question("results_folder", "How fast the report reads a large folder", BENCHMARKS, True)
+JIT = Question("jit", "What jit buys", ANCHOR.benchmarks, True)
+VMAP = Question("vmap", "What vmap buys", ANCHOR.benchmarks, True)
+LOADER = Question("loaders", "Which loader, how many workers", ANCHOR.loaders, True)
+FLOOR_DISTANCE = Question("floor", "How far from the floor", ANCHOR.floor, True)
+CPU_VS_ACCELERATOR = Question("cpu_vs_accelerator", "CPU against an accelerator", ANCHOR.cpu_accelerator)
+OPERATIONS = Question("operations", "Where the accelerator's time goes, by operation", ANCHOR.profiles, True)
+SLOWER_RELEASE = Question("matrix", "Which release got slower", ANCHOR.matrix)
+ACROSS_RELEASES = Question("timeline", "Where across releases", ANCHOR.timeline)
+WHICH_RELEASE = Question("bisection", "Which release did it", ANCHOR.bisection)
+SCALING_ANSWER = Question("scaling", "Scaling", ANCHOR.scaling, True)
+TIME_GOES = Question("trace", "Where the time goes", ANCHOR.profiles)
+CHANGES = Question("history", "Changes across runs", ANCHOR.history)
+TRAINED = Question("training", "Training", ANCHOR.training)
+GOALS_MET = Question("goals", "Goals", ANCHOR.goals, True)
+TO_ACCURACY = Question("tta", "Time to accuracy", ANCHOR.tta)
+PEAK_MEMORY = Question("memory", "Peak memory", ANCHOR.benchmarks, True)
+LARGE_FOLDER = Question("results_folder", "How fast the report reads a large folder", ANCHOR.benchmarks, True)
 
 QUESTIONS = (
     JIT,

@@ -13,7 +13,7 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line
-from jaxmlp.results.findings.model import BISECTION, MATRIX, TIMELINE, Finding
+from jaxmlp.results.findings.model import ANCHOR, Finding
 from jaxmlp.results.findings.questions import ACROSS_RELEASES, SLOWER_RELEASE, WHICH_RELEASE
 from jaxmlp.results.findings.select import machine
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -115,16 +115,23 @@ def matrix(
     steps, or that none changed (``memo``: the folder's index, where its comparisons are kept, `comparisons`)."""
     question = SLOWER_RELEASE.text
     if not found:
-        return Finding(question, "No version matrix yet: `jaxmlp sweep`.", MATRIX, False)
+        return Finding(question, "No version matrix yet: `jaxmlp sweep`.", ANCHOR.matrix, False)
     cells = {str(path.parent): doc for path, doc in results.cells}
     ordered = sorted(found, key=layout.stamp_in, reverse=True)
     for where in ordered:
         steps = sweep_steps(found[where], results.samples, memo=memo) if len(found[where]) else pd.DataFrame()
         text = sweep_verdict(found[where], steps, cells.get(where))
         if text is not None:
-            return Finding(question, text, MATRIX, True, layout.cited(where, folder), machine(found[where].iloc[0]))
+            return Finding(
+                question, text, ANCHOR.matrix, True, layout.cited(where, folder), machine(found[where].iloc[0])
+            )
     return Finding(
-        question, UNDECIDED_LINE, MATRIX, True, layout.cited(ordered[0], folder), machine(found[ordered[0]].iloc[0])
+        question,
+        UNDECIDED_LINE,
+        ANCHOR.matrix,
+        True,
+        layout.cited(ordered[0], folder),
+        machine(found[ordered[0]].iloc[0]),
     )
 
 
@@ -141,7 +148,7 @@ def timeline(
         return Finding(
             question,
             timeline_verdict(columns),
-            TIMELINE,
+            ANCHOR.timeline,
             True,
             layout.cited(where, folder),
             machine(found[where].iloc[0]),
@@ -149,7 +156,7 @@ def timeline(
     return Finding(
         question,
         "No release timeline with two or more processes a release yet: `jaxmlp sweep timeline A B`.",
-        TIMELINE,
+        ANCHOR.timeline,
         False,
     )
 
@@ -158,7 +165,7 @@ def bisection(bisections: Sequence[tuple[Path, BisectDocument]], folder: Path | 
     """The newest bisection that found a release, else the newest one's reason."""
     question = WHICH_RELEASE.text
     if not bisections:
-        return Finding(question, "No bisection yet: `jaxmlp sweep bisect GOOD BAD`.", BISECTION, False)
+        return Finding(question, "No bisection yet: `jaxmlp sweep bisect GOOD BAD`.", ANCHOR.bisection, False)
     ordered = sorted(bisections, key=lambda item: layout.stamp_in(item[0]), reverse=True)
     path, doc = next(((p, d) for p, d in ordered if d.bisection.answered), ordered[0])
     more = len(ordered) - 1
@@ -167,7 +174,7 @@ def bisection(bisections: Sequence[tuple[Path, BisectDocument]], folder: Path | 
     return Finding(
         question,
         f"{line[0].upper()}{line[1:]}{also}.",
-        BISECTION,
+        ANCHOR.bisection,
         True,
         layout.cited(path.parent, folder),
         _machine(doc.metadata),

@@ -17,13 +17,29 @@ FLAG = "true or false"
 OBJECT = "an object"
 LIST = "a list"
 
+METADATA_FIELDS: Mapping[str, str | None] = {
+    **dict.fromkeys(("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model"), TEXT),
+    **dict.fromkeys(("cpu_count", "cpu_affinity"), WHOLE),
+    **dict.fromkeys(
+        ("xla_flags", "jax_default_matmul_precision", "size", "rounds_asked", "sweep", "sweep_label"), None
+    ),
+    "processes": WHOLE,
+    "injected_slowdown": None,
+    **dict.fromkeys(("backend", "device_kind", "precision"), TEXT),
+    "partial": None,
+    "machine_cpu": TEXT,
+    "machine_cores": WHOLE,
+    **dict.fromkeys(("machine_backend", "machine_device", "machine_name"), TEXT),
+}
+"""A run's metadata that each of its benchmark rows carries (`jaxmlp.results.store.rows.METADATA`, in this order),
+each field with its type where one is checked (None: any scalar, or a number by its name's ending)."""
+
 ROW_FIELDS: Mapping[str, str] = {
     **dict.fromkeys(
         (
             "batch_size",
             "workers",
             "devices",
-            "processes",
             "process_count",
             "process_index",
             "global_device_count",
@@ -35,9 +51,6 @@ ROW_FIELDS: Mapping[str, str] = {
             "calls",
             "round_calls",
             "rounds",
-            "cpu_count",
-            "cpu_affinity",
-            "machine_cores",
             "m",
             "n",
             "k",
@@ -54,29 +67,13 @@ ROW_FIELDS: Mapping[str, str] = {
     ),
     **dict.fromkeys(
         (
-            "backend",
-            "device_kind",
             "pipeline",
-            "precision",
             "variant",
             "library",
             "workload",
             "kernel",
             "shape",
             "dataset",
-            "jax",
-            "jaxlib",
-            "torch",
-            "torchvision",
-            "python",
-            "numpy",
-            "commit",
-            "host",
-            "cpu_model",
-            "machine_cpu",
-            "machine_backend",
-            "machine_device",
-            "machine_name",
             "timestamp",
             "peak_rss_scope",
             "config_pipeline",
@@ -87,10 +84,11 @@ ROW_FIELDS: Mapping[str, str] = {
         TEXT,
     ),
     **dict.fromkeys(("reached", "diverged"), FLAG),
+    **{key: wanted for key, wanted in METADATA_FIELDS.items() if wanted is not None},
 }
-"""The type of each field of a benchmark's parameters and facts, a training epoch's record and a time-to-accuracy
-run that the tables read by name (null allowed: a figure not had); a field whose name ends in one of
-`NUMBER_ENDINGS` is a number. Any other field is a number, text, true/false or null."""
+"""The type of each field of a benchmark's parameters and facts, its run's metadata (`METADATA_FIELDS`), a training
+epoch's record and a time-to-accuracy run that the tables read by name (null allowed: a figure not had); a field
+whose name ends in one of `NUMBER_ENDINGS` is a number. Any other field is a number, text, true/false or null."""
 
 NUMBER_ENDINGS = (
     "seconds",

@@ -7,39 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from jaxmlp.results.schema import fields
 from jaxmlp.results.schema.bench import STATS, BenchmarkDocument
 from jaxmlp.results.schema.machines import MACHINE, SETTINGS
 
-METADATA = (
-    "jax",
-    "jaxlib",
-    "torch",
-    "torchvision",
-    "python",
-    "numpy",
-    "commit",
-    "host",
-    "cpu_model",
-    "cpu_count",
-    "cpu_affinity",
-    "xla_flags",
-    "jax_default_matmul_precision",
-    "size",
-    "rounds_asked",
-    "sweep",
-    "sweep_label",
-    "processes",
-    "injected_slowdown",
-    "backend",
-    "device_kind",
-    "precision",
-    "partial",
-    "machine_cpu",
-    "machine_cores",
-    "machine_backend",
-    "machine_device",
-    "machine_name",
-)
+METADATA = tuple(fields.METADATA_FIELDS)
+"""A run's metadata that each of its benchmark rows carries (`fields.METADATA_FIELDS`)."""
 DEVICE_METADATA = ("jax_default_matmul_precision",)  # read from the run's device where the run's metadata lacks it
 SAMPLE_COLUMNS = ["file", "group", "name", "round", "seconds"]
 
