@@ -15,9 +15,9 @@ from typing import Any
 
 from jaxmlp import changepoints
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep import corpus_steps as steps_
 from jaxmlp.cli.sweep.bisect import BisectOutcome, search
 from jaxmlp.cli.sweep.common import SWEEP_BACKEND, matrix_of, measuring_of
+from jaxmlp.cli.sweep.corpus_steps import rescore, slowdown_trials, trial_release
 from jaxmlp.cli.sweep.measured import SweepOutcome
 from jaxmlp.cli.sweep.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.cli.sweep.timeline import measure as measure_timeline
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     timeline (`jaxmlp.cli.sweep.timeline`) and rank 0 runs the rest and scores them."""
     settings = Corpus(Path(args.manifest), tuple(args.cases or ()))
     if args.rescore:
-        return steps_.rescore(folder=Path(args.rescore), manifest=settings.manifest).code
+        return rescore(folder=Path(args.rescore), manifest=settings.manifest).code
     given = Runs(args.processes, args.calls, args.slowdown_trials)
     fallback = argparse.Namespace(
         **{**vars(args), "processes": options.PROCESSES.default, "calls": options.CALLS.default}
@@ -307,8 +307,8 @@ def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> Ca
     trials: list[SlowdownTrials] = []
     if case.runs.slowdown_trials and case.metric == "run":  # the hook stretches calls, not compiles
         measuring, matrix = _case_runs(case, run)
-        given = {"release": steps_.trial_release(case)}
-        steps.append(("trials", given, lambda: trials.append(steps_.slowdown_trials(case, measuring, matrix))))
+        given = {"release": trial_release(case)}
+        steps.append(("trials", given, lambda: trials.append(slowdown_trials(case, measuring, matrix))))
     for name, given, command in steps:
         print(f"$ {_command(name, given, case)}")
         try:

@@ -149,7 +149,47 @@ def corpus_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
                 "expected from": s.case.expect.said_by or "-",
                 "processes x calls": f"{s.case.runs.processes} x {s.case.runs.calls}" if s.case.runs.processes else "-",
                 "took": minutes(s.seconds),
-                "failed": "; ".join([*s.failures, *([s.error] if s.error else [])]) or "-",
+                "failed": ("expected: " if s.expected_failure else "")
+                + ("; ".join([*s.failures, *([s.error] if s.error else [])]) or "-"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def report_link(source: str) -> str:
+    """A case's report as a Markdown link named like ``jax#25190`` (the address itself where it is no issue)."""
+    parts = source.rstrip("/").split("/")
+    if len(parts) >= 7 and parts[2] == "github.com" and parts[5] in ("issues", "pull", "discussions"):
+        return f"[{parts[4]}#{parts[6]}]({source})"
+    return source
+
+
+def cases_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
+    """A row a case as a scored run holds it: its report, releases, what the reporter saw, what is expected and
+    where each part of that comes from (the manifest's ``from``), what the run found and how long the case took."""
+    rows = []
+    for s in scores:
+        e = s.case.expect
+        expected = SAME if s.case.is_control else f"{e.release} {e.direction}"
+        if e.ratio:
+            expected += f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}"
+        if s.case.is_control:
+            seen = "clean" if s.clean else "not clean"
+        elif s.ratio is not None:
+            seen = f"{ratio(s.ratio)} ({interval(s.ci_low, s.ci_high)})"
+        else:
+            seen = "found" if s.found else "missed"
+        rows.append(
+            {
+                "case": f"`{s.case.name}`",
+                "kind": s.case.kind,
+                "report": report_link(s.case.source),
+                "releases": ", ".join(s.case.releases),
+                "what the report says": s.case.summary,
+                "expected": expected,
+                "expected from": "; ".join(e.origins) or "not said",
+                "the scored run found": seen,
+                "took": minutes(s.seconds),
             }
         )
     return pd.DataFrame(rows)
