@@ -53,4 +53,3 @@ def rescored(
         scores.append(score(case, found, old.folders, old.seconds))
     meta = {**doc.metadata, "rescored": dict(rescoring)}
     return CorpusDocument(meta, doc.settings, tuple(scores), doc.seconds, doc.disk), tuple(differs)
-
