@@ -34,8 +34,8 @@ def rescored(
 ) -> tuple[CorpusDocument, tuple[str, ...]]:
     """``doc`` (the run in ``folder``) scored again from its cases' files, and a line for each case whose
     expectation the manifest now states otherwise. Each case keeps what the run recorded (its releases, band,
-    expected release and cause: written before it measured); the manifest adds only where the expectation comes
-    from (``from``) where the run's lacks it; what it ran with is the run's settings where the case does not record
+    expected release and cause: written before it measured); the manifest gives only what describes it: its summary,
+    and where the expectation comes from (``from``) where the run's lacks it; what it ran with is the run's settings where the case does not record
     its own. The metadata is the run's (its machine and commit) with ``rescoring`` (the commit and time that scored
     it again) beside it."""
     named = {c.name: c for c in manifest}
@@ -44,8 +44,9 @@ def rescored(
     differs: list[str] = []
     for old in doc.scores:
         case, now = old.case, named.get(old.case.name)
-        if now is not None and not case.expect.origins:
-            case = replace(case, expect=replace(case.expect, origins=now.expect.origins))
+        if now is not None:  # what describes the case, not what it expects
+            origins = case.expect.origins or now.expect.origins
+            case = replace(case, summary=now.summary, expect=replace(case.expect, origins=origins))
         if now is not None and replace(now.expect, origins=()) != replace(case.expect, origins=()):
             differs.append(f"{case.name}: the manifest's expectation differs from the run's; scored with the run's")
         case = replace(case, runs=case.runs.over(ran))
