@@ -34,10 +34,10 @@ def rescored(
 ) -> tuple[CorpusDocument, tuple[str, ...]]:
     """``doc`` (the run in ``folder``) scored again from its cases' files, and a line for each case whose
     expectation the manifest now states otherwise. Each case keeps what the run recorded (its releases, band,
-    expected release and cause: written before it measured); the manifest gives only what describes it: its summary,
-    and where the expectation comes from (``from``) where the run's lacks it; what it ran with is the run's settings where the case does not record
-    its own. The metadata is the run's (its machine and commit) with ``rescoring`` (the commit and time that scored
-    it again) beside it."""
+    expected release and cause: written before it measured); the manifest gives only what describes it: its
+    summary, and where the expectation comes from (``from``) where the run's lacks it; what it ran with is the run's
+    settings where the case does not record its own. The metadata is the run's (its machine and commit) with
+    ``rescoring`` (the commit and time that scored it again) beside it."""
     named = {c.name: c for c in manifest}
     ran = Runs(doc.settings.get("processes"), doc.settings.get("calls"), doc.settings.get("slowdown_trials") or 0)
     scores: list[CaseScore] = []
