@@ -276,6 +276,7 @@ def track(session: nox.Session) -> None:
 def corpus(session: nox.Session) -> None:
     """The corpus of known regressions (bench/corpus/corpus.toml) run as a user would and scored into
     reports/corpus-<time>/; its closing note gives the time and the disk it took (`-- --cases NAME`, `--wheels DIR`).
+    Each case runs with the processes, calls and injected-slowdown trials the manifest sets (nothing passed here).
 
     After `--`: arguments of `jaxmlp sweep corpus`."""
     _install_sweep(session)

@@ -15,7 +15,7 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import workers
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import envs, matrix
+from jaxmlp.measure.sweep import envs, matrix, published
 from jaxmlp.measure.sweep.corpus import read_manifest
 from jaxmlp.report.sections import build_sections
 from jaxmlp.results.findings.model import ANCHOR
@@ -25,12 +25,15 @@ from jaxmlp.results.store.writing import ResultsStore
 
 MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
 RELEASES = ("0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35")
+LISTED = ("0.4.30", "0.4.31", "0.4.32", "0.4.33", "0.4.34", "0.4.35")  # the source's: 0.4.32 in no case's list
 
 
 def fake_releases(root: Path, monkeypatch) -> None:
-    """Each release's environment as made (this interpreter); its workers' results: ``step`` x1.3 slower from 0.4.34
-    on (not with the XLA flag), ``control`` flat, ``fails`` failing in 0.4.33; 1% noise."""
-    for version in RELEASES:
+    """Each release the source lists (`LISTED`) with its environment made (this interpreter); its workers' results:
+    ``step`` x1.3 slower from 0.4.34 on (not with the XLA flag), ``control`` flat, ``fails`` failing in 0.4.33 (and
+    0.4.32, which only a bisection measures); 1% noise, stretched by the injected slowdown."""
+    monkeypatch.setattr(published, "available", lambda wheels: list(LISTED))
+    for version in LISTED:
         env = envs.env_path(version, root)
         (env / "bin").mkdir(parents=True)
         (env / "bin" / "python").symlink_to(sys.executable)
@@ -39,10 +42,10 @@ def fake_releases(root: Path, monkeypatch) -> None:
 
     def run_worker(runner, pythonpath=None, timeout=None):
         (name,) = runner.measuring.names
-        if name == "fails" and runner.label == "0.4.33":
+        if name == "fails" and runner.label in ("0.4.32", "0.4.33"):
             raise workers.ChildFailed("fails: exited with 1: RuntimeError: no kernel", None, 1, "no kernel")
         slower = name == "step" and runner.label in ("0.4.34", "0.4.35") and not runner.xla_flags
-        value = (1.3 if slower else 1.0) * float(np.exp(rng.normal(0, 0.01)))
+        value = (1.3 if slower else 1.0) * float(np.exp(rng.normal(0, 0.01))) * (1 + runner.measuring.inject_slowdown)
         meta = {"jax": runner.label, "jaxlib": runner.label, "xla_flags": runner.xla_flags, "host": "here", "epochs": 2}
         return ProcessResult(meta, {name: WorkloadTimes.of(0.1, [2 * value, value, value])})
 
@@ -52,17 +55,29 @@ def fake_releases(root: Path, monkeypatch) -> None:
 def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monkeypatch, capsys):
     fake_releases(tmp_path / "envs", monkeypatch)
     out = tmp_path / "out"
-    argv = ["sweep", "corpus", str(MANIFEST), "--processes", "6", "--envs", str(tmp_path / "envs"), "--out", str(out)]
-    assert main(argv) == 0  # the failure case's failure is what it expects: not a failure of the corpus
+    argv = ["sweep", "corpus", str(MANIFEST), "--processes", "7", "--envs", str(tmp_path / "envs"), "--out", str(out)]
+    assert main([*argv, "--slowdown-trials", "1"]) == 0  # the failure case's failure is what it expects
     printed = capsys.readouterr().out
     (folder,) = out.iterdir()
     assert folder.name.startswith("corpus-")
     assert f"jaxmlp sweep timeline 0.4.30 0.4.35 --versions {' '.join(RELEASES)}" in printed
-    assert "--xla-flags --xla_cpu_use_thunk_runtime=false" in printed and "jaxmlp sweep bisect 0.4.30 0.4.35" in printed
+    assert "--xla-flags --xla_cpu_use_thunk_runtime=false" in printed
+    assert "jaxmlp sweep bisect 0.4.30 0.4.35 --workload" in printed and "--processes 7 --calls 50" in printed
+    assert "Bisecting 4 release(s) between 0.4.30 and 0.4.35 (0.4.31, 0.4.32, 0.4.33, 0.4.34)" in printed
     card = printed[printed.index(f"Known regressions: {folder.name}") :]
-    total = card.splitlines()[1]  # the answer before the table
-    assert total.startswith("Corpus: 3 case(s): found 2 of 2, ratio in its band 1 of 1, bisected 2 of 2")
-    assert "explained 1 of 1, controls clean (shown the same) 1 of 1" in total and "failed" not in total
+    total, _, flag, control, fails = card.splitlines()[1:6]  # the answers before the tables
+    assert total.startswith("Corpus: 3 case(s) of 3 kind(s), measured on ") and "failed" not in total
+    assert flag == (
+        "slower, undone by an XLA flag (flag), 1 case(s): found 1 of 1; ratio in its band 1 of the 1 found (1 with a "
+        "band); bisected 1 of 1; explained 1 of the 1 found that name a cause; injected slowdowns found: ×1.25 in 1 "
+        "of 1, ×1.50 in 1 of 1 trials (1 of 1 cases trialled)"
+    )
+    assert control.startswith("nothing should be found (control), 1 case(s): clean (shown the same) 1 of 1; injected")
+    assert fails.startswith("a release fails on the workload (failure), 1 case(s): failed first at the expected ")
+    assert (
+        "Injected slowdowns at 0.4.33: ×1.25 found in 1 of 1 trials, ×1.50 found in 1 of 1 trials (7 processes"
+        in printed
+    )
     assert "Wrote " in printed and "environments: " in printed and "results " in printed
     doc = parse(json.loads((folder / "scorecard.json").read_text()))
     step, control, fails = doc.scores
@@ -75,22 +90,35 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     )
     assert step.explanation == "flag: --xla_cpu_use_thunk_runtime=false undoes it" and 1.25 < step.ratio < 1.35
     assert step.ci_low < step.ratio < step.ci_high
+    assert step.injected == ((1.25, 1, 1), (1.5, 1, 1)) and step.slowdown.release == "0.4.33"
+    assert (step.case.runs.processes, step.case.runs.calls, step.case.runs.slowdown_trials) == (7, 50, 1)
+    assert step.case.expect.said_by == "this machine"
     assert control.clean is True and not control.flagged and control.found is None
     assert fails.found is True and fails.failures[0].startswith("0.4.33: failed at its probe") and not fails.failed
-    assert (fails.bisected, fails.bisect_found) == ("0.4.33", True)  # the bisection found the first that fails
-    assert "jaxmlp sweep bisect 0.4.30 0.4.33" in printed and "first release that fails: 0.4.33 (" in printed
+    assert fails.slowdown.release == "0.4.31"  # the release before the one expected to fail
+    # the source's 0.4.32, in no case's list, fails first: the bisection checks the timeline with a release it lacks
+    assert (fails.bisected, fails.bisect_found) == ("0.4.32", False)
+    assert "jaxmlp sweep bisect 0.4.30 0.4.33" in printed and "first release that fails: 0.4.32 (" in printed
     assert doc.settings["detector"]["penalty"] == 3.0 and doc.disk["envs"] == 5
     assert all((folder / f).is_dir() for s in doc.scores for f in s.folders)
     assert [f.split("/")[-1].split("-")[0] for f in step.folders] == ["bisect", "timeline"]
     results = load(ResultsStore(out))
     assert len(results.corpora) == 1
     (section,) = [s for s in build_sections(results) if s.anchor == ANCHOR.known_regressions]  # `jaxmlp report`'s
-    assert "Corpus: 3 case(s): found 2 of 2" in section.shown[0].note
-    assert list(section.shown[0].tables[0].frame["case"]) == ["fixture-step", "fixture-control", "fixture-fails"]
+    assert "Corpus: 3 case(s) of 3 kind(s)" in section.shown[0].note
+    kinds, cases = section.shown[0].tables
+    assert list(cases.frame["case"]) == ["fixture-step", "fixture-control", "fixture-fails"]
+    assert list(kinds.frame["kind"]) == ["flag", "control", "failure"]
     assert main(["summary", str(folder)]) == 0
     assert "1 known regressions" in capsys.readouterr().out  # a folder's summary names it
     assert main(["summary", str(folder / "scorecard.json")]) == 0
-    assert "Corpus: 3 case(s): found 2 of 2" in capsys.readouterr().out
+    assert "Corpus: 3 case(s) of 3 kind(s)" in capsys.readouterr().out
+    # scored again from its files, nothing measured: the same scores, the run's machine, the re-scoring's commit
+    assert main(["sweep", "corpus", str(MANIFEST), "--rescore", str(folder)]) == 0
+    (again,) = folder.glob("scorecard-rescored-*.json")
+    rescored = parse(json.loads(again.read_text()))
+    assert [s.to_json() for s in rescored.scores] == [s.to_json() for s in doc.scores]
+    assert rescored.metadata["cpu_model"] == doc.metadata["cpu_model"] and "commit" in rescored.metadata["rescored"]
 
 
 def test_a_case_whose_release_fails_unexpectedly_fails_the_corpus_named(tmp_path, monkeypatch, capsys):
@@ -107,7 +135,7 @@ def test_a_case_whose_release_fails_unexpectedly_fails_the_corpus_named(tmp_path
     argv = ["sweep", "corpus", str(manifest), "--cases", "fixture-control", "--processes", "4"]
     assert main([*argv, "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]) == 1
     captured = capsys.readouterr()
-    assert "controls clean (shown the same) 0 of 1; failed: fixture-control" in captured.out
+    assert "clean (shown the same) 0 of 1; no injected-slowdown trials; failed: fixture-control" in captured.out
     assert (
         captured.err.strip()
         .splitlines()[-1]
@@ -159,7 +187,7 @@ def test_one_small_case_with_real_processes_is_scored(tmp_path, capsys, monkeypa
     argv += ["--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
     assert main([*argv, "--envs", str(root), "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out
-    assert "Corpus: 1 case(s): controls clean (shown the same) 0 of 1" in printed
+    assert "nothing should be found (control), 1 case(s): clean (shown the same) 0 of 1" in printed
     (folder,) = (tmp_path / "out").iterdir()
     (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
     assert score.clean is False and not score.flagged and not score.failures and score.seconds > 0
@@ -283,7 +311,7 @@ def test_a_corpus_stopped_as_its_environments_are_walked_keeps_its_whole_scoreca
     assert code == 130 and line == f"jaxmlp sweep corpus: stopped by SIGINT; kept 2 of 2 cases in {card}", line
     doc = parse(json.loads(card.read_text()))
     assert len(doc.scores) == 2 and "partial" not in doc.metadata and doc.disk == {}
-    assert main(["summary", str(card)]) == 0 and "Corpus: 2 case(s)" in capsys.readouterr().out
+    assert main(["summary", str(card)]) == 0 and "Corpus: 2 case(s) of 2 kind(s)" in capsys.readouterr().out
 
 
 def test_a_corpus_stopped_after_its_scorecard_was_written_says_where_it_is(tmp_path, monkeypatch, capsys):
@@ -317,4 +345,55 @@ def test_a_bisection_that_met_a_failure_in_a_slowdown_case_says_so_and_explains_
     scored = score(case, findings)
     assert scored.bisected == "0.4.34 (fails)" and scored.bisect_found is False
     assert "the bisection answered 0.4.34 (fails)" in scored.why
-    assert scored.why[-1] == "no explanation filed: nothing found to explain"  # its ends are no change's
+    assert scored.explained is None and scored.why[-1] == "the bisection answered 0.4.34 (fails)"  # not found
+
+
+def test_what_was_not_found_is_not_explained_and_each_kind_counts_over_what_it_applies_to():
+    from jaxmlp.results.sweep.corpus import score
+    from jaxmlp.results.sweep.corpus_totals import kind_line, totals
+
+    flat = _findings([1.0] * 5, explained_same_hlo=False)  # an explanation filed, of a change not found
+    missed = score(
+        _case(cause="program", flag=""), replace(flat, explanations=_findings([1.0] * 4 + [1.3], False).explanations)
+    )
+    assert missed.found is False and missed.explained is None  # not "explained 1 of 1"
+    found = score(_case(cause="program", flag=""), _findings([1.0, 1.0, 1.0, 1.3, 1.3], explained_same_hlo=False))
+    (kind,) = totals([missed, found])["kinds"].items()
+    assert kind_line(*kind) == (
+        "slower, undone by an XLA flag (flag), 2 case(s): found 1 of 2; ratio in its band 1 of the 1 found (2 with a "
+        "band); explained 1 of the 1 found that name a cause; no injected-slowdown trials"
+    )
+
+
+def test_an_injected_slowdown_is_counted_found_only_where_the_timeline_detector_flags_it():
+    from jaxmlp.measure.sweep.slowdown import SlowdownTrials
+    from jaxmlp.results.sweep.corpus import injected_found
+
+    rng = np.random.default_rng(1)
+
+    def noisy(level, n=7, spread=0.01):
+        return tuple(level * np.exp(rng.normal(0, spread, n)))
+
+    clear = {"x1": noisy(1.0), "x1.25": noisy(1.25), "x1.5": noisy(1.5)}
+    lost = {"x1": noisy(1.0, spread=0.6), "x1.25": noisy(1.25, spread=0.6), "x1.5": noisy(1.5, spread=0.6)}
+    short = {"x1": noisy(1.0, 1), "x1.25": noisy(1.25, 1), "x1.5": noisy(1.5)}  # a group of one: not counted
+    trials = SlowdownTrials("0.4.33", 7, 50, (1.25, 1.5), (clear, lost, short))
+    assert injected_found(trials) == ((1.25, 1, 2), (1.5, 1, 2))
+    assert SlowdownTrials.from_json(trials.to_json()) == trials
+
+
+def test_a_band_must_say_where_it_comes_from_and_a_case_may_set_what_it_runs_with(tmp_path):
+    manifest = tmp_path / "corpus.toml"
+    (tmp_path / "cases").symlink_to(MANIFEST.parent / "cases")
+    text = MANIFEST.read_text()
+    manifest.write_text(text.replace('from = ["measured: x1.3, the fake workers of tests/test_corpus.py"]\n', ""))
+    with pytest.raises(JaxmlpError, match="expect.from: say where its band comes from"):
+        read_manifest(manifest)
+    manifest.write_text(text.replace('from = ["measured:', 'from = ["a blog:'))
+    with pytest.raises(JaxmlpError, match="each entry starting with https:// or measured:"):
+        read_manifest(manifest)
+    own = text.replace('name = "fixture-control"\n', 'name = "fixture-control"\nprocesses = 9\n')
+    manifest.write_text("processes = 5\ncalls = 20\n" + own)
+    step, control, _ = read_manifest(manifest)
+    assert (step.runs.processes, step.runs.calls, step.runs.slowdown_trials) == (5, 20, 0)
+    assert (control.runs.processes, control.runs.calls) == (9, 20)

@@ -212,3 +212,22 @@ def test_a_bench_run_and_its_report_in_reports_leave_the_guard_passing(tmp_path,
         "the rendered report no longer names its files by absolute path: this test no longer proves the order"
     )
     assert report.is_dir() and _internal_words(checkout) == []
+
+
+def test_a_readme_block_is_its_pages_block_rendered_and_is_rewritten_from_it(tmp_path):
+    """bench/corpus/README.md's table of cases is the corpus page's block rendered from the scored run, as README.md's
+    headline table is the home page's: a block that differs is named, and `--readme` rewrites it."""
+    shutil.copy(FIXTURES / "corpus" / "scorecard.json", tmp_path / "scorecard.json")
+    table = tmp_path / "runs.md"
+    table.write_text("| name | file | what |\n| --- | --- | --- |\n| `corpus` | `scorecard.json` | a corpus run |\n")
+    page, readme = tmp_path / "page.md", tmp_path / "README.md"
+    page.write_text('Cases:\n\n<!-- figures:cases -->\n{{ corpus_cases("corpus") }}\n<!-- /figures -->\n')
+    readme.write_text("# Cases\n\n<!-- figures:cases -->\nwritten by hand\n<!-- /figures -->\n\nThe rest.\n")
+    pages = figures.Figures(table)
+    (problem,) = figures.readme_problems(pages, ((readme, page),))
+    assert "README.md's block 'cases' differs from" in problem and "--readme" in problem
+    figures.write_readme(pages, ((readme, page),))
+    assert figures.readme_problems(pages, ((readme, page),)) == []
+    text = readme.read_text()
+    assert "| case | kind | report | releases |" in text and "written by hand" not in text
+    assert text.endswith("<!-- /figures -->\n\nThe rest.\n")

@@ -5,9 +5,10 @@ that benchmark in the run named ``cpu``, as a duration (``1.17 s``). Run names a
 ``reports/README.md`` (one place: a new reference run is one row changed there). An expression that cannot be
 resolved fails the build, so no page can state a figure its file does not hold.
 
-The README cannot be rendered by the docs build, so its headline table is the home page's block between
-``<!-- figures:NAME -->`` and ``<!-- /figures -->`` rendered: the build fails if the README's block differs, and
-``python docs/hooks/figures.py --readme`` rewrites it.
+The READMEs cannot be rendered by the docs build, so each block between ``<!-- figures:NAME -->`` and
+``<!-- /figures -->`` of a README is its docs page's block of that name rendered (`PAGES`: README.md's headline table
+from the home page, bench/corpus/README.md's table of cases from the corpus's results page): the build fails if a
+README's block differs, and ``python docs/hooks/figures.py --readme`` rewrites them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS_TABLE = ROOT / "reports" / "README.md"
 README = ROOT / "README.md"
 HOME = ROOT / "docs" / "index.md"
+CORPUS_README = ROOT / "bench" / "corpus" / "README.md"
+CORPUS_PAGE = ROOT / "docs" / "results" / "corpus.md"
+MANIFEST = ROOT / "bench" / "corpus" / "corpus.toml"
+PAGES = ((README, HOME), (CORPUS_README, CORPUS_PAGE))
+"""Each README, and the docs page whose blocks it holds rendered."""
 FIGURE = re.compile(r"\{\{(.+?)\}\}")
 BLOCK = re.compile(r"<!-- figures:(\w+) -->\n(.*?)<!-- /figures -->", re.S)
 
@@ -152,25 +158,53 @@ class Figures:
         return doc
 
     def corpus_total(self, run: str) -> str:
-        """The corpus's total, as `jaxmlp sweep corpus` prints it first."""
-        from jaxmlp.report.corpus_sections import corpus_lines
+        """The corpus's total, as `jaxmlp sweep corpus` prints it first: its cases and kinds, the machine and commit
+        the run measured on (its own metadata)."""
+        from jaxmlp.report.corpus_sections import total_line
 
-        return corpus_lines(self._corpus(run))[0]
+        return total_line(self._corpus(run))
+
+    def corpus_kind_lines(self, run: str) -> str:
+        """The total of each kind of case, a bullet a kind, each count over the cases it applies to."""
+        from jaxmlp.report.corpus_sections import kind_lines
+
+        return "\n".join(f"- {line}" for line in kind_lines(self._corpus(run)))
 
     def corpus_missed(self, run: str) -> str:
         """What was missed and why, a bullet a case; a line saying none was where every case was found."""
-        from jaxmlp.report.corpus_sections import corpus_lines
+        from jaxmlp.report.corpus_sections import missed_lines
 
-        lines = corpus_lines(self._corpus(run))[1:]
+        lines = missed_lines(self._corpus(run))
         return "\n".join(f"- {line}" for line in lines) if lines else "Nothing was missed."
 
     def corpus_table(self, run: str) -> str:
         """The scorecard's table, a row a case, as a Markdown table."""
-        from jaxmlp.results.sweep.corpus import corpus_table
+        from jaxmlp.results.sweep.corpus_totals import corpus_table
 
-        frame = corpus_table(self._corpus(run).scores)
-        rows = [list(frame.columns), ["---"] * len(frame.columns), *frame.astype(str).values.tolist()]
-        return "\n".join("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows)
+        return _markdown(corpus_table(self._corpus(run).scores))
+
+    def corpus_kinds(self, run: str) -> str:
+        """The scorecard's table, a row a kind, as a Markdown table."""
+        from jaxmlp.results.sweep.corpus_totals import kinds_table
+
+        return _markdown(kinds_table(self._corpus(run).scores))
+
+    def corpus_cases(self, run: str) -> str:
+        """The corpus's cases as the scored run holds them: each one's report, releases, what is expected and where
+        that comes from, what the run found and the minutes it took, as a Markdown table."""
+        from jaxmlp.results.sweep.corpus_totals import cases_table
+
+        return _markdown(cases_table(self._corpus(run).scores))
+
+    def corpus_default(self, key: str) -> Any:
+        """What every case of the corpus runs with (the manifest's top: ``processes``, ``calls``,
+        ``slowdown_trials``), read from the manifest: the one place the command and `nox -s corpus` take it from."""
+        import tomllib
+
+        doc = tomllib.loads(MANIFEST.read_text())
+        if key not in doc:
+            raise FigureError(f"{MANIFEST.relative_to(ROOT)} sets no {key!r} at its top")
+        return doc[key]
 
     def store_table(self, run: str) -> str:
         """A results folder run's table (`bench_scale.py`: each command's time and own peak memory read again and read
@@ -203,6 +237,10 @@ class Figures:
             "corpus_total": self.corpus_total,
             "corpus_missed": self.corpus_missed,
             "corpus_table": self.corpus_table,
+            "corpus_kinds": self.corpus_kinds,
+            "corpus_kind_lines": self.corpus_kind_lines,
+            "corpus_cases": self.corpus_cases,
+            "corpus_default": self.corpus_default,
             "store_table": self.store_table,
             "floor": self.floor,
             "floor_rate": self.floor_rate,
@@ -300,28 +338,43 @@ def blocks(text: str) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in BLOCK.finditer(text)}
 
 
-def readme_problems(figures: Figures) -> list[str]:
-    """Where the README's figure blocks differ from the home page's, rendered."""
-    home, readme = blocks(HOME.read_text()), blocks(README.read_text())
-    return [
-        f"README.md's block {name!r} differs from docs/index.md's, rendered: "
-        "run `python docs/hooks/figures.py --readme`"
-        for name, source in home.items()
-        if readme.get(name) != figures.render(source, f"docs/index.md, block {name}")
-    ]
+def _markdown(frame: Any) -> str:
+    """A table as Markdown, each cell as it is (a ``|`` escaped)."""
+    rows = [list(frame.columns), ["---"] * len(frame.columns), *frame.astype(str).values.tolist()]
+    return "\n".join("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows)
 
 
-def write_readme(figures: Figures) -> None:
-    home = blocks(HOME.read_text())
-    text = BLOCK.sub(
-        lambda m: (
-            f"<!-- figures:{m.group(1)} -->\n{figures.render(home[m.group(1)])}<!-- /figures -->"
-            if m.group(1) in home
-            else m.group(0)
-        ),
-        README.read_text(),
-    )
-    README.write_text(text)
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def readme_problems(figures: Figures, pages: tuple[tuple[Path, Path], ...] = PAGES) -> list[str]:
+    """Where a README's figure blocks differ from its page's, rendered."""
+    problems = []
+    for readme, page in pages:
+        source, held = blocks(page.read_text()), blocks(readme.read_text())
+        problems += [
+            f"{_shown(readme)}'s block {name!r} differs from {_shown(page)}'s, rendered: "
+            "run `python docs/hooks/figures.py --readme`"
+            for name, text in source.items()
+            if held.get(name) != figures.render(text, f"{_shown(page)}, block {name}")
+        ]
+    return problems
+
+
+def write_readme(figures: Figures, pages: tuple[tuple[Path, Path], ...] = PAGES) -> None:
+    """Each README's figure blocks rewritten: its page's, rendered."""
+    for readme, page in pages:
+        source = blocks(page.read_text())
+        text = BLOCK.sub(
+            lambda m, source=source: (  # type: ignore[misc]
+                f"<!-- figures:{m.group(1)} -->\n{figures.render(source[m.group(1)])}<!-- /figures -->"
+                if m.group(1) in source
+                else m.group(0)
+            ),
+            readme.read_text(),
+        )
+        readme.write_text(text)
 
 
 # --- the MkDocs hook --------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from jaxmlp.report.content import Run, Table
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
-from jaxmlp.results.sweep.corpus import corpus_table, totals
+from jaxmlp.results.sweep.corpus_totals import corpus_table, kind_line, kinds_table, totals
 from jaxmlp.results.sweep.views import trials_table
 from jaxmlp.results.tables import partial_note
 
@@ -31,25 +31,41 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
 
 
 def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
-    """The corpus's total in a line, then a line for each case missed or failed (what, and why)."""
+    """The corpus's total in a line, a line a kind (`kind_line`), then a line for each case missed or failed (what,
+    and why)."""
+    return (total_line(doc), *kind_lines(doc), *missed_lines(doc))
+
+
+def total_line(doc: CorpusDocument) -> str:
+    """The corpus in a line: its cases and kinds, where and at which commit they were measured, those that failed."""
     t = totals(doc.scores)
-    parts = [
-        f"{name} {t[key][0]} of {t[key][1]}"
-        for key, name in (
-            ("found", "found"),
-            ("in_band", "ratio in its band"),
-            ("bisected", "bisected"),
-            ("explained", "explained"),
-            ("clean", "controls clean (shown the same)"),
-        )
-        if t[key][1]
-    ]
     failed = f"; failed: {', '.join(t['failed'])}" if t["failed"] else ""
-    lines = [f"Corpus: {t['cases']} case(s): {', '.join(parts) or 'nothing scored'}{failed}"]
-    for s in doc.scores:
-        if s.why:
-            lines.append(f"{s.case.name}: {'; '.join(s.why)}")
-    return tuple(lines)
+    return f"Corpus: {t['cases']} case(s) of {len(t['kinds'])} kind(s), {measured_on(doc)}{failed}"
+
+
+def measured_on(doc: CorpusDocument) -> str:
+    """The machine and commit the scored run measured on (its own metadata, not the machine that shows it), and
+    the commit that re-scored it where one did."""
+    m = doc.metadata
+    cores = m.get("machine_cores") or m.get("cpu_count")
+    machine = f"{m.get('machine_cpu') or m.get('cpu_model') or 'an unnamed CPU'}" + (
+        f", {cores} cores" if cores else ""
+    )
+    said = f"measured on {machine} at commit {str(m.get('commit') or 'unknown')[:7]}"
+    rescored = m.get("rescored")
+    if isinstance(rescored, dict):
+        said += f", re-scored at commit {str(rescored.get('commit') or 'unknown')[:7]} ({rescored.get('timestamp')})"
+    return said
+
+
+def kind_lines(doc: CorpusDocument) -> tuple[str, ...]:
+    """A line a kind of case, each count over the cases it applies to."""
+    return tuple(kind_line(k, v) for k, v in totals(doc.scores)["kinds"].items())
+
+
+def missed_lines(doc: CorpusDocument) -> tuple[str, ...]:
+    """A line for each case missed or failed: what, and why."""
+    return tuple(f"{s.case.name}: {'; '.join(s.why)}" for s in doc.scores if s.why)
 
 
 """The report's section of corpus runs (`jaxmlp sweep corpus`)."""
@@ -62,4 +78,5 @@ def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> R
     note = f"{layout.shown(path, folder)}{partial}: " + "; ".join(lines)
     stamp = layout.stamp_in(path)
     label = f"{layout.shown_stamp(stamp)} · {layout.shown(path, folder)}" + (" · partial" if partial else "")
-    return Run(label, note, (Table("Each case", corpus_table(doc.scores)),), (), stamp)
+    tables = (Table("Each kind", kinds_table(doc.scores)), Table("Each case", corpus_table(doc.scores)))
+    return Run(label, note, tables, (), stamp)

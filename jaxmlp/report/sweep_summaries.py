@@ -22,7 +22,7 @@ from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.sweep.cells import flags_table
 from jaxmlp.results.sweep.compared import TimelineColumn, column_said, comparisons, flags_of
-from jaxmlp.results.sweep.corpus import corpus_table
+from jaxmlp.results.sweep.corpus_totals import corpus_table, kinds_table
 from jaxmlp.results.sweep.views import (
     probe_verdicts,
     pythons_of,
@@ -259,12 +259,22 @@ def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
     s, disk = doc.settings, doc.disk
     detector = ", ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in dict(s.get("detector") or {}).items())
     line = (
-        f"{s.get('manifest')}: each case's timeline over its releases ({s.get('processes')} processes a release), "
-        f"its bisection where a range is given, the explanation of what was found; the detector's parameters fixed "
+        f"{s.get('manifest')}: each case's timeline over its releases ({_each_processes(doc)} processes a release), "
+        f"its bisection where a range is given, the explanation of what was found, its injected-slowdown trials; "
+        f"the detector's parameters fixed "
         f"before it ran ({detector}); {minutes(doc.seconds)}"
         + (f", environments {size(disk['envs_bytes'])} on disk" if disk.get("envs_bytes") is not None else "")
         + partial_note(doc.metadata.get("partial") or None)
     )
     title = f"Known regressions: {where}" if where else "Known regressions"
     lines = corpus_lines(doc)
-    return Summary(title, (lines[0], line, *lines[1:]), (("Each case", corpus_table(doc.scores)),))
+    tables = (("Each kind", kinds_table(doc.scores)), ("Each case", corpus_table(doc.scores)))
+    return Summary(title, (lines[0], line, *lines[1:]), tables)
+
+
+def _each_processes(doc: CorpusDocument) -> str:
+    """The processes a release the cases ran with: one number, or the range where cases set their own."""
+    each = sorted({s.case.runs.processes for s in doc.scores if s.case.runs.processes is not None})
+    if not each:
+        return str(doc.settings.get("processes"))
+    return str(each[0]) if len(each) == 1 else f"{each[0]}-{each[-1]}"

@@ -17,14 +17,16 @@ from jaxmlp import changepoints
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.bisect import BisectOutcome, search
 from jaxmlp.cli.sweep.common import SWEEP_BACKEND, matrix_of, measuring_of
+from jaxmlp.cli.sweep.corpus_steps import rescore, slowdown_trials, trial_release
 from jaxmlp.cli.sweep.measured import SweepOutcome
 from jaxmlp.cli.sweep.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.cli.sweep.timeline import measure as measure_timeline
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import envs, published
-from jaxmlp.measure.sweep.corpus import Case, read_manifest
+from jaxmlp.measure.sweep.corpus import Case, Runs, read_manifest
 from jaxmlp.measure.sweep.settings import Bisect, Corpus, Detector, Matrix, Measuring, Timeline
+from jaxmlp.measure.sweep.slowdown import SlowdownTrials
 from jaxmlp.registry import version_key
 from jaxmlp.report.sweep_summaries import corpus_summary
 from jaxmlp.report.text import render
@@ -41,9 +43,14 @@ DESCRIPTION = (
     "For each case of a corpus manifest (bench/corpus/corpus.toml): the release timeline over its releases, "
     "the bisection of its range where it gives one, the explanation of each change found; then a scorecard: found "
     "(the right release, the right direction), the ratio within its band, explained, controls clean, a release that "
-    "failed or hung named. Writes RESULTS/corpus-<time>/ (scorecard.json and a folder a case). Stopped (Ctrl-C, "
-    "SIGTERM), the scorecard of the cases that ended is written, marked partial."
+    "failed or hung named, and in how many injected-slowdown trials of its own workload (x1.25, x1.5) the detector "
+    "found the slowdown. Each case runs with the processes, calls and trials its manifest entry sets (else the "
+    "manifest's own); --processes, --calls and --slowdown-trials, given, set every case's. Writes "
+    "RESULTS/corpus-<time>/ (scorecard.json and a folder a case). Stopped (Ctrl-C, SIGTERM), the scorecard of the "
+    "cases that ended is written, marked partial. --rescore FOLDER scores a corpus folder again from its files "
+    "(nothing measured) into FOLDER/scorecard-rescored-<time>.json."
 )
+FROM_MANIFEST = "the manifest sets it for each case"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,10 +58,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
     )
     parser.add_argument("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
-    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND)
+    calls = options.CALLS.but(default=None, why=FROM_MANIFEST, help="timed calls a process (default: the case's)")
+    options.add(parser, *options.DATA, options.EPOCHS, calls, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND)
+    parser.add_argument(
+        "--slowdown-trials",
+        type=options.whole_number,
+        metavar="N",
+        help="injected-slowdown trials a case, 0 for none (default: the case's)",
+    )
+    parser.add_argument(
+        "--rescore",
+        metavar="FOLDER",
+        help="score a corpus folder again from its files, measuring nothing (its manifest's `from` fields read)",
+    )
     options.add(
         parser,
-        options.PROCESSES,
+        options.PROCESSES.but(default=None, why=FROM_MANIFEST, help="processes a release (default: the case's)"),
         options.TOLERANCE,
         options.ENVS,
         options.WHEELS,
@@ -78,26 +97,44 @@ def run(args: argparse.Namespace) -> int:
     """Every case as a user would run it, then the scorecard; under mpirun or srun the ranks share each case's
     timeline (`jaxmlp.cli.sweep.timeline`) and rank 0 runs the rest and scores them."""
     settings = Corpus(Path(args.manifest), tuple(args.cases or ()))
-    measuring, matrix = measuring_of(args), matrix_of(args)
-    return measure(settings=settings, measuring=measuring, matrix=matrix, out=Path(args.out), ranks=Ranks.found()).code
+    if args.rescore:
+        return rescore(folder=Path(args.rescore), manifest=settings.manifest).code
+    given = Runs(args.processes, args.calls, args.slowdown_trials)
+    fallback = argparse.Namespace(
+        **{**vars(args), "processes": options.PROCESSES.default, "calls": options.CALLS.default}
+    )
+    measuring, matrix = measuring_of(fallback), matrix_of(fallback)
+    ranks = Ranks.found()
+    return measure(
+        settings=settings, measuring=measuring, matrix=matrix, out=Path(args.out), ranks=ranks, given=given
+    ).code
 
 
 def measure(
-    *, settings: Corpus, measuring: Measuring, matrix: Matrix, out: Path, ranks: Ranks | None = None
+    *,
+    settings: Corpus,
+    measuring: Measuring,
+    matrix: Matrix,
+    out: Path,
+    ranks: Ranks | None = None,
+    given: Runs | None = None,
 ) -> CorpusOutcome:
     """Each case of ``settings``' manifest run through `timeline.measure` and `bisect.search` as a user would
-    (``measuring`` with the case's workload, ``matrix`` with its XLA flag), into a new corpus folder under ``out``,
-    then scored and its scorecard filed. ``ranks`` (`Ranks.found`) share each case's timeline; rank 0 runs the rest
-    and scores them, the others' lines go to stderr."""
+    (``measuring`` with the case's workload and calls, ``matrix`` with its processes and XLA flag), then its
+    injected-slowdown trials, into a new corpus folder under ``out``, then scored and its scorecard filed. What a
+    case runs with is ``given``'s where set, else its manifest's, else ``measuring``'s and ``matrix``'s. ``ranks``
+    (`Ranks.found`) share each case's timeline; rank 0 runs the rest and scores them, the others' lines go to
+    stderr."""
+    run = _Corpus(settings, measuring, matrix, out, time.monotonic(), ranks, given or Runs())
     if ranks and ranks.rank:
         with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr
-            return _share(_Corpus(settings, measuring, matrix, out, time.monotonic(), ranks), ranks)
-    return _run(_Corpus(settings, measuring, matrix, out, time.monotonic(), ranks))
+            return _share(run, ranks)
+    return _run(run)
 
 
 def _share(run: _Corpus, ranks: Ranks) -> CorpusOutcome:
     """A rank other than 0: its share of each case's timeline, in rank 0's corpus folder."""
-    cases = read_manifest(run.settings.manifest, run.settings.cases)
+    cases = _cases(run)
     meeting = meeting_file(check_folder(run.out, "--out"), ranks)
     corpus = meet(meeting, ranks)
     pulse = Pulse(meeting, ranks)
@@ -112,7 +149,7 @@ def _share(run: _Corpus, ranks: Ranks) -> CorpusOutcome:
 
 def _run(run: _Corpus) -> CorpusOutcome:
     ranks, manifest = run.ranks, run.settings.manifest
-    cases = read_manifest(manifest, run.settings.cases)
+    cases = _cases(run)
     store = ResultsStore(check_folder(run.out, "--out"))
     releases = sorted({v for c in cases for v in c.releases}, key=version_key)
     for version in releases:
@@ -121,7 +158,8 @@ def _run(run: _Corpus) -> CorpusOutcome:
     published.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
     print(
         f"Corpus {manifest}: {len(cases)} case(s) ({', '.join(c.name for c in cases)}) over {len(releases)} "
-        f"releases; {run.matrix.processes} processes a release; the detector's parameters are the defaults"
+        f"releases; {_each(cases, 'processes')} processes a release, {_each(cases, 'calls')} calls a process, "
+        f"{_each(cases, 'slowdown_trials')} injected-slowdown trials a case; the detector's parameters are the defaults"
     )
     folder = new_dir(store.folder, layout.name(layout.CORPUS))
     meeting = meeting_file(store.folder, ranks) if ranks else None
@@ -174,6 +212,22 @@ class _Corpus:
     out: Path
     start: float
     ranks: Ranks | None
+    given: Runs = Runs()
+
+
+def _cases(run: _Corpus) -> list[Case]:
+    """The manifest's cases asked for, each with what it runs with: as given, else its own, else the command's."""
+    last = Runs(run.matrix.processes, run.measuring.calls, 0)
+    return [
+        replace(c, runs=run.given.over(c.runs).over(last))
+        for c in read_manifest(run.settings.manifest, run.settings.cases)
+    ]
+
+
+def _each(cases: list[Case], key: str) -> str:
+    """What the cases run with, one setting: a number, or its range where cases set their own."""
+    values = sorted({int(getattr(c.runs, key) or 0) for c in cases})
+    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
 
 
 def _document(
@@ -187,12 +241,13 @@ def _document(
         "manifest": str(run.settings.manifest),
         "source": matrix.source.words(),
         "cases": [c.name for c in cases],
-        "processes": matrix.processes,
+        "processes": run.given.processes,  # given to the command for every case; each case's own: its `runs`
         "detector": changepoints.parameters(),
         "dataset": measuring.dataset,
         "limit": measuring.limit,
         "epochs": measuring.epochs,
-        "calls": measuring.calls,
+        "calls": run.given.calls,
+        "slowdown_trials": run.given.slowdown_trials,
         "timeout": matrix.timeout,
     }
     meta = {**metadata(), "partial": partial} if partial else metadata()
@@ -246,12 +301,14 @@ def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> Ca
     steps: list[tuple[str, dict[str, Any], Callable[[], object]]] = [
         ("timeline", _timeline_given(case), lambda: _timeline(case, run, out))
     ]
-    if case.bisect is not None:
-        good, bad = case.bisect
-        lo, hi = sorted(case.bisect, key=version_key)
-        between = [v for v in case.releases if version_key(lo) <= version_key(v) <= version_key(hi)]
-        given = {"good": good, "bad": bad, "versions": between}
+    if case.bisect is not None:  # over every release the source holds between the ends, not the case's list
+        given = {"good": case.bisect[0], "bad": case.bisect[1]}
         steps.append(("bisect", given, lambda: _bisect(case, run, out, given)))
+    trials: list[SlowdownTrials] = []
+    if case.runs.slowdown_trials and case.metric == "run":  # the hook stretches calls, not compiles
+        measuring, matrix = _case_runs(case, run)
+        given = {"release": trial_release(case)}
+        steps.append(("trials", given, lambda: trials.append(slowdown_trials(case, measuring, matrix))))
     for name, given, command in steps:
         print(f"$ {_command(name, given, case)}")
         try:
@@ -261,7 +318,7 @@ def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> Ca
             errors.append(f"{name}: {e}")
     folders = sorted(str(p.relative_to(corpus)) for p in out.iterdir() if p.is_dir())
     expected = case.expect.direction == "fails"
-    found = case_found(out, "" if expected else "; ".join(errors))
+    found = case_found(out, "" if expected else "; ".join(errors), trials[0] if trials else None)
     return score(case, found, folders, time.monotonic() - start)
 
 
@@ -270,16 +327,24 @@ def _timeline(case: Case, run: _Corpus, out: Path) -> SweepOutcome:
     given = _timeline_given(case)
     settings = Timeline(given["first"], given["last"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
     flags = (case.expect.flag,) if case.expect.flag else ()
-    measuring = replace(run.measuring, workloads=(case.workload,))
-    matrix = replace(run.matrix, xla_flags=flags)
+    measuring, matrix = _case_runs(case, run)
+    matrix = replace(matrix, xla_flags=flags)
     return measure_timeline(timeline=settings, measuring=measuring, matrix=matrix, out=out, ranks=run.ranks)
 
 
 def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> BisectOutcome:
-    """A case's ``sweep bisect`` over its range: the case's workload, the detector's defaults, no XLA flag."""
-    settings = Bisect(given["good"], given["bad"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
-    measuring = replace(run.measuring, workloads=(case.workload,))
-    return search(settings=settings, detector=Detector(), measuring=measuring, matrix=run.matrix, out=out)
+    """A case's ``sweep bisect`` over its range, searching every release the source holds between its ends (None:
+    `published.listing`'s): the case's workload, calls and processes, the detector's defaults, no XLA flag."""
+    settings = Bisect(given["good"], given["bad"], None, wheels=run.matrix.source.wheels)
+    measuring, matrix = _case_runs(case, run)
+    return search(settings=settings, detector=Detector(), measuring=measuring, matrix=matrix, out=out)
+
+
+def _case_runs(case: Case, run: _Corpus) -> tuple[Measuring, Matrix]:
+    """What each process of a case measures (its workload and calls) and how its releases are measured (its
+    processes)."""
+    calls, processes = case.runs.calls or run.measuring.calls, case.runs.processes or run.matrix.processes
+    return replace(run.measuring, workloads=(case.workload,), calls=calls), replace(run.matrix, processes=processes)
 
 
 def _timeline_given(case: Case) -> dict[str, Any]:
@@ -287,10 +352,18 @@ def _timeline_given(case: Case) -> dict[str, Any]:
 
 
 def _command(name: str, given: dict[str, Any], case: Case) -> str:
-    """The command a user would type for this step of the case."""
-    ends = [given["first"], given["last"]] if name == "timeline" else [given["good"], given["bad"]]
-    words = ["jaxmlp", "sweep", name, *map(str, ends), "--versions", *map(str, given["versions"])]
-    words += ["--workload", case.workload]
+    """The command a user would type for this step of the case (its trials: what they run, in words)."""
+    runs = ["--processes", str(case.runs.processes), "--calls", str(case.runs.calls)]
+    if name == "trials":
+        return (
+            f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes unslowed, "
+            f"x1.25, x1.5) of {case.workload} at {given['release']}"
+        )
+    if name == "timeline":
+        words = ["jaxmlp", "sweep", name, given["first"], given["last"], "--versions", *map(str, given["versions"])]
+    else:
+        words = ["jaxmlp", "sweep", name, given["good"], given["bad"]]
+    words += ["--workload", case.workload, *runs]
     if name == "timeline" and case.expect.flag:
         words += ["--xla-flags", case.expect.flag]
     return shlex.join(words)

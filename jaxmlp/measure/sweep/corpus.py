@@ -7,7 +7,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,33 @@ DIRECTIONS = ("slower", "faster", "none", "fails")
 CAUSES = ("flag", "program", "none", "unknown")
 METRICS = ("run", "compile")
 NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
+ORIGINS = ("https://", "measured:")
+"""How each entry of an expectation's ``from`` starts: a public report's address (its own figure follows), or
+``measured:`` (this machine's measurement, and which run)."""
+RUN_KEYS = ("processes", "calls", "slowdown_trials")
+"""What a case runs with, set once at the manifest's top for every case and by a case for itself (`Runs`)."""
+
+
+@dataclass(frozen=True)
+class Runs:
+    """What a case runs with: processes a release, timed calls a process, and injected-slowdown trials (each a
+    group of processes unslowed and one a slowdown, at one release). None: the command's own default."""
+
+    processes: int | None = None
+    calls: int | None = None
+    slowdown_trials: int | None = None
+
+    def to_json(self) -> dict[str, int | None]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | None) -> Runs:
+        doc = doc or {}
+        return cls(*(None if doc.get(k) is None else int(doc[k]) for k in RUN_KEYS))
+
+    def over(self, defaults: Runs) -> Runs:
+        """These settings, each one not set taken from ``defaults``."""
+        return Runs(*(getattr(self, k) if getattr(self, k) is not None else getattr(defaults, k) for k in RUN_KEYS))
 
 
 @dataclass(frozen=True)
@@ -31,6 +58,13 @@ class Expect:
     ratio: tuple[float, float] | None = None
     cause: str = "unknown"
     flag: str = ""
+    origins: tuple[str, ...] = ()  # the manifest's ``from``: where the release and band come from (`ORIGINS`)
+
+    @property
+    def said_by(self) -> str:
+        """Where the expectation comes from in a word or two: the report, this machine, or both ("" unsaid)."""
+        words = ["the report" if o.startswith("https://") else "this machine" for o in self.origins]
+        return " and ".join(dict.fromkeys(words))
 
 
 @dataclass(frozen=True)
@@ -48,13 +82,15 @@ class Case:
     expect: Expect
     bisect: tuple[str, str] | None = None
     metric: str = "run"
+    runs: Runs = Runs()
 
     @property
     def is_control(self) -> bool:
         return self.kind == "control"
 
     def to_json(self) -> dict[str, Any]:
-        expect = {**self.expect.__dict__, "ratio": list(self.expect.ratio) if self.expect.ratio else None}
+        e = self.expect
+        expect = {**e.__dict__, "ratio": list(e.ratio) if e.ratio else None, "origins": list(e.origins)}
         return {
             "name": self.name,
             "workload": self.workload,
@@ -65,6 +101,7 @@ class Case:
             "bisect": list(self.bisect) if self.bisect else None,
             "metric": self.metric,
             "expect": expect,
+            "runs": self.runs.to_json(),
         }
 
     @classmethod
@@ -77,6 +114,7 @@ class Case:
             None if ratio is None else (float(ratio[0]), float(ratio[1])),
             str(e.get("cause", "unknown")),
             str(e.get("flag", "")),
+            tuple(str(o) for o in e.get("origins") or ()),
         )
         ends = doc.get("bisect")
         return cls(
@@ -89,6 +127,7 @@ class Case:
             expect,
             None if not ends else (str(ends[0]), str(ends[1])),
             str(doc.get("metric", "run")),
+            Runs.from_json(doc.get("runs")),
         )
 
 
@@ -106,7 +145,8 @@ def read_manifest(path: Path, only: Sequence[str] = ()) -> list[Case]:
     raw = doc.get("case")
     if not isinstance(raw, list) or not raw:
         raise JaxmlpError(f"{path}: no [[case]] tables: each case is a [[case]] table (bench/corpus/README.md)")
-    cases = [_case(path, i, c) for i, c in enumerate(raw)]
+    defaults = _runs(f"{path}: its top", doc)
+    cases = [replace(c, runs=c.runs.over(defaults)) for c in (_case(path, i, c) for i, c in enumerate(raw))]
     names = [c.name for c in cases]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -168,7 +208,18 @@ def _case(path: Path, index: int, raw: Any) -> Case:
         _expect(where, kind, releases, table, choice),
         None if ends is None else (ends[0], ends[1]),
         choice("metric", METRICS, default="run"),
+        _runs(where, raw),
     )
+
+
+def _runs(where: str, table: Mapping[str, Any]) -> Runs:
+    """The `Runs` a table sets (the manifest's top: every case's; a case's: its own)."""
+    for key in RUN_KEYS:
+        value = table.get(key)
+        least = 0 if key == "slowdown_trials" else 2
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+            raise JaxmlpError(f"{where}: {key} {value!r}: give a whole number, {least} or more")
+    return Runs(*(table.get(k) for k in RUN_KEYS))
 
 
 def _expect(where: str, kind: str, releases: Sequence[str], table: Mapping[str, Any], choice: Any) -> Expect:
@@ -180,7 +231,7 @@ def _expect(where: str, kind: str, releases: Sequence[str], table: Mapping[str, 
     if direction == "none":
         if release is not None:
             raise JaxmlpError(f"{where}: a control names no release in [case.expect]")
-        return Expect(direction, cause=cause)
+        return Expect(direction, cause=cause, origins=_origins(where, table))
     if release not in releases[1:]:
         raise JaxmlpError(f"{where}: expect.release {release!r}: give one of its releases after the first")
     band = table.get("ratio")
@@ -197,4 +248,21 @@ def _expect(where: str, kind: str, releases: Sequence[str], table: Mapping[str, 
     flag = table.get("flag", "")
     if cause == "flag" and not (isinstance(flag, str) and flag.startswith("--xla")):
         raise JaxmlpError(f'{where}: cause "flag" needs expect.flag, the XLA flag that undoes it (--xla_...)')
-    return Expect(direction, str(release), ratio, cause, str(flag) if cause == "flag" else "")
+    origins = _origins(where, table)
+    if ratio is not None and not origins:
+        raise JaxmlpError(
+            f'{where}: expect.from: say where its band comes from: the report\'s own figure ("https://...: x2") or '
+            'this machine\'s measurement ("measured: x2.2, `jaxmlp sweep run ...`, which run")'
+        )
+    return Expect(direction, str(release), ratio, cause, str(flag) if cause == "flag" else "", origins)
+
+
+def _origins(where: str, table: Mapping[str, Any]) -> tuple[str, ...]:
+    """An expectation's ``from``: each entry a report's address with its figure, or ``measured:`` and the run."""
+    raw = table.get("from", [])
+    if not isinstance(raw, list) or not all(isinstance(o, str) and o.startswith(ORIGINS) for o in raw):
+        raise JaxmlpError(
+            f"{where}: expect.from {raw!r}: give a list, each entry starting with {' or '.join(ORIGINS)} (the "
+            "report's own figure at its address, or this machine's measurement and which run)"
+        )
+    return tuple(raw)

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from jaxmlp.measure.sweep.corpus import Case
+from jaxmlp.measure.sweep.slowdown import SlowdownTrials
 from jaxmlp.results.schema.common import CORPUS, JSON, header
 from jaxmlp.results.schema.explain import json_number
 from jaxmlp.results.schema.fields import FLAG, LIST, NUMBER, OBJECT, TEXT, scalars, typed, wrong
@@ -19,7 +20,9 @@ class CaseScore:
     """One case scored: what the timeline flagged, whether the expected change was found (None: not scored, ``why``
     says), its ratio and interval and whether that is within the band, the bisection's answer, the explanation's kind,
     a control left clean, the releases that failed or hung (``release: reason``), the command's own error, its
-    folders (relative to the scorecard's) and seconds."""
+    folders (relative to the scorecard's) and seconds (what it ran with: ``case.runs``); its injected-slowdown
+    trials and, of each slowdown, in how many of them the detector found it
+    (``(factor, found, trials)``)."""
 
     case: Case
     flagged: tuple[str, ...] = ()
@@ -40,6 +43,8 @@ class CaseScore:
     folders: tuple[str, ...] = ()
     seconds: float = 0.0
     expected_failure: bool = False  # its failures are what the case expects (a `failure` case found)
+    slowdown: SlowdownTrials | None = None
+    injected: tuple[tuple[float, int, int], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -48,10 +53,15 @@ class CaseScore:
         return bool(self.error) or (bool(self.failures) and not self.expected_failure)
 
     def to_json(self) -> JSON:
-        out = {k: v for k, v in asdict(self).items() if k != "case"}
+        out = {k: v for k, v in asdict(self).items() if k not in ("case", "slowdown", "injected")}
         for key in ("ratio", "ci_low", "ci_high", "seconds"):
             out[key] = json_number(out[key])
-        return {"case": self.case.to_json(), **{k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}}
+        return {
+            "case": self.case.to_json(),
+            **{k: list(v) if isinstance(v, tuple) else v for k, v in out.items()},
+            "slowdown": self.slowdown.to_json() if self.slowdown else None,
+            "injected": [list(i) for i in self.injected],
+        }
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> CaseScore:
@@ -81,7 +91,24 @@ class CaseScore:
             texts("folders"),
             float(checked(doc, "seconds", where, NUMBER)),
             bool(doc.get("expected_failure", False)),
+            _slowdown(doc.get("slowdown"), f"{where}slowdown."),
+            tuple((float(f), int(n), int(m)) for f, n, m in doc.get("injected") or ()),
         )
+
+
+def _slowdown(doc: Any, where: str) -> SlowdownTrials | None:
+    """A case's injected-slowdown trials as the scorecard holds them (None: none ran; older scorecards)."""
+    if doc is None:
+        return None
+    typed(doc, where.rstrip("."), OBJECT)
+    checked(doc, "release", where, TEXT)
+    for key in ("processes", "calls"):
+        checked(doc, key, where, NUMBER)
+    for i, trial in enumerate(checked(doc, "values", where, LIST)):
+        for k, v in typed(trial, f"{where}values[{i}]", OBJECT).items():
+            for x in typed(v, f"{where}values[{i}].{k}", LIST):
+                typed(x, f"{where}values[{i}].{k}[]", NUMBER)
+    return SlowdownTrials.from_json(doc)
 
 
 def _case(doc: Mapping[str, Any], where: str) -> Case:
@@ -104,6 +131,10 @@ def _case(doc: Mapping[str, Any], where: str) -> Case:
         raise wrong(f"{inner}ratio", band, "a list of two numbers")
     for i, v in enumerate(band):
         typed(v, f"{inner}ratio[{i}]", NUMBER)
+    for i, v in enumerate((checked(expect, "origins", inner, LIST, null=True) or ()) if "origins" in expect else ()):
+        typed(v, f"{inner}origins[{i}]", TEXT)
+    for key, value in ((checked(doc, "runs", where, OBJECT, null=True) or {}) if "runs" in doc else {}).items():
+        typed(value, f"{where}runs.{key}", NUMBER, null=True)
     return Case.from_json(doc)
 
 

@@ -7,13 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
-
-from jaxmlp import registry
+from jaxmlp import changepoints, registry
 from jaxmlp.changepoints import Change
 from jaxmlp.measure.sweep.corpus import Case
+from jaxmlp.measure.sweep.slowdown import UNSLOWED, SlowdownTrials, group
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.registry import version_key
 from jaxmlp.results.schema.bisect import BisectDocument
@@ -32,7 +30,8 @@ COMPILE_BISECT = "not scored: the bisection tests the steady state (run time), n
 @dataclass(frozen=True)
 class CaseFound:
     """What the commands a case ran found: the timeline's columns, each release that failed or hung in its column
-    without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line."""
+    without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line, its
+    injected-slowdown trials."""
 
     columns: tuple[TimelineColumn, ...] = ()
     compile_columns: tuple[TimelineColumn, ...] = ()  # the same detector over each process's compile time
@@ -40,9 +39,10 @@ class CaseFound:
     explanations: tuple[ExplainDocument, ...] = ()
     bisection: BisectDocument | None = None
     error: str = ""
+    slowdown: SlowdownTrials | None = None
 
 
-def case_found(folder: Path, error: str = "") -> CaseFound:
+def case_found(folder: Path, error: str = "", slowdown: SlowdownTrials | None = None) -> CaseFound:
     """What the timeline, bisection and explanations under a case's ``folder`` found (read from their files)."""
     results = load(ResultsStore(folder))
     columns: list[TimelineColumn] = []
@@ -69,6 +69,7 @@ def case_found(folder: Path, error: str = "") -> CaseFound:
         tuple(doc for _, doc in results.explanations),
         results.bisections[-1][1] if results.bisections else None,
         error,
+        slowdown,
     )
 
 
@@ -86,8 +87,9 @@ def _at(column: TimelineColumn | None, release: str, direction: str) -> Change |
 
 def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: float = 0.0) -> CaseScore:
     """``case`` scored on ``found``: found (the right release, the right direction), the ratio in its band,
-    explained (the explanation's kind as expected), the bisection's answer, a control clean (nothing flagged, nothing
-    failed, and its last release against its first "the same": `column_verdicts`), failures named."""
+    explained (the explanation's kind as expected; scored only where found), the bisection's answer, a control clean
+    (nothing flagged, nothing failed, and its last release against its first "the same": `column_verdicts`),
+    failures named, each injected slowdown found in how many trials (`injected_found`)."""
     name = workload_name(case.workload)
     base = _column(found, name, "", case.metric)
     prefix = "compile time: " if case.metric == "compile" else ""
@@ -124,8 +126,33 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
     out, said = _bisected(case, found, out)
     why += said
     out, said = _explained(case, found, base, out)
-    why += said
+    if out.found is True:
+        why += said
+    else:  # what was not found is not explained, whatever an explanation filed says
+        out = replace(out, explained=None)
+    out = replace(out, slowdown=found.slowdown, injected=injected_found(found.slowdown))
     return replace(out, why=tuple(why))
+
+
+def injected_found(trials: SlowdownTrials | None) -> tuple[tuple[float, int, int], ...]:
+    """Of each injected slowdown, ``(factor, found, trials)``: in how many trials the timeline's detector
+    (`changepoints.detect`, its defaults) flags the slowed group slower than the unslowed one, as the two points of
+    a timeline; a trial with a group of fewer than two samples is not counted."""
+    if trials is None:
+        return ()
+    out = []
+    for factor in trials.factors:
+        slowed = group(factor)
+        counted = [t for t in trials.values if min(len(t.get(UNSLOWED, ())), len(t.get(slowed, ()))) >= 2]
+        hits = sum(
+            any(
+                c.at == slowed and c.direction == "slower"
+                for c in changepoints.detect([UNSLOWED, slowed], [t[UNSLOWED], t[slowed]])
+            )
+            for t in counted
+        )
+        out.append((factor, hits, len(counted)))
+    return tuple(out)
 
 
 def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseScore) -> tuple[CaseScore, list[str]]:
@@ -221,49 +248,8 @@ def _measured(column: TimelineColumn, release: str) -> bool:
     return release in column.releases and bool(column.samples[column.releases.index(release)])
 
 
-def totals(scores: Sequence[CaseScore]) -> dict[str, Any]:
-    """The corpus's total: of the cases each score applies to, how many passed; the cases that failed."""
-
-    def tally(values: Sequence[bool | None]) -> tuple[int, int]:
-        scored = [v for v in values if v is not None]
-        return sum(scored), len(scored)
-
-    return {
-        "cases": len(scores),
-        "found": tally([s.found for s in scores]),
-        "in_band": tally([s.in_band for s in scores]),
-        "explained": tally([s.explained for s in scores]),
-        "bisected": tally([s.bisect_found for s in scores]),
-        "clean": tally([s.clean for s in scores]),
-        "failed": [s.case.name for s in scores if s.failed],
-    }
-
-
-def _mark(value: bool | None) -> str:
-    return "-" if value is None else ("yes" if value else "NO")
-
-
-def corpus_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
-    """A row a case: what was expected, what was flagged, and each score."""
-    rows = []
-    for s in scores:
-        e = s.case.expect
-        expected = SAME if s.case.is_control else f"{e.release} {e.direction}"
-        if e.ratio:
-            expected += f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}"
-        measured = f"{ratio(s.ratio)} ({interval(s.ci_low, s.ci_high)})" if s.ratio is not None else "-"
-        rows.append(
-            {
-                "case": s.case.name,
-                "kind": s.case.kind,
-                "expected": expected,
-                "found": _mark(s.found),
-                "ratio": measured,
-                "in band": _mark(s.in_band),
-                "bisected": s.bisected or "-",
-                "explained": f"{_mark(s.explained)} ({s.explanation})" if s.explanation else _mark(s.explained),
-                "clean": _mark(s.clean),
-                "failed": "; ".join([*s.failures, *([s.error] if s.error else [])]) or "-",
-            }
-        )
-    return pd.DataFrame(rows)
+def trials_said(trials: SlowdownTrials) -> str:
+    """A case's injected-slowdown trials in a line: each slowdown found in how many trials, and how they ran."""
+    found = ", ".join(f"{ratio(f)} found in {n} of {m} trials" for f, n, m in injected_found(trials))
+    failed = f"; {len(trials.failures)} process(es) gave no sample" if trials.failures else ""
+    return f"{found} ({trials.processes} processes a group, {trials.calls} calls a process){failed}"

@@ -1,0 +1,85 @@
+"""A corpus case's injected-slowdown trials: the case's own workload at one release, unslowed and with each known
+slowdown put in by the sweep's test hook (`Measuring.inject_slowdown`: each timed call stretched to that many times
+its own time by spinning on the clock), a group of fresh processes each, one of each a round in rotating order.
+What the detector makes of them is scored in `jaxmlp.results.sweep.corpus` (the method: docs/results/corpus.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jaxmlp.measure.sweep.envs import jaxmlp_path
+from jaxmlp.measure.sweep.matrix import Runner, Say, run_rounds
+from jaxmlp.measure.sweep.settings import Measuring
+
+FACTORS = (1.25, 1.5)
+"""The slowdowns each trial puts in, as new over old time."""
+UNSLOWED = "x1"
+"""The group of a trial that runs the workload as it is."""
+
+
+def group(factor: float) -> str:
+    """A trial's group name for a slowdown: ``x1.5``."""
+    return f"x{factor:g}"
+
+
+@dataclass(frozen=True)
+class SlowdownTrials:
+    """A case's injected-slowdown trials at ``release``: ``processes`` a group of ``calls`` timed calls, each
+    trial's steady-state seconds by group (`UNSLOWED` and `group` of each factor), a process each; ``failures``:
+    the processes that gave no sample, a line each."""
+
+    release: str
+    processes: int
+    calls: int
+    factors: tuple[float, ...]
+    values: tuple[Mapping[str, tuple[float, ...]], ...]
+    failures: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "release": self.release,
+            "processes": self.processes,
+            "calls": self.calls,
+            "factors": list(self.factors),
+            "values": [{k: list(v) for k, v in trial.items()} for trial in self.values],
+            "failures": list(self.failures),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> SlowdownTrials:
+        return cls(
+            str(doc["release"]),
+            int(doc["processes"]),
+            int(doc["calls"]),
+            tuple(float(f) for f in doc["factors"]),
+            tuple({str(k): tuple(float(x) for x in v) for k, v in trial.items()} for trial in doc["values"]),
+            tuple(str(f) for f in doc.get("failures") or ()),
+        )
+
+
+def run(
+    release: str,
+    python: str,
+    measuring: Measuring,
+    processes: int,
+    trials: int,
+    timeout: float | None = None,
+    factors: Sequence[float] = FACTORS,
+    say: Say = print,
+) -> SlowdownTrials:
+    """``trials`` trials of ``measuring``'s one workload in ``release``'s environment (its ``python``): each
+    ``processes`` rounds of a process unslowed and one with each of ``factors`` put in, in rotating order."""
+    runners = {UNSLOWED: Runner(release, python, measuring)}
+    for factor in factors:
+        runners[group(factor)] = Runner(release, python, replace(measuring, inject_slowdown=factor - 1))
+    (name,) = measuring.names
+    values: list[dict[str, tuple[float, ...]]] = []
+    failures: list[str] = []
+    with jaxmlp_path() as path:
+        for trial in range(trials):
+            results, failed = run_rounds(runners, processes, None, path, timeout, say=say)
+            values.append({g: tuple(p.workloads[name].steady_seconds for p in results[g]) for g in runners})
+            failures += [f"trial {trial + 1}, {f.cell}: {f.reason}" for f in failed]
+    return SlowdownTrials(release, processes, measuring.calls, tuple(factors), tuple(values), tuple(failures))
