@@ -51,7 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
     )
     parser.add_argument("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
-    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND)
+    options.add(
+        parser, *options.DATA, *options.TIMING, options.COMPILES, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND
+    )
     options.add(
         parser,
         options.PROCESSES,
@@ -270,7 +272,8 @@ def _timeline(case: Case, run: _Corpus, out: Path) -> SweepOutcome:
     given = _timeline_given(case)
     settings = Timeline(given["first"], given["last"], tuple(given["versions"]), wheels=run.matrix.source.wheels)
     flags = (case.expect.flag,) if case.expect.flag else ()
-    measuring = replace(run.measuring, workloads=(case.workload,))
+    compiles = max(case.compiles, run.measuring.compiles)
+    measuring = replace(run.measuring, workloads=(case.workload,), compiles=compiles)
     matrix = replace(run.matrix, xla_flags=flags)
     return measure_timeline(timeline=settings, measuring=measuring, matrix=matrix, out=out, ranks=run.ranks)
 

@@ -14,10 +14,10 @@ from typing import Any
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import version_key
 
-KINDS = ("step", "transient", "flag", "failure", "compile", "control")
+KINDS = ("step", "transient", "flag", "failure", "compile", "memory", "control")
 DIRECTIONS = ("slower", "faster", "none", "fails")
 CAUSES = ("flag", "program", "none", "unknown")
-METRICS = ("run", "compile")
+METRICS = ("run", "compile", "memory")
 NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
 
 
@@ -48,6 +48,7 @@ class Case:
     expect: Expect
     bisect: tuple[str, str] | None = None
     metric: str = "run"
+    compiles: int = 1  # compiles of its workload a process (`Measuring.compiles`): a compile case asks several
 
     @property
     def is_control(self) -> bool:
@@ -64,6 +65,7 @@ class Case:
             "releases": list(self.releases),
             "bisect": list(self.bisect) if self.bisect else None,
             "metric": self.metric,
+            "compiles": self.compiles,
             "expect": expect,
         }
 
@@ -89,6 +91,7 @@ class Case:
             expect,
             None if not ends else (str(ends[0]), str(ends[1])),
             str(doc.get("metric", "run")),
+            int(doc.get("compiles", 1)),
         )
 
 
@@ -168,7 +171,14 @@ def _case(path: Path, index: int, raw: Any) -> Case:
         _expect(where, kind, releases, table, choice),
         None if ends is None else (ends[0], ends[1]),
         choice("metric", METRICS, default="run"),
+        _compiles(where, raw.get("compiles", 1)),
     )
+
+
+def _compiles(where: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise JaxmlpError(f"{where}: compiles {value!r}: give the compiles a process, a whole number from 1")
+    return value
 
 
 def _expect(where: str, kind: str, releases: Sequence[str], table: Mapping[str, Any], choice: Any) -> Expect:
