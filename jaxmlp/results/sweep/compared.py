@@ -244,9 +244,9 @@ def column_said(column: TimelineColumn) -> str:
     else:
         (ends,) = column_verdicts(column)
         said = f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
-        ends = [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]
-        if ends:
-            said += f" (pooling {' and '.join(ends)}'s two groups)"
+        split = [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]
+        if split:
+            said += f" (pooling {' and '.join(split)}'s two groups)"
     return f"{said}; {groups}" if groups else said
 
 
