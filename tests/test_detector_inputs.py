@@ -29,11 +29,28 @@ MANIFEST = FIXTURES / "corpus" / "corpus.toml"
 
 
 @pytest.fixture(scope="module")
-def scan_f64_carry():
-    """The corpus run's (2026-12-06) timeline of scan-f64-carry-0.4.33, its cells without XLA flags: real samples."""
+def bimodal_results():
+    """The corpus run's (2026-12-06) timeline of scan-f64-carry-0.4.33, its cells without XLA flags: real samples
+    (its rows with their release, and its samples)."""
     results = load(ResultsStore(BIMODAL))
-    (column,) = timeline_columns(results.runs.assign(release=results.runs["sweep_label"]), results.samples)
+    return results.runs.assign(release=results.runs["sweep_label"]), results.samples
+
+
+@pytest.fixture(scope="module")
+def scan_f64_carry(bimodal_results):
+    (column,) = timeline_columns(*bimodal_results)
     return column
+
+
+def test_a_sweeps_summary_names_each_bimodal_cell(bimodal_results):
+    from jaxmlp.report.sweep_summaries import sweep_summary
+
+    lines = sweep_summary(*bimodal_results).lines
+    assert (
+        "scan_f64_carry, 0.4.33: bimodal: two groups, 1.75 ms (3) and 10.0 ms (4): its median and its ratios pool "
+        "the two groups" in lines
+    )
+    assert not [line for line in lines if line.startswith("scan_f64_carry, 0.4.31")]
 
 
 def test_the_corpus_runs_bimodal_release_is_named_with_its_two_groups(scan_f64_carry):
