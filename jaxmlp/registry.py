@@ -290,7 +290,10 @@ STORE_MEMORY = 2**30
 TRAIN_EPOCH = Benchmark("train_epoch", "jaxmlp/measure/train.py", ("pipeline", "batch_size", "workers"))
 SWEEP_STEADY = Benchmark("sweep_steady", "jaxmlp/results/schema/sweep.py", ("workload",))  # median after the first
 SWEEP_FIRST = Benchmark("sweep_first", "jaxmlp/results/schema/sweep.py", ("workload",))  # the first call
-SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/results/schema/sweep.py", ("workload",))
+SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/results/schema/sweep.py", ("workload",))  # the median compile
+SWEEP_PEAK_RSS = Benchmark("sweep_peak_rss", "jaxmlp/results/schema/sweep.py", ("workload",))
+"""Each worker process's own peak resident memory (bytes, not seconds: its samples are the process's
+``peak_rss_bytes``), a row per workload it measured."""
 
 _ONE_PROCESS = MappingProxyType({"processes": 1})  # scaling files before 2026-12-05 measured one process only
 SCALING_EPOCH = Benchmark(
@@ -301,7 +304,9 @@ SCALING_STEP = Benchmark(
 )  # the sharded step
 SCALING = (SCALING_EPOCH, SCALING_STEP)
 
-SWEEP = (SWEEP_STEADY, SWEEP_FIRST, SWEEP_COMPILE)
+SWEEP = (SWEEP_STEADY, SWEEP_FIRST, SWEEP_COMPILE, SWEEP_PEAK_RSS)
+SWEEP_BYTES = (SWEEP_PEAK_RSS,)
+"""The sweep's benchmarks whose samples are bytes, not seconds."""
 SWEEP_COMPARED = (SWEEP_STEADY,)
 """The sweep's benchmarks that each version is tested against the previous one on."""
 

@@ -113,6 +113,7 @@ def fake_process(jax_version: str, steady: float, seed: int, flags: str = "", va
         samples=2000,
         epochs=4,
         xla_flags=flags,
+        peak_rss_bytes=2**30 + seed * 2**20,  # its own (`own_peaks`): the sweep_peak_rss row
     )
     calls = [2 * steady, *(steady * np.exp(rng.normal(0, 0.01, 3)))]
     return ProcessResult(

@@ -187,6 +187,13 @@ CALLS = Option(
     50,
     whole_number,
 )
+COMPILES = Option(
+    ("--compiles",),
+    "compiles a process of each workload, JAX's caches cleared before each, after its calls: its compile time is "
+    "their median, steadier than one (default: %(default)s)",
+    1,
+    whole_number,
+)
 TIMEOUT = Option(
     ("--timeout",),
     "each child process's time limit in seconds: past it, it and its children are "
@@ -328,6 +335,7 @@ SHARED: tuple[Option, ...] = (
     EPOCHS,
     TRAIN_EPOCHS,
     CALLS,
+    COMPILES,
     TIMEOUT,
     PIN_CPU,
     WORKLOAD,

@@ -85,21 +85,36 @@ class Output:
 
 @dataclass(frozen=True)
 class WorkloadTimes:
-    """One worker process's measurement of one workload (seconds): compiled once, then called in turn; the steady
-    state is the median of the calls after the first."""
+    """One worker process's measurement of one workload (seconds): compiled, then called in turn; the steady
+    state is the median of the calls after the first. Compiled several times (`compiles_seconds`, the caches cleared
+    before each), its compile time is their median."""
 
-    compile_seconds: float
+    compile_seconds: float  # the median of compiles_seconds
     first_seconds: float  # the first call after compiling
     call_seconds: tuple[float, ...]  # the calls after the first
     steady_seconds: float  # their median
     output: Output | None = None  # what the last call returned, for the check across releases
     program: Mapping[str, Any] | None = None  # what it compiled (`jaxmlp.measure.programs`), in the process asked
+    compiles_seconds: tuple[float, ...] = ()  # each compile, in order (the first before the calls); () as one
+
+    @property
+    def compiles(self) -> int:
+        """How many compiles its compile time is the median of."""
+        return max(1, len(self.compiles_seconds))
 
     @classmethod
-    def of(cls, compile_seconds: float, calls: Sequence[float], output: Output | None = None) -> WorkloadTimes:
+    def of(
+        cls, compiles: float | Sequence[float], calls: Sequence[float], output: Output | None = None
+    ) -> WorkloadTimes:
+        """From each compile's seconds (one, or several: their median is the compile time) and each call's."""
         if len(calls) < 2:
             raise ValueError("a workload needs at least 2 timed calls: the first, then the steady state")
-        return cls(compile_seconds, calls[0], tuple(calls[1:]), statistics.median(calls[1:]), output)
+        each = (float(compiles),) if isinstance(compiles, (int, float)) else tuple(map(float, compiles))
+        if not each:
+            raise ValueError("a workload is compiled at least once")
+        return cls(
+            statistics.median(each), calls[0], tuple(calls[1:]), statistics.median(calls[1:]), output, None, each
+        )
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> WorkloadTimes:
@@ -111,6 +126,7 @@ class WorkloadTimes:
             number(doc["steady_seconds"]),
             None if output is None else Output.from_json(output),
             None if program is None else dict(program),
+            tuple(map(number, doc.get("compiles_seconds") or ())),
         )
 
     def to_json(self) -> JSON:
@@ -121,6 +137,8 @@ class WorkloadTimes:
             "steady_seconds": self.steady_seconds,
             "output": None if self.output is None else self.output.to_json(),
         }
+        if self.compiles_seconds:  # schema version 8 on: each compile (older: one, compile_seconds)
+            doc["compiles_seconds"] = list(self.compiles_seconds)
         if self.program is not None:  # only the processes asked for it (a cell's probe, explain's)
             doc["program"] = dict(self.program)
         return doc

@@ -122,9 +122,12 @@ def measure(
     calls: int,
     timed: Callable[[Callable[[], Any]], tuple[Any, float]] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    compiles: int = 1,
 ) -> WorkloadTimes:
-    """Compile ``workload`` once (timed apart), then time ``calls`` calls, each ending in `block_until_ready`, with
-    ``timed(fn) -> (result, seconds)``; the workload's own exceptions become one-line `JaxmlpError`s."""
+    """Compile ``workload`` (timed apart), then time ``calls`` calls, each ending in `block_until_ready`, with
+    ``timed(fn) -> (result, seconds)``; then compile it ``compiles - 1`` times more, JAX's caches cleared before
+    each, its compile time the median of all (the calls are timed as with one). The workload's own exceptions become
+    one-line `JaxmlpError`s."""
     import jax
 
     def plain(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -132,35 +135,42 @@ def measure(
         result = fn()
         return result, clock() - start
 
-    timed = timed or plain
-    # An earlier workload may have compiled the same program: measure a real compile. (The ignores here: jax's
-    # clear_caches and block_until_ready are unannotated.)
-    jax.clear_caches()  # type: ignore[no-untyped-call]
-    try:
+    def compiled() -> tuple[Callable[[], Any], float]:
+        """A fresh compile (an earlier workload, or an earlier compile, may have compiled the same program: clear
+        JAX's caches so that this one is real) and the call it made. (The ignores here: jax's clear_caches and
+        block_until_ready are unannotated.)"""
+        jax.clear_caches()  # type: ignore[no-untyped-call]
         start = clock()
         if workload.compile is None:
             executable = jax.jit(workload.fn).lower(*workload.args).compile()
-            compile_seconds = clock() - start
+            seconds = clock() - start
 
             def call() -> Any:
                 return jax.block_until_ready(executable(*workload.args))  # type: ignore[no-untyped-call]
-        else:
-            workload.compile()
-            compile_seconds = clock() - start
 
-            def call() -> Any:
-                return jax.block_until_ready(workload.fn(*workload.args))  # type: ignore[no-untyped-call]
+            return call, seconds
+        workload.compile()
+        seconds = clock() - start
 
+        def call_own() -> Any:
+            return jax.block_until_ready(workload.fn(*workload.args))  # type: ignore[no-untyped-call]
+
+        return call_own, seconds
+
+    timed = timed or plain
+    try:
+        call, first_compile = compiled()
         seconds, result = [], None
         for _ in range(calls):
             result, took = timed(call)
             seconds.append(took)
+        again = [compiled()[1] for _ in range(compiles - 1)]  # after the calls: they run as they would alone
     except JaxmlpError:
         raise
     except Exception as e:
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise JaxmlpError(f"workload {workload.name!r} raised {type(e).__name__}: {message}") from None
-    return WorkloadTimes.of(compile_seconds, seconds, output_of(result, workload.name))
+    return WorkloadTimes.of([first_compile, *again], seconds, output_of(result, workload.name))
 
 
 # --- the built-in workloads: the MLP's epochs and its step, instances of the same contract ---------------------

@@ -24,7 +24,7 @@ from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
 from jaxmlp.results.sweep.cells import cells_table, flags_table, with_ignored_flags
-from jaxmlp.results.sweep.compared import TimelineColumn, column_said, timeline_columns
+from jaxmlp.results.sweep.compared import TimelineColumn, column_groups, column_said, shown_of, timeline_columns
 from jaxmlp.results.sweep.views import (
     bisection_medians,
     bisection_table,
@@ -36,7 +36,7 @@ from jaxmlp.results.sweep.views import (
     sweeps,
 )
 from jaxmlp.stats import quantile
-from jaxmlp.units import MISSING, duration, interval, p_value, percent, ratio
+from jaxmlp.units import MISSING, interval, p_value, percent, ratio
 
 # --- the release timeline and its detector ------------------------------------------------------------------
 
@@ -63,18 +63,23 @@ def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
 
 
 def timeline_rows(column: TimelineColumn) -> pd.DataFrame:
-    """A timeline column's releases: median and interquartile range of its samples, and the change marked at each."""
+    """A timeline column's releases: median and interquartile range of its samples (a time, or a size for the peak
+    memory), and the change marked at each; a release whose processes split into two groups says so."""
     marked = changepoints.at_each(column.changes)
+    groups = column_groups(column)
+    shown = shown_of(column.benchmark)
     rows = []
     for release, values in zip(column.releases, column.samples):
         ordered = sorted(values)
         change = marked.get(release)
         said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
+        if release in groups:
+            said = "; ".join(x for x in (said, groups[release].line(shown)) if x)
         rows.append(
             (
                 release,
-                duration(statistics.median(ordered)),
-                f"{duration(quantile(ordered, 0.25))} to {duration(quantile(ordered, 0.75))}",
+                shown(statistics.median(ordered)),
+                f"{shown(quantile(ordered, 0.25))} to {shown(quantile(ordered, 0.75))}",
                 str(len(ordered)),
                 said,
             )
@@ -175,11 +180,17 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
             f"in rotating order{'; ' + each if each else ''}; {s['cpu_affinity']} CPU(s) each); flagged: "
             f"one-sided Mann-Whitney p < {ALPHA} and ratio of medians > {1 + THRESHOLD:g}"
         )
-        seconds = {c: "s" for c in table.columns if c not in ("release", "xla_flags", "processes", "results_differ")}
+        in_bytes = tuple(b.id for b in registry.SWEEP_BYTES)
+        seconds = {
+            c: "bytes" if str(c).startswith(in_bytes) else "s"
+            for c in table.columns
+            if c not in ("release", "xla_flags", "processes", "results_differ")
+        }
         found = [
             Table(
                 "Median per release (sweep_steady is the steady state: the median of the calls after the "
-                "first; one call of a built-in epoch is one epoch)",
+                "first; one call of a built-in epoch is one epoch; sweep_compile the median of a process's "
+                "compiles; sweep_peak_rss each process's own peak memory)",
                 table,
                 seconds,
             )

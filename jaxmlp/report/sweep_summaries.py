@@ -21,7 +21,7 @@ from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.sweep.cells import flags_table
-from jaxmlp.results.sweep.compared import TimelineColumn, column_said, comparisons, flags_of
+from jaxmlp.results.sweep.compared import TimelineColumn, cell_groups, column_said, comparisons, flags_of
 from jaxmlp.results.sweep.corpus_totals import corpus_table, kinds_table
 from jaxmlp.results.sweep.views import (
     probe_verdicts,
@@ -91,6 +91,10 @@ def sweep_summary(
         f"each sample is one process's steady state (the median of its calls after the first); "
         f"{span(processes.values())} processes a release, in rotating order",
         flagged_when(),
+    ]
+    lines += [
+        f"{workload}, {_cell(release, flags)}: {groups.line()}: its median and its ratios pool the two groups"
+        for workload, flags, release, groups in (cell_groups(rows, samples) if len(rows) else ())
     ]
     if not found:
         lines = ["no release was measured"]

@@ -48,7 +48,14 @@ def alone(name: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argp
 def add_measuring(parser: argparse.ArgumentParser) -> None:
     """What each process measures: the workloads, the data, the timing."""
     options.add(
-        parser, options.WORKLOAD, *options.DATA, *options.TIMING, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND
+        parser,
+        options.WORKLOAD,
+        *options.DATA,
+        *options.TIMING,
+        options.COMPILES,
+        options.PIN_CPU,
+        options.PRECISION,
+        SWEEP_BACKEND,
     )
 
 
@@ -76,6 +83,7 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
         args.pin_cpu,
         precision=getattr(args, "precision", "f32"),
         backend=getattr(args, "backend", None),
+        compiles=getattr(args, "compiles", 1),
     )
 
 

@@ -59,7 +59,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
     calls = options.CALLS.but(default=None, why=FROM_MANIFEST, help="timed calls a process (default: the case's)")
-    options.add(parser, *options.DATA, options.EPOCHS, calls, options.PIN_CPU, options.PRECISION, SWEEP_BACKEND)
+    options.add(
+        parser,
+        *options.DATA,
+        options.EPOCHS,
+        calls,
+        options.COMPILES,
+        options.PIN_CPU,
+        options.PRECISION,
+        SWEEP_BACKEND,
+    )
     parser.add_argument(
         "--slowdown-trials",
         type=options.whole_number,
@@ -344,7 +353,9 @@ def _case_runs(case: Case, run: _Corpus) -> tuple[Measuring, Matrix]:
     """What each process of a case measures (its workload and calls) and how its releases are measured (its
     processes)."""
     calls, processes = case.runs.calls or run.measuring.calls, case.runs.processes or run.matrix.processes
-    return replace(run.measuring, workloads=(case.workload,), calls=calls), replace(run.matrix, processes=processes)
+    compiles = max(case.compiles, run.measuring.compiles)
+    measuring = replace(run.measuring, workloads=(case.workload,), calls=calls, compiles=compiles)
+    return measuring, replace(run.matrix, processes=processes)
 
 
 def _timeline_given(case: Case) -> dict[str, Any]:

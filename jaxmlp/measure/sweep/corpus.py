@@ -14,10 +14,10 @@ from typing import Any
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import version_key
 
-KINDS = ("step", "transient", "flag", "failure", "compile", "control")
+KINDS = ("step", "transient", "flag", "failure", "compile", "memory", "control")
 DIRECTIONS = ("slower", "faster", "none", "fails")
 CAUSES = ("flag", "program", "none", "unknown")
-METRICS = ("run", "compile")
+METRICS = ("run", "compile", "memory")
 NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
 ORIGINS = ("https://", "measured:")
 """How each entry of an expectation's ``from`` starts: a public report's address (its own figure follows), or
@@ -83,6 +83,7 @@ class Case:
     bisect: tuple[str, str] | None = None
     metric: str = "run"
     runs: Runs = Runs()
+    compiles: int = 1  # compiles of its workload a process (`Measuring.compiles`): a compile case asks several
 
     @property
     def is_control(self) -> bool:
@@ -100,6 +101,7 @@ class Case:
             "releases": list(self.releases),
             "bisect": list(self.bisect) if self.bisect else None,
             "metric": self.metric,
+            "compiles": self.compiles,
             "expect": expect,
             "runs": self.runs.to_json(),
         }
@@ -128,6 +130,7 @@ class Case:
             None if not ends else (str(ends[0]), str(ends[1])),
             str(doc.get("metric", "run")),
             Runs.from_json(doc.get("runs")),
+            int(doc.get("compiles", 1)),
         )
 
 
@@ -209,6 +212,7 @@ def _case(path: Path, index: int, raw: Any) -> Case:
         None if ends is None else (ends[0], ends[1]),
         choice("metric", METRICS, default="run"),
         _runs(where, raw),
+        _compiles(where, raw.get("compiles", 1)),
     )
 
 
@@ -220,6 +224,12 @@ def _runs(where: str, table: Mapping[str, Any]) -> Runs:
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
             raise JaxmlpError(f"{where}: {key} {value!r}: give a whole number, {least} or more")
     return Runs(*(table.get(k) for k in RUN_KEYS))
+
+
+def _compiles(where: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise JaxmlpError(f"{where}: compiles {value!r}: give the compiles a process, a whole number from 1")
+    return value
 
 
 def _expect(where: str, kind: str, releases: Sequence[str], table: Mapping[str, Any], choice: Any) -> Expect:

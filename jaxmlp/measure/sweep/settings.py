@@ -28,7 +28,8 @@ def is_builtin(workload: str) -> bool:
 @dataclass(frozen=True)
 class Measuring:
     """What each worker process measures: the workloads (built-in names or ``file.py:make`` specs; none: every
-    built-in), their data, the calls of each, the CPU to pin to, and the test hook ``inject_slowdown``."""
+    built-in), their data, the calls of each, the compiles of each, the CPU to pin to, and the test hook
+    ``inject_slowdown``."""
 
     workloads: tuple[str, ...] = ()
     dataset: str = "mnist"
@@ -42,8 +43,12 @@ class Measuring:
     profile_dir: str | None = None  # also trace a few calls of each workload into <profile_dir>/<workload>
     precision: str = "f32"  # the built-in workloads' (`registry.PRECISIONS`); a user workload sets its own
     backend: str | None = None  # the JAX backend measured on (`registry.BACKENDS`; None: JAX's default device)
+    compiles: int = (
+        1  # compiles of each workload a process, the caches cleared before each: its compile time their median
+    )
 
     def __post_init__(self) -> None:
+        errors.at_least("--compiles", self.compiles, 1, "compiles of each workload a process")
         errors.at_least("--epochs", self.epochs, 2, "the first epoch is recorded apart from the steady state")
         errors.at_least("--calls", self.calls, 2, "the first call is recorded apart from the steady state")
         errors.at_least("--limit", self.limit, 1, "training images")

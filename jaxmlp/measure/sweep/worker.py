@@ -80,6 +80,7 @@ def _measure_on(measuring: Measuring, device: Any) -> ProcessResult:
         "samples": samples,
         "epochs": measuring.epochs,
         "calls": measuring.calls,
+        "compiles": measuring.compiles,
         "batch_size": w.BATCH_SIZE,
         "precision": measuring.precision,
         "workload_source": ",".join(specs),
@@ -87,7 +88,9 @@ def _measure_on(measuring: Measuring, device: Any) -> ProcessResult:
     times = {}
     for name in measuring.names:  # in the order given
         n = measuring.epochs if name in SWEEP_PIPELINES else measuring.calls
-        times[name] = w.measure(made[name], n, lambda fn: timed_with_hook(fn, measuring.inject_slowdown))
+        times[name] = w.measure(
+            made[name], n, lambda fn: timed_with_hook(fn, measuring.inject_slowdown), compiles=measuring.compiles
+        )
     meta.update(programs.process_facts(device, jax.__version__))  # before the facts' compiles add to it
     if measuring.program_facts:
         for name in measuring.names:

@@ -6,7 +6,7 @@ from typing import Any
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
-CURRENT = 7
+CURRENT = 8
 """The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1;
 version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); up to version 3 a
 floor product's samples were rounds of ``calls`` products (4: one product's share of its round, ``round_calls``);
@@ -15,8 +15,11 @@ up to version 4 a file did not name its machine (5: ``machine_cpu``, ``machine_c
 sweep's processes did not name the rank and node that ran them (6: ``rank``, ``node`` in each one's metadata, where
 ranks shared the sweep; older ones read as one node); up to version 6 a sweep process's ``peak_rss_bytes`` was
 getrusage's, which on Linux carries the parent's high-water mark into the worker (7: the worker's own ``VmHWM``,
-``peak_rss_why`` where it could not be read; older ones read with ``peak_rss_why`` saying so); all are read
-through `jaxmlp.results.schema.upgrade`."""
+``peak_rss_why`` where it could not be read; older ones read with ``peak_rss_why`` saying so); up to version 7 a
+sweep workload was compiled once a process (8: ``compiles_seconds``, each compile, its ``compile_seconds`` their
+median, ``compiles`` in the metadata; older ones read as one compile) and a cell had no peak memory row (8:
+``sweep_peak_rss``, each process's own peak; a version 7 cell gets it from its processes); all are read through
+`jaxmlp.results.schema.upgrade`."""
 
 METADATA_KEY = "jaxmlp"
 """pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ SWEEP_EXTRA = (
     "epochs",
     "xla_flags",
     "workload_source",
+    "compiles",
 )
 """The metadata each sweep benchmark repeats in its ``extra_info``."""
 
@@ -35,9 +36,22 @@ QUANTITIES = (
     (registry.SWEEP_COMPILE, "compile", "compile_seconds"),
 )
 """Each sweep benchmark, its group's words, and the `WorkloadTimes` field it holds a process's value of."""
+MEMORY_GROUP = "peak memory"
+"""The group's words of `registry.SWEEP_PEAK_RSS`: a process's own peak (`own_peaks`), a row per workload."""
 
 RANK, NODE = "rank", "node"
 """A sweep process's metadata under ``mpirun`` or ``srun`` (schema version 6 on): the rank that ran it, its host."""
+
+
+def own_peaks(processes: Sequence[ProcessResult]) -> tuple[float, ...]:
+    """Each process's own peak resident memory (``peak_rss_bytes``, its ``VmHWM``), or () where any process lacks
+    one or its peak may not be its own (``peak_rss_why``: sweeps before schema version 7, or ``/proc`` unread)."""
+    peaks = [p.metadata.get("peak_rss_bytes") for p in processes]
+    if not processes or any(p.metadata.get("peak_rss_why") for p in processes):
+        return ()
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in peaks):
+        return ()
+    return tuple(float(x) for x in peaks)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,12 @@ class SweepDocument:
                     BenchmarkRow(
                         bench.name(workload), f"sweep: {group}", {"workload": workload}, facts, Stats.of(values)
                     )
+                )
+            peaks = own_peaks(self.processes)
+            if peaks:
+                name = registry.SWEEP_PEAK_RSS.name(workload)
+                rows.append(
+                    BenchmarkRow(name, f"sweep: {MEMORY_GROUP}", {"workload": workload}, facts, Stats.of(peaks))
                 )
         return tuple(rows)
 

@@ -38,6 +38,8 @@ def upgrade(raw: object) -> tuple[str, JSON]:
     version = raw.get(SCHEMA_VERSION, _metadata(raw).get(SCHEMA_VERSION, 1))
     if isinstance(version, int) and version < OWN_PEAK_VERSION:
         doc = _peaks_not_own(kind, doc)
+    elif isinstance(version, int) and version < MEMORY_ROWS_VERSION and kind == SWEEP and doc.get("raw_processes"):
+        doc = _with_memory_rows(doc)
     return kind, doc
 
 
@@ -48,6 +50,9 @@ INHERITED_PEAK = (
     "mark into the worker"
 )
 """Why an older sweep process's peak may not be its own (its ``peak_rss_why``)."""
+MEMORY_ROWS_VERSION = 8
+"""The first version whose sweep cells hold a peak memory row (a version 7 cell's made from its processes) and whose
+workloads record each compile (``compiles_seconds``; an older one was compiled once, its ``compile_seconds``)."""
 
 
 def _peaks_not_own(kind: str, doc: JSON) -> JSON:
@@ -255,6 +260,15 @@ def _current_process(process: Mapping[str, Any]) -> JSON:
             "output": None,
         }
     return {"metadata": process["metadata"], "workloads": workloads}
+
+
+def _with_memory_rows(doc: JSON) -> JSON:
+    """A version 7 sweep cell with its rows made again from its processes, which adds the peak memory row
+    (`registry.SWEEP_PEAK_RSS`); one whose fields are damaged is left as it is, for its reader to name the field."""
+    try:
+        return _sweep_rows_again(doc)
+    except (JaxmlpError, KeyError, TypeError, ValueError, AttributeError):
+        return doc
 
 
 def _sweep_rows_again(doc: JSON) -> JSON:

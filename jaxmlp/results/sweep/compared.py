@@ -4,18 +4,21 @@ index (`IndexMemo`), under a hash of all it follows from (`samples_key`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import statistics
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pandas as pd
 
 from jaxmlp import changepoints, registry
+from jaxmlp.bimodal import Groups, groups_of
 from jaxmlp.blocks import compare_within
 from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results.store.index import IndexMemo, samples_key
 from jaxmlp.stats import Comparison, compare, verdict_line
+from jaxmlp.units import duration, size
 
 
 def flags_of(rows: pd.DataFrame) -> pd.Series:
@@ -106,6 +109,21 @@ def flag_pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
             yield Pair(name, flags, version, version, a, b, marked, a_nodes, b_nodes)
 
 
+def cell_groups(rows: pd.DataFrame, samples: pd.DataFrame) -> list[tuple[str, str, str, Groups]]:
+    """Each cell of a sweep whose processes' steady states split into two groups (`jaxmlp.bimodal.groups_of`):
+    (workload, XLA flags, release, its groups), oldest release first."""
+    cells = _cell_samples(rows, samples)
+    steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
+    workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
+    found = []
+    for (release, flags), cell in sorted(cells.items(), key=lambda kv: (kv[0][1], registry.version_key(kv[0][0]))):
+        for name in sorted(workloads):
+            groups = groups_of(list(_side(cell, name)[0]))
+            if groups is not None:
+                found.append((workloads[name], flags, release, groups))
+    return found
+
+
 COMPARISONS_KIND = "comparisons"
 """What `comparisons` keeps in a folder's index (`IndexMemo`): each pair of a sweep's cells compared, under this
 kind and the sweep folder's name (a sweep read again drops only its own pairs no longer asked for)."""
@@ -155,6 +173,55 @@ class TimelineColumn(NamedTuple):
     releases: tuple[str, ...]
     samples: tuple[tuple[float, ...], ...]
     changes: tuple[Change, ...]
+    benchmark: str = registry.SWEEP_STEADY.id  # what its samples are: a time, or bytes (`registry.SWEEP_BYTES`)
+
+
+def shown_of(benchmark: str) -> Callable[[Any], str]:
+    """How a value of ``benchmark`` (an id) is shown: a size for the peak memory (`registry.SWEEP_BYTES`), else
+    a time."""
+    return size if benchmark in {b.id for b in registry.SWEEP_BYTES} else duration
+
+
+MEMORY_WORDS = {"slower": "larger", "faster": "smaller"}
+"""A change's direction as a memory column says it (the detector's words are a time's)."""
+
+
+def column_groups(column: TimelineColumn) -> dict[str, Groups]:
+    """Each release of ``column`` whose processes split into two groups (`jaxmlp.bimodal.groups_of`)."""
+    found = {r: groups_of(values) for r, values in zip(column.releases, column.samples)}
+    return {r: g for r, g in found.items() if g is not None}
+
+
+def pooled_groups(column: TimelineColumn, change: Change) -> str:
+    """Where a change's ratio pools a bimodal release (its release or the one before it), that said with each
+    group against the other release: ``the ratio pools 0.4.33's two groups (against 0.4.31: x6.92 (3) and x39.6
+    (4))``; "" where neither is bimodal."""
+    groups = column_groups(column)
+    said = []
+    for release, other, before in ((change.at, change.before, True), (change.before, change.at, False)):
+        if release in groups and other in column.releases:
+            median = statistics.median(column.samples[column.releases.index(other)])
+            said.append(
+                f"the ratio pools {release}'s two groups (against {other}: {groups[release].against(median, before)})"
+            )
+    return "; ".join(said)
+
+
+def change_said(column: TimelineColumn, change: Change) -> str:
+    """One change of ``column`` in a line (`Change.line`; a memory column's direction as a size's, `MEMORY_WORDS`),
+    with what its ratio pools where a release beside it is bimodal (`pooled_groups`)."""
+    line = change.line()
+    if column.benchmark in {b.id for b in registry.SWEEP_BYTES} and change.direction in MEMORY_WORDS:
+        line = line.replace(f" {change.direction}", f" {MEMORY_WORDS[change.direction]}", 1)
+    pooled = pooled_groups(column, change)
+    return f"{line}; {pooled}" if pooled else line
+
+
+def groups_said(column: TimelineColumn) -> str:
+    """Each bimodal release of ``column`` in words (``0.4.33 bimodal: two groups, 1.75 ms (3) and 10 ms (4)``),
+    "" where none is."""
+    shown = shown_of(column.benchmark)
+    return "; ".join(f"{r} {g.line(shown)}" for r, g in column_groups(column).items())
 
 
 def column_verdicts(
@@ -168,12 +235,19 @@ def column_verdicts(
 
 
 def column_said(column: TimelineColumn) -> str:
-    """A timeline column's verdict in a line: its changes, or that none was found and its last release against its
-    first in the four words (`column_verdicts`, `verdict_line`)."""
+    """A timeline column's verdict in a line: its changes (`change_said`), or that none was found and its last
+    release against its first in the four words (`column_verdicts`, `verdict_line`); then its bimodal releases
+    (`groups_said`)."""
+    groups = groups_said(column)
     if column.changes:
-        return "; ".join(change.line() for change in column.changes)
-    (ends,) = column_verdicts(column)
-    return f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
+        said = "; ".join(change_said(column, change) for change in column.changes)
+    else:
+        (ends,) = column_verdicts(column)
+        said = f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
+        split = [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]
+        if split:
+            said += f" (pooling {' and '.join(split)}'s two groups)"
+    return f"{said}; {groups}" if groups else said
 
 
 TIMELINE_KIND = "timeline changes"
@@ -223,5 +297,6 @@ def _timeline_columns(
             if len(kept) < 2:
                 continue
             labels, measured, nodes = [v for v, _, _ in kept], [x for _, x, _ in kept], [n for _, _, n in kept]
-            found.append((TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), ()), nodes))
+            column = TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), (), benchmark.id)
+            found.append((column, nodes))
     return found

@@ -19,12 +19,24 @@ from jaxmlp.results.schema.corpus import CaseScore
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
-from jaxmlp.results.sweep.compared import TimelineColumn, column_verdicts, timeline_columns
+from jaxmlp.results.sweep.compared import (
+    TimelineColumn,
+    change_said,
+    column_verdicts,
+    pooled_groups,
+    timeline_columns,
+)
 from jaxmlp.results.sweep.views import is_timeline, sweeps
 from jaxmlp.stats import SAME, verdict_line
 from jaxmlp.units import interval, ratio
 
-COMPILE_BISECT = "not scored: the bisection tests the steady state (run time), not compile time"
+METRIC_WORDS = {"run": "run time", "compile": "compile time", "memory": "peak memory"}
+"""What each metric of a case (`Case.metric`) is, as its lines say it."""
+
+
+def not_bisected(metric: str) -> str:
+    """Why a case about another metric than run time has its bisection not scored."""
+    return f"not scored: the bisection tests the steady state (run time), not {METRIC_WORDS[metric]}"
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,7 @@ class CaseFound:
 
     columns: tuple[TimelineColumn, ...] = ()
     compile_columns: tuple[TimelineColumn, ...] = ()  # the same detector over each process's compile time
+    memory_columns: tuple[TimelineColumn, ...] = ()  # and over each process's own peak memory
     failures: tuple[tuple[str, str], ...] = ()
     explanations: tuple[ExplainDocument, ...] = ()
     bisection: BisectDocument | None = None
@@ -47,10 +60,12 @@ def case_found(folder: Path, error: str = "", slowdown: SlowdownTrials | None = 
     results = load(ResultsStore(folder))
     columns: list[TimelineColumn] = []
     compile_columns: list[TimelineColumn] = []
+    memory_columns: list[TimelineColumn] = []
     for where, rows in sweeps(results.runs, [p.parent for p, _ in results.bisections]).items():
         if is_timeline(where):
             columns += timeline_columns(rows, results.samples)
             compile_columns += timeline_columns(rows, results.samples, registry.SWEEP_COMPILE)
+            memory_columns += timeline_columns(rows, results.samples, registry.SWEEP_PEAK_RSS)
     failures = []
     for path, doc in results.cells:
         if not is_timeline(path.parent):
@@ -65,6 +80,7 @@ def case_found(folder: Path, error: str = "", slowdown: SlowdownTrials | None = 
     return CaseFound(
         tuple(columns),
         tuple(compile_columns),
+        tuple(memory_columns),
         tuple(sorted(failures, key=lambda f: version_key(f[0]))),
         tuple(doc for _, doc in results.explanations),
         results.bisections[-1][1] if results.bisections else None,
@@ -74,8 +90,9 @@ def case_found(folder: Path, error: str = "", slowdown: SlowdownTrials | None = 
 
 
 def _column(found: CaseFound, workload: str, flags: str, metric: str = "run") -> TimelineColumn | None:
-    """The timeline's column of ``workload`` and XLA ``flags``: its run time, or its compile time (``metric``)."""
-    columns = found.compile_columns if metric == "compile" else found.columns
+    """The timeline's column of ``workload`` and XLA ``flags``: its run time, compile time or peak memory
+    (``metric``)."""
+    columns = {"compile": found.compile_columns, "memory": found.memory_columns}.get(metric, found.columns)
     return next((c for c in columns if c.workload == workload and c.xla_flags == flags), None)
 
 
@@ -92,8 +109,8 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
     failures named, each injected slowdown found in how many trials (`injected_found`)."""
     name = workload_name(case.workload)
     base = _column(found, name, "", case.metric)
-    prefix = "compile time: " if case.metric == "compile" else ""
-    flagged = tuple(prefix + c.line() for c in base.changes) if base is not None else ()
+    prefix = f"{METRIC_WORDS[case.metric]}: " if case.metric != "run" else ""
+    flagged = tuple(prefix + change_said(base, c) for c in base.changes) if base is not None else ()
     failures = tuple(f"{release}: {reason}" for release, reason in found.failures)
     out = CaseScore(case, flagged, failures=failures, error=found.error, folders=tuple(folders), seconds=seconds)
     why: list[str] = []
@@ -166,10 +183,13 @@ def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseS
         return replace(out, found=False), [f"expected {expect.release} {expect.direction}; flagged {elsewhere}"]
     c = change.comparison
     low, high = expect.ratio
-    in_band = low <= c.ratio <= high
+    pooled = pooled_groups(base, change)
+    in_band = None if pooled else low <= c.ratio <= high  # a ratio of two groups pooled is no one population's
     out = replace(
         out, found=True, direction=change.direction, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, in_band=in_band
     )
+    if pooled:
+        return out, [f"{ratio(c.ratio)} not scored against the band: {pooled}"]
     if in_band:
         return out, []
     return out, [f"{ratio(c.ratio)} ({interval(c.ci_low, c.ci_high)}) is outside the band {ratio(low)}-{ratio(high)}"]
@@ -178,8 +198,8 @@ def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseS
 def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, list[str]]:
     if case.bisect is None:
         return out, []
-    if case.metric == "compile":
-        return out, [f"the bisection: {COMPILE_BISECT}"]
+    if case.metric != "run":
+        return out, [f"the bisection: {not_bisected(case.metric)}"]
     doc = found.bisection
     if doc is None:
         return replace(out, bisect_found=False), ["the bisection filed no answer"]

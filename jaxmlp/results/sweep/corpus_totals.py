@@ -134,6 +134,8 @@ def corpus_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
         if e.ratio:
             expected += f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}"
         measured = f"{ratio(s.ratio)} ({interval(s.ci_low, s.ci_high)})" if s.ratio is not None else "-"
+        if s.ratio is not None and s.found and s.in_band is None:  # `_found`: a ratio that pools a bimodal release
+            measured += ", pooling a bimodal release's two groups"
         rows.append(
             {
                 "case": s.case.name,
