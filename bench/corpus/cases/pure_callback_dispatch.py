@@ -4,12 +4,14 @@ each call went back through Python's dispatch (the reporter saw "~an order of ma
 GPU, "with a wide range of jax versions (back to 0.4.*)"; found through lineax). Fixed by jax-ml/jax#31341 (merged
 2025-08-26), released in 0.7.2. Here the reporter's example as it stands: a tiny jitted function whose one operation
 is a ``pure_callback`` to ``np.sin`` on 5 numbers, called through the jitted function itself (its fast path), so
-each timed call is the time per call of a tiny jitted function. Releases: 0.7.0, 0.7.1, 0.7.2."""
+each timed call is the time per call of a tiny jitted function (its program given, so that `jaxmlp sweep explain`
+can compare its optimized HLO). Releases: 0.7.0, 0.7.1, 0.7.2."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmlp.measure.programs import Program
 from jaxmlp.measure.workload import Workload
 
 
@@ -25,4 +27,10 @@ def f(x):
 
 def make():
     x = jnp.arange(5.0)
-    return Workload("pure_callback_dispatch", f, (x,), lambda: jax.block_until_ready(f(x)))
+    return Workload(
+        "pure_callback_dispatch",
+        f,
+        (x,),
+        lambda: jax.block_until_ready(f(x)),  # compiled by a call: the calls timed go through jit's own cache
+        lambda: [Program("pure_callback_dispatch", f, (x,))],  # its HLO, for `jaxmlp sweep explain`
+    )
