@@ -213,7 +213,8 @@ def pytest_collection_modifyitems(config, items):
             if layer != (shapes == "layers"):
                 return True
         pipeline = params.get("pipeline")
-        if every is not None and pipeline is not None and pipeline not in every and params.get("precision") != "f32":
+        precision = params.get("precision")  # None: not an epoch (the loader's rows), never narrowed
+        if every is not None and pipeline is not None and pipeline not in every and precision not in (None, "f32"):
             return True  # --all-precisions: this pipeline's epochs in f32 only
         return params.get("precision") in registry.GPU_ONLY_PRECISIONS and params.get("backend") != "gpu"
 

@@ -72,17 +72,29 @@ SHARDED_TRAIN = ["train", "--pipeline", "sharded", "--dataset", "synthetic", "--
 
 @pytest.fixture(scope="session")
 def trained_alone(tmp_path_factory) -> tuple[list[dict], str]:
-    """`SHARDED_TRAIN` for 2 epochs in one process on one CPU device, run once for every test that compares a
-    run of several processes with it: its epoch records and its output."""
+    """`SHARDED_TRAIN` for 2 epochs on one CPU device, run once for every test that compares a run of several
+    processes with it: its epoch records and its output. In this process where it has one CPU device (what a process
+    of its own would be given: `scaling.worker_environment(1, "cpu")`), else in a process of its own."""
+    import contextlib
+    import io
     import json
     import subprocess
     import sys
 
+    import jax
+
+    from jaxmlp.cli import main
     from jaxmlp.measure import scaling
 
     out = tmp_path_factory.mktemp("alone") / "train.json"
+    argv = [*SHARDED_TRAIN, "--epochs", "2", "--json", str(out)]
+    if jax.default_backend() == "cpu" and jax.device_count() == 1:
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            assert main(argv) == 0
+        return json.loads(out.read_text())["records"], said.getvalue()
     done = subprocess.run(
-        [sys.executable, "-m", "jaxmlp", *SHARDED_TRAIN, "--epochs", "2", "--json", str(out)],
+        [sys.executable, "-m", "jaxmlp", *argv],
         capture_output=True,
         text=True,
         timeout=300,

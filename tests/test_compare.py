@@ -1,13 +1,13 @@
 """`jaxmlp compare` of runs too short to decide anything, and of runs from two machines: said first."""
 
 import json
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from jaxmlp import registry
+from jaxmlp.cli import main
 from jaxmlp.results.tables.compare import rounds_for_alpha, rounds_for_effect, spread
 from jaxmlp.stats import compare
 
@@ -31,14 +31,19 @@ def run_file(path, rounds: int, median: float, peak: float, seed: int, machine: 
     return str(path)
 
 
-def jaxmlp(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jaxmlp", *argv], capture_output=True, text=True, timeout=120)
+def jaxmlp(capsys: pytest.CaptureFixture[str], *argv: str) -> SimpleNamespace:
+    """`jaxmlp ARGV` in this process (`main`, as the command runs it: what it prints is the test): its exit code and
+    output."""
+    capsys.readouterr()
+    code = main(list(argv))
+    said = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=said.out, stderr=said.err)
 
 
-def test_three_rounds_against_three_say_first_that_they_decide_nothing_nor_flag_memory(tmp_path):
+def test_three_rounds_against_three_say_first_that_they_decide_nothing_nor_flag_memory(tmp_path, capsys):
     a = run_file(tmp_path / "a.json", 3, 1.0, 100e6, 0)
     b = run_file(tmp_path / "b.json", 3, 1.3, 150e6, 1)  # 30% slower, 50% more memory: neither decided
-    done = jaxmlp("compare", a, b, "--fail-on-regression")
+    done = jaxmlp(capsys, "compare", a, b, "--fail-on-regression")
     assert done.returncode == 0, done.stderr  # nothing was found: not a failed check, not a pass either
     first = done.stdout.splitlines()[0]
     assert first.startswith("UNDECIDED: 2 of 2 benchmarks had too few rounds (3 against 3) to reach p < 0.01")
@@ -60,9 +65,9 @@ def test_the_rounds_said_are_enough():
     assert spread(np.exp(rng.normal(0, 0.03, 4000))) == pytest.approx(0.03, rel=0.1)
 
 
-def test_a_comparison_across_machines_says_so_in_its_first_line(tmp_path):
+def test_a_comparison_across_machines_says_so_in_its_first_line(tmp_path, capsys):
     a = run_file(tmp_path / "a.json", 3, 1.0, 100e6, 0)
     b = run_file(tmp_path / "b.json", 3, 1.0, 100e6, 1, machine="Intel Xeon")
-    done = jaxmlp("compare", a, b)
+    done = jaxmlp(capsys, "compare", a, b)
     assert done.stderr.startswith("jaxmlp compare: warning: ") and "different machines" in done.stderr
     assert done.stdout.splitlines()[0].startswith("UNDECIDED")  # the next line a terminal shows

@@ -13,6 +13,10 @@ import pytest
 from test_track import WHEELS
 from test_wheels import wheel_folder
 
+from jaxmlp.results.schema.track import TrackDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.reading import read_document
+
 ROOT = Path(__file__).parents[1]
 SCRIPT = ROOT / "bench" / "track" / "nightly.sh"
 NIGHT_SECONDS = 1500
@@ -136,6 +140,10 @@ def test_a_runner_that_pushes_while_another_tracks_is_rebased_onto_never_overwri
 
 @pytest.mark.xdist_group("processes")
 def test_the_second_night_measures_only_the_new_release(tmp_path, bare):
+    """The real stream of releases from a folder of wheels (``JAXMLP_TEST_WHEELS``), night after night: the first
+    night's folder holds 0.7.0 only (the series starts there); the next night's is the given folder (0.7.1 beside
+    0.7.0), each newer release measured side by side with 0.7.0 by real processes in real environments and pushed;
+    the night after, nothing new. `jaxmlp track`'s one real stream: what it files is checked here too."""
     given = os.environ.get(WHEELS)
     if not given or not Path(given).is_dir():
         pytest.skip(f"set {WHEELS} to a folder of jax and jaxlib 0.7.0 and 0.7.1 wheels (pip download) to run it")
@@ -148,9 +156,18 @@ def test_the_second_night_measures_only_the_new_release(tmp_path, bare):
     args += ["--dataset", "synthetic", "--limit", "512", "--epochs", "2", "--calls", "3"]
     one = night(tmp_path, bare, "night-1", *args, "--wheels", str(first))
     assert one.returncode == 0, one.stderr
+    assert "at jax 0.7.0 (--pinned)" in one.stdout  # the series starts there, no environment made
     two = night(tmp_path, bare, "night-2", *args, "--wheels", given)
     assert two.returncode in (0, 3), two.stderr
     assert "New in the wheels in " in two.stdout and "measuring 0.7.0, 0.7.1" in two.stdout
     assert "pushed 1 new folder(s) to results" in two.stderr and len(pushed(bare)) == 2
+    # What the measuring night filed (tests/test_track.py's stream is this one): 0.7.1 tracked, measured side by
+    # side with 0.7.0, its cells kept, the verdicts last.
+    (_, second) = sorted((tmp_path / "night-2" / "results").glob("track-*"))
+    doc = read_document(second / layout.TRACK_FILE)
+    assert isinstance(doc, TrackDocument) and doc.tracked[0] == "0.7.1" and doc.measured[:2] == ("0.7.0", "0.7.1")
+    assert {c.verdict for c in doc.comparisons} <= {"slower", "faster", "the same", "inconclusive"}
+    assert {"jax-0.7.0.json", "jax-0.7.1.json"} <= {p.name for p in second.glob("jax-*.json")}
+    assert two.stdout.strip().splitlines()[-1].startswith("jax 0.7.")  # the last lines: the verdicts
     three = night(tmp_path, bare, "night-3", *args, "--wheels", given)
     assert three.returncode == 0 and three.stdout.startswith("Nothing new to track")

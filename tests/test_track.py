@@ -1,7 +1,7 @@
 """`jaxmlp track`: what is new (newer than the last release tracked, a nightly by its build date), where a series
 starts, the one line of a call with nothing new, the folders of runners appending to one history, the comparisons
-and the gate; then one real stream of releases from a folder of wheels (0.7.0, then 0.7.1 beside it), measured by
-real processes in real environments, where the folder is given (``JAXMLP_TEST_WHEELS``)."""
+and the gate. Its real stream of releases from a folder of wheels (0.7.0, then 0.7.1 beside it), measured by real
+processes in real environments, is the nightly job's (tests/test_nightly.py, where ``JAXMLP_TEST_WHEELS`` is given)."""
 
 from __future__ import annotations
 
@@ -196,40 +196,5 @@ def test_a_history_cloned_elsewhere_goes_on_from_its_files_alone(tmp_path, capsy
     assert capsys.readouterr().out.startswith("Nothing new to track")
 
 
-# --- a real stream of releases ------------------------------------------------------------------------------------
-
-
-def _first(given: Path, into: Path) -> Path:
-    """A folder holding 0.7.0's jax and jaxlib wheels (links into ``given``): the stream's first night."""
-    into.mkdir(parents=True, exist_ok=True)
-    for wheel in given.glob("*-0.7.0-*.whl"):
-        (into / wheel.name).symlink_to(wheel.resolve())
-    return into
-
-
-@pytest.mark.xdist_group("processes")
-def test_a_stream_of_releases_is_tracked_each_new_one_once(tmp_path, capsys):
-    """The first night's folder holds 0.7.0 only: the series starts there, no environment made. The next night's is
-    the given folder (0.7.1 beside 0.7.0; its environments are kept between runs, the folder being the same): each
-    newer release measured side by side with 0.7.0, two processes each. The night after: nothing new."""
-    given = os.environ.get(WHEELS)
-    if not given or not Path(given).is_dir():
-        pytest.skip(f"set {WHEELS} to a folder of jax and jaxlib 0.7.0 and 0.7.1 wheels (pip download) to run it")
-    workload = Path(__file__).parent / "workloads" / "while_loop.py"
-    out = tmp_path / "reports"
-    argv = ["track", "--pinned", "0.7.0", "--workload", f"{workload}:make", "--out", str(out), "--processes", "2"]
-    argv += ["--dataset", "synthetic", "--limit", "512", "--epochs", "2", "--calls", "3", "--budget", "0.1"]
-    assert main([*argv, "--wheels", str(_first(Path(given), tmp_path / "first"))]) == 0
-    assert "at jax 0.7.0 (--pinned)" in capsys.readouterr().out
-    code = main([*argv, "--wheels", given])
-    said = capsys.readouterr().out
-    assert code in (0, 3), said
-    assert "New in the wheels in " in said and "jax 0.7.1" in said and "measuring 0.7.0, 0.7.1" in said
-    (_, second) = sorted(out.glob("track-*"))
-    doc = read_document(second / layout.TRACK_FILE)
-    assert isinstance(doc, TrackDocument) and doc.tracked[0] == "0.7.1" and doc.measured[:2] == ("0.7.0", "0.7.1")
-    assert {c.verdict for c in doc.comparisons} <= {"slower", "faster", "the same", "inconclusive"}
-    assert {"jax-0.7.0.json", "jax-0.7.1.json"} <= {p.name for p in second.glob("jax-*.json")}
-    assert said.strip().splitlines()[-1].startswith("jax 0.7.")  # the last lines: the verdicts
-    assert main([*argv, "--wheels", given]) == 0
-    assert capsys.readouterr().out.startswith("Nothing new to track")
+# --- a real stream of releases: tests/test_nightly.py's measuring nights (the nightly job runs `jaxmlp track` in
+# real environments from a folder of wheels, ``JAXMLP_TEST_WHEELS``); what they file is checked there, once.

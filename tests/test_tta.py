@@ -5,7 +5,6 @@ import json
 
 import pandas as pd
 import pytest
-from test_cli import run_cli
 
 from jaxmlp.cli import main
 from jaxmlp.cli.tta import short_line
@@ -59,28 +58,13 @@ def test_bad_settings_are_one_line():
 
 
 def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path, capsys):
-    out = run_cli(
-        "tta",
-        "--target",
-        "0.6",
-        "--runs",
-        "2",
-        "--limit",
-        "2048",
-        "--pipeline",
-        "scan",
-        "--precision",
-        "f32",
-        "--precision",
-        "bf16",
-        "--eval-every",
-        "8",
-        "--data-dir",
-        str(mnist_dir),
-        "--out",
-        str(tmp_path),
-    )
-    assert out.returncode == 0, out.stderr
+    """In this process (`main`, as the command runs it: the runs, the clock and the file are the test, not a process
+    start; tests/test_cli.py starts a real one)."""
+    argv = ["tta", "--target", "0.6", "--runs", "2", "--limit", "2048", "--pipeline", "scan"]
+    argv += ["--precision", "f32", "--precision", "bf16", "--eval-every", "8"]
+    code = main([*argv, "--data-dir", str(mnist_dir), "--out", str(tmp_path)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
     files = list(tmp_path.glob("tta-*-mnist.json"))
     assert len(files) == 1
     doc = parse(json.loads(files[0].read_text()))
@@ -96,31 +80,19 @@ def test_a_real_run_reaches_a_low_target_and_is_stored(mnist_dir, tmp_path, caps
         assert run["steps"] % 8 == 0 and run["evaluations"][0]["steps"] == 8
     table = tables.tta_table(load(ResultsStore(tmp_path)).tta)
     assert list(table["reached"]) == [2, 2] and set(table["precision"]) == {"f32", "bf16"}
-    assert "2 of 2 runs reached it" in out.stdout
+    assert "2 of 2 runs reached it" in out.out
     assert main(["summary", str(files[0])]) == 0  # read in this process: the run was a real one
     assert "scan bf16: 60.0% in" in capsys.readouterr().out
 
 
-def test_a_target_never_reached_says_so(mnist_dir, tmp_path):
-    out = run_cli(
-        "tta",
-        "--target",
-        "0.999",
-        "--runs",
-        "1",
-        "--limit",
-        "1024",
-        "--max-epochs",
-        "1",
-        "--data-dir",
-        str(mnist_dir),
-        "--out",
-        str(tmp_path),
-    )
-    assert out.returncode == EXIT_FAILED, out.stderr  # nothing asked for was measured: no time to the target
-    assert "scan f32: never reached 99.9% in 1 run (best test accuracy " in out.stdout
-    assert " after 1 epoch)" in out.stdout
-    assert out.stderr.splitlines() == [
+def test_a_target_never_reached_says_so(mnist_dir, tmp_path, capsys):
+    argv = ["tta", "--target", "0.999", "--runs", "1", "--limit", "1024", "--max-epochs", "1"]
+    code = main([*argv, "--data-dir", str(mnist_dir), "--out", str(tmp_path)])  # in this process
+    out = capsys.readouterr()
+    assert code == EXIT_FAILED, out.err  # nothing asked for was measured: no time to the target
+    assert "scan f32: never reached 99.9% in 1 run (best test accuracy " in out.out
+    assert " after 1 epoch)" in out.out
+    assert out.err.splitlines() == [
         "jaxmlp tta: no run reached 99.9% within 1 epoch: give them more --max-epochs or set a lower --target"
     ]
     run = parse(json.loads(next(tmp_path.glob("tta-*.json")).read_text())).runs[0]
