@@ -42,8 +42,10 @@ def _wheels(folder: Path, versions) -> Path:
     return folder
 
 
-def test_track_nothing_new(tmp_path):
-    """A history that holds the newest release: the call lists the source, reads the history, says one line."""
+def test_track_nothing_new(request, tmp_path):
+    """A history that holds the newest release: the call lists the source, reads the history, says one line. The
+    goal is checked where the benchmarks are run for their figures, not at --size smoke (a check that it runs, on a
+    machine that may be busy)."""
     wheels = _wheels(tmp_path / "wheels", ["0.7.0"])
     out = tmp_path / "reports"
     args = ["track", "--wheels", str(wheels), "--out", str(out), "--workload", f"{SMALL[0]}:make", f"{SMALL[1]}:make"]
@@ -52,7 +54,7 @@ def test_track_nothing_new(tmp_path):
     seconds, peak, _ = run_command(args, tmp_path / "again")
     assert (tmp_path / "again" / "stdout").read_text().startswith("Nothing new to track")
     _said("track, nothing new", seconds, peak, registry.TRACK_NOTHING_SECONDS, (before, os.getloadavg()[0]))
-    assert seconds <= registry.TRACK_NOTHING_SECONDS
+    assert request.config.getoption("--size") == "smoke" or seconds <= registry.TRACK_NOTHING_SECONDS
 
 
 def test_track_a_new_release(request, tmp_path):
