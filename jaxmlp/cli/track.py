@@ -24,7 +24,7 @@ from jaxmlp.measure.sweep import track as flow
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
 from jaxmlp.report.track_message import write_message
-from jaxmlp.report.track_site import write_site
+from jaxmlp.report.track_site import site_link_base, write_site
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
@@ -202,7 +202,8 @@ def _settings(settings: Track, measuring: Measuring, matrix: Matrix, pythons: Ma
 
 def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
     """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
-    the comparisons of its folder ``mine``; None: it measured nothing)."""
+    the comparisons of its folder ``mine``; None: it measured nothing), its explanations linked from where it is
+    written."""
     if site is None and message is None:
         return
     frame = tracked.tracked_frame(folder)
@@ -211,7 +212,7 @@ def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path |
         say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
     if message is not None:
         ours = [layout.shown(mine, folder)] if mine is not None else []
-        write_message(frame, message, folders=ours)
+        write_message(frame, message, folders=ours, link_base=site_link_base(message.resolve().parent, folder))
         say(f"Wrote what changed into {message}")
 
 

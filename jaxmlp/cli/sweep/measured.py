@@ -70,7 +70,7 @@ def measure_into(
             stopped = e if isinstance(e, Interrupted) else Interrupted()
             stopped.kept = said
             raise stopped from None
-        raise JaxmlpError(f"{e}; {said}") from None
+        raise type(e)(f"{e}; {said}") from None  # its kind kept: its exit code (`errors.NotMeasured`: 1)
     measured = run.write_cells(plans[0], complete=True)
     if tables:
         print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)

@@ -6,7 +6,7 @@ from typing import Any
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
-CURRENT = 7
+CURRENT = 8
 """The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1;
 version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); up to version 3 a
 floor product's samples were rounds of ``calls`` products (4: one product's share of its round, ``round_calls``);
@@ -15,7 +15,9 @@ up to version 4 a file did not name its machine (5: ``machine_cpu``, ``machine_c
 sweep's processes did not name the rank and node that ran them (6: ``rank``, ``node`` in each one's metadata, where
 ranks shared the sweep; older ones read as one node); up to version 6 a sweep process's ``peak_rss_bytes`` was
 getrusage's, which on Linux carries the parent's high-water mark into the worker (7: the worker's own ``VmHWM``,
-``peak_rss_why`` where it could not be read; older ones read with ``peak_rss_why`` saying so); all are read
+``peak_rss_why`` where it could not be read; older ones read with ``peak_rss_why`` saying so); up to version 7 a
+tracked comparison had no explanation (8: ``explanation``, ``unexplained`` in each of ``track.json``'s
+comparisons; older ones read with ``unexplained`` saying why); all are read
 through `jaxmlp.results.schema.upgrade`."""
 
 METADATA_KEY = "jaxmlp"
