@@ -436,3 +436,34 @@ def test_the_gate_s_exit_codes(verdicts, unmeasured, strict, code):
     from jaxmlp.errors import gate
 
     assert gate(verdicts, unmeasured, strict) == code
+
+
+def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
+    """Where settling would take more than `stats.SETTLE_REACH` times the processes measured (the ratio at the
+    threshold's edge), no count is said: "not within reach", in compare's, the sweep's and track's words alike."""
+    from jaxmlp.report.text import compare_text
+    from jaxmlp.report.track_answers import sentence
+    from jaxmlp.results import tables
+    from jaxmlp.results.schema.track import Tracked
+    from jaxmlp.results.sweep import tracked
+
+    edge = _inconclusive(1.049, 1.049 / math.exp(0.05), 1.049 * math.exp(0.05), n=5)
+    assert stats.beyond_reach(edge, 0.05) and stats.processes_to_settle(edge, 0.05) is None
+    said = "not within reach: the ratio lies at the threshold (×1.049 against ±5%)"
+    assert stats.settle_words(edge).startswith(said)
+    assert said in stats.verdict_line(edge)  # sweep, timeline, bisect, corpus
+    near = _inconclusive(1.01, 1.01 / math.exp(0.06), 1.01 * math.exp(0.06))
+    assert not stats.beyond_reach(near) and stats.settle_words(near).startswith("about ")
+    # compare: samples whose ratio is 1.049 with a narrow interval
+    base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.005, 0.995]
+    table = tables.compare_samples({"b": base}, {"b": [1.049 * v for v in base]})
+    assert table.loc[0, "verdict"] == "inconclusive" and bool(table.loc[0, "beyond_reach"])
+    text = compare_text(table, 0.05, 0.01)
+    assert "b not within reach: the ratio lies at the threshold (×1.049" in text and "more rounds" in text
+    # track: its closing line, and the site's and message's sentence (from the tidy frame)
+    t = Tracked("w", "0.7.1", "0.7.0", "previous", edge, edge.word, stats.processes_to_settle(edge) or 0)
+    assert said in tracked.verdict_line(t)
+    assert tracked.more_processes(edge) == 0  # no processes chased for it
+    row = {**t.to_json(), "ratio": 1.049, "low": edge.ci_low, "high": edge.ci_high, "settle": 0}
+    row |= {"settle_words": stats.settle_words(edge), "median_s": 1.049, "baseline_median_s": 1.0}
+    assert said in sentence(row)

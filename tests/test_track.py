@@ -233,3 +233,23 @@ def test_a_stream_of_releases_is_tracked_each_new_one_once(tmp_path, capsys):
     assert said.strip().splitlines()[-1].startswith("jax 0.7.")  # the last lines: the verdicts
     assert main([*argv, "--wheels", given]) == 0
     assert capsys.readouterr().out.startswith("Nothing new to track")
+
+
+@pytest.mark.xdist_group("processes")
+def test_a_call_that_measures_no_cell_exits_1_and_leaves_nothing(tmp_path, capsys):
+    """Every cell's probe fails (a workload that raises): something could not be measured, exit 1 (not 2, bad
+    usage), one line naming each cell; no folder left, so the next call measures it again."""
+    given = os.environ.get(WHEELS)
+    if not given or not Path(given).is_dir():
+        pytest.skip(f"set {WHEELS} to a folder of jax and jaxlib 0.7.0 and 0.7.1 wheels (pip download) to run it")
+    broken = tmp_path / "broken.py"
+    broken.write_text("def make():\n    raise RuntimeError('broken on purpose')\n")
+    out = tmp_path / "reports"
+    argv = ["track", "--pinned", "0.7.0", "--workload", f"{broken}:make", "--out", str(out), "--processes", "2"]
+    argv += ["--dataset", "synthetic", "--limit", "512", "--epochs", "2", "--budget", "0.1"]
+    assert main([*argv, "--wheels", str(_first(Path(given), tmp_path / "first"))]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--wheels", given]) == 1
+    err = capsys.readouterr().err
+    assert "jaxmlp track: error: no cell could be measured: 0.7.0 (" in err and "0.7.1 (" in err
+    assert len(list(out.glob("track-*"))) == 1  # the first call's only
