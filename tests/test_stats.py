@@ -442,10 +442,10 @@ def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
     """Where settling would take more than `stats.SETTLE_REACH` times the processes measured (the ratio at the
     threshold's edge), no count is said: "not within reach", in compare's, the sweep's and track's words alike."""
     from jaxmlp.report.text import compare_text
-    from jaxmlp.report.track_answers import sentence
     from jaxmlp.results import tables
     from jaxmlp.results.schema.track import Tracked
     from jaxmlp.results.sweep import tracked
+    from jaxmlp.results.sweep.track_answers import sentence
 
     edge = _inconclusive(1.049, 1.049 / math.exp(0.05), 1.049 * math.exp(0.05), n=5)
     assert stats.beyond_reach(edge, 0.05) and stats.processes_to_settle(edge, 0.05) is None

@@ -137,7 +137,7 @@ def track(
     document = TrackDocument(
         fields,
         tracked.series_of(machine, workloads),
-        _settings(settings, measuring, matrix, pythons),
+        _settings(settings, measuring, matrix, pythons, site),
         step.start,
         step.last,
         step.pinned,
@@ -186,7 +186,9 @@ def _measured(
     return track_measure.pythons_of(measured), comparisons, lost
 
 
-def _settings(settings: Track, measuring: Measuring, matrix: Matrix, pythons: Mapping[str, str]) -> dict[str, object]:
+def _settings(
+    settings: Track, measuring: Measuring, matrix: Matrix, pythons: Mapping[str, str], site: Path | None
+) -> dict[str, object]:
     return {
         "pinned": settings.pinned,
         "source": matrix.source.words(),
@@ -197,6 +199,7 @@ def _settings(settings: Track, measuring: Measuring, matrix: Matrix, pythons: Ma
         "threshold": registry.THRESHOLD,
         "alpha": registry.ALPHA,
         "pythons": dict(pythons),
+        "site": str(site) if site is not None else "",
     }
 
 

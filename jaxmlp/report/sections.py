@@ -28,6 +28,7 @@ from jaxmlp.report.content import (
     SCALING,
     SKIPPED,
     TIMELINE,
+    TRACKING,
     TRAINING,
     TRIALS,
     TTA,
@@ -232,6 +233,12 @@ SECTIONS = (
         "Which release changed the workload.",
         of_files,
         runs=lambda g: [bisection_run(p, d, g.folder) for p, d in g.results.bisections],
+    ),
+    Definition(
+        "Tracked releases: is the newest safe to take?",
+        TRACKING,
+        "`jaxmlp track`: each new release measured side by side with the pinned release (and the one tracked before "
+        "it); its verdict on each workload, its explanation where it changed.",
     ),
     Definition(
         "Why a release changed: the compiled program, or below it",

@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import registry, units
-from jaxmlp.report.track_answers import (
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.replacing import replace_file
+from jaxmlp.results.sweep.track_answers import (
     CHANGED,
     FASTER,
     SAME,
@@ -24,8 +26,6 @@ from jaxmlp.report.track_answers import (
     when,
     within,
 )
-from jaxmlp.results.store import layout
-from jaxmlp.results.store.replacing import replace_file
 
 NOTHING_MEASURED = "jaxmlp track: nothing new was measured (no release newer than the last one tracked)."
 

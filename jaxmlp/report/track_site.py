@@ -20,7 +20,12 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.explain import explain_text
 from jaxmlp.report.html import STYLE, cell_html
 from jaxmlp.report.plots_track import plot_track
-from jaxmlp.report.track_answers import (
+from jaxmlp.report.track_message import link, text_of
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.reading import read_document
+from jaxmlp.results.store.replacing import replace_folder
+from jaxmlp.results.sweep.track_answers import (
     PINNED,
     PREVIOUS,
     Row,
@@ -32,11 +37,6 @@ from jaxmlp.report.track_answers import (
     when,
     within,
 )
-from jaxmlp.report.track_message import link, text_of
-from jaxmlp.results.schema.explain import ExplainDocument
-from jaxmlp.results.store import layout
-from jaxmlp.results.store.reading import read_document
-from jaxmlp.results.store.replacing import replace_folder
 
 INDEX = "index.html"
 EXPLANATIONS = "explanations"

@@ -13,6 +13,7 @@ BISECTION, SCALING, PROFILES, TRAINING = "bisection", "scaling", "profiles", "tr
 TRIALS, SKIPPED, TIMELINE = "trials", "skipped", "timeline"
 EXPLAINED, ROOFLINE, GOALS, FLOOR = "explained", "roofline", "goals", "floor"
 TTA = "time-to-accuracy"
+TRACKING = "tracking"
 
 
 class Table(NamedTuple):

@@ -18,6 +18,7 @@ from jaxmlp.results.findings.model import (
     PROFILES,
     SCALING,
     TIMELINE,
+    TRACKING,
     TRAINING,
     TTA,
 )
@@ -42,6 +43,7 @@ OPERATIONS = Question("operations", "Where the accelerator's time goes, by opera
 SLOWER_RELEASE = Question("matrix", "Which release got slower", MATRIX)
 ACROSS_RELEASES = Question("timeline", "Where across releases", TIMELINE)
 WHICH_RELEASE = Question("bisection", "Which release did it", BISECTION)
+TRACKED = Question("tracking", "Is the newest release safe to take", TRACKING)
 SCALING_ANSWER = Question("scaling", "Scaling", SCALING, True)
 TIME_GOES = Question("trace", "Where the time goes", PROFILES)
 CHANGES = Question("history", "Changes across runs", HISTORY)
@@ -61,6 +63,7 @@ QUESTIONS = (
     SLOWER_RELEASE,
     ACROSS_RELEASES,
     WHICH_RELEASE,
+    TRACKED,
     SCALING_ANSWER,
     TIME_GOES,
     CHANGES,
