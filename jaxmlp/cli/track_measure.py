@@ -75,21 +75,35 @@ def measure(
     measured = log.measured(plan, samples)
     comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
     deadline = began + settings.budget * 60
-    return measured, explain(comparisons, matrix, folder, measured.probed.seconds, deadline, say), unmeasured(measured)
+    return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
 
 
-def explain_cost(comparisons: Sequence[Tracked], seconds: Mapping[str, float]) -> float:
+def _one_workload(cell: str, workload: str, probed: Probed) -> float:
+    """About the seconds a process of ``cell`` measuring ``workload`` alone takes: its probe process's, less what the
+    other workloads took in it (their compile, first call and calls); the whole probe's where it is not known."""
+    seconds = probed.seconds.get(cell, 0.0)
+    process = probed.reference.get(cell)
+    if process is None or workload not in process.workloads:
+        return seconds
+    others = sum(
+        t.compile_seconds + t.first_seconds + sum(t.call_seconds) for w, t in process.workloads.items() if w != workload
+    )
+    return max(seconds - others, 0.0)
+
+
+def explain_cost(comparisons: Sequence[Tracked], probed: Probed) -> float:
     """About the seconds the explanations of ``comparisons``' changes take: `EXPLAIN_PROCESSES` processes of each
-    side, each costing what its release's probe process did (one explanation per release, baseline and workload)."""
+    side measuring the workload alone (`_one_workload`: from the probe processes), one explanation per release,
+    baseline and workload."""
     changes = {(t.baseline, t.release, t.workload) for t in comparisons if t.verdict in (SLOWER, FASTER)}
-    return sum(EXPLAIN_PROCESSES * (seconds.get(a, 0.0) + seconds.get(b, 0.0)) for a, b, _ in changes)
+    return sum(EXPLAIN_PROCESSES * (_one_workload(a, w, probed) + _one_workload(b, w, probed)) for a, b, w in changes)
 
 
 def explain(
     comparisons: Sequence[Tracked],
     matrix: Matrix,
     folder: Path,
-    seconds: Mapping[str, float],
+    probed: Probed,
     deadline: float,
     say: Say,
 ) -> list[Tracked]:
@@ -101,7 +115,7 @@ def explain(
         key = (t.baseline, t.release, t.workload)
         if t.verdict not in (SLOWER, FASTER) or key in made:
             continue
-        cost, left = explain_cost([t], seconds), deadline - time.monotonic()
+        cost, left = explain_cost([t], probed), deadline - time.monotonic()
         if cost > left:
             made[key] = (
                 "",
@@ -157,7 +171,7 @@ def _settle(
             return measured
         cells = {c for t in open_ for c in (t.release, t.baseline) if c in measured.probed.runners}
         per_round = sum(measured.probed.seconds.get(c, 0.0) for c in cells)
-        kept = explain_cost(comparisons, measured.probed.seconds)  # the changes found are explained first
+        kept = explain_cost(comparisons, measured.probed)  # the changes found are explained first
         left = settings.budget * 60 - (time.monotonic() - began) - kept
         fit = math.floor(left / per_round) if per_round > 0 else 0
         wanted = max(tracked.more_processes(t.comparison) for t in open_)
