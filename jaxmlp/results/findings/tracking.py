@@ -4,6 +4,7 @@ to the site where the call wrote them), from the results folder's ``track-*/trac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -13,7 +14,7 @@ from jaxmlp.results.findings.model import TRACKING, Finding, Table
 from jaxmlp.results.findings.questions import TRACKED
 from jaxmlp.results.store import layout
 from jaxmlp.results.sweep import tracked
-from jaxmlp.results.sweep.track_answers import FASTER, PINNED, SAME, SLOWER, newest, sentence
+from jaxmlp.results.sweep.track_answers import FASTER, PINNED, SAME, SLOWER, Row, newest, sentence
 from jaxmlp.results.sweep.track_answers import series as by_series
 
 NOT_TRACKED = "No release tracked yet: `jaxmlp track --pinned VERSION` (the release you run today) starts a series."
@@ -21,7 +22,7 @@ CAPTION = "The newest release tracked against the pinned release, per workload"
 COLUMNS = ["workload", "release", "baseline", "verdict", "ratio", "low", "high", "explanation", "unexplained"]
 
 
-def _why(row: dict[str, object]) -> str:
+def _why(row: Row) -> str:
     """After a changed workload's sentence: where its explanation is (in the results folder), or why there is none."""
     where = str(row.get("explanation") or "")
     if where:
@@ -30,7 +31,7 @@ def _why(row: dict[str, object]) -> str:
     return f" ({unexplained})" if unexplained and row.get("verdict") in (SLOWER, FASTER) else ""
 
 
-def _head(release: str, pinned: str, rows: list[dict[str, object]]) -> str:
+def _head(release: str, pinned: str, rows: Sequence[Row]) -> str:
     """The direct answer: no (slower on a workload), yes (the same or faster on every one), or not shown yet."""
     verdicts = {str(r["workload"]): str(r["verdict"]) for r in rows}
     slower = [w for w, v in verdicts.items() if v == SLOWER]
