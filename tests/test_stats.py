@@ -86,7 +86,7 @@ def test_compare_cli_flags_and_exits(tmp_path, capsys):
     assert main(["compare", str(base), str(new), "--threshold", "0.15", "--strict"]) == 4  # x1.13-x1.17 spans 15%
     out = capsys.readouterr().out
     assert "inconclusive: the 95% interval spans the ±15% threshold; the widest, epoch" in out
-    assert "more rounds a side would settle them" in out
+    assert "epoch not within reach: the ratio lies at the threshold (×1.147 against ±15%)" in out  # x1.147: its edge
 
 
 def test_compare_warns_when_the_two_sides_come_from_different_machines(tmp_path, capsys):

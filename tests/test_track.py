@@ -236,7 +236,7 @@ def test_a_stream_of_releases_is_tracked_each_new_one_once(tmp_path, capsys):
     # the results folder answers "is the newest release safe to take?" in the summary and the report
     assert main(["summary", str(out)]) == 0
     answer = next(line for line in capsys.readouterr().out.splitlines() if "Is the newest release safe to take" in line)
-    assert any(f": {w}: jax 0.7.1" in answer for w in ("No", "Yes", "Not shown yet")), answer
+    assert any(f": {w}: jax 0.7." in answer for w in ("No", "Yes", "Not shown yet")), answer
     assert "against 0.7.0 (pinned)" in answer or "than 0.7.0 (pinned)" in answer or "as 0.7.0 (pinned)" in answer
     assert main(["report", "--results", str(out), "--out", str(tmp_path / "report")]) == 0
     assert "Tracked releases: is the newest safe to take?" in (tmp_path / "report" / "index.html").read_text()
