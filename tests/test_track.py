@@ -196,6 +196,28 @@ def test_a_history_cloned_elsewhere_goes_on_from_its_files_alone(tmp_path, capsy
     assert capsys.readouterr().out.startswith("Nothing new to track")
 
 
+def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
+    """A change of a real call's folder explained as `jaxmlp track` explains one (the sweep's `explain_change`, with
+    the folder's own settings; faked in the tests, so it fails in one line): without the budget, not explained and
+    why; within it, explained or the explanation's one-line failure. A comparison that is not a change is left."""
+    from dataclasses import replace
+
+    from jaxmlp.cli import track_measure
+    from jaxmlp.measure.sweep.settings import Matrix
+    from jaxmlp.results.sweep.files import RunLog
+
+    plan, _ = RunLog(folder).read()
+    slower = replace(doc.comparisons[0], verdict="slower")
+    same = replace(doc.comparisons[0], verdict="the same")
+    matrix = Matrix(processes=3)
+    spent = track_measure.explain([slower, same], matrix, folder, plan.probed, time.monotonic(), print)
+    assert spent[0].explanation == "" and spent[0].unexplained.startswith("not explained: the budget is spent (about ")
+    assert spent[1] == same
+    tried = track_measure.explain([slower], matrix, folder, plan.probed, time.monotonic() + 3600, print)
+    assert tried[0].unexplained == "could not explain it: explain faked in tests"  # tests/conftest.py's stand-in
+    assert track_measure.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
+
+
 # --- a real stream of releases ------------------------------------------------------------------------------------
 
 
@@ -231,6 +253,8 @@ def test_a_stream_of_releases_is_tracked_each_new_one_once(tmp_path, capsys):
     assert {c.verdict for c in doc.comparisons} <= {"slower", "faster", "the same", "inconclusive"}
     assert {"jax-0.7.0.json", "jax-0.7.1.json"} <= {p.name for p in second.glob("jax-*.json")}
     assert said.strip().splitlines()[-1].startswith("jax 0.7.")  # the last lines: the verdicts
+    _explained_within_the_budget(second, doc)
+    capsys.readouterr()
     assert main([*argv, "--wheels", given]) == 0
     assert capsys.readouterr().out.startswith("Nothing new to track")
     # the results folder answers "is the newest release safe to take?" in the summary and the report
