@@ -126,6 +126,11 @@ the processes a side it has; beyond it (a ratio at the threshold's edge, whose i
 sqrt(11) times) no count is said: "not within reach" (the docs' methods/statistics page)."""
 
 
+EDGE = 0.01
+"""A ratio within 1% of the threshold (on a log scale) lies at it: "not within reach" says so; one farther out is not
+within reach because its interval is too wide."""
+
+
 def _needed(comparison: Comparison, threshold: float) -> int | None:
     """The estimate of `processes_to_settle`, however large; None where the interval cannot tell."""
     ratio, low, high = comparison.ratio, comparison.ci_low, comparison.ci_high
@@ -170,13 +175,20 @@ def processes_to_settle(comparison: Comparison, threshold: float = THRESHOLD) ->
 
 def settle_words(comparison: Comparison, threshold: float = THRESHOLD, unit: str = "processes") -> str:
     """What would settle an inconclusive comparison, as every face says it: ``about 12 more processes a side would
-    settle it``; ``not within reach: the ratio lies at the threshold (×1.049 against ±5%) ...`` (`beyond_reach`); or
+    settle it``; ``not within reach: the ratio lies at the threshold (×1.049 against ±5%) ...`` (`beyond_reach`: the
+    ratio within `EDGE` of it, else its interval too wide for the ratio's distance from it); or
     that more would, where the interval cannot tell how many. ``unit``: what is counted (``rounds`` in `compare`)."""
     if beyond_reach(comparison, threshold):
         n = min(comparison.n_baseline, comparison.n_new)
+        edge = abs(abs(math.log(comparison.ratio)) - math.log(1 + threshold)) < EDGE
+        why = (
+            "the ratio lies at the threshold"
+            if edge
+            else "its interval is too wide for the ratio's distance from the threshold"
+        )
         return (
-            f"not within reach: the ratio lies at the threshold (×{comparison.ratio:.4g} against "
-            f"±{100 * threshold:g}%); more than {SETTLE_REACH} times the {n} {unit} a side would not settle it"
+            f"not within reach: {why} (×{comparison.ratio:.4g} against ±{100 * threshold:g}%); more than "
+            f"{SETTLE_REACH} times the {n} {unit} a side would not settle it"
         )
     more = processes_to_settle(comparison, threshold)
     if more:

@@ -452,6 +452,10 @@ def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
     said = "not within reach: the ratio lies at the threshold (×1.049 against ±5%)"
     assert stats.settle_words(edge).startswith(said)
     assert said in stats.verdict_line(edge)  # sweep, timeline, bisect, corpus
+    wide = _inconclusive(0.806, 0.452, 2.38, n=5)  # far from the threshold, its interval too wide (205 more)
+    assert stats.beyond_reach(
+        wide
+    ) and "its interval is too wide for the ratio's distance from the threshold (×0.806" in (stats.settle_words(wide))
     near = _inconclusive(1.01, 1.01 / math.exp(0.06), 1.01 * math.exp(0.06))
     assert not stats.beyond_reach(near) and stats.settle_words(near).startswith("about ")
     # compare: samples whose ratio is 1.049 with a narrow interval

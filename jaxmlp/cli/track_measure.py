@@ -40,7 +40,7 @@ from jaxmlp.results.sweep import tracked
 from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES
 from jaxmlp.results.sweep.files import Plan, RunLog
 from jaxmlp.results.sweep.folders import FiledChange
-from jaxmlp.stats import FASTER, SLOWER, beyond_reach
+from jaxmlp.stats import FASTER, SETTLE_REACH, SLOWER, beyond_reach
 from jaxmlp.units import minutes
 
 
@@ -165,8 +165,8 @@ def _settle(
             far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison)]
             if far:
                 say(
-                    f"{units.count(len(far), 'comparison')} inconclusive with the ratio at the threshold's edge: "
-                    "not within reach of more processes, none added"
+                    f"{units.count(len(far), 'comparison')} inconclusive and not within reach (more than "
+                    f"{SETTLE_REACH} times the processes measured would not settle it): none added"
                 )
             return measured
         cells = {c for t in open_ for c in (t.release, t.baseline) if c in measured.probed.runners}
