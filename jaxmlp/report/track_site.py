@@ -49,6 +49,7 @@ SITE_STYLE = STYLE + (
     ".slower{color:#b00020;font-weight:600}.faster{color:#1b7a1b;font-weight:600}"
     ".inconclusive{color:#6a5d00;font-weight:600}.same{color:#225}nav.up{font-size:14px;margin-bottom:1em}"
     "h1{font-size:24px;margin-bottom:.3em}table.track{width:100%}table.track td.text{white-space:normal}"
+    "pre.explained{white-space:pre-wrap;font-size:13px}"
 )
 VERDICT_CLASS = {"slower": "slower", "faster": "faster", "inconclusive": "inconclusive", "the same": "same"}
 
@@ -133,7 +134,7 @@ def explanation_pages(frame: pd.DataFrame, results: Path) -> dict[str, tuple[str
         title = f"Why {doc.workload} changed from jax {doc.a} to {doc.b}"
         body = [
             f"<nav class='up'><a href='../{INDEX}'>All tracked workloads</a></nav><h1>{html.escape(title)}</h1>",
-            f"<pre>{html.escape(explain_text(doc))}</pre>",
+            f"<pre class='explained'>{html.escape(explain_text(doc))}</pre>",
         ]
         if diff is not None:
             body.append(
