@@ -110,7 +110,7 @@ def explain(
     """Each slower or faster comparison explained as a sweep explains what it flags (`explain_change`: the call's
     own settings, into its folder, ``explain.txt`` beside it), the slower first, while the budget lasts (each
     explanation's cost: `explain_cost`, or what one made before took where that was longer: the estimate leaves out
-    reading the trace); one that is not says why in its ``unexplained``."""
+    tracing and reading the trace); one that is not says why in its ``unexplained``."""
     made: dict[tuple[str, str, str], tuple[str, str]] = {}
     took: list[float] = []  # each explanation's seconds: the next one costs at least what they did
     for t in sorted(comparisons, key=lambda t: t.verdict != SLOWER):
