@@ -37,7 +37,17 @@ def gate(verdicts: Iterable[str], unmeasured: int = 0, strict: bool = False) -> 
 
 
 class JaxmlpError(Exception):
-    """A problem with the user's input or environment, reported as one line without a traceback."""
+    """A problem with the user's input or environment, reported as one line without a traceback; the command exits
+    with its ``exit_code``."""
+
+    exit_code = EXIT_ERROR
+
+
+class NotMeasured(JaxmlpError):
+    """Nothing could be measured (every cell's probe failed or hung): one line naming each and why, exit
+    `EXIT_FAILED` (something could not be measured), not bad usage."""
+
+    exit_code = EXIT_FAILED
 
 
 class Interrupted(KeyboardInterrupt):

@@ -2,7 +2,8 @@
 needs both p < alpha and a ratio beyond 1 + threshold (`registry.THRESHOLD`, `registry.ALPHA` by default; the rule
 and why: the docs' methods/statistics page); samples of several nodes: `jaxmlp.blocks`.
 Every comparison's verdict in one of four words (`verdict_word`: slower, faster, the same, inconclusive) and the
-processes an inconclusive one needs (`processes_to_settle`). Also the one rule for quartiles (`quantile`)."""
+processes an inconclusive one needs (`processes_to_settle`; `settle_words` says it on every face, "not within reach"
+where the ratio lies at the threshold's edge). Also the one rule for quartiles (`quantile`)."""
 
 from __future__ import annotations
 
@@ -119,13 +120,19 @@ def flagged_verdict(word: str) -> str:
     return {SLOWER: "regression", FASTER: "improvement"}.get(word, "no change")
 
 
-def processes_to_settle(comparison: Comparison, threshold: float = THRESHOLD) -> int | None:
-    """Roughly how many more processes a side would settle an inconclusive comparison (0 for a settled one): its
-    interval's sides on a log scale, shrunk as 1/sqrt(processes), until the interval lies within the threshold both
-    ways (a ratio within it) or clear of it (a ratio beyond it). None where the interval cannot tell (none, a ratio
-    on the threshold, or an interval already clear of it whose test is not significant)."""
-    if comparison.word != INCONCLUSIVE:
-        return 0
+SETTLE_REACH = 10
+"""An estimate of the processes that would settle an inconclusive comparison is within reach up to this many times
+the processes a side it has; beyond it (a ratio at the threshold's edge, whose interval must shrink more than
+sqrt(11) times) no count is said: "not within reach" (the docs' methods/statistics page)."""
+
+
+EDGE = 0.01
+"""A ratio within 1% of the threshold (on a log scale) lies at it: "not within reach" says so; one farther out is not
+within reach because its interval is too wide."""
+
+
+def _needed(comparison: Comparison, threshold: float) -> int | None:
+    """The estimate of `processes_to_settle`, however large; None where the interval cannot tell."""
     ratio, low, high = comparison.ratio, comparison.ci_low, comparison.ci_high
     n = min(comparison.n_baseline, comparison.n_new)
     if not (n >= 2 and all(math.isfinite(x) and x > 0 for x in (ratio, low, high))):
@@ -144,6 +151,49 @@ def processes_to_settle(comparison: Comparison, threshold: float = THRESHOLD) ->
     if not 0 < scale < 1:
         return None
     return math.ceil(n / scale**2) - n
+
+
+def beyond_reach(comparison: Comparison, threshold: float = THRESHOLD) -> bool:
+    """Whether an inconclusive comparison would need more than `SETTLE_REACH` times the processes a side it has to
+    settle: its ratio lies at the threshold's edge."""
+    more = _needed(comparison, threshold) if comparison.word == INCONCLUSIVE else None
+    return more is not None and more > SETTLE_REACH * min(comparison.n_baseline, comparison.n_new)
+
+
+def processes_to_settle(comparison: Comparison, threshold: float = THRESHOLD) -> int | None:
+    """Roughly how many more processes a side would settle an inconclusive comparison (0 for a settled one): its
+    interval's sides on a log scale, shrunk as 1/sqrt(processes), until the interval lies within the threshold both
+    ways (a ratio within it) or clear of it (a ratio beyond it). None where the interval cannot tell (none, a ratio
+    on the threshold, or an interval already clear of it whose test is not significant), and where the count lies
+    beyond reach (`beyond_reach`)."""
+    if comparison.word != INCONCLUSIVE:
+        return 0
+    if beyond_reach(comparison, threshold):
+        return None
+    return _needed(comparison, threshold)
+
+
+def settle_words(comparison: Comparison, threshold: float = THRESHOLD, unit: str = "processes") -> str:
+    """What would settle an inconclusive comparison, as every face says it: ``about 12 more processes a side would
+    settle it``; ``not within reach: the ratio lies at the threshold (×1.049 against ±5%) ...`` (`beyond_reach`: the
+    ratio within `EDGE` of it, else its interval too wide for the ratio's distance from it); or
+    that more would, where the interval cannot tell how many. ``unit``: what is counted (``rounds`` in `compare`)."""
+    if beyond_reach(comparison, threshold):
+        n = min(comparison.n_baseline, comparison.n_new)
+        edge = abs(abs(math.log(comparison.ratio)) - math.log(1 + threshold)) < EDGE
+        why = (
+            "the ratio lies at the threshold"
+            if edge
+            else "its interval is too wide for the ratio's distance from the threshold"
+        )
+        return (
+            f"not within reach: {why} (×{comparison.ratio:.4g} against ±{100 * threshold:g}%); more than "
+            f"{SETTLE_REACH} times the {n} {unit} a side would not settle it"
+        )
+    more = processes_to_settle(comparison, threshold)
+    if more:
+        return f"about {more} more {unit} a side would settle it"
+    return f"more {unit} would settle it (how many, the interval cannot tell)"
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -216,10 +266,4 @@ def verdict_line(comparison: Comparison, threshold: float = THRESHOLD) -> str:
         return f"{c.word}, {figures} within ±{100 * threshold:g}%)"
     if not (math.isfinite(c.ci_low) and math.isfinite(c.ci_high)):
         return f"{c.word}, {ratio_words(c.ratio)} ({c.n_baseline} and {c.n_new} processes: too few to test)"
-    more = processes_to_settle(c, threshold)
-    settle = (
-        f"about {more} more processes a side would settle it"
-        if more
-        else "more processes would settle it (how many, the interval cannot tell)"
-    )
-    return f"{c.word}, {figures} spans the ±{100 * threshold:g}% threshold; {settle})"
+    return f"{c.word}, {figures} spans the ±{100 * threshold:g}% threshold; {settle_words(c, threshold)})"

@@ -86,7 +86,7 @@ def test_compare_cli_flags_and_exits(tmp_path, capsys):
     assert main(["compare", str(base), str(new), "--threshold", "0.15", "--strict"]) == 4  # x1.13-x1.17 spans 15%
     out = capsys.readouterr().out
     assert "inconclusive: the 95% interval spans the ±15% threshold; the widest, epoch" in out
-    assert "more rounds a side would settle them" in out
+    assert "epoch not within reach: the ratio lies at the threshold (×1.147 against ±15%)" in out  # x1.147: its edge
 
 
 def test_compare_warns_when_the_two_sides_come_from_different_machines(tmp_path, capsys):
@@ -436,3 +436,38 @@ def test_the_gate_s_exit_codes(verdicts, unmeasured, strict, code):
     from jaxmlp.errors import gate
 
     assert gate(verdicts, unmeasured, strict) == code
+
+
+def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
+    """Where settling would take more than `stats.SETTLE_REACH` times the processes measured (the ratio at the
+    threshold's edge), no count is said: "not within reach", in compare's, the sweep's and track's words alike."""
+    from jaxmlp.report.text import compare_text
+    from jaxmlp.results import tables
+    from jaxmlp.results.schema.track import Tracked
+    from jaxmlp.results.sweep import tracked
+    from jaxmlp.results.sweep.track_answers import sentence
+
+    edge = _inconclusive(1.049, 1.049 / math.exp(0.05), 1.049 * math.exp(0.05), n=5)
+    assert stats.beyond_reach(edge, 0.05) and stats.processes_to_settle(edge, 0.05) is None
+    said = "not within reach: the ratio lies at the threshold (×1.049 against ±5%)"
+    assert stats.settle_words(edge).startswith(said)
+    assert said in stats.verdict_line(edge)  # sweep, timeline, bisect, corpus
+    wide = _inconclusive(0.806, 0.452, 2.38, n=5)  # far from the threshold, its interval too wide (205 more)
+    assert stats.beyond_reach(
+        wide
+    ) and "its interval is too wide for the ratio's distance from the threshold (×0.806" in (stats.settle_words(wide))
+    near = _inconclusive(1.01, 1.01 / math.exp(0.06), 1.01 * math.exp(0.06))
+    assert not stats.beyond_reach(near) and stats.settle_words(near).startswith("about ")
+    # compare: samples whose ratio is 1.049 with a narrow interval
+    base = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.005, 0.995]
+    table = tables.compare_samples({"b": base}, {"b": [1.049 * v for v in base]})
+    assert table.loc[0, "verdict"] == "inconclusive" and bool(table.loc[0, "beyond_reach"])
+    text = compare_text(table, 0.05, 0.01)
+    assert "b not within reach: the ratio lies at the threshold (×1.049" in text and "more rounds" in text
+    # track: its closing line, and the site's and message's sentence (from the tidy frame)
+    t = Tracked("w", "0.7.1", "0.7.0", "previous", edge, edge.word, stats.processes_to_settle(edge) or 0)
+    assert said in tracked.verdict_line(t)
+    assert tracked.more_processes(edge) == 0  # no processes chased for it
+    row = {**t.to_json(), "ratio": 1.049, "low": edge.ci_low, "high": edge.ci_high, "settle": 0}
+    row |= {"settle_words": stats.settle_words(edge), "median_s": 1.049, "baseline_median_s": 1.0}
+    assert said in sentence(row)

@@ -353,3 +353,44 @@ def test_reading_results_never_loads_jax_or_torch(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_folder_of_track_calls_answers_whether_the_newest_release_is_safe_to_take(tmp_path, capsys):
+    """Two nights of `jaxmlp track` (their track.json files): the summary answers for the newest release against
+    the pinned one on each workload, with where its explanation is and the site; the report has its section."""
+    from jaxmlp.results.schema.track import TrackDocument, Tracked
+
+    def night(name, release, verdicts, explanation=""):
+        comparisons = []
+        for workload, (verdict, ratio) in verdicts.items():
+            c = compare([1.0, 1.01, 0.99, 1.0, 1.02], [ratio * v for v in (1.0, 1.01, 0.99, 1.0, 1.02)])
+            why = explanation if verdict == "slower" else ""
+            comparisons.append(Tracked(workload, release, "0.7.0", "previous", c, verdict, 0, why))
+        doc = TrackDocument(
+            {"timestamp": f"2026-12-0{name[-1]}T02:00:00+00:00", "machine_cpu": "AMD EPYC", "machine_cores": 2},
+            {"machine": "AMD EPYC, 2 cores", "workloads": sorted(verdicts)},
+            {"site": "site"},
+            "",
+            "0.7.0",
+            "0.7.0",
+            ("0.7.0", release),
+            (release,),
+            tuple(comparisons),
+            {},
+            60.0,
+        )
+        folder = tmp_path / "reports" / f"track-2026120{name[-1]}T020000-amd-epyc-2c-{name[-1]}"
+        folder.mkdir(parents=True)
+        (folder / "track.json").write_text(json.dumps(doc.to_json()))
+        return folder
+
+    night("n1", "0.7.0.1", {"batched": ("the same", 1.0), "scan": ("the same", 1.0)})
+    folder = night("n2", "0.7.1", {"batched": ("the same", 1.0), "scan": ("slower", 4.7)}, "x/explain-1")
+    lines = summary(capsys, tmp_path / "reports")
+    answer = next(line for line in lines if line.startswith("Is the newest release safe to take (AMD EPYC, 2 cores)"))
+    assert ": No: jax 0.7.1 is slower than the pinned 0.7.0 on scan. batched: 0.7.1 is the same as 0.7.0" in answer
+    assert "scan: 0.7.1 is slower than 0.7.0 (pinned): ×4.70" in answer and "(why: x/explain-1/explain.txt)" in answer
+    assert "The site: site/index.html." in answer and folder.name in answer
+    assert main(["report", "--results", str(tmp_path / "reports"), "--out", str(tmp_path / "report")]) == 0
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "Tracked releases: is the newest safe to take?" in page and "x/explain-1" in page

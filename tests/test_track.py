@@ -196,5 +196,92 @@ def test_a_history_cloned_elsewhere_goes_on_from_its_files_alone(tmp_path, capsy
     assert capsys.readouterr().out.startswith("Nothing new to track")
 
 
-# --- a real stream of releases: tests/test_nightly.py's measuring nights (the nightly job runs `jaxmlp track` in
-# real environments from a folder of wheels, ``JAXMLP_TEST_WHEELS``); what they file is checked there, once.
+def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
+    """A change of a real call's folder explained as `jaxmlp track` explains one (the sweep's `explain_change`, with
+    the folder's own settings; faked in the tests, so it fails in one line): without the budget, not explained and
+    why; within it, explained or the explanation's one-line failure. A comparison that is not a change is left."""
+    from dataclasses import replace
+
+    from jaxmlp.cli import track_measure
+    from jaxmlp.measure.sweep.settings import Matrix
+    from jaxmlp.results.sweep.files import RunLog
+
+    plan, _ = RunLog(folder).read()
+    slower = replace(doc.comparisons[0], verdict="slower")
+    same = replace(doc.comparisons[0], verdict="the same")
+    matrix = Matrix(processes=3)
+    spent = track_measure.explain([slower, same], matrix, folder, plan.probed, time.monotonic(), print)
+    assert spent[0].explanation == "" and spent[0].unexplained.startswith("not explained: the budget is spent (about ")
+    assert spent[1] == same
+    tried = track_measure.explain([slower], matrix, folder, plan.probed, time.monotonic() + 3600, print)
+    assert tried[0].unexplained == "could not explain it: explain faked in tests"  # tests/conftest.py's stand-in
+    assert track_measure.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
+
+
+# --- a real stream of releases (the nightly job's own nights: tests/test_nightly.py; here what a call files, its
+# explanation within the budget, the summary's answer and the report's section) -----------------------------------
+
+
+def _first(given: Path, into: Path) -> Path:
+    """A folder holding 0.7.0's jax and jaxlib wheels (links into ``given``): the stream's first night."""
+    into.mkdir(parents=True, exist_ok=True)
+    for wheel in given.glob("*-0.7.0-*.whl"):
+        (into / wheel.name).symlink_to(wheel.resolve())
+    return into
+
+
+@pytest.mark.xdist_group("processes")
+def test_a_stream_of_releases_is_tracked_each_new_one_once(tmp_path, capsys):
+    """The first night's folder holds 0.7.0 only: the series starts there, no environment made. The next night's is
+    the given folder (0.7.1 beside 0.7.0; its environments are kept between runs, the folder being the same): each
+    newer release measured side by side with 0.7.0, two processes each. The night after: nothing new."""
+    given = os.environ.get(WHEELS)
+    if not given or not Path(given).is_dir():
+        pytest.skip(f"set {WHEELS} to a folder of jax and jaxlib 0.7.0 and 0.7.1 wheels (pip download) to run it")
+    workload = Path(__file__).parent / "workloads" / "while_loop.py"
+    out = tmp_path / "reports"
+    argv = ["track", "--pinned", "0.7.0", "--workload", f"{workload}:make", "--out", str(out), "--processes", "2"]
+    argv += ["--dataset", "synthetic", "--limit", "512", "--epochs", "2", "--calls", "3", "--budget", "0.1"]
+    assert main([*argv, "--wheels", str(_first(Path(given), tmp_path / "first"))]) == 0
+    assert "at jax 0.7.0 (--pinned)" in capsys.readouterr().out
+    code = main([*argv, "--wheels", given])
+    said = capsys.readouterr().out
+    assert code in (0, 3), said
+    assert "New in the wheels in " in said and "jax 0.7.1" in said and "measuring 0.7.0, 0.7.1" in said
+    (_, second) = sorted(out.glob("track-*"))
+    doc = read_document(second / layout.TRACK_FILE)
+    assert isinstance(doc, TrackDocument) and doc.tracked[0] == "0.7.1" and doc.measured[:2] == ("0.7.0", "0.7.1")
+    assert {c.verdict for c in doc.comparisons} <= {"slower", "faster", "the same", "inconclusive"}
+    assert {"jax-0.7.0.json", "jax-0.7.1.json"} <= {p.name for p in second.glob("jax-*.json")}
+    assert said.strip().splitlines()[-1].startswith("jax 0.7.")  # the last lines: the verdicts
+    _explained_within_the_budget(second, doc)
+    capsys.readouterr()
+    assert main([*argv, "--wheels", given]) == 0
+    assert capsys.readouterr().out.startswith("Nothing new to track")
+    # the results folder answers "is the newest release safe to take?" in the summary and the report
+    assert main(["summary", str(out)]) == 0
+    answer = next(line for line in capsys.readouterr().out.splitlines() if "Is the newest release safe to take" in line)
+    assert any(f": {w}: jax 0.7." in answer for w in ("No", "Yes", "Not shown yet")), answer
+    assert "against 0.7.0 (pinned)" in answer or "than 0.7.0 (pinned)" in answer or "as 0.7.0 (pinned)" in answer
+    assert main(["report", "--results", str(out), "--out", str(tmp_path / "report")]) == 0
+    assert "Tracked releases: is the newest safe to take?" in (tmp_path / "report" / "index.html").read_text()
+
+
+@pytest.mark.xdist_group("processes")
+def test_a_call_that_measures_no_cell_exits_1_and_leaves_nothing(tmp_path, capsys):
+    """Every cell's probe fails (a workload that raises): something could not be measured, exit 1 (not 2, bad
+    usage), one line naming each cell; no folder left, so the next call measures it again."""
+    given = os.environ.get(WHEELS)
+    if not given or not Path(given).is_dir():
+        pytest.skip(f"set {WHEELS} to a folder of jax and jaxlib 0.7.0 and 0.7.1 wheels (pip download) to run it")
+    broken = tmp_path / "broken.py"
+    broken.write_text("def make():\n    raise RuntimeError('broken on purpose')\n")
+    out = tmp_path / "reports"
+    argv = ["track", "--pinned", "0.7.0", "--workload", f"{broken}:make", "--out", str(out), "--processes", "2"]
+    argv += ["--dataset", "synthetic", "--limit", "512", "--epochs", "2", "--budget", "0.1"]
+    assert main([*argv, "--wheels", str(_first(Path(given), tmp_path / "first"))]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--wheels", given]) == 1
+    err = capsys.readouterr().err
+    assert "jaxmlp track: error: no cell could be measured: 0.7.0 (" in err and "0.7.1 (" in err
+    assert len(list(out.glob("track-*"))) == 1  # the first call's only

@@ -4,6 +4,7 @@ replacement: a failure while it is written leaves the previous site whole)."""
 
 import os
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -76,11 +77,11 @@ def no_plots(monkeypatch):
 
 def test_a_slower_release_is_named_with_its_ratio_interval_medians_and_explanation():
     text = message(frame(SLOWER), link_base="https://example.org/results/")
-    assert text.startswith("**jaxmlp track: 1 slower**\n")
+    assert text.startswith("**jaxmlp track: 1 release slower: 0.7.1 (on epoch against 0.7.0)**\n")
     assert "#### epoch on ci-linux" in text
     assert (
         "- 0.7.1 is slower than 0.7.0 (pinned): ×1.21 (95% interval ×1.15–×1.28), 1.21 s against 1.00 s "
-        "([why](https://example.org/results/explain-20261202T0300/))"
+        "([why](https://example.org/results/explain-20261202T0300/explain.txt))"
     ) in text
 
 
@@ -103,8 +104,28 @@ def test_an_inconclusive_one_says_how_wide_and_what_would_settle_it():
 
 def test_the_same_is_left_out_of_a_message_with_changes_and_counted():
     text = message(frame(SAME, FASTER, INCONCLUSIVE))
-    assert text.splitlines()[0] == "**jaxmlp track: 1 faster, 1 inconclusive** (and 1 comparison the same within ±5%)"
+    assert text.splitlines()[0] == (
+        "**jaxmlp track: 1 release faster: 0.7.2 (on epoch against 0.7.1); 1 release inconclusive: 0.7.2 (on "
+        "scan_scatter_linearize against 0.7.0)** (and 1 comparison the same within ±5%)"
+    )
     assert "is the same as" not in text
+
+
+def test_the_title_counts_releases_once_naming_their_workloads_and_baselines():
+    """One release slower on two workloads, against the pinned release and the one before it (the pinned one shown
+    under both): one release, each workload and baseline named once."""
+    other = {**SLOWER, "workload": "scan", "baseline": "0.7.0"}
+    against_previous = {**SLOWER, "against": "previous", "baseline": "0.6.2"}
+    text = message(frame(SLOWER, SLOWER_PREVIOUS, other, {**other, "against": "previous"}, against_previous))
+    assert text.splitlines()[0] == "**jaxmlp track: 1 release slower: 0.7.1 (on epoch, scan against 0.6.2 and 0.7.0)**"
+    assert text.count("0.7.1 is slower than 0.7.0") == 2  # once a workload: the pinned row under both said once
+    two = message(frame(SLOWER, {**FASTER, "verdict": "slower", "ratio": 1.3}))
+    assert two.splitlines()[0].startswith("**jaxmlp track: 2 releases slower: 0.7.1 (on epoch against 0.7.0), 0.7.2")
+
+
+def test_a_change_without_an_explanation_says_why():
+    text = message(frame({**FASTER, "unexplained": "not explained: the budget is spent (--budget gives more)"}))
+    assert text.rstrip().splitlines()[-3].endswith("(not explained: the budget is spent (--budget gives more))")
 
 
 def test_nothing_changed_is_exactly_one_line_saying_what_was_shown():
@@ -149,10 +170,45 @@ def test_the_site_answers_first_and_has_a_page_per_machine_and_workload(tmp_path
     assert "http" not in index.replace("http-equiv", "")  # nothing asked of a network
     page = (site / "ci-linux--epoch.html").read_text()
     assert "src='data:image/png;base64," in page
-    assert "<a href='../reports/explain-20261202T0300/'>why</a>" in page
+    assert "<a href='../reports/explain-20261202T0300/explain.txt'>why</a>" in page
     for verdict in ("slower", "faster", "the same"):
         assert f">{verdict}</span>" in page
     assert pd.read_csv(site / "track.csv")["verdict"].tolist() == track_site.in_order(HISTORY)["verdict"].tolist()
+
+
+def test_an_explanation_is_a_page_of_the_site_with_its_diff_needing_nothing_else(tmp_path, no_plots):
+    """An explanation `jaxmlp track` filed in its folder: the site copies its text and its HLO diff into
+    ``explanations/``, and the release's row links there (relative: it opens from the site alone)."""
+    from jaxmlp.results.schema.explain import ExplainDocument
+
+    results, where = tmp_path / "reports", "track-20261202T020000-ci-1/explain-20261202T021500"
+    (results / where).mkdir(parents=True)
+    doc = ExplainDocument(
+        {},
+        "epoch",
+        "0.7.0",
+        "0.7.1",
+        {"0.7.0": "aa", "0.7.1": "bb"},
+        {"0.7.0": (1.0,), "0.7.1": (1.21,)},
+        operations=(("while", 1, 2),),
+        diff_file="hlo.diff",
+        diff_lines=2,
+    )
+    (results / where / "explain.json").write_text(__import__("json").dumps(doc.to_json()))
+    (results / where / "hlo.diff").write_text("-  %while.1 = ...\n+  %while.2 = ...\n")
+    site = tmp_path / "site"
+    files = write_site(frame({**SLOWER, "explanation": where}), site, results=results)
+    name = "explanations/track-20261202T020000-ci-1-explain-20261202T021500.html"
+    assert site / name in files
+    page = (site / name).read_text()
+    assert "epoch, 0.7.0 -&gt; 0.7.1: the optimized HLO changed" in page and "while" in page
+    assert (site / name.replace(".html", ".diff.txt")).read_text().startswith("-  %while.1")
+    assert f"<a href='{name}'>why</a>" in (site / "ci-linux--epoch.html").read_text()
+    shutil.rmtree(results)  # the site alone still holds it
+    assert (site / name).is_file()
+    unexplained = {**SLOWER, "explanation": "", "unexplained": "not explained: the budget is spent"}
+    write_site(frame(unexplained), site, results=results)
+    assert "not explained: the budget is spent" in (site / "ci-linux--epoch.html").read_text()
 
 
 def test_an_empty_frame_says_nothing_is_tracked(tmp_path, no_plots):

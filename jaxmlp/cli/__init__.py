@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.run(args))
     except JaxmlpError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
-        return EXIT_ERROR
+        return e.exit_code
     except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
         return 128 + signal.SIGPIPE

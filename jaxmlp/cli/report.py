@@ -16,6 +16,7 @@ from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import load_indexed
 from jaxmlp.results.store.reading import Skipped
 from jaxmlp.results.store.writing import ResultsStore, check_new_folder
+from jaxmlp.results.sweep import tracked
 from jaxmlp.results.tables import capture_summary
 
 
@@ -42,8 +43,11 @@ def run(args: argparse.Namespace) -> int:
     results = load_indexed(store, "jaxmlp report")
     warn_skipped(results.skipped, "report")
     traces = [capture_summary(xplane) for xplane in results.captures]
-    if results.runs.empty and not traces and not results.trials and not results.bisections:
-        raise JaxmlpError(f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json) first")
+    tracked_calls, _ = tracked.history(store.folder)
+    if results.runs.empty and not traces and not results.trials and not results.bisections and not tracked_calls:
+        raise JaxmlpError(
+            f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json, or jaxmlp track) first"
+        )
     memo = index.IndexMemo(store.folder, "jaxmlp report")  # what was computed before (changes, comparisons): kept
     past = history.of(results, memo)  # the findings' and the report's
     found = findings(results, traces, store.folder, past, memo)

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             )
         check_folder(args.save, "--save")
     found, folder = _results(path, document)
-    shown = summaries(found, folder)
+    shown = summaries(found, folder, tracking=document is None)
     if not shown:
         if isinstance(document, TrainDocument):
             raise JaxmlpError(f"{path}: holds no epoch records; did `jaxmlp train --json` finish an epoch?")

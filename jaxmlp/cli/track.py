@@ -24,7 +24,7 @@ from jaxmlp.measure.sweep import track as flow
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
 from jaxmlp.report.track_message import write_message
-from jaxmlp.report.track_site import write_site
+from jaxmlp.report.track_site import site_link_base, write_site
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
@@ -137,7 +137,7 @@ def track(
     document = TrackDocument(
         fields,
         tracked.series_of(machine, workloads),
-        _settings(settings, measuring, matrix, pythons),
+        _settings(settings, measuring, matrix, pythons, site),
         step.start,
         step.last,
         step.pinned,
@@ -186,7 +186,9 @@ def _measured(
     return track_measure.pythons_of(measured), comparisons, lost
 
 
-def _settings(settings: Track, measuring: Measuring, matrix: Matrix, pythons: Mapping[str, str]) -> dict[str, object]:
+def _settings(
+    settings: Track, measuring: Measuring, matrix: Matrix, pythons: Mapping[str, str], site: Path | None
+) -> dict[str, object]:
     return {
         "pinned": settings.pinned,
         "source": matrix.source.words(),
@@ -197,12 +199,14 @@ def _settings(settings: Track, measuring: Measuring, matrix: Matrix, pythons: Ma
         "threshold": registry.THRESHOLD,
         "alpha": registry.ALPHA,
         "pythons": dict(pythons),
+        "site": str(site) if site is not None else "",
     }
 
 
 def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
     """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
-    the comparisons of its folder ``mine``; None: it measured nothing)."""
+    the comparisons of its folder ``mine``; None: it measured nothing), its explanations linked from where it is
+    written."""
     if site is None and message is None:
         return
     frame = tracked.tracked_frame(folder)
@@ -211,7 +215,7 @@ def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path |
         say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
     if message is not None:
         ours = [layout.shown(mine, folder)] if mine is not None else []
-        write_message(frame, message, folders=ours)
+        write_message(frame, message, folders=ours, link_base=site_link_base(message.resolve().parent, folder))
         say(f"Wrote what changed into {message}")
 
 

@@ -1,6 +1,7 @@
 """``jaxmlp track``'s measuring: the new releases and those they are compared with measured side by side as a sweep
 (`jaxmlp.measure.sweep.matrix`: a probe process each, then rounds in rotating order) into the call's folder, then
-processes added to the inconclusive comparisons while the budget lasts. Imported by `jaxmlp.cli.track` only when
+processes added to the inconclusive comparisons while the budget lasts (what the changes' explanations will take
+kept out of it), then each change explained. Imported by `jaxmlp.cli.track` only when
 there is something to measure: a call with nothing new answers without importing JAX."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from jaxmlp import units
 from jaxmlp.cli.sweep.common import progress_bar
+from jaxmlp.cli.sweep.explain import explain_change
 from jaxmlp.cli.sweep.measured import measure_into
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import envs
@@ -30,10 +32,15 @@ from jaxmlp.measure.sweep.matrix import (
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
 from jaxmlp.registry import version_key
+from jaxmlp.report.explain import explain_text
 from jaxmlp.results.schema.track import Tracked
+from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import write_new
 from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES
 from jaxmlp.results.sweep.files import Plan, RunLog
+from jaxmlp.results.sweep.folders import FiledChange
+from jaxmlp.stats import FASTER, SETTLE_REACH, SLOWER, beyond_reach
 from jaxmlp.units import minutes
 
 
@@ -67,7 +74,72 @@ def measure(
     plan, samples = log.read()
     measured = log.measured(plan, samples)
     comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
-    return measured, comparisons, unmeasured(measured)
+    deadline = began + settings.budget * 60
+    return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
+
+
+def _one_workload(cell: str, workload: str, probed: Probed) -> float:
+    """About the seconds a process of ``cell`` measuring ``workload`` alone takes: its probe process's, less what the
+    other workloads took in it (their compile, first call and calls); the whole probe's where it is not known."""
+    seconds = probed.seconds.get(cell, 0.0)
+    process = probed.reference.get(cell)
+    if process is None or workload not in process.workloads:
+        return seconds
+    others = sum(
+        t.compile_seconds + t.first_seconds + sum(t.call_seconds) for w, t in process.workloads.items() if w != workload
+    )
+    return max(seconds - others, 0.0)
+
+
+def explain_cost(comparisons: Sequence[Tracked], probed: Probed) -> float:
+    """About the seconds the explanations of ``comparisons``' changes take: `EXPLAIN_PROCESSES` processes of each
+    side measuring the workload alone (`_one_workload`: from the probe processes), one explanation per release,
+    baseline and workload."""
+    changes = {(t.baseline, t.release, t.workload) for t in comparisons if t.verdict in (SLOWER, FASTER)}
+    return sum(EXPLAIN_PROCESSES * (_one_workload(a, w, probed) + _one_workload(b, w, probed)) for a, b, w in changes)
+
+
+def explain(
+    comparisons: Sequence[Tracked],
+    matrix: Matrix,
+    folder: Path,
+    probed: Probed,
+    deadline: float,
+    say: Say,
+) -> list[Tracked]:
+    """Each slower or faster comparison explained as a sweep explains what it flags (`explain_change`: the call's
+    own settings, into its folder, ``explain.txt`` beside it), the slower first, while the budget lasts (each
+    explanation's cost: `explain_cost`, or what one made before took where that was longer: the estimate leaves out
+    tracing and reading the trace); one that is not says why in its ``unexplained``."""
+    made: dict[tuple[str, str, str], tuple[str, str]] = {}
+    took: list[float] = []  # each explanation's seconds: the next one costs at least what they did
+    for t in sorted(comparisons, key=lambda t: t.verdict != SLOWER):
+        key = (t.baseline, t.release, t.workload)
+        if t.verdict not in (SLOWER, FASTER) or key in made:
+            continue
+        cost, left = max([explain_cost([t], probed), *took]), deadline - time.monotonic()
+        if cost > left:
+            made[key] = (
+                "",
+                f"not explained: the budget is spent (about {minutes(cost)} needed, "
+                f"{minutes(max(left, 0.0))} left; --budget gives more)",
+            )
+            say(f"{t.workload}: {t.baseline} -> {t.release} {made[key][1]}")
+            continue
+        change, began = FiledChange(t.workload, "", t.baseline, t.release, t.verdict), time.monotonic()
+        outcome, why = explain_change(folder, change, matrix)
+        took.append(time.monotonic() - began)
+        if outcome is None:
+            made[key] = ("", why)
+            continue
+        write_new(outcome.folder / layout.EXPLAIN_TEXT, explain_text(outcome.document, outcome.folder) + "\n")
+        made[key] = (layout.shown(outcome.folder, folder.parent), "")
+    return [
+        dataclasses.replace(t, explanation=made[k][0], unexplained=made[k][1])
+        if (k := (t.baseline, t.release, t.workload)) in made and t.verdict in (SLOWER, FASTER)
+        else t
+        for t in comparisons
+    ]
 
 
 def _samples(
@@ -91,12 +163,19 @@ def _settle(
     processes = matrix.processes
     while True:
         comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
-        open_ = tracked.unsettled(comparisons)
+        open_ = [t for t in tracked.unsettled(comparisons) if tracked.more_processes(t.comparison)]
         if not open_:
+            far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison)]
+            if far:
+                say(
+                    f"{units.count(len(far), 'comparison')} inconclusive and not within reach (more than "
+                    f"{SETTLE_REACH} times the processes measured would not settle it): none added"
+                )
             return measured
         cells = {c for t in open_ for c in (t.release, t.baseline) if c in measured.probed.runners}
         per_round = sum(measured.probed.seconds.get(c, 0.0) for c in cells)
-        left = settings.budget * 60 - (time.monotonic() - began)
+        kept = explain_cost(comparisons, measured.probed)  # the changes found are explained first
+        left = settings.budget * 60 - (time.monotonic() - began) - kept
         fit = math.floor(left / per_round) if per_round > 0 else 0
         wanted = max(tracked.more_processes(t.comparison) for t in open_)
         if fit < 1:

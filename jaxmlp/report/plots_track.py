@@ -11,7 +11,7 @@ import pandas as pd
 from jaxmlp import registry, units
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import human_axis, legend_above
-from jaxmlp.report.track_answers import (
+from jaxmlp.results.sweep.track_answers import (
     FASTER,
     INCONCLUSIVE,
     PINNED,

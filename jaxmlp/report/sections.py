@@ -204,6 +204,12 @@ SECTIONS = (
         runs=lambda g: [bisection_run(p, d, g.folder) for p, d in g.results.bisections],
     ),
     Definition(
+        "Tracked releases: is the newest safe to take?",
+        ANCHOR.tracking,
+        "`jaxmlp track`: each new release measured side by side with the pinned release (and the one tracked before "
+        "it); its verdict on each workload, its explanation where it changed.",
+    ),
+    Definition(
         "Why a release changed: the compiled program, or below it",
         ANCHOR.explained,
         "`jaxmlp sweep explain A B`: same optimized HLO or not, then the evidence.",

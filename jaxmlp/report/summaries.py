@@ -23,15 +23,18 @@ from jaxmlp.report.sweep_summaries import (
 )
 from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding
+from jaxmlp.results.findings.tracking import newest_safe
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results, benchmark_rows, load, query, without_sweeps
 from jaxmlp.results.store.reading import read_benchmarks
 from jaxmlp.results.store.writing import ResultsStore
+from jaxmlp.results.sweep import tracked
 from jaxmlp.results.sweep.compared import timeline_columns
 from jaxmlp.results.sweep.views import is_timeline, pythons_of, sweeps
 
 KINDS = (
+    "tracking",
     "known regressions",
     "timeline",
     "bisection",
@@ -62,9 +65,14 @@ def _when(value: Any) -> str:
     return "" if stamp == "undated" else stamp
 
 
-def summaries(results: Results, folder: Path | None = None) -> list[Listed]:
-    """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``."""
+def summaries(results: Results, folder: Path | None = None, tracking: bool = False) -> list[Listed]:
+    """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``; with
+    ``tracking``, the series `jaxmlp track` filed in ``folder`` too (its ``track-*/track.json`` files)."""
     found = []
+    calls, _ = tracked.history(folder) if tracking and folder is not None and folder.is_dir() else ([], [])
+    if calls and folder is not None:
+        when = max(layout.stamp_in(path) for path, _ in calls)
+        found.append(Listed("tracking", folder, when, partial(track_summary, folder)))
     for corpus_path, corpus in results.corpora:
         where = layout.shown(corpus_path.parent, folder)
         when = _when(corpus.metadata.get("timestamp"))
@@ -120,6 +128,17 @@ def summaries(results: Results, folder: Path | None = None) -> list[Listed]:
         when = _when(trials.metadata.get("timestamp"))
         found.append(Listed("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
     return sorted(found, key=lambda f: KINDS.index(f.kind))
+
+
+def track_summary(folder: Path) -> Summary:
+    """The folder's tracked series: is the newest release safe to take, per machine (`findings.tracking`), its
+    table of workloads."""
+    found = newest_safe(folder)
+    return Summary(
+        f"Tracked releases: {layout.shown(folder, folder)}",
+        tuple(f.line() for f in found),
+        tuple((t.caption, t.frame) for f in found for t in f.tables),
+    )
 
 
 def _read_sweep(kind: str, where: Path, folder: Path | None) -> Summary:

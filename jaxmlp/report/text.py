@@ -113,6 +113,9 @@ def _settling(table: pd.DataFrame, threshold: float) -> str:
         if len(more) == len(open_)
         else "more rounds would settle them"
     )
+    if "beyond_reach" in open_:
+        far = open_[open_["beyond_reach"].fillna(False).astype(bool)]
+        rounds += "".join(f"; {row['benchmark']} {row['settle_words']}" for _, row in far.iterrows())
     return (
         f"\n{INCONCLUSIVE}: the 95% interval spans the ±{100 * threshold:g}% threshold; the widest, "
         f"{widest['benchmark']} {interval(widest['ci_low'], widest['ci_high'])}; {rounds}"

@@ -11,23 +11,72 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import registry, units
-from jaxmlp.report.track_answers import CHANGED, SAME, in_order, sentence, series, when, within
+from jaxmlp.results.store import layout
 from jaxmlp.results.store.replacing import replace_file
+from jaxmlp.results.sweep.track_answers import (
+    CHANGED,
+    FASTER,
+    SAME,
+    SLOWER,
+    Row,
+    in_order,
+    release_order,
+    sentence,
+    series,
+    when,
+    within,
+)
 
 NOTHING_MEASURED = "jaxmlp track: nothing new was measured (no release newer than the last one tracked)."
 
 
+def text_of(value: object) -> str:
+    """A frame's text cell: "" where it is empty (None, NaN)."""
+    return "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+
+
 def link(explanation: object, link_base: str = "") -> str:
-    """An explanation's link as the reader follows it: ``link_base`` (the results folder's address, ending in
-    ``/``) before the link the frame holds (relative to the results folder); "" where there is none."""
-    text = "" if explanation is None or (isinstance(explanation, float) and pd.isna(explanation)) else str(explanation)
-    return f"{link_base}{text}" if text else ""
+    """An explanation's link as the reader follows it: ``link_base`` (the results folder as seen from where the
+    link is read, or its address, ending in ``/``), then its folder (the frame's ``explanation``, relative to the
+    results folder) and the explanation's text in it (``explain.txt``); "" where there is none."""
+    text = text_of(explanation).rstrip("/")
+    return f"{link_base}{text}/{layout.EXPLAIN_TEXT}" if text else ""
+
+
+def why_link(row: Row, link_base: str = "") -> str:
+    """After a changed comparison's sentence: `` ([why](LINK))``, or `` (not explained: WHY)`` where it was not."""
+    where = link(row.get("explanation"), link_base)
+    if where:
+        return f" ([why]({where}))"
+    unexplained = text_of(row.get("unexplained"))
+    return f" ({unexplained})" if unexplained and str(row.get("verdict")) in (SLOWER, FASTER) else ""
+
+
+def distinct(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each comparison once: the frame shows a release compared with a pinned release that was also the one before
+    it under both (`jaxmlp.results.sweep.tracked.frame_of`); here it is one comparison (the pinned row kept)."""
+    keys = [k for k in ("folder", "machine", "workload", "release", "baseline") if k in rows]
+    return in_order(rows).drop_duplicates(keys)
 
 
 def _counted(rows: pd.DataFrame) -> str:
-    """``2 slower, 1 inconclusive``: how many comparisons had each verdict that changed."""
-    counts = rows["verdict"].value_counts()
-    return ", ".join(f"{int(counts[v])} {v}" for v in CHANGED if v in counts)
+    """``1 release slower: 0.7.1 (on scan against 0.7.0); 1 release inconclusive: 0.7.1 (on batched against 0.7.0)``:
+    per verdict that changed, the releases that had it (each counted once whatever its workloads and baselines), and
+    on which workloads against which releases."""
+    said = []
+    for verdict in CHANGED:
+        mine = rows[rows["verdict"] == verdict]
+        releases = release_order(mine["release"])
+        if not releases:
+            continue
+        where = []
+        for release in releases:
+            part = mine[mine["release"].astype(str) == release]
+            workloads = ", ".join(dict.fromkeys(part["workload"].astype(str)))
+            baselines = " and ".join(release_order(part["baseline"]))
+            where.append(f"{release} (on {workloads} against {baselines})")
+        said.append(f"{units.count(len(releases), 'release')} {verdict}: {', '.join(where)}")
+    return "; ".join(said)
 
 
 def _no_change(rows: pd.DataFrame, threshold: float) -> str:
@@ -35,7 +84,7 @@ def _no_change(rows: pd.DataFrame, threshold: float) -> str:
     releases = ", ".join(dict.fromkeys(in_order(rows)["release"].astype(str)))
     workloads = ", ".join(sorted(rows["workload"].astype(str).unique()))
     machines = ", ".join(sorted(rows["machine"].astype(str).unique()))
-    comparisons = units.count(len(rows), "comparison")
+    comparisons = units.count(len(distinct(rows)), "comparison")
     return (
         f"jaxmlp track: no change: {releases} the same as {'their' if ', ' in releases else 'its'} "
         f"baseline{'s' if len(rows) > 1 else ''} within "
@@ -51,15 +100,16 @@ def message(
     link_base: str = "",
 ) -> str:
     """The Markdown message of ``frame``'s comparisons (those measured in ``folders``, where given: this call's):
-    a title counting what changed, then per machine and workload each slower, faster or inconclusive comparison in
-    one sentence (`track_answers.sentence`) with its explanation's link. Where none changed, one line."""
+    a title counting the releases that changed (`_counted`), then per machine and workload each slower, faster or
+    inconclusive comparison in one sentence (`track_answers.sentence`) with its explanation's link (or why it has
+    none). Where none changed, one line."""
     rows = frame if folders is None else frame[frame["folder"].astype(str).isin(set(folders))]
     if rows.empty:
         return NOTHING_MEASURED + "\n"
-    changed = rows[rows["verdict"].isin(CHANGED)]
+    changed = distinct(rows[rows["verdict"].isin(CHANGED)])
     if changed.empty:
         return _no_change(rows, threshold) + "\n"
-    same = int((rows["verdict"] == SAME).sum())
+    same = int((distinct(rows)["verdict"] == SAME).sum())
     title = f"**jaxmlp track: {_counted(changed)}**" + (
         f" (and {units.count(same, 'comparison')} the same within {within(threshold)})" if same else ""
     )
@@ -68,9 +118,7 @@ def message(
         out.append(f"#### {workload} on {machine}")
         out.append("")
         for row in part.to_dict("records"):
-            where = link(row.get("explanation"), link_base)
-            said = sentence(row, threshold)
-            out.append(f"- {said}" + (f" ([why]({where}))" if where else ""))
+            out.append(f"- {sentence(row, threshold)}{why_link(row, link_base)}")
         out.append("")
     times = sorted(rows["measured_at"].astype(str))
     out.append(f"Measured {when(times[0])}" + (f" to {when(times[-1])}" if when(times[-1]) != when(times[0]) else ""))

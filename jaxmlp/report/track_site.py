@@ -2,7 +2,8 @@
 no network to view (styles inline, plots as data: URIs). ``index.html`` answers first (per machine, each workload's
 newest release against the pinned one and against the release tracked before it, in words), then a table of them;
 a page per machine and workload shows its time across releases against the pinned one (a plot, its intervals) and
-each release's comparisons in a table, with links to their explanations."""
+each release's comparisons in a table, with links to their explanations (a page each in the site, ``explanations/``:
+the explanation's text and its HLO diff, copied from the results folder)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,16 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import registry, units
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.report.explain import explain_text
 from jaxmlp.report.html import STYLE, cell_html
 from jaxmlp.report.plots_track import plot_track
-from jaxmlp.report.track_answers import (
+from jaxmlp.report.track_message import link, text_of
+from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.reading import read_document
+from jaxmlp.results.store.replacing import replace_folder
+from jaxmlp.results.sweep.track_answers import (
     PINNED,
     PREVIOUS,
     Row,
@@ -29,10 +37,11 @@ from jaxmlp.report.track_answers import (
     when,
     within,
 )
-from jaxmlp.report.track_message import link
-from jaxmlp.results.store.replacing import replace_folder
 
 INDEX = "index.html"
+EXPLANATIONS = "explanations"
+"""The site's folder of explanation pages (each explanation's text and its HLO diff, copied from the results
+folder: the site needs nothing else to view)."""
 DATA = "track.csv"
 """The frame the site shows, as CSV, beside its pages."""
 SITE_STYLE = STYLE + (
@@ -40,6 +49,7 @@ SITE_STYLE = STYLE + (
     ".slower{color:#b00020;font-weight:600}.faster{color:#1b7a1b;font-weight:600}"
     ".inconclusive{color:#6a5d00;font-weight:600}.same{color:#225}nav.up{font-size:14px;margin-bottom:1em}"
     "h1{font-size:24px;margin-bottom:.3em}table.track{width:100%}table.track td.text{white-space:normal}"
+    "pre.explained{white-space:pre-wrap;font-size:13px}"
 )
 VERDICT_CLASS = {"slower": "slower", "faster": "faster", "inconclusive": "inconclusive", "the same": "same"}
 
@@ -93,12 +103,50 @@ def _number(value: str) -> str:
     return f">{cell_html(value)}"
 
 
-def _explanation(row: Row, link_base: str) -> str:
-    where = link(row.get("explanation"), link_base)
-    return _text(f"<a href='{html.escape(where, quote=True)}'>why</a>" if where else "", raw=True)
+def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
+    """A comparison's explanation cell: a link to its page in the site (``explained``: by the frame's
+    ``explanation``), else to its text in the results folder (``link_base``), else why it has none."""
+    folder = text_of(row.get("explanation"))
+    where = explained.get(folder) or link(folder, link_base)
+    if where:
+        return _text(f"<a href='{html.escape(where, quote=True)}'>why</a>", raw=True)
+    unexplained = text_of(row.get("unexplained")) if str(row.get("verdict")) in ("slower", "faster") else ""
+    return _text(unexplained)
 
 
-def comparisons_table(rows: pd.DataFrame, link_base: str) -> str:
+def explanation_pages(frame: pd.DataFrame, results: Path) -> dict[str, tuple[str, str, str | None]]:
+    """Each explanation the frame links to, read from the results folder: its page's name in the site, the page,
+    and its HLO diff's text (None where the HLO did not change or the diff is missing); one whose file cannot be
+    read is left out (linked into the results folder instead)."""
+    pages: dict[str, tuple[str, str, str | None]] = {}
+    for folder in dict.fromkeys(text_of(e).rstrip("/") for e in frame.get("explanation", ())):
+        if not folder:
+            continue
+        try:
+            doc = read_document(results / folder / layout.EXPLAIN_FILE)
+        except JaxmlpError:
+            continue
+        if not isinstance(doc, ExplainDocument):
+            continue
+        name = f"{EXPLANATIONS}/{re.sub(r'[^A-Za-z0-9._]+', '-', folder).strip('-.') or '_'}"
+        diff_path = results / folder / doc.diff_file if doc.diff_file else None
+        diff = diff_path.read_text(encoding="utf-8") if diff_path is not None and diff_path.is_file() else None
+        title = f"Why {doc.workload} changed from jax {doc.a} to {doc.b}"
+        body = [
+            f"<nav class='up'><a href='../{INDEX}'>All tracked workloads</a></nav><h1>{html.escape(title)}</h1>",
+            f"<pre class='explained'>{html.escape(explain_text(doc))}</pre>",
+        ]
+        if diff is not None:
+            body.append(
+                f"<p class='env'>The optimized HLO's whole diff ({doc.diff_lines} lines): "
+                f"<a href='{html.escape(name.split('/')[-1], quote=True)}.diff.txt'>{doc.diff_file}</a></p>"
+            )
+        body.append(f"<p class='env'>Filed in the results folder as {html.escape(folder)}/.</p>")
+        pages[folder] = (f"{name}.html", _page(f"jaxmlp track: {title}", body), diff)
+    return pages
+
+
+def comparisons_table(rows: pd.DataFrame, link_base: str, explained: Mapping[str, str]) -> str:
     """A series' comparisons against one kind of baseline: a row per release."""
     head = ["release", "Python", "against", "verdict", "ratio", "95% interval", "median", "baseline's median"]
     head += ["measured", "explanation"]
@@ -121,14 +169,16 @@ def comparisons_table(rows: pd.DataFrame, link_base: str) -> str:
                     _number(units.duration(row["median_s"])),
                     _number(units.duration(row["baseline_median_s"])),
                     _text(when(row.get("measured_at", ""))),
-                    _explanation(row, link_base),
+                    _explanation(row, link_base, explained),
                 ]
             )
         )
     return f"<div class='scroll'><table class='track'>{''.join(body)}</table></div>"
 
 
-def series_page(machine: str, workload: str, rows: pd.DataFrame, threshold: float, link_base: str) -> str:
+def series_page(
+    machine: str, workload: str, rows: pd.DataFrame, threshold: float, link_base: str, explained: Mapping[str, str]
+) -> str:
     """A machine's workload: its answers, the plot of its time across releases against the pinned one, a table of
     each release's comparisons with each baseline."""
     title = f"{workload} on {machine}"
@@ -154,10 +204,10 @@ def series_page(machine: str, workload: str, rows: pd.DataFrame, threshold: floa
                 else "Against the release tracked before it"
             )
             body.append(f"<h2>{html.escape(heading)}</h2>")
-            body.append(comparisons_table(part, link_base))
+            body.append(comparisons_table(part, link_base, explained))
     others = rows[~rows["against"].isin([PINNED, PREVIOUS])]
     if not others.empty:
-        body.append("<h2>Other comparisons</h2>" + comparisons_table(others, link_base))
+        body.append("<h2>Other comparisons</h2>" + comparisons_table(others, link_base, explained))
     return _page(f"jaxmlp track: {title}", body)
 
 
@@ -239,9 +289,17 @@ def write_site(
     pages: dict[tuple[str, str], str] = {}
     for key in found:
         pages[key] = page_name(*key, taken=list(pages.values()))
+    explanations = explanation_pages(ordered, Path(results)) if results is not None else {}
+    explained = {folder: name for folder, (name, _, _) in explanations.items()}
     with replace_folder(site) as building:
         (building / INDEX).write_text(index_page(ordered, pages, threshold), encoding="utf-8")
         for key, rows in found.items():
-            (building / pages[key]).write_text(series_page(*key, rows, threshold, link_base), encoding="utf-8")
+            page = series_page(*key, rows, threshold, link_base, explained)
+            (building / pages[key]).write_text(page, encoding="utf-8")
+        for name, page, diff in explanations.values():
+            (building / EXPLANATIONS).mkdir(exist_ok=True)
+            (building / name).write_text(page, encoding="utf-8")
+            if diff is not None:
+                (building / f"{name.removesuffix('.html')}.diff.txt").write_text(diff, encoding="utf-8")
         ordered.to_csv(building / DATA, index=False)
-    return [site / name for name in (INDEX, *pages.values(), DATA)]
+    return [site / name for name in (INDEX, *pages.values(), *explained.values(), DATA)]

@@ -88,11 +88,16 @@ def explain(*, a: str, b: str, workload: str, measuring: Measuring, matrix: Matr
     return ExplainOutcome(folder, doc)
 
 
-def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> None:
-    """One change a sweep flagged or a timeline found explained with the sweep's own settings, into its folder;
-    printed. Its processes are given the workload's spec (``mine.py:make``), not the name its results carry."""
+Explained = tuple[ExplainOutcome | None, str]
+"""An explanation made (its folder and document) and "", or None and the one line saying why it could not be."""
+
+
+def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> Explained:
+    """One change a sweep flagged, a timeline found or `jaxmlp track` measured explained with the sweep's own
+    settings, into its folder; printed. Its processes are given the workload's spec (``mine.py:make``), not the name
+    its results carry."""
     spec = spec_of(settings_of(folder), change.workload)
-    explained(
+    return explained(
         f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})",
         folder,
         change.before,
@@ -119,7 +124,7 @@ def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str,
 
 def explained(
     heading: str, settings: Measuring | Path, before: str, after: str, workload: str, out: Path, matrix: Matrix
-) -> None:
+) -> Explained:
     """An explanation of a command's own answer (at most `EXPLAIN_PROCESSES` processes a release), printed under
     ``heading``; a failure to explain is one line, never the command's failure."""
     print(f"\n{heading}")
@@ -135,5 +140,6 @@ def explained(
         )
     except JaxmlpError as e:
         print(f"could not explain it: {e}")
-        return
+        return None, f"could not explain it: {e}"
     print(f"\n{explain_text(doc, folder)}")
+    return ExplainOutcome(folder, doc), ""

@@ -87,7 +87,7 @@ def _stop(e: KeyboardInterrupt | JaxmlpError, kept: str) -> NoReturn:
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         stopped.kept = kept
         raise stopped from None
-    raise JaxmlpError(f"{e}; {kept}") from None
+    raise type(e)(f"{e}; {kept}") from None  # its kind kept: its exit code (`errors.NotMeasured`: 1)
 
 
 def ended(code: int, missing: str, folder: Path, changes: Sequence[FiledChange] = ()) -> SweepOutcome:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from jaxmlp.errors import JaxmlpError
+from jaxmlp.errors import JaxmlpError, NotMeasured
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import envs, published, pythons
@@ -308,7 +308,7 @@ def measure_cells(
         probed = probe(runners, path, say, matrix.timeout)
         if not probed.runners:
             said = "; ".join(f"{name} ({o.status})" for name, o in probed.outcomes.items())
-            raise JaxmlpError(f"no cell could be measured: {said}")
+            raise NotMeasured(f"no cell could be measured: {said}")
         differs = differences(probed.reference, matrix.tolerance)
         for name, why in differs.items():
             for workload, text in why.items():

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from jaxmlp.results import history, tables
-from jaxmlp.results.findings import bench, checks, others, questions, sweeps
+from jaxmlp.results.findings import bench, checks, others, questions, sweeps, tracking
 from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.questions import QUESTIONS, Question
 from jaxmlp.results.findings.select import evidence
@@ -66,6 +66,7 @@ ANSWERS: dict[Question, Callable[[Asked], Sequence[Finding]]] = {
     questions.SLOWER_RELEASE: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[:1],
     questions.ACROSS_RELEASES: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[1:2],
     questions.WHICH_RELEASE: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[2:],
+    questions.TRACKED: lambda a: tracking.newest_safe(a.folder) if a.whole else [],
     questions.SCALING_ANSWER: _scaling,
     questions.TIME_GOES: lambda a: [others.trace(a.traces, a.folder)],
     questions.CHANGES: lambda a: others.changes_across_runs(_past(a)),

@@ -21,6 +21,7 @@ class Anchors(NamedTuple):
     matrix: str = "matrix"
     timeline: str = "timeline"
     bisection: str = "bisection"
+    tracking: str = "tracking"
     explained: str = "explained"
     known_regressions: str = "known-regressions"
     roofline: str = "roofline"

@@ -28,6 +28,7 @@ OPERATIONS = Question("operations", "Where the accelerator's time goes, by opera
 SLOWER_RELEASE = Question("matrix", "Which release got slower", ANCHOR.matrix)
 ACROSS_RELEASES = Question("timeline", "Where across releases", ANCHOR.timeline)
 WHICH_RELEASE = Question("bisection", "Which release did it", ANCHOR.bisection)
+TRACKED = Question("tracking", "Is the newest release safe to take", ANCHOR.tracking)
 SCALING_ANSWER = Question("scaling", "Scaling", ANCHOR.scaling, True)
 TIME_GOES = Question("trace", "Where the time goes", ANCHOR.profiles)
 CHANGES = Question("history", "Changes across runs", ANCHOR.history)
@@ -47,6 +48,7 @@ QUESTIONS = (
     SLOWER_RELEASE,
     ACROSS_RELEASES,
     WHICH_RELEASE,
+    TRACKED,
     SCALING_ANSWER,
     TIME_GOES,
     CHANGES,

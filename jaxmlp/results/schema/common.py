@@ -18,8 +18,10 @@ getrusage's, which on Linux carries the parent's high-water mark into the worker
 ``peak_rss_why`` where it could not be read; older ones read with ``peak_rss_why`` saying so); up to version 7 a
 sweep workload was compiled once a process (8: ``compiles_seconds``, each compile, its ``compile_seconds`` their
 median, ``compiles`` in the metadata; older ones read as one compile) and a cell had no peak memory row (8:
-``sweep_peak_rss``, each process's own peak; a version 7 cell gets it from its processes); all are read through
-`jaxmlp.results.schema.upgrade`."""
+``sweep_peak_rss``, each process's own peak; a version 7 cell gets it from its processes), and a
+tracked comparison had no explanation (8: ``explanation``, ``unexplained`` in each of ``track.json``'s
+comparisons; older ones read with ``unexplained`` saying why); all are read through `jaxmlp.results.schema.upgrade`."""
+
 
 METADATA_KEY = "jaxmlp"
 """pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in

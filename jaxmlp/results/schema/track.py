@@ -20,7 +20,9 @@ from jaxmlp.stats import Comparison
 class Tracked:
     """One comparison of a tracked release: ``release`` against ``baseline`` (``against``: ``previous`` or
     ``pinned``) on one workload's steady state, its comparison, its verdict (slower, faster, the same,
-    inconclusive) and, where inconclusive, about how many more processes a side would settle it (0: unknown)."""
+    inconclusive), where inconclusive, about how many more processes a side would settle it (0: unknown or not
+    within reach), and, where slower or faster, its explanation (``explanation``: its ``explain-<time>`` folder
+    relative to the results folder) or why it has none (``unexplained``: one line)."""
 
     workload: str
     release: str
@@ -29,6 +31,8 @@ class Tracked:
     comparison: Comparison
     verdict: str
     settle: int = 0
+    explanation: str = ""
+    unexplained: str = ""
 
     def to_json(self) -> JSON:
         return {
@@ -39,6 +43,8 @@ class Tracked:
             "comparison": self.comparison.to_json(),
             "verdict": self.verdict,
             "settle": self.settle,
+            "explanation": self.explanation,
+            "unexplained": self.unexplained,
         }
 
     @classmethod
@@ -51,6 +57,8 @@ class Tracked:
             Comparison.from_json(checked(doc, "comparison", where, OBJECT)),
             checked(doc, "verdict", where, TEXT),
             int(doc.get("settle") or 0),
+            checked(doc, "explanation", where, TEXT),
+            checked(doc, "unexplained", where, TEXT),
         )
 
 

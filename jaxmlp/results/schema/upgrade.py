@@ -21,6 +21,7 @@ from jaxmlp.results.schema.common import (
     SCALING,
     SCHEMA_VERSION,
     SWEEP,
+    TRACK,
     TRAIN,
     TRIALS,
     header,
@@ -40,7 +41,33 @@ def upgrade(raw: object) -> tuple[str, JSON]:
         doc = _peaks_not_own(kind, doc)
     elif isinstance(version, int) and version < MEMORY_ROWS_VERSION and kind == SWEEP and doc.get("raw_processes"):
         doc = _with_memory_rows(doc)
+    if isinstance(version, int) and version < EXPLAINED_VERSION and kind == TRACK:
+        doc = _not_explained(doc)
     return kind, doc
+
+
+EXPLAINED_VERSION = 8
+"""The first version whose tracked comparisons carry their explanation (``explanation``, ``unexplained``)."""
+NOT_EXPLAINED = "tracked before schema version 8: jaxmlp track made no explanations then"
+"""Why an older tracked change has no explanation (its ``unexplained``)."""
+
+
+def _not_explained(doc: JSON) -> JSON:
+    """Before version 8, each tracked comparison without an explanation: a slower or faster one says why
+    (`NOT_EXPLAINED`)."""
+    if not isinstance(doc.get("comparisons"), list):
+        return doc
+    comparisons = [
+        {
+            "explanation": "",
+            "unexplained": NOT_EXPLAINED if c.get("verdict") in ("slower", "faster") else "",
+            **c,
+        }
+        if isinstance(c, Mapping)
+        else c
+        for c in doc["comparisons"]
+    ]
+    return {**doc, "comparisons": comparisons}
 
 
 OWN_PEAK_VERSION = 7

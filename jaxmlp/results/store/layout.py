@@ -48,6 +48,7 @@ CELLS_FILE = "cells.json"  # in each sweep folder: what became of every cell of 
 SAMPLES_FILE = "samples.jsonl"  # in each sweep folder: its plan, then every process's sample, appended as it ends
 HLO_DIR = "hlo"  # in a sweep or explain folder: each cell's optimized HLO of each workload, gzipped
 EXPLAIN_FILE = "explain.json"  # in an explain folder: the comparison of two releases (`jaxmlp sweep explain`)
+EXPLAIN_TEXT = "explain.txt"  # in an explain folder `jaxmlp track` made: the explanation as `sweep explain` prints it
 HLO_DIFF_FILE = "hlo.diff"  # in an explain folder: the unified diff of the two canonical optimized HLOs
 TRACK_FILE = "track.json"  # in a track folder: what one call of `jaxmlp track` tracked (`schema/track.py`)
 INCOMPLETE_FILE = "INCOMPLETE"  # in a sweep folder whose rounds did not all run: `jaxmlp sweep resume FOLDER`

@@ -19,7 +19,17 @@ from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import Skipped, read_document
-from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER, Comparison, compare, processes_to_settle
+from jaxmlp.stats import (
+    FASTER,
+    INCONCLUSIVE,
+    SAME,
+    SLOWER,
+    Comparison,
+    beyond_reach,
+    compare,
+    processes_to_settle,
+    settle_words,
+)
 
 MIN_SIDE = 5
 """The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
@@ -38,9 +48,11 @@ FRAME_COLUMNS = (
     "median_s",
     "baseline_median_s",
     "explanation",
+    "unexplained",
     "measured_at",
     "folder",
     "settle",
+    "settle_words",
 )
 """The tidy frame of tracked comparisons (`tracked_frame`): one row per release, baseline and workload."""
 
@@ -117,8 +129,9 @@ def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
 def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
     """The processes a side to add to an inconclusive comparison: as many as would settle it
     (`jaxmlp.stats.processes_to_settle`), else, where its interval cannot tell (too few processes for one), as many
-    again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one."""
-    if comparison.word != INCONCLUSIVE:
+    again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one and for one whose
+    ratio lies at the threshold's edge (`jaxmlp.stats.beyond_reach`: no count of processes within reach settles it)."""
+    if comparison.word != INCONCLUSIVE or beyond_reach(comparison, threshold):
         return 0
     settle = processes_to_settle(comparison, threshold)
     if settle is not None and settle > 0:
@@ -168,7 +181,7 @@ def verdict_line(t: Tracked, pinned: str = "") -> str:
         what = "the previous and pinned release"
     said = {SLOWER: "is slower than", FASTER: "is faster than", SAME: "is the same as"}.get(t.verdict)
     if said is None:
-        more = f"; about {t.settle} more processes a side would settle it" if t.settle else ""
+        more = f"; {settle_words(t.comparison)}" if math.isfinite(t.comparison.ci_low) else ""
         return (
             f"jax {t.release} against {t.baseline} ({what}) on {t.workload}: inconclusive, "
             f"{shown_ratio(t.comparison)}{more}"
@@ -191,7 +204,6 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
     rows: list[dict[str, object]] = []
     for path, doc in documents:
         pythons = doc.settings.get("pythons") or {}
-        explanations = doc.settings.get("explanations") or {}
         for t in doc.comparisons:
             c = t.comparison
             both = (PREVIOUS, PINNED) if t.against == PREVIOUS and t.baseline == doc.pinned else (t.against,)
@@ -209,12 +221,12 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
                     "verdict": t.verdict,
                     "median_s": c.new_median,
                     "baseline_median_s": c.baseline_median,
-                    "explanation": str(explanations.get(f"{t.baseline} {t.release} {t.workload}", ""))
-                    if isinstance(explanations, Mapping)
-                    else "",
+                    "explanation": t.explanation,
+                    "unexplained": t.unexplained,
                     "measured_at": doc.timestamp,
                     "folder": layout.shown(path.parent, folder),
                     "settle": t.settle if t.settle else math.nan,
+                    "settle_words": settle_words(t.comparison) if t.verdict == INCONCLUSIVE else "",
                 }
                 for against in both
             )

@@ -17,7 +17,7 @@ from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store.frames import query
 from jaxmlp.results.tables.base import shows
 from jaxmlp.results.tables.ladders import pipeline_ladder
-from jaxmlp.stats import INVALID, VERDICT_WORDS, compare, processes_to_settle
+from jaxmlp.stats import INVALID, VERDICT_WORDS, beyond_reach, compare, processes_to_settle, settle_words
 from jaxmlp.units import MISSING
 
 
@@ -171,7 +171,8 @@ def compare_samples(
 ) -> pd.DataFrame:
     """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each: its verdict in the four words
     (`stats.VERDICT_WORDS`), ``valid`` False where a sample is NaN or infinite, ``settle`` the processes (rounds) a
-    side that would roughly settle an inconclusive one (`stats.processes_to_settle`)."""
+    side that would roughly settle an inconclusive one (`stats.processes_to_settle`; None beyond reach:
+    ``beyond_reach``, said in ``settle_words``)."""
     rows = []
     for name in sorted(set(baseline) & set(new)):
         comparison = compare(baseline[name], new[name], threshold, alpha)
@@ -182,6 +183,8 @@ def compare_samples(
                 "verdict": comparison.word,
                 "valid": comparison.verdict != INVALID,
                 "settle": processes_to_settle(comparison, threshold),
+                "beyond_reach": beyond_reach(comparison, threshold),
+                "settle_words": settle_words(comparison, threshold, "rounds"),
             }
         )
     return pd.DataFrame(rows)

@@ -94,12 +94,15 @@ def measured(row: Row) -> str:
 
 def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
     """What an inconclusive comparison lacks: its interval's width against the threshold, and roughly how many
-    processes a side would settle it where the row says (``settle``, as `jaxmlp track` estimates it)."""
+    processes a side would settle it, as `jaxmlp.stats.settle_words` says it (the row's ``settle_words``; a row
+    without: its ``settle`` count)."""
     low, high = _number(row.get("low")), _number(row.get("high"))
     wide = f" ({units.percent(high / low - 1)} wide)" if low > 0 and high > 0 else ""
-    more = _number(row.get("settle"))
+    more, said = _number(row.get("settle")), row.get("settle_words")
     then = (
-        f"about {units.count(math.ceil(more), 'process', 'processes')} a side would settle it"
+        str(said)
+        if isinstance(said, str) and said
+        else f"about {units.count(math.ceil(more), 'process', 'processes')} a side would settle it"
         if math.isfinite(more) and more > 0
         else "more processes (a longer `--budget`) would settle it"
     )
