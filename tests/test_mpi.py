@@ -207,8 +207,8 @@ def test_a_corpus_under_two_ranks_shares_its_timeline_and_writes_one_scorecard(t
     argv = ["-m", "jaxmlp", "sweep", "corpus", str(MANIFEST), "--cases", "fixture-control", "--processes", "1"]
     done = mpirun([*argv, *TINY, *releases(tmp_path / "envs"), "--out", str(out)])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("Corpus: 1 case(s): controls clean (shown the same) ") == 1  # 2 processes a release:
-    # rank 0 files the one scorecard, whether the control's ends come out the same or still inconclusive
+    assert done.stdout.count("Corpus: 1 case(s) of 1 kind(s)") == 1 and "clean (shown the same) " in done.stdout
+    # rank 0 files the one scorecard (2 processes a release), whether the control's ends come out the same or not
     assert "2 processes a release (--processes 1 rounded up to a multiple of the ranks)" in done.stdout
     assert done.stdout.count("Wrote 3 cell files") == 1 and "rank 1 of 2 on " in done.stderr  # the other rank: stderr
     (folder,) = out.iterdir()
