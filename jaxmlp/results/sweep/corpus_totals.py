@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.results.schema.corpus import CaseScore
 from jaxmlp.stats import SAME
 from jaxmlp.units import interval, minutes, ratio
@@ -121,6 +122,13 @@ def kinds_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
     return pd.DataFrame(rows).fillna("")
 
 
+def _expected(case: Case) -> str:
+    """What a case expects in words: ``0.4.33 slower x14-x760`` (a control: the same)."""
+    e = case.expect
+    said = SAME if case.is_control else f"{e.release} {e.direction}"
+    return said + (f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}" if e.ratio else "")
+
+
 def _mark(value: bool | None) -> str:
     return "-" if value is None else ("yes" if value else "NO")
 
@@ -129,10 +137,7 @@ def corpus_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
     """A row a case: what was expected, what was flagged, and each score."""
     rows = []
     for s in scores:
-        e = s.case.expect
-        expected = SAME if s.case.is_control else f"{e.release} {e.direction}"
-        if e.ratio:
-            expected += f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}"
+        expected = _expected(s.case)
         measured = f"{ratio(s.ratio)} ({interval(s.ci_low, s.ci_high)})" if s.ratio is not None else "-"
         if s.ratio is not None and s.found and s.in_band is None:  # `_found`: a ratio that pools a bimodal release
             measured += ", pooling a bimodal release's two groups"
@@ -171,10 +176,7 @@ def cases_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
     where each part of that comes from (the manifest's ``from``), what the run found and how long the case took."""
     rows = []
     for s in scores:
-        e = s.case.expect
-        expected = SAME if s.case.is_control else f"{e.release} {e.direction}"
-        if e.ratio:
-            expected += f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}"
+        expected = _expected(s.case)
         if s.case.is_control:
             seen = "clean" if s.clean else "not clean"
         elif s.ratio is not None:
@@ -189,7 +191,7 @@ def cases_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
                 "releases": ", ".join(s.case.releases),
                 "what the report says": s.case.summary,
                 "expected": expected,
-                "expected from": "; ".join(e.origins) or "not said",
+                "expected from": "; ".join(s.case.expect.origins) or "not said",
                 "the scored run found": seen,
                 "took": minutes(s.seconds),
             }
