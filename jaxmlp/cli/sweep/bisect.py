@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -72,11 +72,20 @@ def run(args: argparse.Namespace) -> int:
     return search(settings=settings, detector=detector, measuring=measuring, matrix=matrix, out=Path(args.out)).code
 
 
-def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix: Matrix, out: Path) -> BisectOutcome:
+def search(
+    *,
+    settings: Bisect,
+    detector: Detector,
+    measuring: Measuring,
+    matrix: Matrix,
+    out: Path,
+    explained: Mapping[tuple[str, str], str] | None = None,
+) -> BisectOutcome:
     """The first release between ``settings``' ends that ``detector`` flags on its workload's steady state, each
     probe filed into a new bisect folder under ``out`` (``matrix.source``: where the environments come from, the
-    same wheel folder as ``settings.wheels``); then the answer explained there (a failure: the first release that
-    fails instead, said on stderr)."""
+    same wheel folder as ``settings.wheels``); then the answer explained there, unless ``explained`` names an
+    explanation of that pair already made (its folder) (a failure: the first release that fails instead, said on
+    stderr)."""
     start = time.monotonic()
     candidates = flow.candidates(settings)
     matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
@@ -126,7 +135,11 @@ def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix
         sys.stdout.flush()
         print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
         return BisectOutcome(folder, result, EXIT_FAILED)
-    explain_answer(result, measuring, spec, matrix, folder)
+    already = (explained or {}).get((str(result.after), str(result.first)))
+    if already:
+        print(f"\nThe answer {result.after} -> {result.first} is explained already, in {already}: not again")
+    else:
+        explain_answer(result, measuring, spec, matrix, folder)
     return BisectOutcome(folder, result, 0)
 
 

@@ -188,11 +188,29 @@ def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseS
     out = replace(
         out, found=True, direction=change.direction, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, in_band=in_band
     )
+    kept = _kept_with_flag(case, found, base)
+    if kept:
+        return replace(out, found=False), [kept]
     if pooled:
         return out, [f"{ratio(c.ratio)} not scored against the band: {pooled}"]
     if in_band:
         return out, []
     return out, [f"{ratio(c.ratio)} ({interval(c.ci_low, c.ci_high)}) is outside the band {ratio(low)}-{ratio(high)}"]
+
+
+def _kept_with_flag(case: Case, found: CaseFound, base: TimelineColumn) -> str:
+    """Why a change that must not be undone by ``case``'s XLA flag (`Expect.flag_kept`) is not found: its column
+    with the flag does not flag it at the same release, the same way ("" where it does, or no such flag is named)."""
+    flag, expect = case.expect.flag_kept, case.expect
+    if not flag:
+        return ""
+    flagged = _column(found, base.workload, flag, case.metric)
+    if flagged is None:
+        return f"no column ran with {flag}: the change must be found with it too"
+    if _at(flagged, str(expect.release), expect.direction) is not None:
+        return ""
+    elsewhere = "; ".join(c.line() for c in flagged.changes) or "nothing"
+    return f"with {flag} (which must not undo it) {expect.release} is not {expect.direction}; flagged {elsewhere}"
 
 
 def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, list[str]]:
@@ -272,4 +290,5 @@ def trials_said(trials: SlowdownTrials) -> str:
     """A case's injected-slowdown trials in a line: each slowdown found in how many trials, and how they ran."""
     found = ", ".join(f"{ratio(f)} found in {n} of {m} trials" for f, n, m in injected_found(trials))
     failed = f"; {len(trials.failures)} process(es) gave no sample" if trials.failures else ""
-    return f"{found} ({trials.processes} processes a group, {trials.calls} calls a process){failed}"
+    unslowed = f"; unslowed: {trials.unslowed_from}" if trials.unslowed_from else ""
+    return f"{found} ({trials.processes} processes a group, {trials.calls} calls a process{unslowed}){failed}"
