@@ -89,10 +89,10 @@ def earlier_seconds(case: Case, out: Path) -> tuple[float, str] | None:
             if not isinstance(doc, BenchmarkDocument):
                 continue
             for p in SweepDocument.from_benchmarks(doc).processes:
-                times = p.workloads.get(name)
-                if times is None or len(times.call_seconds) + 1 != case.runs.calls:
+                times, start = p.workloads.get(name), p.metadata.get("timestamp")
+                if times is None or len(times.call_seconds) + 1 != case.runs.calls or not start:
                     break
-                starts.append(datetime.fromisoformat(str(p.metadata["timestamp"])))
+                starts.append(datetime.fromisoformat(str(start)))
         gaps = [(b - a).total_seconds() for a, b in zip(sorted(starts), sorted(starts)[1:])]
         gaps = [g for g in gaps if g > 0]
         if len(gaps) >= 3:
