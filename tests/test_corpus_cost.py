@@ -69,7 +69,9 @@ def test_a_step_measured_the_same_is_read_from_the_earlier_case_and_the_plan_cou
     assert (
         "fixture-step: 172 processes (timeline 80, bisection 72, explanations 6, injected-slowdown trials 14)" in plan
     )
-    assert "fixture-step-again: 20 processes (timeline read from an earlier case, no bisection" in plan
+    assert (
+        "fixture-step-again: 20 processes (timeline read from an earlier case, bisection read from an earlier" in plan
+    )
     assert "time unknown (no earlier run of it under the results folder)" in plan
     assert "In all: 192 worker processes; time unknown (estimated;" in plan
     (folder,) = out.iterdir()
@@ -137,6 +139,27 @@ def test_a_bisection_whose_answer_the_timeline_explained_does_not_explain_it_aga
     printed = capsys.readouterr().out
     assert "The answer 0.4.33 -> 0.4.34 is explained already, in timeline-x/explain-1: not again" in printed
     assert [(a, b) for a, b, _ in explained] == [("0.4.33", "0.4.34")]  # the timeline's only
+
+
+def test_a_bisection_over_the_timeline_s_releases_reads_their_samples(tmp_path, monkeypatch, capsys):
+    fake_releases(tmp_path / "envs", monkeypatch)
+    manifest = _manifest(
+        tmp_path / "m", edit=lambda t: t.replace('bisect = ["0.4.30", "0.4.35"]', 'bisect = ["0.4.33", "0.4.35"]')
+    )
+    argv = ["sweep", "corpus", str(manifest), "--cases", "fixture-step", "--processes", "7"]
+    assert main([*argv, "--envs", str(tmp_path / "envs"), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "bisection read from the timeline (no release between its ends that the timeline lacks)" in printed
+    (folder,) = (tmp_path / "out").iterdir()
+    (timeline,) = (folder / "fixture-step").glob("timeline-*")
+    (bisect,) = (folder / "fixture-step").glob("bisect-*")
+    read = f"{timeline.name}: its samples of 0.4.33, 0.4.34, 0.4.35"
+    assert f"Probe 1: 0.4.33, 0.4.34, 0.4.35 read from {read}" in printed
+    assert not list(bisect.glob("probe-*"))  # nothing measured again
+    doc = json.loads((bisect / "bisect.json").read_text())
+    assert doc["settings"]["probes_read"] == {"1": read}
+    (scored,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
+    assert (scored.bisected, scored.bisect_found, scored.found) == ("0.4.34", True, True)
 
 
 def _with_flag_column(levels_with_flag):

@@ -25,6 +25,7 @@ from jaxmlp.cli.sweep.corpus_steps import (
     rescore,
     shared_step,
     slowdown_trials,
+    timeline_samples,
     trial_release,
 )
 from jaxmlp.cli.sweep.measured import SweepOutcome
@@ -366,18 +367,25 @@ def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> Bisec
     settings = Bisect(given["good"], given["bad"], None, wheels=run.matrix.source.wheels)
     measuring, matrix = _case_runs(case, run)
     explained = explained_pairs(out)  # the timeline's: its answer's pair not explained twice
+    known = timeline_samples(case, out)  # a probe of the timeline's releases reads them
     return search(
-        settings=settings, detector=Detector(), measuring=measuring, matrix=matrix, out=out, explained=explained
+        settings=settings,
+        detector=Detector(),
+        measuring=measuring,
+        matrix=matrix,
+        out=out,
+        explained=explained,
+        known=known,
     )
 
 
-def _between(case: Case, run: _Corpus) -> int | None:
+def _between(case: Case, run: _Corpus) -> list[str] | None:
     """The releases a case's bisection searches between its ends (None: it has none, or the source cannot list
     them now)."""
     if case.bisect is None:
         return None
     try:
-        return len(candidates(Bisect(case.bisect[0], case.bisect[1], None, wheels=run.matrix.source.wheels))) - 2
+        return candidates(Bisect(case.bisect[0], case.bisect[1], None, wheels=run.matrix.source.wheels))[1:-1]
     except JaxmlpError:  # the source's listing cannot be had now: its bisection says why when it runs
         return None
 

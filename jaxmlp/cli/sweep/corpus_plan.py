@@ -36,6 +36,7 @@ class CasePlan:
     trials: int
     each: float | None = None
     each_from: str = ""
+    bisect_said: str = ""  # where its bisection starts none: why
 
     @property
     def processes(self) -> int:
@@ -63,21 +64,31 @@ def bisect_processes(between: int, processes: int) -> int:
     return probes * releases * (processes + 1)
 
 
-def case_plan(case: Case, shared: Mapping[str, str], between: int | None, each: tuple[float, str] | None) -> CasePlan:
+def case_plan(
+    case: Case, shared: Mapping[str, str], between: Sequence[str] | None, each: tuple[float, str] | None
+) -> CasePlan:
     """``case``'s worker processes (``shared``: its steps read from an earlier case, `corpus.shared_steps`;
-    ``between``: the releases its bisection searches between its ends)."""
+    ``between``: the releases its bisection searches between its ends, None: no bisection, or none listed now)."""
     p = case.runs.processes or 0
     columns = 2 if case.expect.flag else 1
     timeline = 0 if "timeline" in shared else len(case.releases) * columns * (p + 1)
-    bisect = 0 if "bisect" in shared or between is None else bisect_processes(between, p)
+    bisect, said = 0, "no bisection"
+    if "bisect" in shared:
+        said = "bisection read from an earlier case"
+    elif between is not None and set(between) <= set(case.releases) and case.expect.direction != "fails":
+        said = "bisection read from the timeline (no release between its ends that the timeline lacks)"
+    elif between is not None and case.expect.direction == "fails":  # a probe's probe processes, then one a release
+        bisect = 3 + math.ceil(math.log2(len(between) + 1))
+    elif between is not None:
+        bisect = bisect_processes(len(between), p)
     explain = changes_explained(case) * 2 * min(p, EXPLAIN_PROCESSES)
     trials = (case.runs.slowdown_trials or 0) * len(FACTORS) * p if case.metric == "run" else 0
-    return CasePlan(case.name, timeline, bisect, explain, trials, *(each or (None, "")))
+    return CasePlan(case.name, timeline, bisect, explain, trials, *(each or (None, "")), said)
 
 
 def earlier_seconds(case: Case, out: Path) -> tuple[float, str] | None:
     """The seconds a worker process of ``case`` took in the newest earlier corpus run under ``out`` that measured its
-    timeline with the same calls: the median gap between its timeline's process starts; and which run that was."""
+    timeline with the same calls: the mean gap between its timeline's process starts; and which run that was."""
     name = workload_name(case.workload)
     for corpus in sorted(out.glob(f"{layout.CORPUS}-*"), reverse=True):
         starts: list[datetime] = []
@@ -96,7 +107,7 @@ def earlier_seconds(case: Case, out: Path) -> tuple[float, str] | None:
         gaps = [(b - a).total_seconds() for a, b in zip(sorted(starts), sorted(starts)[1:])]
         gaps = [g for g in gaps if g > 0]
         if len(gaps) >= 3:
-            return statistics.median(gaps), f"{corpus.name}'s timeline of it"
+            return statistics.mean(gaps), f"{corpus.name}'s timeline of it"
     return None
 
 
@@ -106,7 +117,7 @@ def plan_lines(plans: Sequence[CasePlan]) -> list[str]:
     for p in plans:
         parts = [
             f"timeline {p.timeline}" if p.timeline else "timeline read from an earlier case",
-            f"bisection {p.bisect}" if p.bisect else "no bisection (or read from an earlier case)",
+            f"bisection {p.bisect}" if p.bisect else p.bisect_said,
             f"explanations {p.explain}",
             f"injected-slowdown trials {p.trials}",
         ]
@@ -129,7 +140,7 @@ def plan_lines(plans: Sequence[CasePlan]) -> list[str]:
 def plan(
     cases: Sequence[Case],
     shared: Mapping[str, Mapping[str, str]],
-    between: Callable[[Case], int | None],
+    between: Callable[[Case], Sequence[str] | None],
     out: Path,
 ) -> list[CasePlan]:
     """Each case's `CasePlan` (``between``: the releases its bisection searches between its ends, None: none)."""

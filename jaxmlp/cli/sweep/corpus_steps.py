@@ -60,18 +60,26 @@ def slowdown_trials(case: Case, measuring: Measuring, matrix: Matrix, folder: Pa
     return done
 
 
+def timeline_samples(case: Case, folder: Path) -> tuple[dict[str, tuple[float, ...]], str] | None:
+    """The steady states ``case``'s timeline (in its ``folder``) measured of its workload without XLA flags, by
+    release (those with two or more), and its folder's name; None where it filed none."""
+    name = workload_name(case.workload)
+    column = next((c for c in case_found(folder).columns if c.workload == name and not c.xla_flags), None)
+    timelines = sorted(p.name for p in folder.glob(f"{layout.TIMELINE}-*") if p.is_dir())
+    if column is None or not timelines:
+        return None
+    samples = {r: tuple(s) for r, s in zip(column.releases, column.samples) if len(s) >= 2}
+    return samples, timelines[-1]
+
+
 def timeline_unslowed(case: Case, folder: Path, release: str) -> tuple[tuple[float, ...], str] | None:
     """The steady states of ``release`` that ``case``'s timeline (in its ``folder``) measured without XLA flags,
     and where they come from, to be its trials' unslowed group; None where it measured fewer than two."""
-    name = workload_name(case.workload)
-    column = next((c for c in case_found(folder).columns if c.workload == name and not c.xla_flags), None)
-    if column is None or release not in column.releases:
+    known = timeline_samples(case, folder)
+    if known is None or release not in known[0]:
         return None
-    samples = column.samples[column.releases.index(release)]
-    timelines = sorted(p.name for p in folder.glob(f"{layout.TIMELINE}-*") if p.is_dir())
-    if len(samples) < 2 or not timelines:
-        return None
-    return tuple(samples), f"the timeline's {len(samples)} processes of {release} ({timelines[-1]})"
+    samples = known[0][release]
+    return samples, f"the timeline's {len(samples)} processes of {release} ({known[1]})"
 
 
 def shared_step(step: str, measured_by: str, out: Path) -> str:
