@@ -159,7 +159,11 @@ def test_a_bisection_over_the_timeline_s_releases_reads_their_samples(tmp_path, 
     doc = json.loads((bisect / "bisect.json").read_text())
     assert doc["settings"]["probes_read"] == {"1": read}
     (scored,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
-    assert (scored.bisected, scored.bisect_found, scored.found) == ("0.4.34", True, True)
+    assert (scored.bisected, scored.bisect_found, scored.found) == ("0.4.34", None, True)  # it checks nothing new
+    assert scored.why == (
+        "the bisection: 0.4.34, from the timeline's samples alone (no release between its ends that "
+        "the timeline did not measure): not scored",
+    )
 
 
 def _with_flag_column(levels_with_flag):

@@ -34,6 +34,12 @@ METRIC_WORDS = {"run": "run time", "compile": "compile time", "memory": "peak me
 """What each metric of a case (`Case.metric`) is, as its lines say it."""
 
 
+READ_ONLY = (
+    "from the timeline's samples alone (no release between its ends that the timeline did not measure): not scored"
+)
+"""Why a bisection whose every probe read the timeline's samples is shown, not scored: it checks nothing new."""
+
+
 def not_bisected(metric: str) -> str:
     """Why a case about another metric than run time has its bisection not scored."""
     return f"not scored: the bisection tests the steady state (run time), not {METRIC_WORDS[metric]}"
@@ -231,6 +237,9 @@ def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, 
         expected = "fails" if case.expect.direction == "fails" else "found"  # the first that fails, or that changed
         right = result.status == expected and result.first == case.expect.release
     reason = result.reason.removeprefix(f"{result.status}: ")
+    read = doc.settings.get("probes_read") or {}
+    if result.probes and len(read) == len(result.probes):  # nothing measured the timeline had not
+        return replace(out, bisected=answer), [f"the bisection: {answer}, {READ_ONLY}"]
     said = [] if right else [f"the bisection answered {answer}" + (f" ({reason})" if reason else "")]
     return replace(out, bisected=answer, bisect_found=right), said
 
