@@ -148,7 +148,8 @@ def command_line(name: str, given: dict[str, Any], case: Case) -> str:
     if name == "trials":
         return (
             f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes x1.25, "
-            f"x1.5) of {case.workload} at {given['release']}, unslowed: the timeline's processes of that release"
+            f"x1.5) of {case.workload} at {given['release']}; unslowed: the timeline's processes of that release, "
+            "where it measured them"
         )
     if name == "timeline":
         words = ["jaxmlp", "sweep", name, given["first"], given["last"], "--versions", *map(str, given["versions"])]
