@@ -83,7 +83,8 @@ def case_plan(
         bisect = bisect_processes(len(between), p)
     explain = changes_explained(case) * 2 * min(p, EXPLAIN_PROCESSES)
     trials = (case.runs.slowdown_trials or 0) * len(FACTORS) * p if case.metric == "run" else 0
-    return CasePlan(case.name, timeline, bisect, explain, trials, *(each or (None, "")), said)
+    seconds, where = each if each else (None, "")
+    return CasePlan(case.name, timeline, bisect, explain, trials, seconds, where, said)
 
 
 def earlier_seconds(case: Case, out: Path) -> tuple[float, str] | None:
