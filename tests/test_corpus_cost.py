@@ -72,7 +72,7 @@ def test_a_step_measured_the_same_is_read_from_the_earlier_case_and_the_plan_cou
     assert (
         "fixture-step-again: 20 processes (timeline read from an earlier case, bisection read from an earlier" in plan
     )
-    assert "time unknown (no earlier run of it under the results folder)" in plan
+    assert "time unknown (no earlier run of it with these calls under the results folder)" in plan
     assert "In all: 192 worker processes; time unknown (estimated;" in plan
     (folder,) = out.iterdir()
     first, again = folder / "fixture-step", folder / "fixture-step-again"

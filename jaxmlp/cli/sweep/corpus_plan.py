@@ -125,12 +125,16 @@ def plan_lines(plans: Sequence[CasePlan]) -> list[str]:
         when = (
             f"about {minutes(p.seconds)} at {p.each:.1f} s a process ({p.each_from})"
             if p.seconds is not None
-            else "time unknown (no earlier run of it under the results folder)"
+            else "time unknown (no earlier run of it with these calls under the results folder)"
         )
         lines.append(f"  {p.case}: {count(p.processes, 'process', 'processes')} ({', '.join(parts)}); {when}")
     known = [p.seconds for p in plans if p.seconds is not None]
     total = sum(p.processes for p in plans)
-    said = f"about {minutes(sum(known))} for the {len(known)} case(s) with an earlier run" if known else "time unknown"
+    said = (
+        f"about {minutes(sum(known))} for the {len(known)} case(s) with an earlier run to go by"
+        if known
+        else "time unknown"
+    )
     lines.append(
         f"In all: {count(total, 'worker process', 'worker processes')}; {said} (estimated; environments to make "
         "not counted)"
