@@ -99,6 +99,11 @@ def test_a_step_measured_the_same_is_read_from_the_earlier_case_and_the_plan_cou
     assert main(["sweep", "corpus", str(manifest), "--rescore", str(folder)]) == 0
     (rescored,) = folder.glob("scorecard-rescored-*.json")
     assert [s.to_json() for s in parse(json.loads(rescored.read_text())).scores] == [s.to_json() for s in doc.scores]
+    assert (
+        main(["summary", str(folder)]) == 0
+        and main(["report", "--results", str(out), "--out", str(tmp_path / "r")]) == 0
+    )
+    capsys.readouterr()
     # a second run under the same folder: its plan's times from the first's timeline, said as estimates
     assert main([*argv, "--slowdown-trials", "0", "--envs", str(tmp_path / "envs"), "--out", str(out)]) == 0
     plan = capsys.readouterr().out
