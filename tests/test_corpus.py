@@ -283,7 +283,7 @@ def _stopped_corpus(tmp_path, monkeypatch, capsys, at):
     from jaxmlp.errors import Interrupted
     from jaxmlp.results.sweep.corpus import case_found, score
 
-    def case(case, number, total, args, folder):
+    def case(case, number, total, args, folder, shared):
         (folder / case.name).mkdir()
         if at == ("case", number):
             raise Interrupted()
@@ -293,7 +293,7 @@ def _stopped_corpus(tmp_path, monkeypatch, capsys, at):
         raise Interrupted()
 
     monkeypatch.setattr(corpus, "_case", case)
-    monkeypatch.setattr(corpus, "_disk", stop if at[0] == "disk" else lambda *a: {"envs": 0})
+    monkeypatch.setattr(corpus, "disk_taken", stop if at[0] == "disk" else lambda *a: {"envs": 0})
     if at[0] == "summary":
         monkeypatch.setattr(corpus, "corpus_summary", stop)
     fake_releases(tmp_path / "envs", monkeypatch)

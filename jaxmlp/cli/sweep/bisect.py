@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -72,11 +72,22 @@ def run(args: argparse.Namespace) -> int:
     return search(settings=settings, detector=detector, measuring=measuring, matrix=matrix, out=Path(args.out)).code
 
 
-def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix: Matrix, out: Path) -> BisectOutcome:
+def search(
+    *,
+    settings: Bisect,
+    detector: Detector,
+    measuring: Measuring,
+    matrix: Matrix,
+    out: Path,
+    explained: Mapping[tuple[str, str], str] | None = None,
+    known: tuple[Mapping[str, Sequence[float]], str] | None = None,
+) -> BisectOutcome:
     """The first release between ``settings``' ends that ``detector`` flags on its workload's steady state, each
     probe filed into a new bisect folder under ``out`` (``matrix.source``: where the environments come from, the
-    same wheel folder as ``settings.wheels``); then the answer explained there (a failure: the first release that
-    fails instead, said on stderr)."""
+    same wheel folder as ``settings.wheels``); then the answer explained there, unless ``explained`` names an
+    explanation of that pair already made (its folder) (a failure: the first release that fails instead, said on
+    stderr). ``known``: samples by release measured with these settings, and where (a timeline's folder): a probe of
+    releases they all hold reads them, not measured again, and the bisection's file says which probes did."""
     start = time.monotonic()
     candidates = flow.candidates(settings)
     matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
@@ -102,9 +113,25 @@ def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix
     def record_check(release: str, said: str) -> None:
         checked[release] = said
 
+    read: dict[str, str] = {}  # the probes that read ``known``'s samples: where from
+
+    def told(number: int, names: list[str]) -> None:
+        read[str(number)] = f"{known[1] if known else ''}: its samples of {', '.join(names)}"
+        print(f"Probe {number}: {', '.join(names)} read from {read[str(number)]}, measured together there; not again")
+
     try:
         result = flow.run(
-            candidates, target, measuring, matrix, detector, record_probe, print, _said, progress_bar, record_check
+            candidates,
+            target,
+            measuring,
+            matrix,
+            detector,
+            record_probe,
+            print,
+            _said,
+            progress_bar,
+            record_check,
+            flow.Known(known[0], told) if known else None,
         )
     except BaseException as e:
         if not any(folder.iterdir()):  # no probe finished: leave nothing behind
@@ -118,7 +145,8 @@ def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix
         raise
     line = bisection.answer_line(result)
     seconds = time.monotonic() - start
-    doc = BisectDocument(metadata(), recorded(settings, target, measuring, matrix, detector), result, line, seconds)
+    given = recorded(settings, target, measuring, matrix, detector)
+    doc = BisectDocument(metadata(), {**given, "probes_read": read} if read else given, result, line, seconds)
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
     print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
     print(f"Wrote {path}, beside the probes' folders ({', '.join(probes)})")  # a probe that met a failure too
@@ -126,7 +154,11 @@ def search(*, settings: Bisect, detector: Detector, measuring: Measuring, matrix
         sys.stdout.flush()
         print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
         return BisectOutcome(folder, result, EXIT_FAILED)
-    explain_answer(result, measuring, spec, matrix, folder)
+    already = (explained or {}).get((str(result.after), str(result.first)))
+    if already:
+        print(f"\nThe answer {result.after} -> {result.first} is explained already, in {already}: not again")
+    else:
+        explain_answer(result, measuring, spec, matrix, folder)
     return BisectOutcome(folder, result, 0)
 
 

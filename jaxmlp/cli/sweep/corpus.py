@@ -17,14 +17,25 @@ from jaxmlp import changepoints
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.bisect import BisectOutcome, search
 from jaxmlp.cli.sweep.common import SWEEP_BACKEND, matrix_of, measuring_of
-from jaxmlp.cli.sweep.corpus_steps import rescore, slowdown_trials, trial_release
+from jaxmlp.cli.sweep.corpus_plan import plan, plan_lines
+from jaxmlp.cli.sweep.corpus_steps import (
+    command_line,
+    disk_taken,
+    explained_pairs,
+    rescore,
+    shared_step,
+    slowdown_trials,
+    timeline_samples,
+    trial_release,
+)
 from jaxmlp.cli.sweep.measured import SweepOutcome
 from jaxmlp.cli.sweep.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.cli.sweep.timeline import measure as measure_timeline
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import envs, published
-from jaxmlp.measure.sweep.corpus import Case, Runs, read_manifest
+from jaxmlp.measure.sweep.bisect import candidates
+from jaxmlp.measure.sweep.corpus import Case, Runs, read_manifest, shared_steps
 from jaxmlp.measure.sweep.settings import Bisect, Corpus, Detector, Matrix, Measuring, Timeline
 from jaxmlp.measure.sweep.slowdown import SlowdownTrials
 from jaxmlp.registry import version_key
@@ -147,7 +158,10 @@ def _share(run: _Corpus, ranks: Ranks) -> CorpusOutcome:
     meeting = meeting_file(check_folder(run.out, "--out"), ranks)
     corpus = meet(meeting, ranks)
     pulse = Pulse(meeting, ranks)
+    shared = shared_steps(cases)
     for i, case in enumerate(cases):
+        if "timeline" in shared.get(case.name, {}):
+            continue  # rank 0 reads the earlier case's timeline
         later = [corpus / c.name for c in cases[i + 1 :]] + [corpus / layout.SCORECARD_FILE]
         if not await_case(meeting_file(corpus / case.name, ranks), later, corpus, ranks, pulse):
             continue  # rank 0 did not get as far as this case's timeline
@@ -170,6 +184,8 @@ def _run(run: _Corpus) -> CorpusOutcome:
         f"releases; {_each(cases, 'processes')} processes a release, {_each(cases, 'calls')} calls a process, "
         f"{_each(cases, 'slowdown_trials')} injected-slowdown trials a case; the detector's parameters are the defaults"
     )
+    shared = shared_steps(cases)
+    print("\n".join(plan_lines(plan(cases, shared, lambda c: _between(c, run), store.folder))))
     folder = new_dir(store.folder, layout.name(layout.CORPUS))
     meeting = meeting_file(store.folder, ranks) if ranks else None
     if ranks and meeting:
@@ -184,8 +200,8 @@ def _run(run: _Corpus) -> CorpusOutcome:
             beating(meeting) if meeting else contextlib.nullcontext(),
         ):
             for i, case in enumerate(cases, 1):
-                scores.append(_case(case, i, len(cases), run, folder))
-        doc = _document(run, cases, scores, _disk(releases, run.matrix.envs, folder, source))
+                scores.append(_case(case, i, len(cases), run, folder, shared.get(case.name, {})))
+        doc = _document(run, cases, scores, disk_taken(releases, run.matrix.envs, folder, source))
         written.append(write_json_new(folder / layout.SCORECARD_FILE, doc.to_json()))
         print(f"\n{render([corpus_summary(doc, folder.name)])}\n")
         disk = doc.disk
@@ -242,7 +258,7 @@ def _each(cases: list[Case], key: str) -> str:
 def _document(
     run: _Corpus, cases: list[Case], scores: list[CaseScore], disk: dict[str, object], partial: str = ""
 ) -> CorpusDocument:
-    """The scorecard of the cases scored (``partial``: why not every case asked for; ``disk``: `_disk`'s, or {}
+    """The scorecard of the cases scored (``partial``: why not every case asked for; ``disk``: `disk_taken`'s, or {}
     where a stop leaves no time to walk the environments)."""
     measuring, matrix = run.measuring, run.matrix
     seconds = time.monotonic() - run.start
@@ -300,8 +316,9 @@ def _remove_empty(folder: Path) -> None:
         folder.rmdir()
 
 
-def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> CaseScore:
-    """One case run through the commands a user would run, into ``corpus/<case>/``, then scored."""
+def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path, shared: dict[str, str]) -> CaseScore:
+    """One case run through the commands a user would run, into ``corpus/<case>/``, then scored; each step in
+    ``shared`` (`shared_steps`: an earlier case measured the same) read from that case's folder instead."""
     start = time.monotonic()
     out = corpus / case.name
     out.mkdir()
@@ -317,9 +334,12 @@ def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path) -> Ca
     if case.runs.slowdown_trials and case.metric == "run":  # the hook stretches calls, not compiles
         measuring, matrix = _case_runs(case, run)
         given = {"release": trial_release(case)}
-        steps.append(("trials", given, lambda: trials.append(slowdown_trials(case, measuring, matrix))))
+        steps.append(("trials", given, lambda: trials.append(slowdown_trials(case, measuring, matrix, out))))
     for name, given, command in steps:
-        print(f"$ {_command(name, given, case)}")
+        if name in shared:
+            print(shared_step(name, shared[name], out))
+            continue
+        print(f"$ {command_line(name, given, case)}")
         try:
             command()
         except JaxmlpError as e:
@@ -346,7 +366,28 @@ def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> Bisec
     `published.listing`'s): the case's workload, calls and processes, the detector's defaults, no XLA flag."""
     settings = Bisect(given["good"], given["bad"], None, wheels=run.matrix.source.wheels)
     measuring, matrix = _case_runs(case, run)
-    return search(settings=settings, detector=Detector(), measuring=measuring, matrix=matrix, out=out)
+    explained = explained_pairs(out)  # the timeline's: its answer's pair not explained twice
+    known = timeline_samples(case, out)  # a probe of the timeline's releases reads them
+    return search(
+        settings=settings,
+        detector=Detector(),
+        measuring=measuring,
+        matrix=matrix,
+        out=out,
+        explained=explained,
+        known=known,
+    )
+
+
+def _between(case: Case, run: _Corpus) -> list[str] | None:
+    """The releases a case's bisection searches between its ends (None: it has none, or the source cannot list
+    them now)."""
+    if case.bisect is None:
+        return None
+    try:
+        return candidates(Bisect(case.bisect[0], case.bisect[1], None, wheels=run.matrix.source.wheels))[1:-1]
+    except JaxmlpError:  # the source's listing cannot be had now: its bisection says why when it runs
+        return None
 
 
 def _case_runs(case: Case, run: _Corpus) -> tuple[Measuring, Matrix]:
@@ -360,40 +401,3 @@ def _case_runs(case: Case, run: _Corpus) -> tuple[Measuring, Matrix]:
 
 def _timeline_given(case: Case) -> dict[str, Any]:
     return {"first": case.releases[0], "last": case.releases[-1], "versions": list(case.releases)}
-
-
-def _command(name: str, given: dict[str, Any], case: Case) -> str:
-    """The command a user would type for this step of the case (its trials: what they run, in words)."""
-    runs = ["--processes", str(case.runs.processes), "--calls", str(case.runs.calls)]
-    if name == "trials":
-        return (
-            f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes unslowed, "
-            f"x1.25, x1.5) of {case.workload} at {given['release']}"
-        )
-    if name == "timeline":
-        words = ["jaxmlp", "sweep", name, given["first"], given["last"], "--versions", *map(str, given["versions"])]
-    else:
-        words = ["jaxmlp", "sweep", name, given["good"], given["bad"]]
-    words += ["--workload", case.workload, *runs]
-    if name == "timeline" and case.expect.flag:
-        words += ["--xla-flags", case.expect.flag]
-    return shlex.join(words)
-
-
-def _disk(releases: list[str], root: Path | None, folder: Path, source: envs.Source) -> dict[str, object]:
-    """The disk the corpus's environments take, all environments under their root take, and its results take."""
-    where = root or envs.envs_root()
-    made = [
-        m.parent
-        for v in releases
-        for m in where.glob(f"jax-{v}-py*/{envs.COMPLETE}")
-        if envs.release_of(m.parent.name, source) == v
-    ]
-    everything = [m.parent for m in where.glob(f"jax-*/{envs.COMPLETE}")] if where.is_dir() else []
-    return {
-        "envs": len(made),
-        "envs_bytes": sum(envs.env_bytes(e) for e in made),
-        "envs_root": str(where),
-        "envs_root_bytes": sum(envs.env_bytes(e) for e in everything),
-        "results_bytes": envs.env_bytes(folder),
-    }

@@ -1,25 +1,31 @@
-"""Two steps of `jaxmlp sweep corpus`: a case's injected-slowdown trials, and a corpus run scored again from its
-files (``--rescore``)."""
+"""Steps of `jaxmlp sweep corpus`: a case's injected-slowdown trials, a step read from the earlier case that
+measured the same, and a corpus run scored again from its files (``--rescore``)."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from jaxmlp.errors import EXIT_FAILED
 from jaxmlp.measure.environment import metadata
+from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep import slowdown as flow
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
 from jaxmlp.measure.sweep.matrix import environments
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.slowdown import SlowdownTrials
+from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.report.sweep_summaries import corpus_summary
 from jaxmlp.report.text import render
 from jaxmlp.results.schema.corpus import CaseScore
+from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store import layout
+from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.store.writing import write_json_new
-from jaxmlp.results.sweep.corpus import trials_said
+from jaxmlp.results.sweep.corpus import case_found, trials_said
 from jaxmlp.results.sweep.corpus_rescore import recorded, rescored
 
 
@@ -39,14 +45,67 @@ def trial_release(case: Case) -> str:
     return case.releases[max(at - 1, 0)]
 
 
-def slowdown_trials(case: Case, measuring: Measuring, matrix: Matrix) -> SlowdownTrials:
-    """A case's injected-slowdown trials: its workload at `trial_release`, unslowed and slowed, as many processes
-    a group as its timeline's, each trial's line printed."""
+def slowdown_trials(case: Case, measuring: Measuring, matrix: Matrix, folder: Path | None = None) -> SlowdownTrials:
+    """A case's injected-slowdown trials: its workload at `trial_release`, slowed, as many processes a group as its
+    timeline's, each trial's line printed; unslowed: the processes of that release its timeline in ``folder`` (the
+    case's) measured with the same workload, calls and settings (`timeline_unslowed`), else measured with them."""
     release = trial_release(case)
     python = environments(replace(matrix, series=case.releases), [release])[release]
-    done = flow.run(release, python, measuring, matrix.processes, case.runs.slowdown_trials or 0, matrix.timeout)
+    unslowed = timeline_unslowed(case, folder, release) if folder is not None else None
+    if unslowed:
+        print(f"Unslowed at {release}: {unslowed[1]}, not measured again")
+    trials = case.runs.slowdown_trials or 0
+    done = flow.run(release, python, measuring, matrix.processes, trials, matrix.timeout, unslowed=unslowed)
     print(f"Injected slowdowns at {release}: {trials_said(done)}")
     return done
+
+
+def timeline_samples(case: Case, folder: Path) -> tuple[dict[str, tuple[float, ...]], str] | None:
+    """The steady states ``case``'s timeline (in its ``folder``) measured of its workload without XLA flags, by
+    release (those with two or more), and its folder's name; None where it filed none."""
+    name = workload_name(case.workload)
+    column = next((c for c in case_found(folder).columns if c.workload == name and not c.xla_flags), None)
+    timelines = sorted(p.name for p in folder.glob(f"{layout.TIMELINE}-*") if p.is_dir())
+    if column is None or not timelines:
+        return None
+    samples = {r: tuple(s) for r, s in zip(column.releases, column.samples) if len(s) >= 2}
+    return samples, timelines[-1]
+
+
+def timeline_unslowed(case: Case, folder: Path, release: str) -> tuple[tuple[float, ...], str] | None:
+    """The steady states of ``release`` that ``case``'s timeline (in its ``folder``) measured without XLA flags,
+    and where they come from, to be its trials' unslowed group; None where it measured fewer than two."""
+    known = timeline_samples(case, folder)
+    if known is None or release not in known[0]:
+        return None
+    samples = known[0][release]
+    return samples, f"the timeline's {len(samples)} processes of {release} ({known[1]})"
+
+
+def shared_step(step: str, measured_by: str, out: Path) -> str:
+    """A case's ``step`` that the earlier case ``measured_by`` measured the same (`corpus.shared_steps`): its folder
+    linked into this case's folder ``out`` (a relative link: the case's folder says where its samples come from);
+    the line saying so, or why there is none."""
+    earlier = sorted(p for p in (out.parent / measured_by).glob(f"{step}-*") if p.is_dir())
+    if not earlier:
+        return f"# the {step} of {measured_by} (the same workload, releases and settings) filed no folder to read"
+    link = out / earlier[-1].name
+    link.symlink_to(Path("..") / measured_by / earlier[-1].name, target_is_directory=True)
+    return (
+        f"# the {step} of {measured_by}, the same workload, releases and settings: read from "
+        f"{measured_by}/{earlier[-1].name} (linked as {out.name}/{link.name}), not measured again"
+    )
+
+
+def explained_pairs(folder: Path) -> dict[tuple[str, str], str]:
+    """The release pairs a case's timeline (in its ``folder``) explained without XLA flags, each with its
+    explanation's folder (relative to ``folder``)."""
+    found: dict[tuple[str, str], str] = {}
+    for path in sorted(folder.glob(f"{layout.TIMELINE}-*/{layout.EXPLAIN}-*/{layout.EXPLAIN_FILE}")):
+        doc = read_document(path)
+        if isinstance(doc, ExplainDocument) and not doc.settings.get("xla_flags"):
+            found[(doc.a, doc.b)] = str(path.parent.relative_to(folder))
+    return found
 
 
 def rescore(*, folder: Path, manifest: Path) -> Rescored:
@@ -62,3 +121,41 @@ def rescore(*, folder: Path, manifest: Path) -> Rescored:
     print(f"\n{render([corpus_summary(again, folder.name)])}\n")
     print(f"Wrote {path}: {folder / layout.SCORECARD_FILE} scored again from its cases' files, nothing measured")
     return Rescored(path, again.scores, EXIT_FAILED if any(s.failed for s in again.scores) else 0)
+
+
+def disk_taken(releases: list[str], root: Path | None, folder: Path, source: envs.Source) -> dict[str, object]:
+    """The disk the corpus's environments take, all environments under their root take, and its results take."""
+    where = root or envs.envs_root()
+    made = [
+        m.parent
+        for v in releases
+        for m in where.glob(f"jax-{v}-py*/{envs.COMPLETE}")
+        if envs.release_of(m.parent.name, source) == v
+    ]
+    everything = [m.parent for m in where.glob(f"jax-*/{envs.COMPLETE}")] if where.is_dir() else []
+    return {
+        "envs": len(made),
+        "envs_bytes": sum(envs.env_bytes(e) for e in made),
+        "envs_root": str(where),
+        "envs_root_bytes": sum(envs.env_bytes(e) for e in everything),
+        "results_bytes": envs.env_bytes(folder),
+    }
+
+
+def command_line(name: str, given: dict[str, Any], case: Case) -> str:
+    """The command a user would type for this step of the case (its trials: what they run, in words)."""
+    runs = ["--processes", str(case.runs.processes), "--calls", str(case.runs.calls)]
+    if name == "trials":
+        return (
+            f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes x1.25, "
+            f"x1.5) of {case.workload} at {given['release']}; unslowed: the timeline's processes of that release, "
+            "where it measured them"
+        )
+    if name == "timeline":
+        words = ["jaxmlp", "sweep", name, given["first"], given["last"], "--versions", *map(str, given["versions"])]
+    else:
+        words = ["jaxmlp", "sweep", name, given["good"], given["bad"]]
+    words += ["--workload", case.workload, *runs]
+    if name == "timeline" and case.expect.flag:
+        words += ["--xla-flags", case.expect.flag]
+    return shlex.join(words)

@@ -4,7 +4,8 @@ small matrix of the ends and their midpoint (`jaxmlp.measure.sweep.matrix`)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, bisect
@@ -28,6 +29,16 @@ from jaxmlp.registry import SWEEP_WORKLOADS, version_key
 
 RecordProbe = Callable[[int, Sequence[Runner], Measured], None]
 """Told each probe's number, its cells and what they measured (the command files it as a sweep folder)."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """Samples of the bisected workload already measured with the bisection's settings, by release (a timeline's,
+    measured together in its rounds), and what to tell of a probe that reads them (its number and releases)."""
+
+    samples: Mapping[str, Sequence[float]]
+    told: Callable[[int, list[str]], None]
+
 
 RecordCheck = Callable[[str, str], None]
 """Told each release the search for the first that fails checked, and what it did (`RUNS` or its failure)."""
@@ -86,11 +97,13 @@ def run(
     progress: Callable[[BisectProbe], None] | None = None,
     bar: Progress | None = None,
     record_check: RecordCheck | None = None,
+    known: Known | None = None,
 ) -> Bisection:
     """Bisect ``releases`` on the steady state of ``target`` (``measuring`` measures it alone), a probe at a time:
     each probe's cells are made, measured and handed to ``record_probe`` before the next. Where a probe's releases
     fail at their probe processes, the first that fails is searched for by one probe process a release (each told
-    to ``record_check``)."""
+    to ``record_check``). A probe whose every release ``known`` holds samples of (a timeline's, measured together
+    in its rounds with the same settings) reads them instead of measuring them again (told to ``known.told``)."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
     flags = matrix.xla_flags[0] if matrix.xla_flags else ""
@@ -98,6 +111,10 @@ def run(
     probes: list[int] = []
 
     def measure(names: list[str]) -> dict[str, list[float]]:
+        if known is not None and all(len(known.samples.get(n, ())) >= 2 for n in names):
+            probes.append(next(numbers))
+            known.told(probes[-1], names)
+            return {n: list(known.samples[n]) for n in names}
         pythons = environments(matrix, names, say)
         runners = [Runner(v, pythons[v], measuring, flags, 1 if flags else 0) for v in names]
         try:

@@ -51,7 +51,9 @@ class Runs:
 @dataclass(frozen=True)
 class Expect:
     """What a user should find: the first release that differs (None for a control), which way, the band of new
-    over old time, and what `jaxmlp sweep explain` should find (``flag``: the XLA flag that undoes it)."""
+    over old time, and what `jaxmlp sweep explain` should find; ``flag``: an XLA flag whose column the timeline
+    runs, the flag that undoes it (cause ``flag``) or, with ``flag_undoes`` False, one that must not (the change is
+    found only where that column shows it too)."""
 
     direction: str
     release: str | None = None
@@ -59,6 +61,12 @@ class Expect:
     cause: str = "unknown"
     flag: str = ""
     origins: tuple[str, ...] = ()  # the manifest's ``from``: where the release and band come from (`ORIGINS`)
+    flag_undoes: bool = True
+
+    @property
+    def flag_kept(self) -> str:
+        """The XLA flag that must not undo the change ("" where none is named)."""
+        return self.flag if self.flag and not self.flag_undoes else ""
 
     @property
     def said_by(self) -> str:
@@ -117,6 +125,7 @@ class Case:
             str(e.get("cause", "unknown")),
             str(e.get("flag", "")),
             tuple(str(o) for o in e.get("origins") or ()),
+            bool(e.get("flag_undoes", True)),
         )
         ends = doc.get("bisect")
         return cls(
@@ -255,16 +264,22 @@ def _expect(where: str, kind: str, releases: Sequence[str], table: Mapping[str, 
         ):
             raise JaxmlpError(f"{where}: expect.ratio {band!r}: give the band of new over old time, [LOW, HIGH]")
         ratio = (float(band[0]), float(band[1]))
-    flag = table.get("flag", "")
-    if cause == "flag" and not (isinstance(flag, str) and flag.startswith("--xla")):
-        raise JaxmlpError(f'{where}: cause "flag" needs expect.flag, the XLA flag that undoes it (--xla_...)')
+    flag, undoes = table.get("flag", ""), table.get("flag_undoes", True)
+    if not isinstance(undoes, bool):
+        raise JaxmlpError(f"{where}: expect.flag_undoes {undoes!r}: give true or false")
+    if cause == "flag" and not undoes:
+        raise JaxmlpError(f'{where}: cause "flag" is a flag that undoes it: drop flag_undoes = false, or the cause')
+    if (cause == "flag" or not undoes) and not (isinstance(flag, str) and flag.startswith("--xla")):
+        said = "that undoes it" if undoes else "that must not undo it"
+        raise JaxmlpError(f"{where}: expect.flag {flag!r}: give the XLA flag {said} (--xla_...)")
     origins = _origins(where, table)
     if ratio is not None and not origins:
         raise JaxmlpError(
             f'{where}: expect.from: say where its band comes from: the report\'s own figure ("https://...: x2") or '
             'this machine\'s measurement ("measured: x2.2, `jaxmlp sweep run ...`, which run")'
         )
-    return Expect(direction, str(release), ratio, cause, str(flag) if cause == "flag" else "", origins)
+    named = cause == "flag" or not undoes
+    return Expect(direction, str(release), ratio, cause, str(flag) if named else "", origins, undoes)
 
 
 def _origins(where: str, table: Mapping[str, Any]) -> tuple[str, ...]:
@@ -276,3 +291,35 @@ def _origins(where: str, table: Mapping[str, Any]) -> tuple[str, ...]:
             "report's own figure at its address, or this machine's measurement and which run)"
         )
     return tuple(raw)
+
+
+SHARED_STEPS = ("timeline", "bisect")
+"""The steps of a case that a later case measuring the same thing reads instead of measuring again."""
+
+
+def step_key(case: Case, step: str) -> tuple[Any, ...] | None:
+    """What a case's ``step`` measures (its workload, releases, what it runs with, the XLA flag its timeline adds):
+    two cases with the same key measure the same thing. None where the case has no such step."""
+    if step == "bisect" and case.bisect is None:
+        return None
+    runs = (case.runs.processes, case.runs.calls, case.compiles)
+    if step == "timeline":
+        return (step, case.workload, case.releases, case.expect.flag, *runs)
+    return (step, case.workload, case.bisect, *runs)
+
+
+def shared_steps(cases: Sequence[Case]) -> dict[str, dict[str, str]]:
+    """For each case, each step an earlier case of ``cases`` measures the same (`step_key`), and that case's name:
+    its folder is read instead of measuring it again. Pure: every rank of a run decides the same."""
+    first: dict[tuple[Any, ...], str] = {}
+    out: dict[str, dict[str, str]] = {}
+    for case in cases:
+        for step in SHARED_STEPS:
+            key = step_key(case, step)
+            if key is None:
+                continue
+            if key in first:
+                out.setdefault(case.name, {})[step] = first[key]
+            else:
+                first[key] = case.name
+    return out

@@ -1,7 +1,9 @@
 """A corpus case's injected-slowdown trials: the case's own workload at one release, unslowed and with each known
 slowdown put in by the sweep's test hook (`Measuring.inject_slowdown`: each timed call stretched to that many times
 its own time by spinning on the clock), a group of fresh processes each, one of each a round in rotating order.
-What the detector makes of them is scored in `jaxmlp.results.sweep.corpus` (the method: docs/results/corpus.md)."""
+The unslowed group may be given instead of measured: the case's own timeline's processes of that release, the same
+workload, calls and settings (``unslowed_from`` says where they came from). What the detector makes of them is
+scored in `jaxmlp.results.sweep.corpus` (the method: docs/results/corpus.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ def group(factor: float) -> str:
 class SlowdownTrials:
     """A case's injected-slowdown trials at ``release``: ``processes`` a group of ``calls`` timed calls, each
     trial's steady-state seconds by group (`UNSLOWED` and `group` of each factor), a process each; ``failures``:
-    the processes that gave no sample, a line each."""
+    the processes that gave no sample, a line each; ``unslowed_from``: where the `UNSLOWED` group's samples come
+    from where they were not measured with the trials ("": measured with them, a group of each trial's rounds)."""
 
     release: str
     processes: int
@@ -36,6 +39,7 @@ class SlowdownTrials:
     factors: tuple[float, ...]
     values: tuple[Mapping[str, tuple[float, ...]], ...]
     failures: tuple[str, ...] = ()
+    unslowed_from: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +49,7 @@ class SlowdownTrials:
             "factors": list(self.factors),
             "values": [{k: list(v) for k, v in trial.items()} for trial in self.values],
             "failures": list(self.failures),
+            "unslowed_from": self.unslowed_from,
         }
 
     @classmethod
@@ -56,6 +61,7 @@ class SlowdownTrials:
             tuple(float(f) for f in doc["factors"]),
             tuple({str(k): tuple(float(x) for x in v) for k, v in trial.items()} for trial in doc["values"]),
             tuple(str(f) for f in doc.get("failures") or ()),
+            str(doc.get("unslowed_from") or ""),
         )
 
 
@@ -68,10 +74,12 @@ def run(
     timeout: float | None = None,
     factors: Sequence[float] = FACTORS,
     say: Say = print,
+    unslowed: tuple[Sequence[float], str] | None = None,
 ) -> SlowdownTrials:
     """``trials`` trials of ``measuring``'s one workload in ``release``'s environment (its ``python``): each
-    ``processes`` rounds of a process unslowed and one with each of ``factors`` put in, in rotating order."""
-    runners = {UNSLOWED: Runner(release, python, measuring)}
+    ``processes`` rounds of a process unslowed and one with each of ``factors`` put in, in rotating order; with
+    ``unslowed`` (samples, and where they come from), those are every trial's unslowed group, not measured again."""
+    runners = {} if unslowed else {UNSLOWED: Runner(release, python, measuring)}
     for factor in factors:
         runners[group(factor)] = Runner(release, python, replace(measuring, inject_slowdown=factor - 1))
     (name,) = measuring.names
@@ -80,6 +88,8 @@ def run(
     with jaxmlp_path() as path:
         for trial in range(trials):
             results, failed = run_rounds(runners, processes, None, path, timeout, say=say)
-            values.append({g: tuple(p.workloads[name].steady_seconds for p in results[g]) for g in runners})
+            measured = {g: tuple(p.workloads[name].steady_seconds for p in results[g]) for g in runners}
+            values.append({UNSLOWED: tuple(unslowed[0]), **measured} if unslowed else measured)
             failures += [f"trial {trial + 1}, {f.cell}: {f.reason}" for f in failed]
-    return SlowdownTrials(release, processes, measuring.calls, tuple(factors), tuple(values), tuple(failures))
+    origin = unslowed[1] if unslowed else ""
+    return SlowdownTrials(release, processes, measuring.calls, tuple(factors), tuple(values), tuple(failures), origin)

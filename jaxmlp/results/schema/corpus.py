@@ -104,6 +104,8 @@ def _slowdown(doc: Any, where: str) -> SlowdownTrials | None:
     checked(doc, "release", where, TEXT)
     for key in ("processes", "calls"):
         checked(doc, key, where, NUMBER)
+    if "unslowed_from" in doc:
+        checked(doc, "unslowed_from", where, TEXT)
     for i, trial in enumerate(checked(doc, "values", where, LIST)):
         for k, v in typed(trial, f"{where}values[{i}]", OBJECT).items():
             for x in typed(v, f"{where}values[{i}].{k}", LIST):
@@ -126,6 +128,8 @@ def _case(doc: Mapping[str, Any], where: str) -> Case:
     checked(expect, "direction", inner, TEXT)
     for key in ("release", "cause", "flag"):
         checked(expect, key, inner, TEXT, null=True)
+    if "flag_undoes" in expect:
+        checked(expect, "flag_undoes", inner, FLAG)
     band = checked(expect, "ratio", inner, LIST, null=True) or ()
     if band and len(band) != 2:
         raise wrong(f"{inner}ratio", band, "a list of two numbers")

@@ -34,6 +34,12 @@ METRIC_WORDS = {"run": "run time", "compile": "compile time", "memory": "peak me
 """What each metric of a case (`Case.metric`) is, as its lines say it."""
 
 
+READ_ONLY = (
+    "from the timeline's samples alone (no release between its ends that the timeline did not measure): not scored"
+)
+"""Why a bisection whose every probe read the timeline's samples is shown, not scored: it checks nothing new."""
+
+
 def not_bisected(metric: str) -> str:
     """Why a case about another metric than run time has its bisection not scored."""
     return f"not scored: the bisection tests the steady state (run time), not {METRIC_WORDS[metric]}"
@@ -188,11 +194,29 @@ def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseS
     out = replace(
         out, found=True, direction=change.direction, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, in_band=in_band
     )
+    kept = _kept_with_flag(case, found, base)
+    if kept:
+        return replace(out, found=False), [kept]
     if pooled:
         return out, [f"{ratio(c.ratio)} not scored against the band: {pooled}"]
     if in_band:
         return out, []
     return out, [f"{ratio(c.ratio)} ({interval(c.ci_low, c.ci_high)}) is outside the band {ratio(low)}-{ratio(high)}"]
+
+
+def _kept_with_flag(case: Case, found: CaseFound, base: TimelineColumn) -> str:
+    """Why a change that must not be undone by ``case``'s XLA flag (`Expect.flag_kept`) is not found: its column
+    with the flag does not flag it at the same release, the same way ("" where it does, or no such flag is named)."""
+    flag, expect = case.expect.flag_kept, case.expect
+    if not flag:
+        return ""
+    flagged = _column(found, base.workload, flag, case.metric)
+    if flagged is None:
+        return f"no column ran with {flag}: the change must be found with it too"
+    if _at(flagged, str(expect.release), expect.direction) is not None:
+        return ""
+    elsewhere = "; ".join(c.line() for c in flagged.changes) or "nothing"
+    return f"with {flag} (which must not undo it) {expect.release} is not {expect.direction}; flagged {elsewhere}"
 
 
 def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, list[str]]:
@@ -213,6 +237,9 @@ def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, 
         expected = "fails" if case.expect.direction == "fails" else "found"  # the first that fails, or that changed
         right = result.status == expected and result.first == case.expect.release
     reason = result.reason.removeprefix(f"{result.status}: ")
+    read = doc.settings.get("probes_read") or {}
+    if result.probes and len(read) == len(result.probes):  # nothing measured the timeline had not
+        return replace(out, bisected=answer), [f"the bisection: {answer}, {READ_ONLY}"]
     said = [] if right else [f"the bisection answered {answer}" + (f" ({reason})" if reason else "")]
     return replace(out, bisected=answer, bisect_found=right), said
 
@@ -272,4 +299,5 @@ def trials_said(trials: SlowdownTrials) -> str:
     """A case's injected-slowdown trials in a line: each slowdown found in how many trials, and how they ran."""
     found = ", ".join(f"{ratio(f)} found in {n} of {m} trials" for f, n, m in injected_found(trials))
     failed = f"; {len(trials.failures)} process(es) gave no sample" if trials.failures else ""
-    return f"{found} ({trials.processes} processes a group, {trials.calls} calls a process){failed}"
+    unslowed = f"; unslowed: {trials.unslowed_from}" if trials.unslowed_from else ""
+    return f"{found} ({trials.processes} processes a group, {trials.calls} calls a process{unslowed}){failed}"

@@ -123,10 +123,12 @@ def kinds_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
 
 
 def _expected(case: Case) -> str:
-    """What a case expects in words: ``0.4.33 slower x14-x760`` (a control: the same)."""
+    """What a case expects in words: ``0.4.33 slower x14-x760`` (a control: the same; a flag that must not undo
+    it: ``, still with --xla_...``)."""
     e = case.expect
     said = SAME if case.is_control else f"{e.release} {e.direction}"
-    return said + (f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}" if e.ratio else "")
+    kept = f", still with {e.flag_kept}" if e.flag_kept else ""
+    return said + (f" {ratio(e.ratio[0])}-{ratio(e.ratio[1])}" if e.ratio else "") + kept
 
 
 def _mark(value: bool | None) -> str:
