@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import nox
@@ -26,6 +27,9 @@ TEST_CONSTRAINTS = ("ml_dtypes<0.7",)
 """Held back in `nox -s tests` only: ml_dtypes 0.7.0 takes about 1.2 s of CPU to import on a 2-core CI machine (its
 extension module's start; 0.6.0: 0.01 s), and each of the hundreds of processes the tests start imports it with jax
 (docs/getting-started.md: the test suite's time)."""
+
+SMOKE_JAX_CACHE = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+"""The smoke run's compiles kept for its other processes (it times nothing: --benchmark-disable)."""
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"  # torch is gigabytes: install it once per session's environment
@@ -69,7 +73,9 @@ def tests(session: nox.Session) -> None:
     workers = ["-n", str(TEST_WORKERS)]
     session.run("pytest", *workers, "--dist", "loadgroup", *_jax(session))
     smoke = ["--size=smoke", "--benchmark-disable", f"--all-precisions={SMOKE_ALL_PRECISIONS}"]
-    session.run("pytest", "bench", *smoke, "-q", "-p", "no:cacheprovider", *workers)
+    with tempfile.TemporaryDirectory(prefix="jaxmlp-smoke-jax-cache-") as cache:  # as tests/conftest.py's
+        env = {**SMOKE_JAX_CACHE, "JAX_COMPILATION_CACHE_DIR": cache}
+        session.run("pytest", "bench", *smoke, "-q", "-p", "no:cacheprovider", *workers, env=env)
 
 
 @nox.session
