@@ -21,8 +21,9 @@ STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that stop a command: Ctrl-C, and those handled like it."""
 
 _STARTING: list[int] = []
-"""Signals that arrived while a child process was starting (`deaf_to_ctrl_c`), raised once it has started."""
-_STARTS = [0]  # how many starts are under way (nested)
+"""Signals that arrived while a child process was starting (`deaf_to_ctrl_c`) or stops were `held`, raised once
+that has ended."""
+_STARTS = [0]  # how many starts and holds are under way (nested)
 
 _RAISED: dict[weakref.ref[Interrupted], int] = {}
 """Each stop raised and not yet out of `stop_on_signals`, by a weak reference to it: the signal it came from."""
@@ -127,10 +128,29 @@ def deaf_to_ctrl_c(signals: Collection[int] = (signal.SIGINT,)) -> Iterator[None
     try:
         yield
     finally:
-        _STARTS[0] -= 1
-        queued = _STARTING[:1] if not _STARTS[0] else []
-        if queued:
-            _STARTING.clear()
+        queued = _release()
         signal.pthread_sigmask(signal.SIG_UNBLOCK, set(signals) - set(blocked))
         if queued:
-            _raise(queued[0], None)
+            _raise(queued, None)
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """A stopping signal sent inside is raised once it ends (a second one at once): around imports of extension
+    modules (jaxlib's), which end the whole process when a stop is raised in the Python code they call."""
+    _STARTS[0] += 1
+    try:
+        yield
+    finally:
+        if queued := _release():
+            _raise(queued, None)
+
+
+def _release() -> int | None:
+    """One hold (`deaf_to_ctrl_c`, `held`) ended: the stop sent meanwhile, to raise once the last has ended."""
+    _STARTS[0] -= 1
+    if _STARTS[0] or not _STARTING:
+        return None
+    queued = _STARTING[0]
+    _STARTING.clear()
+    return queued

@@ -6,6 +6,31 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+JAX_CACHE = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of the test session kept on disk, so that the many processes the
+tests start (and both xdist workers) compile a program once; what is tested never depends on a compile's time."""
+
+
+def pytest_configure(config):
+    """One compilation cache for the whole session: made by the controller before its workers start (they and every
+    process the tests start inherit its environment), removed at its end."""
+    if hasattr(config, "workerinput"):
+        return
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="jaxmlp-tests-jax-cache-")
+    config._jaxmlp_jax_cache = folder
+    os.environ.update({**JAX_CACHE, "JAX_COMPILATION_CACHE_DIR": folder})
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_jaxmlp_jax_cache", None)
+    if folder:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 MNIST_HOWTO = (
     "real MNIST files not found: set JAXMLP_DATA_DIR to a folder holding the four MNIST IDX files "
     "(gzipped or not) to run this test"

@@ -68,7 +68,12 @@ def version_line() -> str:
 
 
 def _command(name: str) -> ModuleType:
-    return importlib.import_module(f"jaxmlp.cli.{name}")
+    """The command's module, imported with stops `held` (it imports jax: a stop raised inside jaxlib's extension
+    modules would end the process with C++'s "terminate called")."""
+    from jaxmlp.stops import held
+
+    with held():
+        return importlib.import_module(f"jaxmlp.cli.{name}")
 
 
 def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:

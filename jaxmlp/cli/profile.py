@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
         raise JaxmlpError(f"--steps must be at least 1, got {args.steps}")
     check_folder(args.logdir, "--logdir")
     cpu_only_if_asked(config.backend)
-    datasets = load_splits(config.dataset, config.data_dir, config.download, limit=config.limit)
+    datasets = load_splits(
+        config.dataset, config.data_dir, config.download, limit=config.limit, pipelines=[config.pipeline]
+    )
     check_batch_size(config.batch_size, len(datasets.train))
     device = select_device(config.backend)
     with jax.default_device(device):

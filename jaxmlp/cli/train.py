@@ -118,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int] | None) -> int:
     """Train and report; in a run of several processes only process 0's words are shown and only it writes."""
-    datasets = load_splits(config.dataset, config.data_dir, config.download, limit=config.limit)
+    datasets = load_splits(
+        config.dataset, config.data_dir, config.download, limit=config.limit, pipelines=[config.pipeline]
+    )
     meta: dict[str, Any] = {}
     records: list[EpochRecord] = []  # each epoch as it ends: a stopped run keeps those
 

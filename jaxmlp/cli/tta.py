@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     device = select_device(config.backend)
     for precision in config.precisions:
         check_precision(precision, device.platform)
-    datasets = load_splits(args.dataset, args.data_dir, limit=args.limit)
+    datasets = load_splits(args.dataset, args.data_dir, limit=args.limit, pipelines=config.pipelines)
     check_batch_size(config.batch_size, len(datasets.train))
     meta = metadata(device)
     print(

@@ -5,6 +5,7 @@ questions/time-to-accuracy page)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -84,9 +85,13 @@ def parts(train: Any, batch_size: int, eval_every: int | None) -> list[Any]:
     starts = [start for start in range(0, n, size) if n - start >= batch_size or start == 0]
     out = []
     for start, end in zip(starts, [*starts[1:], n]):
-        part = copy.copy(train)
-        part.data, part.targets = train.data[start:end], train.targets[start:end]
-        out.append(part)
+        data, targets = train.data[start:end], train.targets[start:end]
+        if dataclasses.is_dataclass(train):  # a split as arrays (frozen)
+            out.append(dataclasses.replace(train, data=data, targets=targets))
+        else:  # the tutorial's dataset
+            part = copy.copy(train)
+            part.data, part.targets = data, targets
+            out.append(part)
     return out
 
 

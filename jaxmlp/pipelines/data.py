@@ -215,14 +215,15 @@ def load_datasets(
         datasets = Datasets(
             "synthetic",
             "generated",
-            SyntheticMNIST(True, train_size, FlattenAndCast()),
+            SyntheticMNIST(True, train_size if limit is None else min(limit, train_size), FlattenAndCast()),
             SyntheticMNIST(False, test_size, FlattenAndCast()),
         )
     elif name != "mnist":
         raise JaxmlpError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}")
     else:
         datasets = _mnist(data_dir, download)
-    if limit is None or limit >= len(datasets.train):
+    full = synthetic_sizes[0] if name == "synthetic" else len(datasets.train)  # a limited synthetic set: made so
+    if limit is None or limit >= full:
         return datasets
     train = datasets.train
     train.data, train.targets = train.data[:limit], train.targets[:limit]  # what __getitem__ and __len__ read

@@ -109,10 +109,15 @@ def load_splits(
     download: bool = False,
     synthetic_sizes: Sequence[int] = (60000, 10000),
     limit: int | None = None,
+    pipelines: Sequence[str] | None = None,
 ) -> Datasets:
     """The train and test splits: the tutorial's datasets where torch and PIL are installed, else (a JAX-only host)
-    the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which the pipelines that need neither take as they are."""
-    if not missing_modules(("torch", "PIL")):
+    the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which the pipelines that need neither take as they are;
+    as arrays too, torch never imported, where the ``pipelines`` they feed are given and none needs torch."""
+    torch_free = (
+        pipelines is not None and not download and not any("torch" in PIPELINE_NEEDS.get(p, ()) for p in pipelines)
+    )
+    if not torch_free and not missing_modules(("torch", "PIL")):
         from jaxmlp.pipelines import data  # torch stays out of a process that has none
 
         return data.load_datasets(name, data_dir, download, synthetic_sizes, limit)
@@ -130,7 +135,7 @@ def load_splits(
     else:
         train, test = load_arrays(name, data_dir)
         source = str(resolve_data_dir(data_dir))
-    source += ", read as arrays (no torch here)"
+    source += ", read as arrays" if torch_free else ", read as arrays (no torch here)"
     if limit is not None and limit < len(train):
         train, source = Split(train.data[:limit], train.targets[:limit]), f"{source}, first {limit} training images"
     return Datasets(name, source, train, test)

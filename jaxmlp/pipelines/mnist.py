@@ -24,13 +24,26 @@ IMAGE_SHAPE = (28, 28)
 N_PIXELS = IMAGE_SHAPE[0] * IMAGE_SHAPE[1]
 
 
+SYNTHETIC_BLOCK = 1024
+"""Synthetic digits are made in blocks of this many, each from its own seed: the first ``size`` of a split are the
+same whatever ``size`` is asked, so a limited set is the full set's start, made without the rest."""
+
+
 def synthetic_arrays(train: bool = True, size: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Synthetic digits, each class a fixed random stroke pattern: images ``(N, 28, 28)`` uint8 and labels ``(N,)``
-    int64 (`jaxmlp.pipelines.data.SyntheticMNIST`; the set: the docs' getting-started page)."""
+    int64, the first ``size`` of the split (`jaxmlp.pipelines.data.SyntheticMNIST`; the set: the docs'
+    getting-started page)."""
     n = size if size is not None else (60000 if train else 10000)
-    rng = np.random.default_rng(seed)
-    prototypes = rng.random((10, N_PIXELS)) < 0.12  # the same for both splits
-    rng = np.random.default_rng([seed, 1 if train else 2])
+    prototypes = np.random.default_rng(seed).random((10, N_PIXELS)) < 0.12  # the same for both splits
+    blocks = range(-(-n // SYNTHETIC_BLOCK))
+    made = [_synthetic_block(prototypes, np.random.default_rng([seed, 1 if train else 2, b])) for b in blocks]
+    if not made:
+        return np.zeros((0, *IMAGE_SHAPE), np.uint8), np.zeros(0, np.int64)
+    return np.concatenate([m[0] for m in made])[:n], np.concatenate([m[1] for m in made])[:n]
+
+
+def _synthetic_block(prototypes: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    n = SYNTHETIC_BLOCK
     targets = rng.integers(0, 10, n)
     keep = rng.integers(0, 256, (n, N_PIXELS), dtype=np.uint8) < 64  # a quarter of the class's strokes
     extra = rng.integers(0, 256, (n, N_PIXELS), dtype=np.uint8) < 38  # ~15% random pixels
