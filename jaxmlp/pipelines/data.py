@@ -222,7 +222,7 @@ def load_datasets(
         raise JaxmlpError(f"unknown dataset {name!r}: choose one of {', '.join(DATASETS)}")
     else:
         datasets = _mnist(data_dir, download)
-    full = synthetic_sizes[0] if name == "synthetic" else len(datasets.train)  # a limited synthetic set: made so
+    full = synthetic_sizes[0] if name == "synthetic" else len(datasets.train)  # (synthetic: made only as far as limit)
     if limit is None or limit >= full:
         return datasets
     train = datasets.train
