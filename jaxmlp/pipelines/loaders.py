@@ -13,7 +13,14 @@ from typing import Any, cast
 import numpy as np
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.pipelines.mnist import Datasets, Split, load_arrays, resolve_data_dir, synthetic_arrays
+from jaxmlp.pipelines.mnist import (
+    Datasets,
+    Split,
+    existing_data_folder,
+    load_arrays,
+    resolve_data_dir,
+    synthetic_arrays,
+)
 from jaxmlp.pipelines.steps import slices
 from jaxmlp.registry import DATASETS, LOADER_PIPELINES, OPTIONAL, PIP_NAMES, PIPELINE_NEEDS, SYNTHETIC
 
@@ -117,6 +124,8 @@ def load_splits(
     torch_free = (
         pipelines is not None and not download and not any("torch" in PIPELINE_NEEDS.get(p, ()) for p in pipelines)
     )
+    if name == "mnist" and not download and not torch_free:
+        existing_data_folder(resolve_data_dir(data_dir))  # said at once, not after importing torch to read it
     if not torch_free and not missing_modules(("torch", "PIL")):
         from jaxmlp.pipelines import data  # torch stays out of a process that has none
 

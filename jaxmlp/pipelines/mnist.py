@@ -175,10 +175,8 @@ def _prepared_root(sources: dict[str, Path], cache_dir: Path) -> Path:
     return cache_dir / "prepared" / key.hexdigest()[:16]
 
 
-def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
-    """Validate the IDX files under ``folder`` (or its ``MNIST/raw``) and return a torchvision ``MNIST`` root for
-    them: in place where already uncompressed in that layout, else a copy written atomically to the cache; no
-    network."""
+def existing_data_folder(folder: Path) -> None:
+    """A data folder that is a file or does not exist: one line saying so (before torch is imported to read it)."""
     not_a_folder(folder)
     if not folder.is_dir():
         raise JaxmlpError(
@@ -186,6 +184,13 @@ def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
             "to a folder holding the four MNIST IDX files, add --download where a network exists, "
             "or use --dataset synthetic"
         )
+
+
+def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
+    """Validate the IDX files under ``folder`` (or its ``MNIST/raw``) and return a torchvision ``MNIST`` root for
+    them: in place where already uncompressed in that layout, else a copy written atomically to the cache; no
+    network."""
+    existing_data_folder(folder)
     for candidate in (folder / "MNIST" / "raw", folder):
         sources = find_idx_files(candidate)
         if sources is not None:
