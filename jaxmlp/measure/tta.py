@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.pipelines.mnist import Split
 from jaxmlp.registry import PIPELINES, PRECISIONS
 from jaxmlp.units import count
 
@@ -86,7 +87,7 @@ def parts(train: Any, batch_size: int, eval_every: int | None) -> list[Any]:
     out = []
     for start, end in zip(starts, [*starts[1:], n]):
         data, targets = train.data[start:end], train.targets[start:end]
-        if dataclasses.is_dataclass(train):  # a split as arrays (frozen)
+        if isinstance(train, Split):  # a split as arrays (frozen)
             out.append(dataclasses.replace(train, data=data, targets=targets))
         else:  # the tutorial's dataset
             part = copy.copy(train)
