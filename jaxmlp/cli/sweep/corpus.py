@@ -22,7 +22,9 @@ from jaxmlp.cli.sweep.corpus_steps import (
     command_line,
     disk_taken,
     explained_pairs,
+    remove_empty,
     rescore,
+    setting_said,
     shared_step,
     slowdown_trials,
     timeline_samples,
@@ -181,8 +183,9 @@ def _run(run: _Corpus) -> CorpusOutcome:
     published.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
     print(
         f"Corpus {manifest}: {len(cases)} case(s) ({', '.join(c.name for c in cases)}) over {len(releases)} "
-        f"releases; {_each(cases, 'processes')} processes a release, {_each(cases, 'calls')} calls a process, "
-        f"{_each(cases, 'slowdown_trials')} injected-slowdown trials a case; the detector's parameters are the defaults"
+        f"releases; {setting_said(cases, 'processes')} processes a release, "
+        f"{setting_said(cases, 'calls')} calls a process, {setting_said(cases, 'slowdown_trials')} injected-slowdown "
+        "trials a case; the detector's parameters are the defaults"
     )
     shared = shared_steps(cases)
     print("\n".join(plan_lines(plan(cases, shared, lambda c: _between(c, run), store.folder))))
@@ -249,12 +252,6 @@ def _cases(run: _Corpus) -> list[Case]:
     ]
 
 
-def _each(cases: list[Case], key: str) -> str:
-    """What the cases run with, one setting: a number, or its range where cases set their own."""
-    values = sorted({int(getattr(c.runs, key) or 0) for c in cases})
-    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
-
-
 def _document(
     run: _Corpus, cases: list[Case], scores: list[CaseScore], disk: dict[str, object], partial: str = ""
 ) -> CorpusDocument:
@@ -295,7 +292,7 @@ def _stopped(
     if rest and stopped.kept:  # what the stopped case's command kept, and how to go on with it
         parts.append(f"{rest[0].name}'s {stopped.kept}")
     if rest:
-        _remove_empty(folder / rest[0].name)
+        remove_empty(folder / rest[0].name)
     if scores:
         partial = f"stopped by {stopped}; {said}" if rest else ""  # every case ended: the scorecard is whole
         doc = _document(run, cases, scores, {}, partial)
@@ -305,15 +302,9 @@ def _stopped(
             parts.insert(0, f"the scorecard of the {len(scores)} case(s) that ended could not be written: {error}")
     else:
         parts.insert(0, "no case ended, so there is no scorecard")
-        _remove_empty(folder)
+        remove_empty(folder)
     stopped.kept = "; ".join(parts)
     return stopped
-
-
-def _remove_empty(folder: Path) -> None:
-    """``folder`` removed where it holds nothing (a case stopped before its first command wrote anything)."""
-    with contextlib.suppress(OSError):
-        folder.rmdir()
 
 
 def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path, shared: dict[str, str]) -> CaseScore:

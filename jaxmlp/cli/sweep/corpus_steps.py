@@ -3,6 +3,7 @@ measured the same, and a corpus run scored again from its files (``--rescore``).
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 from dataclasses import dataclass, replace
@@ -159,3 +160,15 @@ def command_line(name: str, given: dict[str, Any], case: Case) -> str:
     if name == "timeline" and case.expect.flag:
         words += ["--xla-flags", case.expect.flag]
     return shlex.join(words)
+
+
+def setting_said(cases: list[Case], key: str) -> str:
+    """What the cases run with, one setting: a number, or its range where cases set their own."""
+    values = sorted({int(getattr(c.runs, key) or 0) for c in cases})
+    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
+def remove_empty(folder: Path) -> None:
+    """``folder`` removed where it holds nothing (a case stopped before its first command wrote anything)."""
+    with contextlib.suppress(OSError):
+        folder.rmdir()
