@@ -23,11 +23,6 @@ only: their bf16 epochs are checked in tests/test_precision.py (every pipeline b
 scan epoch there); the smoke run keeps the bf16 benchmark's own path (scan) and torch_compile's (checked nowhere
 else)."""
 
-TEST_CONSTRAINTS = ("ml_dtypes<0.7",)
-"""Held back in `nox -s tests` only: ml_dtypes 0.7.0 takes about 1.2 s of CPU to import on a 2-core CI machine (its
-extension module's start; 0.6.0: 0.01 s), and each of the hundreds of processes the tests start imports it with jax
-(docs/getting-started.md: the test suite's time)."""
-
 SMOKE_JAX_CACHE = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
 """The smoke run's compiles kept for its other processes (it times nothing: --benchmark-disable)."""
 
@@ -68,7 +63,7 @@ def tests(session: nox.Session) -> None:
     check that each runs, timing nothing; the epochs in bf16 for `SMOKE_ALL_PRECISIONS` only); real-MNIST tests
     skip unless JAXMLP_DATA_DIR is set. `-- ARGS` go to the first pytest, after ours (`-- -n 0` runs serially)."""
     session.install("-e", ".[test]")
-    session.install(*TEST_CONSTRAINTS)  # after: never a jax held back for it (pip says so if one needs more)
+    session.install(*installs.held())  # after: never a jax held back for it (pip says so if one needs more)
     session.install("--no-deps", "apache-otava==0.8.0")  # the peer suite's other detector (pyproject.toml: why)
     workers = ["-n", str(TEST_WORKERS)]
     session.run("pytest", *workers, "--dist", "loadgroup", *_jax(session))

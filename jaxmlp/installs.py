@@ -28,6 +28,18 @@ MAY_LACK: Mapping[str, tuple[str, str]] = MappingProxyType(
 )
 """The requirements a JAX host's index may not have: pip name → (the module it installs, what runs without it)."""
 
+HELD: Mapping[str, str] = MappingProxyType({"ml_dtypes": "0.7"})
+"""Packages held below a release wherever jaxmlp installs JAX (`nox -s tests`, every release environment of a
+sweep): name → the first release not taken. ml_dtypes 0.7.0 takes about 1 s of CPU to import on a 2-core machine (its
+extension module's start; 0.6.0: 0.01 s), in every process that imports jax; every jax from 0.4.30 accepts 0.6
+(docs/questions/releases.md: the environments)."""
+
+
+def held() -> list[str]:
+    """`HELD` as pip requirements (``ml_dtypes<0.7``)."""
+    return [f"{name}<{below}" for name, below in HELD.items()]
+
+
 PROBE_SECONDS = 120
 """The time limit of one look into the index (pip's dry run of one requirement)."""
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jaxmlp
+from jaxmlp import installs
 from jaxmlp.errors import JaxmlpError, unusable_folder
 from jaxmlp.registry import version_key
 
@@ -91,6 +92,11 @@ class Source:
         build = self.accelerator(version)
         extra = f"[{build[0]}]" if build else ""
         return [f"jax{extra}=={version}", f"jaxlib=={version}"]
+
+    def held(self) -> list[str]:
+        """The held packages (`installs.HELD`) an environment from this source installs: all from the index, none
+        from a wheel folder (its wheels decide)."""
+        return installs.held() if self.wheels is None else []
 
     def pip_options(self) -> list[str]:
         return [] if self.wheels is None else ["--no-index", "--find-links", str(self.wheels)]
@@ -227,14 +233,46 @@ def make_env(
     first if missing (a half-made one is made again), under the environments' lock (`locked`)."""
     check_release(version)
     env = env_path(version, root, source, python)
-    if (env / COMPLETE).exists():
+    if (env / COMPLETE).exists() and not unheld(env, source):
         used(env)
         return python_of(env)
     try:
         with locked(env.parent):
+            if (env / COMPLETE).exists():
+                return _hold(version, env, log, source)
             return _make_env(version, env, root, log, source, sys.executable if python is None else python.path)
     except OSError as e:
         raise unusable_folder(env.parent, _source(root), e) from None
+
+
+def unheld(env: Path, source: Source = INDEX) -> list[str]:
+    """The packages ``source`` holds (`Source.held`) that ``env`` has at or above their hold, by name: an
+    environment made before the hold."""
+    if not source.held():
+        return []
+    found = (
+        info.name.removesuffix(".dist-info").split("-", 1)
+        for info in env.glob("lib/python*/site-packages/*-*.dist-info")
+    )
+    return [n for n, v in found if n in installs.HELD and version_key(v) >= version_key(installs.HELD[n])]
+
+
+def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -> Path:
+    """The python of ``env`` (complete, made before the hold) once its held packages are installed below their
+    hold; where pip cannot, ``env`` as it is, said in one line (it measures the same, its processes start slower)."""
+    if unheld(env, source):  # not already done by another process while this one waited for the lock
+        held = ", ".join(source.held())
+        log(f"Holding {held} in the environment of jax {version} (made before the hold)")
+        pip = [str(python_of(env)), "-m", "pip", "install", "-q", "--disable-pip-version-check", *source.held()]
+        try:
+            done = subprocess.run(pip, capture_output=True, text=True, timeout=MAKE_SECONDS)
+            failed = done.returncode != 0
+        except subprocess.TimeoutExpired:
+            failed = True
+        if failed:
+            log(f"could not install {held} into {env}: kept as it is (its processes import ml_dtypes slower)")
+    used(env)
+    return python_of(env)
 
 
 def _source(root: Path | None) -> str:
@@ -264,36 +302,29 @@ def _make_env(
         "what they need)"
     )
     start = time.monotonic()
-    steps = (
-        [base, "-m", "venv", str(env)],
-        [
-            str(python_of(env)),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            *source.pip_options(),
-            *source.requirements(version),
-        ],
-    )
-    for command in steps:
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=MAKE_SECONDS)
-        except subprocess.TimeoutExpired:
-            shutil.rmtree(env, ignore_errors=True)
-            raise JaxmlpError(
-                f"making the environment of jax {version} took over {MAKE_SECONDS} s and was stopped: "
-                "is the package index slow or unreachable? `--env LABEL=PYTHON` takes one made by "
-                "hand"
-            ) from None
-        lacking = [line for line in done.stderr.splitlines() if "does not provide the extra" in line]
-        if done.returncode != 0 or lacking:
-            shutil.rmtree(env, ignore_errors=True)
-            why = (lacking or done.stderr.strip().splitlines() or ["no output"])[-1].removeprefix("WARNING: ")
-            raise JaxmlpError(f"could not make the environment of jax {version} ({why}); {_fix(version, source)}")
+    venv = [base, "-m", "venv", str(env)]
+    _step(version, env, venv, source)
+    pip = [str(python_of(env)), "-m", "pip", "install", "-q", "--disable-pip-version-check", *source.pip_options()]
+    _step(version, env, [*pip, *source.requirements(version), *source.held()], source)
     (env / COMPLETE).write_text(f"{time.monotonic() - start:.1f}\n")
     return python_of(env)
+
+
+def _step(version: str, env: Path, command: Sequence[str], source: Source) -> None:
+    """One step of making jax==version's environment, under `MAKE_SECONDS`; one that fails removes ``env``."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=MAKE_SECONDS)
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(env, ignore_errors=True)
+        raise JaxmlpError(
+            f"making the environment of jax {version} took over {MAKE_SECONDS} s and was stopped: "
+            "is the package index slow or unreachable? `--env LABEL=PYTHON` takes one made by hand"
+        ) from None
+    lacking = [line for line in done.stderr.splitlines() if "does not provide the extra" in line]
+    if done.returncode != 0 or lacking:
+        shutil.rmtree(env, ignore_errors=True)
+        why = (lacking or done.stderr.strip().splitlines() or ["no output"])[-1].removeprefix("WARNING: ")
+        raise JaxmlpError(f"could not make the environment of jax {version} ({why}); {_fix(version, source)}")
 
 
 def _fix(version: str, source: Source) -> str:
