@@ -147,7 +147,7 @@ def measure(
     case runs with is ``given``'s where set, else its manifest's, else ``measuring``'s and ``matrix``'s. ``ranks``
     (`Ranks.found`) share each case's timeline; rank 0 runs the rest and scores them, the others' lines go to
     stderr."""
-    run = _Corpus(settings, measuring, matrix, out, time.monotonic(), ranks, given or Runs())
+    run = _Corpus(settings, measuring, matrix, out, time.monotonic(), metadata(), ranks, given or Runs())
     if ranks and ranks.rank:
         with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr
             return _share(run, ranks)
@@ -232,13 +232,14 @@ def _run(run: _Corpus) -> CorpusOutcome:
 @dataclass(frozen=True)
 class _Corpus:
     """A corpus run as asked for: its settings, what each process measures, how the releases are measured, where
-    it goes, when it started and the ranks that share it."""
+    it goes, when it started, the machine and commit it started on, and the ranks that share it."""
 
     settings: Corpus
     measuring: Measuring
     matrix: Matrix
     out: Path
     start: float
+    metadata: dict[str, Any]
     ranks: Ranks | None
     given: Runs = Runs()
 
@@ -272,7 +273,7 @@ def _document(
         "slowdown_trials": run.given.slowdown_trials,
         "timeout": matrix.timeout,
     }
-    meta = {**metadata(), "partial": partial} if partial else metadata()
+    meta = {**run.metadata, "partial": partial} if partial else run.metadata
     return CorpusDocument(meta, settings, tuple(scores), seconds, disk)
 
 
