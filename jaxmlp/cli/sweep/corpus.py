@@ -181,11 +181,12 @@ def _run(run: _Corpus) -> CorpusOutcome:
         envs.check_release(version)
     source = run.matrix.source
     published.check_held(releases, source)  # a release the wheel folder lacks: named before any environment is made
+    trials = setting_said(cases, "slowdown_trials")
     print(
         f"Corpus {manifest}: {len(cases)} case(s) ({', '.join(c.name for c in cases)}) over {len(releases)} "
         f"releases; {setting_said(cases, 'processes')} processes a release, "
-        f"{setting_said(cases, 'calls')} calls a process, {setting_said(cases, 'slowdown_trials')} injected-slowdown "
-        "trials a case; the detector's parameters are the defaults"
+        f"{setting_said(cases, 'calls')} calls a process, {trials} injected-slowdown "
+        f"{'trial' if trials == '1' else 'trials'} a case; the detector's parameters are the defaults"
     )
     shared = shared_steps(cases)
     print("\n".join(plan_lines(plan(cases, shared, lambda c: _between(c, run), store.folder))))
