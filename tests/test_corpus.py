@@ -397,3 +397,34 @@ def test_a_band_must_say_where_it_comes_from_and_a_case_may_set_what_it_runs_wit
     step, control, _ = read_manifest(manifest)
     assert (step.runs.processes, step.runs.calls, step.runs.slowdown_trials) == (5, 20, 0)
     assert (control.runs.processes, control.runs.calls) == (9, 20)
+
+
+def test_a_compile_time_case_explains_the_change_in_its_own_metric(tmp_path, monkeypatch, capsys):
+    from jaxmlp.cli.sweep import corpus_steps
+
+    fake_releases(tmp_path / "envs", monkeypatch)
+
+    def compiles_slower(runner, pythonpath=None, timeout=None):  # compile x1.5 from 0.4.34, the calls alike
+        (name,) = runner.measuring.names
+        compile_seconds = 0.15 if runner.label in ("0.4.34", "0.4.35") else 0.1
+        meta = {"jax": runner.label, "jaxlib": runner.label, "xla_flags": runner.xla_flags, "host": "here", "epochs": 2}
+        return ProcessResult(meta, {name: WorkloadTimes.of(compile_seconds, [0.02, 0.01, 0.01])})
+
+    monkeypatch.setattr(matrix, "run_worker", compiles_slower)
+    asked: list[tuple[str, str, str]] = []
+    monkeypatch.setattr(corpus_steps, "explained", lambda head, m, a, b, spec, out, mx: asked.append((head, a, b)))
+    manifest = tmp_path / "corpus.toml"
+    (tmp_path / "cases").symlink_to(MANIFEST.parent / "cases")
+    text = MANIFEST.read_text().split("[[case]]")[1].replace('metric = "run"', 'metric = "compile"')
+    manifest.write_text(
+        "slowdown_trials = 0\n[[case]]"
+        + text.replace('flag = "--xla_cpu_use_thunk_runtime=false"\n', "")
+        .replace('cause = "flag"', 'cause = "program"')
+        .replace('kind = "flag"', 'kind = "compile"')
+        .replace('bisect = ["0.4.30", "0.4.35"]\n', "")
+    )
+    argv = ["sweep", "corpus", str(manifest), "--processes", "7", "--envs", str(tmp_path / "envs")]
+    main([*argv, "--out", str(tmp_path / "out")])
+    printed = capsys.readouterr().out
+    assert "# each change the timeline found in compile time that its explanations" in printed
+    assert asked == [("Explaining step's compile time: 0.4.33 -> 0.4.34", "0.4.33", "0.4.34")]

@@ -21,6 +21,7 @@ from jaxmlp.cli.sweep.corpus_plan import plan, plan_lines
 from jaxmlp.cli.sweep.corpus_steps import (
     command_line,
     disk_taken,
+    explain_metric,
     explained_pairs,
     remove_empty,
     rescore,
@@ -320,6 +321,8 @@ def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path, share
     steps: list[tuple[str, dict[str, Any], Callable[[], object]]] = [
         ("timeline", _timeline_given(case), lambda: _timeline(case, run, out))
     ]
+    if case.metric != "run":  # the timeline explains its steady state's changes, not this metric's
+        steps.append(("explain", {}, lambda: explain_metric(case, *_case_runs(case, run), out)))
     if case.bisect is not None:  # over every release the source holds between the ends, not the case's list
         given = {"good": case.bisect[0], "bad": case.bisect[1]}
         steps.append(("bisect", given, lambda: _bisect(case, run, out, given)))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from jaxmlp.cli.sweep.explain import explained
 from jaxmlp.errors import EXIT_FAILED
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import envs
@@ -26,7 +27,7 @@ from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.store.writing import write_json_new
-from jaxmlp.results.sweep.corpus import case_found, trials_said
+from jaxmlp.results.sweep.corpus import METRIC_WORDS, case_found, metric_changes, trials_said
 from jaxmlp.results.sweep.corpus_rescore import recorded, rescored
 
 
@@ -98,6 +99,19 @@ def shared_step(step: str, measured_by: str, out: Path) -> str:
     )
 
 
+def explain_metric(case: Case, measuring: Measuring, matrix: Matrix, folder: Path) -> None:
+    """Each change a compile-time or memory case's timeline (in its ``folder``) found in that metric and left
+    unexplained (it explains its steady state's changes) explained into the timeline's folder, printed, as
+    `jaxmlp sweep explain BEFORE AT` would."""
+    done = explained_pairs(folder)
+    timelines = sorted(folder.glob(f"{layout.TIMELINE}-*"))
+    for before, at in metric_changes(case, case_found(folder)):
+        if (before, at) in done or not timelines:
+            continue
+        heading = f"Explaining {workload_name(case.workload)}'s {METRIC_WORDS[case.metric]}: {before} -> {at}"
+        explained(heading, measuring, before, at, case.workload, timelines[-1], matrix)
+
+
 def explained_pairs(folder: Path) -> dict[tuple[str, str], str]:
     """The release pairs a case's timeline (in its ``folder``) explained without XLA flags, each with its
     explanation's folder (relative to ``folder``)."""
@@ -151,6 +165,11 @@ def command_line(name: str, given: dict[str, Any], case: Case) -> str:
             f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes x1.25, "
             f"x1.5) of {case.workload} at {given['release']}; unslowed: the timeline's processes of that release, "
             "where it measured them"
+        )
+    if name == "explain":
+        return (
+            f"# each change the timeline found in {METRIC_WORDS[case.metric]} that its explanations (of the steady "
+            "state's changes) leave unexplained: `jaxmlp sweep explain BEFORE AT`"
         )
     if name == "timeline":
         words = ["jaxmlp", "sweep", name, given["first"], given["last"], "--versions", *map(str, given["versions"])]

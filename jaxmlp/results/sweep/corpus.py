@@ -102,6 +102,12 @@ def _column(found: CaseFound, workload: str, flags: str, metric: str = "run") ->
     return next((c for c in columns if c.workload == workload and c.xla_flags == flags), None)
 
 
+def metric_changes(case: Case, found: CaseFound) -> tuple[tuple[str, str], ...]:
+    """The release pairs (before, at) of each change the timeline found in a case's own metric, without XLA flags."""
+    column = _column(found, workload_name(case.workload), "", case.metric)
+    return tuple((c.before, c.at) for c in column.changes) if column is not None else ()
+
+
 def _at(column: TimelineColumn | None, release: str, direction: str) -> Change | None:
     """The change ``column`` found at ``release`` going ``direction`` (None: none)."""
     changes = column.changes if column is not None else ()
@@ -265,9 +271,11 @@ def _explained(
         if missing:  # a flag that failed on a release cannot be said to undo anything there
             said = f"{expect.flag} not measured at {', '.join(missing)}"
             return replace(out, explanation=f"flag: {said}", explained=None), [said]
-        undone = _at(flagged, expect.release, expect.direction) is None and out.found is True
+        left = _at(flagged, expect.release, expect.direction)
+        undone = left is None and out.found is True
         kind = f"flag: {expect.flag} {'undoes it' if undone else 'does not undo it'}"
-        return replace(out, explanation=kind, explained=undone), [] if undone else [kind]
+        said = kind + (f" (with it: {change_said(flagged, left)})" if left is not None else "")
+        return replace(out, explanation=kind, explained=undone), [] if undone else [said]
     change = _at(base, expect.release, expect.direction)
     pair = (change.before, change.at) if change is not None else None
     b = found.bisection.bisection if found.bisection is not None else None
