@@ -14,10 +14,18 @@ from jaxmlp.hlo import op_label
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings.model import ANCHOR, Finding, Table
 from jaxmlp.results.findings.questions import CHANGES, OPERATIONS, SCALING_ANSWER, TIME_GOES, TO_ACCURACY, TRAINED
-from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
+from jaxmlp.results.findings.select import Parts, machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
-from jaxmlp.results.tables import CaptureSummary, op_tables, partial_note, partial_of, top_operations, xprof_coverage
+from jaxmlp.results.tables import (
+    CaptureSummary,
+    RunTables,
+    op_tables,
+    partial_note,
+    partial_of,
+    top_operations,
+    xprof_coverage,
+)
 from jaxmlp.units import count, duration, percent, ratio
 
 SCALING_CAPTION = (
@@ -43,12 +51,13 @@ def operations(
             read[file] = op_tables(file)
         return read[file]
 
-    def answers(part: pd.DataFrame) -> bool:
+    def answers(tabled: RunTables) -> bool:
+        part = tabled.rows
         accelerator = bool(set(part["backend"].dropna()) & set(registry.ACCELERATORS))
         return accelerator and any(tables_of(part))  # the CPU's runs: no file looked for
 
     out = []
-    for part in newest_per_backend(runs_by_file, answers, timed_only).values():
+    for part in (t.rows for t in newest_per_backend(Parts(runs_by_file), answers, timed_only).values()):
         by_pipeline, unread = tables_of(part)
         file = str(part["file"].iloc[0])
         ops = layout.run_folder(file)

@@ -1,7 +1,7 @@
 """Views of the results: pure functions from the tidy DataFrame (`jaxmlp.results.store.frames`) to small tables, one
-module per subject (`floors`, `ladders`, `goals`, `bench`, `training`, `traces`, `roofline`, `compare`), gathered
-here under one name: code outside this package imports the names from here, never a submodule
-(tests/test_architecture.py).
+module per subject (`floors`, `ladders`, `goals`, `bench`, `training`, `traces`, `roofline`, `compare`; one run's
+tables made once for the questions of one call: `derived`), gathered here under one name: code outside this package
+imports the names from here, never a submodule (tests/test_architecture.py).
 
 Every table names the benchmarks it shows (`shows`), so a test can check that each registered benchmark reaches
 some table. Ratios are only ever taken inside one run, so numbers from different machines or versions never meet in
@@ -34,6 +34,7 @@ from jaxmlp.results.tables.bench import (
     vmap_vs_loop,
 )
 from jaxmlp.results.tables.compare import undecidable, undecided_memory
+from jaxmlp.results.tables.derived import RunTables
 from jaxmlp.results.tables.floors import (
     GEMM_UNAVAILABLE,
     epoch_roofline,
@@ -110,6 +111,7 @@ __all__ = [
     "LOOP_NOT_MEASURED",
     "PIPELINE_RUNG",
     "RUN_PEAK",
+    "RunTables",
     "SHOWN",
     "SHOWN_METADATA",
     "SIDE_BY_SIDE",
