@@ -325,7 +325,7 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
             Table(f"CPU against {name}, each benchmark both ran (medians){differs}", table),
             Table(
                 f"The {name}'s floor per precision against its fastest pipeline of that precision",
-                tables.floor_vs_fastest(other),
+                other.floor_vs_fastest,
             ),
         )
         out.append(
@@ -334,8 +334,8 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
                 text[0].upper() + text[1:],
                 CPU_VS_ACCELERATOR.anchor,
                 True,
-                f"{runs_read(cpu, folder)}; {runs_read(other, folder)}",
-                f"{machine_of(cpu)} against {machine_of(other)}",
+                f"{runs_read(cpu.rows, folder)}; {runs_read(other.rows, folder)}",
+                f"{machine_of(cpu.rows)} against {machine_of(other.rows)}",
                 shown_tables,
             )
         )

@@ -13,7 +13,7 @@ import pandas as pd
 
 from jaxmlp.results.tables.bench import bandwidth_table, bf16_step_table, jit_vs_eager, memory_table, vmap_vs_loop
 from jaxmlp.results.tables.floors import epoch_roofline, floors, gemm_rates
-from jaxmlp.results.tables.goals import goals
+from jaxmlp.results.tables.goals import floor_vs_fastest, goals
 from jaxmlp.results.tables.ladders import loader_ladder, pipeline_ladder
 
 
@@ -43,6 +43,10 @@ class RunTables:
     @cached_property
     def epoch_roofline(self) -> pd.DataFrame:
         return epoch_roofline(self.rows, self.floors)
+
+    @cached_property
+    def floor_vs_fastest(self) -> pd.DataFrame:
+        return floor_vs_fastest(self.rows, self.floors, self.pipeline_ladder)
 
     @cached_property
     def jit_vs_eager(self) -> pd.DataFrame:

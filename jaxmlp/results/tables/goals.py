@@ -31,11 +31,13 @@ def goal_group(backend: object) -> str:
     return "Goals: the tutorial's epoch on this CPU" if backend == "cpu" else "Goals: the accelerator"
 
 
-def floor_vs_fastest(run: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
+def floor_vs_fastest(
+    run: pd.DataFrame, floor_table: pd.DataFrame | None = None, ladder: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Per backend and precision: the floor (`floors`) and the fastest pipeline of that precision against it.
-    ``floor_table``: `floors` of the same run, where the caller has it."""
+    ``floor_table``, ``ladder``: `floors` and `pipeline_ladder` of the same run, where the caller has them."""
     table = floors(run) if floor_table is None else floor_table
-    ladder = pipeline_ladder(run, table)
+    ladder = pipeline_ladder(run, table) if ladder is None else ladder
     fastest = {(h["backend"], h["precision"]): h["fastest"] for h in ladder_headlines(ladder)} if len(ladder) else {}
     rows = []
     for f in table.itertuples():
