@@ -82,30 +82,38 @@ READS: dict[str, tuple[registry.Benchmark, ...]] = {
 """The benchmarks each table reads (the runs its answer cites); a table not named reads every row."""
 
 
-def _read(part: pd.DataFrame, table: str) -> pd.DataFrame:
-    ids = [b.id for b in READS.get(table, ())]
+def _read(part: pd.DataFrame, table: Any) -> pd.DataFrame:
+    ids = [b.id for b in READS.get(table.__name__, ())]
     return part[part["test"].isin(ids)] if ids else part
+
+
+def _made(part: RunTables, table: Any) -> pd.DataFrame:
+    """``table`` of ``part``, as its `tables.RunTables` made it (once): the member named as the table."""
+    made: pd.DataFrame = getattr(part, table.__name__)
+    return made
 
 
 def per_backend(
     parts: Parts,
     question: Question,
-    table: str,
+    table: Any,
     missing: str,
     answer: Any,
     folder: Path | None,
     timed_only: bool = True,
 ) -> list[Finding]:
-    """A finding per backend from its newest timed run whose table named ``table`` (of `tables.RunTables`) has rows
-    (with ``timed_only`` False, its newest run: one file asked for by name): ``answer(part, frame)`` gives the
-    sentence and the tables."""
-    found = newest_per_backend(parts, lambda part: not getattr(part, table).empty, timed_only, NEEDS.get(table, ()))
+    """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
+    one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables (``part``: the run's
+    `tables.RunTables`, ``frame``: its ``table``)."""
+    found = newest_per_backend(
+        parts, lambda part: not _made(part, table).empty, timed_only, NEEDS.get(table.__name__, ())
+    )
     if not found:
         return [Finding(question.text, missing, question.anchor, False)]
     out = []
     for tabled in found.values():
         part = tabled.rows
-        text, shown_tables = answer(tabled, getattr(tabled, table))
+        text, shown_tables = answer(tabled, _made(tabled, table))
         read = _read(part, table)
         out.append(
             Finding(
@@ -125,7 +133,7 @@ def jit(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> li
     return per_backend(
         parts,
         JIT,
-        "jit_vs_eager",
+        tables.jit_vs_eager,
         "No update-step benchmarks yet: `nox -s bench`.",
         lambda _, t: (
             f"jit makes the update step faster than eager by {_speedups(t, 'jit_speedup')}.",
@@ -140,7 +148,7 @@ def vmap(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> l
     return per_backend(
         parts,
         VMAP,
-        "vmap_vs_loop",
+        tables.vmap_vs_loop,
         "No prediction benchmarks yet: `nox -s bench`.",
         lambda _, t: (
             f"vmap predicts faster than a Python loop by {_speedups(t, 'vmap_speedup')}, "
@@ -205,7 +213,7 @@ def loaders(parts: Parts, folder: Path | None = None, timed_only: bool = True) -
     return per_backend(
         parts,
         LOADER,
-        "loader_ladder",
+        tables.loader_ladder,
         "No loader benchmarks yet: `nox -s bench`.",
         _loader_answer,
         folder,
@@ -293,7 +301,7 @@ def floor(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> 
     return per_backend(
         parts,
         FLOOR_DISTANCE,
-        "pipeline_ladder",
+        tables.pipeline_ladder,
         "No epoch benchmarks yet: `nox -s bench`.",
         _floor_answer,
         folder,

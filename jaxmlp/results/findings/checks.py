@@ -92,7 +92,7 @@ def memory(parts: Parts, folder: Path | None = None, timed_only: bool = True) ->
             (Table(MEMORY_CAPTION, table, long=True),),
         )
 
-    found = per_backend(parts, PEAK_MEMORY, "memory_table", "", answer, folder, timed_only)
+    found = per_backend(parts, PEAK_MEMORY, tables.memory_table, "", answer, folder, timed_only)
     return [f for f in found if f.answered]
 
 
