@@ -41,9 +41,22 @@ def test_every_registered_benchmark_is_shown_by_a_table_and_no_table_looks_for_a
     assert {b.id for b in shown} == {b.id for b in registry.ALL}
 
 
+def _made_by_run_tables() -> set[str]:
+    """The tables `tables.RunTables` makes: each member named as the table whose function it calls."""
+    tree = ast.parse((ROOT / "jaxmlp" / "results" / "tables" / "derived.py").read_text())
+    made = set()
+    for member in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name in tables.SHOWN):
+        calls = {c.func.id for c in ast.walk(member) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+        assert member.name in calls, f"RunTables.{member.name} makes another table than its name says"
+        made.add(member.name)
+    return made
+
+
 def test_every_table_is_rendered():
-    """The findings or the report (and so the terminal summary) call each table that declares what it shows."""
+    """The findings or the report (and so the terminal summary) call each table that declares what it shows, or
+    read it from a run's `tables.RunTables`, which calls it."""
     called = set()
+    through = _made_by_run_tables()
     for module in [
         *(ROOT / "jaxmlp" / "report").glob("*.py"),
         *(ROOT / "jaxmlp" / "results" / "findings").glob("*.py"),
@@ -57,6 +70,7 @@ def test_every_table_is_rendered():
         }
         called |= {n.attr for n in nodes if isinstance(n, ast.Attribute) and getattr(n.value, "id", "") == "tables"}
         called |= {n.id for n in nodes if isinstance(n, ast.Name) and n.id in imported}
+        called |= {n.attr for n in nodes if isinstance(n, ast.Attribute) and n.attr in through}
     assert sweep_table.__name__ in tables.SHOWN and set(tables.SHOWN) <= called
 
 

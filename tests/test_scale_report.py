@@ -108,11 +108,11 @@ def test_a_question_passes_over_runs_without_its_benchmarks_and_backends_answere
     asked = []
 
     def answers(part):
-        asked.append(part["file"].iloc[0])
+        asked.append(part.rows["file"].iloc[0])
         return True
 
-    found = select.newest_per_backend(by_file, answers, needs=(registry.UPDATE,))
-    assert {b: p["file"].iloc[0] for b, p in found.items()} == {"cpu": "f3", "tpu": "f0"}
+    found = select.newest_per_backend(select.Parts(by_file), answers, needs=(registry.UPDATE,))
+    assert {b: p.rows["file"].iloc[0] for b, p in found.items()} == {"cpu": "f3", "tpu": "f0"}
     assert asked == ["f3", "f0"]  # f2 holds no update step, f1's backend had its answer
 
 

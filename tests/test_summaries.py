@@ -285,7 +285,7 @@ def best_floor_file(folder: Path, best: str = "torch") -> Path:
 
 
 def test_a_bench_file_with_every_library_sets_each_precision_against_its_best_rate(tmp_path, capsys):
-    from jaxmlp.results.findings import bench
+    from jaxmlp.results.findings import bench, select
     from jaxmlp.results.store.frames import load
     from jaxmlp.results.store.writing import ResultsStore
     from jaxmlp.results.tables import benchmark_runs
@@ -303,7 +303,7 @@ def test_a_bench_file_with_every_library_sets_each_precision_against_its_best_ra
     assert "| cpu | floor, f32 | f32 | 500 ms | ×1.00 | - | - | - | torch | 400 GFLOP/s |  | - |" in md  # no rounds
     lines = summary(capsys, path)
     assert "Not shown (`--all` shows them): The floor's products in each library and precision (5 rows)" in lines
-    (floor,) = bench.floor(benchmark_runs(load(ResultsStore(tmp_path)).runs))
+    (floor,) = bench.floor(select.Parts(benchmark_runs(load(ResultsStore(tmp_path)).runs)))
     assert floor.answer.startswith(
         "f32: the fastest pipeline, scan, takes 1.50 s an epoch, ×3.00 the f32 floor (500 ms at 400 GFLOP/s, torch)"
     )

@@ -14,7 +14,7 @@ from jaxmlp.results import history, tables
 from jaxmlp.results.findings import bench, checks, others, questions, sweeps, tracking
 from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.questions import QUESTIONS, Question
-from jaxmlp.results.findings.select import evidence
+from jaxmlp.results.findings.select import Parts, evidence
 from jaxmlp.results.store.frames import Results, without_sweeps
 from jaxmlp.results.store.index import IndexMemo
 from jaxmlp.results.tables import CaptureSummary
@@ -26,7 +26,7 @@ class Asked(NamedTuple):
     """What the questions are answered from: a folder's results (``whole``) or one file asked for by name."""
 
     results: Results | None
-    evidence: Mapping[str, pd.DataFrame]  # per machine, its newest environment's runs as one (`select.evidence`)
+    evidence: Parts  # per machine, its newest environment's runs as one (`select.evidence`), split by backend once
     runs_by_file: Mapping[str, pd.DataFrame]
     accuracy: Mapping[str, float]
     traces: Sequence[CaptureSummary]
@@ -61,7 +61,7 @@ ANSWERS: dict[Question, Callable[[Asked], Sequence[Finding]]] = {
     questions.VMAP: lambda a: bench.vmap(a.evidence, a.folder, a.whole),
     questions.LOADER: lambda a: bench.loaders(a.evidence, a.folder, a.whole),
     questions.FLOOR_DISTANCE: lambda a: bench.floor(a.evidence, a.folder, a.whole),
-    questions.CPU_VS_ACCELERATOR: lambda a: bench.cpu_vs_accelerator(a.evidence, a.folder),
+    questions.CPU_VS_ACCELERATOR: lambda a: bench.cpu_vs_accelerator(a.evidence.runs_by_file, a.folder),
     questions.OPERATIONS: lambda a: others.operations(a.runs_by_file, a.folder, a.whole),
     questions.SLOWER_RELEASE: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[:1],
     questions.ACROSS_RELEASES: lambda a: sweeps.answers(_results(a), a.folder, a.memo)[1:2],
@@ -74,7 +74,7 @@ ANSWERS: dict[Question, Callable[[Asked], Sequence[Finding]]] = {
     questions.GOALS_MET: lambda a: checks.goals(a.evidence, a.accuracy, a.folder, a.whole),
     questions.TO_ACCURACY: lambda a: others.time_to_accuracy(_results(a), a.folder),
     questions.PEAK_MEMORY: lambda a: checks.memory(a.evidence, a.folder, a.whole),
-    questions.LARGE_FOLDER: lambda a: checks.results_folder(a.evidence, a.folder, a.whole),
+    questions.LARGE_FOLDER: lambda a: checks.results_folder(a.evidence.runs_by_file, a.folder, a.whole),
 }
 """How each question of `questions.QUESTIONS` is answered (`tests/test_findings.py` checks that every question has
 one)."""
@@ -94,7 +94,7 @@ def findings(
     past = history.of(results, memo) if past is None else past
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     accuracy = tables.tutorial_accuracy(results.runs)
-    asked = Asked(results, evidence(runs_by_file), runs_by_file, accuracy, traces, folder, past, memo, True)
+    asked = Asked(results, Parts(evidence(runs_by_file)), runs_by_file, accuracy, traces, folder, past, memo, True)
     answers = _cached_releases(asked)
     return tuple(f for q in QUESTIONS for f in answers(q))
 
@@ -118,5 +118,5 @@ def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None)
     """One benchmark or scaling file's findings: the questions `Question.of_a_run` (asked for by name: a smoke run
     answers too, and says so)."""
     by_file = tables.benchmark_runs(run)
-    asked = Asked(None, by_file, by_file, accuracy or {}, (), None, None, None, False)
+    asked = Asked(None, Parts(by_file), by_file, accuracy or {}, (), None, None, None, False)
     return tuple(f for q in QUESTIONS if q.of_a_run for f in ANSWERS[q](asked))

@@ -29,8 +29,8 @@ from jaxmlp.results.findings.model import (
     Table,
 )
 from jaxmlp.results.findings.questions import CPU_VS_ACCELERATOR, FLOOR_DISTANCE, JIT, LOADER, VMAP, Question
-from jaxmlp.results.findings.select import machine_of, newest_per_backend
-from jaxmlp.results.tables import LOOP_MEASURED, LOOP_NOT_MEASURED
+from jaxmlp.results.findings.select import Parts, machine_of, newest_per_backend
+from jaxmlp.results.tables import LOOP_MEASURED, LOOP_NOT_MEASURED, RunTables
 from jaxmlp.units import count, duration, flop_rate, ratio
 
 LOADER_CAPTION = (
@@ -87,8 +87,14 @@ def _read(part: pd.DataFrame, table: Any) -> pd.DataFrame:
     return part[part["test"].isin(ids)] if ids else part
 
 
+def _made(part: RunTables, table: Any) -> pd.DataFrame:
+    """``table`` of ``part``, as its `tables.RunTables` made it (once): the member named as the table."""
+    made: pd.DataFrame = getattr(part, table.__name__)
+    return made
+
+
 def per_backend(
-    runs_by_file: Mapping[str, pd.DataFrame],
+    parts: Parts,
     question: Question,
     table: Any,
     missing: str,
@@ -97,15 +103,17 @@ def per_backend(
     timed_only: bool = True,
 ) -> list[Finding]:
     """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
-    one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables."""
+    one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables (``part``: the run's
+    `tables.RunTables`, ``frame``: its ``table``)."""
     found = newest_per_backend(
-        runs_by_file, lambda part: not table(part).empty, timed_only, NEEDS.get(table.__name__, ())
+        parts, lambda part: not _made(part, table).empty, timed_only, NEEDS.get(table.__name__, ())
     )
     if not found:
         return [Finding(question.text, missing, question.anchor, False)]
     out = []
-    for part in found.values():
-        text, shown_tables = answer(part, table(part))
+    for tabled in found.values():
+        part = tabled.rows
+        text, shown_tables = answer(tabled, _made(tabled, table))
         read = _read(part, table)
         out.append(
             Finding(
@@ -121,13 +129,13 @@ def per_backend(
     return out
 
 
-def jit(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
+def jit(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
     return per_backend(
-        runs_by_file,
+        parts,
         JIT,
         tables.jit_vs_eager,
         "No update-step benchmarks yet: `nox -s bench`.",
-        lambda part, t: (
+        lambda _, t: (
             f"jit makes the update step faster than eager by {_speedups(t, 'jit_speedup')}.",
             (Table("Update step: jit against eager (median and IQR; speed-up = eager / jit)", t),),
         ),
@@ -136,15 +144,13 @@ def jit(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, ti
     )
 
 
-def vmap(
-    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-) -> list[Finding]:
+def vmap(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
     return per_backend(
-        runs_by_file,
+        parts,
         VMAP,
         tables.vmap_vs_loop,
         "No prediction benchmarks yet: `nox -s bench`.",
-        lambda part, t: (
+        lambda _, t: (
             f"vmap predicts faster than a Python loop by {_speedups(t, 'vmap_speedup')}, "
             f"and jit(vmap) by {_speedups(t, 'jit_vmap_speedup')}.",
             (
@@ -171,7 +177,8 @@ def _loader(row: Any) -> str:
     return f"{row.pipeline}, {count(workers, 'worker')}" if workers else f"{row.pipeline} without workers"
 
 
-def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+def _loader_answer(tabled: RunTables, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+    part = tabled.rows
     epochs = table.dropna(subset=["epoch_s"]).sort_values("epoch_s")
     parts = []
     if len(epochs):
@@ -202,11 +209,9 @@ def _loader_answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[
     return f"{text[0].upper()}{text[1:]}.", (Table(LOADER_CAPTION, with_runs(table, part, loader_run)),)
 
 
-def loaders(
-    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-) -> list[Finding]:
+def loaders(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
     return per_backend(
-        runs_by_file,
+        parts,
         LOADER,
         tables.loader_ladder,
         "No loader benchmarks yet: `nox -s bench`.",
@@ -216,7 +221,8 @@ def loaders(
     )
 
 
-def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+def _floor_answer(tabled: RunTables, ladder: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+    part = tabled.rows
     parts = []
     for line in tables.ladder_headlines(ladder):
         fastest, floor = line["fastest"], line["floor"]
@@ -229,7 +235,7 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
             f"{floor.library}){floor_cite(part, floor)}"
         )
     text = "; ".join(parts) or "No pipeline was timed against a floor"
-    roof = tables.epoch_roofline(part)
+    roof = tabled.epoch_roofline
     bounds = [
         b
         for line in tables.ladder_headlines(ladder)
@@ -242,16 +248,16 @@ def _floor_answer(part: pd.DataFrame, ladder: pd.DataFrame) -> tuple[str, tuple[
             "bandwidth, the loop's own cost): " + "; ".join(bounds)
         )
     shown_tables = [
-        Table(FLOORS_CAPTION, with_runs(tables.floors(part).drop(columns="flops"), part, floor_source)),
+        Table(FLOORS_CAPTION, with_runs(tabled.floors.drop(columns="flops"), part, floor_source)),
         Table(LADDER_CAPTION, with_runs(ladder, part, ladder_run)),
     ]
-    gemm = tables.gemm_rates(part)
+    gemm = tabled.gemm_rates
     if len(gemm):
         shown_tables.append(Table(GEMM_CAPTION, gemm, long=True))
     for caption, extra in (
-        (BANDWIDTH_CAPTION, tables.bandwidth_table(part)),
+        (BANDWIDTH_CAPTION, tabled.bandwidth_table),
         (ROOFLINE_CAPTION, roof),
-        (BF16_STEP_CAPTION, tables.bf16_step_table(part)),
+        (BF16_STEP_CAPTION, tabled.bf16_step_table),
     ):
         if len(extra):
             shown_tables.append(Table(caption, extra))
@@ -291,11 +297,9 @@ BF16_STEP_CAPTION = (
 )
 
 
-def floor(
-    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-) -> list[Finding]:
+def floor(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
     return per_backend(
-        runs_by_file,
+        parts,
         FLOOR_DISTANCE,
         tables.pipeline_ladder,
         "No epoch benchmarks yet: `nox -s bench`.",
@@ -329,7 +333,7 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
             Table(f"CPU against {name}, each benchmark both ran (medians){differs}", table),
             Table(
                 f"The {name}'s floor per precision against its fastest pipeline of that precision",
-                tables.floor_vs_fastest(other),
+                other.floor_vs_fastest,
             ),
         )
         out.append(
@@ -338,8 +342,8 @@ def cpu_vs_accelerator(runs_by_file: Mapping[str, pd.DataFrame], folder: Path | 
                 text[0].upper() + text[1:],
                 CPU_VS_ACCELERATOR.anchor,
                 True,
-                f"{runs_read(cpu, folder)}; {runs_read(other, folder)}",
-                f"{machine_of(cpu)} against {machine_of(other)}",
+                f"{runs_read(cpu.rows, folder)}; {runs_read(other.rows, folder)}",
+                f"{machine_of(cpu.rows)} against {machine_of(other.rows)}",
                 shown_tables,
             )
         )

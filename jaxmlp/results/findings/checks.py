@@ -18,7 +18,8 @@ from jaxmlp.results.findings.citing import (
 )
 from jaxmlp.results.findings.model import ANCHOR, Finding, Table
 from jaxmlp.results.findings.questions import GOALS_MET, LARGE_FOLDER, PEAK_MEMORY
-from jaxmlp.results.findings.select import machine_of, newest_per_backend, timed
+from jaxmlp.results.findings.select import Parts, machine_of, newest_per_backend, timed
+from jaxmlp.results.tables import RunTables
 from jaxmlp.units import duration, size
 
 DEVICE_PEAK = "the device's peak, where the backend keeps one, since its process started (JAX cannot reset it)"
@@ -40,16 +41,16 @@ def goals_frame(goals: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def goals(
-    runs_by_file: Mapping[str, pd.DataFrame],
+    parts: Parts,
     accuracy: Mapping[str, float],
     folder: Path | None = None,
     timed_only: bool = True,
 ) -> list[Finding]:
     """Per backend, the goals of its newest timed run with an epoch ladder, under the heading of what they are."""
-    found = newest_per_backend(runs_by_file, lambda part: bool(tables.goals(part)), timed_only, (registry.EPOCH,))
+    found = newest_per_backend(parts, lambda tabled: bool(tabled.goals(accuracy)), timed_only, (registry.EPOCH,))
     out = []
-    for backend, part in found.items():
-        mine = tables.goals(part, accuracy)
+    for backend, tabled in found.items():
+        part, mine = tabled.rows, tabled.goals(accuracy)
         met = sum(bool(g["met"]) for g in mine)
         measured = sum(g["met"] is not None for g in mine)
         missed = [g["goal"] for g in mine if g["met"] is False]
@@ -72,10 +73,9 @@ def goals(
     ]
 
 
-def memory(
-    runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
-) -> list[Finding]:
-    def answer(part: pd.DataFrame, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+def memory(parts: Parts, folder: Path | None = None, timed_only: bool = True) -> list[Finding]:
+    def answer(tabled: RunTables, table: pd.DataFrame) -> tuple[str, tuple[Table, ...]]:
+        part = tabled.rows
         if not tables.peaks_are_own(part):
             runs = part["file"].nunique()
             return (
@@ -92,7 +92,7 @@ def memory(
             (Table(MEMORY_CAPTION, table, long=True),),
         )
 
-    found = per_backend(runs_by_file, PEAK_MEMORY, tables.memory_table, "", answer, folder, timed_only)
+    found = per_backend(parts, PEAK_MEMORY, tables.memory_table, "", answer, folder, timed_only)
     return [f for f in found if f.answered]
 
 

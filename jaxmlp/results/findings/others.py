@@ -14,10 +14,18 @@ from jaxmlp.hlo import op_label
 from jaxmlp.results import history, tables
 from jaxmlp.results.findings.model import ANCHOR, Finding, Table
 from jaxmlp.results.findings.questions import CHANGES, OPERATIONS, SCALING_ANSWER, TIME_GOES, TO_ACCURACY, TRAINED
-from jaxmlp.results.findings.select import machine, machine_of, newest_per_backend, stamp_of
+from jaxmlp.results.findings.select import Parts, machine, machine_of, newest_per_backend, stamp_of
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
-from jaxmlp.results.tables import CaptureSummary, op_tables, partial_note, partial_of, top_operations, xprof_coverage
+from jaxmlp.results.tables import (
+    CaptureSummary,
+    RunTables,
+    op_tables,
+    partial_note,
+    partial_of,
+    top_operations,
+    xprof_coverage,
+)
 from jaxmlp.units import count, duration, percent, ratio
 
 SCALING_CAPTION = (
@@ -43,12 +51,13 @@ def operations(
             read[file] = op_tables(file)
         return read[file]
 
-    def answers(part: pd.DataFrame) -> bool:
+    def answers(tabled: RunTables) -> bool:
+        part = tabled.rows
         accelerator = bool(set(part["backend"].dropna()) & set(registry.ACCELERATORS))
         return accelerator and any(tables_of(part))  # the CPU's runs: no file looked for
 
     out = []
-    for part in newest_per_backend(runs_by_file, answers, timed_only).values():
+    for part in (t.rows for t in newest_per_backend(Parts(runs_by_file), answers, timed_only).values()):
         by_pipeline, unread = tables_of(part)
         file = str(part["file"].iloc[0])
         ops = layout.run_folder(file)
@@ -105,19 +114,19 @@ def scaling(
     """Per machine, its newest scaling run over more than one device or process (one over N = 1 alone decides
     nothing about scaling). ``by_name``: the run was asked for by name, and answers for itself: where it cannot
     answer, its cells and why not."""
-    found: dict[str, pd.DataFrame] = {}
-    lone: dict[str, pd.DataFrame] = {}
+    found: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}  # per machine, its run's rows and scaling table
+    lone: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
     for rows in runs_by_file.values():  # newest first
         if not tables.is_scaling(rows):
             continue
-        lone.setdefault(machine_of(rows), rows)
         table = tables.scaling_table(rows)
+        lone.setdefault(machine_of(rows), (rows, table))
         if "efficiency" in table and ((table["devices"] > 1) | (table["processes"] > 1)).any():
-            found.setdefault(machine_of(rows), rows)
+            found.setdefault(machine_of(rows), (rows, table))
     if not found and by_name and lone:
-        return [_unanswered_run(name, rows, folder) for name, rows in lone.items()]
+        return [_unanswered_run(name, rows, table, folder) for name, (rows, table) in lone.items()]
     if not found:
-        table = tables.scaling_table(next(iter(lone.values()))) if lone else pd.DataFrame()
+        table = next(iter(lone.values()))[1] if lone else pd.DataFrame()
         text = (
             "No scaling run yet: `jaxmlp scaling`."
             if not lone
@@ -125,8 +134,7 @@ def scaling(
         )
         return [Finding(SCALING_ANSWER.text, text, SCALING_ANSWER.anchor, False)]
     out = []
-    for name, rows in found.items():
-        table = tables.scaling_table(rows)
+    for name, (rows, table) in found.items():
         parts = [
             f"{_scaling_label(r)}: efficiency {percent(r.efficiency)} (speed-up {ratio(r.speedup)}){_all_reduce(r)}"
             for r in table.itertuples()
@@ -169,9 +177,9 @@ def _notes(rows: pd.DataFrame, table: pd.DataFrame) -> str:
     return notes + partial_note(partial_of(rows))
 
 
-def _unanswered_run(name: str, rows: pd.DataFrame, folder: Path | None) -> Finding:
-    """A scaling run asked for by name that cannot answer how it scales: its cells' times and why not."""
-    table = tables.scaling_table(rows)
+def _unanswered_run(name: str, rows: pd.DataFrame, table: pd.DataFrame, folder: Path | None) -> Finding:
+    """A scaling run asked for by name that cannot answer how it scales (``table``: its `tables.scaling_table`): its
+    cells' times and why not."""
     cells = "; ".join(f"{_scaling_label(r)}: epoch {duration(r.epoch_s)}{_all_reduce(r)}" for r in table.itertuples())
     return Finding(
         SCALING_ANSWER.text,

@@ -5,6 +5,7 @@ docs/methods/which-run-answers.md)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -12,11 +13,12 @@ from jaxmlp import registry
 from jaxmlp.registry import Benchmark
 from jaxmlp.results.schema.machines import ENVIRONMENT, MACHINE, environment, machine, machine_of
 from jaxmlp.results.store import layout
-from jaxmlp.results.tables import is_scaling
+from jaxmlp.results.tables import RunTables, is_scaling
 
 __all__ = [
     "MACHINE",
     "OLDER",
+    "Parts",
     "evidence",
     "machine",
     "machine_of",
@@ -128,21 +130,40 @@ def _split(rows: pd.DataFrame, done: Container[str] = ()) -> Iterator[tuple[str,
             yield str(backend), pd.concat([part, host]) if len(host) else part
 
 
+@dataclass(frozen=True, eq=False)
+class Parts:
+    """Runs (``runs_by_file``, newest first: files, or machines' `evidence`), each split by backend (`_split`) when
+    first asked, once, each part with its tables (`tables.RunTables`): every question of one call reads the same
+    parts and tables. Made for that call and dropped with it."""
+
+    runs_by_file: Mapping[str, pd.DataFrame]
+    _made: dict[str, dict[str, RunTables]] = field(default_factory=dict, init=False, repr=False)
+
+    def of(self, key: str, done: Container[str] = ()) -> Iterator[tuple[str, RunTables]]:
+        """The parts of ``runs_by_file[key]`` by backend, the backends in ``done`` left out."""
+        if key not in self._made:
+            rows = self.runs_by_file[key]
+            if not any(str(b) not in done for b in rows.get("backend", pd.Series(dtype=object)).dropna().unique()):
+                return  # every backend of the file answered already: nothing to split
+            self._made[key] = {backend: RunTables(part) for backend, part in _split(rows)}
+        yield from ((b, t) for b, t in self._made[key].items() if b not in done)
+
+
 def newest_per_backend(
-    runs_by_file: Mapping[str, pd.DataFrame],
-    answers: Callable[[pd.DataFrame], bool],
+    parts: Parts,
+    answers: Callable[[RunTables], bool],
     timed_only: bool = True,
     needs: Sequence[Benchmark] = (),
-) -> dict[str, pd.DataFrame]:
-    """Per backend, the newest timed run (or machine's `evidence`) whose rows ``answers``: one machine's, never
+) -> dict[str, RunTables]:
+    """Per backend, the newest timed run (or machine's `evidence`) whose part ``answers``: one machine's, never
     another's of the same backend. ``needs``: benchmarks of which a run must hold one to answer at all (a run
     without any is passed over unasked: a folder of many runs asks few)."""
-    found: dict[str, pd.DataFrame] = {}
+    found: dict[str, RunTables] = {}
     ids = [b.id for b in needs]
-    for rows in runs_by_file.values():
+    for key, rows in parts.runs_by_file.items():
         if ids and not rows["test"].isin(ids).any():
             continue
-        for backend, part in _split(rows, found):
-            if backend not in found and (timed(part) or not timed_only) and answers(part):
+        for backend, part in parts.of(key, found):
+            if backend not in found and (timed(part.rows) or not timed_only) and answers(part):
                 found[backend] = part
     return found

@@ -1,7 +1,7 @@
 """Views of the results: pure functions from the tidy DataFrame (`jaxmlp.results.store.frames`) to small tables, one
-module per subject (`floors`, `ladders`, `goals`, `bench`, `training`, `traces`, `roofline`, `compare`), gathered
-here under one name: code outside this package imports the names from here, never a submodule
-(tests/test_architecture.py).
+module per subject (`floors`, `ladders`, `goals`, `bench`, `side_by_side`, `training`, `traces`, `roofline`,
+`compare`; one run's tables made once for the questions of one call: `derived`), gathered here under one name: code
+outside this package imports the names from here, never a submodule (tests/test_architecture.py).
 
 Every table names the benchmarks it shows (`shows`), so a test can check that each registered benchmark reaches
 some table. Ratios are only ever taken inside one run, so numbers from different machines or versions never meet in
@@ -12,20 +12,15 @@ from __future__ import annotations
 
 from jaxmlp.results.tables.base import BEST, SHOWN, TIED, shows
 from jaxmlp.results.tables.bench import (
-    ACCELERATOR_DIFFER,
     RUN_PEAK,
     SHOWN_METADATA,
-    SIDE_BY_SIDE,
     bandwidth_table,
-    benchmark_medians,
     benchmark_runs,
     bf16_step_table,
     compare_memory,
     compare_samples,
-    cpu_vs_accelerator,
     jit_vs_eager,
     memory_table,
-    newest_by_backend,
     peaks_are_own,
     results_folder_table,
     shown_metadata,
@@ -34,6 +29,7 @@ from jaxmlp.results.tables.bench import (
     vmap_vs_loop,
 )
 from jaxmlp.results.tables.compare import undecidable, undecided_memory
+from jaxmlp.results.tables.derived import RunTables
 from jaxmlp.results.tables.floors import (
     GEMM_UNAVAILABLE,
     epoch_roofline,
@@ -68,6 +64,13 @@ from jaxmlp.results.tables.ladders import (
     rung_name,
 )
 from jaxmlp.results.tables.roofline import LOOP_MEASURED, LOOP_NOT_MEASURED, points
+from jaxmlp.results.tables.side_by_side import (
+    ACCELERATOR_DIFFER,
+    SIDE_BY_SIDE,
+    benchmark_medians,
+    cpu_vs_accelerator,
+    newest_by_backend,
+)
 from jaxmlp.results.tables.traces import (
     ALL_REDUCE,
     CaptureSummary,
@@ -110,6 +113,7 @@ __all__ = [
     "LOOP_NOT_MEASURED",
     "PIPELINE_RUNG",
     "RUN_PEAK",
+    "RunTables",
     "SHOWN",
     "SHOWN_METADATA",
     "SIDE_BY_SIDE",

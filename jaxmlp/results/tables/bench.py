@@ -1,5 +1,6 @@
 """One run's tables besides the floor and the ladders: jit against eager, vmap against a loop, peak memory, the
-environment a run was measured on, CPU against an accelerator, two sets of samples compared, a capture's steps."""
+environment a run was measured on, two sets of samples compared, a capture's steps (CPU against an accelerator:
+`side_by_side`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from jaxmlp.results.schema.bench import own_peaks
 from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store.frames import query
 from jaxmlp.results.tables.base import shows
-from jaxmlp.results.tables.ladders import pipeline_ladder
 from jaxmlp.stats import INVALID, VERDICT_WORDS, beyond_reach, compare, processes_to_settle, settle_words
 from jaxmlp.units import MISSING
 
@@ -110,54 +110,6 @@ def benchmark_runs(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
     bench = runs[runs["test"] != registry.TRAIN_EPOCH.id]
     by_file = {str(name): rows for name, rows in bench.groupby("file")}
     return dict(sorted(by_file.items(), key=lambda item: str(item[1]["timestamp"].iloc[0]), reverse=True))
-
-
-ACCELERATOR_DIFFER = ("file", "host", "jax", "jaxlib", "torch", "python")
-SIDE_BY_SIDE = (registry.UPDATE, registry.PREDICT, registry.MATMUL, registry.GEMM)
-"""The benchmarks besides the epoch ladder that run on a backend, set side by side per backend."""
-
-
-def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """The newest run (``runs_by_file`` is newest first) of each backend that has an epoch ladder."""
-    newest: dict[str, pd.DataFrame] = {}
-    for rows in runs_by_file.values():
-        if "backend" not in rows or not (rows["test"] == registry.EPOCH.id).any():
-            continue  # no epoch, no ladder
-        for backend, part in rows.groupby("backend"):
-            if str(backend) not in newest and not pipeline_ladder(part).empty:  # a backend found: no ladder to build
-                newest[str(backend)] = part
-    return newest
-
-
-def benchmark_medians(run: pd.DataFrame) -> pd.Series:
-    """One backend's run as medians (s) by benchmark: the epoch ladder's rungs (floors, the step's matmuls, each
-    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``)."""
-    medians = pipeline_ladder(run).set_index("rung")["epoch_s"].to_dict()
-    for bench in SIDE_BY_SIDE:
-        shown = [p for p in bench.params if p != "backend"]
-        for r in query(run, bench).itertuples():
-            label = ", ".join(f"{p} {getattr(r, p)}" for p in shown if hasattr(r, p))
-            medians[f"{bench.id.removeprefix('test_')}{': ' if label else ''}{label}"] = r.median
-    return pd.Series(medians, dtype=float)
-
-
-def cpu_vs_accelerator(
-    runs_by_file: Mapping[str, pd.DataFrame], accelerator: str, newest: Mapping[str, pd.DataFrame] | None = None
-) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
-    """The newest CPU run and the newest ``accelerator`` run (`registry.ACCELERATORS`) side by side: per benchmark
-    both ran, the CPU's median, the accelerator's and CPU / accelerator; and what differs between the two runs
-    (None: not both). ``newest``: `newest_by_backend` of the same runs, where the caller has it."""
-    newest = newest_by_backend(runs_by_file) if newest is None else newest
-    if not {"cpu", accelerator} <= set(newest):
-        return pd.DataFrame(), None
-    table = pd.DataFrame(
-        {"cpu_s": benchmark_medians(newest["cpu"]), "accelerator_s": benchmark_medians(newest[accelerator])}
-    )
-    table = table.dropna()  # a benchmark only one side ran is not a comparison
-    table["cpu_over_accelerator"] = table["cpu_s"] / table["accelerator_s"]
-    cpu, other = shown_metadata(newest["cpu"]), shown_metadata(newest[accelerator])
-    differ = {key: (cpu[key], other[key]) for key in ACCELERATOR_DIFFER if cpu[key] != other[key]}
-    return table.rename_axis("benchmark").reset_index(), differ
 
 
 # --- two sets of samples --------------------------------------------------------------------------------------

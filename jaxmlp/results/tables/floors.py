@@ -105,22 +105,23 @@ def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
     return out.reindex(columns=columns).reset_index(drop=True)
 
 
-def _rates(run: pd.DataFrame) -> pd.DataFrame:
-    """Every rate the run measured: its GEMM rows and its float32 matmul (backend, precision, library, shape,
-    gflop_per_s)."""
-    gemm = gemm_rates(run)[["backend", "precision", "library", "shape", "gflop_per_s"]]
+def _rates(run: pd.DataFrame, gemm_table: pd.DataFrame) -> pd.DataFrame:
+    """Every rate the run measured: its GEMM rows (``gemm_table``, its `gemm_rates`) and its float32 matmul
+    (backend, precision, library, shape, gflop_per_s)."""
+    gemm = gemm_table[["backend", "precision", "library", "shape", "gflop_per_s"]]
     matmul = matmul_rate(run).assign(library="xla", shape="2048x2048x2048")
     matmul = matmul[matmul["precision"] == "f32"][["backend", "precision", "library", "shape", "gflop_per_s"]]
     return pd.concat([f for f in (gemm, matmul) if len(f)], ignore_index=True) if len(gemm) or len(matmul) else gemm
 
 
 @shows(registry.MATMUL)
-def floors(run: pd.DataFrame) -> pd.DataFrame:
+def floors(run: pd.DataFrame, gemm_table: pd.DataFrame | None = None) -> pd.DataFrame:
     """One run's floor per backend and precision: the best rate it measured at that precision (its library and
     shape), the epoch's FLOPs at that precision (f32's where no epoch of that precision ran) and the epoch at that
-    rate (``floor_s``). A run without GEMM rows: the f32 floor its epochs recorded (XLA's matmul rate)."""
+    rate (``floor_s``). A run without GEMM rows: the f32 floor its epochs recorded (XLA's matmul rate).
+    ``gemm_table``: `gemm_rates` of the same run, where the caller has it."""
     epochs = query(run, registry.EPOCH)
-    rates = _rates(run)
+    rates = _rates(run, gemm_rates(run) if gemm_table is None else gemm_table)
     rows: list[dict[str, Any]] = []
     for backend in sorted(set(epochs.get("backend", pd.Series(dtype=object)).dropna()) | set(rates["backend"])):
         mine = epochs[epochs["backend"] == backend] if len(epochs) else epochs
@@ -187,16 +188,16 @@ def _given(row: pd.Series, column: str, otherwise: float) -> float:
 
 
 @shows(registry.EMPTY_SCAN)
-def epoch_roofline(run: pd.DataFrame) -> pd.DataFrame:
+def epoch_roofline(run: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each epoch of one run against the bound of what its steps must do (`step_bound`): ``compute_s`` (its
     FLOPs at its precision's floor), ``memory_s`` (its parameters read and written, and its batches read, at the run's
     best STREAM bandwidth), ``loop_s`` (the empty scan's cost a step over its loop's iterations, for a `lax.scan`
     epoch); ``bound_s``, which binds, ``x_bound`` (the epoch over its bound) and what became of the loop's term.
-    Empty without a bandwidth."""
+    Empty without a bandwidth. ``floor_table``: `floors` of the same run, where the caller has it."""
     epochs, bandwidth = query(run, registry.EPOCH), query(run, registry.BANDWIDTH)
     if epochs.empty or bandwidth.empty:
         return pd.DataFrame(columns=EPOCH_ROOFLINE_COLUMNS)
-    table = floors(run)
+    table = floors(run) if floor_table is None else floor_table
     best = (bandwidth["bytes"] / bandwidth["median"]).groupby(bandwidth["backend"]).max()
     loops = loop_step_seconds(run)
     known = {c: epochs[c].dropna() if c in epochs else pd.Series(dtype=float) for c in ("steps", "samples")}

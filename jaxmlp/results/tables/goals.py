@@ -31,10 +31,13 @@ def goal_group(backend: object) -> str:
     return "Goals: the tutorial's epoch on this CPU" if backend == "cpu" else "Goals: the accelerator"
 
 
-def floor_vs_fastest(run: pd.DataFrame) -> pd.DataFrame:
-    """Per backend and precision: the floor (`floors`) and the fastest pipeline of that precision against it."""
-    table = floors(run)
-    ladder = pipeline_ladder(run)
+def floor_vs_fastest(
+    run: pd.DataFrame, floor_table: pd.DataFrame | None = None, ladder: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Per backend and precision: the floor (`floors`) and the fastest pipeline of that precision against it.
+    ``floor_table``, ``ladder``: `floors` and `pipeline_ladder` of the same run, where the caller has them."""
+    table = floors(run) if floor_table is None else floor_table
+    ladder = pipeline_ladder(run, table) if ladder is None else ladder
     fastest = {(h["backend"], h["precision"]): h["fastest"] for h in ladder_headlines(ladder)} if len(ladder) else {}
     rows = []
     for f in table.itertuples():
@@ -55,13 +58,19 @@ def _goal(backend: object, goal: str, met: bool | None, text: str) -> dict[str, 
     return {"backend": backend, "group": goal_group(backend), "goal": goal, "met": met, "text": text}
 
 
-def goals(df: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+def goals(
+    df: pd.DataFrame,
+    accuracy: Mapping[str, float] | None = None,
+    ladder: pd.DataFrame | None = None,
+    gemm_table: pd.DataFrame | None = None,
+) -> list[dict[str, Any]]:
     """Per backend, the goals read from one run: ``group``, ``goal``, ``met`` (None: not measurable in this run),
     ``text`` (the numbers behind it). ``accuracy``: test accuracy after the tutorial's epochs per precision, where
-    known (the bf16 goal holds only with accuracy kept)."""
+    known (the bf16 goal holds only with accuracy kept). ``ladder``, ``gemm_table``: `pipeline_ladder` and
+    `gemm_rates` of the same run, where the caller has them."""
     out: list[dict[str, Any]] = []
-    ladder = pipeline_ladder(df)
-    square = gemm_rates(df)
+    ladder = pipeline_ladder(df) if ladder is None else ladder
+    square = gemm_rates(df) if gemm_table is None else gemm_table
     for backend, rungs in ladder.groupby("backend") if not ladder.empty else ():
         runs = rungs[rungs["pipeline"] != ""]
         jax_rows = runs[~runs["pipeline"].isin(registry.TORCH_PIPELINES)]

@@ -74,12 +74,13 @@ def _rungs(rows: pd.DataFrame, name: str, keys: list[str], floor: pd.Series, sca
 
 
 @shows(registry.LOADER)
-def loader_ladder(df: pd.DataFrame) -> pd.DataFrame:
+def loader_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per backend, each loader pipeline by worker count and precision: its input alone (``loader``, host only, on
     the f32 rows) and its training epoch (``epoch``), median and IQR in seconds, each as times the floor of its
-    precision and times the ``scan`` epoch of its precision in the same run; the fastest of each column marked."""
+    precision and times the ``scan`` epoch of its precision in the same run; the fastest of each column marked.
+    ``floor_table``: `floors` of the same run, where the caller has it."""
     loader, epochs = query(df, registry.LOADER), query(df, registry.EPOCH)
-    floor_table = floors(df)
+    floor_table = floors(df) if floor_table is None else floor_table
     frames = []
     for backend in sorted(epochs["backend"].unique()) if len(epochs) else [None]:
         mine = epochs[epochs["backend"] == backend] if backend is not None else epochs
@@ -133,12 +134,12 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 
 
 @shows(registry.EPOCH, registry.STEP_GEMMS)
-def pipeline_ladder(df: pd.DataFrame) -> pd.DataFrame:
+def pipeline_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per backend: the floor of each precision the run measured (its library and rate, `floors`), the step's
     matmuls alone (f32), then each pipeline, fastest first, with its timed rounds; each row as times the floor of its
-    own precision."""
+    own precision. ``floor_table``: `floors` of the same run, where the caller has it."""
     rows: list[dict[str, Any]] = []
-    floor_table = floors(df)
+    floor_table = floors(df) if floor_table is None else floor_table
     for backend, d in df.groupby("backend") if "backend" in df else ():
         epochs = query(d, registry.EPOCH)
         if epochs.empty:
