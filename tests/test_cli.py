@@ -157,10 +157,11 @@ def test_json_is_never_overwritten(capsys, tmp_path):
 
 def test_json_into_a_folder_takes_the_stores_name_and_the_matmul_precision(tmp_path, monkeypatch):
     monkeypatch.setenv("JAX_DEFAULT_MATMUL_PRECISION", "bfloat16")  # read when jax is imported: in a process
-    result = run_cli("train", "--dataset", "synthetic", "--limit", "1024", "--epochs", "1", "--json", str(tmp_path))
+    argv = ["train", "--dataset", "synthetic", "--limit", "1024", "--epochs", "1", "--pipeline", "scan"]  # no torch
+    result = run_cli(*argv, "--json", str(tmp_path))
     assert result.returncode == 0, result.stderr
     (written,) = tmp_path.iterdir()
-    assert written.name.startswith("train-") and written.name.endswith("-synthetic-seed.json")
+    assert written.name.startswith("train-") and written.name.endswith("-synthetic-scan.json")
     (record,) = json.loads(written.read_text())["records"]
     assert record["jax_default_matmul_precision"] == "bfloat16"
 
