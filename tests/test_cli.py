@@ -157,10 +157,11 @@ def test_json_is_never_overwritten(capsys, tmp_path):
 
 def test_json_into_a_folder_takes_the_stores_name_and_the_matmul_precision(tmp_path, monkeypatch):
     monkeypatch.setenv("JAX_DEFAULT_MATMUL_PRECISION", "bfloat16")  # read when jax is imported: in a process
-    result = run_cli("train", "--dataset", "synthetic", "--limit", "1024", "--epochs", "1", "--json", str(tmp_path))
+    argv = ["train", "--dataset", "synthetic", "--limit", "1024", "--epochs", "1", "--pipeline", "scan"]  # no torch
+    result = run_cli(*argv, "--json", str(tmp_path))
     assert result.returncode == 0, result.stderr
     (written,) = tmp_path.iterdir()
-    assert written.name.startswith("train-") and written.name.endswith("-synthetic-seed.json")
+    assert written.name.startswith("train-") and written.name.endswith("-synthetic-scan.json")
     (record,) = json.loads(written.read_text())["records"]
     assert record["jax_default_matmul_precision"] == "bfloat16"
 
@@ -186,22 +187,25 @@ def test_diverging_run_is_reported_not_scored(capsys, tmp_path):
 
 
 def test_one_epoch_on_synthetic_data_end_to_end_its_workers_spawned_without_the_fork_warning(tmp_path):
-    """The tutorial's DataLoader in a real process, its 2 workers spawned (Python's fork warning never shown)."""
+    """The tutorial's DataLoader in a real process, its 2 workers spawned (Python's fork warning never shown), on
+    the first 4096 images (the workers' start is what the process adds; learning is tests/test_train.py's)."""
     out = tmp_path / "run.json"
-    result = run_cli("train", "--dataset", "synthetic", "--epochs", "1", "--workers", "2", "--json", str(out))
+    argv = ["train", "--dataset", "synthetic", "--limit", "4096", "--epochs", "1", "--workers", "2"]
+    result = run_cli(*argv, "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert "os.fork() was called" not in result.stderr, result.stderr
     lines = result.stdout.splitlines()
-    assert "synthetic (generated; SYNTHETIC data, not MNIST)" in lines[0]
+    assert "synthetic (generated, first 4096 training images; SYNTHETIC data, not MNIST)" in lines[0]
     assert lines[2].startswith("Epoch 0 in ") and lines[2].endswith(" sec")
-    assert lines[3].startswith("Training set accuracy 0.9") and lines[4].startswith("Test set accuracy 0.9")
+    assert lines[3].startswith("Training set accuracy 0.") and lines[4].startswith("Test set accuracy 0.")
     assert "[SYNTHETIC data, not MNIST]" in lines[5]
     assert "; 1 epoch, batch 128" in lines[0] and ", 2 workers," in lines[0]  # one epoch in the singular
     assert sum("compile" in line.lower() for line in lines) == 1  # the compile time said once, at the start
     assert " after 1 epoch;" in lines[5] and lines[6] == f"Wrote 1 epoch record to {out}"
     assert "Traceback" not in result.stderr and "\r" not in result.stderr  # no progress bar in logs
     (record,) = json.loads(out.read_text())["records"]
-    assert record["dataset"] == "synthetic" and record["epoch"] == 0 and record["train_accuracy"] > 0.8
+    assert record["dataset"] == "synthetic" and record["epoch"] == 0
+    assert record["train_accuracy"] > 0.3  # 0.37 on these 4096 images: chance is 0.1
     for key in ("epoch_seconds", "compile_seconds", "jax", "jaxlib", "torch", "backend", "device_kind", "commit"):
         assert key in record
     assert sorted(os.listdir(tmp_path)) == ["run.json"]  # no temporary file left

@@ -5,12 +5,15 @@ keeps machines apart, and names each the same way (`machine`)."""
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from jaxmlp import units
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MACHINE = ("machine_cpu", "machine_cores", "machine_backend", "machine_device", "machine_name")
 """What two runs must share to be on one machine (files before schema version 5: `results.schema.upgrade`)."""
@@ -23,10 +26,12 @@ same settings."""
 
 
 def _known(value: Any) -> bool:
+    pandas = sys.modules.get("pandas")  # where pandas was never imported, no value is its NA (a process that
+    # writes a result reads no table: pandas is not imported for it)
     return (
         value is not None
-        and value is not pd.NA
-        and not (isinstance(value, float) and pd.isna(value))
+        and (pandas is None or value is not pandas.NA)
+        and not (isinstance(value, float) and math.isnan(value))
         and str(value) not in ("", "unknown", "None")
     )
 
