@@ -472,3 +472,19 @@ def test_a_dropped_stop_is_raised_when_the_command_ends_before_it_is_sent_again(
     with pytest.raises(Interrupted), stop_on_signals(), contextlib.suppress(BaseException):
         signal.raise_signal(signal.SIGINT)
     time.sleep(0.05)  # the second sending, too late, does nothing now
+
+
+def test_a_worker_killed_by_a_signal_is_said_killed_not_by_the_log_line_it_printed_before():
+    """The kernel's out-of-memory killer sends signal 9: a worker it killed after a profiler's log line on stderr
+    (an "E ..." line is no error of its own) fails saying it was killed, then what it said last."""
+    from jaxmlp.measure import workers
+
+    said = "print('E hooks.cc:412] Can\\'t import tensorflow', file=sys.stderr, flush=True)"
+    code = f"import os, sys; {said}; os.kill(os.getpid(), 9)"
+    with pytest.raises(workers.ChildFailed) as failed:
+        workers.run(workers.Child("0.5.0 (pairwise)", [sys.executable, "-c", code], timeout=60))
+    assert str(failed.value) == (
+        "0.5.0 (pairwise): the worker failed: was killed by signal 9 (out of memory? the kernel's out-of-memory killer "
+        "sends it; `dmesg` says); it said last: E hooks.cc:412] Can't import tensorflow"
+    )
+    assert workers.ended(2, "jaxmlp: error: no such workload\n") == "no such workload"

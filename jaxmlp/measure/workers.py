@@ -146,7 +146,7 @@ def run(child: Child, on_line: Callable[[str], None] | None = None) -> str:
             f"{child.name}: stopped after its time limit of {child.timeout:g} s", child, None, stderr, timed_out=True
         )
     if process.returncode != 0:
-        said = last_error_line(stderr) or how(process.returncode)
+        said = ended(process.returncode, stderr)
         raise ChildFailed(f"{child.name}: the worker failed: {said}", child, process.returncode, stderr)
     return "".join(out)
 
@@ -160,6 +160,16 @@ def run_json(child: Child, on_line: Callable[[str], None] | None = None) -> Any:
         raise JaxmlpError(
             f"{child.name}: the worker printed no JSON result (last line: {(printed or [''])[-1][:200]!r})"
         ) from None
+
+
+def ended(returncode: int, stderr: str) -> str:
+    """Why a failed child ended: a signal first (a log line it printed before is not why; the kernel's
+    out-of-memory killer sends signal 9), then what it said last; else what it said last, or its exit code."""
+    last = last_error_line(stderr)
+    if returncode < 0:
+        oom = " (out of memory? the kernel's out-of-memory killer sends it; `dmesg` says)" if returncode == -9 else ""
+        return how(returncode) + oom + (f"; it said last: {last}" if last else "")
+    return last or how(returncode)
 
 
 def how(returncode: int) -> str:
