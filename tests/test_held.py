@@ -55,7 +55,10 @@ def test_a_hold_pip_cannot_install_leaves_the_environment_as_it_is(tmp_path):
     env = made_before_the_hold(tmp_path, "0.4.33", "exit 1")
     said: list[str] = []
     assert envs.make_env("0.4.33", tmp_path, said.append) == envs.python_of(env)
-    assert (
-        said[-1] == f"could not install ml_dtypes<0.7 into {env}: kept as it is (its processes import ml_dtypes slower)"
+    assert said[-1] == (
+        f"could not install ml_dtypes<0.7 into {env}: kept as it is, not tried again (its processes import ml_dtypes "
+        f"slower; remove {envs.UNHELD} there to try again)"
     )
+    envs.make_env("0.4.33", tmp_path, said.append)  # not tried again: nothing said, pip not run
+    assert len(said) == 2 and len((env / "pip-calls").read_text().splitlines()) == 1
     assert (env / envs.COMPLETE).exists() and os.path.isdir(env / "lib/python3.11/site-packages/numpy-2.4.6.dist-info")

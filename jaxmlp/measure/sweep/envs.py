@@ -27,6 +27,9 @@ from jaxmlp.registry import version_key
 OLDEST = "0.4.30"
 """The oldest release jaxmlp supports (`jaxmlp.compat`; pyproject's ``jax>=``)."""
 
+UNHELD = ".jaxmlp-unheld"
+"""Written into an environment made before the hold (`installs.HELD`) where pip could not install it: kept as it is,
+not tried again at each use (an index that did not answer would cost each sweep its time limit)."""
 COMPLETE = ".jaxmlp-complete"
 """Written last into an environment, with the seconds its install took: one without it is made again."""
 
@@ -248,7 +251,7 @@ def make_env(
 def unheld(env: Path, source: Source = INDEX) -> list[str]:
     """The packages ``source`` holds (`Source.held`) that ``env`` has at or above their hold, by name: an
     environment made before the hold."""
-    if not source.held():
+    if not source.held() or (env / UNHELD).exists():
         return []
     found = (
         info.name.removesuffix(".dist-info").split("-", 1)
@@ -265,12 +268,16 @@ def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -
         log(f"Holding {held} in the environment of jax {version} (made before the hold)")
         pip = [str(python_of(env)), "-m", "pip", "install", "-q", "--disable-pip-version-check", *source.held()]
         try:
-            done = subprocess.run(pip, capture_output=True, text=True, timeout=MAKE_SECONDS)
+            done = subprocess.run(pip, capture_output=True, text=True, timeout=installs.PROBE_SECONDS)
             failed = done.returncode != 0
         except subprocess.TimeoutExpired:
             failed = True
         if failed:
-            log(f"could not install {held} into {env}: kept as it is (its processes import ml_dtypes slower)")
+            (env / UNHELD).write_text(f"{held}\n")
+            log(
+                f"could not install {held} into {env}: kept as it is, not tried again (its processes import "
+                f"ml_dtypes slower; remove {UNHELD} there to try again)"
+            )
     used(env)
     return python_of(env)
 
