@@ -109,15 +109,6 @@ def timed(rows: pd.DataFrame) -> bool:
     return not ("size" in rows and rows["size"].isin(UNTIMED_SIZES).any())
 
 
-def by_backend(
-    runs_by_file: Mapping[str, pd.DataFrame], done: Container[str] = ()
-) -> Iterator[tuple[str, pd.DataFrame]]:
-    """Each benchmark file's rows split by backend (a file may hold several; its host-only rows, the loaders', go
-    with each), newest file first; the backends in ``done`` left out."""
-    for rows in runs_by_file.values():
-        yield from _split(rows, done)
-
-
 def _split(rows: pd.DataFrame, done: Container[str] = ()) -> Iterator[tuple[str, pd.DataFrame]]:
     if "backend" not in rows:
         return
