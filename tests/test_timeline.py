@@ -14,7 +14,7 @@ from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import bisect
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import envs, matrix, timeline, validation
+from jaxmlp.measure.sweep import env_disk, envs, matrix, timeline, validation
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
 from jaxmlp.report.plots import draw
 from jaxmlp.report.sections import build_sections
@@ -214,8 +214,8 @@ def test_the_budget_sets_the_processes_a_release():
 
 
 def test_the_size_cap_removes_the_least_recently_used_first(tmp_path, monkeypatch, capsys):
-    assert envs.least_recent([("a", 1, 5), ("b", 2, 5), ("c", 3, 5)], {"a"}, 10) == ["b"]
-    assert envs.least_recent([("a", 1, 5), ("b", 2, 5), ("c", 3, 5)], {"a"}, 8) == ["b", "c"]
+    assert env_disk.least_recent([("a", 1, 5), ("b", 2, 5), ("c", 3, 5)], {"a"}, 10) == ["b"]
+    assert env_disk.least_recent([("a", 1, 5), ("b", 2, 5), ("c", 3, 5)], {"a"}, 8) == ["b", "c"]
     for age, version in enumerate(["0.4.30", "0.4.31", "0.4.33"]):
         env = envs.env_path(version, tmp_path)
         env.mkdir()
@@ -223,12 +223,12 @@ def test_the_size_cap_removes_the_least_recently_used_first(tmp_path, monkeypatc
         (env / envs.COMPLETE).write_text("1.0\n")
         stamp = 1_000_000 + age
         os.utime(env / envs.COMPLETE, (stamp, stamp))
-    monkeypatch.setenv(envs.MAX_GB, "0.0025")
-    assert envs.prune(["0.4.30"], tmp_path) == [envs.env_path("0.4.31", tmp_path).name]
+    monkeypatch.setenv(env_disk.MAX_GB, "0.0025")
+    assert env_disk.prune(["0.4.30"], tmp_path) == [envs.env_path("0.4.31", tmp_path).name]
     assert "removed the least recently used, jax-0.4.31-py" in capsys.readouterr().out
-    monkeypatch.setenv(envs.MAX_GB, "lots")
+    monkeypatch.setenv(env_disk.MAX_GB, "lots")
     with pytest.raises(JaxmlpError, match="not a number of GB"):
-        envs.prune([], tmp_path)
+        env_disk.prune([], tmp_path)
 
 
 # --- the command, end to end (worker processes replaced by their results) ------------------------------------------

@@ -18,7 +18,7 @@ from jaxmlp.cli.sweep.common import progress_bar
 from jaxmlp.cli.sweep.explain import explain_change
 from jaxmlp.cli.sweep.measured import measure_into
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep.matrix import (
     Measured,
     Probed,
@@ -56,7 +56,7 @@ def measure(
     the inconclusive comparisons while the budget lasts. Returns what was measured, the comparisons and the cells
     that could not be measured."""
     pythons = environments(matrix, matrix.versions, say)
-    envs.prune(matrix.versions, matrix.envs, say, matrix.source)
+    env_disk.prune(matrix.versions, matrix.envs, say, matrix.source)
     runners = runners_for(pythons, matrix, measuring)
     log = RunLog(folder)
     write_new(log.mark, "This call did not finish: its releases are measured again by the next `jaxmlp track`.\n")

@@ -13,7 +13,7 @@ from typing import Any
 from jaxmlp.cli.sweep.explain import explained
 from jaxmlp.errors import EXIT_FAILED
 from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep import slowdown as flow
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
 from jaxmlp.measure.sweep.matrix import environments
@@ -150,10 +150,10 @@ def disk_taken(releases: list[str], root: Path | None, folder: Path, source: env
     everything = [m.parent for m in where.glob(f"jax-*/{envs.COMPLETE}")] if where.is_dir() else []
     return {
         "envs": len(made),
-        "envs_bytes": sum(envs.env_bytes(e) for e in made),
+        "envs_bytes": sum(env_disk.env_bytes(e) for e in made),
         "envs_root": str(where),
-        "envs_root_bytes": sum(envs.env_bytes(e) for e in everything),
-        "results_bytes": envs.env_bytes(folder),
+        "envs_root_bytes": sum(env_disk.env_bytes(e) for e in everything),
+        "results_bytes": env_disk.env_bytes(folder),
     }
 
 

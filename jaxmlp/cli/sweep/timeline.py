@@ -14,7 +14,7 @@ from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measur
 from jaxmlp.cli.sweep.explain import explain_change
 from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.cli.sweep.ranks import Ranks, follow_rank_0, lead
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.sweep import env_disk
 from jaxmlp.measure.sweep import timeline as flow
 from jaxmlp.measure.sweep.matrix import Measured, Probed, Record, environments, measure_cells, runners_for
 from jaxmlp.measure.sweep.settings import Matrix, Measuring, Timeline
@@ -80,7 +80,7 @@ def _measure(
     print("\n".join(flow.opening(timeline, versions, matrix, asked.processes, ranked=ranks is not None)))
     pythons = environments(matrix, versions)
     if not (ranks and ranks.rank):  # one rank tidies the environments (a shared folder's, maybe)
-        envs.prune(versions, matrix.envs, source=matrix.source)
+        env_disk.prune(versions, matrix.envs, source=matrix.source)
     runners = runners_for(pythons, matrix, measuring)
     if ranks and ranks.rank:
         return SweepOutcome(follow_rank_0(runners, matrix, store.folder, ranks, print, progress_bar), 0)

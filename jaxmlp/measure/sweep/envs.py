@@ -10,7 +10,6 @@ import hashlib
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -139,8 +138,6 @@ def running() -> Interpreter:
     return Interpreter(sys.executable, (sys.version_info[0], sys.version_info[1], sys.version_info[2]))
 
 
-MAX_GB = "JAXMLP_ENVS_MAX_GB"
-"""The environment variable that caps the environments' size (GB): past it, the least recently used are removed."""
 LOCK = ".jaxmlp-envs.lock"
 """The file locked (``flock``) around making an environment, so that two sweeps never make the same one at once."""
 
@@ -178,25 +175,6 @@ def python_of(env: Path) -> Path:
 
 def is_made(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> bool:
     return (env_path(version, root, source, python) / COMPLETE).exists()
-
-
-def install_seconds(root: Path | None = None) -> float | None:
-    """The median time earlier installs took here (from their markers), for the cost estimate; None if none."""
-    times = []
-    for marker in (root or envs_root()).glob(f"jax-*/{COMPLETE}"):
-        with contextlib.suppress(ValueError, OSError):
-            times.append(float(marker.read_text().strip() or "nan"))
-    times = [t for t in times if t == t]
-    return statistics.median(times) if times else None
-
-
-def env_megabytes(root: Path | None = None) -> float | None:
-    """The median size of the environments made here (MB), for the cost estimate; None if none is made."""
-    sizes = []
-    for marker in (root or envs_root()).glob(f"jax-*/{COMPLETE}"):
-        files = (Path(top) / name for top, _, names in os.walk(marker.parent) for name in names)
-        sizes.append(sum(f.stat().st_size for f in files if not f.is_symlink()) / 1e6)
-    return statistics.median(sizes) if sizes else None
 
 
 def check_release(version: str) -> str:
@@ -340,64 +318,6 @@ def _fix(version: str, source: Source) -> str:
         wanted = " ".join(f"'{r}'" for r in source.requirements(version))
         return f"`pip download {wanted} -d {source.wheels}` adds what the folder lacks"
     return "is the package index reachable? `--env LABEL=PYTHON` takes one made by hand"
-
-
-def env_bytes(env: Path) -> int:
-    files = (Path(top) / name for top, _, names in os.walk(env) for name in names)
-    return sum(f.stat().st_size for f in files if not f.is_symlink())
-
-
-def cap_bytes() -> float | None:
-    """`MAX_GB` in bytes; None when it is not set (no cap)."""
-    text = os.environ.get(MAX_GB)
-    if not text:
-        return None
-    try:
-        gb = float(text)
-    except ValueError:
-        raise JaxmlpError(f"{MAX_GB}={text!r} is not a number of GB (like 20)") from None
-    if not gb > 0:
-        raise JaxmlpError(f"{MAX_GB}={text!r}: give a size above 0 GB")
-    return gb * 1e9
-
-
-def least_recent(sizes: Sequence[tuple[str, float, int]], keep: set[str], cap: float) -> list[str]:
-    """Which environments to remove, least recently used first, until the rest fit in ``cap`` bytes: ``sizes``
-    are (name, last used, bytes); those in ``keep`` are never removed."""
-    total = sum(size for _, _, size in sizes)
-    out = []
-    for name, _, size in sorted(sizes, key=lambda s: s[1]):
-        if total <= cap:
-            break
-        if name not in keep:
-            out.append(name)
-            total -= size
-    return out
-
-
-def prune(
-    keep: Sequence[str], root: Path | None = None, say: Callable[[str], None] = print, source: Source = INDEX
-) -> list[str]:
-    """Under `MAX_GB`, remove the least recently used environments (never those of ``keep``'s releases) until the
-    rest fit, said in one line; the releases removed."""
-    cap = cap_bytes()
-    folder = root or envs_root()
-    if cap is None or not folder.is_dir():
-        return []
-    with locked(folder):
-        made = [marker.parent for marker in folder.glob(f"jax-*/{COMPLETE}")]
-        sizes = [(env.name, (env / COMPLETE).stat().st_mtime, env_bytes(env)) for env in made]
-        kept = {env.name for env in made if release_of(env.name, source) in keep}  # on every Python
-        gone = least_recent(sizes, kept, cap)
-        for name in gone:
-            shutil.rmtree(folder / name, ignore_errors=True)
-    if gone:
-        freed = sum(size for name, _, size in sizes if name in gone)
-        say(
-            f"Environments over {MAX_GB}={cap / 1e9:g}: removed the least recently used, {', '.join(gone)} "
-            f"({freed / 1e9:.1f} GB)"
-        )
-    return gone
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from jaxmlp.errors import JaxmlpError, NotMeasured
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import envs, published, pythons
+from jaxmlp.measure.sweep import env_disk, envs, published, pythons
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.units import minutes
@@ -228,7 +228,7 @@ def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> d
     chosen = pythons.for_releases(over, matrix.source, matrix.pythons, matrix.envs, say) if versions else {}
     missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source, chosen[v])]
     if missing:
-        each, size = envs.install_seconds(matrix.envs), envs.env_megabytes(matrix.envs)
+        each, size = env_disk.install_seconds(matrix.envs), env_disk.env_megabytes(matrix.envs)
         cost = (
             f"about {size:.0f} MB each and {minutes(each * len(missing))} in all, as the ones made here took"
             if each and size

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs, published
+from jaxmlp.measure.sweep import env_disk, envs, published
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Matrix, Timeline
 from jaxmlp.registry import version_key
 from jaxmlp.units import minutes
@@ -106,7 +106,7 @@ def cost(cells: int, matrix: Matrix, per_round: float, spent: float) -> str:
 def disk(versions: Sequence[str], matrix: Matrix) -> str:
     """The disk the environments not made yet will take, as measured on those made here."""
     missing = [v for v in versions if not envs.made_any(v, matrix.envs, matrix.source)]
-    size = envs.env_megabytes(matrix.envs)
+    size = env_disk.env_megabytes(matrix.envs)
     if missing and size:
         return f"about {size * len(missing) / 1e3:.1f} GB of disk for {len(missing)} not made yet"
     if missing:
