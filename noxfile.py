@@ -23,12 +23,6 @@ only: their bf16 epochs are checked in tests/test_precision.py (every pipeline b
 scan epoch there); the smoke run keeps the bf16 benchmark's own path (scan) and torch_compile's (checked nowhere
 else)."""
 
-SMOKE_JAX_CACHE = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
-"""The smoke run's compiles kept for its other processes (it times nothing: --benchmark-disable)."""
-SMOKE_WAITING = {"OMP_WAIT_POLICY": "PASSIVE"}
-"""The smoke run's torch threads sleep while they wait, as the tests' do (tests/conftest.py's WAITING): its 2 workers
-share the cores, and threads that spin waiting for one another burn them (it times nothing)."""
-
 nox.options.sessions = ["tests", "lint"]
 nox.options.reuse_venv = "yes"  # torch is gigabytes: install it once per session's environment
 nox.options.error_on_missing_interpreters = True
@@ -72,7 +66,7 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *workers, "--dist", "loadgroup", *_jax(session))
     smoke = ["--size=smoke", "--benchmark-disable", f"--all-precisions={SMOKE_ALL_PRECISIONS}"]
     with tempfile.TemporaryDirectory(prefix="jaxmlp-smoke-jax-cache-") as cache:  # as tests/conftest.py's
-        env = {**SMOKE_JAX_CACHE, **SMOKE_WAITING, "JAX_COMPILATION_CACHE_DIR": cache}
+        env = {**installs.TEST_JAX_CACHE, **installs.TEST_WAITING, "JAX_COMPILATION_CACHE_DIR": cache}
         session.run("pytest", "bench", *smoke, "-q", "-p", "no:cacheprovider", *workers, env=env)
 
 

@@ -35,6 +35,20 @@ extension module's start; 0.6.0: 0.01 s), in every process that imports jax; eve
 (docs/questions/releases.md: the environments)."""
 
 
+TEST_JAX_CACHE: Mapping[str, str] = MappingProxyType(
+    {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+)
+"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of a test run kept on disk (tests/conftest.py's session, the
+benchmarks' smoke run of `nox -s tests`), so that its many processes compile a program once; what is tested never
+depends on a compile's time, and the smoke run times nothing."""
+
+TEST_WAITING: Mapping[str, str] = MappingProxyType({"OMP_WAIT_POLICY": "PASSIVE"})
+"""torch's OpenMP threads sleep while they wait in a test run (the same two), as they do on a machine whose cores are
+all busy, instead of spinning: both pytest workers and the processes they start share the cores, and a torch epoch's
+threads that spin waiting for one another took 20 times the CPU (27.7 s against 1.2 s for 128 steps on a loaded
+2-core machine); nothing a test checks is a time of torch's."""
+
+
 def held() -> list[str]:
     """`HELD` as pip requirements (``ml_dtypes<0.7``)."""
     return [f"{name}<{below}" for name, below in HELD.items()]

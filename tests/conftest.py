@@ -6,17 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-JAX_CACHE = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
-"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of the test session kept on disk, so that the many processes the
-tests start (and both xdist workers) compile a program once; what is tested never depends on a compile's time."""
+from jaxmlp.installs import TEST_JAX_CACHE, TEST_WAITING
 
-WAITING = {"OMP_WAIT_POLICY": "PASSIVE"}
-"""torch's OpenMP threads sleep while they wait, as they do on a machine whose cores are all busy, instead of spinning:
-in a test session both xdist workers and the processes they start share the cores, and a torch epoch's threads that
-spin waiting for one another took 20 times the CPU (27.7 s against 1.2 s for 128 steps on a loaded 2-core machine).
-Set when this file is imported, before any test imports torch, for this process and every process it starts; nothing
-a test checks is a time of torch's."""
-for _name, _value in WAITING.items():
+for _name, _value in TEST_WAITING.items():  # before any test imports torch, for every process it starts
     os.environ.setdefault(_name, _value)
 
 
@@ -29,7 +21,7 @@ def pytest_configure(config):
 
     folder = tempfile.mkdtemp(prefix="jaxmlp-tests-jax-cache-")
     config._jaxmlp_jax_cache = folder
-    os.environ.update({**JAX_CACHE, "JAX_COMPILATION_CACHE_DIR": folder})
+    os.environ.update({**TEST_JAX_CACHE, "JAX_COMPILATION_CACHE_DIR": folder})
 
 
 def pytest_unconfigure(config):
