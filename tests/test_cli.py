@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import write_idx_folder
 
-from jaxmlp.cli import build_parser, main, options
+from jaxmlp.cli import build_parser, every_parser, main, options
 from jaxmlp.errors import EXIT_DIVERGED, EXIT_ERROR, JaxmlpError
 
 
@@ -237,15 +237,6 @@ def test_what_a_failed_child_process_said_last():
     assert last_error_line(told) == "no MNIST IDX files in /x: use --dataset synthetic"
     assert last_error_line("Traceback ...\nRuntimeError: boom\n") == "RuntimeError: boom"
     assert last_error_line("\n  \n") is None
-
-
-def every_parser(parser, path=("jaxmlp",)):
-    """Each (command path, parser) of the ``jaxmlp`` parser, its subcommands' included."""
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from every_parser(sub, (*path, name))
 
 
 def test_every_shared_option_is_declared_once_and_added_alike_everywhere():

@@ -7,10 +7,8 @@ gets the table of questions `jaxmlp summary` and the report answer (`jaxmlp.resu
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,32 +18,18 @@ QUESTIONS_MARKER = "<!-- questions -->"
 WIDTH = "88"  # argparse wraps to $COLUMNS; the page's code box holds about 90
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    return {
-        name: sub
-        for action in parser._actions  # argparse keeps its subparsers only here
-        if isinstance(action, argparse._SubParsersAction)
-        for name, sub in action.choices.items()
-    }
-
-
-def _walk(parser: argparse.ArgumentParser, level: int = 2) -> Iterator[tuple[int, argparse.ArgumentParser]]:
-    yield level, parser
-    for sub in _subcommands(parser).values():
-        yield from _walk(sub, level + 1)
-
-
 def reference() -> str:
     """Markdown: a heading and the help text of ``jaxmlp`` and of each command and subcommand."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from jaxmlp.cli import COMMANDS, build_parser
+    from jaxmlp.cli import COMMANDS, build_parser, every_parser
 
     columns = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = WIDTH
     try:
         parts = []
-        for level, parser in _walk(build_parser(COMMANDS)):
+        for path, parser in every_parser(build_parser(COMMANDS)):
+            level = len(path) + 1
             parts.append(f"{'#' * level} `{parser.prog}`\n\n```text\n{parser.format_help().rstrip()}\n```\n")
     finally:
         if columns is None:

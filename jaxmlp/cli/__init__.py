@@ -15,8 +15,9 @@ import os
 import platform
 import signal
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import ModuleType
+from typing import Any
 
 from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError
 from jaxmlp.stops import stop_on_signals
@@ -50,6 +51,29 @@ class Parser(argparse.ArgumentParser):
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
+
+
+class Deferred(Parser):
+    """A subcommand's parser whose description, arguments and ``run`` its module adds the first time it parses or
+    formats its help (``load(parser)``)."""
+
+    def __init__(self, *args: Any, load: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._load = load
+
+    def load(self) -> None:
+        """Its module's part added, once."""
+        load, self._load = self._load, None
+        if load is not None:
+            load(self)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]  # argparse's
+        self.load()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self.load()
+        return super().format_help()
 
 
 def version_line() -> str:
@@ -90,6 +114,19 @@ def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:
             _command(name).add_arguments(command)
     _name_commands(parser)
     return parser
+
+
+def every_parser(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ("jaxmlp",)
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Each (command path, parser) from ``parser`` down, its subcommands' included, each `Deferred` one loaded."""
+    if isinstance(parser, Deferred):
+        parser.load()
+    yield path, parser
+    for action in parser._actions:  # argparse keeps its subparsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from every_parser(sub, (*path, name))
 
 
 def _name_commands(parser: argparse.ArgumentParser) -> None:

@@ -1,28 +1,44 @@
 """``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, one module each: each
-builds its settings from its arguments, runs `jaxmlp.measure.sweep` and files its results through `jaxmlp.results`."""
+builds its settings from its arguments, runs `jaxmlp.measure.sweep` and files its results through `jaxmlp.results`.
+
+A subcommand's module is imported only when that subcommand parses or shows its help (`jaxmlp.cli.Deferred`): they
+import jax, pandas and more between them, and ``jaxmlp sweep trials`` needs none of the others'.
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 from collections.abc import Sequence
-from types import ModuleType
 
-from jaxmlp.cli.sweep import bisect, corpus, env, explain, resume, run, timeline, trials, validate
-from jaxmlp.cli.sweep.common import RANKED, alone
+from jaxmlp.cli import Deferred
 
-MODULES: dict[str, ModuleType] = {
-    "run": run,
-    "resume": resume,
-    "timeline": timeline,
-    "bisect": bisect,
-    "explain": explain,
-    "trials": trials,
-    "validate": validate,
-    "env": env,
-    "corpus": corpus,
+SUBCOMMANDS = {
+    "run": "the version matrix (the default subcommand)",
+    "resume": "go on with a sweep that was stopped: measure only what is missing",
+    "timeline": "every release from A to B, and where the time changed",
+    "bisect": "the first release between GOOD and BAD that is slower (or faster)",
+    "explain": "why A and B differ on a workload: the compiled program, or below it",
+    "trials": "the detector's check: A/A and injected-slowdown trials here",
+    "validate": "the change-point detector on synthetic histories with known changes",
+    "env": "make each release's environment and check that it runs",
+    "corpus": "run the corpus of known regressions as a user would, and score what was found",
 }
-"""Each subcommand's module, in ``jaxmlp sweep --help``'s order."""
-SUBCOMMANDS = tuple(MODULES)
+"""Each subcommand and its line in ``jaxmlp sweep --help``, in that order; its module is
+``jaxmlp.cli.sweep.<subcommand>``."""
+
+
+def _load(name: str, parser: argparse.ArgumentParser) -> None:
+    """Subcommand ``name``'s module imported (with stops held: it imports jax) and its arguments added."""
+    from jaxmlp.cli.sweep.common import RANKED, alone
+    from jaxmlp.stops import held
+
+    with held():
+        module = importlib.import_module(f"jaxmlp.cli.sweep.{name}")
+    parser.description = module.DESCRIPTION
+    module.add_arguments(parser)
+    parser.set_defaults(run=module.run if name in RANKED else alone(name, module.run))
 
 
 def normalized(argv: Sequence[str]) -> list[str]:
@@ -50,8 +66,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "than the one before; `jaxmlp sweep 0.6.2 0.8.3` runs the matrix (the `run` subcommand), "
         "`jaxmlp sweep bisect GOOD BAD` finds the release that changed it."
     )
-    sub = parser.add_subparsers(dest="sweep_command", required=True, metavar="COMMAND", parser_class=type(parser))
-    for name, module in MODULES.items():
-        command = sub.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
-        module.add_arguments(command)
-        command.set_defaults(run=module.run if name in RANKED else alone(name, module.run))
+    sub = parser.add_subparsers(dest="sweep_command", required=True, metavar="COMMAND", parser_class=Deferred)
+    for name, help in SUBCOMMANDS.items():
+        sub.add_parser(name, help=help, load=functools.partial(_load, name))

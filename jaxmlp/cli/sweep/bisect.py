@@ -34,7 +34,6 @@ from jaxmlp.results.store.writing import ResultsStore, new_dir, write_json_new
 from jaxmlp.results.sweep import files
 from jaxmlp.units import duration, ratio
 
-HELP = "the first release between GOOD and BAD that is slower (or faster)"
 DESCRIPTION = (
     "Bisect the releases between GOOD and BAD: each probe measures the ends "
     "and their midpoint together and keeps the half that holds the change, until the "

@@ -52,7 +52,6 @@ from jaxmlp.units import minutes, size
 
 MANIFEST = Path("bench") / "corpus" / "corpus.toml"
 
-HELP = "run the corpus of known regressions as a user would, and score what was found"
 DESCRIPTION = (
     "For each case of a corpus manifest (bench/corpus/corpus.toml): the release timeline over its releases, "
     "the bisection of its range where it gives one, the explanation of each change found; then a scorecard: found "

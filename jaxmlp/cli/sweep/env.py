@@ -13,7 +13,6 @@ from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Runner, environments, run_worker
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 
-HELP = "make each release's environment and check that it runs"
 DESCRIPTION = (
     "Make each release's environment under --envs (or find it made) and check that "
     "a worker process runs in it: two short epochs of the synthetic set."

@@ -20,7 +20,6 @@ from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES, settings_of, s
 from jaxmlp.results.sweep.folders import FiledChange
 from jaxmlp.units import count
 
-HELP = "why A and B differ on a workload: the compiled program, or below it"
 DESCRIPTION = (
     "Say whether two releases compiled the same optimized HLO for a workload: "
     "if not, the operations added or removed, the change in flops, bytes and memory and "

@@ -14,7 +14,6 @@ from jaxmlp.measure.sweep.matrix import Failure, Measured, rounds
 from jaxmlp.results.store import layout
 from jaxmlp.results.sweep.files import RunLog
 
-HELP = "go on with a sweep that was stopped: measure only what is missing"
 DESCRIPTION = (
     "Measure the processes a stopped sweep did not finish (those that failed "
     "too), with its own settings, into its own folder, then write its files."

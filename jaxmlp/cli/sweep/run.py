@@ -17,7 +17,6 @@ from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.results.sweep.files import Plan, RunLog
 from jaxmlp.results.sweep.folders import flagged_changes
 
-HELP = "the version matrix (the default subcommand)"
 DESCRIPTION = (
     "Measure each release (and each --xla-flags value) in its own environment: "
     "worker processes in rotating order, a pytest-benchmark file a cell."

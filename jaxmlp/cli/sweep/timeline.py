@@ -23,7 +23,6 @@ from jaxmlp.results.store.writing import ResultsStore, check_folder
 from jaxmlp.results.sweep.files import Plan, RunLog
 from jaxmlp.results.sweep.folders import timeline_changes
 
-HELP = "every release from A to B, and where the time changed"
 DESCRIPTION = (
     "Measure every release published for jax and jaxlib alike from A to B "
     "(patch releases included) in its own environment, fresh processes in rotating order "

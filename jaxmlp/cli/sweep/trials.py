@@ -19,7 +19,6 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, write_json_new
 from jaxmlp.units import count
 
-HELP = "the detector's check: A/A and injected-slowdown trials here"
 DESCRIPTION = (
     "Check the detector on this machine: --trials comparisons of the jax "
     "installed here against itself (A/A: a flag is a false alarm) and against itself with a "

@@ -25,7 +25,6 @@ from jaxmlp.units import minutes
 DETECTORS = ("pelt", "binseg")
 """The detectors validated unless --detectors names others."""
 
-HELP = "the change-point detector on synthetic histories with known changes"
 DESCRIPTION = (
     "Draw synthetic histories (8 to 30 releases, 8 samples each) from the noise "
     "of real fresh-process samples, with known steps, transients, drifts or none, and count "

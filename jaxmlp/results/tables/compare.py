@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from jaxmlp.stats import smallest_p
 
@@ -44,7 +44,7 @@ def rounds_for_effect(sigma: float, threshold: float, alpha: float, power: float
     test's efficiency."""
     if not (sigma > 0 and threshold > 0):
         return 0
-    z = float(norm.ppf(1 - alpha) + norm.ppf(power))
+    z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)  # the standard normal's quantiles
     return math.ceil(2 * (z * sigma / math.log1p(threshold)) ** 2 / MANN_WHITNEY_EFFICIENCY)
 
 
