@@ -38,6 +38,35 @@ def test_calls_per_round_doubles_up_to_the_held_bytes_and_stops_at_a_long_round(
     assert floor.calls_per_round(instant, 10 * floor.HELD_BYTES) == 1  # one result over the budget: still one
 
 
+def test_the_rounds_asked_for_are_a_most_once_they_have_lasted_the_budget():
+    """A product far slower than expected is timed `MIN_REPEATS` times, not the ten rounds asked for; a fast one
+    every round asked for."""
+    calls = []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.02)
+
+    assert floor.median_seconds(slow, repeats=10, budget=0.01) >= 0.02
+    assert len(calls) == 1 + floor.MIN_REPEATS  # the untimed call, then the fewest timed rounds
+    calls.clear()
+    floor.median_seconds(lambda: calls.append(1), repeats=10, budget=0.01)
+    assert len(calls) == 1 + 10
+    calls.clear()
+    floor.median_seconds(slow, repeats=2, budget=0.01)
+    assert len(calls) == 1 + 2  # fewer asked for than the fewest: those asked for
+
+
+def test_torchs_bf16_product_on_a_cpu_without_its_kernels_is_refused_in_one_line(monkeypatch):
+    """Where torch's oneDNN says it has no bf16 kernels for this CPU, its bf16 product is not timed (a slow
+    fallback, no ceiling); float32 still is."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False, raising=False)
+    why = floor.unavailable("torch", "bf16", "cpu")
+    assert why is not None and "no bf16 kernels" in why and "\n" not in why
+    assert floor.unavailable("torch", "f32", "cpu") is None
+
+
 def test_the_empty_scan_is_a_real_loop_of_the_epochs_length():
     """The roofline's loop term: an empty `lax.scan` that XLA keeps as a loop (a ``while``) and computes."""
     import jax

@@ -38,6 +38,13 @@ floor at a precision is the best of these sizes, not the 2048^3 alone. A CPU's 2
 HELD_BYTES = 2**31
 """At most how many bytes of results one round keeps until its wait (`calls_per_round`)."""
 
+REPEAT_SECONDS = 30.0
+"""A product's timed rounds stop once they have lasted this long together, after `MIN_REPEATS` at least
+(`median_seconds`): the repeats asked for are a most, so that a product far slower than expected costs three rounds,
+not ten."""
+MIN_REPEATS = 3
+"""The fewest timed rounds a median is taken of."""
+
 
 # --- one product in each library ----------------------------------------------------------------------------
 
@@ -78,7 +85,21 @@ def unavailable(library: str, precision: str, platform: str) -> str | None:
             return "not available: torch is not installed"
         if platform != "cpu" and not torch.cuda.is_available():
             return f"not available in torch on {platform}: torch {torch.__version__} sees no CUDA device"
+        if platform == "cpu" and precision == "bf16" and not _torch_has_cpu_bf16(torch):
+            return (
+                "not available in torch on this CPU: its oneDNN has no bf16 kernels for it "
+                "(torch.ops.mkldnn._is_mkldnn_bf16_supported() is False), so its bf16 products take a slow fallback"
+            )
     return None
+
+
+def _torch_has_cpu_bf16(torch: Any) -> bool:
+    """Whether torch's CPU bf16 products run in oneDNN's kernels (its own check; True where torch cannot say)."""
+    check = getattr(getattr(torch.ops, "mkldnn", None), "_is_mkldnn_bf16_supported", None)
+    try:
+        return bool(check()) if check is not None else True
+    except RuntimeError:
+        return True
 
 
 class Gemm(NamedTuple):
@@ -183,12 +204,15 @@ def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm
     return Gemm(library, precision, shape, run, to_numpy, lhs, rhs, compiled)
 
 
-def median_seconds(call: Callable[[], Any], repeats: int) -> float:
+def median_seconds(call: Callable[[], Any], repeats: int, budget: float = REPEAT_SECONDS) -> float:
     """The median of ``repeats`` timed calls of ``call`` (which returns once its work is done: a JAX call ends in
-    ``block_until_ready``), after one untimed call (compile, warm-up, the pages faulted in)."""
+    ``block_until_ready``), after one untimed call (compile, warm-up, the pages faulted in); fewer once the timed
+    calls have lasted ``budget`` seconds, `MIN_REPEATS` at least (or ``repeats`` where fewer are asked)."""
     call()
-    times = []
-    for _ in range(max(1, repeats)):
+    times: list[float] = []
+    while len(times) < max(1, repeats):
+        if len(times) >= MIN_REPEATS and sum(times) >= budget:
+            break
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)
