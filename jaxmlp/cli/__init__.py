@@ -69,7 +69,7 @@ class Deferred(Parser):
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]  # argparse's
         self.load()
-        return super().parse_known_args(args, namespace)
+        return super().parse_known_args(args, namespace)  # type: ignore[no-untyped-call]  # Parser's, as argparse's
 
     def format_help(self) -> str:
         self.load()
