@@ -40,8 +40,8 @@ HELD_BYTES = 2**31
 
 REPEAT_SECONDS = 30.0
 """A product's timed rounds stop once they have lasted this long together, after `MIN_REPEATS` at least
-(`median_seconds`): the repeats asked for are a most, so that a product far slower than expected costs three rounds,
-not ten."""
+(`median_seconds`): the repeats asked for are the most that are timed, so that a product far slower than expected
+costs three rounds, not ten."""
 MIN_REPEATS = 3
 """The fewest timed rounds a median is taken of."""
 
