@@ -38,7 +38,7 @@ def test_calls_per_round_doubles_up_to_the_held_bytes_and_stops_at_a_long_round(
     assert floor.calls_per_round(instant, 10 * floor.HELD_BYTES) == 1  # one result over the budget: still one
 
 
-def test_the_rounds_asked_for_are_a_most_once_they_have_lasted_the_budget():
+def test_the_rounds_asked_for_are_the_most_timed_once_they_have_lasted_the_budget():
     """A product far slower than expected is timed `MIN_REPEATS` times, not the ten rounds asked for; a fast one
     every round asked for."""
     calls = []
