@@ -27,11 +27,12 @@ def gate(verdicts: Iterable[str], unmeasured: int = 0, strict: bool = False) -> 
     """The exit code of a command that compares (``track``, ``sweep run``, ``sweep timeline``, ``compare``): from
     its comparisons' verdicts (the four words of `jaxmlp.stats.VERDICT_WORDS`) and the count of what it could not
     measure. `EXIT_SLOWER` where any is ``slower``, else `EXIT_FAILED` where anything went unmeasured, else
-    `EXIT_INCONCLUSIVE` where ``strict`` and any is ``inconclusive``, else 0 (the docs' exit-codes page)."""
+    `EXIT_INCONCLUSIVE` where ``strict`` and any is ``inconclusive``, else 0 (the docs' exit-codes page). A
+    comparison whose results differ (``results differ``: no verdict on time) is as one not measured."""
     said = set(verdicts)
     if "slower" in said:
         return EXIT_SLOWER
-    if unmeasured:
+    if unmeasured or "results differ" in said:
         return EXIT_FAILED
     return EXIT_INCONCLUSIVE if strict and "inconclusive" in said else 0
 

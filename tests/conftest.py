@@ -156,18 +156,27 @@ def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None 
     return folder
 
 
-def made_releases(root: Path, *versions: str, removed: dict[str, str] | None = None) -> dict[str, str]:
+def made_releases(
+    root: Path,
+    *versions: str,
+    removed: dict[str, str] | None = None,
+    exported: dict[str, dict[str, str]] | None = None,
+    wheels: Path | None = None,
+) -> dict[str, str]:
     """Release environments under ``root`` as jaxmlp finds them made (their marker written), each running this
     interpreter, its own environment kept: the commands that measure releases run offline, their processes real.
-    In those of ``removed`` (release: the name it removed) tests/workloads/removed_api.py fails. Returns the
+    In those of ``removed`` (release: the name it removed) tests/workloads/removed_api.py fails; those of
+    ``exported`` (release: variables) set those variables; ``wheels``: made from that folder of wheels. Returns the
     environment variable that points a command at them."""
     from jaxmlp.measure.sweep import envs
 
+    source = envs.Source(wheels) if wheels is not None else envs.INDEX
     for version in [*versions, *(removed or {})]:
-        env = envs.env_path(version, root)
+        env = envs.env_path(version, root, source)
         (env / "bin").mkdir(parents=True)
         python = envs.python_of(env)
         told = f"export REMOVED_API={(removed or {})[version]}\n" if (removed or {}).get(version) else ""
+        told += "".join(f"export {k}={v}\n" for k, v in (exported or {}).get(version, {}).items())
         python.write_text(f'#!/bin/sh\n{told}exec "{sys.executable}" "$@"\n')
         python.chmod(0o755)
         (env / envs.COMPLETE).write_text("1")

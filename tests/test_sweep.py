@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from jaxmlp.cli.sweep import SUBCOMMANDS, normalized
 from jaxmlp.errors import EXIT_SLOWER, JaxmlpError
 from jaxmlp.measure import workers
 from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import matrix, trials, worker
+from jaxmlp.measure.sweep import matrix, trials, unmeasured, worker
 from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.registry import version_key
 from jaxmlp.report.corpus_sections import trials_run
@@ -627,12 +628,35 @@ def test_the_releases_not_measured_are_those_whose_probe_failed_or_every_process
         "0.7.2": matrix.Outcome(f"{matrix.PROBE_FAILED}: stopped after its time limit of 60 s"),
         "0.8.3 [--xla_foo=1]": matrix.Outcome("flag unknown in 0.8.3 (--xla_foo)"),
     }
-    probed = matrix.Probed({"0.5.3": None, "0.6.2": None}, outcomes, {}, {})  # type: ignore[dict-item]
+    runners = {v: matrix.Runner(v, "python", Measuring(("batched",))) for v in ("0.5.3", "0.6.2")}
+    probed = matrix.Probed(runners, outcomes, {}, {})
     failed = (matrix.Failure("0.6.2", 0, "0.6.2 (batched): the worker failed: killed by signal 9"),)
     measured = matrix.Measured(probed, {"0.5.3": [fake_process("0.5.3", 1.0, 0)], "0.6.2": []}, {}, failed)
-    assert matrix.unmeasured(measured) == {
+    assert unmeasured.unmeasured(measured) == {
         "0.7.2": "failed at its probe: stopped after its time limit of 60 s",
         "0.6.2": "every process failed (the last: 0.6.2 (batched): the worker failed: killed by signal 9)",
     }  # a flag the release does not know is its answer, not a release left unmeasured
-    assert matrix.unmeasured_line(matrix.unmeasured(measured)).startswith("not measured: 0.7.2 (failed at its probe")
-    assert matrix.unmeasured_line({}) == ""
+    assert unmeasured.unmeasured_line(unmeasured.unmeasured(measured)).startswith(
+        "not measured: 0.7.2 (failed at its probe"
+    )
+    assert unmeasured.unmeasured_line({}) == ""
+
+
+def test_a_workload_that_failed_in_a_cell_is_named_once_with_its_cells_the_others_measured():
+    """A process that measured the MLP epoch but whose second workload's make() raised (`ProcessResult.failed`):
+    the cell is measured, the workload named once, with why and in which cells."""
+    from jaxmlp.measure.records import FAILED
+
+    measuring = Measuring(("batched", "broken.py:make"))
+    runners = {v: matrix.Runner(v, "python", measuring) for v in ("0.5.3", "0.6.2")}
+    why = "workload 'broken.py:make': make() raised RuntimeError: broken"
+
+    def process(version: str, seed: int) -> ProcessResult:
+        done = fake_process(version, 1.0, seed)
+        return replace(done, metadata={**done.metadata, FAILED: {"broken": why}})
+
+    done = {v: [process(v, 0), process(v, 1)] for v in runners}
+    probed = matrix.Probed(runners, {v: matrix.Outcome("ok") for v in runners}, {}, {})
+    found = unmeasured.unmeasured(matrix.Measured(probed, done, {}))
+    assert found == {"workload broken": f"{why}; in 0.5.3, 0.6.2"}
+    assert unmeasured.unmeasured_line(found) == f"not measured: workload broken ({why}; in 0.5.3, 0.6.2)"

@@ -23,6 +23,7 @@ from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep import track as flow
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.measure.sweep.unmeasured import WORKLOAD, unmeasured_line
 from jaxmlp.report.track_message import write_message
 from jaxmlp.report.track_site import site_link_base, write_site
 from jaxmlp.results.schema.track import TrackDocument, Tracked
@@ -63,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         *options.TIMING,
         options.PIN_CPU,
         options.PROCESSES,
+        options.TOLERANCE,
         options.ENVS,
         options.WHEELS,
         options.TIMEOUT,
@@ -226,6 +228,7 @@ def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
     measuring = replace(measuring_of(args), workloads=(EPOCH, *dict.fromkeys(given)))
     matrix = Matrix(
         processes=args.processes,
+        tolerance=args.tolerance,
         envs=args.envs,
         timeout=args.timeout,
         source=envs.Source(args.wheels),
@@ -250,5 +253,5 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
         for line in outcome.lines:
             say(line)
     if outcome.unmeasured:
-        say("not measured: " + "; ".join(f"jax {k} ({v})" for k, v in outcome.unmeasured.items()))
+        say(unmeasured_line({k if k.startswith(WORKLOAD) else f"jax {k}": v for k, v in outcome.unmeasured.items()}))
     return outcome.code

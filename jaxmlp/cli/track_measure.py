@@ -27,10 +27,10 @@ from jaxmlp.measure.sweep.matrix import (
     measure_cells,
     rounds,
     runners_for,
-    unmeasured,
 )
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.measure.sweep.unmeasured import unmeasured
 from jaxmlp.registry import version_key
 from jaxmlp.report.explain import explain_text
 from jaxmlp.results.schema.track import Tracked
@@ -73,7 +73,7 @@ def measure(
     measure_into(log, plans, measure, began, tables=False)  # the cell files written
     plan, samples = log.read()
     measured = log.measured(plan, samples)
-    comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
+    comparisons = _compared(step, measuring, measured)
     deadline = began + settings.budget * 60
     return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
 
@@ -148,6 +148,12 @@ def _samples(
     return {cell: {w: tracked.steady(done, w) for w in workloads} for cell, done in processes.items()}
 
 
+def _compared(step: Step, measuring: Measuring, measured: Measured) -> list[Tracked]:
+    """The step's comparisons of what is measured; a workload whose results differ is not compared on time."""
+    samples = _samples(measured.processes, measuring.names)
+    return tracked.compared(samples, step.pairs, measuring.names, differs=measured.differs)
+
+
 def _settle(
     step: Step,
     settings: Track,
@@ -162,7 +168,7 @@ def _settle(
     what is left of the budget (the probe's seconds a process); until none is inconclusive or the budget ends."""
     processes = matrix.processes
     while True:
-        comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
+        comparisons = _compared(step, measuring, measured)
         open_ = [t for t in tracked.unsettled(comparisons) if tracked.more_processes(t.comparison)]
         if not open_:
             far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison)]

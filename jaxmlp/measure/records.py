@@ -144,12 +144,23 @@ class WorkloadTimes:
         return doc
 
 
+FAILED = "workloads_failed"
+"""A process's metadata naming each workload that failed in it (its ``make()`` raised, or a call did) and why: the
+others are measured all the same."""
+
+
 @dataclass(frozen=True)
 class ProcessResult:
     """What one worker process measured, with its metadata (versions, flags, settings, the test hook)."""
 
     metadata: Mapping[str, Any]
     workloads: Mapping[str, WorkloadTimes]
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """The workloads that failed in this process (`FAILED`), and why; it measured the others."""
+        failed = self.metadata.get(FAILED) or {}
+        return {str(k): str(v) for k, v in failed.items()} if isinstance(failed, Mapping) else {}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ProcessResult:

@@ -3,12 +3,15 @@ text, no JAX, so that reading result files never loads it."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+from collections.abc import Iterable
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.registry import SWEEP_WORKLOADS
 
-__all__ = ["parse_spec", "spec_name", "workload_name"]
+__all__ = ["check_specs", "parse_spec", "spec_name", "workload_name"]
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -30,3 +33,54 @@ def spec_name(spec: str) -> str:
 def workload_name(spec: str) -> str:
     """The name a workload's results carry: a built-in's own, else `spec_name`."""
     return spec if spec in SWEEP_WORKLOADS else spec_name(spec)
+
+
+def _defines(tree: ast.Module, name: str) -> bool:
+    """Whether a module's top level binds ``name`` (a function, a class, an assignment or an import)."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.split(".")[0]) == name or a.name == "*" for a in node.names
+        ):
+            return True
+    return False
+
+
+def check_spec(spec: str) -> None:
+    """A user workload's file (or module) found and its function defined, without running it (it imports the
+    release it is measured in, not this one's): a one-line `JaxmlpError` (bad usage) where the file is missing,
+    cannot be read or parsed, or defines no such function; a module that cannot be found likewise."""
+    where, attribute = parse_spec(spec)
+    if not where.endswith(".py"):
+        try:
+            found = importlib.util.find_spec(where)
+        except (ImportError, ValueError) as e:
+            raise JaxmlpError(f"--workload {spec!r}: module {where} cannot be found ({e})") from None
+        if found is None:
+            raise JaxmlpError(
+                f"--workload {spec!r}: no module {where}: give path/to/file.py:make or an importable module"
+            )
+        return
+    path = Path(where)
+    if not path.is_file():
+        raise JaxmlpError(
+            f"--workload {spec!r}: no file {where}: give the path of a Python file defining {attribute}()"
+        )
+    try:
+        tree = ast.parse(path.read_bytes(), filename=where)
+    except (OSError, SyntaxError, ValueError) as e:
+        raise JaxmlpError(f"--workload {spec!r}: {where} cannot be imported ({type(e).__name__}: {e})") from None
+    if not _defines(tree, attribute):
+        raise JaxmlpError(f"--workload {spec!r}: {where} defines no function {attribute}: add def {attribute}():")
+
+
+def check_specs(specs: Iterable[str]) -> None:
+    """Each user workload of ``specs`` checked (`check_spec`); the built-ins need none."""
+    for spec in specs:
+        if spec not in SWEEP_WORKLOADS:
+            check_spec(spec)

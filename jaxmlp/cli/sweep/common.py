@@ -17,6 +17,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Tick
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.measure.workload_names import check_specs
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]
 SWEEP_BACKEND = options.BACKEND.but(
@@ -66,14 +67,15 @@ def add_matrix(parser: argparse.ArgumentParser, *own: options.Option) -> None:
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
-    """What each process measures, from `add_measuring`'s options; a release given to --workload refused."""
+    """What each process measures, from `add_measuring`'s options; a release given to --workload refused, and a
+    workload file that is missing or defines no such function (`check_specs`)."""
     for spec in getattr(args, "workload", None) or ():
         if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
             raise JaxmlpError(
                 f"--workload {spec}: a release, not a workload; --workload takes every value up to the "
                 "next option: give the releases first (jaxmlp sweep run 0.6.2 0.8.3 --workload scan)"
             )
-    return Measuring(
+    measuring = Measuring(
         tuple(getattr(args, "workload", None) or ()),
         args.dataset,
         args.data_dir,
@@ -85,6 +87,8 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
         backend=getattr(args, "backend", None),
         compiles=getattr(args, "compiles", 1),
     )
+    check_specs(measuring.workloads)  # before any environment is made: bad usage, exit 2
+    return measuring
 
 
 def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:

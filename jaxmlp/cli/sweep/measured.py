@@ -14,7 +14,8 @@ from typing import NoReturn
 import pandas as pd
 
 from jaxmlp.errors import Interrupted, JaxmlpError, gate
-from jaxmlp.measure.sweep.matrix import Measured, unmeasured, unmeasured_line
+from jaxmlp.measure.sweep.matrix import Measured
+from jaxmlp.measure.sweep.unmeasured import unmeasured, unmeasured_line
 from jaxmlp.report.summaries import summaries
 from jaxmlp.report.text import render
 from jaxmlp.results.store.frames import load

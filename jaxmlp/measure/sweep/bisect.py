@@ -20,10 +20,9 @@ from jaxmlp.measure.sweep.matrix import (
     environments,
     measure_cells,
     probe,
-    unmeasured,
-    unmeasured_line,
 )
 from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring, is_builtin
+from jaxmlp.measure.sweep.unmeasured import unmeasured, unmeasured_line
 from jaxmlp.measure.workload_names import spec_name, workload_name
 from jaxmlp.registry import SWEEP_WORKLOADS, version_key
 

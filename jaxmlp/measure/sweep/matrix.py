@@ -189,7 +189,14 @@ def probe(
             say(f"  probe: {failed}; this cell is not measured")
             outcomes[runner.name] = Outcome(f"{PROBE_FAILED}: {failed.split(': ', 1)[-1]}")
             continue
+        if result.failed and not result.workloads:  # every workload failed: as a process that failed
+            failed = runner.measuring.as_recorded(list(result.failed.values())[-1])
+            say(f"  probe: {runner.name}: {failed}; this cell is not measured")
+            outcomes[runner.name] = Outcome(f"{PROBE_FAILED}: the worker failed: {failed}")
+            continue
         seconds[runner.name] = time.monotonic() - start
+        for workload, why in result.failed.items():
+            say(f"  {runner.name}: {workload} not measured: {runner.measuring.as_recorded(why)}; the others are")
         note = str(result.metadata.get("xla_warning") or "")
         if note:
             say(f"  {runner.name}: XLA says: {note}")
@@ -266,24 +273,6 @@ class Measured:
     def failed_cells(self) -> list[str]:
         """The cells with a failed process, in order."""
         return list(dict.fromkeys(f.cell for f in self.failures))
-
-
-def unmeasured(measured: Measured) -> dict[str, str]:
-    """The cells asked for that gave no sample, and why: the probe failed or outlived its limit, or every process
-    failed. (A cell whose release refuses its XLA flag is an answer, not a failure to measure.)"""
-    found = {name: o.status for name, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
-    for name in measured.probed.runners:
-        if not measured.processes.get(name):
-            reasons = [f.reason for f in measured.failures if f.cell == name]
-            found[name] = f"every process failed (the last: {reasons[-1]})" if reasons else "no process ran"
-    return found
-
-
-def unmeasured_line(found: Mapping[str, str]) -> str:
-    """One line naming each cell that could not be measured and why (`unmeasured`); "" when there is none."""
-    if not found:
-        return ""
-    return "not measured: " + "; ".join(f"{name} ({why})" for name, why in found.items())
 
 
 @contextlib.contextmanager

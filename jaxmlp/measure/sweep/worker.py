@@ -17,9 +17,10 @@ from typing import Any, TypeVar
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import programs
-from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.records import FAILED, ProcessResult
 from jaxmlp.measure.sweep.settings import Measuring, is_builtin
 from jaxmlp.measure.workers import serve
+from jaxmlp.measure.workload_names import spec_name
 from jaxmlp.registry import SWEEP_PIPELINES
 
 R = TypeVar("R")
@@ -68,8 +69,13 @@ def _measure_on(measuring: Measuring, device: Any) -> ProcessResult:
         train, _ = load_arrays(measuring.dataset, measuring.data_dir, measuring.limit)
         samples = len(train)
         made = {x.name: x for x in w.builtin(builtin, train, precision=measuring.precision, device=device)}
+    failed: dict[str, str] = {}  # a workload that fails is named, and the others are measured
     for spec in (s for s in specs if not is_builtin(s)):
-        user = w.from_spec(spec)
+        try:
+            user = w.from_spec(spec)
+        except JaxmlpError as e:
+            failed[spec_name(spec)] = str(e)
+            continue
         if user.name in made:
             raise JaxmlpError(f"workload {spec!r} is named {user.name!r} like another workload: rename its file")
         made[user.name] = user
@@ -86,18 +92,23 @@ def _measure_on(measuring: Measuring, device: Any) -> ProcessResult:
         "workload_source": ",".join(specs),
     }
     times = {}
-    for name in measuring.names:  # in the order given
+    for name in (n for n in measuring.names if n in made):  # in the order given
         n = measuring.epochs if name in SWEEP_PIPELINES else measuring.calls
-        times[name] = w.measure(
-            made[name], n, lambda fn: timed_with_hook(fn, measuring.inject_slowdown), compiles=measuring.compiles
-        )
+        try:
+            times[name] = w.measure(
+                made[name], n, lambda fn: timed_with_hook(fn, measuring.inject_slowdown), compiles=measuring.compiles
+            )
+        except JaxmlpError as e:
+            failed[name] = str(e)
+    if failed:
+        meta[FAILED] = failed
     meta.update(programs.process_facts(device, jax.__version__))  # before the facts' compiles add to it
     if measuring.program_facts:
-        for name in measuring.names:
+        for name in times:
             facts = programs.workload_facts(made[name].program_list(), jax.__version__)
             times[name] = dataclasses.replace(times[name], program=facts)
     if measuring.profile_dir:
-        for name in measuring.names:
+        for name in times:
             traced(made[name], min(n_calls(measuring, name), PROFILED_CALLS), Path(measuring.profile_dir) / name)
     return ProcessResult(meta, times)
 

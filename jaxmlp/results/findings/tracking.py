@@ -14,7 +14,16 @@ from jaxmlp.results.findings.model import ANCHOR, Finding, Table
 from jaxmlp.results.findings.questions import TRACKED
 from jaxmlp.results.store import layout
 from jaxmlp.results.sweep import tracked
-from jaxmlp.results.sweep.track_answers import FASTER, PINNED, SAME, SLOWER, Row, newest, sentence
+from jaxmlp.results.sweep.track_answers import (
+    FASTER,
+    PINNED,
+    RESULTS_DIFFER,
+    SAME,
+    SLOWER,
+    Row,
+    newest,
+    sentence,
+)
 from jaxmlp.results.sweep.track_answers import series as by_series
 
 NOT_TRACKED = "No release tracked yet: `jaxmlp track --pinned VERSION` (the release you run today) starts a series."
@@ -37,6 +46,9 @@ def _head(release: str, pinned: str, rows: Sequence[Row]) -> str:
     slower = [w for w, v in verdicts.items() if v == SLOWER]
     if slower:
         return f"No: jax {release} is slower than the pinned {pinned} on {', '.join(slower)}"
+    differ = [w for w, v in verdicts.items() if v == RESULTS_DIFFER]
+    if differ:
+        return f"Not shown: jax {release}'s results differ from the pinned {pinned}'s on {', '.join(differ)}"
     if all(v in (SAME, FASTER) for v in verdicts.values()):
         return f"Yes: jax {release} is the same as or faster than the pinned {pinned} on {', '.join(verdicts)}"
     open_ = [w for w, v in verdicts.items() if v not in (SAME, FASTER)]

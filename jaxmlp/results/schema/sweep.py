@@ -72,7 +72,7 @@ class SweepDocument:
         rows: list[BenchmarkRow] = []
         nodes = self.nodes()
         for workload in self.processes[0].workloads:
-            runs = [p.workloads[workload] for p in self.processes]
+            runs = [p.workloads[workload] for p in self.processes if workload in p.workloads]
             facts = {**extra, "calls": len(runs[0].call_seconds) + 1, "results_differ": self.differs.get(workload)}
             if nodes:
                 facts["nodes"] = ",".join(nodes)

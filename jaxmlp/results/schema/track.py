@@ -22,7 +22,8 @@ class Tracked:
     ``pinned``) on one workload's steady state, its comparison, its verdict (slower, faster, the same,
     inconclusive), where inconclusive, about how many more processes a side would settle it (0: unknown or not
     within reach), and, where slower or faster, its explanation (``explanation``: its ``explain-<time>`` folder
-    relative to the results folder) or why it has none (``unexplained``: one line)."""
+    relative to the results folder) or why it has none (``unexplained``: one line). Where the two sides' values
+    differ (``differs``: why), its verdict is ``results differ`` and it has no comparison on time."""
 
     workload: str
     release: str
@@ -33,6 +34,7 @@ class Tracked:
     settle: int = 0
     explanation: str = ""
     unexplained: str = ""
+    differs: str = ""
 
     def to_json(self) -> JSON:
         return {
@@ -45,6 +47,7 @@ class Tracked:
             "settle": self.settle,
             "explanation": self.explanation,
             "unexplained": self.unexplained,
+            "differs": self.differs,
         }
 
     @classmethod
@@ -59,6 +62,7 @@ class Tracked:
             int(doc.get("settle") or 0),
             checked(doc, "explanation", where, TEXT),
             checked(doc, "unexplained", where, TEXT),
+            str(doc.get("differs") or ""),  # written from the results-differ rule on; older files: ""
         )
 
 

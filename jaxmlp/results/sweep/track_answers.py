@@ -20,7 +20,9 @@ SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "the same", "inconclusi
 VERDICTS = (SLOWER, FASTER, SAME, INCONCLUSIVE)
 Row = Mapping[Any, Any]
 """A row of the frame, as a mapping of its columns."""
-CHANGED = (SLOWER, FASTER, INCONCLUSIVE)
+RESULTS_DIFFER = "results differ"
+"""Said instead of a verdict on time where the two sides' values differ (`jaxmlp.stats.RESULTS_DIFFER`)."""
+CHANGED = (SLOWER, FASTER, INCONCLUSIVE, RESULTS_DIFFER)
 """The verdicts a message names: "the same" was shown to be no change."""
 
 
@@ -120,6 +122,8 @@ def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
         return f"{release} is {verdict} than {base}: {measured(row)}, {medians}"
     if verdict == INCONCLUSIVE:
         return f"{release} against {base} is inconclusive: {measured(row)}; {settle(row, threshold)}"
+    if verdict == RESULTS_DIFFER:
+        return f"{release} against {base}: results differ, so not compared on time"
     return f"{release} against {base}: {verdict}, {measured(row)}"
 
 

@@ -22,6 +22,7 @@ from jaxmlp.results.store.reading import Skipped, read_document
 from jaxmlp.stats import (
     FASTER,
     INCONCLUSIVE,
+    RESULTS_DIFFER,
     SAME,
     SLOWER,
     Comparison,
@@ -146,13 +147,20 @@ def compared(
     workloads: Sequence[str],
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
+    differs: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Tracked]:
     """Each (release, baseline, against) pair compared on each workload's steady state (``samples``: by release,
     then workload, one value a process), with its verdict and, where inconclusive, the processes that would settle
-    it."""
+    it; a pair either side of which ``differs`` names for the workload (by release, then workload: why its values
+    are not the reference's) is ``results differ``, never compared on time."""
     out = []
+    differs = differs or {}
     for release, baseline, against in pairs:
         for workload in workloads:
+            why = differs.get(release, {}).get(workload) or differs.get(baseline, {}).get(workload)
+            if why:
+                out.append(Tracked(workload, release, baseline, against, compare([], []), RESULTS_DIFFER, differs=why))
+                continue
             a = list(samples.get(baseline, {}).get(workload, ()))
             b = list(samples.get(release, {}).get(workload, ()))
             comparison = compare(a, b, threshold, alpha)
@@ -180,6 +188,11 @@ def verdict_line(t: Tracked, pinned: str = "") -> str:
     if t.against == PREVIOUS and t.baseline == pinned:
         what = "the previous and pinned release"
     said = {SLOWER: "is slower than", FASTER: "is faster than", SAME: "is the same as"}.get(t.verdict)
+    if t.verdict == RESULTS_DIFFER:
+        return (
+            f"jax {t.release} against {t.baseline} ({what}) on {t.workload}: results differ ({t.differs}): not "
+            "compared on time (a larger --tolerance accepts the difference)"
+        )
     if said is None:
         more = f"; {settle_words(t.comparison)}" if math.isfinite(t.comparison.ci_low) else ""
         return (
@@ -190,9 +203,9 @@ def verdict_line(t: Tracked, pinned: str = "") -> str:
 
 
 def closing_lines(comparisons: Sequence[Tracked], pinned: str = "") -> list[str]:
-    """The lines a call ends with: each comparison's verdict, the same first, then faster, inconclusive, slower
-    (the last lines, those a CI log shows, name what fails the gate)."""
-    order = {SAME: 0, FASTER: 1, INCONCLUSIVE: 2, SLOWER: 3}
+    """The lines a call ends with: each comparison's verdict, the same first, then faster, inconclusive, results
+    differ, slower (the last lines, those a CI log shows, name what fails the gate)."""
+    order = {SAME: 0, FASTER: 1, INCONCLUSIVE: 2, RESULTS_DIFFER: 3, SLOWER: 4}
     return [verdict_line(t, pinned) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
 
 
