@@ -15,7 +15,7 @@ import pytest
 from jaxmlp import registry, units
 from jaxmlp.cli import build_parser, main
 from jaxmlp.cli.sweep import SUBCOMMANDS, normalized
-from jaxmlp.errors import EXIT_SLOWER, JaxmlpError
+from jaxmlp.errors import EXIT_SLOWER, JaxmlpError, gate
 from jaxmlp.measure import workers
 from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix, trials, unmeasured, worker
@@ -31,6 +31,7 @@ from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.reading import read_benchmarks
 from jaxmlp.results.store.writing import ResultsStore, write_json_new
 from jaxmlp.results.sweep import files
+from jaxmlp.results.sweep.folders import folder_verdicts
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = str(ROOT / "bench" / "workloads" / "scan_heavy.py") + ":make"
@@ -227,6 +228,7 @@ def test_a_workload_whose_values_differ_between_releases_is_marked_not_compared(
     table, steps = (t.frame for t in section.tables)
     assert table.set_index("release").loc["0.8.3", "results_differ"] == "batched, step"
     assert set(steps["verdict"]) == {"results differ"}  # never a silent ratio
+    assert gate(folder_verdicts(folder)) == 1  # and the gate fails it: no time verdict, not a pass
 
 
 def test_outputs_compare_within_a_tolerance():

@@ -14,7 +14,7 @@ from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.results.sweep.compared import column_verdicts, timeline_columns
 from jaxmlp.results.sweep.views import is_timeline, release_verdicts, sweep_steps, sweeps
-from jaxmlp.stats import VERDICT_WORDS
+from jaxmlp.stats import RESULTS_DIFFER, VERDICT_WORDS
 
 
 class FiledChange(NamedTuple):
@@ -71,13 +71,13 @@ def timeline_changes(folder: Path) -> list[FiledChange]:
 def folder_verdicts(folder: Path) -> list[str]:
     """The verdicts (`VERDICT_WORDS`) of the sweep or timeline in ``folder``, as its summary says them: each step of a
     sweep (each release against the one before it, benchmark by benchmark), or each timeline column's
-    (`column_verdicts`); a step whose results differ has none."""
+    (`column_verdicts`); a step whose results differ has none, and says ``results differ`` (the gate fails it)."""
     sweep = _sweep(folder)
     if sweep is None:
         return []
     if is_timeline(folder):
         return [c.word for column in timeline_columns(*sweep) for c in column_verdicts(column)]
-    return [str(word) for word in sweep_steps(*sweep)["verdict"] if word in VERDICT_WORDS]
+    return [str(word) for word in sweep_steps(*sweep)["verdict"] if word in (*VERDICT_WORDS, RESULTS_DIFFER)]
 
 
 def noise_cells(folders: Sequence[Path]) -> list[list[float]]:
