@@ -157,10 +157,14 @@ def _needed(comparison: Comparison, threshold: float) -> int | None:
 
 
 def beyond_reach(comparison: Comparison, threshold: float = THRESHOLD) -> bool:
-    """Whether an inconclusive comparison would need more than `SETTLE_REACH` times the processes a side it has to
-    settle: its ratio lies at the threshold's edge."""
+    """Whether an inconclusive comparison is not within reach: its ratio lies at the threshold's edge (within
+    `EDGE`) and settling it would need more than `SETTLE_REACH` times the processes a side it has. One whose
+    interval is merely wide is within reach, however many it asks for: settled until the budget ends (a
+    simulation of settling, `bench/simulate_verdicts.py --settle`, settled every such one it was given)."""
     more = _needed(comparison, threshold) if comparison.word == INCONCLUSIVE else None
-    return more is not None and more > SETTLE_REACH * min(comparison.n_baseline, comparison.n_new)
+    if more is None or more <= SETTLE_REACH * min(comparison.n_baseline, comparison.n_new):
+        return False
+    return abs(abs(math.log(comparison.ratio)) - math.log(1 + threshold)) < EDGE
 
 
 def processes_to_settle(comparison: Comparison, threshold: float = THRESHOLD) -> int | None:
@@ -183,14 +187,9 @@ def settle_words(comparison: Comparison, threshold: float = THRESHOLD, unit: str
     that more would, where the interval cannot tell how many. ``unit``: what is counted (``rounds`` in `compare`)."""
     if beyond_reach(comparison, threshold):
         n = min(comparison.n_baseline, comparison.n_new)
-        edge = abs(abs(math.log(comparison.ratio)) - math.log(1 + threshold)) < EDGE
-        why = (
-            "the ratio lies at the threshold"
-            if edge
-            else "its interval is too wide for the ratio's distance from the threshold"
-        )
         return (
-            f"not within reach: {why} (×{comparison.ratio:.4g} against ±{100 * threshold:g}%); more than "
+            f"not within reach: the ratio lies at the threshold (×{comparison.ratio:.4g} against "
+            f"±{100 * threshold:g}%); more than "
             f"{SETTLE_REACH} times the {n} {unit} a side would not settle it"
         )
     more = processes_to_settle(comparison, threshold)

@@ -62,31 +62,45 @@ def test_the_builtin_epochs_compute_what_training_computes(process):
 
 
 def test_the_test_hook_stretches_the_timed_region_by_its_fraction():
-    now = [0.0]
+    now, spent = [0.0], [0.0]
 
     def clock():  # a fake clock: each reading takes a millisecond
         now[0] += 0.001
         return now[0]
 
+    def cpu():  # a fake CPU clock: the spin burns it as fast as the wall clock runs
+        spent[0] = now[0] / 2
+        return spent[0]
+
     def work():
         now[0] += 2.0
         return "result"
 
-    result, seconds = worker.timed_with_hook(work, 0.1, clock=clock)
-    assert result == "result" and seconds == pytest.approx(2.2, abs=0.003)
-    assert worker.timed_with_hook(work, 0.0, clock=clock)[1] == pytest.approx(2.001)
+    result, seconds, used = worker.timed_with_hook(work, 0.1, clock=clock, cpu=cpu)
+    assert result == "result" and seconds == pytest.approx(2.2, abs=0.003) and used >= 1.1 * 1.0 - 0.003
+    assert worker.timed_with_hook(work, 0.0, clock=clock, cpu=cpu)[1] == pytest.approx(2.001)
 
 
-def test_the_test_hook_keeps_the_core_busy_for_its_share_of_real_time():
+def test_the_test_hook_burns_cpu_for_its_share_of_both_clocks():
+    """A call that waits (a sleep, no CPU): the spin stretches its wall time; a call that computes: its CPU time too.
+    No upper bound: a busy machine may add any delay."""
     reads = [0]
 
     def clock():  # the real clock, its readings counted
         reads[0] += 1
         return time.perf_counter()
 
-    _, seconds = worker.timed_with_hook(lambda: time.sleep(0.1), 0.5, clock=clock)
-    assert seconds >= 0.15  # its share on top of the work; no upper bound: a busy machine may add any delay
+    _, seconds, _ = worker.timed_with_hook(lambda: time.sleep(0.1), 0.5, clock=clock)
+    assert seconds >= 0.15  # its share on top of the work
     assert reads[0] > 10  # it spun on the clock (a sleep would read it three times)
+
+    def compute():
+        end = time.process_time() + 0.05
+        while time.process_time() < end:
+            pass
+
+    _, _, used = worker.timed_with_hook(compute, 0.5)
+    assert used >= 0.075  # the CPU time stretched as well
 
 
 def test_the_test_hook_is_recorded_with_the_results():

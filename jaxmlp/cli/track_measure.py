@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +17,6 @@ from jaxmlp import units
 from jaxmlp.cli.sweep.common import progress_bar
 from jaxmlp.cli.sweep.explain import explain_change
 from jaxmlp.cli.sweep.measured import measure_into
-from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep.matrix import (
     Measured,
@@ -36,7 +35,7 @@ from jaxmlp.report.explain import explain_text
 from jaxmlp.results.schema.track import Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import write_new
-from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep import metric, tracked
 from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES
 from jaxmlp.results.sweep.files import Plan, RunLog
 from jaxmlp.results.sweep.folders import FiledChange
@@ -142,16 +141,9 @@ def explain(
     ]
 
 
-def _samples(
-    processes: Mapping[str, Sequence[ProcessResult]], workloads: Sequence[str]
-) -> dict[str, dict[str, list[float]]]:
-    return {cell: {w: tracked.steady(done, w) for w in workloads} for cell, done in processes.items()}
-
-
 def _compared(step: Step, measuring: Measuring, measured: Measured) -> list[Tracked]:
     """The step's comparisons of what is measured; a workload whose results differ is not compared on time."""
-    samples = _samples(measured.processes, measuring.names)
-    return tracked.compared(samples, step.pairs, measuring.names, differs=measured.differs)
+    return metric.compared(measured.processes, step.pairs, measuring.names, measured.differs)
 
 
 def _settle(

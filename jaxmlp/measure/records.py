@@ -96,24 +96,45 @@ class WorkloadTimes:
     output: Output | None = None  # what the last call returned, for the check across releases
     program: Mapping[str, Any] | None = None  # what it compiled (`jaxmlp.measure.programs`), in the process asked
     compiles_seconds: tuple[float, ...] = ()  # each compile, in order (the first before the calls); () as one
+    call_cpu_seconds: tuple[float, ...] = ()  # the process's CPU time (all threads) in each call after the first
+    steady_cpu_seconds: float = math.nan  # their median; NaN where not recorded (schema version 8 and older)
 
     @property
     def compiles(self) -> int:
         """How many compiles its compile time is the median of."""
         return max(1, len(self.compiles_seconds))
 
+    @property
+    def has_cpu(self) -> bool:
+        """Whether each call's CPU time was recorded (schema version 9 on)."""
+        return bool(self.call_cpu_seconds) and math.isfinite(self.steady_cpu_seconds)
+
     @classmethod
     def of(
-        cls, compiles: float | Sequence[float], calls: Sequence[float], output: Output | None = None
+        cls,
+        compiles: float | Sequence[float],
+        calls: Sequence[float],
+        output: Output | None = None,
+        cpu: Sequence[float] = (),
     ) -> WorkloadTimes:
-        """From each compile's seconds (one, or several: their median is the compile time) and each call's."""
+        """From each compile's seconds (one, or several: their median is the compile time), each call's wall seconds
+        and, where given, each call's CPU seconds (the process's, all its threads)."""
         if len(calls) < 2:
             raise ValueError("a workload needs at least 2 timed calls: the first, then the steady state")
         each = (float(compiles),) if isinstance(compiles, (int, float)) else tuple(map(float, compiles))
         if not each:
             raise ValueError("a workload is compiled at least once")
+        steady_cpu = statistics.median(cpu[1:]) if len(cpu) == len(calls) else math.nan
         return cls(
-            statistics.median(each), calls[0], tuple(calls[1:]), statistics.median(calls[1:]), output, None, each
+            statistics.median(each),
+            calls[0],
+            tuple(calls[1:]),
+            statistics.median(calls[1:]),
+            output,
+            None,
+            each,
+            tuple(cpu[1:]) if len(cpu) == len(calls) else (),
+            steady_cpu,
         )
 
     @classmethod
@@ -127,6 +148,8 @@ class WorkloadTimes:
             None if output is None else Output.from_json(output),
             None if program is None else dict(program),
             tuple(map(number, doc.get("compiles_seconds") or ())),
+            tuple(map(number, doc.get("call_cpu_seconds") or ())),
+            number(doc.get("steady_cpu_seconds")),
         )
 
     def to_json(self) -> JSON:
@@ -139,6 +162,9 @@ class WorkloadTimes:
         }
         if self.compiles_seconds:  # schema version 8 on: each compile (older: one, compile_seconds)
             doc["compiles_seconds"] = list(self.compiles_seconds)
+        if self.has_cpu:  # schema version 9 on: each call's CPU time
+            doc["call_cpu_seconds"] = list(self.call_cpu_seconds)
+            doc["steady_cpu_seconds"] = self.steady_cpu_seconds
         if self.program is not None:  # only the processes asked for it (a cell's probe, explain's)
             doc["program"] = dict(self.program)
         return doc

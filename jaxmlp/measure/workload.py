@@ -120,20 +120,20 @@ def output_of(result: Any, name: str) -> Output:
 def measure(
     workload: Workload,
     calls: int,
-    timed: Callable[[Callable[[], Any]], tuple[Any, float]] | None = None,
+    timed: Callable[[Callable[[], Any]], tuple[Any, float, float]] | None = None,
     clock: Callable[[], float] = time.perf_counter,
     compiles: int = 1,
 ) -> WorkloadTimes:
     """Compile ``workload`` (timed apart), then time ``calls`` calls, each ending in `block_until_ready`, with
-    ``timed(fn) -> (result, seconds)``; then compile it ``compiles - 1`` times more, JAX's caches cleared before
-    each, its compile time the median of all (the calls are timed as with one). The workload's own exceptions become
-    one-line `JaxmlpError`s."""
+    ``timed(fn) -> (result, seconds, cpu_seconds)`` (wall time, and the process's CPU time in all its threads);
+    then compile it ``compiles - 1`` times more, JAX's caches cleared before each, its compile time the median of
+    all (the calls are timed as with one). The workload's own exceptions become one-line `JaxmlpError`s."""
     import jax
 
-    def plain(fn: Callable[[], Any]) -> tuple[Any, float]:
-        start = clock()
+    def plain(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+        start, cpu = clock(), time.process_time()
         result = fn()
-        return result, clock() - start
+        return result, clock() - start, time.process_time() - cpu
 
     def compiled() -> tuple[Callable[[], Any], float]:
         """A fresh compile (an earlier workload, or an earlier compile, may have compiled the same program: clear
@@ -160,17 +160,18 @@ def measure(
     timed = timed or plain
     try:
         call, first_compile = compiled()
-        seconds, result = [], None
+        seconds, cpu, result = [], [], None
         for _ in range(calls):
-            result, took = timed(call)
+            result, took, used = timed(call)
             seconds.append(took)
+            cpu.append(used)
         again = [compiled()[1] for _ in range(compiles - 1)]  # after the calls: they run as they would alone
     except JaxmlpError:
         raise
     except Exception as e:
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise JaxmlpError(f"workload {workload.name!r} raised {type(e).__name__}: {message}") from None
-    return WorkloadTimes.of([first_compile, *again], seconds, output_of(result, workload.name))
+    return WorkloadTimes.of([first_compile, *again], seconds, output_of(result, workload.name), cpu)
 
 
 # --- the built-in workloads: the MLP's epochs and its step, instances of the same contract ---------------------

@@ -82,7 +82,7 @@ def case_plan(
     elif between is not None:
         bisect = bisect_processes(len(between), p)
     explain = changes_explained(case) * 2 * min(p, EXPLAIN_PROCESSES)
-    trials = (case.runs.slowdown_trials or 0) * len(FACTORS) * p if case.metric == "run" else 0
+    trials = (case.runs.slowdown_trials or 0) * (len(FACTORS) + 1) * p if case.metric == "run" else 0  # + unslowed
     seconds, where = each if each else (None, "")
     return CasePlan(case.name, timeline, bisect, explain, trials, seconds, where, said)
 

@@ -48,16 +48,13 @@ def trial_release(case: Case) -> str:
 
 
 def slowdown_trials(case: Case, measuring: Measuring, matrix: Matrix, folder: Path | None = None) -> SlowdownTrials:
-    """A case's injected-slowdown trials: its workload at `trial_release`, slowed, as many processes a group as its
-    timeline's, each trial's line printed; unslowed: the processes of that release its timeline in ``folder`` (the
-    case's) measured with the same workload, calls and settings (`timeline_unslowed`), else measured with them."""
+    """A case's injected-slowdown trials: its workload at `trial_release`, unslowed and slowed, as many processes a
+    group as its timeline's, one of each a round in rotating order (never the timeline's processes of that release:
+    measured minutes before, a drift of the machine would fall into the ratio), each trial's line printed."""
     release = trial_release(case)
     python = environments(replace(matrix, series=case.releases), [release])[release]
-    unslowed = timeline_unslowed(case, folder, release) if folder is not None else None
-    if unslowed:
-        print(f"Unslowed at {release}: {unslowed[1]}, not measured again")
     trials = case.runs.slowdown_trials or 0
-    done = flow.run(release, python, measuring, matrix.processes, trials, matrix.timeout, unslowed=unslowed)
+    done = flow.run(release, python, measuring, matrix.processes, trials, matrix.timeout)
     print(f"Injected slowdowns at {release}: {trials_said(done)}")
     return done
 
@@ -72,16 +69,6 @@ def timeline_samples(case: Case, folder: Path) -> tuple[dict[str, tuple[float, .
         return None
     samples = {r: tuple(s) for r, s in zip(column.releases, column.samples) if len(s) >= 2}
     return samples, timelines[-1]
-
-
-def timeline_unslowed(case: Case, folder: Path, release: str) -> tuple[tuple[float, ...], str] | None:
-    """The steady states of ``release`` that ``case``'s timeline (in its ``folder``) measured without XLA flags,
-    and where they come from, to be its trials' unslowed group; None where it measured fewer than two."""
-    known = timeline_samples(case, folder)
-    if known is None or release not in known[0]:
-        return None
-    samples = known[0][release]
-    return samples, f"the timeline's {len(samples)} processes of {release} ({known[1]})"
 
 
 def shared_step(step: str, measured_by: str, out: Path) -> str:
@@ -163,8 +150,8 @@ def command_line(name: str, given: dict[str, Any], case: Case) -> str:
     if name == "trials":
         return (
             f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes x1.25, "
-            f"x1.5) of {case.workload} at {given['release']}; unslowed: the timeline's processes of that release, "
-            "where it measured them"
+            f"x1.5) of {case.workload} at {given['release']}, beside as many unslowed, one of each a round in "
+            "rotating order"
         )
     if name == "explain":
         return (

@@ -11,6 +11,7 @@ from typing import Any
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, measuring_of, progress_bar
 from jaxmlp.errors import Interrupted, JaxmlpError
+from jaxmlp.measure.noise import NOISES, check
 from jaxmlp.measure.sweep import trials as flow
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.sweep.trials import Trial
@@ -55,6 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.10,
         help="the known slowdown, as a fraction (default: %(default)s)",
     )
+    parser.add_argument(
+        "--noise",
+        choices=NOISES,
+        default="none",
+        help="hog: a busy loop on the workers' CPU (--pin-cpu) for the whole run, started and ended here; none: the "
+        "machine as it is (default: %(default)s)",
+    )
     options.add(parser, *options.DETECTOR, options.OUT)
 
 
@@ -68,7 +76,8 @@ class TrialsOutcome:
 
 def run(args: argparse.Namespace) -> int:
     """A/A and injected-slowdown trials of one version against itself."""
-    settings = Trials(args.trials, args.processes, args.inject_slowdown)
+    settings = Trials(args.trials, args.processes, args.inject_slowdown, args.noise)
+    check(args.noise, args.pin_cpu)
     detector = Detector(args.threshold, args.alpha)
     measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))
     trials(settings=settings, detector=detector, measuring=measuring, out=Path(args.out))
@@ -111,7 +120,21 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
         f"{count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
         f"Wrote {path}"
     )
+    print(rates_line(doc, settings))
     return TrialsOutcome(path, doc)
+
+
+def rates_line(doc: TrialsDocument, settings: Trials) -> str:
+    """The found rates with their 95% intervals, in a line."""
+    said = {
+        "injected_slower": f"injected x{1 + settings.inject_slowdown:g} slower",
+        "aa_same": "A/A the same",
+        "aa_slower": "A/A slower",
+    }
+    return f"Found (noise {settings.noise}): " + "; ".join(
+        f"{said[k]} {r['found']:g} of {r['of']:g} (95% interval {r['low']:.0%} to {r['high']:.0%})"
+        for k, r in doc.rates().items()
+    )
 
 
 def _write(doc: TrialsDocument, out: Path) -> Path:

@@ -215,11 +215,12 @@ class Timeline:
 @dataclass(frozen=True)
 class Trials:
     """`jaxmlp sweep trials`: ``trials`` comparisons of ``processes`` processes a side, one release against itself
-    (A/A) and against itself slowed down by ``inject_slowdown``."""
+    (A/A) and against itself slowed down by ``inject_slowdown``, beside ``noise`` (`jaxmlp.measure.noise`)."""
 
     trials: int = 20
     processes: int = 14
     inject_slowdown: float = 0.10
+    noise: str = "none"
 
     def __post_init__(self) -> None:
         errors.at_least("--trials", self.trials, 1)

@@ -10,10 +10,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxmlp.measure import workers
+from jaxmlp.measure.noise import neighbour
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.envs import jaxmlp_path
 from jaxmlp.measure.sweep.matrix import Progress, Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
+from jaxmlp.measure.wall_or_cpu import choose, steady
 from jaxmlp.stats import Comparison, compare
 
 
@@ -25,6 +27,7 @@ class Trial:
     values: Mapping[str, tuple[float, ...]]  # each side's steady state, a process each
     injected: Comparison
     aa: Comparison
+    metric: str = ""  # the time compared (`jaxmlp.measure.wall_or_cpu`); "": wall time, in older files
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -32,6 +35,7 @@ class Trial:
             "values": {k: list(v) for k, v in self.values.items()},
             "injected": self.injected.to_json(),
             "aa": self.aa.to_json(),
+            "metric": self.metric,
         }
 
     @classmethod
@@ -41,6 +45,7 @@ class Trial:
             {k: tuple(v) for k, v in doc["values"].items()},
             Comparison.from_json(doc["injected"]),
             Comparison.from_json(doc["aa"]),
+            str(doc.get("metric") or ""),
         )
 
 
@@ -63,15 +68,18 @@ def run(
     }
     name = base.names[0]
     first: dict[str, list[ProcessResult]] = {}
-    with jaxmlp_path() as path, progress(trials.trials * trials.processes * len(runners)) as tick:
+    total = trials.trials * trials.processes * len(runners)
+    with jaxmlp_path() as path, neighbour(trials.noise, measuring.pin_cpu), progress(total) as tick:
         for trial in range(trials.trials):
             results, _ = run_rounds(runners, trials.processes, tick, path, workers.FIRST_SECONDS, say=said)
             first = first or results
-            values = {k: tuple(p.workloads[name].steady_seconds for p in v) for k, v in results.items()}
+            metric = choose([*results["A"], *results["A2"]], results["H"], name)  # one metric for the trial
+            values = {k: tuple(steady(v, name, metric)) for k, v in results.items()}
             injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)
             aa = compare(values["A"], values["A2"], detector.threshold, detector.alpha)
-            keep(first["A"][0].metadata, Trial(trial, values, injected, aa))
+            keep(first["A"][0].metadata, Trial(trial, values, injected, aa, metric.name))
             said(
                 f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> "
-                f"{injected.verdict}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.verdict}"
+                f"{injected.word}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.word}; on {metric.name} "
+                f"({metric.why})"
             )

@@ -27,19 +27,23 @@ R = TypeVar("R")
 
 
 def timed_with_hook(
-    fn: Callable[[], R], inject_slowdown: float = 0.0, clock: Callable[[], float] = time.perf_counter
-) -> tuple[R, float]:
-    """``fn()`` (which returns once its result is ready) and its seconds, stretched to ``1 + inject_slowdown`` times
-    as long by spinning on the clock (the test hook; why it spins: the docs' methods/trials page)."""
-    start = clock()
+    fn: Callable[[], R],
+    inject_slowdown: float = 0.0,
+    clock: Callable[[], float] = time.perf_counter,
+    cpu: Callable[[], float] = time.process_time,
+) -> tuple[R, float, float]:
+    """``fn()`` (which returns once its result is ready), its wall seconds and its process's CPU seconds (all
+    threads), both stretched to at least ``1 + inject_slowdown`` times their own by a spin that burns CPU until
+    both have grown so far (the test hook; why it spins, on both: the docs' methods/trials page)."""
+    start, used = clock(), cpu()
     result = fn()
-    seconds = clock() - start
+    seconds, spent = clock() - start, cpu() - used
     if inject_slowdown:
-        end = start + seconds * (1 + inject_slowdown)
-        while clock() < end:
+        end, spend = start + seconds * (1 + inject_slowdown), used + spent * (1 + inject_slowdown)
+        while cpu() < spend or clock() < end:
             pass
-        seconds = clock() - start
-    return result, seconds
+        seconds, spent = clock() - start, cpu() - used
+    return result, seconds, spent
 
 
 def measure_process(measuring: Measuring) -> ProcessResult:

@@ -6,7 +6,7 @@ from typing import Any
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
-CURRENT = 8
+CURRENT = 9
 """The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1;
 version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); up to version 3 a
 floor product's samples were rounds of ``calls`` products (4: one product's share of its round, ``round_calls``);
@@ -20,7 +20,10 @@ sweep workload was compiled once a process (8: ``compiles_seconds``, each compil
 median, ``compiles`` in the metadata; older ones read as one compile) and a cell had no peak memory row (8:
 ``sweep_peak_rss``, each process's own peak; a version 7 cell gets it from its processes), and a
 tracked comparison had no explanation (8: ``explanation``, ``unexplained`` in each of ``track.json``'s
-comparisons; older ones read with ``unexplained`` saying why); all are read through `jaxmlp.results.schema.upgrade`."""
+comparisons; older ones read with ``unexplained`` saying why); up to version 8 a sweep call's time was its wall
+time only (9: ``call_cpu_seconds``, ``steady_cpu_seconds``, the process's CPU time; ``workloads_failed`` in a
+process's metadata; a tracked comparison's ``differs``, ``metric``, ``metric_why``; older ones read as wall time
+and ""); all are read through `jaxmlp.results.schema.upgrade`."""
 
 
 METADATA_KEY = "jaxmlp"

@@ -23,7 +23,9 @@ class Tracked:
     inconclusive), where inconclusive, about how many more processes a side would settle it (0: unknown or not
     within reach), and, where slower or faster, its explanation (``explanation``: its ``explain-<time>`` folder
     relative to the results folder) or why it has none (``unexplained``: one line). Where the two sides' values
-    differ (``differs``: why), its verdict is ``results differ`` and it has no comparison on time."""
+    differ (``differs``: why), its verdict is ``results differ`` and it has no comparison on time. ``metric``: the
+    time it rests on (wall time, or CPU time where a neighbour showed) and ``metric_why``; "" in older files (wall
+    time)."""
 
     workload: str
     release: str
@@ -35,6 +37,8 @@ class Tracked:
     explanation: str = ""
     unexplained: str = ""
     differs: str = ""
+    metric: str = ""
+    metric_why: str = ""
 
     def to_json(self) -> JSON:
         return {
@@ -48,6 +52,8 @@ class Tracked:
             "explanation": self.explanation,
             "unexplained": self.unexplained,
             "differs": self.differs,
+            "metric": self.metric,
+            "metric_why": self.metric_why,
         }
 
     @classmethod
@@ -63,6 +69,8 @@ class Tracked:
             checked(doc, "explanation", where, TEXT),
             checked(doc, "unexplained", where, TEXT),
             str(doc.get("differs") or ""),  # written from the results-differ rule on; older files: ""
+            str(doc.get("metric") or ""),  # schema version 9 on; older files: wall time, unsaid
+            str(doc.get("metric_why") or ""),
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ class TrialSettings:
     limit: int | None
     epochs: int
     dataset: str
+    noise: str = "none"
 
     @classmethod
     def of(cls, settings: Trials, measuring: Measuring, detector: Detector) -> TrialSettings:
@@ -41,7 +43,18 @@ class TrialSettings:
             limit=measuring.limit,
             epochs=measuring.epochs,
             dataset=measuring.dataset,
+            noise=settings.noise,
         )
+
+
+def wilson(found: int, of: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson's 95% interval of a rate ``found`` in ``of`` (NaN, NaN where ``of`` is 0)."""
+    if of == 0:
+        return math.nan, math.nan
+    p = found / of
+    centre = (p + z * z / (2 * of)) / (1 + z * z / of)
+    half = z * math.sqrt(p * (1 - p) / of + z * z / (4 * of * of)) / (1 + z * z / of)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,17 @@ class TrialsDocument:
     @property
     def aa_flagged(self) -> int:
         return sum(t.aa.verdict in FLAGGED for t in self.trials)
+
+    def rates(self) -> dict[str, dict[str, float]]:
+        """The found rates with their 95% intervals (Wilson's): the injected slowdown called slower, A/A called the
+        same and called slower; each ``found``, ``of``, ``low``, ``high``."""
+        n = len(self.trials)
+        counts = {
+            "injected_slower": sum(t.injected.word == "slower" for t in self.trials),
+            "aa_same": sum(t.aa.word == "the same" for t in self.trials),
+            "aa_slower": sum(t.aa.word == "slower" for t in self.trials),
+        }
+        return {k: {"found": k_, "of": n, **dict(zip(("low", "high"), wilson(k_, n)))} for k, k_ in counts.items()}
 
     def median_ratio(self, side: str) -> float:
         """The median ratio of medians of the trials' ``injected`` or ``aa`` comparisons."""
@@ -74,5 +98,6 @@ class TrialsDocument:
             "settings": vars(self.settings).copy(),
             "injected_flagged": self.injected_flagged,
             "aa_flagged": self.aa_flagged,
+            "rates": self.rates(),
             "trials": [t.to_json() for t in self.trials],
         }

@@ -26,7 +26,6 @@ from jaxmlp.stats import (
     SAME,
     SLOWER,
     Comparison,
-    beyond_reach,
     compare,
     processes_to_settle,
     settle_words,
@@ -129,10 +128,11 @@ def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
 
 def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
     """The processes a side to add to an inconclusive comparison: as many as would settle it
-    (`jaxmlp.stats.processes_to_settle`), else, where its interval cannot tell (too few processes for one), as many
-    again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one and for one whose
-    ratio lies at the threshold's edge (`jaxmlp.stats.beyond_reach`: no count of processes within reach settles it)."""
-    if comparison.word != INCONCLUSIVE or beyond_reach(comparison, threshold):
+    (`jaxmlp.stats.processes_to_settle`), else (its interval cannot tell, or its ratio lies at the threshold's edge)
+    as many again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one. None is
+    given up before the budget ends: settling simulated (`bench/simulate_verdicts.py --settle`) settled most of
+    those a rule on the estimate would give up (the docs' methods/statistics page)."""
+    if comparison.word != INCONCLUSIVE:
         return 0
     settle = processes_to_settle(comparison, threshold)
     if settle is not None and settle > 0:
@@ -197,9 +197,15 @@ def verdict_line(t: Tracked, pinned: str = "") -> str:
         more = f"; {settle_words(t.comparison)}" if math.isfinite(t.comparison.ci_low) else ""
         return (
             f"jax {t.release} against {t.baseline} ({what}) on {t.workload}: inconclusive, "
-            f"{shown_ratio(t.comparison)}{more}"
+            f"{shown_ratio(t.comparison)}{more}{on(t)}"
         )
-    return f"jax {t.release} {said} {t.baseline} ({what}) on {t.workload}: {shown_ratio(t.comparison)}"
+    return f"jax {t.release} {said} {t.baseline} ({what}) on {t.workload}: {shown_ratio(t.comparison)}{on(t)}"
+
+
+def on(t: Tracked) -> str:
+    """After a comparison's numbers: the time it rests on and why (``; on CPU time: a neighbour: ...``); "" for a
+    file that does not say (wall time)."""
+    return f"; on {t.metric}: {t.metric_why}" if t.metric else ""
 
 
 def closing_lines(comparisons: Sequence[Tracked], pinned: str = "") -> list[str]:

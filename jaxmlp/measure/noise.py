@@ -1,0 +1,41 @@
+"""A neighbour put on purpose beside the worker processes (`jaxmlp sweep trials --noise hog`): a busy loop pinned to
+the workers' CPU, started and ended by the command, and asked to die with it (`workers.guarded`), so it never
+outlives the command that started it."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure import workers
+
+NOISES = ("none", "hog")
+"""``none``: the machine as it is; ``hog``: a busy loop on the workers' CPU for the whole run."""
+LOOP = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+def check(noise: str, cpu: int | None) -> None:
+    """A noise jaxmlp knows, and a hog only with the workers pinned (it must share their CPU)."""
+    if noise not in NOISES:
+        raise JaxmlpError(f"unknown --noise {noise!r}: choose one of {', '.join(NOISES)}")
+    if noise == "hog" and cpu is None:
+        raise JaxmlpError("--noise hog needs --pin-cpu N: the busy loop runs on the workers' CPU, N")
+
+
+@contextlib.contextmanager
+def neighbour(noise: str, cpu: int | None) -> Iterator[None]:
+    """While inside: the ``noise`` asked for (`NOISES`), the hog a busy loop pinned to ``cpu``; ended on leaving,
+    however it is left."""
+    check(noise, cpu)
+    if noise == "none":
+        yield
+        return
+    child = subprocess.Popen(workers.guarded([sys.executable, "-c", LOOP, str(cpu)]))
+    try:
+        yield
+    finally:
+        child.kill()
+        child.wait()

@@ -1,0 +1,37 @@
+"""`jaxmlp track`'s comparisons, each on the time `jaxmlp.measure.wall_or_cpu.choose` gives it (wall time, or CPU
+time where a neighbour shows on both sides alike), which each names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.wall_or_cpu import choose, steady
+from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.results.schema.track import Tracked
+from jaxmlp.results.sweep import tracked
+
+
+def compared(
+    processes: Mapping[str, Sequence[ProcessResult]],
+    pairs: Iterable[tuple[str, str, str]],
+    workloads: Sequence[str],
+    differs: Mapping[str, Mapping[str, str]] | None = None,
+    threshold: float = THRESHOLD,
+    alpha: float = ALPHA,
+) -> list[Tracked]:
+    """`tracked.compared` of each pair and workload on the metric `choose` gives it, which each comparison names
+    (``metric``, ``metric_why``); a pair whose results differ is not compared on time."""
+    out = []
+    for release, baseline, against in pairs:
+        for workload in workloads:
+            a, b = processes.get(baseline, ()), processes.get(release, ())
+            metric = choose(a, b, workload)
+            samples = {
+                baseline: {workload: steady(a, workload, metric)},
+                release: {workload: steady(b, workload, metric)},
+            }
+            (t,) = tracked.compared(samples, [(release, baseline, against)], [workload], threshold, alpha, differs)
+            out.append(t if t.differs else replace(t, metric=metric.name, metric_why=metric.why))
+    return out
