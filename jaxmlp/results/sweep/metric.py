@@ -22,11 +22,14 @@ def compared(
     alpha: float = ALPHA,
 ) -> list[Tracked]:
     """`tracked.compared` of each pair and workload on the metric `choose` gives it, which each comparison names
-    (``metric``, ``metric_why``); a pair whose results differ is not compared on time."""
+    (``metric``, ``metric_why``); a pair whose results differ is not compared on time, and a workload that failed
+    in a cell that ran (none of its processes measured it) is not compared at all."""
     out = []
     for release, baseline, against in pairs:
         for workload in workloads:
             a, b = processes.get(baseline, ()), processes.get(release, ())
+            if any(side and all(workload not in p.workloads for p in side) for side in (a, b)):
+                continue  # it failed where its cell ran: named as not measured, not compared
             metric = choose(a, b, workload)
             samples = {
                 baseline: {workload: steady(a, workload, metric)},
