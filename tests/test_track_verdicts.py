@@ -71,7 +71,7 @@ def test_a_bad_workload_file_is_bad_usage_before_any_environment(tmp_path, capsy
 def test_a_raising_workload_is_named_the_others_judged_and_results_differ_is_said(tmp_path, capsys, monkeypatch):
     """0.7.1 against the pinned 0.7.0: the MLP epoch measured and judged (a verdict or inconclusive), a workload
     whose make() raises in every release named in one line, one whose values differ in 0.7.1 "results differ" in
-    the lines, track.json, the site, the message and the summary; exit 1."""
+    the lines, track.json, the site, the message and the summary; exit 1. Then a --tolerance that accepts it."""
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
     env = made_releases(tmp_path / "envs", "0.7.0", "0.7.1", exported={"0.7.1": {"RELEASE_SCALE": "3"}}, wheels=wheels)
     for key, value in env.items():
@@ -106,3 +106,10 @@ def test_a_raising_workload_is_named_the_others_judged_and_results_differ_is_sai
     assert main(["summary", str(out)]) == 0
     answer = next(line for line in capsys.readouterr().out.splitlines() if "Is the newest release safe" in line)
     assert "results differ" in answer and "slower than the pinned" not in answer
+    # a --tolerance wide enough accepts the difference: the times are compared (and nothing failed: no exit 1)
+    accepted = ["track", "--pinned", "0.7.0", "--wheels", str(wheels), "--out", str(tmp_path / "accepted"), *QUICK]
+    accepted += ["--budget", "0.05", "--workload", f"{WORKLOADS / 'release_values.py'}:make", "--tolerance", "5"]
+    assert main(accepted) in (0, 3)
+    (folder,) = (tmp_path / "accepted").glob("track-*")
+    doc = read_document(folder / layout.TRACK_FILE)
+    assert isinstance(doc, TrackDocument) and RESULTS_DIFFER not in {c.verdict for c in doc.comparisons}
