@@ -70,10 +70,10 @@ def test_a_step_measured_the_same_is_read_from_the_earlier_case_and_the_plan_cou
         "fixture-step: 179 processes (timeline 80, bisection 72, explanations 6, injected-slowdown trials 21)" in plan
     )
     assert (
-        "fixture-step-again: 20 processes (timeline read from an earlier case, bisection read from an earlier" in plan
+        "fixture-step-again: 27 processes (timeline read from an earlier case, bisection read from an earlier" in plan
     )
     assert "time unknown (no earlier run of it with these calls under the results folder)" in plan
-    assert "In all: 199 worker processes; time unknown (estimated;" in plan
+    assert "In all: 206 worker processes; time unknown (estimated;" in plan
     (folder,) = out.iterdir()
     first, again = folder / "fixture-step", folder / "fixture-step-again"
     for step in ("timeline", "bisect"):
