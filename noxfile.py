@@ -79,13 +79,20 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
-def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = False) -> None:
+TPU_ROUNDS = ("--rounds=3", "--slow-rounds=1")
+"""bench-tpu's rounds unless asked (`-- --rounds N`, --full): the accelerator check's, whose logs time each benchmark
+(bench/accelerator/bench_progress.py reads them to say how long the run will take)."""
+
+
+def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = False, progress: bool = False) -> None:
     """Run bench/ into a new JSON under reports/, print its summary, render the report.
 
     Switches (after --): --full (more sizes and rounds); --profile (also capture one XLA trace per epoch
     pipeline into reports/traces, outside the timed rounds); --preinstalled (install nothing: run where
     jax, torch and the rest are already installed, e.g. with `nox --no-venv`); the rest goes to pytest.
     ``from_host``: install what the host's package index has (`_install_from_host`), naming what it lacks.
+    ``progress``: `TPU_ROUNDS` where no rounds are asked, and the run says at its start how long it will take and
+    then how far it is (bench/accelerator/bench_progress.py).
     """
     switches, args = options.bench_session().parse_known_args(session.posargs)
     size = "full" if switches.full else "quick"
@@ -102,6 +109,12 @@ def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = Fa
     if switches.upgrade and (switches.preinstalled or from_host):
         session.error("--upgrade installs jax into the session's environment: not with --preinstalled or bench-tpu")
     _jax(session, upgrade=switches.upgrade, env=env)
+    if progress:
+        asked = any(a.startswith(("--rounds", "--slow-rounds")) for a in args)
+        args = [*(() if asked or switches.full else TPU_ROUNDS), *args, "-p", "bench_progress"]
+        here = str(ROOT / "bench" / "accelerator")
+        env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [env.get("PYTHONPATH"), here]))}
+        env["JAXMLP_PROGRESS_BACKEND"] = backends
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
     raw.unlink(missing_ok=True)
     session.run(
@@ -203,13 +216,16 @@ def bench_gpu(session: nox.Session) -> None:
 @nox.session(name="bench-tpu", venv_params=["--system-site-packages"])
 def bench_tpu(session: nox.Session) -> None:
     """Benchmark on the TPU with the host's JAX and libtpu (its environment sees the system's packages) and what the
-    host's package index has of the rest, naming what it lacks in one line (`--preinstalled`: install nothing)."""
+    host's package index has of the rest, naming what it lacks in one line (`--preinstalled`: install nothing); at the
+    accelerator check's rounds unless asked (`TPU_ROUNDS`), saying at its start how long it will take (each
+    benchmark at its duration in the earlier TPU runs' logs, the rest estimated) and how to make it shorter, then
+    every 30 s how far it is and how long is left."""
     if not (any(Path("/dev").glob("accel[0-9]*")) or any(k.startswith("TPU_") for k in os.environ)):
         session.error(
             "no TPU on this machine (no /dev/accel*, no TPU_* variables): bench-tpu measures the TPU only; "
             "run `nox -s bench` for the CPU"
         )
-    _bench(session, backends="tpu", extra="tpu", from_host=True)
+    _bench(session, backends="tpu", extra="tpu", from_host=True, progress=True)
 
 
 @nox.session(name="bench-scaling")

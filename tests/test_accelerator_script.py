@@ -215,9 +215,10 @@ TPU_LOG = """== bench/accelerator/run.sh --backend tpu --limit 540 --rounds 3 --
 
 def test_the_plan_times_each_benchmark_and_each_epoch_from_the_logs(tmp_path):
     """A bench step's need: its start in the log (its time less its benchmarks' durations) and each benchmark asked
-    at its own duration there, those the log did not run (beyond as many as it skipped) at the estimate; a train
-    step named as an older script named it (train-f32: the scan's) measured at its epochs, later epochs estimated;
-    one stopped at its cap (the one-line end) a lower bound; a plan made before the start counts the log's start."""
+    at its own duration there, those the log did not run (beyond as many as it skipped) at the estimate (its cap:
+    all of them at the estimate, they may run now); a train step named as an older script named it (train-f32: the
+    scan's) measured at its epochs, later epochs estimated; one stopped at its cap (the one-line end) a lower bound;
+    a plan made before the start counts the log's start."""
     folder = tmp_path / "tpu-20261206T123657"
     folder.mkdir()
     (folder / "log.txt").write_text(TPU_LOG)
@@ -231,13 +232,13 @@ def test_the_plan_times_each_benchmark_and_each_epoch_from_the_logs(tmp_path):
     assert lines[1] == "== plan: 3 steps in the 479 s the 540 s limit leaves them"
     assert lines[2] == (  # 14.5 s start + 40.5 s its two + (5 - 2 - 1) at 11 s
         f"==   bench-epoch: needs about 77 s ({shown} and older: 2 benchmarks they ran 40 s, start 14 s, 2 it did not "
-        "run at an estimated 11 s); cap 131 s"
+        "run at an estimated 11 s); cap 147 s"
     )
     assert lines[3] == (
         f"==   train-scan-f32: needs about 50 s (29 s for 1 epoch in {shown}, 7 more at an estimated 3 s); cap 90 s"
     )
     assert lines[4].startswith("==   train-scan-bf16: needs more than 25 s (cut off)")
-    assert caps == {"bench-epoch": 131, "train-scan-f32": 90, "train-scan-bf16": 60}
+    assert caps == {"bench-epoch": 147, "train-scan-f32": 90, "train-scan-bf16": 60}
     assert _plan("tpu", 540, 515, tmp_path, [("train-pallas-f32", 60, 25, 8)])[1] == (
         "==   train-pallas-f32: needs about 49 s (estimated 49 s: 28 s with its first epoch, 7 more at 3 s; no earlier "
         "tpu run's log has it); cap 89 s"
@@ -387,3 +388,23 @@ def test_the_plan_alone_needs_no_device_and_writes_nothing(tmp_path):
     ]
     assert "(29 s for 1 epoch in " in lines[7] and "benchmarks they ran 40 s" in lines[5]
     assert not (tmp_path / "out").exists() and not list(tmp_path.glob("jaxmlp-accel-stage.*"))
+
+
+def test_a_long_run_says_how_long_it_will_take_and_how_far_it_is(tmp_path, monkeypatch):
+    """bench/accelerator/bench_progress.py (`nox -s bench-tpu`'s): the benchmarks an earlier TPU run's log timed at
+    their durations there, the others at the estimate, said apart, with how to make it shorter; then how far."""
+    folder = tmp_path / "tpu-20261206T123657"
+    folder.mkdir()
+    (folder / "log.txt").write_text(TPU_LOG)
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    import bench_progress
+
+    monkeypatch.setattr(bench_progress, "EVERY", 0.0)
+    progress = bench_progress.Progress("tpu", tmp_path)
+    ids = [f"bench/bench_epoch.py::test_epoch[tpu-{p}]" for p in ("pallas-0-bf16", "scan-0-f32", "new-0-f32")]
+    said = progress.plan(ids)
+    assert said.startswith(
+        "== 3 benchmarks on tpu: about 52 s (2 measured in an earlier run, 40 s "
+        f"({folder / 'log.txt'}); 1 estimated, 11 s at most: those that skip take none); shorter: `-- -k epoch`"
+    )
+    assert progress.finished(ids[0]).startswith("== 1 of 3 benchmarks (33%) after 0 s; about 21 s left")

@@ -40,7 +40,9 @@ ESTIMATES: dict[str, dict[str, tuple[int, float]]] = {
     # 134 s for 12 and 80 s for 6, the slow rungs 87 s for 4, update 67 s for 9, predict 67 s for 12; each
     # process's start and the chip's opening 15 s; a one-epoch train step 27-29 s. A train step's later epochs: no
     # TPU log has a train step of more than one epoch (an epoch of `scan` is 15 ms there): 3 s an epoch, its
-    # evaluation of both splits after it, estimated with room.
+    # evaluation of both splits after it, estimated with room. The kernel's forms: 87 and 98 s inside their process
+    # (reports/kernel-forms-*-tpu.jsonl's wall_seconds) with 26 variants, the process's start and the plain-JAX
+    # scans added since: 150 s.
     "tpu": {
         "bench-floor": (15, 4.5),
         "bench-epoch": (15, 11.0),
@@ -90,8 +92,8 @@ benchmark's (each later epoch's), for a step no earlier run's log has (`estimate
 another count; a plan says "estimated" beside every figure from here."""
 
 CAP_FACTOR, CAP_ROOM = 1.5, 15
-"""A step's cap: its need times `CAP_FACTOR` plus `CAP_ROOM` seconds (`cap_for`): a need measured before (a step cut
-off, or one only estimated: at least the script's own cap)."""
+"""A step's cap: its need times `CAP_FACTOR` plus `CAP_ROOM` seconds (`cap_for`): a need measured before (a bench
+step's: its most, `from_durations`; a step cut off, or one only estimated: at least the script's own cap)."""
 
 
 @dataclass(frozen=True)
@@ -214,21 +216,23 @@ def estimate(backend: str, name: str, count: int | None) -> tuple[int, str] | No
     return need, f"estimated {need} s: {counted} at {each:g} s and {start} s to start"
 
 
-def from_durations(backend: str, name: str, found: Measure, asked: list[str]) -> tuple[int, str]:
+def from_durations(backend: str, name: str, found: Measure, asked: list[str]) -> tuple[int, int, str]:
     """What bench step ``name`` needs for the benchmarks ``asked`` (their ids) by its earlier logs' measure of it: the
     newest one's start, each asked benchmark one of them ran at its newest duration; those none ran, as many as one
-    of them skipped at none (the benchmarks that skip), the rest at `ESTIMATES`' seconds a benchmark."""
+    of them skipped at none (the benchmarks that skip), the rest at `ESTIMATES`' seconds a benchmark; and at most,
+    every one none ran at that estimate (one that skipped then may run now: a package installed since)."""
     ran = dict(found.durations)
     known = [ran[i] for i in asked if i in ran]
     new = max(len(asked) - len(known) - found.skipped, 0)
     each = ESTIMATES.get(backend, {}).get(_kind(name), (0, 0.0))[1]
     need = round(found.start + sum(known) + new * each)
+    most = round(found.start + sum(known) + (len(asked) - len(known)) * each)
     how = (
         f"{_shown(found.log)} and older: {len(known)} benchmarks they ran {sum(known):.0f} s, start {found.start:.0f} s"
     )
     if new:
         how += f", {new} it did not run at an estimated {each:g} s"
-    return need, how
+    return need, most, how
 
 
 def from_measure(backend: str, name: str, found: Measure, count: int | None) -> tuple[int, str]:
@@ -300,8 +304,8 @@ def plan(
     for step in steps:
         name, guess = step.name, estimate(backend, step.name, step.count)
         if name in found and found[name].completed and step.ids and found[name].durations:
-            need, how = from_durations(backend, name, found[name], list(step.ids))
-            caps[name] = cap_for(need)
+            need, most, how = from_durations(backend, name, found[name], list(step.ids))
+            caps[name] = cap_for(most)
             said = f"needs about {need} s ({how}); cap {caps[name]} s"
         elif name in found and found[name].completed:
             need, how = from_measure(backend, name, found[name], step.count)
