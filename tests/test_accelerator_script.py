@@ -408,3 +408,26 @@ def test_a_long_run_says_how_long_it_will_take_and_how_far_it_is(tmp_path, monke
         f"({folder / 'log.txt'}); 1 estimated, 11 s at most: those that skip take none); shorter: `-- -k epoch`"
     )
     assert progress.finished(ids[0]).startswith("== 1 of 3 benchmarks (33%) after 0 s; about 21 s left")
+
+
+def test_the_plain_jax_scan_computes_the_pipelines_epoch(monkeypatch):
+    """kernel_forms.py's comparison as plain JAX writes it (the step size a folded constant, the full batches, then
+    the last batch's step apart) ends where the pipelines' padded scan does, in f32."""
+    import numpy as np
+
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    import kernel_forms
+    from jax import random
+
+    from jaxmlp import model
+
+    rng = np.random.default_rng(0)
+    x = rng.random((3 * 128 + 40, 784), np.float32)
+    targets = np.asarray(model.one_hot(rng.integers(0, 10, len(x)), 10))
+    batches = kernel_forms.scan_batches(x, targets)
+    init = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    settings = {"precision": "f32", "bf16_step": model.DEFAULT_BF16_STEP, "unroll": 1}
+    with model.precision_scope("f32"):
+        plain = kernel_forms.scan_program("plain, two programs", init, batches, settings)(init)
+        padded = kernel_forms.scan_program("padded", init, batches, settings)(init)
+    assert model.max_relative_difference(plain, padded) < 1e-5
