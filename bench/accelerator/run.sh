@@ -33,15 +33,16 @@
 # It says its plan first: each step asked for, what it needs (from the logs of earlier runs in reports/, else
 # estimated from its benchmarks' count), what the limit leaves out (bench/accelerator/plan.py).
 # Options (each backend's defaults: below, and bench/accelerator/README.md): --limit SECONDS (the hard limit of the
-# whole run; gpu 420, cpu and tpu 480), --rounds N (gpu and tpu 3, cpu 1), --slow-rounds N (the slow rungs' rounds,
+# whole run; gpu 420, cpu 480, tpu 540), --rounds N (gpu and tpu 3, cpu 1), --slow-rounds N (the slow rungs' rounds,
 # default 1), --slow-workers N,... (the slow rungs' epochs at these worker counts, default 0), --size SIZE (the
 # bench's sizes: quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,... (gpu and cpu
-# bench,profile; tpu bench,profile,precision,scaling), --modules MODULE,... (the bench step's modules, in that order;
-# gpu and cpu floor,epoch; tpu all), --pipelines P,... (the epoch and loader modules' pipelines; the epoch's default
+# bench,profile; tpu forms,bench; forms: kernel_forms.py, asked only), --modules MODULE,... (the bench step's modules,
+# in that order; gpu and cpu floor,epoch; tpu epoch), --pipelines P,... (the epoch and loader modules' pipelines; the epoch's default
 # on gpu and cpu registry.GPU_LADDER, else all), --gemm-shapes squares|layers|all (the floor's squares, or its
 # products at the step's shapes; gpu and cpu squares, tpu all), --train-epochs N (the precision step's epochs, 1).
-# A TPU host held for ten minutes a call takes two calls (bench/accelerator/README.md): --modules floor,epoch --only
-# bench,profile, then --modules update,predict,loader --only bench,precision,scaling.
+# A TPU host held for ten minutes a call takes three calls of 540 s (bench/accelerator/README.md): the defaults
+# (--modules epoch --only forms,bench), then --modules floor,update,predict,loader --only bench,profile, then --only
+# precision,scaling --train-epochs 8. --plan-only prints the plan alone (no install, no device, nothing run).
 # Exit codes: 0 every step completed; 1 a step failed, was cut off or did not fit (named; what was measured is
 # packed); 2 a wrong argument, no such device, or an unwritable $OUT (one line, before anything is measured).
 set -uo pipefail
@@ -74,7 +75,8 @@ case $backend in cpu|gpu|tpu) ;; *) echo "bench/accelerator/run.sh: --backend $b
 # Each backend's defaults. A GPU's (and the CPU's dry run of them): the floor's large squares and bandwidth, the epoch
 # ladder (registry.GPU_LADDER; registry.GPU_ALL_PRECISIONS in every precision, the rest in f32) and the traces of scan
 # and seed, planned to fit 420 s; its second call takes the step's products, update, predict, the loaders, training
-# and scaling (bench/accelerator/README.md). A TPU's: every module, precision and scaling in 480 s.
+# and scaling (bench/accelerator/README.md). A TPU's: the first of its three calls, the kernel's forms and the epoch
+# ladder in 540 s.
 ladder=  # gpu: the epoch module's pipelines where --pipelines does not say are registry.GPU_LADDER (else all)
 case $backend in
     gpu|cpu)
@@ -83,7 +85,7 @@ case $backend in
         : "${rounds:=$([ "$backend" = gpu ] && echo 3 || echo 1)}"  # the CPU's dry run: one round of each
         ladder=gpu ;;
     tpu)
-        : "${limit:=480}" "${only:=bench,profile,precision,scaling}" "${modules:=floor,epoch,update,predict,loader}"
+        : "${limit:=540}" "${only:=forms,bench}" "${modules:=epoch}"
         : "${gemm_shapes:=all}" "${size:=quick}" "${rounds:=3}" ;;
 esac
 case $gemm_shapes in squares|layers|all) ;;
@@ -340,7 +342,9 @@ before=$(ls reports)
 if wants forms; then  # first: the kernel's forms and the scan against plain JAX, in one process (kernel_forms.py)
     forms=(--train-epochs 8)  # the accuracy after the pipelines' 8 epochs; a smoke run: a check of the script
     [ "$size" = smoke ] && forms=(--limit 1000 --rounds 1 --epochs 1 --train-epochs 1)
-    step forms 60 "${caps[forms]}" $python "$here/kernel_forms.py" --out "$stage/results" "${forms[@]}"
+    commit=${JAXMLP_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null)}  # the file names the commit measured
+    step forms 60 "${caps[forms]}" env JAXMLP_COMMIT="$commit" $python "$here/kernel_forms.py" --out "$stage/results" \
+        "${forms[@]}"
 fi
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
     written=()  # each module's file, in the order they ran
