@@ -277,7 +277,10 @@ def test_a_step_stopped_at_its_cap_ends_in_one_line(tmp_path):
         r"stop left out",
         lines[1],
     )
-    assert _plan_module().ENDED.match(lines[1])  # a later plan reads it: cut off
+    _plan_module()  # which puts plan_logs, beside it, on the path
+    import plan_logs
+
+    assert plan_logs.ENDED.match(lines[1])  # a later plan reads it: cut off
     done = subprocess.run(["python3", str(bounded), "x", "30", "sh", "-c", "echo hi; exit 3"], capture_output=True)
     assert done.returncode == 3 and done.stdout.decode().splitlines() == ["hi", "== x: exit 3 after 0 s"]
 

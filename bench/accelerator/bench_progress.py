@@ -1,6 +1,6 @@
 """A pytest plugin for a long benchmark run on an accelerator (`nox -s bench-tpu`): at its start, how long it will
 take, from each benchmark's duration in the earlier runs' logs of the same backend (reports/<backend>-*/log.txt,
-pytest's ``--durations``; `plan.measured`), the benchmarks no log has at `plan.ESTIMATES`' seconds a benchmark,
+pytest's ``--durations``; `plan_logs.measured`), the benchmarks no log has at `plan.ESTIMATES`' seconds a benchmark,
 said "estimated"; and how to make it shorter; then, every `EVERY` seconds, how far it is and how long is left.
 
     PYTHONPATH=bench/accelerator JAXMLP_PROGRESS_BACKEND=tpu pytest bench -p bench_progress
@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import plan  # bench/accelerator/plan.py, beside this file
+import plan  # bench/accelerator/plan.py and plan_logs.py, beside this file
+import plan_logs
 
 EVERY = 30.0
 """Seconds between two progress lines."""
@@ -38,13 +39,13 @@ class Progress:
 
     def plan(self, ids: list[str]) -> str:
         """The opening line: how many benchmarks, how long (measured part, estimated part), how to shorten it."""
-        found, _ = plan.measured(self.reports, self.backend)
+        found, _ = plan_logs.measured(self.reports, self.backend)
         durations: dict[str, float] = {}
         logs = set()
         for name, measure in found.items():
             if name.startswith("bench-") and measure.durations:
                 durations.update(measure.durations)
-                logs.add(plan._shown(measure.log))
+                logs.add(plan_logs.shown(measure.log))
         table = plan.ESTIMATES.get(self.backend, {})
         for nodeid in ids:
             module = "bench-" + nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py").removeprefix("bench_")

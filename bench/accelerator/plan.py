@@ -1,9 +1,9 @@
 """The accelerator check's plan, said before any step runs: each step asked for, in the order it runs, with its cap;
-what it needs, from the logs of earlier runs on the same backend kept in the results folder (each step's
-``== STEP: exit 0 after N s``, opening the chip included: a bench step's scaled from the benchmarks that log's step ran
-to those asked for, a train step's from the epochs it trained to those asked for; one cut off gives a lower bound),
-else estimated from its benchmarks' count (`ESTIMATES`, said "estimated"); its cap from that need (`cap_for`); and
-what the limit leaves out.
+what it needs, from the logs of earlier runs on the same backend kept in the results folder (`plan_logs.measured`:
+each step's ``== STEP: exit 0 after N s``, opening the chip included; a bench step's benchmarks asked for at their
+durations there, a train step's time at the epochs it trained, its other epochs estimated; one cut off gives a lower
+bound), else estimated from its benchmarks' count (`ESTIMATES`, said "estimated"); its cap from that need
+(`cap_for`); and what the limit leaves out.
 
     python3 bench/accelerator/plan.py BACKEND LIMIT LEFT REPORTS [--caps FILE] [--reserve S] [--ids DIR]
         STEP:CAP:MIN[:COUNT]...
@@ -19,21 +19,13 @@ log that measured the step (pytest's ``--durations``).
 Plain Python (the standard library): it runs before anything is installed.
 """
 
-import dataclasses
 import math
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-HEADER = re.compile(r"^== \S*run\.sh .*--backend (\w+)")
-STARTED = re.compile(r"^== (\S+) \(at most \d+ s\): (.*)$")
-ENDED = re.compile(r"^== (\S+): exit (\d+) after (\d+) s\b")
-PLANNED = re.compile(r"^== plan: \d+ steps in the (\d+) s the (\d+) s limit leaves them")
-COLLECTED = re.compile(r"^=*\s*((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed)(?:, )?)+).* in [\d.]+s")
-DURATION = re.compile(r"^(\d+(?:\.\d+)?)s (?:setup|call|teardown)\s+(\S+::\S+)$")
-TRAIN = re.compile(r" -m jaxmlp train .*--pipeline (\S+) --epochs (\d+) --precision (\S+)")
-STAMP = re.compile(r"\d{8}T\d{6}")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # plan_logs beside it, run as a script or loaded from its file
+from plan_logs import Measure, measured, shown  # noqa: E402
 
 ESTIMATES: dict[str, dict[str, tuple[int, float]]] = {
     # The TPU v5e runs' logs (reports/tpu-*/log.txt) over their bench files' rows: floor 88 s for 17 rows, epoch
@@ -96,101 +88,6 @@ CAP_FACTOR, CAP_ROOM = 1.5, 15
 step's: its most, `from_durations`; a step cut off, or one only estimated: at least the script's own cap)."""
 
 
-@dataclass(frozen=True)
-class Measure:
-    """What one earlier log says a step took: its seconds (start, opening the chip and compiles included), whether it
-    completed (else it was cut off: a lower bound), the log, and its count (a bench step's benchmarks, run or
-    skipped; a train step's epochs; None where the log does not say)."""
-
-    seconds: int
-    completed: bool
-    log: str
-    count: int | None = None
-    durations: tuple[tuple[str, float], ...] = ()  # a bench step's: each benchmark's seconds (pytest's --durations)
-    skipped: int = 0  # a bench step's benchmarks that skipped
-    start: float = 0.0  # a bench step's seconds outside its benchmarks: the process's start, the chip, the collection
-
-
-def _count(name: str, command: str, summary: str | None) -> int | None:
-    """A step's count as its log shows it: a train step's ``--epochs``, a bench step's benchmarks in pytest's last
-    line (passed, failed, skipped)."""
-    if name.startswith("train-"):
-        found = TRAIN.search(command)
-        return int(found.group(2)) if found else None
-    if summary is None:
-        return None
-    return sum(int(n) for n, kind in re.findall(r"(\d+) (\w+)", summary) if kind != "deselected")
-
-
-def _name(name: str, command: str) -> str:
-    """A step's name as the script names it now: an older log's ``train-<precision>`` (the scan pipeline's) as
-    ``train-<pipeline>-<precision>``, read from its command."""
-    found = TRAIN.search(command) if name.startswith("train-") else None
-    return f"train-{found.group(1)}-{found.group(3)}" if found else name
-
-
-def read_log(lines: list[str], log: str = "") -> tuple[dict[str, Measure], int | None]:
-    """One log's steps as `Measure` (exit 0, or 124: cut off), and its start (the seconds before the plan: the
-    limit less the steps' time its plan line says, packing's reserve included); None where it has no plan line."""
-    steps: dict[str, Measure] = {}
-    command, summary, planned = "", None, None
-    durations: dict[str, float] = {}
-    for line in lines:
-        started, ended = STARTED.match(line), ENDED.match(line)
-        collected, duration = COLLECTED.match(line), DURATION.match(line)
-        if started:
-            command, summary, durations = started.group(2), None, {}
-        elif duration:
-            durations[duration.group(2)] = durations.get(duration.group(2), 0.0) + float(duration.group(1))
-        elif collected:
-            summary = collected.group(1)
-        elif ended and ended.group(2) in ("0", "124"):
-            name = ended.group(1)
-            skipped = re.search(r"(\d+) skipped", summary or "")
-            steps[_name(name, command)] = Measure(
-                int(ended.group(3)),
-                ended.group(2) == "0",
-                log,
-                _count(name, command, summary),
-                tuple(durations.items()),
-                int(skipped.group(1)) if skipped else 0,
-                max(int(ended.group(3)) - sum(durations.values()), 0.0),
-            )
-        elif planned is None and PLANNED.match(line):
-            left, limit = PLANNED.match(line).groups()  # type: ignore[union-attr]
-            planned = int(limit) - int(left)
-    return steps, planned
-
-
-def measured(reports: Path, backend: str, reserve: int = 0) -> tuple[dict[str, Measure], int | None]:
-    """Per step, what the newest log of a run on ``backend`` under ``reports`` says it took (`Measure`), and that
-    newest log's start before its plan (its limit less its steps' time less ``reserve``); None where no log says."""
-    logs = []
-    for log in reports.glob("*/log.txt"):
-        try:
-            lines = log.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        header = HEADER.match(lines[0]) if lines else None
-        if header and header.group(1) == backend:
-            stamp = STAMP.search(log.parent.name)
-            logs.append((stamp.group(0) if stamp else "", log, lines))
-    found: dict[str, Measure] = {}
-    start = None
-    for _, log, lines in sorted(logs, key=lambda item: item[0]):  # oldest first: the newest measure stays
-        steps, before = read_log(lines, str(log))
-        for name, measure in steps.items():  # a bench step's benchmarks: each at its newest duration, in any log
-            older = found.get(name)
-            if older is not None and measure.completed:
-                durations = {**dict(older.durations), **dict(measure.durations)}
-                skipped = max(older.skipped, measure.skipped)
-                measure = dataclasses.replace(measure, durations=tuple(durations.items()), skipped=skipped)
-            found[name] = measure
-        if before is not None:
-            start = before - reserve
-    return found, start
-
-
 def _kind(name: str) -> str:
     """The `ESTIMATES` key of step ``name``: a bench module's own name, else its kind (``profile-scan``: profile)."""
     return name if name.startswith("bench-") else name.split("-")[0]
@@ -228,7 +125,7 @@ def from_durations(backend: str, name: str, found: Measure, asked: list[str]) ->
     need = round(found.start + sum(known) + new * each)
     most = round(found.start + sum(known) + (len(asked) - len(known)) * each)
     how = (
-        f"{_shown(found.log)} and older: {len(known)} benchmarks they ran {sum(known):.0f} s, start {found.start:.0f} s"
+        f"{shown(found.log)} and older: {len(known)} benchmarks they ran {sum(known):.0f} s, start {found.start:.0f} s"
     )
     if new:
         how += f", {new} it did not run at an estimated {each:g} s"
@@ -239,7 +136,7 @@ def from_measure(backend: str, name: str, found: Measure, count: int | None) -> 
     """What step ``name`` needs by its earlier logs' measure of it, and how: as measured where it ran the same count
     (or its count is unknown); a bench step's time past its start (`ESTIMATES`) scaled to ``count`` benchmarks; a
     train step's with its epochs beyond those measured at `ESTIMATES`' seconds an epoch."""
-    where = _shown(found.log)
+    where = shown(found.log)
     if not found.completed or count is None or found.count is None or count == found.count:
         return found.seconds, where
     start, each = ESTIMATES.get(backend, {}).get(_kind(name), (0, 0.0))
@@ -258,12 +155,6 @@ def from_measure(backend: str, name: str, found: Measure, count: int | None) -> 
 def cap_for(need: int) -> int:
     """A step's cap from what it needs: `CAP_FACTOR` times it and `CAP_ROOM` seconds."""
     return math.ceil(need * CAP_FACTOR + CAP_ROOM)
-
-
-def _shown(path: str | Path) -> str:
-    """A path as the plan prints it: relative to the folder the script runs in, where it lies under it."""
-    here, where = Path.cwd().resolve(), Path(path).resolve()
-    return str(where.relative_to(here)) if where.is_relative_to(here) else str(path)
 
 
 @dataclass(frozen=True)
@@ -314,7 +205,7 @@ def plan(
         elif name in found:  # cut off: more than its time (counted at that), its cap at least the script's
             need = found[name].seconds
             caps[name] = max(step.cap, cap_for(need))
-            said = f"needs more than {need} s (cut off) ({_shown(found[name].log)}); cap {caps[name]} s"
+            said = f"needs more than {need} s (cut off) ({shown(found[name].log)}); cap {caps[name]} s"
         elif guess is not None:  # an estimate: its cap at least the script's own
             need, how = guess
             caps[name] = max(step.cap, cap_for(need))
