@@ -112,8 +112,10 @@ def _read_json(path: Path) -> object:
         if start and not start.startswith(b"{"):  # every results file is one JSON object
             raise JaxmlpError(f"{path}: not a JSON object (it begins {start[:12]!r}); is it a results file?")
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # json.JSONDecodeError is a ValueError
         raise JaxmlpError(f"{path}: not readable as JSON ({e}); is it a results file?") from None
+    except RecursionError:
+        raise JaxmlpError(f"{path}: nested deeper than JSON can be read; is it a results file?") from None
 
 
 def read_document(path: str | os.PathLike[str]) -> Document:
