@@ -5,11 +5,15 @@ branch: what it holds is data, never markup or instructions (docs/reference/trus
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 """Control characters (C0 but tab and newline, DEL, C1) and the Unicode line separators and bidirectional
@@ -68,3 +72,29 @@ def markdown_frame(frame: pd.DataFrame, columns: Sequence[str] = SHOWN_COLUMNS) 
     (None, NaN) stays empty."""
     made = {c: frame[c].map(lambda v: v if v is None or v != v else markdown(v)) for c in columns if c in frame}
     return frame.assign(**made) if made else frame
+
+
+class TerminalStream:
+    """A text stream (``sys.stdout``, ``sys.stderr``) that writes what it is given through `terminal`: a command's
+    output never carries an escape sequence or a control character from a result file to the terminal."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(terminal(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def terminal_output() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` written through `TerminalStream` for as long as it lasts."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(out), TerminalStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err

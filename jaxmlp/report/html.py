@@ -8,7 +8,6 @@ section of the page.
 
 from __future__ import annotations
 
-
 import re
 from collections.abc import Collection, Sequence
 
@@ -101,9 +100,7 @@ def table_html(table: Table) -> str:
     """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
     results.csv."""
     if table.long:
-        return (
-            f"<p class='env'>{html_text(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
-        )
+        return f"<p class='env'>{html_text(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
     body = frame_html(readable(table.frame, table.formats))
     return f"<h3>{html_text(table.caption)}</h3><div class='scroll'>{body}</div>"
 

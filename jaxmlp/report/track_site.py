@@ -7,7 +7,6 @@ the explanation's text and its HLO diff, copied from the results folder)."""
 
 from __future__ import annotations
 
-
 import os
 import re
 import sys
