@@ -146,7 +146,7 @@ def _warn(line: str) -> None:
 
 def _explanation_page(results: Path, folder: str, by: Path) -> tuple[str, str, str | None] | None:
     """An explanation's page (its name, the page, its diff's text), its files read only inside ``results``."""
-    if not os.path.lexists(results / folder / layout.EXPLAIN_FILE):
+    if confined.relative(folder) and not os.path.lexists(results / folder / layout.EXPLAIN_FILE):
         return None  # not (yet) in this folder: linked into the results folder instead
     where = confined.inside(results, f"{folder}/{layout.EXPLAIN_FILE}", by, "explanation")
     doc = read_document(where)
