@@ -4,15 +4,23 @@ file outside it reaches the site, each refusal is one line naming the file and t
 text and the terminal without escape codes, one hostile file costs one line, and a resumed sweep runs only what this
 machine chose. No measurement."""
 
+import contextlib
 import copy
+import io
 import json
 import math
 import os
+import re
 import shutil
 import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from jaxmlp.cli import main
 from jaxmlp.measure.sweep import chosen
@@ -204,7 +212,6 @@ def test_the_message_shows_names_and_free_text_as_text(published):
 
 def escape_code_spans(text: str) -> str:
     """``text`` without its code spans."""
-    import re
 
     return re.sub(r"(`+)(.+?)\1", "", text)
 
@@ -339,3 +346,164 @@ def test_an_explanation_s_text_reads_its_diff_only_inside_its_folder(tmp_path):
         text = explain_text(doc, results / name)  # type: ignore[arg-type]
         assert SECRET not in text and "not shown" in text, name
     assert os.path.getsize(results / "explain-huge" / "hlo.diff") == 300 * 2**20
+
+
+# --- any shape a file may take: one line, never a traceback (hypothesis) -------------------------------------------
+
+HOSTILE_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["", "/etc/passwd", "../../x", HOSTILE_WORKLOAD, HOSTILE_RELEASE, "\x1b[31m", "0.7.1"]),
+    st.lists(st.integers(), max_size=3),
+    st.just([]),
+    st.just({}),
+    st.just({"a": [[[[[]]]]]}),
+)
+
+
+def _paths(doc: object, prefix: tuple = ()) -> list[tuple]:
+    """Every path into ``doc`` (keys and indexes), the shallow first; a benchmark document's first row only."""
+    found = [prefix] if prefix else []
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            if key == "benchmarks" and not prefix:
+                found += _paths(value[:1], (key,))
+            else:
+                found += _paths(value, (*prefix, key))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc[:3]):
+            found += _paths(value, (*prefix, i))
+    return found
+
+
+def _mutated(doc: dict, changes: list[tuple[int, object]]) -> dict:
+    out = copy.deepcopy(doc)
+    paths = _paths(out)
+    for index, value in changes:
+        *parents, last = paths[index % len(paths)]
+        here = out
+        try:
+            for key in parents:
+                here = here[key]
+            here[last] = value
+        except (KeyError, IndexError, TypeError):  # an earlier change took this path away
+            pass
+    return out
+
+
+CHANGES = st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), HOSTILE_VALUES), min_size=1, max_size=3)
+FUZZ = settings(
+    max_examples=int(os.environ.get("FUZZ_N", 12)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=not os.environ.get("FUZZ_N"),
+)
+
+
+def _fuzzed_folder(track: dict, explain: dict) -> Path:
+    tmp = Path(tempfile.mkdtemp(prefix="jaxmlp-trust-"))
+    results = tmp / "results"
+    shutil.copytree(FIXTURE, results)
+    (results / TRACK / "track.json").write_text(json.dumps(track))
+    (results / EXPLAIN / "explain.json").write_text(json.dumps(explain))
+    return results
+
+
+@FUZZ
+@given(track_changes=CHANGES, explain_changes=CHANGES)
+def test_any_track_and_explain_file_is_read_or_skipped_in_one_line_and_the_site_built(track_changes, explain_changes):
+    track = _mutated(_json(FIXTURE / TRACK / "track.json"), track_changes)
+    explain = _mutated(_json(FIXTURE / EXPLAIN / "explain.json"), explain_changes)
+    results = _fuzzed_folder(track, explain)
+    try:
+        said: list[str] = []
+        documents, skipped = tracked.history(results)
+        assert len(documents) + len(skipped) == 1
+        frame = tracked.frame_of(documents, results)
+        write_site(frame, results.parent / "site", results=results, warn=said.append)
+        message(frame, link_base="https://example.org/")
+        assert all("\n" not in line for line in said) and len(said) <= 1
+    finally:
+        shutil.rmtree(results.parent)
+
+
+@FUZZ
+@given(changes=CHANGES)
+def test_any_bench_file_is_summarised_or_skipped_in_one_line(changes):
+    doc = _mutated(_json(Path(__file__).parent / "fixtures" / "bench-cpu.json"), changes)
+    tmp = Path(tempfile.mkdtemp(prefix="jaxmlp-trust-"))
+    try:
+        (tmp / "bench.json").write_text(json.dumps(doc))
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["summary", str(tmp / "bench.json")])
+        assert code in (0, 2), err.getvalue()
+        assert code == 0 or len(err.getvalue().strip().splitlines()) == 1
+    finally:
+        shutil.rmtree(tmp)
+
+
+# --- the hostile site in a real browser ----------------------------------------------------------------------------
+
+DOM_CHECK = """() => ({
+  scripts: document.querySelectorAll('script, iframe, object, embed, base, meta[http-equiv]').length,
+  handlers: [...document.querySelectorAll('*')].flatMap(
+    (el) => [...el.attributes].filter((a) => a.name.toLowerCase().startsWith('on')).map((a) => el.tagName + ' ' + a.name)),
+  links: [...document.querySelectorAll('[href], [src]')].map((el) => el.getAttribute('href') || el.getAttribute('src'))
+    .filter((u) => !/^(data:image\\/png;base64,|[A-Za-z0-9._\\/-]+(#[A-Za-z0-9_-]+)?$)/.test(u)),
+  pwned: window.__pwned === undefined ? null : String(window.__pwned),
+  title: document.title,
+  shown: document.body.innerText.includes('onerror'),
+})"""
+
+
+def test_the_hostile_site_runs_no_script_in_chromium(published, tmp_path_factory):
+    """Every page of the hostile folder's site in headless Chromium: no script element, no event attribute, no
+    link but the site's own, nothing ran (the payloads set ``window.__pwned``, the title, or open a dialog), and the
+    hostile names shown as text. A screenshot of the hostile series' page at 1280 px goes with the others."""
+    import test_browser as tb
+
+    if tb.CHROMIUM is None:
+        pytest.skip(tb.NO_CHROMIUM)
+    sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright package: `pip install -e .[test]`")
+    _, site, _, _, _ = published
+    shots = tb._screenshots(tmp_path_factory)
+    home = tmp_path_factory.mktemp("browser-home")
+    token = f"{os.getpid()}-{time.monotonic_ns()}"
+    mark = f"{tb.MARK}={token}".encode()
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), tb.MARK: token}
+    watchdog = threading.Timer(tb.BROWSER_LIMIT_S, tb._kill, (mark,))
+    watchdog.daemon = True
+    watchdog.start()
+    seen: dict[str, dict] = {}
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=tb.CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"], env=env
+            )
+            try:
+                tab = browser.new_page(viewport={"width": tb.WIDTH, "height": tb.HEIGHT})
+                tab.set_default_timeout(tb.STEP_LIMIT_MS)
+                events: list[str] = []
+                tab.on("dialog", lambda d: (events.append(f"dialog {d.message}"), d.dismiss()))
+                tab.on("request", lambda r: r.url.startswith(("file:", "data:")) or events.append(r.url))
+                tab.route(re.compile(r"^(?!file:|data:)"), lambda route: route.abort())
+                for page in sorted(site.rglob("*.html")):
+                    tab.goto(page.as_uri(), wait_until="load")
+                    seen[str(page.relative_to(site))] = tab.evaluate(DOM_CHECK)
+                    if "evil" in page.name or "script" in page.name:
+                        tab.screenshot(path=shots / "trust-hostile.png", full_page=True)
+            finally:
+                browser.close()
+    finally:
+        watchdog.cancel()
+        tb._reap(mark, wait_s=5)
+    assert events == []
+    assert len(seen) >= 3 and (shots / "trust-hostile.png").is_file()
+    for page, dom in seen.items():
+        assert dom["scripts"] == 0 and dom["handlers"] == [] and dom["links"] == [], (page, dom)
+        assert dom["pwned"] is None and dom["title"] != "XSS", (page, dom)
+    assert any(dom["shown"] for dom in seen.values())  # the names are there, as text
