@@ -450,8 +450,8 @@ def test_any_bench_file_is_summarised_or_skipped_in_one_line(changes):
 
 DOM_CHECK = """() => ({
   scripts: document.querySelectorAll('script, iframe, object, embed, base, meta[http-equiv]').length,
-  handlers: [...document.querySelectorAll('*')].flatMap(
-    (el) => [...el.attributes].filter((a) => a.name.toLowerCase().startsWith('on')).map((a) => el.tagName + ' ' + a.name)),
+  handlers: [...document.querySelectorAll('*')].flatMap((el) => [...el.attributes]
+    .filter((a) => a.name.toLowerCase().startsWith('on')).map((a) => el.tagName + ' ' + a.name)),
   links: [...document.querySelectorAll('[href], [src]')].map((el) => el.getAttribute('href') || el.getAttribute('src'))
     .filter((u) => !/^(data:image\\/png;base64,|[A-Za-z0-9._\\/-]+(#[A-Za-z0-9_-]+)?$)/.test(u)),
   pwned: window.__pwned === undefined ? null : String(window.__pwned),
