@@ -14,8 +14,6 @@ import re
 import shutil
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -471,36 +469,19 @@ def test_the_hostile_site_runs_no_script_in_chromium(published, tmp_path_factory
     sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright package: `pip install -e .[test]`")
     _, site, _, _, _ = published
     shots = tb._screenshots(tmp_path_factory)
-    home = tmp_path_factory.mktemp("browser-home")
-    token = f"{os.getpid()}-{time.monotonic_ns()}"
-    mark = f"{tb.MARK}={token}".encode()
-    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), tb.MARK: token}
-    watchdog = threading.Timer(tb.BROWSER_LIMIT_S, tb._kill, (mark,))
-    watchdog.daemon = True
-    watchdog.start()
     seen: dict[str, dict] = {}
-    try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=tb.CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"], env=env
-            )
-            try:
-                tab = browser.new_page(viewport={"width": tb.WIDTH, "height": tb.HEIGHT})
-                tab.set_default_timeout(tb.STEP_LIMIT_MS)
-                events: list[str] = []
-                tab.on("dialog", lambda d: (events.append(f"dialog {d.message}"), d.dismiss()))
-                tab.on("request", lambda r: r.url.startswith(("file:", "data:")) or events.append(r.url))
-                tab.route(re.compile(r"^(?!file:|data:)"), lambda route: route.abort())
-                for page in sorted(site.rglob("*.html")):
-                    tab.goto(page.as_uri(), wait_until="load")
-                    seen[str(page.relative_to(site))] = tab.evaluate(DOM_CHECK)
-                    if "evil" in page.name or "script" in page.name:
-                        tab.screenshot(path=shots / "trust-hostile.png", full_page=True)
-            finally:
-                browser.close()
-    finally:
-        watchdog.cancel()
-        tb._reap(mark, wait_s=5)
+    with tb.chromium(sync_api, tmp_path_factory.mktemp("browser-home")) as browser:
+        tab = browser.new_page(viewport={"width": tb.WIDTH, "height": tb.HEIGHT})
+        tab.set_default_timeout(tb.STEP_LIMIT_MS)
+        events: list[str] = []
+        tab.on("dialog", lambda d: (events.append(f"dialog {d.message}"), d.dismiss()))
+        tab.on("request", lambda r: r.url.startswith(("file:", "data:")) or events.append(r.url))
+        tab.route(re.compile(r"^(?!file:|data:)"), lambda route: route.abort())
+        for page in sorted(site.rglob("*.html")):
+            tab.goto(page.as_uri(), wait_until="load")
+            seen[str(page.relative_to(site))] = tab.evaluate(DOM_CHECK)
+            if "evil" in page.name or "script" in page.name:
+                tab.screenshot(path=shots / "trust-hostile.png", full_page=True)
     assert events == []
     assert len(seen) >= 3 and (shots / "trust-hostile.png").is_file()
     for page, dom in seen.items():
