@@ -394,7 +394,7 @@ def _mutated(doc: dict, changes: list[tuple[int, object]]) -> dict:
 
 CHANGES = st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), HOSTILE_VALUES), min_size=1, max_size=3)
 FUZZ = settings(
-    max_examples=int(os.environ.get("FUZZ_N", 12)),
+    max_examples=int(os.environ.get("FUZZ_N", 8)),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=not os.environ.get("FUZZ_N"),
@@ -488,3 +488,17 @@ def test_the_hostile_site_runs_no_script_in_chromium(published, tmp_path_factory
         assert dom["scripts"] == 0 and dom["handlers"] == [] and dom["links"] == [], (page, dom)
         assert dom["pwned"] is None and dom["title"] != "XSS", (page, dom)
     assert any(dom["shown"] for dom in seen.values())  # the names are there, as text
+
+
+def test_the_report_of_the_hostile_folder_shows_its_names_as_text(published, tmp_path, capsys):
+    results, _, _, _, _ = published
+    assert main(["report", "--results", str(results), "--out", str(tmp_path / "report")]) == 0
+    capsys.readouterr()
+    summary = (tmp_path / "report" / "summary.md").read_text(encoding="utf-8")
+    assert [line for line in summary.splitlines() if line.startswith("# ")] == ["# jaxmlp report"]
+    assert not re.search(r"(?<!\\)<(img|script|svg|details)", summary)
+    assert "](javascript" not in summary and "@maintainers" not in summary and "\x1b" not in summary
+    for path in (tmp_path / "report").rglob("*"):
+        assert SECRET.encode() not in path.read_bytes()
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r"<(img|script|svg|details) [^>]*on(error|load)", page)

@@ -63,6 +63,16 @@ def markdown(value: object) -> str:
     return text if _PLAIN.fullmatch(text) and not text.startswith(("-", "+")) else code_span(text)
 
 
+def markdown_prose(value: object) -> str:
+    """Text that may hold a file's names (an answer, a label, a table's cell) for a Markdown document of jaxmlp's own
+    (summary.md): never the start of HTML (``<img``), a link (``](``), a mention (``@name``) or a heading line; its
+    bold and code spans (jaxmlp's own) and its lines kept."""
+    text = terminal(str(value).replace("\r", ""))
+    text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text).replace("](", "]\\(")
+    text = re.sub(r"(?<!\w)@(?=\w)", "@\u200b", text)
+    return re.sub(r"^(\s*)([#>])", r"\1\\\2", text, flags=re.MULTILINE)
+
+
 SHOWN_COLUMNS = ("machine", "workload", "release", "baseline", "python", "verdict", "unexplained", "measured_at")
 """The text columns of tracking's frame that its message shows (`jaxmlp.results.sweep.tracked.FRAME_COLUMNS`)."""
 
