@@ -424,6 +424,12 @@ def test_any_track_and_explain_file_is_read_or_skipped_in_one_line_and_the_site_
         write_site(frame, results.parent / "site", results=results, warn=said.append)
         message(frame, link_base="https://example.org/")
         assert all("\n" not in line for line in said) and len(said) <= 1
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["report", "--results", str(results), "--out", str(results.parent / "report")])
+        lines = err.getvalue().splitlines()  # each file skipped in a line; nothing left: one error line, exit 2
+        assert code == 0 or (code == 2 and lines[-1].startswith("jaxmlp report: error: no results")), lines
+        assert all(line.startswith("jaxmlp report: warning: skipped") for line in lines[: -1 if code else None])
     finally:
         shutil.rmtree(results.parent)
 
