@@ -4,33 +4,23 @@ file outside it reaches the site, each refusal is one line naming the file and t
 text and the terminal without escape codes, one hostile file costs one line, and a resumed sweep runs only what this
 machine chose. No measurement."""
 
-import contextlib
 import copy
-import io
 import json
 import math
 import os
 import re
 import shutil
-import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from jaxmlp.cli import main
-from jaxmlp.measure.sweep import chosen
-from jaxmlp.measure.sweep.matrix import Probed, Runner
-from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.report import escape
 from jaxmlp.report.track_message import message
 from jaxmlp.report.track_site import write_site
 from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.sweep import tracked
-from jaxmlp.results.sweep.files import Plan, RunLog
 
 FIXTURE = Path(__file__).parent / "fixtures" / "trust"
 TRACK = "track-20261206T230000-ci-linux-7"
@@ -272,69 +262,6 @@ def test_a_file_larger_than_any_result_is_skipped_unread(tmp_path):
     assert [s.path for s in skipped] == [path] and "MiB" in skipped[0].why
 
 
-# --- sweep resume: only what this machine chose ---------------------------------------------------------------
-
-
-def _stopped_sweep(folder: Path, python: str, workloads=("scan",), runners: bool = True) -> Path:
-    measuring = Measuring(workloads=tuple(workloads))
-    cells = (Runner("0.7.1", python, measuring),) if runners else ()
-    plan = Plan(cells, Probed({r.name: r for r in cells}, {}, {}, {}), {}, Matrix(processes=2), 60.0)
-    folder.mkdir()
-    (folder / layout.SAMPLES_FILE).write_text(json.dumps(plan.to_json() if runners else _empty(plan)) + "\n")
-    (folder / layout.INCOMPLETE_FILE).write_text("stopped\n")
-    return folder
-
-
-def _empty(plan: Plan) -> dict:
-    full = Plan((Runner("x", "x", Measuring()),), plan.probed, {}, plan.matrix, plan.limit).to_json()
-    return {**full, "runners": []}
-
-
-def test_resume_runs_no_interpreter_the_log_names_outside_this_machine_s_environments(tmp_path, capsys, monkeypatch):
-    ran = tmp_path / "it-ran"
-    script = tmp_path / "evil.sh"
-    script.write_text(f"#!/bin/sh\ntouch {ran}\n")
-    script.chmod(0o755)
-    monkeypatch.setenv("JAXMLP_ENVS", str(tmp_path / "envs"))
-    folder = _stopped_sweep(tmp_path / "sweep-20261207T000000", str(script))
-    assert main(["sweep", "resume", str(folder)]) == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert str(script) in line and "--env 0.7.1=PYTHON" in line
-    assert not ran.exists()
-
-
-def test_resume_runs_no_workload_file_not_given_again(tmp_path, capsys):
-    envs = tmp_path / "envs"
-    python = envs / "jax-0.7.1-py311" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.symlink_to(sys.executable)
-    spec = f"{tmp_path / 'evil.py'}:make"
-    folder = _stopped_sweep(tmp_path / "sweep-20261207T000000", str(python), (spec,))
-    assert main(["sweep", "resume", str(folder), "--envs", str(envs)]) == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert "evil.py" in line and "--workload" in line
-    (recorded,) = Plan.from_json(_json_line(folder)).runners
-    (mine,) = chosen.runners([recorded], envs, {}, [spec], folder / layout.SAMPLES_FILE)
-    assert mine.python == str(python) and mine.measuring.workloads == (spec,)
-    (given,) = chosen.runners([recorded], tmp_path / "elsewhere", {"0.7.1": sys.executable}, [spec], folder)
-    assert given.python == sys.executable
-    escaped = Runner("0.7.1", str(envs / ".." / "evil.sh"), recorded.measuring)
-    with pytest.raises(Exception, match="not in this machine's environments"):
-        chosen.runners([escaped], envs, {}, [spec], folder)
-
-
-def _json_line(folder: Path) -> dict:
-    return json.loads((folder / layout.SAMPLES_FILE).read_text().splitlines()[0])
-
-
-def test_resume_of_a_plan_without_cells_says_so_in_one_line(tmp_path, capsys):
-    folder = _stopped_sweep(tmp_path / "sweep-20261207T000000", sys.executable, runners=False)
-    assert RunLog(folder).read()[0].runners == ()
-    assert main(["sweep", "resume", str(folder)]) == 2
-    (line,) = capsys.readouterr().err.strip().splitlines()
-    assert "no cells" in line
-
-
 def test_an_explanation_s_text_reads_its_diff_only_inside_its_folder(tmp_path):
     from jaxmlp.report.explain import explain_text
 
@@ -344,110 +271,6 @@ def test_an_explanation_s_text_reads_its_diff_only_inside_its_folder(tmp_path):
         text = explain_text(doc, results / name)  # type: ignore[arg-type]
         assert SECRET not in text and "not shown" in text, name
     assert os.path.getsize(results / "explain-huge" / "hlo.diff") == 300 * 2**20
-
-
-# --- any shape a file may take: one line, never a traceback (hypothesis) -------------------------------------------
-
-HOSTILE_VALUES = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(10**30), max_value=10**30),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=12),
-    st.sampled_from(["", "/etc/passwd", "../../x", HOSTILE_WORKLOAD, HOSTILE_RELEASE, "\x1b[31m", "0.7.1"]),
-    st.lists(st.integers(), max_size=3),
-    st.just([]),
-    st.just({}),
-    st.just({"a": [[[[[]]]]]}),
-)
-
-
-def _paths(doc: object, prefix: tuple = ()) -> list[tuple]:
-    """Every path into ``doc`` (keys and indexes), the shallow first; a benchmark document's first row only."""
-    found = [prefix] if prefix else []
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            if key == "benchmarks" and not prefix:
-                found += _paths(value[:1], (key,))
-            else:
-                found += _paths(value, (*prefix, key))
-    elif isinstance(doc, list):
-        for i, value in enumerate(doc[:3]):
-            found += _paths(value, (*prefix, i))
-    return found
-
-
-def _mutated(doc: dict, changes: list[tuple[int, object]]) -> dict:
-    out = copy.deepcopy(doc)
-    paths = _paths(out)
-    for index, value in changes:
-        *parents, last = paths[index % len(paths)]
-        here = out
-        try:
-            for key in parents:
-                here = here[key]
-            here[last] = value
-        except (KeyError, IndexError, TypeError):  # an earlier change took this path away
-            pass
-    return out
-
-
-CHANGES = st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), HOSTILE_VALUES), min_size=1, max_size=3)
-FUZZ = settings(
-    max_examples=int(os.environ.get("FUZZ_N", 8)),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=not os.environ.get("FUZZ_N"),
-)
-
-
-def _fuzzed_folder(track: dict, explain: dict) -> Path:
-    tmp = Path(tempfile.mkdtemp(prefix="jaxmlp-trust-"))
-    results = tmp / "results"
-    shutil.copytree(FIXTURE, results)
-    (results / TRACK / "track.json").write_text(json.dumps(track))
-    (results / EXPLAIN / "explain.json").write_text(json.dumps(explain))
-    return results
-
-
-@FUZZ
-@given(track_changes=CHANGES, explain_changes=CHANGES)
-def test_any_track_and_explain_file_is_read_or_skipped_in_one_line_and_the_site_built(track_changes, explain_changes):
-    track = _mutated(_json(FIXTURE / TRACK / "track.json"), track_changes)
-    explain = _mutated(_json(FIXTURE / EXPLAIN / "explain.json"), explain_changes)
-    results = _fuzzed_folder(track, explain)
-    try:
-        said: list[str] = []
-        documents, skipped = tracked.history(results)
-        assert len(documents) + len(skipped) == 1
-        frame = tracked.frame_of(documents, results)
-        write_site(frame, results.parent / "site", results=results, warn=said.append)
-        message(frame, link_base="https://example.org/")
-        assert all("\n" not in line for line in said) and len(said) <= 1
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["report", "--results", str(results), "--out", str(results.parent / "report")])
-        lines = err.getvalue().splitlines()  # each file skipped in a line; nothing left: one error line, exit 2
-        assert code == 0 or (code == 2 and lines[-1].startswith("jaxmlp report: error: no results")), lines
-        assert all(line.startswith("jaxmlp report: warning: skipped") for line in lines[: -1 if code else None])
-    finally:
-        shutil.rmtree(results.parent)
-
-
-@FUZZ
-@given(changes=CHANGES)
-def test_any_bench_file_is_summarised_or_skipped_in_one_line(changes):
-    doc = _mutated(_json(Path(__file__).parent / "fixtures" / "bench-cpu.json"), changes)
-    tmp = Path(tempfile.mkdtemp(prefix="jaxmlp-trust-"))
-    try:
-        (tmp / "bench.json").write_text(json.dumps(doc))
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["summary", str(tmp / "bench.json")])
-        assert code in (0, 2), err.getvalue()
-        assert code == 0 or len(err.getvalue().strip().splitlines()) == 1
-    finally:
-        shutil.rmtree(tmp)
 
 
 # --- the hostile site in a real browser ----------------------------------------------------------------------------
