@@ -59,7 +59,7 @@ def _mutated(doc: dict, changes: list[tuple[int, object]]) -> dict:
         try:
             for key in parents:
                 here = here[key]
-            here[last] = value
+            here[last] = copy.deepcopy(value)  # never the same object twice (a circular document)
         except (KeyError, IndexError, TypeError):  # an earlier change took this path away
             pass
     return out
