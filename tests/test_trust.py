@@ -331,3 +331,11 @@ def test_the_report_of_the_hostile_folder_shows_its_names_as_text(published, tmp
         assert SECRET.encode() not in path.read_bytes()
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert not re.search(r"<(img|script|svg|details) [^>]*on(error|load)", page)
+
+
+def test_a_result_file_that_is_a_link_to_a_device_is_skipped_unread(tmp_path):
+    (tmp_path / "track-20261207T000000-x-1").mkdir()
+    path = tmp_path / "track-20261207T000000-x-1" / "track.json"
+    path.symlink_to("/dev/zero")
+    _, skipped = tracked.history(tmp_path)
+    assert [s.path for s in skipped] == [path] and "not a regular file" in skipped[0].why
