@@ -65,6 +65,7 @@ def _probes(results: Path, outside: Path) -> dict[str, tuple[str, str]]:
     diff("explain-proc-environ", "/proc/self/environ")
     diff("explain-proc-mem", "/proc/self/mem")
     diff("explain-a-folder", "hlo")
+    (results / "explain-a-folder" / "hlo").mkdir()  # a folder, not a regular file
     diff("explain-xss", "<img src=x onerror=\"document.title='XSS'\">.diff")
     _explanation(results, "explain-symlink")
     (results / "explain-symlink" / "hlo.diff").unlink()
