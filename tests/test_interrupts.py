@@ -484,7 +484,17 @@ def test_sweep_resume_stopped_while_its_processes_run_keeps_its_samples(tmp_path
     first = stop(sweep, lambda pid, output: "1/4 processes" in output, signal.SIGTERM, tmp_path / "first")
     assert "jaxmlp sweep resume" in one_line(first, "sweep run", signal.SIGTERM)
     (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
-    stopped = stop(["sweep", "resume", str(folder)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path / "second")
+    again = [
+        "--env",
+        f"A={sys.executable}",
+        "--env",
+        f"B={sys.executable}",
+        "--workload",
+        f"{tmp_path}/tiny_workload.py:make",
+    ]
+    stopped = stop(
+        ["sweep", "resume", str(folder), *again], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path / "second"
+    )
     line = one_line(stopped, "sweep resume", signal.SIGINT)
     assert f"in {folder}" in line and "jaxmlp sweep resume" in line, line
 

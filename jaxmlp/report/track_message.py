@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import registry, units
-from jaxmlp.results.store import layout
+from jaxmlp.report.escape import markdown_frame
+from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.replacing import replace_file
 from jaxmlp.results.sweep.track_answers import (
     CHANGED,
@@ -39,7 +40,7 @@ def link(explanation: object, link_base: str = "") -> str:
     """An explanation's link as the reader follows it: ``link_base`` (the results folder as seen from where the
     link is read, or its address, ending in ``/``), then its folder (the frame's ``explanation``, relative to the
     results folder) and the explanation's text in it (``explain.txt``); "" where there is none."""
-    text = text_of(explanation).rstrip("/")
+    text = confined.relative(text_of(explanation).rstrip("/")) or ""  # never a scheme, an absolute path or a way up
     return f"{link_base}{text}/{layout.EXPLAIN_TEXT}" if text else ""
 
 
@@ -104,6 +105,7 @@ def message(
     inconclusive comparison in one sentence (`track_answers.sentence`) with its explanation's link (or why it has
     none). Where none changed, one line."""
     rows = frame if folders is None else frame[frame["folder"].astype(str).isin(set(folders))]
+    rows = markdown_frame(rows)  # names and free text from the results folder: never markup (`escape.markdown`)
     if rows.empty:
         return NOTHING_MEASURED + "\n"
     changed = distinct(rows[rows["verdict"].isin(CHANGED)])
