@@ -28,7 +28,7 @@ from jaxmlp.report.track_site import site_link_base, write_site
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
-from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep import track_plan, tracked
 
 EPOCH = registry.SWEEP_WORKLOADS[0]
 """The MLP epoch every series tracks (the sweep's first built-in workload), beside each ``--workload`` given."""
@@ -69,12 +69,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.OUT,
         options.PYTHON,
         options.STRICT,
+        options.THRESHOLD.but(
+            help="the band of the four words: slower or faster beyond 1 + THRESHOLD with the 95%% interval past it, "
+            "the same with the whole interval within it (0.02: +-2%%; default: %(default)s)"
+        ),
         options.BUDGET.but(
             default=12.0,
             why="a call with something new is held to a team's time: environments, first rounds, settling",
             help="the minutes the call may take, environments included: processes are added to an inconclusive "
             "comparison while they fit (default: %(default)s)",
         ),
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say the releases it would measure, the Python and environment each needs (made or to make) and the "
+        "minutes it expects (an estimate), and exit 0: nothing measured, nothing written",
     )
     parser.set_defaults(run=run)
 
@@ -118,6 +128,11 @@ def track(
     last, start = tracked.last_tracked(docs, machine, workloads), tracked.series_start(docs, machine, workloads)
     step = flow.step(published.available(settings.wheels), last, settings.pinned, start)
     say(flow.said(step, matrix.source.words(), series))
+    if settings.dry_run:
+        earlier = track_plan.seconds_a_call(docs, machine, workloads)
+        for line in track_plan.dry_run(step.cells, matrix, workloads, settings.budget, earlier, say):
+            say(line)
+        return TrackOutcome(step, None, (), {}, (), 0)
     if not step.new and not step.start:
         _publish(store.folder, None, site, message, say)
         return TrackOutcome(step, None, (), {}, (), 0)
@@ -148,7 +163,7 @@ def track(
         time.monotonic() - began,
     )
     write_json_new(folder / layout.TRACK_FILE, document.to_json())
-    lines = tuple(tracked.closing_lines(comparisons, step.pinned))
+    lines = tuple(tracked.closing_lines(comparisons, step.pinned, settings.threshold))
     _publish(store.folder, folder, site, message, say)
     code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
     return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
@@ -196,7 +211,7 @@ def _settings(
         "strict": settings.strict,
         "processes": matrix.processes,
         "measuring": measuring.to_json() | {"workloads": list(measuring.workload_source.split(","))},
-        "threshold": registry.THRESHOLD,
+        "threshold": settings.threshold,
         "alpha": registry.ALPHA,
         "pythons": dict(pythons),
         "site": str(site) if site is not None else "",
@@ -231,7 +246,8 @@ def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
         source=envs.Source(args.wheels),
         pythons=tuple(args.python or ()),
     )
-    return Track(args.pinned, args.wheels, args.budget, args.strict), measuring, matrix
+    call = Track(args.pinned, args.wheels, args.budget, args.strict, args.threshold, args.dry_run)
+    return call, measuring, matrix
 
 
 def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:

@@ -73,7 +73,8 @@ def measure(
     measure_into(log, plans, measure, began, tables=False)  # the cell files written
     plan, samples = log.read()
     measured = log.measured(plan, samples)
-    comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
+    steady = _samples(measured.processes, measuring.names)
+    comparisons = tracked.compared(steady, step.pairs, measuring.names, settings.threshold)
     deadline = began + settings.budget * 60
     return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
 
@@ -162,10 +163,11 @@ def _settle(
     what is left of the budget (the probe's seconds a process); until none is inconclusive or the budget ends."""
     processes = matrix.processes
     while True:
-        comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
-        open_ = [t for t in tracked.unsettled(comparisons) if tracked.more_processes(t.comparison)]
+        steady = _samples(measured.processes, measuring.names)
+        comparisons = tracked.compared(steady, step.pairs, measuring.names, settings.threshold)
+        open_ = [t for t in tracked.unsettled(comparisons) if tracked.more_processes(t.comparison, settings.threshold)]
         if not open_:
-            far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison)]
+            far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison, settings.threshold)]
             if far:
                 say(
                     f"{units.count(len(far), 'comparison')} inconclusive and not within reach (more than "
@@ -177,7 +179,7 @@ def _settle(
         kept = explain_cost(comparisons, measured.probed)  # the changes found are explained first
         left = settings.budget * 60 - (time.monotonic() - began) - kept
         fit = math.floor(left / per_round) if per_round > 0 else 0
-        wanted = max(tracked.more_processes(t.comparison) for t in open_)
+        wanted = max(tracked.more_processes(t.comparison, settings.threshold) for t in open_)
         if fit < 1:
             say(
                 f"{units.count(len(open_), 'comparison')} still inconclusive after {processes} processes a release: "

@@ -19,12 +19,12 @@ from jaxmlp.results.sweep.track_answers import (
     SAME,
     SLOWER,
     Row,
+    bands,
     in_order,
     release_order,
     sentence,
     series,
     when,
-    within,
 )
 
 NOTHING_MEASURED = "jaxmlp track: nothing new was measured (no release newer than the last one tracked)."
@@ -88,7 +88,7 @@ def _no_change(rows: pd.DataFrame, threshold: float) -> str:
     return (
         f"jaxmlp track: no change: {releases} the same as {'their' if ', ' in releases else 'its'} "
         f"baseline{'s' if len(rows) > 1 else ''} within "
-        f"{within(threshold)} ({comparisons}: {workloads} on {machines})."
+        f"{bands(rows, threshold)} ({comparisons}: {workloads} on {machines})."
     )
 
 
@@ -111,7 +111,7 @@ def message(
         return _no_change(rows, threshold) + "\n"
     same = int((distinct(rows)["verdict"] == SAME).sum())
     title = f"**jaxmlp track: {_counted(changed)}**" + (
-        f" (and {units.count(same, 'comparison')} the same within {within(threshold)})" if same else ""
+        f" (and {units.count(same, 'comparison')} the same within {bands(rows, threshold)})" if same else ""
     )
     out = [title, ""]
     for (machine, workload), part in series(changed).items():

@@ -29,9 +29,11 @@ from jaxmlp.results.sweep.track_answers import (
     PINNED,
     PREVIOUS,
     Row,
+    bands,
     in_order,
     newest,
     python_note,
+    rows_band,
     sentence,
     series,
     when,
@@ -181,7 +183,7 @@ def series_page(
 ) -> str:
     """A machine's workload: its answers, the plot of its time across releases against the pinned one, a table of
     each release's comparisons with each baseline."""
-    title = f"{workload} on {machine}"
+    title, threshold = f"{workload} on {machine}", rows_band(rows, threshold)
     body = [
         f"<nav class='up'><a href='{INDEX}'>All tracked workloads</a></nav><h1>{html.escape(title)}</h1>",
         _answer(newest(rows, PINNED), threshold),
@@ -246,7 +248,7 @@ def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], thresh
     times = sorted(frame["measured_at"].astype(str))
     body.append(
         f"<p class='env'>Each release measured side by side with the pinned release and with the one tracked before "
-        f"it, in fresh processes; threshold {within(threshold)}; measured {html.escape(when(times[0]))} to "
+        f"it, in fresh processes; threshold {bands(frame, threshold)}; measured {html.escape(when(times[0]))} to "
         f"{html.escape(when(times[-1]))}. The data: <a href='{DATA}'>{DATA}</a>.</p>"
     )
     for machine in sorted({m for m, _ in found}):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxmlp import errors
+from jaxmlp import errors, registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import envs
 from jaxmlp.registry import version_key
@@ -27,18 +27,22 @@ AGAINST = (PREVIOUS, PINNED)
 class Track:
     """One call of `jaxmlp track`: the release the user runs today (None: the series' start, else the newest), the
     folder of wheels to take releases from (None: the package index), the minutes its measuring may take in all
-    (the first rounds, then the processes added to settle what is inconclusive), and whether an inconclusive
-    comparison fails it (``strict``)."""
+    (the first rounds, then the processes added to settle what is inconclusive), whether an inconclusive
+    comparison fails it (``strict``), the ± band of the four words (``threshold``: 0.05 is ±5%), and whether it
+    only says what it would measure (``dry_run``: nothing measured, nothing written)."""
 
     pinned: str | None = None
     wheels: Path | None = None
     budget: float = 12.0
     strict: bool = False
+    threshold: float = registry.THRESHOLD
+    dry_run: bool = False
 
     def __post_init__(self) -> None:
         if self.pinned is not None:
             envs.check_release(self.pinned)
         errors.positive_finite("--budget", self.budget)
+        errors.positive_finite("--threshold", self.threshold)
 
 
 @dataclass(frozen=True)

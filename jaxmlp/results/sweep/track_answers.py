@@ -82,6 +82,26 @@ def within(threshold: float) -> str:
     return f"±{100 * threshold:g}%"
 
 
+def band(row: Row, threshold: float = registry.THRESHOLD) -> float:
+    """The ± band a row's verdict was given with (its call's ``--threshold``), else ``threshold``."""
+    given = _number(row.get("threshold"))
+    return given if math.isfinite(given) and given > 0 else threshold
+
+
+def rows_band(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> float:
+    """The ± band of ``rows``' verdicts: the newest call's (each call records its ``--threshold``), else
+    ``threshold``."""
+    if rows.empty or "threshold" not in rows:
+        return threshold
+    return band(rows.sort_values("measured_at").iloc[-1].to_dict(), threshold)
+
+
+def bands(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> str:
+    """The ± bands ``rows``' verdicts were given with, as said: ``±5%``; ``±2% and ±5%`` where calls differed."""
+    found = sorted({band(r, threshold) for r in rows.to_dict("records")}) or [threshold]
+    return " and ".join(within(b) for b in found)
+
+
 def baseline_name(row: Row) -> str:
     """The release a row is compared with, as said: ``0.7.0 (pinned)``."""
     return f"{row['baseline']} ({AGAINST.get(str(row['against']), str(row['against']))})"
@@ -106,7 +126,7 @@ def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
         if math.isfinite(more) and more > 0
         else "more processes (a longer `--budget`) would settle it"
     )
-    return f"its 95% interval{wide} still spans {within(threshold)}: {then}"
+    return f"its 95% interval{wide} still spans {within(band(row, threshold))}: {then}"
 
 
 def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
@@ -115,7 +135,7 @@ def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
     release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])
     medians = f"{units.duration(row['median_s'])} against {units.duration(row['baseline_median_s'])}"
     if verdict == SAME:
-        return f"{release} is the same as {base} within {within(threshold)}: {measured(row)}"
+        return f"{release} is the same as {base} within {within(band(row, threshold))}: {measured(row)}"
     if verdict in (SLOWER, FASTER):
         return f"{release} is {verdict} than {base}: {measured(row)}, {medians}"
     if verdict == INCONCLUSIVE:
