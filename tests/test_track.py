@@ -193,7 +193,8 @@ def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate
     assert said[3].startswith("  jax 0.7.1: Python ") and "its environment to make (" in said[3]
     assert said[4].startswith("  workloads: batched; 1 probe and ")
     assert said[5].startswith("Expected: about 10.0 min (an estimate, not a measurement: --budget 5 min holds")
-    assert "1 environment(s) to make, about 10.0 min as those made here took" in said[5]
+    assert "1 environment to make, about 10.0 min as those made here took" in said[5]
+    assert said[5].endswith("the first rounds not estimated: no earlier call of this series)")
     assert not list(out.iterdir()) and sorted(p.name for p in (tmp_path / "e").iterdir()) == [made.name]
 
 

@@ -14,7 +14,7 @@ from jaxmlp.measure.sweep.env_plan import EnvPlan
 from jaxmlp.measure.sweep.settings import Matrix
 from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.sweep.tracked import same_series
-from jaxmlp.units import minutes
+from jaxmlp.units import count, minutes
 
 DRY_RUN = "Dry run: nothing is measured or written."
 
@@ -25,27 +25,27 @@ def seconds_a_call(documents: Iterable[TrackDocument], machine: str, workloads: 
 
 
 def expected_line(budget: float, make_seconds: float | None, to_make: int, earlier: Sequence[float]) -> str:
-    """The minutes a call expects, as an estimate: the ``budget`` holds the whole call (environments included), but
-    the environments it makes and its first rounds always finish, so it is at least what making the environments
-    took here before; what the series' earlier calls took is said beside it."""
-    if make_seconds is None and to_make:
-        making = f"; {to_make} environment(s) to make, their time unknown (none made here yet)"
-        expected = budget * 60
-    else:
-        making = (
-            f"; {to_make} environment(s) to make, about {minutes(make_seconds or 0.0)} as those made here took"
-            if to_make
-            else "; every environment made already"
-        )
-        expected = max(budget * 60, make_seconds or 0.0)
+    """The minutes a call expects, as an estimate: ``budget`` holds the whole call (environments included) but lets
+    the environments it makes and its first rounds finish, so it is at least what making the environments took here
+    before and what the series' earlier calls took (their median)."""
+    known = [budget * 60, make_seconds or 0.0]
+    if earlier:
+        known.append((make_seconds or 0.0) + statistics.median(earlier))
+    making = (
+        "every environment made already"
+        if not to_make
+        else f"{count(to_make, 'environment')} to make, time unknown (none made here yet)"
+        if make_seconds is None
+        else f"{count(to_make, 'environment')} to make, about {minutes(make_seconds)} as those made here took"
+    )
     history = (
-        f"; this series' earlier calls took {minutes(statistics.median(earlier))} (the median of {len(earlier)})"
+        f"this series' earlier calls took {minutes(statistics.median(earlier))} (the median of {len(earlier)})"
         if earlier
-        else "; no earlier call of this series to compare with"
+        else "the first rounds not estimated: no earlier call of this series"
     )
     return (
-        f"Expected: about {minutes(expected)} (an estimate, not a measurement: --budget {budget:g} min holds the "
-        f"call, but the environments and the first rounds always finish{making}{history})"
+        f"Expected: about {minutes(max(known))} (an estimate, not a measurement: --budget {budget:g} min holds the "
+        f"call but lets the environments and the first rounds finish; {making}; {history})"
     )
 
 
