@@ -202,22 +202,29 @@ def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate
 
 
 def test_a_first_call_starts_the_series_then_nothing_new_is_one_line_in_seconds(tmp_path, capsys):
+    """The first call's message says the series started; a call with nothing new leaves the last message as it was
+    (a nightly job posts nothing again) and says so."""
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0"])
-    out = tmp_path / "reports"
+    out, message = tmp_path / "reports", tmp_path / "message.md"
     argv = ["track", "--wheels", str(wheels), "--pinned", "0.7.0", "--out", str(out), "--envs", str(tmp_path / "e")]
-    assert main(argv) == 0
+    assert main([*argv, "--message", str(message)]) == 0
     said = capsys.readouterr().out.strip().splitlines()
-    assert len(said) == 1 and said[0].startswith("Started the series of ") and "at jax 0.7.0 (--pinned)" in said[0]
+    assert said[0].startswith("Started the series of ") and "at jax 0.7.0 (--pinned)" in said[0]
+    assert said[1:] == [f"Wrote what changed into {message}"]
+    first = message.read_text()
+    assert first.startswith("jaxmlp track: Started the series of ") and first.count("\n") == 1
     (folder,) = out.glob("track-*")
     assert folder.name.endswith(f"-{os.getpid()}") and [p.name for p in folder.iterdir()] == [layout.TRACK_FILE]
     start = time.monotonic()
-    message = tmp_path / "message.md"
     assert main([*argv, "--message", str(message)]) == 0
     said = capsys.readouterr().out.strip().splitlines()
     assert said[0].startswith("Nothing new to track: the wheels in ") and "than jax 0.7.0" in said[0]
+    assert said[1] == f"Nothing new: {message} is left as the last call wrote it"
     assert time.monotonic() - start < 30 and len(list(out.glob("track-*"))) == 1
-    assert len(message.read_text().strip().splitlines()) == 1
+    assert message.read_text() == first
     assert not (tmp_path / "e").exists()  # no environment made
+    assert main([*argv, "--site-url", "example.org/site"]) == 2
+    assert "--site-url example.org/site: give the address the site is published at" in capsys.readouterr().err
 
 
 def test_outputs_are_checked_before_anything_is_measured(tmp_path, capsys):

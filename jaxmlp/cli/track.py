@@ -53,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--message", type=Path, metavar="FILE", help="also write what changed as Markdown into FILE (a comment, a post)"
     )
+    parser.add_argument(
+        "--site-url",
+        metavar="URL",
+        default="",
+        help="where the site is published: the message's links point into it (absolute), and it links the site",
+    )
     options.add(
         parser,
         options.WORKLOAD.but(
@@ -110,13 +116,14 @@ def track(
     out: Path,
     site: Path | None = None,
     message: Path | None = None,
+    site_url: str = "",
     say: Say = print,
 ) -> TrackOutcome:
     """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
     (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``), then the site and the message."""
     began = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
-    _check_outputs(site, message)
+    _check_outputs(site, message, site_url)
     fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
     machine = tracked.machine_label(fields)
     workloads = measuring.names
@@ -134,7 +141,7 @@ def track(
             say(line)
         return TrackOutcome(step, None, (), {}, (), 0)
     if not step.new and not step.start:
-        _publish(store.folder, None, site, message, say)
+        _publish(store.folder, None, site, message, say, site_url)
         return TrackOutcome(step, None, (), {}, (), 0)
     folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
     try:
@@ -164,14 +171,16 @@ def track(
     )
     write_json_new(folder / layout.TRACK_FILE, document.to_json())
     lines = tuple(tracked.closing_lines(comparisons, step.pinned, settings.threshold))
-    _publish(store.folder, folder, site, message, say)
+    _publish(store.folder, folder, site, message, say, site_url, flow.started(step, matrix.source.words(), series))
     code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
     return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
 
 
-def _check_outputs(site: Path | None, message: Path | None) -> None:
+def _check_outputs(site: Path | None, message: Path | None, site_url: str = "") -> None:
     """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
     there), the site not a file, the message not a folder."""
+    if site_url and not site_url.startswith(("https://", "http://")):
+        raise JaxmlpError(f"--site-url {site_url}: give the address the site is published at (https://...)")
     for option, path, folder in (("--site", site, True), ("--message", message, False)):
         if path is None:
             continue
@@ -218,19 +227,31 @@ def _settings(
     }
 
 
-def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
+def _publish(
+    folder: Path,
+    mine: Path | None,
+    site: Path | None,
+    message: Path | None,
+    say: Say,
+    site_url: str = "",
+    started: str = "",
+) -> None:
     """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
-    the comparisons of its folder ``mine``; None: it measured nothing), its explanations linked from where it is
-    written."""
+    the comparisons of its folder ``mine``, or the series' start, ``started``; its explanations linked from where it
+    is written, or into the site at ``site_url``). A call with nothing new (``mine`` None) leaves the last message as
+    it was, and says so."""
     if site is None and message is None:
         return
     frame = tracked.tracked_frame(folder)
     if site is not None:
         write_site(frame, site, results=folder)
         say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
-    if message is not None:
-        ours = [layout.shown(mine, folder)] if mine is not None else []
-        write_message(frame, message, folders=ours, link_base=site_link_base(message.resolve().parent, folder))
+    if message is not None and mine is None:
+        say(f"Nothing new: {message} is left as the last call wrote it")
+    elif message is not None:
+        base = site_link_base(message.resolve().parent, folder)
+        ours = [layout.shown(mine, folder)]
+        write_message(frame, message, folders=ours, link_base=base, site_url=site_url, started=started)
         say(f"Wrote what changed into {message}")
 
 
@@ -259,6 +280,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
         out=Path(args.out),
         site=args.site,
         message=args.message,
+        site_url=args.site_url,
         say=say,
     )
     if outcome.lines:

@@ -26,12 +26,16 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.store.replacing import replace_folder
 from jaxmlp.results.sweep.track_answers import (
+    EXPLANATIONS,
+    INDEX,
     PINNED,
     PREVIOUS,
     Row,
     bands,
+    explanation_page,
     in_order,
     newest,
+    page_names,
     python_note,
     rows_band,
     sentence,
@@ -40,10 +44,6 @@ from jaxmlp.results.sweep.track_answers import (
     within,
 )
 
-INDEX = "index.html"
-EXPLANATIONS = "explanations"
-"""The site's folder of explanation pages (each explanation's text and its HLO diff, copied from the results
-folder: the site needs nothing else to view)."""
 DATA = "track.csv"
 """The frame the site shows, as CSV, beside its pages."""
 SITE_STYLE = STYLE + (
@@ -54,16 +54,6 @@ SITE_STYLE = STYLE + (
     "pre.explained{white-space:pre-wrap;font-size:13px}"
 )
 VERDICT_CLASS = {"slower": "slower", "faster": "faster", "inconclusive": "inconclusive", "the same": "same"}
-
-
-def page_name(machine: str, workload: str, taken: Sequence[str] = ()) -> str:
-    """A series' page: ``<machine>--<workload>.html``, in letters, digits, dots and dashes; numbered where two
-    series would share one."""
-    stem = "--".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") or "_" for part in (machine, workload))
-    name, n = f"{stem}.html", 2
-    while name in taken or name == INDEX:
-        name, n = f"{stem}-{n}.html", n + 1
-    return name
 
 
 def _page(title: str, body: Sequence[str]) -> str:
@@ -130,7 +120,7 @@ def explanation_pages(frame: pd.DataFrame, results: Path) -> dict[str, tuple[str
             continue
         if not isinstance(doc, ExplainDocument):
             continue
-        name = f"{EXPLANATIONS}/{re.sub(r'[^A-Za-z0-9._]+', '-', folder).strip('-.') or '_'}"
+        name = explanation_page(folder).removesuffix(".html")
         diff_path = results / folder / doc.diff_file if doc.diff_file else None
         diff = diff_path.read_text(encoding="utf-8") if diff_path is not None and diff_path.is_file() else None
         title = f"Why {doc.workload} changed from jax {doc.a} to {doc.b}"
@@ -287,10 +277,7 @@ def write_site(
     if link_base is None:
         link_base = site_link_base(site, Path(results)) if results is not None else ""
     ordered = in_order(frame)
-    found = series(ordered)
-    pages: dict[tuple[str, str], str] = {}
-    for key in found:
-        pages[key] = page_name(*key, taken=list(pages.values()))
+    found, pages = series(ordered), page_names(ordered)
     explanations = explanation_pages(ordered, Path(results)) if results is not None else {}
     explained = {folder: name for folder, (name, _, _) in explanations.items()}
     with replace_folder(site) as building:

@@ -101,6 +101,16 @@ def step(available: Sequence[str], last: str | None, pinned: str | None, start: 
     return found
 
 
+def started(step: Step, source: str, series: str) -> str:
+    """Where a call starts its series, in a line (its message's, and the first line's start); "" for a series
+    begun before."""
+    if not step.start:
+        return ""
+    if not step.new:
+        return said(step, source, series)
+    return f"Started the series of {series} at jax {step.last} ({step.start})."
+
+
 def said(step: Step, source: str, series: str) -> str:
     """The first line a call says: the series started, or nothing new (one line, the whole answer), or what it
     measures."""
@@ -111,7 +121,7 @@ def said(step: Step, source: str, series: str) -> str:
         )
     if not step.new:
         return f"Nothing new to track: {source} holds nothing newer than jax {step.last}, the last tracked for {series}"
-    begun = f"Started the series of {series} at jax {step.last} ({step.start}). " if step.start else ""
+    begun = f"{started(step, source, series)} " if step.start else ""
     return (
         f"{begun}New in {source}: jax {', '.join(step.new)}; measuring {', '.join(step.cells)} side by side "
         f"(each new release against the one before it and against the pinned {step.pinned})"

@@ -5,7 +5,8 @@ release and baseline) as one sentence, the releases of a series in version order
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -141,6 +142,46 @@ def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
     if verdict == INCONCLUSIVE:
         return f"{release} against {base} is inconclusive: {measured(row)}; {settle(row, threshold)}"
     return f"{release} against {base}: {verdict}, {measured(row)}"
+
+
+def short_sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
+    """A comparison in one short line, for a message: ``0.7.1 is slower than 0.7.0 (pinned): ×1.21 (95% interval
+    ×1.15–×1.28)``; an inconclusive one without what would settle it (the site's page says it)."""
+    release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])
+    if verdict == SAME:
+        return f"{release} is the same as {base} within {within(band(row, threshold))}: {measured(row)}"
+    if verdict in (SLOWER, FASTER):
+        return f"{release} is {verdict} than {base}: {measured(row)}"
+    return f"{release} against {base} is {verdict}: {measured(row)}"
+
+
+INDEX = "index.html"
+EXPLANATIONS = "explanations"
+"""The site's first page, and its folder of explanation pages (each explanation's text and its HLO diff, copied from
+the results folder)."""
+
+
+def page_name(machine: str, workload: str, taken: Sequence[str] = ()) -> str:
+    """A series' page in the site: ``<machine>--<workload>.html``, in letters, digits, dots and dashes; numbered where
+    two series would share one."""
+    stem = "--".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") or "_" for part in (machine, workload))
+    name, n = f"{stem}.html", 2
+    while name in taken or name == INDEX:
+        name, n = f"{stem}-{n}.html", n + 1
+    return name
+
+
+def page_names(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Each (machine, workload)'s page in the site of ``frame``: the site and the message link the same names."""
+    pages: dict[tuple[str, str], str] = {}
+    for key in series(frame):
+        pages[key] = page_name(*key, taken=list(pages.values()))
+    return pages
+
+
+def explanation_page(folder: str) -> str:
+    """An explanation's page in the site, from its folder in the results folder (``explanations/<folder>.html``)."""
+    return f"{EXPLANATIONS}/{re.sub(r'[^A-Za-z0-9._]+', '-', folder.rstrip('/')).strip('-.') or '_'}.html"
 
 
 def python_changes(rows: pd.DataFrame) -> list[tuple[str, str]]:
