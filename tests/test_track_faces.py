@@ -172,9 +172,17 @@ def test_the_site_answers_first_and_has_a_page_per_machine_and_workload(tmp_path
     ]
     assert sorted(p.name for p in site.iterdir()) == sorted(f.name for f in files)
     index = (site / "index.html").read_text()
-    answer = index.index("0.7.2 is <span class='same'>the same</span> as 0.7.0 (pinned) within ±5%")
-    assert answer < index.index("<table")  # the answer before any table
-    assert "inconclusive" in index and "faster" in index
+    assert "<h1>Is the newest jax/jaxlib release safe to take?</h1>" in index
+    same = index.index(
+        "Is 0.7.2 safe to take? Yes: <span class='same'>the same</span> within ±5% on epoch against 0.7.0 (pinned), "
+        "×1.01 <a href='ci-linux--epoch.html'>details</a>"
+    )
+    open_ = index.index(
+        "Is 0.7.2 safe to take? Not shown yet: <span class='inconclusive'>inconclusive</span> on "
+        "scan_scatter_linearize against 0.7.0 (pinned), ×1.04"
+    )
+    assert open_ < same < index.index("<table")  # the answers before any table, the inconclusive first
+    assert "faster" in index
     assert "http" not in index.replace("http-equiv", "")  # nothing asked of a network
     page = (site / "ci-linux--epoch.html").read_text()
     assert "src='data:image/png;base64," in page
@@ -182,6 +190,27 @@ def test_the_site_answers_first_and_has_a_page_per_machine_and_workload(tmp_path
     for verdict in ("slower", "faster", "the same"):
         assert f">{verdict}</span>" in page
     assert pd.read_csv(site / "track.csv")["verdict"].tolist() == track_site.in_order(HISTORY)["verdict"].tolist()
+
+
+def test_the_site_answers_slower_first_shows_a_comparison_once_and_says_why_each_has_no_explanation(tmp_path, no_plots):
+    """Slower, then inconclusive, then the same, whatever the workloads' names; a pinned release that was also the
+    one tracked before is one table row and one sentence; every explanation cell has its link or why there is none."""
+    slower = _row("zeta", "0.7.1", "pinned", "0.7.0", "slower", 1.97, 1.8, 2.1, NIGHT_2, unexplained="")
+    rows = [slower, {**slower, "against": "previous"}]
+    rows += [{**SAME, "workload": "alpha"}, {**INCONCLUSIVE, "workload": "mid"}]
+    write_site(frame(*rows), tmp_path / "site")
+    index = (tmp_path / "site" / "index.html").read_text()
+    said = [index.index(f"Is 0.7.{n} safe to take? {head}") for n, head in ((1, "No"), (2, "Not shown"), (2, "Yes"))]
+    assert (
+        said == sorted(said) and "No: <span class='slower'>slower</span> on zeta against 0.7.0 (pinned), ×1.97" in index
+    )
+    page = (tmp_path / "site" / "ci-linux--zeta.html").read_text()
+    assert page.count("0.7.1 is <span class='slower'>slower</span> than 0.7.0") == 1 and page.count("<table") == 1
+    assert "(where it was also the release tracked before, that comparison too)" in page
+    assert "none recorded for this change" in page
+    mid = (tmp_path / "site" / "ci-linux--mid.html").read_text()
+    assert "none: no change shown to explain; its 95% interval (13.4% wide) still spans ±5%: about 24" in mid
+    assert "none: no change to explain" in (tmp_path / "site" / "ci-linux--alpha.html").read_text()
 
 
 def test_an_explanation_is_a_page_of_the_site_with_its_diff_needing_nothing_else(tmp_path, no_plots):
@@ -363,7 +392,7 @@ def _long_series() -> pd.DataFrame:
 
 PAGES = ("index.html", "nightly-runner--epoch.html")
 ANSWER_AND_TABLE = """(() => {
-  const a = document.querySelector('p.answer'), t = document.querySelector('table');
+  const a = document.querySelector('p.question, p.answer'), t = document.querySelector('table');
   return [a && a.getBoundingClientRect().top, t && t.getBoundingClientRect().top];
 })()"""
 """Where the page's first answer and its first table begin (px from the top), or null."""

@@ -31,22 +31,29 @@ from jaxmlp.results.sweep.track_answers import (
     PINNED,
     PREVIOUS,
     Row,
+    answer_row,
+    answered_first,
     bands,
     explanation_page,
     in_order,
     newest,
+    once,
     page_names,
     python_note,
+    question,
     rows_band,
+    same_comparison,
     sentence,
     series,
     when,
+    why_none,
     within,
 )
 
 DATA = "track.csv"
 """The frame the site shows, as CSV, beside its pages."""
 SITE_STYLE = STYLE + (
+    "p.question{font-size:17px;margin:.5em 0}"
     "p.answer{font-size:15px;margin:.35em 0}p.answer.second{font-size:14px;color:#444;margin-top:0}"
     ".slower{color:#b00020;font-weight:600}.faster{color:#1b7a1b;font-weight:600}"
     ".inconclusive{color:#6a5d00;font-weight:600}.same{color:#225}nav.up{font-size:14px;margin-bottom:1em}"
@@ -71,14 +78,25 @@ def _verdict(verdict: object) -> str:
     return f"<span class='{VERDICT_CLASS.get(word, '')}'>{html.escape(word)}</span>"
 
 
+def _coloured(said: str, verdict: object) -> str:
+    """``said`` as HTML, its first use of the verdict's word coloured."""
+    word = re.escape(html.escape(str(verdict)))
+    return re.sub(rf"\b{word}\b", lambda _: _verdict(verdict), html.escape(said), count=1)
+
+
 def _answer(row: Row | None, threshold: float, second: bool = False) -> str:
     """A comparison's sentence as a paragraph, its verdict word coloured."""
     if row is None:
         return ""
-    said = html.escape(sentence(row, threshold))
-    word = re.escape(html.escape(str(row["verdict"])))
-    said = re.sub(rf"\b{word}\b", lambda _: _verdict(row["verdict"]), said, count=1)
-    return f"<p class='answer{' second' if second else ''}'>{said}</p>"
+    return f"<p class='answer{' second' if second else ''}'>{_coloured(sentence(row, threshold), row['verdict'])}</p>"
+
+
+def _question(row: Row | None, workload: str, threshold: float, page: str = "") -> str:
+    """A series' question and answer in one line (`track_answers.question`), linking its ``page`` where given."""
+    if row is None:
+        return ""
+    link = f" <a href='{html.escape(page, quote=True)}'>details</a>" if page else ""
+    return f"<p class='question'>{_coloured(question(row, workload, threshold), row['verdict'])}{link}</p>"
 
 
 def _cells(cells: Sequence[str], header: bool = False) -> str:
@@ -102,8 +120,7 @@ def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
     where = explained.get(folder) or link(folder, link_base)
     if where:
         return _text(f"<a href='{html.escape(where, quote=True)}'>why</a>", raw=True)
-    unexplained = text_of(row.get("unexplained")) if str(row.get("verdict")) in ("slower", "faster") else ""
-    return _text(unexplained)
+    return _text(why_none(row))
 
 
 def explanation_pages(frame: pd.DataFrame, results: Path) -> dict[str, tuple[str, str, str | None]]:
@@ -174,10 +191,12 @@ def series_page(
     """A machine's workload: its answers, the plot of its time across releases against the pinned one, a table of
     each release's comparisons with each baseline."""
     title, threshold = f"{workload} on {machine}", rows_band(rows, threshold)
+    pin, prev = newest(rows, PINNED), newest(rows, PREVIOUS)
     body = [
         f"<nav class='up'><a href='{INDEX}'>All tracked workloads</a></nav><h1>{html.escape(title)}</h1>",
-        _answer(newest(rows, PINNED), threshold),
-        _answer(newest(rows, PREVIOUS), threshold, second=True),
+        _question(answer_row(rows), workload, threshold),
+        _answer(pin, threshold, second=True),
+        "" if same_comparison(pin, prev) else _answer(prev, threshold, second=True),
         f"<p class='env'>{html.escape(python_note(rows))}; a release is slower or faster only beyond "
         f"{within(threshold)} with its 95% interval past it, the same only with its whole interval within "
         "it, else inconclusive.</p>",
@@ -186,12 +205,15 @@ def series_page(
     if not pinned.empty:
         alt = html.escape(f"{title}: time and ratio to the pinned release by release", quote=True)
         body.append(f"<img alt='{alt}' title='{alt}' src='data:image/png;base64,{plot_track(pinned, threshold)}'>")
+    previous = once(rows)
+    shared = len(previous) < int((rows["against"] == PREVIOUS).sum())  # pinned rows that were the previous too
     for against in (PINNED, PREVIOUS):
-        part = rows[rows["against"] == against]
+        part = rows[rows["against"] == PINNED] if against == PINNED else previous
         if not part.empty:
             bases = ", ".join(dict.fromkeys(part["baseline"].astype(str)))
+            both = " (where it was also the release tracked before, that comparison too)" if shared else ""
             heading = (
-                f"Against the pinned release ({bases})"
+                f"Against the pinned release ({bases}){both}"
                 if against == PINNED
                 else "Against the release tracked before it"
             )
@@ -231,7 +253,7 @@ def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], thresh
     """The answers first: per machine, each workload's newest release against the pinned one and the one tracked
     before it; then a table of them, each row linking to its page."""
     found = series(frame)
-    body = ["<h1>jax/jaxlib releases, tracked</h1>"]
+    body = ["<h1>Is the newest jax/jaxlib release safe to take?</h1>"]
     if not found:
         body.append("<p class='answer'>Nothing tracked yet: no comparison in the results folder.</p>")
         return _page("jaxmlp track", body)
@@ -241,17 +263,12 @@ def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], thresh
         f"it, in fresh processes; threshold {bands(frame, threshold)}; measured {html.escape(when(times[0]))} to "
         f"{html.escape(when(times[-1]))}. The data: <a href='{DATA}'>{DATA}</a>.</p>"
     )
+    ordered = answered_first(found)
     for machine in sorted({m for m, _ in found}):
-        mine = {key: rows for key, rows in found.items() if key[0] == machine}
+        mine = {key: found[key] for key in ordered if key[0] == machine}
         body.append(f"<section><h2>{html.escape(machine)}</h2>")
         for (_, workload), rows in mine.items():
-            answer = _answer(newest(rows, PINNED) or newest(rows, PREVIOUS), threshold)
-            answer = answer.replace(
-                "<p class='answer'>", f"<p class='answer'><b>{html.escape(workload)}</b>: ", 1
-            ).replace("</p>", f" <a href='{html.escape(pages[(machine, workload)], quote=True)}'>details</a></p>")
-            body.append(answer)
-            if newest(rows, PINNED) is not None:
-                body.append(_answer(newest(rows, PREVIOUS), threshold, second=True))
+            body.append(_question(answer_row(rows), workload, threshold, pages[(machine, workload)]))
         body.append(overview_table(pages, mine) + "</section>")
     return _page("jaxmlp track", body)
 

@@ -155,6 +155,65 @@ def short_sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
     return f"{release} against {base} is {verdict}: {measured(row)}"
 
 
+ANSWER_ORDER = {SLOWER: 0, INCONCLUSIVE: 1, SAME: 2, FASTER: 3}
+"""The order a page answers in: what fails the gate first, then what is not shown yet, then what is safe."""
+HEAD = {SLOWER: "No", INCONCLUSIVE: "Not shown yet", SAME: "Yes", FASTER: "Yes"}
+
+
+def answer_row(rows: pd.DataFrame) -> Row | None:
+    """The comparison a series' question is answered by: its newest release against the pinned one (else against
+    the one tracked before it)."""
+    return newest(rows, PINNED) or newest(rows, PREVIOUS)
+
+
+def question(row: Row, workload: str, threshold: float = registry.THRESHOLD) -> str:
+    """A series' question and its answer in one line: ``Is 0.7.1 safe to take? No: slower on scan against 0.7.0
+    (pinned), ×1.97``."""
+    verdict = str(row["verdict"])
+    said = f"the same within {within(band(row, threshold))}" if verdict == SAME else verdict
+    return (
+        f"Is {row['release']} safe to take? {HEAD.get(verdict, 'Not shown yet')}: {said} on {workload} against "
+        f"{baseline_name(row)}, {units.ratio(row['ratio'])}"
+    )
+
+
+def answered_first(found: Mapping[tuple[str, str], pd.DataFrame]) -> list[tuple[str, str]]:
+    """The series of ``found`` in the order a page answers them: by machine, then slower first, inconclusive, the
+    same, faster (`ANSWER_ORDER`), then by workload."""
+
+    def key(k: tuple[str, str]) -> tuple[str, int, str]:
+        row = answer_row(found[k])
+        return k[0], ANSWER_ORDER.get(str(row["verdict"]) if row else "", 4), k[1]
+
+    return sorted(found, key=key)
+
+
+def same_comparison(a: Row | None, b: Row | None) -> bool:
+    """Whether two rows are one comparison (a pinned release that was also the one tracked before: shown once)."""
+    return a is not None and b is not None and all(a.get(k) == b.get(k) for k in ("folder", "release", "baseline"))
+
+
+def once(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` against the release tracked before, less those that are also against the pinned one (shown there)."""
+    pinned = rows[rows["against"] == PINNED]
+    keys = set(zip(pinned["folder"].astype(str), pinned["release"].astype(str), pinned["baseline"].astype(str)))
+    previous = rows[rows["against"] == PREVIOUS]
+    mine = zip(previous["folder"].astype(str), previous["release"].astype(str), previous["baseline"].astype(str))
+    return previous[[k not in keys for k in mine]]
+
+
+def why_none(row: Row, threshold: float = registry.THRESHOLD) -> str:
+    """Why a comparison has no explanation: the one recorded for a change (the budget, a failure), else that the
+    same or an inconclusive comparison shows no change to explain (and what would settle an inconclusive one)."""
+    verdict = str(row.get("verdict"))
+    recorded = row.get("unexplained")
+    if verdict in (SLOWER, FASTER):
+        return str(recorded) if isinstance(recorded, str) and recorded else "none recorded for this change"
+    if verdict == INCONCLUSIVE:
+        return f"none: no change shown to explain; {settle(row, threshold)}"
+    return "none: no change to explain"
+
+
 INDEX = "index.html"
 EXPLANATIONS = "explanations"
 """The site's first page, and its folder of explanation pages (each explanation's text and its HLO diff, copied from
