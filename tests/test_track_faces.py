@@ -206,7 +206,7 @@ def test_the_site_answers_slower_first_shows_a_comparison_once_and_says_why_each
     )
     page = (tmp_path / "site" / "ci-linux--zeta.html").read_text()
     assert page.count("0.7.1 is <span class='slower'>slower</span> than 0.7.0") == 1 and page.count("<table") == 1
-    assert "(where it was also the release tracked before, that comparison too)" in page
+    assert "Against the pinned release (0.7.0), the previous one too where it was</h2>" in page
     assert "none recorded for this change" in page
     mid = (tmp_path / "site" / "ci-linux--mid.html").read_text()
     assert "none: no change shown to explain; its 95% interval (13.4% wide) still spans ±5%: about 24" in mid

@@ -21,6 +21,7 @@ from jaxmlp.results.sweep.track_answers import (
     SAME,
     SLOWER,
     Row,
+    answered_first,
     bands,
     explanation_page,
     in_order,
@@ -126,7 +127,9 @@ def message(
     )
     out = [title, "", *([started, ""] if started else [])]
     pages = page_names(frame)
-    for (machine, workload), part in series(changed).items():
+    found = series(changed)
+    for machine, workload in answered_first(found):
+        part = found[(machine, workload)]
         page = f" ([page]({site_url}{pages[(machine, workload)]}))" if site_url else ""
         out.append(f"#### {workload} on {machine}{page}")
         out.append("")

@@ -211,7 +211,7 @@ def series_page(
         part = rows[rows["against"] == PINNED] if against == PINNED else previous
         if not part.empty:
             bases = ", ".join(dict.fromkeys(part["baseline"].astype(str)))
-            both = " (where it was also the release tracked before, that comparison too)" if shared else ""
+            both = ", the previous one too where it was" if shared else ""
             heading = (
                 f"Against the pinned release ({bases}){both}"
                 if against == PINNED
