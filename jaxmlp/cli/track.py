@@ -143,11 +143,20 @@ def track(
     if not step.new and not step.start:
         _publish(store.folder, None, site, message, say, site_url)
         return TrackOutcome(step, None, (), {}, (), 0)
-    folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
+    name = tracked.folder_name(fields, os.getpid())
+    stopped = track_plan.stopped_call(store.folder, name, step.cells, workloads) if step.new else None
+    folder = stopped or new_dir(store.folder, name)  # a stopped call's samples kept: none measured twice
     try:
         pythons, comparisons, unmeasured = (
             _measured(
-                step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
+                step,
+                settings,
+                measuring,
+                replace(matrix, versions=step.cells, series=step.cells),
+                folder,
+                began,
+                say,
+                stopped is not None,
             )
             if step.new
             else ({}, [], {})
@@ -200,13 +209,20 @@ def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _measured(
-    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+    step: Step,
+    settings: Track,
+    measuring: Measuring,
+    matrix: Matrix,
+    folder: Path,
+    began: float,
+    say: Say,
+    resume: bool = False,
 ) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
     """The step measured (`jaxmlp.cli.track_measure`, imported here: it imports JAX): the Python each release ran
     on, the comparisons, the cells that could not be measured."""
     from jaxmlp.cli import track_measure
 
-    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say)
+    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say, resume)
     return track_measure.pythons_of(measured), comparisons, lost
 
 

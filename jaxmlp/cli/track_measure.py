@@ -20,8 +20,10 @@ from jaxmlp.cli.sweep.measured import measure_into
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep.matrix import (
+    Failure,
     Measured,
     Probed,
+    Runner,
     Say,
     environments,
     measure_cells,
@@ -50,33 +52,58 @@ def pythons_of(measured: Measured) -> dict[str, str]:
 
 
 def measure(
-    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+    step: Step,
+    settings: Track,
+    measuring: Measuring,
+    matrix: Matrix,
+    folder: Path,
+    began: float,
+    say: Say,
+    resume: bool = False,
 ) -> tuple[Measured, list[Tracked], dict[str, str]]:
     """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
-    the inconclusive comparisons while the budget lasts. Returns what was measured, the comparisons and the cells
-    that could not be measured."""
-    pythons = environments(matrix, matrix.versions, say)
-    env_disk.prune(matrix.versions, matrix.envs, say, matrix.source)
-    runners = runners_for(pythons, matrix, measuring)
-    log = RunLog(folder)
-    write_new(log.mark, "This call did not finish: its releases are measured again by the next `jaxmlp track`.\n")
-    plans: list[Plan] = []
+    the inconclusive comparisons while the budget lasts. ``resume``: ``folder`` is a stopped call's of the same
+    step, its samples kept and only what it lacks measured. Returns what was measured, the comparisons and the
+    cells that could not be measured."""
+    log, plans = RunLog(folder), []
+    done: dict[tuple[str, int], ProcessResult | Failure] = {}
+    runners: list[Runner] = []
+    if resume:
+        plan, done = log.read()
+        plans.append(plan)
+        say(stopped_line(folder, done))
+    else:
+        pythons = environments(matrix, matrix.versions, say)
+        env_disk.prune(matrix.versions, matrix.envs, say, matrix.source)
+        runners = runners_for(pythons, matrix, measuring)
+        write_new(log.mark, f"This call did not finish: {layout.TRACK_GOES_ON} goes on from its samples.\n")
 
     def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
         plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         log.start(plans[0])
 
     def measure() -> Measured:
-        measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
+        if resume:  # the stopped call's plan: its cells, probes and environments, its samples kept
+            with envs.jaxmlp_path() as path:
+                p = plans[0]
+                measured = rounds(p.probed, p.differs, p.matrix, p.limit, path, say, progress_bar, log.record, done)
+        else:
+            measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
         return _settle(step, settings, measuring, matrix, log, measured, began, say)
 
-    measure_into(log, plans, measure, began, tables=False)  # the cell files written
+    measure_into(log, plans, measure, began, tables=False, goes_on=layout.TRACK_GOES_ON)  # the cell files written
     plan, samples = log.read()
     measured = log.measured(plan, samples)
     steady = _samples(measured.processes, measuring.names)
     comparisons = tracked.compared(steady, step.pairs, measuring.names, settings.threshold)
     deadline = began + settings.budget * 60
     return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
+
+
+def stopped_line(folder: Path, done: Mapping[tuple[str, int], ProcessResult | Failure]) -> str:
+    """The one line of a call that goes on from a stopped one: its folder and the samples it keeps."""
+    kept = sum(not isinstance(s, Failure) for s in done.values())
+    return f"Going on from the stopped call in {folder}: {units.count(kept, 'sample')} kept, none measured again"
 
 
 def _one_workload(cell: str, workload: str, probed: Probed) -> float:

@@ -32,6 +32,8 @@ def measure(folder: Path) -> SweepOutcome:
     """The stopped sweep in ``folder`` measured on with its own settings: what it is missing, then its files."""
     start = time.monotonic()
     log = RunLog(folder)
+    if log.folder.name.startswith(f"{layout.TRACK}-"):
+        raise JaxmlpError(f"{log.folder} is a stopped `jaxmlp track` call: {layout.TRACK_GOES_ON} goes on from it")
     if not log.incomplete:
         raise JaxmlpError(f"{log.folder} is no stopped sweep (no {layout.INCOMPLETE_FILE} in it): nothing to resume")
     plan, samples = log.read()

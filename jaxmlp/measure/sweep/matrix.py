@@ -123,6 +123,7 @@ def run_rounds(
     for round_ in filter(mine, range(processes)):
         for name in round_order(list(runners), round_):
             sample: ProcessResult | Failure | None = done.get((name, round_))
+            ran = sample is None
             if sample is None:
                 try:
                     sample = run_worker(runners[name], pythonpath, timeout)
@@ -135,7 +136,7 @@ def run_rounds(
                 failures.append(sample)
             else:
                 results[name].append(sample)
-            if tick:
+            if tick and ran:  # a kept sample is said once, in the line before the rounds
                 tick(round_, name)
     return results, failures
 
@@ -372,7 +373,7 @@ def rounds(
         + f", about {minutes(per_process * todo)} (from the probe processes), in rotating order; each process's time "
         f"limit {minutes(limit)} ({given})"
     )
-    with (progress or _silent)(total) as tick:
+    with (progress or _silent)(todo) as tick:
         processes, failures = run_rounds(
             probed.runners, matrix.processes, tick, path, limit, record, kept, say, matrix.mine
         )

@@ -5,14 +5,20 @@ here, this series' earlier calls) and the call's ``--budget``; never a measureme
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 
+from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep import env_plan
 from jaxmlp.measure.sweep.env_plan import EnvPlan
 from jaxmlp.measure.sweep.settings import Matrix
+from jaxmlp.registry import version_key
 from jaxmlp.results.schema.track import TrackDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.sweep.files import RunLog
 from jaxmlp.results.sweep.tracked import same_series
 from jaxmlp.units import count, minutes
 
@@ -89,3 +95,25 @@ def dry_run(
     return plan_lines(
         planned, workloads, matrix.processes, budget, env_plan.make_seconds(planned, matrix.envs), earlier
     )
+
+
+def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Sequence[str]) -> Path | None:
+    """The newest folder under ``folder`` of a stopped call that the next one goes on from: a call of the same
+    machine (``name``: the next call's own folder name, whose machine part it shares), stopped (its ``INCOMPLETE``
+    mark, no ``track.json``), that set out to measure the same releases side by side and workloads, its environments
+    still there; None where there is none."""
+    machine = re.sub(r"^[^-]+-[^-]+-|-\d+$", "", name)
+    wanted = (tuple(sorted(cells, key=version_key)), sorted(workloads))
+    for path in sorted(folder.glob(f"{layout.TRACK}-*-{machine}-*"), key=layout.stamp_in, reverse=True):
+        if not (path / layout.INCOMPLETE_FILE).is_file() or (path / layout.TRACK_FILE).exists():
+            continue
+        try:
+            plan, _ = RunLog(path).read()
+        except JaxmlpError:
+            continue
+        releases = tuple(sorted({r.label for r in plan.runners}, key=version_key))
+        if (releases, sorted(plan.runners[0].measuring.names)) != wanted:
+            continue
+        if all(Path(r.python).exists() for r in plan.runners):
+            return path
+    return None
