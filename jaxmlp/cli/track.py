@@ -149,14 +149,7 @@ def track(
     try:
         pythons, comparisons, unmeasured = (
             _measured(
-                step,
-                settings,
-                measuring,
-                replace(matrix, versions=step.cells, series=step.cells),
-                folder,
-                began,
-                say,
-                stopped is not None,
+                step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
             )
             if step.new
             else ({}, [], {})
@@ -209,20 +202,13 @@ def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _measured(
-    step: Step,
-    settings: Track,
-    measuring: Measuring,
-    matrix: Matrix,
-    folder: Path,
-    began: float,
-    say: Say,
-    resume: bool = False,
+    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
 ) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
     """The step measured (`jaxmlp.cli.track_measure`, imported here: it imports JAX): the Python each release ran
     on, the comparisons, the cells that could not be measured."""
     from jaxmlp.cli import track_measure
 
-    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say, resume)
+    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say)
     return track_measure.pythons_of(measured), comparisons, lost
 
 
@@ -262,13 +248,15 @@ def _publish(
     if site is not None:
         write_site(frame, site, results=folder)
         say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
-    if message is not None and mine is None:
+    if message is None:
+        return
+    if mine is None:
         say(f"Nothing new: {message} is left as the last call wrote it")
-    elif message is not None:
-        base = site_link_base(message.resolve().parent, folder)
-        ours = [layout.shown(mine, folder)]
-        write_message(frame, message, folders=ours, link_base=base, site_url=site_url, started=started)
-        say(f"Wrote what changed into {message}")
+        return
+    base = site_link_base(message.resolve().parent, folder)
+    ours = [layout.shown(mine, folder)]
+    write_message(frame, message, folders=ours, link_base=base, site_url=site_url, started=started)
+    say(f"Wrote what changed into {message}")
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:

@@ -52,20 +52,14 @@ def pythons_of(measured: Measured) -> dict[str, str]:
 
 
 def measure(
-    step: Step,
-    settings: Track,
-    measuring: Measuring,
-    matrix: Matrix,
-    folder: Path,
-    began: float,
-    say: Say,
-    resume: bool = False,
+    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
 ) -> tuple[Measured, list[Tracked], dict[str, str]]:
     """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
-    the inconclusive comparisons while the budget lasts. ``resume``: ``folder`` is a stopped call's of the same
-    step, its samples kept and only what it lacks measured. Returns what was measured, the comparisons and the
-    cells that could not be measured."""
+    the inconclusive comparisons while the budget lasts. A ``folder`` marked incomplete is a stopped call's of the
+    same step (`jaxmlp.results.sweep.track_plan.stopped_call`): its samples kept, only what it lacks measured.
+    Returns what was measured, the comparisons and the cells that could not be measured."""
     log, plans = RunLog(folder), []
+    resume = log.incomplete
     done: dict[tuple[str, int], ProcessResult | Failure] = {}
     runners: list[Runner] = []
     if resume:
