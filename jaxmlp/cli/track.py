@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -118,9 +119,11 @@ def track(
     message: Path | None = None,
     site_url: str = "",
     say: Say = print,
+    call: Mapping[str, object] | None = None,
 ) -> TrackOutcome:
     """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
-    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``), then the site and the message."""
+    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``; ``call``, its arguments, in
+    ``call.json`` for `jaxmlp sweep resume`), then the site and the message."""
     began = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     _check_outputs(site, message, site_url)
@@ -146,6 +149,8 @@ def track(
     name = tracked.folder_name(fields, os.getpid())
     stopped = track_plan.stopped_call(store.folder, name, step.cells, workloads) if step.new else None
     folder = stopped or new_dir(store.folder, name)  # a stopped call's samples kept: none measured twice
+    if call is not None and stopped is None and step.new:  # what `sweep resume` runs again
+        write_json_new(folder / layout.TRACK_CALL, dict(call))
     try:
         pythons, comparisons, unmeasured = (
             _measured(
@@ -155,8 +160,8 @@ def track(
             else ({}, [], {})
         )
     except BaseException:
-        if folder.is_dir() and not any(folder.iterdir()):  # stopped before anything was measured: no trace
-            folder.rmdir()  # (a sweep that measured no cell has removed its own folder already)
+        if folder.is_dir() and {p.name for p in folder.iterdir()} <= {layout.TRACK_CALL}:  # nothing measured
+            shutil.rmtree(folder)  # no trace (a sweep that measured no cell has removed its own folder already)
         raise
     document = TrackDocument(
         fields,
@@ -286,6 +291,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
         message=args.message,
         site_url=args.site_url,
         say=say,
+        call={"argv": list(getattr(args, "argv", ["track"])), "cwd": os.getcwd()},
     )
     if outcome.lines:
         say("")

@@ -25,15 +25,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return measure(Path(args.folder)).code
+    folder = Path(args.folder)
+    if folder.name.startswith(f"{layout.TRACK}-"):  # a stopped `jaxmlp track` call: gone on with as track does
+        from jaxmlp.cli import track_resume
+
+        return track_resume.resume(folder)
+    return measure(folder).code
 
 
 def measure(folder: Path) -> SweepOutcome:
     """The stopped sweep in ``folder`` measured on with its own settings: what it is missing, then its files."""
     start = time.monotonic()
     log = RunLog(folder)
-    if log.folder.name.startswith(f"{layout.TRACK}-"):
-        raise JaxmlpError(f"{log.folder} is a stopped `jaxmlp track` call: {layout.TRACK_GOES_ON} goes on from it")
     if not log.incomplete:
         raise JaxmlpError(f"{log.folder} is no stopped sweep (no {layout.INCOMPLETE_FILE} in it): nothing to resume")
     plan, samples = log.read()
