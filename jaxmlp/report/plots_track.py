@@ -68,9 +68,10 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
     for p in pinned:  # the pinned release's own column: its medians, each measured beside a release
         own = mine[mine["baseline"].astype(str) == p]["baseline_median_s"]
         top.plot([at[p]] * len(own), own, linestyle="none", markerfacecolor="none", **PINNED_LOOK)
-    human_axis(top, "y", values=[*mine["median_s"], *mine["baseline_median_s"]])
-    if top.get_yscale() == "linear":
-        top.set_ylim(bottom=0)  # from zero: a 1% change looks like 1%
+    times = [float(v) for v in (*mine["median_s"], *mine["baseline_median_s"]) if math.isfinite(float(v))]
+    human_axis(top, "y", values=times)
+    if top.get_yscale() == "linear" and times:
+        top.set_ylim(0, max(times) * 1.12)  # from zero: a 1% change looks like 1%; the highest marker whole
     low, high = 1 / (1 + threshold), 1 + threshold
     bottom.axhspan(low, high, color="C0", alpha=0.08, linewidth=0)
     bottom.axhline(1.0, color="grey", linewidth=0.8)
