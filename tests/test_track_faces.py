@@ -204,6 +204,8 @@ def test_the_site_answers_slower_first_shows_a_comparison_once_and_says_why_each
     assert (
         said == sorted(said) and "No: <span class='slower'>slower</span> on zeta against 0.7.0 (pinned), ×1.97" in index
     )
+    assert index.count("<span class='slower'>slower</span> (0.7.0)") == 1  # its row: once, "the pinned one" beside
+    assert "<td class='text'>the pinned one</td>" in index
     page = (tmp_path / "site" / "ci-linux--zeta.html").read_text()
     assert page.count("0.7.1 is <span class='slower'>slower</span> than 0.7.0") == 1 and page.count("<table") == 1
     assert "Against the pinned release (0.7.0), the previous one too where it was</h2>" in page

@@ -231,7 +231,7 @@ def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[st
     body = [_cells([f" class='text'>{h}" if i in (0, 1, 2, 5) else f">{h}" for i, h in enumerate(head)], True)]
     for key, rows in found.items():
         pin, prev = newest(rows, PINNED), newest(rows, PREVIOUS)
-        first = pin or prev or {}
+        first, once_ = pin or prev or {}, same_comparison(pin, prev)  # the pinned release was the one before: once
         body.append(
             _cells(
                 [
@@ -240,8 +240,12 @@ def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[st
                     _text(f"{_verdict(pin['verdict'])} ({html.escape(str(pin['baseline']))})" if pin else "-", True),
                     _number(units.ratio(pin["ratio"]) if pin else units.MISSING),
                     _number(units.interval(pin["low"], pin["high"]) if pin else units.MISSING),
-                    _text(f"{_verdict(prev['verdict'])} ({html.escape(str(prev['baseline']))})" if prev else "-", True),
-                    _number(units.ratio(prev["ratio"]) if prev else units.MISSING),
+                    _text("the pinned one")
+                    if once_
+                    else _text(
+                        f"{_verdict(prev['verdict'])} ({html.escape(str(prev['baseline']))})" if prev else "-", True
+                    ),
+                    _number("" if once_ else units.ratio(prev["ratio"]) if prev else units.MISSING),
                     _text(f"<a href='{html.escape(pages[key], quote=True)}'>details</a>", raw=True),
                 ]
             )
