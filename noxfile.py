@@ -49,7 +49,7 @@ def _jax(session: nox.Session, *, upgrade: bool | None = None, env: dict[str, st
 @nox.session
 def train(session: nox.Session) -> None:
     """Train the tutorial's MLP: `nox -s train -- --data-dir DIR` (or `-- --dataset synthetic`)."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     session.run("jaxmlp", "train", *_jax(session))
 
 
@@ -59,7 +59,7 @@ def tests(session: nox.Session) -> None:
     one after another on one of them), then every benchmark once, tiny, on 2 workers too (--benchmark-disable: a
     check that each runs, timing nothing; the epochs in bf16 for `SMOKE_ALL_PRECISIONS` only); real-MNIST tests
     skip unless JAXMLP_DATA_DIR is set. `-- ARGS` go to the first pytest, after ours (`-- -n 0` runs serially)."""
-    session.install("-e", ".[test]")
+    session.install("-e", f".[{installs.TUTORIAL},test]")
     session.install(*installs.held())  # after: never a jax held back for it (pip says so if one needs more)
     session.install("--no-deps", "apache-otava==0.8.0")  # the peer suite's other detector (pyproject.toml: why)
     workers = ["-n", str(TEST_WORKERS)]
@@ -103,9 +103,9 @@ def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = Fa
         else {}
     )
     if from_host:
-        _install_from_host(session, ("hf",), look=not switches.preinstalled)
+        _install_from_host(session, (installs.TUTORIAL, "hf"), look=not switches.preinstalled)
     elif not switches.preinstalled:
-        session.install("-e", f".[{','.join(e for e in (extra, 'hf') if e)}]")  # hf: the hf pipeline's package
+        session.install("-e", f".[{','.join(e for e in (extra, installs.TUTORIAL, 'hf') if e)}]")  # hf: its pipeline
     if switches.upgrade and (switches.preinstalled or from_host):
         session.error("--upgrade installs jax into the session's environment: not with --preinstalled or bench-tpu")
     _jax(session, upgrade=switches.upgrade, env=env)
@@ -189,7 +189,7 @@ def _data_args() -> list[str]:
 @nox.session
 def report(session: nox.Session) -> None:
     """Render every result under reports/ as summary.md, index.html (plots) and CSV in a new reports/report-*/."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")  # xprof: the traces' operation tables
     session.run("jaxmlp", "report", *_jax(session))
 
 
@@ -232,7 +232,7 @@ def bench_tpu(session: nox.Session) -> None:
 def bench_scaling(session: nox.Session) -> None:
     """Data-parallel scaling of the sharded pipeline on 1, 2, 4, 8 simulated CPU devices, a fresh process each
     (`-- --devices 1 2`, any `jaxmlp scaling` option); writes reports/scaling-*.json and a new report."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     args = _jax(session)
     session.run("python", "-m", "jaxmlp", "scaling", "--out", str(REPORTS), *(args or _data_args()))
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS))
@@ -241,14 +241,14 @@ def bench_scaling(session: nox.Session) -> None:
 @nox.session
 def profile(session: nox.Session) -> None:
     """Capture an XLA trace: `nox -s profile -- --pipeline scan --steps 10` (into reports/traces)."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     session.run("jaxmlp", "profile", *(_jax(session) or _data_args()))
 
 
 @nox.session
 def tensorboard(session: nox.Session) -> None:
     """Serve TensorBoard with the profile plugin on 127.0.0.1 over reports/traces (`-- --port 6007`)."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     session.run("jaxmlp", "tensorboard", *_jax(session))
 
 
@@ -330,6 +330,5 @@ def _optional(extra: str) -> list[str]:
 
 
 def _install_sweep(session: nox.Session) -> None:
-    """jaxmlp without torch: the sweep's own processes need jax, the statistics and the report's libraries."""
-    session.install("-e", ".", "--no-deps")
-    session.install("jax", "numpy", "scipy", "pandas", "matplotlib", "platformdirs", "tqdm")
+    """jaxmlp's light install (`pip install jaxmlp`, no torch): jax, the statistics and the report's libraries."""
+    session.install("-e", ".")

@@ -145,8 +145,8 @@ PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 """Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import (the tutorial's
 DataLoader reads MNIST through torchvision's dataset where installed, else through `jaxmlp.pipelines.data.IdxMNIST`,
-which yields the same samples). Installed with jaxmlp itself, so the fix is `pip install jaxmlp`; without them the
-pipeline is refused (a benchmark skipped) saying so, and the others run."""
+which yields the same samples). Installed by jaxmlp's tutorial extra, so the fix is `pip install 'jaxmlp[tutorial]'`;
+without them the pipeline is refused (a benchmark skipped) saying so, and the others run."""
 
 PIP_NAMES: Mapping[str, str] = MappingProxyType({"PIL": "pillow"})
 """The pip package of a module whose name differs from it."""

@@ -74,3 +74,31 @@ def test_resume_of_a_plan_without_cells_says_so_in_one_line(tmp_path, capsys):
     assert main(["sweep", "resume", str(folder)]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "no cells" in line
+
+
+def _stopped_track(tmp_path: Path, argv: list[str]) -> Path:
+    out = tmp_path / "out"
+    folder = out / "track-20261207T000000-m-1"
+    folder.mkdir(parents=True)
+    (folder / layout.INCOMPLETE_FILE).write_text("stopped\n")
+    call = {"argv": ["track", *argv, "--out", str(out)], "cwd": str(tmp_path)}
+    (folder / layout.TRACK_CALL).write_text(json.dumps(call))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("named", "said"),
+    [(["--workload", "{evil}:make"], "--workload PATH.py:make"), (["--python", "{evil}"], "--python")],
+    ids=["workload", "python"],
+)
+def test_resume_of_a_track_call_runs_no_workload_or_interpreter_its_call_file_names(tmp_path, capsys, named, said):
+    """A stopped track call's ``call.json`` is data: a workload of one's own not given again, or an interpreter it
+    names, is one line and exit 2; nothing it names runs."""
+    ran = tmp_path / "it-ran"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"open({str(ran)!r}, 'w')\ndef make():\n    return (lambda: None), ()\n")
+    folder = _stopped_track(tmp_path, [a.format(evil=evil) for a in named])
+    assert main(["sweep", "resume", str(folder)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert str(folder / layout.TRACK_CALL) in line and said in line
+    assert not ran.exists()

@@ -157,6 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except JaxmlpError as e:
         print(terminal(f"{prog}: error: {e}"), file=sys.stderr)
         return e.exit_code
+    except ModuleNotFoundError as e:  # torch, grain...: the light install (`pip install jaxmlp`) leaves them out
+        from jaxmlp.installs import tutorial_line
+
+        if (line := tutorial_line(e.name)) is None:
+            raise
+        print(f"{prog}: error: {line}", file=sys.stderr)
+        return EXIT_ERROR
     except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
         return 128 + signal.SIGPIPE

@@ -56,7 +56,7 @@ def free_port(port: int) -> int:
 def run(args: argparse.Namespace) -> int:
     for module, package in (("tensorboard", "tensorboard"), ("xprof", "tensorboard-plugin-profile")):
         if importlib.util.find_spec(module) is None:
-            raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install -e .)")
+            raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install 'jaxmlp[tutorial]')")
     errors.file_not_folder(
         "--logdir", args.logdir, "give the folder `jaxmlp profile --logdir DIR` captured its traces into"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -28,7 +29,7 @@ from jaxmlp.report.track_site import site_link_base, write_site
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
-from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep import track_plan, tracked
 
 EPOCH = registry.SWEEP_WORKLOADS[0]
 """The MLP epoch every series tracks (the sweep's first built-in workload), beside each ``--workload`` given."""
@@ -53,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--message", type=Path, metavar="FILE", help="also write what changed as Markdown into FILE (a comment, a post)"
     )
+    parser.add_argument(
+        "--site-url",
+        metavar="URL",
+        default="",
+        help="where the site is published: the message's links point into it (absolute), and it links the site",
+    )
     options.add(
         parser,
         options.WORKLOAD.but(
@@ -69,12 +76,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.OUT,
         options.PYTHON,
         options.STRICT,
+        options.THRESHOLD.but(
+            help="the band of the four words: slower or faster beyond 1 + THRESHOLD with the 95%% interval past it, "
+            "the same with the whole interval within it (0.02: +-2%%; default: %(default)s)"
+        ),
         options.BUDGET.but(
             default=12.0,
             why="a call with something new is held to a team's time: environments, first rounds, settling",
             help="the minutes the call may take, environments included: processes are added to an inconclusive "
             "comparison while they fit (default: %(default)s)",
         ),
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say the releases it would measure, the Python and environment each needs (made or to make) and the "
+        "minutes it expects (an estimate), and exit 0: nothing measured, nothing written",
     )
     parser.set_defaults(run=run)
 
@@ -100,13 +117,16 @@ def track(
     out: Path,
     site: Path | None = None,
     message: Path | None = None,
+    site_url: str = "",
     say: Say = print,
+    call: Mapping[str, object] | None = None,
 ) -> TrackOutcome:
     """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
-    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``), then the site and the message."""
+    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``; ``call``, its arguments, in
+    ``call.json`` for `jaxmlp sweep resume`), then the site and the message."""
     began = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
-    _check_outputs(site, message)
+    _check_outputs(site, message, site_url)
     fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
     machine = tracked.machine_label(fields)
     workloads = measuring.names
@@ -118,10 +138,19 @@ def track(
     last, start = tracked.last_tracked(docs, machine, workloads), tracked.series_start(docs, machine, workloads)
     step = flow.step(published.available(settings.wheels), last, settings.pinned, start)
     say(flow.said(step, matrix.source.words(), series))
-    if not step.new and not step.start:
-        _publish(store.folder, None, site, message, say)
+    if settings.dry_run:
+        earlier = track_plan.seconds_a_call(docs, machine, workloads)
+        for line in track_plan.dry_run(step.cells, matrix, workloads, settings.budget, earlier, say):
+            say(line)
         return TrackOutcome(step, None, (), {}, (), 0)
-    folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
+    if not step.new and not step.start:
+        _publish(store.folder, None, site, message, say, site_url)
+        return TrackOutcome(step, None, (), {}, (), 0)
+    name = tracked.folder_name(fields, os.getpid())
+    stopped = track_plan.stopped_call(store.folder, name, step.cells, workloads) if step.new else None
+    folder = stopped or new_dir(store.folder, name)  # a stopped call's samples kept: none measured twice
+    if call is not None and stopped is None and step.new:  # what `sweep resume` runs again
+        write_json_new(folder / layout.TRACK_CALL, dict(call))
     try:
         pythons, comparisons, unmeasured = (
             _measured(
@@ -131,8 +160,8 @@ def track(
             else ({}, [], {})
         )
     except BaseException:
-        if folder.is_dir() and not any(folder.iterdir()):  # stopped before anything was measured: no trace
-            folder.rmdir()  # (a sweep that measured no cell has removed its own folder already)
+        if folder.is_dir() and {p.name for p in folder.iterdir()} <= {layout.TRACK_CALL}:  # nothing measured
+            shutil.rmtree(folder)  # no trace (a sweep that measured no cell has removed its own folder already)
         raise
     document = TrackDocument(
         fields,
@@ -148,15 +177,17 @@ def track(
         time.monotonic() - began,
     )
     write_json_new(folder / layout.TRACK_FILE, document.to_json())
-    lines = tuple(tracked.closing_lines(comparisons, step.pinned))
-    _publish(store.folder, folder, site, message, say)
+    lines = tuple(tracked.closing_lines(comparisons, step.pinned, settings.threshold))
+    _publish(store.folder, folder, site, message, say, site_url, flow.started(step, matrix.source.words(), series))
     code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
     return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
 
 
-def _check_outputs(site: Path | None, message: Path | None) -> None:
+def _check_outputs(site: Path | None, message: Path | None, site_url: str = "") -> None:
     """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
     there), the site not a file, the message not a folder."""
+    if site_url and not site_url.startswith(("https://", "http://")):
+        raise JaxmlpError(f"--site-url {site_url}: give the address the site is published at (https://...)")
     for option, path, folder in (("--site", site, True), ("--message", message, False)):
         if path is None:
             continue
@@ -196,27 +227,41 @@ def _settings(
         "strict": settings.strict,
         "processes": matrix.processes,
         "measuring": measuring.to_json() | {"workloads": list(measuring.workload_source.split(","))},
-        "threshold": registry.THRESHOLD,
+        "threshold": settings.threshold,
         "alpha": registry.ALPHA,
         "pythons": dict(pythons),
         "site": str(site) if site is not None else "",
     }
 
 
-def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
+def _publish(
+    folder: Path,
+    mine: Path | None,
+    site: Path | None,
+    message: Path | None,
+    say: Say,
+    site_url: str = "",
+    started: str = "",
+) -> None:
     """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
-    the comparisons of its folder ``mine``; None: it measured nothing), its explanations linked from where it is
-    written."""
+    the comparisons of its folder ``mine``, or the series' start, ``started``; its explanations linked from where it
+    is written, or into the site at ``site_url``). A call with nothing new (``mine`` None) leaves the last message as
+    it was, and says so."""
     if site is None and message is None:
         return
     frame = tracked.tracked_frame(folder)
     if site is not None:
         write_site(frame, site, results=folder)
         say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
-    if message is not None:
-        ours = [layout.shown(mine, folder)] if mine is not None else []
-        write_message(frame, message, folders=ours, link_base=site_link_base(message.resolve().parent, folder))
-        say(f"Wrote what changed into {message}")
+    if message is None:
+        return
+    if mine is None:
+        say(f"Nothing new: {message} is left as the last call wrote it")
+        return
+    base = site_link_base(message.resolve().parent, folder)
+    ours = [layout.shown(mine, folder)]
+    write_message(frame, message, folders=ours, link_base=base, site_url=site_url, started=started)
+    say(f"Wrote what changed into {message}")
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
@@ -231,7 +276,8 @@ def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
         source=envs.Source(args.wheels),
         pythons=tuple(args.python or ()),
     )
-    return Track(args.pinned, args.wheels, args.budget, args.strict), measuring, matrix
+    call = Track(args.pinned, args.wheels, args.budget, args.strict, args.threshold, args.dry_run)
+    return call, measuring, matrix
 
 
 def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
@@ -243,7 +289,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
         out=Path(args.out),
         site=args.site,
         message=args.message,
+        site_url=args.site_url,
         say=say,
+        call={"argv": list(getattr(args, "argv", ["track"])), "cwd": os.getcwd()},
     )
     if outcome.lines:
         say("")

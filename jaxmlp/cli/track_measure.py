@@ -20,8 +20,10 @@ from jaxmlp.cli.sweep.measured import measure_into
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep.matrix import (
+    Failure,
     Measured,
     Probed,
+    Runner,
     Say,
     environments,
     measure_cells,
@@ -53,29 +55,49 @@ def measure(
     step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
 ) -> tuple[Measured, list[Tracked], dict[str, str]]:
     """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
-    the inconclusive comparisons while the budget lasts. Returns what was measured, the comparisons and the cells
-    that could not be measured."""
-    pythons = environments(matrix, matrix.versions, say)
-    env_disk.prune(matrix.versions, matrix.envs, say, matrix.source)
-    runners = runners_for(pythons, matrix, measuring)
-    log = RunLog(folder)
-    write_new(log.mark, "This call did not finish: its releases are measured again by the next `jaxmlp track`.\n")
-    plans: list[Plan] = []
+    the inconclusive comparisons while the budget lasts. A ``folder`` marked incomplete is a stopped call's of the
+    same step (`jaxmlp.results.sweep.track_plan.stopped_call`): its samples kept, only what it lacks measured.
+    Returns what was measured, the comparisons and the cells that could not be measured."""
+    log, plans = RunLog(folder), []
+    resume = log.incomplete
+    done: dict[tuple[str, int], ProcessResult | Failure] = {}
+    runners: list[Runner] = []
+    if resume:
+        plan, done = log.read()
+        plans.append(plan)
+        say(stopped_line(folder, done))
+    else:
+        pythons = environments(matrix, matrix.versions, say)
+        env_disk.prune(matrix.versions, matrix.envs, say, matrix.source)
+        runners = runners_for(pythons, matrix, measuring)
+        write_new(log.mark, f"This call did not finish: {layout.TRACK_GOES_ON} goes on from its samples.\n")
 
     def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
         plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         log.start(plans[0])
 
     def measure() -> Measured:
-        measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
+        if resume:  # the stopped call's plan: its cells, probes and environments, its samples kept
+            with envs.jaxmlp_path() as path:
+                p = plans[0]
+                measured = rounds(p.probed, p.differs, p.matrix, p.limit, path, say, progress_bar, log.record, done)
+        else:
+            measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
         return _settle(step, settings, measuring, matrix, log, measured, began, say)
 
-    measure_into(log, plans, measure, began, tables=False)  # the cell files written
+    measure_into(log, plans, measure, began, tables=False, goes_on=layout.TRACK_GOES_ON)  # the cell files written
     plan, samples = log.read()
     measured = log.measured(plan, samples)
-    comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
+    steady = _samples(measured.processes, measuring.names)
+    comparisons = tracked.compared(steady, step.pairs, measuring.names, settings.threshold)
     deadline = began + settings.budget * 60
     return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
+
+
+def stopped_line(folder: Path, done: Mapping[tuple[str, int], ProcessResult | Failure]) -> str:
+    """The one line of a call that goes on from a stopped one: its folder and the samples it keeps."""
+    kept = sum(not isinstance(s, Failure) for s in done.values())
+    return f"Going on from the stopped call in {folder}: {units.count(kept, 'sample')} kept, none measured again"
 
 
 def _one_workload(cell: str, workload: str, probed: Probed) -> float:
@@ -162,10 +184,11 @@ def _settle(
     what is left of the budget (the probe's seconds a process); until none is inconclusive or the budget ends."""
     processes = matrix.processes
     while True:
-        comparisons = tracked.compared(_samples(measured.processes, measuring.names), step.pairs, measuring.names)
-        open_ = [t for t in tracked.unsettled(comparisons) if tracked.more_processes(t.comparison)]
+        steady = _samples(measured.processes, measuring.names)
+        comparisons = tracked.compared(steady, step.pairs, measuring.names, settings.threshold)
+        open_ = [t for t in tracked.unsettled(comparisons) if tracked.more_processes(t.comparison, settings.threshold)]
         if not open_:
-            far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison)]
+            far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison, settings.threshold)]
             if far:
                 say(
                     f"{units.count(len(far), 'comparison')} inconclusive and not within reach (more than "
@@ -177,7 +200,7 @@ def _settle(
         kept = explain_cost(comparisons, measured.probed)  # the changes found are explained first
         left = settings.budget * 60 - (time.monotonic() - began) - kept
         fit = math.floor(left / per_round) if per_round > 0 else 0
-        wanted = max(tracked.more_processes(t.comparison) for t in open_)
+        wanted = max(tracked.more_processes(t.comparison, settings.threshold) for t in open_)
         if fit < 1:
             say(
                 f"{units.count(len(open_), 'comparison')} still inconclusive after {processes} processes a release: "

@@ -27,25 +27,33 @@ from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.store.replacing import replace_folder
 from jaxmlp.results.sweep.track_answers import (
+    EXPLANATIONS,
+    INDEX,
     PINNED,
     PREVIOUS,
     Row,
+    answer_row,
+    answered_first,
+    bands,
     in_order,
     newest,
+    once,
+    page_names,
     python_note,
+    question,
+    rows_band,
+    same_comparison,
     sentence,
     series,
     when,
+    why_none,
     within,
 )
 
-INDEX = "index.html"
-EXPLANATIONS = "explanations"
-"""The site's folder of explanation pages (each explanation's text and its HLO diff, copied from the results
-folder: the site needs nothing else to view)."""
 DATA = "track.csv"
 """The frame the site shows, as CSV, beside its pages."""
 SITE_STYLE = STYLE + (
+    "p.question{font-size:17px;margin:.5em 0}"
     "p.answer{font-size:15px;margin:.35em 0}p.answer.second{font-size:14px;color:#444;margin-top:0}"
     ".slower{color:#b00020;font-weight:600}.faster{color:#1b7a1b;font-weight:600}"
     ".inconclusive{color:#6a5d00;font-weight:600}.same{color:#225}nav.up{font-size:14px;margin-bottom:1em}"
@@ -53,16 +61,6 @@ SITE_STYLE = STYLE + (
     "pre.explained{white-space:pre-wrap;font-size:13px}"
 )
 VERDICT_CLASS = {"slower": "slower", "faster": "faster", "inconclusive": "inconclusive", "the same": "same"}
-
-
-def page_name(machine: str, workload: str, taken: Sequence[str] = ()) -> str:
-    """A series' page: ``<machine>--<workload>.html``, in letters, digits, dots and dashes; numbered where two
-    series would share one."""
-    stem = "--".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") or "_" for part in (machine, workload))
-    name, n = f"{stem}.html", 2
-    while name in taken or name == INDEX:
-        name, n = f"{stem}-{n}.html", n + 1
-    return name
 
 
 def _page(title: str, body: Sequence[str]) -> str:
@@ -80,14 +78,25 @@ def _verdict(verdict: object) -> str:
     return f"<span class='{VERDICT_CLASS.get(word, '')}'>{html_text(word)}</span>"
 
 
+def _coloured(said: str, verdict: object) -> str:
+    """``said`` as HTML, its first use of the verdict's word coloured."""
+    word = re.escape(html_text(str(verdict)))
+    return re.sub(rf"\b{word}\b", lambda _: _verdict(verdict), html_text(said), count=1)
+
+
 def _answer(row: Row | None, threshold: float, second: bool = False) -> str:
     """A comparison's sentence as a paragraph, its verdict word coloured."""
     if row is None:
         return ""
-    said = html_text(sentence(row, threshold))
-    word = re.escape(html_text(str(row["verdict"])))
-    said = re.sub(rf"\b{word}\b", lambda _: _verdict(row["verdict"]), said, count=1)
-    return f"<p class='answer{' second' if second else ''}'>{said}</p>"
+    return f"<p class='answer{' second' if second else ''}'>{_coloured(sentence(row, threshold), row['verdict'])}</p>"
+
+
+def _question(row: Row | None, workload: str, threshold: float, page: str = "") -> str:
+    """A series' question and answer in one line (`track_answers.question`), linking its ``page`` where given."""
+    if row is None:
+        return ""
+    link = f" <a href='{html_text(page)}'>details</a>" if page else ""
+    return f"<p class='question'>{_coloured(question(row, workload, threshold), row['verdict'])}{link}</p>"
 
 
 def _cells(cells: Sequence[str], header: bool = False) -> str:
@@ -111,8 +120,7 @@ def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
     where = explained.get(folder) or link(folder, link_base)
     if where:
         return _text(f"<a href='{html_text(where)}'>why</a>", raw=True)
-    unexplained = text_of(row.get("unexplained")) if str(row.get("verdict")) in ("slower", "faster") else ""
-    return _text(unexplained)
+    return _text(why_none(row))
 
 
 def explanation_pages(
@@ -205,11 +213,13 @@ def series_page(
 ) -> str:
     """A machine's workload: its answers, the plot of its time across releases against the pinned one, a table of
     each release's comparisons with each baseline."""
-    title = f"{workload} on {machine}"
+    title, threshold = f"{workload} on {machine}", rows_band(rows, threshold)
+    pin, prev = newest(rows, PINNED), newest(rows, PREVIOUS)
     body = [
         f"<nav class='up'><a href='{INDEX}'>All tracked workloads</a></nav><h1>{html_text(title)}</h1>",
-        _answer(newest(rows, PINNED), threshold),
-        _answer(newest(rows, PREVIOUS), threshold, second=True),
+        _question(answer_row(rows), workload, threshold),
+        _answer(pin, threshold, second=True),
+        "" if same_comparison(pin, prev) else _answer(prev, threshold, second=True),
         f"<p class='env'>{html_text(python_note(rows))}; a release is slower or faster only beyond "
         f"{within(threshold)} with its 95% interval past it, the same only with its whole interval within "
         "it, else inconclusive.</p>",
@@ -218,12 +228,15 @@ def series_page(
     if not pinned.empty:
         alt = html_text(f"{title}: time and ratio to the pinned release by release")
         body.append(f"<img alt='{alt}' title='{alt}' src='data:image/png;base64,{plot_track(pinned, threshold)}'>")
+    previous = once(rows)
+    shared = len(previous) < int((rows["against"] == PREVIOUS).sum())  # pinned rows that were the previous too
     for against in (PINNED, PREVIOUS):
-        part = rows[rows["against"] == against]
+        part = rows[rows["against"] == PINNED] if against == PINNED else previous
         if not part.empty:
             bases = ", ".join(dict.fromkeys(part["baseline"].astype(str)))
+            both = ", the previous one too where it was" if shared else ""
             heading = (
-                f"Against the pinned release ({bases})"
+                f"Against the pinned release ({bases}){both}"
                 if against == PINNED
                 else "Against the release tracked before it"
             )
@@ -241,7 +254,7 @@ def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[st
     body = [_cells([f" class='text'>{h}" if i in (0, 1, 2, 5) else f">{h}" for i, h in enumerate(head)], True)]
     for key, rows in found.items():
         pin, prev = newest(rows, PINNED), newest(rows, PREVIOUS)
-        first = pin or prev or {}
+        first, once_ = pin or prev or {}, same_comparison(pin, prev)  # the pinned release was the one before: once
         body.append(
             _cells(
                 [
@@ -250,8 +263,12 @@ def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[st
                     _text(f"{_verdict(pin['verdict'])} ({html_text(str(pin['baseline']))})" if pin else "-", True),
                     _number(units.ratio(pin["ratio"]) if pin else units.MISSING),
                     _number(units.interval(pin["low"], pin["high"]) if pin else units.MISSING),
-                    _text(f"{_verdict(prev['verdict'])} ({html_text(str(prev['baseline']))})" if prev else "-", True),
-                    _number(units.ratio(prev["ratio"]) if prev else units.MISSING),
+                    _text("the pinned one")
+                    if once_
+                    else _text(
+                        f"{_verdict(prev['verdict'])} ({html_text(str(prev['baseline']))})" if prev else "-", True
+                    ),
+                    _number("" if once_ else units.ratio(prev["ratio"]) if prev else units.MISSING),
                     _text(f"<a href='{html_text(pages[key])}'>details</a>", raw=True),
                 ]
             )
@@ -263,27 +280,22 @@ def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], thresh
     """The answers first: per machine, each workload's newest release against the pinned one and the one tracked
     before it; then a table of them, each row linking to its page."""
     found = series(frame)
-    body = ["<h1>jax/jaxlib releases, tracked</h1>"]
+    body = ["<h1>Is the newest jax/jaxlib release safe to take?</h1>"]
     if not found:
         body.append("<p class='answer'>Nothing tracked yet: no comparison in the results folder.</p>")
         return _page("jaxmlp track", body)
     times = sorted(frame["measured_at"].astype(str))
     body.append(
         f"<p class='env'>Each release measured side by side with the pinned release and with the one tracked before "
-        f"it, in fresh processes; threshold {within(threshold)}; measured {html_text(when(times[0]))} to "
+        f"it, in fresh processes; threshold {bands(frame, threshold)}; measured {html_text(when(times[0]))} to "
         f"{html_text(when(times[-1]))}. The data: <a href='{DATA}'>{DATA}</a>.</p>"
     )
+    ordered = answered_first(found)
     for machine in sorted({m for m, _ in found}):
-        mine = {key: rows for key, rows in found.items() if key[0] == machine}
+        mine = {key: found[key] for key in ordered if key[0] == machine}
         body.append(f"<section><h2>{html_text(machine)}</h2>")
         for (_, workload), rows in mine.items():
-            answer = _answer(newest(rows, PINNED) or newest(rows, PREVIOUS), threshold)
-            answer = answer.replace(
-                "<p class='answer'>", f"<p class='answer'><b>{html_text(workload)}</b>: ", 1
-            ).replace("</p>", f" <a href='{html_text(pages[(machine, workload)])}'>details</a></p>")
-            body.append(answer)
-            if newest(rows, PINNED) is not None:
-                body.append(_answer(newest(rows, PREVIOUS), threshold, second=True))
+            body.append(_question(answer_row(rows), workload, threshold, pages[(machine, workload)]))
         body.append(overview_table(pages, mine) + "</section>")
     return _page("jaxmlp track", body)
 
@@ -310,10 +322,7 @@ def write_site(
     if link_base is None:
         link_base = site_link_base(site, Path(results)) if results is not None else ""
     ordered = in_order(frame)
-    found = series(ordered)
-    pages: dict[tuple[str, str], str] = {}
-    for key in found:
-        pages[key] = page_name(*key, taken=list(pages.values()))
+    found, pages = series(ordered), page_names(ordered)
     explanations = explanation_pages(ordered, Path(results), warn) if results is not None else {}
     explained = {folder: name for folder, (name, _, _) in explanations.items()}
     with replace_folder(site) as building:

@@ -32,8 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    given = hand_made(tuple(args.env or ()))
-    return measure(Path(args.folder), args.envs, given, tuple(args.workload or ())).code
+    folder = Path(args.folder)
+    workloads = tuple(args.workload or ())
+    if folder.name.startswith(f"{layout.TRACK}-"):  # a stopped `jaxmlp track` call: gone on with as track does
+        from jaxmlp.cli import track_resume
+
+        return track_resume.resume(folder, workloads, args.envs)
+    return measure(folder, args.envs, hand_made(tuple(args.env or ())), workloads).code
 
 
 def measure(

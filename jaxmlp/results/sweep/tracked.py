@@ -53,6 +53,7 @@ FRAME_COLUMNS = (
     "folder",
     "settle",
     "settle_words",
+    "threshold",
 )
 """The tidy frame of tracked comparisons (`tracked_frame`): one row per release, baseline and workload."""
 
@@ -173,7 +174,7 @@ def shown_ratio(c: Comparison) -> str:
     return f"x{c.ratio:.3g}{interval}, {c.n_baseline} and {c.n_new} processes"
 
 
-def verdict_line(t: Tracked, pinned: str = "") -> str:
+def verdict_line(t: Tracked, pinned: str = "", threshold: float = THRESHOLD) -> str:
     """One comparison as a sentence: ``jax 0.7.1 is slower than 0.7.0 (the previous release) on scan: x4.58
     (3.98x to 10.2x), 6 and 6 processes``; a baseline that is also the ``pinned`` release is said to be both."""
     what = "the pinned release" if t.against == PINNED else "the previous release"
@@ -181,7 +182,7 @@ def verdict_line(t: Tracked, pinned: str = "") -> str:
         what = "the previous and pinned release"
     said = {SLOWER: "is slower than", FASTER: "is faster than", SAME: "is the same as"}.get(t.verdict)
     if said is None:
-        more = f"; {settle_words(t.comparison)}" if math.isfinite(t.comparison.ci_low) else ""
+        more = f"; {settle_words(t.comparison, threshold)}" if math.isfinite(t.comparison.ci_low) else ""
         return (
             f"jax {t.release} against {t.baseline} ({what}) on {t.workload}: inconclusive, "
             f"{shown_ratio(t.comparison)}{more}"
@@ -189,11 +190,11 @@ def verdict_line(t: Tracked, pinned: str = "") -> str:
     return f"jax {t.release} {said} {t.baseline} ({what}) on {t.workload}: {shown_ratio(t.comparison)}"
 
 
-def closing_lines(comparisons: Sequence[Tracked], pinned: str = "") -> list[str]:
+def closing_lines(comparisons: Sequence[Tracked], pinned: str = "", threshold: float = THRESHOLD) -> list[str]:
     """The lines a call ends with: each comparison's verdict, the same first, then faster, inconclusive, slower
     (the last lines, those a CI log shows, name what fails the gate)."""
     order = {SAME: 0, FASTER: 1, INCONCLUSIVE: 2, SLOWER: 3}
-    return [verdict_line(t, pinned) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
+    return [verdict_line(t, pinned, threshold) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
 
 
 # --- the tidy frame --------------------------------------------------------------------------------------------
@@ -204,6 +205,7 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
     rows: list[dict[str, object]] = []
     for path, doc in documents:
         pythons = doc.settings.get("pythons") or {}
+        threshold = threshold_of(doc)
         for t in doc.comparisons:
             c = t.comparison
             both = (PREVIOUS, PINNED) if t.against == PREVIOUS and t.baseline == doc.pinned else (t.against,)
@@ -226,12 +228,20 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
                     "measured_at": doc.timestamp,
                     "folder": layout.shown(path.parent, folder),
                     "settle": t.settle if t.settle else math.nan,
-                    "settle_words": settle_words(t.comparison) if t.verdict == INCONCLUSIVE else "",
+                    "settle_words": settle_words(t.comparison, threshold) if t.verdict == INCONCLUSIVE else "",
+                    "threshold": threshold,
                 }
                 for against in both
             )
     frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
     return frame.drop_duplicates(["folder", "workload", "release", "against"], ignore_index=True)
+
+
+def threshold_of(document: TrackDocument) -> float:
+    """The ± band a call's verdicts were given with (its ``--threshold``; a file from before the option: the
+    default's)."""
+    given = document.settings.get("threshold")
+    return float(given) if isinstance(given, (int, float)) and math.isfinite(given) and given > 0 else THRESHOLD
 
 
 def tracked_frame(folder: Path) -> pd.DataFrame:

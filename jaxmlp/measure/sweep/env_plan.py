@@ -1,0 +1,70 @@
+"""Which Python each release's environment is made with, and whether it is made already, decided before any is made:
+what a sweep says before it makes its environments, and what `jaxmlp track --dry-run` lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxmlp.measure.sweep import env_disk, envs, published, pythons
+from jaxmlp.measure.sweep.envs import Interpreter
+from jaxmlp.measure.sweep.settings import Matrix
+from jaxmlp.units import minutes
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EnvPlan:
+    """One release's environment: the Python it is made with, where it lives, whether it is made already."""
+
+    release: str
+    python: Interpreter
+    path: Path
+    made: bool
+
+
+def plans(matrix: Matrix, versions: Sequence[str], say: Say = print) -> list[EnvPlan]:
+    """Each of ``versions``' environment as the matrix would use it (on the Python `pythons.for_releases` gives it; a
+    release none here supports named in one line before any is made); nothing is made."""
+    for version in versions:
+        envs.check_release(version)
+    published.check_held(versions, matrix.source)
+    over = list(dict.fromkeys([*matrix.series, *versions]))  # one Python for the whole series where it allows it
+    chosen = pythons.for_releases(over, matrix.source, matrix.pythons, matrix.envs, say) if versions else {}
+    return [
+        EnvPlan(
+            v,
+            chosen[v],
+            envs.env_path(v, matrix.envs, matrix.source, chosen[v]),
+            envs.is_made(v, matrix.envs, matrix.source, chosen[v]),
+        )
+        for v in versions
+    ]
+
+
+def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
+    """About the seconds making the missing environments of ``planned`` takes, as those made here took (their
+    markers' median, `env_disk.install_seconds`): an estimate; 0 where none is missing, None where none was made here
+    to estimate from."""
+    missing = [p for p in planned if not p.made]
+    if not missing:
+        return 0.0
+    each = env_disk.install_seconds(root)
+    return each * len(missing) if each else None
+
+
+def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
+    """The line said before the missing environments are made: how many, which, and about what they cost (as those
+    made here took); None where every one is made."""
+    missing = [p.release for p in planned if not p.made]
+    if not missing:
+        return None
+    seconds, size = make_seconds(planned, root), env_disk.env_megabytes(root)
+    cost = (
+        f"about {size:.0f} MB each and {minutes(seconds)} in all, as the ones made here took"
+        if seconds and size
+        else "size and time unknown: none made here yet"
+    )
+    return f"Environments: {len(planned) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; {cost})"
