@@ -400,7 +400,7 @@ def test_a_band_must_say_where_it_comes_from_and_a_case_may_set_what_it_runs_wit
 
 
 def test_a_compile_time_case_explains_the_change_in_its_own_metric(tmp_path, monkeypatch, capsys):
-    from jaxmlp.cli.sweep import corpus_steps
+    from jaxmlp.flows import corpus_steps
 
     fake_releases(tmp_path / "envs", monkeypatch)
 

@@ -1,10 +1,10 @@
-"""The ranks' sharing of a timeline or corpus (`jaxmlp.cli.sweep.ranks`) with simulated ranks: no mpirun needed
+"""The ranks' sharing of a timeline or corpus (`jaxmlp.flows.ranks`) with simulated ranks: no mpirun needed
 (tests/test_mpi.py runs real ranks where mpirun is installed)."""
 
 import pytest
 
-from jaxmlp.cli.sweep import ranks as sweep_ranks
-from jaxmlp.cli.sweep.ranks import job_key
+from jaxmlp.flows import ranks as sweep_ranks
+from jaxmlp.flows.ranks import job_key
 
 SBATCH = {"SLURM_JOB_ID": "81", "SLURM_STEP_ID": "0"}  # what a step inside sbatch sets
 OPEN_MPI = {"OMPI_MCA_ess_base_jobid": "3107", "PMIX_NAMESPACE": "prterun-host-3107@1"}
@@ -153,7 +153,7 @@ def test_rank_0_takes_a_ranks_file_renamed_first(tmp_path):
 
 def test_rank_0_stopped_before_its_plan_keeps_a_shared_folder(tmp_path):
     """The folder holds the other ranks' files and stop marks: kept when shared, removed when alone."""
-    from jaxmlp.cli.sweep.measured import measure_into
+    from jaxmlp.flows.measured import measure_into
     from jaxmlp.results.sweep.files import RunLog
 
     def stopped():

@@ -202,7 +202,7 @@ def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
     why; within it, explained or the explanation's one-line failure. A comparison that is not a change is left."""
     from dataclasses import replace
 
-    from jaxmlp.cli import track_measure
+    from jaxmlp.flows import track_measure
     from jaxmlp.measure.sweep.settings import Matrix
     from jaxmlp.results.sweep.files import RunLog
 

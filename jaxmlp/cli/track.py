@@ -178,9 +178,9 @@ def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
 def _measured(
     step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
 ) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
-    """The step measured (`jaxmlp.cli.track_measure`, imported here: it imports JAX): the Python each release ran
+    """The step measured (`jaxmlp.flows.track_measure`, imported here: it imports JAX): the Python each release ran
     on, the comparisons, the cells that could not be measured."""
-    from jaxmlp.cli import track_measure
+    from jaxmlp.flows import track_measure
 
     measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say)
     return track_measure.pythons_of(measured), comparisons, lost

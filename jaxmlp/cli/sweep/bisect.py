@@ -16,11 +16,11 @@ from jaxmlp.cli.sweep.common import (
     add_measuring,
     matrix_of,
     measuring_of,
-    progress_bar,
     versions_of,
 )
-from jaxmlp.cli.sweep.explain import explain_answer
 from jaxmlp.errors import EXIT_FAILED, Interrupted
+from jaxmlp.flows.explain import explain_answer
+from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure import bisection
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import bisect as flow

@@ -17,8 +17,10 @@ from jaxmlp import changepoints
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.bisect import BisectOutcome, search
 from jaxmlp.cli.sweep.common import SWEEP_BACKEND, matrix_of, measuring_of
-from jaxmlp.cli.sweep.corpus_plan import plan, plan_lines
-from jaxmlp.cli.sweep.corpus_steps import (
+from jaxmlp.cli.sweep.timeline import measure as measure_timeline
+from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
+from jaxmlp.flows.corpus_plan import plan, plan_lines
+from jaxmlp.flows.corpus_steps import (
     command_line,
     disk_taken,
     explain_metric,
@@ -31,10 +33,8 @@ from jaxmlp.cli.sweep.corpus_steps import (
     timeline_samples,
     trial_release,
 )
-from jaxmlp.cli.sweep.measured import SweepOutcome
-from jaxmlp.cli.sweep.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
-from jaxmlp.cli.sweep.timeline import measure as measure_timeline
-from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
+from jaxmlp.flows.measured import SweepOutcome
+from jaxmlp.flows.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import envs, published
 from jaxmlp.measure.sweep.bisect import candidates

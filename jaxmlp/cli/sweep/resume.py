@@ -6,9 +6,9 @@ import argparse
 import time
 from pathlib import Path
 
-from jaxmlp.cli.sweep.common import progress_bar
-from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.flows.measured import SweepOutcome, ended, measure_into
+from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.matrix import Failure, Measured, rounds
 from jaxmlp.results.store import layout

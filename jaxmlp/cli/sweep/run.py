@@ -8,9 +8,10 @@ from pathlib import Path
 
 from jaxmlp import registry
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar
-from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
+from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of
+from jaxmlp.flows.explain import explain_change
+from jaxmlp.flows.measured import SweepOutcome, ended, measure_into
+from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure.sweep.matrix import Probed, environments, measure_cells, runners_for
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results.store.writing import ResultsStore, check_folder

@@ -10,10 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar, versions_of
-from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
-from jaxmlp.cli.sweep.ranks import Ranks, follow_rank_0, lead
+from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, versions_of
+from jaxmlp.flows.explain import explain_change
+from jaxmlp.flows.measured import SweepOutcome, ended, measure_into
+from jaxmlp.flows.progress import progress_bar
+from jaxmlp.flows.ranks import Ranks, follow_rank_0, lead
 from jaxmlp.measure.sweep import env_disk
 from jaxmlp.measure.sweep import timeline as flow
 from jaxmlp.measure.sweep.matrix import Measured, Probed, Record, environments, measure_cells, runners_for
@@ -40,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
-    or srun, the ranks share its rounds (`jaxmlp.cli.sweep.ranks`) and rank 0 files it."""
+    or srun, the ranks share its rounds (`jaxmlp.flows.ranks`) and rank 0 files it."""
     timeline = Timeline(args.first, args.last, versions_of(args.versions), args.every, args.budget, args.wheels)
     measuring, matrix, out = measuring_of(args), matrix_of(args), Path(args.out)
     ranks = Ranks.found()

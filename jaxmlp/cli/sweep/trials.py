@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, measuring_of, progress_bar
+from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, measuring_of
 from jaxmlp.errors import Interrupted, JaxmlpError
+from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure.sweep import trials as flow
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.sweep.trials import Trial

@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jaxmlp.cli.sweep.explain import explained
 from jaxmlp.errors import EXIT_FAILED
+from jaxmlp.flows.explain import explained
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep import slowdown as flow

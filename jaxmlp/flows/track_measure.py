@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from jaxmlp import units
-from jaxmlp.cli.sweep.common import progress_bar
-from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import measure_into
+from jaxmlp.flows.explain import explain_change
+from jaxmlp.flows.measured import measure_into
+from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep.matrix import (
