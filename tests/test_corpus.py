@@ -279,8 +279,8 @@ def _stopped_corpus(tmp_path, monkeypatch, capsys, at):
     """`jaxmlp sweep corpus` over two cases, each case scored at once (nothing measured), a stop raised where ``at``
     says: ("case", n) as case n starts, ("disk", 0) as the environments are walked, ("summary", 0) once the
     scorecard is written. Returns its exit status, its last line and its folder."""
-    from jaxmlp.cli.sweep import corpus
     from jaxmlp.errors import Interrupted
+    from jaxmlp.flows import corpus
     from jaxmlp.results.sweep.corpus import case_found, score
 
     def case(case, number, total, args, folder, shared):

@@ -320,7 +320,7 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
 
 def test_the_timeline_is_measured_from_its_settings_without_argparse(tmp_path, monkeypatch, explained):
     """`timeline.measure` as other code calls it: these exact releases, this folder; its outcome says what it found."""
-    from jaxmlp.cli.sweep import timeline as command
+    from jaxmlp.flows import timeline as command
     from jaxmlp.measure.sweep.settings import Matrix, Measuring
 
     fake_releases(tmp_path / "envs", monkeypatch)

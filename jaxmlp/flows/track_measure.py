@@ -1,7 +1,7 @@
 """``jaxmlp track``'s measuring: the new releases and those they are compared with measured side by side as a sweep
 (`jaxmlp.measure.sweep.matrix`: a probe process each, then rounds in rotating order) into the call's folder, then
 processes added to the inconclusive comparisons while the budget lasts (what the changes' explanations will take
-kept out of it), then each change explained. Imported by `jaxmlp.cli.track` only when
+kept out of it), then each change explained. Imported by `jaxmlp.flows.track` only when
 there is something to measure: a call with nothing new answers without importing JAX."""
 
 from __future__ import annotations
