@@ -14,8 +14,9 @@ from conftest import made_releases
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import workers
+from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import envs, matrix, published
+from jaxmlp.measure.sweep import matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
 from jaxmlp.report.sections import build_sections
 from jaxmlp.results.findings.model import ANCHOR

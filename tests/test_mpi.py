@@ -187,7 +187,7 @@ TIMELINE = ["-m", "jaxmlp", "sweep", "timeline", RELEASES[0], RELEASES[-1], "--v
 
 def releases(root):
     """Each release's environment as made: this interpreter (the same jax in each: the bookkeeping is tested)."""
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.environments import envs
 
     for version in RELEASES:
         env = envs.env_path(version, root)

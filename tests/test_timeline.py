@@ -13,8 +13,10 @@ from jaxmlp import changepoints
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import bisect
+from jaxmlp.measure.environments import disk as env_disk
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import env_disk, envs, matrix, timeline, validation
+from jaxmlp.measure.sweep import matrix, timeline, validation
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
 from jaxmlp.report.plots import draw
 from jaxmlp.report.sections import build_sections

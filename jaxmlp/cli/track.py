@@ -16,7 +16,7 @@ from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import measuring_of
 from jaxmlp.flows.track import track
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Track
 

@@ -32,7 +32,7 @@ from jaxmlp.flows.measured import SweepOutcome
 from jaxmlp.flows.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.flows.timeline import measure as measure_timeline
 from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import envs, published
+from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.sweep.bisect import candidates
 from jaxmlp.measure.sweep.corpus import Case, Runs, read_manifest, shared_steps
 from jaxmlp.measure.sweep.settings import Bisect, Corpus, Detector, Matrix, Measuring, Timeline

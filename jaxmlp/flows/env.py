@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jaxmlp.measure import workers
-from jaxmlp.measure.sweep import envs
-from jaxmlp.measure.sweep.matrix import Runner, environments, run_worker
+from jaxmlp.measure.environments import environments, envs
+from jaxmlp.measure.sweep.matrix import Runner, run_worker
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 
 

@@ -10,8 +10,8 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.flows.explain import explain_change
 from jaxmlp.flows.measured import SweepOutcome, ended, measure_into
 from jaxmlp.flows.progress import progress_bar
-from jaxmlp.measure.sweep import envs
-from jaxmlp.measure.sweep.matrix import Failure, Measured, Probed, environments, measure_cells, rounds, runners_for
+from jaxmlp.measure.environments import environments, envs
+from jaxmlp.measure.sweep.matrix import Failure, Measured, Probed, measure_cells, rounds, runners_for
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, check_folder

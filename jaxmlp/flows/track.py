@@ -14,7 +14,7 @@ from pathlib import Path
 from jaxmlp import registry, units
 from jaxmlp.errors import JaxmlpError, gate
 from jaxmlp.measure import environment
-from jaxmlp.measure.sweep import published
+from jaxmlp.measure.environments import published
 from jaxmlp.measure.sweep import track as flow
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track

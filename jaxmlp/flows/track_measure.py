@@ -17,13 +17,12 @@ from jaxmlp import units
 from jaxmlp.flows.explain import explain_change
 from jaxmlp.flows.measured import measure_into
 from jaxmlp.flows.progress import progress_bar
+from jaxmlp.measure.environments import environments, envs
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep.matrix import (
     Measured,
     Probed,
     Say,
-    environments,
     measure_cells,
     rounds,
     runners_for,
@@ -55,8 +54,7 @@ def measure(
     """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
     the inconclusive comparisons while the budget lasts. Returns what was measured, the comparisons and the cells
     that could not be measured."""
-    pythons = environments(matrix, matrix.versions, say)
-    env_disk.prune(matrix.versions, matrix.envs, say, matrix.source)
+    pythons = environments(matrix, matrix.versions, say, tidy=True)
     runners = runners_for(pythons, matrix, measuring)
     log = RunLog(folder)
     write_new(log.mark, "This call did not finish: its releases are measured again by the next `jaxmlp track`.\n")

@@ -10,7 +10,7 @@ from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.flows.ranks import Ranks
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 
 DEFAULT_WORKLOAD = registry.SWEEP_WORKLOADS[0]

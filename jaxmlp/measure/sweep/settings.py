@@ -13,7 +13,7 @@ from typing import Any
 
 from jaxmlp import changepoints, errors
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep.envs import INDEX, Source
+from jaxmlp.measure.environments.envs import INDEX, Source
 from jaxmlp.measure.workload_names import parse_spec, workload_name
 from jaxmlp.registry import ALPHA, BACKENDS, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
 
