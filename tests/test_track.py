@@ -21,7 +21,7 @@ from jaxmlp.measure.sweep import track as flow
 from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
-from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep import settling, tracked
 from jaxmlp.stats import compare
 
 WHEELS = "JAXMLP_TEST_WHEELS"
@@ -133,7 +133,7 @@ def test_each_comparison_says_one_of_the_four_words_the_last_lines_the_slower():
     assert lines[-1].startswith("jax 0.7.1 is slower than 0.7.0 (the previous and pinned release) on w: x2")
     assert lines[0].startswith("jax 0.7.2 is the same as 0.7.0 (the pinned release) on w: x1")
     few = tracked.compared({"a": {"w": [1.0, 1.1]}, "b": {"w": [1.0, 1.2]}}, [("b", "a", "previous")], ["w"])
-    assert few[0].verdict == "inconclusive" and tracked.more_processes(few[0].comparison) == 3
+    assert few[0].verdict == "inconclusive" and settling.more_processes(few[0].comparison) == 3
 
 
 def test_the_tidy_frame_holds_every_comparison_the_pinned_one_under_both(tmp_path):
@@ -215,7 +215,7 @@ def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
     assert spent[1] == same
     tried = track_measure.explain([slower], matrix, folder, plan.probed, time.monotonic() + 3600, print)
     assert tried[0].unexplained == "could not explain it: explain faked in tests"  # tests/conftest.py's stand-in
-    assert track_measure.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
+    assert settling.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
 
 
 # --- a real stream of releases (the nightly job's own nights: tests/test_nightly.py; here what a call files, its
