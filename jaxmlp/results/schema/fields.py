@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 
 NUMBER = "a number"
@@ -18,7 +19,9 @@ OBJECT = "an object"
 LIST = "a list"
 
 METADATA_FIELDS: Mapping[str, str | None] = {
-    **dict.fromkeys(("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model"), TEXT),
+    **dict.fromkeys(
+        ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", registry.HOST, registry.CPU_MODEL), TEXT
+    ),
     **dict.fromkeys(("cpu_count", "cpu_affinity"), WHOLE),
     **dict.fromkeys(
         ("xla_flags", "jax_default_matmul_precision", "size", "rounds_asked", "sweep", "sweep_label"), None

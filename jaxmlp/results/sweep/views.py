@@ -69,7 +69,7 @@ def pythons_of(rows: pd.DataFrame) -> dict[str, str]:
     return {str(k): ", ".join(sorted(set(v.astype(str)))) for k, v in ran}
 
 
-STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
+STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", *RESULT_FIELDS]
 
 
 def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
@@ -247,8 +247,8 @@ def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
     processes = first.get("processes")
     calls = rows.groupby("workload")["calls"].first() if {"workload", "calls"} <= set(rows) else pd.Series()
     return {
-        "host": first.get("host"),
-        "cpu_model": first.get("cpu_model"),
+        registry.HOST: first.get(registry.HOST),
+        registry.CPU_MODEL: first.get(registry.CPU_MODEL),
         "python": first.get("python"),
         "dataset": first.get("dataset"),
         "cpu_affinity": _whole(first.get("cpu_affinity")),

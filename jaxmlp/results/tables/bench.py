@@ -74,7 +74,7 @@ def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-SHOWN_METADATA = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
+SHOWN_METADATA = (registry.HOST, registry.CPU_MODEL, "jax", "jaxlib", "torch", "python", "xla_flags")
 
 
 def _joined(run: pd.DataFrame, column: str) -> str:
