@@ -314,50 +314,6 @@ STRICT = Option(
     action="store_true",
 )
 
-SHARED: tuple[Option, ...] = (
-    DATASET,
-    DATA_DIR,
-    LIMIT,
-    DOWNLOAD,
-    BACKEND,
-    PIPELINE,
-    PRECISION,
-    EACH_PIPELINE,
-    EACH_PRECISION,
-    BATCH_SIZE,
-    WORKERS,
-    TRAIN_PROCESSES,
-    SCALING_PROCESSES,
-    OUT,
-    RESULTS,
-    REPORT_OUT,
-    LOGDIR,
-    EPOCHS,
-    TRAIN_EPOCHS,
-    CALLS,
-    COMPILES,
-    TIMEOUT,
-    PIN_CPU,
-    WORKLOAD,
-    VERSIONS,
-    PROCESSES,
-    XLA_FLAGS,
-    TOLERANCE,
-    ENVS,
-    WHEELS,
-    THRESHOLD,
-    ALPHA,
-    STRICT,
-    FIRST,
-    LAST,
-    GOOD,
-    BAD,
-    EARLIER,
-    LATER,
-    EVERY,
-    BUDGET,
-)
-"""Every shared option (the test of the declarations walks them)."""
 
 # --- the Python each release's environment is made with ----------------------------------------------------------
 
@@ -369,8 +325,10 @@ PYTHON = Option(
     action="append",
     metavar="PATH",
 )
-SHARED = (*SHARED, PYTHON)
 MATRIX = (*MATRIX, PYTHON)
+
+SHARED = tuple(dict.fromkeys(v for v in tuple(globals().values()) if isinstance(v, Option)))
+"""Every shared option: each `Option` declared above (the test of the declarations walks them)."""
 
 
 # --- nox -s bench's own switches (the noxfile parses them with this) ---------------------------------------------

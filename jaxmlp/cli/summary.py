@@ -21,6 +21,7 @@ from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.store import index, layout
 from jaxmlp.results.store.frames import Results, load, results
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.store.reading import ReadDocument, Scan, read_document
 from jaxmlp.results.store.writing import ResultsStore, check_folder
 
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
     if document is None and len(shown) > 1:  # a folder of many: its findings first, as the report opens
-        memo = index.IndexMemo(folder, "jaxmlp summary")  # what was computed before (changes, comparisons): kept
+        memo = IndexMemo(folder, "jaxmlp summary")  # what was computed before (changes, comparisons): kept
         past = history.of(found, memo)
         print(render((folder_summary(findings(found, (), folder, past, memo), shown, folder),), args.format))
         if args.everything:

@@ -16,7 +16,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
-from jaxmlp.results.store.index import IndexMemo
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.sweep.compared import Compared, Pair, comparisons, flag_pairs, flags_of
 from jaxmlp.results.tables import shows
 from jaxmlp.stats import RESULT_FIELDS, Comparison
