@@ -28,18 +28,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "inconclusive. Exit 3 when any is slower (or a peak beyond the memory threshold), 1 when a sample is "
         "not a number, 4 with --strict when any is inconclusive (docs/reference/exit-codes.md)."
     )
-    parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)")
-    parser.add_argument("new", help="file or folder of pytest-benchmark JSON")
+    options.add(
+        parser,
+        options.own("baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)"),
+    )
+    options.add(parser, options.own("new", help="file or folder of pytest-benchmark JSON"))
     options.add(parser, *options.DETECTOR)
-    parser.add_argument(
-        "--memory-threshold",
-        type=options.number,
-        default=registry.MEMORY_THRESHOLD,
-        help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
+    options.add(
+        parser,
+        options.own(
+            "--memory-threshold",
+            type=options.number,
+            default=registry.MEMORY_THRESHOLD,
+            help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
+        ),
     )
     options.add(parser, options.STRICT)
-    parser.add_argument(
-        "--fail-on-regression", action="store_true", help="kept for older scripts: the exit code gates without it"
+    options.add(
+        parser,
+        options.own(
+            "--fail-on-regression", action="store_true", help="kept for older scripts: the exit code gates without it"
+        ),
     )
     parser.set_defaults(run=run)
 

@@ -30,11 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "marked for TensorBoard's profile plugin) into a new run folder under --logdir."
     )
     options.add(parser, options.PIPELINE.but(default="scan", why="one program an epoch: the XLA ops, not the loader"))
-    parser.add_argument(
-        "--steps",
-        type=options.whole_number,
-        default=10,
-        help="steps to trace; for scan one step is one epoch (default: %(default)s)",
+    options.add(
+        parser,
+        options.own(
+            "--steps",
+            type=options.whole_number,
+            default=10,
+            help="steps to trace; for scan one step is one epoch (default: %(default)s)",
+        ),
     )
     options.add(
         parser, options.LOGDIR, *options.DATA, options.DOWNLOAD, options.BATCH_SIZE, options.WORKERS, options.BACKEND

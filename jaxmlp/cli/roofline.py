@@ -38,10 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "which ceiling binds."
     )
     options.add(parser, options.BACKEND, options.WORKLOAD, *options.DATA, *options.TIMING, options.OUT)
-    parser.add_argument(
-        "--remeasure-ceilings",
-        action="store_true",
-        help="measure the ceilings again even where this environment's are kept",
+    options.add(
+        parser,
+        options.own(
+            "--remeasure-ceilings",
+            action="store_true",
+            help="measure the ceilings again even where this environment's are kept",
+        ),
     )
     parser.set_defaults(run=run)
 

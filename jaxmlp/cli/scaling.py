@@ -34,11 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is "
         f"traced (into --out's {TRACES}/) for the all-reduce's share."
     )
-    parser.add_argument(
-        "--devices",
-        type=options.whole_number,
-        **options.LIST,
-        help="device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
+    options.add(
+        parser,
+        options.own(
+            "--devices",
+            type=options.whole_number,
+            **options.LIST,
+            help="device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
+        ),
     )
     options.add(
         parser,

@@ -7,6 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
+from jaxmlp.cli import options
 from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.summaries import folder_summary, newest_of_each, summaries
@@ -39,29 +40,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "folder of many, the answer to each question from the newest run that can answer it, per machine (--all: "
         "then the newest result of each kind in full)."
     )
-    parser.add_argument("file", metavar="PATH", help=f"what to summarize: {READS}")
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="text",
-        help="text for a terminal, md for Markdown "
-        "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)",
+    options.add(parser, options.own("file", metavar="PATH", help=f"what to summarize: {READS}"))
+    options.add(
+        parser,
+        options.own(
+            "--format",
+            choices=FORMATS,
+            default="text",
+            help="text for a terminal, md for Markdown "
+            "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)",
+        ),
     )
-    parser.add_argument(
-        "--all",
-        action="store_true",
-        dest="everything",
-        help="every table in full, the long ones "
-        "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
+    options.add(
+        parser,
+        options.own(
+            "--all",
+            action="store_true",
+            dest="everything",
+            help="every table in full, the long ones "
+            "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
+        ),
     )
-    parser.add_argument(
-        "--save",
-        metavar="DIR",
-        help="also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
-        "and under a new name (never over another run), into DIR",
+    options.add(
+        parser,
+        options.own(
+            "--save",
+            metavar="DIR",
+            help="also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
+            "and under a new name (never over another run), into DIR",
+        ),
     )
-    parser.add_argument(
-        "--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"
+    options.add(
+        parser,
+        options.own(
+            "--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"
+        ),
     )
     parser.set_defaults(run=run)
 

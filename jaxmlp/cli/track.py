@@ -31,16 +31,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "inconclusive comparison until it is settled or --budget ends. Exit 0 when nothing is slower, 3 when a "
         "release is slower, 4 when one is inconclusive (--strict), 1 when one could not be measured, 2 on bad usage."
     )
-    parser.add_argument(
-        "--pinned",
-        metavar="VERSION",
-        help="the release you run today: each new release is also compared with it (default: the series' start)",
+    options.add(
+        parser,
+        options.own(
+            "--pinned",
+            metavar="VERSION",
+            help="the release you run today: each new release is also compared with it (default: the series' start)",
+        ),
     )
-    parser.add_argument(
-        "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
+    options.add(
+        parser,
+        options.own(
+            "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
+        ),
     )
-    parser.add_argument(
-        "--message", type=Path, metavar="FILE", help="also write what changed as Markdown into FILE (a comment, a post)"
+    options.add(
+        parser,
+        options.own(
+            "--message",
+            type=Path,
+            metavar="FILE",
+            help="also write what changed as Markdown into FILE (a comment, a post)",
+        ),
     )
     options.add(
         parser,

@@ -31,26 +31,38 @@ DEFAULTS = TrainConfig()
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Train the tutorial's MLP (defaults are the tutorial's) and print its three lines per epoch."
     options.add(parser, options.TRAIN_EPOCHS, options.BATCH_SIZE)
-    parser.add_argument(
-        "--step-size", type=options.number, default=DEFAULTS.step_size, help="SGD step size (default: %(default)s)"
+    options.add(
+        parser,
+        options.own(
+            "--step-size", type=options.number, default=DEFAULTS.step_size, help="SGD step size (default: %(default)s)"
+        ),
     )
     options.add(parser, options.WORKERS, *options.DATA, options.DOWNLOAD)
-    parser.add_argument(
-        "--seed",
-        type=options.whole_number,
-        default=DEFAULTS.seed,
-        help="PRNGKey seed of the initial params (default: %(default)s)",
+    options.add(
+        parser,
+        options.own(
+            "--seed",
+            type=options.whole_number,
+            default=DEFAULTS.seed,
+            help="PRNGKey seed of the initial params (default: %(default)s)",
+        ),
     )
     options.add(parser, options.BACKEND, options.PIPELINE, options.PRECISION, options.TRAIN_PROCESSES, options.TIMEOUT)
-    parser.add_argument(
-        "--json",
-        metavar="PATH",
-        help="write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
-        "or any PATH that ends in /, made if missing) under a new train-<time>-... "
-        "name",
+    options.add(
+        parser,
+        options.own(
+            "--json",
+            metavar="PATH",
+            help="write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
+            "or any PATH that ends in /, made if missing) under a new train-<time>-... "
+            "name",
+        ),
     )
-    parser.add_argument(
-        "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
+    options.add(
+        parser,
+        options.own(
+            "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
+        ),
     )
     parser.set_defaults(run=run)
 

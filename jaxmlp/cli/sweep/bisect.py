@@ -27,10 +27,14 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(parser, *options.BISECT_RANGE)
-    parser.add_argument(
-        "--on",
-        metavar="WORKLOAD",
-        help=f"the workload whose steady state is bisected (default: the first --workload, else {DEFAULT_WORKLOAD})",
+    options.add(
+        parser,
+        options.own(
+            "--on",
+            metavar="WORKLOAD",
+            help="the workload whose steady state is bisected "
+            f"(default: the first --workload, else {DEFAULT_WORKLOAD})",
+        ),
     )
     options.add(parser, *options.DETECTOR)
     add_measuring(parser)

@@ -36,10 +36,15 @@ FROM_MANIFEST = "the manifest sets it for each case"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
+    options.add(
+        parser,
+        options.own(
+            "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
+        ),
     )
-    parser.add_argument("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
+    options.add(
+        parser, options.own("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
+    )
     calls = options.CALLS.but(default=None, why=FROM_MANIFEST, help="timed calls a process (default: the case's)")
     options.add(
         parser,
@@ -51,16 +56,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.PRECISION,
         SWEEP_BACKEND,
     )
-    parser.add_argument(
-        "--slowdown-trials",
-        type=options.whole_number,
-        metavar="N",
-        help="injected-slowdown trials a case, 0 for none (default: the case's)",
+    options.add(
+        parser,
+        options.own(
+            "--slowdown-trials",
+            type=options.whole_number,
+            metavar="N",
+            help="injected-slowdown trials a case, 0 for none (default: the case's)",
+        ),
     )
-    parser.add_argument(
-        "--rescore",
-        metavar="FOLDER",
-        help="score a corpus folder again from its files, measuring nothing (its manifest's `from` fields read)",
+    options.add(
+        parser,
+        options.own(
+            "--rescore",
+            metavar="FOLDER",
+            help="score a corpus folder again from its files, measuring nothing (its manifest's `from` fields read)",
+        ),
     )
     options.add(
         parser,

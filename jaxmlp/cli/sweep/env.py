@@ -15,7 +15,9 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)")
+    options.add(
+        parser, options.own("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)")
+    )
     options.add(parser, options.ENVS, options.WHEELS, options.PYTHON)
 
 

@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--xla_cpu_use_thunk_runtime=false) (default: none)"
         ),
     )
-    parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="releases' environments made by hand")
+    options.add(
+        parser, options.own("--env", metavar="LABEL=PYTHON", **options.LIST, help="releases' environments made by hand")
+    )
 
 
 def run(args: argparse.Namespace) -> int:

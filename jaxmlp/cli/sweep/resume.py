@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jaxmlp.cli import options
 from jaxmlp.flows.sweep import resume
 
 DESCRIPTION = (
@@ -14,7 +15,10 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", metavar="FOLDER", help="the sweep's folder (it holds samples.jsonl and INCOMPLETE)")
+    options.add(
+        parser,
+        options.own("folder", metavar="FOLDER", help="the sweep's folder (it holds samples.jsonl and INCOMPLETE)"),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,16 +17,22 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "versions",
-        nargs="*",
-        metavar="VERSION",
-        help=f"jax/jaxlib releases (default: {' '.join(registry.SWEEP_VERSIONS)})",
+    options.add(
+        parser,
+        options.own(
+            "versions",
+            nargs="*",
+            metavar="VERSION",
+            help=f"jax/jaxlib releases (default: {' '.join(registry.SWEEP_VERSIONS)})",
+        ),
     )
     add_measuring(parser)
     add_matrix(parser)
     options.add(parser, options.STRICT)
-    parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="also measure environments made by hand")
+    options.add(
+        parser,
+        options.own("--env", metavar="LABEL=PYTHON", **options.LIST, help="also measure environments made by hand"),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,8 +32,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.CALLS,
         options.PIN_CPU,
     )
-    parser.add_argument(
-        "--trials", type=options.whole_number, default=20, help="A/A and injected comparisons (default: %(default)s)"
+    options.add(
+        parser,
+        options.own(
+            "--trials",
+            type=options.whole_number,
+            default=20,
+            help="A/A and injected comparisons (default: %(default)s)",
+        ),
     )
     options.add(
         parser,
@@ -41,11 +47,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             default=14, why=measured, help="fresh processes a side of each comparison (default: %(default)s)"
         ),
     )
-    parser.add_argument(
-        "--inject-slowdown",
-        type=options.number,
-        default=0.10,
-        help="the known slowdown, as a fraction (default: %(default)s)",
+    options.add(
+        parser,
+        options.own(
+            "--inject-slowdown",
+            type=options.number,
+            default=0.10,
+            help="the known slowdown, as a fraction (default: %(default)s)",
+        ),
     )
     options.add(parser, *options.DETECTOR, options.OUT)
 

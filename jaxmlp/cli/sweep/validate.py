@@ -23,48 +23,67 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "noise",
-        nargs="*",
-        metavar="FOLDER",
-        help="sweep or timeline folders whose samples give the noise (default: every one under --results)",
+    options.add(
+        parser,
+        options.own(
+            "noise",
+            nargs="*",
+            metavar="FOLDER",
+            help="sweep or timeline folders whose samples give the noise (default: every one under --results)",
+        ),
     )
     options.add(parser, options.RESULTS)
-    parser.add_argument(
-        "--histories", type=options.whole_number, default=200, help="histories a case (default: %(default)s)"
+    options.add(
+        parser,
+        options.own(
+            "--histories", type=options.whole_number, default=200, help="histories a case (default: %(default)s)"
+        ),
     )
-    parser.add_argument(
-        "--seed", type=options.whole_number, default=0, help="the histories' seed (default: %(default)s)"
+    options.add(
+        parser,
+        options.own("--seed", type=options.whole_number, default=0, help="the histories' seed (default: %(default)s)"),
     )
-    parser.add_argument(
-        "--detectors",
-        metavar="DETECTOR",
-        **options.LIST,
-        help="the detectors to validate, of "
-        f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
-        f"(default: {' '.join(DETECTORS)})",
+    options.add(
+        parser,
+        options.own(
+            "--detectors",
+            metavar="DETECTOR",
+            **options.LIST,
+            help="the detectors to validate, of "
+            f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
+            f"(default: {' '.join(DETECTORS)})",
+        ),
     )
-    parser.add_argument(
-        "--penalty",
-        type=options.number,
-        default=changepoints.PENALTY,
-        help="PELT's and binary segmentation's penalty (default: %(default)s)",
+    options.add(
+        parser,
+        options.own(
+            "--penalty",
+            type=options.number,
+            default=changepoints.PENALTY,
+            help="PELT's and binary segmentation's penalty (default: %(default)s)",
+        ),
     )
-    parser.add_argument(
-        "--peer",
-        type=options.whole_number,
-        default=1,
-        metavar="EVERY",
-        help="also run the detector and Apache Otava's on every EVERY-th series of Otava's own test "
-        "suite, one value a point (0: not at all; default: %(default)s, all 110)",
+    options.add(
+        parser,
+        options.own(
+            "--peer",
+            type=options.whole_number,
+            default=1,
+            metavar="EVERY",
+            help="also run the detector and Apache Otava's on every EVERY-th series of Otava's own test "
+            "suite, one value a point (0: not at all; default: %(default)s, all 110)",
+        ),
     )
-    parser.add_argument(
-        "--held-out",
-        type=options.whole_number,
-        metavar="SEED",
-        **options.LIST,
-        help="the peer suite's seeds the detector was not tuned on, reported apart from the tuning seed "
-        f"{peer.SEED} (default: {' '.join(map(str, peer.HELD_OUT))})",
+    options.add(
+        parser,
+        options.own(
+            "--held-out",
+            type=options.whole_number,
+            metavar="SEED",
+            **options.LIST,
+            help="the peer suite's seeds the detector was not tuned on, reported apart from the tuning seed "
+            f"{peer.SEED} (default: {' '.join(map(str, peer.HELD_OUT))})",
+        ),
     )
     options.add(parser, options.OUT)
 
