@@ -31,21 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
         parser,
         options.own("baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)"),
-    )
-    options.add(parser, options.own("new", help="file or folder of pytest-benchmark JSON"))
-    options.add(parser, *options.DETECTOR)
-    options.add(
-        parser,
+        options.own("new", help="file or folder of pytest-benchmark JSON"),
+        *options.DETECTOR,
         options.own(
             "--memory-threshold",
             type=options.number,
             default=registry.MEMORY_THRESHOLD,
             help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
         ),
-    )
-    options.add(parser, options.STRICT)
-    options.add(
-        parser,
+        options.STRICT,
         options.own(
             "--fail-on-regression", action="store_true", help="kept for older scripts: the exit code gates without it"
         ),

@@ -346,19 +346,16 @@ SHARED = tuple(dict.fromkeys(v for v in tuple(globals().values()) if isinstance(
 def bench_session() -> argparse.ArgumentParser:
     """The switches of ``nox -s bench -- ...`` (the rest goes to pytest)."""
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
-    add(parser, own("--full", action="store_true", help="more sizes and rounds"))
-    add(parser, own("--profile", action="store_true", help="also capture one XLA trace per pipeline"))
     add(
         parser,
+        own("--full", action="store_true", help="more sizes and rounds"),
+        own("--profile", action="store_true", help="also capture one XLA trace per pipeline"),
         own(
             "--upgrade",
             action="store_true",
             help="install the newest jax and jaxlib again into the reused environment "
             "(nox keeps the first it installed)",
         ),
-    )
-    add(
-        parser,
         own(
             "--preinstalled",
             action="store_true",

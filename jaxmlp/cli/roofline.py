@@ -37,9 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "attainable time = max(flops / FLOP rate, bytes / bandwidth), measured / attainable and "
         "which ceiling binds."
     )
-    options.add(parser, options.BACKEND, options.WORKLOAD, *options.DATA, *options.TIMING, options.OUT)
     options.add(
         parser,
+        options.BACKEND,
+        options.WORKLOAD,
+        *options.DATA,
+        *options.TIMING,
+        options.OUT,
         options.own(
             "--remeasure-ceilings",
             action="store_true",

@@ -42,9 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             **options.LIST,
             help="device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
         ),
-    )
-    options.add(
-        parser,
         options.SCALING_PROCESSES,
         options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
         *options.DATA,

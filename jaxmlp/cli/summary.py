@@ -40,9 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "folder of many, the answer to each question from the newest run that can answer it, per machine (--all: "
         "then the newest result of each kind in full)."
     )
-    options.add(parser, options.own("file", metavar="PATH", help=f"what to summarize: {READS}"))
     options.add(
         parser,
+        options.own("file", metavar="PATH", help=f"what to summarize: {READS}"),
         options.own(
             "--format",
             choices=FORMATS,
@@ -50,9 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help="text for a terminal, md for Markdown "
             "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--all",
             action="store_true",
@@ -60,18 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help="every table in full, the long ones "
             "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--save",
             metavar="DIR",
             help="also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
             "and under a new name (never over another run), into DIR",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"
         ),

@@ -20,9 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C (exit 130)."
     )
-    options.add(parser, options.LOGDIR)
     options.add(
         parser,
+        options.LOGDIR,
         options.own(
             "--port",
             type=options.whole_number,

@@ -38,24 +38,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="VERSION",
             help="the release you run today: each new release is also compared with it (default: the series' start)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--message",
             type=Path,
             metavar="FILE",
             help="also write what changed as Markdown into FILE (a comment, a post)",
         ),
-    )
-    options.add(
-        parser,
         options.WORKLOAD.but(
             help=f"also track these workloads: built-ins ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, "
             f"path/to/file.py:make or module:make (the MLP epoch, {EPOCH}, always)"

@@ -30,26 +30,27 @@ DEFAULTS = TrainConfig()
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Train the tutorial's MLP (defaults are the tutorial's) and print its three lines per epoch."
-    options.add(parser, options.TRAIN_EPOCHS, options.BATCH_SIZE)
     options.add(
         parser,
+        options.TRAIN_EPOCHS,
+        options.BATCH_SIZE,
         options.own(
             "--step-size", type=options.number, default=DEFAULTS.step_size, help="SGD step size (default: %(default)s)"
         ),
-    )
-    options.add(parser, options.WORKERS, *options.DATA, options.DOWNLOAD)
-    options.add(
-        parser,
+        options.WORKERS,
+        *options.DATA,
+        options.DOWNLOAD,
         options.own(
             "--seed",
             type=options.whole_number,
             default=DEFAULTS.seed,
             help="PRNGKey seed of the initial params (default: %(default)s)",
         ),
-    )
-    options.add(parser, options.BACKEND, options.PIPELINE, options.PRECISION, options.TRAIN_PROCESSES, options.TIMEOUT)
-    options.add(
-        parser,
+        options.BACKEND,
+        options.PIPELINE,
+        options.PRECISION,
+        options.TRAIN_PROCESSES,
+        options.TIMEOUT,
         options.own(
             "--json",
             metavar="PATH",
@@ -57,9 +58,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "or any PATH that ends in /, made if missing) under a new train-<time>-... "
             "name",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
         ),

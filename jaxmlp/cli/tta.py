@@ -44,27 +44,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             default=DEFAULTS.target,
             help="test accuracy to reach, a fraction (default: %(default)s)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--runs",
             type=options.whole_number,
             default=DEFAULTS.runs,
             help="runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--eval-every",
             type=options.whole_number,
             metavar="STEPS",
             help="evaluate every STEPS training steps (default: after every epoch)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--max-epochs",
             type=options.whole_number,
@@ -72,9 +63,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help="a run that has not reached the target after this many epochs stops and says so "
             "(default: %(default)s)",
         ),
-    )
-    options.add(
-        parser,
         options.EACH_PIPELINE,
         options.EACH_PRECISION,
         options.BATCH_SIZE,

@@ -26,17 +26,17 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add(parser, *options.BISECT_RANGE)
     options.add(
         parser,
+        *options.BISECT_RANGE,
         options.own(
             "--on",
             metavar="WORKLOAD",
             help="the workload whose steady state is bisected "
             f"(default: the first --workload, else {DEFAULT_WORKLOAD})",
         ),
+        *options.DETECTOR,
     )
-    options.add(parser, *options.DETECTOR)
     add_measuring(parser)
     add_matrix(parser)  # no --env: the releases between come from the index, each made here
 

@@ -41,9 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.own(
             "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
         ),
-    )
-    options.add(
-        parser, options.own("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)")
+        options.own("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)"),
     )
     calls = options.CALLS.but(default=None, why=FROM_MANIFEST, help="timed calls a process (default: the case's)")
     options.add(
@@ -55,26 +53,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.PIN_CPU,
         options.PRECISION,
         SWEEP_BACKEND,
-    )
-    options.add(
-        parser,
         options.own(
             "--slowdown-trials",
             type=options.whole_number,
             metavar="N",
             help="injected-slowdown trials a case, 0 for none (default: the case's)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--rescore",
             metavar="FOLDER",
             help="score a corpus folder again from its files, measuring nothing (its manifest's `from` fields read)",
         ),
-    )
-    options.add(
-        parser,
         options.PROCESSES.but(default=None, why=FROM_MANIFEST, help="processes a release (default: the case's)"),
         options.TOLERANCE,
         options.ENVS,

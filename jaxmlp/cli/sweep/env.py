@@ -16,9 +16,12 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
-        parser, options.own("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)")
+        parser,
+        options.own("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)"),
+        options.ENVS,
+        options.WHEELS,
+        options.PYTHON,
     )
-    options.add(parser, options.ENVS, options.WHEELS, options.PYTHON)
 
 
 def run(args: argparse.Namespace) -> int:

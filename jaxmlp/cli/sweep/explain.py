@@ -19,11 +19,14 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add(parser, *options.EXPLAIN_RANGE)
     options.add(
-        parser, options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: {DEFAULT_WORKLOAD})")
+        parser,
+        *options.EXPLAIN_RANGE,
+        options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: {DEFAULT_WORKLOAD})"),
+        *options.DATA,
+        *options.TIMING,
+        options.PIN_CPU,
     )
-    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU)
     add_matrix(
         parser,
         options.PROCESSES.but(

@@ -28,9 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_measuring(parser)
     add_matrix(parser)
-    options.add(parser, options.STRICT)
     options.add(
         parser,
+        options.STRICT,
         options.own("--env", metavar="LABEL=PYTHON", **options.LIST, help="also measure environments made by hand"),
     )
 

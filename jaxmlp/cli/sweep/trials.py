@@ -31,32 +31,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.EPOCHS.but(default=16, why=measured),
         options.CALLS,
         options.PIN_CPU,
-    )
-    options.add(
-        parser,
         options.own(
             "--trials",
             type=options.whole_number,
             default=20,
             help="A/A and injected comparisons (default: %(default)s)",
         ),
-    )
-    options.add(
-        parser,
         options.PROCESSES.but(
             default=14, why=measured, help="fresh processes a side of each comparison (default: %(default)s)"
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--inject-slowdown",
             type=options.number,
             default=0.10,
             help="the known slowdown, as a fraction (default: %(default)s)",
         ),
+        *options.DETECTOR,
+        options.OUT,
     )
-    options.add(parser, *options.DETECTOR, options.OUT)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,20 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="FOLDER",
             help="sweep or timeline folders whose samples give the noise (default: every one under --results)",
         ),
-    )
-    options.add(parser, options.RESULTS)
-    options.add(
-        parser,
+        options.RESULTS,
         options.own(
             "--histories", type=options.whole_number, default=200, help="histories a case (default: %(default)s)"
         ),
-    )
-    options.add(
-        parser,
         options.own("--seed", type=options.whole_number, default=0, help="the histories' seed (default: %(default)s)"),
-    )
-    options.add(
-        parser,
         options.own(
             "--detectors",
             metavar="DETECTOR",
@@ -53,18 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
             f"(default: {' '.join(DETECTORS)})",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--penalty",
             type=options.number,
             default=changepoints.PENALTY,
             help="PELT's and binary segmentation's penalty (default: %(default)s)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--peer",
             type=options.whole_number,
@@ -73,9 +58,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help="also run the detector and Apache Otava's on every EVERY-th series of Otava's own test "
             "suite, one value a point (0: not at all; default: %(default)s, all 110)",
         ),
-    )
-    options.add(
-        parser,
         options.own(
             "--held-out",
             type=options.whole_number,
@@ -84,8 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             help="the peer suite's seeds the detector was not tuned on, reported apart from the tuning seed "
             f"{peer.SEED} (default: {' '.join(map(str, peer.HELD_OUT))})",
         ),
+        options.OUT,
     )
-    options.add(parser, options.OUT)
 
 
 def run(args: argparse.Namespace) -> int:
