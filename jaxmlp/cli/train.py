@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -172,6 +172,16 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
         said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise JaxmlpError(f"process {joined[0]} of {joined[1]} stopped: {said[-300:]}") from None
     last = records[-1]
+    print(_summary(records, datasets.name))
+    if writes:
+        path = _write(args, config, datasets, result.records, result.metadata)
+        print(f"Wrote {count(len(records), 'epoch record')} to {path}")
+    return EXIT_DIVERGED if last.diverged else 0
+
+
+def _summary(records: Sequence[EpochRecord], dataset: str) -> str:
+    """The run's last line: its accuracies (or where it diverged) and its steady epoch time."""
+    last = records[-1]
     steady = steady_state_seconds([r.epoch_seconds for r in records])
     timed = (
         f"epoch time {tutorial_seconds(steady)} (median of epochs 1-{len(records) - 1})"
@@ -179,18 +189,13 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
         else f"epoch 0 took {tutorial_seconds(records[0].epoch_seconds)} (with its first-epoch costs; no later epoch "
         "to time)"
     )
-    label = f" [{registry.SYNTHETIC_LABEL}]" if datasets.name == registry.SYNTHETIC else ""
+    label = f" [{registry.SYNTHETIC_LABEL}]" if dataset == registry.SYNTHETIC else ""
     if last.diverged:
-        print(f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}")
-    else:
-        print(
-            f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
-            f"{count(len(records), 'epoch')}; {timed}{label}"
-        )
-    if writes:
-        path = _write(args, config, datasets, result.records, result.metadata)
-        print(f"Wrote {count(len(records), 'epoch record')} to {path}")
-    return EXIT_DIVERGED if last.diverged else 0
+        return f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}"
+    return (
+        f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
+        f"{count(len(records), 'epoch')}; {timed}{label}"
+    )
 
 
 def _write(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -56,15 +56,7 @@ def search(
     matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
     target, spec = flow.bisected(measuring.workloads, settings.on)
     measuring = replace(measuring, workloads=(spec,))  # only the bisected workload is measured
-    between = candidates[1:-1]
-    print(
-        f"Bisecting {len(between)} release(s) between {settings.good} and {settings.bad} "
-        f"({', '.join(between) or 'none'}) on the steady state of {target}: about "
-        f"{bisection.expected_releases(len(between))} releases measured, {matrix.processes} processes each a probe"
-    )
-    store = ResultsStore(out)
-    folder = new_dir(store.folder, layout.name(layout.BISECT))
-    print(f"Probes go into {folder}")
+    folder = _opened(settings, candidates, target, matrix.processes, out)
 
     probes: list[str] = []  # the probes filed, in order
     checked: dict[str, str] = {}  # the releases the search for the first that fails checked so far
@@ -97,19 +89,50 @@ def search(
             flow.Known(known[0], told) if known else None,
         )
     except BaseException as e:
-        if not any(folder.iterdir()):  # no probe finished: leave nothing behind
-            folder.rmdir()
-        elif isinstance(e, KeyboardInterrupt):  # its one line says what is kept
-            stopped = e if isinstance(e, Interrupted) else Interrupted()
-            stopped.kept = f"the finished probes stay in {folder}" + _checked(checked)
-            raise stopped from None
-        else:
-            print(f"The finished probes stay in {folder}", file=sys.stderr)
+        _left(e, folder, checked)
         raise
     line = bisection.answer_line(result)
     seconds = time.monotonic() - start
     given = recorded(settings, target, measuring, matrix, detector)
     doc = BisectDocument(metadata(), {**given, "probes_read": read} if read else given, result, line, seconds)
+    return _filed(doc, folder, probes, explained, lambda: explain_answer(result, measuring, spec, matrix, folder))
+
+
+def _opened(settings: Bisect, candidates: Sequence[str], target: str, processes: int, out: Path) -> Path:
+    """What the bisection will measure, said; its new folder under ``out``."""
+    between = candidates[1:-1]
+    print(
+        f"Bisecting {len(between)} release(s) between {settings.good} and {settings.bad} "
+        f"({', '.join(between) or 'none'}) on the steady state of {target}: about "
+        f"{bisection.expected_releases(len(between))} releases measured, {processes} processes each a probe"
+    )
+    folder = new_dir(ResultsStore(out).folder, layout.name(layout.BISECT))
+    print(f"Probes go into {folder}")
+    return folder
+
+
+def _left(e: BaseException, folder: Path, checked: dict[str, str]) -> None:
+    """A bisection stopped or failed: an empty folder removed; else what it keeps said (a stop's one line says it)."""
+    if not any(folder.iterdir()):  # no probe finished: leave nothing behind
+        folder.rmdir()
+    elif isinstance(e, KeyboardInterrupt):  # its one line says what is kept
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        stopped.kept = f"the finished probes stay in {folder}" + _checked(checked)
+        raise stopped from None
+    else:
+        print(f"The finished probes stay in {folder}", file=sys.stderr)
+
+
+def _filed(
+    doc: BisectDocument,
+    folder: Path,
+    probes: Sequence[str],
+    explained: Mapping[tuple[str, str], str] | None,
+    explain: Callable[[], object],
+) -> BisectOutcome:
+    """The bisection's file written beside its probes and said; then its answer explained (``explain``) unless
+    ``explained`` names an explanation of it already made; a failure exits `EXIT_FAILED`, unexplained."""
+    result, line = doc.bisection, doc.line
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
     print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
     print(f"Wrote {path}, beside the probes' folders ({', '.join(probes)})")  # a probe that met a failure too
@@ -121,7 +144,7 @@ def search(
     if already:
         print(f"\nThe answer {result.after} -> {result.first} is explained already, in {already}: not again")
     else:
-        explain_answer(result, measuring, spec, matrix, folder)
+        explain()
     return BisectOutcome(folder, result, 0)
 
 
