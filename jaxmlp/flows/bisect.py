@@ -65,9 +65,6 @@ def search(
         files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
         probes.append(layout.probe_folder(number))
 
-    def record_check(release: str, said: str) -> None:
-        checked[release] = said
-
     read: dict[str, str] = {}  # the probes that read ``known``'s samples: where from
 
     def told(number: int, names: list[str]) -> None:
@@ -85,7 +82,7 @@ def search(
             print,
             _said,
             progress_bar,
-            record_check,
+            checked.__setitem__,  # each release checked for the first that fails, as it is
             flow.Known(known[0], told) if known else None,
         )
     except BaseException as e:
