@@ -94,9 +94,8 @@ def run(args: argparse.Namespace) -> int:
     return _measure(args, settings, processes, cluster)
 
 
-def _measure(
-    args: argparse.Namespace, settings: scaling.Scaling, processes: tuple[int, ...], cluster: tuple[int, int] | None
-) -> int:
+def _devices(args: argparse.Namespace) -> tuple[int, ...]:
+    """The device counts asked for (else the backend's default), checked against the devices visible."""
     visible = scaling.visible_devices(args.backend)
     devices = tuple(args.devices or scaling.default_devices(args.backend, visible))
     if args.backend == "gpu" and max(devices) > visible:
@@ -110,12 +109,17 @@ def _measure(
         )
     if args.backend != "cpu" and visible == 1:
         print(f"jaxmlp scaling: one {args.backend.upper()} visible: N = 1 only (scaling needs more than one)")
-    pairs, left = scaling.plan(devices, processes)
-    speaker = cluster is None or cluster[0] == 0
-    if cluster is not None:  # the cluster's processes all run its P together, first; then process 0 alone the rest
-        pairs = [pair for pair in pairs if pair[1] > 1] + ([pair for pair in pairs if pair[1] == 1] if speaker else [])
-    if not pairs:
-        raise JaxmlpError("no device count splits evenly over the process counts asked for: " + "; ".join(left))
+    return devices
+
+
+def _say_plan(
+    args: argparse.Namespace,
+    devices: tuple[int, ...],
+    processes: tuple[int, ...],
+    cluster: tuple[int, int] | None,
+    left: list[str],
+) -> None:
+    """What the call measures, each process's time limit and the counts it leaves out, said first."""
     how = (
         f"processes {', '.join(map(str, processes))} ({distributed.launcher()}'s for P > 1)"
         if cluster
@@ -136,6 +140,19 @@ def _measure(
     print(f"Time limit of each process: {limit} (--timeout)", flush=True)
     for line in left:
         print(line, flush=True)
+
+
+def _measure(
+    args: argparse.Namespace, settings: scaling.Scaling, processes: tuple[int, ...], cluster: tuple[int, int] | None
+) -> int:
+    devices = _devices(args)
+    pairs, left = scaling.plan(devices, processes)
+    speaker = cluster is None or cluster[0] == 0
+    if cluster is not None:  # the cluster's processes all run its P together, first; then process 0 alone the rest
+        pairs = [pair for pair in pairs if pair[1] > 1] + ([pair for pair in pairs if pair[1] == 1] if speaker else [])
+    if not pairs:
+        raise JaxmlpError("no device count splits evenly over the process counts asked for: " + "; ".join(left))
+    _say_plan(args, devices, processes, cluster, left)
     traces = Path(args.out) / TRACES
 
     def trace_dir(these: scaling.Scaling) -> str | None:
