@@ -30,18 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add(
         parser,
-        options.own("baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)"),
-        options.own("new", help="file or folder of pytest-benchmark JSON"),
+        options.own("baseline", "file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)"),
+        options.own("new", "file or folder of pytest-benchmark JSON"),
         *options.DETECTOR,
         options.own(
             "--memory-threshold",
-            type=options.number,
-            default=registry.MEMORY_THRESHOLD,
-            help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
+            "flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
+            registry.MEMORY_THRESHOLD,
+            options.number,
         ),
         options.STRICT,
         options.own(
-            "--fail-on-regression", action="store_true", help="kept for older scripts: the exit code gates without it"
+            "--fail-on-regression", "kept for older scripts: the exit code gates without it", action="store_true"
         ),
     )
     parser.set_defaults(run=run)

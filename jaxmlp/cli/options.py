@@ -89,9 +89,11 @@ def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *options: Opt
         option.add(parser)
 
 
-def own(*flags: str, help: str, **given: Any) -> Option:
+def own(
+    flags: str | tuple[str, ...], help: str, default: Any = None, type: Callable[[str], Any] | None = None, **given: Any
+) -> Option:
     """An option one command alone takes, declared beside that command (added with `add`, as a shared one is)."""
-    return Option(flags, help, shared=False, **given)
+    return Option((flags,) if isinstance(flags, str) else flags, help, default, type, shared=False, **given)
 
 
 LIST: dict[str, Any] = {"action": "extend", "nargs": "+"}
@@ -348,18 +350,17 @@ def bench_session() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
     add(
         parser,
-        own("--full", action="store_true", help="more sizes and rounds"),
-        own("--profile", action="store_true", help="also capture one XLA trace per pipeline"),
+        own("--full", "more sizes and rounds", action="store_true"),
+        own("--profile", "also capture one XLA trace per pipeline", action="store_true"),
         own(
             "--upgrade",
+            "install the newest jax and jaxlib again into the reused environment (nox keeps the first it installed)",
             action="store_true",
-            help="install the newest jax and jaxlib again into the reused environment "
-            "(nox keeps the first it installed)",
         ),
         own(
             "--preinstalled",
+            "install nothing: jax, torch and the rest are installed already (with `nox --no-venv`)",
             action="store_true",
-            help="install nothing: jax, torch and the rest are installed already (with `nox --no-venv`)",
         ),
     )
     return parser

@@ -33,10 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         options.PIPELINE.but(default="scan", why="one program an epoch: the XLA ops, not the loader"),
         options.own(
-            "--steps",
-            type=options.whole_number,
-            default=10,
-            help="steps to trace; for scan one step is one epoch (default: %(default)s)",
+            "--steps", "steps to trace; for scan one step is one epoch (default: %(default)s)", 10, options.whole_number
         ),
         options.LOGDIR,
         *options.DATA,

@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.OUT,
         options.own(
             "--remeasure-ceilings",
+            "measure the ceilings again even where this environment's are kept",
             action="store_true",
-            help="measure the ceilings again even where this environment's are kept",
         ),
     )
     parser.set_defaults(run=run)

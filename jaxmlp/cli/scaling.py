@@ -38,9 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         options.own(
             "--devices",
-            type=options.whole_number,
+            "device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
+            None,
+            options.whole_number,
             **options.LIST,
-            help="device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
         ),
         options.SCALING_PROCESSES,
         options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),

@@ -42,30 +42,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add(
         parser,
-        options.own("file", metavar="PATH", help=f"what to summarize: {READS}"),
+        options.own("file", f"what to summarize: {READS}", metavar="PATH"),
         options.own(
             "--format",
-            choices=FORMATS,
-            default="text",
-            help="text for a terminal, md for Markdown "
+            "text for a terminal, md for Markdown "
             "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)",
+            "text",
+            choices=FORMATS,
         ),
         options.own(
             "--all",
+            "every table in full, the long ones "
+            "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
             action="store_true",
             dest="everything",
-            help="every table in full, the long ones "
-            "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
         ),
         options.own(
             "--save",
-            metavar="DIR",
-            help="also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
+            "also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
             "and under a new name (never over another run), into DIR",
+            metavar="DIR",
         ),
-        options.own(
-            "--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"
-        ),
+        options.own("--name", f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"),
     )
     parser.set_defaults(run=run)
 

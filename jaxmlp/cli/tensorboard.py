@@ -24,10 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         options.LOGDIR,
         options.own(
-            "--port",
-            type=options.whole_number,
-            default=6006,
-            help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)",
+            "--port", "port on 127.0.0.1; 0 picks a free one (default: %(default)s)", 6006, options.whole_number
         ),
     )
     parser.set_defaults(run=run)

@@ -35,17 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         options.own(
             "--pinned",
+            "the release you run today: each new release is also compared with it (default: the series' start)",
             metavar="VERSION",
-            help="the release you run today: each new release is also compared with it (default: the series' start)",
         ),
+        options.own("--site", "also write the static site of every tracked series into DIR", None, Path, metavar="DIR"),
         options.own(
-            "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
-        ),
-        options.own(
-            "--message",
-            type=Path,
-            metavar="FILE",
-            help="also write what changed as Markdown into FILE (a comment, a post)",
+            "--message", "also write what changed as Markdown into FILE (a comment, a post)", None, Path, metavar="FILE"
         ),
         options.WORKLOAD.but(
             help=f"also track these workloads: built-ins ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, "

@@ -34,17 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         options.TRAIN_EPOCHS,
         options.BATCH_SIZE,
-        options.own(
-            "--step-size", type=options.number, default=DEFAULTS.step_size, help="SGD step size (default: %(default)s)"
-        ),
+        options.own("--step-size", "SGD step size (default: %(default)s)", DEFAULTS.step_size, options.number),
         options.WORKERS,
         *options.DATA,
         options.DOWNLOAD,
         options.own(
-            "--seed",
-            type=options.whole_number,
-            default=DEFAULTS.seed,
-            help="PRNGKey seed of the initial params (default: %(default)s)",
+            "--seed", "PRNGKey seed of the initial params (default: %(default)s)", DEFAULTS.seed, options.whole_number
         ),
         options.BACKEND,
         options.PIPELINE,
@@ -53,13 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.TIMEOUT,
         options.own(
             "--json",
-            metavar="PATH",
-            help="write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
+            "write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
             "or any PATH that ends in /, made if missing) under a new train-<time>-... "
             "name",
+            metavar="PATH",
         ),
         options.own(
-            "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
+            "--progress", "a progress bar (default: on a terminal only)", action=argparse.BooleanOptionalAction
         ),
     )
     parser.set_defaults(run=run)

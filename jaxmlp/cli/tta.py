@@ -39,29 +39,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
         parser,
         options.own(
-            "--target",
-            type=options.number,
-            default=DEFAULTS.target,
-            help="test accuracy to reach, a fraction (default: %(default)s)",
+            "--target", "test accuracy to reach, a fraction (default: %(default)s)", DEFAULTS.target, options.number
         ),
         options.own(
             "--runs",
-            type=options.whole_number,
-            default=DEFAULTS.runs,
-            help="runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)",
+            "runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)",
+            DEFAULTS.runs,
+            options.whole_number,
         ),
         options.own(
             "--eval-every",
-            type=options.whole_number,
+            "evaluate every STEPS training steps (default: after every epoch)",
+            None,
+            options.whole_number,
             metavar="STEPS",
-            help="evaluate every STEPS training steps (default: after every epoch)",
         ),
         options.own(
             "--max-epochs",
-            type=options.whole_number,
-            default=DEFAULTS.max_epochs,
-            help="a run that has not reached the target after this many epochs stops and says so "
-            "(default: %(default)s)",
+            "a run that has not reached the target after this many epochs stops and says so (default: %(default)s)",
+            DEFAULTS.max_epochs,
+            options.whole_number,
         ),
         options.EACH_PIPELINE,
         options.EACH_PRECISION,

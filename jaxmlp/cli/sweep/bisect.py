@@ -31,9 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         *options.BISECT_RANGE,
         options.own(
             "--on",
+            f"the workload whose steady state is bisected (default: the first --workload, else {DEFAULT_WORKLOAD})",
             metavar="WORKLOAD",
-            help="the workload whose steady state is bisected "
-            f"(default: the first --workload, else {DEFAULT_WORKLOAD})",
         ),
         *options.DETECTOR,
     )

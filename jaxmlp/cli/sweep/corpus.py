@@ -38,10 +38,8 @@ FROM_MANIFEST = "the manifest sets it for each case"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
         parser,
-        options.own(
-            "manifest", nargs="?", default=str(MANIFEST), metavar="MANIFEST", help="the corpus (default: %(default)s)"
-        ),
-        options.own("--cases", metavar="NAME", **options.LIST, help="only these cases (default: every one)"),
+        options.own("manifest", "the corpus (default: %(default)s)", str(MANIFEST), nargs="?", metavar="MANIFEST"),
+        options.own("--cases", "only these cases (default: every one)", metavar="NAME", **options.LIST),
     )
     calls = options.CALLS.but(default=None, why=FROM_MANIFEST, help="timed calls a process (default: the case's)")
     options.add(
@@ -55,14 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         SWEEP_BACKEND,
         options.own(
             "--slowdown-trials",
-            type=options.whole_number,
+            "injected-slowdown trials a case, 0 for none (default: the case's)",
+            None,
+            options.whole_number,
             metavar="N",
-            help="injected-slowdown trials a case, 0 for none (default: the case's)",
         ),
         options.own(
             "--rescore",
+            "score a corpus folder again from its files, measuring nothing (its manifest's `from` fields read)",
             metavar="FOLDER",
-            help="score a corpus folder again from its files, measuring nothing (its manifest's `from` fields read)",
         ),
         options.PROCESSES.but(default=None, why=FROM_MANIFEST, help="processes a release (default: the case's)"),
         options.TOLERANCE,

@@ -17,7 +17,7 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
         parser,
-        options.own("versions", nargs="+", metavar="VERSION", help="jax/jaxlib releases (e.g. 0.6.2 0.8.3)"),
+        options.own("versions", "jax/jaxlib releases (e.g. 0.6.2 0.8.3)", nargs="+", metavar="VERSION"),
         options.ENVS,
         options.WHEELS,
         options.PYTHON,

@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     options.add(
-        parser, options.own("--env", metavar="LABEL=PYTHON", **options.LIST, help="releases' environments made by hand")
+        parser, options.own("--env", "releases' environments made by hand", metavar="LABEL=PYTHON", **options.LIST)
     )
 
 

@@ -17,7 +17,7 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
         parser,
-        options.own("folder", metavar="FOLDER", help="the sweep's folder (it holds samples.jsonl and INCOMPLETE)"),
+        options.own("folder", "the sweep's folder (it holds samples.jsonl and INCOMPLETE)", metavar="FOLDER"),
     )
 
 

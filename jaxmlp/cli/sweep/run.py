@@ -21,9 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         options.own(
             "versions",
+            f"jax/jaxlib releases (default: {' '.join(registry.SWEEP_VERSIONS)})",
             nargs="*",
             metavar="VERSION",
-            help=f"jax/jaxlib releases (default: {' '.join(registry.SWEEP_VERSIONS)})",
         ),
     )
     add_measuring(parser)
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
         parser,
         options.STRICT,
-        options.own("--env", metavar="LABEL=PYTHON", **options.LIST, help="also measure environments made by hand"),
+        options.own("--env", "also measure environments made by hand", metavar="LABEL=PYTHON", **options.LIST),
     )
 
 

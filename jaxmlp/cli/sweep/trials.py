@@ -31,20 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.EPOCHS.but(default=16, why=measured),
         options.CALLS,
         options.PIN_CPU,
-        options.own(
-            "--trials",
-            type=options.whole_number,
-            default=20,
-            help="A/A and injected comparisons (default: %(default)s)",
-        ),
+        options.own("--trials", "A/A and injected comparisons (default: %(default)s)", 20, options.whole_number),
         options.PROCESSES.but(
             default=14, why=measured, help="fresh processes a side of each comparison (default: %(default)s)"
         ),
         options.own(
-            "--inject-slowdown",
-            type=options.number,
-            default=0.10,
-            help="the known slowdown, as a fraction (default: %(default)s)",
+            "--inject-slowdown", "the known slowdown, as a fraction (default: %(default)s)", 0.10, options.number
         ),
         *options.DETECTOR,
         options.OUT,

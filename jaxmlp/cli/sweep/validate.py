@@ -27,44 +27,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser,
         options.own(
             "noise",
+            "sweep or timeline folders whose samples give the noise (default: every one under --results)",
             nargs="*",
             metavar="FOLDER",
-            help="sweep or timeline folders whose samples give the noise (default: every one under --results)",
         ),
         options.RESULTS,
-        options.own(
-            "--histories", type=options.whole_number, default=200, help="histories a case (default: %(default)s)"
-        ),
-        options.own("--seed", type=options.whole_number, default=0, help="the histories' seed (default: %(default)s)"),
+        options.own("--histories", "histories a case (default: %(default)s)", 200, options.whole_number),
+        options.own("--seed", "the histories' seed (default: %(default)s)", 0, options.whole_number),
         options.own(
             "--detectors",
-            metavar="DETECTOR",
-            **options.LIST,
-            help="the detectors to validate, of "
+            "the detectors to validate, of "
             f"{', '.join(validation.DETECTORS)} (edivisive needs signal-processing-algorithms) "
             f"(default: {' '.join(DETECTORS)})",
+            metavar="DETECTOR",
+            **options.LIST,
         ),
         options.own(
             "--penalty",
-            type=options.number,
-            default=changepoints.PENALTY,
-            help="PELT's and binary segmentation's penalty (default: %(default)s)",
+            "PELT's and binary segmentation's penalty (default: %(default)s)",
+            changepoints.PENALTY,
+            options.number,
         ),
         options.own(
             "--peer",
-            type=options.whole_number,
-            default=1,
-            metavar="EVERY",
-            help="also run the detector and Apache Otava's on every EVERY-th series of Otava's own test "
+            "also run the detector and Apache Otava's on every EVERY-th series of Otava's own test "
             "suite, one value a point (0: not at all; default: %(default)s, all 110)",
+            1,
+            options.whole_number,
+            metavar="EVERY",
         ),
         options.own(
             "--held-out",
-            type=options.whole_number,
+            "the peer suite's seeds the detector was not tuned on, reported apart from the tuning seed "
+            f"{peer.SEED} (default: {' '.join(map(str, peer.HELD_OUT))})",
+            None,
+            options.whole_number,
             metavar="SEED",
             **options.LIST,
-            help="the peer suite's seeds the detector was not tuned on, reported apart from the tuning seed "
-            f"{peer.SEED} (default: {' '.join(map(str, peer.HELD_OUT))})",
         ),
         options.OUT,
     )
