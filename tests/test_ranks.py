@@ -3,9 +3,8 @@
 
 import pytest
 
-from jaxmlp.flows import meeting as meetings
 from jaxmlp.flows import ranks as sweep_ranks
-from jaxmlp.flows.meeting import job_key
+from jaxmlp.flows.ranks import job_key
 
 SBATCH = {"SLURM_JOB_ID": "81", "SLURM_STEP_ID": "0"}  # what a step inside sbatch sets
 OPEN_MPI = {"OMPI_MCA_ess_base_jobid": "3107", "PMIX_NAMESPACE": "prterun-host-3107@1"}
@@ -34,9 +33,9 @@ def test_ranks_that_see_other_launchers_variables_meet_in_one_file(monkeypatch, 
         env = {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", **OPEN_MPI, "SLURM_JOB_ID": "81", **extra}
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        ranks = meetings.Ranks.found()
+        ranks = sweep_ranks.Ranks.found()
         assert ranks is not None
-        names.add(meetings.meeting_file(tmp_path, ranks).name)
+        names.add(sweep_ranks.meeting_file(tmp_path, ranks).name)
     assert names == {".jaxmlp-meeting-3107"}
 
 
@@ -58,7 +57,7 @@ def test_ranks_1_on_measure_rank_0s_plan_without_probing(tmp_path, monkeypatch):
         {r.name: r for r in cells}, {r.name: Outcome("ok") for r in cells}, {r.name: 1.0 for r in cells}, {}
     )
     RunLog(tmp_path).start(Plan(tuple(cells), probed, {}, Matrix(processes=6, share=(0, 2)), 42.0))
-    ranks = meetings.Ranks(1, 2, "node-b", "job")
+    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
     plan = sweep_ranks.rank_0_plan(tmp_path, ranks)
     assert (plan.matrix.processes, plan.limit, list(plan.probed.runners)) == (6, 42.0, [r.name for r in cells])
 
@@ -86,20 +85,20 @@ def test_ranks_1_on_measure_rank_0s_plan_without_probing(tmp_path, monkeypatch):
 def test_the_meeting_names_the_folder_beside_it_and_a_stale_one_is_ignored(tmp_path, monkeypatch):
     """The meeting file holds the folder's name (each rank joins it to its own path of the shared folder) and when
     the launch started: a file left by an earlier launch is not met, and rank 0 replaces it."""
-    ranks = meetings.Ranks(1, 2, "node-b", "job")
+    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
     meeting = tmp_path / ".jaxmlp-meeting-job"
-    meetings.announce(meeting, tmp_path / "timeline-1")
+    sweep_ranks.announce(meeting, tmp_path / "timeline-1")
     assert '"folder": "timeline-1"' in meeting.read_text()
     elsewhere = tmp_path / "mounted" / "elsewhere"
     elsewhere.mkdir(parents=True)
     meeting.rename(elsewhere / meeting.name)
-    assert meetings.meet(elsewhere / meeting.name, ranks) == elsewhere / "timeline-1"
-    monkeypatch.setattr(meetings, "STARTED", meetings.STARTED + 3600)  # a launch an hour later
-    monkeypatch.setattr(meetings, "MEET_SECONDS", 0.5)
-    with pytest.raises(meetings.JaxmlpError, match="rank 0 did not name its folder within"):
-        meetings.meet(elsewhere / meeting.name, ranks)
-    meetings.announce(elsewhere / meeting.name, elsewhere / "timeline-2")  # the stale file replaced
-    assert meetings.meet(elsewhere / meeting.name, ranks) == elsewhere / "timeline-2"
+    assert sweep_ranks.meet(elsewhere / meeting.name, ranks) == elsewhere / "timeline-1"
+    monkeypatch.setattr(sweep_ranks, "STARTED", sweep_ranks.STARTED + 3600)  # a launch an hour later
+    monkeypatch.setattr(sweep_ranks, "MEET_SECONDS", 0.5)
+    with pytest.raises(sweep_ranks.JaxmlpError, match="rank 0 did not name its folder within"):
+        sweep_ranks.meet(elsewhere / meeting.name, ranks)
+    sweep_ranks.announce(elsewhere / meeting.name, elsewhere / "timeline-2")  # the stale file replaced
+    assert sweep_ranks.meet(elsewhere / meeting.name, ranks) == elsewhere / "timeline-2"
 
 
 def test_a_rank_waiting_on_a_silent_rank_0_gives_up_in_one_line(tmp_path, monkeypatch):
@@ -108,34 +107,34 @@ def test_a_rank_waiting_on_a_silent_rank_0_gives_up_in_one_line(tmp_path, monkey
     import threading
     import time
 
-    monkeypatch.setattr(meetings, "SILENT_SECONDS", 0.6)
-    monkeypatch.setattr(meetings, "HEARTBEAT_SECONDS", 0.05)
-    ranks = meetings.Ranks(1, 2, "node-b", "job")
+    monkeypatch.setattr(sweep_ranks, "SILENT_SECONDS", 0.6)
+    monkeypatch.setattr(sweep_ranks, "HEARTBEAT_SECONDS", 0.05)
+    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
     meeting, case = tmp_path / ".jaxmlp-meeting-job", tmp_path / "case" / ".jaxmlp-meeting-job"
-    meetings.announce(meeting, tmp_path)
-    with meetings.beating(meeting):
+    sweep_ranks.announce(meeting, tmp_path)
+    with sweep_ranks.beating(meeting):
         threading.Timer(1.5, lambda: (case.parent.mkdir(), case.write_text("{}"))).start()
         started = time.monotonic()
-        assert meetings.await_case(case, [], tmp_path, ranks, meetings.Pulse(meeting, ranks))
+        assert sweep_ranks.await_case(case, [], tmp_path, ranks, sweep_ranks.Pulse(meeting, ranks))
         assert time.monotonic() - started > 1.4  # alive for longer than the silence it tolerates
     case.unlink()
-    with pytest.raises(meetings.JaxmlpError, match=r"^rank 1 of 2 on node-b: rank 0 gave no sign for 1 s"):
-        meetings.await_case(case, [], tmp_path, ranks, meetings.Pulse(meeting, ranks))
+    with pytest.raises(sweep_ranks.JaxmlpError, match=r"^rank 1 of 2 on node-b: rank 0 gave no sign for 1 s"):
+        sweep_ranks.await_case(case, [], tmp_path, ranks, sweep_ranks.Pulse(meeting, ranks))
 
 
 def test_waiting_for_rank_0s_plan_reads_its_stop_mark(tmp_path):
     """Rank 0 stopped before it filed its plan: a rank waiting for it says why at once, not after the wait."""
-    sweep_ranks.mark_stopped(tmp_path, meetings.Ranks(0, 2, "node-a", "job"), "stopped by signal 2")
-    with pytest.raises(meetings.JaxmlpError, match=r"^rank 0 on node-a stopped \(stopped by signal 2\)$"):
-        sweep_ranks.rank_0_plan(tmp_path, meetings.Ranks(1, 2, "node-b", "job"))
+    sweep_ranks.mark_stopped(tmp_path, sweep_ranks.Ranks(0, 2, "node-a", "job"), "stopped by signal 2")
+    with pytest.raises(sweep_ranks.JaxmlpError, match=r"^rank 0 on node-a stopped \(stopped by signal 2\)$"):
+        sweep_ranks.rank_0_plan(tmp_path, sweep_ranks.Ranks(1, 2, "node-b", "job"))
 
 
 def test_a_folder_removed_under_a_rank_is_one_line(tmp_path):
-    ranks = meetings.Ranks(1, 2, "node-b", "job")
+    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
     gone = tmp_path / "gone"
-    with pytest.raises(meetings.JaxmlpError, match=r"gone/rank-1.jsonl: No such file or directory: --out must"):
+    with pytest.raises(sweep_ranks.JaxmlpError, match=r"gone/rank-1.jsonl: No such file or directory: --out must"):
         sweep_ranks.rank_log(gone, ranks)
-    with pytest.raises(meetings.JaxmlpError, match="rank-1.done: "):
+    with pytest.raises(sweep_ranks.JaxmlpError, match="rank-1.done: "):
         sweep_ranks.mark_done(gone, ranks)
 
 
@@ -158,13 +157,13 @@ def test_rank_0_stopped_before_its_plan_keeps_a_shared_folder(tmp_path):
     from jaxmlp.results.sweep.files import RunLog
 
     def stopped():
-        raise meetings.JaxmlpError("no cell could be measured")
+        raise sweep_ranks.JaxmlpError("no cell could be measured")
 
     for shared, kept in ((True, True), (False, False)):
         folder = tmp_path / str(shared)
         folder.mkdir()
         sweep_ranks.samples_file(folder, 1).write_text("")
-        with pytest.raises(meetings.JaxmlpError):
+        with pytest.raises(sweep_ranks.JaxmlpError):
             measure_into(RunLog(folder), [], stopped, 0.0, shared=shared)
         assert folder.exists() == kept
 
@@ -172,5 +171,5 @@ def test_rank_0_stopped_before_its_plan_keeps_a_shared_folder(tmp_path):
 def test_a_silent_rank_is_named_with_its_node(tmp_path):
     sample = '{"cell": "a", "round": 1, "result": {"metadata": {"node": "node-b"}, "workloads": {}}}\n'
     sweep_ranks.samples_file(tmp_path, 1).write_text(sample)
-    with pytest.raises(meetings.JaxmlpError, match=r"^rank 1 on node-b sent no sample for 0 s \(twice a process"):
-        sweep_ranks._wait_done(tmp_path, 1, meetings.Ranks(0, 2, "node-a", "job"), 0.3)
+    with pytest.raises(sweep_ranks.JaxmlpError, match=r"^rank 1 on node-b sent no sample for 0 s \(twice a process"):
+        sweep_ranks._wait_done(tmp_path, 1, sweep_ranks.Ranks(0, 2, "node-a", "job"), 0.3)

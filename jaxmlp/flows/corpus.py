@@ -29,8 +29,7 @@ from jaxmlp.flows.corpus_steps import (
     trial_release,
 )
 from jaxmlp.flows.measured import SweepOutcome
-from jaxmlp.flows.meeting import Pulse, Ranks, announce, await_case, beating, meet, meeting_file
-from jaxmlp.flows.ranks import telling
+from jaxmlp.flows.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.flows.timeline import measure as measure_timeline
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.environments import envs, published
