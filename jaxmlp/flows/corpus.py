@@ -29,8 +29,9 @@ from jaxmlp.flows.corpus_steps import (
     trial_release,
 )
 from jaxmlp.flows.measured import SweepOutcome
-from jaxmlp.flows.ranks import Pulse, Ranks, announce, await_case, beating, meet, meeting_file, telling
+from jaxmlp.flows.ranks import Pulse, announce, await_case, beating, meet, meeting_file, telling
 from jaxmlp.flows.timeline import measure as measure_timeline
+from jaxmlp.measure.distributed import Ranks
 from jaxmlp.measure.environment import metadata
 from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.sweep.bisect import candidates

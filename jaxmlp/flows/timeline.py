@@ -12,7 +12,8 @@ from pathlib import Path
 from jaxmlp.flows.explain import explain_change
 from jaxmlp.flows.measured import SweepOutcome, ended, measure_into
 from jaxmlp.flows.progress import progress_bar
-from jaxmlp.flows.ranks import Ranks, follow_rank_0, lead
+from jaxmlp.flows.ranks import follow_rank_0, lead
+from jaxmlp.measure.distributed import Ranks
 from jaxmlp.measure.environments import environments
 from jaxmlp.measure.sweep import timeline as flow
 from jaxmlp.measure.sweep.matrix import Measured, Probed, Record, measure_cells, runners_for

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.flows.ranks import Ranks
+from jaxmlp.measure.distributed import Ranks
 from jaxmlp.measure.environments import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 

@@ -12,7 +12,7 @@ from jaxmlp.flows.corpus import measure
 from jaxmlp.flows.corpus_steps import (
     rescore,
 )
-from jaxmlp.flows.ranks import Ranks
+from jaxmlp.measure.distributed import Ranks
 from jaxmlp.measure.sweep.corpus import Runs
 from jaxmlp.measure.sweep.settings import Corpus
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, versions_of
-from jaxmlp.flows.ranks import Ranks
 from jaxmlp.flows.timeline import measure
+from jaxmlp.measure.distributed import Ranks
 from jaxmlp.measure.sweep.settings import Timeline
 
 DESCRIPTION = (
