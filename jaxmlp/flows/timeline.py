@@ -14,7 +14,7 @@ from jaxmlp.flows.measured import SweepOutcome, ended, measure_into
 from jaxmlp.flows.progress import progress_bar
 from jaxmlp.flows.ranks import follow_rank_0, lead
 from jaxmlp.measure.distributed import Ranks
-from jaxmlp.measure.environments import environments
+from jaxmlp.measure.environments import disk, environments
 from jaxmlp.measure.sweep import timeline as flow
 from jaxmlp.measure.sweep.matrix import Measured, Probed, Record, measure_cells, runners_for
 from jaxmlp.measure.sweep.settings import Matrix, Measuring, Timeline
@@ -54,7 +54,9 @@ def _measure(
     versions = flow.releases(timeline)
     matrix = flow.timeline_matrix(asked, versions, ranks.share if ranks else (0, 1))
     print("\n".join(flow.opening(timeline, versions, matrix, asked.processes, ranked=ranks is not None)))
-    pythons = environments(matrix, versions, tidy=not (ranks and ranks.rank))  # one rank tidies a shared folder
+    pythons = environments(matrix, versions)
+    if not (ranks and ranks.rank):  # one rank tidies the environments (a shared folder's, maybe)
+        disk.prune(versions, matrix.envs, source=matrix.source)
     runners = runners_for(pythons, matrix, measuring)
     if ranks and ranks.rank:
         return SweepOutcome(follow_rank_0(runners, matrix, store.folder, ranks, print, progress_bar), 0)
