@@ -256,7 +256,7 @@ def tensorboard(session: nox.Session) -> None:
 @nox.parametrize("jax", registry.SWEEP_VERSIONS)
 def jaxlib_env(session: nox.Session, jax: str) -> None:
     """One release of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
-    from jaxmlp.measure.sweep import envs, pythons  # plain Python, like the registry
+    from jaxmlp.measure.environments import envs, pythons  # plain Python, like the registry
 
     chosen = pythons.for_releases([jax], say=session.log)  # the Python the release needs
     python = str(envs.make_env(jax, log=session.log, python=chosen[jax]))

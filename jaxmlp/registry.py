@@ -155,6 +155,11 @@ SYNTHETIC = "synthetic"
 SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
 """How every output marks numbers measured on the generated set."""
 
+HOST = "host"
+"""The metadata field of the host's name (recorded only where the user gives one)."""
+CPU_MODEL = "cpu_model"
+"""The metadata field of the CPU's model, part of the machine's identity."""
+
 THRESHOLD = 0.05
 """The smallest change a comparison flags: the ratio of medians beyond 1 + THRESHOLD (`jaxmlp.stats.compare`)."""
 MEMORY_THRESHOLD = 0.10

@@ -161,7 +161,7 @@ def made_releases(root: Path, *versions: str, removed: dict[str, str] | None = N
     interpreter, its own environment kept: the commands that measure releases run offline, their processes real.
     In those of ``removed`` (release: the name it removed) tests/workloads/removed_api.py fails. Returns the
     environment variable that points a command at them."""
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.environments import envs
 
     for version in [*versions, *(removed or {})]:
         env = envs.env_path(version, root)

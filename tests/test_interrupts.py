@@ -582,7 +582,7 @@ def test_a_stopped_track_call_is_gone_on_with_by_the_next_one_no_sample_measured
 
     from test_wheels import wheel_folder
 
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.environments import envs
 
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
     for version in ("0.7.0", "0.7.1"):  # made as conftest's made_releases makes them, for the wheels' source

@@ -444,7 +444,7 @@ def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
     from jaxmlp.report.text import compare_text
     from jaxmlp.results import tables
     from jaxmlp.results.schema.track import Tracked
-    from jaxmlp.results.sweep import tracked
+    from jaxmlp.results.sweep import settling, tracked
     from jaxmlp.results.sweep.track_answers import sentence
 
     edge = _inconclusive(1.049, 1.049 / math.exp(0.05), 1.049 * math.exp(0.05), n=5)
@@ -467,7 +467,7 @@ def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
     # track: its closing line, and the site's and message's sentence (from the tidy frame)
     t = Tracked("w", "0.7.1", "0.7.0", "previous", edge, edge.word, stats.processes_to_settle(edge) or 0)
     assert said in tracked.verdict_line(t)
-    assert tracked.more_processes(edge) == 0  # no processes chased for it
+    assert settling.more_processes(edge) == 0  # no processes chased for it
     row = {**t.to_json(), "ratio": 1.049, "low": edge.ci_low, "high": edge.ci_high, "settle": 0}
     row |= {"settle_words": stats.settle_words(edge), "median_s": 1.049, "baseline_median_s": 1.0}
     assert said in sentence(row)

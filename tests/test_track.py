@@ -22,7 +22,7 @@ from jaxmlp.measure.sweep import track as flow
 from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
-from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep import settling, tracked
 from jaxmlp.stats import compare
 
 WHEELS = "JAXMLP_TEST_WHEELS"
@@ -134,7 +134,7 @@ def test_each_comparison_says_one_of_the_four_words_the_last_lines_the_slower():
     assert lines[-1].startswith("jax 0.7.1 is slower than 0.7.0 (the previous and pinned release) on w: x2")
     assert lines[0].startswith("jax 0.7.2 is the same as 0.7.0 (the pinned release) on w: x1")
     few = tracked.compared({"a": {"w": [1.0, 1.1]}, "b": {"w": [1.0, 1.2]}}, [("b", "a", "previous")], ["w"])
-    assert few[0].verdict == "inconclusive" and tracked.more_processes(few[0].comparison) == 3
+    assert few[0].verdict == "inconclusive" and settling.more_processes(few[0].comparison) == 3
 
 
 def test_the_tidy_frame_holds_every_comparison_the_pinned_one_under_both(tmp_path):
@@ -177,7 +177,7 @@ def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate
     """``--dry-run``: the releases the call would measure side by side, the Python each environment is made with and
     whether it is made already (one is, here: its marker, with the seconds its install took, the estimate's source),
     the minutes expected labelled an estimate; no environment made, no folder written, exit 0."""
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.environments import envs
 
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
     made = envs.env_path("0.7.0", tmp_path / "e", envs.Source(wheels))
@@ -256,7 +256,7 @@ def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
     why; within it, explained or the explanation's one-line failure. A comparison that is not a change is left."""
     from dataclasses import replace
 
-    from jaxmlp.cli import track_measure
+    from jaxmlp.flows import track_measure
     from jaxmlp.measure.sweep.settings import Matrix
     from jaxmlp.results.sweep.files import RunLog
 
@@ -269,7 +269,7 @@ def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
     assert spent[1] == same
     tried = track_measure.explain([slower], matrix, folder, plan.probed, time.monotonic() + 3600, print)
     assert tried[0].unexplained == "could not explain it: explain faked in tests"  # tests/conftest.py's stand-in
-    assert track_measure.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
+    assert settling.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
 
 
 # --- a real stream of releases (the nightly job's own nights: tests/test_nightly.py; here what a call files, its

@@ -20,12 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C (exit 130)."
     )
-    options.add(parser, options.LOGDIR)
-    parser.add_argument(
-        "--port",
-        type=options.whole_number,
-        default=6006,
-        help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)",
+    options.add(
+        parser,
+        options.LOGDIR,
+        options.own(
+            "--port", "port on 127.0.0.1; 0 picks a free one (default: %(default)s)", 6006, options.whole_number
+        ),
     )
     parser.set_defaults(run=run)
 

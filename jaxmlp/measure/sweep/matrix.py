@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from jaxmlp.errors import JaxmlpError, NotMeasured
+from jaxmlp.errors import NotMeasured
 from jaxmlp.measure import distributed, workers
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import env_plan, envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.units import minutes
@@ -216,20 +216,6 @@ def differences(reference: Mapping[str, ProcessResult], tolerance: float) -> dic
             if why:
                 out.setdefault(name, {})[workload] = f"results differ from {names[0]}: {why}"
     return out
-
-
-def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> dict[str, str]:
-    """Each release's python (made first where missing, with the time that takes said before), on the Python
-    `pythons.for_releases` gives it (a release none here supports named before any is made), plus the hand-made
-    ones."""
-    planned = env_plan.plans(matrix, versions, say)
-    if line := env_plan.cost_line(planned, matrix.envs):
-        say(line)
-    made = {p.release: str(envs.make_env(p.release, matrix.envs, say, matrix.source, p.python)) for p in planned}
-    made.update(matrix.hand_made)
-    if not made:
-        raise JaxmlpError("no releases to measure: name them (jaxmlp sweep 0.6.2 0.8.3) or give --env LABEL=PYTHON")
-    return made
 
 
 def runners_for(pythons: Mapping[str, str], matrix: Matrix, measuring: Measuring) -> list[Runner]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jaxmlp import errors, registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.environments import envs
 from jaxmlp.registry import version_key
 
 PINNED = "pinned"

@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxmlp.measure import workers
+from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep.envs import jaxmlp_path
 from jaxmlp.measure.sweep.matrix import Progress, Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.stats import Comparison, compare

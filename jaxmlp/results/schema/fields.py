@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 
 NUMBER = "a number"
@@ -19,7 +20,9 @@ WHOLE_LIMIT = 2**53
 """The largest whole number a result file may hold (any count jaxmlp writes is far below it)."""
 
 METADATA_FIELDS: Mapping[str, str | None] = {
-    **dict.fromkeys(("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model"), TEXT),
+    **dict.fromkeys(
+        ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", registry.HOST, registry.CPU_MODEL), TEXT
+    ),
     **dict.fromkeys(("cpu_count", "cpu_affinity"), WHOLE),
     **dict.fromkeys(
         ("xla_flags", "jax_default_matmul_precision", "size", "rounds_asked", "sweep", "sweep_label"), None

@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import env_plan
-from jaxmlp.measure.sweep.env_plan import EnvPlan
+from jaxmlp.measure.environments import plan as env_plan
+from jaxmlp.measure.environments.plan import EnvPlan
 from jaxmlp.measure.sweep.settings import Matrix
 from jaxmlp.registry import version_key
 from jaxmlp.results.schema.track import TrackDocument

@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.track import PINNED, PREVIOUS
 from jaxmlp.registry import ALPHA, THRESHOLD, version_key
 from jaxmlp.results.schema import machines
@@ -25,15 +24,11 @@ from jaxmlp.stats import (
     SAME,
     SLOWER,
     Comparison,
-    beyond_reach,
     compare,
     processes_to_settle,
     settle_words,
 )
 
-MIN_SIDE = 5
-"""The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
-(`jaxmlp.stats.smallest_p`)."""
 FRAME_COLUMNS = (
     "machine",
     "workload",
@@ -122,25 +117,6 @@ def folder_name(fields: Mapping[str, object], pid: int, when: str | None = None)
 # --- comparisons -----------------------------------------------------------------------------------------------
 
 
-def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
-    """Each process's steady state of ``workload`` (seconds), those that measured it."""
-    return [p.workloads[workload].steady_seconds for p in processes if workload in p.workloads]
-
-
-def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
-    """The processes a side to add to an inconclusive comparison: as many as would settle it
-    (`jaxmlp.stats.processes_to_settle`), else, where its interval cannot tell (too few processes for one), as many
-    again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one and for one whose
-    ratio lies at the threshold's edge (`jaxmlp.stats.beyond_reach`: no count of processes within reach settles it)."""
-    if comparison.word != INCONCLUSIVE or beyond_reach(comparison, threshold):
-        return 0
-    settle = processes_to_settle(comparison, threshold)
-    if settle is not None and settle > 0:
-        return settle
-    n = min(comparison.n_baseline, comparison.n_new)
-    return max(MIN_SIDE - n, n, 1)
-
-
 def compared(
     samples: Mapping[str, Mapping[str, Sequence[float]]],
     pairs: Iterable[tuple[str, str, str]],
@@ -160,10 +136,6 @@ def compared(
             settle = processes_to_settle(comparison, threshold)
             out.append(Tracked(workload, release, baseline, against, comparison, comparison.word, settle or 0))
     return out
-
-
-def unsettled(comparisons: Iterable[Tracked]) -> list[Tracked]:
-    return [c for c in comparisons if c.verdict == INCONCLUSIVE]
 
 
 # --- the lines a call ends with ------------------------------------------------------------------------------------

@@ -1,31 +1,29 @@
 """``jaxmlp track``'s measuring: the new releases and those they are compared with measured side by side as a sweep
 (`jaxmlp.measure.sweep.matrix`: a probe process each, then rounds in rotating order) into the call's folder, then
 processes added to the inconclusive comparisons while the budget lasts (what the changes' explanations will take
-kept out of it), then each change explained. Imported by `jaxmlp.cli.track` only when
+kept out of it), then each change explained. Imported by `jaxmlp.flows.track` only when
 there is something to measure: a call with nothing new answers without importing JAX."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from jaxmlp import units
-from jaxmlp.cli.sweep.common import progress_bar
-from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import measure_into
+from jaxmlp.flows.explain import explain_change
+from jaxmlp.flows.measured import measure_into
+from jaxmlp.flows.progress import progress_bar
+from jaxmlp.measure.environments import environments, envs
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import env_disk, envs
 from jaxmlp.measure.sweep.matrix import (
     Failure,
     Measured,
     Probed,
     Runner,
     Say,
-    environments,
     measure_cells,
     rounds,
     runners_for,
@@ -33,16 +31,14 @@ from jaxmlp.measure.sweep.matrix import (
 )
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
-from jaxmlp.registry import version_key
 from jaxmlp.report.explain import explain_text
 from jaxmlp.results.schema.track import Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import write_new
-from jaxmlp.results.sweep import tracked
-from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES
+from jaxmlp.results.sweep import settling
 from jaxmlp.results.sweep.files import Plan, RunLog
 from jaxmlp.results.sweep.folders import FiledChange
-from jaxmlp.stats import FASTER, SETTLE_REACH, SLOWER, beyond_reach
+from jaxmlp.stats import FASTER, SLOWER
 from jaxmlp.units import minutes
 
 
@@ -67,8 +63,7 @@ def measure(
         plans.append(plan)
         say(stopped_line(folder, done))
     else:
-        pythons = environments(matrix, matrix.versions, say)
-        env_disk.prune(matrix.versions, matrix.envs, say, matrix.source)
+        pythons = environments(matrix, matrix.versions, say, tidy=True)
         runners = runners_for(pythons, matrix, measuring)
         write_new(log.mark, f"This call did not finish: {layout.TRACK_GOES_ON} goes on from its samples.\n")
 
@@ -88,8 +83,7 @@ def measure(
     measure_into(log, plans, measure, began, tables=False, goes_on=layout.TRACK_GOES_ON)  # the cell files written
     plan, samples = log.read()
     measured = log.measured(plan, samples)
-    steady = _samples(measured.processes, measuring.names)
-    comparisons = tracked.compared(steady, step.pairs, measuring.names, settings.threshold)
+    comparisons = settling.comparisons_of(measured, step.pairs, measuring.names, settings.threshold)
     deadline = began + settings.budget * 60
     return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
 
@@ -98,27 +92,6 @@ def stopped_line(folder: Path, done: Mapping[tuple[str, int], ProcessResult | Fa
     """The one line of a call that goes on from a stopped one: its folder and the samples it keeps."""
     kept = sum(not isinstance(s, Failure) for s in done.values())
     return f"Going on from the stopped call in {folder}: {units.count(kept, 'sample')} kept, none measured again"
-
-
-def _one_workload(cell: str, workload: str, probed: Probed) -> float:
-    """About the seconds a process of ``cell`` measuring ``workload`` alone takes: its probe process's, less what the
-    other workloads took in it (their compile, first call and calls); the whole probe's where it is not known."""
-    seconds = probed.seconds.get(cell, 0.0)
-    process = probed.reference.get(cell)
-    if process is None or workload not in process.workloads:
-        return seconds
-    others = sum(
-        t.compile_seconds + t.first_seconds + sum(t.call_seconds) for w, t in process.workloads.items() if w != workload
-    )
-    return max(seconds - others, 0.0)
-
-
-def explain_cost(comparisons: Sequence[Tracked], probed: Probed) -> float:
-    """About the seconds the explanations of ``comparisons``' changes take: `EXPLAIN_PROCESSES` processes of each
-    side measuring the workload alone (`_one_workload`: from the probe processes), one explanation per release,
-    baseline and workload."""
-    changes = {(t.baseline, t.release, t.workload) for t in comparisons if t.verdict in (SLOWER, FASTER)}
-    return sum(EXPLAIN_PROCESSES * (_one_workload(a, w, probed) + _one_workload(b, w, probed)) for a, b, w in changes)
 
 
 def explain(
@@ -131,15 +104,15 @@ def explain(
 ) -> list[Tracked]:
     """Each slower or faster comparison explained as a sweep explains what it flags (`explain_change`: the call's
     own settings, into its folder, ``explain.txt`` beside it), the slower first, while the budget lasts (each
-    explanation's cost: `explain_cost`, or what one made before took where that was longer: the estimate leaves out
-    tracing and reading the trace); one that is not says why in its ``unexplained``."""
+    explanation's cost: `settling.explain_cost`, or what one made before took where that was longer: the estimate
+    leaves out tracing and reading the trace); one that is not says why in its ``unexplained``."""
     made: dict[tuple[str, str, str], tuple[str, str]] = {}
     took: list[float] = []  # each explanation's seconds: the next one costs at least what they did
     for t in sorted(comparisons, key=lambda t: t.verdict != SLOWER):
         key = (t.baseline, t.release, t.workload)
         if t.verdict not in (SLOWER, FASTER) or key in made:
             continue
-        cost, left = max([explain_cost([t], probed), *took]), deadline - time.monotonic()
+        cost, left = max([settling.explain_cost([t], probed), *took]), deadline - time.monotonic()
         if cost > left:
             made[key] = (
                 "",
@@ -164,12 +137,6 @@ def explain(
     ]
 
 
-def _samples(
-    processes: Mapping[str, Sequence[ProcessResult]], workloads: Sequence[str]
-) -> dict[str, dict[str, list[float]]]:
-    return {cell: {w: tracked.steady(done, w) for w in workloads} for cell, done in processes.items()}
-
-
 def _settle(
     step: Step,
     settings: Track,
@@ -180,44 +147,27 @@ def _settle(
     began: float,
     say: Say,
 ) -> Measured:
-    """Rounds added to the cells of the inconclusive comparisons, as many as would settle them (about) and as fit in
-    what is left of the budget (the probe's seconds a process); until none is inconclusive or the budget ends."""
+    """Rounds added to the cells of the inconclusive comparisons (`settling.settling` says which and how many) until
+    none is inconclusive or the budget ends."""
     processes = matrix.processes
     while True:
-        steady = _samples(measured.processes, measuring.names)
-        comparisons = tracked.compared(steady, step.pairs, measuring.names, settings.threshold)
-        open_ = [t for t in tracked.unsettled(comparisons) if tracked.more_processes(t.comparison, settings.threshold)]
-        if not open_:
-            far = [t for t in tracked.unsettled(comparisons) if beyond_reach(t.comparison, settings.threshold)]
-            if far:
-                say(
-                    f"{units.count(len(far), 'comparison')} inconclusive and not within reach (more than "
-                    f"{SETTLE_REACH} times the processes measured would not settle it): none added"
-                )
-            return measured
-        cells = {c for t in open_ for c in (t.release, t.baseline) if c in measured.probed.runners}
-        per_round = sum(measured.probed.seconds.get(c, 0.0) for c in cells)
-        kept = explain_cost(comparisons, measured.probed)  # the changes found are explained first
-        left = settings.budget * 60 - (time.monotonic() - began) - kept
-        fit = math.floor(left / per_round) if per_round > 0 else 0
-        wanted = max(tracked.more_processes(t.comparison, settings.threshold) for t in open_)
-        if fit < 1:
-            say(
-                f"{units.count(len(open_), 'comparison')} still inconclusive after {processes} processes a release: "
-                f"the budget is spent ({minutes(time.monotonic() - began)} of {settings.budget:g} min; --budget "
-                "gives more)"
-            )
-            return measured
-        more = min(wanted, fit)
-        say(
-            f"{units.count(len(open_), 'comparison')} inconclusive: {more} more process(es) for "
-            f"{', '.join(sorted(cells, key=version_key))} (about {minutes(more * per_round)}; {minutes(left)} of "
-            "the budget left)"
+        next_ = settling.settling(
+            measured,
+            step.pairs,
+            measuring.names,
+            settings.budget,
+            time.monotonic() - began,
+            processes,
+            settings.threshold,
         )
-        processes += more
+        if next_.line:
+            say(next_.line)
+        if not next_.more:
+            return measured
+        processes += next_.more
         plan, samples = log.read()
         probed = dataclasses.replace(
-            measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in cells}
+            measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in next_.cells}
         )
         with envs.jaxmlp_path() as path:
             more_rounds = replace(matrix, processes=processes)

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxmlp.measure.sweep import env_disk, envs, published, pythons
-from jaxmlp.measure.sweep.envs import Interpreter
-from jaxmlp.measure.sweep.settings import Matrix
+from jaxmlp.measure.environments import disk, envs, published, pythons
+from jaxmlp.measure.environments.asked import Asked
+from jaxmlp.measure.environments.envs import Interpreter
 from jaxmlp.units import minutes
 
 Say = Callable[[str], None]
@@ -25,20 +25,21 @@ class EnvPlan:
     made: bool
 
 
-def plans(matrix: Matrix, versions: Sequence[str], say: Say = print) -> list[EnvPlan]:
-    """Each of ``versions``' environment as the matrix would use it (on the Python `pythons.for_releases` gives it; a
-    release none here supports named in one line before any is made); nothing is made."""
+def plans(asked: Asked, versions: Sequence[str], say: Say = print) -> list[EnvPlan]:
+    """Each of ``versions``' environment as ``asked`` (a sweep's `Matrix`) would use it, on the Python
+    `pythons.for_releases` gives it (a release none here supports named in one line before any is made); nothing is
+    made."""
     for version in versions:
         envs.check_release(version)
-    published.check_held(versions, matrix.source)
-    over = list(dict.fromkeys([*matrix.series, *versions]))  # one Python for the whole series where it allows it
-    chosen = pythons.for_releases(over, matrix.source, matrix.pythons, matrix.envs, say) if versions else {}
+    published.check_held(versions, asked.source)
+    over = list(dict.fromkeys([*asked.series, *versions]))  # one Python for the whole series where it allows it
+    chosen = pythons.for_releases(over, asked.source, asked.pythons, asked.envs, say) if versions else {}
     return [
         EnvPlan(
             v,
             chosen[v],
-            envs.env_path(v, matrix.envs, matrix.source, chosen[v]),
-            envs.is_made(v, matrix.envs, matrix.source, chosen[v]),
+            envs.env_path(v, asked.envs, asked.source, chosen[v]),
+            envs.is_made(v, asked.envs, asked.source, chosen[v]),
         )
         for v in versions
     ]
@@ -46,12 +47,12 @@ def plans(matrix: Matrix, versions: Sequence[str], say: Say = print) -> list[Env
 
 def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
     """About the seconds making the missing environments of ``planned`` takes, as those made here took (their
-    markers' median, `env_disk.install_seconds`): an estimate; 0 where none is missing, None where none was made here
+    markers' median, `disk.install_seconds`): an estimate; 0 where none is missing, None where none was made here
     to estimate from."""
     missing = [p for p in planned if not p.made]
     if not missing:
         return 0.0
-    each = env_disk.install_seconds(root)
+    each = disk.install_seconds(root)
     return each * len(missing) if each else None
 
 
@@ -61,7 +62,7 @@ def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
     missing = [p.release for p in planned if not p.made]
     if not missing:
         return None
-    seconds, size = make_seconds(planned, root), env_disk.env_megabytes(root)
+    seconds, size = make_seconds(planned, root), disk.env_megabytes(root)
     cost = (
         f"about {size:.0f} MB each and {minutes(seconds)} in all, as the ones made here took"
         if seconds and size
