@@ -7,9 +7,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxmlp.measure.environments import disk, envs, published, pythons
 from jaxmlp.measure.environments.asked import Asked
-from jaxmlp.measure.environments.envs import Interpreter
+from jaxmlp.measure.environments.disk import env_megabytes, install_seconds
+from jaxmlp.measure.environments.envs import Interpreter, check_release, env_path, is_made
+from jaxmlp.measure.environments.published import check_held
+from jaxmlp.measure.environments.pythons import for_releases
 from jaxmlp.units import minutes
 
 Say = Callable[[str], None]
@@ -30,16 +32,16 @@ def plans(asked: Asked, versions: Sequence[str], say: Say = print) -> list[EnvPl
     `pythons.for_releases` gives it (a release none here supports named in one line before any is made); nothing is
     made."""
     for version in versions:
-        envs.check_release(version)
-    published.check_held(versions, asked.source)
+        check_release(version)
+    check_held(versions, asked.source)
     over = list(dict.fromkeys([*asked.series, *versions]))  # one Python for the whole series where it allows it
-    chosen = pythons.for_releases(over, asked.source, asked.pythons, asked.envs, say) if versions else {}
+    chosen = for_releases(over, asked.source, asked.pythons, asked.envs, say) if versions else {}
     return [
         EnvPlan(
             v,
             chosen[v],
-            envs.env_path(v, asked.envs, asked.source, chosen[v]),
-            envs.is_made(v, asked.envs, asked.source, chosen[v]),
+            env_path(v, asked.envs, asked.source, chosen[v]),
+            is_made(v, asked.envs, asked.source, chosen[v]),
         )
         for v in versions
     ]
@@ -52,7 +54,7 @@ def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
     missing = [p for p in planned if not p.made]
     if not missing:
         return 0.0
-    each = disk.install_seconds(root)
+    each = install_seconds(root)
     return each * len(missing) if each else None
 
 
@@ -62,7 +64,7 @@ def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
     missing = [p.release for p in planned if not p.made]
     if not missing:
         return None
-    seconds, size = make_seconds(planned, root), disk.env_megabytes(root)
+    seconds, size = make_seconds(planned, root), env_megabytes(root)
     cost = (
         f"about {size:.0f} MB each and {minutes(seconds)} in all, as the ones made here took"
         if seconds and size
