@@ -49,7 +49,7 @@ def _jax(session: nox.Session, *, upgrade: bool | None = None, env: dict[str, st
 @nox.session
 def train(session: nox.Session) -> None:
     """Train the tutorial's MLP: `nox -s train -- --data-dir DIR` (or `-- --dataset synthetic`)."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     session.run("jaxmlp", "train", *_jax(session))
 
 
@@ -59,7 +59,7 @@ def tests(session: nox.Session) -> None:
     one after another on one of them), then every benchmark once, tiny, on 2 workers too (--benchmark-disable: a
     check that each runs, timing nothing; the epochs in bf16 for `SMOKE_ALL_PRECISIONS` only); real-MNIST tests
     skip unless JAXMLP_DATA_DIR is set. `-- ARGS` go to the first pytest, after ours (`-- -n 0` runs serially)."""
-    session.install("-e", ".[test]")
+    session.install("-e", f".[{installs.TUTORIAL},test]")
     session.install(*installs.held())  # after: never a jax held back for it (pip says so if one needs more)
     session.install("--no-deps", "apache-otava==0.8.0")  # the peer suite's other detector (pyproject.toml: why)
     workers = ["-n", str(TEST_WORKERS)]
@@ -79,13 +79,20 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
-def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = False) -> None:
+TPU_ROUNDS = ("--rounds=3", "--slow-rounds=1")
+"""bench-tpu's rounds unless asked (`-- --rounds N`, --full): the accelerator check's, whose logs time each benchmark
+(bench/accelerator/bench_progress.py reads them to say how long the run will take)."""
+
+
+def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = False, progress: bool = False) -> None:
     """Run bench/ into a new JSON under reports/, print its summary, render the report.
 
     Switches (after --): --full (more sizes and rounds); --profile (also capture one XLA trace per epoch
     pipeline into reports/traces, outside the timed rounds); --preinstalled (install nothing: run where
     jax, torch and the rest are already installed, e.g. with `nox --no-venv`); the rest goes to pytest.
     ``from_host``: install what the host's package index has (`_install_from_host`), naming what it lacks.
+    ``progress``: `TPU_ROUNDS` where no rounds are asked, and the run says at its start how long it will take and
+    then how far it is (bench/accelerator/bench_progress.py).
     """
     switches, args = options.bench_session().parse_known_args(session.posargs)
     size = "full" if switches.full else "quick"
@@ -96,12 +103,18 @@ def _bench(session: nox.Session, backends: str, extra: str, from_host: bool = Fa
         else {}
     )
     if from_host:
-        _install_from_host(session, ("hf",), look=not switches.preinstalled)
+        _install_from_host(session, (installs.TUTORIAL, "hf"), look=not switches.preinstalled)
     elif not switches.preinstalled:
-        session.install("-e", f".[{','.join(e for e in (extra, 'hf') if e)}]")  # hf: the hf pipeline's package
+        session.install("-e", f".[{','.join(e for e in (extra, installs.TUTORIAL, 'hf') if e)}]")  # hf: its pipeline
     if switches.upgrade and (switches.preinstalled or from_host):
         session.error("--upgrade installs jax into the session's environment: not with --preinstalled or bench-tpu")
     _jax(session, upgrade=switches.upgrade, env=env)
+    if progress:
+        asked = any(a.startswith(("--rounds", "--slow-rounds")) for a in args)
+        args = [*(() if asked or switches.full else TPU_ROUNDS), *args, "-p", "bench_progress"]
+        here = str(ROOT / "bench" / "accelerator")
+        env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [env.get("PYTHONPATH"), here]))}
+        env["JAXMLP_PROGRESS_BACKEND"] = backends
     raw = Path(session.create_tmp()) / "bench-latest.json"  # filed into reports/ under its run's name by `summary`
     raw.unlink(missing_ok=True)
     session.run(
@@ -176,7 +189,7 @@ def _data_args() -> list[str]:
 @nox.session
 def report(session: nox.Session) -> None:
     """Render every result under reports/ as summary.md, index.html (plots) and CSV in a new reports/report-*/."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")  # xprof: the traces' operation tables
     session.run("jaxmlp", "report", *_jax(session))
 
 
@@ -203,20 +216,23 @@ def bench_gpu(session: nox.Session) -> None:
 @nox.session(name="bench-tpu", venv_params=["--system-site-packages"])
 def bench_tpu(session: nox.Session) -> None:
     """Benchmark on the TPU with the host's JAX and libtpu (its environment sees the system's packages) and what the
-    host's package index has of the rest, naming what it lacks in one line (`--preinstalled`: install nothing)."""
+    host's package index has of the rest, naming what it lacks in one line (`--preinstalled`: install nothing); at the
+    accelerator check's rounds unless asked (`TPU_ROUNDS`), saying at its start how long it will take (each
+    benchmark at its duration in the earlier TPU runs' logs, the rest estimated) and how to make it shorter, then
+    every 30 s how far it is and how long is left."""
     if not (any(Path("/dev").glob("accel[0-9]*")) or any(k.startswith("TPU_") for k in os.environ)):
         session.error(
             "no TPU on this machine (no /dev/accel*, no TPU_* variables): bench-tpu measures the TPU only; "
             "run `nox -s bench` for the CPU"
         )
-    _bench(session, backends="tpu", extra="tpu", from_host=True)
+    _bench(session, backends="tpu", extra="tpu", from_host=True, progress=True)
 
 
 @nox.session(name="bench-scaling")
 def bench_scaling(session: nox.Session) -> None:
     """Data-parallel scaling of the sharded pipeline on 1, 2, 4, 8 simulated CPU devices, a fresh process each
     (`-- --devices 1 2`, any `jaxmlp scaling` option); writes reports/scaling-*.json and a new report."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     args = _jax(session)
     session.run("python", "-m", "jaxmlp", "scaling", "--out", str(REPORTS), *(args or _data_args()))
     session.run("python", "-m", "jaxmlp", "report", "--results", str(REPORTS))
@@ -225,14 +241,14 @@ def bench_scaling(session: nox.Session) -> None:
 @nox.session
 def profile(session: nox.Session) -> None:
     """Capture an XLA trace: `nox -s profile -- --pipeline scan --steps 10` (into reports/traces)."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     session.run("jaxmlp", "profile", *(_jax(session) or _data_args()))
 
 
 @nox.session
 def tensorboard(session: nox.Session) -> None:
     """Serve TensorBoard with the profile plugin on 127.0.0.1 over reports/traces (`-- --port 6007`)."""
-    session.install("-e", ".")
+    session.install("-e", f".[{installs.TUTORIAL}]")
     session.run("jaxmlp", "tensorboard", *_jax(session))
 
 
@@ -240,7 +256,7 @@ def tensorboard(session: nox.Session) -> None:
 @nox.parametrize("jax", registry.SWEEP_VERSIONS)
 def jaxlib_env(session: nox.Session, jax: str) -> None:
     """One release of the sweep's matrix: its environment (jax==V, jaxlib==V, no torch) and a check that it runs."""
-    from jaxmlp.measure.sweep import envs, pythons  # plain Python, like the registry
+    from jaxmlp.measure.environments import envs, pythons  # plain Python, like the registry
 
     chosen = pythons.for_releases([jax], say=session.log)  # the Python the release needs
     python = str(envs.make_env(jax, log=session.log, python=chosen[jax]))
@@ -314,6 +330,5 @@ def _optional(extra: str) -> list[str]:
 
 
 def _install_sweep(session: nox.Session) -> None:
-    """jaxmlp without torch: the sweep's own processes need jax, the statistics and the report's libraries."""
-    session.install("-e", ".", "--no-deps")
-    session.install("jax", "numpy", "scipy", "pandas", "matplotlib", "platformdirs", "tqdm")
+    """jaxmlp's light install (`pip install jaxmlp`, no torch): jax, the statistics and the report's libraries."""
+    session.install("-e", ".")

@@ -30,11 +30,10 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: this checkout's 
 
 from jaxmlp import registry  # noqa: E402
 from jaxmlp.errors import JaxmlpError  # noqa: E402
+from jaxmlp.results.schema.bench import PER_ROUND  # noqa: E402
 from jaxmlp.results.store import layout  # noqa: E402
 from jaxmlp.results.store.writing import check_new_folder, write_new  # noqa: E402
 
-TIMES = ("min", "max", "mean", "stddev", "median", "q1", "q3", "iqr", "ld15iqr", "hd15iqr", "total")
-"""The statistics of a pytest-benchmark row that are times (scaled with the samples); ``ops`` is their inverse."""
 CORRUPTIONS = ("truncated", "empty", "binary", "list", "malformed", "truncated-cell")
 
 
@@ -46,7 +45,7 @@ def jittered(doc: dict[str, Any], rng: random.Random, jitter: float, slower: flo
         if not isinstance(stats, dict):
             continue
         factor = rng.lognormvariate(0.0, jitter) * slower
-        for key in TIMES:
+        for key in PER_ROUND:  # the times, scaled with the samples
             if isinstance(stats.get(key), (int, float)):
                 stats[key] *= factor
         if isinstance(stats.get("ops"), (int, float)):

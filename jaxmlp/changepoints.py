@@ -66,7 +66,7 @@ def _identity() -> str:
 
 DETECTOR = _identity()
 """The detector's identity (`_identity`): a change kept from an earlier search
-(`jaxmlp.results.store.index.IndexMemo`) is used again only under the same one."""
+(`jaxmlp.results.store.memo.IndexMemo`) is used again only under the same one."""
 
 KINDS = ("step", "transient", "drift")
 WORDS = {"regression": "slower", "improvement": "faster"}

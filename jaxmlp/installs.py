@@ -28,6 +28,26 @@ MAY_LACK: Mapping[str, tuple[str, str]] = MappingProxyType(
 )
 """The requirements a JAX host's index may not have: pip name → (the module it installs, what runs without it)."""
 
+TUTORIAL = "tutorial"
+"""The extra (pyproject.toml) that adds the tutorial's packages to the light install: torch and torchvision (the
+DataLoader, the PyTorch rungs), grain, the benchmark suite's pytest-benchmark and TensorBoard's profile. The light
+install (`pip install jaxmlp`) has what `track`, the sweeps, `compare`, `summary` and `report` need."""
+
+TUTORIAL_MODULES = frozenset(
+    {"torch", "torchvision", "grain", "pytest_benchmark", "tensorboard", "tensorboard_plugin_profile", "xprof"}
+)
+"""The modules that only the `TUTORIAL` extra installs."""
+
+
+def tutorial_line(module: str | None) -> str | None:
+    """The one line for a command that needs ``module`` (a `ModuleNotFoundError`'s name) where only the light install
+    is: which package it needs and the install line; None for a module the extra does not install."""
+    root = (module or "").split(".")[0]
+    if root not in TUTORIAL_MODULES:
+        return None
+    return f"this needs {root}, which the light install leaves out: pip install 'jaxmlp[{TUTORIAL}]'"
+
+
 HELD: Mapping[str, str] = MappingProxyType({"ml_dtypes": "0.7"})
 """Packages held below a release wherever jaxmlp installs JAX (`nox -s tests`, every release environment of a
 sweep): name → the first release not taken. ml_dtypes 0.7.0 takes about 1 s of CPU to import on a 2-core machine (its

@@ -145,8 +145,8 @@ PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 """Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import (the tutorial's
 DataLoader reads MNIST through torchvision's dataset where installed, else through `jaxmlp.pipelines.data.IdxMNIST`,
-which yields the same samples). Installed with jaxmlp itself, so the fix is `pip install jaxmlp`; without them the
-pipeline is refused (a benchmark skipped) saying so, and the others run."""
+which yields the same samples). Installed by jaxmlp's tutorial extra, so the fix is `pip install 'jaxmlp[tutorial]'`;
+without them the pipeline is refused (a benchmark skipped) saying so, and the others run."""
 
 PIP_NAMES: Mapping[str, str] = MappingProxyType({"PIL": "pillow"})
 """The pip package of a module whose name differs from it."""
@@ -154,6 +154,11 @@ PIP_NAMES: Mapping[str, str] = MappingProxyType({"PIL": "pillow"})
 SYNTHETIC = "synthetic"
 SYNTHETIC_LABEL = "SYNTHETIC data, not MNIST"
 """How every output marks numbers measured on the generated set."""
+
+HOST = "host"
+"""The metadata field of the host's name (recorded only where the user gives one)."""
+CPU_MODEL = "cpu_model"
+"""The metadata field of the CPU's model, part of the machine's identity."""
 
 THRESHOLD = 0.05
 """The smallest change a comparison flags: the ratio of medians beyond 1 + THRESHOLD (`jaxmlp.stats.compare`)."""

@@ -16,7 +16,7 @@ MISSING = "-"
 def _missing(value: Any) -> bool:
     try:
         return value is None or math.isnan(float(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return True
 
 
@@ -48,8 +48,8 @@ def duration(seconds: Any) -> str:
     if _missing(seconds):
         return MISSING
     s = float(seconds)
-    if s == 0:
-        return "0 s"
+    if s == 0 or math.isinf(s):  # infinite: as `number` shows it, never an error
+        return f"{s:g} s"
     for below, scale, unit in _DURATIONS:  # the smallest unit in which it stays under 1000 once rounded
         if abs(_rounded(s / scale, 3)[0]) < 1000 and abs(s) < below:
             return f"{number(s / scale)} {unit}"

@@ -168,7 +168,7 @@ def made_releases(
     In those of ``removed`` (release: the name it removed) tests/workloads/removed_api.py fails; those of
     ``exported`` (release: variables) set those variables; ``wheels``: made from that folder of wheels. Returns the
     environment variable that points a command at them."""
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.environments import envs
 
     source = envs.Source(wheels) if wheels is not None else envs.INDEX
     for version in [*versions, *(removed or {})]:

@@ -3,8 +3,10 @@ anything is installed or measured (its runs are on a GPU or TPU machine and in i
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,7 +68,7 @@ def test_no_tpu_is_one_line_not_a_traceback(tmp_path):
         (["--slow-rounds", "0"], "--slow-rounds 0: give a whole number, 1 or more"),
         (["--slow-workers", "0,x"], "--slow-workers 0,x: give worker counts, e.g. 0 or 0,2"),
         (["--modules", "floor,gemm"], "--modules gemm: use floor, epoch, update, predict or loader"),
-        (["--only", "bench,plots"], "--only plots: use bench, profile, precision, nox or scaling"),
+        (["--only", "bench,plots"], "--only plots: use forms, bench, profile, precision, nox or scaling"),
         (["--pipelines", "scan,fast"], "--pipelines fast: use seed,seed_batched,"),
         (["--gemm-shapes", "cubes"], "--gemm-shapes cubes: use squares, layers or all"),
     ],
@@ -133,27 +135,38 @@ def _plan_module():
     return plan
 
 
+def _plan(backend, limit, left, folder, steps, **options):
+    """The plan's lines for ``steps``, (name, cap, least, count) each."""
+    plan = _plan_module()
+    return plan.plan(backend, limit, left, folder, [plan.Step(*step) for step in steps], **options)[0]
+
+
 def test_the_plan_reads_what_earlier_runs_on_the_backend_measured(tmp_path):
     """bench/accelerator/plan.py: each step's need from the newest earlier log of the same backend (a step cut off:
-    more than its time, its cap counted), else estimated (a profile: the backend's figure), else unknown (a bench
-    step whose benchmarks were not counted), and then it cannot tell what the limit leaves out; the steps the limit
-    leaves out (an unknown one where less than the least time the script starts it with would be left)."""
+    more than its time), else estimated (a profile: the backend's figure), else unknown (a bench step whose
+    benchmarks were not counted), and then it cannot tell what the limit leaves out; each step's cap from its need
+    (plan.cap_for), the script's own where it has none; the steps the limit leaves out."""
     steps = ["bench-floor:110:20", "bench-epoch:220:20:-", "bench-epoch-slow:180:20", "profile-scan:90:30"]
     steps += ["profile-seed:90:30"]
 
     def plan(left):
+        caps = tmp_path / "caps.txt"
         done = subprocess.run(
-            ["python3", str(SCRIPT.with_name("plan.py")), "tpu", "300", str(left), str(tmp_path), *steps],
+            ["python3", str(SCRIPT.with_name("plan.py")), "tpu", "300", str(left), str(tmp_path), "--caps", str(caps)]
+            + steps,
             capture_output=True,
             text=True,
             timeout=60,
         )
         assert done.returncode == 0, done.stderr
-        return done.stdout.splitlines()
+        return done.stdout.splitlines(), dict(line.split() for line in caps.read_text().splitlines())
 
-    first = plan(275)
+    first, caps = plan(275)
     assert first[1] == "==   bench-floor: needs unknown (no earlier tpu run's log nor an estimate has it); cap 110 s"
     assert first[4] == "==   profile-scan: needs about 30 s (estimated 30 s; no earlier tpu run's log has it); cap 90 s"
+    assert caps == {"bench-floor": "110", "bench-epoch": "220", "bench-epoch-slow": "180", "profile-scan": "90"} | {
+        "profile-seed": "90"
+    }
     assert first[-1] == (  # never "nothing left out" where it cannot know
         "== cannot tell what 300 s leaves out (the steps measured before need 0 s, those estimated 60 s, of 275 s); "
         "3 neither measured nor estimated share the 215 s left: bench-floor, bench-epoch, bench-epoch-slow"
@@ -167,25 +180,117 @@ def test_the_plan_reads_what_earlier_runs_on_the_backend_measured(tmp_path):
         folder.mkdir()
         text = [f"== bench/accelerator/run.sh {header} --limit 400; 2026-12-06T01:20:31Z"]
         (folder / "log.txt").write_text("\n".join(text + [f"== {line}" for line in ended]) + "\n")
-    lines = plan(275)
+    lines, caps = plan(275)
     assert lines[0] == "== plan: 5 steps in the 275 s the 300 s limit leaves them"
-    assert lines[1] == f"==   bench-floor: needs about 61 s ({newer / 'log.txt'}); cap 110 s"  # the newest
-    assert lines[2] == f"==   bench-epoch: needs about 94 s ({older / 'log.txt'}); cap 220 s"
-    assert lines[3] == (
-        f"==   bench-epoch-slow: needs more than 150 s (cut off) ({newer / 'log.txt'}); cap 180 s: LEFT OUT at 300 s"
+    assert lines[1] == f"==   bench-floor: needs about 61 s ({newer / 'log.txt'}); cap 107 s"  # the newest
+    assert lines[2] == f"==   bench-epoch: needs about 94 s ({older / 'log.txt'}); cap 156 s"
+    assert lines[3] == (  # cut off: its cap from that, at least the script's
+        f"==   bench-epoch-slow: needs more than 150 s (cut off) ({newer / 'log.txt'}); cap 240 s: LEFT OUT at 300 s"
     )
     assert "profile-scan: needs about 30 s (estimated" in lines[4]  # the GPU's log is another backend's
     assert lines[-1] == (
         "== left out at 300 s: bench-epoch-slow (the steps measured before need 155 s, those estimated 60 s, of 275 s)"
     )
+    assert (caps["bench-floor"], caps["bench-epoch-slow"]) == ("107", "240")
     estimated = "needs about 30 s (estimated 30 s; no earlier tpu run's log has it); cap 90 s: LEFT OUT at 300 s"
-    assert plan(170)[4:6] == [f"==   profile-scan: {estimated}", f"==   profile-seed: {estimated}"]  # 15 s left
+    assert plan(170)[0][4:6] == [f"==   profile-scan: {estimated}", f"==   profile-seed: {estimated}"]  # 15 s left
+
+
+TPU_LOG = """== bench/accelerator/run.sh --backend tpu --limit 540 --rounds 3 --only bench,profile; 2026-12-06T12:34:56Z
+== plan: 3 steps in the 479 s the 540 s limit leaves them
+== bench-epoch (at most 220 s): python3 -m pytest bench/bench_epoch.py -q --durations=0 --backends tpu
+============================== slowest durations ===============================
+30.50s call     bench/bench_epoch.py::test_epoch[tpu-pallas-0-bf16]
+7.60s setup    bench/bench_epoch.py::test_epoch[tpu-scan-0-f32]
+2.40s call     bench/bench_epoch.py::test_epoch[tpu-scan-0-f32]
+(12 durations < 0.005s hidden.  Use -vv to show these durations.)
+2 passed, 1 skipped, 12 deselected, 1 warning in 41.00s
+== bench-epoch: exit 0 after 55 s
+== train-f32 (at most 60 s): python3 -m jaxmlp train --pipeline scan --epochs 1 --precision f32 --backend tpu
+== train-f32: exit 0 after 29 s
+== train-scan-bf16 (at most 25 s): python3 -m jaxmlp train --pipeline scan --epochs 8 --precision bf16 --backend tpu
+== train-scan-bf16: exit 124 after 25 s: stopped at its 25 s (SIGTERM); 61 lines it printed after the stop left out
+"""
+
+
+def test_the_plan_times_each_benchmark_and_each_epoch_from_the_logs(tmp_path):
+    """A bench step's need: its start in the log (its time less its benchmarks' durations) and each benchmark asked
+    at its own duration there, those the log did not run (beyond as many as it skipped) at the estimate (its cap:
+    all of them at the estimate, they may run now); a train step named as an older script named it (train-f32: the
+    scan's) measured at its epochs, later epochs estimated; one stopped at its cap (the one-line end) a lower bound;
+    a plan made before the start counts the log's start."""
+    folder = tmp_path / "tpu-20261206T123657"
+    folder.mkdir()
+    (folder / "log.txt").write_text(TPU_LOG)
+    ids = [f"bench/bench_epoch.py::test_epoch[tpu-{p}]" for p in ("pallas-0-bf16", "scan-0-f32", "a", "b", "c")]
+    plan = _plan_module()
+    steps = [plan.Step("bench-epoch", 220, 20, 5, tuple(ids)), plan.Step("train-scan-f32", 60, 25, 8)]
+    steps += [plan.Step("train-scan-bf16", 60, 25, 8)]
+    lines, caps = plan.plan("tpu", 540, 515, tmp_path, steps, reserve=25)
+    shown = folder / "log.txt"
+    assert lines[0] == "== the start (installs, the device, the benchmarks' count) as the newest log's: 36 s"
+    assert lines[1] == "== plan: 3 steps in the 479 s the 540 s limit leaves them"
+    assert lines[2] == (  # 14.5 s start + 40.5 s its two + (5 - 2 - 1) at 11 s
+        f"==   bench-epoch: needs about 77 s ({shown} and older: 2 benchmarks they ran 40 s, start 14 s, 2 it did not "
+        "run at an estimated 11 s); cap 147 s"
+    )
+    assert lines[3] == (
+        f"==   train-scan-f32: needs about 50 s (29 s for 1 epoch in {shown}, 7 more at an estimated 3 s); cap 90 s"
+    )
+    assert lines[4].startswith("==   train-scan-bf16: needs more than 25 s (cut off)")
+    assert caps == {"bench-epoch": 147, "train-scan-f32": 90, "train-scan-bf16": 60}
+    assert _plan("tpu", 540, 515, tmp_path, [("train-pallas-f32", 60, 25, 8)])[1] == (
+        "==   train-pallas-f32: needs about 49 s (estimated 49 s: 28 s with its first epoch, 7 more at 3 s; no earlier "
+        "tpu run's log has it); cap 89 s"
+    )
+
+
+def test_a_step_stopped_at_its_cap_ends_in_one_line(tmp_path):
+    """bench/accelerator/bounded.py, with a real process that prints as a runtime dying of the stop does (its
+    SIGTERM handler's line, then a native stack, then SIGSEGV): what it printed before the stop is kept, what it
+    printed after is left out, counted in the one line that ends the step; exit 124 (a command's own status
+    otherwise)."""
+    dying = tmp_path / "dying.py"
+    dying.write_text(
+        "import os, signal, sys, time\n"
+        "def stop(signum, frame):\n"
+        "    print('jaxmlp train: stopped by SIGTERM', file=sys.stderr, flush=True)\n"
+        "    for i in range(60):\n"
+        "        print(f'  @ 0x{i:012x}  (unknown)', file=sys.stderr, flush=True)\n"
+        "    os.kill(os.getpid(), signal.SIGSEGV)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "print('Epoch 0 in 0.01 sec', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    bounded = SCRIPT.with_name("bounded.py")
+    done = subprocess.run(
+        ["python3", str(bounded), "train-scan-bf16", "1", sys.executable, str(dying)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 124 and done.stderr == ""
+    assert lines[0] == "Epoch 0 in 0.01 sec" and len(lines) == 2, lines
+    assert re.fullmatch(
+        r"== train-scan-bf16: exit 124 after \d+ s: stopped at its 1 s \(SIGTERM\); 61 lines it printed after the "
+        r"stop left out",
+        lines[1],
+    )
+    _plan_module()  # which puts plan_logs, beside it, on the path
+    import plan_logs
+
+    assert plan_logs.ENDED.match(lines[1])  # a later plan reads it: cut off
+    done = subprocess.run(["python3", str(bounded), "x", "30", "sh", "-c", "echo hi; exit 3"], capture_output=True)
+    assert done.returncode == 3 and done.stdout.decode().splitlines() == ["hi", "== x: exit 3 after 0 s"]
 
 
 def test_the_plan_leaves_out_what_the_limit_cannot_start_even_unmeasured(tmp_path):
     """Steps no earlier run measured nor an estimate covers each take at least the time the script starts them
     with: two of 100 s do not both fit 150 s."""
-    lines = _plan_module().plan("tpu", 200, 150, tmp_path, [("bench-a", 120, 100, None), ("bench-b", 120, 100, None)])
+    plan = _plan_module()
+    steps = [plan.Step("bench-a", 120, 100), plan.Step("bench-b", 120, 100)]
+    lines, _ = plan.plan("tpu", 200, 150, tmp_path, steps)
     assert lines[-2].endswith("LEFT OUT at 200 s") and lines[-1].startswith("== left out at 200 s: bench-b")
 
 
@@ -215,8 +320,7 @@ def test_the_gpu_plan_estimates_each_step_from_its_benchmarks_and_fits_its_limit
     """No GPU run's log yet: each step estimated from its benchmarks' count (plan.ESTIMATES' start and seconds a
     benchmark) and said "estimated"; the first call's 345 s fit the 375 s its 420 s limit leaves after the start and
     packing; the second call's 481 s fit its own 560 s limit, not 420 s."""
-    plan = _plan_module()
-    lines = plan.plan("gpu", 420, 375, tmp_path, GPU_FIRST)
+    lines = _plan("gpu", 420, 375, tmp_path, GPU_FIRST)
     assert lines[1] == (
         "==   bench-floor: needs about 81 s (estimated 81 s: 22 benchmarks at 3 s and 15 s to start; no earlier gpu "
         "run's log has it); cap 150 s"
@@ -226,16 +330,18 @@ def test_the_gpu_plan_estimates_each_step_from_its_benchmarks_and_fits_its_limit
         "== nothing left out at 420 s if the estimates hold (the steps measured before need 0 s, those estimated "
         "345 s, of 375 s)"
     )
-    second = plan.plan("gpu", 560, 515, tmp_path, GPU_SECOND)  # its own call, --limit 560: 481 s of 515
+    second = _plan("gpu", 560, 515, tmp_path, GPU_SECOND)  # its own call, --limit 560: 481 s of 515
     assert second[-1] == (
         "== nothing left out at 560 s if the estimates hold (the steps measured before need 0 s, those estimated "
         "481 s, of 515 s)"
     )
-    assert plan.plan("gpu", 420, 375, tmp_path, GPU_SECOND)[-1].startswith("== left out at 420 s: scaling, train-")
-    # A step's estimate beyond its cap needs its cap; a smaller limit leaves out the steps after what fits.
-    capped = plan.plan("gpu", 420, 375, tmp_path, [("bench-epoch", 200, 20, 30)])
-    assert capped[1].startswith("==   bench-epoch: needs about 200 s (estimated 315 s: 30 benchmarks at 10 s")
-    short = plan.plan("gpu", 240, 200, tmp_path, GPU_FIRST)
+    assert _plan("gpu", 420, 375, tmp_path, GPU_SECOND)[-1].startswith("== left out at 420 s: scaling, train-")
+    # An estimated step's cap from its need, at least the script's own; a smaller limit leaves out the steps
+    # after what fits.
+    capped = _plan("gpu", 420, 375, tmp_path, [("bench-epoch", 200, 20, 30)])
+    assert capped[1].startswith("==   bench-epoch: needs about 315 s (estimated 315 s: 30 benchmarks at 10 s")
+    assert capped[1].endswith("; cap 488 s")
+    short = _plan("gpu", 240, 200, tmp_path, GPU_FIRST)
     assert [line.split(":")[0].strip("= ") for line in short[1:-1] if line.endswith("LEFT OUT at 240 s")] == [
         "bench-epoch"  # 81 s + 165 s > 200 s; the steps after it still fit
     ]
@@ -250,11 +356,81 @@ def test_a_gpu_runs_log_replaces_the_estimate_of_each_step_it_measured(tmp_path)
         "== bench/accelerator/run.sh --backend gpu --limit 420; 2026-12-07T01:02:03Z\n"
         "== bench-floor: exit 0 after 64 s\n== bench-epoch: exit 124 after 200 s\n"
     )
-    lines = _plan_module().plan("gpu", 420, 375, tmp_path, GPU_FIRST)
-    assert lines[1] == f"==   bench-floor: needs about 64 s ({folder / 'log.txt'}); cap 150 s"
-    assert lines[2] == f"==   bench-epoch: needs more than 200 s (cut off) ({folder / 'log.txt'}); cap 200 s"
+    lines = _plan("gpu", 420, 375, tmp_path, GPU_FIRST)
+    assert lines[1] == f"==   bench-floor: needs about 64 s ({folder / 'log.txt'}); cap 111 s"
+    assert lines[2] == f"==   bench-epoch: needs more than 200 s (cut off) ({folder / 'log.txt'}); cap 315 s"
     assert "bench-epoch-slow: needs about 35 s (estimated" in lines[3]
     assert lines[-1] == (
         "== nothing left out at 420 s if the estimates hold (the steps measured before need 264 s, those estimated "
         "99 s, of 375 s)"
     )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("libtpu") is not None, reason="libtpu is installed")
+def test_the_plan_alone_needs_no_device_and_writes_nothing(tmp_path):
+    """--plan-only: the TPU's plan on a machine without one (no install, no device asked, no $OUT), its benchmarks
+    counted as a TPU run collects them, the earlier logs' start counted; exit 0."""
+    folder = tmp_path / "logs" / "tpu-20261206T123657"
+    folder.mkdir(parents=True)
+    (folder / "log.txt").write_text(TPU_LOG)
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "TMPDIR": str(tmp_path), "JAXMLP_PLAN_LOGS": str(folder.parent)}
+    args = ["--backend", "tpu", "--limit", "540", "--modules", "epoch", "--only", "forms,bench,precision"]
+    args += ["--train-epochs", "8"]
+    done = subprocess.run(
+        ["bash", str(SCRIPT), *args, "--plan-only"], capture_output=True, text=True, timeout=120, env=env
+    )
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert lines[0] == "== the plan alone (--plan-only): nothing installed, no device asked, nothing run"
+    assert lines[2] == "== the start (installs, the device, the benchmarks' count) as the newest log's: 36 s"
+    assert lines[3] == "== plan: 7 steps in the 479 s the 540 s limit leaves them"
+    names = [line.split(":")[0].strip("= ") for line in lines[4:-1]]
+    assert names == ["forms", "bench-epoch", "bench-epoch-slow", "train-scan-f32", "train-scan-bf16"] + [
+        "train-pallas-f32",
+        "train-pallas-bf16",
+    ]
+    assert "(29 s for 1 epoch in " in lines[7] and "benchmarks they ran 40 s" in lines[5]
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("jaxmlp-accel-stage.*"))
+
+
+def test_a_long_run_says_how_long_it_will_take_and_how_far_it_is(tmp_path, monkeypatch):
+    """bench/accelerator/bench_progress.py (`nox -s bench-tpu`'s): the benchmarks an earlier TPU run's log timed at
+    their durations there, the others at the estimate, said apart, with how to make it shorter; then how far."""
+    folder = tmp_path / "tpu-20261206T123657"
+    folder.mkdir()
+    (folder / "log.txt").write_text(TPU_LOG)
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    import bench_progress
+
+    monkeypatch.setattr(bench_progress, "EVERY", 0.0)
+    progress = bench_progress.Progress("tpu", tmp_path)
+    ids = [f"bench/bench_epoch.py::test_epoch[tpu-{p}]" for p in ("pallas-0-bf16", "scan-0-f32", "new-0-f32")]
+    said = progress.plan(ids)
+    assert said.startswith(
+        "== 3 benchmarks on tpu: about 52 s (2 measured in an earlier run, 40 s "
+        f"({folder / 'log.txt'}); 1 estimated, 11 s at most: those that skip take none); shorter: `-- -k epoch`"
+    )
+    assert progress.finished(ids[0]).startswith("== 1 of 3 benchmarks (33%) after 0 s; about 21 s left")
+
+
+def test_the_plain_jax_scan_computes_the_pipelines_epoch(monkeypatch):
+    """kernel_forms.py's comparison as plain JAX writes it (the step size a folded constant, the full batches, then
+    the last batch's step apart) ends where the pipelines' padded scan does, in f32."""
+    import numpy as np
+
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    import kernel_forms
+    from jax import random
+
+    from jaxmlp import model
+
+    rng = np.random.default_rng(0)
+    x = rng.random((3 * 128 + 40, 784), np.float32)
+    targets = np.asarray(model.one_hot(rng.integers(0, 10, len(x)), 10))
+    batches = kernel_forms.scan_batches(x, targets)
+    init = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    settings = {"precision": "f32", "bf16_step": model.DEFAULT_BF16_STEP, "unroll": 1}
+    with model.precision_scope("f32"):
+        plain = kernel_forms.scan_program("plain, two programs", init, batches, settings)(init)
+        padded = kernel_forms.scan_program("padded", init, batches, settings)(init)
+    assert model.max_relative_difference(plain, padded) < 1e-5

@@ -19,7 +19,7 @@ from jaxmlp.measure.bisection import (
     checked_line,
     expected_releases,
 )
-from jaxmlp.measure.sweep import published
+from jaxmlp.measure.environments import published
 from jaxmlp.report.sections import build_sections
 from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.findings.sweeps import bisection

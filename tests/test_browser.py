@@ -186,6 +186,36 @@ def _reap(mark: bytes, wait_s: float) -> None:
     assert not left, f"browser processes outlived the test even after SIGKILL: {left}"
 
 
+@contextlib.contextmanager
+def chromium(sync_api: Any, home: Path) -> Any:
+    """The system's Chromium, headless, its home ``home``, under ``BROWSER_LIMIT_S``: every process it started is
+    killed when the limit passes, and whatever is left of them at the end."""
+    token = f"{os.getpid()}-{time.monotonic_ns()}"
+    mark = f"{MARK}={token}".encode()
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), MARK: token}
+    env["XDG_CACHE_HOME"] = str(home / ".cache")
+    watchdog = threading.Timer(BROWSER_LIMIT_S, _kill, (mark,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        with sync_api.sync_playwright() as pw:
+            # --no-sandbox: root (CI, containers) cannot start Chromium's sandbox; the page is our own file.
+            # --disable-dev-shm-usage: containers' /dev/shm is often 64 MB.
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--no-sandbox", "--disable-dev-shm-usage"],
+                env=env,
+                timeout=STEP_LIMIT_MS,
+            )
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        watchdog.cancel()
+        _reap(mark, wait_s=5)
+
+
 @dataclass
 class Opened:
     tab: Any  # playwright's Page
@@ -209,53 +239,25 @@ def page(index_html, tmp_path_factory):
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="no playwright package (it drives Chromium): `pip install -e .[test]`"
     )
-    home = tmp_path_factory.mktemp("browser-home")
-    token = f"{os.getpid()}-{time.monotonic_ns()}"
-    mark = f"{MARK}={token}".encode()
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        MARK: token,
-    }
-    watchdog = threading.Timer(BROWSER_LIMIT_S, _kill, (mark,))
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        with sync_api.sync_playwright() as pw:
-            # --no-sandbox: root (CI, containers) cannot start Chromium's sandbox; the page is our own file.
-            # --disable-dev-shm-usage: containers' /dev/shm is often 64 MB.
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--no-sandbox", "--disable-dev-shm-usage"],
-                env=env,
-                timeout=STEP_LIMIT_MS,
-            )
-            try:
-                tab = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-                tab.set_default_timeout(STEP_LIMIT_MS)
-                seen = {"console": [], "errors": [], "requests": [], "failed": []}
-                tab.on("console", lambda m: seen["console"].append((m.type, m.text)))
-                tab.on("pageerror", lambda e: seen["errors"].append(str(e)))
-                tab.on("request", lambda r: seen["requests"].append(r.url))
-                tab.on("requestfailed", lambda r: seen["failed"].append(f"{r.url}: {r.failure}"))
-                tab.route(re.compile(r"^(?!file:|data:)"), lambda route: route.abort())
-                tab.goto(index_html.as_uri(), wait_until="load")
-                opened = Opened(tab, seen, _screenshots(tmp_path_factory))
-                tab.screenshot(path=opened.shots / "first-screen.png")
-                tab.screenshot(path=opened.shots / "page.png", full_page=True)
-                opened.folded = {
-                    "height": opened.evaluate("document.documentElement.scrollHeight"),
-                    "overlaps": opened.evaluate(OVERLAPS),
-                    "parts": opened.evaluate(HEIGHTS),
-                }
-                yield opened
-            finally:
-                browser.close()
-    finally:
-        watchdog.cancel()
-        _reap(mark, wait_s=5)
+    with chromium(sync_api, tmp_path_factory.mktemp("browser-home")) as browser:
+        tab = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        tab.set_default_timeout(STEP_LIMIT_MS)
+        seen = {"console": [], "errors": [], "requests": [], "failed": []}
+        tab.on("console", lambda m: seen["console"].append((m.type, m.text)))
+        tab.on("pageerror", lambda e: seen["errors"].append(str(e)))
+        tab.on("request", lambda r: seen["requests"].append(r.url))
+        tab.on("requestfailed", lambda r: seen["failed"].append(f"{r.url}: {r.failure}"))
+        tab.route(re.compile(r"^(?!file:|data:)"), lambda route: route.abort())
+        tab.goto(index_html.as_uri(), wait_until="load")
+        opened = Opened(tab, seen, _screenshots(tmp_path_factory))
+        tab.screenshot(path=opened.shots / "first-screen.png")
+        tab.screenshot(path=opened.shots / "page.png", full_page=True)
+        opened.folded = {
+            "height": opened.evaluate("document.documentElement.scrollHeight"),
+            "overlaps": opened.evaluate(OVERLAPS),
+            "parts": opened.evaluate(HEIGHTS),
+        }
+        yield opened
 
 
 @pytest.fixture(scope="module")

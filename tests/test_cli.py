@@ -240,7 +240,8 @@ def test_what_a_failed_child_process_said_last():
 
 
 def test_every_shared_option_is_declared_once_and_added_alike_everywhere():
-    """Every command's parser built: a flag that a shared option declares comes from `jaxmlp.cli.options` wherever
+    """Every command's parser built: every option goes through `options.add` (argparse's --help, --version and
+    subcommands aside); a flag that a shared option declares comes from `jaxmlp.cli.options` wherever
     it appears, with that option's type, choices and action, its help unless the command rewords it, and its default
     unless the command says why not."""
     shared_flags = {flag for option in options.SHARED for flag in option.flags}
@@ -248,7 +249,10 @@ def test_every_shared_option_is_declared_once_and_added_alike_everywhere():
     for path, parser in every_parser(build_parser()):
         for action in parser._actions:
             option = getattr(action, "jaxmlp_option", None)
-            if option is None:
+            if option is None:  # argparse's own: --help, --version, the subcommands
+                assert isinstance(action, (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction))
+                continue
+            if not option.shared:  # a command's own (`options.own`)
                 assert not shared_flags & set(action.option_strings), f"{' '.join(path)} declares {action.dest} anew"
                 continue
             base = option.base or option

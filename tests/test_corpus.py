@@ -14,8 +14,9 @@ from conftest import made_releases
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import workers
+from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import envs, matrix, published
+from jaxmlp.measure.sweep import matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
 from jaxmlp.report.sections import build_sections
 from jaxmlp.results.findings.model import ANCHOR
@@ -279,8 +280,8 @@ def _stopped_corpus(tmp_path, monkeypatch, capsys, at):
     """`jaxmlp sweep corpus` over two cases, each case scored at once (nothing measured), a stop raised where ``at``
     says: ("case", n) as case n starts, ("disk", 0) as the environments are walked, ("summary", 0) once the
     scorecard is written. Returns its exit status, its last line and its folder."""
-    from jaxmlp.cli.sweep import corpus
     from jaxmlp.errors import Interrupted
+    from jaxmlp.flows import corpus
     from jaxmlp.results.sweep.corpus import case_found, score
 
     def case(case, number, total, args, folder, shared):
@@ -400,7 +401,7 @@ def test_a_band_must_say_where_it_comes_from_and_a_case_may_set_what_it_runs_wit
 
 
 def test_a_compile_time_case_explains_the_change_in_its_own_metric(tmp_path, monkeypatch, capsys):
-    from jaxmlp.cli.sweep import corpus_steps
+    from jaxmlp.flows import corpus_steps
 
     fake_releases(tmp_path / "envs", monkeypatch)
 

@@ -126,7 +126,7 @@ def _started_every_two_seconds(monkeypatch):
 def test_a_bisection_whose_answer_the_timeline_explained_does_not_explain_it_again(
     tmp_path, monkeypatch, capsys, explained
 ):
-    from jaxmlp.cli.sweep import corpus
+    from jaxmlp.flows import corpus
 
     monkeypatch.setattr(corpus, "explained_pairs", lambda folder: {("0.4.33", "0.4.34"): "timeline-x/explain-1"})
     fake_releases(tmp_path / "envs", monkeypatch)

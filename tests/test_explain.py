@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from jaxmlp.cli import main
-from jaxmlp.cli.sweep import explain as sweep_explain
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.flows import explain as sweep_explain
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import envs, matrix
+from jaxmlp.measure.sweep import matrix
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.explain import ExplainDocument

@@ -125,7 +125,8 @@ def test_sigterm_mid_sweep_keeps_the_samples_leaves_no_process_and_resume_finish
     assert (folder / layout.INCOMPLETE_FILE).exists() and list(folder.glob("jax-*.json"))  # partial cells written
     monkeypatch.setenv("EACH", "0")  # its processes at full speed: nothing stops this one
     monkeypatch.setenv("TMPDIR", str(temp))
-    assert main(["sweep", "resume", str(folder)]) == 0, capsys.readouterr().err  # in this process: its workers real
+    again = ["--env", f"A={sys.executable}", "--env", f"B={sys.executable}", "--workload", spec]  # chosen again
+    assert main(["sweep", "resume", str(folder), *again]) == 0, capsys.readouterr().err  # its workers real
     assert not (folder / layout.INCOMPLETE_FILE).exists()
     cells = json.loads((folder / layout.CELLS_FILE).read_text())
     assert cells["complete"] is True and all(c["status"] == "ok" for c in cells["cells"])

@@ -9,8 +9,8 @@ import pytest
 from jaxmlp import registry
 from jaxmlp.cli import main
 from jaxmlp.measure import memory
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.report.explain import explain_text
 from jaxmlp.results.schema import parse

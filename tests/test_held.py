@@ -7,8 +7,8 @@ import stat
 from pathlib import Path
 
 from jaxmlp import installs
-from jaxmlp.measure.sweep import envs
-from jaxmlp.measure.sweep.envs import Source
+from jaxmlp.measure.environments import envs
+from jaxmlp.measure.environments.envs import Source
 
 PIP = """#!/bin/sh
 # a stand-in for the environment's python: `-m pip install ... ml_dtypes<0.7` moves the dist-info to 0.6.0

@@ -68,7 +68,7 @@ def test_what_the_index_lacks_is_named_in_one_line_with_what_is_skipped(index):
 def test_the_tpu_hosts_missing_packages_are_those_jaxmlp_requires_and_each_says_what_is_skipped():
     """Each package a TPU host's index may lack is a requirement of jaxmlp (with the hf extra), and the line names
     what runs without it: torchvision nothing (the IDX reader), ruptures the change points, grain its pipeline."""
-    wanted = {installs.name_of(r) for r in installs.requirements(ROOT / "pyproject.toml", ("hf",))}
+    wanted = {installs.name_of(r) for r in installs.requirements(ROOT / "pyproject.toml", (installs.TUTORIAL, "hf"))}
     assert set(installs.MAY_LACK) <= wanted and "jax" in wanted
     line = installs.missing_line("bench-tpu", ["torchvision", "ruptures", "grain"])
     assert line.startswith("bench-tpu: this host's package index has no torchvision, ruptures, grain: ")
@@ -105,3 +105,47 @@ def test_a_gpu_session_without_an_index_is_told_what_to_run_in_one_line(tmp_path
     line = installs.no_index_line("bench-gpu", "http://127.0.0.1:9/simple/")
     assert "\n" not in line and "none answers at http://127.0.0.1:9/simple/" in line
     assert "`nox --no-venv -s bench-gpu -- --preinstalled`" in line and "bench/accelerator/run.sh" in line
+
+
+def test_the_light_install_has_no_torch_and_the_tutorial_extra_has_what_only_the_tutorial_needs():
+    """`pip install jaxmlp` installs what `track`, the sweeps and the reports need: none of the tutorial's packages
+    (torch and its CUDA libraries are gigabytes); the tutorial extra has each of them, and the sessions that measure
+    the tutorial install it."""
+    light = {installs.name_of(r) for r in installs.requirements(ROOT / "pyproject.toml")}
+    tutorial = {installs.name_of(r) for r in installs.requirements(ROOT / "pyproject.toml", (installs.TUTORIAL,))}
+    assert {"jax", "jaxlib", "numpy", "scipy", "pandas", "matplotlib"} <= light
+    assert not light & {"torch", "torchvision", "grain", "pytest-benchmark", "tensorboard", "datasets"}
+    assert {"torch", "torchvision", "grain", "pytest-benchmark", "tensorboard-plugin-profile"} <= tutorial - light
+    noxfile = (ROOT / "noxfile.py").read_text()
+    assert 'f".[{installs.TUTORIAL},test]"' in noxfile and '(installs.TUTORIAL, "hf")' in noxfile
+
+
+@pytest.mark.parametrize("module", ["torch", "torchvision.datasets", "grain.python", "xprof.convert"])
+def test_a_command_that_needs_a_tutorial_package_where_it_is_missing_says_so_in_one_line(module, monkeypatch, capsys):
+    """Where only the light install is, a command that imports torch (or another tutorial package) ends in one line
+    naming the package and the install line, exit 2 (the machine lacks something), no traceback."""
+    from jaxmlp import cli
+    from jaxmlp.errors import EXIT_ERROR
+
+    def lacking(name):
+        raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+
+    monkeypatch.setattr(cli, "_command", lacking)
+    assert cli.main(["train"]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    root = module.split(".")[0]
+    assert err == (
+        f"jaxmlp train: error: this needs {root}, which the light install leaves out: pip install 'jaxmlp[tutorial]'\n"
+    )
+
+
+def test_a_missing_module_that_is_not_the_tutorials_is_not_hidden(monkeypatch):
+    """A module the light install should have (or a bug's import) is raised as it is, not said to be the extra's."""
+    from jaxmlp import cli
+
+    def lacking(name):
+        raise ModuleNotFoundError("No module named 'pandas'", name="pandas")
+
+    monkeypatch.setattr(cli, "_command", lacking)
+    with pytest.raises(ModuleNotFoundError):
+        cli.main(["summary"])

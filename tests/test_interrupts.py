@@ -484,7 +484,17 @@ def test_sweep_resume_stopped_while_its_processes_run_keeps_its_samples(tmp_path
     first = stop(sweep, lambda pid, output: "1/4 processes" in output, signal.SIGTERM, tmp_path / "first")
     assert "jaxmlp sweep resume" in one_line(first, "sweep run", signal.SIGTERM)
     (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
-    stopped = stop(["sweep", "resume", str(folder)], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path / "second")
+    again = [
+        "--env",
+        f"A={sys.executable}",
+        "--env",
+        f"B={sys.executable}",
+        "--workload",
+        f"{tmp_path}/tiny_workload.py:make",
+    ]
+    stopped = stop(
+        ["sweep", "resume", str(folder), *again], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path / "second"
+    )
     line = one_line(stopped, "sweep resume", signal.SIGINT)
     assert f"in {folder}" in line and "jaxmlp sweep resume" in line, line
 
@@ -560,3 +570,55 @@ def test_tensorboard_stopped_while_it_starts(signum, tmp_path):
         tmp_path,
     )
     one_line(stopped, "tensorboard", signum)
+
+
+@pytest.mark.xdist_group("processes")
+def test_a_stopped_track_call_is_gone_on_with_by_the_next_one_no_sample_measured_twice(tmp_path):
+    """``jaxmlp track`` stopped mid-round: its line and its ``INCOMPLETE`` file say the same: the next ``jaxmlp
+    track`` with the same options, or ``sweep resume`` of the folder, which runs that call again (its ``call.json``,
+    from its own folder). It keeps the samples (one line says so), measures only the processes missing, and files
+    the folder's ``track.json``."""
+    import json
+
+    from test_wheels import wheel_folder
+
+    from jaxmlp.measure.environments import envs
+
+    wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
+    for version in ("0.7.0", "0.7.1"):  # made as conftest's made_releases makes them, for the wheels' source
+        env = envs.env_path(version, tmp_path / "envs", envs.Source(wheels))
+        (env / "bin").mkdir(parents=True)
+        envs.python_of(env).write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        envs.python_of(env).chmod(0o755)
+        (env / envs.COMPLETE).write_text("1")
+    workload = tmp_path / "tiny_workload.py"
+    workload.write_text(WORKLOAD)
+    argv = ["track", "--wheels", str(wheels), "--pinned", "0.7.0", "--workload", f"{workload}:make", "--calls", "2"]
+    argv += ["--processes", "2", "--budget", "0.01", "--dataset", "synthetic", "--limit", "256", "--epochs", "2"]
+    argv += ["--out", str(tmp_path / "out")]
+    env = {"JAXMLP_ENVS": str(tmp_path / "envs")}
+    (tmp_path / "first").mkdir()
+    first = stop(argv, lambda pid, output: "1/4 processes" in output, signal.SIGTERM, tmp_path / "first", env)
+    line = one_line(first, "track", signal.SIGTERM)
+    (folder,) = (tmp_path / "out").glob("track-*")
+    goes_on = "the next `jaxmlp track` with the same options (or `jaxmlp sweep resume FOLDER`) goes on"
+    assert f"in {folder} ({goes_on})" in line, line
+    assert goes_on in (folder / "INCOMPLETE").read_text()
+    (tmp_path / "elsewhere").mkdir()
+    second = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", "sweep", "resume", str(folder), "--workload", f"{workload}:make"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+        cwd=tmp_path / "elsewhere",
+    )
+    assert second.returncode in (0, 3), second.stderr
+    assert second.stdout.startswith("Going on with the stopped call: jaxmlp track --wheels ")
+    assert f"Going on from the stopped call in {folder}: " in second.stdout and "none measured again" in second.stdout
+    assert " kept from before, " in second.stdout
+    assert (folder / "track.json").is_file() and not (folder / "INCOMPLETE").exists()
+    assert list((tmp_path / "out").glob("track-*")) == [folder]
+    records = [json.loads(x) for x in (folder / "samples.jsonl").read_text().splitlines()[1:]]
+    keys = [(r.get("cell"), r.get("round")) for r in records]
+    assert len(keys) == len(set(keys)), "a process measured twice"

@@ -177,7 +177,7 @@ def test_the_benchmarks_refuse_to_run_as_ranks():
     assert said and all("pytest-benchmark cannot join ranks" in line and "jaxmlp scaling" in line for line in said)
 
 
-# --- a timeline or corpus shared by the ranks (`jaxmlp.cli.sweep.ranks`) --------------------------------------
+# --- a timeline or corpus shared by the ranks (`jaxmlp.flows.ranks`) --------------------------------------
 
 MANIFEST = Path(__file__).parent / "fixtures" / "corpus" / "corpus.toml"
 RELEASES = ("0.4.30", "0.4.31", "0.4.33")
@@ -187,7 +187,7 @@ TIMELINE = ["-m", "jaxmlp", "sweep", "timeline", RELEASES[0], RELEASES[-1], "--v
 
 def releases(root):
     """Each release's environment as made: this interpreter (the same jax in each: the bookkeeping is tested)."""
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.environments import envs
 
     for version in RELEASES:
         env = envs.env_path(version, root)

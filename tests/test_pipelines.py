@@ -319,7 +319,7 @@ def test_without_torch_the_splits_are_arrays_and_torch_pipelines_are_refused(mon
     assert make_epoch("batched", arrays.train, batch_size=128).n_steps == 3
     assert missing_package("seed") == (
         "the seed pipeline needs torch, which this Python lacks (a JAX-only machine, such as a TPU host, may): pip "
-        "install torch"
+        "install 'jaxmlp[tutorial]'"
     )
     with pytest.raises(JaxmlpError, match="the torch pipeline needs torch"):
         make_epoch("torch", arrays.train, batch_size=128)

@@ -11,8 +11,8 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs, pythons
-from jaxmlp.measure.sweep.envs import Interpreter, Source
+from jaxmlp.measure.environments import envs, pythons
+from jaxmlp.measure.environments.envs import Interpreter, Source
 
 HERE = pythons.running()
 

@@ -1,10 +1,10 @@
-"""The ranks' sharing of a timeline or corpus (`jaxmlp.cli.sweep.ranks`) with simulated ranks: no mpirun needed
+"""The ranks' sharing of a timeline or corpus (`jaxmlp.flows.ranks`) with simulated ranks: no mpirun needed
 (tests/test_mpi.py runs real ranks where mpirun is installed)."""
 
 import pytest
 
-from jaxmlp.cli.sweep import ranks as sweep_ranks
-from jaxmlp.cli.sweep.ranks import job_key
+from jaxmlp.flows import ranks as sweep_ranks
+from jaxmlp.measure.distributed import Ranks, job_key
 
 SBATCH = {"SLURM_JOB_ID": "81", "SLURM_STEP_ID": "0"}  # what a step inside sbatch sets
 OPEN_MPI = {"OMPI_MCA_ess_base_jobid": "3107", "PMIX_NAMESPACE": "prterun-host-3107@1"}
@@ -33,7 +33,7 @@ def test_ranks_that_see_other_launchers_variables_meet_in_one_file(monkeypatch, 
         env = {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", **OPEN_MPI, "SLURM_JOB_ID": "81", **extra}
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        ranks = sweep_ranks.Ranks.found()
+        ranks = Ranks.found()
         assert ranks is not None
         names.add(sweep_ranks.meeting_file(tmp_path, ranks).name)
     assert names == {".jaxmlp-meeting-3107"}
@@ -57,7 +57,7 @@ def test_ranks_1_on_measure_rank_0s_plan_without_probing(tmp_path, monkeypatch):
         {r.name: r for r in cells}, {r.name: Outcome("ok") for r in cells}, {r.name: 1.0 for r in cells}, {}
     )
     RunLog(tmp_path).start(Plan(tuple(cells), probed, {}, Matrix(processes=6, share=(0, 2)), 42.0))
-    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
+    ranks = Ranks(1, 2, "node-b", "job")
     plan = sweep_ranks.rank_0_plan(tmp_path, ranks)
     assert (plan.matrix.processes, plan.limit, list(plan.probed.runners)) == (6, 42.0, [r.name for r in cells])
 
@@ -85,7 +85,7 @@ def test_ranks_1_on_measure_rank_0s_plan_without_probing(tmp_path, monkeypatch):
 def test_the_meeting_names_the_folder_beside_it_and_a_stale_one_is_ignored(tmp_path, monkeypatch):
     """The meeting file holds the folder's name (each rank joins it to its own path of the shared folder) and when
     the launch started: a file left by an earlier launch is not met, and rank 0 replaces it."""
-    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
+    ranks = Ranks(1, 2, "node-b", "job")
     meeting = tmp_path / ".jaxmlp-meeting-job"
     sweep_ranks.announce(meeting, tmp_path / "timeline-1")
     assert '"folder": "timeline-1"' in meeting.read_text()
@@ -109,7 +109,7 @@ def test_a_rank_waiting_on_a_silent_rank_0_gives_up_in_one_line(tmp_path, monkey
 
     monkeypatch.setattr(sweep_ranks, "SILENT_SECONDS", 0.6)
     monkeypatch.setattr(sweep_ranks, "HEARTBEAT_SECONDS", 0.05)
-    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
+    ranks = Ranks(1, 2, "node-b", "job")
     meeting, case = tmp_path / ".jaxmlp-meeting-job", tmp_path / "case" / ".jaxmlp-meeting-job"
     sweep_ranks.announce(meeting, tmp_path)
     with sweep_ranks.beating(meeting):
@@ -124,13 +124,13 @@ def test_a_rank_waiting_on_a_silent_rank_0_gives_up_in_one_line(tmp_path, monkey
 
 def test_waiting_for_rank_0s_plan_reads_its_stop_mark(tmp_path):
     """Rank 0 stopped before it filed its plan: a rank waiting for it says why at once, not after the wait."""
-    sweep_ranks.mark_stopped(tmp_path, sweep_ranks.Ranks(0, 2, "node-a", "job"), "stopped by signal 2")
+    sweep_ranks.mark_stopped(tmp_path, Ranks(0, 2, "node-a", "job"), "stopped by signal 2")
     with pytest.raises(sweep_ranks.JaxmlpError, match=r"^rank 0 on node-a stopped \(stopped by signal 2\)$"):
-        sweep_ranks.rank_0_plan(tmp_path, sweep_ranks.Ranks(1, 2, "node-b", "job"))
+        sweep_ranks.rank_0_plan(tmp_path, Ranks(1, 2, "node-b", "job"))
 
 
 def test_a_folder_removed_under_a_rank_is_one_line(tmp_path):
-    ranks = sweep_ranks.Ranks(1, 2, "node-b", "job")
+    ranks = Ranks(1, 2, "node-b", "job")
     gone = tmp_path / "gone"
     with pytest.raises(sweep_ranks.JaxmlpError, match=r"gone/rank-1.jsonl: No such file or directory: --out must"):
         sweep_ranks.rank_log(gone, ranks)
@@ -153,7 +153,7 @@ def test_rank_0_takes_a_ranks_file_renamed_first(tmp_path):
 
 def test_rank_0_stopped_before_its_plan_keeps_a_shared_folder(tmp_path):
     """The folder holds the other ranks' files and stop marks: kept when shared, removed when alone."""
-    from jaxmlp.cli.sweep.measured import measure_into
+    from jaxmlp.flows.measured import measure_into
     from jaxmlp.results.sweep.files import RunLog
 
     def stopped():
@@ -172,4 +172,4 @@ def test_a_silent_rank_is_named_with_its_node(tmp_path):
     sample = '{"cell": "a", "round": 1, "result": {"metadata": {"node": "node-b"}, "workloads": {}}}\n'
     sweep_ranks.samples_file(tmp_path, 1).write_text(sample)
     with pytest.raises(sweep_ranks.JaxmlpError, match=r"^rank 1 on node-b sent no sample for 0 s \(twice a process"):
-        sweep_ranks._wait_done(tmp_path, 1, sweep_ranks.Ranks(0, 2, "node-a", "job"), 0.3)
+        sweep_ranks._wait_done(tmp_path, 1, Ranks(0, 2, "node-a", "job"), 0.3)

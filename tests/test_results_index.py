@@ -20,6 +20,7 @@ from jaxmlp.results.findings import sweeps as sweep_findings
 from jaxmlp.results.findings.model import ANCHOR
 from jaxmlp.results.store import index, reading
 from jaxmlp.results.store.frames import Results, load, results, sweep_rows
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.store.writing import ResultsStore
 from jaxmlp.results.sweep import compared
 from jaxmlp.results.sweep.views import sweep_steps, sweeps
@@ -233,7 +234,7 @@ def _searched(monkeypatch) -> list[tuple[str, ...]]:
 
 def test_a_folder_read_again_keeps_its_changes_and_searches_only_the_series_a_new_run_changed(folder, monkeypatch):
     def past() -> history.RunHistory:
-        return history.of(results(index.scan(folder, "jaxmlp summary")), index.IndexMemo(folder, "jaxmlp summary"))
+        return history.of(results(index.scan(folder, "jaxmlp summary")), IndexMemo(folder, "jaxmlp summary"))
 
     searched = _searched(monkeypatch)
     first = past()
@@ -286,7 +287,7 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
 
     def answer() -> tuple[str, Results]:
         found = results(index.scan(folder, "jaxmlp summary"))
-        matrix, _, _ = sweep_findings.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        matrix, _, _ = sweep_findings.answers(found, folder, IndexMemo(folder, "jaxmlp summary"))
         return matrix.line(), found
 
     seen = _compared(monkeypatch)
@@ -299,7 +300,7 @@ def test_a_folder_read_again_keeps_its_sweep_s_comparisons_and_compares_only_a_c
     seen.clear()
     again, _ = answer()
     assert not seen and again == first  # every pair's comparison kept in the index
-    kept = compared.comparisons(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    kept = compared.comparisons(rows, found.samples, memo=IndexMemo(folder, "jaxmlp summary"))
     pd.testing.assert_frame_equal(sweep_steps(rows, found.samples, done=kept), steps)
     assert sweep_findings.answers(found, folder)[0].line() == first  # the same answer without the memo
 
@@ -329,7 +330,7 @@ def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_cha
 
     def answer() -> tuple[str, Results]:
         found = results(index.scan(folder, "jaxmlp summary"))
-        _, timeline, _ = sweep_findings.answers(found, folder, index.IndexMemo(folder, "jaxmlp summary"))
+        _, timeline, _ = sweep_findings.answers(found, folder, IndexMemo(folder, "jaxmlp summary"))
         return timeline.line(), found
 
     def said(columns: list[compared.TimelineColumn]) -> list[tuple[object, ...]]:
@@ -343,7 +344,7 @@ def test_a_timeline_read_again_keeps_its_columns_changes_and_searches_only_a_cha
     searched.clear()
     again, _ = answer()
     assert not searched and again == first  # every column's changes kept in the index
-    kept = compared.timeline_columns(rows, found.samples, memo=index.IndexMemo(folder, "jaxmlp summary"))
+    kept = compared.timeline_columns(rows, found.samples, memo=IndexMemo(folder, "jaxmlp summary"))
     assert not searched and said(kept) == said(columns)
 
     cell = folder / timeline.name / "jax-0.4.31.json"  # one workload of one release 1.5 times slower

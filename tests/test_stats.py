@@ -444,7 +444,7 @@ def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
     from jaxmlp.report.text import compare_text
     from jaxmlp.results import tables
     from jaxmlp.results.schema.track import Tracked
-    from jaxmlp.results.sweep import tracked
+    from jaxmlp.results.sweep import settling, tracked
     from jaxmlp.results.sweep.track_answers import sentence
 
     edge = _inconclusive(1.049, 1.049 / math.exp(0.05), 1.049 * math.exp(0.05), n=5)
@@ -454,7 +454,7 @@ def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
     assert said in stats.verdict_line(edge)  # sweep, timeline, bisect, corpus
     wide = _inconclusive(0.806, 0.452, 2.38, n=5)  # far from the threshold, its interval wide: within reach
     assert not stats.beyond_reach(wide) and stats.settle_words(wide).startswith("about ")
-    assert tracked.more_processes(wide) > 10 * 5  # as many as would settle it: the budget bounds them
+    assert settling.more_processes(wide) > 10 * 5  # as many as would settle it: the budget bounds them
     near = _inconclusive(1.01, 1.01 / math.exp(0.06), 1.01 * math.exp(0.06))
     assert not stats.beyond_reach(near) and stats.settle_words(near).startswith("about ")
     # compare: samples whose ratio is 1.049 with a narrow interval
@@ -466,7 +466,7 @@ def test_a_ratio_at_the_threshold_s_edge_is_not_within_reach_on_every_face():
     # track: its closing line, and the site's and message's sentence (from the tidy frame)
     t = Tracked("w", "0.7.1", "0.7.0", "previous", edge, edge.word, stats.processes_to_settle(edge) or 0)
     assert said in tracked.verdict_line(t)
-    assert tracked.more_processes(edge) == 5  # still settled while the budget lasts: as many again
+    assert settling.more_processes(edge) == 5  # still settled while the budget lasts: as many again
     row = {**t.to_json(), "ratio": 1.049, "low": edge.ci_low, "high": edge.ci_high, "settle": 0}
     row |= {"settle_words": stats.settle_words(edge), "median_s": 1.049, "baseline_median_s": 1.0}
     assert said in sentence(row)

@@ -416,7 +416,7 @@ def test_the_sweep_ends_with_its_verdicts_and_its_failed_cells_then_its_files(tm
 
 
 def made_releases(count: int) -> list[str]:
-    from jaxmlp.measure.sweep import envs
+    from jaxmlp.measure.environments import envs
 
     made = sorted(
         (
@@ -594,7 +594,7 @@ def test_bad_releases_are_one_line_errors(argv, message, capsys, tmp_path):
 
 
 def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, monkeypatch):
-    from jaxmlp.measure.sweep import envs, pythons
+    from jaxmlp.measure.environments import environments, envs, pythons
 
     made = tmp_path / f"jax-0.6.2-py{sys.version_info[0]}{sys.version_info[1]}"
     made.mkdir()
@@ -604,14 +604,14 @@ def test_the_cost_of_new_environments_is_said_from_the_ones_made_here(tmp_path, 
     here = pythons.running()  # what the package index would say: every release here on the running Python
     monkeypatch.setattr(pythons, "for_releases", lambda versions, *args: dict.fromkeys(versions, here))
     said = []
-    made_here = matrix.environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
+    made_here = environments(Matrix(envs=tmp_path), ["0.6.2", "0.7.0", "0.8.3"], said.append)
     assert made_here == {v: f"python-{v}" for v in ("0.6.2", "0.7.0", "0.8.3")}
     assert said == [
         "Environments: 1 made, 2 to make (0.7.0, 0.8.3; about 2 MB each and 1.0 min in all, as the ones made here took)"
     ]
     (made / envs.COMPLETE).unlink()
     said.clear()
-    matrix.environments(Matrix(envs=sweep_args(["run", "--envs", str(tmp_path)]).envs), ["0.7.0"], said.append)
+    environments(Matrix(envs=sweep_args(["run", "--envs", str(tmp_path)]).envs), ["0.7.0"], said.append)
     assert said == ["Environments: 0 made, 1 to make (0.7.0; size and time unknown: none made here yet)"]
 
 

@@ -13,8 +13,10 @@ from jaxmlp import changepoints
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import bisect
+from jaxmlp.measure.environments import disk as env_disk
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-from jaxmlp.measure.sweep import env_disk, envs, matrix, timeline, validation
+from jaxmlp.measure.sweep import matrix, timeline, validation
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Timeline
 from jaxmlp.report.plots import draw
 from jaxmlp.report.sections import build_sections
@@ -320,7 +322,7 @@ def test_the_timeline_measures_every_release_and_ends_with_its_verdict(tmp_path,
 
 def test_the_timeline_is_measured_from_its_settings_without_argparse(tmp_path, monkeypatch, explained):
     """`timeline.measure` as other code calls it: these exact releases, this folder; its outcome says what it found."""
-    from jaxmlp.cli.sweep import timeline as command
+    from jaxmlp.flows import timeline as command
     from jaxmlp.measure.sweep.settings import Matrix, Measuring
 
     fake_releases(tmp_path / "envs", monkeypatch)

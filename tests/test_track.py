@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from jaxmlp.measure.sweep import track as flow
 from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
-from jaxmlp.results.sweep import tracked
+from jaxmlp.results.sweep import settling, tracked
 from jaxmlp.stats import compare
 
 WHEELS = "JAXMLP_TEST_WHEELS"
@@ -133,7 +134,7 @@ def test_each_comparison_says_one_of_the_four_words_the_last_lines_the_slower():
     assert lines[-1].startswith("jax 0.7.1 is slower than 0.7.0 (the previous and pinned release) on w: x2")
     assert lines[0].startswith("jax 0.7.2 is the same as 0.7.0 (the pinned release) on w: x1")
     few = tracked.compared({"a": {"w": [1.0, 1.1]}, "b": {"w": [1.0, 1.2]}}, [("b", "a", "previous")], ["w"])
-    assert few[0].verdict == "inconclusive" and tracked.more_processes(few[0].comparison) == 3
+    assert few[0].verdict == "inconclusive" and settling.more_processes(few[0].comparison) == 3
 
 
 def test_the_tidy_frame_holds_every_comparison_the_pinned_one_under_both(tmp_path):
@@ -151,26 +152,79 @@ def test_the_tidy_frame_holds_every_comparison_the_pinned_one_under_both(tmp_pat
     )
 
 
+def test_the_threshold_is_the_band_of_the_four_words_in_the_lines_the_file_and_the_sentences(tmp_path):
+    """``--threshold``: a 10% change is slower within ±5% and the same within ±20%; the call's band is recorded in
+    its ``track.json`` and every sentence drawn from it (site, message, summary) says that band."""
+    from jaxmlp.results.sweep.track_answers import bands, sentence
+
+    base = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01]
+    samples = {"0.7.0": {"w": base}, "0.7.1": {"w": [1.1 * x for x in base]}}
+    pairs = [("0.7.1", "0.7.0", "previous")]
+    assert tracked.compared(samples, pairs, ["w"])[0].verdict == "slower"
+    (same,) = tracked.compared(samples, pairs, ["w"], threshold=0.2)
+    assert same.verdict == "the same"
+    assert tracked.closing_lines([same], "0.7.0", 0.2)[0].startswith("jax 0.7.1 is the same as 0.7.0")
+    doc = _document("m", ["w"], ("0.7.1",), [same])
+    _write(tmp_path, "track-20261206T230000-m-1", replace(doc, settings={**doc.settings, "threshold": 0.2}))
+    frame = tracked.tracked_frame(tmp_path)
+    assert set(frame["threshold"]) == {0.2} and bands(frame) == "±20%"
+    assert "is the same as 0.7.0 (tracked before it) within ±20%: ×1.1" in sentence(frame.iloc[0].to_dict())
+    with pytest.raises(JaxmlpError, match="--threshold must be a positive finite number"):
+        flow.Track(threshold=-0.1)
+
+
+def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate_and_measures_nothing(tmp_path, capsys):
+    """``--dry-run``: the releases the call would measure side by side, the Python each environment is made with and
+    whether it is made already (one is, here: its marker, with the seconds its install took, the estimate's source),
+    the minutes expected labelled an estimate; no environment made, no folder written, exit 0."""
+    from jaxmlp.measure.environments import envs
+
+    wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
+    made = envs.env_path("0.7.0", tmp_path / "e", envs.Source(wheels))
+    made.mkdir(parents=True)
+    (made / envs.COMPLETE).write_text("600")
+    out = tmp_path / "reports"
+    argv = ["track", "--wheels", str(wheels), "--pinned", "0.7.0", "--out", str(out), "--envs", str(tmp_path / "e")]
+    assert main([*argv, "--dry-run", "--budget", "5"]) == 0
+    said = capsys.readouterr().out.strip().splitlines()
+    assert said[0].startswith("Started the series of ") and "measuring 0.7.0, 0.7.1 side by side" in said[0]
+    assert said[1] == "Dry run: nothing is measured or written."
+    assert said[2].startswith("  jax 0.7.0: Python ") and "its environment made (" in said[2]
+    assert said[3].startswith("  jax 0.7.1: Python ") and "its environment to make (" in said[3]
+    assert said[4].startswith("  workloads: batched; 1 probe and ")
+    assert said[5].startswith("Expected: about 10.0 min (an estimate, not a measurement: --budget 5 min holds")
+    assert "1 environment to make, about 10.0 min as those made here took" in said[5]
+    assert said[5].endswith("the first rounds not estimated: no earlier call of this series)")
+    assert not list(out.iterdir()) and sorted(p.name for p in (tmp_path / "e").iterdir()) == [made.name]
+
+
 # --- calls that make no environment (in process) ------------------------------------------------------------------
 
 
 def test_a_first_call_starts_the_series_then_nothing_new_is_one_line_in_seconds(tmp_path, capsys):
+    """The first call's message says the series started; a call with nothing new leaves the last message as it was
+    (a nightly job posts nothing again) and says so."""
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0"])
-    out = tmp_path / "reports"
+    out, message = tmp_path / "reports", tmp_path / "message.md"
     argv = ["track", "--wheels", str(wheels), "--pinned", "0.7.0", "--out", str(out), "--envs", str(tmp_path / "e")]
-    assert main(argv) == 0
+    assert main([*argv, "--message", str(message)]) == 0
     said = capsys.readouterr().out.strip().splitlines()
-    assert len(said) == 1 and said[0].startswith("Started the series of ") and "at jax 0.7.0 (--pinned)" in said[0]
+    assert said[0].startswith("Started the series of ") and "at jax 0.7.0 (--pinned)" in said[0]
+    assert said[1:] == [f"Wrote what changed into {message}"]
+    first = message.read_text()
+    assert first.startswith("jaxmlp track: Started the series of ") and first.count("\n") == 1
     (folder,) = out.glob("track-*")
     assert folder.name.endswith(f"-{os.getpid()}") and [p.name for p in folder.iterdir()] == [layout.TRACK_FILE]
     start = time.monotonic()
-    message = tmp_path / "message.md"
     assert main([*argv, "--message", str(message)]) == 0
     said = capsys.readouterr().out.strip().splitlines()
     assert said[0].startswith("Nothing new to track: the wheels in ") and "than jax 0.7.0" in said[0]
+    assert said[1] == f"Nothing new: {message} is left as the last call wrote it"
     assert time.monotonic() - start < 30 and len(list(out.glob("track-*"))) == 1
-    assert len(message.read_text().strip().splitlines()) == 1
+    assert message.read_text() == first
     assert not (tmp_path / "e").exists()  # no environment made
+    assert main([*argv, "--site-url", "example.org/site"]) == 2
+    assert "--site-url example.org/site: give the address the site is published at" in capsys.readouterr().err
 
 
 def test_outputs_are_checked_before_anything_is_measured(tmp_path, capsys):
@@ -202,7 +256,7 @@ def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
     why; within it, explained or the explanation's one-line failure. A comparison that is not a change is left."""
     from dataclasses import replace
 
-    from jaxmlp.cli import track_measure
+    from jaxmlp.flows import track_measure
     from jaxmlp.measure.sweep.settings import Matrix
     from jaxmlp.results.sweep.files import RunLog
 
@@ -215,7 +269,7 @@ def _explained_within_the_budget(folder: Path, doc: TrackDocument) -> None:
     assert spent[1] == same
     tried = track_measure.explain([slower], matrix, folder, plan.probed, time.monotonic() + 3600, print)
     assert tried[0].unexplained == "could not explain it: explain faked in tests"  # tests/conftest.py's stand-in
-    assert track_measure.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
+    assert settling.explain_cost([slower, slower], plan.probed) > 0  # one explanation a change, its cost known
 
 
 # --- a real stream of releases (the nightly job's own nights: tests/test_nightly.py; here what a call files, its

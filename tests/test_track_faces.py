@@ -75,31 +75,39 @@ def no_plots(monkeypatch):
     monkeypatch.setattr(track_site, "plot_track", lambda *args: "")
 
 
-def test_a_slower_release_is_named_with_its_ratio_interval_medians_and_explanation():
+def test_a_slower_release_is_one_short_line_with_its_ratio_interval_and_explanation():
     text = message(frame(SLOWER), link_base="https://example.org/results/")
     assert text.startswith("**jaxmlp track: 1 release slower: 0.7.1 (on epoch against 0.7.0)**\n")
     assert "#### epoch on ci-linux" in text
     assert (
-        "- 0.7.1 is slower than 0.7.0 (pinned): ×1.21 (95% interval ×1.15–×1.28), 1.21 s against 1.00 s "
-        "([why](https://example.org/results/explain-20261202T0300/explain.txt))"
+        "- 0.7.1 is slower than 0.7.0 (pinned): ×1.21 (95% interval ×1.15–×1.28) "
+        "([why](https://example.org/results/explain-20261202T0300/explain.txt))\n"
     ) in text
+
+
+def test_with_the_site_s_address_every_link_is_absolute_and_the_site_and_page_are_linked():
+    """``--site-url``: the explanation's link is its page in the published site, each series' heading links its
+    page, the last line the site; nothing relative to the runner's disk is left."""
+    text = message(frame(SLOWER), link_base="../reports/", site_url="https://team.example/jax/")
+    assert "#### epoch on ci-linux ([page](https://team.example/jax/ci-linux--epoch.html))" in text
+    assert "([why](https://team.example/jax/explanations/explain-20261202T0300.html))" in text
+    assert text.rstrip().endswith("; [the site](https://team.example/jax/)") and "../reports" not in text
+    links = re.findall(r"\]\(([^)]*)\)", text)
+    assert links and all(link.startswith("https://team.example/jax/") for link in links)
+    started = message(frame(SLOWER), folders=[], started="Started the series of m (w) at jax 0.7.0 (--pinned).")
+    assert started == "jaxmlp track: Started the series of m (w) at jax 0.7.0 (--pinned).\n"
 
 
 def test_a_faster_release_is_named_against_the_release_tracked_before_it():
     text = message(frame(FASTER))
-    assert (
-        "- 0.7.2 is faster than 0.7.1 (tracked before it): ×0.820 (95% interval ×0.780–×0.860), 820 ms against 1.00 s"
-        in text
-    )
+    assert "- 0.7.2 is faster than 0.7.1 (tracked before it): ×0.820 (95% interval ×0.780–×0.860)\n" in text
     assert "why" not in text  # no explanation, no link
 
 
-def test_an_inconclusive_one_says_how_wide_and_what_would_settle_it():
+def test_an_inconclusive_one_is_one_short_line_its_reason_left_to_the_page():
     text = message(frame(INCONCLUSIVE))
-    assert "0.7.2 against 0.7.0 (pinned) is inconclusive: ×1.04 (95% interval ×0.970–×1.10)" in text
-    assert "its 95% interval (13.4% wide) still spans ±5%: about 24 processes a side would settle it" in text
-    without = message(frame({**INCONCLUSIVE, "settle": float("nan")}))
-    assert "more processes (a longer `--budget`) would settle it" in without
+    assert "- 0.7.2 against 0.7.0 (pinned) is inconclusive: ×1.04 (95% interval ×0.970–×1.10)\n" in text
+    assert "would settle it" not in text and "not within reach" not in text
 
 
 def test_the_same_is_left_out_of_a_message_with_changes_and_counted():
@@ -164,9 +172,17 @@ def test_the_site_answers_first_and_has_a_page_per_machine_and_workload(tmp_path
     ]
     assert sorted(p.name for p in site.iterdir()) == sorted(f.name for f in files)
     index = (site / "index.html").read_text()
-    answer = index.index("0.7.2 is <span class='same'>the same</span> as 0.7.0 (pinned) within ±5%")
-    assert answer < index.index("<table")  # the answer before any table
-    assert "inconclusive" in index and "faster" in index
+    assert "<h1>Is the newest jax/jaxlib release safe to take?</h1>" in index
+    same = index.index(
+        "Is 0.7.2 safe to take? Yes: <span class='same'>the same</span> within ±5% on epoch against 0.7.0 (pinned), "
+        "×1.01 <a href='ci-linux--epoch.html'>details</a>"
+    )
+    open_ = index.index(
+        "Is 0.7.2 safe to take? Not shown yet: <span class='inconclusive'>inconclusive</span> on "
+        "scan_scatter_linearize against 0.7.0 (pinned), ×1.04"
+    )
+    assert open_ < same < index.index("<table")  # the answers before any table, the inconclusive first
+    assert "faster" in index
     assert "http" not in index.replace("http-equiv", "")  # nothing asked of a network
     page = (site / "ci-linux--epoch.html").read_text()
     assert "src='data:image/png;base64," in page
@@ -174,6 +190,29 @@ def test_the_site_answers_first_and_has_a_page_per_machine_and_workload(tmp_path
     for verdict in ("slower", "faster", "the same"):
         assert f">{verdict}</span>" in page
     assert pd.read_csv(site / "track.csv")["verdict"].tolist() == track_site.in_order(HISTORY)["verdict"].tolist()
+
+
+def test_the_site_answers_slower_first_shows_a_comparison_once_and_says_why_each_has_no_explanation(tmp_path, no_plots):
+    """Slower, then inconclusive, then the same, whatever the workloads' names; a pinned release that was also the
+    one tracked before is one table row and one sentence; every explanation cell has its link or why there is none."""
+    slower = _row("zeta", "0.7.1", "pinned", "0.7.0", "slower", 1.97, 1.8, 2.1, NIGHT_2, unexplained="")
+    rows = [slower, {**slower, "against": "previous"}]
+    rows += [{**SAME, "workload": "alpha"}, {**INCONCLUSIVE, "workload": "mid"}]
+    write_site(frame(*rows), tmp_path / "site")
+    index = (tmp_path / "site" / "index.html").read_text()
+    said = [index.index(f"Is 0.7.{n} safe to take? {head}") for n, head in ((1, "No"), (2, "Not shown"), (2, "Yes"))]
+    assert (
+        said == sorted(said) and "No: <span class='slower'>slower</span> on zeta against 0.7.0 (pinned), ×1.97" in index
+    )
+    assert index.count("<span class='slower'>slower</span> (0.7.0)") == 1  # its row: once, "the pinned one" beside
+    assert "<td class='text'>the pinned one</td>" in index
+    page = (tmp_path / "site" / "ci-linux--zeta.html").read_text()
+    assert page.count("0.7.1 is <span class='slower'>slower</span> than 0.7.0") == 1 and page.count("<table") == 1
+    assert "Against the pinned release (0.7.0), the previous one too where it was</h2>" in page
+    assert "none recorded for this change" in page
+    mid = (tmp_path / "site" / "ci-linux--mid.html").read_text()
+    assert "none: no change shown to explain; its 95% interval (13.4% wide) still spans ±5%: about 24" in mid
+    assert "none: no change to explain" in (tmp_path / "site" / "ci-linux--alpha.html").read_text()
 
 
 def test_an_explanation_is_a_page_of_the_site_with_its_diff_needing_nothing_else(tmp_path, no_plots):
@@ -355,7 +394,7 @@ def _long_series() -> pd.DataFrame:
 
 PAGES = ("index.html", "nightly-runner--epoch.html")
 ANSWER_AND_TABLE = """(() => {
-  const a = document.querySelector('p.answer'), t = document.querySelector('table');
+  const a = document.querySelector('p.question, p.answer'), t = document.querySelector('table');
   return [a && a.getBoundingClientRect().top, t && t.getBoundingClientRect().top];
 })()"""
 """Where the page's first answer and its first table begin (px from the top), or null."""

@@ -10,8 +10,8 @@ import pytest
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs, published
-from jaxmlp.measure.sweep.envs import Source
+from jaxmlp.measure.environments import envs, published
+from jaxmlp.measure.environments.envs import Source
 
 HERE = f"cp{sys.version_info.major}{sys.version_info.minor}"
 

@@ -46,12 +46,19 @@ SCAN_VARIANTS = {
         *[(form, unroll, how) for form in ("vjp", "casts") for unroll in (2, 4) for how in ("two programs", "padded")],
         ("vjp", 2, "full batches only"),
         ("casts", 4, "full batches only"),
+        *[("vjp", unroll, how) for unroll in (1, 4) for how in ("plain", "plain, two programs")],
+        ("casts", 4, "plain"),
     ],
-    "f32": [("-", unroll, how) for unroll in (1, 2) for how in ("two programs", "padded")],
+    "f32": [
+        *[("-", unroll, how) for unroll in (1, 2) for how in ("two programs", "padded")],
+        ("-", 1, "full batches only"),
+        *[("-", unroll, how) for unroll in (1, 4) for how in ("plain", "plain, two programs")],
+    ],
 }
 """(bf16 step form, unroll, how the last batch runs) of each scan variant; how: `scan_program` (the second run,
 reports/kernel-forms-20261206T114025-tpu.jsonl, also timed ``one program``, the last batch's step after the scan in the
-same program: slower, and gone from the pipelines)."""
+same program: slower, and gone from the pipelines). ``plain``: the comparison written as plain JAX would write it
+(`plain_scan`), beside the pipelines' own epoch (``padded``) in the same call."""
 
 
 def scan_batches(x: np.ndarray, targets: np.ndarray) -> dict[str, Any]:
@@ -66,12 +73,32 @@ def scan_batches(x: np.ndarray, targets: np.ndarray) -> dict[str, Any]:
     }
 
 
+def plain_scan(settings: dict[str, Any]) -> Callable[..., Any]:
+    """The epoch as plain JAX writes it: the step (`model.step_function`) in a `lax.scan` over the full batches, its
+    step size the tutorial's constant (folded into the program, where the pipelines' scan takes it as an argument
+    scaled by each batch's factor), jitted as one function."""
+    step = model.step_function(settings["precision"], settings["bf16_step"])
+
+    def epoch(params: Any, xs: jax.Array, ys: jax.Array) -> Any:
+        body = lambda p, batch: (step(p, *batch, model.STEP_SIZE), None)  # noqa: E731
+        return jax.lax.scan(body, params, (xs, ys), unroll=settings["unroll"])[0]
+
+    return jax.jit(epoch)
+
+
 def scan_program(how: str, init: Any, batches: dict[str, Any], settings: dict[str, Any]) -> Callable[[Any], Any]:
     """The scan epoch compiled ``how``: ``two programs`` (the scan, then the last batch's step dispatched apart),
     ``padded`` (the pipelines' epoch, `steps.sgd_epoch`: every batch in one scan, the last padded), ``full
-    batches only`` (the scan alone: not the epoch, a measure of the last batch's cost)."""
+    batches only`` (the scan alone: not the epoch, a measure of the last batch's cost), ``plain`` (`plain_scan`
+    over the full batches), ``plain, two programs`` (it, then the last batch's step)."""
     (xs, ys), last, padded = batches["full"], batches["last"], batches["padded"]
     size = model.STEP_SIZE
+    if how.startswith("plain"):
+        plain = plain_scan(settings).lower(init, xs, ys).compile()
+        if how == "plain" or last is None:
+            return lambda p: jax.block_until_ready(plain(p, xs, ys))
+        step = jit_step(settings["precision"], settings["bf16_step"]).lower(init, *last, size).compile()
+        return lambda p: jax.block_until_ready(step(plain(p, xs, ys), *last, size))
     if how == "padded":  # the pipelines' own epoch (`steps.sgd_epoch`)
         program = epoch_steps.lower(init, *padded, size, **settings).compile()
         return lambda p: jax.block_until_ready(program(p, *padded, size))

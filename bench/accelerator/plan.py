@@ -1,28 +1,40 @@
 """The accelerator check's plan, said before any step runs: each step asked for, in the order it runs, with its cap;
-what it needs, from the logs of earlier runs on the same backend kept in the results folder (each step's
-``== STEP: exit 0 after N s``; one cut off gives a lower bound), else estimated from its benchmarks' count
-(`ESTIMATES`, said "estimated"); and what the limit leaves out.
+what it needs, from the logs of earlier runs on the same backend kept in the results folder (`plan_logs.measured`:
+each step's ``== STEP: exit 0 after N s``, opening the chip included; a bench step's benchmarks asked for at their
+durations there, a train step's time at the epochs it trained, its other epochs estimated; one cut off gives a lower
+bound), else estimated from its benchmarks' count (`ESTIMATES`, said "estimated"); its cap from that need
+(`cap_for`); and what the limit leaves out.
 
-    python3 bench/accelerator/plan.py BACKEND LIMIT LEFT REPORTS STEP:CAP:MIN[:ROWS]...
+    python3 bench/accelerator/plan.py BACKEND LIMIT LEFT REPORTS [--caps FILE] [--reserve S] [--ids DIR]
+        STEP:CAP:MIN[:COUNT]...
 
-LEFT: the seconds the steps have (the limit less what has run and what packing keeps); CAP: a step's own limit; MIN:
-the least time left the script starts it with; ROWS: a bench step's benchmarks (as collected), for its estimate.
+LEFT: the seconds the steps have (the limit less what has run and what packing keeps); with ``--reserve S`` (a plan
+made before the script's start, ``run.sh --plan-only``) LEFT is the limit less packing's S, and the newest log's
+start (installs, the device check, the benchmarks' count) is taken from it too. CAP: a step's own limit where
+nothing measured nor estimated it; MIN: the least time left the script starts it with; COUNT: a bench step's
+benchmarks (as collected), a train step's epochs. ``--caps FILE``: each step's ``NAME CAP`` written there for the
+script; ``--ids DIR``: a bench step's benchmarks as collected, ``DIR/NAME.txt``, each timed at its duration in the
+log that measured the step (pytest's ``--durations``).
 
 Plain Python (the standard library): it runs before anything is installed.
 """
 
-import re
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-HEADER = re.compile(r"^== \S*run\.sh .*--backend (\w+)")
-ENDED = re.compile(r"^== (\S+): exit (\d+) after (\d+) s$")
-STAMP = re.compile(r"\d{8}T\d{6}")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # plan_logs beside it, run as a script or loaded from its file
+from plan_logs import Measure, measured, shown  # noqa: E402
 
 ESTIMATES: dict[str, dict[str, tuple[int, float]]] = {
     # The TPU v5e runs' logs (reports/tpu-*/log.txt) over their bench files' rows: floor 88 s for 17 rows, epoch
     # 134 s for 12 and 80 s for 6, the slow rungs 87 s for 4, update 67 s for 9, predict 67 s for 12; each
-    # process's start and the chip's opening 15 s.
+    # process's start and the chip's opening 15 s; a one-epoch train step 27-29 s. A train step's later epochs: no
+    # TPU log has a train step of more than one epoch (an epoch of `scan` is 15 ms there): 3 s an epoch, its
+    # evaluation of both splits after it, estimated with room. The kernel's forms: 87 and 98 s inside their process
+    # (reports/kernel-forms-*-tpu.jsonl's wall_seconds) with 26 variants, the process's start and the plain-JAX
+    # scans added since: 150 s.
     "tpu": {
         "bench-floor": (15, 4.5),
         "bench-epoch": (15, 11.0),
@@ -31,8 +43,9 @@ ESTIMATES: dict[str, dict[str, tuple[int, float]]] = {
         "bench-predict": (15, 4.5),
         "bench-loader": (15, 3.0),
         "profile": (30, 0),
-        "train": (28, 0),
+        "train": (28, 3.0),
         "scaling": (45, 0),
+        "forms": (150, 0),
     },
     # No GPU run's log yet: the TPU's, with a GPU's own figures where known: an H200 compiles faster than the TPU
     # v5e's host (floor 110-140 s for its 41 rows with the tf32 ones), the tutorial's epoch 1.78 s there (the slow
@@ -46,9 +59,10 @@ ESTIMATES: dict[str, dict[str, tuple[int, float]]] = {
         "bench-predict": (15, 4.5),
         "bench-loader": (15, 8.0),
         "profile": (32, 0),
-        "train": (28, 0),
+        "train": (28, 3.0),
         "scaling": (60, 0),
         "nox": (290, 0),
+        "forms": (150, 0),
     },
     # The dry run at smoke sizes on a CPU of a few cores: one round of tiny benchmarks.
     "cpu": {
@@ -59,82 +73,147 @@ ESTIMATES: dict[str, dict[str, tuple[int, float]]] = {
         "bench-predict": (10, 0.5),
         "bench-loader": (10, 2.0),
         "profile": (15, 0),
-        "train": (20, 0),
+        "train": (20, 2.0),
         "scaling": (40, 0),
+        "forms": (120, 0),
     },
 }
 """Per backend and step (a bench module's ``bench-<module>``, or a kind: ``profile``, ``train``, ``scaling``,
-``nox``): the seconds it needs before its first benchmark and each benchmark's, for a step no earlier run's log has
-(`estimate`); a plan says "estimated" beside every figure from here."""
+``nox``, ``forms``): the seconds it needs before its first benchmark (a train step: with its first epoch) and each
+benchmark's (each later epoch's), for a step no earlier run's log has (`estimate`) and to scale one measured at
+another count; a plan says "estimated" beside every figure from here."""
+
+CAP_FACTOR, CAP_ROOM = 1.5, 15
+"""A step's cap: its need times `CAP_FACTOR` plus `CAP_ROOM` seconds (`cap_for`): a need measured before (a bench
+step's: its most, `from_durations`; a step cut off, or one only estimated: at least the script's own cap)."""
 
 
-def measured(reports: Path, backend: str) -> dict[str, tuple[int, bool, str]]:
-    """Per step, what the newest log of a run on ``backend`` under ``reports`` says it took: (seconds, whether it
-    completed, the log); a step cut off (exit 124) is a lower bound."""
-    logs = []
-    for log in reports.glob("*/log.txt"):
-        try:
-            lines = log.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        header = HEADER.match(lines[0]) if lines else None
-        if header and header.group(1) == backend:
-            stamp = STAMP.search(log.parent.name)
-            logs.append((stamp.group(0) if stamp else "", log, lines))
-    found: dict[str, tuple[int, bool, str]] = {}
-    for _, log, lines in sorted(logs, key=lambda item: item[0]):  # oldest first: the newest measure stays
-        for line in lines:
-            ended = ENDED.match(line)
-            if ended and ended.group(2) in ("0", "124"):
-                found[ended.group(1)] = (int(ended.group(3)), ended.group(2) == "0", str(log))
-    return found
+def _kind(name: str) -> str:
+    """The `ESTIMATES` key of step ``name``: a bench module's own name, else its kind (``profile-scan``: profile)."""
+    return name if name.startswith("bench-") else name.split("-")[0]
 
 
-def estimate(backend: str, name: str, rows: int | None) -> tuple[int, str] | None:
-    """What step ``name`` needs on ``backend`` by `ESTIMATES` (a bench step: its start and ``rows`` benchmarks), and
-    how it was estimated; None where there is no estimate (a bench step whose benchmarks were not counted)."""
+def estimate(backend: str, name: str, count: int | None) -> tuple[int, str] | None:
+    """What step ``name`` needs on ``backend`` by `ESTIMATES` (a bench step: its start and ``count`` benchmarks; a
+    train step: its first epoch and ``count - 1`` more), and how it was estimated; None where there is no estimate
+    (a bench step whose benchmarks were not counted)."""
     table = ESTIMATES.get(backend, {})
-    kind = name if name.startswith("bench-") else name.split("-")[0]
-    if kind not in table:
+    if _kind(name) not in table:
         return None
-    start, each = table[kind]
+    start, each = table[_kind(name)]
+    if name.startswith("train-") and count is not None and count > 1 and each:
+        need = round(start + (count - 1) * each)
+        return need, f"estimated {need} s: {start} s with its first epoch, {count - 1} more at {each:g} s"
     if not name.startswith("bench-"):
         return start, f"estimated {start} s"
-    if rows is None:
+    if count is None:
         return None
-    need = round(start + rows * each)
-    counted = f"{rows} benchmark{'' if rows == 1 else 's'}"
+    need = round(start + count * each)
+    counted = f"{count} benchmark{'' if count == 1 else 's'}"
     return need, f"estimated {need} s: {counted} at {each:g} s and {start} s to start"
 
 
-def _shown(path: str | Path) -> str:
-    """A path as the plan prints it: relative to the folder the script runs in, where it lies under it."""
-    here, where = Path.cwd().resolve(), Path(path).resolve()
-    return str(where.relative_to(here)) if where.is_relative_to(here) else str(path)
+def from_durations(backend: str, name: str, found: Measure, asked: list[str]) -> tuple[int, int, str]:
+    """What bench step ``name`` needs for the benchmarks ``asked`` (their ids) by its earlier logs' measure of it: the
+    newest one's start, each asked benchmark one of them ran at its newest duration; those none ran, as many as one
+    of them skipped at none (the benchmarks that skip), the rest at `ESTIMATES`' seconds a benchmark; and at most,
+    every one none ran at that estimate (one that skipped then may run now: a package installed since)."""
+    ran = dict(found.durations)
+    known = [ran[i] for i in asked if i in ran]
+    new = max(len(asked) - len(known) - found.skipped, 0)
+    each = ESTIMATES.get(backend, {}).get(_kind(name), (0, 0.0))[1]
+    need = round(found.start + sum(known) + new * each)
+    most = round(found.start + sum(known) + (len(asked) - len(known)) * each)
+    how = (
+        f"{shown(found.log)} and older: {len(known)} benchmarks they ran {sum(known):.0f} s, start {found.start:.0f} s"
+    )
+    if new:
+        how += f", {new} it did not run at an estimated {each:g} s"
+    return need, most, how
+
+
+def from_measure(backend: str, name: str, found: Measure, count: int | None) -> tuple[int, str]:
+    """What step ``name`` needs by its earlier logs' measure of it, and how: as measured where it ran the same count
+    (or its count is unknown); a bench step's time past its start (`ESTIMATES`) scaled to ``count`` benchmarks; a
+    train step's with its epochs beyond those measured at `ESTIMATES`' seconds an epoch."""
+    where = shown(found.log)
+    if not found.completed or count is None or found.count is None or count == found.count:
+        return found.seconds, where
+    start, each = ESTIMATES.get(backend, {}).get(_kind(name), (0, 0.0))
+    unit = "epoch" if name.startswith("train-") else "benchmark"
+    then = f"{found.seconds} s for {found.count} {unit}{'' if found.count == 1 else 's'} in {where}"
+    if name.startswith("train-"):
+        if count < found.count or not each:
+            return found.seconds, then
+        need = round(found.seconds + (count - found.count) * each)
+        return need, f"{then}, {count - found.count} more at an estimated {each:g} s"
+    start = min(start, found.seconds)
+    need = round(start + (found.seconds - start) * count / max(found.count, 1))
+    return need, f"{then}, scaled to {count}"
+
+
+def cap_for(need: int) -> int:
+    """A step's cap from what it needs: `CAP_FACTOR` times it and `CAP_ROOM` seconds."""
+    return math.ceil(need * CAP_FACTOR + CAP_ROOM)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step asked for: its name, its cap where nothing measured nor estimated it, the least time the script
+    starts it with, and its count (a bench step's benchmarks, a train step's epochs; None: not counted)."""
+
+    name: str
+    cap: int
+    least: int
+    count: int | None = None
+    ids: tuple[str, ...] = ()  # a bench step's benchmarks, as collected (`from_durations`)
 
 
 def plan(
-    backend: str, limit: int, left: int, reports: Path, steps: list[tuple[str, int, int, int | None]]
-) -> list[str]:
-    """The plan's lines: the time the steps have, a line a step, and what the limit leaves out (a step measured
+    backend: str,
+    limit: int,
+    left: int,
+    reports: Path,
+    steps: list[Step],
+    reserve: int | None = None,
+) -> tuple[list[str], dict[str, int]]:
+    """The plan's lines (the time the steps have, a line a step, and what the limit leaves out: a step measured
     before, at its need; one estimated, at its estimate; one neither, at the least time the script starts it with,
-    and then the plan cannot tell what will fit and says so)."""
-    found = measured(reports, backend)
-    lines = [f"== plan: {len(steps)} steps in the {left} s the {limit} s limit leaves them"]
-    used, estimated, reserved, left_out, unknown = 0, 0, 0, [], []
-    for name, cap, least, rows in steps:
-        guess = estimate(backend, name, rows)
-        if name in found:
-            seconds, completed, log = found[name]
-            need = min(seconds, cap) if completed else cap
-            said = f"needs about {seconds} s" if completed else f"needs more than {seconds} s (cut off)"
-            said += f" ({_shown(log)}); cap {cap} s"
-        elif guess is not None:
-            need, how = guess
-            need = min(need, cap)
-            said = f"needs about {need} s ({how}; no earlier {backend} run's log has it); cap {cap} s"
+    and then the plan cannot tell what will fit and says so) and each step's cap. ``reserve``: a plan made before
+    the script starts (``left`` the limit less it), less the newest log's start too."""
+    found, start = measured(reports, backend, reserve or 0)
+    lines = []
+    if reserve is not None:
+        if start is None:
+            lines.append(f"== no earlier {backend} run's log says how long its start took: the plan counts none")
         else:
-            need, said = least, f"needs unknown (no earlier {backend} run's log nor an estimate has it); cap {cap} s"
+            left -= start
+            lines.append(f"== the start (installs, the device, the benchmarks' count) as the newest log's: {start} s")
+    lines.append(f"== plan: {len(steps)} steps in the {left} s the {limit} s limit leaves them")
+    caps: dict[str, int] = {}
+    used, estimated, reserved, left_out, unknown = 0, 0, 0, [], []
+    for step in steps:
+        name, guess = step.name, estimate(backend, step.name, step.count)
+        if name in found and found[name].completed and step.ids and found[name].durations:
+            need, most, how = from_durations(backend, name, found[name], list(step.ids))
+            caps[name] = cap_for(most)
+            said = f"needs about {need} s ({how}); cap {caps[name]} s"
+        elif name in found and found[name].completed:
+            need, how = from_measure(backend, name, found[name], step.count)
+            caps[name] = cap_for(need)
+            said = f"needs about {need} s ({how}); cap {caps[name]} s"
+        elif name in found:  # cut off: more than its time (counted at that), its cap at least the script's
+            need = found[name].seconds
+            caps[name] = max(step.cap, cap_for(need))
+            said = f"needs more than {need} s (cut off) ({shown(found[name].log)}); cap {caps[name]} s"
+        elif guess is not None:  # an estimate: its cap at least the script's own
+            need, how = guess
+            caps[name] = max(step.cap, cap_for(need))
+            said = f"needs about {need} s ({how}; no earlier {backend} run's log has it); cap {caps[name]} s"
+        else:
+            caps[name] = step.cap
+            need = step.least
+            said = f"needs unknown (no earlier {backend} run's log nor an estimate has it); cap {step.cap} s"
         if used + estimated + reserved + need > left:
             left_out.append(name)
             lines.append(f"==   {name}: {said}: LEFT OUT at {limit} s")
@@ -159,18 +238,40 @@ def plan(
     if unknown:
         summary += f"; {len(unknown)} neither measured nor estimated share the {left - used - estimated} s left: "
         summary += ", ".join(unknown)
-    return [*lines, f"== {summary}"]
+    return [*lines, f"== {summary}"], caps
 
 
-def parse_step(text: str) -> tuple[str, int, int, int | None]:
-    """``NAME:CAP:MIN[:ROWS]`` as (name, cap, least, rows); ROWS ``-`` or absent: not counted."""
+def parse_step(text: str, ids: Path | None = None) -> Step:
+    """``NAME:CAP:MIN[:COUNT]`` as a `Step`; COUNT ``-`` or absent: not counted; its benchmarks' ids from
+    ``ids/NAME.txt`` where that is (a line an id)."""
     name, cap, least, *rest = text.split(":")
-    rows = int(rest[0]) if rest and rest[0] not in ("", "-") else None
-    return name, int(cap), int(least), rows
+    count = int(rest[0]) if rest and rest[0] not in ("", "-") else None
+    listed = ids / f"{name}.txt" if ids else None
+    found = tuple(listed.read_text().split()) if listed and listed.is_file() else ()
+    return Step(name, int(cap), int(least), count, found)
+
+
+def main(argv: list[str]) -> int:
+    """The plan printed (and its caps written where ``--caps FILE`` says)."""
+    args, options = list(argv), {}
+    for option in ("--caps", "--reserve", "--ids"):
+        if option in args:
+            at = args.index(option)
+            options[option] = args[at + 1]
+            del args[at : at + 2]
+    caps_file, ids = options.get("--caps"), options.get("--ids")
+    reserve = int(options["--reserve"]) if "--reserve" in options else None
+    if len(args) < 4:
+        sys.exit(__doc__)
+    backend, limit, left, reports = args[0], int(args[1]), int(args[2]), Path(args[3])
+    lines, caps = plan(
+        backend, limit, left, reports, [parse_step(step, ids and Path(ids)) for step in args[4:]], reserve
+    )
+    print("\n".join(lines))
+    if caps_file:
+        Path(caps_file).write_text("".join(f"{name} {cap}\n" for name, cap in caps.items()))
+    return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 5:
-        sys.exit(__doc__)
-    backend, limit, left, reports = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
-    print("\n".join(plan(backend, limit, left, reports, [parse_step(step) for step in sys.argv[5:]])))
+    sys.exit(main(sys.argv[1:]))

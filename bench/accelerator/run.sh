@@ -33,23 +33,24 @@
 # It says its plan first: each step asked for, what it needs (from the logs of earlier runs in reports/, else
 # estimated from its benchmarks' count), what the limit leaves out (bench/accelerator/plan.py).
 # Options (each backend's defaults: below, and bench/accelerator/README.md): --limit SECONDS (the hard limit of the
-# whole run; gpu 420, cpu and tpu 480), --rounds N (gpu and tpu 3, cpu 1), --slow-rounds N (the slow rungs' rounds,
+# whole run; gpu 420, cpu 480, tpu 540), --rounds N (gpu and tpu 3, cpu 1), --slow-rounds N (the slow rungs' rounds,
 # default 1), --slow-workers N,... (the slow rungs' epochs at these worker counts, default 0), --size SIZE (the
 # bench's sizes: quick; the CPU dry run: smoke, every benchmark at tiny sizes), --only STEP,... (gpu and cpu
-# bench,profile; tpu bench,profile,precision,scaling), --modules MODULE,... (the bench step's modules, in that order;
-# gpu and cpu floor,epoch; tpu all), --pipelines P,... (the epoch and loader modules' pipelines; the epoch's default
+# bench,profile; tpu forms,bench; forms: kernel_forms.py, asked only), --modules MODULE,... (the bench step's modules,
+# in that order; gpu and cpu floor,epoch; tpu epoch), --pipelines P,... (the epoch and loader modules' pipelines; the epoch's default
 # on gpu and cpu registry.GPU_LADDER, else all), --gemm-shapes squares|layers|all (the floor's squares, or its
 # products at the step's shapes; gpu and cpu squares, tpu all), --train-epochs N (the precision step's epochs, 1).
-# A TPU host held for ten minutes a call takes two calls (bench/accelerator/README.md): --modules floor,epoch --only
-# bench,profile, then --modules update,predict,loader --only bench,precision,scaling.
+# A TPU host held for ten minutes a call takes three calls of 540 s (bench/accelerator/README.md): the defaults
+# (--modules epoch --only forms,bench), then --modules floor,update,predict,loader --only bench,profile, then --only
+# precision,scaling --train-epochs 8. --plan-only prints the plan alone (no install, no device, nothing run).
 # Exit codes: 0 every step completed; 1 a step failed, was cut off or did not fit (named; what was measured is
 # packed); 2 a wrong argument, no such device, or an unwritable $OUT (one line, before anything is measured).
 set -uo pipefail
 
 main() {  # the whole script as one function: bash has read all of it before it runs (an edit mid-run is safe)
 
-backend=gpu limit= rounds= slow_rounds=1 size= only= modules= pipelines= train_epochs=1 slow_workers=0 gemm_shapes=
-usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --slow-rounds N, --slow-workers N,..., --size quick|smoke|..., --only bench,profile,precision,nox,scaling, --modules floor,epoch,update,predict,loader, --pipelines P,..., --gemm-shapes squares|layers|all, --train-epochs N"
+plan_only= backend=gpu limit= rounds= slow_rounds=1 size= only= modules= pipelines= train_epochs=1 slow_workers=0 gemm_shapes=
+usage="use --backend cpu|gpu|tpu, --limit SECONDS, --rounds N, --slow-rounds N, --slow-workers N,..., --size quick|smoke|..., --only forms,bench,profile,precision,nox,scaling, --modules floor,epoch,update,predict,loader, --pipelines P,..., --gemm-shapes squares|layers|all, --train-epochs N, --plan-only"
 while [ $# -gt 0 ]; do
     case $1 in --backend|--limit|--rounds|--slow-rounds|--slow-workers|--size|--only|--modules|--pipelines|--gemm-shapes|--train-epochs)
         [ $# -ge 2 ] || { echo "bench/accelerator/run.sh: $1 needs a value: $usage" >&2; exit 2; } ;;
@@ -66,6 +67,7 @@ while [ $# -gt 0 ]; do
         --pipelines) pipelines=$2; shift 2 ;;
         --gemm-shapes) gemm_shapes=$2; shift 2 ;;
         --train-epochs) train_epochs=$2; shift 2 ;;
+        --plan-only) plan_only=1; shift ;;
         *) echo "bench/accelerator/run.sh: unknown argument $1: $usage" >&2; exit 2 ;;
     esac
 done
@@ -73,7 +75,8 @@ case $backend in cpu|gpu|tpu) ;; *) echo "bench/accelerator/run.sh: --backend $b
 # Each backend's defaults. A GPU's (and the CPU's dry run of them): the floor's large squares and bandwidth, the epoch
 # ladder (registry.GPU_LADDER; registry.GPU_ALL_PRECISIONS in every precision, the rest in f32) and the traces of scan
 # and seed, planned to fit 420 s; its second call takes the step's products, update, predict, the loaders, training
-# and scaling (bench/accelerator/README.md). A TPU's: every module, precision and scaling in 480 s.
+# and scaling (bench/accelerator/README.md). A TPU's: the first of its three calls, the kernel's forms and the epoch
+# ladder in 540 s.
 ladder=  # gpu: the epoch module's pipelines where --pipelines does not say are registry.GPU_LADDER (else all)
 case $backend in
     gpu|cpu)
@@ -82,7 +85,7 @@ case $backend in
         : "${rounds:=$([ "$backend" = gpu ] && echo 3 || echo 1)}"  # the CPU's dry run: one round of each
         ladder=gpu ;;
     tpu)
-        : "${limit:=480}" "${only:=bench,profile,precision,scaling}" "${modules:=floor,epoch,update,predict,loader}"
+        : "${limit:=540}" "${only:=forms,bench}" "${modules:=epoch}"
         : "${gemm_shapes:=all}" "${size:=quick}" "${rounds:=3}" ;;
 esac
 case $gemm_shapes in squares|layers|all) ;;
@@ -98,8 +101,8 @@ for module in ${modules//,/ }; do
     esac
 done
 for name in ${only//,/ }; do
-    case $name in bench|profile|precision|nox|scaling) ;;
-        *) echo "bench/accelerator/run.sh: --only $name: use bench, profile, precision, nox or scaling" >&2; exit 2 ;;
+    case $name in forms|bench|profile|precision|nox|scaling) ;;
+        *) echo "bench/accelerator/run.sh: --only $name: use forms, bench, profile, precision, nox or scaling" >&2; exit 2 ;;
     esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
@@ -121,12 +124,14 @@ EOF
 ) || exit 2
 read -r fast slow every <<<"$split"
 
-out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-run.XXXXXX")}
-mkdir -p "$out" 2>/dev/null && touch "$out/log.txt" 2>/dev/null || { echo "bench/accelerator/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
+if [ -z "$plan_only" ]; then
+    out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-run.XXXXXX")}
+    mkdir -p "$out" 2>/dev/null && touch "$out/log.txt" 2>/dev/null || { echo "bench/accelerator/run.sh: cannot write in $out: set OUT to a folder you can write to" >&2; exit 2; }
+fi
 stage=$(mktemp -d "${TMPDIR:-/tmp}/jaxmlp-accel-stage.XXXXXX")  # what gets packed: results/, modules/, traces/
 mkdir -p "$stage/results" "$stage/modules" "$stage/traces"
 trap 'rm -rf "$stage"' EXIT  # what was measured is packed into $OUT before the end; the staging folder never stays
-exec > >(tee -a "$out/log.txt") 2>&1
+[ -n "$plan_only" ] || exec > >(tee -a "$out/log.txt") 2>&1
 cd "$root"
 
 export PYTHONUNBUFFERED=1
@@ -141,8 +146,8 @@ reserve=25  # seconds kept for packing what was measured
 deadline=$((SECONDS + limit))
 failed=()
 
-step() {  # step NAME NEEDS CAP COMMAND...: run it for at most CAP s and the time left (its whole process group)
-    local name=$1 needs=$2 cap=$3 left rc start
+step() {  # step NAME NEEDS CAP COMMAND...: run it for at most its cap (the plan's, else CAP) and the time left
+    local name=$1 needs=$2 cap=${planned_caps[$1]:-$3} left rc  # (bounded.py: its whole process group, its end one line)
     shift 3
     left=$((deadline - SECONDS - reserve))
     if [ "$left" -lt "$needs" ]; then
@@ -152,20 +157,19 @@ step() {  # step NAME NEEDS CAP COMMAND...: run it for at most CAP s and the tim
     fi
     [ "$left" -le "$cap" ] || left=$cap
     echo "== $name (at most ${left} s): $*"
-    start=$SECONDS
-    timeout -k 10 "$left" "$@"
+    python3 "$here/bounded.py" "$name" "$left" "$@"
     rc=$?
-    echo "== $name: exit $rc after $((SECONDS - start)) s"
     [ "$rc" -eq 0 ] || failed+=("$name (exit $rc$([ "$rc" -eq 124 ] && echo ', out of time'))")
 }
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
+[ -n "$plan_only" ] && echo "== the plan alone (--plan-only): nothing installed, no device asked, nothing run"
 echo "== bench/accelerator/run.sh --backend $backend --limit $limit --rounds $rounds --slow-rounds $slow_rounds" \
     "--slow-workers $slow_workers --size $size --only $only --modules $modules --pipelines ${pipelines:-all}" \
     "--gemm-shapes $gemm_shapes" \
     "--train-epochs $train_epochs;" \
     "$(date -u +%FT%TZ)"
-if [ "$backend" = gpu ]; then  # the GPU first: nothing is installed on a machine without one
+if [ "$backend" = gpu ] && [ -z "$plan_only" ]; then  # the GPU first: nothing is installed on a machine without one
     timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null \
         || { echo "bench/accelerator/run.sh: no GPU answers nvidia-smi: run it on the GPU machine, or --backend cpu" >&2; exit 2; }
     if ls "$here"/wheels/*.whl >/dev/null 2>&1; then  # what the machine lacks (wheels.txt), in a folder of its own
@@ -174,7 +178,7 @@ if [ "$backend" = gpu ]; then  # the GPU first: nothing is installed on a machin
         export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     fi
 fi
-if [ "$backend" = tpu ]; then  # what jaxmlp needs beside JAX, from the machine's own index, after JAX on the path
+if [ "$backend" = tpu ] && [ -z "$plan_only" ]; then  # what jaxmlp needs beside JAX, from the machine's own index, after JAX on the path
     index=${JAXMLP_TPU_INDEX:-/opt/pypi/simple}
     wheels=${JAXMLP_TPU_WHEELS:-/opt/wheels}
     missing=$($python -c 'import importlib.util as u
@@ -199,7 +203,7 @@ needs=()
 [[ ",$fast,$slow,$pipelines," == *",grain,"* || ( -z $pipelines && ",$modules," == *",loader,"* ) ]] && needs+=(grain)
 [[ ",$fast,$slow,$pipelines," == *",hf,"* || ( -z $pipelines && ",$modules," == *",loader,"* ) ]] && needs+=(hf)
 wants nox && [ "$backend" = gpu ] && needs+=(nox)
-if [ ${#needs[@]} -gt 0 ]; then
+if [ ${#needs[@]} -gt 0 ] && [ -z "$plan_only" ]; then
     $python - "${needs[@]}" <<'EOF'
 import importlib, sys
 said = {"grain": ("grain", "the grain pipeline's rows are skipped"),
@@ -214,7 +218,8 @@ for need in sys.argv[1:]:
 EOF
 fi
 # The device, then (asked for the bench) each bench step's benchmarks as pytest collects them, for the plan.
-counted=$stage/rows.txt
+counted=$stage/ids/rows.txt  # each bench step's count; beside it, its benchmarks' ids (bench-<module>.txt)
+mkdir -p "$stage/ids"
 collect=()
 if wants bench; then
     collect=(--backends "$backend" --size "$size" --rounds "$rounds" --slow-rounds "$slow_rounds" -p no:cacheprovider)
@@ -226,19 +231,23 @@ if wants bench; then
     [ "$gemm_shapes" != all ] && collect+=(--gemm-shapes "$gemm_shapes")
     for module in ${modules//,/ }; do collect+=("bench/bench_$module.py"); done
 fi
-$python - "$backend" "$counted" "$slow" "$slow_workers" "${collect[@]}" <<'EOF' || exit 2
+$python - "${plan_only:-device}" "$backend" "$counted" "$slow" "$slow_workers" "${collect[@]}" <<'EOF' || exit 2
 import os, platform, sys
 import jax, jaxlib, numpy
 from jaxmlp.measure import environment
-try:  # an absent accelerator, or a TPU another program holds: one line (`select_device`), never a traceback
-    device = environment.select_device(sys.argv[1])
-except Exception as e:
-    said = (str(e).strip().splitlines() or [type(e).__name__])[0]
-    sys.exit(f"bench/accelerator/run.sh: JAX has no {sys.argv[1]} device here: {said}")
-torch = environment.package_version("torch") or "none"
-print(f"python {platform.python_version()}, jax {jax.__version__}, jaxlib {jaxlib.__version__}, numpy {numpy.__version__},"
-      f" torch {torch}; {device.device_kind} ({device.platform}), {len(jax.devices(sys.argv[1]))} device(s);"
-      f" CPU {environment.cpu_model()}, {os.cpu_count()} cores")
+def device_said(backend):
+    """The device, in one line; none (exit 2, one line) where JAX has none of the backend's."""
+    try:  # an absent accelerator, or a TPU another program holds: one line (`select_device`), never a traceback
+        device = environment.select_device(backend)
+    except Exception as e:
+        said = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        sys.exit(f"bench/accelerator/run.sh: JAX has no {backend} device here: {said}")
+    torch = environment.package_version("torch") or "none"
+    return (f"python {platform.python_version()}, jax {jax.__version__}, jaxlib {jaxlib.__version__}, numpy "
+            f"{numpy.__version__}, torch {torch}; {device.device_kind} ({device.platform}), "
+            f"{len(jax.devices(backend))} device(s); CPU {environment.cpu_model()}, {os.cpu_count()} cores")
+if sys.argv.pop(1) != "1":  # --plan-only: the benchmarks counted as the backend's run would collect them, no device
+    print(device_said(sys.argv[1]))
 if sys.argv[5:]:  # in this process: no other start; its counts only (the steps collect again as they run)
     import collections, contextlib, io, pytest
     class Items:
@@ -248,13 +257,18 @@ if sys.argv[5:]:  # in this process: no other start; its counts only (the steps 
     items, slow, workers = Items(), sys.argv[3].split(","), {int(w) for w in sys.argv[4].split(",")}
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = pytest.main(["--collect-only", "-q", "--rootdir", ".", *sys.argv[5:]], plugins=[items])
-    counts = collections.Counter()
+    counts, ids = collections.Counter(), {}
     for item in items.found:
         module = item.path.stem.removeprefix("bench_")
         params = item.callspec.params if hasattr(item, "callspec") else {}
         if module == "epoch" and params.get("pipeline") in slow:
             module = "epoch-slow" if item.originalname == "test_epoch" and params.get("workers") in workers else ""
         counts[module] += bool(module)
+        if module:  # its id, for the plan's durations (plan.from_durations)
+            ids.setdefault(module, []).append(item.nodeid)
+    for module, listed in ids.items():
+        with open(os.path.join(os.path.dirname(sys.argv[2]), f"bench-{module}.txt"), "w") as f:
+            f.write("\n".join(listed) + "\n")
     with open(sys.argv[2], "w") as f:
         f.write(" ".join(f"{m}={n}" for m, n in counts.items()) + "\n")
     if code not in (0, 5):
@@ -272,11 +286,11 @@ ls "$JAXMLP_DATA_DIR"/train-images-idx3-ubyte* >/dev/null 2>&1 || data=(--datase
 # dry run at smoke sizes.
 case $backend in
     gpu) declare -A caps=([floor]=150 [epoch]=200 [update]=120 [predict]=100 [loader]=180 [epoch-slow]=90
-                          [profile]=60 [train]=60 [scaling]=120 [nox]=400) ;;
+                          [profile]=60 [train]=60 [scaling]=120 [nox]=400 [forms]=240) ;;
     tpu) declare -A caps=([floor]=110 [epoch]=220 [update]=90 [predict]=100 [loader]=120 [epoch-slow]=180
-                          [profile]=90 [train]=60 [scaling]=120 [nox]=600) ;;
+                          [profile]=90 [train]=60 [scaling]=120 [nox]=600 [forms]=240) ;;
     cpu) declare -A caps=([floor]=120 [epoch]=240 [update]=90 [predict]=90 [loader]=150 [epoch-slow]=120
-                          [profile]=90 [train]=60 [scaling]=120 [nox]=600) ;;
+                          [profile]=90 [train]=60 [scaling]=120 [nox]=600 [forms]=300) ;;
 esac
 profiled=seed  # the tutorial's own steps; without torch or PIL its DataLoader cannot run: the host loop
 $python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "PIL")))' \
@@ -289,7 +303,9 @@ precisions=(f32 bf16)  # jaxmlp's precisions: f32 (float32 products on every bac
 # The plan, said before any step: each step asked for in the order it runs, with its cap; what each needs, from the
 # logs of earlier runs on this backend kept in reports/ (their "== STEP: exit 0 after N s"), else unknown; and what
 # this limit leaves out.
+logs=${JAXMLP_PLAN_LOGS:-$root/reports}  # the earlier runs' logs the plan reads (a test's own folder)
 planned=()
+wants forms && planned+=("forms:${caps[forms]}:60")
 rows() { tr ' ' '\n' <"$counted" 2>/dev/null | sed -n "s/^$1=//p" | grep . || echo -; }  # a step's benchmarks
 if wants bench; then
     for module in ${modules//,/ }; do
@@ -309,12 +325,27 @@ elif wants scaling; then
 fi
 if wants precision; then
     for pipeline in "${traced[@]}"; do
-        for precision in "${precisions[@]}"; do planned+=("train-$pipeline-$precision:${caps[train]}:25"); done
+        for precision in "${precisions[@]}"; do planned+=("train-$pipeline-$precision:${caps[train]}:25:$train_epochs"); done
     done
 fi
-python3 "$here/plan.py" "$backend" "$limit" "$((deadline - SECONDS - reserve))" "$root/reports" "${planned[@]}"
+if [ -n "$plan_only" ]; then  # before the start: the newest log's start counted too; nothing run
+    python3 "$here/plan.py" "$backend" "$limit" "$((limit - reserve))" "$logs" --reserve "$reserve" \
+        --ids "$stage/ids" "${planned[@]}"
+    exit
+fi
+declare -A planned_caps=()  # each step's cap from what it needs (plan.cap_for), where the plan has it
+python3 "$here/plan.py" "$backend" "$limit" "$((deadline - SECONDS - reserve))" "$logs" \
+    --caps "$stage/caps.txt" --ids "$stage/ids" "${planned[@]}"
+while read -r name cap; do planned_caps[$name]=$cap; done <"$stage/caps.txt" 2>/dev/null
 
 before=$(ls reports)
+if wants forms; then  # first: the kernel's forms and the scan against plain JAX, in one process (kernel_forms.py)
+    forms=(--train-epochs 8)  # the accuracy after the pipelines' 8 epochs; a smoke run: a check of the script
+    [ "$size" = smoke ] && forms=(--limit 1000 --rounds 1 --epochs 1 --train-epochs 1)
+    commit=${JAXMLP_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null)}  # the file names the commit measured
+    step forms 60 "${caps[forms]}" env JAXMLP_COMMIT="$commit" $python "$here/kernel_forms.py" --out "$stage/results" \
+        "${forms[@]}"
+fi
 if wants bench; then  # a module at a time, each its own file and cap (seconds): one cut off loses only itself
     written=()  # each module's file, in the order they ran
     bench_module() {  # bench_module NAME TARGET [PYTEST ARGS...]: one pytest process under its cap

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from jaxmlp.errors import EXIT_ERROR, Interrupted, JaxmlpError
+from jaxmlp.report.escape import terminal, terminal_output
 from jaxmlp.stops import stop_on_signals
 
 COMMANDS = {
@@ -146,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = next((a for a in given if not a.startswith("-")), None)
     prog = f"jaxmlp {name}" if name in COMMANDS else "jaxmlp"  # until the arguments name the (sub)command
     try:
-        with stop_on_signals():
+        with stop_on_signals(), terminal_output():  # a result file's text never reaches the terminal as codes
             if name in COMMANDS:
                 given = getattr(_command(name), "normalized", list)(given)
             args = build_parser([name] if name in COMMANDS else []).parse_args(given)
@@ -154,8 +155,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             prog = args.prog
             return int(args.run(args))
     except JaxmlpError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(terminal(f"{prog}: error: {e}"), file=sys.stderr)
         return e.exit_code
+    except ModuleNotFoundError as e:  # torch, grain...: the light install (`pip install jaxmlp`) leaves them out
+        from jaxmlp.installs import tutorial_line
+
+        if (line := tutorial_line(e.name)) is None:
+            raise
+        print(f"{prog}: error: {line}", file=sys.stderr)
+        return EXIT_ERROR
     except BrokenPipeError:  # `jaxmlp summary reports | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes at exit
         return 128 + signal.SIGPIPE

@@ -28,18 +28,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "inconclusive. Exit 3 when any is slower (or a peak beyond the memory threshold), 1 when a sample is "
         "not a number, 4 with --strict when any is inconclusive (docs/reference/exit-codes.md)."
     )
-    parser.add_argument("baseline", help="file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)")
-    parser.add_argument("new", help="file or folder of pytest-benchmark JSON")
-    options.add(parser, *options.DETECTOR)
-    parser.add_argument(
-        "--memory-threshold",
-        type=options.number,
-        default=registry.MEMORY_THRESHOLD,
-        help="flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
-    )
-    options.add(parser, options.STRICT)
-    parser.add_argument(
-        "--fail-on-regression", action="store_true", help="kept for older scripts: the exit code gates without it"
+    options.add(
+        parser,
+        options.own("baseline", "file or folder of pytest-benchmark JSON (raw samples: --benchmark-save-data)"),
+        options.own("new", "file or folder of pytest-benchmark JSON"),
+        *options.DETECTOR,
+        options.own(
+            "--memory-threshold",
+            "flag a benchmark's peak memory beyond 1 + this ratio (default: %(default)s)",
+            registry.MEMORY_THRESHOLD,
+            options.number,
+        ),
+        options.STRICT,
+        options.own(
+            "--fail-on-regression", "kept for older scripts: the exit code gates without it", action="store_true"
+        ),
     )
     parser.set_defaults(run=run)
 

@@ -49,8 +49,10 @@ class Option:
     action: str | builtins.type[argparse.Action] | None = None  # builtins: the field `type` shadows the name
     metavar: str | None = None
     nargs: str | None = None
+    dest: str | None = None
     base: Option | None = field(default=None, compare=False, repr=False)  # the shared option this one adapts
     why: str = ""  # why a command's default differs from the shared one
+    shared: bool = True  # False: one command's own (`own`)
 
     def but(self, *, default: Any = KEEP, help: str | None = None, why: str = "") -> Option:
         """This option as one command takes it: its own default (and why it differs) or its own help (what the
@@ -74,6 +76,7 @@ class Option:
             "action": self.action,
             "metavar": self.metavar,
             "nargs": self.nargs,
+            "dest": self.dest,
         }
         action = parser.add_argument(*self.flags, **{k: v for k, v in given.items() if v is not None})
         action.jaxmlp_option = self  # type: ignore[attr-defined]  # read by the test of the declarations
@@ -81,8 +84,16 @@ class Option:
 
 
 def add(parser: argparse.ArgumentParser | argparse._ArgumentGroup, *options: Option) -> None:
+    """Each of ``options`` added to ``parser``: every option of every command goes through here."""
     for option in options:
         option.add(parser)
+
+
+def own(
+    flags: str | tuple[str, ...], help: str, default: Any = None, type: Callable[[str], Any] | None = None, **given: Any
+) -> Option:
+    """An option one command alone takes, declared beside that command (added with `add`, as a shared one is)."""
+    return Option((flags,) if isinstance(flags, str) else flags, help, default, type, shared=False, **given)
 
 
 LIST: dict[str, Any] = {"action": "extend", "nargs": "+"}
@@ -314,50 +325,6 @@ STRICT = Option(
     action="store_true",
 )
 
-SHARED: tuple[Option, ...] = (
-    DATASET,
-    DATA_DIR,
-    LIMIT,
-    DOWNLOAD,
-    BACKEND,
-    PIPELINE,
-    PRECISION,
-    EACH_PIPELINE,
-    EACH_PRECISION,
-    BATCH_SIZE,
-    WORKERS,
-    TRAIN_PROCESSES,
-    SCALING_PROCESSES,
-    OUT,
-    RESULTS,
-    REPORT_OUT,
-    LOGDIR,
-    EPOCHS,
-    TRAIN_EPOCHS,
-    CALLS,
-    COMPILES,
-    TIMEOUT,
-    PIN_CPU,
-    WORKLOAD,
-    VERSIONS,
-    PROCESSES,
-    XLA_FLAGS,
-    TOLERANCE,
-    ENVS,
-    WHEELS,
-    THRESHOLD,
-    ALPHA,
-    STRICT,
-    FIRST,
-    LAST,
-    GOOD,
-    BAD,
-    EARLIER,
-    LATER,
-    EVERY,
-    BUDGET,
-)
-"""Every shared option (the test of the declarations walks them)."""
 
 # --- the Python each release's environment is made with ----------------------------------------------------------
 
@@ -369,8 +336,10 @@ PYTHON = Option(
     action="append",
     metavar="PATH",
 )
-SHARED = (*SHARED, PYTHON)
 MATRIX = (*MATRIX, PYTHON)
+
+SHARED = tuple(dict.fromkeys(v for v in tuple(globals().values()) if isinstance(v, Option)))
+"""Every shared option: each `Option` declared above (the test of the declarations walks them)."""
 
 
 # --- nox -s bench's own switches (the noxfile parses them with this) ---------------------------------------------
@@ -379,16 +348,19 @@ MATRIX = (*MATRIX, PYTHON)
 def bench_session() -> argparse.ArgumentParser:
     """The switches of ``nox -s bench -- ...`` (the rest goes to pytest)."""
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
-    parser.add_argument("--full", action="store_true", help="more sizes and rounds")
-    parser.add_argument("--profile", action="store_true", help="also capture one XLA trace per pipeline")
-    parser.add_argument(
-        "--upgrade",
-        action="store_true",
-        help="install the newest jax and jaxlib again into the reused environment (nox keeps the first it installed)",
-    )
-    parser.add_argument(
-        "--preinstalled",
-        action="store_true",
-        help="install nothing: jax, torch and the rest are installed already (with `nox --no-venv`)",
+    add(
+        parser,
+        own("--full", "more sizes and rounds", action="store_true"),
+        own("--profile", "also capture one XLA trace per pipeline", action="store_true"),
+        own(
+            "--upgrade",
+            "install the newest jax and jaxlib again into the reused environment (nox keeps the first it installed)",
+            action="store_true",
+        ),
+        own(
+            "--preinstalled",
+            "install nothing: jax, torch and the rest are installed already (with `nox --no-venv`)",
+            action="store_true",
+        ),
     )
     return parser

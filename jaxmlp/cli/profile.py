@@ -29,15 +29,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "After a warm-up, trace N training steps of a pipeline (each step, batch fetch included, "
         "marked for TensorBoard's profile plugin) into a new run folder under --logdir."
     )
-    options.add(parser, options.PIPELINE.but(default="scan", why="one program an epoch: the XLA ops, not the loader"))
-    parser.add_argument(
-        "--steps",
-        type=options.whole_number,
-        default=10,
-        help="steps to trace; for scan one step is one epoch (default: %(default)s)",
-    )
     options.add(
-        parser, options.LOGDIR, *options.DATA, options.DOWNLOAD, options.BATCH_SIZE, options.WORKERS, options.BACKEND
+        parser,
+        options.PIPELINE.but(default="scan", why="one program an epoch: the XLA ops, not the loader"),
+        options.own(
+            "--steps", "steps to trace; for scan one step is one epoch (default: %(default)s)", 10, options.whole_number
+        ),
+        options.LOGDIR,
+        *options.DATA,
+        options.DOWNLOAD,
+        options.BATCH_SIZE,
+        options.WORKERS,
+        options.BACKEND,
     )
     parser.set_defaults(run=run)
 

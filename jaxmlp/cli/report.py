@@ -12,8 +12,8 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.write import write_report
 from jaxmlp.results import history
 from jaxmlp.results.findings import findings
-from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import load_indexed
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.store.reading import Skipped
 from jaxmlp.results.store.writing import ResultsStore, check_new_folder
 from jaxmlp.results.sweep import tracked
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise JaxmlpError(
             f"no results in {args.results}: run `nox -s bench` (or jaxmlp train --json, or jaxmlp track) first"
         )
-    memo = index.IndexMemo(store.folder, "jaxmlp report")  # what was computed before (changes, comparisons): kept
+    memo = IndexMemo(store.folder, "jaxmlp report")  # what was computed before (changes, comparisons): kept
     past = history.of(results, memo)  # the findings' and the report's
     found = findings(results, traces, store.folder, past, memo)
     paths = write_report(results, store, traces, Path(args.out) if args.out else None, found, past)

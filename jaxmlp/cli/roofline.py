@@ -37,11 +37,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "attainable time = max(flops / FLOP rate, bytes / bandwidth), measured / attainable and "
         "which ceiling binds."
     )
-    options.add(parser, options.BACKEND, options.WORKLOAD, *options.DATA, *options.TIMING, options.OUT)
-    parser.add_argument(
-        "--remeasure-ceilings",
-        action="store_true",
-        help="measure the ceilings again even where this environment's are kept",
+    options.add(
+        parser,
+        options.BACKEND,
+        options.WORKLOAD,
+        *options.DATA,
+        *options.TIMING,
+        options.OUT,
+        options.own(
+            "--remeasure-ceilings",
+            "measure the ceilings again even where this environment's are kept",
+            action="store_true",
+        ),
     )
     parser.set_defaults(run=run)
 

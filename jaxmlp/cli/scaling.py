@@ -34,14 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "cores), on a GPU machine N GPUs, on a TPU host its chips. Where N > 1, one more epoch is "
         f"traced (into --out's {TRACES}/) for the all-reduce's share."
     )
-    parser.add_argument(
-        "--devices",
-        type=options.whole_number,
-        **options.LIST,
-        help="device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
-    )
     options.add(
         parser,
+        options.own(
+            "--devices",
+            "device counts (default: 1 2 4 8 on the CPU; 1, 2, 4, ... up to the GPUs visible on --backend gpu)",
+            None,
+            options.whole_number,
+            **options.LIST,
+        ),
         options.SCALING_PROCESSES,
         options.BACKEND.but(default="cpu", why="simulated devices unless a GPU or TPU is asked for"),
         *options.DATA,
@@ -94,9 +95,8 @@ def run(args: argparse.Namespace) -> int:
     return _measure(args, settings, processes, cluster)
 
 
-def _measure(
-    args: argparse.Namespace, settings: scaling.Scaling, processes: tuple[int, ...], cluster: tuple[int, int] | None
-) -> int:
+def _devices(args: argparse.Namespace) -> tuple[int, ...]:
+    """The device counts asked for (else the backend's default), checked against the devices visible."""
     visible = scaling.visible_devices(args.backend)
     devices = tuple(args.devices or scaling.default_devices(args.backend, visible))
     if args.backend == "gpu" and max(devices) > visible:
@@ -110,12 +110,17 @@ def _measure(
         )
     if args.backend != "cpu" and visible == 1:
         print(f"jaxmlp scaling: one {args.backend.upper()} visible: N = 1 only (scaling needs more than one)")
-    pairs, left = scaling.plan(devices, processes)
-    speaker = cluster is None or cluster[0] == 0
-    if cluster is not None:  # the cluster's processes all run its P together, first; then process 0 alone the rest
-        pairs = [pair for pair in pairs if pair[1] > 1] + ([pair for pair in pairs if pair[1] == 1] if speaker else [])
-    if not pairs:
-        raise JaxmlpError("no device count splits evenly over the process counts asked for: " + "; ".join(left))
+    return devices
+
+
+def _say_plan(
+    args: argparse.Namespace,
+    devices: tuple[int, ...],
+    processes: tuple[int, ...],
+    cluster: tuple[int, int] | None,
+    left: list[str],
+) -> None:
+    """What the call measures, each process's time limit and the counts it leaves out, said first."""
     how = (
         f"processes {', '.join(map(str, processes))} ({distributed.launcher()}'s for P > 1)"
         if cluster
@@ -136,6 +141,19 @@ def _measure(
     print(f"Time limit of each process: {limit} (--timeout)", flush=True)
     for line in left:
         print(line, flush=True)
+
+
+def _measure(
+    args: argparse.Namespace, settings: scaling.Scaling, processes: tuple[int, ...], cluster: tuple[int, int] | None
+) -> int:
+    devices = _devices(args)
+    pairs, left = scaling.plan(devices, processes)
+    speaker = cluster is None or cluster[0] == 0
+    if cluster is not None:  # the cluster's processes all run its P together, first; then process 0 alone the rest
+        pairs = [pair for pair in pairs if pair[1] > 1] + ([pair for pair in pairs if pair[1] == 1] if speaker else [])
+    if not pairs:
+        raise JaxmlpError("no device count splits evenly over the process counts asked for: " + "; ".join(left))
+    _say_plan(args, devices, processes, cluster, left)
     traces = Path(args.out) / TRACES
 
     def trace_dir(these: scaling.Scaling) -> str | None:

@@ -7,6 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
+from jaxmlp.cli import options
 from jaxmlp.cli.report import warn_skipped
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.report.summaries import folder_summary, newest_of_each, summaries
@@ -21,6 +22,7 @@ from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.schema.tta import TtaDocument
 from jaxmlp.results.store import index, layout
 from jaxmlp.results.store.frames import Results, load, results
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.store.reading import ReadDocument, Scan, read_document
 from jaxmlp.results.store.writing import ResultsStore, check_folder
 
@@ -38,29 +40,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "folder of many, the answer to each question from the newest run that can answer it, per machine (--all: "
         "then the newest result of each kind in full)."
     )
-    parser.add_argument("file", metavar="PATH", help=f"what to summarize: {READS}")
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="text",
-        help="text for a terminal, md for Markdown "
-        "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--all",
-        action="store_true",
-        dest="everything",
-        help="every table in full, the long ones "
-        "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
-    )
-    parser.add_argument(
-        "--save",
-        metavar="DIR",
-        help="also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
-        "and under a new name (never over another run), into DIR",
-    )
-    parser.add_argument(
-        "--name", help=f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"
+    options.add(
+        parser,
+        options.own("file", f"what to summarize: {READS}", metavar="PATH"),
+        options.own(
+            "--format",
+            "text for a terminal, md for Markdown "
+            "(GitHub tables: a pull request, a CI step summary) (default: %(default)s)",
+            "text",
+            choices=FORMATS,
+        ),
+        options.own(
+            "--all",
+            "every table in full, the long ones "
+            "too (peak memory, every GEMM); of a folder, the newest result of each kind in full",
+            action="store_true",
+            dest="everything",
+        ),
+        options.own(
+            "--save",
+            "also copy a benchmark, scaling, training or time-to-accuracy file, atomically "
+            "and under a new name (never over another run), into DIR",
+            metavar="DIR",
+        ),
+        options.own("--name", f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"),
     )
     parser.set_defaults(run=run)
 
@@ -89,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             raise JaxmlpError(f"{path}: holds no benchmarks; did the benchmark run select any?")
         raise JaxmlpError(f"{path}: holds no results: give {READS}")
     if document is None and len(shown) > 1:  # a folder of many: its findings first, as the report opens
-        memo = index.IndexMemo(folder, "jaxmlp summary")  # what was computed before (changes, comparisons): kept
+        memo = IndexMemo(folder, "jaxmlp summary")  # what was computed before (changes, comparisons): kept
         past = history.of(found, memo)
         print(render((folder_summary(findings(found, (), folder, past, memo), shown, folder),), args.format))
         if args.everything:

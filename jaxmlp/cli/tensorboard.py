@@ -20,12 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Start TensorBoard (with its profile plugin) on 127.0.0.1 over --logdir; stop it with Ctrl-C (exit 130)."
     )
-    options.add(parser, options.LOGDIR)
-    parser.add_argument(
-        "--port",
-        type=options.whole_number,
-        default=6006,
-        help="port on 127.0.0.1; 0 picks a free one (default: %(default)s)",
+    options.add(
+        parser,
+        options.LOGDIR,
+        options.own(
+            "--port", "port on 127.0.0.1; 0 picks a free one (default: %(default)s)", 6006, options.whole_number
+        ),
     )
     parser.set_defaults(run=run)
 
@@ -56,7 +56,7 @@ def free_port(port: int) -> int:
 def run(args: argparse.Namespace) -> int:
     for module, package in (("tensorboard", "tensorboard"), ("xprof", "tensorboard-plugin-profile")):
         if importlib.util.find_spec(module) is None:
-            raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install -e .)")
+            raise JaxmlpError(f"{package} is not installed: pip install {package} (or pip install 'jaxmlp[tutorial]')")
     errors.file_not_folder(
         "--logdir", args.logdir, "give the folder `jaxmlp profile --logdir DIR` captured its traces into"
     )

@@ -9,31 +9,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from jaxmlp import registry, units
+from jaxmlp import registry
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import measuring_of
-from jaxmlp.errors import JaxmlpError, gate
-from jaxmlp.measure import environment
-from jaxmlp.measure.sweep import envs, published
-from jaxmlp.measure.sweep import track as flow
+from jaxmlp.flows.track import track
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.measure.sweep.track import Track
 from jaxmlp.measure.sweep.unmeasured import WORKLOAD, unmeasured_line
-from jaxmlp.report.track_message import write_message
-from jaxmlp.report.track_site import site_link_base, write_site
-from jaxmlp.results.schema.track import TrackDocument, Tracked
-from jaxmlp.results.store import layout
-from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
-from jaxmlp.results.sweep import tracked
 
 EPOCH = registry.SWEEP_WORKLOADS[0]
 """The MLP epoch every series tracks (the sweep's first built-in workload), beside each ``--workload`` given."""
-Say = Callable[[str], None]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,19 +33,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "inconclusive comparison until it is settled or --budget ends. Exit 0 when nothing is slower, 3 when a "
         "release is slower, 4 when one is inconclusive (--strict), 1 when one could not be measured, 2 on bad usage."
     )
-    parser.add_argument(
-        "--pinned",
-        metavar="VERSION",
-        help="the release you run today: each new release is also compared with it (default: the series' start)",
-    )
-    parser.add_argument(
-        "--site", type=Path, metavar="DIR", help="also write the static site of every tracked series into DIR"
-    )
-    parser.add_argument(
-        "--message", type=Path, metavar="FILE", help="also write what changed as Markdown into FILE (a comment, a post)"
-    )
     options.add(
         parser,
+        options.own(
+            "--pinned",
+            "the release you run today: each new release is also compared with it (default: the series' start)",
+            metavar="VERSION",
+        ),
+        options.own("--site", "also write the static site of every tracked series into DIR", None, Path, metavar="DIR"),
+        options.own(
+            "--message", "also write what changed as Markdown into FILE (a comment, a post)", None, Path, metavar="FILE"
+        ),
+        options.own(
+            "--site-url",
+            "where the site is published: the message's links point into it (absolute), and it links the site",
+            "",
+            metavar="URL",
+        ),
+        options.own(
+            "--dry-run",
+            "say the releases it would measure, the Python and environment each needs (made or to make) and the "
+            "minutes it expects (an estimate), and exit 0: nothing measured, nothing written",
+            action="store_true",
+        ),
         options.WORKLOAD.but(
             help=f"also track these workloads: built-ins ({', '.join(registry.SWEEP_WORKLOADS)}) or your own, "
             f"path/to/file.py:make or module:make (the MLP epoch, {EPOCH}, always)"
@@ -71,6 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.OUT,
         options.PYTHON,
         options.STRICT,
+        options.THRESHOLD.but(
+            help="the band of the four words: slower or faster beyond 1 + THRESHOLD with the 95%% interval past it, "
+            "the same with the whole interval within it (0.02: +-2%%; default: %(default)s)"
+        ),
         options.BUDGET.but(
             default=12.0,
             why="a call with something new is held to a team's time: environments, first rounds, settling",
@@ -79,146 +83,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.set_defaults(run=run)
-
-
-@dataclass(frozen=True)
-class TrackOutcome:
-    """What one call did: its step (what it started, what was new), the folder it wrote (None: nothing new), every
-    comparison, the cells it could not measure (and why), its closing lines and its exit code."""
-
-    step: Step
-    folder: Path | None
-    comparisons: tuple[Tracked, ...]
-    unmeasured: Mapping[str, str]
-    lines: tuple[str, ...]
-    code: int
-
-
-def track(
-    *,
-    settings: Track,
-    measuring: Measuring,
-    matrix: Matrix,
-    out: Path,
-    site: Path | None = None,
-    message: Path | None = None,
-    say: Say = print,
-) -> TrackOutcome:
-    """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
-    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``), then the site and the message."""
-    began = time.monotonic()
-    store = ResultsStore(check_folder(out, "--out"))
-    _check_outputs(site, message)
-    fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
-    machine = tracked.machine_label(fields)
-    workloads = measuring.names
-    series = f"{machine} ({', '.join(workloads)})"
-    documents, skipped = tracked.history(store.folder)
-    for s in skipped:
-        say(s.line("jaxmlp track"))
-    docs = [d for _, d in documents]
-    last, start = tracked.last_tracked(docs, machine, workloads), tracked.series_start(docs, machine, workloads)
-    step = flow.step(published.available(settings.wheels), last, settings.pinned, start)
-    say(flow.said(step, matrix.source.words(), series))
-    if not step.new and not step.start:
-        _publish(store.folder, None, site, message, say)
-        return TrackOutcome(step, None, (), {}, (), 0)
-    folder = new_dir(store.folder, tracked.folder_name(fields, os.getpid()))
-    try:
-        pythons, comparisons, unmeasured = (
-            _measured(
-                step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
-            )
-            if step.new
-            else ({}, [], {})
-        )
-    except BaseException:
-        if folder.is_dir() and not any(folder.iterdir()):  # stopped before anything was measured: no trace
-            folder.rmdir()  # (a sweep that measured no cell has removed its own folder already)
-        raise
-    document = TrackDocument(
-        fields,
-        tracked.series_of(machine, workloads),
-        _settings(settings, measuring, matrix, pythons, site),
-        step.start,
-        step.last,
-        step.pinned,
-        step.cells,
-        _tracked(step, unmeasured),
-        tuple(comparisons),
-        dict(unmeasured),
-        time.monotonic() - began,
-    )
-    write_json_new(folder / layout.TRACK_FILE, document.to_json())
-    lines = tuple(tracked.closing_lines(comparisons, step.pinned))
-    _publish(store.folder, folder, site, message, say)
-    code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
-    return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
-
-
-def _check_outputs(site: Path | None, message: Path | None) -> None:
-    """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
-    there), the site not a file, the message not a folder."""
-    for option, path, folder in (("--site", site, True), ("--message", message, False)):
-        if path is None:
-            continue
-        if not path.resolve().parent.is_dir():
-            raise JaxmlpError(f"{option} {path}: its folder {path.resolve().parent} does not exist: create it first")
-        if path.exists() and path.is_dir() != folder:
-            raise JaxmlpError(
-                f"{option} {path} is a {'file' if folder else 'folder'}: give the "
-                f"{'folder the site goes into' if folder else 'file the message goes into'}"
-            )
-
-
-def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
-    """The releases a call now tracks: the one it started the series at, and each new one it measured (one it could
-    not is measured again next time)."""
-    return tuple(v for v in ((step.last,) if step.start else ()) + step.new if v not in unmeasured)
-
-
-def _measured(
-    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
-) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
-    """The step measured (`jaxmlp.cli.track_measure`, imported here: it imports JAX): the Python each release ran
-    on, the comparisons, the cells that could not be measured."""
-    from jaxmlp.cli import track_measure
-
-    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say)
-    return track_measure.pythons_of(measured), comparisons, lost
-
-
-def _settings(
-    settings: Track, measuring: Measuring, matrix: Matrix, pythons: Mapping[str, str], site: Path | None
-) -> dict[str, object]:
-    return {
-        "pinned": settings.pinned,
-        "source": matrix.source.words(),
-        "budget_minutes": settings.budget,
-        "strict": settings.strict,
-        "processes": matrix.processes,
-        "measuring": measuring.to_json() | {"workloads": list(measuring.workload_source.split(","))},
-        "threshold": registry.THRESHOLD,
-        "alpha": registry.ALPHA,
-        "pythons": dict(pythons),
-        "site": str(site) if site is not None else "",
-    }
-
-
-def _publish(folder: Path, mine: Path | None, site: Path | None, message: Path | None, say: Say) -> None:
-    """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
-    the comparisons of its folder ``mine``; None: it measured nothing), its explanations linked from where it is
-    written."""
-    if site is None and message is None:
-        return
-    frame = tracked.tracked_frame(folder)
-    if site is not None:
-        write_site(frame, site, results=folder)
-        say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
-    if message is not None:
-        ours = [layout.shown(mine, folder)] if mine is not None else []
-        write_message(frame, message, folders=ours, link_base=site_link_base(message.resolve().parent, folder))
-        say(f"Wrote what changed into {message}")
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
@@ -234,7 +98,8 @@ def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
         source=envs.Source(args.wheels),
         pythons=tuple(args.python or ()),
     )
-    return Track(args.pinned, args.wheels, args.budget, args.strict), measuring, matrix
+    call = Track(args.pinned, args.wheels, args.budget, args.strict, args.threshold, args.dry_run)
+    return call, measuring, matrix
 
 
 def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
@@ -246,7 +111,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
         out=Path(args.out),
         site=args.site,
         message=args.message,
+        site_url=args.site_url,
         say=say,
+        call={"argv": list(getattr(args, "argv", ["track"])), "cwd": os.getcwd()},
     )
     if outcome.lines:
         say("")

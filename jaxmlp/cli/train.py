@@ -6,7 +6,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,27 +30,32 @@ DEFAULTS = TrainConfig()
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = "Train the tutorial's MLP (defaults are the tutorial's) and print its three lines per epoch."
-    options.add(parser, options.TRAIN_EPOCHS, options.BATCH_SIZE)
-    parser.add_argument(
-        "--step-size", type=options.number, default=DEFAULTS.step_size, help="SGD step size (default: %(default)s)"
-    )
-    options.add(parser, options.WORKERS, *options.DATA, options.DOWNLOAD)
-    parser.add_argument(
-        "--seed",
-        type=options.whole_number,
-        default=DEFAULTS.seed,
-        help="PRNGKey seed of the initial params (default: %(default)s)",
-    )
-    options.add(parser, options.BACKEND, options.PIPELINE, options.PRECISION, options.TRAIN_PROCESSES, options.TIMEOUT)
-    parser.add_argument(
-        "--json",
-        metavar="PATH",
-        help="write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
-        "or any PATH that ends in /, made if missing) under a new train-<time>-... "
-        "name",
-    )
-    parser.add_argument(
-        "--progress", action=argparse.BooleanOptionalAction, help="a progress bar (default: on a terminal only)"
+    options.add(
+        parser,
+        options.TRAIN_EPOCHS,
+        options.BATCH_SIZE,
+        options.own("--step-size", "SGD step size (default: %(default)s)", DEFAULTS.step_size, options.number),
+        options.WORKERS,
+        *options.DATA,
+        options.DOWNLOAD,
+        options.own(
+            "--seed", "PRNGKey seed of the initial params (default: %(default)s)", DEFAULTS.seed, options.whole_number
+        ),
+        options.BACKEND,
+        options.PIPELINE,
+        options.PRECISION,
+        options.TRAIN_PROCESSES,
+        options.TIMEOUT,
+        options.own(
+            "--json",
+            "write per-epoch records to this NEW JSON file, or into this folder (an existing one, "
+            "or any PATH that ends in /, made if missing) under a new train-<time>-... "
+            "name",
+            metavar="PATH",
+        ),
+        options.own(
+            "--progress", "a progress bar (default: on a terminal only)", action=argparse.BooleanOptionalAction
+        ),
     )
     parser.set_defaults(run=run)
 
@@ -162,6 +167,16 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
         said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise JaxmlpError(f"process {joined[0]} of {joined[1]} stopped: {said[-300:]}") from None
     last = records[-1]
+    print(_summary(records, datasets.name))
+    if writes:
+        path = _write(args, config, datasets, result.records, result.metadata)
+        print(f"Wrote {count(len(records), 'epoch record')} to {path}")
+    return EXIT_DIVERGED if last.diverged else 0
+
+
+def _summary(records: Sequence[EpochRecord], dataset: str) -> str:
+    """The run's last line: its accuracies (or where it diverged) and its steady epoch time."""
+    last = records[-1]
     steady = steady_state_seconds([r.epoch_seconds for r in records])
     timed = (
         f"epoch time {tutorial_seconds(steady)} (median of epochs 1-{len(records) - 1})"
@@ -169,18 +184,13 @@ def _train(args: argparse.Namespace, config: TrainConfig, joined: tuple[int, int
         else f"epoch 0 took {tutorial_seconds(records[0].epoch_seconds)} (with its first-epoch costs; no later epoch "
         "to time)"
     )
-    label = f" [{registry.SYNTHETIC_LABEL}]" if datasets.name == registry.SYNTHETIC else ""
+    label = f" [{registry.SYNTHETIC_LABEL}]" if dataset == registry.SYNTHETIC else ""
     if last.diverged:
-        print(f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}")
-    else:
-        print(
-            f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
-            f"{count(len(records), 'epoch')}; {timed}{label}"
-        )
-    if writes:
-        path = _write(args, config, datasets, result.records, result.metadata)
-        print(f"Wrote {count(len(records), 'epoch record')} to {path}")
-    return EXIT_DIVERGED if last.diverged else 0
+        return f"Summary: DIVERGED at epoch {last.epoch} (no accuracy to report){label}"
+    return (
+        f"Summary: train accuracy {last.train_accuracy:.4f}, test accuracy {last.test_accuracy:.4f} after "
+        f"{count(len(records), 'epoch')}; {timed}{label}"
+    )
 
 
 def _write(

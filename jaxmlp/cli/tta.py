@@ -36,32 +36,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-epochs: the median time over its runs is then no time (the runs are written all the same). "
         "Stopped (Ctrl-C, SIGTERM), the runs that ended are written, marked partial."
     )
-    parser.add_argument(
-        "--target",
-        type=options.number,
-        default=DEFAULTS.target,
-        help="test accuracy to reach, a fraction (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--runs",
-        type=options.whole_number,
-        default=DEFAULTS.runs,
-        help="runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--eval-every",
-        type=options.whole_number,
-        metavar="STEPS",
-        help="evaluate every STEPS training steps (default: after every epoch)",
-    )
-    parser.add_argument(
-        "--max-epochs",
-        type=options.whole_number,
-        default=DEFAULTS.max_epochs,
-        help="a run that has not reached the target after this many epochs stops and says so (default: %(default)s)",
-    )
     options.add(
         parser,
+        options.own(
+            "--target", "test accuracy to reach, a fraction (default: %(default)s)", DEFAULTS.target, options.number
+        ),
+        options.own(
+            "--runs",
+            "runs of each pipeline and precision, seeds 0..RUNS-1 (default: %(default)s)",
+            DEFAULTS.runs,
+            options.whole_number,
+        ),
+        options.own(
+            "--eval-every",
+            "evaluate every STEPS training steps (default: after every epoch)",
+            None,
+            options.whole_number,
+            metavar="STEPS",
+        ),
+        options.own(
+            "--max-epochs",
+            "a run that has not reached the target after this many epochs stops and says so (default: %(default)s)",
+            DEFAULTS.max_epochs,
+            options.whole_number,
+        ),
         options.EACH_PIPELINE,
         options.EACH_PRECISION,
         options.BATCH_SIZE,

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 from jaxmlp.errors import JaxmlpError, last_error_line
@@ -205,3 +206,48 @@ def _failure(i: int, processes: int, code: int, log: IO[str]) -> JaxmlpError:
     said = last_error_line(log.read())
     last = f" (it said: {said[-300:]})" if said else ""
     return JaxmlpError(f"process {i} of {processes} {workers.how(code)}{last}; stopped the others")
+
+
+JOBS = {
+    "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
+    "SLURM": (("SLURM_JOB_ID", "SLURM_STEP_ID"),),
+}
+"""Each cluster launcher's variables whose values the ranks of one launch share, the first set in full wins (Open
+MPI's job, else its PMIx namespace; Slurm's job and step): only the launcher's own, so that mpirun inside sbatch
+gives every rank one name."""
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """This process's place among the ranks of a cluster launcher (`CLUSTERS`): its rank, how many
+    there are, its node (host) and what the ranks of this launch share (``job``)."""
+
+    rank: int
+    size: int
+    node: str
+    job: str
+
+    @classmethod
+    def found(cls) -> Ranks | None:
+        """This process's ranks under mpirun or srun (None: alone)."""
+        joined = rank()
+        if joined is None or launcher() == OWN:
+            return None
+        return cls(joined[0], joined[1], socket.gethostname(), job_key(launcher(), os.environ))
+
+    @property
+    def name(self) -> str:
+        return f"rank {self.rank} of {self.size} on {self.node}"
+
+    @property
+    def share(self) -> tuple[int, int]:
+        """This rank and how many there are, as a matrix shares its rounds (`Matrix.share`)."""
+        return self.rank, self.size
+
+
+def job_key(launcher: str | None, env: Mapping[str, str]) -> str:
+    """What the ranks of this launch share, from the variables of the ``launcher`` that started them (`JOBS`)."""
+    for names in JOBS.get(launcher or "", ()):
+        if all(env.get(v) for v in names):
+            return ".".join(env[v] for v in names).replace(os.sep, "_")
+    return "job"

@@ -11,6 +11,7 @@ from importlib import metadata as _importlib_metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import nvidia
 from jaxmlp.registry import ACCELERATOR_NEEDS, BACKENDS
@@ -136,7 +137,7 @@ def metadata(device: jax.Device | None = None) -> dict[str, Any]:
     """Versions, machine, device and flags: what makes two numbers comparable."""
     meta = {
         "timestamp": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "host": machine_name(),  # the host name only where the user gives it
+        registry.HOST: machine_name(),  # the host name only where the user gives it
         "python": platform.python_version(),
         "jax": package_version("jax"),
         "jaxlib": package_version("jaxlib"),
@@ -145,7 +146,7 @@ def metadata(device: jax.Device | None = None) -> dict[str, Any]:
         "torchvision": package_version("torchvision"),
         "jaxmlp": package_version("jaxmlp"),
         "commit": git_commit(),
-        "cpu_model": cpu_model(),
+        registry.CPU_MODEL: cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "xla_flags": os.environ.get("XLA_FLAGS", ""),

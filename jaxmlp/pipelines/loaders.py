@@ -81,7 +81,7 @@ def missing_package(pipeline: str) -> str | None:
     if absent := missing_modules(PIPELINE_NEEDS.get(pipeline, ())):
         return (
             f"the {pipeline} pipeline needs {' and '.join(absent)}, which this Python lacks (a JAX-only machine, "
-            f"such as a TPU host, may): pip install {' '.join(PIP_NAMES.get(m, m) for m in absent)}"
+            f"such as a TPU host, may): pip install {_install_line(absent)}"
         )
     if pipeline not in OPTIONAL:
         return None
@@ -89,6 +89,15 @@ def missing_package(pipeline: str) -> str | None:
     if not missing_modules((module,)):
         return None
     return f"the {pipeline} pipeline needs the {module} package: pip install 'jaxmlp[{extra}]'"
+
+
+def _install_line(modules: Sequence[str]) -> str:
+    """What installs ``modules``: jaxmlp's tutorial extra where it has them all, else their pip packages."""
+    from jaxmlp.installs import TUTORIAL, TUTORIAL_MODULES
+
+    if set(modules) <= TUTORIAL_MODULES:
+        return f"'jaxmlp[{TUTORIAL}]'"
+    return " ".join(PIP_NAMES.get(m, m) for m in modules)
 
 
 def missing_modules(modules: Sequence[str]) -> list[str]:

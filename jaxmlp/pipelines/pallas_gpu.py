@@ -62,7 +62,8 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
     """The epoch: for each batch, `pallas_epoch`'s step, its products tiled; the parameters read and written
     through their outputs (aliased to their inputs: one buffer on a GPU, a copy of the input in the interpreter).
     ``barriers``: a barrier between phases, where one phase reads what another wrote to memory (the program's
-    threads hold other elements in each phase; the interpreter runs it as one thread and has none)."""
+    threads hold other elements in each phase; the interpreter runs it as one thread and has none). One function:
+    a Pallas kernel is one traced body, and its phases share the refs and the barriers between them."""
     x_ref, y_ref = refs[:2]
     w1, b1, w2, b2, w3, b3 = refs[8:14]
     z1, a1, z2, a2, d_z1, d_z2 = refs[14:]

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema.explain import SAME_HLO, ExplainDocument
+from jaxmlp.results.store import confined, layout
 from jaxmlp.results.sweep.explain import median_ratio, quantity_words
 from jaxmlp.units import duration, number, ratio, size
 
@@ -119,12 +121,18 @@ def explain_text(doc: ExplainDocument, folder: Path | None = None, diff_lines: i
             f"change first ({min(len(doc.op_times), OP_ROWS)} of {len(doc.op_times)}):\n" + _plain(op_time_table(doc))
         )
     if doc.same_hlo is False and doc.diff_file and folder is not None:
-        diff = (folder / doc.diff_file).read_text(encoding="utf-8").splitlines()
-        shown = "\n".join(diff[:diff_lines])
-        more = f"\n... ({len(diff) - diff_lines} more lines)" if len(diff) > diff_lines else ""
-        parts.append(
-            f"The optimized HLO's diff ({doc.diff_lines} lines; all of it in {folder / doc.diff_file}):\n{shown}{more}"
-        )
+        try:
+            where = confined.inside(folder, doc.diff_file, folder / layout.EXPLAIN_FILE, "diff_file")
+            diff = confined.read_text(where).splitlines()
+        except (JaxmlpError, OSError) as e:
+            parts.append(f"The optimized HLO's diff: not shown ({e})")
+        else:
+            shown = "\n".join(diff[:diff_lines])
+            more = f"\n... ({len(diff) - diff_lines} more lines)" if len(diff) > diff_lines else ""
+            parts.append(
+                f"The optimized HLO's diff ({doc.diff_lines} lines; all of it in {folder / doc.diff_file}):\n"
+                f"{shown}{more}"
+            )
     if doc.notes:
         parts.append("Not available:\n" + "\n".join(f"- {note}" for note in doc.notes))
     if folder is not None:

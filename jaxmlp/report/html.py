@@ -8,7 +8,6 @@ section of the page.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Collection, Sequence
 
@@ -17,6 +16,7 @@ import pandas as pd
 from jaxmlp.report import plots
 from jaxmlp.report.content import Finding, ReportSection, Run, Table
 from jaxmlp.report.display import readable
+from jaxmlp.report.escape import html_text
 
 STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
@@ -41,7 +41,7 @@ STYLE = (
 
 def _bold(text: str) -> str:
     """Escaped text, with Markdown's ``**bold**`` and ```code``` kept as such."""
-    escaped = html.escape(text)
+    escaped = html_text(text)
     escaped = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", escaped)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
 
@@ -61,9 +61,9 @@ def cell_html(text: str) -> str:
     words = []
     for word in text.split(" "):
         if len(word) > LONG_WORD:
-            words.append("<wbr>".join(html.escape(part) for part in re.split(r"(?<=[-_/\[=:+,])(?=.)", word)))
+            words.append("<wbr>".join(html_text(part) for part in re.split(r"(?<=[-_/\[=:+,])(?=.)", word)))
         else:
-            words.append(html.escape(word))
+            words.append(html_text(word))
     return " ".join(words)
 
 
@@ -100,18 +100,16 @@ def table_html(table: Table) -> str:
     """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
     results.csv."""
     if table.long:
-        return (
-            f"<p class='env'>{html.escape(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
-        )
+        return f"<p class='env'>{html_text(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
     body = frame_html(readable(table.frame, table.formats))
-    return f"<h3>{html.escape(table.caption)}</h3><div class='scroll'>{body}</div>"
+    return f"<h3>{html_text(table.caption)}</h3><div class='scroll'>{body}</div>"
 
 
 def run_html(run: Run) -> str:
     out = [f"<p class='env'>{_bold(run.note)}</p>"] if run.note else []
     out += [table_html(t) for t in run.tables]
     for figure in run.plots:
-        alt = html.escape(figure.alt)
+        alt = html_text(figure.alt)
         out.append(f"<img alt='{alt}' title='{alt}' src='data:image/png;base64,{plots.draw(figure)}'>")
     return "\n".join(out)
 
@@ -124,8 +122,8 @@ def overview_html(answers: Sequence[Finding], anchors: Collection[str]) -> str:
         kind = " class='unanswered'" if not a.answered else ""
         link = f"<a href='#{a.anchor}'>details</a>" if a.anchor in anchors else ""
         rows.append(
-            f"<tr{kind}><td>{html.escape(a.asked)}</td><td class='answer'>{_bold(a.answer)}</td>"
-            f"<td class='run'>{html.escape(a.run)}</td><td>{link}</td></tr>"
+            f"<tr{kind}><td>{html_text(a.asked)}</td><td class='answer'>{_bold(a.answer)}</td>"
+            f"<td class='run'>{html_text(a.run)}</td><td>{link}</td></tr>"
         )
     columns = "<colgroup><col style='width:17%'><col><col style='width:19%'><col style='width:5em'></colgroup>"
     return (
@@ -136,15 +134,15 @@ def overview_html(answers: Sequence[Finding], anchors: Collection[str]) -> str:
 
 def section_html(section: ReportSection) -> str:
     """A section: its answers, then its runs' tables and plots folded, then the earlier runs' labels folded."""
-    out = [f"<section id='{section.anchor}'><h2>{html.escape(section.title)}</h2>"]
-    out += [f"<p class='answer'><b>{html.escape(a.asked)}</b>: {_bold(a.answer)}</p>" for a in section.answers]
+    out = [f"<section id='{section.anchor}'><h2>{html_text(section.title)}</h2>"]
+    out += [f"<p class='answer'><b>{html_text(a.asked)}</b>: {_bold(a.answer)}</p>" for a in section.answers]
     if section.note:
         out.append(f"<p class='env'>{_bold(section.note)}</p>")
     for run in section.shown:
         if run.tables or run.plots or run.note:
-            out.append(f"<details><summary>{html.escape(run.label or 'detail')}</summary>{run_html(run)}</details>")
+            out.append(f"<details><summary>{html_text(run.label or 'detail')}</summary>{run_html(run)}</details>")
     if section.earlier:
-        items = "".join(f"<li>{html.escape(r.label)}</li>" for r in section.earlier)
+        items = "".join(f"<li>{html_text(r.label)}</li>" for r in section.earlier)
         out.append(
             f"<details><summary>Earlier runs ({len(section.earlier)})</summary><ul class='env'>{items}</ul></details>"
         )
@@ -159,7 +157,7 @@ def render(sections: Sequence[ReportSection], answers: Sequence[Finding] = ()) -
         f"<style>{STYLE}</style></head><body><h1>jaxmlp report</h1>",
         overview_html(answers, {s.anchor for s in sections}),
         "<nav><h2>Contents</h2><ol>"
-        + "".join(f"<li><a href='#{s.anchor}'>{html.escape(s.title)}</a></li>" for s in sections)
+        + "".join(f"<li><a href='#{s.anchor}'>{html_text(s.title)}</a></li>" for s in sections)
         + "</ol></nav>",
     ]
     out += [section_html(section) for section in sections]

@@ -11,20 +11,26 @@ import pandas as pd
 
 from jaxmlp.report.content import Finding, ReportSection
 from jaxmlp.report.display import readable
+from jaxmlp.report.escape import markdown_prose
 
 
-def markdown_table(table: pd.DataFrame) -> str:
-    """A GitHub Markdown table of ``table``'s cells as they are (format them first: `jaxmlp.report.display`)."""
+def markdown_table(table: pd.DataFrame, made: Collection[str] = ()) -> str:
+    """A GitHub Markdown table of ``table``'s cells as they are (format them first: `jaxmlp.report.display`), each
+    on one line and never markup of its own (`markdown_prose`) but in the columns jaxmlp ``made`` (a link)."""
 
-    def cell(value: object) -> str:
+    def cell(value: object, column: object = None) -> str:
         if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
             return "-"
         if isinstance(value, float):
             return f"{value:,.4g}"
-        return str(value).replace("|", "\\|")
+        text = str(value) if column in made else markdown_prose(str(value).replace("\n", " "))
+        return text.replace("|", "\\|")
 
-    lines = ["| " + " | ".join(map(str, table.columns)) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    lines = ["| " + " | ".join(cell(c) for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += [
+        "| " + " | ".join(cell(v, c) for v, c in zip(row, table.columns)) + " |"
+        for row in table.itertuples(index=False)
+    ]
     return "\n".join(lines)
 
 
@@ -35,7 +41,7 @@ def overview(answers: Sequence[Finding], anchors: Collection[str]) -> str:
         [(a.asked, a.answer, a.run, f"[details](#{a.anchor})" if a.anchor in anchors else "") for a in answers],
         columns=["question", "answer", "run", ""],
     )
-    return markdown_table(rows)
+    return markdown_table(rows, made=[""])
 
 
 def anchor(name: str) -> str:
@@ -50,19 +56,20 @@ def render(sections: Sequence[ReportSection], answers: Sequence[Finding] = ()) -
     for section in sections:
         out += [anchor(section.anchor), ""] if section.anchor else []
         out += [f"## {section.title}", ""]
-        out += [f"- **{a.asked}**: {a.answer}" for a in section.answers]
+        out += [f"- **{markdown_prose(a.asked)}**: {markdown_prose(a.answer)}" for a in section.answers]
         out += [""] if section.answers else []
         if section.note:
-            out += [section.note, ""]
+            out += [markdown_prose(section.note), ""]
         for run in section.shown:
             if run.label:
-                out += [f"### {run.label}", ""]
+                out += [f"### {markdown_prose(run.label)}", ""]
             if run.note:
-                out += [run.note, ""]
+                out += [markdown_prose(run.note), ""]
             for table in run.tables:
-                out += [f"**{table.caption}**", "", markdown_table(readable(table.frame, table.formats)), ""]
+                caption = markdown_prose(table.caption)
+                out += [f"**{caption}**", "", markdown_table(readable(table.frame, table.formats)), ""]
         if section.earlier:
             out += [f"Earlier runs: {len(section.earlier)}", ""]
-            out += [f"- {run.label}" for run in section.earlier]
+            out += [f"- {markdown_prose(run.label)}" for run in section.earlier]
             out.append("")
     return "\n".join(out)

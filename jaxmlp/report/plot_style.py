@@ -53,8 +53,11 @@ RC = {
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.axisbelow": True,
+    "text.usetex": False,
+    "text.parse_math": False,
 }
-"""matplotlib's settings for every report plot."""
+"""matplotlib's settings for every report plot; mathtext and TeX off, so that a label from a result file (a release
+``0.7.1$\\frac{$``) is drawn as the text it is, never parsed."""
 
 
 @contextlib.contextmanager

@@ -41,8 +41,9 @@ def _times(value: float, _: Any = None) -> str:
 
 def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> Any:
     """One machine's workload against its pinned release, releases in version order: above, each release's median
-    time and the pinned release's, measured beside it; below, their ratio with its 95% interval, marked by its
-    verdict, the threshold's band shaded (inside it, no change worth naming)."""
+    time and the pinned release's, measured beside it (in the pinned release's column too), on an axis from zero;
+    below, their ratio with its 95% interval, marked by its verdict, on an axis that holds 1 and the threshold's
+    band, shaded (inside it, no change worth naming)."""
     import matplotlib.pyplot as plt
 
     mine = rows[rows["against"] == PINNED]
@@ -64,7 +65,13 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
     )
     top.plot(x, mine["median_s"], linestyle="none", marker="o", color="#333", label="the release's median")
     top.set(ylabel="median time", title=f"Time by release, against {base}")
-    human_axis(top, "y", values=[*mine["median_s"], *mine["baseline_median_s"]])
+    for p in pinned:  # the pinned release's own column: its medians, each measured beside a release
+        own = mine[mine["baseline"].astype(str) == p]["baseline_median_s"]
+        top.plot([at[p]] * len(own), own, linestyle="none", markerfacecolor="none", **PINNED_LOOK)
+    times = [float(v) for v in (*mine["median_s"], *mine["baseline_median_s"]) if math.isfinite(float(v))]
+    human_axis(top, "y", values=times)
+    if top.get_yscale() == "linear" and times:
+        top.set_ylim(0, max(times) * 1.12)  # from zero: a 1% change looks like 1%; the highest marker whole
     low, high = 1 / (1 + threshold), 1 + threshold
     bottom.axhspan(low, high, color="C0", alpha=0.08, linewidth=0)
     bottom.axhline(1.0, color="grey", linewidth=0.8)

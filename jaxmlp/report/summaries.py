@@ -83,18 +83,7 @@ def summaries(results: Results, folder: Path | None = None, tracking: bool = Fal
         found.append(
             Listed("bisection", path.parent, _when(doc.metadata.get("timestamp")), partial(bisect_summary, doc, where))
         )
-    cells = {str(path.parent): doc for path, doc in results.cells}
-    swept = sweeps(results.runs, probes)
-    listed = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
-    lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and not _under(w, probes)}
-    for where, rows in {**swept, **lone}.items():
-        when = _when(str(rows["timestamp"].max())) if len(rows) else ""
-        if is_timeline(where):
-            answer = partial(_timeline, rows, results.samples, cells.get(where), layout.shown(where, folder), where)
-            found.append(Listed("timeline", Path(where), when, answer))
-            continue
-        answer = partial(sweep_summary, rows, results.samples, cells.get(where), layout.shown(where, folder), where)
-        found.append(Listed("sweep", Path(where), when, answer))
+    found += _sweeps_listed(results, folder, probes)
     for file, run in tables.benchmark_runs(without_sweeps(results.runs)).items():
         kind = "scaling" if tables.is_scaling(run) else "benchmarks"
         title = f"{kind.capitalize()}: {layout.shown(file, folder)}"
@@ -128,6 +117,24 @@ def summaries(results: Results, folder: Path | None = None, tracking: bool = Fal
         when = _when(trials.metadata.get("timestamp"))
         found.append(Listed("detector trials", trials_path.parent, when, partial(trials_summary, trials, title)))
     return sorted(found, key=lambda f: KINDS.index(f.kind))
+
+
+def _sweeps_listed(results: Results, folder: Path | None, probes: list[Path]) -> list[Listed]:
+    """Each sweep and timeline folder read in full (a cells file without rows too; a bisection's probes aside)."""
+    out = []
+    cells = {str(path.parent): doc for path, doc in results.cells}
+    swept = sweeps(results.runs, probes)
+    listed = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
+    lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and not _under(w, probes)}
+    for where, rows in {**swept, **lone}.items():
+        when = _when(str(rows["timestamp"].max())) if len(rows) else ""
+        if is_timeline(where):
+            answer = partial(_timeline, rows, results.samples, cells.get(where), layout.shown(where, folder), where)
+            out.append(Listed("timeline", Path(where), when, answer))
+            continue
+        answer = partial(sweep_summary, rows, results.samples, cells.get(where), layout.shown(where, folder), where)
+        out.append(Listed("sweep", Path(where), when, answer))
+    return out
 
 
 def track_summary(folder: Path) -> Summary:

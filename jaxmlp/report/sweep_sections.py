@@ -20,6 +20,7 @@ from jaxmlp.report.content import Figure, Finding, Run, Table, host_note, shown_
 from jaxmlp.report.explain import answer_line, changes_table, op_time_table, operations_table
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.explain import ExplainDocument
+from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
@@ -157,6 +158,27 @@ def _label_only(where: str, label: str, cells: Any, folder: Path | None) -> Run:
     return Run(f"INCOMPLETE · {label}" if cells is not None and not cells.complete else label, "", (), (), stamp)
 
 
+def _checked_tables(steps: pd.DataFrame, effects: pd.DataFrame, cells_doc: CellsDocument | None) -> list[Table]:
+    """A sweep's comparisons (each release against the one before, with XLA flags against without) and what its
+    cells file says (the flags each release accepts, the cells not measured or warned about)."""
+    out = []
+    if len(steps):
+        shown_steps = with_ignored_flags(steps, cells_doc)
+        out.append(Table("Each release against the previous one", shown_steps))
+    if len(effects):
+        out.append(Table("Each release with XLA flags against the same release without", effects))
+    if cells_doc is not None and len(flags_table(cells_doc)):
+        out.append(
+            Table(
+                "XLA flags per release: does each release accept each --xla-flags value?",
+                flags_table(cells_doc),
+            )
+        )
+    if cells_doc is not None and len(cells_table(cells_doc)):
+        out.append(Table("Cells not measured, or warned about", cells_table(cells_doc)))
+    return out
+
+
 def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
     """One run per version sweep: medians per release, each release against the previous one, flags' effects (of
     the one shown in full; the others' labels)."""
@@ -195,20 +217,7 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
                 seconds,
             )
         ]
-        if len(steps):
-            shown_steps = with_ignored_flags(steps, cells.get(where))
-            found.append(Table("Each release against the previous one", shown_steps))
-        if len(effects):
-            found.append(Table("Each release with XLA flags against the same release without", effects))
-        if where in cells and len(flags_table(cells[where])):
-            found.append(
-                Table(
-                    "XLA flags per release: does each release accept each --xla-flags value?",
-                    flags_table(cells[where]),
-                )
-            )
-        if where in cells and len(cells_table(cells[where])):
-            found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))
+        found += _checked_tables(steps, effects, cells.get(where))
         stamp = layout.stamp_in(where)
         releases = sorted(table["release"].unique(), key=registry.version_key)
         label = f"{layout.shown_stamp(stamp)} · releases {', '.join(releases)} · {layout.shown(where, folder)}"

@@ -9,7 +9,7 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.measure.bisection import answer_line, checked_line, probes_line
-from jaxmlp.measure.sweep.pythons import crossings
+from jaxmlp.measure.environments.pythons import crossings
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.report.corpus_sections import corpus_lines
 from jaxmlp.report.summary_base import Summary

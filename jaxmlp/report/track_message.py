@@ -1,6 +1,8 @@
 """Tracking's message: Markdown of what changed only, for a pull-request comment or a chat post (`jaxmlp track
---message FILE`). Each release slower or faster than its baseline, and each inconclusive one with what would settle
-it, under its machine and workload; where nothing changed, exactly one line."""
+--message FILE`). Each release slower or faster than its baseline, and each inconclusive one, in one short line under
+its machine and workload (the long reason stays on the site's page); where nothing changed, exactly one line. With
+the site's address (``site_url``) every link is absolute: each explanation's page and each series' page in the site,
+and the site itself."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import registry, units
-from jaxmlp.results.store import layout
+from jaxmlp.report.escape import markdown_frame
+from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.replacing import replace_file
 from jaxmlp.results.sweep.track_answers import (
     CHANGED,
@@ -19,12 +22,15 @@ from jaxmlp.results.sweep.track_answers import (
     SAME,
     SLOWER,
     Row,
+    answered_first,
+    bands,
+    explanation_page,
     in_order,
+    page_names,
     release_order,
-    sentence,
     series,
+    short_sentence,
     when,
-    within,
 )
 
 NOTHING_MEASURED = "jaxmlp track: nothing new was measured (no release newer than the last one tracked)."
@@ -39,13 +45,15 @@ def link(explanation: object, link_base: str = "") -> str:
     """An explanation's link as the reader follows it: ``link_base`` (the results folder as seen from where the
     link is read, or its address, ending in ``/``), then its folder (the frame's ``explanation``, relative to the
     results folder) and the explanation's text in it (``explain.txt``); "" where there is none."""
-    text = text_of(explanation).rstrip("/")
+    text = confined.relative(text_of(explanation).rstrip("/")) or ""  # never a scheme, an absolute path or a way up
     return f"{link_base}{text}/{layout.EXPLAIN_TEXT}" if text else ""
 
 
-def why_link(row: Row, link_base: str = "") -> str:
-    """After a changed comparison's sentence: `` ([why](LINK))``, or `` (not explained: WHY)`` where it was not."""
-    where = link(row.get("explanation"), link_base)
+def why_link(row: Row, link_base: str = "", site_url: str = "") -> str:
+    """After a changed comparison's sentence: `` ([why](LINK))`` (with ``site_url``: the explanation's page in the
+    site), or `` (not explained: WHY)`` where it was not."""
+    folder = text_of(row.get("explanation"))
+    where = f"{site_url}{explanation_page(folder)}" if site_url and folder else link(folder, link_base)
     if where:
         return f" ([why]({where}))"
     unexplained = text_of(row.get("unexplained"))
@@ -88,7 +96,7 @@ def _no_change(rows: pd.DataFrame, threshold: float) -> str:
     return (
         f"jaxmlp track: no change: {releases} the same as {'their' if ', ' in releases else 'its'} "
         f"baseline{'s' if len(rows) > 1 else ''} within "
-        f"{within(threshold)} ({comparisons}: {workloads} on {machines})."
+        f"{bands(rows, threshold)} ({comparisons}: {workloads} on {machines})."
     )
 
 
@@ -98,30 +106,44 @@ def message(
     folders: Collection[str] | None = None,
     threshold: float = registry.THRESHOLD,
     link_base: str = "",
+    site_url: str = "",
+    started: str = "",
 ) -> str:
     """The Markdown message of ``frame``'s comparisons (those measured in ``folders``, where given: this call's):
     a title counting the releases that changed (`_counted`), then per machine and workload each slower, faster or
-    inconclusive comparison in one sentence (`track_answers.sentence`) with its explanation's link (or why it has
-    none). Where none changed, one line."""
+    inconclusive comparison in one short line (`track_answers.short_sentence`) with its explanation's link (or why
+    it has none). Where none changed, one line; where the call started the series (``started``: its line) and
+    measured nothing, that line. ``site_url``: the site's address, every link absolute and the site linked."""
+    site_url = site_url.rstrip("/") + "/" if site_url else ""
     rows = frame if folders is None else frame[frame["folder"].astype(str).isin(set(folders))]
+    rows = markdown_frame(rows)  # names and free text from the results folder: never markup (`escape.markdown`)
     if rows.empty:
-        return NOTHING_MEASURED + "\n"
+        said = f"jaxmlp track: {started}" if started else NOTHING_MEASURED
+        return said + (f" [The site]({site_url})" if site_url else "") + "\n"
     changed = distinct(rows[rows["verdict"].isin(CHANGED)])
     if changed.empty:
         return _no_change(rows, threshold) + "\n"
     same = int((distinct(rows)["verdict"] == SAME).sum())
     title = f"**jaxmlp track: {_counted(changed)}**" + (
-        f" (and {units.count(same, 'comparison')} the same within {within(threshold)})" if same else ""
+        f" (and {units.count(same, 'comparison')} the same within {bands(rows, threshold)})" if same else ""
     )
-    out = [title, ""]
-    for (machine, workload), part in series(changed).items():
-        out.append(f"#### {workload} on {machine}")
+    out = [title, "", *([started, ""] if started else [])]
+    pages = page_names(frame)
+    found = series(changed)
+    for machine, workload in answered_first(found):
+        part = found[(machine, workload)]
+        page = f" ([page]({site_url}{pages[(machine, workload)]}))" if site_url else ""
+        out.append(f"#### {workload} on {machine}{page}")
         out.append("")
         for row in part.to_dict("records"):
-            out.append(f"- {sentence(row, threshold)}{why_link(row, link_base)}")
+            out.append(f"- {short_sentence(row, threshold)}{why_link(row, link_base, site_url)}")
         out.append("")
     times = sorted(rows["measured_at"].astype(str))
-    out.append(f"Measured {when(times[0])}" + (f" to {when(times[-1])}" if when(times[-1]) != when(times[0]) else ""))
+    out.append(
+        f"Measured {when(times[0])}"
+        + (f" to {when(times[-1])}" if when(times[-1]) != when(times[0]) else "")
+        + (f"; [the site]({site_url})" if site_url else "")
+    )
     return "\n".join(out) + "\n"
 
 
@@ -132,6 +154,9 @@ def write_message(
     folders: Collection[str] | None = None,
     threshold: float = registry.THRESHOLD,
     link_base: str = "",
+    site_url: str = "",
+    started: str = "",
 ) -> Path:
     """`message` written as ``path``, replacing the last one whole (never half a message)."""
-    return replace_file(path, message(frame, folders=folders, threshold=threshold, link_base=link_base))
+    said = message(frame, folders=folders, threshold=threshold, link_base=link_base, site_url=site_url, started=started)
+    return replace_file(path, said)

@@ -17,6 +17,7 @@ from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
 from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import Results, without_sweeps
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.store.rows import COMPARABLE, POINT_FIELDS
 from jaxmlp.stats import FASTER, RESULT_FIELDS, SLOWER
 
@@ -123,7 +124,7 @@ def _labels(bench: pd.DataFrame, keys: list[str], label: Any) -> pd.Series:
 
 
 MEMO_KIND = "changes"
-"""What `changes` keeps in a folder's index (`index.IndexMemo`): each series' changes."""
+"""What `changes` keeps in a folder's index (`IndexMemo`): each series' changes."""
 
 
 def series_key(labels: Sequence[str], samples: Sequence[Sequence[float]], threshold: float, alpha: float) -> str:
@@ -142,7 +143,7 @@ def changes(
     samples: pd.DataFrame,
     threshold: float = CHANGE_THRESHOLD,
     alpha: float = CHANGE_ALPHA,
-    memo: index.IndexMemo | None = None,
+    memo: IndexMemo | None = None,
 ) -> pd.DataFrame:
     """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
     each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours); none
@@ -208,7 +209,7 @@ def found(
     runs: pd.DataFrame,
     samples: pd.DataFrame,
     older: pd.DataFrame | None = None,
-    memo: index.IndexMemo | None = None,
+    memo: IndexMemo | None = None,
 ) -> RunHistory:
     """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
     `Results.older`): computed once, read by the findings and the report; ``memo``: the folder's index, where the
@@ -242,7 +243,7 @@ def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def of(results: Results, memo: index.IndexMemo | None = None) -> RunHistory:
+def of(results: Results, memo: IndexMemo | None = None) -> RunHistory:
     """`found` of a folder's results, its older runs' points included (``memo``: the folder's index, `found`)."""
     return found(results.runs, results.samples, results.older, memo)
 

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxmlp.cli import options
@@ -16,23 +12,10 @@ from jaxmlp.cli.sweep.common import (
     add_measuring,
     matrix_of,
     measuring_of,
-    progress_bar,
     versions_of,
 )
-from jaxmlp.cli.sweep.explain import explain_answer
-from jaxmlp.errors import EXIT_FAILED, Interrupted
-from jaxmlp.measure import bisection
-from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import bisect as flow
-from jaxmlp.measure.sweep.matrix import Measured, Runner
-from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring
-from jaxmlp.report.sweep_summaries import bisect_summary
-from jaxmlp.report.text import render
-from jaxmlp.results.schema.bisect import BisectDocument, recorded
-from jaxmlp.results.store import layout
-from jaxmlp.results.store.writing import ResultsStore, new_dir, write_json_new
-from jaxmlp.results.sweep import files
-from jaxmlp.units import duration, ratio
+from jaxmlp.flows.bisect import search
+from jaxmlp.measure.sweep.settings import Bisect, Detector
 
 DESCRIPTION = (
     "Bisect the releases between GOOD and BAD: each probe measures the ends "
@@ -43,25 +26,18 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add(parser, *options.BISECT_RANGE)
-    parser.add_argument(
-        "--on",
-        metavar="WORKLOAD",
-        help=f"the workload whose steady state is bisected (default: the first --workload, else {DEFAULT_WORKLOAD})",
+    options.add(
+        parser,
+        *options.BISECT_RANGE,
+        options.own(
+            "--on",
+            f"the workload whose steady state is bisected (default: the first --workload, else {DEFAULT_WORKLOAD})",
+            metavar="WORKLOAD",
+        ),
+        *options.DETECTOR,
     )
-    options.add(parser, *options.DETECTOR)
     add_measuring(parser)
     add_matrix(parser)  # no --env: the releases between come from the index, each made here
-
-
-@dataclass(frozen=True)
-class BisectOutcome:
-    """How a bisection ended: its folder (the probes' folders and `layout.BISECT_FILE`), its answer and the exit
-    code it implies (`EXIT_FAILED`: the first release that fails, found instead)."""
-
-    folder: Path
-    result: bisection.Bisection
-    code: int
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,106 +45,3 @@ def run(args: argparse.Namespace) -> int:
     detector = Detector(args.threshold, args.alpha)
     measuring, matrix = measuring_of(args), matrix_of(args)
     return search(settings=settings, detector=detector, measuring=measuring, matrix=matrix, out=Path(args.out)).code
-
-
-def search(
-    *,
-    settings: Bisect,
-    detector: Detector,
-    measuring: Measuring,
-    matrix: Matrix,
-    out: Path,
-    explained: Mapping[tuple[str, str], str] | None = None,
-    known: tuple[Mapping[str, Sequence[float]], str] | None = None,
-) -> BisectOutcome:
-    """The first release between ``settings``' ends that ``detector`` flags on its workload's steady state, each
-    probe filed into a new bisect folder under ``out`` (``matrix.source``: where the environments come from, the
-    same wheel folder as ``settings.wheels``); then the answer explained there, unless ``explained`` names an
-    explanation of that pair already made (its folder) (a failure: the first release that fails instead, said on
-    stderr). ``known``: samples by release measured with these settings, and where (a timeline's folder): a probe of
-    releases they all hold reads them, not measured again, and the bisection's file says which probes did."""
-    start = time.monotonic()
-    candidates = flow.candidates(settings)
-    matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
-    target, spec = flow.bisected(measuring.workloads, settings.on)
-    measuring = replace(measuring, workloads=(spec,))  # only the bisected workload is measured
-    between = candidates[1:-1]
-    print(
-        f"Bisecting {len(between)} release(s) between {settings.good} and {settings.bad} "
-        f"({', '.join(between) or 'none'}) on the steady state of {target}: about "
-        f"{bisection.expected_releases(len(between))} releases measured, {matrix.processes} processes each a probe"
-    )
-    store = ResultsStore(out)
-    folder = new_dir(store.folder, layout.name(layout.BISECT))
-    print(f"Probes go into {folder}")
-
-    probes: list[str] = []  # the probes filed, in order
-    checked: dict[str, str] = {}  # the releases the search for the first that fails checked so far
-
-    def record_probe(number: int, runners: Sequence[Runner], measured: Measured) -> None:
-        files.write(ResultsStore(folder), runners, measured, final=folder / layout.probe_folder(number))
-        probes.append(layout.probe_folder(number))
-
-    def record_check(release: str, said: str) -> None:
-        checked[release] = said
-
-    read: dict[str, str] = {}  # the probes that read ``known``'s samples: where from
-
-    def told(number: int, names: list[str]) -> None:
-        read[str(number)] = f"{known[1] if known else ''}: its samples of {', '.join(names)}"
-        print(f"Probe {number}: {', '.join(names)} read from {read[str(number)]}, measured together there; not again")
-
-    try:
-        result = flow.run(
-            candidates,
-            target,
-            measuring,
-            matrix,
-            detector,
-            record_probe,
-            print,
-            _said,
-            progress_bar,
-            record_check,
-            flow.Known(known[0], told) if known else None,
-        )
-    except BaseException as e:
-        if not any(folder.iterdir()):  # no probe finished: leave nothing behind
-            folder.rmdir()
-        elif isinstance(e, KeyboardInterrupt):  # its one line says what is kept
-            stopped = e if isinstance(e, Interrupted) else Interrupted()
-            stopped.kept = f"the finished probes stay in {folder}" + _checked(checked)
-            raise stopped from None
-        else:
-            print(f"The finished probes stay in {folder}", file=sys.stderr)
-        raise
-    line = bisection.answer_line(result)
-    seconds = time.monotonic() - start
-    given = recorded(settings, target, measuring, matrix, detector)
-    doc = BisectDocument(metadata(), {**given, "probes_read": read} if read else given, result, line, seconds)
-    path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
-    print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
-    print(f"Wrote {path}, beside the probes' folders ({', '.join(probes)})")  # a probe that met a failure too
-    if result.status == "fails":  # a failure has no timing to explain
-        sys.stdout.flush()
-        print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
-        return BisectOutcome(folder, result, EXIT_FAILED)
-    already = (explained or {}).get((str(result.after), str(result.first)))
-    if already:
-        print(f"\nThe answer {result.after} -> {result.first} is explained already, in {already}: not again")
-    else:
-        explain_answer(result, measuring, spec, matrix, folder)
-    return BisectOutcome(folder, result, 0)
-
-
-def _checked(checked: dict[str, str]) -> str:
-    """The releases checked for the first that fails so far, as the end of a stop's line ("" if none)."""
-    said = ", ".join(f"{r} {'runs' if why == bisection.RUNS else 'fails'}" for r, why in checked.items())
-    return f" (checked for the failure so far: {said})" if said else ""
-
-
-def _said(p: bisection.BisectProbe) -> None:
-    """A probe's line: each release's median, each step's ratio and verdict, the half kept."""
-    medians = ", ".join(f"{r} {duration(p.medians[r])}" for r in p.releases)
-    steps = "; ".join(f"{s.from_}→{s.to} {ratio(s.comparison.ratio)} ({s.comparison.in_words()})" for s in p.steps)
-    print(f"probe {p.number}: {medians}; {steps} => {p.decision}", flush=True)

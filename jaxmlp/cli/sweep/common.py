@@ -1,21 +1,16 @@
-"""What several ``jaxmlp sweep`` subcommands share: their option groups, the settings built from them, the progress
-bar."""
+"""What several ``jaxmlp sweep`` subcommands share: their option groups, the settings built from them."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import re
-import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from jaxmlp import registry
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.ranks import Ranks
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs
-from jaxmlp.measure.sweep.matrix import Tick
+from jaxmlp.measure.distributed import Ranks
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.workload_names import check_specs
 
@@ -132,29 +127,3 @@ def versions_of(given: Sequence[str] | None) -> tuple[str, ...] | None:
             f"--versions {' '.join(given)}: give the releases space-separated, e.g. --versions 0.6.2 0.7.0 0.7.1"
         )
     return None if given is None else tuple(given)
-
-
-@contextlib.contextmanager
-def progress_bar(total: int) -> Iterator[Tick]:
-    """A bar on a terminal; in a log, a plain line per process."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit="process", disable=None, file=sys.stderr)
-    start = time.monotonic()
-    done = [0]
-
-    def tick(round_: int, label: str) -> None:
-        done[0] += 1
-        bar.set_postfix_str(f"round {round_ + 1}, {label}")
-        bar.update()
-        if bar.disable:
-            print(
-                f"  {done[0]}/{total} processes ({label}, round {round_ + 1}), {time.monotonic() - start:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    try:
-        yield tick
-    finally:
-        bar.close()

@@ -1,24 +1,14 @@
-"""``jaxmlp sweep explain A B``: why two releases differ on a workload; and the explanations the other subcommands
-give of what they find."""
+"""``jaxmlp sweep explain A B``: why two releases differ on a workload (`jaxmlp.flows.explain`)."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxmlp.cli import options
 from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, WORKLOADS, add_matrix, matrix_of, measuring_of
-from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure import bisection
-from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.report.explain import explain_text
-from jaxmlp.results.schema.explain import ExplainDocument
-from jaxmlp.results.store.writing import ResultsStore, check_folder
-from jaxmlp.results.sweep import explain_files  # `explain_files.explain` looked up when called (tests/conftest.py)
-from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES, settings_of, spec_of
-from jaxmlp.results.sweep.folders import FiledChange
-from jaxmlp.units import count
+from jaxmlp.flows.explain import explain
+from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES
 
 DESCRIPTION = (
     "Say whether two releases compiled the same optimized HLO for a workload: "
@@ -29,11 +19,14 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add(parser, *options.EXPLAIN_RANGE)
     options.add(
-        parser, options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: {DEFAULT_WORKLOAD})")
+        parser,
+        *options.EXPLAIN_RANGE,
+        options.WORKLOAD.but(help=f"the workload to explain: {WORKLOADS} (default: {DEFAULT_WORKLOAD})"),
+        *options.DATA,
+        *options.TIMING,
+        options.PIN_CPU,
     )
-    options.add(parser, *options.DATA, *options.TIMING, options.PIN_CPU)
     add_matrix(
         parser,
         options.PROCESSES.but(
@@ -46,15 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--xla_cpu_use_thunk_runtime=false) (default: none)"
         ),
     )
-    parser.add_argument("--env", metavar="LABEL=PYTHON", **options.LIST, help="releases' environments made by hand")
-
-
-@dataclass(frozen=True)
-class ExplainOutcome:
-    """An explanation filed: its folder and its document."""
-
-    folder: Path
-    document: ExplainDocument
+    options.add(
+        parser, options.own("--env", "releases' environments made by hand", metavar="LABEL=PYTHON", **options.LIST)
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,82 +50,3 @@ def run(args: argparse.Namespace) -> int:
     workload = (args.workload or [DEFAULT_WORKLOAD])[0]
     explain(a=args.a, b=args.b, workload=workload, measuring=measuring, matrix=matrix, out=Path(args.out))
     return 0
-
-
-def explain(*, a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> ExplainOutcome:
-    """Why releases ``a`` and ``b`` differ on ``workload`` (``matrix``'s processes a release, the first of each
-    profiled), filed into a new explain folder under ``out`` and printed."""
-    store = ResultsStore(check_folder(out, "--out"))
-    print(
-        f"Explaining {workload} from {a} to {b}: {count(matrix.processes, 'process', 'processes')} a "
-        "release in rotating order, the first of each recording its program and a trace"
-    )
-    doc, folder = explain_files.explain(
-        measuring,
-        a,
-        b,
-        workload,
-        store.folder,
-        matrix,
-        print,
-        lambda label: print(f"  a process of {label} done", flush=True),
-    )
-    print(f"\n{explain_text(doc, folder)}")
-    return ExplainOutcome(folder, doc)
-
-
-Explained = tuple[ExplainOutcome | None, str]
-"""An explanation made (its folder and document) and "", or None and the one line saying why it could not be."""
-
-
-def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> Explained:
-    """One change a sweep flagged, a timeline found or `jaxmlp track` measured explained with the sweep's own
-    settings, into its folder; printed. Its processes are given the workload's spec (``mine.py:make``), not the name
-    its results carry."""
-    spec = spec_of(settings_of(folder), change.workload)
-    return explained(
-        f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})",
-        folder,
-        change.before,
-        change.at,
-        spec,
-        folder,
-        replace(matrix, xla_flags=(change.xla_flags,) if change.xla_flags else ()),
-    )
-
-
-def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str, matrix: Matrix, out: Path) -> None:
-    """The bisection's answer explained (`jaxmlp sweep explain AFTER FIRST`), printed."""
-    if result.status == "found" and result.first is not None and result.after is not None:
-        explained(
-            f"Explaining the answer: {result.after} -> {result.first}",
-            measuring,
-            result.after,
-            result.first,
-            spec,
-            out,
-            matrix,
-        )
-
-
-def explained(
-    heading: str, settings: Measuring | Path, before: str, after: str, workload: str, out: Path, matrix: Matrix
-) -> Explained:
-    """An explanation of a command's own answer (at most `EXPLAIN_PROCESSES` processes a release), printed under
-    ``heading``; a failure to explain is one line, never the command's failure."""
-    print(f"\n{heading}")
-    try:
-        doc, folder = explain_files.explain(
-            settings,
-            before,
-            after,
-            workload,
-            out,
-            replace(matrix, processes=min(matrix.processes, EXPLAIN_PROCESSES)),
-            print,
-        )
-    except JaxmlpError as e:
-        print(f"could not explain it: {e}")
-        return None, f"could not explain it: {e}"
-    print(f"\n{explain_text(doc, folder)}")
-    return ExplainOutcome(folder, doc), ""

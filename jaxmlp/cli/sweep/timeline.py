@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sys
-import time
-from dataclasses import replace
 from pathlib import Path
 
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, progress_bar, versions_of
-from jaxmlp.cli.sweep.explain import explain_change
-from jaxmlp.cli.sweep.measured import SweepOutcome, ended, measure_into
-from jaxmlp.cli.sweep.ranks import Ranks, follow_rank_0, lead
-from jaxmlp.measure.sweep import env_disk
-from jaxmlp.measure.sweep import timeline as flow
-from jaxmlp.measure.sweep.matrix import Measured, Probed, Record, environments, measure_cells, runners_for
-from jaxmlp.measure.sweep.settings import Matrix, Measuring, Timeline
-from jaxmlp.results.store import layout
-from jaxmlp.results.store.writing import ResultsStore, check_folder
-from jaxmlp.results.sweep.files import Plan, RunLog
-from jaxmlp.results.sweep.folders import timeline_changes
+from jaxmlp.cli.sweep.common import add_matrix, add_measuring, matrix_of, measuring_of, versions_of
+from jaxmlp.flows.timeline import measure
+from jaxmlp.measure.distributed import Ranks
+from jaxmlp.measure.sweep.settings import Timeline
 
 DESCRIPTION = (
     "Measure every release published for jax and jaxlib alike from A to B "
@@ -40,76 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
-    or srun, the ranks share its rounds (`jaxmlp.cli.sweep.ranks`) and rank 0 files it."""
+    or srun, the ranks share its rounds (`jaxmlp.flows.ranks`) and rank 0 files it."""
     timeline = Timeline(args.first, args.last, versions_of(args.versions), args.every, args.budget, args.wheels)
     measuring, matrix, out = measuring_of(args), matrix_of(args), Path(args.out)
     ranks = Ranks.found()
     return measure(timeline=timeline, measuring=measuring, matrix=matrix, out=out, ranks=ranks, strict=args.strict).code
-
-
-def measure(
-    *,
-    timeline: Timeline,
-    measuring: Measuring,
-    matrix: Matrix,
-    out: Path,
-    ranks: Ranks | None = None,
-    strict: bool = False,
-) -> SweepOutcome:
-    """The releases of ``timeline`` (exactly these: its ends and ``versions`` those releases, 3 or more) measured as
-    one sweep matrix (``matrix``, its versions the timeline's; its ``source`` where their environments come from, the
-    same wheel folder as ``timeline.wheels``) into a new timeline folder under ``out``, then each change point found
-    explained into it. ``ranks`` (`Ranks.found`, under mpirun or srun) share its rounds: rank 0 files it, the
-    others' lines go to stderr. ``strict``: an inconclusive comparison exits 4 (`errors.gate`)."""
-    quiet = ranks and ranks.rank  # rank 0 speaks: the others' lines go to stderr
-    with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
-        return _measure(timeline, measuring, matrix, out, ranks, strict)
-
-
-def _measure(
-    timeline: Timeline, measuring: Measuring, asked: Matrix, out: Path, ranks: Ranks | None, strict: bool
-) -> SweepOutcome:
-    """The timeline in one direction: its releases and matrix (pure, said first), their environments, then this
-    rank's whole part (`follow_rank_0`, a rank other than 0) or the rounds measured into a new folder (`lead`: rank 0
-    of several), its files written (`measure_into`), then its changes found and explained."""
-    start = time.monotonic()
-    store = ResultsStore(check_folder(out, "--out"))
-    versions = flow.releases(timeline)
-    matrix = flow.timeline_matrix(asked, versions, ranks.share if ranks else (0, 1))
-    print("\n".join(flow.opening(timeline, versions, matrix, asked.processes, ranked=ranks is not None)))
-    pythons = environments(matrix, versions)
-    if not (ranks and ranks.rank):  # one rank tidies the environments (a shared folder's, maybe)
-        env_disk.prune(versions, matrix.envs, source=matrix.source)
-    runners = runners_for(pythons, matrix, measuring)
-    if ranks and ranks.rank:
-        return SweepOutcome(follow_rank_0(runners, matrix, store.folder, ranks, print, progress_bar), 0)
-    log = RunLog.create(store, layout.TIMELINE)
-    print(f"Samples go into {log.folder} as they are measured")
-    plans: list[Plan] = []
-
-    def fit(probed: Probed) -> Matrix:
-        per_round = sum(probed.seconds.values())
-        fitted = flow.fitted(timeline, matrix, per_round)
-        print(flow.cost(len(probed.runners), fitted, per_round, time.monotonic() - start))
-        return fitted
-
-    def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
-        fitted = flow.fitted(timeline, matrix, sum(probed.seconds.values()))
-        plans.append(Plan(tuple(runners), replace(probed, reference={}), differs, fitted, limit))
-        log.start(plans[0])
-
-    def rounds(record: Record) -> Measured:
-        return measure_cells(runners, matrix, print, progress_bar, record, planned, fit)
-
-    code, unmeasured_cells = measure_into(
-        log,
-        plans,
-        (lambda: lead(log, store.folder, ranks, rounds)) if ranks else (lambda: rounds(log.record)),
-        start,
-        shared=bool(ranks),
-        strict=strict,
-    )
-    changes = timeline_changes(log.folder)
-    for change in changes:
-        explain_change(log.folder, change, plans[0].matrix)
-    return ended(code, unmeasured_cells, log.folder, changes)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, bisect
-from jaxmlp.measure.sweep import envs, published
+from jaxmlp.measure.environments import environments, envs, published
 from jaxmlp.measure.sweep.matrix import (
     PROBE_FAILED,
     Measured,
@@ -17,7 +17,6 @@ from jaxmlp.measure.sweep.matrix import (
     Progress,
     Runner,
     Say,
-    environments,
     measure_cells,
     probe,
 )

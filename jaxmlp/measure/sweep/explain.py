@@ -15,9 +15,9 @@ from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import workers
+from jaxmlp.measure.environments import environments, envs
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import envs
-from jaxmlp.measure.sweep.matrix import Runner, Say, UnknownFlag, environments, round_order, run_worker
+from jaxmlp.measure.sweep.matrix import Runner, Say, UnknownFlag, round_order, run_worker
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.worker import PROFILED_CALLS, n_calls
 

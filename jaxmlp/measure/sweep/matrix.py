@@ -12,10 +12,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from jaxmlp.errors import JaxmlpError, NotMeasured
+from jaxmlp.errors import NotMeasured
 from jaxmlp.measure import distributed, workers
+from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep import env_disk, envs, published, pythons
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.units import minutes
@@ -123,6 +123,7 @@ def run_rounds(
     for round_ in filter(mine, range(processes)):
         for name in round_order(list(runners), round_):
             sample: ProcessResult | Failure | None = done.get((name, round_))
+            ran = sample is None
             if sample is None:
                 try:
                     sample = run_worker(runners[name], pythonpath, timeout)
@@ -135,7 +136,7 @@ def run_rounds(
                 failures.append(sample)
             else:
                 results[name].append(sample)
-            if tick:
+            if tick and ran:  # a kept sample is said once, in the line before the rounds
                 tick(round_, name)
     return results, failures
 
@@ -222,31 +223,6 @@ def differences(reference: Mapping[str, ProcessResult], tolerance: float) -> dic
             if why:
                 out.setdefault(name, {})[workload] = f"results differ from {names[0]}: {why}"
     return out
-
-
-def environments(matrix: Matrix, versions: Sequence[str], say: Say = print) -> dict[str, str]:
-    """Each release's python (made first where missing, with the time that takes said before), on the Python
-    `pythons.for_releases` gives it (a release none here supports named before any is made), plus the hand-made
-    ones."""
-    for version in versions:
-        envs.check_release(version)
-    published.check_held(versions, matrix.source)
-    over = list(dict.fromkeys([*matrix.series, *versions]))  # one Python for the whole series where it allows it
-    chosen = pythons.for_releases(over, matrix.source, matrix.pythons, matrix.envs, say) if versions else {}
-    missing = [v for v in versions if not envs.is_made(v, matrix.envs, matrix.source, chosen[v])]
-    if missing:
-        each, size = env_disk.install_seconds(matrix.envs), env_disk.env_megabytes(matrix.envs)
-        cost = (
-            f"about {size:.0f} MB each and {minutes(each * len(missing))} in all, as the ones made here took"
-            if each and size
-            else "size and time unknown: none made here yet"
-        )
-        say(f"Environments: {len(versions) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; {cost})")
-    made = {v: str(envs.make_env(v, matrix.envs, say, matrix.source, chosen[v])) for v in versions}
-    made.update(matrix.hand_made)
-    if not made:
-        raise JaxmlpError("no releases to measure: name them (jaxmlp sweep 0.6.2 0.8.3) or give --env LABEL=PYTHON")
-    return made
 
 
 def runners_for(pythons: Mapping[str, str], matrix: Matrix, measuring: Measuring) -> list[Runner]:
@@ -372,7 +348,7 @@ def rounds(
         + f", about {minutes(per_process * todo)} (from the probe processes), in rotating order; each process's time "
         f"limit {minutes(limit)} ({given})"
     )
-    with (progress or _silent)(total) as tick:
+    with (progress or _silent)(todo) as tick:
         processes, failures = run_rounds(
             probed.runners, matrix.processes, tick, path, limit, record, kept, say, matrix.mine
         )

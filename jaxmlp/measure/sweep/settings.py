@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from jaxmlp import errors
+from jaxmlp import changepoints, errors
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep.envs import INDEX, Source
+from jaxmlp.measure.environments.envs import INDEX, Source
 from jaxmlp.measure.workload_names import parse_spec, workload_name
 from jaxmlp.registry import ALPHA, BACKENDS, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
 
@@ -236,3 +236,22 @@ class Corpus:
 
     manifest: Path
     cases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Validation:
+    """`jaxmlp sweep validate`: ``histories`` synthetic histories a case drawn with ``seed``, judged by ``detectors``
+    at ``penalty``; Apache Otava's suite beside it on every ``peer``-th series (0: not at all), ``held_out`` its seeds
+    the detector was not tuned on. The detectors are checked where they run (`jaxmlp.flows.validate`)."""
+
+    histories: int = 200
+    seed: int = 0
+    detectors: tuple[str, ...] = ("pelt", "binseg")
+    penalty: float = changepoints.PENALTY
+    peer: int = 1
+    held_out: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        errors.at_least("--histories", self.histories, 1)
+        errors.positive_finite("--penalty", self.penalty)
+        errors.at_least("--peer", self.peer, 0)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jaxmlp.measure.sweep.envs import jaxmlp_path
+from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.sweep.matrix import Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Measuring
 

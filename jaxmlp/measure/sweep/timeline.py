@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import env_disk, envs, published
+from jaxmlp.measure.environments import disk as env_disk
+from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.sweep.settings import MIN_PROCESSES, Matrix, Timeline
 from jaxmlp.registry import version_key
 from jaxmlp.units import minutes

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxmlp import errors
+from jaxmlp import errors, registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs
+from jaxmlp.measure.environments import envs
 from jaxmlp.registry import version_key
 
 PINNED = "pinned"
@@ -27,18 +27,22 @@ AGAINST = (PREVIOUS, PINNED)
 class Track:
     """One call of `jaxmlp track`: the release the user runs today (None: the series' start, else the newest), the
     folder of wheels to take releases from (None: the package index), the minutes its measuring may take in all
-    (the first rounds, then the processes added to settle what is inconclusive), and whether an inconclusive
-    comparison fails it (``strict``)."""
+    (the first rounds, then the processes added to settle what is inconclusive), whether an inconclusive
+    comparison fails it (``strict``), the ± band of the four words (``threshold``: 0.05 is ±5%), and whether it
+    only says what it would measure (``dry_run``: nothing measured, nothing written)."""
 
     pinned: str | None = None
     wheels: Path | None = None
     budget: float = 12.0
     strict: bool = False
+    threshold: float = registry.THRESHOLD
+    dry_run: bool = False
 
     def __post_init__(self) -> None:
         if self.pinned is not None:
             envs.check_release(self.pinned)
         errors.positive_finite("--budget", self.budget)
+        errors.positive_finite("--threshold", self.threshold)
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,16 @@ def step(available: Sequence[str], last: str | None, pinned: str | None, start: 
     return found
 
 
+def started(step: Step, source: str, series: str) -> str:
+    """Where a call starts its series, in a line (its message's, and the first line's start); "" for a series
+    begun before."""
+    if not step.start:
+        return ""
+    if not step.new:
+        return said(step, source, series)
+    return f"Started the series of {series} at jax {step.last} ({step.start})."
+
+
 def said(step: Step, source: str, series: str) -> str:
     """The first line a call says: the series started, or nothing new (one line, the whole answer), or what it
     measures."""
@@ -107,7 +121,7 @@ def said(step: Step, source: str, series: str) -> str:
         )
     if not step.new:
         return f"Nothing new to track: {source} holds nothing newer than jax {step.last}, the last tracked for {series}"
-    begun = f"Started the series of {series} at jax {step.last} ({step.start}). " if step.start else ""
+    begun = f"{started(step, source, series)} " if step.start else ""
     return (
         f"{begun}New in {source}: jax {', '.join(step.new)}; measuring {', '.join(step.cells)} side by side "
         f"(each new release against the one before it and against the pinned {step.pinned})"

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxmlp.measure import workers
+from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.noise import neighbour
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep.envs import jaxmlp_path
 from jaxmlp.measure.sweep.matrix import Progress, Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.wall_or_cpu import choose, steady

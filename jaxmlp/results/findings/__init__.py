@@ -16,7 +16,7 @@ from jaxmlp.results.findings.model import Finding, Table
 from jaxmlp.results.findings.questions import QUESTIONS, Question
 from jaxmlp.results.findings.select import Parts, evidence
 from jaxmlp.results.store.frames import Results, without_sweeps
-from jaxmlp.results.store.index import IndexMemo
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.tables import CaptureSummary
 
 __all__ = ["ANSWERS", "QUESTIONS", "Finding", "Question", "Table", "findings", "run_findings"]

@@ -20,7 +20,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.sweep import CellsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
-from jaxmlp.results.store.index import IndexMemo
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.sweep.cells import ignored_cells, ignored_words
 from jaxmlp.results.sweep.compared import TimelineColumn, column_said, timeline_columns
 from jaxmlp.results.sweep.views import is_timeline, sweep_steps, sweeps

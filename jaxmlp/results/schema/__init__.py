@@ -57,11 +57,11 @@ Document = (
 def parse(raw: object) -> Document:
     """The typed document a result file's JSON holds (upgraded from an earlier form), or a `JaxmlpError` saying
     what it is not."""
-    kind, doc = upgrade(raw)
     try:
+        kind, doc = upgrade(raw)
         return _typed(kind, doc)
-    except (KeyError, TypeError, ValueError) as e:
-        raise JaxmlpError(
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
+        raise JaxmlpError(  # any shape a file may take is its own one line, never a traceback
             f"a jaxmlp results file with a missing or malformed field ({type(e).__name__}: {e})"
         ) from None
 

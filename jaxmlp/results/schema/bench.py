@@ -78,6 +78,9 @@ class Stats:
 
 SECONDS = tuple(f.name for f in dataclass_fields(Stats) if f.type == "float")
 """`Stats`' fields in seconds (min ... iqr), as the file's ``stats`` holds them."""
+PER_ROUND = (*SECONDS, "ld15iqr", "hd15iqr", "total")
+"""The statistics of a pytest-benchmark row in seconds, those jaxmlp reads and the rest: each scales with a round's
+time (``ops`` is their inverse)."""
 STATS = tuple(f.name for f in dataclass_fields(Stats) if f.name != "data")
 """`Stats`' fields a benchmark's row shows: the seconds, then ``rounds`` and ``outliers``."""
 
@@ -195,7 +198,7 @@ class BenchmarkDocument:
             return {**dict(self.source), **header(self.kind)}
         return {
             **header(self.kind),
-            "machine_info": {"node": self.metadata.get("host"), METADATA_KEY: dict(self.metadata)},
+            "machine_info": {"node": self.metadata.get(registry.HOST), METADATA_KEY: dict(self.metadata)},
             "commit_info": {"id": self.commit},
             "benchmarks": [b.to_json() for b in self.benchmarks],
             "datetime": self.datetime,

@@ -4,10 +4,10 @@ file with one line and a command given the file says which field is wrong."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
+from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 
 NUMBER = "a number"
@@ -16,9 +16,13 @@ TEXT = "text"
 FLAG = "true or false"
 OBJECT = "an object"
 LIST = "a list"
+WHOLE_LIMIT = 2**53
+"""The largest whole number a result file may hold (any count jaxmlp writes is far below it)."""
 
 METADATA_FIELDS: Mapping[str, str | None] = {
-    **dict.fromkeys(("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", "host", "cpu_model"), TEXT),
+    **dict.fromkeys(
+        ("jax", "jaxlib", "torch", "torchvision", "python", "numpy", "commit", registry.HOST, registry.CPU_MODEL), TEXT
+    ),
     **dict.fromkeys(("cpu_count", "cpu_affinity"), WHOLE),
     **dict.fromkeys(
         ("xla_flags", "jax_default_matmul_precision", "size", "rounds_asked", "sweep", "sweep_label"), None
@@ -137,7 +141,10 @@ def is_a(value: object, wanted: str) -> bool:
     if wanted == NUMBER:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if wanted == WHOLE:
-        return is_a(value, NUMBER) and (isinstance(value, int) or math.isfinite(value) and float(value).is_integer())  # type: ignore[arg-type]
+        if not is_a(value, NUMBER):
+            return False
+        count = cast(float, value)  # a count: within what a 64-bit integer column and a float hold exactly
+        return abs(count) <= WHOLE_LIMIT and float(count).is_integer()
     if wanted == TEXT:
         return isinstance(value, str)
     if wanted == FLAG:

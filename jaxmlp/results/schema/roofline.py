@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
+from jaxmlp import registry
 from jaxmlp.results.schema.common import CEILINGS, JSON, ROOFLINE, header
 
-CEILINGS_KEYS = ("host", "cpu_model", "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
+CEILINGS_KEYS = (registry.HOST, registry.CPU_MODEL, "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
 """What makes two environments the same for their ceilings: the machine, its cores, the release and the device."""
 
 

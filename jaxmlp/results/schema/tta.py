@@ -12,8 +12,8 @@ import jaxmlp.results.schema.fields as fields
 from jaxmlp.results.schema.bench import METADATA_NESTED
 from jaxmlp.results.schema.common import JSON, TTA, header
 
-SETTINGS = {**fields.ROW_FIELDS, "runs": fields.WHOLE, "eval_every": fields.WHOLE, "max_epochs": fields.WHOLE}
-SETTINGS_NESTED = {"pipelines": fields.LIST, "precisions": fields.LIST}
+SETTING_FIELDS = {**fields.ROW_FIELDS, "runs": fields.WHOLE, "eval_every": fields.WHOLE, "max_epochs": fields.WHOLE}
+SETTING_LISTS = {"pipelines": fields.LIST, "precisions": fields.LIST}
 RUN = {**fields.ROW_FIELDS, "epochs": fields.NUMBER}  # a run's epochs: steps over an epoch's steps
 REQUIRED = {
     "pipeline": fields.TEXT,
@@ -36,7 +36,7 @@ class TtaDocument:
         """The file's document, each field the type the tables read (`fields`), or a `JaxmlpError` naming it."""
         runs = fields.field(doc, "runs", "", fields.LIST)
         return cls(
-            fields.scalars(doc.get("settings") or {}, "settings", SETTINGS_NESTED, SETTINGS),
+            fields.scalars(doc.get("settings") or {}, "settings", SETTING_LISTS, SETTING_FIELDS),
             fields.scalars(doc.get("metadata") or {}, "metadata", METADATA_NESTED),
             tuple(_run(run, f"runs[{i}]") for i, run in enumerate(runs)),
         )

@@ -8,7 +8,7 @@ from typing import Any
 
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results.schema.bench import SECONDS, BenchmarkDocument
+from jaxmlp.results.schema.bench import PER_ROUND, BenchmarkDocument
 from jaxmlp.results.schema.common import (
     BENCH,
     BISECT,
@@ -144,7 +144,7 @@ def _machine_of(meta: Mapping[str, Any]) -> JSON:
     seen = [d for d in (devices.values() if isinstance(devices, Mapping) else ()) if isinstance(d, Mapping)] + [meta]
     accelerator = next((d for d in seen if d.get("backend") not in (None, "", "cpu")), None)
     return {
-        "machine_cpu": meta.get("cpu_model"),
+        "machine_cpu": meta.get(registry.CPU_MODEL),
         "machine_cores": meta.get("cpu_affinity"),
         "machine_backend": accelerator.get("backend") if accelerator else "cpu",
         "machine_device": accelerator.get("device_kind") if accelerator else None,
@@ -169,10 +169,6 @@ def _with_machine(kind: str, doc: JSON) -> JSON:
     return doc
 
 
-PER_ROUND = (*SECONDS, "ld15iqr", "hd15iqr", "total")
-"""The pytest-benchmark statistics in seconds: divided by a round's calls for one product's share."""
-
-
 def _floor_per_product(doc: JSON) -> JSON:
     """Version 3 and before: each floor product's round of ``calls`` products as one product's share (times and
     FLOPs divided by ``calls``, as pytest-benchmark stores a round of ``iterations``); ``calls`` becomes
@@ -190,7 +186,7 @@ def _floor_per_product(doc: JSON) -> JSON:
             rows.append(row)
             continue
         stats = dict(row["stats"])
-        for key in PER_ROUND:
+        for key in PER_ROUND:  # divided by a round's calls: one product's share
             if isinstance(stats.get(key), (int, float)):
                 stats[key] = stats[key] / calls
         if isinstance(stats.get("ops"), (int, float)):

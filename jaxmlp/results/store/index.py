@@ -18,12 +18,10 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema import Document
@@ -89,7 +87,7 @@ class Entry:
 Warn = Callable[[str], None]
 
 
-def _stderr(line: str) -> None:
+def on_stderr(line: str) -> None:
     print(line, file=sys.stderr)
 
 
@@ -129,7 +127,7 @@ def _writable(folder: Path) -> bool:
     )
 
 
-def open_index(folder: Path, command: str = "jaxmlp", warn: Warn = _stderr) -> sqlite3.Connection:
+def open_index(folder: Path, command: str = "jaxmlp", warn: Warn = on_stderr) -> sqlite3.Connection:
     """The folder's index, made if missing: in the folder, else (a folder that cannot be written) in the user's
     cache folder, else in memory. A damaged one is moved aside (one warning line) and a new one made."""
     places: list[Path] = [folder / INDEX_NAME] if _writable(folder) else []
@@ -201,7 +199,7 @@ def _entries(db: sqlite3.Connection) -> dict[str, Entry]:
     return out
 
 
-def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -219,19 +217,19 @@ def update(db: sqlite3.Connection, folder: Path, paths: Sequence[Path]) -> dict[
         for rel, (_, st) in stats.items()
         if (e := known.get(rel)) is None or (e.size, e.mtime_ns, e.version) != (st.st_size, st.st_mtime_ns, VERSION)
     ]
-    for batch in _batches(stale, BATCH):
+    for batch in batches(stale, BATCH):
         made = [_row(rel, stats[rel][1], stats[rel][0], folder) for rel in batch]
-        with _transaction(db):
+        with transaction(db):
             db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", made)
     gone = [(rel,) for rel in known if rel not in stats]
     if gone:
-        with _transaction(db):
+        with transaction(db):
             db.executemany("DELETE FROM files WHERE path = ?", gone)
     return _entries(db) if stale or gone else known
 
 
 @contextlib.contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -267,7 +265,7 @@ def newest_sweeps(entries: Mapping[str, Entry], keep: int = RECENT_SWEEPS) -> se
 
 def _points(db: sqlite3.Connection, folder: Path, rels: Sequence[str]) -> list[Summarised]:
     out = []
-    for batch in _batches(rels, 500):
+    for batch in batches(rels, 500):
         marks = ",".join("?" * len(batch))
         for rel, kind, stamp, points in db.execute(
             f"SELECT path, kind, stamp, points FROM files WHERE path IN ({marks})", tuple(batch)
@@ -281,7 +279,7 @@ def _points(db: sqlite3.Connection, folder: Path, rels: Sequence[str]) -> list[S
 def scan(
     folder: Path,
     command: str = "jaxmlp",
-    warn: Warn = _stderr,
+    warn: Warn = on_stderr,
     keep: int = RECENT_RUNS,
     keep_sweeps: int = RECENT_SWEEPS,
 ) -> Scan:
@@ -322,60 +320,6 @@ def scan(
     finally:
         db.close()
     return Scan(folder, tuple(documents), tuple(sorted(captures)), tuple(skipped), tuple(summarised))
-
-
-def samples_key(said: Any, samples: Iterable[Iterable[float]]) -> str:
-    """A key of `IndexMemo`: a hash of ``said`` (JSON: the code's identity, the parameters, the labels) and of each
-    list of raw samples in turn, all a kept value was computed from."""
-    h = hashlib.sha256(json.dumps(said).encode())
-    for values in samples:
-        array = np.asarray(list(values), float)
-        h.update(len(array).to_bytes(8, "little"))
-        h.update(array.tobytes())
-    return h.hexdigest()
-
-
-@dataclass(frozen=True)
-class IndexMemo:
-    """Values computed from a folder's results, kept in its index (the ``memo`` table), each under a key that hashes
-    all it was computed from: a folder read again computes only what a new or changed file changed. An index another
-    command holds past `BUSY_MS` (or that cannot be read) recalls nothing and keeps nothing."""
-
-    folder: Path
-    command: str = "jaxmlp"
-    warn: Warn = _stderr
-
-    def recall(self, kind: str, keys: Collection[str]) -> dict[str, Any]:
-        """The values of ``kind`` kept under ``keys`` (those the index holds)."""
-        out: dict[str, Any] = {}
-        with self._index() as db:
-            wanted = list(keys)
-            for batch in _batches(wanted, 500):
-                marks = ",".join("?" * len(batch))
-                query = f"SELECT key, value FROM memo WHERE kind = ? AND key IN ({marks})"
-                out.update((key, json.loads(value)) for key, value in db.execute(query, (kind, *batch)))
-        return out
-
-    def keep(self, kind: str, made: Mapping[str, Any], used: Collection[str]) -> None:
-        """Keep ``made`` (key: value) and drop the values of ``kind`` whose key is not in ``used`` (asked no more)."""
-        with self._index() as db:
-            known = {key for (key,) in db.execute("SELECT key FROM memo WHERE kind = ?", (kind,))}
-            stale = [(key,) for key in known - set(used) - set(made)]
-            fresh = [(key, kind, json.dumps(value)) for key, value in made.items() if key not in known]
-            if stale or fresh:
-                with _transaction(db):
-                    db.executemany("DELETE FROM memo WHERE key = ?", stale)
-                    db.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?)", fresh)
-
-    @contextlib.contextmanager
-    def _index(self) -> Iterator[sqlite3.Connection]:
-        db = open_index(self.folder, self.command, self.warn)
-        try:
-            yield db
-        except sqlite3.Error:  # held by another command past BUSY_MS, or unreadable: computed, not kept
-            pass
-        finally:
-            db.close()
 
 
 def _read(path: Path) -> ReadDocument | Skipped:

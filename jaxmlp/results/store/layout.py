@@ -52,6 +52,9 @@ EXPLAIN_TEXT = "explain.txt"  # in an explain folder `jaxmlp track` made: the ex
 HLO_DIFF_FILE = "hlo.diff"  # in an explain folder: the unified diff of the two canonical optimized HLOs
 TRACK_FILE = "track.json"  # in a track folder: what one call of `jaxmlp track` tracked (`schema/track.py`)
 INCOMPLETE_FILE = "INCOMPLETE"  # in a sweep folder whose rounds did not all run: `jaxmlp sweep resume FOLDER`
+TRACK_CALL = "call.json"  # in a track folder: the call's arguments and folder, so that `sweep resume` goes on with it
+TRACK_GOES_ON = "the next `jaxmlp track` with the same options (or `jaxmlp sweep resume FOLDER`)"
+"""What goes on with a stopped track call's samples: every line and its ``INCOMPLETE`` file say it."""
 
 
 def stamp(when: _dt.datetime | str | None = None) -> str:

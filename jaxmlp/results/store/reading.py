@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,10 @@ def _read_json(path: Path) -> object:
     if not path.exists():
         raise JaxmlpError(f"{path} does not exist: give a results file (or a folder of them)")
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):  # a link to a device, a FIFO, /dev/stdin: never read (it may block)
+            raise JaxmlpError(f"{path}: not a regular file; is it a results file?")
+        size = status.st_size
         if size > MAX_RESULT_BYTES:
             raise JaxmlpError(
                 f"{path}: {size / 2**20:,.0f} MiB, larger than any results file "
@@ -112,8 +116,10 @@ def _read_json(path: Path) -> object:
         if start and not start.startswith(b"{"):  # every results file is one JSON object
             raise JaxmlpError(f"{path}: not a JSON object (it begins {start[:12]!r}); is it a results file?")
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # json.JSONDecodeError is a ValueError
         raise JaxmlpError(f"{path}: not readable as JSON ({e}); is it a results file?") from None
+    except RecursionError:
+        raise JaxmlpError(f"{path}: nested deeper than JSON can be read; is it a results file?") from None
 
 
 def read_document(path: str | os.PathLike[str]) -> Document:

@@ -16,7 +16,7 @@ from jaxmlp.bimodal import Groups, groups_of
 from jaxmlp.blocks import compare_within
 from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.results.store.index import IndexMemo, samples_key
+from jaxmlp.results.store.memo import IndexMemo, samples_key
 from jaxmlp.stats import Comparison, compare, verdict_line
 from jaxmlp.units import duration, size
 

@@ -89,6 +89,33 @@ def main_program(result: ProcessResult, workload: str) -> Mapping[str, Any]:
     return (times.program if times is not None else None) or {}
 
 
+def _op_seconds(
+    labels: Sequence[str],
+    texts: Mapping[str, str | None],
+    events: Mapping[str, pd.DataFrame | None],
+    traced_calls: int,
+    notes: list[str],
+) -> dict[str, dict[str, tuple[str, float]]]:
+    """Each release's operations' times from its trace, named by its optimized HLO; one it cannot give is a line of
+    ``notes`` saying why."""
+    per_op: dict[str, dict[str, tuple[str, float]]] = {}
+    for label in labels:
+        text, found = texts.get(label), events.get(label)
+        if text is None or found is None:
+            notes.append(
+                f"{label}: no operation times: "
+                + ("no optimized HLO to name the operations by" if text is None else "no trace")
+            )
+            continue
+        per_op[label] = op_seconds(found, hlo.canonical_names(text), traced_calls)
+        if not per_op[label]:
+            notes.append(
+                f"{label}: no operation times: no event of its trace names an instruction of its optimized "
+                f"HLO; the trace holds {trace_contents(found)}"
+            )
+    return per_op
+
+
 def explanation(
     workload: str,
     a: str,
@@ -121,21 +148,7 @@ def explanation(
     operations: tuple[tuple[str, int, int], ...] = ()
     if same is False:
         operations = operation_changes(facts[a].get("operations") or {}, facts[b].get("operations") or {})
-    per_op: dict[str, dict[str, tuple[str, float]]] = {}
-    for label in (a, b):
-        text, found = texts.get(label), events.get(label)
-        if text is None or found is None:
-            notes.append(
-                f"{label}: no operation times: "
-                + ("no optimized HLO to name the operations by" if text is None else "no trace")
-            )
-            continue
-        per_op[label] = op_seconds(found, hlo.canonical_names(text), traced_calls)
-        if not per_op[label]:
-            notes.append(
-                f"{label}: no operation times: no event of its trace names an instruction of its optimized "
-                f"HLO; the trace holds {trace_contents(found)}"
-            )
+    per_op = _op_seconds((a, b), texts, events, traced_calls, notes)
     table = op_times(per_op.get(a, {}), per_op.get(b, {})) if per_op.get(a) and per_op.get(b) else ()
     return ExplainDocument(
         dict(metadata),

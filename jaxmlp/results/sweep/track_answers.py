@@ -5,7 +5,8 @@ release and baseline) as one sentence, the releases of a series in version order
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -84,6 +85,26 @@ def within(threshold: float) -> str:
     return f"±{100 * threshold:g}%"
 
 
+def band(row: Row, threshold: float = registry.THRESHOLD) -> float:
+    """The ± band a row's verdict was given with (its call's ``--threshold``), else ``threshold``."""
+    given = _number(row.get("threshold"))
+    return given if math.isfinite(given) and given > 0 else threshold
+
+
+def rows_band(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> float:
+    """The ± band of ``rows``' verdicts: the newest call's (each call records its ``--threshold``), else
+    ``threshold``."""
+    if rows.empty or "threshold" not in rows:
+        return threshold
+    return band(rows.sort_values("measured_at").iloc[-1].to_dict(), threshold)
+
+
+def bands(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> str:
+    """The ± bands ``rows``' verdicts were given with, as said: ``±5%``; ``±2% and ±5%`` where calls differed."""
+    found = sorted({band(r, threshold) for r in rows.to_dict("records")}) or [threshold]
+    return " and ".join(within(b) for b in found)
+
+
 def baseline_name(row: Row) -> str:
     """The release a row is compared with, as said: ``0.7.0 (pinned)``."""
     return f"{row['baseline']} ({AGAINST.get(str(row['against']), str(row['against']))})"
@@ -108,7 +129,7 @@ def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
         if math.isfinite(more) and more > 0
         else "more processes (a longer `--budget`) would settle it"
     )
-    return f"its 95% interval{wide} still spans {within(threshold)}: {then}"
+    return f"its 95% interval{wide} still spans {within(band(row, threshold))}: {then}"
 
 
 def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
@@ -117,7 +138,7 @@ def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
     release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])
     medians = f"{units.duration(row['median_s'])} against {units.duration(row['baseline_median_s'])}"
     if verdict == SAME:
-        return f"{release} is the same as {base} within {within(threshold)}: {measured(row)}"
+        return f"{release} is the same as {base} within {within(band(row, threshold))}: {measured(row)}"
     if verdict in (SLOWER, FASTER):
         return f"{release} is {verdict} than {base}: {measured(row)}, {medians}"
     if verdict == INCONCLUSIVE:
@@ -125,6 +146,105 @@ def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
     if verdict == RESULTS_DIFFER:
         return f"{release} against {base}: results differ, so not compared on time"
     return f"{release} against {base}: {verdict}, {measured(row)}"
+
+
+def short_sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
+    """A comparison in one short line, for a message: ``0.7.1 is slower than 0.7.0 (pinned): ×1.21 (95% interval
+    ×1.15–×1.28)``; an inconclusive one without what would settle it (the site's page says it)."""
+    release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])
+    if verdict == SAME:
+        return f"{release} is the same as {base} within {within(band(row, threshold))}: {measured(row)}"
+    if verdict in (SLOWER, FASTER):
+        return f"{release} is {verdict} than {base}: {measured(row)}"
+    return f"{release} against {base} is {verdict}: {measured(row)}"
+
+
+ANSWER_ORDER = {SLOWER: 0, INCONCLUSIVE: 1, SAME: 2, FASTER: 3}
+"""The order a page answers in: what fails the gate first, then what is not shown yet, then what is safe."""
+HEAD = {SLOWER: "No", INCONCLUSIVE: "Not shown yet", SAME: "Yes", FASTER: "Yes"}
+
+
+def answer_row(rows: pd.DataFrame) -> Row | None:
+    """The comparison a series' question is answered by: its newest release against the pinned one (else against
+    the one tracked before it)."""
+    return newest(rows, PINNED) or newest(rows, PREVIOUS)
+
+
+def question(row: Row, workload: str, threshold: float = registry.THRESHOLD) -> str:
+    """A series' question and its answer in one line: ``Is 0.7.1 safe to take? No: slower on scan against 0.7.0
+    (pinned), ×1.97``."""
+    verdict = str(row["verdict"])
+    said = f"the same within {within(band(row, threshold))}" if verdict == SAME else verdict
+    return (
+        f"Is {row['release']} safe to take? {HEAD.get(verdict, 'Not shown yet')}: {said} on {workload} against "
+        f"{baseline_name(row)}, {units.ratio(row['ratio'])}"
+    )
+
+
+def answered_first(found: Mapping[tuple[str, str], pd.DataFrame]) -> list[tuple[str, str]]:
+    """The series of ``found`` in the order a page answers them: by machine, then slower first, inconclusive, the
+    same, faster (`ANSWER_ORDER`), then by workload."""
+
+    def key(k: tuple[str, str]) -> tuple[str, int, str]:
+        row = answer_row(found[k])
+        return k[0], ANSWER_ORDER.get(str(row["verdict"]) if row else "", 4), k[1]
+
+    return sorted(found, key=key)
+
+
+def same_comparison(a: Row | None, b: Row | None) -> bool:
+    """Whether two rows are one comparison (a pinned release that was also the one tracked before: shown once)."""
+    return a is not None and b is not None and all(a.get(k) == b.get(k) for k in ("folder", "release", "baseline"))
+
+
+def once(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` against the release tracked before, less those that are also against the pinned one (shown there)."""
+    pinned = rows[rows["against"] == PINNED]
+    keys = set(zip(pinned["folder"].astype(str), pinned["release"].astype(str), pinned["baseline"].astype(str)))
+    previous = rows[rows["against"] == PREVIOUS]
+    mine = zip(previous["folder"].astype(str), previous["release"].astype(str), previous["baseline"].astype(str))
+    return previous[[k not in keys for k in mine]]
+
+
+def why_none(row: Row, threshold: float = registry.THRESHOLD) -> str:
+    """Why a comparison has no explanation: the one recorded for a change (the budget, a failure), else that the
+    same or an inconclusive comparison shows no change to explain (and what would settle an inconclusive one)."""
+    verdict = str(row.get("verdict"))
+    recorded = row.get("unexplained")
+    if verdict in (SLOWER, FASTER):
+        return str(recorded) if isinstance(recorded, str) and recorded else "none recorded for this change"
+    if verdict == INCONCLUSIVE:
+        return f"none: no change shown to explain; {settle(row, threshold)}"
+    return "none: no change to explain"
+
+
+INDEX = "index.html"
+EXPLANATIONS = "explanations"
+"""The site's first page, and its folder of explanation pages (each explanation's text and its HLO diff, copied from
+the results folder)."""
+
+
+def page_name(machine: str, workload: str, taken: Sequence[str] = ()) -> str:
+    """A series' page in the site: ``<machine>--<workload>.html``, in letters, digits, dots and dashes; numbered where
+    two series would share one."""
+    stem = "--".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") or "_" for part in (machine, workload))
+    name, n = f"{stem}.html", 2
+    while name in taken or name == INDEX:
+        name, n = f"{stem}-{n}.html", n + 1
+    return name
+
+
+def page_names(frame: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """Each (machine, workload)'s page in the site of ``frame``: the site and the message link the same names."""
+    pages: dict[tuple[str, str], str] = {}
+    for key in series(frame):
+        pages[key] = page_name(*key, taken=list(pages.values()))
+    return pages
+
+
+def explanation_page(folder: str) -> str:
+    """An explanation's page in the site, from its folder in the results folder (``explanations/<folder>.html``)."""
+    return f"{EXPLANATIONS}/{re.sub(r'[^A-Za-z0-9._]+', '-', folder.rstrip('/')).strip('-.') or '_'}.html"
 
 
 def python_changes(rows: pd.DataFrame) -> list[tuple[str, str]]:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.track import PINNED, PREVIOUS
 from jaxmlp.registry import ALPHA, THRESHOLD, version_key
 from jaxmlp.results.schema import machines
@@ -31,9 +30,6 @@ from jaxmlp.stats import (
     settle_words,
 )
 
-MIN_SIDE = 5
-"""The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
-(`jaxmlp.stats.smallest_p`)."""
 FRAME_COLUMNS = (
     "machine",
     "workload",
@@ -53,6 +49,7 @@ FRAME_COLUMNS = (
     "folder",
     "settle",
     "settle_words",
+    "threshold",
 )
 """The tidy frame of tracked comparisons (`tracked_frame`): one row per release, baseline and workload."""
 
@@ -121,26 +118,6 @@ def folder_name(fields: Mapping[str, object], pid: int, when: str | None = None)
 # --- comparisons -----------------------------------------------------------------------------------------------
 
 
-def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
-    """Each process's steady state of ``workload`` (seconds), those that measured it."""
-    return [p.workloads[workload].steady_seconds for p in processes if workload in p.workloads]
-
-
-def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
-    """The processes a side to add to an inconclusive comparison: as many as would settle it
-    (`jaxmlp.stats.processes_to_settle`), else (its interval cannot tell, or its ratio lies at the threshold's edge)
-    as many again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one. None is
-    given up before the budget ends: settling simulated (`bench/simulate_verdicts.py --settle`) settled most of
-    those a rule on the estimate would give up (the docs' methods/statistics page)."""
-    if comparison.word != INCONCLUSIVE:
-        return 0
-    settle = processes_to_settle(comparison, threshold)
-    if settle is not None and settle > 0:
-        return settle
-    n = min(comparison.n_baseline, comparison.n_new)
-    return max(MIN_SIDE - n, n, 1)
-
-
 def compared(
     samples: Mapping[str, Mapping[str, Sequence[float]]],
     pairs: Iterable[tuple[str, str, str]],
@@ -169,10 +146,6 @@ def compared(
     return out
 
 
-def unsettled(comparisons: Iterable[Tracked]) -> list[Tracked]:
-    return [c for c in comparisons if c.verdict == INCONCLUSIVE]
-
-
 # --- the lines a call ends with ------------------------------------------------------------------------------------
 
 
@@ -181,7 +154,7 @@ def shown_ratio(c: Comparison) -> str:
     return f"x{c.ratio:.3g}{interval}, {c.n_baseline} and {c.n_new} processes"
 
 
-def verdict_line(t: Tracked, pinned: str = "") -> str:
+def verdict_line(t: Tracked, pinned: str = "", threshold: float = THRESHOLD) -> str:
     """One comparison as a sentence: ``jax 0.7.1 is slower than 0.7.0 (the previous release) on scan: x4.58
     (3.98x to 10.2x), 6 and 6 processes``; a baseline that is also the ``pinned`` release is said to be both."""
     what = "the pinned release" if t.against == PINNED else "the previous release"
@@ -194,7 +167,7 @@ def verdict_line(t: Tracked, pinned: str = "") -> str:
             "compared on time (a larger --tolerance accepts the difference)"
         )
     if said is None:
-        more = f"; {settle_words(t.comparison)}" if math.isfinite(t.comparison.ci_low) else ""
+        more = f"; {settle_words(t.comparison, threshold)}" if math.isfinite(t.comparison.ci_low) else ""
         return (
             f"jax {t.release} against {t.baseline} ({what}) on {t.workload}: inconclusive, "
             f"{shown_ratio(t.comparison)}{more}{on(t)}"
@@ -208,11 +181,11 @@ def on(t: Tracked) -> str:
     return f"; on {t.metric}: {t.metric_why}" if t.metric else ""
 
 
-def closing_lines(comparisons: Sequence[Tracked], pinned: str = "") -> list[str]:
+def closing_lines(comparisons: Sequence[Tracked], pinned: str = "", threshold: float = THRESHOLD) -> list[str]:
     """The lines a call ends with: each comparison's verdict, the same first, then faster, inconclusive, results
     differ, slower (the last lines, those a CI log shows, name what fails the gate)."""
     order = {SAME: 0, FASTER: 1, INCONCLUSIVE: 2, RESULTS_DIFFER: 3, SLOWER: 4}
-    return [verdict_line(t, pinned) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
+    return [verdict_line(t, pinned, threshold) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
 
 
 # --- the tidy frame --------------------------------------------------------------------------------------------
@@ -223,6 +196,7 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
     rows: list[dict[str, object]] = []
     for path, doc in documents:
         pythons = doc.settings.get("pythons") or {}
+        threshold = threshold_of(doc)
         for t in doc.comparisons:
             c = t.comparison
             both = (PREVIOUS, PINNED) if t.against == PREVIOUS and t.baseline == doc.pinned else (t.against,)
@@ -245,12 +219,20 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
                     "measured_at": doc.timestamp,
                     "folder": layout.shown(path.parent, folder),
                     "settle": t.settle if t.settle else math.nan,
-                    "settle_words": settle_words(t.comparison) if t.verdict == INCONCLUSIVE else "",
+                    "settle_words": settle_words(t.comparison, threshold) if t.verdict == INCONCLUSIVE else "",
+                    "threshold": threshold,
                 }
                 for against in both
             )
     frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
     return frame.drop_duplicates(["folder", "workload", "release", "against"], ignore_index=True)
+
+
+def threshold_of(document: TrackDocument) -> float:
+    """The ± band a call's verdicts were given with (its ``--threshold``; a file from before the option: the
+    default's)."""
+    given = document.settings.get("threshold")
+    return float(given) if isinstance(given, (int, float)) and math.isfinite(given) and given > 0 else THRESHOLD
 
 
 def tracked_frame(folder: Path) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
-from jaxmlp.results.store.index import IndexMemo
+from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.sweep.compared import Compared, Pair, comparisons, flag_pairs, flags_of
 from jaxmlp.results.tables import shows
 from jaxmlp.stats import RESULT_FIELDS, Comparison
@@ -69,7 +69,7 @@ def pythons_of(rows: pd.DataFrame) -> dict[str, str]:
     return {str(k): ", ".join(sorted(set(v.astype(str)))) for k, v in ran}
 
 
-STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", "ratio", "ci_low", "ci_high", "p_slower", "p_faster", "verdict"]
+STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", *RESULT_FIELDS]
 
 
 def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
@@ -247,8 +247,8 @@ def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
     processes = first.get("processes")
     calls = rows.groupby("workload")["calls"].first() if {"workload", "calls"} <= set(rows) else pd.Series()
     return {
-        "host": first.get("host"),
-        "cpu_model": first.get("cpu_model"),
+        registry.HOST: first.get(registry.HOST),
+        registry.CPU_MODEL: first.get(registry.CPU_MODEL),
         "python": first.get("python"),
         "dataset": first.get("dataset"),
         "cpu_affinity": _whole(first.get("cpu_affinity")),

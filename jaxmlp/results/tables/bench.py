@@ -5,7 +5,7 @@ environment a run was measured on, two sets of samples compared, a capture's ste
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,50 +31,40 @@ def _by_variant(df: pd.DataFrame, benchmark: Benchmark, value: str = "median") -
     return t.reindex(columns=list(benchmark.variants))  # a file without one variant shows it empty
 
 
-def _variant_table(df: pd.DataFrame, benchmark: Benchmark, columns: Callable[..., dict[str, Any]]) -> pd.DataFrame:
-    """A row per backend and batch size: ``columns(medians, iqrs, *variants)`` of the medians and IQRs by variant."""
+def _variant_table(
+    df: pd.DataFrame, benchmark: Benchmark, stems: Mapping[str, str], speedups: Mapping[str, tuple[str, str]]
+) -> pd.DataFrame:
+    """A row per backend and batch size: each variant's median and IQR in ms (``stems``: variant -> its columns'
+    stem, in their order), then each of ``speedups`` (column -> the slower variant and the faster)."""
     t, iqr = _by_variant(df, benchmark), _by_variant(df, benchmark, "iqr")
-    return pd.DataFrame() if t is None else pd.DataFrame(columns(t, iqr, *benchmark.variants)).reset_index()
+    if t is None or iqr is None:
+        return pd.DataFrame()
+    columns: dict[str, Any] = {}
+    for variant, stem in stems.items():
+        columns |= {f"{stem}_ms": t[variant] * 1e3, f"{stem}_iqr_ms": iqr[variant] * 1e3}
+    columns |= {column: t[slow] / t[fast] for column, (slow, fast) in speedups.items()}
+    return pd.DataFrame(columns).reset_index()
 
 
 @shows(registry.UPDATE)
 def jit_vs_eager(df: pd.DataFrame) -> pd.DataFrame:
     """Median step time per variant and batch size, with eager/jit and dispatch/jit ratios."""
-    return _variant_table(
-        df,
-        registry.UPDATE,
-        lambda t, iqr, jit, dispatch, eager: {
-            "jit_ms": t[jit] * 1e3,
-            "jit_iqr_ms": iqr[jit] * 1e3,
-            "dispatch_ms": t[dispatch] * 1e3,
-            "dispatch_iqr_ms": iqr[dispatch] * 1e3,
-            "eager_ms": t[eager] * 1e3,
-            "eager_iqr_ms": iqr[eager] * 1e3,
-            "jit_speedup": t[eager] / t[jit],
-        },
-    )
+    jit, dispatch, eager = registry.UPDATE.variants
+    stems = {jit: "jit", dispatch: "dispatch", eager: "eager"}
+    return _variant_table(df, registry.UPDATE, stems, {"jit_speedup": (eager, jit)})
 
 
 @shows(registry.PREDICT)
 def vmap_vs_loop(df: pd.DataFrame) -> pd.DataFrame:
     """Median predict time per variant and batch size, with loop/vmap and loop/jit(vmap) ratios."""
+    vmap, loop, jit_vmap = registry.PREDICT.variants
+    stems = {loop: "loop", vmap: "vmap", jit_vmap: "jit_vmap"}
     return _variant_table(
-        df,
-        registry.PREDICT,
-        lambda t, iqr, vmap, loop, jit_vmap: {
-            "loop_ms": t[loop] * 1e3,
-            "loop_iqr_ms": iqr[loop] * 1e3,
-            "vmap_ms": t[vmap] * 1e3,
-            "vmap_iqr_ms": iqr[vmap] * 1e3,
-            "jit_vmap_ms": t[jit_vmap] * 1e3,
-            "jit_vmap_iqr_ms": iqr[jit_vmap] * 1e3,
-            "vmap_speedup": t[loop] / t[vmap],
-            "jit_vmap_speedup": t[loop] / t[jit_vmap],
-        },
+        df, registry.PREDICT, stems, {"vmap_speedup": (loop, vmap), "jit_vmap_speedup": (loop, jit_vmap)}
     )
 
 
-SHOWN_METADATA = ("host", "cpu_model", "jax", "jaxlib", "torch", "python", "xla_flags")
+SHOWN_METADATA = (registry.HOST, registry.CPU_MODEL, "jax", "jaxlib", "torch", "python", "xla_flags")
 
 
 def _joined(run: pd.DataFrame, column: str) -> str:

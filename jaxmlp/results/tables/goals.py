@@ -58,6 +58,40 @@ def _goal(backend: object, goal: str, met: bool | None, text: str) -> dict[str, 
     return {"backend": backend, "group": goal_group(backend), "goal": goal, "met": met, "text": text}
 
 
+def _floor_goal(backend: Any, fastest: pd.Series, floor: pd.Series) -> dict[str, Any]:
+    """The fastest JAX f32 pipeline against the f32 floor."""
+    x = float(fastest["x_floor"])
+    met = x <= GOAL_FLOOR_FACTOR
+    return _goal(
+        backend,
+        f"fastest JAX f32 pipeline within {GOAL_FLOOR_FACTOR}x the f32 floor",
+        met,
+        f"{fastest.rung} {duration(fastest.epoch_s)} an epoch = {ratio(x)} the f32 floor "
+        f"({duration(floor['epoch_s'])}, {floor['library']})"
+        + ("" if met else f": missed by {ratio(x / GOAL_FLOOR_FACTOR)}"),
+    )
+
+
+def _against_torch(backend: Any, jax_rows: pd.DataFrame, torch_rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """At each precision, the fastest JAX pipeline against the fastest PyTorch one."""
+    out = []
+    for precision in ("f32", "bf16"):
+        mine, theirs = (r[r["precision"] == precision] for r in (jax_rows, torch_rows))
+        if len(mine) and len(theirs):
+            a, b = mine.iloc[0], theirs.iloc[0]
+            x = float(a.epoch_s) / float(b.epoch_s)
+            out.append(
+                _goal(
+                    backend,
+                    f"fastest JAX pipeline faster than the fastest PyTorch one ({precision})",
+                    x < 1,
+                    f"{a.rung} {duration(a.epoch_s)} against {b.rung} {duration(b.epoch_s)}: "
+                    f"{ratio(x)}" + ("" if x < 1 else f": missed by {ratio(x)}"),
+                )
+            )
+    return out
+
+
 def goals(
     df: pd.DataFrame,
     accuracy: Mapping[str, float] | None = None,
@@ -78,18 +112,7 @@ def goals(
         floor = rungs[rungs["rung"] == "floor, f32"]
         f32 = jax_rows[jax_rows["precision"] == "f32"]
         if len(f32) and len(floor):
-            fastest, x = f32.iloc[0], float(f32["x_floor"].iloc[0])
-            met = x <= GOAL_FLOOR_FACTOR
-            out.append(
-                _goal(
-                    backend,
-                    f"fastest JAX f32 pipeline within {GOAL_FLOOR_FACTOR}x the f32 floor",
-                    met,
-                    f"{fastest.rung} {duration(fastest.epoch_s)} an epoch = {ratio(x)} the f32 floor "
-                    f"({duration(floor['epoch_s'].iloc[0])}, {floor['library'].iloc[0]})"
-                    + ("" if met else f": missed by {ratio(x / GOAL_FLOOR_FACTOR)}"),
-                )
-            )
+            out.append(_floor_goal(backend, f32.iloc[0], floor.iloc[0]))
         scan = runs[(runs["pipeline"] == "scan") & (runs["precision"] == "f32")]
         bf16 = runs[runs["precision"] == "bf16"]
         if len(scan) and len(bf16):
@@ -104,20 +127,7 @@ def goals(
             )
         if backend != "cpu" and len(runs):
             out += _accelerator_goals(str(backend), runs, rungs)
-        for precision in ("f32", "bf16"):
-            mine, theirs = (r[r["precision"] == precision] for r in (jax_rows, torch_rows))
-            if len(mine) and len(theirs):
-                a, b = mine.iloc[0], theirs.iloc[0]
-                x = float(a.epoch_s) / float(b.epoch_s)
-                out.append(
-                    _goal(
-                        backend,
-                        f"fastest JAX pipeline faster than the fastest PyTorch one ({precision})",
-                        x < 1,
-                        f"{a.rung} {duration(a.epoch_s)} against {b.rung} {duration(b.epoch_s)}: "
-                        f"{ratio(x)}" + ("" if x < 1 else f": missed by {ratio(x)}"),
-                    )
-                )
+        out += _against_torch(backend, jax_rows, torch_rows)
     return out
 
 
@@ -148,37 +158,35 @@ def _bf16_goal(
     )
 
 
-def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) -> list[dict[str, Any]]:
-    """An accelerator's two goals from its own run: its fastest pipeline against the tutorial's ``seed`` on the same
-    device, and against the floor of its own precision (the ladder's floor row); a miss says by how much, and which
-    part holds it back as far as the run's rows tell."""
-    out: list[dict[str, Any]] = []
-    fastest = runs.iloc[0]
-    seed = runs[runs["rung"] == rung_name("seed")]
+def _seed_goal(backend: str, fastest: pd.Series, seed: pd.DataFrame) -> dict[str, Any]:
+    """An accelerator's fastest pipeline against the tutorial's ``seed`` on the same device."""
     goal = f"fastest pipeline >= {GOAL_SEED_SPEEDUP:g}x faster an epoch than the tutorial's seed on this device"
     if len(seed):
         speedup = float(seed["epoch_s"].iloc[0]) / float(fastest.epoch_s)
         met = speedup >= GOAL_SEED_SPEEDUP
-        out.append(
-            _goal(
-                backend,
-                goal,
-                met,
-                f"{fastest.rung} {duration(fastest.epoch_s)} against "
-                f"{seed['rung'].iloc[0]} {duration(seed['epoch_s'].iloc[0])}: {ratio(speedup)}"
-                + ("" if met else f": missed by {ratio(GOAL_SEED_SPEEDUP / speedup)}"),
-            )
+        return _goal(
+            backend,
+            goal,
+            met,
+            f"{fastest.rung} {duration(fastest.epoch_s)} against "
+            f"{seed['rung'].iloc[0]} {duration(seed['epoch_s'].iloc[0])}: {ratio(speedup)}"
+            + ("" if met else f": missed by {ratio(GOAL_SEED_SPEEDUP / speedup)}"),
         )
-    else:
-        out.append(
-            _goal(
-                backend,
-                goal,
-                None,
-                "no seed epoch in this run (its DataLoader needs torch and "
-                "torchvision: the bench skips it, saying why, where they are missing, as on a TPU host)",
-            )
-        )
+    return _goal(
+        backend,
+        goal,
+        None,
+        "no seed epoch in this run (its DataLoader needs torch and "
+        "torchvision: the bench skips it, saying why, where they are missing, as on a TPU host)",
+    )
+
+
+def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) -> list[dict[str, Any]]:
+    """An accelerator's two goals from its own run: its fastest pipeline against the tutorial's ``seed`` on the same
+    device, and against the floor of its own precision (the ladder's floor row); a miss says by how much, and which
+    part holds it back as far as the run's rows tell."""
+    fastest = runs.iloc[0]
+    out = [_seed_goal(backend, fastest, runs[runs["rung"] == rung_name("seed")])]
     precision = str(fastest.precision) or "f32"
     goal = f"fastest pipeline within {GOAL_ACCELERATOR_FLOOR:g}x this device's floor at its precision"
     floor_rows = rungs[rungs["rung"] == f"floor, {precision}"]

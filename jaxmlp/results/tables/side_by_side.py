@@ -14,7 +14,7 @@ from jaxmlp.results.tables.bench import shown_metadata
 from jaxmlp.results.tables.derived import RunTables
 from jaxmlp.results.tables.ladders import pipeline_ladder
 
-ACCELERATOR_DIFFER = ("file", "host", "jax", "jaxlib", "torch", "python")
+ACCELERATOR_DIFFER = ("file", registry.HOST, "jax", "jaxlib", "torch", "python")
 SIDE_BY_SIDE = (registry.UPDATE, registry.PREDICT, registry.MATMUL, registry.GEMM)
 """The benchmarks besides the epoch ladder that run on a backend, set side by side per backend."""
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep.envs import COMPLETE, INDEX, Source, envs_root, locked, release_of
+from jaxmlp.measure.environments.envs import COMPLETE, INDEX, Source, envs_root, locked, release_of
 
 MAX_GB = "JAXMLP_ENVS_MAX_GB"
 """The environment variable that caps the environments' size (GB): past it, the least recently used are removed."""

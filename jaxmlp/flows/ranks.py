@@ -12,17 +12,15 @@ import functools
 import json
 import math
 import os
-import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from jaxmlp.errors import Interrupted, JaxmlpError
-from jaxmlp.measure import distributed
+from jaxmlp.measure.distributed import Ranks
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Failure, Measured, Progress, Record, Runner, Say, follow
 from jaxmlp.measure.sweep.settings import Matrix
@@ -31,13 +29,6 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import write_new
 from jaxmlp.results.sweep.files import Plan, RunLog
 
-JOBS = {
-    "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
-    "SLURM": (("SLURM_JOB_ID", "SLURM_STEP_ID"),),
-}
-"""Each cluster launcher's variables whose values the ranks of one launch share, the first set in full wins (Open
-MPI's job, else its PMIx namespace; Slurm's job and step): only the launcher's own, so that mpirun inside sbatch
-gives every rank one name."""
 MEET_SECONDS = 600.0
 """How long a rank waits for rank 0 to name the folder and its plan (rank 0 may be making environments)."""
 POLL_SECONDS = 0.2
@@ -51,42 +42,6 @@ SKEW_SECONDS = 120.0
 together; clocks of nodes differ a little): an older one is a stale file of an earlier launch."""
 STARTED = time.time()
 """When this process started (imported with the command)."""
-
-
-@dataclass(frozen=True)
-class Ranks:
-    """This process's place among the ranks of a cluster launcher (`distributed.CLUSTERS`): its rank, how many
-    there are, its node (host) and what the ranks of this launch share (``job``)."""
-
-    rank: int
-    size: int
-    node: str
-    job: str
-
-    @classmethod
-    def found(cls) -> Ranks | None:
-        """This process's ranks under mpirun or srun (None: alone)."""
-        joined = distributed.rank()
-        if joined is None or distributed.launcher() == distributed.OWN:
-            return None
-        return cls(joined[0], joined[1], socket.gethostname(), job_key(distributed.launcher(), os.environ))
-
-    @property
-    def name(self) -> str:
-        return f"rank {self.rank} of {self.size} on {self.node}"
-
-    @property
-    def share(self) -> tuple[int, int]:
-        """This rank and how many there are, as a matrix shares its rounds (`Matrix.share`)."""
-        return self.rank, self.size
-
-
-def job_key(launcher: str | None, env: Mapping[str, str]) -> str:
-    """What the ranks of this launch share, from the variables of the ``launcher`` that started them (`JOBS`)."""
-    for names in JOBS.get(launcher or "", ()):
-        if all(env.get(v) for v in names):
-            return ".".join(env[v] for v in names).replace(os.sep, "_")
-    return "job"
 
 
 def meeting_file(out: Path, ranks: Ranks) -> Path:

@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import jaxmlp.measure.environments.envs as envs
+import jaxmlp.measure.environments.published as published
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep import envs, published
-from jaxmlp.measure.sweep.envs import INDEX, Interpreter, Source, running
-from jaxmlp.measure.sweep.published import MINORS, OLDEST_PYTHON, Minor
+from jaxmlp.measure.environments.envs import INDEX, Interpreter, Source, running
+from jaxmlp.measure.environments.published import MINORS, OLDEST_PYTHON, Minor
 from jaxmlp.registry import version_key
 
 PROBE_SECONDS = 30

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.sweep.envs import OLDEST, RELEASE, WHEEL, Source, envs_root
+from jaxmlp.measure.environments.envs import OLDEST, RELEASE, WHEEL, Source, envs_root
 from jaxmlp.registry import version_key
 
 Minor = tuple[int, int]

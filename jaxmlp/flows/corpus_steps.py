@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jaxmlp.cli.sweep.explain import explained
 from jaxmlp.errors import EXIT_FAILED
+from jaxmlp.flows.explain import explained
 from jaxmlp.measure.environment import metadata
-from jaxmlp.measure.sweep import env_disk, envs
+from jaxmlp.measure.environments import disk as env_disk
+from jaxmlp.measure.environments import environments, envs
 from jaxmlp.measure.sweep import slowdown as flow
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
-from jaxmlp.measure.sweep.matrix import environments
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.slowdown import SlowdownTrials
 from jaxmlp.measure.workload_names import workload_name

@@ -114,7 +114,7 @@ INDEX = Source()
 @dataclass(frozen=True)
 class Interpreter:
     """A Python interpreter that can make an environment (CPython with ``venv``): its path and version. Which one
-    each release gets: `jaxmlp.measure.sweep.pythons`."""
+    each release gets: `jaxmlp.measure.environments.pythons`."""
 
     path: str
     version: tuple[int, int, int]

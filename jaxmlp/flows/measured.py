@@ -51,12 +51,14 @@ def measure_into(
     shared: bool = False,
     strict: bool = False,
     tables: bool = True,
+    goes_on: str = "",
 ) -> tuple[int, str]:
     """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code (`errors.gate` of
     its verdicts, ``strict`` or not) and the line naming the cells that could not be measured ("" if none). A
     folder ``shared`` with other ranks is kept when stopped before the first round: it holds their files and stop
     marks. Without ``tables``, the sweep's verdict tables are not said (`jaxmlp track` says its own). The files are
-    written in one place, from the log, whether the rounds ended or were stopped."""
+    written in one place, from the log, whether the rounds ended or were stopped. ``goes_on``: what a stop's line
+    says goes on with the samples kept (default: `jaxmlp sweep resume`)."""
     stopped: KeyboardInterrupt | JaxmlpError | None = None
     try:
         measure()
@@ -71,7 +73,7 @@ def measure_into(
         _stop(
             stopped,
             f"kept {sum(map(len, measured.processes.values()))} samples in {run.folder} "
-            f"(jaxmlp sweep resume {run.folder} goes on)",
+            f"({goes_on or f'jaxmlp sweep resume {run.folder}'} goes on)",
         )
     if tables:
         print(f"\n{verdicts_of(run.folder)}\n")  # the verdicts, then the cells that failed (from cells.json)

@@ -1,0 +1,36 @@
+"""The progress of a command's processes: a bar on a terminal, a line per process in a log."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterator
+
+from jaxmlp.measure.sweep.matrix import Tick
+
+
+@contextlib.contextmanager
+def progress_bar(total: int) -> Iterator[Tick]:
+    """A bar on a terminal; in a log, a plain line per process."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="process", disable=None, file=sys.stderr)
+    start = time.monotonic()
+    done = [0]
+
+    def tick(round_: int, label: str) -> None:
+        done[0] += 1
+        bar.set_postfix_str(f"round {round_ + 1}, {label}")
+        bar.update()
+        if bar.disable:
+            print(
+                f"  {done[0]}/{total} processes ({label}, round {round_ + 1}), {time.monotonic() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    try:
+        yield tick
+    finally:
+        bar.close()

@@ -1,0 +1,197 @@
+"""One call of ``jaxmlp track``: every jax/jaxlib release newer than the last one tracked, measured side by side
+with that one and with the pinned release (the sweep's matrix: fresh processes in rotating order), processes added to
+what is inconclusive until it is settled or the budget ends; its folder, the site and the message, and the exit code
+of the gate."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from jaxmlp import registry, units
+from jaxmlp.errors import JaxmlpError, gate
+from jaxmlp.measure import environment
+from jaxmlp.measure.environments import published
+from jaxmlp.measure.sweep import track as flow
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.report.track_message import write_message
+from jaxmlp.report.track_site import site_link_base, write_site
+from jaxmlp.results.schema.track import TrackDocument, Tracked
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
+from jaxmlp.results.sweep import track_plan, tracked
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class TrackOutcome:
+    """What one call did: its step (what it started, what was new), the folder it wrote (None: nothing new), every
+    comparison, the cells it could not measure (and why), its closing lines and its exit code."""
+
+    step: Step
+    folder: Path | None
+    comparisons: tuple[Tracked, ...]
+    unmeasured: Mapping[str, str]
+    lines: tuple[str, ...]
+    code: int
+
+
+def track(
+    *,
+    settings: Track,
+    measuring: Measuring,
+    matrix: Matrix,
+    out: Path,
+    site: Path | None = None,
+    message: Path | None = None,
+    site_url: str = "",
+    say: Say = print,
+    call: Mapping[str, object] | None = None,
+) -> TrackOutcome:
+    """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
+    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``; ``call``, its arguments, in
+    ``call.json`` for `jaxmlp sweep resume`), then the site and the message."""
+    began = time.monotonic()
+    store = ResultsStore(check_folder(out, "--out"))
+    _check_outputs(site, message, site_url)
+    fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
+    machine = tracked.machine_label(fields)
+    workloads = measuring.names
+    series = f"{machine} ({', '.join(workloads)})"
+    documents, skipped = tracked.history(store.folder)
+    for s in skipped:
+        say(s.line("jaxmlp track"))
+    docs = [d for _, d in documents]
+    last, start = tracked.last_tracked(docs, machine, workloads), tracked.series_start(docs, machine, workloads)
+    step = flow.step(published.available(settings.wheels), last, settings.pinned, start)
+    say(flow.said(step, matrix.source.words(), series))
+    if settings.dry_run:
+        earlier = track_plan.seconds_a_call(docs, machine, workloads)
+        for line in track_plan.dry_run(step.cells, matrix, workloads, settings.budget, earlier, say):
+            say(line)
+        return TrackOutcome(step, None, (), {}, (), 0)
+    if not step.new and not step.start:
+        _publish(store.folder, None, site, message, say, site_url)
+        return TrackOutcome(step, None, (), {}, (), 0)
+    name = tracked.folder_name(fields, os.getpid())
+    stopped = track_plan.stopped_call(store.folder, name, step.cells, workloads) if step.new else None
+    folder = stopped or new_dir(store.folder, name)  # a stopped call's samples kept: none measured twice
+    if call is not None and stopped is None and step.new:  # what `sweep resume` runs again
+        write_json_new(folder / layout.TRACK_CALL, dict(call))
+    try:
+        pythons, comparisons, unmeasured = (
+            _measured(
+                step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
+            )
+            if step.new
+            else ({}, [], {})
+        )
+    except BaseException:
+        if folder.is_dir() and {p.name for p in folder.iterdir()} <= {layout.TRACK_CALL}:  # nothing measured
+            shutil.rmtree(folder)  # no trace (a sweep that measured no cell has removed its own folder already)
+        raise
+    document = TrackDocument(
+        fields,
+        tracked.series_of(machine, workloads),
+        _settings(settings, measuring, matrix, pythons, site),
+        step.start,
+        step.last,
+        step.pinned,
+        step.cells,
+        _tracked(step, unmeasured),
+        tuple(comparisons),
+        dict(unmeasured),
+        time.monotonic() - began,
+    )
+    write_json_new(folder / layout.TRACK_FILE, document.to_json())
+    lines = tuple(tracked.closing_lines(comparisons, step.pinned, settings.threshold))
+    _publish(store.folder, folder, site, message, say, site_url, flow.started(step, matrix.source.words(), series))
+    code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
+    return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
+
+
+def _check_outputs(site: Path | None, message: Path | None, site_url: str = "") -> None:
+    """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
+    there), the site not a file, the message not a folder."""
+    if site_url and not site_url.startswith(("https://", "http://")):
+        raise JaxmlpError(f"--site-url {site_url}: give the address the site is published at (https://...)")
+    for option, path, folder in (("--site", site, True), ("--message", message, False)):
+        if path is None:
+            continue
+        if not path.resolve().parent.is_dir():
+            raise JaxmlpError(f"{option} {path}: its folder {path.resolve().parent} does not exist: create it first")
+        if path.exists() and path.is_dir() != folder:
+            raise JaxmlpError(
+                f"{option} {path} is a {'file' if folder else 'folder'}: give the "
+                f"{'folder the site goes into' if folder else 'file the message goes into'}"
+            )
+
+
+def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
+    """The releases a call now tracks: the one it started the series at, and each new one it measured (one it could
+    not is measured again next time)."""
+    return tuple(v for v in ((step.last,) if step.start else ()) + step.new if v not in unmeasured)
+
+
+def _measured(
+    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
+    """The step measured (`jaxmlp.flows.track_measure`, imported here: it imports JAX): the Python each release ran
+    on, the comparisons, the cells that could not be measured."""
+    from jaxmlp.flows import track_measure
+
+    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say)
+    return track_measure.pythons_of(measured), comparisons, lost
+
+
+def _settings(
+    settings: Track, measuring: Measuring, matrix: Matrix, pythons: Mapping[str, str], site: Path | None
+) -> dict[str, object]:
+    return {
+        "pinned": settings.pinned,
+        "source": matrix.source.words(),
+        "budget_minutes": settings.budget,
+        "strict": settings.strict,
+        "processes": matrix.processes,
+        "measuring": measuring.to_json() | {"workloads": list(measuring.workload_source.split(","))},
+        "threshold": settings.threshold,
+        "alpha": registry.ALPHA,
+        "pythons": dict(pythons),
+        "site": str(site) if site is not None else "",
+    }
+
+
+def _publish(
+    folder: Path,
+    mine: Path | None,
+    site: Path | None,
+    message: Path | None,
+    say: Say,
+    site_url: str = "",
+    started: str = "",
+) -> None:
+    """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
+    the comparisons of its folder ``mine``, or the series' start, ``started``; its explanations linked from where it
+    is written, or into the site at ``site_url``). A call with nothing new (``mine`` None) leaves the last message as
+    it was, and says so."""
+    if site is None and message is None:
+        return
+    frame = tracked.tracked_frame(folder)
+    if site is not None:
+        write_site(frame, site, results=folder)
+        say(f"Wrote the site of {units.count(len(frame), 'comparison')} into {site}")
+    if message is None:
+        return
+    if mine is None:
+        say(f"Nothing new: {message} is left as the last call wrote it")
+        return
+    base = site_link_base(message.resolve().parent, folder)
+    ours = [layout.shown(mine, folder)]
+    write_message(frame, message, folders=ours, link_base=base, site_url=site_url, started=started)
+    say(f"Wrote what changed into {message}")

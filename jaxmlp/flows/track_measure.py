@@ -1,0 +1,176 @@
+"""``jaxmlp track``'s measuring: the new releases and those they are compared with measured side by side as a sweep
+(`jaxmlp.measure.sweep.matrix`: a probe process each, then rounds in rotating order) into the call's folder, then
+processes added to the inconclusive comparisons while the budget lasts (what the changes' explanations will take
+kept out of it), then each change explained. Imported by `jaxmlp.flows.track` only when
+there is something to measure: a call with nothing new answers without importing JAX."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from jaxmlp import units
+from jaxmlp.flows.explain import explain_change
+from jaxmlp.flows.measured import measure_into
+from jaxmlp.flows.progress import progress_bar
+from jaxmlp.measure.environments import environments, envs
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.matrix import (
+    Failure,
+    Measured,
+    Probed,
+    Runner,
+    Say,
+    measure_cells,
+    rounds,
+    runners_for,
+)
+from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.measure.sweep.unmeasured import unmeasured
+from jaxmlp.report.explain import explain_text
+from jaxmlp.results.schema.track import Tracked
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import write_new
+from jaxmlp.results.sweep import settling
+from jaxmlp.results.sweep.files import Plan, RunLog
+from jaxmlp.results.sweep.folders import FiledChange
+from jaxmlp.stats import FASTER, SLOWER
+from jaxmlp.units import minutes
+
+
+def pythons_of(measured: Measured) -> dict[str, str]:
+    """The Python each release's processes ran on (their first sample's)."""
+    return {cell: str(done[0].metadata.get("python", "")) for cell, done in measured.processes.items() if done}
+
+
+def measure(
+    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+) -> tuple[Measured, list[Tracked], dict[str, str]]:
+    """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
+    the inconclusive comparisons while the budget lasts. A ``folder`` marked incomplete is a stopped call's of the
+    same step (`jaxmlp.results.sweep.track_plan.stopped_call`): its samples kept, only what it lacks measured.
+    Returns what was measured, the comparisons and the cells that could not be measured."""
+    log, plans = RunLog(folder), []
+    resume = log.incomplete
+    done: dict[tuple[str, int], ProcessResult | Failure] = {}
+    runners: list[Runner] = []
+    if resume:
+        plan, done = log.read()
+        plans.append(plan)
+        say(stopped_line(folder, done))
+    else:
+        pythons = environments(matrix, matrix.versions, say, tidy=True)
+        runners = runners_for(pythons, matrix, measuring)
+        write_new(log.mark, f"This call did not finish: {layout.TRACK_GOES_ON} goes on from its samples.\n")
+
+    def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
+        plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
+        log.start(plans[0])
+
+    def measure() -> Measured:
+        if resume:  # the stopped call's plan: its cells, probes and environments, its samples kept
+            with envs.jaxmlp_path() as path:
+                p = plans[0]
+                measured = rounds(p.probed, p.differs, p.matrix, p.limit, path, say, progress_bar, log.record, done)
+        else:
+            measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
+        return _settle(step, settings, measuring, matrix, log, measured, began, say)
+
+    measure_into(log, plans, measure, began, tables=False, goes_on=layout.TRACK_GOES_ON)  # the cell files written
+    plan, samples = log.read()
+    measured = log.measured(plan, samples)
+    comparisons = settling.comparisons_of(measured, step.pairs, measuring.names, settings.threshold)
+    deadline = began + settings.budget * 60
+    return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
+
+
+def stopped_line(folder: Path, done: Mapping[tuple[str, int], ProcessResult | Failure]) -> str:
+    """The one line of a call that goes on from a stopped one: its folder and the samples it keeps."""
+    kept = sum(not isinstance(s, Failure) for s in done.values())
+    return f"Going on from the stopped call in {folder}: {units.count(kept, 'sample')} kept, none measured again"
+
+
+def explain(
+    comparisons: Sequence[Tracked],
+    matrix: Matrix,
+    folder: Path,
+    probed: Probed,
+    deadline: float,
+    say: Say,
+) -> list[Tracked]:
+    """Each slower or faster comparison explained as a sweep explains what it flags (`explain_change`: the call's
+    own settings, into its folder, ``explain.txt`` beside it), the slower first, while the budget lasts (each
+    explanation's cost: `settling.explain_cost`, or what one made before took where that was longer: the estimate
+    leaves out tracing and reading the trace); one that is not says why in its ``unexplained``."""
+    made: dict[tuple[str, str, str], tuple[str, str]] = {}
+    took: list[float] = []  # each explanation's seconds: the next one costs at least what they did
+    for t in sorted(comparisons, key=lambda t: t.verdict != SLOWER):
+        key = (t.baseline, t.release, t.workload)
+        if t.verdict not in (SLOWER, FASTER) or key in made:
+            continue
+        cost, left = max([settling.explain_cost([t], probed), *took]), deadline - time.monotonic()
+        if cost > left:
+            made[key] = (
+                "",
+                f"not explained: the budget is spent (about {minutes(cost)} needed, "
+                f"{minutes(max(left, 0.0))} left; --budget gives more)",
+            )
+            say(f"{t.workload}: {t.baseline} -> {t.release} {made[key][1]}")
+            continue
+        change, began = FiledChange(t.workload, "", t.baseline, t.release, t.verdict), time.monotonic()
+        outcome, why = explain_change(folder, change, matrix)
+        took.append(time.monotonic() - began)
+        if outcome is None:
+            made[key] = ("", why)
+            continue
+        write_new(outcome.folder / layout.EXPLAIN_TEXT, explain_text(outcome.document, outcome.folder) + "\n")
+        made[key] = (layout.shown(outcome.folder, folder.parent), "")
+    return [
+        dataclasses.replace(t, explanation=made[k][0], unexplained=made[k][1])
+        if (k := (t.baseline, t.release, t.workload)) in made and t.verdict in (SLOWER, FASTER)
+        else t
+        for t in comparisons
+    ]
+
+
+def _settle(
+    step: Step,
+    settings: Track,
+    measuring: Measuring,
+    matrix: Matrix,
+    log: RunLog,
+    measured: Measured,
+    began: float,
+    say: Say,
+) -> Measured:
+    """Rounds added to the cells of the inconclusive comparisons (`settling.settling` says which and how many) until
+    none is inconclusive or the budget ends."""
+    processes = matrix.processes
+    while True:
+        next_ = settling.settling(
+            measured,
+            step.pairs,
+            measuring.names,
+            settings.budget,
+            time.monotonic() - began,
+            processes,
+            settings.threshold,
+        )
+        if next_.line:
+            say(next_.line)
+        if not next_.more:
+            return measured
+        processes += next_.more
+        plan, samples = log.read()
+        probed = dataclasses.replace(
+            measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in next_.cells}
+        )
+        with envs.jaxmlp_path() as path:
+            more_rounds = replace(matrix, processes=processes)
+            rounds(probed, measured.differs, more_rounds, plan.limit, path, say, progress_bar, log.record, samples)
+        plan, samples = log.read()
+        measured = log.measured(plan, samples)

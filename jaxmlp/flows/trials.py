@@ -1,0 +1,85 @@
+"""The detector checked here (``jaxmlp sweep trials``): A/A and injected-slowdown comparisons of one jax."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jaxmlp.errors import Interrupted, JaxmlpError
+from jaxmlp.flows.progress import progress_bar
+from jaxmlp.measure.sweep import trials as flow
+from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
+from jaxmlp.measure.sweep.trials import Trial
+from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
+from jaxmlp.results.store import layout
+from jaxmlp.results.store.writing import ResultsStore, write_json_new
+from jaxmlp.units import count
+
+
+@dataclass(frozen=True)
+class TrialsOutcome:
+    """The trials filed: the file and its document."""
+
+    path: Path
+    document: TrialsDocument
+
+
+def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: Path) -> TrialsOutcome:
+    """``settings``' A/A and injected-slowdown trials of the release installed here on ``measuring``'s workload,
+    each judged by ``detector``, filed into a new detector folder under ``out`` (those that ended, when stopped)."""
+    from tqdm import tqdm
+
+    meta: dict[str, Any] = {}
+    done: list[Trial] = []
+
+    def keep(first: Mapping[str, Any], trial: Trial) -> None:  # before the trial's line is printed
+        meta.update(first)
+        done.append(trial)
+
+    try:
+        flow.run(settings, measuring, detector, progress_bar, keep, tqdm.write)
+    except KeyboardInterrupt as e:  # the trials that ended before the signal are kept
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        if done:
+            said = f"kept {len(done)} of {settings.trials} trials"
+            partial = {**meta, "partial": f"stopped by {stopped}; {said}"}
+            try:
+                path = _write(
+                    TrialsDocument(partial, TrialSettings.of(settings, measuring, detector), tuple(done)), out
+                )
+                stopped.kept = f"{said} in {path}"
+            except (JaxmlpError, OSError) as error:  # the stop's line still, saying why nothing was kept
+                stopped.kept = f"the {len(done)} trials that ended could not be written: {error}"
+        raise stopped from None
+    doc = TrialsDocument(meta, TrialSettings.of(settings, measuring, detector), tuple(done))
+    path = _write(doc, out)
+    print(
+        f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
+        f"trials (median ratio {doc.median_ratio('injected'):.3f}); A/A flagged in {doc.aa_flagged}/"
+        f"{settings.trials} (median ratio {doc.median_ratio('aa'):.3f}); "
+        f"{count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
+        f"Wrote {path}"
+    )
+    print(rates_line(doc, settings))
+    return TrialsOutcome(path, doc)
+
+
+def rates_line(doc: TrialsDocument, settings: Trials) -> str:
+    """The found rates with their 95% intervals, in a line."""
+    said = {
+        "injected_slower": f"injected x{1 + settings.inject_slowdown:g} slower",
+        "aa_same": "A/A the same",
+        "aa_slower": "A/A slower",
+    }
+    return f"Found (noise {settings.noise}): " + "; ".join(
+        f"{said[k]} {r['found']:g} of {r['of']:g} (95% interval {r['low']:.0%} to {r['high']:.0%})"
+        for k, r in doc.rates().items()
+    )
+
+
+def _write(doc: TrialsDocument, out: Path) -> Path:
+    with ResultsStore(out).new_folder(layout.DETECTOR) as folder:
+        write_json_new(folder.path / layout.TRIALS_FILE, doc.to_json())
+    return folder.path / layout.TRIALS_FILE

@@ -1,0 +1,110 @@
+"""Text from result files made safe for where it is shown: HTML (text and attribute values alike: `html_text`),
+Markdown (`markdown`: a name or free text as it is where it is plain words, else as a code span), a terminal
+(`terminal`: control characters and ANSI/OSC escape sequences dropped). A results folder may come from a shared
+branch: what it holds is data, never markup or instructions (docs/reference/trust.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""Control characters (C0 but tab and newline, DEL, C1) and the Unicode line separators and bidirectional
+overrides, which can make a line read as something other than it is."""
+_ESCAPES = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (a title, a hyperlink), ended by BEL or ST
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI (colours, cursor moves)
+    r"|\x9b[0-?]*[ -/]*[@-~]?"  # CSI as one C1 character
+    r"|\x1b[ -/]*[0-~]?"  # any other escape
+)
+_PLAIN = re.compile(r"[\w .,:;=+/%×–'()?!-]*")
+"""Words Markdown shows as they are (no emphasis, link, image, HTML, mention, heading, table or code can start
+from them): letters, digits, spaces and a few marks."""
+
+
+def html_text(value: object) -> str:
+    """``value`` as HTML text or as a quoted attribute's value: ``&``, ``<``, ``>``, ``"`` and ``'`` escaped, control
+    characters dropped. Every piece of data a page shows goes through this one function."""
+    return html.escape(_CONTROL.sub("", str(value)), quote=True)
+
+
+def terminal(text: str) -> str:
+    """``text`` as a terminal may be given it: ANSI/OSC escape sequences and control characters (but newline and
+    tab) dropped, so that a name in a result file can neither colour, move, retitle nor link anything."""
+    return _CONTROL.sub("", _ESCAPES.sub("", text))
+
+
+def one_line(value: object) -> str:
+    """``value`` on one line, without control characters: each run of line breaks and tabs one space."""
+    return terminal(re.sub(r"[\r\n\t\v\f\u0085]+", " ", str(value)))
+
+
+def code_span(value: object) -> str:
+    """``value`` as a Markdown code span (shown as written, never as markup): fenced by one backtick more than the
+    longest run inside it, padded where it begins or ends with one."""
+    text = one_line(value)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown(value: object) -> str:
+    """A name or free text for a Markdown message: as it is where it is plain words (`_PLAIN`), else as a code span
+    (`code_span`): never a link, image, HTML, mention, heading or emphasis of its own."""
+    text = one_line(value)
+    return text if _PLAIN.fullmatch(text) and not text.startswith(("-", "+")) else code_span(text)
+
+
+def markdown_prose(value: object) -> str:
+    """Text that may hold a file's names (an answer, a label, a table's cell) for a Markdown document of jaxmlp's own
+    (summary.md): never the start of HTML (``<img``), a link (``](``), a mention (``@name``) or a heading line; its
+    bold and code spans (jaxmlp's own) and its lines kept."""
+    text = terminal(str(value).replace("\r", ""))
+    text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text).replace("](", "]\\(")
+    text = re.sub(r"(?<!\w)@(?=\w)", "@\u200b", text)
+    return re.sub(r"^(\s*)([#>])", r"\1\\\2", text, flags=re.MULTILINE)
+
+
+SHOWN_COLUMNS = ("machine", "workload", "release", "baseline", "python", "verdict", "unexplained", "measured_at")
+"""The text columns of tracking's frame that its message shows (`jaxmlp.results.sweep.tracked.FRAME_COLUMNS`)."""
+
+
+def markdown_frame(frame: pd.DataFrame, columns: Sequence[str] = SHOWN_COLUMNS) -> pd.DataFrame:
+    """``frame`` with each of its text ``columns`` made safe for a Markdown message (`markdown`); an empty cell
+    (None, NaN) stays empty."""
+    made = {c: frame[c].map(lambda v: v if v is None or v != v else markdown(v)) for c in columns if c in frame}
+    return frame.assign(**made) if made else frame
+
+
+class TerminalStream:
+    """A text stream (``sys.stdout``, ``sys.stderr``) that writes what it is given through `terminal`: a command's
+    output never carries an escape sequence or a control character from a result file to the terminal."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(terminal(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def terminal_output() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` written through `TerminalStream` for as long as it lasts."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(out), TerminalStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err

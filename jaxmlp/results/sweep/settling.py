@@ -1,0 +1,135 @@
+"""`jaxmlp track`'s settling, decided from what was measured (pure): each comparison of a call's releases, what its
+changes' explanations will cost, and the processes the next round adds to the inconclusive ones within the budget."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from jaxmlp import units
+from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.matrix import Measured, Probed
+from jaxmlp.registry import THRESHOLD, version_key
+from jaxmlp.results.schema.track import Tracked
+from jaxmlp.results.sweep import metric
+from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES
+from jaxmlp.stats import FASTER, INCONCLUSIVE, SETTLE_REACH, SLOWER, Comparison, beyond_reach, processes_to_settle
+from jaxmlp.units import minutes
+
+MIN_SIDE = 5
+"""The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
+(`jaxmlp.stats.smallest_p`)."""
+
+
+def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
+    """Each process's steady state of ``workload`` (seconds), those that measured it."""
+    return [p.workloads[workload].steady_seconds for p in processes if workload in p.workloads]
+
+
+def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
+    """The processes a side to add to an inconclusive comparison: as many as would settle it
+    (`jaxmlp.stats.processes_to_settle`), else (its interval cannot tell, or its ratio lies at the threshold's edge)
+    as many again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one. None is
+    given up before the budget ends: settling simulated (`bench/simulate_verdicts.py --settle`) settled most of
+    those a rule on the estimate would give up (the docs' methods/statistics page)."""
+    if comparison.word != INCONCLUSIVE:
+        return 0
+    settle = processes_to_settle(comparison, threshold)
+    if settle is not None and settle > 0:
+        return settle
+    n = min(comparison.n_baseline, comparison.n_new)
+    return max(MIN_SIDE - n, n, 1)
+
+
+def unsettled(comparisons: Iterable[Tracked]) -> list[Tracked]:
+    return [c for c in comparisons if c.verdict == INCONCLUSIVE]
+
+
+def samples_of(
+    processes: Mapping[str, Sequence[ProcessResult]], workloads: Sequence[str]
+) -> dict[str, dict[str, list[float]]]:
+    """Each cell's steady-state samples a workload, one a process."""
+    return {cell: {w: steady(done, w) for w in workloads} for cell, done in processes.items()}
+
+
+def comparisons_of(
+    measured: Measured, pairs: Iterable[tuple[str, str, str]], workloads: Sequence[str], threshold: float = THRESHOLD
+) -> list[Tracked]:
+    """Each of a call's pairs compared on each workload, from what was measured, against the ``threshold`` band, on
+    the time `jaxmlp.measure.wall_or_cpu.choose` gives it; a workload whose results differ not on time
+    (`metric.compared`)."""
+    return metric.compared(measured.processes, pairs, workloads, measured.differs, threshold)
+
+
+def _one_workload(cell: str, workload: str, probed: Probed) -> float:
+    """About the seconds a process of ``cell`` measuring ``workload`` alone takes: its probe process's, less what the
+    other workloads took in it (their compile, first call and calls); the whole probe's where it is not known."""
+    seconds = probed.seconds.get(cell, 0.0)
+    process = probed.reference.get(cell)
+    if process is None or workload not in process.workloads:
+        return seconds
+    others = sum(
+        t.compile_seconds + t.first_seconds + sum(t.call_seconds) for w, t in process.workloads.items() if w != workload
+    )
+    return max(seconds - others, 0.0)
+
+
+def explain_cost(comparisons: Sequence[Tracked], probed: Probed) -> float:
+    """About the seconds the explanations of ``comparisons``' changes take: `EXPLAIN_PROCESSES` processes of each
+    side measuring the workload alone (`_one_workload`: from the probe processes), one explanation per release,
+    baseline and workload."""
+    changes = {(t.baseline, t.release, t.workload) for t in comparisons if t.verdict in (SLOWER, FASTER)}
+    return sum(EXPLAIN_PROCESSES * (_one_workload(a, w, probed) + _one_workload(b, w, probed)) for a, b, w in changes)
+
+
+@dataclass(frozen=True)
+class Settling:
+    """The next settling round: the cells it measures and the processes it adds to each (0: none, settling ends),
+    and its line ("" where there is nothing to say)."""
+
+    cells: tuple[str, ...]
+    more: int
+    line: str
+
+
+def settling(
+    measured: Measured,
+    pairs: Iterable[tuple[str, str, str]],
+    workloads: Sequence[str],
+    budget: float,
+    elapsed: float,
+    processes: int,
+    threshold: float = THRESHOLD,
+) -> Settling:
+    """Rounds for the cells of the inconclusive comparisons, as many as would settle them (about) and as fit in what
+    is left of ``budget`` (minutes; ``elapsed`` seconds spent, what the changes' explanations take kept out), each
+    the probe's seconds a process of each cell; none once no comparison is inconclusive or the budget is spent."""
+    comparisons = comparisons_of(measured, pairs, workloads, threshold)
+    open_ = [t for t in unsettled(comparisons) if more_processes(t.comparison, threshold)]
+    if not open_:
+        far = [t for t in unsettled(comparisons) if beyond_reach(t.comparison, threshold)]
+        line = (
+            f"{units.count(len(far), 'comparison')} inconclusive and not within reach (more than {SETTLE_REACH} "
+            "times the processes measured would not settle it): none added"
+        )
+        return Settling((), 0, line if far else "")
+    probed = measured.probed
+    cells = tuple(sorted({c for t in open_ for c in (t.release, t.baseline) if c in probed.runners}, key=version_key))
+    per_round = sum(probed.seconds.get(c, 0.0) for c in cells)
+    left = budget * 60 - elapsed - explain_cost(comparisons, probed)  # the changes found are explained first
+    fit = math.floor(left / per_round) if per_round > 0 else 0
+    if fit < 1:
+        return Settling(
+            (),
+            0,
+            f"{units.count(len(open_), 'comparison')} still inconclusive after {processes} processes a release: the "
+            f"budget is spent ({minutes(elapsed)} of {budget:g} min; --budget gives more)",
+        )
+    more = min(max(more_processes(t.comparison, threshold) for t in open_), fit)
+    return Settling(
+        cells,
+        more,
+        f"{units.count(len(open_), 'comparison')} inconclusive: {more} more process(es) for {', '.join(cells)} "
+        f"(about {minutes(more * per_round)}; {minutes(left)} of the budget left)",
+    )

@@ -1,0 +1,119 @@
+"""`jaxmlp track --dry-run`: what a call would do, said before anything is measured or written: each release it
+would measure, the Python its environment is made with (made already, or to make), the workloads, and the minutes
+it expects. The minutes are an estimate, labelled so, from what this machine recorded before (the environments made
+here, this series' earlier calls) and the call's ``--budget``; never a measurement."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from jaxmlp.errors import JaxmlpError
+from jaxmlp.measure.environments import plan as env_plan
+from jaxmlp.measure.environments.plan import EnvPlan
+from jaxmlp.measure.sweep.settings import Matrix
+from jaxmlp.registry import version_key
+from jaxmlp.results.schema.track import TrackDocument
+from jaxmlp.results.store import layout
+from jaxmlp.results.sweep.files import RunLog
+from jaxmlp.results.sweep.tracked import same_series
+from jaxmlp.units import count, minutes
+
+DRY_RUN = "Dry run: nothing is measured or written."
+
+
+def seconds_a_call(documents: Iterable[TrackDocument], machine: str, workloads: Sequence[str]) -> list[float]:
+    """The seconds each earlier call of the series took that measured something (its ``track.json``'s)."""
+    return [d.seconds for d in documents if same_series(d, machine, workloads) and d.measured and d.seconds > 0]
+
+
+def expected_line(budget: float, make_seconds: float | None, to_make: int, earlier: Sequence[float]) -> str:
+    """The minutes a call expects, as an estimate: ``budget`` holds the whole call (environments included) but lets
+    the environments it makes and its first rounds finish, so it is at least what making the environments took here
+    before and what the series' earlier calls took (their median)."""
+    known = [budget * 60, make_seconds or 0.0]
+    if earlier:
+        known.append((make_seconds or 0.0) + statistics.median(earlier))
+    making = (
+        "every environment made already"
+        if not to_make
+        else f"{count(to_make, 'environment')} to make, time unknown (none made here yet)"
+        if make_seconds is None
+        else f"{count(to_make, 'environment')} to make, about {minutes(make_seconds)} as those made here took"
+    )
+    history = (
+        f"this series' earlier calls took {minutes(statistics.median(earlier))} (the median of {len(earlier)})"
+        if earlier
+        else "the first rounds not estimated: no earlier call of this series"
+    )
+    return (
+        f"Expected: about {minutes(max(known))} (an estimate, not a measurement: --budget {budget:g} min holds the "
+        f"call but lets the environments and the first rounds finish; {making}; {history})"
+    )
+
+
+def plan_lines(
+    planned: Sequence[EnvPlan],
+    workloads: Sequence[str],
+    processes: int,
+    budget: float,
+    make_seconds: float | None,
+    earlier: Sequence[float],
+) -> list[str]:
+    """The dry run's lines: what is not done, each release's Python and environment, the workloads and processes,
+    then the expected minutes (`expected_line`)."""
+    lines = [DRY_RUN]
+    for p in planned:
+        state = "made" if p.made else "to make"
+        lines.append(
+            f"  jax {p.release}: Python {p.python.words} ({p.python.path}), its environment {state} ({p.path})"
+        )
+    lines.append(
+        f"  workloads: {', '.join(workloads)}; 1 probe and {processes} processes a release, then more for what is "
+        "inconclusive while the budget lasts"
+    )
+    lines.append(expected_line(budget, make_seconds, sum(not p.made for p in planned), earlier))
+    return lines
+
+
+def dry_run(
+    cells: Sequence[str],
+    matrix: Matrix,
+    workloads: Sequence[str],
+    budget: float,
+    earlier: Sequence[float],
+    say: Callable[[str], None],
+) -> list[str]:
+    """The dry run of a call that would measure ``cells`` side by side: their environments planned (none made: the
+    Python each needs is looked up, as the call would), then `plan_lines`; nothing to measure: the one line."""
+    if not cells:
+        return [DRY_RUN]
+    planned = env_plan.plans(replace(matrix, versions=tuple(cells), series=tuple(cells)), cells, say)
+    return plan_lines(
+        planned, workloads, matrix.processes, budget, env_plan.make_seconds(planned, matrix.envs), earlier
+    )
+
+
+def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Sequence[str]) -> Path | None:
+    """The newest folder under ``folder`` of a stopped call that the next one goes on from: a call of the same
+    machine (``name``: the next call's own folder name, whose machine part it shares), stopped (its ``INCOMPLETE``
+    mark, no ``track.json``), that set out to measure the same releases side by side and workloads, its environments
+    still there; None where there is none."""
+    machine = re.sub(r"^[^-]+-[^-]+-|-\d+$", "", name)
+    wanted = (tuple(sorted(cells, key=version_key)), sorted(workloads))
+    for path in sorted(folder.glob(f"{layout.TRACK}-*-{machine}-*"), key=layout.stamp_in, reverse=True):
+        if not (path / layout.INCOMPLETE_FILE).is_file() or (path / layout.TRACK_FILE).exists():
+            continue
+        try:
+            plan, _ = RunLog(path).read()
+        except JaxmlpError:
+            continue
+        releases = tuple(sorted({r.label for r in plan.runners}, key=version_key))
+        if (releases, sorted(plan.runners[0].measuring.names)) != wanted:
+            continue
+        if all(Path(r.python).exists() for r in plan.runners):
+            return path
+    return None
