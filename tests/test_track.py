@@ -322,9 +322,10 @@ def test_a_stream_of_releases_is_tracked_each_new_one_once(tmp_path, capsys):
 
 
 @pytest.mark.xdist_group("processes")
-def test_a_call_that_measures_no_cell_exits_1_and_leaves_nothing(tmp_path, capsys):
-    """Every cell's probe fails (a workload that raises): something could not be measured, exit 1 (not 2, bad
-    usage), one line naming each cell; no folder left, so the next call measures it again."""
+def test_a_workload_that_raises_is_named_and_the_mlp_epoch_still_judged(tmp_path, capsys):
+    """A workload whose ``make()`` raises in every release, beside the MLP epoch, from real wheels: it is named as
+    not measured (something could not be measured, exit 1, not 2, bad usage), while the epoch is measured and
+    compared, and the call's ``track.json`` filed."""
     given = os.environ.get(WHEELS)
     if not given or not Path(given).is_dir():
         pytest.skip(f"set {WHEELS} to a folder of jax and jaxlib 0.7.0 and 0.7.1 wheels (pip download) to run it")
@@ -336,6 +337,8 @@ def test_a_call_that_measures_no_cell_exits_1_and_leaves_nothing(tmp_path, capsy
     assert main([*argv, "--wheels", str(_first(Path(given), tmp_path / "first"))]) == 0
     capsys.readouterr()
     assert main([*argv, "--wheels", given]) == 1
-    err = capsys.readouterr().err
-    assert "jaxmlp track: error: no cell could be measured: 0.7.0 (" in err and "0.7.1 (" in err
-    assert len(list(out.glob("track-*"))) == 1  # the first call's only
+    printed = capsys.readouterr().out
+    assert "not measured: workload broken (" in printed and "broken on purpose" in printed, printed[-1500:]
+    assert "on batched: " in printed  # the epoch compared all the same
+    (folder,) = [f for f in out.glob("track-*") if (f / "track.json").is_file()]
+    assert "batched" in (folder / "track.json").read_text()

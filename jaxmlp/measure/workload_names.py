@@ -4,8 +4,10 @@ text, no JAX, so that reading result files never loads it."""
 from __future__ import annotations
 
 import ast
-import importlib.util
+import os
+import sys
 from collections.abc import Iterable
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
@@ -57,13 +59,11 @@ def check_spec(spec: str) -> None:
     cannot be read or parsed, or defines no such function; a module that cannot be found likewise."""
     where, attribute = parse_spec(spec)
     if not where.endswith(".py"):
-        try:
-            found = importlib.util.find_spec(where)
-        except (ImportError, ValueError) as e:
-            raise JaxmlpError(f"--workload {spec!r}: module {where} cannot be found ({e})") from None
-        if found is None:
+        top = where.split(".")[0]  # found without importing it: the worker processes import it from this folder
+        if top not in sys.builtin_module_names and PathFinder.find_spec(top, [os.getcwd(), *sys.path]) is None:
             raise JaxmlpError(
-                f"--workload {spec!r}: no module {where}: give path/to/file.py:make or an importable module"
+                f"--workload {spec!r}: no module {top} in this folder or on the path: give path/to/file.py:make or "
+                "an importable module"
             )
         return
     path = Path(where)
