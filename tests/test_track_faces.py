@@ -98,6 +98,17 @@ def test_with_the_site_s_address_every_link_is_absolute_and_the_site_and_page_ar
     assert started == "jaxmlp track: Started the series of m (w) at jax 0.7.0 (--pinned).\n"
 
 
+def test_a_machine_named_with_marks_markdown_would_read_links_its_page_under_the_site_s_name(tmp_path, no_plots):
+    """A CPU's name such as ``Intel(R) Xeon(R) CPU @ 2.20GHz`` is shown as a code span, and its series' page is the
+    one the site wrote for it."""
+    machine = "Intel(R) Xeon(R) CPU @ 2.20GHz, 2 cores"
+    rows = frame({**SLOWER, "machine": machine})
+    text = message(rows, site_url="https://team.example/jax/")
+    page = track_site.page_names(rows)[(machine, "epoch")]
+    assert f"#### epoch on `{machine}` ([page](https://team.example/jax/{page}))" in text
+    assert (tmp_path / "site" / page) in write_site(rows, tmp_path / "site")
+
+
 def test_a_faster_release_is_named_against_the_release_tracked_before_it():
     text = message(frame(FASTER))
     assert "- 0.7.2 is faster than 0.7.1 (tracked before it): ×0.820 (95% interval ×0.780–×0.860)\n" in text

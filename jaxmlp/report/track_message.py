@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from jaxmlp import registry, units
-from jaxmlp.report.escape import markdown_frame
+from jaxmlp.report.escape import markdown, markdown_frame
 from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.replacing import replace_file
 from jaxmlp.results.sweep.track_answers import (
@@ -128,7 +128,7 @@ def message(
         f" (and {units.count(same, 'comparison')} the same within {bands(rows, threshold)})" if same else ""
     )
     out = [title, "", *([started, ""] if started else [])]
-    pages = page_names(frame)
+    pages = {(markdown(m), markdown(w)): name for (m, w), name in page_names(frame).items()}  # as `rows` names them
     found = series(changed)
     for machine, workload in answered_first(found):
         part = found[(machine, workload)]
