@@ -254,6 +254,8 @@ def test_an_explanation_is_a_page_of_the_site_with_its_diff_needing_nothing_else
     assert "epoch, 0.7.0 -&gt; 0.7.1: the optimized HLO changed" in page and "while" in page
     assert (site / name.replace(".html", ".diff.txt")).read_text().startswith("-  %while.1")
     assert f"<a href='{name}'>why</a>" in (site / "ci-linux--epoch.html").read_text()
+    write_site(frame({**SLOWER, "explanation": f"{where}/"}), site, results=results)  # a folder as `explain` says it
+    assert f"<a href='{name}'>why</a>" in (site / "ci-linux--epoch.html").read_text()
     shutil.rmtree(results)  # the site alone still holds it
     assert (site / name).is_file()
     unexplained = {**SLOWER, "explanation": "", "unexplained": "not explained: the budget is spent"}

@@ -116,7 +116,7 @@ def _number(value: str) -> str:
 def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
     """A comparison's explanation cell: a link to its page in the site (``explained``: by the frame's
     ``explanation``), else to its text in the results folder (``link_base``), else why it has none."""
-    folder = text_of(row.get("explanation"))
+    folder = text_of(row.get("explanation")).rstrip("/")  # as `explanation_pages` keys it
     where = explained.get(folder) or link(folder, link_base)
     if where:
         return _text(f"<a href='{html_text(where)}'>why</a>", raw=True)
