@@ -88,8 +88,12 @@ def _stopped_track(tmp_path: Path, argv: list[str]) -> Path:
 
 @pytest.mark.parametrize(
     ("named", "said"),
-    [(["--workload", "{evil}:make"], "--workload PATH.py:make"), (["--python", "{evil}"], "--python")],
-    ids=["workload", "python"],
+    [
+        (["--workload", "{evil}:make"], "--workload PATH.py:make"),
+        (["--python", "{evil}"], "--python"),
+        (["--wheels", "{wheels}"], "--wheels"),  # inside the results folder
+    ],
+    ids=["workload", "python", "wheels"],
 )
 def test_resume_of_a_track_call_runs_no_workload_or_interpreter_its_call_file_names(tmp_path, capsys, named, said):
     """A stopped track call's ``call.json`` is data: a workload of one's own not given again, or an interpreter it
@@ -97,7 +101,9 @@ def test_resume_of_a_track_call_runs_no_workload_or_interpreter_its_call_file_na
     ran = tmp_path / "it-ran"
     evil = tmp_path / "evil.py"
     evil.write_text(f"open({str(ran)!r}, 'w')\ndef make():\n    return (lambda: None), ()\n")
-    folder = _stopped_track(tmp_path, [a.format(evil=evil) for a in named])
+    wheels = tmp_path / "out" / "wheels"  # a folder of wheels a results branch could hold: installed, then run
+    wheels.mkdir(parents=True)
+    folder = _stopped_track(tmp_path, [a.format(evil=evil, wheels=wheels) for a in named])
     assert main(["sweep", "resume", str(folder)]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert str(folder / layout.TRACK_CALL) in line and said in line

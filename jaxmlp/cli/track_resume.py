@@ -19,7 +19,8 @@ from jaxmlp.results.store import layout
 def resume(folder: Path, workloads: Sequence[str] = (), envs_folder: Path | None = None) -> int:
     """The stopped call in ``folder`` gone on with: its arguments parsed as ``jaxmlp track`` parses them, run from
     the folder it was run in; its exit code (the gate's). ``call.json`` is data (docs/reference/trust.md): what it
-    names that would run or write elsewhere is this command line's (`chosen_call`)."""
+    names that would run or write elsewhere is this command line's (`chosen_call`), and wheels it names inside the
+    results folder are refused."""
     from jaxmlp.cli import Parser
     from jaxmlp.cli import track as command
 
@@ -44,6 +45,11 @@ def resume(folder: Path, workloads: Sequence[str] = (), envs_folder: Path | None
     with contextlib.chdir(cwd):
         if Path(args.out).resolve() != folder.resolve().parent:
             raise JaxmlpError(f"{folder} is no longer under the call's --out {args.out}: run `jaxmlp track` there")
+        if args.wheels is not None and Path(args.wheels).resolve().is_relative_to(folder.resolve().parent):
+            raise JaxmlpError(
+                f"{folder / layout.TRACK_CALL} names wheels inside the results folder (--wheels {args.wheels}): a "
+                "resumed call installs none the folder holds; run `jaxmlp track` again with its options"
+            )
         print(f"Going on with the stopped call: jaxmlp {' '.join(argv)} (in {cwd})")
         return int(command.run(args))
 
