@@ -213,6 +213,25 @@ def test_markdown_and_html_helpers():
     assert escape.terminal("a\x1b]0;title\x07b\x1b[31mc\x9b2Jd\x00e\u202ef") == "abcdef"
 
 
+def test_a_progress_bar_redraws_in_place_on_a_terminal_and_shows_a_label_as_text(monkeypatch):
+    """A command's output goes through `escape.terminal`, which drops ``\\r``; the sweep's bar keeps its own ``\\r``
+    (it redraws one line) while a label from a result file still reaches the terminal without its codes."""
+    import io
+
+    from jaxmlp.flows.progress import progress_bar
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown = Tty()
+    monkeypatch.setattr("sys.stderr", shown)
+    with escape.terminal_output(), progress_bar(2) as tick:
+        tick(0, "0.7.1\x1b]0;owned\x07")
+        tick(0, "0.7.2")
+    assert "\r" in shown.getvalue() and "0.7.1" in shown.getvalue() and "\x1b" not in shown.getvalue()
+
+
 def test_summary_of_the_hostile_folder_prints_no_escape_code(published, capsys):
     results, _, _, _, _ = published
     code = main(["summary", str(results)])

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -18,6 +19,7 @@ from jaxmlp.errors import EXIT_DIVERGED, Interrupted, JaxmlpError
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.train import EpochRecord, TrainConfig, steady_state_seconds, to_rows, train, validate_config
 from jaxmlp.pipelines.loaders import load_splits
+from jaxmlp.report.escape import unwrapped
 from jaxmlp.results.schema.train import TrainDocument
 from jaxmlp.results.store.writing import ResultsStore, check_folder, check_new_file, write_json_new
 from jaxmlp.units import count, tutorial_seconds
@@ -79,7 +81,8 @@ def progress_bar(enabled: bool | None) -> Callable[[Iterable[Any], int], Iterabl
 
     def wrap(iterable: Iterable[Any], total: int) -> Iterable[Any]:
         # disable=None: shown on a terminal, silent in logs.
-        bar = tqdm(iterable, total=total, disable=None if enabled is None else not enabled, leave=False, unit="batch")
+        disable = None if enabled is None else not enabled
+        bar = tqdm(iterable, total=total, disable=disable, leave=False, unit="batch", file=unwrapped(sys.stderr))
         return cast(Iterable[Any], bar)
 
     return wrap

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 
 from jaxmlp.measure.sweep.matrix import Tick
+from jaxmlp.report.escape import terminal, unwrapped
 
 
 @contextlib.contextmanager
@@ -15,13 +16,13 @@ def progress_bar(total: int) -> Iterator[Tick]:
     """A bar on a terminal; in a log, a plain line per process."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total, unit="process", disable=None, file=sys.stderr)
+    bar = tqdm(total=total, unit="process", disable=None, file=unwrapped(sys.stderr))  # its \r kept: one line
     start = time.monotonic()
     done = [0]
 
     def tick(round_: int, label: str) -> None:
         done[0] += 1
-        bar.set_postfix_str(f"round {round_ + 1}, {label}")
+        bar.set_postfix_str(terminal(f"round {round_ + 1}, {label}"))
         bar.update()
         if bar.disable:
             print(

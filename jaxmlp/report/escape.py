@@ -99,6 +99,12 @@ class TerminalStream:
         return getattr(self.stream, name)
 
 
+def unwrapped(stream: TextIO) -> TextIO:
+    """The stream under a `TerminalStream`: for a progress bar, whose own ``\\r`` redraws its line (what it is given
+    from a result file goes through `terminal` first)."""
+    return stream.stream if isinstance(stream, TerminalStream) else stream
+
+
 @contextlib.contextmanager
 def terminal_output() -> Iterator[None]:
     """``sys.stdout`` and ``sys.stderr`` written through `TerminalStream` for as long as it lasts."""
