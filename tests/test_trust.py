@@ -199,6 +199,17 @@ def test_the_message_shows_names_and_free_text_as_text(published):
     assert links and all(link.startswith("https://example.org/site/") for link in links), links
 
 
+def test_a_comparison_s_kind_from_a_file_is_text_in_the_message():
+    """``against`` (``pinned``, ``previous``) is a file's text too: another value is shown as text, never a link."""
+    import pandas as pd
+
+    row = {"machine": "m", "workload": "w", "release": "0.7.1", "python": "", "baseline": "0.7.0", "ratio": 1.5}
+    row |= {"low": 1.4, "high": 1.6, "verdict": "slower", "median_s": 1.5, "baseline_median_s": 1.0}
+    row |= {"explanation": "", "unexplained": "", "measured_at": "2026-12-01T02:10:00+00:00", "folder": "track-1"}
+    text = message(pd.DataFrame([row | {"against": "[see](https://evil.example)"}]))
+    assert "](" not in escape_code_spans(text), text
+
+
 def escape_code_spans(text: str) -> str:
     """``text`` without its code spans."""
 

@@ -73,7 +73,17 @@ def markdown_prose(value: object) -> str:
     return re.sub(r"^(\s*)([#>])", r"\1\\\2", text, flags=re.MULTILINE)
 
 
-SHOWN_COLUMNS = ("machine", "workload", "release", "baseline", "python", "verdict", "unexplained", "measured_at")
+SHOWN_COLUMNS = (
+    "machine",
+    "workload",
+    "release",
+    "against",
+    "baseline",
+    "python",
+    "verdict",
+    "unexplained",
+    "measured_at",
+)
 """The text columns of tracking's frame that its message shows (`jaxmlp.results.sweep.tracked.FRAME_COLUMNS`)."""
 
 
