@@ -108,3 +108,18 @@ def test_resume_of_a_track_call_runs_no_workload_or_interpreter_its_call_file_na
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert str(folder / layout.TRACK_CALL) in line and said in line
     assert not ran.exists()
+
+
+def test_resume_of_a_track_call_whose_call_file_is_a_fifo_is_one_line_not_a_wait(tmp_path):
+    """``call.json`` is read only where it is a regular file: a FIFO (or a link to a device) is never opened to wait."""
+    import os
+    import subprocess
+
+    folder = _stopped_track(tmp_path, [])
+    (folder / layout.TRACK_CALL).unlink()
+    os.mkfifo(folder / layout.TRACK_CALL)
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxmlp", "sweep", "resume", str(folder)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert layout.TRACK_CALL in done.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep.settings import is_builtin
 from jaxmlp.measure.workload_names import workload_name
-from jaxmlp.results.store import layout
+from jaxmlp.results.store import confined, layout
 
 
 def resume(folder: Path, workloads: Sequence[str] = (), envs_folder: Path | None = None) -> int:
@@ -29,9 +29,9 @@ def resume(folder: Path, workloads: Sequence[str] = (), envs_folder: Path | None
             f"{folder} is no stopped `jaxmlp track` call (no {layout.INCOMPLETE_FILE}): nothing to resume"
         )
     try:
-        call = json.loads((folder / layout.TRACK_CALL).read_text(encoding="utf-8"))
+        call = json.loads(confined.read_text(folder / layout.TRACK_CALL))  # a regular file only: never a FIFO
         argv, cwd = [str(a) for a in call["argv"]], str(call["cwd"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, confined.Refused) as e:
         raise JaxmlpError(
             f"{folder}: its {layout.TRACK_CALL} cannot be read ({type(e).__name__}): run the call's `jaxmlp track` "
             "again, with its options, which goes on from this folder"
