@@ -123,3 +123,29 @@ def test_resume_of_a_track_call_whose_call_file_is_a_fifo_is_one_line_not_a_wait
     )
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert layout.TRACK_CALL in done.stderr
+
+
+def test_a_track_call_goes_on_only_from_a_stopped_folder_that_runs_what_it_chose(tmp_path):
+    """A stopped call's folder in the results folder (a shared branch) is gone on with only where each interpreter
+    it names lies in this machine's environments folder and its workloads are this call's own specs; else the call
+    measures anew (the folder's interpreter and workload files never run)."""
+    import shutil
+
+    from jaxmlp.results.sweep.track_plan import stopped_call
+
+    envs = tmp_path / "envs"
+    python = envs / "jax-0.7.1-py311" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    out = tmp_path / "out"
+    out.mkdir()
+    planted = out / "evil" / "python"  # a script a results branch holds
+    planted.parent.mkdir()
+    planted.write_text("#!/bin/sh\n")
+    name, stopped = "track-20261207T010000-m-1", out / "track-20261207T000000-m-1"
+    for named, workloads in ((planted, ("scan",)), (python, ("scan", "mine.py:make"))):
+        _stopped_sweep(stopped, str(named), workloads)
+        assert stopped_call(out, name, ["0.7.1"], ("scan",), envs) is None
+        shutil.rmtree(stopped)
+    _stopped_sweep(stopped, str(python), ("scan",))
+    assert stopped_call(out, name, ["0.7.1"], ("scan",), envs) == stopped

@@ -15,7 +15,7 @@ from pathlib import Path
 from jaxmlp import registry, units
 from jaxmlp.errors import JaxmlpError, gate
 from jaxmlp.measure import environment
-from jaxmlp.measure.environments import published
+from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.sweep import track as flow
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Step, Track
@@ -80,7 +80,10 @@ def track(
         _publish(store.folder, None, site, message, say, site_url)
         return TrackOutcome(step, None, (), {}, (), 0)
     name = tracked.folder_name(fields, os.getpid())
-    stopped = track_plan.stopped_call(store.folder, name, step.cells, workloads) if step.new else None
+    envs_root = matrix.envs or envs.envs_root()  # the interpreters a stopped call may run: this machine's only
+    stopped = (
+        track_plan.stopped_call(store.folder, name, step.cells, measuring.workloads, envs_root) if step.new else None
+    )
     folder = stopped or new_dir(store.folder, name)  # a stopped call's samples kept: none measured twice
     if call is not None and stopped is None and step.new:  # what `sweep resume` runs again
         write_json_new(folder / layout.TRACK_CALL, dict(call))

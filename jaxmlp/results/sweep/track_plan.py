@@ -14,6 +14,7 @@ from pathlib import Path
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.environments import plan as env_plan
 from jaxmlp.measure.environments.plan import EnvPlan
+from jaxmlp.measure.sweep.chosen import in_envs
 from jaxmlp.measure.sweep.settings import Matrix
 from jaxmlp.registry import version_key
 from jaxmlp.results.schema.track import TrackDocument
@@ -97,13 +98,14 @@ def dry_run(
     )
 
 
-def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Sequence[str]) -> Path | None:
+def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Sequence[str], envs: Path) -> Path | None:
     """The newest folder under ``folder`` of a stopped call that the next one goes on from: a call of the same
     machine (``name``: the next call's own folder name, whose machine part it shares), stopped (its ``INCOMPLETE``
-    mark, no ``track.json``), that set out to measure the same releases side by side and workloads, its environments
-    still there; None where there is none."""
+    mark, no ``track.json``), that set out to measure the same releases side by side and the same ``workloads``
+    (this call's specs), each interpreter it names in this machine's environments folder ``envs`` (a results
+    folder is data: `jaxmlp.measure.sweep.chosen`); None where there is none."""
     machine = re.sub(r"^[^-]+-[^-]+-|-\d+$", "", name)
-    wanted = (tuple(sorted(cells, key=version_key)), sorted(workloads))
+    wanted = tuple(sorted(cells, key=version_key))
     for path in sorted(folder.glob(f"{layout.TRACK}-*-{machine}-*"), key=layout.stamp_in, reverse=True):
         if not (path / layout.INCOMPLETE_FILE).is_file() or (path / layout.TRACK_FILE).exists():
             continue
@@ -111,9 +113,9 @@ def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Seque
             plan, _ = RunLog(path).read()
         except JaxmlpError:
             continue
-        releases = tuple(sorted({r.label for r in plan.runners}, key=version_key))
-        if (releases, sorted(plan.runners[0].measuring.names)) != wanted:
+        runners = [*plan.runners, *plan.probed.runners.values()]
+        if not plan.runners or tuple(sorted({r.label for r in plan.runners}, key=version_key)) != wanted:
             continue
-        if all(Path(r.python).exists() for r in plan.runners):
+        if all(r.measuring.workloads == tuple(workloads) and in_envs(r.python, envs) for r in runners):
             return path
     return None
