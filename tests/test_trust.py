@@ -220,6 +220,8 @@ def test_markdown_and_html_helpers():
     assert escape.markdown("0.7.1") == "0.7.1"
     assert escape.markdown("a`b") == "``a`b``"
     assert escape.markdown("`") == "`` ` ``"
+    for url in ("https://evil.example/x", "see www.evil.example"):  # GitHub links them bare: a code span
+        assert escape.markdown(url) == f"`{url}`"
     assert escape.html_text("<a href='x'>\x1b") == "&lt;a href=&#x27;x&#x27;&gt;"
     assert escape.terminal("a\x1b]0;title\x07b\x1b[31mc\x9b2Jd\x00e\u202ef") == "abcdef"
 

@@ -28,6 +28,8 @@ _ESCAPES = re.compile(
 _PLAIN = re.compile(r"[\w .,:;=+/%×–'()?!-]*")
 """Words Markdown shows as they are (no emphasis, link, image, HTML, mention, heading, table or code can start
 from them): letters, digits, spaces and a few marks."""
+_AUTOLINK = re.compile(r"://|www\.", re.IGNORECASE)
+"""What GitHub's Markdown links without brackets (an address: ``https://…``, ``www.…``): shown as a code span."""
 
 
 def html_text(value: object) -> str:
@@ -60,7 +62,8 @@ def markdown(value: object) -> str:
     """A name or free text for a Markdown message: as it is where it is plain words (`_PLAIN`), else as a code span
     (`code_span`): never a link, image, HTML, mention, heading or emphasis of its own."""
     text = one_line(value)
-    return text if _PLAIN.fullmatch(text) and not text.startswith(("-", "+")) else code_span(text)
+    plain = _PLAIN.fullmatch(text) and not text.startswith(("-", "+")) and not _AUTOLINK.search(text)
+    return text if plain else code_span(text)
 
 
 def markdown_prose(value: object) -> str:
