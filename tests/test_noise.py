@@ -56,3 +56,12 @@ def test_found_rates_have_wilson_intervals():
     assert low == 0 and high == pytest.approx(0.658, abs=0.001)
     low, high = wilson(19, 20)
     assert low == pytest.approx(0.764, abs=0.001) and high == pytest.approx(0.991, abs=0.001)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinity is Linux's")
+def test_a_hog_on_a_cpu_this_process_may_not_run_on_is_one_line():
+    """Not a traceback from the busy loop (its affinity refused) while the trials run without their neighbour."""
+    outside = max(os.sched_getaffinity(0)) + 1
+    with pytest.raises(JaxmlpError, match=f"--pin-cpu {outside} is not a CPU this process may run on"):
+        noise.check("hog", outside)
+    noise.check("hog", min(os.sched_getaffinity(0)))
