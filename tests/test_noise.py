@@ -3,6 +3,7 @@ hog without pinned workers refused in one line; the found rates' intervals."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -123,3 +124,23 @@ def _parent_of(stat: Path) -> int:
         return int(stat.read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return -1
+
+
+def test_trials_whose_processes_all_failed_end_in_one_line(monkeypatch):
+    """Not an IndexError from the first trial's missing first process: what failed, in one line (exit 1)."""
+    from jaxmlp.errors import NotMeasured
+    from jaxmlp.measure.sweep import trials
+    from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
+
+    monkeypatch.setenv("REMOVED_API", "tree_map")
+    spec = f"{Path(__file__).parent / 'workloads' / 'removed_api.py'}:make"
+    measuring = Measuring((spec,), dataset="synthetic", limit=256, epochs=2, calls=2)
+    kept: list[object] = []
+    with pytest.raises(NotMeasured, match="every process of A failed.*has no attribute 'tree_map'"):
+        trials.run(Trials(1, 1), measuring, Detector(), _silent, lambda meta, t: kept.append(t), said=lambda _: None)
+    assert kept == []
+
+
+@contextlib.contextmanager
+def _silent(total: int):
+    yield lambda round_, name: None
