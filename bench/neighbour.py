@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+from jaxmlp.measure import workers
+
 CHILD = """
 import os, sys, time, statistics, json
 os.sched_setaffinity(0, {int(sys.argv[1])})
@@ -37,7 +39,7 @@ print(json.dumps({"wall": statistics.median(wall), "cpu": statistics.median(cpu)
 def busy(cpu: int) -> subprocess.Popen[bytes]:
     """A busy loop pinned to ``cpu``: the neighbour (ended by the caller)."""
     loop = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass\n"
-    return subprocess.Popen([sys.executable, "-c", loop])
+    return subprocess.Popen(workers.guarded([sys.executable, "-c", loop]))  # it dies with this script, even killed
 
 
 def one(cpu: int, calls: int, hog: bool) -> dict[str, float]:

@@ -26,10 +26,10 @@ WORDS = {"regression": "slower", "improvement": "faster"}  # a flagged verdict a
 
 SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "the same", "inconclusive"
 VERDICT_WORDS = (SLOWER, FASTER, SAME, INCONCLUSIVE)
+"""The four words every comparison's verdict is said in, whatever shows it (`verdict_word` decides)."""
 RESULTS_DIFFER = "results differ"
 """Not a verdict on time: what a comparison says instead where the two sides' values differ beyond the tolerance
 (a different computation is no comparison of speed)."""
-"""The four words every comparison's verdict is said in, whatever shows it (`verdict_word` decides)."""
 
 
 def within(low: float, high: float, threshold: float = THRESHOLD) -> bool:

@@ -172,3 +172,26 @@ def test_the_check_finds_an_upward_import_and_a_circle(tmp_path, layers):
     assert upward(graph, layers) == added
     store = "jaxmlp.results.store"
     assert [f"{store}.layout", f"{store}.writing", f"{store}.layout"] in circles(graph)
+
+
+def stray_strings(path: Path) -> list[int]:
+    """The lines of a file's strings that document nothing: a string statement at a module's or class's top level
+    that is neither its first statement nor right after an assignment (the attribute it documents)."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for owner in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+        for before, node in zip(owner.body, owner.body[1:]):
+            text = (
+                isinstance(node, ast.Expr)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            )
+            if text and not isinstance(before, (ast.Assign, ast.AnnAssign)):
+                found.append(node.lineno)
+    return found
+
+
+def test_every_docstring_documents_what_it_follows():
+    """A constant's docstring right after it, a module's first: none left over from a merge or a move."""
+    stray = {str(p.relative_to(ROOT)): lines for p in sorted(PACKAGE.rglob("*.py")) if (lines := stray_strings(p))}
+    assert stray == {}

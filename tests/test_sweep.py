@@ -677,3 +677,16 @@ def test_a_workload_that_failed_in_a_cell_is_named_once_with_its_cells_the_other
     found = unmeasured.unmeasured(matrix.Measured(probed, done, {}))
     assert found == {"workload broken": f"{why}; in 0.5.3, 0.6.2"}
     assert unmeasured.unmeasured_line(found) == f"not measured: workload broken ({why}; in 0.5.3, 0.6.2)"
+
+
+def test_a_process_whose_every_workload_failed_is_a_failed_process(monkeypatch):
+    """Not a sample without the workload (what a search over one workload, the corpus's trials and an explanation
+    read would meet as a KeyError): a `Failure` of its cell, with the workload's own line, as the probe says it."""
+    monkeypatch.setenv("REMOVED_API", "tree_map")
+    spec = f"{Path(__file__).parent / 'workloads' / 'removed_api.py'}:make"
+    runners = {"x": matrix.Runner("x", sys.executable, Measuring((spec,), **QUICK))}
+    said: list[str] = []
+    results, failed = matrix.run_rounds(runners, processes=1, say=said.append)
+    assert results == {"x": []}
+    (failure,) = failed
+    assert failure.cell == "x" and "has no attribute 'tree_map'" in failure.reason, failure

@@ -15,6 +15,9 @@ from test_wheels import wheel_folder
 
 from jaxmlp.cli import main
 from jaxmlp.errors import EXIT_FAILED, EXIT_SLOWER, gate
+from jaxmlp.measure.records import FAILED, ProcessResult, WorkloadTimes
+from jaxmlp.measure.workload_names import check_spec
+from jaxmlp.results.schema.sweep import SweepDocument
 from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import read_document
@@ -113,3 +116,28 @@ def test_a_raising_workload_is_named_the_others_judged_and_results_differ_is_sai
     (folder,) = (tmp_path / "accepted").glob("track-*")
     doc = read_document(folder / layout.TRACK_FILE)
     assert isinstance(doc, TrackDocument) and RESULTS_DIFFER not in {c.verdict for c in doc.comparisons}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "import sys\nif sys.version_info >= (3, 11):\n    def make():\n        return 1\nelse:\n    make = None\n",
+        "try:\n    from jax import shard_map\nexcept ImportError:\n    def make():\n        return 1\n",
+        "with open(__file__) as f:\n    make = len\n",
+    ],
+)
+def test_a_workload_defined_under_a_condition_is_found(tmp_path, content):
+    """A file that defines its function as the release allows (under an ``if``, a ``try``) is a workload: only the
+    worker, in the release, runs it."""
+    spec = tmp_path / "mine.py"
+    spec.write_text(content)
+    check_spec(f"{spec}:make")
+
+
+def test_a_workload_that_failed_in_a_cells_first_process_only_keeps_its_rows():
+    """The others measured it: the cell's rows (what the sweep's tables and verdicts read) still hold it."""
+    step = WorkloadTimes.of(0.1, [0.2, 0.1])
+    first = ProcessResult({"jax": "0.7.0", FAILED: {"mine": "raised once"}}, {"step": step})
+    both = {"step": step, "mine": WorkloadTimes.of(0.1, [0.4, 0.3])}
+    cell = SweepDocument("0.7.0", (first, ProcessResult({"jax": "0.7.0"}, both)), "t")
+    assert {r.params["workload"] for r in cell.benchmark_rows()} == {"step", "mine"}

@@ -5,6 +5,7 @@ outlives the command that started it."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,11 +19,17 @@ LOOP = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:
 
 
 def check(noise: str, cpu: int | None) -> None:
-    """A noise jaxmlp knows, and a hog only with the workers pinned (it must share their CPU)."""
+    """A noise jaxmlp knows, and a hog only with the workers pinned (it must share their CPU) to a CPU this process
+    may run on."""
     if noise not in NOISES:
         raise JaxmlpError(f"unknown --noise {noise!r}: choose one of {', '.join(NOISES)}")
     if noise == "hog" and cpu is None:
         raise JaxmlpError("--noise hog needs --pin-cpu N: the busy loop runs on the workers' CPU, N")
+    allowed = os.sched_getaffinity(0) if noise == "hog" and hasattr(os, "sched_getaffinity") else set()
+    if allowed and cpu not in allowed:
+        raise JaxmlpError(
+            f"--pin-cpu {cpu} is not a CPU this process may run on: give one of {', '.join(map(str, sorted(allowed)))}"
+        )
 
 
 @contextlib.contextmanager

@@ -38,8 +38,18 @@ def workload_name(spec: str) -> str:
 
 
 def _defines(tree: ast.Module, name: str) -> bool:
-    """Whether a module's top level binds ``name`` (a function, a class, an assignment or an import)."""
-    for node in tree.body:
+    """Whether a module's top level binds ``name`` (a function, a class, an assignment or an import), also under
+    an ``if``, a ``try`` or a ``with`` there (a file that defines it as the release allows)."""
+    return _binds(tree.body, name)
+
+
+def _binds(body: list[ast.stmt], name: str) -> bool:
+    for node in body:
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            handlers = [h.body for h in node.handlers] if isinstance(node, ast.Try) else []
+            parts = [node.body, *handlers, *(getattr(node, k, []) for k in ("orelse", "finalbody"))]
+            if any(_binds(part, name) for part in parts):
+                return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
             return True
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):

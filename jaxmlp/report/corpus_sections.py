@@ -68,9 +68,6 @@ def missed_lines(doc: CorpusDocument) -> tuple[str, ...]:
     return tuple(f"{s.case.name}: {'; '.join(s.why)}" for s in doc.scores if s.why)
 
 
-"""The report's section of corpus runs (`jaxmlp sweep corpus`)."""
-
-
 def corpus_run(path: Path, doc: CorpusDocument, folder: Path | None = None) -> Run:
     """A corpus run: its total and what was missed and why, then a row a case."""
     lines = corpus_lines(doc)

@@ -125,11 +125,17 @@ def run_rounds(
             sample: ProcessResult | Failure | None = done.get((name, round_))
             ran = sample is None
             if sample is None:
+                failed = ""
                 try:
-                    sample = run_worker(runners[name], pythonpath, timeout)
+                    result = run_worker(runners[name], pythonpath, timeout)
+                    failed = "" if result.workloads else next(reversed(result.failed.values()), "")
                 except workers.ChildFailed as e:
-                    sample = Failure(name, round_, runners[name].measuring.as_recorded(str(e)))
+                    failed = str(e)
+                if failed:  # the worker failed, or every workload in it did: a process that failed
+                    sample = Failure(name, round_, runners[name].measuring.as_recorded(failed))
                     say(f"  round {round_ + 1}: {sample.reason}; recorded as failed, going on")
+                else:
+                    sample = result
                 if record:
                     record(name, round_, sample)
             if isinstance(sample, Failure):

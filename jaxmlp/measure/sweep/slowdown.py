@@ -1,9 +1,8 @@
 """A corpus case's injected-slowdown trials: the case's own workload at one release, unslowed and with each known
 slowdown put in by the sweep's test hook (`Measuring.inject_slowdown`: each timed call stretched to that many times
-its own time by spinning on the clock), a group of fresh processes each, one of each a round in rotating order.
-The unslowed group may be given instead of measured: the case's own timeline's processes of that release, the same
-workload, calls and settings (``unslowed_from`` says where they came from). What the detector makes of them is
-scored in `jaxmlp.results.sweep.corpus` (the method: docs/results/corpus.md)."""
+its own time by spinning), a group of fresh processes each, one of each a round in rotating order (the unslowed
+group too: ``unslowed_from`` is read from older files only, which took it from the case's timeline). What the
+detector makes of them is scored in `jaxmlp.results.sweep.corpus` (the method: docs/results/corpus.md)."""
 
 from __future__ import annotations
 
@@ -74,12 +73,10 @@ def run(
     timeout: float | None = None,
     factors: Sequence[float] = FACTORS,
     say: Say = print,
-    unslowed: tuple[Sequence[float], str] | None = None,
 ) -> SlowdownTrials:
     """``trials`` trials of ``measuring``'s one workload in ``release``'s environment (its ``python``): each
-    ``processes`` rounds of a process unslowed and one with each of ``factors`` put in, in rotating order; with
-    ``unslowed`` (samples, and where they come from), those are every trial's unslowed group, not measured again."""
-    runners = {} if unslowed else {UNSLOWED: Runner(release, python, measuring)}
+    ``processes`` rounds of a process unslowed and one with each of ``factors`` put in, in rotating order."""
+    runners = {UNSLOWED: Runner(release, python, measuring)}
     for factor in factors:
         runners[group(factor)] = Runner(release, python, replace(measuring, inject_slowdown=factor - 1))
     (name,) = measuring.names
@@ -89,7 +86,6 @@ def run(
         for trial in range(trials):
             results, failed = run_rounds(runners, processes, None, path, timeout, say=say)
             measured = {g: tuple(p.workloads[name].steady_seconds for p in results[g]) for g in runners}
-            values.append({UNSLOWED: tuple(unslowed[0]), **measured} if unslowed else measured)
+            values.append(measured)
             failures += [f"trial {trial + 1}, {f.cell}: {f.reason}" for f in failed]
-    origin = unslowed[1] if unslowed else ""
-    return SlowdownTrials(release, processes, measuring.calls, tuple(factors), tuple(values), tuple(failures), origin)
+    return SlowdownTrials(release, processes, measuring.calls, tuple(factors), tuple(values), tuple(failures))

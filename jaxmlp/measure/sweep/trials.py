@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from jaxmlp.errors import NotMeasured
 from jaxmlp.measure import workers
 from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.noise import neighbour
@@ -71,7 +72,11 @@ def run(
     total = trials.trials * trials.processes * len(runners)
     with jaxmlp_path() as path, neighbour(trials.noise, measuring.pin_cpu), progress(total) as tick:
         for trial in range(trials.trials):
-            results, _ = run_rounds(runners, trials.processes, tick, path, workers.FIRST_SECONDS, say=said)
+            results, failed = run_rounds(runners, trials.processes, tick, path, workers.FIRST_SECONDS, say=said)
+            for side, done in results.items():
+                if not done:  # no comparison, and no first process to file the trials' metadata from
+                    last = [f.reason for f in failed if f.cell == side][-1:] or ["none ran"]
+                    raise NotMeasured(f"trial {trial + 1}: every process of {side} failed (the last: {last[0]})")
             first = first or results
             metric = choose([*results["A"], *results["A2"]], results["H"], name)  # one metric for the trial
             values = {k: tuple(steady(v, name, metric)) for k, v in results.items()}

@@ -71,7 +71,7 @@ class SweepDocument:
         extra = {key: meta.get(key) for key in SWEEP_EXTRA}
         rows: list[BenchmarkRow] = []
         nodes = self.nodes()
-        for workload in self.processes[0].workloads:
+        for workload in dict.fromkeys(w for p in self.processes for w in p.workloads):  # one a process failed too
             runs = [p.workloads[workload] for p in self.processes if workload in p.workloads]
             facts = {**extra, "calls": len(runs[0].call_seconds) + 1, "results_differ": self.differs.get(workload)}
             if nodes:

@@ -4,27 +4,21 @@ changes' explanations will cost, and the processes the next round adds to the in
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from jaxmlp import units
-from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Measured, Probed
 from jaxmlp.registry import THRESHOLD, version_key
 from jaxmlp.results.schema.track import Tracked
 from jaxmlp.results.sweep import metric
 from jaxmlp.results.sweep.explain_files import EXPLAIN_PROCESSES
-from jaxmlp.stats import FASTER, INCONCLUSIVE, SETTLE_REACH, SLOWER, Comparison, beyond_reach, processes_to_settle
+from jaxmlp.stats import FASTER, INCONCLUSIVE, SLOWER, Comparison, processes_to_settle
 from jaxmlp.units import minutes
 
 MIN_SIDE = 5
 """The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
 (`jaxmlp.stats.smallest_p`)."""
-
-
-def steady(processes: Sequence[ProcessResult], workload: str) -> list[float]:
-    """Each process's steady state of ``workload`` (seconds), those that measured it."""
-    return [p.workloads[workload].steady_seconds for p in processes if workload in p.workloads]
 
 
 def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
@@ -44,13 +38,6 @@ def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
 
 def unsettled(comparisons: Iterable[Tracked]) -> list[Tracked]:
     return [c for c in comparisons if c.verdict == INCONCLUSIVE]
-
-
-def samples_of(
-    processes: Mapping[str, Sequence[ProcessResult]], workloads: Sequence[str]
-) -> dict[str, dict[str, list[float]]]:
-    """Each cell's steady-state samples a workload, one a process."""
-    return {cell: {w: steady(done, w) for w in workloads} for cell, done in processes.items()}
 
 
 def comparisons_of(
@@ -107,13 +94,8 @@ def settling(
     the probe's seconds a process of each cell; none once no comparison is inconclusive or the budget is spent."""
     comparisons = comparisons_of(measured, pairs, workloads, threshold)
     open_ = [t for t in unsettled(comparisons) if more_processes(t.comparison, threshold)]
-    if not open_:
-        far = [t for t in unsettled(comparisons) if beyond_reach(t.comparison, threshold)]
-        line = (
-            f"{units.count(len(far), 'comparison')} inconclusive and not within reach (more than {SETTLE_REACH} "
-            "times the processes measured would not settle it): none added"
-        )
-        return Settling((), 0, line if far else "")
+    if not open_:  # every inconclusive one is given processes (`more_processes`): none is left
+        return Settling((), 0, "")
     probed = measured.probed
     cells = tuple(sorted({c for t in open_ for c in (t.release, t.baseline) if c in probed.runners}, key=version_key))
     per_round = sum(probed.seconds.get(c, 0.0) for c in cells)
