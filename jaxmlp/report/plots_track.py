@@ -12,15 +12,12 @@ from jaxmlp import registry, units
 from jaxmlp.report import plot_style
 from jaxmlp.report.plot_style import human_axis, legend_above
 from jaxmlp.results.sweep.track_answers import (
-    FASTER,
-    INCONCLUSIVE,
     PINNED,
-    SAME,
-    SLOWER,
     python_changes,
     release_order,
     within,
 )
+from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER
 
 LOOK = {
     SLOWER: {"color": "C3", "marker": "^"},

@@ -18,9 +18,6 @@ from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.replacing import replace_file
 from jaxmlp.results.sweep.track_answers import (
     CHANGED,
-    FASTER,
-    SAME,
-    SLOWER,
     Row,
     answered_first,
     bands,
@@ -32,6 +29,7 @@ from jaxmlp.results.sweep.track_answers import (
     short_sentence,
     when,
 )
+from jaxmlp.stats import FASTER, SAME, SLOWER
 
 NOTHING_MEASURED = "jaxmlp track: nothing new was measured (no release newer than the last one tracked)."
 

@@ -15,16 +15,13 @@ from jaxmlp.results.findings.questions import TRACKED
 from jaxmlp.results.store import layout
 from jaxmlp.results.sweep import tracked
 from jaxmlp.results.sweep.track_answers import (
-    FASTER,
     PINNED,
-    RESULTS_DIFFER,
-    SAME,
-    SLOWER,
     Row,
     newest,
     sentence,
 )
 from jaxmlp.results.sweep.track_answers import series as by_series
+from jaxmlp.stats import FASTER, RESULTS_DIFFER, SAME, SLOWER
 
 NOT_TRACKED = "No release tracked yet: `jaxmlp track --pinned VERSION` (the release you run today) starts a series."
 CAPTION = "The newest release tracked against the pinned release, per workload"

@@ -12,17 +12,15 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry, units
+from jaxmlp.stats import FASTER, INCONCLUSIVE, RESULTS_DIFFER, SAME, SLOWER
 
 PINNED = "pinned"
 PREVIOUS = "previous"
 AGAINST = {PINNED: "pinned", PREVIOUS: "tracked before it"}
 """How a baseline is named after its release: ``0.7.0 (pinned)``."""
-SLOWER, FASTER, SAME, INCONCLUSIVE = "slower", "faster", "the same", "inconclusive"
 VERDICTS = (SLOWER, FASTER, SAME, INCONCLUSIVE)
 Row = Mapping[Any, Any]
 """A row of the frame, as a mapping of its columns."""
-RESULTS_DIFFER = "results differ"
-"""Said instead of a verdict on time where the two sides' values differ (`jaxmlp.stats.RESULTS_DIFFER`)."""
 CHANGED = (SLOWER, FASTER, INCONCLUSIVE, RESULTS_DIFFER)
 """The verdicts a message names: "the same" was shown to be no change."""
 
