@@ -298,3 +298,16 @@ def test_the_sweep_writes_into_any_folder_path(place, monkeypatch, capsys):
     ]
     assert main(["report", "--results", out]) == 0
     assert "## Version matrix" in next((place.root / "out").glob("report-*/summary.md")).read_text()
+
+
+def test_a_track_folder_s_call_record_is_no_result_file_to_skip(tmp_path):
+    """``call.json`` beside a track call's results (its arguments, for ``sweep resume``) is not read as a result, so
+    no reading of the folder warns about it; a ``call.json`` elsewhere is read as any file is."""
+    from jaxmlp.results.store import layout, reading
+
+    track = tmp_path / "track-20261207T160813-m-1"
+    track.mkdir()
+    (track / layout.TRACK_CALL).write_text('{"argv": ["track"], "cwd": "."}')
+    (tmp_path / layout.TRACK_CALL).write_text("{}")
+    assert list(reading.files(tmp_path)) == [tmp_path / layout.TRACK_CALL]
+    assert [s.path for s in reading.scan(tmp_path).skipped] == [tmp_path / layout.TRACK_CALL]

@@ -161,3 +161,9 @@ def is_hidden(path: Path, folder: Path) -> bool:
     """Whether a part of ``path`` below ``folder`` starts with a dot (as temporary files of atomic writes do); the
     parts above ``folder`` do not count."""
     return any(part.startswith(".") for part in path.relative_to(folder).parts)
+
+
+def is_call_record(path: Path) -> bool:
+    """Whether ``path`` is a track folder's ``call.json`` (the call's arguments for `jaxmlp sweep resume`): kept beside
+    the results, itself no result file."""
+    return path.name == TRACK_CALL and path.parent.name.startswith(f"{TRACK}-")

@@ -164,7 +164,7 @@ def files(folder: Path) -> Iterator[Path]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(top) / name
-            if not layout.is_hidden(path, folder):
+            if not layout.is_hidden(path, folder) and not layout.is_call_record(path):
                 yield path
 
 
