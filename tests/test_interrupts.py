@@ -517,7 +517,20 @@ def test_sweep_trials_stopped_after_a_trial_keeps_the_trials_that_ended(tmp_path
     path = tmp_path / "tiny_workload.py"
     path.write_text(WORKLOAD)
     stopped = stop(
-        ["sweep", "trials", "--workload", f"{path}:make", "--trials", "20", "--processes", "2", "--calls", "2"]
+        [
+            "sweep",
+            "trials",
+            "--workload",
+            f"{path}:make",
+            "--trials",
+            "20",
+            "--processes",
+            "2",
+            "--calls",
+            "2",
+            "--budget",
+            "0.01",
+        ]
         + ["--out", str(tmp_path / "out")],
         lambda pid, output: "trial 1:" in output,
         signal.SIGINT,

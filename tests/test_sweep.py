@@ -550,7 +550,35 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
     assert f"flagged in 3/3 trials (median ratio {injected:.3f})" in section.note
     assert f"A/A flagged in 0/3 (median ratio {aa:.3f})" in section.note
     assert f"slowdown flagged in 3/3 trials (median ratio {injected:.3f}); A/A flagged in 0/3 " in printed
-    assert "10 processes a side" in printed
+    assert "10 processes a side at first" in printed
+    assert "Time to a verdict: A/A median" in printed and raw["settings"]["budget_minutes"] == 5.0
+
+
+def test_a_trial_adds_processes_to_a_comparison_until_it_settles(tmp_path, monkeypatch, capsys):
+    """Started at 2 processes a side (too few to judge), each comparison gets processes as `jaxmlp track` adds
+    them until the A/A is the same and the injected slowdown slower, within the trial's budget."""
+    rng = np.random.default_rng(1)
+    asked = []
+
+    def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):  # values, no workers
+        asked.append((sorted(runners), processes))
+        base = {"A": 1.0, "A2": 1.0, "H": 1.1}
+        meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
+        return {
+            label: [
+                ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
+                for x in np.exp(rng.normal(0, 0.01, processes))
+            ]
+            for label in runners
+        }, []
+
+    monkeypatch.setattr(trials, "run_rounds", run_rounds)
+    assert main(["sweep", "trials", "--trials", "1", "--processes", "2", "--out", str(tmp_path)]) == 0
+    (trial,) = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())["trials"]
+    assert (trial["aa"]["word"], trial["injected"]["word"]) == ("the same", "slower")
+    assert asked[0] == (["A", "A2", "H"], 2) and len(asked) > 1  # more rounds after the first two
+    assert min(map(len, trial["values"].values())) >= 5 and set(trial["seconds"]) == {"aa", "injected"}
+    assert "processes" in capsys.readouterr().out
 
 
 IMPOSSIBLE = [

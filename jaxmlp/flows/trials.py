@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,8 @@ from jaxmlp.measure.sweep.trials import Trial
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, write_json_new
-from jaxmlp.units import count
+from jaxmlp.results.sweep.settling import more_processes
+from jaxmlp.units import count, minutes
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,15 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
         done.append(trial)
 
     try:
-        flow.run(settings, measuring, detector, progress_bar, keep, tqdm.write)
+        flow.run(
+            settings,
+            measuring,
+            detector,
+            progress_bar,
+            keep,
+            tqdm.write,
+            lambda comparison: more_processes(comparison, detector.threshold),
+        )
     except KeyboardInterrupt as e:  # the trials that ended before the signal are kept
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         if done:
@@ -59,9 +69,10 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
         f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
         f"trials (median ratio {doc.median_ratio('injected'):.3f}); A/A flagged in {doc.aa_flagged}/"
         f"{settings.trials} (median ratio {doc.median_ratio('aa'):.3f}); "
-        f"{count(settings.processes, 'process', 'processes')} a side; jax {meta['jax']}. "
+        f"{count(settings.processes, 'process', 'processes')} a side at first; jax {meta['jax']}. "
         f"Wrote {path}"
     )
+    print(minutes_line(doc))
     print(rates_line(doc, settings))
     return TrialsOutcome(path, doc)
 
@@ -77,6 +88,16 @@ def rates_line(doc: TrialsDocument, settings: Trials) -> str:
         f"{said[k]} {r['found']:g} of {r['of']:g} (95% interval {r['low']:.0%} to {r['high']:.0%})"
         for k, r in doc.rates().items()
     )
+
+
+def minutes_line(doc: TrialsDocument) -> str:
+    """How long each comparison took to settle (or to end unsettled), its median and longest."""
+    told = []
+    for key, name in (("aa", "A/A"), ("injected", "injected")):
+        seconds = doc.seconds(key)
+        if seconds:
+            told.append(f"{name} median {minutes(statistics.median(seconds))}, longest {minutes(max(seconds))}")
+    return "Time to a verdict: " + ("; ".join(told) or "not recorded")
 
 
 def _write(doc: TrialsDocument, out: Path) -> Path:

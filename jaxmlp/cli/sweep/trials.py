@@ -15,7 +15,8 @@ from jaxmlp.measure.sweep.settings import Detector, Trials
 DESCRIPTION = (
     "Check the detector on this machine: --trials comparisons of the jax "
     "installed here against itself (A/A: a flag is a false alarm) and against itself with a "
-    "known slowdown injected (a flag is a hit), each side --processes fresh processes; writes "
+    "known slowdown injected (a flag is a hit), each side --processes fresh processes at first, then more to a "
+    "comparison not yet settled (as jaxmlp track adds them) while --budget lasts; writes "
     "OUT/detector-<time>/trials.json."
 )
 
@@ -34,7 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.PIN_CPU,
         options.own("--trials", "A/A and injected comparisons (default: %(default)s)", 20, options.whole_number),
         options.PROCESSES.but(
-            default=14, why=measured, help="fresh processes a side of each comparison (default: %(default)s)"
+            default=5,
+            why="the fewest a verdict can rest on, as jaxmlp track settles",
+            help="fresh processes a side of each comparison at first (default: %(default)s)",
+        ),
+        options.BUDGET.but(
+            default=5.0,
+            why="a comparison settled within minutes",
+            help="the minutes a trial may take: processes are added to a comparison not yet settled while they fit "
+            "(default: %(default)s)",
         ),
         options.own(
             "--inject-slowdown", "the known slowdown, as a fraction (default: %(default)s)", 0.10, options.number
@@ -53,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """A/A and injected-slowdown trials of one version against itself."""
-    settings = Trials(args.trials, args.processes, args.inject_slowdown, args.noise)
+    settings = Trials(args.trials, args.processes, args.inject_slowdown, args.noise, args.budget)
     check(args.noise, args.pin_cpu)
     detector = Detector(args.threshold, args.alpha)
     measuring = replace(measuring_of(args), workloads=((args.workload or [DEFAULT_WORKLOAD])[0],))

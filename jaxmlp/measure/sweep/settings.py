@@ -214,17 +214,20 @@ class Timeline:
 
 @dataclass(frozen=True)
 class Trials:
-    """`jaxmlp sweep trials`: ``trials`` comparisons of ``processes`` processes a side, one release against itself
-    (A/A) and against itself slowed down by ``inject_slowdown``, beside ``noise`` (`jaxmlp.measure.noise`)."""
+    """`jaxmlp sweep trials`: ``trials`` comparisons, one release against itself (A/A) and against itself slowed
+    down by ``inject_slowdown``, beside ``noise`` (`jaxmlp.measure.noise`); each ``processes`` processes a side at
+    first, then more to a comparison not yet settled while the trial's ``budget`` (minutes) lasts."""
 
     trials: int = 20
-    processes: int = 14
+    processes: int = 5
     inject_slowdown: float = 0.10
     noise: str = "none"
+    budget: float = 5.0
 
     def __post_init__(self) -> None:
         errors.at_least("--trials", self.trials, 1)
         errors.at_least("--processes", self.processes, 1)
+        errors.positive_finite("--budget", self.budget)
         if not self.inject_slowdown >= 0:
             raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {self.inject_slowdown}")
 

@@ -1,10 +1,13 @@
 """`jaxmlp sweep trials`: the regression detector's own check on this machine. One release against itself (A/A)
 and against itself with the test hook ``inject_slowdown`` (a known, recorded slowdown): three groups of worker
-processes a trial (A, A again, A with the hook), one of each per round, the order rotating every round."""
+processes a trial (A, A again, A with the hook), one of each per round, the order rotating every round; processes
+added to a comparison that is not yet settled, as `jaxmlp track` adds them, until it is or the trial's budget ends."""
 
 from __future__ import annotations
 
+import math
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -14,10 +17,13 @@ from jaxmlp.measure import workers
 from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.noise import neighbour
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep.matrix import Progress, Runner, Say, run_rounds
+from jaxmlp.measure.sweep.matrix import Failure, Progress, Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.wall_or_cpu import choose, steady
 from jaxmlp.stats import Comparison, compare
+
+SIDES = {"aa": ("A", "A2"), "injected": ("A", "H")}
+"""Each comparison of a trial and the groups it compares."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,8 @@ class Trial:
     injected: Comparison
     aa: Comparison
     metric: str = ""  # the time compared (`jaxmlp.measure.wall_or_cpu`); "": wall time, in older files
+    why: str = ""  # why that time (`jaxmlp.measure.wall_or_cpu.choose`)
+    seconds: Mapping[str, float] | None = None  # each comparison's seconds until it settled (or the trial ended)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,6 +45,8 @@ class Trial:
             "injected": self.injected.to_json(),
             "aa": self.aa.to_json(),
             "metric": self.metric,
+            "why": self.why,
+            "seconds": None if self.seconds is None else dict(self.seconds),
         }
 
     @classmethod
@@ -47,18 +57,28 @@ class Trial:
             Comparison.from_json(doc["injected"]),
             Comparison.from_json(doc["aa"]),
             str(doc.get("metric") or ""),
+            str(doc.get("why") or ""),
+            None if doc.get("seconds") is None else {k: float(v) for k, v in doc["seconds"].items()},
         )
 
 
 Keep = Callable[[Mapping[str, Any], Trial], None]
 """Handed each trial as it ends, with the first process's metadata."""
+More = Callable[[Comparison], int]
+"""The processes a side a comparison still needs to settle (0: settled), `jaxmlp track`'s rule."""
 
 
 def run(
-    trials: Trials, measuring: Measuring, detector: Detector, progress: Progress, keep: Keep, said: Say = print
+    trials: Trials,
+    measuring: Measuring,
+    detector: Detector,
+    progress: Progress,
+    keep: Keep,
+    said: Say = print,
+    more: More = lambda comparison: 0,
 ) -> None:
     """Every trial in turn, each handed to ``keep`` as it ends, then told (a stop between the two loses none that
-    was told)."""
+    was told); ``more`` settles each comparison (none: ``trials.processes`` a side, no more)."""
     target = measuring.specs[0]
     base = replace(measuring, workloads=(target,))
     hooked = replace(base, inject_slowdown=trials.inject_slowdown)
@@ -67,24 +87,74 @@ def run(
         "A2": Runner("A2", sys.executable, base),
         "H": Runner("H", sys.executable, hooked),
     }
-    name = base.names[0]
-    first: dict[str, list[ProcessResult]] = {}
-    total = trials.trials * trials.processes * len(runners)
-    with jaxmlp_path() as path, neighbour(trials.noise, measuring.pin_cpu), progress(total) as tick:
-        for trial in range(trials.trials):
-            results, failed = run_rounds(runners, trials.processes, tick, path, workers.FIRST_SECONDS, say=said)
-            for side, done in results.items():
-                if not done:  # no comparison, and no first process to file the trials' metadata from
-                    last = [f.reason for f in failed if f.cell == side][-1:] or ["none ran"]
-                    raise NotMeasured(f"trial {trial + 1}: every process of {side} failed (the last: {last[0]})")
-            first = first or results
-            metric = choose([*results["A"], *results["A2"]], results["H"], name)  # one metric for the trial
-            values = {k: tuple(steady(v, name, metric)) for k, v in results.items()}
-            injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)
-            aa = compare(values["A"], values["A2"], detector.threshold, detector.alpha)
-            keep(first["A"][0].metadata, Trial(trial, values, injected, aa, metric.name))
-            said(
-                f"trial {trial + 1}: injected ratio {injected.ratio:.3f} p {injected.p_slower:.2g} -> "
-                f"{injected.word}; A/A ratio {aa.ratio:.3f} p {aa.p_slower:.2g} -> {aa.word}; on {metric.name} "
-                f"({metric.why})"
-            )
+    with jaxmlp_path() as path, neighbour(trials.noise, measuring.pin_cpu), progress(trials.trials) as tick:
+        for number in range(trials.trials):
+            trial, first = one_trial(number, runners, trials, detector, base.names[0], path, more, said)
+            keep(first, trial)
+            tick(number, "trial")
+            said(trial_line(trial))
+
+
+def trial_line(trial: Trial) -> str:
+    """A trial as its line says it: each comparison's ratio, p, word and seconds, the metric and why."""
+    seconds = trial.seconds or {}
+    told = [
+        f"{name} ratio {c.ratio:.3f} p {c.p_slower:.2g} -> {c.word} ({c.n_baseline}+{c.n_new} processes"
+        + (f", {seconds[key]:.0f} s)" if key in seconds else ")")
+        for key, name, c in (("injected", "injected", trial.injected), ("aa", "A/A", trial.aa))
+    ]
+    return f"trial {trial.trial + 1}: {'; '.join(told)}; on {trial.metric} ({trial.why})"
+
+
+def one_trial(
+    number: int,
+    runners: Mapping[str, Runner],
+    trials: Trials,
+    detector: Detector,
+    name: str,
+    path: str,
+    more: More,
+    said: Say,
+) -> tuple[Trial, Mapping[str, Any]]:
+    """One trial: ``trials.processes`` rounds of every group, then rounds of the groups of the comparisons not yet
+    settled (``more``) while what is left of ``trials.budget`` minutes fits them; with the first process's
+    metadata."""
+    began, settled = time.monotonic(), {}
+    results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
+    groups, rounds = dict(runners), trials.processes
+    while True:
+        done, failed = run_rounds(groups, rounds, None, path, workers.FIRST_SECONDS, say=said)
+        _merge(number, results, done, failed)
+        trial = judged(number, results, name, detector)
+        elapsed = time.monotonic() - began
+        needs = {key: more(getattr(trial, key)) for key in SIDES}
+        settled.update({key: elapsed for key, n in needs.items() if not n and key not in settled})
+        open_ = [key for key, n in needs.items() if n]
+        groups = {g: runners[g] for key in open_ for g in SIDES[key]}
+        per_process = elapsed / sum(map(len, results.values()))
+        fit = math.floor((trials.budget * 60 - elapsed) / (per_process * len(groups))) if groups else 0
+        rounds = min(max(needs.values()), fit)
+        if rounds < 1:
+            seconds = {key: settled.get(key, elapsed) for key in SIDES}
+            return replace(trial, seconds=seconds), results["A"][0].metadata
+
+
+def _merge(
+    number: int, results: dict[str, list[ProcessResult]], done: Mapping[str, list[ProcessResult]], failed: list[Failure]
+) -> None:
+    """The rounds' processes added to each group's; a group none of whose processes ran ends the command."""
+    for side, processes in done.items():
+        results[side].extend(processes)
+        if not results[side]:  # no comparison, and no first process to file the trials' metadata from
+            last = [f.reason for f in failed if f.cell == side][-1:] or ["none ran"]
+            raise NotMeasured(f"trial {number + 1}: every process of {side} failed (the last: {last[0]})")
+
+
+def judged(number: int, results: Mapping[str, list[ProcessResult]], name: str, detector: Detector) -> Trial:
+    """A trial's two comparisons of workload ``name`` from its processes, on the one time `choose` gives the
+    trial."""
+    metric = choose([*results["A"], *results["A2"]], results["H"], name)
+    values = {k: tuple(steady(v, name, metric)) for k, v in results.items()}
+    injected = compare(values["A"], values["H"], detector.threshold, detector.alpha)
+    aa = compare(values["A"], values["A2"], detector.threshold, detector.alpha)
+    return Trial(number, values, injected, aa, metric.name, metric.why)

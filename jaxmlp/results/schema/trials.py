@@ -29,6 +29,7 @@ class TrialSettings:
     epochs: int
     dataset: str
     noise: str = "none"
+    budget_minutes: float | None = None  # processes added while it lasted; None: a fixed count a side (older files)
 
     @classmethod
     def of(cls, settings: Trials, measuring: Measuring, detector: Detector) -> TrialSettings:
@@ -44,6 +45,7 @@ class TrialSettings:
             epochs=measuring.epochs,
             dataset=measuring.dataset,
             noise=settings.noise,
+            budget_minutes=settings.budget,
         )
 
 
@@ -81,6 +83,11 @@ class TrialsDocument:
             "aa_slower": sum(t.aa.word == "slower" for t in self.trials),
         }
         return {k: {"found": k_, "of": n, **dict(zip(("low", "high"), wilson(k_, n)))} for k, k_ in counts.items()}
+
+    def seconds(self, side: str) -> list[float]:
+        """Each trial's seconds until its ``aa`` or ``injected`` comparison settled or the trial ended ([] in older
+        files)."""
+        return [t.seconds[side] for t in self.trials if t.seconds and side in t.seconds]
 
     def median_ratio(self, side: str) -> float:
         """The median ratio of medians of the trials' ``injected`` or ``aa`` comparisons."""
