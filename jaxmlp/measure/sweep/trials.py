@@ -119,7 +119,8 @@ def one_trial(
     """One trial: ``trials.processes`` rounds of every group, then rounds of the groups of the comparisons not yet
     settled (``more``) while what is left of ``trials.budget`` minutes fits them; with the first process's
     metadata."""
-    began, settled = time.monotonic(), {}
+    began = time.monotonic()
+    settled: dict[str, tuple[Comparison, float]] = {}  # a comparison as it settled, and when: kept as it was
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
     groups, rounds = dict(runners), trials.processes
     while True:
@@ -127,16 +128,16 @@ def one_trial(
         _merge(number, results, done, failed)
         trial = judged(number, results, name, detector)
         elapsed = time.monotonic() - began
-        needs = {key: more(getattr(trial, key)) for key in SIDES}
-        settled.update({key: elapsed for key, n in needs.items() if not n and key not in settled})
-        open_ = [key for key, n in needs.items() if n]
-        groups = {g: runners[g] for key in open_ for g in SIDES[key]}
+        needs = {key: more(getattr(trial, key)) for key in SIDES if key not in settled}
+        settled.update({key: (getattr(trial, key), elapsed) for key, n in needs.items() if not n})
+        groups = {g: runners[g] for key, n in needs.items() if n for g in SIDES[key]}
         per_process = elapsed / sum(map(len, results.values()))
         fit = math.floor((trials.budget * 60 - elapsed) / (per_process * len(groups))) if groups else 0
-        rounds = min(max(needs.values()), fit)
+        rounds = min(max(needs.values(), default=0), fit)
         if rounds < 1:
-            seconds = {key: settled.get(key, elapsed) for key in SIDES}
-            return replace(trial, seconds=seconds), results["A"][0].metadata
+            ended = {key: settled.get(key, (getattr(trial, key), elapsed)) for key in SIDES}
+            trial = replace(trial, **{key: c for key, (c, _) in ended.items()})
+            return replace(trial, seconds={key: s for key, (_, s) in ended.items()}), results["A"][0].metadata
 
 
 def _merge(
