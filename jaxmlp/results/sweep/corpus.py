@@ -132,7 +132,7 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
     if case.is_control:
         ends = column_verdicts(base)[0] if base is not None and not flagged else None
         same = ends is not None and ends.word == SAME
-        out = replace(out, clean=same and not failures and not found.error)
+        out = replace(out, clean=same and not failures and not found.error, verdict=control_verdict(base))
         if base is None:
             why.append(f"nothing was measured of {name}: a control is clean only where it was measured")
         if flagged:
@@ -161,6 +161,12 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
         out = replace(out, explained=None)
     out = replace(out, slowdown=found.slowdown, injected=injected_found(found.slowdown))
     return replace(out, why=tuple(why))
+
+
+def control_verdict(column: TimelineColumn | None) -> str | None:
+    """A control's verdict in the four words: its last release against its first where nothing was flagged, else
+    the word of the first change flagged (`column_verdicts`); None where nothing was measured."""
+    return None if column is None else column_verdicts(column)[0].word
 
 
 def injected_found(trials: SlowdownTrials | None) -> tuple[tuple[float, int, int], ...]:
