@@ -217,9 +217,10 @@ def test_a_workload_outside_the_current_folder_is_recorded_by_its_absolute_path(
 # --- the scoring, pure: from what the commands found -------------------------------------------------------------
 
 
-def _findings(levels, explained_same_hlo=None, bisected=None):
+def _findings(levels, explained_same_hlo=None, bisected=None, instructions=False):
     """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
-    explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
+    explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation), and where it is not,
+    whose instructions are the same or not (``instructions``; None: not compared)."""
     from jaxmlp import changepoints
     from jaxmlp.results.schema.explain import ExplainDocument
     from jaxmlp.results.sweep.compared import TimelineColumn
@@ -232,7 +233,8 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     docs = ()
     if explained_same_hlo is not None:
         prints = {"0.4.33": "a", "0.4.34": "a" if explained_same_hlo else "b"}
-        docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, {"0.4.33": (1.0,), "0.4.34": (1.3,)}),)
+        steady = {"0.4.33": (1.0,), "0.4.34": (1.3,)}
+        docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, steady, same_instructions=instructions),)
     return CaseFound((column,), explanations=docs)
 
 
@@ -251,6 +253,19 @@ def test_a_program_change_explains_a_case_whose_cause_is_the_program():
     assert below.explained is False and below.why == ("expected a program change; below HLO",)
     unknown = score(_case(cause="unknown", flag=""), _findings(step, explained_same_hlo=True))
     assert unknown.explained is None and unknown.explanation == "below HLO"  # shown, not scored
+    # the HLO differs only in the order, names or annotations of the same instructions: no program change
+    moved = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False, instructions=True))
+    assert moved.explained is False and moved.why == ("expected a program change; the same instructions",)
+    # an older explanation, its instructions not compared and no operation's count changed: not scored
+    older = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False, instructions=None))
+    assert older.explained is None and older.explanation == "program (instructions not compared)"
+    assert older.why == (
+        "the optimized HLO differs, but its instructions were not compared (an older explanation): not scored",
+    )
+    ops = replace(older.case, name="ops")  # an operation's count changed: the instructions differ
+    found = _findings(step, explained_same_hlo=False, instructions=None)
+    found = replace(found, explanations=(replace(found.explanations[0], operations=(("while", 0, 1),)),))
+    assert (score(ops, found).explained, score(ops, found).explanation) == (True, "program")
 
 
 def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():

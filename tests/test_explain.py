@@ -94,6 +94,9 @@ def test_a_trace_without_operations_is_described_by_what_it_holds():
         "the trace holds 4 events on 2 lines: /host:CPU tf_XLAPjRtCpuClient/1: 3 (H2D Dispatch x3); "
         "/host:CPU python: 1 (PjitFunction(f) x1)",
     )
+    assert doc.same_instructions is True and ExplainDocument.from_json(doc.to_json()) == doc
+    other = explanation("w", "A", "B", processes, {"A": text, "B": text.replace("negate", "abs")}, events, 1, {}, {})
+    assert other.same_instructions is False
     # an operation XLA ran on the caller's thread is found there
     assert list(op_seconds(events["B"], hlo.canonical_names(text), 1).values()) == [("n", 2e-8)]
 
