@@ -65,7 +65,9 @@ def test_the_same_instructions_reordered_renamed_or_annotated_share_an_instructi
     annotated = reordered.replace(
         "calls=%fused_computation", 'calls=%fused_computation, backend_config={"known_trip_count":{"n":"8"}}'
     ).replace("direction=LT", 'direction=LT, frontend_attributes={grad_x="false",note="{"}')
-    typed = annotated.replace("compare(%param_0.1, %broadcast.9)", "compare(f32[8]{0} %param_0.1, f32[8]{0} %broadcast.9)")
+    typed = annotated.replace(
+        "compare(%param_0.1, %broadcast.9)", "compare(f32[8]{0} %param_0.1, f32[8]{0} %broadcast.9)"
+    )
     assert reordered != NEW and annotated != reordered and typed != annotated
     assert hlo.fingerprint(typed) != hlo.fingerprint(OLD)  # the text differs
     assert {hlo.instruction_fingerprint(t) for t in (OLD, NEW, reordered, annotated, typed)} == {
