@@ -70,6 +70,79 @@ def fingerprint(text: str) -> str:
     return hashlib.sha256(canonical(text).encode()).hexdigest()[:16]
 
 
+_ANNOTATIONS = ("backend_config", "frontend_attributes", "control-predecessors", "statistics")
+"""What an instruction carries beside what it computes: the backend's notes (a loop's ``known_trip_count``), the
+frontend's attributes, the scheduler's edges; `instruction_fingerprint` leaves them out (metadata: `canonical`)."""
+_INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
+_ARRAY_TYPE = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
+_TUPLE_TYPE = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+_OPERAND_TYPE = re.compile(rf"(?:{_ARRAY_TYPE}|{_TUPLE_TYPE})\s+(?=%)")  # ``add(f32[8]{0} %a, ...)``: printed or not
+_INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%([\w.\-]+)\s*=\s*(.*)$")
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where an attribute's value that starts at ``start`` ends: a braced value (quoted strings in it may hold
+    braces), a quoted string, or a bare word."""
+    if text.startswith('"', start):
+        quoted = _QUOTED.match(text, start)
+        return quoted.end() if quoted else len(text)
+    if not text.startswith("{", start):
+        end = text.find(", ", start)
+        return len(text) if end < 0 else end
+    depth, i = 0, start
+    while i < len(text):
+        if text[i] == '"':
+            quoted = _QUOTED.match(text, i)
+            i = quoted.end() if quoted else len(text)
+            continue
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+        if depth == 0:
+            break
+    return i
+
+
+def _without_annotations(line: str) -> str:
+    """An instruction line without its annotations (`_ANNOTATIONS`)."""
+    for key in _ANNOTATIONS:
+        while (at := line.find(f", {key}=")) >= 0:
+            line = line[:at] + line[_value_end(line, at + len(key) + 3) :]
+    return line
+
+
+def instruction_fingerprint(text: str) -> str:
+    """A short hash of what the program computes: each instruction by its opcode, shape, attributes and what its
+    operands compute (not their names or the order the instructions are printed in), without metadata or
+    annotations (`_ANNOTATIONS`: a loop's trip count, the frontend's attributes) or the operands' types (some
+    releases print them, others do not). Equal for two programs whose instructions are the same, only reordered,
+    renamed or annotated otherwise."""
+    computations: dict[str, str] = {}  # each computation read so far: its hash
+    values: dict[str, str] = {}  # each instruction of the one being read: its hash
+    body: list[str] = []
+    name, entry = "", False
+
+    def resolved(match: re.Match[str]) -> str:
+        return "%" + values.get(match.group(1), computations.get(match.group(1), "?"))
+
+    for line in canonical(text).splitlines():
+        if _HEADER.match(line) and line.rstrip().endswith("{"):
+            name, entry = line.split("(")[0].split("%")[-1].strip(), line.startswith("ENTRY")
+            values, body = {}, []
+        elif line.strip() == "}" and name:
+            computations[name] = _digest(("ENTRY " if entry else "") + " ".join(sorted(body)))
+            name = ""
+        elif name and (found := _INSTRUCTION.match(line)):
+            form = _OPERAND_TYPE.sub("", _without_annotations(_INDEX_COMMENT.sub("", found.group(3))))
+            values[found.group(2)] = _digest(_NAME.sub(resolved, form))
+            body.append(("ROOT " if found.group(1) else "") + values[found.group(2)])
+    return _digest(" ".join(sorted(computations.values())))
+
+
+def _digest(words: str) -> str:
+    return hashlib.sha256(words.encode()).hexdigest()[:16]
+
+
 def _opcode(line: str) -> str | None:
     """The opcode of an instruction line (``%x = f32[2]{0} add(%a, %b)``), or None for other lines."""
     _, eq, rest = line.partition(" = ")

@@ -70,13 +70,19 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     assert total.startswith("Corpus: 3 case(s) of 3 kind(s), measured on ") and "failed" not in total
     assert flag == (
         "slower, undone by an XLA flag (flag), 1 case(s): found 1 of 1; ratio in its band 1 of the 1 found (1 with a "
-        "band); bisected 1 of 1; explained 1 of the 1 found that name a cause; injected slowdowns found: ×1.25 in 1 "
-        "of 1, ×1.50 in 1 of 1 trials (1 of 1 cases trialled)"
+        "band); bisected 1 of 1; explained 1 of the 1 found that name a cause; injected slowdowns found: ×1.10 in 1 "
+        "of 1, ×1.25 in 1 of 1 trials (1 of 1 cases trialled)"
     )
+    assert (
+        "Injected slowdowns, over the cases trialled: ×1.10 found in 3 of 3 trials over 3 case(s), 100% (95% "
+        "interval 43.9%–100%); ×1.25 found in 3 of 3 trials" in card
+    )
+    assert "(the unslowed group measured with them, one process of each group a round)" in card
+    assert "Controls: 1 of 1 shown the same\n" in card
     assert control.startswith("nothing should be found (control), 1 case(s): clean (shown the same) 1 of 1; injected")
     assert fails.startswith("a release fails on the workload (failure), 1 case(s): failed first at the expected ")
     assert (
-        "Injected slowdowns at 0.4.33: ×1.25 found in 1 of 1 trials, ×1.50 found in 1 of 1 trials (7 processes"
+        "Injected slowdowns at 0.4.33: ×1.10 found in 1 of 1 trials, ×1.25 found in 1 of 1 trials (7 processes"
         in printed
     )
     assert "Wrote " in printed and "environments: " in printed and "results " in printed
@@ -91,10 +97,10 @@ def test_the_corpus_runs_each_case_as_a_user_would_and_scores_it(tmp_path, monke
     )
     assert step.explanation == "flag: --xla_cpu_use_thunk_runtime=false undoes it" and 1.25 < step.ratio < 1.35
     assert step.ci_low < step.ratio < step.ci_high
-    assert step.injected == ((1.25, 1, 1), (1.5, 1, 1)) and step.slowdown.release == "0.4.33"
+    assert step.injected == ((1.1, 1, 1), (1.25, 1, 1)) and step.slowdown.release == "0.4.33"
     assert (step.case.runs.processes, step.case.runs.calls, step.case.runs.slowdown_trials) == (7, 50, 1)
     assert step.case.expect.said_by == "this machine"
-    assert control.clean is True and not control.flagged and control.found is None
+    assert control.clean is True and not control.flagged and control.found is None and control.verdict == "the same"
     assert fails.found is True and fails.failures[0].startswith("0.4.33: failed at its probe") and not fails.failed
     assert fails.slowdown.release == "0.4.31"  # the release before the one expected to fail
     # the source's 0.4.32, in no case's list, fails first: the bisection checks the timeline with a release it lacks
@@ -193,7 +199,8 @@ def test_one_small_case_with_real_processes_is_scored(tmp_path, capsys, monkeypa
     (score,) = parse(json.loads((folder / "scorecard.json").read_text())).scores
     assert score.clean is False and not score.flagged and not score.failures and score.seconds > 0
     assert "a control is clean only where it shows the same time: 0.4.33 against 0.4.30: inconclusive" in score.why[0]
-    assert "(2 and 2 processes: too few to test)" in score.why[0]
+    assert "(2 and 2 processes: too few to test)" in score.why[0] and score.verdict == "inconclusive"
+    assert "Controls: 0 of 1 shown the same (1 inconclusive)" in printed
     cells = next(folder.glob("fixture-control/timeline-*/jax-0.4.30.json")).read_text()
     assert '"workload_source": "tests/fixtures/corpus/cases/control.py:make"' in cells  # not the absolute path
 
@@ -210,9 +217,10 @@ def test_a_workload_outside_the_current_folder_is_recorded_by_its_absolute_path(
 # --- the scoring, pure: from what the commands found -------------------------------------------------------------
 
 
-def _findings(levels, explained_same_hlo=None, bisected=None):
+def _findings(levels, explained_same_hlo=None, bisected=None, instructions=False):
     """A timeline column of ``levels`` (one a release, 8 samples each, 1% noise) and its change points; an
-    explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation)."""
+    explanation of 0.4.33 -> 0.4.34 whose HLO is the same or not (None: no explanation), and where it is not,
+    whose instructions are the same or not (``instructions``; None: not compared)."""
     from jaxmlp import changepoints
     from jaxmlp.results.schema.explain import ExplainDocument
     from jaxmlp.results.sweep.compared import TimelineColumn
@@ -225,7 +233,8 @@ def _findings(levels, explained_same_hlo=None, bisected=None):
     docs = ()
     if explained_same_hlo is not None:
         prints = {"0.4.33": "a", "0.4.34": "a" if explained_same_hlo else "b"}
-        docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, {"0.4.33": (1.0,), "0.4.34": (1.3,)}),)
+        steady = {"0.4.33": (1.0,), "0.4.34": (1.3,)}
+        docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, steady, same_instructions=instructions),)
     return CaseFound((column,), explanations=docs)
 
 
@@ -244,6 +253,19 @@ def test_a_program_change_explains_a_case_whose_cause_is_the_program():
     assert below.explained is False and below.why == ("expected a program change; below HLO",)
     unknown = score(_case(cause="unknown", flag=""), _findings(step, explained_same_hlo=True))
     assert unknown.explained is None and unknown.explanation == "below HLO"  # shown, not scored
+    # the HLO differs only in the order, names or annotations of the same instructions: no program change
+    moved = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False, instructions=True))
+    assert moved.explained is False and moved.why == ("expected a program change; the same instructions",)
+    # an older explanation, its instructions not compared and no operation's count changed: not scored
+    older = score(_case(cause="program", flag=""), _findings(step, explained_same_hlo=False, instructions=None))
+    assert older.explained is None and older.explanation == "program (instructions not compared)"
+    assert older.why == (
+        "the optimized HLO differs, but its instructions were not compared (an older explanation): not scored",
+    )
+    ops = replace(older.case, name="ops")  # an operation's count changed: the instructions differ
+    found = _findings(step, explained_same_hlo=False, instructions=None)
+    found = replace(found, explanations=(replace(found.explanations[0], operations=(("while", 0, 1),)),))
+    assert (score(ops, found).explained, score(ops, found).explanation) == (True, "program")
 
 
 def test_a_miss_says_what_was_flagged_instead_and_a_ratio_out_of_band_says_so():
@@ -381,6 +403,29 @@ def test_an_injected_slowdown_is_counted_found_only_where_the_timeline_detector_
     trials = SlowdownTrials("0.4.33", 7, 50, (1.25, 1.5), (clear, lost, short))
     assert injected_found(trials) == ((1.25, 1, 2), (1.5, 1, 2))
     assert SlowdownTrials.from_json(trials.to_json()) == trials
+
+
+def test_an_older_scorecard_reads_with_each_controls_verdict_from_its_lines():
+    from jaxmlp.results.schema.corpus import CaseScore, CorpusDocument
+    from jaxmlp.results.sweep.corpus_totals import controls_line, injected_line
+
+    (control,) = read_manifest(MANIFEST, ("fixture-control",))
+    said = "a control is clean only where it shows the same time: 0.4.35 against 0.4.33: inconclusive, ×1.01 (95%"
+    flagged = ("0.4.34 slower than 0.4.33 and before, ×1.2 (95% interval ×1.1–×1.3, p <0.001)",)
+    scores = (
+        CaseScore(control, clean=False, why=(said,)),
+        CaseScore(control, clean=True),
+        CaseScore(control, flagged, clean=False),
+        CaseScore(control, clean=False),
+    )
+    doc = CorpusDocument({}, {"cases": [], "detector": {}}, scores, 1.0).to_json()
+    doc["schema_version"] = 9  # written before the controls kept their verdict
+    for score in doc["scores"]:
+        del score["verdict"]
+    old = parse(doc)
+    assert [s.verdict for s in old.scores] == ["inconclusive", "the same", "slower", None]
+    assert controls_line(old.scores) == "Controls: 1 of 4 shown the same (1 inconclusive, 1 slower, 1 no verdict)"
+    assert injected_line(old.scores) == "Injected slowdowns: no case was trialled"
 
 
 def test_a_band_must_say_where_it_comes_from_and_a_case_may_set_what_it_runs_with(tmp_path):

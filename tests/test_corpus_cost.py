@@ -64,7 +64,7 @@ def test_a_step_measured_the_same_is_read_from_the_earlier_case_and_the_plan_cou
     assert main([*argv, "--slowdown-trials", "1", "--envs", str(tmp_path / "envs"), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     # the plan, first: 5 releases x 2 columns x (7 + a probe); 4 releases between the bisection's ends: 3 probes of
-    # 3 releases x (7 + 1); one change explained, 3 processes of each release; one trial of x1.25 and x1.5, 7 each
+    # 3 releases x (7 + 1); one change explained, 3 processes of each release; one trial of x1.10 and x1.25, 7 each
     plan = printed[printed.index("Plan (worker processes") : printed.index("Each case's runs go into")]
     assert (
         "fixture-step: 179 processes (timeline 80, bisection 72, explanations 6, injected-slowdown trials 21)" in plan
@@ -90,7 +90,7 @@ def test_a_step_measured_the_same_is_read_from_the_earlier_case_and_the_plan_cou
     # the trials' unslowed group: measured with the slowed ones, interleaved, never the timeline's processes
     for s in (step, step_again):
         ((values),) = s.slowdown.values
-        assert len(values["x1"]) == len(values["x1.25"]) == len(values["x1.5"]) == 7
+        assert len(values["x1"]) == len(values["x1.1"]) == len(values["x1.25"]) == 7
         assert s.slowdown.unslowed_from == ""
     # scored again from the files through the link: the same scores
     assert main(["sweep", "corpus", str(manifest), "--rescore", str(folder)]) == 0

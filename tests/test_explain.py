@@ -5,6 +5,7 @@ import json
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import jax
@@ -18,6 +19,7 @@ from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.report.explain import answer_line
 from jaxmlp.results.schema import parse
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.sweep import explain_files
@@ -94,6 +96,12 @@ def test_a_trace_without_operations_is_described_by_what_it_holds():
         "the trace holds 4 events on 2 lines: /host:CPU tf_XLAPjRtCpuClient/1: 3 (H2D Dispatch x3); "
         "/host:CPU python: 1 (PjitFunction(f) x1)",
     )
+    assert doc.same_instructions is True and ExplainDocument.from_json(doc.to_json()) == doc
+    other = explanation("w", "A", "B", processes, {"A": text, "B": text.replace("negate", "abs")}, events, 1, {}, {})
+    assert other.same_instructions is False
+    moved = replace(doc, fingerprints={"A": "a", "B": "b"})  # the HLO's text differs, its instructions do not
+    assert "(fingerprint a -> b; the same instructions, only reordered, renamed or annotated" in answer_line(moved)
+    assert "; the same instructions" not in answer_line(replace(moved, same_instructions=False))
     # an operation XLA ran on the caller's thread is found there
     assert list(op_seconds(events["B"], hlo.canonical_names(text), 1).values()) == [("n", 2e-8)]
 

@@ -55,6 +55,40 @@ def test_a_changed_program_changes_the_fingerprint():
     assert hlo.canonical(changed).count("direction=GT") == 1
 
 
+def test_the_same_instructions_reordered_renamed_or_annotated_share_an_instruction_fingerprint():
+    """What an explanation counts as a program change: the instructions, not their order, names, annotations (a
+    loop's trip count, the frontend's attributes) or whether the operands' types are printed."""
+    reordered = NEW.replace(
+        "  %param_0.1 = f32[8]{0} parameter(0)\n  %constant.7 = f32[] constant(0), metadata",
+        "  %constant.7 = f32[] constant(0)\n  %param_0.1 = f32[8]{0} parameter(0), metadata",
+    )
+    annotated = reordered.replace(
+        "calls=%fused_computation", 'calls=%fused_computation, backend_config={"known_trip_count":{"n":"8"}}'
+    ).replace("direction=LT", 'direction=LT, frontend_attributes={grad_x="false",note="{"}')
+    typed = annotated.replace(
+        "compare(%param_0.1, %broadcast.9)", "compare(f32[8]{0} %param_0.1, f32[8]{0} %broadcast.9)"
+    )
+    assert reordered != NEW and annotated != reordered and typed != annotated
+    assert hlo.fingerprint(typed) != hlo.fingerprint(OLD)  # the text differs
+    assert {hlo.instruction_fingerprint(t) for t in (OLD, NEW, reordered, annotated, typed)} == {
+        hlo.instruction_fingerprint(OLD)
+    }
+    loop = (
+        "ENTRY %main (p: (s32[], f32[2])) -> (s32[], f32[2]) {\n  %p = (s32[], f32[2]{0}) parameter(0)\n"
+        "  ROOT %w = (s32[], f32[2]{0}) while((s32[], /*index=1*/f32[2]{0}) %p), condition=%c, body=%b\n}\n"
+    )
+    counted = loop.replace("(s32[], /*index=1*/f32[2]{0}) %p), condition=%c, body=%b", "%p), condition=%c, body=%b")
+    counted = counted.replace("body=%b", 'body=%b, backend_config={"known_trip_count":{"n":"2"}}')
+    assert hlo.instruction_fingerprint(loop) == hlo.instruction_fingerprint(counted)
+    for changed in (
+        NEW.replace("direction=LT", "direction=GT"),  # an attribute
+        NEW.replace("constant(0)", "constant(1)"),  # a value
+        NEW.replace("compare(%param_0.1, %broadcast.9)", "compare(%broadcast.9, %param_0.1)"),  # operands swapped
+        NEW.replace("pred[8]{0} compare", "pred[8]{0:T(8)} compare"),  # the result's layout
+    ):
+        assert hlo.instruction_fingerprint(changed) != hlo.instruction_fingerprint(OLD), changed
+
+
 def test_operations_count_each_opcode_and_fusions_by_kind():
     ops = hlo.operations(OLD)
     assert ops == {"parameter": 2, "constant": 1, "broadcast": 1, "compare": 1, "fusion:kLoop": 1}

@@ -170,6 +170,14 @@ class Figures:
 
         return "\n".join(f"- {line}" for line in kind_lines(self._corpus(run)))
 
+    def corpus_rates(self, run: str) -> str:
+        """Each injected slowdown's found rate over the cases trialled, with its 95% interval, and how many controls
+        were shown the same, as `jaxmlp sweep corpus` prints them (two lines of a quote)."""
+        from jaxmlp.results.sweep.corpus_totals import controls_line, injected_line
+
+        scores = self._corpus(run).scores
+        return f"{injected_line(scores)}\n>\n> {controls_line(scores)}"
+
     def corpus_missed(self, run: str) -> str:
         """What was missed and why, a bullet a case; a line saying none was where every case was found."""
         from jaxmlp.report.corpus_sections import missed_lines
@@ -236,6 +244,7 @@ class Figures:
             "get": self.get,
             "corpus_total": self.corpus_total,
             "corpus_missed": self.corpus_missed,
+            "corpus_rates": self.corpus_rates,
             "corpus_table": self.corpus_table,
             "corpus_kinds": self.corpus_kinds,
             "corpus_kind_lines": self.corpus_kind_lines,

@@ -18,7 +18,7 @@ from jaxmlp.measure.environments import environments, envs
 from jaxmlp.measure.sweep import slowdown as flow
 from jaxmlp.measure.sweep.corpus import Case, read_manifest
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.measure.sweep.slowdown import SlowdownTrials
+from jaxmlp.measure.sweep.slowdown import FACTORS, SlowdownTrials
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.report.sweep_summaries import corpus_summary
 from jaxmlp.report.text import render
@@ -29,6 +29,7 @@ from jaxmlp.results.store.reading import read_document
 from jaxmlp.results.store.writing import write_json_new
 from jaxmlp.results.sweep.corpus import METRIC_WORDS, case_found, metric_changes, trials_said
 from jaxmlp.results.sweep.corpus_rescore import recorded, rescored
+from jaxmlp.units import ratio
 
 
 @dataclass(frozen=True)
@@ -149,9 +150,9 @@ def command_line(name: str, given: dict[str, Any], case: Case) -> str:
     runs = ["--processes", str(case.runs.processes), "--calls", str(case.runs.calls)]
     if name == "trials":
         return (
-            f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes x1.25, "
-            f"x1.5) of {case.workload} at {given['release']}, beside as many unslowed, one of each a round in "
-            "rotating order"
+            f"# injected-slowdown trials: {case.runs.slowdown_trials} x ({case.runs.processes} processes "
+            f"{', '.join(ratio(f) for f in FACTORS)}) of {case.workload} at {given['release']}, beside as many "
+            "unslowed, one of each a round in rotating order"
         )
     if name == "explain":
         return (

@@ -9,7 +9,14 @@ from jaxmlp.report.content import Run, Table
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
-from jaxmlp.results.sweep.corpus_totals import corpus_table, kind_line, kinds_table, totals
+from jaxmlp.results.sweep.corpus_totals import (
+    controls_line,
+    corpus_table,
+    injected_line,
+    kind_line,
+    kinds_table,
+    totals,
+)
 from jaxmlp.results.sweep.views import trials_table
 from jaxmlp.results.tables import partial_note
 
@@ -31,9 +38,11 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
 
 
 def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
-    """The corpus's total in a line, a line a kind (`kind_line`), then a line for each case missed or failed (what,
+    """The corpus's total in a line, a line a kind (`kind_line`), each injected slowdown's found rate over the cases
+    and the controls' verdicts (`injected_line`, `controls_line`), then a line for each case missed or failed (what,
     and why)."""
-    return (total_line(doc), *kind_lines(doc), *missed_lines(doc))
+    rates = (injected_line(doc.scores), controls_line(doc.scores))
+    return (total_line(doc), *kind_lines(doc), *rates, *missed_lines(doc))
 
 
 def total_line(doc: CorpusDocument) -> str:

@@ -46,9 +46,10 @@ def answer_line(doc: ExplainDocument) -> str:
         return f"{doc.workload}, {doc.a} -> {doc.b}: the optimized HLO is not available on both sides{timed}"
     if doc.same_hlo:
         return f"{doc.workload}, {doc.a} -> {doc.b}: {SAME_HLO}{timed}"
+    only = "; the same instructions, only reordered, renamed or annotated otherwise" if doc.same_instructions else ""
     return (
         f"{doc.workload}, {doc.a} -> {doc.b}: the optimized HLO changed (fingerprint "
-        f"{doc.fingerprints[doc.a]} -> {doc.fingerprints[doc.b]}){timed}"
+        f"{doc.fingerprints[doc.a]} -> {doc.fingerprints[doc.b]}{only}){timed}"
     )
 
 

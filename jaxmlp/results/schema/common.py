@@ -6,7 +6,7 @@ from typing import Any
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
-CURRENT = 9
+CURRENT = 10
 """The schema every file is written in now. Files written before 2026-12-04 carry no version: they are version 1;
 version 2's scaling rows had no process count (3: ``scaling_epoch[cpu-2-1]``, ``processes``); up to version 3 a
 floor product's samples were rounds of ``calls`` products (4: one product's share of its round, ``round_calls``);
@@ -23,7 +23,10 @@ tracked comparison had no explanation (8: ``explanation``, ``unexplained`` in ea
 comparisons; older ones read with ``unexplained`` saying why); up to version 8 a sweep call's time was its wall
 time only (9: ``call_cpu_seconds``, ``steady_cpu_seconds``, the process's CPU time; ``workloads_failed`` in a
 process's metadata; a tracked comparison's ``differs``, ``metric``, ``metric_why``; older ones read as wall time
-and ""); all are read through `jaxmlp.results.schema.upgrade`."""
+and ""); up to version 9 a corpus control's score did not keep its verdict and an explanation did not compare the
+optimized instructions (10: ``verdict`` in each control's score, read from an older one's lines where they say it;
+``same_instructions`` in ``explain.json``, null in an older one); all are read through
+`jaxmlp.results.schema.upgrade`."""
 
 
 METADATA_KEY = "jaxmlp"

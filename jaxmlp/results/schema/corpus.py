@@ -22,7 +22,7 @@ class CaseScore:
     a control left clean, the releases that failed or hung (``release: reason``), the command's own error, its
     folders (relative to the scorecard's) and seconds (what it ran with: ``case.runs``); its injected-slowdown
     trials and, of each slowdown, in how many of them the detector found it
-    (``(factor, found, trials)``)."""
+    (``(factor, found, trials)``); a control's verdict in the four words (``verdict``: `control_verdict`)."""
 
     case: Case
     flagged: tuple[str, ...] = ()
@@ -45,6 +45,7 @@ class CaseScore:
     expected_failure: bool = False  # its failures are what the case expects (a `failure` case found)
     slowdown: SlowdownTrials | None = None
     injected: tuple[tuple[float, int, int], ...] = ()
+    verdict: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -93,6 +94,7 @@ class CaseScore:
             bool(doc.get("expected_failure", False)),
             _slowdown(doc.get("slowdown"), f"{where}slowdown."),
             tuple((float(f), int(n), int(m)) for f, n, m in doc.get("injected") or ()),
+            typed(doc.get("verdict"), f"{where}verdict", TEXT, null=True),
         )
 
 

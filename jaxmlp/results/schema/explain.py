@@ -57,8 +57,9 @@ class OpTime:
 
 @dataclass(frozen=True)
 class ExplainDocument:
-    """Two releases of one workload compared: fingerprints, whether the optimized HLO is the same, what changed in
-    the program, steady states, compile and operation times; ``notes`` say what could not be had, and why."""
+    """Two releases of one workload compared: fingerprints, whether the optimized HLO is the same (and where it is
+    not, whether its instructions are: only reordered, renamed or annotated otherwise), what changed in the program,
+    steady states, compile and operation times; ``notes`` say what could not be had, and why."""
 
     metadata: Mapping[str, Any]
     workload: str
@@ -73,6 +74,7 @@ class ExplainDocument:
     diff_lines: int = 0
     notes: tuple[str, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
+    same_instructions: bool | None = None  # `hlo.instruction_fingerprint`s equal; None: not compared (or not both)
 
     @property
     def same_hlo(self) -> bool | None:
@@ -100,6 +102,7 @@ class ExplainDocument:
             "diff_lines": self.diff_lines,
             "notes": list(self.notes),
             "settings": dict(self.settings),
+            "same_instructions": self.same_instructions,
         }
 
     @classmethod
@@ -124,4 +127,5 @@ class ExplainDocument:
             int(doc.get("diff_lines", 0)),
             tuple(doc.get("notes", ())),
             dict(doc.get("settings") or {}),
+            None if doc.get("same_instructions") is None else bool(doc["same_instructions"]),
         )

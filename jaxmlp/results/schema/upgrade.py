@@ -3,6 +3,7 @@ forms: the docs' reference/results-files page)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from jaxmlp.results.schema.common import (
     BENCH,
     BISECT,
     CELLS,
+    CORPUS,
     CURRENT,
     JSON,
     KIND,
@@ -27,6 +29,7 @@ from jaxmlp.results.schema.common import (
     header,
 )
 from jaxmlp.results.schema.sweep import SweepDocument
+from jaxmlp.stats import FASTER, SAME, SLOWER, VERDICT_WORDS
 
 NOT_RESULTS = "neither a pytest-benchmark file nor a jaxmlp results file"
 
@@ -43,7 +46,39 @@ def upgrade(raw: object) -> tuple[str, JSON]:
         doc = _with_memory_rows(doc)
     if isinstance(version, int) and version < EXPLAINED_VERSION and kind == TRACK:
         doc = _not_explained(doc)
+    if isinstance(version, int) and version < CONTROL_VERDICT_VERSION and kind == CORPUS:
+        doc = _control_verdicts(doc)
     return kind, doc
+
+
+CONTROL_VERDICT_VERSION = 10
+"""The first version whose corpus controls keep their verdict in the four words (``verdict``)."""
+_SAID = re.compile(f"a control is clean only where it shows the same time: [^:]*: ({'|'.join(VERDICT_WORDS)})")
+
+
+def _control_verdicts(doc: JSON) -> JSON:
+    """Before version 10, each control's verdict as its score says it: "the same" where it was clean, else the word
+    its line gives (its last release against its first), else the way its first flagged change went; null where
+    none says."""
+    if not isinstance(doc.get("scores"), list):
+        return doc
+
+    def said(score: Mapping[str, Any]) -> str | None:
+        if score.get("clean") is True:
+            return SAME
+        for line in score.get("why") or ():
+            if isinstance(line, str) and (found := _SAID.search(line)):
+                return found.group(1)
+        flagged = next((f for f in score.get("flagged") or () if isinstance(f, str)), "")
+        return next((w for w in (SLOWER, FASTER) if f" {w} than " in flagged), None)
+
+    scores = [
+        {**s, "verdict": said(s)}
+        if isinstance(s, Mapping) and "verdict" not in s and (s.get("case") or {}).get("kind") == "control"
+        else s
+        for s in doc["scores"]
+    ]
+    return {**doc, "scores": scores}
 
 
 EXPLAINED_VERSION = 8

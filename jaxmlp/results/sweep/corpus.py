@@ -132,7 +132,7 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
     if case.is_control:
         ends = column_verdicts(base)[0] if base is not None and not flagged else None
         same = ends is not None and ends.word == SAME
-        out = replace(out, clean=same and not failures and not found.error)
+        out = replace(out, clean=same and not failures and not found.error, verdict=control_verdict(base))
         if base is None:
             why.append(f"nothing was measured of {name}: a control is clean only where it was measured")
         if flagged:
@@ -161,6 +161,12 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
         out = replace(out, explained=None)
     out = replace(out, slowdown=found.slowdown, injected=injected_found(found.slowdown))
     return replace(out, why=tuple(why))
+
+
+def control_verdict(column: TimelineColumn | None) -> str | None:
+    """A control's verdict in the four words: its last release against its first where nothing was flagged, else
+    the word of the first change flagged (`column_verdicts`); None where nothing was measured."""
+    return None if column is None else column_verdicts(column)[0].word
 
 
 def injected_found(trials: SlowdownTrials | None) -> tuple[tuple[float, int, int], ...]:
@@ -250,10 +256,27 @@ def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, 
     return replace(out, bisected=answer, bisect_found=right), said
 
 
+SAME_INSTRUCTIONS = "the same instructions"
+"""An explanation's kind where the optimized HLO differs only in the order, names or annotations of the same
+instructions (a loop's trip count, the frontend's attributes): no program change."""
+NOT_COMPARED = "program (instructions not compared)"
+"""An explanation's kind where the optimized HLO differs, the same operations in the same numbers, and the
+explanation (written before they were) did not compare the instructions: not scored."""
+
+
 def explanation_kind(doc: ExplainDocument) -> str:
-    """What an explanation found: the optimized program changed (``program``), or it did not (``below HLO``)."""
+    """What an explanation found: the optimized instructions changed (``program``), the optimized HLO is the same
+    (``below HLO``) or differs only in the order, names or annotations of the same instructions
+    (`SAME_INSTRUCTIONS`); an older explanation that did not compare them counts as ``program`` only where an
+    operation's count changed (`NOT_COMPARED` else)."""
     same = doc.same_hlo
-    return "no program to compare" if same is None else ("below HLO" if same else "program")
+    if same is None:
+        return "no program to compare"
+    if same:
+        return "below HLO"
+    if doc.same_instructions is None:
+        return "program" if doc.operations else NOT_COMPARED
+    return SAME_INSTRUCTIONS if doc.same_instructions else "program"
 
 
 def _explained(
@@ -288,6 +311,9 @@ def _explained(
     kind = explanation_kind(doc)
     if expect.cause != "program":
         return replace(out, explanation=kind), []
+    if kind == NOT_COMPARED:
+        said = "the optimized HLO differs, but its instructions were not compared (an older explanation): not scored"
+        return replace(out, explanation=kind, explained=None), [said]
     right = kind == "program"
     return replace(out, explanation=kind, explained=right), [] if right else [f"expected a program change; {kind}"]
 

@@ -3,6 +3,7 @@ the cases it applies to, and the tables a face shows (a row a kind, a row a case
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,8 +11,9 @@ import pandas as pd
 
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.results.schema.corpus import CaseScore
+from jaxmlp.results.schema.trials import wilson
 from jaxmlp.stats import SAME
-from jaxmlp.units import interval, minutes, ratio
+from jaxmlp.units import interval, minutes, percent, ratio
 
 
 def _tally(values: Sequence[bool | None]) -> tuple[int, int]:
@@ -52,6 +54,53 @@ def kind_total(scores: Sequence[CaseScore]) -> dict[str, Any]:
         "injected": dict(sorted(injected.items())),
         "trialled": sum(bool(s.injected) for s in scores),
     }
+
+
+def injected_rates(scores: Sequence[CaseScore]) -> dict[float, dict[str, Any]]:
+    """Of each injected slowdown, over every case trialled: the trials that found it (``found``) of ``trials``, the
+    cases trialled, and the found rate's 95% interval (Wilson's, ``low`` and ``high``)."""
+    rates: dict[float, dict[str, Any]] = {}
+    for s in scores:
+        for factor, hits, trials in s.injected:
+            rate = rates.setdefault(factor, {"found": 0, "trials": 0, "cases": 0})
+            rate["found"] += hits
+            rate["trials"] += trials
+            rate["cases"] += 1
+    for rate in rates.values():
+        rate["low"], rate["high"] = wilson(rate["found"], rate["trials"])
+    return dict(sorted(rates.items()))
+
+
+def injected_line(scores: Sequence[CaseScore]) -> str:
+    """Each injected slowdown's found rate over the cases trialled, with its 95% interval, in a line."""
+    rates = injected_rates(scores)
+    if not rates:
+        return "Injected slowdowns: no case was trialled"
+    said = "; ".join(
+        f"{ratio(f)} found in {r['found']} of {r['trials']} trials over {r['cases']} case(s), "
+        f"{percent(r['found'] / r['trials']) if r['trials'] else '-'} (95% interval "
+        f"{percent(r['low'])}–{percent(r['high'])})"
+        for f, r in rates.items()
+    )
+    unslowed = {bool(s.slowdown.unslowed_from) for s in scores if s.slowdown is not None}
+    how = (
+        "the unslowed group taken from each case's timeline, measured before the trials"
+        if unslowed == {True}
+        else "the unslowed group measured with them, one process of each group a round"
+        if unslowed == {False}
+        else "the unslowed group measured with them in some cases, taken from the timeline in others"
+    )
+    return f"Injected slowdowns, over the cases trialled: {said} ({how})"
+
+
+def controls_line(scores: Sequence[CaseScore]) -> str:
+    """How many controls were shown "the same", and the verdict of the others, in a line."""
+    controls = [s for s in scores if s.case.is_control]
+    if not controls:
+        return "Controls: none in this run"
+    words = Counter(s.verdict or "no verdict" for s in controls)
+    others = ", ".join(f"{n} {w}" for w, n in words.items() if w != SAME)
+    return f"Controls: {words.get(SAME, 0)} of {len(controls)} shown the same" + (f" ({others})" if others else "")
 
 
 KIND_WORDS = {

@@ -148,6 +148,12 @@ def explanation(
     operations: tuple[tuple[str, int, int], ...] = ()
     if same is False:
         operations = operation_changes(facts[a].get("operations") or {}, facts[b].get("operations") or {})
+    text_a, text_b = texts.get(a), texts.get(b)
+    instructions = (
+        None
+        if text_a is None or text_b is None
+        else hlo.instruction_fingerprint(text_a) == hlo.instruction_fingerprint(text_b)
+    )
     per_op = _op_seconds((a, b), texts, events, traced_calls, notes)
     table = op_times(per_op.get(a, {}), per_op.get(b, {})) if per_op.get(a) and per_op.get(b) else ()
     return ExplainDocument(
@@ -164,6 +170,7 @@ def explanation(
         diff_lines,
         tuple(notes),
         dict(settings),
+        instructions,
     )
 
 
