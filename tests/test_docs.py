@@ -1,11 +1,13 @@
-"""The docs' own machinery: figures read from their files (`docs/hooks/figures.py`), the command reference from the
-parsers (`docs/hooks/commands.py`), and no internal words in what users and contributors read. The docs build itself
-(`nox -s docs`, strict) resolves every figure against the cited runs in reports/; these tests use fixtures only."""
+"""The docs' own machinery: figures read from their files (the hook `docs/hooks/figures.py` and the modules beside
+it), the command reference from the parsers (`docs/hooks/commands.py`), and no internal words in what users and
+contributors read. The docs build itself (`nox -s docs`, strict) resolves every figure against the cited runs in
+reports/; these tests use fixtures only."""
 
 import importlib.util
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,14 +18,24 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _hook(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", ROOT / "docs" / "hooks" / f"{name}.py")
+    """A module of docs/hooks, loaded as MkDocs loads a hook: its folder on the path while it runs (the modules beside
+    it are imported by name)."""
+    hooks = ROOT / "docs" / "hooks"
+    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", hooks / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    path = sys.path.copy()
+    sys.path.insert(0, str(hooks))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path[:] = path
     return module
 
 
-figures = _hook("figures")
+functions = _hook("figure_functions")
+runs_table = _hook("runs_table")
+readme_blocks = _hook("readme_blocks")
 
 
 @pytest.fixture
@@ -32,7 +44,7 @@ def tpu(tmp_path):
     shutil.copy(FIXTURES / "bench-tpu.json", tmp_path / "bench-tpu.json")
     table = tmp_path / "README.md"
     table.write_text("| name | file | what |\n| --- | --- | --- |\n| `tpu` | `bench-tpu.json` | a TPU run |\n")
-    return figures.Figures(table)
+    return functions.Figures(table)
 
 
 def test_a_figure_is_the_value_in_its_file_in_the_projects_units(tpu):
@@ -60,7 +72,7 @@ def test_paths_select_slice_and_map(tpu):
     ],
 )
 def test_a_figure_its_file_does_not_hold_fails_naming_it(tpu, expression, says):
-    with pytest.raises(figures.FigureError, match=re.escape(says)):
+    with pytest.raises(functions.FigureError, match=re.escape(says)):
         tpu.render("{{ " + expression + " }}", "page.md")
 
 
@@ -93,11 +105,11 @@ def test_a_results_folder_run_s_table_says_each_goal_as_the_summary_does(tmp_pat
     (here / "bench-scale.json").write_text(json.dumps(doc))
     table = here / "README.md"
     table.write_text("| name | file | what |\n| --- | --- | --- |\n| `store` | `bench-scale.json` | a scale run |\n")
-    rows = figures.Figures(table).render('{{ store_table("store") }}').splitlines()
+    rows = functions.Figures(table).render('{{ store_table("store") }}').splitlines()
     assert rows[0].startswith("| command | runs in the folder | median |") and len(rows) == 4
     assert "| jaxmlp summary | 10000 | 25.0 s" in rows[2] and "MISSED: at most 20 s and 1 GiB" in rows[2]
     assert rows[3].count("met: at most") == 2  # the report: 60 s read again, 300 s read first
-    with pytest.raises(figures.FigureError, match="no results folder benchmark"):
+    with pytest.raises(functions.FigureError, match="no results folder benchmark"):
         tpu.store_table("tpu")
 
 
@@ -108,12 +120,12 @@ def test_the_runs_table_says_which_pages_cite_each_run(tmp_path):
         "| name | file | what | cited by |\n| --- | --- | --- | --- |\n"
         "| `tpu` | `bench-tpu.json` | a TPU run | `docs/results/a.md` |\n"
     )
-    pages = figures.Figures(table)
+    pages = functions.Figures(table)
     figure = '{{ s(median("tpu", "test_epoch[tpu-scan-0-f32]")) }}'
     pages.render(figure, "results/a.md", page="results/a.md")
-    assert figures.citation_problems(table, pages.used) == []
+    assert runs_table.citation_problems(table, pages.used) == []
     pages.render(figure, "results/b.md", page="results/b.md")
-    (problem,) = figures.citation_problems(table, pages.used)
+    (problem,) = runs_table.citation_problems(table, pages.used)
     assert "run 'tpu' is cited by ['results/a.md', 'results/b.md'], its row says ['results/a.md']" in problem
 
 
@@ -223,11 +235,11 @@ def test_a_readme_block_is_its_pages_block_rendered_and_is_rewritten_from_it(tmp
     page, readme = tmp_path / "page.md", tmp_path / "README.md"
     page.write_text('Cases:\n\n<!-- figures:cases -->\n{{ corpus_cases("corpus") }}\n<!-- /figures -->\n')
     readme.write_text("# Cases\n\n<!-- figures:cases -->\nwritten by hand\n<!-- /figures -->\n\nThe rest.\n")
-    pages = figures.Figures(table)
-    (problem,) = figures.readme_problems(pages, ((readme, page),))
+    pages = functions.Figures(table)
+    (problem,) = readme_blocks.readme_problems(pages, ((readme, page),))
     assert "README.md's block 'cases' differs from" in problem and "--readme" in problem
-    figures.write_readme(pages, ((readme, page),))
-    assert figures.readme_problems(pages, ((readme, page),)) == []
+    readme_blocks.write_readme(pages, ((readme, page),))
+    assert readme_blocks.readme_problems(pages, ((readme, page),)) == []
     text = readme.read_text()
     assert "| case | kind | report | releases |" in text and "written by hand" not in text
     assert text.endswith("<!-- /figures -->\n\nThe rest.\n")
