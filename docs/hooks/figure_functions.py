@@ -179,6 +179,20 @@ class Figures:
             raise FigureError(f"run {run!r} holds no results folder benchmark (bench/bench_scale.py)")
         return markdown_table(readable(table))
 
+    def trials_row(self, run: str) -> str:
+        """A row of the trials' table from a `jaxmlp sweep trials` run: its workload and noise, each found rate with
+        its 95% interval (`TrialsDocument.rates`), and each comparison's minutes to its verdict, median and longest."""
+        from jaxmlp.results.schema.trials import TrialsDocument
+
+        doc = TrialsDocument.from_json(self.load(run))
+        rates = [f"{r['found']:g} of {r['of']:g} ({r['low']:.0%}–{r['high']:.0%})" for r in doc.rates().values()]
+        times = [
+            f"{units.minutes(statistics.median(s))}, {units.minutes(max(s))}" if (s := doc.seconds(side)) else "—"
+            for side in ("injected", "aa")
+        ]
+        cells = [f"`{doc.settings.workload}`", doc.settings.noise, *rates, *times]
+        return "| " + " | ".join(cells) + " |"
+
     def get(self, run: str, path: str, within: str = "") -> Any:
         """A value by a path of keys: ``a/b/0/c``; ``1:`` slices a list; ``key=value`` (``a=1&b=2``) picks the one
         list item with those values, ``?a=1`` keeps every such item; ``*`` maps the rest of the path over a list."""
@@ -201,6 +215,7 @@ class Figures:
             "corpus_cases": self.corpus_cases,
             "corpus_default": self.corpus_default,
             "store_table": self.store_table,
+            "trials_row": self.trials_row,
             "floor": self.floor,
             "floor_rate": self.floor_rate,
             "ops_count": lambda run: len(self.load(run)),
