@@ -176,7 +176,7 @@ def test_the_threshold_is_the_band_of_the_four_words_in_the_lines_the_file_and_t
 def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate_and_measures_nothing(tmp_path, capsys):
     """``--dry-run``: the releases the call would measure side by side, the Python each environment is made with and
     whether it is made already (one is, here: its marker, with the seconds its install took, the estimate's source),
-    the minutes expected labelled an estimate; no environment made, no folder written, exit 0."""
+    the minutes expected labelled an estimate; no environment made, no folder written (not even ``--out``), exit 0."""
     from jaxmlp.measure.environments import envs
 
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
@@ -195,7 +195,7 @@ def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate
     assert said[5].startswith("Expected: about 10.0 min (an estimate, not a measurement: --budget 5 min holds")
     assert "1 environment to make, about 10.0 min as those made here took" in said[5]
     assert said[5].endswith("the first rounds not estimated: no earlier call of this series)")
-    assert not list(out.iterdir()) and sorted(p.name for p in (tmp_path / "e").iterdir()) == [made.name]
+    assert not out.exists() and sorted(p.name for p in (tmp_path / "e").iterdir()) == [made.name]
 
 
 # --- calls that make no environment (in process) ------------------------------------------------------------------
