@@ -345,3 +345,34 @@ def test_a_workload_that_raises_is_named_and_the_mlp_epoch_still_judged(tmp_path
         '"verdict"' in (second / "track.json").read_text()
         and "broken on purpose" in (second / "track.json").read_text()
     )
+
+
+def test_a_call_going_on_from_a_stopped_one_settles_from_every_round_its_folder_holds(tmp_path):
+    """A stopped call that had added settling rounds past the processes it planned (3 planned, 8 held): the call
+    going on from its folder settles from every sample the folder holds and counts them, so that its first settling
+    round is planned past those 8, never over rounds it has (here the budget is spent: its line names the 8)."""
+    import sys
+
+    from jaxmlp.flows import track_measure
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.measure.sweep.matrix import Outcome, Probed, Runner
+    from jaxmlp.measure.sweep.settings import Matrix, Measuring
+    from jaxmlp.results.sweep.files import Plan, RunLog
+
+    cells = [Runner(v, sys.executable, Measuring(("batched",))) for v in ("0.7.0", "0.7.1")]
+    probed = Probed(
+        {r.name: r for r in cells}, {r.name: Outcome("ok") for r in cells}, {r.name: 1.0 for r in cells}, {}
+    )
+    log = RunLog(tmp_path)
+    log.start(Plan(tuple(cells), probed, {}, Matrix(processes=3), 60.0))
+    seconds = (1.0, 1.4, 0.8, 1.3, 0.9, 1.2, 1.1, 0.7)
+    for round_, (a, b) in enumerate(zip(seconds, reversed(seconds))):
+        for r, s in zip(cells, (a, b)):
+            log.record(r.name, round_, ProcessResult({"jax": r.label}, {"batched": WorkloadTimes.of(0.1, [s, s])}))
+    said: list[str] = []
+    settle = settling.Settle((("0.7.1", "0.7.0", "previous"),), ("batched",), budget=0.001, threshold=0.05)
+    measured = track_measure.settled(log, Matrix(processes=3), settle, time.monotonic(), said.append)
+    assert {cell: len(done) for cell, done in measured.processes.items()} == {"0.7.0": 8, "0.7.1": 8}
+    assert len(said) == 1 and "still inconclusive after 8 processes a release: the budget is spent" in said[0]
+    assert settling.rounds_held({("0.7.0", 0): None, ("0.7.1", 7): None}, 3) == 8
+    assert settling.rounds_held({("0.7.0", 0): None}, 3) == 3

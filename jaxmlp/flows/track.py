@@ -25,6 +25,7 @@ from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep import track_plan, tracked
+from jaxmlp.results.sweep.settling import Settle
 
 Say = Callable[[str], None]
 
@@ -73,7 +74,8 @@ def track(
         _publish(series.folder, None, site, message, say, site_url)
         return TrackOutcome(step, None, (), {}, (), 0)
     folder = _call_folder(series, step.cells, measuring, matrix, call)
-    pythons, comparisons, unmeasured = _measured(folder, step, settings, measuring, matrix, began, say)
+    settle = Settle(step.pairs, tuple(measuring.names), settings.budget, settings.threshold)
+    pythons, comparisons, unmeasured = _measured(folder, step, measuring, matrix, settle, began, say)
     document = TrackDocument(
         series.fields,
         tracked.series_of(series.machine, series.workloads),
@@ -164,18 +166,18 @@ def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _measured(
-    folder: Path, step: Step, settings: Track, measuring: Measuring, matrix: Matrix, began: float, say: Say
+    folder: Path, step: Step, measuring: Measuring, matrix: Matrix, settle: Settle, began: float, say: Say
 ) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
-    """The step's new releases measured into ``folder`` (`jaxmlp.flows.track_measure`, imported here: it imports
-    JAX): the Python each release ran on, the comparisons, the cells that could not be measured. A folder left with
-    nothing measured is removed."""
+    """The step's releases measured side by side into ``folder`` and settled (`jaxmlp.flows.track_measure`,
+    imported here: it imports JAX): the Python each release ran on, the comparisons, the cells that could not be
+    measured. A folder left with nothing measured is removed."""
     if not step.new:
         return {}, [], {}
     from jaxmlp.flows import track_measure
 
     cells = replace(matrix, versions=step.cells, series=step.cells)
     try:
-        measured, comparisons, lost = track_measure.measure(step, settings, measuring, cells, folder, began, say)
+        measured, comparisons, lost = track_measure.measure(folder, cells, measuring, settle, began, say)
     except BaseException:
         if folder.is_dir() and {p.name for p in folder.iterdir()} <= {layout.TRACK_CALL}:  # nothing measured
             shutil.rmtree(folder)  # no trace (a sweep that measured no cell has removed its own folder already)
