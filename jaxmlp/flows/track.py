@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jaxmlp import errors, registry, units
 from jaxmlp.errors import JaxmlpError, gate
-from jaxmlp.measure import environment
+from jaxmlp.measure import environment, environments
 from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.sweep import track as flow
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
@@ -65,8 +65,12 @@ def track(
     source = matrix.source.words()
     say(flow.said(step, source, series.label))
     if settings.dry_run:
+        asked = replace(matrix, versions=step.cells, series=step.cells)
+        planned, seconds = environments.planned(asked, step.cells, say)  # none made: looked up as the call would
         earlier = track_plan.seconds_a_call(series.documents, series.machine, series.workloads)
-        for line in track_plan.dry_run(step.cells, matrix, series.workloads, settings.budget, earlier, say):
+        for line in track_plan.plan_lines(
+            planned, series.workloads, matrix.processes, settings.budget, seconds, earlier
+        ):
             say(line)
         return TrackOutcome(step, None, (), {}, (), 0)
     check_folder(out, "--out")  # made where missing

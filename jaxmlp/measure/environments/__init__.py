@@ -1,7 +1,8 @@
 """Release environments, one room: the environment of release V for Python P from source S, made or reused, and
 checked (`environments`, the one entry every command uses). Inside: where an environment comes from and how it is
 made (`envs`: `Source`, `make_env`, under a lock), which releases a source holds (`published`), the Python each is
-made with (`pythons`), and their disk (`disk`: sizes, install times, the `JAXMLP_ENVS_MAX_GB` cap)."""
+made with (`pythons`), and their disk (`disk`: sizes, install times, the `JAXMLP_ENVS_MAX_GB` cap). What would be
+made, planned before anything is (`planned`: a dry run's)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from collections.abc import Callable, Sequence
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.environments import disk, envs, plan
 from jaxmlp.measure.environments.asked import Asked
+from jaxmlp.measure.environments.plan import EnvPlan
 
-__all__ = ["Asked", "environments"]
+__all__ = ["Asked", "environments", "planned"]
 
 
 def environments(
@@ -30,3 +32,12 @@ def environments(
     if not made:
         raise JaxmlpError("no releases to measure: name them (jaxmlp sweep 0.6.2 0.8.3) or give --env LABEL=PYTHON")
     return made
+
+
+def planned(
+    asked: Asked, versions: Sequence[str], say: Callable[[str], None] = print
+) -> tuple[list[EnvPlan], float | None]:
+    """Each release's environment as `environments` would use it, nothing made (what a dry run lists), and about
+    the seconds making the missing ones takes (`plan.make_seconds`: an estimate, None where none was made here)."""
+    found = plan.plans(asked, versions, say)
+    return found, plan.make_seconds(found, asked.envs)
