@@ -196,6 +196,8 @@ def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate
     assert "1 environment to make, about 10.0 min as those made here took" in said[5]
     assert said[5].endswith("the first rounds not estimated: no earlier call of this series)")
     assert not out.exists() and sorted(p.name for p in (tmp_path / "e").iterdir()) == [made.name]
+    out.write_text("")  # --out a file: still one line, bad usage
+    assert main([*argv, "--dry-run"]) == 2 and "is a file, not a folder" in capsys.readouterr().err
 
 
 # --- calls that make no environment (in process) ------------------------------------------------------------------

@@ -60,7 +60,9 @@ def track(
     ``call.json`` for `jaxmlp sweep resume`), then the site and the message. A dry run writes nothing."""
     began = time.monotonic()
     _check_outputs(site, message, site_url, out)
-    series = _series(out, measuring, say)  # read only: a dry run writes nothing, not even ``out``
+    if not settings.dry_run:  # a dry run writes nothing, not even ``out``
+        check_folder(out, "--out")  # made where missing, before anything else
+    series = _series(out, measuring, say)
     step = flow.step(published.available(matrix.source.wheels), series.last, settings.pinned, series.start)
     source = matrix.source.words()
     say(flow.said(step, source, series.label))
@@ -68,12 +70,10 @@ def track(
         asked = replace(matrix, versions=step.cells, series=step.cells)
         planned, seconds = environments.planned(asked, step.cells, say)  # none made: looked up as the call would
         earlier = track_plan.seconds_a_call(series.documents, series.machine, series.workloads)
-        for line in track_plan.plan_lines(
-            planned, series.workloads, matrix.processes, settings.budget, seconds, earlier
-        ):
+        plan = track_plan.plan_lines(planned, series.workloads, matrix.processes, settings.budget, seconds, earlier)
+        for line in plan:
             say(line)
         return TrackOutcome(step, None, (), {}, (), 0)
-    check_folder(out, "--out")  # made where missing
     if not step.new and not step.start:
         _publish(series.folder, None, site, message, say, site_url)
         return TrackOutcome(step, None, (), {}, (), 0)
