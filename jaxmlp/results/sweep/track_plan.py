@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.environments.plan import EnvPlan
+from jaxmlp.measure.environments import EnvPlan
 from jaxmlp.measure.sweep.chosen import in_envs
 from jaxmlp.registry import version_key
 from jaxmlp.results.schema.track import TrackDocument
