@@ -176,7 +176,7 @@ def test_the_threshold_is_the_band_of_the_four_words_in_the_lines_the_file_and_t
 def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate_and_measures_nothing(tmp_path, capsys):
     """``--dry-run``: the releases the call would measure side by side, the Python each environment is made with and
     whether it is made already (one is, here: its marker, with the seconds its install took, the estimate's source),
-    the minutes expected labelled an estimate; no environment made, no folder written, exit 0."""
+    the minutes expected labelled an estimate; no environment made, no folder written (not even ``--out``), exit 0."""
     from jaxmlp.measure.environments import envs
 
     wheels = wheel_folder(tmp_path / "wheels", ["0.7.0", "0.7.1"])
@@ -195,7 +195,9 @@ def test_a_dry_run_lists_each_release_its_python_and_environment_and_an_estimate
     assert said[5].startswith("Expected: about 10.0 min (an estimate, not a measurement: --budget 5 min holds")
     assert "1 environment to make, about 10.0 min as those made here took" in said[5]
     assert said[5].endswith("the first rounds not estimated: no earlier call of this series)")
-    assert not list(out.iterdir()) and sorted(p.name for p in (tmp_path / "e").iterdir()) == [made.name]
+    assert not out.exists() and sorted(p.name for p in (tmp_path / "e").iterdir()) == [made.name]
+    out.write_text("")  # --out a file: still one line, bad usage
+    assert main([*argv, "--dry-run"]) == 2 and "is a file, not a folder" in capsys.readouterr().err
 
 
 # --- calls that make no environment (in process) ------------------------------------------------------------------
@@ -345,3 +347,34 @@ def test_a_workload_that_raises_is_named_and_the_mlp_epoch_still_judged(tmp_path
         '"verdict"' in (second / "track.json").read_text()
         and "broken on purpose" in (second / "track.json").read_text()
     )
+
+
+def test_a_call_going_on_from_a_stopped_one_settles_from_every_round_its_folder_holds(tmp_path):
+    """A stopped call that had added settling rounds past the processes it planned (3 planned, 8 held): the call
+    going on from its folder settles from every sample the folder holds and counts them, so that its first settling
+    round is planned past those 8, never over rounds it has (here the budget is spent: its line names the 8)."""
+    import sys
+
+    from jaxmlp.flows import track_measure
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.measure.sweep.matrix import Outcome, Probed, Runner
+    from jaxmlp.measure.sweep.settings import Matrix, Measuring
+    from jaxmlp.results.sweep.files import Plan, RunLog
+
+    cells = [Runner(v, sys.executable, Measuring(("batched",))) for v in ("0.7.0", "0.7.1")]
+    probed = Probed(
+        {r.name: r for r in cells}, {r.name: Outcome("ok") for r in cells}, {r.name: 1.0 for r in cells}, {}
+    )
+    log = RunLog(tmp_path)
+    log.start(Plan(tuple(cells), probed, {}, Matrix(processes=3), 60.0))
+    seconds = (1.0, 1.4, 0.8, 1.3, 0.9, 1.2, 1.1, 0.7)
+    for round_, (a, b) in enumerate(zip(seconds, reversed(seconds))):
+        for r, s in zip(cells, (a, b)):
+            log.record(r.name, round_, ProcessResult({"jax": r.label}, {"batched": WorkloadTimes.of(0.1, [s, s])}))
+    said: list[str] = []
+    settle = settling.Settle((("0.7.1", "0.7.0", "previous"),), ("batched",), budget=0.001, threshold=0.05)
+    measured = track_measure.settled(log, Matrix(processes=3), settle, time.monotonic(), said.append)
+    assert {cell: len(done) for cell, done in measured.processes.items()} == {"0.7.0": 8, "0.7.1": 8}
+    assert len(said) == 1 and "still inconclusive after 8 processes a release: the budget is spent" in said[0]
+    assert settling.rounds_held({("0.7.0", 0): None, ("0.7.1", 7): None}, 3) == 8
+    assert settling.rounds_held({("0.7.0", 0): None}, 3) == 3

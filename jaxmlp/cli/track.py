@@ -98,7 +98,7 @@ def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
         source=envs.Source(args.wheels),
         pythons=tuple(args.python or ()),
     )
-    call = Track(args.pinned, args.wheels, args.budget, args.strict, args.threshold, args.dry_run)
+    call = Track(args.pinned, args.budget, args.strict, args.threshold, args.dry_run)
     return call, measuring, matrix
 
 

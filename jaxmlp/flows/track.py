@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jaxmlp import registry, units
+from jaxmlp import errors, registry, units
 from jaxmlp.errors import JaxmlpError, gate
-from jaxmlp.measure import environment
+from jaxmlp.measure import environment, environments
 from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.sweep import track as flow
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
@@ -23,8 +23,9 @@ from jaxmlp.report.track_message import write_message
 from jaxmlp.report.track_site import site_link_base, write_site
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
-from jaxmlp.results.store.writing import ResultsStore, check_folder, new_dir, write_json_new
+from jaxmlp.results.store.writing import check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep import track_plan, tracked
+from jaxmlp.results.sweep.settling import Settle
 
 Say = Callable[[str], None]
 
@@ -56,52 +57,32 @@ def track(
 ) -> TrackOutcome:
     """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
     (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``; ``call``, its arguments, in
-    ``call.json`` for `jaxmlp sweep resume`), then the site and the message."""
+    ``call.json`` for `jaxmlp sweep resume`), then the site and the message. A dry run writes nothing."""
     began = time.monotonic()
-    store = ResultsStore(check_folder(out, "--out"))
-    _check_outputs(site, message, site_url)
-    fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
-    machine = tracked.machine_label(fields)
-    workloads = measuring.names
-    series = f"{machine} ({', '.join(workloads)})"
-    documents, skipped = tracked.history(store.folder)
-    for s in skipped:
-        say(s.line("jaxmlp track"))
-    docs = [d for _, d in documents]
-    last, start = tracked.last_tracked(docs, machine, workloads), tracked.series_start(docs, machine, workloads)
-    step = flow.step(published.available(settings.wheels), last, settings.pinned, start)
-    say(flow.said(step, matrix.source.words(), series))
+    _check_outputs(site, message, site_url, out)
+    if not settings.dry_run:  # a dry run writes nothing, not even ``out``
+        check_folder(out, "--out")  # made where missing, before anything else
+    series = _series(out, measuring, say)
+    step = flow.step(published.available(matrix.source.wheels), series.last, settings.pinned, series.start)
+    source = matrix.source.words()
+    say(flow.said(step, source, series.label))
     if settings.dry_run:
-        earlier = track_plan.seconds_a_call(docs, machine, workloads)
-        for line in track_plan.dry_run(step.cells, matrix, workloads, settings.budget, earlier, say):
+        asked = replace(matrix, versions=step.cells, series=step.cells)
+        planned, seconds = environments.planned(asked, step.cells, say)  # none made: looked up as the call would
+        earlier = track_plan.seconds_a_call(series.documents, series.machine, series.workloads)
+        plan = track_plan.plan_lines(planned, series.workloads, matrix.processes, settings.budget, seconds, earlier)
+        for line in plan:
             say(line)
         return TrackOutcome(step, None, (), {}, (), 0)
     if not step.new and not step.start:
-        _publish(store.folder, None, site, message, say, site_url)
+        _publish(series.folder, None, site, message, say, site_url)
         return TrackOutcome(step, None, (), {}, (), 0)
-    name = tracked.folder_name(fields, os.getpid())
-    envs_root = matrix.envs or envs.envs_root()  # the interpreters a stopped call may run: this machine's only
-    stopped = (
-        track_plan.stopped_call(store.folder, name, step.cells, measuring.workloads, envs_root) if step.new else None
-    )
-    folder = stopped or new_dir(store.folder, name)  # a stopped call's samples kept: none measured twice
-    if call is not None and stopped is None and step.new:  # what `sweep resume` runs again
-        write_json_new(folder / layout.TRACK_CALL, dict(call))
-    try:
-        pythons, comparisons, unmeasured = (
-            _measured(
-                step, settings, measuring, replace(matrix, versions=step.cells, series=step.cells), folder, began, say
-            )
-            if step.new
-            else ({}, [], {})
-        )
-    except BaseException:
-        if folder.is_dir() and {p.name for p in folder.iterdir()} <= {layout.TRACK_CALL}:  # nothing measured
-            shutil.rmtree(folder)  # no trace (a sweep that measured no cell has removed its own folder already)
-        raise
+    folder = _call_folder(series, step.cells, measuring, matrix, call)
+    settle = Settle(step.pairs, tuple(measuring.names), settings.budget, settings.threshold)
+    pythons, comparisons, unmeasured = _measured(folder, step, measuring, matrix, settle, began, say)
     document = TrackDocument(
-        fields,
-        tracked.series_of(machine, workloads),
+        series.fields,
+        tracked.series_of(series.machine, series.workloads),
         _settings(settings, measuring, matrix, pythons, site),
         step.start,
         step.last,
@@ -113,15 +94,61 @@ def track(
         time.monotonic() - began,
     )
     write_json_new(folder / layout.TRACK_FILE, document.to_json())
+    _publish(series.folder, folder, site, message, say, site_url, flow.started(step, source, series.label))
     lines = tuple(tracked.closing_lines(comparisons, step.pinned, settings.threshold))
-    _publish(store.folder, folder, site, message, say, site_url, flow.started(step, matrix.source.words(), series))
     code = gate([c.verdict for c in comparisons], len(unmeasured), settings.strict)
     return TrackOutcome(step, folder, tuple(comparisons), unmeasured, lines, code)
 
 
-def _check_outputs(site: Path | None, message: Path | None, site_url: str = "") -> None:
+@dataclass(frozen=True)
+class _Series:
+    """The series a call belongs to: its results folder and the history read from it, this machine's metadata and
+    label, the workloads, the last release tracked and the release the series started at (None: no history)."""
+
+    folder: Path
+    documents: tuple[TrackDocument, ...]
+    fields: Mapping[str, object]
+    machine: str
+    workloads: tuple[str, ...]
+    last: str | None
+    start: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.machine} ({', '.join(self.workloads)})"
+
+
+def _series(folder: Path, measuring: Measuring, say: Say) -> _Series:
+    """The series of this machine and ``measuring``'s workloads, from the calls filed under ``folder`` (a file that
+    cannot be read said in a line and passed)."""
+    fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
+    machine, workloads = tracked.machine_label(fields), tuple(measuring.names)
+    documents, skipped = tracked.history(folder)
+    for s in skipped:
+        say(s.line("jaxmlp track"))
+    docs = tuple(d for _, d in documents)
+    last, start = tracked.last_tracked(docs, machine, workloads), tracked.series_start(docs, machine, workloads)
+    return _Series(folder, docs, fields, machine, workloads, last, start)
+
+
+def _call_folder(
+    series: _Series, cells: tuple[str, ...], measuring: Measuring, matrix: Matrix, call: Mapping[str, object] | None
+) -> Path:
+    """The call's folder: a stopped call's of the same ``cells`` (its samples kept: none measured twice), else a
+    new one, with ``call`` (what `sweep resume` runs again) where it measures something."""
+    name = tracked.folder_name(series.fields, os.getpid())
+    envs_root = matrix.envs or envs.envs_root()  # the interpreters a stopped call may run: this machine's only
+    stopped = track_plan.stopped_call(series.folder, name, cells, measuring.workloads, envs_root) if cells else None
+    folder = stopped or new_dir(series.folder, name)
+    if call is not None and stopped is None and cells:
+        write_json_new(folder / layout.TRACK_CALL, dict(call))
+    return folder
+
+
+def _check_outputs(site: Path | None, message: Path | None, site_url: str, out: Path) -> None:
     """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
-    there), the site not a file, the message not a folder."""
+    there), the site not a file, the message not a folder; ``--out`` not a file."""
+    errors.file_not_folder("--out", out, "choose a folder")
     if site_url and not site_url.startswith(("https://", "http://")):
         raise JaxmlpError(f"--site-url {site_url}: give the address the site is published at (https://...)")
     for option, path, folder in (("--site", site, True), ("--message", message, False)):
@@ -143,13 +170,22 @@ def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _measured(
-    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+    folder: Path, step: Step, measuring: Measuring, matrix: Matrix, settle: Settle, began: float, say: Say
 ) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
-    """The step measured (`jaxmlp.flows.track_measure`, imported here: it imports JAX): the Python each release ran
-    on, the comparisons, the cells that could not be measured."""
+    """The step's releases measured side by side into ``folder`` and settled (`jaxmlp.flows.track_measure`,
+    imported here: it imports JAX): the Python each release ran on, the comparisons, the cells that could not be
+    measured. A folder left with nothing measured is removed."""
+    if not step.new:
+        return {}, [], {}
     from jaxmlp.flows import track_measure
 
-    measured, comparisons, lost = track_measure.measure(step, settings, measuring, matrix, folder, began, say)
+    cells = replace(matrix, versions=step.cells, series=step.cells)
+    try:
+        measured, comparisons, lost = track_measure.measure(folder, cells, measuring, settle, began, say)
+    except BaseException:
+        if folder.is_dir() and {p.name for p in folder.iterdir()} <= {layout.TRACK_CALL}:  # nothing measured
+            shutil.rmtree(folder)  # no trace (a sweep that measured no cell has removed its own folder already)
+        raise
     return track_measure.pythons_of(measured), comparisons, lost
 
 

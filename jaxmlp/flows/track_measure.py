@@ -29,7 +29,6 @@ from jaxmlp.measure.sweep.matrix import (
     runners_for,
 )
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
-from jaxmlp.measure.sweep.track import Step, Track
 from jaxmlp.measure.sweep.unmeasured import unmeasured
 from jaxmlp.report.explain import explain_text
 from jaxmlp.results.schema.track import Tracked
@@ -38,6 +37,7 @@ from jaxmlp.results.store.writing import write_new
 from jaxmlp.results.sweep import settling
 from jaxmlp.results.sweep.files import Plan, RunLog
 from jaxmlp.results.sweep.folders import FiledChange
+from jaxmlp.results.sweep.settling import Settle
 from jaxmlp.stats import FASTER, SLOWER
 from jaxmlp.units import minutes
 
@@ -48,12 +48,12 @@ def pythons_of(measured: Measured) -> dict[str, str]:
 
 
 def measure(
-    step: Step, settings: Track, measuring: Measuring, matrix: Matrix, folder: Path, began: float, say: Say
+    folder: Path, matrix: Matrix, measuring: Measuring, settle: Settle, began: float, say: Say
 ) -> tuple[Measured, list[Tracked], dict[str, str]]:
-    """The step's releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
-    the inconclusive comparisons while the budget lasts. A ``folder`` marked incomplete is a stopped call's of the
-    same step (`jaxmlp.results.sweep.track_plan.stopped_call`): its samples kept, only what it lacks measured.
-    Returns what was measured, the comparisons and the cells that could not be measured."""
+    """``matrix``'s releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
+    the inconclusive comparisons while the budget lasts (``settle``). A ``folder`` marked incomplete is a stopped
+    call's of the same releases (`jaxmlp.results.sweep.track_plan.stopped_call`): its samples kept, only what it
+    lacks measured. Returns what was measured, the comparisons and the cells that could not be measured."""
     log, plans = RunLog(folder), []
     resume = log.incomplete
     done: dict[tuple[str, int], ProcessResult | Failure] = {}
@@ -75,16 +75,16 @@ def measure(
         if resume:  # the stopped call's plan: its cells, probes and environments, its samples kept
             with envs.jaxmlp_path() as path:
                 p = plans[0]
-                measured = rounds(p.probed, p.differs, p.matrix, p.limit, path, say, progress_bar, log.record, done)
+                rounds(p.probed, p.differs, p.matrix, p.limit, path, say, progress_bar, log.record, done)
         else:
-            measured = measure_cells(runners, matrix, say, progress_bar, log.record, planned)
-        return _settle(step, settings, measuring, matrix, log, measured, began, say)
+            measure_cells(runners, matrix, say, progress_bar, log.record, planned)
+        return settled(log, matrix, settle, began, say)
 
     measure_into(log, plans, measure, began, tables=False, goes_on=layout.TRACK_GOES_ON)  # the cell files written
     plan, samples = log.read()
     measured = log.measured(plan, samples)
-    comparisons = settling.comparisons_of(measured, step.pairs, measuring.names, settings.threshold)
-    deadline = began + settings.budget * 60
+    comparisons = settling.comparisons_of(measured, settle.pairs, settle.workloads, settle.threshold)
+    deadline = began + settle.budget * 60
     return measured, explain(comparisons, matrix, folder, measured.probed, deadline, say), unmeasured(measured)
 
 
@@ -137,40 +137,27 @@ def explain(
     ]
 
 
-def _settle(
-    step: Step,
-    settings: Track,
-    measuring: Measuring,
-    matrix: Matrix,
-    log: RunLog,
-    measured: Measured,
-    began: float,
-    say: Say,
-) -> Measured:
+def settled(log: RunLog, matrix: Matrix, settle: Settle, began: float, say: Say) -> Measured:
     """Rounds added to the cells of the inconclusive comparisons (`settling.settling` says which and how many) until
-    none is inconclusive or the budget ends."""
-    processes = matrix.processes
+    none is inconclusive or the budget ends, from every sample ``log`` holds: a stopped call's settling rounds,
+    past ``matrix``'s processes a release, are counted, never planned again."""
+    plan, samples = log.read()
+    processes = settling.rounds_held(samples, matrix.processes)
     while True:
+        measured = log.measured(plan, samples)
+        elapsed = time.monotonic() - began
         next_ = settling.settling(
-            measured,
-            step.pairs,
-            measuring.names,
-            settings.budget,
-            time.monotonic() - began,
-            processes,
-            settings.threshold,
+            measured, settle.pairs, settle.workloads, settle.budget, elapsed, processes, settle.threshold
         )
         if next_.line:
             say(next_.line)
         if not next_.more:
             return measured
         processes += next_.more
-        plan, samples = log.read()
-        probed = dataclasses.replace(
+        probed = replace(
             measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in next_.cells}
         )
         with envs.jaxmlp_path() as path:
             more_rounds = replace(matrix, processes=processes)
             rounds(probed, measured.differs, more_rounds, plan.limit, path, say, progress_bar, log.record, samples)
         plan, samples = log.read()
-        measured = log.measured(plan, samples)

@@ -1,17 +1,85 @@
 """Release environments, one room: the environment of release V for Python P from source S, made or reused, and
 checked (`environments`, the one entry every command uses). Inside: where an environment comes from and how it is
 made (`envs`: `Source`, `make_env`, under a lock), which releases a source holds (`published`), the Python each is
-made with (`pythons`), and their disk (`disk`: sizes, install times, the `JAXMLP_ENVS_MAX_GB` cap)."""
+made with (`pythons`), and their disk (`disk`: sizes, install times, the `JAXMLP_ENVS_MAX_GB` cap). Here: each
+release's environment planned before any is made (`plans`: the Python it is made with, whether it is made; what a
+sweep says first, and `planned`, what `jaxmlp track --dry-run` lists), then made or reused."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.environments import disk, envs, plan
+from jaxmlp.measure.environments import disk, envs
 from jaxmlp.measure.environments.asked import Asked
+from jaxmlp.measure.environments.disk import env_megabytes, install_seconds
+from jaxmlp.measure.environments.envs import Interpreter, check_release, env_path, is_made
+from jaxmlp.measure.environments.published import check_held
+from jaxmlp.measure.environments.pythons import for_releases
+from jaxmlp.units import minutes
 
-__all__ = ["Asked", "environments"]
+__all__ = ["Asked", "EnvPlan", "environments", "planned"]
+
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EnvPlan:
+    """One release's environment: the Python it is made with, where it lives, whether it is made already."""
+
+    release: str
+    python: Interpreter
+    path: Path
+    made: bool
+
+
+def plans(asked: Asked, versions: Sequence[str], say: Say = print) -> list[EnvPlan]:
+    """Each of ``versions``' environment as ``asked`` (a sweep's `Matrix`) would use it, on the Python
+    `pythons.for_releases` gives it (a release none here supports named in one line before any is made); nothing is
+    made."""
+    for version in versions:
+        check_release(version)
+    check_held(versions, asked.source)
+    over = list(dict.fromkeys([*asked.series, *versions]))  # one Python for the whole series where it allows it
+    chosen = for_releases(over, asked.source, asked.pythons, asked.envs, say) if versions else {}
+    return [
+        EnvPlan(
+            v,
+            chosen[v],
+            env_path(v, asked.envs, asked.source, chosen[v]),
+            is_made(v, asked.envs, asked.source, chosen[v]),
+        )
+        for v in versions
+    ]
+
+
+def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
+    """About the seconds making the missing environments of ``planned`` takes, as those made here took (their
+    markers' median, `disk.install_seconds`): an estimate; 0 where none is missing, None where none was made here
+    to estimate from."""
+    missing = [p for p in planned if not p.made]
+    if not missing:
+        return 0.0
+    each = install_seconds(root)
+    return each * len(missing) if each else None
+
+
+def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
+    """The line said before the missing environments are made: how many, which, and about what they cost (as those
+    made here took); None where every one is made."""
+    missing = [p.release for p in planned if not p.made]
+    if not missing:
+        return None
+    seconds, size = make_seconds(planned, root), env_megabytes(root)
+    cost = (
+        f"about {size:.0f} MB each and {minutes(seconds)} in all, as the ones made here took"
+        if seconds and size
+        else "size and time unknown: none made here yet"
+    )
+    return f"Environments: {len(planned) - len(missing)} made, {len(missing)} to make ({', '.join(missing)}; {cost})"
 
 
 def environments(
@@ -20,8 +88,8 @@ def environments(
     """Each release's python (made first where missing, with the time that takes said before), on the Python
     `pythons.for_releases` gives it (a release none here supports named before any is made), plus the hand-made
     ones. ``tidy``: then the least recently used others removed while the folder is over its cap (`disk.prune`)."""
-    planned = plan.plans(asked, versions, say)
-    if line := plan.cost_line(planned, asked.envs):
+    planned = plans(asked, versions, say)
+    if line := cost_line(planned, asked.envs):
         say(line)
     made = {p.release: str(envs.make_env(p.release, asked.envs, say, asked.source, p.python)) for p in planned}
     if tidy:
@@ -30,3 +98,12 @@ def environments(
     if not made:
         raise JaxmlpError("no releases to measure: name them (jaxmlp sweep 0.6.2 0.8.3) or give --env LABEL=PYTHON")
     return made
+
+
+def planned(
+    asked: Asked, versions: Sequence[str], say: Callable[[str], None] = print
+) -> tuple[list[EnvPlan], float | None]:
+    """Each release's environment as `environments` would use it, nothing made (what a dry run lists), and about
+    the seconds making the missing ones takes (`make_seconds`: an estimate, None where none was made here)."""
+    found = plans(asked, versions, say)
+    return found, make_seconds(found, asked.envs)

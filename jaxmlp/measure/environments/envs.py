@@ -223,7 +223,7 @@ def make_env(
                 return _hold(version, env, log, source)
             return _make_env(version, env, root, log, source, sys.executable if python is None else python.path)
     except OSError as e:
-        raise unusable_folder(env.parent, _source(root), e) from None
+        raise _unusable(env.parent, root, e) from None
 
 
 def unheld(env: Path, source: Source = INDEX) -> list[str]:
@@ -260,6 +260,11 @@ def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -
     return python_of(env)
 
 
+def _unusable(folder: Path, root: Path | None, error: OSError) -> JaxmlpError:
+    """The one line of an environments folder that cannot be made or written: the setting that gave it, and why."""
+    return unusable_folder(folder, _source(root), error)
+
+
 def _source(root: Path | None) -> str:
     if root is not None:
         return "--envs"
@@ -281,7 +286,7 @@ def _make_env(
         probe.write_text("")
         probe.unlink()
     except OSError as e:
-        raise unusable_folder(env.parent, _source(root), e) from None
+        raise _unusable(env.parent, root, e) from None
     log(
         f"Making the environment of jax {version} in {env} from {source.words()} with {base} (jax, jaxlib and "
         "what they need)"

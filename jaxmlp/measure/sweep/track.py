@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from jaxmlp import errors, registry
 from jaxmlp.errors import JaxmlpError
@@ -26,13 +25,12 @@ AGAINST = (PREVIOUS, PINNED)
 @dataclass(frozen=True)
 class Track:
     """One call of `jaxmlp track`: the release the user runs today (None: the series' start, else the newest), the
-    folder of wheels to take releases from (None: the package index), the minutes its measuring may take in all
-    (the first rounds, then the processes added to settle what is inconclusive), whether an inconclusive
-    comparison fails it (``strict``), the ± band of the four words (``threshold``: 0.05 is ±5%), and whether it
-    only says what it would measure (``dry_run``: nothing measured, nothing written)."""
+    minutes its measuring may take in all (the first rounds, then the processes added to settle what is
+    inconclusive), whether an inconclusive comparison fails it (``strict``), the ± band of the four words
+    (``threshold``: 0.05 is ±5%), and whether it only says what it would measure (``dry_run``: nothing measured,
+    nothing written). Where its releases come from is the matrix's ``source``."""
 
     pinned: str | None = None
-    wheels: Path | None = None
     budget: float = 12.0
     strict: bool = False
     threshold: float = registry.THRESHOLD

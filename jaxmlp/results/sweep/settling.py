@@ -21,6 +21,23 @@ MIN_SIDE = 5
 (`jaxmlp.stats.smallest_p`)."""
 
 
+@dataclass(frozen=True)
+class Settle:
+    """What a call's settling needs: its pairs (release, baseline, against), the workloads compared, the minutes of
+    its budget and the ± band of the four words."""
+
+    pairs: tuple[tuple[str, str, str], ...]
+    workloads: tuple[str, ...]
+    budget: float
+    threshold: float = THRESHOLD
+
+
+def rounds_held(samples: Iterable[tuple[str, int]], planned: int) -> int:
+    """The processes a release a call's log holds already (its ``samples``' keys: cell, round): those planned, or
+    more where a stopped call's settling rounds went past them."""
+    return max([planned, *(round_ + 1 for _, round_ in samples)])
+
+
 def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
     """The processes a side to add to an inconclusive comparison: as many as would settle it
     (`jaxmlp.stats.processes_to_settle`), else (its interval cannot tell, or its ratio lies at the threshold's edge)

@@ -1,21 +1,19 @@
-"""`jaxmlp track --dry-run`: what a call would do, said before anything is measured or written: each release it
-would measure, the Python its environment is made with (made already, or to make), the workloads, and the minutes
-it expects. The minutes are an estimate, labelled so, from what this machine recorded before (the environments made
-here, this series' earlier calls) and the call's ``--budget``; never a measurement."""
+"""`jaxmlp track --dry-run`'s lines (pure): what a call would do, said before anything is measured or written: each
+release it would measure, the Python its environment is made with (made already, or to make: the plan
+`jaxmlp.measure.environments.planned` gives), the workloads, and the minutes it expects. The minutes are an estimate,
+labelled so, from what this machine recorded before (the environments made here, this series' earlier calls) and the
+call's ``--budget``; never a measurement. And the stopped call the next one goes on from."""
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.environments import plan as env_plan
-from jaxmlp.measure.environments.plan import EnvPlan
+from jaxmlp.measure.environments import EnvPlan
 from jaxmlp.measure.sweep.chosen import in_envs
-from jaxmlp.measure.sweep.settings import Matrix
 from jaxmlp.registry import version_key
 from jaxmlp.results.schema.track import TrackDocument
 from jaxmlp.results.store import layout
@@ -65,7 +63,9 @@ def plan_lines(
     earlier: Sequence[float],
 ) -> list[str]:
     """The dry run's lines: what is not done, each release's Python and environment, the workloads and processes,
-    then the expected minutes (`expected_line`)."""
+    then the expected minutes (`expected_line`); with nothing ``planned`` (nothing to measure), the first alone."""
+    if not planned:
+        return [DRY_RUN]
     lines = [DRY_RUN]
     for p in planned:
         state = "made" if p.made else "to make"
@@ -78,24 +78,6 @@ def plan_lines(
     )
     lines.append(expected_line(budget, make_seconds, sum(not p.made for p in planned), earlier))
     return lines
-
-
-def dry_run(
-    cells: Sequence[str],
-    matrix: Matrix,
-    workloads: Sequence[str],
-    budget: float,
-    earlier: Sequence[float],
-    say: Callable[[str], None],
-) -> list[str]:
-    """The dry run of a call that would measure ``cells`` side by side: their environments planned (none made: the
-    Python each needs is looked up, as the call would), then `plan_lines`; nothing to measure: the one line."""
-    if not cells:
-        return [DRY_RUN]
-    planned = env_plan.plans(replace(matrix, versions=tuple(cells), series=tuple(cells)), cells, say)
-    return plan_lines(
-        planned, workloads, matrix.processes, budget, env_plan.make_seconds(planned, matrix.envs), earlier
-    )
 
 
 def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Sequence[str], envs: Path) -> Path | None:
