@@ -12,7 +12,7 @@ from typing import Any
 
 from jaxmlp.jsonio import number
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.stats import INVALID, Comparison, compare, verdict_line
+from jaxmlp.stats import INVALID, RESULTS_DIFFER, Comparison, compare, verdict_line
 from jaxmlp.stats import WORDS as WORDS  # re-exported: the report reads it here too
 from jaxmlp.units import interval, p_value, ratio
 
@@ -71,8 +71,9 @@ class BisectProbe:
 class Bisection:
     """Where a bisection ended: ``found`` (``first`` is the first release flagged against ``after``, by
     ``comparison``), ``fails`` (``first`` is the first release that fails, ``failure`` its line, ``after`` the last
-    that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends, or
-    ``inconclusive`` (``reason`` says why)."""
+    that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends,
+    ``results differ`` (a probe's releases computed different values: not compared on time; ``reason`` names them)
+    or ``inconclusive`` (``reason`` says why)."""
 
     candidates: tuple[str, ...]  # the good end, the releases between, the bad end
     status: str
@@ -175,6 +176,8 @@ def probes_line(b: Bisection) -> str:
     if b.status == "fails" and not b.probes:
         return met
     line = f"{len(b.measured)} of {len(b.candidates)} releases measured in {len(b.probes)} probe(s)"
+    if b.status == RESULTS_DIFFER:
+        return f"{line}; probe {len(b.probes) + 1}'s releases computed different values: not compared on time"
     return f"{line}; {met}" if b.status == "fails" else line
 
 
@@ -184,6 +187,19 @@ class ReleasesFailed(Exception):
     def __init__(self, failed: Mapping[str, str]) -> None:
         super().__init__("; ".join(f"{r} ({why})" for r, why in failed.items()))
         self.failed = dict(failed)
+
+
+class ResultsDiffer(Exception):
+    """Raised by a bisection's ``measure``: releases of the probe whose values of ``workload`` differ (``pairs``:
+    (baseline, release) -> why), so that no verdict on time is given there."""
+
+    def __init__(self, workload: str, pairs: Mapping[tuple[str, str], str]) -> None:
+        said = "; ".join(f"{b} on {workload}: {why}" for (_, b), why in pairs.items())
+        super().__init__(
+            f"{RESULTS_DIFFER}: {said}: not compared on time, so not bisected (a larger --tolerance accepts the "
+            "difference)"
+        )
+        self.pairs = dict(pairs)
 
 
 def first_failing(
@@ -213,7 +229,8 @@ def bisect(
     """Bisect ``candidates`` (the good end first, the bad end last, the releases between in order). Where a probe's
     releases fail (``measure`` raises `ReleasesFailed`), the first release that fails is searched for with ``fails``
     instead (a release's failure, "" where it runs), from the probe's last release that runs before its first that
-    fails."""
+    fails. Where a probe's releases computed different values (``measure`` raises `ResultsDiffer`), the bisection
+    ends there, ``results differ``, with no verdict on time."""
     if len(candidates) < 2:
         raise ValueError("a bisection needs two different releases")
     lo, hi = 0, len(candidates) - 1
@@ -245,6 +262,8 @@ def bisect(
             first, after, failure, checked = first_failing(candidates, ran[-1], failed, e.failed[failed], fails)
             checked = {**{n: e.failed.get(n, RUNS) for n in names}, **checked}  # the failing probe's releases too
             return Bisection(tuple(candidates), "fails", None, tuple(probes), "", first, after, None, failure, checked)
+        except ResultsDiffer as e:
+            return done(RESULTS_DIFFER, str(e))
         steps = tuple(Step(a, b, compare(samples[a], samples[b], threshold, alpha)) for a, b in zip(names, names[1:]))
         ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
         medians = {name: statistics.median(samples[name]) for name in names}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, bisect
+from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, ResultsDiffer, bisect
 from jaxmlp.measure.environments import environments, envs, published
 from jaxmlp.measure.sweep.matrix import (
     PROBE_FAILED,
@@ -129,9 +129,7 @@ def run(
         missing = unmeasured(measured)  # every process failed in the rounds, after its probe ran
         if missing:
             raise JaxmlpError(f"{unmeasured_line(missing)}: no bisection past this probe")
-        for name, why in measured.differs.items():
-            if target in why:
-                say(f"  RESULTS DIFFER: {name}: {why[target]}")
+        _same_results(measured, [r.name for r in runners], target)
         return {r.label: [p.workloads[target].steady_seconds for p in measured.processes[r.name]] for r in runners}
 
     searched: list[str] = []
@@ -172,3 +170,13 @@ def _refused(measured: Measured) -> None:
     }
     if refused:
         raise JaxmlpError(f"{unmeasured_line(refused)}: no bisection past this probe")
+
+
+def _same_results(measured: Measured, names: Sequence[str], target: str) -> None:
+    """Raises `ResultsDiffer` naming each pair of the probe's cells (a baseline and a later cell) whose values of
+    ``target`` differ between the two of them: such a probe is given no verdict on time."""
+    pairs = {
+        (a, b): why[target] for a, b in itertools.combinations(names, 2) if target in (why := measured.apart(a, b))
+    }
+    if pairs:
+        raise ResultsDiffer(target, pairs)
