@@ -440,7 +440,11 @@ def test_bisect_whose_results_differ_exits_1_with_its_line_and_no_explanation(tm
     assert last.startswith("jaxmlp sweep bisect: results differ: 0.7.0 on batched: results differ from 0.6.2")
     assert "first slower release" not in said.out and not explained
     (folder,) = (tmp_path / "a").iterdir()
-    assert (folder / "probe-1").is_dir() and parse(json.loads((folder / "bisect.json").read_text())).line in last
+    doc = parse(json.loads((folder / "bisect.json").read_text()))
+    assert (folder / "probe-1").is_dir() and doc.bisection.status == "results differ" and doc.line in last
+    assert main(["summary", str(folder)]) == 0
+    summary = capsys.readouterr().out
+    assert f"Verdict: {doc.line}" in summary and "not compared on time" in summary and "slower" not in summary
     argv[-1] = str(tmp_path / "b")
     assert main([*argv, "--tolerance", "0.1"]) == 0  # the difference accepted: bisected on time
     assert "first slower release: 0.7.0" in capsys.readouterr().out
