@@ -14,6 +14,7 @@ from jaxmlp.measure.bisection import (
     RUNS,
     Bisection,
     ReleasesFailed,
+    ResultsDiffer,
     answer_line,
     bisect,
     checked_line,
@@ -309,11 +310,12 @@ def test_a_bisection_over_a_release_that_fails_files_the_first_that_fails(tmp_pa
     assert line in (tmp_path / "report" / "summary.md").read_text()
 
 
-def _flow_with(monkeypatch, outcomes, probed_status="ok", releases=("0.5.1", "0.5.3", "0.6.0")):
+def _flow_with(monkeypatch, outcomes, probed_status="ok", releases=("0.5.1", "0.5.3", "0.6.0"), values=None):
     """The bisection's flow over ``releases``, its cells' outcomes given (``outcomes``: release -> status at the
     probe, or "rounds failed" where every process of it failed in the rounds); a probe of one release answers
-    ``probed_status``. Returns a call that runs it and what was said."""
-    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    ``probed_status``; each release's workload returns ``values[release]`` (1.0 where not given). Returns a call
+    that runs it and what was said."""
+    from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
     from jaxmlp.measure.sweep import bisect as flow
     from jaxmlp.measure.sweep import matrix
     from jaxmlp.measure.sweep.settings import Detector, Matrix, Measuring
@@ -330,8 +332,13 @@ def _flow_with(monkeypatch, outcomes, probed_status="ok", releases=("0.5.1", "0.
         )
         if planned:
             planned(probed, {}, 1.0)
-        times = ProcessResult({}, {"batched": WorkloadTimes.of(0.1, [0.2, 0.1])})
-        processes = {n: [times] * 3 for n in probed.runners if status[n] == "ok"}
+
+        def times(release):
+            value = (values or {}).get(release, 1.0)
+            output = Output((Leaf((1,), "float32", (value,), value, abs(value)),))
+            return ProcessResult({}, {"batched": WorkloadTimes.of(0.1, [0.2, 0.1], output)})
+
+        processes = {n: [times(n)] * 3 for n in probed.runners if status[n] == "ok"}
         failures = tuple(matrix.Failure(n, 0, "it crashed") for n in probed.runners if status[n] == "rounds failed")
         return matrix.Measured(probed, processes, {}, failures)
 
@@ -385,3 +392,59 @@ def test_a_release_that_refuses_the_flag_is_one_line_not_a_failure(monkeypatch):
     run, said = _flow_with(monkeypatch, {"0.6.2": fails}, probed_status=refused, releases=four)
     with pytest.raises(JaxmlpError, match=r"not measured: 0.6.0 \(flag unknown in 0.6.0"):
         run()  # the search's probe of one release refuses it: not counted as a failure
+
+
+def test_a_probe_whose_releases_computed_different_values_ends_the_bisection_with_no_verdict_on_time(monkeypatch):
+    """0.6.0 returns other values than 0.5.1 and 0.5.3: no probe is compared on time, the answer names each pair
+    whose two sides differ (0.5.3 against 0.5.1 agree: not named)."""
+    run, said = _flow_with(monkeypatch, {}, values={"0.6.0": 1.1})
+    result = run()
+    assert (result.status, result.probes, result.first, result.comparison) == ("results differ", (), None, None)
+    assert answer_line(result) == (
+        "results differ: 0.6.0 on batched: results differ from 0.5.1: values differ by 0.1 relative (tolerance "
+        "0.001); 0.6.0 on batched: results differ from 0.5.3: values differ by 0.1 relative (tolerance 0.001): not "
+        "compared on time, so not bisected (a larger --tolerance accepts the difference)"
+    )
+    assert not [line for line in said if "slower" in line or "faster" in line]
+    pure = bisect(["a", "b"], lambda names: (_ for _ in ()).throw(ResultsDiffer("w", {("a", "b"): "why"})))
+    assert pure.status == "results differ" and "b on w: why" in pure.reason
+
+
+def test_bisect_whose_results_differ_exits_1_with_its_line_and_no_explanation(tmp_path, monkeypatch, capsys, explained):
+    """`jaxmlp sweep bisect` where the bad end computes other values: the probe is filed, the command's last line
+    on stderr says the results differ, exit 1, nothing explained; a --tolerance that accepts it bisects on time."""
+    from jaxmlp.measure.records import Leaf, Output, ProcessResult, WorkloadTimes
+    from jaxmlp.measure.sweep import bisect, matrix
+
+    fake = Fake("0.7.0", processes=6)
+    monkeypatch.setattr(bisect, "environments", lambda matrix_, names, say=print: {n: "python" for n in names})
+
+    def measure_cells(runners, matrix_, say=print, progress=None, planned=None):
+        values = fake([r.label for r in runners])
+
+        def process(release, v):
+            value = 1.01 if release == "0.7.0" else 1.0
+            output = Output((Leaf((1,), "float32", (value,), value, abs(value)),))
+            return ProcessResult({"jax": release}, {"batched": WorkloadTimes.of(0.1, [2 * v, v], output)})
+
+        processes = {r.name: [process(r.label, v) for v in values[r.label]] for r in runners}
+        outcomes = {r.name: matrix.Outcome("ok") for r in runners}
+        probed = matrix.Probed({r.name: r for r in runners}, outcomes, {}, {})
+        return matrix.Measured(probed, processes, {}, tolerance=matrix_.tolerance)
+
+    monkeypatch.setattr(bisect, "measure_cells", measure_cells)
+    argv = ["sweep", "bisect", "0.6.2", "0.7.0", "--versions", "0.6.2", "0.7.0", "--out", str(tmp_path / "a")]
+    assert main(argv) == 1
+    said = capsys.readouterr()
+    last = said.err.strip().splitlines()[-1]
+    assert last.startswith("jaxmlp sweep bisect: results differ: 0.7.0 on batched: results differ from 0.6.2")
+    assert "first slower release" not in said.out and not explained
+    (folder,) = (tmp_path / "a").iterdir()
+    doc = parse(json.loads((folder / "bisect.json").read_text()))
+    assert (folder / "probe-1").is_dir() and doc.bisection.status == "results differ" and doc.line in last
+    assert main(["summary", str(folder)]) == 0
+    summary = capsys.readouterr().out
+    assert f"Verdict: {doc.line}" in summary and "not compared on time" in summary and "slower" not in summary
+    argv[-1] = str(tmp_path / "b")
+    assert main([*argv, "--tolerance", "0.1"]) == 0  # the difference accepted: bisected on time
+    assert "first slower release: 0.7.0" in capsys.readouterr().out

@@ -254,6 +254,34 @@ def test_outputs_compare_within_a_tolerance():
     assert "NaN" in leaf(1.0).differs(leaf(float("nan")), 1e-3)
 
 
+def _three(values: dict[str, float], tolerance: float = TOLERANCE) -> matrix.Measured:
+    """Three measured cells (0.6.2, 0.7.0, 0.8.0, in that order), each process's values ``values[cell]``."""
+    runs = {r: [fake_process(r, 1.0, i, value=values[r]) for i in range(6)] for r in values}
+    outcomes = {r: matrix.Outcome("ok") for r in runs}
+    probed = matrix.Probed({}, outcomes, {}, {r: p[0] for r, p in runs.items()})
+    return matrix.Measured(probed, runs, matrix.differences(probed.reference, tolerance), tolerance=tolerance)
+
+
+def test_a_comparison_is_marked_by_whether_its_own_two_sides_differ():
+    """0.6.2 computed other values than 0.7.0 and 0.8.0, which agree: 0.8.0 against 0.7.0 is compared on time, only
+    the comparisons with 0.6.2 are "results differ"; two releases each within the tolerance of the first but not of
+    each other are marked (the first cell's record misses them)."""
+    from jaxmlp.results.sweep.settling import comparisons_of
+
+    measured = _three({"0.6.2": 1.0, "0.7.0": 1.1, "0.8.0": 1.1})
+    assert set(measured.differs) == {"0.7.0", "0.8.0"}  # the record: each against the first cell
+    assert measured.apart("0.7.0", "0.8.0") == {}
+    assert measured.apart("0.6.2", "0.8.0")["batched"].startswith("results differ from 0.6.2: values differ by 0.1")
+    pairs = [("0.8.0", "0.7.0", "previous"), ("0.8.0", "0.6.2", "pinned")]
+    previous, pinned = comparisons_of(measured, pairs, ["batched"])
+    assert previous.verdict == "the same" and not previous.differs
+    assert pinned.verdict == "results differ" and pinned.differs.startswith("results differ from 0.6.2")
+    apart = _three({"0.6.2": 1.0, "0.7.0": 1.0008, "0.8.0": 0.9992})  # each 0.08% off 0.6.2, 0.16% off each other
+    assert apart.differs == {} and "values differ by 0.0016" in apart.apart("0.7.0", "0.8.0")["batched"]
+    (t,) = comparisons_of(apart, [("0.8.0", "0.7.0", "previous")], ["batched"])
+    assert t.verdict == "results differ"
+
+
 def test_rounds_run_real_worker_processes_in_turn():
     order = []
     runners = {name: matrix.Runner(name, sys.executable, Measuring(("batched",), **QUICK)) for name in "ab"}

@@ -19,6 +19,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +170,141 @@ def lines(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**run, **row} for row in document["rows"]]
 
 
-def main() -> int:
+@dataclass(frozen=True)
+class Data:
+    """The training images (float32) and their one-hot targets, the test split, and the initial parameters."""
+
+    images: np.ndarray
+    labels: np.ndarray
+    targets: np.ndarray
+    test_images: Any
+    test_targets: Any
+    init: Any
+
+    def accuracy(self, params: Any, precision: str) -> float:
+        """The test split's accuracy of ``params``, its products at ``precision``."""
+        with model.precision_scope(precision):
+            return float(model.evaluate(params, self.test_images, self.test_targets).accuracy)
+
+
+def load_data(data_dir: str | None, limit: int | None) -> Data:
+    """MNIST (the first ``limit`` training images), and the parameters every variant starts from."""
+    train, test = load_arrays("mnist", data_dir, limit)
+    images, labels = as_arrays(train)
+    test_images, test_labels = as_arrays(test)
+    init = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
+    targets = np.asarray(model.one_hot(labels, 10))
+    return Data(images, labels, targets, test_images, model.one_hot(test_labels, 10), init)
+
+
+def reference_epoch(x: Any, data: Data, precision: str) -> Any:
+    """The in-order steps' epoch from ``data.init``: what every variant must compute."""
+    with model.precision_scope(precision):
+        step = jit_step(precision)
+        reference = data.init
+        for s in slices(len(x), 128):
+            reference = step(reference, x[s], data.targets[s], model.STEP_SIZE)
+        return jax.block_until_ready(reference)
+
+
+Run = tuple[dict[str, Any], Callable[[], Any] | None]
+"""A variant's row, and its timed call (None: it failed, its row says why)."""
+
+
+def kernel_runs(precision: str, groups: set[str], data: Data, reference: Any, args: argparse.Namespace) -> list[Run]:
+    """Each kernel variant of ``groups`` compiled and checked (a form with the production body trained too); a
+    variant this backend cannot compile or run has its error in its row, and no call."""
+    device = jax.devices()[0]
+    runs: list[Run] = []
+    for group, name, form, body in kernel_variants(precision) if {"pallas", "pallas-parts"} & groups else []:
+        if group not in groups:
+            continue
+        interpret = device.platform != "tpu"
+        epoch = PallasEpoch(
+            "pallas", data.images, data.labels, 128, model.STEP_SIZE, device, precision, interpret=interpret, form=form
+        )
+        row: dict[str, Any] = {"group": group, "name": name, "precision": precision, "form": name}
+        try:
+            row["compile_seconds"] = built_kernel(epoch, data.init, body)
+            if body is None:
+                row["max_relative_difference"] = model.max_relative_difference(epoch(data.init), reference)
+                row["tolerance"] = epoch.tolerance
+                params = data.init
+                for _ in range(args.train_epochs):
+                    params = epoch(params)
+                row["test_accuracy"] = data.accuracy(params, precision)
+        except Exception as e:  # a form this backend cannot compile or run: the row says why, the rest run
+            row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+            print(f"failed {group} {precision} {name}: {row['error']}", flush=True)
+            runs.append((row, None))
+            continue
+        print(f"compiled {group} {precision} {name} in {row['compile_seconds']:.1f} s", flush=True)
+        runs.append((row, functools.partial(epoch, data.init)))
+    return runs
+
+
+def scan_runs(precision: str, x: Any, data: Data, reference: Any, train_epochs: int) -> list[Run]:
+    """Each scan variant of ``precision`` compiled, checked and trained for ``train_epochs`` epochs."""
+    batches = scan_batches(x, data.targets)
+    runs: list[Run] = []
+    for bf16_step, unroll, how in SCAN_VARIANTS[precision]:
+        form = bf16_step if precision == "bf16" else model.DEFAULT_BF16_STEP
+        settings = {"precision": precision, "bf16_step": form, "unroll": unroll}
+        with model.precision_scope(precision):
+            t0 = time.perf_counter()
+            run = scan_program(how, data.init, batches, settings)
+            compile_seconds = time.perf_counter() - t0
+        name = f"{form if precision == 'bf16' else 'f32'}, unroll {unroll}, {how}"
+        row = {"group": "scan", "name": name, "how": how, "compile_seconds": compile_seconds, **settings}
+        with model.precision_scope(precision):
+            row["max_relative_difference"] = model.max_relative_difference(run(data.init), reference)
+            params = data.init
+            for _ in range(train_epochs):
+                params = run(params)
+        row["tolerance"] = 5e-2 if precision == "bf16" else 1e-5
+        row["test_accuracy"] = data.accuracy(params, precision)
+        print(f"compiled scan {name} in {compile_seconds:.1f} s", flush=True)
+        runs.append((row, functools.partial(run, data.init)))
+    return runs
+
+
+def timed(runs: list[Run], rounds: int, epochs: int) -> None:
+    """``rounds`` rounds of ``epochs`` epochs of every variant that runs, in turn; each row's samples and summary."""
+    calls = [(row, call) for row, call in runs if call is not None]
+    for _ in range(rounds):
+        for row, call in calls:
+            samples = row.setdefault("samples_seconds", [])
+            for _ in range(epochs):
+                t0 = time.perf_counter()
+                call()  # ends in block_until_ready
+                samples.append(time.perf_counter() - t0)
+    for row, _ in calls:
+        row.update(summary(row["samples_seconds"]))
+
+
+def written(out: Path, document: dict[str, Any]) -> Path:
+    """The document's lines written into ``out`` (whole or not at all), named by the time and backend."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    path = out / f"kernel-forms-{stamp}-{document['backend']}.jsonl"
+    temporary = out / f".{path.name}.tmp"
+    temporary.write_text("".join(json.dumps(line) + "\n" for line in lines(document)))
+    temporary.rename(path)
+    return path
+
+
+def said(row: dict[str, Any]) -> str:
+    """A variant's line: its median and IQR, its difference from the reference and its accuracy (or its error)."""
+    if "error" in row:
+        return f"{row['group']:12} {row['precision']:5} {row['name']:45} {row['error']}"
+    diff = row.get("max_relative_difference")
+    return (
+        f"{row['group']:12} {row.get('precision', ''):5} {row['name']:45} "
+        f"{row['median_seconds'] * 1e3:8.3f} ms  iqr {row['iqr_seconds'] * 1e3:6.3f}  "
+        f"diff {'' if diff is None else f'{diff:.1e}'}  acc {row.get('test_accuracy', '')}"
+    )
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="the folder the JSON file goes to")
     parser.add_argument("--data-dir", default=os.environ.get("JAXMLP_DATA_DIR"))
@@ -178,91 +313,28 @@ def main() -> int:
     parser.add_argument("--train-epochs", type=int, default=8)
     parser.add_argument("--limit", type=int, default=None, help="the first N training images (a check)")
     parser.add_argument("--only", default="pallas,pallas-parts,scan", help="the groups to run")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = arguments()
     out = Path(args.out)
     if not out.is_dir():
         print(f"kernel_forms.py: --out {out} is not a folder: make it first", file=sys.stderr)
         return 2
     groups = set(args.only.split(","))
     device = jax.devices()[0]
-    interpret = device.platform != "tpu"
     start = time.perf_counter()
-    train, test = load_arrays("mnist", args.data_dir, args.limit)
-    images, labels = as_arrays(train)
-    test_images, test_labels = as_arrays(test)
-    targets = np.asarray(model.one_hot(labels, 10))
-    test_targets = model.one_hot(test_labels, 10)
-    init = model.init_network_params(model.LAYER_SIZES, random.PRNGKey(0))
-
-    def accuracy(params: Any, precision: str) -> float:
-        with model.precision_scope(precision):
-            return float(model.evaluate(params, test_images, test_targets).accuracy)
-
-    rows: list[dict[str, Any]] = []
-    runs: list[tuple[dict[str, Any], Callable[[], Any]]] = []
+    data = load_data(args.data_dir, args.limit)
+    runs: list[Run] = []
     for precision in ("bf16", "f32"):
-        x = images_for(images, precision)
-        with model.precision_scope(precision):  # the in-order steps' epoch: what every variant must compute
-            step = jit_step(precision)
-            reference = init
-            for s in slices(len(x), 128):
-                reference = step(reference, x[s], targets[s], model.STEP_SIZE)
-            reference = jax.block_until_ready(reference)
-        for group, name, form, body in kernel_variants(precision) if {"pallas", "pallas-parts"} & groups else []:
-            if group not in groups:
-                continue
-            epoch = PallasEpoch(
-                "pallas", images, labels, 128, model.STEP_SIZE, device, precision, interpret=interpret, form=form
-            )
-            row: dict[str, Any] = {"group": group, "name": name, "precision": precision, "form": name}
-            rows.append(row)
-            try:
-                row["compile_seconds"] = built_kernel(epoch, init, body)
-                if body is None:
-                    row["max_relative_difference"] = model.max_relative_difference(epoch(init), reference)
-                    row["tolerance"] = epoch.tolerance
-                    params = init
-                    for _ in range(args.train_epochs):
-                        params = epoch(params)
-                    row["test_accuracy"] = accuracy(params, precision)
-            except Exception as e:  # a form this backend cannot compile or run: the row says why, the rest run
-                row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-                print(f"failed {group} {precision} {name}: {row['error']}", flush=True)
-                continue
-            print(f"compiled {group} {precision} {name} in {row['compile_seconds']:.1f} s", flush=True)
-            runs.append((row, functools.partial(epoch, init)))
-        if "scan" not in groups:
-            continue
-        batches = scan_batches(x, targets)
-        for bf16_step, unroll, how in SCAN_VARIANTS[precision]:
-            form = bf16_step if precision == "bf16" else model.DEFAULT_BF16_STEP
-            settings = {"precision": precision, "bf16_step": form, "unroll": unroll}
-            with model.precision_scope(precision):
-                t0 = time.perf_counter()
-                run = scan_program(how, init, batches, settings)
-                compile_seconds = time.perf_counter() - t0
-            name = f"{form if precision == 'bf16' else 'f32'}, unroll {unroll}, {how}"
-            row = {"group": "scan", "name": name, "how": how, "compile_seconds": compile_seconds, **settings}
-            with model.precision_scope(precision):
-                row["max_relative_difference"] = model.max_relative_difference(run(init), reference)
-                params = init
-                for _ in range(args.train_epochs):
-                    params = run(params)
-            row["tolerance"] = 5e-2 if precision == "bf16" else 1e-5
-            row["test_accuracy"] = accuracy(params, precision)
-            print(f"compiled scan {name} in {compile_seconds:.1f} s", flush=True)
-            rows.append(row)
-            runs.append((row, functools.partial(run, init)))
-    for _ in range(args.rounds):
-        for row, run in runs:
-            samples = row.setdefault("samples_seconds", [])
-            for _ in range(args.epochs):
-                t0 = time.perf_counter()
-                run()  # ends in block_until_ready
-                samples.append(time.perf_counter() - t0)
-    for row, _ in runs:
-        row.update(summary(row["samples_seconds"]))
-    rows = [row for row in rows if "error" not in row] + [row for row in rows if "error" in row]
+        x = images_for(data.images, precision)
+        reference = reference_epoch(x, data, precision)
+        runs += kernel_runs(precision, groups, data, reference, args)
+        if "scan" in groups:
+            runs += scan_runs(precision, x, data, reference, args.train_epochs)
+    timed(runs, args.rounds, args.epochs)
+    rows = [row for row, _ in runs if "error" not in row] + [row for row, _ in runs if "error" in row]
     document = {
         "kind": "kernel-forms",
         "schema_version": SCHEMA_VERSION,
@@ -272,29 +344,17 @@ def main() -> int:
         "python": platform.python_version(),
         "device_kind": device.device_kind,
         "backend": device.platform,
-        "interpreted": interpret,
-        "samples": len(images),
+        "interpreted": device.platform != "tpu",
+        "samples": len(data.images),
         "rounds": args.rounds,
         "epochs_a_round": args.epochs,
         "train_epochs": args.train_epochs,
         "wall_seconds": time.perf_counter() - start,
         "rows": rows,
     }
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    path = out / f"kernel-forms-{stamp}-{device.platform}.jsonl"
-    temporary = out / f".{path.name}.tmp"
-    temporary.write_text("".join(json.dumps(line) + "\n" for line in lines(document)))
-    temporary.rename(path)
+    path = written(out, document)
     for row in rows:
-        if "error" in row:
-            print(f"{row['group']:12} {row['precision']:5} {row['name']:45} {row['error']}")
-            continue
-        diff = row.get("max_relative_difference")
-        print(
-            f"{row['group']:12} {row.get('precision', ''):5} {row['name']:45} "
-            f"{row['median_seconds'] * 1e3:8.3f} ms  iqr {row['iqr_seconds'] * 1e3:6.3f}  "
-            f"diff {'' if diff is None else f'{diff:.1e}'}  acc {row.get('test_accuracy', '')}"
-        )
+        print(said(row))
     print(f"wrote {path}")
     return 0
 

@@ -193,39 +193,52 @@ def plan(
     caps: dict[str, int] = {}
     used, estimated, reserved, left_out, unknown = 0, 0, 0, [], []
     for step in steps:
-        name, guess = step.name, estimate(backend, step.name, step.count)
-        if name in found and found[name].completed and step.ids and found[name].durations:
-            need, most, how = from_durations(backend, name, found[name], list(step.ids))
-            caps[name] = cap_for(most)
-            said = f"needs about {need} s ({how}); cap {caps[name]} s"
-        elif name in found and found[name].completed:
-            need, how = from_measure(backend, name, found[name], step.count)
-            caps[name] = cap_for(need)
-            said = f"needs about {need} s ({how}); cap {caps[name]} s"
-        elif name in found:  # cut off: more than its time (counted at that), its cap at least the script's
-            need = found[name].seconds
-            caps[name] = max(step.cap, cap_for(need))
-            said = f"needs more than {need} s (cut off) ({shown(found[name].log)}); cap {caps[name]} s"
-        elif guess is not None:  # an estimate: its cap at least the script's own
-            need, how = guess
-            caps[name] = max(step.cap, cap_for(need))
-            said = f"needs about {need} s ({how}; no earlier {backend} run's log has it); cap {caps[name]} s"
-        else:
-            caps[name] = step.cap
-            need = step.least
-            said = f"needs unknown (no earlier {backend} run's log nor an estimate has it); cap {step.cap} s"
+        name = step.name
+        need, caps[name], said, kind = step_need(backend, step, found)
         if used + estimated + reserved + need > left:
             left_out.append(name)
             lines.append(f"==   {name}: {said}: LEFT OUT at {limit} s")
             continue
-        if name in found:
+        if kind == MEASURED:
             used += need
-        elif guess is not None:
+        elif kind == ESTIMATED:
             estimated += need
         else:
             reserved += need
             unknown.append(name)
         lines.append(f"==   {name}: {said}")
+    return [*lines, f"== {plan_summary(limit, left, used, estimated, left_out, unknown)}"], caps
+
+
+MEASURED, ESTIMATED, UNKNOWN = "measured", "estimated", "unknown"
+"""How a step's need is known: from an earlier log (cut off or not), from the script's estimate, or not at all."""
+
+
+def step_need(backend: str, step: Step, found: dict[str, Measure]) -> tuple[int, int, str, str]:
+    """A step's need in seconds, its cap, the plan's words for them and how its need is known: measured before (its
+    benchmarks' durations, or the step's whole time; cut off: more than its time, its cap at least the script's),
+    estimated (its cap at least the script's own), or neither (the least time the script starts it with)."""
+    name, guess = step.name, estimate(backend, step.name, step.count)
+    if name in found and found[name].completed and step.ids and found[name].durations:
+        need, most, how = from_durations(backend, name, found[name], list(step.ids))
+        return need, cap_for(most), f"needs about {need} s ({how}); cap {cap_for(most)} s", MEASURED
+    if name in found and found[name].completed:
+        need, how = from_measure(backend, name, found[name], step.count)
+        return need, cap_for(need), f"needs about {need} s ({how}); cap {cap_for(need)} s", MEASURED
+    if name in found:
+        need = found[name].seconds
+        cap = max(step.cap, cap_for(need))
+        return need, cap, f"needs more than {need} s (cut off) ({shown(found[name].log)}); cap {cap} s", MEASURED
+    if guess is not None:
+        need, how = guess
+        cap = max(step.cap, cap_for(need))
+        return need, cap, f"needs about {need} s ({how}; no earlier {backend} run's log has it); cap {cap} s", ESTIMATED
+    said = f"needs unknown (no earlier {backend} run's log nor an estimate has it); cap {step.cap} s"
+    return step.least, step.cap, said, UNKNOWN
+
+
+def plan_summary(limit: int, left: int, used: int, estimated: int, left_out: list[str], unknown: list[str]) -> str:
+    """The plan's last line: what the limit leaves out (or whether it can tell), and the time each kind needs."""
     if left_out:
         summary = f"left out at {limit} s: {', '.join(left_out)}"
     elif unknown:
@@ -238,7 +251,7 @@ def plan(
     if unknown:
         summary += f"; {len(unknown)} neither measured nor estimated share the {left - used - estimated} s left: "
         summary += ", ".join(unknown)
-    return [*lines, f"== {summary}"], caps
+    return summary
 
 
 def parse_step(text: str, ids: Path | None = None) -> Step:

@@ -22,13 +22,14 @@ from jaxmlp.results.schema.bisect import BisectDocument, recorded
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, new_dir, write_json_new
 from jaxmlp.results.sweep import files
+from jaxmlp.stats import RESULTS_DIFFER
 from jaxmlp.units import duration, ratio
 
 
 @dataclass(frozen=True)
 class BisectOutcome:
     """How a bisection ended: its folder (the probes' folders and `layout.BISECT_FILE`), its answer and the exit
-    code it implies (`EXIT_FAILED`: the first release that fails, found instead)."""
+    code it implies (`EXIT_FAILED`: the first release that fails, found instead, or a probe whose results differ)."""
 
     folder: Path
     result: bisection.Bisection
@@ -128,12 +129,13 @@ def _filed(
     explain: Callable[[], object],
 ) -> BisectOutcome:
     """The bisection's file written beside its probes and said; then its answer explained (``explain``) unless
-    ``explained`` names an explanation of it already made; a failure exits `EXIT_FAILED`, unexplained."""
+    ``explained`` names an explanation of it already made; a failure, or results that differ, exits `EXIT_FAILED`,
+    unexplained."""
     result, line = doc.bisection, doc.line
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
     print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line
     print(f"Wrote {path}, beside the probes' folders ({', '.join(probes)})")  # a probe that met a failure too
-    if result.status == "fails":  # a failure has no timing to explain
+    if result.status in ("fails", RESULTS_DIFFER):  # no timing to explain: a failure, or values that differ
         sys.stdout.flush()
         print(f"jaxmlp sweep bisect: {line}; its probes are in {folder}", file=sys.stderr)
         return BisectOutcome(folder, result, EXIT_FAILED)

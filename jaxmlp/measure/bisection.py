@@ -12,7 +12,7 @@ from typing import Any
 
 from jaxmlp.jsonio import number
 from jaxmlp.registry import ALPHA, THRESHOLD
-from jaxmlp.stats import INVALID, Comparison, compare, verdict_line
+from jaxmlp.stats import INVALID, RESULTS_DIFFER, Comparison, compare, verdict_line
 from jaxmlp.stats import WORDS as WORDS  # re-exported: the report reads it here too
 from jaxmlp.units import interval, p_value, ratio
 
@@ -71,8 +71,9 @@ class BisectProbe:
 class Bisection:
     """Where a bisection ended: ``found`` (``first`` is the first release flagged against ``after``, by
     ``comparison``), ``fails`` (``first`` is the first release that fails, ``failure`` its line, ``after`` the last
-    that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends, or
-    ``inconclusive`` (``reason`` says why)."""
+    that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends,
+    ``results differ`` (a probe's releases computed different values: not compared on time; ``reason`` names them)
+    or ``inconclusive`` (``reason`` says why)."""
 
     candidates: tuple[str, ...]  # the good end, the releases between, the bad end
     status: str
@@ -175,6 +176,8 @@ def probes_line(b: Bisection) -> str:
     if b.status == "fails" and not b.probes:
         return met
     line = f"{len(b.measured)} of {len(b.candidates)} releases measured in {len(b.probes)} probe(s)"
+    if b.status == RESULTS_DIFFER:
+        return f"{line}; probe {len(b.probes) + 1}'s releases computed different values: not compared on time"
     return f"{line}; {met}" if b.status == "fails" else line
 
 
@@ -184,6 +187,19 @@ class ReleasesFailed(Exception):
     def __init__(self, failed: Mapping[str, str]) -> None:
         super().__init__("; ".join(f"{r} ({why})" for r, why in failed.items()))
         self.failed = dict(failed)
+
+
+class ResultsDiffer(Exception):
+    """Raised by a bisection's ``measure``: releases of the probe whose values of ``workload`` differ (``pairs``:
+    (baseline, release) -> why), so that no verdict on time is given there."""
+
+    def __init__(self, workload: str, pairs: Mapping[tuple[str, str], str]) -> None:
+        said = "; ".join(f"{b} on {workload}: {why}" for (_, b), why in pairs.items())
+        super().__init__(
+            f"{RESULTS_DIFFER}: {said}: not compared on time, so not bisected (a larger --tolerance accepts the "
+            "difference)"
+        )
+        self.pairs = dict(pairs)
 
 
 def first_failing(
@@ -202,6 +218,81 @@ def first_failing(
     return candidates[hi], candidates[lo], failure, checked
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """What one probe decided: its line, and either the half it keeps (``left``) or how the bisection ends
+    (``status``, ``reason``, the ``step`` found)."""
+
+    decision: str
+    left: bool = False
+    status: str = ""
+    reason: str = ""
+    step: Step | None = None
+
+
+def _compared(
+    names: Sequence[str], samples: Mapping[str, Sequence[float]], threshold: float, alpha: float
+) -> tuple[tuple[Step, ...], Step, dict[str, float]]:
+    """A probe's neighbour steps, its ends' step and each release's median."""
+    steps = tuple(Step(a, b, compare(samples[a], samples[b], threshold, alpha)) for a, b in zip(names, names[1:]))
+    ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
+    return steps, ends, {name: statistics.median(samples[name]) for name in names}
+
+
+def _no_change(names: Sequence[str], c: Comparison, alpha: float) -> _Judged:
+    """The first probe, whose ends show no change: no change, or inconclusive and why."""
+    good, bad = names[0], names[-1]
+    decision = "no change between the ends"
+    if c.verdict == INVALID:
+        why = f"inconclusive: {c.describe()} between {good} and {bad}: a time that is not a number; rerun"
+        return _Judged(decision, status="inconclusive", reason=why)
+    if c.verdict == "insufficient data":
+        why = f"too few processes for p < {alpha} between {good} and {bad} ({c.n_baseline} and {c.n_new})"
+        return _Judged(decision, status="inconclusive", reason=f"inconclusive: {why}: give more --processes")
+    return _Judged(decision, status="no change", reason=no_change_line(good, bad, c))
+
+
+def _adjacent(ends: Step, direction: str) -> _Judged:
+    """A probe of two neighbouring releases: the change found between them, or no longer shown."""
+    word, verdict = WORDS[direction], ends.comparison.verdict
+    if verdict == direction:
+        return _Judged(f"{ends.to} is {word} than {ends.from_}", status="found", step=ends)
+    why = f"inconclusive: {ends.to} against {ends.from_} no longer {word} ({verdict}); stopping rather than guessing"
+    return _Judged("the change did not show again", status="inconclusive", reason=why)
+
+
+def _halves(steps: tuple[Step, ...], direction: str, number: int, last: tuple[bool, bool]) -> _Judged:
+    """A probe of the ends and their midpoint: the half that holds the change (found where that half is two
+    neighbouring releases: ``last``, for each half), or inconclusive where both or neither do."""
+    word, (left, right) = WORDS[direction], steps
+    in_left, in_right = (s.comparison.verdict == direction for s in steps)
+    if in_left == in_right:
+        where = "both halves" if in_left else "neither half"
+        why = (
+            f"inconclusive: probe {number} finds the change in {where} ({left.from_}→{left.to} "
+            f"{left.comparison.verdict}, {right.from_}→{right.to} {right.comparison.verdict}); stopping rather than "
+            "guessing"
+        )
+        return _Judged(f"inconclusive: {word} in {where}", status="inconclusive", reason=why)
+    kept = left if in_left else right
+    found = last[0] if in_left else last[1]
+    return _Judged(f"{word} between {kept.from_} and {kept.to}", in_left, "found" if found else "", step=kept)
+
+
+def _failing(
+    candidates: Sequence[str], names: Sequence[str], e: ReleasesFailed, fails: Callable[[str], str] | None
+) -> tuple[str, str, str, dict[str, str]] | None:
+    """Where a probe's releases failed: the first release that fails, searched for from the probe's last release
+    that runs before it (`first_failing`), with every release checked; None where none of the probe is known to run
+    (or there is no ``fails``)."""
+    failed = next((n for n in names if n in e.failed), None)
+    ran = [n for n in names[: names.index(failed)] if n not in e.failed] if failed else []
+    if fails is None or failed is None or not ran:
+        return None
+    first, after, failure, checked = first_failing(candidates, ran[-1], failed, e.failed[failed], fails)
+    return first, after, failure, {**{n: e.failed.get(n, RUNS) for n in names}, **checked}  # the probe's too
+
+
 def bisect(
     candidates: Sequence[str],
     measure: Callable[[list[str]], Mapping[str, Sequence[float]]],
@@ -213,92 +304,48 @@ def bisect(
     """Bisect ``candidates`` (the good end first, the bad end last, the releases between in order). Where a probe's
     releases fail (``measure`` raises `ReleasesFailed`), the first release that fails is searched for with ``fails``
     instead (a release's failure, "" where it runs), from the probe's last release that runs before its first that
-    fails."""
+    fails. Where a probe's releases computed different values (``measure`` raises `ResultsDiffer`), the bisection
+    ends there, ``results differ``, with no verdict on time."""
     if len(candidates) < 2:
         raise ValueError("a bisection needs two different releases")
     lo, hi = 0, len(candidates) - 1
     direction: str | None = None
     probes: list[BisectProbe] = []
-
-    def done(status: str, reason: str = "", step: Step | None = None) -> Bisection:
-        return Bisection(
-            tuple(candidates),
-            status,
-            direction,
-            tuple(probes),
-            reason,
-            step.to if step else None,
-            step.from_ if step else None,
-            step.comparison if step else None,
-        )
-
     while True:
-        mid = (lo + hi) // 2 if hi - lo > 1 else None
-        names = [candidates[i] for i in (lo, mid, hi) if i is not None]
+        mid = (lo + hi) // 2  # the low end itself where the ends are neighbours
+        names = [candidates[i] for i in dict.fromkeys((lo, mid, hi))]
         try:
             samples = measure(names)
         except ReleasesFailed as e:
-            failed = next((n for n in names if n in e.failed), None)
-            ran = [n for n in names[: names.index(failed)] if n not in e.failed] if failed else []
-            if fails is None or failed is None or not ran:  # the good end fails too: no release known to run
+            found = _failing(candidates, names, e, fails)
+            if found is None:  # the good end fails too: no release known to run
                 raise
-            first, after, failure, checked = first_failing(candidates, ran[-1], failed, e.failed[failed], fails)
-            checked = {**{n: e.failed.get(n, RUNS) for n in names}, **checked}  # the failing probe's releases too
+            first, after, failure, checked = found
             return Bisection(tuple(candidates), "fails", None, tuple(probes), "", first, after, None, failure, checked)
-        steps = tuple(Step(a, b, compare(samples[a], samples[b], threshold, alpha)) for a, b in zip(names, names[1:]))
-        ends = Step(names[0], names[-1], compare(samples[names[0]], samples[names[-1]], threshold, alpha))
-        medians = {name: statistics.median(samples[name]) for name in names}
+        except ResultsDiffer as e:
+            return _ended(candidates, direction, probes, _Judged("", status=RESULTS_DIFFER, reason=str(e)))
+        steps, ends, medians = _compared(names, samples, threshold, alpha)
+        direction = direction or (ends.comparison.verdict if ends.comparison.verdict in WORDS else None)
+        if direction is None:  # the first probe: no change between the ends
+            judged = _no_change(names, ends.comparison, alpha)
+        elif len(names) == 2:  # the ends are adjacent releases
+            judged = _adjacent(ends, direction)
+        else:
+            judged = _halves(steps, direction, len(probes) + 1, (mid - lo == 1, hi - mid == 1))
+        probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, judged.decision))
+        if progress is not None:
+            progress(probes[-1])
+        if judged.status:
+            return _ended(candidates, direction, probes, judged)
+        lo, hi = (lo, mid) if judged.left else (mid, hi)
 
-        def record(
-            decision: str,
-            names: list[str] = names,
-            medians: dict[str, float] = medians,
-            steps: tuple[Step, ...] = steps,
-            ends: Step = ends,
-        ) -> None:  # this probe's
-            probes.append(BisectProbe(len(probes) + 1, tuple(names), medians, steps, ends, decision))
-            if progress is not None:
-                progress(probes[-1])
 
-        if direction is None and ends.comparison.verdict not in WORDS:  # the first probe: is there a change?
-            record("no change between the ends")
-            c = ends.comparison
-            if c.verdict == INVALID:
-                return done(
-                    "inconclusive",
-                    f"inconclusive: {c.describe()} between {names[0]} and {names[-1]}: "
-                    "a time that is not a number; rerun",
-                )
-            if c.verdict == "insufficient data":
-                why = f"too few processes for p < {alpha} between {names[0]} and {names[-1]} ({c.n_baseline} and "
-                return done("inconclusive", f"inconclusive: {why}{c.n_new}): give more --processes")
-            return done("no change", no_change_line(names[0], names[-1], c))
-        direction = direction or ends.comparison.verdict
-        word = WORDS[direction]
-        if mid is None:  # the ends are adjacent releases
-            found = ends.comparison.verdict == direction
-            decision = f"{names[-1]} is {word} than {names[0]}" if found else "the change did not show again"
-            record(decision)
-            if found:
-                return done("found", step=ends)
-            return done(
-                "inconclusive",
-                f"inconclusive: {names[-1]} against {names[0]} no longer "
-                f"{word} ({ends.comparison.verdict}); stopping rather than guessing",
-            )
-        left, right = steps
-        in_left, in_right = (s.comparison.verdict == direction for s in steps)
-        if in_left == in_right:
-            where = "both halves" if in_left else "neither half"
-            record(f"inconclusive: {word} in {where}")
-            return done(
-                "inconclusive",
-                f"inconclusive: probe {len(probes)} finds the change in {where} "
-                f"({left.from_}→{left.to} {left.comparison.verdict}, {right.from_}→"
-                f"{right.to} {right.comparison.verdict}); stopping rather than guessing",
-            )
-        kept = left if in_left else right
-        lo, hi = (lo, mid) if in_left else (mid, hi)
-        record(f"{word} between {kept.from_} and {kept.to}")
-        if hi - lo == 1:
-            return done("found", step=kept)
+def _ended(
+    candidates: Sequence[str], direction: str | None, probes: Sequence[BisectProbe], judged: _Judged
+) -> Bisection:
+    """The bisection as the probe that ends it decided."""
+    step = judged.step
+    first, after, comparison = (step.to, step.from_, step.comparison) if step else (None, None, None)
+    return Bisection(
+        tuple(candidates), judged.status, direction, tuple(probes), judged.reason, first, after, comparison
+    )

@@ -124,9 +124,8 @@ def train(
 
     from jaxmlp.measure.environment import metadata, select_device
     from jaxmlp.measure.timing import compile_seconds
-    from jaxmlp.model import LAYER_SIZES, N_TARGETS, evaluate, init_network_params, one_hot, precision_scope
+    from jaxmlp.model import LAYER_SIZES, evaluate, init_network_params, precision_scope
     from jaxmlp.pipelines.epochs import make_epoch
-    from jaxmlp.pipelines.loaders import as_arrays
 
     validate_config(config)
     n_train = len(datasets.train)
@@ -136,10 +135,7 @@ def train(
 
     with jax.default_device(device):
         params = init_network_params(LAYER_SIZES, random.PRNGKey(config.seed))
-        splits = {}
-        for split, dataset in (("train", datasets.train), ("test", datasets.test)):
-            images, labels = as_arrays(dataset)
-            splits[split] = jax.device_put((images, one_hot(labels, N_TARGETS)), device)
+        splits = _on_device(datasets, device)
         run_epoch = make_epoch(
             config.pipeline,
             datasets.train,
@@ -161,28 +157,49 @@ def train(
                 seconds = time.perf_counter() - start
             here = run_epoch.local(params)  # this process's copy, on its device
             with precision_scope(config.precision):  # an f32 run's accuracy from float32 products too
-                train_eval = evaluate(here, *splits["train"])
-                test_eval = evaluate(here, *splits["test"])
-            train_loss = _finite_or_none(train_eval.loss)
-            diverged = train_loss is None
-            record = EpochRecord(
-                epoch=epoch,
-                epoch_seconds=seconds,
-                compile_seconds=inside.seconds + (ahead if epoch == 0 else 0.0),
-                steps=run_epoch.n_steps,
-                samples_per_second=n_train / seconds,
-                train_loss=train_loss,
-                train_accuracy=None if diverged else float(train_eval.accuracy),
-                test_loss=_finite_or_none(test_eval.loss),
-                test_accuracy=None if diverged else float(test_eval.accuracy),
-                diverged=diverged,
-            )
-            records.append(record)
+                evaluated = (evaluate(here, *splits["train"]), evaluate(here, *splits["test"]))
+            compiled = inside.seconds + (ahead if epoch == 0 else 0.0)
+            records.append(_record(epoch, seconds, compiled, run_epoch.n_steps, n_train, *evaluated))
             if on_epoch is not None:
-                on_epoch(record)
-            if diverged:
+                on_epoch(records[-1])
+            if records[-1].diverged:
                 break
     return TrainResult(run_epoch.local(params), records, meta)
+
+
+def _on_device(datasets: Datasets, device: Any) -> dict[str, Any]:
+    """Each split's images and one-hot labels, put on ``device`` once (for the evaluation after each epoch)."""
+    import jax
+
+    from jaxmlp.model import N_TARGETS, one_hot
+    from jaxmlp.pipelines.loaders import as_arrays
+
+    splits = {}
+    for split, dataset in (("train", datasets.train), ("test", datasets.test)):
+        images, labels = as_arrays(dataset)
+        splits[split] = jax.device_put((images, one_hot(labels, N_TARGETS)), device)
+    return splits
+
+
+def _record(
+    epoch: int, seconds: float, compiled: float, steps: int, n_train: int, train: Any, test: Any
+) -> EpochRecord:
+    """One epoch's record from its time and both splits' evaluation (``train``, ``test``: loss and accuracy); it
+    diverged where the training loss is not finite."""
+    train_loss = _finite_or_none(train.loss)
+    diverged = train_loss is None
+    return EpochRecord(
+        epoch=epoch,
+        epoch_seconds=seconds,
+        compile_seconds=compiled,
+        steps=steps,
+        samples_per_second=n_train / seconds,
+        train_loss=train_loss,
+        train_accuracy=None if diverged else float(train.accuracy),
+        test_loss=_finite_or_none(test.loss),
+        test_accuracy=None if diverged else float(test.accuracy),
+        diverged=diverged,
+    )
 
 
 def steady_state_seconds(times: Sequence[float]) -> float:

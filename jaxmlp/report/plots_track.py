@@ -38,9 +38,8 @@ def _times(value: float, _: Any = None) -> str:
 
 def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> Any:
     """One machine's workload against its pinned release, releases in version order: above, each release's median
-    time and the pinned release's, measured beside it (in the pinned release's column too), on an axis from zero;
-    below, their ratio with its 95% interval, marked by its verdict, on an axis that holds 1 and the threshold's
-    band, shaded (inside it, no change worth naming)."""
+    time and the pinned release's (`_times_panel`); below, their ratio with its 95% interval, marked by its verdict
+    (`_ratio_panel`); a dashed line where the Python measured changes."""
     import matplotlib.pyplot as plt
 
     mine = rows[rows["against"] == PINNED]
@@ -50,25 +49,38 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
     fig, (top, bottom) = plt.subplots(
         2, 1, figsize=(plot_style.WIDTH_IN, 5.6), layout="constrained", sharex=True, height_ratios=(1, 1.3)
     )
-    x = [at[str(r)] for r in mine["release"]]
     base = f"{', '.join(pinned)} (pinned)"
-    top.plot(
-        x,
-        mine["baseline_median_s"],
-        linestyle="none",
-        markerfacecolor="none",
-        label=f"{base}, measured beside it",
-        **PINNED_LOOK,
-    )
+    _times_panel(top, mine, pinned, at, base)
+    _ratio_panel(bottom, mine, pinned, at, threshold)
+    bottom.set(ylabel="time / pinned (95% interval)", title=f"Against {base}: the shaded band is {within(threshold)}")
+    bottom.set_xticks(range(len(versions)), versions, rotation=30 if len(versions) > 8 else 0)
+    bottom.set_xlabel("jax / jaxlib release")
+    bottom.set_xlim(-0.5, len(versions) - 0.5)
+    _python_changes(top, bottom, mine, at)
+    legend_above(fig)
+    return fig
+
+
+def _times_panel(top: Any, mine: pd.DataFrame, pinned: list[str], at: dict[str, int], base: str) -> None:
+    """Each release's median time and the pinned release's, measured beside it (in the pinned release's column
+    too), on an axis from zero."""
+    x = [at[str(r)] for r in mine["release"]]
+    beside = {"linestyle": "none", "markerfacecolor": "none", **PINNED_LOOK}
+    top.plot(x, mine["baseline_median_s"], label=f"{base}, measured beside it", **beside)
     top.plot(x, mine["median_s"], linestyle="none", marker="o", color="#333", label="the release's median")
     top.set(ylabel="median time", title=f"Time by release, against {base}")
     for p in pinned:  # the pinned release's own column: its medians, each measured beside a release
         own = mine[mine["baseline"].astype(str) == p]["baseline_median_s"]
-        top.plot([at[p]] * len(own), own, linestyle="none", markerfacecolor="none", **PINNED_LOOK)
+        top.plot([at[p]] * len(own), own, **beside)
     times = [float(v) for v in (*mine["median_s"], *mine["baseline_median_s"]) if math.isfinite(float(v))]
     human_axis(top, "y", values=times)
     if top.get_yscale() == "linear" and times:
         top.set_ylim(0, max(times) * 1.12)  # from zero: a 1% change looks like 1%; the highest marker whole
+
+
+def _ratio_panel(bottom: Any, mine: pd.DataFrame, pinned: list[str], at: dict[str, int], threshold: float) -> None:
+    """Each release's ratio to the pinned one with its 95% interval, marked by its verdict, on an axis that holds 1
+    and the threshold's band, shaded (inside it, no change worth naming)."""
     low, high = 1 / (1 + threshold), 1 + threshold
     bottom.axhspan(low, high, color="C0", alpha=0.08, linewidth=0)
     bottom.axhline(1.0, color="grey", linewidth=0.8)
@@ -81,27 +93,16 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
             continue
         ratio = part["ratio"].astype(float)
         errors = [(ratio - part["low"].astype(float)).clip(lower=0), (part["high"].astype(float) - ratio).clip(lower=0)]
-        bottom.errorbar(
-            [at[str(r)] for r in part["release"]],
-            ratio,
-            yerr=errors,
-            linestyle="none",
-            capsize=4,
-            markersize=7,
-            label=verdict,
-            **look,
-        )
+        x = [at[str(r)] for r in part["release"]]
+        bottom.errorbar(x, ratio, yerr=errors, linestyle="none", capsize=4, markersize=7, label=verdict, **look)
     finite = [float(v) for v in (*mine["low"], *mine["high"], low, high) if math.isfinite(float(v))]
     pad = (max(finite) - min(finite)) * 0.12
     bottom.set_ylim(min(finite) - pad, max(finite) + pad)
     bottom.yaxis.set_major_formatter(_times)
-    bottom.set(
-        ylabel="time / pinned (95% interval)",
-        title=f"Against {base}: the shaded band is {within(threshold)}",
-    )
-    bottom.set_xticks(range(len(versions)), versions, rotation=30 if len(versions) > 8 else 0)
-    bottom.set_xlabel("jax / jaxlib release")
-    bottom.set_xlim(-0.5, len(versions) - 0.5)
+
+
+def _python_changes(top: Any, bottom: Any, mine: pd.DataFrame, at: dict[str, int]) -> None:
+    """A dashed line on both panels before each release measured on another Python than the one before it."""
     for release, python in python_changes(mine):
         for ax in (top, bottom):
             ax.axvline(at[release] - 0.5, color="C1", linestyle="--", linewidth=1)
@@ -114,8 +115,6 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
             va="top",
             color="C1",
         )
-    legend_above(fig)
-    return fig
 
 
 def plot_track(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, bisect
+from jaxmlp.measure.bisection import RUNS, Bisection, BisectProbe, ReleasesFailed, ResultsDiffer, bisect
 from jaxmlp.measure.environments import environments, envs, published
 from jaxmlp.measure.sweep.matrix import (
     PROBE_FAILED,
@@ -84,6 +84,68 @@ def _no_failure(probed: Probed, differs: dict[str, dict[str, str]], limit: float
         raise _Failed(probed, differs)
 
 
+@dataclass(frozen=True)
+class _Probing:
+    """What every probe of a bisection runs with: the workload, its settings, the XLA flags, and where it reports."""
+
+    target: str
+    measuring: Measuring
+    matrix: Matrix
+    record_probe: RecordProbe
+    say: Say
+    bar: Progress | None
+
+    @property
+    def flags(self) -> str:
+        return self.matrix.xla_flags[0] if self.matrix.xla_flags else ""
+
+    def runner(self, release: str, python: str) -> Runner:
+        return Runner(release, python, self.measuring, self.flags, 1 if self.flags else 0)
+
+
+def _measured(p: _Probing, names: list[str], number: int) -> dict[str, list[float]]:
+    """Probe ``number``'s releases measured (their cells made, measured, handed to ``record_probe``): each one's
+    steady states of the target, once `_usable` finds nothing that ends the bisection there."""
+    pythons = environments(p.matrix, names, p.say)
+    runners = [p.runner(v, pythons[v]) for v in names]
+    try:
+        measured = measure_cells(runners, p.matrix, p.say, p.bar, planned=_no_failure)
+    except _Failed as e:  # no rounds: the probe is filed as far as it went, its cells' outcomes its answer
+        measured = Measured(e.probed, {}, e.differs, tolerance=p.matrix.tolerance)
+    p.record_probe(number, runners, measured)
+    _usable(measured, runners, p.target, p.say)
+    return {r.label: [x.workloads[p.target].steady_seconds for x in measured.processes[r.name]] for r in runners}
+
+
+def _usable(measured: Measured, runners: Sequence[Runner], target: str, say: Say) -> None:
+    """Raises what ends a bisection at a probe: a release that refused its flag, releases that failed at their probe
+    processes (`ReleasesFailed`: searched for next), one whose every process failed, or releases whose results
+    differ (`ResultsDiffer`)."""
+    _refused(measured)
+    failed = {n: o.status for n, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
+    if failed:  # the search for the first that fails decides what comes next
+        say(f"  {unmeasured_line(failed)}")
+        raise ReleasesFailed({r.label: failed[r.name] for r in runners if r.name in failed})
+    missing = unmeasured(measured)  # every process failed in the rounds, after its probe ran
+    if missing:
+        raise JaxmlpError(f"{unmeasured_line(missing)}: no bisection past this probe")
+    _same_results(measured, [r.name for r in runners], target)
+
+
+def _fails(p: _Probing, release: str, record_check: RecordCheck | None) -> str:
+    """One probe process of ``release``: its failure, "" where it runs (told to ``record_check``)."""
+    runner = p.runner(release, environments(p.matrix, [release], p.say)[release])
+    with envs.jaxmlp_path() as path:
+        status = probe([runner], path, p.say, p.matrix.timeout).outcomes[runner.name].status
+    if status != "ok" and not status.startswith(PROBE_FAILED):  # a refused flag is no failure of the release
+        raise JaxmlpError(f"not measured: {release} ({status}): no bisection past this probe")
+    failure = "" if status == "ok" else status
+    p.say(f"probe of {release}: {failure or RUNS}")
+    if record_check is not None:
+        record_check(release, failure or RUNS)
+    return failure
+
+
 def run(
     releases: Sequence[str],
     target: str,
@@ -104,52 +166,22 @@ def run(
     in its rounds with the same settings) reads them instead of measuring them again (told to ``known.told``)."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
-    flags = matrix.xla_flags[0] if matrix.xla_flags else ""
-    numbers = itertools.count(1)
+    probing = _Probing(target, measuring, matrix, record_probe, say, bar)
     probes: list[int] = []
+    searched: list[str] = []
 
     def measure(names: list[str]) -> dict[str, list[float]]:
+        probes.append(len(probes) + 1)
         if known is not None and all(len(known.samples.get(n, ())) >= 2 for n in names):
-            probes.append(next(numbers))
             known.told(probes[-1], names)
             return {n: list(known.samples[n]) for n in names}
-        pythons = environments(matrix, names, say)
-        runners = [Runner(v, pythons[v], measuring, flags, 1 if flags else 0) for v in names]
-        try:
-            measured = measure_cells(runners, matrix, say, bar, planned=_no_failure)
-        except _Failed as e:  # no rounds: the probe is filed as far as it went, its cells' outcomes its answer
-            measured = Measured(e.probed, {}, e.differs)
-        probes.append(next(numbers))
-        record_probe(probes[-1], runners, measured)
-        _refused(measured)
-        failed = {n: o.status for n, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
-        if failed:  # the search for the first that fails decides what comes next
-            say(f"  {unmeasured_line(failed)}")
-            raise ReleasesFailed({r.label: failed[r.name] for r in runners if r.name in failed})
-        missing = unmeasured(measured)  # every process failed in the rounds, after its probe ran
-        if missing:
-            raise JaxmlpError(f"{unmeasured_line(missing)}: no bisection past this probe")
-        for name, why in measured.differs.items():
-            if target in why:
-                say(f"  RESULTS DIFFER: {name}: {why[target]}")
-        return {r.label: [p.workloads[target].steady_seconds for p in measured.processes[r.name]] for r in runners}
-
-    searched: list[str] = []
+        return _measured(probing, names, probes[-1])
 
     def fails(release: str) -> str:
         if not searched:
             say("Searching for the first release that fails, a probe process each")
         searched.append(release)
-        runner = Runner(release, environments(matrix, [release], say)[release], measuring, flags, 1 if flags else 0)
-        with envs.jaxmlp_path() as path:
-            status = probe([runner], path, say, matrix.timeout).outcomes[runner.name].status
-        if status != "ok" and not status.startswith(PROBE_FAILED):  # a refused flag is no failure of the release
-            raise JaxmlpError(f"not measured: {release} ({status}): no bisection past this probe")
-        failure = "" if status == "ok" else status
-        say(f"probe of {release}: {failure or RUNS}")
-        if record_check is not None:
-            record_check(release, failure or RUNS)
-        return failure
+        return _fails(probing, release, record_check)
 
     try:
         return bisect(releases, measure, detector.threshold, detector.alpha, progress, fails)
@@ -172,3 +204,13 @@ def _refused(measured: Measured) -> None:
     }
     if refused:
         raise JaxmlpError(f"{unmeasured_line(refused)}: no bisection past this probe")
+
+
+def _same_results(measured: Measured, names: Sequence[str], target: str) -> None:
+    """Raises `ResultsDiffer` naming each pair of the probe's cells (a baseline and a later cell) whose values of
+    ``target`` differ between the two of them: such a probe is given no verdict on time."""
+    pairs = {
+        (a, b): why[target] for a, b in itertools.combinations(names, 2) if target in (why := measured.apart(a, b))
+    }
+    if pairs:
+        raise ResultsDiffer(target, pairs)

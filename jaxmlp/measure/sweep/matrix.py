@@ -16,7 +16,7 @@ from jaxmlp.errors import NotMeasured
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.environments import envs
 from jaxmlp.measure.records import ProcessResult
-from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.measure.sweep.settings import TOLERANCE, Matrix, Measuring
 from jaxmlp.pipelines.mnist import default_cache_dir
 from jaxmlp.units import minutes
 
@@ -214,20 +214,25 @@ def probe(
 
 
 def differences(reference: Mapping[str, ProcessResult], tolerance: float) -> dict[str, dict[str, str]]:
-    """For each cell, the workloads whose values are not the first cell's (within ``tolerance``), and why."""
+    """For each cell, the workloads whose values are not the first cell's (within ``tolerance``), and why: the
+    record a cell's file keeps. A comparison is marked by its own two sides (`between`), not by this."""
     names = list(reference)
-    if not names:
-        return {}
-    base = reference[names[0]]
-    out: dict[str, dict[str, str]] = {}
-    for name in names[1:]:
-        for workload, times in reference[name].workloads.items():
-            other = base.workloads.get(workload)
-            if other is None or other.output is None or times.output is None:
-                continue
-            why = other.output.differs(times.output, tolerance)
-            if why:
-                out.setdefault(name, {})[workload] = f"results differ from {names[0]}: {why}"
+    return {n: why for n in names[1:] if (why := between(reference, names[0], n, tolerance))}
+
+
+def between(processes: Mapping[str, ProcessResult], a: str, b: str, tolerance: float) -> dict[str, str]:
+    """The workloads whose values differ between cells ``a`` and ``b`` (``b`` against ``a``, within
+    ``tolerance``), and why; a workload without values on either side is not judged."""
+    out: dict[str, str] = {}
+    if a not in processes or b not in processes:
+        return out
+    for workload, times in processes[b].workloads.items():
+        other = processes[a].workloads.get(workload)
+        if other is None or other.output is None or times.output is None:
+            continue
+        why = other.output.differs(times.output, tolerance)
+        if why:
+            out[workload] = f"results differ from {a}: {why}"
     return out
 
 
@@ -242,7 +247,7 @@ def runners_for(pythons: Mapping[str, str], matrix: Matrix, measuring: Measuring
 @dataclass(frozen=True)
 class Measured:
     """A matrix measured: the probe's findings, every process of every cell that ran, and each cell's
-    workloads whose values differ from the first cell's."""
+    workloads whose values differ from the first cell's (its file's record; `apart` judges a comparison)."""
 
     probed: Probed
     processes: dict[str, list[ProcessResult]]
@@ -250,6 +255,13 @@ class Measured:
     failures: tuple[Failure, ...] = ()
     limit: float | None = None  # each worker process's time limit, in seconds
     complete: bool = True  # False: the rounds were stopped (an interrupt) before every process ran
+    tolerance: float = TOLERANCE  # the relative tolerance within which two cells' values are the same
+
+    def apart(self, a: str, b: str) -> dict[str, str]:
+        """The workloads whose values differ between cells ``a`` and ``b`` themselves (`between`: their probe
+        processes', else their first processes'), and why: what marks the comparison of ``b`` against ``a``."""
+        firsts = {n: p[0] for n, p in self.processes.items() if p}
+        return between({**firsts, **self.probed.reference}, a, b, self.tolerance)
 
     @property
     def failed_cells(self) -> list[str]:
@@ -283,7 +295,7 @@ def measure_cells(
         differs = differences(probed.reference, matrix.tolerance)
         for name, why in differs.items():
             for workload, text in why.items():
-                say(f"  {name}: {workload}: {text} (marked 'results differ')")
+                say(f"  {name}: {workload}: {text} (a comparison across the difference is marked 'results differ')")
         limit = workers.time_limit(matrix.timeout, probed.seconds.values())
         if fit:
             matrix = fit(probed)
@@ -358,4 +370,4 @@ def rounds(
         processes, failures = run_rounds(
             probed.runners, matrix.processes, tick, path, limit, record, kept, say, matrix.mine
         )
-    return Measured(probed, processes, differs, tuple(failures), limit)
+    return Measured(probed, processes, differs, tuple(failures), limit, tolerance=matrix.tolerance)

@@ -265,9 +265,8 @@ class RunLog:
                 failures.append(sample)
             elif cell in processes:
                 processes[cell].append(sample)
-        return Measured(
-            plan.probed, {k: v for k, v in processes.items() if v}, plan.differs, tuple(failures), plan.limit
-        )
+        kept = {k: v for k, v in processes.items() if v}
+        return Measured(plan.probed, kept, plan.differs, tuple(failures), plan.limit, tolerance=plan.matrix.tolerance)
 
     def write_cells(self, plan: Plan, complete: bool) -> Measured:
         """The cell files and ``cells.json`` from the log (those of an earlier, stopped try replaced: they were

@@ -3,7 +3,7 @@ time where a neighbour shows on both sides alike), which each names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from jaxmlp.measure.records import ProcessResult
@@ -17,13 +17,14 @@ def compared(
     processes: Mapping[str, Sequence[ProcessResult]],
     pairs: Iterable[tuple[str, str, str]],
     workloads: Sequence[str],
-    differs: Mapping[str, Mapping[str, str]] | None = None,
+    apart: Callable[[str, str], Mapping[str, str]] | None = None,
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> list[Tracked]:
     """`tracked.compared` of each pair and workload on the metric `choose` gives it, which each comparison names
-    (``metric``, ``metric_why``); a pair whose results differ is not compared on time, and a workload that failed
-    in a cell that ran (none of its processes measured it) is not compared at all."""
+    (``metric``, ``metric_why``); a pair whose two sides' results differ (``apart``: the workloads whose values
+    differ between a baseline and a release, and why) is not compared on time, and a workload that failed in a cell
+    that ran (none of its processes measured it) is not compared at all."""
     out = []
     for release, baseline, against in pairs:
         for workload in workloads:
@@ -35,6 +36,7 @@ def compared(
                 baseline: {workload: steady(a, workload, metric)},
                 release: {workload: steady(b, workload, metric)},
             }
+            differs = {release: apart(baseline, release)} if apart else None  # this pair's own two sides
             (t,) = tracked.compared(samples, [(release, baseline, against)], [workload], threshold, alpha, differs)
             out.append(t if t.differs else replace(t, metric=metric.name, metric_why=metric.why))
     return out

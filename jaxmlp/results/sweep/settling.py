@@ -63,7 +63,7 @@ def comparisons_of(
     """Each of a call's pairs compared on each workload, from what was measured, against the ``threshold`` band, on
     the time `jaxmlp.measure.wall_or_cpu.choose` gives it; a workload whose results differ not on time
     (`metric.compared`)."""
-    return metric.compared(measured.processes, pairs, workloads, measured.differs, threshold)
+    return metric.compared(measured.processes, pairs, workloads, measured.apart, threshold)
 
 
 def _one_workload(cell: str, workload: str, probed: Probed) -> float:
