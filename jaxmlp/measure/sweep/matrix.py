@@ -251,11 +251,6 @@ class Measured:
     limit: float | None = None  # each worker process's time limit, in seconds
     complete: bool = True  # False: the rounds were stopped (an interrupt) before every process ran
 
-    @property
-    def failed_cells(self) -> list[str]:
-        """The cells with a failed process, in order."""
-        return list(dict.fromkeys(f.cell for f in self.failures))
-
 
 @contextlib.contextmanager
 def _silent(total: int) -> Iterator[Tick]:
