@@ -183,7 +183,7 @@ def test_a_corpus_under_two_ranks_shares_its_timeline_and_writes_one_scorecard(t
 
 def test_a_stopped_rank_is_named_by_rank_0(tmp_path):
     out = tmp_path / "out"
-    workload = str(MANIFEST.parent / "cases" / "control.py") + ":make"
+    workload = str(MANIFEST.parent / "cases" / "product.py") + ":control"
     job = popen(
         [*TIMELINE, *("--workload", workload, "--processes", "20", "--out", str(out)), *releases(tmp_path / "envs")]
     )
