@@ -10,7 +10,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -98,13 +98,7 @@ class Change:
         return f"{self.at} {self.direction} than {self.before} and before, {figures}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "at": self.at,
-            "before": self.before,
-            "index": self.index,
-            "comparison": self.comparison.to_json(),
-        }
+        return {**asdict(self), "comparison": self.comparison.to_json()}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Change:

@@ -7,7 +7,7 @@ import math
 import os
 import re
 import signal
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 EXIT_ERROR = 2
 """Bad input: a setting, a file, a folder or the machine; one line says which and what to do."""
@@ -70,6 +70,12 @@ def at_least(option: str, value: float | None, minimum: float, why: str = "") ->
     (``why``: what the rule is for, said in brackets)."""
     if value is not None and not value >= minimum:
         raise JaxmlpError(f"{option} must be at least {minimum:g}{f' ({why})' if why else ''}, got {value:g}")
+
+
+def one_of(option: str, value: str | None, choices: Sequence[str]) -> None:
+    """``option`` (given as ``value``; None: not given) is one of ``choices``, or a `JaxmlpError` naming them."""
+    if value is not None and value not in choices:
+        raise JaxmlpError(f"unknown {option} {value!r}: choose one of {', '.join(choices)}")
 
 
 def positive_finite(option: str, value: float) -> None:

@@ -96,6 +96,44 @@ SHARDED_TRAIN = ["train", "--pipeline", "sharded", "--dataset", "synthetic", "--
 """The sharded pipeline's training that several processes are compared with (tests/test_sharded.py, test_mpi.py)."""
 
 
+def scaling_argv(devices: list[str], out: Path) -> list[str]:
+    """`jaxmlp scaling` over `devices` in one and two processes, 2 short epochs each (test_sharded.py, test_mpi.py)."""
+    return [
+        *("-m", "jaxmlp", "scaling", "--devices", *devices, "--processes", "1", "2"),
+        *("--dataset", "synthetic", "--limit", "1024", "--epochs", "2", "--calls", "2", "--out", str(out)),
+    ]
+
+
+def ranks_of(launcher: int, variable: bytes) -> dict[int, int]:
+    """The process id of each process `launcher` started, by its rank: its environment's `variable`."""
+    import subprocess
+
+    ranks = {}
+    for pid in map(int, subprocess.run(["pgrep", "-P", str(launcher)], capture_output=True, text=True).stdout.split()):
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        if variable in env:
+            ranks[int(env[variable])] = pid
+    return ranks
+
+
+def kill_rank_one(job, variable: bytes) -> tuple[dict[int, int], int, float, str]:
+    """Once both ranks of `job` train, SIGKILL rank 1 and wait for the job: the ranks, its exit code, the seconds it
+    took to end and its stderr (test_sharded.py, test_mpi.py)."""
+    import signal
+    import time
+
+    for line in job.stdout:  # both ranks are training
+        if line.startswith("Epoch 0 in"):
+            break
+    ranks = ranks_of(job.pid, variable)
+    assert set(ranks) == {0, 1}
+    os.kill(ranks[1], signal.SIGKILL)
+    start = time.monotonic()
+    code = job.wait(timeout=60)
+    return ranks, code, time.monotonic() - start, job.stderr.read()
+
+
 @pytest.fixture(scope="session")
 def trained_alone(tmp_path_factory) -> tuple[list[dict], str]:
     """`SHARDED_TRAIN` for 2 epochs on one CPU device, run once for every test that compares a run of several
@@ -154,6 +192,29 @@ def write_idx_folder(folder: Path, gz: bool, overrides: dict[str, bytes] | None 
         else:
             (folder / spec.name).write_bytes(raw)
     return folder
+
+
+EARLIER_TRIALS = {
+    "pipeline": "batched",
+    "processes_per_side": 3,
+    "rounds": 0,
+    "inject_slowdown": 0.1,
+    "threshold": 0.05,
+    "alpha": 0.01,
+    "limit": None,
+    "epochs": 4,
+    "dataset": "synthetic",
+}
+"""The settings of detector trials as an earlier jaxmlp wrote them (test_results.py, test_sweep.py)."""
+
+
+def env_options(**pythons: str) -> list[str]:
+    """``--env LABEL=PYTHON`` for each environment made by hand of ``pythons`` (label: its Python)."""
+    return [arg for label, python in pythons.items() for arg in ("--env", f"{label}={python}")]
+
+
+TWO_ENVS = env_options(A=sys.executable, B=sys.executable)
+"""Two environments made by hand, A and B, both this interpreter's."""
 
 
 def made_releases(

@@ -3,7 +3,6 @@
 as tests/test_timeline.py fakes them."""
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from conftest import made_releases
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import workers
-from jaxmlp.measure.environments import envs, published
+from jaxmlp.measure.environments import published
 from jaxmlp.measure.records import ProcessResult, WorkloadTimes
 from jaxmlp.measure.sweep import matrix
 from jaxmlp.measure.sweep.corpus import read_manifest
@@ -34,18 +33,14 @@ def fake_releases(root: Path, monkeypatch) -> None:
     ``step`` x1.3 slower from 0.4.34 on (not with the XLA flag), ``control`` flat, ``fails`` failing in 0.4.33 (and
     0.4.32, which only a bisection measures); 1% noise, stretched by the injected slowdown."""
     monkeypatch.setattr(published, "available", lambda wheels: list(LISTED))
-    for version in LISTED:
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        (env / "bin" / "python").symlink_to(sys.executable)
-        (env / envs.COMPLETE).write_text("1.0\n")
+    made_releases(root, *LISTED)
     rng = np.random.default_rng(3)
 
     def run_worker(runner, pythonpath=None, timeout=None):
         (name,) = runner.measuring.names
-        if name == "fails" and runner.label in ("0.4.32", "0.4.33"):
+        if name == "product.fails" and runner.label in ("0.4.32", "0.4.33"):
             raise workers.ChildFailed("fails: exited with 1: RuntimeError: no kernel", None, 1, "no kernel")
-        slower = name == "step" and runner.label in ("0.4.34", "0.4.35") and not runner.xla_flags
+        slower = name == "product.step" and runner.label in ("0.4.34", "0.4.35") and not runner.xla_flags
         value = (1.3 if slower else 1.0) * float(np.exp(rng.normal(0, 0.01))) * (1 + runner.measuring.inject_slowdown)
         meta = {"jax": runner.label, "jaxlib": runner.label, "xla_flags": runner.xla_flags, "host": "here", "epochs": 2}
         return ProcessResult(meta, {name: WorkloadTimes.of(0.1, [2 * value, value, value])})
@@ -136,7 +131,8 @@ def test_a_case_whose_release_fails_unexpectedly_fails_the_corpus_named(tmp_path
     manifest.write_text(text.replace("cases/", f"{MANIFEST.parent}/cases/"))
     # the failing workload in a control: its failure is not what the case expects
     control = manifest.read_text().replace(
-        'workload = "' + f"{MANIFEST.parent}/cases/control.py", 'workload = "' + f"{MANIFEST.parent}/cases/fails.py"
+        f'workload = "{MANIFEST.parent}/cases/product.py:control"',
+        f'workload = "{MANIFEST.parent}/cases/product.py:fails"',
     )
     manifest.write_text(control)
     argv = ["sweep", "corpus", str(manifest), "--cases", "fixture-control", "--processes", "4"]
@@ -164,7 +160,7 @@ def test_a_case_whose_release_fails_unexpectedly_fails_the_corpus_named(tmp_path
             "oldest first",
         ),
         (("ratio = [1.2, 1.5]", "ratio = [1.5, 1.2]"), "give the band of new over old time"),
-        (("cases/step.py", "cases/nothing.py"), "does not exist"),
+        (("cases/product.py:step", "cases/nothing.py:step"), "does not exist"),
         (('name = "fixture-fails"', 'name = "fixture-step"'), "fixture-step given twice"),
     ],
 )
@@ -202,7 +198,7 @@ def test_one_small_case_with_real_processes_is_scored(tmp_path, capsys, monkeypa
     assert "(2 and 2 processes: too few to test)" in score.why[0] and score.verdict == "inconclusive"
     assert "Controls: 0 of 1 shown the same (1 inconclusive)" in printed
     cells = next(folder.glob("fixture-control/timeline-*/jax-0.4.30.json")).read_text()
-    assert '"workload_source": "tests/fixtures/corpus/cases/control.py:make"' in cells  # not the absolute path
+    assert '"workload_source": "tests/fixtures/corpus/cases/product.py:control"' in cells  # not the absolute path
 
 
 def test_a_workload_outside_the_current_folder_is_recorded_by_its_absolute_path(tmp_path, monkeypatch):
@@ -229,12 +225,14 @@ def _findings(levels, explained_same_hlo=None, bisected=None, instructions=False
     rng = np.random.default_rng(0)
     samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels]
     labels = RELEASES[: len(levels)]
-    column = TimelineColumn("step", "", labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
+    column = TimelineColumn("product.step", "", labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
     docs = ()
     if explained_same_hlo is not None:
         prints = {"0.4.33": "a", "0.4.34": "a" if explained_same_hlo else "b"}
         steady = {"0.4.33": (1.0,), "0.4.34": (1.3,)}
-        docs = (ExplainDocument({}, "step", "0.4.33", "0.4.34", prints, steady, same_instructions=instructions),)
+        docs = (
+            ExplainDocument({}, "product.step", "0.4.33", "0.4.34", prints, steady, same_instructions=instructions),
+        )
     return CaseFound((column,), explanations=docs)
 
 
@@ -293,7 +291,7 @@ def test_a_control_with_nothing_measured_is_not_clean_and_a_flag_not_measured_ex
     step = _findings([1.0, 1.0, 1.0, 1.3, 1.3])
     flag = "--xla_cpu_use_thunk_runtime=false"
     labels, samples = RELEASES[:3], [(1.0,) * 8] * 3  # the flag's column stops before 0.4.34: it failed there
-    column = TimelineColumn("step", flag, labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
+    column = TimelineColumn("product.step", flag, labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
     unmeasured = score(_case(cause="flag", flag=flag), replace(step, columns=(*step.columns, column)))
     assert unmeasured.found and unmeasured.explained is None and "not measured at 0.4.34" in unmeasured.why[-1]
 
@@ -473,4 +471,4 @@ def test_a_compile_time_case_explains_the_change_in_its_own_metric(tmp_path, mon
     main([*argv, "--out", str(tmp_path / "out")])
     printed = capsys.readouterr().out
     assert "# each change the timeline found in compile time that its explanations" in printed
-    assert asked == [("Explaining step's compile time: 0.4.33 -> 0.4.34", "0.4.33", "0.4.34")]
+    assert asked == [("Explaining product.step's compile time: 0.4.33 -> 0.4.34", "0.4.33", "0.4.34")]

@@ -34,7 +34,7 @@ def _manifest(tmp_path, extra: str = "", edit=lambda text: text):
 AGAIN = """
 [[case]]
 name = "fixture-step-again"
-workload = "cases/step.py:make"
+workload = "cases/product.py:step"
 source = "tests/test_corpus_cost.py"
 summary = "the same workload, releases and settings as fixture-step: its timeline and bisection read from there"
 kind = "flag"
@@ -170,7 +170,7 @@ def _with_flag_column(levels_with_flag):
     rng = np.random.default_rng(5)
     labels = step.columns[0].releases
     samples = [tuple(level * np.exp(rng.normal(0, 0.01, 8))) for level in levels_with_flag]
-    column = TimelineColumn("step", FLAG, labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
+    column = TimelineColumn("product.step", FLAG, labels, tuple(samples), tuple(changepoints.detect(labels, samples)))
     return replace(step, columns=(*step.columns, column))
 
 

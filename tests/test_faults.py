@@ -13,6 +13,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from conftest import TWO_ENVS, env_options
 
 from jaxmlp.cli import main
 from jaxmlp.cli.tensorboard import free_port
@@ -49,20 +50,12 @@ def workload(tmp_path: Path) -> str:
 
 
 def sweep_argv(tmp_path: Path, spec: str, *more: str) -> list[str]:
-    return [
-        "sweep",
-        "--env",
-        f"A={sys.executable}",
-        "--env",
-        f"B={sys.executable}",
-        "--workload",
-        spec,
-        "--calls",
-        "2",
-        "--out",
-        str(tmp_path / "out"),
-        *more,
-    ]
+    return ["sweep", *TWO_ENVS, "--workload", spec, "--calls", "2", "--out", str(tmp_path / "out"), *more]
+
+
+def quick(tmp_path: Path) -> list[str]:
+    """`WORKLOAD` in one process of 2 calls a cell, into ``tmp_path/out``."""
+    return ["--workload", workload(tmp_path), "--calls", "2", "--processes", "1", "--out", str(tmp_path / "out")]
 
 
 def processes_running(marker: str) -> list[int]:
@@ -229,28 +222,8 @@ def fake_release(tmp_path: Path, name: str, body: str) -> str:
 def test_a_release_that_hangs_or_lacks_jax_at_its_probe_fails_the_sweep_naming_it(tmp_path, capsys):
     hangs = fake_release(tmp_path, "hangs", "exec sleep 600")  # the probe never answers
     no_jax = fake_release(tmp_path, "no-jax", f'exec {sys.executable} -S "$@"')  # its site-packages unseen
-    argv = [
-        sys.executable,
-        "-m",
-        "jaxmlp",
-        "sweep",
-        "--env",
-        f"good={sys.executable}",
-        "--env",
-        f"hangs={hangs}",
-        "--env",
-        f"nojax={no_jax}",
-        "--workload",
-        workload(tmp_path),
-        "--calls",
-        "2",
-        "--processes",
-        "1",
-        "--timeout",
-        "15",
-        "--out",
-        str(tmp_path / "out"),
-    ]
+    argv = [sys.executable, "-m", "jaxmlp", "sweep", *env_options(good=sys.executable, hangs=hangs, nojax=no_jax)]
+    argv += [*quick(tmp_path), "--timeout", "15"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=180)
     assert done.returncode == EXIT_FAILED, done.stderr
     last = done.stderr.strip().splitlines()[-1]
@@ -401,27 +374,8 @@ def test_a_benchmark_out_of_device_memory_is_one_line_and_the_others_run(tmp_pat
 def test_explain_of_a_release_that_cannot_run_names_it_and_fails(tmp_path):
     no_jax = fake_release(tmp_path, "no-jax", f'exec {sys.executable} -S "$@"')
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "jaxmlp",
-            "sweep",
-            "explain",
-            "good",
-            "nojax",
-            "--env",
-            f"good={sys.executable}",
-            "--env",
-            f"nojax={no_jax}",
-            "--workload",
-            workload(tmp_path),
-            "--calls",
-            "2",
-            "--processes",
-            "1",
-            "--out",
-            str(tmp_path / "out"),
-        ],
+        [sys.executable, "-m", "jaxmlp", "sweep", "explain", "good", "nojax"]
+        + [*env_options(good=sys.executable, nojax=no_jax), *quick(tmp_path)],
         capture_output=True,
         text=True,
         timeout=180,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import made_releases
+from conftest import TWO_ENVS, made_releases
 
 from jaxmlp.cli import main
 from jaxmlp.results.schema.bench import BenchmarkDocument
@@ -255,16 +255,18 @@ def kept_file(line: str, folder: Path) -> Path:
     return path
 
 
+def stopped_and_kept(argv: list[str], said: str, tmp_path: Path, times: int = 1) -> tuple[Stopped, str, dict]:
+    """``argv`` stopped by SIGINT once its output holds ``said`` ``times`` times: the stopped run, its one line and
+    the document it kept under ``tmp_path/out``."""
+    stopped = stop(argv, lambda pid, output: output.count(said) >= times, signal.SIGINT, tmp_path)
+    line = one_line(stopped, argv[0], signal.SIGINT)
+    return stopped, line, json.loads(kept_file(line, tmp_path / "out").read_text())
+
+
 def test_tta_stopped_after_two_runs_keeps_them_marked_partial(tmp_path, capsys):
-    stopped = stop(
-        ["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "40", "--max-epochs", "2"]
-        + ["--out", str(tmp_path / "out")],
-        lambda pid, output: output.count(" seed ") >= 2,
-        signal.SIGINT,
-        tmp_path,
-    )
-    line = one_line(stopped, "tta", signal.SIGINT)
-    doc = TtaDocument.from_json(json.loads(kept_file(line, tmp_path / "out").read_text()))
+    argv = ["tta", "--dataset", "synthetic", "--limit", "2048", "--runs", "40", "--max-epochs", "2", "--out"]
+    stopped, line, kept_doc = stopped_and_kept([*argv, str(tmp_path / "out")], " seed ", tmp_path, 2)
+    doc = TtaDocument.from_json(kept_doc)
     kept = len(doc.runs)
     assert f"; kept {kept} of 40 runs in " in line and 2 <= kept < 40
     assert doc.metadata["partial"] == f"stopped by SIGINT; kept {kept} of 40 runs"
@@ -275,15 +277,9 @@ def test_tta_stopped_after_two_runs_keeps_them_marked_partial(tmp_path, capsys):
 
 
 def test_train_stopped_after_two_epochs_keeps_them_marked_partial(tmp_path, capsys):
-    stopped = stop(
-        ["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "1000", "--pipeline", "scan"]
-        + ["--json", f"{tmp_path / 'out'}/"],
-        lambda pid, output: "Epoch 1 in" in output,
-        signal.SIGINT,
-        tmp_path,
-    )
-    line = one_line(stopped, "train", signal.SIGINT)
-    doc = TrainDocument.from_json(json.loads(kept_file(line, tmp_path / "out").read_text()))
+    argv = ["train", "--dataset", "synthetic", "--limit", "2048", "--epochs", "1000", "--pipeline", "scan", "--json"]
+    stopped, line, kept_doc = stopped_and_kept([*argv, f"{tmp_path / 'out'}/"], "Epoch 1 in", tmp_path)
+    doc = TrainDocument.from_json(kept_doc)
     kept = len(doc.records)
     assert f"; kept {kept} of 1000 epochs in " in line and 2 <= kept < 1000
     assert {r["partial"] for r in doc.records} == {f"stopped by SIGINT; kept {kept} of 1000 epochs"}
@@ -459,17 +455,7 @@ def test_sweep_corpus_stopped_in_its_second_case_keeps_the_scorecard_of_the_firs
 
 def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
     stopped = stop(
-        [
-            "sweep",
-            "explain",
-            "A",
-            "B",
-            "--env",
-            f"A={sys.executable}",
-            "--env",
-            f"B={sys.executable}",
-            *sweep_options(tmp_path),
-        ],
+        ["sweep", "explain", "A", "B", *TWO_ENVS, *sweep_options(tmp_path)],
         has_child("jaxmlp.measure"),
         signal.SIGTERM,
         tmp_path,
@@ -478,20 +464,13 @@ def test_sweep_explain_stopped_while_its_processes_run(tmp_path):
 
 
 def test_sweep_resume_stopped_while_its_processes_run_keeps_its_samples(tmp_path):
-    sweep = ["sweep", "run", "--env", f"A={sys.executable}", "--env", f"B={sys.executable}", *sweep_options(tmp_path)]
+    sweep = ["sweep", "run", *TWO_ENVS, *sweep_options(tmp_path)]
     (tmp_path / "first").mkdir()
     (tmp_path / "second").mkdir()
     first = stop(sweep, lambda pid, output: "1/4 processes" in output, signal.SIGTERM, tmp_path / "first")
     assert "jaxmlp sweep resume" in one_line(first, "sweep run", signal.SIGTERM)
     (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
-    again = [
-        "--env",
-        f"A={sys.executable}",
-        "--env",
-        f"B={sys.executable}",
-        "--workload",
-        f"{tmp_path}/tiny_workload.py:make",
-    ]
+    again = [*TWO_ENVS, "--workload", f"{tmp_path}/tiny_workload.py:make"]
     stopped = stop(
         ["sweep", "resume", str(folder), *again], has_child(SWEEP_WORKER), signal.SIGINT, tmp_path / "second"
     )

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SHARDED_TRAIN
+from conftest import SHARDED_TRAIN, kill_rank_one, made_releases, ranks_of, scaling_argv
 
 from jaxmlp.measure import scaling
 
@@ -46,15 +46,16 @@ def mpirun(args, **kwargs):
     )
 
 
-def rank_pids(launcher: int) -> dict[int, int]:
-    """The process id of each rank ``mpirun`` (process ``launcher``) started, by its rank."""
-    ranks = {}
-    for pid in map(int, subprocess.run(["pgrep", "-P", str(launcher)], capture_output=True, text=True).stdout.split()):
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
-        if b"OMPI_COMM_WORLD_RANK" in env:
-            ranks[int(env[b"OMPI_COMM_WORLD_RANK"])] = pid
-    return ranks
+def popen(args):
+    """`mpirun -n 2` over `args` in a session of its own, its output piped."""
+    return subprocess.Popen(
+        ["mpirun", "-n", "2", sys.executable, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
+        start_new_session=True,
+    )
 
 
 def test_two_ranks_train_as_one_run_and_one_file_is_written(tmp_path, trained_alone):
@@ -99,25 +100,9 @@ def test_a_pipeline_that_would_train_copies_is_one_line(monkeypatch, capsys):
 
 
 def test_a_rank_that_dies_stops_the_other(tmp_path):
-    job = subprocess.Popen(
-        ["mpirun", "-n", "2", sys.executable, *TRAIN, "--pipeline", "sharded", "--epochs", "1000"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment(),
-        start_new_session=True,
-    )
+    job = popen([*TRAIN, "--pipeline", "sharded", "--epochs", "1000"])
     try:
-        for line in job.stdout:  # both ranks are training
-            if line.startswith("Epoch 0 in"):
-                break
-        ranks = rank_pids(job.pid)
-        assert set(ranks) == {0, 1}
-        os.kill(ranks[1], signal.SIGKILL)
-        start = time.monotonic()
-        code = job.wait(timeout=60)
-        waited = time.monotonic() - start
-        err = job.stderr.read()
+        ranks, code, waited, err = kill_rank_one(job, b"OMPI_COMM_WORLD_RANK")
     finally:
         if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
@@ -131,28 +116,7 @@ def test_a_rank_that_dies_stops_the_other(tmp_path):
 def test_two_ranks_measure_the_two_process_scaling_and_one_file_is_written(tmp_path):
     """`mpirun -n 2 jaxmlp scaling`: the cluster's two processes are P = 2, rank 0 alone measures P = 1 after, speaks
     and writes one file (N = 2 only: N = 1 and the pairs left out are tests/test_sharded.py's, one worker less)."""
-    done = mpirun(
-        [
-            "-m",
-            "jaxmlp",
-            "scaling",
-            "--devices",
-            "2",
-            "--processes",
-            "1",
-            "2",
-            "--dataset",
-            "synthetic",
-            "--limit",
-            "1024",
-            "--epochs",
-            "2",
-            "--calls",
-            "2",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    done = mpirun(scaling_argv(["2"], tmp_path))
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("jaxmlp scaling: the sharded pipeline") == 1 and done.stdout.count("Saved ") == 1
     assert "(Open MPI's for P > 1)" in done.stdout and "N = 2, P = 2: epoch " in done.stdout
@@ -187,15 +151,7 @@ TIMELINE = ["-m", "jaxmlp", "sweep", "timeline", RELEASES[0], RELEASES[-1], "--v
 
 def releases(root):
     """Each release's environment as made: this interpreter (the same jax in each: the bookkeeping is tested)."""
-    from jaxmlp.measure.environments import envs
-
-    for version in RELEASES:
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        python = env / "bin" / "python"
-        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-        python.chmod(0o755)
-        (env / envs.COMPLETE).write_text("1.0\n")
+    made_releases(root, *RELEASES)
     return ["--envs", str(root)]
 
 
@@ -227,29 +183,16 @@ def test_a_corpus_under_two_ranks_shares_its_timeline_and_writes_one_scorecard(t
 
 def test_a_stopped_rank_is_named_by_rank_0(tmp_path):
     out = tmp_path / "out"
-    workload = str(MANIFEST.parent / "cases" / "control.py") + ":make"
-    job = subprocess.Popen(
-        [
-            "mpirun",
-            "-n",
-            "2",
-            sys.executable,
-            *TIMELINE,
-            *("--workload", workload, "--processes", "20", "--out", str(out)),
-            *releases(tmp_path / "envs"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment(),
-        start_new_session=True,
+    workload = str(MANIFEST.parent / "cases" / "product.py") + ":control"
+    job = popen(
+        [*TIMELINE, *("--workload", workload, "--processes", "20", "--out", str(out)), *releases(tmp_path / "envs")]
     )
     try:
         deadline = time.monotonic() + 180
         while not [p for p in out.glob("timeline-*/rank-1.jsonl") if p.stat().st_size]:  # rank 1 measures
             assert time.monotonic() < deadline and job.poll() is None
             time.sleep(0.5)
-        ranks = rank_pids(job.pid)
+        ranks = ranks_of(job.pid, b"OMPI_COMM_WORLD_RANK")
         os.kill(ranks[1], signal.SIGTERM)
         code = job.wait(timeout=120)
         err = job.stderr.read()

@@ -346,7 +346,7 @@ def test_a_plot_s_background_is_the_page_s_white():
 
     from PIL import Image
 
-    with Image.open(io.BytesIO(base64.b64decode(plots.plot_ladder(LADDER)))) as png:
+    with Image.open(io.BytesIO(base64.b64decode(plots.PLOTTERS["ladder"](LADDER)))) as png:
         assert png.convert("RGB").getpixel((1, 1)) == (255, 255, 255)  # no grey box around the plot
         assert png.width <= plot_style.WIDTH_IN * plot_style.DPI
 

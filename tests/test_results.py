@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EARLIER_TRIALS
 
 from jaxmlp.cli import main
 from jaxmlp.errors import JaxmlpError
@@ -184,17 +185,7 @@ def test_trials_documents_read_their_earlier_form():
         "metadata": {"jax": "0.10.2"},
         "injected_flagged": 0,
         "aa_flagged": 0,
-        "settings": {
-            "pipeline": "batched",
-            "processes_per_side": 3,
-            "rounds": 1,
-            "inject_slowdown": 0.1,
-            "threshold": 0.05,
-            "alpha": 0.01,
-            "limit": None,
-            "epochs": 4,
-            "dataset": "synthetic",
-        },
+        "settings": {**EARLIER_TRIALS, "rounds": 1},
         "trials": [{"trial": 0, "values": {"A": [1.0] * 3}, "injected": comparison, "aa": comparison}],
     }
     doc = parse(earlier)

@@ -5,15 +5,13 @@ processes: rows, table, the all-reduce's share of a trace, the older file form."
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import SHARDED_TRAIN
+from conftest import SHARDED_TRAIN, kill_rank_one, scaling_argv
 
 from jaxmlp import registry
 from jaxmlp.cli import main
@@ -156,54 +154,17 @@ def test_two_processes_joined_by_jax_distributed_train_like_one(tmp_path, traine
         assert abs(b["train_accuracy"] - a["train_accuracy"]) <= 1e-3
 
 
-def children(pid):
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    return [int(p) for p in found]
-
-
-def process_id(pid):
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
-    return int(env.get(b"JAXMLP_PROCESS_ID", b"-1"))
-
-
 @JOINED
 def test_a_process_that_dies_stops_the_others(tmp_path):
     launcher = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jaxmlp",
-            "train",
-            "--pipeline",
-            "sharded",
-            "--processes",
-            "2",
-            "--dataset",
-            "synthetic",
-            "--limit",
-            "4096",
-            "--epochs",
-            "1000",
-            "--backend",
-            "cpu",
-        ],
+        [sys.executable, "-m", "jaxmlp", *SHARDED_TRAIN, "--processes", "2", "--epochs", "1000"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=scaling.worker_environment(1, "cpu"),
     )
     try:
-        for line in launcher.stdout:  # training has begun on both processes
-            if line.startswith("Epoch 0 in"):
-                break
-        ranks = {process_id(pid): pid for pid in children(launcher.pid)}
-        assert set(ranks) == {0, 1}
-        os.kill(ranks[1], signal.SIGKILL)
-        start = time.monotonic()
-        code = launcher.wait(timeout=60)
-        waited = time.monotonic() - start
-        err = launcher.stderr.read()
+        ranks, code, waited, err = kill_rank_one(launcher, b"JAXMLP_PROCESS_ID")
     finally:
         launcher.kill()
     assert code == 2 and "Traceback" not in err, err
@@ -329,29 +290,7 @@ def test_default_device_counts():
 def test_jaxmlp_scaling_across_two_processes_writes_a_results_file_the_report_shows(tmp_path):
     """A real two-process run (our launcher on 127.0.0.1): N = 1, P = 1 and N = 2 in one and two processes, the
     all-reduce's share from process 0's trace, one file the report shows."""
-    done = run(
-        [
-            "-m",
-            "jaxmlp",
-            "scaling",
-            "--devices",
-            "1",
-            "2",
-            "--processes",
-            "1",
-            "2",
-            "--dataset",
-            "synthetic",
-            "--limit",
-            "1024",
-            "--epochs",
-            "2",
-            "--calls",
-            "2",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    done = run(scaling_argv(["1", "2"], tmp_path))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].startswith("Time limit of each process: 900 s for the first")

@@ -278,54 +278,46 @@ def test_the_change_points_take_each_nodes_level_out_first():
     assert changepoints.detect(labels, samples, nodes=one) == changepoints.detect(labels, samples)
 
 
-def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
-    """Two sweep cells whose processes two nodes shared (schema 6: a node in each process's metadata), written and
-    read back: the release comparison takes the node as a block; a cell whose processes name no node is one node."""
+def _node_steps(folder, sides, without_nodes=False):
+    """Sweep cells written and read back, one a (release, seed, slowdown, each process's node) of ``sides``, each
+    process's times its node's level (a: 1, b: 2) over; their steady state's step (``without_nodes``: as a cell
+    whose processes name no node is read)."""
     from jaxmlp.measure.records import ProcessResult, WorkloadTimes
     from jaxmlp.results.schema.sweep import SweepDocument
     from jaxmlp.results.store.frames import load
     from jaxmlp.results.store.writing import ResultsStore, write_json_new
     from jaxmlp.results.sweep.views import sweep_steps, sweeps
 
-    levels, nodes = np.repeat([1.0, 2.0], 6), ["a"] * 6 + ["b"] * 6
-    for release, seed, slower in (("0.4.30", 0, 1.0), ("0.4.31", 1, 1.1)):
-        times = levels * timings(slower, 12, 0.01, seed)
-        processes = tuple(
-            ProcessResult({"jax": release, "jaxlib": release, "node": node}, {"w": WorkloadTimes.of(0.1, [t, t, t])})
-            for t, node in zip(times, nodes)
-        )
-        write_json_new(tmp_path / f"jax-{release}.json", SweepDocument(release, processes, "2026-12-06").to_json())
-    results = load(ResultsStore(tmp_path))
-    (rows,) = sweeps(results.runs).values()
-    steps = sweep_steps(rows, results.samples)
-    steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
-    assert steady["verdict"] == "slower" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
-    one = sweep_steps(rows.drop(columns="nodes"), results.samples)  # the nodes unknown: pooled, as before
-    assert one[one["benchmark"].str.startswith("sweep_steady")].iloc[0]["verdict"] == "inconclusive"
-
-
-def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two(tmp_path):
-    """A cell whose processes all ran on node a, beside one that nodes a and b shared: the nodes are kept (not ""),
-    so node a's samples are compared, not all dropped as "insufficient data"."""
-    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
-    from jaxmlp.results.schema.sweep import SweepDocument
-    from jaxmlp.results.store.frames import load
-    from jaxmlp.results.store.writing import ResultsStore, write_json_new
-    from jaxmlp.results.sweep.views import sweep_steps, sweeps
-
-    sides = (("0.4.30", 0, 1.0, ["a"] * 6 + ["b"] * 6), ("0.4.31", 1, 1.2, ["a"] * 12))
+    folder.mkdir(exist_ok=True)
     for release, seed, slower, nodes in sides:
-        times = timings(slower, 12, 0.01, seed) * np.array([1.0 if n == "a" else 2.0 for n in nodes])
+        times = timings(slower, len(nodes), 0.01, seed) * np.array([1.0 if n == "a" else 2.0 for n in nodes])
         processes = tuple(
             ProcessResult({"jax": release, "jaxlib": release, "node": node}, {"w": WorkloadTimes.of(0.1, [t, t, t])})
             for t, node in zip(times, nodes)
         )
         assert SweepDocument(release, processes, "2026-12-06").nodes() == tuple(nodes)
-        write_json_new(tmp_path / f"jax-{release}.json", SweepDocument(release, processes, "2026-12-06").to_json())
-    results = load(ResultsStore(tmp_path))
+        write_json_new(folder / f"jax-{release}.json", SweepDocument(release, processes, "2026-12-06").to_json())
+    results = load(ResultsStore(folder))
     (rows,) = sweeps(results.runs).values()
-    steps = sweep_steps(rows, results.samples)
-    steady = steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
+    steps = sweep_steps(rows.drop(columns="nodes") if without_nodes else rows, results.samples)
+    return steps[steps["benchmark"].str.startswith("sweep_steady")].iloc[0]
+
+
+def test_a_sweep_of_two_nodes_compares_each_release_within_each_node(tmp_path):
+    """Two sweep cells whose processes two nodes shared (schema 6: a node in each process's metadata), written and
+    read back: the release comparison takes the node as a block; a cell whose processes name no node is one node."""
+    nodes = ["a"] * 6 + ["b"] * 6
+    sides = (("0.4.30", 0, 1.0, nodes), ("0.4.31", 1, 1.1, nodes))
+    steady = _node_steps(tmp_path / "with", sides)
+    assert steady["verdict"] == "slower" and steady["ratio"] == pytest.approx(1.1, rel=0.02)
+    pooled = _node_steps(tmp_path / "without", sides, without_nodes=True)  # the nodes unknown: pooled, as before
+    assert pooled["verdict"] == "inconclusive"
+
+
+def test_a_cell_of_one_node_is_compared_within_that_node_with_a_neighbour_of_two(tmp_path):
+    """A cell whose processes all ran on node a, beside one that nodes a and b shared: the nodes are kept (not ""),
+    so node a's samples are compared, not all dropped as "insufficient data"."""
+    steady = _node_steps(tmp_path, (("0.4.30", 0, 1.0, ["a"] * 6 + ["b"] * 6), ("0.4.31", 1, 1.2, ["a"] * 12)))
     assert steady["verdict"] == "slower" and steady["ratio"] == pytest.approx(1.2, rel=0.02)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import EARLIER_TRIALS, TWO_ENVS
 
 from jaxmlp import registry, units
 from jaxmlp.cli import build_parser, main
@@ -350,21 +351,7 @@ def test_the_example_workload_end_to_end_on_two_environments(tmp_path, capsys, m
     labels; the test below takes two real releases where their environments are made)."""
     monkeypatch.chdir(ROOT)  # the workload, given by its absolute path, is recorded relative to the current folder
     out = tmp_path / "out"
-    argv = [
-        "sweep",
-        "--env",
-        f"A={sys.executable}",
-        "--env",
-        f"B={sys.executable}",
-        "--workload",
-        EXAMPLE,
-        "--calls",
-        "3",
-        "--processes",
-        "2",
-        "--out",
-        str(out),
-    ]
+    argv = ["sweep", *TWO_ENVS, "--workload", EXAMPLE, "--calls", "3", "--processes", "2", "--out", str(out)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "Probing 2 cell(s), one process each" in printed and "about" in printed and "results differ" not in printed
@@ -493,18 +480,7 @@ def test_a_trials_p_is_the_side_its_verdict_is_about():
 
 
 def test_trials_documents_are_not_taken_for_timings(tmp_path):
-    settings = {
-        "pipeline": "batched",
-        "processes_per_side": 3,
-        "rounds": 0,
-        "inject_slowdown": 0.1,
-        "threshold": 0.05,
-        "alpha": 0.01,
-        "limit": None,
-        "epochs": 4,
-        "dataset": "synthetic",
-    }
-    doc = {"jaxmlp": "detector-trials", "metadata": {}, "settings": settings, "trials": []}  # as written before
+    doc = {"jaxmlp": "detector-trials", "metadata": {}, "settings": EARLIER_TRIALS, "trials": []}  # as written before
     (tmp_path / "trials.json").write_text(json.dumps(doc))
     results = load(ResultsStore(tmp_path))
     assert results.runs.empty and not results.skipped and len(results.trials) == 1

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import made_releases
 
 from jaxmlp import changepoints
 from jaxmlp.cli import main
@@ -250,11 +251,7 @@ TRUE = {
 
 def fake_releases(root: Path, monkeypatch) -> None:
     """Each release's environment as made (this interpreter), and its workers' results: ``TRUE`` with 1% noise."""
-    for version in TRUE:
-        env = envs.env_path(version, root)
-        (env / "bin").mkdir(parents=True)
-        (env / "bin" / "python").symlink_to(sys.executable)
-        (env / envs.COMPLETE).write_text("1.0\n")
+    made_releases(root, *TRUE)
     rng = np.random.default_rng(7)
 
     def run_worker(runner, pythonpath=None, timeout=None):

@@ -11,7 +11,7 @@ from importlib import metadata as _importlib_metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jaxmlp import registry
+from jaxmlp import errors, registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import nvidia
 from jaxmlp.registry import ACCELERATOR_NEEDS, BACKENDS
@@ -27,8 +27,7 @@ def select_device(backend: str | None) -> jax.Device:
 
     from jaxmlp import compat
 
-    if backend is not None and backend not in BACKENDS:
-        raise JaxmlpError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    errors.one_of("backend", backend, BACKENDS)
     try:
         device = jax.local_devices(backend=backend)[0]
     except RuntimeError as e:

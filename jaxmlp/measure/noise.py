@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
+from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure import workers
 
@@ -21,8 +22,7 @@ LOOP = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:
 def check(noise: str, cpu: int | None) -> None:
     """A noise jaxmlp knows, and a hog only with the workers pinned (it must share their CPU) to a CPU this process
     may run on."""
-    if noise not in NOISES:
-        raise JaxmlpError(f"unknown --noise {noise!r}: choose one of {', '.join(NOISES)}")
+    errors.one_of("--noise", noise, NOISES)
     if noise == "hog" and cpu is None:
         raise JaxmlpError("--noise hog needs --pin-cpu N: the busy loop runs on the workers' CPU, N")
     allowed = os.sched_getaffinity(0) if noise == "hog" and hasattr(os, "sched_getaffinity") else set()

@@ -15,7 +15,7 @@ from jaxmlp.compat import compiled_facts, optimized_hlo
 from jaxmlp.model import Params, precision_scope
 from jaxmlp.pipelines import tolerances
 from jaxmlp.pipelines.epoch_base import ArrayEpoch, Progress, wrap
-from jaxmlp.pipelines.steps import device_batches, epoch_steps, padded_batches, run_steps, scan_unroll
+from jaxmlp.pipelines.steps import device_batches, padded_batches, run_steps, scan_unroll, sgd_epoch
 from jaxmlp.registry import COMMAND_BUFFER_VARIANTS, COMMAND_BUFFERS
 
 COMMAND_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
@@ -74,9 +74,13 @@ class ScanEpoch(ArrayEpoch):
 
     def __init__(self, *args: Any):
         super().__init__(*args)
+        self._prepare()
         xs, ys, factors = padded_batches(self.images, self.targets, self.batch_size)
         self.xs, self.ys, self.factors = self._batches(xs), self._batches(ys), self._whole(factors)
         self.scan: jax.stages.Compiled | None = None
+
+    def _prepare(self) -> None:
+        """What the batches' placement needs before they are placed (one device: nothing)."""
 
     def _batches(self, array: np.ndarray) -> jax.Array:
         """The epoch's full batches ``(S, B, ...)`` on the device(s)."""
@@ -96,19 +100,16 @@ class ScanEpoch(ArrayEpoch):
             trained.update(command_buffer=COMMAND_BUFFER_VARIANTS[self.pipeline], **{COMMAND_BUFFER_FLAG: flag})
         return trained
 
+    def _scan(self, **shardings: Any) -> Any:
+        """`steps.sgd_epoch` jitted with this epoch's settings (and ``shardings``: `jax.jit`'s)."""
+        epoch = functools.partial(sgd_epoch, precision=self.precision, bf16_step=self.bf16_step, unroll=self.unroll)
+        return jax.jit(epoch, **shardings)
+
     def _compile_scan(self, params: Params) -> jax.stages.Compiled:
         options = command_buffer_options(self.pipeline)
         with precision_scope(self.precision):
-            return epoch_steps.lower(
-                params,
-                self.xs,
-                self.ys,
-                self.factors,
-                self.step_size,
-                precision=self.precision,
-                bf16_step=self.bf16_step,
-                unroll=self.unroll,
-            ).compile(compiler_options=options or None)
+            lowered = self._scan().lower(params, self.xs, self.ys, self.factors, self.step_size)
+            return cast(jax.stages.Compiled, lowered.compile(compiler_options=options or None))
 
     def compile(self, params: Params) -> float:
         """The epoch's one program, the scan over its batches."""

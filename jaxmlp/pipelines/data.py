@@ -1,13 +1,9 @@
 """MNIST through torchvision (or, without it, jaxmlp's own IDX reader: `IdxMNIST`) and the tutorial's numpy
 DataLoader shim.
 
-The only module that imports torch. Nothing here imports JAX: DataLoader workers
-import this module in fresh (spawned) processes, which must stay JAX-free.
-
-Where the data comes from (`jaxmlp.pipelines.mnist.resolve_data_dir`): ``--data-dir``, else
-``$JAXMLP_DATA_DIR``, else a user cache folder. A folder that holds the four IDX
-files (gzipped or not) is validated and prepared into torchvision's
-``MNIST/raw`` layout under the cache folder, with no network at all.
+The only module that imports torch. Nothing here imports JAX: DataLoader workers import this module in fresh
+(spawned) processes, which must stay JAX-free. Where the data comes from: `jaxmlp.pipelines.mnist.resolve_data_dir`
+(docs/getting-started.md, Data).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any, cast
 import jax
 import numpy as np
 
+from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.model import N_TARGETS, Params, bf16_step_for, epoch_flops, one_hot
 from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, images_for, slices
@@ -21,8 +22,7 @@ BF16_TOLERANCE = 5e-2
 
 def check_precision(precision: str, platform: str) -> str:
     """``precision`` where ``platform`` (a JAX backend) has it, else a `JaxmlpError` in one line."""
-    if precision not in PRECISIONS:
-        raise JaxmlpError(f"unknown --precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
+    errors.one_of("--precision", precision, PRECISIONS)
     if precision in GPU_ONLY_PRECISIONS and platform != "gpu":
         raise JaxmlpError(
             f"--precision {precision} needs a GPU backend (TF32 is a GPU tensor-core mode); on "

@@ -3,6 +3,7 @@ the profiler and the version sweep; how each pipeline feeds the step is in docs/
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import jax
@@ -19,20 +20,12 @@ from jaxmlp.registry import LOADER_PIPELINES, PIPELINES
 
 
 class LoaderEpoch(Epoch):
-    """The tutorial's epoch: host batches from a loader (`make_loader`), one-hot per batch, one step each."""
+    """The tutorial's epoch: host batches from ``loader`` (`make_loader`), one-hot per batch, one step each; the other
+    arguments are `Epoch`'s."""
 
-    def __init__(
-        self,
-        pipeline: str,
-        dataset: Any,
-        batch_size: int,
-        step_size: float,
-        workers: int,
-        precision: str = "f32",
-        platform: str = "cpu",
-    ):
-        super().__init__(pipeline, len(dataset), batch_size, step_size, precision, platform)
-        self.loader = make_loader(pipeline, dataset, batch_size, workers)
+    def __init__(self, loader: Iterable[Any], *args: Any):
+        super().__init__(*args)
+        self.loader = loader
 
     def __call__(self, params: Params, progress: Progress | None = None) -> Params:
         return seed_epoch(params, wrap(progress, self.loader, self.n_steps), self.step)
@@ -56,7 +49,8 @@ def make_epoch(
     check_precision(precision, device.platform)
     check_backend(pipeline, device.platform)
     if pipeline in LOADER_PIPELINES and pipeline != "batched":  # batched: its own epoch, one-hot once
-        return LoaderEpoch(pipeline, dataset, batch_size, step_size, workers, precision, device.platform)
+        loader = make_loader(pipeline, dataset, batch_size, workers)
+        return LoaderEpoch(loader, pipeline, len(dataset), batch_size, step_size, precision, device.platform)
     images, labels = as_arrays(dataset)
     kinds: dict[str, type[ArrayEpoch]] = {
         "batched": BatchedEpoch,

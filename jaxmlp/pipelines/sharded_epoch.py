@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -11,10 +10,9 @@ import jax
 import numpy as np
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.model import Params, precision_scope, step_function
+from jaxmlp.model import Params, step_function
 from jaxmlp.pipelines.array_epochs import ScanEpoch
 from jaxmlp.pipelines.epoch_base import Progress
-from jaxmlp.pipelines.steps import sgd_epoch
 
 MESH_AXIS = "data"
 """The one axis of the sharded pipeline's mesh: the batch is split along it."""
@@ -33,25 +31,15 @@ class ShardedEpoch(ScanEpoch):
     """The scan epoch, data-parallel over a `Mesh` of every device of ``device``'s platform (every process's, in a
     `jax.distributed` run), built from the whole split on every process."""
 
-    def __init__(
-        self,
-        pipeline: str,
-        images: np.ndarray,
-        labels: np.ndarray,
-        batch_size: int,
-        step_size: float,
-        device: jax.Device,
-        precision: str = "f32",
-    ):
+    def _prepare(self) -> None:
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-        self.devices = jax.devices(device.platform)  # every process's, in a distributed run
-        check_divides(batch_size, len(self.devices))
+        self.devices = jax.devices(self.platform)  # every process's, in a distributed run
+        check_divides(self.batch_size, len(self.devices))
         self.mesh = Mesh(np.array(self.devices), (MESH_AXIS,))
         # jax's PartitionSpec is unannotated, hence the ignores
         self.replicated = NamedSharding(self.mesh, PartitionSpec())  # type: ignore[no-untyped-call]
         self.by_batch = NamedSharding(self.mesh, PartitionSpec(None, MESH_AXIS))  # type: ignore[no-untyped-call]
-        super().__init__(pipeline, images, labels, batch_size, step_size, device, precision)
 
     @staticmethod
     def _placed(array: np.ndarray, sharding: jax.sharding.Sharding) -> jax.Array:
@@ -88,23 +76,16 @@ class ShardedEpoch(ScanEpoch):
         )
         return step, (self.place(params), x, y, self.step_size)
 
-    def _compile_scan(self, params: Params) -> jax.stages.Compiled:
-        params = self.place(params)
+    def _scan(self, **shardings: Any) -> Any:
         rep, batches = self.replicated, self.by_batch
-        epoch = jax.jit(
-            functools.partial(sgd_epoch, precision=self.precision, bf16_step=self.bf16_step, unroll=self.unroll),
-            in_shardings=(rep, batches, batches, rep, rep),
-            out_shardings=rep,
-        )
-        with precision_scope(self.precision):
-            return epoch.lower(params, self.xs, self.ys, self.factors, self.step_size).compile()
+        return super()._scan(in_shardings=(rep, batches, batches, rep, rep), out_shardings=rep)
 
     def compile(self, params: Params) -> float:
         """The sharded programs' compile time (the one-device step, which gives the epoch's FLOPs, only when they
         are asked for: `_analysed`)."""
         self._keep_shapes(self.local(params))  # one device, whatever the placement
         start = time.perf_counter()
-        self.scan = self._compile_scan(params)
+        self.scan = self._compile_scan(self.place(params))
         return time.perf_counter() - start
 
     def __call__(self, params: Params, progress: Progress | None = None) -> Params:

@@ -8,6 +8,7 @@ HTML page, the Markdown summary and the terminal.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -154,39 +155,27 @@ def _whole(values: pd.Series) -> bool:
     return bool(len(values)) and bool(((values % 1 == 0) & (values.abs() < 2**53)).all())
 
 
+KINDS = (
+    ("bytes", r"_bytes$"),
+    ("mib", r"_mib$"),
+    ("bandwidth", r"gb_per_s$"),
+    ("ms", r"_ms$"),
+    ("us", r"_us$"),
+    ("gflops", r"^gflop_per_s$"),
+    ("rate", r"_per_s$"),  # its header says what a second holds
+    ("s", r"_s$|_s_median$"),
+    ("ratio", r"speedup$|_x_|^x_|ratio$|_over_accelerator$"),
+    ("p", r"^p_|_p$"),
+    ("percent", r"accuracy$|^(efficiency|share|target)$|_share$"),
+)
+"""Each kind of unit a column may carry, and the pattern of the names that carry it (the first that matches)."""
+
+
 def kind(column: str) -> str | None:
-    """A column's unit, from its name: ``*_s`` seconds, ``*_ms`` milliseconds, ``*speedup``/``*_x_*``/``ratio``
-    ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``*share``/``target`` percentages, ``*_bytes`` and
-    ``*_mib`` sizes, ``*_gb_per_s`` bandwidths, ``*_per_s`` rates (``14.8 M/s``)."""
-    if column.endswith("_bytes"):
-        return "bytes"
-    if column.endswith("_mib"):
-        return "mib"
-    if column.endswith("gb_per_s"):
-        return "bandwidth"
-    if column.endswith("_ms"):
-        return "ms"
-    if column.endswith("_us"):
-        return "us"
-    if column == "gflop_per_s":
-        return "gflops"
-    if column.endswith("_per_s"):
-        return "rate"  # its header says what a second holds
-    if column.endswith("_s") or column.endswith("_s_median"):
-        return "s"
-    if (
-        column.endswith("speedup")
-        or "_x_" in column
-        or column.startswith("x_")
-        or column.endswith("ratio")
-        or (column.endswith("_over_accelerator"))
-    ):
-        return "ratio"
-    if column.startswith("p_") or column.endswith("_p"):
-        return "p"
-    if column.endswith("accuracy") or column in ("efficiency", "share", "target") or column.endswith("_share"):
-        return "percent"
-    return None
+    """A column's unit, from its name (`KINDS`): ``*_s`` seconds, ``*_ms`` milliseconds, ``*speedup``/``*_x_*``/
+    ``ratio`` ratios, ``p_*`` p-values, ``*accuracy``/``efficiency``/``*share``/``target`` percentages, ``*_bytes``
+    and ``*_mib`` sizes, ``*_gb_per_s`` bandwidths, ``*_per_s`` rates (``14.8 M/s``)."""
+    return next((unit for unit, names in KINDS if re.search(names, column)), None)
 
 
 def header(column: str, unit: str | None = None) -> str:

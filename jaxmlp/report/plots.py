@@ -1,7 +1,7 @@
 """The report's plots: each `Figure` of a section drawn with matplotlib, as a base64 PNG for the HTML page.
 
-Each kind has a builder (``*_figure``: data in, a matplotlib figure out, for tests to inspect) and its ``plot_*``
-(the PNG); how they look (size, fonts, units, legends) is `jaxmlp.report.plot_style`'s. Histories and release
+Each kind has a builder (``*_figure``: data in, a matplotlib figure out, for tests to inspect), drawn as a PNG by
+`PLOTTERS`; how they look (size, fonts, units, legends) is `jaxmlp.report.plot_style`'s. Histories and release
 timelines are drawn in `jaxmlp.report.plots_history`, version sweeps, bisections and the roofline in
 `jaxmlp.report.plots_sweep`.
 """
@@ -20,9 +20,7 @@ from jaxmlp.report.plot_style import SMALL_PT, bars_height, human_axis, legend_a
 from jaxmlp.report.plots_history import history_figure, timeline_figure
 from jaxmlp.report.plots_sweep import bisection_figure, roofline_figure, sweep_figure
 from jaxmlp.report.sections import Figure
-from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.roofline import RooflineDocument
-from jaxmlp.results.sweep.compared import TimelineColumn
 
 PRECISION_COLOURS = {"f32": "C0", "bf16": "C1"}
 PRECISION_LINES = {"f32": "--", "bf16": ":"}
@@ -52,17 +50,15 @@ def _bar_limits(ax: Any, values: Iterable[float]) -> None:
         ax.set_xlim(0, max(finite) * 1.25)
 
 
+def _bar_label(ax: Any, text: str, at: tuple[float, float]) -> None:
+    """``text`` just right of a horizontal bar's end ``at``."""
+    ax.annotate(text, at, xytext=(4, 0), textcoords="offset points", va="center", fontsize=SMALL_PT)
+
+
 def _value_labels(ax: Any, positions: Iterable[float], values: Iterable[float]) -> None:
     for y, value in zip(positions, values):
         if pd.notna(value) and value > 0:
-            ax.annotate(
-                units.duration(value),
-                (value, y),
-                xytext=(4, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=SMALL_PT,
-            )
+            _bar_label(ax, units.duration(value), (value, y))
 
 
 def by_batch_size_figure(table: pd.DataFrame, lines: Iterable[tuple[str, str]], ylabel: str, title: str) -> Any:
@@ -192,14 +188,7 @@ def cpu_accelerator_figure(table: pd.DataFrame) -> Any:
     ax.barh([p + 0.3 for p in positions], accelerator, height=0.6, label="accelerator")
     for y, c, a in zip(positions, cpu, accelerator):
         for at, value, text in ((y - 0.3, c, ""), (y + 0.3, a, f" (the CPU takes {units.ratio(c / a)})")):
-            ax.annotate(
-                units.duration(value) + text,
-                (value, at),
-                xytext=(4, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=SMALL_PT,
-            )
+            _bar_label(ax, units.duration(value) + text, (value, at))
     ax.set_yticks(positions, labels)
     ax.set_ylim(length, 0)
     ax.set_xscale("log")
@@ -250,58 +239,9 @@ def _drawn(kind: str, *data: Any) -> str:
         return plot_style.png(FIGURES[kind](*data))
 
 
-def plot_by_batch_size(table: pd.DataFrame, lines: Iterable[tuple[str, str]], ylabel: str, title: str) -> str:
-    with plot_style.style():
-        return plot_style.png(by_batch_size_figure(table, lines, ylabel, title))
-
-
-def plot_update(table: pd.DataFrame) -> str:
-    return _drawn("update", table)
-
-
-def plot_predict(table: pd.DataFrame) -> str:
-    return _drawn("predict", table)
-
-
-def plot_loader_ladder(table: pd.DataFrame) -> str:
-    return _drawn("loader_ladder", table)
-
-
-def plot_ladder(ladder: pd.DataFrame) -> str:
-    return _drawn("ladder", ladder)
-
-
-def plot_scaling(table: pd.DataFrame) -> str:
-    return _drawn("scaling", table)
-
-
-def plot_cpu_accelerator(table: pd.DataFrame) -> str:
-    return _drawn("cpu_accelerator", table)
-
-
-def plot_sweep(rows: pd.DataFrame, steps: pd.DataFrame) -> str:
-    return _drawn("sweep", rows, steps)
-
-
-def plot_bisection(medians: pd.DataFrame, doc: BisectDocument) -> str:
-    return _drawn("bisection", medians, doc)
-
-
-def plot_history(points: pd.DataFrame, changes: pd.DataFrame) -> str:
-    return _drawn("history", points, changes)
-
-
-def plot_roofline(doc: RooflineDocument) -> str:
-    return _drawn("roofline", doc)
-
-
 def roofline_png(doc: RooflineDocument) -> bytes:
     """The roofline as PNG bytes, for a file beside its results."""
-    return base64.b64decode(plot_roofline(doc))
-
-
-def plot_timeline(column: TimelineColumn) -> str:
-    return _drawn("timeline", column)
+    return base64.b64decode(_drawn("roofline", doc))
 
 
 PLOTTERS: dict[str, Callable[..., str]] = {kind: lambda *data, kind=kind: _drawn(kind, *data) for kind in FIGURES}

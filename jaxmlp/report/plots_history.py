@@ -94,6 +94,12 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
     return fig
 
 
+def _label(ax: Any, text: str, at: tuple[float, float], color: str, rise: float | None = None) -> None:
+    """A change's label at ``at`` (``rise`` points above it, where given), in the change's colour."""
+    above = {} if rise is None else {"textcoords": "offset points", "xytext": (0, rise)}
+    ax.annotate(text, at, ha="center", fontsize=SMALL_PT, color=color, bbox=LABEL_BOX, **above)
+
+
 def timeline_figure(column: TimelineColumn) -> Any:
     """A release timeline's workload: the median per release with its interquartile band, releases in order (their
     labels slanted, all shown); a step drawn as a dashed line between the releases either side, a transient as a
@@ -112,39 +118,14 @@ def timeline_figure(column: TimelineColumn) -> Any:
         text = units.ratio(change.comparison.ratio)
         if change.kind == "transient":
             ax.plot(change.index, median[change.index], marker="X", markersize=11, color=color, linestyle="none")
-            ax.annotate(
-                f"transient {text}",
-                (change.index, median[change.index]),
-                textcoords="offset points",
-                xytext=(0, 8),
-                ha="center",
-                fontsize=SMALL_PT,
-                color=color,
-                bbox=LABEL_BOX,
-            )
+            _label(ax, f"transient {text}", (change.index, median[change.index]), color, 8)
         elif change.kind == "drift":
             start = column.releases.index(change.before)
             ax.axvspan(start, change.index, color=color, alpha=0.12)
-            ax.annotate(
-                f"drift {text}",
-                ((start + change.index) / 2, top),
-                ha="center",
-                fontsize=SMALL_PT,
-                color=color,
-                bbox=LABEL_BOX,
-            )
+            _label(ax, f"drift {text}", ((start + change.index) / 2, top), color)
         else:
             ax.axvline(change.index - 0.5, color=color, linestyle="--", linewidth=1.2)
-            ax.annotate(
-                f"{change.at} {text}",
-                (change.index - 0.5, top),
-                textcoords="offset points",
-                xytext=(0, 6),
-                ha="center",
-                fontsize=SMALL_PT,
-                color=color,
-                bbox=LABEL_BOX,
-            )
+            _label(ax, f"{change.at} {text}", (change.index - 0.5, top), color, 6)
     ax.set_xticks(x, column.releases, rotation=45, ha="right")
     human_axis(ax, "y")
     flags = f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else ""

@@ -3,12 +3,9 @@ settings: `COMPARABLE`), time-ordered, and its changes by the one change-point d
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
@@ -17,8 +14,9 @@ from jaxmlp.registry import CHANGE_ALPHA, CHANGE_THRESHOLD
 from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.store import index
 from jaxmlp.results.store.frames import Results, without_sweeps
-from jaxmlp.results.store.memo import IndexMemo
+from jaxmlp.results.store.memo import IndexMemo, samples_key
 from jaxmlp.results.store.rows import COMPARABLE, POINT_FIELDS
+from jaxmlp.results.sweep.compared import result_of
 from jaxmlp.stats import FASTER, RESULT_FIELDS, SLOWER
 
 POINT_COLUMNS = [
@@ -127,24 +125,13 @@ MEMO_KIND = "changes"
 """What `changes` keeps in a folder's index (`IndexMemo`): each series' changes."""
 
 
-def series_key(labels: Sequence[str], samples: Sequence[Sequence[float]], threshold: float, alpha: float) -> str:
+def series_key(labels: Sequence[str], samples: Sequence[Sequence[float]]) -> str:
     """A hash of all a series' changes follow from: its points' labels and raw samples, the thresholds and the
     detector (`changepoints.DETECTOR`)."""
-    h = hashlib.sha256(json.dumps([changepoints.DETECTOR, threshold, alpha, list(labels)]).encode())
-    for values in samples:
-        array = np.asarray(values, float)
-        h.update(len(array).to_bytes(8, "little"))
-        h.update(array.tobytes())
-    return h.hexdigest()
+    return samples_key([changepoints.DETECTOR, CHANGE_THRESHOLD, CHANGE_ALPHA, list(labels)], samples)
 
 
-def changes(
-    history: pd.DataFrame,
-    samples: pd.DataFrame,
-    threshold: float = CHANGE_THRESHOLD,
-    alpha: float = CHANGE_ALPHA,
-    memo: IndexMemo | None = None,
-) -> pd.DataFrame:
+def changes(history: pd.DataFrame, samples: pd.DataFrame, memo: IndexMemo | None = None) -> pd.DataFrame:
     """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
     each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours); none
     where ruptures is not installed (`changepoints.unavailable`). With a ``memo`` (the folder's index), a series
@@ -158,9 +145,7 @@ def changes(
         ordered = [p for p in part.sort_values("timestamp").itertuples() if (p.file, name) in by_run]
         runs = {run_label(p): p for p in ordered}
         values = [list(by_run[(p.file, name)]) for p in runs.values()]
-        series.append(
-            (name, where, part["machine"].iloc[0], runs, values, series_key(list(runs), values, threshold, alpha))
-        )
+        series.append((name, where, part["machine"].iloc[0], runs, values, series_key(list(runs), values)))
     kept = memo.recall(MEMO_KIND, [key for *_, key in series]) if memo is not None else {}
     made: dict[str, list[dict[str, Any]]] = {}
     rows = []
@@ -168,7 +153,7 @@ def changes(
         if key in kept:
             found = [changepoints.Change.from_json(change) for change in kept[key]]
         else:
-            found = changepoints.detect(list(runs), values, threshold=threshold, alpha=alpha)
+            found = changepoints.detect(list(runs), values, threshold=CHANGE_THRESHOLD, alpha=CHANGE_ALPHA)
             made[key] = [change.to_json() for change in found]
         for change in found:
             c, old, new = change.comparison, runs[change.before], runs[change.at]
@@ -182,12 +167,7 @@ def changes(
                     "to": change.at,
                     "from_file": old.file,
                     "to_file": new.file,
-                    "ratio": c.ratio,
-                    "ci_low": c.ci_low,
-                    "ci_high": c.ci_high,
-                    "p_slower": c.p_slower,
-                    "p_faster": c.p_faster,
-                    "verdict": c.word,
+                    **result_of(c),
                 }
             )
     if memo is not None:

@@ -263,11 +263,6 @@ class Measured:
         firsts = {n: p[0] for n, p in self.processes.items() if p}
         return between({**firsts, **self.probed.reference}, a, b, self.tolerance)
 
-    @property
-    def failed_cells(self) -> list[str]:
-        """The cells with a failed process, in order."""
-        return list(dict.fromkeys(f.cell for f in self.failures))
-
 
 @contextlib.contextmanager
 def _silent(total: int) -> Iterator[Tick]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from jaxmlp.changepoints import detect
@@ -143,18 +143,7 @@ class PeerRow:
         return self.found - self.matched
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "detector": self.detector,
-            "series": self.series,
-            "changes": self.changes,
-            "found": self.found,
-            "matched": self.matched,
-            "change_free": self.change_free,
-            "flagged": self.flagged,
-            "seconds": self.seconds,
-            "seed": self.seed,
-            "held_out": self.held_out,
-        }
+        return asdict(self)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> PeerRow:

@@ -55,12 +55,9 @@ class Measuring:
         errors.at_least("--pin-cpu", self.pin_cpu, 0, "a CPU number")
         if not self.inject_slowdown >= 0:
             raise JaxmlpError(f"--inject-slowdown must be 0 or more (0.10: 10% slower), got {self.inject_slowdown}")
-        if self.precision not in PRECISIONS:
-            raise JaxmlpError(f"unknown --precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
-        if self.backend is not None and self.backend not in BACKENDS:
-            raise JaxmlpError(f"unknown --backend {self.backend!r}: choose one of {', '.join(BACKENDS)}")
-        if self.dataset not in DATASETS:
-            raise JaxmlpError(f"unknown --dataset {self.dataset!r}: choose one of {', '.join(DATASETS)}")
+        errors.one_of("--precision", self.precision, PRECISIONS)
+        errors.one_of("--backend", self.backend, BACKENDS)
+        errors.one_of("--dataset", self.dataset, DATASETS)
         for spec in self.workloads:
             if not is_builtin(spec) and ":" not in spec and not spec.endswith(".py"):
                 raise JaxmlpError(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -125,13 +125,7 @@ class Row:
     false_alarms: float
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "detector": self.detector,
-            "case": self.case,
-            "histories": self.histories,
-            "recall": None if math.isnan(self.recall) else self.recall,
-            "false_alarms": self.false_alarms,
-        }
+        return {**asdict(self), "recall": None if math.isnan(self.recall) else self.recall}
 
 
 def run(

@@ -140,17 +140,7 @@ def scaling(
             for r in table.itertuples()
             if (r.devices, r.processes) != (1, 1)
         ]
-        out.append(
-            Finding(
-                SCALING_ANSWER.text,
-                f"{'; '.join(parts)}{_notes(rows, table)}.",
-                ANCHOR.scaling,
-                True,
-                layout.cited(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
-                name,
-                (Table(SCALING_CAPTION, table),),
-            )
-        )
+        out.append(_scaling(f"{'; '.join(parts)}{_notes(rows, table)}.", name, rows, table, folder))
     return out
 
 
@@ -181,15 +171,13 @@ def _unanswered_run(name: str, rows: pd.DataFrame, table: pd.DataFrame, folder: 
     """A scaling run asked for by name that cannot answer how it scales (``table``: its `tables.scaling_table`): its
     cells' times and why not."""
     cells = "; ".join(f"{_scaling_label(r)}: epoch {duration(r.epoch_s)}{_all_reduce(r)}" for r in table.itertuples())
-    return Finding(
-        SCALING_ANSWER.text,
-        f"{cells}{_notes(rows, table)}. {_missing(table)}: `{_command(table)}`.",
-        ANCHOR.scaling,
-        True,
-        layout.cited(str(rows["file"].iloc[0]), folder, stamp_of(rows)),
-        name,
-        (Table(SCALING_CAPTION, table),),
-    )
+    return _scaling(f"{cells}{_notes(rows, table)}. {_missing(table)}: `{_command(table)}`.", name, rows, table, folder)
+
+
+def _scaling(said: str, name: str, rows: pd.DataFrame, table: pd.DataFrame, folder: Path | None) -> Finding:
+    """A scaling run's answer: ``said``, citing the run's file, with its table."""
+    cited = layout.cited(str(rows["file"].iloc[0]), folder, stamp_of(rows))
+    return Finding(SCALING_ANSWER.text, said, ANCHOR.scaling, True, cited, name, (Table(SCALING_CAPTION, table),))
 
 
 def trace(traces: Sequence[CaptureSummary], folder: Path | None = None) -> Finding:

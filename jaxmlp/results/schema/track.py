@@ -6,7 +6,7 @@ history of a series is every such file of its machine and workloads: the files a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from jaxmlp.jsonio import json_number, number
@@ -41,20 +41,7 @@ class Tracked:
     metric_why: str = ""
 
     def to_json(self) -> JSON:
-        return {
-            "workload": self.workload,
-            "release": self.release,
-            "baseline": self.baseline,
-            "against": self.against,
-            "comparison": self.comparison.to_json(),
-            "verdict": self.verdict,
-            "settle": self.settle,
-            "explanation": self.explanation,
-            "unexplained": self.unexplained,
-            "differs": self.differs,
-            "metric": self.metric,
-            "metric_why": self.metric_why,
-        }
+        return {**asdict(self), "comparison": self.comparison.to_json()}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Tracked:

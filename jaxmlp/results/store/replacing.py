@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.results.store.writing import writable
 
 RENAME_EXCHANGE = 2
 """Linux's ``renameat2`` flag that swaps two paths in one step."""
@@ -68,15 +69,7 @@ def check_replaceable(path: str | os.PathLike[str], option: str, folder: bool) -
             f"{option} {path}: it is a {'file' if folder else 'folder'}, and it would be replaced whole by a "
             f"{'folder' if folder else 'file'}; choose another path"
         )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=path.parent)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as e:
-        raise JaxmlpError(
-            f"{option} {path}: cannot write beside it ({e.strerror}); choose a folder you can write to"
-        ) from None
+    writable(path.parent, f"{option} {path}", "beside it")
     return path
 
 

@@ -42,15 +42,15 @@ def check_new_path(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _try_writing(folder: Path, option: str) -> None:
+def writable(folder: Path, said: str, where: str = "there") -> None:
+    """A file can be made in ``folder`` (made if missing), or one line: ``said``, why not and the fix."""
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".jaxmlp-check-", dir=folder)
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
-        raise JaxmlpError(
-            f"{option} {folder}: cannot write there ({e.strerror}); choose a folder you can write to"
-        ) from None
+        raise JaxmlpError(f"{said}: cannot write {where} ({e.strerror}); choose a folder you can write to") from None
 
 
 def check_folder(folder: str | os.PathLike[str], option: str) -> Path:
@@ -64,7 +64,7 @@ def check_folder(folder: str | os.PathLike[str], option: str) -> Path:
         raise JaxmlpError(
             f"{option} {folder}: cannot create it ({e.strerror}); choose a folder you can write to"
         ) from None
-    _try_writing(folder, option)
+    writable(folder, f"{option} {folder}")
     return folder
 
 
@@ -75,7 +75,7 @@ def check_new_file(path: str | os.PathLike[str], option: str) -> Path:
         check_new_path(path)
     except JaxmlpError as e:
         raise JaxmlpError(f"{option}: {e}") from None
-    _try_writing(path.parent, option)
+    writable(path.parent, f"{option} {path.parent}")
     return path
 
 
@@ -132,12 +132,6 @@ def write_gzip_new(path: str | os.PathLike[str], text: str) -> Path:
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     return write_new(path, gzip.compress(text.encode(), mtime=0))
-
-
-def read_gzip(path: str | os.PathLike[str]) -> str:
-    import gzip
-
-    return gzip.decompress(Path(path).read_bytes()).decode()
 
 
 def numbered(name: str, n: int) -> str:

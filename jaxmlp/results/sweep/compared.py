@@ -17,7 +17,7 @@ from jaxmlp.blocks import compare_within
 from jaxmlp.changepoints import Change
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results.store.memo import IndexMemo, samples_key
-from jaxmlp.stats import Comparison, compare, verdict_line
+from jaxmlp.stats import RESULT_FIELDS, Comparison, compare, verdict_line
 from jaxmlp.units import duration, size
 
 
@@ -66,9 +66,9 @@ class Pair(NamedTuple):
     a_nodes: tuple[str, ...] = ()
     b_nodes: tuple[str, ...] = ()
 
-    def compared(self, threshold: float, alpha: float) -> Comparison:
+    def compared(self) -> Comparison:
         """The two sides compared within each node (`jaxmlp.blocks.compare_within`: `compare` with one node)."""
-        return compare_within(self.a, self.b, self.a_nodes, self.b_nodes, threshold, alpha)
+        return compare_within(self.a, self.b, self.a_nodes, self.b_nodes, THRESHOLD, ALPHA)
 
 
 def _side(cell: pd.DataFrame, name: str) -> tuple[pd.Series, tuple[str, ...]]:
@@ -131,10 +131,10 @@ Compared = list[tuple[Pair, Comparison]]
 """A sweep's pairs (`pairs`), each with its comparison: computed once (`comparisons`), read by every table of it."""
 
 
-def pair_key(pair: Pair, threshold: float, alpha: float) -> str:
+def pair_key(pair: Pair) -> str:
     """A hash of all a pair's comparison follows from: both sides' raw samples and nodes, the thresholds and the
     code and libraries that compare (`changepoints.DETECTOR` hashes `jaxmlp.stats` and names scipy's, numpy's)."""
-    said = [changepoints.DETECTOR, threshold, alpha, list(pair.a_nodes), list(pair.b_nodes)]
+    said = [changepoints.DETECTOR, THRESHOLD, ALPHA, list(pair.a_nodes), list(pair.b_nodes)]
     return samples_key(said, (pair.a, pair.b))
 
 
@@ -145,23 +145,26 @@ def _kind(kind: str, rows: pd.DataFrame) -> str:
 
 
 def comparisons(
-    rows: pd.DataFrame,
-    samples: pd.DataFrame,
-    threshold: float = THRESHOLD,
-    alpha: float = ALPHA,
-    memo: IndexMemo | None = None,
+    rows: pd.DataFrame, samples: pd.DataFrame, memo: IndexMemo | None = None, done: Compared | None = None
 ) -> Compared:
-    """Each release and the one before it (`pairs`), compared; with a ``memo`` (the folder's index), a pair
-    compared before (`pair_key`) is not compared again."""
+    """Each release and the one before it (`pairs`), compared: ``done`` where the caller has them; with a ``memo``
+    (the folder's index), a pair compared before (`pair_key`) is not compared again."""
+    if done is not None:
+        return done
     found = list(pairs(rows, samples))
-    keys = [pair_key(pair, threshold, alpha) for pair in found]
+    keys = [pair_key(pair) for pair in found]
     kind = _kind(COMPARISONS_KIND, rows)
     kept = memo.recall(kind, keys) if memo is not None else {}
-    made = {k: p.compared(threshold, alpha).to_json() for p, k in zip(found, keys) if k not in kept}
+    made = {k: p.compared().to_json() for p, k in zip(found, keys) if k not in kept}
     if memo is not None:
         memo.keep(kind, made, keys)
     known = {**kept, **made}
     return [(pair, Comparison.from_json(known[key])) for pair, key in zip(found, keys)]
+
+
+def result_of(c: Comparison, verdict: str = "") -> dict[str, Any]:
+    """A comparison's `RESULT_FIELDS`, as every table shows them: its verdict in words (``verdict`` where given)."""
+    return {**{field: getattr(c, field) for field in RESULT_FIELDS}, "verdict": verdict or c.word}
 
 
 class TimelineColumn(NamedTuple):
@@ -224,14 +227,12 @@ def groups_said(column: TimelineColumn) -> str:
     return "; ".join(f"{r} {g.line(shown)}" for r, g in column_groups(column).items())
 
 
-def column_verdicts(
-    column: TimelineColumn, threshold: float = THRESHOLD, alpha: float = ALPHA
-) -> tuple[Comparison, ...]:
+def column_verdicts(column: TimelineColumn) -> tuple[Comparison, ...]:
     """What a timeline column's verdict rests on: each change the detector found, or, where it found none, its last
     release against its first (`compare`: "the same" only where the interval shows it)."""
     if column.changes:
         return tuple(change.comparison for change in column.changes)
-    return (compare(column.samples[0], column.samples[-1], threshold, alpha),)
+    return (compare(column.samples[0], column.samples[-1], THRESHOLD, ALPHA),)
 
 
 def column_said(column: TimelineColumn) -> str:

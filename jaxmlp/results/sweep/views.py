@@ -11,13 +11,12 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import registry
-from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.results.schema.bisect import BisectDocument
 from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
 from jaxmlp.results.store.memo import IndexMemo
-from jaxmlp.results.sweep.compared import Compared, Pair, comparisons, flag_pairs, flags_of
+from jaxmlp.results.sweep.compared import Compared, Pair, comparisons, flag_pairs, flags_of, result_of
 from jaxmlp.results.tables import shows
 from jaxmlp.stats import RESULT_FIELDS, Comparison
 
@@ -73,35 +72,18 @@ STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", *RESULT_FIELDS]
 
 
 def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
-    verdict = "results differ" if pair.differ else c.word
-    return {
-        "benchmark": pair.name,
-        "xla_flags": pair.flags,
-        "from": pair.old,
-        "to": pair.new,
-        "ratio": c.ratio,
-        "ci_low": c.ci_low,
-        "ci_high": c.ci_high,
-        "p_slower": c.p_slower,
-        "p_faster": c.p_faster,
-        "verdict": verdict,
-    }
+    said = {"benchmark": pair.name, "xla_flags": pair.flags, "from": pair.old, "to": pair.new}
+    return {**said, **result_of(c, "results differ" if pair.differ else "")}
 
 
 @shows(*registry.SWEEP_COMPARED)
 def sweep_steps(
-    rows: pd.DataFrame,
-    samples: pd.DataFrame,
-    threshold: float = THRESHOLD,
-    alpha: float = ALPHA,
-    done: Compared | None = None,
-    memo: IndexMemo | None = None,
+    rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None, memo: IndexMemo | None = None
 ) -> pd.DataFrame:
     """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
     raw per-process samples (``done``: `comparisons` of them, where the caller has it; else computed, kept in
     ``memo`` where given). A pair where either side's values differed from the reference is "results differ"."""
-    found = comparisons(rows, samples, threshold, alpha, memo) if done is None else done
-    steps = [_step(pair, c) for pair, c in found]
+    steps = [_step(pair, c) for pair, c in comparisons(rows, samples, memo, done)]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
 
@@ -109,13 +91,7 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 
 
 @shows(*registry.SWEEP_COMPARED)
-def release_verdicts(
-    rows: pd.DataFrame,
-    samples: pd.DataFrame,
-    threshold: float = THRESHOLD,
-    alpha: float = ALPHA,
-    done: Compared | None = None,
-) -> pd.DataFrame:
+def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None) -> pd.DataFrame:
     """A sweep's answer: per XLA-flags column and workload, each release oldest first with its steady-state median
     and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio;
     ``done``: `comparisons`, where the caller has it)."""
@@ -125,8 +101,7 @@ def release_verdicts(
         for n, f, v, m in zip(steady["name"], steady["xla_flags"], steady["release"], steady["median"])
     }
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
-    compared = comparisons(rows, samples, threshold, alpha) if done is None else done
-    by_release = {(p.name, p.flags, p.new): (p, c) for p, c in compared}
+    by_release = {(p.name, p.flags, p.new): (p, c) for p, c in comparisons(rows, samples, done=done)}
     nan = float("nan")
     found = []
     for flags in sorted(set(steady["xla_flags"])):
@@ -156,12 +131,10 @@ def release_verdicts(
     return pd.DataFrame(found, columns=VERDICT_COLUMNS)
 
 
-def flag_effects(
-    rows: pd.DataFrame, samples: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA
-) -> pd.DataFrame:
+def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     """Does a flag change things? Each release with each XLA-flags value against the same release without flags
     (``from`` is the release without, ``to`` the same release with them), benchmark by benchmark (`flag_pairs`)."""
-    steps = [_step(pair, pair.compared(threshold, alpha)) for pair in flag_pairs(rows, samples)]
+    steps = [_step(pair, pair.compared()) for pair in flag_pairs(rows, samples)]
     return pd.DataFrame(steps, columns=STEP_COLUMNS)
 
 
@@ -191,22 +164,9 @@ def bisection_table(doc: BisectDocument) -> pd.DataFrame:
     for p in doc.bisection.probes:
         for s in p.steps:
             c = s.comparison
-            rows.append(
-                (
-                    p.number,
-                    s.from_,
-                    s.to,
-                    p.medians[s.from_],
-                    p.medians[s.to],
-                    c.ratio,
-                    c.ci_low,
-                    c.ci_high,
-                    c.p_slower,
-                    c.p_faster,
-                    c.word,
-                    p.decision,
-                )
-            )
+            medians = {"from_median_s": p.medians[s.from_], "to_median_s": p.medians[s.to]}
+            said = {"probe": p.number, "from": s.from_, "to": s.to, **medians, **result_of(c)}
+            rows.append({**said, "decision": p.decision})
     return pd.DataFrame(rows, columns=BISECT_COLUMNS)
 
 
