@@ -13,6 +13,7 @@ from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure.sweep import trials as flow
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.sweep.trials import Trial
+from jaxmlp.report.corpus_sections import rates_line
 from jaxmlp.results.schema.trials import TrialsDocument, TrialSettings
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.writing import ResultsStore, write_json_new
@@ -73,21 +74,8 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
         f"Wrote {path}"
     )
     print(minutes_line(doc))
-    print(rates_line(doc, settings))
+    print(rates_line(doc))
     return TrialsOutcome(path, doc)
-
-
-def rates_line(doc: TrialsDocument, settings: Trials) -> str:
-    """The found rates with their 95% intervals, in a line."""
-    said = {
-        "injected_slower": f"injected x{1 + settings.inject_slowdown:g} slower",
-        "aa_same": "A/A the same",
-        "aa_slower": "A/A slower",
-    }
-    return f"Found (noise {settings.noise}): " + "; ".join(
-        f"{said[k]} {r['found']:g} of {r['of']:g} (95% interval {r['low']:.0%} to {r['high']:.0%})"
-        for k, r in doc.rates().items()
-    )
 
 
 def minutes_line(doc: TrialsDocument) -> str:

@@ -22,18 +22,30 @@ from jaxmlp.results.tables import partial_note
 
 
 def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> Run:
-    """The regression detector's own check: injected slowdowns caught, A/A comparisons flagged."""
+    """The regression detector's own check: the injected slowdown called slower, the A/A comparisons the same."""
     s, table = doc.settings, trials_table(doc)
+    start = f"{s.processes_per_side} processes a side" + (" at first" if s.budget_minutes else "")
     note = (
-        f"{layout.shown(path, folder)}: injected {s.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/"
-        f"{len(doc.trials)} trials (median ratio {table['injected_ratio'].median():.3f}); A/A flagged in "
-        f"{doc.aa_flagged}/{len(doc.trials)} (median ratio {table['aa_ratio'].median():.3f}); "
-        f"{s.processes_per_side} processes a side, workload {s.workload}, jax {doc.metadata.get('jax')}, host "
-        f"{doc.metadata.get('host')}" + partial_note(doc.metadata.get("partial") or None)
+        f"{layout.shown(path, folder)}: {rates_line(doc)}; {start}, workload {s.workload}, jax "
+        f"{doc.metadata.get('jax')}, host {doc.metadata.get('host')}"
+        + partial_note(doc.metadata.get("partial") or None)
     )
     stamp = layout.stamp_in(path)
     return Run(
         f"{layout.shown_stamp(stamp)} · {layout.shown(path, folder)}", note, (Table("Trials", table),), (), stamp
+    )
+
+
+def rates_line(doc: TrialsDocument) -> str:
+    """The trials' found rates with their 95% intervals, in a line."""
+    said = {
+        "injected_slower": f"injected x{1 + doc.settings.inject_slowdown:g} slower",
+        "aa_same": "A/A the same",
+        "aa_slower": "A/A slower",
+    }
+    return f"Found (noise {doc.settings.noise}): " + "; ".join(
+        f"{said[k]} {r['found']:g} of {r['of']:g} (95% interval {r['low']:.0%} to {r['high']:.0%})"
+        for k, r in doc.rates().items()
     )
 
 

@@ -3,6 +3,7 @@ detector's trials and validation (their numbers from `jaxmlp.results.sweep.views
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -234,28 +235,34 @@ def validation_summary(doc: ValidationDocument, title: str = "Change-point detec
 
 
 def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summary:
-    """How often the detector caught the injected slowdown, and how often it flagged a release against itself."""
+    """How often the injected slowdown was called slower and a release against itself the same (or slower), each
+    rate with its 95% interval, and the minutes each comparison took to its verdict."""
     s, table = doc.settings, trials_table(doc)
+    said = {
+        "injected_slower": (f"injected {percent(s.inject_slowdown)} slowdown called slower", "injected"),
+        "aa_same": ("A/A: the same release on both sides, called the same", "aa"),
+        "aa_slower": ("A/A called slower", "aa"),
+    }
     rows = [
         (
-            f"injected {percent(s.inject_slowdown)} slowdown",
-            f"{doc.injected_flagged} of {len(doc.trials)}",
-            ratio(table["injected_ratio"].median()),
-        ),
-        (
-            "A/A: the same release on both sides",
-            f"{doc.aa_flagged} of {len(doc.trials)}",
-            ratio(table["aa_ratio"].median()),
-        ),
+            said[key][0],
+            f"{r['found']:g} of {r['of']:g}",
+            f"{percent(r['low'])} to {percent(r['high'])}",
+            ratio(table[f"{said[key][1]}_ratio"].median()),
+            minutes(statistics.median(seconds)) if (seconds := doc.seconds(said[key][1])) else "not recorded",
+        )
+        for key, r in doc.rates().items()
     ]
+    start = f"{s.processes_per_side} processes a side" + (
+        f" at first, more while {s.budget_minutes:g} min a trial lasted" if s.budget_minutes else ""
+    )
     line = (
-        f"{s.workload}, {s.processes_per_side} processes a side, jax {doc.metadata.get('jax')}, host "
-        f"{doc.metadata.get('host')}; flagged when p < {s.alpha:g} and beyond {percent(s.threshold)}"
+        f"{s.workload}, {start}, noise {s.noise}, jax {doc.metadata.get('jax')}, host "
+        f"{doc.metadata.get('host')}; the four words at p < {s.alpha:g} and ±{percent(s.threshold)}"
         + partial_note(doc.metadata.get("partial") or None)
     )
-    return Summary(
-        title, (line,), (("Trials flagged", pd.DataFrame(rows, columns=["comparison", "flagged", "median ratio"])),)
-    )
+    columns = ["comparison", "found", "95% interval", "median ratio", "median time to a verdict"]
+    return Summary(title, (line,), (("Found rates", pd.DataFrame(rows, columns=columns)),))
 
 
 def corpus_summary(doc: CorpusDocument, where: str = "") -> Summary:
