@@ -76,7 +76,7 @@ def test_a_change_whose_ratio_pools_two_groups_is_marked_not_scored_against_its_
         releases=scan_f64_carry.releases,
         expect=replace(case.expect, release="0.4.33", ratio=(6.5, 15.3), cause="unknown", flag=""),
     )
-    scored = score(case, CaseFound((scan_f64_carry._replace(workload="step"),)))
+    scored = score(case, CaseFound((scan_f64_carry._replace(workload="product.step"),)))
     assert scored.found is True and scored.in_band is None  # x7.41 is inside the band, but no one population's
     assert scored.why[0] == (
         "×7.41 not scored against the band: the ratio pools 0.4.33's two groups (against 0.4.31: ×6.91 (3) and "
@@ -129,7 +129,7 @@ def _process(release, seconds, peak, why=None):
     meta = {"jax": release, "jaxlib": release, "host": "here", "peak_rss_bytes": peak, "compiles": 1}
     if why:
         meta["peak_rss_why"] = why
-    return ProcessResult(meta, {"step": WorkloadTimes.of(0.1, [2 * seconds, seconds, seconds])})
+    return ProcessResult(meta, {"product.step": WorkloadTimes.of(0.1, [2 * seconds, seconds, seconds])})
 
 
 def _timeline(folder, peaks):
@@ -147,7 +147,7 @@ def _timeline(folder, peaks):
 
 def test_each_processs_own_peak_is_a_row_and_one_that_may_not_be_its_own_is_none():
     own = SweepDocument("0.5.0", (_process("0.5.0", 1.0, 2**30), _process("0.5.0", 1.0, 2**30 + 2**20)), "t")
-    (row,) = [r for r in own.benchmark_rows() if r.name == registry.SWEEP_PEAK_RSS.name("step")]
+    (row,) = [r for r in own.benchmark_rows() if r.name == registry.SWEEP_PEAK_RSS.name("product.step")]
     assert row.stats.data == (2**30, 2**30 + 2**20) and row.group == "sweep: peak memory"
     inherited = SweepDocument("0.5.0", (_process("0.5.0", 1.0, 2**30, "getrusage's"),) * 2, "t")
     assert not [r for r in inherited.benchmark_rows() if r.name.startswith(registry.SWEEP_PEAK_RSS.id)]
@@ -159,7 +159,7 @@ def test_a_schema_7_cell_gets_its_peak_memory_row_from_its_processes():
     older["benchmarks"] = [b for b in older["benchmarks"] if not b["name"].startswith(registry.SWEEP_PEAK_RSS.id)]
     older["schema_version"] = older["machine_info"]["jaxmlp"]["schema_version"] = 7
     kind, current = upgrade(older)
-    assert kind == "sweep" and registry.SWEEP_PEAK_RSS.name("step") in [b["name"] for b in current["benchmarks"]]
+    assert kind == "sweep" and registry.SWEEP_PEAK_RSS.name("product.step") in [b["name"] for b in current["benchmarks"]]
     assert parse(current).is_sweep
 
 
