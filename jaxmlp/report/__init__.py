@@ -1,5 +1,2 @@
-"""Reports: the results' sections computed as data (`sections`), drawn (`plots`) and rendered (`html`,
-`markdown`, and `text` for the terminal), written into a new folder (`write`).
-
-This file imports nothing: `import jaxmlp.report` pulls in neither pandas nor matplotlib.
-"""
+"""Reports: the results' sections computed as data, drawn, rendered (HTML, Markdown, terminal text) and written into a
+new folder. Importing this package pulls in neither pandas nor matplotlib."""

@@ -1,6 +1,5 @@
-"""The report's content types and the words every section shares: a section (`ReportSection`) holds its findings
-(`jaxmlp.results.findings`, its answers), the newest run's tables and plots (folded in the page below the answers)
-and the earlier runs' labels. Pure: no matplotlib, no HTML."""
+"""The report's content types (`ReportSection`: a section's findings, tables, plots and earlier runs) and the words
+every section shares. Pure: no matplotlib, no HTML."""
 
 from __future__ import annotations
 

@@ -38,9 +38,8 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
 
 
 def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
-    """The corpus's total in a line, a line a kind (`kind_line`), each injected slowdown's found rate over the cases
-    and the controls' verdicts (`injected_line`, `controls_line`), then a line for each case missed or failed (what,
-    and why)."""
+    """The corpus's lines: its total, a line per kind, each injected slowdown's found rate and the controls' verdicts,
+    then each case missed or failed and why."""
     rates = (injected_line(doc.scores), controls_line(doc.scores))
     return (total_line(doc), *kind_lines(doc), *rates, *missed_lines(doc))
 

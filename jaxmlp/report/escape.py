@@ -1,7 +1,5 @@
-"""Text from result files made safe for where it is shown: HTML (text and attribute values alike: `html_text`),
-Markdown (`markdown`: a name or free text as it is where it is plain words, else as a code span), a terminal
-(`terminal`: control characters and ANSI/OSC escape sequences dropped). A results folder may come from a shared
-branch: what it holds is data, never markup or instructions (docs/reference/trust.md)."""
+"""Text from result files made safe for HTML (`html_text`), Markdown (`markdown`) and a terminal (`terminal`): a results
+folder's contents are data, never markup or instructions (docs/reference/trust.md)."""
 
 from __future__ import annotations
 
@@ -67,9 +65,8 @@ def markdown(value: object) -> str:
 
 
 def markdown_prose(value: object) -> str:
-    """Text that may hold a file's names (an answer, a label, a table's cell) for a Markdown document of jaxmlp's own
-    (summary.md): never the start of HTML (``<img``), a link (``](``), a mention (``@name``) or a heading line; its
-    bold and code spans (jaxmlp's own) and its lines kept."""
+    """Text that may hold a file's names made safe for jaxmlp's own Markdown (summary.md): it never starts HTML, a link,
+    a mention or a heading; jaxmlp's own bold and code spans and its lines are kept."""
     text = terminal(str(value).replace("\r", ""))
     text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text).replace("](", "]\\(")
     text = re.sub(r"(?<!\w)@(?=\w)", "@\u200b", text)

@@ -1,10 +1,5 @@
-"""The report as one self-contained HTML page (index.html): the overview (a row per finding: question, answer, run,
-link), a table of contents, then a section per subject: its answers, the tables and plots they rest on folded
-(``<details>``), the earlier runs' labels folded. No network: styles
-inline, plots as data: URIs. Tables fit the page: their headers and text wrap (a number stays with its unit, a long
-name breaks after its separators); what still cannot fit scrolls inside its own box. Every in-page link leads to a
-section of the page.
-"""
+"""The report as one self-contained HTML page (index.html): the overview, a table of contents, then a section per
+subject with its tables and plots folded. No network: styles inline, plots as data: URIs."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The report as Markdown (summary.md): the overview's findings as a table, then each section's answers, the tables
-they rest on and the earlier runs' labels, in the same words and units as the page. Each section's heading has the
-page's anchor before it (``<a id="loaders"></a>``: GitHub and other renderers honour it), so the overview's links
-lead where the page's do."""
+"""The report as Markdown (summary.md): the overview's findings as a table, then each section in the page's words and
+units, its heading anchored as the page's."""
 
 from __future__ import annotations
 

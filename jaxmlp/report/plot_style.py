@@ -1,9 +1,5 @@
-"""How every report plot looks, set in one place: its size, resolution and fonts, axes in human units, legends off
-the data, horizontal bars sized to their labels, and the PNG it is saved as.
-
-A figure is at most `WIDTH_IN` × `DPI` pixels wide, so the page (at most 1100 px of text wide) shows it at its
-natural size at 1280 px, and its smallest text is `MIN_FONT_PT` points: `MIN_FONT_PX` pixels on the screen.
-"""
+"""How every report plot looks, set in one place: size, resolution, fonts, axes in human units, legends, bars sized to
+their labels, and the PNG it is saved as."""
 
 from __future__ import annotations
 
@@ -150,10 +146,8 @@ FORMATS = {"seconds": _duration, "flops": _flop_rate, "number": _number}
 
 
 def human_axis(ax: Any, axis: str, kind: str = "seconds", values: Iterable[float] | None = None) -> None:
-    """An axis ("x" or "y") of ``ax`` in human units (``kind``: seconds "5 ms", flops "31.8 TFLOP/s", number), never
-    1e-3 or 10^-3: log when ``values`` spread wider than `LOG_SPAN` (or the axis is log already and spans a decade
-    or more: under one, a log axis would label one tick or none, so it is linear), ticks at 1, 2, 5 times a power of
-    ten where it spans few decades."""
+    """Set an axis ("x" or "y") of ``ax`` in human units of ``kind`` (seconds, flops, number), log where ``values``
+    spread wider than `LOG_SPAN`."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     scale = getattr(ax, f"set_{axis}scale")

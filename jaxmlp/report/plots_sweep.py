@@ -22,9 +22,8 @@ apart."""
 
 
 def sweep_figure(rows: pd.DataFrame, steps: pd.DataFrame) -> Any:
-    """Steady state per release (median, IQR) of each workload and flags column, each series set a little aside
-    from the others at each release, flagged steps marked (slower a red triangle up, faster a green
-    triangle down); a log axis only where the medians span decades."""
+    """Steady state per release (median, IQR) of each workload and flags column, flagged steps marked (slower a red
+    triangle up, faster a green triangle down)."""
     fig, ax = plot_style.figure(4.5)
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=flags_of(rows))
     versions = sorted(steady["release"].unique(), key=registry.version_key)
@@ -83,9 +82,8 @@ def bisection_figure(medians: pd.DataFrame, doc: BisectDocument) -> Any:
 
 
 def roofline_figure(doc: RooflineDocument) -> Any:
-    """The roofline: attainable FLOP/s against arithmetic intensity (both ceilings: the memory slope up to the ridge,
-    then the FLOP rate), each workload a point at its intensity and the FLOP/s it reached (log-log). Points that
-    would hide one another (`coincident`) are drawn as rings of growing size, each named beside it."""
+    """The roofline: attainable FLOP/s against arithmetic intensity (log-log), each workload a point; coincident points
+    drawn as growing rings, each named."""
     import numpy as np
 
     fig, ax = plot_style.figure(5.0, 8.0)

@@ -37,9 +37,8 @@ def _times(value: float, _: Any = None) -> str:
 
 
 def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> Any:
-    """One machine's workload against its pinned release, releases in version order: above, each release's median
-    time and the pinned release's (`_times_panel`); below, their ratio with its 95% interval, marked by its verdict
-    (`_ratio_panel`); a dashed line where the Python measured changes."""
+    """One machine's workload against its pinned release across releases: the medians above, their ratio with its 95%
+    interval and verdict below."""
     import matplotlib.pyplot as plt
 
     mine = rows[rows["against"] == PINNED]

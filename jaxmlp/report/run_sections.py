@@ -1,6 +1,5 @@
-"""The runs' parts of the report (`jaxmlp.report.sections` sets them in their sections): a finding's tables and plots
-as the run it rests on, the runs no finding rests on as labels, the history across runs, a roofline, a profiler
-capture."""
+"""The runs' parts of the report (`sections` sets them in their sections): a finding's tables and plots, the runs no
+finding rests on, the history across runs, a roofline, a profiler capture."""
 
 from __future__ import annotations
 
@@ -143,10 +142,8 @@ def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[st
 
 
 def history_part(answers: Sequence[Finding], past: history.RunHistory) -> tuple[str, list[Run]] | None:
-    """The history section's note and runs (none without a history): every benchmark seen in more than one
-    comparable run, per machine, and its changes by the change-point detector the release timeline uses; a plot for
-    each machine with changes, beside its changes' table. Of each machine the newest `history.RECENT_RUNS` runs are
-    drawn and searched, the older summarised in a table."""
+    """The history section's note and runs (none without a history): each machine's comparable benchmarks, their changes
+    and a plot of each machine with changes."""
     points = past.points
     if points.empty:
         return None

@@ -1,8 +1,5 @@
-"""The report's content, computed before anything is rendered: a section per subject (`SECTIONS`), each opening with
-its findings (`jaxmlp.results.findings`, the same answers as the overview and `jaxmlp summary`), then the tables and
-plots of the runs those findings rest on (folded in the page), then the earlier runs' labels. Pure: no matplotlib, no
-HTML; tests read sections as data. The benchmark runs' parts: `jaxmlp.report.run_sections`; the release sweeps':
-`jaxmlp.report.sweep_sections`."""
+"""The report's content as data, before anything is rendered: a section per subject (`SECTIONS`), its findings first,
+then the tables and plots they rest on and the earlier runs' labels. Pure: no matplotlib, no HTML."""
 
 from __future__ import annotations
 
@@ -111,9 +108,8 @@ def of_history(d: Definition, given: Given) -> ReportSection | None:
 
 
 class Definition(NamedTuple):
-    """One section: its title, anchor and how to read it, and how it is made (``make``: `of_findings` by default);
-    ``plots``: a finding's plots; ``runs``: the runs `of_files` and `in_full` show; ``earlier``: runs set below as
-    labels."""
+    """One section: its title, anchor, how to read it, and how it is made (``make``), its plots, runs and earlier
+    runs."""
 
     title: str
     anchor: str
@@ -260,9 +256,8 @@ def build_sections(
     found: Sequence[Finding] | None = None,
     past: history.RunHistory | None = None,
 ) -> list[ReportSection]:
-    """The report's content, a section per subject (`SECTIONS`), from ``found`` (`findings` of the same results,
-    computed here when not given) and ``past`` (`history.of`, likewise). ``traces`` are
-    `jaxmlp.results.tables.traces.capture_summary` results; paths relative to ``folder``."""
+    """The report's content, a section per subject, from ``found`` and ``past`` (computed here when not given);
+    ``traces`` paths are relative to ``folder``."""
     past = history.of(results) if past is None else past
     found = tuple(found) if found is not None else findings(results, traces, folder, past)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))

@@ -236,9 +236,8 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
 
 
 def timeline_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
-    """One run per release timeline (`jaxmlp sweep timeline`): per workload, a plot of its releases (median and
-    interquartile band, changes marked) and its verdict table, the detector's newest validation beside it (of the
-    one shown in full; the others' labels)."""
+    """One run per release timeline: per workload, a plot of its releases, its verdict table and the detector's newest
+    validation."""
     runs = []
     cells = {str(path.parent): doc for path, doc in results.cells}
     timelines = {k: v for k, v in sweeps(results.runs).items() if is_timeline(k)}

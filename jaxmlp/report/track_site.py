@@ -1,9 +1,5 @@
-"""Tracking's site (`jaxmlp track --site DIR`): static pages at a fixed place, replaced whole on every call, that need
-no network to view (styles inline, plots as data: URIs). ``index.html`` answers first (per machine, each workload's
-newest release against the pinned one and against the release tracked before it, in words), then a table of them;
-a page per machine and workload shows its time across releases against the pinned one (a plot, its intervals) and
-each release's comparisons in a table, with links to their explanations (a page each in the site, ``explanations/``:
-the explanation's text and its HLO diff, copied from the results folder)."""
+"""Tracking's site (`jaxmlp track --site DIR`): static pages replaced whole on every call, viewable without a network:
+the index, a page per machine and workload, and the explanations' pages."""
 
 from __future__ import annotations
 
@@ -126,9 +122,8 @@ def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
 def explanation_pages(
     frame: pd.DataFrame, results: Path, warn: Callable[[str], None] | None = None
 ) -> dict[str, tuple[str, str, str | None]]:
-    """Each explanation the frame links to, read from the results folder: its page's name in the site, the page,
-    and its HLO diff's text (None where the HLO did not change or the diff is missing); one whose files cannot be
-    read, or that names a path out of the results folder (`confined`), is left out in one line (``warn``)."""
+    """Each explanation the frame links to: its page's name, the page and its HLO diff (None where none); one that
+    cannot be read or names a path out of the results folder is left out with a ``warn``."""
     warn = warn or _warn
     pages: dict[str, tuple[str, str, str | None]] = {}
     named = frame[["explanation", "folder"]] if {"explanation", "folder"} <= set(frame) else pd.DataFrame()
@@ -314,10 +309,8 @@ def write_site(
     results: str | os.PathLike[str] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Write the site of ``frame`` (`jaxmlp track`'s comparisons) as the folder ``site``, replacing the last one
-    whole: it is built beside it and swapped in (a failure or a crash leaves the old site as it was). Explanations
-    are linked as ``link_base`` + their link (a URL where the results folder is published), else from the site to
-    the ``results`` folder (`site_link_base`). Returns the files written, ``index.html`` first."""
+    """Write the site of ``frame`` as the folder ``site``, swapped in whole (a failure leaves the old one). Returns the
+    files written, ``index.html`` first."""
     site = Path(site)
     if link_base is None:
         link_base = site_link_base(site, Path(results)) if results is not None else ""
