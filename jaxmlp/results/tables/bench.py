@@ -1,6 +1,5 @@
-"""One run's tables besides the floor and the ladders: jit against eager, vmap against a loop, peak memory, the
-environment a run was measured on, two sets of samples compared, a capture's steps (CPU against an accelerator:
-`side_by_side`)."""
+"""One run's tables besides the floor and the ladders: jit against eager, vmap against a loop, peak memory, the run's
+environment, two sets of samples compared, a capture's steps."""
 
 from __future__ import annotations
 
@@ -111,10 +110,9 @@ def compare_samples(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> pd.DataFrame:
-    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each: its verdict in the four words
-    (`stats.VERDICT_WORDS`), ``valid`` False where a sample is NaN or infinite, ``settle`` the processes (rounds) a
-    side that would roughly settle an inconclusive one (`stats.processes_to_settle`; None beyond reach:
-    ``beyond_reach``, said in ``settle_words``)."""
+    """`jaxmlp.stats.compare` for every benchmark on both sides, a row each: its verdict, ``valid`` (False where a
+    sample is NaN or infinite) and ``settle`` (the processes a side that would settle an inconclusive one; None beyond
+    reach)."""
     rows = []
     for name in sorted(set(baseline) & set(new)):
         comparison = compare(baseline[name], new[name], threshold, alpha)
@@ -133,19 +131,16 @@ def compare_samples(
 
 
 def peaks_are_own(runs: pd.DataFrame) -> bool:
-    """Whether every benchmark's recorded peak resident set is its own (reset before it,
-    `registry.PEAK_SCOPE_BENCHMARK`); False where any is its process's since it started, which holds every benchmark
-    run before it, or where none says."""
+    """Whether every benchmark's recorded peak resident set is its own (reset before it); False where any is its
+    process's so far, or where none says."""
     if "peak_rss_bytes" not in runs or "peak_rss_scope" not in runs:
         return False
     return own_peaks(runs.loc[runs["peak_rss_bytes"].notna(), "peak_rss_scope"])
 
 
 def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Each benchmark's median time beside its peak memory (host resident set, and the device's peak where the
-    backend keeps one): largest first where each peak is the benchmark's own (`peaks_are_own`), else in the file's
-    order (each value then its process's peak so far, no benchmark's own); empty for runs written before benchmarks
-    recorded memory."""
+    """Each benchmark's median time beside its peak memory (host, and device where kept), largest first where each peak
+    is its own (`peaks_are_own`), else in the file's order; empty for runs that recorded no memory."""
     if "peak_rss_bytes" not in runs or runs["peak_rss_bytes"].isna().all():
         return pd.DataFrame()
     rows = runs[runs["peak_rss_bytes"].notna()]
@@ -161,9 +156,8 @@ def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.RESULTS_FOLDER)
 def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """`jaxmlp summary` and `jaxmlp report` over the generated folder: its runs, each command's median time read
-    again (warm) and its time read first (cold), each with the command's own peak memory, and, over a folder as large
-    as `registry.STORE_FOLDER`, each goal met or missed (`store_goal`)."""
+    """`jaxmlp summary` and `jaxmlp report` over the generated folder: each command's warm and cold time and own peak
+    memory, and each goal met or missed (`store_goal`) over a folder as large as `registry.STORE_FOLDER`."""
     rows = query(runs, registry.RESULTS_FOLDER)
     if rows.empty:
         return pd.DataFrame()

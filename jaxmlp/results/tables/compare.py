@@ -1,6 +1,5 @@
-"""Whether two benchmark runs can answer `jaxmlp compare`'s question at all: the rounds a side the one-sided
-Mann-Whitney U test needs to reach the significance asked for, and the rounds the two runs' own spread needs to
-tell a change of the threshold's size (pure)."""
+"""Whether two benchmark runs can answer `jaxmlp compare`'s question at all: the rounds a side the U test needs for the
+significance asked for and for a change of the threshold's size (pure)."""
 
 from __future__ import annotations
 
@@ -39,9 +38,8 @@ def spread(samples: Sequence[float]) -> float:
 
 
 def rounds_for_effect(sigma: float, threshold: float, alpha: float, power: float = POWER) -> int:
-    """Rounds a side for the U test to flag a change of ``threshold`` (a ratio of 1 + threshold) at ``alpha``
-    with ``power``, where each side's log times spread by ``sigma``: the two-sample normal formula, divided by the
-    test's efficiency."""
+    """Rounds a side for the U test to flag a change of ``threshold`` at ``alpha`` with ``power``, where each side's log
+    times spread by ``sigma`` (docs/methods/statistics.md)."""
     if not (sigma > 0 and threshold > 0):
         return 0
     z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)  # the standard normal's quantiles

@@ -1,6 +1,5 @@
-"""One run's rows (one backend's part of a run, or of a machine's merged evidence) with the tables the findings read
-of them, each computed once, when first read: the ladders, the goals and the roofline read the one `floors` table
-made here, and every question asked of the same part reads the same tables."""
+"""One run's rows (a backend's part of a run or of a machine's merged evidence) with the tables the findings read of
+them, each computed once, when first read."""
 
 from __future__ import annotations
 

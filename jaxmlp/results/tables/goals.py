@@ -98,10 +98,9 @@ def goals(
     ladder: pd.DataFrame | None = None,
     gemm_table: pd.DataFrame | None = None,
 ) -> list[dict[str, Any]]:
-    """Per backend, the goals read from one run: ``group``, ``goal``, ``met`` (None: not measurable in this run),
-    ``text`` (the numbers behind it). ``accuracy``: test accuracy after the tutorial's epochs per precision, where
-    known (the bf16 goal holds only with accuracy kept). ``ladder``, ``gemm_table``: `pipeline_ladder` and
-    `gemm_rates` of the same run, where the caller has them."""
+    """Per backend, the goals read from one run: ``group``, ``goal``, ``met`` (None: not measurable in this run) and
+    ``text``. ``accuracy``: test accuracy per precision, where known; ``ladder``, ``gemm_table``: of the same run, where
+    the caller has them."""
     out: list[dict[str, Any]] = []
     ladder = pipeline_ladder(df) if ladder is None else ladder
     square = gemm_rates(df) if gemm_table is None else gemm_table
@@ -182,9 +181,8 @@ def _seed_goal(backend: str, fastest: pd.Series, seed: pd.DataFrame) -> dict[str
 
 
 def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) -> list[dict[str, Any]]:
-    """An accelerator's two goals from its own run: its fastest pipeline against the tutorial's ``seed`` on the same
-    device, and against the floor of its own precision (the ladder's floor row); a miss says by how much, and which
-    part holds it back as far as the run's rows tell."""
+    """An accelerator's two goals from its own run: its fastest pipeline against the tutorial's ``seed`` and against its
+    precision's floor; a miss says by how much and what holds it back."""
     fastest = runs.iloc[0]
     out = [_seed_goal(backend, fastest, runs[runs["rung"] == rung_name("seed")])]
     precision = str(fastest.precision) or "f32"

@@ -75,10 +75,9 @@ def _rungs(rows: pd.DataFrame, name: str, keys: list[str], floor: pd.Series, sca
 
 @shows(registry.LOADER)
 def loader_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per backend, each loader pipeline by worker count and precision: its input alone (``loader``, host only, on
-    the f32 rows) and its training epoch (``epoch``), median and IQR in seconds, each as times the floor of its
-    precision and times the ``scan`` epoch of its precision in the same run; the fastest of each column marked.
-    ``floor_table``: `floors` of the same run, where the caller has it."""
+    """Per backend, each loader pipeline by workers and precision: its input alone and its epoch (median, IQR in
+    seconds) as times its precision's floor and ``scan`` epoch, the fastest of each column marked. ``floor_table``:
+    `floors` of the same run, where the caller has it."""
     loader, epochs = query(df, registry.LOADER), query(df, registry.EPOCH)
     floor_table = floors(df) if floor_table is None else floor_table
     frames = []
@@ -135,9 +134,8 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 
 @shows(registry.EPOCH, registry.STEP_GEMMS)
 def pipeline_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per backend: the floor of each precision the run measured (its library and rate, `floors`), the step's
-    matmuls alone (f32), then each pipeline, fastest first, with its timed rounds; each row as times the floor of its
-    own precision. ``floor_table``: `floors` of the same run, where the caller has it."""
+    """Per backend: each precision's floor, the step's matmuls alone, then each pipeline fastest first, each row as
+    times its own precision's floor. ``floor_table``: `floors` of the same run, where the caller has it."""
     rows: list[dict[str, Any]] = []
     floor_table = floors(df) if floor_table is None else floor_table
     for backend, d in df.groupby("backend") if "backend" in df else ():

@@ -1,8 +1,5 @@
-"""Trace summaries in pandas: the top operations and a step-time breakdown of each capture.
-
-Reads the ``.xplane.pb`` files `jaxmlp profile` writes with `jax.profiler.ProfileData`
-(part of jax, no extra dependency).
-"""
+"""Trace summaries in pandas: the top operations and a step-time breakdown of each capture, read from `jaxmlp profile`'s
+``.xplane.pb`` files with `jax.profiler.ProfileData`."""
 
 from __future__ import annotations
 
@@ -66,9 +63,8 @@ def kernel_name(name: str) -> str:
 
 
 def op_kernels(events: pd.DataFrame) -> dict[str, str]:
-    """Per XLA operation of a GPU trace, the CUDA kernels it launched (its stream lines' events that name it in
-    `HLO_OP`): at most `KERNELS_SHOWN`, the most time first, ``"; "``-joined; empty where the trace has none (a CPU's,
-    a TPU's)."""
+    """Per XLA operation of a GPU trace, the CUDA kernels it launched (at most `KERNELS_SHOWN`, most time first, ``";
+    "``-joined); empty where the trace has none."""
     if HLO_OP not in events:
         return {}
     device = events["plane"].str.startswith("/device:") & ~events["line"].isin(["XLA Ops", "XLA Modules"])
@@ -115,9 +111,8 @@ def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
 
 
 def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
-    """The ``n`` operations that took the most time in total, each by its short name and category
-    (`hlo.op_name`, the profiler's category where the trace gives one, else `hlo.op_category`), with counts and
-    shares; on a GPU, the CUDA kernels each launched (`op_kernels`, a ``kernels`` column)."""
+    """The ``n`` operations that took the most time in total, by short name and category, with counts and shares, and on
+    a GPU their CUDA kernels (``kernels``)."""
     ops = op_events(events)
     given = ops["category"] if "category" in ops else pd.Series(None, index=ops.index, dtype=object)
     ops = ops.assign(
@@ -223,9 +218,8 @@ def outermost(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def op_share(events: pd.DataFrame, prefix: str) -> float | None:
-    """The share of the XLA operations' time in those whose name begins with ``prefix``: the time covered by such
-    operations over the time covered by any (`op_events`; on each thread the outermost events, an epoch's ``while``
-    where the operations run inside it, summed over the threads); None for a trace without operations."""
+    """The share of the XLA operations' time in those whose name begins with ``prefix`` (docs/questions/scaling.md);
+    None for a trace without operations."""
     ops = op_events(events)
     total = float(outermost(ops)["duration_ns"].sum())
     if not total:
@@ -258,9 +252,8 @@ HLO_STATS_COLUMNS = {
 
 
 def hlo_stats(xplane: str | Path) -> pd.DataFrame | None:
-    """The operation table of a trace as the profiler's own tool computes it (xprof's ``hlo_stats``: each XLA
-    operation's occurrences, self time, FLOP rate, bandwidth and what bounds it), largest self time first; None
-    where xprof (tensorboard-plugin-profile) is not installed."""
+    """A trace's operation table by xprof's ``hlo_stats`` (occurrences, self time, FLOP rate, bandwidth, bound), largest
+    self time first; None where xprof is not installed."""
     import importlib.util
     import json
 
@@ -310,9 +303,8 @@ def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
 
 
 def computed_ops(folder: Path, pipeline: str, xplane: Path) -> tuple[pd.DataFrame | None, str]:
-    """The operation table of ``xplane`` (`hlo_stats`) kept in ``folder`` as `layout.OPS_FILE`, written atomically,
-    where no readable one is kept there already (one that cannot be read is computed again). Returns the table where
-    it was computed but could not be kept (a folder not writable), else None; and why it is not kept, else ""."""
+    """Keep ``xplane``'s operation table in ``folder`` as `layout.OPS_FILE` unless a readable one is there. Returns the
+    table where it could not be kept (else None) and why ("" where kept)."""
     path = folder / layout.OPS_FILE.format(pipeline=pipeline)
     if path.exists() and read_ops(path)[0] is not None:
         return None, ""
@@ -335,10 +327,8 @@ def computed_ops(folder: Path, pipeline: str, xplane: Path) -> tuple[pd.DataFram
 
 
 def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
-    """A benchmark run's operation tables, by pipeline: each trace in its run's folder (`layout.run_folder`,
-    `run_traces`) computed once by xprof (`computed_ops`) and kept there as `layout.OPS_FILE`, then every table kept
-    there read; and each table that could not be computed or read, by its name, with why. Both empty where the run
-    has none."""
+    """A benchmark run's operation tables by pipeline, each computed once (`computed_ops`) and kept in the run's folder,
+    and each table that could not be computed or read, with why; both empty where the run has none."""
     folder = layout.run_folder(bench_file)
     tables: dict[str, pd.DataFrame] = {}
     unread: dict[str, str] = {}

@@ -24,9 +24,8 @@ def is_scaling(run: pd.DataFrame) -> bool:
 
 @shows(registry.SCALING_EPOCH, registry.SCALING_STEP)
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend, N and P: the sharded epoch and step, the compile time, the speed-up and efficiency over
-    N = 1, P = 1, the all-reduce's share of a traced epoch, and the params' largest relative difference from the scan
-    epoch."""
+    """Per backend, N and P: the sharded epoch and step, compile time, speed-up and efficiency over N = 1, P = 1, the
+    all-reduce's share of a traced epoch, and the params' largest difference from the scan epoch."""
     epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
     if epochs.empty:
         return pd.DataFrame()
@@ -115,10 +114,8 @@ def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, f
 
 
 def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
-    """Per file, pipeline and precision: how many runs reached the target, the median time to it (start to
-    target, data preparation and compile included; NaN where at most half reached it, `tta.median_stands`) with the
-    min and max of those that reached it, and the median of each part (data, compile, training, evaluation) and of
-    the epochs it took, over the runs that reached it."""
+    """Per file, pipeline and precision: the runs that reached the target, the median time to it (NaN where at most half
+    reached it) with its min and max, and the median of each part and of the epochs, over the runs that reached it."""
     columns = [
         "file",
         "target",
