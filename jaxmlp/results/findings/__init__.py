@@ -1,6 +1,5 @@
-"""The findings model: for each question jaxmlp answers, the answer, the run(s) it rests on, the machine and the
-tables, computed once per results folder (or file). `jaxmlp summary`, the report's overview, its sections and
-summary.md only render it. Which run answers: `jaxmlp.results.findings.select`."""
+"""The findings model: for each question jaxmlp answers, the answer, the runs it rests on, the machine and the tables,
+computed once per results folder or file; every face only renders it."""
 
 from __future__ import annotations
 
@@ -87,10 +86,9 @@ def findings(
     past: history.RunHistory | None = None,
     memo: IndexMemo | None = None,
 ) -> tuple[Finding, ...]:
-    """Every question's finding, in the order of `questions.QUESTIONS` (a benchmark question from its machine's
-    merged evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.of` the same
-    results, where the caller has it (the report draws it too), else computed here, once; ``memo``: the folder's
-    index, where what is dear to compute again is kept (a sweep's comparisons, a timeline's changes)."""
+    """Every question's finding, in the order of `questions.QUESTIONS`; paths relative to ``folder``. ``past``:
+    `history.of` the same results, computed here where not given; ``memo``: the folder's index, where costly results are
+    kept."""
     past = history.of(results, memo) if past is None else past
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     accuracy = tables.tutorial_accuracy(results.runs)

@@ -1,7 +1,5 @@
-"""The findings of benchmark runs: what jit and vmap buy, which loader and how many workers, how far from the floor,
-and CPU against an accelerator (the goals, peak memory and a large folder's read: `checks`); each per backend from the
-evidence of the newest machine that can answer (its newest environment's timed runs merged,
-`jaxmlp.results.findings.select.evidence`), every figure citing its run."""
+"""The findings of benchmark runs (jit, vmap, loaders, the floor, CPU against an accelerator), each per backend from the
+newest machine's evidence that can answer, every figure citing its run."""
 
 from __future__ import annotations
 
@@ -102,9 +100,8 @@ def per_backend(
     folder: Path | None,
     timed_only: bool = True,
 ) -> list[Finding]:
-    """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
-    one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables (``part``: the run's
-    `tables.RunTables`, ``frame``: its ``table``)."""
+    """A finding per backend from its newest timed run with ``table`` (any run where ``timed_only`` is False):
+    ``answer(part, frame)`` gives the sentence and the tables."""
     found = newest_per_backend(
         parts, lambda part: not _made(part, table).empty, timed_only, NEEDS.get(table.__name__, ())
     )

@@ -104,9 +104,8 @@ RESULTS_FOLDER_CAPTION = (
 def results_folder(
     runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
 ) -> list[Finding]:
-    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs, read
-    again and read first, and the goals of a store that holds years met or missed (`tables.results_folder_table`; its
-    newest run of `bench_scale.py`: host-only rows, of no backend)."""
+    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs (warm and
+    cold), and the store's goals met or missed."""
     found: dict[str, pd.DataFrame] = {}
     for rows in runs_by_file.values():
         if (rows["test"] == registry.RESULTS_FOLDER.id).any() and (timed(rows) or not timed_only):

@@ -1,6 +1,5 @@
-"""Every question jaxmlp answers, once: its words, the report section it belongs to (its anchor) and whether one
-benchmark file asked for by name answers it too. `findings` answers them in this order; the summary, the report's
-sections and the docs' list of questions read this table."""
+"""Every question jaxmlp answers, once: its words, its report section's anchor and whether a benchmark file asked for by
+name answers it too; the summary, the report and the docs read this table in its order."""
 
 from __future__ import annotations
 
