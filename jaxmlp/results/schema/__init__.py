@@ -1,7 +1,5 @@
-"""The result files' schemas: one module per kind of document (`bench`, `scaling`, `sweep`, `bisect`, `train`,
-`trials`, `explain`, `roofline`, `validation`, `tta`, `corpus`, `track`), each file carrying its ``kind`` and
-``schema_version`` (`header`). `parse` reads a file: `upgrade` turns an earlier form into the current one, then the
-kind's module types it. No pandas here."""
+"""The result files' schemas: one module per kind of document, each file carrying its ``kind`` and ``schema_version``.
+`parse` reads a file, upgrading an earlier form (`upgrade`) before typing it. No pandas here."""
 
 from __future__ import annotations
 

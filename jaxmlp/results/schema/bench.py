@@ -1,8 +1,5 @@
-"""pytest-benchmark files: `nox -s bench`'s, `jaxmlp scaling`'s and each version-sweep cell's.
-
-A `BenchmarkRow` per benchmark with its parameters, its facts (``extra_info``) and its statistics over the raw
-samples (`Stats.data`); the metadata that makes two files comparable in ``machine_info["jaxmlp"]``.
-"""
+"""pytest-benchmark files (`nox -s bench`'s, `jaxmlp scaling`'s, each sweep cell's): a `BenchmarkRow` per benchmark with
+its parameters, facts and statistics, and the metadata that makes two files comparable."""
 
 from __future__ import annotations
 
@@ -140,9 +137,8 @@ results differ, a distributed run's processes); every other is a number, text, t
 
 
 def own_peaks(scopes: Iterable[object]) -> bool:
-    r"""Whether recorded peaks (their ``peak_rss_scope``\ s) are each their benchmark's own (reset before it,
-    `registry.PEAK_SCOPE_BENCHMARK`): False where any is its process's since it started or does not say, and where
-    none was recorded."""
+    r"""Whether recorded peaks are each their benchmark's own (reset before it); False where any is its process's so far
+    or does not say, and where none was recorded."""
     said = list(scopes)
     return bool(said) and all(scope == registry.PEAK_SCOPE_BENCHMARK for scope in said)
 

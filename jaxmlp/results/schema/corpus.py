@@ -18,11 +18,8 @@ from jaxmlp.results.schema.fields import field as checked
 @dataclass(frozen=True)
 class CaseScore:
     """One case scored: what the timeline flagged, whether the expected change was found (None: not scored, ``why``
-    says), its ratio and interval and whether that is within the band, the bisection's answer, the explanation's kind,
-    a control left clean, the releases that failed or hung (``release: reason``), the command's own error, its
-    folders (relative to the scorecard's) and seconds (what it ran with: ``case.runs``); its injected-slowdown
-    trials and, of each slowdown, in how many of them the detector found it
-    (``(factor, found, trials)``); a control's verdict in the four words (``verdict``: `control_verdict`)."""
+    says) and within the band, the bisection's and explanation's answers, failures, folders, seconds, its
+    injected-slowdown trials and a control's verdict."""
 
     case: Case
     flagged: tuple[str, ...] = ()

@@ -1,7 +1,5 @@
-"""A machine, as asv's machine is: the host a run's times depend on (`MACHINE`: its CPU model, its core count, the
-accelerator it has, its backend and device kind, and the name the user gave it, if any), recorded in every file that
-host writes (`jaxmlp.measure.environment.machine_facts`), whatever the file measured. Every history and every answer
-keeps machines apart, and names each the same way (`machine`)."""
+"""A machine, as asv's machine is: the host a run's times depend on (`MACHINE`), recorded in every file it writes; every
+history and answer keeps machines apart and names each the same way (`machine`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`jaxmlp scaling`'s file: a pytest-benchmark file with a row per benchmark (the sharded epoch, the sharded
-step), device count N and process count P (``scaling_epoch[cpu-2-2]``: N devices in all over P processes), each
-row's raw samples the calls of process 0 of that (N, P). Schema 3 added P (older rows are P = 1:
-`jaxmlp.results.schema.upgrade`)."""
+"""`jaxmlp scaling`'s file: a pytest-benchmark file with a row per benchmark, device count N and process count P
+(``scaling_epoch[cpu-2-2]``), each row's samples process 0's calls."""
 
 from __future__ import annotations
 
@@ -58,9 +56,8 @@ def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
 
 
 def document(results: Sequence[ProcessResult], partial: str | None = None) -> BenchmarkDocument:
-    """Every device count's results as one document (metadata: the first worker's). ``partial``: why it holds only
-    some of the (N, P) cells asked for (the command was stopped), in its metadata's ``partial``; None: all were
-    run."""
+    """Every device count's results as one document (metadata: the first worker's). ``partial``: why only some (N, P)
+    cells were run; None: all were."""
     meta: dict[str, Any] = {
         **results[0].metadata,
         "scaling": True,

@@ -56,9 +56,8 @@ def own_peaks(processes: Sequence[ProcessResult]) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class SweepDocument:
-    """One cell of a sweep's matrix (a jax/jaxlib version, and the XLA flags it ran with): a worker process per
-    sample, measured in that version's environment. ``differs`` names each workload whose result was not the
-    same as the sweep's reference cell's (within its tolerance), and why: its times are then no comparison."""
+    """One cell of a sweep's matrix (a release and its XLA flags): a worker process per sample. ``differs`` names each
+    workload whose result differed from the reference cell's, and why."""
 
     label: str  # the version (or the name it was given with --env LABEL=PYTHON)
     processes: tuple[ProcessResult, ...]

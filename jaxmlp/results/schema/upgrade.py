@@ -57,9 +57,8 @@ _SAID = re.compile(f"a control is clean only where it shows the same time: [^:]*
 
 
 def _control_verdicts(doc: JSON) -> JSON:
-    """Before version 10, each control's verdict as its score says it: "the same" where it was clean, else the word
-    its line gives (its last release against its first), else the way its first flagged change went; null where
-    none says."""
+    """Before version 10, each control's verdict as its score says it (docs/reference/results-files.md); null where none
+    says."""
     if not isinstance(doc.get("scores"), list):
         return doc
 
@@ -188,9 +187,7 @@ def _machine_of(meta: Mapping[str, Any]) -> JSON:
 
 
 def _with_machine(kind: str, doc: JSON) -> JSON:
-    """A file from before version 5 with its machine in its metadata (`_machine_of`): a pytest-benchmark file's
-    ``machine_info``, the ``metadata`` of a file that has one (time to accuracy, a bisection), each training
-    record."""
+    """A file from before version 5 with its machine (`_machine_of`) in its metadata, or each training record's."""
     if kind in (BENCH, SCALING, SWEEP):
         machine = doc.get("machine_info")
         meta = machine.get(METADATA_KEY) if isinstance(machine, Mapping) else None
@@ -205,8 +202,7 @@ def _with_machine(kind: str, doc: JSON) -> JSON:
 
 
 def _floor_per_product(doc: JSON) -> JSON:
-    """Version 3 and before: each floor product's round of ``calls`` products as one product's share (times and
-    FLOPs divided by ``calls``, as pytest-benchmark stores a round of ``iterations``); ``calls`` becomes
+    """Version 3 and before: each floor product's round of ``calls`` products as one product's share; ``calls`` becomes
     ``round_calls``."""
     if not isinstance(doc["benchmarks"], list):
         return doc

@@ -14,9 +14,8 @@ from jaxmlp.results.schema.common import JSON, VALIDATION, header
 
 @dataclass(frozen=True)
 class ValidationDocument:
-    """The validation's settings (histories a case, samples a release, releases, seed, penalty, noise sources and
-    the size of its pool), the detector chosen and every row; ``peer``: each detector on Otava's suite (none when it
-    was not run)."""
+    """The validation's settings, the detector chosen and every row; ``peer``: each detector on Otava's suite (None when
+    not run)."""
 
     metadata: Mapping[str, Any]
     settings: Mapping[str, Any]
