@@ -1,7 +1,5 @@
-"""Paths that a result file names, kept inside the folder it belongs to: a results folder may be a branch that others
-push to, so a path read from a file (an explanation's folder, its ``diff_file``) is data, resolved against its own
-folder and refused where it leaves it, is a symbolic link out of it or is not a regular file; a file copied from it
-is read as text, at most `MAX_COPIED_BYTES`, undecodable bytes replaced (docs/reference/trust.md)."""
+"""Paths that a result file names, kept inside the folder it belongs to: a path read from a file is data, refused where
+it leaves its folder, and a file copied from it is read as bounded text (docs/reference/trust.md)."""
 
 from __future__ import annotations
 
@@ -33,8 +31,8 @@ def relative(text: str) -> str | None:
 
 def inside(folder: Path, named: str, file: Path, field: str, *, is_folder: bool = False) -> Path:
     """``named`` (the value of ``field`` in ``file``) resolved against ``folder``, or `Refused` (one line naming the
-    file and the field) where it is not a plain relative path, leads out of ``folder`` (through ``..`` or a symbolic
-    link), does not exist, or is not a regular file (``is_folder``: a folder)."""
+    file and the field) where it is not a plain relative path inside ``folder`` to an existing regular file
+    (``is_folder``: a folder)."""
 
     def refuse(why: str) -> Refused:
         return Refused(f"{file}: {field} {named!r} {why}: a result file names only what lies inside its own folder")

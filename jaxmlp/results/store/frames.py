@@ -1,9 +1,5 @@
-"""Result documents as tidy pandas DataFrames: a row per benchmark and per training epoch.
-
-Each row carries its parameters, its statistics and the metadata that makes two rows comparable;
-raw round times go to a second, long-form table. `query` picks rows by benchmark and parameters.
-Only the results layer and the report import pandas.
-"""
+"""Result documents as tidy pandas DataFrames: a row per benchmark and per training epoch with its parameters,
+statistics and metadata, raw round times in a long-form table apart; `query` picks rows."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""A results folder's index: what each result file held when it was last read (its kind, its run's time and machines,
-the few fields its history needs, or why it is not a result), in an SQLite file inside the folder
-(`INDEX_NAME`), so that a folder read before is read again without parsing the files that did not change; and what
-was computed from the files and is dear to compute again (`IndexMemo`: each history series' changes, a sweep's
-comparisons, a timeline's changes), keyed by a hash of all it was computed from (`samples_key`).
-
-A file is re-read when its path, size, modification time or the index's `VERSION` differ; a removed file is
-dropped. The JSON files stay the truth: every run a command shows in full is read from its file; the index only
-spares parsing the older runs, of which a history shows a summary. Two commands may update it at once (SQLite's
-write-ahead log, one short transaction a batch); a damaged index is moved aside with one warning line and rebuilt; a
-folder that cannot be written keeps its index in the user's cache folder, else in memory. Docs: docs/results.md."""
+"""A results folder's index (`INDEX_NAME`, SQLite): what each result file held when last read, so that a folder is read
+again without parsing unchanged files, and what is costly to compute again (`IndexMemo`). The JSON files stay the truth
+(docs/results/store.md)."""
 
 from __future__ import annotations
 
@@ -283,10 +275,9 @@ def scan(
     keep: int = RECENT_RUNS,
     keep_sweeps: int = RECENT_SWEEPS,
 ) -> Scan:
-    """`reading.scan` of ``folder`` through its index: every result file's document, except the runs older than
-    each machine's newest ``keep`` (which come as their history's points, `Scan.summarised`) and the cells of the
-    sweep and timeline folders older than the newest ``keep_sweeps`` of each (named with their release); damaged
-    files skipped with why, as the index remembers them until they change."""
+    """`reading.scan` of ``folder`` through its index: every result file's document, except each machine's runs older
+    than its newest ``keep`` (their history's points, `Scan.summarised`) and the sweep and timeline folders older than
+    the newest ``keep_sweeps``; damaged files skipped with why."""
     paths, captures = [], []
     for path in reading.files(folder):
         if path.name.endswith(CAPTURE_SUFFIX):

@@ -1,9 +1,5 @@
-"""Where results go and what they are called: the one rule for folders, file names and timestamps.
-
-Every new result is named ``<kind>-<UTC time>[-<what>]``: a file (``bench-20261202T145613-cpu.json``)
-or a folder of files (``sweep-20261202T181529/jax-0.10.2.json``, ``report-.../summary.md``).
-Plain Python (the noxfile imports it).
-"""
+"""Where results go and what they are called: ``<kind>-<UTC time>[-<what>]``, a file or a folder of files. Plain Python
+(the noxfile imports it)."""
 
 from __future__ import annotations
 
@@ -58,10 +54,8 @@ TRACK_GOES_ON = "the next `jaxmlp track` with the same options (or `jaxmlp sweep
 
 
 def stamp(when: _dt.datetime | str | None = None) -> str:
-    """``when`` (now if None; an ISO string or a datetime, in UTC) as a name's time: ``20261202T145613``.
-
-    An ISO string that does not parse gives ``undated``, so a result with a broken date still gets a name.
-    """
+    """``when`` (now if None; an ISO string or a datetime, in UTC) as a name's time, ``20261202T145613``; ``undated``
+    where the string does not parse."""
     if when is None:
         when = _dt.datetime.now(_dt.UTC)
     elif isinstance(when, str):
@@ -137,9 +131,8 @@ def trace_run(pipeline: str, when: _dt.datetime | str | None = None) -> str:
 
 
 def run_folder(bench_file: str | Path) -> Path | None:
-    """The folder of a benchmark run's other files, beside its file: ``bench-20261206T012031-tpu.json`` →
-    ``tpu-20261206T012031/`` (the accelerator check's files of that run: its traces `RUN_TRACES`, their operation
-    tables `OPS_FILE`); None for a name without a time."""
+    """The folder of a benchmark run's other files, beside its file (``bench-20261206T012031-tpu.json`` →
+    ``tpu-20261206T012031/``); None for a name without a time."""
     path = Path(bench_file)
     kind, _, rest = path.stem.partition("-")
     when, _, what = rest.partition("-")

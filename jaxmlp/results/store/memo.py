@@ -30,9 +30,8 @@ def samples_key(said: Any, samples: Iterable[Iterable[float]]) -> str:
 
 @dataclass(frozen=True)
 class IndexMemo:
-    """Values computed from a folder's results, kept in its index (the ``memo`` table), each under a key that hashes
-    all it was computed from: a folder read again computes only what a new or changed file changed. An index another
-    command holds past `BUSY_MS` (or that cannot be read) recalls nothing and keeps nothing."""
+    """Values computed from a folder's results, kept in its index under a key that hashes all they were computed from.
+    An index another command holds past `BUSY_MS` (or that cannot be read) recalls and keeps nothing."""
 
     folder: Path
     command: str = "jaxmlp"

@@ -1,6 +1,5 @@
-"""A benchmark document's rows as plain records (a dict per benchmark, its raw round times apart), and the few fields
-of each that a history needs (`POINT_FIELDS`): shared by the DataFrames (`frames`) and the index of a
-results folder (`index`). No pandas here."""
+"""A benchmark document's rows as plain records, and the few fields of each that a history needs (`POINT_FIELDS`),
+shared by `frames` and `index`. No pandas here."""
 
 from __future__ import annotations
 
