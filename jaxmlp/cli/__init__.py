@@ -1,11 +1,6 @@
-"""`jaxmlp` on the command line: one module per command, each parsing its arguments into settings and calling
-the library. Shared options are declared once (`jaxmlp.cli.options`).
-
-Bad input ends in one line on stderr that names the problem and the fix, and a non-zero exit; never a traceback.
-
-`main` imports a command's module only when that command runs (`_command`, the one lazy import): the modules
-import jax, torch or pandas at their top, and ``jaxmlp --help`` or ``jaxmlp compare`` need none of the others.
-"""
+"""`jaxmlp` on the command line: one module per command, each parsing its arguments into settings and calling the
+library, imported only when that command runs (`_command`). Bad input ends in one line and a non-zero exit, never a
+traceback."""
 
 from __future__ import annotations
 
@@ -40,9 +35,8 @@ COMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with errors as one line that points to --help, said by the (sub)command whose arguments they are:
-    an argument no parser knows is refused by the innermost subcommand (``jaxmlp sweep run: error: ...``), not by
-    ``jaxmlp``."""
+    """argparse with errors as one line pointing to --help, said by the innermost (sub)command whose arguments they
+    are."""
 
     def error(self, message: str):  # type: ignore[no-untyped-def]  # argparse's NoReturn
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -1,8 +1,5 @@
-"""Every option that more than one command takes, declared once: its flags, help, default and validator.
-
-A command adds an `Option` with `Option.add`, and gives it its own default or help with `Option.but`. Numbers are
-parsed here; their ranges are checked where the settings are built. Plain Python (argparse only): the noxfile uses
-`bench_session` too."""
+"""Every option that more than one command takes, declared once: its flags, help, default and validator (`Option.add`,
+`Option.but`). Plain Python (argparse only): the noxfile uses `bench_session` too."""
 
 from __future__ import annotations
 
@@ -97,9 +94,8 @@ def own(
 
 
 LIST: dict[str, Any] = {"action": "extend", "nargs": "+"}
-"""How an option takes several values, everywhere: space-separated (``--pipeline scan torch``), the option also
-repeatable (``--pipeline scan --pipeline torch``). Its default is None (argparse would extend a default list), the
-command's own default filled in where it reads the values."""
+"""How an option takes several values, everywhere: space-separated, and repeatable (docs/reference/output-options.md).
+Its default is None; the command fills in its own where it reads the values."""
 
 
 # --- data --------------------------------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
-"""``jaxmlp roofline``: each workload (the built-ins and any ``--workload file.py:make``) against this machine's two
-ceilings, its FLOP rate and memory bandwidth; the ceilings measured once per environment and kept in the results
-folder (``ceilings-<time>.json``), the points in ``roofline-<time>.json`` with a figure beside it."""
+"""``jaxmlp roofline``: each workload against this machine's FLOP rate and memory bandwidth, the ceilings measured once
+per environment and kept, the points in ``roofline-<time>.json`` with a figure."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count N and process count P, fresh
-processes each; under ``mpirun``/``srun`` the cluster's processes are the P > 1 ones, and process 0 alone speaks and
-writes."""
+"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count N and process count P, in fresh
+processes; under ``mpirun``/``srun`` process 0 alone speaks and writes."""
 
 from __future__ import annotations
 

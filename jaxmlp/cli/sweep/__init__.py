@@ -1,9 +1,5 @@
-"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, one module each: each
-builds its settings from its arguments, runs `jaxmlp.measure.sweep` and files its results through `jaxmlp.results`.
-
-A subcommand's module is imported only when that subcommand parses or shows its help (`jaxmlp.cli.Deferred`): they
-import jax, pandas and more between them, and ``jaxmlp sweep trials`` needs none of the others'.
-"""
+"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, one module each, imported only
+when that subcommand parses or shows its help (`jaxmlp.cli.Deferred`)."""
 
 from __future__ import annotations
 
