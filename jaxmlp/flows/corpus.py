@@ -67,12 +67,9 @@ def measure(
     ranks: Ranks | None = None,
     given: Runs | None = None,
 ) -> CorpusOutcome:
-    """Each case of ``settings``' manifest run through `timeline.measure` and `bisect.search` as a user would
-    (``measuring`` with the case's workload and calls, ``matrix`` with its processes and XLA flag), then its
-    injected-slowdown trials, into a new corpus folder under ``out``, then scored and its scorecard filed. What a
-    case runs with is ``given``'s where set, else its manifest's, else ``measuring``'s and ``matrix``'s. ``ranks``
-    (`Ranks.found`) share each case's timeline; rank 0 runs the rest and scores them, the others' lines go to
-    stderr."""
+    """Each case of ``settings``' manifest run as a user would (timeline, bisection, injected-slowdown trials) into a
+    new corpus folder under ``out``, then scored and its scorecard filed. A case runs with ``given``'s settings, else
+    its manifest's, else ``measuring``'s and ``matrix``'s; ``ranks`` share each case's timeline."""
     run = _Corpus(settings, measuring, matrix, out, time.monotonic(), metadata(), ranks, given or Runs())
     if ranks and ranks.rank:
         with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr

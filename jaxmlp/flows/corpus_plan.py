@@ -1,7 +1,5 @@
-"""What `jaxmlp sweep corpus` will start, said before it starts: the worker processes of each case (its timeline's
-probes and rounds, its bisection's when every probe is conclusive, its explanations, its injected-slowdown trials)
-and an estimate of its time from those counts and the seconds a worker process took in an earlier corpus run of
-that case under the same results folder (the starts of its timeline's processes, one after another)."""
+"""What `jaxmlp sweep corpus` will start, said before it starts: each case's worker processes and an estimate of its
+time from those counts and an earlier corpus run of that case under the same results folder."""
 
 from __future__ import annotations
 
@@ -57,9 +55,8 @@ def changes_explained(case: Case) -> int:
 
 
 def bisect_processes(between: int, processes: int) -> int:
-    """The processes of a bisection over ``between`` releases between its ends when every probe is conclusive: each
-    probe its ends and their midpoint (the ends alone where none is between), a probe process and ``processes``
-    each."""
+    """The processes of a bisection over ``between`` releases between its ends when every probe is conclusive, a probe
+    process and ``processes`` each."""
     probes, releases = (math.ceil(math.log2(between + 1)), 3) if between else (1, 2)
     return probes * releases * (processes + 1)
 

@@ -49,9 +49,8 @@ def trial_release(case: Case) -> str:
 
 
 def slowdown_trials(case: Case, measuring: Measuring, matrix: Matrix, folder: Path | None = None) -> SlowdownTrials:
-    """A case's injected-slowdown trials: its workload at `trial_release`, unslowed and slowed, as many processes a
-    group as its timeline's, one of each a round in rotating order (never the timeline's processes of that release:
-    measured minutes before, a drift of the machine would fall into the ratio), each trial's line printed."""
+    """A case's injected-slowdown trials: its workload at `trial_release`, unslowed and slowed, one of each a round in
+    rotating order, each trial's line printed (docs/results/corpus.md)."""
     release = trial_release(case)
     python = environments(replace(matrix, series=case.releases), [release])[release]
     trials = case.runs.slowdown_trials or 0
@@ -73,9 +72,8 @@ def timeline_samples(case: Case, folder: Path) -> tuple[dict[str, tuple[float, .
 
 
 def shared_step(step: str, measured_by: str, out: Path) -> str:
-    """A case's ``step`` that the earlier case ``measured_by`` measured the same (`corpus.shared_steps`): its folder
-    linked into this case's folder ``out`` (a relative link: the case's folder says where its samples come from);
-    the line saying so, or why there is none."""
+    """A case's ``step`` that the earlier case ``measured_by`` measured the same, its folder linked (relatively) into
+    ``out``; the line saying so, or why there is none."""
     earlier = sorted(p for p in (out.parent / measured_by).glob(f"{step}-*") if p.is_dir())
     if not earlier:
         return f"# the {step} of {measured_by} (the same workload, releases and settings) filed no folder to read"
@@ -88,9 +86,8 @@ def shared_step(step: str, measured_by: str, out: Path) -> str:
 
 
 def explain_metric(case: Case, measuring: Measuring, matrix: Matrix, folder: Path) -> None:
-    """Each change a compile-time or memory case's timeline (in its ``folder``) found in that metric and left
-    unexplained (it explains its steady state's changes) explained into the timeline's folder, printed, as
-    `jaxmlp sweep explain BEFORE AT` would."""
+    """Each change a compile-time or memory case's timeline found in that metric and left unexplained, explained into
+    the timeline's ``folder`` and printed, as `jaxmlp sweep explain BEFORE AT` would."""
     done = explained_pairs(folder)
     timelines = sorted(folder.glob(f"{layout.TIMELINE}-*"))
     for before, at in metric_changes(case, case_found(folder)):

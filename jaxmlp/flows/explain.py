@@ -53,9 +53,8 @@ Explained = tuple[ExplainOutcome | None, str]
 
 
 def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> Explained:
-    """One change a sweep flagged, a timeline found or `jaxmlp track` measured explained with the sweep's own
-    settings, into its folder; printed. Its processes are given the workload's spec (``mine.py:make``), not the name
-    its results carry."""
+    """One change a sweep flagged, a timeline found or `jaxmlp track` measured, explained with the sweep's own settings
+    into its folder and printed."""
     spec = spec_of(settings_of(folder), change.workload)
     return explained(
         f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})",

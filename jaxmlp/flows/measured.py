@@ -27,9 +27,8 @@ from jaxmlp.units import minutes
 
 @dataclass(frozen=True)
 class SweepOutcome:
-    """How a measured sweep ended (`run.measure`, `timeline.measure`, `resume.measure`): its folder, the exit code it
-    implies, the line naming what it could not measure ("" if none) and the changes it found, each explained in its
-    folder (a rank other than 0: none; rank 0 files them)."""
+    """How a measured sweep ended: its folder, the exit code it implies, the line naming what it could not measure (""
+    if none) and the changes it found (none on a rank other than 0)."""
 
     folder: Path
     code: int
@@ -37,9 +36,7 @@ class SweepOutcome:
     changes: tuple[FiledChange, ...] = ()
 
     def verdicts(self) -> pd.DataFrame:
-        """Each comparison the sweep filed: per XLA-flags column and workload, each release against the one before
-        it, with its ratio, interval and verdict (`jaxmlp.results.sweep.folders.verdicts`, read from the
-        folder)."""
+        """Each comparison the sweep filed, per flags column and workload, read from the folder."""
         return verdicts(self.folder)
 
 
@@ -53,12 +50,9 @@ def measure_into(
     tables: bool = True,
     goes_on: str = "",
 ) -> tuple[int, str]:
-    """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code (`errors.gate` of
-    its verdicts, ``strict`` or not) and the line naming the cells that could not be measured ("" if none). A
-    folder ``shared`` with other ranks is kept when stopped before the first round: it holds their files and stop
-    marks. Without ``tables``, the sweep's verdict tables are not said (`jaxmlp track` says its own). The files are
-    written in one place, from the log, whether the rounds ended or were stopped. ``goes_on``: what a stop's line
-    says goes on with the samples kept (default: `jaxmlp sweep resume`)."""
+    """Measure into ``run`` and write its files (those kept, when stopped). Returns the gate's exit code and the line
+    naming the cells not measured ("" if none). ``tables``: say the verdict tables; ``goes_on``: what a stop's line says
+    goes on (default: `jaxmlp sweep resume`)."""
     stopped: KeyboardInterrupt | JaxmlpError | None = None
     try:
         measure()

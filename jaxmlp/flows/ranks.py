@@ -1,8 +1,5 @@
-"""A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun`` (one a node): rank 0 makes the folder and
-names it in a meeting file beside it; every rank measures its rounds (round r is rank r mod N's) into its own
-samples file in that folder; rank 0 waits for the others, takes their samples into its log and files the verdicts.
-A rank that stops or fails leaves a mark that the others read between processes. A timeline calls one function a
-rank: `lead` (rank 0) or `follow_rank_0` (the others), each the rank's whole part."""
+"""A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun`` (docs/questions/releases.md): rank 0's part
+(`lead`) and the others' (`follow_rank_0`), each a rank's whole part."""
 
 from __future__ import annotations
 
@@ -51,9 +48,8 @@ def meeting_file(out: Path, ranks: Ranks) -> Path:
 
 
 def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks, pulse: Pulse | None = None) -> bool:
-    """Ranks 1 on, in a corpus: whether rank 0 starts this case's timeline (``meeting`` appears), however long its
-    bisection of the case before takes, while its heartbeat (``pulse``: on the corpus's meeting file) goes on;
-    False once it has gone past it (a ``later`` path exists). Rank 0's stop or silence is a `JaxmlpError`."""
+    """Ranks 1 on, in a corpus: whether rank 0 starts this case's timeline, waiting while its heartbeat goes on; False
+    once it has gone past it. Rank 0's stop or silence is a `JaxmlpError`."""
     while not meeting.is_file():
         if pulse:
             pulse.check()
@@ -67,9 +63,8 @@ def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks, pul
 
 
 def announce(meeting: Path, folder: Path) -> None:
-    """Rank 0: the folder the others measure into, by its name beside the meeting file (the ranks may mount the
-    shared filesystem at different paths), and when this launch started; a stale meeting file of an earlier launch
-    is replaced."""
+    """Rank 0: name the folder the others measure into in the meeting file, by its name, with when this launch started,
+    replacing a stale one."""
     if _started(meeting) < STARTED - SKEW_SECONDS:
         with contextlib.suppress(OSError):
             meeting.unlink()
@@ -241,9 +236,8 @@ def mark_done(folder: Path, ranks: Ranks) -> None:
 
 
 def gather(log: RunLog, ranks: Ranks, silence: float) -> None:
-    """Rank 0: wait for every other rank to end its rounds, then take their samples into ``log``. A rank that
-    stopped, or whose samples file stays unchanged for ``silence`` seconds, is a `JaxmlpError` naming it (the
-    samples the others sent are taken first)."""
+    """Rank 0: wait for every other rank to end its rounds, then take their samples into ``log``; a rank stopped or
+    silent for ``silence`` seconds is a `JaxmlpError` (its samples taken first)."""
     try:
         for rank in range(1, ranks.size):
             _wait_done(log.folder, rank, ranks, silence)
@@ -301,11 +295,8 @@ def telling(folder: Path, ranks: Ranks, done: bool = False) -> Iterator[None]:
 
 
 def lead(log: RunLog, out: Path, ranks: Ranks, measure: Callable[[Record], Measured]) -> Measured:
-    """Rank 0's part of a shared timeline: its folder (``log``'s, in ``out``) named to the others (`announce`), then
-    ``measure`` given a recorder that reads the others' stop marks (`recorder`) while rank 0's heartbeat goes on, then
-    the others' samples gathered into ``log`` (`gather`). Stopped, the others' samples are taken first, and a stop
-    that another rank's came before is said (mpirun stops the others when one rank ends). The meeting file is removed
-    at the end."""
+    """Rank 0's part of a shared timeline: its folder announced, ``measure`` run reading the others' stop marks while
+    its heartbeat goes on, then the others' samples gathered into ``log``; the meeting file removed at the end."""
     meeting = meeting_file(out, ranks)
     announce(meeting, log.folder)
     try:
@@ -326,9 +317,8 @@ def lead(log: RunLog, out: Path, ranks: Ranks, measure: Callable[[Record], Measu
 def follow_rank_0(
     runners: Sequence[Runner], matrix: Matrix, out: Path, ranks: Ranks, say: Say, progress: Progress
 ) -> Path:
-    """The part of a shared timeline of a rank other than 0: the folder rank 0 names in ``out`` (`meet`), its plan
-    read there (`rank_0_plan`), this rank's rounds of it measured into its own samples file in that folder (rank 0
-    takes them), then a mark that it is done (or why it stopped). Returns the folder."""
+    """The part of a shared timeline of a rank other than 0: rank 0's folder and plan read, this rank's rounds measured
+    into its own samples file there, then a mark that it is done or why it stopped. Returns the folder."""
     folder = meet(meeting_file(out, ranks), ranks)
     log = rank_log(folder, ranks)
     say(f"{ranks.name}: its rounds go into {log.log}")

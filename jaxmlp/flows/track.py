@@ -1,7 +1,5 @@
-"""One call of ``jaxmlp track``: every jax/jaxlib release newer than the last one tracked, measured side by side
-with that one and with the pinned release (the sweep's matrix: fresh processes in rotating order), processes added to
-what is inconclusive until it is settled or the budget ends; its folder, the site and the message, and the exit code
-of the gate."""
+"""One call of ``jaxmlp track``: the new releases measured against the last one tracked and the pinned one until settled
+or the budget ends; its folder, the site, the message and the gate's exit code."""
 
 from __future__ import annotations
 
@@ -55,9 +53,8 @@ def track(
     say: Say = print,
     call: Mapping[str, object] | None = None,
 ) -> TrackOutcome:
-    """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
-    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``; ``call``, its arguments, in
-    ``call.json`` for `jaxmlp sweep resume`), then the site and the message. A dry run writes nothing."""
+    """One call of `jaxmlp track`: its folder under ``out`` (``track-<time>-<machine>-<pid>``, with ``call`` in
+    ``call.json``), then the site and the message. A dry run writes nothing."""
     began = time.monotonic()
     _check_outputs(site, message, site_url, out)
     if not settings.dry_run:  # a dry run writes nothing, not even ``out``
@@ -172,9 +169,8 @@ def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
 def _measured(
     folder: Path, step: Step, measuring: Measuring, matrix: Matrix, settle: Settle, began: float, say: Say
 ) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
-    """The step's releases measured side by side into ``folder`` and settled (`jaxmlp.flows.track_measure`,
-    imported here: it imports JAX): the Python each release ran on, the comparisons, the cells that could not be
-    measured. A folder left with nothing measured is removed."""
+    """The step's releases measured side by side into ``folder`` and settled (importing `track_measure`, which imports
+    JAX); a folder left with nothing measured is removed."""
     if not step.new:
         return {}, [], {}
     from jaxmlp.flows import track_measure
@@ -215,10 +211,8 @@ def _publish(
     site_url: str = "",
     started: str = "",
 ) -> None:
-    """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
-    the comparisons of its folder ``mine``, or the series' start, ``started``; its explanations linked from where it
-    is written, or into the site at ``site_url``). A call with nothing new (``mine`` None) leaves the last message as
-    it was, and says so."""
+    """Write the site of every series under ``folder`` and the message of what this call changed (``mine``; ``started``:
+    the series' start); a call with nothing new leaves the last message as it was, and says so."""
     if site is None and message is None:
         return
     frame = tracked.tracked_frame(folder)

@@ -31,9 +31,8 @@ class ValidationOutcome:
 
 
 def validate(*, settings: Validation, noise: Sequence[Path], out: Path) -> ValidationOutcome:
-    """``settings``' detectors on synthetic histories drawn from the noise of the sweep or timeline folders
-    ``noise`` (`validation`), and beside Apache Otava's on its suite, filed into a new detector folder under ``out``
-    and printed."""
+    """``settings``' detectors on synthetic histories drawn from the ``noise`` folders, and beside Apache Otava's on its
+    suite, filed into a new detector folder under ``out`` and printed."""
     detectors, held_out = _detectors(settings), _held_out(settings)
     cells = noise_cells(noise)
     deviations = validation.deviations(cells)
