@@ -40,8 +40,7 @@ class Figure(NamedTuple):
 
 @dataclass(frozen=True)
 class Run:
-    """One run's part of a section: which run (``label``: its date, commit, versions), a line saying where its
-    numbers come from, its tables and plots."""
+    """One run's part of a section: its ``label``, a line saying where its numbers come from, its tables and plots."""
 
     label: str
     note: str
@@ -106,8 +105,7 @@ def shown_first(answers: Sequence[Finding]) -> Callable[[str], tuple[bool, str]]
 
 
 def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Sequence[Finding] = ()) -> ReportSection:
-    """A section over runs: the one its findings rest on (else the newest) shown in full, the others as their
-    labels, newest first."""
+    """A section over runs: the one its findings rest on (else the newest) in full, the others as labels."""
     key = shown_first(answers)
     ordered = sorted(runs, key=lambda r: key(r.stamp), reverse=True)
     earlier = tuple(replace(r, tables=(), plots=()) for r in ordered[1:])

@@ -88,8 +88,7 @@ SHOWN_COLUMNS = (
 
 
 def markdown_frame(frame: pd.DataFrame, columns: Sequence[str] = SHOWN_COLUMNS) -> pd.DataFrame:
-    """``frame`` with each of its text ``columns`` made safe for a Markdown message (`markdown`); an empty cell
-    (None, NaN) stays empty."""
+    """``frame`` with its text ``columns`` made safe by `markdown`; an empty cell stays empty."""
     made = {c: frame[c].map(lambda v: v if v is None or v != v else markdown(v)) for c in columns if c in frame}
     return frame.assign(**made) if made else frame
 

@@ -63,15 +63,13 @@ def cell_html(text: str) -> str:
 
 
 LONG_CELL = 40
-"""A column with a cell longer than this many characters is at least `STYLE`'s ``td.long`` wide: its text wraps
-in lines a reader can follow."""
+"""A column with a cell longer than this many characters is at least `STYLE`'s ``td.long`` wide."""
 DENSE_COLUMNS = 12
 """A table of this many columns or more is set a little smaller (`STYLE`'s ``table.dense``), so it fits the page."""
 
 
 def _classes(cells: Sequence[str]) -> str:
-    """A column's classes: ``text`` where it holds words (left-aligned, wrapping) rather than numbers, ``long`` where
-    its text is long."""
+    """A column's classes: ``text`` where it holds words rather than numbers, ``long`` where its text is long."""
     shown = [c for c in cells if c not in ("", "-")]
     text = bool(shown) and sum(not NUMBER.fullmatch(c) for c in shown) * 2 > len(shown)
     long = any(len(c) > LONG_CELL for c in shown)
@@ -92,8 +90,7 @@ def frame_html(shown: pd.DataFrame) -> str:
 
 
 def table_html(table: Table) -> str:
-    """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
-    results.csv."""
+    """A table under its caption; a long one (`Table.long`) only named (its rows are in summary.md)."""
     if table.long:
         return f"<p class='env'>{html_text(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
     body = frame_html(readable(table.frame, table.formats))
@@ -110,8 +107,7 @@ def run_html(run: Run) -> str:
 
 
 def overview_html(answers: Sequence[Finding], anchors: Collection[str]) -> str:
-    """The overview: a row per finding (question, answer, the run it rests on, a link to its section where the
-    page has one: ``anchors``)."""
+    """The overview: a row per finding (question, answer, run, a link to its section in ``anchors``)."""
     rows = []
     for a in answers:
         kind = " class='unanswered'" if not a.answered else ""

@@ -1,5 +1,4 @@
-"""The report as Markdown (summary.md): the overview's findings as a table, then each section in the page's words and
-units, its heading anchored as the page's."""
+"""The report as Markdown (summary.md): the overview as a table, then each section in the page's words."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def markdown_table(table: pd.DataFrame, made: Collection[str] = ()) -> str:
 
 
 def overview(answers: Sequence[Finding], anchors: Collection[str]) -> str:
-    """The overview as a Markdown table: question, answer, run, a link to its section where there is one
-    (``anchors``)."""
+    """The overview as a Markdown table: question, answer, run, a link to its section (``anchors``)."""
     rows = pd.DataFrame(
         [(a.asked, a.answer, a.run, f"[details](#{a.anchor})" if a.anchor in anchors else "") for a in answers],
         columns=["question", "answer", "run", ""],

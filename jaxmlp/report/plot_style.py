@@ -1,5 +1,4 @@
-"""How every report plot looks, set in one place: size, resolution, fonts, axes in human units, legends, bars sized to
-their labels, and the PNG it is saved as."""
+"""How every report plot looks, set in one place: size, fonts, axes in human units, bars, and its PNG."""
 
 from __future__ import annotations
 
@@ -146,8 +145,7 @@ FORMATS = {"seconds": _duration, "flops": _flop_rate, "number": _number}
 
 
 def human_axis(ax: Any, axis: str, kind: str = "seconds", values: Iterable[float] | None = None) -> None:
-    """Set an axis ("x" or "y") of ``ax`` in human units of ``kind`` (seconds, flops, number), log where ``values``
-    spread wider than `LOG_SPAN`."""
+    """Set ``axis`` ("x" or "y") of ``ax`` in human units of ``kind``, log where ``values`` spread past `LOG_SPAN`."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     scale = getattr(ax, f"set_{axis}scale")

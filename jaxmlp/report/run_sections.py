@@ -142,8 +142,7 @@ def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[st
 
 
 def history_part(answers: Sequence[Finding], past: history.RunHistory) -> tuple[str, list[Run]] | None:
-    """The history section's note and runs (none without a history): each machine's comparable benchmarks, their changes
-    and a plot of each machine with changes."""
+    """The history section's note and runs (none without a history), with a plot of each machine's changes."""
     points = past.points
     if points.empty:
         return None

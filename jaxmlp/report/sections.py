@@ -88,8 +88,7 @@ def of_findings(d: Definition, given: Given) -> ReportSection | None:
 
 
 def of_files(d: Definition, given: Given) -> ReportSection | None:
-    """A section of the runs of a kind of file (none without one): the one its findings rest on (else the newest) in
-    full, the others as labels."""
+    """A section of the runs of a kind of file (none without one): the one answered (else the newest) in full."""
     runs = d.runs(given)
     return subject(d.title, d.anchor, d.note, runs, given.answers(d.anchor)) if runs else None
 
@@ -108,8 +107,7 @@ def of_history(d: Definition, given: Given) -> ReportSection | None:
 
 
 class Definition(NamedTuple):
-    """One section: its title, anchor, how to read it, and how it is made (``make``), its plots, runs and earlier
-    runs."""
+    """One section: its title, anchor, how to read it, how it is made (``make``), its plots and runs."""
 
     title: str
     anchor: str
@@ -256,8 +254,7 @@ def build_sections(
     found: Sequence[Finding] | None = None,
     past: history.RunHistory | None = None,
 ) -> list[ReportSection]:
-    """The report's content, a section per subject, from ``found`` and ``past`` (computed here when not given);
-    ``traces`` paths are relative to ``folder``."""
+    """The report's content, a section per subject, from ``found`` and ``past`` (computed where not given)."""
     past = history.of(results) if past is None else past
     found = tuple(found) if found is not None else findings(results, traces, folder, past)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))

@@ -138,8 +138,7 @@ def _sweeps_listed(results: Results, folder: Path | None, probes: list[Path]) ->
 
 
 def track_summary(folder: Path) -> Summary:
-    """The folder's tracked series: is the newest release safe to take, per machine (`findings.tracking`), its
-    table of workloads."""
+    """The folder's tracked series: is the newest release safe to take, per machine, with its workloads."""
     found = newest_safe(folder)
     return Summary(
         f"Tracked releases: {layout.shown(folder, folder)}",
@@ -203,8 +202,7 @@ def newest_of_each(found: Sequence[Listed], folder: Path | None = None) -> list[
 
 
 def folder_summary(found: Sequence[Finding], results: Sequence[Listed], folder: Path | None = None) -> Summary:
-    """A folder of many results: each question's finding in one line (the report's overview), then how many
-    results of each kind it holds."""
+    """A folder of many results: each question's finding in a line, then how many results of each kind."""
     lines = tuple(f.line() for f in found if f.answered)
     counts = ", ".join(f"{n} {kind}" for kind in KINDS if (n := sum(r.kind == kind for r in results)))
     title = f"Findings: {folder.name if folder is not None else 'results'}"

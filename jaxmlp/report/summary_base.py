@@ -8,8 +8,7 @@ import pandas as pd
 
 
 class Summary(NamedTuple):
-    """One result's answer: its title (None: not shown), lines before and after its tables, its tables, and its long
-    tables (shown with `--all`)."""
+    """One result's answer: its title (None: not shown), lines, tables, and long tables (shown with `--all`)."""
 
     title: str
     lines: tuple[str, ...] = ()

@@ -146,8 +146,7 @@ def _releases(rows: pd.DataFrame) -> list[str]:
 
 
 def _in_full(found: dict[str, pd.DataFrame], answers: Sequence[Finding]) -> str:
-    """The one of a section's sweeps (by folder) shown in full (`content.shown_first`'s order): a folder of years
-    holds hundreds, the others are labels."""
+    """The one of a section's sweeps (by folder) shown in full, in `content.shown_first`'s order."""
     key = shown_first(answers)
     return max(found, key=lambda where: key(layout.stamp_in(where)), default="")
 
@@ -180,8 +179,7 @@ def _checked_tables(steps: pd.DataFrame, effects: pd.DataFrame, cells_doc: Cells
 
 
 def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
-    """One run per version sweep: medians per release, each release against the previous one, flags' effects (of
-    the one shown in full; the others' labels)."""
+    """One run per version sweep: medians per release, each against the previous one, the flags' effects."""
     runs = []
     probes = [path.parent for path, _ in results.bisections]
     cells = {str(path.parent): doc for path, doc in results.cells}
@@ -236,8 +234,7 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
 
 
 def timeline_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
-    """One run per release timeline: per workload, a plot of its releases, its verdict table and the detector's newest
-    validation."""
+    """One run per release timeline: per workload, its plot, its verdict table and the newest validation."""
     runs = []
     cells = {str(path.parent): doc for path, doc in results.cells}
     timelines = {k: v for k, v in sweeps(results.runs).items() if is_timeline(k)}

@@ -73,8 +73,7 @@ def _cell(label: str, flags: str) -> str:
 def sweep_summary(
     rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None, where: str = "", folder: str = ""
 ) -> Summary:
-    """A sweep's verdict table per workload and flags column, then its cells that failed, were not measured or that XLA
-    warned about."""
+    """A sweep's verdict table per workload and flags column, then its cells failed, unmeasured or warned of."""
     done = comparisons(rows, samples) if len(rows) else []  # once: the table's and the verdict's
     verdicts = release_verdicts(rows, samples, done=done) if len(rows) else pd.DataFrame()
     flags_used = bool(len(verdicts)) and bool((verdicts["xla_flags"] != "").any())
@@ -163,8 +162,7 @@ def timeline_summary(
     folder: str = "",
     ran: Mapping[str, str] | None = None,
 ) -> Summary:
-    """A release timeline's verdict per workload and flags column: its changes, the Python each release ran on
-    (``ran``), then the cells that failed."""
+    """A release timeline's verdict per workload and flags column, the Pythons (``ran``), the cells failed."""
     flags_used = any(c.xla_flags for c in columns)
     found: list[tuple[str, pd.DataFrame]] = []
     closing: list[str] = []

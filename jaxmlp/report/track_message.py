@@ -1,5 +1,4 @@
-"""Tracking's message (`jaxmlp track --message FILE`): Markdown of what changed only, for a pull-request comment or a
-chat post."""
+"""Tracking's message (`jaxmlp track --message FILE`): Markdown of what changed only."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ def text_of(value: object) -> str:
 
 
 def link(explanation: object, link_base: str = "") -> str:
-    """An explanation's link: ``link_base`` (ending in ``/``), the explanation's folder and its ``explain.txt``; ""
-    where there is none."""
+    """An explanation's link: ``link_base`` + its folder + ``explain.txt``; "" where there is none."""
     text = confined.relative(text_of(explanation).rstrip("/")) or ""  # never a scheme, an absolute path or a way up
     return f"{link_base}{text}/{layout.EXPLAIN_TEXT}" if text else ""
 
@@ -62,8 +60,7 @@ def distinct(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _counted(rows: pd.DataFrame) -> str:
-    """The message's title line: per verdict that changed, the releases that had it (each counted once), with their
-    workloads and baselines."""
+    """The message's title: per verdict that changed, its releases (once each), workloads and baselines."""
     said = []
     for verdict in CHANGED:
         mine = rows[rows["verdict"] == verdict]

@@ -206,8 +206,7 @@ def comparisons_table(rows: pd.DataFrame, link_base: str, explained: Mapping[str
 def series_page(
     machine: str, workload: str, rows: pd.DataFrame, threshold: float, link_base: str, explained: Mapping[str, str]
 ) -> str:
-    """A machine's workload: its answers, the plot of its time across releases against the pinned one, a table of
-    each release's comparisons with each baseline."""
+    """A machine's workload: its answers, its plot across releases and a table of each release's comparisons."""
     title, threshold = f"{workload} on {machine}", rows_band(rows, threshold)
     pin, prev = newest(rows, PINNED), newest(rows, PREVIOUS)
     body = [
@@ -309,8 +308,7 @@ def write_site(
     results: str | os.PathLike[str] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Write the site of ``frame`` as the folder ``site``, swapped in whole (a failure leaves the old one). Returns the
-    files written, ``index.html`` first."""
+    """Write the site of ``frame`` as ``site``, swapped in whole; returns the files written, index first."""
     site = Path(site)
     if link_base is None:
         link_base = site_link_base(site, Path(results)) if results is not None else ""
