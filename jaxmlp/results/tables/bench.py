@@ -21,8 +21,7 @@ from jaxmlp.units import MISSING
 
 
 def _by_variant(df: pd.DataFrame, benchmark: Benchmark, value: str = "median") -> pd.DataFrame | None:
-    """``value`` (median, iqr) of each of ``benchmark``'s variants (columns) per backend and batch size; None without
-    rows."""
+    """``value`` of each of ``benchmark``'s variants per backend and batch size; None without rows."""
     d = query(df, benchmark)
     if d.empty:
         return None
@@ -75,8 +74,7 @@ def _known(value: Any) -> bool:
 
 
 def shown_metadata(run: pd.DataFrame) -> dict[str, Any]:
-    """What one run (one file's rows) was measured on and with; what its file does not say is `units.MISSING`
-    (XLA flags it does not name: none, ``""``)."""
+    """What one run was measured on and with; what its file does not say is `units.MISSING`."""
     first = run.iloc[0]
     said = {key: first.get(key) for key in (*SHOWN_METADATA, "timestamp", "commit", "size")}
     env = {key: value if _known(value) else MISSING for key, value in said.items()}
@@ -131,8 +129,7 @@ def compare_samples(
 
 
 def peaks_are_own(runs: pd.DataFrame) -> bool:
-    """Whether every benchmark's recorded peak resident set is its own (reset before it); False where any is its
-    process's so far, or where none says."""
+    """Whether every benchmark's recorded peak resident set is its own; False where any is not or none says."""
     if "peak_rss_bytes" not in runs or "peak_rss_scope" not in runs:
         return False
     return own_peaks(runs.loc[runs["peak_rss_bytes"].notna(), "peak_rss_scope"])
@@ -253,8 +250,7 @@ def bandwidth_table(df: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.BF16_STEP)
 def bf16_step_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend and form of the bf16 step: the scan epoch's median time, that time over the faster form's, and
-    whether it is the form that backend trains with."""
+    """Per backend and bf16 step form: the scan epoch's median, over the faster form's, and the form used."""
     d = query(df, registry.BF16_STEP)
     if d.empty:
         return pd.DataFrame(columns=["backend", "bf16_step", "epoch_ms", "x_faster", "trains_with"])

@@ -28,8 +28,7 @@ def rounds_for_alpha(alpha: float) -> int:
 
 
 def spread(samples: Sequence[float]) -> float:
-    """A run's relative spread: the standard deviation of its log times, estimated from their IQR (robust to a
-    slow outlier); NaN with fewer than two samples."""
+    """A run's spread: the standard deviation of its log times, from their IQR; NaN under two samples."""
     logs = np.log(np.asarray(samples, float))
     if len(logs) < 2:
         return math.nan

@@ -1,5 +1,4 @@
-"""One run's rows (a backend's part of a run or of a machine's merged evidence) with the tables the findings read of
-them, each computed once, when first read."""
+"""One run's rows (a backend's part) with the tables the findings read of them, each made once when read."""
 
 from __future__ import annotations
 

@@ -25,8 +25,7 @@ def _order(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
 
 
 def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend: the floor's own 2048^3 matmul, its time (one product's), rate and precision (``f32`` where timed at
-    float32, else the run's default)."""
+    """Per backend: the floor's own 2048^3 matmul, its time (one product's), rate and precision."""
     d = query(df, registry.MATMUL)
     if d.empty:
         return pd.DataFrame(columns=["backend", "precision", "matmul_ms", "gflop_per_s"])
@@ -102,8 +101,7 @@ def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _rates(run: pd.DataFrame, gemm_table: pd.DataFrame) -> pd.DataFrame:
-    """Every rate the run measured: its GEMM rows (``gemm_table``, its `gemm_rates`) and its float32 matmul
-    (backend, precision, library, shape, gflop_per_s)."""
+    """Every rate the run measured: its GEMM rows and its float32 matmul (backend, precision, library, shape)."""
     gemm = gemm_table[["backend", "precision", "library", "shape", "gflop_per_s"]]
     matmul = matmul_rate(run).assign(library="xla", shape="2048x2048x2048")
     matmul = matmul[matmul["precision"] == "f32"][["backend", "precision", "library", "shape", "gflop_per_s"]]

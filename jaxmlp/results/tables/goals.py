@@ -18,8 +18,7 @@ GOAL_FLOOR_FACTOR = 1.3
 GOAL_BF16_SPEEDUP = 2.5
 """The fastest bf16 pipeline at least this many times faster an epoch than the float32 scan."""
 GOAL_SEED_SPEEDUP = 50.0
-"""An accelerator's fastest pipeline at least this many times faster an epoch than the tutorial's ``seed`` pipeline
-on the same device."""
+"""An accelerator's fastest pipeline at least this many times faster than ``seed`` on the same device."""
 GOAL_ACCELERATOR_FLOOR = 3.0
 """An accelerator's fastest pipeline within this factor of its floor at its own precision."""
 ACCURACY_KEPT = 0.003

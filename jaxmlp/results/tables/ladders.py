@@ -52,8 +52,7 @@ PIPELINE_COLUMNS = [
 
 
 def rung_name(pipeline: object, workers: object = 0, precision: object = "f32") -> str:
-    """A pipeline's rung in the epoch ladder: ``pipeline seed``, ``pipeline seed, 1 worker``, ``pipeline scan,
-    bf16`` (float32 unsaid)."""
+    """A pipeline's rung in the epoch ladder: ``pipeline seed, 1 worker``, ``pipeline scan, bf16``."""
     name = f"{PIPELINE_RUNG}{pipeline}"
     if not (workers is None or workers is pd.NA or workers == 0):
         name += f", {workers} worker{'' if workers == 1 else 's'}"

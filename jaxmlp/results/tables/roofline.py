@@ -78,13 +78,11 @@ PARAMETERS = sum(n_in * n_out + n_out for n_in, n_out in zip(LAYER_SIZES[:-1], L
 
 LOOP_MEASURED, LOOP_NOT_MEASURED = "measured (empty scan)", "not measured in this run"
 LOOP_HOST, LOOP_KERNEL = "a host loop (not a scan)", "the kernel's own loop"
-"""What a `step_bound`'s loop term is: the empty scan's cost, not measured, or none for a host loop or the Pallas
-kernel."""
+"""What a `step_bound`'s loop term is: the empty scan's cost, not measured, or none."""
 
 
 def moved_bytes(pipeline: str, precision: str, steps: float, samples: float | None) -> float:
-    """The bytes an epoch must move through memory (parameters, images and labels), as docs/methods/floor.md counts
-    them."""
+    """The bytes an epoch must move through memory, as docs/methods/floor.md counts them."""
     image = LAYER_SIZES[0] * (2 if precision == "bf16" else 4)
     images = samples if samples is not None else steps * registry.BATCH_SIZE
     updates = 1 if pipeline in registry.PARAMS_ON_CHIP else steps
@@ -92,8 +90,7 @@ def moved_bytes(pipeline: str, precision: str, steps: float, samples: float | No
 
 
 class Bound(NamedTuple):
-    """An epoch's bound (`step_bound`) in seconds, term by term: ``binds``, the larger of the first two; ``loop``,
-    what became of the loop's term."""
+    """An epoch's bound (`step_bound`) in seconds, term by term, which binds and what became of the loop."""
 
     compute_s: float
     memory_s: float

@@ -20,8 +20,7 @@ SIDE_BY_SIDE = (registry.UPDATE, registry.PREDICT, registry.MATMUL, registry.GEM
 
 
 def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, RunTables]:
-    """The newest run (``runs_by_file`` is newest first) of each backend that has an epoch ladder: its rows of that
-    backend and their tables."""
+    """The newest run of each backend that has an epoch ladder: its rows of that backend and their tables."""
     newest: dict[str, RunTables] = {}
     for rows in runs_by_file.values():
         if "backend" not in rows or not (rows["test"] == registry.EPOCH.id).any():

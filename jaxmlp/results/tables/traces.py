@@ -63,8 +63,7 @@ def kernel_name(name: str) -> str:
 
 
 def op_kernels(events: pd.DataFrame) -> dict[str, str]:
-    """Per XLA operation of a GPU trace, the CUDA kernels it launched (at most `KERNELS_SHOWN`, most time first, ``";
-    "``-joined); empty where the trace has none."""
+    """Per XLA operation of a GPU trace, the CUDA kernels it launched, most time first; empty where none."""
     if HLO_OP not in events:
         return {}
     device = events["plane"].str.startswith("/device:") & ~events["line"].isin(["XLA Ops", "XLA Modules"])
@@ -95,8 +94,7 @@ def program_ops(events: pd.DataFrame, names: Collection[str]) -> pd.DataFrame:
 
 
 def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
-    """What a trace holds, in words: its events' count, and its busiest ``lines`` (plane/line) with each one's
-    count and most frequent event ``names``."""
+    """What a trace holds, in words: its events' count and its busiest ``lines`` with their top ``names``."""
     if not len(events):
         return "no events"
     counted = events.groupby(["plane", "line"], sort=False)["name"]
@@ -111,8 +109,7 @@ def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
 
 
 def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
-    """The ``n`` operations that took the most time in total, by short name and category, with counts and shares, and on
-    a GPU their CUDA kernels (``kernels``)."""
+    """The ``n`` operations that took the most time, by name and category, with counts, shares and kernels."""
     ops = op_events(events)
     given = ops["category"] if "category" in ops else pd.Series(None, index=ops.index, dtype=object)
     ops = ops.assign(
@@ -209,8 +206,7 @@ ALL_REDUCE = "all-reduce"
 
 
 def outermost(events: pd.DataFrame) -> pd.DataFrame:
-    """The events that no earlier event of their line holds (an all-reduce's ``Rendezvous`` and ``Wait`` inside it
-    are its own time, not more)."""
+    """The events that no earlier event of their line holds, so nested events are not counted twice."""
     rows = events.sort_values(["plane", "line", "start_ns"])
     end = rows["start_ns"] + rows["duration_ns"]
     before = end.groupby([rows["plane"], rows["line"]]).transform(lambda e: e.cummax().shift())
@@ -218,8 +214,7 @@ def outermost(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def op_share(events: pd.DataFrame, prefix: str) -> float | None:
-    """The share of the XLA operations' time in those whose name begins with ``prefix`` (docs/questions/scaling.md);
-    None for a trace without operations."""
+    """The share of the operations' time in those named ``prefix...``; None for a trace without operations."""
     ops = op_events(events)
     total = float(outermost(ops)["duration_ns"].sum())
     if not total:

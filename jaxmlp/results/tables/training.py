@@ -1,5 +1,4 @@
-"""The tables of runs that are not one benchmark file's: scaling over devices and processes, training runs, time to
-accuracy."""
+"""The tables of runs that are not a benchmark file's: scaling, training runs, time to accuracy."""
 
 from __future__ import annotations
 
@@ -169,15 +168,13 @@ def partial_note(partial: object) -> str:
 
 
 def partial_of(rows: pd.DataFrame) -> str | None:
-    """Why a file's rows are only some of those its command was asked for (its metadata's ``partial``: the command
-    was stopped), else None."""
+    """Why a file's rows are only some of those asked for (its metadata's ``partial``), else None."""
     said = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
     return str(said.iloc[0]) if len(said) else None
 
 
 def tta_line(row: Any) -> str:
-    """``scan f32: 97% in 4.1 s median (3.9-4.4 s), 5 of 5 runs (data 0.2 s, compile 1.1 s, 3 epochs)`` or that
-    it was never reached."""
+    """``scan f32: 97% in 4.1 s median (3.9-4.4 s), 5 of 5 runs (...)``, or that it was never reached."""
     head = f"{row.pipeline} {row.precision}: "
     stopped = partial_note(getattr(row, "partial", None))
     if not row.reached:
