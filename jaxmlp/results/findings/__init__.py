@@ -75,8 +75,7 @@ ANSWERS: dict[Question, Callable[[Asked], Sequence[Finding]]] = {
     questions.PEAK_MEMORY: lambda a: checks.memory(a.evidence, a.folder, a.whole),
     questions.LARGE_FOLDER: lambda a: checks.results_folder(a.evidence.runs_by_file, a.folder, a.whole),
 }
-"""How each question of `questions.QUESTIONS` is answered (`tests/test_findings.py` checks that every question has
-one)."""
+"""How each question of `questions.QUESTIONS` is answered (a test checks that every question has one)."""
 
 
 def findings(
@@ -113,8 +112,7 @@ def _cached_releases(asked: Asked) -> Callable[[Question], Sequence[Finding]]:
 
 
 def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> tuple[Finding, ...]:
-    """One benchmark or scaling file's findings: the questions `Question.of_a_run` (asked for by name: a smoke run
-    answers too, and says so)."""
+    """One benchmark or scaling file's findings: the questions `Question.of_a_run` (a smoke run says it is one)."""
     by_file = tables.benchmark_runs(run)
     asked = Asked(None, Parts(by_file), by_file, accuracy or {}, (), None, None, None, False)
     return tuple(f for q in QUESTIONS if q.of_a_run for f in ANSWERS[q](asked))

@@ -166,8 +166,7 @@ def _rung(row: Any) -> str:
 
 
 def _loader(row: Any) -> str:
-    """A loader of the input-alone rows (all f32) as the answer names it: ``seed_batched without workers``,
-    ``grain, 2 workers``."""
+    """A loader of the input-alone rows as the answer names it: ``seed_batched without workers``."""
     if row.pipeline not in registry.WORKER_PIPELINES:
         return str(row.pipeline)
     workers = 0 if pd.isna(row.workers) else int(row.workers)

@@ -140,8 +140,7 @@ def newest_per_backend(
     timed_only: bool = True,
     needs: Sequence[Benchmark] = (),
 ) -> dict[str, RunTables]:
-    """Per backend, the newest timed run (or machine's `evidence`) whose part ``answers``. ``needs``: benchmarks of
-    which a run must hold one to be asked at all."""
+    """Per backend, the newest timed run (or `evidence`) whose part ``answers``, holding one of ``needs``."""
     found: dict[str, RunTables] = {}
     ids = [b.id for b in needs]
     for key, rows in parts.runs_by_file.items():

@@ -95,8 +95,7 @@ def timeline_verdict(columns: Sequence[TimelineColumn]) -> str:
 def answers(
     results: Results, folder: Path | None = None, memo: IndexMemo | None = None
 ) -> tuple[Finding, Finding, Finding]:
-    """The release questions' findings from the folder's sweeps, read once (``memo``: the folder's index, where
-    comparisons and changes are kept)."""
+    """The release questions' findings from the folder's sweeps, read once (``memo``: the folder's index)."""
     bisected = bisection(results.bisections, folder)
     found = sweeps(results.runs, [path.parent for path, _ in results.bisections])
     matrices = {k: v for k, v in found.items() if not is_timeline(k)}
