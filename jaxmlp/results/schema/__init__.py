@@ -53,8 +53,7 @@ Document = (
 
 
 def parse(raw: object) -> Document:
-    """The typed document a result file's JSON holds (upgraded from an earlier form), or a `JaxmlpError` saying
-    what it is not."""
+    """The typed document a result file's JSON holds (upgraded), or a `JaxmlpError` saying what it is not."""
     try:
         kind, doc = upgrade(raw)
         return _typed(kind, doc)

@@ -76,8 +76,7 @@ class Stats:
 SECONDS = tuple(f.name for f in dataclass_fields(Stats) if f.type == "float")
 """`Stats`' fields in seconds (min ... iqr), as the file's ``stats`` holds them."""
 PER_ROUND = (*SECONDS, "ld15iqr", "hd15iqr", "total")
-"""The statistics of a pytest-benchmark row in seconds, those jaxmlp reads and the rest: each scales with a round's
-time (``ops`` is their inverse)."""
+"""The statistics of a pytest-benchmark row in seconds (``ops`` their inverse), those jaxmlp reads and the rest."""
 STATS = tuple(f.name for f in dataclass_fields(Stats) if f.name != "data")
 """`Stats`' fields a benchmark's row shows: the seconds, then ``rounds`` and ``outliers``."""
 
@@ -188,8 +187,8 @@ class BenchmarkDocument:
         return cls(rows, meta, datetime, commit, str(doc.get(KIND) or BENCH), dict(doc))
 
     def to_json(self) -> JSON:
-        """The file as it was read (a copy keeps everything pytest-benchmark wrote), or as built here; with its
-        kind and schema version."""
+        """The file as it was read (everything pytest-benchmark wrote kept), or as built here, with its kind and
+        version."""
         if self.source:
             return {**dict(self.source), **header(self.kind)}
         return {

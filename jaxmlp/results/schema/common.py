@@ -7,8 +7,7 @@ from typing import Any
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
 CURRENT = 10
-"""The schema every file is written in now; every earlier version (docs/reference/results-files.md) is read through
-`jaxmlp.results.schema.upgrade`."""
+"""The schema every file is written in now; `upgrade` reads every earlier one (docs/reference/results-files.md)."""
 
 
 METADATA_KEY = "jaxmlp"

@@ -46,8 +46,7 @@ class CaseScore:
 
     @property
     def failed(self) -> bool:
-        """Whether the case could not be measured as it should: a release failed or hung that the case does not
-        expect to, or its command stopped with an error."""
+        """Whether the case failed: a release failed or hung that it does not expect to, or its command raised."""
         return bool(self.error) or (bool(self.failures) and not self.expected_failure)
 
     def to_json(self) -> JSON:

@@ -1,5 +1,4 @@
-"""The types of a result file's fields, checked when the file is read: a field of the wrong type is a `JaxmlpError`
-naming the field."""
+"""The types of a result file's fields, checked when it is read: a wrong one is a `JaxmlpError` naming it."""
 
 from __future__ import annotations
 

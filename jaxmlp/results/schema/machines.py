@@ -19,8 +19,7 @@ MACHINE = ("machine_cpu", "machine_cores", "machine_backend", "machine_device", 
 SETTINGS = ("size", "xla_flags", "jax_default_matmul_precision")
 """A run's settings that change its times: two runs that differ in one are two environments."""
 ENVIRONMENT = (*MACHINE, "jax", "jaxlib", "commit", *SETTINGS)
-"""What two runs must share to be of one environment: one machine, one jax and jaxlib, one commit of the suite, the
-same settings."""
+"""What two runs of one environment share: machine, jax, jaxlib, the suite's commit and the settings."""
 
 
 def _known(value: Any) -> bool:
@@ -50,8 +49,7 @@ def machine(row: Mapping[str, Any] | pd.Series) -> str:
 
 
 def machine_of(rows: pd.DataFrame) -> str:
-    """The machine of a run's rows (its first row's); where the rows are all of the host's CPU on a machine with an
-    accelerator, ``… · its CPU``."""
+    """The machine of a run's rows (its first row's); ``… · its CPU`` for CPU rows on an accelerator's host."""
     if not len(rows):
         return "?"
     first = rows.iloc[0]

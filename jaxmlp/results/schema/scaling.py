@@ -56,8 +56,7 @@ def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
 
 
 def document(results: Sequence[ProcessResult], partial: str | None = None) -> BenchmarkDocument:
-    """Every device count's results as one document (metadata: the first worker's). ``partial``: why only some (N, P)
-    cells were run; None: all were."""
+    """Every device count's results as one document; ``partial``: why only some (N, P) were run, None if all."""
     meta: dict[str, Any] = {
         **results[0].metadata,
         "scaling": True,

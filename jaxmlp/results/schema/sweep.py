@@ -141,8 +141,7 @@ class Cell:
     """What each workload compiled, from the cell's probe process (`jaxmlp.measure.programs`): HLO fingerprint and
     file (``hlo_file``, relative to the folder), operations, costs, memory, compile split; {} before 2026-12-05."""
     process: Mapping[str, Any] = field(default_factory=dict)
-    """The probe process's own peak resident memory (``peak_rss_bytes``; ``peak_rss_why`` where it may not be its
-    own) and its device peak (or why there is none)."""
+    """The probe process's own peak resident memory (``peak_rss_why`` where not its own) and its device peak."""
 
 
 @dataclass(frozen=True)

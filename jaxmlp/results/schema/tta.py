@@ -1,5 +1,4 @@
-"""`jaxmlp tta`'s file: the settings, the metadata, and every run with its time to the target accuracy (None where never
-reached), its parts and every evaluation."""
+"""`jaxmlp tta`'s file: the settings, the metadata, and every run with its time to target and its parts."""
 
 from __future__ import annotations
 

@@ -14,8 +14,7 @@ from jaxmlp.results.schema.common import JSON, VALIDATION, header
 
 @dataclass(frozen=True)
 class ValidationDocument:
-    """The validation's settings, the detector chosen and every row; ``peer``: each detector on Otava's suite (None when
-    not run)."""
+    """The validation's settings, chosen detector and rows; ``peer``: each detector on Otava's suite (or None)."""
 
     metadata: Mapping[str, Any]
     settings: Mapping[str, Any]
