@@ -11,8 +11,7 @@ from pathlib import Path
 from jaxmlp.errors import JaxmlpError
 
 MAX_COPIED_BYTES = 8 * 2**20
-"""The most of a file named by a result file that is read (an HLO diff jaxmlp writes is well under a megabyte): the
-rest is left out, and said to be."""
+"""The most of a file named by a result file that is read; the rest is left out, and said to be."""
 RELATIVE = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*/?")
 """A path a result file may name: relative, in letters, digits, dots, dashes and underscores, ``/`` between parts."""
 

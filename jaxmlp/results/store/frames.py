@@ -197,8 +197,7 @@ def load_indexed(store: ResultsStore, command: str) -> Results:
 
 
 def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) -> pd.DataFrame:
-    """The rows of one benchmark (and the given parameter values), without all-empty columns, integer parameters
-    as integers."""
+    """The rows of one benchmark (and parameter values), without all-empty columns, integers as integers."""
     if "test" not in runs:
         return runs.iloc[0:0]
     keep = runs["test"] == benchmark.id
@@ -212,8 +211,7 @@ def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) ->
 
 
 def sweep_rows(runs: pd.DataFrame) -> pd.DataFrame:
-    """The rows written by version sweeps, with their cell's ``release``: the label it was run under (the
-    release, or the name given with ``--env LABEL=PYTHON``)."""
+    """The rows of version sweeps, with their cell's ``release`` (the release, or an ``--env`` label)."""
     if "sweep" not in runs:
         return runs.iloc[0:0]
     rows = runs[runs["sweep"].fillna(False).astype(bool)]

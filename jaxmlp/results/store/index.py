@@ -197,8 +197,7 @@ def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 def update(db: sqlite3.Connection, folder: Path, paths: Sequence[Path]) -> dict[str, Entry]:
-    """Bring the index up to the folder's ``paths`` (its result files): new and changed files parsed, removed ones
-    dropped; returns every file's entry."""
+    """Bring the index up to the folder's result files ``paths``; returns every file's entry."""
     known = _entries(db)
     stats = {}
     for path in paths:
