@@ -35,8 +35,7 @@ COMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with errors as one line pointing to --help, said by the innermost (sub)command whose arguments they
-    are."""
+    """argparse with errors as one line pointing to --help, said by the innermost (sub)command they concern."""
 
     def error(self, message: str):  # type: ignore[no-untyped-def]  # argparse's NoReturn
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -49,8 +48,7 @@ class Parser(argparse.ArgumentParser):
 
 
 class Deferred(Parser):
-    """A subcommand's parser whose description, arguments and ``run`` its module adds the first time it parses or
-    formats its help (``load(parser)``)."""
+    """A subcommand's parser whose module adds its description, arguments and ``run`` when first needed (``load``)."""
 
     def __init__(self, *args: Any, load: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -72,8 +70,7 @@ class Deferred(Parser):
 
 
 def version_line() -> str:
-    """``jaxmlp --version``: this package's version and the JAX it runs with (read from the installed packages'
-    metadata: nothing is imported)."""
+    """``jaxmlp --version``: this package's version and its JAX's, read from metadata without importing them."""
 
     from importlib import metadata  # here, not at the top: it takes a while, and a stop is handled once main runs
 
@@ -125,8 +122,7 @@ def every_parser(
 
 
 def _name_commands(parser: argparse.ArgumentParser) -> None:
-    """Each parser's ``prog`` (``jaxmlp sweep run``) as the default ``prog`` of what it parses: the innermost
-    command's wins, and its errors name it."""
+    """Each parser's ``prog`` as the default ``prog`` of what it parses, so the innermost command names its errors."""
     parser.set_defaults(prog=parser.prog)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

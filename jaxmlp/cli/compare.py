@@ -129,8 +129,7 @@ def comparable_peaks(baseline: Documents, new: Documents) -> tuple[dict[str, flo
 
 
 def samples(documents: Documents) -> tuple[dict[str, list[float]], set[str]]:
-    """Raw samples by benchmark name from one document, or pooled from several, and the machines they were measured
-    on (each as one line)."""
+    """Raw samples by benchmark from one document, or pooled from several, and their machines (one line each)."""
     pooled: dict[str, list[float]] = {}
     machines = {", ".join(document.measured_on) for _, document in documents}
     for file, document in documents:

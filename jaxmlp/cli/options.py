@@ -52,8 +52,7 @@ class Option:
     shared: bool = True  # False: one command's own (`own`)
 
     def but(self, *, default: Any = KEEP, help: str | None = None, why: str = "") -> Option:
-        """This option as one command takes it: its own default (and why it differs) or its own help (what the
-        option does in that command)."""
+        """This option as one command takes it: its own default (and why it differs) or its own help."""
         if default is not KEEP and not why:
             raise ValueError(f"{self.flags[0]}: a command's own default says why")
         return replace(
@@ -299,8 +298,7 @@ BUDGET = Option(
     metavar="MINUTES",
 )
 TIMELINE_RANGE = (FIRST, LAST, VERSIONS, EVERY, BUDGET)
-"""`jaxmlp sweep timeline A B`'s releases: A to B, picked from --versions (else the index's), every patch or minor,
-their processes fitted to --budget."""
+"""`jaxmlp sweep timeline A B`'s releases from A to B, picked from --versions or the index, fitted to --budget."""
 BISECT_RANGE = (GOOD, BAD, VERSIONS)
 """`jaxmlp sweep bisect GOOD BAD`'s releases: GOOD to BAD, picked from --versions (else the index's)."""
 EXPLAIN_RANGE = (EARLIER, LATER)

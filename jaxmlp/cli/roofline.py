@@ -66,8 +66,7 @@ def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Pat
 
 
 def checked_workloads(args: argparse.Namespace) -> Measuring:
-    """Before any work: the workloads named as built-ins or found in their files, and the data holding a batch of
-    the built-ins'."""
+    """Before any work: the workloads named, as built-ins or in their files, and the built-ins' data."""
     measuring = Measuring(
         tuple(args.workload or ()),
         args.dataset,

@@ -60,8 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def process_counts(asked: list[int] | None, cluster: tuple[int, int] | None) -> tuple[int, ...]:
-    """The process counts to measure: as asked (under a cluster launcher of P processes: only 1 and P), else 1
-    (and P under a cluster launcher)."""
+    """The process counts to measure: as asked, else 1; under a cluster launcher of P processes, 1 and P only."""
     for p in asked or ():
         errors.at_least("--processes", p, 1)
     if cluster is None:

@@ -139,8 +139,7 @@ def _document(path: Path) -> Document:
 
 
 def _results(path: Path, document: Document | None) -> tuple[Results, Path]:
-    """What to summarize, and the folder its paths are shown from: a folder's results; the sweep a sweep's file
-    belongs to; else the one document."""
+    """What to summarize, and the folder its paths are shown from: a folder, a sweep file's sweep, or one document."""
     if document is None:
         scan = index.scan(path, "jaxmlp summary")
         warn_skipped(scan.skipped, "summary")

@@ -83,8 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
-    """The call's settings from its arguments: the MLP epoch and each --workload given, measured as the sweep
-    measures them."""
+    """The call's settings from its arguments: the MLP epoch and each --workload, measured as a sweep."""
     given = [w for w in (args.workload or ()) if w != EPOCH]
     measuring = replace(measuring_of(args), workloads=(EPOCH, *dict.fromkeys(given)))
     matrix = Matrix(

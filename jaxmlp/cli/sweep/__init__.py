@@ -21,8 +21,7 @@ SUBCOMMANDS = {
     "env": "make each release's environment and check that it runs",
     "corpus": "run the corpus of known regressions as a user would, and score what was found",
 }
-"""Each subcommand and its line in ``jaxmlp sweep --help``, in that order; its module is
-``jaxmlp.cli.sweep.<subcommand>``."""
+"""Each subcommand and its ``jaxmlp sweep --help`` line, in order; its module ``jaxmlp.cli.sweep.<name>``."""
 
 
 def _load(name: str, parser: argparse.ArgumentParser) -> None:

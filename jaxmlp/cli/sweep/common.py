@@ -87,8 +87,7 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
 
 
 def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
-    """How ``versions`` are measured, from `add_matrix`'s options (``--xla-flags`` and ``--env`` where the command
-    has them)."""
+    """How ``versions`` are measured, from `add_matrix`'s options (``--xla-flags``, ``--env`` where taken)."""
     source = source_of(args)
     return Matrix(
         tuple(versions),
@@ -115,8 +114,7 @@ def hand_made(specs: tuple[str, ...]) -> dict[str, str]:
 
 
 def source_of(args: argparse.Namespace) -> envs.Source:
-    """Where the releases' environments come from (``--wheels``, else the index) and the accelerator packages
-    ``--backend`` asks for."""
+    """Where the releases' environments come from (``--wheels``, else the index) and ``--backend``'s packages."""
     return envs.Source(getattr(args, "wheels", None), getattr(args, "backend", None))
 
 

@@ -1,5 +1,4 @@
-"""``jaxmlp sweep corpus MANIFEST``: every case of a corpus of known regressions run as a user would, then its scorecard
-(`jaxmlp.flows.corpus`)."""
+"""``jaxmlp sweep corpus MANIFEST``: every case of a corpus of known regressions run, then its scorecard."""
 
 from __future__ import annotations
 
