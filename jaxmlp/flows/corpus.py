@@ -298,8 +298,7 @@ def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> Bisec
 
 
 def _between(case: Case, run: _Corpus) -> list[str] | None:
-    """The releases a case's bisection searches between its ends (None: it has none, or the source cannot list
-    them now)."""
+    """The releases a case's bisection searches between its ends (None: none, or not listable now)."""
     if case.bisect is None:
         return None
     try:
@@ -309,8 +308,7 @@ def _between(case: Case, run: _Corpus) -> list[str] | None:
 
 
 def _case_runs(case: Case, run: _Corpus) -> tuple[Measuring, Matrix]:
-    """What each process of a case measures (its workload and calls) and how its releases are measured (its
-    processes)."""
+    """What each process of a case measures (workload, calls) and how its releases are measured."""
     calls, processes = case.runs.calls or run.measuring.calls, case.runs.processes or run.matrix.processes
     compiles = max(case.compiles, run.measuring.compiles)
     measuring = replace(run.measuring, workloads=(case.workload,), calls=calls, compiles=compiles)

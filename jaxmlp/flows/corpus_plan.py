@@ -55,8 +55,7 @@ def changes_explained(case: Case) -> int:
 
 
 def bisect_processes(between: int, processes: int) -> int:
-    """The processes of a bisection over ``between`` releases between its ends when every probe is conclusive, a probe
-    process and ``processes`` each."""
+    """The processes of a bisection over ``between`` releases when every probe is conclusive."""
     probes, releases = (math.ceil(math.log2(between + 1)), 3) if between else (1, 2)
     return probes * releases * (processes + 1)
 

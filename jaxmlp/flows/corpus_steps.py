@@ -98,8 +98,7 @@ def explain_metric(case: Case, measuring: Measuring, matrix: Matrix, folder: Pat
 
 
 def explained_pairs(folder: Path) -> dict[tuple[str, str], str]:
-    """The release pairs a case's timeline (in its ``folder``) explained without XLA flags, each with its
-    explanation's folder (relative to ``folder``)."""
+    """The release pairs a case's timeline explained without XLA flags, each with its explanation's folder."""
     found: dict[tuple[str, str], str] = {}
     for path in sorted(folder.glob(f"{layout.TIMELINE}-*/{layout.EXPLAIN}-*/{layout.EXPLAIN_FILE}")):
         doc = read_document(path)

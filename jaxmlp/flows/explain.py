@@ -1,5 +1,4 @@
-"""Why two releases differ on a workload (``jaxmlp sweep explain A B``), and the explanations the other commands
-give of what they find."""
+"""Why two releases differ on a workload (``jaxmlp sweep explain A B``), and the other commands' explanations."""
 
 from __future__ import annotations
 
@@ -53,8 +52,7 @@ Explained = tuple[ExplainOutcome | None, str]
 
 
 def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> Explained:
-    """One change a sweep flagged, a timeline found or `jaxmlp track` measured, explained with the sweep's own settings
-    into its folder and printed."""
+    """One change a sweep, timeline or `jaxmlp track` found, explained with the sweep's settings into its folder."""
     spec = spec_of(settings_of(folder), change.workload)
     return explained(
         f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})",

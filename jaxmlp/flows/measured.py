@@ -78,8 +78,7 @@ def measure_into(
 
 
 def _stop(e: KeyboardInterrupt | JaxmlpError, kept: str) -> NoReturn:
-    """The stop raised again with what was ``kept``: a signal's as `Interrupted` (its exit code), an error's one
-    line."""
+    """The stop raised again with what was ``kept``: a signal's as `Interrupted`, an error's one line."""
     if isinstance(e, KeyboardInterrupt):
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         stopped.kept = kept
@@ -88,8 +87,7 @@ def _stop(e: KeyboardInterrupt | JaxmlpError, kept: str) -> NoReturn:
 
 
 def ended(code: int, missing: str, folder: Path, changes: Sequence[FiledChange] = ()) -> SweepOutcome:
-    """How the command ended (its exit code `measure_into`'s); a release it could not measure is named in its last
-    line (stderr)."""
+    """How the command ended (`measure_into`'s exit code); a release not measured is named in its last line."""
     if missing:
         sys.stdout.flush()
         print(f"jaxmlp sweep: {missing}; what was measured is in {folder}", file=sys.stderr)

@@ -42,8 +42,7 @@ STARTED = time.time()
 
 
 def meeting_file(out: Path, ranks: Ranks) -> Path:
-    """Where rank 0 names the folder it makes in ``out`` for the others (one a command's ``--out``; a corpus's
-    cases have a folder each)."""
+    """Where rank 0 names the folder it makes in ``out`` for the others."""
     return out / f".jaxmlp-meeting-{ranks.job}"
 
 
@@ -63,8 +62,7 @@ def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks, pul
 
 
 def announce(meeting: Path, folder: Path) -> None:
-    """Rank 0: name the folder the others measure into in the meeting file, by its name, with when this launch started,
-    replacing a stale one."""
+    """Rank 0: the others' folder named in the meeting file with this launch's start, replacing a stale one."""
     if _started(meeting) < STARTED - SKEW_SECONDS:
         with contextlib.suppress(OSError):
             meeting.unlink()
@@ -80,8 +78,7 @@ def _started(meeting: Path) -> float:
 
 
 def _write(path: Path, text: str) -> None:
-    """The coordination's files (the meeting, the marks) written, each new and whole (`write_new`); an `OSError` as
-    one line naming the file."""
+    """A coordination file written new and whole (`write_new`); an `OSError` as one line naming it."""
     _said(path, lambda: write_new(path, text))
 
 
@@ -125,8 +122,7 @@ def _wait_for(path: Path, ranks: Ranks, what: str) -> Path:
 
 @contextlib.contextmanager
 def beating(meeting: Path) -> Iterator[None]:
-    """Rank 0: ``meeting``'s modification time touched every `HEARTBEAT_SECONDS` while inside, so that a rank
-    waiting on it knows rank 0 is alive."""
+    """Rank 0: ``meeting`` touched every `HEARTBEAT_SECONDS` while inside, so the others know it is alive."""
     stop = threading.Event()
 
     def beat() -> None:
@@ -283,8 +279,7 @@ def take_rank_files(log: RunLog, ranks: Ranks) -> None:
 
 @contextlib.contextmanager
 def telling(folder: Path, ranks: Ranks, done: bool = False) -> Iterator[None]:
-    """This rank's stop or failure marked in ``folder`` for the others (`mark_stopped`); ``done``: its end without
-    one too (`mark_done`)."""
+    """This rank's stop or failure marked in ``folder`` for the others; ``done``: its clean end too."""
     try:
         yield
         if done:

@@ -1,5 +1,4 @@
-"""Every release from A to B measured as one matrix (``jaxmlp sweep timeline A B``), shared by the ranks of mpirun or
-srun, then each change explained."""
+"""``jaxmlp sweep timeline A B``: every release from A to B measured as one matrix, then each change explained."""
 
 from __future__ import annotations
 

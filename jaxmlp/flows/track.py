@@ -116,8 +116,7 @@ class _Series:
 
 
 def _series(folder: Path, measuring: Measuring, say: Say) -> _Series:
-    """The series of this machine and ``measuring``'s workloads, from the calls filed under ``folder`` (a file that
-    cannot be read said in a line and passed)."""
+    """This machine's series of ``measuring``'s workloads from the calls under ``folder`` (unreadable ones said)."""
     fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
     machine, workloads = tracked.machine_label(fields), tuple(measuring.names)
     documents, skipped = tracked.history(folder)
@@ -161,8 +160,7 @@ def _check_outputs(site: Path | None, message: Path | None, site_url: str, out: 
 
 
 def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
-    """The releases a call now tracks: the one it started the series at, and each new one it measured (one it could
-    not is measured again next time)."""
+    """The releases a call now tracks: the series' start and each new one it measured."""
     return tuple(v for v in ((step.last,) if step.start else ()) + step.new if v not in unmeasured)
 
 

@@ -1,5 +1,4 @@
-"""The change-point detectors on synthetic histories drawn from measured noise, and beside Apache Otava's on its own
-test suite (``jaxmlp sweep validate``)."""
+"""``jaxmlp sweep validate``: the detectors on synthetic histories from measured noise and on Apache Otava's suite."""
 
 from __future__ import annotations
 
@@ -94,8 +93,7 @@ def _held_out(settings: Validation) -> tuple[int, ...]:
 
 
 def peer_summary(rows: Sequence[peer.PeerRow]) -> Summary:
-    """The peer suite's table on the tuning seed, with how a found change matches a true one; then each seed's,
-    the held-out seeds apart."""
+    """The peer suite's table on the tuning seed, with how a found change matches a true one; then each seed's."""
     tuned = peer.tuning(rows)
     verdict = "holds" if peer.holds(tuned) else "does not hold"
     held = [r for r in rows if r.held_out]
