@@ -1,2 +1,1 @@
-"""Reports: the results' sections computed as data, drawn, rendered (HTML, Markdown, terminal text) and written into a
-new folder. Importing this package pulls in neither pandas nor matplotlib."""
+"""Reports: the results' sections as data, drawn, rendered and written into a new folder. Imports nothing heavy."""

@@ -1,5 +1,4 @@
-"""The report's content types (`ReportSection`: a section's findings, tables, plots and earlier runs) and the words
-every section shares. Pure: no matplotlib, no HTML."""
+"""The report's content types (`ReportSection`) and the words every section shares. Pure: no matplotlib, no HTML."""
 
 from __future__ import annotations
 
@@ -52,8 +51,8 @@ class Run:
 
 @dataclass(frozen=True)
 class ReportSection:
-    """One subject: its title and anchor, its findings (the answers, shown first), a line on how to read it, the runs
-    shown in full (the newest; the newest of each backend for benchmarks) and the earlier runs (their labels)."""
+    """One subject: its title, anchor, findings, a line on how to read it, the runs shown in full and the earlier
+    runs."""
 
     title: str
     note: str

@@ -14,8 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""Control characters (C0 but tab and newline, DEL, C1) and the Unicode line separators and bidirectional
-overrides, which can make a line read as something other than it is."""
+"""Control characters (C0 but tab and newline, DEL, C1), Unicode line separators and bidirectional overrides."""
 _ESCAPES = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (a title, a hyperlink), ended by BEL or ST
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
@@ -24,21 +23,18 @@ _ESCAPES = re.compile(
     r"|\x1b[ -/]*[0-~]?"  # any other escape
 )
 _PLAIN = re.compile(r"[\w .,:;=+/%×–'()?!-]*")
-"""Words Markdown shows as they are (no emphasis, link, image, HTML, mention, heading, table or code can start
-from them): letters, digits, spaces and a few marks."""
+"""Words Markdown shows as they are, from which no markup can start: letters, digits, spaces and a few marks."""
 _AUTOLINK = re.compile(r"://|www\.", re.IGNORECASE)
 """What GitHub's Markdown links without brackets (an address: ``https://…``, ``www.…``): shown as a code span."""
 
 
 def html_text(value: object) -> str:
-    """``value`` as HTML text or as a quoted attribute's value: ``&``, ``<``, ``>``, ``"`` and ``'`` escaped, control
-    characters dropped. Every piece of data a page shows goes through this one function."""
+    """``value`` as HTML text or a quoted attribute's value: ``&<>"'`` escaped, control characters dropped."""
     return html.escape(_CONTROL.sub("", str(value)), quote=True)
 
 
 def terminal(text: str) -> str:
-    """``text`` as a terminal may be given it: ANSI/OSC escape sequences and control characters (but newline and
-    tab) dropped, so that a name in a result file can neither colour, move, retitle nor link anything."""
+    """``text`` with ANSI/OSC escape sequences and control characters (but newline and tab) dropped."""
     return _CONTROL.sub("", _ESCAPES.sub("", text))
 
 
@@ -48,8 +44,7 @@ def one_line(value: object) -> str:
 
 
 def code_span(value: object) -> str:
-    """``value`` as a Markdown code span (shown as written, never as markup): fenced by one backtick more than the
-    longest run inside it, padded where it begins or ends with one."""
+    """``value`` as a Markdown code span, fenced by one backtick more than its longest run, padded where needed."""
     text = one_line(value)
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
@@ -57,8 +52,7 @@ def code_span(value: object) -> str:
 
 
 def markdown(value: object) -> str:
-    """A name or free text for a Markdown message: as it is where it is plain words (`_PLAIN`), else as a code span
-    (`code_span`): never a link, image, HTML, mention, heading or emphasis of its own."""
+    """A name or free text for a Markdown message: as it is where plain words (`_PLAIN`), else a code span."""
     text = one_line(value)
     plain = _PLAIN.fullmatch(text) and not text.startswith(("-", "+")) and not _AUTOLINK.search(text)
     return text if plain else code_span(text)
@@ -94,8 +88,7 @@ def markdown_frame(frame: pd.DataFrame, columns: Sequence[str] = SHOWN_COLUMNS) 
 
 
 class TerminalStream:
-    """A text stream (``sys.stdout``, ``sys.stderr``) that writes what it is given through `terminal`: a command's
-    output never carries an escape sequence or a control character from a result file to the terminal."""
+    """A text stream that writes what it is given through `terminal`."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
@@ -109,8 +102,7 @@ class TerminalStream:
 
 
 def unwrapped(stream: TextIO) -> TextIO:
-    """The stream under a `TerminalStream`: for a progress bar, whose own ``\\r`` redraws its line (what it is given
-    from a result file goes through `terminal` first)."""
+    r"""The stream under a `TerminalStream`, for a progress bar's own ``\r``."""
     return stream.stream if isinstance(stream, TerminalStream) else stream
 
 

@@ -45,13 +45,11 @@ UNIT = r"(?:[kMGT]?FLOP/s|[kMGT]?/s|ns|µs|ms|s|min|B|KiB|MiB|GiB|TiB|GiB/s|MiB/
 LONG_WORD = 16
 """A word longer than this many characters may break after its separators (``-_/[=:+,``)."""
 NUMBER = re.compile(rf"[×<>~+\-−]?[\d.,]+(?: ?(?:%|{UNIT}))?(?: \(IQR [^)]*\))?(?:–×?[\d.,]+)?")
-"""A cell that is one number: ``1.63 s (IQR 338 ms)``, ``×1.26``, ``×0.98–×1.03``, ``97.1%``, ``<0.001``, ``0.10.2``:
-it never wraps; any other cell is words, and wraps."""
+"""A cell that is one number (``1.63 s (IQR 338 ms)``, ``×1.26``, ``97.1%``): it never wraps; words wrap."""
 
 
 def cell_html(text: str) -> str:
-    """A cell's text for a table that wraps: a number kept with its unit (``1.63 s``) and an IQR with its value
-    (no-break spaces), a long word (a file, a benchmark's id, a flag) allowed to break after its separators."""
+    """A cell's text for a table that wraps: a number kept with its unit, a long word broken after its separators."""
     text = re.sub(rf"(?<=\d) (?={UNIT}(?![\w/]))", "\u00a0", text).replace("IQR ", "IQR\u00a0")
     words = []
     for word in text.split(" "):
@@ -77,8 +75,7 @@ def _classes(cells: Sequence[str]) -> str:
 
 
 def frame_html(shown: pd.DataFrame) -> str:
-    """A table of strings (`jaxmlp.report.display.readable`) as HTML: a header row, a row each; a column of words
-    left-aligned, a long one kept wide enough to read, a table of many columns set smaller."""
+    """A table of strings (`display.readable`) as HTML, words left-aligned, long columns kept readable."""
     columns = [[str(v) for v in shown[c]] for c in shown.columns]
     kinds = [f" class='{c}'" if (c := _classes(cells)) else "" for cells in columns]
     head = "".join(f"<th{k}>{cell_html(str(c))}</th>" for c, k in zip(shown.columns, kinds))

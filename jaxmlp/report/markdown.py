@@ -12,8 +12,7 @@ from jaxmlp.report.escape import markdown_prose
 
 
 def markdown_table(table: pd.DataFrame, made: Collection[str] = ()) -> str:
-    """A GitHub Markdown table of ``table``'s cells as they are (format them first: `jaxmlp.report.display`), each
-    on one line and never markup of its own (`markdown_prose`) but in the columns jaxmlp ``made`` (a link)."""
+    """A GitHub Markdown table of ``table``'s formatted cells, each never markup of its own but in ``made`` columns."""
 
     def cell(value: object, column: object = None) -> str:
         if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):

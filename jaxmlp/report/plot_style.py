@@ -51,8 +51,7 @@ RC = {
     "text.usetex": False,
     "text.parse_math": False,
 }
-"""matplotlib's settings for every report plot; mathtext and TeX off, so that a label from a result file (a release
-``0.7.1$\\frac{$``) is drawn as the text it is, never parsed."""
+"""matplotlib's settings for every report plot; mathtext and TeX off, so a label is drawn as the text it is."""
 
 
 @contextlib.contextmanager
@@ -76,8 +75,7 @@ def figure(height_in: float = 4.0, width_in: float = WIDTH_IN, **subplots: Any) 
 
 
 def png(fig: Any) -> str:
-    """The figure as a base64 PNG of at most `PNG_COLOURS` colours (a third of the bytes of a full-colour one, and
-    the same to the eye for plots, bands and grid included): the page stays small enough to open anywhere."""
+    """The figure as a base64 PNG of at most `PNG_COLOURS` colours."""
     import matplotlib.pyplot as plt
     from PIL import Image
 
@@ -102,16 +100,14 @@ def wrap(label: str, width: int = LABEL_CHARS) -> str:
 
 
 def slots(labels: Sequence[str], per_label: float = 1.0) -> tuple[list[float], float]:
-    """Where each label's bars go on a bar chart's axis (the centre of its slot) and the axis' length: a label
-    takes as many lines as it has, at least ``per_label`` (the bars it has), so no label runs into the next."""
+    """Where each label's bars go on a bar chart's axis and its length, a label taking as many lines as it has."""
     sizes = [max(per_label, label.count("\n") + 1) for label in labels]
     ends = list(itertools.accumulate(sizes))
     return [end - size / 2 for end, size in zip(ends, sizes)], (ends[-1] if ends else 0.0)
 
 
 def bars_height(labels: Sequence[str], per_label: float = 1.0, extra_in: float = 1.6) -> float:
-    """The height (inches) of a figure of horizontal bars: `BAR_LINE_IN` a line of each label's slot (`slots`),
-    plus ``extra_in`` for the title, the axis and a legend."""
+    """The height (inches) of a figure of horizontal bars (`slots`), plus ``extra_in`` for title, axis and legend."""
     return max(2.5, BAR_LINE_IN * slots(labels, per_label)[1] + extra_in)
 
 

@@ -1,5 +1,4 @@
-"""The report's plots of releases and of the machine's ceilings: a version sweep's steady state per release, a
-bisection's probes and the roofline. Their look is `jaxmlp.report.plot_style`'s."""
+"""The report's plots of releases and of the machine's ceilings: a sweep, a bisection's probes, the roofline."""
 
 from __future__ import annotations
 

@@ -74,8 +74,7 @@ def _times_panel(top: Any, mine: pd.DataFrame, pinned: list[str], at: dict[str, 
 
 
 def _ratio_panel(bottom: Any, mine: pd.DataFrame, pinned: list[str], at: dict[str, int], threshold: float) -> None:
-    """Each release's ratio to the pinned one with its 95% interval, marked by its verdict, on an axis that holds 1
-    and the threshold's band, shaded (inside it, no change worth naming)."""
+    """Each release's ratio to the pinned one with its 95% interval and verdict, the threshold's band shaded."""
     low, high = 1 / (1 + threshold), 1 + threshold
     bottom.axhspan(low, high, color="C0", alpha=0.08, linewidth=0)
     bottom.axhline(1.0, color="grey", linewidth=0.8)

@@ -1,5 +1,4 @@
-"""The runs' parts of the report (`sections` sets them in their sections): a finding's tables and plots, the runs no
-finding rests on, the history across runs, a roofline, a profiler capture."""
+"""The runs' parts of the report: a finding's tables and plots, the other runs, the history, a roofline, a capture."""
 
 from __future__ import annotations
 
@@ -71,8 +70,7 @@ def earlier_runs(
 
 
 def summarised_runs(older: pd.DataFrame, folder: Path | None) -> tuple[Run, ...]:
-    """The benchmark runs the folder's index summarised (`Results.older`), a label a machine: how many, from when to
-    when, and its newest one's file (newest machine first)."""
+    """The runs the folder's index summarised (`Results.older`), a label a machine, newest machine first."""
     runs = older[older["kind"] == "bench"].drop_duplicates("file") if len(older) else older
     if runs.empty:
         return ()
@@ -113,8 +111,7 @@ def cpu_accelerator_plots(finding: Finding) -> list[Figure]:
 
 
 def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[str, Figure], list[str]]:
-    """A plot for each machine with changes (its `HISTORY_PLOTTED` benchmarks with the biggest changes, its own
-    runs), and the sentences saying what each plot shows and which machines have none."""
+    """A plot for each machine with changes, and the sentences saying what each shows and which machines have none."""
     flagged = history.flagged(changes) if len(changes) else changes
     order = list(dict.fromkeys(points.sort_values("timestamp", ascending=False)["machine"]))  # newest run first
     plots: dict[str, Figure] = {}

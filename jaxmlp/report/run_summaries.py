@@ -18,8 +18,7 @@ from jaxmlp.units import count, duration, percent
 
 
 def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
-    """A benchmark (or scaling) run's findings first (`jaxmlp.results.findings.run_findings`: one line each), then
-    what it ran on, then the findings' tables; the long ones (GEMMs, peak memory) apart."""
+    """A benchmark (or scaling) run's findings, what it ran on, then the findings' tables, the long ones apart."""
     found = [f for f in run_findings(df) if f.answered]
     lines = [f"{f.asked}: {f.answer}" for f in found]
     if not df.empty:

@@ -1,5 +1,4 @@
-"""The report's content as data, before anything is rendered: a section per subject (`SECTIONS`), its findings first,
-then the tables and plots they rest on and the earlier runs' labels. Pure: no matplotlib, no HTML."""
+"""The report's content as data: a section per subject (`SECTIONS`), its findings, tables, plots and earlier runs."""
 
 from __future__ import annotations
 
@@ -46,8 +45,7 @@ __all__ = [
 
 
 class Given(NamedTuple):
-    """What every section is made from: the results, their findings and history, the profiles, the folder paths are
-    shown from, and the benchmark runs by file (``envs``: by file as shown)."""
+    """What every section is made from: results, findings, history, profiles, the folder paths are shown from, runs."""
 
     results: Results
     found: tuple[Finding, ...]
@@ -70,8 +68,7 @@ def _no_runs(given: Given) -> Sequence[Run]:
 
 
 def of_findings(d: Definition, given: Given) -> ReportSection | None:
-    """A section of its findings (none unless one is answered): each answered finding's tables and plots as the run
-    it rests on, the findings of one run as one part."""
+    """A section of its findings (none unless one is answered), each with the tables and plots of its run."""
     answers = given.answers(d.anchor)
     if not any(f.answered for f in answers):
         return None

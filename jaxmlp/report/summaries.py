@@ -1,5 +1,4 @@
-"""A folder's results as summaries: every result found as its answer (`summaries`), the newest of each kind
-(`newest_of_each`), and the folder's findings in a line each (`folder_summary`)."""
+"""A folder's results as summaries: every result, the newest of each kind, and the folder's findings."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ def _when(value: Any) -> str:
 
 
 def summaries(results: Results, folder: Path | None = None, tracking: bool = False) -> list[Listed]:
-    """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``; with
-    ``tracking``, the series `jaxmlp track` filed in ``folder`` too (its ``track-*/track.json`` files)."""
+    """Every result in ``results`` as its answer, in `KINDS` order, and with ``tracking`` the tracked series too."""
     found = []
     calls, _ = tracked.history(folder) if tracking and folder is not None and folder.is_dir() else ([], [])
     if calls and folder is not None:

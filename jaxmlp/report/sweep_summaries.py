@@ -1,5 +1,4 @@
-"""The summaries of the releases' results: a version sweep, a release timeline, a bisection, and the change-point
-detector's trials and validation (their numbers from `jaxmlp.results.sweep.views`)."""
+"""The summaries of a version sweep, a release timeline, a bisection, and the detector's trials and validation."""
 
 from __future__ import annotations
 
@@ -124,8 +123,7 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
 
 
 def python_lines(ran: Mapping[str, str]) -> tuple[str, ...]:
-    """Which Python the releases ran on (`pythons_of`): one line, and a line marking each step of the series across
-    a change of Python (a change found there may be the Python's)."""
+    """Which Python the releases ran on: one line, and a line marking each step across a change of Python."""
     if not ran:
         return ()
     groups: dict[str, list[str]] = {}
@@ -195,8 +193,7 @@ def timeline_summary(
 
 
 def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
-    """A bisection's probes, each as a verdict table (its releases in the probe's order, each against the one
-    before it in the probe) under what it decided; then its answer line."""
+    """A bisection's probes, each as a verdict table under what it decided; then its answer line."""
     s, b = doc.settings, doc.bisection
     probes = probe_verdicts(doc)
     found = tuple(

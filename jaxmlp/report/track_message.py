@@ -42,8 +42,7 @@ def link(explanation: object, link_base: str = "") -> str:
 
 
 def why_link(row: Row, link_base: str = "", site_url: str = "") -> str:
-    """After a changed comparison's sentence: `` ([why](LINK))`` (with ``site_url``: the explanation's page in the
-    site), or `` (not explained: WHY)`` where it was not."""
+    """After a changed comparison's sentence: its explanation's link, or why it was not explained."""
     folder = text_of(row.get("explanation"))
     where = f"{site_url}{explanation_page(folder)}" if site_url and folder else link(folder, link_base)
     if where:
@@ -53,8 +52,7 @@ def why_link(row: Row, link_base: str = "", site_url: str = "") -> str:
 
 
 def distinct(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each comparison once: the frame shows a release compared with a pinned release that was also the one before
-    it under both (`jaxmlp.results.sweep.tracked.frame_of`); here it is one comparison (the pinned row kept)."""
+    """Each comparison once: a pinned release that was also the one before is one comparison (the pinned row kept)."""
     keys = [k for k in ("folder", "machine", "workload", "release", "baseline") if k in rows]
     return in_order(rows).drop_duplicates(keys)
 
@@ -99,8 +97,8 @@ def message(
     site_url: str = "",
     started: str = "",
 ) -> str:
-    """The Markdown message of ``frame``'s comparisons (those measured in ``folders``, where given): a title, then each
-    changed comparison in a line with its explanation's link. ``site_url`` makes every link absolute."""
+    """The Markdown message of ``frame``'s comparisons (measured in ``folders``, where given); ``site_url``: absolute
+    links."""
     site_url = site_url.rstrip("/") + "/" if site_url else ""
     rows = frame if folders is None else frame[frame["folder"].astype(str).isin(set(folders))]
     rows = markdown_frame(rows)  # names and free text from the results folder: never markup (`escape.markdown`)

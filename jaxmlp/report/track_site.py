@@ -1,5 +1,4 @@
-"""Tracking's site (`jaxmlp track --site DIR`): static pages replaced whole on every call, viewable without a network:
-the index, a page per machine and workload, and the explanations' pages."""
+"""Tracking's site (`jaxmlp track --site DIR`): static pages, replaced whole on every call, that need no network."""
 
 from __future__ import annotations
 
@@ -110,8 +109,7 @@ def _number(value: str) -> str:
 
 
 def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
-    """A comparison's explanation cell: a link to its page in the site (``explained``: by the frame's
-    ``explanation``), else to its text in the results folder (``link_base``), else why it has none."""
+    """A comparison's explanation cell: a link to its page in the site, else to its text, else why it has none."""
     folder = text_of(row.get("explanation")).rstrip("/")  # as `explanation_pages` keys it
     where = explained.get(folder) or link(folder, link_base)
     if where:
@@ -122,8 +120,7 @@ def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
 def explanation_pages(
     frame: pd.DataFrame, results: Path, warn: Callable[[str], None] | None = None
 ) -> dict[str, tuple[str, str, str | None]]:
-    """Each explanation the frame links to: its page's name, the page and its HLO diff (None where none); one that
-    cannot be read or names a path out of the results folder is left out with a ``warn``."""
+    """Each explanation the frame links to: its page name, page and HLO diff (or None); unreadable ones ``warn``."""
     warn = warn or _warn
     pages: dict[str, tuple[str, str, str | None]] = {}
     named = frame[["explanation", "folder"]] if {"explanation", "folder"} <= set(frame) else pd.DataFrame()
@@ -271,8 +268,7 @@ def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[st
 
 
 def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], threshold: float) -> str:
-    """The answers first: per machine, each workload's newest release against the pinned one and the one tracked
-    before it; then a table of them, each row linking to its page."""
+    """The answers per machine and workload first, then a table of them, each row linking to its page."""
     found = series(frame)
     body = ["<h1>Is the newest jax/jaxlib release safe to take?</h1>"]
     if not found:
