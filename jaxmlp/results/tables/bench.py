@@ -1,5 +1,4 @@
-"""One run's tables besides the floor and the ladders: jit against eager, vmap against a loop, peak memory, the run's
-environment, two sets of samples compared, a capture's steps."""
+"""One run's tables besides the floor and the ladders: jit, vmap, memory, environment, samples compared."""
 
 from __future__ import annotations
 
@@ -136,8 +135,7 @@ def peaks_are_own(runs: pd.DataFrame) -> bool:
 
 
 def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Each benchmark's median time beside its peak memory (host, and device where kept), largest first where each peak
-    is its own (`peaks_are_own`), else in the file's order; empty for runs that recorded no memory."""
+    """Each benchmark's median time beside its peak memory, largest first where each peak is its own."""
     if "peak_rss_bytes" not in runs or runs["peak_rss_bytes"].isna().all():
         return pd.DataFrame()
     rows = runs[runs["peak_rss_bytes"].notna()]
@@ -153,8 +151,7 @@ def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.RESULTS_FOLDER)
 def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """`jaxmlp summary` and `jaxmlp report` over the generated folder: each command's warm and cold time and own peak
-    memory, and each goal met or missed (`store_goal`) over a folder as large as `registry.STORE_FOLDER`."""
+    """`jaxmlp summary` and `jaxmlp report` over the generated folder: times, peak memory, the store's goals."""
     rows = query(runs, registry.RESULTS_FOLDER)
     if rows.empty:
         return pd.DataFrame()

@@ -1,5 +1,4 @@
-"""Whether two benchmark runs can answer `jaxmlp compare`'s question at all: the rounds a side the U test needs for the
-significance asked for and for a change of the threshold's size (pure)."""
+"""Whether two benchmark runs' rounds can answer `jaxmlp compare`'s question at all (pure)."""
 
 from __future__ import annotations
 
@@ -37,8 +36,7 @@ def spread(samples: Sequence[float]) -> float:
 
 
 def rounds_for_effect(sigma: float, threshold: float, alpha: float, power: float = POWER) -> int:
-    """Rounds a side for the U test to flag a change of ``threshold`` at ``alpha`` with ``power``, where each side's log
-    times spread by ``sigma`` (docs/methods/statistics.md)."""
+    """Rounds a side for the U test to flag a ``threshold`` change at ``alpha`` and ``power``, log spread ``sigma``."""
     if not (sigma > 0 and threshold > 0):
         return 0
     z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)  # the standard normal's quantiles
@@ -92,8 +90,7 @@ def undecidable(
 
 
 def undecided_memory(memory: pd.DataFrame, undecided: Undecidable | None) -> pd.DataFrame:
-    """The memory comparison with the verdicts of benchmarks whose rounds decide nothing marked ``undecided``:
-    the same short runs give the peaks, one each, and a higher one is no regression found."""
+    """The memory comparison with the verdicts of benchmarks whose rounds decide nothing marked ``undecided``."""
     if undecided is None or memory.empty:
         return memory
     out = memory.copy()

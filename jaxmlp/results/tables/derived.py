@@ -17,8 +17,7 @@ from jaxmlp.results.tables.ladders import loader_ladder, pipeline_ladder
 
 @dataclass(frozen=True, eq=False)
 class RunTables:
-    """``rows`` and the tables of them, each made once, when first read (never changed: a reader copies what it
-    alters). Holds nothing beyond its rows: made for one call that asks several questions of the same rows."""
+    """``rows`` and the tables of them, each made once when first read (a reader copies what it alters)."""
 
     rows: pd.DataFrame
 

@@ -1,5 +1,4 @@
-"""The floor: one per backend and precision in a run, the best rate that run measured at that precision, and an epoch's
-FLOPs at that rate (docs/methods/floor.md). Every table, line, plot and goal of the run reads it from `floors`."""
+"""The floor per backend and precision of a run (docs/methods/floor.md); every table of the run reads `floors`."""
 
 from __future__ import annotations
 
@@ -46,8 +45,7 @@ def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.GEMM)
 def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend, shape (biggest first), precision and library: a product's median time and rate, the fastest library
-    marked (``~fastest``: its IQR overlaps the best's), bf16's rate as times f32's."""
+    """Per backend, shape, precision and library: a product's median time and rate, the fastest marked."""
     d = query(df, registry.GEMM)
     columns = [
         "backend",

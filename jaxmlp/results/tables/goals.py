@@ -1,5 +1,4 @@
-"""The performance goals, read from one benchmark run: its epoch ladder against the floor of each precision
-(`jaxmlp.results.tables.floors`, the one floor every table of the run reads) and the tutorial's seed."""
+"""The performance goals, read from one benchmark run: its epoch ladder against the floor and the tutorial's seed."""
 
 from __future__ import annotations
 
@@ -180,8 +179,7 @@ def _seed_goal(backend: str, fastest: pd.Series, seed: pd.DataFrame) -> dict[str
 
 
 def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) -> list[dict[str, Any]]:
-    """An accelerator's two goals from its own run: its fastest pipeline against the tutorial's ``seed`` and against its
-    precision's floor; a miss says by how much and what holds it back."""
+    """An accelerator's two goals from its own run: its fastest pipeline against ``seed`` and against the floor."""
     fastest = runs.iloc[0]
     out = [_seed_goal(backend, fastest, runs[runs["rung"] == rung_name("seed")])]
     precision = str(fastest.precision) or "f32"

@@ -1,5 +1,4 @@
-"""The ladders of one run: each pipeline's epoch against the floor of its own precision
-(`jaxmlp.results.tables.floors`), and each loader's input alone and training epoch by worker count."""
+"""The ladders of one run: each pipeline's epoch and each loader's input against its precision's floor."""
 
 from __future__ import annotations
 
@@ -191,8 +190,7 @@ def pipeline_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -
 
 
 def ladder_headlines(ladder: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per backend and precision: the fastest pipeline and the tutorial's seed pipeline of that precision, against
-    that precision's floor row (None where the run set none)."""
+    """Per backend and precision: the fastest and ``seed`` pipelines against the floor row (None where none)."""
     out = []
     for (backend, precision), rungs in ladder.groupby(["backend", "precision"], sort=False):
         pipelines = rungs[rungs["rung"].str.startswith(PIPELINE_RUNG)]

@@ -1,5 +1,4 @@
-"""The roofline (pure): a workload against this machine's two ceilings (`point`), and an epoch's bound from what its
-steps must compute and move plus its loop's own cost (`step_bound`; docs/methods/floor.md)."""
+"""The roofline (pure): a workload against the two ceilings (`point`) and an epoch's bound (`step_bound`)."""
 
 from __future__ import annotations
 
@@ -50,8 +49,7 @@ CACHE_NOTE = (
 
 
 def points(workloads: Mapping[str, Mapping[str, Any]], ceilings: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """`point` of each workload; only the reason where XLA's counts are not a call's (a ``while`` body counted once),
-    and a ``note`` where the measured time is below the attainable one."""
+    """`point` of each workload; only why where XLA's counts are not a call's, and a ``note`` where below attainable."""
     out = {}
     for name, w in workloads.items():
         p = {

@@ -1,5 +1,4 @@
-"""CPU against an accelerator: each backend's newest run with an epoch ladder, and the newest CPU and accelerator
-runs side by side, each ladder read from the run's `RunTables` (made once)."""
+"""CPU against an accelerator: each backend's newest run with an epoch ladder, and the two side by side."""
 
 from __future__ import annotations
 

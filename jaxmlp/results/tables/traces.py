@@ -1,5 +1,4 @@
-"""Trace summaries in pandas: the top operations and a step-time breakdown of each capture, read from `jaxmlp profile`'s
-``.xplane.pb`` files with `jax.profiler.ProfileData`."""
+"""Trace summaries in pandas: the top operations and a step-time breakdown of each ``.xplane.pb`` capture."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ KERNELS_SHOWN = 3
 
 
 def trace_events(xplane: str | Path) -> pd.DataFrame:
-    """Every event of a trace: plane, line, name, start and duration (ns), step_num where marked, and the
-    profiler's category of an operation where the trace gives one."""
+    """Every event of a trace: plane, line, name, start and duration (ns), step_num and category where given."""
     from jax.profiler import ProfileData
 
     profile = ProfileData.from_file(str(xplane))
@@ -247,8 +245,7 @@ HLO_STATS_COLUMNS = {
 
 
 def hlo_stats(xplane: str | Path) -> pd.DataFrame | None:
-    """A trace's operation table by xprof's ``hlo_stats`` (occurrences, self time, FLOP rate, bandwidth, bound), largest
-    self time first; None where xprof is not installed."""
+    """A trace's operation table by xprof's ``hlo_stats``, largest self time first; None without xprof."""
     import importlib.util
     import json
 
@@ -348,8 +345,7 @@ def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str
 
 
 def top_operations(table: pd.DataFrame, n: int = 8) -> pd.DataFrame:
-    """The ``n`` operations of an operation table with the most self time, in `OPERATION_COLUMNS` (the share: its
-    self time over the summed self time of every operation in the table)."""
+    """The ``n`` operations of an operation table with the most self time, in `OPERATION_COLUMNS`."""
     top = table.sort_values("self_us", ascending=False, kind="stable").head(n)
     out = top.reindex(columns=OPERATION_COLUMNS)
     out["operation"] = out["operation"].astype(str).map(hlo.op_name)

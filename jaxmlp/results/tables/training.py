@@ -61,8 +61,7 @@ def _one_process(rows: pd.DataFrame) -> pd.Series:
 
 @shows(registry.TRAIN_EPOCH)
 def training_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """A row per `jaxmlp train --json` file: its steady epoch (the median of the epochs after the first; NaN for a
-    run of one epoch, whose only epoch is the first), compile and accuracies."""
+    """A row per `jaxmlp train --json` file: its steady epoch (NaN for one epoch), compile and accuracies."""
     train = query(runs, registry.TRAIN_EPOCH)
     rows = []
     for file, epochs in train.groupby("file") if len(train) else ():
@@ -94,8 +93,7 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, float]:
-    """Per precision, the test accuracy of the newest complete 8-epoch (the tutorial's) training run of
-    ``pipeline`` on MNIST: what the bf16 goal's "accuracy kept" reads."""
+    """Per precision, the test accuracy of the newest full tutorial run of ``pipeline`` on MNIST."""
     table = training_table(runs)
     if table.empty:
         return {}
