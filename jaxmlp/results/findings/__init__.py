@@ -1,5 +1,4 @@
-"""The findings model: for each question jaxmlp answers, the answer, the runs it rests on, the machine and the tables,
-computed once per results folder or file; every face only renders it."""
+"""The findings model: per question, the answer, the runs it rests on, the machine and the tables, made once."""
 
 from __future__ import annotations
 

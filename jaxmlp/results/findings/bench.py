@@ -1,5 +1,4 @@
-"""The findings of benchmark runs (jit, vmap, loaders, the floor, CPU against an accelerator), each per backend from the
-newest machine's evidence that can answer, every figure citing its run."""
+"""The findings of benchmark runs: jit, vmap, loaders, the floor, CPU against an accelerator, per backend."""
 
 from __future__ import annotations
 
@@ -100,8 +99,7 @@ def per_backend(
     folder: Path | None,
     timed_only: bool = True,
 ) -> list[Finding]:
-    """A finding per backend from its newest timed run with ``table`` (any run where ``timed_only`` is False):
-    ``answer(part, frame)`` gives the sentence and the tables."""
+    """A finding per backend from its newest timed run with ``table``, its sentence and tables by ``answer``."""
     found = newest_per_backend(
         parts, lambda part: not _made(part, table).empty, timed_only, NEEDS.get(table.__name__, ())
     )

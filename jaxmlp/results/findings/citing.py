@@ -1,5 +1,4 @@
-"""Which run each figure of a benchmark answer comes from: a row's file cited after its figure where an answer rests
-on several runs, the runs it read, and what it says of figures from an older environment or other settings."""
+"""Which run each figure of a benchmark answer comes from, and what an answer says of older or other runs."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ def runs_read(rows: pd.DataFrame, folder: Path | None) -> str:
 
 
 def older_note(rows: pd.DataFrame) -> str:
-    """What an answer says of its figures from an older environment of its machine, or from a run with other settings
-    (`select.OLDER`): which environment and run; "" where none is."""
+    """What an answer says of its figures from an older environment or other settings; "" where none is."""
     if OLDER not in rows:
         return ""
     older = rows[rows[OLDER].astype(bool)]

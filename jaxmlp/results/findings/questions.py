@@ -1,5 +1,4 @@
-"""Every question jaxmlp answers, once: its words, its report section's anchor and whether a benchmark file asked for by
-name answers it too; the summary, the report and the docs read this table in its order."""
+"""Every question jaxmlp answers, once, in order: its words, its report section, whether one file answers it."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ from jaxmlp.results.findings.model import ANCHOR
 
 
 class Question(NamedTuple):
-    """One question: ``text`` as every face asks it, ``anchor`` its report section, ``of_a_run`` whether
-    `run_findings` (one benchmark or scaling file asked for by name) answers it too."""
+    """One question: its ``text``, its section's ``anchor``, and whether `run_findings` answers it (``of_a_run``)."""
 
     name: str
     text: str

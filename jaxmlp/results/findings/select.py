@@ -1,5 +1,4 @@
-"""Which runs answer a question: per machine, its newest environment's evidence merged across its runs, and the newest
-run of other kinds that can decide it (docs/methods/which-run-answers.md)."""
+"""Which runs answer a question: each machine's merged evidence and the newest decisive run of other kinds."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ def stamp_of(rows: pd.DataFrame) -> str:
 
 
 OLDER = "older_environment"
-"""The column that marks a row not from its machine's newest plain environment with where it comes from ("an older
-environment (...)", "a run with other settings (...)"); "" for the newest's."""
+"""The column saying where a row comes from when not its machine's newest plain environment; "" for the newest's."""
 
 
 def _key(row: pd.Series, keys: Sequence[str]) -> tuple[str, ...]:
@@ -118,8 +116,7 @@ def _split(rows: pd.DataFrame, done: Container[str] = ()) -> Iterator[tuple[str,
 
 @dataclass(frozen=True, eq=False)
 class Parts:
-    """Runs (newest first: files, or machines' `evidence`), each split by backend once when first asked, with its
-    tables: every question of one call reads the same parts. Held by that call only."""
+    """Runs (newest first), each split by backend with its tables once, for one call's questions only."""
 
     runs_by_file: Mapping[str, pd.DataFrame]
     _made: dict[str, dict[str, RunTables]] = field(default_factory=dict, init=False, repr=False)

@@ -1,5 +1,4 @@
-"""The findings of the release sweeps: which release got slower (the version matrix), where (the timeline) and which
-release did it (bisection), each from the newest sweep that can decide it."""
+"""The findings of the release sweeps (the version matrix, the timeline, bisection), each from the newest decisive."""
 
 from __future__ import annotations
 
@@ -59,8 +58,7 @@ def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
 
 
 def sweep_verdict(rows: pd.DataFrame, steps: pd.DataFrame, cells: CellsDocument | None = None) -> str | None:
-    """A version matrix's one-line verdict: its flagged steps (saying where a release ignored its XLA flags), or that
-    none changed; None where every comparison has insufficient data."""
+    """A version matrix's one-line verdict from its steps; None where every comparison has insufficient data."""
     ignored = ignored_cells(cells)
     if steps.empty or steps["p_slower"].isna().all():
         return None

@@ -1,5 +1,4 @@
-"""The finding of tracking: is the newest release safe to take? Per machine, the newest release `jaxmlp track` measured
-against the pinned one, from the folder's ``track-*/track.json`` files."""
+"""The finding of tracking: is the newest release safe to take? From the folder's ``track.json`` files."""
 
 from __future__ import annotations
 
@@ -52,8 +51,8 @@ def _head(release: str, pinned: str, rows: Sequence[Row]) -> str:
 
 
 def newest_safe(folder: Path | None) -> list[Finding]:
-    """Per machine, its newest tracked release against the pinned one on each workload, in words, with its explanations
-    and site; unanswered where the folder holds no ``track.json``."""
+    """Per machine, its newest tracked release against the pinned one per workload; unanswered without
+    ``track.json``."""
     documents, _ = tracked.history(folder) if folder is not None else ([], [])
     frame = tracked.frame_of(documents, folder) if folder is not None else pd.DataFrame()
     if frame.empty:
