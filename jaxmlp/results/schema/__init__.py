@@ -1,5 +1,4 @@
-"""The result files' schemas: one module per kind of document, each file carrying its ``kind`` and ``schema_version``.
-`parse` reads a file, upgrading an earlier form (`upgrade`) before typing it. No pandas here."""
+"""The result files' schemas, one module per kind; `parse` reads a file, upgrading an earlier form. No pandas."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""pytest-benchmark files (`nox -s bench`'s, `jaxmlp scaling`'s, each sweep cell's): a `BenchmarkRow` per benchmark with
-its parameters, facts and statistics, and the metadata that makes two files comparable."""
+"""pytest-benchmark files: a `BenchmarkRow` per benchmark and the metadata that makes two files comparable."""
 
 from __future__ import annotations
 
@@ -57,8 +56,7 @@ class Stats:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str = "stats") -> Stats:
-        """The statistics of a file's row, each field checked (`fields`): the summaries a number or null (NaN), the
-        rounds a whole number, the outliers text, the samples numbers."""
+        """The statistics of a file's row, each field checked (`fields`); a null summary reads as NaN."""
         at = f"{where}."
         values = {key: number(fields.optional(doc, key, at, fields.NUMBER)) for key in SECONDS}
         return cls(
@@ -136,8 +134,7 @@ results differ, a distributed run's processes); every other is a number, text, t
 
 
 def own_peaks(scopes: Iterable[object]) -> bool:
-    r"""Whether recorded peaks are each their benchmark's own (reset before it); False where any is its process's so far
-    or does not say, and where none was recorded."""
+    r"""Whether recorded peaks are each their benchmark's own; False where any is not or says nothing, or none is."""
     said = list(scopes)
     return bool(said) and all(scope == registry.PEAK_SCOPE_BENCHMARK for scope in said)
 
@@ -202,8 +199,7 @@ class BenchmarkDocument:
 
     @property
     def measured_on(self) -> tuple[str, ...]:
-        """What the numbers were measured on, as every output names it (`jaxmlp.results.schema.machines.machine`): two
-        documents whose machines differ compare them too."""
+        """What the numbers were measured on, as every output names it: documents whose machines differ compare them."""
         return (machine(self.metadata),)
 
     def peak_memory(self) -> dict[str, float]:

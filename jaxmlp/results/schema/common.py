@@ -11,8 +11,7 @@ CURRENT = 10
 
 
 METADATA_KEY = "jaxmlp"
-"""pytest-benchmark files carry jaxmlp's metadata (`jaxmlp.measure.environment.metadata`) in
-``machine_info[METADATA_KEY]``; version 1 of jaxmlp's own documents named their kind under this key."""
+"""The key of jaxmlp's metadata in a pytest-benchmark file's ``machine_info`` (version 1: of a document's kind)."""
 
 # The kinds of document.
 BENCH = "bench"  # a pytest-benchmark file of `nox -s bench`

@@ -1,5 +1,4 @@
-"""`jaxmlp sweep corpus`'s scorecard (``scorecard.json``): each known regression of the corpus run the way a user
-works, and whether the suite found it, measured it within its band and explained it; controls left clean."""
+"""`jaxmlp sweep corpus`'s scorecard (``scorecard.json``): whether the suite found each known regression."""
 
 from __future__ import annotations
 
@@ -142,8 +141,7 @@ def _case(doc: Mapping[str, Any], where: str) -> Case:
 
 @dataclass(frozen=True)
 class CorpusDocument:
-    """A corpus run: its settings (the manifest, processes, the detector's parameters, fixed before it ran), each
-    case's score, its seconds and the disk its environments and results took."""
+    """A corpus run: its settings, each case's score, its seconds and the disk it took."""
 
     metadata: Mapping[str, Any]
     settings: Mapping[str, Any]

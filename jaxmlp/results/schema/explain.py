@@ -1,5 +1,4 @@
-"""`jaxmlp sweep explain A B`'s answer (``explain.json``): did the optimized program change between two releases of one
-workload, and if not, where the time went. Beside it: ``hlo.diff``, ``hlo/`` and ``traces/``."""
+"""`jaxmlp sweep explain A B`'s answer (``explain.json``), beside ``hlo.diff``, ``hlo/`` and ``traces/``."""
 
 from __future__ import annotations
 

@@ -88,8 +88,7 @@ ROW_FIELDS: Mapping[str, str] = {
     **dict.fromkeys(("reached", "diverged"), FLAG),
     **{key: wanted for key, wanted in METADATA_FIELDS.items() if wanted is not None},
 }
-"""The type of each field the tables read by name (null allowed); a field whose name ends in one of `NUMBER_ENDINGS` is
-a number, any other a number, text, true/false or null."""
+"""The type of each field the tables read by name (null allowed); others by `NUMBER_ENDINGS`, else any scalar."""
 
 NUMBER_ENDINGS = (
     "seconds",

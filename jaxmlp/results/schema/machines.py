@@ -1,5 +1,4 @@
-"""A machine, as asv's machine is: the host a run's times depend on (`MACHINE`), recorded in every file it writes; every
-history and answer keeps machines apart and names each the same way (`machine`)."""
+"""A machine, as asv's is: the host a run's times depend on (`MACHINE`), kept apart and named alike everywhere."""
 
 from __future__ import annotations
 
@@ -61,8 +60,7 @@ def machine_of(rows: pd.DataFrame) -> str:
 
 
 def environment(row: Mapping[str, Any] | pd.Series) -> str:
-    """An environment as words: ``jax 0.10.2, jaxlib 0.10.2, commit 8da3c890`` (then its settings where they are not
-    the defaults: ``, size full, XLA_FLAGS '--xla_...'``)."""
+    """An environment as words: ``jax 0.10.2, jaxlib 0.10.2, commit 8da3c890`` and its non-default settings."""
     commit = str(row.get("commit"))[:8] if _known(row.get("commit")) else "?"
     settings = [
         f"{label} {value}"

@@ -1,5 +1,4 @@
-"""`jaxmlp scaling`'s file: a pytest-benchmark file with a row per benchmark, device count N and process count P
-(``scaling_epoch[cpu-2-2]``), each row's samples process 0's calls."""
+"""`jaxmlp scaling`'s file: a pytest-benchmark file with a row per benchmark, device count N and process count P."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ SCALING_EXTRA = (
 
 
 def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
-    """A worker's two benchmark rows: the sharded epoch and the sharded step at its device and process count (the
-    all-reduce's share of the traced epoch's operations, where N > 1, on both)."""
+    """A worker's two benchmark rows: the sharded epoch and step (with the all-reduce's share where N > 1)."""
     meta = result.metadata
     extra = {key: meta.get(key) for key in SCALING_EXTRA}
     params = {"backend": meta["backend"], "devices": meta["devices"], "processes": meta.get("process_count", 1)}

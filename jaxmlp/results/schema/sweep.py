@@ -1,5 +1,4 @@
-"""A version sweep's files: one pytest-benchmark file per cell (a release, and the XLA flags it ran with), whose
-raw samples are worker processes, and ``cells.json``, what became of every cell of the matrix."""
+"""A version sweep's files: a pytest-benchmark file per cell, its samples worker processes, and ``cells.json``."""
 
 from __future__ import annotations
 
@@ -56,8 +55,7 @@ def own_peaks(processes: Sequence[ProcessResult]) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class SweepDocument:
-    """One cell of a sweep's matrix (a release and its XLA flags): a worker process per sample. ``differs`` names each
-    workload whose result differed from the reference cell's, and why."""
+    """One cell of a sweep's matrix, a worker process a sample; ``differs``: workloads whose results differ, and why."""
 
     label: str  # the version (or the name it was given with --env LABEL=PYTHON)
     processes: tuple[ProcessResult, ...]

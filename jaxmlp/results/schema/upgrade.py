@@ -284,8 +284,7 @@ def _current_row(row: Mapping[str, Any]) -> JSON:
 
 
 def _current_process(process: Mapping[str, Any]) -> JSON:
-    """A sweep process from before the workload contract (2026-12-03): ``pipelines`` of epochs and a ``step``
-    (timed after one warm-up call that was not kept), as workloads."""
+    """A sweep process from before the workload contract (``pipelines`` and ``step``) as workloads."""
     if "workloads" in process or "pipelines" not in process:
         return dict(process)
     workloads = {

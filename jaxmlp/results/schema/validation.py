@@ -1,5 +1,4 @@
-"""`jaxmlp sweep validate`: how often the change-point detector found a known change in synthetic histories drawn
-from noise measured here, and how often it flagged a flat one; per detector and case."""
+"""`jaxmlp sweep validate`'s file: each detector's recall and false alarms on synthetic histories, per case."""
 
 from __future__ import annotations
 
