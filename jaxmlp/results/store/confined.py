@@ -1,5 +1,5 @@
-"""Paths that a result file names, kept inside the folder it belongs to: a path read from a file is data, refused where
-it leaves its folder, and a file copied from it is read as bounded text (docs/reference/trust.md)."""
+"""Paths that a result file names, kept inside its folder, and files copied from them read as bounded text
+(docs/reference/trust.md)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,7 @@ class Refused(JaxmlpError):
 
 
 def relative(text: str) -> str | None:
-    """``text`` where it is a relative path that stays where it starts (`RELATIVE`, no ``..`` part), else None:
-    what a link made from it may hold (never a scheme, an absolute path or a way up)."""
+    """``text`` where it is a relative path with no ``..`` part (`RELATIVE`), else None: what a link may hold."""
     if not RELATIVE.fullmatch(text) or any(part in ("", ".", "..") for part in text.rstrip("/").split("/")):
         return None
     return text
@@ -52,8 +51,7 @@ def inside(folder: Path, named: str, file: Path, field: str, *, is_folder: bool 
 
 
 def read_text(path: Path, limit: int = MAX_COPIED_BYTES) -> str:
-    """The text of ``path`` (a file `inside` gave), its first ``limit`` bytes only (the rest said to be left out),
-    bytes that are not UTF-8 replaced; opened without following a symbolic link, never blocking on a FIFO."""
+    """The first ``limit`` bytes of ``path`` as text (non-UTF-8 replaced), read following no link, never blocking."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as f:

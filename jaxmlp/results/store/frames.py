@@ -1,5 +1,5 @@
-"""Result documents as tidy pandas DataFrames: a row per benchmark and per training epoch with its parameters,
-statistics and metadata, raw round times in a long-form table apart; `query` picks rows."""
+"""Result documents as tidy pandas DataFrames (a row per benchmark and training epoch, raw times apart); `query` picks
+rows."""
 
 from __future__ import annotations
 
@@ -140,8 +140,7 @@ def results(scan: Scan) -> Results:
 
 
 def plain_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its text columns as Python strings (object), not pandas' Arrow-backed ``str``: the findings
-    filter the runs table hundreds of times, and comparing object columns takes a third less time there."""
+    """``frame`` with its text columns as Python strings (object), not Arrow-backed ``str`` (docs/results/store.md)."""
     text = {column: object for column, dtype in frame.dtypes.items() if isinstance(dtype, pd.StringDtype)}
     return frame.astype(text).copy() if text else frame  # copied: one block per dtype, not one per column
 
@@ -151,8 +150,7 @@ def _samples_frame(samples: Samples) -> pd.DataFrame:
 
 
 def older_rows(summarised: Sequence[Summarised]) -> pd.DataFrame:
-    """The runs read from the index as one table (`Results.older`), built column by column, its text as categories:
-    a folder of years holds hundreds of thousands of their rows."""
+    """The runs read from the index as one table (`Results.older`), built column by column, its text as categories."""
     columns: dict[str, list[Any]] = {column: [] for column in OLDER_COLUMNS}
     for run in summarised:
         n, same, each = run.points["n"], run.points["same"], run.points["each"]
@@ -191,8 +189,7 @@ def load(store: ResultsStore) -> Results:
 
 
 def load_indexed(store: ResultsStore, command: str) -> Results:
-    """A results folder as `load` gives it, read through its index (`jaxmlp.results.store.index`): the runs older than
-    each machine's newest in `Results.older`, from the index; ``command`` names who speaks in a warning line."""
+    """A results folder read through its index, the runs older than each machine's newest in `Results.older`."""
     return results(index.scan(store.folder, command))
 
 

@@ -30,11 +30,9 @@ FORMAT = 2
 VERSION = f"{FORMAT}.{CURRENT}.{hashlib.sha1(repr(rows.POINT_FIELDS).encode()).hexdigest()[:8]}"
 """What a file's row was made by: the index's form, the result files' schema and the fields kept of a run."""
 RECENT_RUNS = 30
-"""How many runs of each machine (the newest) are read in full: what the history draws and searches for changes
-and the questions are asked of; the older runs are read from the index, as their history's points."""
+"""How many of each machine's newest runs are read in full; the older come from the index as history points."""
 RECENT_SWEEPS = 10
-"""How many version sweeps and how many release timelines (the newest folders of each) are read in full; the older
-ones are named from the index (their folder, time and releases)."""
+"""How many of the newest sweeps and timelines are read in full; the older are named from the index."""
 BATCH = 200
 """Files parsed between two commits of the index: a stopped command keeps what it parsed."""
 BUSY_MS = 60_000
@@ -120,8 +118,8 @@ def _writable(folder: Path) -> bool:
 
 
 def open_index(folder: Path, command: str = "jaxmlp", warn: Warn = on_stderr) -> sqlite3.Connection:
-    """The folder's index, made if missing: in the folder, else (a folder that cannot be written) in the user's
-    cache folder, else in memory. A damaged one is moved aside (one warning line) and a new one made."""
+    """The folder's index, made if missing (in the folder, else the user's cache, else memory); a damaged one moved
+    aside."""
     places: list[Path] = [folder / INDEX_NAME] if _writable(folder) else []
     places.append(cache_path(folder))
     for path in places:

@@ -83,8 +83,7 @@ class Scan:
 
 
 MAX_RESULT_BYTES = 64 * 2**20
-"""Larger than any results file jaxmlp writes (a full bench run with raw samples is a few MB): a file over it is
-skipped unread, so a stray large .json in a results folder costs no memory."""
+"""Larger than any results file jaxmlp writes: a file over it is skipped unread."""
 
 
 def incomplete_sweep(path: str | os.PathLike[str]) -> Path | None:
