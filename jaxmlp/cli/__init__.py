@@ -84,8 +84,7 @@ def version_line() -> str:
 
 
 def _command(name: str) -> ModuleType:
-    """The command's module, imported with stops `held` (it imports jax: a stop raised inside jaxlib's extension
-    modules would end the process with C++'s "terminate called")."""
+    """The command's module, imported with stops `held` (a stop inside jaxlib's extension modules would abort)."""
     from jaxmlp.stops import held
 
     with held():
@@ -131,8 +130,7 @@ def _name_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command ``argv`` names. A stop is handled from the first line on, before the command's module and
-    its libraries are imported (a second or more): at any moment it ends in one line and 128 + the signal."""
+    """Run the command ``argv`` names; a stop, from the first line on, ends it in one line and exit 128 + the signal."""
     given = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in given if not a.startswith("-")), None)
     prog = f"jaxmlp {name}" if name in COMMANDS else "jaxmlp"  # until the arguments name the (sub)command
@@ -165,8 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def stop_children(grace: float = 3.0) -> None:
-    """Every `multiprocessing` child of this process (a library's workers: torch's DataLoader, Grain) killed and
-    reaped, so that none outlives an interrupted command."""
+    """Every `multiprocessing` child of this process killed and reaped, so none outlives an interrupted command."""
     import multiprocessing
 
     children = multiprocessing.active_children()

@@ -119,8 +119,7 @@ def peak_memory(documents: Documents) -> dict[str, float]:
 
 
 def comparable_peaks(baseline: Documents, new: Documents) -> tuple[dict[str, float], dict[str, float]]:
-    """The peaks to compare: benchmark by benchmark where every peak on both sides is its benchmark's own, else
-    each side's largest alone (`RUN_PEAK`): a process's peak so far belongs to no one benchmark."""
+    """The peaks to compare: per benchmark where every peak is its own, else each side's largest (`RUN_PEAK`)."""
     peaks = peak_memory(baseline), peak_memory(new)
     if all(document.peaks_own() for _, document in (*baseline, *new)):
         return peaks

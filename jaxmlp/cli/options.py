@@ -1,5 +1,4 @@
-"""Every option that more than one command takes, declared once: its flags, help, default and validator (`Option.add`,
-`Option.but`). Plain Python (argparse only): the noxfile uses `bench_session` too."""
+"""Every option that more than one command takes, declared once. Plain Python: the noxfile uses `bench_session` too."""
 
 from __future__ import annotations
 
@@ -93,8 +92,7 @@ def own(
 
 
 LIST: dict[str, Any] = {"action": "extend", "nargs": "+"}
-"""How an option takes several values, everywhere: space-separated, and repeatable (docs/reference/output-options.md).
-Its default is None; the command fills in its own where it reads the values."""
+"""How an option takes several values: space-separated or repeated; its default None, filled in by the command."""
 
 
 # --- data --------------------------------------------------------------------------------------------------------
@@ -273,8 +271,7 @@ ALPHA = Option(
 )
 DETECTOR = (THRESHOLD, ALPHA)
 MATRIX: tuple[Option, ...] = (PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT)
-"""How a sweep's releases are measured: processes a cell, XLA flags, environments and where they come from, time
-limits, where results go (each sweep subcommand that measures releases adds them, some reworded: `reworded`)."""
+"""How a sweep's releases are measured: processes, XLA flags, environments, time limits, output (`reworded` by some)."""
 
 # --- a range of releases: its two ends and how the releases between them are picked ------------------------------
 

@@ -53,8 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Path, CeilingsDocument] | None:
-    """The newest ceilings kept in ``store`` for this environment (same host, CPU, cores, release, device); a kept
-    ceilings file that cannot be read is named in a warning line (and measured again)."""
+    """The newest ceilings kept in ``store`` for this environment; an unreadable one is named in a warning line."""
     if not store.folder.is_dir():
         return None
     scan = store.scan()

@@ -56,14 +56,12 @@ def add_measuring(parser: argparse.ArgumentParser) -> None:
 
 
 def add_matrix(parser: argparse.ArgumentParser, *own: options.Option) -> None:
-    """How the releases are measured: processes a cell, XLA flags, environments, time limits, where results go
-    (``own``: the command's rewording of some, `options.reworded`)."""
+    """How the releases are measured, the options (``own``: the command's rewording of some, `options.reworded`)."""
     options.add(parser, *options.reworded(options.MATRIX, *own))
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
-    """What each process measures, from `add_measuring`'s options; a release given to --workload refused, and a
-    workload file that is missing or defines no such function (`check_specs`)."""
+    """What each process measures, from `add_measuring`'s options, workload files checked (`check_specs`)."""
     for spec in getattr(args, "workload", None) or ():
         if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
             raise JaxmlpError(
