@@ -1,2 +1,2 @@
 """The commands' work below their parsing: each command's typed entry point (a keyword function over frozen settings
-returning an outcome) and its orchestration. `jaxmlp.cli` parses arguments into their settings, calls one and prints."""
+returning an outcome) and its orchestration."""

@@ -1,5 +1,4 @@
-"""``jaxmlp sweep corpus [MANIFEST]``: every known regression of the corpus run the way a user works (the timeline
-over its releases, the bisection where a range is given, the explanation of what was found), then scored."""
+"""``jaxmlp sweep corpus [MANIFEST]``: every known regression of the corpus run the way a user works, then scored."""
 
 from __future__ import annotations
 
@@ -155,8 +154,7 @@ def _run(run: _Corpus) -> CorpusOutcome:
 
 @dataclass(frozen=True)
 class _Corpus:
-    """A corpus run as asked for: its settings, what each process measures, how the releases are measured, where
-    it goes, when it started, the machine and commit it started on, and the ranks that share it."""
+    """A corpus run as asked for: settings, measuring, matrix, output, start, machine, commit and ranks."""
 
     settings: Corpus
     measuring: Measuring
@@ -233,8 +231,7 @@ def _stopped(
 
 
 def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path, shared: dict[str, str]) -> CaseScore:
-    """One case run through the commands a user would run, into ``corpus/<case>/``, then scored; each step in
-    ``shared`` (`shared_steps`: an earlier case measured the same) read from that case's folder instead."""
+    """One case run as a user would into ``corpus/<case>/``, then scored; steps in ``shared`` read from their case."""
     start = time.monotonic()
     out = corpus / case.name
     out.mkdir()

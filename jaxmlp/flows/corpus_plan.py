@@ -1,5 +1,4 @@
-"""What `jaxmlp sweep corpus` will start, said before it starts: each case's worker processes and an estimate of its
-time from those counts and an earlier corpus run of that case under the same results folder."""
+"""What `jaxmlp sweep corpus` will start, said first: each case's processes and time estimated from an earlier run."""
 
 from __future__ import annotations
 
@@ -47,8 +46,8 @@ class CasePlan:
 
 
 def changes_explained(case: Case) -> int:
-    """The changes a case's timeline explains where it finds what the case expects: none for a control or a failure,
-    two for a transient (there and back), one else, and one more in a column whose flag must not undo it."""
+    """The changes a case's timeline explains where it finds what the case expects (none, one, or two for a
+    transient)."""
     if case.is_control or case.expect.direction == "fails":
         return 0
     return (2 if case.kind == "transient" else 1) + (1 if case.expect.flag_kept else 0)
@@ -84,8 +83,7 @@ def case_plan(
 
 
 def earlier_seconds(case: Case, out: Path) -> tuple[float, str] | None:
-    """The seconds a worker process of ``case`` took in the newest earlier corpus run under ``out`` that measured its
-    timeline with the same calls: the mean gap between its timeline's process starts; and which run that was."""
+    """The seconds a process of ``case`` took in the newest earlier corpus run under ``out`` alike, and which run."""
     name = workload_name(case.workload)
     for corpus in sorted(out.glob(f"{layout.CORPUS}-*"), reverse=True):
         starts: list[datetime] = []

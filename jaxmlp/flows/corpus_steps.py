@@ -1,5 +1,4 @@
-"""Steps of `jaxmlp sweep corpus`: a case's injected-slowdown trials, a step read from the earlier case that
-measured the same, and a corpus run scored again from its files (``--rescore``)."""
+"""Steps of `jaxmlp sweep corpus`: injected-slowdown trials, a step shared with an earlier case, a rescore."""
 
 from __future__ import annotations
 

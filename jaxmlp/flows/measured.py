@@ -1,5 +1,4 @@
-"""How ``sweep run``, ``resume`` and ``timeline`` end: the samples measured into the run's log, its files written (or
-what was kept when stopped), its verdicts printed and the releases it could not measure named."""
+"""How ``sweep run``, ``resume`` and ``timeline`` end: samples logged, files written, verdicts and misses said."""
 
 from __future__ import annotations
 

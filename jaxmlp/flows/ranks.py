@@ -35,8 +35,7 @@ HEARTBEAT_SECONDS = 30.0
 SILENT_SECONDS = 300.0
 """How long a rank waits on a meeting file rank 0 no longer touches before it gives up (rank 0 killed)."""
 SKEW_SECONDS = 120.0
-"""How much earlier than this process a meeting may have started and still be this launch's (the ranks start
-together; clocks of nodes differ a little): an older one is a stale file of an earlier launch."""
+"""How much earlier than this process a meeting of this launch may have started; an older one is stale."""
 STARTED = time.time()
 """When this process started (imported with the command)."""
 
@@ -165,8 +164,7 @@ class Pulse:
 
 
 def rank_0_plan(folder: Path, ranks: Ranks) -> Plan:
-    """Ranks 1 on: the plan rank 0 filed once it probed the cells (its cells, what its probe found, the processes a
-    release ``--budget`` fitted to it, each process's time limit): the ranks measure one plan, not one each."""
+    """Ranks 1 on: the plan rank 0 filed once it probed the cells, so that all ranks measure one plan."""
     path, deadline = folder / layout.SAMPLES_FILE, time.monotonic() + MEET_SECONDS
     while True:
         _wait_for(path, ranks, "write its plan")

@@ -1,5 +1,5 @@
-"""A version matrix (``jaxmlp sweep run``) measured into a new sweep folder, and a stopped one measured on
-(``jaxmlp sweep resume``): each ends as `jaxmlp.flows.measured` says."""
+"""A version matrix measured into a new sweep folder (``sweep run``), and a stopped one measured on (``sweep
+resume``)."""
 
 from __future__ import annotations
 

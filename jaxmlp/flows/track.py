@@ -99,8 +99,7 @@ def track(
 
 @dataclass(frozen=True)
 class _Series:
-    """The series a call belongs to: its results folder and the history read from it, this machine's metadata and
-    label, the workloads, the last release tracked and the release the series started at (None: no history)."""
+    """The series a call belongs to: folder, history, machine, workloads, last release and start (None: no history)."""
 
     folder: Path
     documents: tuple[TrackDocument, ...]
@@ -142,8 +141,7 @@ def _call_folder(
 
 
 def _check_outputs(site: Path | None, message: Path | None, site_url: str, out: Path) -> None:
-    """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
-    there), the site not a file, the message not a folder; ``--out`` not a file."""
+    """``--site``, ``--message`` and ``--out`` checked writable, and of the right kind, before anything is measured."""
     errors.file_not_folder("--out", out, "choose a folder")
     if site_url and not site_url.startswith(("https://", "http://")):
         raise JaxmlpError(f"--site-url {site_url}: give the address the site is published at (https://...)")

@@ -1,5 +1,5 @@
-"""``jaxmlp track``'s measuring: the releases measured side by side as a sweep, settled while the budget lasts, then
-each change explained. Imported only when there is something to measure, so a call with nothing new imports no JAX."""
+"""``jaxmlp track``'s measuring, settling and explaining, imported only when there is something to measure (it imports
+JAX)."""
 
 from __future__ import annotations
 
