@@ -51,8 +51,7 @@ class Run:
 
 @dataclass(frozen=True)
 class ReportSection:
-    """One subject: its title, anchor, findings, a line on how to read it, the runs shown in full and the earlier
-    runs."""
+    """One subject: its title, anchor, findings, how to read it, the runs shown in full and the earlier runs."""
 
     title: str
     note: str

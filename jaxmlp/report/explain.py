@@ -98,8 +98,7 @@ def _plain(table: pd.DataFrame) -> str:
 
 
 def explain_text(doc: ExplainDocument, folder: Path | None = None, diff_lines: int = DIFF_LINES) -> str:
-    """What `jaxmlp sweep explain` prints: the answer, the program's changes or op times, compile times, what is
-    missing."""
+    """What `jaxmlp sweep explain` prints: the answer, the changes or op times, compile times, what is missing."""
     parts = [answer_line(doc)]
     if doc.same_hlo is False:
         if doc.operations:

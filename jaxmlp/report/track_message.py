@@ -97,8 +97,7 @@ def message(
     site_url: str = "",
     started: str = "",
 ) -> str:
-    """The Markdown message of ``frame``'s comparisons (measured in ``folders``, where given); ``site_url``: absolute
-    links."""
+    """The Markdown message of ``frame``'s comparisons (in ``folders``, where given); ``site_url``: absolute links."""
     site_url = site_url.rstrip("/") + "/" if site_url else ""
     rows = frame if folders is None else frame[frame["folder"].astype(str).isin(set(folders))]
     rows = markdown_frame(rows)  # names and free text from the results folder: never markup (`escape.markdown`)
