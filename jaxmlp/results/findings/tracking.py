@@ -51,8 +51,7 @@ def _head(release: str, pinned: str, rows: Sequence[Row]) -> str:
 
 
 def newest_safe(folder: Path | None) -> list[Finding]:
-    """Per machine, its newest tracked release against the pinned one per workload; unanswered without
-    ``track.json``."""
+    """Per machine, its newest tracked release against the pinned one per workload; unanswered without track.json."""
     documents, _ = tracked.history(folder) if folder is not None else ([], [])
     frame = tracked.frame_of(documents, folder) if folder is not None else pd.DataFrame()
     if frame.empty:
