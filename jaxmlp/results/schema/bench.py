@@ -184,8 +184,7 @@ class BenchmarkDocument:
         return cls(rows, meta, datetime, commit, str(doc.get(KIND) or BENCH), dict(doc))
 
     def to_json(self) -> JSON:
-        """The file as it was read (everything pytest-benchmark wrote kept), or as built here, with its kind and
-        version."""
+        """The file as read (all pytest-benchmark wrote kept), or as built here, with its kind and schema version."""
         if self.source:
             return {**dict(self.source), **header(self.kind)}
         return {
