@@ -1,2 +1,1 @@
-"""Result files on disk: their names (`layout`), reading a folder (`reading`), its index, atomic writes and
-DataFrames."""
+"""Result files on disk: names (`layout`), reading a folder (`reading`), its index, atomic writes and DataFrames."""

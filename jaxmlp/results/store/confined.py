@@ -1,5 +1,4 @@
-"""Paths that a result file names, kept inside its folder, and files copied from them read as bounded text
-(docs/reference/trust.md)."""
+"""Paths a result file names, kept inside its folder, and files copied from them read as bounded text (trust.md)."""
 
 from __future__ import annotations
 

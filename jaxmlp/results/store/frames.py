@@ -1,5 +1,4 @@
-"""Result documents as tidy pandas DataFrames (a row per benchmark and training epoch, raw times apart); `query` picks
-rows."""
+"""Result documents as tidy pandas DataFrames (a row per benchmark and epoch, raw times apart); `query` picks rows."""
 
 from __future__ import annotations
 
