@@ -1,5 +1,4 @@
-"""``jaxmlp compare BASELINE NEW``: benchmark by benchmark, is NEW slower? Ratio of medians, its bootstrap
-interval and a one-sided Mann-Whitney U test over the raw samples."""
+"""``jaxmlp compare BASELINE NEW``: benchmark by benchmark, is NEW slower? (docs/methods/statistics.md)"""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``jaxmlp roofline``: each workload against this machine's FLOP rate and memory bandwidth, the ceilings measured once
-per environment and kept, the points in ``roofline-<time>.json`` with a figure."""
+"""``jaxmlp roofline``: each workload against this machine's FLOP rate and memory bandwidth, kept with a figure."""
 
 from __future__ import annotations
 

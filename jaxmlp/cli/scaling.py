@@ -1,5 +1,4 @@
-"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count N and process count P, in fresh
-processes; under ``mpirun``/``srun`` process 0 alone speaks and writes."""
+"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count N and process count P."""
 
 from __future__ import annotations
 

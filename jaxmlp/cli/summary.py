@@ -1,5 +1,4 @@
-"""``jaxmlp summary PATH``: the answer of any result jaxmlp writes, in a few short tables (as text, or Markdown for a
-pull request), and a benchmark or training file filed in a folder (``--save``)."""
+"""``jaxmlp summary PATH``: the answer of any result jaxmlp writes, as text or Markdown, and ``--save``."""
 
 from __future__ import annotations
 

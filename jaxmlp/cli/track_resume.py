@@ -1,5 +1,4 @@
-"""``jaxmlp sweep resume FOLDER`` of a stopped ``jaxmlp track`` call: the call run again with its own arguments
-(``call.json``) in its own folder, going on from its samples."""
+"""``jaxmlp sweep resume FOLDER`` of a stopped ``jaxmlp track`` call: the call run again from its ``call.json``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``jaxmlp tta``: time to accuracy, MLPerf style (`jaxmlp.measure.tta`), per pipeline and precision over N seeds;
-its table, and a ``tta-<time>-<dataset>.json`` in the results folder."""
+"""``jaxmlp tta``: time to accuracy per pipeline and precision over N seeds, its table and its file."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, one module each, imported only
-when that subcommand parses or shows its help (`jaxmlp.cli.Deferred`)."""
+"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, each loaded when used."""
 
 from __future__ import annotations
 
