@@ -46,8 +46,7 @@ class CasePlan:
 
 
 def changes_explained(case: Case) -> int:
-    """The changes a case's timeline explains where it finds what the case expects (none, one, or two for a
-    transient)."""
+    """The changes a case's timeline explains where it finds what the case expects (two for a transient)."""
     if case.is_control or case.expect.direction == "fails":
         return 0
     return (2 if case.kind == "transient" else 1) + (1 if case.expect.flag_kept else 0)

@@ -26,8 +26,7 @@ class ExplainOutcome:
 
 
 def explain(*, a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> ExplainOutcome:
-    """Why releases ``a`` and ``b`` differ on ``workload`` (``matrix``'s processes a release, the first of each
-    profiled), filed into a new explain folder under ``out`` and printed."""
+    """Why releases ``a`` and ``b`` differ on ``workload``, filed into a new explain folder under ``out``, printed."""
     store = ResultsStore(check_folder(out, "--out"))
     print(
         f"Explaining {workload} from {a} to {b}: {count(matrix.processes, 'process', 'processes')} a "
@@ -82,8 +81,7 @@ def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str,
 def explained(
     heading: str, settings: Measuring | Path, before: str, after: str, workload: str, out: Path, matrix: Matrix
 ) -> Explained:
-    """An explanation of a command's own answer (at most `EXPLAIN_PROCESSES` processes a release), printed under
-    ``heading``; a failure to explain is one line, never the command's failure."""
+    """A command's own answer explained under ``heading``; a failure to explain is one line, not the command's."""
     print(f"\n{heading}")
     try:
         doc, folder = explain_files.explain(

@@ -1,5 +1,4 @@
-"""A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun`` (docs/questions/releases.md): rank 0's part
-(`lead`) and the others' (`follow_rank_0`), each a rank's whole part."""
+"""A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun``: rank 0's part (`lead`) and the others'."""
 
 from __future__ import annotations
 

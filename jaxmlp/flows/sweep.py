@@ -1,5 +1,4 @@
-"""A version matrix measured into a new sweep folder (``sweep run``), and a stopped one measured on (``sweep
-resume``)."""
+"""A version matrix measured into a new sweep folder (``sweep run``), or a stopped one measured on (``resume``)."""
 
 from __future__ import annotations
 

@@ -42,8 +42,7 @@ def measure(
 def _measure(
     timeline: Timeline, measuring: Measuring, asked: Matrix, out: Path, ranks: Ranks | None, strict: bool
 ) -> SweepOutcome:
-    """The timeline in one direction: its releases and matrix said, their environments, then this rank's part measured
-    and filed, then its changes found and explained."""
+    """The timeline in one direction: its releases, environments, this rank's part measured, filed and explained."""
     start = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     versions = flow.releases(timeline)

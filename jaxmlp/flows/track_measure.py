@@ -1,5 +1,4 @@
-"""``jaxmlp track``'s measuring, settling and explaining, imported only when there is something to measure (it imports
-JAX)."""
+"""``jaxmlp track``'s measuring, settling and explaining, imported only where something is measured (it imports JAX)."""
 
 from __future__ import annotations
 
@@ -132,8 +131,7 @@ def explain(
 
 
 def settled(log: RunLog, matrix: Matrix, settle: Settle, began: float, say: Say) -> Measured:
-    """Rounds added to the inconclusive comparisons' cells until none is inconclusive or the budget ends, counting every
-    sample ``log`` holds (a stopped call's included)."""
+    """Rounds added to inconclusive comparisons' cells until settled or out of budget, from every sample in ``log``."""
     plan, samples = log.read()
     processes = settling.rounds_held(samples, matrix.processes)
     while True:

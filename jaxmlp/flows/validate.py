@@ -30,8 +30,7 @@ class ValidationOutcome:
 
 
 def validate(*, settings: Validation, noise: Sequence[Path], out: Path) -> ValidationOutcome:
-    """``settings``' detectors on synthetic histories drawn from the ``noise`` folders, and beside Apache Otava's on its
-    suite, filed into a new detector folder under ``out`` and printed."""
+    """``settings``' detectors on histories from the ``noise`` folders and on Otava's suite, filed under ``out``."""
     detectors, held_out = _detectors(settings), _held_out(settings)
     cells = noise_cells(noise)
     deviations = validation.deviations(cells)
