@@ -118,7 +118,7 @@ def _writable(folder: Path) -> bool:
 
 
 def open_index(folder: Path, command: str = "jaxmlp", warn: Warn = on_stderr) -> sqlite3.Connection:
-    """The folder's index, made if missing (in the folder, else the user's cache, else memory); a damaged one rebuilt."""
+    """The folder's index, made if missing (in the folder, the user's cache, else memory); a damaged one rebuilt."""
     places: list[Path] = [folder / INDEX_NAME] if _writable(folder) else []
     places.append(cache_path(folder))
     for path in places:
