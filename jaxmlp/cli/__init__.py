@@ -1,11 +1,6 @@
-"""`jaxmlp` on the command line: one module per command, each parsing its arguments into settings and calling
-the library. Shared options are declared once (`jaxmlp.cli.options`).
-
-Bad input ends in one line on stderr that names the problem and the fix, and a non-zero exit; never a traceback.
-
-`main` imports a command's module only when that command runs (`_command`, the one lazy import): the modules
-import jax, torch or pandas at their top, and ``jaxmlp --help`` or ``jaxmlp compare`` need none of the others.
-"""
+"""`jaxmlp` on the command line: one module per command, each parsing its arguments into settings and calling the
+library, imported only when that command runs (`_command`). Bad input ends in one line and a non-zero exit, never a
+traceback."""
 
 from __future__ import annotations
 
@@ -40,9 +35,7 @@ COMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with errors as one line that points to --help, said by the (sub)command whose arguments they are:
-    an argument no parser knows is refused by the innermost subcommand (``jaxmlp sweep run: error: ...``), not by
-    ``jaxmlp``."""
+    """argparse with errors as one line pointing to --help, said by the innermost (sub)command they concern."""
 
     def error(self, message: str):  # type: ignore[no-untyped-def]  # argparse's NoReturn
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -55,8 +48,7 @@ class Parser(argparse.ArgumentParser):
 
 
 class Deferred(Parser):
-    """A subcommand's parser whose description, arguments and ``run`` its module adds the first time it parses or
-    formats its help (``load(parser)``)."""
+    """A subcommand's parser whose module adds its description, arguments and ``run`` when first needed (``load``)."""
 
     def __init__(self, *args: Any, load: Callable[[argparse.ArgumentParser], None] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -78,8 +70,7 @@ class Deferred(Parser):
 
 
 def version_line() -> str:
-    """``jaxmlp --version``: this package's version and the JAX it runs with (read from the installed packages'
-    metadata: nothing is imported)."""
+    """``jaxmlp --version``: this package's version and its JAX's, read from metadata without importing them."""
 
     from importlib import metadata  # here, not at the top: it takes a while, and a stop is handled once main runs
 
@@ -93,8 +84,7 @@ def version_line() -> str:
 
 
 def _command(name: str) -> ModuleType:
-    """The command's module, imported with stops `held` (it imports jax: a stop raised inside jaxlib's extension
-    modules would end the process with C++'s "terminate called")."""
+    """The command's module, imported with stops `held` (a stop inside jaxlib's extension modules would abort)."""
     from jaxmlp.stops import held
 
     with held():
@@ -131,8 +121,7 @@ def every_parser(
 
 
 def _name_commands(parser: argparse.ArgumentParser) -> None:
-    """Each parser's ``prog`` (``jaxmlp sweep run``) as the default ``prog`` of what it parses: the innermost
-    command's wins, and its errors name it."""
+    """Each parser's ``prog`` as the default ``prog`` of what it parses, so the innermost command names its errors."""
     parser.set_defaults(prog=parser.prog)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -141,8 +130,7 @@ def _name_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command ``argv`` names. A stop is handled from the first line on, before the command's module and
-    its libraries are imported (a second or more): at any moment it ends in one line and 128 + the signal."""
+    """Run the command ``argv`` names; a stop, from the first line on, ends it in one line and exit 128 + the signal."""
     given = list(sys.argv[1:] if argv is None else argv)
     name = next((a for a in given if not a.startswith("-")), None)
     prog = f"jaxmlp {name}" if name in COMMANDS else "jaxmlp"  # until the arguments name the (sub)command
@@ -175,8 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def stop_children(grace: float = 3.0) -> None:
-    """Every `multiprocessing` child of this process (a library's workers: torch's DataLoader, Grain) killed and
-    reaped, so that none outlives an interrupted command."""
+    """Every `multiprocessing` child of this process killed and reaped, so none outlives an interrupted command."""
     import multiprocessing
 
     children = multiprocessing.active_children()

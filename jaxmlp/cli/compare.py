@@ -1,5 +1,4 @@
-"""``jaxmlp compare BASELINE NEW``: benchmark by benchmark, is NEW slower? Ratio of medians, its bootstrap
-interval and a one-sided Mann-Whitney U test over the raw samples."""
+"""``jaxmlp compare BASELINE NEW``: benchmark by benchmark, is NEW slower? (docs/methods/statistics.md)"""
 
 from __future__ import annotations
 
@@ -119,8 +118,7 @@ def peak_memory(documents: Documents) -> dict[str, float]:
 
 
 def comparable_peaks(baseline: Documents, new: Documents) -> tuple[dict[str, float], dict[str, float]]:
-    """The peaks to compare: benchmark by benchmark where every peak on both sides is its benchmark's own, else
-    each side's largest alone (`RUN_PEAK`): a process's peak so far belongs to no one benchmark."""
+    """The peaks to compare: per benchmark where every peak is its own, else each side's largest (`RUN_PEAK`)."""
     peaks = peak_memory(baseline), peak_memory(new)
     if all(document.peaks_own() for _, document in (*baseline, *new)):
         return peaks
@@ -129,8 +127,7 @@ def comparable_peaks(baseline: Documents, new: Documents) -> tuple[dict[str, flo
 
 
 def samples(documents: Documents) -> tuple[dict[str, list[float]], set[str]]:
-    """Raw samples by benchmark name from one document, or pooled from several, and the machines they were measured
-    on (each as one line)."""
+    """Raw samples by benchmark from one document, or pooled from several, and their machines (one line each)."""
     pooled: dict[str, list[float]] = {}
     machines = {", ".join(document.measured_on) for _, document in documents}
     for file, document in documents:

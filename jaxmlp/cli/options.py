@@ -1,8 +1,4 @@
-"""Every option that more than one command takes, declared once: its flags, help, default and validator.
-
-A command adds an `Option` with `Option.add`, and gives it its own default or help with `Option.but`. Numbers are
-parsed here; their ranges are checked where the settings are built. Plain Python (argparse only): the noxfile uses
-`bench_session` too."""
+"""Every option that more than one command takes, declared once. Plain Python: the noxfile uses `bench_session` too."""
 
 from __future__ import annotations
 
@@ -55,8 +51,7 @@ class Option:
     shared: bool = True  # False: one command's own (`own`)
 
     def but(self, *, default: Any = KEEP, help: str | None = None, why: str = "") -> Option:
-        """This option as one command takes it: its own default (and why it differs) or its own help (what the
-        option does in that command)."""
+        """This option as one command takes it: its own default (and why it differs) or its own help."""
         if default is not KEEP and not why:
             raise ValueError(f"{self.flags[0]}: a command's own default says why")
         return replace(
@@ -97,9 +92,7 @@ def own(
 
 
 LIST: dict[str, Any] = {"action": "extend", "nargs": "+"}
-"""How an option takes several values, everywhere: space-separated (``--pipeline scan torch``), the option also
-repeatable (``--pipeline scan --pipeline torch``). Its default is None (argparse would extend a default list), the
-command's own default filled in where it reads the values."""
+"""How an option takes several values: space-separated or repeated; its default None, filled in by the command."""
 
 
 # --- data --------------------------------------------------------------------------------------------------------
@@ -278,8 +271,7 @@ ALPHA = Option(
 )
 DETECTOR = (THRESHOLD, ALPHA)
 MATRIX: tuple[Option, ...] = (PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT)
-"""How a sweep's releases are measured: processes a cell, XLA flags, environments and where they come from, time
-limits, where results go (each sweep subcommand that measures releases adds them, some reworded: `reworded`)."""
+"""How a sweep's releases are measured: processes, XLA flags, environments, time limits, output (`reworded` by some)."""
 
 # --- a range of releases: its two ends and how the releases between them are picked ------------------------------
 
@@ -303,8 +295,7 @@ BUDGET = Option(
     metavar="MINUTES",
 )
 TIMELINE_RANGE = (FIRST, LAST, VERSIONS, EVERY, BUDGET)
-"""`jaxmlp sweep timeline A B`'s releases: A to B, picked from --versions (else the index's), every patch or minor,
-their processes fitted to --budget."""
+"""`jaxmlp sweep timeline A B`'s releases from A to B, picked from --versions or the index, fitted to --budget."""
 BISECT_RANGE = (GOOD, BAD, VERSIONS)
 """`jaxmlp sweep bisect GOOD BAD`'s releases: GOOD to BAD, picked from --versions (else the index's)."""
 EXPLAIN_RANGE = (EARLIER, LATER)

@@ -1,6 +1,4 @@
-"""``jaxmlp roofline``: each workload (the built-ins and any ``--workload file.py:make``) against this machine's two
-ceilings, its FLOP rate and memory bandwidth; the ceilings measured once per environment and kept in the results
-folder (``ceilings-<time>.json``), the points in ``roofline-<time>.json`` with a figure beside it."""
+"""``jaxmlp roofline``: each workload against this machine's FLOP rate and memory bandwidth, kept with a figure."""
 
 from __future__ import annotations
 
@@ -54,8 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Path, CeilingsDocument] | None:
-    """The newest ceilings kept in ``store`` for this environment (same host, CPU, cores, release, device); a kept
-    ceilings file that cannot be read is named in a warning line (and measured again)."""
+    """The newest ceilings kept in ``store`` for this environment; an unreadable one is named in a warning line."""
     if not store.folder.is_dir():
         return None
     scan = store.scan()
@@ -67,8 +64,7 @@ def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Pat
 
 
 def checked_workloads(args: argparse.Namespace) -> Measuring:
-    """Before any work: the workloads named as built-ins or found in their files, and the data holding a batch of
-    the built-ins'."""
+    """Before any work: the workloads named, as built-ins or in their files, and the built-ins' data."""
     measuring = Measuring(
         tuple(args.workload or ()),
         args.dataset,

@@ -1,6 +1,4 @@
-"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count N and process count P, fresh
-processes each; under ``mpirun``/``srun`` the cluster's processes are the P > 1 ones, and process 0 alone speaks and
-writes."""
+"""``jaxmlp scaling``: the sharded epoch, step and compile time for each device count N and process count P."""
 
 from __future__ import annotations
 
@@ -61,8 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def process_counts(asked: list[int] | None, cluster: tuple[int, int] | None) -> tuple[int, ...]:
-    """The process counts to measure: as asked (under a cluster launcher of P processes: only 1 and P), else 1
-    (and P under a cluster launcher)."""
+    """The process counts to measure: as asked, else 1; under a cluster launcher of P processes, 1 and P only."""
     for p in asked or ():
         errors.at_least("--processes", p, 1)
     if cluster is None:

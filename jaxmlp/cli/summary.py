@@ -1,5 +1,4 @@
-"""``jaxmlp summary PATH``: the answer of any result jaxmlp writes, in a few short tables (as text, or Markdown for a
-pull request), and a benchmark or training file filed in a folder (``--save``)."""
+"""``jaxmlp summary PATH``: the answer of any result jaxmlp writes, as text or Markdown, and ``--save``."""
 
 from __future__ import annotations
 
@@ -139,8 +138,7 @@ def _document(path: Path) -> Document:
 
 
 def _results(path: Path, document: Document | None) -> tuple[Results, Path]:
-    """What to summarize, and the folder its paths are shown from: a folder's results; the sweep a sweep's file
-    belongs to; else the one document."""
+    """What to summarize, and the folder its paths are shown from: a folder, a sweep file's sweep, or one document."""
     if document is None:
         scan = index.scan(path, "jaxmlp summary")
         warn_skipped(scan.skipped, "summary")

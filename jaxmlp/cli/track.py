@@ -1,9 +1,6 @@
-"""``jaxmlp track``: every jax/jaxlib release newer than the last one tracked, measured side by side with that one and
-with the pinned release (the sweep's matrix: fresh processes in rotating order), processes added to what is
-inconclusive until it is settled or the budget ends; then each verdict in a line and the exit code of the gate.
-
-`track` is the typed function (other code and the noxfile's session call the command; tests call it in process);
-`run` parses the arguments into its settings."""
+"""``jaxmlp track``'s arguments: every release newer than the last one tracked, measured against it and the pinned
+release until settled or the budget ends, then each verdict and the gate's exit code. `run` parses the arguments and
+calls `jaxmlp.flows.track.track`."""
 
 from __future__ import annotations
 
@@ -86,8 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
-    """The call's settings from its arguments: the MLP epoch and each --workload given, measured as the sweep
-    measures them."""
+    """The call's settings from its arguments: the MLP epoch and each --workload, measured as a sweep."""
     given = [w for w in (args.workload or ()) if w != EPOCH]
     measuring = replace(measuring_of(args), workloads=(EPOCH, *dict.fromkeys(given)))
     matrix = Matrix(

@@ -1,6 +1,4 @@
-"""``jaxmlp sweep resume FOLDER`` of a stopped ``jaxmlp track`` call: the call run again with its own arguments, in
-its own folder (``call.json``), so that it goes on from the stopped folder's samples and files its ``track.json``
-as the next ``jaxmlp track`` would."""
+"""``jaxmlp sweep resume FOLDER`` of a stopped ``jaxmlp track`` call: the call run again from its ``call.json``."""
 
 from __future__ import annotations
 
@@ -17,10 +15,9 @@ from jaxmlp.results.store import confined, layout
 
 
 def resume(folder: Path, workloads: Sequence[str] = (), envs_folder: Path | None = None) -> int:
-    """The stopped call in ``folder`` gone on with: its arguments parsed as ``jaxmlp track`` parses them, run from
-    the folder it was run in; its exit code (the gate's). ``call.json`` is data (docs/reference/trust.md): what it
-    names that would run or write elsewhere is this command line's (`chosen_call`), and wheels it names inside the
-    results folder are refused."""
+    """The stopped call in ``folder`` gone on with, its arguments parsed as ``jaxmlp track`` parses them; its exit code
+    (the gate's). ``call.json`` is data (docs/reference/trust.md): what would run or write elsewhere is this command
+    line's (`chosen_call`)."""
     from jaxmlp.cli import Parser
     from jaxmlp.cli import track as command
 
@@ -57,9 +54,8 @@ def resume(folder: Path, workloads: Sequence[str] = (), envs_folder: Path | None
 def chosen_call(
     args: argparse.Namespace, workloads: Sequence[str], envs_folder: Path | None, call: Path
 ) -> argparse.Namespace:
-    """A recorded call's arguments with what runs or writes taken from this command line: each workload of one's own
-    the ``workloads`` spec of its name (a `JaxmlpError` where one is not given again), the environments folder this
-    command's, no interpreter of the file's (``--python``) and no site or message written."""
+    """A recorded call's arguments with what runs or writes taken from this command line (docs/reference/trust.md); a
+    `JaxmlpError` where a workload of one's own is not given again."""
     given = {workload_name(spec): spec for spec in workloads}
     own = [spec for spec in args.workload or () if not is_builtin(spec)]
     for spec in own:

@@ -89,8 +89,7 @@ def progress_bar(enabled: bool | None) -> Callable[[Iterable[Any], int], Iterabl
 
 
 def launch_limit(timeout: float | None) -> float:
-    """The time limit of a --processes run's processes (all first ones): ``--timeout``, else
-    `workers.FIRST_SECONDS`."""
+    """The time limit of a --processes run's processes: ``--timeout``, else `workers.FIRST_SECONDS`."""
     if timeout is None:
         return workers.FIRST_SECONDS
     errors.positive_finite("--timeout", timeout)
@@ -98,8 +97,7 @@ def launch_limit(timeout: float | None) -> float:
 
 
 def into_folder(given: str) -> bool:
-    """Whether ``--json`` names a folder to write into (one that exists, or any path that ends in a slash), not a
-    new file."""
+    """Whether ``--json`` names a folder (one that exists, or a path ending in a slash), not a new file."""
     return given.endswith(("/", os.sep)) or Path(given).is_dir()
 
 

@@ -1,5 +1,4 @@
-"""``jaxmlp tta``: time to accuracy, MLPerf style (`jaxmlp.measure.tta`), per pipeline and precision over N seeds;
-its table, and a ``tta-<time>-<dataset>.json`` in the results folder."""
+"""``jaxmlp tta``: time to accuracy per pipeline and precision over N seeds, its table and its file."""
 
 from __future__ import annotations
 
@@ -140,8 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def short_line(config: TtaConfig, runs: list[TtaRun]) -> str | None:
-    """Where, for a pipeline and precision, at most half of ``runs`` reached the target (`short_of_target`): the
-    last line, saying so and what to do; else None."""
+    """The last line where at most half of ``runs`` reached the target for some pipeline and precision; else None."""
     short = short_of_target(runs)
     if not short:
         return None

@@ -46,12 +46,9 @@ def search(
     explained: Mapping[tuple[str, str], str] | None = None,
     known: tuple[Mapping[str, Sequence[float]], str] | None = None,
 ) -> BisectOutcome:
-    """The first release between ``settings``' ends that ``detector`` flags on its workload's steady state, each
-    probe filed into a new bisect folder under ``out`` (``matrix.source``: where the environments come from, the
-    same wheel folder as ``settings.wheels``); then the answer explained there, unless ``explained`` names an
-    explanation of that pair already made (its folder) (a failure: the first release that fails instead, said on
-    stderr). ``known``: samples by release measured with these settings, and where (a timeline's folder): a probe of
-    releases they all hold reads them, not measured again, and the bisection's file says which probes did."""
+    """The first release between ``settings``' ends that ``detector`` flags, each probe filed into a new bisect folder
+    under ``out``, then the answer explained unless ``explained`` names an explanation already made. ``known``: samples
+    by release already measured with these settings, read rather than measured again."""
     start = time.monotonic()
     candidates = flow.candidates(settings)
     matrix = replace(matrix, series=tuple(candidates))  # each probe's releases on the Python chosen for them all
@@ -128,9 +125,8 @@ def _filed(
     explained: Mapping[tuple[str, str], str] | None,
     explain: Callable[[], object],
 ) -> BisectOutcome:
-    """The bisection's file written beside its probes and said; then its answer explained (``explain``) unless
-    ``explained`` names an explanation of it already made; a failure, or results that differ, exits `EXIT_FAILED`,
-    unexplained."""
+    """The bisection's file written beside its probes and said, then its answer explained unless ``explained`` names
+    one; a failure, or results that differ, exits `EXIT_FAILED`, unexplained."""
     result, line = doc.bisection, doc.line
     path = write_json_new(folder / layout.BISECT_FILE, doc.to_json())
     print(f"\n{render([bisect_summary(doc, folder.name)])}\n")  # the probes' verdicts, then the answer line

@@ -1,5 +1,4 @@
-"""``jaxmlp sweep corpus [MANIFEST]``: every known regression of the corpus run the way a user works (the timeline
-over its releases, the bisection where a range is given, the explanation of what was found), then scored."""
+"""``jaxmlp sweep corpus [MANIFEST]``: every known regression of the corpus run the way a user works, then scored."""
 
 from __future__ import annotations
 
@@ -67,12 +66,9 @@ def measure(
     ranks: Ranks | None = None,
     given: Runs | None = None,
 ) -> CorpusOutcome:
-    """Each case of ``settings``' manifest run through `timeline.measure` and `bisect.search` as a user would
-    (``measuring`` with the case's workload and calls, ``matrix`` with its processes and XLA flag), then its
-    injected-slowdown trials, into a new corpus folder under ``out``, then scored and its scorecard filed. What a
-    case runs with is ``given``'s where set, else its manifest's, else ``measuring``'s and ``matrix``'s. ``ranks``
-    (`Ranks.found`) share each case's timeline; rank 0 runs the rest and scores them, the others' lines go to
-    stderr."""
+    """Each case of ``settings``' manifest run as a user would (timeline, bisection, injected-slowdown trials) into a
+    new corpus folder under ``out``, then scored and its scorecard filed. A case runs with ``given``'s settings, else
+    its manifest's, else ``measuring``'s and ``matrix``'s; ``ranks`` share each case's timeline."""
     run = _Corpus(settings, measuring, matrix, out, time.monotonic(), metadata(), ranks, given or Runs())
     if ranks and ranks.rank:
         with contextlib.redirect_stdout(sys.stderr):  # rank 0 speaks: the others' lines go to stderr
@@ -158,8 +154,7 @@ def _run(run: _Corpus) -> CorpusOutcome:
 
 @dataclass(frozen=True)
 class _Corpus:
-    """A corpus run as asked for: its settings, what each process measures, how the releases are measured, where
-    it goes, when it started, the machine and commit it started on, and the ranks that share it."""
+    """A corpus run as asked for: settings, measuring, matrix, output, start, machine, commit and ranks."""
 
     settings: Corpus
     measuring: Measuring
@@ -236,8 +231,7 @@ def _stopped(
 
 
 def _case(case: Case, number: int, total: int, run: _Corpus, corpus: Path, shared: dict[str, str]) -> CaseScore:
-    """One case run through the commands a user would run, into ``corpus/<case>/``, then scored; each step in
-    ``shared`` (`shared_steps`: an earlier case measured the same) read from that case's folder instead."""
+    """One case run as a user would into ``corpus/<case>/``, then scored; steps in ``shared`` read from their case."""
     start = time.monotonic()
     out = corpus / case.name
     out.mkdir()
@@ -301,8 +295,7 @@ def _bisect(case: Case, run: _Corpus, out: Path, given: dict[str, Any]) -> Bisec
 
 
 def _between(case: Case, run: _Corpus) -> list[str] | None:
-    """The releases a case's bisection searches between its ends (None: it has none, or the source cannot list
-    them now)."""
+    """The releases a case's bisection searches between its ends (None: none, or not listable now)."""
     if case.bisect is None:
         return None
     try:
@@ -312,8 +305,7 @@ def _between(case: Case, run: _Corpus) -> list[str] | None:
 
 
 def _case_runs(case: Case, run: _Corpus) -> tuple[Measuring, Matrix]:
-    """What each process of a case measures (its workload and calls) and how its releases are measured (its
-    processes)."""
+    """What each process of a case measures (workload, calls) and how its releases are measured."""
     calls, processes = case.runs.calls or run.measuring.calls, case.runs.processes or run.matrix.processes
     compiles = max(case.compiles, run.measuring.compiles)
     measuring = replace(run.measuring, workloads=(case.workload,), calls=calls, compiles=compiles)

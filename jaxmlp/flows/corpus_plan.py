@@ -1,7 +1,4 @@
-"""What `jaxmlp sweep corpus` will start, said before it starts: the worker processes of each case (its timeline's
-probes and rounds, its bisection's when every probe is conclusive, its explanations, its injected-slowdown trials)
-and an estimate of its time from those counts and the seconds a worker process took in an earlier corpus run of
-that case under the same results folder (the starts of its timeline's processes, one after another)."""
+"""What `jaxmlp sweep corpus` will start, said first: each case's processes and time estimated from an earlier run."""
 
 from __future__ import annotations
 
@@ -49,17 +46,14 @@ class CasePlan:
 
 
 def changes_explained(case: Case) -> int:
-    """The changes a case's timeline explains where it finds what the case expects: none for a control or a failure,
-    two for a transient (there and back), one else, and one more in a column whose flag must not undo it."""
+    """The changes a case's timeline explains where it finds what the case expects (two for a transient)."""
     if case.is_control or case.expect.direction == "fails":
         return 0
     return (2 if case.kind == "transient" else 1) + (1 if case.expect.flag_kept else 0)
 
 
 def bisect_processes(between: int, processes: int) -> int:
-    """The processes of a bisection over ``between`` releases between its ends when every probe is conclusive: each
-    probe its ends and their midpoint (the ends alone where none is between), a probe process and ``processes``
-    each."""
+    """The processes of a bisection over ``between`` releases when every probe is conclusive."""
     probes, releases = (math.ceil(math.log2(between + 1)), 3) if between else (1, 2)
     return probes * releases * (processes + 1)
 
@@ -88,8 +82,7 @@ def case_plan(
 
 
 def earlier_seconds(case: Case, out: Path) -> tuple[float, str] | None:
-    """The seconds a worker process of ``case`` took in the newest earlier corpus run under ``out`` that measured its
-    timeline with the same calls: the mean gap between its timeline's process starts; and which run that was."""
+    """The seconds a process of ``case`` took in the newest earlier corpus run under ``out`` alike, and which run."""
     name = workload_name(case.workload)
     for corpus in sorted(out.glob(f"{layout.CORPUS}-*"), reverse=True):
         starts: list[datetime] = []

@@ -1,5 +1,4 @@
-"""Steps of `jaxmlp sweep corpus`: a case's injected-slowdown trials, a step read from the earlier case that
-measured the same, and a corpus run scored again from its files (``--rescore``)."""
+"""Steps of `jaxmlp sweep corpus`: injected-slowdown trials, a step shared with an earlier case, a rescore."""
 
 from __future__ import annotations
 
@@ -49,9 +48,7 @@ def trial_release(case: Case) -> str:
 
 
 def slowdown_trials(case: Case, measuring: Measuring, matrix: Matrix, folder: Path | None = None) -> SlowdownTrials:
-    """A case's injected-slowdown trials: its workload at `trial_release`, unslowed and slowed, as many processes a
-    group as its timeline's, one of each a round in rotating order (never the timeline's processes of that release:
-    measured minutes before, a drift of the machine would fall into the ratio), each trial's line printed."""
+    """A case's injected-slowdown trials at `trial_release`, unslowed and slowed in rotating order, each printed."""
     release = trial_release(case)
     python = environments(replace(matrix, series=case.releases), [release])[release]
     trials = case.runs.slowdown_trials or 0
@@ -73,9 +70,7 @@ def timeline_samples(case: Case, folder: Path) -> tuple[dict[str, tuple[float, .
 
 
 def shared_step(step: str, measured_by: str, out: Path) -> str:
-    """A case's ``step`` that the earlier case ``measured_by`` measured the same (`corpus.shared_steps`): its folder
-    linked into this case's folder ``out`` (a relative link: the case's folder says where its samples come from);
-    the line saying so, or why there is none."""
+    """A ``step`` shared with the earlier case ``measured_by``, linked into ``out``; the line saying so or why not."""
     earlier = sorted(p for p in (out.parent / measured_by).glob(f"{step}-*") if p.is_dir())
     if not earlier:
         return f"# the {step} of {measured_by} (the same workload, releases and settings) filed no folder to read"
@@ -88,9 +83,7 @@ def shared_step(step: str, measured_by: str, out: Path) -> str:
 
 
 def explain_metric(case: Case, measuring: Measuring, matrix: Matrix, folder: Path) -> None:
-    """Each change a compile-time or memory case's timeline (in its ``folder``) found in that metric and left
-    unexplained (it explains its steady state's changes) explained into the timeline's folder, printed, as
-    `jaxmlp sweep explain BEFORE AT` would."""
+    """Each change a compile-time or memory case's timeline left unexplained, explained into ``folder``, printed."""
     done = explained_pairs(folder)
     timelines = sorted(folder.glob(f"{layout.TIMELINE}-*"))
     for before, at in metric_changes(case, case_found(folder)):
@@ -101,8 +94,7 @@ def explain_metric(case: Case, measuring: Measuring, matrix: Matrix, folder: Pat
 
 
 def explained_pairs(folder: Path) -> dict[tuple[str, str], str]:
-    """The release pairs a case's timeline (in its ``folder``) explained without XLA flags, each with its
-    explanation's folder (relative to ``folder``)."""
+    """The release pairs a case's timeline explained without XLA flags, each with its explanation's folder."""
     found: dict[tuple[str, str], str] = {}
     for path in sorted(folder.glob(f"{layout.TIMELINE}-*/{layout.EXPLAIN}-*/{layout.EXPLAIN_FILE}")):
         doc = read_document(path)
@@ -112,8 +104,7 @@ def explained_pairs(folder: Path) -> dict[tuple[str, str], str]:
 
 
 def rescore(*, folder: Path, manifest: Path) -> Rescored:
-    """The corpus run in ``folder`` scored again from its files (nothing measured), with ``manifest``'s ``from``
-    of each case, into ``folder/scorecard-rescored-<time>.json``; its summary printed."""
+    """The corpus run in ``folder`` scored again from its files into ``scorecard-rescored-<time>.json``, printed."""
     doc = recorded(folder)
     cases = read_manifest(manifest) if manifest.is_file() else []
     now = metadata()

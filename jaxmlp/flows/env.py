@@ -17,9 +17,8 @@ def check(
     source: envs.Source = envs.INDEX,
     interpreters: Sequence[str] = (),
 ) -> dict[str, str]:
-    """Each of ``versions``' environment under ``root`` (None: the default) made or found from ``source``, with one
-    of ``interpreters`` where given (`--python`), and a worker run in it (two short epochs of the synthetic set),
-    said; returns each release's python."""
+    """Each of ``versions``' environments under ``root`` (None: the default) made or found, with one of ``interpreters``
+    where given, and a short worker run in it, said; returns each release's python."""
     matrix = Matrix(tuple(versions), envs=root, source=source, pythons=tuple(interpreters))
     pythons = environments(matrix, matrix.versions)
     short = Measuring(dataset="synthetic", limit=512, epochs=2, calls=2)

@@ -1,5 +1,4 @@
-"""Why two releases differ on a workload (``jaxmlp sweep explain A B``), and the explanations the other commands
-give of what they find."""
+"""Why two releases differ on a workload (``jaxmlp sweep explain A B``), and the other commands' explanations."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ class ExplainOutcome:
 
 
 def explain(*, a: str, b: str, workload: str, measuring: Measuring, matrix: Matrix, out: Path) -> ExplainOutcome:
-    """Why releases ``a`` and ``b`` differ on ``workload`` (``matrix``'s processes a release, the first of each
-    profiled), filed into a new explain folder under ``out`` and printed."""
+    """Why releases ``a`` and ``b`` differ on ``workload``, filed into a new explain folder under ``out``, printed."""
     store = ResultsStore(check_folder(out, "--out"))
     print(
         f"Explaining {workload} from {a} to {b}: {count(matrix.processes, 'process', 'processes')} a "
@@ -53,9 +51,7 @@ Explained = tuple[ExplainOutcome | None, str]
 
 
 def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> Explained:
-    """One change a sweep flagged, a timeline found or `jaxmlp track` measured explained with the sweep's own
-    settings, into its folder; printed. Its processes are given the workload's spec (``mine.py:make``), not the name
-    its results carry."""
+    """One change a sweep, timeline or `jaxmlp track` found, explained with the sweep's settings into its folder."""
     spec = spec_of(settings_of(folder), change.workload)
     return explained(
         f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})",
@@ -85,8 +81,7 @@ def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str,
 def explained(
     heading: str, settings: Measuring | Path, before: str, after: str, workload: str, out: Path, matrix: Matrix
 ) -> Explained:
-    """An explanation of a command's own answer (at most `EXPLAIN_PROCESSES` processes a release), printed under
-    ``heading``; a failure to explain is one line, never the command's failure."""
+    """A command's own answer explained under ``heading``; a failure to explain is one line, not the command's."""
     print(f"\n{heading}")
     try:
         doc, folder = explain_files.explain(

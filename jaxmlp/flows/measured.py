@@ -1,5 +1,4 @@
-"""How ``sweep run``, ``resume`` and ``timeline`` end: the samples measured into the run's log, its files written (or
-what was kept when stopped), its verdicts printed and the releases it could not measure named."""
+"""How ``sweep run``, ``resume`` and ``timeline`` end: samples logged, files written, verdicts and misses said."""
 
 from __future__ import annotations
 
@@ -27,9 +26,8 @@ from jaxmlp.units import minutes
 
 @dataclass(frozen=True)
 class SweepOutcome:
-    """How a measured sweep ended (`run.measure`, `timeline.measure`, `resume.measure`): its folder, the exit code it
-    implies, the line naming what it could not measure ("" if none) and the changes it found, each explained in its
-    folder (a rank other than 0: none; rank 0 files them)."""
+    """How a measured sweep ended: its folder, the exit code it implies, the line naming what it could not measure (""
+    if none) and the changes it found (none on a rank other than 0)."""
 
     folder: Path
     code: int
@@ -37,9 +35,7 @@ class SweepOutcome:
     changes: tuple[FiledChange, ...] = ()
 
     def verdicts(self) -> pd.DataFrame:
-        """Each comparison the sweep filed: per XLA-flags column and workload, each release against the one before
-        it, with its ratio, interval and verdict (`jaxmlp.results.sweep.folders.verdicts`, read from the
-        folder)."""
+        """Each comparison the sweep filed, per flags column and workload, read from the folder."""
         return verdicts(self.folder)
 
 
@@ -53,12 +49,9 @@ def measure_into(
     tables: bool = True,
     goes_on: str = "",
 ) -> tuple[int, str]:
-    """Measure into ``run`` and write its files (those kept, when stopped). Returns the exit code (`errors.gate` of
-    its verdicts, ``strict`` or not) and the line naming the cells that could not be measured ("" if none). A
-    folder ``shared`` with other ranks is kept when stopped before the first round: it holds their files and stop
-    marks. Without ``tables``, the sweep's verdict tables are not said (`jaxmlp track` says its own). The files are
-    written in one place, from the log, whether the rounds ended or were stopped. ``goes_on``: what a stop's line
-    says goes on with the samples kept (default: `jaxmlp sweep resume`)."""
+    """Measure into ``run`` and write its files (those kept, when stopped). Returns the gate's exit code and the line
+    naming the cells not measured ("" if none). ``tables``: say the verdict tables; ``goes_on``: what a stop's line says
+    goes on (default: `jaxmlp sweep resume`)."""
     stopped: KeyboardInterrupt | JaxmlpError | None = None
     try:
         measure()
@@ -84,8 +77,7 @@ def measure_into(
 
 
 def _stop(e: KeyboardInterrupt | JaxmlpError, kept: str) -> NoReturn:
-    """The stop raised again with what was ``kept``: a signal's as `Interrupted` (its exit code), an error's one
-    line."""
+    """The stop raised again with what was ``kept``: a signal's as `Interrupted`, an error's one line."""
     if isinstance(e, KeyboardInterrupt):
         stopped = e if isinstance(e, Interrupted) else Interrupted()
         stopped.kept = kept
@@ -94,8 +86,7 @@ def _stop(e: KeyboardInterrupt | JaxmlpError, kept: str) -> NoReturn:
 
 
 def ended(code: int, missing: str, folder: Path, changes: Sequence[FiledChange] = ()) -> SweepOutcome:
-    """How the command ended (its exit code `measure_into`'s); a release it could not measure is named in its last
-    line (stderr)."""
+    """How the command ended (`measure_into`'s exit code); a release not measured is named in its last line."""
     if missing:
         sys.stdout.flush()
         print(f"jaxmlp sweep: {missing}; what was measured is in {folder}", file=sys.stderr)

@@ -1,8 +1,4 @@
-"""A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun`` (one a node): rank 0 makes the folder and
-names it in a meeting file beside it; every rank measures its rounds (round r is rank r mod N's) into its own
-samples file in that folder; rank 0 waits for the others, takes their samples into its log and files the verdicts.
-A rank that stops or fails leaves a mark that the others read between processes. A timeline calls one function a
-rank: `lead` (rank 0) or `follow_rank_0` (the others), each the rank's whole part."""
+"""A timeline or corpus shared by the ranks of one ``mpirun`` or ``srun``: rank 0's part (`lead`) and the others'."""
 
 from __future__ import annotations
 
@@ -38,22 +34,19 @@ HEARTBEAT_SECONDS = 30.0
 SILENT_SECONDS = 300.0
 """How long a rank waits on a meeting file rank 0 no longer touches before it gives up (rank 0 killed)."""
 SKEW_SECONDS = 120.0
-"""How much earlier than this process a meeting may have started and still be this launch's (the ranks start
-together; clocks of nodes differ a little): an older one is a stale file of an earlier launch."""
+"""How much earlier than this process a meeting of this launch may have started; an older one is stale."""
 STARTED = time.time()
 """When this process started (imported with the command)."""
 
 
 def meeting_file(out: Path, ranks: Ranks) -> Path:
-    """Where rank 0 names the folder it makes in ``out`` for the others (one a command's ``--out``; a corpus's
-    cases have a folder each)."""
+    """Where rank 0 names the folder it makes in ``out`` for the others."""
     return out / f".jaxmlp-meeting-{ranks.job}"
 
 
 def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks, pulse: Pulse | None = None) -> bool:
-    """Ranks 1 on, in a corpus: whether rank 0 starts this case's timeline (``meeting`` appears), however long its
-    bisection of the case before takes, while its heartbeat (``pulse``: on the corpus's meeting file) goes on;
-    False once it has gone past it (a ``later`` path exists). Rank 0's stop or silence is a `JaxmlpError`."""
+    """Ranks 1 on, in a corpus: whether rank 0 starts this case's timeline, waiting while its heartbeat goes on; False
+    once it has gone past it. Rank 0's stop or silence is a `JaxmlpError`."""
     while not meeting.is_file():
         if pulse:
             pulse.check()
@@ -67,9 +60,7 @@ def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks, pul
 
 
 def announce(meeting: Path, folder: Path) -> None:
-    """Rank 0: the folder the others measure into, by its name beside the meeting file (the ranks may mount the
-    shared filesystem at different paths), and when this launch started; a stale meeting file of an earlier launch
-    is replaced."""
+    """Rank 0: the others' folder named in the meeting file with this launch's start, replacing a stale one."""
     if _started(meeting) < STARTED - SKEW_SECONDS:
         with contextlib.suppress(OSError):
             meeting.unlink()
@@ -85,8 +76,7 @@ def _started(meeting: Path) -> float:
 
 
 def _write(path: Path, text: str) -> None:
-    """The coordination's files (the meeting, the marks) written, each new and whole (`write_new`); an `OSError` as
-    one line naming the file."""
+    """A coordination file written new and whole (`write_new`); an `OSError` as one line naming it."""
     _said(path, lambda: write_new(path, text))
 
 
@@ -130,8 +120,7 @@ def _wait_for(path: Path, ranks: Ranks, what: str) -> Path:
 
 @contextlib.contextmanager
 def beating(meeting: Path) -> Iterator[None]:
-    """Rank 0: ``meeting``'s modification time touched every `HEARTBEAT_SECONDS` while inside, so that a rank
-    waiting on it knows rank 0 is alive."""
+    """Rank 0: ``meeting`` touched every `HEARTBEAT_SECONDS` while inside, so the others know it is alive."""
     stop = threading.Event()
 
     def beat() -> None:
@@ -174,8 +163,7 @@ class Pulse:
 
 
 def rank_0_plan(folder: Path, ranks: Ranks) -> Plan:
-    """Ranks 1 on: the plan rank 0 filed once it probed the cells (its cells, what its probe found, the processes a
-    release ``--budget`` fitted to it, each process's time limit): the ranks measure one plan, not one each."""
+    """Ranks 1 on: the plan rank 0 filed once it probed the cells, so that all ranks measure one plan."""
     path, deadline = folder / layout.SAMPLES_FILE, time.monotonic() + MEET_SECONDS
     while True:
         _wait_for(path, ranks, "write its plan")
@@ -241,9 +229,8 @@ def mark_done(folder: Path, ranks: Ranks) -> None:
 
 
 def gather(log: RunLog, ranks: Ranks, silence: float) -> None:
-    """Rank 0: wait for every other rank to end its rounds, then take their samples into ``log``. A rank that
-    stopped, or whose samples file stays unchanged for ``silence`` seconds, is a `JaxmlpError` naming it (the
-    samples the others sent are taken first)."""
+    """Rank 0: wait for every other rank to end its rounds, then take their samples into ``log``; a rank stopped or
+    silent for ``silence`` seconds is a `JaxmlpError` (its samples taken first)."""
     try:
         for rank in range(1, ranks.size):
             _wait_done(log.folder, rank, ranks, silence)
@@ -289,8 +276,7 @@ def take_rank_files(log: RunLog, ranks: Ranks) -> None:
 
 @contextlib.contextmanager
 def telling(folder: Path, ranks: Ranks, done: bool = False) -> Iterator[None]:
-    """This rank's stop or failure marked in ``folder`` for the others (`mark_stopped`); ``done``: its end without
-    one too (`mark_done`)."""
+    """This rank's stop or failure marked in ``folder`` for the others; ``done``: its clean end too."""
     try:
         yield
         if done:
@@ -301,11 +287,8 @@ def telling(folder: Path, ranks: Ranks, done: bool = False) -> Iterator[None]:
 
 
 def lead(log: RunLog, out: Path, ranks: Ranks, measure: Callable[[Record], Measured]) -> Measured:
-    """Rank 0's part of a shared timeline: its folder (``log``'s, in ``out``) named to the others (`announce`), then
-    ``measure`` given a recorder that reads the others' stop marks (`recorder`) while rank 0's heartbeat goes on, then
-    the others' samples gathered into ``log`` (`gather`). Stopped, the others' samples are taken first, and a stop
-    that another rank's came before is said (mpirun stops the others when one rank ends). The meeting file is removed
-    at the end."""
+    """Rank 0's part of a shared timeline: its folder announced, ``measure`` run reading the others' stop marks while
+    its heartbeat goes on, then the others' samples gathered into ``log``; the meeting file removed at the end."""
     meeting = meeting_file(out, ranks)
     announce(meeting, log.folder)
     try:
@@ -326,9 +309,8 @@ def lead(log: RunLog, out: Path, ranks: Ranks, measure: Callable[[Record], Measu
 def follow_rank_0(
     runners: Sequence[Runner], matrix: Matrix, out: Path, ranks: Ranks, say: Say, progress: Progress
 ) -> Path:
-    """The part of a shared timeline of a rank other than 0: the folder rank 0 names in ``out`` (`meet`), its plan
-    read there (`rank_0_plan`), this rank's rounds of it measured into its own samples file in that folder (rank 0
-    takes them), then a mark that it is done (or why it stopped). Returns the folder."""
+    """The part of a shared timeline of a rank other than 0: rank 0's folder and plan read, this rank's rounds measured
+    into its own samples file there, then a mark that it is done or why it stopped. Returns the folder."""
     folder = meet(meeting_file(out, ranks), ranks)
     log = rank_log(folder, ranks)
     say(f"{ranks.name}: its rounds go into {log.log}")

@@ -1,5 +1,4 @@
-"""A version matrix (``jaxmlp sweep run``) measured into a new sweep folder, and a stopped one measured on
-(``jaxmlp sweep resume``): each ends as `jaxmlp.flows.measured` says."""
+"""A version matrix measured into a new sweep folder (``sweep run``), or a stopped one measured on (``resume``)."""
 
 from __future__ import annotations
 
@@ -23,9 +22,8 @@ from jaxmlp.results.sweep.folders import flagged_changes
 
 
 def measure(*, measuring: Measuring, matrix: Matrix, out: Path, strict: bool = False) -> SweepOutcome:
-    """The matrix's releases (and hand-made environments) measured into a new sweep folder under ``out``, its
-    verdicts printed, then each change it flags explained into that folder. ``strict``: an inconclusive comparison
-    exits 4 (`errors.gate`)."""
+    """The matrix's releases measured into a new sweep folder under ``out``, its verdicts printed, then each change it
+    flags explained there. ``strict``: an inconclusive comparison exits 4."""
     start = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     pythons = environments(matrix, matrix.versions)
@@ -58,9 +56,8 @@ def resume(
     pythons: Mapping[str, str] | None = None,
     workloads: Sequence[str] = (),
 ) -> SweepOutcome:
-    """The stopped sweep in ``folder`` measured on with its own settings: what it is missing, then its files. Only
-    what this machine chose runs (`chosen`): interpreters in ``envs_folder`` (default: `envs.envs_root`) or given
-    again (``pythons``: by label), workloads of one's own given again (``workloads``)."""
+    """The stopped sweep in ``folder`` measured on with its own settings, then its files; only what this machine chose
+    runs (`chosen`: ``envs_folder``, ``pythons``, ``workloads``)."""
     start = time.monotonic()
     log = RunLog(folder)
     if not log.incomplete:

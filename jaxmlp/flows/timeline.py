@@ -1,5 +1,4 @@
-"""Every release from A to B measured as one matrix (``jaxmlp sweep timeline A B``), shared by the ranks of mpirun or
-srun, then each change explained."""
+"""``jaxmlp sweep timeline A B``: every release from A to B measured as one matrix, then each change explained."""
 
 from __future__ import annotations
 
@@ -33,11 +32,8 @@ def measure(
     ranks: Ranks | None = None,
     strict: bool = False,
 ) -> SweepOutcome:
-    """The releases of ``timeline`` (exactly these: its ends and ``versions`` those releases, 3 or more) measured as
-    one sweep matrix (``matrix``, its versions the timeline's; its ``source`` where their environments come from, the
-    same wheel folder as ``timeline.wheels``) into a new timeline folder under ``out``, then each change point found
-    explained into it. ``ranks`` (`Ranks.found`, under mpirun or srun) share its rounds: rank 0 files it, the
-    others' lines go to stderr. ``strict``: an inconclusive comparison exits 4 (`errors.gate`)."""
+    """The releases of ``timeline`` measured as one sweep matrix into a new timeline folder under ``out``, then each
+    change point found explained there; ``ranks`` share its rounds. ``strict``: an inconclusive comparison exits 4."""
     quiet = ranks and ranks.rank  # rank 0 speaks: the others' lines go to stderr
     with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
         return _measure(timeline, measuring, matrix, out, ranks, strict)
@@ -46,9 +42,7 @@ def measure(
 def _measure(
     timeline: Timeline, measuring: Measuring, asked: Matrix, out: Path, ranks: Ranks | None, strict: bool
 ) -> SweepOutcome:
-    """The timeline in one direction: its releases and matrix (pure, said first), their environments, then this
-    rank's whole part (`follow_rank_0`, a rank other than 0) or the rounds measured into a new folder (`lead`: rank 0
-    of several), its files written (`measure_into`), then its changes found and explained."""
+    """The timeline in one direction: its releases, environments, this rank's part measured, filed and explained."""
     start = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     versions = flow.releases(timeline)

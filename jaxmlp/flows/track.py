@@ -1,7 +1,5 @@
-"""One call of ``jaxmlp track``: every jax/jaxlib release newer than the last one tracked, measured side by side
-with that one and with the pinned release (the sweep's matrix: fresh processes in rotating order), processes added to
-what is inconclusive until it is settled or the budget ends; its folder, the site and the message, and the exit code
-of the gate."""
+"""One call of ``jaxmlp track``: the new releases measured against the last one tracked and the pinned one until settled
+or the budget ends; its folder, the site, the message and the gate's exit code."""
 
 from __future__ import annotations
 
@@ -55,9 +53,8 @@ def track(
     say: Say = print,
     call: Mapping[str, object] | None = None,
 ) -> TrackOutcome:
-    """One call of `jaxmlp track` (`jaxmlp.measure.sweep.track` says what it measures): its folder under ``out``
-    (``track-<time>-<machine>-<pid>``: the sweep's files and ``track.json``; ``call``, its arguments, in
-    ``call.json`` for `jaxmlp sweep resume`), then the site and the message. A dry run writes nothing."""
+    """One call of `jaxmlp track`: its folder under ``out`` (``track-<time>-<machine>-<pid>``, with ``call`` in
+    ``call.json``), then the site and the message. A dry run writes nothing."""
     began = time.monotonic()
     _check_outputs(site, message, site_url, out)
     if not settings.dry_run:  # a dry run writes nothing, not even ``out``
@@ -102,8 +99,7 @@ def track(
 
 @dataclass(frozen=True)
 class _Series:
-    """The series a call belongs to: its results folder and the history read from it, this machine's metadata and
-    label, the workloads, the last release tracked and the release the series started at (None: no history)."""
+    """The series a call belongs to: folder, history, machine, workloads, last release and start (None: no history)."""
 
     folder: Path
     documents: tuple[TrackDocument, ...]
@@ -119,8 +115,7 @@ class _Series:
 
 
 def _series(folder: Path, measuring: Measuring, say: Say) -> _Series:
-    """The series of this machine and ``measuring``'s workloads, from the calls filed under ``folder`` (a file that
-    cannot be read said in a line and passed)."""
+    """This machine's series of ``measuring``'s workloads from the calls under ``folder`` (unreadable ones said)."""
     fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
     machine, workloads = tracked.machine_label(fields), tuple(measuring.names)
     documents, skipped = tracked.history(folder)
@@ -146,8 +141,7 @@ def _call_folder(
 
 
 def _check_outputs(site: Path | None, message: Path | None, site_url: str, out: Path) -> None:
-    """``--site`` and ``--message`` checked before anything is measured: each where it can be written (its folder
-    there), the site not a file, the message not a folder; ``--out`` not a file."""
+    """``--site``, ``--message`` and ``--out`` checked writable, and of the right kind, before anything is measured."""
     errors.file_not_folder("--out", out, "choose a folder")
     if site_url and not site_url.startswith(("https://", "http://")):
         raise JaxmlpError(f"--site-url {site_url}: give the address the site is published at (https://...)")
@@ -164,17 +158,15 @@ def _check_outputs(site: Path | None, message: Path | None, site_url: str, out: 
 
 
 def _tracked(step: Step, unmeasured: Mapping[str, str]) -> tuple[str, ...]:
-    """The releases a call now tracks: the one it started the series at, and each new one it measured (one it could
-    not is measured again next time)."""
+    """The releases a call now tracks: the series' start and each new one it measured."""
     return tuple(v for v in ((step.last,) if step.start else ()) + step.new if v not in unmeasured)
 
 
 def _measured(
     folder: Path, step: Step, measuring: Measuring, matrix: Matrix, settle: Settle, began: float, say: Say
 ) -> tuple[dict[str, str], list[Tracked], dict[str, str]]:
-    """The step's releases measured side by side into ``folder`` and settled (`jaxmlp.flows.track_measure`,
-    imported here: it imports JAX): the Python each release ran on, the comparisons, the cells that could not be
-    measured. A folder left with nothing measured is removed."""
+    """The step's releases measured side by side into ``folder`` and settled (importing `track_measure`, which imports
+    JAX); a folder left with nothing measured is removed."""
     if not step.new:
         return {}, [], {}
     from jaxmlp.flows import track_measure
@@ -215,10 +207,8 @@ def _publish(
     site_url: str = "",
     started: str = "",
 ) -> None:
-    """The site of every series under ``folder`` (``site``) and the message of what this call changed (``message``:
-    the comparisons of its folder ``mine``, or the series' start, ``started``; its explanations linked from where it
-    is written, or into the site at ``site_url``). A call with nothing new (``mine`` None) leaves the last message as
-    it was, and says so."""
+    """Write the site of every series under ``folder`` and the message of what this call changed (``mine``; ``started``:
+    the series' start); a call with nothing new leaves the last message as it was, and says so."""
     if site is None and message is None:
         return
     frame = tracked.tracked_frame(folder)

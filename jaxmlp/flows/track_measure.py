@@ -1,8 +1,4 @@
-"""``jaxmlp track``'s measuring: the new releases and those they are compared with measured side by side as a sweep
-(`jaxmlp.measure.sweep.matrix`: a probe process each, then rounds in rotating order) into the call's folder, then
-processes added to the inconclusive comparisons while the budget lasts (what the changes' explanations will take
-kept out of it), then each change explained. Imported by `jaxmlp.flows.track` only when
-there is something to measure: a call with nothing new answers without importing JAX."""
+"""``jaxmlp track``'s measuring, settling and explaining, imported only where something is measured (it imports JAX)."""
 
 from __future__ import annotations
 
@@ -50,10 +46,9 @@ def pythons_of(measured: Measured) -> dict[str, str]:
 def measure(
     folder: Path, matrix: Matrix, measuring: Measuring, settle: Settle, began: float, say: Say
 ) -> tuple[Measured, list[Tracked], dict[str, str]]:
-    """``matrix``'s releases measured into ``folder`` as a sweep (its log, then its cell files); processes added to
-    the inconclusive comparisons while the budget lasts (``settle``). A ``folder`` marked incomplete is a stopped
-    call's of the same releases (`jaxmlp.results.sweep.track_plan.stopped_call`): its samples kept, only what it
-    lacks measured. Returns what was measured, the comparisons and the cells that could not be measured."""
+    """``matrix``'s releases measured into ``folder`` as a sweep, then settled (``settle``); a stopped call's folder
+    keeps its samples and measures only what it lacks. Returns what was measured, the comparisons and the cells not
+    measured."""
     log, plans = RunLog(folder), []
     resume = log.incomplete
     done: dict[tuple[str, int], ProcessResult | Failure] = {}
@@ -102,10 +97,8 @@ def explain(
     deadline: float,
     say: Say,
 ) -> list[Tracked]:
-    """Each slower or faster comparison explained as a sweep explains what it flags (`explain_change`: the call's
-    own settings, into its folder, ``explain.txt`` beside it), the slower first, while the budget lasts (each
-    explanation's cost: `settling.explain_cost`, or what one made before took where that was longer: the estimate
-    leaves out tracing and reading the trace); one that is not says why in its ``unexplained``."""
+    """Each slower or faster comparison explained into the call's folder, the slower first, while the budget lasts
+    (docs/questions/tracking.md); one that is not says why in its ``unexplained``."""
     made: dict[tuple[str, str, str], tuple[str, str]] = {}
     took: list[float] = []  # each explanation's seconds: the next one costs at least what they did
     for t in sorted(comparisons, key=lambda t: t.verdict != SLOWER):
@@ -138,9 +131,7 @@ def explain(
 
 
 def settled(log: RunLog, matrix: Matrix, settle: Settle, began: float, say: Say) -> Measured:
-    """Rounds added to the cells of the inconclusive comparisons (`settling.settling` says which and how many) until
-    none is inconclusive or the budget ends, from every sample ``log`` holds: a stopped call's settling rounds,
-    past ``matrix``'s processes a release, are counted, never planned again."""
+    """Rounds added to inconclusive comparisons' cells until settled or out of budget, from every sample in ``log``."""
     plan, samples = log.read()
     processes = settling.rounds_held(samples, matrix.processes)
     while True:

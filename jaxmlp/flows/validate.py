@@ -1,5 +1,4 @@
-"""The change-point detectors on synthetic histories drawn from measured noise, and beside Apache Otava's on its own
-test suite (``jaxmlp sweep validate``)."""
+"""``jaxmlp sweep validate``: the detectors on synthetic histories from measured noise and on Apache Otava's suite."""
 
 from __future__ import annotations
 
@@ -31,9 +30,7 @@ class ValidationOutcome:
 
 
 def validate(*, settings: Validation, noise: Sequence[Path], out: Path) -> ValidationOutcome:
-    """``settings``' detectors on synthetic histories drawn from the noise of the sweep or timeline folders
-    ``noise`` (`validation`), and beside Apache Otava's on its suite, filed into a new detector folder under ``out``
-    and printed."""
+    """``settings``' detectors on histories from the ``noise`` folders and on Otava's suite, filed under ``out``."""
     detectors, held_out = _detectors(settings), _held_out(settings)
     cells = noise_cells(noise)
     deviations = validation.deviations(cells)
@@ -95,8 +92,7 @@ def _held_out(settings: Validation) -> tuple[int, ...]:
 
 
 def peer_summary(rows: Sequence[peer.PeerRow]) -> Summary:
-    """The peer suite's table on the tuning seed, with how a found change matches a true one; then each seed's,
-    the held-out seeds apart."""
+    """The peer suite's table on the tuning seed, with how a found change matches a true one; then each seed's."""
     tuned = peer.tuning(rows)
     verdict = "holds" if peer.holds(tuned) else "does not hold"
     held = [r for r in rows if r.held_out]

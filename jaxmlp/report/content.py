@@ -1,6 +1,4 @@
-"""The report's content types and the words every section shares: a section (`ReportSection`) holds its findings
-(`jaxmlp.results.findings`, its answers), the newest run's tables and plots (folded in the page below the answers)
-and the earlier runs' labels. Pure: no matplotlib, no HTML."""
+"""The report's content types (`ReportSection`) and the words every section shares. Pure: no matplotlib, no HTML."""
 
 from __future__ import annotations
 
@@ -41,8 +39,7 @@ class Figure(NamedTuple):
 
 @dataclass(frozen=True)
 class Run:
-    """One run's part of a section: which run (``label``: its date, commit, versions), a line saying where its
-    numbers come from, its tables and plots."""
+    """One run's part of a section: its ``label``, a line saying where its numbers come from, its tables and plots."""
 
     label: str
     note: str
@@ -54,8 +51,7 @@ class Run:
 
 @dataclass(frozen=True)
 class ReportSection:
-    """One subject: its title and anchor, its findings (the answers, shown first), a line on how to read it, the runs
-    shown in full (the newest; the newest of each backend for benchmarks) and the earlier runs (their labels)."""
+    """One subject: its title, anchor, findings, how to read it, the runs shown in full and the earlier runs."""
 
     title: str
     note: str
@@ -107,8 +103,7 @@ def shown_first(answers: Sequence[Finding]) -> Callable[[str], tuple[bool, str]]
 
 
 def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Sequence[Finding] = ()) -> ReportSection:
-    """A section over runs: the one its findings rest on (else the newest) shown in full, the others as their
-    labels, newest first."""
+    """A section over runs: the one its findings rest on (else the newest) in full, the others as labels."""
     key = shown_first(answers)
     ordered = sorted(runs, key=lambda r: key(r.stamp), reverse=True)
     earlier = tuple(replace(r, tables=(), plots=()) for r in ordered[1:])

@@ -1,5 +1,4 @@
-"""The report's runs of the regression detector's own checks: its trials (injected slowdowns, A/A) and the corpus of
-known regressions (`jaxmlp sweep corpus`)."""
+"""The report's runs of the regression detector's own checks: its trials and the corpus of known regressions."""
 
 from __future__ import annotations
 
@@ -50,9 +49,7 @@ def rates_line(doc: TrialsDocument) -> str:
 
 
 def corpus_lines(doc: CorpusDocument) -> tuple[str, ...]:
-    """The corpus's total in a line, a line a kind (`kind_line`), each injected slowdown's found rate over the cases
-    and the controls' verdicts (`injected_line`, `controls_line`), then a line for each case missed or failed (what,
-    and why)."""
+    """The corpus's lines: its total, each kind, the injected slowdowns' found rates, the controls, each miss."""
     rates = (injected_line(doc.scores), controls_line(doc.scores))
     return (total_line(doc), *kind_lines(doc), *rates, *missed_lines(doc))
 
@@ -65,8 +62,7 @@ def total_line(doc: CorpusDocument) -> str:
 
 
 def measured_on(doc: CorpusDocument) -> str:
-    """The machine and commit the scored run measured on (its own metadata, not the machine that shows it), and
-    the commit that re-scored it where one did."""
+    """The machine and commit the scored run measured on, and the commit that re-scored it where one did."""
     m = doc.metadata
     cores = m.get("machine_cores") or m.get("cpu_count")
     machine = f"{m.get('machine_cpu') or m.get('cpu_model') or 'an unnamed CPU'}" + (

@@ -1,7 +1,5 @@
-"""Text from result files made safe for where it is shown: HTML (text and attribute values alike: `html_text`),
-Markdown (`markdown`: a name or free text as it is where it is plain words, else as a code span), a terminal
-(`terminal`: control characters and ANSI/OSC escape sequences dropped). A results folder may come from a shared
-branch: what it holds is data, never markup or instructions (docs/reference/trust.md)."""
+"""Text from result files made safe for HTML (`html_text`), Markdown (`markdown`) and a terminal (`terminal`): a results
+folder's contents are data, never markup or instructions (docs/reference/trust.md)."""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-"""Control characters (C0 but tab and newline, DEL, C1) and the Unicode line separators and bidirectional
-overrides, which can make a line read as something other than it is."""
+"""Control characters (C0 but tab and newline, DEL, C1), Unicode line separators and bidirectional overrides."""
 _ESCAPES = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (a title, a hyperlink), ended by BEL or ST
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
@@ -26,21 +23,18 @@ _ESCAPES = re.compile(
     r"|\x1b[ -/]*[0-~]?"  # any other escape
 )
 _PLAIN = re.compile(r"[\w .,:;=+/%×–'()?!-]*")
-"""Words Markdown shows as they are (no emphasis, link, image, HTML, mention, heading, table or code can start
-from them): letters, digits, spaces and a few marks."""
+"""Words Markdown shows as they are, from which no markup can start: letters, digits, spaces and a few marks."""
 _AUTOLINK = re.compile(r"://|www\.", re.IGNORECASE)
 """What GitHub's Markdown links without brackets (an address: ``https://…``, ``www.…``): shown as a code span."""
 
 
 def html_text(value: object) -> str:
-    """``value`` as HTML text or as a quoted attribute's value: ``&``, ``<``, ``>``, ``"`` and ``'`` escaped, control
-    characters dropped. Every piece of data a page shows goes through this one function."""
+    """``value`` as HTML text or a quoted attribute's value: ``&<>"'`` escaped, control characters dropped."""
     return html.escape(_CONTROL.sub("", str(value)), quote=True)
 
 
 def terminal(text: str) -> str:
-    """``text`` as a terminal may be given it: ANSI/OSC escape sequences and control characters (but newline and
-    tab) dropped, so that a name in a result file can neither colour, move, retitle nor link anything."""
+    """``text`` with ANSI/OSC escape sequences and control characters (but newline and tab) dropped."""
     return _CONTROL.sub("", _ESCAPES.sub("", text))
 
 
@@ -50,8 +44,7 @@ def one_line(value: object) -> str:
 
 
 def code_span(value: object) -> str:
-    """``value`` as a Markdown code span (shown as written, never as markup): fenced by one backtick more than the
-    longest run inside it, padded where it begins or ends with one."""
+    """``value`` as a Markdown code span, fenced by one backtick more than its longest run, padded where needed."""
     text = one_line(value)
     fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
@@ -59,17 +52,15 @@ def code_span(value: object) -> str:
 
 
 def markdown(value: object) -> str:
-    """A name or free text for a Markdown message: as it is where it is plain words (`_PLAIN`), else as a code span
-    (`code_span`): never a link, image, HTML, mention, heading or emphasis of its own."""
+    """A name or free text for a Markdown message: as it is where plain words (`_PLAIN`), else a code span."""
     text = one_line(value)
     plain = _PLAIN.fullmatch(text) and not text.startswith(("-", "+")) and not _AUTOLINK.search(text)
     return text if plain else code_span(text)
 
 
 def markdown_prose(value: object) -> str:
-    """Text that may hold a file's names (an answer, a label, a table's cell) for a Markdown document of jaxmlp's own
-    (summary.md): never the start of HTML (``<img``), a link (``](``), a mention (``@name``) or a heading line; its
-    bold and code spans (jaxmlp's own) and its lines kept."""
+    """Text that may hold a file's names made safe for jaxmlp's own Markdown (summary.md): it never starts HTML, a link,
+    a mention or a heading; jaxmlp's own bold and code spans and its lines are kept."""
     text = terminal(str(value).replace("\r", ""))
     text = re.sub(r"<(?=[A-Za-z/!?])", r"\\<", text).replace("](", "]\\(")
     text = re.sub(r"(?<!\w)@(?=\w)", "@\u200b", text)
@@ -91,15 +82,13 @@ SHOWN_COLUMNS = (
 
 
 def markdown_frame(frame: pd.DataFrame, columns: Sequence[str] = SHOWN_COLUMNS) -> pd.DataFrame:
-    """``frame`` with each of its text ``columns`` made safe for a Markdown message (`markdown`); an empty cell
-    (None, NaN) stays empty."""
+    """``frame`` with its text ``columns`` made safe by `markdown`; an empty cell stays empty."""
     made = {c: frame[c].map(lambda v: v if v is None or v != v else markdown(v)) for c in columns if c in frame}
     return frame.assign(**made) if made else frame
 
 
 class TerminalStream:
-    """A text stream (``sys.stdout``, ``sys.stderr``) that writes what it is given through `terminal`: a command's
-    output never carries an escape sequence or a control character from a result file to the terminal."""
+    """A text stream that writes what it is given through `terminal`."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
@@ -113,8 +102,7 @@ class TerminalStream:
 
 
 def unwrapped(stream: TextIO) -> TextIO:
-    """The stream under a `TerminalStream`: for a progress bar, whose own ``\\r`` redraws its line (what it is given
-    from a result file goes through `terminal` first)."""
+    r"""The stream under a `TerminalStream`, for a progress bar's own ``\r``."""
     return stream.stream if isinstance(stream, TerminalStream) else stream
 
 

@@ -1,5 +1,4 @@
-"""An explanation of two releases (`jaxmlp sweep explain`) as tables and text: the answer first (same optimized
-HLO or not), then what changed in the program, or where the time went in each release's trace."""
+"""An explanation of two releases (`jaxmlp sweep explain`) as tables and text, the answer first."""
 
 from __future__ import annotations
 
@@ -99,8 +98,7 @@ def _plain(table: pd.DataFrame) -> str:
 
 
 def explain_text(doc: ExplainDocument, folder: Path | None = None, diff_lines: int = DIFF_LINES) -> str:
-    """What `jaxmlp sweep explain` prints: the answer, then the program's changes (and the diff's first lines) or
-    the op-time table, the compile times, and what could not be had."""
+    """What `jaxmlp sweep explain` prints: the answer, the changes or op times, compile times, what is missing."""
     parts = [answer_line(doc)]
     if doc.same_hlo is False:
         if doc.operations:

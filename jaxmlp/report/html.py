@@ -1,10 +1,5 @@
-"""The report as one self-contained HTML page (index.html): the overview (a row per finding: question, answer, run,
-link), a table of contents, then a section per subject: its answers, the tables and plots they rest on folded
-(``<details>``), the earlier runs' labels folded. No network: styles
-inline, plots as data: URIs. Tables fit the page: their headers and text wrap (a number stays with its unit, a long
-name breaks after its separators); what still cannot fit scrolls inside its own box. Every in-page link leads to a
-section of the page.
-"""
+"""The report as one self-contained HTML page (index.html): the overview, a table of contents, then a section per
+subject with its tables and plots folded. No network: styles inline, plots as data: URIs."""
 
 from __future__ import annotations
 
@@ -50,13 +45,11 @@ UNIT = r"(?:[kMGT]?FLOP/s|[kMGT]?/s|ns|µs|ms|s|min|B|KiB|MiB|GiB|TiB|GiB/s|MiB/
 LONG_WORD = 16
 """A word longer than this many characters may break after its separators (``-_/[=:+,``)."""
 NUMBER = re.compile(rf"[×<>~+\-−]?[\d.,]+(?: ?(?:%|{UNIT}))?(?: \(IQR [^)]*\))?(?:–×?[\d.,]+)?")
-"""A cell that is one number: ``1.63 s (IQR 338 ms)``, ``×1.26``, ``×0.98–×1.03``, ``97.1%``, ``<0.001``, ``0.10.2``:
-it never wraps; any other cell is words, and wraps."""
+"""A cell that is one number (``1.63 s (IQR 338 ms)``, ``×1.26``, ``97.1%``): it never wraps; words wrap."""
 
 
 def cell_html(text: str) -> str:
-    """A cell's text for a table that wraps: a number kept with its unit (``1.63 s``) and an IQR with its value
-    (no-break spaces), a long word (a file, a benchmark's id, a flag) allowed to break after its separators."""
+    """A cell's text for a table that wraps: a number kept with its unit, a long word broken after its separators."""
     text = re.sub(rf"(?<=\d) (?={UNIT}(?![\w/]))", "\u00a0", text).replace("IQR ", "IQR\u00a0")
     words = []
     for word in text.split(" "):
@@ -68,15 +61,13 @@ def cell_html(text: str) -> str:
 
 
 LONG_CELL = 40
-"""A column with a cell longer than this many characters is at least `STYLE`'s ``td.long`` wide: its text wraps
-in lines a reader can follow."""
+"""A column with a cell longer than this many characters is at least `STYLE`'s ``td.long`` wide."""
 DENSE_COLUMNS = 12
 """A table of this many columns or more is set a little smaller (`STYLE`'s ``table.dense``), so it fits the page."""
 
 
 def _classes(cells: Sequence[str]) -> str:
-    """A column's classes: ``text`` where it holds words (left-aligned, wrapping) rather than numbers, ``long`` where
-    its text is long."""
+    """A column's classes: ``text`` where it holds words rather than numbers, ``long`` where its text is long."""
     shown = [c for c in cells if c not in ("", "-")]
     text = bool(shown) and sum(not NUMBER.fullmatch(c) for c in shown) * 2 > len(shown)
     long = any(len(c) > LONG_CELL for c in shown)
@@ -84,8 +75,7 @@ def _classes(cells: Sequence[str]) -> str:
 
 
 def frame_html(shown: pd.DataFrame) -> str:
-    """A table of strings (`jaxmlp.report.display.readable`) as HTML: a header row, a row each; a column of words
-    left-aligned, a long one kept wide enough to read, a table of many columns set smaller."""
+    """A table of strings (`display.readable`) as HTML, words left-aligned, long columns kept readable."""
     columns = [[str(v) for v in shown[c]] for c in shown.columns]
     kinds = [f" class='{c}'" if (c := _classes(cells)) else "" for cells in columns]
     head = "".join(f"<th{k}>{cell_html(str(c))}</th>" for c, k in zip(shown.columns, kinds))
@@ -97,8 +87,7 @@ def frame_html(shown: pd.DataFrame) -> str:
 
 
 def table_html(table: Table) -> str:
-    """A table under its caption; a long one (`Table.long`) named only: its rows are in summary.md and
-    results.csv."""
+    """A table under its caption; a long one (`Table.long`) only named (its rows are in summary.md)."""
     if table.long:
         return f"<p class='env'>{html_text(table.caption)}: {len(table.frame)} rows, in summary.md and results.csv.</p>"
     body = frame_html(readable(table.frame, table.formats))
@@ -115,8 +104,7 @@ def run_html(run: Run) -> str:
 
 
 def overview_html(answers: Sequence[Finding], anchors: Collection[str]) -> str:
-    """The overview: a row per finding (question, answer, the run it rests on, a link to its section where the
-    page has one: ``anchors``)."""
+    """The overview: a row per finding (question, answer, run, a link to its section in ``anchors``)."""
     rows = []
     for a in answers:
         kind = " class='unanswered'" if not a.answered else ""

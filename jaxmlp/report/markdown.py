@@ -1,7 +1,4 @@
-"""The report as Markdown (summary.md): the overview's findings as a table, then each section's answers, the tables
-they rest on and the earlier runs' labels, in the same words and units as the page. Each section's heading has the
-page's anchor before it (``<a id="loaders"></a>``: GitHub and other renderers honour it), so the overview's links
-lead where the page's do."""
+"""The report as Markdown (summary.md): the overview as a table, then each section in the page's words."""
 
 from __future__ import annotations
 
@@ -15,8 +12,7 @@ from jaxmlp.report.escape import markdown_prose
 
 
 def markdown_table(table: pd.DataFrame, made: Collection[str] = ()) -> str:
-    """A GitHub Markdown table of ``table``'s cells as they are (format them first: `jaxmlp.report.display`), each
-    on one line and never markup of its own (`markdown_prose`) but in the columns jaxmlp ``made`` (a link)."""
+    """A GitHub Markdown table of ``table``'s formatted cells, each never markup of its own but in ``made`` columns."""
 
     def cell(value: object, column: object = None) -> str:
         if value is None or value is pd.NA or (isinstance(value, float) and pd.isna(value)):
@@ -35,8 +31,7 @@ def markdown_table(table: pd.DataFrame, made: Collection[str] = ()) -> str:
 
 
 def overview(answers: Sequence[Finding], anchors: Collection[str]) -> str:
-    """The overview as a Markdown table: question, answer, run, a link to its section where there is one
-    (``anchors``)."""
+    """The overview as a Markdown table: question, answer, run, a link to its section (``anchors``)."""
     rows = pd.DataFrame(
         [(a.asked, a.answer, a.run, f"[details](#{a.anchor})" if a.anchor in anchors else "") for a in answers],
         columns=["question", "answer", "run", ""],

@@ -1,9 +1,4 @@
-"""How every report plot looks, set in one place: its size, resolution and fonts, axes in human units, legends off
-the data, horizontal bars sized to their labels, and the PNG it is saved as.
-
-A figure is at most `WIDTH_IN` × `DPI` pixels wide, so the page (at most 1100 px of text wide) shows it at its
-natural size at 1280 px, and its smallest text is `MIN_FONT_PT` points: `MIN_FONT_PX` pixels on the screen.
-"""
+"""How every report plot looks, set in one place: size, fonts, axes in human units, bars, and its PNG."""
 
 from __future__ import annotations
 
@@ -56,8 +51,7 @@ RC = {
     "text.usetex": False,
     "text.parse_math": False,
 }
-"""matplotlib's settings for every report plot; mathtext and TeX off, so that a label from a result file (a release
-``0.7.1$\\frac{$``) is drawn as the text it is, never parsed."""
+"""matplotlib's settings for every report plot; mathtext and TeX off, so a label is drawn as the text it is."""
 
 
 @contextlib.contextmanager
@@ -81,8 +75,7 @@ def figure(height_in: float = 4.0, width_in: float = WIDTH_IN, **subplots: Any) 
 
 
 def png(fig: Any) -> str:
-    """The figure as a base64 PNG of at most `PNG_COLOURS` colours (a third of the bytes of a full-colour one, and
-    the same to the eye for plots, bands and grid included): the page stays small enough to open anywhere."""
+    """The figure as a base64 PNG of at most `PNG_COLOURS` colours."""
     import matplotlib.pyplot as plt
     from PIL import Image
 
@@ -107,16 +100,14 @@ def wrap(label: str, width: int = LABEL_CHARS) -> str:
 
 
 def slots(labels: Sequence[str], per_label: float = 1.0) -> tuple[list[float], float]:
-    """Where each label's bars go on a bar chart's axis (the centre of its slot) and the axis' length: a label
-    takes as many lines as it has, at least ``per_label`` (the bars it has), so no label runs into the next."""
+    """Where each label's bars go on a bar chart's axis and its length, a label taking as many lines as it has."""
     sizes = [max(per_label, label.count("\n") + 1) for label in labels]
     ends = list(itertools.accumulate(sizes))
     return [end - size / 2 for end, size in zip(ends, sizes)], (ends[-1] if ends else 0.0)
 
 
 def bars_height(labels: Sequence[str], per_label: float = 1.0, extra_in: float = 1.6) -> float:
-    """The height (inches) of a figure of horizontal bars: `BAR_LINE_IN` a line of each label's slot (`slots`),
-    plus ``extra_in`` for the title, the axis and a legend."""
+    """The height (inches) of a figure of horizontal bars (`slots`), plus ``extra_in`` for title, axis and legend."""
     return max(2.5, BAR_LINE_IN * slots(labels, per_label)[1] + extra_in)
 
 
@@ -150,10 +141,7 @@ FORMATS = {"seconds": _duration, "flops": _flop_rate, "number": _number}
 
 
 def human_axis(ax: Any, axis: str, kind: str = "seconds", values: Iterable[float] | None = None) -> None:
-    """An axis ("x" or "y") of ``ax`` in human units (``kind``: seconds "5 ms", flops "31.8 TFLOP/s", number), never
-    1e-3 or 10^-3: log when ``values`` spread wider than `LOG_SPAN` (or the axis is log already and spans a decade
-    or more: under one, a log axis would label one tick or none, so it is linear), ticks at 1, 2, 5 times a power of
-    ten where it spans few decades."""
+    """Set ``axis`` ("x" or "y") of ``ax`` in human units of ``kind``, log where ``values`` spread past `LOG_SPAN`."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     scale = getattr(ax, f"set_{axis}scale")

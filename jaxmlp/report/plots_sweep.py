@@ -1,5 +1,4 @@
-"""The report's plots of releases and of the machine's ceilings: a version sweep's steady state per release, a
-bisection's probes and the roofline. Their look is `jaxmlp.report.plot_style`'s."""
+"""The report's plots of releases and of the machine's ceilings: a sweep, a bisection's probes, the roofline."""
 
 from __future__ import annotations
 
@@ -17,14 +16,11 @@ from jaxmlp.results.sweep.compared import flags_of
 from jaxmlp.stats import FASTER, SLOWER
 
 DODGE = 0.24
-"""How far apart (in releases) the outermost of a sweep's series sit at one release: marks on close medians stay
-apart."""
+"""How far apart (in releases) the outermost of a sweep's series sit at one release."""
 
 
 def sweep_figure(rows: pd.DataFrame, steps: pd.DataFrame) -> Any:
-    """Steady state per release (median, IQR) of each workload and flags column, each series set a little aside
-    from the others at each release, flagged steps marked (slower a red triangle up, faster a green
-    triangle down); a log axis only where the medians span decades."""
+    """Steady state per release (median, IQR) of each workload and flags column, flagged steps marked."""
     fig, ax = plot_style.figure(4.5)
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(flags=flags_of(rows))
     versions = sorted(steady["release"].unique(), key=registry.version_key)
@@ -83,9 +79,7 @@ def bisection_figure(medians: pd.DataFrame, doc: BisectDocument) -> Any:
 
 
 def roofline_figure(doc: RooflineDocument) -> Any:
-    """The roofline: attainable FLOP/s against arithmetic intensity (both ceilings: the memory slope up to the ridge,
-    then the FLOP rate), each workload a point at its intensity and the FLOP/s it reached (log-log). Points that
-    would hide one another (`coincident`) are drawn as rings of growing size, each named beside it."""
+    """The roofline: attainable FLOP/s against arithmetic intensity (log-log), each workload a named point."""
     import numpy as np
 
     fig, ax = plot_style.figure(5.0, 8.0)
@@ -149,8 +143,7 @@ NEAR_PX = 10.0
 
 
 def coincident(places: dict[str, tuple[float, float]], near: float = NEAR_PX) -> list[list[str]]:
-    """The groups (two or more names) of points whose places (on the canvas) are within ``near`` of the group's
-    first on both axes."""
+    """The groups (two or more names) of points within ``near`` of their group's first on both axes."""
     groups: list[list[str]] = []
     for name, (x, y) in places.items():
         group = next((g for g in groups if abs(places[g[0]][0] - x) < near and abs(places[g[0]][1] - y) < near), None)

@@ -1,5 +1,4 @@
-"""Tracking's plot: one machine's workload across releases against the pinned release (`jaxmlp track --site`).
-Its look is `jaxmlp.report.plot_style`'s."""
+"""Tracking's plot (`jaxmlp track --site`): one machine's workload across releases against the pinned one."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ LOOK = {
     SAME: {"color": "C0", "marker": "o"},
     INCONCLUSIVE: {"color": "C7", "marker": "s"},
 }
-"""Each verdict's colour and mark: slower red (a triangle up), faster green (down), the same blue, inconclusive
-grey."""
+"""Each verdict's colour and mark: slower red (up), faster green (down), the same blue, inconclusive grey."""
 PINNED_LOOK = {"color": "black", "marker": "D"}
 
 
@@ -37,9 +35,7 @@ def _times(value: float, _: Any = None) -> str:
 
 
 def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> Any:
-    """One machine's workload against its pinned release, releases in version order: above, each release's median
-    time and the pinned release's (`_times_panel`); below, their ratio with its 95% interval, marked by its verdict
-    (`_ratio_panel`); a dashed line where the Python measured changes."""
+    """One machine's workload against its pinned release: the medians above, the ratios and verdicts below."""
     import matplotlib.pyplot as plt
 
     mine = rows[rows["against"] == PINNED]
@@ -62,8 +58,7 @@ def track_figure(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> A
 
 
 def _times_panel(top: Any, mine: pd.DataFrame, pinned: list[str], at: dict[str, int], base: str) -> None:
-    """Each release's median time and the pinned release's, measured beside it (in the pinned release's column
-    too), on an axis from zero."""
+    """Each release's median time and the pinned release's measured beside it, on an axis from zero."""
     x = [at[str(r)] for r in mine["release"]]
     beside = {"linestyle": "none", "markerfacecolor": "none", **PINNED_LOOK}
     top.plot(x, mine["baseline_median_s"], label=f"{base}, measured beside it", **beside)
@@ -79,8 +74,7 @@ def _times_panel(top: Any, mine: pd.DataFrame, pinned: list[str], at: dict[str, 
 
 
 def _ratio_panel(bottom: Any, mine: pd.DataFrame, pinned: list[str], at: dict[str, int], threshold: float) -> None:
-    """Each release's ratio to the pinned one with its 95% interval, marked by its verdict, on an axis that holds 1
-    and the threshold's band, shaded (inside it, no change worth naming)."""
+    """Each release's ratio to the pinned one with its 95% interval and verdict, the threshold's band shaded."""
     low, high = 1 / (1 + threshold), 1 + threshold
     bottom.axhspan(low, high, color="C0", alpha=0.08, linewidth=0)
     bottom.axhline(1.0, color="grey", linewidth=0.8)

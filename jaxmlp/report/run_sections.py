@@ -1,6 +1,4 @@
-"""The runs' parts of the report (`jaxmlp.report.sections` sets them in their sections): a finding's tables and plots
-as the run it rests on, the runs no finding rests on as labels, the history across runs, a roofline, a profiler
-capture."""
+"""The runs' parts of the report: a finding's tables and plots, the other runs, the history, a roofline, a capture."""
 
 from __future__ import annotations
 
@@ -72,8 +70,7 @@ def earlier_runs(
 
 
 def summarised_runs(older: pd.DataFrame, folder: Path | None) -> tuple[Run, ...]:
-    """The benchmark runs the folder's index summarised (`Results.older`), a label a machine: how many, from when to
-    when, and its newest one's file (newest machine first)."""
+    """The runs the folder's index summarised (`Results.older`), a label a machine, newest machine first."""
     runs = older[older["kind"] == "bench"].drop_duplicates("file") if len(older) else older
     if runs.empty:
         return ()
@@ -114,8 +111,7 @@ def cpu_accelerator_plots(finding: Finding) -> list[Figure]:
 
 
 def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[str, Figure], list[str]]:
-    """A plot for each machine with changes (its `HISTORY_PLOTTED` benchmarks with the biggest changes, its own
-    runs), and the sentences saying what each plot shows and which machines have none."""
+    """A plot for each machine with changes, and the sentences saying what each shows and which machines have none."""
     flagged = history.flagged(changes) if len(changes) else changes
     order = list(dict.fromkeys(points.sort_values("timestamp", ascending=False)["machine"]))  # newest run first
     plots: dict[str, Figure] = {}
@@ -143,10 +139,7 @@ def _history_plots(points: pd.DataFrame, changes: pd.DataFrame) -> tuple[dict[st
 
 
 def history_part(answers: Sequence[Finding], past: history.RunHistory) -> tuple[str, list[Run]] | None:
-    """The history section's note and runs (none without a history): every benchmark seen in more than one
-    comparable run, per machine, and its changes by the change-point detector the release timeline uses; a plot for
-    each machine with changes, beside its changes' table. Of each machine the newest `history.RECENT_RUNS` runs are
-    drawn and searched, the older summarised in a table."""
+    """The history section's note and runs (none without a history), with a plot of each machine's changes."""
     points = past.points
     if points.empty:
         return None

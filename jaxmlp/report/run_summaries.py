@@ -1,5 +1,4 @@
-"""The summaries of a benchmark or scaling run, of training runs and of a time-to-accuracy file (their numbers from
-`jaxmlp.results.tables` and the findings)."""
+"""The summaries of a benchmark or scaling run, of training runs and of a time-to-accuracy file."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from jaxmlp.units import count, duration, percent
 
 
 def bench_summary(df: pd.DataFrame, title: str = "") -> Summary:
-    """A benchmark (or scaling) run's findings first (`jaxmlp.results.findings.run_findings`: one line each), then
-    what it ran on, then the findings' tables; the long ones (GEMMs, peak memory) apart."""
+    """A benchmark (or scaling) run's findings, what it ran on, then the findings' tables, the long ones apart."""
     found = [f for f in run_findings(df) if f.answered]
     lines = [f"{f.asked}: {f.answer}" for f in found]
     if not df.empty:
@@ -102,8 +100,7 @@ def tta_summary(doc: TtaDocument, title: str = "Time to accuracy") -> Summary:
 
 
 def _measured_on(meta: Mapping[str, Any]) -> str:
-    """``jax 0.10.2, torch 2.14.1, Intel Xeon, 2 cores``: what of it the metadata holds (its machine as every output
-    names it, `machine`)."""
+    """``jax 0.10.2, torch 2.14.1, Intel Xeon, 2 cores``: what of it the metadata holds."""
     parts = [f"{name} {meta[name]}" for name in ("jax", "torch") if meta.get(name) is not None]
     return ", ".join([*parts, machine(meta)])
 

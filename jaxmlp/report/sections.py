@@ -1,8 +1,4 @@
-"""The report's content, computed before anything is rendered: a section per subject (`SECTIONS`), each opening with
-its findings (`jaxmlp.results.findings`, the same answers as the overview and `jaxmlp summary`), then the tables and
-plots of the runs those findings rest on (folded in the page), then the earlier runs' labels. Pure: no matplotlib, no
-HTML; tests read sections as data. The benchmark runs' parts: `jaxmlp.report.run_sections`; the release sweeps':
-`jaxmlp.report.sweep_sections`."""
+"""The report's content as data: a section per subject (`SECTIONS`), its findings, tables, plots and earlier runs."""
 
 from __future__ import annotations
 
@@ -49,8 +45,7 @@ __all__ = [
 
 
 class Given(NamedTuple):
-    """What every section is made from: the results, their findings and history, the profiles, the folder paths are
-    shown from, and the benchmark runs by file (``envs``: by file as shown)."""
+    """What every section is made from: results, findings, history, profiles, the folder paths are shown from, runs."""
 
     results: Results
     found: tuple[Finding, ...]
@@ -73,8 +68,7 @@ def _no_runs(given: Given) -> Sequence[Run]:
 
 
 def of_findings(d: Definition, given: Given) -> ReportSection | None:
-    """A section of its findings (none unless one is answered): each answered finding's tables and plots as the run
-    it rests on, the findings of one run as one part."""
+    """A section of its findings (none unless one is answered), each with the tables and plots of its run."""
     answers = given.answers(d.anchor)
     if not any(f.answered for f in answers):
         return None
@@ -91,8 +85,7 @@ def of_findings(d: Definition, given: Given) -> ReportSection | None:
 
 
 def of_files(d: Definition, given: Given) -> ReportSection | None:
-    """A section of the runs of a kind of file (none without one): the one its findings rest on (else the newest) in
-    full, the others as labels."""
+    """A section of the runs of a kind of file (none without one): the one answered (else the newest) in full."""
     runs = d.runs(given)
     return subject(d.title, d.anchor, d.note, runs, given.answers(d.anchor)) if runs else None
 
@@ -111,9 +104,7 @@ def of_history(d: Definition, given: Given) -> ReportSection | None:
 
 
 class Definition(NamedTuple):
-    """One section: its title, anchor and how to read it, and how it is made (``make``: `of_findings` by default);
-    ``plots``: a finding's plots; ``runs``: the runs `of_files` and `in_full` show; ``earlier``: runs set below as
-    labels."""
+    """One section: its title, anchor, how to read it, how it is made (``make``), its plots and runs."""
 
     title: str
     anchor: str
@@ -260,9 +251,7 @@ def build_sections(
     found: Sequence[Finding] | None = None,
     past: history.RunHistory | None = None,
 ) -> list[ReportSection]:
-    """The report's content, a section per subject (`SECTIONS`), from ``found`` (`findings` of the same results,
-    computed here when not given) and ``past`` (`history.of`, likewise). ``traces`` are
-    `jaxmlp.results.tables.traces.capture_summary` results; paths relative to ``folder``."""
+    """The report's content, a section per subject, from ``found`` and ``past`` (computed where not given)."""
     past = history.of(results) if past is None else past
     found = tuple(found) if found is not None else findings(results, traces, folder, past)
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))

@@ -1,5 +1,4 @@
-"""A folder's results as summaries: every result found as its answer (`summaries`), the newest of each kind
-(`newest_of_each`), and the folder's findings in a line each (`folder_summary`)."""
+"""A folder's results as summaries: every result, the newest of each kind, and the folder's findings."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ def _when(value: Any) -> str:
 
 
 def summaries(results: Results, folder: Path | None = None, tracking: bool = False) -> list[Listed]:
-    """Every result in ``results`` as its answer, in `KINDS` order; paths shown relative to ``folder``; with
-    ``tracking``, the series `jaxmlp track` filed in ``folder`` too (its ``track-*/track.json`` files)."""
+    """Every result in ``results`` as its answer, in `KINDS` order, and with ``tracking`` the tracked series too."""
     found = []
     calls, _ = tracked.history(folder) if tracking and folder is not None and folder.is_dir() else ([], [])
     if calls and folder is not None:
@@ -138,8 +136,7 @@ def _sweeps_listed(results: Results, folder: Path | None, probes: list[Path]) ->
 
 
 def track_summary(folder: Path) -> Summary:
-    """The folder's tracked series: is the newest release safe to take, per machine (`findings.tracking`), its
-    table of workloads."""
+    """The folder's tracked series: is the newest release safe to take, per machine, with its workloads."""
     found = newest_safe(folder)
     return Summary(
         f"Tracked releases: {layout.shown(folder, folder)}",
@@ -203,8 +200,7 @@ def newest_of_each(found: Sequence[Listed], folder: Path | None = None) -> list[
 
 
 def folder_summary(found: Sequence[Finding], results: Sequence[Listed], folder: Path | None = None) -> Summary:
-    """A folder of many results: each question's finding in one line (the report's overview), then how many
-    results of each kind it holds."""
+    """A folder of many results: each question's finding in a line, then how many results of each kind."""
     lines = tuple(f.line() for f in found if f.answered)
     counts = ", ".join(f"{n} {kind}" for kind in KINDS if (n := sum(r.kind == kind for r in results)))
     title = f"Findings: {folder.name if folder is not None else 'results'}"

@@ -8,9 +8,7 @@ import pandas as pd
 
 
 class Summary(NamedTuple):
-    """One result's answer: its title (none: not shown), lines before its tables (the verdict first), its tables (a
-    caption and a table of strings or numbers each), lines after them, and its long tables (shown when all are
-    asked for, else named in a line)."""
+    """One result's answer: its title (None: not shown), lines, tables, and long tables (shown with `--all`)."""
 
     title: str
     lines: tuple[str, ...] = ()

@@ -1,5 +1,4 @@
-"""The release sweeps' and other tools' parts of the report: a version matrix, a release timeline and its
-detector, a bisection, an explanation, a roofline, the detector's trials, a profiler capture. Pure."""
+"""The release sweeps' and other tools' parts of the report, from a version matrix to a profiler capture. Pure."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
 
 
 def timeline_rows(column: TimelineColumn) -> pd.DataFrame:
-    """A timeline column's releases: median and interquartile range of its samples (a time, or a size for the peak
-    memory), and the change marked at each; a release whose processes split into two groups says so."""
+    """A timeline column's releases: median and IQR of its samples, the change marked at each, bimodal ones said."""
     marked = changepoints.at_each(column.changes)
     groups = column_groups(column)
     shown = shown_of(column.benchmark)
@@ -97,8 +95,7 @@ CHANGE_RULE = (
 
 
 def validation_table(doc: ValidationDocument) -> pd.DataFrame:
-    """The validation as a table: a row per case, a recall and a false-alarm column per detector (a flat history's
-    "recall" is its false alarms: any change in it is one)."""
+    """The validation as a table: a row per case, a recall and a false-alarm column per detector."""
     detectors = list(dict.fromkeys(r.detector for r in doc.rows))
     cases = list(dict.fromkeys(r.case for r in doc.rows))
     by = {(r.detector, r.case): r for r in doc.rows}
@@ -127,8 +124,7 @@ def _machine(s: dict[str, Any]) -> str:
 
 
 def _sampled(s: dict[str, Any]) -> tuple[str, str]:
-    """A sweep's data set and what each of its processes ran, in words (`sweep_sampling`): ``("data
-    MNIST", "8 epochs of 2000 images; mine 30 calls")``; empty where the sweep does not say (a user's workload)."""
+    """A sweep's data set and what each process ran, in words; empty where the sweep does not say."""
     builtin = s["dataset"] is not None and pd.notna(s["dataset"])
     known = (("", s["epochs"], "epoch"), ("of ", s["samples"], "image")) if builtin else ()
     each = " ".join(
@@ -146,8 +142,7 @@ def _releases(rows: pd.DataFrame) -> list[str]:
 
 
 def _in_full(found: dict[str, pd.DataFrame], answers: Sequence[Finding]) -> str:
-    """The one of a section's sweeps (by folder) shown in full (`content.shown_first`'s order): a folder of years
-    holds hundreds, the others are labels."""
+    """The one of a section's sweeps (by folder) shown in full, in `content.shown_first`'s order."""
     key = shown_first(answers)
     return max(found, key=lambda where: key(layout.stamp_in(where)), default="")
 
@@ -159,8 +154,7 @@ def _label_only(where: str, label: str, cells: Any, folder: Path | None) -> Run:
 
 
 def _checked_tables(steps: pd.DataFrame, effects: pd.DataFrame, cells_doc: CellsDocument | None) -> list[Table]:
-    """A sweep's comparisons (each release against the one before, with XLA flags against without) and what its
-    cells file says (the flags each release accepts, the cells not measured or warned about)."""
+    """A sweep's comparisons and what its cells file says (flags accepted, cells not measured or warned about)."""
     out = []
     if len(steps):
         shown_steps = with_ignored_flags(steps, cells_doc)
@@ -180,8 +174,7 @@ def _checked_tables(steps: pd.DataFrame, effects: pd.DataFrame, cells_doc: Cells
 
 
 def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
-    """One run per version sweep: medians per release, each release against the previous one, flags' effects (of
-    the one shown in full; the others' labels)."""
+    """One run per version sweep: medians per release, each against the previous one, the flags' effects."""
     runs = []
     probes = [path.parent for path, _ in results.bisections]
     cells = {str(path.parent): doc for path, doc in results.cells}
@@ -236,9 +229,7 @@ def sweep_runs(results: Results, folder: Path | None = None, answers: Sequence[F
 
 
 def timeline_runs(results: Results, folder: Path | None = None, answers: Sequence[Finding] = ()) -> list[Run]:
-    """One run per release timeline (`jaxmlp sweep timeline`): per workload, a plot of its releases (median and
-    interquartile band, changes marked) and its verdict table, the detector's newest validation beside it (of the
-    one shown in full; the others' labels)."""
+    """One run per release timeline: per workload, its plot, its verdict table and the newest validation."""
     runs = []
     cells = {str(path.parent): doc for path, doc in results.cells}
     timelines = {k: v for k, v in sweeps(results.runs).items() if is_timeline(k)}

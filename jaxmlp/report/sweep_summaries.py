@@ -1,5 +1,4 @@
-"""The summaries of the releases' results: a version sweep, a release timeline, a bisection, and the change-point
-detector's trials and validation (their numbers from `jaxmlp.results.sweep.views`)."""
+"""The summaries of a version sweep, a release timeline, a bisection, and the detector's trials and validation."""
 
 from __future__ import annotations
 
@@ -74,9 +73,7 @@ def _cell(label: str, flags: str) -> str:
 def sweep_summary(
     rows: pd.DataFrame, samples: pd.DataFrame, cells: CellsDocument | None = None, where: str = "", folder: str = ""
 ) -> Summary:
-    """A sweep's verdict table per workload and XLA-flags column (a row per release, oldest first); then its cells
-    that failed, were not measured or that XLA warned about. ``where`` is the sweep as shown, ``folder`` as
-    `jaxmlp sweep resume` takes it."""
+    """A sweep's verdict table per workload and flags column, then its cells failed, unmeasured or warned of."""
     done = comparisons(rows, samples) if len(rows) else []  # once: the table's and the verdict's
     verdicts = release_verdicts(rows, samples, done=done) if len(rows) else pd.DataFrame()
     flags_used = bool(len(verdicts)) and bool((verdicts["xla_flags"] != "").any())
@@ -127,8 +124,7 @@ def _processes(rows: pd.DataFrame) -> dict[tuple[str, str], int]:
 
 
 def python_lines(ran: Mapping[str, str]) -> tuple[str, ...]:
-    """Which Python the releases ran on (`pythons_of`): one line, and a line marking each step of the series across
-    a change of Python (a change found there may be the Python's)."""
+    """Which Python the releases ran on: one line, and a line marking each step across a change of Python."""
     if not ran:
         return ()
     groups: dict[str, list[str]] = {}
@@ -165,9 +161,7 @@ def timeline_summary(
     folder: str = "",
     ran: Mapping[str, str] | None = None,
 ) -> Summary:
-    """A release timeline's verdict: per workload and XLA-flags column, its releases and the changes found (each
-    with its release, ratio, 95% interval and p), the Python each release ran on (``ran``: `pythons_of`), then the
-    cells that failed."""
+    """A release timeline's verdict per workload and flags column, the Pythons (``ran``), the cells failed."""
     flags_used = any(c.xla_flags for c in columns)
     found: list[tuple[str, pd.DataFrame]] = []
     closing: list[str] = []
@@ -200,8 +194,7 @@ def timeline_summary(
 
 
 def bisect_summary(doc: BisectDocument, where: str = "") -> Summary:
-    """A bisection's probes, each as a verdict table (its releases in the probe's order, each against the one
-    before it in the probe) under what it decided; then its answer line."""
+    """A bisection's probes, each as a verdict table under what it decided; then its answer line."""
     s, b = doc.settings, doc.bisection
     probes = probe_verdicts(doc)
     found = tuple(

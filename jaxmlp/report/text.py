@@ -1,5 +1,4 @@
-"""The terminal's words: each result's answer (`jaxmlp.report.summary_base.Summary`) as plain text or as Markdown for a
-pull request or a CI step summary, a benchmark run's summary, and `jaxmlp compare`'s table."""
+"""The terminal's words: each result's answer as plain text or Markdown, and `jaxmlp compare`'s table."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ def _held_back(answer: Summary, everything: bool) -> str:
 
 
 def summary_text(answer: Summary, everything: bool = False) -> str:
-    """An answer as plain text: its title, its lines, each table under its caption, its closing lines; its long
-    tables with ``everything``, else a line naming them."""
+    """An answer as plain text: title, lines, tables, closing lines; long tables with ``everything``, else named."""
     parts = ["\n".join(filter(None, (answer.title, *answer.lines)))]
     parts += [f"{caption}\n{text_table(table)}" for caption, table in (*answer.tables, *_long(answer, everything))]
     parts.append("\n".join(filter(None, (*answer.closing, _held_back(answer, everything)))))
@@ -101,8 +99,7 @@ def compare_text(table: pd.DataFrame, threshold: float, alpha: float) -> str:
 
 
 def _settling(table: pd.DataFrame, threshold: float) -> str:
-    """For a comparison with inconclusive benchmarks: the widest interval among them, and roughly the rounds a side
-    that would settle them all (`stats.processes_to_settle`); "" where none is inconclusive."""
+    """The widest interval among inconclusive benchmarks and the rounds that would settle them; "" where none."""
     open_ = table[(table["verdict"] == INCONCLUSIVE) & table["ci_low"].notna()]
     if open_.empty:
         return ""

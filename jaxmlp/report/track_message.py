@@ -1,8 +1,4 @@
-"""Tracking's message: Markdown of what changed only, for a pull-request comment or a chat post (`jaxmlp track
---message FILE`). Each release slower or faster than its baseline, and each inconclusive one, in one short line under
-its machine and workload (the long reason stays on the site's page); where nothing changed, exactly one line. With
-the site's address (``site_url``) every link is absolute: each explanation's page and each series' page in the site,
-and the site itself."""
+"""Tracking's message (`jaxmlp track --message FILE`): Markdown of what changed only."""
 
 from __future__ import annotations
 
@@ -40,16 +36,13 @@ def text_of(value: object) -> str:
 
 
 def link(explanation: object, link_base: str = "") -> str:
-    """An explanation's link as the reader follows it: ``link_base`` (the results folder as seen from where the
-    link is read, or its address, ending in ``/``), then its folder (the frame's ``explanation``, relative to the
-    results folder) and the explanation's text in it (``explain.txt``); "" where there is none."""
+    """An explanation's link: ``link_base`` + its folder + ``explain.txt``; "" where there is none."""
     text = confined.relative(text_of(explanation).rstrip("/")) or ""  # never a scheme, an absolute path or a way up
     return f"{link_base}{text}/{layout.EXPLAIN_TEXT}" if text else ""
 
 
 def why_link(row: Row, link_base: str = "", site_url: str = "") -> str:
-    """After a changed comparison's sentence: `` ([why](LINK))`` (with ``site_url``: the explanation's page in the
-    site), or `` (not explained: WHY)`` where it was not."""
+    """After a changed comparison's sentence: its explanation's link, or why it was not explained."""
     folder = text_of(row.get("explanation"))
     where = f"{site_url}{explanation_page(folder)}" if site_url and folder else link(folder, link_base)
     if where:
@@ -59,16 +52,13 @@ def why_link(row: Row, link_base: str = "", site_url: str = "") -> str:
 
 
 def distinct(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each comparison once: the frame shows a release compared with a pinned release that was also the one before
-    it under both (`jaxmlp.results.sweep.tracked.frame_of`); here it is one comparison (the pinned row kept)."""
+    """Each comparison once: a pinned release that was also the one before is one comparison (the pinned row kept)."""
     keys = [k for k in ("folder", "machine", "workload", "release", "baseline") if k in rows]
     return in_order(rows).drop_duplicates(keys)
 
 
 def _counted(rows: pd.DataFrame) -> str:
-    """``1 release slower: 0.7.1 (on scan against 0.7.0); 1 release inconclusive: 0.7.1 (on batched against 0.7.0)``:
-    per verdict that changed, the releases that had it (each counted once whatever its workloads and baselines), and
-    on which workloads against which releases."""
+    """The message's title: per verdict that changed, its releases (once each), workloads and baselines."""
     said = []
     for verdict in CHANGED:
         mine = rows[rows["verdict"] == verdict]
@@ -107,11 +97,7 @@ def message(
     site_url: str = "",
     started: str = "",
 ) -> str:
-    """The Markdown message of ``frame``'s comparisons (those measured in ``folders``, where given: this call's):
-    a title counting the releases that changed (`_counted`), then per machine and workload each slower, faster or
-    inconclusive comparison in one short line (`track_answers.short_sentence`) with its explanation's link (or why
-    it has none). Where none changed, one line; where the call started the series (``started``: its line) and
-    measured nothing, that line. ``site_url``: the site's address, every link absolute and the site linked."""
+    """The Markdown message of ``frame``'s comparisons (in ``folders``, where given); ``site_url``: absolute links."""
     site_url = site_url.rstrip("/") + "/" if site_url else ""
     rows = frame if folders is None else frame[frame["folder"].astype(str).isin(set(folders))]
     rows = markdown_frame(rows)  # names and free text from the results folder: never markup (`escape.markdown`)

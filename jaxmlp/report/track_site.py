@@ -1,9 +1,4 @@
-"""Tracking's site (`jaxmlp track --site DIR`): static pages at a fixed place, replaced whole on every call, that need
-no network to view (styles inline, plots as data: URIs). ``index.html`` answers first (per machine, each workload's
-newest release against the pinned one and against the release tracked before it, in words), then a table of them;
-a page per machine and workload shows its time across releases against the pinned one (a plot, its intervals) and
-each release's comparisons in a table, with links to their explanations (a page each in the site, ``explanations/``:
-the explanation's text and its HLO diff, copied from the results folder)."""
+"""Tracking's site (`jaxmlp track --site DIR`): static pages, replaced whole on every call, that need no network."""
 
 from __future__ import annotations
 
@@ -114,8 +109,7 @@ def _number(value: str) -> str:
 
 
 def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
-    """A comparison's explanation cell: a link to its page in the site (``explained``: by the frame's
-    ``explanation``), else to its text in the results folder (``link_base``), else why it has none."""
+    """A comparison's explanation cell: a link to its page in the site, else to its text, else why it has none."""
     folder = text_of(row.get("explanation")).rstrip("/")  # as `explanation_pages` keys it
     where = explained.get(folder) or link(folder, link_base)
     if where:
@@ -126,9 +120,7 @@ def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
 def explanation_pages(
     frame: pd.DataFrame, results: Path, warn: Callable[[str], None] | None = None
 ) -> dict[str, tuple[str, str, str | None]]:
-    """Each explanation the frame links to, read from the results folder: its page's name in the site, the page,
-    and its HLO diff's text (None where the HLO did not change or the diff is missing); one whose files cannot be
-    read, or that names a path out of the results folder (`confined`), is left out in one line (``warn``)."""
+    """Each explanation the frame links to: its page name, page and HLO diff (or None); unreadable ones ``warn``."""
     warn = warn or _warn
     pages: dict[str, tuple[str, str, str | None]] = {}
     named = frame[["explanation", "folder"]] if {"explanation", "folder"} <= set(frame) else pd.DataFrame()
@@ -211,8 +203,7 @@ def comparisons_table(rows: pd.DataFrame, link_base: str, explained: Mapping[str
 def series_page(
     machine: str, workload: str, rows: pd.DataFrame, threshold: float, link_base: str, explained: Mapping[str, str]
 ) -> str:
-    """A machine's workload: its answers, the plot of its time across releases against the pinned one, a table of
-    each release's comparisons with each baseline."""
+    """A machine's workload: its answers, its plot across releases and a table of each release's comparisons."""
     title, threshold = f"{workload} on {machine}", rows_band(rows, threshold)
     pin, prev = newest(rows, PINNED), newest(rows, PREVIOUS)
     body = [
@@ -277,8 +268,7 @@ def overview_table(pages: Mapping[tuple[str, str], str], found: Mapping[tuple[st
 
 
 def index_page(frame: pd.DataFrame, pages: Mapping[tuple[str, str], str], threshold: float) -> str:
-    """The answers first: per machine, each workload's newest release against the pinned one and the one tracked
-    before it; then a table of them, each row linking to its page."""
+    """The answers per machine and workload first, then a table of them, each row linking to its page."""
     found = series(frame)
     body = ["<h1>Is the newest jax/jaxlib release safe to take?</h1>"]
     if not found:
@@ -314,10 +304,7 @@ def write_site(
     results: str | os.PathLike[str] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> list[Path]:
-    """Write the site of ``frame`` (`jaxmlp track`'s comparisons) as the folder ``site``, replacing the last one
-    whole: it is built beside it and swapped in (a failure or a crash leaves the old site as it was). Explanations
-    are linked as ``link_base`` + their link (a URL where the results folder is published), else from the site to
-    the ``results`` folder (`site_link_base`). Returns the files written, ``index.html`` first."""
+    """Write the site of ``frame`` as ``site``, swapped in whole; returns the files written, index first."""
     site = Path(site)
     if link_base is None:
         link_base = site_link_base(site, Path(results)) if results is not None else ""

@@ -28,9 +28,7 @@ def write_report(
     found: Sequence[Finding] | None = None,
     past: history.RunHistory | None = None,
 ) -> list[Path]:
-    """Write summary.md, index.html, results.csv and samples.csv (and trace_ops.csv) into a NEW folder: ``out``,
-    else the store's next ``report-<time>``. The folder appears whole, or not at all. ``found`` and ``past``: the
-    results' findings and `history.found`, where the caller has them."""
+    """Write the report into a NEW folder (``out``, else the store's next ``report-<time>``), whole or not."""
     past = history.of(results) if past is None else past
     answers = tuple(found) if found is not None else findings(results, traces, store.folder, past)
     sections = build_sections(results, traces, store.folder, answers, past)

@@ -1,9 +1,4 @@
-"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, one module each: each
-builds its settings from its arguments, runs `jaxmlp.measure.sweep` and files its results through `jaxmlp.results`.
-
-A subcommand's module is imported only when that subcommand parses or shows its help (`jaxmlp.cli.Deferred`): they
-import jax, pandas and more between them, and ``jaxmlp sweep trials`` needs none of the others'.
-"""
+"""``jaxmlp sweep``: the version matrix (``run``, the default) and the other subcommands, each loaded when used."""
 
 from __future__ import annotations
 
@@ -25,8 +20,7 @@ SUBCOMMANDS = {
     "env": "make each release's environment and check that it runs",
     "corpus": "run the corpus of known regressions as a user would, and score what was found",
 }
-"""Each subcommand and its line in ``jaxmlp sweep --help``, in that order; its module is
-``jaxmlp.cli.sweep.<subcommand>``."""
+"""Each subcommand and its ``jaxmlp sweep --help`` line, in order; its module ``jaxmlp.cli.sweep.<name>``."""
 
 
 def _load(name: str, parser: argparse.ArgumentParser) -> None:

@@ -56,14 +56,12 @@ def add_measuring(parser: argparse.ArgumentParser) -> None:
 
 
 def add_matrix(parser: argparse.ArgumentParser, *own: options.Option) -> None:
-    """How the releases are measured: processes a cell, XLA flags, environments, time limits, where results go
-    (``own``: the command's rewording of some, `options.reworded`)."""
+    """How the releases are measured, the options (``own``: the command's rewording of some, `options.reworded`)."""
     options.add(parser, *options.reworded(options.MATRIX, *own))
 
 
 def measuring_of(args: argparse.Namespace) -> Measuring:
-    """What each process measures, from `add_measuring`'s options; a release given to --workload refused, and a
-    workload file that is missing or defines no such function (`check_specs`)."""
+    """What each process measures, from `add_measuring`'s options, workload files checked (`check_specs`)."""
     for spec in getattr(args, "workload", None) or ():
         if re.fullmatch(r"\d+(\.\d+)+", spec):  # `sweep run --workload scan 0.6.2`: the list took the release
             raise JaxmlpError(
@@ -87,8 +85,7 @@ def measuring_of(args: argparse.Namespace) -> Measuring:
 
 
 def matrix_of(args: argparse.Namespace, versions: Sequence[str] = ()) -> Matrix:
-    """How ``versions`` are measured, from `add_matrix`'s options (``--xla-flags`` and ``--env`` where the command
-    has them)."""
+    """How ``versions`` are measured, from `add_matrix`'s options (``--xla-flags``, ``--env`` where taken)."""
     source = source_of(args)
     return Matrix(
         tuple(versions),
@@ -115,8 +112,7 @@ def hand_made(specs: tuple[str, ...]) -> dict[str, str]:
 
 
 def source_of(args: argparse.Namespace) -> envs.Source:
-    """Where the releases' environments come from (``--wheels``, else the index) and the accelerator packages
-    ``--backend`` asks for."""
+    """Where the releases' environments come from (``--wheels``, else the index) and ``--backend``'s packages."""
     return envs.Source(getattr(args, "wheels", None), getattr(args, "backend", None))
 
 

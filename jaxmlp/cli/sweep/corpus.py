@@ -1,5 +1,4 @@
-"""``jaxmlp sweep corpus MANIFEST``: every case of a corpus of known regressions run as a user would, then its scorecard
-(`jaxmlp.flows.corpus`)."""
+"""``jaxmlp sweep corpus MANIFEST``: every case of a corpus of known regressions run, then its scorecard."""
 
 from __future__ import annotations
 
@@ -74,8 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Every case as a user would run it, then the scorecard; under mpirun or srun the ranks share each case's
-    timeline (`jaxmlp.flows.timeline`) and rank 0 runs the rest and scores them."""
+    """Every case as a user would run it, then the scorecard; under mpirun or srun the ranks share each timeline."""
     settings = Corpus(Path(args.manifest), tuple(args.cases or ()))
     if args.rescore:
         return rescore(folder=Path(args.rescore), manifest=settings.manifest).code

@@ -27,8 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Every release from A to B as one sweep matrix, then its change points (`jaxmlp.changepoints`); under mpirun
-    or srun, the ranks share its rounds (`jaxmlp.flows.ranks`) and rank 0 files it."""
+    """Every release from A to B as one sweep matrix, then its change points; mpirun or srun ranks share its rounds."""
     timeline = Timeline(args.first, args.last, versions_of(args.versions), args.every, args.budget, args.wheels)
     measuring, matrix, out = measuring_of(args), matrix_of(args), Path(args.out)
     ranks = Ranks.found()

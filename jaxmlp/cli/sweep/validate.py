@@ -1,5 +1,4 @@
-"""``jaxmlp sweep validate``: the change-point detectors on synthetic histories drawn from measured noise, and beside
-Apache Otava's on its own test suite."""
+"""``jaxmlp sweep validate``: the change-point detectors on synthetic histories and on Apache Otava's suite."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The findings model: for each question jaxmlp answers, the answer, the run(s) it rests on, the machine and the
-tables, computed once per results folder (or file). `jaxmlp summary`, the report's overview, its sections and
-summary.md only render it. Which run answers: `jaxmlp.results.findings.select`."""
+"""The findings model: per question, the answer, the runs it rests on, the machine and the tables, made once."""
 
 from __future__ import annotations
 
@@ -76,8 +74,7 @@ ANSWERS: dict[Question, Callable[[Asked], Sequence[Finding]]] = {
     questions.PEAK_MEMORY: lambda a: checks.memory(a.evidence, a.folder, a.whole),
     questions.LARGE_FOLDER: lambda a: checks.results_folder(a.evidence.runs_by_file, a.folder, a.whole),
 }
-"""How each question of `questions.QUESTIONS` is answered (`tests/test_findings.py` checks that every question has
-one)."""
+"""How each question of `questions.QUESTIONS` is answered (a test checks that every question has one)."""
 
 
 def findings(
@@ -87,10 +84,9 @@ def findings(
     past: history.RunHistory | None = None,
     memo: IndexMemo | None = None,
 ) -> tuple[Finding, ...]:
-    """Every question's finding, in the order of `questions.QUESTIONS` (a benchmark question from its machine's
-    merged evidence, `select.evidence`); paths shown relative to ``folder``; ``past``: `history.of` the same
-    results, where the caller has it (the report draws it too), else computed here, once; ``memo``: the folder's
-    index, where what is dear to compute again is kept (a sweep's comparisons, a timeline's changes)."""
+    """Every question's finding, in the order of `questions.QUESTIONS`; paths relative to ``folder``. ``past``:
+    `history.of` the same results, computed here where not given; ``memo``: the folder's index, where costly results are
+    kept."""
     past = history.of(results, memo) if past is None else past
     runs_by_file = tables.benchmark_runs(without_sweeps(results.runs))
     accuracy = tables.tutorial_accuracy(results.runs)
@@ -115,8 +111,7 @@ def _cached_releases(asked: Asked) -> Callable[[Question], Sequence[Finding]]:
 
 
 def run_findings(run: pd.DataFrame, accuracy: Mapping[str, float] | None = None) -> tuple[Finding, ...]:
-    """One benchmark or scaling file's findings: the questions `Question.of_a_run` (asked for by name: a smoke run
-    answers too, and says so)."""
+    """One benchmark or scaling file's findings: the questions `Question.of_a_run` (a smoke run says it is one)."""
     by_file = tables.benchmark_runs(run)
     asked = Asked(None, Parts(by_file), by_file, accuracy or {}, (), None, None, None, False)
     return tuple(f for q in QUESTIONS if q.of_a_run for f in ANSWERS[q](asked))

@@ -1,7 +1,4 @@
-"""The findings of benchmark runs: what jit and vmap buy, which loader and how many workers, how far from the floor,
-and CPU against an accelerator (the goals, peak memory and a large folder's read: `checks`); each per backend from the
-evidence of the newest machine that can answer (its newest environment's timed runs merged,
-`jaxmlp.results.findings.select.evidence`), every figure citing its run."""
+"""The findings of benchmark runs: jit, vmap, loaders, the floor, CPU against an accelerator, per backend."""
 
 from __future__ import annotations
 
@@ -102,9 +99,7 @@ def per_backend(
     folder: Path | None,
     timed_only: bool = True,
 ) -> list[Finding]:
-    """A finding per backend from its newest timed run with ``table`` (with ``timed_only`` False, its newest run:
-    one file asked for by name): ``answer(part, frame)`` gives the sentence and the tables (``part``: the run's
-    `tables.RunTables`, ``frame``: its ``table``)."""
+    """A finding per backend from its newest timed run with ``table``, its sentence and tables by ``answer``."""
     found = newest_per_backend(
         parts, lambda part: not _made(part, table).empty, timed_only, NEEDS.get(table.__name__, ())
     )
@@ -169,8 +164,7 @@ def _rung(row: Any) -> str:
 
 
 def _loader(row: Any) -> str:
-    """A loader of the input-alone rows (all f32) as the answer names it: ``seed_batched without workers``,
-    ``grain, 2 workers``."""
+    """A loader of the input-alone rows as the answer names it: ``seed_batched without workers``."""
     if row.pipeline not in registry.WORKER_PIPELINES:
         return str(row.pipeline)
     workers = 0 if pd.isna(row.workers) else int(row.workers)

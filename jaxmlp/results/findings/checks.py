@@ -1,5 +1,4 @@
-"""The findings that hold a machine's runs to what they should be: the goals, peak memory, and how fast a large results
-folder reads; per backend from the evidence of the newest machine that can answer, every figure citing its run."""
+"""The findings that check a machine's runs: the goals, peak memory, and how fast a large results folder reads."""
 
 from __future__ import annotations
 
@@ -104,9 +103,7 @@ RESULTS_FOLDER_CAPTION = (
 def results_folder(
     runs_by_file: Mapping[str, pd.DataFrame], folder: Path | None = None, timed_only: bool = True
 ) -> list[Finding]:
-    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over the generated folder of many runs, read
-    again and read first, and the goals of a store that holds years met or missed (`tables.results_folder_table`; its
-    newest run of `bench_scale.py`: host-only rows, of no backend)."""
+    """Per machine, how long `jaxmlp summary` and `jaxmlp report` took over a generated folder, and its goals."""
     found: dict[str, pd.DataFrame] = {}
     for rows in runs_by_file.values():
         if (rows["test"] == registry.RESULTS_FOLDER.id).any() and (timed(rows) or not timed_only):

@@ -1,5 +1,4 @@
-"""Which run each figure of a benchmark answer comes from: a row's file cited after its figure where an answer rests
-on several runs, the runs it read, and what it says of figures from an older environment or other settings."""
+"""Which run each figure of a benchmark answer comes from, and what an answer says of older or other runs."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ def runs_read(rows: pd.DataFrame, folder: Path | None) -> str:
 
 
 def older_note(rows: pd.DataFrame) -> str:
-    """What an answer says of its figures from an older environment of its machine, or from a run with other settings
-    (`select.OLDER`): which environment and run; "" where none is."""
+    """What an answer says of its figures from an older environment or other settings; "" where none is."""
     if OLDER not in rows:
         return ""
     older = rows[rows[OLDER].astype(bool)]
@@ -52,8 +50,7 @@ def run_of(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
 
 
 def cite(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:
-    """`` [bench-….json]``: the run a figure comes from (`run_of`), where the answer rests on more than one run;
-    else ""."""
+    """`` [bench-….json]``: the run a figure comes from, where the answer rests on several runs; else ""."""
     source = run_of(rows, bench, **params) if rows["file"].nunique() > 1 else ""
     return f" [{source}]" if source else ""
 
@@ -89,8 +86,7 @@ def loader_run(part: pd.DataFrame, row: Any) -> str:
 
 
 def with_runs(table: pd.DataFrame, part: pd.DataFrame, run: Any) -> pd.DataFrame:
-    """``table`` with a ``run`` column (``run(part, row)``: the file each row comes from) where ``part`` spans more
-    than one run; as it is where one run answers."""
+    """``table`` with a ``run`` column (each row's file) where ``part`` spans several runs, else as it is."""
     if table.empty or part["file"].nunique() < 2:
         return table
     return table.assign(run=[run(part, row) for row in table.itertuples()])

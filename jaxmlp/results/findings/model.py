@@ -9,8 +9,7 @@ import pandas as pd
 
 
 class Anchors(NamedTuple):
-    """Each subject's anchor in the report, one a section: a finding names its section by it, the overview and the
-    docs link to it, and the report's sections (`jaxmlp.report.sections.SECTIONS`) are defined for each."""
+    """Each subject's anchor in the report, one a section, by which findings, the overview and the docs link to it."""
 
     benchmarks: str = "benchmarks"
     floor: str = "floor"

@@ -1,6 +1,4 @@
-"""Every question jaxmlp answers, once: its words, the report section it belongs to (its anchor) and whether one
-benchmark file asked for by name answers it too. `findings` answers them in this order; the summary, the report's
-sections and the docs' list of questions read this table."""
+"""Every question jaxmlp answers, once, in order: its words, its report section, whether one file answers it."""
 
 from __future__ import annotations
 
@@ -10,8 +8,7 @@ from jaxmlp.results.findings.model import ANCHOR
 
 
 class Question(NamedTuple):
-    """One question: ``text`` as every face asks it, ``anchor`` its report section, ``of_a_run`` whether
-    `run_findings` (one benchmark or scaling file asked for by name) answers it too."""
+    """One question: its ``text``, its section's ``anchor``, and whether `run_findings` answers it (``of_a_run``)."""
 
     name: str
     text: str

@@ -1,6 +1,4 @@
-"""Which runs answer a question: per machine (`jaxmlp.results.schema.machines`), the evidence of its newest environment,
-merged across its runs (`evidence`), and of the runs of other kinds the newest on it that can decide it (the rule:
-docs/methods/which-run-answers.md)."""
+"""Which runs answer a question: each machine's merged evidence and the newest decisive run of other kinds."""
 
 from __future__ import annotations
 
@@ -41,9 +39,7 @@ def stamp_of(rows: pd.DataFrame) -> str:
 
 
 OLDER = "older_environment"
-"""The column `evidence` marks a row with where it comes from, where that is not its machine's newest plain
-environment: "an older environment (...)" or "a run with other settings (...)" (`machines.environment`); "" for the
-newest's. A run with XLA flags or another matmul precision fills in only what no plain run measured."""
+"""The column saying where a row comes from when not its machine's newest plain environment; "" for the newest's."""
 
 
 def _key(row: pd.Series, keys: Sequence[str]) -> tuple[str, ...]:
@@ -51,12 +47,9 @@ def _key(row: pd.Series, keys: Sequence[str]) -> tuple[str, ...]:
 
 
 def evidence(runs_by_file: Mapping[str, pd.DataFrame], timed_only: bool = True) -> dict[str, pd.DataFrame]:
-    """Per machine, newest machine first, its benchmark rows merged across its runs: of each measurement (a
-    benchmark's full name) the newest environment's newest row (an environment: the machine, jax, jaxlib, the suite's
-    commit and the run's settings, `machines.ENVIRONMENT`), else the newest older environment's, marked in `OLDER`; a
-    precision's floor products all from the newest environment that measured that precision. Each row keeps its
-    ``file``: the run it comes from. Rows of two machines never meet; scaling runs (and with ``timed_only``
-    smoke-size runs) are left out."""
+    """Per machine, newest first, its benchmark rows merged across its runs by the rule of
+    docs/methods/which-run-answers.md, each row keeping its ``file``; scaling runs (and with ``timed_only`` smoke-size
+    runs) left out."""
     by_machine: dict[tuple[str, ...], list[pd.DataFrame]] = {}
     for rows in runs_by_file.values():  # newest first
         if (timed_only and not timed(rows)) or is_scaling(rows):
@@ -123,9 +116,7 @@ def _split(rows: pd.DataFrame, done: Container[str] = ()) -> Iterator[tuple[str,
 
 @dataclass(frozen=True, eq=False)
 class Parts:
-    """Runs (``runs_by_file``, newest first: files, or machines' `evidence`), each split by backend (`_split`) when
-    first asked, once, each part with its tables (`tables.RunTables`): every question of one call reads the same
-    parts and tables. Made for that call and dropped with it."""
+    """Runs (newest first), each split by backend with its tables once, for one call's questions only."""
 
     runs_by_file: Mapping[str, pd.DataFrame]
     _made: dict[str, dict[str, RunTables]] = field(default_factory=dict, init=False, repr=False)
@@ -146,9 +137,7 @@ def newest_per_backend(
     timed_only: bool = True,
     needs: Sequence[Benchmark] = (),
 ) -> dict[str, RunTables]:
-    """Per backend, the newest timed run (or machine's `evidence`) whose part ``answers``: one machine's, never
-    another's of the same backend. ``needs``: benchmarks of which a run must hold one to answer at all (a run
-    without any is passed over unasked: a folder of many runs asks few)."""
+    """Per backend, the newest timed run (or `evidence`) whose part ``answers``, holding one of ``needs``."""
     found: dict[str, RunTables] = {}
     ids = [b.id for b in needs]
     for key, rows in parts.runs_by_file.items():

@@ -1,7 +1,4 @@
-"""The findings of the release sweeps: which release got slower (the version matrix), where across releases (the
-timeline), which release did it (bisection); each from the newest sweep that can decide it. A sweep whose every
-comparison has too few processes to test decides nothing: an older one answers, or the answer says so, never "the
-same"."""
+"""The findings of the release sweeps (the version matrix, the timeline, bisection), each from the newest decisive."""
 
 from __future__ import annotations
 
@@ -61,9 +58,7 @@ def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
 
 
 def sweep_verdict(rows: pd.DataFrame, steps: pd.DataFrame, cells: CellsDocument | None = None) -> str | None:
-    """A version matrix's one-line verdict from its steps (`sweep_steps`): its flagged steps, or that none changed;
-    None where every comparison has insufficient data (it decides nothing). A step one of whose releases ignored its
-    XLA flags (``cells``, the sweep's ``cells.json``) says so."""
+    """A version matrix's one-line verdict from its steps; None where every comparison has insufficient data."""
     ignored = ignored_cells(cells)
     if steps.empty or steps["p_slower"].isna().all():
         return None
@@ -98,9 +93,7 @@ def timeline_verdict(columns: Sequence[TimelineColumn]) -> str:
 def answers(
     results: Results, folder: Path | None = None, memo: IndexMemo | None = None
 ) -> tuple[Finding, Finding, Finding]:
-    """The release questions' findings, from the folder's sweeps read once (none from a bisection's probes): the
-    version matrix's, the release timeline's and the bisection's (``memo``: the folder's index, where the sweeps'
-    comparisons and the timelines' changes are kept)."""
+    """The release questions' findings from the folder's sweeps, read once (``memo``: the folder's index)."""
     bisected = bisection(results.bisections, folder)
     found = sweeps(results.runs, [path.parent for path, _ in results.bisections])
     matrices = {k: v for k, v in found.items() if not is_timeline(k)}

@@ -1,6 +1,4 @@
-"""The finding of tracking: is the newest release safe to take? Per machine, the newest release `jaxmlp track`
-measured, against the pinned release on each workload it tracks (its verdict, with the link to its explanation and
-to the site where the call wrote them), from the results folder's ``track-*/track.json`` files."""
+"""The finding of tracking: is the newest release safe to take? From the folder's ``track.json`` files."""
 
 from __future__ import annotations
 
@@ -53,9 +51,7 @@ def _head(release: str, pinned: str, rows: Sequence[Row]) -> str:
 
 
 def newest_safe(folder: Path | None) -> list[Finding]:
-    """Per machine, its newest tracked release against the pinned one on each workload, in words first (no, yes, not
-    shown yet), each workload's sentence with its explanation, the site the newest call wrote; unanswered where the
-    folder holds no ``track.json``."""
+    """Per machine, its newest tracked release against the pinned one per workload; unanswered without track.json."""
     documents, _ = tracked.history(folder) if folder is not None else ([], [])
     frame = tracked.frame_of(documents, folder) if folder is not None else pd.DataFrame()
     if frame.empty:

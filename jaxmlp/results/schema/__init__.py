@@ -1,7 +1,4 @@
-"""The result files' schemas: one module per kind of document (`bench`, `scaling`, `sweep`, `bisect`, `train`,
-`trials`, `explain`, `roofline`, `validation`, `tta`, `corpus`, `track`), each file carrying its ``kind`` and
-``schema_version`` (`header`). `parse` reads a file: `upgrade` turns an earlier form into the current one, then the
-kind's module types it. No pandas here."""
+"""The result files' schemas, one module per kind; `parse` reads a file, upgrading an earlier form. No pandas."""
 
 from __future__ import annotations
 
@@ -55,8 +52,7 @@ Document = (
 
 
 def parse(raw: object) -> Document:
-    """The typed document a result file's JSON holds (upgraded from an earlier form), or a `JaxmlpError` saying
-    what it is not."""
+    """The typed document a result file's JSON holds (upgraded), or a `JaxmlpError` saying what it is not."""
     try:
         kind, doc = upgrade(raw)
         return _typed(kind, doc)

@@ -1,8 +1,4 @@
-"""pytest-benchmark files: `nox -s bench`'s, `jaxmlp scaling`'s and each version-sweep cell's.
-
-A `BenchmarkRow` per benchmark with its parameters, its facts (``extra_info``) and its statistics over the raw
-samples (`Stats.data`); the metadata that makes two files comparable in ``machine_info["jaxmlp"]``.
-"""
+"""pytest-benchmark files: a `BenchmarkRow` per benchmark and the metadata that makes two files comparable."""
 
 from __future__ import annotations
 
@@ -60,8 +56,7 @@ class Stats:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str = "stats") -> Stats:
-        """The statistics of a file's row, each field checked (`fields`): the summaries a number or null (NaN), the
-        rounds a whole number, the outliers text, the samples numbers."""
+        """The statistics of a file's row, each field checked (`fields`); a null summary reads as NaN."""
         at = f"{where}."
         values = {key: number(fields.optional(doc, key, at, fields.NUMBER)) for key in SECONDS}
         return cls(
@@ -79,8 +74,7 @@ class Stats:
 SECONDS = tuple(f.name for f in dataclass_fields(Stats) if f.type == "float")
 """`Stats`' fields in seconds (min ... iqr), as the file's ``stats`` holds them."""
 PER_ROUND = (*SECONDS, "ld15iqr", "hd15iqr", "total")
-"""The statistics of a pytest-benchmark row in seconds, those jaxmlp reads and the rest: each scales with a round's
-time (``ops`` is their inverse)."""
+"""The statistics of a pytest-benchmark row in seconds (``ops`` their inverse), those jaxmlp reads and the rest."""
 STATS = tuple(f.name for f in dataclass_fields(Stats) if f.name != "data")
 """`Stats`' fields a benchmark's row shows: the seconds, then ``rounds`` and ``outliers``."""
 
@@ -140,9 +134,7 @@ results differ, a distributed run's processes); every other is a number, text, t
 
 
 def own_peaks(scopes: Iterable[object]) -> bool:
-    r"""Whether recorded peaks (their ``peak_rss_scope``\ s) are each their benchmark's own (reset before it,
-    `registry.PEAK_SCOPE_BENCHMARK`): False where any is its process's since it started or does not say, and where
-    none was recorded."""
+    r"""Whether recorded peaks are each their benchmark's own; False where any is not or says nothing, or none is."""
     said = list(scopes)
     return bool(said) and all(scope == registry.PEAK_SCOPE_BENCHMARK for scope in said)
 
@@ -192,8 +184,7 @@ class BenchmarkDocument:
         return cls(rows, meta, datetime, commit, str(doc.get(KIND) or BENCH), dict(doc))
 
     def to_json(self) -> JSON:
-        """The file as it was read (a copy keeps everything pytest-benchmark wrote), or as built here; with its
-        kind and schema version."""
+        """The file as read (all pytest-benchmark wrote kept), or as built here, with its kind and schema version."""
         if self.source:
             return {**dict(self.source), **header(self.kind)}
         return {
@@ -207,8 +198,7 @@ class BenchmarkDocument:
 
     @property
     def measured_on(self) -> tuple[str, ...]:
-        """What the numbers were measured on, as every output names it (`jaxmlp.results.schema.machines.machine`): two
-        documents whose machines differ compare them too."""
+        """What the numbers were measured on, as every output names it: documents whose machines differ compare them."""
         return (machine(self.metadata),)
 
     def peak_memory(self) -> dict[str, float]:

@@ -1,5 +1,4 @@
-"""`jaxmlp sweep bisect`'s answer: its settings, every probe, the answer line. Each probe's raw results lie in
-``probe-N`` folders beside it (sweep cells, `jaxmlp.results.schema.sweep`)."""
+"""`jaxmlp sweep bisect`'s answer: its settings, every probe (its cells in ``probe-N`` beside it), the answer line."""
 
 from __future__ import annotations
 

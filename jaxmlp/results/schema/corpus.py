@@ -1,5 +1,4 @@
-"""`jaxmlp sweep corpus`'s scorecard (``scorecard.json``): each known regression of the corpus run the way a user
-works, and whether the suite found it, measured it within its band and explained it; controls left clean."""
+"""`jaxmlp sweep corpus`'s scorecard (``scorecard.json``): whether the suite found each known regression."""
 
 from __future__ import annotations
 
@@ -18,11 +17,8 @@ from jaxmlp.results.schema.fields import field as checked
 @dataclass(frozen=True)
 class CaseScore:
     """One case scored: what the timeline flagged, whether the expected change was found (None: not scored, ``why``
-    says), its ratio and interval and whether that is within the band, the bisection's answer, the explanation's kind,
-    a control left clean, the releases that failed or hung (``release: reason``), the command's own error, its
-    folders (relative to the scorecard's) and seconds (what it ran with: ``case.runs``); its injected-slowdown
-    trials and, of each slowdown, in how many of them the detector found it
-    (``(factor, found, trials)``); a control's verdict in the four words (``verdict``: `control_verdict`)."""
+    says) and within the band, the bisection's and explanation's answers, failures, folders, seconds, its
+    injected-slowdown trials and a control's verdict."""
 
     case: Case
     flagged: tuple[str, ...] = ()
@@ -49,8 +45,7 @@ class CaseScore:
 
     @property
     def failed(self) -> bool:
-        """Whether the case could not be measured as it should: a release failed or hung that the case does not
-        expect to, or its command stopped with an error."""
+        """Whether the case failed: a release failed or hung that it does not expect to, or its command raised."""
         return bool(self.error) or (bool(self.failures) and not self.expected_failure)
 
     def to_json(self) -> JSON:
@@ -146,8 +141,7 @@ def _case(doc: Mapping[str, Any], where: str) -> Case:
 
 @dataclass(frozen=True)
 class CorpusDocument:
-    """A corpus run: its settings (the manifest, processes, the detector's parameters, fixed before it ran), each
-    case's score, its seconds and the disk its environments and results took."""
+    """A corpus run: its settings, each case's score, its seconds and the disk it took."""
 
     metadata: Mapping[str, Any]
     settings: Mapping[str, Any]

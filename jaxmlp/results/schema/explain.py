@@ -1,7 +1,4 @@
-"""`jaxmlp sweep explain A B`'s answer (``explain.json``): did the optimized program change between two releases of
-one workload, and if not, where the time went in each. Beside it in its folder: ``hlo.diff`` (the unified diff of
-the two canonical optimized HLOs, where they differ), ``hlo/`` (each release's optimized HLO, gzipped) and
-``traces/`` (one profiled process per release, as `jaxmlp profile` captures it)."""
+"""`jaxmlp sweep explain A B`'s answer (``explain.json``), beside ``hlo.diff``, ``hlo/`` and ``traces/``."""
 
 from __future__ import annotations
 
@@ -57,9 +54,8 @@ class OpTime:
 
 @dataclass(frozen=True)
 class ExplainDocument:
-    """Two releases of one workload compared: fingerprints, whether the optimized HLO is the same (and where it is
-    not, whether its instructions are: only reordered, renamed or annotated otherwise), what changed in the program,
-    steady states, compile and operation times; ``notes`` say what could not be had, and why."""
+    """Two releases of one workload compared: fingerprints, whether the optimized HLO (and its instructions) is the
+    same, what changed, steady states, compile and operation times; ``notes`` say what could not be had and why."""
 
     metadata: Mapping[str, Any]
     workload: str

@@ -1,6 +1,4 @@
-"""The types of a result file's fields, checked when the file is read: a field of the wrong type (a number that is
-null or text, an object where a list belongs) is a `JaxmlpError` naming the field, so that a folder's walk skips the
-file with one line and a command given the file says which field is wrong."""
+"""The types of a result file's fields, checked when it is read: a wrong one is a `JaxmlpError` naming it."""
 
 from __future__ import annotations
 
@@ -90,9 +88,7 @@ ROW_FIELDS: Mapping[str, str] = {
     **dict.fromkeys(("reached", "diverged"), FLAG),
     **{key: wanted for key, wanted in METADATA_FIELDS.items() if wanted is not None},
 }
-"""The type of each field of a benchmark's parameters and facts, its run's metadata (`METADATA_FIELDS`), a training
-epoch's record and a time-to-accuracy run that the tables read by name (null allowed: a figure not had); a field
-whose name ends in one of `NUMBER_ENDINGS` is a number. Any other field is a number, text, true/false or null."""
+"""The type of each field the tables read by name (null allowed); others by `NUMBER_ENDINGS`, else any scalar."""
 
 NUMBER_ENDINGS = (
     "seconds",

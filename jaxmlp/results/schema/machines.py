@@ -1,7 +1,4 @@
-"""A machine, as asv's machine is: the host a run's times depend on (`MACHINE`: its CPU model, its core count, the
-accelerator it has, its backend and device kind, and the name the user gave it, if any), recorded in every file that
-host writes (`jaxmlp.measure.environment.machine_facts`), whatever the file measured. Every history and every answer
-keeps machines apart, and names each the same way (`machine`)."""
+"""A machine, as asv's is: the host a run's times depend on (`MACHINE`), kept apart and named alike everywhere."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ MACHINE = ("machine_cpu", "machine_cores", "machine_backend", "machine_device", 
 SETTINGS = ("size", "xla_flags", "jax_default_matmul_precision")
 """A run's settings that change its times: two runs that differ in one are two environments."""
 ENVIRONMENT = (*MACHINE, "jax", "jaxlib", "commit", *SETTINGS)
-"""What two runs must share to be of one environment: one machine, one jax and jaxlib, one commit of the suite, the
-same settings."""
+"""What two runs of one environment share: machine, jax, jaxlib, the suite's commit and the settings."""
 
 
 def _known(value: Any) -> bool:
@@ -52,8 +48,7 @@ def machine(row: Mapping[str, Any] | pd.Series) -> str:
 
 
 def machine_of(rows: pd.DataFrame) -> str:
-    """The machine of a run's rows (its first row's); where the rows are all of the host's CPU on a machine with an
-    accelerator, ``… · its CPU``."""
+    """The machine of a run's rows (its first row's); ``… · its CPU`` for CPU rows on an accelerator's host."""
     if not len(rows):
         return "?"
     first = rows.iloc[0]
@@ -65,8 +60,7 @@ def machine_of(rows: pd.DataFrame) -> str:
 
 
 def environment(row: Mapping[str, Any] | pd.Series) -> str:
-    """An environment as words: ``jax 0.10.2, jaxlib 0.10.2, commit 8da3c890`` (then its settings where they are not
-    the defaults: ``, size full, XLA_FLAGS '--xla_...'``)."""
+    """An environment as words: ``jax 0.10.2, jaxlib 0.10.2, commit 8da3c890`` and its non-default settings."""
     commit = str(row.get("commit"))[:8] if _known(row.get("commit")) else "?"
     settings = [
         f"{label} {value}"

@@ -1,5 +1,4 @@
-"""The roofline's files: this machine's ceilings (``ceilings-<time>.json``, measured once per environment and kept)
-and a roofline run (``roofline-<time>.json``: the ceilings it used and each workload's point)."""
+"""The roofline's files: this machine's ceilings (kept per environment) and a roofline run's points."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""`jaxmlp scaling`'s file: a pytest-benchmark file with a row per benchmark (the sharded epoch, the sharded
-step), device count N and process count P (``scaling_epoch[cpu-2-2]``: N devices in all over P processes), each
-row's raw samples the calls of process 0 of that (N, P). Schema 3 added P (older rows are P = 1:
-`jaxmlp.results.schema.upgrade`)."""
+"""`jaxmlp scaling`'s file: a pytest-benchmark file with a row per benchmark, device count N and process count P."""
 
 from __future__ import annotations
 
@@ -34,8 +31,7 @@ SCALING_EXTRA = (
 
 
 def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
-    """A worker's two benchmark rows: the sharded epoch and the sharded step at its device and process count (the
-    all-reduce's share of the traced epoch's operations, where N > 1, on both)."""
+    """A worker's two benchmark rows: the sharded epoch and step (with the all-reduce's share where N > 1)."""
     meta = result.metadata
     extra = {key: meta.get(key) for key in SCALING_EXTRA}
     params = {"backend": meta["backend"], "devices": meta["devices"], "processes": meta.get("process_count", 1)}
@@ -58,9 +54,7 @@ def rows_of(result: ProcessResult) -> list[BenchmarkRow]:
 
 
 def document(results: Sequence[ProcessResult], partial: str | None = None) -> BenchmarkDocument:
-    """Every device count's results as one document (metadata: the first worker's). ``partial``: why it holds only
-    some of the (N, P) cells asked for (the command was stopped), in its metadata's ``partial``; None: all were
-    run."""
+    """Every device count's results as one document; ``partial``: why only some (N, P) were run, None if all."""
     meta: dict[str, Any] = {
         **results[0].metadata,
         "scaling": True,

@@ -1,5 +1,4 @@
-"""A version sweep's files: one pytest-benchmark file per cell (a release, and the XLA flags it ran with), whose
-raw samples are worker processes, and ``cells.json``, what became of every cell of the matrix."""
+"""A version sweep's files: a pytest-benchmark file per cell, its samples worker processes, and ``cells.json``."""
 
 from __future__ import annotations
 
@@ -56,9 +55,7 @@ def own_peaks(processes: Sequence[ProcessResult]) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class SweepDocument:
-    """One cell of a sweep's matrix (a jax/jaxlib version, and the XLA flags it ran with): a worker process per
-    sample, measured in that version's environment. ``differs`` names each workload whose result was not the
-    same as the sweep's reference cell's (within its tolerance), and why: its times are then no comparison."""
+    """One cell of a sweep's matrix, a worker process a sample; ``differs``: workloads whose results differ, and why."""
 
     label: str  # the version (or the name it was given with --env LABEL=PYTHON)
     processes: tuple[ProcessResult, ...]
@@ -142,8 +139,7 @@ class Cell:
     """What each workload compiled, from the cell's probe process (`jaxmlp.measure.programs`): HLO fingerprint and
     file (``hlo_file``, relative to the folder), operations, costs, memory, compile split; {} before 2026-12-05."""
     process: Mapping[str, Any] = field(default_factory=dict)
-    """The probe process's own peak resident memory (``peak_rss_bytes``; ``peak_rss_why`` where it may not be its
-    own) and its device peak (or why there is none)."""
+    """The probe process's own peak resident memory (``peak_rss_why`` where not its own) and its device peak."""
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,4 @@
-"""`jaxmlp tta`'s file: the settings, the metadata, and every run (pipeline, precision, seed) with its time to the
-target accuracy (None where it never reached it), its parts (data preparation, compilation, training, evaluation)
-and every evaluation."""
+"""`jaxmlp tta`'s file: the settings, the metadata, and every run with its time to target and its parts."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The one place that knows the earlier forms of result files, and turns each into the current one (each version's
-forms: the docs' reference/results-files page)."""
+"""The one place that turns earlier forms of result files into the current one (docs/reference/results-files.md)."""
 
 from __future__ import annotations
 
@@ -57,9 +56,7 @@ _SAID = re.compile(f"a control is clean only where it shows the same time: [^:]*
 
 
 def _control_verdicts(doc: JSON) -> JSON:
-    """Before version 10, each control's verdict as its score says it: "the same" where it was clean, else the word
-    its line gives (its last release against its first), else the way its first flagged change went; null where
-    none says."""
+    """Before version 10, each control's verdict as its score's lines say it; null where none says."""
     if not isinstance(doc.get("scores"), list):
         return doc
 
@@ -88,8 +85,7 @@ NOT_EXPLAINED = "tracked before schema version 8: jaxmlp track made no explanati
 
 
 def _not_explained(doc: JSON) -> JSON:
-    """Before version 8, each tracked comparison without an explanation: a slower or faster one says why
-    (`NOT_EXPLAINED`)."""
+    """Before version 8, each tracked comparison unexplained; a slower or faster one says why."""
     if not isinstance(doc.get("comparisons"), list):
         return doc
     comparisons = [
@@ -118,8 +114,7 @@ workloads record each compile (``compiles_seconds``; an older one was compiled o
 
 
 def _peaks_not_own(kind: str, doc: JSON) -> JSON:
-    """Before version 7, each sweep process's peak (a cell's raw processes, ``cells.json``'s probe processes)
-    marked as maybe not its own (`INHERITED_PEAK`)."""
+    """Before version 7, each sweep process's peak marked as maybe not its own (`INHERITED_PEAK`)."""
 
     def marked(facts: object) -> object:
         if isinstance(facts, Mapping) and "peak_rss_bytes" in facts and "peak_rss_why" not in facts:
@@ -188,9 +183,7 @@ def _machine_of(meta: Mapping[str, Any]) -> JSON:
 
 
 def _with_machine(kind: str, doc: JSON) -> JSON:
-    """A file from before version 5 with its machine in its metadata (`_machine_of`): a pytest-benchmark file's
-    ``machine_info``, the ``metadata`` of a file that has one (time to accuracy, a bisection), each training
-    record."""
+    """A file from before version 5 with its machine (`_machine_of`) in its metadata, or each training record's."""
     if kind in (BENCH, SCALING, SWEEP):
         machine = doc.get("machine_info")
         meta = machine.get(METADATA_KEY) if isinstance(machine, Mapping) else None
@@ -205,9 +198,7 @@ def _with_machine(kind: str, doc: JSON) -> JSON:
 
 
 def _floor_per_product(doc: JSON) -> JSON:
-    """Version 3 and before: each floor product's round of ``calls`` products as one product's share (times and
-    FLOPs divided by ``calls``, as pytest-benchmark stores a round of ``iterations``); ``calls`` becomes
-    ``round_calls``."""
+    """Version 3 and before: each floor product's round of ``calls`` as one product's share (``round_calls``)."""
     if not isinstance(doc["benchmarks"], list):
         return doc
     rows = []
@@ -273,8 +264,7 @@ def _from_version_1(kind: str, doc: JSON) -> JSON:
 
 
 def _current_row(row: Mapping[str, Any]) -> JSON:
-    """A benchmark under its name and parameters now: ``test_arrays`` is ``test_loader[batched-0]``,
-    ``test_loader[2]`` is ``test_loader[seed-2]``."""
+    """A benchmark under its name and parameters now: ``test_loader[2]`` is ``test_loader[seed-2]``."""
     row = dict(row)
     if not isinstance(row.get("params") or {}, Mapping):  # left for `BenchmarkRow.from_json` to name
         return row
@@ -294,8 +284,7 @@ def _current_row(row: Mapping[str, Any]) -> JSON:
 
 
 def _current_process(process: Mapping[str, Any]) -> JSON:
-    """A sweep process from before the workload contract (2026-12-03): ``pipelines`` of epochs and a ``step``
-    (timed after one warm-up call that was not kept), as workloads."""
+    """A sweep process from before the workload contract (``pipelines`` and ``step``) as workloads."""
     if "workloads" in process or "pipelines" not in process:
         return dict(process)
     workloads = {

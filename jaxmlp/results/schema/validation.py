@@ -1,5 +1,4 @@
-"""`jaxmlp sweep validate`: how often the change-point detector found a known change in synthetic histories drawn
-from noise measured here, and how often it flagged a flat one; per detector and case."""
+"""`jaxmlp sweep validate`'s file: each detector's recall and false alarms on synthetic histories, per case."""
 
 from __future__ import annotations
 
@@ -14,9 +13,7 @@ from jaxmlp.results.schema.common import JSON, VALIDATION, header
 
 @dataclass(frozen=True)
 class ValidationDocument:
-    """The validation's settings (histories a case, samples a release, releases, seed, penalty, noise sources and
-    the size of its pool), the detector chosen and every row; ``peer``: each detector on Otava's suite (none when it
-    was not run)."""
+    """The validation's settings, chosen detector and rows; ``peer``: each detector on Otava's suite (or None)."""
 
     metadata: Mapping[str, Any]
     settings: Mapping[str, Any]

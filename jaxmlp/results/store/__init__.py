@@ -1,2 +1,1 @@
-"""Result files on disk: their folders and names (`layout`), the machine each records, one walk over a folder
-(`reading`), its index, atomic writes (`writing`) and the documents as DataFrames (`frames`)."""
+"""Result files on disk: names (`layout`), reading a folder (`reading`), its index, atomic writes and DataFrames."""

@@ -1,7 +1,4 @@
-"""Paths that a result file names, kept inside the folder it belongs to: a results folder may be a branch that others
-push to, so a path read from a file (an explanation's folder, its ``diff_file``) is data, resolved against its own
-folder and refused where it leaves it, is a symbolic link out of it or is not a regular file; a file copied from it
-is read as text, at most `MAX_COPIED_BYTES`, undecodable bytes replaced (docs/reference/trust.md)."""
+"""Paths a result file names, kept inside its folder, and files copied from them read as bounded text (trust.md)."""
 
 from __future__ import annotations
 
@@ -13,8 +10,7 @@ from pathlib import Path
 from jaxmlp.errors import JaxmlpError
 
 MAX_COPIED_BYTES = 8 * 2**20
-"""The most of a file named by a result file that is read (an HLO diff jaxmlp writes is well under a megabyte): the
-rest is left out, and said to be."""
+"""The most of a file named by a result file that is read; the rest is left out, and said to be."""
 RELATIVE = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*/?")
 """A path a result file may name: relative, in letters, digits, dots, dashes and underscores, ``/`` between parts."""
 
@@ -24,8 +20,7 @@ class Refused(JaxmlpError):
 
 
 def relative(text: str) -> str | None:
-    """``text`` where it is a relative path that stays where it starts (`RELATIVE`, no ``..`` part), else None:
-    what a link made from it may hold (never a scheme, an absolute path or a way up)."""
+    """``text`` where it is a relative path with no ``..`` part (`RELATIVE`), else None: what a link may hold."""
     if not RELATIVE.fullmatch(text) or any(part in ("", ".", "..") for part in text.rstrip("/").split("/")):
         return None
     return text
@@ -33,8 +28,8 @@ def relative(text: str) -> str | None:
 
 def inside(folder: Path, named: str, file: Path, field: str, *, is_folder: bool = False) -> Path:
     """``named`` (the value of ``field`` in ``file``) resolved against ``folder``, or `Refused` (one line naming the
-    file and the field) where it is not a plain relative path, leads out of ``folder`` (through ``..`` or a symbolic
-    link), does not exist, or is not a regular file (``is_folder``: a folder)."""
+    file and the field) where it is not a plain relative path inside ``folder`` to an existing regular file
+    (``is_folder``: a folder)."""
 
     def refuse(why: str) -> Refused:
         return Refused(f"{file}: {field} {named!r} {why}: a result file names only what lies inside its own folder")
@@ -55,8 +50,7 @@ def inside(folder: Path, named: str, file: Path, field: str, *, is_folder: bool 
 
 
 def read_text(path: Path, limit: int = MAX_COPIED_BYTES) -> str:
-    """The text of ``path`` (a file `inside` gave), its first ``limit`` bytes only (the rest said to be left out),
-    bytes that are not UTF-8 replaced; opened without following a symbolic link, never blocking on a FIFO."""
+    """The first ``limit`` bytes of ``path`` as text (non-UTF-8 replaced), read following no link, never blocking."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as f:

@@ -1,9 +1,4 @@
-"""Result documents as tidy pandas DataFrames: a row per benchmark and per training epoch.
-
-Each row carries its parameters, its statistics and the metadata that makes two rows comparable;
-raw round times go to a second, long-form table. `query` picks rows by benchmark and parameters.
-Only the results layer and the report import pandas.
-"""
+"""Result documents as tidy pandas DataFrames (a row per benchmark and epoch, raw times apart); `query` picks rows."""
 
 from __future__ import annotations
 
@@ -144,8 +139,7 @@ def results(scan: Scan) -> Results:
 
 
 def plain_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its text columns as Python strings (object), not pandas' Arrow-backed ``str``: the findings
-    filter the runs table hundreds of times, and comparing object columns takes a third less time there."""
+    """``frame`` with its text columns as Python strings (object), not Arrow-backed ``str`` (docs/results/store.md)."""
     text = {column: object for column, dtype in frame.dtypes.items() if isinstance(dtype, pd.StringDtype)}
     return frame.astype(text).copy() if text else frame  # copied: one block per dtype, not one per column
 
@@ -155,8 +149,7 @@ def _samples_frame(samples: Samples) -> pd.DataFrame:
 
 
 def older_rows(summarised: Sequence[Summarised]) -> pd.DataFrame:
-    """The runs read from the index as one table (`Results.older`), built column by column, its text as categories:
-    a folder of years holds hundreds of thousands of their rows."""
+    """The runs read from the index as one table (`Results.older`), built column by column, its text as categories."""
     columns: dict[str, list[Any]] = {column: [] for column in OLDER_COLUMNS}
     for run in summarised:
         n, same, each = run.points["n"], run.points["same"], run.points["each"]
@@ -195,14 +188,12 @@ def load(store: ResultsStore) -> Results:
 
 
 def load_indexed(store: ResultsStore, command: str) -> Results:
-    """A results folder as `load` gives it, read through its index (`jaxmlp.results.store.index`): the runs older than
-    each machine's newest in `Results.older`, from the index; ``command`` names who speaks in a warning line."""
+    """A results folder read through its index, the runs older than each machine's newest in `Results.older`."""
     return results(index.scan(store.folder, command))
 
 
 def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) -> pd.DataFrame:
-    """The rows of one benchmark (and the given parameter values), without all-empty columns, integer parameters
-    as integers."""
+    """The rows of one benchmark (and parameter values), without all-empty columns, integers as integers."""
     if "test" not in runs:
         return runs.iloc[0:0]
     keep = runs["test"] == benchmark.id
@@ -216,8 +207,7 @@ def query(runs: pd.DataFrame, benchmark: registry.Benchmark, **where: object) ->
 
 
 def sweep_rows(runs: pd.DataFrame) -> pd.DataFrame:
-    """The rows written by version sweeps, with their cell's ``release``: the label it was run under (the
-    release, or the name given with ``--env LABEL=PYTHON``)."""
+    """The rows of version sweeps, with their cell's ``release`` (the release, or an ``--env`` label)."""
     if "sweep" not in runs:
         return runs.iloc[0:0]
     rows = runs[runs["sweep"].fillna(False).astype(bool)]

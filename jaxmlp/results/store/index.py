@@ -1,14 +1,6 @@
-"""A results folder's index: what each result file held when it was last read (its kind, its run's time and machines,
-the few fields its history needs, or why it is not a result), in an SQLite file inside the folder
-(`INDEX_NAME`), so that a folder read before is read again without parsing the files that did not change; and what
-was computed from the files and is dear to compute again (`IndexMemo`: each history series' changes, a sweep's
-comparisons, a timeline's changes), keyed by a hash of all it was computed from (`samples_key`).
-
-A file is re-read when its path, size, modification time or the index's `VERSION` differ; a removed file is
-dropped. The JSON files stay the truth: every run a command shows in full is read from its file; the index only
-spares parsing the older runs, of which a history shows a summary. Two commands may update it at once (SQLite's
-write-ahead log, one short transaction a batch); a damaged index is moved aside with one warning line and rebuilt; a
-folder that cannot be written keeps its index in the user's cache folder, else in memory. Docs: docs/results.md."""
+"""A results folder's index (`INDEX_NAME`, SQLite): what each result file held when last read, so that a folder is read
+again without parsing unchanged files, and what is costly to compute again (`IndexMemo`). The JSON files stay the truth
+(docs/results/store.md)."""
 
 from __future__ import annotations
 
@@ -38,11 +30,9 @@ FORMAT = 2
 VERSION = f"{FORMAT}.{CURRENT}.{hashlib.sha1(repr(rows.POINT_FIELDS).encode()).hexdigest()[:8]}"
 """What a file's row was made by: the index's form, the result files' schema and the fields kept of a run."""
 RECENT_RUNS = 30
-"""How many runs of each machine (the newest) are read in full: what the history draws and searches for changes
-and the questions are asked of; the older runs are read from the index, as their history's points."""
+"""How many of each machine's newest runs are read in full; the older come from the index as history points."""
 RECENT_SWEEPS = 10
-"""How many version sweeps and how many release timelines (the newest folders of each) are read in full; the older
-ones are named from the index (their folder, time and releases)."""
+"""How many of the newest sweeps and timelines are read in full; the older are named from the index."""
 BATCH = 200
 """Files parsed between two commits of the index: a stopped command keeps what it parsed."""
 BUSY_MS = 60_000
@@ -128,8 +118,7 @@ def _writable(folder: Path) -> bool:
 
 
 def open_index(folder: Path, command: str = "jaxmlp", warn: Warn = on_stderr) -> sqlite3.Connection:
-    """The folder's index, made if missing: in the folder, else (a folder that cannot be written) in the user's
-    cache folder, else in memory. A damaged one is moved aside (one warning line) and a new one made."""
+    """The folder's index, made if missing (in the folder, the user's cache, else memory); a damaged one rebuilt."""
     places: list[Path] = [folder / INDEX_NAME] if _writable(folder) else []
     places.append(cache_path(folder))
     for path in places:
@@ -205,8 +194,7 @@ def batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 def update(db: sqlite3.Connection, folder: Path, paths: Sequence[Path]) -> dict[str, Entry]:
-    """Bring the index up to the folder's ``paths`` (its result files): new and changed files parsed, removed ones
-    dropped; returns every file's entry."""
+    """Bring the index up to the folder's result files ``paths``; returns every file's entry."""
     known = _entries(db)
     stats = {}
     for path in paths:
@@ -283,10 +271,9 @@ def scan(
     keep: int = RECENT_RUNS,
     keep_sweeps: int = RECENT_SWEEPS,
 ) -> Scan:
-    """`reading.scan` of ``folder`` through its index: every result file's document, except the runs older than
-    each machine's newest ``keep`` (which come as their history's points, `Scan.summarised`) and the cells of the
-    sweep and timeline folders older than the newest ``keep_sweeps`` of each (named with their release); damaged
-    files skipped with why, as the index remembers them until they change."""
+    """`reading.scan` of ``folder`` through its index: every result file's document, except each machine's runs older
+    than its newest ``keep`` (their history's points, `Scan.summarised`) and the sweep and timeline folders older than
+    the newest ``keep_sweeps``; damaged files skipped with why."""
     paths, captures = [], []
     for path in reading.files(folder):
         if path.name.endswith(CAPTURE_SUFFIX):

@@ -1,9 +1,4 @@
-"""Where results go and what they are called: the one rule for folders, file names and timestamps.
-
-Every new result is named ``<kind>-<UTC time>[-<what>]``: a file (``bench-20261202T145613-cpu.json``)
-or a folder of files (``sweep-20261202T181529/jax-0.10.2.json``, ``report-.../summary.md``).
-Plain Python (the noxfile imports it).
-"""
+"""Where results go and what they are called: ``<kind>-<UTC time>[-<what>]``. Plain Python (the noxfile imports it)."""
 
 from __future__ import annotations
 
@@ -58,10 +53,7 @@ TRACK_GOES_ON = "the next `jaxmlp track` with the same options (or `jaxmlp sweep
 
 
 def stamp(when: _dt.datetime | str | None = None) -> str:
-    """``when`` (now if None; an ISO string or a datetime, in UTC) as a name's time: ``20261202T145613``.
-
-    An ISO string that does not parse gives ``undated``, so a result with a broken date still gets a name.
-    """
+    """``when`` (now if None; ISO string or datetime, UTC) as ``20261202T145613``; ``undated`` if unparsable."""
     if when is None:
         when = _dt.datetime.now(_dt.UTC)
     elif isinstance(when, str):
@@ -75,8 +67,7 @@ def stamp(when: _dt.datetime | str | None = None) -> str:
 
 
 def stamp_in(path: str | Path) -> str:
-    """The time in a result's name (the deepest part of ``path`` that has one, ``20261202T145613``), else ``""``:
-    results sort by it, oldest first."""
+    """The time in a result's name (its deepest part that has one), else ``""``: results sort by it."""
     for part in reversed(Path(path).parts):
         found = _STAMP.search(part)
         if found:
@@ -93,8 +84,7 @@ def shown_stamp(stamp_text: str) -> str:
 
 
 def shown(path: str | Path, folder: Path | None) -> str:
-    """``path`` as a reader finds it: relative to ``folder`` where it lies under it (the folder itself: its name),
-    else as given."""
+    """``path`` relative to ``folder`` where it lies under it (the folder itself: its name), else as given."""
     if folder is None:
         return str(path)
     relative = os.path.relpath(path, folder)
@@ -104,8 +94,7 @@ def shown(path: str | Path, folder: Path | None) -> str:
 
 
 def cited(path: str | Path, folder: Path | None, stamp_text: str = "") -> str:
-    """``path`` as shown, with its time where known: ``bench-20261202T145613-cpu.json (2026-12-02 14:56 UTC)``;
-    ``stamp_text`` first, else the time in its name."""
+    """``path`` as shown, with its time where known (``stamp_text``, else its name's)."""
     when = stamp_text or stamp_in(path)
     return shown(path, folder) + (f" ({shown_stamp(when)})" if when else "")
 
@@ -116,8 +105,7 @@ def name(kind: str, when: _dt.datetime | str | None = None, *parts: object, suff
 
 
 def sweep_file(label: str, flags: int = 0) -> str:
-    """One cell's file inside a sweep folder: a version, run without XLA flags or with the sweep's
-    ``flags``-th ``--xla-flags`` value (counting from 1)."""
+    """One cell's file in a sweep folder: a version, without XLA flags or with its ``flags``-th value (from 1)."""
     return f"jax-{label}{f'-flags{flags}' if flags else ''}.json"
 
 
@@ -137,9 +125,8 @@ def trace_run(pipeline: str, when: _dt.datetime | str | None = None) -> str:
 
 
 def run_folder(bench_file: str | Path) -> Path | None:
-    """The folder of a benchmark run's other files, beside its file: ``bench-20261206T012031-tpu.json`` →
-    ``tpu-20261206T012031/`` (the accelerator check's files of that run: its traces `RUN_TRACES`, their operation
-    tables `OPS_FILE`); None for a name without a time."""
+    """The folder of a benchmark run's other files, beside its file (``bench-20261206T012031-tpu.json`` →
+    ``tpu-20261206T012031/``); None for a name without a time."""
     path = Path(bench_file)
     kind, _, rest = path.stem.partition("-")
     when, _, what = rest.partition("-")
@@ -158,12 +145,10 @@ def ops_pipeline(path: str | Path) -> str | None:
 
 
 def is_hidden(path: Path, folder: Path) -> bool:
-    """Whether a part of ``path`` below ``folder`` starts with a dot (as temporary files of atomic writes do); the
-    parts above ``folder`` do not count."""
+    """Whether a part of ``path`` below ``folder`` starts with a dot (as atomic writes' temporaries do)."""
     return any(part.startswith(".") for part in path.relative_to(folder).parts)
 
 
 def is_call_record(path: Path) -> bool:
-    """Whether ``path`` is a track folder's ``call.json`` (the call's arguments for `jaxmlp sweep resume`): kept beside
-    the results, itself no result file."""
+    """Whether ``path`` is a track folder's ``call.json``: kept beside the results, itself no result file."""
     return path.name == TRACK_CALL and path.parent.name.startswith(f"{TRACK}-")

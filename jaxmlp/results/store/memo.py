@@ -1,5 +1,4 @@
-"""What is dear to compute again from a results folder, kept in its index (the ``memo`` table) under a hash of all it
-was computed from (`samples_key`): a folder read again computes only what a new or changed file changed."""
+"""What is costly to compute again from a results folder, kept in its index under a hash of all it follows from."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ from jaxmlp.results.store.index import Warn, batches, on_stderr, open_index, tra
 
 
 def samples_key(said: Any, samples: Iterable[Iterable[float]]) -> str:
-    """A key of `IndexMemo`: a hash of ``said`` (JSON: the code's identity, the parameters, the labels) and of each
-    list of raw samples in turn, all a kept value was computed from."""
+    """A key of `IndexMemo`: a hash of ``said`` (JSON) and of each list of raw samples in turn."""
     h = hashlib.sha256(json.dumps(said).encode())
     for values in samples:
         array = np.asarray(list(values), float)
@@ -30,9 +28,8 @@ def samples_key(said: Any, samples: Iterable[Iterable[float]]) -> str:
 
 @dataclass(frozen=True)
 class IndexMemo:
-    """Values computed from a folder's results, kept in its index (the ``memo`` table), each under a key that hashes
-    all it was computed from: a folder read again computes only what a new or changed file changed. An index another
-    command holds past `BUSY_MS` (or that cannot be read) recalls nothing and keeps nothing."""
+    """Values computed from a folder's results, kept in its index under a key that hashes all they were computed from.
+    An index another command holds past `BUSY_MS` (or that cannot be read) recalls and keeps nothing."""
 
     folder: Path
     command: str = "jaxmlp"

@@ -1,5 +1,4 @@
-"""Reading results: one file's document (`read_document`), or every document, profiler capture and skipped file of a
-results folder in one walk (`scan`)."""
+"""Reading results: one file's document (`read_document`), or a whole results folder in one walk (`scan`)."""
 
 from __future__ import annotations
 
@@ -60,8 +59,7 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Summarised:
-    """A run not read in full (`index`): its kind (bench, scaling), its time as its file says it, and
-    its history's points (`rows.points`)."""
+    """A run not read in full: its kind, its time as its file says it, and its history's points."""
 
     path: Path
     kind: str
@@ -85,8 +83,7 @@ class Scan:
 
 
 MAX_RESULT_BYTES = 64 * 2**20
-"""Larger than any results file jaxmlp writes (a full bench run with raw samples is a few MB): a file over it is
-skipped unread, so a stray large .json in a results folder costs no memory."""
+"""Larger than any results file jaxmlp writes: a file over it is skipped unread."""
 
 
 def incomplete_sweep(path: str | os.PathLike[str]) -> Path | None:

@@ -1,6 +1,4 @@
-"""A benchmark document's rows as plain records (a dict per benchmark, its raw round times apart), and the few fields
-of each that a history needs (`POINT_FIELDS`): shared by the DataFrames (`frames`) and the index of a
-results folder (`index`). No pandas here."""
+"""A benchmark document's rows as plain records and the fields a history needs, for `frames` and `index`."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ class Samples:
 
 
 def benchmark_records(doc: BenchmarkDocument, source: str, rows: list[dict[str, Any]], samples: Samples) -> None:
-    """A pytest-benchmark document's rows (one per benchmark) and raw round times, added to ``rows`` and
-    ``samples``."""
+    """A pytest-benchmark document's rows and raw round times, added to ``rows`` and ``samples``."""
     common = {key: doc.metadata.get(key) for key in METADATA}
     common.update(file=source, timestamp=doc.datetime, commit=doc.commit)
     devices = doc.metadata.get("devices") or {}

@@ -1,12 +1,6 @@
-"""Views of the results: pure functions from the tidy DataFrame (`jaxmlp.results.store.frames`) to small tables, one
-module per subject (`floors`, `ladders`, `goals`, `bench`, `side_by_side`, `training`, `traces`, `roofline`,
-`compare`; one run's tables made once for the questions of one call: `derived`), gathered here under one name: code
-outside this package imports the names from here, never a submodule (tests/test_architecture.py).
-
-Every table names the benchmarks it shows (`shows`), so a test can check that each registered benchmark reaches
-some table. Ratios are only ever taken inside one run, so numbers from different machines or versions never meet in
-one ratio; where runs are set side by side (CPU vs an accelerator), `cpu_vs_accelerator` says what differs.
-"""
+"""Views of the results: pure functions from the tidy DataFrame to small tables, one module per subject, gathered here
+under one name (code outside this package imports from here, never a submodule). Each table names the benchmarks it
+shows (`shows`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""What every table module shares: the register of which benchmarks each table shows (`shows`), a row's precision,
-and the mark of the fastest row."""
+"""What every table module shares: which benchmarks each table shows (`shows`), precision, fastest marks."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def precisions(rows: pd.DataFrame) -> pd.Series:
 
 
 def mark_best(medians: pd.Series, q1: pd.Series, q3: pd.Series) -> pd.Series:
-    """``fastest`` for the smallest median; ``~fastest`` where the quartile range overlaps the best's (so the two cannot
-    be told apart in this run); else empty."""
+    """``fastest`` for the smallest median; ``~fastest`` where its IQR overlaps the best's; else empty."""
     marks = pd.Series("", index=medians.index, dtype=object)
     if medians.notna().any():
         best = int(np.nanargmin(medians.to_numpy(dtype=float)))

@@ -1,6 +1,4 @@
-"""One run's tables besides the floor and the ladders: jit against eager, vmap against a loop, peak memory, the
-environment a run was measured on, two sets of samples compared, a capture's steps (CPU against an accelerator:
-`side_by_side`)."""
+"""One run's tables besides the floor and the ladders: jit, vmap, memory, environment, samples compared."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ from jaxmlp.units import MISSING
 
 
 def _by_variant(df: pd.DataFrame, benchmark: Benchmark, value: str = "median") -> pd.DataFrame | None:
-    """``value`` (median, iqr) of each of ``benchmark``'s variants (columns) per backend and batch size; None without
-    rows."""
+    """``value`` of each of ``benchmark``'s variants per backend and batch size; None without rows."""
     d = query(df, benchmark)
     if d.empty:
         return None
@@ -76,8 +73,7 @@ def _known(value: Any) -> bool:
 
 
 def shown_metadata(run: pd.DataFrame) -> dict[str, Any]:
-    """What one run (one file's rows) was measured on and with; what its file does not say is `units.MISSING`
-    (XLA flags it does not name: none, ``""``)."""
+    """What one run was measured on and with; what its file does not say is `units.MISSING`."""
     first = run.iloc[0]
     said = {key: first.get(key) for key in (*SHOWN_METADATA, "timestamp", "commit", "size")}
     env = {key: value if _known(value) else MISSING for key, value in said.items()}
@@ -111,10 +107,9 @@ def compare_samples(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> pd.DataFrame:
-    """`jaxmlp.stats.compare` for every benchmark present on both sides, a row each: its verdict in the four words
-    (`stats.VERDICT_WORDS`), ``valid`` False where a sample is NaN or infinite, ``settle`` the processes (rounds) a
-    side that would roughly settle an inconclusive one (`stats.processes_to_settle`; None beyond reach:
-    ``beyond_reach``, said in ``settle_words``)."""
+    """`jaxmlp.stats.compare` for every benchmark on both sides, a row each: its verdict, ``valid`` (False where a
+    sample is NaN or infinite) and ``settle`` (the processes a side that would settle an inconclusive one; None beyond
+    reach)."""
     rows = []
     for name in sorted(set(baseline) & set(new)):
         comparison = compare(baseline[name], new[name], threshold, alpha)
@@ -133,19 +128,14 @@ def compare_samples(
 
 
 def peaks_are_own(runs: pd.DataFrame) -> bool:
-    """Whether every benchmark's recorded peak resident set is its own (reset before it,
-    `registry.PEAK_SCOPE_BENCHMARK`); False where any is its process's since it started, which holds every benchmark
-    run before it, or where none says."""
+    """Whether every benchmark's recorded peak resident set is its own; False where any is not or none says."""
     if "peak_rss_bytes" not in runs or "peak_rss_scope" not in runs:
         return False
     return own_peaks(runs.loc[runs["peak_rss_bytes"].notna(), "peak_rss_scope"])
 
 
 def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Each benchmark's median time beside its peak memory (host resident set, and the device's peak where the
-    backend keeps one): largest first where each peak is the benchmark's own (`peaks_are_own`), else in the file's
-    order (each value then its process's peak so far, no benchmark's own); empty for runs written before benchmarks
-    recorded memory."""
+    """Each benchmark's median time beside its peak memory, largest first where each peak is its own."""
     if "peak_rss_bytes" not in runs or runs["peak_rss_bytes"].isna().all():
         return pd.DataFrame()
     rows = runs[runs["peak_rss_bytes"].notna()]
@@ -161,9 +151,7 @@ def memory_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.RESULTS_FOLDER)
 def results_folder_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """`jaxmlp summary` and `jaxmlp report` over the generated folder: its runs, each command's median time read
-    again (warm) and its time read first (cold), each with the command's own peak memory, and, over a folder as large
-    as `registry.STORE_FOLDER`, each goal met or missed (`store_goal`)."""
+    """`jaxmlp summary` and `jaxmlp report` over the generated folder: times, peak memory, the store's goals."""
     rows = query(runs, registry.RESULTS_FOLDER)
     if rows.empty:
         return pd.DataFrame()
@@ -259,8 +247,7 @@ def bandwidth_table(df: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.BF16_STEP)
 def bf16_step_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend and form of the bf16 step: the scan epoch's median time, that time over the faster form's, and
-    whether it is the form that backend trains with."""
+    """Per backend and bf16 step form: the scan epoch's median, over the faster form's, and the form used."""
     d = query(df, registry.BF16_STEP)
     if d.empty:
         return pd.DataFrame(columns=["backend", "bf16_step", "epoch_ms", "x_faster", "trains_with"])

@@ -1,6 +1,4 @@
-"""Whether two benchmark runs can answer `jaxmlp compare`'s question at all: the rounds a side the one-sided
-Mann-Whitney U test needs to reach the significance asked for, and the rounds the two runs' own spread needs to
-tell a change of the threshold's size (pure)."""
+"""Whether two benchmark runs' rounds can answer `jaxmlp compare`'s question at all (pure)."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ def rounds_for_alpha(alpha: float) -> int:
 
 
 def spread(samples: Sequence[float]) -> float:
-    """A run's relative spread: the standard deviation of its log times, estimated from their IQR (robust to a
-    slow outlier); NaN with fewer than two samples."""
+    """A run's spread: the standard deviation of its log times, from their IQR; NaN under two samples."""
     logs = np.log(np.asarray(samples, float))
     if len(logs) < 2:
         return math.nan
@@ -39,9 +36,7 @@ def spread(samples: Sequence[float]) -> float:
 
 
 def rounds_for_effect(sigma: float, threshold: float, alpha: float, power: float = POWER) -> int:
-    """Rounds a side for the U test to flag a change of ``threshold`` (a ratio of 1 + threshold) at ``alpha``
-    with ``power``, where each side's log times spread by ``sigma``: the two-sample normal formula, divided by the
-    test's efficiency."""
+    """Rounds a side for the U test to flag a ``threshold`` change at ``alpha`` and ``power``, log spread ``sigma``."""
     if not (sigma > 0 and threshold > 0):
         return 0
     z = NormalDist().inv_cdf(1 - alpha) + NormalDist().inv_cdf(power)  # the standard normal's quantiles
@@ -95,8 +90,7 @@ def undecidable(
 
 
 def undecided_memory(memory: pd.DataFrame, undecided: Undecidable | None) -> pd.DataFrame:
-    """The memory comparison with the verdicts of benchmarks whose rounds decide nothing marked ``undecided``:
-    the same short runs give the peaks, one each, and a higher one is no regression found."""
+    """The memory comparison with the verdicts of benchmarks whose rounds decide nothing marked ``undecided``."""
     if undecided is None or memory.empty:
         return memory
     out = memory.copy()

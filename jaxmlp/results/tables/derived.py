@@ -1,6 +1,4 @@
-"""One run's rows (one backend's part of a run, or of a machine's merged evidence) with the tables the findings read
-of them, each computed once, when first read: the ladders, the goals and the roofline read the one `floors` table
-made here, and every question asked of the same part reads the same tables."""
+"""One run's rows (a backend's part) with the tables the findings read of them, each made once when read."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ from jaxmlp.results.tables.ladders import loader_ladder, pipeline_ladder
 
 @dataclass(frozen=True, eq=False)
 class RunTables:
-    """``rows`` and the tables of them, each made once, when first read (never changed: a reader copies what it
-    alters). Holds nothing beyond its rows: made for one call that asks several questions of the same rows."""
+    """``rows`` and the tables of them, each made once when first read (a reader copies what it alters)."""
 
     rows: pd.DataFrame
 

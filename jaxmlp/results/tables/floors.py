@@ -1,7 +1,4 @@
-"""The floor: one per backend and precision in a run, the best rate that run measured at that precision (every
-GEMM row of every shape and library, and the floor's own matmul where it ran at float32), and an epoch's FLOPs at
-that rate. Every table, line, plot and goal of the run reads its floor from `floors`, so a bf16 row is only ever set
-against the bf16 floor, and larger GEMMs (an accelerator's) raise the floor by being measured, nothing else."""
+"""The floor per backend and precision of a run (docs/methods/floor.md); every table of the run reads `floors`."""
 
 from __future__ import annotations
 
@@ -27,9 +24,7 @@ def _order(values: pd.Series, order: tuple[str, ...]) -> pd.Series:
 
 
 def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend: the floor's own 2048^3 matmul, its time (one product's), rate and precision: ``f32`` where it was
-    timed at float32 (in rounds, at ``highest``; or on a CPU, whose default is float32), else JAX's default of that
-    run (an older accelerator run's: not float32, so never a floor)."""
+    """Per backend: the floor's own 2048^3 matmul, its time (one product's), rate and precision."""
     d = query(df, registry.MATMUL)
     if d.empty:
         return pd.DataFrame(columns=["backend", "precision", "matmul_ms", "gflop_per_s"])
@@ -50,9 +45,7 @@ def matmul_rate(df: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.GEMM)
 def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend, shape (the biggest first), precision and library: a product's median time (one product's) and
-    rate; ``fastest`` marks the best library of each backend, shape and precision (``~fastest``: its IQR overlaps
-    the best's); bf16's rate as times f32's of the same library."""
+    """Per backend, shape, precision and library: a product's median time and rate, the fastest marked."""
     d = query(df, registry.GEMM)
     columns = [
         "backend",
@@ -106,8 +99,7 @@ def gemm_rates(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _rates(run: pd.DataFrame, gemm_table: pd.DataFrame) -> pd.DataFrame:
-    """Every rate the run measured: its GEMM rows (``gemm_table``, its `gemm_rates`) and its float32 matmul
-    (backend, precision, library, shape, gflop_per_s)."""
+    """Every rate the run measured: its GEMM rows and its float32 matmul (backend, precision, library, shape)."""
     gemm = gemm_table[["backend", "precision", "library", "shape", "gflop_per_s"]]
     matmul = matmul_rate(run).assign(library="xla", shape="2048x2048x2048")
     matmul = matmul[matmul["precision"] == "f32"][["backend", "precision", "library", "shape", "gflop_per_s"]]
@@ -116,10 +108,9 @@ def _rates(run: pd.DataFrame, gemm_table: pd.DataFrame) -> pd.DataFrame:
 
 @shows(registry.MATMUL)
 def floors(run: pd.DataFrame, gemm_table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One run's floor per backend and precision: the best rate it measured at that precision (its library and
-    shape), the epoch's FLOPs at that precision (f32's where no epoch of that precision ran) and the epoch at that
-    rate (``floor_s``). A run without GEMM rows: the f32 floor its epochs recorded (XLA's matmul rate).
-    ``gemm_table``: `gemm_rates` of the same run, where the caller has it."""
+    """One run's floor per backend and precision: its best rate (library and shape), the epoch's FLOPs and the epoch at
+    that rate (``floor_s``); without GEMM rows, the f32 floor its epochs recorded. ``gemm_table``: `gemm_rates` of the
+    same run, where the caller has it."""
     epochs = query(run, registry.EPOCH)
     rates = _rates(run, gemm_rates(run) if gemm_table is None else gemm_table)
     rows: list[dict[str, Any]] = []
@@ -189,11 +180,9 @@ def _given(row: pd.Series, column: str, otherwise: float) -> float:
 
 @shows(registry.EMPTY_SCAN)
 def epoch_roofline(run: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Each epoch of one run against the bound of what its steps must do (`step_bound`): ``compute_s`` (its
-    FLOPs at its precision's floor), ``memory_s`` (its parameters read and written, and its batches read, at the run's
-    best STREAM bandwidth), ``loop_s`` (the empty scan's cost a step over its loop's iterations, for a `lax.scan`
-    epoch); ``bound_s``, which binds, ``x_bound`` (the epoch over its bound) and what became of the loop's term.
-    Empty without a bandwidth. ``floor_table``: `floors` of the same run, where the caller has it."""
+    """Each epoch of one run against its bound (`step_bound`): its compute, memory and loop terms in seconds,
+    ``bound_s``, which binds and ``x_bound``; empty without a bandwidth. ``floor_table``: `floors` of the same run,
+    where the caller has it."""
     epochs, bandwidth = query(run, registry.EPOCH), query(run, registry.BANDWIDTH)
     if epochs.empty or bandwidth.empty:
         return pd.DataFrame(columns=EPOCH_ROOFLINE_COLUMNS)

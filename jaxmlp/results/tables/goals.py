@@ -1,5 +1,4 @@
-"""The performance goals, read from one benchmark run: its epoch ladder against the floor of each precision
-(`jaxmlp.results.tables.floors`, the one floor every table of the run reads) and the tutorial's seed."""
+"""The performance goals, read from one benchmark run: its epoch ladder against the floor and the tutorial's seed."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ GOAL_FLOOR_FACTOR = 1.3
 GOAL_BF16_SPEEDUP = 2.5
 """The fastest bf16 pipeline at least this many times faster an epoch than the float32 scan."""
 GOAL_SEED_SPEEDUP = 50.0
-"""An accelerator's fastest pipeline at least this many times faster an epoch than the tutorial's ``seed`` pipeline
-on the same device."""
+"""An accelerator's fastest pipeline at least this many times faster than ``seed`` on the same device."""
 GOAL_ACCELERATOR_FLOOR = 3.0
 """An accelerator's fastest pipeline within this factor of its floor at its own precision."""
 ACCURACY_KEPT = 0.003
@@ -98,10 +96,9 @@ def goals(
     ladder: pd.DataFrame | None = None,
     gemm_table: pd.DataFrame | None = None,
 ) -> list[dict[str, Any]]:
-    """Per backend, the goals read from one run: ``group``, ``goal``, ``met`` (None: not measurable in this run),
-    ``text`` (the numbers behind it). ``accuracy``: test accuracy after the tutorial's epochs per precision, where
-    known (the bf16 goal holds only with accuracy kept). ``ladder``, ``gemm_table``: `pipeline_ladder` and
-    `gemm_rates` of the same run, where the caller has them."""
+    """Per backend, the goals read from one run: ``group``, ``goal``, ``met`` (None: not measurable in this run) and
+    ``text``. ``accuracy``: test accuracy per precision, where known; ``ladder``, ``gemm_table``: of the same run, where
+    the caller has them."""
     out: list[dict[str, Any]] = []
     ladder = pipeline_ladder(df) if ladder is None else ladder
     square = gemm_rates(df) if gemm_table is None else gemm_table
@@ -182,9 +179,7 @@ def _seed_goal(backend: str, fastest: pd.Series, seed: pd.DataFrame) -> dict[str
 
 
 def _accelerator_goals(backend: str, runs: pd.DataFrame, rungs: pd.DataFrame) -> list[dict[str, Any]]:
-    """An accelerator's two goals from its own run: its fastest pipeline against the tutorial's ``seed`` on the same
-    device, and against the floor of its own precision (the ladder's floor row); a miss says by how much, and which
-    part holds it back as far as the run's rows tell."""
+    """An accelerator's two goals from its own run: its fastest pipeline against ``seed`` and against the floor."""
     fastest = runs.iloc[0]
     out = [_seed_goal(backend, fastest, runs[runs["rung"] == rung_name("seed")])]
     precision = str(fastest.precision) or "f32"

@@ -1,5 +1,4 @@
-"""The ladders of one run: each pipeline's epoch against the floor of its own precision
-(`jaxmlp.results.tables.floors`), and each loader's input alone and training epoch by worker count."""
+"""The ladders of one run: each pipeline's epoch and each loader's input against its precision's floor."""
 
 from __future__ import annotations
 
@@ -52,8 +51,7 @@ PIPELINE_COLUMNS = [
 
 
 def rung_name(pipeline: object, workers: object = 0, precision: object = "f32") -> str:
-    """A pipeline's rung in the epoch ladder: ``pipeline seed``, ``pipeline seed, 1 worker``, ``pipeline scan,
-    bf16`` (float32 unsaid)."""
+    """A pipeline's rung in the epoch ladder: ``pipeline seed, 1 worker``, ``pipeline scan, bf16``."""
     name = f"{PIPELINE_RUNG}{pipeline}"
     if not (workers is None or workers is pd.NA or workers == 0):
         name += f", {workers} worker{'' if workers == 1 else 's'}"
@@ -75,10 +73,9 @@ def _rungs(rows: pd.DataFrame, name: str, keys: list[str], floor: pd.Series, sca
 
 @shows(registry.LOADER)
 def loader_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per backend, each loader pipeline by worker count and precision: its input alone (``loader``, host only, on
-    the f32 rows) and its training epoch (``epoch``), median and IQR in seconds, each as times the floor of its
-    precision and times the ``scan`` epoch of its precision in the same run; the fastest of each column marked.
-    ``floor_table``: `floors` of the same run, where the caller has it."""
+    """Per backend, each loader pipeline by workers and precision: its input alone and its epoch (median, IQR in
+    seconds) as times its precision's floor and ``scan`` epoch, the fastest of each column marked. ``floor_table``:
+    `floors` of the same run, where the caller has it."""
     loader, epochs = query(df, registry.LOADER), query(df, registry.EPOCH)
     floor_table = floors(df) if floor_table is None else floor_table
     frames = []
@@ -135,9 +132,8 @@ def best_workers(df: pd.DataFrame) -> dict[str, int]:
 
 @shows(registry.EPOCH, registry.STEP_GEMMS)
 def pipeline_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per backend: the floor of each precision the run measured (its library and rate, `floors`), the step's
-    matmuls alone (f32), then each pipeline, fastest first, with its timed rounds; each row as times the floor of its
-    own precision. ``floor_table``: `floors` of the same run, where the caller has it."""
+    """Per backend: each precision's floor, the step's matmuls alone, then each pipeline fastest first, each row as
+    times its own precision's floor. ``floor_table``: `floors` of the same run, where the caller has it."""
     rows: list[dict[str, Any]] = []
     floor_table = floors(df) if floor_table is None else floor_table
     for backend, d in df.groupby("backend") if "backend" in df else ():
@@ -194,8 +190,7 @@ def pipeline_ladder(df: pd.DataFrame, floor_table: pd.DataFrame | None = None) -
 
 
 def ladder_headlines(ladder: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per backend and precision: the fastest pipeline and the tutorial's seed pipeline of that precision, against
-    that precision's floor row (None where the run set none)."""
+    """Per backend and precision: the fastest and ``seed`` pipelines against the floor row (None where none)."""
     out = []
     for (backend, precision), rungs in ladder.groupby(["backend", "precision"], sort=False):
         pipelines = rungs[rungs["rung"].str.startswith(PIPELINE_RUNG)]

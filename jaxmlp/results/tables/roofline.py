@@ -1,7 +1,4 @@
-"""The roofline (pure): a workload's arithmetic intensity, its attainable time under this machine's two ceilings,
-and which ceiling binds (`point`); an epoch's bound from what its steps must compute and move and its loop's own
-cost (`step_bound`; the model: the docs' methods/floor page). The FLOP-only floor (`jaxmlp.measure.floor`) is the
-case where the FLOP rate binds."""
+"""The roofline (pure): a workload against the two ceilings (`point`) and an epoch's bound (`step_bound`)."""
 
 from __future__ import annotations
 
@@ -18,9 +15,8 @@ FLOPS, MEMORY = "FLOP rate", "memory bandwidth"
 def point(
     flops: float | None, bytes_accessed: float | None, seconds: float, flop_ceiling: float, bandwidth: float
 ) -> dict[str, Any]:
-    """One workload against the ceilings (``flop_ceiling`` FLOP/s, ``bandwidth`` bytes/s): its intensity
-    (flops / bytes), the time each ceiling allows, the attainable time (the larger), measured / attainable, the
-    ceiling that binds and the FLOP/s it reached. A count XLA did not give leaves the row saying why."""
+    """One workload against the ceilings (``flop_ceiling`` FLOP/s, ``bandwidth`` bytes/s): its intensity, attainable
+    time, measured / attainable, the ceiling that binds and the FLOP/s reached; a row missing XLA's counts says why."""
     if not flops or not bytes_accessed:
         missing = "flops" if not flops else "bytes accessed"
         return {"why": f"no roofline: XLA's cost analysis gives no {missing} for it", "measured_seconds": seconds}
@@ -53,9 +49,7 @@ CACHE_NOTE = (
 
 
 def points(workloads: Mapping[str, Mapping[str, Any]], ceilings: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """`point` of each workload (its ``flops_per_call``, ``bytes_accessed_per_call``, ``steady_seconds``): none but
-    the reason where XLA's counts are not a call's (a main program with a ``while`` run once a call: its body is
-    counted once); a ``note`` where a measured time is below the attainable one."""
+    """`point` of each workload; only why where XLA's counts are not a call's, and a ``note`` where below attainable."""
     out = {}
     for name, w in workloads.items():
         p = {
@@ -82,15 +76,11 @@ PARAMETERS = sum(n_in * n_out + n_out for n_in, n_out in zip(LAYER_SIZES[:-1], L
 
 LOOP_MEASURED, LOOP_NOT_MEASURED = "measured (empty scan)", "not measured in this run"
 LOOP_HOST, LOOP_KERNEL = "a host loop (not a scan)", "the kernel's own loop"
-"""What the loop term of a `step_bound` is: the empty scan's cost; not measured (a run without `registry.EMPTY_SCAN`);
-none for a host loop (a program a step: its dispatch is the rung's own cost, not a scan's) or the Pallas kernel's
-(its loop runs inside it)."""
+"""What a `step_bound`'s loop term is: the empty scan's cost, not measured, or none."""
 
 
 def moved_bytes(pipeline: str, precision: str, steps: float, samples: float | None) -> float:
-    """The bytes an epoch must move through memory: the parameters read and written once a step (once an epoch for
-    a pipeline that keeps them on chip, `registry.PARAMS_ON_CHIP`), and each image (bfloat16 at bf16, else float32)
-    and its one-hot label (float32) read once."""
+    """The bytes an epoch must move through memory, as docs/methods/floor.md counts them."""
     image = LAYER_SIZES[0] * (2 if precision == "bf16" else 4)
     images = samples if samples is not None else steps * registry.BATCH_SIZE
     updates = 1 if pipeline in registry.PARAMS_ON_CHIP else steps
@@ -98,8 +88,7 @@ def moved_bytes(pipeline: str, precision: str, steps: float, samples: float | No
 
 
 class Bound(NamedTuple):
-    """An epoch's bound (`step_bound`) in seconds, term by term: ``binds``, the larger of the first two; ``loop``,
-    what became of the loop's term."""
+    """An epoch's bound (`step_bound`) in seconds, term by term, which binds and what became of the loop."""
 
     compute_s: float
     memory_s: float
@@ -119,9 +108,8 @@ def step_bound(
     bandwidth: float,
     loop_step_s: float | None,
 ) -> Bound:
-    """An epoch's bound: max(``compute_s``, the bytes it must move (`moved_bytes`) at ``bandwidth``) plus its loop's
-    own cost (``loop_step_s``, the empty scan's cost a step, over ceil(steps / unroll) iterations) for a `lax.scan`
-    epoch (`registry.SCAN_LOOP`); ``binds``: the larger of the first two; ``loop``: what became of the loop term."""
+    """An epoch's bound: max(``compute_s``, `moved_bytes` at ``bandwidth``) plus the loop's own cost for a `lax.scan`
+    epoch; ``binds``: which of the first two is larger; ``loop``: what became of the loop term."""
     memory_s = moved_bytes(pipeline, precision, steps, samples) / bandwidth
     if pipeline in registry.SCAN_LOOP:
         loop = LOOP_MEASURED if loop_step_s is not None else LOOP_NOT_MEASURED

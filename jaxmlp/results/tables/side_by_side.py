@@ -1,5 +1,4 @@
-"""CPU against an accelerator: each backend's newest run with an epoch ladder, and the newest CPU and accelerator
-runs side by side, each ladder read from the run's `RunTables` (made once)."""
+"""CPU against an accelerator: each backend's newest run with an epoch ladder, and the two side by side."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ SIDE_BY_SIDE = (registry.UPDATE, registry.PREDICT, registry.MATMUL, registry.GEM
 
 
 def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, RunTables]:
-    """The newest run (``runs_by_file`` is newest first) of each backend that has an epoch ladder: its rows of that
-    backend and their tables."""
+    """The newest run of each backend that has an epoch ladder: its rows of that backend and their tables."""
     newest: dict[str, RunTables] = {}
     for rows in runs_by_file.values():
         if "backend" not in rows or not (rows["test"] == registry.EPOCH.id).any():
@@ -35,9 +33,8 @@ def newest_by_backend(runs_by_file: Mapping[str, pd.DataFrame]) -> dict[str, Run
 
 
 def benchmark_medians(run: pd.DataFrame, ladder: pd.DataFrame | None = None) -> pd.Series:
-    """One backend's run as medians (s) by benchmark: the epoch ladder's rungs (floors, the step's matmuls, each
-    pipeline), then every `SIDE_BY_SIDE` benchmark by its parameters (``update: batch_size 128, variant jit``).
-    ``ladder``: `pipeline_ladder` of the same run, where the caller has it."""
+    """One backend's run as medians (s) by benchmark: the ladder's rungs, then every `SIDE_BY_SIDE` benchmark by its
+    parameters. ``ladder``: `pipeline_ladder` of the same run, where the caller has it."""
     medians = (pipeline_ladder(run) if ladder is None else ladder).set_index("rung")["epoch_s"].to_dict()
     for bench in SIDE_BY_SIDE:
         shown = [p for p in bench.params if p != "backend"]
@@ -50,9 +47,8 @@ def benchmark_medians(run: pd.DataFrame, ladder: pd.DataFrame | None = None) -> 
 def cpu_vs_accelerator(
     runs_by_file: Mapping[str, pd.DataFrame], accelerator: str, newest: Mapping[str, RunTables] | None = None
 ) -> tuple[pd.DataFrame, dict[str, tuple[Any, Any]] | None]:
-    """The newest CPU run and the newest ``accelerator`` run (`registry.ACCELERATORS`) side by side: per benchmark
-    both ran, the CPU's median, the accelerator's and CPU / accelerator; and what differs between the two runs
-    (None: not both). ``newest``: `newest_by_backend` of the same runs, where the caller has it."""
+    """The newest CPU and ``accelerator`` runs side by side (per benchmark both ran: each median and CPU / accelerator),
+    and what differs between them (None: not both). ``newest``: where the caller has it."""
     newest = newest_by_backend(runs_by_file) if newest is None else newest
     if not {"cpu", accelerator} <= set(newest):
         return pd.DataFrame(), None

@@ -1,8 +1,4 @@
-"""Trace summaries in pandas: the top operations and a step-time breakdown of each capture.
-
-Reads the ``.xplane.pb`` files `jaxmlp profile` writes with `jax.profiler.ProfileData`
-(part of jax, no extra dependency).
-"""
+"""Trace summaries in pandas: the top operations and a step-time breakdown of each ``.xplane.pb`` capture."""
 
 from __future__ import annotations
 
@@ -31,8 +27,7 @@ KERNELS_SHOWN = 3
 
 
 def trace_events(xplane: str | Path) -> pd.DataFrame:
-    """Every event of a trace: plane, line, name, start and duration (ns), step_num where marked, and the
-    profiler's category of an operation where the trace gives one."""
+    """Every event of a trace: plane, line, name, start and duration (ns), step_num and category where given."""
     from jax.profiler import ProfileData
 
     profile = ProfileData.from_file(str(xplane))
@@ -66,9 +61,7 @@ def kernel_name(name: str) -> str:
 
 
 def op_kernels(events: pd.DataFrame) -> dict[str, str]:
-    """Per XLA operation of a GPU trace, the CUDA kernels it launched (its stream lines' events that name it in
-    `HLO_OP`): at most `KERNELS_SHOWN`, the most time first, ``"; "``-joined; empty where the trace has none (a CPU's,
-    a TPU's)."""
+    """Per XLA operation of a GPU trace, the CUDA kernels it launched, most time first; empty where none."""
     if HLO_OP not in events:
         return {}
     device = events["plane"].str.startswith("/device:") & ~events["line"].isin(["XLA Ops", "XLA Modules"])
@@ -99,8 +92,7 @@ def program_ops(events: pd.DataFrame, names: Collection[str]) -> pd.DataFrame:
 
 
 def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
-    """What a trace holds, in words: its events' count, and its busiest ``lines`` (plane/line) with each one's
-    count and most frequent event ``names``."""
+    """What a trace holds, in words: its events' count and its busiest ``lines`` with their top ``names``."""
     if not len(events):
         return "no events"
     counted = events.groupby(["plane", "line"], sort=False)["name"]
@@ -115,9 +107,7 @@ def trace_contents(events: pd.DataFrame, lines: int = 4, names: int = 3) -> str:
 
 
 def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
-    """The ``n`` operations that took the most time in total, each by its short name and category
-    (`hlo.op_name`, the profiler's category where the trace gives one, else `hlo.op_category`), with counts and
-    shares; on a GPU, the CUDA kernels each launched (`op_kernels`, a ``kernels`` column)."""
+    """The ``n`` operations that took the most time, by name and category, with counts, shares and kernels."""
     ops = op_events(events)
     given = ops["category"] if "category" in ops else pd.Series(None, index=ops.index, dtype=object)
     ops = ops.assign(
@@ -214,8 +204,7 @@ ALL_REDUCE = "all-reduce"
 
 
 def outermost(events: pd.DataFrame) -> pd.DataFrame:
-    """The events that no earlier event of their line holds (an all-reduce's ``Rendezvous`` and ``Wait`` inside it
-    are its own time, not more)."""
+    """The events that no earlier event of their line holds, so nested events are not counted twice."""
     rows = events.sort_values(["plane", "line", "start_ns"])
     end = rows["start_ns"] + rows["duration_ns"]
     before = end.groupby([rows["plane"], rows["line"]]).transform(lambda e: e.cummax().shift())
@@ -223,9 +212,7 @@ def outermost(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def op_share(events: pd.DataFrame, prefix: str) -> float | None:
-    """The share of the XLA operations' time in those whose name begins with ``prefix``: the time covered by such
-    operations over the time covered by any (`op_events`; on each thread the outermost events, an epoch's ``while``
-    where the operations run inside it, summed over the threads); None for a trace without operations."""
+    """The share of the operations' time in those named ``prefix...``; None for a trace without operations."""
     ops = op_events(events)
     total = float(outermost(ops)["duration_ns"].sum())
     if not total:
@@ -258,9 +245,7 @@ HLO_STATS_COLUMNS = {
 
 
 def hlo_stats(xplane: str | Path) -> pd.DataFrame | None:
-    """The operation table of a trace as the profiler's own tool computes it (xprof's ``hlo_stats``: each XLA
-    operation's occurrences, self time, FLOP rate, bandwidth and what bounds it), largest self time first; None
-    where xprof (tensorboard-plugin-profile) is not installed."""
+    """A trace's operation table by xprof's ``hlo_stats``, largest self time first; None without xprof."""
     import importlib.util
     import json
 
@@ -310,9 +295,8 @@ def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
 
 
 def computed_ops(folder: Path, pipeline: str, xplane: Path) -> tuple[pd.DataFrame | None, str]:
-    """The operation table of ``xplane`` (`hlo_stats`) kept in ``folder`` as `layout.OPS_FILE`, written atomically,
-    where no readable one is kept there already (one that cannot be read is computed again). Returns the table where
-    it was computed but could not be kept (a folder not writable), else None; and why it is not kept, else ""."""
+    """Keep ``xplane``'s operation table in ``folder`` as `layout.OPS_FILE` unless a readable one is there. Returns the
+    table where it could not be kept (else None) and why ("" where kept)."""
     path = folder / layout.OPS_FILE.format(pipeline=pipeline)
     if path.exists() and read_ops(path)[0] is not None:
         return None, ""
@@ -335,10 +319,8 @@ def computed_ops(folder: Path, pipeline: str, xplane: Path) -> tuple[pd.DataFram
 
 
 def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
-    """A benchmark run's operation tables, by pipeline: each trace in its run's folder (`layout.run_folder`,
-    `run_traces`) computed once by xprof (`computed_ops`) and kept there as `layout.OPS_FILE`, then every table kept
-    there read; and each table that could not be computed or read, by its name, with why. Both empty where the run
-    has none."""
+    """A benchmark run's operation tables by pipeline, each computed once (`computed_ops`) and kept in the run's folder,
+    and each table that could not be computed or read, with why; both empty where the run has none."""
     folder = layout.run_folder(bench_file)
     tables: dict[str, pd.DataFrame] = {}
     unread: dict[str, str] = {}
@@ -363,8 +345,7 @@ def op_tables(bench_file: str | Path) -> tuple[dict[str, pd.DataFrame], dict[str
 
 
 def top_operations(table: pd.DataFrame, n: int = 8) -> pd.DataFrame:
-    """The ``n`` operations of an operation table with the most self time, in `OPERATION_COLUMNS` (the share: its
-    self time over the summed self time of every operation in the table)."""
+    """The ``n`` operations of an operation table with the most self time, in `OPERATION_COLUMNS`."""
     top = table.sort_values("self_us", ascending=False, kind="stable").head(n)
     out = top.reindex(columns=OPERATION_COLUMNS)
     out["operation"] = out["operation"].astype(str).map(hlo.op_name)

@@ -1,5 +1,4 @@
-"""The tables of runs that are not one benchmark file's: scaling over devices and processes, training runs, time to
-accuracy."""
+"""The tables of runs that are not a benchmark file's: scaling, training runs, time to accuracy."""
 
 from __future__ import annotations
 
@@ -24,9 +23,8 @@ def is_scaling(run: pd.DataFrame) -> bool:
 
 @shows(registry.SCALING_EPOCH, registry.SCALING_STEP)
 def scaling_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per backend, N and P: the sharded epoch and step, the compile time, the speed-up and efficiency over
-    N = 1, P = 1, the all-reduce's share of a traced epoch, and the params' largest relative difference from the scan
-    epoch."""
+    """Per backend, N and P: the sharded epoch and step, compile time, speed-up and efficiency over N = 1, P = 1, the
+    all-reduce's share of a traced epoch, and the params' largest difference from the scan epoch."""
     epochs, steps = query(df, registry.SCALING_EPOCH), query(df, registry.SCALING_STEP)
     if epochs.empty:
         return pd.DataFrame()
@@ -63,8 +61,7 @@ def _one_process(rows: pd.DataFrame) -> pd.Series:
 
 @shows(registry.TRAIN_EPOCH)
 def training_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """A row per `jaxmlp train --json` file: its steady epoch (the median of the epochs after the first; NaN for a
-    run of one epoch, whose only epoch is the first), compile and accuracies."""
+    """A row per `jaxmlp train --json` file: its steady epoch (NaN for one epoch), compile and accuracies."""
     train = query(runs, registry.TRAIN_EPOCH)
     rows = []
     for file, epochs in train.groupby("file") if len(train) else ():
@@ -96,8 +93,7 @@ def training_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, float]:
-    """Per precision, the test accuracy of the newest complete 8-epoch (the tutorial's) training run of
-    ``pipeline`` on MNIST: what the bf16 goal's "accuracy kept" reads."""
+    """Per precision, the test accuracy of the newest full tutorial run of ``pipeline`` on MNIST."""
     table = training_table(runs)
     if table.empty:
         return {}
@@ -115,10 +111,8 @@ def tutorial_accuracy(runs: pd.DataFrame, pipeline: str = "scan") -> dict[str, f
 
 
 def tta_table(tta: pd.DataFrame) -> pd.DataFrame:
-    """Per file, pipeline and precision: how many runs reached the target, the median time to it (start to
-    target, data preparation and compile included; NaN where at most half reached it, `tta.median_stands`) with the
-    min and max of those that reached it, and the median of each part (data, compile, training, evaluation) and of
-    the epochs it took, over the runs that reached it."""
+    """Per file, pipeline and precision: the runs that reached the target, the median time to it (NaN where at most half
+    reached it) with its min and max, and the median of each part and of the epochs, over the runs that reached it."""
     columns = [
         "file",
         "target",
@@ -172,15 +166,13 @@ def partial_note(partial: object) -> str:
 
 
 def partial_of(rows: pd.DataFrame) -> str | None:
-    """Why a file's rows are only some of those its command was asked for (its metadata's ``partial``: the command
-    was stopped), else None."""
+    """Why a file's rows are only some of those asked for (its metadata's ``partial``), else None."""
     said = rows["partial"].dropna() if "partial" in rows else pd.Series(dtype=object)
     return str(said.iloc[0]) if len(said) else None
 
 
 def tta_line(row: Any) -> str:
-    """``scan f32: 97% in 4.1 s median (3.9-4.4 s), 5 of 5 runs (data 0.2 s, compile 1.1 s, 3 epochs)`` or that
-    it was never reached."""
+    """``scan f32: 97% in 4.1 s median (3.9-4.4 s), 5 of 5 runs (...)``, or that it was never reached."""
     head = f"{row.pipeline} {row.precision}: "
     stopped = partial_note(getattr(row, "partial", None))
     if not row.reached:
