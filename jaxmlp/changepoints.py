@@ -9,15 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from jaxmlp import stats
+from jaxmlp.jsonio import Plain
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
 from jaxmlp.stats import Comparison, compare
 from jaxmlp.units import interval, p_value, ratio
@@ -73,7 +73,7 @@ WORDS = {"regression": "slower", "improvement": "faster"}
 
 
 @dataclass(frozen=True)
-class Change:
+class Change(Plain):
     """One change of ``kind`` ``step``, ``transient`` or ``drift`` at ``at`` (``before``: the point before it, a
     transient's earlier neighbour, a drift's start), with its ``comparison`` of the samples either side."""
 
@@ -96,19 +96,6 @@ class Change:
         if self.kind == "drift":
             return f"drift from {self.before} to {self.at}, {self.direction}, {figures}"
         return f"{self.at} {self.direction} than {self.before} and before, {figures}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "comparison": self.comparison.to_json()}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Change:
-        return cls(
-            str(doc["kind"]),
-            str(doc["at"]),
-            str(doc["before"]),
-            int(doc["index"]),
-            Comparison.from_json(doc["comparison"]),
-        )
 
 
 def noise_variance(samples: Sequence[Sequence[float]]) -> float:

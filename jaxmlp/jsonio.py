@@ -1,8 +1,17 @@
-"""How jaxmlp's JSON holds numbers: NaN (a figure that could not be had) as null, read back as NaN."""
+"""How jaxmlp's JSON holds numbers and plain records: NaN (a figure that could not be had) as null, read back as
+NaN; a frozen dataclass as an object of its fields (`to_json`, `from_json`, `Plain`)."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
+
+T = TypeVar("T")
 
 
 def number(value: object) -> float:
@@ -13,3 +22,79 @@ def number(value: object) -> float:
 def json_number(value: float) -> float | None:
     """A float as JSON allows it: NaN as null."""
     return None if math.isnan(value) else value
+
+
+def to_json(record: Any) -> dict[str, Any]:
+    """A dataclass's fields in order as JSON: tuples as lists, mappings copied, NaN as null, a nested record by its
+    own ``to_json`` (else, a dataclass, field by field)."""
+    return {f.name: _encode(getattr(record, f.name)) for f in dataclasses.fields(record)}
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, float):
+        return json_number(value)
+    if hasattr(value, "to_json"):  # a record with a JSON form of its own
+        return value.to_json()
+    if dataclasses.is_dataclass(value):
+        return to_json(value)
+    if isinstance(value, (tuple, list)):
+        return [_encode(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _encode(v) for k, v in value.items()}
+    return value
+
+
+def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
+    """A dataclass from its JSON form, each field made its annotated type again (null as NaN for a float); a field
+    missing, or null where it cannot be None, takes its default. Keys that are not fields are ignored."""
+    hints = _hints(cls)  # type: ignore[arg-type]
+    given = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        value, kind = doc.get(f.name), hints[f.name]
+        defaulted = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        if f.init and not (defaulted and (f.name not in doc or (value is None and not _nullable(kind)))):
+            given[f.name] = _decode(kind, doc[f.name])
+    return cls(**given)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _nullable(kind: Any) -> bool:
+    return kind is float or kind is Any or type(None) in typing.get_args(kind)
+
+
+def _decode(kind: Any, value: Any) -> Any:
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        (kind,) = (a for a in args if a is not type(None))  # X | None
+        return None if value is None else _decode(kind, value)
+    if kind is float:
+        return number(value)
+    if kind in (int, str, bool):
+        return kind(value)
+    if isinstance(kind, type) and hasattr(kind, "from_json"):  # a record with a JSON form of its own
+        return kind.from_json(value)
+    if dataclasses.is_dataclass(kind):
+        return from_json(kind, value)  # type: ignore[arg-type]
+    if origin is tuple:
+        each = args[:1] * len(value) if args[1:] == (...,) else args
+        return tuple(_decode(k, v) for k, v in zip(each, value, strict=True))
+    if origin is list:
+        return [_decode(args[0], v) for v in value]
+    if origin in (dict, Mapping):
+        return {_decode(args[0], k): _decode(args[1], v) for k, v in value.items()}
+    return value
+
+
+class Plain:
+    """A frozen dataclass whose JSON form is its fields as they are (`to_json`, `from_json`)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        return from_json(cls, doc)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmlp.jsonio import number
+from jaxmlp.jsonio import Plain
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.stats import INVALID, RESULTS_DIFFER, Comparison, compare, verdict_line
 from jaxmlp.stats import WORDS as WORDS  # re-exported: the report reads it here too
@@ -34,7 +34,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class BisectProbe:
+class BisectProbe(Plain):
     """One probe: the releases measured together (the ends and their midpoint), each one's median, the
     comparison of each neighbour pair and of the ends, and what the probe decided."""
 
@@ -45,30 +45,9 @@ class BisectProbe:
     ends: Step
     decision: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "releases": list(self.releases),
-            "medians": dict(self.medians),
-            "steps": [s.to_json() for s in self.steps],
-            "ends": self.ends.to_json(),
-            "decision": self.decision,
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> BisectProbe:
-        return cls(
-            int(doc["number"]),
-            tuple(doc["releases"]),
-            {k: number(v) for k, v in doc["medians"].items()},
-            tuple(Step.from_json(s) for s in doc["steps"]),
-            Step.from_json(doc["ends"]),
-            str(doc["decision"]),
-        )
-
 
 @dataclass(frozen=True)
-class Bisection:
+class Bisection(Plain):
     """Where a bisection ended: ``found`` (``first`` is the first release flagged against ``after``, by
     ``comparison``), ``fails`` (``first`` is the first release that fails, ``failure`` its line, ``after`` the last
     that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends,
@@ -97,7 +76,7 @@ class Bisection:
         seen = {r for p in self.probes for r in p.releases}
         return tuple(r for r in self.candidates if r in seen)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:  # the reason before the probes, and the releases measured, as written
         return {
             "candidates": list(self.candidates),
             "status": self.status,
@@ -111,22 +90,6 @@ class Bisection:
             "failure": self.failure,
             "checked": dict(self.checked),
         }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Bisection:
-        comparison = doc.get("comparison")
-        return cls(
-            tuple(doc["candidates"]),
-            str(doc["status"]),
-            doc.get("direction"),
-            tuple(BisectProbe.from_json(p) for p in doc["probes"]),
-            str(doc.get("reason") or ""),
-            doc.get("first"),
-            doc.get("after"),
-            None if comparison is None else Comparison.from_json(comparison),
-            str(doc.get("failure") or ""),
-            {str(k): str(v) for k, v in (doc.get("checked") or {}).items()},
-        )
 
 
 def expected_releases(k: int) -> int:

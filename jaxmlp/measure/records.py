@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jaxmlp.jsonio import json_number, number
+from jaxmlp.jsonio import Plain, from_json, to_json
 
 JSON = dict[str, Any]
 
@@ -57,34 +57,14 @@ class Output:
 
     @classmethod
     def from_json(cls, doc: Sequence[Mapping[str, Any]]) -> Output:
-        return cls(
-            tuple(
-                Leaf(
-                    tuple(leaf["shape"]),
-                    str(leaf["dtype"]),
-                    tuple(map(number, leaf["sample"])),
-                    number(leaf["total"]),
-                    number(leaf["magnitude"]),
-                )
-                for leaf in doc
-            )
-        )
+        return cls(tuple(from_json(Leaf, leaf) for leaf in doc))
 
-    def to_json(self) -> list[JSON]:
-        return [
-            {
-                "shape": list(leaf.shape),
-                "dtype": leaf.dtype,
-                "sample": [json_number(x) for x in leaf.sample],
-                "total": json_number(leaf.total),
-                "magnitude": json_number(leaf.magnitude),
-            }
-            for leaf in self.leaves
-        ]
+    def to_json(self) -> list[JSON]:  # a list of its leaves, not an object
+        return [to_json(leaf) for leaf in self.leaves]
 
 
 @dataclass(frozen=True)
-class WorkloadTimes:
+class WorkloadTimes(Plain):
     """One worker process's measurement of one workload (seconds): compiled, then called in turn; the steady
     state is the median of the calls after the first. Compiled several times (`compiles_seconds`, the caches cleared
     before each), its compile time is their median."""
@@ -137,37 +117,14 @@ class WorkloadTimes:
             steady_cpu,
         )
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> WorkloadTimes:
-        output, program = doc.get("output"), doc.get("program")
-        return cls(
-            number(doc["compile_seconds"]),
-            number(doc["first_seconds"]),
-            tuple(doc["call_seconds"]),
-            number(doc["steady_seconds"]),
-            None if output is None else Output.from_json(output),
-            None if program is None else dict(program),
-            tuple(map(number, doc.get("compiles_seconds") or ())),
-            tuple(map(number, doc.get("call_cpu_seconds") or ())),
-            number(doc.get("steady_cpu_seconds")),
-        )
-
     def to_json(self) -> JSON:
-        doc: JSON = {
-            "compile_seconds": self.compile_seconds,
-            "first_seconds": json_number(self.first_seconds),
-            "call_seconds": list(self.call_seconds),
-            "steady_seconds": self.steady_seconds,
-            "output": None if self.output is None else self.output.to_json(),
-        }
-        if self.compiles_seconds:  # schema version 8 on: each compile (older: one, compile_seconds)
-            doc["compiles_seconds"] = list(self.compiles_seconds)
-        if self.has_cpu:  # schema version 9 on: each call's CPU time
-            doc["call_cpu_seconds"] = list(self.call_cpu_seconds)
-            doc["steady_cpu_seconds"] = self.steady_cpu_seconds
-        if self.program is not None:  # only the processes asked for it (a cell's probe, explain's)
-            doc["program"] = dict(self.program)
-        return doc
+        doc = to_json(self)  # the newer fields only where recorded (schema versions 8 and 9), the program last
+        program = doc.pop("program")
+        if not self.compiles_seconds:
+            del doc["compiles_seconds"]
+        if not self.has_cpu:
+            del doc["call_cpu_seconds"], doc["steady_cpu_seconds"]
+        return doc if program is None else {**doc, "program": program}
 
 
 FAILED = "workloads_failed"
@@ -176,7 +133,7 @@ others are measured all the same."""
 
 
 @dataclass(frozen=True)
-class ProcessResult:
+class ProcessResult(Plain):
     """What one worker process measured, with its metadata (versions, flags, settings, the test hook)."""
 
     metadata: Mapping[str, Any]
@@ -187,10 +144,3 @@ class ProcessResult:
         """The workloads that failed in this process (`FAILED`), and why; it measured the others."""
         failed = self.metadata.get(FAILED) or {}
         return {str(k): str(v) for k, v in failed.items()} if isinstance(failed, Mapping) else {}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ProcessResult:
-        return cls(dict(doc["metadata"]), {name: WorkloadTimes.from_json(w) for name, w in doc["workloads"].items()})
-
-    def to_json(self) -> JSON:
-        return {"metadata": dict(self.metadata), "workloads": {n: w.to_json() for n, w in self.workloads.items()}}

@@ -15,11 +15,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.jsonio import Plain
 from jaxmlp.measure import distributed, workers
 from jaxmlp.measure.profiling import removed_unless_ended
 from jaxmlp.measure.records import ProcessResult
@@ -39,7 +40,7 @@ unscaled pixels that change grows to 5e-4 (N = 2, 8) and 2e-3 (N = 4) on MNIST, 
 
 
 @dataclass(frozen=True)
-class Scaling:
+class Scaling(Plain):
     """What one device count's worker measures: the sharded epoch ``epochs`` times and its step ``calls`` times
     (the first of each apart), on ``devices`` devices of ``backend`` in all, over ``processes`` processes, over the
     given data; where ``devices`` > 1, one more epoch traced into ``trace_dir`` (by process 0, when given)."""
@@ -65,13 +66,6 @@ class Scaling:
         errors.at_least("--calls", self.calls, 2, "the first call is recorded apart from the steady state")
         if self.backend not in BACKENDS or self.dataset not in DATASETS:
             raise JaxmlpError(f"unknown --backend {self.backend!r} or --dataset {self.dataset!r}")
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Scaling:
-        return cls(**doc)
 
     @property
     def label(self) -> str:

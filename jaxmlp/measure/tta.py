@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from jaxmlp import errors
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.jsonio import Plain
 from jaxmlp.pipelines.mnist import Split
 from jaxmlp.registry import PIPELINES, PRECISIONS
 from jaxmlp.units import count
@@ -52,7 +53,7 @@ class TtaConfig:
 
 
 @dataclass
-class TtaRun:
+class TtaRun(Plain):
     """One run's times (seconds from its start) and accuracy after each evaluation."""
 
     pipeline: str
@@ -69,9 +70,6 @@ class TtaRun:
     epochs: float = 0.0  # epochs trained until the target (fractional with --eval-every)
     best_accuracy: float | None = None
     evaluations: list[dict[str, float]] = field(default_factory=list)  # {"steps", "seconds", "accuracy"}
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(vars(self))
 
 
 def parts(train: Any, batch_size: int, eval_every: int | None) -> list[Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.jsonio import Plain, to_json
 from jaxmlp.registry import version_key
 
 KINDS = ("step", "transient", "flag", "failure", "compile", "memory", "control")
@@ -27,21 +28,13 @@ RUN_KEYS = ("processes", "calls", "slowdown_trials")
 
 
 @dataclass(frozen=True)
-class Runs:
+class Runs(Plain):
     """What a case runs with: processes a release, timed calls a process, and injected-slowdown trials (each a
     group of processes unslowed and one a slowdown, at one release). None: the command's own default."""
 
     processes: int | None = None
     calls: int | None = None
     slowdown_trials: int | None = None
-
-    def to_json(self) -> dict[str, int | None]:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any] | None) -> Runs:
-        doc = doc or {}
-        return cls(*(None if doc.get(k) is None else int(doc[k]) for k in RUN_KEYS))
 
     def over(self, defaults: Runs) -> Runs:
         """These settings, each one not set taken from ``defaults``."""
@@ -76,7 +69,7 @@ class Expect:
 
 
 @dataclass(frozen=True)
-class Case:
+class Case(Plain):
     """One known regression (or a control): its workload spec (``file.py:make``, relative to where the command
     runs), its timeline's releases (oldest first), the range a user would bisect, the time it is about and what
     should be found."""
@@ -98,49 +91,9 @@ class Case:
         return self.kind == "control"
 
     def to_json(self) -> dict[str, Any]:
-        e = self.expect
-        expect = {**e.__dict__, "ratio": list(e.ratio) if e.ratio else None, "origins": list(e.origins)}
-        return {
-            "name": self.name,
-            "workload": self.workload,
-            "source": self.source,
-            "summary": self.summary,
-            "kind": self.kind,
-            "releases": list(self.releases),
-            "bisect": list(self.bisect) if self.bisect else None,
-            "metric": self.metric,
-            "compiles": self.compiles,
-            "expect": expect,
-            "runs": self.runs.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Case:
-        e = doc["expect"]
-        ratio = e.get("ratio")
-        expect = Expect(
-            str(e["direction"]),
-            None if e.get("release") is None else str(e["release"]),
-            None if ratio is None else (float(ratio[0]), float(ratio[1])),
-            str(e.get("cause", "unknown")),
-            str(e.get("flag", "")),
-            tuple(str(o) for o in e.get("origins") or ()),
-            bool(e.get("flag_undoes", True)),
-        )
-        ends = doc.get("bisect")
-        return cls(
-            str(doc["name"]),
-            str(doc["workload"]),
-            str(doc.get("source", "")),
-            str(doc.get("summary", "")),
-            str(doc["kind"]),
-            tuple(str(v) for v in doc["releases"]),
-            expect,
-            None if not ends else (str(ends[0]), str(ends[1])),
-            str(doc.get("metric", "run")),
-            Runs.from_json(doc.get("runs")),
-            int(doc.get("compiles", 1)),
-        )
+        doc = to_json(self)  # its expectation and runs last, as written
+        expect, runs = doc.pop("expect"), doc.pop("runs")
+        return {**doc, "expect": expect, "runs": runs}
 
 
 def read_manifest(path: Path, only: Sequence[str] = ()) -> list[Case]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from jaxmlp.changepoints import detect
+from jaxmlp.jsonio import Plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,7 +112,7 @@ def matched(truth: Sequence[int], spans: Spans, tolerance: int = TOLERANCE) -> i
 
 
 @dataclass(frozen=True)
-class PeerRow:
+class PeerRow(Plain):
     """One detector on the suite: true changes, found changes, matches, change-free series and those flagged, and
     the seconds it took."""
 
@@ -123,7 +124,7 @@ class PeerRow:
     change_free: int
     flagged: int
     seconds: float
-    seed: int = SEED
+    seed: int = SEED  # where not written (before 2026-12-06): the tuning seed alone
     held_out: bool = False  # a seed the detector was not tuned on (`HELD_OUT`)
 
     @property
@@ -141,20 +142,6 @@ class PeerRow:
     @property
     def false_alarms(self) -> int:
         return self.found - self.matched
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> PeerRow:
-        counts = {k: int(doc[k]) for k in ("series", "changes", "found", "matched", "change_free", "flagged")}
-        return cls(
-            detector=str(doc["detector"]),
-            seconds=float(doc["seconds"]),
-            seed=int(doc.get("seed", SEED)),  # written before 2026-12-06: the tuning seed alone
-            held_out=bool(doc.get("held_out", False)),
-            **counts,
-        )
 
 
 def run(

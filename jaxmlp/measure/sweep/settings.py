@@ -7,12 +7,12 @@ samples each; `Detector` is when a change is flagged.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from jaxmlp import changepoints, errors
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.jsonio import Plain
 from jaxmlp.measure.environments.envs import INDEX, Source
 from jaxmlp.measure.workload_names import parse_spec, workload_name
 from jaxmlp.registry import ALPHA, BACKENDS, DATASETS, PRECISIONS, SWEEP_WORKLOADS, THRESHOLD
@@ -26,7 +26,7 @@ def is_builtin(workload: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Measuring:
+class Measuring(Plain):
     """What each worker process measures: the workloads (built-in names or ``file.py:make`` specs; none: every
     built-in), their data, the calls of each, the compiles of each, the CPU to pin to, and the test hook
     ``inject_slowdown``."""
@@ -78,13 +78,6 @@ class Measuring:
     def for_workers(self) -> Measuring:
         """The same, each file spec with an absolute path, so that a worker finds it wherever it starts."""
         return replace(self, workloads=tuple(spec if is_builtin(spec) else _absolute(spec) for spec in self.workloads))
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "workloads": list(self.workloads)}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Measuring:
-        return cls(**{**doc, "workloads": tuple(doc.get("workloads") or ())})
 
     @property
     def workload_source(self) -> str:

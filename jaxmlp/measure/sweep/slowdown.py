@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
+from jaxmlp.jsonio import Plain
 from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.sweep.matrix import Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Measuring
@@ -27,7 +27,7 @@ def group(factor: float) -> str:
 
 
 @dataclass(frozen=True)
-class SlowdownTrials:
+class SlowdownTrials(Plain):
     """A case's injected-slowdown trials at ``release``: ``processes`` a group of ``calls`` timed calls, each
     trial's steady-state seconds by group (`UNSLOWED` and `group` of each factor), a process each; ``failures``:
     the processes that gave no sample, a line each; ``unslowed_from``: where the `UNSLOWED` group's samples come
@@ -40,29 +40,6 @@ class SlowdownTrials:
     values: tuple[Mapping[str, tuple[float, ...]], ...]
     failures: tuple[str, ...] = ()
     unslowed_from: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "release": self.release,
-            "processes": self.processes,
-            "calls": self.calls,
-            "factors": list(self.factors),
-            "values": [{k: list(v) for k, v in trial.items()} for trial in self.values],
-            "failures": list(self.failures),
-            "unslowed_from": self.unslowed_from,
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> SlowdownTrials:
-        return cls(
-            str(doc["release"]),
-            int(doc["processes"]),
-            int(doc["calls"]),
-            tuple(float(f) for f in doc["factors"]),
-            tuple({str(k): tuple(float(x) for x in v) for k, v in trial.items()} for trial in doc["values"]),
-            tuple(str(f) for f in doc.get("failures") or ()),
-            str(doc.get("unslowed_from") or ""),
-        )
 
 
 def run(

@@ -6,15 +6,15 @@ Pure: numpy and the detector; the command reads the noise from result files and 
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from jaxmlp.changepoints import DRIFT_GAP, PENALTY, Change, detect
+from jaxmlp.jsonio import Plain
 
 SAMPLES = 8
 RELEASES = (8, 30)
@@ -115,7 +115,7 @@ def _edivisive(labels: Sequence[str], samples: Sequence[Sequence[float]]) -> lis
 
 
 @dataclass(frozen=True)
-class Row:
+class Row(Plain):
     """One case under one detector: histories, the share whose truth was found, the share with a false alarm."""
 
     detector: str
@@ -123,9 +123,6 @@ class Row:
     histories: int
     recall: float  # flat: nan (nothing to find)
     false_alarms: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "recall": None if math.isnan(self.recall) else self.recall}
 
 
 def run(
