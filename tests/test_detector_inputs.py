@@ -159,7 +159,9 @@ def test_a_schema_7_cell_gets_its_peak_memory_row_from_its_processes():
     older["benchmarks"] = [b for b in older["benchmarks"] if not b["name"].startswith(registry.SWEEP_PEAK_RSS.id)]
     older["schema_version"] = older["machine_info"]["jaxmlp"]["schema_version"] = 7
     kind, current = upgrade(older)
-    assert kind == "sweep" and registry.SWEEP_PEAK_RSS.name("product.step") in [b["name"] for b in current["benchmarks"]]
+    assert kind == "sweep" and registry.SWEEP_PEAK_RSS.name("product.step") in [
+        b["name"] for b in current["benchmarks"]
+    ]
     assert parse(current).is_sweep
 
 
