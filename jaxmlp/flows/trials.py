@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,11 +35,12 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
     each judged by ``detector``, filed into a new detector folder under ``out`` (those that ended, when stopped)."""
     from tqdm import tqdm
 
+    load = {"load_average_start": list(os.getloadavg())}  # the machine's load, said beside the rates
     meta: dict[str, Any] = {}
     done: list[Trial] = []
 
     def keep(first: Mapping[str, Any], trial: Trial) -> None:  # before the trial's line is printed
-        meta.update(first)
+        meta.update({**first, **load, "load_average_end": list(os.getloadavg())})
         done.append(trial)
 
     try:
