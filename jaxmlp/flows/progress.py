@@ -12,11 +12,11 @@ from jaxmlp.report.escape import terminal, unwrapped
 
 
 @contextlib.contextmanager
-def progress_bar(total: int) -> Iterator[Tick]:
-    """A bar on a terminal; in a log, a plain line per process."""
+def progress_bar(total: int, unit: str = "process") -> Iterator[Tick]:
+    """A bar on a terminal; in a log, a plain line per ``unit`` (a process, or what the caller counts)."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total, unit="process", disable=None, file=unwrapped(sys.stderr))  # its \r kept: one line
+    bar = tqdm(total=total, unit=unit, disable=None, file=unwrapped(sys.stderr))  # its \r kept: one line
     start = time.monotonic()
     done = [0]
 
@@ -25,8 +25,10 @@ def progress_bar(total: int) -> Iterator[Tick]:
         bar.set_postfix_str(terminal(f"round {round_ + 1}, {label}"))
         bar.update()
         if bar.disable:
+            where = f"{label}, round {round_ + 1}" if unit == "process" else label
             print(
-                f"  {done[0]}/{total} processes ({label}, round {round_ + 1}), {time.monotonic() - start:.0f} s",
+                f"  {done[0]}/{total} {'processes' if unit == 'process' else unit + 's'} ({where}), "
+                f"{time.monotonic() - start:.0f} s",
                 file=sys.stderr,
                 flush=True,
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 from collections.abc import Mapping
@@ -48,7 +49,7 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
             settings,
             measuring,
             detector,
-            progress_bar,
+            functools.partial(progress_bar, unit="trial"),
             keep,
             tqdm.write,
             lambda comparison: more_processes(comparison, detector.threshold),
@@ -68,15 +69,12 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
         raise stopped from None
     doc = TrialsDocument(meta, TrialSettings.of(settings, measuring, detector), tuple(done))
     path = _write(doc, out)
-    print(
-        f"Injected {settings.inject_slowdown:.0%} slowdown flagged in {doc.injected_flagged}/{settings.trials} "
-        f"trials (median ratio {doc.median_ratio('injected'):.3f}); A/A flagged in {doc.aa_flagged}/"
-        f"{settings.trials} (median ratio {doc.median_ratio('aa'):.3f}); "
-        f"{count(settings.processes, 'process', 'processes')} a side at first; jax {meta['jax']}. "
-        f"Wrote {path}"
-    )
-    print(minutes_line(doc))
     print(rates_line(doc))
+    print(minutes_line(doc))
+    print(
+        f"Median ratios: injected {doc.median_ratio('injected'):.3f}, A/A {doc.median_ratio('aa'):.3f}; "
+        f"{count(settings.processes, 'process', 'processes')} a side at first; jax {meta['jax']}. Wrote {path}"
+    )
     return TrialsOutcome(path, doc)
 
 

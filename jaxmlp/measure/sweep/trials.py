@@ -91,7 +91,7 @@ def run(
         for number in range(trials.trials):
             trial, first = one_trial(number, runners, trials, detector, base.names[0], path, more, said)
             keep(first, trial)
-            tick(number, "trial")
+            tick(number, f"trial {number + 1}")
             said(trial_line(trial))
 
 
