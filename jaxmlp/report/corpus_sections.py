@@ -26,7 +26,7 @@ def trials_run(path: Path, doc: TrialsDocument, folder: Path | None = None) -> R
     start = f"{s.processes_per_side} processes a side" + (" at first" if s.budget_minutes else "")
     note = (
         f"{layout.shown(path, folder)}: {rates_line(doc)}; {start}, workload {s.workload}, jax "
-        f"{doc.metadata.get('jax')}, host {doc.metadata.get('host')}"
+        f"{doc.metadata.get('jax')}, on {doc.metadata.get('host') or doc.metadata.get('machine_cpu')}"
         + partial_note(doc.metadata.get("partial") or None)
     )
     stamp = layout.stamp_in(path)

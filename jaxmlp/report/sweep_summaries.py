@@ -250,8 +250,8 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
         f" at first, more while {s.budget_minutes:g} min a trial lasted" if s.budget_minutes else ""
     )
     line = (
-        f"{s.workload}, {start}, noise {s.noise}, jax {doc.metadata.get('jax')}, host "
-        f"{doc.metadata.get('host')}; the four words at p < {s.alpha:g} and ±{percent(s.threshold)}"
+        f"{s.workload}, {start}, noise {s.noise}, jax {doc.metadata.get('jax')}, on "
+        f"{doc.metadata.get('host') or doc.metadata.get('machine_cpu')}; the four words at p < {s.alpha:g} and ±{percent(s.threshold)}"
         + partial_note(doc.metadata.get("partial") or None)
     )
     columns = ["comparison", "found", "95% interval", "median ratio", "median time to a verdict"]

@@ -4,6 +4,7 @@ files."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -227,7 +228,14 @@ def _whole(value: Any) -> int | None:
 # --- the detector's trials ------------------------------------------------------------------------------------
 
 
-TRIALS_COLUMNS = ["trial", "injected_ratio", "injected_p", "injected_verdict", "aa_ratio", "aa_p", "aa_verdict"]
+TRIALS_COLUMNS = [
+    "trial",
+    *(
+        f"{side}_{column}"
+        for side in ("injected", "aa")
+        for column in ("ratio", "p", "verdict", "processes", "seconds")
+    ),
+]
 
 
 def trials_table(doc: TrialsDocument) -> pd.DataFrame:
@@ -236,12 +244,17 @@ def trials_table(doc: TrialsDocument) -> pd.DataFrame:
     rows = [
         (
             t.trial,
-            t.injected.ratio,
-            t.injected.p_one_sided(),
-            t.injected.word,
-            t.aa.ratio,
-            t.aa.p_one_sided(),
-            t.aa.word,
+            *(
+                value
+                for side, c in (("injected", t.injected), ("aa", t.aa))
+                for value in (
+                    c.ratio,
+                    c.p_one_sided(),
+                    c.word,
+                    min(c.n_baseline, c.n_new),
+                    (t.seconds or {}).get(side, math.nan),
+                )
+            ),
         )
         for t in doc.trials
     ]
