@@ -22,10 +22,8 @@ COMMAND_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
 
 
 def command_buffer_options(pipeline: str) -> dict[str, str | bool]:
-    """The XLA compile options that set ``pipeline``'s command buffers (`registry.COMMAND_BUFFERS`): none for XLA's
-    own, else `COMMAND_BUFFER_FLAG` as its comma-separated command types that this XLA knows ("" turns command
-    buffers off). Given to this compile alone (XLA's per-compile option overrides), so every variant runs in one
-    process."""
+    """The XLA compile options that set ``pipeline``'s command buffers (`registry.COMMAND_BUFFERS`) for this compile
+    alone; none for XLA's own."""
     types = COMMAND_BUFFERS.get(pipeline)
     return {} if types is None else {COMMAND_BUFFER_FLAG: ",".join(known_command_types(types))}
 
@@ -68,9 +66,8 @@ class PrefetchEpoch(ArrayEpoch):
 
 
 class ScanEpoch(ArrayEpoch):
-    """The epoch as one XLA program (`steps.sgd_epoch`): a `lax.scan` over every batch, the smaller last one padded
-    with zero rows and its step size scaled to match (`steps.padded_batches`); compiled with the pipeline's command
-    buffers (`command_buffer_options`: ``scan_cb_off``, ``scan_cb_loops``; ``scan`` XLA's own)."""
+    """The epoch as one XLA program (`steps.sgd_epoch`), compiled with the pipeline's command buffers
+    (`command_buffer_options`)."""
 
     def __init__(self, *args: Any):
         super().__init__(*args)
@@ -165,8 +162,7 @@ class KernelEpoch(ArrayEpoch):
 
 
 class PallasEpoch(KernelEpoch):
-    """The whole epoch as one Pallas kernel on a TPU (`pallas_epoch`): the images and targets padded (and, in some
-    forms, transposed) and put on the device once; ``form`` the kernel's form (`pallas_epoch.Form`; None: the
+    """The whole epoch as one Pallas kernel on a TPU (`pallas_epoch`); ``form`` the kernel's form (None: the
     precision's, `pallas_epoch.FORMS`)."""
 
     def __init__(self, *args: Any, interpret: bool = False, form: Any = None):

@@ -1,10 +1,6 @@
-"""MNIST through torchvision (or, without it, jaxmlp's own IDX reader: `IdxMNIST`) and the tutorial's numpy
-DataLoader shim.
+"""MNIST through torchvision (or jaxmlp's own IDX reader, `IdxMNIST`) and the tutorial's numpy DataLoader shim.
 
-The only module that imports torch. Nothing here imports JAX: DataLoader workers import this module in fresh
-(spawned) processes, which must stay JAX-free. Where the data comes from: `jaxmlp.pipelines.mnist.resolve_data_dir`
-(docs/getting-started.md, Data).
-"""
+The only module that imports torch; nothing here imports JAX, since spawned DataLoader workers import it."""
 
 from __future__ import annotations
 
@@ -54,11 +50,7 @@ def numpy_collate(batch: Any) -> Any:
 
 
 class NumpyLoader(data.DataLoader):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A `DataLoader` whose batches are numpy arrays (the tutorial's shim).
-
-    Extra keyword arguments (``multiprocessing_context``, ``persistent_workers``,
-    ...) go to `DataLoader` unchanged.
-    """
+    """A `DataLoader` whose batches are numpy arrays (the tutorial's shim); other keyword arguments go to it."""
 
     def __init__(
         self,
@@ -98,10 +90,8 @@ class FlattenAndCast:
 
 
 class BatchReads(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A split read a batch at a time: the DataLoader hands `__getitems__` a batch's indices and gets back
-    ``(images (B, 784) float32, labels (B,) int64)``, the values that `FlattenAndCast` and the collate make one
-    sample at a time. ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets`` tensors, like torchvision's
-    `MNIST`."""
+    """A split read a batch at a time: `__getitems__` returns a batch's ``(images (B, 784) float32, labels (B,)
+    int64)``."""
 
     def __init__(self, dataset: Any):
         self.data = dataset.data
@@ -140,14 +130,8 @@ class QuietSpawn(multiprocessing.context.SpawnContext):
 
 
 def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads: bool = False) -> data.DataLoader:
-    """The tutorial's loader (`NumpyLoader`): in order, no shuffling, the last batch kept even if smaller.
-
-    With workers, they are spawned (forking a process that runs JAX can deadlock)
-    and persistent, so their start-up is paid once rather than every epoch. With
-    ``batch_reads``, a plain `DataLoader` reads the same batches a batch at a time
-    (`BatchReads`): what the per-sample ``__getitem__`` and collate cost, without
-    leaving PyTorch.
-    """
+    """The tutorial's loader (`NumpyLoader`): in order, the last batch kept even if smaller, workers spawned and
+    persistent; ``batch_reads`` reads a batch at a time (`BatchReads`)."""
     kwargs: dict[str, Any] = {}
     if workers:
         kwargs.update(num_workers=workers, multiprocessing_context=QuietSpawn(), persistent_workers=True)
@@ -160,9 +144,8 @@ def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads:
 
 
 class ArrayMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A split held as arrays that reads like torchvision's `MNIST`: ``data`` (uint8, N x 28 x 28) and ``targets``
-    (int64) tensors, and ``dataset[i]`` is ``(transform(PIL image), label)``, made as torchvision makes it
-    (``Image.fromarray(..., mode="L")``)."""
+    """A split held as arrays that reads like torchvision's `MNIST`: ``data``, ``targets`` and ``dataset[i]`` as
+    torchvision makes them."""
 
     def __init__(self, images: np.ndarray, targets: np.ndarray, transform: Callable[[Any], Any] | None = None):
         self.data = torch.from_numpy(np.require(images, requirements=["C", "W"]))  # torch wants a writable array

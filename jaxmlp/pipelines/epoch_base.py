@@ -97,9 +97,7 @@ class Epoch:
         self.abstract_params = jax.tree_util.tree_map(shape, params)
 
     def _analysed(self, sizes: Sequence[int]) -> CompiledStep:
-        """The one-device step compiled at ``sizes`` for XLA's analyses (the FLOPs, the facts): where the epoch did
-        not compile it to run it (the scan's full batches, the sharded and torch epochs), compiled here, when first
-        asked, outside `compile`'s time and every epoch's."""
+        """The one-device step compiled at ``sizes`` for XLA's analyses when first asked, outside every timed region."""
         missing = [size for size in sizes if not self.step.compiled_for(size)]
         if missing and self.abstract_params is not None:
             self.step.compile(self.abstract_params, missing, dtype=self.data_dtype)
@@ -126,9 +124,8 @@ class Epoch:
 
     @property
     def xla_flops(self) -> float | None:
-        """XLA's count of the epoch's FLOPs (its cost analysis of the one-device step, summed over the steps), kept
-        beside `flops`: it varies with the backend (XLA:GPU's count of cuBLAS calls ran 0.43-1.01x of `flops` on an
-        H200), None where XLA could not count."""
+        """XLA's count of the epoch's FLOPs, kept beside `flops` (it varies with the backend); None where XLA could not
+        count."""
         return self._per_epoch("flops")
 
     @property

@@ -26,10 +26,7 @@ from jaxmlp.registry import DATASETS, LOADER_PIPELINES, OPTIONAL, PIP_NAMES, PIP
 
 
 def as_arrays(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
-    """A whole split converted once: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32.
-
-    ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets``, like torchvision's `MNIST`.
-    """
+    """A whole split as arrays: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32."""
     images = np.asarray(dataset.data).reshape(len(dataset.data), -1).astype(np.float32)
     return images, np.asarray(dataset.targets).astype(np.int32)
 
@@ -48,9 +45,8 @@ class ArraySlices:
 
 
 def make_loader(pipeline: str, dataset: Any, batch_size: int, workers: int = 0) -> Iterable[Any]:
-    """The loader of a `LOADER_PIPELINES` pipeline over ``dataset``: an iterable, once per epoch, of the
-    tutorial's batches ``(images (B, 784) float32, labels (B,))`` on the host. ``workers`` applies to the
-    `WORKER_PIPELINES` (torch's or Grain's worker processes, spawned)."""
+    """The loader of a `LOADER_PIPELINES` pipeline over ``dataset``: an iterable of the tutorial's host batches, once
+    per epoch; ``workers`` applies to the `WORKER_PIPELINES`."""
     if pipeline in ("seed", "seed_batched"):
         from jaxmlp.pipelines import data  # torch stays out of the other pipelines
 
@@ -127,9 +123,8 @@ def load_splits(
     limit: int | None = None,
     pipelines: Sequence[str] | None = None,
 ) -> Datasets:
-    """The train and test splits: the tutorial's datasets where torch and PIL are installed, else (a JAX-only host)
-    the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which the pipelines that need neither take as they are;
-    as arrays too, torch never imported, where the ``pipelines`` they feed are given and none needs torch."""
+    """The train and test splits: the tutorial's datasets where torch and PIL are installed and needed, else `Split`
+    arrays."""
     torch_free = (
         pipelines is not None and not download and not any("torch" in PIPELINE_NEEDS.get(p, ()) for p in pipelines)
     )

@@ -1,6 +1,5 @@
-"""The whole epoch as one Pallas kernel (the ``pallas`` pipeline): a grid over the batches, the parameters resident
-in the kernel's memory (VMEM on a TPU), `jaxmlp.model`'s step written out inside, in padded shapes that change no
-result (the kernel, its padding and its forms: the docs' questions/accelerator page)."""
+"""The whole epoch as one Pallas kernel (the ``pallas`` pipeline): a grid over the batches, the parameters resident in
+the kernel's memory, `jaxmlp.model`'s step in padded shapes (docs/questions/accelerator.md)."""
 
 from __future__ import annotations
 
@@ -29,13 +28,9 @@ _TN = (((0,), (0,)), ((), ()))  # a (B, n) . g (B, m): contract the batch axis, 
 
 
 class Form(NamedTuple):
-    """How the kernel holds its weights and activations. ``transposed``: weights as ``(in, out)`` (the forward's
-    products take no transposed operand; the input gradients' do) rather than the model's ``(out, in)``;
-    ``columns``: the batch along the columns, activations ``(features, batch)`` and the images and targets given so,
-    so that every product's stationary operand is the batch's (weights ``(out, in)``, biases ``(n, 1)``); ``copies``:
-    bfloat16 copies of the weights kept beside them, made in the update's pass, for the next step's products (bf16
-    only); ``images_t``: the images also given as ``(features, rows)``, so the first layer's weight gradient
-    transposes nothing (``transposed`` only)."""
+    """How the kernel holds its weights and activations: ``transposed`` weights ``(in, out)``, ``columns`` the batch
+    along the columns, ``copies`` bfloat16 copies of the weights (bf16 only), ``images_t`` the images also transposed
+    (``transposed`` only)."""
 
     transposed: bool = False
     copies: bool = False
@@ -47,16 +42,12 @@ PLAIN = Form()
 """The model's own layout, nothing beside it: the kernel as first written."""
 
 FORMS = {"bf16": Form(copies=True), "f32": PLAIN}
-"""The form each precision runs: the fastest measured on a TPU v5e (`bench/accelerator/kernel_forms.py`, the docs'
-accelerator results page): in bf16 the copies took 2.23 and 2.25 ms an epoch against 2.25 and 2.28 without, in two
-runs (``reports/kernel-forms-20261206T112958-tpu.jsonl``, ``-114025-tpu.jsonl``); ``transposed`` (2.37-2.40 ms) and
-``columns`` (2.51) were slower, in f32 too (8.17, 8.47 against 8.15-8.17 ms)."""
+"""The form each precision runs: the fastest measured on a TPU v5e (docs/results/accelerator.md)."""
 
 
 class Layout(NamedTuple):
-    """How an epoch's batches sit in the kernel's inputs: ``steps`` batches of ``batch`` rows, ``samples`` real rows
-    in all (the last batch's missing rows zero padding), ``features`` image columns padded to a multiple of `LANES`,
-    ``classes`` padded to `LANES`."""
+    """How an epoch's batches sit in the kernel's inputs: ``steps`` batches of ``batch`` rows, ``samples`` real rows,
+    ``features`` and ``classes`` padded to `LANES`."""
 
     steps: int
     batch: int
@@ -82,9 +73,7 @@ def pad_batches(images: np.ndarray, targets: np.ndarray, shape: Layout) -> tuple
 
 
 def kernel_inputs(images: np.ndarray, targets: np.ndarray, shape: Layout, form: Form) -> list[np.ndarray]:
-    """The kernel's data inputs (`pad_batches`), made once with the data: with ``form.columns`` both transposed,
-    ``(features, steps * batch)`` and ``(classes, steps * batch)``; with ``form.images_t`` the images transposed
-    beside them."""
+    """The kernel's data inputs (`pad_batches`), made once with the data and transposed as ``form`` asks."""
     x, y = pad_batches(images, targets, shape)
     if form.columns:
         return [np.ascontiguousarray(x.T), np.ascontiguousarray(y.T)]
@@ -163,9 +152,8 @@ def _kernel(
 
 
 def kernel_params(params: Params, features: int, form: Form = PLAIN, classes: int = LANES) -> list[jax.Array]:
-    """The model's params as the kernel holds them: biases as rows ``(1, n)``, the first layer's inputs padded to
-    ``features`` (zero weights: zero pixels, zero gradient), the last layer's outputs to ``classes`` (zero weights,
-    `PAD_LOGIT` biases); weights ``(in, out)`` where ``form.transposed``, biases ``(n, 1)`` where ``form.columns``."""
+    """The model's params as the kernel holds them in ``form``: padded with zero weights (the last layer's biases
+    `PAD_LOGIT`), biases as rows or columns."""
     (w1, b1), (w2, b2), (w3, b3) = params
     w1 = jnp.pad(w1, ((0, 0), (0, features - w1.shape[1])))
     pad = classes - w3.shape[0]
@@ -188,9 +176,7 @@ def model_params(held: Sequence[jax.Array], features: int, form: Form = PLAIN) -
 
 
 def cost(shape: Layout, n_params: int, image_bytes: int, form: Form = PLAIN) -> pl.CostEstimate:
-    """What one epoch of the kernel computes and moves, for XLA's cost analysis: the step's products at the padded
-    shapes (forward, weight gradients, the input gradients of layers 2 and 3), the exponentials, the batches read
-    once (twice where ``form.images_t``) and the parameters read and written once."""
+    """What one epoch of the kernel computes and moves at the padded shapes, for XLA's cost analysis."""
     b, f, c, h = shape.batch, shape.features, shape.classes, 512
     products = 2 * b * (f * h + h * h + h * c) * 2 + 2 * b * (h * h + h * c)
     image_reads = 2 if form.images_t else 1

@@ -1,8 +1,5 @@
-"""The ``pallas`` pipeline's GPU form: the whole epoch as one Pallas kernel lowered through Triton, one program that
-loops over the batches and, within each step, over tiles of `TILE` by `TILE`; the parameters updated in place in the
-GPU's memory across the steps (2.7 MB: held by its L2 cache, not by one core's registers or shared memory). The
-step is `pallas_epoch`'s, in the same padded shapes (the kernel, why one program, what it costs: the docs'
-questions/accelerator page)."""
+"""The ``pallas`` pipeline's GPU form: the whole epoch as one Pallas kernel lowered through Triton, the parameters
+updated in place across steps (docs/questions/accelerator.md)."""
 
 from __future__ import annotations
 
@@ -185,9 +182,7 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
 
 
 def cost(shape: Layout, n_params: int, image_bytes: int) -> pl.CostEstimate:
-    """What one epoch of the kernel computes and moves, for XLA's cost analysis: the step's products at the padded
-    shapes, the exponentials, the batches read once and the parameters read and written once (between steps they
-    stay in the L2 cache, 50 MB on an H100/H200 against their 2.7 MB)."""
+    """What one epoch of the kernel computes and moves at the padded shapes, for XLA's cost analysis."""
     b, f, c, h = shape.batch, shape.features, shape.classes, HIDDEN
     products = 2 * b * (f * h + h * h + h * c) * 2 + 2 * b * (h * h + h * c)
     return pl.CostEstimate(

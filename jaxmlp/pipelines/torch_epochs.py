@@ -81,10 +81,8 @@ class TorchCompileEpoch(TorchEpoch):
 
 
 class TorchGraphEpoch(TorchEpoch):
-    """Each step replayed from a CUDA graph (`torch_mlp.StaticStep`): one graph per batch size of the epoch, captured
-    in `compile` over static params and batch buffers; an epoch copies the params in, then per batch copies it into
-    its size's buffers and replays that graph (three launches a step, against a dozen kernels and the autograd
-    engine's host work). ``capture`` False runs the same static steps eagerly (any device: the tests)."""
+    """Each step replayed from a CUDA graph (`torch_mlp.StaticStep`), one per batch size, captured in `compile`;
+    ``capture`` False runs the same static steps eagerly."""
 
     def __init__(self, *args: Any, capture: bool = True):
         super().__init__(*args)

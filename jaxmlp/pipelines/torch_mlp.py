@@ -1,6 +1,5 @@
-"""The tutorial's MLP and SGD step in PyTorch (the `torch`, `torch_compile` and `torch_graph` pipelines):
-`jaxmlp.model`'s functions over the same params. Imported only when a torch pipeline is built: the others, and the
-sweep's and the scaling's workers, run where torch is not installed."""
+"""The tutorial's MLP and SGD step in PyTorch (the torch pipelines), over `jaxmlp.model`'s params. Imported only when a
+torch pipeline is built."""
 
 from __future__ import annotations
 
@@ -135,9 +134,8 @@ def allow_tf32(allowed: bool) -> None:
 
 
 def loss_of(precision: str, device: Any, graphed: bool = False) -> LossFunction:
-    """The loss a precision trains: `loss` in float32 (``tf32``: with TF32 matmuls allowed on the GPU), `loss_bf16`
-    under autocast (``graphed``: in a form a CUDA graph captures, `loss_bf16_graphed`); the params and the SGD update
-    stay float32 in every precision."""
+    """The loss a precision trains: `loss` in float32 (``tf32``: TF32 matmuls allowed), `loss_bf16` under autocast
+    (``graphed``: the form a CUDA graph captures)."""
     allow_tf32(precision == "tf32")
     if precision == "bf16":
         if device.type != "cuda":
@@ -156,10 +154,8 @@ def sgd_step(params: TorchParams, x: Any, y: Any, step_size: float, loss_fn: Los
 
 
 class StaticStep:
-    """`sgd_step` on buffers whose addresses never change: the params (float32 leaves), a batch's images and targets
-    of one size, the step size fixed. ``run()`` after copying a batch in (`load`) is one step; on a CUDA GPU
-    `capture` records it as one CUDA graph, after which ``run()`` replays the graph (one launch for the step's
-    kernels)."""
+    """`sgd_step` on buffers whose addresses never change; ``run()`` after `load` is one step, replayed as one CUDA
+    graph once `capture` has recorded it."""
 
     def __init__(self, params: TorchParams, size: int, features: int, step_size: float, loss_fn: LossFunction):
         device = params[0][0].device
@@ -186,9 +182,8 @@ class StaticStep:
             self.eager()
 
     def capture(self, warmups: int = 3, pool: Any = None) -> Any:
-        """Record the step as a CUDA graph (``pool``: share another graph's memory pool); returns its pool. The
-        eager warm-up steps that capture needs (on a side stream, as PyTorch's notes ask) run on the params, which
-        are then restored: capturing changes no value."""
+        """Record the step as a CUDA graph (``pool``: share another graph's memory pool) and return its pool; the params
+        are unchanged."""
         kept = [p.detach().clone() for layer in self.params for p in layer]
         new_stream: Any = torch.cuda.Stream  # unannotated in torch; Any where torch is not installed (lint)
         side = new_stream()
