@@ -1,6 +1,5 @@
 """Bisection across releases: which release brought the change between two that differ? Pure logic over a
-``measure(releases) -> {release: samples}`` function (so a fake measurement with a known change point checks it); the
-method: the docs' questions/releases page."""
+``measure(releases) -> {release: samples}`` function (docs/questions/releases.md)."""
 
 from __future__ import annotations
 
@@ -48,11 +47,8 @@ class BisectProbe(Plain):
 
 @dataclass(frozen=True)
 class Bisection(Plain):
-    """Where a bisection ended: ``found`` (``first`` is the first release flagged against ``after``, by
-    ``comparison``), ``fails`` (``first`` is the first release that fails, ``failure`` its line, ``after`` the last
-    that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends,
-    ``results differ`` (a probe's releases computed different values: not compared on time; ``reason`` names them)
-    or ``inconclusive`` (``reason`` says why)."""
+    """Where a bisection ended: ``found``, ``fails`` (``first`` fails, ``after`` the last that runs), ``no change``,
+    ``results differ`` or ``inconclusive`` (``reason`` says why)."""
 
     candidates: tuple[str, ...]  # the good end, the releases between, the bad end
     status: str
@@ -168,9 +164,8 @@ class ResultsDiffer(Exception):
 def first_failing(
     candidates: Sequence[str], ran: str, failed: str, failure: str, fails: Callable[[str], str]
 ) -> tuple[str, str, str, dict[str, str]]:
-    """The first release between ``ran`` (it runs) and ``failed`` (it fails with ``failure``) that fails, by
-    midpoints (``fails``: a release's failure, "" where it runs): (it, the last that runs, its failure, each
-    release checked)."""
+    """The first release between ``ran`` and ``failed`` that fails, by midpoints: (it, the last that runs, its failure,
+    each release checked)."""
     lo, hi = candidates.index(ran), candidates.index(failed)
     checked = {ran: RUNS, failed: failure}
     while hi - lo > 1:
@@ -245,9 +240,8 @@ def _halves(steps: tuple[Step, ...], direction: str, number: int, last: tuple[bo
 def _failing(
     candidates: Sequence[str], names: Sequence[str], e: ReleasesFailed, fails: Callable[[str], str] | None
 ) -> tuple[str, str, str, dict[str, str]] | None:
-    """Where a probe's releases failed: the first release that fails, searched for from the probe's last release
-    that runs before it (`first_failing`), with every release checked; None where none of the probe is known to run
-    (or there is no ``fails``)."""
+    """Where a probe's releases failed: `first_failing` from the probe's last release that runs; None where none of the
+    probe is known to run."""
     failed = next((n for n in names if n in e.failed), None)
     ran = [n for n in names[: names.index(failed)] if n not in e.failed] if failed else []
     if fails is None or failed is None or not ran:
@@ -264,11 +258,8 @@ def bisect(
     progress: Callable[[BisectProbe], None] | None = None,
     fails: Callable[[str], str] | None = None,
 ) -> Bisection:
-    """Bisect ``candidates`` (the good end first, the bad end last, the releases between in order). Where a probe's
-    releases fail (``measure`` raises `ReleasesFailed`), the first release that fails is searched for with ``fails``
-    instead (a release's failure, "" where it runs), from the probe's last release that runs before its first that
-    fails. Where a probe's releases computed different values (``measure`` raises `ResultsDiffer`), the bisection
-    ends there, ``results differ``, with no verdict on time."""
+    """Bisect ``candidates`` (the good end first, the bad end last); releases that fail (`ReleasesFailed`) are searched
+    with ``fails``, and releases whose values differ (`ResultsDiffer`) end it as ``results differ``."""
     if len(candidates) < 2:
         raise ValueError("a bisection needs two different releases")
     lo, hi = 0, len(candidates) - 1

@@ -32,9 +32,8 @@ kernel in XLA (it aliases or elides it)."""
 
 
 def xla_stream(kernel: str, device: Any, n: int = STREAM_ELEMENTS) -> tuple[Callable[[int], Any], int]:
-    """``(run, bytes)``: ``run(k)`` calls ``kernel`` (`STREAM_KERNELS`) over float32 arrays of ``n`` elements on
-    ``device`` k times, dispatched back to back with one wait (`floor.dispatched`: an accelerator's rate, not the
-    host's round trip); ``bytes`` is what one call must read and write."""
+    """``(run, bytes)``: ``run(k)`` calls ``kernel`` over ``n`` float32 elements on ``device`` k times back to back with
+    one wait; ``bytes`` is what one call reads and writes."""
     import jax
 
     rng = np.random.default_rng(0)

@@ -71,9 +71,8 @@ def rank() -> tuple[int, int] | None:
 
 
 def initialize() -> tuple[int, int] | None:
-    """Join the run this process is part of (before anything else uses JAX): `launch`'s, on the coordinator its
-    variables name, or a cluster launcher's, found by `jax.distributed`'s own detection; returns `rank`, or None
-    when alone. A coordinator that cannot be reached within `START_SECONDS` is one line, not a hang."""
+    """Join the run this process is part of (`launch`'s or a cluster launcher's) before anything else uses JAX; returns
+    `rank`, or None when alone. An unreachable coordinator is one line after `START_SECONDS`."""
     joined = rank()
     if joined is None:
         return None
@@ -157,9 +156,8 @@ def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: fl
 def run_joined(
     argv: Sequence[str], environments: Sequence[Mapping[str, str]], timeout: float, name: str, poll_seconds: float = 0.2
 ) -> str:
-    """Run ``argv`` as one process per environment of ``environments``, joined on 127.0.0.1, all stopped after
-    ``timeout`` seconds; what process 0 printed once all exit 0. A failure stops the others: a `JaxmlpError`
-    beginning with ``name``."""
+    """Run ``argv`` as one process per environment, joined on 127.0.0.1 and stopped after ``timeout`` seconds; returns
+    what process 0 printed. A failure stops the others: a `JaxmlpError` beginning with ``name``."""
     processes = len(environments)
     coordinator = f"127.0.0.1:{free_port()}"
     with contextlib.ExitStack() as stack:
@@ -212,9 +210,8 @@ JOBS = {
     "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
     "SLURM": (("SLURM_JOB_ID", "SLURM_STEP_ID"),),
 }
-"""Each cluster launcher's variables whose values the ranks of one launch share, the first set in full wins (Open
-MPI's job, else its PMIx namespace; Slurm's job and step): only the launcher's own, so that mpirun inside sbatch
-gives every rank one name."""
+"""Each cluster launcher's variables that the ranks of one launch share, the first set in full wins (Open MPI's, then
+Slurm's)."""
 
 
 @dataclass(frozen=True)

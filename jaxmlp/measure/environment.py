@@ -109,9 +109,8 @@ def machine_name() -> str | None:
 
 
 def machine_facts() -> dict[str, Any]:
-    """This machine as every result records it (`jaxmlp.results.schema.machines.MACHINE`): the CPU model, the cores this
-    process may use, the name `MACHINE_NAME` gives (None where unset), and the accelerator JAX sees by default (its
-    backend and device kind; ``cpu`` and None where it has none): the same in every file this host writes."""
+    """This machine as every result records it: the CPU model, the cores this process may use, `MACHINE_NAME`'s name
+    (None where unset) and JAX's default accelerator (``cpu`` and None where none)."""
     import jax
 
     device = jax.devices()[0]  # the default backend's: the accelerator this host has, else its CPU

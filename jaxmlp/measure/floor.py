@@ -1,6 +1,5 @@
-"""What the hardware can do: the rate of a matrix product in each library (`gemm`, `floor_rates`, `best_floor`) and
-the update step's own products (`step_gemms`); an epoch's floor is its FLOPs at the best rate (the method: the docs'
-methods/floor page)."""
+"""What the hardware can do: the rate of a matrix product in each library and the update step's own products; an epoch's
+floor is its FLOPs at the best rate (docs/methods/floor.md)."""
 
 from __future__ import annotations
 
@@ -24,24 +23,18 @@ SQUARE: Shape = (2048, 2048, 2048)
 """The big square product whose float32 rate turns an epoch's FLOPs into its floor."""
 
 ROUND_SECONDS = 0.02
-"""How long one timed round of a product's calls lasts at least (`calls_per_round`): a small or fast product is
-called again and again in a round, dispatched back to back with one wait at the end, so a round is milliseconds
-long (not the microseconds a clock cannot split) and, on a GPU or a TPU, the device's rate is not the host's
-round trip (a 2048^3 product there lasts well under a millisecond; pyperf calibrates its loops the same way)."""
+"""How long one timed round of a product's calls lasts at least (`calls_per_round`; docs/methods/floor.md)."""
 
 PEAK_SQUARES = (4096, 8192)
-"""Larger square products an accelerator's floor also measures: its rate keeps rising past 2048^3 until the
-products saturate the chip (a TPU v5e's bf16 rate: 125 TFLOP/s at 2048^3, 186 at 4096^3, 177 at 8192^3 in
-``reports/bench-20261206T012031-tpu.json``), so the
-floor at a precision is the best of these sizes, not the 2048^3 alone. A CPU's 2048^3 saturates its cores."""
+"""Larger square products an accelerator's floor also measures, its rate rising past 2048^3
+(docs/results/accelerator.md)."""
 
 HELD_BYTES = 2**31
 """At most how many bytes of results one round keeps until its wait (`calls_per_round`)."""
 
 REPEAT_SECONDS = 30.0
 """A product's timed rounds stop once they have lasted this long together, after `MIN_REPEATS` at least
-(`median_seconds`): the repeats asked for are the most that are timed, so that a product far slower than expected
-costs three rounds, not ten."""
+(`median_seconds`)."""
 MIN_REPEATS = 3
 """The fewest timed rounds a median is taken of."""
 
@@ -205,9 +198,8 @@ def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm
 
 
 def median_seconds(call: Callable[[], Any], repeats: int, budget: float = REPEAT_SECONDS) -> float:
-    """The median of ``repeats`` timed calls of ``call`` (which returns once its work is done: a JAX call ends in
-    ``block_until_ready``), after one untimed call (compile, warm-up, the pages faulted in); fewer once the timed
-    calls have lasted ``budget`` seconds, `MIN_REPEATS` at least (or ``repeats`` where fewer are asked)."""
+    """The median of ``repeats`` timed calls of ``call`` after one untimed call; fewer (`MIN_REPEATS` at least) once
+    they have lasted ``budget`` seconds."""
     call()
     times: list[float] = []
     while len(times) < max(1, repeats):
@@ -230,9 +222,8 @@ def held_bytes(device: jax.Device) -> int:
 
 
 def calls_per_round(run: Callable[[int], Any], result_bytes: int, held: int = HELD_BYTES) -> int:
-    """How many calls one timed round of ``run(n)`` (`Gemm.run`: n calls dispatched back to back, one wait) holds:
-    the fewest, doubling from 1, whose round lasts `ROUND_SECONDS` (1 for a CPU's 2048^3), at most what ``held``
-    bytes of results (``result_bytes`` a call; `held_bytes`) allow."""
+    """How many calls one timed round of ``run(n)`` holds: doubling from 1 until a round lasts `ROUND_SECONDS`, at most
+    what ``held`` bytes of results allow."""
     most = max(1, held // result_bytes)
     run(1)  # compiled and warm
     calls = 1

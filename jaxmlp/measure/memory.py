@@ -1,9 +1,5 @@
-"""Peak memory of what a benchmark ran: this process's resident set at its highest, and the device's peak.
-
-Linux keeps a process's peak resident set (``VmHWM`` in ``/proc/self/status``) and lets the process reset it
-(writing ``5`` to ``/proc/self/clear_refs``), so each benchmark's peak is its own. Where that cannot be done the
-peak is the process's since it started (``getrusage``), and the record says so (``peak_rss_scope``).
-"""
+"""Peak memory of what a benchmark ran: this process's resident set at its highest, reset before each benchmark where
+Linux allows, and the device's peak (docs/methods/timing.md)."""
 
 from __future__ import annotations
 
@@ -34,10 +30,8 @@ def device_mark(device: Any | None) -> int | None:
 
 
 def peak_facts(was_reset: bool, device: Any | None = None, device_before: int | None = None) -> dict[str, Any]:
-    """What a benchmark records of its memory (`extra_info`): its peak resident set and that peak's scope, and
-    the device's peak bytes in use where the backend keeps it (else why not). JAX cannot reset the device's peak:
-    where it rose past ``device_before`` (`device_mark`) during the benchmark it is the benchmark's own, else the
-    process's so far (``device_peak_scope`` says which)."""
+    """What a benchmark records of its memory: its peak resident set and scope, and the device's peak where the backend
+    keeps it (its scope the benchmark's where it rose past ``device_before``)."""
     peak = current_peak() if was_reset else None
     facts: dict[str, Any] = {
         "peak_rss_bytes": peak if peak is not None else own_peak()["peak_rss_bytes"],

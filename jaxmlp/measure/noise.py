@@ -1,6 +1,5 @@
-"""A neighbour put on purpose beside the worker processes (`jaxmlp sweep trials --noise hog`): a busy loop pinned to
-the workers' CPU, started and ended by the command, and asked to die with it (`workers.guarded`), so it never
-outlives the command that started it."""
+"""A neighbour put on purpose beside the worker processes (`jaxmlp sweep trials --noise hog`): a busy loop pinned to the
+workers' CPU that never outlives the command."""
 
 from __future__ import annotations
 

@@ -90,9 +90,8 @@ def removed_unless_ended(folder: str | Path | None) -> Iterator[None]:
 
 
 def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
-    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps, each waiting for its result, into
-    ``run_dir()``: a new folder the caller makes once the warm-up is done, and removed if the capture does not end
-    (stopped, or failed): its trace would be incomplete."""
+    """Warm up, then trace ``steps`` annotated steps into ``run_dir()``, a new folder the caller makes after the warm-up
+    and removed where the capture does not end."""
     epoch.compile(params)
     params, _ = run_steps(
         epoch,

@@ -1,6 +1,5 @@
-"""What a workload compiled (its HLO fingerprint and text, operations, XLA's cost and memory analyses, compile split)
-and its process's peak memory: the facts a sweep cell records. A fact a release cannot give is named in
-``not_available``, never a failure. Runs in the release environments: no torch, no pandas."""
+"""What a workload compiled (its HLO, operations, XLA's analyses, compile split) and its process's peak memory: the
+facts a sweep cell records, those a release cannot give named in ``not_available``. No torch, no pandas."""
 
 from __future__ import annotations
 
@@ -22,9 +21,8 @@ MEMORY_FIELDS = ("argument_bytes", "output_bytes", "temp_bytes", "generated_code
 
 
 class Program(NamedTuple):
-    """One program a workload runs, ``jitted.lower(*args)``, ``runs`` times a call (XLA's cost analysis counts a
-    loop's body once). A workload's first program is its main one, whose HLO is fingerprinted; ``precision``: the one
-    it is lowered under (None: the caller's own setting)."""
+    """One program a workload runs, ``jitted.lower(*args)``, ``runs`` times a call; ``precision`` the one it is lowered
+    under (None: the caller's)."""
 
     name: str
     jitted: Any

@@ -1,10 +1,5 @@
-"""What a measuring process reports: typed records and their JSON form (the worker processes' protocol).
-
-A worker process (`jaxmlp.measure.sweep.worker`, `jaxmlp.measure.scaling_worker`) prints one `ProcessResult` as
-a JSON line; its parent reads it back. No pandas, no jax here: the sweep's release environments have neither
-pandas nor torch. How results are stored in files (kinds, schema versions, older forms) is
-`jaxmlp.results.schema`'s job.
-"""
+"""What a measuring process reports: typed records and their JSON form, one `ProcessResult` a JSON line from a worker to
+its parent. No pandas, no jax here."""
 
 from __future__ import annotations
 
@@ -65,9 +60,8 @@ class Output:
 
 @dataclass(frozen=True)
 class WorkloadTimes(Plain):
-    """One worker process's measurement of one workload (seconds): compiled, then called in turn; the steady
-    state is the median of the calls after the first. Compiled several times (`compiles_seconds`, the caches cleared
-    before each), its compile time is their median."""
+    """One worker process's measurement of one workload (seconds): its compile (the median of several where compiled
+    again) and its calls, the steady state the median after the first."""
 
     compile_seconds: float  # the median of compiles_seconds
     first_seconds: float  # the first call after compiling

@@ -1,8 +1,5 @@
-"""One (N, P) of `jaxmlp scaling` in a process that sees its N / P devices and, where P > 1, joins the others:
-``python -m jaxmlp.measure.scaling_worker SETTINGS`` (a `jaxmlp.measure.scaling.Scaling` as JSON).
-
-It times the sharded epoch and step as workloads, checks the params against the one-device ``scan`` epoch and, where
-N > 1, has process 0 trace one more epoch into ``trace_dir``; it prints one `ProcessResult` as its last line."""
+"""One (N, P) of `jaxmlp scaling` in a process that sees its N / P devices: ``python -m jaxmlp.measure.scaling_worker
+SETTINGS`` (a `Scaling` as JSON) prints one `ProcessResult` as its last line."""
 
 from __future__ import annotations
 

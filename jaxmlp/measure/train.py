@@ -116,9 +116,8 @@ def train(
     on_epoch: Callable[[EpochRecord], None] | None = None,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
 ) -> TrainResult:
-    """Train the tutorial's MLP on ``datasets`` as ``config`` says: compile first (epoch 0's compile time), then
-    train ``config.epochs`` epochs, evaluating both splits after each and stopping with ``diverged=True`` at a
-    non-finite loss; ``on_start``, ``on_epoch`` and ``progress`` report as it goes."""
+    """Train the tutorial's MLP on ``datasets`` as ``config`` says, evaluating both splits after each epoch and stopping
+    with ``diverged=True`` at a non-finite loss; the callbacks report as it goes."""
     import jax
     from jax import random
 

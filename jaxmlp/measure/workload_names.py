@@ -64,9 +64,8 @@ def _binds(body: list[ast.stmt], name: str) -> bool:
 
 
 def check_spec(spec: str) -> None:
-    """A user workload's file (or module) found and its function defined, without running it (it imports the
-    release it is measured in, not this one's): a one-line `JaxmlpError` (bad usage) where the file is missing,
-    cannot be read or parsed, or defines no such function; a module that cannot be found likewise."""
+    """A user workload's file (or module) found and its function defined, without running it; a one-line `JaxmlpError`
+    where it is not."""
     where, attribute = parse_spec(spec)
     if not where.endswith(".py"):
         top = where.split(".")[0]  # found without importing it: the worker processes import it from this folder
