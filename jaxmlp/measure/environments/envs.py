@@ -1,6 +1,6 @@
-"""The sweep's environments: one virtual environment per jax/jaxlib release (``jax==V``, ``jaxlib==V``, no jaxmlp:
-the workers find it through ``PYTHONPATH``), made once under ``$JAXMLP_ENVS`` or ``~/.cache/jaxmlp/envs`` and kept;
-the releases from the package index. Plain Python: the noxfile imports it."""
+"""The sweep's environments: one virtual environment per jax/jaxlib release (no jaxmlp: the workers find it through
+``PYTHONPATH``), made once under ``$JAXMLP_ENVS`` or ``~/.cache/jaxmlp/envs`` and kept. Plain Python: the noxfile
+imports it."""
 
 from __future__ import annotations
 
@@ -56,9 +56,8 @@ def cuda_build(version: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Source:
-    """Where a release's environment comes from: the package index, or a folder of wheels (``--wheels``: installed
-    with ``--no-index``); and the accelerator packages it holds (``backend`` gpu or tpu; None or cpu: none). Part
-    of the environment's identity, so that a folder's build and the index's release never share one."""
+    """Where a release's environment comes from (the package index, or a folder of wheels) and the accelerator packages
+    it holds; part of the environment's identity."""
 
     wheels: Path | None = None
     backend: str | None = None

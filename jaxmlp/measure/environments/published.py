@@ -1,6 +1,5 @@
-"""Which jax/jaxlib releases exist, and for which Pythons: those the package index lists (asked once a Python
-version, ``pip index versions --python-version 3.N``), and those a folder of wheels holds (``--wheels``: its
-jaxlib wheels' tags); a release asked for that its source lacks named in one line before any environment is made."""
+"""Which jax/jaxlib releases exist, and for which Pythons: those the package index lists and those a folder of wheels
+holds; a release its source lacks is named in one line before any environment is made."""
 
 from __future__ import annotations
 
@@ -139,9 +138,8 @@ def tag_minors(tags: Sequence[str]) -> set[Minor]:
 
 
 def folder_listing(folder: Path) -> dict[str, set[Minor]]:
-    """Each release a folder of wheels holds for jax and jaxlib alike, from `OLDEST` on, and the Python versions
-    (from jaxmlp's oldest on) its jaxlib wheels are for; one line naming the folder and what it holds where it
-    holds none."""
+    """Each release a folder of wheels holds for jax and jaxlib alike, from `OLDEST` on, and the Pythons its jaxlib
+    wheels are for; one line where it holds none."""
     if not folder.is_dir():
         raise JaxmlpError(f"--wheels {folder}: no such folder: give a folder of jax and jaxlib wheels")
     found = folder_wheels(folder)

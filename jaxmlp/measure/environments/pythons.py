@@ -1,7 +1,6 @@
-"""The Python each release's environment is made with: the interpreters found here (``--python``, the one running
-jaxmlp, ``python3.N`` on PATH, pyenv's, uv's), the Pythons each release is published for (`published.listing`), and
-one Python for a whole series where its releases allow it (`for_releases`; the method: docs/questions/releases.md).
-Plain Python: the noxfile imports it."""
+"""The Python each release's environment is made with: the interpreters found here, the Pythons each release is
+published for, and one Python for a whole series where its releases allow it (docs/questions/releases.md). Plain Python:
+the noxfile imports it."""
 
 from __future__ import annotations
 
@@ -168,10 +167,8 @@ def preference(found: Sequence[Interpreter], first: Interpreter) -> list[Interpr
 def choose(
     versions: Sequence[str], supported: Mapping[str, set[Minor]], found: Sequence[Interpreter]
 ) -> dict[str, Interpreter]:
-    """Each release's interpreter: one for the whole series where one supports every release (the first of
-    ``found`` preferred, then the nearest version to it), else the fewest changes of Python, oldest release first;
-    one line naming each release no interpreter found supports, with the Python it is published for and how to
-    give one."""
+    """Each release's interpreter: one for the whole series where one supports every release, else the fewest changes of
+    Python; one line naming each release no interpreter found supports."""
     lacking = [v for v in versions if not any(i.minor in supported.get(v, set()) for i in found)]
     if lacking:
         raise JaxmlpError(refusal(lacking, supported, found))
@@ -227,10 +224,8 @@ def for_releases(
     root: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> dict[str, Interpreter]:
-    """Which Python each release's environment is made with: the series' environments already made under one
-    interpreter found here (one of ``given``, where given), else `choose` over the Pythons the source publishes each
-    release for (`published.listing`); said in one line where it is not the running one. Raises before any
-    environment is made."""
+    """Which Python each release's environment is made with (the series' existing environments' one, else `choose`),
+    said in one line where it is not the running one; raises before any environment is made."""
     found = interpreters(tuple(given))
     ready = made_under(versions, [i for i in found if i.path in given] or found, root, source)
     if ready is not None:

@@ -118,9 +118,8 @@ def _measured(p: _Probing, names: list[str], number: int) -> dict[str, list[floa
 
 
 def _usable(measured: Measured, runners: Sequence[Runner], target: str, say: Say) -> None:
-    """Raises what ends a bisection at a probe: a release that refused its flag, releases that failed at their probe
-    processes (`ReleasesFailed`: searched for next), one whose every process failed, or releases whose results
-    differ (`ResultsDiffer`)."""
+    """Raises what ends a bisection at a probe: a refused flag, failed releases (`ReleasesFailed`), a release whose
+    every process failed, or results that differ (`ResultsDiffer`)."""
     _refused(measured)
     failed = {n: o.status for n, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
     if failed:  # the search for the first that fails decides what comes next
@@ -159,11 +158,9 @@ def run(
     record_check: RecordCheck | None = None,
     known: Known | None = None,
 ) -> Bisection:
-    """Bisect ``releases`` on the steady state of ``target`` (``measuring`` measures it alone), a probe at a time:
-    each probe's cells are made, measured and handed to ``record_probe`` before the next. Where a probe's releases
-    fail at their probe processes, the first that fails is searched for by one probe process a release (each told
-    to ``record_check``). A probe whose every release ``known`` holds samples of (a timeline's, measured together
-    in its rounds with the same settings) reads them instead of measuring them again (told to ``known.told``)."""
+    """Bisect ``releases`` on the steady state of ``target``, a probe at a time, each handed to ``record_probe``;
+    failing releases searched one probe process a release (``record_check``), a probe's samples read from ``known``
+    where it holds them."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
     probing = _Probing(target, measuring, matrix, record_probe, say, bar)

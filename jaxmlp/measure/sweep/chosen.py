@@ -1,7 +1,5 @@
-"""What a resumed sweep may run: only what this machine chose. A sweep's log (``samples.jsonl``) may come from a shared
-branch, so the interpreters and workload files it names are data: each cell's interpreter must lie in this machine's
-environments folder or be given again (``--env LABEL=PYTHON``), each workload of one's own given again
-(``--workload SPEC``); else one line (docs/reference/trust.md)."""
+"""What a resumed sweep may run: only the interpreters and workload files this machine chose, since a sweep's log may
+come from a shared branch (docs/reference/trust.md)."""
 
 from __future__ import annotations
 
@@ -49,9 +47,8 @@ def measuring(recorded: Measuring, given: Sequence[str], log: Path, folder: Path
 def runners(
     recorded: Sequence[Runner], envs: Path, given: Mapping[str, str], workloads: Sequence[str], log: Path
 ) -> tuple[Runner, ...]:
-    """``recorded`` (a sweep log's cells) with the interpreters and workloads this machine chose: each cell's python
-    the one given again for its label (``--env LABEL=PYTHON``), else the recorded one where it lies in the
-    environments folder ``envs``; a `JaxmlpError` (exit 2) naming the first that does neither."""
+    """``recorded`` (a sweep log's cells) with the interpreters and workloads this machine chose; a `JaxmlpError` (exit
+    2) naming the first it did not."""
     out = []
     for runner in recorded:
         python = given.get(runner.label, runner.python)

@@ -43,10 +43,9 @@ class Runs(Plain):
 
 @dataclass(frozen=True)
 class Expect:
-    """What a user should find: the first release that differs (None for a control), which way, the band of new
-    over old time, and what `jaxmlp sweep explain` should find; ``flag``: an XLA flag whose column the timeline
-    runs, the flag that undoes it (cause ``flag``) or, with ``flag_undoes`` False, one that must not (the change is
-    found only where that column shows it too)."""
+    """What a user should find: the first release that differs (None for a control), which way, the band of new over old
+    time, what `jaxmlp sweep explain` should find, and ``flag`` (an XLA flag column, with whether it undoes the change).
+    """
 
     direction: str
     release: str | None = None
@@ -70,9 +69,8 @@ class Expect:
 
 @dataclass(frozen=True)
 class Case(Plain):
-    """One known regression (or a control): its workload spec (``file.py:make``, relative to where the command
-    runs), its timeline's releases (oldest first), the range a user would bisect, the time it is about and what
-    should be found."""
+    """One known regression (or a control): its workload spec, its timeline's releases (oldest first), the range a user
+    would bisect, its time and what should be found."""
 
     name: str
     workload: str

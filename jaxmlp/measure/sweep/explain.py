@@ -1,9 +1,6 @@
-"""`jaxmlp sweep explain A B`: the processes behind an explanation. Each release of the pair runs ``processes``
-worker processes in rotating order (their steady states say whether the time changed); the first of each also
-records what the workload compiled (`jaxmlp.measure.programs`) and traces a few calls, as `jaxmlp profile` does,
-into ``<trace_root>/<release>``. The comparison itself is `jaxmlp.results.sweep.explain`'s (pure); this runs, it
-never writes a file (the traces are the profiler's, into the folder the command gives).
-"""
+"""`jaxmlp sweep explain A B`: the processes behind an explanation, each release's first also recording what the
+workload compiled and tracing a few calls into ``<trace_root>/<release>``. The comparison is
+`jaxmlp.results.sweep.explain`'s."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in rotating
-order, each under a time limit and handed to ``record`` as it ends (so an interrupted sweep can be resumed). Returns
-what was measured; the commands file it (`jaxmlp.results.schema.sweep`)."""
+"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in rotating order,
+each handed to ``record`` as it ends. Returns what was measured."""
 
 from __future__ import annotations
 
@@ -114,9 +113,8 @@ def run_rounds(
     say: Say = print,
     mine: Callable[[int], bool] = lambda round_: True,
 ) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:
-    """``processes`` rounds of one worker per runner in `round_order` (those ``mine`` says this rank runs), keeping
-    the samples ``done`` holds from an earlier try; a process that fails or outlives ``timeout`` is a `Failure` of
-    its cell, and the rounds go on."""
+    """``processes`` rounds of one worker per runner this rank runs, keeping ``done``'s samples; a process that fails or
+    outlives ``timeout`` is a `Failure` of its cell."""
     done = done or {}
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
     failures: list[Failure] = []
@@ -278,9 +276,8 @@ def measure_cells(
     planned: Callable[[Probed, dict[str, dict[str, str]], float], None] | None = None,
     fit: Callable[[Probed], Matrix] | None = None,
 ) -> Measured:
-    """Probe every cell, say the cost and the time limit, then run the rounds; ``planned`` is told the probe's
-    findings and the limit before the first round, ``record`` each process as it ends; ``fit`` (a timeline's
-    ``--budget``) sets the processes a cell from what the probe cost."""
+    """Probe every cell, say the cost and time limit (``planned``), then run the rounds, each process to ``record``;
+    ``fit`` sets the processes a cell from the probe's cost."""
     with envs.jaxmlp_path() as path:
         say(f"Probing {len(runners)} cell(s), one process each")
         probed = probe(runners, path, say, matrix.timeout)

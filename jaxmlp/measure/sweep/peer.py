@@ -1,8 +1,6 @@
-"""The change-point detector on a peer's suite: Apache Otava's test series (``otava-test-data``) with their true
-changes, beside Otava's own detector, each found change matched to a true one within `TOLERANCE` points (the suite, the
-matching and the results: the docs' methods/changepoints page).
-
-Pure but for the two packages it imports when it runs: the command prints and files what this returns."""
+"""The change-point detector on a peer's suite: Apache Otava's test series beside Otava's own detector, each found
+change matched to a true one within `TOLERANCE` points (docs/methods/changepoints.md). Pure but for the two packages it
+imports."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""What a sweep measures and how: frozen settings, built once from the command's arguments and checked there.
-
-`Measuring` is what every worker process measures (sent to it as JSON); `Matrix` is which cells and how many
-samples each; `Detector` is when a change is flagged.
-"""
+"""What a sweep measures and how: frozen settings, built once from the command's arguments and checked there."""
 
 from __future__ import annotations
 
@@ -27,9 +23,8 @@ def is_builtin(workload: str) -> bool:
 
 @dataclass(frozen=True)
 class Measuring(Plain):
-    """What each worker process measures: the workloads (built-in names or ``file.py:make`` specs; none: every
-    built-in), their data, the calls of each, the compiles of each, the CPU to pin to, and the test hook
-    ``inject_slowdown``."""
+    """What each worker process measures: the workloads (none: every built-in), their data, the calls and compiles of
+    each, the CPU to pin to, and the test hook ``inject_slowdown``."""
 
     workloads: tuple[str, ...] = ()
     dataset: str = "mnist"
@@ -118,9 +113,8 @@ def _forms(spec: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Matrix:
-    """The cells and their samples: each release (or ``label -> python`` environment) without XLA flags, then with
-    each ``xla_flags`` value; ``processes`` samples a cell, the ``tolerance`` for "results differ", where the
-    environments live (``envs``) and each process's time limit (``timeout``)."""
+    """The cells (each release, then with each ``xla_flags`` value) and their ``processes``, the ``tolerance`` for
+    "results differ", the environments' folder and each process's ``timeout``."""
 
     versions: tuple[str, ...] = ()
     processes: int = 6
@@ -204,9 +198,8 @@ class Timeline:
 
 @dataclass(frozen=True)
 class Trials:
-    """`jaxmlp sweep trials`: ``trials`` comparisons, one release against itself (A/A) and against itself slowed
-    down by ``inject_slowdown``, beside ``noise`` (`jaxmlp.measure.noise`); each ``processes`` processes a side at
-    first, then more to a comparison not yet settled while the trial's ``budget`` (minutes) lasts."""
+    """`jaxmlp sweep trials`: ``trials`` A/A and injected-slowdown comparisons of one release beside ``noise``, more
+    processes added to those not settled while ``budget`` (minutes) lasts."""
 
     trials: int = 20
     processes: int = 5
@@ -233,9 +226,8 @@ class Corpus:
 
 @dataclass(frozen=True)
 class Validation:
-    """`jaxmlp sweep validate`: ``histories`` synthetic histories a case drawn with ``seed``, judged by ``detectors``
-    at ``penalty``; Apache Otava's suite beside it on every ``peer``-th series (0: not at all), ``held_out`` its seeds
-    the detector was not tuned on. The detectors are checked where they run (`jaxmlp.flows.validate`)."""
+    """`jaxmlp sweep validate`: ``histories`` synthetic histories a case from ``seed``, judged by ``detectors`` at
+    ``penalty``, Otava's suite on every ``peer``-th series (0: none), ``held_out`` the untuned seeds."""
 
     histories: int = 200
     seed: int = 0

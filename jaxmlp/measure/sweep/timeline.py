@@ -1,8 +1,5 @@
-"""`jaxmlp sweep timeline A B`: every release from A to B measured as one sweep matrix (`jaxmlp.measure.sweep.matrix`:
-a probe process a release, then rounds in rotating order), its processes a release fitted to ``--budget``.
-
-The change points are not decided here: the commands file the sweep, and `jaxmlp.changepoints` reads its samples.
-"""
+"""`jaxmlp sweep timeline A B`: every release from A to B measured as one sweep matrix, its processes a release fitted
+to ``--budget``. The change points are `jaxmlp.changepoints`'."""
 
 from __future__ import annotations
 
@@ -19,9 +16,8 @@ from jaxmlp.units import minutes
 
 
 def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str]:
-    """The releases from A to B, oldest first: every one published for jax and jaxlib alike (``known``: the
-    package index's or the wheel folder's, else ``--versions``), or the last patch of each minor (``--every
-    minor``; A and B kept)."""
+    """The releases from A to B, oldest first: every one published for jax and jaxlib alike, or the last patch of each
+    minor (``--every minor``; A and B kept)."""
     for version in (timeline.first, timeline.last):
         envs.check_release(version)
     if timeline.versions is not None:
@@ -63,9 +59,8 @@ def shared(matrix: Matrix, share: tuple[int, int]) -> Matrix:
 
 
 def fitted(timeline: Timeline, matrix: Matrix, per_round: float) -> Matrix:
-    """``matrix`` with the processes a release that fit in the timeline's ``--budget`` (`fitted_processes`; the
-    ranks of ``matrix.share`` each take their share of the rounds), rounded up to a multiple of the ranks (`shared`);
-    without a budget, as it is."""
+    """``matrix`` with the processes a release that fit in ``--budget`` (`fitted_processes`), rounded up to a multiple
+    of the ranks; as it is without a budget."""
     if not timeline.budget:
         return matrix
     processes = fitted_processes(timeline.budget * 60 * matrix.share[1], 0.0, per_round)

@@ -1,6 +1,5 @@
-"""What a measured matrix could not measure, and why: a cell whose probe failed or whose every process did, and a
-workload that failed in a cell that ran (its ``make()`` raised, or a call did) while its other workloads were
-measured."""
+"""What a measured matrix could not measure, and why: a cell whose probe or every process failed, and a workload that
+failed in a cell that ran."""
 
 from __future__ import annotations
 
@@ -29,9 +28,8 @@ def failed_workloads(measured: Measured) -> dict[str, str]:
 
 
 def unmeasured(measured: Measured) -> dict[str, str]:
-    """The cells asked for that gave no sample, and why: the probe failed or outlived its limit, or every process
-    failed; then each workload that failed where its cell ran (`failed_workloads`). (A cell whose release refuses
-    its XLA flag is an answer, not a failure to measure.)"""
+    """The cells asked for that gave no sample, and why, then each workload that failed where its cell ran (a refused
+    XLA flag is an answer, not a failure)."""
     found = {name: o.status for name, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
     for name in measured.probed.runners:
         if not measured.processes.get(name):

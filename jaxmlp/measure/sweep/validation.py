@@ -1,8 +1,5 @@
-"""`jaxmlp sweep validate`: the change-point detector (`jaxmlp.changepoints`) on synthetic histories whose truth is
-known, their noise drawn from real fresh-process samples, and on a peer's suite (`peer`); the cases and results: the
-docs' methods/changepoints page.
-
-Pure: numpy and the detector; the command reads the noise from result files and writes what this returns."""
+"""`jaxmlp sweep validate`: the change-point detector on synthetic histories of known truth, their noise from real
+fresh-process samples, and on a peer's suite (docs/methods/changepoints.md). Pure."""
 
 from __future__ import annotations
 
@@ -162,9 +159,8 @@ def meets(rows: Sequence[Row], name: str) -> bool:
 def validate(
     pool: np.ndarray, cells: int, detectors: Sequence[str], histories: int, seed: int, penalty: float, noise: str
 ) -> tuple[list[Row], str, dict[str, Any]]:
-    """Every case under every detector over the noise ``pool`` (`deviations` of ``cells`` cells read from
-    ``noise``): the rows, the first detector that met every goal (`meets`) and the settings a validation file
-    records."""
+    """Every case under every detector over the noise ``pool``: the rows, the first detector that met every goal
+    (`meets`) and the settings a validation file records."""
     start = time.monotonic()
     rows = run(pool, detectors, histories, seed, penalty=penalty)
     chosen = next((d for d in detectors if meets(rows, d)), "none met every goal")

@@ -1,8 +1,5 @@
-"""One worker process of a sweep: measure every workload once (compile, then the calls) and print the result.
-
-``python -m jaxmlp.measure.sweep.worker SETTINGS``, where SETTINGS is a `Measuring` as JSON; it prints one
-`ProcessResult` as its last line. It runs in any supported jax release's environment: no torch, no pandas.
-"""
+"""One worker process of a sweep: ``python -m jaxmlp.measure.sweep.worker SETTINGS`` (a `Measuring` as JSON) measures
+every workload once and prints one `ProcessResult` as its last line. No torch, no pandas."""
 
 from __future__ import annotations
 
@@ -32,9 +29,8 @@ def timed_with_hook(
     clock: Callable[[], float] = time.perf_counter,
     cpu: Callable[[], float] = time.process_time,
 ) -> tuple[R, float, float]:
-    """``fn()`` (which returns once its result is ready), its wall seconds and its process's CPU seconds (all
-    threads), both stretched to at least ``1 + inject_slowdown`` times their own by a spin that burns CPU until
-    both have grown so far (the test hook; why it spins, on both: the docs' methods/trials page)."""
+    """``fn()``, its wall seconds and its process's CPU seconds, both stretched to at least ``1 + inject_slowdown``
+    times their own by a spin (the test hook; docs/methods/trials.md)."""
     start, used = clock(), cpu()
     result = fn()
     seconds, spent = clock() - start, cpu() - used
