@@ -84,9 +84,8 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 RECENT_RUNS = index.RECENT_RUNS
-"""How many runs of each machine (the newest) the history draws and searches for changes; the older ones are
-summarised (`recent`), so a folder of years keeps readable plots and a quick report (and the folder's index reads
-only these in full)."""
+"""How many runs of each machine (the newest) the history draws and searches for changes; the older ones are summarised
+(`recent`)."""
 
 OLDER_COLUMNS = ["benchmark", "machine", "setting", "runs", "first", "last", "median_s"]
 
@@ -132,10 +131,8 @@ def series_key(labels: Sequence[str], samples: Sequence[Sequence[float]]) -> str
 
 
 def changes(history: pd.DataFrame, samples: pd.DataFrame, memo: IndexMemo | None = None) -> pd.DataFrame:
-    """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
-    each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours); none
-    where ruptures is not installed (`changepoints.unavailable`). With a ``memo`` (the folder's index), a series
-    searched before (`series_key`) is not searched again."""
+    """The changes in each benchmark's history over its runs' raw samples, a row each (``from``, ``to``); none where
+    ruptures is not installed. With a ``memo`` (the folder's index), a series searched before is not searched again."""
     if history.empty or changepoints.unavailable():
         return pd.DataFrame(columns=CHANGE_COLUMNS)
     mine = samples[samples["file"].isin(set(history["file"]))]  # the history's runs only, not every sample
@@ -191,9 +188,8 @@ def found(
     older: pd.DataFrame | None = None,
     memo: IndexMemo | None = None,
 ) -> RunHistory:
-    """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
-    `Results.older`): computed once, read by the findings and the report; ``memo``: the folder's index, where the
-    changes of each series searched before are kept."""
+    """`points`, `recent` and `changes` of a folder's runs (and its ``older`` ones' points), computed once for the
+    findings and the report; ``memo``: the folder's index."""
     if older is not None and len(older):
         runs = _joined(runs, older)
     every = points(runs)

@@ -1,6 +1,5 @@
-"""What a sweep's ``cells.json`` says beside its samples: the cells not measured or warned about, and for each
-``--xla-flags`` value whether each release accepted it, ignored it (so its samples are the release's without it)
-or did not know it."""
+"""What a sweep's ``cells.json`` says beside its samples: the cells not measured or warned about, and whether each
+release accepted, ignored or did not know each ``--xla-flags`` value."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A sweep's cells compared: each release against the one before it (or a release's XLA flags against none), from
-the raw per-process samples, and each timeline column's changes; what is dear to compute again kept in the folder's
-index (`IndexMemo`), under a hash of all it follows from (`samples_key`)."""
+"""A sweep's cells compared (each release against the one before, a release's XLA flags against none) from the raw
+samples, and each timeline column's changes, kept in the folder's index (`IndexMemo`)."""
 
 from __future__ import annotations
 
@@ -196,9 +195,8 @@ def column_groups(column: TimelineColumn) -> dict[str, Groups]:
 
 
 def pooled_groups(column: TimelineColumn, change: Change) -> str:
-    """Where a change's ratio pools a bimodal release (its release or the one before it), that said with each
-    group against the other release: ``the ratio pools 0.4.33's two groups (against 0.4.31: x6.92 (3) and x39.6
-    (4))``; "" where neither is bimodal."""
+    """Where a change's ratio pools a bimodal release, that said with each group against the other release; "" where
+    neither is bimodal."""
     groups = column_groups(column)
     said = []
     for release, other, before in ((change.at, change.before, True), (change.before, change.at, False)):
@@ -236,9 +234,8 @@ def column_verdicts(column: TimelineColumn) -> tuple[Comparison, ...]:
 
 
 def column_said(column: TimelineColumn) -> str:
-    """A timeline column's verdict in a line: its changes (`change_said`), or that none was found and its last
-    release against its first in the four words (`column_verdicts`, `verdict_line`); then its bimodal releases
-    (`groups_said`)."""
+    """A timeline column's verdict in a line: its changes, or none found and its last release against its first, then
+    its bimodal releases."""
     groups = groups_said(column)
     if column.changes:
         said = "; ".join(change_said(column, change) for change in column.changes)
@@ -261,10 +258,8 @@ def timeline_columns(
     benchmark: registry.Benchmark = registry.SWEEP_STEADY,
     memo: IndexMemo | None = None,
 ) -> list[TimelineColumn]:
-    """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples of
-    ``benchmark``: the steady state, or the compile time a corpus case is about); a column where some release's
-    values differed from the reference cell's is still shown, its changes found. With a ``memo`` (the folder's
-    index), a column searched before (its samples, nodes, releases, `changepoints.DETECTOR`) is not searched again."""
+    """A timeline's columns, each with its changes found over every release's samples of ``benchmark``
+    (`changepoints.detect`); with a ``memo`` (the folder's index), a column searched before is not searched again."""
     found = _timeline_columns(rows, samples, benchmark)
     keys = [samples_key([changepoints.DETECTOR, list(c.releases), nodes], c.samples) for c, nodes in found]
     kind = _kind(f"{TIMELINE_KIND} {benchmark.id}", rows)

@@ -1,6 +1,5 @@
-"""A corpus case scored from what the suite's own commands found in its folder (the timeline's change points, the
-bisection's answer, the explanations, the cells that failed): no detector or verdict of its own. Pure but for
-`case_found`, which reads the folder."""
+"""A corpus case scored from what the suite's own commands found in its folder: no detector or verdict of its own. Pure
+but for `case_found`, which reads the folder."""
 
 from __future__ import annotations
 
@@ -47,9 +46,8 @@ def not_bisected(metric: str) -> str:
 
 @dataclass(frozen=True)
 class CaseFound:
-    """What the commands a case ran found: the timeline's columns, each release that failed or hung in its column
-    without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line, its
-    injected-slowdown trials."""
+    """What the commands a case ran found: the timeline's columns, each release that failed or hung (``(release,
+    reason)``), the explanations, the bisection, the error line and the injected-slowdown trials."""
 
     columns: tuple[TimelineColumn, ...] = ()
     compile_columns: tuple[TimelineColumn, ...] = ()  # the same detector over each process's compile time
@@ -115,10 +113,8 @@ def _at(column: TimelineColumn | None, release: str, direction: str) -> Change |
 
 
 def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: float = 0.0) -> CaseScore:
-    """``case`` scored on ``found``: found (the right release, the right direction), the ratio in its band,
-    explained (the explanation's kind as expected; scored only where found), the bisection's answer, a control clean
-    (nothing flagged, nothing failed, and its last release against its first "the same": `column_verdicts`),
-    failures named, each injected slowdown found in how many trials (`injected_found`)."""
+    """``case`` scored on ``found``: found, the ratio in its band, explained, the bisection's answer, a control clean,
+    failures named, and each injected slowdown found in how many trials (docs/results/corpus.md)."""
     name = workload_name(case.workload)
     base = _column(found, name, "", case.metric)
     prefix = f"{METRIC_WORDS[case.metric]}: " if case.metric != "run" else ""
@@ -170,9 +166,8 @@ def control_verdict(column: TimelineColumn | None) -> str | None:
 
 
 def injected_found(trials: SlowdownTrials | None) -> tuple[tuple[float, int, int], ...]:
-    """Of each injected slowdown, ``(factor, found, trials)``: in how many trials the timeline's detector
-    (`changepoints.detect`, its defaults) flags the slowed group slower than the unslowed one, as the two points of
-    a timeline; a trial with a group of fewer than two samples is not counted."""
+    """Of each injected slowdown, ``(factor, found, trials)``: in how many trials the timeline's detector flags the
+    slowed group slower than the unslowed one (groups of fewer than two samples not counted)."""
     if trials is None:
         return ()
     out = []
@@ -265,10 +260,9 @@ explanation (written before they were) did not compare the instructions: not sco
 
 
 def explanation_kind(doc: ExplainDocument) -> str:
-    """What an explanation found: the optimized instructions changed (``program``), the optimized HLO is the same
-    (``below HLO``) or differs only in the order, names or annotations of the same instructions
-    (`SAME_INSTRUCTIONS`); an older explanation that did not compare them counts as ``program`` only where an
-    operation's count changed (`NOT_COMPARED` else)."""
+    """What an explanation found: ``program`` (the optimized instructions changed), ``below HLO`` or
+    `SAME_INSTRUCTIONS`; `NOT_COMPARED` for an older one that compared no instructions and no operation count changed.
+    """
     same = doc.same_hlo
     if same is None:
         return "no program to compare"

@@ -32,12 +32,9 @@ def recorded(folder: Path) -> CorpusDocument:
 def rescored(
     folder: Path, doc: CorpusDocument, manifest: Sequence[Case], rescoring: Mapping[str, Any]
 ) -> tuple[CorpusDocument, tuple[str, ...]]:
-    """``doc`` (the run in ``folder``) scored again from its cases' files, and a line for each case whose
-    expectation the manifest now states otherwise. Each case keeps what the run recorded (its releases, band,
-    expected release and cause: written before it measured); the manifest gives only what describes it: its
-    summary, and where the expectation comes from (``from``) where the run's lacks it; what it ran with is the run's
-    settings where the case does not record its own. The metadata is the run's (its machine and commit) with
-    ``rescoring`` (the commit and time that scored it again) beside it."""
+    """``doc`` (the run in ``folder``) scored again from its cases' files, with a line for each case whose expectation
+    the manifest now states otherwise; what the run recorded is kept, and ``rescoring`` names the commit and time
+    (docs/results/corpus.md)."""
     named = {c.name: c for c in manifest}
     ran = Runs(doc.settings.get("processes"), doc.settings.get("calls"), doc.settings.get("slowdown_trials") or 0)
     scores: list[CaseScore] = []

@@ -23,8 +23,7 @@ def _tally(values: Sequence[bool | None]) -> tuple[int, int]:
 
 
 def totals(scores: Sequence[CaseScore]) -> dict[str, Any]:
-    """The corpus's total, then a total a kind (in the order the cases give them): of the cases each score applies
-    to, how many passed (the ratio's band and the explanation counted over the cases found), each injected slowdown
+    """The corpus's total, then one a kind: of the cases each score applies to, how many passed, each injected slowdown
     found in how many trials, and the cases that failed."""
     kinds = list(dict.fromkeys(s.case.kind for s in scores))
     return {

@@ -1,10 +1,5 @@
-"""`explain`: run an explanation of two releases and file it; the one function `jaxmlp sweep explain`, the bisection's
-answer and a timeline's change points call (`jaxmlp.results.sweep.explain` compares; `jaxmlp.measure.sweep.explain`
-runs).
-
-Its folder, ``explain-<time>/``: ``explain.json`` (`ExplainDocument`), ``hlo/`` (each release's optimized HLO,
-gzipped), ``hlo.diff`` where the two differ, and ``traces/<release>/`` (a TensorBoard logdir each).
-"""
+"""`explain`: run an explanation of two releases and file it into ``explain-<time>/`` (docs/reference/results-files.md);
+the one function `jaxmlp sweep explain`, the bisection and a timeline's change points call."""
 
 from __future__ import annotations
 
@@ -56,9 +51,8 @@ def explain(
     say: Say = print,
     tick: Callable[[str], None] | None = None,
 ) -> tuple[ExplainDocument, Path]:
-    """Explain the change of ``workload`` (its spec, or the name its results carry) from release ``a`` to ``b``:
-    measured with ``where``'s settings (a `Measuring`, or a sweep folder's), ``matrix`` (processes, XLA flags, envs;
-    default 3 processes), into a new ``explain-<time>/`` in ``out``. Returns the explanation and its folder."""
+    """Explain the change of ``workload`` from release ``a`` to ``b``, measured with ``where``'s settings and ``matrix``
+    (default 3 processes), into a new ``explain-<time>/`` in ``out``; returns the explanation and its folder."""
     measuring = dataclasses.replace(settings_of(where), program_facts=False, profile_dir=None)
     workload = spec_of(measuring, workload)
     matrix = matrix or Matrix(processes=EXPLAIN_PROCESSES)

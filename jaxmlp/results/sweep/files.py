@@ -1,6 +1,5 @@
-"""A measured sweep matrix as its folder of files: a pytest-benchmark file per cell that ran
-(``jax-<release>[-flags<i>].json``) and ``cells.json``; and, while a run is measured, its log (`RunLog`): every
-process's sample appended as it ends, so that an interrupted run keeps them and can be resumed."""
+"""A measured sweep matrix as its folder of files: a pytest-benchmark file per cell that ran and ``cells.json``, and
+while it is measured its log (`RunLog`), which an interrupted run resumes from."""
 
 from __future__ import annotations
 
@@ -178,9 +177,8 @@ class Plan:
 
 
 class RunLog:
-    """A sweep run's folder while it is measured: ``samples.jsonl`` (its `Plan`, then a line per process, each
-    written and flushed to disk as the process ends) and the ``INCOMPLETE`` mark until its last round has run.
-    Its cell files (`write_cells`) are written from the log, at the end or when it is stopped."""
+    """A sweep run's folder while it is measured: ``samples.jsonl`` (its `Plan`, then a line per process, flushed as it
+    ends) and the ``INCOMPLETE`` mark until its last round; the cell files are written from the log."""
 
     def __init__(self, folder: Path, log: str = layout.SAMPLES_FILE):
         self.folder = folder

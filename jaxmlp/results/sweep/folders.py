@@ -69,9 +69,8 @@ def timeline_changes(folder: Path) -> list[FiledChange]:
 
 
 def folder_verdicts(folder: Path) -> list[str]:
-    """The verdicts (`VERDICT_WORDS`) of the sweep or timeline in ``folder``, as its summary says them: each step of a
-    sweep (each release against the one before it, benchmark by benchmark), or each timeline column's
-    (`column_verdicts`); a step whose results differ has none, and says ``results differ`` (the gate fails it)."""
+    """The verdicts of the sweep or timeline in ``folder`` as its summary says them; a step whose results differ says
+    ``results differ`` (the gate fails it)."""
     sweep = _sweep(folder)
     if sweep is None:
         return []

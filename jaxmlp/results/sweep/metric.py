@@ -21,10 +21,9 @@ def compared(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> list[Tracked]:
-    """`tracked.compared` of each pair and workload on the metric `choose` gives it, which each comparison names
-    (``metric``, ``metric_why``); a pair whose two sides' results differ (``apart``: the workloads whose values
-    differ between a baseline and a release, and why) is not compared on time, and a workload that failed in a cell
-    that ran (none of its processes measured it) is not compared at all."""
+    """`tracked.compared` of each pair and workload on the metric `choose` gives it (named in ``metric``,
+    ``metric_why``); a pair whose results differ is not compared on time, a workload that failed in a cell not at all.
+    """
     out = []
     for release, baseline, against in pairs:
         for workload in workloads:

@@ -39,11 +39,8 @@ def rounds_held(samples: Iterable[tuple[str, int]], planned: int) -> int:
 
 
 def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
-    """The processes a side to add to an inconclusive comparison: as many as would settle it
-    (`jaxmlp.stats.processes_to_settle`), else (its interval cannot tell, or its ratio lies at the threshold's edge)
-    as many again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one. None is
-    given up before the budget ends: settling simulated (`bench/simulate_verdicts.py --settle`) settled most of
-    those a rule on the estimate would give up (the docs' methods/statistics page)."""
+    """The processes a side to add to an inconclusive comparison: as many as would settle it, else as many again as it
+    has (at least up to `MIN_SIDE`); 0 for a settled one (docs/methods/statistics.md)."""
     if comparison.word != INCONCLUSIVE:
         return 0
     settle = processes_to_settle(comparison, threshold)
@@ -60,9 +57,8 @@ def unsettled(comparisons: Iterable[Tracked]) -> list[Tracked]:
 def comparisons_of(
     measured: Measured, pairs: Iterable[tuple[str, str, str]], workloads: Sequence[str], threshold: float = THRESHOLD
 ) -> list[Tracked]:
-    """Each of a call's pairs compared on each workload, from what was measured, against the ``threshold`` band, on
-    the time `jaxmlp.measure.wall_or_cpu.choose` gives it; a workload whose results differ not on time
-    (`metric.compared`)."""
+    """Each of a call's pairs compared on each workload against the ``threshold`` band, on the time `wall_or_cpu.choose`
+    gives it (`metric.compared`)."""
     return metric.compared(measured.processes, pairs, workloads, measured.apart, threshold)
 
 
@@ -80,9 +76,8 @@ def _one_workload(cell: str, workload: str, probed: Probed) -> float:
 
 
 def explain_cost(comparisons: Sequence[Tracked], probed: Probed) -> float:
-    """About the seconds the explanations of ``comparisons``' changes take: `EXPLAIN_PROCESSES` processes of each
-    side measuring the workload alone (`_one_workload`: from the probe processes), one explanation per release,
-    baseline and workload."""
+    """An estimate of the seconds the explanations of ``comparisons``' changes take: `EXPLAIN_PROCESSES` processes a
+    side, one explanation per release, baseline and workload."""
     changes = {(t.baseline, t.release, t.workload) for t in comparisons if t.verdict in (SLOWER, FASTER)}
     return sum(EXPLAIN_PROCESSES * (_one_workload(a, w, probed) + _one_workload(b, w, probed)) for a, b, w in changes)
 
@@ -106,9 +101,8 @@ def settling(
     processes: int,
     threshold: float = THRESHOLD,
 ) -> Settling:
-    """Rounds for the cells of the inconclusive comparisons, as many as would settle them (about) and as fit in what
-    is left of ``budget`` (minutes; ``elapsed`` seconds spent, what the changes' explanations take kept out), each
-    the probe's seconds a process of each cell; none once no comparison is inconclusive or the budget is spent."""
+    """Rounds for the cells of the inconclusive comparisons, as many as would settle them and fit in what is left of
+    ``budget`` (minutes; ``elapsed`` seconds spent); none once none is inconclusive or the budget is spent."""
     comparisons = comparisons_of(measured, pairs, workloads, threshold)
     open_ = [t for t in unsettled(comparisons) if more_processes(t.comparison, threshold)]
     if not open_:  # every inconclusive one is given processes (`more_processes`): none is left

@@ -1,6 +1,5 @@
-"""What tracking found, in words: each tracked comparison (a row of `jaxmlp track`'s frame: one machine, workload,
-release and baseline) as one sentence, the releases of a series in version order, the newest of each. The site
-(`jaxmlp.report.track_site`) and the message (`jaxmlp.report.track_message`) say the same sentences."""
+"""What tracking found, in words: each tracked comparison as one sentence, a series' releases in version order. The site
+and the message say the same sentences."""
 
 from __future__ import annotations
 
@@ -114,9 +113,8 @@ def measured(row: Row) -> str:
 
 
 def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
-    """What an inconclusive comparison lacks: its interval's width against the threshold, and roughly how many
-    processes a side would settle it, as `jaxmlp.stats.settle_words` says it (the row's ``settle_words``; a row
-    without: its ``settle`` count)."""
+    """What an inconclusive comparison lacks: its interval's width against the threshold, and about how many processes a
+    side would settle it."""
     low, high = _number(row.get("low")), _number(row.get("high"))
     wide = f" ({units.percent(high / low - 1)} wide)" if low > 0 and high > 0 else ""
     more, said = _number(row.get("settle")), row.get("settle_words")

@@ -1,6 +1,6 @@
-"""`jaxmlp track`'s history and answers: every call's ``track.json`` under a results folder (the files are the truth:
-nothing else is kept), the last release each series tracked, each new release's comparisons, the lines that end a
-call, and the tidy frame of every tracked comparison (`tracked_frame`) the site and the message are drawn from."""
+"""`jaxmlp track`'s history and answers: every call's ``track.json`` under a results folder (the files are the truth),
+each series' last release, each new release's comparisons, and the tidy frame of every tracked comparison
+(`tracked_frame`)."""
 
 from __future__ import annotations
 
@@ -106,9 +106,8 @@ def machine_label(fields: Mapping[str, object]) -> str:
 
 
 def folder_name(fields: Mapping[str, object], pid: int, when: str | None = None) -> str:
-    """A call's folder: ``track-<UTC time>-<machine>-<pid>``, the machine its given name (``JAXMLP_MACHINE_NAME``)
-    else its CPU and cores, in letters, digits and dashes: runners appending to one history never take one
-    another's name."""
+    """A call's folder: ``track-<UTC time>-<machine>-<pid>`` in letters, digits and dashes, so runners appending to one
+    history never share a name."""
     given = fields.get("machine_name")
     words = str(given) if given else f"{fields.get('machine_cpu') or 'cpu'} {fields.get('machine_cores') or ''}c"
     slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[:40].strip("-") or "machine"
@@ -126,10 +125,8 @@ def compared(
     alpha: float = ALPHA,
     differs: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Tracked]:
-    """Each (release, baseline, against) pair compared on each workload's steady state (``samples``: by release,
-    then workload, one value a process), with its verdict and, where inconclusive, the processes that would settle
-    it; a pair either side of which ``differs`` names for the workload (by release, then workload: why its values
-    are not the reference's) is ``results differ``, never compared on time."""
+    """Each (release, baseline, against) pair compared on each workload's steady state, with its verdict and the
+    processes that would settle it; a pair ``differs`` names is ``results differ``, never compared on time."""
     out = []
     differs = differs or {}
     for release, baseline, against in pairs:

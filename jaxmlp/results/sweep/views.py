@@ -1,6 +1,5 @@
-"""Views of the version sweeps, bisections and the detector's trials: pure functions from the tidy DataFrame
-(`jaxmlp.results.store.frames`) and the documents to small tables, as `jaxmlp.results.tables` does for benchmark
-files."""
+"""Views of the version sweeps, bisections and the detector's trials: pure functions from the tidy DataFrame and the
+documents to small tables."""
 
 from __future__ import annotations
 
@@ -37,9 +36,8 @@ def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.Dat
 
 @shows(*registry.SWEEP)
 def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One sweep's median of each benchmark per cell (release, XLA flags), oldest release first, with the
-    processes a cell and the Python they ran on; a workload whose values differed from the reference cell's is
-    named in ``results_differ``."""
+    """One sweep's median of each benchmark per cell, oldest release first, with the processes a cell and their Python;
+    ``results_differ`` names a workload whose values differed."""
     timed = rows[rows["test"].isin([b.id for b in registry.SWEEP])].assign(xla_flags=flags_of(rows))
     index = ["release", "xla_flags"]
     table = timed.pivot_table(index=index, columns="name", values="median", aggfunc="first")
@@ -80,9 +78,8 @@ def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
 def sweep_steps(
     rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None, memo: IndexMemo | None = None
 ) -> pd.DataFrame:
-    """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
-    raw per-process samples (``done``: `comparisons` of them, where the caller has it; else computed, kept in
-    ``memo`` where given). A pair where either side's values differed from the reference is "results differ"."""
+    """Each release against the previous one, benchmark by benchmark within each XLA-flags column, from the raw samples
+    (``done``: `comparisons`, where the caller has it; ``memo``: where to keep them)."""
     steps = [_step(pair, c) for pair, c in comparisons(rows, samples, memo, done)]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
@@ -92,9 +89,8 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 
 @shows(*registry.SWEEP_COMPARED)
 def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None) -> pd.DataFrame:
-    """A sweep's answer: per XLA-flags column and workload, each release oldest first with its steady-state median
-    and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio;
-    ``done``: `comparisons`, where the caller has it)."""
+    """A sweep's answer: per XLA-flags column and workload, each release oldest first with its median and its
+    `sweep_steps` comparison with the one before (``done``: `comparisons`, where the caller has it)."""
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
     medians = {
         (str(n), str(f), str(v)): m
@@ -174,9 +170,8 @@ PROBE_COLUMNS = ["probe", "release", "median", "ratio", "ci_low", "ci_high", "p"
 
 
 def probe_verdicts(doc: BisectDocument) -> pd.DataFrame:
-    """A bisection's answer, probe by probe: the releases each measured, in its order, with their median and,
-    against the release before them in the probe, the ratio, 95% interval, one-sided p and verdict in words, as
-    `release_verdicts` gives them for a sweep; and what the probe decided."""
+    """A bisection's answer, probe by probe: the releases each measured with their median and comparison against the
+    release before, and what the probe decided."""
     nan = float("nan")
     rows: list[tuple[Any, ...]] = []
     for p in doc.bisection.probes:
