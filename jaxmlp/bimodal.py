@@ -1,6 +1,5 @@
 """A release whose processes split into two groups (bimodal): found by a gap test on the sorted log times, said in
-words, and each group set against another release. Pure (numpy); the rule and its rates: the docs'
-methods/statistics page."""
+words, and each group set against another release. Pure (numpy; docs/methods/statistics.md)."""
 
 from __future__ import annotations
 
@@ -46,10 +45,9 @@ class Groups:
 
 
 def groups_of(values: Sequence[float]) -> Groups | None:
-    """The two groups of ``values`` (one release's samples, each positive), or None where they are one group: split
-    at the widest gap between neighbours of the sorted log times that leaves `MIN_GROUP` or more on each side, and
-    two groups where that gap is a ratio of `GAP_RATIO` or more and `GAP_SPREADS` or more pooled standard
-    deviations of the log times within the two groups."""
+    """The two groups of ``values`` (one release's positive samples), split at the widest gap of the sorted log times
+    that leaves `MIN_GROUP` on each side where it passes `GAP_RATIO` and `GAP_SPREADS`; None where they are one group.
+    """
     ordered = sorted(float(x) for x in values)
     n = len(ordered)
     if n < 2 * MIN_GROUP or not all(x > 0 and math.isfinite(x) for x in ordered):

@@ -1,6 +1,5 @@
-"""Samples of several nodes compared with each node a block (`compare_within`): per-node ratios combined
-(`combined_ratio`), van Elteren's test (`van_elteren`), a bootstrap within nodes or over them; one node is
-`jaxmlp.stats.compare`, number for number (the method: the docs' methods/statistics page)."""
+"""Samples of several nodes compared with each node a block (`compare_within`): per-node ratios combined, van Elteren's
+test and a bootstrap within nodes or over them (docs/methods/statistics.md)."""
 
 from __future__ import annotations
 
@@ -97,10 +96,8 @@ def _permuted_tails(ranks: list[np.ndarray], sizes: list[int], observed: float, 
 
 
 def van_elteren(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
-    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum.
-    Where a node has fewer than `SMALL` samples on a side, p is exact (the nodes' exact rank-sum nulls convolved,
-    ties as ranked; a seeded permutation test within nodes where that null is too large); else the normal
-    approximation (ties corrected)."""
+    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum; exact
+    where a node has fewer than `SMALL` samples on a side, else the normal approximation."""
     from scipy.stats import norm
 
     ranks, sizes, total = _statistic(pairs)
@@ -173,10 +170,8 @@ def compare_within(
     alpha: float = ALPHA,
     interval: bool = True,
 ) -> Comparison:
-    """`compare` with each sample's node (the machine that measured it) as a block: a release is compared with
-    the other within each node first (`combined_ratio`, `van_elteren`, `bootstrap_within`), so that nodes of
-    different speeds add no noise. With one node (or one left) it is `compare`, number for number; a node that
-    measured one side only is left out. The medians shown are of all the samples kept."""
+    """`compare` with each sample's node as a block, each release compared within each node first; one node is
+    `compare`, number for number, and a node that measured one side only is left out."""
     base, newer = np.asarray(baseline, float), np.asarray(new, float)
     if len(set(baseline_nodes) | set(new_nodes)) <= 1:
         return compare(base, newer, threshold, alpha, interval)

@@ -1,8 +1,6 @@
-"""Change points in a history: where a sequence of sample sets (one per release, or one per benchmark run) moved.
-
-The one detector of the release timeline and the history across runs: candidates from ``ruptures``' PELT, each
-confirmed by `jaxmlp.stats`, labelled ``step``, ``transient`` or ``drift`` (the method and its validation: the docs'
-methods/changepoints page). Pure (numpy, scipy and ruptures): the callers hand it labels and samples."""
+"""Change points in a history of sample sets (one per release or benchmark run): ``ruptures``' PELT candidates confirmed
+by `jaxmlp.stats`, labelled ``step``, ``transient`` or ``drift`` (docs/methods/changepoints.md). Pure: the callers hand
+it labels and samples."""
 
 from __future__ import annotations
 
@@ -99,9 +97,8 @@ class Change(Plain):
 
 
 def noise_variance(samples: Sequence[Sequence[float]]) -> float:
-    """The variance of one point's log median under the measured noise: the median, over points, of each point's
-    robust variance of its log samples (1.4826 x MAD, squared), times pi/2 over its sample count; where fewer than
-    half the points have two samples or more, from the series itself (`series_variance`)."""
+    """The variance of one point's log median under the measured noise, from each point's robust variance of its log
+    samples; from the series itself (`series_variance`) where fewer than half the points have two samples."""
     variances = []
     for values in samples:
         logs = np.log(np.asarray(values, float))
@@ -116,9 +113,8 @@ def noise_variance(samples: Sequence[Sequence[float]]) -> float:
 
 
 def series_variance(samples: Sequence[Sequence[float]], window: int | None = None) -> float:
-    """The variance of one point's log median from the series itself: the robust variance (1.4826 x MAD, squared)
-    of each point's log median less the running median of the `SERIES_WINDOW` points around it (fewer at the ends):
-    what moves within that window is noise, a level that holds longer is signal."""
+    """The variance of one point's log median from the series itself: the robust variance of each log median less the
+    running median of the `SERIES_WINDOW` points around it."""
     logs = np.log([float(np.median(s)) for s in samples])
     half = (window or SERIES_WINDOW) // 2
     level = np.array([np.median(logs[max(0, i - half) : i + half + 1]) for i in range(len(logs))])

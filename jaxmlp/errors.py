@@ -24,11 +24,9 @@ EXIT_INCONCLUSIVE = 4
 
 
 def gate(verdicts: Iterable[str], unmeasured: int = 0, strict: bool = False) -> int:
-    """The exit code of a command that compares (``track``, ``sweep run``, ``sweep timeline``, ``compare``): from
-    its comparisons' verdicts (the four words of `jaxmlp.stats.VERDICT_WORDS`) and the count of what it could not
-    measure. `EXIT_SLOWER` where any is ``slower``, else `EXIT_FAILED` where anything went unmeasured, else
-    `EXIT_INCONCLUSIVE` where ``strict`` and any is ``inconclusive``, else 0 (the docs' exit-codes page). A
-    comparison whose results differ (``results differ``: no verdict on time) is as one not measured."""
+    """The exit code of a command that compares, from its verdicts and the count of what it could not measure:
+    `EXIT_SLOWER`, else `EXIT_FAILED` (``results differ`` counts as unmeasured), else `EXIT_INCONCLUSIVE` where
+    ``strict``, else 0 (docs/reference/exit-codes.md)."""
     said = set(verdicts)
     if "slower" in said:
         return EXIT_SLOWER

@@ -1,6 +1,5 @@
-"""Optimized HLO text (``compiled.as_text()``) in a canonical form, the same in any release for the same program
-(what it drops and renames: the docs' questions/releases page), its fingerprint and its operations; an operation's
-name as every output shows it (`op_label`)."""
+"""Optimized HLO text in a canonical form, the same in any release for the same program (docs/questions/releases.md),
+its fingerprint and its operations; an operation's name as every output shows it (`op_label`)."""
 
 from __future__ import annotations
 
@@ -112,11 +111,8 @@ def _without_annotations(line: str) -> str:
 
 
 def instruction_fingerprint(text: str) -> str:
-    """A short hash of what the program computes: each instruction by its opcode, shape, attributes and what its
-    operands compute (not their names or the order the instructions are printed in), without metadata or
-    annotations (`_ANNOTATIONS`: a loop's trip count, the frontend's attributes) or the operands' types (some
-    releases print them, others do not). Equal for two programs whose instructions are the same, only reordered,
-    renamed or annotated otherwise."""
+    """A short hash of what the program computes: each instruction by its opcode, shape, attributes and operands'
+    computations, without names, order, metadata, annotations (`_ANNOTATIONS`) or operand types."""
     computations: dict[str, str] = {}  # each computation read so far: its hash
     values: dict[str, str] = {}  # each instruction of the one being read: its hash
     body: list[str] = []

@@ -1,6 +1,5 @@
-"""What a host's package index offers of jaxmlp's requirements (a TPU host's may lack some): those it may lack
-(`MAY_LACK`) looked for with pip itself, the rest installed, and one line naming what is missing and what is skipped
-for it. Plain Python (the noxfile imports it)."""
+"""What a host's package index offers of jaxmlp's requirements: those it may lack (`MAY_LACK`) looked for with pip, the
+rest installed, and one line naming what is missing and skipped. Plain Python (the noxfile imports it)."""
 
 from __future__ import annotations
 
@@ -29,9 +28,9 @@ MAY_LACK: Mapping[str, tuple[str, str]] = MappingProxyType(
 """The requirements a JAX host's index may not have: pip name → (the module it installs, what runs without it)."""
 
 TUTORIAL = "tutorial"
-"""The extra (pyproject.toml) that adds the tutorial's packages to the light install: torch and torchvision (the
-DataLoader, the PyTorch rungs), grain, the benchmark suite's pytest-benchmark and TensorBoard's profile. The light
-install (`pip install jaxmlp`) has what `track`, the sweeps, `compare`, `summary` and `report` need."""
+"""The extra (pyproject.toml) that adds the tutorial's packages (torch, torchvision, grain, pytest-benchmark,
+TensorBoard's profile) to the light install, which has what `track`, the sweeps, `compare`, `summary` and `report` need.
+"""
 
 TUTORIAL_MODULES = frozenset(
     {"torch", "torchvision", "grain", "pytest_benchmark", "tensorboard", "tensorboard_plugin_profile", "xprof"}
@@ -49,24 +48,19 @@ def tutorial_line(module: str | None) -> str | None:
 
 
 HELD: Mapping[str, str] = MappingProxyType({"ml_dtypes": "0.7"})
-"""Packages held below a release wherever jaxmlp installs JAX (`nox -s tests`, every release environment of a
-sweep): name → the first release not taken. ml_dtypes 0.7.0 takes about 1 s of CPU to import on a 2-core machine (its
-extension module's start; 0.6.0: 0.01 s), in every process that imports jax; every jax from 0.4.30 accepts 0.6
-(docs/questions/releases.md: the environments)."""
+"""Packages held below a release wherever jaxmlp installs JAX: name → the first release not taken
+(docs/questions/releases.md)."""
 
 
 TEST_JAX_CACHE: Mapping[str, str] = MappingProxyType(
     {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
 )
-"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of a test run kept on disk (tests/conftest.py's session, the
-benchmarks' smoke run of `nox -s tests`), so that its many processes compile a program once; what is tested never
-depends on a compile's time, and the smoke run times nothing."""
+"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of a test run kept on disk, so its many processes compile a program
+once (no test depends on a compile's time)."""
 
 TEST_WAITING: Mapping[str, str] = MappingProxyType({"OMP_WAIT_POLICY": "PASSIVE"})
-"""torch's OpenMP threads sleep while they wait in a test run (the same two), as they do on a machine whose cores are
-all busy, instead of spinning: both pytest workers and the processes they start share the cores, and a torch epoch's
-threads that spin waiting for one another took 20 times the CPU (27.7 s against 1.2 s for 128 steps on a loaded
-2-core machine); nothing a test checks is a time of torch's."""
+"""torch's OpenMP threads sleep while they wait in a test run instead of spinning (docs/getting-started.md); no test
+checks a time of torch's."""
 
 
 def held() -> list[str]:

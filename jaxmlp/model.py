@@ -1,9 +1,8 @@
-"""The tutorial's MLP: pure functions over a list of ``(w, b)`` pairs, with the names and math of the JAX tutorial
-"Training a simple neural network, with PyTorch data loading" (jax and numpy only), and the same step in mixed precision
-(`sgd_update_bf16`).
+"""The tutorial's MLP: pure functions over a list of ``(w, b)`` pairs with the JAX tutorial's names and math (jax and
+numpy only), and the same step in mixed precision (`sgd_update_bf16`).
 
-Shapes: an image is a flat ``(784,)`` float32 vector of unscaled pixels (0-255); a batch ``(B, 784)``; targets
-one-hot ``(B, 10)``; ``w`` ``(n_out, n_in)`` and ``b`` ``(n_out,)``."""
+Shapes: an image is a flat ``(784,)`` float32 vector of unscaled pixels (0-255); a batch ``(B, 784)``; targets one-hot
+``(B, 10)``; ``w`` ``(n_out, n_in)`` and ``b`` ``(n_out,)``."""
 
 from __future__ import annotations
 
@@ -111,9 +110,7 @@ def count_params(params: Params) -> int:
 
 def step_flops(batch_size: int, sizes: Sequence[int] = LAYER_SIZES) -> int:
     """The FLOPs of one SGD step's matrix products at ``batch_size`` (two a multiply-add), counted from the layers'
-    sizes: each layer's forward and weight-gradient products, and the input gradient of every layer but the first
-    (410,779,648 at batch 128 for 784-512-512-10). The elementwise work (biases, ReLU, softmax, the update) is not
-    counted: it is well under 1% of it and no matrix unit does it."""
+    sizes; the elementwise work is not counted (docs/methods/floor.md)."""
     layers = list(zip(sizes[:-1], sizes[1:]))
     forward = sum(n_in * n_out for n_in, n_out in layers)
     input_gradients = sum(n_in * n_out for n_in, n_out in layers[1:])
@@ -154,9 +151,8 @@ def _product(a: Array, b: Array, dims: Any) -> Array:
 
 @jax.custom_vjp
 def dense_bf16(a: Array, w: Array) -> Array:
-    """``a @ w.T`` for bfloat16 ``a`` ``(B, n_in)`` and float32 ``w`` ``(n_out, n_in)``: bfloat16 operands, float32
-    accumulation and result, with a written-out gradient (`jax.custom_vjp`) whose products keep that form (why: the
-    docs' questions/precision page)."""
+    """``a @ w.T`` for bfloat16 ``a`` and float32 ``w``: bfloat16 operands, float32 accumulation and result, with a
+    written-out gradient that keeps that form (docs/questions/precision.md)."""
     return _product(a, w.astype(BF16), _NT)
 
 
@@ -175,9 +171,8 @@ dense_bf16.defvjp(_dense_forward, _dense_backward)
 
 
 def batched_predict_bf16(params: Params, images: Array) -> Array:
-    """`batched_predict` in mixed precision: images ``(B, 784)`` (float32 or bfloat16: the pixels 0-255 are exact
-    in both) -> float32 log-probabilities ``(B, 10)``. Biases, ReLU and logsumexp in float32; each layer's output
-    rounded to bfloat16 as the next product's operand."""
+    """`batched_predict` in mixed precision: images ``(B, 784)`` -> float32 log-probabilities ``(B, 10)``, each layer's
+    output rounded to bfloat16 as the next product's operand."""
     activations = images.astype(BF16)
     for w, b in params[:-1]:
         activations = relu(dense_bf16(activations, w) + b).astype(BF16)
@@ -222,11 +217,7 @@ BF16_STEPS: dict[str, Callable[[Params, Array, Array, float], Params]] = {
 """The two forms of the mixed-precision step: the written-out VJP and the plain casts (the same products)."""
 
 BF16_STEP_BY_BACKEND = {"cpu": "vjp", "tpu": "vjp"}
-"""The bf16 step each backend trains with: the faster form measured there (`bench/bench_epoch.py`'s
-``test_bf16_step``; the docs' precision page gives the figures). XLA:CPU computes the plain form's transposed
-products as float32 dots fed by converts; on a TPU v5e the written-out VJP was also the faster (4.04 against 4.22 ms
-an epoch, ``reports/bench-20261206T012031-tpu.json``), and the two tie in the scan epoch as it now runs (its last
-batch padded, unrolled 4: 3.90 against 3.91 ms, ``reports/kernel-forms-20261206T114025-tpu.jsonl``). A backend not
+"""The bf16 step each backend trains with, the faster form measured there (docs/questions/precision.md); a backend not
 measured takes `DEFAULT_BF16_STEP`."""
 DEFAULT_BF16_STEP = "vjp"
 
@@ -239,9 +230,8 @@ def bf16_step_for(platform: str) -> str:
 def step_function(
     precision: str, bf16_step: str = DEFAULT_BF16_STEP
 ) -> Callable[[Params, Array, Array, float], Params]:
-    """The (unjitted) SGD step of a precision (`PRECISIONS`): ``f32`` and ``tf32`` the tutorial's `sgd_update`
-    (compiled under `precision_scope`: JAX's ``highest`` and ``tensorfloat32`` matmul precision), ``bf16`` the form
-    ``bf16_step`` of `BF16_STEPS`."""
+    """The (unjitted) SGD step of a precision: the tutorial's `sgd_update` for ``f32`` and ``tf32`` (compiled under
+    `precision_scope`), for ``bf16`` the form ``bf16_step`` of `BF16_STEPS`."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
     if bf16_step not in BF16_STEPS:
@@ -262,8 +252,7 @@ def matmul_precision(precision: str) -> str | None:
 
 
 def precision_scope(precision: str) -> contextlib.AbstractContextManager[Any]:
-    """Where a precision's programs are traced and compiled: under its `matmul_precision`, or (``bf16``) under the
-    caller's own setting. Every place that compiles a step of a precision enters it, so what runs, what a benchmark
-    checks against and what a sweep fingerprints are one program."""
+    """Where a precision's programs are traced and compiled: under its `matmul_precision` (``bf16``: the caller's own),
+    entered everywhere a step of a precision compiles."""
     setting = matmul_precision(precision)
     return contextlib.nullcontext() if setting is None else jax.default_matmul_precision(setting)

@@ -23,12 +23,9 @@ PIPELINES = (
     "torch_compile",
     "torch_graph",
 )
-"""How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
-DataLoader reading a batch at a time, Grain, Hugging Face datasets (an in-memory Arrow table), array slices, a
-prefetching thread, one ``lax.scan`` per epoch (on a GPU also with XLA's command buffers off, and with its loop in
-one), that scan data-parallel over every device (``jax.sharding``), the whole epoch as one Pallas kernel on a TPU or a
-GPU; and the same MLP and step in PyTorch over the same array slices, eager, through ``torch.compile``, and each step
-replayed from a CUDA graph."""
+"""How batches reach the step (`jaxmlp.pipelines.epochs`), each pipeline a rung: the tutorial's DataLoader and its
+variants, array slices, the scan and its forms, the sharded scan, the Pallas kernel, and the PyTorch peers
+(docs/questions/loaders.md)."""
 
 COMMAND_BUFFER_DEFAULT = ("FUSION", "CUBLAS", "CUBLASLT", "CUSTOM_CALL", "CUDNN")
 """XLA:GPU's default command types (``--xla_gpu_enable_command_buffer``, `xla/debug_options_flags.cc`): the operations
@@ -45,10 +42,8 @@ COMMAND_BUFFERS: Mapping[str, tuple[str, ...] | None] = MappingProxyType(
         "scan_cb_loops": (*COMMAND_BUFFER_DEFAULT, *COMMAND_BUFFER_NEWER, "WHILE", "CONDITIONAL"),
     }
 )
-"""The ``scan`` epoch's command buffers on a GPU, per pipeline: XLA's own (None: no option given), none (every kernel
-launched from the host, each iteration of the loop), and the defaults with the loop itself (``WHILE``, with its
-``CONDITIONAL`` test) recorded: the epoch's 469 steps one CUDA graph (conditional nodes). XLA records a loop only
-where every operation of its body is of a type given; the types a release does not know are left out."""
+"""The ``scan`` epoch's command buffers on a GPU, per pipeline: XLA's own (None), none, or the defaults with the loop
+itself recorded (docs/questions/accelerator.md)."""
 
 COMMAND_BUFFER_VARIANTS: Mapping[str, str] = MappingProxyType(
     {"scan": "default", "scan_cb_off": "off", "scan_cb_loops": "loops"}
@@ -89,20 +84,15 @@ WORKER_PIPELINES = ("seed", "seed_batched", "grain")
 """The pipelines whose loader has worker processes (``--workers``)."""
 
 SLOW_PIPELINES = ("seed", "seed_batched")
-"""The tutorial's DataLoader rungs (torch's DataLoader, a sample or a batch at a time): seconds an epoch on any
-backend, every other rung milliseconds on an accelerator. A benchmark run may time them with fewer rounds than the rest
-(bench's ``--slow-rounds``); the accelerator check times them in a call of their own (`bench/accelerator/run.sh`)."""
+"""The tutorial's DataLoader rungs (seconds an epoch on any backend), which a run may time with fewer rounds
+(``--slow-rounds``) and the accelerator check in a call of their own."""
 
 INPUT_VARIANTS = ("seed_batched", "grain", "hf", "prefetch")
-"""The pipelines that differ from the ladder's host-loop rungs (`seed`, `batched`) only in how batches reach the step
-(the tutorial's DataLoader a batch at a time, Grain, Hugging Face datasets, a prefetching thread): the loader
+"""The pipelines that differ from the host-loop rungs (`seed`, `batched`) only in how batches reach the step: the loader
 question's, answered on the CPU."""
 
 GPU_LADDER = tuple(p for p in PIPELINES if p not in INPUT_VARIANTS)
-"""The epoch ladder the accelerator check's first call measures on a GPU (`bench/accelerator/run.sh --backend gpu`):
-every pipeline but the `INPUT_VARIANTS` (the tutorial's epoch, the host loop, the scan with XLA's command buffers as
-they come, off, and with its loop, the sharded scan, the epoch as one Pallas kernel, and the PyTorch peers: eager,
-compiled, graph-captured). A rung added to `PIPELINES` is in that call."""
+"""The epoch ladder the accelerator check's first call measures on a GPU: every pipeline but the `INPUT_VARIANTS`."""
 
 GPU_ALL_PRECISIONS: tuple[str, ...] = ("scan", "pallas")
 """The rungs of `GPU_LADDER` whose epochs that call measures in every precision (f32, tf32, bf16); the others in f32
@@ -143,10 +133,8 @@ PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "grain": ("grain",),
     }
 )
-"""Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import (the tutorial's
-DataLoader reads MNIST through torchvision's dataset where installed, else through `jaxmlp.pipelines.data.IdxMNIST`,
-which yields the same samples). Installed by jaxmlp's tutorial extra, so the fix is `pip install 'jaxmlp[tutorial]'`;
-without them the pipeline is refused (a benchmark skipped) saying so, and the others run."""
+"""Pipelines that need a package a JAX-only machine may lack: the modules they import. Without them the pipeline is
+refused saying so (the fix: ``pip install 'jaxmlp[tutorial]'``)."""
 
 PIP_NAMES: Mapping[str, str] = MappingProxyType({"PIL": "pillow"})
 """The pip package of a module whose name differs from it."""
@@ -192,10 +180,8 @@ N_TARGETS = 10
 """MNIST's classes."""
 
 PRECISIONS = ("f32", "bf16", "tf32")
-"""How the MLP's matrix products are computed (``--precision``): float32 on every backend (JAX's ``highest``: at
-its default a GPU would take TF32 passes, a TPU one bfloat16 pass; `jaxmlp.model.matmul_precision`); bfloat16
-operands with float32 accumulation, params and update in float32 (mixed precision, `jaxmlp.model.sgd_update_bf16`);
-TF32 tensor cores (GPUs only)."""
+"""How the MLP's matrix products are computed (``--precision``): float32 (JAX's ``highest``), bfloat16 operands with
+float32 accumulation and update, or TF32 (GPUs only; docs/questions/precision.md)."""
 
 GPU_ONLY_PRECISIONS = ("tf32",)
 """The precisions only a GPU backend has (elsewhere, a one-line error)."""

@@ -1,8 +1,5 @@
-"""Numbers in human units, one format for each quantity everywhere (the terminal, the report, progress lines).
-
-Three significant digits, never scientific notation: ``1.07 s``, ``236 µs``, ``×1.23``, ``12.5%``,
-``266 GFLOP/s``, ``12.3 MiB``. A missing or NaN value is ``-`` everywhere.
-"""
+"""Numbers in human units, one format for each quantity everywhere: three significant digits, never scientific notation
+(``1.07 s``, ``×1.23``, ``12.5%``); a missing or NaN value is ``-``."""
 
 from __future__ import annotations
 
