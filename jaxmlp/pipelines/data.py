@@ -90,8 +90,7 @@ class FlattenAndCast:
 
 
 class BatchReads(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A split read a batch at a time: `__getitems__` returns a batch's ``(images (B, 784) float32, labels (B,)
-    int64)``."""
+    """A split read a batch at a time: `__getitems__` returns a batch's images and labels."""
 
     def __init__(self, dataset: Any):
         self.data = dataset.data
@@ -130,8 +129,7 @@ class QuietSpawn(multiprocessing.context.SpawnContext):
 
 
 def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads: bool = False) -> data.DataLoader:
-    """The tutorial's loader (`NumpyLoader`): in order, the last batch kept even if smaller, workers spawned and
-    persistent; ``batch_reads`` reads a batch at a time (`BatchReads`)."""
+    """The tutorial's loader (`NumpyLoader`): in order, the last batch kept; ``batch_reads``: a batch at a time."""
     kwargs: dict[str, Any] = {}
     if workers:
         kwargs.update(num_workers=workers, multiprocessing_context=QuietSpawn(), persistent_workers=True)
@@ -144,8 +142,7 @@ def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads:
 
 
 class ArrayMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A split held as arrays that reads like torchvision's `MNIST`: ``data``, ``targets`` and ``dataset[i]`` as
-    torchvision makes them."""
+    """A split held as arrays that reads like torchvision's `MNIST`."""
 
     def __init__(self, images: np.ndarray, targets: np.ndarray, transform: Callable[[Any], Any] | None = None):
         self.data = torch.from_numpy(np.require(images, requirements=["C", "W"]))  # torch wants a writable array
@@ -173,8 +170,7 @@ class SyntheticMNIST(ArrayMNIST):
 
 
 class IdxMNIST(ArrayMNIST):
-    """MNIST read from its IDX files by jaxmlp's own reader (`jaxmlp.pipelines.mnist.load_arrays`), for a machine
-    without torchvision (a TPU host): the same images, labels and PIL samples as torchvision's `MNIST`."""
+    """MNIST from its IDX files by jaxmlp's own reader, for a machine without torchvision: the same as its `MNIST`."""
 
     def __init__(self, split: Any, transform: Callable[[Any], Any] | None = None):
         super().__init__(split.data, split.targets, transform)
@@ -187,8 +183,7 @@ def load_datasets(
     synthetic_sizes: Sequence[int] = (60000, 10000),
     limit: int | None = None,
 ) -> Datasets:
-    """The train and test splits, with the tutorial's `FlattenAndCast` transform; with ``limit``, the first
-    ``limit`` training images only (the test split whole)."""
+    """The train and test splits with `FlattenAndCast`; ``limit``: the first ``limit`` training images only."""
     if name == "synthetic":
         train_size, test_size = synthetic_sizes
         datasets = Datasets(
@@ -210,8 +205,7 @@ def load_datasets(
 
 
 def download_failure(error: BaseException) -> str:
-    """What a failed download said, in one line: torchvision's first line and the last reason it gives
-    (``Error downloading train-images-idx3-ubyte.gz: <urlopen error ...>``)."""
+    """What a failed download said, in one line: torchvision's first line and the last reason it gives."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
     said = lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')}: {lines[-1]}"
     return f"{type(error).__name__}: {said}"

@@ -1,5 +1,4 @@
-"""Grain over the same MNIST arrays, in the tutorial's order, so an epoch computes the ``seed`` pipeline's parameters;
-its workers are spawned, never forked. No torch here."""
+"""Grain over the same MNIST arrays in the tutorial's order, its workers spawned, never forked. No torch here."""
 
 from __future__ import annotations
 
@@ -53,8 +52,7 @@ class PersistentWorkers:
         return self.n_batches
 
     def _start(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Grain's iterator, its workers deaf to stopping signals (`stops.deaf_to_ctrl_c`), each worker's first batch
-        read so that a stop waits until all have started."""
+        """Grain's iterator, its workers deaf to stopping signals and each one's first batch read."""
         resource_tracker_started()
         with deaf_to_ctrl_c(STOPPING):
             iterator: Iterator[tuple[np.ndarray, np.ndarray]] = iter(self._dataset)
@@ -79,8 +77,7 @@ class PersistentWorkers:
 def make_loader(
     images: np.ndarray, labels: np.ndarray, batch_size: int, workers: int = 0
 ) -> Iterable[tuple[np.ndarray, np.ndarray]]:
-    """In-order batches ``(x (B, 784) float32, y (B,))`` of the split, the last one smaller; ``workers`` spawned once
-    and kept (`PersistentWorkers`)."""
+    """In-order batches of the split, the last one smaller; ``workers`` spawned once and kept."""
     import grain.python as gp
 
     _flags_parsed()

@@ -1,5 +1,4 @@
-"""Hugging Face ``datasets`` over the same MNIST arrays, in the tutorial's order, so an epoch computes ``seed``'s
-parameters. Optional (``pip install 'jaxmlp[hf]'``)."""
+"""Hugging Face ``datasets`` over the same MNIST arrays in the tutorial's order (``pip install 'jaxmlp[hf]'``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The MNIST IDX files and the synthetic set as numpy arrays (no torch, no JAX): validated and prepared into
-torchvision's layout, or read into arrays."""
+"""The MNIST IDX files and the synthetic set as numpy arrays (no torch, no JAX), validated and prepared."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ same whatever ``size`` is asked, so a limited set is the full set's start, made 
 
 
 def synthetic_arrays(train: bool = True, size: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Synthetic digits, each class a fixed random stroke pattern: the first ``size`` of the split, images ``(N, 28,
-    28)`` uint8 and labels ``(N,)`` int64."""
+    """Synthetic digits, each class a fixed random stroke pattern: the first ``size`` images and labels of the split."""
     n = size if size is not None else (60000 if train else 10000)
     prototypes = np.random.default_rng(seed).random((10, N_PIXELS)) < 0.12  # the same for both splits
     blocks = range(-(-n // SYNTHETIC_BLOCK))
@@ -185,8 +183,7 @@ def existing_data_folder(folder: Path) -> None:
 
 
 def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
-    """Validate the IDX files under ``folder`` (or its ``MNIST/raw``) and return a torchvision ``MNIST`` root for them,
-    in place or copied to the cache."""
+    """Validate the IDX files under ``folder`` and return a torchvision ``MNIST`` root for them."""
     existing_data_folder(folder)
     for candidate in (folder / "MNIST" / "raw", folder):
         sources = find_idx_files(candidate)

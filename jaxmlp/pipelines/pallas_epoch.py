@@ -1,5 +1,4 @@
-"""The whole epoch as one Pallas kernel (the ``pallas`` pipeline): a grid over the batches, the parameters resident in
-the kernel's memory, `jaxmlp.model`'s step in padded shapes (docs/questions/accelerator.md)."""
+"""The whole epoch as one Pallas kernel on a TPU (the ``pallas`` pipeline; docs/questions/accelerator.md)."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ LANES = 128
 PAD_LOGIT = -1e30
 """The bias of a padded class: its probability is exp(-1e30 - max) = 0, never NaN (unlike -inf)."""
 VMEM_LIMIT_BYTES = 100 * 2**20
-"""The kernel's VMEM budget on a TPU (a v5e has 128 MiB): the parameters twice (in and out, 2.7 MB each in float32),
-their bfloat16 copies, the batch's blocks double-buffered and the step's activations fit with room to spare."""
+"""The kernel's VMEM budget on a TPU, which holds the parameters, their copies, the batch and the activations."""
 
 _NT = (((1,), (1,)), ((), ()))  # a (B, n) . w (m, n): the right operand transposed
 _NN = (((1,), (0,)), ((), ()))  # a (B, n) . w (n, m)
@@ -46,8 +44,7 @@ FORMS = {"bf16": Form(copies=True), "f32": PLAIN}
 
 
 class Layout(NamedTuple):
-    """How an epoch's batches sit in the kernel's inputs: ``steps`` batches of ``batch`` rows, ``samples`` real rows,
-    ``features`` and ``classes`` padded to `LANES`."""
+    """How an epoch's batches sit in the kernel's inputs: batches, rows, and the padded features and classes."""
 
     steps: int
     batch: int
@@ -62,8 +59,7 @@ def layout(n_samples: int, batch: int, features: int) -> Layout:
 
 
 def pad_batches(images: np.ndarray, targets: np.ndarray, shape: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Images ``(steps * batch, features)`` in their own dtype and one-hot targets ``(steps * batch, classes)`` in
-    bfloat16 (exact for 0 and 1), zero rows and columns after the real ones."""
+    """Images and one-hot bfloat16 targets of all the steps, zero rows and columns after the real ones."""
     rows = shape.steps * shape.batch
     x = np.zeros((rows, shape.features), images.dtype)
     x[: len(images), : images.shape[1]] = images
@@ -81,8 +77,7 @@ def kernel_inputs(images: np.ndarray, targets: np.ndarray, shape: Layout, form: 
 
 
 def _products(form: Form, dot: Any) -> tuple[Any, Any, Any]:
-    """The step's three kinds of product in ``form``: forward ``(w, a) -> z``, input gradient ``(w, g) -> d a`` and
-    weight gradient ``(g, a) -> d w`` (in the form's layouts; ``dot(a, b, dims)`` the operands' product)."""
+    """The step's forward, input-gradient and weight-gradient products in ``form``'s layouts."""
     if form.columns:  # z = w . a, d a = w^T . g, d w = g . a^T
         return (lambda w, a: dot(w, a, _NN)), (lambda w, g: dot(w, g, _TN)), (lambda g, a: dot(g, a, _NT))
     if form.transposed:  # z = a . w, d a = g . w^T, d w = a^T . g
@@ -93,8 +88,7 @@ def _products(form: Form, dot: Any) -> tuple[Any, Any, Any]:
 def _kernel(
     *refs: Any, shape: Layout, step_size: float, dtype: Any, precision: Any, form: Form, update: bool = True
 ) -> None:
-    """One batch's SGD step on the resident parameters (the outputs, filled from the inputs at the first batch);
-    ``update`` False stores the gradients in their place, unapplied (a benchmark's timing of the step's parts)."""
+    """One batch's SGD step on the resident parameters; ``update`` False stores the gradients unapplied."""
     n_data = 3 if form.images_t else 2
     x_ref, y_ref = refs[:2]
     params_in, params_out, copies = refs[n_data : n_data + 6], refs[n_data + 6 : n_data + 12], refs[n_data + 12 :]
@@ -152,8 +146,7 @@ def _kernel(
 
 
 def kernel_params(params: Params, features: int, form: Form = PLAIN, classes: int = LANES) -> list[jax.Array]:
-    """The model's params as the kernel holds them in ``form``: padded with zero weights (the last layer's biases
-    `PAD_LOGIT`), biases as rows or columns."""
+    """The model's params as the kernel holds them in ``form``, padded with zero weights."""
     (w1, b1), (w2, b2), (w3, b3) = params
     w1 = jnp.pad(w1, ((0, 0), (0, features - w1.shape[1])))
     pad = classes - w3.shape[0]
@@ -188,8 +181,7 @@ def cost(shape: Layout, n_params: int, image_bytes: int, form: Form = PLAIN) -> 
 
 
 def form_for(precision: str, form: Form | None = None) -> Form:
-    """``form``, else the precision's (`FORMS`); bfloat16 copies only where the products are bfloat16, transposed
-    images only with transposed weights, neither with ``columns``."""
+    """``form``, else the precision's (`FORMS`), its options only where they apply."""
     chosen = form if form is not None else FORMS.get(precision, PLAIN)
     transposed = chosen.transposed and not chosen.columns
     return chosen._replace(
@@ -211,8 +203,7 @@ def form_name(form: Form) -> str:
 def epoch_call(
     shape: Layout, step_size: float, precision: str, interpret: bool = False, form: Form | None = None
 ) -> Any:
-    """The jitted epoch ``(params, *data) -> params`` of the kernel in ``form`` (`form_for`), its data as
-    `kernel_inputs` makes them (``interpret``: Pallas's interpreter, on any backend)."""
+    """The jitted epoch ``(params, *data) -> params`` of the kernel in ``form``; ``interpret``: Pallas's interpreter."""
     form = form_for(precision, form)
     dtype = BF16 if precision == "bf16" else jnp.float32
     dot_precision = None if precision == "bf16" else jax.lax.Precision.HIGHEST

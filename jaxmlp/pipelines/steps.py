@@ -1,5 +1,4 @@
-"""The step and the loops of steps every epoch is made of: the jitted update compiled ahead per batch size, the host
-loops and the epoch as one `lax.scan`. Each loop returns the params once ready on the device."""
+"""The step and the loops of steps every epoch is made of; each loop returns the params once ready on the device."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ from jaxmlp.model import (
 
 
 class CompiledStep:
-    """The jitted `update`, compiled ahead of time for each batch size an epoch yields; an unforeseen size is
-    compiled on first use (and shows up in the epoch's compile time)."""
+    """The jitted `update` compiled ahead for each batch size; an unforeseen size compiles on first use."""
 
     def __init__(self, step_size: float = STEP_SIZE, precision: str = "f32", bf16_step: str = DEFAULT_BF16_STEP):
         self.step_size = float(step_size)
@@ -152,8 +150,7 @@ def jit_step(precision: str, bf16_step: str = DEFAULT_BF16_STEP) -> Any:
 
 
 SCAN_UNROLL = {("tpu", "f32"): 1, ("tpu", "bf16"): 4}
-"""Steps per iteration of the epoch's scan per backend and precision (1 where not named): the fastest measured
-(docs/results/accelerator.md)."""
+"""Steps per iteration of the epoch's scan per backend and precision, the fastest measured (1 where not named)."""
 
 
 def scan_unroll(platform: str, precision: str = "f32") -> int:
@@ -170,8 +167,7 @@ def sgd_scan(
     bf16_step: str = DEFAULT_BF16_STEP,
     unroll: int = 1,
 ) -> Params:
-    """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``; each step of ``precision``
-    (and ``bf16_step``'s form), ``unroll`` steps an iteration of the loop."""
+    """``len(xs)`` SGD steps of ``precision`` in one XLA program, ``unroll`` steps an iteration."""
     step = step_function(precision, bf16_step)
 
     def body(p: Params, batch: tuple[jax.Array, jax.Array]) -> tuple[Params, None]:
@@ -186,8 +182,7 @@ scan_steps = jax.jit(sgd_scan, static_argnames=("precision", "bf16_step", "unrol
 def padded_batches(
     images: np.ndarray, targets: np.ndarray, batch_size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An in-order epoch's batches as one scan takes them: images and targets ``(S, B, ...)``, the last batch padded
-    with zero rows, and each batch's step-size factor ``(S,)``."""
+    """An in-order epoch's batches as one scan takes them, the last padded, and each batch's step-size factor."""
     steps, rest = -(-len(images) // batch_size), len(images) % batch_size
     xs = np.zeros((steps * batch_size, *images.shape[1:]), images.dtype)
     ys = np.zeros((steps * batch_size, *targets.shape[1:]), targets.dtype)
@@ -230,6 +225,5 @@ def _jitted(function: Any) -> Any:
 
 
 def images_for(images: np.ndarray, precision: str) -> np.ndarray:
-    """``images`` in the dtype ``precision`` keeps them in (`jaxmlp.model.data_dtype`), converted once where the
-    data is prepared, never inside a step: float32 as given, bfloat16 (exact for pixels 0-255) for ``bf16``."""
+    """``images`` in the dtype ``precision`` keeps them in, converted once where the data is prepared."""
     return np.ascontiguousarray(images, dtype=data_dtype(precision))

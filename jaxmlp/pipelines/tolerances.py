@@ -1,9 +1,7 @@
-"""How close two programs that compute the same float32 epoch in a different order end (`max_relative_difference`
-of their params): the torch pipelines against ``scan``, and the Pallas kernel against the step's loop on a TPU."""
+"""How close two programs that compute the same float32 epoch in a different order end (docs/questions/loaders.md)."""
 
 TOLERANCE = 1e-4
-"""The bound after an epoch of at most `TOLERANCE_STEPS` steps: float32 math in another order of operations
-(docs/questions/loaders.md)."""
+"""The bound after at most `TOLERANCE_STEPS` steps of float32 math in another order (docs/questions/loaders.md)."""
 
 TOLERANCE_STEPS = 32
 
