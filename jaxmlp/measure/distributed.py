@@ -1,5 +1,5 @@
-"""Several processes training one ``sharded`` run, joined by `jax.distributed`: started on this host (127.0.0.1) by
-`launch` (``jaxmlp train``) or `run_joined` (the scaling's workers), or by a cluster's own launcher (`CLUSTERS`)."""
+"""Several processes training one ``sharded`` run joined by
+`jax.distributed`, started here or by a cluster's launcher."""
 
 from __future__ import annotations
 
@@ -37,14 +37,12 @@ CLUSTERS = (
     ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"),
     ("SLURM", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID"),  # under srun (a step), not merely inside sbatch
 )
-"""Cluster launchers `jax.distributed.initialize()` detects by itself: name, rank and size variables, and the one
-that says this process was started by it."""
+"""Cluster launchers `jax.distributed.initialize()` detects by itself, and the variables of each."""
 OWN = "jaxmlp"  # `launch` (the JAXMLP_* variables, set by it or by hand on hosts without a scheduler)
 
 
 def alone(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without what says a process is one of several (ours, and each `CLUSTERS` marker): a child that runs
-    by itself under mpirun/srun."""
+    """``env`` without what says a process is one of several: a child that runs by itself under mpirun/srun."""
     return {k: v for k, v in env.items() if k not in (COORDINATOR, *(marker for *_, marker in CLUSTERS))}
 
 
@@ -59,8 +57,7 @@ def launcher() -> str | None:
 
 
 def rank() -> tuple[int, int] | None:
-    """(this process's id, the number of processes) when `launch` or a cluster launcher (`CLUSTERS`) started this
-    process among others, else None."""
+    """(this process's id, the number of processes) where started among others, else None."""
     if COORDINATOR in os.environ:
         return int(os.environ[PROCESS_ID]), int(os.environ[NUM_PROCESSES])
     found = launcher()
@@ -99,8 +96,7 @@ def initialize() -> tuple[int, int] | None:
 
 
 def processes() -> dict[str, Any]:
-    """This run's processes, for the results' metadata: the launcher, the count, this one's id, the ids that joined
-    the global mesh and its device count (after `initialize`)."""
+    """This run's processes for the results' metadata: launcher, count, id, the mesh's processes and devices."""
     import jax
 
     return {
@@ -115,8 +111,7 @@ def processes() -> dict[str, Any]:
 def rank_environment(
     process: int, processes: int, coordinator: str, base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment of `launch`'s process ``process`` of ``processes``: ``base`` (else this process's), told
-    where the coordinator is and which process it is."""
+    """The environment of `launch`'s process ``process`` of ``processes``: ``base`` with its coordinator and id."""
     return {
         **(os.environ if base is None else base),
         COORDINATOR: coordinator,
@@ -210,14 +205,12 @@ JOBS = {
     "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
     "SLURM": (("SLURM_JOB_ID", "SLURM_STEP_ID"),),
 }
-"""Each cluster launcher's variables that the ranks of one launch share, the first set in full wins (Open MPI's, then
-Slurm's)."""
+"""Each cluster launcher's variables that one launch's ranks share, the first set in full wins."""
 
 
 @dataclass(frozen=True)
 class Ranks:
-    """This process's place among the ranks of a cluster launcher (`CLUSTERS`): its rank, how many
-    there are, its node (host) and what the ranks of this launch share (``job``)."""
+    """This process's place among a cluster launcher's ranks: its rank, their count, its node and ``job``."""
 
     rank: int
     size: int

@@ -1,5 +1,4 @@
-"""Peak memory of what a benchmark ran: this process's resident set at its highest, reset before each benchmark where
-Linux allows, and the device's peak (docs/methods/timing.md)."""
+"""Peak memory of what a benchmark ran: the resident set's and the device's peaks (docs/methods/timing.md)."""
 
 from __future__ import annotations
 
@@ -24,14 +23,12 @@ def reset_peak() -> bool:
 
 
 def device_mark(device: Any | None) -> int | None:
-    """The device's peak bytes in use so far (``memory_stats()``), taken before a benchmark; None where the backend
-    keeps none (a CPU) or there is no device."""
+    """The device's peak bytes in use so far, taken before a benchmark; None where the backend keeps none."""
     return None if device is None else device_peak(device).get("device_peak_bytes")
 
 
 def peak_facts(was_reset: bool, device: Any | None = None, device_before: int | None = None) -> dict[str, Any]:
-    """What a benchmark records of its memory: its peak resident set and scope, and the device's peak where the backend
-    keeps it (its scope the benchmark's where it rose past ``device_before``)."""
+    """What a benchmark records of its memory: its resident and device peaks and the scope of each."""
     peak = current_peak() if was_reset else None
     facts: dict[str, Any] = {
         "peak_rss_bytes": peak if peak is not None else own_peak()["peak_rss_bytes"],

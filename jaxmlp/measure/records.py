@@ -1,5 +1,4 @@
-"""What a measuring process reports: typed records and their JSON form, one `ProcessResult` a JSON line from a worker to
-its parent. No pandas, no jax here."""
+"""What a measuring process reports: typed records and their JSON form. No pandas, no jax here."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ class Leaf:
 
 @dataclass(frozen=True)
 class Output:
-    """What one call of a workload returned (its leaves, in pytree order): enough to tell whether two
-    releases computed the same thing, without keeping the arrays."""
+    """What one call of a workload returned, enough to tell whether two releases computed the same."""
 
     leaves: tuple[Leaf, ...]
 
@@ -60,8 +58,7 @@ class Output:
 
 @dataclass(frozen=True)
 class WorkloadTimes(Plain):
-    """One worker process's measurement of one workload (seconds): its compile (the median of several where compiled
-    again) and its calls, the steady state the median after the first."""
+    """One worker process's measurement of one workload in seconds: its compile and calls."""
 
     compile_seconds: float  # the median of compiles_seconds
     first_seconds: float  # the first call after compiling
@@ -91,8 +88,7 @@ class WorkloadTimes(Plain):
         output: Output | None = None,
         cpu: Sequence[float] = (),
     ) -> WorkloadTimes:
-        """From each compile's seconds (one, or several: their median is the compile time), each call's wall seconds
-        and, where given, each call's CPU seconds (the process's, all its threads)."""
+        """From each compile's seconds (their median), each call's wall seconds and, where given, CPU seconds."""
         if len(calls) < 2:
             raise ValueError("a workload needs at least 2 timed calls: the first, then the steady state")
         each = (float(compiles),) if isinstance(compiles, (int, float)) else tuple(map(float, compiles))
@@ -122,8 +118,7 @@ class WorkloadTimes(Plain):
 
 
 FAILED = "workloads_failed"
-"""A process's metadata naming each workload that failed in it (its ``make()`` raised, or a call did) and why: the
-others are measured all the same."""
+"""A process's metadata naming each workload that failed in it and why (the others are measured)."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``): each device count N and process count P in
-fresh worker processes, joined by `jax.distributed` (docs/questions/scaling.md). Returns what each worker measured."""
+"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``) in fresh worker processes
+(docs/questions/scaling.md)."""
 
 from __future__ import annotations
 
@@ -26,14 +26,12 @@ CPU_DEVICES = (1, 2, 4, 8)
 
 FORCE_DEVICES = "--xla_force_host_platform_device_count"
 TOLERANCE = 5e-3
-"""The largest relative difference allowed between the sharded epoch's params and the one-device scan's after one epoch
-(docs/results/scaling.md)."""
+"""The largest relative difference allowed between the sharded and one-device params (docs/results/scaling.md)."""
 
 
 @dataclass(frozen=True)
 class Scaling(Plain):
-    """What one device count's worker measures: the sharded epoch ``epochs`` times and its step ``calls`` times on
-    ``devices`` devices over ``processes`` processes, one more epoch traced into ``trace_dir`` where ``devices`` > 1."""
+    """What one (N, P)'s worker measures: the sharded epoch and step, and a traced epoch where N > 1."""
 
     devices: int = 1
     backend: str = "cpu"
@@ -64,8 +62,7 @@ class Scaling(Plain):
 
 
 def plan(devices: Sequence[int], processes: Sequence[int]) -> tuple[list[tuple[int, int]], list[str]]:
-    """The (N, P) pairs to measure, each device count with each process count, and a line for each pair left out:
-    P processes need N devices to split evenly (N / P each)."""
+    """The (N, P) pairs to measure, and a line for each left out (P must divide N)."""
     pairs, left = [], []
     for n in devices:
         for p in processes:
@@ -77,8 +74,7 @@ def plan(devices: Sequence[int], processes: Sequence[int]) -> tuple[list[tuple[i
 
 
 def default_devices(backend: str, visible: int) -> tuple[int, ...]:
-    """The device counts to measure: `CPU_DEVICES` on the CPU; 1, 2, 4, ... up to the GPUs visible on a GPU; every
-    chip of a TPU host (its chips are not handed out one by one here)."""
+    """The device counts to measure: `CPU_DEVICES`, powers of two up to the GPUs, or every chip of a TPU host."""
     if backend == "cpu":
         return CPU_DEVICES
     if backend == "tpu":
@@ -87,8 +83,7 @@ def default_devices(backend: str, visible: int) -> tuple[int, ...]:
 
 
 def visible_devices(backend: str) -> int:
-    """How many devices the workers may use (GPUs, a child's TPU chips, any number simulated on a CPU), found without
-    opening them here."""
+    """How many devices the workers may use, found without opening them here."""
     if backend == "cpu":
         return max(CPU_DEVICES)
     if backend == "tpu":
@@ -107,8 +102,7 @@ def visible_devices(backend: str) -> int:
 
 
 def tpu_chips() -> int:
-    """The TPU chips JAX sees, counted in a child process (`workers.run`: under a time limit, never outliving this
-    one), so that this process holds none; a `JaxmlpError` where it sees none."""
+    """The TPU chips JAX sees, counted in a child process; a `JaxmlpError` where it sees none."""
     from jaxmlp.measure.environment import absent_accelerator
 
     probe = "import jax; print(len(jax.devices('tpu')))"
@@ -125,8 +119,7 @@ def tpu_chips() -> int:
 def worker_environment(
     devices: int, backend: str, base: Mapping[str, str] | None = None, first: int = 0
 ) -> dict[str, str]:
-    """The environment of a worker process with ``devices`` devices (on a GPU machine, the GPUs from ``first``
-    on): the caller's, with the device count set."""
+    """The environment of a worker process with ``devices`` devices (GPUs from ``first`` on)."""
     env = dict(os.environ if base is None else base)
     if backend == "cpu":
         flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith(FORCE_DEVICES)]
@@ -138,8 +131,7 @@ def worker_environment(
 
 
 def run_worker(settings: Scaling, timeout: float | None = None, cluster: bool = False) -> ProcessResult:
-    """One (N, P)'s worker processes (ours on 127.0.0.1, or with ``cluster`` this process's one), process 0's result; a
-    `JaxmlpError` where one fails or they run past ``timeout`` seconds."""
+    """One (N, P)'s worker processes, process 0's result; a `JaxmlpError` where one fails or they pass ``timeout`` s."""
     argv = [sys.executable, "-m", "jaxmlp.measure.scaling_worker", json.dumps(settings.to_json())]
     each = settings.devices // settings.processes
     if settings.processes == 1 or cluster:

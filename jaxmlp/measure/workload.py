@@ -1,5 +1,4 @@
-"""The sweep's workload contract: ``make()`` returns ``(fn, args)`` or a `Workload`, which a worker compiles once, then
-calls and times; `builtin` gives the MLP's (docs/questions/releases.md)."""
+"""The sweep's workload contract: ``make()`` returns ``(fn, args)`` or a `Workload` (docs/questions/releases.md)."""
 
 from __future__ import annotations
 
@@ -123,8 +122,7 @@ def measure(
     clock: Callable[[], float] = time.perf_counter,
     compiles: int = 1,
 ) -> WorkloadTimes:
-    """Compile ``workload`` (timed apart, ``compiles`` times with JAX's caches cleared, the median), then time ``calls``
-    calls with ``timed``; the workload's own exceptions become one-line `JaxmlpError`s."""
+    """Compile ``workload`` (timed apart), then time ``calls`` calls; its own exceptions become `JaxmlpError`s."""
     import jax
 
     def plain(fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -133,8 +131,7 @@ def measure(
         return result, clock() - start, time.process_time() - cpu
 
     def compiled() -> tuple[Callable[[], Any], float]:
-        """A fresh compile, JAX's caches cleared first, and the call it made. (The ignores: jax's clear_caches and
-        block_until_ready are unannotated.)"""
+        """A fresh compile, JAX's caches cleared first (jax's functions here are unannotated)."""
         jax.clear_caches()  # type: ignore[no-untyped-call]
         start = clock()
         if workload.compile is None:
@@ -180,8 +177,7 @@ def builtin(
     precision: str = "f32",
     device: Any = None,
 ) -> list[Workload]:
-    """The tutorial's MLP as workloads over ``train`` in ``precision``: an epoch of each sweep pipeline and the SGD step
-    on one batch, on ``device`` (None: JAX's default)."""
+    """The tutorial's MLP as workloads over ``train``: each sweep pipeline's epoch and the SGD step."""
     import jax
     import numpy as np
 
@@ -240,8 +236,7 @@ def step_programs(params: Any, x: Any, y: Any, step_size: float, precision: str 
 
 
 def epoch_programs(epoch: Any, params: Any, precision: str = "f32") -> list[Program]:
-    """The programs an epoch of a sweep pipeline runs in ``precision``: the scan over its full batches or the step per
-    batch, then the step on the smaller last batch."""
+    """The programs an epoch of a sweep pipeline runs in ``precision``."""
     import functools
 
     import jax
