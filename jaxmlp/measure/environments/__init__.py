@@ -35,8 +35,7 @@ class EnvPlan:
 
 
 def plans(asked: Asked, versions: Sequence[str], say: Say = print) -> list[EnvPlan]:
-    """Each of ``versions``' environment as ``asked`` would use it, on the Python `pythons.for_releases` gives it;
-    nothing is made."""
+    """Each of ``versions``' environment as ``asked`` would use it, on the Python chosen for it; nothing is made."""
     for version in versions:
         check_release(version)
     check_held(versions, asked.source)
@@ -54,8 +53,7 @@ def plans(asked: Asked, versions: Sequence[str], say: Say = print) -> list[EnvPl
 
 
 def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
-    """An estimate of the seconds making ``planned``'s missing environments takes, from those made here; 0 where none is
-    missing, None where none was made here."""
+    """An estimate of the seconds ``planned``'s missing environments take to make; None where none was made here."""
     missing = [p for p in planned if not p.made]
     if not missing:
         return 0.0
@@ -64,8 +62,8 @@ def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
 
 
 def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
-    """The line said before the missing environments are made: how many, which, and about what they cost (as those
-    made here took); None where every one is made."""
+    """The line said before the missing environments are made
+    (how many, which, their cost); None where none is missing."""
     missing = [p.release for p in planned if not p.made]
     if not missing:
         return None
@@ -81,8 +79,7 @@ def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
 def environments(
     asked: Asked, versions: Sequence[str], say: Callable[[str], None] = print, *, tidy: bool = False
 ) -> dict[str, str]:
-    """Each release's python, made first where missing (the time it takes said before), plus the hand-made ones.
-    ``tidy``: then the least recently used others removed while the folder is over its cap."""
+    """Each release's python, made first where missing, plus the hand-made ones; ``tidy``: then pruned to the cap."""
     planned = plans(asked, versions, say)
     if line := cost_line(planned, asked.envs):
         say(line)
@@ -98,7 +95,7 @@ def environments(
 def planned(
     asked: Asked, versions: Sequence[str], say: Callable[[str], None] = print
 ) -> tuple[list[EnvPlan], float | None]:
-    """Each release's environment as `environments` would use it, nothing made (what a dry run lists), and about
-    the seconds making the missing ones takes (`make_seconds`: an estimate, None where none was made here)."""
+    """Each release's environment as `environments` would use
+    it, nothing made, and an estimate of the making's seconds."""
     found = plans(asked, versions, say)
     return found, make_seconds(found, asked.envs)

@@ -56,8 +56,7 @@ def cuda_build(version: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Source:
-    """Where a release's environment comes from (the package index, or a folder of wheels) and the accelerator packages
-    it holds; part of the environment's identity."""
+    """Where a release's environment comes from and the accelerator packages it holds: part of its identity."""
 
     wheels: Path | None = None
     backend: str | None = None
@@ -72,15 +71,13 @@ class Source:
         return out
 
     def accelerator(self, version: str) -> tuple[str, str] | None:
-        """The ``jax`` extra and the package ``version``'s environment takes for this backend (a GPU's: the newest
-        CUDA build the release has, `cuda_build`); None where none (the CPU, or a release without a CUDA build)."""
+        """The ``jax`` extra and package ``version``'s environment takes for this backend; None where none."""
         if self.backend == "gpu":
             return cuda_build(version)
         return ACCELERATOR.get(self.backend or "")
 
     def check_builds(self, versions: Sequence[str]) -> None:
-        """Nothing where each of ``versions`` has a build for this backend, else a `JaxmlpError` in one line naming
-        those without (a GPU's: releases before the first CUDA build, `CUDA_BUILDS`)."""
+        """A one-line `JaxmlpError` naming those of ``versions`` without a build for this backend."""
         lacking = [v for v in versions if self.backend == "gpu" and cuda_build(v) is None]
         if lacking:
             since = ", ".join(f"jax[{extra}] from {first}" for first, extra, _ in CUDA_BUILDS)
@@ -95,8 +92,7 @@ class Source:
         return [f"jax{extra}=={version}", f"jaxlib=={version}"]
 
     def held(self) -> list[str]:
-        """The held packages (`installs.HELD`) an environment from this source installs: all from the index, none
-        from a wheel folder (its wheels decide)."""
+        """The held packages an environment from this source installs: all from the index, none from a wheel folder."""
         return installs.held() if self.wheels is None else []
 
     def pip_options(self) -> list[str]:
@@ -112,8 +108,7 @@ INDEX = Source()
 
 @dataclass(frozen=True)
 class Interpreter:
-    """A Python interpreter that can make an environment (CPython with ``venv``): its path and version. Which one
-    each release gets: `jaxmlp.measure.environments.pythons`."""
+    """A Python interpreter that can make an environment (CPython with ``venv``): its path and version."""
 
     path: str
     version: tuple[int, int, int]
@@ -150,8 +145,8 @@ def python_tag() -> str:
 
 
 def env_path(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> Path:
-    """Where jax==version's environment from ``source`` made with ``python`` (None: the running one) lives: its
-    name holds the Python's version (``jax-0.12.1-py312``), so that two Pythons make two environments."""
+    """Where jax==version's environment from ``source`` made with ``python`` lives, its name holding the Python's
+    version."""
     tag = python_tag() if python is None else python.tag
     return (root or envs_root()) / f"jax-{version}-{tag}{source.suffix}"
 
@@ -209,8 +204,7 @@ def make_env(
     source: Source = INDEX,
     python: Interpreter | None = None,
 ) -> Path:
-    """The python of jax==version's environment from ``source`` made with ``python`` (None: the running one), made
-    first if missing (a half-made one is made again), under the environments' lock (`locked`)."""
+    """The python of jax==version's environment, made first where missing or half-made, under the environments' lock."""
     check_release(version)
     env = env_path(version, root, source, python)
     if (env / COMPLETE).exists() and not unheld(env, source):
@@ -226,8 +220,7 @@ def make_env(
 
 
 def unheld(env: Path, source: Source = INDEX) -> list[str]:
-    """The packages ``source`` holds (`Source.held`) that ``env`` has at or above their hold, by name: an
-    environment made before the hold."""
+    """The packages ``source`` holds that ``env`` has at or above their hold, by name."""
     if not source.held() or (env / UNHELD).exists():
         return []
     found = (
@@ -238,8 +231,8 @@ def unheld(env: Path, source: Source = INDEX) -> list[str]:
 
 
 def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -> Path:
-    """The python of ``env`` (complete, made before the hold) once its held packages are installed below their
-    hold; where pip cannot, ``env`` as it is, said in one line (it measures the same, its processes start slower)."""
+    """The python of ``env`` with its held packages installed below their hold; as it is, said in a line, where pip
+    cannot."""
     if unheld(env, source):  # not already done by another process while this one waited for the lock
         held = ", ".join(source.held())
         log(f"Holding {held} in the environment of jax {version} (made before the hold)")

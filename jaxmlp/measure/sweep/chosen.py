@@ -1,5 +1,4 @@
-"""What a resumed sweep may run: only the interpreters and workload files this machine chose, since a sweep's log may
-come from a shared branch (docs/reference/trust.md)."""
+"""What a resumed sweep may run: only what this machine chose (docs/reference/trust.md)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def in_envs(python: str, envs: Path) -> bool:
 
 
 def measuring(recorded: Measuring, given: Sequence[str], log: Path, folder: Path) -> Measuring:
-    """``recorded`` (a sweep log's) with each workload of one's own replaced by the ``given`` spec of the same name,
-    or a `JaxmlpError` naming the first not given again; traces only into the sweep's own ``folder``."""
+    """``recorded`` with each own workload replaced by the ``given`` spec, or a `JaxmlpError` naming one not given."""
     by_name = {workload_name(spec): spec for spec in given}
     specs = []
     for spec in recorded.workloads:
@@ -47,8 +45,7 @@ def measuring(recorded: Measuring, given: Sequence[str], log: Path, folder: Path
 def runners(
     recorded: Sequence[Runner], envs: Path, given: Mapping[str, str], workloads: Sequence[str], log: Path
 ) -> tuple[Runner, ...]:
-    """``recorded`` (a sweep log's cells) with the interpreters and workloads this machine chose; a `JaxmlpError` (exit
-    2) naming the first it did not."""
+    """``recorded`` cells with the interpreters this machine chose; a `JaxmlpError` (exit 2) naming one it did not."""
     out = []
     for runner in recorded:
         python = given.get(runner.label, runner.python)

@@ -34,8 +34,7 @@ class Explain:
 
 @dataclass(frozen=True)
 class Explained:
-    """What the processes of an explanation gave: every process of each release (the first with its program's
-    facts and a trace in ``traces[release]``), and the calls each trace holds."""
+    """What an explanation's processes gave: every process of each release, the first's facts and trace."""
 
     processes: dict[str, list[ProcessResult]]
     traces: dict[str, Path]
@@ -43,8 +42,7 @@ class Explained:
 
 
 def pythons_for(labels: tuple[str, str], matrix: Matrix, say: Say = print) -> dict[str, str]:
-    """Each release's python: a hand-made one (``--env``), this interpreter where it is that release and none was
-    made for it, else the release's environment (made first where missing)."""
+    """Each release's python: a hand-made one, this interpreter, else its environment (made where missing)."""
     import jax
 
     out = {label: matrix.hand_made[label] for label in labels if label in matrix.hand_made}

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 TOLERANCE = 5
 """How far (points) a found change may be from a true one and still match it: TCPDBench's margin."""
 SEED = 42
-"""The suite's seed: the one ``otava-test-data`` writes its suite with, and the one the detector was tuned on
-(`jaxmlp.changepoints.SERIES_WINDOW`)."""
+"""The suite's seed, ``otava-test-data``'s and the one the detector was tuned on."""
 HELD_OUT = (1, 2, 3, 4, 5)
 """The seeds of the suite the detector was never tuned on: its results on them are reported apart from `SEED`'s."""
 LENGTHS = (50, 500)
@@ -111,8 +110,7 @@ def matched(truth: Sequence[int], spans: Spans, tolerance: int = TOLERANCE) -> i
 
 @dataclass(frozen=True)
 class PeerRow(Plain):
-    """One detector on the suite: true changes, found changes, matches, change-free series and those flagged, and
-    the seconds it took."""
+    """One detector on the suite: changes true, found and matched, series flagged, and its seconds."""
 
     detector: str
     series: int
@@ -205,8 +203,7 @@ def seeds_table(rows: Sequence[PeerRow]) -> pd.DataFrame:
 
 
 def holds(rows: Sequence[PeerRow]) -> bool:
-    """Whether jaxmlp's detector did at least as well as Otava's: its F1 no lower, no more change-free series
-    flagged."""
+    """Whether jaxmlp's detector did at least as well as Otava's (F1 and change-free series flagged)."""
     by = {r.detector: r for r in rows}
     mine, peer = by["jaxmlp"], by["otava"]
     return mine.f1 >= peer.f1 and mine.flagged <= peer.flagged

@@ -1,5 +1,4 @@
-"""A corpus case's injected-slowdown trials: its workload at one release, unslowed and with each known slowdown, a group
-of fresh processes each in rotating rounds (docs/results/corpus.md)."""
+"""A corpus case's injected-slowdown trials at one release (docs/results/corpus.md)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,8 @@ def group(factor: float) -> str:
 
 @dataclass(frozen=True)
 class SlowdownTrials(Plain):
-    """A case's injected-slowdown trials at ``release``: each group's steady-state seconds, the ``failures`` (a line
-    each), and ``unslowed_from`` (where `UNSLOWED`'s samples come from; "": measured with them)."""
+    """A case's injected-slowdown trials at ``release``: each
+    group's seconds, the ``failures`` and ``unslowed_from``."""
 
     release: str
     processes: int
@@ -47,8 +46,7 @@ def run(
     factors: Sequence[float] = FACTORS,
     say: Say = print,
 ) -> SlowdownTrials:
-    """``trials`` trials of ``measuring``'s one workload in ``release``'s environment (its ``python``): each
-    ``processes`` rounds of a process unslowed and one with each of ``factors`` put in, in rotating order."""
+    """``trials`` trials of one workload in ``release``'s environment, unslowed and with each of ``factors``."""
     runners = {UNSLOWED: Runner(release, python, measuring)}
     for factor in factors:
         runners[group(factor)] = Runner(release, python, replace(measuring, inject_slowdown=factor - 1))

@@ -1,5 +1,4 @@
-"""`jaxmlp track`: which releases a call measures, from the releases its source holds and the last one the series
-tracked (pure; docs/questions/tracking.md)."""
+"""`jaxmlp track`: which releases a call measures (pure; docs/questions/tracking.md)."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ class Track:
 
 @dataclass(frozen=True)
 class Step:
-    """What one call does: the last release tracked (or the series' start), the new releases (oldest first), the pinned
-    release, and ``start`` (why the series starts there; "" once begun)."""
+    """What one call does: the last release tracked, the new ones, the pinned one, and why it starts there."""
 
     last: str
     new: tuple[str, ...]
@@ -55,8 +53,7 @@ class Step:
 
     @property
     def pairs(self) -> tuple[tuple[str, str, str], ...]:
-        """(release, baseline, against) of each comparison: each new release against the one before (``previous``) and
-        the pinned one (``pinned``), once where they are one release."""
+        """(release, baseline, against) of each comparison: against ``previous`` and ``pinned``."""
         found = []
         for before, release in zip((self.last, *self.new), self.new):
             found.append((release, before, PREVIOUS))
@@ -71,8 +68,7 @@ def newer(available: Sequence[str], last: str) -> list[str]:
 
 
 def step(available: Sequence[str], last: str | None, pinned: str | None, start: str | None = None) -> Step:
-    """What a call measures: every release newer than ``last`` (with no history, from ``pinned`` or the newest), each
-    also against ``pinned`` (else the series' ``start``, else ``last``)."""
+    """What a call measures: every release newer than ``last``, each also against ``pinned``."""
     if not available:
         raise JaxmlpError("no release to track: the source holds none (give --wheels DIR, or check the package index)")
     newest = max(available, key=version_key)
@@ -90,8 +86,7 @@ def step(available: Sequence[str], last: str | None, pinned: str | None, start: 
 
 
 def started(step: Step, source: str, series: str) -> str:
-    """Where a call starts its series, in a line (its message's, and the first line's start); "" for a series
-    begun before."""
+    """Where a call starts its series, in a line; "" for a series begun before."""
     if not step.start:
         return ""
     if not step.new:
@@ -100,8 +95,7 @@ def started(step: Step, source: str, series: str) -> str:
 
 
 def said(step: Step, source: str, series: str) -> str:
-    """The first line a call says: the series started, or nothing new (one line, the whole answer), or what it
-    measures."""
+    """The first line a call says: the series started, nothing new, or what it measures."""
     if step.start and not step.new:
         return (
             f"Started the series of {series} at jax {step.last} ({step.start}); nothing newer in {source} yet: "
