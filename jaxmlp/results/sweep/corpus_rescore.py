@@ -1,5 +1,4 @@
-"""A corpus run scored again from the files its cases' commands filed, measuring nothing: the scoring of today over
-the expectations the run recorded before it measured (`jaxmlp sweep corpus --rescore FOLDER`)."""
+"""A corpus run scored again from its cases' files, measuring nothing (`jaxmlp sweep corpus --rescore FOLDER`)."""
 
 from __future__ import annotations
 

@@ -35,8 +35,7 @@ def _sweep(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
 
 
 def verdicts(folder: Path) -> pd.DataFrame:
-    """The sweep in ``folder``'s verdicts: per XLA-flags column and workload, each release compared with the one
-    before it (`release_verdicts`); empty where the folder holds no sweep."""
+    """The sweep in ``folder``'s verdicts (`release_verdicts`); empty where the folder holds no sweep."""
     sweep = _sweep(folder)
     return pd.DataFrame() if sweep is None else release_verdicts(*sweep)
 
@@ -69,8 +68,7 @@ def timeline_changes(folder: Path) -> list[FiledChange]:
 
 
 def folder_verdicts(folder: Path) -> list[str]:
-    """The verdicts of the sweep or timeline in ``folder`` as its summary says them; a step whose results differ says
-    ``results differ`` (the gate fails it)."""
+    """The verdicts of the sweep or timeline in ``folder``, ``results differ`` where a step's results differ."""
     sweep = _sweep(folder)
     if sweep is None:
         return []

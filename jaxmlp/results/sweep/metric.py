@@ -1,5 +1,4 @@
-"""`jaxmlp track`'s comparisons, each on the time `jaxmlp.measure.wall_or_cpu.choose` gives it (wall time, or CPU
-time where a neighbour shows on both sides alike), which each names."""
+"""`jaxmlp track`'s comparisons, each on the time `wall_or_cpu.choose` gives it, which it names."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""`jaxmlp track --dry-run`'s lines (pure): each release a call would measure, its Python and environment, the
-workloads, the minutes it expects (an estimate, labelled so) and the stopped call it goes on from."""
+"""`jaxmlp track --dry-run`'s lines (pure): what a call would measure and an estimate of its minutes."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ def seconds_a_call(documents: Iterable[TrackDocument], machine: str, workloads: 
 
 
 def expected_line(budget: float, make_seconds: float | None, to_make: int, earlier: Sequence[float]) -> str:
-    """The minutes a call expects, as an estimate: at least ``budget`` and what making the environments and the series'
-    earlier calls took here."""
+    """The minutes a call expects, as an estimate from ``budget`` and what this machine took before."""
     known = [budget * 60, make_seconds or 0.0]
     if earlier:
         known.append((make_seconds or 0.0) + statistics.median(earlier))
@@ -58,8 +56,7 @@ def plan_lines(
     make_seconds: float | None,
     earlier: Sequence[float],
 ) -> list[str]:
-    """The dry run's lines: what is not done, each release's Python and environment, the workloads and processes,
-    then the expected minutes (`expected_line`); with nothing ``planned`` (nothing to measure), the first alone."""
+    """The dry run's lines: releases, Pythons, environments, workloads, processes, then the expected minutes."""
     if not planned:
         return [DRY_RUN]
     lines = [DRY_RUN]
@@ -77,8 +74,7 @@ def plan_lines(
 
 
 def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Sequence[str], envs: Path) -> Path | None:
-    """The newest folder under ``folder`` of a stopped call of the same machine, releases and ``workloads`` that the
-    next one goes on from, its interpreters in ``envs``; None where there is none."""
+    """The newest stopped call's folder under ``folder`` that the next one goes on from; None where none."""
     machine = re.sub(r"^[^-]+-[^-]+-|-\d+$", "", name)
     wanted = tuple(sorted(cells, key=version_key))
     for path in sorted(folder.glob(f"{layout.TRACK}-*-{machine}-*"), key=layout.stamp_in, reverse=True):

@@ -1,5 +1,4 @@
-"""Views of the version sweeps, bisections and the detector's trials: pure functions from the tidy DataFrame and the
-documents to small tables."""
+"""Views of the version sweeps, bisections and trials: pure functions to small tables."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from jaxmlp.stats import RESULT_FIELDS, Comparison
 
 
 def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.DataFrame]:
-    """Each sweep's rows (a folder of one file per cell), by folder; none from under the ``besides`` folders
-    (a bisection's probes, which its own section shows)."""
+    """Each sweep's rows by folder; none from under the ``besides`` folders."""
     rows = sweep_rows(runs)
     if rows.empty:
         return {}
@@ -36,8 +34,7 @@ def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.Dat
 
 @shows(*registry.SWEEP)
 def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One sweep's median of each benchmark per cell, oldest release first, with the processes a cell and their Python;
-    ``results_differ`` names a workload whose values differed."""
+    """One sweep's median of each benchmark per cell, with processes, Python and ``results_differ``."""
     timed = rows[rows["test"].isin([b.id for b in registry.SWEEP])].assign(xla_flags=flags_of(rows))
     index = ["release", "xla_flags"]
     table = timed.pivot_table(index=index, columns="name", values="median", aggfunc="first")
@@ -58,8 +55,7 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def pythons_of(rows: pd.DataFrame) -> dict[str, str]:
-    """The Python each release of a sweep or timeline ran on (its samples' ``python``; several joined), by release;
-    {} where its files name none."""
+    """The Python each release ran on, by release; {} where its files name none."""
     if "python" not in rows or not rows["python"].notna().any():
         return {}
     ran = rows[rows["python"].notna()].groupby("release")["python"]
@@ -78,8 +74,8 @@ def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
 def sweep_steps(
     rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None, memo: IndexMemo | None = None
 ) -> pd.DataFrame:
-    """Each release against the previous one, benchmark by benchmark within each XLA-flags column, from the raw samples
-    (``done``: `comparisons`, where the caller has it; ``memo``: where to keep them)."""
+    """Each release against the previous one, by benchmark and
+    XLA-flags column (``done``, ``memo`` as `comparisons`)."""
     steps = [_step(pair, c) for pair, c in comparisons(rows, samples, memo, done)]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
@@ -89,8 +85,7 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 
 @shows(*registry.SWEEP_COMPARED)
 def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None) -> pd.DataFrame:
-    """A sweep's answer: per XLA-flags column and workload, each release oldest first with its median and its
-    `sweep_steps` comparison with the one before (``done``: `comparisons`, where the caller has it)."""
+    """A sweep's answer: each release with its median and comparison with the one before (``done``)."""
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
     medians = {
         (str(n), str(f), str(v)): m
@@ -128,8 +123,7 @@ def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, done: Compared |
 
 
 def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
-    """Does a flag change things? Each release with each XLA-flags value against the same release without flags
-    (``from`` is the release without, ``to`` the same release with them), benchmark by benchmark (`flag_pairs`)."""
+    """Each release with each XLA-flags value against the same release without flags (`flag_pairs`)."""
     steps = [_step(pair, pair.compared()) for pair in flag_pairs(rows, samples)]
     return pd.DataFrame(steps, columns=STEP_COLUMNS)
 
@@ -170,8 +164,7 @@ PROBE_COLUMNS = ["probe", "release", "median", "ratio", "ci_low", "ci_high", "p"
 
 
 def probe_verdicts(doc: BisectDocument) -> pd.DataFrame:
-    """A bisection's answer, probe by probe: the releases each measured with their median and comparison against the
-    release before, and what the probe decided."""
+    """A bisection's answer, probe by probe: each release's median, comparison, and the decision."""
     nan = float("nan")
     rows: list[tuple[Any, ...]] = []
     for p in doc.bisection.probes:
@@ -196,8 +189,7 @@ def bisection_medians(doc: BisectDocument) -> pd.DataFrame:
 
 
 def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
-    """How one sweep's samples were measured: processes a cell, CPUs each, the workloads' calls a process (for the
-    built-in epochs, epochs of how many images)."""
+    """How one sweep's samples were measured: processes a cell, CPUs, calls a process."""
     first = rows.iloc[0]
     processes = first.get("processes")
     calls = rows.groupby("workload")["calls"].first() if {"workload", "calls"} <= set(rows) else pd.Series()
@@ -226,8 +218,7 @@ TRIALS_COLUMNS = ["trial", "injected_ratio", "injected_p", "injected_verdict", "
 
 
 def trials_table(doc: TrialsDocument) -> pd.DataFrame:
-    """A row per detector trial: the injected slowdown's and the A/A comparison's ratio, p and verdict (each p the
-    one-sided one in the direction its medians moved, `Comparison.p_one_sided`: a verdict's own p)."""
+    """A row per detector trial: each comparison's ratio, one-sided p in its direction, and verdict."""
     rows = [
         (
             t.trial,
