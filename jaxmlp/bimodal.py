@@ -1,5 +1,4 @@
-"""A release whose processes split into two groups (bimodal): found by a gap test on the sorted log times, said in
-words, and each group set against another release. Pure (numpy; docs/methods/statistics.md)."""
+"""A release whose processes split into two groups (bimodal), found by a gap test (docs/methods/statistics.md)."""
 
 from __future__ import annotations
 
@@ -17,8 +16,7 @@ MIN_GROUP = 2
 GAP_RATIO = 2.0
 """The least ratio between the groups: the fastest process of the slow group over the slowest of the fast one."""
 GAP_SPREADS = 3.0
-"""The gap's least width in the groups' own spread: the standard deviation of the log times within the two groups,
-pooled."""
+"""The gap's least width in the pooled standard deviation of the log times within the two groups."""
 
 
 @dataclass(frozen=True)

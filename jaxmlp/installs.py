@@ -1,5 +1,4 @@
-"""What a host's package index offers of jaxmlp's requirements: those it may lack (`MAY_LACK`) looked for with pip, the
-rest installed, and one line naming what is missing and skipped. Plain Python (the noxfile imports it)."""
+"""What a host's package index offers of jaxmlp's requirements, and one line naming what is missing. Plain Python."""
 
 from __future__ import annotations
 
@@ -39,8 +38,8 @@ TUTORIAL_MODULES = frozenset(
 
 
 def tutorial_line(module: str | None) -> str | None:
-    """The one line for a command that needs ``module`` (a `ModuleNotFoundError`'s name) where only the light install
-    is: which package it needs and the install line; None for a module the extra does not install."""
+    """The one line for a command that needs ``module`` from
+    the tutorial extra; None for a module it does not install."""
     root = (module or "").split(".")[0]
     if root not in TUTORIAL_MODULES:
         return None
@@ -48,19 +47,16 @@ def tutorial_line(module: str | None) -> str | None:
 
 
 HELD: Mapping[str, str] = MappingProxyType({"ml_dtypes": "0.7"})
-"""Packages held below a release wherever jaxmlp installs JAX: name → the first release not taken
-(docs/questions/releases.md)."""
+"""Packages held below a release wherever jaxmlp installs JAX (docs/questions/releases.md)."""
 
 
 TEST_JAX_CACHE: Mapping[str, str] = MappingProxyType(
     {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
 )
-"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of a test run kept on disk, so its many processes compile a program
-once (no test depends on a compile's time)."""
+"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of a test run kept on disk, so each compiles once."""
 
 TEST_WAITING: Mapping[str, str] = MappingProxyType({"OMP_WAIT_POLICY": "PASSIVE"})
-"""torch's OpenMP threads sleep while they wait in a test run instead of spinning (docs/getting-started.md); no test
-checks a time of torch's."""
+"""torch's OpenMP threads sleep while they wait in a test run instead of spinning (docs/getting-started.md)."""
 
 
 def held() -> list[str]:
@@ -97,8 +93,7 @@ def absent_modules(python: str, modules: Sequence[str]) -> set[str]:
 
 
 def offered(python: str, requirement: str, pip_args: Sequence[str] = ()) -> bool:
-    """Whether pip, as configured (``PIP_INDEX_URL``, ``pip_args``), finds a distribution of ``requirement`` for
-    ``python``: a dry run of installing it alone."""
+    """Whether pip as configured finds a distribution of ``requirement`` for ``python`` (a dry run)."""
     command = [python, "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed", "-q"]
     try:
         done = subprocess.run([*command, *pip_args, requirement], capture_output=True, text=True, timeout=PROBE_SECONDS)
@@ -114,8 +109,8 @@ def lacking(
     may_lack: Mapping[str, tuple[str, str]] = MAY_LACK,
     look: bool = True,
 ) -> list[str]:
-    """The requirements of ``wanted`` named in ``may_lack`` that ``python`` can neither import nor install from its
-    index (``look``: False, installing nothing: those it cannot import), by their names."""
+    """The requirements of ``wanted`` in ``may_lack`` that ``python`` can neither import nor install (``look`` False:
+    import)."""
     candidates = [r for r in wanted if name_of(r) in may_lack]
     absent = absent_modules(python, [may_lack[name_of(r)][0] for r in candidates])
     missing = [r for r in candidates if may_lack[name_of(r)][0] in absent]
