@@ -44,8 +44,7 @@ class Groups:
 
 def groups_of(values: Sequence[float]) -> Groups | None:
     """The two groups of ``values`` (one release's positive samples), split at the widest gap of the sorted log times
-    that leaves `MIN_GROUP` on each side where it passes `GAP_RATIO` and `GAP_SPREADS`; None where they are one group.
-    """
+    that passes `MIN_GROUP`, `GAP_RATIO` and `GAP_SPREADS`; None where they are one group."""
     ordered = sorted(float(x) for x in values)
     n = len(ordered)
     if n < 2 * MIN_GROUP or not all(x > 0 and math.isfinite(x) for x in ordered):

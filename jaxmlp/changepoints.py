@@ -1,6 +1,5 @@
-"""Change points in a history of sample sets (one per release or benchmark run): ``ruptures``' PELT candidates confirmed
-by `jaxmlp.stats`, labelled ``step``, ``transient`` or ``drift`` (docs/methods/changepoints.md). Pure: the callers hand
-it labels and samples."""
+"""Change points in a history of sample sets: ``ruptures``' PELT candidates confirmed by `jaxmlp.stats`
+(docs/methods/changepoints.md). Pure: the callers hand it labels and samples."""
 
 from __future__ import annotations
 

@@ -23,9 +23,8 @@ EXIT_INCONCLUSIVE = 4
 
 
 def gate(verdicts: Iterable[str], unmeasured: int = 0, strict: bool = False) -> int:
-    """The exit code of a command that compares, from its verdicts and the count of what it could not measure:
-    `EXIT_SLOWER`, else `EXIT_FAILED` (``results differ`` counts as unmeasured), else `EXIT_INCONCLUSIVE` where
-    ``strict``, else 0 (docs/reference/exit-codes.md)."""
+    """The exit code of a command that compares: `EXIT_SLOWER`, else `EXIT_FAILED` (``results differ`` counts as
+    unmeasured), else `EXIT_INCONCLUSIVE` where ``strict``, else 0 (docs/reference/exit-codes.md)."""
     said = set(verdicts)
     if "slower" in said:
         return EXIT_SLOWER

@@ -27,9 +27,8 @@ MAY_LACK: Mapping[str, tuple[str, str]] = MappingProxyType(
 """The requirements a JAX host's index may not have: pip name → (the module it installs, what runs without it)."""
 
 TUTORIAL = "tutorial"
-"""The extra (pyproject.toml) that adds the tutorial's packages (torch, torchvision, grain, pytest-benchmark,
-TensorBoard's profile) to the light install, which has what `track`, the sweeps, `compare`, `summary` and `report` need.
-"""
+"""The extra that adds the tutorial's packages (torch, torchvision, grain, pytest-benchmark, TensorBoard's profile) to
+the light install, which `track`, the sweeps, `compare`, `summary` and `report` need alone."""
 
 TUTORIAL_MODULES = frozenset(
     {"torch", "torchvision", "grain", "pytest_benchmark", "tensorboard", "tensorboard_plugin_profile", "xprof"}

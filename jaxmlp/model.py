@@ -1,8 +1,6 @@
-"""The tutorial's MLP: pure functions over a list of ``(w, b)`` pairs with the JAX tutorial's names and math (jax and
-numpy only), and the same step in mixed precision (`sgd_update_bf16`).
-
-Shapes: an image is a flat ``(784,)`` float32 vector of unscaled pixels (0-255); a batch ``(B, 784)``; targets one-hot
-``(B, 10)``; ``w`` ``(n_out, n_in)`` and ``b`` ``(n_out,)``."""
+"""The tutorial's MLP: pure functions over ``(w, b)`` pairs with the JAX tutorial's names and math, and the step in
+mixed precision. Shapes: an image ``(784,)`` float32 unscaled pixels, a batch ``(B, 784)``, targets one-hot ``(B, 10)``,
+``w`` ``(n_out, n_in)``, ``b`` ``(n_out,)``."""
 
 from __future__ import annotations
 

@@ -22,9 +22,8 @@ PIPELINES = (
     "torch_compile",
     "torch_graph",
 )
-"""How batches reach the step (`jaxmlp.pipelines.epochs`), each pipeline a rung: the tutorial's DataLoader and its
-variants, array slices, the scan and its forms, the sharded scan, the Pallas kernel, and the PyTorch peers
-(docs/questions/loaders.md)."""
+"""How batches reach the step (`jaxmlp.pipelines.epochs`), a rung each: the DataLoader and its variants, array slices,
+the scan, the sharded scan, the Pallas kernel, the PyTorch peers (docs/questions/loaders.md)."""
 
 COMMAND_BUFFER_DEFAULT = ("FUSION", "CUBLAS", "CUBLASLT", "CUSTOM_CALL", "CUDNN")
 """XLA:GPU's default command types: the operations it records into CUDA graphs where 5 or more run in a row."""

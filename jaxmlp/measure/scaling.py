@@ -168,9 +168,8 @@ def run(
     traced: Callable[[str], Mapping[str, Any]] | None = None,
     results: list[ProcessResult] | None = None,
 ) -> tuple[list[ProcessResult], list[str]]:
-    """Every (N, P) in turn under a time limit, each checked against the one-device scan, each traced where N > 1
-    (``trace_dir``, ``traced``); returns the results and a line for each pair that failed. ``results``: the caller's
-    list, joined as each pair ends."""
+    """Every (N, P) in turn under a time limit, checked against the one-device scan and traced where N > 1; the results
+    and a line for each pair that failed. ``results``: the caller's list, joined as each ends."""
     results = [] if results is None else results
     failures: list[str] = []
     took: list[float] = []

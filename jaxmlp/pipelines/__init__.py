@@ -1,4 +1,2 @@
-"""How data reaches the step: the datasets and loaders, the compiled step and each pipeline's epoch, around the pure
-core (`jaxmlp.model`).
-
-This file imports nothing: spawned DataLoader workers import `jaxmlp.pipelines.data` and must stay JAX-free."""
+"""How data reaches the step: datasets, loaders, the compiled step and each pipeline's epoch. This file imports nothing:
+spawned DataLoader workers must stay JAX-free."""

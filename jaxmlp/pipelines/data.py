@@ -1,6 +1,5 @@
-"""MNIST through torchvision (or jaxmlp's own IDX reader, `IdxMNIST`) and the tutorial's numpy DataLoader shim.
-
-The only module that imports torch; nothing here imports JAX, since spawned DataLoader workers import it."""
+"""MNIST through torchvision (or `IdxMNIST`) and the tutorial's numpy DataLoader shim: the only module that imports
+torch, and none imports JAX."""
 
 from __future__ import annotations
 

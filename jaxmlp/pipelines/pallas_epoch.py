@@ -26,9 +26,8 @@ _TN = (((0,), (0,)), ((), ()))  # a (B, n) . g (B, m): contract the batch axis, 
 
 
 class Form(NamedTuple):
-    """How the kernel holds its weights and activations: ``transposed`` weights ``(in, out)``, ``columns`` the batch
-    along the columns, ``copies`` bfloat16 copies of the weights (bf16 only), ``images_t`` the images also transposed
-    (``transposed`` only)."""
+    """How the kernel holds its weights and activations: ``transposed`` weights, ``columns`` (the batch along the
+    columns), ``copies`` (bf16 only), ``images_t`` (``transposed`` only)."""
 
     transposed: bool = False
     copies: bool = False

@@ -1,4 +1,2 @@
-"""The results layer: every result jaxmlp writes or reads goes through it (`schema`, `store`, `tables`, `sweep`,
-`history`, `findings`).
-
-``import jaxmlp.results`` imports nothing else: `store.layout` is plain Python (the noxfile uses it)."""
+"""The results layer: every result jaxmlp writes or reads goes through it. ``import jaxmlp.results`` imports nothing
+else (the noxfile uses `store.layout`)."""

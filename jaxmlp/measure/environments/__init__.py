@@ -1,7 +1,5 @@
 """Release environments, one room: the environment of release V for Python P from source S, planned, made or reused and
-checked (`environments`, the one entry every command uses). Its modules: where one comes from and how it is made
-(`envs`), which releases a source holds (`published`), the Python each is made with (`pythons`) and their disk (`disk`).
-"""
+checked (`environments`, the one entry every command uses)."""
 
 from __future__ import annotations
 

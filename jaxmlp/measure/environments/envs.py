@@ -1,6 +1,5 @@
-"""The sweep's environments: one virtual environment per jax/jaxlib release (no jaxmlp: the workers find it through
-``PYTHONPATH``), made once under ``$JAXMLP_ENVS`` or ``~/.cache/jaxmlp/envs`` and kept. Plain Python: the noxfile
-imports it."""
+"""The sweep's environments: one virtual environment per jax/jaxlib release, made once and kept. Plain Python: the
+noxfile imports it."""
 
 from __future__ import annotations
 

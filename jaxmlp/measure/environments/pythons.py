@@ -1,6 +1,5 @@
-"""The Python each release's environment is made with: the interpreters found here, the Pythons each release is
-published for, and one Python for a whole series where its releases allow it (docs/questions/releases.md). Plain Python:
-the noxfile imports it."""
+"""The Python each release's environment is made with, one for a series where its releases allow it
+(docs/questions/releases.md). Plain Python."""
 
 from __future__ import annotations
 

@@ -153,9 +153,8 @@ def run(
     record_check: RecordCheck | None = None,
     known: Known | None = None,
 ) -> Bisection:
-    """Bisect ``releases`` on the steady state of ``target``, a probe at a time, each handed to ``record_probe``;
-    failing releases searched one probe process a release (``record_check``), a probe's samples read from ``known``
-    where it holds them."""
+    """Bisect ``releases`` on ``target``'s steady state a probe at a time, each to ``record_probe``; failing releases
+    searched one process a release (``record_check``), ``known`` samples read where held."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
     probing = _Probing(target, measuring, matrix, record_probe, say, bar)

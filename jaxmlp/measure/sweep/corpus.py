@@ -40,9 +40,8 @@ class Runs(Plain):
 
 @dataclass(frozen=True)
 class Expect:
-    """What a user should find: the first release that differs (None for a control), which way, the band of new over old
-    time, what `jaxmlp sweep explain` should find, and ``flag`` (an XLA flag column, with whether it undoes the change).
-    """
+    """What a user should find: the first release that differs (None for a control), which way, the band, what `jaxmlp
+    sweep explain` finds, and ``flag`` (an XLA flag column, ``flag_undoes``: whether it undoes the change)."""
 
     direction: str
     release: str | None = None

@@ -1,6 +1,5 @@
-"""`jaxmlp sweep explain A B`: the processes behind an explanation, each release's first also recording what the
-workload compiled and tracing a few calls into ``<trace_root>/<release>``. The comparison is
-`jaxmlp.results.sweep.explain`'s."""
+"""`jaxmlp sweep explain A B`: the processes behind an explanation, each release's first recording its program and a
+trace. The comparison is `jaxmlp.results.sweep.explain`'s."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The change-point detector on a peer's suite: Apache Otava's test series beside Otava's own detector, each found
-change matched to a true one within `TOLERANCE` points (docs/methods/changepoints.md). Pure but for the two packages it
-imports."""
+"""The change-point detector on Apache Otava's test series beside Otava's own detector (docs/methods/changepoints.md).
+Pure but for the two packages it imports."""
 
 from __future__ import annotations
 

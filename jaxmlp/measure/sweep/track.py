@@ -18,9 +18,8 @@ AGAINST = (PREVIOUS, PINNED)
 
 @dataclass(frozen=True)
 class Track:
-    """One call of `jaxmlp track`: the release run today (None: the series' start, else the newest), its measuring
-    budget in minutes, ``strict``, the ± band ``threshold`` (0.05 is ±5%) and ``dry_run`` (nothing measured or written).
-    """
+    """One call of `jaxmlp track`: the release run today (None: the series' start, else the newest), its budget in
+    minutes, ``strict``, ``threshold`` (0.05 is ±5%) and ``dry_run``."""
 
     pinned: str | None = None
     budget: float = 12.0

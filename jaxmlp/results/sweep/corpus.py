@@ -251,9 +251,8 @@ NOT_COMPARED = "program (instructions not compared)"
 
 
 def explanation_kind(doc: ExplainDocument) -> str:
-    """What an explanation found: ``program`` (the optimized instructions changed), ``below HLO`` or
-    `SAME_INSTRUCTIONS`; `NOT_COMPARED` for an older one that compared no instructions and no operation count changed.
-    """
+    """What an explanation found: ``program``, ``below HLO`` or `SAME_INSTRUCTIONS`; `NOT_COMPARED` for an older one
+    that compared no instructions where no operation count changed."""
     same = doc.same_hlo
     if same is None:
         return "no program to compare"

@@ -31,9 +31,8 @@ def recorded(folder: Path) -> CorpusDocument:
 def rescored(
     folder: Path, doc: CorpusDocument, manifest: Sequence[Case], rescoring: Mapping[str, Any]
 ) -> tuple[CorpusDocument, tuple[str, ...]]:
-    """``doc`` (the run in ``folder``) scored again from its cases' files, with a line for each case whose expectation
-    the manifest now states otherwise; what the run recorded is kept, and ``rescoring`` names the commit and time
-    (docs/results/corpus.md)."""
+    """``doc`` (the run in ``folder``) scored again from its cases' files, and a line for each changed expectation; what
+    the run recorded is kept, ``rescoring`` beside it (docs/results/corpus.md)."""
     named = {c.name: c for c in manifest}
     ran = Runs(doc.settings.get("processes"), doc.settings.get("calls"), doc.settings.get("slowdown_trials") or 0)
     scores: list[CaseScore] = []

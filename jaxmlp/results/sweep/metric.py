@@ -20,9 +20,8 @@ def compared(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> list[Tracked]:
-    """`tracked.compared` of each pair and workload on the metric `choose` gives it (named in ``metric``,
-    ``metric_why``); a pair whose results differ is not compared on time, a workload that failed in a cell not at all.
-    """
+    """`tracked.compared` of each pair and workload on the metric `choose` gives it, which it names; results that differ
+    are not compared on time, a workload that failed in a cell not at all."""
     out = []
     for release, baseline, against in pairs:
         for workload in workloads:
