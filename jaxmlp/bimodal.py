@@ -36,8 +36,8 @@ class Groups:
         return f"bimodal: two groups, {shown(low)} ({len(self.low)}) and {shown(high)} ({len(self.high)})"
 
     def against(self, other: float, before: bool) -> str:
-        """Each group's median against ``other`` (another release's median; ``before``: that release is the older,
-        so the ratios are group / other): ``x6.9 (3) and x40 (4)``."""
+        """Each group's median against ``other``'s (``before``: ``other`` is the older release): ``x6.9 (3) and x40
+        (4)``."""
         low, high = ((m / other if before else other / m) for m in self.medians)
         return f"{ratio(low)} ({len(self.low)}) and {ratio(high)} ({len(self.high)})"
 

@@ -38,8 +38,7 @@ PERMUTATIONS = 100_000
 
 
 def _statistic(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[list[np.ndarray], list[int], float]:
-    """Each node's ranks (ties averaged), its new side's size, and van Elteren's statistic: the new side's rank
-    sums, each over its node's size + 1."""
+    """Each node's ranks (ties averaged), its new side's size, and van Elteren's statistic."""
     from scipy.stats import rankdata
 
     ranks = [rankdata(np.concatenate([b, n])) for b, n in pairs]

@@ -20,8 +20,7 @@ from jaxmlp.stats import Comparison, compare
 from jaxmlp.units import interval, p_value, ratio
 
 PENALTY = 3.0
-"""PELT's penalty per change, in noise-variance x log(points) units: tuned on the validation
-(docs/methods/changepoints.md)."""
+"""PELT's penalty per change in noise-variance x log(points) units, tuned (docs/methods/changepoints.md)."""
 
 SERIES_WINDOW = 21
 """The running median's width (points) for `series_variance`: chosen on Otava's suite (docs/methods/changepoints.md)."""
@@ -34,8 +33,7 @@ DRIFT_GAP = 3
 
 
 def parameters() -> dict[str, float]:
-    """Every parameter of the detector and the release comparison, fixed before any corpus is scored
-    (docs/methods/trials.md)."""
+    """Every parameter of the detector and the release comparison, fixed before scoring (docs/methods/trials.md)."""
     return {
         "penalty": PENALTY,
         "series_window": SERIES_WINDOW,

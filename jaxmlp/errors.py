@@ -59,8 +59,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 def at_least(option: str, value: float | None, minimum: float, why: str = "") -> None:
-    """``option`` (``value``; None: not given) is at least
-    ``minimum``, or a `JaxmlpError` (``why``: the rule's reason)."""
+    """``option`` (``value``; None: not given) is at least ``minimum``, else a `JaxmlpError` (``why``: the reason)."""
     if value is not None and not value >= minimum:
         raise JaxmlpError(f"{option} must be at least {minimum:g}{f' ({why})' if why else ''}, got {value:g}")
 

@@ -36,8 +36,7 @@ def canonical(text: str) -> str:
 
 
 def canonical_names(text: str) -> dict[str, str]:
-    """Each instruction's and computation's name in ``text`` ->
-    its canonical name, to match operations across releases."""
+    """Each instruction's and computation's name in ``text`` -> its canonical name, matched across releases."""
     return _canonical(text)[1]
 
 

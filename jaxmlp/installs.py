@@ -37,8 +37,7 @@ TUTORIAL_MODULES = frozenset(
 
 
 def tutorial_line(module: str | None) -> str | None:
-    """The one line for a command that needs ``module`` from
-    the tutorial extra; None for a module it does not install."""
+    """The one line for a command that needs ``module`` from the tutorial extra; None where it is not the extra's."""
     root = (module or "").split(".")[0]
     if root not in TUTORIAL_MODULES:
         return None
@@ -108,8 +107,7 @@ def lacking(
     may_lack: Mapping[str, tuple[str, str]] = MAY_LACK,
     look: bool = True,
 ) -> list[str]:
-    """The requirements of ``wanted`` in ``may_lack`` that ``python`` can neither import nor install (``look`` False:
-    import)."""
+    """Those of ``wanted`` in ``may_lack`` that ``python`` can neither import nor install (``look`` False: import)."""
     candidates = [r for r in wanted if name_of(r) in may_lack]
     absent = absent_modules(python, [may_lack[name_of(r)][0] for r in candidates])
     missing = [r for r in candidates if may_lack[name_of(r)][0] in absent]

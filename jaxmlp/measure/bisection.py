@@ -1,5 +1,4 @@
-"""Bisection across releases, pure over a ``measure(releases) -> {release: samples}`` function
-(docs/questions/releases.md)."""
+"""Bisection, pure over a ``measure(releases) -> {release: samples}`` function (docs/questions/releases.md)."""
 
 from __future__ import annotations
 
@@ -93,8 +92,7 @@ def expected_releases(k: int) -> int:
 
 
 def no_change_line(good: str, bad: str, c: Comparison) -> str:
-    """What a bisection whose ends agree answers: no change
-    found, the ends' verdict, and why none between is not shown."""
+    """What a bisection whose ends agree answers: no change found, the ends' verdict, and why none between is shown."""
     return (
         f"no change found between {good} and {bad} ({bad} against {good}: {verdict_line(c)}): "
         "nothing to bisect. Bisection assumes a monotone history: a release that got slower and was fixed before "
@@ -147,8 +145,8 @@ class ReleasesFailed(Exception):
 
 
 class ResultsDiffer(Exception):
-    """Raised by a bisection's ``measure`` where releases' values of ``workload`` differ (``pairs``: why), so no
-    verdict."""
+    """Raised by a bisection's ``measure`` where releases'
+    values of ``workload`` differ (``pairs``: why): no verdict."""
 
     def __init__(self, workload: str, pairs: Mapping[tuple[str, str], str]) -> None:
         said = "; ".join(f"{b} on {workload}: {why}" for (_, b), why in pairs.items())
@@ -162,8 +160,8 @@ class ResultsDiffer(Exception):
 def first_failing(
     candidates: Sequence[str], ran: str, failed: str, failure: str, fails: Callable[[str], str]
 ) -> tuple[str, str, str, dict[str, str]]:
-    """The first release between ``ran`` and ``failed`` that fails, by midpoints, with the last that runs and each
-    checked."""
+    """The first release between ``ran`` and ``failed`` that
+    fails, by midpoints, the last that runs and each checked."""
     lo, hi = candidates.index(ran), candidates.index(failed)
     checked = {ran: RUNS, failed: failure}
     while hi - lo > 1:

@@ -30,8 +30,7 @@ STREAM_KERNELS = ("scale", "triad")
 
 
 def xla_stream(kernel: str, device: Any, n: int = STREAM_ELEMENTS) -> tuple[Callable[[int], Any], int]:
-    """``(run, bytes)``: ``run(k)`` calls ``kernel`` on
-    ``device`` k times with one wait; ``bytes`` one call's traffic."""
+    """``(run, bytes)``: ``run(k)`` calls ``kernel`` on ``device`` k times, one wait; ``bytes``: one call's traffic."""
     import jax
 
     rng = np.random.default_rng(0)

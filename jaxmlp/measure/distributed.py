@@ -1,5 +1,4 @@
-"""Several processes training one ``sharded`` run joined by
-`jax.distributed`, started here or by a cluster's launcher."""
+"""Several processes training one ``sharded`` run joined by `jax.distributed`, started here or by a cluster."""
 
 from __future__ import annotations
 

@@ -107,8 +107,7 @@ def machine_name() -> str | None:
 
 
 def machine_facts() -> dict[str, Any]:
-    """This machine as every result records it: CPU model,
-    usable cores, `MACHINE_NAME` (None where unset), accelerator."""
+    """This machine as every result records it: CPU model, usable cores, `MACHINE_NAME` (None: unset), accelerator."""
     import jax
 
     device = jax.devices()[0]  # the default backend's: the accelerator this host has, else its CPU

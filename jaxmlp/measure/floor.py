@@ -92,8 +92,8 @@ def _torch_has_cpu_bf16(torch: Any) -> bool:
 
 
 class Gemm(NamedTuple):
-    """One product ready to time: ``run(n)`` computes it ``n`` times with one wait; ``to_numpy``, ``lhs``, ``rhs`` check
-    it."""
+    """One product ready to time: ``run(n)`` computes it ``n``
+    times, one wait; ``to_numpy``, ``lhs``, ``rhs`` check it."""
 
     library: str
     precision: str
@@ -247,8 +247,7 @@ def gemm_flops_per_second(product: Gemm, repeats: int = 10, held: int = HELD_BYT
 def floor_rates(
     device: jax.Device, repeats: int = 10, precision: str = "f32", square: Shape = SQUARE
 ) -> dict[str, float]:
-    """The FLOP/s of ``square`` in ``precision`` in each
-    library that multiplies so on ``device``'s platform, XLA first."""
+    """The FLOP/s of ``square`` in ``precision`` in each library that can on ``device``'s platform, XLA first."""
     return {
         library: gemm_flops_per_second(gemm(library, precision, square, device), repeats, held_bytes(device))
         for library in registry.GEMM_LIBRARIES

@@ -1,5 +1,4 @@
-"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``) in fresh worker processes
-(docs/questions/scaling.md)."""
+"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``; docs/questions/scaling.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The epochs of the pipelines that slice the split's arrays on the JAX side: ``batched``, ``prefetch``, ``scan``,
-``pallas``."""
+"""The epochs of the pipelines that slice the split's arrays on the JAX side (``batched``, ``scan``, ...)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Training epochs: one definition of each input pipeline (`make_epoch`), shared by every command
-(docs/questions/loaders.md)."""
+"""Training epochs: one definition of each input pipeline (`make_epoch`; docs/questions/loaders.md)."""
 
 from __future__ import annotations
 

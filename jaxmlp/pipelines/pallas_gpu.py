@@ -1,5 +1,4 @@
-"""The whole epoch as one Pallas kernel through Triton on a GPU (the ``pallas`` pipeline;
-docs/questions/accelerator.md)."""
+"""The whole epoch as one Pallas kernel through Triton on a GPU (docs/questions/accelerator.md)."""
 
 from __future__ import annotations
 
@@ -197,8 +196,7 @@ def workspaces(shape: Layout, dtype: Any) -> list[jax.ShapeDtypeStruct]:
 
 
 def epoch_call(shape: Layout, step_size: float, precision: str, interpret: bool = False) -> Any:
-    """The jitted epoch ``(params, images, targets) -> params``
-    of the GPU kernel; ``interpret``: Pallas's interpreter."""
+    """The jitted epoch ``(params, images, targets) -> params`` of the kernel; ``interpret``: Pallas's interpreter."""
     dtype = BF16 if precision == "bf16" else jnp.float32
     dot_precision = DOT_PRECISION[precision]
     body = functools.partial(

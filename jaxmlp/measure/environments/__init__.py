@@ -60,8 +60,7 @@ def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
 
 
 def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
-    """The line said before the missing environments are made
-    (how many, which, their cost); None where none is missing."""
+    """The line said before the missing environments are made (how many, which, their cost); None where none is."""
     missing = [p.release for p in planned if not p.made]
     if not missing:
         return None
@@ -93,7 +92,6 @@ def environments(
 def planned(
     asked: Asked, versions: Sequence[str], say: Callable[[str], None] = print
 ) -> tuple[list[EnvPlan], float | None]:
-    """Each release's environment as `environments` would use
-    it, nothing made, and an estimate of the making's seconds."""
+    """Each release's environment as `environments` would use it, nothing made, and an estimate of the making."""
     found = plans(asked, versions, say)
     return found, make_seconds(found, asked.envs)

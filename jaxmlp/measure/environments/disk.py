@@ -37,8 +37,7 @@ def cap_bytes() -> float | None:
 
 
 def least_recent(sizes: Sequence[tuple[str, float, int]], keep: set[str], cap: float) -> list[str]:
-    """Which environments to remove, least recently used first,
-    until the rest fit in ``cap`` bytes (never ``keep``'s)."""
+    """The environments to remove, least recently used first, until the rest fit in ``cap`` bytes (never ``keep``)."""
     total = sum(size for _, _, size in sizes)
     out = []
     for name, _, size in sorted(sizes, key=lambda s: s[1]):
@@ -53,8 +52,7 @@ def least_recent(sizes: Sequence[tuple[str, float, int]], keep: set[str], cap: f
 def prune(
     keep: Sequence[str], root: Path | None = None, say: Callable[[str], None] = print, source: Source = INDEX
 ) -> list[str]:
-    """Under `MAX_GB`, remove the least recently used environments until the rest fit, in one line; the releases
-    removed."""
+    """Under `MAX_GB`, remove the least recently used environments until the rest fit, in a line; those removed."""
     cap = cap_bytes()
     folder = root or envs_root()
     if cap is None or not folder.is_dir():

@@ -1,5 +1,4 @@
-"""The sweep's environments: one virtual environment per jax/jaxlib release, made once and kept. Plain Python: the
-noxfile imports it."""
+"""The sweep's environments: one virtual environment per jax/jaxlib release, made once and kept. Plain Python."""
 
 from __future__ import annotations
 
@@ -144,8 +143,7 @@ def python_tag() -> str:
 
 
 def env_path(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> Path:
-    """Where jax==version's environment from ``source`` made with ``python`` lives, its name holding the Python's
-    version."""
+    """Where jax==version's environment from ``source`` made with ``python`` lives (its name holds the Python)."""
     tag = python_tag() if python is None else python.tag
     return (root or envs_root()) / f"jax-{version}-{tag}{source.suffix}"
 
@@ -230,8 +228,8 @@ def unheld(env: Path, source: Source = INDEX) -> list[str]:
 
 
 def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -> Path:
-    """The python of ``env`` with its held packages installed below their hold; as it is, said in a line, where pip
-    cannot."""
+    """The python of ``env`` with its held packages installed
+    below their hold; as it is, in a line, where pip cannot."""
     if unheld(env, source):  # not already done by another process while this one waited for the lock
         held = ", ".join(source.held())
         log(f"Holding {held} in the environment of jax {version} (made before the hold)")

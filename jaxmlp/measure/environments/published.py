@@ -39,8 +39,7 @@ def parse_index_versions(text: str) -> list[str]:
 
 
 def index_versions(package: str, python: Minor | None = None) -> list[str]:
-    """The releases of ``package`` the index has for Python ``python`` (None: the running one), cached; one line if
-    none."""
+    """The releases of ``package`` the index has for ``python`` (None: the running one), cached; one line if none."""
     versions = asked_index(package, python or sys.version_info[:2])
     if not versions:
         raise JaxmlpError(
@@ -136,8 +135,7 @@ def tag_minors(tags: Sequence[str]) -> set[Minor]:
 
 
 def folder_listing(folder: Path) -> dict[str, set[Minor]]:
-    """Each release a folder of wheels holds from `OLDEST` on
-    and the Pythons it is for; one line where it holds none."""
+    """Each release a wheel folder holds from `OLDEST` on and the Pythons it is for; one line where it holds none."""
     if not folder.is_dir():
         raise JaxmlpError(f"--wheels {folder}: no such folder: give a folder of jax and jaxlib wheels")
     found = folder_wheels(folder)
@@ -161,8 +159,7 @@ def wheel_releases(folder: Path) -> list[str]:
 
 
 def index_listing(minors: Sequence[Minor]) -> dict[str, set[Minor]]:
-    """Each release the index has for jax and jaxlib from
-    `OLDEST` on and its Pythons of ``minors``; one line if none."""
+    """Each release the index has for jax and jaxlib from `OLDEST` on, its Pythons of ``minors``; one line if none."""
     asked = [(package, m) for m in minors for package in ("jax", "jaxlib")]
     with ThreadPoolExecutor(max_workers=len(asked) or 1) as pool:
         answers = dict(zip(asked, pool.map(lambda a: asked_index(*a), asked), strict=True))

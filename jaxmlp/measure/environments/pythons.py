@@ -1,5 +1,4 @@
-"""The Python each release's environment is made with, one for a series where its releases allow it
-(docs/questions/releases.md). Plain Python."""
+"""The Python each release's environment is made with (docs/questions/releases.md). Plain Python."""
 
 from __future__ import annotations
 
@@ -126,8 +125,8 @@ def candidates(given: Sequence[str] = ()) -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def interpreters(given: tuple[str, ...] = ()) -> tuple[Interpreter, ...]:
-    """The interpreters found here that can make an environment, preferred first; a ``--python`` that cannot is one
-    line."""
+    """The interpreters found here that can make an environment, preferred first; one line for a ``--python`` that
+    can't."""
     paths = candidates(given)
     with ThreadPoolExecutor(max_workers=8) as pool:
         probed = dict(zip(paths, pool.map(probe, paths), strict=True))
@@ -219,8 +218,7 @@ def for_releases(
     root: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> dict[str, Interpreter]:
-    """Which Python each release's environment is made with,
-    said where not the running one; raises before any is made."""
+    """Which Python each release's environment is made with, said where not the running one; raises before making."""
     found = interpreters(tuple(given))
     ready = made_under(versions, [i for i in found if i.path in given] or found, root, source)
     if ready is not None:

@@ -24,8 +24,7 @@ def group(factor: float) -> str:
 
 @dataclass(frozen=True)
 class SlowdownTrials(Plain):
-    """A case's injected-slowdown trials at ``release``: each
-    group's seconds, the ``failures`` and ``unslowed_from``."""
+    """A case's injected-slowdown trials at ``release``: each group's seconds, ``failures``, ``unslowed_from``."""
 
     release: str
     processes: int

@@ -19,8 +19,7 @@ def ignored_cells(doc: CellsDocument | None) -> set[tuple[str, str]]:
 
 
 def ignored_words(step: pd.Series, ignored: set[tuple[str, str]]) -> str:
-    """Where a release of a step ignored its XLA flags, which,
-    and what the ratio then compares; "" where neither did."""
+    """Where a release of a step ignored its XLA flags, which, and what the ratio then compares; "" where none did."""
     flags = step.get("xla_flags")
     if not (isinstance(flags, str) and flags):
         return ""

@@ -48,8 +48,8 @@ def explain(
     say: Say = print,
     tick: Callable[[str], None] | None = None,
 ) -> tuple[ExplainDocument, Path]:
-    """Explain ``workload``'s change from ``a`` to ``b`` into a new ``explain-<time>/`` in ``out``; returns it and its
-    folder."""
+    """Explain ``workload``'s change from ``a`` to ``b`` into
+    a new ``explain-<time>/`` in ``out``; it and its folder."""
     measuring = dataclasses.replace(settings_of(where), program_facts=False, profile_dir=None)
     workload = spec_of(measuring, workload)
     matrix = matrix or Matrix(processes=EXPLAIN_PROCESSES)

@@ -41,8 +41,7 @@ def verdicts(folder: Path) -> pd.DataFrame:
 
 
 def flagged_changes(folder: Path) -> list[FiledChange]:
-    """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it
-    (`verdicts`)."""
+    """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it (`verdicts`)."""
     table = verdicts(folder)
     if table.empty:
         return []
@@ -56,8 +55,7 @@ def flagged_changes(folder: Path) -> list[FiledChange]:
 
 
 def timeline_changes(folder: Path) -> list[FiledChange]:
-    """The timeline in ``folder``'s changes (steps, transients, drifts), column by column
-    (`timeline_columns`)."""
+    """The timeline in ``folder``'s changes (steps, transients, drifts), column by column (`timeline_columns`)."""
     sweep = _sweep(folder)
     columns = [] if sweep is None else timeline_columns(*sweep)
     return [

@@ -74,8 +74,7 @@ def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
 def sweep_steps(
     rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None, memo: IndexMemo | None = None
 ) -> pd.DataFrame:
-    """Each release against the previous one, by benchmark and
-    XLA-flags column (``done``, ``memo`` as `comparisons`)."""
+    """Each release against the previous one, by benchmark and XLA-flags column (``done``, ``memo``: `comparisons`)."""
     steps = [_step(pair, c) for pair, c in comparisons(rows, samples, memo, done)]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
