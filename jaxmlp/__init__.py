@@ -1,8 +1,5 @@
-"""jaxmlp: benchmarks and profiles of the JAX MNIST tutorial's training pipeline.
-
-The tutorial's names are importable from here (``from jaxmlp import predict``).
-They load on first use, so ``import jaxmlp`` pulls in neither JAX nor torch.
-"""
+"""jaxmlp: benchmarks and profiles of the JAX MNIST tutorial's training pipeline. The tutorial's names load from here on
+first use: ``import jaxmlp`` pulls in neither JAX nor torch."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""A release whose processes split into two groups (bimodal): found by a gap test on the sorted log times, said in
-words, and each group set against another release. Pure (numpy); the rule and its rates: the docs'
-methods/statistics page."""
+"""A release whose processes split into two groups (bimodal), found by a gap test (docs/methods/statistics.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ MIN_GROUP = 2
 GAP_RATIO = 2.0
 """The least ratio between the groups: the fastest process of the slow group over the slowest of the fast one."""
 GAP_SPREADS = 3.0
-"""The gap's least width in the groups' own spread: the standard deviation of the log times within the two groups,
-pooled."""
+"""The gap's least width in the pooled standard deviation of the log times within the two groups."""
 
 
 @dataclass(frozen=True)
@@ -39,17 +36,15 @@ class Groups:
         return f"bimodal: two groups, {shown(low)} ({len(self.low)}) and {shown(high)} ({len(self.high)})"
 
     def against(self, other: float, before: bool) -> str:
-        """Each group's median against ``other`` (another release's median; ``before``: that release is the older,
-        so the ratios are group / other): ``x6.9 (3) and x40 (4)``."""
+        """Each group's median against ``other``'s (``before``: ``other`` is the older release): ``x6.9 (3) and x40
+        (4)``."""
         low, high = ((m / other if before else other / m) for m in self.medians)
         return f"{ratio(low)} ({len(self.low)}) and {ratio(high)} ({len(self.high)})"
 
 
 def groups_of(values: Sequence[float]) -> Groups | None:
-    """The two groups of ``values`` (one release's samples, each positive), or None where they are one group: split
-    at the widest gap between neighbours of the sorted log times that leaves `MIN_GROUP` or more on each side, and
-    two groups where that gap is a ratio of `GAP_RATIO` or more and `GAP_SPREADS` or more pooled standard
-    deviations of the log times within the two groups."""
+    """The two groups of ``values`` (one release's positive samples), split at the widest gap of the sorted log times
+    that passes `MIN_GROUP`, `GAP_RATIO` and `GAP_SPREADS`; None where they are one group."""
     ordered = sorted(float(x) for x in values)
     n = len(ordered)
     if n < 2 * MIN_GROUP or not all(x > 0 and math.isfinite(x) for x in ordered):

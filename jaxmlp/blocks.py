@@ -1,6 +1,4 @@
-"""Samples of several nodes compared with each node a block (`compare_within`): per-node ratios combined
-(`combined_ratio`), van Elteren's test (`van_elteren`), a bootstrap within nodes or over them; one node is
-`jaxmlp.stats.compare`, number for number (the method: the docs' methods/statistics page)."""
+"""Samples of several nodes compared with each node a block (`compare_within`; docs/methods/statistics.md)."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ def _blocks(values: np.ndarray, nodes: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def _weights(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    """Each node's weight in the combined ratio: n·m/(n + m), the inverse of its log ratio's variance up to a
-    constant (a node with few samples on either side counts little)."""
+    """Each node's weight in the combined ratio, n·m/(n + m): its log ratio's inverse variance up to a constant."""
     return np.array([len(b) * len(n) / (len(b) + len(n)) for b, n in pairs])
 
 
@@ -41,8 +38,7 @@ PERMUTATIONS = 100_000
 
 
 def _statistic(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[list[np.ndarray], list[int], float]:
-    """Each node's ranks (ties averaged), its new side's size, and van Elteren's statistic: the new side's rank
-    sums, each over its node's size + 1."""
+    """Each node's ranks (ties averaged), its new side's size, and van Elteren's statistic."""
     from scipy.stats import rankdata
 
     ranks = [rankdata(np.concatenate([b, n])) for b, n in pairs]
@@ -64,8 +60,7 @@ def _rank_sums(ranks: np.ndarray, m: int) -> dict[float, float]:
 
 
 def _exact_tails(ranks: list[np.ndarray], sizes: list[int], observed: float) -> tuple[float, float] | None:
-    """(P(T >= observed), P(T <= observed)) under the exact stratified null (the nodes' rank-sum distributions
-    convolved), or None where it would hold more than `SUPPORT` values."""
+    """The exact stratified null's two tails at the observed statistic, or None past `SUPPORT` values."""
     law: dict[float, float] = {0.0: 1.0}
     for r, m in zip(ranks, sizes):
         node = _rank_sums(r, m)
@@ -97,10 +92,7 @@ def _permuted_tails(ranks: list[np.ndarray], sizes: list[int], observed: float, 
 
 
 def van_elteren(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
-    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum.
-    Where a node has fewer than `SMALL` samples on a side, p is exact (the nodes' exact rank-sum nulls convolved,
-    ties as ranked; a seeded permutation test within nodes where that null is too large); else the normal
-    approximation (ties corrected)."""
+    """(p that new is slower, p that it is faster): van Elteren's stratified rank-sum test, each node a stratum."""
     from scipy.stats import norm
 
     ranks, sizes, total = _statistic(pairs)
@@ -143,8 +135,7 @@ CLUSTERS = 5
 def bootstrap_nodes(
     pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of `combined_ratio` resampling the nodes (each with its log ratio of medians
-    and its weight), for nodes too small to resample within; NaN with fewer than `CLUSTERS` nodes."""
+    """Percentile bootstrap interval of `combined_ratio` over the nodes; NaN with fewer than `CLUSTERS` nodes."""
     if len(pairs) < CLUSTERS:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
@@ -157,8 +148,7 @@ def bootstrap_nodes(
 
 
 def _interval(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
-    """`bootstrap_within`, or `bootstrap_nodes` where a node has one sample on a side (resampling within it would
-    hold that side still)."""
+    """`bootstrap_within`, or `bootstrap_nodes` where a node has one sample on a side."""
     if any(min(len(b), len(n)) < 2 for b, n in pairs):
         return bootstrap_nodes(pairs)
     return bootstrap_within(pairs)
@@ -173,10 +163,7 @@ def compare_within(
     alpha: float = ALPHA,
     interval: bool = True,
 ) -> Comparison:
-    """`compare` with each sample's node (the machine that measured it) as a block: a release is compared with
-    the other within each node first (`combined_ratio`, `van_elteren`, `bootstrap_within`), so that nodes of
-    different speeds add no noise. With one node (or one left) it is `compare`, number for number; a node that
-    measured one side only is left out. The medians shown are of all the samples kept."""
+    """`compare` with each sample's node as a block; one node is `compare`, number for number."""
     base, newer = np.asarray(baseline, float), np.asarray(new, float)
     if len(set(baseline_nodes) | set(new_nodes)) <= 1:
         return compare(base, newer, threshold, alpha, interval)

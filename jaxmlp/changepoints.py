@@ -1,8 +1,5 @@
-"""Change points in a history: where a sequence of sample sets (one per release, or one per benchmark run) moved.
-
-The one detector of the release timeline and the history across runs: candidates from ``ruptures``' PELT, each
-confirmed by `jaxmlp.stats`, labelled ``step``, ``transient`` or ``drift`` (the method and its validation: the docs'
-methods/changepoints page). Pure (numpy, scipy and ruptures): the callers hand it labels and samples."""
+"""Change points in a history of sample sets: ``ruptures``' PELT candidates confirmed by `jaxmlp.stats`
+(docs/methods/changepoints.md). Pure: the callers hand it labels and samples."""
 
 from __future__ import annotations
 
@@ -23,12 +20,10 @@ from jaxmlp.stats import Comparison, compare
 from jaxmlp.units import interval, p_value, ratio
 
 PENALTY = 3.0
-"""PELT's penalty per change, in units of (noise variance of one point's log median) x log(points): tuned on the
-validation (`jaxmlp sweep validate`; docs: methods/changepoints)."""
+"""PELT's penalty per change in noise-variance x log(points) units, tuned (docs/methods/changepoints.md)."""
 
 SERIES_WINDOW = 21
-"""The running median's width (points) that `series_variance` takes the noise around where points have a sample
-each: chosen on Otava's suite (docs: methods/changepoints)."""
+"""The running median's width (points) for `series_variance`: chosen on Otava's suite (docs/methods/changepoints.md)."""
 
 FLOOR = 1e-12
 """The smallest noise variance the penalty is scaled by (a series of identical values has none)."""
@@ -38,8 +33,7 @@ DRIFT_GAP = 3
 
 
 def parameters() -> dict[str, float]:
-    """Every parameter of the detector and of the release comparison, as fixed before any corpus is scored (where
-    each was chosen: docs/methods/trials.md); `jaxmlp sweep corpus` records them and offers no option to change them."""
+    """Every parameter of the detector and the release comparison, fixed before scoring (docs/methods/trials.md)."""
     return {
         "penalty": PENALTY,
         "series_window": SERIES_WINDOW,
@@ -52,8 +46,7 @@ def parameters() -> dict[str, float]:
 
 
 def _identity() -> str:
-    """What the detector's answers follow from: its `parameters`, a hash of its code (this module and `jaxmlp.stats`)
-    and the versions of the libraries it calls."""
+    """What the detector's answers follow from: its `parameters`, its code's hash and its libraries' versions."""
     code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in (__file__, stats.__file__))).hexdigest()[:16]
     versions: dict[str, str | None] = {}
     for package in ("ruptures", "scipy", "numpy"):
@@ -65,8 +58,7 @@ def _identity() -> str:
 
 
 DETECTOR = _identity()
-"""The detector's identity (`_identity`): a change kept from an earlier search
-(`jaxmlp.results.store.memo.IndexMemo`) is used again only under the same one."""
+"""The detector's identity (`_identity`): a kept change is used again only under the same one."""
 
 KINDS = ("step", "transient", "drift")
 WORDS = {"regression": "slower", "improvement": "faster"}
@@ -74,8 +66,7 @@ WORDS = {"regression": "slower", "improvement": "faster"}
 
 @dataclass(frozen=True)
 class Change(Plain):
-    """One change of ``kind`` ``step``, ``transient`` or ``drift`` at ``at`` (``before``: the point before it, a
-    transient's earlier neighbour, a drift's start), with its ``comparison`` of the samples either side."""
+    """One change of ``kind`` at ``at`` (``before``: the point before it), with its ``comparison`` of either side."""
 
     kind: str
     at: str
@@ -99,9 +90,7 @@ class Change(Plain):
 
 
 def noise_variance(samples: Sequence[Sequence[float]]) -> float:
-    """The variance of one point's log median under the measured noise: the median, over points, of each point's
-    robust variance of its log samples (1.4826 x MAD, squared), times pi/2 over its sample count; where fewer than
-    half the points have two samples or more, from the series itself (`series_variance`)."""
+    """The variance of one point's log median under the measured noise (docs/methods/changepoints.md)."""
     variances = []
     for values in samples:
         logs = np.log(np.asarray(values, float))
@@ -116,9 +105,7 @@ def noise_variance(samples: Sequence[Sequence[float]]) -> float:
 
 
 def series_variance(samples: Sequence[Sequence[float]], window: int | None = None) -> float:
-    """The variance of one point's log median from the series itself: the robust variance (1.4826 x MAD, squared)
-    of each point's log median less the running median of the `SERIES_WINDOW` points around it (fewer at the ends):
-    what moves within that window is noise, a level that holds longer is signal."""
+    """The variance of one point's log median from the series itself, around a running median."""
     logs = np.log([float(np.median(s)) for s in samples])
     half = (window or SERIES_WINDOW) // 2
     level = np.array([np.median(logs[max(0, i - half) : i + half + 1]) for i in range(len(logs))])
@@ -139,8 +126,7 @@ def unavailable() -> str | None:
 
 
 def candidates(samples: Sequence[Sequence[float]], penalty: float = PENALTY, method: str = "pelt") -> list[int]:
-    """The candidate change positions (each the index of the first point after a change), from ruptures' PELT
-    (``method="binseg"``: binary segmentation, the validation's second candidate) over the log medians."""
+    """The candidate change positions (the first point after each) over the log medians, by PELT or ``binseg``."""
     import ruptures
 
     if len(samples) < 2:
@@ -164,8 +150,7 @@ def _flagged(c: Comparison) -> bool:
 
 
 def _weakness(c: Comparison) -> tuple[float, float]:
-    """How weak an unconfirmed candidate is: its one-sided p (1 where there was too little data for one), then the
-    smaller its change the weaker."""
+    """How weak an unconfirmed candidate is: its one-sided p, then the smaller its change the weaker."""
     p = c.p_one_sided()
     return (p if p == p else 1.0, -abs(math.log(c.ratio)) if c.ratio > 0 else 0.0)
 
@@ -176,8 +161,7 @@ def confirmed(
     threshold: float = CHANGE_THRESHOLD,
     alpha: float = CHANGE_ALPHA,
 ) -> list[tuple[int, Comparison]]:
-    """The candidates the two-sample test confirms between the segments either side, each with its comparison:
-    the weakest unconfirmed one dropped (its segments merged) until all that are left are confirmed."""
+    """The candidates the two-sample test confirms, the weakest unconfirmed one merged away until all are."""
     kept = sorted(set(points))
     known: dict[tuple[int, int, int], Comparison] = {}  # (segment start, candidate, segment end): its comparison
 
@@ -237,8 +221,7 @@ def label(
 
 
 def without_node_levels(samples: Sequence[Sequence[float]], nodes: Sequence[Sequence[str]]) -> list[tuple[float, ...]]:
-    """``samples`` with each node's level taken out: every sample divided by how much slower its node is than the
-    point's median, the median of that over the points (``nodes[i][j]`` measured ``samples[i][j]``)."""
+    """``samples`` with each node's level taken out (``nodes[i][j]`` measured ``samples[i][j]``)."""
     offsets: dict[str, list[float]] = {}
     for values, where in zip(samples, nodes):
         logs = np.log(np.asarray(values, float))
@@ -258,8 +241,7 @@ def detect(
     method: str = "pelt",
     nodes: Sequence[Sequence[str]] | None = None,
 ) -> list[Change]:
-    """The changes in a history: ``samples[i]`` are point ``labels[i]``'s samples (seconds; oldest first), measured
-    on ``nodes[i]`` where several nodes shared the points (their levels taken out first: `without_node_levels`)."""
+    """The changes in a history of ``samples`` (seconds, oldest first) labelled ``labels``, measured on ``nodes``."""
     if len(labels) != len(samples):
         raise ValueError("one label per point")
     if nodes is not None and any(len(where) != len(values) for where, values in zip(nodes, samples, strict=True)):

@@ -62,8 +62,7 @@ def optimized_hlo(compiled: jax.stages.Compiled) -> str | None:
 
 
 def compiled_facts(compiled: jax.stages.Compiled) -> dict[str, Any]:
-    """What XLA says about a compiled program: flops, bytes accessed, transcendentals, memory sizes, and the
-    fingerprint and size of its optimized HLO (`jaxmlp.hlo`: the same for the same program in any release)."""
+    """What XLA says about a compiled program: its analyses and its optimized HLO's fingerprint and size."""
     costs = cost_analysis(compiled)
     text = optimized_hlo(compiled)
     ops = hlo.operations(text) if text else None
@@ -85,8 +84,7 @@ def compiled_facts(compiled: jax.stages.Compiled) -> dict[str, Any]:
 
 
 def device_memory_stats(device: Any) -> dict[str, Any] | None:
-    """``device.memory_stats()`` (bytes in use, peak bytes in use...), or None where the backend keeps none (the
-    CPU's, in every release) or the release lacks the method."""
+    """``device.memory_stats()``, or None where the backend keeps none or the release lacks it."""
     stats = getattr(device, "memory_stats", None)
     if stats is None:
         return None
@@ -132,16 +130,14 @@ releases: its ``multi-process lockfile``)."""
 
 
 def backend_errors() -> dict[str, str]:
-    """The backends JAX tried and could not start in this process, each with its error: JAX keeps them where a
-    backend fails quietly and the process goes on with the others (the CPU)."""
+    """The backends JAX tried and could not start in this process, each with its error."""
     from jax._src import xla_bridge
 
     return dict(getattr(xla_bridge, "_backend_errors", None) or {})
 
 
 def tpu_held(message: str) -> str | None:
-    """One line, when ``message`` (an error starting JAX's TPU backend) says that another program holds the TPU:
-    which process (where libtpu names it) and what to do; else None."""
+    """One line where ``message`` says another program holds the TPU (which, and what to do); else None."""
     if not any(marker in message for marker in TPU_HELD):
         return None
     pid = re.search(r"pid (\d+)", message)

@@ -1,5 +1,4 @@
-"""The one exception type users see (its message names the problem and the fix), the exit codes, and the one way
-settings are checked: each check raises it with the option's name, the rule and the value given."""
+"""The one exception type users see, the exit codes, and the one way settings are checked."""
 
 from __future__ import annotations
 
@@ -24,11 +23,8 @@ EXIT_INCONCLUSIVE = 4
 
 
 def gate(verdicts: Iterable[str], unmeasured: int = 0, strict: bool = False) -> int:
-    """The exit code of a command that compares (``track``, ``sweep run``, ``sweep timeline``, ``compare``): from
-    its comparisons' verdicts (the four words of `jaxmlp.stats.VERDICT_WORDS`) and the count of what it could not
-    measure. `EXIT_SLOWER` where any is ``slower``, else `EXIT_FAILED` where anything went unmeasured, else
-    `EXIT_INCONCLUSIVE` where ``strict`` and any is ``inconclusive``, else 0 (the docs' exit-codes page). A
-    comparison whose results differ (``results differ``: no verdict on time) is as one not measured."""
+    """The exit code of a command that compares: `EXIT_SLOWER`, else `EXIT_FAILED` (``results differ`` counts as
+    unmeasured), else `EXIT_INCONCLUSIVE` where ``strict``, else 0 (docs/reference/exit-codes.md)."""
     said = set(verdicts)
     if "slower" in said:
         return EXIT_SLOWER
@@ -38,22 +34,19 @@ def gate(verdicts: Iterable[str], unmeasured: int = 0, strict: bool = False) -> 
 
 
 class JaxmlpError(Exception):
-    """A problem with the user's input or environment, reported as one line without a traceback; the command exits
-    with its ``exit_code``."""
+    """A problem with the user's input or environment, one line without a traceback; exits with ``exit_code``."""
 
     exit_code = EXIT_ERROR
 
 
 class NotMeasured(JaxmlpError):
-    """Nothing could be measured (every cell's probe failed or hung): one line naming each and why, exit
-    `EXIT_FAILED` (something could not be measured), not bad usage."""
+    """Nothing could be measured: one line naming each cell and why, exit `EXIT_FAILED`."""
 
     exit_code = EXIT_FAILED
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C, SIGTERM or SIGHUP: every command stops its children, keeps what was measured, and exits with
-    128 + the signal's number. ``kept`` is the one line a command sets to say what it kept and where."""
+    """Ctrl-C, SIGTERM or SIGHUP: exit 128 + the signal's number; ``kept`` the line saying what was kept and where."""
 
     def __init__(self, signum: int = signal.SIGINT):
         super().__init__(signal.Signals(signum).name)
@@ -66,8 +59,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 def at_least(option: str, value: float | None, minimum: float, why: str = "") -> None:
-    """``option`` (given as ``value``; None: not given) is at least ``minimum``, or a `JaxmlpError` saying so
-    (``why``: what the rule is for, said in brackets)."""
+    """``option`` (``value``; None: not given) is at least ``minimum``, else a `JaxmlpError` (``why``: the reason)."""
     if value is not None and not value >= minimum:
         raise JaxmlpError(f"{option} must be at least {minimum:g}{f' ({why})' if why else ''}, got {value:g}")
 
@@ -113,8 +105,7 @@ def file_not_folder(what: str, path: object, fix: str) -> None:
 
 
 def unusable_folder(path: object, source: str, error: OSError) -> JaxmlpError:
-    """One line for a folder that cannot be made or written: which setting gave it (``JAXMLP_CACHE_DIR``, a
-    default...), why, and what to do."""
+    """One line for a folder that cannot be made or written: which setting gave it, why, and what to do."""
     why = error.strerror or type(error).__name__
     if isinstance(error, (FileExistsError, NotADirectoryError)):
         why = "it, or a folder above it, is a file"
@@ -122,8 +113,7 @@ def unusable_folder(path: object, source: str, error: OSError) -> JaxmlpError:
 
 
 def device_out_of_memory(error: BaseException) -> str | None:
-    """When ``error`` is the device's out-of-memory (XLA's ``RESOURCE_EXHAUSTED``): what it says in a few words,
-    the memory asked for (where XLA names it) first; else None."""
+    """The device's out-of-memory ``error`` in a few words, the memory asked for first; else None."""
     from jaxmlp.units import size
 
     text = str(error)

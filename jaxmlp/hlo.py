@@ -1,6 +1,4 @@
-"""Optimized HLO text (``compiled.as_text()``) in a canonical form, the same in any release for the same program
-(what it drops and renames: the docs' questions/releases page), its fingerprint and its operations; an operation's
-name as every output shows it (`op_label`)."""
+"""Optimized HLO text in a canonical form (docs/questions/releases.md), its fingerprint and its operations."""
 
 from __future__ import annotations
 
@@ -38,8 +36,7 @@ def canonical(text: str) -> str:
 
 
 def canonical_names(text: str) -> dict[str, str]:
-    """Each instruction's (and computation's) name in ``text`` -> its name in the canonical form: how a profiler's
-    operation (named ``fusion.3`` in one release, ``fusion.7`` in another) is matched across releases."""
+    """Each instruction's and computation's name in ``text`` -> its canonical name, matched across releases."""
     return _canonical(text)[1]
 
 
@@ -71,8 +68,7 @@ def fingerprint(text: str) -> str:
 
 
 _ANNOTATIONS = ("backend_config", "frontend_attributes", "control-predecessors", "statistics")
-"""What an instruction carries beside what it computes: the backend's notes (a loop's ``known_trip_count``), the
-frontend's attributes, the scheduler's edges; `instruction_fingerprint` leaves them out (metadata: `canonical`)."""
+"""What an instruction carries beside what it computes, which `instruction_fingerprint` leaves out."""
 _INDEX_COMMENT = re.compile(r"/\*index=\d+\*/")
 _ARRAY_TYPE = r"[a-z][a-z0-9]*\[[^\]]*\](?:\{[^{}]*\})?"
 _TUPLE_TYPE = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
@@ -82,8 +78,7 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def _value_end(text: str, start: int) -> int:
-    """Where an attribute's value that starts at ``start`` ends: a braced value (quoted strings in it may hold
-    braces), a quoted string, or a bare word."""
+    """Where an attribute's value that starts at ``start`` ends."""
     if text.startswith('"', start):
         quoted = _QUOTED.match(text, start)
         return quoted.end() if quoted else len(text)
@@ -112,11 +107,7 @@ def _without_annotations(line: str) -> str:
 
 
 def instruction_fingerprint(text: str) -> str:
-    """A short hash of what the program computes: each instruction by its opcode, shape, attributes and what its
-    operands compute (not their names or the order the instructions are printed in), without metadata or
-    annotations (`_ANNOTATIONS`: a loop's trip count, the frontend's attributes) or the operands' types (some
-    releases print them, others do not). Equal for two programs whose instructions are the same, only reordered,
-    renamed or annotated otherwise."""
+    """A short hash of what the program computes, blind to names, order, metadata, annotations and operand types."""
     computations: dict[str, str] = {}  # each computation read so far: its hash
     values: dict[str, str] = {}  # each instruction of the one being read: its hash
     body: list[str] = []
@@ -179,16 +170,14 @@ _NUMBERED = re.compile(r"^(.+?)(?:\.\d+)+$")
 
 
 def op_name(name: str) -> str:
-    """An operation's short name: ``run.1`` for a profiler event named by its whole instruction
-    (``%run.1 = (f32[784,512]{1,0}, ...) custom-call(...), custom_call_target=...``), else the name itself."""
+    """An operation's short name: ``run.1`` for an event named by its whole instruction, else the name itself."""
     text = name.strip().removeprefix("ROOT ").lstrip()
     left, eq, _ = text.partition(" = ")
     return left.removeprefix("%") if eq and text.startswith("%") else name.strip()
 
 
 def op_category(name: str) -> str:
-    """An operation's kind where nothing better is known: the opcode of a whole instruction (``custom-call``), else
-    the short name without its numbers (``fusion.12`` → ``fusion``)."""
+    """An operation's kind where nothing better is known: an opcode, else the name without numbers."""
     text = name.strip()
     opcode = _opcode(text if text.startswith(("%", "ROOT")) else "")
     if opcode is not None:
@@ -199,7 +188,6 @@ def op_category(name: str) -> str:
 
 
 def op_label(name: str, category: object = None) -> str:
-    """How every output names an operation: its short name and category, ``run.1 (custom-call)``; the category
-    given (xprof's, where known), else `op_category`."""
+    """How every output names an operation, ``run.1 (custom-call)``, the category given or `op_category`."""
     given = category if isinstance(category, str) and category.strip() else op_category(name)
     return f"{op_name(name)} ({given})"

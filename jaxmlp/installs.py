@@ -1,6 +1,4 @@
-"""What a host's package index offers of jaxmlp's requirements (a TPU host's may lack some): those it may lack
-(`MAY_LACK`) looked for with pip itself, the rest installed, and one line naming what is missing and what is skipped
-for it. Plain Python (the noxfile imports it)."""
+"""What a host's package index offers of jaxmlp's requirements, and one line naming what is missing. Plain Python."""
 
 from __future__ import annotations
 
@@ -29,9 +27,8 @@ MAY_LACK: Mapping[str, tuple[str, str]] = MappingProxyType(
 """The requirements a JAX host's index may not have: pip name → (the module it installs, what runs without it)."""
 
 TUTORIAL = "tutorial"
-"""The extra (pyproject.toml) that adds the tutorial's packages to the light install: torch and torchvision (the
-DataLoader, the PyTorch rungs), grain, the benchmark suite's pytest-benchmark and TensorBoard's profile. The light
-install (`pip install jaxmlp`) has what `track`, the sweeps, `compare`, `summary` and `report` need."""
+"""The extra that adds the tutorial's packages (torch, torchvision, grain, pytest-benchmark, TensorBoard's profile) to
+the light install, which `track`, the sweeps, `compare`, `summary` and `report` need alone."""
 
 TUTORIAL_MODULES = frozenset(
     {"torch", "torchvision", "grain", "pytest_benchmark", "tensorboard", "tensorboard_plugin_profile", "xprof"}
@@ -40,8 +37,7 @@ TUTORIAL_MODULES = frozenset(
 
 
 def tutorial_line(module: str | None) -> str | None:
-    """The one line for a command that needs ``module`` (a `ModuleNotFoundError`'s name) where only the light install
-    is: which package it needs and the install line; None for a module the extra does not install."""
+    """The one line for a command that needs ``module`` from the tutorial extra; None where it is not the extra's."""
     root = (module or "").split(".")[0]
     if root not in TUTORIAL_MODULES:
         return None
@@ -49,24 +45,16 @@ def tutorial_line(module: str | None) -> str | None:
 
 
 HELD: Mapping[str, str] = MappingProxyType({"ml_dtypes": "0.7"})
-"""Packages held below a release wherever jaxmlp installs JAX (`nox -s tests`, every release environment of a
-sweep): name → the first release not taken. ml_dtypes 0.7.0 takes about 1 s of CPU to import on a 2-core machine (its
-extension module's start; 0.6.0: 0.01 s), in every process that imports jax; every jax from 0.4.30 accepts 0.6
-(docs/questions/releases.md: the environments)."""
+"""Packages held below a release wherever jaxmlp installs JAX (docs/questions/releases.md)."""
 
 
 TEST_JAX_CACHE: Mapping[str, str] = MappingProxyType(
     {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
 )
-"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of a test run kept on disk (tests/conftest.py's session, the
-benchmarks' smoke run of `nox -s tests`), so that its many processes compile a program once; what is tested never
-depends on a compile's time, and the smoke run times nothing."""
+"""With ``JAX_COMPILATION_CACHE_DIR``: every compile of a test run kept on disk, so each compiles once."""
 
 TEST_WAITING: Mapping[str, str] = MappingProxyType({"OMP_WAIT_POLICY": "PASSIVE"})
-"""torch's OpenMP threads sleep while they wait in a test run (the same two), as they do on a machine whose cores are
-all busy, instead of spinning: both pytest workers and the processes they start share the cores, and a torch epoch's
-threads that spin waiting for one another took 20 times the CPU (27.7 s against 1.2 s for 128 steps on a loaded
-2-core machine); nothing a test checks is a time of torch's."""
+"""torch's OpenMP threads sleep while they wait in a test run instead of spinning (docs/getting-started.md)."""
 
 
 def held() -> list[str]:
@@ -103,8 +91,7 @@ def absent_modules(python: str, modules: Sequence[str]) -> set[str]:
 
 
 def offered(python: str, requirement: str, pip_args: Sequence[str] = ()) -> bool:
-    """Whether pip, as configured (``PIP_INDEX_URL``, ``pip_args``), finds a distribution of ``requirement`` for
-    ``python``: a dry run of installing it alone."""
+    """Whether pip as configured finds a distribution of ``requirement`` for ``python`` (a dry run)."""
     command = [python, "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed", "-q"]
     try:
         done = subprocess.run([*command, *pip_args, requirement], capture_output=True, text=True, timeout=PROBE_SECONDS)
@@ -120,8 +107,7 @@ def lacking(
     may_lack: Mapping[str, tuple[str, str]] = MAY_LACK,
     look: bool = True,
 ) -> list[str]:
-    """The requirements of ``wanted`` named in ``may_lack`` that ``python`` can neither import nor install from its
-    index (``look``: False, installing nothing: those it cannot import), by their names."""
+    """Those of ``wanted`` in ``may_lack`` that ``python`` can neither import nor install (``look`` False: import)."""
     candidates = [r for r in wanted if name_of(r) in may_lack]
     absent = absent_modules(python, [may_lack[name_of(r)][0] for r in candidates])
     missing = [r for r in candidates if may_lack[name_of(r)][0] in absent]

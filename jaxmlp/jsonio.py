@@ -1,5 +1,4 @@
-"""How jaxmlp's JSON holds numbers and plain records: NaN (a figure that could not be had) as null, read back as
-NaN; a frozen dataclass as an object of its fields (`to_json`, `from_json`, `Plain`)."""
+"""How jaxmlp's JSON holds numbers and plain records: NaN as null, a frozen dataclass as an object of its fields."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def json_number(value: float) -> float | None:
 
 
 def to_json(record: Any) -> dict[str, Any]:
-    """A dataclass's fields in order as JSON: tuples as lists, mappings copied, NaN as null, a nested record by its
-    own ``to_json`` (else, a dataclass, field by field)."""
+    """A dataclass's fields in order as JSON: tuples as lists, NaN as null, nested records by their own ``to_json``."""
     return {f.name: _encode(getattr(record, f.name)) for f in dataclasses.fields(record)}
 
 
@@ -45,8 +43,7 @@ def _encode(value: Any) -> Any:
 
 
 def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
-    """A dataclass from its JSON form, each field made its annotated type again (null as NaN for a float); a field
-    missing, or null where it cannot be None, takes its default. Keys that are not fields are ignored."""
+    """A dataclass from its JSON form, each field its annotated type (a missing one its default); other keys ignored."""
     hints = _hints(cls)  # type: ignore[arg-type]
     given = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]

@@ -1,9 +1,6 @@
-"""The tutorial's MLP: pure functions over a list of ``(w, b)`` pairs, with the names and math of the JAX tutorial
-"Training a simple neural network, with PyTorch data loading" (jax and numpy only), and the same step in mixed precision
-(`sgd_update_bf16`).
-
-Shapes: an image is a flat ``(784,)`` float32 vector of unscaled pixels (0-255); a batch ``(B, 784)``; targets
-one-hot ``(B, 10)``; ``w`` ``(n_out, n_in)`` and ``b`` ``(n_out,)``."""
+"""The tutorial's MLP: pure functions over ``(w, b)`` pairs with the JAX tutorial's names and math, and the step in
+mixed precision. Shapes: an image ``(784,)`` float32 unscaled pixels, a batch ``(B, 784)``, targets one-hot ``(B, 10)``,
+``w`` ``(n_out, n_in)``, ``b`` ``(n_out,)``."""
 
 from __future__ import annotations
 
@@ -110,10 +107,7 @@ def count_params(params: Params) -> int:
 
 
 def step_flops(batch_size: int, sizes: Sequence[int] = LAYER_SIZES) -> int:
-    """The FLOPs of one SGD step's matrix products at ``batch_size`` (two a multiply-add), counted from the layers'
-    sizes: each layer's forward and weight-gradient products, and the input gradient of every layer but the first
-    (410,779,648 at batch 128 for 784-512-512-10). The elementwise work (biases, ReLU, softmax, the update) is not
-    counted: it is well under 1% of it and no matrix unit does it."""
+    """The FLOPs of one SGD step's matrix products at ``batch_size`` (two a multiply-add; docs/methods/floor.md)."""
     layers = list(zip(sizes[:-1], sizes[1:]))
     forward = sum(n_in * n_out for n_in, n_out in layers)
     input_gradients = sum(n_in * n_out for n_in, n_out in layers[1:])
@@ -121,15 +115,13 @@ def step_flops(batch_size: int, sizes: Sequence[int] = LAYER_SIZES) -> int:
 
 
 def epoch_flops(n_samples: int, batch_size: int, sizes: Sequence[int] = LAYER_SIZES) -> int:
-    """`step_flops` summed over an in-order epoch of ``n_samples`` in batches of ``batch_size`` (the last one
-    smaller where it does not divide): 192,552,960,000 for MNIST's 60,000 at batch 128."""
+    """`step_flops` summed over an in-order epoch of ``n_samples`` in batches of ``batch_size``."""
     full, rest = divmod(n_samples, batch_size)
     return full * step_flops(batch_size, sizes) + step_flops(rest, sizes)
 
 
 def max_relative_difference(a: object, b: object) -> float:
-    """Largest |a - b| over max |b|, leaf by leaf, for two pytrees of arrays (``b`` the reference): how tests,
-    benchmarks and the scaling worker say two computations gave the same params."""
+    """Largest |a - b| over max |b|, leaf by leaf, for two pytrees of arrays (``b`` the reference)."""
     import numpy as np
 
     return max(
@@ -154,9 +146,7 @@ def _product(a: Array, b: Array, dims: Any) -> Array:
 
 @jax.custom_vjp
 def dense_bf16(a: Array, w: Array) -> Array:
-    """``a @ w.T`` for bfloat16 ``a`` ``(B, n_in)`` and float32 ``w`` ``(n_out, n_in)``: bfloat16 operands, float32
-    accumulation and result, with a written-out gradient (`jax.custom_vjp`) whose products keep that form (why: the
-    docs' questions/precision page)."""
+    """``a @ w.T`` with bfloat16 operands and float32 results, its written-out gradient in the same form."""
     return _product(a, w.astype(BF16), _NT)
 
 
@@ -175,9 +165,7 @@ dense_bf16.defvjp(_dense_forward, _dense_backward)
 
 
 def batched_predict_bf16(params: Params, images: Array) -> Array:
-    """`batched_predict` in mixed precision: images ``(B, 784)`` (float32 or bfloat16: the pixels 0-255 are exact
-    in both) -> float32 log-probabilities ``(B, 10)``. Biases, ReLU and logsumexp in float32; each layer's output
-    rounded to bfloat16 as the next product's operand."""
+    """`batched_predict` in mixed precision: images ``(B, 784)`` -> float32 log-probabilities ``(B, 10)``."""
     activations = images.astype(BF16)
     for w, b in params[:-1]:
         activations = relu(dense_bf16(activations, w) + b).astype(BF16)
@@ -198,8 +186,7 @@ def sgd_update_bf16(params: Params, x: Array, y: Array, step_size: float = STEP_
 
 
 def batched_predict_bf16_casts(params: Params, images: Array) -> Array:
-    """`batched_predict_bf16` written plainly: the same bfloat16 operands and float32 products by casts around
-    ``jnp.dot``, differentiated by JAX's own transpose rules (the other form of the mixed-precision step)."""
+    """`batched_predict_bf16` written plainly, by casts around ``jnp.dot`` and JAX's transpose rules."""
     activations = images.astype(BF16)
     for w, b in params[:-1]:
         outputs = jnp.dot(activations, w.astype(BF16).T, preferred_element_type=jnp.float32) + b
@@ -222,12 +209,7 @@ BF16_STEPS: dict[str, Callable[[Params, Array, Array, float], Params]] = {
 """The two forms of the mixed-precision step: the written-out VJP and the plain casts (the same products)."""
 
 BF16_STEP_BY_BACKEND = {"cpu": "vjp", "tpu": "vjp"}
-"""The bf16 step each backend trains with: the faster form measured there (`bench/bench_epoch.py`'s
-``test_bf16_step``; the docs' precision page gives the figures). XLA:CPU computes the plain form's transposed
-products as float32 dots fed by converts; on a TPU v5e the written-out VJP was also the faster (4.04 against 4.22 ms
-an epoch, ``reports/bench-20261206T012031-tpu.json``), and the two tie in the scan epoch as it now runs (its last
-batch padded, unrolled 4: 3.90 against 3.91 ms, ``reports/kernel-forms-20261206T114025-tpu.jsonl``). A backend not
-measured takes `DEFAULT_BF16_STEP`."""
+"""The bf16 step each backend trains with, the faster measured there (docs/questions/precision.md)."""
 DEFAULT_BF16_STEP = "vjp"
 
 
@@ -239,9 +221,7 @@ def bf16_step_for(platform: str) -> str:
 def step_function(
     precision: str, bf16_step: str = DEFAULT_BF16_STEP
 ) -> Callable[[Params, Array, Array, float], Params]:
-    """The (unjitted) SGD step of a precision (`PRECISIONS`): ``f32`` and ``tf32`` the tutorial's `sgd_update`
-    (compiled under `precision_scope`: JAX's ``highest`` and ``tensorfloat32`` matmul precision), ``bf16`` the form
-    ``bf16_step`` of `BF16_STEPS`."""
+    """The (unjitted) SGD step of a precision: `sgd_update`, or for ``bf16`` the form ``bf16_step``."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}: choose one of {', '.join(PRECISIONS)}")
     if bf16_step not in BF16_STEPS:
@@ -250,20 +230,16 @@ def step_function(
 
 
 def data_dtype(precision: str) -> DTypeLike:
-    """The dtype a precision keeps its images in, cast once where the data is prepared: bfloat16 for ``bf16`` (the
-    unscaled pixels 0-255 are exact in it), else float32."""
+    """The dtype a precision keeps its images in: bfloat16 for ``bf16`` (exact for pixels), else float32."""
     return cast(DTypeLike, BF16 if precision == "bf16" else jnp.float32)
 
 
 def matmul_precision(precision: str) -> str | None:
-    """JAX's ``default_matmul_precision`` for a precision: ``highest`` for ``f32`` (float32 on every backend),
-    ``tensorfloat32`` for ``tf32``, None for ``bf16`` (its products set their own operand types)."""
+    """JAX's ``default_matmul_precision`` for a precision (None for ``bf16``: its products set their own)."""
     return {"f32": "highest", "tf32": "tensorfloat32"}.get(precision)
 
 
 def precision_scope(precision: str) -> contextlib.AbstractContextManager[Any]:
-    """Where a precision's programs are traced and compiled: under its `matmul_precision`, or (``bf16``) under the
-    caller's own setting. Every place that compiles a step of a precision enters it, so what runs, what a benchmark
-    checks against and what a sweep fingerprints are one program."""
+    """Where a precision's programs are traced and compiled, under its `matmul_precision`."""
     setting = matmul_precision(precision)
     return contextlib.nullcontext() if setting is None else jax.default_matmul_precision(setting)

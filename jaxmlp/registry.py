@@ -1,5 +1,4 @@
-"""One place for the names that several parts of jaxmlp must spell alike (benchmarks, tables, the CLI's choices, the
-sweep, ``noxfile.py``). Plain Python: importing it pulls in nothing else (the noxfile imports it)."""
+"""One place for the names that several parts of jaxmlp must spell alike. Plain Python: it imports nothing else."""
 
 from __future__ import annotations
 
@@ -23,20 +22,14 @@ PIPELINES = (
     "torch_compile",
     "torch_graph",
 )
-"""How batches reach the step (`jaxmlp.pipelines.epochs`): the tutorial's DataLoader (a sample at a time), the same
-DataLoader reading a batch at a time, Grain, Hugging Face datasets (an in-memory Arrow table), array slices, a
-prefetching thread, one ``lax.scan`` per epoch (on a GPU also with XLA's command buffers off, and with its loop in
-one), that scan data-parallel over every device (``jax.sharding``), the whole epoch as one Pallas kernel on a TPU or a
-GPU; and the same MLP and step in PyTorch over the same array slices, eager, through ``torch.compile``, and each step
-replayed from a CUDA graph."""
+"""How batches reach the step (`jaxmlp.pipelines.epochs`), a rung each: the DataLoader and its variants, array slices,
+the scan, the sharded scan, the Pallas kernel, the PyTorch peers (docs/questions/loaders.md)."""
 
 COMMAND_BUFFER_DEFAULT = ("FUSION", "CUBLAS", "CUBLASLT", "CUSTOM_CALL", "CUDNN")
-"""XLA:GPU's default command types (``--xla_gpu_enable_command_buffer``, `xla/debug_options_flags.cc`): the operations
-it records into command buffers (CUDA graphs) where at least ``xla_gpu_graph_min_graph_size`` (5) run in a row."""
+"""XLA:GPU's default command types: the operations it records into CUDA graphs where 5 or more run in a row."""
 
 COMMAND_BUFFER_NEWER = ("DYNAMIC_SLICE_COPY_FUSION",)
-"""Command types newer XLA releases add to their default (a batch's dynamic slice in a loop, as a copy): given where
-the release knows them (`jaxmlp.pipelines.array_epochs.known_command_types`), so that a loop of them can be recorded."""
+"""Command types newer XLA releases add to their default, given where the release knows them."""
 
 COMMAND_BUFFERS: Mapping[str, tuple[str, ...] | None] = MappingProxyType(
     {
@@ -45,10 +38,7 @@ COMMAND_BUFFERS: Mapping[str, tuple[str, ...] | None] = MappingProxyType(
         "scan_cb_loops": (*COMMAND_BUFFER_DEFAULT, *COMMAND_BUFFER_NEWER, "WHILE", "CONDITIONAL"),
     }
 )
-"""The ``scan`` epoch's command buffers on a GPU, per pipeline: XLA's own (None: no option given), none (every kernel
-launched from the host, each iteration of the loop), and the defaults with the loop itself (``WHILE``, with its
-``CONDITIONAL`` test) recorded: the epoch's 469 steps one CUDA graph (conditional nodes). XLA records a loop only
-where every operation of its body is of a type given; the types a release does not know are left out."""
+"""The ``scan`` epoch's command buffers on a GPU, per pipeline (docs/questions/accelerator.md)."""
 
 COMMAND_BUFFER_VARIANTS: Mapping[str, str] = MappingProxyType(
     {"scan": "default", "scan_cb_off": "off", "scan_cb_loops": "loops"}
@@ -66,8 +56,7 @@ PIPELINE_BACKENDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 """Pipelines that run on some JAX backends only (elsewhere refused in one line, a benchmark skipped saying why)."""
 
 TORCH_PIPELINES = ("torch", "torch_compile", "torch_graph")
-"""The pipelines that train in PyTorch rather than JAX (`jaxmlp.pipelines.torch_mlp`): XLA's profiler does not see
-their operations."""
+"""The pipelines that train in PyTorch, whose operations XLA's profiler does not see."""
 
 PROFILED_PIPELINES = tuple(p for p in PIPELINES if p not in TORCH_PIPELINES)
 """The pipelines `jaxmlp profile` traces (XLA's profiler: the JAX ones)."""
@@ -82,31 +71,22 @@ SCAN_LOOP = ("scan", "scan_cb_off", "scan_cb_loops", "sharded")
 """The pipelines whose steps are a `lax.scan`'s iterations: the empty scan's cost a step is theirs (the roofline)."""
 
 PARAMS_ON_CHIP = ("pallas",)
-"""The pipelines that keep the parameters on chip for the whole epoch (the Pallas kernel: in VMEM on a TPU, in the L2
-cache on a GPU): read and written through memory once an epoch, not once a step (the roofline)."""
+"""The pipelines that keep the parameters on chip for the whole epoch, moved once an epoch (the roofline)."""
 
 WORKER_PIPELINES = ("seed", "seed_batched", "grain")
 """The pipelines whose loader has worker processes (``--workers``)."""
 
 SLOW_PIPELINES = ("seed", "seed_batched")
-"""The tutorial's DataLoader rungs (torch's DataLoader, a sample or a batch at a time): seconds an epoch on any
-backend, every other rung milliseconds on an accelerator. A benchmark run may time them with fewer rounds than the rest
-(bench's ``--slow-rounds``); the accelerator check times them in a call of their own (`bench/accelerator/run.sh`)."""
+"""The tutorial's DataLoader rungs, seconds an epoch, which may be timed with fewer rounds or apart."""
 
 INPUT_VARIANTS = ("seed_batched", "grain", "hf", "prefetch")
-"""The pipelines that differ from the ladder's host-loop rungs (`seed`, `batched`) only in how batches reach the step
-(the tutorial's DataLoader a batch at a time, Grain, Hugging Face datasets, a prefetching thread): the loader
-question's, answered on the CPU."""
+"""The pipelines that differ from `seed` and `batched` only in how batches reach the step."""
 
 GPU_LADDER = tuple(p for p in PIPELINES if p not in INPUT_VARIANTS)
-"""The epoch ladder the accelerator check's first call measures on a GPU (`bench/accelerator/run.sh --backend gpu`):
-every pipeline but the `INPUT_VARIANTS` (the tutorial's epoch, the host loop, the scan with XLA's command buffers as
-they come, off, and with its loop, the sharded scan, the epoch as one Pallas kernel, and the PyTorch peers: eager,
-compiled, graph-captured). A rung added to `PIPELINES` is in that call."""
+"""The epoch ladder the accelerator check's first call measures on a GPU: every pipeline but the `INPUT_VARIANTS`."""
 
 GPU_ALL_PRECISIONS: tuple[str, ...] = ("scan", "pallas")
-"""The rungs of `GPU_LADDER` whose epochs that call measures in every precision (f32, tf32, bf16); the others in f32
-only (bench's ``--all-precisions``)."""
+"""The `GPU_LADDER` rungs measured in every precision; the others in f32 only."""
 
 LOADER_PIPELINES = (*WORKER_PIPELINES, "hf", "batched")
 """The pipelines whose input is measured alone (`bench_loader.py`): the loaders of the ladder, and array slicing."""
@@ -115,8 +95,7 @@ SWEEP_PIPELINES = ("batched", "scan")
 """The torch-free pipelines the jax/jaxlib version sweep measures (its environments have no torch)."""
 
 SWEEP_WORKLOADS = (*SWEEP_PIPELINES, "step")
-"""The sweep's built-in workloads (`jaxmlp.measure.workload`): an epoch of each sweep pipeline (one call = one
-epoch) and the jitted SGD step alone (one call = one step)."""
+"""The sweep's built-in workloads: an epoch of each sweep pipeline and the jitted SGD step alone."""
 
 SWEEP_VERSIONS = ("0.4.30", "0.5.3", "0.6.2", "0.8.3", "0.10.2")
 """The jax/jaxlib releases the version sweep measures by default (oldest to newest, all on Python 3.11)."""
@@ -143,10 +122,7 @@ PIPELINE_NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "grain": ("grain",),
     }
 )
-"""Pipelines that need a package a JAX-only machine (a TPU host) may lack: the modules they import (the tutorial's
-DataLoader reads MNIST through torchvision's dataset where installed, else through `jaxmlp.pipelines.data.IdxMNIST`,
-which yields the same samples). Installed by jaxmlp's tutorial extra, so the fix is `pip install 'jaxmlp[tutorial]'`;
-without them the pipeline is refused (a benchmark skipped) saying so, and the others run."""
+"""Pipelines that need a package a JAX-only machine may lack (``pip install 'jaxmlp[tutorial]'``)."""
 
 PIP_NAMES: Mapping[str, str] = MappingProxyType({"PIL": "pillow"})
 """The pip package of a module whose name differs from it."""
@@ -163,22 +139,18 @@ CPU_MODEL = "cpu_model"
 THRESHOLD = 0.05
 """The smallest change a comparison flags: the ratio of medians beyond 1 + THRESHOLD (`jaxmlp.stats.compare`)."""
 MEMORY_THRESHOLD = 0.10
-"""The smallest change in a benchmark's peak memory `jaxmlp compare` flags: new over baseline beyond
-1 + MEMORY_THRESHOLD (one peak a run: no samples to test, so a wider margin than time's)."""
+"""The smallest change in a peak memory `jaxmlp compare` flags (wider than time's: one peak a run)."""
 ALPHA = 0.01
 """The significance level a comparison flags at: one-sided Mann-Whitney p < ALPHA."""
 
 PEAK_SCOPE_BENCHMARK = "this benchmark (peak reset before it)"
 PEAK_SCOPE_PROCESS = "the process since it started (the peak could not be reset here)"
-"""What a benchmark's recorded peak resident set (``peak_rss_scope``) covers: its own run, or everything its process
-ran before it (`jaxmlp.measure.memory`); the findings attribute a peak to a benchmark only in the first case."""
+"""What a recorded peak resident set covers: its benchmark's own run, or all its process ran before."""
 
 CHANGE_THRESHOLD = 0.03
-"""The smallest change the change-point detector confirms (`jaxmlp.changepoints`): the ratio of medians between
-the segments either side of a candidate beyond 1 + CHANGE_THRESHOLD (a timeline pools many samples a side)."""
+"""The smallest change the change-point detector confirms, as a ratio of medians beyond 1 + it."""
 CHANGE_ALPHA = 0.001
-"""The significance level the change-point detector confirms at: one-sided Mann-Whitney p < CHANGE_ALPHA (a
-history is many comparisons: stricter than `ALPHA`)."""
+"""The significance level the change-point detector confirms at (stricter than `ALPHA`)."""
 
 BATCH_SIZE = 128
 """The tutorial's batch size: the default of every command, and the batch size the overview answers for first."""
@@ -192,21 +164,16 @@ N_TARGETS = 10
 """MNIST's classes."""
 
 PRECISIONS = ("f32", "bf16", "tf32")
-"""How the MLP's matrix products are computed (``--precision``): float32 on every backend (JAX's ``highest``: at
-its default a GPU would take TF32 passes, a TPU one bfloat16 pass; `jaxmlp.model.matmul_precision`); bfloat16
-operands with float32 accumulation, params and update in float32 (mixed precision, `jaxmlp.model.sgd_update_bf16`);
-TF32 tensor cores (GPUs only)."""
+"""How the MLP's matrix products are computed (``--precision``; docs/questions/precision.md)."""
 
 GPU_ONLY_PRECISIONS = ("tf32",)
 """The precisions only a GPU backend has (elsewhere, a one-line error)."""
 
 GEMM_LIBRARIES = ("xla", "torch", "numpy")
-"""The libraries whose matrix product the floor measures (`jaxmlp.measure.floor.gemm`): XLA through a jitted
-``jax.numpy.matmul``, ``torch.matmul``, ``numpy.matmul`` (its BLAS). XLA first: the floor every run has had."""
+"""The libraries whose matrix product the floor measures, XLA first (docs/methods/floor.md)."""
 
 GEMM_PRECISIONS = ("f32", "bf16", "tf32")
-"""The floor's precisions: float32, bfloat16 inputs with float32 accumulation (numpy has no bfloat16), TF32 passes
-(GPUs only: the benchmarks measure it only where a GPU backend is asked for)."""
+"""The floor's precisions: float32, bfloat16 inputs, TF32 passes (GPUs only)."""
 
 PARAMETERS = (
     "backend",
@@ -227,8 +194,7 @@ PARAMETERS = (
 
 @dataclass(frozen=True)
 class Benchmark:
-    """One benchmark: its id (the function's name, which results carry as ``test``), where it is defined, the
-    parameters it takes (a subset of `PARAMETERS`) and, for those with a ``variant`` parameter, its variants."""
+    """One benchmark: its id (results' ``test``), where it is defined, its parameters and its variants."""
 
     id: str
     source: str  # a bench/ module, or the jaxmlp module that writes it
@@ -275,14 +241,12 @@ RESULTS_FOLDER = Benchmark("test_results_folder", "bench_scale.py", ("variant",)
 TRACK_NOTHING_SECONDS = 30.0
 """The goal of a `jaxmlp track` call with nothing new: its one line within this many seconds (`bench_track.py`)."""
 TRACK_NEW_SECONDS = 15 * 60.0
-"""The goal of a `jaxmlp track` call with one new release, for the MLP epoch and two small workloads, its
-environments made from wheels included, on 2 cores (`bench/bench_track.py`)."""
+"""The goal of a `jaxmlp track` call with one new release, on 2 cores (`bench/bench_track.py`)."""
 
 BENCH = (UPDATE, PREDICT, LOADER, EPOCH, BF16_STEP, MATMUL, STEP_GEMMS, GEMM, BANDWIDTH, EMPTY_SCAN, RESULTS_FOLDER)
 
 STORE_FOLDER: Mapping[str, int] = MappingProxyType({"runs": 10_000, "sweeps": 200, "timelines": 50})
-"""A store that holds years: the generated folder (`bench/make_scale_folder.py`, `bench_scale.py` at ``--size full``)
-over which `jaxmlp summary` and `jaxmlp report` are held to the goals below, on 2 cores (a smaller folder is not)."""
+"""A store that holds years: the generated folder the summary's and report's goals are held over."""
 STORE_WARM_SECONDS: Mapping[str, float] = MappingProxyType({"summary": 20.0, "report": 60.0})
 """Each command over that folder read before (its index made): at most these seconds."""
 STORE_COLD_SECONDS = 300.0
@@ -297,8 +261,7 @@ SWEEP_STEADY = Benchmark("sweep_steady", "jaxmlp/results/schema/sweep.py", ("wor
 SWEEP_FIRST = Benchmark("sweep_first", "jaxmlp/results/schema/sweep.py", ("workload",))  # the first call
 SWEEP_COMPILE = Benchmark("sweep_compile", "jaxmlp/results/schema/sweep.py", ("workload",))  # the median compile
 SWEEP_PEAK_RSS = Benchmark("sweep_peak_rss", "jaxmlp/results/schema/sweep.py", ("workload",))
-"""Each worker process's own peak resident memory (bytes, not seconds: its samples are the process's
-``peak_rss_bytes``), a row per workload it measured."""
+"""Each worker process's own peak resident memory (bytes), a row per workload it measured."""
 
 _ONE_PROCESS = MappingProxyType({"processes": 1})  # scaling files before 2026-12-05 measured one process only
 SCALING_EPOCH = Benchmark(

@@ -1,6 +1,4 @@
-"""Stopping signals: Ctrl-C, SIGTERM and SIGHUP raise `Interrupted` in the main thread (`stop_on_signals`), the
-workers a library starts never hear them (`deaf_to_ctrl_c`), and a stop a library drops is raised again. The
-method: the docs' faults page."""
+"""Stopping signals: how a stop reaches the main thread, and never a library's workers (docs/faults.md)."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that stop a command: Ctrl-C, and those handled like it."""
 
 _STARTING: list[int] = []
-"""Signals that arrived while a child process was starting (`deaf_to_ctrl_c`) or stops were `held`, raised once
-that has ended."""
+"""Signals that arrived while a child was starting or stops were `held`, raised once that ends."""
 _STARTS = [0]  # how many starts and holds are under way (nested)
 
 _RAISED: dict[weakref.ref[Interrupted], int] = {}
@@ -80,9 +77,7 @@ def _quiet_when_lost(unraisable: Any) -> None:
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt) in the main thread, so that the same
-    cleanup runs (children stopped, temporary folders removed, samples kept); one that a library drops is raised
-    again, and still raised when the body ends first."""
+    """Ctrl-C, SIGTERM and SIGHUP raise `Interrupted` in the main thread; one a library drops is raised again."""
     before = {s: signal.signal(s, _raise) for s in STOPPING}
     sys.unraisablehook, hook = _quiet_when_lost, sys.unraisablehook
     with _LOCK:
@@ -105,8 +100,7 @@ def stop_on_signals() -> Iterator[None]:
 
 def resource_tracker_started() -> None:
     """multiprocessing's resource tracker started now, before `deaf_to_ctrl_c` (starting it unblocks the stopping
-    signals in the calling thread), quiet about the shared memory of killed workers it cleans up; where something
-    started it before (a `multiprocessing` queue), it stays as it was started."""
+    signals in the calling thread), quiet about killed workers."""
     from multiprocessing import resource_tracker
 
     quiet = "ignore:resource_tracker:UserWarning"  # the tracker is started with this interpreter's -W options
@@ -119,10 +113,8 @@ def resource_tracker_started() -> None:
 
 @contextlib.contextmanager
 def deaf_to_ctrl_c(signals: Collection[int] = (signal.SIGINT,)) -> Iterator[None]:
-    """Processes started inside never hear ``signals`` (blocked in this thread while they start, and a child keeps
-    its parent's blocked signals): the command that started them stops them. A stopping signal sent meanwhile is
-    raised once they have started (a second one at once), so that no child is left with its start data half
-    written. `multiprocessing` workers need `resource_tracker_started` first."""
+    """Processes started inside never hear ``signals``; one sent meanwhile is raised once they have started.
+    `multiprocessing` workers need `resource_tracker_started` first."""
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set(signals))
     _STARTS[0] += 1  # and a stopping signal that reaches another thread waits for the start (`_raise`)
     try:

@@ -1,8 +1,4 @@
-"""Numbers in human units, one format for each quantity everywhere (the terminal, the report, progress lines).
-
-Three significant digits, never scientific notation: ``1.07 s``, ``236 µs``, ``×1.23``, ``12.5%``,
-``266 GFLOP/s``, ``12.3 MiB``. A missing or NaN value is ``-`` everywhere.
-"""
+"""Numbers in human units, three significant digits, one format each everywhere; missing or NaN is ``-``."""
 
 from __future__ import annotations
 
@@ -77,8 +73,7 @@ def count(n: float, thing: str, things: str | None = None) -> str:
 
 
 def span(values: Iterable[float]) -> str:
-    """The range of some counts, said once where its ends are one: ``27``, ``8 to 27``; ``no`` where there are none
-    (``no processes a release``)."""
+    """The range of some counts (``27``, ``8 to 27``); ``no`` where there are none."""
     found = sorted(set(float(v) for v in values))
     shown = [str(int(v)) if v.is_integer() else f"{v:g}" for v in found]
     return "no" if not shown else shown[0] if len(shown) == 1 else f"{shown[0]} to {shown[-1]}"

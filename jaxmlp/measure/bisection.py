@@ -1,6 +1,4 @@
-"""Bisection across releases: which release brought the change between two that differ? Pure logic over a
-``measure(releases) -> {release: samples}`` function (so a fake measurement with a known change point checks it); the
-method: the docs' questions/releases page."""
+"""Bisection, pure over a ``measure(releases) -> {release: samples}`` function (docs/questions/releases.md)."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ class Step:
 
 @dataclass(frozen=True)
 class BisectProbe(Plain):
-    """One probe: the releases measured together (the ends and their midpoint), each one's median, the
-    comparison of each neighbour pair and of the ends, and what the probe decided."""
+    """One probe: the ends and their midpoint, each one's median, each neighbour pair compared, and what it decided."""
 
     number: int
     releases: tuple[str, ...]
@@ -48,11 +45,8 @@ class BisectProbe(Plain):
 
 @dataclass(frozen=True)
 class Bisection(Plain):
-    """Where a bisection ended: ``found`` (``first`` is the first release flagged against ``after``, by
-    ``comparison``), ``fails`` (``first`` is the first release that fails, ``failure`` its line, ``after`` the last
-    that runs; ``checked``: each release probed for it, `RUNS` or its failure), ``no change`` between the ends,
-    ``results differ`` (a probe's releases computed different values: not compared on time; ``reason`` names them)
-    or ``inconclusive`` (``reason`` says why)."""
+    """Where a bisection ended: ``found``, ``fails`` (``first`` fails, ``after`` the last that runs), ``no change``,
+    ``results differ`` or ``inconclusive`` (``reason`` says why)."""
 
     candidates: tuple[str, ...]  # the good end, the releases between, the bad end
     status: str
@@ -93,14 +87,12 @@ class Bisection(Plain):
 
 
 def expected_releases(k: int) -> int:
-    """How many releases a bisection over ``k`` releases between the ends measures when every probe is
-    conclusive: both ends, then one midpoint a probe."""
+    """How many releases a bisection over ``k`` releases between the ends measures when every probe is conclusive."""
     return 2 + math.ceil(math.log2(k + 1)) if k else 2
 
 
 def no_change_line(good: str, bad: str, c: Comparison) -> str:
-    """What a bisection whose ends agree answers: no change found, the ends' verdict in its words (the same, or
-    inconclusive and what would settle it: `verdict_line`), and why that does not mean none in between."""
+    """What a bisection whose ends agree answers: no change found, the ends' verdict, and why none between is shown."""
     return (
         f"no change found between {good} and {bad} ({bad} against {good}: {verdict_line(c)}): "
         "nothing to bisect. Bisection assumes a monotone history: a release that got slower and was fixed before "
@@ -153,8 +145,8 @@ class ReleasesFailed(Exception):
 
 
 class ResultsDiffer(Exception):
-    """Raised by a bisection's ``measure``: releases of the probe whose values of ``workload`` differ (``pairs``:
-    (baseline, release) -> why), so that no verdict on time is given there."""
+    """Raised by a bisection's ``measure`` where releases'
+    values of ``workload`` differ (``pairs``: why): no verdict."""
 
     def __init__(self, workload: str, pairs: Mapping[tuple[str, str], str]) -> None:
         said = "; ".join(f"{b} on {workload}: {why}" for (_, b), why in pairs.items())
@@ -168,9 +160,8 @@ class ResultsDiffer(Exception):
 def first_failing(
     candidates: Sequence[str], ran: str, failed: str, failure: str, fails: Callable[[str], str]
 ) -> tuple[str, str, str, dict[str, str]]:
-    """The first release between ``ran`` (it runs) and ``failed`` (it fails with ``failure``) that fails, by
-    midpoints (``fails``: a release's failure, "" where it runs): (it, the last that runs, its failure, each
-    release checked)."""
+    """The first release between ``ran`` and ``failed`` that
+    fails, by midpoints, the last that runs and each checked."""
     lo, hi = candidates.index(ran), candidates.index(failed)
     checked = {ran: RUNS, failed: failure}
     while hi - lo > 1:
@@ -183,8 +174,7 @@ def first_failing(
 
 @dataclass(frozen=True)
 class _Judged:
-    """What one probe decided: its line, and either the half it keeps (``left``) or how the bisection ends
-    (``status``, ``reason``, the ``step`` found)."""
+    """What one probe decided: its line, and the half it keeps (``left``) or how the bisection ends."""
 
     decision: str
     left: bool = False
@@ -225,8 +215,7 @@ def _adjacent(ends: Step, direction: str) -> _Judged:
 
 
 def _halves(steps: tuple[Step, ...], direction: str, number: int, last: tuple[bool, bool]) -> _Judged:
-    """A probe of the ends and their midpoint: the half that holds the change (found where that half is two
-    neighbouring releases: ``last``, for each half), or inconclusive where both or neither do."""
+    """A probe of the ends and midpoint: the half that holds the change, or inconclusive where both or neither do."""
     word, (left, right) = WORDS[direction], steps
     in_left, in_right = (s.comparison.verdict == direction for s in steps)
     if in_left == in_right:
@@ -245,9 +234,7 @@ def _halves(steps: tuple[Step, ...], direction: str, number: int, last: tuple[bo
 def _failing(
     candidates: Sequence[str], names: Sequence[str], e: ReleasesFailed, fails: Callable[[str], str] | None
 ) -> tuple[str, str, str, dict[str, str]] | None:
-    """Where a probe's releases failed: the first release that fails, searched for from the probe's last release
-    that runs before it (`first_failing`), with every release checked; None where none of the probe is known to run
-    (or there is no ``fails``)."""
+    """Where a probe's releases failed, by `first_failing`; None where none of the probe is known to run."""
     failed = next((n for n in names if n in e.failed), None)
     ran = [n for n in names[: names.index(failed)] if n not in e.failed] if failed else []
     if fails is None or failed is None or not ran:
@@ -264,11 +251,8 @@ def bisect(
     progress: Callable[[BisectProbe], None] | None = None,
     fails: Callable[[str], str] | None = None,
 ) -> Bisection:
-    """Bisect ``candidates`` (the good end first, the bad end last, the releases between in order). Where a probe's
-    releases fail (``measure`` raises `ReleasesFailed`), the first release that fails is searched for with ``fails``
-    instead (a release's failure, "" where it runs), from the probe's last release that runs before its first that
-    fails. Where a probe's releases computed different values (``measure`` raises `ResultsDiffer`), the bisection
-    ends there, ``results differ``, with no verdict on time."""
+    """Bisect ``candidates`` (the good end first, the bad end last); releases that fail (`ReleasesFailed`) are searched
+    with ``fails``, and releases whose values differ (`ResultsDiffer`) end it as ``results differ``."""
     if len(candidates) < 2:
         raise ValueError("a bisection needs two different releases")
     lo, hi = 0, len(candidates) - 1

@@ -1,5 +1,4 @@
-"""This machine's two ceilings, for the roofline: the FLOP rate (`jaxmlp.measure.floor.gemm`) and the memory
-bandwidth of STREAM-like kernels in XLA and numpy (how bytes are counted: the docs' questions/floor page)."""
+"""This machine's two ceilings for the roofline: the FLOP rate and the memory bandwidth (docs/questions/floor.md)."""
 
 from __future__ import annotations
 
@@ -27,14 +26,11 @@ def flop_ceiling(device: Any, sizes: Sequence[int] = MATMUL_SIZES, repeats: int 
 
 
 STREAM_KERNELS = ("scale", "triad")
-"""XLA's STREAM kernels: scale ``b = s * c`` (2 arrays moved) and triad ``a = b + s * c`` (3); a plain copy is no
-kernel in XLA (it aliases or elides it)."""
+"""XLA's STREAM kernels, scale (2 arrays moved) and triad (3); a plain copy is no kernel in XLA."""
 
 
 def xla_stream(kernel: str, device: Any, n: int = STREAM_ELEMENTS) -> tuple[Callable[[int], Any], int]:
-    """``(run, bytes)``: ``run(k)`` calls ``kernel`` (`STREAM_KERNELS`) over float32 arrays of ``n`` elements on
-    ``device`` k times, dispatched back to back with one wait (`floor.dispatched`: an accelerator's rate, not the
-    host's round trip); ``bytes`` is what one call must read and write."""
+    """``(run, bytes)``: ``run(k)`` calls ``kernel`` on ``device`` k times, one wait; ``bytes``: one call's traffic."""
     import jax
 
     rng = np.random.default_rng(0)
@@ -54,8 +50,7 @@ def stream_bytes_per_second(run: Callable[[int], Any], nbytes: int, device: Any,
 
 
 def empty_scan(steps: int, device: Any) -> tuple[Callable[[int], Any], Any]:
-    """``(run, compiled)``: an empty `lax.scan` of ``steps`` iterations on ``device`` (a float32 scalar carried, one
-    element of its input added each step: a loop XLA can neither drop nor fold), ``run(k)`` as `xla_stream`'s."""
+    """``(run, compiled)``: an empty `lax.scan` of ``steps`` iterations that XLA can neither drop nor fold."""
     import jax
     import jax.numpy as jnp
 

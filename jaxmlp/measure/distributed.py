@@ -1,5 +1,4 @@
-"""Several processes training one ``sharded`` run, joined by `jax.distributed`: started on this host (127.0.0.1) by
-`launch` (``jaxmlp train``) or `run_joined` (the scaling's workers), or by a cluster's own launcher (`CLUSTERS`)."""
+"""Several processes training one ``sharded`` run joined by `jax.distributed`, started here or by a cluster."""
 
 from __future__ import annotations
 
@@ -37,14 +36,12 @@ CLUSTERS = (
     ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_SIZE"),
     ("SLURM", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_STEP_ID"),  # under srun (a step), not merely inside sbatch
 )
-"""Cluster launchers `jax.distributed.initialize()` detects by itself: name, rank and size variables, and the one
-that says this process was started by it."""
+"""Cluster launchers `jax.distributed.initialize()` detects by itself, and the variables of each."""
 OWN = "jaxmlp"  # `launch` (the JAXMLP_* variables, set by it or by hand on hosts without a scheduler)
 
 
 def alone(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without what says a process is one of several (ours, and each `CLUSTERS` marker): a child that runs
-    by itself under mpirun/srun."""
+    """``env`` without what says a process is one of several: a child that runs by itself under mpirun/srun."""
     return {k: v for k, v in env.items() if k not in (COORDINATOR, *(marker for *_, marker in CLUSTERS))}
 
 
@@ -59,8 +56,7 @@ def launcher() -> str | None:
 
 
 def rank() -> tuple[int, int] | None:
-    """(this process's id, the number of processes) when `launch` or a cluster launcher (`CLUSTERS`) started this
-    process among others, else None."""
+    """(this process's id, the number of processes) where started among others, else None."""
     if COORDINATOR in os.environ:
         return int(os.environ[PROCESS_ID]), int(os.environ[NUM_PROCESSES])
     found = launcher()
@@ -71,9 +67,8 @@ def rank() -> tuple[int, int] | None:
 
 
 def initialize() -> tuple[int, int] | None:
-    """Join the run this process is part of (before anything else uses JAX): `launch`'s, on the coordinator its
-    variables name, or a cluster launcher's, found by `jax.distributed`'s own detection; returns `rank`, or None
-    when alone. A coordinator that cannot be reached within `START_SECONDS` is one line, not a hang."""
+    """Join the run this process is part of (`launch`'s or a cluster launcher's) before anything else uses JAX; returns
+    `rank`, or None when alone. An unreachable coordinator is one line after `START_SECONDS`."""
     joined = rank()
     if joined is None:
         return None
@@ -100,8 +95,7 @@ def initialize() -> tuple[int, int] | None:
 
 
 def processes() -> dict[str, Any]:
-    """This run's processes, for the results' metadata: the launcher, the count, this one's id, the ids that joined
-    the global mesh and its device count (after `initialize`)."""
+    """This run's processes for the results' metadata: launcher, count, id, the mesh's processes and devices."""
     import jax
 
     return {
@@ -116,8 +110,7 @@ def processes() -> dict[str, Any]:
 def rank_environment(
     process: int, processes: int, coordinator: str, base: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment of `launch`'s process ``process`` of ``processes``: ``base`` (else this process's), told
-    where the coordinator is and which process it is."""
+    """The environment of `launch`'s process ``process`` of ``processes``: ``base`` with its coordinator and id."""
     return {
         **(os.environ if base is None else base),
         COORDINATOR: coordinator,
@@ -157,9 +150,8 @@ def launch(argv: Sequence[str], processes: int, timeout: float, poll_seconds: fl
 def run_joined(
     argv: Sequence[str], environments: Sequence[Mapping[str, str]], timeout: float, name: str, poll_seconds: float = 0.2
 ) -> str:
-    """Run ``argv`` as one process per environment of ``environments``, joined on 127.0.0.1, all stopped after
-    ``timeout`` seconds; what process 0 printed once all exit 0. A failure stops the others: a `JaxmlpError`
-    beginning with ``name``."""
+    """Run ``argv`` as one process per environment, joined on 127.0.0.1 and stopped after ``timeout`` seconds; returns
+    what process 0 printed. A failure stops the others: a `JaxmlpError` beginning with ``name``."""
     processes = len(environments)
     coordinator = f"127.0.0.1:{free_port()}"
     with contextlib.ExitStack() as stack:
@@ -212,15 +204,12 @@ JOBS = {
     "Open MPI": (("OMPI_MCA_ess_base_jobid",), ("PMIX_NAMESPACE",)),
     "SLURM": (("SLURM_JOB_ID", "SLURM_STEP_ID"),),
 }
-"""Each cluster launcher's variables whose values the ranks of one launch share, the first set in full wins (Open
-MPI's job, else its PMIx namespace; Slurm's job and step): only the launcher's own, so that mpirun inside sbatch
-gives every rank one name."""
+"""Each cluster launcher's variables that one launch's ranks share, the first set in full wins."""
 
 
 @dataclass(frozen=True)
 class Ranks:
-    """This process's place among the ranks of a cluster launcher (`CLUSTERS`): its rank, how many
-    there are, its node (host) and what the ranks of this launch share (``job``)."""
+    """This process's place among a cluster launcher's ranks: its rank, their count, its node and ``job``."""
 
     rank: int
     size: int

@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 
 
 def select_device(backend: str | None) -> jax.Device:
-    """This process's first device of ``backend`` ("cpu", "gpu", "tpu"), or of JAX's default backend when None (in a
-    `jax.distributed` run, the first device this process owns)."""
+    """This process's first device of ``backend``, or of JAX's default backend when None."""
     import jax
 
     from jaxmlp import compat
@@ -78,8 +77,7 @@ def cpu_model() -> str:
 
 @functools.cache
 def git_commit() -> str | None:
-    """The jaxmlp checkout's commit (``+dirty`` when it has uncommitted changes), if it is one; else
-    ``$JAXMLP_COMMIT``, which a copy of a commit's files (``git archive``, sent to a device machine) sets."""
+    """The jaxmlp checkout's commit (``+dirty`` where changed), else ``$JAXMLP_COMMIT`` (set by a copy of its files)."""
     here = Path(__file__).resolve().parent
     if not (here.parent / ".git").exists() and os.environ.get("JAXMLP_COMMIT"):
         return os.environ["JAXMLP_COMMIT"]
@@ -109,9 +107,7 @@ def machine_name() -> str | None:
 
 
 def machine_facts() -> dict[str, Any]:
-    """This machine as every result records it (`jaxmlp.results.schema.machines.MACHINE`): the CPU model, the cores this
-    process may use, the name `MACHINE_NAME` gives (None where unset), and the accelerator JAX sees by default (its
-    backend and device kind; ``cpu`` and None where it has none): the same in every file this host writes."""
+    """This machine as every result records it: CPU model, usable cores, `MACHINE_NAME` (None: unset), accelerator."""
     import jax
 
     device = jax.devices()[0]  # the default backend's: the accelerator this host has, else its CPU

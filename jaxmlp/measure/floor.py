@@ -1,6 +1,4 @@
-"""What the hardware can do: the rate of a matrix product in each library (`gemm`, `floor_rates`, `best_floor`) and
-the update step's own products (`step_gemms`); an epoch's floor is its FLOPs at the best rate (the method: the docs'
-methods/floor page)."""
+"""What the hardware can do: the rate of a matrix product in each library and the step's own (docs/methods/floor.md)."""
 
 from __future__ import annotations
 
@@ -24,24 +22,16 @@ SQUARE: Shape = (2048, 2048, 2048)
 """The big square product whose float32 rate turns an epoch's FLOPs into its floor."""
 
 ROUND_SECONDS = 0.02
-"""How long one timed round of a product's calls lasts at least (`calls_per_round`): a small or fast product is
-called again and again in a round, dispatched back to back with one wait at the end, so a round is milliseconds
-long (not the microseconds a clock cannot split) and, on a GPU or a TPU, the device's rate is not the host's
-round trip (a 2048^3 product there lasts well under a millisecond; pyperf calibrates its loops the same way)."""
+"""How long one timed round of a product's calls lasts at least (`calls_per_round`; docs/methods/floor.md)."""
 
 PEAK_SQUARES = (4096, 8192)
-"""Larger square products an accelerator's floor also measures: its rate keeps rising past 2048^3 until the
-products saturate the chip (a TPU v5e's bf16 rate: 125 TFLOP/s at 2048^3, 186 at 4096^3, 177 at 8192^3 in
-``reports/bench-20261206T012031-tpu.json``), so the
-floor at a precision is the best of these sizes, not the 2048^3 alone. A CPU's 2048^3 saturates its cores."""
+"""Larger square products an accelerator's floor also measures (docs/results/accelerator.md)."""
 
 HELD_BYTES = 2**31
 """At most how many bytes of results one round keeps until its wait (`calls_per_round`)."""
 
 REPEAT_SECONDS = 30.0
-"""A product's timed rounds stop once they have lasted this long together, after `MIN_REPEATS` at least
-(`median_seconds`): the repeats asked for are the most that are timed, so that a product far slower than expected
-costs three rounds, not ten."""
+"""A product's timed rounds stop once they have lasted this long together, after `MIN_REPEATS` at least."""
 MIN_REPEATS = 3
 """The fewest timed rounds a median is taken of."""
 
@@ -50,8 +40,7 @@ MIN_REPEATS = 3
 
 
 def gemm_shapes(batch_size: int = registry.BATCH_SIZE, sizes: Sequence[int] = LAYER_SIZES) -> list[Shape]:
-    """The floor's products: `SQUARE`, then each layer's forward product at ``batch_size`` (``128 x 784 @ 784 x
-    512``, ...)."""
+    """The floor's products: `SQUARE`, then each layer's forward product at ``batch_size``."""
     return [SQUARE, *((batch_size, n_in, n_out) for n_in, n_out in zip(sizes[:-1], sizes[1:]))]
 
 
@@ -103,8 +92,8 @@ def _torch_has_cpu_bf16(torch: Any) -> bool:
 
 
 class Gemm(NamedTuple):
-    """One product ready to time: ``run(n)`` computes it ``n`` times back to back with one wait and returns the last
-    result; ``to_numpy`` and the float64 inputs ``lhs``/``rhs`` check it against a reference product."""
+    """One product ready to time: ``run(n)`` computes it ``n``
+    times, one wait; ``to_numpy``, ``lhs``, ``rhs`` check it."""
 
     library: str
     precision: str
@@ -182,8 +171,7 @@ def _torch(
 
 
 def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm:
-    """``shape``'s product in ``library`` (`registry.GEMM_LIBRARIES`) and ``precision`` (`registry.GEMM_PRECISIONS`)
-    on ``device``'s platform, compiled where the library compiles; ask `unavailable` first."""
+    """``shape``'s product in ``library`` and ``precision`` on ``device``'s platform; ask `unavailable` first."""
     why = unavailable(library, precision, device.platform)
     if why is not None:
         raise ValueError(why)
@@ -205,9 +193,7 @@ def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm
 
 
 def median_seconds(call: Callable[[], Any], repeats: int, budget: float = REPEAT_SECONDS) -> float:
-    """The median of ``repeats`` timed calls of ``call`` (which returns once its work is done: a JAX call ends in
-    ``block_until_ready``), after one untimed call (compile, warm-up, the pages faulted in); fewer once the timed
-    calls have lasted ``budget`` seconds, `MIN_REPEATS` at least (or ``repeats`` where fewer are asked)."""
+    """The median of ``repeats`` timed calls after one untimed call; fewer once they have lasted ``budget`` seconds."""
     call()
     times: list[float] = []
     while len(times) < max(1, repeats):
@@ -220,8 +206,7 @@ def median_seconds(call: Callable[[], Any], repeats: int, budget: float = REPEAT
 
 
 def held_bytes(device: jax.Device) -> int:
-    """How many bytes of results a round may hold on ``device``: `HELD_BYTES`, or less where the device says how
-    much memory it has free (a GPU's or a TPU's ``memory_stats``): a quarter of that."""
+    """How many bytes of results a round may hold on ``device``: `HELD_BYTES`, or a quarter of its free memory."""
     stats = compat.device_memory_stats(device)  # None on the CPU
     if stats and "bytes_limit" in stats:
         free = int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
@@ -230,9 +215,7 @@ def held_bytes(device: jax.Device) -> int:
 
 
 def calls_per_round(run: Callable[[int], Any], result_bytes: int, held: int = HELD_BYTES) -> int:
-    """How many calls one timed round of ``run(n)`` (`Gemm.run`: n calls dispatched back to back, one wait) holds:
-    the fewest, doubling from 1, whose round lasts `ROUND_SECONDS` (1 for a CPU's 2048^3), at most what ``held``
-    bytes of results (``result_bytes`` a call; `held_bytes`) allow."""
+    """How many calls one timed round holds: doubling until it lasts `ROUND_SECONDS`, within ``held`` bytes."""
     most = max(1, held // result_bytes)
     run(1)  # compiled and warm
     calls = 1
@@ -246,8 +229,7 @@ def calls_per_round(run: Callable[[int], Any], result_bytes: int, held: int = HE
 
 
 def per_call(run: Callable[[int], Any], calls: int) -> Callable[[], Any]:
-    """A timer target that runs a round of ``calls`` products (``run(calls)``) every ``calls``-th invocation and
-    nothing otherwise, so a timer that divides by ``calls`` stores one product's share of its round."""
+    """A timer target that runs a round of ``calls`` products every ``calls``-th invocation, so each is one's share."""
     count = itertools.count(1)
 
     def target() -> Any:
@@ -257,8 +239,7 @@ def per_call(run: Callable[[int], Any], calls: int) -> Callable[[], Any]:
 
 
 def gemm_flops_per_second(product: Gemm, repeats: int = 10, held: int = HELD_BYTES) -> float:
-    """Median FLOP/s of ``product`` over ``repeats`` timed rounds of `calls_per_round` calls (at most ``held``
-    bytes of results a round: `held_bytes`), after one untimed round (compile and warm-up)."""
+    """Median FLOP/s of ``product`` over ``repeats`` timed rounds of `calls_per_round` calls after an untimed one."""
     calls = calls_per_round(product.run, product.result_bytes, held)
     return calls * product.flops / median_seconds(lambda: product.run(calls), repeats)
 
@@ -266,8 +247,7 @@ def gemm_flops_per_second(product: Gemm, repeats: int = 10, held: int = HELD_BYT
 def floor_rates(
     device: jax.Device, repeats: int = 10, precision: str = "f32", square: Shape = SQUARE
 ) -> dict[str, float]:
-    """The FLOP/s of ``square`` (`SQUARE` unless a smoke run's check asks for less) in ``precision``
-    (`registry.GEMM_PRECISIONS`) in each library that multiplies so on ``device``'s platform, XLA first."""
+    """The FLOP/s of ``square`` in ``precision`` in each library that can on ``device``'s platform, XLA first."""
     return {
         library: gemm_flops_per_second(gemm(library, precision, square, device), repeats, held_bytes(device))
         for library in registry.GEMM_LIBRARIES
@@ -282,8 +262,7 @@ def best_floor(rates: Mapping[str, float]) -> tuple[str, float]:
 
 
 def floor_facts(flops: float, rates: Mapping[str, float], median: float | None) -> dict[str, Any]:
-    """What a row of ``flops`` an epoch (median ``median`` s, None where not timed) records of its best floor: the
-    best library, its rate, the floor at that rate and the row's ratio to it, and every library's rate."""
+    """What an epoch row of ``flops`` (``median`` s; None where not timed) records of its floor in every library."""
     library, rate = best_floor(rates)
     seconds = flops / rate
     return {
@@ -298,8 +277,7 @@ def floor_facts(flops: float, rates: Mapping[str, float], median: float | None) 
 def step_gemm_shapes(
     batch_size: int, sizes: Sequence[int] = LAYER_SIZES
 ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """The (lhs, rhs) shapes of every matrix product in one update step at ``batch_size``: per layer its forward and
-    weight-gradient products, and the input gradient of every layer but the first."""
+    """The (lhs, rhs) shapes of every matrix product in one update step at ``batch_size``."""
     shapes = []
     for n_in, n_out in zip(sizes[:-1], sizes[1:]):
         shapes.append(((batch_size, n_in), (n_in, n_out)))  # forward

@@ -1,9 +1,4 @@
-"""Peak memory of what a benchmark ran: this process's resident set at its highest, and the device's peak.
-
-Linux keeps a process's peak resident set (``VmHWM`` in ``/proc/self/status``) and lets the process reset it
-(writing ``5`` to ``/proc/self/clear_refs``), so each benchmark's peak is its own. Where that cannot be done the
-peak is the process's since it started (``getrusage``), and the record says so (``peak_rss_scope``).
-"""
+"""Peak memory of what a benchmark ran: the resident set's and the device's peaks (docs/methods/timing.md)."""
 
 from __future__ import annotations
 
@@ -28,16 +23,12 @@ def reset_peak() -> bool:
 
 
 def device_mark(device: Any | None) -> int | None:
-    """The device's peak bytes in use so far (``memory_stats()``), taken before a benchmark; None where the backend
-    keeps none (a CPU) or there is no device."""
+    """The device's peak bytes in use so far, taken before a benchmark; None where the backend keeps none."""
     return None if device is None else device_peak(device).get("device_peak_bytes")
 
 
 def peak_facts(was_reset: bool, device: Any | None = None, device_before: int | None = None) -> dict[str, Any]:
-    """What a benchmark records of its memory (`extra_info`): its peak resident set and that peak's scope, and
-    the device's peak bytes in use where the backend keeps it (else why not). JAX cannot reset the device's peak:
-    where it rose past ``device_before`` (`device_mark`) during the benchmark it is the benchmark's own, else the
-    process's so far (``device_peak_scope`` says which)."""
+    """What a benchmark records of its memory: its resident and device peaks and the scope of each."""
     peak = current_peak() if was_reset else None
     facts: dict[str, Any] = {
         "peak_rss_bytes": peak if peak is not None else own_peak()["peak_rss_bytes"],

@@ -1,6 +1,4 @@
-"""A neighbour put on purpose beside the worker processes (`jaxmlp sweep trials --noise hog`): a busy loop pinned to
-the workers' CPU, started and ended by the command, and asked to die with it (`workers.guarded`), so it never
-outlives the command that started it."""
+"""A neighbour put on purpose beside the worker processes (``--noise hog``) that never outlives the command."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ LOOP = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:
 
 
 def check(noise: str, cpu: int | None) -> None:
-    """A noise jaxmlp knows, and a hog only with the workers pinned (it must share their CPU) to a CPU this process
-    may run on."""
+    """A noise jaxmlp knows, and a hog only with the workers pinned to a CPU this process may run on."""
     errors.one_of("--noise", noise, NOISES)
     if noise == "hog" and cpu is None:
         raise JaxmlpError("--noise hog needs --pin-cpu N: the busy loop runs on the workers' CPU, N")
@@ -34,8 +31,7 @@ def check(noise: str, cpu: int | None) -> None:
 
 @contextlib.contextmanager
 def neighbour(noise: str, cpu: int | None) -> Iterator[None]:
-    """While inside: the ``noise`` asked for (`NOISES`), the hog a busy loop pinned to ``cpu``; ended on leaving,
-    however it is left."""
+    """While inside: the ``noise`` asked for (`NOISES`), ended on leaving, however it is left."""
     check(noise, cpu)
     if noise == "none":
         yield

@@ -1,5 +1,4 @@
-"""What a GPU result records of its GPU beyond JAX's device: the driver, the CUDA version the driver supports, JAX's
-CUDA plugin, the clocks and the power limit, from one ``nvidia-smi -q`` under a time limit, read once a process."""
+"""What a GPU result records of its GPU beyond JAX's device, from one ``nvidia-smi -q`` a process."""
 
 from __future__ import annotations
 
@@ -27,13 +26,11 @@ FIELDS = {
     ("Power Readings", "Max Power Limit"): "gpu_power_max_limit_w",
     ("Power Readings", "Power Draw"): "gpu_power_draw_w",
 }
-"""The (section, key) of ``nvidia-smi -q`` each recorded field is read from (a section named ``GPU Power Readings``
-in newer drivers is read as ``Power Readings``); numbers in MHz and W, without their unit."""
+"""The (section, key) of ``nvidia-smi -q`` each recorded field is read from; numbers in MHz and W."""
 
 
 def parse(text: str) -> dict[str, Any]:
-    """The `FIELDS` of the first GPU in ``nvidia-smi -q``'s text (keys at indent 0, a GPU's at 4, a section's at 8):
-    numbers in MHz and W as floats, ``N/A`` left out."""
+    """The `FIELDS` of the first GPU in ``nvidia-smi -q``'s text, numbers as floats, ``N/A`` left out."""
     found: dict[str, Any] = {}
     gpus, section = 0, ""
     for line in text.splitlines():

@@ -1,5 +1,4 @@
-"""XLA profiler traces of training steps for TensorBoard's profile plugin: each step inside a `StepTraceAnnotation`,
-its batch fetch in a "load" and its dispatch in a "compute" `TraceAnnotation` (for ``scan``, one step is one epoch)."""
+"""XLA profiler traces of training steps for TensorBoard, each step annotated with its "load" and "compute"."""
 
 from __future__ import annotations
 
@@ -79,8 +78,7 @@ class _Synced:
 
 @contextlib.contextmanager
 def removed_unless_ended(folder: str | Path | None) -> Iterator[None]:
-    """A trace folder removed where the work inside does not end (stopped, or failed): the trace written as the
-    profiler stops would hold only part of it."""
+    """A trace folder removed where the work inside does not end, since its trace would be partial."""
     try:
         yield
     except BaseException:
@@ -90,9 +88,7 @@ def removed_unless_ended(folder: str | Path | None) -> Iterator[None]:
 
 
 def capture(epoch: Epoch, params: Params, *, steps: int, run_dir: Callable[[], Path], warmup_steps: int = 3) -> Capture:
-    """Warm up (compile, caches, workers), then trace ``steps`` annotated steps, each waiting for its result, into
-    ``run_dir()``: a new folder the caller makes once the warm-up is done, and removed if the capture does not end
-    (stopped, or failed): its trace would be incomplete."""
+    """Warm up, then trace ``steps`` annotated steps into ``run_dir()``, removed where the capture does not end."""
     epoch.compile(params)
     params, _ = run_steps(
         epoch,

@@ -1,6 +1,4 @@
-"""What a workload compiled (its HLO fingerprint and text, operations, XLA's cost and memory analyses, compile split)
-and its process's peak memory: the facts a sweep cell records. A fact a release cannot give is named in
-``not_available``, never a failure. Runs in the release environments: no torch, no pandas."""
+"""What a workload compiled and its process's peak memory: the facts a sweep cell records. No torch, no pandas."""
 
 from __future__ import annotations
 
@@ -14,17 +12,14 @@ from typing import Any, NamedTuple
 from jaxmlp import compat, hlo
 
 HLO_TEXT = "hlo_text"
-"""The key of the optimized HLO text in a worker's facts: sent to the parent, stored apart (compressed), never in
-the results' JSON."""
+"""The key of the optimized HLO text in a worker's facts, stored apart (compressed), never in the JSON."""
 
 COST_FIELDS = {"flops": "flops", "bytes_accessed": "bytes accessed", "transcendentals": "transcendentals"}
 MEMORY_FIELDS = ("argument_bytes", "output_bytes", "temp_bytes", "generated_code_bytes")
 
 
 class Program(NamedTuple):
-    """One program a workload runs, ``jitted.lower(*args)``, ``runs`` times a call (XLA's cost analysis counts a
-    loop's body once). A workload's first program is its main one, whose HLO is fingerprinted; ``precision``: the one
-    it is lowered under (None: the caller's own setting)."""
+    """One program a workload runs ``runs`` times a call, lowered under ``precision`` (None: the caller's)."""
 
     name: str
     jitted: Any
@@ -74,8 +69,7 @@ def program_facts(program: Program, version: str) -> dict[str, Any]:
 
 
 def workload_facts(programs: Sequence[Program], version: str) -> dict[str, Any]:
-    """A workload's facts: its main program's (`program_facts`), with every program's flops and bytes and their
-    totals for one call of the workload (each times its runs) and the compile time of them all."""
+    """A workload's facts: its main program's, with every program's flops, bytes and compile time."""
     if not programs:
         return {
             "not_available": {
@@ -121,8 +115,7 @@ NOT_OWN = "no VmHWM here (not Linux?): getrusage's peak, which may include the p
 
 
 def own_peak() -> dict[str, Any]:
-    """This process's own peak resident set (``peak_rss_bytes``: `current_peak`), else getrusage's and why it may
-    not be its own (``peak_rss_why``)."""
+    """This process's own peak resident set, else getrusage's and why it may not be its own."""
     peak = current_peak()
     if peak is not None:
         return {"peak_rss_bytes": peak}

@@ -1,10 +1,4 @@
-"""What a measuring process reports: typed records and their JSON form (the worker processes' protocol).
-
-A worker process (`jaxmlp.measure.sweep.worker`, `jaxmlp.measure.scaling_worker`) prints one `ProcessResult` as
-a JSON line; its parent reads it back. No pandas, no jax here: the sweep's release environments have neither
-pandas nor torch. How results are stored in files (kinds, schema versions, older forms) is
-`jaxmlp.results.schema`'s job.
-"""
+"""What a measuring process reports: typed records and their JSON form. No pandas, no jax here."""
 
 from __future__ import annotations
 
@@ -34,8 +28,7 @@ class Leaf:
 
 @dataclass(frozen=True)
 class Output:
-    """What one call of a workload returned (its leaves, in pytree order): enough to tell whether two
-    releases computed the same thing, without keeping the arrays."""
+    """What one call of a workload returned, enough to tell whether two releases computed the same."""
 
     leaves: tuple[Leaf, ...]
 
@@ -65,9 +58,7 @@ class Output:
 
 @dataclass(frozen=True)
 class WorkloadTimes(Plain):
-    """One worker process's measurement of one workload (seconds): compiled, then called in turn; the steady
-    state is the median of the calls after the first. Compiled several times (`compiles_seconds`, the caches cleared
-    before each), its compile time is their median."""
+    """One worker process's measurement of one workload in seconds: its compile and calls."""
 
     compile_seconds: float  # the median of compiles_seconds
     first_seconds: float  # the first call after compiling
@@ -97,8 +88,7 @@ class WorkloadTimes(Plain):
         output: Output | None = None,
         cpu: Sequence[float] = (),
     ) -> WorkloadTimes:
-        """From each compile's seconds (one, or several: their median is the compile time), each call's wall seconds
-        and, where given, each call's CPU seconds (the process's, all its threads)."""
+        """From each compile's seconds (their median), each call's wall seconds and, where given, CPU seconds."""
         if len(calls) < 2:
             raise ValueError("a workload needs at least 2 timed calls: the first, then the steady state")
         each = (float(compiles),) if isinstance(compiles, (int, float)) else tuple(map(float, compiles))
@@ -128,8 +118,7 @@ class WorkloadTimes(Plain):
 
 
 FAILED = "workloads_failed"
-"""A process's metadata naming each workload that failed in it (its ``make()`` raised, or a call did) and why: the
-others are measured all the same."""
+"""A process's metadata naming each workload that failed in it and why (the others are measured)."""
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,4 @@
-"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``): each device count N and process count P
-in fresh worker processes (`jaxmlp.measure.scaling_worker`), since the device count is fixed when JAX starts: N
-devices in all, N / P in each of P processes joined by `jax.distributed` (`jaxmlp.measure.distributed`: our
-launcher on 127.0.0.1, or a cluster's, ``mpirun``/``srun``, that started this command). On the CPU, simulated
-devices (``XLA_FLAGS=--xla_force_host_platform_device_count=N/P``, sharing this machine's cores); on a GPU machine,
-N / P GPUs a process (``CUDA_VISIBLE_DEVICES``); on a TPU host, its chips. Where N > 1, process 0 also traces one
-epoch (after the timed ones) into a folder the caller names, for the all-reduce's share. Returns what each worker
-measured; the command files it (`jaxmlp.results.schema.scaling`)."""
+"""Data-parallel scaling of the ``sharded`` pipeline (``jaxmlp scaling``; docs/questions/scaling.md)."""
 
 from __future__ import annotations
 
@@ -32,18 +25,12 @@ CPU_DEVICES = (1, 2, 4, 8)
 
 FORCE_DEVICES = "--xla_force_host_platform_device_count"
 TOLERANCE = 5e-3
-"""The largest relative difference allowed between the sharded epoch's params and the one-device scan's after one
-epoch. The all-reduce sums the batch's gradient in another order; over an epoch of float32 SGD on the tutorial's
-unscaled pixels that change grows to 5e-4 (N = 2, 8) and 2e-3 (N = 4) on MNIST, while a few steps stay within
-1e-6; one device summing each batch's gradient in two halves computes the 2-device params exactly
-(tests/test_sharded.py)."""
+"""The largest relative difference allowed between the sharded and one-device params (docs/results/scaling.md)."""
 
 
 @dataclass(frozen=True)
 class Scaling(Plain):
-    """What one device count's worker measures: the sharded epoch ``epochs`` times and its step ``calls`` times
-    (the first of each apart), on ``devices`` devices of ``backend`` in all, over ``processes`` processes, over the
-    given data; where ``devices`` > 1, one more epoch traced into ``trace_dir`` (by process 0, when given)."""
+    """What one (N, P)'s worker measures: the sharded epoch and step, and a traced epoch where N > 1."""
 
     devices: int = 1
     backend: str = "cpu"
@@ -74,8 +61,7 @@ class Scaling(Plain):
 
 
 def plan(devices: Sequence[int], processes: Sequence[int]) -> tuple[list[tuple[int, int]], list[str]]:
-    """The (N, P) pairs to measure, each device count with each process count, and a line for each pair left out:
-    P processes need N devices to split evenly (N / P each)."""
+    """The (N, P) pairs to measure, and a line for each left out (P must divide N)."""
     pairs, left = [], []
     for n in devices:
         for p in processes:
@@ -87,8 +73,7 @@ def plan(devices: Sequence[int], processes: Sequence[int]) -> tuple[list[tuple[i
 
 
 def default_devices(backend: str, visible: int) -> tuple[int, ...]:
-    """The device counts to measure: `CPU_DEVICES` on the CPU; 1, 2, 4, ... up to the GPUs visible on a GPU; every
-    chip of a TPU host (its chips are not handed out one by one here)."""
+    """The device counts to measure: `CPU_DEVICES`, powers of two up to the GPUs, or every chip of a TPU host."""
     if backend == "cpu":
         return CPU_DEVICES
     if backend == "tpu":
@@ -97,9 +82,7 @@ def default_devices(backend: str, visible: int) -> tuple[int, ...]:
 
 
 def visible_devices(backend: str) -> int:
-    """How many devices the workers may use: the GPUs ``nvidia-smi -L`` lists (without starting JAX here, which
-    would take the GPUs' memory from the workers); the TPU chips a child process sees (one process at a time may
-    hold a chip, so this one never opens them); on the CPU, any number can be simulated."""
+    """How many devices the workers may use, found without opening them here."""
     if backend == "cpu":
         return max(CPU_DEVICES)
     if backend == "tpu":
@@ -118,8 +101,7 @@ def visible_devices(backend: str) -> int:
 
 
 def tpu_chips() -> int:
-    """The TPU chips JAX sees, counted in a child process (`workers.run`: under a time limit, never outliving this
-    one), so that this process holds none; a `JaxmlpError` where it sees none."""
+    """The TPU chips JAX sees, counted in a child process; a `JaxmlpError` where it sees none."""
     from jaxmlp.measure.environment import absent_accelerator
 
     probe = "import jax; print(len(jax.devices('tpu')))"
@@ -136,8 +118,7 @@ def tpu_chips() -> int:
 def worker_environment(
     devices: int, backend: str, base: Mapping[str, str] | None = None, first: int = 0
 ) -> dict[str, str]:
-    """The environment of a worker process with ``devices`` devices (on a GPU machine, the GPUs from ``first``
-    on): the caller's, with the device count set."""
+    """The environment of a worker process with ``devices`` devices (GPUs from ``first`` on)."""
     env = dict(os.environ if base is None else base)
     if backend == "cpu":
         flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith(FORCE_DEVICES)]
@@ -149,10 +130,7 @@ def worker_environment(
 
 
 def run_worker(settings: Scaling, timeout: float | None = None, cluster: bool = False) -> ProcessResult:
-    """One (N, P)'s worker processes, process 0's result; a `JaxmlpError` with the last error line of the one that
-    failed first, or once they run past ``timeout`` seconds. P > 1: our launcher's P processes on 127.0.0.1, or,
-    with ``cluster`` (this command is one of a cluster launcher's P processes), this process's one worker, which
-    joins the others' through the cluster's environment."""
+    """One (N, P)'s worker processes, process 0's result; a `JaxmlpError` where one fails or they pass ``timeout`` s."""
     argv = [sys.executable, "-m", "jaxmlp.measure.scaling_worker", json.dumps(settings.to_json())]
     each = settings.devices // settings.processes
     if settings.processes == 1 or cluster:
@@ -189,13 +167,8 @@ def run(
     traced: Callable[[str], Mapping[str, Any]] | None = None,
     results: list[ProcessResult] | None = None,
 ) -> tuple[list[ProcessResult], list[str]]:
-    """Every (N, P) in turn, each in its own processes under a time limit (``timeout``, else
-    `workers.FIRST_SECONDS` for the first and `workers.time_limit` of those before), each checked against the
-    one-device scan. Where N > 1, ``trace_dir(settings)`` names a new folder for process 0's trace and
-    ``traced(folder)`` says what it showed, added to the result's metadata (the caller reads traces: the results
-    layer). ``cluster``: see `run_worker`. Returns the results and a line for each pair that failed: one failing
-    does not lose the others. ``results``: the caller's list, which each result joins as its pair ends, so that a
-    command stopped midway keeps those measured."""
+    """Every (N, P) in turn under a time limit, checked against the one-device scan and traced where N > 1; the results
+    and a line for each pair that failed. ``results``: the caller's list, joined as each ends."""
     results = [] if results is None else results
     failures: list[str] = []
     took: list[float] = []

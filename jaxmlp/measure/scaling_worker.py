@@ -1,8 +1,4 @@
-"""One (N, P) of `jaxmlp scaling` in a process that sees its N / P devices and, where P > 1, joins the others:
-``python -m jaxmlp.measure.scaling_worker SETTINGS`` (a `jaxmlp.measure.scaling.Scaling` as JSON).
-
-It times the sharded epoch and step as workloads, checks the params against the one-device ``scan`` epoch and, where
-N > 1, has process 0 trace one more epoch into ``trace_dir``; it prints one `ProcessResult` as its last line."""
+"""One (N, P) of `jaxmlp scaling` in a process that sees its N / P devices; prints one `ProcessResult`."""
 
 from __future__ import annotations
 
@@ -21,8 +17,7 @@ if TYPE_CHECKING:
 
 
 def measure_devices(settings: Scaling) -> ProcessResult:
-    """In a process that sees ``settings.devices`` devices of its backend: the sharded epoch and step, and the
-    check."""
+    """The sharded epoch and step, and the check, on ``settings.devices`` devices."""
     from jaxmlp.measure import distributed
 
     joined = distributed.initialize() if settings.processes > 1 else None  # before anything else starts JAX
@@ -73,8 +68,7 @@ def measure_devices(settings: Scaling) -> ProcessResult:
 
 
 def trace(epoch: ShardedEpoch, params: Params, folder: str | None) -> None:
-    """A warm-up epoch and one epoch traced into ``folder`` (None: the same epochs untraced, as every process but
-    the tracing one runs them: the collectives need all)."""
+    """A warm-up epoch and one traced into ``folder`` (None: untraced, since the collectives need every process)."""
     import jax
 
     from jaxmlp.measure.profiling import capture

@@ -68,8 +68,7 @@ def validate_config(config: TrainConfig) -> TrainConfig:
 
 
 def check_batch_size(batch_size: int, n_train: int, fixed: bool = False) -> None:
-    """Before any work: one batch fits the training set, else one line naming the option to change (``fixed``: the
-    command has no --batch-size, its training set is --limit images)."""
+    """One line naming the option to change where one batch does not fit the training set."""
     if batch_size <= n_train:
         return
     if fixed:
@@ -116,9 +115,7 @@ def train(
     on_epoch: Callable[[EpochRecord], None] | None = None,
     progress: Callable[[Iterable[Any], int], Iterable[Any]] | None = None,
 ) -> TrainResult:
-    """Train the tutorial's MLP on ``datasets`` as ``config`` says: compile first (epoch 0's compile time), then
-    train ``config.epochs`` epochs, evaluating both splits after each and stopping with ``diverged=True`` at a
-    non-finite loss; ``on_start``, ``on_epoch`` and ``progress`` report as it goes."""
+    """Train the MLP on ``datasets`` as ``config`` says, stopping with ``diverged=True`` at a non-finite loss."""
     import jax
     from jax import random
 
@@ -184,8 +181,7 @@ def _on_device(datasets: Datasets, device: Any) -> dict[str, Any]:
 def _record(
     epoch: int, seconds: float, compiled: float, steps: int, n_train: int, train: Any, test: Any
 ) -> EpochRecord:
-    """One epoch's record from its time and both splits' evaluation (``train``, ``test``: loss and accuracy); it
-    diverged where the training loss is not finite."""
+    """One epoch's record from its time and both splits' loss and accuracy."""
     train_loss = _finite_or_none(train.loss)
     diverged = train_loss is None
     return EpochRecord(
@@ -203,16 +199,14 @@ def _record(
 
 
 def steady_state_seconds(times: Sequence[float]) -> float:
-    """The median epoch time without epoch 0 (which warms caches and the loader); NaN for one epoch, whose only epoch
-    is the first."""
+    """The median epoch time without epoch 0; NaN for one epoch."""
     return statistics.median(times[1:]) if len(times) > 1 else math.nan
 
 
 def to_rows(
     config: TrainConfig, datasets: Datasets, records: Iterable[EpochRecord], metadata: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Flat, JSON-ready rows: one per epoch, each with the settings, the data's origin and the metadata (a
-    `TrainResult`'s, or, of a stopped run, with ``partial`` saying so)."""
+    """Flat, JSON-ready rows, one per epoch, each with the settings and metadata (``partial`` for a stopped run)."""
     settings = {f"config_{k}": v for k, v in dataclasses.asdict(config).items()}
     origin = {"dataset": datasets.name, "data_source": datasets.source}
     return [{"kind": TRAIN_EPOCH.id, **r._asdict(), **origin, **settings, **metadata} for r in records]

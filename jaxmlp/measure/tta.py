@@ -1,6 +1,4 @@
-"""Time to accuracy (`jaxmlp tta`), MLPerf style: the wall time from the start of a run until the test accuracy first
-reaches a target, data preparation and compilation included (and each also reported apart; the method: the docs'
-questions/time-to-accuracy page)."""
+"""Time to accuracy (`jaxmlp tta`), from a run's start to its target (docs/questions/time-to-accuracy.md)."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TtaConfig:
-    """What `jaxmlp tta` measures: the target test accuracy, the runs (seeds 0..runs-1) of each pipeline and
-    precision, how often it evaluates, and when a run gives up."""
+    """What `jaxmlp tta` measures: the target, the runs of each pipeline and precision, evaluations and give-up."""
 
     target: float = 0.97
     runs: int = 5
@@ -73,10 +70,7 @@ class TtaRun(Plain):
 
 
 def parts(train: Any, batch_size: int, eval_every: int | None) -> list[Any]:
-    """The training split as consecutive parts of ``eval_every`` batches (the last one shorter), each a split of
-    its own over the same images (a shallow copy with its slice of ``data`` and ``targets``); the whole split when
-    ``eval_every`` is None or covers it. A tail shorter than a batch joins the part before it: there it is the
-    smaller last batch, as in a whole epoch."""
+    """The training split as consecutive parts of ``eval_every`` batches; the whole split where that is None."""
     n = len(train)
     size = None if eval_every is None else eval_every * batch_size
     if size is None or size >= n:
@@ -158,9 +152,7 @@ def measure(
     on_run: Callable[[TtaRun], None] | None = None,
     out: list[TtaRun] | None = None,
 ) -> list[TtaRun]:
-    """Every run: seed after seed, each seed's pipelines and precisions in turn (interleaved, so that a change in
-    the machine's state spreads over all of them). ``out``: the caller's list, which each run joins as it ends, so
-    that the runs that ended are the caller's when a stop ends the others."""
+    """Every run, seed after seed, pipelines and precisions interleaved; ``out`` joined as each run ends."""
     out = [] if out is None else out
     for seed in range(config.runs):
         for pipeline in config.pipelines:
@@ -173,15 +165,12 @@ def measure(
 
 
 def median_stands(reached: int, runs: int) -> bool:
-    """Whether a median time to the target stands for all ``runs``: more than half of them reached it (those that did
-    not count as slower than any, so at most half reaching it leaves the median no time)."""
+    """Whether a median time to the target stands for all ``runs``: more than half of them reached it."""
     return 2 * reached > runs
 
 
 def short_of_target(runs: Sequence[TtaRun]) -> list[str]:
-    """Each pipeline and precision of ``runs`` where at most half of the runs reached the target, said as
-    ``scan f32: 1 of 4 runs``: there the median time over its runs (those that never reached it being slower than
-    any) is not a time."""
+    """Each pipeline and precision of ``runs`` where at most half reached the target: its median is not a time."""
     groups: dict[tuple[str, str], list[TtaRun]] = {}
     for run in runs:
         groups.setdefault((run.pipeline, run.precision), []).append(run)

@@ -1,6 +1,4 @@
-"""The one way jaxmlp runs a child Python process (a `Child`: a command, its environment, a time limit, its name): in
-a process group of its own, dying with this process (`GUARD`); `run` waits for one, `start` and `stop` run several
-side by side, and a failure is a one-line `ChildFailed`."""
+"""The one way jaxmlp runs a child Python process, in its own group, dying with this one (`ChildFailed`)."""
 
 from __future__ import annotations
 
@@ -61,9 +59,7 @@ GUARD = (
     "if os.getppid() != int(sys.argv[1]): os._exit(1)\n"  # the parent died before that: go
     "os.execvp(sys.argv[2], sys.argv[2:])\n"
 )
-"""Run first in a Linux child, then replaced by the child's own command (the same process): a fresh interpreter
-asks to die with its parent. (Python's ``preexec_fn`` would do it between fork and exec, in a copy of a
-multithreaded process: unsafe, and JAX warns of it.)"""
+"""Run first in a Linux child, then replaced by its command: it asks to die with its parent (docs/faults.md)."""
 
 
 def guarded(argv: Sequence[str]) -> list[str]:
@@ -76,8 +72,7 @@ def guarded(argv: Sequence[str]) -> list[str]:
 def start(
     child: Child, capture: bool = True, stdout: int | IO[Any] | None = None, stderr: int | IO[Any] | None = None
 ) -> subprocess.Popen[str]:
-    """Start ``child`` in its own process group. ``capture``: its stdout and stderr are pipes to read; else they
-    go to ``stdout``/``stderr`` (this process's when None)."""
+    """Start ``child`` in its own process group; ``capture``: its outputs as pipes."""
     pipes: dict[str, Any] = (
         {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} if capture else {"stdout": stdout, "stderr": stderr}
     )
@@ -117,9 +112,7 @@ def _read(stream: IO[str], into: list[str], on_line: Callable[[str], None] | Non
 
 
 def run(child: Child, on_line: Callable[[str], None] | None = None) -> str:
-    """Run ``child`` to its end and return its stdout, telling ``on_line`` each line of its stderr as it comes. A
-    non-zero exit, a signal, the time limit or an interrupt of this process stop the child's group and raise
-    `ChildFailed`."""
+    """Run ``child`` to its end and return its stdout; a failure, limit or interrupt raises `ChildFailed`."""
     process = start(child)
     out: list[str] = []
     err: list[str] = []
@@ -181,9 +174,7 @@ def how(returncode: int) -> str:
 
 
 def serve(argv: Sequence[str], measure: Callable[[Any], Any], settings: Callable[[Any], Any], prog: str) -> int:
-    """A worker process's whole life: its settings (JSON, the one argument, typed by ``settings``) in, the
-    result of ``measure`` out as one JSON line; an error as one line on stderr (exit code 2), as the parent reads
-    it. A worker module ends in ``sys.exit(serve(sys.argv[1:], ...))``."""
+    """A worker process's life: JSON settings in, one JSON result line out, an error as one line (exit 2)."""
     try:
         if len(argv) != 1:
             raise JaxmlpError(f"usage: python -m {prog} SETTINGS (the settings as JSON; started by jaxmlp itself)")

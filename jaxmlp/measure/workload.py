@@ -1,6 +1,4 @@
-"""The sweep's workload contract: ``make()`` returns ``(fn, args)``, or a `Workload` that compiles itself, which a
-worker process compiles once, then calls and times (`measure`); `builtin` gives the MLP's epochs and step (the
-contract: the docs' questions/releases page)."""
+"""The sweep's workload contract: ``make()`` returns ``(fn, args)`` or a `Workload` (docs/questions/releases.md)."""
 
 from __future__ import annotations
 
@@ -124,10 +122,7 @@ def measure(
     clock: Callable[[], float] = time.perf_counter,
     compiles: int = 1,
 ) -> WorkloadTimes:
-    """Compile ``workload`` (timed apart), then time ``calls`` calls, each ending in `block_until_ready`, with
-    ``timed(fn) -> (result, seconds, cpu_seconds)`` (wall time, and the process's CPU time in all its threads);
-    then compile it ``compiles - 1`` times more, JAX's caches cleared before each, its compile time the median of
-    all (the calls are timed as with one). The workload's own exceptions become one-line `JaxmlpError`s."""
+    """Compile ``workload`` (timed apart), then time ``calls`` calls; its own exceptions become `JaxmlpError`s."""
     import jax
 
     def plain(fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -136,9 +131,7 @@ def measure(
         return result, clock() - start, time.process_time() - cpu
 
     def compiled() -> tuple[Callable[[], Any], float]:
-        """A fresh compile (an earlier workload, or an earlier compile, may have compiled the same program: clear
-        JAX's caches so that this one is real) and the call it made. (The ignores here: jax's clear_caches and
-        block_until_ready are unannotated.)"""
+        """A fresh compile, JAX's caches cleared first (jax's functions here are unannotated)."""
         jax.clear_caches()  # type: ignore[no-untyped-call]
         start = clock()
         if workload.compile is None:
@@ -184,9 +177,7 @@ def builtin(
     precision: str = "f32",
     device: Any = None,
 ) -> list[Workload]:
-    """The tutorial's MLP as workloads over ``train``, in ``precision``: an epoch of each sweep pipeline
-    (`make_epoch`) and the jitted SGD step on one batch (``step``), from params numpy draws (why not jax.random: the
-    docs' questions/releases page), on ``device`` (JAX's default device if None)."""
+    """The tutorial's MLP as workloads over ``train``: each sweep pipeline's epoch and the SGD step."""
     import jax
     import numpy as np
 
@@ -245,9 +236,7 @@ def step_programs(params: Any, x: Any, y: Any, step_size: float, precision: str 
 
 
 def epoch_programs(epoch: Any, params: Any, precision: str = "f32") -> list[Program]:
-    """The programs an epoch of a sweep pipeline runs: the scan over its full batches (``scan``) or the step once a
-    full batch (``batched``), then the step on the smaller last batch where the batch size does not divide; each
-    in ``precision`` (its data in that precision's dtype)."""
+    """The programs an epoch of a sweep pipeline runs in ``precision``."""
     import functools
 
     import jax

@@ -1,5 +1,4 @@
-"""A workload's spec (``file.py:make``, ``module:make`` or a built-in's name) and the name its results carry: plain
-text, no JAX, so that reading result files never loads it."""
+"""A workload's spec and the name its results carry: plain text, no JAX."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def spec_name(spec: str) -> str:
-    """The name a user workload's results carry: the file's or module's last part, and the function when it
-    is not ``make`` (``bench/workloads/scan_heavy.py:make`` -> ``scan_heavy``)."""
+    """The name a user workload's results carry (``bench/workloads/scan_heavy.py:make`` -> ``scan_heavy``)."""
     where, attribute = parse_spec(spec)
     stem = Path(where).stem if where.endswith(".py") else where.rpartition(".")[2]
     return stem if attribute == "make" else f"{stem}.{attribute}"
@@ -38,8 +36,7 @@ def workload_name(spec: str) -> str:
 
 
 def _defines(tree: ast.Module, name: str) -> bool:
-    """Whether a module's top level binds ``name`` (a function, a class, an assignment or an import), also under
-    an ``if``, a ``try`` or a ``with`` there (a file that defines it as the release allows)."""
+    """Whether a module's top level binds ``name``, also under an ``if``, ``try`` or ``with``."""
     return _binds(tree.body, name)
 
 
@@ -64,9 +61,7 @@ def _binds(body: list[ast.stmt], name: str) -> bool:
 
 
 def check_spec(spec: str) -> None:
-    """A user workload's file (or module) found and its function defined, without running it (it imports the
-    release it is measured in, not this one's): a one-line `JaxmlpError` (bad usage) where the file is missing,
-    cannot be read or parsed, or defines no such function; a module that cannot be found likewise."""
+    """A user workload's file found and its function defined, unrun; a one-line `JaxmlpError` where not."""
     where, attribute = parse_spec(spec)
     if not where.endswith(".py"):
         top = where.split(".")[0]  # found without importing it: the worker processes import it from this folder

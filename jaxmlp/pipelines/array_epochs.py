@@ -1,5 +1,4 @@
-"""The epochs of the pipelines that slice the split's arrays on the JAX side: ``batched``, ``prefetch``, ``scan`` (and
-its command-buffer variants on a GPU) and ``pallas``."""
+"""The epochs of the pipelines that slice the split's arrays on the JAX side (``batched``, ``scan``, ...)."""
 
 from __future__ import annotations
 
@@ -22,18 +21,14 @@ COMMAND_BUFFER_FLAG = "xla_gpu_enable_command_buffer"
 
 
 def command_buffer_options(pipeline: str) -> dict[str, str | bool]:
-    """The XLA compile options that set ``pipeline``'s command buffers (`registry.COMMAND_BUFFERS`): none for XLA's
-    own, else `COMMAND_BUFFER_FLAG` as its comma-separated command types that this XLA knows ("" turns command
-    buffers off). Given to this compile alone (XLA's per-compile option overrides), so every variant runs in one
-    process."""
+    """The XLA compile options that set ``pipeline``'s command buffers for this compile alone; none for XLA's own."""
     types = COMMAND_BUFFERS.get(pipeline)
     return {} if types is None else {COMMAND_BUFFER_FLAG: ",".join(known_command_types(types))}
 
 
 @functools.cache
 def known_command_types(types: tuple[str, ...]) -> tuple[str, ...]:
-    """Those of ``types`` this XLA knows: each given alone to the compile of a one-operation program (XLA refuses a
-    type it does not know, whatever the backend), once a process."""
+    """Those of ``types`` this XLA knows, each tried alone on a one-operation program, once a process."""
 
     def known(kind: str) -> bool:
         try:
@@ -48,8 +43,7 @@ def known_command_types(types: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def command_buffer_count(hlo_text: str) -> int:
-    """How many command buffers XLA:GPU made of a program: its optimized HLO's ``command_buffer`` computations (the
-    runs of commands it records as one CUDA graph; 0 off a GPU)."""
+    """How many command buffers XLA:GPU made of a program, from its optimized HLO (0 off a GPU)."""
     return len(re.findall(r"^\s*%?command_buffer(?:\.\d+)?\s", hlo_text, re.MULTILINE))
 
 
@@ -68,9 +62,7 @@ class PrefetchEpoch(ArrayEpoch):
 
 
 class ScanEpoch(ArrayEpoch):
-    """The epoch as one XLA program (`steps.sgd_epoch`): a `lax.scan` over every batch, the smaller last one padded
-    with zero rows and its step size scaled to match (`steps.padded_batches`); compiled with the pipeline's command
-    buffers (`command_buffer_options`: ``scan_cb_off``, ``scan_cb_loops``; ``scan`` XLA's own)."""
+    """The epoch as one XLA program (`steps.sgd_epoch`), with the pipeline's command buffers."""
 
     def __init__(self, *args: Any):
         super().__init__(*args)
@@ -133,8 +125,7 @@ class ScanEpoch(ArrayEpoch):
 
 
 class KernelEpoch(ArrayEpoch):
-    """An epoch that is one Pallas kernel over data put on the device once (`PallasEpoch` on a TPU, `PallasGpuEpoch`
-    on a GPU), compiled ahead; ``interpret`` runs it in Pallas's interpreter (any backend: the tests)."""
+    """An epoch that is one Pallas kernel over data put on the device once; ``interpret``: Pallas's interpreter."""
 
     interpret = False
     data: list[jax.Array]
@@ -165,9 +156,7 @@ class KernelEpoch(ArrayEpoch):
 
 
 class PallasEpoch(KernelEpoch):
-    """The whole epoch as one Pallas kernel on a TPU (`pallas_epoch`): the images and targets padded (and, in some
-    forms, transposed) and put on the device once; ``form`` the kernel's form (`pallas_epoch.Form`; None: the
-    precision's, `pallas_epoch.FORMS`)."""
+    """The whole epoch as one Pallas kernel on a TPU; ``form`` the kernel's form (None: the precision's)."""
 
     def __init__(self, *args: Any, interpret: bool = False, form: Any = None):
         super().__init__(*args)
@@ -191,16 +180,14 @@ class PallasEpoch(KernelEpoch):
 
     @property
     def bytes_accessed(self) -> float | None:
-        """The bytes the kernel moves in an epoch, as its blocks define them: its batches read once, its parameters
-        read and written once (`pallas_epoch.cost`)."""
+        """The bytes the kernel moves in an epoch as its blocks define them (`pallas_epoch.cost`)."""
         shapes = jax.eval_shape(lambda p: self.kernel.kernel_params(p, self.shape.features), self.abstract_params)
         n_params = sum(int(np.prod(p.shape)) for p in shapes)
         return float(self.kernel.cost(self.shape, n_params, self.xs.dtype.itemsize, self.form).bytes_accessed)
 
 
 class PallasGpuEpoch(KernelEpoch):
-    """The whole epoch as one Pallas kernel on a GPU (`pallas_gpu`: Triton, one program, tiled products): the images
-    and targets padded and put on the device once."""
+    """The whole epoch as one Pallas kernel on a GPU (`pallas_gpu`), its data padded and put on the device once."""
 
     def __init__(self, *args: Any, interpret: bool = False):
         super().__init__(*args)
@@ -224,8 +211,7 @@ class PallasGpuEpoch(KernelEpoch):
 
     @property
     def bytes_accessed(self) -> float | None:
-        """The bytes the kernel moves through memory in an epoch: its batches read once, its parameters read and
-        written once (`pallas_gpu.cost`)."""
+        """The bytes the kernel moves through memory in an epoch (`pallas_gpu.cost`)."""
         from jaxmlp.pipelines.pallas_epoch import kernel_params
 
         classes = self.shape.classes

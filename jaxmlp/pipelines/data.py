@@ -1,10 +1,5 @@
-"""MNIST through torchvision (or, without it, jaxmlp's own IDX reader: `IdxMNIST`) and the tutorial's numpy
-DataLoader shim.
-
-The only module that imports torch. Nothing here imports JAX: DataLoader workers import this module in fresh
-(spawned) processes, which must stay JAX-free. Where the data comes from: `jaxmlp.pipelines.mnist.resolve_data_dir`
-(docs/getting-started.md, Data).
-"""
+"""MNIST through torchvision (or `IdxMNIST`) and the tutorial's numpy DataLoader shim: the only module that imports
+torch, and none imports JAX."""
 
 from __future__ import annotations
 
@@ -54,11 +49,7 @@ def numpy_collate(batch: Any) -> Any:
 
 
 class NumpyLoader(data.DataLoader):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A `DataLoader` whose batches are numpy arrays (the tutorial's shim).
-
-    Extra keyword arguments (``multiprocessing_context``, ``persistent_workers``,
-    ...) go to `DataLoader` unchanged.
-    """
+    """A `DataLoader` whose batches are numpy arrays (the tutorial's shim); other keyword arguments go to it."""
 
     def __init__(
         self,
@@ -98,10 +89,7 @@ class FlattenAndCast:
 
 
 class BatchReads(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A split read a batch at a time: the DataLoader hands `__getitems__` a batch's indices and gets back
-    ``(images (B, 784) float32, labels (B,) int64)``, the values that `FlattenAndCast` and the collate make one
-    sample at a time. ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets`` tensors, like torchvision's
-    `MNIST`."""
+    """A split read a batch at a time: `__getitems__` returns a batch's images and labels."""
 
     def __init__(self, dataset: Any):
         self.data = dataset.data
@@ -140,14 +128,7 @@ class QuietSpawn(multiprocessing.context.SpawnContext):
 
 
 def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads: bool = False) -> data.DataLoader:
-    """The tutorial's loader (`NumpyLoader`): in order, no shuffling, the last batch kept even if smaller.
-
-    With workers, they are spawned (forking a process that runs JAX can deadlock)
-    and persistent, so their start-up is paid once rather than every epoch. With
-    ``batch_reads``, a plain `DataLoader` reads the same batches a batch at a time
-    (`BatchReads`): what the per-sample ``__getitem__`` and collate cost, without
-    leaving PyTorch.
-    """
+    """The tutorial's loader (`NumpyLoader`): in order, the last batch kept; ``batch_reads``: a batch at a time."""
     kwargs: dict[str, Any] = {}
     if workers:
         kwargs.update(num_workers=workers, multiprocessing_context=QuietSpawn(), persistent_workers=True)
@@ -160,9 +141,7 @@ def make_loader(dataset: Any, batch_size: int, workers: int = 0, *, batch_reads:
 
 
 class ArrayMNIST(data.Dataset):  # type: ignore[misc]  # torch is untyped in the lint environment
-    """A split held as arrays that reads like torchvision's `MNIST`: ``data`` (uint8, N x 28 x 28) and ``targets``
-    (int64) tensors, and ``dataset[i]`` is ``(transform(PIL image), label)``, made as torchvision makes it
-    (``Image.fromarray(..., mode="L")``)."""
+    """A split held as arrays that reads like torchvision's `MNIST`."""
 
     def __init__(self, images: np.ndarray, targets: np.ndarray, transform: Callable[[Any], Any] | None = None):
         self.data = torch.from_numpy(np.require(images, requirements=["C", "W"]))  # torch wants a writable array
@@ -190,8 +169,7 @@ class SyntheticMNIST(ArrayMNIST):
 
 
 class IdxMNIST(ArrayMNIST):
-    """MNIST read from its IDX files by jaxmlp's own reader (`jaxmlp.pipelines.mnist.load_arrays`), for a machine
-    without torchvision (a TPU host): the same images, labels and PIL samples as torchvision's `MNIST`."""
+    """MNIST from its IDX files by jaxmlp's own reader, for a machine without torchvision: the same as its `MNIST`."""
 
     def __init__(self, split: Any, transform: Callable[[Any], Any] | None = None):
         super().__init__(split.data, split.targets, transform)
@@ -204,8 +182,7 @@ def load_datasets(
     synthetic_sizes: Sequence[int] = (60000, 10000),
     limit: int | None = None,
 ) -> Datasets:
-    """The train and test splits, with the tutorial's `FlattenAndCast` transform; with ``limit``, the first
-    ``limit`` training images only (the test split whole)."""
+    """The train and test splits with `FlattenAndCast`; ``limit``: the first ``limit`` training images only."""
     if name == "synthetic":
         train_size, test_size = synthetic_sizes
         datasets = Datasets(
@@ -227,8 +204,7 @@ def load_datasets(
 
 
 def download_failure(error: BaseException) -> str:
-    """What a failed download said, in one line: torchvision's first line and the last reason it gives
-    (``Error downloading train-images-idx3-ubyte.gz: <urlopen error ...>``)."""
+    """What a failed download said, in one line: torchvision's first line and the last reason it gives."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
     said = lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')}: {lines[-1]}"
     return f"{type(error).__name__}: {said}"

@@ -1,5 +1,4 @@
-"""What every epoch is (`Epoch`, and `ArrayEpoch` for the pipelines that slice arrays) and the checks made before
-one is built."""
+"""What every epoch is (`Epoch`, `ArrayEpoch`) and the checks made before one is built."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from jaxmlp.pipelines.steps import CompiledStep, batch_sizes, images_for, slices
 from jaxmlp.registry import GPU_ONLY_PRECISIONS, PIPELINE_BACKENDS, PRECISIONS
 
 BF16_TOLERANCE = 5e-2
-"""How close a bf16 epoch's params are to the bf16 ``scan`` epoch's (`max_relative_difference`), measured on MNIST
-(`tests/test_pipelines.py`; why it is this wide: docs/questions/loaders.md)."""
+"""How close a bf16 epoch's params are to the bf16 ``scan`` epoch's (docs/questions/loaders.md)."""
 
 
 def check_precision(precision: str, platform: str) -> str:
@@ -63,8 +61,7 @@ Progress = Callable[[Iterable[Any], int], Iterable[Any]]
 
 
 class Epoch:
-    """One pipeline's epoch over a training split: ``compile(params)`` compiles what it runs and returns the seconds
-    it took; ``epoch(params)`` runs one epoch and returns the new params once they are ready."""
+    """One pipeline's epoch: ``compile(params)`` returns its seconds, ``epoch(params)`` the new params once ready."""
 
     tolerance = 1e-5
     data_dtype: Any = np.float32  # the images' dtype the step is compiled for (loader pipelines: float32)
@@ -97,9 +94,7 @@ class Epoch:
         self.abstract_params = jax.tree_util.tree_map(shape, params)
 
     def _analysed(self, sizes: Sequence[int]) -> CompiledStep:
-        """The one-device step compiled at ``sizes`` for XLA's analyses (the FLOPs, the facts): where the epoch did
-        not compile it to run it (the scan's full batches, the sharded and torch epochs), compiled here, when first
-        asked, outside `compile`'s time and every epoch's."""
+        """The one-device step compiled at ``sizes`` for XLA's analyses when first asked, outside every timed region."""
         missing = [size for size in sizes if not self.step.compiled_for(size)]
         if missing and self.abstract_params is not None:
             self.step.compile(self.abstract_params, missing, dtype=self.data_dtype)
@@ -120,21 +115,17 @@ class Epoch:
 
     @property
     def flops(self) -> float:
-        """The epoch's FLOPs counted from the model (`jaxmlp.model.epoch_flops`): what its floor is computed from,
-        the same on every backend and release."""
+        """The epoch's FLOPs counted from the model, the same on every backend and release."""
         return float(epoch_flops(self.n_samples, self.batch_size))
 
     @property
     def xla_flops(self) -> float | None:
-        """XLA's count of the epoch's FLOPs (its cost analysis of the one-device step, summed over the steps), kept
-        beside `flops`: it varies with the backend (XLA:GPU's count of cuBLAS calls ran 0.43-1.01x of `flops` on an
-        H200), None where XLA could not count."""
+        """XLA's count of the epoch's FLOPs (it varies by backend); None where XLA could not count."""
         return self._per_epoch("flops")
 
     @property
     def bytes_accessed(self) -> float | None:
-        """The bytes an epoch moves by XLA's count of the one-device step (every operation's operands and results
-        as if from memory), summed over its steps: the roofline's bytes of an epoch of steps."""
+        """The bytes an epoch moves by XLA's count of the one-device step, summed over its steps."""
         return self._per_epoch("bytes accessed")
 
     def training(self) -> dict[str, Any]:
@@ -150,8 +141,7 @@ class Epoch:
         return self._analysed([self.batch_size]).facts(self.batch_size)
 
     def place(self, params: Params) -> Params:
-        """``params`` where this epoch's programs take them (the sharded epoch: replicated over its mesh), for a
-        caller that times many epochs from the same params to place them once."""
+        """``params`` where this epoch's programs take them, for a caller that places them once."""
         return params
 
     def local(self, params: Params) -> Params:

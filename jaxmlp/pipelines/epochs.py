@@ -1,5 +1,4 @@
-"""Training epochs: one definition of each input pipeline (`make_epoch`), shared by `jaxmlp train`, the benchmarks,
-the profiler and the version sweep; how each pipeline feeds the step is in docs/questions/loaders.md."""
+"""Training epochs: one definition of each input pipeline (`make_epoch`; docs/questions/loaders.md)."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ from jaxmlp.registry import LOADER_PIPELINES, PIPELINES
 
 
 class LoaderEpoch(Epoch):
-    """The tutorial's epoch: host batches from ``loader`` (`make_loader`), one-hot per batch, one step each; the other
-    arguments are `Epoch`'s."""
+    """The tutorial's epoch: host batches from ``loader``, one-hot per batch, one step each."""
 
     def __init__(self, loader: Iterable[Any], *args: Any):
         super().__init__(*args)
@@ -41,8 +39,7 @@ def make_epoch(
     device: jax.Device | None = None,
     precision: str = "f32",
 ) -> Epoch:
-    """The epoch of ``pipeline`` over ``dataset`` (a split like torchvision's `MNIST`) on ``device`` (JAX's default
-    if None) in ``precision``; ``workers`` are the `WORKER_PIPELINES`' loader processes."""
+    """The epoch of ``pipeline`` over ``dataset`` on ``device`` (None: JAX's default) in ``precision``."""
     if why := missing_package(pipeline):
         raise JaxmlpError(why)
     device = device or jax.local_devices()[0]

@@ -1,11 +1,4 @@
-"""Grain (the JAX ecosystem's data loader) over the same MNIST arrays, in the tutorial's order.
-
-`make_loader` gives Grain's ``MapDataset`` over a random-access source of the split: records are
-``(image (784,) float32 unscaled, label)`` exactly as the tutorial's ``FlattenAndCast`` makes them, batched
-in order (no shuffling, the last batch smaller), so an epoch over it computes the same parameters as the
-``seed`` pipeline. Its workers (``worker_count``) are processes that Grain starts with ``spawn``: none is a
-fork of the process that runs JAX. No torch here.
-"""
+"""Grain over the same MNIST arrays in the tutorial's order, its workers spawned, never forked. No torch here."""
 
 from __future__ import annotations
 
@@ -41,9 +34,7 @@ def _flags_parsed() -> None:
 
 
 class PersistentWorkers:
-    """Grain's worker processes kept across epochs (as torch's ``persistent_workers``): one ``mp_prefetch`` iterator
-    over the batches repeated without end, read ``n_batches`` at a time; an epoch stopped early is finished (its
-    remaining batches skipped) when the next one starts, so every epoch begins at batch 0."""
+    """Grain's worker processes kept across epochs (torch's ``persistent_workers``); every epoch begins at batch 0."""
 
     def __init__(self, batches: Any, workers: int):  # batches: a grain MapDataset
         import grain.python as gp
@@ -61,10 +52,7 @@ class PersistentWorkers:
         return self.n_batches
 
     def _start(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Grain's iterator, its workers deaf to stopping signals (`stops.deaf_to_ctrl_c`): Grain starts them from
-        threads of its own, made here and so keeping the signals blocked, as the workers do (the command stops
-        them). The first batch of each worker is read here too, so that a stopping signal waits until every worker
-        has started: none is left with its start data (the dataset's arrays) half written, and none starts later."""
+        """Grain's iterator, its workers deaf to stopping signals and each one's first batch read."""
         resource_tracker_started()
         with deaf_to_ctrl_c(STOPPING):
             iterator: Iterator[tuple[np.ndarray, np.ndarray]] = iter(self._dataset)
@@ -89,9 +77,7 @@ class PersistentWorkers:
 def make_loader(
     images: np.ndarray, labels: np.ndarray, batch_size: int, workers: int = 0
 ) -> Iterable[tuple[np.ndarray, np.ndarray]]:
-    """In-order batches ``(x (B, 784) float32, y (B,))`` of the split, the last one smaller: a ``MapDataset``
-    batched at the source (batch j is records j*B .. j*B+B-1, whichever worker makes it), read in order;
-    with ``workers``, that many spawned worker processes, started once and kept (`PersistentWorkers`)."""
+    """In-order batches of the split, the last one smaller; ``workers`` spawned once and kept."""
     import grain.python as gp
 
     _flags_parsed()

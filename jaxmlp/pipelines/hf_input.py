@@ -1,6 +1,4 @@
-"""Hugging Face ``datasets`` over the same MNIST arrays, in the tutorial's order: an in-memory Arrow table read with
-``with_format("numpy")``, no network, so an epoch computes the same parameters as ``seed``'s. Optional (``pip install
-'jaxmlp[hf]'``); no torch here."""
+"""Hugging Face ``datasets`` over the same MNIST arrays in the tutorial's order (``pip install 'jaxmlp[hf]'``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The loaders of the loader pipelines: an iterable, once per epoch, of the tutorial's in-order batches
-``(images (B, 784) float32, labels (B,))`` on the host; and a split as arrays, converted once."""
+"""The loaders of the loader pipelines (the tutorial's in-order host batches), and a split as arrays."""
 
 from __future__ import annotations
 
@@ -26,10 +25,7 @@ from jaxmlp.registry import DATASETS, LOADER_PIPELINES, OPTIONAL, PIP_NAMES, PIP
 
 
 def as_arrays(dataset: Any) -> tuple[np.ndarray, np.ndarray]:
-    """A whole split converted once: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32.
-
-    ``dataset`` has ``data`` (N x 28 x 28 uint8) and ``targets``, like torchvision's `MNIST`.
-    """
+    """A whole split as arrays: images ``(N, 784)`` float32 (unscaled) and labels ``(N,)`` int32."""
     images = np.asarray(dataset.data).reshape(len(dataset.data), -1).astype(np.float32)
     return images, np.asarray(dataset.targets).astype(np.int32)
 
@@ -48,9 +44,7 @@ class ArraySlices:
 
 
 def make_loader(pipeline: str, dataset: Any, batch_size: int, workers: int = 0) -> Iterable[Any]:
-    """The loader of a `LOADER_PIPELINES` pipeline over ``dataset``: an iterable, once per epoch, of the
-    tutorial's batches ``(images (B, 784) float32, labels (B,))`` on the host. ``workers`` applies to the
-    `WORKER_PIPELINES` (torch's or Grain's worker processes, spawned)."""
+    """The loader of a `LOADER_PIPELINES` pipeline over ``dataset``: the tutorial's host batches, once per epoch."""
     if pipeline in ("seed", "seed_batched"):
         from jaxmlp.pipelines import data  # torch stays out of the other pipelines
 
@@ -72,8 +66,7 @@ def make_loader(pipeline: str, dataset: Any, batch_size: int, workers: int = 0) 
 
 
 def missing_package(pipeline: str) -> str | None:
-    """Why ``pipeline`` cannot run here (its optional package, `registry.OPTIONAL`, or a package a JAX-only
-    machine may lack, `registry.PIPELINE_NEEDS`, is not installed), or None."""
+    """Why ``pipeline`` cannot run here (a package it needs is not installed), or None."""
     needs = (*PIPELINE_NEEDS.get(pipeline, ()), *(OPTIONAL[pipeline][:1] if pipeline in OPTIONAL else ()))
     if broken := [m for m in needs if import_failure(m) not in (None, "not installed")]:
         said = "; ".join(f"{m}: {import_failure(m)}" for m in broken)
@@ -101,15 +94,13 @@ def _install_line(modules: Sequence[str]) -> str:
 
 
 def missing_modules(modules: Sequence[str]) -> list[str]:
-    """Those of ``modules`` that do not import here: not installed, or installed and failing to import (a carried
-    wheel built for another Python, say). Each imported once a process (`import_failure`)."""
+    """Those of ``modules`` that do not import here (not installed, or failing), each tried once a process."""
     return [m for m in modules if import_failure(m)]
 
 
 @functools.cache
 def import_failure(module: str) -> str | None:
-    """Why ``module`` does not import here in a line ("not installed", or the error it raised), else None; looked
-    up first: an absent one costs no import."""
+    """Why ``module`` does not import here, in a line, else None; an absent one costs no import."""
     if importlib.util.find_spec(module) is None:
         return "not installed"
     try:
@@ -127,9 +118,7 @@ def load_splits(
     limit: int | None = None,
     pipelines: Sequence[str] | None = None,
 ) -> Datasets:
-    """The train and test splits: the tutorial's datasets where torch and PIL are installed, else (a JAX-only host)
-    the splits as arrays (`jaxmlp.pipelines.mnist.Split`), which the pipelines that need neither take as they are;
-    as arrays too, torch never imported, where the ``pipelines`` they feed are given and none needs torch."""
+    """The train and test splits: the tutorial's datasets where needed and installed, else `Split` arrays."""
     torch_free = (
         pipelines is not None and not download and not any("torch" in PIPELINE_NEEDS.get(p, ()) for p in pipelines)
     )

@@ -1,6 +1,4 @@
-"""The MNIST IDX files and the synthetic set, as numpy arrays: no torch, no JAX. The files are validated and prepared
-into torchvision's layout (`prepare_mnist`) or read into arrays (`load_arrays`); the synthetic set
-(`synthetic_arrays`) is never presented as MNIST."""
+"""The MNIST IDX files and the synthetic set as numpy arrays (no torch, no JAX), validated and prepared."""
 
 from __future__ import annotations
 
@@ -30,9 +28,7 @@ same whatever ``size`` is asked, so a limited set is the full set's start, made 
 
 
 def synthetic_arrays(train: bool = True, size: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Synthetic digits, each class a fixed random stroke pattern: images ``(N, 28, 28)`` uint8 and labels ``(N,)``
-    int64, the first ``size`` of the split (`jaxmlp.pipelines.data.SyntheticMNIST`; the set: the docs'
-    getting-started page)."""
+    """Synthetic digits, each class a fixed random stroke pattern: the first ``size`` images and labels of the split."""
     n = size if size is not None else (60000 if train else 10000)
     prototypes = np.random.default_rng(seed).random((10, N_PIXELS)) < 0.12  # the same for both splits
     blocks = range(-(-n // SYNTHETIC_BLOCK))
@@ -187,9 +183,7 @@ def existing_data_folder(folder: Path) -> None:
 
 
 def prepare_mnist(folder: Path, cache_dir: Path | None = None) -> Path:
-    """Validate the IDX files under ``folder`` (or its ``MNIST/raw``) and return a torchvision ``MNIST`` root for
-    them: in place where already uncompressed in that layout, else a copy written atomically to the cache; no
-    network."""
+    """Validate the IDX files under ``folder`` and return a torchvision ``MNIST`` root for them."""
     existing_data_folder(folder)
     for candidate in (folder / "MNIST" / "raw", folder):
         sources = find_idx_files(candidate)
@@ -287,9 +281,7 @@ def load_arrays(
 
 @dataclass(frozen=True)
 class Datasets:
-    """The train and test splits and their origin: torchvision's datasets yielding ``(784,)`` float32 images
-    (`jaxmlp.pipelines.data.load_datasets`), or, where torch is missing, `Split` arrays
-    (`jaxmlp.pipelines.loaders.load_splits`); both have ``data`` and ``targets``, which the array pipelines read."""
+    """The train and test splits and their origin: torchvision's datasets, or `Split` arrays where torch is missing."""
 
     name: str  # "mnist" or "synthetic"
     source: str  # where the data came from, for humans and metadata

@@ -1,6 +1,4 @@
-"""The whole epoch as one Pallas kernel (the ``pallas`` pipeline): a grid over the batches, the parameters resident
-in the kernel's memory (VMEM on a TPU), `jaxmlp.model`'s step written out inside, in padded shapes that change no
-result (the kernel, its padding and its forms: the docs' questions/accelerator page)."""
+"""The whole epoch as one Pallas kernel on a TPU (the ``pallas`` pipeline; docs/questions/accelerator.md)."""
 
 from __future__ import annotations
 
@@ -20,8 +18,7 @@ LANES = 128
 PAD_LOGIT = -1e30
 """The bias of a padded class: its probability is exp(-1e30 - max) = 0, never NaN (unlike -inf)."""
 VMEM_LIMIT_BYTES = 100 * 2**20
-"""The kernel's VMEM budget on a TPU (a v5e has 128 MiB): the parameters twice (in and out, 2.7 MB each in float32),
-their bfloat16 copies, the batch's blocks double-buffered and the step's activations fit with room to spare."""
+"""The kernel's VMEM budget on a TPU, which holds the parameters, their copies, the batch and the activations."""
 
 _NT = (((1,), (1,)), ((), ()))  # a (B, n) . w (m, n): the right operand transposed
 _NN = (((1,), (0,)), ((), ()))  # a (B, n) . w (n, m)
@@ -29,13 +26,8 @@ _TN = (((0,), (0,)), ((), ()))  # a (B, n) . g (B, m): contract the batch axis, 
 
 
 class Form(NamedTuple):
-    """How the kernel holds its weights and activations. ``transposed``: weights as ``(in, out)`` (the forward's
-    products take no transposed operand; the input gradients' do) rather than the model's ``(out, in)``;
-    ``columns``: the batch along the columns, activations ``(features, batch)`` and the images and targets given so,
-    so that every product's stationary operand is the batch's (weights ``(out, in)``, biases ``(n, 1)``); ``copies``:
-    bfloat16 copies of the weights kept beside them, made in the update's pass, for the next step's products (bf16
-    only); ``images_t``: the images also given as ``(features, rows)``, so the first layer's weight gradient
-    transposes nothing (``transposed`` only)."""
+    """How the kernel holds its weights and activations: ``transposed`` weights, ``columns`` (the batch along the
+    columns), ``copies`` (bf16 only), ``images_t`` (``transposed`` only)."""
 
     transposed: bool = False
     copies: bool = False
@@ -47,16 +39,11 @@ PLAIN = Form()
 """The model's own layout, nothing beside it: the kernel as first written."""
 
 FORMS = {"bf16": Form(copies=True), "f32": PLAIN}
-"""The form each precision runs: the fastest measured on a TPU v5e (`bench/accelerator/kernel_forms.py`, the docs'
-accelerator results page): in bf16 the copies took 2.23 and 2.25 ms an epoch against 2.25 and 2.28 without, in two
-runs (``reports/kernel-forms-20261206T112958-tpu.jsonl``, ``-114025-tpu.jsonl``); ``transposed`` (2.37-2.40 ms) and
-``columns`` (2.51) were slower, in f32 too (8.17, 8.47 against 8.15-8.17 ms)."""
+"""The form each precision runs: the fastest measured on a TPU v5e (docs/results/accelerator.md)."""
 
 
 class Layout(NamedTuple):
-    """How an epoch's batches sit in the kernel's inputs: ``steps`` batches of ``batch`` rows, ``samples`` real rows
-    in all (the last batch's missing rows zero padding), ``features`` image columns padded to a multiple of `LANES`,
-    ``classes`` padded to `LANES`."""
+    """How an epoch's batches sit in the kernel's inputs: batches, rows, and the padded features and classes."""
 
     steps: int
     batch: int
@@ -71,8 +58,7 @@ def layout(n_samples: int, batch: int, features: int) -> Layout:
 
 
 def pad_batches(images: np.ndarray, targets: np.ndarray, shape: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Images ``(steps * batch, features)`` in their own dtype and one-hot targets ``(steps * batch, classes)`` in
-    bfloat16 (exact for 0 and 1), zero rows and columns after the real ones."""
+    """Images and one-hot bfloat16 targets of all the steps, zero rows and columns after the real ones."""
     rows = shape.steps * shape.batch
     x = np.zeros((rows, shape.features), images.dtype)
     x[: len(images), : images.shape[1]] = images
@@ -82,9 +68,7 @@ def pad_batches(images: np.ndarray, targets: np.ndarray, shape: Layout) -> tuple
 
 
 def kernel_inputs(images: np.ndarray, targets: np.ndarray, shape: Layout, form: Form) -> list[np.ndarray]:
-    """The kernel's data inputs (`pad_batches`), made once with the data: with ``form.columns`` both transposed,
-    ``(features, steps * batch)`` and ``(classes, steps * batch)``; with ``form.images_t`` the images transposed
-    beside them."""
+    """The kernel's data inputs (`pad_batches`), made once with the data and transposed as ``form`` asks."""
     x, y = pad_batches(images, targets, shape)
     if form.columns:
         return [np.ascontiguousarray(x.T), np.ascontiguousarray(y.T)]
@@ -92,8 +76,7 @@ def kernel_inputs(images: np.ndarray, targets: np.ndarray, shape: Layout, form: 
 
 
 def _products(form: Form, dot: Any) -> tuple[Any, Any, Any]:
-    """The step's three kinds of product in ``form``: forward ``(w, a) -> z``, input gradient ``(w, g) -> d a`` and
-    weight gradient ``(g, a) -> d w`` (in the form's layouts; ``dot(a, b, dims)`` the operands' product)."""
+    """The step's forward, input-gradient and weight-gradient products in ``form``'s layouts."""
     if form.columns:  # z = w . a, d a = w^T . g, d w = g . a^T
         return (lambda w, a: dot(w, a, _NN)), (lambda w, g: dot(w, g, _TN)), (lambda g, a: dot(g, a, _NT))
     if form.transposed:  # z = a . w, d a = g . w^T, d w = a^T . g
@@ -104,8 +87,7 @@ def _products(form: Form, dot: Any) -> tuple[Any, Any, Any]:
 def _kernel(
     *refs: Any, shape: Layout, step_size: float, dtype: Any, precision: Any, form: Form, update: bool = True
 ) -> None:
-    """One batch's SGD step on the resident parameters (the outputs, filled from the inputs at the first batch);
-    ``update`` False stores the gradients in their place, unapplied (a benchmark's timing of the step's parts)."""
+    """One batch's SGD step on the resident parameters; ``update`` False stores the gradients unapplied."""
     n_data = 3 if form.images_t else 2
     x_ref, y_ref = refs[:2]
     params_in, params_out, copies = refs[n_data : n_data + 6], refs[n_data + 6 : n_data + 12], refs[n_data + 12 :]
@@ -163,9 +145,7 @@ def _kernel(
 
 
 def kernel_params(params: Params, features: int, form: Form = PLAIN, classes: int = LANES) -> list[jax.Array]:
-    """The model's params as the kernel holds them: biases as rows ``(1, n)``, the first layer's inputs padded to
-    ``features`` (zero weights: zero pixels, zero gradient), the last layer's outputs to ``classes`` (zero weights,
-    `PAD_LOGIT` biases); weights ``(in, out)`` where ``form.transposed``, biases ``(n, 1)`` where ``form.columns``."""
+    """The model's params as the kernel holds them in ``form``, padded with zero weights."""
     (w1, b1), (w2, b2), (w3, b3) = params
     w1 = jnp.pad(w1, ((0, 0), (0, features - w1.shape[1])))
     pad = classes - w3.shape[0]
@@ -188,9 +168,7 @@ def model_params(held: Sequence[jax.Array], features: int, form: Form = PLAIN) -
 
 
 def cost(shape: Layout, n_params: int, image_bytes: int, form: Form = PLAIN) -> pl.CostEstimate:
-    """What one epoch of the kernel computes and moves, for XLA's cost analysis: the step's products at the padded
-    shapes (forward, weight gradients, the input gradients of layers 2 and 3), the exponentials, the batches read
-    once (twice where ``form.images_t``) and the parameters read and written once."""
+    """What one epoch of the kernel computes and moves at the padded shapes, for XLA's cost analysis."""
     b, f, c, h = shape.batch, shape.features, shape.classes, 512
     products = 2 * b * (f * h + h * h + h * c) * 2 + 2 * b * (h * h + h * c)
     image_reads = 2 if form.images_t else 1
@@ -202,8 +180,7 @@ def cost(shape: Layout, n_params: int, image_bytes: int, form: Form = PLAIN) -> 
 
 
 def form_for(precision: str, form: Form | None = None) -> Form:
-    """``form``, else the precision's (`FORMS`); bfloat16 copies only where the products are bfloat16, transposed
-    images only with transposed weights, neither with ``columns``."""
+    """``form``, else the precision's (`FORMS`), its options only where they apply."""
     chosen = form if form is not None else FORMS.get(precision, PLAIN)
     transposed = chosen.transposed and not chosen.columns
     return chosen._replace(
@@ -225,8 +202,7 @@ def form_name(form: Form) -> str:
 def epoch_call(
     shape: Layout, step_size: float, precision: str, interpret: bool = False, form: Form | None = None
 ) -> Any:
-    """The jitted epoch ``(params, *data) -> params`` of the kernel in ``form`` (`form_for`), its data as
-    `kernel_inputs` makes them (``interpret``: Pallas's interpreter, on any backend)."""
+    """The jitted epoch ``(params, *data) -> params`` of the kernel in ``form``; ``interpret``: Pallas's interpreter."""
     form = form_for(precision, form)
     dtype = BF16 if precision == "bf16" else jnp.float32
     dot_precision = None if precision == "bf16" else jax.lax.Precision.HIGHEST

@@ -1,8 +1,4 @@
-"""The ``pallas`` pipeline's GPU form: the whole epoch as one Pallas kernel lowered through Triton, one program that
-loops over the batches and, within each step, over tiles of `TILE` by `TILE`; the parameters updated in place in the
-GPU's memory across the steps (2.7 MB: held by its L2 cache, not by one core's registers or shared memory). The
-step is `pallas_epoch`'s, in the same padded shapes (the kernel, why one program, what it costs: the docs'
-questions/accelerator page)."""
+"""The whole epoch as one Pallas kernel through Triton on a GPU (docs/questions/accelerator.md)."""
 
 from __future__ import annotations
 
@@ -29,12 +25,10 @@ HIDDEN = 512
 NUM_WARPS = 8
 """Triton's warps in the one program (256 threads)."""
 WORKSPACES = ("z1", "a1", "z2", "a2", "d_z1", "d_z2")
-"""The step's activations and gradients, kept in the GPU's memory between the step's phases (extra outputs of the
-kernel, discarded): a product's operand is read back tile by tile."""
+"""The step's activations and gradients, kept in the GPU's memory between its phases (discarded outputs)."""
 
 DOT_PRECISION = {"f32": jax.lax.Precision.HIGHEST, "tf32": jax.lax.Precision.DEFAULT, "bf16": None}
-"""Each precision's products in Triton's lowering: IEEE float32 (``HIGHEST``), TF32 tensor-core passes (``DEFAULT``),
-bfloat16 operands as given."""
+"""Each precision's products in Triton's lowering: IEEE float32, TF32 passes, or bfloat16 operands."""
 
 _NT = (((1,), (1,)), ((), ()))  # a (B, n) . w (m, n)
 _NN = (((1,), (0,)), ((), ()))  # a (B, n) . w (n, m)
@@ -52,8 +46,7 @@ def check_batch(batch: int) -> int:
 
 
 def layout(n_samples: int, batch: int, features: int) -> Layout:
-    """The layout of an in-order epoch in the GPU kernel: ``features`` padded to a multiple of `TILE`, the classes to
-    `CLASSES`, the batch a power of two (`check_batch`)."""
+    """The layout of an in-order epoch in the GPU kernel: padded to `TILE` and `CLASSES`, the batch a power of two."""
     steps = -(-n_samples // check_batch(batch))
     return Layout(steps, batch, n_samples, -(-features // TILE) * TILE, CLASSES)
 
@@ -185,9 +178,7 @@ def _kernel(*refs: Any, shape: Layout, step_size: float, dtype: Any, precision: 
 
 
 def cost(shape: Layout, n_params: int, image_bytes: int) -> pl.CostEstimate:
-    """What one epoch of the kernel computes and moves, for XLA's cost analysis: the step's products at the padded
-    shapes, the exponentials, the batches read once and the parameters read and written once (between steps they
-    stay in the L2 cache, 50 MB on an H100/H200 against their 2.7 MB)."""
+    """What one epoch of the kernel computes and moves at the padded shapes, for XLA's cost analysis."""
     b, f, c, h = shape.batch, shape.features, shape.classes, HIDDEN
     products = 2 * b * (f * h + h * h + h * c) * 2 + 2 * b * (h * h + h * c)
     return pl.CostEstimate(
@@ -198,16 +189,14 @@ def cost(shape: Layout, n_params: int, image_bytes: int) -> pl.CostEstimate:
 
 
 def workspaces(shape: Layout, dtype: Any) -> list[jax.ShapeDtypeStruct]:
-    """The `WORKSPACES`' shapes: the pre-activations in float32, the rest in the products' operand type (each
-    already rounded to it)."""
+    """The `WORKSPACES`' shapes: the pre-activations in float32, the rest in the products' operand type."""
     dtypes = {"z1": jnp.float32, "z2": jnp.float32}
     struct = jax.ShapeDtypeStruct
     return [struct((shape.batch, HIDDEN), dtypes.get(name, dtype)) for name in WORKSPACES]  # type: ignore[no-untyped-call]
 
 
 def epoch_call(shape: Layout, step_size: float, precision: str, interpret: bool = False) -> Any:
-    """The jitted epoch ``(params, images, targets) -> params`` of the GPU kernel, its data as
-    `pallas_epoch.pad_batches` makes them at `layout` (``interpret``: Pallas's interpreter, on any backend)."""
+    """The jitted epoch ``(params, images, targets) -> params`` of the kernel; ``interpret``: Pallas's interpreter."""
     dtype = BF16 if precision == "bf16" else jnp.float32
     dot_precision = DOT_PRECISION[precision]
     body = functools.partial(

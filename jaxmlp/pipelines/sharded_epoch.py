@@ -28,8 +28,7 @@ def check_divides(batch_size: int, n_devices: int) -> None:
 
 
 class ShardedEpoch(ScanEpoch):
-    """The scan epoch, data-parallel over a `Mesh` of every device of ``device``'s platform (every process's, in a
-    `jax.distributed` run), built from the whole split on every process."""
+    """The scan epoch, data-parallel over every device of ``device``'s platform (every process's, when joined)."""
 
     def _prepare(self) -> None:
         from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -64,8 +63,7 @@ class ShardedEpoch(ScanEpoch):
         return cast(Params, jax.tree_util.tree_map(lambda leaf: np.asarray(leaf.addressable_data(0)), params))
 
     def sharded_step(self, params: Params) -> tuple[Callable[..., Params], tuple[Any, ...]]:
-        """One full batch's data-parallel SGD step: (the step jitted with its shardings, its arguments: params
-        replicated, the first batch split along its rows)."""
+        """One full batch's data-parallel SGD step, jitted with its shardings, and its arguments."""
         from jax.sharding import NamedSharding, PartitionSpec
 
         rows = NamedSharding(self.mesh, PartitionSpec(MESH_AXIS))  # type: ignore[no-untyped-call]  # unannotated in jax
@@ -81,8 +79,7 @@ class ShardedEpoch(ScanEpoch):
         return super()._scan(in_shardings=(rep, batches, batches, rep, rep), out_shardings=rep)
 
     def compile(self, params: Params) -> float:
-        """The sharded programs' compile time (the one-device step, which gives the epoch's FLOPs, only when they
-        are asked for: `_analysed`)."""
+        """The sharded programs' compile time (the one-device step only when its FLOPs are asked for)."""
         self._keep_shapes(self.local(params))  # one device, whatever the placement
         start = time.perf_counter()
         self.scan = self._compile_scan(self.place(params))

@@ -1,8 +1,4 @@
-"""The step and the loops of steps every epoch is made of: the tutorial's jitted update compiled ahead for each
-batch size, the in-order batches of an epoch, the host loops over batches, and the epoch as one `lax.scan`.
-
-Each loop returns the new params once they are ready on the device, so a clock may stop right after it.
-"""
+"""The step and the loops of steps every epoch is made of; each loop returns the params once ready on the device."""
 
 from __future__ import annotations
 
@@ -31,8 +27,7 @@ from jaxmlp.model import (
 
 
 class CompiledStep:
-    """The jitted `update`, compiled ahead of time for each batch size an epoch yields; an unforeseen size is
-    compiled on first use (and shows up in the epoch's compile time)."""
+    """The jitted `update` compiled ahead for each batch size; an unforeseen size compiles on first use."""
 
     def __init__(self, step_size: float = STEP_SIZE, precision: str = "f32", bf16_step: str = DEFAULT_BF16_STEP):
         self.step_size = float(step_size)
@@ -155,11 +150,7 @@ def jit_step(precision: str, bf16_step: str = DEFAULT_BF16_STEP) -> Any:
 
 
 SCAN_UNROLL = {("tpu", "f32"): 1, ("tpu", "bf16"): 4}
-"""How many steps each iteration of the epoch's scan (`sgd_epoch`) holds, per backend and precision (1 where not
-named; the bf16 step in its backend's form, `model.BF16_STEP_BY_BACKEND`), the fastest measured: on a TPU v5e the
-bf16 epoch took 3.90 ms at 4, 4.12 at 2; the f32 one 10.75 ms at 1, 11.33 at 2
-(``reports/kernel-forms-20261206T114025-tpu.jsonl``, `bench/accelerator/kernel_forms.py`; the docs' accelerator
-results page)."""
+"""Steps per iteration of the epoch's scan per backend and precision, the fastest measured (1 where not named)."""
 
 
 def scan_unroll(platform: str, precision: str = "f32") -> int:
@@ -176,8 +167,7 @@ def sgd_scan(
     bf16_step: str = DEFAULT_BF16_STEP,
     unroll: int = 1,
 ) -> Params:
-    """``len(xs)`` SGD steps in one XLA program: xs ``(S, B, 784)``, ys ``(S, B, 10)``; each step of ``precision``
-    (and ``bf16_step``'s form), ``unroll`` steps an iteration of the loop."""
+    """``len(xs)`` SGD steps of ``precision`` in one XLA program, ``unroll`` steps an iteration."""
     step = step_function(precision, bf16_step)
 
     def body(p: Params, batch: tuple[jax.Array, jax.Array]) -> tuple[Params, None]:
@@ -192,10 +182,7 @@ scan_steps = jax.jit(sgd_scan, static_argnames=("precision", "bf16_step", "unrol
 def padded_batches(
     images: np.ndarray, targets: np.ndarray, batch_size: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """An in-order epoch's batches as one scan takes them: images ``(S, B, ...)`` and targets ``(S, B, ...)``, the
-    smaller last batch padded with zero rows (zero targets: zero gradient), and each batch's step-size factor
-    ``(S,)``: 1, and the last batch's ``B / rows`` (the mean over its ``B`` rows is that much smaller than over its
-    real ones)."""
+    """An in-order epoch's batches as one scan takes them, the last padded, and each batch's step-size factor."""
     steps, rest = -(-len(images) // batch_size), len(images) % batch_size
     xs = np.zeros((steps * batch_size, *images.shape[1:]), images.dtype)
     ys = np.zeros((steps * batch_size, *targets.shape[1:]), targets.dtype)
@@ -216,9 +203,7 @@ def sgd_epoch(
     bf16_step: str = DEFAULT_BF16_STEP,
     unroll: int = 1,
 ) -> Params:
-    """An in-order epoch as one `lax.scan` over `padded_batches`' batches (the smaller last one padded): each step of
-    ``precision`` (and ``bf16_step``'s form) at ``step_size`` times its batch's factor, ``unroll`` steps an
-    iteration."""
+    """An in-order epoch as one `lax.scan` over `padded_batches`' batches, ``unroll`` steps an iteration."""
     step = step_function(precision, bf16_step)
 
     def body(p: Params, batch: tuple[jax.Array, jax.Array, jax.Array]) -> tuple[Params, None]:
@@ -240,6 +225,5 @@ def _jitted(function: Any) -> Any:
 
 
 def images_for(images: np.ndarray, precision: str) -> np.ndarray:
-    """``images`` in the dtype ``precision`` keeps them in (`jaxmlp.model.data_dtype`), converted once where the
-    data is prepared, never inside a step: float32 as given, bfloat16 (exact for pixels 0-255) for ``bf16``."""
+    """``images`` in the dtype ``precision`` keeps them in, converted once where the data is prepared."""
     return np.ascontiguousarray(images, dtype=data_dtype(precision))

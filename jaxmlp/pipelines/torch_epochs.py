@@ -1,5 +1,4 @@
-"""The ``torch``, ``torch_compile`` and ``torch_graph`` epochs: the tutorial's MLP and SGD step in PyTorch over the
-same arrays."""
+"""The ``torch``, ``torch_compile`` and ``torch_graph`` epochs: the tutorial's MLP in PyTorch over the same arrays."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from jaxmlp.pipelines.epoch_base import ArrayEpoch, Progress, wrap
 
 
 class TorchEpoch(ArrayEpoch):
-    """The tutorial's MLP and SGD step in PyTorch (`torch_mlp`) over views of the same arrays: it trains a copy of
-    the params it is given (JAX's, or its own from `place`) and returns host numpy arrays."""
+    """The tutorial's MLP and step in PyTorch over views of the same arrays, on a copy of the params."""
 
     compiled = False
     bf16_images = False  # torch takes float32 images and casts them under autocast
@@ -34,8 +32,7 @@ class TorchEpoch(ArrayEpoch):
         self.eager_loss = self.loss
 
     def compile(self, params: Params) -> float:
-        """Nothing to compile in eager (the JAX step that gives the epoch's FLOPs, the same math, only when they
-        are asked for: `_analysed`)."""
+        """Nothing to compile in eager (the JAX step for the FLOPs only when asked for)."""
         self._keep_shapes(params)
         return 0.0
 
@@ -61,8 +58,7 @@ class TorchCompileEpoch(TorchEpoch):
     compiled = True
 
     def compile(self, params: Params) -> float:
-        """The loss compiled by ``torch.compile`` for each batch size of the epoch, on copies of ``params`` (a
-        `JaxmlpError` saying why where it cannot compile here)."""
+        """The loss compiled by ``torch.compile`` for each batch size; a `JaxmlpError` where it cannot compile here."""
         super().compile(params)
         start = time.perf_counter()
         self.loss = self.torch.compiled_loss(self.eager_loss)
@@ -81,10 +77,7 @@ class TorchCompileEpoch(TorchEpoch):
 
 
 class TorchGraphEpoch(TorchEpoch):
-    """Each step replayed from a CUDA graph (`torch_mlp.StaticStep`): one graph per batch size of the epoch, captured
-    in `compile` over static params and batch buffers; an epoch copies the params in, then per batch copies it into
-    its size's buffers and replays that graph (three launches a step, against a dozen kernels and the autograd
-    engine's host work). ``capture`` False runs the same static steps eagerly (any device: the tests)."""
+    """Each step replayed from a CUDA graph, one per batch size; ``capture`` False runs the same steps eagerly."""
 
     def __init__(self, *args: Any, capture: bool = True):
         super().__init__(*args)
@@ -93,8 +86,7 @@ class TorchGraphEpoch(TorchEpoch):
         self.steps: dict[int, Any] = {}
 
     def compile(self, params: Params) -> float:
-        """The static params and batch buffers made, and each batch size's step captured as a CUDA graph (its
-        warm-up steps included; no value changed)."""
+        """The static buffers made and each batch size's step captured as a CUDA graph (no value changed)."""
         super().compile(params)
         start = time.perf_counter()
         weights = self.torch.to_torch(params, self.torch_device)

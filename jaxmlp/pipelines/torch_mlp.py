@@ -1,6 +1,4 @@
-"""The tutorial's MLP and SGD step in PyTorch (the `torch`, `torch_compile` and `torch_graph` pipelines):
-`jaxmlp.model`'s functions over the same params. Imported only when a torch pipeline is built: the others, and the
-sweep's and the scaling's workers, run where torch is not installed."""
+"""The tutorial's MLP and SGD step in PyTorch, imported only when a torch pipeline is built."""
 
 from __future__ import annotations
 
@@ -55,8 +53,7 @@ def is_torch(params: Sequence[Sequence[Any]]) -> bool:
 
 
 def device_for(platform: str) -> Any:
-    """The torch device matching a JAX platform: the CPU, or the first CUDA GPU (a `JaxmlpError` where torch
-    sees none)."""
+    """The torch device matching a JAX platform (a `JaxmlpError` where torch sees none)."""
     if platform == "cpu":
         return torch.device("cpu")
     if platform == "gpu" and torch.cuda.is_available():
@@ -68,8 +65,7 @@ def device_for(platform: str) -> Any:
 
 
 def to_torch(params: Iterable[Sequence[Any]], device: Any) -> TorchParams:
-    """Copies of ``params`` (JAX or numpy arrays, or tensors) as float32 leaf tensors on ``device`` that require
-    gradients: the epoch updates them in place, never the caller's."""
+    """Copies of ``params`` as float32 leaf tensors on ``device`` that require gradients."""
     out = []
     for layer in params:
         w, b = (
@@ -90,8 +86,7 @@ def to_numpy(params: TorchParams) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def predict(params: TorchParams, images: Any) -> Any:
-    """Log-probabilities ``(B, 10)`` for images ``(B, 784)``: `jaxmlp.model.predict` for each row, batched by hand
-    (``a @ w.T + b``: torch's eager path has no ``vmap`` its compiler takes as cheaply)."""
+    """Log-probabilities ``(B, 10)`` for images ``(B, 784)``, `jaxmlp.model.predict` batched by hand."""
     activations = images
     for w, b in params[:-1]:
         activations = torch.relu(activations @ w.T + b)
@@ -109,8 +104,7 @@ LossFunction = Callable[[TorchParams, Any, Any], Any]
 
 
 def loss_bf16(params: TorchParams, images: Any, targets: Any) -> Any:
-    """`loss` in mixed precision on the CPU: its matrix products under ``torch.autocast`` (bfloat16 operands, float32
-    accumulation; autocast keeps logsumexp, the mean and the params' gradients in float32)."""
+    """`loss` in mixed precision on the CPU: its matrix products under ``torch.autocast``."""
     with torch.autocast("cpu", dtype=torch.bfloat16):
         return loss(params, images, targets)
 
@@ -122,22 +116,18 @@ def loss_bf16_cuda(params: TorchParams, images: Any, targets: Any) -> Any:
 
 
 def loss_bf16_graphed(params: TorchParams, images: Any, targets: Any) -> Any:
-    """`loss_bf16_cuda` without autocast's cache of bfloat16 weight copies, which a CUDA graph's capture must not
-    keep (PyTorch's CUDA graphs notes): the copies made in the graph, every replay."""
+    """`loss_bf16_cuda` without autocast's weight cache, which a CUDA graph must not keep."""
     with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
         return loss(params, images, targets)
 
 
 def allow_tf32(allowed: bool) -> None:
-    """Whether torch's float32 matrix products on a CUDA GPU may take TF32 passes (its default: not); the CPU has
-    none."""
+    """Whether torch's float32 products on a CUDA GPU may take TF32 passes; the CPU has none."""
     torch.backends.cuda.matmul.allow_tf32 = allowed
 
 
 def loss_of(precision: str, device: Any, graphed: bool = False) -> LossFunction:
-    """The loss a precision trains: `loss` in float32 (``tf32``: with TF32 matmuls allowed on the GPU), `loss_bf16`
-    under autocast (``graphed``: in a form a CUDA graph captures, `loss_bf16_graphed`); the params and the SGD update
-    stay float32 in every precision."""
+    """The loss a precision trains (``graphed``: the form a CUDA graph captures)."""
     allow_tf32(precision == "tf32")
     if precision == "bf16":
         if device.type != "cuda":
@@ -156,10 +146,7 @@ def sgd_step(params: TorchParams, x: Any, y: Any, step_size: float, loss_fn: Los
 
 
 class StaticStep:
-    """`sgd_step` on buffers whose addresses never change: the params (float32 leaves), a batch's images and targets
-    of one size, the step size fixed. ``run()`` after copying a batch in (`load`) is one step; on a CUDA GPU
-    `capture` records it as one CUDA graph, after which ``run()`` replays the graph (one launch for the step's
-    kernels)."""
+    """`sgd_step` on buffers whose addresses never change, replayed as a CUDA graph once `capture` recorded it."""
 
     def __init__(self, params: TorchParams, size: int, features: int, step_size: float, loss_fn: LossFunction):
         device = params[0][0].device
@@ -186,9 +173,7 @@ class StaticStep:
             self.eager()
 
     def capture(self, warmups: int = 3, pool: Any = None) -> Any:
-        """Record the step as a CUDA graph (``pool``: share another graph's memory pool); returns its pool. The
-        eager warm-up steps that capture needs (on a side stream, as PyTorch's notes ask) run on the params, which
-        are then restored: capturing changes no value."""
+        """Record the step as a CUDA graph (``pool``: another graph's memory pool) and return its pool."""
         kept = [p.detach().clone() for layer in self.params for p in layer]
         new_stream: Any = torch.cuda.Stream  # unannotated in torch; Any where torch is not installed (lint)
         side = new_stream()
@@ -208,8 +193,7 @@ class StaticStep:
 
 
 def assign(params: TorchParams, values: Iterable[Sequence[Any]]) -> None:
-    """Copy ``values`` (JAX or numpy arrays, or tensors) into ``params`` in place: their addresses, which a captured
-    graph reads, stay."""
+    """Copy ``values`` into ``params`` in place, so the addresses a captured graph reads stay."""
     with torch.no_grad():
         for layer, given in zip(params, values):
             for p, v in zip(layer, given):
@@ -217,16 +201,14 @@ def assign(params: TorchParams, values: Iterable[Sequence[Any]]) -> None:
 
 
 def compiled_loss(loss_fn: LossFunction = loss) -> LossFunction:
-    """``loss_fn`` through ``torch.compile`` (Inductor, which needs a C compiler), one static graph per batch size,
-    its backward compiled too (AOTAutograd); a `JaxmlpError` saying why where it cannot work here."""
+    """``loss_fn`` through ``torch.compile``; a `JaxmlpError` saying why where it cannot work here."""
     if not (shutil.which("cc") or shutil.which("gcc") or shutil.which(os.environ.get("CXX", "c++"))):
         raise JaxmlpError("torch.compile needs a C compiler (Inductor builds C++ kernels): none found here (cc, gcc)")
     return torch.compile(loss_fn, dynamic=False)  # type: ignore[no-any-return]  # torch is untyped here
 
 
 def warm_up(params: TorchParams, batches: Iterable[tuple[Any, Any]], loss_fn: LossFunction) -> None:
-    """Run forward and backward once for each batch (each size an epoch has) on copies of ``params``: compiles
-    ``loss_fn`` ahead of the epoch. A `JaxmlpError` with the compiler's first line where that fails."""
+    """Compile ``loss_fn`` ahead of the epoch on copies of ``params``; a `JaxmlpError` where that fails."""
     copies = to_torch(params, params[0][0].device)
     try:
         for x, y in batches:
@@ -237,7 +219,6 @@ def warm_up(params: TorchParams, batches: Iterable[tuple[Any, Any]], loss_fn: Lo
 
 
 def synchronize(device: Any) -> None:
-    """Wait for ``device``'s queued work: a no-op on the CPU, where torch runs each operation to its end before
-    returning (it is synchronous); ``torch.cuda.synchronize`` on a GPU, where kernels are queued."""
+    """Wait for ``device``'s queued work (a no-op on the CPU, where torch is synchronous)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)

@@ -1,5 +1,4 @@
-"""The history of benchmark runs: every benchmark seen in more than one comparable run (one machine and its
-settings: `COMPARABLE`), time-ordered, and its changes by the one change-point detector (`jaxmlp.changepoints`)."""
+"""The history of benchmark runs: every benchmark seen in more than one comparable run, and its changes."""
 
 from __future__ import annotations
 
@@ -48,8 +47,7 @@ CHANGE_COLUMNS = [
 
 
 def setting(row: pd.Series) -> str:
-    """The machine and settings of a run, as one label: ``AMD EPYC, 2 cores · size quick`` (the backend is
-    in the benchmark's name)."""
+    """The machine and settings of a run as one label (``AMD EPYC, 2 cores · size quick``)."""
     parts = [machine(row)]
     if pd.notna(row.get("size")):
         parts.append(f"size {row['size']}")
@@ -67,8 +65,7 @@ def run_label(point: Any) -> str:
 
 
 def points(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per benchmark per benchmark run (not sweeps, not training), for each benchmark and setting seen in
-    more than one run; oldest first."""
+    """One row per benchmark per run, for each seen in more than one run with its setting; oldest first."""
     bench = without_sweeps(runs)
     if "test" not in bench or bench.empty:
         return pd.DataFrame(columns=POINT_COLUMNS)
@@ -84,16 +81,13 @@ def points(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 RECENT_RUNS = index.RECENT_RUNS
-"""How many runs of each machine (the newest) the history draws and searches for changes; the older ones are
-summarised (`recent`), so a folder of years keeps readable plots and a quick report (and the folder's index reads
-only these in full)."""
+"""How many of each machine's newest runs the history draws and searches; the older are summarised."""
 
 OLDER_COLUMNS = ["benchmark", "machine", "setting", "runs", "first", "last", "median_s"]
 
 
 def recent(history: pd.DataFrame, keep: int = RECENT_RUNS) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(`points` of each machine's newest ``keep`` runs, a row per benchmark and setting summarising the older runs:
-    how many, the first and last date, the median of their medians)."""
+    """`points` of each machine's newest ``keep`` runs and a row per benchmark summarising the older ones."""
     if history.empty:
         return history, pd.DataFrame(columns=OLDER_COLUMNS)
     runs = history.drop_duplicates("file").sort_values("timestamp")
@@ -126,16 +120,12 @@ MEMO_KIND = "changes"
 
 
 def series_key(labels: Sequence[str], samples: Sequence[Sequence[float]]) -> str:
-    """A hash of all a series' changes follow from: its points' labels and raw samples, the thresholds and the
-    detector (`changepoints.DETECTOR`)."""
+    """A hash of all a series' changes follow from: labels, samples, thresholds and the detector."""
     return samples_key([changepoints.DETECTOR, CHANGE_THRESHOLD, CHANGE_ALPHA, list(labels)], samples)
 
 
 def changes(history: pd.DataFrame, samples: pd.DataFrame, memo: IndexMemo | None = None) -> pd.DataFrame:
-    """The changes in each benchmark's history (`jaxmlp.changepoints.detect` over its runs' raw samples): a row
-    each, ``from`` the run before it, ``to`` the run it marks (a transient: the run unlike both neighbours); none
-    where ruptures is not installed (`changepoints.unavailable`). With a ``memo`` (the folder's index), a series
-    searched before (`series_key`) is not searched again."""
+    """The changes in each benchmark's history, a row each; ``memo``: series searched before are kept."""
     if history.empty or changepoints.unavailable():
         return pd.DataFrame(columns=CHANGE_COLUMNS)
     mine = samples[samples["file"].isin(set(history["file"]))]  # the history's runs only, not every sample
@@ -176,8 +166,7 @@ def changes(history: pd.DataFrame, samples: pd.DataFrame, memo: IndexMemo | None
 
 
 class RunHistory(NamedTuple):
-    """A folder's history: every comparable point, each machine's newest `RECENT_RUNS` runs (drawn and searched),
-    the older ones summarised, and the changes in the newest."""
+    """A folder's history: its points, each machine's newest `RECENT_RUNS` runs, the older summarised, the changes."""
 
     every: pd.DataFrame
     points: pd.DataFrame
@@ -191,9 +180,7 @@ def found(
     older: pd.DataFrame | None = None,
     memo: IndexMemo | None = None,
 ) -> RunHistory:
-    """`points`, `recent` and `changes` of a folder's runs (and of the ``older`` ones its index kept the points of:
-    `Results.older`): computed once, read by the findings and the report; ``memo``: the folder's index, where the
-    changes of each series searched before are kept."""
+    """`points`, `recent` and `changes` of a folder's runs, computed once; ``memo``: the folder's index."""
     if older is not None and len(older):
         runs = _joined(runs, older)
     every = points(runs)
@@ -205,8 +192,7 @@ NUMBERS = ("median", "q1", "q3", "rounds")
 
 
 def _joined(runs: pd.DataFrame, older: pd.DataFrame) -> pd.DataFrame:
-    """A folder's runs read in full and its older runs' points (`Results.older`) as one table of `POINT_FIELDS`, the
-    older runs' text kept as (sorted) categories, so that half a million rows group and sort quickly."""
+    """A folder's runs and older points as one table of `POINT_FIELDS`, text as categories for speed."""
     mine, theirs = runs.reindex(columns=list(POINT_FIELDS)), older.reindex(columns=list(POINT_FIELDS))
     columns: dict[str, Any] = {}
     for column in POINT_FIELDS:

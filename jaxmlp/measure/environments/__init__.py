@@ -1,9 +1,5 @@
-"""Release environments, one room: the environment of release V for Python P from source S, made or reused, and
-checked (`environments`, the one entry every command uses). Inside: where an environment comes from and how it is
-made (`envs`: `Source`, `make_env`, under a lock), which releases a source holds (`published`), the Python each is
-made with (`pythons`), and their disk (`disk`: sizes, install times, the `JAXMLP_ENVS_MAX_GB` cap). Here: each
-release's environment planned before any is made (`plans`: the Python it is made with, whether it is made; what a
-sweep says first, and `planned`, what `jaxmlp track --dry-run` lists), then made or reused."""
+"""Release environments, one room: the environment of release V for Python P from source S, planned, made or reused and
+checked (`environments`, the one entry every command uses)."""
 
 from __future__ import annotations
 
@@ -37,9 +33,7 @@ class EnvPlan:
 
 
 def plans(asked: Asked, versions: Sequence[str], say: Say = print) -> list[EnvPlan]:
-    """Each of ``versions``' environment as ``asked`` (a sweep's `Matrix`) would use it, on the Python
-    `pythons.for_releases` gives it (a release none here supports named in one line before any is made); nothing is
-    made."""
+    """Each of ``versions``' environment as ``asked`` would use it, on the Python chosen for it; nothing is made."""
     for version in versions:
         check_release(version)
     check_held(versions, asked.source)
@@ -57,9 +51,7 @@ def plans(asked: Asked, versions: Sequence[str], say: Say = print) -> list[EnvPl
 
 
 def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
-    """About the seconds making the missing environments of ``planned`` takes, as those made here took (their
-    markers' median, `disk.install_seconds`): an estimate; 0 where none is missing, None where none was made here
-    to estimate from."""
+    """An estimate of the seconds ``planned``'s missing environments take to make; None where none was made here."""
     missing = [p for p in planned if not p.made]
     if not missing:
         return 0.0
@@ -68,8 +60,7 @@ def make_seconds(planned: Sequence[EnvPlan], root: Path | None) -> float | None:
 
 
 def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
-    """The line said before the missing environments are made: how many, which, and about what they cost (as those
-    made here took); None where every one is made."""
+    """The line said before the missing environments are made (how many, which, their cost); None where none is."""
     missing = [p.release for p in planned if not p.made]
     if not missing:
         return None
@@ -85,9 +76,7 @@ def cost_line(planned: Sequence[EnvPlan], root: Path | None) -> str | None:
 def environments(
     asked: Asked, versions: Sequence[str], say: Callable[[str], None] = print, *, tidy: bool = False
 ) -> dict[str, str]:
-    """Each release's python (made first where missing, with the time that takes said before), on the Python
-    `pythons.for_releases` gives it (a release none here supports named before any is made), plus the hand-made
-    ones. ``tidy``: then the least recently used others removed while the folder is over its cap (`disk.prune`)."""
+    """Each release's python, made first where missing, plus the hand-made ones; ``tidy``: then pruned to the cap."""
     planned = plans(asked, versions, say)
     if line := cost_line(planned, asked.envs):
         say(line)
@@ -103,7 +92,6 @@ def environments(
 def planned(
     asked: Asked, versions: Sequence[str], say: Callable[[str], None] = print
 ) -> tuple[list[EnvPlan], float | None]:
-    """Each release's environment as `environments` would use it, nothing made (what a dry run lists), and about
-    the seconds making the missing ones takes (`make_seconds`: an estimate, None where none was made here)."""
+    """Each release's environment as `environments` would use it, nothing made, and an estimate of the making."""
     found = plans(asked, versions, say)
     return found, make_seconds(found, asked.envs)

@@ -10,8 +10,7 @@ from jaxmlp.measure.environments.envs import Source
 
 
 class Asked(Protocol):
-    """Where and how the environments are asked for (a sweep's `Matrix` is one): their folder (None: the default),
-    their source, the interpreters given, the whole series a Python is chosen for, the environments made by hand."""
+    """Where and how the environments are asked for: their folder, source, interpreters, series and hand-made ones."""
 
     @property
     def envs(self) -> Path | None: ...

@@ -1,5 +1,4 @@
-"""The sweep's environments on disk: their sizes and install times (for a sweep's cost estimate), and the size cap
-(`MAX_GB`) under which the least recently used are removed."""
+"""The sweep's environments on disk: their sizes, install times, and the size cap (`MAX_GB`)."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ def cap_bytes() -> float | None:
 
 
 def least_recent(sizes: Sequence[tuple[str, float, int]], keep: set[str], cap: float) -> list[str]:
-    """Which environments to remove, least recently used first, until the rest fit in ``cap`` bytes: ``sizes``
-    are (name, last used, bytes); those in ``keep`` are never removed."""
+    """The environments to remove, least recently used first, until the rest fit in ``cap`` bytes (never ``keep``)."""
     total = sum(size for _, _, size in sizes)
     out = []
     for name, _, size in sorted(sizes, key=lambda s: s[1]):
@@ -54,8 +52,7 @@ def least_recent(sizes: Sequence[tuple[str, float, int]], keep: set[str], cap: f
 def prune(
     keep: Sequence[str], root: Path | None = None, say: Callable[[str], None] = print, source: Source = INDEX
 ) -> list[str]:
-    """Under `MAX_GB`, remove the least recently used environments (never those of ``keep``'s releases) until the
-    rest fit, said in one line; the releases removed."""
+    """Under `MAX_GB`, remove the least recently used environments until the rest fit, in a line; those removed."""
     cap = cap_bytes()
     folder = root or envs_root()
     if cap is None or not folder.is_dir():

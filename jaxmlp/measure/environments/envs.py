@@ -1,6 +1,4 @@
-"""The sweep's environments: one virtual environment per jax/jaxlib release (``jax==V``, ``jaxlib==V``, no jaxmlp:
-the workers find it through ``PYTHONPATH``), made once under ``$JAXMLP_ENVS`` or ``~/.cache/jaxmlp/envs`` and kept;
-the releases from the package index. Plain Python: the noxfile imports it."""
+"""The sweep's environments: one virtual environment per jax/jaxlib release, made once and kept. Plain Python."""
 
 from __future__ import annotations
 
@@ -56,9 +54,7 @@ def cuda_build(version: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class Source:
-    """Where a release's environment comes from: the package index, or a folder of wheels (``--wheels``: installed
-    with ``--no-index``); and the accelerator packages it holds (``backend`` gpu or tpu; None or cpu: none). Part
-    of the environment's identity, so that a folder's build and the index's release never share one."""
+    """Where a release's environment comes from and the accelerator packages it holds: part of its identity."""
 
     wheels: Path | None = None
     backend: str | None = None
@@ -73,15 +69,13 @@ class Source:
         return out
 
     def accelerator(self, version: str) -> tuple[str, str] | None:
-        """The ``jax`` extra and the package ``version``'s environment takes for this backend (a GPU's: the newest
-        CUDA build the release has, `cuda_build`); None where none (the CPU, or a release without a CUDA build)."""
+        """The ``jax`` extra and package ``version``'s environment takes for this backend; None where none."""
         if self.backend == "gpu":
             return cuda_build(version)
         return ACCELERATOR.get(self.backend or "")
 
     def check_builds(self, versions: Sequence[str]) -> None:
-        """Nothing where each of ``versions`` has a build for this backend, else a `JaxmlpError` in one line naming
-        those without (a GPU's: releases before the first CUDA build, `CUDA_BUILDS`)."""
+        """A one-line `JaxmlpError` naming those of ``versions`` without a build for this backend."""
         lacking = [v for v in versions if self.backend == "gpu" and cuda_build(v) is None]
         if lacking:
             since = ", ".join(f"jax[{extra}] from {first}" for first, extra, _ in CUDA_BUILDS)
@@ -96,8 +90,7 @@ class Source:
         return [f"jax{extra}=={version}", f"jaxlib=={version}"]
 
     def held(self) -> list[str]:
-        """The held packages (`installs.HELD`) an environment from this source installs: all from the index, none
-        from a wheel folder (its wheels decide)."""
+        """The held packages an environment from this source installs: all from the index, none from a wheel folder."""
         return installs.held() if self.wheels is None else []
 
     def pip_options(self) -> list[str]:
@@ -113,8 +106,7 @@ INDEX = Source()
 
 @dataclass(frozen=True)
 class Interpreter:
-    """A Python interpreter that can make an environment (CPython with ``venv``): its path and version. Which one
-    each release gets: `jaxmlp.measure.environments.pythons`."""
+    """A Python interpreter that can make an environment (CPython with ``venv``): its path and version."""
 
     path: str
     version: tuple[int, int, int]
@@ -151,8 +143,7 @@ def python_tag() -> str:
 
 
 def env_path(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> Path:
-    """Where jax==version's environment from ``source`` made with ``python`` (None: the running one) lives: its
-    name holds the Python's version (``jax-0.12.1-py312``), so that two Pythons make two environments."""
+    """Where jax==version's environment from ``source`` made with ``python`` lives (its name holds the Python)."""
     tag = python_tag() if python is None else python.tag
     return (root or envs_root()) / f"jax-{version}-{tag}{source.suffix}"
 
@@ -210,8 +201,7 @@ def make_env(
     source: Source = INDEX,
     python: Interpreter | None = None,
 ) -> Path:
-    """The python of jax==version's environment from ``source`` made with ``python`` (None: the running one), made
-    first if missing (a half-made one is made again), under the environments' lock (`locked`)."""
+    """The python of jax==version's environment, made first where missing or half-made, under the environments' lock."""
     check_release(version)
     env = env_path(version, root, source, python)
     if (env / COMPLETE).exists() and not unheld(env, source):
@@ -227,8 +217,7 @@ def make_env(
 
 
 def unheld(env: Path, source: Source = INDEX) -> list[str]:
-    """The packages ``source`` holds (`Source.held`) that ``env`` has at or above their hold, by name: an
-    environment made before the hold."""
+    """The packages ``source`` holds that ``env`` has at or above their hold, by name."""
     if not source.held() or (env / UNHELD).exists():
         return []
     found = (
@@ -239,8 +228,8 @@ def unheld(env: Path, source: Source = INDEX) -> list[str]:
 
 
 def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -> Path:
-    """The python of ``env`` (complete, made before the hold) once its held packages are installed below their
-    hold; where pip cannot, ``env`` as it is, said in one line (it measures the same, its processes start slower)."""
+    """The python of ``env`` with its held packages installed
+    below their hold; as it is, in a line, where pip cannot."""
     if unheld(env, source):  # not already done by another process while this one waited for the lock
         held = ", ".join(source.held())
         log(f"Holding {held} in the environment of jax {version} (made before the hold)")

@@ -1,6 +1,4 @@
-"""Which jax/jaxlib releases exist, and for which Pythons: those the package index lists (asked once a Python
-version, ``pip index versions --python-version 3.N``), and those a folder of wheels holds (``--wheels``: its
-jaxlib wheels' tags); a release asked for that its source lacks named in one line before any environment is made."""
+"""Which jax/jaxlib releases exist for which Pythons, on the package index or in a folder of wheels."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ OLDEST_PYTHON: Minor = (3, 11)
 MINORS: tuple[Minor, ...] = tuple((3, n) for n in range(OLDEST_PYTHON[1], 15))
 """The Python versions a source is always asked about, whichever are found here (to name what a release needs)."""
 INDEX_SECONDS = 900
-"""How long the package index's answer for one package and Python version is kept (``.jaxmlp-index.json`` in the
-environments' folder) before it is asked again."""
+"""How long the package index's answer for one package and Python version is kept before it is asked again."""
 INDEX_CACHE = ".jaxmlp-index.json"
 
 # --- which releases exist -------------------------------------------------------------------------------------
@@ -42,8 +39,7 @@ def parse_index_versions(text: str) -> list[str]:
 
 
 def index_versions(package: str, python: Minor | None = None) -> list[str]:
-    """The releases of ``package`` the package index has for Python ``python`` (None: the running one's version),
-    kept for `INDEX_SECONDS`; one line where the index gives none."""
+    """The releases of ``package`` the index has for ``python`` (None: the running one), cached; one line if none."""
     versions = asked_index(package, python or sys.version_info[:2])
     if not versions:
         raise JaxmlpError(
@@ -139,9 +135,7 @@ def tag_minors(tags: Sequence[str]) -> set[Minor]:
 
 
 def folder_listing(folder: Path) -> dict[str, set[Minor]]:
-    """Each release a folder of wheels holds for jax and jaxlib alike, from `OLDEST` on, and the Python versions
-    (from jaxmlp's oldest on) its jaxlib wheels are for; one line naming the folder and what it holds where it
-    holds none."""
+    """Each release a wheel folder holds from `OLDEST` on and the Pythons it is for; one line where it holds none."""
     if not folder.is_dir():
         raise JaxmlpError(f"--wheels {folder}: no such folder: give a folder of jax and jaxlib wheels")
     found = folder_wheels(folder)
@@ -160,14 +154,12 @@ def folder_listing(folder: Path) -> dict[str, set[Minor]]:
 
 
 def wheel_releases(folder: Path) -> list[str]:
-    """The releases a folder of wheels holds for jax and for jaxlib (`folder_listing`), oldest first (a nightly
-    before its release, nightlies by build date)."""
+    """The releases a folder of wheels holds for jax and for jaxlib, oldest first (nightlies by build date)."""
     return list(folder_listing(folder))
 
 
 def index_listing(minors: Sequence[Minor]) -> dict[str, set[Minor]]:
-    """Each release the package index has for jax and jaxlib alike, from `OLDEST` on, and which of ``minors`` it is
-    published for (the index asked once a package and Python version, at once); one line where it lists none."""
+    """Each release the index has for jax and jaxlib from `OLDEST` on, its Pythons of ``minors``; one line if none."""
     asked = [(package, m) for m in minors for package in ("jax", "jaxlib")]
     with ThreadPoolExecutor(max_workers=len(asked) or 1) as pool:
         answers = dict(zip(asked, pool.map(lambda a: asked_index(*a), asked), strict=True))
@@ -182,8 +174,7 @@ def index_listing(minors: Sequence[Minor]) -> dict[str, set[Minor]]:
 
 
 def listing(source: Source, minors: Sequence[Minor] = MINORS) -> dict[str, set[Minor]]:
-    """Each release ``source`` holds (the folder's, else the package index's), oldest first, and the Python
-    versions it is published for (the index is asked about ``minors``)."""
+    """Each release ``source`` holds, oldest first, and the Python versions it is published for."""
     if source.wheels is not None:
         return folder_listing(source.wheels)  # every Python its jaxlib wheels are for
     return index_listing(minors)
@@ -195,8 +186,7 @@ def available(wheels: Path | None) -> list[str]:
 
 
 def check_held(versions: Sequence[str], source: Source) -> None:
-    """One line naming the releases that have no build for the asked backend (`Source.check_builds`), or that a
-    folder of wheels does not hold (and the accelerator packages it lacks), before any environment is made."""
+    """One line naming the releases the source lacks or that have no build for the backend, before any is made."""
     source.check_builds(versions)
     if source.wheels is None:
         return

@@ -1,7 +1,4 @@
-"""The Python each release's environment is made with: the interpreters found here (``--python``, the one running
-jaxmlp, ``python3.N`` on PATH, pyenv's, uv's), the Pythons each release is published for (`published.listing`), and
-one Python for a whole series where its releases allow it (`for_releases`; the method: docs/questions/releases.md).
-Plain Python: the noxfile imports it."""
+"""The Python each release's environment is made with (docs/questions/releases.md). Plain Python."""
 
 from __future__ import annotations
 
@@ -78,8 +75,7 @@ def pyenv_root() -> Path | None:
 
 
 def pyenv_pythons(root: Path | None) -> list[str]:
-    """The interpreters of pyenv's versions (``versions/*/bin/python3``), those named older than jaxmlp's oldest
-    Python left out."""
+    """The interpreters of pyenv's versions, those older than jaxmlp's oldest Python left out."""
     if root is None:
         return []
     out = []
@@ -111,8 +107,7 @@ def uv_pythons() -> list[str]:
 
 
 def on_path(shims: Path | None) -> list[str]:
-    """``python3.N`` on PATH for N from jaxmlp's oldest Python on (pyenv's shims left out: its versions are read
-    directly)."""
+    """``python3.N`` on PATH from jaxmlp's oldest Python on (pyenv's shims left out)."""
     out = []
     for minor in range(OLDEST_PYTHON[1], 40):
         found = shutil.which(f"python3.{minor}")
@@ -130,8 +125,8 @@ def candidates(given: Sequence[str] = ()) -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def interpreters(given: tuple[str, ...] = ()) -> tuple[Interpreter, ...]:
-    """The interpreters found here that can make an environment, one per executable, in the order preferred
-    (``given`` first, then the running one); a ``--python`` that cannot is one line naming why."""
+    """The interpreters found here that can make an environment, preferred first; one line for a ``--python`` that
+    can't."""
     paths = candidates(given)
     with ThreadPoolExecutor(max_workers=8) as pool:
         probed = dict(zip(paths, pool.map(probe, paths), strict=True))
@@ -160,18 +155,14 @@ def asked_minors(found: Sequence[Interpreter]) -> list[Minor]:
 
 
 def preference(found: Sequence[Interpreter], first: Interpreter) -> list[Interpreter]:
-    """``found`` in the order a series prefers them: ``first`` (``--python``'s, else the running one), then the
-    nearest Python version to it, the newer of two as near."""
+    """``found`` in the order a series prefers them: ``first``, then the nearest Python version to it."""
     return sorted(found, key=lambda i: (i != first, abs(i.minor[1] - first.minor[1]), -i.minor[1]))
 
 
 def choose(
     versions: Sequence[str], supported: Mapping[str, set[Minor]], found: Sequence[Interpreter]
 ) -> dict[str, Interpreter]:
-    """Each release's interpreter: one for the whole series where one supports every release (the first of
-    ``found`` preferred, then the nearest version to it), else the fewest changes of Python, oldest release first;
-    one line naming each release no interpreter found supports, with the Python it is published for and how to
-    give one."""
+    """Each release's interpreter, one for the series where possible; one line naming each release none supports."""
     lacking = [v for v in versions if not any(i.minor in supported.get(v, set()) for i in found)]
     if lacking:
         raise JaxmlpError(refusal(lacking, supported, found))
@@ -227,10 +218,7 @@ def for_releases(
     root: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> dict[str, Interpreter]:
-    """Which Python each release's environment is made with: the series' environments already made under one
-    interpreter found here (one of ``given``, where given), else `choose` over the Pythons the source publishes each
-    release for (`published.listing`); said in one line where it is not the running one. Raises before any
-    environment is made."""
+    """Which Python each release's environment is made with, said where not the running one; raises before making."""
     found = interpreters(tuple(given))
     ready = made_under(versions, [i for i in found if i.path in given] or found, root, source)
     if ready is not None:
@@ -264,7 +252,6 @@ def python_line(chosen: Mapping[str, Interpreter]) -> str:
 
 
 def crossings(chosen: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The steps of a series (oldest first) across which its Python changes: (the release before, the release
-    after); ``chosen`` maps each release to its Python's version."""
+    """The steps of a series across which its Python changes (``chosen``: each release's Python version)."""
     series = sorted(chosen, key=version_key)
     return [(a, b) for a, b in zip(series, series[1:], strict=False) if chosen[a] != chosen[b]]

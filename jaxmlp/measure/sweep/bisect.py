@@ -1,5 +1,4 @@
-"""`jaxmlp sweep bisect GOOD BAD`: the flow around `jaxmlp.measure.bisection` (pure), each probe measured as a
-small matrix of the ends and their midpoint (`jaxmlp.measure.sweep.matrix`)."""
+"""`jaxmlp sweep bisect GOOD BAD`: each probe of `jaxmlp.measure.bisection` measured as a small matrix."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ RecordProbe = Callable[[int, Sequence[Runner], Measured], None]
 
 @dataclass(frozen=True)
 class Known:
-    """Samples of the bisected workload already measured with the bisection's settings, by release (a timeline's,
-    measured together in its rounds), and what to tell of a probe that reads them (its number and releases)."""
+    """Samples of the bisected workload already measured with the bisection's settings, by release, and what to tell."""
 
     samples: Mapping[str, Sequence[float]]
     told: Callable[[int, list[str]], None]
@@ -55,8 +53,7 @@ def candidates(bisect_: Bisect) -> list[str]:
 
 
 def bisected(specs: Sequence[str], on: str | None) -> tuple[str, str]:
-    """The workload a bisection measures, (its name, its spec): ``on`` among the given workloads (or a built-in),
-    else the first of them, else ``batched``."""
+    """The workload a bisection measures, (name, spec): ``on``, else the first given, else ``batched``."""
     named = {workload_name(s): s for s in specs}
     if on is None:
         return next(iter(named.items()), (SWEEP_WORKLOADS[0], SWEEP_WORKLOADS[0]))
@@ -104,8 +101,7 @@ class _Probing:
 
 
 def _measured(p: _Probing, names: list[str], number: int) -> dict[str, list[float]]:
-    """Probe ``number``'s releases measured (their cells made, measured, handed to ``record_probe``): each one's
-    steady states of the target, once `_usable` finds nothing that ends the bisection there."""
+    """Probe ``number``'s releases measured and recorded: each one's steady states of the target."""
     pythons = environments(p.matrix, names, p.say)
     runners = [p.runner(v, pythons[v]) for v in names]
     try:
@@ -118,9 +114,7 @@ def _measured(p: _Probing, names: list[str], number: int) -> dict[str, list[floa
 
 
 def _usable(measured: Measured, runners: Sequence[Runner], target: str, say: Say) -> None:
-    """Raises what ends a bisection at a probe: a release that refused its flag, releases that failed at their probe
-    processes (`ReleasesFailed`: searched for next), one whose every process failed, or releases whose results
-    differ (`ResultsDiffer`)."""
+    """Raises what ends a bisection at a probe (`ReleasesFailed`, `ResultsDiffer`, a refused flag, a failed release)."""
     _refused(measured)
     failed = {n: o.status for n, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
     if failed:  # the search for the first that fails decides what comes next
@@ -159,11 +153,8 @@ def run(
     record_check: RecordCheck | None = None,
     known: Known | None = None,
 ) -> Bisection:
-    """Bisect ``releases`` on the steady state of ``target`` (``measuring`` measures it alone), a probe at a time:
-    each probe's cells are made, measured and handed to ``record_probe`` before the next. Where a probe's releases
-    fail at their probe processes, the first that fails is searched for by one probe process a release (each told
-    to ``record_check``). A probe whose every release ``known`` holds samples of (a timeline's, measured together
-    in its rounds with the same settings) reads them instead of measuring them again (told to ``known.told``)."""
+    """Bisect ``releases`` on ``target``'s steady state a probe at a time, each to ``record_probe``; failing releases
+    searched one process a release (``record_check``), ``known`` samples read where held."""
     if len(matrix.xla_flags) > 1:
         raise JaxmlpError("bisect takes one --xla-flags value (the setting every probe runs with)")
     probing = _Probing(target, measuring, matrix, record_probe, say, bar)
@@ -207,8 +198,7 @@ def _refused(measured: Measured) -> None:
 
 
 def _same_results(measured: Measured, names: Sequence[str], target: str) -> None:
-    """Raises `ResultsDiffer` naming each pair of the probe's cells (a baseline and a later cell) whose values of
-    ``target`` differ between the two of them: such a probe is given no verdict on time."""
+    """Raises `ResultsDiffer` naming each pair of the probe's cells whose values of ``target`` differ."""
     pairs = {
         (a, b): why[target] for a, b in itertools.combinations(names, 2) if target in (why := measured.apart(a, b))
     }

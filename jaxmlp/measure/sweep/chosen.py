@@ -1,7 +1,4 @@
-"""What a resumed sweep may run: only what this machine chose. A sweep's log (``samples.jsonl``) may come from a shared
-branch, so the interpreters and workload files it names are data: each cell's interpreter must lie in this machine's
-environments folder or be given again (``--env LABEL=PYTHON``), each workload of one's own given again
-(``--workload SPEC``); else one line (docs/reference/trust.md)."""
+"""What a resumed sweep may run: only what this machine chose (docs/reference/trust.md)."""
 
 from __future__ import annotations
 
@@ -27,8 +24,7 @@ def in_envs(python: str, envs: Path) -> bool:
 
 
 def measuring(recorded: Measuring, given: Sequence[str], log: Path, folder: Path) -> Measuring:
-    """``recorded`` (a sweep log's) with each workload of one's own replaced by the ``given`` spec of the same name,
-    or a `JaxmlpError` naming the first not given again; traces only into the sweep's own ``folder``."""
+    """``recorded`` with each own workload replaced by the ``given`` spec, or a `JaxmlpError` naming one not given."""
     by_name = {workload_name(spec): spec for spec in given}
     specs = []
     for spec in recorded.workloads:
@@ -49,9 +45,7 @@ def measuring(recorded: Measuring, given: Sequence[str], log: Path, folder: Path
 def runners(
     recorded: Sequence[Runner], envs: Path, given: Mapping[str, str], workloads: Sequence[str], log: Path
 ) -> tuple[Runner, ...]:
-    """``recorded`` (a sweep log's cells) with the interpreters and workloads this machine chose: each cell's python
-    the one given again for its label (``--env LABEL=PYTHON``), else the recorded one where it lies in the
-    environments folder ``envs``; a `JaxmlpError` (exit 2) naming the first that does neither."""
+    """``recorded`` cells with the interpreters this machine chose; a `JaxmlpError` (exit 2) naming one it did not."""
     out = []
     for runner in recorded:
         python = given.get(runner.label, runner.python)

@@ -1,5 +1,4 @@
-"""The corpus of known regressions (``bench/corpus/corpus.toml``): each case's workload, releases and what a user
-should find, read and checked before anything is measured (the manifest's form: ``bench/corpus/README.md``)."""
+"""The corpus of known regressions (``bench/corpus/corpus.toml``), read and checked before anything is measured."""
 
 from __future__ import annotations
 
@@ -21,16 +20,14 @@ CAUSES = ("flag", "program", "none", "unknown")
 METRICS = ("run", "compile", "memory")
 NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
 ORIGINS = ("https://", "measured:")
-"""How each entry of an expectation's ``from`` starts: a public report's address (its own figure follows), or
-``measured:`` (this machine's measurement, and which run)."""
+"""How each entry of an expectation's ``from`` starts: a public report's address, or ``measured:``."""
 RUN_KEYS = ("processes", "calls", "slowdown_trials")
 """What a case runs with, set once at the manifest's top for every case and by a case for itself (`Runs`)."""
 
 
 @dataclass(frozen=True)
 class Runs(Plain):
-    """What a case runs with: processes a release, timed calls a process, and injected-slowdown trials (each a
-    group of processes unslowed and one a slowdown, at one release). None: the command's own default."""
+    """What a case runs with: processes, calls and injected-slowdown trials (None: the command's default)."""
 
     processes: int | None = None
     calls: int | None = None
@@ -43,10 +40,8 @@ class Runs(Plain):
 
 @dataclass(frozen=True)
 class Expect:
-    """What a user should find: the first release that differs (None for a control), which way, the band of new
-    over old time, and what `jaxmlp sweep explain` should find; ``flag``: an XLA flag whose column the timeline
-    runs, the flag that undoes it (cause ``flag``) or, with ``flag_undoes`` False, one that must not (the change is
-    found only where that column shows it too)."""
+    """What a user should find: the first release that differs (None for a control), which way, the band, what `jaxmlp
+    sweep explain` finds, and ``flag`` (an XLA flag column, ``flag_undoes``: whether it undoes the change)."""
 
     direction: str
     release: str | None = None
@@ -70,9 +65,7 @@ class Expect:
 
 @dataclass(frozen=True)
 class Case(Plain):
-    """One known regression (or a control): its workload spec (``file.py:make``, relative to where the command
-    runs), its timeline's releases (oldest first), the range a user would bisect, the time it is about and what
-    should be found."""
+    """One known regression (or a control): its workload, releases, bisection range, time and what should be found."""
 
     name: str
     workload: str
@@ -97,8 +90,7 @@ class Case(Plain):
 
 
 def read_manifest(path: Path, only: Sequence[str] = ()) -> list[Case]:
-    """The cases of a corpus manifest (those named in ``only``, if any), each checked: one line naming the case and
-    the field, and what to write, where one is wrong."""
+    """The cases of a corpus manifest (``only``'s, if any), each checked; one line naming a wrong field."""
     try:
         doc = tomllib.loads(path.read_text())
     except FileNotFoundError:
@@ -251,8 +243,7 @@ SHARED_STEPS = ("timeline", "bisect")
 
 
 def step_key(case: Case, step: str) -> tuple[Any, ...] | None:
-    """What a case's ``step`` measures (its workload, releases, what it runs with, the XLA flag its timeline adds):
-    two cases with the same key measure the same thing. None where the case has no such step."""
+    """What a case's ``step`` measures, equal for two cases that measure the same; None where it has no such step."""
     if step == "bisect" and case.bisect is None:
         return None
     runs = (case.runs.processes, case.runs.calls, case.compiles)
@@ -262,8 +253,7 @@ def step_key(case: Case, step: str) -> tuple[Any, ...] | None:
 
 
 def shared_steps(cases: Sequence[Case]) -> dict[str, dict[str, str]]:
-    """For each case, each step an earlier case of ``cases`` measures the same (`step_key`), and that case's name:
-    its folder is read instead of measuring it again. Pure: every rank of a run decides the same."""
+    """For each case, each step an earlier case measures the same, and that case's name (pure)."""
     first: dict[tuple[Any, ...], str] = {}
     out: dict[str, dict[str, str]] = {}
     for case in cases:

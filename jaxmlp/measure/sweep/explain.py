@@ -1,9 +1,5 @@
-"""`jaxmlp sweep explain A B`: the processes behind an explanation. Each release of the pair runs ``processes``
-worker processes in rotating order (their steady states say whether the time changed); the first of each also
-records what the workload compiled (`jaxmlp.measure.programs`) and traces a few calls, as `jaxmlp profile` does,
-into ``<trace_root>/<release>``. The comparison itself is `jaxmlp.results.sweep.explain`'s (pure); this runs, it
-never writes a file (the traces are the profiler's, into the folder the command gives).
-"""
+"""`jaxmlp sweep explain A B`: the processes behind an explanation, each release's first recording its program and a
+trace. The comparison is `jaxmlp.results.sweep.explain`'s."""
 
 from __future__ import annotations
 
@@ -37,8 +33,7 @@ class Explain:
 
 @dataclass(frozen=True)
 class Explained:
-    """What the processes of an explanation gave: every process of each release (the first with its program's
-    facts and a trace in ``traces[release]``), and the calls each trace holds."""
+    """What an explanation's processes gave: every process of each release, the first's facts and trace."""
 
     processes: dict[str, list[ProcessResult]]
     traces: dict[str, Path]
@@ -46,8 +41,7 @@ class Explained:
 
 
 def pythons_for(labels: tuple[str, str], matrix: Matrix, say: Say = print) -> dict[str, str]:
-    """Each release's python: a hand-made one (``--env``), this interpreter where it is that release and none was
-    made for it, else the release's environment (made first where missing)."""
+    """Each release's python: a hand-made one, this interpreter, else its environment (made where missing)."""
     import jax
 
     out = {label: matrix.hand_made[label] for label in labels if label in matrix.hand_made}

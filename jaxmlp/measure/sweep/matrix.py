@@ -1,6 +1,4 @@
-"""The sweep's matrix: its cells (`Runner`), one probe process each, then rounds of worker processes in rotating
-order, each under a time limit and handed to ``record`` as it ends (so an interrupted sweep can be resumed). Returns
-what was measured; the commands file it (`jaxmlp.results.schema.sweep`)."""
+"""The sweep's matrix: a probe process a cell, then rounds of worker processes in rotating order."""
 
 from __future__ import annotations
 
@@ -48,8 +46,7 @@ class UnknownFlag(Exception):
 
 
 def worker_environment(runner: Runner, pythonpath: str | None = None) -> dict[str, str]:
-    """A worker's environment: on the CPU (the release environments hold CPU-only jaxlib), with the cell's XLA
-    flags and nothing else of the caller's ``XLA_FLAGS``; alone, even under mpirun or srun (`distributed.alone`)."""
+    """A worker's environment: the CPU, the cell's XLA flags alone, and alone even under mpirun or srun."""
     env = {key: value for key, value in distributed.alone(os.environ).items() if key != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"
     env.setdefault("JAXMLP_CACHE_DIR", str(default_cache_dir()))  # the prepared MNIST files, shared with this one
@@ -97,8 +94,7 @@ def run_worker(runner: Runner, pythonpath: str | None = None, timeout: float | N
 
 
 def round_order(labels: list[str], round_: int) -> list[str]:
-    """The labels' order in one round: each round runs every label once, the order rotating by one a round
-    (A B C, B C A, C A B, ...), so that drift over time and the position in a round fall on all labels alike."""
+    """The labels' order in one round, rotating by one a round so drift falls on all labels alike."""
     shift = round_ % len(labels)
     return labels[shift:] + labels[:shift]
 
@@ -114,9 +110,7 @@ def run_rounds(
     say: Say = print,
     mine: Callable[[int], bool] = lambda round_: True,
 ) -> tuple[dict[str, list[ProcessResult]], list[Failure]]:
-    """``processes`` rounds of one worker per runner in `round_order` (those ``mine`` says this rank runs), keeping
-    the samples ``done`` holds from an earlier try; a process that fails or outlives ``timeout`` is a `Failure` of
-    its cell, and the rounds go on."""
+    """``processes`` rounds of one worker per runner; a process that fails or outlives ``timeout`` is a `Failure`."""
     done = done or {}
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
     failures: list[Failure] = []
@@ -172,8 +166,7 @@ class Probed:
 def probe(
     runners: Sequence[Runner], pythonpath: str | None = None, say: Say = print, timeout: float | None = None
 ) -> Probed:
-    """One process per cell before the rounds: does it run, what XLA says of its flags, how long it takes. A
-    cell whose probe fails or outlives ``timeout`` (`workers.FIRST_SECONDS` if None) is not measured; the others are."""
+    """One process per cell before the rounds; a cell whose probe fails or outlives ``timeout`` is not measured."""
     ok: dict[str, Runner] = {}
     outcomes: dict[str, Outcome] = {}
     seconds: dict[str, float] = {}
@@ -214,15 +207,13 @@ def probe(
 
 
 def differences(reference: Mapping[str, ProcessResult], tolerance: float) -> dict[str, dict[str, str]]:
-    """For each cell, the workloads whose values are not the first cell's (within ``tolerance``), and why: the
-    record a cell's file keeps. A comparison is marked by its own two sides (`between`), not by this."""
+    """For each cell, the workloads whose values are not the first cell's, and why (its file's record)."""
     names = list(reference)
     return {n: why for n in names[1:] if (why := between(reference, names[0], n, tolerance))}
 
 
 def between(processes: Mapping[str, ProcessResult], a: str, b: str, tolerance: float) -> dict[str, str]:
-    """The workloads whose values differ between cells ``a`` and ``b`` (``b`` against ``a``, within
-    ``tolerance``), and why; a workload without values on either side is not judged."""
+    """The workloads whose values differ between cells ``a`` and ``b`` within ``tolerance``, and why."""
     out: dict[str, str] = {}
     if a not in processes or b not in processes:
         return out
@@ -246,8 +237,7 @@ def runners_for(pythons: Mapping[str, str], matrix: Matrix, measuring: Measuring
 
 @dataclass(frozen=True)
 class Measured:
-    """A matrix measured: the probe's findings, every process of every cell that ran, and each cell's
-    workloads whose values differ from the first cell's (its file's record; `apart` judges a comparison)."""
+    """A matrix measured: the probe's findings, every process of every cell, and each cell's differences."""
 
     probed: Probed
     processes: dict[str, list[ProcessResult]]
@@ -258,8 +248,7 @@ class Measured:
     tolerance: float = TOLERANCE  # the relative tolerance within which two cells' values are the same
 
     def apart(self, a: str, b: str) -> dict[str, str]:
-        """The workloads whose values differ between cells ``a`` and ``b`` themselves (`between`: their probe
-        processes', else their first processes'), and why: what marks the comparison of ``b`` against ``a``."""
+        """The workloads whose values differ between cells ``a`` and ``b`` themselves, and why."""
         firsts = {n: p[0] for n, p in self.processes.items() if p}
         return between({**firsts, **self.probed.reference}, a, b, self.tolerance)
 
@@ -278,9 +267,7 @@ def measure_cells(
     planned: Callable[[Probed, dict[str, dict[str, str]], float], None] | None = None,
     fit: Callable[[Probed], Matrix] | None = None,
 ) -> Measured:
-    """Probe every cell, say the cost and the time limit, then run the rounds; ``planned`` is told the probe's
-    findings and the limit before the first round, ``record`` each process as it ends; ``fit`` (a timeline's
-    ``--budget``) sets the processes a cell from what the probe cost."""
+    """Probe every cell, say the cost and limit, then run the rounds; ``fit`` sets the processes from the probe."""
     with envs.jaxmlp_path() as path:
         say(f"Probing {len(runners)} cell(s), one process each")
         probed = probe(runners, path, say, matrix.timeout)
@@ -312,8 +299,7 @@ def follow(
     progress: Progress | None = None,
     record: Record | None = None,
 ) -> Measured:
-    """Ranks 1 on: rank 0's plan measured as it stands (its cells, its probe's findings, its time limit), with no
-    probe of their own; a planned cell this rank has no runner for is a `Failure` of each of its rounds."""
+    """Ranks 1 on: rank 0's plan measured as it stands; a cell without a runner here is a `Failure` of each round."""
     own = {r.name: r for r in runners}
     lacking = [
         Failure(name, round_, NOT_HERE)

@@ -1,8 +1,5 @@
-"""The change-point detector on a peer's suite: Apache Otava's test series (``otava-test-data``) with their true
-changes, beside Otava's own detector, each found change matched to a true one within `TOLERANCE` points (the suite, the
-matching and the results: the docs' methods/changepoints page).
-
-Pure but for the two packages it imports when it runs: the command prints and files what this returns."""
+"""The change-point detector on Apache Otava's test series beside Otava's own detector (docs/methods/changepoints.md).
+Pure but for the two packages it imports."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ if TYPE_CHECKING:
 TOLERANCE = 5
 """How far (points) a found change may be from a true one and still match it: TCPDBench's margin."""
 SEED = 42
-"""The suite's seed: the one ``otava-test-data`` writes its suite with, and the one the detector was tuned on
-(`jaxmlp.changepoints.SERIES_WINDOW`)."""
+"""The suite's seed, ``otava-test-data``'s and the one the detector was tuned on."""
 HELD_OUT = (1, 2, 3, 4, 5)
 """The seeds of the suite the detector was never tuned on: its results on them are reported apart from `SEED`'s."""
 LENGTHS = (50, 500)
@@ -113,8 +109,7 @@ def matched(truth: Sequence[int], spans: Spans, tolerance: int = TOLERANCE) -> i
 
 @dataclass(frozen=True)
 class PeerRow(Plain):
-    """One detector on the suite: true changes, found changes, matches, change-free series and those flagged, and
-    the seconds it took."""
+    """One detector on the suite: changes true, found and matched, series flagged, and its seconds."""
 
     detector: str
     series: int
@@ -207,8 +202,7 @@ def seeds_table(rows: Sequence[PeerRow]) -> pd.DataFrame:
 
 
 def holds(rows: Sequence[PeerRow]) -> bool:
-    """Whether jaxmlp's detector did at least as well as Otava's: its F1 no lower, no more change-free series
-    flagged."""
+    """Whether jaxmlp's detector did at least as well as Otava's (F1 and change-free series flagged)."""
     by = {r.detector: r for r in rows}
     mine, peer = by["jaxmlp"], by["otava"]
     return mine.f1 >= peer.f1 and mine.flagged <= peer.flagged

@@ -1,8 +1,4 @@
-"""What a sweep measures and how: frozen settings, built once from the command's arguments and checked there.
-
-`Measuring` is what every worker process measures (sent to it as JSON); `Matrix` is which cells and how many
-samples each; `Detector` is when a change is flagged.
-"""
+"""What a sweep measures and how: frozen settings, built once from the command's arguments and checked there."""
 
 from __future__ import annotations
 
@@ -27,9 +23,7 @@ def is_builtin(workload: str) -> bool:
 
 @dataclass(frozen=True)
 class Measuring(Plain):
-    """What each worker process measures: the workloads (built-in names or ``file.py:make`` specs; none: every
-    built-in), their data, the calls of each, the compiles of each, the CPU to pin to, and the test hook
-    ``inject_slowdown``."""
+    """What each worker process measures: the workloads, data, calls, compiles, CPU and ``inject_slowdown``."""
 
     workloads: tuple[str, ...] = ()
     dataset: str = "mnist"
@@ -81,13 +75,11 @@ class Measuring(Plain):
 
     @property
     def workload_source(self) -> str:
-        """The workloads as results record them: each file inside the current folder relative to it, else absolute
-        (a worker is given them absolute)."""
+        """The workloads as results record them (inside the current folder relative to it, else absolute)."""
         return ",".join(spec if is_builtin(spec) else _recorded(spec) for spec in self.specs)
 
     def as_recorded(self, text: str) -> str:
-        """A worker's words (a failure naming its workload) with each workload as results record it, not as the
-        worker was given it (`for_workers`)."""
+        """A worker's words with each workload as results record it, not as the worker was given it."""
         for spec in self.workloads:
             if not is_builtin(spec):
                 text = text.replace(*_forms(spec))
@@ -107,8 +99,7 @@ def _recorded(spec: str) -> str:
 
 
 def _forms(spec: str) -> tuple[str, str]:
-    """A workload spec as a worker is given it (a file's path absolute) and as results record it (a file inside the
-    current folder relative to it, else absolute); a module's spec as it is, both."""
+    """A workload spec as a worker is given it and as results record it."""
     where, attribute = parse_spec(spec)
     if not where.endswith(".py"):
         return spec, spec
@@ -118,9 +109,7 @@ def _forms(spec: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Matrix:
-    """The cells and their samples: each release (or ``label -> python`` environment) without XLA flags, then with
-    each ``xla_flags`` value; ``processes`` samples a cell, the ``tolerance`` for "results differ", where the
-    environments live (``envs``) and each process's time limit (``timeout``)."""
+    """The cells and their ``processes``, the ``tolerance`` for "results differ", the environments and ``timeout``."""
 
     versions: tuple[str, ...] = ()
     processes: int = 6
@@ -149,8 +138,7 @@ class Matrix:
 
 @dataclass(frozen=True)
 class Detector:
-    """When a change is flagged: one-sided Mann-Whitney p < ``alpha`` and a ratio of medians beyond
-    1 + ``threshold``."""
+    """When a change is flagged: one-sided p < ``alpha`` and a ratio beyond 1 + ``threshold``."""
 
     threshold: float = THRESHOLD
     alpha: float = ALPHA
@@ -161,8 +149,7 @@ class Detector:
 
 @dataclass(frozen=True)
 class Bisect:
-    """`jaxmlp sweep bisect GOOD BAD`: the two ends, the releases to bisect over (None: the package index's),
-    and the workload whose steady state is bisected (None: the first given, else ``batched``)."""
+    """`jaxmlp sweep bisect GOOD BAD`: the ends, the releases (None: the index's) and the workload bisected."""
 
     good: str
     bad: str
@@ -183,8 +170,7 @@ MIN_PROCESSES = 4
 
 @dataclass(frozen=True)
 class Timeline:
-    """`jaxmlp sweep timeline A B`: the ends, the releases to pick from (None: the package index's), every patch
-    release or the last of each minor, and the minutes its processes may take (None: ``--processes``)."""
+    """`jaxmlp sweep timeline A B`: the ends, the releases (None: the index's), which ones, the budget (None: none)."""
 
     first: str
     last: str
@@ -204,9 +190,7 @@ class Timeline:
 
 @dataclass(frozen=True)
 class Trials:
-    """`jaxmlp sweep trials`: ``trials`` comparisons, one release against itself (A/A) and against itself slowed
-    down by ``inject_slowdown``, beside ``noise`` (`jaxmlp.measure.noise`); each ``processes`` processes a side at
-    first, then more to a comparison not yet settled while the trial's ``budget`` (minutes) lasts."""
+    """`jaxmlp sweep trials`: A/A and injected-slowdown comparisons of one release beside ``noise``."""
 
     trials: int = 20
     processes: int = 5
@@ -224,8 +208,7 @@ class Trials:
 
 @dataclass(frozen=True)
 class Corpus:
-    """`jaxmlp sweep corpus [MANIFEST]`: the manifest of known regressions and the cases of it to run (none: every
-    one)."""
+    """`jaxmlp sweep corpus [MANIFEST]`: the manifest and the cases to run (none: every one)."""
 
     manifest: Path
     cases: tuple[str, ...] = ()
@@ -233,9 +216,7 @@ class Corpus:
 
 @dataclass(frozen=True)
 class Validation:
-    """`jaxmlp sweep validate`: ``histories`` synthetic histories a case drawn with ``seed``, judged by ``detectors``
-    at ``penalty``; Apache Otava's suite beside it on every ``peer``-th series (0: not at all), ``held_out`` its seeds
-    the detector was not tuned on. The detectors are checked where they run (`jaxmlp.flows.validate`)."""
+    """`jaxmlp sweep validate`: the histories, detectors, penalty, peer suite (``peer`` 0: none) and held-out seeds."""
 
     histories: int = 200
     seed: int = 0

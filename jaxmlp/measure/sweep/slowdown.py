@@ -1,8 +1,4 @@
-"""A corpus case's injected-slowdown trials: the case's own workload at one release, unslowed and with each known
-slowdown put in by the sweep's test hook (`Measuring.inject_slowdown`: each timed call stretched to that many times
-its own time by spinning), a group of fresh processes each, one of each a round in rotating order (the unslowed
-group too: ``unslowed_from`` is read from older files only, which took it from the case's timeline). What the
-detector makes of them is scored in `jaxmlp.results.sweep.corpus` (the method: docs/results/corpus.md)."""
+"""A corpus case's injected-slowdown trials at one release (docs/results/corpus.md)."""
 
 from __future__ import annotations
 
@@ -28,10 +24,7 @@ def group(factor: float) -> str:
 
 @dataclass(frozen=True)
 class SlowdownTrials(Plain):
-    """A case's injected-slowdown trials at ``release``: ``processes`` a group of ``calls`` timed calls, each
-    trial's steady-state seconds by group (`UNSLOWED` and `group` of each factor), a process each; ``failures``:
-    the processes that gave no sample, a line each; ``unslowed_from``: where the `UNSLOWED` group's samples come
-    from where they were not measured with the trials ("": measured with them, a group of each trial's rounds)."""
+    """A case's injected-slowdown trials at ``release``: each group's seconds, ``failures``, ``unslowed_from``."""
 
     release: str
     processes: int
@@ -52,8 +45,7 @@ def run(
     factors: Sequence[float] = FACTORS,
     say: Say = print,
 ) -> SlowdownTrials:
-    """``trials`` trials of ``measuring``'s one workload in ``release``'s environment (its ``python``): each
-    ``processes`` rounds of a process unslowed and one with each of ``factors`` put in, in rotating order."""
+    """``trials`` trials of one workload in ``release``'s environment, unslowed and with each of ``factors``."""
     runners = {UNSLOWED: Runner(release, python, measuring)}
     for factor in factors:
         runners[group(factor)] = Runner(release, python, replace(measuring, inject_slowdown=factor - 1))

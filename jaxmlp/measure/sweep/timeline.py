@@ -1,8 +1,4 @@
-"""`jaxmlp sweep timeline A B`: every release from A to B measured as one sweep matrix (`jaxmlp.measure.sweep.matrix`:
-a probe process a release, then rounds in rotating order), its processes a release fitted to ``--budget``.
-
-The change points are not decided here: the commands file the sweep, and `jaxmlp.changepoints` reads its samples.
-"""
+"""`jaxmlp sweep timeline A B`: every release from A to B measured as one sweep matrix."""
 
 from __future__ import annotations
 
@@ -19,9 +15,7 @@ from jaxmlp.units import minutes
 
 
 def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str]:
-    """The releases from A to B, oldest first: every one published for jax and jaxlib alike (``known``: the
-    package index's or the wheel folder's, else ``--versions``), or the last patch of each minor (``--every
-    minor``; A and B kept)."""
+    """The releases from A to B, oldest first: all, or the last patch of each minor (A and B kept)."""
     for version in (timeline.first, timeline.last):
         envs.check_release(version)
     if timeline.versions is not None:
@@ -43,8 +37,7 @@ def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str
 
 
 def fitted_processes(budget_seconds: float, spent: float, per_round: float) -> int:
-    """The processes a release that fit in what is left of the budget (``spent`` already: the probe), each round
-    taking ``per_round`` seconds (the probe's processes together); never fewer than `MIN_PROCESSES`."""
+    """The processes a release that fit in what is left of the budget, at least `MIN_PROCESSES`."""
     if per_round <= 0:
         return MIN_PROCESSES
     return max(MIN_PROCESSES, math.floor((budget_seconds - spent) / per_round))
@@ -56,16 +49,13 @@ def timeline_matrix(matrix: Matrix, versions: Sequence[str], share: tuple[int, i
 
 
 def shared(matrix: Matrix, share: tuple[int, int]) -> Matrix:
-    """``matrix`` with its processes a release rounded up to a multiple of the ranks under mpirun or srun, and this
-    rank's rounds (``share``: this rank and how many there are; alone, (0, 1): as it is)."""
+    """``matrix`` with its processes rounded up to a multiple of the ranks, and this rank's rounds."""
     ranks = share[1]
     return replace(matrix, processes=math.ceil(matrix.processes / ranks) * ranks, share=share)
 
 
 def fitted(timeline: Timeline, matrix: Matrix, per_round: float) -> Matrix:
-    """``matrix`` with the processes a release that fit in the timeline's ``--budget`` (`fitted_processes`; the
-    ranks of ``matrix.share`` each take their share of the rounds), rounded up to a multiple of the ranks (`shared`);
-    without a budget, as it is."""
+    """``matrix`` with the processes a release that fit in ``--budget``; as it is without one."""
     if not timeline.budget:
         return matrix
     processes = fitted_processes(timeline.budget * 60 * matrix.share[1], 0.0, per_round)
@@ -73,8 +63,7 @@ def fitted(timeline: Timeline, matrix: Matrix, per_round: float) -> Matrix:
 
 
 def opening(timeline: Timeline, versions: Sequence[str], matrix: Matrix, asked: int, ranked: bool) -> list[str]:
-    """What a timeline says before it measures: its releases, columns, disk and processes; ``ranked`` (under mpirun
-    or srun), how the ranks share the rounds (``asked``: the processes a release given)."""
+    """What a timeline says before it measures: its releases, columns, disk, processes and ranks."""
     lines = [
         f"Timeline {timeline.first} to {timeline.last}: {len(versions)} releases ({', '.join(versions)}), "
         f"{1 + len(matrix.xla_flags)} column(s); {disk(versions, matrix)}; a probe process each, then "
@@ -95,8 +84,7 @@ def opening(timeline: Timeline, versions: Sequence[str], matrix: Matrix, asked: 
 
 
 def cost(cells: int, matrix: Matrix, per_round: float, spent: float) -> str:
-    """The line that says what the probe found the rounds will cost (``per_round``: its processes' seconds
-    together; ``spent``: the seconds so far, environments included), the ranks of ``matrix.share`` sharing them."""
+    """The line that says what the probe found the rounds will cost, the ranks sharing them."""
     return (
         f"Cost: {cells} cells x {matrix.processes} processes = {cells * matrix.processes} processes; the probe's "
         f"processes took {per_round:.1f} s a round ({minutes(spent)} so far, environments included): about "

@@ -1,10 +1,4 @@
-"""`jaxmlp track`: which releases a call measures, from the releases its source holds and the last one the series
-tracked (pure; the command reads the history and files what it measures).
-
-A series is one machine and one set of workloads. Its first call starts it at ``--pinned`` (else the newest
-release); each later call measures the releases newer than the last one tracked, side by side with that one and with
-the pinned release, each new release against the one before it and against the pinned one.
-"""
+"""`jaxmlp track`: which releases a call measures (pure; docs/questions/tracking.md)."""
 
 from __future__ import annotations
 
@@ -24,11 +18,8 @@ AGAINST = (PREVIOUS, PINNED)
 
 @dataclass(frozen=True)
 class Track:
-    """One call of `jaxmlp track`: the release the user runs today (None: the series' start, else the newest), the
-    minutes its measuring may take in all (the first rounds, then the processes added to settle what is
-    inconclusive), whether an inconclusive comparison fails it (``strict``), the ± band of the four words
-    (``threshold``: 0.05 is ±5%), and whether it only says what it would measure (``dry_run``: nothing measured,
-    nothing written). Where its releases come from is the matrix's ``source``."""
+    """One call of `jaxmlp track`: the release run today (None: the series' start, else the newest), its budget in
+    minutes, ``strict``, ``threshold`` (0.05 is ±5%) and ``dry_run``."""
 
     pinned: str | None = None
     budget: float = 12.0
@@ -45,9 +36,7 @@ class Track:
 
 @dataclass(frozen=True)
 class Step:
-    """What one call does: the last release tracked before it (``last``; where it starts the series, the release
-    it starts at), the new releases to measure (oldest first), the pinned release, and where it starts the series,
-    why it starts there (``start``: ``--pinned`` or ``the newest release``; "" for a series that has begun)."""
+    """What one call does: the last release tracked, the new ones, the pinned one, and why it starts there."""
 
     last: str
     new: tuple[str, ...]
@@ -63,9 +52,7 @@ class Step:
 
     @property
     def pairs(self) -> tuple[tuple[str, str, str], ...]:
-        """(release, baseline, against) of each comparison: each new release against the one before it
-        (``previous``) and against the pinned one (``pinned``), once where the two are one release (``previous``:
-        the tidy frame shows it under both)."""
+        """(release, baseline, against) of each comparison: against ``previous`` and ``pinned``."""
         found = []
         for before, release in zip((self.last, *self.new), self.new):
             found.append((release, before, PREVIOUS))
@@ -80,9 +67,7 @@ def newer(available: Sequence[str], last: str) -> list[str]:
 
 
 def step(available: Sequence[str], last: str | None, pinned: str | None, start: str | None = None) -> Step:
-    """What a call measures: with no history (``last`` None), the series starts at ``pinned`` (else the newest
-    release) and every release newer than it is measured; else every release newer than ``last``, each also against
-    ``pinned`` (else the series' ``start``, else ``last``)."""
+    """What a call measures: every release newer than ``last``, each also against ``pinned``."""
     if not available:
         raise JaxmlpError("no release to track: the source holds none (give --wheels DIR, or check the package index)")
     newest = max(available, key=version_key)
@@ -100,8 +85,7 @@ def step(available: Sequence[str], last: str | None, pinned: str | None, start: 
 
 
 def started(step: Step, source: str, series: str) -> str:
-    """Where a call starts its series, in a line (its message's, and the first line's start); "" for a series
-    begun before."""
+    """Where a call starts its series, in a line; "" for a series begun before."""
     if not step.start:
         return ""
     if not step.new:
@@ -110,8 +94,7 @@ def started(step: Step, source: str, series: str) -> str:
 
 
 def said(step: Step, source: str, series: str) -> str:
-    """The first line a call says: the series started, or nothing new (one line, the whole answer), or what it
-    measures."""
+    """The first line a call says: the series started, nothing new, or what it measures."""
     if step.start and not step.new:
         return (
             f"Started the series of {series} at jax {step.last} ({step.start}); nothing newer in {source} yet: "

@@ -1,6 +1,4 @@
-"""What a measured matrix could not measure, and why: a cell whose probe failed or whose every process did, and a
-workload that failed in a cell that ran (its ``make()`` raised, or a call did) while its other workloads were
-measured."""
+"""What a measured matrix could not measure, and why."""
 
 from __future__ import annotations
 
@@ -13,8 +11,7 @@ WORKLOAD = "workload "
 
 
 def failed_workloads(measured: Measured) -> dict[str, str]:
-    """Each workload that gave no sample in a cell that ran (its ``make()`` or a call raised there), keyed
-    ``workload NAME``: why (the last reason said) and in which cells; the cells' other workloads were measured."""
+    """Each workload that gave no sample in a cell that ran, keyed ``workload NAME``: why and in which cells."""
     found: dict[str, dict[str, str]] = {}
     for name, runner in measured.probed.runners.items():
         done = measured.processes.get(name) or []
@@ -29,9 +26,7 @@ def failed_workloads(measured: Measured) -> dict[str, str]:
 
 
 def unmeasured(measured: Measured) -> dict[str, str]:
-    """The cells asked for that gave no sample, and why: the probe failed or outlived its limit, or every process
-    failed; then each workload that failed where its cell ran (`failed_workloads`). (A cell whose release refuses
-    its XLA flag is an answer, not a failure to measure.)"""
+    """The cells that gave no sample, and why, then each workload that failed where its cell ran."""
     found = {name: o.status for name, o in measured.probed.outcomes.items() if o.status.startswith(PROBE_FAILED)}
     for name in measured.probed.runners:
         if not measured.processes.get(name):

@@ -1,8 +1,4 @@
-"""`jaxmlp sweep validate`: the change-point detector (`jaxmlp.changepoints`) on synthetic histories whose truth is
-known, their noise drawn from real fresh-process samples, and on a peer's suite (`peer`); the cases and results: the
-docs' methods/changepoints page.
-
-Pure: numpy and the detector; the command reads the noise from result files and writes what this returns."""
+"""`jaxmlp sweep validate`: the change-point detector on histories of known truth (docs/methods/changepoints.md)."""
 
 from __future__ import annotations
 
@@ -29,8 +25,7 @@ Detect = Callable[[Sequence[str], Sequence[Sequence[float]]], list[Change]]
 
 @dataclass(frozen=True)
 class History:
-    """A synthetic history: each release's samples, and the truth: the changed releases' positions (a step: the
-    first release after it; a transient: the release; a drift: its first and last changed releases)."""
+    """A synthetic history: each release's samples and the changed releases' positions."""
 
     case: str
     samples: tuple[tuple[float, ...], ...]
@@ -93,8 +88,7 @@ def found(h: History, changes: Sequence[Change]) -> tuple[bool, bool]:
 
 
 def detector(method: str, penalty: float = PENALTY) -> Detect:
-    """The detector with ``method``'s candidates (ruptures' PELT or binary segmentation, or E-divisive means from
-    signal-processing-algorithms where it is installed), all confirmed and labelled alike."""
+    """The detector with ``method``'s candidates, all confirmed and labelled alike."""
     if method in ("pelt", "binseg"):
         return lambda labels, samples: detect(labels, samples, penalty, method=method)
     if method == "edivisive":
@@ -103,8 +97,7 @@ def detector(method: str, penalty: float = PENALTY) -> Detect:
 
 
 def _edivisive(labels: Sequence[str], samples: Sequence[Sequence[float]]) -> list[Change]:
-    """MongoDB's E-divisive means over the log medians (its permutation test at p 0.05), then the same
-    confirmation and labels as the others."""
+    """E-divisive means over the log medians, then the same confirmation and labels as the others."""
     from signal_processing_algorithms.energy_statistics import energy_statistics
 
     from jaxmlp.changepoints import confirmed, label
@@ -133,8 +126,7 @@ def run(
     cases: Sequence[str] = CASES,
     penalty: float = PENALTY,
 ) -> list[Row]:
-    """Every case under every detector, each detector on the same histories (``seed``; PELT and binary
-    segmentation with ``penalty``)."""
+    """Every case under every detector, each on the same histories."""
     rows = []
     for case in cases:
         rng = np.random.default_rng([seed, CASES.index(case) if case in CASES else 99])
@@ -162,9 +154,7 @@ def meets(rows: Sequence[Row], name: str) -> bool:
 def validate(
     pool: np.ndarray, cells: int, detectors: Sequence[str], histories: int, seed: int, penalty: float, noise: str
 ) -> tuple[list[Row], str, dict[str, Any]]:
-    """Every case under every detector over the noise ``pool`` (`deviations` of ``cells`` cells read from
-    ``noise``): the rows, the first detector that met every goal (`meets`) and the settings a validation file
-    records."""
+    """Every case under every detector over ``pool``: the rows, the first detector that met every goal, the settings."""
     start = time.monotonic()
     rows = run(pool, detectors, histories, seed, penalty=penalty)
     chosen = next((d for d in detectors if meets(rows, d)), "none met every goal")

@@ -1,8 +1,4 @@
-"""One worker process of a sweep: measure every workload once (compile, then the calls) and print the result.
-
-``python -m jaxmlp.measure.sweep.worker SETTINGS``, where SETTINGS is a `Measuring` as JSON; it prints one
-`ProcessResult` as its last line. It runs in any supported jax release's environment: no torch, no pandas.
-"""
+"""One worker process of a sweep: measures every workload once and prints one `ProcessResult`. No torch, no pandas."""
 
 from __future__ import annotations
 
@@ -32,9 +28,7 @@ def timed_with_hook(
     clock: Callable[[], float] = time.perf_counter,
     cpu: Callable[[], float] = time.process_time,
 ) -> tuple[R, float, float]:
-    """``fn()`` (which returns once its result is ready), its wall seconds and its process's CPU seconds (all
-    threads), both stretched to at least ``1 + inject_slowdown`` times their own by a spin that burns CPU until
-    both have grown so far (the test hook; why it spins, on both: the docs' methods/trials page)."""
+    """``fn()``, its wall and CPU seconds, stretched by ``inject_slowdown`` (the test hook; docs/methods/trials.md)."""
     start, used = clock(), cpu()
     result = fn()
     seconds, spent = clock() - start, cpu() - used
@@ -47,8 +41,7 @@ def timed_with_hook(
 
 
 def measure_process(measuring: Measuring) -> ProcessResult:
-    """One process's measurements of each workload, in the order given: the built-in epochs are called
-    ``measuring.epochs`` times, the step and user workloads ``measuring.calls`` times."""
+    """One process's measurements of each workload, in the order given."""
     import jax
 
     device = jax.devices(measuring.backend)[0]  # JAX's default device where no backend is asked for
@@ -126,8 +119,7 @@ def n_calls(measuring: Measuring, name: str) -> int:
 
 
 def traced(workload: Any, calls: int, folder: Path) -> None:
-    """``calls`` calls of ``workload`` (compiled and called before) inside one XLA profiler trace into ``folder``,
-    as `jaxmlp profile` captures them; each call waits for its result."""
+    """``calls`` calls of ``workload`` in one XLA profiler trace into ``folder``."""
     import jax
 
     from jaxmlp import compat

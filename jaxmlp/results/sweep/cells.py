@@ -1,6 +1,4 @@
-"""What a sweep's ``cells.json`` says beside its samples: the cells not measured or warned about, and for each
-``--xla-flags`` value whether each release accepted it, ignored it (so its samples are the release's without it)
-or did not know it."""
+"""What a sweep's ``cells.json`` says: the cells not measured or warned about, and each release's take on its flags."""
 
 from __future__ import annotations
 
@@ -11,20 +9,17 @@ from jaxmlp.results.schema.sweep import Cell, CellsDocument
 
 
 def flags_ignored(cell: Cell) -> bool:
-    """Whether a measured cell's release ignored its XLA flags (XLA warned that it no longer supports them): its
-    samples are then the release's without them."""
+    """Whether a measured cell's release ignored its XLA flags, so its samples are the release's without them."""
     return bool(cell.xla_flags) and cell.status == "ok" and "no longer supported" in cell.note
 
 
 def ignored_cells(doc: CellsDocument | None) -> set[tuple[str, str]]:
-    """(release, XLA flags) of each cell whose release ignored its flags (`flags_ignored`); none without a
-    ``cells.json``."""
+    """(release, XLA flags) of each cell whose release ignored its flags; none without a ``cells.json``."""
     return {(c.label, c.xla_flags) for c in doc.cells if flags_ignored(c)} if doc is not None else set()
 
 
 def ignored_words(step: pd.Series, ignored: set[tuple[str, str]]) -> str:
-    """Where a release of a step (a `sweep_steps` row) ignored the step's XLA flags (``ignored``, `ignored_cells`):
-    which, and what the ratio then sets against what; "" where neither did."""
+    """Where a release of a step ignored its XLA flags, which, and what the ratio then compares; "" where none did."""
     flags = step.get("xla_flags")
     if not (isinstance(flags, str) and flags):
         return ""
@@ -38,8 +33,7 @@ def ignored_words(step: pd.Series, ignored: set[tuple[str, str]]) -> str:
 
 
 def with_ignored_flags(steps: pd.DataFrame, doc: CellsDocument | None) -> pd.DataFrame:
-    """`sweep_steps` with a ``flags`` column saying which steps set a release that ignored its XLA flags against
-    one that took them (`ignored_words`), where any does."""
+    """`sweep_steps` with a ``flags`` column where a release that ignored its XLA flags is compared."""
     ignored = ignored_cells(doc)
     said = [ignored_words(row, ignored) for _, row in steps.iterrows()] if ignored and len(steps) else []
     return steps.assign(flags=said) if any(said) else steps
@@ -58,8 +52,7 @@ def cells_table(doc: CellsDocument) -> pd.DataFrame:
 
 
 def flag_support(cell: Cell) -> str:
-    """Whether a cell's release took its XLA flags, in words: ``accepted``, ``ignored: ...`` (XLA's warning that it
-    no longer supports it), ``unknown in V``, or what else stopped its probe."""
+    """Whether a cell's release took its XLA flags, in words (``accepted``, ``ignored: ...``, ``unknown in V``, ...)."""
     if cell.status == "ok":
         return f"ignored: {cell.note}" if flags_ignored(cell) else "accepted"
     if cell.status.startswith("flag unknown"):
@@ -68,8 +61,7 @@ def flag_support(cell: Cell) -> str:
 
 
 def flags_table(doc: CellsDocument) -> pd.DataFrame:
-    """For every ``--xla-flags`` value, whether each release accepts it: a row a value, a column a release (oldest
-    first); empty for a sweep without XLA flags."""
+    """Whether each release accepts each ``--xla-flags`` value, a row a value; empty without XLA flags."""
     flagged = [c for c in doc.cells if c.xla_flags]
     if not flagged:
         return pd.DataFrame()

@@ -1,6 +1,4 @@
-"""A sweep's cells compared: each release against the one before it (or a release's XLA flags against none), from
-the raw per-process samples, and each timeline column's changes; what is dear to compute again kept in the folder's
-index (`IndexMemo`), under a hash of all it follows from (`samples_key`)."""
+"""A sweep's cells compared and each timeline column's changes, from the raw samples, kept in the folder's index."""
 
 from __future__ import annotations
 
@@ -27,8 +25,7 @@ def flags_of(rows: pd.DataFrame) -> pd.Series:
 
 
 def _with_nodes(part: pd.DataFrame, nodes: Any) -> pd.DataFrame:
-    """One cell's samples with the node that measured each (``nodes``: the cell's, comma-separated, one a process;
-    one node, "", where its file names none)."""
+    """One cell's samples with the node that measured each ("" where its file names none)."""
     where = str(nodes).split(",") if isinstance(nodes, str) and nodes else []
     return part.assign(node=[where[r] if r < len(where) else "" for r in part["round"]])
 
@@ -53,8 +50,7 @@ def _differs(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
 
 
 class Pair(NamedTuple):
-    """Two cells of one benchmark to compare: ``old`` is the baseline; ``differ`` if either side's values differed
-    from the reference cell's."""
+    """Two cells of one benchmark to compare, ``old`` the baseline; ``differ`` where either side's values differed."""
 
     name: str
     flags: str
@@ -96,8 +92,7 @@ def pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
 
 
 def flag_pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
-    """Each release with each XLA-flags value against the same release without flags (``old`` and ``new`` both the
-    release, ``a`` its samples without the flags), benchmark by benchmark."""
+    """Each release with each XLA-flags value against the same release without flags, benchmark by benchmark."""
     cells = _cell_samples(rows, samples)
     differ = _differs(rows)
     for version, flags in sorted(cells, key=lambda key: (registry.version_key(key[0]), key[1])):
@@ -110,8 +105,7 @@ def flag_pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
 
 
 def cell_groups(rows: pd.DataFrame, samples: pd.DataFrame) -> list[tuple[str, str, str, Groups]]:
-    """Each cell of a sweep whose processes' steady states split into two groups (`jaxmlp.bimodal.groups_of`):
-    (workload, XLA flags, release, its groups), oldest release first."""
+    """Each bimodal cell of a sweep: (workload, XLA flags, release, its groups), oldest release first."""
     cells = _cell_samples(rows, samples)
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id]
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
@@ -125,30 +119,26 @@ def cell_groups(rows: pd.DataFrame, samples: pd.DataFrame) -> list[tuple[str, st
 
 
 COMPARISONS_KIND = "comparisons"
-"""What `comparisons` keeps in a folder's index (`IndexMemo`): each pair of a sweep's cells compared, under this
-kind and the sweep folder's name (a sweep read again drops only its own pairs no longer asked for)."""
+"""What `comparisons` keeps in a folder's index: each pair of a sweep's cells compared, under its folder's name."""
 Compared = list[tuple[Pair, Comparison]]
 """A sweep's pairs (`pairs`), each with its comparison: computed once (`comparisons`), read by every table of it."""
 
 
 def pair_key(pair: Pair) -> str:
-    """A hash of all a pair's comparison follows from: both sides' raw samples and nodes, the thresholds and the
-    code and libraries that compare (`changepoints.DETECTOR` hashes `jaxmlp.stats` and names scipy's, numpy's)."""
+    """A hash of all a pair's comparison follows from: both sides' samples and nodes, thresholds, code and libraries."""
     said = [changepoints.DETECTOR, THRESHOLD, ALPHA, list(pair.a_nodes), list(pair.b_nodes)]
     return samples_key(said, (pair.a, pair.b))
 
 
 def _kind(kind: str, rows: pd.DataFrame) -> str:
-    """A memo's kind for one sweep's values: ``kind`` and the sweep folder's name (its values no longer asked for are
-    dropped when it is read again, never another sweep's)."""
+    """A memo's kind for one sweep's values: ``kind`` and the sweep folder's name."""
     return f"{kind} {Path(str(rows['file'].iloc[0])).parent.name}" if len(rows) else kind
 
 
 def comparisons(
     rows: pd.DataFrame, samples: pd.DataFrame, memo: IndexMemo | None = None, done: Compared | None = None
 ) -> Compared:
-    """Each release and the one before it (`pairs`), compared: ``done`` where the caller has them; with a ``memo``
-    (the folder's index), a pair compared before (`pair_key`) is not compared again."""
+    """Each release and the one before it compared (``done`` where given; ``memo``: pairs compared before are kept)."""
     if done is not None:
         return done
     found = list(pairs(rows, samples))
@@ -168,8 +158,7 @@ def result_of(c: Comparison, verdict: str = "") -> dict[str, Any]:
 
 
 class TimelineColumn(NamedTuple):
-    """One workload and XLA-flags column of a release timeline: its releases (oldest first), each one's samples
-    (one process's steady state each) and the changes `jaxmlp.changepoints` finds in them."""
+    """One workload and XLA-flags column of a release timeline: its releases, samples and changes."""
 
     workload: str
     xla_flags: str
@@ -180,8 +169,7 @@ class TimelineColumn(NamedTuple):
 
 
 def shown_of(benchmark: str) -> Callable[[Any], str]:
-    """How a value of ``benchmark`` (an id) is shown: a size for the peak memory (`registry.SWEEP_BYTES`), else
-    a time."""
+    """How a value of ``benchmark`` is shown: a size for peak memory, else a time."""
     return size if benchmark in {b.id for b in registry.SWEEP_BYTES} else duration
 
 
@@ -196,9 +184,7 @@ def column_groups(column: TimelineColumn) -> dict[str, Groups]:
 
 
 def pooled_groups(column: TimelineColumn, change: Change) -> str:
-    """Where a change's ratio pools a bimodal release (its release or the one before it), that said with each
-    group against the other release: ``the ratio pools 0.4.33's two groups (against 0.4.31: x6.92 (3) and x39.6
-    (4))``; "" where neither is bimodal."""
+    """Where a change's ratio pools a bimodal release, each group against the other release; "" where none."""
     groups = column_groups(column)
     said = []
     for release, other, before in ((change.at, change.before, True), (change.before, change.at, False)):
@@ -211,8 +197,7 @@ def pooled_groups(column: TimelineColumn, change: Change) -> str:
 
 
 def change_said(column: TimelineColumn, change: Change) -> str:
-    """One change of ``column`` in a line (`Change.line`; a memory column's direction as a size's, `MEMORY_WORDS`),
-    with what its ratio pools where a release beside it is bimodal (`pooled_groups`)."""
+    """One change of ``column`` in a line, with what its ratio pools beside a bimodal release."""
     line = change.line()
     if column.benchmark in {b.id for b in registry.SWEEP_BYTES} and change.direction in MEMORY_WORDS:
         line = line.replace(f" {change.direction}", f" {MEMORY_WORDS[change.direction]}", 1)
@@ -221,24 +206,20 @@ def change_said(column: TimelineColumn, change: Change) -> str:
 
 
 def groups_said(column: TimelineColumn) -> str:
-    """Each bimodal release of ``column`` in words (``0.4.33 bimodal: two groups, 1.75 ms (3) and 10 ms (4)``),
-    "" where none is."""
+    """Each bimodal release of ``column`` in words; "" where none is."""
     shown = shown_of(column.benchmark)
     return "; ".join(f"{r} {g.line(shown)}" for r, g in column_groups(column).items())
 
 
 def column_verdicts(column: TimelineColumn) -> tuple[Comparison, ...]:
-    """What a timeline column's verdict rests on: each change the detector found, or, where it found none, its last
-    release against its first (`compare`: "the same" only where the interval shows it)."""
+    """What a timeline column's verdict rests on: its changes, else its last release against its first."""
     if column.changes:
         return tuple(change.comparison for change in column.changes)
     return (compare(column.samples[0], column.samples[-1], THRESHOLD, ALPHA),)
 
 
 def column_said(column: TimelineColumn) -> str:
-    """A timeline column's verdict in a line: its changes (`change_said`), or that none was found and its last
-    release against its first in the four words (`column_verdicts`, `verdict_line`); then its bimodal releases
-    (`groups_said`)."""
+    """A timeline column's verdict in a line, then its bimodal releases."""
     groups = groups_said(column)
     if column.changes:
         said = "; ".join(change_said(column, change) for change in column.changes)
@@ -261,10 +242,7 @@ def timeline_columns(
     benchmark: registry.Benchmark = registry.SWEEP_STEADY,
     memo: IndexMemo | None = None,
 ) -> list[TimelineColumn]:
-    """A timeline's columns, each with its changes (`jaxmlp.changepoints.detect` over every release's samples of
-    ``benchmark``: the steady state, or the compile time a corpus case is about); a column where some release's
-    values differed from the reference cell's is still shown, its changes found. With a ``memo`` (the folder's
-    index), a column searched before (its samples, nodes, releases, `changepoints.DETECTOR`) is not searched again."""
+    """A timeline's columns, each with its changes in ``benchmark``; ``memo``: columns searched before are kept."""
     found = _timeline_columns(rows, samples, benchmark)
     keys = [samples_key([changepoints.DETECTOR, list(c.releases), nodes], c.samples) for c, nodes in found]
     kind = _kind(f"{TIMELINE_KIND} {benchmark.id}", rows)

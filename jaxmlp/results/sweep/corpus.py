@@ -1,6 +1,4 @@
-"""A corpus case scored from what the suite's own commands found in its folder (the timeline's change points, the
-bisection's answer, the explanations, the cells that failed): no detector or verdict of its own. Pure but for
-`case_found`, which reads the folder."""
+"""A corpus case scored from what the suite's own commands found in its folder. Pure but for `case_found`."""
 
 from __future__ import annotations
 
@@ -47,9 +45,7 @@ def not_bisected(metric: str) -> str:
 
 @dataclass(frozen=True)
 class CaseFound:
-    """What the commands a case ran found: the timeline's columns, each release that failed or hung in its column
-    without XLA flags (``(release, reason)``), the explanations filed, the bisection, the command's error line, its
-    injected-slowdown trials."""
+    """What the commands a case ran found: columns, failures, explanations, bisection, error and trials."""
 
     columns: tuple[TimelineColumn, ...] = ()
     compile_columns: tuple[TimelineColumn, ...] = ()  # the same detector over each process's compile time
@@ -96,8 +92,7 @@ def case_found(folder: Path, error: str = "", slowdown: SlowdownTrials | None = 
 
 
 def _column(found: CaseFound, workload: str, flags: str, metric: str = "run") -> TimelineColumn | None:
-    """The timeline's column of ``workload`` and XLA ``flags``: its run time, compile time or peak memory
-    (``metric``)."""
+    """The timeline's column of ``workload`` and XLA ``flags`` on ``metric``."""
     columns = {"compile": found.compile_columns, "memory": found.memory_columns}.get(metric, found.columns)
     return next((c for c in columns if c.workload == workload and c.xla_flags == flags), None)
 
@@ -115,10 +110,7 @@ def _at(column: TimelineColumn | None, release: str, direction: str) -> Change |
 
 
 def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: float = 0.0) -> CaseScore:
-    """``case`` scored on ``found``: found (the right release, the right direction), the ratio in its band,
-    explained (the explanation's kind as expected; scored only where found), the bisection's answer, a control clean
-    (nothing flagged, nothing failed, and its last release against its first "the same": `column_verdicts`),
-    failures named, each injected slowdown found in how many trials (`injected_found`)."""
+    """``case`` scored on ``found``, each part where it applies (docs/results/corpus.md)."""
     name = workload_name(case.workload)
     base = _column(found, name, "", case.metric)
     prefix = f"{METRIC_WORDS[case.metric]}: " if case.metric != "run" else ""
@@ -164,15 +156,12 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
 
 
 def control_verdict(column: TimelineColumn | None) -> str | None:
-    """A control's verdict in the four words: its last release against its first where nothing was flagged, else
-    the word of the first change flagged (`column_verdicts`); None where nothing was measured."""
+    """A control's verdict in the four words; None where nothing was measured."""
     return None if column is None else column_verdicts(column)[0].word
 
 
 def injected_found(trials: SlowdownTrials | None) -> tuple[tuple[float, int, int], ...]:
-    """Of each injected slowdown, ``(factor, found, trials)``: in how many trials the timeline's detector
-    (`changepoints.detect`, its defaults) flags the slowed group slower than the unslowed one, as the two points of
-    a timeline; a trial with a group of fewer than two samples is not counted."""
+    """Of each injected slowdown, ``(factor, found, trials)``: in how many trials the detector flags it."""
     if trials is None:
         return ()
     out = []
@@ -217,8 +206,7 @@ def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseS
 
 
 def _kept_with_flag(case: Case, found: CaseFound, base: TimelineColumn) -> str:
-    """Why a change that must not be undone by ``case``'s XLA flag (`Expect.flag_kept`) is not found: its column
-    with the flag does not flag it at the same release, the same way ("" where it does, or no such flag is named)."""
+    """Why a change that ``case``'s XLA flag must not undo is not found in the flag's column; "" where it is."""
     flag, expect = case.expect.flag_kept, case.expect
     if not flag:
         return ""
@@ -257,18 +245,14 @@ def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, 
 
 
 SAME_INSTRUCTIONS = "the same instructions"
-"""An explanation's kind where the optimized HLO differs only in the order, names or annotations of the same
-instructions (a loop's trip count, the frontend's attributes): no program change."""
+"""An explanation's kind where the optimized HLO differs only in order, names or annotations: no program change."""
 NOT_COMPARED = "program (instructions not compared)"
-"""An explanation's kind where the optimized HLO differs, the same operations in the same numbers, and the
-explanation (written before they were) did not compare the instructions: not scored."""
+"""An explanation's kind where an older explanation compared no instructions and no operation count changed."""
 
 
 def explanation_kind(doc: ExplainDocument) -> str:
-    """What an explanation found: the optimized instructions changed (``program``), the optimized HLO is the same
-    (``below HLO``) or differs only in the order, names or annotations of the same instructions
-    (`SAME_INSTRUCTIONS`); an older explanation that did not compare them counts as ``program`` only where an
-    operation's count changed (`NOT_COMPARED` else)."""
+    """What an explanation found: ``program``, ``below HLO`` or `SAME_INSTRUCTIONS`; `NOT_COMPARED` for an older one
+    that compared no instructions where no operation count changed."""
     same = doc.same_hlo
     if same is None:
         return "no program to compare"

@@ -1,5 +1,4 @@
-"""A corpus run scored again from the files its cases' commands filed, measuring nothing: the scoring of today over
-the expectations the run recorded before it measured (`jaxmlp sweep corpus --rescore FOLDER`)."""
+"""A corpus run scored again from its cases' files, measuring nothing (`jaxmlp sweep corpus --rescore FOLDER`)."""
 
 from __future__ import annotations
 
@@ -32,12 +31,8 @@ def recorded(folder: Path) -> CorpusDocument:
 def rescored(
     folder: Path, doc: CorpusDocument, manifest: Sequence[Case], rescoring: Mapping[str, Any]
 ) -> tuple[CorpusDocument, tuple[str, ...]]:
-    """``doc`` (the run in ``folder``) scored again from its cases' files, and a line for each case whose
-    expectation the manifest now states otherwise. Each case keeps what the run recorded (its releases, band,
-    expected release and cause: written before it measured); the manifest gives only what describes it: its
-    summary, and where the expectation comes from (``from``) where the run's lacks it; what it ran with is the run's
-    settings where the case does not record its own. The metadata is the run's (its machine and commit) with
-    ``rescoring`` (the commit and time that scored it again) beside it."""
+    """``doc`` (the run in ``folder``) scored again from its cases' files, and a line for each changed expectation; what
+    the run recorded is kept, ``rescoring`` beside it (docs/results/corpus.md)."""
     named = {c.name: c for c in manifest}
     ran = Runs(doc.settings.get("processes"), doc.settings.get("calls"), doc.settings.get("slowdown_trials") or 0)
     scores: list[CaseScore] = []

@@ -1,5 +1,4 @@
-"""The corpus's totals from its cases' scores (`jaxmlp.results.sweep.corpus`): a total a kind, each count over
-the cases it applies to, and the tables a face shows (a row a kind, a row a case). Pure."""
+"""The corpus's totals from its cases' scores and the tables a face shows. Pure."""
 
 from __future__ import annotations
 
@@ -23,9 +22,7 @@ def _tally(values: Sequence[bool | None]) -> tuple[int, int]:
 
 
 def totals(scores: Sequence[CaseScore]) -> dict[str, Any]:
-    """The corpus's total, then a total a kind (in the order the cases give them): of the cases each score applies
-    to, how many passed (the ratio's band and the explanation counted over the cases found), each injected slowdown
-    found in how many trials, and the cases that failed."""
+    """The corpus's total, then one a kind: passes over the cases each score applies to, trials and failures."""
     kinds = list(dict.fromkeys(s.case.kind for s in scores))
     return {
         "cases": len(scores),
@@ -57,8 +54,7 @@ def kind_total(scores: Sequence[CaseScore]) -> dict[str, Any]:
 
 
 def injected_rates(scores: Sequence[CaseScore]) -> dict[float, dict[str, Any]]:
-    """Of each injected slowdown, over every case trialled: the trials that found it (``found``) of ``trials``, the
-    cases trialled, and the found rate's 95% interval (Wilson's, ``low`` and ``high``)."""
+    """Of each injected slowdown over every case: trials that found it, cases, and Wilson's 95% interval."""
     rates: dict[float, dict[str, Any]] = {}
     for s in scores:
         for factor, hits, trials in s.injected:
@@ -172,8 +168,7 @@ def kinds_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
 
 
 def _expected(case: Case) -> str:
-    """What a case expects in words: ``0.4.33 slower x14-x760`` (a control: the same; a flag that must not undo
-    it: ``, still with --xla_...``)."""
+    """What a case expects in words: ``0.4.33 slower x14-x760``."""
     e = case.expect
     said = SAME if case.is_control else f"{e.release} {e.direction}"
     kept = f", still with {e.flag_kept}" if e.flag_kept else ""
@@ -223,8 +218,7 @@ def report_link(source: str) -> str:
 
 
 def cases_table(scores: Sequence[CaseScore]) -> pd.DataFrame:
-    """A row a case as a scored run holds it: its report, releases, what the reporter saw, what is expected and
-    where each part of that comes from (the manifest's ``from``), what the run found and how long the case took."""
+    """A row a case as a scored run holds it: its report, expectation and sources, what was found, its time."""
     rows = []
     for s in scores:
         expected = _expected(s.case)

@@ -1,5 +1,4 @@
-"""Two releases of one workload compared (`jaxmlp sweep explain A B`): pure functions from what their processes
-recorded (`jaxmlp.measure.programs` facts, the optimized HLO texts, the traces' events) to an `ExplainDocument`."""
+"""Two releases of one workload compared (`jaxmlp sweep explain A B`), pure, into an `ExplainDocument`."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ QUANTITIES = {
     "trace_lower_seconds": "trace and lower time (every program)",
     "xla_compile_seconds": "XLA compile time (every program)",
 }
-"""The program facts compared, in the order shown, each with its name in words (`jaxmlp.measure.programs`: the main
-program is a workload's first; a call runs each program its runs times)."""
+"""The program facts compared, in the order shown, each with its name in words."""
 
 
 def quantity_words(quantity: str) -> str:
@@ -63,8 +61,7 @@ def hlo_diff(text_a: str, text_b: str, a: str, b: str) -> list[str]:
 
 
 def op_seconds(events: pd.DataFrame, names: Mapping[str, str], calls: int) -> dict[str, tuple[str, float]]:
-    """Each operation of a trace by its canonical name: (its name in the trace, its seconds per traced call). Events
-    that name no instruction of the program (the runtime's own) are left out (`program_ops`)."""
+    """Each program operation of a trace by canonical name: (its trace name, its seconds per traced call)."""
     total = program_ops(events, names).groupby("name")["duration_ns"].sum()
     return {names[str(name)]: (str(name), float(ns) / 1e9 / calls) for name, ns in total.items()}
 
@@ -96,8 +93,7 @@ def _op_seconds(
     traced_calls: int,
     notes: list[str],
 ) -> dict[str, dict[str, tuple[str, float]]]:
-    """Each release's operations' times from its trace, named by its optimized HLO; one it cannot give is a line of
-    ``notes`` saying why."""
+    """Each release's operation times from its trace; one it cannot give is a line of ``notes``."""
     per_op: dict[str, dict[str, tuple[str, float]]] = {}
     for label in labels:
         text, found = texts.get(label), events.get(label)
@@ -129,8 +125,7 @@ def explanation(
     diff_file: str | None = None,
     diff_lines: int = 0,
 ) -> ExplainDocument:
-    """The comparison of ``a`` and ``b``: ``processes`` each release ran (the first with its program's facts),
-    their optimized HLO ``texts`` (None: not available), their traces' ``events`` (None: no trace)."""
+    """The comparison of ``a`` and ``b`` from their ``processes``, HLO ``texts`` and trace ``events`` (None: none)."""
     facts = {label: main_program(processes[label][0], workload) for label in (a, b)}
     fingerprints = {label: facts[label].get("hlo_fingerprint") for label in (a, b)}
     steady = {label: tuple(p.workloads[workload].steady_seconds for p in processes[label]) for label in (a, b)}

@@ -1,10 +1,4 @@
-"""`explain`: run an explanation of two releases and file it; the one function `jaxmlp sweep explain`, the bisection's
-answer and a timeline's change points call (`jaxmlp.results.sweep.explain` compares; `jaxmlp.measure.sweep.explain`
-runs).
-
-Its folder, ``explain-<time>/``: ``explain.json`` (`ExplainDocument`), ``hlo/`` (each release's optimized HLO,
-gzipped), ``hlo.diff`` where the two differ, and ``traces/<release>/`` (a TensorBoard logdir each).
-"""
+"""`explain`: run an explanation of two releases and file it (docs/reference/results-files.md)."""
 
 from __future__ import annotations
 
@@ -28,8 +22,7 @@ from jaxmlp.results.sweep.files import PROCESS_FACTS, RunLog
 from jaxmlp.results.tables import trace_events
 
 EXPLAIN_PROCESSES = 3
-"""Processes per release when an explanation is made on its own (the first profiled): enough to see a change of
-tens of percent, not to test it (the sweep and the bisection test it)."""
+"""Processes per release of an explanation made on its own: enough to see a change, not to test it."""
 
 
 def settings_of(where: Measuring | Path) -> Measuring:
@@ -41,8 +34,7 @@ def settings_of(where: Measuring | Path) -> Measuring:
 
 
 def spec_of(measuring: Measuring, workload: str) -> str:
-    """The spec (``mine.py:make``, ``pkg.mod:make``, a built-in) among ``measuring``'s that ``workload`` names: a
-    spec, or the name its results carry (``mine``), as a sweep's and a timeline's changes give it."""
+    """The spec among ``measuring``'s that ``workload`` (a spec, or its results' name) names."""
     return next((spec for spec in measuring.specs if workload in (spec, workload_name(spec))), workload)
 
 
@@ -56,9 +48,8 @@ def explain(
     say: Say = print,
     tick: Callable[[str], None] | None = None,
 ) -> tuple[ExplainDocument, Path]:
-    """Explain the change of ``workload`` (its spec, or the name its results carry) from release ``a`` to ``b``:
-    measured with ``where``'s settings (a `Measuring`, or a sweep folder's), ``matrix`` (processes, XLA flags, envs;
-    default 3 processes), into a new ``explain-<time>/`` in ``out``. Returns the explanation and its folder."""
+    """Explain ``workload``'s change from ``a`` to ``b`` into
+    a new ``explain-<time>/`` in ``out``; it and its folder."""
     measuring = dataclasses.replace(settings_of(where), program_facts=False, profile_dir=None)
     workload = spec_of(measuring, workload)
     matrix = matrix or Matrix(processes=EXPLAIN_PROCESSES)

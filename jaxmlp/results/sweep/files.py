@@ -1,6 +1,4 @@
-"""A measured sweep matrix as its folder of files: a pytest-benchmark file per cell that ran
-(``jax-<release>[-flags<i>].json``) and ``cells.json``; and, while a run is measured, its log (`RunLog`): every
-process's sample appended as it ends, so that an interrupted run keeps them and can be resumed."""
+"""A measured sweep matrix as its folder of files, and while it is measured its log (`RunLog`)."""
 
 from __future__ import annotations
 
@@ -43,13 +41,11 @@ def documents(measured: Measured) -> dict[str, SweepDocument]:
 
 
 PROCESS_FACTS = ("peak_rss_bytes", "peak_rss_why", "device_peak_bytes", "device_peak_why")
-"""What ``cells.json`` keeps of each cell's probe process: its own peak memory (or why it may not be its own) and the
-device's peak (or why there is none)."""
+"""What ``cells.json`` keeps of each probe process: its own and the device's peak memory, or why not."""
 
 
 def without_hlo(runner: Runner, result: ProcessResult) -> tuple[ProcessResult, dict[str, str]]:
-    """``result`` with each workload's optimized HLO text taken out (its file named in its place, ``hlo_file``),
-    and the texts by that file (relative to the folder)."""
+    """``result`` with each workload's HLO text replaced by its file's name, and the texts by file."""
     texts: dict[str, str] = {}
     workloads = {}
     for name, times in result.workloads.items():
@@ -63,8 +59,7 @@ def without_hlo(runner: Runner, result: ProcessResult) -> tuple[ProcessResult, d
 
 
 def store_hlo(folder: Path, runners: Sequence[Runner], probed: Probed) -> Probed:
-    """The probes' optimized HLO texts written gzipped into ``folder`` (those already there kept), and the probed
-    cells without them."""
+    """The probes' HLO texts written gzipped into ``folder``, and the probed cells without them."""
     by_name = {r.name: r for r in runners}
     reference = {}
     for name, result in probed.reference.items():
@@ -76,8 +71,7 @@ def store_hlo(folder: Path, runners: Sequence[Runner], probed: Probed) -> Probed
 
 
 def cells(runners: Sequence[Runner], measured: Measured, complete: bool = True) -> CellsDocument:
-    """What became of every cell, with its file where it ran, its failed processes, and what its probe process
-    found its workloads compiled."""
+    """What became of every cell: its file, its failed processes, and what its probe found compiled."""
     found = []
     for runner in runners:
         outcome = measured.probed.outcomes[runner.name]
@@ -114,8 +108,7 @@ def write_files(folder: Path, runners: Sequence[Runner], measured: Measured, com
 
 
 def write(store: ResultsStore, runners: Sequence[Runner], measured: Measured, final: Path | None = None) -> Path:
-    """The sweep's folder, atomically: the next ``sweep-<time>`` in ``store`` (or ``final``); marked incomplete
-    where ``measured`` stopped before its rounds ended."""
+    """The sweep's next ``sweep-<time>`` folder in ``store`` (or ``final``), atomically; incomplete where stopped."""
     with store.new_folder(layout.SWEEP, final) as folder:
         write_files(folder.path, runners, measured, measured.complete)
     return folder.path
@@ -178,9 +171,7 @@ class Plan:
 
 
 class RunLog:
-    """A sweep run's folder while it is measured: ``samples.jsonl`` (its `Plan`, then a line per process, each
-    written and flushed to disk as the process ends) and the ``INCOMPLETE`` mark until its last round has run.
-    Its cell files (`write_cells`) are written from the log, at the end or when it is stopped."""
+    """A sweep run's folder while it is measured: ``samples.jsonl`` and the ``INCOMPLETE`` mark until its last round."""
 
     def __init__(self, folder: Path, log: str = layout.SAMPLES_FILE):
         self.folder = folder
@@ -206,8 +197,7 @@ class RunLog:
             os.fsync(f.fileno())
 
     def take(self, other: Path) -> None:
-        """The whole sample lines of ``other`` (another rank's log) appended to this one; ``other`` removed. It is
-        renamed (``.taken``) first: a rank still running writes a new file rather than into one being read."""
+        """The sample lines of ``other`` (another rank's log) appended here and ``other`` removed, renamed first."""
         taken = other.rename(other.with_suffix(".taken"))
         lines = taken.read_text(encoding="utf-8").splitlines()
         with self.log.open("a", encoding="utf-8") as f:
@@ -269,8 +259,7 @@ class RunLog:
         return Measured(plan.probed, kept, plan.differs, tuple(failures), plan.limit, tolerance=plan.matrix.tolerance)
 
     def write_cells(self, plan: Plan, complete: bool) -> Measured:
-        """The cell files and ``cells.json`` from the log (those of an earlier, stopped try replaced: they were
-        made from the same log); the mark removed once ``complete``."""
+        """The cell files and ``cells.json`` from the log; the mark removed once ``complete``."""
         plan, samples = self.read()
         measured = self.measured(plan, samples)
         for old in [*self.folder.glob("jax-*.json"), self.folder / layout.CELLS_FILE]:

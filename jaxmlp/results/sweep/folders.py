@@ -35,15 +35,13 @@ def _sweep(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
 
 
 def verdicts(folder: Path) -> pd.DataFrame:
-    """The sweep in ``folder``'s verdicts: per XLA-flags column and workload, each release compared with the one
-    before it (`release_verdicts`); empty where the folder holds no sweep."""
+    """The sweep in ``folder``'s verdicts (`release_verdicts`); empty where the folder holds no sweep."""
     sweep = _sweep(folder)
     return pd.DataFrame() if sweep is None else release_verdicts(*sweep)
 
 
 def flagged_changes(folder: Path) -> list[FiledChange]:
-    """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it
-    (`verdicts`)."""
+    """The sweep in ``folder``'s flagged changes: each release slower or faster than the one before it (`verdicts`)."""
     table = verdicts(folder)
     if table.empty:
         return []
@@ -57,8 +55,7 @@ def flagged_changes(folder: Path) -> list[FiledChange]:
 
 
 def timeline_changes(folder: Path) -> list[FiledChange]:
-    """The timeline in ``folder``'s changes (steps, transients, drifts), column by column
-    (`timeline_columns`)."""
+    """The timeline in ``folder``'s changes (steps, transients, drifts), column by column (`timeline_columns`)."""
     sweep = _sweep(folder)
     columns = [] if sweep is None else timeline_columns(*sweep)
     return [
@@ -69,9 +66,7 @@ def timeline_changes(folder: Path) -> list[FiledChange]:
 
 
 def folder_verdicts(folder: Path) -> list[str]:
-    """The verdicts (`VERDICT_WORDS`) of the sweep or timeline in ``folder``, as its summary says them: each step of a
-    sweep (each release against the one before it, benchmark by benchmark), or each timeline column's
-    (`column_verdicts`); a step whose results differ has none, and says ``results differ`` (the gate fails it)."""
+    """The verdicts of the sweep or timeline in ``folder``, ``results differ`` where a step's results differ."""
     sweep = _sweep(folder)
     if sweep is None:
         return []

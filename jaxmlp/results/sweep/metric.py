@@ -1,5 +1,4 @@
-"""`jaxmlp track`'s comparisons, each on the time `jaxmlp.measure.wall_or_cpu.choose` gives it (wall time, or CPU
-time where a neighbour shows on both sides alike), which each names."""
+"""`jaxmlp track`'s comparisons, each on the time `wall_or_cpu.choose` gives it, which it names."""
 
 from __future__ import annotations
 
@@ -21,10 +20,8 @@ def compared(
     threshold: float = THRESHOLD,
     alpha: float = ALPHA,
 ) -> list[Tracked]:
-    """`tracked.compared` of each pair and workload on the metric `choose` gives it, which each comparison names
-    (``metric``, ``metric_why``); a pair whose two sides' results differ (``apart``: the workloads whose values
-    differ between a baseline and a release, and why) is not compared on time, and a workload that failed in a cell
-    that ran (none of its processes measured it) is not compared at all."""
+    """`tracked.compared` of each pair and workload on the metric `choose` gives it, which it names; results that differ
+    are not compared on time, a workload that failed in a cell not at all."""
     out = []
     for release, baseline, against in pairs:
         for workload in workloads:

@@ -1,5 +1,4 @@
-"""`jaxmlp track`'s settling, decided from what was measured (pure): each comparison of a call's releases, what its
-changes' explanations will cost, and the processes the next round adds to the inconclusive ones within the budget."""
+"""`jaxmlp track`'s settling (pure): the comparisons, the explanations' cost and the next round's processes."""
 
 from __future__ import annotations
 
@@ -17,14 +16,12 @@ from jaxmlp.stats import FASTER, INCONCLUSIVE, SLOWER, Comparison, processes_to_
 from jaxmlp.units import minutes
 
 MIN_SIDE = 5
-"""The fewest processes a side a verdict can rest on: with fewer, the exact one-sided test cannot reach p < 0.01
-(`jaxmlp.stats.smallest_p`)."""
+"""The fewest processes a side a verdict can rest on (p < 0.01 reachable: `jaxmlp.stats.smallest_p`)."""
 
 
 @dataclass(frozen=True)
 class Settle:
-    """What a call's settling needs: its pairs (release, baseline, against), the workloads compared, the minutes of
-    its budget and the ± band of the four words."""
+    """What a call's settling needs: its pairs, workloads, budget in minutes and ± band."""
 
     pairs: tuple[tuple[str, str, str], ...]
     workloads: tuple[str, ...]
@@ -33,17 +30,12 @@ class Settle:
 
 
 def rounds_held(samples: Iterable[tuple[str, int]], planned: int) -> int:
-    """The processes a release a call's log holds already (its ``samples``' keys: cell, round): those planned, or
-    more where a stopped call's settling rounds went past them."""
+    """The processes a release a call's log holds already, planned or more."""
     return max([planned, *(round_ + 1 for _, round_ in samples)])
 
 
 def more_processes(comparison: Comparison, threshold: float = THRESHOLD) -> int:
-    """The processes a side to add to an inconclusive comparison: as many as would settle it
-    (`jaxmlp.stats.processes_to_settle`), else (its interval cannot tell, or its ratio lies at the threshold's edge)
-    as many again as it has, at least up to the `MIN_SIDE` a verdict can rest on; 0 for a settled one. None is
-    given up before the budget ends: settling simulated (`bench/simulate_verdicts.py --settle`) settled most of
-    those a rule on the estimate would give up (the docs' methods/statistics page)."""
+    """The processes a side to add to an inconclusive comparison; 0 for a settled one (docs/methods/statistics.md)."""
     if comparison.word != INCONCLUSIVE:
         return 0
     settle = processes_to_settle(comparison, threshold)
@@ -60,15 +52,12 @@ def unsettled(comparisons: Iterable[Tracked]) -> list[Tracked]:
 def comparisons_of(
     measured: Measured, pairs: Iterable[tuple[str, str, str]], workloads: Sequence[str], threshold: float = THRESHOLD
 ) -> list[Tracked]:
-    """Each of a call's pairs compared on each workload, from what was measured, against the ``threshold`` band, on
-    the time `jaxmlp.measure.wall_or_cpu.choose` gives it; a workload whose results differ not on time
-    (`metric.compared`)."""
+    """Each of a call's pairs compared on each workload against the ``threshold`` band (`metric.compared`)."""
     return metric.compared(measured.processes, pairs, workloads, measured.apart, threshold)
 
 
 def _one_workload(cell: str, workload: str, probed: Probed) -> float:
-    """About the seconds a process of ``cell`` measuring ``workload`` alone takes: its probe process's, less what the
-    other workloads took in it (their compile, first call and calls); the whole probe's where it is not known."""
+    """An estimate of the seconds a process of ``cell`` measuring ``workload`` alone takes, from its probe."""
     seconds = probed.seconds.get(cell, 0.0)
     process = probed.reference.get(cell)
     if process is None or workload not in process.workloads:
@@ -80,17 +69,14 @@ def _one_workload(cell: str, workload: str, probed: Probed) -> float:
 
 
 def explain_cost(comparisons: Sequence[Tracked], probed: Probed) -> float:
-    """About the seconds the explanations of ``comparisons``' changes take: `EXPLAIN_PROCESSES` processes of each
-    side measuring the workload alone (`_one_workload`: from the probe processes), one explanation per release,
-    baseline and workload."""
+    """An estimate of the seconds the explanations of ``comparisons``' changes take."""
     changes = {(t.baseline, t.release, t.workload) for t in comparisons if t.verdict in (SLOWER, FASTER)}
     return sum(EXPLAIN_PROCESSES * (_one_workload(a, w, probed) + _one_workload(b, w, probed)) for a, b, w in changes)
 
 
 @dataclass(frozen=True)
 class Settling:
-    """The next settling round: the cells it measures and the processes it adds to each (0: none, settling ends),
-    and its line ("" where there is nothing to say)."""
+    """The next settling round: its cells, the processes it adds (0: settling ends) and its line."""
 
     cells: tuple[str, ...]
     more: int
@@ -106,9 +92,7 @@ def settling(
     processes: int,
     threshold: float = THRESHOLD,
 ) -> Settling:
-    """Rounds for the cells of the inconclusive comparisons, as many as would settle them (about) and as fit in what
-    is left of ``budget`` (minutes; ``elapsed`` seconds spent, what the changes' explanations take kept out), each
-    the probe's seconds a process of each cell; none once no comparison is inconclusive or the budget is spent."""
+    """Rounds for the inconclusive comparisons' cells that fit in what is left of ``budget`` (minutes)."""
     comparisons = comparisons_of(measured, pairs, workloads, threshold)
     open_ = [t for t in unsettled(comparisons) if more_processes(t.comparison, threshold)]
     if not open_:  # every inconclusive one is given processes (`more_processes`): none is left

@@ -1,6 +1,4 @@
-"""What tracking found, in words: each tracked comparison (a row of `jaxmlp track`'s frame: one machine, workload,
-release and baseline) as one sentence, the releases of a series in version order, the newest of each. The site
-(`jaxmlp.report.track_site`) and the message (`jaxmlp.report.track_message`) say the same sentences."""
+"""What tracking found, in words: each tracked comparison as one sentence, as the site and the message say it."""
 
 from __future__ import annotations
 
@@ -65,8 +63,7 @@ def newest(rows: pd.DataFrame, against: str = PINNED) -> Row | None:
 
 
 def when(measured_at: object) -> str:
-    """A time of measurement as read: ``2026-12-01 02:10 UTC`` (the frame's ISO-8601 UTC); as given where it is not
-    one."""
+    """A time of measurement as read (``2026-12-01 02:10 UTC``); as given where it is not ISO-8601."""
     import datetime as dt
 
     try:
@@ -90,8 +87,7 @@ def band(row: Row, threshold: float = registry.THRESHOLD) -> float:
 
 
 def rows_band(rows: pd.DataFrame, threshold: float = registry.THRESHOLD) -> float:
-    """The ± band of ``rows``' verdicts: the newest call's (each call records its ``--threshold``), else
-    ``threshold``."""
+    """The ± band of ``rows``' verdicts: the newest call's, else ``threshold``."""
     if rows.empty or "threshold" not in rows:
         return threshold
     return band(rows.sort_values("measured_at").iloc[-1].to_dict(), threshold)
@@ -114,9 +110,7 @@ def measured(row: Row) -> str:
 
 
 def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
-    """What an inconclusive comparison lacks: its interval's width against the threshold, and roughly how many
-    processes a side would settle it, as `jaxmlp.stats.settle_words` says it (the row's ``settle_words``; a row
-    without: its ``settle`` count)."""
+    """What an inconclusive comparison lacks, and about how many processes a side would settle it."""
     low, high = _number(row.get("low")), _number(row.get("high"))
     wide = f" ({units.percent(high / low - 1)} wide)" if low > 0 and high > 0 else ""
     more, said = _number(row.get("settle")), row.get("settle_words")
@@ -131,8 +125,7 @@ def settle(row: Row, threshold: float = registry.THRESHOLD) -> str:
 
 
 def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
-    """One comparison as said everywhere: ``0.7.2 is the same as 0.7.0 (pinned) within ±5%: ×1.01 (95% interval
-    ×0.98–×1.03)``; slower and faster ones with both medians, an inconclusive one with what would settle it."""
+    """One comparison as said everywhere (``0.7.2 is the same as 0.7.0 (pinned) within ±5%: ×1.01 ...``)."""
     release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])
     medians = f"{units.duration(row['median_s'])} against {units.duration(row['baseline_median_s'])}"
     if verdict == SAME:
@@ -147,8 +140,7 @@ def sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
 
 
 def short_sentence(row: Row, threshold: float = registry.THRESHOLD) -> str:
-    """A comparison in one short line, for a message: ``0.7.1 is slower than 0.7.0 (pinned): ×1.21 (95% interval
-    ×1.15–×1.28)``; an inconclusive one without what would settle it (the site's page says it)."""
+    """A comparison in one short line, for a message, without what would settle it."""
     release, base, verdict = row["release"], baseline_name(row), str(row["verdict"])
     if verdict == SAME:
         return f"{release} is the same as {base} within {within(band(row, threshold))}: {measured(row)}"
@@ -163,14 +155,12 @@ HEAD = {SLOWER: "No", INCONCLUSIVE: "Not shown yet", SAME: "Yes", FASTER: "Yes"}
 
 
 def answer_row(rows: pd.DataFrame) -> Row | None:
-    """The comparison a series' question is answered by: its newest release against the pinned one (else against
-    the one tracked before it)."""
+    """The comparison a series' question is answered by: its newest release against the pinned one."""
     return newest(rows, PINNED) or newest(rows, PREVIOUS)
 
 
 def question(row: Row, workload: str, threshold: float = registry.THRESHOLD) -> str:
-    """A series' question and its answer in one line: ``Is 0.7.1 safe to take? No: slower on scan against 0.7.0
-    (pinned), ×1.97``."""
+    """A series' question and answer in one line (``Is 0.7.1 safe to take? No: ...``)."""
     verdict = str(row["verdict"])
     said = f"the same within {within(band(row, threshold))}" if verdict == SAME else verdict
     return (
@@ -180,8 +170,7 @@ def question(row: Row, workload: str, threshold: float = registry.THRESHOLD) -> 
 
 
 def answered_first(found: Mapping[tuple[str, str], pd.DataFrame]) -> list[tuple[str, str]]:
-    """The series of ``found`` in the order a page answers them: by machine, then slower first, inconclusive, the
-    same, faster (`ANSWER_ORDER`), then by workload."""
+    """The series of ``found`` in the order a page answers them (`ANSWER_ORDER`)."""
 
     def key(k: tuple[str, str]) -> tuple[str, int, str]:
         row = answer_row(found[k])
@@ -205,8 +194,7 @@ def once(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def why_none(row: Row, threshold: float = registry.THRESHOLD) -> str:
-    """Why a comparison has no explanation: the one recorded for a change (the budget, a failure), else that the
-    same or an inconclusive comparison shows no change to explain (and what would settle an inconclusive one)."""
+    """Why a comparison has no explanation: the one recorded, else that it shows no change to explain."""
     verdict = str(row.get("verdict"))
     recorded = row.get("unexplained")
     if verdict in (SLOWER, FASTER):
@@ -218,13 +206,11 @@ def why_none(row: Row, threshold: float = registry.THRESHOLD) -> str:
 
 INDEX = "index.html"
 EXPLANATIONS = "explanations"
-"""The site's first page, and its folder of explanation pages (each explanation's text and its HLO diff, copied from
-the results folder)."""
+"""The site's first page, and its folder of explanation pages."""
 
 
 def page_name(machine: str, workload: str, taken: Sequence[str] = ()) -> str:
-    """A series' page in the site: ``<machine>--<workload>.html``, in letters, digits, dots and dashes; numbered where
-    two series would share one."""
+    """A series' page in the site, ``<machine>--<workload>.html``, numbered where two would share one."""
     stem = "--".join(re.sub(r"[^A-Za-z0-9._]+", "-", part).strip("-.") or "_" for part in (machine, workload))
     name, n = f"{stem}.html", 2
     while name in taken or name == INDEX:
@@ -255,8 +241,7 @@ def python_changes(rows: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def python_note(rows: pd.DataFrame) -> str:
-    """The Python the series ran on (``Python 3.11.7``), or each where it changed (``Python 3.11.7 to 0.10.2, then
-    3.12.1``): a change of Python is a change of its own."""
+    """The Python the series ran on, or each where it changed (a change of its own)."""
     if rows.empty or "python" not in rows:
         return ""
     ordered = in_order(rows[rows["python"].astype(str).str.strip() != ""])

@@ -1,8 +1,4 @@
-"""`jaxmlp track --dry-run`'s lines (pure): what a call would do, said before anything is measured or written: each
-release it would measure, the Python its environment is made with (made already, or to make: the plan
-`jaxmlp.measure.environments.planned` gives), the workloads, and the minutes it expects. The minutes are an estimate,
-labelled so, from what this machine recorded before (the environments made here, this series' earlier calls) and the
-call's ``--budget``; never a measurement. And the stopped call the next one goes on from."""
+"""`jaxmlp track --dry-run`'s lines (pure): what a call would measure and an estimate of its minutes."""
 
 from __future__ import annotations
 
@@ -30,9 +26,7 @@ def seconds_a_call(documents: Iterable[TrackDocument], machine: str, workloads: 
 
 
 def expected_line(budget: float, make_seconds: float | None, to_make: int, earlier: Sequence[float]) -> str:
-    """The minutes a call expects, as an estimate: ``budget`` holds the whole call (environments included) but lets
-    the environments it makes and its first rounds finish, so it is at least what making the environments took here
-    before and what the series' earlier calls took (their median)."""
+    """The minutes a call expects, as an estimate from ``budget`` and what this machine took before."""
     known = [budget * 60, make_seconds or 0.0]
     if earlier:
         known.append((make_seconds or 0.0) + statistics.median(earlier))
@@ -62,8 +56,7 @@ def plan_lines(
     make_seconds: float | None,
     earlier: Sequence[float],
 ) -> list[str]:
-    """The dry run's lines: what is not done, each release's Python and environment, the workloads and processes,
-    then the expected minutes (`expected_line`); with nothing ``planned`` (nothing to measure), the first alone."""
+    """The dry run's lines: releases, Pythons, environments, workloads, processes, then the expected minutes."""
     if not planned:
         return [DRY_RUN]
     lines = [DRY_RUN]
@@ -81,11 +74,7 @@ def plan_lines(
 
 
 def stopped_call(folder: Path, name: str, cells: Sequence[str], workloads: Sequence[str], envs: Path) -> Path | None:
-    """The newest folder under ``folder`` of a stopped call that the next one goes on from: a call of the same
-    machine (``name``: the next call's own folder name, whose machine part it shares), stopped (its ``INCOMPLETE``
-    mark, no ``track.json``), that set out to measure the same releases side by side and the same ``workloads``
-    (this call's specs), each interpreter it names in this machine's environments folder ``envs`` (a results
-    folder is data: `jaxmlp.measure.sweep.chosen`); None where there is none."""
+    """The newest stopped call's folder under ``folder`` that the next one goes on from; None where none."""
     machine = re.sub(r"^[^-]+-[^-]+-|-\d+$", "", name)
     wanted = tuple(sorted(cells, key=version_key))
     for path in sorted(folder.glob(f"{layout.TRACK}-*-{machine}-*"), key=layout.stamp_in, reverse=True):

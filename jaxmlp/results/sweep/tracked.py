@@ -1,6 +1,4 @@
-"""`jaxmlp track`'s history and answers: every call's ``track.json`` under a results folder (the files are the truth:
-nothing else is kept), the last release each series tracked, each new release's comparisons, the lines that end a
-call, and the tidy frame of every tracked comparison (`tracked_frame`) the site and the message are drawn from."""
+"""`jaxmlp track`'s history and answers from every call's ``track.json`` under a results folder."""
 
 from __future__ import annotations
 
@@ -58,8 +56,7 @@ FRAME_COLUMNS = (
 
 
 def history(folder: Path) -> tuple[list[tuple[Path, TrackDocument]], list[Skipped]]:
-    """Every ``track-*/track.json`` directly under ``folder``, oldest first (by the time in its folder's name), and
-    the files that could not be read (each with why): several runners' folders side by side, none overwritten."""
+    """Every ``track-*/track.json`` under ``folder``, oldest first, and the files that could not be read (why)."""
     found: list[tuple[Path, TrackDocument]] = []
     skipped: list[Skipped] = []
     if not folder.is_dir():
@@ -76,8 +73,7 @@ def history(folder: Path) -> tuple[list[tuple[Path, TrackDocument]], list[Skippe
 
 
 def series_of(machine: str, workloads: Iterable[str]) -> dict[str, object]:
-    """A series: one machine's label and the names of its workloads, sorted (the order they are given in is not
-    part of it)."""
+    """A series: one machine's label and its workloads' names, sorted."""
     return {"machine": machine, "workloads": sorted(workloads)}
 
 
@@ -86,16 +82,14 @@ def same_series(document: TrackDocument, machine: str, workloads: Iterable[str])
 
 
 def last_tracked(documents: Iterable[TrackDocument], machine: str, workloads: Iterable[str]) -> str | None:
-    """The newest release the series of ``machine`` and ``workloads`` tracked (measured, or started at), or None
-    where it has no history."""
+    """The newest release the series tracked, or None where it has no history."""
     names = sorted(workloads)
     releases = [v for d in documents if same_series(d, machine, names) for v in d.tracked]
     return max(releases, key=version_key) if releases else None
 
 
 def series_start(documents: Iterable[TrackDocument], machine: str, workloads: Iterable[str]) -> str | None:
-    """The release the series of ``machine`` and ``workloads`` started at (its first call's), or None where it has
-    no history: a call without ``--pinned`` compares each new release with it."""
+    """The release the series started at, or None: a call without ``--pinned`` compares with it."""
     names = sorted(workloads)
     return next((d.last for d in documents if d.start and same_series(d, machine, names)), None)
 
@@ -106,9 +100,7 @@ def machine_label(fields: Mapping[str, object]) -> str:
 
 
 def folder_name(fields: Mapping[str, object], pid: int, when: str | None = None) -> str:
-    """A call's folder: ``track-<UTC time>-<machine>-<pid>``, the machine its given name (``JAXMLP_MACHINE_NAME``)
-    else its CPU and cores, in letters, digits and dashes: runners appending to one history never take one
-    another's name."""
+    """A call's folder, ``track-<UTC time>-<machine>-<pid>``, so runners never share a name."""
     given = fields.get("machine_name")
     words = str(given) if given else f"{fields.get('machine_cpu') or 'cpu'} {fields.get('machine_cores') or ''}c"
     slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")[:40].strip("-") or "machine"
@@ -126,10 +118,7 @@ def compared(
     alpha: float = ALPHA,
     differs: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Tracked]:
-    """Each (release, baseline, against) pair compared on each workload's steady state (``samples``: by release,
-    then workload, one value a process), with its verdict and, where inconclusive, the processes that would settle
-    it; a pair either side of which ``differs`` names for the workload (by release, then workload: why its values
-    are not the reference's) is ``results differ``, never compared on time."""
+    """Each pair compared on each workload's steady state; one ``differs`` names is ``results differ``."""
     out = []
     differs = differs or {}
     for release, baseline, against in pairs:
@@ -155,8 +144,7 @@ def shown_ratio(c: Comparison) -> str:
 
 
 def verdict_line(t: Tracked, pinned: str = "", threshold: float = THRESHOLD) -> str:
-    """One comparison as a sentence: ``jax 0.7.1 is slower than 0.7.0 (the previous release) on scan: x4.58
-    (3.98x to 10.2x), 6 and 6 processes``; a baseline that is also the ``pinned`` release is said to be both."""
+    """One comparison as a sentence (``jax 0.7.1 is slower than 0.7.0 (the previous release) on scan: ...``)."""
     what = "the pinned release" if t.against == PINNED else "the previous release"
     if t.against == PREVIOUS and t.baseline == pinned:
         what = "the previous and pinned release"
@@ -176,14 +164,12 @@ def verdict_line(t: Tracked, pinned: str = "", threshold: float = THRESHOLD) -> 
 
 
 def on(t: Tracked) -> str:
-    """After a comparison's numbers: the time it rests on and why (``; on CPU time: a neighbour: ...``); "" for a
-    file that does not say (wall time)."""
+    """After a comparison's numbers, the time it rests on and why; "" for wall time."""
     return f"; on {t.metric}: {t.metric_why}" if t.metric else ""
 
 
 def closing_lines(comparisons: Sequence[Tracked], pinned: str = "", threshold: float = THRESHOLD) -> list[str]:
-    """The lines a call ends with: each comparison's verdict, the same first, then faster, inconclusive, results
-    differ, slower (the last lines, those a CI log shows, name what fails the gate)."""
+    """The lines a call ends with, its verdicts ordered so the last lines name what fails the gate."""
     order = {SAME: 0, FASTER: 1, INCONCLUSIVE: 2, RESULTS_DIFFER: 3, SLOWER: 4}
     return [verdict_line(t, pinned, threshold) for t in sorted(comparisons, key=lambda t: order.get(t.verdict, 4))]
 
@@ -229,14 +215,12 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
 
 
 def threshold_of(document: TrackDocument) -> float:
-    """The ± band a call's verdicts were given with (its ``--threshold``; a file from before the option: the
-    default's)."""
+    """The ± band a call's verdicts were given with (a file before the option: the default's)."""
     given = document.settings.get("threshold")
     return float(given) if isinstance(given, (int, float)) and math.isfinite(given) and given > 0 else THRESHOLD
 
 
 def tracked_frame(folder: Path) -> pd.DataFrame:
-    """Every tracked comparison under ``folder`` (its calls' ``track.json`` files) as one tidy frame, one row per
-    release, baseline and workload (`FRAME_COLUMNS`)."""
+    """Every tracked comparison under ``folder`` as one tidy frame (`FRAME_COLUMNS`)."""
     documents, _ = history(folder)
     return frame_of(documents, folder)

@@ -1,6 +1,4 @@
-"""Views of the version sweeps, bisections and the detector's trials: pure functions from the tidy DataFrame
-(`jaxmlp.results.store.frames`) and the documents to small tables, as `jaxmlp.results.tables` does for benchmark
-files."""
+"""Views of the version sweeps, bisections and trials: pure functions to small tables."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ from jaxmlp.stats import RESULT_FIELDS, Comparison
 
 
 def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.DataFrame]:
-    """Each sweep's rows (a folder of one file per cell), by folder; none from under the ``besides`` folders
-    (a bisection's probes, which its own section shows)."""
+    """Each sweep's rows by folder; none from under the ``besides`` folders."""
     rows = sweep_rows(runs)
     if rows.empty:
         return {}
@@ -38,9 +35,7 @@ def sweeps(runs: pd.DataFrame, besides: Iterable[Path] = ()) -> dict[str, pd.Dat
 
 @shows(*registry.SWEEP)
 def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One sweep's median of each benchmark per cell (release, XLA flags), oldest release first, with the
-    processes a cell and the Python they ran on; a workload whose values differed from the reference cell's is
-    named in ``results_differ``."""
+    """One sweep's median of each benchmark per cell, with processes, Python and ``results_differ``."""
     timed = rows[rows["test"].isin([b.id for b in registry.SWEEP])].assign(xla_flags=flags_of(rows))
     index = ["release", "xla_flags"]
     table = timed.pivot_table(index=index, columns="name", values="median", aggfunc="first")
@@ -61,8 +56,7 @@ def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def pythons_of(rows: pd.DataFrame) -> dict[str, str]:
-    """The Python each release of a sweep or timeline ran on (its samples' ``python``; several joined), by release;
-    {} where its files name none."""
+    """The Python each release ran on, by release; {} where its files name none."""
     if "python" not in rows or not rows["python"].notna().any():
         return {}
     ran = rows[rows["python"].notna()].groupby("release")["python"]
@@ -81,9 +75,7 @@ def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
 def sweep_steps(
     rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None, memo: IndexMemo | None = None
 ) -> pd.DataFrame:
-    """Each release against the previous one, benchmark by benchmark and within each XLA-flags column, from the
-    raw per-process samples (``done``: `comparisons` of them, where the caller has it; else computed, kept in
-    ``memo`` where given). A pair where either side's values differed from the reference is "results differ"."""
+    """Each release against the previous one, by benchmark and XLA-flags column (``done``, ``memo``: `comparisons`)."""
     steps = [_step(pair, c) for pair, c in comparisons(rows, samples, memo, done)]
     return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
 
@@ -93,9 +85,7 @@ VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_lo
 
 @shows(*registry.SWEEP_COMPARED)
 def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, done: Compared | None = None) -> pd.DataFrame:
-    """A sweep's answer: per XLA-flags column and workload, each release oldest first with its steady-state median
-    and its `sweep_steps` comparison with the release before (none for the first; "results differ" without a ratio;
-    ``done``: `comparisons`, where the caller has it)."""
+    """A sweep's answer: each release with its median and comparison with the one before (``done``)."""
     steady = rows[rows["test"] == registry.SWEEP_STEADY.id].assign(xla_flags=flags_of(rows))
     medians = {
         (str(n), str(f), str(v)): m
@@ -133,8 +123,7 @@ def release_verdicts(rows: pd.DataFrame, samples: pd.DataFrame, done: Compared |
 
 
 def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
-    """Does a flag change things? Each release with each XLA-flags value against the same release without flags
-    (``from`` is the release without, ``to`` the same release with them), benchmark by benchmark (`flag_pairs`)."""
+    """Each release with each XLA-flags value against the same release without flags (`flag_pairs`)."""
     steps = [_step(pair, pair.compared()) for pair in flag_pairs(rows, samples)]
     return pd.DataFrame(steps, columns=STEP_COLUMNS)
 
@@ -175,9 +164,7 @@ PROBE_COLUMNS = ["probe", "release", "median", "ratio", "ci_low", "ci_high", "p"
 
 
 def probe_verdicts(doc: BisectDocument) -> pd.DataFrame:
-    """A bisection's answer, probe by probe: the releases each measured, in its order, with their median and,
-    against the release before them in the probe, the ratio, 95% interval, one-sided p and verdict in words, as
-    `release_verdicts` gives them for a sweep; and what the probe decided."""
+    """A bisection's answer, probe by probe: each release's median, comparison, and the decision."""
     nan = float("nan")
     rows: list[tuple[Any, ...]] = []
     for p in doc.bisection.probes:
@@ -202,8 +189,7 @@ def bisection_medians(doc: BisectDocument) -> pd.DataFrame:
 
 
 def sweep_sampling(rows: pd.DataFrame) -> dict[str, Any]:
-    """How one sweep's samples were measured: processes a cell, CPUs each, the workloads' calls a process (for the
-    built-in epochs, epochs of how many images)."""
+    """How one sweep's samples were measured: processes a cell, CPUs, calls a process."""
     first = rows.iloc[0]
     processes = first.get("processes")
     calls = rows.groupby("workload")["calls"].first() if {"workload", "calls"} <= set(rows) else pd.Series()
@@ -239,8 +225,7 @@ TRIALS_COLUMNS = [
 
 
 def trials_table(doc: TrialsDocument) -> pd.DataFrame:
-    """A row per detector trial: the injected slowdown's and the A/A comparison's ratio, p and verdict (each p the
-    one-sided one in the direction its medians moved, `Comparison.p_one_sided`: a verdict's own p)."""
+    """A row per detector trial: each comparison's ratio, one-sided p in its direction, and verdict."""
     rows = [
         (
             t.trial,
