@@ -249,10 +249,10 @@ def trials_summary(doc: TrialsDocument, title: str = "Detector trials") -> Summa
     start = f"{s.processes_per_side} processes a side" + (
         f" at first, more while {s.budget_minutes:g} min a trial lasted" if s.budget_minutes else ""
     )
+    machine = doc.metadata.get("host") or doc.metadata.get("machine_cpu")
     line = (
-        f"{s.workload}, {start}, noise {s.noise}, jax {doc.metadata.get('jax')}, on "
-        f"{doc.metadata.get('host') or doc.metadata.get('machine_cpu')}; the four words at p < {s.alpha:g} and ±{percent(s.threshold)}"
-        + partial_note(doc.metadata.get("partial") or None)
+        f"{s.workload}, {start}, noise {s.noise}, jax {doc.metadata.get('jax')}, on {machine}; the four words at "
+        f"p < {s.alpha:g} and ±{percent(s.threshold)}" + partial_note(doc.metadata.get("partial") or None)
     )
     columns = ["comparison", "found", "95% interval", "median ratio", "median time to a verdict"]
     return Summary(title, (line,), (("Found rates", pd.DataFrame(rows, columns=columns)),))
