@@ -7,7 +7,6 @@ import re
 import shutil
 import threading
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -313,9 +312,6 @@ def test_a_site_path_that_is_a_file_is_refused_in_one_line(tmp_path, no_plots):
     path.write_text("not a site")
     with pytest.raises(JaxmlpError, match="is a file, not a folder"):
         write_site(HISTORY, path)
-    with pytest.raises(JaxmlpError, match="it is a file, and it would be replaced whole by a folder"):
-        replacing.check_replaceable(path, "--site", folder=True)
-    assert replacing.check_replaceable(tmp_path / "new" / "site", "--site", folder=True) == Path(tmp_path / "new/site")
 
 
 @pytest.fixture(scope="module")

@@ -23,19 +23,6 @@ HISTORY_PLOTTED = 8
 """A machine's history plot shows at most this many benchmarks, those with the biggest changes."""
 
 
-def cpu_vs_accelerator_note(accelerator: str, differ: dict[str, tuple[Any, Any]] | None) -> str:
-    name = accelerator.upper()
-    if differ is None:
-        return f"CPU vs {name}: needs results of both (`nox -s bench` and `nox -s bench-{accelerator}`)."
-    if not differ:
-        return f"CPU and {name} from the same run."
-    return (
-        f"CPU and {name} come from different runs; they differ in "
-        + ", ".join(f"{key} ({cpu} vs {other})" for key, (cpu, other) in differ.items())
-        + "."
-    )
-
-
 def finding_run(finding: Finding, plots: Sequence[Figure] = (), envs: dict[str, pd.DataFrame] | None = None) -> Run:
     """A finding's tables (and plots) as the run it rests on, with what that run was measured on and with."""
     label = f"{finding.machine}: {finding.run}" if finding.machine else finding.run

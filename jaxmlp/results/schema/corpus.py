@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
+from jaxmlp import jsonio
 from jaxmlp.measure.sweep.corpus import Case
 from jaxmlp.measure.sweep.slowdown import SlowdownTrials
 from jaxmlp.results.schema.common import CORPUS, JSON, header
-from jaxmlp.results.schema.explain import json_number
 from jaxmlp.results.schema.fields import FLAG, LIST, NUMBER, OBJECT, TEXT, scalars, typed, wrong
 from jaxmlp.results.schema.fields import field as checked
 
@@ -39,9 +39,9 @@ class CaseScore:
     folders: tuple[str, ...] = ()
     seconds: float = 0.0
     expected_failure: bool = False  # its failures are what the case expects (a `failure` case found)
-    slowdown: SlowdownTrials | None = None
-    injected: tuple[tuple[float, int, int], ...] = ()
     verdict: str | None = None
+    slowdown: SlowdownTrials | None = None  # slowdown and injected last in its JSON form, as files hold them
+    injected: tuple[tuple[float, int, int], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -49,15 +49,7 @@ class CaseScore:
         return bool(self.error) or (bool(self.failures) and not self.expected_failure)
 
     def to_json(self) -> JSON:
-        out = {k: v for k, v in asdict(self).items() if k not in ("case", "slowdown", "injected")}
-        for key in ("ratio", "ci_low", "ci_high", "seconds"):
-            out[key] = json_number(out[key])
-        return {
-            "case": self.case.to_json(),
-            **{k: list(v) if isinstance(v, tuple) else v for k, v in out.items()},
-            "slowdown": self.slowdown.to_json() if self.slowdown else None,
-            "injected": [list(i) for i in self.injected],
-        }
+        return jsonio.to_json(self)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> CaseScore:
@@ -87,9 +79,9 @@ class CaseScore:
             texts("folders"),
             float(checked(doc, "seconds", where, NUMBER)),
             bool(doc.get("expected_failure", False)),
+            typed(doc.get("verdict"), f"{where}verdict", TEXT, null=True),
             _slowdown(doc.get("slowdown"), f"{where}slowdown."),
             tuple((float(f), int(n), int(m)) for f, n, m in doc.get("injected") or ()),
-            typed(doc.get("verdict"), f"{where}verdict", TEXT, null=True),
         )
 
 
@@ -150,14 +142,7 @@ class CorpusDocument:
     disk: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> JSON:
-        return {
-            **header(CORPUS),
-            "metadata": dict(self.metadata),
-            "settings": dict(self.settings),
-            "scores": [s.to_json() for s in self.scores],
-            "seconds": json_number(self.seconds),
-            "disk": dict(self.disk),
-        }
+        return {**header(CORPUS), **jsonio.to_json(self)}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CorpusDocument:

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmlp.jsonio import number
+from jaxmlp import jsonio
 from jaxmlp.results.schema.common import EXPLAIN, JSON, header
-
-
-def json_number(value: float | None) -> float | None:
-    """A figure as JSON holds it: None or NaN (not had) as null."""
-    return None if value is None or value != value else value
-
 
 SAME_HLO = "same optimized HLO: the change is below HLO, in the backend's code generation or runtime"
 
@@ -79,49 +74,10 @@ class ExplainDocument:
         return None if a is None or b is None else a == b
 
     def to_json(self) -> JSON:
-        return {
-            **header(EXPLAIN),
-            "metadata": dict(self.metadata),
-            "workload": self.workload,
-            "a": self.a,
-            "b": self.b,
-            "fingerprints": dict(self.fingerprints),
-            "same_hlo": self.same_hlo,
-            "steady": {k: [json_number(x) for x in v] for k, v in self.steady.items()},
-            "changes": [{**asdict(c), "a": json_number(c.a), "b": json_number(c.b)} for c in self.changes],
-            "operations": [list(o) for o in self.operations],
-            "op_times": [
-                {**asdict(o), "a_seconds": json_number(o.a_seconds), "b_seconds": json_number(o.b_seconds)}
-                for o in self.op_times
-            ],
-            "diff_file": self.diff_file,
-            "diff_lines": self.diff_lines,
-            "notes": list(self.notes),
-            "settings": dict(self.settings),
-            "same_instructions": self.same_instructions,
-        }
+        """Its fields in order, ``same_hlo`` (derived) after ``fingerprints``."""
+        fields = jsonio.to_json(self)
+        return {**header(EXPLAIN), **dict(itertools.islice(fields.items(), 5)), "same_hlo": self.same_hlo, **fields}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ExplainDocument:
-        def maybe(x: Any) -> float | None:
-            return None if x is None else number(x)
-
-        return cls(
-            dict(doc["metadata"]),
-            str(doc["workload"]),
-            str(doc["a"]),
-            str(doc["b"]),
-            dict(doc["fingerprints"]),
-            {k: tuple(map(number, v)) for k, v in doc["steady"].items()},
-            tuple(Change(c["quantity"], maybe(c["a"]), maybe(c["b"])) for c in doc.get("changes", ())),
-            tuple((str(o[0]), int(o[1]), int(o[2])) for o in doc.get("operations", ())),
-            tuple(
-                OpTime(o["op"], o["name_a"], o["name_b"], maybe(o["a_seconds"]), maybe(o["b_seconds"]))
-                for o in doc.get("op_times", ())
-            ),
-            doc.get("diff_file"),
-            int(doc.get("diff_lines", 0)),
-            tuple(doc.get("notes", ())),
-            dict(doc.get("settings") or {}),
-            None if doc.get("same_instructions") is None else bool(doc["same_instructions"]),
-        )
+        return jsonio.from_json(cls, doc)

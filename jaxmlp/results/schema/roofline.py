@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
-from jaxmlp import registry
+from jaxmlp import jsonio, registry
 from jaxmlp.results.schema.common import CEILINGS, JSON, ROOFLINE, header
 
 CEILINGS_KEYS = (registry.HOST, registry.CPU_MODEL, "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
@@ -35,7 +35,7 @@ class CeilingsDocument:
     ceilings: Mapping[str, Any]  # flops_per_second, bytes_per_second and what each was the best of
 
     def to_json(self) -> JSON:
-        return {**header(CEILINGS), "metadata": dict(self.metadata), "ceilings": dict(self.ceilings)}
+        return {**header(CEILINGS), **jsonio.to_json(self)}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CeilingsDocument:
@@ -58,24 +58,11 @@ class RooflineDocument:
     ceilings: Mapping[str, Any]
     ceilings_file: str  # where the ceilings were kept (measured by this run, or an earlier one here)
     points: Mapping[str, Mapping[str, Any]]  # by workload: `jaxmlp.results.tables.roofline.point`
-    settings: Mapping[str, Any]
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> JSON:
-        return {
-            **header(ROOFLINE),
-            "metadata": dict(self.metadata),
-            "ceilings": dict(self.ceilings),
-            "ceilings_file": self.ceilings_file,
-            "points": {k: dict(v) for k, v in self.points.items()},
-            "settings": dict(self.settings),
-        }
+        return {**header(ROOFLINE), **jsonio.to_json(self)}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RooflineDocument:
-        return cls(
-            dict(doc["metadata"]),
-            dict(doc["ceilings"]),
-            str(doc["ceilings_file"]),
-            {k: dict(v) for k, v in doc["points"].items()},
-            dict(doc.get("settings") or {}),
-        )
+        return jsonio.from_json(cls, doc)

@@ -8,8 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmlp import registry
-from jaxmlp.jsonio import json_number, number
+from jaxmlp import jsonio, registry
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
 from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, header
@@ -152,14 +151,7 @@ class CellsDocument:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CellsDocument:
-        return cls(
-            tuple(Cell(**c) for c in doc["cells"]), bool(doc.get("complete", True)), number(doc.get("limit_seconds"))
-        )
+        return jsonio.from_json(cls, doc)
 
     def to_json(self) -> JSON:
-        return {
-            **header(CELLS),
-            "cells": [dataclasses.asdict(c) for c in self.cells],
-            "complete": self.complete,
-            "limit_seconds": json_number(self.limit_seconds),
-        }
+        return {**header(CELLS), **jsonio.to_json(self)}

@@ -6,10 +6,11 @@ history of a series is every such file of its machine and workloads: the files a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
-from jaxmlp.jsonio import json_number, number
+from jaxmlp import jsonio
+from jaxmlp.jsonio import number
 from jaxmlp.results.schema.common import JSON, TRACK, header
 from jaxmlp.results.schema.fields import LIST, NUMBER, OBJECT, TEXT, typed
 from jaxmlp.results.schema.fields import field as checked
@@ -41,7 +42,7 @@ class Tracked:
     metric_why: str = ""
 
     def to_json(self) -> JSON:
-        return {**asdict(self), "comparison": self.comparison.to_json()}
+        return jsonio.to_json(self)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str) -> Tracked:
@@ -93,20 +94,8 @@ class TrackDocument:
         return str(self.metadata.get("timestamp") or "")
 
     def to_json(self) -> JSON:
-        return {
-            **header(TRACK),
-            "metadata": dict(self.metadata),
-            "series": {"machine": self.machine, "workloads": list(self.workloads)},
-            "settings": dict(self.settings),
-            "start": self.start,
-            "last": self.last,
-            "pinned": self.pinned,
-            "measured": list(self.measured),
-            "tracked": list(self.tracked),
-            "comparisons": [c.to_json() for c in self.comparisons],
-            "unmeasured": dict(self.unmeasured),
-            "seconds": json_number(self.seconds),
-        }
+        series = {"machine": self.machine, "workloads": list(self.workloads)}  # only these, as text
+        return {**header(TRACK), **jsonio.to_json(self), "series": series}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> TrackDocument:

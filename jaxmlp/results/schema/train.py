@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
+from jaxmlp import jsonio
 from jaxmlp.results.schema.common import JSON, TRAIN, header
 
 
@@ -21,7 +22,7 @@ class TrainDocument:
         return cls(tuple(_record(r, f"records[{i}]") for i, r in enumerate(records)))
 
     def to_json(self) -> JSON:
-        return {**header(TRAIN), "records": [dict(r) for r in self.records]}
+        return {**header(TRAIN), **jsonio.to_json(self)}
 
 
 def _record(doc: object, where: str) -> dict[str, Any]:

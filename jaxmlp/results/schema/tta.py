@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
+from jaxmlp import jsonio
 from jaxmlp.results.schema.bench import METADATA_NESTED
 from jaxmlp.results.schema.common import JSON, TTA, header
 
@@ -40,12 +41,7 @@ class TtaDocument:
         )
 
     def to_json(self) -> JSON:
-        return {
-            **header(TTA),
-            "settings": dict(self.settings),
-            "metadata": dict(self.metadata),
-            "runs": [dict(r) for r in self.runs],
-        }
+        return {**header(TTA), **jsonio.to_json(self)}
 
 
 def _run(doc: object, where: str) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.results.store.writing import writable
 
 RENAME_EXCHANGE = 2
 """Linux's ``renameat2`` flag that swaps two paths in one step."""
@@ -58,19 +57,6 @@ def _fsync_tree(folder: Path) -> None:
         if file.is_file():
             with open(file, "rb") as f:
                 os.fsync(f.fileno())
-
-
-def check_replaceable(path: str | os.PathLike[str], option: str, folder: bool) -> Path:
-    """Before any work: ``path`` may be replaced (missing, or a folder where ``folder``, else a file; its parent made
-    and writable), or one line naming the problem and the fix (``option`` names the setting that gave it)."""
-    path = Path(path)
-    if path.exists() and path.is_dir() != folder:
-        raise JaxmlpError(
-            f"{option} {path}: it is a {'file' if folder else 'folder'}, and it would be replaced whole by a "
-            f"{'folder' if folder else 'file'}; choose another path"
-        )
-    writable(path.parent, f"{option} {path}", "beside it")
-    return path
 
 
 @contextlib.contextmanager
