@@ -379,8 +379,9 @@ def test_the_plan_alone_needs_no_device_and_writes_nothing(tmp_path):
     done = subprocess.run(
         ["bash", str(SCRIPT), *args, "--plan-only"], capture_output=True, text=True, timeout=120, env=env
     )
-    lines = done.stdout.splitlines()
+    said = done.stdout.splitlines()
     assert done.returncode == 0 and done.stderr == "", done.stderr
+    lines = [line for line in said if not line.startswith("== no MNIST files in")]  # a machine without MNIST
     assert lines[0] == "== the plan alone (--plan-only): nothing installed, no device asked, nothing run"
     assert lines[2] == "== the start (installs, the device, the benchmarks' count) as the newest log's: 36 s"
     assert lines[3] == "== plan: 7 steps in the 479 s the 540 s limit leaves them"

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -145,8 +146,11 @@ DOCUMENT_NAME = re.compile(r"\b[A-Z][A-Z_]+\.md\b")
 
 
 def _machine_path(root: Path) -> str | None:
-    """The folder this checkout lies in on this machine, as a path prefix: no file may name it."""
-    return None if root.parent == root.parent.parent else f"{root.parent}/"
+    """The folder this checkout lies in on this machine, as a path prefix: no file may name it (none where that is
+    the root or the system's temporary folder, which examples name)."""
+    if root.parent == root.parent.parent or root.parent == Path(tempfile.gettempdir()):
+        return None
+    return f"{root.parent}/"
 
 
 def _outside(line: str, shipped: set[str], machine: str | None) -> bool:
