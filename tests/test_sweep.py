@@ -516,11 +516,16 @@ def test_a_trial_whose_line_was_printed_is_kept_whenever_the_stop_comes(tmp_path
     assert [t["trial"] for t in json.loads(kept.read_text())["trials"]] == [0, 1]
 
 
-def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):
-    rng = np.random.default_rng(0)
+def _trial_rounds(seed, asked=None):
+    """`run_rounds` without workers: each group's processes drawn around its level (A and A2 1.0, H 1.1), 1% noise;
+    each call's groups and rounds appended to ``asked``."""
+    rng = np.random.default_rng(seed)
 
-    def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):  # values, no workers
-        assert runners["H"].measuring.inject_slowdown == 0.1 and runners["A"].measuring.inject_slowdown == 0
+    def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):
+        assert runners.get("H") is None or runners["H"].measuring.inject_slowdown == 0.1
+        assert runners.get("A") is None or runners["A"].measuring.inject_slowdown == 0
+        if asked is not None:
+            asked.append((sorted(runners), processes))
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
         meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
         return {
@@ -531,7 +536,11 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
             for label in runners
         }, []
 
-    monkeypatch.setattr(trials, "run_rounds", run_rounds)
+    return run_rounds
+
+
+def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(trials, "run_rounds", _trial_rounds(0))
     assert main(["sweep", "trials", "--trials", "3", "--processes", "10", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     raw = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())
@@ -562,22 +571,8 @@ def test_trials_count_caught_slowdowns_and_false_alarms(tmp_path, monkeypatch, c
 def test_a_trial_adds_processes_to_a_comparison_until_it_settles(tmp_path, monkeypatch, capsys):
     """Started at 2 processes a side (too few to judge), each comparison gets processes as `jaxmlp track` adds
     them until the A/A is the same and the injected slowdown slower, within the trial's budget."""
-    rng = np.random.default_rng(1)
     asked = []
-
-    def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):  # values, no workers
-        asked.append((sorted(runners), processes))
-        base = {"A": 1.0, "A2": 1.0, "H": 1.1}
-        meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
-        return {
-            label: [
-                ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
-                for x in np.exp(rng.normal(0, 0.01, processes))
-            ]
-            for label in runners
-        }, []
-
-    monkeypatch.setattr(trials, "run_rounds", run_rounds)
+    monkeypatch.setattr(trials, "run_rounds", _trial_rounds(1, asked))
     assert main(["sweep", "trials", "--trials", "1", "--processes", "2", "--out", str(tmp_path)]) == 0
     (trial,) = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())["trials"]
     assert (trial["aa"]["word"], trial["injected"]["word"]) == ("the same", "slower")
