@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.shift import EXACT_PAIRS, u_law
 from jaxmlp.stats import INVALID, Comparison, compare, flagged_verdict, smallest_p, verdict_word
 
 
@@ -112,46 +113,55 @@ def van_elteren(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, 
     return float(norm.sf(z)), float(norm.cdf(z))
 
 
-def bootstrap_within(
-    pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+def _null_law(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact null law of sum U / (size + 1) over the nodes (each node's Mann-Whitney U, no ties): its values and
+    their probabilities; None past `SUPPORT` values or where a node's exact law is not counted (`EXACT_PAIRS`)."""
+    if any(len(b) * len(n) > EXACT_PAIRS for b, n in pairs):
+        return None
+    values, probs = np.zeros(1), np.ones(1)
+    for base, newer in pairs:
+        law = u_law(len(base), len(newer))
+        u = np.flatnonzero(law)
+        summed = np.add.outer(values, u / (len(base) + len(newer) + 1)).ravel()
+        keys, at = np.unique(np.round(summed, 9), return_inverse=True)
+        if len(keys) > SUPPORT:
+            return None
+        values, probs = keys, np.bincount(at.ravel(), np.multiply.outer(probs, law[u]).ravel())
+    return values, probs
+
+
+def _lower_critical(pairs: Sequence[tuple[np.ndarray, np.ndarray]], tail: float) -> float:
+    """The largest l with P(T < l) <= ``tail`` for van Elteren's statistic T = sum U / (size + 1) under no shift:
+    exact where a node is small (as `van_elteren`), else its normal approximation."""
+    from scipy.stats import norm
+
+    law = _null_law(pairs) if any(min(len(b), len(n)) < SMALL for b, n in pairs) else None
+    if law is not None:
+        values, probs = law
+        before = np.cumsum(probs) - probs
+        return float(values[before <= tail * (1 + 1e-9)].max())
+    mean = sum(len(b) * len(n) / 2 / (len(b) + len(n) + 1) for b, n in pairs)
+    variance = sum(len(b) * len(n) / 12 / (len(b) + len(n) + 1) for b, n in pairs)
+    return mean + float(norm.ppf(tail)) * math.sqrt(variance)
+
+
+def stratified_interval(
+    pairs: Sequence[tuple[np.ndarray, np.ndarray]], ratio: float, confidence: float = 0.95
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of `combined_ratio`, resampling each side within each node."""
-    rng = np.random.default_rng(seed)
-    weights = _weights(pairs)
-    logs = np.zeros(n_resamples)
-    for weight, (base, newer) in zip(weights, pairs):
-        b = np.median(rng.choice(base, (n_resamples, len(base))), axis=1)
-        n = np.median(rng.choice(newer, (n_resamples, len(newer))), axis=1)
-        logs += weight * np.log(n / b)
-    ratios = np.exp(logs / np.sum(weights))
-    tail = (1 - confidence) / 2
-    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
-
-
-CLUSTERS = 5
-"""The fewest nodes whose ratios a cluster bootstrap resamples (`bootstrap_nodes`); fewer: no interval."""
-
-
-def bootstrap_nodes(
-    pairs: Sequence[tuple[np.ndarray, np.ndarray]], n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of `combined_ratio` over the nodes; NaN with fewer than `CLUSTERS` nodes."""
-    if len(pairs) < CLUSTERS:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    logs = np.array([math.log(float(np.median(n)) / float(np.median(b))) for b, n in pairs])
-    weights = _weights(pairs)
-    drawn = rng.integers(0, len(pairs), (n_resamples, len(pairs)))
-    ratios = np.exp(np.sum(weights[drawn] * logs[drawn], axis=1) / np.sum(weights[drawn], axis=1))
-    tail = (1 - confidence) / 2
-    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
-
-
-def _interval(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float]:
-    """`bootstrap_within`, or `bootstrap_nodes` where a node has one sample on a side."""
-    if any(min(len(b), len(n)) < 2 for b, n in pairs):
-        return bootstrap_nodes(pairs)
-    return bootstrap_within(pairs)
+    """The 95% interval of the ratio over several nodes: the ratios (of log times, a factor) van Elteren's two-sided
+    test does not reject, Moses's interval with each node's pairwise ratios weighted 1 / (its size + 1); stretched to
+    hold ``ratio`` (`combined_ratio`) where it lies outside; NaN where too few samples reach the confidence."""
+    diffs = [(np.log(n)[None, :] - np.log(b)[:, None]).ravel() for b, n in pairs]
+    weights = np.concatenate([np.full(d.size, 1 / (len(b) + len(n) + 1)) for d, (b, n) in zip(diffs, pairs)])
+    order = np.argsort(np.concatenate(diffs), kind="stable")
+    ordered, cumulative = np.concatenate(diffs)[order], np.cumsum(weights[order])
+    low = _lower_critical(pairs, (1 - confidence) / 2)
+    if not low > 0:
+        return math.nan, math.nan
+    tol = 1e-9
+    first = int(np.argmax(cumulative >= low - tol))
+    last = int(np.flatnonzero(cumulative - weights[order] <= cumulative[-1] - low + tol)[-1])
+    return min(float(np.exp(ordered[first])), ratio), max(float(np.exp(ordered[last])), ratio)
 
 
 def compare_within(
@@ -184,7 +194,7 @@ def compare_within(
         return plain._replace(
             ratio=ratio, ci_low=nan, ci_high=nan, p_slower=nan, p_faster=nan, verdict="insufficient data"
         )
-    low, high = _interval(pairs) if interval else (nan, nan)
+    low, high = stratified_interval(pairs, ratio) if interval else (nan, nan)
     p_slower, p_faster = van_elteren(pairs)
     word = verdict_word(ratio, low, high, p_slower, p_faster, threshold, alpha)
     median = plain.baseline_median, plain.new_median

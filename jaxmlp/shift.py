@@ -10,9 +10,14 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import ArrayLike
 
-EXACT_LIMIT = 1e280
-"""The exact null of U is counted while C(n + m, n) stays below this (floats hold the counts); beyond, the normal
-approximation."""
+EXACT_PAIRS = 2500
+"""The exact null of U is counted up to this many pairs n·m (50 and 50 samples: a few milliseconds); beyond, the
+normal approximation, whose interval's rank lies within one of the exact one's there."""
+
+
+def u_law(n: int, m: int) -> np.ndarray:
+    """The exact null law of the Mann-Whitney U of n and m samples (no ties): P(U = u), u = 0 to n·m."""
+    return np.asarray(_u_counts(n, m)) / math.comb(n + m, n)
 
 
 @lru_cache(maxsize=256)
@@ -37,8 +42,8 @@ def moses_rank(n: int, m: int, confidence: float = 0.95) -> int:
     tail = (1 - confidence) / 2
     if n < 1 or m < 1:
         return 0
-    if math.comb(n + m, n) < EXACT_LIMIT:
-        below = np.cumsum(_u_counts(n, m)) / math.comb(n + m, n)
+    if n * m <= EXACT_PAIRS:
+        below = np.cumsum(u_law(n, m))
         return int(np.sum(below <= tail * (1 + 1e-9)))
     from scipy.stats import norm
 

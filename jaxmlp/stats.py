@@ -1,4 +1,5 @@
-"""Is NEW slower than BASELINE? Ratio of medians, a bootstrap interval, and a one-sided Mann-Whitney U test; a change
+"""Is NEW slower than BASELINE? Ratio of medians, its 95% interval (`ratio_interval`: the Moses interval that goes
+with the test), and a one-sided Mann-Whitney U test; a change
 needs both p < alpha and a ratio beyond 1 + threshold (`registry.THRESHOLD`, `registry.ALPHA` by default; the rule
 and why: the docs' methods/statistics page); samples of several nodes: `jaxmlp.blocks`.
 Every comparison's verdict in one of four words (`verdict_word`: slower, faster, the same, inconclusive) and the
@@ -16,6 +17,7 @@ from numpy.typing import ArrayLike
 
 from jaxmlp.jsonio import json_number, number
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.shift import shift_interval
 from jaxmlp.units import interval as interval_words
 from jaxmlp.units import p_value
 from jaxmlp.units import ratio as ratio_words
@@ -63,7 +65,7 @@ class Comparison(NamedTuple):
     baseline_median: float
     new_median: float
     ratio: float  # new / baseline medians: > 1 is slower (several nodes: their ratios' weighted geometric mean)
-    ci_low: float  # bootstrap 95% interval of the ratio (several nodes: resampled within them, or the nodes)
+    ci_low: float  # 95% interval of the ratio (`ratio_interval`; several nodes: `jaxmlp.blocks`)
     ci_high: float
     p_slower: float  # one-sided Mann-Whitney U: new > baseline (several nodes: van Elteren's stratified test)
     p_faster: float  # one-sided Mann-Whitney U: new < baseline (several nodes: van Elteren's)
@@ -211,18 +213,14 @@ def smallest_p(n: int, m: int) -> float:
     return 1 / math.comb(n + m, n)
 
 
-def bootstrap_ratio_ci(
-    baseline: ArrayLike, new: ArrayLike, n_resamples: int = 2000, confidence: float = 0.95, seed: int = 0
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(new) / median(baseline), resampling each side."""
-    rng = np.random.default_rng(seed)
-    base = np.asarray(baseline, float)
-    newer = np.asarray(new, float)
-    b = np.median(rng.choice(base, (n_resamples, len(base))), axis=1)
-    n = np.median(rng.choice(newer, (n_resamples, len(newer))), axis=1)
-    ratios = n / b
-    tail = (1 - confidence) / 2
-    return float(np.quantile(ratios, tail)), float(np.quantile(ratios, 1 - tail))
+def ratio_interval(baseline: ArrayLike, new: ArrayLike, ratio: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The 95% interval of the ratio new / baseline: the Moses interval of the Hodges-Lehmann ratio, the interval that
+    goes with the Mann-Whitney test (`jaxmlp.shift.shift_interval`), stretched to hold ``ratio`` (the medians')
+    where it lies outside; NaN where too few samples reach the confidence."""
+    _, low, high = shift_interval(baseline, new, confidence)
+    if math.isnan(low) or math.isnan(high):
+        return math.nan, math.nan
+    return min(low, ratio), max(high, ratio)
 
 
 def compare(
@@ -230,7 +228,7 @@ def compare(
 ) -> Comparison:
     """Compare two sets of timings (seconds; smaller is better). A NaN or infinite sample makes the verdict
     `INVALID` (the medians shown are of the finite samples): a broken timer must not read as "no change".
-    Without ``interval`` the bootstrap interval is left out (NaN): the verdict does not read it."""
+    Without ``interval`` the interval is left out (NaN): the verdict does not read it."""
     from scipy.stats import mannwhitneyu
 
     base = np.asarray(baseline, float)
@@ -246,7 +244,7 @@ def compare(
         return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, INVALID, invalid)
     if n < 2 or m < 2 or smallest_p(n, m) >= alpha:
         return Comparison(n, m, base_median, new_median, ratio, nan, nan, nan, nan, "insufficient data")
-    low, high = bootstrap_ratio_ci(base, newer) if interval else (nan, nan)
+    low, high = ratio_interval(base, newer, ratio) if interval else (nan, nan)
     p_slower = float(mannwhitneyu(newer, base, alternative="greater").pvalue)
     p_faster = float(mannwhitneyu(newer, base, alternative="less").pvalue)
     word = verdict_word(ratio, low, high, p_slower, p_faster, threshold, alpha)

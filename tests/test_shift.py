@@ -27,12 +27,12 @@ def test_the_interval_s_ranks_are_the_published_ones():
     """Hollander and Wolfe's table of C for the 95% interval (n = m): 3, 6, 9, 14, 24; none for 3 and 3."""
     assert [shift.moses_rank(n, n) for n in (5, 6, 7, 8, 10)] == [3, 6, 9, 14, 24]
     assert shift.moses_rank(3, 3) == 0 and shift.moses_rank(0, 5) == 0
-    assert shift.moses_rank(20, 20) == 128  # the normal approximation's, with its continuity correction
+    assert shift.moses_rank(20, 20) == 128  # exact; the normal approximation's, with its continuity correction, too
 
 
 def test_past_the_exact_limit_the_normal_approximation_takes_over(monkeypatch):
     exact = shift.moses_rank(30, 40)
-    monkeypatch.setattr(shift, "EXACT_LIMIT", 1.0)
+    monkeypatch.setattr(shift, "EXACT_PAIRS", 1)
     assert abs(shift.moses_rank(30, 40) - exact) <= 1
 
 

@@ -9,7 +9,8 @@ import pytest
 from jaxmlp import blocks, changepoints, stats
 from jaxmlp.blocks import compare_within, van_elteren
 from jaxmlp.cli import main
-from jaxmlp.stats import bootstrap_ratio_ci, compare, smallest_p
+from jaxmlp.shift import shift_interval
+from jaxmlp.stats import compare, ratio_interval, smallest_p
 
 
 def timings(median: float, n: int, noise: float, seed: int) -> np.ndarray:
@@ -58,7 +59,23 @@ def test_ratio_and_its_interval():
     result = compare(base, new)
     assert result.ratio == pytest.approx(np.median(new) / np.median(base))
     assert result.ci_low < result.ratio < result.ci_high and result.ci_low > 1.1 and result.ci_high < 1.3
-    assert bootstrap_ratio_ci(base, new) == bootstrap_ratio_ci(base, new)  # seeded: reproducible
+    assert (result.ci_low, result.ci_high) == shift_interval(base, new)[1:]  # the Moses interval: it holds the ratio
+
+
+def test_the_interval_is_stretched_to_hold_the_ratio_of_medians():
+    """Two groups on each side (15 of the baseline's 31 processes at half the time, 15 of the new side's at twice
+    it): every ratio of a new time to a baseline one is about 1, 2 or 4, the Moses interval lies about 2, and the
+    medians' ratio is about 1. The interval reaches out to it: the ratio a comparison says lies inside its
+    interval."""
+    rng = np.random.default_rng(0)
+    base = np.r_[np.full(15, 0.5), np.full(16, 1.0)] * np.exp(rng.normal(0, 0.001, 31))
+    new = np.r_[np.full(16, 1.0), np.full(15, 2.0)] * np.exp(rng.normal(0, 0.001, 31))
+    ratio = float(np.median(new) / np.median(base))
+    _, low, high = shift_interval(base, new)
+    assert ratio < 1.01 and 1.99 < low < high < 2.01 and ratio_interval(base, new, ratio) == (ratio, high)
+    c = compare(base, new)
+    assert (c.ratio, c.ci_low, c.ci_high, c.word) == (ratio, ratio, high, "inconclusive")
+    assert all(math.isnan(x) for x in ratio_interval([1.0, 1.1], [1.0, 1.2], 1.0))  # too few: no interval
 
 
 def bench_file(path, medians: dict, save_data=True, machine=None):
@@ -251,17 +268,22 @@ def test_one_node_left_is_the_plain_comparison_number_for_number():
     assert str(within) == str(compare(a, b))
 
 
-def test_one_sample_a_node_a_side_resamples_the_nodes():
-    """With one sample per node per side, resampling within nodes holds every ratio still: the interval resamples
-    the nodes' ratios instead, and says nothing (NaN) with fewer than 5 nodes."""
+def test_one_sample_a_node_a_side_gives_the_sign_test_s_interval_over_the_nodes():
+    """With one sample per node per side, each node's U is 0 or 1: the interval is the sign test's over the nodes'
+    ratios (the 2nd lowest to the 2nd highest of 10), and says nothing (NaN) with fewer than 6 nodes (1/2^5 is above
+    2.5%). One node, small: the interval is `compare`'s (Moses's)."""
     rng = np.random.default_rng(6)
     levels = np.arange(1.0, 11.0)
     base, new = levels * np.exp(rng.normal(0, 0.02, 10)), levels * 1.2 * np.exp(rng.normal(0, 0.02, 10))
     nodes = [str(i) for i in range(10)]
     within = compare_within(base, new, nodes, nodes)
     assert within.ci_low < within.ratio < within.ci_high and within.ci_low < 1.2 < within.ci_high
-    few = compare_within(base[:3], new[:3], nodes[:3], nodes[:3], alpha=0.2)
+    assert (within.ci_low, within.ci_high) == pytest.approx(tuple(np.sort(new / base)[[1, 8]]), rel=1e-12)
+    few = compare_within(base[:5], new[:5], nodes[:5], nodes[:5], alpha=0.2)
     assert math.isnan(few.ci_low) and math.isnan(few.ci_high)
+    a, b = timings(1.0, 5, 0.03, 1), timings(1.1, 6, 0.03, 2)
+    estimate, low, high = shift_interval(a, b)
+    assert blocks.stratified_interval([(a, b)], estimate) == (low, high)
 
 
 def test_the_change_points_take_each_nodes_level_out_first():

@@ -69,7 +69,7 @@ def test_a_sweep_folder_is_a_verdict_row_per_release_with_compares_statistics(ca
         "0.8.3",
     ]
     assert row(lines, "0.4.31", plain) == ["0.4.31", "5.59", "ms", "-", "-", "-", "-"]  # the first: no comparison
-    assert row(lines, "0.4.33", plain) == ["0.4.33", "12.8", "ms", "×2.29", "×1.84–×2.34", "<0.001", "slower"]
+    assert row(lines, "0.4.33", plain) == ["0.4.33", "12.8", "ms", "×2.29", "×1.84–×2.33", "<0.001", "slower"]
     assert row(lines, "0.8.3", plain)[-1] == "faster" and row(lines, "0.6.2", plain)[-2:] == ["the", "same"]
     assert row(lines, "0.4.36", flagged) == ["0.4.36", "5.94", "ms", "×1.05", "×1.04–×1.08", "<0.001", "slower"]
     samples = {
