@@ -49,38 +49,49 @@ def median_n(found: list[tuple[int, str]], word: str) -> str:
     return f"{np.median(ns):g}" if ns else "-"
 
 
+def tables(files: list[Path], rules: list[str], each: bool) -> None:
+    """Two tables, a row per run and a column per rule: the A/A comparisons' words where they first settled and the
+    processes a side they used, all trials together (a trial that never settled: all it recorded); the injected
+    slowdown's calls of slower and the median n they came at."""
+    runs = [(path, replayed(path, rules)) for path in files]
+    head = "| run | trials | " + " | ".join(rules) + " |"
+    rule_line = "|---|---|" + "---|" * len(rules)
+    print("A/A: the same / slower / faster / inconclusive; processes a side, all trials together")
+    print(head)
+    print(rule_line)
+    for path, trials in runs:
+        cells = []
+        for rule in rules:
+            aa = [t["aa"][rule] for t in trials]
+            said: Counter[str] = Counter(w for _, w in aa)
+            words = " / ".join(str(said[w]) for w in (SAME, SLOWER, FASTER, INCONCLUSIVE))
+            cells.append(f"{words}; {sum(n for n, _ in aa)}")
+        print(f"| {label(path)} | {len(trials)} | " + " | ".join(cells) + " |")
+    print()
+    print("Injected x1.1: slower, of the trials; the median n a side it was called at")
+    print(head)
+    print(rule_line)
+    for path, trials in runs:
+        cells = []
+        for rule in rules:
+            hit = [t["injected"][rule] for t in trials]
+            cells.append(f"{sum(w == SLOWER for _, w in hit)}; {median_n(hit, SLOWER)}")
+        print(f"| {label(path)} | {len(trials)} | " + " | ".join(cells) + " |")
+    if each:
+        for path, trials in runs:
+            print(f"\n{path.parent.name}: each trial's (n, word) per rule, A/A then injected")
+            for number, t in enumerate(trials):
+                cells = "; ".join(f"{rule}: {t['aa'][rule]}, {t['injected'][rule]}" for rule in rules)
+                print(f"  trial {number}: {cells}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", type=Path, nargs="+")
     parser.add_argument("--rules", nargs="+", default=list(RULES), choices=list(RULES))
     parser.add_argument("--each", action="store_true", help="print every trial's n and word per rule")
     args = parser.parse_args()
-    print(
-        "| run | rule | A/A the same | A/A slower | A/A faster | A/A inconclusive | A/A n to the same, median "
-        "| A/A processes a side, all trials "
-        "| injected slower | injected n to slower, median |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for path in args.files:
-        trials = replayed(path, args.rules)
-        for rule in args.rules:
-            aa = [t["aa"][rule] for t in trials]
-            hit = [t["injected"][rule] for t in trials]
-            a: Counter[str] = Counter(w for _, w in aa)
-            h: Counter[str] = Counter(w for _, w in hit)
-            total = len(trials)
-            print(
-                f"| {label(path)} | {rule} | {a[SAME]} of {total} | {a[SLOWER]} | {a[FASTER]} | {a[INCONCLUSIVE]} | "
-                f"{median_n(aa, SAME)} | {sum(n for n, _ in aa)} | {h[SLOWER]} of {total} | {median_n(hit, SLOWER)} |"
-            )
-        if args.each:
-            for number, t in enumerate(trials):
-                cells = "; ".join(
-                    f"{rule}: A/A {t['aa'][rule][1]} at {t['aa'][rule][0]}, injected {t['injected'][rule][1]} at "
-                    f"{t['injected'][rule][0]}"
-                    for rule in args.rules
-                )
-                print(f"  trial {number}: {cells}")
+    tables(args.files, args.rules, args.each)
 
 
 if __name__ == "__main__":

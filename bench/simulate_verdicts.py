@@ -2,7 +2,8 @@
 no change, at a given number of processes a side and a spread between processes like the corpus run's: lognormal
 samples, seeded, each trial a fresh pair. The figures in docs/methods/statistics.md come from
 
-    python bench/simulate_verdicts.py --processes 7 --spread 0.10 0.17 0.25 --trials 200
+    python bench/simulate_verdicts.py --processes 7 20 --spread 0.02 0.05 0.10 0.17 0.25 --steps 1.5 1.0 --trials 200
+    python bench/simulate_verdicts.py --processes 100 --spread 0.17 --steps 1.0 --trials 100
 
 With ``--settle MAX``, each comparison is settled as `jaxmlp track` settles it: processes added a side as
 `jaxmlp.stats.processes_to_settle` asks (at least as many again where it cannot tell), up to MAX a side; once with

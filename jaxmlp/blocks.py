@@ -118,7 +118,8 @@ def _null_law(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarra
     their probabilities; None past `SUPPORT` values or where a node's exact law is not counted (`EXACT_PAIRS`)."""
     if any(len(b) * len(n) > EXACT_PAIRS for b, n in pairs):
         return None
-    values, probs = np.zeros(1), np.ones(1)
+    values: np.ndarray = np.zeros(1)
+    probs: np.ndarray = np.ones(1)
     for base, newer in pairs:
         law = u_law(len(base), len(newer))
         u = np.flatnonzero(law)

@@ -166,7 +166,7 @@ def confirmed(
     known: dict[tuple[int, int, int], Comparison] = {}  # (segment start, candidate, segment end): its comparison
 
     def tested(lo: int, at: int, hi: int, interval: bool = False) -> Comparison:
-        if interval:  # the verdicts need no bootstrap interval: only the confirmed ones get it
+        if interval:  # the verdicts need no interval: only the confirmed ones get it
             return compare(_pooled(samples, lo, at), _pooled(samples, at, hi), threshold, alpha)
         if (lo, at, hi) not in known:
             known[lo, at, hi] = compare(_pooled(samples, lo, at), _pooled(samples, at, hi), threshold, alpha, False)

@@ -48,7 +48,7 @@ def moses_rank(n: int, m: int, confidence: float = 0.95) -> int:
     from scipy.stats import norm
 
     spread = math.sqrt(n * m * (n + m + 1) / 12)
-    return max(0, math.floor(n * m / 2 + 0.5 + norm.ppf(tail) * spread))
+    return max(0, math.floor(n * m / 2 + 0.5 + float(norm.ppf(tail)) * spread))
 
 
 def shift_interval(baseline: ArrayLike, new: ArrayLike, confidence: float = 0.95) -> tuple[float, float, float]:

@@ -1,6 +1,6 @@
 """A folder of many runs stays readable and quick: each machine's newest runs drawn, the older summarised, each answer
 computed once and only where it is shown, a question passing over runs that cannot answer it, and the change-point
-confirmation bootstrapping only what it confirms."""
+confirmation computing an interval only for what it confirms."""
 
 from pathlib import Path
 
@@ -43,7 +43,7 @@ def test_the_history_keeps_each_machine_s_newest_runs_and_summarises_the_older()
 
 
 def _every_interval(samples, points, threshold=changepoints.CHANGE_THRESHOLD, alpha=changepoints.CHANGE_ALPHA):
-    """Every candidate re-tested with its bootstrap interval after each merge: the reference answer."""
+    """Every candidate re-tested with its interval after each merge: the reference answer."""
     kept = sorted(set(points))
     while True:
         bounds = [0, *kept, len(samples)]

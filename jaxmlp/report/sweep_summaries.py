@@ -56,7 +56,7 @@ def verdict_rows(table: pd.DataFrame) -> pd.DataFrame:
 def flagged_when(threshold: float = THRESHOLD, alpha: float = ALPHA, before: str = "the release before") -> str:
     """What the columns and the four words mean, in one line."""
     return (
-        f"vs previous: the ratio of medians to {before} (95% bootstrap interval); slower or faster when "
+        f"vs previous: the ratio of medians to {before} (its 95% interval); slower or faster when "
         f"one-sided Mann-Whitney p < {alpha:g} and the medians differ by more than "
         f"{percent(threshold)}; the same when the interval lies within {percent(threshold)} both ways; "
         "else inconclusive"
