@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -49,34 +50,52 @@ def median_n(found: list[tuple[int, str]], word: str) -> str:
     return f"{np.median(ns):g}" if ns else "-"
 
 
+Found = list[tuple[int, str]]  # each trial's (n, word) where one comparison first settled under one rule
+
+
+def aa_cell(aa: Found) -> str:
+    """A/A: the same / slower / faster / inconclusive; the processes a side, all trials together."""
+    said: Counter[str] = Counter(w for _, w in aa)
+    return " / ".join(str(said[w]) for w in (SAME, SLOWER, FASTER, INCONCLUSIVE)) + f"; {sum(n for n, _ in aa)}"
+
+
+def injected_cell(hit: Found) -> str:
+    """The injected slowdown: the trials that called it slower; the median n they did."""
+    return f"{sum(w == SLOWER for _, w in hit)}; {median_n(hit, SLOWER)}"
+
+
+Runs = list[tuple[Path, list[dict[str, dict[str, tuple[int, str]]]]]]  # each file and its trials, `replayed`
+
+
+def table(title: str, runs: Runs, rules: list[str], key: str, cell: Callable[[Found], str]) -> None:
+    """A row per run and a column per rule: each rule's ``cell`` of the run's ``key`` comparisons."""
+    print(title)
+    print("| run | trials | " + " | ".join(rules) + " |")
+    print("|---|---|" + "---|" * len(rules))
+    for path, trials in runs:
+        cells = [cell([t[key][rule] for t in trials]) for rule in rules]
+        print(f"| {label(path)} | {len(trials)} | " + " | ".join(cells) + " |")
+
+
 def tables(files: list[Path], rules: list[str], each: bool) -> None:
-    """Two tables, a row per run and a column per rule: the A/A comparisons' words where they first settled and the
-    processes a side they used, all trials together (a trial that never settled: all it recorded); the injected
-    slowdown's calls of slower and the median n they came at."""
+    """The A/A comparisons' words where they first settled and the processes a side they used, all trials together
+    (a trial that never settled: all it recorded); the injected slowdown's calls of slower and the median n."""
     runs = [(path, replayed(path, rules)) for path in files]
-    head = "| run | trials | " + " | ".join(rules) + " |"
-    rule_line = "|---|---|" + "---|" * len(rules)
-    print("A/A: the same / slower / faster / inconclusive; processes a side, all trials together")
-    print(head)
-    print(rule_line)
-    for path, trials in runs:
-        cells = []
-        for rule in rules:
-            aa = [t["aa"][rule] for t in trials]
-            said: Counter[str] = Counter(w for _, w in aa)
-            words = " / ".join(str(said[w]) for w in (SAME, SLOWER, FASTER, INCONCLUSIVE))
-            cells.append(f"{words}; {sum(n for n, _ in aa)}")
-        print(f"| {label(path)} | {len(trials)} | " + " | ".join(cells) + " |")
+    table(
+        "A/A: the same / slower / faster / inconclusive; processes a side, all trials together",
+        runs,
+        rules,
+        "aa",
+        aa_cell,
+    )
     print()
-    print("Injected x1.1: slower, of the trials; the median n a side it was called at")
-    print(head)
-    print(rule_line)
-    for path, trials in runs:
-        cells = []
-        for rule in rules:
-            hit = [t["injected"][rule] for t in trials]
-            cells.append(f"{sum(w == SLOWER for _, w in hit)}; {median_n(hit, SLOWER)}")
-        print(f"| {label(path)} | {len(trials)} | " + " | ".join(cells) + " |")
+    table(
+        "Injected x1.1: slower, of the trials; the median n a side it was called at",
+        runs,
+        rules,
+        "injected",
+        injected_cell,
+    )
     if each:
         for path, trials in runs:
             print(f"\n{path.parent.name}: each trial's (n, word) per rule, A/A then injected")
