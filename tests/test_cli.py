@@ -471,8 +471,8 @@ def test_compare_of_two_fixture_runs_is_the_gate(capsys):
     assert main(["compare", old, old, "--strict"]) == 4
     out = capsys.readouterr().out
     assert out.count("0 slower, 0 faster, 1 the same, 2 inconclusive") == 2
-    assert "widest, sweep_steady[scan_heavy] ×0.800–×1.25; " in out  # about 200 more rounds: wide, not at the edge
-    assert "about 200 more rounds a side would settle them" in out  # a wide interval is within reach, however many
+    assert "widest, sweep_steady[scan_heavy] ×0.821–×1.22; " in out  # about 150 more rounds: wide, not at the edge
+    assert "about 153 more rounds a side would settle them" in out  # a wide interval is within reach, however many
 
 
 def test_upgrade_installs_the_newest_jax_again_and_the_session_says_which_it_measures():

@@ -297,7 +297,7 @@ def test_a_step_whose_release_ignored_its_flag_says_so():
     sweep = FIXTURES / "runs" / "jaxlib-20261203T055619"  # 0.8.3 ignores --xla_cpu_use_thunk_runtime=false
     results = load(ResultsStore(sweep))
     (found,) = [f for f in findings(results, (), sweep) if f.question == "Which release got slower"]
-    step = "[XLA_FLAGS --xla_cpu_use_thunk_runtime=false] 0.6.2 → 0.8.3 ×1.16 (×1.13–×1.20, p <0.001"
+    step = "[XLA_FLAGS --xla_cpu_use_thunk_runtime=false] 0.6.2 → 0.8.3 ×1.16 (×1.14–×1.19, p <0.001"
     assert f"{step}; 0.8.3 ignores the flag: this is 0.6.2 with it against 0.8.3 without it)" in found.answer
     assert found.answer.count("ignores the flag") == 1  # the releases that took it: no caveat
     ((_, cells),) = results.cells
