@@ -1,6 +1,7 @@
 """The version sweep: worker measurements, rounds in rotating order, cells and XLA flags, its result files, the
 report's version section, the detector's trials, and `jaxmlp sweep` on the command line."""
 
+import itertools
 import json
 import re
 import subprocess
@@ -516,9 +517,19 @@ def test_a_trial_whose_line_was_printed_is_kept_whenever_the_stop_comes(tmp_path
     assert [t["trial"] for t in json.loads(kept.read_text())["trials"]] == [0, 1]
 
 
-def _trial_rounds(seed, asked=None):
+class _Clock:
+    """A clock for `trials.time` that the fake rounds move: each process takes the next of ``seconds``."""
+
+    def __init__(self, seconds):
+        self.now, self.seconds = 0.0, iter(seconds)
+
+    def monotonic(self):
+        return self.now
+
+
+def _trial_rounds(seed, asked=None, clock=None):
     """`run_rounds` without workers: each group's processes drawn around its level (A and A2 1.0, H 1.1), 1% noise;
-    each call's groups and rounds appended to ``asked``."""
+    each call's groups and rounds appended to ``asked``; each process told (``tick``) as it ends, on ``clock``."""
     rng = np.random.default_rng(seed)
 
     def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):
@@ -528,13 +539,20 @@ def _trial_rounds(seed, asked=None):
             asked.append((sorted(runners), processes))
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
         meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
-        return {
+        done = {
             label: [
                 ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
                 for x in np.exp(rng.normal(0, 0.01, processes))
             ]
             for label in runners
-        }, []
+        }
+        for round_ in range(processes):
+            for label in matrix.round_order(list(runners), round_):
+                if clock is not None:
+                    clock.now += next(clock.seconds)
+                if tick is not None:
+                    tick(round_, label)
+        return done, []
 
     return run_rounds
 
@@ -579,6 +597,34 @@ def test_a_trial_adds_processes_to_a_comparison_until_it_settles(tmp_path, monke
     assert asked[0] == (["A", "A2", "H"], 2) and len(asked) > 1  # more rounds after the first two
     assert min(map(len, trial["values"].values())) >= 5 and set(trial["seconds"]) == {"aa", "injected"}
     assert "processes" in capsys.readouterr().out
+
+
+def test_a_trial_plans_its_rounds_at_its_slowest_process_and_stays_within_its_budget(tmp_path, monkeypatch):
+    """Processes of 4 s but the sixth 10 s, then one in two 10 s (a neighbour's bursts): the rounds added to a trial
+    fit what is left of its minute and a half with each process as slow as the slowest so far, so no comparison's
+    seconds pass the budget (planned at the mean process so far, 5 s, its rounds ran to 96 s)."""
+    clock = _Clock(itertools.chain([4.0] * 5 + [10.0], itertools.cycle([10.0, 4.0])))
+    asked = []
+    monkeypatch.setattr(trials, "run_rounds", _trial_rounds(1, asked, clock))
+    monkeypatch.setattr(trials, "time", clock)
+    argv = ["sweep", "trials", "--trials", "1", "--processes", "2", "--budget", "1.5", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    (trial,) = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())["trials"]
+    assert len(asked) > 1 and max(trial["seconds"].values()) <= 90 and clock.now <= 90
+
+
+def test_rounds_that_run_past_a_trial_s_budget_settle_nothing(tmp_path, monkeypatch):
+    """Processes of 5 s, then of 60 s: the rounds planned at 5 s end past the minute, so the comparisons they would
+    have settled end as they were before them (inconclusive at 2 processes a side), with their true seconds."""
+    clock = _Clock(itertools.chain([5.0] * 6, itertools.repeat(60.0)))
+    monkeypatch.setattr(trials, "run_rounds", _trial_rounds(1, None, clock))
+    monkeypatch.setattr(trials, "time", clock)
+    argv = ["sweep", "trials", "--trials", "1", "--processes", "2", "--budget", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    (trial,) = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())["trials"]
+    assert (trial["aa"]["word"], trial["injected"]["word"]) == ("inconclusive", "inconclusive")
+    assert trial["aa"]["n_new"] == trial["injected"]["n_new"] == 2 and len(trial["values"]["A"]) > 2
+    assert set(trial["seconds"].values()) == {clock.now} and clock.now > 60
 
 
 IMPOSSIBLE = [
