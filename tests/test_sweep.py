@@ -248,6 +248,44 @@ def test_a_workload_whose_values_differ_between_releases_is_marked_not_compared(
     assert gate(folder_verdicts(folder)) == 1  # and the gate fails it: no time verdict, not a pass
 
 
+def _steady_steps(tmp_path, name, values):
+    """A sweep (or, ``name`` timeline-..., a timeline) of 0.6.2, 0.7.0 and 0.8.0, 0.8.0 50% slower, each release's
+    values ``values``: its steady-state steps, its summary's lines, and the gate's exit code."""
+    from jaxmlp.flows.measured import verdicts_of
+    from jaxmlp.results.sweep.views import sweep_steps, sweeps
+
+    folder = tmp_path / name
+    releases = ("0.6.2", "0.7.0", "0.8.0")
+    write_sweep(
+        folder,
+        {(r, ""): t for r, t in zip(releases, (1.0, 1.0, 1.5))},
+        values=dict(zip(((r, "") for r in releases), values)),
+    )
+    results = load(ResultsStore(folder))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    return (
+        steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("to"),
+        verdicts_of(folder),
+        gate(folder_verdicts(folder)),
+    )
+
+
+def test_a_sweep_marks_each_comparison_by_whether_its_own_two_sides_differ(tmp_path):
+    """Values 1.0, 1.1, 1.1: 0.7.0 against 0.6.2 "results differ"; 0.8.0 against 0.7.0, whose values agree, compared
+    on time and slower (each cell's record against the first cell marked both). Values each 0.08% off 0.6.2 but 0.16%
+    off each other (tolerance 0.001): only 0.8.0 against 0.7.0 is marked. In a timeline as in a sweep."""
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261201T000000", (1.0, 1.1, 1.1))
+    assert steps.loc["0.7.0", "verdict"] == "results differ"
+    assert steps.loc["0.8.0", "verdict"] == "slower" and steps.loc["0.8.0", "ratio"] > 1.4 and code == EXIT_SLOWER
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261202T000000", (1.0, 1.0008, 0.9992))
+    assert steps.loc["0.7.0", "verdict"] == "the same" and steps.loc["0.8.0", "verdict"] == "results differ"
+    _, said, code = _steady_steps(tmp_path, "timeline-20261203T000000", (1.0, 1.0008, 0.9992))
+    assert "0.8.0 against 0.7.0: results differ, not compared on time" in said and "0.7.0 against 0.6.2" not in said
+    _, said, code = _steady_steps(tmp_path, "timeline-20261204T000000", (1.0, 1.1, 1.1))
+    assert "0.7.0 against 0.6.2: results differ, not compared on time" in said and "0.8.0 against 0.7.0" not in said
+
+
 def test_outputs_compare_within_a_tolerance():
     assert leaf(1.0).differs(leaf(1.0 + 1e-6), 1e-3) is None
     assert "values differ by 0.01" in leaf(1.0).differs(leaf(1.01), 1e-3)

@@ -35,7 +35,7 @@ from jaxmlp.results.sweep.views import (
     sweep_table,
     sweeps,
 )
-from jaxmlp.stats import quantile
+from jaxmlp.stats import RESULTS_DIFFER, quantile
 from jaxmlp.units import MISSING, interval, p_value, percent, ratio
 
 # --- the release timeline and its detector ------------------------------------------------------------------
@@ -65,6 +65,7 @@ def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
 def timeline_rows(column: TimelineColumn) -> pd.DataFrame:
     """A timeline column's releases: median and IQR of its samples, the change marked at each, bimodal ones said."""
     marked = changepoints.at_each(column.changes)
+    apart = {b: a for a, b in column.differ}
     groups = column_groups(column)
     shown = shown_of(column.benchmark)
     rows = []
@@ -72,6 +73,8 @@ def timeline_rows(column: TimelineColumn) -> pd.DataFrame:
         ordered = sorted(values)
         change = marked.get(release)
         said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
+        if release in apart:
+            said = f"{RESULTS_DIFFER} from {apart[release]}"
         if release in groups:
             said = "; ".join(x for x in (said, groups[release].line(shown)) if x)
         rows.append(
