@@ -286,6 +286,23 @@ def test_a_sweep_marks_each_comparison_by_whether_its_own_two_sides_differ(tmp_p
     assert "0.7.0 against 0.6.2: results differ, not compared on time" in said and "0.8.0 against 0.7.0" not in said
 
 
+def test_a_comparison_whose_results_differ_has_no_verdict_on_time_anywhere(tmp_path):
+    """A comparison marked "results differ" has no ratio, p or verdict on time in the table, the summary or the gate,
+    and a timeline's change across it is not said (0.8.0's 50% slowdown against 0.7.0, whose values differ)."""
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261201T000000", (1.0, 1.1, 1.1))
+    assert steps.loc["0.7.0", ["ratio", "ci_low", "ci_high", "p_slower", "p_faster"]].isna().all()
+    assert "results differ: sweep_steady[batched] 0.6.2 → 0.7.0 (not compared on time)" in said
+    assert "slower: sweep_steady[batched] 0.7.0 → 0.8.0 ×1.50" in said and code == EXIT_SLOWER
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261202T000000", (1.0, 1.0008, 0.9992))
+    assert steps.loc["0.8.0", ["ratio", "p_slower"]].isna().all()
+    assert "0.7.0 → 0.8.0 (not compared on time)" in said and "slower: " not in said and code == 1
+    _, said, code = _steady_steps(tmp_path, "timeline-20261203T000000", (1.0, 1.0008, 0.9992))
+    assert " slower " not in said.split("Verdict: ")[1].splitlines()[0] and code == 1
+    assert "step  0.8.0    0.7.0   -      -             -  results differ" in said
+    _, said, code = _steady_steps(tmp_path, "timeline-20261204T000000", (1.0, 1.1, 1.1))
+    assert "0.8.0 slower than 0.7.0" in said.split("Verdict: ")[1].splitlines()[0] and code == EXIT_SLOWER
+
+
 def test_outputs_compare_within_a_tolerance():
     assert leaf(1.0).differs(leaf(1.0 + 1e-6), 1e-3) is None
     assert "values differ by 0.01" in leaf(1.0).differs(leaf(1.01), 1e-3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -182,6 +183,14 @@ def result_of(c: Comparison, verdict: str = "") -> dict[str, Any]:
     return {**{field: getattr(c, field) for field in RESULT_FIELDS}, "verdict": verdict or c.word}
 
 
+def pair_result(pair: Pair, c: Comparison) -> dict[str, Any]:
+    """A pair's `RESULT_FIELDS`: its comparison's, or where its two sides' results differ ``results differ`` and
+    nothing on time."""
+    if pair.differ:
+        return {**dict.fromkeys(RESULT_FIELDS, math.nan), "verdict": RESULTS_DIFFER}
+    return result_of(c)
+
+
 class TimelineColumn(NamedTuple):
     """One workload and XLA-flags column of a release timeline: its releases, samples and changes."""
 
@@ -194,6 +203,20 @@ class TimelineColumn(NamedTuple):
     differ: tuple[tuple[str, str], ...] = ()  # neighbouring releases whose results differ (`apart`), older first
 
 
+def across(column: TimelineColumn, first: str, last: str) -> list[tuple[str, str]]:
+    """The neighbouring releases whose results differ (``column.differ``) from release ``first`` to ``last``."""
+    at = column.releases.index
+    return [(a, b) for a, b in column.differ if at(first) <= at(a) < at(last)]
+
+
+def change_apart(column: TimelineColumn, change: Change) -> bool:
+    """Whether a change compares across results that differ: its release against the one before it (a drift: from
+    its start; a transient: and against the one after), so that it has no verdict on time."""
+    after = column.releases.index(change.at) + 1
+    last = column.releases[after] if change.kind == "transient" and after < len(column.releases) else change.at
+    return bool(across(column, change.before, last))
+
+
 def differ_said(column: TimelineColumn) -> str:
     """Each pair of neighbouring releases of ``column`` whose results differ, in words; "" where none does."""
     return "; ".join(f"{b} against {a}: {RESULTS_DIFFER}, not compared on time" for a, b in column.differ)
@@ -201,8 +224,11 @@ def differ_said(column: TimelineColumn) -> str:
 
 def column_words(column: TimelineColumn) -> list[str]:
     """A timeline column's verdicts in words for the gate: ``results differ`` a pair of neighbours whose results
-    differ, then `column_verdicts`'."""
-    return [RESULTS_DIFFER] * len(column.differ) + [c.word for c in column_verdicts(column)]
+    differ, then those of `column_verdicts` that compare no such pair."""
+    timed = [c for c in column.changes if not change_apart(column, c)]
+    ends = not column.changes and not across(column, column.releases[0], column.releases[-1])
+    words = [c.comparison.word for c in timed] + ([column_verdicts(column)[0].word] if ends else [])
+    return [RESULTS_DIFFER] * len(column.differ) + words
 
 
 def shown_of(benchmark: str) -> Callable[[Any], str]:
@@ -259,7 +285,10 @@ def column_said(column: TimelineColumn) -> str:
     """A timeline column's verdict in a line, then its bimodal releases."""
     groups = groups_said(column)
     if column.changes:
-        said = "; ".join(change_said(column, change) for change in column.changes)
+        timed = [change for change in column.changes if not change_apart(column, change)]
+        said = "; ".join(change_said(column, change) for change in timed)
+    elif across(column, column.releases[0], column.releases[-1]):
+        said = "no change found"
     else:
         (ends,) = column_verdicts(column)
         said = f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
