@@ -303,6 +303,28 @@ def test_a_comparison_whose_results_differ_has_no_verdict_on_time_anywhere(tmp_p
     assert "0.8.0 slower than 0.7.0" in said.split("Verdict: ")[1].splitlines()[0] and code == EXIT_SLOWER
 
 
+def test_an_older_sweep_s_record_against_the_first_cell_marks_every_comparison_of_its_cell(tmp_path):
+    """A file written before each cell recorded the cells it is compared with names the first cell only: 0.8.0's
+    record against 0.6.2 still marks 0.8.0 against 0.7.0 (whether those two differ, such a file cannot say)."""
+    from jaxmlp.results.sweep.views import sweep_steps, sweeps
+
+    folder = tmp_path / "jaxlib-20261201T000000"
+    releases = ("0.6.2", "0.7.0", "0.8.0")
+    write_sweep(
+        folder, {(r, ""): 1.0 for r in releases}, values={(r, ""): v for r, v in zip(releases, (1.0, 1.1, 1.1))}
+    )
+    why = "results differ from 0.6.2: values differ by 0.1 relative (tolerance 0.001)"
+    for path in folder.glob("jax-*.json"):
+        cell = SweepDocument.from_benchmarks(read_benchmarks(path))
+        older = {} if cell.label == "0.6.2" else {"batched": why, "step": why}
+        path.unlink()
+        write_json_new(path, replace(cell, differs=older, pairwise=False).to_json())
+    results = load(ResultsStore(folder))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    assert set(steps["verdict"]) == {"results differ"} and "results_differ_pairs" not in rows
+
+
 def test_outputs_compare_within_a_tolerance():
     assert leaf(1.0).differs(leaf(1.0 + 1e-6), 1e-3) is None
     assert "values differ by 0.01" in leaf(1.0).differs(leaf(1.01), 1e-3)
