@@ -10,7 +10,7 @@ from typing import Any
 
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.sweep.trials import Trial
-from jaxmlp.results.schema.common import JSON, TRIALS, header
+from jaxmlp.results.schema.common import JSON, TRIALS, ResultFile, header
 
 FLAGGED = ("regression", "improvement")
 
@@ -60,7 +60,7 @@ def wilson(found: int, of: int, z: float = 1.959964) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class TrialsDocument:
+class TrialsDocument(ResultFile, kind=TRIALS):
     metadata: Mapping[str, Any]
     settings: TrialSettings
     trials: tuple[Trial, ...]
