@@ -138,14 +138,9 @@ def envs_root() -> Path:
     return Path(os.environ.get("JAXMLP_ENVS") or Path.home() / ".cache" / "jaxmlp" / "envs")
 
 
-def python_tag() -> str:
-    return f"py{sys.version_info.major}{sys.version_info.minor}"
-
-
 def env_path(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> Path:
     """Where jax==version's environment from ``source`` made with ``python`` lives (its name holds the Python)."""
-    tag = python_tag() if python is None else python.tag
-    return (root or envs_root()) / f"jax-{version}-{tag}{source.suffix}"
+    return (root or envs_root()) / f"jax-{version}-{(python or running()).tag}{source.suffix}"
 
 
 def release_of(name: str, source: Source = INDEX) -> str | None:
