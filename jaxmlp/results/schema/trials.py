@@ -93,11 +93,6 @@ class TrialsDocument(ResultFile, kind=TRIALS):
         """The median ratio of medians of the trials' ``injected`` or ``aa`` comparisons."""
         return float(statistics.median(getattr(t, side).ratio for t in self.trials))
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> TrialsDocument:
-        trials = tuple(Trial.from_json(t) for t in doc["trials"])
-        return cls(dict(doc["metadata"]), TrialSettings(**doc["settings"]), trials)
-
     def to_json(self) -> JSON:
         return {
             **header(TRIALS),
