@@ -246,15 +246,9 @@ def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -
 
 def _unusable(folder: Path, root: Path | None, error: OSError) -> JaxmlpError:
     """The one line of an environments folder that cannot be made or written: the setting that gave it, and why."""
-    return unusable_folder(folder, _source(root), error)
-
-
-def _source(root: Path | None) -> str:
-    if root is not None:
-        return "--envs"
-    if os.environ.get("JAXMLP_ENVS"):
-        return "JAXMLP_ENVS"
-    return "the environments folder (set JAXMLP_ENVS to choose another)"
+    if root is None and not os.environ.get("JAXMLP_ENVS"):
+        return unusable_folder(folder, "the environments folder (set JAXMLP_ENVS to choose another)", error)
+    return unusable_folder(folder, "--envs" if root is not None else "JAXMLP_ENVS", error)
 
 
 def _make_env(

@@ -37,9 +37,7 @@ class Measuring(Plain):
     profile_dir: str | None = None  # also trace a few calls of each workload into <profile_dir>/<workload>
     precision: str = "f32"  # the built-in workloads' (`registry.PRECISIONS`); a user workload sets its own
     backend: str | None = None  # the JAX backend measured on (`registry.BACKENDS`; None: JAX's default device)
-    compiles: int = (
-        1  # compiles of each workload a process, the caches cleared before each: its compile time their median
-    )
+    compiles: int = 1  # compiles of each workload a process, caches cleared before each; its compile time: their median
 
     def __post_init__(self) -> None:
         errors.at_least("--compiles", self.compiles, 1, "compiles of each workload a process")
