@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmlp import jsonio, registry
+from jaxmlp import registry
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
-from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, header
+from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, ResultFile
 
 SWEEP_EXTRA = (
     "jax",
@@ -154,16 +154,9 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class CellsDocument:
+class CellsDocument(ResultFile, kind=CELLS):
     """The matrix of one sweep, cell by cell: a cell that could not run says why here, not as a crash."""
 
     cells: tuple[Cell, ...]
     complete: bool = True  # False: the sweep was stopped before its last round (`jaxmlp sweep resume` goes on)
     limit_seconds: float = math.nan  # each worker process's time limit (NaN: written before limits)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> CellsDocument:
-        return jsonio.from_json(cls, doc)
-
-    def to_json(self) -> JSON:
-        return {**header(CELLS), **jsonio.to_json(self)}
