@@ -44,10 +44,10 @@ def _encode(value: Any) -> Any:
 
 def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
     """A dataclass from its JSON form, each field its annotated type (a missing one its default); other keys ignored."""
-    hints = _hints(cls)  # type: ignore[arg-type]
+    annotated = hints(cls)  # type: ignore[arg-type]
     given = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        value, kind = doc.get(f.name), hints[f.name]
+        value, kind = doc.get(f.name), annotated[f.name]
         defaulted = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         if f.init and not (defaulted and (f.name not in doc or (value is None and not _nullable(kind)))):
             given[f.name] = _decode(kind, doc[f.name])
@@ -55,7 +55,8 @@ def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def hints(cls: type) -> dict[str, Any]:
+    """``cls``'s annotations, resolved (kept: each class is asked once)."""
     return typing.get_type_hints(cls)
 
 

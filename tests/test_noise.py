@@ -144,3 +144,28 @@ def test_trials_whose_processes_all_failed_end_in_one_line(monkeypatch):
 @contextlib.contextmanager
 def _silent(total: int):
     yield lambda round_, name: None
+
+
+PINNED = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import numpy  # its BLAS pool's threads start here, before any pinning
+from jaxmlp.measure.sweep.worker import pin
+cpu = int(sys.argv[2])
+pin(cpu)
+tasks = os.listdir("/proc/self/task")
+print(len(tasks), sorted({frozenset(os.sched_getaffinity(int(t))) == {cpu} for t in tasks}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="a process's threads are listed by Linux's /proc")
+def test_a_pinned_worker_pins_every_thread_those_started_before_it_too():
+    cpu = min(os.sched_getaffinity(0))
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run(
+        [sys.executable, "-c", PINNED, str(root), str(cpu)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    threads, pinned = run.stdout.split(maxsplit=1)
+    assert int(threads) >= 1 and pinned.strip() == "[True]"

@@ -1,6 +1,7 @@
 """The version sweep: worker measurements, rounds in rotating order, cells and XLA flags, its result files, the
 report's version section, the detector's trials, and `jaxmlp sweep` on the command line."""
 
+import itertools
 import json
 import re
 import subprocess
@@ -245,6 +246,83 @@ def test_a_workload_whose_values_differ_between_releases_is_marked_not_compared(
     assert table.set_index("release").loc["0.8.3", "results_differ"] == "batched, step"
     assert set(steps["verdict"]) == {"results differ"}  # never a silent ratio
     assert gate(folder_verdicts(folder)) == 1  # and the gate fails it: no time verdict, not a pass
+
+
+def _steady_steps(tmp_path, name, values):
+    """A sweep (or, ``name`` timeline-..., a timeline) of 0.6.2, 0.7.0 and 0.8.0, 0.8.0 50% slower, each release's
+    values ``values``: its steady-state steps, its summary's lines, and the gate's exit code."""
+    from jaxmlp.flows.measured import verdicts_of
+    from jaxmlp.results.sweep.views import sweep_steps, sweeps
+
+    folder = tmp_path / name
+    releases = ("0.6.2", "0.7.0", "0.8.0")
+    write_sweep(
+        folder,
+        {(r, ""): t for r, t in zip(releases, (1.0, 1.0, 1.5))},
+        values=dict(zip(((r, "") for r in releases), values)),
+    )
+    results = load(ResultsStore(folder))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    return (
+        steps[steps["benchmark"] == "sweep_steady[batched]"].set_index("to"),
+        verdicts_of(folder),
+        gate(folder_verdicts(folder)),
+    )
+
+
+def test_a_sweep_marks_each_comparison_by_whether_its_own_two_sides_differ(tmp_path):
+    """Values 1.0, 1.1, 1.1: 0.7.0 against 0.6.2 "results differ"; 0.8.0 against 0.7.0, whose values agree, compared
+    on time and slower (each cell's record against the first cell marked both). Values each 0.08% off 0.6.2 but 0.16%
+    off each other (tolerance 0.001): only 0.8.0 against 0.7.0 is marked. In a timeline as in a sweep."""
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261201T000000", (1.0, 1.1, 1.1))
+    assert steps.loc["0.7.0", "verdict"] == "results differ"
+    assert steps.loc["0.8.0", "verdict"] == "slower" and steps.loc["0.8.0", "ratio"] > 1.4 and code == EXIT_SLOWER
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261202T000000", (1.0, 1.0008, 0.9992))
+    assert steps.loc["0.7.0", "verdict"] == "the same" and steps.loc["0.8.0", "verdict"] == "results differ"
+    _, said, code = _steady_steps(tmp_path, "timeline-20261203T000000", (1.0, 1.0008, 0.9992))
+    assert "0.8.0 against 0.7.0: results differ, not compared on time" in said and "0.7.0 against 0.6.2" not in said
+    _, said, code = _steady_steps(tmp_path, "timeline-20261204T000000", (1.0, 1.1, 1.1))
+    assert "0.7.0 against 0.6.2: results differ, not compared on time" in said and "0.8.0 against 0.7.0" not in said
+
+
+def test_a_comparison_whose_results_differ_has_no_verdict_on_time_anywhere(tmp_path):
+    """A comparison marked "results differ" has no ratio, p or verdict on time in the table, the summary or the gate,
+    and a timeline's change across it is not said (0.8.0's 50% slowdown against 0.7.0, whose values differ)."""
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261201T000000", (1.0, 1.1, 1.1))
+    assert steps.loc["0.7.0", ["ratio", "ci_low", "ci_high", "p_slower", "p_faster"]].isna().all()
+    assert "results differ: sweep_steady[batched] 0.6.2 → 0.7.0 (not compared on time)" in said
+    assert "slower: sweep_steady[batched] 0.7.0 → 0.8.0 ×1.50" in said and code == EXIT_SLOWER
+    steps, said, code = _steady_steps(tmp_path, "jaxlib-20261202T000000", (1.0, 1.0008, 0.9992))
+    assert steps.loc["0.8.0", ["ratio", "p_slower"]].isna().all()
+    assert "0.7.0 → 0.8.0 (not compared on time)" in said and "slower: " not in said and code == 1
+    _, said, code = _steady_steps(tmp_path, "timeline-20261203T000000", (1.0, 1.0008, 0.9992))
+    assert " slower " not in said.split("Verdict: ")[1].splitlines()[0] and code == 1
+    assert "step  0.8.0    0.7.0   -      -             -  results differ" in said
+    _, said, code = _steady_steps(tmp_path, "timeline-20261204T000000", (1.0, 1.1, 1.1))
+    assert "0.8.0 slower than 0.7.0" in said.split("Verdict: ")[1].splitlines()[0] and code == EXIT_SLOWER
+
+
+def test_an_older_sweep_s_record_against_the_first_cell_marks_every_comparison_of_its_cell(tmp_path):
+    """A file written before each cell recorded the cells it is compared with names the first cell only: 0.8.0's
+    record against 0.6.2 still marks 0.8.0 against 0.7.0 (whether those two differ, such a file cannot say)."""
+    from jaxmlp.results.sweep.views import sweep_steps, sweeps
+
+    folder = tmp_path / "jaxlib-20261201T000000"
+    releases = ("0.6.2", "0.7.0", "0.8.0")
+    write_sweep(
+        folder, {(r, ""): 1.0 for r in releases}, values={(r, ""): v for r, v in zip(releases, (1.0, 1.1, 1.1))}
+    )
+    why = "results differ from 0.6.2: values differ by 0.1 relative (tolerance 0.001)"
+    for path in folder.glob("jax-*.json"):
+        cell = SweepDocument.from_benchmarks(read_benchmarks(path))
+        older = {} if cell.label == "0.6.2" else {"batched": why, "step": why}
+        path.unlink()
+        write_json_new(path, replace(cell, differs=older, pairwise=False).to_json())
+    results = load(ResultsStore(folder))
+    (rows,) = sweeps(results.runs).values()
+    steps = sweep_steps(rows, results.samples)
+    assert set(steps["verdict"]) == {"results differ"} and "results_differ_pairs" not in rows
 
 
 def test_outputs_compare_within_a_tolerance():
@@ -516,9 +594,19 @@ def test_a_trial_whose_line_was_printed_is_kept_whenever_the_stop_comes(tmp_path
     assert [t["trial"] for t in json.loads(kept.read_text())["trials"]] == [0, 1]
 
 
-def _trial_rounds(seed, asked=None):
+class _Clock:
+    """A clock for `trials.time` that the fake rounds move: each process takes the next of ``seconds``."""
+
+    def __init__(self, seconds):
+        self.now, self.seconds = 0.0, iter(seconds)
+
+    def monotonic(self):
+        return self.now
+
+
+def _trial_rounds(seed, asked=None, clock=None):
     """`run_rounds` without workers: each group's processes drawn around its level (A and A2 1.0, H 1.1), 1% noise;
-    each call's groups and rounds appended to ``asked``."""
+    each call's groups and rounds appended to ``asked``; each process told (``tick``) as it ends, on ``clock``."""
     rng = np.random.default_rng(seed)
 
     def run_rounds(runners, processes, tick=None, pythonpath=None, timeout=None, say=None):
@@ -528,13 +616,20 @@ def _trial_rounds(seed, asked=None):
             asked.append((sorted(runners), processes))
         base = {"A": 1.0, "A2": 1.0, "H": 1.1}
         meta = {"jax": "0.10.2", "injected_slowdown": 0.0, "host": "here"}
-        return {
+        done = {
             label: [
                 ProcessResult(meta, {"batched": WorkloadTimes.of(0.1, [2.0, base[label] * x])})
                 for x in np.exp(rng.normal(0, 0.01, processes))
             ]
             for label in runners
-        }, []
+        }
+        for round_ in range(processes):
+            for label in matrix.round_order(list(runners), round_):
+                if clock is not None:
+                    clock.now += next(clock.seconds)
+                if tick is not None:
+                    tick(round_, label)
+        return done, []
 
     return run_rounds
 
@@ -579,6 +674,34 @@ def test_a_trial_adds_processes_to_a_comparison_until_it_settles(tmp_path, monke
     assert asked[0] == (["A", "A2", "H"], 2) and len(asked) > 1  # more rounds after the first two
     assert min(map(len, trial["values"].values())) >= 5 and set(trial["seconds"]) == {"aa", "injected"}
     assert "processes" in capsys.readouterr().out
+
+
+def test_a_trial_plans_its_rounds_at_its_slowest_process_and_stays_within_its_budget(tmp_path, monkeypatch):
+    """Processes of 4 s but the sixth 10 s, then one in two 10 s (a neighbour's bursts): the rounds added to a trial
+    fit what is left of its minute and a half with each process as slow as the slowest so far, so no comparison's
+    seconds pass the budget (planned at the mean process so far, 5 s, its rounds ran to 96 s)."""
+    clock = _Clock(itertools.chain([4.0] * 5 + [10.0], itertools.cycle([10.0, 4.0])))
+    asked = []
+    monkeypatch.setattr(trials, "run_rounds", _trial_rounds(1, asked, clock))
+    monkeypatch.setattr(trials, "time", clock)
+    argv = ["sweep", "trials", "--trials", "1", "--processes", "2", "--budget", "1.5", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    (trial,) = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())["trials"]
+    assert len(asked) > 1 and max(trial["seconds"].values()) <= 90 and clock.now <= 90
+
+
+def test_rounds_that_run_past_a_trial_s_budget_settle_nothing(tmp_path, monkeypatch):
+    """Processes of 5 s, then of 60 s: the rounds planned at 5 s end past the minute, so the comparisons they would
+    have settled end as they were before them (inconclusive at 2 processes a side), with their true seconds."""
+    clock = _Clock(itertools.chain([5.0] * 6, itertools.repeat(60.0)))
+    monkeypatch.setattr(trials, "run_rounds", _trial_rounds(1, None, clock))
+    monkeypatch.setattr(trials, "time", clock)
+    argv = ["sweep", "trials", "--trials", "1", "--processes", "2", "--budget", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    (trial,) = json.loads(next(tmp_path.glob("detector-*/trials.json")).read_text())["trials"]
+    assert (trial["aa"]["word"], trial["injected"]["word"]) == ("inconclusive", "inconclusive")
+    assert trial["aa"]["n_new"] == trial["injected"]["n_new"] == 2 and len(trial["values"]["A"]) > 2
+    assert set(trial["seconds"].values()) == {clock.now} and clock.now > 60
 
 
 IMPOSSIBLE = [

@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import time
+import types
 from dataclasses import replace
 from pathlib import Path
 
@@ -378,3 +379,44 @@ def test_a_call_going_on_from_a_stopped_one_settles_from_every_round_its_folder_
     assert len(said) == 1 and "still inconclusive after 8 processes a release: the budget is spent" in said[0]
     assert settling.rounds_held({("0.7.0", 0): None, ("0.7.1", 7): None}, 3) == 8
     assert settling.rounds_held({("0.7.0", 0): None}, 3) == 3
+
+
+def test_settling_rounds_are_planned_at_the_slowest_process_so_far_and_stay_within_the_budget(tmp_path, monkeypatch):
+    """Probes of 1 s, then processes of 3 s (the first rounds, timed, and every settling round): each settling call
+    is planned at 3 s a process, not at the probes' 1 s, so the rounds end within the half-minute budget (planned at
+    the probes, they ran to 36 s)."""
+    import sys
+
+    from jaxmlp.flows import track_measure
+    from jaxmlp.measure.records import ProcessResult, WorkloadTimes
+    from jaxmlp.measure.sweep.budget import Stopwatch
+    from jaxmlp.measure.sweep.matrix import Outcome, Probed, Runner
+    from jaxmlp.measure.sweep.settings import Matrix, Measuring
+    from jaxmlp.results.sweep.files import Plan, RunLog
+
+    clock = types.SimpleNamespace(now=0.0)
+    clock.monotonic = lambda: clock.now
+    cells = [Runner(v, sys.executable, Measuring(("batched",))) for v in ("0.7.0", "0.7.1")]
+    probed = Probed(
+        {r.name: r for r in cells}, {r.name: Outcome("ok") for r in cells}, {r.name: 1.0 for r in cells}, {}
+    )
+    log = RunLog(tmp_path)
+    log.start(Plan(tuple(cells), probed, {}, Matrix(processes=3), 60.0))
+
+    def rounds(probed, differs, matrix, limit, path, say, progress, record, done=None):  # 3 s a process
+        for round_ in range(matrix.processes):
+            for name in probed.runners:
+                if (name, round_) not in (done or {}):
+                    clock.now += 3.0
+                    s = (1.0, 1.4)[(round_ + len(name)) % 2]  # wide: inconclusive however many
+                    record(name, round_, ProcessResult({"jax": name}, {"batched": WorkloadTimes.of(0.1, [s, s])}))
+
+    first = Stopwatch(clock.monotonic)
+    rounds(probed, {}, Matrix(processes=3), 60.0, None, None, None, first.recording(log.record))
+    monkeypatch.setattr(track_measure, "rounds", rounds)
+    monkeypatch.setattr(track_measure, "time", clock)
+    said: list[str] = []
+    settle = settling.Settle((("0.7.1", "0.7.0", "previous"),), ("batched",), budget=0.5, threshold=0.05)
+    measured = track_measure.settled(log, Matrix(processes=3), settle, 0.0, said.append, first)
+    assert clock.now <= 30 and len(measured.processes["0.7.0"]) > 3, said
+    assert "the budget is spent" in said[-1]

@@ -14,6 +14,7 @@ from jaxmlp.flows.measured import measure_into
 from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure.environments import environments, envs
 from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.budget import Stopwatch, Taken
 from jaxmlp.measure.sweep.matrix import (
     Failure,
     Measured,
@@ -50,6 +51,7 @@ def measure(
     keeps its samples and measures only what it lacks. Returns what was measured, the comparisons and the cells not
     measured."""
     log, plans = RunLog(folder), []
+    watches: list[Stopwatch] = []  # the first rounds timed, from the probes' end on
     resume = log.incomplete
     done: dict[tuple[str, int], ProcessResult | Failure] = {}
     runners: list[Runner] = []
@@ -65,15 +67,22 @@ def measure(
     def planned(probed: Probed, differs: dict[str, dict[str, str]], limit: float) -> None:
         plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         log.start(plans[0])
+        watches.append(Stopwatch(time.monotonic))
+
+    def record(cell: str, round_: int, sample: ProcessResult | Failure) -> None:
+        log.record(cell, round_, sample)
+        if watches:
+            watches[-1].ended(cell)
 
     def measure() -> Measured:
         if resume:  # the stopped call's plan: its cells, probes and environments, its samples kept
+            watches.append(Stopwatch(time.monotonic))
             with envs.jaxmlp_path() as path:
                 p = plans[0]
-                rounds(p.probed, p.differs, p.matrix, p.limit, path, say, progress_bar, log.record, done)
+                rounds(p.probed, p.differs, p.matrix, p.limit, path, say, progress_bar, record, done)
         else:
-            measure_cells(runners, matrix, say, progress_bar, log.record, planned)
-        return settled(log, matrix, settle, began, say)
+            measure_cells(runners, matrix, say, progress_bar, record, planned)
+        return settled(log, matrix, settle, began, say, watches[-1] if watches else None)
 
     measure_into(log, plans, measure, began, tables=False, goes_on=layout.TRACK_GOES_ON)  # the cell files written
     plan, samples = log.read()
@@ -130,15 +139,20 @@ def explain(
     ]
 
 
-def settled(log: RunLog, matrix: Matrix, settle: Settle, began: float, say: Say) -> Measured:
-    """Rounds added to inconclusive comparisons' cells until settled or out of budget, from every sample in ``log``."""
+def settled(
+    log: RunLog, matrix: Matrix, settle: Settle, began: float, say: Say, first: Stopwatch | None = None
+) -> Measured:
+    """Rounds added to inconclusive comparisons' cells until settled or out of budget, from every sample in ``log``;
+    each round planned at the slowest process so far (the probes', ``first``'s rounds', its own)."""
     plan, samples = log.read()
     processes = settling.rounds_held(samples, matrix.processes)
+    taken, watch = Taken(plan.probed.seconds), first
     while True:
         measured = log.measured(plan, samples)
+        taken = taken if watch is None else watch.taken(taken)
         elapsed = time.monotonic() - began
         next_ = settling.settling(
-            measured, settle.pairs, settle.workloads, settle.budget, elapsed, processes, settle.threshold
+            measured, settle.pairs, settle.workloads, settle.budget, elapsed, processes, settle.threshold, taken
         )
         if next_.line:
             say(next_.line)
@@ -148,7 +162,9 @@ def settled(log: RunLog, matrix: Matrix, settle: Settle, began: float, say: Say)
         probed = replace(
             measured.probed, runners={n: r for n, r in measured.probed.runners.items() if n in next_.cells}
         )
+        watch = Stopwatch(time.monotonic)
         with envs.jaxmlp_path() as path:
             more_rounds = replace(matrix, processes=processes)
-            rounds(probed, measured.differs, more_rounds, plan.limit, path, say, progress_bar, log.record, samples)
+            timed = watch.recording(log.record)
+            rounds(probed, measured.differs, more_rounds, plan.limit, path, say, progress_bar, timed, samples)
         plan, samples = log.read()

@@ -44,14 +44,10 @@ def validate_config(config: TrainConfig) -> TrainConfig:
     errors.at_least("--batch-size", config.batch_size, 1)
     errors.positive_finite("--step-size", config.step_size)
     errors.at_least("--workers", config.workers, 0, "0: load in the main process")
-    if config.dataset not in DATASETS:
-        raise JaxmlpError(f"unknown --dataset {config.dataset!r}: choose one of {', '.join(DATASETS)}")
-    if config.backend is not None and config.backend not in BACKENDS:
-        raise JaxmlpError(f"unknown --backend {config.backend!r}: choose one of {', '.join(BACKENDS)}")
-    if config.precision not in PRECISIONS:
-        raise JaxmlpError(f"unknown --precision {config.precision!r}: choose one of {', '.join(PRECISIONS)}")
-    if config.pipeline not in PIPELINES:
-        raise JaxmlpError(f"unknown pipeline {config.pipeline!r}: choose one of {', '.join(PIPELINES)}")
+    errors.one_of("--dataset", config.dataset, DATASETS)
+    errors.one_of("--backend", config.backend, BACKENDS)
+    errors.one_of("--precision", config.precision, PRECISIONS)
+    errors.one_of("pipeline", config.pipeline, PIPELINES)
     errors.at_least("--limit", config.limit, 1, "training images")
     errors.at_least("--processes", config.processes, 1)
     if config.processes > 1 and config.pipeline != "sharded":

@@ -11,22 +11,10 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.results import tables
-from jaxmlp.results.findings import Finding, Table
+from jaxmlp.results.findings import Finding as Finding
+from jaxmlp.results.findings import Table as Table
 from jaxmlp.results.findings.select import stamp_of as run_stamp
 from jaxmlp.results.store import layout
-
-__all__ = [
-    "Figure",
-    "Finding",
-    "Run",
-    "ReportSection",
-    "Table",
-    "describe",
-    "env_run",
-    "run_label",
-    "run_stamp",
-    "subject",
-]
 
 
 class Figure(NamedTuple):

@@ -16,10 +16,10 @@ import pandas as pd
 
 from jaxmlp import registry, units
 from jaxmlp.report import plot_style
+from jaxmlp.report.content import Figure
 from jaxmlp.report.plot_style import SMALL_PT, bars_height, human_axis, legend_above, slots, wrap
 from jaxmlp.report.plots_history import history_figure, timeline_figure
 from jaxmlp.report.plots_sweep import bisection_figure, roofline_figure, sweep_figure
-from jaxmlp.report.sections import Figure
 from jaxmlp.results.schema.roofline import RooflineDocument
 
 PRECISION_COLOURS = {"f32": "C0", "bf16": "C1"}

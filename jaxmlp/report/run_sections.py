@@ -10,9 +10,10 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import units
-from jaxmlp.report.content import Figure, Finding, Run, Table, describe, run_stamp
+from jaxmlp.report.content import Figure, Finding, Run, Table, describe
 from jaxmlp.report.sweep_sections import CHANGE_RULE
 from jaxmlp.results import history, tables
+from jaxmlp.results.findings.select import stamp_of as run_stamp
 from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.machines import machine
 from jaxmlp.results.schema.roofline import RooflineDocument

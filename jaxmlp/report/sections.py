@@ -35,14 +35,6 @@ from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results, without_sweeps
 from jaxmlp.results.tables import CaptureSummary
 
-__all__ = [
-    "SECTIONS",
-    "Definition",
-    "Figure",
-    "ReportSection",
-    "build_sections",
-]
-
 
 class Given(NamedTuple):
     """What every section is made from: results, findings, history, profiles, the folder paths are shown from, runs."""

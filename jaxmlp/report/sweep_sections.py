@@ -11,7 +11,6 @@ from typing import Any
 import pandas as pd
 
 from jaxmlp import changepoints, registry, units
-from jaxmlp.changepoints import Change
 from jaxmlp.measure.bisection import checked_line, probes_line
 from jaxmlp.measure.sweep.validation import FLAT_GOAL, GOALS
 from jaxmlp.registry import ALPHA, CHANGE_ALPHA, CHANGE_THRESHOLD, THRESHOLD
@@ -24,7 +23,14 @@ from jaxmlp.results.schema.validation import ValidationDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import Results
 from jaxmlp.results.sweep.cells import cells_table, flags_table, with_ignored_flags
-from jaxmlp.results.sweep.compared import TimelineColumn, column_groups, column_said, shown_of, timeline_columns
+from jaxmlp.results.sweep.compared import (
+    TimelineColumn,
+    change_apart,
+    column_groups,
+    column_said,
+    shown_of,
+    timeline_columns,
+)
 from jaxmlp.results.sweep.views import (
     bisection_medians,
     bisection_table,
@@ -35,7 +41,7 @@ from jaxmlp.results.sweep.views import (
     sweep_table,
     sweeps,
 )
-from jaxmlp.stats import quantile
+from jaxmlp.stats import RESULTS_DIFFER, quantile
 from jaxmlp.units import MISSING, interval, p_value, percent, ratio
 
 # --- the release timeline and its detector ------------------------------------------------------------------
@@ -45,10 +51,13 @@ TIMELINE_HEADERS = ("release", "median", "IQR", "processes", "change")
 CHANGE_HEADERS = ("kind", "release", "before", "ratio", "95% interval", "p", "direction")
 
 
-def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
-    """A column's changes as a verdict table: each one's kind, release, ratio, 95% interval and p."""
+def change_rows(column: TimelineColumn) -> pd.DataFrame:
+    """A column's changes as a verdict table: each one's kind, release, ratio, 95% interval and p; one that compares
+    across results that differ (`change_apart`) ``results differ`` and nothing on time."""
     rows = [
-        (
+        (c.kind, c.at, c.before, MISSING, MISSING, MISSING, RESULTS_DIFFER)
+        if change_apart(column, c)
+        else (
             c.kind,
             c.at,
             c.before,
@@ -57,7 +66,7 @@ def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
             p_value(c.comparison.p_one_sided()),
             c.direction,
         )
-        for c in changes
+        for c in column.changes
     ]
     return pd.DataFrame(rows, columns=list(CHANGE_HEADERS))
 
@@ -65,13 +74,19 @@ def change_rows(changes: Sequence[Change]) -> pd.DataFrame:
 def timeline_rows(column: TimelineColumn) -> pd.DataFrame:
     """A timeline column's releases: median and IQR of its samples, the change marked at each, bimodal ones said."""
     marked = changepoints.at_each(column.changes)
+    apart = {b: a for a, b in column.differ}
     groups = column_groups(column)
     shown = shown_of(column.benchmark)
     rows = []
     for release, values in zip(column.releases, column.samples):
         ordered = sorted(values)
         change = marked.get(release)
-        said = "" if change is None else f"{change.kind}: {change.direction} {ratio(change.comparison.ratio)}"
+        said = ""
+        if release in apart:  # no word on time for a release whose results differ from the one before
+            said = f"{RESULTS_DIFFER} from {apart[release]}"
+        elif change is not None:
+            timed = f"{change.direction} {ratio(change.comparison.ratio)}"
+            said = f"{change.kind}: {RESULTS_DIFFER if change_apart(column, change) else timed}"
         if release in groups:
             said = "; ".join(x for x in (said, groups[release].line(shown)) if x)
         rows.append(
@@ -255,7 +270,7 @@ def timeline_runs(results: Results, folder: Path | None = None, answers: Sequenc
             name = column.workload + (f", XLA_FLAGS={column.xla_flags}" if column.xla_flags else "")
             said = column_said(column)
             plots.append(Figure(f"{name}: steady state by release (median and IQR; {said})", "timeline", (column,)))
-            table = change_rows(column.changes) if column.changes else timeline_rows(column)
+            table = change_rows(column) if column.changes else timeline_rows(column)
             found.append(Table(f"{name}: " + ("changes" if column.changes else "no change found; the releases"), table))
         if where in cells and len(cells_table(cells[where])):
             found.append(Table("Cells not measured, or warned about", cells_table(cells[where])))

@@ -171,7 +171,7 @@ def timeline_summary(
         )
         found.append((name, timeline_rows(column)))
         if column.changes:
-            found.append((f"{name}: changes", change_rows(column.changes)))
+            found.append((f"{name}: changes", change_rows(column)))
         closing.append(f"{name}: {column_said(column)}")
     releases = sorted({r for c in columns for r in c.releases}, key=registry.version_key)
     lines = [

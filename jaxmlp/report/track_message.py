@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -131,16 +132,6 @@ def message(
     return "\n".join(out) + "\n"
 
 
-def write_message(
-    frame: pd.DataFrame,
-    path: str | os.PathLike[str],
-    *,
-    folders: Collection[str] | None = None,
-    threshold: float = registry.THRESHOLD,
-    link_base: str = "",
-    site_url: str = "",
-    started: str = "",
-) -> Path:
-    """`message` written as ``path``, replacing the last one whole (never half a message)."""
-    said = message(frame, folders=folders, threshold=threshold, link_base=link_base, site_url=site_url, started=started)
-    return replace_file(path, said)
+def write_message(frame: pd.DataFrame, path: str | os.PathLike[str], **keywords: Any) -> Path:
+    """`message` (given its ``keywords``) written as ``path``, replacing the last one whole (never half a message)."""
+    return replace_file(path, message(frame, **keywords))

@@ -138,14 +138,9 @@ def envs_root() -> Path:
     return Path(os.environ.get("JAXMLP_ENVS") or Path.home() / ".cache" / "jaxmlp" / "envs")
 
 
-def python_tag() -> str:
-    return f"py{sys.version_info.major}{sys.version_info.minor}"
-
-
 def env_path(version: str, root: Path | None = None, source: Source = INDEX, python: Interpreter | None = None) -> Path:
     """Where jax==version's environment from ``source`` made with ``python`` lives (its name holds the Python)."""
-    tag = python_tag() if python is None else python.tag
-    return (root or envs_root()) / f"jax-{version}-{tag}{source.suffix}"
+    return (root or envs_root()) / f"jax-{version}-{(python or running()).tag}{source.suffix}"
 
 
 def release_of(name: str, source: Source = INDEX) -> str | None:
@@ -251,15 +246,9 @@ def _hold(version: str, env: Path, log: Callable[[str], None], source: Source) -
 
 def _unusable(folder: Path, root: Path | None, error: OSError) -> JaxmlpError:
     """The one line of an environments folder that cannot be made or written: the setting that gave it, and why."""
-    return unusable_folder(folder, _source(root), error)
-
-
-def _source(root: Path | None) -> str:
-    if root is not None:
-        return "--envs"
-    if os.environ.get("JAXMLP_ENVS"):
-        return "JAXMLP_ENVS"
-    return "the environments folder (set JAXMLP_ENVS to choose another)"
+    if root is None and not os.environ.get("JAXMLP_ENVS"):
+        return unusable_folder(folder, "the environments folder (set JAXMLP_ENVS to choose another)", error)
+    return unusable_folder(folder, "--envs" if root is not None else "JAXMLP_ENVS", error)
 
 
 def _make_env(

@@ -38,7 +38,12 @@ class Runner:
 
     @property
     def name(self) -> str:
-        return f"{self.label} [{self.xla_flags}]" if self.xla_flags else self.label
+        return cell_name(self.label, self.xla_flags)
+
+
+def cell_name(label: str, xla_flags: str) -> str:
+    """A cell's name: its release (or label), and its XLA flags where it has any."""
+    return f"{label} [{xla_flags}]" if xla_flags else label
 
 
 class UnknownFlag(Exception):
@@ -212,6 +217,10 @@ def differences(reference: Mapping[str, ProcessResult], tolerance: float) -> dic
     return {n: why for n in names[1:] if (why := between(reference, names[0], n, tolerance))}
 
 
+DIFFER_FROM = "results differ from "
+"""How `between` starts each workload's why, the other cell's name after it (`jaxmlp.measure.sweep.pairs.named`)."""
+
+
 def between(processes: Mapping[str, ProcessResult], a: str, b: str, tolerance: float) -> dict[str, str]:
     """The workloads whose values differ between cells ``a`` and ``b`` within ``tolerance``, and why."""
     out: dict[str, str] = {}
@@ -223,7 +232,7 @@ def between(processes: Mapping[str, ProcessResult], a: str, b: str, tolerance: f
             continue
         why = other.output.differs(times.output, tolerance)
         if why:
-            out[workload] = f"results differ from {a}: {why}"
+            out[workload] = f"{DIFFER_FROM}{a}: {why}"
     return out
 
 

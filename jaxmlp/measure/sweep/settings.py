@@ -37,9 +37,7 @@ class Measuring(Plain):
     profile_dir: str | None = None  # also trace a few calls of each workload into <profile_dir>/<workload>
     precision: str = "f32"  # the built-in workloads' (`registry.PRECISIONS`); a user workload sets its own
     backend: str | None = None  # the JAX backend measured on (`registry.BACKENDS`; None: JAX's default device)
-    compiles: int = (
-        1  # compiles of each workload a process, the caches cleared before each: its compile time their median
-    )
+    compiles: int = 1  # compiles of each workload a process, caches cleared before each; its compile time: their median
 
     def __post_init__(self) -> None:
         errors.at_least("--compiles", self.compiles, 1, "compiles of each workload a process")
@@ -71,12 +69,12 @@ class Measuring(Plain):
 
     def for_workers(self) -> Measuring:
         """The same, each file spec with an absolute path, so that a worker finds it wherever it starts."""
-        return replace(self, workloads=tuple(spec if is_builtin(spec) else _absolute(spec) for spec in self.workloads))
+        return replace(self, workloads=tuple(spec if is_builtin(spec) else _forms(spec)[0] for spec in self.workloads))
 
     @property
     def workload_source(self) -> str:
         """The workloads as results record them (inside the current folder relative to it, else absolute)."""
-        return ",".join(spec if is_builtin(spec) else _recorded(spec) for spec in self.specs)
+        return ",".join(spec if is_builtin(spec) else _forms(spec)[1] for spec in self.specs)
 
     def as_recorded(self, text: str) -> str:
         """A worker's words with each workload as results record it, not as the worker was given it."""
@@ -88,14 +86,6 @@ class Measuring(Plain):
     def probing(self) -> Measuring:
         """The same, for a cell's probe process: what each workload compiled recorded too."""
         return replace(self, program_facts=True)
-
-
-def _absolute(spec: str) -> str:
-    return _forms(spec)[0]
-
-
-def _recorded(spec: str) -> str:
-    return _forms(spec)[1]
 
 
 def _forms(spec: str) -> tuple[str, str]:

@@ -5,7 +5,6 @@ added to a comparison that is not yet settled, as `jaxmlp track` adds them, unti
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -17,6 +16,7 @@ from jaxmlp.measure import workers
 from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.noise import neighbour
 from jaxmlp.measure.records import ProcessResult
+from jaxmlp.measure.sweep.budget import Stopwatch, Taken
 from jaxmlp.measure.sweep.matrix import Failure, Progress, Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.wall_or_cpu import choose, steady
@@ -117,27 +117,41 @@ def one_trial(
     said: Say,
 ) -> tuple[Trial, Mapping[str, Any]]:
     """One trial: ``trials.processes`` rounds of every group, then rounds of the groups of the comparisons not yet
-    settled (``more``) while what is left of ``trials.budget`` minutes fits them; with the first process's
-    metadata."""
-    began = time.monotonic()
+    settled (``more``) while what is left of ``trials.budget`` minutes fits them (`Taken.fit`: each process at the
+    slowest so far); with the first process's metadata. Rounds that end past the budget all the same
+    settle nothing: a comparison still open before them ends as it was then."""
+    began, budget = time.monotonic(), trials.budget * 60
     settled: dict[str, tuple[Comparison, float]] = {}  # a comparison as it settled, and when: kept as it was
     results: dict[str, list[ProcessResult]] = {name: [] for name in runners}
-    groups, rounds = dict(runners), trials.processes
+    groups, rounds, taken = dict(runners), trials.processes, Taken()
+    before: Trial | None = None  # the trial as judged before the last rounds, which were planned to fit the budget
     while True:
-        done, failed = run_rounds(groups, rounds, None, path, workers.FIRST_SECONDS, say=said)
+        watch = Stopwatch(time.monotonic)
+        done, failed = run_rounds(groups, rounds, watch.tick, path, workers.FIRST_SECONDS, say=said)
         _merge(number, results, done, failed)
         trial = judged(number, results, name, detector)
+        taken = watch.taken(taken)
         elapsed = time.monotonic() - began
-        needs = {key: more(getattr(trial, key)) for key in SIDES if key not in settled}
+        open_ = [key for key in SIDES if key not in settled]
+        if before is not None and elapsed > budget:  # past the budget: what these rounds settled is not kept
+            late = replace(trial, **{key: getattr(before, key) for key in open_})
+            return _ended(late, settled, elapsed), results["A"][0].metadata
+        needs = {key: more(getattr(trial, key)) for key in open_}
         settled.update({key: (getattr(trial, key), elapsed) for key, n in needs.items() if not n})
         groups = {g: runners[g] for key, n in needs.items() if n for g in SIDES[key]}
-        per_process = elapsed / sum(map(len, results.values()))
-        fit = math.floor((trials.budget * 60 - elapsed) / (per_process * len(groups))) if groups else 0
-        rounds = min(max(needs.values(), default=0), fit)
+        rounds = min(max(needs.values(), default=0), taken.fit(budget - elapsed, groups))
         if rounds < 1:
-            ended = {key: settled.get(key, (getattr(trial, key), elapsed)) for key in SIDES}
-            trial = replace(trial, **{key: c for key, (c, _) in ended.items()})
-            return replace(trial, seconds={key: s for key, (_, s) in ended.items()}), results["A"][0].metadata
+            return _ended(trial, settled, elapsed), results["A"][0].metadata
+        before = trial
+
+
+def _ended(trial: Trial, settled: Mapping[str, tuple[Comparison, float]], elapsed: float) -> Trial:
+    """The trial as it ends: each comparison as it settled and when, one never settled as judged last, at
+    ``elapsed``."""
+    ended = {key: settled.get(key, (getattr(trial, key), elapsed)) for key in SIDES}
+    return replace(
+        trial, seconds={key: s for key, (_, s) in ended.items()}, **{key: c for key, (c, _) in ended.items()}
+    )
 
 
 def _merge(

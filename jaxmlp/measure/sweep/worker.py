@@ -132,9 +132,19 @@ def traced(workload: Any, calls: int, folder: Path) -> None:
             jax.block_until_ready(fn(*workload.args))  # type: ignore[no-untyped-call]
 
 
+def pin(cpu: int) -> None:
+    """Every thread of this process onto ``cpu``, those started before it too (numpy's BLAS pool, started at import,
+    would otherwise run on any CPU)."""
+    tasks = Path("/proc/self/task")
+    for task in sorted(tasks.iterdir()) if tasks.is_dir() else []:
+        with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(task.name), {cpu})
+    os.sched_setaffinity(0, {cpu})
+
+
 def _measure(measuring: Measuring) -> ProcessResult:
     if measuring.pin_cpu is not None:  # before JAX starts: XLA sizes its thread pool from this process's affinity
-        os.sched_setaffinity(0, {measuring.pin_cpu})
+        pin(measuring.pin_cpu)
     return measure_process(measuring)
 
 

@@ -35,24 +35,5 @@ TO_ACCURACY = Question("tta", "Time to accuracy", ANCHOR.tta)
 PEAK_MEMORY = Question("memory", "Peak memory", ANCHOR.benchmarks, True)
 LARGE_FOLDER = Question("results_folder", "How fast the report reads a large folder", ANCHOR.benchmarks, True)
 
-QUESTIONS = (
-    JIT,
-    VMAP,
-    LOADER,
-    FLOOR_DISTANCE,
-    CPU_VS_ACCELERATOR,
-    OPERATIONS,
-    SLOWER_RELEASE,
-    ACROSS_RELEASES,
-    WHICH_RELEASE,
-    TRACKED,
-    SCALING_ANSWER,
-    TIME_GOES,
-    CHANGES,
-    TRAINED,
-    GOALS_MET,
-    TO_ACCURACY,
-    PEAK_MEMORY,
-    LARGE_FOLDER,
-)
-"""Every question, in the order the README asks them and `findings` answers them."""
+QUESTIONS = tuple(q for q in list(globals().values()) if isinstance(q, Question))
+"""Every question above, in the order the README asks them and `findings` answers them (the order defined)."""

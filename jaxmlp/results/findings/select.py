@@ -9,22 +9,11 @@ import pandas as pd
 
 from jaxmlp import registry
 from jaxmlp.registry import Benchmark
-from jaxmlp.results.schema.machines import ENVIRONMENT, MACHINE, environment, machine, machine_of
+from jaxmlp.results.schema.machines import ENVIRONMENT, MACHINE, environment
+from jaxmlp.results.schema.machines import machine as machine
+from jaxmlp.results.schema.machines import machine_of as machine_of
 from jaxmlp.results.store import layout
 from jaxmlp.results.tables import RunTables, is_scaling
-
-__all__ = [
-    "MACHINE",
-    "OLDER",
-    "Parts",
-    "evidence",
-    "machine",
-    "machine_of",
-    "newest_per_backend",
-    "runs_of",
-    "stamp_of",
-    "timed",
-]
 
 UNTIMED_SIZES = ("smoke",)
 """Benchmark sizes that run every step once to check it works: too short to answer how fast."""

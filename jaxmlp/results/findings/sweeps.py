@@ -21,11 +21,11 @@ from jaxmlp.results.store.memo import IndexMemo
 from jaxmlp.results.sweep.cells import ignored_cells, ignored_words
 from jaxmlp.results.sweep.compared import TimelineColumn, column_said, timeline_columns
 from jaxmlp.results.sweep.views import is_timeline, sweep_steps, sweeps
-from jaxmlp.stats import FASTER, INCONCLUSIVE, SAME, SLOWER
+from jaxmlp.stats import FASTER, INCONCLUSIVE, RESULTS_DIFFER, SAME, SLOWER
 from jaxmlp.units import interval, p_value, ratio
 
 UNDECIDED = "insufficient data"
-FLAGGED = (SLOWER, FASTER, "results differ")
+FLAGGED = (SLOWER, FASTER, RESULTS_DIFFER)
 
 
 def _unsettled(steps: pd.DataFrame) -> str:
@@ -50,6 +50,8 @@ def _ignored(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
 def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
     flagged = isinstance(row.get("xla_flags"), str) and bool(row["xla_flags"])
     flags = f" [XLA_FLAGS {row['xla_flags']}]" if flagged else ""
+    if row["verdict"] == RESULTS_DIFFER:  # nothing on time
+        return f"{row['benchmark']}{flags} {row['from']} → {row['to']} (not compared on time{_ignored(row, ignored)})"
     p = min(row["p_slower"], row["p_faster"])
     return (
         f"{row['benchmark']}{flags} {row['from']} → {row['to']} {ratio(row['ratio'])} "
@@ -60,7 +62,7 @@ def _step_words(row: pd.Series, ignored: set[tuple[str, str]]) -> str:
 def sweep_verdict(rows: pd.DataFrame, steps: pd.DataFrame, cells: CellsDocument | None = None) -> str | None:
     """A version matrix's one-line verdict from its steps; None where every comparison has insufficient data."""
     ignored = ignored_cells(cells)
-    if steps.empty or steps["p_slower"].isna().all():
+    if steps.empty or (steps["p_slower"].isna().all() and not (steps["verdict"] == RESULTS_DIFFER).any()):
         return None
     span = f"releases {', '.join(sorted(rows['release'].unique(), key=registry.version_key))}"
     flagged = steps[steps["verdict"].isin(FLAGGED)]

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from typing import Any
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.schema.bench import BenchmarkDocument
 from jaxmlp.results.schema.bisect import BisectDocument
-from jaxmlp.results.schema.common import (
-    BENCH,
-    BISECT,
-    CEILINGS,
-    CELLS,
-    CORPUS,
-    EXPLAIN,
-    ROOFLINE,
-    SCALING,
-    SWEEP,
-    TRACK,
-    TRAIN,
-    TRIALS,
-    TTA,
-    VALIDATION,
-)
+from jaxmlp.results.schema.common import BENCH, SCALING, SWEEP
 from jaxmlp.results.schema.corpus import CorpusDocument
 from jaxmlp.results.schema.explain import ExplainDocument
 from jaxmlp.results.schema.roofline import CeilingsDocument, RooflineDocument
@@ -63,20 +49,8 @@ def parse(raw: object) -> Document:
 
 
 TYPED: Mapping[str, Any] = {
-    BENCH: BenchmarkDocument,
-    SCALING: BenchmarkDocument,
-    SWEEP: BenchmarkDocument,
-    TRAIN: TrainDocument,
-    TRIALS: TrialsDocument,
-    TTA: TtaDocument,
-    BISECT: BisectDocument,
-    CEILINGS: CeilingsDocument,
-    ROOFLINE: RooflineDocument,
-    EXPLAIN: ExplainDocument,
-    VALIDATION: ValidationDocument,
-    CELLS: CellsDocument,
-    CORPUS: CorpusDocument,
-    TRACK: TrackDocument,
+    **dict.fromkeys((BENCH, SCALING, SWEEP), BenchmarkDocument),
+    **{cls.written_kind: cls for cls in typing.get_args(Document)[1:]},  # each other a `ResultFile` of its kind
 }
 """The document class of each kind (`common.KINDS`): each reads its JSON with ``from_json``."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,6 @@ from typing import Any
 import jaxmlp.results.schema.fields as fields
 from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
-from jaxmlp.jsonio import number
 from jaxmlp.results.schema.common import BENCH, JSON, KIND, METADATA_KEY, SCALING, SWEEP, header
 from jaxmlp.results.schema.machines import machine
 from jaxmlp.stats import quantile
@@ -21,17 +21,17 @@ from jaxmlp.stats import quantile
 class Stats:
     """One benchmark's statistics over its rounds, and the rounds' raw times (seconds)."""
 
-    min: float
-    max: float
-    mean: float
-    stddev: float
-    median: float
-    q1: float
-    q3: float
-    iqr: float
-    rounds: int  # how many samples (pytest-benchmark's word)
-    outliers: str
-    data: tuple[float, ...]  # the raw samples; empty where the file was written without --benchmark-save-data
+    min: float = math.nan  # NaN: not in the file, or null
+    max: float = math.nan
+    mean: float = math.nan
+    stddev: float = math.nan
+    median: float = math.nan
+    q1: float = math.nan
+    q3: float = math.nan
+    iqr: float = math.nan
+    rounds: int = 0  # how many samples (pytest-benchmark's word)
+    outliers: str = ""
+    data: tuple[float, ...] = ()  # the raw samples; empty where the file was written without --benchmark-save-data
 
     @classmethod
     def of(cls, data: Sequence[float]) -> Stats:
@@ -56,15 +56,8 @@ class Stats:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], where: str = "stats") -> Stats:
-        """The statistics of a file's row, each field checked (`fields`); a null summary reads as NaN."""
-        at = f"{where}."
-        values = {key: number(fields.optional(doc, key, at, fields.NUMBER)) for key in SECONDS}
-        return cls(
-            **values,
-            rounds=int(fields.optional(doc, "rounds", at, fields.WHOLE, 0)),
-            outliers=str(fields.optional(doc, "outliers", at, fields.TEXT, "")),
-            data=fields.numbers(doc.get("data") or [], at + "data"),
-        )
+        """The statistics of a file's row, each field checked (`fields.record`); a null summary reads as NaN."""
+        return fields.record(cls, doc, where)
 
     def to_json(self) -> JSON:
         out: JSON = {key: getattr(self, key) for key in SECONDS}

@@ -8,7 +8,7 @@ from typing import Any
 
 from jaxmlp.measure.bisection import Bisection
 from jaxmlp.measure.sweep.settings import Bisect, Detector, Matrix, Measuring
-from jaxmlp.results.schema.common import BISECT, JSON, header
+from jaxmlp.results.schema.common import BISECT, JSON, ResultFile, header
 
 
 def recorded(settings: Bisect, workload: str, measuring: Measuring, matrix: Matrix, detector: Detector) -> JSON:
@@ -31,7 +31,7 @@ def recorded(settings: Bisect, workload: str, measuring: Measuring, matrix: Matr
 
 
 @dataclass(frozen=True)
-class BisectDocument:
+class BisectDocument(ResultFile, kind=BISECT):
     metadata: Mapping[str, Any]
     settings: Mapping[str, Any]  # workload, quantity, processes, threshold, alpha, flags, data
     bisection: Bisection

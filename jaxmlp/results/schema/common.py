@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
+
+from jaxmlp import jsonio
 
 KIND = "kind"
 SCHEMA_VERSION = "schema_version"
@@ -54,3 +56,16 @@ def header(kind: str) -> JSON:
     """The first two keys of every file written now."""
     assert kind in KINDS
     return {KIND: kind, SCHEMA_VERSION: CURRENT}
+
+
+class ResultFile(jsonio.Plain):
+    """A result file's dataclass: its fields as `jsonio` writes them, after the `header` of its kind (``kind=``)."""
+
+    written_kind: ClassVar[str]
+
+    def __init_subclass__(cls, kind: str = "", **rest: Any) -> None:
+        super().__init_subclass__(**rest)
+        cls.written_kind = kind
+
+    def to_json(self) -> JSON:
+        return {**header(self.written_kind), **jsonio.to_json(self)}

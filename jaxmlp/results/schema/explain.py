@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmlp import jsonio
-from jaxmlp.results.schema.common import EXPLAIN, JSON, header
+from jaxmlp.results.schema.common import EXPLAIN, JSON, ResultFile, header
 
 SAME_HLO = "same optimized HLO: the change is below HLO, in the backend's code generation or runtime"
 
@@ -48,7 +48,7 @@ class OpTime:
 
 
 @dataclass(frozen=True)
-class ExplainDocument:
+class ExplainDocument(ResultFile, kind=EXPLAIN):
     """Two releases of one workload compared: fingerprints, whether the optimized HLO (and its instructions) is the
     same, what changed, steady states, compile and operation times; ``notes`` say what could not be had and why."""
 
@@ -77,7 +77,3 @@ class ExplainDocument:
         """Its fields in order, ``same_hlo`` (derived) after ``fingerprints``."""
         fields = jsonio.to_json(self)
         return {**header(EXPLAIN), **dict(itertools.islice(fields.items(), 5)), "same_hlo": self.same_hlo, **fields}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ExplainDocument:
-        return jsonio.from_json(cls, doc)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import types
+import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
-from jaxmlp import registry
+from jaxmlp import jsonio, registry
 from jaxmlp.errors import JaxmlpError
+
+T = TypeVar("T")
 
 NUMBER = "a number"
 WHOLE = "a whole number"
@@ -58,12 +63,6 @@ ROW_FIELDS: Mapping[str, str] = {
             "k",
             "torch_threads",
             "scan_unroll",
-            "config_batch_size",
-            "config_workers",
-            "config_epochs",
-            "config_seed",
-            "config_limit",
-            "config_processes",
         ),
         WHOLE,
     ),
@@ -78,13 +77,11 @@ ROW_FIELDS: Mapping[str, str] = {
             "dataset",
             "timestamp",
             "peak_rss_scope",
-            "config_pipeline",
-            "config_precision",
-            "config_dataset",
-            "config_backend",
         ),
         TEXT,
     ),
+    **{f"config_{key}": WHOLE for key in ("batch_size", "workers", "epochs", "seed", "limit", "processes")},
+    **{f"config_{key}": TEXT for key in ("pipeline", "precision", "dataset", "backend")},  # `jaxmlp train`'s settings
     **dict.fromkeys(("reached", "diverged"), FLAG),
     **{key: wanted for key, wanted in METADATA_FIELDS.items() if wanted is not None},
 }
@@ -132,6 +129,14 @@ def wrong(where: str, value: object, wanted: str) -> DamagedField:
     )
 
 
+def missing(where: str) -> JaxmlpError:
+    """The one line for a field that is not there."""
+    return JaxmlpError(
+        f"field {where} is missing: the file was damaged or edited, or is not one jaxmlp wrote; "
+        "restore it, or move it out of the results folder and measure again"
+    )
+
+
 def is_a(value: object, wanted: str) -> bool:
     """Whether ``value`` is of the type ``wanted`` names (`NUMBER`, `WHOLE`, `TEXT`, `FLAG`, `OBJECT`, `LIST`)."""
     if wanted == NUMBER:
@@ -162,10 +167,7 @@ def typed(value: object, where: str, wanted: str, *, null: bool = False) -> Any:
 def field(doc: Mapping[str, Any], key: str, where: str, wanted: str, *, null: bool = False) -> Any:
     """``doc[key]``, present and ``wanted`` (or null, where ``null``); missing: a `JaxmlpError` naming it."""
     if key not in doc:
-        raise JaxmlpError(
-            f"field {where}{key} is missing: the file was damaged or edited, or is not one jaxmlp wrote; "
-            "restore it, or move it out of the results folder and measure again"
-        )
+        raise missing(where + key)
     return typed(doc[key], where + key, wanted, null=null)
 
 
@@ -210,3 +212,44 @@ def numbers(values: object, where: str) -> tuple[float, ...]:
     """A list of numbers (a benchmark's samples), each checked."""
     items: Sequence[Any] = typed(values, where, LIST)
     return tuple(float(typed(x, f"{where}[{i}]", NUMBER)) for i, x in enumerate(items))
+
+
+SIMPLE = {str: TEXT, bool: FLAG, int: WHOLE, float: NUMBER}
+"""The type each plain annotation reads (a float may be null: NaN, as `jsonio` writes it)."""
+
+
+def record(cls: type[T], doc: object, where: str = "") -> T:
+    """A dataclass from a file's object (`jsonio.from_json`), each field first checked against its annotation."""
+    check(cls, doc, where)
+    return jsonio.from_json(cls, doc)  # type: ignore[arg-type]
+
+
+def check(kind: Any, value: object, where: str) -> None:
+    """``value`` checked against the type ``kind``: a dataclass's fields (each without a default present, any other
+    where not null), a list's items and an object's values in turn; a wrong one is `wrong`, a missing one `missing`."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    at = f"{where}." if where else ""
+    if origin in (typing.Union, types.UnionType):
+        if value is not None:
+            (inner,) = (a for a in args if a is not type(None))  # X | None
+            check(inner, value, where)
+    elif dataclasses.is_dataclass(kind):
+        doc, hints = typed(value, where, OBJECT), jsonio.hints(kind)  # type: ignore[arg-type]
+        for f in dataclasses.fields(kind):
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            if required and f.name not in doc:
+                raise missing(at + f.name)
+            if required or doc.get(f.name) is not None:
+                check(hints[f.name], doc[f.name], at + f.name)
+    elif kind in SIMPLE:
+        typed(value, where, SIMPLE[kind], null=kind is float)
+    elif origin is tuple or origin is list:
+        items = typed(value, where, LIST)
+        each = args[:1] * len(items) if args[1:] == (...,) or origin is list else args
+        if len(each) != len(items):
+            raise wrong(where, items, f"a list of {len(each)}")
+        for i, (k, v) in enumerate(zip(each, items)):
+            check(k, v, f"{where}[{i}]")
+    elif origin in (dict, Mapping) or (isinstance(kind, type) and hasattr(kind, "from_json")):
+        for k, v in typed(value, where, OBJECT).items():
+            check(args[1] if args else Any, v, f"{at}{k}")

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
-from jaxmlp import jsonio, registry
-from jaxmlp.results.schema.common import CEILINGS, JSON, ROOFLINE, header
+from jaxmlp import registry
+from jaxmlp.results.schema.common import CEILINGS, ROOFLINE, ResultFile
 
 CEILINGS_KEYS = (registry.HOST, registry.CPU_MODEL, "cpu_affinity", "jax", "jaxlib", "backend", "device_kind")
 """What makes two environments the same for their ceilings: the machine, its cores, the release and the device."""
@@ -30,12 +30,9 @@ CEILING_FIELDS = {
 
 
 @dataclass(frozen=True)
-class CeilingsDocument:
+class CeilingsDocument(ResultFile, kind=CEILINGS):
     metadata: Mapping[str, Any]
     ceilings: Mapping[str, Any]  # flops_per_second, bytes_per_second and what each was the best of
-
-    def to_json(self) -> JSON:
-        return {**header(CEILINGS), **jsonio.to_json(self)}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> CeilingsDocument:
@@ -53,16 +50,9 @@ class CeilingsDocument:
 
 
 @dataclass(frozen=True)
-class RooflineDocument:
+class RooflineDocument(ResultFile, kind=ROOFLINE):
     metadata: Mapping[str, Any]
     ceilings: Mapping[str, Any]
     ceilings_file: str  # where the ceilings were kept (measured by this run, or an earlier one here)
     points: Mapping[str, Mapping[str, Any]]  # by workload: `jaxmlp.results.tables.roofline.point`
     settings: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> JSON:
-        return {**header(ROOFLINE), **jsonio.to_json(self)}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> RooflineDocument:
-        return jsonio.from_json(cls, doc)

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmlp import jsonio, registry
+from jaxmlp import registry
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.results.schema.bench import BenchmarkDocument, BenchmarkRow, Stats
-from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, header
+from jaxmlp.results.schema.common import CELLS, JSON, SWEEP, ResultFile
 
 SWEEP_EXTRA = (
     "jax",
@@ -52,14 +52,22 @@ def own_peaks(processes: Sequence[ProcessResult]) -> tuple[float, ...]:
     return tuple(float(x) for x in peaks)  # type: ignore[arg-type]
 
 
+PAIRWISE = "results_differ_pairs"
+"""A sweep cell's metadata and rows: true where its ``results_differ`` names the cells it is compared with whose
+values differ from its own (`jaxmlp.measure.sweep.pairs.recorded`); absent in older files, which name the first cell
+only (`jaxmlp.results.sweep.compared` reads them as they were)."""
+
+
 @dataclass(frozen=True)
 class SweepDocument:
-    """One cell of a sweep's matrix, a worker process a sample; ``differs``: workloads whose results differ, and why."""
+    """One cell of a sweep's matrix, a worker process a sample; ``differs``: workloads whose results differ, and why
+    (``pairwise``: from the cells it is compared with, `PAIRWISE`; else from the first cell)."""
 
     label: str  # the version (or the name it was given with --env LABEL=PYTHON)
     processes: tuple[ProcessResult, ...]
     datetime: str
     differs: Mapping[str, str] = field(default_factory=dict)
+    pairwise: bool = False
 
     def benchmark_rows(self) -> tuple[BenchmarkRow, ...]:
         """A `BenchmarkRow` per measured quantity; each raw sample is one process's value."""
@@ -70,6 +78,8 @@ class SweepDocument:
         for workload in dict.fromkeys(w for p in self.processes for w in p.workloads):  # one a process failed too
             runs = [p.workloads[workload] for p in self.processes if workload in p.workloads]
             facts = {**extra, "calls": len(runs[0].call_seconds) + 1, "results_differ": self.differs.get(workload)}
+            if self.pairwise:
+                facts[PAIRWISE] = True
             if nodes:
                 facts["nodes"] = ",".join(nodes)
             for bench, group, attribute in QUANTITIES:
@@ -102,6 +112,7 @@ class SweepDocument:
             "sweep_label": self.label,
             "processes": len(self.processes),
             "results_differ": dict(self.differs),
+            **({PAIRWISE: True} if self.pairwise else {}),
         }
         plain = BenchmarkDocument(self.benchmark_rows(), meta, self.datetime, meta.get("commit"), SWEEP)
         raw = [p.to_json() for p in self.processes]
@@ -119,6 +130,7 @@ class SweepDocument:
             tuple(ProcessResult.from_json(p) for p in raw),
             str(doc.datetime),
             dict(doc.metadata.get("results_differ") or {}),
+            doc.metadata.get(PAIRWISE) is True,
         )
 
 
@@ -142,16 +154,9 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class CellsDocument:
+class CellsDocument(ResultFile, kind=CELLS):
     """The matrix of one sweep, cell by cell: a cell that could not run says why here, not as a crash."""
 
     cells: tuple[Cell, ...]
     complete: bool = True  # False: the sweep was stopped before its last round (`jaxmlp sweep resume` goes on)
     limit_seconds: float = math.nan  # each worker process's time limit (NaN: written before limits)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> CellsDocument:
-        return jsonio.from_json(cls, doc)
-
-    def to_json(self) -> JSON:
-        return {**header(CELLS), **jsonio.to_json(self)}

@@ -9,16 +9,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jaxmlp import jsonio
-from jaxmlp.jsonio import number
-from jaxmlp.results.schema.common import JSON, TRACK, header
-from jaxmlp.results.schema.fields import LIST, NUMBER, OBJECT, TEXT, typed
+from jaxmlp.jsonio import Plain
+from jaxmlp.results.schema.common import JSON, TRACK, ResultFile
+from jaxmlp.results.schema.fields import LIST, OBJECT, TEXT, record
 from jaxmlp.results.schema.fields import field as checked
 from jaxmlp.stats import Comparison
 
 
 @dataclass(frozen=True)
-class Tracked:
+class Tracked(Plain):
     """One comparison of a tracked release: ``release`` against ``baseline`` (``against``: ``previous`` or
     ``pinned``) on one workload's steady state, its comparison, its verdict (slower, faster, the same,
     inconclusive), where inconclusive, about how many more processes a side would settle it (0: unknown or not
@@ -41,29 +40,9 @@ class Tracked:
     metric: str = ""
     metric_why: str = ""
 
-    def to_json(self) -> JSON:
-        return jsonio.to_json(self)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], where: str) -> Tracked:
-        return cls(
-            checked(doc, "workload", where, TEXT),
-            checked(doc, "release", where, TEXT),
-            checked(doc, "baseline", where, TEXT),
-            checked(doc, "against", where, TEXT),
-            Comparison.from_json(checked(doc, "comparison", where, OBJECT)),
-            checked(doc, "verdict", where, TEXT),
-            int(doc.get("settle") or 0),
-            checked(doc, "explanation", where, TEXT),
-            checked(doc, "unexplained", where, TEXT),
-            str(doc.get("differs") or ""),  # written from the results-differ rule on; older files: ""
-            str(doc.get("metric") or ""),  # schema version 9 on; older files: wall time, unsaid
-            str(doc.get("metric_why") or ""),
-        )
-
 
 @dataclass(frozen=True)
-class TrackDocument:
+class TrackDocument(ResultFile, kind=TRACK):
     """One call of `jaxmlp track`: ``series`` (``machine``: its label; ``workloads``: their names), where it
     started the series (``start``: why; "" for a series begun before), the last release tracked before it, the
     pinned release, the releases measured side by side and those it now tracks (measured, or the start), each
@@ -95,26 +74,12 @@ class TrackDocument:
 
     def to_json(self) -> JSON:
         series = {"machine": self.machine, "workloads": list(self.workloads)}  # only these, as text
-        return {**header(TRACK), **jsonio.to_json(self), "series": series}
+        return {**super().to_json(), "series": series}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> TrackDocument:
+        """The call's record, each field checked (`record`), its series' machine and workloads too."""
         series = checked(doc, "series", "", OBJECT)
         checked(series, "machine", "series.", TEXT)
         checked(series, "workloads", "series.", LIST)
-        return cls(
-            checked(doc, "metadata", "", OBJECT),
-            series,
-            checked(doc, "settings", "", OBJECT),
-            checked(doc, "start", "", TEXT),
-            checked(doc, "last", "", TEXT),
-            checked(doc, "pinned", "", TEXT),
-            tuple(str(v) for v in checked(doc, "measured", "", LIST)),
-            tuple(str(v) for v in checked(doc, "tracked", "", LIST)),
-            tuple(
-                Tracked.from_json(typed(c, f"comparisons.{i}", OBJECT), f"comparisons.{i}.")
-                for i, c in enumerate(checked(doc, "comparisons", "", LIST))
-            ),
-            {str(k): str(v) for k, v in checked(doc, "unmeasured", "", OBJECT).items()},
-            number(checked(doc, "seconds", "", NUMBER, null=True)),
-        )
+        return record(cls, doc)

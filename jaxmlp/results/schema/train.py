@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
-from jaxmlp import jsonio
-from jaxmlp.results.schema.common import JSON, TRAIN, header
+from jaxmlp.results.schema.common import TRAIN, ResultFile
 
 
 @dataclass(frozen=True)
-class TrainDocument:
+class TrainDocument(ResultFile, kind=TRAIN):
     records: tuple[Mapping[str, Any], ...]
 
     @classmethod
@@ -20,9 +19,6 @@ class TrainDocument:
         """The file's epochs, each field the type the tables read (`fields`), or a `JaxmlpError` naming it."""
         records = fields.field(doc, "records", "", fields.LIST)
         return cls(tuple(_record(r, f"records[{i}]") for i, r in enumerate(records)))
-
-    def to_json(self) -> JSON:
-        return {**header(TRAIN), **jsonio.to_json(self)}
 
 
 def _record(doc: object, where: str) -> dict[str, Any]:

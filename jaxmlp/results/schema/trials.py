@@ -10,7 +10,7 @@ from typing import Any
 
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
 from jaxmlp.measure.sweep.trials import Trial
-from jaxmlp.results.schema.common import JSON, TRIALS, header
+from jaxmlp.results.schema.common import JSON, TRIALS, ResultFile, header
 
 FLAGGED = ("regression", "improvement")
 
@@ -60,7 +60,7 @@ def wilson(found: int, of: int, z: float = 1.959964) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class TrialsDocument:
+class TrialsDocument(ResultFile, kind=TRIALS):
     metadata: Mapping[str, Any]
     settings: TrialSettings
     trials: tuple[Trial, ...]
@@ -92,11 +92,6 @@ class TrialsDocument:
     def median_ratio(self, side: str) -> float:
         """The median ratio of medians of the trials' ``injected`` or ``aa`` comparisons."""
         return float(statistics.median(getattr(t, side).ratio for t in self.trials))
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> TrialsDocument:
-        trials = tuple(Trial.from_json(t) for t in doc["trials"])
-        return cls(dict(doc["metadata"]), TrialSettings(**doc["settings"]), trials)
 
     def to_json(self) -> JSON:
         return {

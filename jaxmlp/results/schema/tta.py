@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jaxmlp.results.schema.fields as fields
-from jaxmlp import jsonio
 from jaxmlp.results.schema.bench import METADATA_NESTED
-from jaxmlp.results.schema.common import JSON, TTA, header
+from jaxmlp.results.schema.common import TTA, ResultFile
 
 SETTING_FIELDS = {**fields.ROW_FIELDS, "runs": fields.WHOLE, "eval_every": fields.WHOLE, "max_epochs": fields.WHOLE}
 SETTING_LISTS = {"pipelines": fields.LIST, "precisions": fields.LIST}
@@ -25,7 +24,7 @@ REQUIRED = {
 
 
 @dataclass(frozen=True)
-class TtaDocument:
+class TtaDocument(ResultFile, kind=TTA):
     settings: Mapping[str, Any]  # target, runs, pipelines, precisions, eval_every, max_epochs, batch size, data
     metadata: Mapping[str, Any]  # `jaxmlp.measure.environment.metadata` of the device
     runs: tuple[Mapping[str, Any], ...]  # `jaxmlp.measure.tta.TtaRun.to_json` each
@@ -39,9 +38,6 @@ class TtaDocument:
             fields.scalars(doc.get("metadata") or {}, "metadata", METADATA_NESTED),
             tuple(_run(run, f"runs[{i}]") for i, run in enumerate(runs)),
         )
-
-    def to_json(self) -> JSON:
-        return {**header(TTA), **jsonio.to_json(self)}
 
 
 def _run(doc: object, where: str) -> dict[str, Any]:

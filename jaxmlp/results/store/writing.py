@@ -194,21 +194,19 @@ def document_name(document: Document) -> str:
         return layout.name(
             layout.TTA, document.metadata.get("timestamp"), document.settings.get("dataset"), suffix=".json"
         )
-    if isinstance(document, BisectDocument):
-        return layout.BISECT_FILE
-    if isinstance(document, CellsDocument):
-        return layout.CELLS_FILE
-    if isinstance(document, ExplainDocument):
-        return layout.EXPLAIN_FILE
-    if isinstance(document, CeilingsDocument):
-        return layout.name(layout.CEILINGS, document.metadata.get("timestamp"), suffix=".json")
-    if isinstance(document, RooflineDocument):
-        return layout.name(layout.ROOFLINE, document.metadata.get("timestamp"), suffix=".json")
-    if isinstance(document, ValidationDocument):
-        return layout.VALIDATION_FILE
-    if isinstance(document, TrackDocument):
-        return layout.TRACK_FILE
-    return layout.TRIALS_FILE
+    if isinstance(document, (CeilingsDocument, RooflineDocument)):  # ceilings-<time>.json, roofline-<time>.json
+        return layout.name(document.written_kind, document.metadata.get("timestamp"), suffix=".json")
+    return FILES.get(type(document), layout.TRIALS_FILE)
+
+
+FILES: dict[type, str] = {
+    BisectDocument: layout.BISECT_FILE,
+    CellsDocument: layout.CELLS_FILE,
+    ExplainDocument: layout.EXPLAIN_FILE,
+    ValidationDocument: layout.VALIDATION_FILE,
+    TrackDocument: layout.TRACK_FILE,
+}
+"""The name of each kind of document that is one file in its folder (any other: the detector trials')."""
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,9 +14,12 @@ from jaxmlp import changepoints, registry
 from jaxmlp.bimodal import Groups, groups_of
 from jaxmlp.blocks import compare_within
 from jaxmlp.changepoints import Change
+from jaxmlp.measure.sweep.matrix import cell_name
+from jaxmlp.measure.sweep.pairs import named
 from jaxmlp.registry import ALPHA, THRESHOLD
+from jaxmlp.results.schema.sweep import PAIRWISE
 from jaxmlp.results.store.memo import IndexMemo, samples_key
-from jaxmlp.stats import RESULT_FIELDS, Comparison, compare, verdict_line
+from jaxmlp.stats import RESULT_FIELDS, RESULTS_DIFFER, Comparison, compare, verdict_line
 from jaxmlp.units import duration, size
 
 
@@ -41,12 +45,34 @@ def _cell_samples(rows: pd.DataFrame, samples: pd.DataFrame) -> dict[tuple[str, 
     }
 
 
-def _differs(rows: pd.DataFrame) -> set[tuple[str, str, str]]:
-    """(release, flags, benchmark) of each row whose workload's values differed from the reference cell's."""
+Records = dict[tuple[str, str, str], tuple[str, bool]]
+"""Each row's record of the results that differ, by (release, flags, benchmark): the record, and whether it names the
+cells its cell is compared with (`schema.sweep.PAIRWISE`) or, an older file's, the first cell only."""
+
+
+def _records(rows: pd.DataFrame) -> Records:
+    """Each row whose values differed, with its record (`Records`)."""
     if "results_differ" not in rows:
-        return set()
+        return {}
     marked = rows[rows["results_differ"].notna()].assign(xla_flags=flags_of(rows))
-    return {(str(v), str(f), str(n)) for v, f, n in zip(marked["release"], marked["xla_flags"], marked["name"])}
+    pairwise = marked[PAIRWISE].eq(True) if PAIRWISE in marked else pd.Series(False, index=marked.index)
+    return {
+        (str(v), str(f), str(n)): (str(record), bool(p))
+        for v, f, n, record, p in zip(
+            marked["release"], marked["xla_flags"], marked["name"], marked["results_differ"], pairwise
+        )
+    }
+
+
+def apart(records: Records, old: tuple[str, str], new: tuple[str, str], name: str) -> bool:
+    """Whether the two sides of a comparison (``old`` and ``new``: release and flags) differ on benchmark ``name``:
+    either side's record names the other (`jaxmlp.measure.sweep.pairs.named`); an older file's record, against the
+    first cell only, marks every comparison of its cell, as it was read."""
+    for cell, other in ((new, old), (old, new)):
+        record, pairwise = records.get((*cell, name), ("", True))
+        if (record and not pairwise) or cell_name(*other) in named(record):
+            return True
+    return False
 
 
 class Pair(NamedTuple):
@@ -81,26 +107,26 @@ def _compared_names(rows: pd.DataFrame) -> list[str]:
 def pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
     """Each release and the one before it, benchmark by benchmark within each XLA-flags column, oldest first."""
     cells = _cell_samples(rows, samples)
-    differ = _differs(rows)
+    records = _records(rows)
     for flags in sorted({f for _, f in cells}):
         versions = sorted((v for v, f in cells if f == flags), key=registry.version_key)
         for name in _compared_names(rows):
             for old, new in zip(versions[:-1], versions[1:]):
                 (a, a_nodes), (b, b_nodes) = (_side(cells[(v, flags)], name) for v in (old, new))
-                marked = (old, flags, name) in differ or (new, flags, name) in differ
+                marked = apart(records, (old, flags), (new, flags), name)
                 yield Pair(name, flags, old, new, a, b, marked, a_nodes, b_nodes)
 
 
 def flag_pairs(rows: pd.DataFrame, samples: pd.DataFrame) -> Iterator[Pair]:
     """Each release with each XLA-flags value against the same release without flags, benchmark by benchmark."""
     cells = _cell_samples(rows, samples)
-    differ = _differs(rows)
+    records = _records(rows)
     for version, flags in sorted(cells, key=lambda key: (registry.version_key(key[0]), key[1])):
         if not flags or (version, "") not in cells:
             continue
         for name in _compared_names(rows):
             (a, a_nodes), (b, b_nodes) = (_side(cells[(version, f)], name) for f in ("", flags))
-            marked = (version, flags, name) in differ or (version, "", name) in differ
+            marked = apart(records, (version, ""), (version, flags), name)
             yield Pair(name, flags, version, version, a, b, marked, a_nodes, b_nodes)
 
 
@@ -157,6 +183,14 @@ def result_of(c: Comparison, verdict: str = "") -> dict[str, Any]:
     return {**{field: getattr(c, field) for field in RESULT_FIELDS}, "verdict": verdict or c.word}
 
 
+def pair_result(pair: Pair, c: Comparison) -> dict[str, Any]:
+    """A pair's `RESULT_FIELDS`: its comparison's, or where its two sides' results differ ``results differ`` and
+    nothing on time."""
+    if pair.differ:
+        return {**dict.fromkeys(RESULT_FIELDS, math.nan), "verdict": RESULTS_DIFFER}
+    return result_of(c)
+
+
 class TimelineColumn(NamedTuple):
     """One workload and XLA-flags column of a release timeline: its releases, samples and changes."""
 
@@ -166,6 +200,35 @@ class TimelineColumn(NamedTuple):
     samples: tuple[tuple[float, ...], ...]
     changes: tuple[Change, ...]
     benchmark: str = registry.SWEEP_STEADY.id  # what its samples are: a time, or bytes (`registry.SWEEP_BYTES`)
+    differ: tuple[tuple[str, str], ...] = ()  # neighbouring releases whose results differ (`apart`), older first
+
+
+def across(column: TimelineColumn, first: str, last: str) -> list[tuple[str, str]]:
+    """The neighbouring releases whose results differ (``column.differ``) from release ``first`` to ``last``."""
+    at = column.releases.index
+    return [(a, b) for a, b in column.differ if at(first) <= at(a) < at(last)]
+
+
+def change_apart(column: TimelineColumn, change: Change) -> bool:
+    """Whether a change compares across results that differ: its release against the one before it (a drift: from
+    its start; a transient: and against the one after), so that it has no verdict on time."""
+    after = column.releases.index(change.at) + 1
+    last = column.releases[after] if change.kind == "transient" and after < len(column.releases) else change.at
+    return bool(across(column, change.before, last))
+
+
+def differ_said(column: TimelineColumn) -> str:
+    """Each pair of neighbouring releases of ``column`` whose results differ, in words; "" where none does."""
+    return "; ".join(f"{b} against {a}: {RESULTS_DIFFER}, not compared on time" for a, b in column.differ)
+
+
+def column_words(column: TimelineColumn) -> list[str]:
+    """A timeline column's verdicts in words for the gate: ``results differ`` a pair of neighbours whose results
+    differ, then those of `column_verdicts` that compare no such pair."""
+    timed = [c for c in column.changes if not change_apart(column, c)]
+    ends = not column.changes and not across(column, column.releases[0], column.releases[-1])
+    words = [c.comparison.word for c in timed] + ([column_verdicts(column)[0].word] if ends else [])
+    return [RESULTS_DIFFER] * len(column.differ) + words
 
 
 def shown_of(benchmark: str) -> Callable[[Any], str]:
@@ -222,14 +285,17 @@ def column_said(column: TimelineColumn) -> str:
     """A timeline column's verdict in a line, then its bimodal releases."""
     groups = groups_said(column)
     if column.changes:
-        said = "; ".join(change_said(column, change) for change in column.changes)
+        timed = [change for change in column.changes if not change_apart(column, change)]
+        said = "; ".join(change_said(column, change) for change in timed)
+    elif across(column, column.releases[0], column.releases[-1]):
+        said = "no change found"
     else:
         (ends,) = column_verdicts(column)
         said = f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
         split = [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]
         if split:
             said += f" (pooling {' and '.join(split)}'s two groups)"
-    return f"{said}; {groups}" if groups else said
+    return "; ".join(part for part in (said, differ_said(column), groups) if part)
 
 
 TIMELINE_KIND = "timeline changes"
@@ -265,6 +331,7 @@ def _timeline_columns(
 ) -> list[tuple[TimelineColumn, list[tuple[str, ...]]]]:
     """A timeline's columns without their changes, each with its samples' nodes."""
     cells = _cell_samples(rows, samples)
+    records = _records(rows)
     steady = rows[rows["test"] == benchmark.id]
     workloads = dict(zip(steady["name"].astype(str), steady["workload"].astype(str)))
     found = []
@@ -276,6 +343,7 @@ def _timeline_columns(
             if len(kept) < 2:
                 continue
             labels, measured, nodes = [v for v, _, _ in kept], [x for _, x, _ in kept], [n for _, _, n in kept]
-            column = TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), (), benchmark.id)
+            differ = tuple((a, b) for a, b in zip(labels, labels[1:]) if apart(records, (a, flags), (b, flags), name))
+            column = TimelineColumn(workloads[name], flags, tuple(labels), tuple(measured), (), benchmark.id, differ)
             found.append((column, nodes))
     return found

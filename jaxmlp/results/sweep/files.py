@@ -17,6 +17,7 @@ from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.programs import HLO_TEXT
 from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.matrix import Failure, Measured, Outcome, Probed, Runner
+from jaxmlp.measure.sweep.pairs import recorded
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.results.schema.common import JSON, SWEEP_LOG, header
 from jaxmlp.results.schema.sweep import NODE, Cell, CellsDocument, SweepDocument
@@ -27,15 +28,17 @@ from jaxmlp.results.store.writing import ResultsStore, new_dir, write_gzip_new, 
 def to_document(
     label: str, processes: Sequence[ProcessResult], differs: Mapping[str, str] | None = None
 ) -> SweepDocument:
-    """One cell's processes as its sweep document (a pytest-benchmark file; a raw sample per process)."""
-    return SweepDocument(label, tuple(processes), datetime.datetime.now(datetime.UTC).isoformat(), dict(differs or {}))
+    """One cell's processes as its sweep document (a pytest-benchmark file; a raw sample per process), ``differs``
+    the workloads whose values differ from the cells it is compared with (`pairs.recorded`)."""
+    now = datetime.datetime.now(datetime.UTC).isoformat()
+    return SweepDocument(label, tuple(processes), now, dict(differs or {}), pairwise=True)
 
 
 def documents(measured: Measured) -> dict[str, SweepDocument]:
     """Each cell that ran, by name, as its document."""
-    runners = measured.probed.runners
+    runners, differs = measured.probed.runners, recorded(measured)
     return {
-        name: to_document(runners[name].label, processes, measured.differs.get(name))
+        name: to_document(runners[name].label, processes, differs.get(name))
         for name, processes in measured.processes.items()
     }
 

@@ -12,7 +12,7 @@ from jaxmlp import registry
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.results.store.frames import load
 from jaxmlp.results.store.writing import ResultsStore
-from jaxmlp.results.sweep.compared import column_verdicts, timeline_columns
+from jaxmlp.results.sweep.compared import column_words, timeline_columns
 from jaxmlp.results.sweep.views import is_timeline, release_verdicts, sweep_steps, sweeps
 from jaxmlp.stats import RESULTS_DIFFER, VERDICT_WORDS
 
@@ -66,12 +66,13 @@ def timeline_changes(folder: Path) -> list[FiledChange]:
 
 
 def folder_verdicts(folder: Path) -> list[str]:
-    """The verdicts of the sweep or timeline in ``folder``, ``results differ`` where a step's results differ."""
+    """The verdicts of the sweep or timeline in ``folder``, ``results differ`` where a comparison's two sides'
+    results differ (and no verdict on time for it)."""
     sweep = _sweep(folder)
     if sweep is None:
         return []
     if is_timeline(folder):
-        return [c.word for column in timeline_columns(*sweep) for c in column_verdicts(column)]
+        return [word for column in timeline_columns(*sweep) for word in column_words(column)]
     return [str(word) for word in sweep_steps(*sweep)["verdict"] if word in (*VERDICT_WORDS, RESULTS_DIFFER)]
 
 

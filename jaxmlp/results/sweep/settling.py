@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from jaxmlp import units
+from jaxmlp.measure.sweep.budget import Taken
 from jaxmlp.measure.sweep.matrix import Measured, Probed
 from jaxmlp.registry import THRESHOLD, version_key
 from jaxmlp.results.schema.track import Tracked
@@ -91,17 +91,20 @@ def settling(
     elapsed: float,
     processes: int,
     threshold: float = THRESHOLD,
+    taken: Taken | None = None,
 ) -> Settling:
-    """Rounds for the inconclusive comparisons' cells that fit in what is left of ``budget`` (minutes)."""
+    """Rounds for the inconclusive comparisons' cells that fit in what is left of ``budget`` (minutes), each
+    process at the slowest so far (``taken``: the probes' and the rounds' timed; None: the probes')."""
     comparisons = comparisons_of(measured, pairs, workloads, threshold)
     open_ = [t for t in unsettled(comparisons) if more_processes(t.comparison, threshold)]
     if not open_:  # every inconclusive one is given processes (`more_processes`): none is left
         return Settling((), 0, "")
     probed = measured.probed
     cells = tuple(sorted({c for t in open_ for c in (t.release, t.baseline) if c in probed.runners}, key=version_key))
-    per_round = sum(probed.seconds.get(c, 0.0) for c in cells)
+    taken = Taken(probed.seconds) if taken is None else taken
+    per_round = taken.per_round(cells)
     left = budget * 60 - elapsed - explain_cost(comparisons, probed)  # the changes found are explained first
-    fit = math.floor(left / per_round) if per_round > 0 else 0
+    fit = taken.fit(left, cells)
     if fit < 1:
         return Settling(
             (),

@@ -15,7 +15,7 @@ from jaxmlp.results.schema.trials import TrialsDocument
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.frames import sweep_rows
 from jaxmlp.results.store.memo import IndexMemo
-from jaxmlp.results.sweep.compared import Compared, Pair, comparisons, flag_pairs, flags_of, result_of
+from jaxmlp.results.sweep.compared import Compared, Pair, comparisons, flag_pairs, flags_of, pair_result, result_of
 from jaxmlp.results.tables import shows
 from jaxmlp.stats import RESULT_FIELDS, Comparison
 
@@ -68,7 +68,7 @@ STEP_COLUMNS = ["benchmark", "xla_flags", "from", "to", *RESULT_FIELDS]
 
 def _step(pair: Pair, c: Comparison) -> dict[str, Any]:
     said = {"benchmark": pair.name, "xla_flags": pair.flags, "from": pair.old, "to": pair.new}
-    return {**said, **result_of(c, "results differ" if pair.differ else "")}
+    return {**said, **pair_result(pair, c)}
 
 
 @shows(*registry.SWEEP_COMPARED)

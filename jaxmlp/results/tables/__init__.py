@@ -4,164 +4,78 @@ shows (`shows`)."""
 
 from __future__ import annotations
 
-from jaxmlp.results.tables.base import BEST, SHOWN, TIED, shows
-from jaxmlp.results.tables.bench import (
-    RUN_PEAK,
-    SHOWN_METADATA,
-    bandwidth_table,
-    benchmark_runs,
-    bf16_step_table,
-    compare_memory,
-    compare_samples,
-    jit_vs_eager,
-    memory_table,
-    peaks_are_own,
-    results_folder_table,
-    shown_metadata,
-    step_stats,
-    verdict_counts,
-    vmap_vs_loop,
-)
-from jaxmlp.results.tables.compare import undecidable, undecided_memory
-from jaxmlp.results.tables.derived import RunTables
-from jaxmlp.results.tables.floors import (
-    GEMM_UNAVAILABLE,
-    epoch_roofline,
-    floor_line,
-    floor_of,
-    floors,
-    gemm_rates,
-    matmul_rate,
-)
-from jaxmlp.results.tables.goals import (
-    GOAL_ACCELERATOR_FLOOR,
-    GOAL_BF16_SPEEDUP,
-    GOAL_FLOOR_FACTOR,
-    GOAL_SEED_SPEEDUP,
-    floor_vs_fastest,
-    goal_group,
-    goal_line,
-    goals,
-)
-from jaxmlp.results.tables.ladders import (
-    FLOOR,
-    FLOOR_RUNG,
-    FLOORS,
-    LADDER_COLUMNS,
-    LADDER_KEYS,
-    PIPELINE_RUNG,
-    STEP_GEMMS,
-    best_workers,
-    ladder_headlines,
-    loader_ladder,
-    pipeline_ladder,
-    rung_name,
-)
-from jaxmlp.results.tables.roofline import LOOP_MEASURED, LOOP_NOT_MEASURED, points
-from jaxmlp.results.tables.side_by_side import (
-    ACCELERATOR_DIFFER,
-    SIDE_BY_SIDE,
-    benchmark_medians,
-    cpu_vs_accelerator,
-    newest_by_backend,
-)
-from jaxmlp.results.tables.traces import (
-    ALL_REDUCE,
-    CaptureSummary,
-    capture_summary,
-    op_tables,
-    program_ops,
-    top_operations,
-    trace_contents,
-    trace_events,
-    trace_share,
-    xprof_coverage,
-)
-from jaxmlp.results.tables.training import (
-    is_scaling,
-    partial_note,
-    partial_of,
-    scaling_table,
-    training_table,
-    tta_line,
-    tta_table,
-    tutorial_accuracy,
-)
-
-__all__ = [
-    "ACCELERATOR_DIFFER",
-    "ALL_REDUCE",
-    "BEST",
-    "CaptureSummary",
-    "FLOOR",
-    "FLOORS",
-    "FLOOR_RUNG",
-    "GEMM_UNAVAILABLE",
-    "GOAL_ACCELERATOR_FLOOR",
-    "GOAL_BF16_SPEEDUP",
-    "GOAL_FLOOR_FACTOR",
-    "GOAL_SEED_SPEEDUP",
-    "LADDER_COLUMNS",
-    "LADDER_KEYS",
-    "LOOP_MEASURED",
-    "LOOP_NOT_MEASURED",
-    "PIPELINE_RUNG",
-    "RUN_PEAK",
-    "RunTables",
-    "SHOWN",
-    "SHOWN_METADATA",
-    "SIDE_BY_SIDE",
-    "STEP_GEMMS",
-    "TIED",
-    "bandwidth_table",
-    "benchmark_medians",
-    "benchmark_runs",
-    "best_workers",
-    "bf16_step_table",
-    "capture_summary",
-    "compare_memory",
-    "compare_samples",
-    "cpu_vs_accelerator",
-    "epoch_roofline",
-    "floor_line",
-    "floor_of",
-    "floor_vs_fastest",
-    "floors",
-    "gemm_rates",
-    "goal_group",
-    "goal_line",
-    "goals",
-    "is_scaling",
-    "jit_vs_eager",
-    "ladder_headlines",
-    "loader_ladder",
-    "matmul_rate",
-    "memory_table",
-    "newest_by_backend",
-    "op_tables",
-    "partial_note",
-    "partial_of",
-    "peaks_are_own",
-    "pipeline_ladder",
-    "points",
-    "program_ops",
-    "results_folder_table",
-    "rung_name",
-    "scaling_table",
-    "shown_metadata",
-    "shows",
-    "step_stats",
-    "top_operations",
-    "trace_contents",
-    "trace_events",
-    "trace_share",
-    "training_table",
-    "tta_line",
-    "tta_table",
-    "tutorial_accuracy",
-    "undecidable",
-    "undecided_memory",
-    "verdict_counts",
-    "vmap_vs_loop",
-    "xprof_coverage",
-]
+from jaxmlp.results.tables.base import BEST as BEST
+from jaxmlp.results.tables.base import SHOWN as SHOWN
+from jaxmlp.results.tables.base import TIED as TIED
+from jaxmlp.results.tables.base import shows as shows
+from jaxmlp.results.tables.bench import RUN_PEAK as RUN_PEAK
+from jaxmlp.results.tables.bench import SHOWN_METADATA as SHOWN_METADATA
+from jaxmlp.results.tables.bench import bandwidth_table as bandwidth_table
+from jaxmlp.results.tables.bench import benchmark_runs as benchmark_runs
+from jaxmlp.results.tables.bench import bf16_step_table as bf16_step_table
+from jaxmlp.results.tables.bench import compare_memory as compare_memory
+from jaxmlp.results.tables.bench import compare_samples as compare_samples
+from jaxmlp.results.tables.bench import jit_vs_eager as jit_vs_eager
+from jaxmlp.results.tables.bench import memory_table as memory_table
+from jaxmlp.results.tables.bench import peaks_are_own as peaks_are_own
+from jaxmlp.results.tables.bench import results_folder_table as results_folder_table
+from jaxmlp.results.tables.bench import shown_metadata as shown_metadata
+from jaxmlp.results.tables.bench import step_stats as step_stats
+from jaxmlp.results.tables.bench import verdict_counts as verdict_counts
+from jaxmlp.results.tables.bench import vmap_vs_loop as vmap_vs_loop
+from jaxmlp.results.tables.compare import undecidable as undecidable
+from jaxmlp.results.tables.compare import undecided_memory as undecided_memory
+from jaxmlp.results.tables.derived import RunTables as RunTables
+from jaxmlp.results.tables.floors import GEMM_UNAVAILABLE as GEMM_UNAVAILABLE
+from jaxmlp.results.tables.floors import epoch_roofline as epoch_roofline
+from jaxmlp.results.tables.floors import floor_line as floor_line
+from jaxmlp.results.tables.floors import floor_of as floor_of
+from jaxmlp.results.tables.floors import floors as floors
+from jaxmlp.results.tables.floors import gemm_rates as gemm_rates
+from jaxmlp.results.tables.floors import matmul_rate as matmul_rate
+from jaxmlp.results.tables.goals import GOAL_ACCELERATOR_FLOOR as GOAL_ACCELERATOR_FLOOR
+from jaxmlp.results.tables.goals import GOAL_BF16_SPEEDUP as GOAL_BF16_SPEEDUP
+from jaxmlp.results.tables.goals import GOAL_FLOOR_FACTOR as GOAL_FLOOR_FACTOR
+from jaxmlp.results.tables.goals import GOAL_SEED_SPEEDUP as GOAL_SEED_SPEEDUP
+from jaxmlp.results.tables.goals import floor_vs_fastest as floor_vs_fastest
+from jaxmlp.results.tables.goals import goal_group as goal_group
+from jaxmlp.results.tables.goals import goal_line as goal_line
+from jaxmlp.results.tables.goals import goals as goals
+from jaxmlp.results.tables.ladders import FLOOR as FLOOR
+from jaxmlp.results.tables.ladders import FLOOR_RUNG as FLOOR_RUNG
+from jaxmlp.results.tables.ladders import FLOORS as FLOORS
+from jaxmlp.results.tables.ladders import LADDER_COLUMNS as LADDER_COLUMNS
+from jaxmlp.results.tables.ladders import LADDER_KEYS as LADDER_KEYS
+from jaxmlp.results.tables.ladders import PIPELINE_RUNG as PIPELINE_RUNG
+from jaxmlp.results.tables.ladders import STEP_GEMMS as STEP_GEMMS
+from jaxmlp.results.tables.ladders import best_workers as best_workers
+from jaxmlp.results.tables.ladders import ladder_headlines as ladder_headlines
+from jaxmlp.results.tables.ladders import loader_ladder as loader_ladder
+from jaxmlp.results.tables.ladders import pipeline_ladder as pipeline_ladder
+from jaxmlp.results.tables.ladders import rung_name as rung_name
+from jaxmlp.results.tables.roofline import LOOP_MEASURED as LOOP_MEASURED
+from jaxmlp.results.tables.roofline import LOOP_NOT_MEASURED as LOOP_NOT_MEASURED
+from jaxmlp.results.tables.roofline import points as points
+from jaxmlp.results.tables.side_by_side import ACCELERATOR_DIFFER as ACCELERATOR_DIFFER
+from jaxmlp.results.tables.side_by_side import SIDE_BY_SIDE as SIDE_BY_SIDE
+from jaxmlp.results.tables.side_by_side import benchmark_medians as benchmark_medians
+from jaxmlp.results.tables.side_by_side import cpu_vs_accelerator as cpu_vs_accelerator
+from jaxmlp.results.tables.side_by_side import newest_by_backend as newest_by_backend
+from jaxmlp.results.tables.traces import ALL_REDUCE as ALL_REDUCE
+from jaxmlp.results.tables.traces import CaptureSummary as CaptureSummary
+from jaxmlp.results.tables.traces import capture_summary as capture_summary
+from jaxmlp.results.tables.traces import op_tables as op_tables
+from jaxmlp.results.tables.traces import program_ops as program_ops
+from jaxmlp.results.tables.traces import top_operations as top_operations
+from jaxmlp.results.tables.traces import trace_contents as trace_contents
+from jaxmlp.results.tables.traces import trace_events as trace_events
+from jaxmlp.results.tables.traces import trace_share as trace_share
+from jaxmlp.results.tables.traces import xprof_coverage as xprof_coverage
+from jaxmlp.results.tables.training import is_scaling as is_scaling
+from jaxmlp.results.tables.training import partial_note as partial_note
+from jaxmlp.results.tables.training import partial_of as partial_of
+from jaxmlp.results.tables.training import scaling_table as scaling_table
+from jaxmlp.results.tables.training import training_table as training_table
+from jaxmlp.results.tables.training import tta_line as tta_line
+from jaxmlp.results.tables.training import tta_table as tta_table
+from jaxmlp.results.tables.training import tutorial_accuracy as tutorial_accuracy

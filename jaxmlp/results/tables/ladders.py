@@ -22,17 +22,9 @@ LADDER_KEYS = list(registry.EPOCH.params)
 """An epoch's parameters (`registry.EPOCH`): a rung of the ladder each."""
 LADDER_COLUMNS = [
     *LADDER_KEYS,
-    "loader_s",
-    "loader_iqr_s",
-    "loader_x_floor",
-    "loader_x_scan",
-    "loader_best",
-    "epoch_s",
-    "epoch_iqr_s",
-    "epoch_x_floor",
-    "epoch_x_scan",
-    "epoch_best",
+    *(f"{part}_{column}" for part in ("loader", "epoch") for column in ("s", "iqr_s", "x_floor", "x_scan", "best")),
 ]
+"""The loader ladder's columns: each rung's keys, then `_rungs`' columns of its input alone and of its epoch."""
 PIPELINE_COLUMNS = [
     "backend",
     "rung",
