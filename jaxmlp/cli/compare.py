@@ -43,7 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--fail-on-regression", "kept for older scripts: the exit code gates without it", action="store_true"
         ),
     )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,7 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.WORKERS,
         options.BACKEND,
     )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "results.csv and samples.csv into a new folder."
     )
     options.add(parser, options.RESULTS, options.REPORT_OUT)
-    parser.set_defaults(run=run)
 
 
 def warn_skipped(skipped: Iterable[Skipped], command: str) -> None:

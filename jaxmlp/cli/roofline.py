@@ -48,7 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             action="store_true",
         ),
     )
-    parser.set_defaults(run=run)
 
 
 def kept_ceilings(store: ResultsStore, environment: dict[str, Any]) -> tuple[Path, CeilingsDocument] | None:

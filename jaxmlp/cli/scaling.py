@@ -55,7 +55,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.TIMEOUT,
         options.OUT,
     )
-    parser.set_defaults(run=run)
 
 
 def process_counts(asked: list[int] | None, cluster: tuple[int, int] | None) -> tuple[int, ...]:

@@ -64,7 +64,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ),
         options.own("--name", f"the saved file's name (default: {layout.BENCH}-<UTC time of the run>-<backends>.json)"),
     )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

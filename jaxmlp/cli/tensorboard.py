@@ -27,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--port", "port on 127.0.0.1; 0 picks a free one (default: %(default)s)", 6006, options.whole_number
         ),
     )
-    parser.set_defaults(run=run)
 
 
 def tensorboard_command(logdir: str, port: int) -> list[str]:

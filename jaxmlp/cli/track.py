@@ -79,7 +79,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "comparison while they fit (default: %(default)s)",
         ),
     )
-    parser.set_defaults(run=run)
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:

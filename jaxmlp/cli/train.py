@@ -59,7 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--progress", "a progress bar (default: on a terminal only)", action=argparse.BooleanOptionalAction
         ),
     )
-    parser.set_defaults(run=run)
 
 
 def config_of(args: argparse.Namespace) -> TrainConfig:

@@ -66,7 +66,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         *options.DATA,
         options.OUT,
     )
-    parser.set_defaults(run=run)
 
 
 def config_of(args: argparse.Namespace) -> TtaConfig:
