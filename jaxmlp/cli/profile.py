@@ -10,8 +10,9 @@ from jax import random
 
 from jaxmlp import registry
 from jaxmlp.cli import options
-from jaxmlp.cli.train import config_of, cpu_only_if_asked
+from jaxmlp.cli.train import config_of
 from jaxmlp.errors import JaxmlpError
+from jaxmlp.flows.train import cpu_only_if_asked
 from jaxmlp.hlo import op_label
 from jaxmlp.measure.environment import select_device
 from jaxmlp.measure.profiling import capture

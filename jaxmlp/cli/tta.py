@@ -7,8 +7,8 @@ import dataclasses
 import sys
 
 from jaxmlp.cli import options
-from jaxmlp.cli.train import cpu_only_if_asked
 from jaxmlp.errors import EXIT_FAILED, Interrupted, JaxmlpError
+from jaxmlp.flows.train import cpu_only_if_asked
 from jaxmlp.measure.environment import metadata, select_device
 from jaxmlp.measure.train import check_batch_size
 from jaxmlp.measure.tta import TtaConfig, TtaRun, measure, short_of_target
