@@ -61,12 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         *options.TIMING,
         options.PIN_CPU,
         options.PROCESSES,
-        options.TOLERANCE,
-        options.ENVS,
-        options.WHEELS,
-        options.TIMEOUT,
-        options.OUT,
-        options.PYTHON,
+        *options.RELEASES,
         options.STRICT,
         options.THRESHOLD.but(
             help="the band of the four words: slower or faster beyond 1 + THRESHOLD with the 95%% interval past it, "

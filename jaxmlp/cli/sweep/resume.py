@@ -22,9 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.own("folder", "the sweep's folder (it holds samples.jsonl and INCOMPLETE)", metavar="FOLDER"),
         options.ENVS,
         options.WORKLOAD.but(help="each workload of your own the sweep measured, again"),
-        options.own(
-            "--env", "each environment made by hand the sweep measured, again", metavar="LABEL=PYTHON", **options.LIST
-        ),
+        options.ENV.but(help="each environment made by hand the sweep measured, again"),
     )
 
 
