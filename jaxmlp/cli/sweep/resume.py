@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     workloads = tuple(args.workload or ())
     if folder.name.startswith(f"{layout.TRACK}-"):  # a stopped `jaxmlp track` call: gone on with as track does
-        from jaxmlp.cli import track_resume
+        from jaxmlp.cli import track
 
-        return track_resume.resume(folder, workloads, args.envs)
+        return track.resume(folder, workloads, args.envs)
     return resume(
         folder=folder, envs_folder=args.envs, pythons=hand_made(tuple(args.env or ())), workloads=workloads
     ).code
