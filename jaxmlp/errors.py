@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import signal
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 
 EXIT_ERROR = 2
 """Bad input: a setting, a file, a folder or the machine; one line says which and what to do."""
@@ -56,6 +57,23 @@ class Interrupted(KeyboardInterrupt):
     @property
     def exit_code(self) -> int:
         return 128 + self.signum
+
+
+@contextlib.contextmanager
+def keeping(done: Sized, of: str, lost: Callable[[int], str], save: Callable[[str], object]) -> Iterator[None]:
+    """A stop inside raised as `Interrupted`, what had ended (``done``, of ``of``) saved by ``save`` (given the
+    partial line) and named in its line; where that fails, its line says why (``lost``: what ended, in words)."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        stopped = e if isinstance(e, Interrupted) else Interrupted()
+        if done:
+            said = f"kept {len(done)} of {of}"
+            try:
+                stopped.kept = f"{said} in {save(f'stopped by {stopped}; {said}')}"
+            except (JaxmlpError, OSError) as error:  # the stop's line still, saying why nothing was kept
+                stopped.kept = f"the {lost(len(done))} could not be written: {error}"
+        raise stopped from None
 
 
 def at_least(option: str, value: float | None, minimum: float, why: str = "") -> None:

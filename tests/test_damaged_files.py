@@ -113,7 +113,7 @@ def test_the_line_names_the_file_and_the_field(kind, path, value, said, tmp_path
 
 
 def test_a_kept_ceilings_file_without_its_flop_rate_is_named_and_measured_again(tmp_path, capsys):
-    from jaxmlp.cli.roofline import kept_ceilings
+    from jaxmlp.flows.roofline import kept_ceilings
     from jaxmlp.results.schema.roofline import CeilingsDocument, ceilings_key
     from jaxmlp.results.store.writing import ResultsStore
 

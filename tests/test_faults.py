@@ -16,8 +16,8 @@ import pytest
 from conftest import TWO_ENVS, env_options
 
 from jaxmlp.cli import main
-from jaxmlp.cli.tensorboard import free_port
 from jaxmlp.errors import EXIT_ERROR, EXIT_FAILED, JaxmlpError
+from jaxmlp.flows.tensorboard import free_port
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import MAX_RESULT_BYTES, read_document
 

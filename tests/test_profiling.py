@@ -15,8 +15,8 @@ from jax import random
 
 from jaxmlp import model
 from jaxmlp.cli import main
-from jaxmlp.cli.tensorboard import tensorboard_command
 from jaxmlp.compat import compiled_facts
+from jaxmlp.flows.tensorboard import tensorboard_command
 from jaxmlp.measure.profiling import capture
 from jaxmlp.pipelines import data
 from jaxmlp.pipelines.epochs import make_epoch

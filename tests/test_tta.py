@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from jaxmlp.cli import main
-from jaxmlp.cli.tta import short_line
 from jaxmlp.errors import EXIT_ERROR, EXIT_FAILED, JaxmlpError
+from jaxmlp.flows.tta import short_line
 from jaxmlp.measure.tta import TtaConfig, TtaRun, parts, short_of_target
 from jaxmlp.pipelines import data
 from jaxmlp.results import tables

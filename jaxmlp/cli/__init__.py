@@ -102,7 +102,9 @@ def build_parser(commands: Iterable[str] = COMMANDS) -> Parser:
     for name, help in COMMANDS.items():
         command = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
         if name in wanted:
-            _command(name).add_arguments(command)
+            module = _command(name)
+            module.add_arguments(command)
+            command.set_defaults(run=getattr(module, "run", None))  # sweep's: its subcommand's
     _name_commands(parser)
     return parser
 

@@ -63,17 +63,10 @@ class Option:
         )
 
     def add(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> argparse.Action:
-        given = {
-            "help": self.help,
-            "default": self.default,
-            "type": self.type,
-            "choices": self.choices,
-            "action": self.action,
-            "metavar": self.metavar,
-            "nargs": self.nargs,
-            "dest": self.dest,
-        }
-        action = parser.add_argument(*self.flags, **{k: v for k, v in given.items() if v is not None})
+        names = ("help", "default", "type", "choices", "action", "metavar", "nargs", "dest")  # add_argument's
+        action = parser.add_argument(
+            *self.flags, **{k: getattr(self, k) for k in names if getattr(self, k) is not None}
+        )
         action.jaxmlp_option = self  # type: ignore[attr-defined]  # read by the test of the declarations
         return action
 
@@ -250,6 +243,7 @@ ENVS = Option(
     type=Path,
     metavar="DIR",
 )
+ENV = Option(("--env",), "releases' environments made by hand", metavar="LABEL=PYTHON", **LIST)
 WHEELS = Option(
     ("--wheels",),
     "a folder of jax and jaxlib wheels (nightlies, a private build, `pip download`'s) to take the releases from, "
@@ -270,8 +264,18 @@ ALPHA = Option(
     number,
 )
 DETECTOR = (THRESHOLD, ALPHA)
-MATRIX: tuple[Option, ...] = (PROCESSES, XLA_FLAGS, TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT)
-"""How a sweep's releases are measured: processes, XLA flags, environments, time limits, output (`reworded` by some)."""
+PYTHON = Option(
+    ("--python",),
+    "an interpreter to make the release environments with, preferred to those found on PATH (python3.N), in "
+    "pyenv's versions and uv's, for the releases it supports; repeat it to give several (default: the one running "
+    "jaxmlp where every release supports it, else the nearest Python here that does)",
+    action="append",
+    metavar="PATH",
+)
+RELEASES = (TOLERANCE, ENVS, WHEELS, TIMEOUT, OUT, PYTHON)
+"""Where each release's environment comes from and is made, its processes' time limits, where the results go."""
+MATRIX = (PROCESSES, XLA_FLAGS, *RELEASES)
+"""How a sweep's releases are measured: processes, XLA flags and `RELEASES` (`reworded` by some)."""
 
 # --- a range of releases: its two ends and how the releases between them are picked ------------------------------
 
@@ -317,18 +321,6 @@ STRICT = Option(
 )
 
 
-# --- the Python each release's environment is made with ----------------------------------------------------------
-
-PYTHON = Option(
-    ("--python",),
-    "an interpreter to make the release environments with, preferred to those found on PATH (python3.N), in "
-    "pyenv's versions and uv's, for the releases it supports; repeat it to give several (default: the one running "
-    "jaxmlp where every release supports it, else the nearest Python here that does)",
-    action="append",
-    metavar="PATH",
-)
-MATRIX = (*MATRIX, PYTHON)
-
 SHARED = tuple(dict.fromkeys(v for v in tuple(globals().values()) if isinstance(v, Option)))
 """Every shared option: each `Option` declared above (the test of the declarations walks them)."""
 
@@ -339,19 +331,12 @@ SHARED = tuple(dict.fromkeys(v for v in tuple(globals().values()) if isinstance(
 def bench_session() -> argparse.ArgumentParser:
     """The switches of ``nox -s bench -- ...`` (the rest goes to pytest)."""
     parser = argparse.ArgumentParser(prog="nox -s bench --", add_help=False)
-    add(
-        parser,
-        own("--full", "more sizes and rounds", action="store_true"),
-        own("--profile", "also capture one XLA trace per pipeline", action="store_true"),
-        own(
-            "--upgrade",
-            "install the newest jax and jaxlib again into the reused environment (nox keeps the first it installed)",
-            action="store_true",
-        ),
-        own(
-            "--preinstalled",
-            "install nothing: jax, torch and the rest are installed already (with `nox --no-venv`)",
-            action="store_true",
-        ),
-    )
+    switches = {
+        "--full": "more sizes and rounds",
+        "--profile": "also capture one XLA trace per pipeline",
+        "--upgrade": "install the newest jax and jaxlib again into the reused environment (nox keeps the first it "
+        "installed)",
+        "--preinstalled": "install nothing: jax, torch and the rest are installed already (with `nox --no-venv`)",
+    }
+    add(parser, *(own(flag, help, action="store_true") for flag, help in switches.items()))
     return parser

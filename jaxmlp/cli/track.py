@@ -1,20 +1,19 @@
 """``jaxmlp track``'s arguments: every release newer than the last one tracked, measured against it and the pinned
 release until settled or the budget ends, then each verdict and the gate's exit code. `run` parses the arguments and
-calls `jaxmlp.flows.track.track`."""
+calls `jaxmlp.flows.track.track`; `resume` goes on with a stopped call (`jaxmlp.flows.track`'s `go_on`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from jaxmlp import registry
-from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import measuring_of
-from jaxmlp.flows.track import track
-from jaxmlp.measure.environments import envs
+from jaxmlp.cli import Parser, options
+from jaxmlp.cli.sweep.common import matrix_of, measuring_of
+from jaxmlp.flows.track import chosen_workloads, go_on, recorded_call, track
 from jaxmlp.measure.sweep.settings import Matrix, Measuring
 from jaxmlp.measure.sweep.track import Track
 from jaxmlp.measure.sweep.unmeasured import WORKLOAD, unmeasured_line
@@ -61,12 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         *options.TIMING,
         options.PIN_CPU,
         options.PROCESSES,
-        options.TOLERANCE,
-        options.ENVS,
-        options.WHEELS,
-        options.TIMEOUT,
-        options.OUT,
-        options.PYTHON,
+        *options.RELEASES,
         options.STRICT,
         options.THRESHOLD.but(
             help="the band of the four words: slower or faster beyond 1 + THRESHOLD with the 95%% interval past it, "
@@ -79,23 +73,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "comparison while they fit (default: %(default)s)",
         ),
     )
-    parser.set_defaults(run=run)
 
 
 def settings_of(args: argparse.Namespace) -> tuple[Track, Measuring, Matrix]:
     """The call's settings from its arguments: the MLP epoch and each --workload, measured as a sweep."""
     given = [w for w in (args.workload or ()) if w != EPOCH]
     measuring = replace(measuring_of(args), workloads=(EPOCH, *dict.fromkeys(given)))
-    matrix = Matrix(
-        processes=args.processes,
-        tolerance=args.tolerance,
-        envs=args.envs,
-        timeout=args.timeout,
-        source=envs.Source(args.wheels),
-        pythons=tuple(args.python or ()),
-    )
-    call = Track(args.pinned, args.budget, args.strict, args.threshold, args.dry_run)
-    return call, measuring, matrix
+    matrix = matrix_of(args)  # track takes no --xla-flags, --env or --backend
+    return Track(args.pinned, args.budget, args.strict, args.threshold, args.dry_run), measuring, matrix
 
 
 def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
@@ -118,3 +103,15 @@ def run(args: argparse.Namespace, say: Callable[[str], None] = print) -> int:
     if outcome.unmeasured:
         say(unmeasured_line({k if k.startswith(WORKLOAD) else f"jax {k}": v for k, v in outcome.unmeasured.items()}))
     return outcome.code
+
+
+def resume(folder: Path, workloads: Sequence[str] = (), envs_folder: Path | None = None) -> int:
+    """The stopped call in ``folder`` gone on with, its ``call.json``'s arguments parsed as this command parses them,
+    what runs or writes elsewhere this command line's; its exit code (the gate's)."""
+    call = recorded_call(folder)
+    parser = Parser(prog="jaxmlp track")
+    add_arguments(parser)
+    args = parser.parse_args(call.argv[1:])
+    args.workload = chosen_workloads(call, args.workload or (), workloads, args.python or ())
+    args.envs, args.site, args.message, args.argv = envs_folder, None, None, list(call.argv)
+    return go_on(call, out=args.out, wheels=args.wheels, run=lambda: run(args))

@@ -32,16 +32,11 @@ def explain(*, a: str, b: str, workload: str, measuring: Measuring, matrix: Matr
         f"Explaining {workload} from {a} to {b}: {count(matrix.processes, 'process', 'processes')} a "
         "release in rotating order, the first of each recording its program and a trace"
     )
-    doc, folder = explain_files.explain(
-        measuring,
-        a,
-        b,
-        workload,
-        store.folder,
-        matrix,
-        print,
-        lambda label: print(f"  a process of {label} done", flush=True),
-    )
+
+    def done(label: str) -> None:
+        print(f"  a process of {label} done", flush=True)
+
+    doc, folder = explain_files.explain(measuring, a, b, workload, store.folder, matrix, print, done)
     print(f"\n{explain_text(doc, folder)}")
     return ExplainOutcome(folder, doc)
 
@@ -53,29 +48,16 @@ Explained = tuple[ExplainOutcome | None, str]
 def explain_change(folder: Path, change: FiledChange, matrix: Matrix) -> Explained:
     """One change a sweep, timeline or `jaxmlp track` found, explained with the sweep's settings into its folder."""
     spec = spec_of(settings_of(folder), change.workload)
-    return explained(
-        f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})",
-        folder,
-        change.before,
-        change.at,
-        spec,
-        folder,
-        replace(matrix, xla_flags=(change.xla_flags,) if change.xla_flags else ()),
-    )
+    heading = f"Explaining {change.workload}: {change.before} -> {change.at} ({change.kind})"
+    flagged = replace(matrix, xla_flags=(change.xla_flags,) if change.xla_flags else ())
+    return explained(heading, folder, change.before, change.at, spec, folder, flagged)
 
 
 def explain_answer(result: bisection.Bisection, measuring: Measuring, spec: str, matrix: Matrix, out: Path) -> None:
     """The bisection's answer explained (`jaxmlp sweep explain AFTER FIRST`), printed."""
     if result.status == "found" and result.first is not None and result.after is not None:
-        explained(
-            f"Explaining the answer: {result.after} -> {result.first}",
-            measuring,
-            result.after,
-            result.first,
-            spec,
-            out,
-            matrix,
-        )
+        heading = f"Explaining the answer: {result.after} -> {result.first}"
+        explained(heading, measuring, result.after, result.first, spec, out, matrix)
 
 
 def explained(
@@ -83,16 +65,9 @@ def explained(
 ) -> Explained:
     """A command's own answer explained under ``heading``; a failure to explain is one line, not the command's."""
     print(f"\n{heading}")
+    fewer = replace(matrix, processes=min(matrix.processes, EXPLAIN_PROCESSES))
     try:
-        doc, folder = explain_files.explain(
-            settings,
-            before,
-            after,
-            workload,
-            out,
-            replace(matrix, processes=min(matrix.processes, EXPLAIN_PROCESSES)),
-            print,
-        )
+        doc, folder = explain_files.explain(settings, before, after, workload, out, fewer, print)
     except JaxmlpError as e:
         print(f"could not explain it: {e}")
         return None, f"could not explain it: {e}"

@@ -1,14 +1,25 @@
-"""The progress of a command's processes: a bar on a terminal, a line per process in a log."""
+"""The progress of a command's processes: a bar on a terminal, a line per process in a log; the files a folder's
+walk skipped, a line each."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from jaxmlp.measure.sweep.matrix import Tick
 from jaxmlp.report.escape import terminal, unwrapped
+
+if TYPE_CHECKING:
+    from jaxmlp.measure.sweep.matrix import Tick
+    from jaxmlp.results.store.reading import Skipped
+
+
+def warn_skipped(skipped: Iterable[Skipped], command: str) -> None:
+    """One line on stderr for each file a folder held that is not a result (never modified)."""
+    for s in skipped:
+        print(s.line(f"jaxmlp {command}"), file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -36,13 +36,10 @@ def measure(*, measuring: Measuring, matrix: Matrix, out: Path, strict: bool = F
         plans.append(Plan(tuple(runners), probed, differs, matrix, limit))
         log.start(plans[0])
 
-    code, missing = measure_into(
-        log,
-        plans,
-        lambda: measure_cells(runners, matrix, print, progress_bar, log.record, planned),
-        start,
-        strict=strict,
-    )
+    def cells() -> Measured:
+        return measure_cells(runners, matrix, print, progress_bar, log.record, planned)
+
+    code, missing = measure_into(log, plans, cells, start, strict=strict)
     changes = flagged_changes(log.folder)
     for change in changes:
         explain_change(log.folder, change, matrix)

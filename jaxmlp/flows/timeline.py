@@ -72,14 +72,10 @@ def _measure(
     def rounds(record: Record) -> Measured:
         return measure_cells(runners, matrix, print, progress_bar, record, planned, fit)
 
-    code, unmeasured_cells = measure_into(
-        log,
-        plans,
-        (lambda: lead(log, store.folder, ranks, rounds)) if ranks else (lambda: rounds(log.record)),
-        start,
-        shared=bool(ranks),
-        strict=strict,
-    )
+    def mine() -> Measured:  # rank 0's part under mpirun or srun, else the whole
+        return lead(log, store.folder, ranks, rounds) if ranks else rounds(log.record)
+
+    code, unmeasured_cells = measure_into(log, plans, mine, start, shared=bool(ranks), strict=strict)
     changes = timeline_changes(log.folder)
     for change in changes:
         explain_change(log.folder, change, plans[0].matrix)

@@ -1,12 +1,16 @@
 """One call of ``jaxmlp track``: the new releases measured against the last one tracked and the pinned one until settled
-or the budget ends; its folder, the site, the message and the gate's exit code."""
+or the budget ends; its folder, the site, the message and the gate's exit code. A stopped call gone on with (``jaxmlp
+sweep resume FOLDER``): its ``call.json`` read, what runs or writes elsewhere taken from this command line
+(docs/reference/trust.md), the call run again where it ran."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -15,12 +19,13 @@ from jaxmlp.errors import JaxmlpError, gate
 from jaxmlp.measure import environment, environments
 from jaxmlp.measure.environments import envs, published
 from jaxmlp.measure.sweep import track as flow
-from jaxmlp.measure.sweep.settings import Matrix, Measuring
+from jaxmlp.measure.sweep.settings import Matrix, Measuring, is_builtin
 from jaxmlp.measure.sweep.track import Step, Track
+from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.report.track_message import write_message
 from jaxmlp.report.track_site import site_link_base, write_site
 from jaxmlp.results.schema.track import TrackDocument, Tracked
-from jaxmlp.results.store import layout
+from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.writing import check_folder, new_dir, write_json_new
 from jaxmlp.results.sweep import track_plan, tracked
 from jaxmlp.results.sweep.settling import Settle
@@ -224,3 +229,72 @@ def _publish(
     ours = [layout.shown(mine, folder)]
     write_message(frame, message, folders=ours, link_base=base, site_url=site_url, started=started)
     say(f"Wrote what changed into {message}")
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """A stopped call as its folder's ``call.json`` recorded it: its arguments as given and where it ran."""
+
+    folder: Path
+    argv: tuple[str, ...]
+    cwd: str
+
+    @property
+    def file(self) -> Path:
+        return self.folder / layout.TRACK_CALL
+
+
+def recorded_call(folder: Path) -> RecordedCall:
+    """The stopped call in ``folder``; a `JaxmlpError` where it is none or its ``call.json`` cannot be read (a regular
+    file only: never a FIFO)."""
+    if not (folder / layout.INCOMPLETE_FILE).is_file() or (folder / layout.TRACK_FILE).exists():
+        raise JaxmlpError(
+            f"{folder} is no stopped `jaxmlp track` call (no {layout.INCOMPLETE_FILE}): nothing to resume"
+        )
+    try:
+        call = json.loads(confined.read_text(folder / layout.TRACK_CALL))
+        return RecordedCall(folder, tuple(str(a) for a in call["argv"]), str(call["cwd"]))
+    except (OSError, ValueError, KeyError, TypeError, confined.Refused) as e:
+        raise JaxmlpError(
+            f"{folder}: its {layout.TRACK_CALL} cannot be read ({type(e).__name__}): run the call's `jaxmlp track` "
+            "again, with its options, which goes on from this folder"
+        ) from None
+
+
+def chosen_workloads(
+    call: RecordedCall, recorded: Sequence[str], given: Sequence[str], pythons: Sequence[str]
+) -> list[str]:
+    """The ``recorded`` workloads, each of one's own as ``given`` again on this command line; a `JaxmlpError` where
+    one is not, or where the call names interpreters (``pythons``): a resumed call runs no code a file names."""
+    by_name = {workload_name(spec): spec for spec in given}
+    for spec in recorded:
+        if not is_builtin(spec) and workload_name(spec) not in by_name:
+            raise JaxmlpError(
+                f"{call.file} names the workload {spec!r}: a resumed call runs only code given on its command line; "
+                "give it again (--workload PATH.py:make)"
+            )
+    if pythons:
+        raise JaxmlpError(
+            f"{call.file} names interpreters to make environments with (--python): a resumed call runs none a file "
+            "names; run `jaxmlp track` again with its options, which goes on from this folder"
+        )
+    return [by_name.get(workload_name(spec), spec) for spec in recorded]
+
+
+def go_on(call: RecordedCall, *, out: str, wheels: str | None, run: Callable[[], int]) -> int:
+    """``run`` (the call, its settings chosen) in the folder the call ran in, where its ``out`` still holds its
+    folder and its ``wheels`` lie outside it; its exit code (the gate's)."""
+    if not Path(call.cwd).is_dir():
+        raise JaxmlpError(
+            f"{call.folder}: the folder its call ran in, {call.cwd}, is gone: run `jaxmlp track` again there"
+        )
+    with contextlib.chdir(call.cwd):
+        if Path(out).resolve() != call.folder.resolve().parent:
+            raise JaxmlpError(f"{call.folder} is no longer under the call's --out {out}: run `jaxmlp track` there")
+        if wheels is not None and Path(wheels).resolve().is_relative_to(call.folder.resolve().parent):
+            raise JaxmlpError(
+                f"{call.file} names wheels inside the results folder (--wheels {wheels}): a resumed call installs none "
+                "the folder holds; run `jaxmlp track` again with its options"
+            )
+        print(f"Going on with the stopped call: jaxmlp {' '.join(call.argv)} (in {call.cwd})")
+        return run()

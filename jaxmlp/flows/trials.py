@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jaxmlp.errors import Interrupted, JaxmlpError
+from jaxmlp.errors import keeping
 from jaxmlp.flows.progress import progress_bar
 from jaxmlp.measure.sweep import trials as flow
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
@@ -44,30 +44,16 @@ def trials(*, settings: Trials, detector: Detector, measuring: Measuring, out: P
         meta.update({**first, **load, "load_average_end": list(os.getloadavg())})
         done.append(trial)
 
-    try:
-        flow.run(
-            settings,
-            measuring,
-            detector,
-            functools.partial(progress_bar, unit="trial"),
-            keep,
-            tqdm.write,
-            lambda comparison: more_processes(comparison, detector.threshold),
-        )
-    except KeyboardInterrupt as e:  # the trials that ended before the signal are kept
-        stopped = e if isinstance(e, Interrupted) else Interrupted()
-        if done:
-            said = f"kept {len(done)} of {settings.trials} trials"
-            partial = {**meta, "partial": f"stopped by {stopped}; {said}"}
-            try:
-                path = _write(
-                    TrialsDocument(partial, TrialSettings.of(settings, measuring, detector), tuple(done)), out
-                )
-                stopped.kept = f"{said} in {path}"
-            except (JaxmlpError, OSError) as error:  # the stop's line still, saying why nothing was kept
-                stopped.kept = f"the {len(done)} trials that ended could not be written: {error}"
-        raise stopped from None
-    doc = TrialsDocument(meta, TrialSettings.of(settings, measuring, detector), tuple(done))
+    recorded = TrialSettings.of(settings, measuring, detector)
+
+    def partial(said: str) -> Path:
+        return _write(TrialsDocument({**meta, "partial": said}, recorded, tuple(done)), out)
+
+    bar = functools.partial(progress_bar, unit="trial")
+    settle = functools.partial(more_processes, threshold=detector.threshold)  # processes to add to an unsettled one
+    with keeping(done, f"{settings.trials} trials", lambda n: f"{n} trials that ended", partial):
+        flow.run(settings, measuring, detector, bar, keep, tqdm.write, settle)
+    doc = TrialsDocument(meta, recorded, tuple(done))
     path = _write(doc, out)
     print(rates_line(doc))
     print(minutes_line(doc))

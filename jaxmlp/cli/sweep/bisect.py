@@ -6,14 +6,7 @@ import argparse
 from pathlib import Path
 
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import (
-    DEFAULT_WORKLOAD,
-    add_matrix,
-    add_measuring,
-    matrix_of,
-    measuring_of,
-    versions_of,
-)
+from jaxmlp.cli.sweep.common import DEFAULT_WORKLOAD, add_matrix, add_measuring, matrix_of, measuring_of, versions_of
 from jaxmlp.flows.bisect import search
 from jaxmlp.measure.sweep.settings import Bisect, Detector
 

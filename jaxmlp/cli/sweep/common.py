@@ -41,18 +41,13 @@ def alone(name: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argp
     return refusing
 
 
+MEASURING = (options.WORKLOAD, *options.DATA, *options.TIMING, options.COMPILES, options.PIN_CPU, options.PRECISION)
+"""What each process measures: the workloads, the data, the timing (then `SWEEP_BACKEND`)."""
+
+
 def add_measuring(parser: argparse.ArgumentParser) -> None:
-    """What each process measures: the workloads, the data, the timing."""
-    options.add(
-        parser,
-        options.WORKLOAD,
-        *options.DATA,
-        *options.TIMING,
-        options.COMPILES,
-        options.PIN_CPU,
-        options.PRECISION,
-        SWEEP_BACKEND,
-    )
+    """What each process measures: the workloads, the data, the timing, the backend."""
+    options.add(parser, *MEASURING, SWEEP_BACKEND)
 
 
 def add_matrix(parser: argparse.ArgumentParser, *own: options.Option) -> None:

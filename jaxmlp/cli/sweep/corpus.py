@@ -6,11 +6,9 @@ import argparse
 from pathlib import Path
 
 from jaxmlp.cli import options
-from jaxmlp.cli.sweep.common import SWEEP_BACKEND, matrix_of, measuring_of
+from jaxmlp.cli.sweep.common import MEASURING, SWEEP_BACKEND, matrix_of, measuring_of
 from jaxmlp.flows.corpus import measure
-from jaxmlp.flows.corpus_steps import (
-    rescore,
-)
+from jaxmlp.flows.corpus_steps import rescore
 from jaxmlp.measure.distributed import Ranks
 from jaxmlp.measure.sweep.corpus import Runs
 from jaxmlp.measure.sweep.settings import Corpus
@@ -43,12 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     calls = options.CALLS.but(default=None, why=FROM_MANIFEST, help="timed calls a process (default: the case's)")
     options.add(
         parser,
-        *options.DATA,
-        options.EPOCHS,
-        calls,
-        options.COMPILES,
-        options.PIN_CPU,
-        options.PRECISION,
+        *options.reworded(MEASURING[1:], calls),  # no --workload: each case names its own
         SWEEP_BACKEND,
         options.own(
             "--slowdown-trials",
@@ -63,12 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="FOLDER",
         ),
         options.PROCESSES.but(default=None, why=FROM_MANIFEST, help="processes a release (default: the case's)"),
-        options.TOLERANCE,
-        options.ENVS,
-        options.WHEELS,
-        options.TIMEOUT,
-        options.OUT,
-        options.PYTHON,
+        *options.RELEASES,
     )
 
 

@@ -39,9 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--xla_cpu_use_thunk_runtime=false) (default: none)"
         ),
     )
-    options.add(
-        parser, options.own("--env", "releases' environments made by hand", metavar="LABEL=PYTHON", **options.LIST)
-    )
+    options.add(parser, options.ENV)
 
 
 def run(args: argparse.Namespace) -> int:

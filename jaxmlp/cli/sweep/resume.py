@@ -22,9 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         options.own("folder", "the sweep's folder (it holds samples.jsonl and INCOMPLETE)", metavar="FOLDER"),
         options.ENVS,
         options.WORKLOAD.but(help="each workload of your own the sweep measured, again"),
-        options.own(
-            "--env", "each environment made by hand the sweep measured, again", metavar="LABEL=PYTHON", **options.LIST
-        ),
+        options.ENV.but(help="each environment made by hand the sweep measured, again"),
     )
 
 
@@ -32,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     workloads = tuple(args.workload or ())
     if folder.name.startswith(f"{layout.TRACK}-"):  # a stopped `jaxmlp track` call: gone on with as track does
-        from jaxmlp.cli import track_resume
+        from jaxmlp.cli import track
 
-        return track_resume.resume(folder, workloads, args.envs)
+        return track.resume(folder, workloads, args.envs)
     return resume(
         folder=folder, envs_folder=args.envs, pythons=hand_made(tuple(args.env or ())), workloads=workloads
     ).code

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add(
         parser,
         options.STRICT,
-        options.own("--env", "also measure environments made by hand", metavar="LABEL=PYTHON", **options.LIST),
+        options.ENV.but(help="also measure environments made by hand"),
     )
 
 

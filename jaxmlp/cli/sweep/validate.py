@@ -70,13 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The detectors on synthetic histories drawn from measured noise (`jaxmlp.flows.validate`), filed and printed."""
+    held_out = None if args.held_out is None else tuple(args.held_out)
     settings = Validation(
-        args.histories,
-        args.seed,
-        tuple(args.detectors or DETECTORS),
-        args.penalty,
-        args.peer,
-        None if args.held_out is None else tuple(args.held_out),
+        args.histories, args.seed, tuple(args.detectors or DETECTORS), args.penalty, args.peer, held_out
     )
     validate(settings=settings, noise=[Path(f) for f in args.noise] or [Path(args.results)], out=Path(args.out))
     return 0
