@@ -41,10 +41,10 @@ def test_results_differ_is_no_verdict_on_time_and_fails_the_gate_unless_somethin
     assert plain.verdict == "slower"
     assert gate([RESULTS_DIFFER, "the same"]) == EXIT_FAILED
     assert gate([RESULTS_DIFFER, "slower"]) == EXIT_SLOWER
-    back = type(t).from_json(json.loads(json.dumps(t.to_json())), "")
+    back = type(t).from_json(json.loads(json.dumps(t.to_json())))
     assert (back.verdict, back.differs, back.comparison.n_new) == (t.verdict, t.differs, 0)
     old = {k: v for k, v in t.to_json().items() if k != "differs"}  # a file from before the field
-    assert type(t).from_json(old, "").differs == ""
+    assert type(t).from_json(old).differs == ""
     assert compare([], []).word == "inconclusive"
 
 
