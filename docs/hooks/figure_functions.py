@@ -198,6 +198,15 @@ class Figures:
         list item with those values, ``?a=1`` keeps every such item; ``*`` maps the rest of the path over a list."""
         return walk(self.load(run, within), [p for p in path.split("/") if p], f"{run}:{within}{path}")
 
+    def levels(self, run: str, which: str, above: float = 1.3) -> float:
+        """A trials run's A/A processes in two levels: ``share`` lying beyond ``above`` times the fastest, or the
+        ``fast`` or ``slow`` level's median seconds (NaN where none lies there)."""
+        values = [v for trial in self.load(run)["trials"] for side in ("A", "A2") for v in trial["values"][side]]
+        cut = above * min(values)
+        fast, slow = [v for v in values if v <= cut], [v for v in values if v > cut]
+        picked = {"share": [len(slow) / len(values)], "fast": fast, "slow": slow}[which]
+        return statistics.median(picked) if picked else float("nan")
+
     def functions(self) -> dict[str, Callable[..., Any]]:
         return {
             # values
@@ -216,6 +225,7 @@ class Figures:
             "corpus_default": self.corpus_default,
             "store_table": self.store_table,
             "trials_row": self.trials_row,
+            "levels": self.levels,
             "floor": self.floor,
             "floor_rate": self.floor_rate,
             "ops_count": lambda run: len(self.load(run)),

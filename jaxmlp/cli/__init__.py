@@ -24,7 +24,7 @@ COMMANDS = {
     "tensorboard": "serve TensorBoard with the profile plugin on 127.0.0.1 over a traces folder",
     "summary": "the answer of a results file or folder: a benchmark run, a sweep's verdicts, a bisection, training",
     "report": "render every result under a folder as summary.md, index.html (with plots) and CSV tables",
-    "compare": "is NEW slower than BASELINE? ratio of medians, its 95% interval (Moses's), Mann-Whitney U",
+    "compare": "is NEW slower than BASELINE? ratio of medians with Moses's interval, Mann-Whitney U",
     "scaling": "data-parallel scaling: the sharded epoch, step and compile time for 1, 2, 4, 8 devices",
     "tta": "time to accuracy (MLPerf style): wall time from a run's start until the test accuracy reaches a target",
     "sweep": "did a jax/jaxlib release make a workload slower? the version matrix, bisection, XLA flags",
