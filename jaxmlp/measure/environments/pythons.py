@@ -149,11 +149,6 @@ def interpreters(given: tuple[str, ...] = ()) -> tuple[Interpreter, ...]:
 # --- which Python each release gets ---------------------------------------------------------------------------
 
 
-def asked_minors(found: Sequence[Interpreter]) -> list[Minor]:
-    """The Python versions the source is asked about: `published.MINORS` and those found here."""
-    return sorted(set(MINORS) | {i.minor for i in found})
-
-
 def preference(found: Sequence[Interpreter], first: Interpreter) -> list[Interpreter]:
     """``found`` in the order a series prefers them: ``first``, then the nearest Python version to it."""
     return sorted(found, key=lambda i: (i != first, abs(i.minor[1] - first.minor[1]), -i.minor[1]))
@@ -224,7 +219,7 @@ def for_releases(
     if ready is not None:
         chosen = {v: ready for v in versions}
     else:
-        supported = published.listing(source, asked_minors(found))
+        supported = published.listing(source, sorted(set(MINORS) | {i.minor for i in found}))
         chosen = choose(versions, {v: supported.get(v, set()) for v in versions}, found)
     used = {i.words for i in chosen.values()}
     if used != {running().words} and versions:

@@ -43,11 +43,6 @@ def fitted_processes(budget_seconds: float, spent: float, per_round: float) -> i
     return max(MIN_PROCESSES, math.floor((budget_seconds - spent) / per_round))
 
 
-def timeline_matrix(matrix: Matrix, versions: Sequence[str], share: tuple[int, int] = (0, 1)) -> Matrix:
-    """``matrix`` for the timeline's ``versions``, its processes a release shared by the ranks (`shared`)."""
-    return shared(replace(matrix, versions=tuple(versions)), share)
-
-
 def shared(matrix: Matrix, share: tuple[int, int]) -> Matrix:
     """``matrix`` with its processes rounded up to a multiple of the ranks, and this rank's rounds."""
     ranks = share[1]

@@ -217,11 +217,6 @@ def change_apart(column: TimelineColumn, change: Change) -> bool:
     return bool(across(column, change.before, last))
 
 
-def differ_said(column: TimelineColumn) -> str:
-    """Each pair of neighbouring releases of ``column`` whose results differ, in words; "" where none does."""
-    return "; ".join(f"{b} against {a}: {RESULTS_DIFFER}, not compared on time" for a, b in column.differ)
-
-
 def column_words(column: TimelineColumn) -> list[str]:
     """A timeline column's verdicts in words for the gate: ``results differ`` a pair of neighbours whose results
     differ, then those of `column_verdicts` that compare no such pair."""
@@ -295,7 +290,8 @@ def column_said(column: TimelineColumn) -> str:
         split = [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]
         if split:
             said += f" (pooling {' and '.join(split)}'s two groups)"
-    return "; ".join(part for part in (said, differ_said(column), groups) if part)
+    differ = "; ".join(f"{b} against {a}: {RESULTS_DIFFER}, not compared on time" for a, b in column.differ)
+    return "; ".join(part for part in (said, differ, groups) if part)
 
 
 TIMELINE_KIND = "timeline changes"

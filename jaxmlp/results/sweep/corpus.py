@@ -38,11 +38,6 @@ READ_ONLY = (
 """Why a bisection whose every probe read the timeline's samples is shown, not scored: it checks nothing new."""
 
 
-def not_bisected(metric: str) -> str:
-    """Why a case about another metric than run time has its bisection not scored."""
-    return f"not scored: the bisection tests the steady state (run time), not {METRIC_WORDS[metric]}"
-
-
 @dataclass(frozen=True)
 class CaseFound:
     """What the commands a case ran found: columns, failures, explanations, bisection, error and trials."""
@@ -124,7 +119,8 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
     if case.is_control:
         ends = column_verdicts(base)[0] if base is not None and not flagged else None
         same = ends is not None and ends.word == SAME
-        out = replace(out, clean=same and not failures and not found.error, verdict=control_verdict(base))
+        verdict = None if base is None else column_verdicts(base)[0].word
+        out = replace(out, clean=same and not failures and not found.error, verdict=verdict)
         if base is None:
             why.append(f"nothing was measured of {name}: a control is clean only where it was measured")
         if flagged:
@@ -153,11 +149,6 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
         out = replace(out, explained=None)
     out = replace(out, slowdown=found.slowdown, injected=injected_found(found.slowdown))
     return replace(out, why=tuple(why))
-
-
-def control_verdict(column: TimelineColumn | None) -> str | None:
-    """A control's verdict in the four words; None where nothing was measured."""
-    return None if column is None else column_verdicts(column)[0].word
 
 
 def injected_found(trials: SlowdownTrials | None) -> tuple[tuple[float, int, int], ...]:
@@ -223,7 +214,8 @@ def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, 
     if case.bisect is None:
         return out, []
     if case.metric != "run":
-        return out, [f"the bisection: {not_bisected(case.metric)}"]
+        skipped = f"not scored: the bisection tests the steady state (run time), not {METRIC_WORDS[case.metric]}"
+        return out, [f"the bisection: {skipped}"]
     doc = found.bisection
     if doc is None:
         return replace(out, bisect_found=False), ["the bisection filed no answer"]

@@ -12,7 +12,6 @@ import pandas as pd
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep.track import PINNED, PREVIOUS
 from jaxmlp.registry import ALPHA, THRESHOLD, version_key
-from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import Skipped, read_document
@@ -92,11 +91,6 @@ def series_start(documents: Iterable[TrackDocument], machine: str, workloads: It
     """The release the series started at, or None: a call without ``--pinned`` compares with it."""
     names = sorted(workloads)
     return next((d.last for d in documents if d.start and same_series(d, machine, names)), None)
-
-
-def machine_label(fields: Mapping[str, object]) -> str:
-    """The machine a series is of, as every result names it (`jaxmlp.results.store.machines.machine`)."""
-    return machines.machine(fields)
 
 
 def folder_name(fields: Mapping[str, object], pid: int, when: str | None = None) -> str:
