@@ -254,9 +254,6 @@ def _unusable(folder: Path, root: Path | None, error: OSError) -> JaxmlpError:
 def _make_env(
     version: str, env: Path, root: Path | None, log: Callable[[str], None], source: Source, base: str
 ) -> Path:
-    if (env / COMPLETE).exists():  # made by another process while this one waited for the lock
-        used(env)
-        return python_of(env)
     shutil.rmtree(env, ignore_errors=True)
     try:
         env.parent.mkdir(parents=True, exist_ok=True)
