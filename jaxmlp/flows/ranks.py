@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -210,12 +210,9 @@ def others_stopped(folder: Path, ranks: Ranks) -> str:
         mark = _mark(folder, rank, "stopped")
         if rank != ranks.rank and mark.is_file():
             with contextlib.suppress(OSError, ValueError):
-                said.append(_words(json.loads(mark.read_text(encoding="utf-8"))))
+                found = json.loads(mark.read_text(encoding="utf-8"))
+                said.append(f"rank {found['rank']} on {found['node']} stopped ({found['why']})")
     return "; ".join(said)
-
-
-def _words(mark: Mapping[str, object]) -> str:
-    return f"rank {mark['rank']} on {mark['node']} stopped ({mark['why']})"
 
 
 def mark_stopped(folder: Path, ranks: Ranks, why: str) -> None:

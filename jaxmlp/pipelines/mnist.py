@@ -290,6 +290,4 @@ class Datasets:
 
     @property
     def label(self) -> str:
-        if self.name == SYNTHETIC:
-            return f"{SYNTHETIC} ({self.source}; {SYNTHETIC_LABEL})"
-        return f"mnist ({self.source})"
+        return f"{SYNTHETIC} ({self.source}; {SYNTHETIC_LABEL})" if self.name == SYNTHETIC else f"mnist ({self.source})"

@@ -70,9 +70,7 @@ class Source:
 
     def accelerator(self, version: str) -> tuple[str, str] | None:
         """The ``jax`` extra and package ``version``'s environment takes for this backend; None where none."""
-        if self.backend == "gpu":
-            return cuda_build(version)
-        return ACCELERATOR.get(self.backend or "")
+        return cuda_build(version) if self.backend == "gpu" else ACCELERATOR.get(self.backend or "")
 
     def check_builds(self, versions: Sequence[str]) -> None:
         """A one-line `JaxmlpError` naming those of ``versions`` without a build for this backend."""

@@ -93,10 +93,7 @@ def releases(jax: Sequence[str], jaxlib: Sequence[str]) -> list[str]:
 
 def last_of_each_minor(versions: Sequence[str]) -> list[str]:
     """The last patch release of each minor release (``0.4.38`` for 0.4), oldest first."""
-    last: dict[str, str] = {}
-    for v in sorted(versions, key=version_key):
-        last[".".join(v.split(".")[:2])] = v
-    return list(last.values())
+    return list({".".join(v.split(".")[:2]): v for v in sorted(versions, key=version_key)}.values())
 
 
 def between(known: Sequence[str], good: str, bad: str) -> list[str]:

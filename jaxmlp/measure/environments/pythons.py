@@ -149,11 +149,6 @@ def interpreters(given: tuple[str, ...] = ()) -> tuple[Interpreter, ...]:
 # --- which Python each release gets ---------------------------------------------------------------------------
 
 
-def preference(found: Sequence[Interpreter], first: Interpreter) -> list[Interpreter]:
-    """``found`` in the order a series prefers them: ``first``, then the nearest Python version to it."""
-    return sorted(found, key=lambda i: (i != first, abs(i.minor[1] - first.minor[1]), -i.minor[1]))
-
-
 def choose(
     versions: Sequence[str], supported: Mapping[str, set[Minor]], found: Sequence[Interpreter]
 ) -> dict[str, Interpreter]:
@@ -161,7 +156,8 @@ def choose(
     lacking = [v for v in versions if not any(i.minor in supported.get(v, set()) for i in found)]
     if lacking:
         raise JaxmlpError(refusal(lacking, supported, found))
-    ordered = preference(found, found[0])
+    first = found[0]  # preferred, then the nearest Python version to it
+    ordered = sorted(found, key=lambda i: (i != first, abs(i.minor[1] - first.minor[1]), -i.minor[1]))
     series = sorted(versions, key=version_key)
     out: dict[str, Interpreter] = {}
     start = 0

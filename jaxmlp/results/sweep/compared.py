@@ -186,9 +186,7 @@ def result_of(c: Comparison, verdict: str = "") -> dict[str, Any]:
 def pair_result(pair: Pair, c: Comparison) -> dict[str, Any]:
     """A pair's `RESULT_FIELDS`: its comparison's, or where its two sides' results differ ``results differ`` and
     nothing on time."""
-    if pair.differ:
-        return {**dict.fromkeys(RESULT_FIELDS, math.nan), "verdict": RESULTS_DIFFER}
-    return result_of(c)
+    return {**dict.fromkeys(RESULT_FIELDS, math.nan), "verdict": RESULTS_DIFFER} if pair.differ else result_of(c)
 
 
 class TimelineColumn(NamedTuple):

@@ -265,7 +265,8 @@ def _explained(
         flagged = _column(found, workload_name(case.workload), expect.flag, case.metric)
         if flagged is None:
             return replace(out, explained=False), [f"no column ran with {expect.flag}"]
-        before = _before(case, expect.release)
+        at = case.releases.index(expect.release) if expect.release in case.releases else 0
+        before = case.releases[at - 1] if at > 0 else None  # the release before it (the list is oldest first)
         missing = [r for r in (before, expect.release) if r is not None and not _measured(flagged, r)]
         if missing:  # a flag that failed on a release cannot be said to undo anything there
             said = f"{expect.flag} not measured at {', '.join(missing)}"
@@ -292,12 +293,6 @@ def _explained(
         return replace(out, explanation=kind, explained=None), [said]
     right = kind == "program"
     return replace(out, explanation=kind, explained=right), [] if right else [f"expected a program change; {kind}"]
-
-
-def _before(case: Case, release: str) -> str | None:
-    """The case's release before ``release`` (its list is oldest first); None for the first."""
-    at = case.releases.index(release) if release in case.releases else 0
-    return case.releases[at - 1] if at > 0 else None
 
 
 def _measured(column: TimelineColumn, release: str) -> bool:

@@ -176,7 +176,10 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
     rows: list[dict[str, object]] = []
     for path, doc in documents:
         pythons = doc.settings.get("pythons") or {}
-        threshold = threshold_of(doc)
+        given = doc.settings.get("threshold")  # the ± band of its verdicts (a file before the option: the default's)
+        threshold = (
+            float(given) if isinstance(given, (int, float)) and math.isfinite(given) and given > 0 else THRESHOLD
+        )
         for t in doc.comparisons:
             c = t.comparison
             both = (PREVIOUS, PINNED) if t.against == PREVIOUS and t.baseline == doc.pinned else (t.against,)
@@ -206,12 +209,6 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
             )
     frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
     return frame.drop_duplicates(["folder", "workload", "release", "against"], ignore_index=True)
-
-
-def threshold_of(document: TrackDocument) -> float:
-    """The ± band a call's verdicts were given with (a file before the option: the default's)."""
-    given = document.settings.get("threshold")
-    return float(given) if isinstance(given, (int, float)) and math.isfinite(given) and given > 0 else THRESHOLD
 
 
 def tracked_frame(folder: Path) -> pd.DataFrame:

@@ -215,9 +215,7 @@ def op_share(events: pd.DataFrame, prefix: str) -> float | None:
     """The share of the operations' time in those named ``prefix...``; None for a trace without operations."""
     ops = op_events(events)
     total = float(outermost(ops)["duration_ns"].sum())
-    if not total:
-        return None
-    return float(outermost(ops[ops["name"].str.startswith(prefix)])["duration_ns"].sum()) / total
+    return None if not total else float(outermost(ops[ops["name"].str.startswith(prefix)])["duration_ns"].sum()) / total
 
 
 def trace_share(folder: str | Path, prefix: str) -> dict[str, object]:
@@ -274,10 +272,8 @@ OPS_NEEDED = ("operation", "self_us", "self_percent")
 
 def run_traces(folder: Path) -> dict[str, Path]:
     """A run folder's traces (`layout.RUN_TRACES`): each pipeline's newest ``.xplane.pb``, by pipeline."""
-    newest: dict[str, Path] = {}
-    for xplane in sorted((folder / layout.RUN_TRACES).glob("*/**/*.xplane.pb")):  # capture folders carry the time
-        newest[xplane.relative_to(folder / layout.RUN_TRACES).parts[0]] = xplane
-    return newest
+    found = sorted((folder / layout.RUN_TRACES).glob("*/**/*.xplane.pb"))  # capture folders carry the time
+    return {xplane.relative_to(folder / layout.RUN_TRACES).parts[0]: xplane for xplane in found}
 
 
 def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
