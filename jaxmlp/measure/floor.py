@@ -166,8 +166,7 @@ def _torch(
 
 def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm:
     """``shape``'s product in ``library`` and ``precision`` on ``device``'s platform; ask `unavailable` first."""
-    why = unavailable(library, precision, device.platform)
-    if why is not None:
+    if (why := unavailable(library, precision, device.platform)) is not None:
         raise ValueError(why)
     m, k, n = shape
     rng = np.random.default_rng(0)

@@ -171,8 +171,7 @@ OLDER_NAMED = 5
 def _older_line(kind: str, older: Sequence[Listed], folder: Path | None) -> str:
     """One line naming a kind's older results: the newest few, then how many more and since when."""
     named = ", ".join(layout.shown(f.path, folder) for f in older[:OLDER_NAMED])
-    rest = older[OLDER_NAMED:]
-    if rest:
+    if rest := older[OLDER_NAMED:]:
         since = min((f.when for f in rest if f.when), default="")
         named += f" and {len(rest)} more" + (f" back to {layout.shown_stamp(since)}" if since else "")
     return f"{len(older)} older {kind} result(s): {named} (`jaxmlp summary PATH` for one)"

@@ -74,8 +74,7 @@ class Source:
 
     def check_builds(self, versions: Sequence[str]) -> None:
         """A one-line `JaxmlpError` naming those of ``versions`` without a build for this backend."""
-        lacking = [v for v in versions if self.backend == "gpu" and cuda_build(v) is None]
-        if lacking:
+        if lacking := [v for v in versions if self.backend == "gpu" and cuda_build(v) is None]:
             since = ", ".join(f"jax[{extra}] from {first}" for first, extra, _ in CUDA_BUILDS)
             raise JaxmlpError(
                 f"--backend gpu: {', '.join(lacking)} has no CUDA build on the index ({since}): choose releases "

@@ -138,8 +138,7 @@ def cell_groups(rows: pd.DataFrame, samples: pd.DataFrame) -> list[tuple[str, st
     found = []
     for (release, flags), cell in sorted(cells.items(), key=lambda kv: (kv[0][1], registry.version_key(kv[0][0]))):
         for name in sorted(workloads):
-            groups = groups_of(list(_side(cell, name)[0]))
-            if groups is not None:
+            if (groups := groups_of(list(_side(cell, name)[0]))) is not None:
                 found.append((workloads[name], flags, release, groups))
     return found
 
@@ -285,8 +284,7 @@ def column_said(column: TimelineColumn) -> str:
     else:
         (ends,) = column_verdicts(column)
         said = f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
-        split = [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]
-        if split:
+        if split := [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]:
             said += f" (pooling {' and '.join(split)}'s two groups)"
     differ = "; ".join(f"{b} against {a}: {RESULTS_DIFFER}, not compared on time" for a, b in column.differ)
     return "; ".join(part for part in (said, differ, groups) if part)

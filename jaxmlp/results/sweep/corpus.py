@@ -186,8 +186,7 @@ def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseS
     out = replace(
         out, found=True, direction=change.direction, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, in_band=in_band
     )
-    kept = _kept_with_flag(case, found, base)
-    if kept:
+    if kept := _kept_with_flag(case, found, base):
         return replace(out, found=False), [kept]
     if pooled:
         return out, [f"{ratio(c.ratio)} not scored against the band: {pooled}"]

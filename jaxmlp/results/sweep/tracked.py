@@ -117,8 +117,7 @@ def compared(
     differs = differs or {}
     for release, baseline, against in pairs:
         for workload in workloads:
-            why = differs.get(release, {}).get(workload) or differs.get(baseline, {}).get(workload)
-            if why:
+            if why := differs.get(release, {}).get(workload) or differs.get(baseline, {}).get(workload):
                 out.append(Tracked(workload, release, baseline, against, compare([], []), RESULTS_DIFFER, differs=why))
                 continue
             a = list(samples.get(baseline, {}).get(workload, ()))

@@ -128,8 +128,7 @@ def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
             "share": table["sum"].to_numpy() / total if total else 0.0,
         }
     )
-    kernels = op_kernels(events)
-    if kernels:
+    if kernels := op_kernels(events):
         out["kernels"] = out["op"].map(kernels).fillna("")
     return out.head(n).reset_index(drop=True)
 
@@ -284,8 +283,7 @@ def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
         return None, "empty file"
     except (OSError, ValueError, UnicodeDecodeError) as e:  # pandas' parser errors are ValueErrors
         return None, str(e).splitlines()[0] if str(e) else type(e).__name__
-    missing = [c for c in OPS_NEEDED if c not in table]
-    if missing:
+    if missing := [c for c in OPS_NEEDED if c not in table]:
         return None, f"no {', '.join(missing)} column (not an operation table of xprof's hlo_stats)"
     return table, ""
 
