@@ -37,9 +37,7 @@ def _encode(value: Any) -> Any:
         return to_json(value)
     if isinstance(value, (tuple, list)):
         return [_encode(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _encode(v) for k, v in value.items()}
-    return value
+    return {k: _encode(v) for k, v in value.items()} if isinstance(value, Mapping) else value
 
 
 def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
@@ -49,7 +47,8 @@ def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         value, kind = doc.get(f.name), annotated[f.name]
         defaulted = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        if f.init and not (defaulted and (f.name not in doc or (value is None and not _nullable(kind)))):
+        nullable = kind is float or kind is Any or type(None) in typing.get_args(kind)
+        if f.init and not (defaulted and (f.name not in doc or (value is None and not nullable))):
             given[f.name] = _decode(kind, doc[f.name])
     return cls(**given)
 
@@ -58,10 +57,6 @@ def from_json(cls: type[T], doc: Mapping[str, Any]) -> T:
 def hints(cls: type) -> dict[str, Any]:
     """``cls``'s annotations, resolved (kept: each class is asked once)."""
     return typing.get_type_hints(cls)
-
-
-def _nullable(kind: Any) -> bool:
-    return kind is float or kind is Any or type(None) in typing.get_args(kind)
 
 
 def _decode(kind: Any, value: Any) -> Any:
@@ -82,9 +77,7 @@ def _decode(kind: Any, value: Any) -> Any:
         return tuple(_decode(k, v) for k, v in zip(each, value, strict=True))
     if origin is list:
         return [_decode(args[0], v) for v in value]
-    if origin in (dict, Mapping):
-        return {_decode(args[0], k): _decode(args[1], v) for k, v in value.items()}
-    return value
+    return {_decode(args[0], k): _decode(args[1], v) for k, v in value.items()} if origin in (dict, Mapping) else value
 
 
 class Plain:

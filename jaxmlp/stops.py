@@ -50,8 +50,7 @@ def _watched(stop: Interrupted) -> Interrupted:
 def _lost(stop: weakref.ref[Interrupted]) -> None:
     """A stop gone before it left `stop_on_signals`: dropped where it was raised (a gc callback, a finalizer, a
     library that clears Python errors, such as JAX's C++ callbacks), so sent again."""
-    signum = _RAISED.pop(stop, None)
-    if signum is not None:
+    if (signum := _RAISED.pop(stop, None)) is not None:
         _LOST.append(signum)
         _thread.start_new_thread(_send_again, (signum, _ACTIVE[0]))  # (no lock of threading's: this runs anywhere)
 

@@ -112,7 +112,10 @@ def _left(e: BaseException, folder: Path, checked: dict[str, str]) -> None:
         folder.rmdir()
     elif isinstance(e, KeyboardInterrupt):  # its one line says what is kept
         stopped = e if isinstance(e, Interrupted) else Interrupted()
-        stopped.kept = f"the finished probes stay in {folder}" + _checked(checked)
+        said = ", ".join(f"{r} {'runs' if why == bisection.RUNS else 'fails'}" for r, why in checked.items())
+        stopped.kept = f"the finished probes stay in {folder}" + (
+            f" (checked for the failure so far: {said})" if said else ""
+        )
         raise stopped from None
     else:
         print(f"The finished probes stay in {folder}", file=sys.stderr)
@@ -141,12 +144,6 @@ def _filed(
     else:
         explain()
     return BisectOutcome(folder, result, 0)
-
-
-def _checked(checked: dict[str, str]) -> str:
-    """The releases checked for the first that fails so far, as the end of a stop's line ("" if none)."""
-    said = ", ".join(f"{r} {'runs' if why == bisection.RUNS else 'fails'}" for r, why in checked.items())
-    return f" (checked for the failure so far: {said})" if said else ""
 
 
 def _said(p: bisection.BisectProbe) -> None:

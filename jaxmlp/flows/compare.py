@@ -68,8 +68,7 @@ def compare(*, baseline: str, new: str, detector: Detector, memory_threshold: fl
         )
     if len(memory):
         print(f"\n{memory_text(memory, memory_threshold)}")
-        unsure = int(memory["verdict"].str.endswith(", undecided").sum())
-        if unsure:
+        if unsure := int(memory["verdict"].str.endswith(", undecided").sum()):
             print(
                 f"{unsure} peak(s) differ beyond the memory threshold in runs too short to decide anything "
                 "(marked undecided, not counted above): measure again with the rounds said first"

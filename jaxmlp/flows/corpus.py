@@ -141,8 +141,7 @@ def _run(run: _Corpus) -> CorpusOutcome:
     finally:
         if meeting:
             meeting.unlink(missing_ok=True)
-    failed = [s for s in scores if s.failed]
-    if failed:
+    if failed := [s for s in scores if s.failed]:
         sys.stdout.flush()
         named = "; ".join(
             f"{s.case.name} ({'; '.join([*s.failures, *([s.error] if s.error else [])])})" for s in failed

@@ -11,7 +11,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -52,8 +52,7 @@ def await_case(meeting: Path, later: list[Path], corpus: Path, ranks: Ranks, pul
             pulse.check()
         if any(p.exists() for p in later):
             return False
-        stopped = others_stopped(corpus, ranks)
-        if stopped:
+        if stopped := others_stopped(corpus, ranks):
             raise JaxmlpError(stopped)
         time.sleep(POLL_SECONDS)
     return True
@@ -110,8 +109,7 @@ def _wait_for(path: Path, ranks: Ranks, what: str) -> Path:
     """Ranks 1 on: ``path`` once rank 0 writes it (within `MEET_SECONDS`); rank 0's stop mark is a `JaxmlpError`."""
     deadline = time.monotonic() + MEET_SECONDS
     while not path.is_file() or not path.stat().st_size:
-        stopped = others_stopped(path.parent, ranks)
-        if stopped:
+        if stopped := others_stopped(path.parent, ranks):
             raise JaxmlpError(stopped)
         _give_up(deadline, path, ranks, what)
         time.sleep(POLL_SECONDS)
@@ -196,8 +194,7 @@ def recorder(log: RunLog, ranks: Ranks) -> Record:
         if isinstance(sample, ProcessResult):
             sample = dataclasses.replace(sample, metadata={**sample.metadata, RANK: ranks.rank, NODE: ranks.node})
         log.record(cell, round_, sample)
-        stopped = others_stopped(log.folder, ranks)
-        if stopped:
+        if stopped := others_stopped(log.folder, ranks):
             raise JaxmlpError(stopped)
 
     return record
@@ -210,12 +207,9 @@ def others_stopped(folder: Path, ranks: Ranks) -> str:
         mark = _mark(folder, rank, "stopped")
         if rank != ranks.rank and mark.is_file():
             with contextlib.suppress(OSError, ValueError):
-                said.append(_words(json.loads(mark.read_text(encoding="utf-8"))))
+                found = json.loads(mark.read_text(encoding="utf-8"))
+                said.append(f"rank {found['rank']} on {found['node']} stopped ({found['why']})")
     return "; ".join(said)
-
-
-def _words(mark: Mapping[str, object]) -> str:
-    return f"rank {mark['rank']} on {mark['node']} stopped ({mark['why']})"
 
 
 def mark_stopped(folder: Path, ranks: Ranks, why: str) -> None:
@@ -244,8 +238,7 @@ def _wait_done(folder: Path, rank: int, ranks: Ranks, silence: float) -> None:
     samples, heard = samples_file(folder, rank), time.monotonic()
     last = -1.0
     while not _mark(folder, rank, "done").is_file():
-        stopped = others_stopped(folder, ranks)
-        if stopped:
+        if stopped := others_stopped(folder, ranks):
             raise JaxmlpError(f"{stopped}: the rounds it had left were not measured")
         changed = samples.stat().st_mtime if samples.is_file() else -1.0
         if changed != last:

@@ -71,8 +71,7 @@ def resume(
         runners=tuple(mine.values()),
         probed=replace(plan.probed, runners={name: mine.get(name, r) for name, r in plan.probed.runners.items()}),
     )
-    missing = [r.python for r in plan.probed.runners.values() if not Path(r.python).exists()]
-    if missing:
+    if missing := [r.python for r in plan.probed.runners.values() if not Path(r.python).exists()]:
         raise JaxmlpError(f"the environment {missing[0]} this sweep ran in is gone: make it again (jaxmlp sweep env)")
     print(f"Resuming {log.folder}: {sum(not isinstance(s, Failure) for s in samples.values())} samples kept")
 

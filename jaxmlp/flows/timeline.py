@@ -46,7 +46,7 @@ def _measure(
     start = time.monotonic()
     store = ResultsStore(check_folder(out, "--out"))
     versions = flow.releases(timeline)
-    matrix = flow.timeline_matrix(asked, versions, ranks.share if ranks else (0, 1))
+    matrix = flow.shared(replace(asked, versions=tuple(versions)), ranks.share if ranks else (0, 1))
     print("\n".join(flow.opening(timeline, versions, matrix, asked.processes, ranked=ranks is not None)))
     pythons = environments(matrix, versions)
     if not (ranks and ranks.rank):  # one rank tidies the environments (a shared folder's, maybe)

@@ -24,6 +24,7 @@ from jaxmlp.measure.sweep.track import Step, Track
 from jaxmlp.measure.workload_names import workload_name
 from jaxmlp.report.track_message import write_message
 from jaxmlp.report.track_site import site_link_base, write_site
+from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import confined, layout
 from jaxmlp.results.store.writing import check_folder, new_dir, write_json_new
@@ -122,7 +123,7 @@ class _Series:
 def _series(folder: Path, measuring: Measuring, say: Say) -> _Series:
     """This machine's series of ``measuring``'s workloads from the calls under ``folder`` (unreadable ones said)."""
     fields = {**environment.metadata(), "machine_backend": measuring.backend or "cpu", "machine_device": None}
-    machine, workloads = tracked.machine_label(fields), tuple(measuring.names)
+    machine, workloads = machines.machine(fields), tuple(measuring.names)
     documents, skipped = tracked.history(folder)
     for s in skipped:
         say(s.line("jaxmlp track"))

@@ -148,6 +148,4 @@ def _write(
     """The epoch records as ``--json`` says (a new file, or a new name in a folder), written atomically."""
     processes = distributed.processes()  # the launcher, the count, the ids that joined the mesh
     document = TrainDocument(tuple({**row, **processes} for row in to_rows(config, datasets, records, meta)))
-    if into_folder(json):
-        return ResultsStore(json).save(document)
-    return write_json_new(json, document.to_json())
+    return ResultsStore(json).save(document) if into_folder(json) else write_json_new(json, document.to_json())

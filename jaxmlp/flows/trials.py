@@ -68,8 +68,7 @@ def minutes_line(doc: TrialsDocument) -> str:
     """How long each comparison took to settle (or to end unsettled), its median and longest."""
     told = []
     for key, name in (("aa", "A/A"), ("injected", "injected")):
-        seconds = doc.seconds(key)
-        if seconds:
+        if seconds := doc.seconds(key):
             told.append(f"{name} median {minutes(statistics.median(seconds))}, longest {minutes(max(seconds))}")
     return "Time to a verdict: " + ("; ".join(told) or "not recorded")
 

@@ -65,8 +65,7 @@ def validate(*, settings: Validation, noise: Sequence[Path], out: Path) -> Valid
 def _detectors(settings: Validation) -> list[str]:
     """The detectors asked for, once each, checked with the other numbers before anything runs."""
     detectors = list(dict.fromkeys(settings.detectors))
-    unknown = [d for d in detectors if d not in validation.DETECTORS]
-    if unknown:
+    if unknown := [d for d in detectors if d not in validation.DETECTORS]:
         raise JaxmlpError(
             f"--detectors {' '.join(unknown)}: choose among {', '.join(validation.DETECTORS)}, space-separated"
         )

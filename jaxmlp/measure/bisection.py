@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmlp.jsonio import Plain
+from jaxmlp.jsonio import Plain, to_json
 from jaxmlp.registry import ALPHA, THRESHOLD
 from jaxmlp.stats import INVALID, RESULTS_DIFFER, Comparison, compare, verdict_line
 from jaxmlp.stats import WORDS as WORDS  # re-exported: the report reads it here too
@@ -71,19 +71,9 @@ class Bisection(Plain):
         return tuple(r for r in self.candidates if r in seen)
 
     def to_json(self) -> dict[str, Any]:  # the reason before the probes, and the releases measured, as written
-        return {
-            "candidates": list(self.candidates),
-            "status": self.status,
-            "direction": self.direction,
-            "reason": self.reason,
-            "first": self.first,
-            "after": self.after,
-            "comparison": None if self.comparison is None else self.comparison.to_json(),
-            "probes": [p.to_json() for p in self.probes],
-            "measured": list(self.measured),
-            "failure": self.failure,
-            "checked": dict(self.checked),
-        }
+        doc = to_json(self)
+        probes, failure, checked = doc.pop("probes"), doc.pop("failure"), doc.pop("checked")
+        return {**doc, "probes": probes, "measured": list(self.measured), "failure": failure, "checked": checked}
 
 
 def expected_releases(k: int) -> int:

@@ -162,8 +162,7 @@ def run_joined(
         for i, env in enumerate(environments):
             child = workers.Child(f"process {i} of {processes}", argv, rank_environment(i, processes, coordinator, env))
             running.append(workers.start(child, capture=False, stdout=outs[i], stderr=logs[i]))
-        failed = _watch(running, logs, timeout, poll_seconds)
-        if failed is not None:
+        if (failed := _watch(running, logs, timeout, poll_seconds)) is not None:
             i, code = failed
             raise JaxmlpError(f"{name}: {_failure(i, processes, code, logs[i])}")
         outs[0].seek(0)
@@ -186,8 +185,7 @@ def _watch(
         codes = [p.poll() for p in running]  # every one polled, each time
         if all(code == 0 for code in codes):
             return None
-        failed = [(i, code) for i, code in enumerate(codes) if code is not None and code != 0]
-        if failed:
+        if failed := [(i, code) for i, code in enumerate(codes) if code is not None and code != 0]:
             workers.stop(running)
             return min(failed, key=lambda f: (f[1] > 0, f[0]))
         time.sleep(poll_seconds)

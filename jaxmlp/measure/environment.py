@@ -42,8 +42,7 @@ def select_device(backend: str | None) -> jax.Device:
 def _refuse_a_held_tpu(message: str) -> None:
     from jaxmlp import compat
 
-    held = compat.tpu_held(message)
-    if held:
+    if held := compat.tpu_held(message):
         raise JaxmlpError(held)
 
 

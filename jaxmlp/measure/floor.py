@@ -121,12 +121,6 @@ class Gemm(NamedTuple):
         return 2 * m * k * n
 
 
-def _inputs(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
-    m, k, n = shape
-    rng = np.random.default_rng(0)
-    return rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
-
-
 def _xla(precision: str, a: np.ndarray, b: np.ndarray, device: jax.Device) -> tuple[Any, np.ndarray, np.ndarray]:
     dtype = jnp.bfloat16 if precision == "bf16" else jnp.float32
     x, y = jax.device_put((jnp.asarray(a, dtype), jnp.asarray(b, dtype)), device)
@@ -172,10 +166,11 @@ def _torch(
 
 def gemm(library: str, precision: str, shape: Shape, device: jax.Device) -> Gemm:
     """``shape``'s product in ``library`` and ``precision`` on ``device``'s platform; ask `unavailable` first."""
-    why = unavailable(library, precision, device.platform)
-    if why is not None:
+    if (why := unavailable(library, precision, device.platform)) is not None:
         raise ValueError(why)
-    a, b = _inputs(shape)
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
     compiled = None
     if library == "xla":
         (compiled, args), lhs, rhs = _xla(precision, a, b, device)
@@ -255,15 +250,10 @@ def floor_rates(
     }
 
 
-def best_floor(rates: Mapping[str, float]) -> tuple[str, float]:
-    """The library with the highest rate, and that rate: the machine's best, the floor's ceiling."""
-    library = max(rates, key=lambda name: rates[name])
-    return library, rates[library]
-
-
 def floor_facts(flops: float, rates: Mapping[str, float], median: float | None) -> dict[str, Any]:
     """What an epoch row of ``flops`` (``median`` s; None where not timed) records of its floor in every library."""
-    library, rate = best_floor(rates)
+    library = max(rates, key=lambda name: rates[name])  # the machine's best, the floor's ceiling
+    rate = rates[library]
     seconds = flops / rate
     return {
         "best_floor_library": library,

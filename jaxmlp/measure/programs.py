@@ -116,8 +116,7 @@ NOT_OWN = "no VmHWM here (not Linux?): getrusage's peak, which may include the p
 
 def own_peak() -> dict[str, Any]:
     """This process's own peak resident set, else getrusage's and why it may not be its own."""
-    peak = current_peak()
-    if peak is not None:
+    if (peak := current_peak()) is not None:
         return {"peak_rss_bytes": peak}
     return {"peak_rss_bytes": peak_rss_bytes(), "peak_rss_why": NOT_OWN}
 

@@ -186,8 +186,7 @@ def run(
                 progress(f"{failures[-1]}; going on")
             continue
         took.append(time.monotonic() - start)
-        difference = result.metadata["max_relative_difference"]
-        if difference > TOLERANCE:
+        if (difference := result.metadata["max_relative_difference"]) > TOLERANCE:
             failures.append(
                 f"{these.label}: the sharded epoch's params differ from the one-device scan's by "
                 f"{difference:.2g} (more than {TOLERANCE:g})"

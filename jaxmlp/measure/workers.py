@@ -29,9 +29,7 @@ DERIVED_LIMIT = f"{LIMIT_FACTOR}x the slowest before it, at least {MIN_LIMIT_SEC
 def time_limit(timeout: float | None, measured: Iterable[float]) -> float:
     """A worker process's time limit: ``timeout`` if given, else `LIMIT_FACTOR` times the slowest of the first
     processes ``measured`` (in seconds, their compile included), and at least `MIN_LIMIT_SECONDS`."""
-    if timeout is not None:
-        return timeout
-    return max(MIN_LIMIT_SECONDS, LIMIT_FACTOR * max(measured, default=0.0))
+    return timeout if timeout is not None else max(MIN_LIMIT_SECONDS, LIMIT_FACTOR * max(measured, default=0.0))
 
 
 @dataclass(frozen=True)

@@ -185,8 +185,7 @@ def builtin(
     from jaxmlp.pipelines.epochs import make_epoch
     from jaxmlp.pipelines.steps import CompiledStep, images_for
 
-    unknown = sorted(set(names) - set(SWEEP_WORKLOADS))
-    if unknown:
+    if unknown := sorted(set(names) - set(SWEEP_WORKLOADS)):
         raise JaxmlpError(f"unknown built-in workload {', '.join(unknown)}: choose from {', '.join(SWEEP_WORKLOADS)}")
     device = device or jax.devices()[0]
     rng = np.random.default_rng(0)

@@ -35,11 +35,6 @@ def workload_name(spec: str) -> str:
     return spec if spec in SWEEP_WORKLOADS else spec_name(spec)
 
 
-def _defines(tree: ast.Module, name: str) -> bool:
-    """Whether a module's top level binds ``name``, also under an ``if``, ``try`` or ``with``."""
-    return _binds(tree.body, name)
-
-
 def _binds(body: list[ast.stmt], name: str) -> bool:
     for node in body:
         if isinstance(node, (ast.If, ast.Try, ast.With)):
@@ -80,7 +75,7 @@ def check_spec(spec: str) -> None:
         tree = ast.parse(path.read_bytes(), filename=where)
     except (OSError, SyntaxError, ValueError) as e:
         raise JaxmlpError(f"--workload {spec!r}: {where} cannot be imported ({type(e).__name__}: {e})") from None
-    if not _defines(tree, attribute):
+    if not _binds(tree.body, attribute):  # also under an if, try or with
         raise JaxmlpError(f"--workload {spec!r}: {where} defines no function {attribute}: add def {attribute}():")
 
 

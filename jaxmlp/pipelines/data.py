@@ -38,9 +38,7 @@ def _to_numpy(tree: Any) -> Any:
         return tree.numpy()
     if isinstance(tree, (list, tuple)):
         return type(tree)(_to_numpy(t) for t in tree)
-    if isinstance(tree, dict):
-        return {k: _to_numpy(v) for k, v in tree.items()}
-    return np.asarray(tree)
+    return {k: _to_numpy(v) for k, v in tree.items()} if isinstance(tree, dict) else np.asarray(tree)
 
 
 def numpy_collate(batch: Any) -> Any:

@@ -138,8 +138,7 @@ CACHE_VARIABLE = "JAXMLP_CACHE_DIR"
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get(CACHE_VARIABLE)
-    if env:
+    if env := os.environ.get(CACHE_VARIABLE):
         return Path(env).expanduser()
     import platformdirs
 
@@ -219,8 +218,7 @@ def _prepare(sources: dict[str, Path], cache_dir: Path) -> Path:
     """A validated, decompressed copy of ``sources`` in torchvision's layout under ``cache_dir``, made once."""
     root = _prepared_root(sources, cache_dir)
     raw_dir = root / "MNIST" / "raw"
-    prepared = find_idx_files(raw_dir)
-    if prepared is not None:
+    if (prepared := find_idx_files(raw_dir)) is not None:
         for spec in MNIST_FILES:
             read_idx(prepared[spec.name], spec)
         return root
@@ -290,6 +288,4 @@ class Datasets:
 
     @property
     def label(self) -> str:
-        if self.name == SYNTHETIC:
-            return f"{SYNTHETIC} ({self.source}; {SYNTHETIC_LABEL})"
-        return f"mnist ({self.source})"
+        return f"{SYNTHETIC} ({self.source}; {SYNTHETIC_LABEL})" if self.name == SYNTHETIC else f"mnist ({self.source})"

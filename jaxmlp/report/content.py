@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, NamedTuple
 
-import pandas as pd
-
 from jaxmlp import registry
-from jaxmlp.results import tables
 from jaxmlp.results.findings import Finding as Finding
 from jaxmlp.results.findings import Table as Table
-from jaxmlp.results.findings.select import stamp_of as run_stamp
 from jaxmlp.results.store import layout
 
 
@@ -72,15 +67,6 @@ def describe(env: dict[str, Any]) -> str:
     )
 
 
-def run_label(env: Mapping[str, Any], stamp: str) -> str:
-    """A run as its folded line reads: ``2026-12-03 08:42 UTC · cpu · commit 3600a678 · jax 0.10.2 · Intel...``."""
-    parts = [layout.shown_stamp(stamp), str(env.get("backends") or "")]
-    if env.get("commit") not in (None, "", "None"):
-        parts.append(f"commit {str(env['commit'])[:8]}")
-    parts += [f"jax {env.get('jax')}", str(env.get("machine") or ""), str(env.get("file") or "")]
-    return " · ".join(p for p in parts if p)
-
-
 FOLDED = "Earlier runs are listed below the newest (`jaxmlp summary PATH` shows one in full)."
 
 
@@ -98,12 +84,3 @@ def subject(title: str, anchor: str, note: str, runs: Sequence[Run], answers: Se
     return ReportSection(
         title, f"{note} {FOLDED}" if earlier else note, tuple(ordered[:1]), earlier, anchor, tuple(answers)
     )
-
-
-def env_run(
-    rows: pd.DataFrame, found: Sequence[Table], plots: Sequence[Figure], folder: Path | None, note: str = ""
-) -> Run:
-    """A benchmark file's part of a section: its label, where its numbers come from, its tables and plots."""
-    env, stamp = tables.shown_metadata(rows), run_stamp(rows)
-    where = describe({**env, "file": layout.shown(str(rows["file"].iloc[0]), folder)})
-    return Run(run_label(env, stamp), f"{where}. {note}".strip(), tuple(found), tuple(plots), stamp, env["backends"])

@@ -206,9 +206,7 @@ def _cell(value: Any, format_: Format | None) -> str:
         return value
     if format_ is not None:
         return format_(value)
-    if isinstance(value, float):
-        return units.number(value)
-    return str(value)
+    return units.number(value) if isinstance(value, float) else str(value)
 
 
 def readable(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> pd.DataFrame:

@@ -24,9 +24,7 @@ def _value(quantity: str, value: float | None) -> str:
         return "not available"
     if quantity.endswith("_seconds"):
         return duration(value)
-    if quantity.endswith("bytes") or quantity.startswith("bytes"):
-        return size(value)
-    return number(value)
+    return size(value) if quantity.endswith("bytes") or quantity.startswith("bytes") else number(value)
 
 
 def answer_line(doc: ExplainDocument) -> str:

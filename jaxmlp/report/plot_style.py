@@ -8,7 +8,7 @@ import io
 import itertools
 import math
 import textwrap
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from jaxmlp import units
@@ -125,19 +125,12 @@ def _tick(text: str) -> str:
     return f"{number} {unit}".strip()
 
 
-def _duration(value: float, _: Any = None) -> str:
-    return _tick(units.duration(value)) if value > 0 else "0"
-
-
-def _flop_rate(value: float, _: Any = None) -> str:
-    return _tick(units.flop_rate(value)) if value > 0 else "0"
-
-
-def _number(value: float, _: Any = None) -> str:
-    return _tick(units.number(value))
-
-
-FORMATS = {"seconds": _duration, "flops": _flop_rate, "number": _number}
+FORMATS: dict[str, Callable[[float, Any], str]] = {
+    "seconds": lambda value, _: _tick(units.duration(value)) if value > 0 else "0",
+    "flops": lambda value, _: _tick(units.flop_rate(value)) if value > 0 else "0",
+    "number": lambda value, _: _tick(units.number(value)),
+}
+"""A tick's label of each kind of axis (matplotlib's ``FuncFormatter`` hands each its value and position)."""
 
 
 def human_axis(ax: Any, axis: str, kind: str = "seconds", values: Iterable[float] | None = None) -> None:

@@ -34,9 +34,7 @@ def _precision(value: object) -> str:
 
 
 def _precisions(table: pd.DataFrame) -> pd.Series:
-    if "precision" not in table:
-        return pd.Series("f32", index=table.index)
-    return table["precision"].map(_precision)
+    return pd.Series("f32", index=table.index) if "precision" not in table else table["precision"].map(_precision)
 
 
 def _bar_limits(ax: Any, values: Iterable[float]) -> None:
@@ -53,12 +51,6 @@ def _bar_limits(ax: Any, values: Iterable[float]) -> None:
 def _bar_label(ax: Any, text: str, at: tuple[float, float]) -> None:
     """``text`` just right of a horizontal bar's end ``at``."""
     ax.annotate(text, at, xytext=(4, 0), textcoords="offset points", va="center", fontsize=SMALL_PT)
-
-
-def _value_labels(ax: Any, positions: Iterable[float], values: Iterable[float]) -> None:
-    for y, value in zip(positions, values):
-        if pd.notna(value) and value > 0:
-            _bar_label(ax, units.duration(value), (value, y))
 
 
 def by_batch_size_figure(table: pd.DataFrame, lines: Iterable[tuple[str, str]], ylabel: str, title: str) -> Any:
@@ -146,7 +138,9 @@ def ladder_figure(ladder: pd.DataFrame) -> Any:
     bars = ax.barh(positions, ladder["epoch_s"], height=0.7, color=colours, edgecolor="white", linewidth=0)
     for bar, is_floor in zip(bars, floor):
         bar.set_hatch("//" if is_floor else "")
-    _value_labels(ax, positions, ladder["epoch_s"])
+    for y, value in zip(positions, ladder["epoch_s"]):
+        if pd.notna(value) and value > 0:
+            _bar_label(ax, units.duration(value), (value, y))
     for q, rows in ladder[floor].groupby(precision[floor], sort=False):
         best = rows.sort_values("epoch_s").iloc[0]
         ax.axvline(

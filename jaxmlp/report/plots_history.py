@@ -29,12 +29,6 @@ LABEL_BOX = {"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1}
 """Behind a change's label: the line it names stays visible, the label readable."""
 
 
-def _title(name: str) -> str:
-    """A small plot's title, its parameters on a line of their own where the name is long."""
-    name = name.removeprefix("test_")
-    return name.replace("[", "\n[", 1) if len(name) > TITLE_CHARS else name
-
-
 def machines(points: pd.DataFrame) -> pd.Series:
     """Each point's machine (and the settings that make runs comparable): its ``machine`` where the history
     names one, else its ``setting``."""
@@ -83,7 +77,8 @@ def history_figure(points: pd.DataFrame, changes: pd.DataFrame) -> Any:
                             linestyle="none",
                             label=f"flagged {verdict}",
                         )
-        ax.set_title(_title(str(name)), fontsize=SMALL_PT)
+        title = str(name).removeprefix("test_")  # its parameters on a line of their own where it is long
+        ax.set_title(title.replace("[", "\n[", 1) if len(title) > TITLE_CHARS else title, fontsize=SMALL_PT)
         human_axis(ax, "y", values=[*mine["q1"], *mine["q3"]])
     for i, ax in enumerate(axes.flat):
         ax.set_visible(i < len(names))

@@ -123,7 +123,8 @@ def _sweeps_listed(results: Results, folder: Path | None, probes: list[Path]) ->
     cells = {str(path.parent): doc for path, doc in results.cells}
     swept = sweeps(results.runs, probes)
     listed = {str(s.folder) for s in results.older_sweeps}  # the index named them: below
-    lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and not _under(w, probes)}
+    probed = {w for w in cells for f in probes if w == str(f) or w.startswith(f"{f}/")}
+    lone = {w: pd.DataFrame() for w in cells if w not in swept and w not in listed and w not in probed}
     for where, rows in {**swept, **lone}.items():
         when = _when(str(rows["timestamp"].max())) if len(rows) else ""
         if is_timeline(where):
@@ -170,15 +171,10 @@ OLDER_NAMED = 5
 def _older_line(kind: str, older: Sequence[Listed], folder: Path | None) -> str:
     """One line naming a kind's older results: the newest few, then how many more and since when."""
     named = ", ".join(layout.shown(f.path, folder) for f in older[:OLDER_NAMED])
-    rest = older[OLDER_NAMED:]
-    if rest:
+    if rest := older[OLDER_NAMED:]:
         since = min((f.when for f in rest if f.when), default="")
         named += f" and {len(rest)} more" + (f" back to {layout.shown_stamp(since)}" if since else "")
     return f"{len(older)} older {kind} result(s): {named} (`jaxmlp summary PATH` for one)"
-
-
-def _under(where: str, folders: Sequence[Path]) -> bool:
-    return any(where == str(f) or where.startswith(f"{f}/") for f in folders)
 
 
 def newest_of_each(found: Sequence[Listed], folder: Path | None = None) -> list[Summary]:

@@ -112,9 +112,7 @@ def _explanation(row: Row, link_base: str, explained: Mapping[str, str]) -> str:
     """A comparison's explanation cell: a link to its page in the site, else to its text, else why it has none."""
     folder = text_of(row.get("explanation")).rstrip("/")  # as `explanation_pages` keys it
     where = explained.get(folder) or link(folder, link_base)
-    if where:
-        return _text(f"<a href='{html_text(where)}'>why</a>", raw=True)
-    return _text(why_none(row))
+    return _text(f"<a href='{html_text(where)}'>why</a>", raw=True) if where else _text(why_none(row))
 
 
 def explanation_pages(

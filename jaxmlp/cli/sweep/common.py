@@ -30,8 +30,7 @@ def alone(name: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argp
     """``run``, refused in one line under mpirun or srun (a subcommand whose processes one machine runs)."""
 
     def refusing(args: argparse.Namespace) -> int:
-        ranks = Ranks.found()
-        if ranks:
+        if ranks := Ranks.found():
             raise JaxmlpError(
                 f"jaxmlp sweep {name} runs on one machine, not as {ranks.size} ranks of mpirun or srun: start it "
                 f"without them (the ranks share only {' and '.join(f'sweep {r}' for r in RANKED)})"

@@ -3,15 +3,15 @@ checked (`environments`, the one entry every command uses)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.environments import disk, envs
-from jaxmlp.measure.environments.asked import Asked
 from jaxmlp.measure.environments.disk import env_megabytes, install_seconds
-from jaxmlp.measure.environments.envs import Interpreter, check_release, env_path, is_made
+from jaxmlp.measure.environments.envs import Interpreter, Source, check_release, env_path, is_made
 from jaxmlp.measure.environments.published import check_held
 from jaxmlp.measure.environments.pythons import for_releases
 from jaxmlp.units import minutes
@@ -20,6 +20,21 @@ __all__ = ["Asked", "EnvPlan", "environments", "planned"]
 
 
 Say = Callable[[str], None]
+
+
+class Asked(Protocol):
+    """Where and how the environments are asked for: their folder, source, interpreters, series and hand-made ones."""
+
+    @property
+    def envs(self) -> Path | None: ...
+    @property
+    def source(self) -> Source: ...
+    @property
+    def pythons(self) -> tuple[str, ...]: ...
+    @property
+    def series(self) -> tuple[str, ...]: ...
+    @property
+    def hand_made(self) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True)

@@ -70,14 +70,11 @@ class Source:
 
     def accelerator(self, version: str) -> tuple[str, str] | None:
         """The ``jax`` extra and package ``version``'s environment takes for this backend; None where none."""
-        if self.backend == "gpu":
-            return cuda_build(version)
-        return ACCELERATOR.get(self.backend or "")
+        return cuda_build(version) if self.backend == "gpu" else ACCELERATOR.get(self.backend or "")
 
     def check_builds(self, versions: Sequence[str]) -> None:
         """A one-line `JaxmlpError` naming those of ``versions`` without a build for this backend."""
-        lacking = [v for v in versions if self.backend == "gpu" and cuda_build(v) is None]
-        if lacking:
+        if lacking := [v for v in versions if self.backend == "gpu" and cuda_build(v) is None]:
             since = ", ".join(f"jax[{extra}] from {first}" for first, extra, _ in CUDA_BUILDS)
             raise JaxmlpError(
                 f"--backend gpu: {', '.join(lacking)} has no CUDA build on the index ({since}): choose releases "
@@ -254,9 +251,6 @@ def _unusable(folder: Path, root: Path | None, error: OSError) -> JaxmlpError:
 def _make_env(
     version: str, env: Path, root: Path | None, log: Callable[[str], None], source: Source, base: str
 ) -> Path:
-    if (env / COMPLETE).exists():  # made by another process while this one waited for the lock
-        used(env)
-        return python_of(env)
     shutil.rmtree(env, ignore_errors=True)
     try:
         env.parent.mkdir(parents=True, exist_ok=True)

@@ -93,10 +93,7 @@ def releases(jax: Sequence[str], jaxlib: Sequence[str]) -> list[str]:
 
 def last_of_each_minor(versions: Sequence[str]) -> list[str]:
     """The last patch release of each minor release (``0.4.38`` for 0.4), oldest first."""
-    last: dict[str, str] = {}
-    for v in sorted(versions, key=version_key):
-        last[".".join(v.split(".")[:2])] = v
-    return list(last.values())
+    return list({".".join(v.split(".")[:2]): v for v in sorted(versions, key=version_key)}.values())
 
 
 def between(known: Sequence[str], good: str, bad: str) -> list[str]:
@@ -115,8 +112,7 @@ def folder_wheels(folder: Path) -> dict[str, dict[str, list[str]]]:
     """The jax and jaxlib wheels in ``folder``: {package: {version: [python tags]}}."""
     found: dict[str, dict[str, list[str]]] = {"jax": {}, "jaxlib": {}}
     for path in folder.glob("*.whl"):
-        match = WHEEL.fullmatch(path.name)
-        if match:
+        if match := WHEEL.fullmatch(path.name):
             package, version, tag = match.groups()
             found[package].setdefault(version, []).append(tag)
     return found
@@ -191,8 +187,7 @@ def check_held(versions: Sequence[str], source: Source) -> None:
     if source.wheels is None:
         return
     held = set(wheel_releases(source.wheels))
-    missing = [v for v in versions if v not in held]
-    if missing:
+    if missing := [v for v in versions if v not in held]:
         raise JaxmlpError(
             f"--wheels {source.wheels} holds no jax and jaxlib wheels of {', '.join(missing)} (it holds "
             f"{', '.join(sorted(held, key=version_key)[-6:])}, ...): `pip download jax==V jaxlib==V -d "

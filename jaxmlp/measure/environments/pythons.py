@@ -58,8 +58,7 @@ def probe(path: str) -> Interpreter | str:
 
 def pyenv_root() -> Path | None:
     """pyenv's folder: ``$PYENV_ROOT``, else ``~/.pyenv``, else what ``pyenv root`` says; None without pyenv."""
-    given = os.environ.get("PYENV_ROOT")
-    if given:
+    if given := os.environ.get("PYENV_ROOT"):
         return Path(given)
     home = Path.home() / ".pyenv"
     if home.is_dir():
@@ -139,8 +138,7 @@ def interpreters(given: tuple[str, ...] = ()) -> tuple[Interpreter, ...]:
         found = probed[path]
         if isinstance(found, str):
             continue
-        real = os.path.realpath(found.path)
-        if real not in seen:
+        if (real := os.path.realpath(found.path)) not in seen:
             seen.add(real)
             out.append(found)
     return tuple(out)
@@ -149,24 +147,14 @@ def interpreters(given: tuple[str, ...] = ()) -> tuple[Interpreter, ...]:
 # --- which Python each release gets ---------------------------------------------------------------------------
 
 
-def asked_minors(found: Sequence[Interpreter]) -> list[Minor]:
-    """The Python versions the source is asked about: `published.MINORS` and those found here."""
-    return sorted(set(MINORS) | {i.minor for i in found})
-
-
-def preference(found: Sequence[Interpreter], first: Interpreter) -> list[Interpreter]:
-    """``found`` in the order a series prefers them: ``first``, then the nearest Python version to it."""
-    return sorted(found, key=lambda i: (i != first, abs(i.minor[1] - first.minor[1]), -i.minor[1]))
-
-
 def choose(
     versions: Sequence[str], supported: Mapping[str, set[Minor]], found: Sequence[Interpreter]
 ) -> dict[str, Interpreter]:
     """Each release's interpreter, one for the series where possible; one line naming each release none supports."""
-    lacking = [v for v in versions if not any(i.minor in supported.get(v, set()) for i in found)]
-    if lacking:
+    if lacking := [v for v in versions if not any(i.minor in supported.get(v, set()) for i in found)]:
         raise JaxmlpError(refusal(lacking, supported, found))
-    ordered = preference(found, found[0])
+    first = found[0]  # preferred, then the nearest Python version to it
+    ordered = sorted(found, key=lambda i: (i != first, abs(i.minor[1] - first.minor[1]), -i.minor[1]))
     series = sorted(versions, key=version_key)
     out: dict[str, Interpreter] = {}
     start = 0
@@ -224,10 +212,9 @@ def for_releases(
     if ready is not None:
         chosen = {v: ready for v in versions}
     else:
-        supported = published.listing(source, asked_minors(found))
+        supported = published.listing(source, sorted(set(MINORS) | {i.minor for i in found}))
         chosen = choose(versions, {v: supported.get(v, set()) for v in versions}, found)
-    used = {i.words for i in chosen.values()}
-    if used != {running().words} and versions:
+    if {i.words for i in chosen.values()} != {running().words} and versions:  # another Python than this one
         say(python_line(chosen))
     return chosen
 

@@ -38,9 +38,7 @@ class Taken:
         """The rounds of ``cells`` that fit in ``left`` seconds: each at `per_round`, the call's `startup` once; 0
         where none does, or where a round's cost is not known."""
         per_round = self.per_round(cells)
-        if per_round <= 0:
-            return 0
-        return max(math.floor((left - self.startup) / per_round), 0)
+        return 0 if per_round <= 0 else max(math.floor((left - self.startup) / per_round), 0)
 
 
 class Stopwatch:

@@ -105,11 +105,9 @@ def read_manifest(path: Path, only: Sequence[str] = ()) -> list[Case]:
     defaults = _runs(f"{path}: its top", doc)
     cases = [replace(c, runs=c.runs.over(defaults)) for c in (_case(path, i, c) for i, c in enumerate(raw))]
     names = [c.name for c in cases]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
+    if twice := sorted({n for n in names if names.count(n) > 1}):
         raise JaxmlpError(f"{path}: case names must be unique: {', '.join(twice)} given twice")
-    unknown = [n for n in only if n not in names]
-    if unknown:
+    if unknown := [n for n in only if n not in names]:
         raise JaxmlpError(f"--cases {' '.join(unknown)}: no such case in {path} (it holds {', '.join(names)})")
     return [c for c in cases if not only or c.name in only]
 

@@ -49,8 +49,7 @@ def pythons_for(labels: tuple[str, str], matrix: Matrix, say: Say = print) -> di
         here = matrix.source == envs.INDEX and label == jax.__version__  # a wheel folder's build is its own
         if label not in out and here and not envs.is_made(label, matrix.envs):
             out[label] = sys.executable
-    rest = [label for label in labels if label not in out]
-    if rest:
+    if rest := [label for label in labels if label not in out]:
         out.update({k: v for k, v in environments(dataclasses.replace(matrix, hand_made={}), rest, say).items()})
     return out
 

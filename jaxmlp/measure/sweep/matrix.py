@@ -89,8 +89,7 @@ def run_worker(runner: Runner, pythonpath: str | None = None, timeout: float | N
     try:
         result = ProcessResult.from_json(workers.run_json(child, on_line=said.append))
     except workers.ChildFailed as e:
-        unknown = [line for line in e.stderr.splitlines() if "Unknown flag" in line]
-        if unknown:
+        if unknown := [line for line in e.stderr.splitlines() if "Unknown flag" in line]:
             raise UnknownFlag(unknown[-1].split("] ", 1)[-1].strip()) from None
         raise
     warned = [line.split("] ", 1)[-1].strip() for line in said if "no longer supported" in line]
@@ -230,8 +229,7 @@ def between(processes: Mapping[str, ProcessResult], a: str, b: str, tolerance: f
         other = processes[a].workloads.get(workload)
         if other is None or other.output is None or times.output is None:
             continue
-        why = other.output.differs(times.output, tolerance)
-        if why:
+        if why := other.output.differs(times.output, tolerance):
             out[workload] = f"{DIFFER_FROM}{a}: {why}"
     return out
 

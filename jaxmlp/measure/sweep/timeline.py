@@ -38,14 +38,7 @@ def releases(timeline: Timeline, known: Sequence[str] | None = None) -> list[str
 
 def fitted_processes(budget_seconds: float, spent: float, per_round: float) -> int:
     """The processes a release that fit in what is left of the budget, at least `MIN_PROCESSES`."""
-    if per_round <= 0:
-        return MIN_PROCESSES
-    return max(MIN_PROCESSES, math.floor((budget_seconds - spent) / per_round))
-
-
-def timeline_matrix(matrix: Matrix, versions: Sequence[str], share: tuple[int, int] = (0, 1)) -> Matrix:
-    """``matrix`` for the timeline's ``versions``, its processes a release shared by the ranks (`shared`)."""
-    return shared(replace(matrix, versions=tuple(versions)), share)
+    return MIN_PROCESSES if per_round <= 0 else max(MIN_PROCESSES, math.floor((budget_seconds - spent) / per_round))
 
 
 def shared(matrix: Matrix, share: tuple[int, int]) -> Matrix:
@@ -98,6 +91,4 @@ def disk(versions: Sequence[str], matrix: Matrix) -> str:
     size = env_disk.env_megabytes(matrix.envs)
     if missing and size:
         return f"about {size * len(missing) / 1e3:.1f} GB of disk for {len(missing)} not made yet"
-    if missing:
-        return f"{len(missing)} not made yet (size unknown: none made here)"
-    return "every environment made"
+    return f"{len(missing)} not made yet (size unknown: none made here)" if missing else "every environment made"

@@ -46,9 +46,7 @@ class Step:
     @property
     def cells(self) -> tuple[str, ...]:
         """The releases measured side by side, oldest first: the pinned one, the last tracked and each new one."""
-        if not self.new:
-            return ()
-        return tuple(sorted({self.pinned, self.last, *self.new}, key=version_key))
+        return () if not self.new else tuple(sorted({self.pinned, self.last, *self.new}, key=version_key))
 
     @property
     def pairs(self) -> tuple[tuple[str, str, str], ...]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jaxmlp.errors import NotMeasured
+from jaxmlp.jsonio import Plain
 from jaxmlp.measure import workers
 from jaxmlp.measure.environments.envs import jaxmlp_path
 from jaxmlp.measure.noise import neighbour
@@ -27,7 +28,7 @@ SIDES = {"aa": ("A", "A2"), "injected": ("A", "H")}
 
 
 @dataclass(frozen=True)
-class Trial:
+class Trial(Plain):
     """One trial: A against A with the test hook (``injected``), and A against A again (``aa``)."""
 
     trial: int
@@ -37,29 +38,6 @@ class Trial:
     metric: str = ""  # the time compared (`jaxmlp.measure.wall_or_cpu`); "": wall time, in older files
     why: str = ""  # why that time (`jaxmlp.measure.wall_or_cpu.choose`)
     seconds: Mapping[str, float] | None = None  # each comparison's seconds until it settled (or the trial ended)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "trial": self.trial,
-            "values": {k: list(v) for k, v in self.values.items()},
-            "injected": self.injected.to_json(),
-            "aa": self.aa.to_json(),
-            "metric": self.metric,
-            "why": self.why,
-            "seconds": None if self.seconds is None else dict(self.seconds),
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Trial:
-        return cls(
-            doc["trial"],
-            {k: tuple(v) for k, v in doc["values"].items()},
-            Comparison.from_json(doc["injected"]),
-            Comparison.from_json(doc["aa"]),
-            str(doc.get("metric") or ""),
-            str(doc.get("why") or ""),
-            None if doc.get("seconds") is None else {k: float(v) for k, v in doc["seconds"].items()},
-        )
 
 
 Keep = Callable[[Mapping[str, Any], Trial], None]

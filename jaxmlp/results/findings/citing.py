@@ -34,9 +34,7 @@ def older_note(rows: pd.DataFrame) -> str:
 
 def param_text(value: Any) -> str:
     """A parameter as a name spells it (``2``, not ``2.0``)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def run_of(rows: pd.DataFrame, bench: registry.Benchmark, **params: Any) -> str:

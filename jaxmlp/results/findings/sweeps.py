@@ -115,8 +115,7 @@ def matrix(
     ordered = sorted(found, key=layout.stamp_in, reverse=True)
     for where in ordered:
         steps = sweep_steps(found[where], results.samples, memo=memo) if len(found[where]) else pd.DataFrame()
-        text = sweep_verdict(found[where], steps, cells.get(where))
-        if text is not None:
+        if (text := sweep_verdict(found[where], steps, cells.get(where))) is not None:
             return Finding(
                 question, text, ANCHOR.matrix, True, layout.cited(where, folder), machine(found[where].iloc[0])
             )

@@ -28,8 +28,7 @@ COLUMNS = ["workload", "release", "baseline", "verdict", "ratio", "low", "high",
 
 def _why(row: Row) -> str:
     """After a changed workload's sentence: where its explanation is (in the results folder), or why there is none."""
-    where = str(row.get("explanation") or "")
-    if where:
+    if where := str(row.get("explanation") or ""):
         return f" (why: {where.rstrip('/')}/{layout.EXPLAIN_TEXT})"
     unexplained = str(row.get("unexplained") or "")
     return f" ({unexplained})" if unexplained and row.get("verdict") in (SLOWER, FASTER) else ""
@@ -38,11 +37,9 @@ def _why(row: Row) -> str:
 def _head(release: str, pinned: str, rows: Sequence[Row]) -> str:
     """The direct answer: no (slower on a workload), yes (the same or faster on every one), or not shown yet."""
     verdicts = {str(r["workload"]): str(r["verdict"]) for r in rows}
-    slower = [w for w, v in verdicts.items() if v == SLOWER]
-    if slower:
+    if slower := [w for w, v in verdicts.items() if v == SLOWER]:
         return f"No: jax {release} is slower than the pinned {pinned} on {', '.join(slower)}"
-    differ = [w for w, v in verdicts.items() if v == RESULTS_DIFFER]
-    if differ:
+    if differ := [w for w, v in verdicts.items() if v == RESULTS_DIFFER]:
         return f"Not shown: jax {release}'s results differ from the pinned {pinned}'s on {', '.join(differ)}"
     if all(v in (SAME, FASTER) for v in verdicts.values()):
         return f"Yes: jax {release} is the same as or faster than the pinned {pinned} on {', '.join(verdicts)}"

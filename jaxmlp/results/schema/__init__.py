@@ -41,7 +41,9 @@ def parse(raw: object) -> Document:
     """The typed document a result file's JSON holds (upgraded), or a `JaxmlpError` saying what it is not."""
     try:
         kind, doc = upgrade(raw)
-        return _typed(kind, doc)
+        if kind not in TYPED:  # a sweep's log (samples.jsonl): read line by line by `jaxmlp.results.sweep.files`
+            raise JaxmlpError(f"a {kind} file is not one results document: read its folder instead")
+        return TYPED[kind].from_json(doc)  # type: ignore[no-any-return]
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
         raise JaxmlpError(  # any shape a file may take is its own one line, never a traceback
             f"a jaxmlp results file with a missing or malformed field ({type(e).__name__}: {e})"
@@ -53,9 +55,3 @@ TYPED: Mapping[str, Any] = {
     **{cls.written_kind: cls for cls in typing.get_args(Document)[1:]},  # each other a `ResultFile` of its kind
 }
 """The document class of each kind (`common.KINDS`): each reads its JSON with ``from_json``."""
-
-
-def _typed(kind: str, doc: Mapping[str, Any]) -> Document:
-    if kind not in TYPED:  # a sweep's log (samples.jsonl): read line by line by `jaxmlp.results.sweep.files`
-        raise JaxmlpError(f"a {kind} file is not one results document: read its folder instead")
-    return TYPED[kind].from_json(doc)  # type: ignore[no-any-return]

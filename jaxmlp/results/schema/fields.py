@@ -202,8 +202,7 @@ def scalars(
             continue
         if isinstance(value, (Mapping, list)):
             raise wrong(prefix + str(key), value, "a number, text, true/false or null")
-        wanted = wanted_of(str(key), types)
-        if wanted is not None:
+        if (wanted := wanted_of(str(key), types)) is not None:
             typed(value, prefix + str(key), wanted)
     return dict(fields)
 

@@ -91,8 +91,7 @@ class SweepDocument:
                         bench.name(workload), f"sweep: {group}", {"workload": workload}, facts, Stats.of(values)
                     )
                 )
-            peaks = own_peaks(self.processes)
-            if peaks:
+            if peaks := own_peaks(self.processes):
                 name = registry.SWEEP_PEAK_RSS.name(workload)
                 rows.append(
                     BenchmarkRow(name, f"sweep: {MEMORY_GROUP}", {"workload": workload}, facts, Stats.of(peaks))

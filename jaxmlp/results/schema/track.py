@@ -18,26 +18,20 @@ from jaxmlp.stats import Comparison
 
 @dataclass(frozen=True)
 class Tracked(Plain):
-    """One comparison of a tracked release: ``release`` against ``baseline`` (``against``: ``previous`` or
-    ``pinned``) on one workload's steady state, its comparison, its verdict (slower, faster, the same,
-    inconclusive), where inconclusive, about how many more processes a side would settle it (0: unknown or not
-    within reach), and, where slower or faster, its explanation (``explanation``: its ``explain-<time>`` folder
-    relative to the results folder) or why it has none (``unexplained``: one line). Where the two sides' values
-    differ (``differs``: why), its verdict is ``results differ`` and it has no comparison on time. ``metric``: the
-    time it rests on (wall time, or CPU time where a neighbour showed) and ``metric_why``; "" in older files (wall
-    time)."""
+    """One comparison of a tracked release against ``baseline`` on one workload's steady state, and its verdict
+    (slower, faster, the same, inconclusive; ``results differ`` where ``differs``, with no comparison on time)."""
 
     workload: str
     release: str
     baseline: str
-    against: str
+    against: str  # previous or pinned
     comparison: Comparison
     verdict: str
-    settle: int = 0
-    explanation: str = ""
-    unexplained: str = ""
-    differs: str = ""
-    metric: str = ""
+    settle: int = 0  # inconclusive: about how many more processes a side would settle it (0: unknown, out of reach)
+    explanation: str = ""  # slower or faster: its explain-<time> folder, relative to the results folder
+    unexplained: str = ""  # or why it has none, in one line
+    differs: str = ""  # why the two sides' values differ
+    metric: str = ""  # the time it rests on (wall, or CPU where a neighbour showed) and why; "" in older files: wall
     metric_why: str = ""
 
 

@@ -157,8 +157,7 @@ def older_rows(summarised: Sequence[Summarised]) -> pd.DataFrame:
             columns[field].extend(each[field] if field in each else repeat(same.get(field), n))
         columns["file"][len(columns["file"]) - n :] = repeat(str(run.path), n)
         columns["kind"].extend(repeat(run.kind, n))
-    frame = pd.DataFrame({column: _compact(values) for column, values in columns.items()}, columns=OLDER_COLUMNS)
-    return frame
+    return pd.DataFrame({column: _compact(values) for column, values in columns.items()}, columns=OLDER_COLUMNS)
 
 
 def older_sweeps(cells: Sequence[Summarised]) -> tuple[OlderSweep, ...]:
@@ -216,6 +215,4 @@ def sweep_rows(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def without_sweeps(runs: pd.DataFrame) -> pd.DataFrame:
-    if "sweep" not in runs:
-        return runs
-    return runs[~runs["sweep"].fillna(False).astype(bool)]
+    return runs if "sweep" not in runs else runs[~runs["sweep"].fillna(False).astype(bool)]

@@ -69,8 +69,7 @@ def stamp(when: _dt.datetime | str | None = None) -> str:
 def stamp_in(path: str | Path) -> str:
     """The time in a result's name (its deepest part that has one), else ``""``: results sort by it."""
     for part in reversed(Path(path).parts):
-        found = _STAMP.search(part)
-        if found:
+        if found := _STAMP.search(part):
             return found.group(0)
     return ""
 

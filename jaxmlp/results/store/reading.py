@@ -102,8 +102,7 @@ def _read_json(path: Path) -> object:
         status = path.stat()
         if not stat.S_ISREG(status.st_mode):  # a link to a device, a FIFO, /dev/stdin: never read (it may block)
             raise JaxmlpError(f"{path}: not a regular file; is it a results file?")
-        size = status.st_size
-        if size > MAX_RESULT_BYTES:
+        if (size := status.st_size) > MAX_RESULT_BYTES:
             raise JaxmlpError(
                 f"{path}: {size / 2**20:,.0f} MiB, larger than any results file "
                 f"({MAX_RESULT_BYTES // 2**20} MiB at most); is it a results file?"

@@ -37,15 +37,10 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(renameat2(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0)
 
 
-def _aside(path: Path) -> list[Path]:
-    """Earlier copies of ``path`` set aside by `replace_folder` where it could not swap in one step."""
-    return sorted(path.parent.glob(f".{path.name}.old-*"))
-
-
 def recover(path: Path) -> None:
     """Put back the old folder a crash left set aside (between `replace_folder`'s two renames), where ``path`` is
     missing; drop the others."""
-    for old in _aside(path):
+    for old in sorted(path.parent.glob(f".{path.name}.old-*")):  # set aside by `replace_folder`
         if not path.exists():
             os.rename(old, path)
         else:

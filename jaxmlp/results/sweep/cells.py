@@ -55,9 +55,7 @@ def flag_support(cell: Cell) -> str:
     """Whether a cell's release took its XLA flags, in words (``accepted``, ``ignored: ...``, ``unknown in V``, ...)."""
     if cell.status == "ok":
         return f"ignored: {cell.note}" if flags_ignored(cell) else "accepted"
-    if cell.status.startswith("flag unknown"):
-        return cell.status.split(" (", 1)[0]
-    return cell.status
+    return cell.status.split(" (", 1)[0] if cell.status.startswith("flag unknown") else cell.status
 
 
 def flags_table(doc: CellsDocument) -> pd.DataFrame:

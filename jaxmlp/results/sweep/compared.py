@@ -138,8 +138,7 @@ def cell_groups(rows: pd.DataFrame, samples: pd.DataFrame) -> list[tuple[str, st
     found = []
     for (release, flags), cell in sorted(cells.items(), key=lambda kv: (kv[0][1], registry.version_key(kv[0][0]))):
         for name in sorted(workloads):
-            groups = groups_of(list(_side(cell, name)[0]))
-            if groups is not None:
+            if (groups := groups_of(list(_side(cell, name)[0]))) is not None:
                 found.append((workloads[name], flags, release, groups))
     return found
 
@@ -186,9 +185,7 @@ def result_of(c: Comparison, verdict: str = "") -> dict[str, Any]:
 def pair_result(pair: Pair, c: Comparison) -> dict[str, Any]:
     """A pair's `RESULT_FIELDS`: its comparison's, or where its two sides' results differ ``results differ`` and
     nothing on time."""
-    if pair.differ:
-        return {**dict.fromkeys(RESULT_FIELDS, math.nan), "verdict": RESULTS_DIFFER}
-    return result_of(c)
+    return {**dict.fromkeys(RESULT_FIELDS, math.nan), "verdict": RESULTS_DIFFER} if pair.differ else result_of(c)
 
 
 class TimelineColumn(NamedTuple):
@@ -215,11 +212,6 @@ def change_apart(column: TimelineColumn, change: Change) -> bool:
     after = column.releases.index(change.at) + 1
     last = column.releases[after] if change.kind == "transient" and after < len(column.releases) else change.at
     return bool(across(column, change.before, last))
-
-
-def differ_said(column: TimelineColumn) -> str:
-    """Each pair of neighbouring releases of ``column`` whose results differ, in words; "" where none does."""
-    return "; ".join(f"{b} against {a}: {RESULTS_DIFFER}, not compared on time" for a, b in column.differ)
 
 
 def column_words(column: TimelineColumn) -> list[str]:
@@ -292,10 +284,10 @@ def column_said(column: TimelineColumn) -> str:
     else:
         (ends,) = column_verdicts(column)
         said = f"no change found; {column.releases[-1]} against {column.releases[0]}: {verdict_line(ends)}"
-        split = [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]
-        if split:
+        if split := [r for r in (column.releases[0], column.releases[-1]) if r in column_groups(column)]:
             said += f" (pooling {' and '.join(split)}'s two groups)"
-    return "; ".join(part for part in (said, differ_said(column), groups) if part)
+    differ = "; ".join(f"{b} against {a}: {RESULTS_DIFFER}, not compared on time" for a, b in column.differ)
+    return "; ".join(part for part in (said, differ, groups) if part)
 
 
 TIMELINE_KIND = "timeline changes"

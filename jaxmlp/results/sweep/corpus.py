@@ -38,11 +38,6 @@ READ_ONLY = (
 """Why a bisection whose every probe read the timeline's samples is shown, not scored: it checks nothing new."""
 
 
-def not_bisected(metric: str) -> str:
-    """Why a case about another metric than run time has its bisection not scored."""
-    return f"not scored: the bisection tests the steady state (run time), not {METRIC_WORDS[metric]}"
-
-
 @dataclass(frozen=True)
 class CaseFound:
     """What the commands a case ran found: columns, failures, explanations, bisection, error and trials."""
@@ -124,7 +119,8 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
     if case.is_control:
         ends = column_verdicts(base)[0] if base is not None and not flagged else None
         same = ends is not None and ends.word == SAME
-        out = replace(out, clean=same and not failures and not found.error, verdict=control_verdict(base))
+        verdict = None if base is None else column_verdicts(base)[0].word
+        out = replace(out, clean=same and not failures and not found.error, verdict=verdict)
         if base is None:
             why.append(f"nothing was measured of {name}: a control is clean only where it was measured")
         if flagged:
@@ -153,11 +149,6 @@ def score(case: Case, found: CaseFound, folders: Sequence[str] = (), seconds: fl
         out = replace(out, explained=None)
     out = replace(out, slowdown=found.slowdown, injected=injected_found(found.slowdown))
     return replace(out, why=tuple(why))
-
-
-def control_verdict(column: TimelineColumn | None) -> str | None:
-    """A control's verdict in the four words; None where nothing was measured."""
-    return None if column is None else column_verdicts(column)[0].word
 
 
 def injected_found(trials: SlowdownTrials | None) -> tuple[tuple[float, int, int], ...]:
@@ -195,8 +186,7 @@ def _found(case: Case, found: CaseFound, base: TimelineColumn | None, out: CaseS
     out = replace(
         out, found=True, direction=change.direction, ratio=c.ratio, ci_low=c.ci_low, ci_high=c.ci_high, in_band=in_band
     )
-    kept = _kept_with_flag(case, found, base)
-    if kept:
+    if kept := _kept_with_flag(case, found, base):
         return replace(out, found=False), [kept]
     if pooled:
         return out, [f"{ratio(c.ratio)} not scored against the band: {pooled}"]
@@ -223,7 +213,8 @@ def _bisected(case: Case, found: CaseFound, out: CaseScore) -> tuple[CaseScore, 
     if case.bisect is None:
         return out, []
     if case.metric != "run":
-        return out, [f"the bisection: {not_bisected(case.metric)}"]
+        skipped = f"not scored: the bisection tests the steady state (run time), not {METRIC_WORDS[case.metric]}"
+        return out, [f"the bisection: {skipped}"]
     doc = found.bisection
     if doc is None:
         return replace(out, bisect_found=False), ["the bisection filed no answer"]
@@ -273,7 +264,8 @@ def _explained(
         flagged = _column(found, workload_name(case.workload), expect.flag, case.metric)
         if flagged is None:
             return replace(out, explained=False), [f"no column ran with {expect.flag}"]
-        before = _before(case, expect.release)
+        at = case.releases.index(expect.release) if expect.release in case.releases else 0
+        before = case.releases[at - 1] if at > 0 else None  # the release before it (the list is oldest first)
         missing = [r for r in (before, expect.release) if r is not None and not _measured(flagged, r)]
         if missing:  # a flag that failed on a release cannot be said to undo anything there
             said = f"{expect.flag} not measured at {', '.join(missing)}"
@@ -300,12 +292,6 @@ def _explained(
         return replace(out, explanation=kind, explained=None), [said]
     right = kind == "program"
     return replace(out, explanation=kind, explained=right), [] if right else [f"expected a program change; {kind}"]
-
-
-def _before(case: Case, release: str) -> str | None:
-    """The case's release before ``release`` (its list is oldest first); None for the first."""
-    at = case.releases.index(release) if release in case.releases else 0
-    return case.releases[at - 1] if at > 0 else None
 
 
 def _measured(column: TimelineColumn, release: str) -> bool:

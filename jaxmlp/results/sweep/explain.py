@@ -35,11 +35,6 @@ def quantity_words(quantity: str) -> str:
     return QUANTITIES.get(quantity, quantity)
 
 
-def program_changes(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[Change, ...]:
-    """Each quantity either program has, in A and in B."""
-    return tuple(Change(q, a.get(q), b.get(q)) for q in QUANTITIES if q in a or q in b)
-
-
 def operation_changes(a: Mapping[str, int], b: Mapping[str, int]) -> tuple[tuple[str, int, int], ...]:
     """The operations (and fusion kinds) whose count differs: (op, count in A, count in B), largest change first."""
     ops = sorted(set(a) | set(b), key=lambda op: (-abs(b.get(op, 0) - a.get(op, 0)), op))
@@ -158,7 +153,7 @@ def explanation(
         b,
         fingerprints,
         steady,
-        program_changes(facts[a], facts[b]),
+        tuple(Change(q, facts[a].get(q), facts[b].get(q)) for q in QUANTITIES if q in facts[a] or q in facts[b]),
         operations,
         table,
         diff_file,

@@ -12,7 +12,6 @@ import pandas as pd
 from jaxmlp.errors import JaxmlpError
 from jaxmlp.measure.sweep.track import PINNED, PREVIOUS
 from jaxmlp.registry import ALPHA, THRESHOLD, version_key
-from jaxmlp.results.schema import machines
 from jaxmlp.results.schema.track import TrackDocument, Tracked
 from jaxmlp.results.store import layout
 from jaxmlp.results.store.reading import Skipped, read_document
@@ -94,11 +93,6 @@ def series_start(documents: Iterable[TrackDocument], machine: str, workloads: It
     return next((d.last for d in documents if d.start and same_series(d, machine, names)), None)
 
 
-def machine_label(fields: Mapping[str, object]) -> str:
-    """The machine a series is of, as every result names it (`jaxmlp.results.store.machines.machine`)."""
-    return machines.machine(fields)
-
-
 def folder_name(fields: Mapping[str, object], pid: int, when: str | None = None) -> str:
     """A call's folder, ``track-<UTC time>-<machine>-<pid>``, so runners never share a name."""
     given = fields.get("machine_name")
@@ -123,8 +117,7 @@ def compared(
     differs = differs or {}
     for release, baseline, against in pairs:
         for workload in workloads:
-            why = differs.get(release, {}).get(workload) or differs.get(baseline, {}).get(workload)
-            if why:
+            if why := differs.get(release, {}).get(workload) or differs.get(baseline, {}).get(workload):
                 out.append(Tracked(workload, release, baseline, against, compare([], []), RESULTS_DIFFER, differs=why))
                 continue
             a = list(samples.get(baseline, {}).get(workload, ()))
@@ -182,7 +175,10 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
     rows: list[dict[str, object]] = []
     for path, doc in documents:
         pythons = doc.settings.get("pythons") or {}
-        threshold = threshold_of(doc)
+        given = doc.settings.get("threshold")  # the ± band of its verdicts (a file before the option: the default's)
+        threshold = (
+            float(given) if isinstance(given, (int, float)) and math.isfinite(given) and given > 0 else THRESHOLD
+        )
         for t in doc.comparisons:
             c = t.comparison
             both = (PREVIOUS, PINNED) if t.against == PREVIOUS and t.baseline == doc.pinned else (t.against,)
@@ -212,12 +208,6 @@ def frame_of(documents: Iterable[tuple[Path, TrackDocument]], folder: Path) -> p
             )
     frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
     return frame.drop_duplicates(["folder", "workload", "release", "against"], ignore_index=True)
-
-
-def threshold_of(document: TrackDocument) -> float:
-    """The ± band a call's verdicts were given with (a file before the option: the default's)."""
-    given = document.settings.get("threshold")
-    return float(given) if isinstance(given, (int, float)) and math.isfinite(given) and given > 0 else THRESHOLD
 
 
 def tracked_frame(folder: Path) -> pd.DataFrame:

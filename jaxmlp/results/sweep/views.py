@@ -77,7 +77,8 @@ def sweep_steps(
 ) -> pd.DataFrame:
     """Each release against the previous one, by benchmark and XLA-flags column (``done``, ``memo``: `comparisons`)."""
     steps = [_step(pair, c) for pair, c in comparisons(rows, samples, memo, done)]
-    return _without_empty_flags(pd.DataFrame(steps, columns=STEP_COLUMNS))
+    table = pd.DataFrame(steps, columns=STEP_COLUMNS)
+    return table.drop(columns="xla_flags") if not (table["xla_flags"] != "").any() else table
 
 
 VERDICT_COLUMNS = ["workload", "xla_flags", "release", "median", "ratio", "ci_low", "ci_high", "p", "verdict"]
@@ -131,10 +132,6 @@ def flag_effects(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
 def is_timeline(folder: str | Path) -> bool:
     """Whether a sweep folder is a release timeline (`jaxmlp sweep timeline`, named ``timeline-<time>``)."""
     return Path(folder).name.startswith(f"{layout.TIMELINE}-")
-
-
-def _without_empty_flags(table: pd.DataFrame) -> pd.DataFrame:
-    return table.drop(columns="xla_flags") if not (table["xla_flags"] != "").any() else table
 
 
 BISECT_COLUMNS = [

@@ -128,8 +128,7 @@ def top_ops(events: pd.DataFrame, n: int = 12) -> pd.DataFrame:
             "share": table["sum"].to_numpy() / total if total else 0.0,
         }
     )
-    kernels = op_kernels(events)
-    if kernels:
+    if kernels := op_kernels(events):
         out["kernels"] = out["op"].map(kernels).fillna("")
     return out.head(n).reset_index(drop=True)
 
@@ -215,9 +214,7 @@ def op_share(events: pd.DataFrame, prefix: str) -> float | None:
     """The share of the operations' time in those named ``prefix...``; None for a trace without operations."""
     ops = op_events(events)
     total = float(outermost(ops)["duration_ns"].sum())
-    if not total:
-        return None
-    return float(outermost(ops[ops["name"].str.startswith(prefix)])["duration_ns"].sum()) / total
+    return None if not total else float(outermost(ops[ops["name"].str.startswith(prefix)])["duration_ns"].sum()) / total
 
 
 def trace_share(folder: str | Path, prefix: str) -> dict[str, object]:
@@ -274,10 +271,8 @@ OPS_NEEDED = ("operation", "self_us", "self_percent")
 
 def run_traces(folder: Path) -> dict[str, Path]:
     """A run folder's traces (`layout.RUN_TRACES`): each pipeline's newest ``.xplane.pb``, by pipeline."""
-    newest: dict[str, Path] = {}
-    for xplane in sorted((folder / layout.RUN_TRACES).glob("*/**/*.xplane.pb")):  # capture folders carry the time
-        newest[xplane.relative_to(folder / layout.RUN_TRACES).parts[0]] = xplane
-    return newest
+    found = sorted((folder / layout.RUN_TRACES).glob("*/**/*.xplane.pb"))  # capture folders carry the time
+    return {xplane.relative_to(folder / layout.RUN_TRACES).parts[0]: xplane for xplane in found}
 
 
 def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
@@ -288,8 +283,7 @@ def read_ops(path: Path) -> tuple[pd.DataFrame | None, str]:
         return None, "empty file"
     except (OSError, ValueError, UnicodeDecodeError) as e:  # pandas' parser errors are ValueErrors
         return None, str(e).splitlines()[0] if str(e) else type(e).__name__
-    missing = [c for c in OPS_NEEDED if c not in table]
-    if missing:
+    if missing := [c for c in OPS_NEEDED if c not in table]:
         return None, f"no {', '.join(missing)} column (not an operation table of xprof's hlo_stats)"
     return table, ""
 
