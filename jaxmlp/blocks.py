@@ -123,6 +123,8 @@ def _null_law(pairs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarra
     for base, newer in pairs:
         law = u_law(len(base), len(newer))
         u = np.flatnonzero(law)
+        if len(values) * len(u) > 20 * SUPPORT:  # too many sums to hold: before they are made
+            return None
         summed = np.add.outer(values, u / (len(base) + len(newer) + 1)).ravel()
         keys, at = np.unique(np.round(summed, 9), return_inverse=True)
         if len(keys) > SUPPORT:

@@ -20,7 +20,7 @@ from jaxmlp.measure.records import ProcessResult
 from jaxmlp.measure.sweep.budget import Stopwatch, Taken
 from jaxmlp.measure.sweep.matrix import Failure, Progress, Runner, Say, run_rounds
 from jaxmlp.measure.sweep.settings import Detector, Measuring, Trials
-from jaxmlp.measure.wall_or_cpu import choose, steady
+from jaxmlp.measure.wall_or_cpu import Metric, choose, steady
 from jaxmlp.stats import Comparison, compare
 
 SIDES = {"aa": ("A", "A2"), "injected": ("A", "H")}
@@ -112,7 +112,8 @@ def one_trial(
         elapsed = time.monotonic() - began
         open_ = [key for key in SIDES if key not in settled]
         if before is not None and elapsed > budget:  # past the budget: what these rounds settled is not kept
-            late = replace(trial, **{key: getattr(before, key) for key in open_})
+            metric = Metric(before.metric, before.why)  # their samples kept, as the metric judged before reads them
+            late = replace(before, values={k: tuple(steady(v, name, metric)) for k, v in results.items()})
             return _ended(late, settled, elapsed), results["A"][0].metadata
         needs = {key: more(getattr(trial, key)) for key in open_}
         settled.update({key: (getattr(trial, key), elapsed) for key, n in needs.items() if not n})
