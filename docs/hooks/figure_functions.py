@@ -204,8 +204,10 @@ class Figures:
         values = [v for trial in self.load(run)["trials"] for side in ("A", "A2") for v in trial["values"][side]]
         cut = above * min(values)
         fast, slow = [v for v in values if v <= cut], [v for v in values if v > cut]
-        picked = {"share": [len(slow) / len(values)], "fast": fast, "slow": slow}[which]
-        return statistics.median(picked) if picked else float("nan")
+        if which == "share":
+            return len(slow) / len(values)
+        level = {"fast": fast, "slow": slow}[which]
+        return statistics.median(level) if level else float("nan")
 
     def functions(self) -> dict[str, Callable[..., Any]]:
         return {

@@ -136,10 +136,11 @@ def pin(cpu: int) -> None:
     """Every thread of this process onto ``cpu``, those started before it too (numpy's BLAS pool, started at import,
     would otherwise run on any CPU)."""
     tasks = Path("/proc/self/task")
+    if not tasks.is_dir():  # no thread list: this thread, and those it starts
+        os.sched_setaffinity(0, {cpu})
     for task in sorted(tasks.iterdir()) if tasks.is_dir() else []:
         with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
             os.sched_setaffinity(int(task.name), {cpu})
-    os.sched_setaffinity(0, {cpu})
 
 
 def _measure(measuring: Measuring) -> ProcessResult:
